@@ -1,0 +1,212 @@
+//! Applying a [`Plan`] to this process, in the order DESIGN §1 fixes:
+//! memory policy (`set_mempolicy(2)`), scheduling (`sched_setattr(2)`),
+//! CPU affinity last (`sched_setaffinity(2)`), right before exec. The
+//! affinity is read back: the kernel silently narrows a mask to the cgroup
+//! cpuset, and pinrun never runs a command on a placement it was not asked for.
+
+pub mod sys;
+
+use crate::cpuset::CpuSet;
+use crate::error::{Error, Result};
+use crate::plan::{MemMode, Plan};
+use crate::request::{Policy, SchedRequest};
+use std::io;
+
+const MPOL_PREFERRED: i32 = 1;
+const MPOL_BIND: i32 = 2;
+const MPOL_INTERLEAVE: i32 = 3;
+const MPOL_LOCAL: i32 = 4;
+const MPOL_PREFERRED_MANY: i32 = 5;
+const MPOL_WEIGHTED_INTERLEAVE: i32 = 6;
+
+const SCHED_OTHER: u32 = 0;
+const SCHED_FIFO: u32 = 1;
+const SCHED_RR: u32 = 2;
+const SCHED_BATCH: u32 = 3;
+const SCHED_IDLE: u32 = 5;
+const SCHED_DEADLINE: u32 = 6;
+const SCHED_FLAG_RESET_ON_FORK: u64 = 0x01;
+
+fn errno_name(e: &io::Error) -> String {
+    let name = match e.raw_os_error() {
+        Some(libc::EPERM) => "EPERM",
+        Some(libc::EINVAL) => "EINVAL",
+        Some(libc::EBUSY) => "EBUSY",
+        Some(libc::ENOSYS) => "ENOSYS",
+        Some(libc::EFAULT) => "EFAULT",
+        Some(libc::ESRCH) => "ESRCH",
+        _ => return e.to_string(),
+    };
+    format!("{} ({name})", e.to_string().split(" (os error").next().unwrap_or(""))
+}
+
+fn mempolicy_mode(mode: MemMode) -> i32 {
+    match mode {
+        MemMode::Bind => MPOL_BIND,
+        MemMode::Preferred => MPOL_PREFERRED,
+        MemMode::PreferredMany => MPOL_PREFERRED_MANY,
+        MemMode::Interleave => MPOL_INTERLEAVE,
+        MemMode::WeightedInterleave => MPOL_WEIGHTED_INTERLEAVE,
+        MemMode::Local => MPOL_LOCAL,
+    }
+}
+
+/// The node mask and `maxnode` for `nodes`: the kernel reads `maxnode - 1`
+/// bits, so `maxnode` is the highest node id + 2 (≥ 2 on a one-node
+/// machine); the buffer is whole 64-bit words.
+pub fn nodemask(nodes: &CpuSet) -> (Vec<u8>, u64) {
+    let maxnode = u64::from(nodes.last().unwrap_or(0)) + 2;
+    let bytes = maxnode.div_ceil(64) as usize * 8;
+    (nodes.to_kernel_bytes(bytes), maxnode)
+}
+
+fn apply_memory(mode: MemMode, nodes: &CpuSet) -> Result<()> {
+    let res = if mode == MemMode::Local {
+        sys::set_mempolicy(MPOL_LOCAL, None, 0)
+    } else {
+        let (mask, maxnode) = nodemask(nodes);
+        sys::set_mempolicy(mempolicy_mode(mode), Some(&mask), maxnode)
+    };
+    res.map_err(|e| {
+        let err = Error::new(
+            "mempolicy-failed",
+            format!("set_mempolicy({}, nodes {}): {}", mode.name(), nodes, errno_name(&e)),
+        );
+        match (mode, e.raw_os_error()) {
+            (MemMode::WeightedInterleave, Some(libc::EINVAL)) => err.hint("weighted interleave needs Linux 6.9 or later"),
+            (MemMode::PreferredMany, Some(libc::EINVAL)) => err.hint("preferred-many needs Linux 5.15 or later"),
+            _ => err,
+        }
+    })
+}
+
+/// The `sched_attr` that applies `req` on top of the current one: the
+/// current policy, priority, nice and flags are kept unless given.
+pub fn sched_attr(current: sys::SchedAttr, req: &SchedRequest) -> sys::SchedAttr {
+    let mut a = current;
+    if let Some(p) = req.policy {
+        a.sched_priority = 0;
+        a.sched_runtime = 0;
+        a.sched_deadline = 0;
+        a.sched_period = 0;
+        a.sched_policy = match p {
+            Policy::Other => SCHED_OTHER,
+            Policy::Batch => SCHED_BATCH,
+            Policy::Idle => SCHED_IDLE,
+            Policy::Fifo(prio) => {
+                a.sched_priority = prio;
+                SCHED_FIFO
+            }
+            Policy::Rr(prio) => {
+                a.sched_priority = prio;
+                SCHED_RR
+            }
+            Policy::Deadline { runtime, deadline, period } => {
+                a.sched_runtime = runtime;
+                a.sched_deadline = deadline;
+                a.sched_period = period;
+                SCHED_DEADLINE
+            }
+        };
+    }
+    if let Some(n) = req.nice {
+        a.sched_nice = n;
+    }
+    if req.reset_on_fork {
+        a.sched_flags |= SCHED_FLAG_RESET_ON_FORK;
+    }
+    // Only flags sched_setattr accepts back unchanged.
+    a.sched_flags &= SCHED_FLAG_RESET_ON_FORK;
+    a
+}
+
+fn apply_sched(req: &SchedRequest) -> Result<()> {
+    let fail = |step: &str, e: io::Error| {
+        let err = Error::new("sched-failed", format!("{step}: {}", errno_name(&e)));
+        if e.raw_os_error() == Some(libc::EPERM) {
+            err.hint("real-time and deadline policies and lower nice values need CAP_SYS_NICE or RLIMIT_RTPRIO/RLIMIT_NICE (systemd LimitRTPRIO=, AmbientCapabilities=CAP_SYS_NICE); with RT group scheduling the cgroup also needs cpu.rt_runtime_us")
+        } else {
+            err
+        }
+    };
+    let current = sys::sched_getattr().map_err(|e| fail("sched_getattr", e))?;
+    let attr = sched_attr(current, req);
+    sys::sched_setattr(&attr).map_err(|e| {
+        fail(
+            &format!("sched_setattr(policy {}, priority {}, nice {})", attr.sched_policy, attr.sched_priority, attr.sched_nice),
+            e,
+        )
+    })
+}
+
+/// This thread's affinity, with a buffer sized from `possible` and doubled
+/// on EINVAL (the kernel's `nr_cpu_ids` may exceed what sysfs said).
+pub fn get_affinity(possible: &CpuSet) -> io::Result<CpuSet> {
+    let mut bytes = (possible.last().unwrap_or(0) as usize / 64 + 1) * 8;
+    loop {
+        match sys::sched_getaffinity(bytes) {
+            Ok(b) => return Ok(CpuSet::from_kernel_bytes(&b)),
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) && bytes < (1 << 20) => bytes *= 2,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+fn apply_affinity(cpus: &CpuSet, possible: &CpuSet) -> Result<()> {
+    let bytes = ((possible.last().unwrap_or(0).max(cpus.last().unwrap_or(0))) as usize / 64 + 1) * 8;
+    sys::sched_setaffinity(&cpus.to_kernel_bytes(bytes)).map_err(|e| {
+        Error::new("affinity-failed", format!("sched_setaffinity(CPUs {cpus}): {}", errno_name(&e)))
+    })?;
+    let got = get_affinity(possible).map_err(|e| {
+        Error::new("affinity-failed", format!("sched_getaffinity: {}", errno_name(&e)))
+    })?;
+    if &got != cpus {
+        return Err(Error::new(
+            "affinity-narrowed",
+            format!("sched_setaffinity(CPUs {cpus}): the kernel set CPUs {got} instead (cgroup cpuset changed?)"),
+        )
+        .hint("the cgroup's cpuset no longer allows every chosen CPU; run pinrun again"));
+    }
+    Ok(())
+}
+
+/// Applies the plan to the calling thread. Stops at the first failure; the
+/// caller must then not exec.
+pub fn apply(plan: &Plan, possible: &CpuSet) -> Result<()> {
+    if let Some(m) = &plan.memory {
+        apply_memory(m.mode, &m.nodes)?;
+    }
+    if plan.sched.is_requested() {
+        apply_sched(&plan.sched)?;
+    }
+    if let Some(cpus) = &plan.cpus {
+        apply_affinity(cpus, possible)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn maxnode_covers_highest_node() {
+        let (mask, maxnode) = nodemask(&[0].into_iter().collect());
+        assert_eq!((mask.len(), maxnode), (8, 2));
+        let (mask, maxnode) = nodemask(&[0, 8].into_iter().collect());
+        assert_eq!((maxnode, mask[1]), (10, 1));
+        let (mask, maxnode) = nodemask(&[255].into_iter().collect());
+        assert_eq!((mask.len(), maxnode), (32, 257));
+    }
+
+    #[test]
+    fn sched_attr_keeps_what_is_not_given() {
+        let cur = sys::SchedAttr { sched_nice: 5, ..Default::default() };
+        let a = sched_attr(cur, &SchedRequest { policy: Some(Policy::Fifo(10)), ..Default::default() });
+        assert_eq!((a.sched_policy, a.sched_priority, a.sched_nice), (SCHED_FIFO, 10, 5));
+        let a = sched_attr(cur, &SchedRequest { nice: Some(-3), reset_on_fork: true, ..Default::default() });
+        assert_eq!((a.sched_policy, a.sched_nice, a.sched_flags), (SCHED_OTHER, -3, 1));
+    }
+}
+
+pub use sys::reset_sigpipe;

@@ -1,0 +1,94 @@
+//! The raw syscalls nix lacks or caps at 1024 CPUs: `set_mempolicy(2)`,
+//! `sched_setattr(2)`/`sched_getattr(2)`, and `sched_setaffinity(2)`/
+//! `sched_getaffinity(2)` with a dynamically sized mask. The only `unsafe`
+//! code in pinrun.
+
+use std::io;
+
+/// `struct sched_attr` as of `SCHED_ATTR_SIZE_VER0` (48 bytes,
+/// `include/uapi/linux/sched/types.h`).
+#[repr(C)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct SchedAttr {
+    /// Size of this structure, bytes.
+    pub size: u32,
+    /// `SCHED_*` policy.
+    pub sched_policy: u32,
+    /// `SCHED_FLAG_*`.
+    pub sched_flags: u64,
+    /// Nice value for `SCHED_OTHER`/`SCHED_BATCH`.
+    pub sched_nice: i32,
+    /// Static priority for `SCHED_FIFO`/`SCHED_RR`.
+    pub sched_priority: u32,
+    /// `SCHED_DEADLINE` runtime, ns.
+    pub sched_runtime: u64,
+    /// `SCHED_DEADLINE` deadline, ns.
+    pub sched_deadline: u64,
+    /// `SCHED_DEADLINE` period, ns.
+    pub sched_period: u64,
+}
+
+fn check(ret: libc::c_long) -> io::Result<libc::c_long> {
+    if ret < 0 { Err(io::Error::last_os_error()) } else { Ok(ret) }
+}
+
+/// `sched_getattr(0, ...)` for the calling thread.
+pub fn sched_getattr() -> io::Result<SchedAttr> {
+    let mut attr = SchedAttr::default();
+    let size = std::mem::size_of::<SchedAttr>() as libc::c_uint;
+    // SAFETY: `attr` is a live, writable `SchedAttr` of `size` bytes whose
+    // layout matches the kernel's VER0 struct; flags must be 0.
+    check(unsafe { libc::syscall(libc::SYS_sched_getattr, 0, &mut attr as *mut SchedAttr, size, 0) })?;
+    Ok(attr)
+}
+
+/// `sched_setattr(0, attr, 0)` for the calling thread.
+pub fn sched_setattr(attr: &SchedAttr) -> io::Result<()> {
+    let mut a = *attr;
+    a.size = std::mem::size_of::<SchedAttr>() as u32;
+    // SAFETY: `a` is a valid VER0 `sched_attr` with `size` set; the kernel
+    // only reads it.
+    check(unsafe { libc::syscall(libc::SYS_sched_setattr, 0, &a as *const SchedAttr, 0) })?;
+    Ok(())
+}
+
+/// `set_mempolicy(mode, nodemask, maxnode)`. `mask` holds the kernel's
+/// `unsigned long` bitmap; `maxnode` is the number of bits the kernel reads
+/// plus one (it reads `maxnode - 1` bits).
+pub fn set_mempolicy(mode: i32, mask: Option<&[u8]>, maxnode: u64) -> io::Result<()> {
+    let ptr = mask.map_or(std::ptr::null(), |m| m.as_ptr());
+    if let Some(m) = mask {
+        debug_assert!((m.len() as u64) * 8 >= maxnode.saturating_sub(1));
+    }
+    // SAFETY: `ptr` is null or points at `mask`, at least (maxnode-1) bits
+    // long as the kernel requires; the kernel only reads it.
+    check(unsafe { libc::syscall(libc::SYS_set_mempolicy, mode, ptr, maxnode) })?;
+    Ok(())
+}
+
+/// `sched_setaffinity(0, mask.len(), mask)`.
+pub fn sched_setaffinity(mask: &[u8]) -> io::Result<()> {
+    // SAFETY: `mask` is a readable buffer of `mask.len()` bytes.
+    check(unsafe { libc::syscall(libc::SYS_sched_setaffinity, 0, mask.len(), mask.as_ptr()) })?;
+    Ok(())
+}
+
+/// `sched_getaffinity(0, ...)` with a buffer of `bytes` bytes (a multiple
+/// of 8); returns the bytes the kernel wrote. EINVAL means the buffer is
+/// smaller than the kernel's `nr_cpu_ids`.
+pub fn sched_getaffinity(bytes: usize) -> io::Result<Vec<u8>> {
+    let mut buf = vec![0u8; bytes];
+    // SAFETY: `buf` is a writable buffer of `bytes` bytes.
+    let n = check(unsafe { libc::syscall(libc::SYS_sched_getaffinity, 0, buf.len(), buf.as_mut_ptr()) })?;
+    buf.truncate(n as usize);
+    Ok(buf)
+}
+
+/// Restores SIGPIPE to `SIG_DFL` before exec (the Rust runtime sets it to
+/// `SIG_IGN`, and ignored signals stay ignored across `execve(2)`).
+pub fn reset_sigpipe() {
+    use nix::sys::signal::{SigHandler, Signal, signal};
+    // SAFETY: installing SIG_DFL runs no handler code; nothing else in
+    // pinrun relies on SIGPIPE being ignored after this point.
+    let _ = unsafe { signal(Signal::SIGPIPE, SigHandler::SigDfl) };
+}

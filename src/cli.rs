@@ -1,0 +1,440 @@
+//! The command line (clap derive, the only definition of the options) and
+//! its validation into a [`Request`]. Nothing is read or changed here.
+
+use crate::cpuset::{CpuSet, NodeSet};
+use crate::error::{Error, Result};
+use crate::request::{
+    MemoryRequest, Mode, NodeChoice, Output, Placement, Policy, Request, SchedRequest,
+};
+use clap::{ArgGroup, Parser, ValueEnum};
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+/// Kernel limit for `SCHED_FIFO`/`SCHED_RR` static priorities (`sched(7)`).
+const MAX_RT_PRIO: u32 = 99;
+/// Smallest `sched_runtime` the kernel accepts for `SCHED_DEADLINE`
+/// (`1 << DL_SCALE` ns, `kernel/sched/deadline.c`).
+const MIN_DL_RUNTIME_NS: u64 = 1 << 10;
+
+/// Files pinrun can generate from this definition (`--generate`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Generate {
+    /// man/pinrun.1
+    Man,
+    /// completions/pinrun.bash
+    Bash,
+    /// completions/_pinrun
+    Zsh,
+    /// completions/pinrun.fish
+    Fish,
+}
+
+/// Run a command on chosen CPUs, NUMA memory policy and scheduling policy,
+/// after checking that the CPUs exist, are online and allowed.
+///
+/// pinrun reads the live topology (sysfs, procfs, the caller's cgroup),
+/// resolves the request into concrete CPUs, applies memory policy,
+/// scheduling policy and CPU affinity to itself, and execs COMMAND in place
+/// (same PID). It replaces `numactl ... chrt ... taskset ... COMMAND`.
+#[derive(Debug, Parser)]
+#[command(
+    name = "pinrun",
+    version,
+    after_help = "Examples:\n  pinrun --node 0 --cores 4 --fifo 90 -- ./app\n  pinrun --cpus 2-7 --cores 2 --membind -- ./app\n  pinrun --dry-run --json --node 1 --cores 2",
+    group(ArgGroup::new("mode").args(["dry_run", "check", "show"])),
+    group(ArgGroup::new("policy").args(["fifo", "rr", "other", "batch", "idle", "deadline"])),
+    group(ArgGroup::new("mempolicy").args(["membind", "preferred", "preferred_many", "interleave", "weighted_interleave", "localalloc"])),
+)]
+pub struct Cli {
+    /// Run on exactly these CPUs: a cpulist (0-3,8,0-14:2,0-15:2/4) or a
+    /// hex cpumask (0xff, 0xff,00000000). Every CPU must exist, be online
+    /// and allowed by the cgroup cpuset.
+    #[arg(long, value_name = "LIST", help_heading = "Placement")]
+    pub cpus: Option<String>,
+
+    /// Take CPUs from these NUMA nodes (a node list such as 0 or 0,2).
+    #[arg(long, value_name = "NODES", help_heading = "Placement")]
+    pub node: Option<String>,
+
+    /// Choose N whole physical cores (all SMT siblings allowed), one CPU (the
+    /// lowest-numbered thread) of each.
+    #[arg(long, value_name = "N", help_heading = "Placement")]
+    pub cores: Option<usize>,
+
+    /// With --cores, use every SMT thread of each chosen core.
+    #[arg(long, requires = "cores", help_heading = "Placement")]
+    pub smt: bool,
+
+    /// Choose only isolated CPUs (isolcpus=, cgroup v2 isolated partitions);
+    /// with --cpus, refuse if any is not isolated.
+    #[arg(long, help_heading = "Placement")]
+    pub isolated: bool,
+
+    /// Allocate memory only on NODES (default: the nodes of the chosen CPUs).
+    /// Write --membind=NODES, or put -- before the command, when COMMAND
+    /// could be read as a node list.
+    #[arg(long, value_name = "NODES", num_args = 0..=1, default_missing_value = "", help_heading = "Memory policy")]
+    pub membind: Option<String>,
+
+    /// Prefer memory on NODE, falling back to others.
+    #[arg(long, value_name = "NODE", help_heading = "Memory policy")]
+    pub preferred: Option<u32>,
+
+    /// Prefer memory on any of NODES (Linux 5.15+).
+    #[arg(long, value_name = "NODES", help_heading = "Memory policy")]
+    pub preferred_many: Option<String>,
+
+    /// Interleave memory across NODES, or all nodes with memory.
+    #[arg(long, value_name = "NODES|all", help_heading = "Memory policy")]
+    pub interleave: Option<String>,
+
+    /// Interleave by the kernel's per-node weights (Linux 6.9+).
+    #[arg(long, value_name = "NODES|all", help_heading = "Memory policy")]
+    pub weighted_interleave: Option<String>,
+
+    /// Allocate on the node of the CPU that touches the memory.
+    #[arg(long, help_heading = "Memory policy")]
+    pub localalloc: bool,
+
+    /// SCHED_FIFO with priority PRIO (1-99).
+    #[arg(long, value_name = "PRIO", help_heading = "Scheduling")]
+    pub fifo: Option<u32>,
+
+    /// SCHED_RR with priority PRIO (1-99).
+    #[arg(long, value_name = "PRIO", help_heading = "Scheduling")]
+    pub rr: Option<u32>,
+
+    /// SCHED_OTHER (the default time-sharing policy).
+    #[arg(long, help_heading = "Scheduling")]
+    pub other: bool,
+
+    /// SCHED_BATCH.
+    #[arg(long, help_heading = "Scheduling")]
+    pub batch: bool,
+
+    /// SCHED_IDLE.
+    #[arg(long, help_heading = "Scheduling")]
+    pub idle: bool,
+
+    /// SCHED_DEADLINE; needs --sched-runtime and --sched-deadline or
+    /// --sched-period.
+    #[arg(long, requires = "sched_runtime", help_heading = "Scheduling")]
+    pub deadline: bool,
+
+    /// Deadline runtime T, with a unit: ns, us, ms or s.
+    #[arg(long, value_name = "T", requires = "deadline", help_heading = "Scheduling")]
+    pub sched_runtime: Option<String>,
+
+    /// Deadline relative deadline T (default: the period).
+    #[arg(long, value_name = "T", requires = "deadline", help_heading = "Scheduling")]
+    pub sched_deadline: Option<String>,
+
+    /// Deadline period T (default: the deadline).
+    #[arg(long, value_name = "T", requires = "deadline", help_heading = "Scheduling")]
+    pub sched_period: Option<String>,
+
+    /// Nice value N (-20..19); default: keep the current one.
+    #[arg(long, value_name = "N", allow_negative_numbers = true, help_heading = "Scheduling")]
+    pub nice: Option<i32>,
+
+    /// Set SCHED_RESET_ON_FORK: children start with SCHED_OTHER and nice 0
+    /// or above.
+    #[arg(long, help_heading = "Scheduling")]
+    pub reset_on_fork: bool,
+
+    /// Print the plan and findings, change nothing, run nothing.
+    #[arg(long, help_heading = "Modes")]
+    pub dry_run: bool,
+
+    /// Print findings only; exit 0 when clean, 1 when not.
+    #[arg(long, help_heading = "Modes")]
+    pub check: bool,
+
+    /// Print the machine: nodes, packages, cores, CPUs.
+    #[arg(long, help_heading = "Modes")]
+    pub show: bool,
+
+    /// Machine-readable output: one JSON object on stdout.
+    #[arg(long, help_heading = "Modes")]
+    pub json: bool,
+
+    /// Read sysfs, procfs and cgroupfs below DIR (a machine dump); only with
+    /// --dry-run, --check or --show.
+    #[arg(long, value_name = "DIR", help_heading = "Modes")]
+    pub sysroot: Option<PathBuf>,
+
+    /// Refuse the launch (exit 125) on any warning.
+    #[arg(long, help_heading = "Output")]
+    pub strict: bool,
+
+    /// Print no warnings.
+    #[arg(long, short, conflicts_with = "verbose", help_heading = "Output")]
+    pub quiet: bool,
+
+    /// Print the plan to stderr before running the command.
+    #[arg(long, short, help_heading = "Output")]
+    pub verbose: bool,
+
+    /// Write a generated file to stdout (man page or shell completion).
+    #[arg(long, value_name = "WHAT", hide = true)]
+    pub generate: Option<Generate>,
+
+    /// The command to run, and its arguments (passed through untouched).
+    #[arg(value_name = "COMMAND", trailing_var_arg = true)]
+    pub command: Vec<OsString>,
+}
+
+fn bad(code: &'static str, option: &str, what: impl std::fmt::Display) -> Error {
+    Error::new(code, format!("{option}: {what}"))
+}
+
+/// Parses a user node list (same grammar as cpulists).
+fn node_list(option: &str, text: &str) -> Result<NodeSet> {
+    CpuSet::parse(text).map_err(|e| bad("bad-node-list", option, e))
+}
+
+fn node_choice(option: &str, text: &str) -> Result<NodeChoice> {
+    if text == "all" {
+        Ok(NodeChoice::All)
+    } else {
+        node_list(option, text).map(NodeChoice::Nodes)
+    }
+}
+
+/// Parses a duration with a unit (`500us`, `1.5ms`, `2s`) into nanoseconds.
+pub fn parse_duration(option: &str, text: &str) -> Result<u64> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let scale: f64 = match unit {
+        "ns" => 1.0,
+        "us" => 1e3,
+        "ms" => 1e6,
+        "s" => 1e9,
+        _ => {
+            return Err(bad("bad-duration", option, format!("\"{text}\" needs a unit"))
+                .hint("write a number with a unit: ns, us, ms or s, e.g. 500us"));
+        }
+    };
+    let value: f64 = num
+        .parse()
+        .map_err(|_| bad("bad-duration", option, format!("\"{text}\" is not a number with a unit")))?;
+    let ns = (value * scale).round();
+    if !(ns >= 1.0 && ns < (1u64 << 63) as f64) {
+        return Err(bad("bad-duration", option, format!("\"{text}\" is out of range")));
+    }
+    Ok(ns as u64)
+}
+
+fn rt_prio(option: &str, prio: u32) -> Result<u32> {
+    if (1..=MAX_RT_PRIO).contains(&prio) {
+        Ok(prio)
+    } else {
+        Err(bad("bad-priority", option, format!("priority {prio} is outside 1-{MAX_RT_PRIO}")))
+    }
+}
+
+impl Cli {
+    fn policy(&self) -> Result<Option<Policy>> {
+        Ok(if let Some(p) = self.fifo {
+            Some(Policy::Fifo(rt_prio("--fifo", p)?))
+        } else if let Some(p) = self.rr {
+            Some(Policy::Rr(rt_prio("--rr", p)?))
+        } else if self.other {
+            Some(Policy::Other)
+        } else if self.batch {
+            Some(Policy::Batch)
+        } else if self.idle {
+            Some(Policy::Idle)
+        } else if self.deadline {
+            Some(self.deadline_policy()?)
+        } else {
+            None
+        })
+    }
+
+    fn deadline_policy(&self) -> Result<Policy> {
+        let dur = |opt: &str, v: &Option<String>| v.as_deref().map(|t| parse_duration(opt, t)).transpose();
+        let runtime = dur("--sched-runtime", &self.sched_runtime)?.unwrap_or(0);
+        let deadline = dur("--sched-deadline", &self.sched_deadline)?;
+        let period = dur("--sched-period", &self.sched_period)?;
+        let (deadline, period) = match (deadline, period) {
+            (Some(d), Some(p)) => (d, p),
+            (Some(d), None) => (d, d),
+            (None, Some(p)) => (p, p),
+            (None, None) => {
+                return Err(Error::new("bad-deadline", "--deadline: needs --sched-deadline or --sched-period")
+                    .hint("e.g. --deadline --sched-runtime 2ms --sched-deadline 10ms"));
+            }
+        };
+        if runtime < MIN_DL_RUNTIME_NS || runtime > deadline || deadline > period {
+            return Err(Error::new(
+                "bad-deadline",
+                format!("--deadline: parameters must satisfy 1024ns <= runtime <= deadline <= period (runtime {runtime}ns, deadline {deadline}ns, period {period}ns)"),
+            ));
+        }
+        Ok(Policy::Deadline { runtime, deadline, period })
+    }
+
+    fn memory(&self) -> Result<Option<MemoryRequest>> {
+        Ok(if let Some(m) = &self.membind {
+            if m.is_empty() {
+                Some(MemoryRequest::Bind(None))
+            } else {
+                let nodes = node_list("--membind", m).map_err(|e| {
+                    e.hint("--membind takes an optional node list: write --membind=NODES, or put -- before the command")
+                })?;
+                Some(MemoryRequest::Bind(Some(nodes)))
+            }
+        } else if let Some(n) = self.preferred {
+            Some(MemoryRequest::Preferred(n))
+        } else if let Some(m) = &self.preferred_many {
+            Some(MemoryRequest::PreferredMany(node_list("--preferred-many", m)?))
+        } else if let Some(m) = &self.interleave {
+            Some(MemoryRequest::Interleave(node_choice("--interleave", m)?))
+        } else if let Some(m) = &self.weighted_interleave {
+            Some(MemoryRequest::WeightedInterleave(node_choice("--weighted-interleave", m)?))
+        } else if self.localalloc {
+            Some(MemoryRequest::Local)
+        } else {
+            None
+        })
+    }
+
+    /// Validates the parsed options into a [`Request`]. Errors name the
+    /// option and the input (exit 125).
+    pub fn into_request(self) -> Result<Request> {
+        let mode = if self.dry_run {
+            Mode::DryRun
+        } else if self.check {
+            Mode::Check
+        } else if self.show {
+            Mode::Show
+        } else {
+            Mode::Run
+        };
+        if mode == Mode::Run && self.sysroot.is_some() {
+            return Err(Error::new("sysroot-needs-mode", "--sysroot: only a dump can be read there, nothing can be run on it")
+                .hint("add --dry-run, --check or --show"));
+        }
+        if mode == Mode::Run && self.command.is_empty() {
+            return Err(Error::new("no-command", "no command given")
+                .hint("pinrun [OPTIONS] -- COMMAND [ARG]...; or --dry-run, --check, --show"));
+        }
+        if self.cores == Some(0) {
+            return Err(Error::new("bad-cores", "--cores: must be at least 1"));
+        }
+        if let Some(n) = self.nice
+            && !(-20..=19).contains(&n)
+        {
+            return Err(Error::new("bad-nice", format!("--nice: {n} is outside -20..19")));
+        }
+        let placement = Placement {
+            cpus: self
+                .cpus
+                .as_deref()
+                .map(|t| CpuSet::parse(t).map_err(|e| bad("bad-cpu-list", "--cpus", e)))
+                .transpose()?,
+            nodes: self.node.as_deref().map(|t| node_list("--node", t)).transpose()?,
+            cores: self.cores,
+            smt: self.smt,
+            isolated: self.isolated,
+        };
+        Ok(Request {
+            memory: self.memory()?,
+            sched: SchedRequest {
+                policy: self.policy()?,
+                nice: self.nice,
+                reset_on_fork: self.reset_on_fork,
+            },
+            placement,
+            mode,
+            output: Output {
+                json: self.json,
+                verbose: self.verbose,
+                quiet: self.quiet,
+                strict: self.strict,
+            },
+            sysroot: self.sysroot,
+            command: self.command,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(args: &[&str]) -> Result<Request> {
+        let mut v = vec!["pinrun"];
+        v.extend_from_slice(args);
+        Cli::try_parse_from(v).expect("clap").into_request()
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("x", "500us").unwrap(), 500_000);
+        assert_eq!(parse_duration("x", "1.5ms").unwrap(), 1_500_000);
+        assert_eq!(parse_duration("x", "2s").unwrap(), 2_000_000_000);
+        assert_eq!(parse_duration("x", "10ns").unwrap(), 10);
+        for bad in ["10", "ms", "1.2.3ms", "-1ms", "0ms", "1h", "99999999999s"] {
+            assert!(parse_duration("x", bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn command_passes_through() {
+        let r = req(&["--cpus", "0", "--", "ls", "-l", "--cpus"]).unwrap();
+        assert_eq!(r.command, vec!["ls", "-l", "--cpus"]);
+        let r = req(&["--cpus", "0", "ls", "-l"]).unwrap();
+        assert_eq!(r.command, vec!["ls", "-l"]);
+    }
+
+    #[test]
+    fn membind_optional_value() {
+        let r = req(&["--membind", "--", "true"]).unwrap();
+        assert_eq!(r.memory, Some(MemoryRequest::Bind(None)));
+        let r = req(&["--membind", "0,2", "true"]).unwrap();
+        assert_eq!(r.memory, Some(MemoryRequest::Bind(Some([0, 2].into_iter().collect()))));
+        let e = req(&["--membind", "sh", "-c", "x"]).unwrap_err();
+        assert!(e.hint.unwrap().contains("--membind=NODES"));
+    }
+
+    #[test]
+    fn deadline_rules() {
+        let r = req(&["--deadline", "--sched-runtime", "2ms", "--sched-period", "10ms", "true"]).unwrap();
+        assert_eq!(
+            r.sched.policy,
+            Some(Policy::Deadline { runtime: 2_000_000, deadline: 10_000_000, period: 10_000_000 })
+        );
+        assert!(req(&["--deadline", "--sched-runtime", "20ms", "--sched-period", "10ms", "true"]).is_err());
+        assert!(req(&["--deadline", "--sched-runtime", "1ms", "true"]).is_err());
+        assert!(req(&["--deadline", "--sched-runtime", "100ns", "--sched-period", "1ms", "true"]).is_err());
+    }
+
+    #[test]
+    fn range_checks() {
+        assert_eq!(req(&["--fifo", "0", "true"]).unwrap_err().code, "bad-priority");
+        assert_eq!(req(&["--rr", "100", "true"]).unwrap_err().code, "bad-priority");
+        assert_eq!(req(&["--nice", "20", "true"]).unwrap_err().code, "bad-nice");
+        assert_eq!(req(&["--nice", "-20", "true"]).unwrap().sched.nice, Some(-20));
+        assert_eq!(req(&["--cores", "0", "true"]).unwrap_err().code, "bad-cores");
+        assert_eq!(req(&["--sysroot", "/x", "true"]).unwrap_err().code, "sysroot-needs-mode");
+        assert_eq!(req(&["--cpus", "0"]).unwrap_err().code, "no-command");
+        assert_eq!(req(&["--cpus", "3-1", "true"]).unwrap_err().code, "bad-cpu-list");
+    }
+
+    #[test]
+    fn conflicting_options_rejected_by_clap() {
+        for args in [
+            vec!["pinrun", "--fifo", "1", "--rr", "1", "true"],
+            vec!["pinrun", "--smt", "true"],
+            vec!["pinrun", "--dry-run", "--show"],
+            vec!["pinrun", "--membind=0", "--interleave", "all", "true"],
+        ] {
+            assert!(Cli::try_parse_from(&args).is_err(), "{args:?}");
+        }
+    }
+}

@@ -1,0 +1,562 @@
+//! A growable set of CPU (or NUMA node) ids, and the kernel's text forms of it.
+//!
+//! Shapes follow the kernel's `bitmap_parselist()`/`bitmap_print_to_pagebuf()`
+//! (`lib/bitmap-str.c`, `Documentation/admin-guide/kernel-parameters.rst`,
+//! section "cpu lists") and util-linux `cpu_parse_list()` (strides `0-14:2`):
+//!
+//! * **cpulist** input: comma-separated items, each `N`, `A-B`, `A-B:S`
+//!   (util-linux stride: every S-th id from A to B) or `A-B:U/G` (kernel
+//!   used/group: the first U ids of every group of G ids from A to B).
+//! * **cpumask** input: hexadecimal, optionally `0x`-prefixed, optionally in
+//!   comma-separated 32-bit words, most significant word first
+//!   (`/sys/devices/system/node/node0/cpumap`, `taskset` masks).
+//! * Output is always the canonical kernel cpulist (`0-3,8,10-11`) or the
+//!   kernel's comma-grouped 32-bit mask.
+//!
+//! There is no 1024-CPU (`CPU_SETSIZE`) limit: the set grows to the highest id
+//! stored. Ids are capped at [`MAX_ID`] so that a typo cannot allocate
+//! gigabytes.
+
+use std::fmt;
+
+/// The highest id a parsed list may name (4 194 303). Linux's `NR_CPUS`
+/// tops out at 8192 today; this leaves room for growth while keeping a typo
+/// such as `0-4000000000` from allocating memory for four billion bits.
+pub const MAX_ID: u32 = (1 << 22) - 1;
+
+/// A set of CPU or NUMA node ids (absolute kernel ids), stored as a growable
+/// bitmap of 64-bit words. Iteration is always in ascending id order.
+#[derive(Clone, Default, PartialEq, Eq, Hash)]
+pub struct CpuSet {
+    words: Vec<u64>,
+}
+
+/// A set of NUMA node ids; the same bitmap as [`CpuSet`].
+pub type NodeSet = CpuSet;
+
+/// Where and why a cpulist or cpumask failed to parse.
+///
+/// `position` is the 0-based character offset into `input` at which the
+/// parser stopped; `expected` says what it wanted there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListError {
+    /// The text as given.
+    pub input: String,
+    /// 0-based character offset of the problem.
+    pub position: usize,
+    /// What the grammar expected at `position`, in words.
+    pub expected: String,
+}
+
+impl fmt::Display for ListError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "invalid list \"{}\" at character {}: {}",
+            self.input,
+            self.position + 1,
+            self.expected
+        )
+    }
+}
+
+impl std::error::Error for ListError {}
+
+impl CpuSet {
+    /// The empty set.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds `id` to the set, growing the bitmap as needed.
+    pub fn insert(&mut self, id: u32) {
+        let (w, b) = (id as usize / 64, id % 64);
+        if self.words.len() <= w {
+            self.words.resize(w + 1, 0);
+        }
+        self.words[w] |= 1 << b;
+    }
+
+    /// Removes `id` if present.
+    pub fn remove(&mut self, id: u32) {
+        let (w, b) = (id as usize / 64, id % 64);
+        if let Some(word) = self.words.get_mut(w) {
+            *word &= !(1 << b);
+        }
+    }
+
+    /// Whether `id` is in the set.
+    pub fn contains(&self, id: u32) -> bool {
+        let (w, b) = (id as usize / 64, id % 64);
+        self.words.get(w).is_some_and(|word| word & (1 << b) != 0)
+    }
+
+    /// Number of ids in the set.
+    pub fn len(&self) -> usize {
+        self.words.iter().map(|w| w.count_ones() as usize).sum()
+    }
+
+    /// Whether the set holds no id.
+    pub fn is_empty(&self) -> bool {
+        self.words.iter().all(|&w| w == 0)
+    }
+
+    /// The lowest id, if any.
+    pub fn first(&self) -> Option<u32> {
+        self.iter().next()
+    }
+
+    /// The highest id, if any.
+    pub fn last(&self) -> Option<u32> {
+        let (i, w) = self.words.iter().enumerate().rev().find(|(_, w)| **w != 0)?;
+        Some(i as u32 * 64 + 63 - w.leading_zeros())
+    }
+
+    /// Ids in ascending order.
+    pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        self.words.iter().enumerate().flat_map(|(i, &w)| {
+            let mut rest = w;
+            std::iter::from_fn(move || {
+                if rest == 0 {
+                    return None;
+                }
+                let b = rest.trailing_zeros();
+                rest &= rest - 1;
+                Some(i as u32 * 64 + b)
+            })
+        })
+    }
+
+    /// Ids in ascending order, collected.
+    pub fn to_vec(&self) -> Vec<u32> {
+        self.iter().collect()
+    }
+
+    fn zip_with(&self, other: &Self, f: impl Fn(u64, u64) -> u64) -> Self {
+        let n = self.words.len().max(other.words.len());
+        let get = |v: &Vec<u64>, i: usize| v.get(i).copied().unwrap_or(0);
+        let mut words: Vec<u64> = (0..n)
+            .map(|i| f(get(&self.words, i), get(&other.words, i)))
+            .collect();
+        while words.last() == Some(&0) {
+            words.pop();
+        }
+        Self { words }
+    }
+
+    /// Ids in either set.
+    pub fn union(&self, other: &Self) -> Self {
+        self.zip_with(other, |a, b| a | b)
+    }
+
+    /// Ids in both sets.
+    pub fn intersection(&self, other: &Self) -> Self {
+        self.zip_with(other, |a, b| a & b)
+    }
+
+    /// Ids in `self` but not in `other`.
+    pub fn difference(&self, other: &Self) -> Self {
+        self.zip_with(other, |a, b| a & !b)
+    }
+
+    /// Whether every id of `self` is in `other`.
+    pub fn is_subset(&self, other: &Self) -> bool {
+        self.difference(other).is_empty()
+    }
+
+    /// Whether the sets share at least one id.
+    pub fn intersects(&self, other: &Self) -> bool {
+        !self.intersection(other).is_empty()
+    }
+
+    /// The set as bytes in the kernel's `unsigned long` bitmap layout
+    /// (little-endian 64-bit words), padded with zeros to `len` bytes.
+    /// Used for `sched_setaffinity(2)` and `set_mempolicy(2)` masks.
+    pub fn to_kernel_bytes(&self, len: usize) -> Vec<u8> {
+        let mut out: Vec<u8> = self.words.iter().flat_map(|w| w.to_ne_bytes()).collect();
+        out.resize(len.max(out.len()), 0);
+        out
+    }
+
+    /// The inverse of [`CpuSet::to_kernel_bytes`]: reads a native-endian
+    /// `unsigned long` bitmap as returned by `sched_getaffinity(2)`.
+    pub fn from_kernel_bytes(bytes: &[u8]) -> Self {
+        let mut words: Vec<u64> = bytes
+            .chunks(8)
+            .map(|c| {
+                let mut b = [0u8; 8];
+                b[..c.len()].copy_from_slice(c);
+                u64::from_ne_bytes(b)
+            })
+            .collect();
+        while words.last() == Some(&0) {
+            words.pop();
+        }
+        Self { words }
+    }
+
+    /// Canonical kernel cpulist: ascending, ranges of 2 or more collapsed
+    /// (`0-3,8,10-11`); the empty set is the empty string.
+    pub fn to_list(&self) -> String {
+        let mut out = String::new();
+        let mut iter = self.iter().peekable();
+        while let Some(start) = iter.next() {
+            let mut end = start;
+            while iter.peek() == Some(&(end + 1)) {
+                end = iter.next().unwrap_or(end);
+            }
+            if !out.is_empty() {
+                out.push(',');
+            }
+            if end == start {
+                out.push_str(&start.to_string());
+            } else {
+                out.push_str(&format!("{start}-{end}"));
+            }
+        }
+        out
+    }
+
+    /// Kernel cpumask text: 32-bit hex words, most significant first,
+    /// separated by commas (`00000001,00000000`); the empty set is `0`.
+    pub fn to_mask(&self) -> String {
+        let Some(last) = self.last() else {
+            return "0".to_string();
+        };
+        let nwords = last as usize / 32 + 1;
+        (0..nwords)
+            .rev()
+            .map(|i| {
+                let w = self.words[i / 2];
+                let half = if i % 2 == 0 { w as u32 } else { (w >> 32) as u32 };
+                format!("{half:08x}")
+            })
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    /// Parses a cpulist or, when it starts with `0x`/`0X`, a cpumask, as a
+    /// user types it on the command line. Strict: empty input, empty items,
+    /// trailing commas, reversed ranges and stride 0 are errors.
+    pub fn parse(input: &str) -> Result<Self, ListError> {
+        let t = input.trim();
+        if let Some(hex) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+            return parse_mask_digits(input, hex, input.len() - hex.len());
+        }
+        parse_list(input, None)
+    }
+
+    /// Parses a cpulist as the kernel writes it in sysfs or on the command
+    /// line: surrounding whitespace and trailing NUL bytes are ignored, and
+    /// an empty file or the `(null)` that some kernels print for an empty
+    /// `nohz_full` is the empty set. `last` (the highest possible id) enables
+    /// the kernel's `N` alias for the last id (`isolcpus=1-N`).
+    pub fn parse_sysfs_list(text: &str, last: Option<u32>) -> Result<Self, ListError> {
+        let t = clean_sysfs(text);
+        if t.is_empty() || t == "(null)" {
+            return Ok(Self::new());
+        }
+        parse_list(t, last)
+    }
+
+    /// Parses a kernel cpumask file (`cpumap`, `thread_siblings`, `smp_affinity`):
+    /// comma-separated 32-bit hex words, most significant first.
+    pub fn parse_sysfs_mask(text: &str) -> Result<Self, ListError> {
+        let t = clean_sysfs(text);
+        if t.is_empty() {
+            return Ok(Self::new());
+        }
+        parse_mask_digits(t, t, 0)
+    }
+}
+
+impl FromIterator<u32> for CpuSet {
+    fn from_iter<I: IntoIterator<Item = u32>>(iter: I) -> Self {
+        let mut s = Self::new();
+        for id in iter {
+            s.insert(id);
+        }
+        s
+    }
+}
+
+impl fmt::Display for CpuSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_list())
+    }
+}
+
+impl fmt::Debug for CpuSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "CpuSet({})", self.to_list())
+    }
+}
+
+/// Strips whitespace and the NUL bytes some kernels leave after the newline.
+fn clean_sysfs(text: &str) -> &str {
+    text.trim_matches(|c: char| c == '\0' || c.is_whitespace())
+}
+
+fn parse_mask_digits(input: &str, digits: &str, offset: usize) -> Result<CpuSet, ListError> {
+    let err = |pos: usize, what: &str| ListError {
+        input: input.to_string(),
+        position: pos,
+        expected: what.to_string(),
+    };
+    if digits.is_empty() {
+        return Err(err(offset, "expected hexadecimal digits after 0x"));
+    }
+    let mut set = CpuSet::new();
+    let mut bit: u32 = 0;
+    let chars: Vec<(usize, char)> = digits.char_indices().collect();
+    let mut prev_comma = true;
+    for (i, &(pos, c)) in chars.iter().enumerate().rev() {
+        if c == ',' {
+            if prev_comma || i == 0 {
+                return Err(err(offset + pos, "expected hexadecimal digits around ','"));
+            }
+            // A comma closes a 32-bit word: pad to the next word boundary.
+            bit = bit.div_ceil(32) * 32;
+            prev_comma = true;
+            continue;
+        }
+        prev_comma = false;
+        let Some(v) = c.to_digit(16) else {
+            return Err(err(offset + pos, "expected a hexadecimal digit or ','"));
+        };
+        for b in 0..4 {
+            if v & (1 << b) != 0 {
+                let id = bit + b;
+                if id > MAX_ID {
+                    return Err(err(offset + pos, "mask is too long"));
+                }
+                set.insert(id);
+            }
+        }
+        bit += 4;
+    }
+    Ok(set)
+}
+
+struct Cursor<'a> {
+    input: &'a str,
+    bytes: &'a [u8],
+    pos: usize,
+    last: Option<u32>,
+}
+
+impl Cursor<'_> {
+    fn err(&self, what: &str) -> ListError {
+        ListError {
+            input: self.input.to_string(),
+            position: self.input[..self.pos.min(self.input.len())].chars().count(),
+            expected: what.to_string(),
+        }
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.pos).copied()
+    }
+
+    fn eat(&mut self, c: u8) -> bool {
+        if self.peek() == Some(c) {
+            self.pos += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn number(&mut self, what: &str) -> Result<u32, ListError> {
+        if self.last.is_some() && self.eat(b'N') {
+            return Ok(self.last.unwrap_or(0));
+        }
+        let start = self.pos;
+        while self.peek().is_some_and(|c| c.is_ascii_digit()) {
+            self.pos += 1;
+        }
+        if start == self.pos {
+            return Err(self.err(what));
+        }
+        match self.input[start..self.pos].parse::<u32>() {
+            Ok(v) if v <= MAX_ID => Ok(v),
+            _ => {
+                self.pos = start;
+                Err(self.err(&format!("id is larger than the maximum {MAX_ID}")))
+            }
+        }
+    }
+}
+
+fn parse_list(input: &str, last: Option<u32>) -> Result<CpuSet, ListError> {
+    let trimmed = input.trim_end();
+    let mut c = Cursor {
+        input,
+        bytes: trimmed.as_bytes(),
+        pos: input.len() - input.trim_start().len(),
+        last,
+    };
+    let mut set = CpuSet::new();
+    if c.pos == trimmed.len() {
+        return Err(c.err("expected a CPU number, the list is empty"));
+    }
+    loop {
+        let item_start = c.pos;
+        let a = c.number("expected a number")?;
+        let (mut b, mut used, mut group) = (a, 1, 1);
+        if c.eat(b'-') {
+            b = c.number("expected a number after '-'")?;
+            if b < a {
+                c.pos = item_start;
+                return Err(c.err(&format!("range {a}-{b} is reversed")));
+            }
+            if c.eat(b':') {
+                let u = c.number("expected a stride or used/group after ':'")?;
+                if c.eat(b'/') {
+                    group = c.number("expected a group size after '/'")?;
+                    used = u;
+                } else {
+                    group = u;
+                }
+                if group == 0 || used == 0 {
+                    c.pos = item_start;
+                    return Err(c.err("stride, used and group sizes must be at least 1"));
+                }
+                if used > group {
+                    c.pos = item_start;
+                    return Err(c.err("used size must not exceed the group size"));
+                }
+            }
+        }
+        let mut id = a;
+        while id <= b {
+            if (id - a) % group < used {
+                set.insert(id);
+            }
+            id += 1;
+        }
+        match c.peek() {
+            None => return Ok(set),
+            Some(b',') => {
+                c.pos += 1;
+                if c.peek().is_none() {
+                    return Err(c.err("expected a number after ',' (trailing comma)"));
+                }
+            }
+            Some(_) => return Err(c.err("expected ',', '-' or the end of the list")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn l(s: &str) -> String {
+        CpuSet::parse(s).unwrap().to_list()
+    }
+
+    #[test]
+    fn ranges_and_singles() {
+        assert_eq!(l("0-3,8,10-11"), "0-3,8,10-11");
+        assert_eq!(l("3,2,1,0"), "0-3");
+        assert_eq!(l(" 5 "), "5");
+    }
+
+    // util-linux tests/expected/schedutils/cpuset: "0-14:2" and its mask 0x5555.
+    #[test]
+    fn util_linux_stride() {
+        assert_eq!(l("0-14:2"), "0,2,4,6,8,10,12,14");
+        assert_eq!(CpuSet::parse("0-14:2").unwrap().to_mask(), "00005555");
+    }
+
+    // Documentation/admin-guide/kernel-parameters.rst: "100-2550:25/250" and
+    // the example 0-15:2/4 = 0,1,4,5,8,9,12,13.
+    #[test]
+    fn kernel_used_group() {
+        assert_eq!(l("0-15:2/4"), "0-1,4-5,8-9,12-13");
+        assert_eq!(l("100-2550:25/250").split(',').next(), Some("100-124"));
+    }
+
+    #[test]
+    fn masks() {
+        assert_eq!(l("0x3"), "0-1");
+        assert_eq!(l("0xf0"), "4-7");
+        assert_eq!(l("0x1,00000000"), "32");
+        assert_eq!(
+            CpuSet::parse_sysfs_mask("00000000,00000000,00000000,ffffffff\n")
+                .unwrap()
+                .to_list(),
+            "0-31"
+        );
+        // A short middle word is still a whole 32-bit word.
+        assert_eq!(l("0x1,1"), "0,32");
+    }
+
+    #[test]
+    fn errors_quote_input_and_position() {
+        let e = CpuSet::parse("0-").unwrap_err();
+        assert_eq!(e.position, 2);
+        assert_eq!(
+            e.to_string(),
+            "invalid list \"0-\" at character 3: expected a number after '-'"
+        );
+        for bad in ["", "5-2", "0-7:0", "1,,2", "1,", "a", "0-3:2/0", "0-3:3/2", "0x", "0xg", "1 2"] {
+            assert!(CpuSet::parse(bad).is_err(), "{bad:?} accepted");
+        }
+        assert!(CpuSet::parse("99999999999").is_err());
+        assert!(
+            CpuSet::parse("5-2")
+                .unwrap_err()
+                .expected
+                .contains("reversed")
+        );
+    }
+
+    #[test]
+    fn sysfs_tolerance() {
+        assert_eq!(CpuSet::parse_sysfs_list("0-63\n\0", None).unwrap().to_list(), "0-63");
+        assert!(CpuSet::parse_sysfs_list("\0\n", None).unwrap().is_empty());
+        assert!(CpuSet::parse_sysfs_list("  (null)\n", None).unwrap().is_empty());
+        assert_eq!(CpuSet::parse_sysfs_list("1-N", Some(7)).unwrap().to_list(), "1-7");
+    }
+
+    #[test]
+    fn beyond_1024() {
+        let s = CpuSet::parse("0,1023,1024,1099").unwrap();
+        assert_eq!(s.len(), 4);
+        assert_eq!(s.last(), Some(1099));
+        let bytes = s.to_kernel_bytes(1104 / 8);
+        assert_eq!(bytes.len(), 138);
+        assert_eq!(CpuSet::from_kernel_bytes(&bytes), s);
+        assert_eq!(s.to_mask().split(',').count(), 35);
+    }
+
+    proptest! {
+        #[test]
+        fn list_round_trip(ids in proptest::collection::btree_set(0u32..5000, 0..200)) {
+            let s: CpuSet = ids.iter().copied().collect();
+            prop_assume!(!s.is_empty());
+            prop_assert_eq!(CpuSet::parse(&s.to_list()).unwrap(), s.clone());
+            prop_assert_eq!(CpuSet::parse(&format!("0x{}", s.to_mask())).unwrap(), s.clone());
+            prop_assert_eq!(s.to_vec(), ids.into_iter().collect::<Vec<_>>());
+        }
+
+        #[test]
+        fn stride_matches_definition(a in 0u32..300, len in 0u32..300, g in 1u32..20, u in 1u32..20) {
+            prop_assume!(u <= g);
+            let b = a + len;
+            let s = CpuSet::parse(&format!("{a}-{b}:{u}/{g}")).unwrap();
+            let want: CpuSet = (a..=b).filter(|i| (i - a) % g < u).collect();
+            prop_assert_eq!(s, want);
+        }
+
+        #[test]
+        fn parse_never_panics(s in "\\PC{0,20}") {
+            let _ = CpuSet::parse(&s);
+            let _ = CpuSet::parse_sysfs_list(&s, Some(10));
+            let _ = CpuSet::parse_sysfs_mask(&s);
+        }
+    }
+}

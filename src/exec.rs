@@ -1,0 +1,82 @@
+//! Resolving and executing the command in place (`execv(3)`): same PID,
+//! environment, file descriptors, signal mask and terminal.
+
+use crate::error::{EXIT_CANNOT_EXEC, EXIT_NOT_FOUND, Error, Result};
+use std::ffi::{CString, OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+fn not_executable(cmd: &OsStr, path: &Path, why: &str) -> Error {
+    Error::new("command-not-executable", format!("{}: cannot execute {}: {why}", cmd.to_string_lossy(), path.display()))
+        .exit(EXIT_CANNOT_EXEC)
+}
+
+fn is_executable_file(path: &Path) -> Option<std::result::Result<(), &'static str>> {
+    let meta = std::fs::metadata(path).ok()?;
+    Some(if meta.is_dir() {
+        Err("is a directory")
+    } else if meta.permissions().mode() & 0o111 == 0 {
+        Err("permission denied (not executable)")
+    } else {
+        Ok(())
+    })
+}
+
+/// Finds the command as `execvp(3)` would: a name with a `/` is a path;
+/// otherwise the first executable match in `$PATH` (the `which` crate).
+/// Not found: exit 127; found but not executable: exit 126.
+pub fn resolve(cmd: &OsStr) -> Result<PathBuf> {
+    let not_found = || {
+        Error::new("command-not-found", format!("{}: command not found", cmd.to_string_lossy()))
+            .exit(EXIT_NOT_FOUND)
+    };
+    if cmd.is_empty() {
+        return Err(not_found());
+    }
+    if cmd.as_bytes().contains(&b'/') {
+        let path = PathBuf::from(cmd);
+        return match is_executable_file(&path) {
+            None => Err(not_found()),
+            Some(Err(why)) => Err(not_executable(cmd, &path, why)),
+            Some(Ok(())) => Ok(path),
+        };
+    }
+    if let Ok(path) = which::which(cmd) {
+        return Ok(path);
+    }
+    // which only returns executables; a non-executable match is exit 126.
+    let path_var = std::env::var_os("PATH").unwrap_or_default();
+    for dir in std::env::split_paths(&path_var) {
+        let p = dir.join(cmd);
+        if let Some(Err(why)) = is_executable_file(&p) {
+            return Err(not_executable(cmd, &p, why));
+        }
+    }
+    Err(not_found())
+}
+
+fn cstring(s: &OsStr) -> Result<CString> {
+    CString::new(s.as_bytes()).map_err(|_| {
+        Error::new("bad-argument", format!("argument {:?} contains a NUL byte", s.to_string_lossy()))
+    })
+}
+
+/// Replaces this process with `path`, argv `args` (argv[0] as typed).
+/// Returns only on failure. SIGPIPE, which the Rust runtime ignores, is
+/// reset to its default first so the command sees the usual disposition.
+pub fn exec(path: &Path, args: &[OsString]) -> Error {
+    let argv: Result<Vec<CString>> = args.iter().map(|a| cstring(a)).collect();
+    let (argv, prog) = match (argv, cstring(path.as_os_str())) {
+        (Ok(a), Ok(p)) => (a, p),
+        (Err(e), _) | (_, Err(e)) => return e,
+    };
+    crate::apply::reset_sigpipe();
+    let err = match nix::unistd::execv(&prog, &argv) {
+        Err(e) => e,
+        Ok(never) => match never {},
+    };
+    let cmd = args.first().map(|a| a.to_string_lossy().into_owned()).unwrap_or_default();
+    let exit = if err == nix::errno::Errno::ENOENT { EXIT_NOT_FOUND } else { EXIT_CANNOT_EXEC };
+    Error::new("exec-failed", format!("{cmd}: execv {}: {}", path.display(), err.desc())).exit(exit)
+}

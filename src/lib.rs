@@ -1,0 +1,15 @@
+//! pinrun: run a command on chosen CPUs, NUMA memory and scheduling policy,
+//! replacing `numactl … chrt … taskset …`. Layers (DESIGN §1): [`system`]
+//! reads, [`plan`] and [`check`] decide (pure), [`report`] renders,
+//! [`apply`] changes the process, [`exec`] runs the command.
+
+pub mod apply;
+pub mod check;
+pub mod cli;
+pub mod cpuset;
+pub mod error;
+pub mod exec;
+pub mod plan;
+pub mod report;
+pub mod request;
+pub mod system;

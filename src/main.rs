@@ -1,0 +1,150 @@
+//! pinrun's entry point: parse, run, and map the outcome to an exit status.
+
+use clap::{CommandFactory, Parser};
+use pinrun::cli::{Cli, Generate};
+use pinrun::error::{EXIT_FAILURE, Error};
+use pinrun::request::{Mode, Request};
+use pinrun::system::{Root, SystemState};
+use pinrun::{apply, check, exec, plan, report};
+use std::io::Write;
+use std::process::ExitCode;
+
+fn print_error(e: &Error, json: bool) {
+    if json {
+        println!("{}", report::error_json(e));
+    }
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "pinrun: {}", e.message);
+    if let Some(h) = &e.hint {
+        let _ = writeln!(err, "hint: {h}");
+    }
+}
+
+fn generate(what: Generate) -> ExitCode {
+    let mut cmd = Cli::command();
+    let mut out = std::io::stdout().lock();
+    let res = match what {
+        Generate::Man => clap_mangen::Man::new(cmd).render(&mut out),
+        Generate::Bash => {
+            clap_complete::generate(clap_complete::Shell::Bash, &mut cmd, "pinrun", &mut out);
+            Ok(())
+        }
+        Generate::Zsh => {
+            clap_complete::generate(clap_complete::Shell::Zsh, &mut cmd, "pinrun", &mut out);
+            Ok(())
+        }
+        Generate::Fish => {
+            clap_complete::generate(clap_complete::Shell::Fish, &mut cmd, "pinrun", &mut out);
+            Ok(())
+        }
+    };
+    match res {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            print_error(&Error::new("io", format!("writing stdout: {e}")), false);
+            ExitCode::from(EXIT_FAILURE)
+        }
+    }
+}
+
+/// Runs the request; returns the exit status for the modes, or never
+/// returns when the command is exec'd.
+fn run(req: Request) -> Result<u8, Error> {
+    let resolved = if req.mode == Mode::Run {
+        Some(exec::resolve(&req.command[0])?)
+    } else {
+        None
+    };
+    let root = Root::new(req.sysroot.clone().unwrap_or_else(|| "/".into()));
+    if !root.base().is_dir() {
+        return Err(Error::new("sysroot-missing", format!("--sysroot: {}: not a directory", root.base().display())));
+    }
+    let sys = SystemState::read(&root);
+    let out = req.output;
+    if req.mode == Mode::Show {
+        if out.json {
+            println!("{}", report::show_json(&sys));
+        } else {
+            print!("{}", report::show_text(&sys, out.verbose));
+        }
+        return Ok(0);
+    }
+    let plan = plan::plan(&sys, &req)?;
+    let findings = check::check(&sys, &req, &plan);
+    match req.mode {
+        Mode::DryRun => {
+            if out.json {
+                println!("{}", report::plan_json(&req, &plan, &findings));
+            } else {
+                print!("{}", report::plan_text(&req, &plan, &findings));
+            }
+            return Ok(0);
+        }
+        Mode::Check => {
+            if out.json {
+                println!("{}", serde_json::json!({"findings": report::findings_json(&findings)}));
+            } else if findings.is_empty() {
+                println!("no findings");
+            } else {
+                for f in &findings {
+                    print!("{}", report::finding_text(f));
+                }
+            }
+            return Ok(u8::from(!findings.is_empty()));
+        }
+        _ => {}
+    }
+    let warnings: Vec<_> = findings
+        .iter()
+        .filter(|f| f.severity == check::Severity::Warning)
+        .collect();
+    if !out.quiet || out.strict {
+        let mut err = std::io::stderr().lock();
+        for f in &findings {
+            let _ = write!(err, "pinrun: {}", report::finding_text(f));
+        }
+    }
+    if out.strict && !warnings.is_empty() {
+        let codes: Vec<_> = warnings.iter().map(|f| f.code).collect();
+        return Err(Error::new("strict", format!("refusing to run under --strict: {} warning(s): {}", warnings.len(), codes.join(", ")))
+            .hint("fix what the warnings say, or drop --strict"));
+    }
+    if out.verbose {
+        eprint!("{}", report::plan_text(&req, &plan, &[]));
+    }
+    apply::apply(&plan, &sys.possible)?;
+    let path = resolved.unwrap_or_default();
+    Err(exec::exec(&path, &req.command))
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+                let _ = e.print();
+                return ExitCode::SUCCESS;
+            }
+            let text = e.render().to_string();
+            let mut lines = text.lines().filter(|l| !l.trim().is_empty());
+            let first = lines.next().unwrap_or("invalid arguments");
+            let mut err = Error::new("usage", first.trim_start_matches("error: ").to_string());
+            let tip = lines.find_map(|l| l.trim().strip_prefix("tip: ").map(str::to_string));
+            err = err.hint(tip.unwrap_or_else(|| "see pinrun --help".into()));
+            print_error(&err, std::env::args().any(|a| a == "--json"));
+            return ExitCode::from(EXIT_FAILURE);
+        }
+    };
+    if let Some(what) = cli.generate {
+        return generate(what);
+    }
+    let json = cli.json;
+    match cli.into_request().and_then(run) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            print_error(&e, json);
+            ExitCode::from(e.exit)
+        }
+    }
+}

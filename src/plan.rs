@@ -1,0 +1,467 @@
+//! Planning: a pure function from ([`SystemState`], [`Request`]) to a
+//! [`Plan`]: which CPUs, which memory nodes, which scheduling policy, and
+//! why. No I/O, no syscalls. Every refusal happens here, before anything is
+//! applied.
+
+use crate::cpuset::{CpuSet, NodeSet};
+use crate::error::{Error, Result};
+use crate::request::{MemoryRequest, NodeChoice, Placement, Policy, Request, SchedRequest};
+use crate::system::{AllowedSource, SystemState};
+use std::collections::BTreeMap;
+
+/// One chosen core: every SMT thread of it, whether used or not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CoreChoice {
+    /// `physical_package_id`.
+    pub package: Option<u32>,
+    /// `core_id`.
+    pub core: Option<u32>,
+    /// The node of its CPUs.
+    pub node: Option<u32>,
+    /// All its threads (SMT siblings).
+    pub cpus: CpuSet,
+}
+
+/// `set_mempolicy(2)` modes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemMode {
+    /// `MPOL_BIND`.
+    Bind,
+    /// `MPOL_PREFERRED`.
+    Preferred,
+    /// `MPOL_PREFERRED_MANY`.
+    PreferredMany,
+    /// `MPOL_INTERLEAVE`.
+    Interleave,
+    /// `MPOL_WEIGHTED_INTERLEAVE`.
+    WeightedInterleave,
+    /// `MPOL_LOCAL`.
+    Local,
+}
+
+impl MemMode {
+    /// The name used in text and JSON output (`numa_maps` spelling).
+    pub fn name(self) -> &'static str {
+        match self {
+            MemMode::Bind => "bind",
+            MemMode::Preferred => "preferred",
+            MemMode::PreferredMany => "preferred-many",
+            MemMode::Interleave => "interleave",
+            MemMode::WeightedInterleave => "weighted-interleave",
+            MemMode::Local => "local",
+        }
+    }
+}
+
+/// A resolved memory policy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemPlan {
+    /// The mode.
+    pub mode: MemMode,
+    /// Its nodes (empty for `Local`).
+    pub nodes: NodeSet,
+}
+
+/// The resolved request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    /// CPUs to set as affinity; `None`: affinity unchanged.
+    pub cpus: Option<CpuSet>,
+    /// The cores the chosen CPUs belong to.
+    pub cores: Vec<CoreChoice>,
+    /// Nodes of the chosen CPUs.
+    pub nodes: NodeSet,
+    /// Memory policy; `None`: unchanged.
+    pub memory: Option<MemPlan>,
+    /// Scheduling changes.
+    pub sched: SchedRequest,
+    /// Why these CPUs, one sentence each.
+    pub reasons: Vec<String>,
+}
+
+/// "CPU 3" / "CPUs 3-5".
+pub fn cpus_phrase(set: &CpuSet) -> String {
+    if set.len() == 1 {
+        format!("CPU {set}")
+    } else {
+        format!("CPUs {set}")
+    }
+}
+
+fn nodes_phrase(set: &NodeSet) -> String {
+    if set.len() == 1 {
+        format!("node {set}")
+    } else {
+        format!("nodes {set}")
+    }
+}
+
+/// How the allowed set is limited, for messages.
+pub fn allowed_phrase(sys: &SystemState) -> String {
+    match &sys.allowed_source {
+        AllowedSource::Cgroup(cs) => format!(
+            "the cpuset of cgroup {} ({} = {})",
+            cs.cgroup,
+            cs.file,
+            cs.cpus.to_list()
+        ),
+        AllowedSource::Status => format!(
+            "this process's allowed CPUs (Cpus_allowed_list = {})",
+            sys.allowed.to_list()
+        ),
+        AllowedSource::Online => "the online CPUs".to_string(),
+    }
+}
+
+/// Refuses CPUs that do not exist, are offline or are outside the allowed
+/// set, naming the first kind of fault found.
+fn validate_cpus(sys: &SystemState, cpus: &CpuSet) -> Result<()> {
+    let known = sys.possible.union(&sys.cpus.keys().copied().collect());
+    let missing = cpus.difference(&known);
+    if !missing.is_empty() {
+        let verb = if missing.len() == 1 { "does" } else { "do" };
+        return Err(Error::new(
+            "cpu-not-found",
+            format!("--cpus: {} {verb} not exist: this machine's CPUs are {}", cpus_phrase(&missing), known),
+        )
+        .hint(format!("choose among the online CPUs {}", sys.online)));
+    }
+    let offline = cpus.difference(&sys.online);
+    if !offline.is_empty() {
+        let verb = if offline.len() == 1 { "is" } else { "are" };
+        return Err(Error::new(
+            "cpu-offline",
+            format!("--cpus: {} {verb} offline (online: {})", cpus_phrase(&offline), sys.online),
+        )
+        .hint("bring it online with `echo 1 > /sys/devices/system/cpu/cpuN/online`, or choose an online CPU"));
+    }
+    let outside = cpus.difference(&sys.allowed);
+    if !outside.is_empty() {
+        let verb = if outside.len() == 1 { "is" } else { "are" };
+        return Err(Error::new(
+            "cpu-not-allowed",
+            format!("--cpus: {} {verb} outside {}", cpus_phrase(&outside), allowed_phrase(sys)),
+        )
+        .hint(format!(
+            "choose among the allowed CPUs {}, or widen the cgroup's cpuset (docker --cpuset-cpus, systemd AllowedCPUs=)",
+            sys.allowed
+        )));
+    }
+    Ok(())
+}
+
+/// The CPUs of `nodes`, refusing unknown and CPU-less nodes.
+fn node_cpus(sys: &SystemState, nodes: &NodeSet) -> Result<CpuSet> {
+    if sys.nodes.is_empty() {
+        return Err(Error::new(
+            "no-numa",
+            "--node: this machine exposes no NUMA nodes (no /sys/devices/system/node)",
+        )
+        .hint("use --cpus or --cores without --node"));
+    }
+    let unknown = nodes.difference(&sys.node_ids());
+    if !unknown.is_empty() {
+        return Err(Error::new(
+            "node-not-found",
+            format!("--node: {} not found: this machine's nodes are {}", nodes_phrase(&unknown), sys.node_ids()),
+        ));
+    }
+    let mut cpus = CpuSet::new();
+    for id in nodes.iter() {
+        let n = &sys.nodes[&id];
+        if n.cpus.is_empty() {
+            return Err(Error::new("node-without-cpus", format!("--node: node {id} has no CPUs (memory-only node)"))
+                .hint(format!("run on a node with CPUs and bind memory to it instead: --node <N> --membind={id}")));
+        }
+        cpus = cpus.union(&n.cpus);
+    }
+    Ok(cpus)
+}
+
+/// Orders cores compactly: the lowest node that can hold all `n`, and in it
+/// the lowest package that can; otherwise in (node, package, CPU) order.
+fn choose_compact(mut cores: Vec<CoreChoice>, n: usize) -> Vec<CoreChoice> {
+    let key = |c: &CoreChoice| (c.node.unwrap_or(u32::MAX), c.package.unwrap_or(u32::MAX), c.cpus.first());
+    cores.sort_by_key(key);
+    let fitting = |group: &dyn Fn(&CoreChoice) -> (Option<u32>, Option<u32>)| -> Option<Vec<CoreChoice>> {
+        let mut counts: BTreeMap<_, usize> = BTreeMap::new();
+        for c in &cores {
+            *counts.entry(group(c)).or_default() += 1;
+        }
+        let target = counts.iter().find(|(_, k)| **k >= n).map(|(g, _)| *g)?;
+        Some(cores.iter().filter(|c| group(c) == target).take(n).cloned().collect())
+    };
+    fitting(&|c| (c.node, c.package))
+        .or_else(|| fitting(&|c| (c.node, None)))
+        .unwrap_or_else(|| cores.iter().take(n).cloned().collect())
+}
+
+fn core_choice(sys: &SystemState, cpus: CpuSet) -> CoreChoice {
+    let first = cpus.first().and_then(|id| sys.cpus.get(&id));
+    CoreChoice {
+        package: first.and_then(|c| c.package),
+        core: first.and_then(|c| c.core_id),
+        node: first.and_then(|c| c.node),
+        cpus,
+    }
+}
+
+/// The distinct cores (all threads) touching `cpus`, ascending.
+pub fn cores_of(sys: &SystemState, cpus: &CpuSet) -> Vec<CpuSet> {
+    let mut seen = CpuSet::new();
+    let mut out = Vec::new();
+    for id in cpus.iter() {
+        if seen.contains(id) {
+            continue;
+        }
+        let core = sys.core_of(id);
+        seen = seen.union(&core);
+        out.push(core);
+    }
+    out
+}
+
+struct Placed {
+    cpus: CpuSet,
+    cores: Vec<CoreChoice>,
+    reasons: Vec<String>,
+}
+
+fn place(sys: &SystemState, p: &Placement) -> Result<Placed> {
+    let mut reasons = vec![format!("allowed CPUs: {} (online {}, limited by {})", sys.allowed, sys.online, allowed_phrase(sys))];
+    let node_set = p.nodes.as_ref().map(|n| node_cpus(sys, n)).transpose()?;
+    let candidate = if let Some(cpus) = &p.cpus {
+        validate_cpus(sys, cpus)?;
+        if p.isolated {
+            let not_iso = cpus.difference(&sys.isolated);
+            if !not_iso.is_empty() {
+                return Err(Error::new(
+                    "cpu-not-isolated",
+                    format!("--isolated: {} not isolated (isolated CPUs: {})", cpus_phrase(&not_iso), or_none(&sys.isolated)),
+                )
+                .hint("isolate them at boot (isolcpus=domain,managed_irq,LIST nohz_full=LIST) or with a cgroup v2 isolated partition"));
+            }
+        }
+        if let (Some(nodes), Some(ncpus)) = (&p.nodes, &node_set) {
+            let off = cpus.difference(ncpus);
+            if !off.is_empty() {
+                return Err(Error::new(
+                    "cpu-not-on-node",
+                    format!("--cpus/--node: {} not on {} (its CPUs are {})", cpus_phrase(&off), nodes_phrase(nodes), ncpus),
+                ));
+            }
+        }
+        reasons.push(format!("requested {}", cpus_phrase(cpus)));
+        cpus.clone()
+    } else {
+        let mut c = sys.allowed.clone();
+        if let (Some(nodes), Some(ncpus)) = (&p.nodes, &node_set) {
+            c = c.intersection(ncpus);
+            if c.is_empty() {
+                return Err(Error::new(
+                    "node-not-allowed",
+                    format!("--node: {} has CPUs {}, none of them online and inside {}", nodes_phrase(nodes), ncpus, allowed_phrase(sys)),
+                )
+                .hint(format!("choose a node whose CPUs are allowed (allowed CPUs: {})", sys.allowed)));
+            }
+            reasons.push(format!("{}: allowed CPUs {}", nodes_phrase(nodes), c));
+        }
+        if p.isolated {
+            c = c.intersection(&sys.isolated);
+            if c.is_empty() {
+                return Err(Error::new(
+                    "no-isolated-cpus",
+                    format!("--isolated: no isolated CPU is available here (isolated: {}, candidates: {})", or_none(&sys.isolated), sys.allowed),
+                )
+                .hint("isolate CPUs at boot (isolcpus=domain,managed_irq,LIST nohz_full=LIST rcu_nocbs=LIST) or with a cgroup v2 isolated partition"));
+            }
+            reasons.push(format!("isolated candidates: {c}"));
+        }
+        c
+    };
+    let Some(n) = p.cores else {
+        let cores = cores_of(sys, &candidate).into_iter().map(|c| core_choice(sys, c)).collect();
+        return Ok(Placed { cpus: candidate, cores, reasons });
+    };
+    let all = cores_of(sys, &candidate);
+    let (whole, partial): (Vec<CpuSet>, Vec<CpuSet>) = all.into_iter().partition(|c| c.is_subset(&candidate));
+    if whole.len() < n {
+        let mut msg = format!(
+            "--cores {n}: only {} whole core{} available in the candidates {}",
+            whole.len(),
+            if whole.len() == 1 { " is" } else { "s are" },
+            candidate
+        );
+        if !partial.is_empty() {
+            msg.push_str(&format!(
+                "; {} more core{} a sibling outside them ({})",
+                partial.len(),
+                if partial.len() == 1 { " has" } else { "s have" },
+                partial.iter().map(|c| c.to_list()).collect::<Vec<_>>().join(" ")
+            ));
+        }
+        return Err(Error::new("not-enough-cores", msg)
+            .hint("ask for fewer cores, or widen the candidates (--node, --cpus, the cgroup cpuset)"));
+    }
+    let total = whole.len();
+    let chosen = choose_compact(whole.into_iter().map(|c| core_choice(sys, c)).collect(), n);
+    let cpus: CpuSet = chosen
+        .iter()
+        .flat_map(|c| if p.smt { c.cpus.to_vec() } else { c.cpus.first().into_iter().collect() })
+        .collect();
+    reasons.push(format!(
+        "{total} whole core{} available; chose {n} compactly (lowest node, then package, then core){}",
+        if total == 1 { "" } else { "s" },
+        if p.smt { ", every SMT thread" } else { ", the lowest-numbered thread of each" }
+    ));
+    if !partial.is_empty() {
+        reasons.push(format!(
+            "skipped {} core{} with a sibling outside the candidates",
+            partial.len(),
+            if partial.len() == 1 { "" } else { "s" }
+        ));
+    }
+    Ok(Placed { cpus, cores: chosen, reasons })
+}
+
+fn or_none(set: &CpuSet) -> String {
+    if set.is_empty() { "none".into() } else { set.to_list() }
+}
+
+/// The memory node nearest to `node` by `distance`, if any has memory.
+pub fn nearest_memory_node(sys: &SystemState, node: u32) -> Option<u32> {
+    let from = sys.nodes.get(&node)?;
+    sys.nodes
+        .values()
+        .filter(|n| n.has_memory && n.id != node)
+        .min_by_key(|n| (from.distance_to(n.id).unwrap_or(u32::MAX), n.id))
+        .map(|n| n.id)
+}
+
+/// Refuses unknown nodes, nodes without memory and nodes outside
+/// `Mems_allowed`.
+fn validate_mem_nodes(sys: &SystemState, option: &str, nodes: &NodeSet) -> Result<()> {
+    if sys.nodes.is_empty() {
+        return Err(Error::new("no-numa", format!("{option}: this machine exposes no NUMA nodes")));
+    }
+    let unknown = nodes.difference(&sys.node_ids());
+    if !unknown.is_empty() {
+        return Err(Error::new(
+            "node-not-found",
+            format!("{option}: {} not found: this machine's nodes are {}", nodes_phrase(&unknown), sys.node_ids()),
+        ));
+    }
+    if let Some(bad) = nodes.iter().find(|id| !sys.nodes[id].has_memory) {
+        let e = Error::new("node-without-memory", format!("{option}: node {bad} has no memory"));
+        return Err(match nearest_memory_node(sys, bad) {
+            Some(near) => e.hint(format!("the nearest node with memory is node {near}: use {option}={near}")),
+            None => e,
+        });
+    }
+    if let Some(allowed) = &sys.process.mems_allowed {
+        let outside = nodes.difference(allowed);
+        if !outside.is_empty() {
+            return Err(Error::new(
+                "node-not-allowed",
+                format!("{option}: {} outside this process's cpuset memory nodes (Mems_allowed_list = {})", nodes_phrase(&outside), allowed),
+            )
+            .hint("choose among the allowed nodes, or widen the cgroup's cpuset.mems"));
+        }
+    }
+    Ok(())
+}
+
+fn plan_memory(sys: &SystemState, req: &MemoryRequest, chosen_nodes: Option<&NodeSet>) -> Result<MemPlan> {
+    let all_nodes = || {
+        let mem = sys.memory_nodes();
+        match &sys.process.mems_allowed {
+            Some(a) => mem.intersection(a),
+            None => mem,
+        }
+    };
+    let choice = |c: &NodeChoice| match c {
+        NodeChoice::All => all_nodes(),
+        NodeChoice::Nodes(n) => n.clone(),
+    };
+    let (mode, nodes, option) = match req {
+        MemoryRequest::Bind(Some(n)) => (MemMode::Bind, n.clone(), "--membind"),
+        MemoryRequest::Bind(None) => {
+            let n = chosen_nodes.filter(|n| !n.is_empty()).ok_or_else(|| {
+                Error::new("membind-needs-nodes", "--membind: no NODES given and no placement to take them from")
+                    .hint("give the nodes (--membind=0) or a placement (--node, --cpus, --cores)")
+            })?;
+            (MemMode::Bind, n.clone(), "--membind")
+        }
+        MemoryRequest::Preferred(n) => (MemMode::Preferred, std::iter::once(*n).collect(), "--preferred"),
+        MemoryRequest::PreferredMany(n) => (MemMode::PreferredMany, n.clone(), "--preferred-many"),
+        MemoryRequest::Interleave(c) => (MemMode::Interleave, choice(c), "--interleave"),
+        MemoryRequest::WeightedInterleave(c) => (MemMode::WeightedInterleave, choice(c), "--weighted-interleave"),
+        MemoryRequest::Local => return Ok(MemPlan { mode: MemMode::Local, nodes: NodeSet::new() }),
+    };
+    validate_mem_nodes(sys, option, &nodes)?;
+    Ok(MemPlan { mode, nodes })
+}
+
+fn plan_sched(sys: &SystemState, sched: &SchedRequest, cpus: Option<&CpuSet>) -> Result<()> {
+    let no_cap = sys.process.cap_sys_nice == Some(false);
+    match sched.policy {
+        Some(Policy::Fifo(prio)) | Some(Policy::Rr(prio)) => {
+            if let (true, Some(limit)) = (no_cap, sys.process.rtprio_limit)
+                && u64::from(prio) > limit
+            {
+                return Err(Error::new(
+                    "rtprio-not-permitted",
+                    format!("real-time priority {prio} exceeds RLIMIT_RTPRIO {limit}, and CAP_SYS_NICE is missing"),
+                )
+                .hint(format!("raise the limit (systemd LimitRTPRIO={prio}, limits.conf `rtprio {prio}`), or grant CAP_SYS_NICE (AmbientCapabilities=CAP_SYS_NICE)")));
+            }
+        }
+        Some(Policy::Deadline { .. }) => {
+            if no_cap {
+                return Err(Error::new("deadline-not-permitted", "SCHED_DEADLINE needs CAP_SYS_NICE, which this process lacks")
+                    .hint("run as root or grant CAP_SYS_NICE (AmbientCapabilities=CAP_SYS_NICE)"));
+            }
+            if let Some(cpus) = cpus {
+                let span = sys.allowed.difference(&sys.isolated);
+                let span = if cpus.is_subset(&sys.isolated) { cpus.clone() } else { span };
+                if !span.is_subset(cpus) {
+                    return Err(Error::new(
+                        "deadline-affinity",
+                        format!(
+                            "--deadline: the affinity {} is narrower than its root domain {}; the kernel refuses SCHED_DEADLINE tasks that cannot run on every CPU of their root domain (EPERM/EBUSY)",
+                            cpus, span
+                        ),
+                    )
+                    .hint("create an exclusive cpuset partition for these CPUs (cgroup v2 cpuset.cpus.partition=root) and run pinrun inside it, or drop the placement"));
+                }
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Resolves `req` on `sys`. Errors are refusals (exit 125), each naming the
+/// object and the fix.
+pub fn plan(sys: &SystemState, req: &Request) -> Result<Plan> {
+    let placed = if req.placement.is_requested() {
+        Some(place(sys, &req.placement)?)
+    } else {
+        None
+    };
+    let nodes: NodeSet = placed
+        .as_ref()
+        .map(|p| p.cpus.iter().filter_map(|c| sys.node_of(c)).collect())
+        .unwrap_or_default();
+    let memory = req
+        .memory
+        .as_ref()
+        .map(|m| plan_memory(sys, m, placed.as_ref().map(|_| &nodes)))
+        .transpose()?;
+    plan_sched(sys, &req.sched, placed.as_ref().map(|p| &p.cpus))?;
+    let (cpus, cores, reasons) = match placed {
+        Some(p) => (Some(p.cpus), p.cores, p.reasons),
+        None => (None, Vec::new(), vec!["no placement requested: CPU affinity unchanged".to_string()]),
+    };
+    Ok(Plan { cpus, cores, nodes, memory, sched: req.sched.clone(), reasons })
+}

@@ -1,0 +1,344 @@
+//! Rendering plans, findings and the machine as text or JSON (DESIGN §4).
+//! Pure: returns strings; `main` prints them.
+
+use crate::check::{Finding, Severity};
+use crate::cpuset::CpuSet;
+use crate::error::Error;
+use crate::plan::{Plan, allowed_phrase};
+use crate::request::{Policy, Request};
+use crate::system::{AllowedSource, SystemState};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+fn policy_json(sched: &crate::request::SchedRequest) -> Value {
+    let mut v = json!({"reset_on_fork": sched.reset_on_fork, "nice": sched.nice});
+    let (name, prio) = match sched.policy {
+        None => ("unchanged", None),
+        Some(Policy::Other) => ("other", None),
+        Some(Policy::Batch) => ("batch", None),
+        Some(Policy::Idle) => ("idle", None),
+        Some(Policy::Fifo(p)) => ("fifo", Some(p)),
+        Some(Policy::Rr(p)) => ("rr", Some(p)),
+        Some(Policy::Deadline { runtime, deadline, period }) => {
+            v["runtime_ns"] = json!(runtime);
+            v["deadline_ns"] = json!(deadline);
+            v["period_ns"] = json!(period);
+            ("deadline", None)
+        }
+    };
+    v["policy"] = json!(name);
+    v["priority"] = json!(prio);
+    v
+}
+
+fn sched_text(sched: &crate::request::SchedRequest) -> String {
+    let mut parts = vec![match sched.policy {
+        None => "policy unchanged".to_string(),
+        Some(Policy::Other) => "SCHED_OTHER".into(),
+        Some(Policy::Batch) => "SCHED_BATCH".into(),
+        Some(Policy::Idle) => "SCHED_IDLE".into(),
+        Some(Policy::Fifo(p)) => format!("SCHED_FIFO priority {p}"),
+        Some(Policy::Rr(p)) => format!("SCHED_RR priority {p}"),
+        Some(Policy::Deadline { runtime, deadline, period }) => {
+            format!("SCHED_DEADLINE runtime {runtime}ns deadline {deadline}ns period {period}ns")
+        }
+    }];
+    parts.push(match sched.nice {
+        Some(n) => format!("nice {n}"),
+        None => "nice unchanged".into(),
+    });
+    if sched.reset_on_fork {
+        parts.push("reset-on-fork".into());
+    }
+    parts.join(", ")
+}
+
+/// The `findings` array.
+pub fn findings_json(findings: &[Finding]) -> Value {
+    serde_json::to_value(findings).unwrap_or(Value::Null)
+}
+
+/// `--dry-run --json`: one object (DESIGN §4).
+pub fn plan_json(req: &Request, plan: &Plan, findings: &[Finding]) -> Value {
+    json!({
+        "cpus": plan.cpus.as_ref().map(CpuSet::to_vec),
+        "cpulist": plan.cpus.as_ref().map(CpuSet::to_list),
+        "cores": plan.cores.iter().map(|c| json!({
+            "package": c.package, "core": c.core, "node": c.node, "cpus": c.cpus.to_vec()
+        })).collect::<Vec<_>>(),
+        "nodes": plan.nodes.to_vec(),
+        "memory": match &plan.memory {
+            None => json!({"policy": "default", "nodes": []}),
+            Some(m) => json!({"policy": m.mode.name(), "nodes": m.nodes.to_vec()}),
+        },
+        "sched": policy_json(&plan.sched),
+        "reasons": plan.reasons,
+        "findings": findings_json(findings),
+        "command": req.command.iter().map(|a| a.to_string_lossy()).collect::<Vec<_>>(),
+    })
+}
+
+/// One finding as text lines (`warning: [code] message` + `hint:`).
+pub fn finding_text(f: &Finding) -> String {
+    let sev = match f.severity {
+        Severity::Info => "info",
+        Severity::Warning => "warning",
+    };
+    format!("{sev}: {} [{}]\n  hint: {}\n", f.message, f.code, f.hint)
+}
+
+/// `--dry-run` as text.
+pub fn plan_text(req: &Request, plan: &Plan, findings: &[Finding]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "cpus:    {}",
+        plan.cpus.as_ref().map_or("unchanged".to_string(), |c| format!("{c} ({} CPU{})", c.len(), if c.len() == 1 { "" } else { "s" }))
+    );
+    for c in &plan.cores {
+        let used = plan.cpus.as_ref().map(|p| c.cpus.intersection(p)).unwrap_or_default();
+        let _ = writeln!(
+            s,
+            "  core:  package {} core {} node {}: threads {} (using {})",
+            opt(c.package),
+            opt(c.core),
+            opt(c.node),
+            c.cpus,
+            used
+        );
+    }
+    let _ = writeln!(s, "nodes:   {}", if plan.nodes.is_empty() { "-".into() } else { plan.nodes.to_list() });
+    let _ = writeln!(
+        s,
+        "memory:  {}",
+        match &plan.memory {
+            None => "unchanged".to_string(),
+            Some(m) if m.nodes.is_empty() => m.mode.name().to_string(),
+            Some(m) => format!("{} {}", m.mode.name(), m.nodes),
+        }
+    );
+    let _ = writeln!(s, "sched:   {}", sched_text(&plan.sched));
+    if !req.command.is_empty() {
+        let cmd: Vec<_> = req.command.iter().map(|a| a.to_string_lossy()).collect();
+        let _ = writeln!(s, "command: {}", cmd.join(" "));
+    }
+    let _ = writeln!(s, "why:");
+    for r in &plan.reasons {
+        let _ = writeln!(s, "  - {r}");
+    }
+    if findings.is_empty() {
+        let _ = writeln!(s, "findings: none");
+    } else {
+        let _ = writeln!(s, "findings:");
+        for f in findings {
+            s.push_str(&finding_text(f));
+        }
+    }
+    s
+}
+
+/// `{"error": {...}}` for `--json` failures.
+pub fn error_json(e: &Error) -> Value {
+    json!({"error": {"code": e.code, "message": e.message, "hint": e.hint}})
+}
+
+fn opt(v: Option<u32>) -> String {
+    v.map_or("-".into(), |v| v.to_string())
+}
+
+/// `--show --json`.
+pub fn show_json(sys: &SystemState) -> Value {
+    let cpus: Vec<Value> = sys
+        .cpus
+        .values()
+        .map(|c| {
+            json!({
+                "cpu": c.id, "online": c.online, "core": c.core_id, "package": c.package,
+                "die": c.die, "cluster": c.cluster, "node": c.node,
+                "siblings": c.online.then(|| sys.core_of(c.id).to_vec()),
+                "llc": c.llc.as_ref().map(CpuSet::to_vec),
+                "allowed": sys.allowed.contains(c.id),
+                "isolated": sys.isolated.contains(c.id),
+                "nohz_full": sys.nohz_full.contains(c.id),
+            })
+        })
+        .collect();
+    let nodes: Vec<Value> = sys
+        .nodes
+        .values()
+        .map(|n| {
+            json!({
+                "node": n.id, "cpus": n.cpus.to_vec(), "mem_total_kb": n.mem_total_kb,
+                "mem_free_kb": n.mem_free_kb,
+                "distances": n.distances.iter().map(|(id, d)| json!({"node": id, "distance": d})).collect::<Vec<_>>(),
+                "has_cpu": !n.cpus.is_empty(), "has_memory": n.has_memory,
+            })
+        })
+        .collect();
+    let allowed_nodes: Vec<u32> = match &sys.process.mems_allowed {
+        Some(m) => sys.memory_nodes().intersection(m).to_vec(),
+        None => sys.memory_nodes().to_vec(),
+    };
+    json!({
+        "cpus": cpus,
+        "nodes": nodes,
+        "online": sys.online.to_vec(),
+        "possible": sys.possible.to_list(),
+        "present": sys.present.to_list(),
+        "allowed_cpus": sys.allowed.to_vec(),
+        "allowed_nodes": allowed_nodes,
+        "allowed_source": match &sys.allowed_source {
+            AllowedSource::Cgroup(cs) => json!({"cgroup": cs.cgroup, "file": cs.file}),
+            AllowedSource::Status => json!("Cpus_allowed_list"),
+            AllowedSource::Online => json!("online"),
+        },
+        "isolated": sys.isolated.to_vec(),
+        "nohz_full": sys.nohz_full.to_vec(),
+        "warnings": sys.warnings,
+    })
+}
+
+fn kib(kb: Option<u64>) -> String {
+    match kb {
+        None => "?".into(),
+        Some(k) if k >= 1 << 20 => format!("{:.1} GiB", k as f64 / (1u64 << 20) as f64),
+        Some(k) => format!("{:.0} MiB", k as f64 / 1024.0),
+    }
+}
+
+/// Appends `items` wrapped at 78 columns with `indent`.
+fn wrap(s: &mut String, indent: &str, items: &[String]) {
+    let mut line = indent.to_string();
+    for it in items {
+        if line.len() + it.len() + 1 > 78 && line.len() > indent.len() {
+            let _ = writeln!(s, "{}", line.trim_end());
+            line = indent.to_string();
+        }
+        line.push_str(it);
+        line.push(' ');
+    }
+    if line.len() > indent.len() {
+        let _ = writeln!(s, "{}", line.trim_end());
+    }
+}
+
+/// `--show` as text: summary, then per node and package the cores with
+/// their SMT siblings joined by `+`; marks: `*` isolated, `~` nohz_full,
+/// `!` outside the allowed set. `verbose` adds one line per CPU.
+pub fn show_text(sys: &SystemState, verbose: bool) -> String {
+    let mut s = String::new();
+    let or_none = |c: &CpuSet| if c.is_empty() { "none".to_string() } else { c.to_list() };
+    let _ = writeln!(
+        s,
+        "CPUs: {} online of {} possible ({} present); {} node{}",
+        sys.online,
+        sys.possible,
+        sys.present,
+        sys.nodes.len(),
+        if sys.nodes.len() == 1 { "" } else { "s" }
+    );
+    let offline = sys.present.difference(&sys.online);
+    if !offline.is_empty() {
+        let _ = writeln!(s, "offline: {offline}");
+    }
+    let _ = writeln!(s, "allowed: {} ({})", or_none(&sys.allowed), allowed_phrase(sys));
+    let housekeeping = sys.online.difference(&sys.isolated.union(&sys.nohz_full));
+    let _ = writeln!(
+        s,
+        "isolated (*): {}   nohz_full (~): {}   housekeeping: {}",
+        or_none(&sys.isolated),
+        or_none(&sys.nohz_full),
+        or_none(&housekeeping)
+    );
+    for w in &sys.warnings {
+        let _ = writeln!(s, "warning: {w}");
+    }
+    // Group online CPUs' cores by (node, package).
+    let mut groups: BTreeMap<(Option<u32>, Option<u32>), Vec<CpuSet>> = BTreeMap::new();
+    let mut seen = CpuSet::new();
+    for c in sys.cpus.values().filter(|c| c.online) {
+        if seen.contains(c.id) {
+            continue;
+        }
+        let core = sys.core_of(c.id);
+        seen = seen.union(&core);
+        groups.entry((c.node, c.package)).or_default().push(core);
+    }
+    let mut last_node = None;
+    for ((node, package), cores) in &groups {
+        if last_node != Some(*node) {
+            last_node = Some(*node);
+            match node.and_then(|n| sys.nodes.get(&n)) {
+                Some(n) => {
+                    let dist: Vec<String> = n.distances.iter().map(|(_, d)| d.to_string()).collect();
+                    let _ = writeln!(
+                        s,
+                        "node {}: CPUs {}  memory {} (free {})  distances {}",
+                        n.id,
+                        or_none(&n.cpus),
+                        kib(n.mem_total_kb),
+                        kib(n.mem_free_kb),
+                        dist.join(" ")
+                    );
+                }
+                None => {
+                    let _ = writeln!(s, "no NUMA node information:");
+                }
+            }
+        }
+        let cpus = cores.iter().fold(CpuSet::new(), |a, c| a.union(c));
+        let _ = writeln!(
+            s,
+            "  package {}: {} core{}, CPUs {}",
+            opt(*package),
+            cores.len(),
+            if cores.len() == 1 { "" } else { "s" },
+            cpus
+        );
+        let items: Vec<String> = cores
+            .iter()
+            .map(|core| {
+                core.iter()
+                    .map(|id| {
+                        let mut t = id.to_string();
+                        if sys.isolated.contains(id) {
+                            t.push('*');
+                        }
+                        if sys.nohz_full.contains(id) {
+                            t.push('~');
+                        }
+                        if !sys.allowed.contains(id) {
+                            t.push('!');
+                        }
+                        t
+                    })
+                    .collect::<Vec<_>>()
+                    .join("+")
+            })
+            .collect();
+        wrap(&mut s, "    ", &items);
+    }
+    for n in sys.nodes.values().filter(|n| n.cpus.is_empty()) {
+        let _ = writeln!(s, "node {}: no CPUs  memory {} (free {})", n.id, kib(n.mem_total_kb), kib(n.mem_free_kb));
+    }
+    if verbose {
+        let _ = writeln!(s, "CPU  online node package die cluster core siblings llc");
+        for c in sys.cpus.values() {
+            let _ = writeln!(
+                s,
+                "{:<4} {:<6} {:<4} {:<7} {:<3} {:<7} {:<4} {:<8} {}",
+                c.id,
+                if c.online { "yes" } else { "no" },
+                opt(c.node),
+                opt(c.package),
+                opt(c.die),
+                opt(c.cluster),
+                opt(c.core_id),
+                if c.online { sys.core_of(c.id).to_list() } else { "-".into() },
+                c.llc.as_ref().map_or("-".into(), CpuSet::to_list)
+            );
+        }
+    }
+    s
+}

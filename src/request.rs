@@ -1,0 +1,143 @@
+//! What the user asked for, validated but not yet resolved against the
+//! machine. Built by [`crate::cli`]; consumed by [`crate::plan`].
+
+use crate::cpuset::{CpuSet, NodeSet};
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+/// Which CPUs to run on (DESIGN §3 "Placement"). All `None`/`false`: the
+/// affinity is left unchanged.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Placement {
+    /// `--cpus LIST`: exactly these CPUs.
+    pub cpus: Option<CpuSet>,
+    /// `--node NODES`: CPUs of these nodes.
+    pub nodes: Option<NodeSet>,
+    /// `--cores N`: N whole cores.
+    pub cores: Option<usize>,
+    /// `--smt`: every thread of each chosen core.
+    pub smt: bool,
+    /// `--isolated`: isolated CPUs only.
+    pub isolated: bool,
+}
+
+impl Placement {
+    /// Whether any placement option was given.
+    pub fn is_requested(&self) -> bool {
+        self.cpus.is_some() || self.nodes.is_some() || self.cores.is_some() || self.isolated
+    }
+}
+
+/// A node list that may be `all` (`--interleave all`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NodeChoice {
+    /// Every node with memory the process may use.
+    All,
+    /// These nodes.
+    Nodes(NodeSet),
+}
+
+/// A memory policy request (`set_mempolicy(2)`, `numactl(8)`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MemoryRequest {
+    /// `--membind [NODES]`: `None` means the nodes of the chosen CPUs.
+    Bind(Option<NodeSet>),
+    /// `--preferred NODE`.
+    Preferred(u32),
+    /// `--preferred-many NODES` (Linux 5.15+).
+    PreferredMany(NodeSet),
+    /// `--interleave NODES|all`.
+    Interleave(NodeChoice),
+    /// `--weighted-interleave NODES|all` (Linux 6.9+).
+    WeightedInterleave(NodeChoice),
+    /// `--localalloc`.
+    Local,
+}
+
+/// A scheduling policy (`sched(7)`). Priorities are 1–99; deadline
+/// parameters are in nanoseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Policy {
+    /// `SCHED_OTHER` (`SCHED_NORMAL`).
+    Other,
+    /// `SCHED_BATCH`.
+    Batch,
+    /// `SCHED_IDLE`.
+    Idle,
+    /// `SCHED_FIFO` with a static priority.
+    Fifo(u32),
+    /// `SCHED_RR` with a static priority.
+    Rr(u32),
+    /// `SCHED_DEADLINE` with runtime ≤ deadline ≤ period, in ns.
+    Deadline {
+        /// `sched_runtime`, ns.
+        runtime: u64,
+        /// `sched_deadline`, ns.
+        deadline: u64,
+        /// `sched_period`, ns.
+        period: u64,
+    },
+}
+
+/// Scheduling changes. Nothing set: the scheduling is left unchanged.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SchedRequest {
+    /// The policy, when one is given.
+    pub policy: Option<Policy>,
+    /// `--nice N` (-20..=19); otherwise the current nice value is kept.
+    pub nice: Option<i32>,
+    /// `--reset-on-fork` (`SCHED_RESET_ON_FORK`).
+    pub reset_on_fork: bool,
+}
+
+impl SchedRequest {
+    /// Whether anything about scheduling is to change.
+    pub fn is_requested(&self) -> bool {
+        self.policy.is_some() || self.nice.is_some() || self.reset_on_fork
+    }
+}
+
+/// What pinrun does with the plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Apply and exec the command.
+    Run,
+    /// Print the plan and findings; change nothing.
+    DryRun,
+    /// Print findings only; exit 1 when there are any.
+    Check,
+    /// Print the machine.
+    Show,
+}
+
+/// How much pinrun says.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Output {
+    /// `--json`.
+    pub json: bool,
+    /// `-v`: print the plan to stderr before exec.
+    pub verbose: bool,
+    /// `--quiet`: no warnings.
+    pub quiet: bool,
+    /// `--strict`: warnings refuse the launch.
+    pub strict: bool,
+}
+
+/// A whole validated invocation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Request {
+    /// Which CPUs.
+    pub placement: Placement,
+    /// Memory policy; `None`: unchanged.
+    pub memory: Option<MemoryRequest>,
+    /// Scheduling.
+    pub sched: SchedRequest,
+    /// What to do.
+    pub mode: Mode,
+    /// Output switches.
+    pub output: Output,
+    /// `--sysroot DIR`: read the machine below DIR.
+    pub sysroot: Option<PathBuf>,
+    /// The command and its arguments, untouched (may be non-UTF-8).
+    pub command: Vec<OsString>,
+}

@@ -1,0 +1,227 @@
+//! The caller's cpuset: which CPUs its cgroup lets it use
+//! (`Documentation/admin-guide/cgroup-v2.rst` "Cpuset", `cpuset(7)` for v1).
+//!
+//! The cgroup comes from `/proc/self/cgroup` (fallback `/proc/self/cpuset`,
+//! as hwloc does), the mount point from `/proc/self/mountinfo` (fallback
+//! `/proc/mounts`). cgroup v2 reads `cpuset.cpus.effective`, walking up to
+//! the nearest ancestor that has it (the file exists only where the cpuset
+//! controller is enabled); v1 reads `cpuset.effective_cpus`, then
+//! `cpuset.cpus`, then `cpus` (the legacy `cpuset` file system and
+//! `noprefix` mounts).
+
+use super::root::Root;
+use crate::cpuset::CpuSet;
+
+/// The cpuset that limits the caller, and where it was read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cpuset {
+    /// The cgroup path as the process sees it (`/docker/abc`, `/`).
+    pub cgroup: String,
+    /// The file read, as an absolute path on the machine (not below the root).
+    pub file: String,
+    /// Its CPUs.
+    pub cpus: CpuSet,
+    /// The matching memory-node file's nodes, when readable.
+    pub mems: Option<CpuSet>,
+}
+
+#[derive(Debug)]
+struct Mount {
+    root: String,
+    point: String,
+    fstype: String,
+    options: Vec<String>,
+}
+
+impl Mount {
+    fn is_v2(&self) -> bool {
+        self.fstype == "cgroup2"
+    }
+    fn is_v1_cpuset(&self) -> bool {
+        self.fstype == "cpuset"
+            || (self.fstype == "cgroup" && self.options.iter().any(|o| o == "cpuset"))
+    }
+    /// File-name prefix of v1 cpuset files on this mount.
+    fn v1_prefix(&self) -> &'static str {
+        if self.fstype == "cpuset" || self.options.iter().any(|o| o == "noprefix") {
+            ""
+        } else {
+            "cpuset."
+        }
+    }
+}
+
+/// Undoes the octal escapes (`\040` for space) of mountinfo and mounts.
+fn unescape(s: &str) -> String {
+    let mut out = String::new();
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            let code: String = chars.clone().take(3).collect();
+            if let Ok(v) = u8::from_str_radix(&code, 8) {
+                out.push(v as char);
+                chars.nth(2);
+                continue;
+            }
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn read_mounts(root: &Root) -> Vec<Mount> {
+    if let Some(text) = root.read("/proc/self/mountinfo") {
+        // id parent major:minor root mount-point options [optional...] - fstype source super-options
+        return text
+            .lines()
+            .filter_map(|l| {
+                let (left, right) = l.split_once(" - ")?;
+                let f: Vec<&str> = left.split_whitespace().collect();
+                let r: Vec<&str> = right.split_whitespace().collect();
+                Some(Mount {
+                    root: unescape(f.get(3)?),
+                    point: unescape(f.get(4)?),
+                    fstype: r.first()?.to_string(),
+                    options: r.get(2).unwrap_or(&"").split(',').map(String::from).collect(),
+                })
+            })
+            .collect();
+    }
+    root.read("/proc/mounts")
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            Some(Mount {
+                root: "/".into(),
+                point: unescape(f.get(1)?),
+                fstype: f.get(2)?.to_string(),
+                options: f.get(3)?.split(',').map(String::from).collect(),
+            })
+        })
+        .collect()
+}
+
+/// The process's cgroup paths: (v2 path, v1 cpuset path).
+fn cgroup_paths(root: &Root) -> (Option<String>, Option<String>) {
+    let Some(text) = root.read("/proc/self/cgroup") else {
+        // Kernels and dumps without /proc/self/cgroup: /proc/self/cpuset names
+        // the cpuset path for whichever hierarchy carries the controller.
+        let p = root.read_value("/proc/self/cpuset");
+        return (p.clone(), p);
+    };
+    let (mut v2, mut v1) = (None, None);
+    for line in text.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (Some(hier), Some(ctrls), Some(path)) = (parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
+        if hier == "0" && ctrls.is_empty() {
+            v2 = Some(path.to_string());
+        } else if ctrls.split(',').any(|c| c == "cpuset") {
+            v1 = Some(path.to_string());
+        }
+    }
+    (v2, v1)
+}
+
+/// Joins a cgroup path onto its mount point, removing the mount's own root
+/// (a bind-mounted sub-tree in a container shows `root` = `/docker/abc`).
+fn cgroup_dir(mount: &Mount, path: &str) -> String {
+    let rel = if mount.root != "/" {
+        path.strip_prefix(mount.root.as_str()).unwrap_or(path)
+    } else {
+        path
+    };
+    format!("{}/{}", mount.point.trim_end_matches('/'), rel.trim_start_matches('/'))
+        .trim_end_matches('/')
+        .to_string()
+}
+
+/// Reads the first of `names` that parses, in `dir` or the nearest ancestor
+/// at or below `top` that has it.
+fn read_up(root: &Root, dir: &str, top: &str, names: &[&str]) -> Option<(String, CpuSet)> {
+    let mut d = dir.to_string();
+    loop {
+        for name in names {
+            let file = format!("{d}/{name}");
+            if let Some(set) = root.read_list(&file) {
+                return Some((file, set));
+            }
+        }
+        if d.len() <= top.len() {
+            return None;
+        }
+        d = match d.rfind('/') {
+            Some(i) if i >= top.len() => d[..i].to_string(),
+            _ => top.to_string(),
+        };
+    }
+}
+
+fn as_refs(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
+}
+
+/// The cpuset limiting this process, or `None` when no cpuset information
+/// exists (no cpuset controller mounted, or files unreadable).
+pub fn read_cpuset(root: &Root) -> Option<Cpuset> {
+    let mounts = read_mounts(root);
+    let (v2_path, v1_path) = cgroup_paths(root);
+    let v1 = mounts.iter().find(|m| m.is_v1_cpuset()).zip(v1_path.as_ref());
+    let v2 = mounts.iter().find(|m| m.is_v2()).zip(v2_path.as_ref());
+    let (mount, path, cpus_names, mems_names): (&Mount, &String, Vec<String>, Vec<String>) =
+        if let Some((m, p)) = v1 {
+            let pre = m.v1_prefix();
+            (
+                m,
+                p,
+                vec![format!("{pre}effective_cpus"), format!("{pre}cpus")],
+                vec![format!("{pre}effective_mems"), format!("{pre}mems")],
+            )
+        } else {
+            let (m, p) = v2?;
+            (
+                m,
+                p,
+                vec!["cpuset.cpus.effective".into()],
+                vec!["cpuset.mems.effective".into()],
+            )
+        };
+    let dir = cgroup_dir(mount, path);
+    let top = mount.point.trim_end_matches('/');
+    let (file, cpus) = read_up(root, &dir, top, &as_refs(&cpus_names))?;
+    let mems = read_up(root, &dir, top, &as_refs(&mems_names)).map(|(_, s)| s);
+    Some(Cpuset {
+        cgroup: path.clone(),
+        file,
+        cpus,
+        mems,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unescapes_mountinfo() {
+        assert_eq!(unescape(r"/a\040b"), "/a b");
+        assert_eq!(unescape(r"/plain"), "/plain");
+    }
+
+    #[test]
+    fn container_root_is_stripped() {
+        let m = Mount {
+            root: "/docker/abc".into(),
+            point: "/sys/fs/cgroup".into(),
+            fstype: "cgroup2".into(),
+            options: vec![],
+        };
+        assert_eq!(cgroup_dir(&m, "/docker/abc"), "/sys/fs/cgroup");
+        assert_eq!(cgroup_dir(&m, "/"), "/sys/fs/cgroup");
+        let m2 = Mount { root: "/".into(), ..m };
+        assert_eq!(cgroup_dir(&m2, "/a/b"), "/sys/fs/cgroup/a/b");
+    }
+}

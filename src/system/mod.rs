@@ -1,0 +1,150 @@
+//! Reading the system: the only layer that opens files. It returns plain
+//! data ([`SystemState`]) and makes no decisions. Every path goes through a
+//! [`Root`], so `--sysroot DIR` replays a machine dump exactly.
+
+pub mod cgroup;
+pub mod numa;
+pub mod process;
+pub mod root;
+pub mod topology;
+
+pub use cgroup::Cpuset;
+pub use numa::Node;
+pub use process::Process;
+pub use root::Root;
+pub use topology::Cpu;
+
+use crate::cpuset::{CpuSet, NodeSet};
+use std::collections::BTreeMap;
+
+/// Where the allowed-CPU limit came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AllowedSource {
+    /// The caller's cgroup cpuset.
+    Cgroup(Cpuset),
+    /// No cpuset information: `Cpus_allowed_list` of `/proc/self/status`.
+    Status,
+    /// Neither: every online CPU.
+    Online,
+}
+
+/// Everything pinrun knows about the machine and the caller.
+#[derive(Debug, Clone)]
+pub struct SystemState {
+    /// `cpu/possible`.
+    pub possible: CpuSet,
+    /// `cpu/present`.
+    pub present: CpuSet,
+    /// `cpu/online`.
+    pub online: CpuSet,
+    /// Every `cpuN` directory, by id.
+    pub cpus: BTreeMap<u32, Cpu>,
+    /// NUMA nodes by id; empty when the kernel exposes none.
+    pub nodes: BTreeMap<u32, Node>,
+    /// CPUs the caller may use: online ∩ its cgroup cpuset.
+    pub allowed: CpuSet,
+    /// Where `allowed` came from.
+    pub allowed_source: AllowedSource,
+    /// Domain-isolated CPUs: `cpu/isolated` ∪ root `cpuset.cpus.isolated`.
+    pub isolated: CpuSet,
+    /// `cpu/nohz_full`.
+    pub nohz_full: CpuSet,
+    /// `/proc/cmdline`.
+    pub cmdline: String,
+    /// The caller's limits.
+    pub process: Process,
+    /// Inconsistencies in the firmware's data (e.g. a CPU in two nodes).
+    pub warnings: Vec<String>,
+}
+
+impl SystemState {
+    /// Reads the machine below `root`.
+    pub fn read(root: &Root) -> Self {
+        let sets = topology::read_sets(root);
+        let mut cpus: BTreeMap<u32, Cpu> = sets
+            .dirs
+            .union(&sets.online)
+            .iter()
+            .map(|id| (id, topology::read_cpu(root, id, sets.online.contains(id))))
+            .collect();
+        let nodes: BTreeMap<u32, Node> = numa::read_nodes(root)
+            .into_iter()
+            .map(|n| (n.id, n))
+            .collect();
+        let mut warnings = Vec::new();
+        for node in nodes.values() {
+            for id in node.cpus.iter() {
+                if let Some(cpu) = cpus.get_mut(&id) {
+                    match cpu.node {
+                        None => cpu.node = Some(node.id),
+                        Some(first) => warnings.push(format!(
+                            "firmware data: CPU {id} is listed in node{first}/cpulist and node{}/cpulist; using node {first}",
+                            node.id
+                        )),
+                    }
+                }
+            }
+        }
+        let process = process::read_process(root);
+        let cpuset = cgroup::read_cpuset(root);
+        let (allowed, allowed_source) = match (cpuset, &process.cpus_allowed) {
+            (Some(cs), _) => (sets.online.intersection(&cs.cpus), AllowedSource::Cgroup(cs)),
+            (None, Some(status)) => (sets.online.intersection(status), AllowedSource::Status),
+            (None, None) => (sets.online.clone(), AllowedSource::Online),
+        };
+        let cpu_dir = "/sys/devices/system/cpu";
+        let isolated = root
+            .read_list(&format!("{cpu_dir}/isolated"))
+            .unwrap_or_default()
+            .union(
+                &root
+                    .read_list("/sys/fs/cgroup/cpuset.cpus.isolated")
+                    .unwrap_or_default(),
+            );
+        Self {
+            nohz_full: root
+                .read_list(&format!("{cpu_dir}/nohz_full"))
+                .unwrap_or_default(),
+            cmdline: root.read_value("/proc/cmdline").unwrap_or_default(),
+            possible: sets.possible,
+            present: sets.present,
+            online: sets.online,
+            cpus,
+            nodes,
+            allowed,
+            allowed_source,
+            isolated,
+            process,
+            warnings,
+        }
+    }
+
+    /// The SMT siblings of `cpu` including itself; a CPU without topology
+    /// information is a core of its own.
+    pub fn core_of(&self, cpu: u32) -> CpuSet {
+        self.cpus
+            .get(&cpu)
+            .and_then(|c| c.siblings.clone())
+            .filter(|s| s.contains(cpu))
+            .unwrap_or_else(|| std::iter::once(cpu).collect())
+    }
+
+    /// The node of `cpu`, if known.
+    pub fn node_of(&self, cpu: u32) -> Option<u32> {
+        self.cpus.get(&cpu).and_then(|c| c.node)
+    }
+
+    /// Ids of every node.
+    pub fn node_ids(&self) -> NodeSet {
+        self.nodes.keys().copied().collect()
+    }
+
+    /// Nodes with memory.
+    pub fn memory_nodes(&self) -> NodeSet {
+        self.nodes
+            .values()
+            .filter(|n| n.has_memory)
+            .map(|n| n.id)
+            .collect()
+    }
+}

@@ -1,0 +1,84 @@
+//! NUMA nodes from `/sys/devices/system/node`
+//! (`Documentation/ABI/stable/sysfs-devices-node`). Node ids can be sparse
+//! (0 and 8), nodes can be CPU-less (memory only) or memoryless (CPUs only).
+
+use super::root::Root;
+use crate::cpuset::{CpuSet, NodeSet};
+
+const NODE_DIR: &str = "/sys/devices/system/node";
+
+/// One NUMA node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Node {
+    /// Kernel node id (`nodeN`).
+    pub id: u32,
+    /// `nodeN/cpulist` (fallback `cpumap`); may include offline CPUs.
+    pub cpus: CpuSet,
+    /// `MemTotal` from `nodeN/meminfo`, in KiB.
+    pub mem_total_kb: Option<u64>,
+    /// `MemFree` from `nodeN/meminfo`, in KiB.
+    pub mem_free_kb: Option<u64>,
+    /// `nodeN/distance`: pairs of (other node id, distance), in the order of
+    /// the online nodes the kernel prints them for (`for_each_online_node`).
+    pub distances: Vec<(u32, u32)>,
+    /// In `node/has_memory` (fallback: `MemTotal` > 0).
+    pub has_memory: bool,
+}
+
+impl Node {
+    /// The distance to node `other`, if the kernel reported it.
+    pub fn distance_to(&self, other: u32) -> Option<u32> {
+        self.distances
+            .iter()
+            .find(|(n, _)| *n == other)
+            .map(|(_, d)| *d)
+    }
+}
+
+fn meminfo_kb(text: &str, key: &str) -> Option<u64> {
+    // "Node 0 MemTotal:       32768 kB"
+    text.lines().find_map(|l| {
+        let (_, rest) = l.split_once(&format!(" {key}:"))?;
+        rest.split_whitespace().next()?.parse().ok()
+    })
+}
+
+/// Reads every `nodeN` directory. An empty result means the kernel exposes
+/// no NUMA information (no `node/` directory, as in some container dumps).
+pub fn read_nodes(root: &Root) -> Vec<Node> {
+    let ids = root.numbered_entries(NODE_DIR, "node");
+    let online: NodeSet = root
+        .read_list(&format!("{NODE_DIR}/online"))
+        .unwrap_or_else(|| ids.iter().copied().collect());
+    let has_memory = root.read_list(&format!("{NODE_DIR}/has_memory"));
+    ids.iter()
+        .map(|&id| {
+            let dir = format!("{NODE_DIR}/node{id}");
+            let meminfo = root.read(&format!("{dir}/meminfo")).unwrap_or_default();
+            let mem_total_kb = meminfo_kb(&meminfo, "MemTotal");
+            let distances = root
+                .read(&format!("{dir}/distance"))
+                .map(|t| {
+                    online
+                        .iter()
+                        .zip(t.split_whitespace().filter_map(|d| d.parse().ok()))
+                        .collect()
+                })
+                .unwrap_or_default();
+            Node {
+                id,
+                cpus: root
+                    .read_list(&format!("{dir}/cpulist"))
+                    .or_else(|| root.read_mask(&format!("{dir}/cpumap")))
+                    .unwrap_or_default(),
+                mem_total_kb,
+                mem_free_kb: meminfo_kb(&meminfo, "MemFree"),
+                distances,
+                has_memory: match &has_memory {
+                    Some(set) => set.contains(id),
+                    None => mem_total_kb.is_some_and(|kb| kb > 0),
+                },
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,69 @@
+//! The calling process's limits, read from procfs (`proc(5)`):
+//! `/proc/self/status`, `/proc/self/limits`, `/proc/self/stat`, and the
+//! real-time throttling sysctls (`Documentation/scheduler/sched-rt-group.rst`).
+
+use super::root::Root;
+use crate::cpuset::{CpuSet, NodeSet};
+
+/// `CAP_SYS_NICE` bit in `CapEff` (`capabilities(7)`).
+const CAP_SYS_NICE: u32 = 23;
+
+/// What the kernel lets this process do; every field is `None` when the
+/// file is absent (as in most machine dumps).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Process {
+    /// `Cpus_allowed_list` of `/proc/self/status` (the inherited affinity).
+    pub cpus_allowed: Option<CpuSet>,
+    /// `Mems_allowed_list` of `/proc/self/status` (the cpuset's memory nodes).
+    pub mems_allowed: Option<NodeSet>,
+    /// `CAP_SYS_NICE` in `CapEff`.
+    pub cap_sys_nice: Option<bool>,
+    /// Soft `RLIMIT_RTPRIO` ("Max realtime priority" in `/proc/self/limits`);
+    /// `u64::MAX` for unlimited.
+    pub rtprio_limit: Option<u64>,
+    /// Current nice value (field 19 of `/proc/self/stat`).
+    pub nice: Option<i32>,
+    /// `/proc/sys/kernel/sched_rt_runtime_us` (`-1`: no throttling).
+    pub rt_runtime_us: Option<i64>,
+    /// `/proc/sys/kernel/sched_rt_period_us`.
+    pub rt_period_us: Option<i64>,
+}
+
+fn status_field<'a>(status: &'a str, key: &str) -> Option<&'a str> {
+    status.lines().find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        (k == key).then(|| v.trim())
+    })
+}
+
+/// Reads `/proc/self/*` and the RT sysctls below `root`.
+pub fn read_process(root: &Root) -> Process {
+    let status = root.read("/proc/self/status").unwrap_or_default();
+    let list = |key| CpuSet::parse_sysfs_list(status_field(&status, key)?, None).ok();
+    let cap_sys_nice = status_field(&status, "CapEff")
+        .and_then(|hex| u64::from_str_radix(hex, 16).ok())
+        .map(|caps| caps & (1 << CAP_SYS_NICE) != 0);
+    let rtprio_limit = root.read("/proc/self/limits").and_then(|t| {
+        let line = t.lines().find(|l| l.starts_with("Max realtime priority"))?;
+        let soft = line["Max realtime priority".len()..].split_whitespace().next()?;
+        if soft == "unlimited" {
+            Some(u64::MAX)
+        } else {
+            soft.parse().ok()
+        }
+    });
+    // The command name (field 2) may contain spaces and ')': split after the last ')'.
+    let nice = root.read("/proc/self/stat").and_then(|t| {
+        let rest = &t[t.rfind(')')? + 1..];
+        rest.split_whitespace().nth(16)?.parse().ok()
+    });
+    Process {
+        cpus_allowed: list("Cpus_allowed_list"),
+        mems_allowed: list("Mems_allowed_list"),
+        cap_sys_nice,
+        rtprio_limit,
+        nice,
+        rt_runtime_us: root.read_int("/proc/sys/kernel/sched_rt_runtime_us"),
+        rt_period_us: root.read_int("/proc/sys/kernel/sched_rt_period_us"),
+    }
+}

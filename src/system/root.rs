@@ -1,0 +1,93 @@
+//! The one place pinrun reads files: every path is taken below a root
+//! (`/` on a live system, `--sysroot DIR` for a machine dump), so any dump
+//! can be replayed exactly as the live machine would be read.
+
+use crate::cpuset::CpuSet;
+use std::path::{Path, PathBuf};
+
+/// A file-system root under which absolute sysfs/procfs/cgroupfs paths are
+/// resolved. `Root::new("/")` reads the live machine.
+#[derive(Debug, Clone)]
+pub struct Root {
+    base: PathBuf,
+}
+
+impl Root {
+    /// A root at `base` (a directory laid out like `/`).
+    pub fn new(base: impl Into<PathBuf>) -> Self {
+        Self { base: base.into() }
+    }
+
+    /// The directory this root reads from.
+    pub fn base(&self) -> &Path {
+        &self.base
+    }
+
+    /// `abs` (an absolute path such as `/sys/devices/system/cpu/online`)
+    /// resolved below the root.
+    pub fn path(&self, abs: &str) -> PathBuf {
+        self.base.join(abs.trim_start_matches('/'))
+    }
+
+    /// The file's text, or `None` when it is missing or unreadable. Bytes
+    /// that are not UTF-8 are replaced (sysfs files are ASCII).
+    pub fn read(&self, abs: &str) -> Option<String> {
+        std::fs::read(self.path(abs))
+            .ok()
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+    }
+
+    /// The file's first line, trimmed of whitespace and NUL bytes.
+    pub fn read_value(&self, abs: &str) -> Option<String> {
+        let text = self.read(abs)?;
+        let line = text.lines().next().unwrap_or("");
+        Some(
+            line.trim_matches(|c: char| c == '\0' || c.is_whitespace())
+                .to_string(),
+        )
+    }
+
+    /// The file parsed as a decimal integer (kernel ids may be `-1`).
+    pub fn read_int(&self, abs: &str) -> Option<i64> {
+        self.read_value(abs)?.parse().ok()
+    }
+
+    /// The file parsed as a kernel cpulist (tolerating NULs and `(null)`);
+    /// `None` when missing or malformed.
+    pub fn read_list(&self, abs: &str) -> Option<CpuSet> {
+        CpuSet::parse_sysfs_list(&self.read(abs)?, None).ok()
+    }
+
+    /// The file parsed as a kernel cpumask; `None` when missing or malformed.
+    pub fn read_mask(&self, abs: &str) -> Option<CpuSet> {
+        CpuSet::parse_sysfs_mask(&self.read(abs)?).ok()
+    }
+
+    /// `<dir>/<name>_list` as a cpulist, else `<dir>/<name>` as a cpumask
+    /// (kernels before 4.x and some dumps have only the mask files).
+    pub fn read_list_or_mask(&self, dir: &str, name: &str) -> Option<CpuSet> {
+        self.read_list(&format!("{dir}/{name}_list"))
+            .or_else(|| self.read_mask(&format!("{dir}/{name}")))
+    }
+
+    /// Ids `N` of the directory entries named `<prefix>N` in `abs`
+    /// (e.g. `cpu` in `/sys/devices/system/cpu`), ascending.
+    pub fn numbered_entries(&self, abs: &str, prefix: &str) -> Vec<u32> {
+        let mut ids: Vec<u32> = std::fs::read_dir(self.path(abs))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| {
+                let name = e.file_name();
+                name.to_str()?.strip_prefix(prefix)?.parse().ok()
+            })
+            .collect();
+        ids.sort_unstable();
+        ids
+    }
+
+    /// Whether the path exists below the root.
+    pub fn exists(&self, abs: &str) -> bool {
+        self.path(abs).exists()
+    }
+}
