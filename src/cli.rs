@@ -398,7 +398,7 @@ mod tests {
         assert_eq!(r.memory, Some(MemoryRequest::Bind(None)));
         let r = req(&["--membind", "0,2", "true"]).unwrap();
         assert_eq!(r.memory, Some(MemoryRequest::Bind(Some([0, 2].into_iter().collect()))));
-        let e = req(&["--membind", "sh", "-c", "x"]).unwrap_err();
+        let e = req(&["--membind", "sh", "--", "true"]).unwrap_err();
         assert!(e.hint.unwrap().contains("--membind=NODES"));
     }
 

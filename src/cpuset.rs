@@ -527,8 +527,8 @@ mod tests {
         let s = CpuSet::parse("0,1023,1024,1099").unwrap();
         assert_eq!(s.len(), 4);
         assert_eq!(s.last(), Some(1099));
-        let bytes = s.to_kernel_bytes(1104 / 8);
-        assert_eq!(bytes.len(), 138);
+        let bytes = s.to_kernel_bytes(1100 / 8);
+        assert_eq!(bytes.len(), 144); // whole 64-bit words
         assert_eq!(CpuSet::from_kernel_bytes(&bytes), s);
         assert_eq!(s.to_mask().split(',').count(), 35);
     }

@@ -277,6 +277,12 @@ fn place(sys: &SystemState, p: &Placement) -> Result<Placed> {
             }
             reasons.push(format!("isolated candidates: {c}"));
         }
+        if c.is_empty() {
+            return Err(Error::new(
+                "no-cpus-allowed",
+                format!("no CPU is both online ({}) and inside {}", or_none(&sys.online), allowed_phrase(sys)),
+            ));
+        }
         c
     };
     let Some(n) = p.cores else {

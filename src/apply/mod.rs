@@ -56,7 +56,7 @@ fn mempolicy_mode(mode: MemMode) -> i32 {
 /// machine); the buffer is whole 64-bit words.
 pub fn nodemask(nodes: &CpuSet) -> (Vec<u8>, u64) {
     let maxnode = u64::from(nodes.last().unwrap_or(0)) + 2;
-    let bytes = maxnode.div_ceil(64) as usize * 8;
+    let bytes = (maxnode - 1).div_ceil(64) as usize * 8;
     (nodes.to_kernel_bytes(bytes), maxnode)
 }
 

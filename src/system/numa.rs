@@ -21,7 +21,8 @@ pub struct Node {
     /// `nodeN/distance`: pairs of (other node id, distance), in the order of
     /// the online nodes the kernel prints them for (`for_each_online_node`).
     pub distances: Vec<(u32, u32)>,
-    /// In `node/has_memory` (fallback: `MemTotal` > 0).
+    /// In `node/has_memory`; without that file, `MemTotal` > 0; without
+    /// `meminfo` either (some dumps), assumed true: unknown is not "none".
     pub has_memory: bool,
 }
 
@@ -76,7 +77,7 @@ pub fn read_nodes(root: &Root) -> Vec<Node> {
                 distances,
                 has_memory: match &has_memory {
                     Some(set) => set.contains(id),
-                    None => mem_total_kb.is_some_and(|kb| kb > 0),
+                    None => mem_total_kb.is_none_or(|kb| kb > 0),
                 },
             }
         })
