@@ -1,0 +1,36 @@
+complete -c pinrun -l cpus -d 'Run on exactly these CPUs: a cpulist (0-3,8,0-14:2,0-15:2/4) or a hex cpumask (0xff, 0xff,00000000). Every CPU must exist, be online and allowed by the cgroup cpuset' -r
+complete -c pinrun -l node -d 'Take CPUs from these NUMA nodes (a node list such as 0 or 0,2)' -r
+complete -c pinrun -l cores -d 'Choose N whole physical cores (all SMT siblings allowed), one CPU (the lowest-numbered thread) of each' -r
+complete -c pinrun -l membind -d 'Allocate memory only on NODES (default: the nodes of the chosen CPUs). Write --membind=NODES, or put -- before the command, when COMMAND could be read as a node list' -r
+complete -c pinrun -l preferred -d 'Prefer memory on NODE, falling back to others' -r
+complete -c pinrun -l preferred-many -d 'Prefer memory on any of NODES (Linux 5.15+)' -r
+complete -c pinrun -l interleave -d 'Interleave memory across NODES, or all nodes with memory' -r
+complete -c pinrun -l weighted-interleave -d 'Interleave by the kernel\'s per-node weights (Linux 6.9+)' -r
+complete -c pinrun -l fifo -d 'SCHED_FIFO with priority PRIO (1-99)' -r
+complete -c pinrun -l rr -d 'SCHED_RR with priority PRIO (1-99)' -r
+complete -c pinrun -l sched-runtime -d 'Deadline runtime T, with a unit: ns, us, ms or s' -r
+complete -c pinrun -l sched-deadline -d 'Deadline relative deadline T (default: the period)' -r
+complete -c pinrun -l sched-period -d 'Deadline period T (default: the deadline)' -r
+complete -c pinrun -l nice -d 'Nice value N (-20..19); default: keep the current one' -r
+complete -c pinrun -l sysroot -d 'Read sysfs, procfs and cgroupfs below DIR (a machine dump); only with --dry-run, --check or --show' -r -F
+complete -c pinrun -l generate -d 'Write a generated file to stdout (man page or shell completion)' -r -f -a "man\t'man/pinrun.1'
+bash\t'completions/pinrun.bash'
+zsh\t'completions/_pinrun'
+fish\t'completions/pinrun.fish'"
+complete -c pinrun -l smt -d 'With --cores, use every SMT thread of each chosen core'
+complete -c pinrun -l isolated -d 'Choose only isolated CPUs (isolcpus=, cgroup v2 isolated partitions); with --cpus, refuse if any is not isolated'
+complete -c pinrun -l localalloc -d 'Allocate on the node of the CPU that touches the memory'
+complete -c pinrun -l other -d 'SCHED_OTHER (the default time-sharing policy)'
+complete -c pinrun -l batch -d 'SCHED_BATCH'
+complete -c pinrun -l idle -d 'SCHED_IDLE'
+complete -c pinrun -l deadline -d 'SCHED_DEADLINE; needs --sched-runtime and --sched-deadline or --sched-period'
+complete -c pinrun -l reset-on-fork -d 'Set SCHED_RESET_ON_FORK: children start with SCHED_OTHER and nice 0 or above'
+complete -c pinrun -l dry-run -d 'Print the plan and findings, change nothing, run nothing'
+complete -c pinrun -l check -d 'Print findings only; exit 0 when clean, 1 when not'
+complete -c pinrun -l show -d 'Print the machine: nodes, packages, cores, CPUs'
+complete -c pinrun -l json -d 'Machine-readable output: one JSON object on stdout'
+complete -c pinrun -l strict -d 'Refuse the launch (exit 125) on any warning'
+complete -c pinrun -s q -l quiet -d 'Print no warnings'
+complete -c pinrun -s v -l verbose -d 'Print the plan to stderr before running the command'
+complete -c pinrun -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c pinrun -s V -l version -d 'Print version'
