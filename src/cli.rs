@@ -122,19 +122,39 @@ pub struct Cli {
     pub deadline: bool,
 
     /// Deadline runtime T, with a unit: ns, us, ms or s.
-    #[arg(long, value_name = "T", requires = "deadline", help_heading = "Scheduling")]
+    #[arg(
+        long,
+        value_name = "T",
+        requires = "deadline",
+        help_heading = "Scheduling"
+    )]
     pub sched_runtime: Option<String>,
 
     /// Deadline relative deadline T (default: the period).
-    #[arg(long, value_name = "T", requires = "deadline", help_heading = "Scheduling")]
+    #[arg(
+        long,
+        value_name = "T",
+        requires = "deadline",
+        help_heading = "Scheduling"
+    )]
     pub sched_deadline: Option<String>,
 
     /// Deadline period T (default: the deadline).
-    #[arg(long, value_name = "T", requires = "deadline", help_heading = "Scheduling")]
+    #[arg(
+        long,
+        value_name = "T",
+        requires = "deadline",
+        help_heading = "Scheduling"
+    )]
     pub sched_period: Option<String>,
 
     /// Nice value N (-20..19); default: keep the current one.
-    #[arg(long, value_name = "N", allow_negative_numbers = true, help_heading = "Scheduling")]
+    #[arg(
+        long,
+        value_name = "N",
+        allow_negative_numbers = true,
+        help_heading = "Scheduling"
+    )]
     pub nice: Option<i32>,
 
     /// Set SCHED_RESET_ON_FORK: children start with SCHED_OTHER and nice 0
@@ -214,16 +234,26 @@ pub fn parse_duration(option: &str, text: &str) -> Result<u64> {
         "ms" => 1e6,
         "s" => 1e9,
         _ => {
-            return Err(bad("bad-duration", option, format!("\"{text}\" needs a unit"))
-                .hint("write a number with a unit: ns, us, ms or s, e.g. 500us"));
+            return Err(
+                bad("bad-duration", option, format!("\"{text}\" needs a unit"))
+                    .hint("write a number with a unit: ns, us, ms or s, e.g. 500us"),
+            );
         }
     };
-    let value: f64 = num
-        .parse()
-        .map_err(|_| bad("bad-duration", option, format!("\"{text}\" is not a number with a unit")))?;
+    let value: f64 = num.parse().map_err(|_| {
+        bad(
+            "bad-duration",
+            option,
+            format!("\"{text}\" is not a number with a unit"),
+        )
+    })?;
     let ns = (value * scale).round();
     if !(ns >= 1.0 && ns < (1u64 << 63) as f64) {
-        return Err(bad("bad-duration", option, format!("\"{text}\" is out of range")));
+        return Err(bad(
+            "bad-duration",
+            option,
+            format!("\"{text}\" is out of range"),
+        ));
     }
     Ok(ns as u64)
 }
@@ -232,7 +262,11 @@ fn rt_prio(option: &str, prio: u32) -> Result<u32> {
     if (1..=MAX_RT_PRIO).contains(&prio) {
         Ok(prio)
     } else {
-        Err(bad("bad-priority", option, format!("priority {prio} is outside 1-{MAX_RT_PRIO}")))
+        Err(bad(
+            "bad-priority",
+            option,
+            format!("priority {prio} is outside 1-{MAX_RT_PRIO}"),
+        ))
     }
 }
 
@@ -256,7 +290,9 @@ impl Cli {
     }
 
     fn deadline_policy(&self) -> Result<Policy> {
-        let dur = |opt: &str, v: &Option<String>| v.as_deref().map(|t| parse_duration(opt, t)).transpose();
+        let dur = |opt: &str, v: &Option<String>| {
+            v.as_deref().map(|t| parse_duration(opt, t)).transpose()
+        };
         let runtime = dur("--sched-runtime", &self.sched_runtime)?.unwrap_or(0);
         let deadline = dur("--sched-deadline", &self.sched_deadline)?;
         let period = dur("--sched-period", &self.sched_period)?;
@@ -265,17 +301,26 @@ impl Cli {
             (Some(d), None) => (d, d),
             (None, Some(p)) => (p, p),
             (None, None) => {
-                return Err(Error::new("bad-deadline", "--deadline: needs --sched-deadline or --sched-period")
-                    .hint("e.g. --deadline --sched-runtime 2ms --sched-deadline 10ms"));
+                return Err(Error::new(
+                    "bad-deadline",
+                    "--deadline: needs --sched-deadline or --sched-period",
+                )
+                .hint("e.g. --deadline --sched-runtime 2ms --sched-deadline 10ms"));
             }
         };
         if runtime < MIN_DL_RUNTIME_NS || runtime > deadline || deadline > period {
             return Err(Error::new(
                 "bad-deadline",
-                format!("--deadline: parameters must satisfy 1024ns <= runtime <= deadline <= period (runtime {runtime}ns, deadline {deadline}ns, period {period}ns)"),
+                format!(
+                    "--deadline: parameters must satisfy 1024ns <= runtime <= deadline <= period (runtime {runtime}ns, deadline {deadline}ns, period {period}ns)"
+                ),
             ));
         }
-        Ok(Policy::Deadline { runtime, deadline, period })
+        Ok(Policy::Deadline {
+            runtime,
+            deadline,
+            period,
+        })
     }
 
     fn memory(&self) -> Result<Option<MemoryRequest>> {
@@ -291,11 +336,17 @@ impl Cli {
         } else if let Some(n) = self.preferred {
             Some(MemoryRequest::Preferred(n))
         } else if let Some(m) = &self.preferred_many {
-            Some(MemoryRequest::PreferredMany(node_list("--preferred-many", m)?))
+            Some(MemoryRequest::PreferredMany(node_list(
+                "--preferred-many",
+                m,
+            )?))
         } else if let Some(m) = &self.interleave {
             Some(MemoryRequest::Interleave(node_choice("--interleave", m)?))
         } else if let Some(m) = &self.weighted_interleave {
-            Some(MemoryRequest::WeightedInterleave(node_choice("--weighted-interleave", m)?))
+            Some(MemoryRequest::WeightedInterleave(node_choice(
+                "--weighted-interleave",
+                m,
+            )?))
         } else if self.localalloc {
             Some(MemoryRequest::Local)
         } else {
@@ -316,8 +367,11 @@ impl Cli {
             Mode::Run
         };
         if mode == Mode::Run && self.sysroot.is_some() {
-            return Err(Error::new("sysroot-needs-mode", "--sysroot: only a dump can be read there, nothing can be run on it")
-                .hint("add --dry-run, --check or --show"));
+            return Err(Error::new(
+                "sysroot-needs-mode",
+                "--sysroot: only a dump can be read there, nothing can be run on it",
+            )
+            .hint("add --dry-run, --check or --show"));
         }
         if mode == Mode::Run && self.command.is_empty() {
             return Err(Error::new("no-command", "no command given")
@@ -329,7 +383,10 @@ impl Cli {
         if let Some(n) = self.nice
             && !(-20..=19).contains(&n)
         {
-            return Err(Error::new("bad-nice", format!("--nice: {n} is outside -20..19")));
+            return Err(Error::new(
+                "bad-nice",
+                format!("--nice: {n} is outside -20..19"),
+            ));
         }
         let placement = Placement {
             cpus: self
@@ -337,7 +394,11 @@ impl Cli {
                 .as_deref()
                 .map(|t| CpuSet::parse(t).map_err(|e| bad("bad-cpu-list", "--cpus", e)))
                 .transpose()?,
-            nodes: self.node.as_deref().map(|t| node_list("--node", t)).transpose()?,
+            nodes: self
+                .node
+                .as_deref()
+                .map(|t| node_list("--node", t))
+                .transpose()?,
             cores: self.cores,
             smt: self.smt,
             isolated: self.isolated,
@@ -397,33 +458,86 @@ mod tests {
         let r = req(&["--membind", "--", "true"]).unwrap();
         assert_eq!(r.memory, Some(MemoryRequest::Bind(None)));
         let r = req(&["--membind", "0,2", "true"]).unwrap();
-        assert_eq!(r.memory, Some(MemoryRequest::Bind(Some([0, 2].into_iter().collect()))));
+        assert_eq!(
+            r.memory,
+            Some(MemoryRequest::Bind(Some([0, 2].into_iter().collect())))
+        );
         let e = req(&["--membind", "sh", "--", "true"]).unwrap_err();
         assert!(e.hint.unwrap().contains("--membind=NODES"));
     }
 
     #[test]
     fn deadline_rules() {
-        let r = req(&["--deadline", "--sched-runtime", "2ms", "--sched-period", "10ms", "true"]).unwrap();
+        let r = req(&[
+            "--deadline",
+            "--sched-runtime",
+            "2ms",
+            "--sched-period",
+            "10ms",
+            "true",
+        ])
+        .unwrap();
         assert_eq!(
             r.sched.policy,
-            Some(Policy::Deadline { runtime: 2_000_000, deadline: 10_000_000, period: 10_000_000 })
+            Some(Policy::Deadline {
+                runtime: 2_000_000,
+                deadline: 10_000_000,
+                period: 10_000_000
+            })
         );
-        assert!(req(&["--deadline", "--sched-runtime", "20ms", "--sched-period", "10ms", "true"]).is_err());
+        assert!(
+            req(&[
+                "--deadline",
+                "--sched-runtime",
+                "20ms",
+                "--sched-period",
+                "10ms",
+                "true"
+            ])
+            .is_err()
+        );
         assert!(req(&["--deadline", "--sched-runtime", "1ms", "true"]).is_err());
-        assert!(req(&["--deadline", "--sched-runtime", "100ns", "--sched-period", "1ms", "true"]).is_err());
+        assert!(
+            req(&[
+                "--deadline",
+                "--sched-runtime",
+                "100ns",
+                "--sched-period",
+                "1ms",
+                "true"
+            ])
+            .is_err()
+        );
     }
 
     #[test]
     fn range_checks() {
-        assert_eq!(req(&["--fifo", "0", "true"]).unwrap_err().code, "bad-priority");
-        assert_eq!(req(&["--rr", "100", "true"]).unwrap_err().code, "bad-priority");
+        assert_eq!(
+            req(&["--fifo", "0", "true"]).unwrap_err().code,
+            "bad-priority"
+        );
+        assert_eq!(
+            req(&["--rr", "100", "true"]).unwrap_err().code,
+            "bad-priority"
+        );
         assert_eq!(req(&["--nice", "20", "true"]).unwrap_err().code, "bad-nice");
-        assert_eq!(req(&["--nice", "-20", "true"]).unwrap().sched.nice, Some(-20));
-        assert_eq!(req(&["--cores", "0", "true"]).unwrap_err().code, "bad-cores");
-        assert_eq!(req(&["--sysroot", "/x", "true"]).unwrap_err().code, "sysroot-needs-mode");
+        assert_eq!(
+            req(&["--nice", "-20", "true"]).unwrap().sched.nice,
+            Some(-20)
+        );
+        assert_eq!(
+            req(&["--cores", "0", "true"]).unwrap_err().code,
+            "bad-cores"
+        );
+        assert_eq!(
+            req(&["--sysroot", "/x", "true"]).unwrap_err().code,
+            "sysroot-needs-mode"
+        );
         assert_eq!(req(&["--cpus", "0"]).unwrap_err().code, "no-command");
-        assert_eq!(req(&["--cpus", "3-1", "true"]).unwrap_err().code, "bad-cpu-list");
+        assert_eq!(
+            req(&["--cpus", "3-1", "true"]).unwrap_err().code,
+            "bad-cpu-list"
+        );
     }
 
     #[test]

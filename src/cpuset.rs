@@ -108,7 +108,12 @@ impl CpuSet {
 
     /// The highest id, if any.
     pub fn last(&self) -> Option<u32> {
-        let (i, w) = self.words.iter().enumerate().rev().find(|(_, w)| **w != 0)?;
+        let (i, w) = self
+            .words
+            .iter()
+            .enumerate()
+            .rev()
+            .find(|(_, w)| **w != 0)?;
         Some(i as u32 * 64 + 63 - w.leading_zeros())
     }
 
@@ -228,7 +233,11 @@ impl CpuSet {
             .rev()
             .map(|i| {
                 let w = self.words[i / 2];
-                let half = if i % 2 == 0 { w as u32 } else { (w >> 32) as u32 };
+                let half = if i % 2 == 0 {
+                    w as u32
+                } else {
+                    (w >> 32) as u32
+                };
                 format!("{half:08x}")
             })
             .collect::<Vec<_>>()
@@ -502,7 +511,9 @@ mod tests {
             e.to_string(),
             "invalid list \"0-\" at character 3: expected a number after '-'"
         );
-        for bad in ["", "5-2", "0-7:0", "1,,2", "1,", "a", "0-3:2/0", "0-3:3/2", "0x", "0xg", "1 2"] {
+        for bad in [
+            "", "5-2", "0-7:0", "1,,2", "1,", "a", "0-3:2/0", "0-3:3/2", "0x", "0xg", "1 2",
+        ] {
             assert!(CpuSet::parse(bad).is_err(), "{bad:?} accepted");
         }
         assert!(CpuSet::parse("99999999999").is_err());
@@ -516,10 +527,22 @@ mod tests {
 
     #[test]
     fn sysfs_tolerance() {
-        assert_eq!(CpuSet::parse_sysfs_list("0-63\n\0", None).unwrap().to_list(), "0-63");
+        assert_eq!(
+            CpuSet::parse_sysfs_list("0-63\n\0", None)
+                .unwrap()
+                .to_list(),
+            "0-63"
+        );
         assert!(CpuSet::parse_sysfs_list("\0\n", None).unwrap().is_empty());
-        assert!(CpuSet::parse_sysfs_list("  (null)\n", None).unwrap().is_empty());
-        assert_eq!(CpuSet::parse_sysfs_list("1-N", Some(7)).unwrap().to_list(), "1-7");
+        assert!(
+            CpuSet::parse_sysfs_list("  (null)\n", None)
+                .unwrap()
+                .is_empty()
+        );
+        assert_eq!(
+            CpuSet::parse_sysfs_list("1-N", Some(7)).unwrap().to_list(),
+            "1-7"
+        );
     }
 
     #[test]

@@ -8,8 +8,15 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 fn not_executable(cmd: &OsStr, path: &Path, why: &str) -> Error {
-    Error::new("command-not-executable", format!("{}: cannot execute {}: {why}", cmd.to_string_lossy(), path.display()))
-        .exit(EXIT_CANNOT_EXEC)
+    Error::new(
+        "command-not-executable",
+        format!(
+            "{}: cannot execute {}: {why}",
+            cmd.to_string_lossy(),
+            path.display()
+        ),
+    )
+    .exit(EXIT_CANNOT_EXEC)
 }
 
 fn is_executable_file(path: &Path) -> Option<std::result::Result<(), &'static str>> {
@@ -28,8 +35,11 @@ fn is_executable_file(path: &Path) -> Option<std::result::Result<(), &'static st
 /// Not found: exit 127; found but not executable: exit 126.
 pub fn resolve(cmd: &OsStr) -> Result<PathBuf> {
     let not_found = || {
-        Error::new("command-not-found", format!("{}: command not found", cmd.to_string_lossy()))
-            .exit(EXIT_NOT_FOUND)
+        Error::new(
+            "command-not-found",
+            format!("{}: command not found", cmd.to_string_lossy()),
+        )
+        .exit(EXIT_NOT_FOUND)
     };
     if cmd.is_empty() {
         return Err(not_found());
@@ -58,7 +68,10 @@ pub fn resolve(cmd: &OsStr) -> Result<PathBuf> {
 
 fn cstring(s: &OsStr) -> Result<CString> {
     CString::new(s.as_bytes()).map_err(|_| {
-        Error::new("bad-argument", format!("argument {:?} contains a NUL byte", s.to_string_lossy()))
+        Error::new(
+            "bad-argument",
+            format!("argument {:?} contains a NUL byte", s.to_string_lossy()),
+        )
     })
 }
 
@@ -76,7 +89,18 @@ pub fn exec(path: &Path, args: &[OsString]) -> Error {
         Err(e) => e,
         Ok(never) => match never {},
     };
-    let cmd = args.first().map(|a| a.to_string_lossy().into_owned()).unwrap_or_default();
-    let exit = if err == nix::errno::Errno::ENOENT { EXIT_NOT_FOUND } else { EXIT_CANNOT_EXEC };
-    Error::new("exec-failed", format!("{cmd}: execv {}: {}", path.display(), err.desc())).exit(exit)
+    let cmd = args
+        .first()
+        .map(|a| a.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let exit = if err == nix::errno::Errno::ENOENT {
+        EXIT_NOT_FOUND
+    } else {
+        EXIT_CANNOT_EXEC
+    };
+    Error::new(
+        "exec-failed",
+        format!("{cmd}: execv {}: {}", path.display(), err.desc()),
+    )
+    .exit(exit)
 }

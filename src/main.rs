@@ -57,7 +57,10 @@ fn run(req: Request) -> Result<u8, Error> {
     };
     let root = Root::new(req.sysroot.clone().unwrap_or_else(|| "/".into()));
     if !root.base().is_dir() {
-        return Err(Error::new("sysroot-missing", format!("--sysroot: {}: not a directory", root.base().display())));
+        return Err(Error::new(
+            "sysroot-missing",
+            format!("--sysroot: {}: not a directory", root.base().display()),
+        ));
     }
     let sys = SystemState::read(&root);
     let out = req.output;
@@ -82,7 +85,10 @@ fn run(req: Request) -> Result<u8, Error> {
         }
         Mode::Check => {
             if out.json {
-                println!("{}", serde_json::json!({"findings": report::findings_json(&findings)}));
+                println!(
+                    "{}",
+                    serde_json::json!({"findings": report::findings_json(&findings)})
+                );
             } else if findings.is_empty() {
                 println!("no findings");
             } else {
@@ -106,8 +112,15 @@ fn run(req: Request) -> Result<u8, Error> {
     }
     if out.strict && !warnings.is_empty() {
         let codes: Vec<_> = warnings.iter().map(|f| f.code).collect();
-        return Err(Error::new("strict", format!("refusing to run under --strict: {} warning(s): {}", warnings.len(), codes.join(", ")))
-            .hint("fix what the warnings say, or drop --strict"));
+        return Err(Error::new(
+            "strict",
+            format!(
+                "refusing to run under --strict: {} warning(s): {}",
+                warnings.len(),
+                codes.join(", ")
+            ),
+        )
+        .hint("fix what the warnings say, or drop --strict"));
     }
     if out.verbose {
         eprint!("{}", report::plan_text(&req, &plan, &[]));

@@ -122,7 +122,11 @@ fn validate_cpus(sys: &SystemState, cpus: &CpuSet) -> Result<()> {
         let verb = if missing.len() == 1 { "does" } else { "do" };
         return Err(Error::new(
             "cpu-not-found",
-            format!("--cpus: {} {verb} not exist: this machine's CPUs are {}", cpus_phrase(&missing), known),
+            format!(
+                "--cpus: {} {verb} not exist: this machine's CPUs are {}",
+                cpus_phrase(&missing),
+                known
+            ),
         )
         .hint(format!("choose among the online CPUs {}", sys.online)));
     }
@@ -163,15 +167,24 @@ fn node_cpus(sys: &SystemState, nodes: &NodeSet) -> Result<CpuSet> {
     if !unknown.is_empty() {
         return Err(Error::new(
             "node-not-found",
-            format!("--node: {} not found: this machine's nodes are {}", nodes_phrase(&unknown), sys.node_ids()),
+            format!(
+                "--node: {} not found: this machine's nodes are {}",
+                nodes_phrase(&unknown),
+                sys.node_ids()
+            ),
         ));
     }
     let mut cpus = CpuSet::new();
     for id in nodes.iter() {
         let n = &sys.nodes[&id];
         if n.cpus.is_empty() {
-            return Err(Error::new("node-without-cpus", format!("--node: node {id} has no CPUs (memory-only node)"))
-                .hint(format!("run on a node with CPUs and bind memory to it instead: --node <N> --membind={id}")));
+            return Err(Error::new(
+                "node-without-cpus",
+                format!("--node: node {id} has no CPUs (memory-only node)"),
+            )
+            .hint(format!(
+                "run on a node with CPUs and bind memory to it instead: --node <N> --membind={id}"
+            )));
         }
         cpus = cpus.union(&n.cpus);
     }
@@ -181,16 +194,30 @@ fn node_cpus(sys: &SystemState, nodes: &NodeSet) -> Result<CpuSet> {
 /// Orders cores compactly: the lowest node that can hold all `n`, and in it
 /// the lowest package that can; otherwise in (node, package, CPU) order.
 fn choose_compact(mut cores: Vec<CoreChoice>, n: usize) -> Vec<CoreChoice> {
-    let key = |c: &CoreChoice| (c.node.unwrap_or(u32::MAX), c.package.unwrap_or(u32::MAX), c.cpus.first());
-    cores.sort_by_key(key);
-    let fitting = |group: &dyn Fn(&CoreChoice) -> (Option<u32>, Option<u32>)| -> Option<Vec<CoreChoice>> {
-        let mut counts: BTreeMap<_, usize> = BTreeMap::new();
-        for c in &cores {
-            *counts.entry(group(c)).or_default() += 1;
-        }
-        let target = counts.iter().find(|(_, k)| **k >= n).map(|(g, _)| *g)?;
-        Some(cores.iter().filter(|c| group(c) == target).take(n).cloned().collect())
+    let key = |c: &CoreChoice| {
+        (
+            c.node.unwrap_or(u32::MAX),
+            c.package.unwrap_or(u32::MAX),
+            c.cpus.first(),
+        )
     };
+    cores.sort_by_key(key);
+    let fitting =
+        |group: &dyn Fn(&CoreChoice) -> (Option<u32>, Option<u32>)| -> Option<Vec<CoreChoice>> {
+            let mut counts: BTreeMap<_, usize> = BTreeMap::new();
+            for c in &cores {
+                *counts.entry(group(c)).or_default() += 1;
+            }
+            let target = counts.iter().find(|(_, k)| **k >= n).map(|(g, _)| *g)?;
+            Some(
+                cores
+                    .iter()
+                    .filter(|c| group(c) == target)
+                    .take(n)
+                    .cloned()
+                    .collect(),
+            )
+        };
     fitting(&|c| (c.node, c.package))
         .or_else(|| fitting(&|c| (c.node, None)))
         .unwrap_or_else(|| cores.iter().take(n).cloned().collect())
@@ -228,7 +255,12 @@ struct Placed {
 }
 
 fn place(sys: &SystemState, p: &Placement) -> Result<Placed> {
-    let mut reasons = vec![format!("allowed CPUs: {} (online {}, limited by {})", sys.allowed, sys.online, allowed_phrase(sys))];
+    let mut reasons = vec![format!(
+        "allowed CPUs: {} (online {}, limited by {})",
+        sys.allowed,
+        sys.online,
+        allowed_phrase(sys)
+    )];
     let node_set = p.nodes.as_ref().map(|n| node_cpus(sys, n)).transpose()?;
     let candidate = if let Some(cpus) = &p.cpus {
         validate_cpus(sys, cpus)?;
@@ -247,7 +279,12 @@ fn place(sys: &SystemState, p: &Placement) -> Result<Placed> {
             if !off.is_empty() {
                 return Err(Error::new(
                     "cpu-not-on-node",
-                    format!("--cpus/--node: {} not on {} (its CPUs are {})", cpus_phrase(&off), nodes_phrase(nodes), ncpus),
+                    format!(
+                        "--cpus/--node: {} not on {} (its CPUs are {})",
+                        cpus_phrase(&off),
+                        nodes_phrase(nodes),
+                        ncpus
+                    ),
                 ));
             }
         }
@@ -260,9 +297,17 @@ fn place(sys: &SystemState, p: &Placement) -> Result<Placed> {
             if c.is_empty() {
                 return Err(Error::new(
                     "node-not-allowed",
-                    format!("--node: {} has CPUs {}, none of them online and inside {}", nodes_phrase(nodes), ncpus, allowed_phrase(sys)),
+                    format!(
+                        "--node: {} has CPUs {}, none of them online and inside {}",
+                        nodes_phrase(nodes),
+                        ncpus,
+                        allowed_phrase(sys)
+                    ),
                 )
-                .hint(format!("choose a node whose CPUs are allowed (allowed CPUs: {})", sys.allowed)));
+                .hint(format!(
+                    "choose a node whose CPUs are allowed (allowed CPUs: {})",
+                    sys.allowed
+                )));
             }
             reasons.push(format!("{}: allowed CPUs {}", nodes_phrase(nodes), c));
         }
@@ -280,17 +325,29 @@ fn place(sys: &SystemState, p: &Placement) -> Result<Placed> {
         if c.is_empty() {
             return Err(Error::new(
                 "no-cpus-allowed",
-                format!("no CPU is both online ({}) and inside {}", or_none(&sys.online), allowed_phrase(sys)),
+                format!(
+                    "no CPU is both online ({}) and inside {}",
+                    or_none(&sys.online),
+                    allowed_phrase(sys)
+                ),
             ));
         }
         c
     };
     let Some(n) = p.cores else {
-        let cores = cores_of(sys, &candidate).into_iter().map(|c| core_choice(sys, c)).collect();
-        return Ok(Placed { cpus: candidate, cores, reasons });
+        let cores = cores_of(sys, &candidate)
+            .into_iter()
+            .map(|c| core_choice(sys, c))
+            .collect();
+        return Ok(Placed {
+            cpus: candidate,
+            cores,
+            reasons,
+        });
     };
     let all = cores_of(sys, &candidate);
-    let (whole, partial): (Vec<CpuSet>, Vec<CpuSet>) = all.into_iter().partition(|c| c.is_subset(&candidate));
+    let (whole, partial): (Vec<CpuSet>, Vec<CpuSet>) =
+        all.into_iter().partition(|c| c.is_subset(&candidate));
     if whole.len() < n {
         let mut msg = format!(
             "--cores {n}: only {} whole core{} available in the candidates {}",
@@ -303,17 +360,28 @@ fn place(sys: &SystemState, p: &Placement) -> Result<Placed> {
                 "; {} more core{} a sibling outside them ({})",
                 partial.len(),
                 if partial.len() == 1 { " has" } else { "s have" },
-                partial.iter().map(|c| c.to_list()).collect::<Vec<_>>().join(" ")
+                partial
+                    .iter()
+                    .map(|c| c.to_list())
+                    .collect::<Vec<_>>()
+                    .join(" ")
             ));
         }
-        return Err(Error::new("not-enough-cores", msg)
-            .hint("ask for fewer cores, or widen the candidates (--node, --cpus, the cgroup cpuset)"));
+        return Err(Error::new("not-enough-cores", msg).hint(
+            "ask for fewer cores, or widen the candidates (--node, --cpus, the cgroup cpuset)",
+        ));
     }
     let total = whole.len();
     let chosen = choose_compact(whole.into_iter().map(|c| core_choice(sys, c)).collect(), n);
     let cpus: CpuSet = chosen
         .iter()
-        .flat_map(|c| if p.smt { c.cpus.to_vec() } else { c.cpus.first().into_iter().collect() })
+        .flat_map(|c| {
+            if p.smt {
+                c.cpus.to_vec()
+            } else {
+                c.cpus.first().into_iter().collect()
+            }
+        })
         .collect();
     reasons.push(format!(
         "{total} whole core{} available; chose {n} compactly (lowest node, then package, then core){}",
@@ -327,11 +395,19 @@ fn place(sys: &SystemState, p: &Placement) -> Result<Placed> {
             if partial.len() == 1 { "" } else { "s" }
         ));
     }
-    Ok(Placed { cpus, cores: chosen, reasons })
+    Ok(Placed {
+        cpus,
+        cores: chosen,
+        reasons,
+    })
 }
 
 fn or_none(set: &CpuSet) -> String {
-    if set.is_empty() { "none".into() } else { set.to_list() }
+    if set.is_empty() {
+        "none".into()
+    } else {
+        set.to_list()
+    }
 }
 
 /// The memory node nearest to `node` by `distance`, if any has memory.
@@ -348,19 +424,31 @@ pub fn nearest_memory_node(sys: &SystemState, node: u32) -> Option<u32> {
 /// `Mems_allowed`.
 fn validate_mem_nodes(sys: &SystemState, option: &str, nodes: &NodeSet) -> Result<()> {
     if sys.nodes.is_empty() {
-        return Err(Error::new("no-numa", format!("{option}: this machine exposes no NUMA nodes")));
+        return Err(Error::new(
+            "no-numa",
+            format!("{option}: this machine exposes no NUMA nodes"),
+        ));
     }
     let unknown = nodes.difference(&sys.node_ids());
     if !unknown.is_empty() {
         return Err(Error::new(
             "node-not-found",
-            format!("{option}: {} not found: this machine's nodes are {}", nodes_phrase(&unknown), sys.node_ids()),
+            format!(
+                "{option}: {} not found: this machine's nodes are {}",
+                nodes_phrase(&unknown),
+                sys.node_ids()
+            ),
         ));
     }
     if let Some(bad) = nodes.iter().find(|id| !sys.nodes[id].has_memory) {
-        let e = Error::new("node-without-memory", format!("{option}: node {bad} has no memory"));
+        let e = Error::new(
+            "node-without-memory",
+            format!("{option}: node {bad} has no memory"),
+        );
         return Err(match nearest_memory_node(sys, bad) {
-            Some(near) => e.hint(format!("the nearest node with memory is node {near}: use {option}={near}")),
+            Some(near) => e.hint(format!(
+                "the nearest node with memory is node {near}: use {option}={near}"
+            )),
             None => e,
         });
     }
@@ -377,7 +465,11 @@ fn validate_mem_nodes(sys: &SystemState, option: &str, nodes: &NodeSet) -> Resul
     Ok(())
 }
 
-fn plan_memory(sys: &SystemState, req: &MemoryRequest, chosen_nodes: Option<&NodeSet>) -> Result<MemPlan> {
+fn plan_memory(
+    sys: &SystemState,
+    req: &MemoryRequest,
+    chosen_nodes: Option<&NodeSet>,
+) -> Result<MemPlan> {
     let all_nodes = || {
         let mem = sys.memory_nodes();
         match &sys.process.mems_allowed {
@@ -393,16 +485,32 @@ fn plan_memory(sys: &SystemState, req: &MemoryRequest, chosen_nodes: Option<&Nod
         MemoryRequest::Bind(Some(n)) => (MemMode::Bind, n.clone(), "--membind"),
         MemoryRequest::Bind(None) => {
             let n = chosen_nodes.filter(|n| !n.is_empty()).ok_or_else(|| {
-                Error::new("membind-needs-nodes", "--membind: no NODES given and no placement to take them from")
-                    .hint("give the nodes (--membind=0) or a placement (--node, --cpus, --cores)")
+                Error::new(
+                    "membind-needs-nodes",
+                    "--membind: no NODES given and no placement to take them from",
+                )
+                .hint("give the nodes (--membind=0) or a placement (--node, --cpus, --cores)")
             })?;
             (MemMode::Bind, n.clone(), "--membind")
         }
-        MemoryRequest::Preferred(n) => (MemMode::Preferred, std::iter::once(*n).collect(), "--preferred"),
+        MemoryRequest::Preferred(n) => (
+            MemMode::Preferred,
+            std::iter::once(*n).collect(),
+            "--preferred",
+        ),
         MemoryRequest::PreferredMany(n) => (MemMode::PreferredMany, n.clone(), "--preferred-many"),
         MemoryRequest::Interleave(c) => (MemMode::Interleave, choice(c), "--interleave"),
-        MemoryRequest::WeightedInterleave(c) => (MemMode::WeightedInterleave, choice(c), "--weighted-interleave"),
-        MemoryRequest::Local => return Ok(MemPlan { mode: MemMode::Local, nodes: NodeSet::new() }),
+        MemoryRequest::WeightedInterleave(c) => (
+            MemMode::WeightedInterleave,
+            choice(c),
+            "--weighted-interleave",
+        ),
+        MemoryRequest::Local => {
+            return Ok(MemPlan {
+                mode: MemMode::Local,
+                nodes: NodeSet::new(),
+            });
+        }
     };
     validate_mem_nodes(sys, option, &nodes)?;
     Ok(MemPlan { mode, nodes })
@@ -424,12 +532,19 @@ fn plan_sched(sys: &SystemState, sched: &SchedRequest, cpus: Option<&CpuSet>) ->
         }
         Some(Policy::Deadline { .. }) => {
             if no_cap {
-                return Err(Error::new("deadline-not-permitted", "SCHED_DEADLINE needs CAP_SYS_NICE, which this process lacks")
-                    .hint("run as root or grant CAP_SYS_NICE (AmbientCapabilities=CAP_SYS_NICE)"));
+                return Err(Error::new(
+                    "deadline-not-permitted",
+                    "SCHED_DEADLINE needs CAP_SYS_NICE, which this process lacks",
+                )
+                .hint("run as root or grant CAP_SYS_NICE (AmbientCapabilities=CAP_SYS_NICE)"));
             }
             if let Some(cpus) = cpus {
                 let span = sys.allowed.difference(&sys.isolated);
-                let span = if cpus.is_subset(&sys.isolated) { cpus.clone() } else { span };
+                let span = if cpus.is_subset(&sys.isolated) {
+                    cpus.clone()
+                } else {
+                    span
+                };
                 if !span.is_subset(cpus) {
                     return Err(Error::new(
                         "deadline-affinity",
@@ -467,7 +582,18 @@ pub fn plan(sys: &SystemState, req: &Request) -> Result<Plan> {
     plan_sched(sys, &req.sched, placed.as_ref().map(|p| &p.cpus))?;
     let (cpus, cores, reasons) = match placed {
         Some(p) => (Some(p.cpus), p.cores, p.reasons),
-        None => (None, Vec::new(), vec!["no placement requested: CPU affinity unchanged".to_string()]),
+        None => (
+            None,
+            Vec::new(),
+            vec!["no placement requested: CPU affinity unchanged".to_string()],
+        ),
     };
-    Ok(Plan { cpus, cores, nodes, memory, sched: req.sched.clone(), reasons })
+    Ok(Plan {
+        cpus,
+        cores,
+        nodes,
+        memory,
+        sched: req.sched.clone(),
+        reasons,
+    })
 }

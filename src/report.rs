@@ -20,7 +20,11 @@ fn policy_json(sched: &crate::request::SchedRequest) -> Value {
         Some(Policy::Idle) => ("idle", None),
         Some(Policy::Fifo(p)) => ("fifo", Some(p)),
         Some(Policy::Rr(p)) => ("rr", Some(p)),
-        Some(Policy::Deadline { runtime, deadline, period }) => {
+        Some(Policy::Deadline {
+            runtime,
+            deadline,
+            period,
+        }) => {
             v["runtime_ns"] = json!(runtime);
             v["deadline_ns"] = json!(deadline);
             v["period_ns"] = json!(period);
@@ -40,7 +44,11 @@ fn sched_text(sched: &crate::request::SchedRequest) -> String {
         Some(Policy::Idle) => "SCHED_IDLE".into(),
         Some(Policy::Fifo(p)) => format!("SCHED_FIFO priority {p}"),
         Some(Policy::Rr(p)) => format!("SCHED_RR priority {p}"),
-        Some(Policy::Deadline { runtime, deadline, period }) => {
+        Some(Policy::Deadline {
+            runtime,
+            deadline,
+            period,
+        }) => {
             format!("SCHED_DEADLINE runtime {runtime}ns deadline {deadline}ns period {period}ns")
         }
     }];
@@ -94,10 +102,20 @@ pub fn plan_text(req: &Request, plan: &Plan, findings: &[Finding]) -> String {
     let _ = writeln!(
         s,
         "cpus:    {}",
-        plan.cpus.as_ref().map_or("unchanged".to_string(), |c| format!("{c} ({} CPU{})", c.len(), if c.len() == 1 { "" } else { "s" }))
+        plan.cpus
+            .as_ref()
+            .map_or("unchanged".to_string(), |c| format!(
+                "{c} ({} CPU{})",
+                c.len(),
+                if c.len() == 1 { "" } else { "s" }
+            ))
     );
     for c in &plan.cores {
-        let used = plan.cpus.as_ref().map(|p| c.cpus.intersection(p)).unwrap_or_default();
+        let used = plan
+            .cpus
+            .as_ref()
+            .map(|p| c.cpus.intersection(p))
+            .unwrap_or_default();
         let _ = writeln!(
             s,
             "  core:  package {} core {} node {}: threads {} (using {})",
@@ -108,7 +126,15 @@ pub fn plan_text(req: &Request, plan: &Plan, findings: &[Finding]) -> String {
             used
         );
     }
-    let _ = writeln!(s, "nodes:   {}", if plan.nodes.is_empty() { "-".into() } else { plan.nodes.to_list() });
+    let _ = writeln!(
+        s,
+        "nodes:   {}",
+        if plan.nodes.is_empty() {
+            "-".into()
+        } else {
+            plan.nodes.to_list()
+        }
+    );
     let _ = writeln!(
         s,
         "memory:  {}",
@@ -228,7 +254,13 @@ fn wrap(s: &mut String, indent: &str, items: &[String]) {
 /// `!` outside the allowed set. `verbose` adds one line per CPU.
 pub fn show_text(sys: &SystemState, verbose: bool) -> String {
     let mut s = String::new();
-    let or_none = |c: &CpuSet| if c.is_empty() { "none".to_string() } else { c.to_list() };
+    let or_none = |c: &CpuSet| {
+        if c.is_empty() {
+            "none".to_string()
+        } else {
+            c.to_list()
+        }
+    };
     let _ = writeln!(
         s,
         "CPUs: {} online of {} possible ({} present); {} node{}",
@@ -242,7 +274,12 @@ pub fn show_text(sys: &SystemState, verbose: bool) -> String {
     if !offline.is_empty() {
         let _ = writeln!(s, "offline: {offline}");
     }
-    let _ = writeln!(s, "allowed: {} ({})", or_none(&sys.allowed), allowed_phrase(sys));
+    let _ = writeln!(
+        s,
+        "allowed: {} ({})",
+        or_none(&sys.allowed),
+        allowed_phrase(sys)
+    );
     let housekeeping = sys.online.difference(&sys.isolated.union(&sys.nohz_full));
     let _ = writeln!(
         s,
@@ -271,7 +308,8 @@ pub fn show_text(sys: &SystemState, verbose: bool) -> String {
             last_node = Some(*node);
             match node.and_then(|n| sys.nodes.get(&n)) {
                 Some(n) => {
-                    let dist: Vec<String> = n.distances.iter().map(|(_, d)| d.to_string()).collect();
+                    let dist: Vec<String> =
+                        n.distances.iter().map(|(_, d)| d.to_string()).collect();
                     let _ = writeln!(
                         s,
                         "node {}: CPUs {}  memory {} (free {})  distances {}",
@@ -320,7 +358,13 @@ pub fn show_text(sys: &SystemState, verbose: bool) -> String {
         wrap(&mut s, "    ", &items);
     }
     for n in sys.nodes.values().filter(|n| n.cpus.is_empty()) {
-        let _ = writeln!(s, "node {}: no CPUs  memory {} (free {})", n.id, kib(n.mem_total_kb), kib(n.mem_free_kb));
+        let _ = writeln!(
+            s,
+            "node {}: no CPUs  memory {} (free {})",
+            n.id,
+            kib(n.mem_total_kb),
+            kib(n.mem_free_kb)
+        );
     }
     if verbose {
         let _ = writeln!(s, "CPU  online node package die cluster core siblings llc");
@@ -335,7 +379,11 @@ pub fn show_text(sys: &SystemState, verbose: bool) -> String {
                 opt(c.die),
                 opt(c.cluster),
                 opt(c.core_id),
-                if c.online { sys.core_of(c.id).to_list() } else { "-".into() },
+                if c.online {
+                    sys.core_of(c.id).to_list()
+                } else {
+                    "-".into()
+                },
                 c.llc.as_ref().map_or("-".into(), CpuSet::to_list)
             );
         }

@@ -26,10 +26,15 @@ fn lscpu_machines() -> Vec<String> {
 /// lscpu's cores (CPUs sharing a Core id), with the node of each CPU.
 fn lscpu_cores(rel: &str) -> (BTreeMap<u32, LscpuRow>, Vec<BTreeSet<u32>>) {
     let rows = lscpu_parse(rel);
-    let cores = partition(&rows.iter().map(|(c, r)| (*c, r.core)).collect::<BTreeMap<_, _>>())
-        .into_iter()
-        .map(|v| v.into_iter().collect())
-        .collect();
+    let cores = partition(
+        &rows
+            .iter()
+            .map(|(c, r)| (*c, r.core))
+            .collect::<BTreeMap<_, _>>(),
+    )
+    .into_iter()
+    .map(|v| v.into_iter().collect())
+    .collect();
     (rows, cores)
 }
 
@@ -47,22 +52,39 @@ fn cores_agree_with_lscpu_on_every_util_linux_dump() {
         let v = dry_json(&m, &["--dry-run", "--cores", "1", "--smt"]);
         let got: BTreeSet<u32> = ids(&v["cpus"]).into_iter().collect();
         if let Some((_, why)) = LSCPU_CORE_EXCEPTIONS.iter().find(|(x, _)| *x == m) {
-            assert!(!cores.contains(&got), "{m} now agrees with lscpu; drop the exception ({why})");
+            assert!(
+                !cores.contains(&got),
+                "{m} now agrees with lscpu; drop the exception ({why})"
+            );
             assert_eq!(got.len(), 1, "{m}: the kernel lists no SMT siblings");
             continue;
         }
-        assert!(cores.contains(&got), "{m}: --cores 1 --smt chose {got:?}, not one lscpu core");
+        assert!(
+            cores.contains(&got),
+            "{m}: --cores 1 --smt chose {got:?}, not one lscpu core"
+        );
         let min_node = rows.values().filter_map(|r| r.node).min();
         for cpu in &got {
-            assert_eq!(rows[cpu].node, min_node, "{m}: CPU {cpu} is not on the lowest node");
+            assert_eq!(
+                rows[cpu].node, min_node,
+                "{m}: CPU {cpu} is not on the lowest node"
+            );
         }
         let one = dry_json(&m, &["--dry-run", "--cores", "1"]);
-        assert_eq!(ids(&one["cpus"]), vec![*got.iter().next().unwrap()], "{m}: lowest thread");
+        assert_eq!(
+            ids(&one["cpus"]),
+            vec![*got.iter().next().unwrap()],
+            "{m}: lowest thread"
+        );
 
         let all = cores.len().to_string();
         let v = dry_json(&m, &["--dry-run", "--cores", &all, "--smt"]);
         let every: BTreeSet<u32> = rows.keys().copied().collect();
-        assert_eq!(ids(&v["cpus"]).into_iter().collect::<BTreeSet<_>>(), every, "{m}: all cores");
+        assert_eq!(
+            ids(&v["cpus"]).into_iter().collect::<BTreeSet<_>>(),
+            every,
+            "{m}: all cores"
+        );
         let more = (cores.len() + 1).to_string();
         pinrun()
             .arg("--sysroot")
@@ -70,10 +92,16 @@ fn cores_agree_with_lscpu_on_every_util_linux_dump() {
             .args(["--dry-run", "--cores", &more])
             .assert()
             .code(125)
-            .stderr(predicates::str::contains(format!("--cores {more}: only {all} whole core")));
+            .stderr(predicates::str::contains(format!(
+                "--cores {more}: only {all} whole core"
+            )));
         checked += 1;
     }
-    assert_eq!(checked + LSCPU_CORE_EXCEPTIONS.len(), 25, "22 current + 3 historical lscpu dumps");
+    assert_eq!(
+        checked + LSCPU_CORE_EXCEPTIONS.len(),
+        25,
+        "22 current + 3 historical lscpu dumps"
+    );
 }
 
 /// `--node N --cores 1 --smt` stays inside node N (lscpu's Node column) on
@@ -88,10 +116,26 @@ fn node_restricts_choice_like_lscpu_nodes() {
             continue;
         }
         for n in &nodes {
-            let v = dry_json(&m, &["--dry-run", "--node", &n.to_string(), "--cores", "1", "--smt"]);
+            let v = dry_json(
+                &m,
+                &[
+                    "--dry-run",
+                    "--node",
+                    &n.to_string(),
+                    "--cores",
+                    "1",
+                    "--smt",
+                ],
+            );
             let got: BTreeSet<u32> = ids(&v["cpus"]).into_iter().collect();
-            assert!(cores.contains(&got), "{m} node {n}: {got:?} is not an lscpu core");
-            assert!(got.iter().all(|c| rows[c].node == Some(*n)), "{m}: {got:?} not on node {n}");
+            assert!(
+                cores.contains(&got),
+                "{m} node {n}: {got:?} is not an lscpu core"
+            );
+            assert!(
+                got.iter().all(|c| rows[c].node == Some(*n)),
+                "{m}: {got:?} not on node {n}"
+            );
             assert_eq!(ids(&v["nodes"]), vec![*n]);
         }
         checked += 1;
@@ -105,7 +149,10 @@ fn node_restricts_choice_like_lscpu_nodes() {
 #[test]
 fn sibling_scheme_and_nodes_on_x86_64_64cpu() {
     let rows = lscpu_parse("util-linux/x86_64-64cpu");
-    let v = dry_json("util-linux/x86_64-64cpu", &["--dry-run", "--node", "0", "--cores", "2"]);
+    let v = dry_json(
+        "util-linux/x86_64-64cpu",
+        &["--dry-run", "--node", "0", "--cores", "2"],
+    );
     let cpus = ids(&v["cpus"]);
     assert_eq!(cpus.len(), 2);
     assert!(cpus.iter().all(|c| rows[c].node == Some(0)));
@@ -125,7 +172,18 @@ fn sibling_scheme_and_nodes_on_x86_64_64cpu() {
 #[test]
 fn every_dump_plans_one_core() {
     let mut n = 0;
-    for source in ["cadvisor", "cri-resource-manager", "ghw", "hwloc", "iree", "nri-plugins", "nto", "util-linux", "util-linux-chcpu", "util-linux-historical"] {
+    for source in [
+        "cadvisor",
+        "cri-resource-manager",
+        "ghw",
+        "hwloc",
+        "iree",
+        "nri-plugins",
+        "nto",
+        "util-linux",
+        "util-linux-chcpu",
+        "util-linux-historical",
+    ] {
         for m in machines(source) {
             let v = dry_json(&m, &["--dry-run", "--cores", "1"]);
             let cpus = ids(&v["cpus"]);
@@ -152,8 +210,13 @@ fn cpu_less_memory_nodes() {
         .args(["--dry-run", "--node", "4", "--cores", "1"])
         .assert()
         .code(125)
-        .stderr(predicates::str::contains("node 4 has no CPUs (memory-only node)"));
-    let v = dry_json(m, &["--dry-run", "--node", "0", "--cores", "1", "--membind=4"]);
+        .stderr(predicates::str::contains(
+            "node 4 has no CPUs (memory-only node)",
+        ));
+    let v = dry_json(
+        m,
+        &["--dry-run", "--node", "0", "--cores", "1", "--membind=4"],
+    );
     assert_eq!(v["memory"]["policy"], "bind");
     assert_eq!(ids(&v["memory"]["nodes"]), vec![4]);
     assert_eq!(ids(&v["nodes"]), vec![0]);
@@ -164,7 +227,10 @@ fn cpu_less_memory_nodes() {
 #[test]
 fn sparse_high_node_ids() {
     let m = "hwloc/nvidiagpunumanodes";
-    let v = dry_json(m, &["--dry-run", "--node", "0", "--cores", "1", "--membind"]);
+    let v = dry_json(
+        m,
+        &["--dry-run", "--node", "0", "--cores", "1", "--membind"],
+    );
     assert_eq!(ids(&v["memory"]["nodes"]), vec![0]);
     // The dump's cgroup /jjh allows CPUs 0-87 only: node 8 (CPUs 88-175) is refused.
     pinrun()
@@ -173,9 +239,14 @@ fn sparse_high_node_ids() {
         .args(["--dry-run", "--node", "8", "--cores", "1"])
         .assert()
         .code(125)
-        .stderr(predicates::str::contains("node 8 has CPUs 88-175, none of them online and inside the cpuset of cgroup /jjh"));
+        .stderr(predicates::str::contains(
+            "node 8 has CPUs 88-175, none of them online and inside the cpuset of cgroup /jjh",
+        ));
     let v = dry_json(m, &["--dry-run", "--interleave", "all"]);
-    assert_eq!(ids(&v["memory"]["nodes"]), vec![0, 8, 250, 251, 252, 253, 254, 255]);
+    assert_eq!(
+        ids(&v["memory"]["nodes"]),
+        vec![0, 8, 250, 251, 252, 253, 254, 255]
+    );
     pinrun()
         .arg("--sysroot")
         .arg(machine(m))
@@ -192,7 +263,10 @@ fn sparse_high_node_ids() {
 fn cgroup_v2_cpuset_limits_choice() {
     let m = "hwloc/32amd64-4s2n4c-cgroup2";
     let root = machine(m);
-    let eff = std::fs::read_to_string(root.join("cgroup/unified/uid_2008/job_15389/step_0/cpuset.cpus.effective")).unwrap();
+    let eff = std::fs::read_to_string(
+        root.join("cgroup/unified/uid_2008/job_15389/step_0/cpuset.cpus.effective"),
+    )
+    .unwrap();
     let allowed = pinrun::cpuset::CpuSet::parse_sysfs_list(&eff, None).unwrap();
     let v = dry_json(m, &["--show"]);
     assert_eq!(ids(&v["allowed_cpus"]), allowed.to_vec());
@@ -203,7 +277,9 @@ fn cgroup_v2_cpuset_limits_choice() {
         .args(["--dry-run", "--cpus", &outside.to_string()])
         .assert()
         .code(125)
-        .stderr(predicates::str::contains(format!("CPU {outside} is outside the cpuset of cgroup /uid_2008/job_15389/step_0")));
+        .stderr(predicates::str::contains(format!(
+            "CPU {outside} is outside the cpuset of cgroup /uid_2008/job_15389/step_0"
+        )));
 }
 
 /// The 512-CPU, 128-node ia64 dump: masks wider than 1024 bits are not

@@ -37,7 +37,10 @@ fn errno_name(e: &io::Error) -> String {
         Some(libc::ESRCH) => "ESRCH",
         _ => return e.to_string(),
     };
-    format!("{} ({name})", e.to_string().split(" (os error").next().unwrap_or(""))
+    format!(
+        "{} ({name})",
+        e.to_string().split(" (os error").next().unwrap_or("")
+    )
 }
 
 fn mempolicy_mode(mode: MemMode) -> i32 {
@@ -70,11 +73,20 @@ fn apply_memory(mode: MemMode, nodes: &CpuSet) -> Result<()> {
     res.map_err(|e| {
         let err = Error::new(
             "mempolicy-failed",
-            format!("set_mempolicy({}, nodes {}): {}", mode.name(), nodes, errno_name(&e)),
+            format!(
+                "set_mempolicy({}, nodes {}): {}",
+                mode.name(),
+                nodes,
+                errno_name(&e)
+            ),
         );
         match (mode, e.raw_os_error()) {
-            (MemMode::WeightedInterleave, Some(libc::EINVAL)) => err.hint("weighted interleave needs Linux 6.9 or later"),
-            (MemMode::PreferredMany, Some(libc::EINVAL)) => err.hint("preferred-many needs Linux 5.15 or later"),
+            (MemMode::WeightedInterleave, Some(libc::EINVAL)) => {
+                err.hint("weighted interleave needs Linux 6.9 or later")
+            }
+            (MemMode::PreferredMany, Some(libc::EINVAL)) => {
+                err.hint("preferred-many needs Linux 5.15 or later")
+            }
             _ => err,
         }
     })
@@ -101,7 +113,11 @@ pub fn sched_attr(current: sys::SchedAttr, req: &SchedRequest) -> sys::SchedAttr
                 a.sched_priority = prio;
                 SCHED_RR
             }
-            Policy::Deadline { runtime, deadline, period } => {
+            Policy::Deadline {
+                runtime,
+                deadline,
+                period,
+            } => {
                 a.sched_runtime = runtime;
                 a.sched_deadline = deadline;
                 a.sched_period = period;
@@ -133,7 +149,10 @@ fn apply_sched(req: &SchedRequest) -> Result<()> {
     let attr = sched_attr(current, req);
     sys::sched_setattr(&attr).map_err(|e| {
         fail(
-            &format!("sched_setattr(policy {}, priority {}, nice {})", attr.sched_policy, attr.sched_priority, attr.sched_nice),
+            &format!(
+                "sched_setattr(policy {}, priority {}, nice {})",
+                attr.sched_policy, attr.sched_priority, attr.sched_nice
+            ),
             e,
         )
     })
@@ -153,12 +172,19 @@ pub fn get_affinity(possible: &CpuSet) -> io::Result<CpuSet> {
 }
 
 fn apply_affinity(cpus: &CpuSet, possible: &CpuSet) -> Result<()> {
-    let bytes = ((possible.last().unwrap_or(0).max(cpus.last().unwrap_or(0))) as usize / 64 + 1) * 8;
+    let bytes =
+        ((possible.last().unwrap_or(0).max(cpus.last().unwrap_or(0))) as usize / 64 + 1) * 8;
     sys::sched_setaffinity(&cpus.to_kernel_bytes(bytes)).map_err(|e| {
-        Error::new("affinity-failed", format!("sched_setaffinity(CPUs {cpus}): {}", errno_name(&e)))
+        Error::new(
+            "affinity-failed",
+            format!("sched_setaffinity(CPUs {cpus}): {}", errno_name(&e)),
+        )
     })?;
     let got = get_affinity(possible).map_err(|e| {
-        Error::new("affinity-failed", format!("sched_getaffinity: {}", errno_name(&e)))
+        Error::new(
+            "affinity-failed",
+            format!("sched_getaffinity: {}", errno_name(&e)),
+        )
     })?;
     if &got != cpus {
         return Err(Error::new(
@@ -201,11 +227,33 @@ mod tests {
 
     #[test]
     fn sched_attr_keeps_what_is_not_given() {
-        let cur = sys::SchedAttr { sched_nice: 5, ..Default::default() };
-        let a = sched_attr(cur, &SchedRequest { policy: Some(Policy::Fifo(10)), ..Default::default() });
-        assert_eq!((a.sched_policy, a.sched_priority, a.sched_nice), (SCHED_FIFO, 10, 5));
-        let a = sched_attr(cur, &SchedRequest { nice: Some(-3), reset_on_fork: true, ..Default::default() });
-        assert_eq!((a.sched_policy, a.sched_nice, a.sched_flags), (SCHED_OTHER, -3, 1));
+        let cur = sys::SchedAttr {
+            sched_nice: 5,
+            ..Default::default()
+        };
+        let a = sched_attr(
+            cur,
+            &SchedRequest {
+                policy: Some(Policy::Fifo(10)),
+                ..Default::default()
+            },
+        );
+        assert_eq!(
+            (a.sched_policy, a.sched_priority, a.sched_nice),
+            (SCHED_FIFO, 10, 5)
+        );
+        let a = sched_attr(
+            cur,
+            &SchedRequest {
+                nice: Some(-3),
+                reset_on_fork: true,
+                ..Default::default()
+            },
+        );
+        assert_eq!(
+            (a.sched_policy, a.sched_nice, a.sched_flags),
+            (SCHED_OTHER, -3, 1)
+        );
     }
 }
 

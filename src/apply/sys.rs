@@ -29,7 +29,11 @@ pub struct SchedAttr {
 }
 
 fn check(ret: libc::c_long) -> io::Result<libc::c_long> {
-    if ret < 0 { Err(io::Error::last_os_error()) } else { Ok(ret) }
+    if ret < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(ret)
+    }
 }
 
 /// `sched_getattr(0, ...)` for the calling thread.
@@ -38,7 +42,15 @@ pub fn sched_getattr() -> io::Result<SchedAttr> {
     let size = std::mem::size_of::<SchedAttr>() as libc::c_uint;
     // SAFETY: `attr` is a live, writable `SchedAttr` of `size` bytes whose
     // layout matches the kernel's VER0 struct; flags must be 0.
-    check(unsafe { libc::syscall(libc::SYS_sched_getattr, 0, &mut attr as *mut SchedAttr, size, 0) })?;
+    check(unsafe {
+        libc::syscall(
+            libc::SYS_sched_getattr,
+            0,
+            &mut attr as *mut SchedAttr,
+            size,
+            0,
+        )
+    })?;
     Ok(attr)
 }
 
@@ -79,7 +91,9 @@ pub fn sched_setaffinity(mask: &[u8]) -> io::Result<()> {
 pub fn sched_getaffinity(bytes: usize) -> io::Result<Vec<u8>> {
     let mut buf = vec![0u8; bytes];
     // SAFETY: `buf` is a writable buffer of `bytes` bytes.
-    let n = check(unsafe { libc::syscall(libc::SYS_sched_getaffinity, 0, buf.len(), buf.as_mut_ptr()) })?;
+    let n = check(unsafe {
+        libc::syscall(libc::SYS_sched_getaffinity, 0, buf.len(), buf.as_mut_ptr())
+    })?;
     buf.truncate(n as usize);
     Ok(buf)
 }

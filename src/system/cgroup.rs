@@ -82,7 +82,12 @@ fn read_mounts(root: &Root) -> Vec<Mount> {
                     root: unescape(f.get(3)?),
                     point: unescape(f.get(4)?),
                     fstype: r.first()?.to_string(),
-                    options: r.get(2).unwrap_or(&"").split(',').map(String::from).collect(),
+                    options: r
+                        .get(2)
+                        .unwrap_or(&"")
+                        .split(',')
+                        .map(String::from)
+                        .collect(),
                 })
             })
             .collect();
@@ -134,9 +139,13 @@ fn cgroup_dir(mount: &Mount, path: &str) -> String {
     } else {
         path
     };
-    format!("{}/{}", mount.point.trim_end_matches('/'), rel.trim_start_matches('/'))
-        .trim_end_matches('/')
-        .to_string()
+    format!(
+        "{}/{}",
+        mount.point.trim_end_matches('/'),
+        rel.trim_start_matches('/')
+    )
+    .trim_end_matches('/')
+    .to_string()
 }
 
 /// Reads the first of `names` that parses, in `dir` or the nearest ancestor
@@ -169,7 +178,10 @@ fn as_refs(v: &[String]) -> Vec<&str> {
 pub fn read_cpuset(root: &Root) -> Option<Cpuset> {
     let mounts = read_mounts(root);
     let (v2_path, v1_path) = cgroup_paths(root);
-    let v1 = mounts.iter().find(|m| m.is_v1_cpuset()).zip(v1_path.as_ref());
+    let v1 = mounts
+        .iter()
+        .find(|m| m.is_v1_cpuset())
+        .zip(v1_path.as_ref());
     let v2 = mounts.iter().find(|m| m.is_v2()).zip(v2_path.as_ref());
     let (mount, path, cpus_names, mems_names): (&Mount, &String, Vec<String>, Vec<String>) =
         if let Some((m, p)) = v1 {
@@ -221,7 +233,10 @@ mod tests {
         };
         assert_eq!(cgroup_dir(&m, "/docker/abc"), "/sys/fs/cgroup");
         assert_eq!(cgroup_dir(&m, "/"), "/sys/fs/cgroup");
-        let m2 = Mount { root: "/".into(), ..m };
+        let m2 = Mount {
+            root: "/".into(),
+            ..m
+        };
         assert_eq!(cgroup_dir(&m2, "/a/b"), "/sys/fs/cgroup/a/b");
     }
 }

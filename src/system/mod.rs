@@ -88,7 +88,10 @@ impl SystemState {
         let process = process::read_process(root);
         let cpuset = cgroup::read_cpuset(root);
         let (allowed, allowed_source) = match (cpuset, &process.cpus_allowed) {
-            (Some(cs), _) => (sets.online.intersection(&cs.cpus), AllowedSource::Cgroup(cs)),
+            (Some(cs), _) => (
+                sets.online.intersection(&cs.cpus),
+                AllowedSource::Cgroup(cs),
+            ),
             (None, Some(status)) => (sets.online.intersection(status), AllowedSource::Status),
             (None, None) => (sets.online.clone(), AllowedSource::Online),
         };

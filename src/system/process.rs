@@ -45,7 +45,9 @@ pub fn read_process(root: &Root) -> Process {
         .map(|caps| caps & (1 << CAP_SYS_NICE) != 0);
     let rtprio_limit = root.read("/proc/self/limits").and_then(|t| {
         let line = t.lines().find(|l| l.starts_with("Max realtime priority"))?;
-        let soft = line["Max realtime priority".len()..].split_whitespace().next()?;
+        let soft = line["Max realtime priority".len()..]
+            .split_whitespace()
+            .next()?;
         if soft == "unlimited" {
             Some(u64::MAX)
         } else {

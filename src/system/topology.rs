@@ -59,11 +59,13 @@ fn id_of(root: &Root, path: &str) -> Option<u32> {
 /// Reads the possible/present/online sets.
 pub fn read_sets(root: &Root) -> CpuSets {
     let dirs: CpuSet = root.numbered_entries(CPU_DIR, "cpu").into_iter().collect();
-    let online = root.read_list(&format!("{CPU_DIR}/online")).unwrap_or_else(|| {
-        dirs.iter()
-            .filter(|id| root.read_int(&format!("{CPU_DIR}/cpu{id}/online")) != Some(0))
-            .collect()
-    });
+    let online = root
+        .read_list(&format!("{CPU_DIR}/online"))
+        .unwrap_or_else(|| {
+            dirs.iter()
+                .filter(|id| root.read_int(&format!("{CPU_DIR}/cpu{id}/online")) != Some(0))
+                .collect()
+        });
     CpuSets {
         possible: root
             .read_list(&format!("{CPU_DIR}/possible"))

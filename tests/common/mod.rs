@@ -16,7 +16,11 @@ pub fn fixtures() -> PathBuf {
 /// One machine dump.
 pub fn machine(rel: &str) -> PathBuf {
     let p = fixtures().join(rel);
-    assert!(p.is_dir(), "fixture {} missing (shared/ must sit beside the checkout)", p.display());
+    assert!(
+        p.is_dir(),
+        "fixture {} missing (shared/ must sit beside the checkout)",
+        p.display()
+    );
     p
 }
 
@@ -80,9 +84,15 @@ pub struct LscpuRow {
 /// The first `lscpu --parse` section of `expected-lscpu.txt` (util-linux
 /// `tests/expected/lscpu/lscpu-<machine>`), keyed by CPU.
 pub fn lscpu_parse(rel: &str) -> BTreeMap<u32, LscpuRow> {
-    let text = std::fs::read_to_string(machine(rel).join("expected-lscpu.txt")).expect("expected-lscpu.txt");
+    let text = std::fs::read_to_string(machine(rel).join("expected-lscpu.txt"))
+        .expect("expected-lscpu.txt");
     let mut lines = text.lines().skip_while(|l| !l.starts_with("# CPU,"));
-    let header: Vec<&str> = lines.next().expect("parse header").trim_start_matches("# ").split(',').collect();
+    let header: Vec<&str> = lines
+        .next()
+        .expect("parse header")
+        .trim_start_matches("# ")
+        .split(',')
+        .collect();
     let col = |name: &str| header.iter().position(|h| *h == name);
     let (c_core, c_sock, c_node) = (col("Core"), col("Socket"), col("Node"));
     let num = |f: &[&str], c: Option<usize>| c.and_then(|i| f.get(i)).and_then(|v| v.parse().ok());

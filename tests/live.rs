@@ -1,0 +1,373 @@
+//! Live tests on this machine: pinrun applies policies to the command it
+//! execs (a child of the test), and the command reads back what the kernel
+//! says from /proc/self/status, /proc/self/stat, /proc/self/sched and
+//! /proc/self/numa_maps. Nothing on the host is changed.
+
+mod common;
+use common::pinrun;
+use predicates::prelude::*;
+use std::os::unix::ffi::OsStrExt;
+
+fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"))
+}
+
+/// Field `n` (1-based, as in proc(5)) of a /proc/<pid>/stat line.
+fn stat_field(stat: &str, n: usize) -> i64 {
+    let rest = &stat[stat.rfind(')').expect("comm") + 2..];
+    rest.split_whitespace()
+        .nth(n - 3)
+        .expect("field")
+        .parse()
+        .expect("number")
+}
+
+fn run_stdout(args: &[&str]) -> String {
+    let out = pinrun().args(args).output().expect("run");
+    assert!(
+        out.status.success(),
+        "{args:?}: {:?} {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf8")
+}
+
+/// The lowest-numbered online CPU and the highest, from sysfs.
+fn online() -> pinrun::cpuset::CpuSet {
+    let t = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
+    pinrun::cpuset::CpuSet::parse_sysfs_list(&t, None).unwrap()
+}
+
+#[test]
+fn cpus_sets_affinity() {
+    let last = online().last().unwrap().to_string();
+    let out = run_stdout(&[
+        "--cpus",
+        &last,
+        "--",
+        "grep",
+        "Cpus_allowed_list",
+        "/proc/self/status",
+    ]);
+    assert_eq!(out, format!("Cpus_allowed_list:\t{last}\n"));
+}
+
+/// `--cores 1` on node 0 takes the lowest-numbered thread of the first core
+/// listed in node0/cpulist (the kernel's own lists, read here).
+#[test]
+fn cores_on_node_0() {
+    let node0 = std::fs::read_to_string("/sys/devices/system/node/node0/cpulist").unwrap();
+    let first = pinrun::cpuset::CpuSet::parse_sysfs_list(&node0, None)
+        .unwrap()
+        .first()
+        .unwrap();
+    let out = run_stdout(&[
+        "--node",
+        "0",
+        "--cores",
+        "1",
+        "--",
+        "grep",
+        "Cpus_allowed_list",
+        "/proc/self/status",
+    ]);
+    assert_eq!(out, format!("Cpus_allowed_list:\t{first}\n"));
+}
+
+/// The acceptance command: one CPU, SCHED_FIFO 10, bind:0.
+#[test]
+fn fifo_membind_acceptance() {
+    if !is_root() {
+        eprintln!("skipped: SCHED_FIFO needs root here");
+        return;
+    }
+    let out = run_stdout(&[
+        "--node",
+        "0",
+        "--cores",
+        "1",
+        "--fifo",
+        "10",
+        "--membind",
+        "--",
+        "sh",
+        "-c",
+        "grep Cpus_allowed_list /proc/self/status; chrt -p $$; grep -m1 -o 'bind:[0-9,-]*' /proc/self/numa_maps",
+    ]);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], "Cpus_allowed_list:\t0");
+    assert!(
+        lines[1].ends_with("current scheduling policy: SCHED_FIFO"),
+        "{out}"
+    );
+    assert!(
+        lines[2].ends_with("current scheduling priority: 10"),
+        "{out}"
+    );
+    assert_eq!(lines[3], "bind:0");
+}
+
+#[test]
+fn scheduling_policies_read_back() {
+    // (options, policy number from sched(7)/proc(5) field 41, rt_priority field 40, nice field 19)
+    let mut cases: Vec<(Vec<&str>, i64, i64, i64)> = vec![
+        (vec!["--batch"], 3, 0, 0),
+        (vec!["--idle"], 5, 0, 0),
+        (vec!["--other", "--nice", "5"], 0, 0, 5),
+        (vec!["--nice", "7"], 0, 0, 7),
+    ];
+    if is_root() {
+        cases.push((vec!["--fifo", "10"], 1, 10, 0));
+        cases.push((vec!["--rr", "98"], 2, 98, 0));
+    }
+    for (opts, policy, prio, nice) in cases {
+        let mut args = opts.clone();
+        args.extend(["--", "cat", "/proc/self/stat"]);
+        let stat = run_stdout(&args);
+        assert_eq!(stat_field(&stat, 41), policy, "{opts:?} policy");
+        assert_eq!(stat_field(&stat, 40), prio, "{opts:?} rt_priority");
+        assert_eq!(stat_field(&stat, 19), nice, "{opts:?} nice");
+    }
+}
+
+/// SCHED_RESET_ON_FORK: the exec'd process keeps SCHED_FIFO with the flag;
+/// its child starts as SCHED_OTHER.
+#[test]
+fn reset_on_fork_read_back() {
+    if !is_root() {
+        eprintln!("skipped: needs root");
+        return;
+    }
+    let out = run_stdout(&[
+        "--fifo",
+        "5",
+        "--reset-on-fork",
+        "--",
+        "sh",
+        "-c",
+        "chrt -p $$; cut -d' ' -f41 /proc/self/stat",
+    ]);
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(
+        lines[0].ends_with("policy: SCHED_FIFO|SCHED_RESET_ON_FORK"),
+        "{out}"
+    );
+    assert!(lines[1].ends_with("priority: 5"), "{out}");
+    assert_eq!(lines[2], "0", "child policy");
+}
+
+#[test]
+fn deadline_read_back() {
+    if !is_root() {
+        eprintln!("skipped: needs root");
+        return;
+    }
+    let out = run_stdout(&[
+        "--deadline",
+        "--sched-runtime",
+        "1ms",
+        "--sched-period",
+        "10ms",
+        "--",
+        "cat",
+        "/proc/self/sched",
+    ]);
+    let field = |name: &str| {
+        out.lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .and_then(|l| l.split(':').nth(1))
+            .map(|v| v.trim().to_string())
+    };
+    assert_eq!(field("policy").as_deref(), Some("6"));
+    assert_eq!(field("dl.runtime").as_deref(), Some("1000000"));
+}
+
+/// Memory policies as numa_maps spells them (mm/mempolicy.c `policy_modes`).
+#[test]
+fn memory_policies_read_back() {
+    for (opt, want) in [
+        ("--membind=0", "bind:0"),
+        ("--preferred=0", "prefer:0"),
+        ("--interleave=all", "interleave:0"),
+        ("--localalloc", "local"),
+    ] {
+        let out = run_stdout(&[
+            opt,
+            "--",
+            "sh",
+            "-c",
+            "head -1 /proc/self/numa_maps | cut -d' ' -f2",
+        ]);
+        assert_eq!(out.trim(), want, "{opt}");
+    }
+}
+
+#[test]
+fn exit_statuses() {
+    pinrun()
+        .args(["--cpus", "0", "--", "sh", "-c", "exit 7"])
+        .assert()
+        .code(7);
+    pinrun()
+        .args(["--cpus", "0", "--", "no-such-command-xyz"])
+        .assert()
+        .code(127)
+        .stderr("pinrun: no-such-command-xyz: command not found\n");
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("not-exec");
+    std::fs::write(&script, "#!/bin/sh\necho hi\n").unwrap();
+    pinrun()
+        .arg("--")
+        .arg(&script)
+        .assert()
+        .code(126)
+        .stderr(predicate::str::contains("permission denied"));
+    pinrun()
+        .arg("--")
+        .arg(dir.path())
+        .assert()
+        .code(126)
+        .stderr(predicate::str::contains("is a directory"));
+    // Killed by a signal: the status is the shell's, since pinrun is the same process.
+    let st = pinrun()
+        .args(["--", "sh", "-c", "kill -TERM $$"])
+        .output()
+        .unwrap()
+        .status;
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(st.signal(), Some(15));
+}
+
+/// Every refusal: exit 125, one `pinrun:` line (+ hint), and the command
+/// never runs (it would create a marker file).
+#[test]
+fn bad_input_refuses_without_running() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("ran");
+    let m = marker.to_str().unwrap();
+    let nonexistent = (online().last().unwrap() + 1).to_string();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["--cpus", &nonexistent], "does not exist"),
+        (vec!["--cpus", "0-"], "expected a number after '-'"),
+        (vec!["--cpus", "3-1"], "reversed"),
+        (vec!["--cpus", "0-3:0"], "at least 1"),
+        (vec!["--cpus", "0,,1"], "expected a number"),
+        (vec!["--cpus", "0,"], "trailing comma"),
+        (vec!["--node", "7"], "node 7 not found"),
+        (vec!["--membind=7"], "node 7 not found"),
+        (vec!["--cores", "1000"], "whole core"),
+        (vec!["--fifo", "0"], "outside 1-99"),
+        (vec!["--rr", "100"], "outside 1-99"),
+        (vec!["--nice", "20"], "outside -20..19"),
+        (
+            vec![
+                "--deadline",
+                "--sched-runtime",
+                "5ms",
+                "--sched-period",
+                "1ms",
+            ],
+            "runtime <= deadline <= period",
+        ),
+        (vec!["--deadline", "--sched-runtime", "5"], "needs a unit"),
+        (
+            vec![
+                "--cpus",
+                "0",
+                "--deadline",
+                "--sched-runtime",
+                "1ms",
+                "--sched-period",
+                "10ms",
+            ],
+            "narrower than its root domain",
+        ),
+        (vec!["--bogus-option"], "unexpected argument"),
+    ];
+    for (opts, msg) in cases {
+        let mut args = opts.clone();
+        args.extend(["--", "touch", m]);
+        let out = pinrun().args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(125), "{opts:?}: {err}");
+        assert!(
+            err.starts_with("pinrun: ") && err.contains(msg),
+            "{opts:?}: {err}"
+        );
+        assert!(err.lines().count() <= 2, "{opts:?}: {err}");
+        assert!(!marker.exists(), "{opts:?} ran the command");
+    }
+}
+
+#[test]
+fn json_error_is_one_object_on_stdout() {
+    let out = pinrun()
+        .args(["--dry-run", "--json", "--cpus", "4096"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(125));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["error"]["code"], "cpu-not-found");
+}
+
+/// Exec in place: same PID, arguments passed through byte for byte
+/// (including non-UTF-8), environment untouched.
+#[test]
+fn exec_in_place_passes_everything_through() {
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("pinrun"))
+        .args(["--cpus", "0", "--", "sh", "-c", "echo $$"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), pid.to_string());
+
+    let arg = std::ffi::OsStr::from_bytes(b"a\xffb --cpus");
+    let out = pinrun()
+        .args(["--cpus", "0", "--", "printf", "%s"])
+        .arg(arg)
+        .env("PINRUN_TEST_VAR", "kept")
+        .output()
+        .unwrap();
+    assert_eq!(out.stdout, b"a\xffb --cpus");
+    let out = pinrun()
+        .args(["--", "sh", "-c", "echo $PINRUN_TEST_VAR"])
+        .env("PINRUN_TEST_VAR", "kept")
+        .output()
+        .unwrap();
+    assert_eq!(out.stdout, b"kept\n");
+}
+
+/// The affinity pinrun inherits does not limit it: under `taskset -c 0`,
+/// `--cpus 1` is still allowed by the cgroup cpuset.
+#[test]
+fn inherited_affinity_is_not_the_limit() {
+    let set = online();
+    if set.len() < 2 || !std::path::Path::new("/usr/bin/taskset").exists() {
+        eprintln!("skipped: needs 2 CPUs and taskset");
+        return;
+    }
+    let last = set.last().unwrap().to_string();
+    let out = std::process::Command::new("taskset")
+        .args(["-c", &set.first().unwrap().to_string()])
+        .arg(assert_cmd::cargo::cargo_bin("pinrun"))
+        .args([
+            "--cpus",
+            &last,
+            "--",
+            "grep",
+            "Cpus_allowed_list",
+            "/proc/self/status",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("Cpus_allowed_list:\t{last}\n")
+    );
+}
