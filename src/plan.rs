@@ -191,6 +191,9 @@ fn node_cpus(sys: &SystemState, nodes: &NodeSet) -> Result<CpuSet> {
     Ok(cpus)
 }
 
+/// Maps a core to the (node, package) group it is packed into.
+type GroupKey = dyn Fn(&CoreChoice) -> (Option<u32>, Option<u32>);
+
 /// Orders cores compactly: the lowest node that can hold all `n`, and in it
 /// the lowest package that can; otherwise in (node, package, CPU) order.
 fn choose_compact(mut cores: Vec<CoreChoice>, n: usize) -> Vec<CoreChoice> {
@@ -202,22 +205,21 @@ fn choose_compact(mut cores: Vec<CoreChoice>, n: usize) -> Vec<CoreChoice> {
         )
     };
     cores.sort_by_key(key);
-    let fitting =
-        |group: &dyn Fn(&CoreChoice) -> (Option<u32>, Option<u32>)| -> Option<Vec<CoreChoice>> {
-            let mut counts: BTreeMap<_, usize> = BTreeMap::new();
-            for c in &cores {
-                *counts.entry(group(c)).or_default() += 1;
-            }
-            let target = counts.iter().find(|(_, k)| **k >= n).map(|(g, _)| *g)?;
-            Some(
-                cores
-                    .iter()
-                    .filter(|c| group(c) == target)
-                    .take(n)
-                    .cloned()
-                    .collect(),
-            )
-        };
+    let fitting = |group: &GroupKey| -> Option<Vec<CoreChoice>> {
+        let mut counts: BTreeMap<_, usize> = BTreeMap::new();
+        for c in &cores {
+            *counts.entry(group(c)).or_default() += 1;
+        }
+        let target = counts.iter().find(|(_, k)| **k >= n).map(|(g, _)| *g)?;
+        Some(
+            cores
+                .iter()
+                .filter(|c| group(c) == target)
+                .take(n)
+                .cloned()
+                .collect(),
+        )
+    };
     fitting(&|c| (c.node, c.package))
         .or_else(|| fitting(&|c| (c.node, None)))
         .unwrap_or_else(|| cores.iter().take(n).cloned().collect())

@@ -160,30 +160,50 @@ fn reset_on_fork_read_back() {
     assert_eq!(lines[2], "0", "child policy");
 }
 
+/// SCHED_DEADLINE, read back by `chrt -p` (sched_getattr) from outside,
+/// since a deadline task cannot fork.
 #[test]
 fn deadline_read_back() {
     if !is_root() {
         eprintln!("skipped: needs root");
         return;
     }
-    let out = run_stdout(&[
-        "--deadline",
-        "--sched-runtime",
-        "1ms",
-        "--sched-period",
-        "10ms",
-        "--",
-        "cat",
-        "/proc/self/sched",
-    ]);
-    let field = |name: &str| {
-        out.lines()
-            .find(|l| l.split_whitespace().next() == Some(name))
-            .and_then(|l| l.split(':').nth(1))
-            .map(|v| v.trim().to_string())
-    };
-    assert_eq!(field("policy").as_deref(), Some("6"));
-    assert_eq!(field("dl.runtime").as_deref(), Some("1000000"));
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("pinrun"))
+        .args([
+            "--deadline",
+            "--sched-runtime",
+            "1ms",
+            "--sched-period",
+            "10ms",
+            "--",
+            "sleep",
+            "2",
+        ])
+        .spawn()
+        .unwrap();
+    let pid = child.id().to_string();
+    let mut text = String::new();
+    for _ in 0..100 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let out = std::process::Command::new("chrt")
+            .args(["-p", &pid])
+            .output()
+            .unwrap();
+        text = String::from_utf8_lossy(&out.stdout).into_owned();
+        if text.contains("SCHED_DEADLINE") {
+            break;
+        }
+    }
+    child.kill().ok();
+    child.wait().ok();
+    assert!(
+        text.contains("current scheduling policy: SCHED_DEADLINE"),
+        "{text}"
+    );
+    assert!(
+        text.contains("runtime/deadline/period parameters: 1000000/10000000/10000000"),
+        "{text}"
+    );
 }
 
 /// Memory policies as numa_maps spells them (mm/mempolicy.c `policy_modes`).

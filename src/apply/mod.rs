@@ -6,6 +6,8 @@
 
 pub mod sys;
 
+pub use sys::reset_sigpipe;
+
 use crate::cpuset::CpuSet;
 use crate::error::{Error, Result};
 use crate::plan::{MemMode, Plan};
@@ -256,5 +258,3 @@ mod tests {
         );
     }
 }
-
-pub use sys::reset_sigpipe;
