@@ -154,26 +154,33 @@ fn validate_cpus(sys: &SystemState, cpus: &CpuSet) -> Result<()> {
     Ok(())
 }
 
-/// The CPUs of `nodes`, refusing unknown and CPU-less nodes.
-fn node_cpus(sys: &SystemState, nodes: &NodeSet) -> Result<CpuSet> {
+/// Refuses node ids that do not exist (listing those that do), or any node
+/// id on a machine that exposes no NUMA nodes.
+fn require_nodes(sys: &SystemState, option: &str, nodes: &NodeSet) -> Result<()> {
     if sys.nodes.is_empty() {
         return Err(Error::new(
             "no-numa",
-            "--node: this machine exposes no NUMA nodes (no /sys/devices/system/node)",
+            format!("{option}: this machine exposes no NUMA nodes (no /sys/devices/system/node)"),
         )
-        .hint("use --cpus or --cores without --node"));
+        .hint("leave out the node options: the machine has a single memory domain"));
     }
     let unknown = nodes.difference(&sys.node_ids());
     if !unknown.is_empty() {
         return Err(Error::new(
             "node-not-found",
             format!(
-                "--node: {} not found: this machine's nodes are {}",
+                "{option}: {} not found: this machine's nodes are {}",
                 nodes_phrase(&unknown),
                 sys.node_ids()
             ),
         ));
     }
+    Ok(())
+}
+
+/// The CPUs of `nodes`, refusing unknown and CPU-less nodes.
+fn node_cpus(sys: &SystemState, nodes: &NodeSet) -> Result<CpuSet> {
+    require_nodes(sys, "--node", nodes)?;
     let mut cpus = CpuSet::new();
     for id in nodes.iter() {
         let n = &sys.nodes[&id];
@@ -425,23 +432,7 @@ pub fn nearest_memory_node(sys: &SystemState, node: u32) -> Option<u32> {
 /// Refuses unknown nodes, nodes without memory and nodes outside
 /// `Mems_allowed`.
 fn validate_mem_nodes(sys: &SystemState, option: &str, nodes: &NodeSet) -> Result<()> {
-    if sys.nodes.is_empty() {
-        return Err(Error::new(
-            "no-numa",
-            format!("{option}: this machine exposes no NUMA nodes"),
-        ));
-    }
-    let unknown = nodes.difference(&sys.node_ids());
-    if !unknown.is_empty() {
-        return Err(Error::new(
-            "node-not-found",
-            format!(
-                "{option}: {} not found: this machine's nodes are {}",
-                nodes_phrase(&unknown),
-                sys.node_ids()
-            ),
-        ));
-    }
+    require_nodes(sys, option, nodes)?;
     if let Some(bad) = nodes.iter().find(|id| !sys.nodes[id].has_memory) {
         let e = Error::new(
             "node-without-memory",
