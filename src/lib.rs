@@ -9,6 +9,7 @@ pub mod cli;
 pub mod cpuset;
 pub mod error;
 pub mod exec;
+pub mod manual;
 pub mod plan;
 pub mod report;
 pub mod request;

@@ -20,11 +20,23 @@ fn print_error(e: &Error, json: bool) {
     }
 }
 
+/// pinrun(1): clap_mangen's generated sections plus the hand-written ones.
+fn render_man(cmd: clap::Command, out: &mut dyn Write) -> std::io::Result<()> {
+    let man = clap_mangen::Man::new(cmd);
+    man.render_title(out)?;
+    man.render_name_section(out)?;
+    man.render_synopsis_section(out)?;
+    man.render_description_section(out)?;
+    man.render_options_section(out)?;
+    out.write_all(pinrun::manual::SECTIONS.as_bytes())?;
+    man.render_version_section(out)
+}
+
 fn generate(what: Generate) -> ExitCode {
     let mut cmd = Cli::command();
     let mut out = std::io::stdout().lock();
     let res = match what {
-        Generate::Man => clap_mangen::Man::new(cmd).render(&mut out),
+        Generate::Man => render_man(cmd, &mut out),
         Generate::Bash => {
             clap_complete::generate(clap_complete::Shell::Bash, &mut cmd, "pinrun", &mut out);
             Ok(())

@@ -1,0 +1,151 @@
+//! Hand-written sections of pinrun(1), appended by `--generate man` to the
+//! synopsis and options clap_mangen generates from the clap definition.
+//! Raw roff (man(7) macros).
+
+/// The sections after OPTIONS, in man-pages(7) order.
+pub const SECTIONS: &str = r#".SH "CPU LISTS"
+A cpulist is a comma-separated list of items, each
+.BR N ,
+.B A\-B
+(a range),
+.B A\-B:S
+(util-linux stride: every S\-th CPU from A to B) or
+.B A\-B:U/G
+(kernel used/group form: the first U CPUs of every group of G).
+A value starting with
+.B 0x
+is a hexadecimal cpumask, optionally in comma-separated 32-bit words, most
+significant first. Output is always canonical kernel ranges.
+.PP
+.nf
+0\-3,8          CPUs 0, 1, 2, 3 and 8
+0\-14:2         0,2,4,6,8,10,12,14
+0\-15:2/4       0,1,4,5,8,9,12,13
+0xff,00000000   CPUs 32\-39
+.fi
+.PP
+Reversed ranges, stride 0, empty items and trailing commas are errors; the
+message quotes the input and names the character where parsing stopped.
+.SH PLACEMENT
+Each placement option narrows the candidate CPUs: the allowed CPUs (online
+CPUs inside the caller's cgroup cpuset), then
+.B \-\-cpus
+and
+.BR \-\-node ,
+then
+.BR \-\-isolated .
+.B \-\-cores N
+then picks N whole cores (every SMT sibling a candidate) compactly: the lowest
+node that can hold all N, in it the lowest package that can, then the lowest
+cores; one CPU of each (its lowest-numbered thread), or every thread with
+.BR \-\-smt .
+SMT siblings are read from
+.I topology/core_cpus_list
+(fallback
+.IR thread_siblings_list ),
+never computed.
+.PP
+Example, on 2 sockets \(mu 4 cores \(mu 2 threads with siblings (N, N+8) and one
+node per socket:
+.B \-\-node 1 \-\-cores 2
+gives CPUs 4,5;
+.B \-\-node 1 \-\-cores 2 \-\-smt
+gives 4,5,12,13.
+.B \-\-cpus 20
+on that machine is refused: CPU 20 does not exist.
+.SH "MEMORY POLICIES"
+Set with
+.BR set_mempolicy (2)
+before exec, inherited by the command:
+.B bind
+(allocate only on the nodes; without NODES, the nodes of the chosen CPUs),
+.B preferred
+(one node first),
+.B preferred-many
+(Linux 5.15+),
+.B interleave
+and
+.B weighted-interleave
+(Linux 6.9+; weights in /sys/kernel/mm/mempolicy/weighted_interleave),
+.BR local .
+Nodes that do not exist, have no memory (the hint names the nearest node with
+memory by distance) or lie outside Mems_allowed are refused.
+.SH SCHEDULING
+Set with
+.BR sched_setattr (2);
+what is not given (priority, nice, flags) is kept. SCHED_FIFO and SCHED_RR take
+priorities 1\-99; 99 draws a warning, since it equals the kernel's own per-CPU
+threads. SCHED_DEADLINE needs CAP_SYS_NICE and an affinity that covers its
+whole root domain, so
+.B \-\-deadline
+with a narrower placement is refused: create an exclusive cpuset partition
+(cgroup v2 cpuset.cpus.partition=root) and run inside it.
+.SH CHECKS
+Findings have a stable code, a severity, the CPUs concerned, a message and a
+hint. Warnings go to standard error and the command runs, unless
+.BR \-\-strict .
+.TP
+.B smt-siblings-shared
+two requested CPUs are SMT siblings of one core; use --cores to get whole cores.
+.TP
+.B rt-priority-99
+SCHED_FIFO/SCHED_RR priority 99; use 1\-98.
+.TP
+.B firmware-data
+the kernel's topology is inconsistent (a CPU listed in two nodes); check firmware.
+.SH "EXIT STATUS"
+The command's own status once it runs (pinrun execs in place).
+.TP
+.B 0
+--dry-run, --show, or --check without findings.
+.TP
+.B 1
+--check with findings.
+.TP
+.B 125
+pinrun refused or failed; the command did not run.
+.TP
+.B 126
+the command was found but cannot be executed.
+.TP
+.B 127
+the command was not found.
+.SH PERMISSIONS
+Real-time policies need CAP_SYS_NICE or RLIMIT_RTPRIO at least the priority
+(systemd LimitRTPRIO=, limits.conf rtprio); pinrun refuses before changing
+anything when neither allows it. Lowering the nice value needs CAP_SYS_NICE or
+RLIMIT_NICE. With RT group scheduling the cgroup also needs cpu.rt_runtime_us.
+Affinity is limited to the caller's cgroup cpuset (docker --cpuset-cpus,
+systemd AllowedCPUs=); pinrun plans inside it and names the cgroup when a
+request falls outside.
+.SH FILES
+.nf
+/sys/devices/system/cpu/{online,possible,present,isolated,nohz_full}
+/sys/devices/system/cpu/cpuN/topology/*, cpuN/cache/indexK/*, cpuN/online
+/sys/devices/system/node/{online,has_memory}, nodeN/{cpulist,cpumap,meminfo,distance}
+/proc/self/{status,cgroup,cpuset,mountinfo,limits,stat}, /proc/mounts, /proc/cmdline
+/proc/sys/kernel/sched_rt_{runtime,period}_us
+<cgroup>/cpuset.cpus.effective (v2), cpuset.effective_cpus, cpuset.cpus (v1)
+.fi
+.SH ENVIRONMENT
+.B PATH
+is searched for COMMAND as
+.BR execvp (3)
+does. The environment is passed to the command unchanged.
+.SH EXAMPLES
+.nf
+pinrun \-\-node 0 \-\-cores 4 \-\-fifo 90 \-\- ./app
+pinrun \-\-cpus 2\-7 \-\-cores 2 \-\-smt \-\-membind \-\- ./worker
+pinrun \-\-interleave all \-\- postgres \-D /var/lib/postgresql/data
+pinrun \-\-dry\-run \-\-json \-\-node 1 \-\-cores 2 | jq \-r .cpulist
+.fi
+.SH "SEE ALSO"
+.BR taskset (1),
+.BR chrt (1),
+.BR numactl (8),
+.BR sched (7),
+.BR cpuset (7),
+.BR set_mempolicy (2),
+.BR sched_setattr (2),
+.BR systemd.exec (5)
+"#;
