@@ -28,7 +28,7 @@ complete -c pinrun -l reset-on-fork -d 'Set SCHED_RESET_ON_FORK: children start 
 complete -c pinrun -l dry-run -d 'Print the plan and findings, change nothing, run nothing'
 complete -c pinrun -l check -d 'Print findings only; exit 0 when clean, 1 when not'
 complete -c pinrun -l show -d 'Print the machine: nodes, packages, cores, CPUs'
-complete -c pinrun -l json -d 'Machine-readable output: one JSON object on stdout'
+complete -c pinrun -l json -d 'Machine-readable output: one JSON object on stdout (errors too, as {"error": {...}}); with --dry-run, --check or --show'
 complete -c pinrun -l strict -d 'Refuse the launch (exit 125) on any warning'
 complete -c pinrun -s q -l quiet -d 'Print no warnings'
 complete -c pinrun -s v -l verbose -d 'Print the plan to stderr before running the command'

@@ -69,6 +69,26 @@ pub fn check(sys: &SystemState, req: &Request, plan: &Plan) -> Vec<Finding> {
             }
         }
     }
+    if let Some(Policy::Deadline { .. }) = req.sched.policy
+        && !req.sched.reset_on_fork
+    {
+        out.push(warning(
+            "deadline-cannot-fork",
+            &CpuSet::new(),
+            "a SCHED_DEADLINE task cannot fork (fork fails with EAGAIN): shells and most daemons will fail".into(),
+            "add --reset-on-fork so that children start as SCHED_OTHER, or exec a program that never forks",
+        ));
+    }
+    if let (Some(n), Some(Policy::Fifo(_) | Policy::Rr(_) | Policy::Deadline { .. })) =
+        (req.sched.nice, req.sched.policy)
+    {
+        out.push(warning(
+            "nice-ignored",
+            &CpuSet::new(),
+            format!("--nice {n} has no effect under a real-time or deadline policy (it applies to SCHED_OTHER and SCHED_BATCH)"),
+            "drop --nice, or use --other/--batch with it",
+        ));
+    }
     if let Some(Policy::Fifo(99) | Policy::Rr(99)) = req.sched.policy {
         out.push(warning(
             "rt-priority-99",

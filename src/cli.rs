@@ -171,11 +171,12 @@ pub struct Cli {
     pub check: bool,
 
     /// Print the machine: nodes, packages, cores, CPUs.
-    #[arg(long, help_heading = "Modes")]
+    #[arg(long, conflicts_with_all = ["cpus", "node", "cores", "isolated", "policy", "mempolicy", "nice", "reset_on_fork", "command"], help_heading = "Modes")]
     pub show: bool,
 
-    /// Machine-readable output: one JSON object on stdout.
-    #[arg(long, help_heading = "Modes")]
+    /// Machine-readable output: one JSON object on stdout (errors too, as
+    /// {"error": {...}}); with --dry-run, --check or --show.
+    #[arg(long, requires = "mode", help_heading = "Modes")]
     pub json: bool,
 
     /// Read sysfs, procfs and cgroupfs below DIR (a machine dump); only with
@@ -200,7 +201,7 @@ pub struct Cli {
     pub generate: Option<Generate>,
 
     /// The command to run, and its arguments (passed through untouched).
-    #[arg(value_name = "COMMAND", trailing_var_arg = true)]
+    #[arg(value_name = "COMMAND", trailing_var_arg = true, value_hint = clap::ValueHint::CommandWithArguments)]
     pub command: Vec<OsString>,
 }
 
@@ -208,16 +209,20 @@ fn bad(code: &'static str, option: &str, what: impl std::fmt::Display) -> Error 
     Error::new(code, format!("{option}: {what}"))
 }
 
+const LIST_HINT: &str = "lists look like 0-3,8 (ranges), 0-14:2 (stride), 0-15:2/4 (used/group) or 0xff (mask); see CPU LISTS in pinrun(1)";
+
 /// Parses a user node list (same grammar as cpulists).
 fn node_list(option: &str, text: &str) -> Result<NodeSet> {
-    CpuSet::parse(text).map_err(|e| bad("bad-node-list", option, e))
+    CpuSet::parse(text).map_err(|e| bad("bad-node-list", option, e).hint(LIST_HINT))
 }
 
 fn node_choice(option: &str, text: &str) -> Result<NodeChoice> {
     if text == "all" {
         Ok(NodeChoice::All)
     } else {
-        node_list(option, text).map(NodeChoice::Nodes)
+        node_list(option, text)
+            .map(NodeChoice::Nodes)
+            .map_err(|e| e.hint("give a node list such as 0,1, or all"))
     }
 }
 
@@ -266,6 +271,9 @@ fn rt_prio(option: &str, prio: u32) -> Result<u32> {
             "bad-priority",
             option,
             format!("priority {prio} is outside 1-{MAX_RT_PRIO}"),
+        )
+        .hint(
+            "real-time priorities run from 1 to 99; 1-98 leaves room for the kernel's own threads",
         ))
     }
 }
@@ -314,7 +322,8 @@ impl Cli {
                 format!(
                     "--deadline: parameters must satisfy 1024ns <= runtime <= deadline <= period (runtime {runtime}ns, deadline {deadline}ns, period {period}ns)"
                 ),
-            ));
+            )
+            .hint("e.g. --sched-runtime 2ms --sched-deadline 5ms --sched-period 10ms"));
         }
         Ok(Policy::Deadline {
             runtime,
@@ -378,21 +387,24 @@ impl Cli {
                 .hint("pinrun [OPTIONS] -- COMMAND [ARG]...; or --dry-run, --check, --show"));
         }
         if self.cores == Some(0) {
-            return Err(Error::new("bad-cores", "--cores: must be at least 1"));
+            return Err(Error::new("bad-cores", "--cores: must be at least 1")
+                .hint("ask for one or more cores, e.g. --cores 1"));
         }
         if let Some(n) = self.nice
             && !(-20..=19).contains(&n)
         {
-            return Err(Error::new(
-                "bad-nice",
-                format!("--nice: {n} is outside -20..19"),
-            ));
+            return Err(
+                Error::new("bad-nice", format!("--nice: {n} is outside -20..19"))
+                    .hint("nice values run from -20 (most CPU) to 19 (least)"),
+            );
         }
         let placement = Placement {
             cpus: self
                 .cpus
                 .as_deref()
-                .map(|t| CpuSet::parse(t).map_err(|e| bad("bad-cpu-list", "--cpus", e)))
+                .map(|t| {
+                    CpuSet::parse(t).map_err(|e| bad("bad-cpu-list", "--cpus", e).hint(LIST_HINT))
+                })
                 .transpose()?,
             nodes: self
                 .node

@@ -152,11 +152,24 @@ fn main() -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             let text = e.render().to_string();
-            let mut lines = text.lines().filter(|l| !l.trim().is_empty());
-            let first = lines.next().unwrap_or("invalid arguments");
-            let mut err = Error::new("usage", first.trim_start_matches("error: ").to_string());
-            let tip = lines.find_map(|l| l.trim().strip_prefix("tip: ").map(str::to_string));
-            err = err.hint(tip.unwrap_or_else(|| "see pinrun --help".into()));
+            // clap's body up to "Usage:", on one line; its "tip:" becomes the hint.
+            let body: Vec<&str> = text
+                .lines()
+                .map(str::trim)
+                .take_while(|l| !l.starts_with("Usage:"))
+                .filter(|l| !l.is_empty() && !l.starts_with("For more information"))
+                .collect();
+            let message: Vec<&str> = body
+                .iter()
+                .copied()
+                .filter(|l| !l.starts_with("tip: "))
+                .collect();
+            let tip = body.iter().find_map(|l| l.strip_prefix("tip: "));
+            let message = message
+                .join(" ")
+                .replace("invalid digit found in string", "expected a whole number");
+            let err = Error::new("usage", message.trim_start_matches("error: ").to_string())
+                .hint(tip.map_or_else(|| "see pinrun --help".to_string(), str::to_string));
             print_error(&err, std::env::args().any(|a| a == "--json"));
             return ExitCode::from(EXIT_FAILURE);
         }

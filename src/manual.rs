@@ -91,6 +91,12 @@ two requested CPUs are SMT siblings of one core; use --cores to get whole cores.
 .B rt-priority-99
 SCHED_FIFO/SCHED_RR priority 99; use 1\-98.
 .TP
+.B deadline-cannot-fork
+SCHED_DEADLINE without --reset-on-fork: the command cannot fork (EAGAIN); add --reset-on-fork.
+.TP
+.B nice-ignored
+--nice with a real-time or deadline policy, where it has no effect.
+.TP
 .B firmware-data
 the kernel's topology is inconsistent (a CPU listed in two nodes); check firmware.
 .SH "EXIT STATUS"
@@ -137,7 +143,7 @@ does. The environment is passed to the command unchanged.
 pinrun \-\-node 0 \-\-cores 4 \-\-fifo 90 \-\- ./app
 pinrun \-\-cpus 2\-7 \-\-cores 2 \-\-smt \-\-membind \-\- ./worker
 pinrun \-\-interleave all \-\- postgres \-D /var/lib/postgresql/data
-pinrun \-\-dry\-run \-\-json \-\-node 1 \-\-cores 2 | jq \-r .cpulist
+pinrun \-\-dry\-run \-\-json \-\-node 1 \-\-cores 2 | jq \-er .cpulist
 .fi
 .SH "SEE ALSO"
 .BR taskset (1),

@@ -100,7 +100,7 @@ fn nodes_phrase(set: &NodeSet) -> String {
 pub fn allowed_phrase(sys: &SystemState) -> String {
     match &sys.allowed_source {
         AllowedSource::Cgroup(cs) => format!(
-            "the cpuset of cgroup {} ({} = {})",
+            "the cpuset of cgroup {}: {} = {}",
             cs.cgroup,
             cs.file,
             cs.cpus.to_list()
@@ -109,7 +109,7 @@ pub fn allowed_phrase(sys: &SystemState) -> String {
             "this process's allowed CPUs (Cpus_allowed_list = {})",
             sys.allowed.to_list()
         ),
-        AllowedSource::Online => "the online CPUs".to_string(),
+        AllowedSource::Online => "no cgroup cpuset (none found)".to_string(),
     }
 }
 
@@ -173,7 +173,11 @@ fn require_nodes(sys: &SystemState, option: &str, nodes: &NodeSet) -> Result<()>
                 nodes_phrase(&unknown),
                 sys.node_ids()
             ),
-        ));
+        )
+        .hint(format!(
+            "choose among nodes {} (pinrun --show lists them)",
+            sys.node_ids()
+        )));
     }
     Ok(())
 }

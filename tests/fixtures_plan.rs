@@ -164,7 +164,7 @@ fn sibling_scheme_and_nodes_on_x86_64_64cpu() {
         .args(["--dry-run", "--node", "1", "--cores", "1"])
         .assert()
         .code(125)
-        .stderr("pinrun: --node: node 1 not found: this machine's nodes are 0,2-3\n");
+        .stderr("pinrun: --node: node 1 not found: this machine's nodes are 0,2-3\nhint: choose among nodes 0,2-3 (pinrun --show lists them)\n");
 }
 
 /// Every machine dump: a dry run of `--cores 1` succeeds and picks one
@@ -253,7 +253,9 @@ fn sparse_high_node_ids() {
         .args(["--dry-run", "--membind=9"])
         .assert()
         .code(125)
-        .stderr("pinrun: --membind: node 9 not found: this machine's nodes are 0,8,250-255\n");
+        .stderr(predicates::str::starts_with(
+            "pinrun: --membind: node 9 not found: this machine's nodes are 0,8,250-255\nhint: ",
+        ));
 }
 
 /// A cgroup-restricted allowed set (hwloc/32amd64-4s2n4c-cgroup2: the

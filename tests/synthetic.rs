@@ -218,7 +218,7 @@ fn compact_choice_prefers_one_node() {
     let v = dry(t.path(), &["--cores", "5"]);
     assert_eq!(ids(&v["cpus"]), vec![0, 1, 4, 5, 6]);
     let e = refuse(t.path(), &["--cpus", "2"]);
-    assert!(e.contains("CPU 2 is outside the cpuset of cgroup /job (/sys/fs/cgroup/job/cpuset.cpus.effective = 0-1,4-7)"), "{e}");
+    assert!(e.contains("CPU 2 is outside the cpuset of cgroup /job: /sys/fs/cgroup/job/cpuset.cpus.effective = 0-1,4-7"), "{e}");
 }
 
 /// Offline CPUs are refused by name and never chosen.

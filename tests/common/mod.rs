@@ -8,9 +8,17 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-/// `../shared/fixtures` beside the checkout.
+/// `$PINRUN_FIXTURES`, else `../shared/fixtures` beside the checkout.
 pub fn fixtures() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures")
+    let p = std::env::var_os("PINRUN_FIXTURES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures"));
+    assert!(
+        p.join("INDEX.md").is_file(),
+        "machine dumps not found at {}: put shared/ beside the checkout or set PINRUN_FIXTURES",
+        p.display()
+    );
+    p
 }
 
 /// One machine dump.
