@@ -142,6 +142,15 @@ fn run(req: Request) -> Result<u8, Error> {
     Err(exec::exec(&path, &req.command))
 }
 
+/// The word after a bare `--membind` when it is not a node list: the usual
+/// cause of a usage error is `--membind COMMAND -flag` without `--`.
+fn membind_swallowed_command() -> Option<String> {
+    let args: Vec<String> = std::env::args().skip(1).take_while(|a| a != "--").collect();
+    let i = args.iter().position(|a| a == "--membind")?;
+    let next = args.get(i + 1)?;
+    (!next.starts_with('-') && pinrun::cpuset::CpuSet::parse(next).is_err()).then(|| next.clone())
+}
+
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
@@ -168,8 +177,13 @@ fn main() -> ExitCode {
             let message = message
                 .join(" ")
                 .replace("invalid digit found in string", "expected a whole number");
-            let err = Error::new("usage", message.trim_start_matches("error: ").to_string())
+            let mut err = Error::new("usage", message.trim_start_matches("error: ").to_string())
                 .hint(tip.map_or_else(|| "see pinrun --help".to_string(), str::to_string));
+            if let Some(word) = membind_swallowed_command() {
+                err = err.hint(format!(
+                    "--membind took '{word}' as its node list: write --membind=NODES, or put -- before the command"
+                ));
+            }
             print_error(&err, std::env::args().any(|a| a == "--json"));
             return ExitCode::from(EXIT_FAILURE);
         }

@@ -307,6 +307,11 @@ fn bad_input_refuses_without_running() {
             "narrower than its root domain",
         ),
         (vec!["--bogus-option"], "unexpected argument"),
+        (
+            vec!["--membind", "sh", "-c"],
+            "--membind took 'sh' as its node list",
+        ),
+        (vec!["--interleave", "al"], "or all"),
     ];
     for (opts, msg) in cases {
         let mut args = opts.clone();
