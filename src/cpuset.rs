@@ -250,7 +250,15 @@ impl CpuSet {
     pub fn parse(input: &str) -> Result<Self, ListError> {
         let t = input.trim();
         if let Some(hex) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-            return parse_mask_digits(input, hex, input.len() - hex.len());
+            let set = parse_mask_digits(input, hex, input.len() - hex.len())?;
+            if set.is_empty() {
+                return Err(ListError {
+                    input: input.to_string(),
+                    position: 0,
+                    expected: "the mask selects nothing; give at least one set bit".into(),
+                });
+            }
+            return Ok(set);
         }
         parse_list(input, None)
     }
@@ -512,7 +520,19 @@ mod tests {
             "invalid list \"0-\" at character 3: expected a number after '-'"
         );
         for bad in [
-            "", "5-2", "0-7:0", "1,,2", "1,", "a", "0-3:2/0", "0-3:3/2", "0x", "0xg", "1 2",
+            "0x0",
+            "0x00000000,0",
+            "",
+            "5-2",
+            "0-7:0",
+            "1,,2",
+            "1,",
+            "a",
+            "0-3:2/0",
+            "0-3:3/2",
+            "0x",
+            "0xg",
+            "1 2",
         ] {
             assert!(CpuSet::parse(bad).is_err(), "{bad:?} accepted");
         }

@@ -40,6 +40,7 @@ pub fn resolve(cmd: &OsStr) -> Result<PathBuf> {
             format!("{}: command not found", cmd.to_string_lossy()),
         )
         .exit(EXIT_NOT_FOUND)
+        .hint("check the name, give a path (./app), or extend PATH")
     };
     if cmd.is_empty() {
         return Err(not_found());

@@ -68,11 +68,15 @@ fn run(req: Request) -> Result<u8, Error> {
         None
     };
     let root = Root::new(req.sysroot.clone().unwrap_or_else(|| "/".into()));
-    if !root.base().is_dir() {
+    if !root.exists("/sys/devices/system/cpu") {
         return Err(Error::new(
             "sysroot-missing",
-            format!("--sysroot: {}: not a directory", root.base().display()),
-        ));
+            format!(
+                "--sysroot: {}: not a machine dump (no sys/devices/system/cpu below it)",
+                root.base().display()
+            ),
+        )
+        .hint("point --sysroot at a directory laid out like / with sys/ and proc/"));
     }
     let sys = SystemState::read(&root);
     let out = req.output;
@@ -142,10 +146,20 @@ fn run(req: Request) -> Result<u8, Error> {
     Err(exec::exec(&path, &req.command))
 }
 
+/// pinrun's own arguments (before `--`), lossily as text; never panics on
+/// non-UTF-8 bytes, which belong to the command anyway.
+fn pinrun_args() -> Vec<String> {
+    std::env::args_os()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned())
+        .take_while(|a| a != "--")
+        .collect()
+}
+
 /// The word after a bare `--membind` when it is not a node list: the usual
 /// cause of a usage error is `--membind COMMAND -flag` without `--`.
 fn membind_swallowed_command() -> Option<String> {
-    let args: Vec<String> = std::env::args().skip(1).take_while(|a| a != "--").collect();
+    let args = pinrun_args();
     let i = args.iter().position(|a| a == "--membind")?;
     let next = args.get(i + 1)?;
     (!next.starts_with('-') && pinrun::cpuset::CpuSet::parse(next).is_err()).then(|| next.clone())
@@ -184,7 +198,7 @@ fn main() -> ExitCode {
                     "--membind took '{word}' as its node list: write --membind=NODES, or put -- before the command"
                 ));
             }
-            print_error(&err, std::env::args().any(|a| a == "--json"));
+            print_error(&err, pinrun_args().iter().any(|a| a == "--json"));
             return ExitCode::from(EXIT_FAILURE);
         }
     };

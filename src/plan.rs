@@ -130,6 +130,19 @@ fn validate_cpus(sys: &SystemState, cpus: &CpuSet) -> Result<()> {
         )
         .hint(format!("choose among the online CPUs {}", sys.online)));
     }
+    let absent = cpus.difference(&sys.present);
+    if !absent.is_empty() && !sys.present.is_empty() {
+        let verb = if absent.len() == 1 { "is" } else { "are" };
+        return Err(Error::new(
+            "cpu-not-present",
+            format!(
+                "--cpus: {} {verb} possible but not present (an empty hotplug slot; present: {})",
+                cpus_phrase(&absent),
+                sys.present
+            ),
+        )
+        .hint(format!("choose among the online CPUs {}", sys.online)));
+    }
     let offline = cpus.difference(&sys.online);
     if !offline.is_empty() {
         let verb = if offline.len() == 1 { "is" } else { "are" };
@@ -137,7 +150,11 @@ fn validate_cpus(sys: &SystemState, cpus: &CpuSet) -> Result<()> {
             "cpu-offline",
             format!("--cpus: {} {verb} offline (online: {})", cpus_phrase(&offline), sys.online),
         )
-        .hint("bring it online with `echo 1 > /sys/devices/system/cpu/cpuN/online`, or choose an online CPU"));
+        .hint(format!(
+            "bring it online (`echo 1 > /sys/devices/system/cpu/cpu{}/online`) or choose among the online CPUs {}",
+            offline.first().unwrap_or(0),
+            sys.online
+        )));
     }
     let outside = cpus.difference(&sys.allowed);
     if !outside.is_empty() {
@@ -205,8 +222,9 @@ fn node_cpus(sys: &SystemState, nodes: &NodeSet) -> Result<CpuSet> {
 /// Maps a core to the (node, package) group it is packed into.
 type GroupKey = dyn Fn(&CoreChoice) -> (Option<u32>, Option<u32>);
 
-/// Orders cores compactly: the lowest node that can hold all `n`, and in it
-/// the lowest package that can; otherwise in (node, package, CPU) order.
+/// Orders cores compactly: the lowest (node, package) that can hold all `n`,
+/// else the lowest node, else the lowest package; otherwise in (node,
+/// package, CPU) order.
 fn choose_compact(mut cores: Vec<CoreChoice>, n: usize) -> Vec<CoreChoice> {
     let key = |c: &CoreChoice| {
         (
@@ -233,6 +251,7 @@ fn choose_compact(mut cores: Vec<CoreChoice>, n: usize) -> Vec<CoreChoice> {
     };
     fitting(&|c| (c.node, c.package))
         .or_else(|| fitting(&|c| (c.node, None)))
+        .or_else(|| fitting(&|c| (None, c.package)))
         .unwrap_or_else(|| cores.iter().take(n).cloned().collect())
 }
 
@@ -536,7 +555,9 @@ fn plan_sched(sys: &SystemState, sched: &SchedRequest, cpus: Option<&CpuSet>) ->
                 .hint("run as root or grant CAP_SYS_NICE (AmbientCapabilities=CAP_SYS_NICE)"));
             }
             if let Some(cpus) = cpus {
-                let span = sys.allowed.difference(&sys.isolated);
+                // The root domain spans the online CPUs outside domain isolation
+                // (exclusive cpuset partitions aside), not the caller's cpuset.
+                let span = sys.online.difference(&sys.isolated);
                 let span = if cpus.is_subset(&sys.isolated) {
                     cpus.clone()
                 } else {

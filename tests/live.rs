@@ -236,7 +236,7 @@ fn exit_statuses() {
         .args(["--cpus", "0", "--", "no-such-command-xyz"])
         .assert()
         .code(127)
-        .stderr("pinrun: no-such-command-xyz: command not found\n");
+        .stderr("pinrun: no-such-command-xyz: command not found\nhint: check the name, give a path (./app), or extend PATH\n");
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("not-exec");
     std::fs::write(&script, "#!/bin/sh\necho hi\n").unwrap();
@@ -395,4 +395,102 @@ fn inherited_affinity_is_not_the_limit() {
         String::from_utf8_lossy(&out.stdout),
         format!("Cpus_allowed_list:\t{last}\n")
     );
+}
+
+/// `--nice` is applied under every policy (setpriority), as `nice -n 5 chrt
+/// -f 10` would: field 19 of /proc/self/stat reads it back.
+#[test]
+fn nice_applies_under_realtime_policies() {
+    if !is_root() {
+        eprintln!("skipped: needs root");
+        return;
+    }
+    for opts in [vec!["--fifo", "10"], vec!["--rr", "3"], vec!["--idle"]] {
+        let mut args: Vec<&str> = opts.clone();
+        args.extend(["--nice", "5", "--quiet", "--", "cat", "/proc/self/stat"]);
+        let stat = run_stdout(&args);
+        assert_eq!(stat_field(&stat, 19), 5, "{opts:?}");
+    }
+}
+
+/// SCHED_DEADLINE with a placement covering the root domain works even when
+/// the inherited affinity is narrower (the affinity is set first).
+#[test]
+fn deadline_with_full_placement_under_narrow_inherited_affinity() {
+    let set = online();
+    if !is_root() || set.len() < 2 {
+        eprintln!("skipped: needs root and 2 CPUs");
+        return;
+    }
+    let all = set.to_list();
+    let out = std::process::Command::new("taskset")
+        .args(["-c", &set.first().unwrap().to_string()])
+        .arg(assert_cmd::cargo::cargo_bin("pinrun"))
+        .args([
+            "--cpus",
+            &all,
+            "--deadline",
+            "--sched-runtime",
+            "1ms",
+            "--sched-period",
+            "10ms",
+            "--",
+            "cat",
+            "/proc/self/stat",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(stat_field(&String::from_utf8_lossy(&out.stdout), 41), 6);
+}
+
+/// Non-UTF-8 bytes anywhere on a rejected command line give a usage error,
+/// never a panic.
+#[test]
+fn non_utf8_arguments_never_panic() {
+    let bad = std::ffi::OsStr::from_bytes(b"\xff");
+    for args in [
+        vec![std::ffi::OsStr::new("--bogus"), bad],
+        vec![
+            std::ffi::OsStr::new("--cpus"),
+            bad,
+            std::ffi::OsStr::new("true"),
+        ],
+    ] {
+        let out = pinrun().args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(125), "{args:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).starts_with("pinrun: "));
+    }
+}
+
+/// A directory that is not a machine dump, and a dump whose files are FIFOs,
+/// are refused or read without hanging.
+#[test]
+fn hostile_sysroots() {
+    let dir = tempfile::tempdir().unwrap();
+    pinrun()
+        .arg("--sysroot")
+        .arg(dir.path())
+        .arg("--show")
+        .assert()
+        .code(125)
+        .stderr(predicate::str::contains("not a machine dump"));
+    let cpu = dir.path().join("sys/devices/system/cpu");
+    std::fs::create_dir_all(cpu.join("cpu0")).unwrap();
+    nix::unistd::mkfifo(&cpu.join("online"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+    let v: serde_json::Value = serde_json::from_slice(
+        &pinrun()
+            .arg("--sysroot")
+            .arg(dir.path())
+            .args(["--dry-run", "--json", "--cores", "1"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    assert_eq!(v["cpulist"], "0");
 }

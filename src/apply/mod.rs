@@ -141,13 +141,21 @@ pub fn sched_attr(current: sys::SchedAttr, req: &SchedRequest) -> sys::SchedAttr
 fn apply_sched(req: &SchedRequest) -> Result<()> {
     let fail = |step: &str, e: io::Error| {
         let err = Error::new("sched-failed", format!("{step}: {}", errno_name(&e)));
-        if e.raw_os_error() == Some(libc::EPERM) {
+        if e.raw_os_error() == Some(libc::EINVAL) && step.contains("policy 6") {
+            err.hint("SCHED_DEADLINE periods must lie within kernel.sched_deadline_period_min_us..max_us (100us to about 4.19s by default)")
+        } else if e.raw_os_error() == Some(libc::EPERM) {
             err.hint("real-time and deadline policies and lower nice values need CAP_SYS_NICE or RLIMIT_RTPRIO/RLIMIT_NICE (systemd LimitRTPRIO=, AmbientCapabilities=CAP_SYS_NICE); with RT group scheduling the cgroup also needs cpu.rt_runtime_us")
         } else {
             err
         }
     };
-    let current = sys::sched_getattr().map_err(|e| fail("sched_getattr", e))?;
+    if let Some(n) = req.nice {
+        sys::set_nice(n).map_err(|e| fail(&format!("setpriority(nice {n})"), e))?;
+    }
+    let mut current = sys::sched_getattr().map_err(|e| fail("sched_getattr", e))?;
+    if let Some(n) = req.nice {
+        current.sched_nice = n;
+    }
     let attr = sched_attr(current, req);
     sys::sched_setattr(&attr).map_err(|e| {
         fail(
@@ -199,15 +207,21 @@ fn apply_affinity(cpus: &CpuSet, possible: &CpuSet) -> Result<()> {
 }
 
 /// Applies the plan to the calling thread. Stops at the first failure; the
-/// caller must then not exec.
+/// caller must then not exec. Affinity goes last, except for
+/// SCHED_DEADLINE: the kernel checks a deadline task's current affinity
+/// against its root domain, so the affinity is set before the policy.
 pub fn apply(plan: &Plan, possible: &CpuSet) -> Result<()> {
     if let Some(m) = &plan.memory {
         apply_memory(m.mode, &m.nodes)?;
     }
+    let deadline = matches!(plan.sched.policy, Some(Policy::Deadline { .. }));
+    if let (true, Some(cpus)) = (deadline, &plan.cpus) {
+        apply_affinity(cpus, possible)?;
+    }
     if plan.sched.is_requested() {
         apply_sched(&plan.sched)?;
     }
-    if let Some(cpus) = &plan.cpus {
+    if let (false, Some(cpus)) = (deadline, &plan.cpus) {
         apply_affinity(cpus, possible)?;
     }
     Ok(())

@@ -98,6 +98,18 @@ pub fn sched_getaffinity(bytes: usize) -> io::Result<Vec<u8>> {
     Ok(buf)
 }
 
+/// `setpriority(PRIO_PROCESS, 0, nice)`: the nice value, stored even under
+/// real-time policies (where `sched_setattr(2)` ignores `sched_nice`).
+pub fn set_nice(nice: i32) -> io::Result<()> {
+    // SAFETY: plain integer arguments; no memory is shared with the kernel.
+    let r = unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, nice) };
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
 /// Restores SIGPIPE to `SIG_DFL` before exec (the Rust runtime sets it to
 /// `SIG_IGN`, and ignored signals stay ignored across `execve(2)`).
 pub fn reset_sigpipe() {

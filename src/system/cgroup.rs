@@ -134,6 +134,12 @@ fn cgroup_paths(root: &Root) -> (Option<String>, Option<String>) {
 /// Joins a cgroup path onto its mount point, removing the mount's own root
 /// (a bind-mounted sub-tree in a container shows `root` = `/docker/abc`).
 fn cgroup_dir(mount: &Mount, path: &str) -> String {
+    // A path with `..` would leave the mount (and a --sysroot dump): ignore it.
+    let path = if path.split('/').any(|c| c == "..") {
+        "/"
+    } else {
+        path
+    };
     let rel = if mount.root != "/" {
         path.strip_prefix(mount.root.as_str()).unwrap_or(path)
     } else {

@@ -17,6 +17,9 @@ pub use topology::Cpu;
 use crate::cpuset::{CpuSet, NodeSet};
 use std::collections::BTreeMap;
 
+/// The most CPUs pinrun reads topology for (Linux's `NR_CPUS` maximum is 8192).
+pub const MAX_CPUS: usize = 65536;
+
 /// Where the allowed-CPU limit came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AllowedSource {
@@ -61,10 +64,16 @@ impl SystemState {
     /// Reads the machine below `root`.
     pub fn read(root: &Root) -> Self {
         let sets = topology::read_sets(root);
-        let mut cpus: BTreeMap<u32, Cpu> = sets
-            .dirs
-            .union(&sets.online)
+        // Every CPU the kernel knows has a cpuN directory; ids only named in
+        // `online` (a damaged dump) are not read one by one.
+        let known = if sets.dirs.is_empty() {
+            sets.online.clone()
+        } else {
+            sets.dirs.clone()
+        };
+        let mut cpus: BTreeMap<u32, Cpu> = known
             .iter()
+            .take(MAX_CPUS)
             .map(|id| (id, topology::read_cpu(root, id, sets.online.contains(id))))
             .collect();
         let nodes: BTreeMap<u32, Node> = numa::read_nodes(root)

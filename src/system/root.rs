@@ -5,6 +5,10 @@
 use crate::cpuset::CpuSet;
 use std::path::{Path, PathBuf};
 
+/// The most pinrun reads of one file (4 MiB; `/proc/interrupts` of a
+/// 1000-CPU machine is well under this).
+pub const MAX_FILE: u64 = 4 << 20;
+
 /// A file-system root under which absolute sysfs/procfs/cgroupfs paths are
 /// resolved. `Root::new("/")` reads the live machine.
 #[derive(Debug, Clone)]
@@ -31,10 +35,21 @@ impl Root {
 
     /// The file's text, or `None` when it is missing or unreadable. Bytes
     /// that are not UTF-8 are replaced (sysfs files are ASCII).
+    /// Only regular files are read, and at most [`MAX_FILE`] bytes of them:
+    /// a FIFO or a link to `/dev/zero` in a dump cannot hang pinrun.
     pub fn read(&self, abs: &str) -> Option<String> {
-        std::fs::read(self.path(abs))
-            .ok()
-            .map(|b| String::from_utf8_lossy(&b).into_owned())
+        use std::io::Read;
+        let path = self.path(abs);
+        if !std::fs::metadata(&path).ok()?.is_file() {
+            return None;
+        }
+        let mut buf = Vec::new();
+        std::fs::File::open(path)
+            .ok()?
+            .take(MAX_FILE)
+            .read_to_end(&mut buf)
+            .ok()?;
+        Some(String::from_utf8_lossy(&buf).into_owned())
     }
 
     /// The file's first line, trimmed of whitespace and NUL bytes.
