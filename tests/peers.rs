@@ -54,6 +54,22 @@ const HWLOC_EXCEPTIONS: &[Exception] = &[
          usable, pinrun uses the effective set the kernel enforces on sched_setaffinity \
          (DESIGN §2 allowed CPUs), so 88-103 are not allowed",
     ),
+    (
+        "hwloc/nvidiagpunumanodes",
+        "allowed nodes",
+        "same cgroup: hwloc reads cpuset.mems (0,8,250-255) and by default hides the GPU \
+         memory nodes 250-255, so it shows nodes 0 and 8; the kernel confines the process \
+         to cpuset.effective_mems = 0, which pinrun uses",
+    ),
+    (
+        "hwloc/8em64t-2s2ca2c-buggynuma",
+        "allowed nodes",
+        "the firmware lists every CPU in all 8 nodes; hwloc keeps node 0 only (the other \
+         seven have the same cpuset and are dropped with their memory), pinrun keeps the \
+         8 nodes the kernel reports, each with its own ~2 GiB, keeps every CPU in node 0 \
+         like hwloc, and warns once about the firmware data \
+         (see buggy_numa_every_node_lists_every_cpu)",
+    ),
 ];
 
 /// Checks the disagreements `errs` of dump `m` against `exceptions`:
@@ -279,6 +295,20 @@ fn hwloc_disagreements(rel: &str) -> Vec<String> {
     // node/ directory it shows P#0 holding every PU, where pinrun shows none.
     if p.nodes.is_empty() && h.nodes.len() == 1 && h.nodes.get(&0) == Some(&h.pus) {
         return errs;
+    }
+    // The NUMANodes hwloc shows (not marked disallowed) are the memory
+    // nodes the process may use (its cpuset's effective mems).
+    let shown: Set = h
+        .nodes
+        .keys()
+        .filter(|n| !h.disallowed_nodes.contains(n))
+        .copied()
+        .collect();
+    if !t.options.contains("--disallowed") && shown != p.allowed_nodes {
+        errs.push(format!(
+            "allowed nodes: pinrun {:?} vs hwloc {:?}",
+            p.allowed_nodes, shown
+        ));
     }
     let mut node_of: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
     for (n, cpus) in &h.nodes {
@@ -575,4 +605,44 @@ fn cpus_in_several_nodes_warn_once_per_overlap() {
     // Disjoint cpulists (the normal case), sparse ids: no warning.
     let dir = synthetic(4, &[(0, "0-1"), (8, "2-3"), (250, "")]);
     assert!(warnings_of(&dir).0.is_empty());
+}
+
+/// The whole kind of fault "memory nodes limited by the cgroup, no
+/// `Mems_allowed_list` in the dump": the cgroup's effective memory nodes
+/// limit the process as its effective CPUs do (hwloc dumps
+/// 16amd64-8n2c-cpusets, 16amd64-4n4c-cgroup-distance-merge and
+/// nvidiagpunumanodes above; here cgroup v2 on a synthetic tree), and
+/// `Mems_allowed_list`, when present, is what the kernel enforces.
+#[test]
+fn cgroup_memory_nodes_limit_allowed_nodes() {
+    let dir = synthetic(4, &[(0, "0-1"), (1, "2-3"), (2, "")]);
+    let w = |rel: &str, text: &str| {
+        let p = dir.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    w("proc/self/cgroup", "0::/job\n");
+    w(
+        "proc/mounts",
+        "cgroup2 /sys/fs/cgroup cgroup2 rw,nosuid,nodev,noexec,relatime 0 0\n",
+    );
+    w("sys/fs/cgroup/job/cpuset.cpus.effective", "0-3\n");
+    w("sys/fs/cgroup/job/cpuset.mems.effective", "1-2\n");
+    let (_, v) = warnings_of(&dir);
+    assert_eq!(ids(&v["allowed_nodes"]), vec![1, 2]);
+    let out = pinrun()
+        .arg("--sysroot")
+        .arg(dir.path())
+        .args(["--dry-run", "--membind=0"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(125),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    w("proc/self/status", "Name:\tx\nMems_allowed_list:\t0-1\n");
+    let (_, v) = warnings_of(&dir);
+    assert_eq!(ids(&v["allowed_nodes"]), vec![0, 1]);
 }

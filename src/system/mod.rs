@@ -107,8 +107,13 @@ impl SystemState {
                 ns[0]
             ));
         }
-        let process = process::read_process(root);
+        let mut process = process::read_process(root);
         let cpuset = cgroup::read_cpuset(root);
+        // Without Mems_allowed_list (most dumps) the cgroup's effective
+        // memory nodes limit the process, as its effective CPUs do.
+        if process.mems_allowed.is_none() {
+            process.mems_allowed = cpuset.as_ref().and_then(|cs| cs.mems.clone());
+        }
         let (allowed, allowed_source) = match (cpuset, &process.cpus_allowed) {
             (Some(cs), _) => (sets.online.intersection(&cs.cpus), AllowedSource::Cgroup(cs)),
             (None, Some(status)) => (sets.online.intersection(status), AllowedSource::Status),

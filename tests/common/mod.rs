@@ -16,7 +16,11 @@ pub fn fixtures() -> PathBuf {
 /// One machine dump.
 pub fn machine(rel: &str) -> PathBuf {
     let p = fixtures().join(rel);
-    assert!(p.is_dir(), "fixture {} missing (shared/ must sit beside the checkout)", p.display());
+    assert!(
+        p.is_dir(),
+        "fixture {} missing (shared/ must sit beside the checkout)",
+        p.display()
+    );
     p
 }
 
@@ -80,9 +84,15 @@ pub struct LscpuRow {
 /// The first `lscpu --parse` section of `expected-lscpu.txt` (util-linux
 /// `tests/expected/lscpu/lscpu-<machine>`), keyed by CPU.
 pub fn lscpu_parse(rel: &str) -> BTreeMap<u32, LscpuRow> {
-    let text = std::fs::read_to_string(machine(rel).join("expected-lscpu.txt")).expect("expected-lscpu.txt");
+    let text = std::fs::read_to_string(machine(rel).join("expected-lscpu.txt"))
+        .expect("expected-lscpu.txt");
     let mut lines = text.lines().skip_while(|l| !l.starts_with("# CPU,"));
-    let header: Vec<&str> = lines.next().expect("parse header").trim_start_matches("# ").split(',').collect();
+    let header: Vec<&str> = lines
+        .next()
+        .expect("parse header")
+        .trim_start_matches("# ")
+        .split(',')
+        .collect();
     let col = |name: &str| header.iter().position(|h| *h == name);
     let (c_core, c_sock, c_node) = (col("Core"), col("Socket"), col("Node"));
     let num = |f: &[&str], c: Option<usize>| c.and_then(|i| f.get(i)).and_then(|v| v.parse().ok());
@@ -149,6 +159,8 @@ pub struct PinrunView {
     pub nodes: BTreeMap<u32, Set>,
     /// `allowed_cpus`.
     pub allowed: Set,
+    /// `allowed_nodes`: memory nodes the process may allocate from.
+    pub allowed_nodes: Set,
     /// `warnings`.
     pub warnings: Vec<String>,
 }
@@ -185,6 +197,7 @@ impl PinrunView {
             cpus,
             nodes,
             allowed: ids(&v["allowed_cpus"]).into_iter().collect(),
+            allowed_nodes: ids(&v["allowed_nodes"]).into_iter().collect(),
             warnings,
         }
     }
@@ -426,6 +439,8 @@ pub struct HwlocView {
     /// Machine-level node is taken as CPU-less when some other node hangs
     /// below the Machine (a Machine-level node with CPUs would hold them all).
     pub nodes: BTreeMap<u32, Set>,
+    /// NUMANodes marked `(disallowed)`.
+    pub disallowed_nodes: Set,
 }
 
 impl HwlocView {
@@ -463,7 +478,11 @@ impl HwlocView {
                     (None, Some(p)) => p.pus(),
                     (None, None) => Set::new(),
                 };
-                v.nodes.insert(o.os.expect("NUMANode without P#"), cpus);
+                let id = o.os.expect("NUMANode without P#");
+                if o.disallowed {
+                    v.disallowed_nodes.insert(id);
+                }
+                v.nodes.insert(id, cpus);
             }
         });
         v.cores.extend(cores.into_values());
