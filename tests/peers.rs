@@ -289,6 +289,28 @@ fn hwloc_disagreements(rel: &str) -> Vec<String> {
         h.packages.clone(),
         &mut errs,
     );
+    if !h.dies.is_empty() {
+        check("dies", p.dies(&domain), h.dies.clone(), &mut errs);
+    }
+    // Only the last-level cache index is kept in the dumps (fixtures
+    // INDEX, transformation 2), so only hwloc's highest cache compares.
+    // Where the kernel gives no usable set (an all-zero shared_cpu_map on
+    // old ia64 kernels) pinrun reports none and hwloc guesses one; compare
+    // the CPUs both know.
+    let known: Set = p
+        .cpus
+        .iter()
+        .filter(|(_, c)| c["llc"].is_array())
+        .map(|(id, _)| *id)
+        .collect();
+    let cached: Set = h
+        .llc
+        .iter()
+        .flatten()
+        .filter(|c| known.contains(c))
+        .copied()
+        .collect();
+    check("llc", p.llc(&cached), restrict(&h.llc, &cached), &mut errs);
     // Nodes: every node hwloc shows exists in pinrun with the same PUs
     // (a CPU-less node has none), and each PU is in the same node.
     // hwloc always shows at least one NUMANode: where the kernel exposes no
@@ -645,4 +667,46 @@ fn cgroup_memory_nodes_limit_allowed_nodes() {
     w("proc/self/status", "Name:\tx\nMems_allowed_list:\t0-1\n");
     let (_, v) = warnings_of(&dir);
     assert_eq!(ids(&v["allowed_nodes"]), vec![0, 1]);
+}
+
+/// The whole kind of fault "a cache sharing set that does not contain the
+/// CPU" (old ia64 kernels print an all-zero `shared_cpu_map`, as in
+/// hwloc/8ia64-2s2c2t and 8ia64-2n2s2c): the LLC is unknown (`null`), not
+/// "shared by every CPU with the same empty set".
+#[test]
+fn llc_without_the_cpu_itself_is_unknown() {
+    for m in ["hwloc/8ia64-2s2c2t", "hwloc/8ia64-2n2s2c"] {
+        let p = PinrunView::of(m);
+        assert!(p.cpus.values().all(|c| c["llc"].is_null()), "{m}");
+    }
+    let dir = synthetic(4, &[]);
+    let cache = |cpu: u32, file: &str, text: &str| {
+        let d = dir
+            .path()
+            .join(format!("sys/devices/system/cpu/cpu{cpu}/cache/index3"));
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("level"), "3\n").unwrap();
+        std::fs::write(d.join("type"), "Unified\n").unwrap();
+        std::fs::write(d.join(file), text).unwrap();
+    };
+    cache(0, "shared_cpu_map", "00000000\n");
+    cache(1, "shared_cpu_list", "\n\0");
+    cache(2, "shared_cpu_list", "2-3\n");
+    cache(3, "shared_cpu_map", "0000000c\n");
+    let (_, v) = warnings_of(&dir);
+    let llc: Vec<serde_json::Value> = v["cpus"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["llc"].clone())
+        .collect();
+    assert_eq!(
+        llc,
+        vec![
+            serde_json::json!(null),
+            serde_json::json!(null),
+            serde_json::json!([2, 3]),
+            serde_json::json!([2, 3])
+        ]
+    );
 }

@@ -246,6 +246,40 @@ impl PinrunView {
         partition_of(&key, domain)
     }
 
+    /// Dies: CPUs grouped by package (as [`Self::packages`]) and `die` id.
+    pub fn dies(&self, domain: &Set) -> Partition {
+        let pkg: BTreeMap<Set, usize> = self
+            .packages(domain)
+            .into_iter()
+            .enumerate()
+            .map(|(i, g)| (g, i))
+            .collect();
+        let key: BTreeMap<u32, (usize, Option<u64>)> = domain
+            .iter()
+            .map(|id| {
+                let p = pkg
+                    .iter()
+                    .find(|(g, _)| g.contains(id))
+                    .map(|(_, i)| *i)
+                    .unwrap();
+                (*id, (p, self.cpus[id]["die"].as_u64()))
+            })
+            .collect();
+        partition_of(&key, domain)
+    }
+
+    /// Last-level caches: CPUs grouped by their `llc` set (a CPU with
+    /// none is left out).
+    pub fn llc(&self, domain: &Set) -> Partition {
+        let key: BTreeMap<u32, Vec<u32>> = self
+            .cpus
+            .iter()
+            .filter(|(_, c)| c["llc"].is_array())
+            .map(|(id, c)| (*id, ids(&c["llc"])))
+            .collect();
+        partition_of(&key, domain)
+    }
+
     /// Nodes: CPUs grouped by their `node`.
     pub fn node_partition(&self, domain: &Set) -> Partition {
         let key: BTreeMap<u32, Option<u64>> = self
@@ -441,6 +475,12 @@ pub struct HwlocView {
     pub nodes: BTreeMap<u32, Set>,
     /// NUMANodes marked `(disallowed)`.
     pub disallowed_nodes: Set,
+    /// The PUs of each Die (empty when hwloc shows no Die).
+    pub dies: Partition,
+    /// The PUs sharing each PU's highest-level data or unified cache
+    /// (`L3Cache`, `L2Cache`, `L2dCache`, ...; never an instruction cache);
+    /// PUs below no such cache are left out.
+    pub llc: Partition,
 }
 
 impl HwlocView {
@@ -485,6 +525,30 @@ impl HwlocView {
                 v.nodes.insert(id, cpus);
             }
         });
+        let mut dies: BTreeMap<*const HwObj, Set> = BTreeMap::new();
+        let mut llc: BTreeMap<*const HwObj, Set> = BTreeMap::new();
+        let cache_level = |k: &str| -> Option<u32> {
+            let rest = k.strip_prefix('L')?;
+            let (lvl, kind) = rest.split_at(rest.find(|c: char| !c.is_ascii_digit())?);
+            matches!(kind, "Cache" | "dCache" | "uCache").then(|| lvl.parse().ok())?
+        };
+        root.walk(&mut |o, anc| {
+            if o.kind == "PU" {
+                let id = o.os.unwrap();
+                if let Some(d) = anc.iter().rev().find(|a| a.kind == "Die") {
+                    dies.entry(*d as *const HwObj).or_default().insert(id);
+                }
+                let top = anc
+                    .iter()
+                    .filter_map(|a| Some((cache_level(&a.kind)?, *a as *const HwObj)))
+                    .max_by_key(|(l, _)| *l);
+                if let Some((_, c)) = top {
+                    llc.entry(c).or_default().insert(id);
+                }
+            }
+        });
+        v.dies = dies.into_values().collect();
+        v.llc = llc.into_values().collect();
         v.cores.extend(cores.into_values());
         v.packages = packages.into_values().collect();
         v
