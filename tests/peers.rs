@@ -150,6 +150,68 @@ fn lscpu_disagreements(rel: &str) -> Vec<String> {
     errs
 }
 
+/// The `lscpu` summary lines `<key>:  <cpulist>` (util-linux prints
+/// strides such as `0-62:2`), keyed by `<key>`.
+fn lscpu_summary_lists(rel: &str) -> BTreeMap<String, Set> {
+    let text = std::fs::read_to_string(machine(rel).join("expected-lscpu.txt")).unwrap();
+    text.lines()
+        .take_while(|l| !l.starts_with('#'))
+        .filter_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            let list = k.ends_with("CPU(s) list")
+                || (k.starts_with("NUMA node") && k.ends_with(" CPU(s)"));
+            list.then(|| {
+                let set = pinrun::cpuset::CpuSet::parse_sysfs_list(v, None).expect("lscpu cpulist");
+                (k.to_string(), set.to_vec().into_iter().collect())
+            })
+        })
+        .collect()
+}
+
+/// Compares pinrun with lscpu's summary: online and offline CPUs, and the
+/// CPUs of every NUMA node lscpu names (`NUMA nodeN CPU(s):`, empty for a
+/// CPU-less node; kernel node ids on both sides).
+fn lscpu_summary_disagreements(rel: &str) -> Vec<String> {
+    let lists = lscpu_summary_lists(rel);
+    let p = PinrunView::of(rel);
+    let mut errs = Vec::new();
+    if let Some(on) = lists.get("On-line CPU(s) list")
+        && *on != p.online()
+    {
+        errs.push(format!("online: pinrun {:?} vs lscpu {on:?}", p.online()));
+    }
+    let offline: Set = p
+        .cpus
+        .keys()
+        .filter(|c| !p.online().contains(c))
+        .copied()
+        .collect();
+    if let Some(off) = lists.get("Off-line CPU(s) list")
+        && *off != offline
+    {
+        errs.push(format!("offline: pinrun {offline:?} vs lscpu {off:?}"));
+    }
+    let nodes: BTreeMap<u32, Set> = lists
+        .iter()
+        .filter_map(|(k, v)| {
+            Some((
+                k.strip_prefix("NUMA node")?
+                    .strip_suffix(" CPU(s)")?
+                    .parse()
+                    .ok()?,
+                v.clone(),
+            ))
+        })
+        .collect();
+    if nodes != p.nodes {
+        errs.push(format!(
+            "node lists: pinrun {:?} vs lscpu {nodes:?}",
+            p.nodes
+        ));
+    }
+    errs
+}
+
 fn lscpu_dumps() -> Vec<String> {
     let mut v = machines("util-linux");
     v.extend(machines("util-linux-historical"));
@@ -168,7 +230,9 @@ fn lscpu_partitions_agree() {
     let mut failures = Vec::new();
     let mut excused = 0;
     for m in &dumps {
-        match judge(m, &lscpu_disagreements(m), LSCPU_EXCEPTIONS) {
+        let mut errs = lscpu_disagreements(m);
+        errs.extend(lscpu_summary_disagreements(m));
+        match judge(m, &errs, LSCPU_EXCEPTIONS) {
             Ok(true) => agree += 1,
             Ok(false) => excused += 1,
             Err(e) => failures.push(e),
