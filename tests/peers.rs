@@ -9,10 +9,12 @@ mod common;
 use common::*;
 use std::collections::BTreeMap;
 
-/// A deliberate disagreement: (dump, aspect, reason). The aspect is one of
-/// `PUs`, `cores`, `sockets`/`packages`, `nodes`; every other aspect of the
-/// dump must still agree, and this one must still disagree (so the entry is
-/// removed once the cause is gone).
+/// A deliberate disagreement: (dump, aspect, reason). The aspect is the
+/// prefix of the disagreement line: lscpu `cores`, `sockets`, `nodes`,
+/// `online`, `offline`, `node lists`; hwloc `PUs`, `cores`, `packages`,
+/// `dies`, `llc`, `allowed nodes`, `nodes`, `node N`. Every other aspect of
+/// the dump must still agree, and this one must still disagree (so the
+/// entry is removed once the cause is gone).
 type Exception = (&'static str, &'static str, &'static str);
 
 /// Where pinrun deliberately disagrees with lscpu.
