@@ -183,6 +183,7 @@ pub fn show_json(sys: &SystemState) -> Value {
                 "cpu": c.id, "online": c.online, "core": c.core_id, "package": c.package,
                 "die": c.die, "cluster": c.cluster, "node": c.node,
                 "siblings": c.online.then(|| sys.core_of(c.id).to_vec()),
+                "package_cpus": c.package_cpus.as_ref().map(CpuSet::to_vec),
                 "llc": c.llc.as_ref().map(CpuSet::to_vec),
                 "allowed": sys.allowed.contains(c.id),
                 "isolated": sys.isolated.contains(c.id),

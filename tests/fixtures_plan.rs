@@ -223,7 +223,8 @@ fn cpu_less_memory_nodes() {
 }
 
 /// Sparse and high node ids: nvidiagpunumanodes has nodes 0, 8 (CPUs) and
-/// 250-255 (GPU memory); `--interleave all` covers every memory node.
+/// 250-255 (GPU memory); `--interleave all` covers every memory node the
+/// process may use, which its cgroup limits to node 0.
 #[test]
 fn sparse_high_node_ids() {
     let m = "hwloc/nvidiagpunumanodes";
@@ -242,11 +243,19 @@ fn sparse_high_node_ids() {
         .stderr(predicates::str::contains(
             "node 8 has CPUs 88-175, none of them online and inside the cpuset of cgroup /jjh",
         ));
+    // ... and memory node 0 only (cpuset.effective_mems = 0, though
+    // cpuset.mems = 0,8,250-255).
     let v = dry_json(m, &["--dry-run", "--interleave", "all"]);
-    assert_eq!(
-        ids(&v["memory"]["nodes"]),
-        vec![0, 8, 250, 251, 252, 253, 254, 255]
-    );
+    assert_eq!(ids(&v["memory"]["nodes"]), vec![0]);
+    pinrun()
+        .arg("--sysroot")
+        .arg(machine(m))
+        .args(["--dry-run", "--membind=250"])
+        .assert()
+        .code(125)
+        .stderr(predicates::str::contains(
+            "node 250 outside this process's cpuset memory nodes",
+        ));
     pinrun()
         .arg("--sysroot")
         .arg(machine(m))

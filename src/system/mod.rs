@@ -81,21 +81,48 @@ impl SystemState {
             .map(|n| (n.id, n))
             .collect();
         let mut warnings = Vec::new();
+        // A CPU listed by several nodes keeps the lowest; one warning per
+        // distinct set of nodes (firmware that lists every CPU in every
+        // node would otherwise give CPUs × nodes warnings).
+        let mut multi: BTreeMap<u32, NodeSet> = BTreeMap::new();
         for node in nodes.values() {
             for id in node.cpus.iter() {
                 if let Some(cpu) = cpus.get_mut(&id) {
                     match cpu.node {
                         None => cpu.node = Some(node.id),
-                        Some(first) => warnings.push(format!(
-                            "firmware data: CPU {id} is listed in node{first}/cpulist and node{}/cpulist; using node {first}",
-                            node.id
-                        )),
+                        Some(first) => {
+                            multi
+                                .entry(id)
+                                .or_insert_with(|| std::iter::once(first).collect())
+                                .insert(node.id);
+                        }
                     }
                 }
             }
         }
-        let process = process::read_process(root);
+        let mut by_nodes: BTreeMap<Vec<u32>, CpuSet> = BTreeMap::new();
+        for (id, ns) in &multi {
+            by_nodes.entry(ns.to_vec()).or_default().insert(*id);
+        }
+        for (ns, ids) in by_nodes {
+            let set: NodeSet = ns.iter().copied().collect();
+            let what = if ids.len() == 1 {
+                format!("CPU {ids} is")
+            } else {
+                format!("CPUs {ids} are each")
+            };
+            warnings.push(format!(
+                "firmware data: {what} listed in the cpulists of nodes {set}; using node {}",
+                ns[0]
+            ));
+        }
+        let mut process = process::read_process(root);
         let cpuset = cgroup::read_cpuset(root);
+        // Without Mems_allowed_list (most dumps) the cgroup's effective
+        // memory nodes limit the process, as its effective CPUs do.
+        if process.mems_allowed.is_none() {
+            process.mems_allowed = cpuset.as_ref().and_then(|cs| cs.mems.clone());
+        }
         let (allowed, allowed_source) = match (cpuset, &process.cpus_allowed) {
             (Some(cs), _) => (
                 sets.online.intersection(&cs.cpus),

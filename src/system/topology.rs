@@ -113,7 +113,8 @@ pub fn read_cpu(root: &Root, id: u32, online: bool) -> Cpu {
     cpu
 }
 
-/// The shared CPUs of the highest-level data or unified cache.
+/// The shared CPUs of the highest-level data or unified cache; `None` when
+/// the kernel does not say (no cache directory, or a set without this CPU).
 fn read_llc(root: &Root, id: u32) -> Option<CpuSet> {
     let dir = format!("{CPU_DIR}/cpu{id}/cache");
     root.numbered_entries(&dir, "index")
@@ -131,4 +132,7 @@ fn read_llc(root: &Root, id: u32) -> Option<CpuSet> {
         })
         .max_by_key(|(level, _)| *level)
         .map(|(_, set)| set)
+        // The set includes the CPU itself; one without it (the all-zero
+        // shared_cpu_map of old ia64 kernels) means "unknown".
+        .filter(|set| set.contains(id))
 }

@@ -130,3 +130,435 @@ pub fn partition<K: Ord + Copy, V: Ord + Clone>(m: &BTreeMap<K, V>) -> Vec<Vec<K
     out.sort();
     out
 }
+
+/// A set of CPU ids.
+pub type Set = std::collections::BTreeSet<u32>;
+/// A partition of CPUs into groups (cores, sockets or nodes).
+pub type Partition = std::collections::BTreeSet<Set>;
+
+/// `pinrun --sysroot DIR --show --json`.
+pub fn show_json(rel: &str) -> Value {
+    dry_json(rel, &["--show"])
+}
+
+/// Groups the keys of `m` by value and keeps only the keys in `domain`.
+pub fn partition_of<V: Ord + Clone>(m: &BTreeMap<u32, V>, domain: &Set) -> Partition {
+    let mut g: BTreeMap<V, Set> = BTreeMap::new();
+    for (k, v) in m.iter().filter(|(k, _)| domain.contains(k)) {
+        g.entry(v.clone()).or_default().insert(*k);
+    }
+    g.into_values().collect()
+}
+
+/// `part` with every group cut down to `domain` (empty groups dropped).
+pub fn restrict(part: &Partition, domain: &Set) -> Partition {
+    part.iter()
+        .map(|g| g.intersection(domain).copied().collect::<Set>())
+        .filter(|g| !g.is_empty())
+        .collect()
+}
+
+/// pinrun's view of the machine, from `--show --json`.
+#[derive(Debug, Clone)]
+pub struct PinrunView {
+    /// Every CPU pinrun lists, with its `--show --json` object.
+    pub cpus: BTreeMap<u32, Value>,
+    /// Node id → its `cpus`.
+    pub nodes: BTreeMap<u32, Set>,
+    /// `allowed_cpus`.
+    pub allowed: Set,
+    /// `allowed_nodes`: memory nodes the process may allocate from.
+    pub allowed_nodes: Set,
+    /// `warnings`.
+    pub warnings: Vec<String>,
+}
+
+impl PinrunView {
+    pub fn of(rel: &str) -> Self {
+        let v = show_json(rel);
+        let cpus = v["cpus"]
+            .as_array()
+            .expect("cpus")
+            .iter()
+            .map(|c| (c["cpu"].as_u64().unwrap() as u32, c.clone()))
+            .collect();
+        let nodes = v["nodes"]
+            .as_array()
+            .expect("nodes")
+            .iter()
+            .map(|n| {
+                (
+                    n["node"].as_u64().unwrap() as u32,
+                    ids(&n["cpus"]).into_iter().collect(),
+                )
+            })
+            .collect();
+        let warnings = v["warnings"]
+            .as_array()
+            .map(|w| {
+                w.iter()
+                    .map(|s| s.as_str().unwrap_or_default().to_string())
+                    .collect()
+            })
+            .unwrap_or_default();
+        Self {
+            cpus,
+            nodes,
+            allowed: ids(&v["allowed_cpus"]).into_iter().collect(),
+            allowed_nodes: ids(&v["allowed_nodes"]).into_iter().collect(),
+            warnings,
+        }
+    }
+
+    /// Online CPUs.
+    pub fn online(&self) -> Set {
+        self.cpus
+            .iter()
+            .filter(|(_, c)| c["online"] == true)
+            .map(|(id, _)| *id)
+            .collect()
+    }
+
+    /// Cores: the `siblings` sets, cut down to `domain`. A CPU of `domain`
+    /// without siblings is a core of its own.
+    pub fn cores(&self, domain: &Set) -> Partition {
+        let part: Partition = domain
+            .iter()
+            .map(|id| match self.cpus.get(id).map(|c| &c["siblings"]) {
+                Some(s) if s.is_array() => ids(s).into_iter().collect(),
+                _ => std::iter::once(*id).collect(),
+            })
+            .collect();
+        restrict(&part, domain)
+    }
+
+    /// Packages: CPUs grouped by their `package_cpus` set (the kernel's
+    /// `package_cpus_list`/`core_siblings_list`, as cores are grouped by
+    /// their sibling sets); by `package` id where the kernel gives no set.
+    pub fn packages(&self, domain: &Set) -> Partition {
+        let key: BTreeMap<u32, (Option<Vec<u32>>, Option<u64>)> = self
+            .cpus
+            .iter()
+            .map(|(id, c)| {
+                let cpus = c["package_cpus"]
+                    .is_array()
+                    .then(|| ids(&c["package_cpus"]));
+                let pkg = if cpus.is_some() {
+                    None
+                } else {
+                    c["package"].as_u64()
+                };
+                (*id, (cpus, pkg))
+            })
+            .collect();
+        partition_of(&key, domain)
+    }
+
+    /// Dies: CPUs grouped by package (as [`Self::packages`]) and `die` id.
+    pub fn dies(&self, domain: &Set) -> Partition {
+        let pkg: BTreeMap<Set, usize> = self
+            .packages(domain)
+            .into_iter()
+            .enumerate()
+            .map(|(i, g)| (g, i))
+            .collect();
+        let key: BTreeMap<u32, (usize, Option<u64>)> = domain
+            .iter()
+            .map(|id| {
+                let p = pkg
+                    .iter()
+                    .find(|(g, _)| g.contains(id))
+                    .map(|(_, i)| *i)
+                    .unwrap();
+                (*id, (p, self.cpus[id]["die"].as_u64()))
+            })
+            .collect();
+        partition_of(&key, domain)
+    }
+
+    /// Last-level caches: CPUs grouped by their `llc` set (a CPU with
+    /// none is left out).
+    pub fn llc(&self, domain: &Set) -> Partition {
+        let key: BTreeMap<u32, Vec<u32>> = self
+            .cpus
+            .iter()
+            .filter(|(_, c)| c["llc"].is_array())
+            .map(|(id, c)| (*id, ids(&c["llc"])))
+            .collect();
+        partition_of(&key, domain)
+    }
+
+    /// Nodes: CPUs grouped by their `node`.
+    pub fn node_partition(&self, domain: &Set) -> Partition {
+        let key: BTreeMap<u32, Option<u64>> = self
+            .cpus
+            .iter()
+            .map(|(id, c)| (*id, c["node"].as_u64()))
+            .collect();
+        partition_of(&key, domain)
+    }
+}
+
+/// One object of an lstopo tree (console or XML export).
+#[derive(Debug, Clone, Default)]
+pub struct HwObj {
+    /// `Machine`, `Package`, `Die`, `Group`, `L3Cache`, `NUMANode`, `Core`, `PU`, ...
+    pub kind: String,
+    /// `P#` (console) or `os_index` (XML).
+    pub os: Option<u32>,
+    /// The object's `cpuset` (XML only; the console does not print it).
+    pub cpuset: Option<Set>,
+    /// Marked `(disallowed)` (lstopo `--disallowed`).
+    pub disallowed: bool,
+    pub children: Vec<HwObj>,
+}
+
+impl HwObj {
+    /// Every PU below (or at) this object.
+    pub fn pus(&self) -> Set {
+        let mut s = Set::new();
+        self.walk(&mut |o: &HwObj, _| {
+            if o.kind == "PU" {
+                s.insert(o.os.expect("PU without P#"));
+            }
+        });
+        s
+    }
+
+    fn walk_inner<'a>(
+        &'a self,
+        anc: &mut Vec<&'a HwObj>,
+        f: &mut dyn FnMut(&'a HwObj, &[&'a HwObj]),
+    ) {
+        f(self, anc);
+        anc.push(self);
+        for c in &self.children {
+            c.walk_inner(anc, f);
+        }
+        anc.pop();
+    }
+
+    /// Calls `f(object, ancestors)` on every object, depth first.
+    pub fn walk<'a>(&'a self, f: &mut dyn FnMut(&'a HwObj, &[&'a HwObj])) {
+        self.walk_inner(&mut Vec::new(), f);
+    }
+}
+
+/// Parses the object tree of an lstopo console output (`lstopo -v -`): one
+/// object per line, two spaces of indentation per level, e.g.
+/// `    NUMANode(GPUMemory) L#1 (P#253 local=15GiB ...)` or
+/// `            PU L#7 (P#18) (disallowed)`. The tree ends at the first
+/// unindented line after `Machine` (`depth 0: ...`, `Topology infos`, ...).
+pub fn lstopo_console(text: &str) -> HwObj {
+    let mut stack: Vec<(usize, HwObj)> = Vec::new();
+    let mut root: Option<HwObj> = None;
+    for (i, line) in text.lines().enumerate() {
+        let indent = line.len() - line.trim_start().len();
+        if i > 0 && indent == 0 {
+            break;
+        }
+        let body = line.trim_start();
+        let kind: String = body
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric())
+            .collect();
+        let os = body.find("(P#").and_then(|p| {
+            body[p + 3..]
+                .split(|c: char| !c.is_ascii_digit())
+                .next()?
+                .parse()
+                .ok()
+        });
+        let obj = HwObj {
+            kind,
+            os,
+            cpuset: None,
+            disallowed: body.ends_with("(disallowed)"),
+            children: vec![],
+        };
+        while let Some((d, _)) = stack.last() {
+            if *d < indent {
+                break;
+            }
+            let (_, done) = stack.pop().unwrap();
+            match stack.last_mut() {
+                Some((_, parent)) => parent.children.push(done),
+                None => root = Some(done),
+            }
+        }
+        stack.push((indent, obj));
+    }
+    while let Some((_, done)) = stack.pop() {
+        match stack.last_mut() {
+            Some((_, parent)) => parent.children.push(done),
+            None => root = Some(done),
+        }
+    }
+    root.expect("empty lstopo output")
+}
+
+/// An hwloc bitmap string (`0x0000000f,0xffffffff`, 32-bit words, most
+/// significant first; an empty word is zero).
+pub fn hwloc_bitmap(s: &str) -> Set {
+    let words: Vec<&str> = s.split(',').collect();
+    let mut set = Set::new();
+    for (i, w) in words.iter().rev().enumerate() {
+        let w = w.trim_start_matches("0x");
+        let v = if w.is_empty() {
+            0
+        } else {
+            u32::from_str_radix(w, 16).expect("hex word")
+        };
+        for b in 0..32 {
+            if v & (1 << b) != 0 {
+                set.insert(i as u32 * 32 + b);
+            }
+        }
+    }
+    set
+}
+
+/// Parses the object tree of an lstopo XML export (`<object type=...
+/// os_index=... cpuset=...>` nested as in the topology).
+pub fn lstopo_xml(text: &str) -> HwObj {
+    let attr = |tag: &str, name: &str| -> Option<String> {
+        let key = format!(" {name}=\"");
+        let p = tag.find(&key)? + key.len();
+        Some(tag[p..].split('"').next()?.to_string())
+    };
+    let mut stack: Vec<HwObj> = vec![HwObj {
+        kind: "root".into(),
+        ..Default::default()
+    }];
+    let mut rest = text;
+    while let Some(p) = rest.find('<') {
+        rest = &rest[p..];
+        let end = rest.find('>').expect("unterminated tag");
+        let tag = &rest[..=end];
+        rest = &rest[end + 1..];
+        if tag.starts_with("<object ") {
+            let obj = HwObj {
+                kind: attr(tag, "type").unwrap_or_default(),
+                os: attr(tag, "os_index").and_then(|v| v.parse().ok()),
+                cpuset: attr(tag, "cpuset").map(|v| hwloc_bitmap(&v)),
+                disallowed: false,
+                children: vec![],
+            };
+            if tag.ends_with("/>") {
+                stack.last_mut().unwrap().children.push(obj);
+            } else {
+                stack.push(obj);
+            }
+        } else if tag.starts_with("</object") {
+            let done = stack.pop().unwrap();
+            stack.last_mut().unwrap().children.push(done);
+        }
+    }
+    stack
+        .pop()
+        .unwrap()
+        .children
+        .into_iter()
+        .next()
+        .expect("no Machine object")
+}
+
+/// hwloc's grouping of PUs, in OS indexes.
+#[derive(Debug, Clone, Default)]
+pub struct HwlocView {
+    /// Every PU shown.
+    pub pus: Set,
+    /// PUs marked `(disallowed)`.
+    pub disallowed: Set,
+    /// The PUs of each Core; a PU with no Core above it is its own core.
+    pub cores: Partition,
+    /// The PUs of each Package; PUs with no Package above them form one group.
+    pub packages: Partition,
+    /// NUMANode OS index → its PUs. The XML gives each node's cpuset. The
+    /// console does not: there hwloc attaches a NUMANode to the object whose
+    /// cpuset equals its own, so its PUs are those below its parent, except
+    /// that a CPU-less node (empty cpuset) is attached to the Machine; a
+    /// Machine-level node is taken as CPU-less when some other node hangs
+    /// below the Machine (a Machine-level node with CPUs would hold them all).
+    pub nodes: BTreeMap<u32, Set>,
+    /// NUMANodes marked `(disallowed)`.
+    pub disallowed_nodes: Set,
+    /// The PUs of each Die (empty when hwloc shows no Die).
+    pub dies: Partition,
+    /// The PUs sharing each PU's highest-level data or unified cache
+    /// (`L3Cache`, `L2Cache`, `L2dCache`, ...; never an instruction cache);
+    /// PUs below no such cache are left out.
+    pub llc: Partition,
+}
+
+impl HwlocView {
+    pub fn of(root: &HwObj) -> Self {
+        let mut v = HwlocView {
+            pus: root.pus(),
+            ..Default::default()
+        };
+        let mut cores: BTreeMap<Option<*const HwObj>, Set> = BTreeMap::new();
+        let mut packages: BTreeMap<Option<*const HwObj>, Set> = BTreeMap::new();
+        let mut nested_nodes = false;
+        root.walk(&mut |o, anc| nested_nodes |= o.kind == "NUMANode" && anc.len() > 1);
+        root.walk(&mut |o, anc| {
+            if o.kind == "PU" {
+                let id = o.os.unwrap();
+                if o.disallowed {
+                    v.disallowed.insert(id);
+                }
+                let near = |k: &str| {
+                    anc.iter()
+                        .rev()
+                        .find(|a| a.kind == k)
+                        .map(|a| *a as *const HwObj)
+                };
+                match near("Core") {
+                    Some(c) => cores.entry(Some(c)).or_default().insert(id),
+                    None => v.cores.insert(std::iter::once(id).collect()),
+                };
+                packages.entry(near("Package")).or_default().insert(id);
+            }
+            if o.kind == "NUMANode" {
+                let cpus = match (&o.cpuset, anc.last()) {
+                    (Some(cs), _) => cs.clone(),
+                    (None, Some(_)) if anc.len() == 1 && nested_nodes => Set::new(),
+                    (None, Some(p)) => p.pus(),
+                    (None, None) => Set::new(),
+                };
+                let id = o.os.expect("NUMANode without P#");
+                if o.disallowed {
+                    v.disallowed_nodes.insert(id);
+                }
+                v.nodes.insert(id, cpus);
+            }
+        });
+        let mut dies: BTreeMap<*const HwObj, Set> = BTreeMap::new();
+        let mut llc: BTreeMap<*const HwObj, Set> = BTreeMap::new();
+        let cache_level = |k: &str| -> Option<u32> {
+            let rest = k.strip_prefix('L')?;
+            let (lvl, kind) = rest.split_at(rest.find(|c: char| !c.is_ascii_digit())?);
+            matches!(kind, "Cache" | "dCache" | "uCache").then(|| lvl.parse().ok())?
+        };
+        root.walk(&mut |o, anc| {
+            if o.kind == "PU" {
+                let id = o.os.unwrap();
+                if let Some(d) = anc.iter().rev().find(|a| a.kind == "Die") {
+                    dies.entry(*d as *const HwObj).or_default().insert(id);
+                }
+                let top = anc
+                    .iter()
+                    .filter_map(|a| Some((cache_level(&a.kind)?, *a as *const HwObj)))
+                    .max_by_key(|(l, _)| *l);
+                if let Some((_, c)) = top {
+                    llc.entry(c).or_default().insert(id);
+                }
+            }
+        });
+        v.dies = dies.into_values().collect();
+        v.llc = llc.into_values().collect();
+        v.cores.extend(cores.into_values());
+        v.packages = packages.into_values().collect();
+        v
+    }
+}
