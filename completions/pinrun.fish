@@ -1,6 +1,8 @@
 complete -c pinrun -l cpus -d 'Run on exactly these CPUs: a cpulist (0-3,8,0-14:2,0-15:2/4) or a hex cpumask (0xff, 0xff,00000000). Every CPU must exist, be online and allowed by the cgroup cpuset' -r
 complete -c pinrun -l node -d 'Take CPUs from these NUMA nodes (a node list such as 0 or 0,2)' -r
 complete -c pinrun -l cores -d 'Choose N whole physical cores (all SMT siblings allowed), one CPU (the lowest-numbered thread) of each' -r
+complete -c pinrun -l wait -d 'Wait for claimed cores to become free instead of refusing, printing what it waits for; without DURATION as long as it takes (--wait=30s; units ns, us, ms, s)' -r
+complete -c pinrun -l state-dir -d 'Directory of the claim records (default /run/pinrun, created with mode 1777 like /tmp)' -r -F
 complete -c pinrun -l membind -d 'Allocate memory only on NODES (default: the nodes of the chosen CPUs). Write --membind=NODES, or put -- before the command, when COMMAND could be read as a node list' -r
 complete -c pinrun -l preferred -d 'Prefer memory on NODE, falling back to others' -r
 complete -c pinrun -l preferred-many -d 'Prefer memory on any of NODES (Linux 5.15+)' -r
@@ -19,6 +21,7 @@ zsh\t'completions/_pinrun'
 fish\t'completions/pinrun.fish'"
 complete -c pinrun -l smt -d 'With --cores, use every SMT thread of each chosen core'
 complete -c pinrun -l isolated -d 'Choose only isolated CPUs (isolcpus=, cgroup v2 isolated partitions); with --cpus, refuse if any is not isolated'
+complete -c pinrun -l exclusive -d 'Claim the chosen cores (every SMT sibling of each) while COMMAND lives: other pinrun launches skip them (--cores), refuse them (--cpus) or warn. Choosing and claiming are one atomic step (a lock on the state directory); see CLAIMS in pinrun(1)'
 complete -c pinrun -l localalloc -d 'Allocate on the node of the CPU that touches the memory'
 complete -c pinrun -l other -d 'SCHED_OTHER (the default time-sharing policy)'
 complete -c pinrun -l batch -d 'SCHED_BATCH'

@@ -4,7 +4,7 @@
 use crate::cpuset::{CpuSet, NodeSet};
 use crate::error::{Error, Result};
 use crate::request::{
-    MemoryRequest, Mode, NodeChoice, Output, Placement, Policy, Request, SchedRequest,
+    ClaimRequest, MemoryRequest, Mode, NodeChoice, Output, Placement, Policy, Request, SchedRequest,
 };
 use clap::{ArgGroup, Parser, ValueEnum};
 use std::ffi::OsString;
@@ -69,6 +69,29 @@ pub struct Cli {
     /// with --cpus, refuse if any is not isolated.
     #[arg(long, help_heading = "Placement")]
     pub isolated: bool,
+
+    /// Claim the chosen cores (every SMT sibling of each) while COMMAND
+    /// lives: other pinrun launches skip them (--cores), refuse them
+    /// (--cpus) or warn. Choosing and claiming are one atomic step (a lock
+    /// on the state directory); see CLAIMS in pinrun(1).
+    #[arg(long, help_heading = "Claims")]
+    pub exclusive: bool,
+
+    /// Wait for claimed cores to become free instead of refusing, printing
+    /// what it waits for; without DURATION as long as it takes
+    /// (--wait=30s; units ns, us, ms, s).
+    #[arg(long, value_name = "DURATION", num_args = 0..=1, require_equals = true, default_missing_value = "", help_heading = "Claims")]
+    pub wait: Option<String>,
+
+    /// Directory of the claim records (default /run/pinrun, created with
+    /// mode 1777 like /tmp).
+    #[arg(
+        long,
+        value_name = "DIR",
+        env = "PINRUN_STATE_DIR",
+        help_heading = "Claims"
+    )]
+    pub state_dir: Option<PathBuf>,
 
     /// Allocate memory only on NODES (default: the nodes of the chosen CPUs).
     /// Write --membind=NODES, or put -- before the command, when COMMAND
@@ -171,7 +194,7 @@ pub struct Cli {
     pub check: bool,
 
     /// Print the machine: nodes, packages, cores, CPUs.
-    #[arg(long, conflicts_with_all = ["cpus", "node", "cores", "isolated", "policy", "mempolicy", "nice", "reset_on_fork", "command"], help_heading = "Modes")]
+    #[arg(long, conflicts_with_all = ["cpus", "node", "cores", "isolated", "exclusive", "wait", "policy", "mempolicy", "nice", "reset_on_fork", "command"], help_heading = "Modes")]
     pub show: bool,
 
     /// Machine-readable output: one JSON object on stdout (errors too, as
@@ -390,6 +413,11 @@ impl Cli {
             return Err(Error::new("bad-cores", "--cores: must be at least 1")
                 .hint("ask for one or more cores, e.g. --cores 1"));
         }
+        let wait = match self.wait.as_deref() {
+            None => None,
+            Some("") => Some(None),
+            Some(t) => Some(Some(parse_duration("--wait", t)?)),
+        };
         if let Some(n) = self.nice
             && !(-20..=19).contains(&n)
         {
@@ -415,10 +443,25 @@ impl Cli {
             smt: self.smt,
             isolated: self.isolated,
         };
+        if self.exclusive && !placement.is_requested() {
+            return Err(Error::new(
+                "exclusive-needs-placement",
+                "--exclusive: nothing to claim without a placement",
+            )
+            .hint("say which cores to claim: --cores N, --cpus LIST or --node NODES"));
+        }
+        let memory = self.memory()?;
+        let policy = self.policy()?;
+        let claims = ClaimRequest {
+            exclusive: self.exclusive,
+            wait,
+            state_dir: self.state_dir.filter(|d| !d.as_os_str().is_empty()),
+        };
         Ok(Request {
-            memory: self.memory()?,
+            claims,
+            memory,
             sched: SchedRequest {
-                policy: self.policy()?,
+                policy,
                 nice: self.nice,
                 reset_on_fork: self.reset_on_fork,
             },

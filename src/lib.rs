@@ -5,9 +5,11 @@
 
 pub mod apply;
 pub mod check;
+pub mod claims;
 pub mod cli;
 pub mod cpuset;
 pub mod error;
+pub mod exclusive;
 pub mod exec;
 pub mod manual;
 pub mod plan;

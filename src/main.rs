@@ -5,7 +5,7 @@ use pinrun::cli::{Cli, Generate};
 use pinrun::error::{EXIT_FAILURE, Error};
 use pinrun::request::{Mode, Request};
 use pinrun::system::{Root, SystemState};
-use pinrun::{apply, check, exec, plan, report};
+use pinrun::{apply, check, claims, exclusive, exec, report};
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -81,15 +81,26 @@ fn run(req: Request) -> Result<u8, Error> {
     let sys = SystemState::read(&root);
     let out = req.output;
     if req.mode == Mode::Show {
+        let (claims, _) = exclusive::read_claims(&root, &req, false)?;
+        let live = req.sysroot.is_none().then(|| exclusive::state_dir(&req));
         if out.json {
-            println!("{}", report::show_json(&sys));
+            let mut v = report::show_json(&sys);
+            v["claims"] = report::claims_json(&claims, exclusive::now());
+            println!("{v}");
         } else {
             print!("{}", report::show_text(&sys, out.verbose));
+            print!(
+                "{}",
+                report::claims_text(&claims, exclusive::now(), live.as_deref())
+            );
         }
         return Ok(0);
     }
-    let plan = plan::plan(&sys, &req)?;
-    let findings = check::check(&sys, &req, &plan);
+    // Claims (issue 5): `guard` holds the state directory's lock and, once
+    // written, this launch's record; dropping it on failure removes both.
+    let (plan, claims, mut guard) = exclusive::plan(&root, &sys, &req)?;
+    let mut findings = check::check(&sys, &req, &plan);
+    findings.extend(claims::findings(&claims, &plan, &sys.allowed));
     match req.mode {
         Mode::DryRun => {
             if out.json {
@@ -140,6 +151,12 @@ fn run(req: Request) -> Result<u8, Error> {
     }
     if out.verbose {
         eprint!("{}", report::plan_text(&req, &plan, &[]));
+    }
+    if let Some(g) = guard.as_mut() {
+        let record = g.claim(&plan, &req)?;
+        if out.verbose {
+            eprintln!("pinrun: claimed in {}", record.display());
+        }
     }
     apply::apply(&plan, &sys.possible)?;
     let path = resolved.unwrap_or_default();

@@ -53,6 +53,81 @@ gives CPUs 4,5;
 gives 4,5,12,13.
 .B \-\-cpus 20
 on that machine is refused: CPU 20 does not exist.
+.SH CLAIMS
+.B \-\-exclusive
+claims the chosen cores, every SMT sibling of each (even when only one thread
+is used), for as long as the command lives, so that two pinrun launches never
+share a core, without a daemon. Under an exclusive
+.BR flock (2)
+on the state directory, pinrun reads the claims, chooses, and writes its
+record; the lock is released when the command is exec'd (the descriptor is
+close-on-exec and never reaches the command). The record names pinrun's PID,
+which is the command's PID after exec, and its start time (field 22 of
+.IR /proc/<pid>/stat ),
+so a reused PID is never mistaken for the holder.
+.PP
+Every launch sees the claims:
+.B \-\-cores N
+skips claimed cores (and says so in
+.BR \-\-dry\-run ),
+refusing with
+.B no free core
+when too few stay free;
+.B \-\-cpus
+with a claimed CPU, and
+.B \-\-exclusive
+on a core any thread of which is claimed, are refused (exit 125) naming the
+holder's PID and command. Other launches that would run on claimed CPUs (no
+placement,
+.BR \-\-node )
+get the warning
+.BR cpu\-claimed ,
+a refusal under
+.BR \-\-strict .
+.B \-\-wait[=DURATION]
+waits for the cores instead of refusing, saying on standard error what it waits
+for.
+.B \-\-show
+lists the live claims (PID, CPUs, age, command);
+.B \-\-show \-\-json
+as the
+.B claims
+object.
+.PP
+The state directory is
+.I /run/pinrun
+(or
+.BR \-\-state\-dir ,
+.BR PINRUN_STATE_DIR ),
+created with mode 1777 like /tmp; a user who cannot create it needs it created
+once by root:
+.BR "install \-d \-m 1777 /run/pinrun" ,
+or the tmpfiles.d(5) line
+.BR "d /run/pinrun 1777 root root \-" .
+It must belong to root or to the user, and be sticky if others may write it.
+Each claim is one small JSON file named
+.IR <pid>.<starttime> ,
+mode 0644, created with O_EXCL|O_NOFOLLOW relative to the directory: pid,
+start time, uid, CPUs, command line, time. A record whose process is gone, a
+zombie, or has another start time is stale and silently reclaimed; one that
+cannot be removed (another user's) is ignored and never blocks anyone. A record
+counts only when its file's owner is root or a UID of its process, so no user
+can forge a claim in another's name; the sticky bit keeps users from deleting
+each other's records. Symlinks, FIFOs, oversized, unparsable or unreadable
+records give the warning
+.B claim\-record\-unusable
+and are reclaimed only when their PID is provably dead. With
+.BR \-\-sysroot ,
+no records are read (a dump has no live processes).
+.PP
+CPUs that kubelet's static CPU manager assigned exclusively to containers
+(the
+.B entries
+of
+.IR /var/lib/kubelet/cpu_manager_state ,
+below
+.B \-\-sysroot
+too) count as claimed; pinrun never writes that file.
 .SH "MEMORY POLICIES"
 Set with
 .BR set_mempolicy (2)
@@ -97,6 +172,12 @@ SCHED_DEADLINE without --reset-on-fork: the command cannot fork (EAGAIN); add --
 .B nice-ignored
 --nice with a real-time or deadline policy, where it has no effect.
 .TP
+.B cpu-claimed
+the command would run on CPUs another launch claimed (--exclusive) or kubelet assigned to a container; use --cores N, which skips them, or --wait.
+.TP
+.B claim-record-unusable
+a record in the state directory is a symlink, not a regular file, unreadable or corrupt; remove it if its process is gone.
+.TP
 .B firmware-data
 the kernel's topology is inconsistent (a CPU listed in two nodes); check firmware.
 .SH "EXIT STATUS"
@@ -131,9 +212,14 @@ request falls outside.
 /sys/devices/system/node/{online,has_memory}, nodeN/{cpulist,cpumap,meminfo,distance}
 /proc/self/{status,cgroup,cpuset,mountinfo,limits,stat}, /proc/mounts, /proc/cmdline
 /proc/sys/kernel/sched_rt_{runtime,period}_us
+/run/pinrun/<pid>.<starttime> (claim records), /var/lib/kubelet/cpu_manager_state
 <cgroup>/cpuset.cpus.effective (v2), cpuset.effective_cpus, cpuset.cpus (v1)
 .fi
 .SH ENVIRONMENT
+.B PINRUN_STATE_DIR
+is the state directory of claims when
+.B \-\-state\-dir
+is not given.
 .B PATH
 is searched for COMMAND as
 .BR execvp (3)

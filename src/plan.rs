@@ -3,6 +3,7 @@
 //! why. No I/O, no syscalls. Every refusal happens here, before anything is
 //! applied.
 
+use crate::claims::Claims;
 use crate::cpuset::{CpuSet, NodeSet};
 use crate::error::{Error, Result};
 use crate::request::{MemoryRequest, NodeChoice, Placement, Policy, Request, SchedRequest};
@@ -286,7 +287,7 @@ struct Placed {
     reasons: Vec<String>,
 }
 
-fn place(sys: &SystemState, p: &Placement) -> Result<Placed> {
+fn place(sys: &SystemState, p: &Placement, claims: &Claims) -> Result<Placed> {
     let mut reasons = vec![format!(
         "allowed CPUs: {} (online {}, limited by {})",
         sys.allowed,
@@ -320,6 +321,7 @@ fn place(sys: &SystemState, p: &Placement) -> Result<Placed> {
                 ));
             }
         }
+        refuse_claimed("--cpus", cpus, claims)?;
         reasons.push(format!("requested {}", cpus_phrase(cpus)));
         cpus.clone()
     } else {
@@ -403,6 +405,7 @@ fn place(sys: &SystemState, p: &Placement) -> Result<Placed> {
             "ask for fewer cores, or widen the candidates (--node, --cpus, the cgroup cpuset)",
         ));
     }
+    let (whole, skipped) = skip_claimed(n, &candidate, whole, claims)?;
     let total = whole.len();
     let chosen = choose_compact(whole.into_iter().map(|c| core_choice(sys, c)).collect(), n);
     let cpus: CpuSet = chosen
@@ -420,6 +423,9 @@ fn place(sys: &SystemState, p: &Placement) -> Result<Placed> {
         if total == 1 { "" } else { "s" },
         if p.smt { ", every SMT thread" } else { ", the lowest-numbered thread of each" }
     ));
+    if let Some(why) = skipped {
+        reasons.push(why);
+    }
     if !partial.is_empty() {
         reasons.push(format!(
             "skipped {} core{} with a sibling outside the candidates",
@@ -583,11 +589,21 @@ fn plan_sched(sys: &SystemState, sched: &SchedRequest, cpus: Option<&CpuSet>) ->
 /// Resolves `req` on `sys`. Errors are refusals (exit 125), each naming the
 /// object and the fix.
 pub fn plan(sys: &SystemState, req: &Request) -> Result<Plan> {
+    plan_claimed(sys, req, &Claims::default())
+}
+
+/// [`plan`] with the CPUs other launches hold: `--cores` skips claimed
+/// cores, `--cpus` refuses claimed CPUs, and `--exclusive` refuses to claim
+/// a core any part of which is claimed.
+pub fn plan_claimed(sys: &SystemState, req: &Request, claims: &Claims) -> Result<Plan> {
     let placed = if req.placement.is_requested() {
-        Some(place(sys, &req.placement)?)
+        Some(place(sys, &req.placement, claims)?)
     } else {
         None
     };
+    if let (true, Some(p)) = (req.claims.exclusive, &placed) {
+        refuse_claimed("--exclusive", &claim_set(&p.cpus, &p.cores), claims)?;
+    }
     let nodes: NodeSet = placed
         .as_ref()
         .map(|p| p.cpus.iter().filter_map(|c| sys.node_of(c)).collect())
@@ -614,4 +630,72 @@ pub fn plan(sys: &SystemState, req: &Request) -> Result<Plan> {
         sched: req.sched.clone(),
         reasons,
     })
+}
+
+// ---- claims (issue 5): pure; the claimed CPUs come in as data ----
+
+/// The CPUs an `--exclusive` launch claims: every thread of each chosen
+/// core, and the chosen CPUs themselves.
+pub fn claim_set(cpus: &CpuSet, cores: &[CoreChoice]) -> CpuSet {
+    cores.iter().fold(cpus.clone(), |a, c| a.union(&c.cpus))
+}
+
+/// Refuses `cpus` when any of them is claimed, naming the holders.
+fn refuse_claimed(option: &str, cpus: &CpuSet, claims: &Claims) -> Result<()> {
+    let taken = cpus.intersection(&claims.cpus());
+    if taken.is_empty() {
+        return Ok(());
+    }
+    Err(Error::new(
+        "cpu-claimed",
+        format!(
+            "{option}: {} claimed: {}",
+            if taken.len() == 1 {
+                format!("CPU {taken} is")
+            } else {
+                format!("CPUs {taken} are")
+            },
+            claims.describe(&taken)
+        ),
+    )
+    .hint(
+        "choose other CPUs (--cores N skips claimed cores), wait with --wait, or stop the holder",
+    ))
+}
+
+/// Drops the whole cores any CPU of which is claimed; refuses when fewer
+/// than `n` stay free. Returns the free cores and the reason to print.
+fn skip_claimed(
+    n: usize,
+    candidate: &CpuSet,
+    whole: Vec<CpuSet>,
+    claims: &Claims,
+) -> Result<(Vec<CpuSet>, Option<String>)> {
+    let claimed = claims.cpus();
+    let (free, taken): (Vec<CpuSet>, Vec<CpuSet>) = whole
+        .into_iter()
+        .partition(|c| c.intersection(&claimed).is_empty());
+    let taken_cpus = taken.iter().fold(CpuSet::new(), |a, c| a.union(c));
+    let holders = claims.describe(&taken_cpus);
+    if free.len() < n {
+        return Err(Error::new(
+            "no-free-core",
+            format!(
+                "--cores {n}: no free core{}: {} of the {} whole cores in the candidates {candidate} {} claimed ({holders})",
+                if n == 1 { "" } else { "s" },
+                taken.len(),
+                taken.len() + free.len(),
+                if taken.len() == 1 { "is" } else { "are" },
+            ),
+        )
+        .hint("wait for a core with --wait[=DURATION], ask for fewer cores, or widen the candidates"));
+    }
+    let why = (!taken.is_empty()).then(|| {
+        format!(
+            "skipped {} claimed core{}: {holders}",
+            taken.len(),
+            if taken.len() == 1 { "" } else { "s" }
+        )
+    });
+    Ok((free, why))
 }

@@ -2,6 +2,7 @@
 //! Pure: returns strings; `main` prints them.
 
 use crate::check::{Finding, Severity};
+use crate::claims::{Claims, Holder};
 use crate::cpuset::CpuSet;
 use crate::error::Error;
 use crate::plan::{Plan, allowed_phrase};
@@ -83,6 +84,7 @@ pub fn plan_json(req: &Request, plan: &Plan, findings: &[Finding]) -> Value {
         "sched": policy_json(&plan.sched),
         "reasons": plan.reasons,
         "findings": findings_json(findings),
+        "exclusive": req.claims.exclusive,
         "command": req.command.iter().map(|a| a.to_string_lossy()).collect::<Vec<_>>(),
     })
 }
@@ -388,6 +390,90 @@ pub fn show_text(sys: &SystemState, verbose: bool) -> String {
                 c.llc.as_ref().map_or("-".into(), CpuSet::to_list)
             );
         }
+    }
+    s
+}
+
+// ---- claims (issue 5) ----
+
+fn age(now: u64, since: u64) -> String {
+    let s = now.saturating_sub(since);
+    match s {
+        0..=119 => format!("{s}s"),
+        120..=7199 => format!("{}m", s / 60),
+        7200..=172_799 => format!("{}h", s / 3600),
+        _ => format!("{}d", s / 86400),
+    }
+}
+
+/// The `claims` array of `--show --json`: one object per live claim.
+pub fn claims_json(claims: &Claims, now: u64) -> Value {
+    let list: Vec<Value> = claims
+        .claims
+        .iter()
+        .map(|c| match &c.holder {
+            Holder::Process {
+                pid,
+                start_time,
+                uid,
+                command,
+                since,
+                record,
+            } => json!({
+                "holder": "pinrun", "pid": pid, "start_time": start_time, "uid": uid,
+                "command": command, "cpus": c.cpus.to_vec(), "cpulist": c.cpus.to_list(),
+                "since": since, "age_s": now.saturating_sub(*since), "record": record,
+            }),
+            Holder::Kubelet { pod, container } => json!({
+                "holder": "kubelet", "pod": pod, "container": container,
+                "cpus": c.cpus.to_vec(), "cpulist": c.cpus.to_list(),
+            }),
+        })
+        .collect();
+    json!({"claims": list, "claimed_cpus": claims.cpus().to_vec(), "warnings": claims.warnings})
+}
+
+/// The claims section of `--show`: one line per claim (pid, CPUs, age,
+/// command). `state_dir`: where they were read (live machine only).
+pub fn claims_text(claims: &Claims, now: u64, state_dir: Option<&std::path::Path>) -> String {
+    let mut s = String::new();
+    if claims.claims.is_empty() && claims.warnings.is_empty() && state_dir.is_none() {
+        return s;
+    }
+    let from = state_dir.map_or(String::new(), |d| format!(" ({})", d.display()));
+    if claims.claims.is_empty() {
+        let _ = writeln!(s, "claims{from}: none");
+    } else {
+        let _ = writeln!(s, "claims{from}: CPUs {}", claims.cpus());
+        for c in &claims.claims {
+            match &c.holder {
+                Holder::Process {
+                    pid,
+                    command,
+                    since,
+                    ..
+                } => {
+                    let _ = writeln!(
+                        s,
+                        "  pid {pid:<8} CPUs {:<10} age {:<5} {}",
+                        c.cpus.to_list(),
+                        age(now, *since),
+                        command.join(" ")
+                    );
+                }
+                Holder::Kubelet { .. } => {
+                    let _ = writeln!(
+                        s,
+                        "  kubelet      CPUs {:<10} {}",
+                        c.cpus.to_list(),
+                        c.who()
+                    );
+                }
+            }
+        }
+    }
+    for w in &claims.warnings {
+        let _ = writeln!(s, "warning: {w}");
     }
     s
 }

@@ -123,6 +123,18 @@ pub struct Output {
     pub strict: bool,
 }
 
+/// Exclusive claims (`--exclusive`, `--wait`, `--state-dir`; issue 5).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ClaimRequest {
+    /// `--exclusive`: claim the chosen cores while the command lives.
+    pub exclusive: bool,
+    /// `--wait[=DURATION]`: wait for claimed cores instead of refusing;
+    /// `Some(None)` waits without a limit; durations in ns.
+    pub wait: Option<Option<u64>>,
+    /// `--state-dir DIR` / `PINRUN_STATE_DIR`; `None`: `/run/pinrun`.
+    pub state_dir: Option<PathBuf>,
+}
+
 /// A whole validated invocation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Request {
@@ -140,4 +152,6 @@ pub struct Request {
     pub sysroot: Option<PathBuf>,
     /// The command and its arguments, untouched (may be non-UTF-8).
     pub command: Vec<OsString>,
+    /// Claims: `--exclusive`, `--wait`, `--state-dir`.
+    pub claims: ClaimRequest,
 }

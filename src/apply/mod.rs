@@ -4,6 +4,7 @@
 //! affinity is read back: the kernel silently narrows a mask to the cgroup
 //! cpuset, and pinrun never runs a command on a placement it was not asked for.
 
+pub mod claim;
 pub mod sys;
 
 pub use sys::reset_sigpipe;

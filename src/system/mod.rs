@@ -3,6 +3,7 @@
 //! [`Root`], so `--sysroot DIR` replays a machine dump exactly.
 
 pub mod cgroup;
+pub mod claims;
 pub mod numa;
 pub mod process;
 pub mod root;

@@ -1,0 +1,61 @@
+//! Writing claims: this launch's record in the locked state directory
+//! ([`crate::system::claims::StateDir`]), and removing stale ones. Every
+//! file operation is relative to the directory's descriptor and never
+//! follows a symlink.
+
+use crate::claims::{Record, record_name};
+use crate::error::{Error, Result};
+use crate::system::claims::StateDir;
+use nix::fcntl::OFlag;
+use nix::sys::stat::Mode;
+use nix::unistd::UnlinkatFlags;
+use std::io::Write;
+
+/// How many names `<pid>.<start>[.N]` are tried when earlier ones exist
+/// (stale records another user owns, which this user cannot remove).
+const NAME_ATTEMPTS: u32 = 16;
+
+/// Creates this launch's record (mode 0644, `O_EXCL|O_NOFOLLOW`, so an
+/// existing file or symlink is never written through). Returns its name.
+pub fn write_record(dir: &StateDir, rec: &Record) -> Result<String> {
+    let text = rec.render();
+    let fail =
+        |what: String| {
+            Error::new(
+            "claim-failed",
+            format!("--exclusive: cannot write a claim record in {}: {what}", dir.path().display()),
+        )
+        .hint("the state directory must be writable (mode 1777 like /tmp); or use --state-dir DIR")
+        };
+    for attempt in 0..NAME_ATTEMPTS {
+        let name = record_name(rec.pid, rec.start_time, attempt);
+        let fd = match nix::fcntl::openat(
+            dir.fd(),
+            name.as_str(),
+            OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+            Mode::from_bits_truncate(0o644),
+        ) {
+            Ok(fd) => fd,
+            Err(nix::errno::Errno::EEXIST) => continue,
+            Err(e) => return Err(fail(e.desc().to_string())),
+        };
+        // The umask may have narrowed the mode: records are world-readable.
+        let _ = nix::sys::stat::fchmod(&fd, Mode::from_bits_truncate(0o644));
+        let mut file = std::fs::File::from(fd);
+        if let Err(e) = file.write_all(text.as_bytes()) {
+            remove(dir, &name);
+            return Err(fail(e.to_string()));
+        }
+        return Ok(name);
+    }
+    Err(fail(format!(
+        "{} names for pid {} are taken",
+        NAME_ATTEMPTS, rec.pid
+    )))
+}
+
+/// Removes a record (best effort: a stale record another user owns stays,
+/// and is ignored by every reader).
+pub fn remove(dir: &StateDir, name: &str) {
+    let _ = nix::unistd::unlinkat(dir.fd(), name, UnlinkatFlags::NoRemoveDir);
+}

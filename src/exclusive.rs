@@ -1,0 +1,164 @@
+//! The claim flow around planning (issue 5): read the claims (under the
+//! state directory's lock), plan with them, wait for claimed cores
+//! (`--wait`), and for `--exclusive` write this launch's record while the
+//! lock is still held, so that choosing and claiming are one atomic step
+//! across concurrent pinrun processes. The lock is released at exec (the
+//! descriptor is close-on-exec) or on any failure, which also removes the
+//! record.
+
+use crate::claims::{Claims, Record};
+use crate::error::Result;
+use crate::plan::{Plan, claim_set, plan_claimed};
+use crate::request::{Mode, Request};
+use crate::system::claims::{DEFAULT_STATE_DIR, LockKind, StateDir, identity, read_kubelet};
+use crate::system::{Root, SystemState};
+use std::path::PathBuf;
+use std::time::{Duration, Instant, SystemTime};
+
+/// How often a waiting launch looks again.
+const WAIT_POLL: Duration = Duration::from_millis(100);
+
+/// Seconds since the Unix epoch.
+pub fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// The state directory: `--state-dir`, `PINRUN_STATE_DIR`, or `/run/pinrun`.
+pub fn state_dir(req: &Request) -> PathBuf {
+    req.claims
+        .state_dir
+        .clone()
+        .unwrap_or_else(|| DEFAULT_STATE_DIR.into())
+}
+
+/// The locked state directory of an `--exclusive` launch, and its record
+/// once written. Dropping it (any failure before exec) removes the record
+/// and releases the lock; a successful exec releases the lock only.
+#[derive(Debug)]
+pub struct Guard {
+    dir: StateDir,
+    record: Option<String>,
+}
+
+impl Guard {
+    /// Writes this process's record for every thread of the chosen cores.
+    /// Returns the record's path.
+    pub fn claim(&mut self, plan: &Plan, req: &Request) -> Result<PathBuf> {
+        let cpus = claim_set(
+            plan.cpus.as_ref().unwrap_or(&Default::default()),
+            &plan.cores,
+        );
+        let (pid, start, uid) = identity()?;
+        let command: Vec<String> = req
+            .command
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        let rec = Record::new(pid, start, uid, &cpus, &command, now());
+        let name = crate::apply::claim::write_record(&self.dir, &rec)?;
+        let path = self.dir.path().join(&name);
+        self.record = Some(name);
+        Ok(path)
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        if let Some(name) = self.record.take() {
+            crate::apply::claim::remove(&self.dir, &name);
+        }
+    }
+}
+
+/// Reads every claim: kubelet's (below the root, so `--sysroot` dumps
+/// too) and, on the live machine, the state directory's records. With
+/// `claim`, the directory is created if missing, locked exclusively and
+/// stale records are removed; it is returned still locked. Without, a
+/// directory that cannot be used is a warning, never a failure.
+pub fn read_claims(root: &Root, req: &Request, claim: bool) -> Result<(Claims, Option<StateDir>)> {
+    let mut claims = Claims::default();
+    let mut dir = None;
+    if req.sysroot.is_none() {
+        let path = state_dir(req);
+        let kind = if claim {
+            LockKind::Exclusive
+        } else {
+            LockKind::Shared
+        };
+        match StateDir::open(&path, claim, kind) {
+            Ok(Some(d)) => {
+                let (c, stale) = d.read();
+                claims = c;
+                if claim {
+                    for name in &stale {
+                        crate::apply::claim::remove(&d, name);
+                    }
+                }
+                dir = Some(d);
+            }
+            Ok(None) => {}
+            Err(e) if claim => return Err(e),
+            Err(e) => claims.warnings.push(e.message),
+        }
+    }
+    let (kubelet, warning) = read_kubelet(root);
+    claims.claims.extend(kubelet);
+    claims.warnings.extend(warning);
+    Ok((claims, dir))
+}
+
+/// Plans `req` against the current claims. An `--exclusive` launch gets
+/// back the [`Guard`] holding the lock (write the record with
+/// [`Guard::claim`] right before applying). With `--wait`, a refusal
+/// because of claims (`cpu-claimed`, `no-free-core`) is retried until the
+/// cores are free or the duration is over, saying so on stderr.
+pub fn plan(
+    root: &Root,
+    sys: &SystemState,
+    req: &Request,
+) -> Result<(Plan, Claims, Option<Guard>)> {
+    let run = req.mode == Mode::Run;
+    let claim = run && req.claims.exclusive;
+    let wait = req.claims.wait.filter(|_| run);
+    let start = Instant::now();
+    let mut said = String::new();
+    loop {
+        let (claims, dir) = read_claims(root, req, claim)?;
+        match plan_claimed(sys, req, &claims) {
+            Ok(plan) => {
+                if !said.is_empty() && !req.output.quiet {
+                    eprintln!(
+                        "pinrun: the cores are free after {:.1}s",
+                        start.elapsed().as_secs_f64()
+                    );
+                }
+                let guard = dir.filter(|_| claim).map(|dir| Guard { dir, record: None });
+                return Ok((plan, claims, guard));
+            }
+            Err(e) if matches!(e.code, "cpu-claimed" | "no-free-core") && wait.is_some() => {
+                let limit = wait.flatten().map(Duration::from_nanos);
+                let waited = start.elapsed();
+                if limit.is_some_and(|l| waited >= l) {
+                    return Err(e.hint(format!(
+                        "waited {:.1}s (--wait) and the cores are still claimed; wait longer or stop the holder",
+                        waited.as_secs_f64()
+                    )));
+                }
+                drop(dir);
+                if e.message != said {
+                    eprintln!(
+                        "pinrun: waiting{}: {}",
+                        limit.map_or(String::new(), |l| format!(" up to {:.1}s", l.as_secs_f64())),
+                        e.message
+                    );
+                    said = e.message;
+                }
+                let left = limit.map_or(WAIT_POLL, |l| l.saturating_sub(waited).min(WAIT_POLL));
+                std::thread::sleep(left.max(Duration::from_millis(1)));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
