@@ -596,6 +596,26 @@ mod tests {
     }
 
     #[test]
+    fn claim_options() {
+        let r = req(&["--exclusive", "--cores", "1", "--wait", "--", "true"]).unwrap();
+        assert!(r.claims.exclusive);
+        assert_eq!(r.claims.wait, Some(None));
+        let r = req(&["--cores", "1", "--wait=1.5s", "true"]).unwrap();
+        assert_eq!(r.claims.wait, Some(Some(1_500_000_000)));
+        // --wait takes its value only with '=': the next word is the command.
+        let r = req(&["--cores", "1", "--wait", "sleep", "1"]).unwrap();
+        assert_eq!((r.claims.wait, r.command.len()), (Some(None), 2));
+        assert_eq!(req(&["--wait=5", "true"]).unwrap_err().code, "bad-duration");
+        assert_eq!(
+            req(&["--exclusive", "true"]).unwrap_err().code,
+            "exclusive-needs-placement"
+        );
+        let r = req(&["--state-dir", "/tmp/x", "--show"]).unwrap();
+        assert_eq!(r.claims.state_dir, Some("/tmp/x".into()));
+        assert!(Cli::try_parse_from(["pinrun", "--show", "--exclusive"]).is_err());
+    }
+
+    #[test]
     fn conflicting_options_rejected_by_clap() {
         for args in [
             vec!["pinrun", "--fifo", "1", "--rr", "1", "true"],

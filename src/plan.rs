@@ -601,8 +601,14 @@ pub fn plan_claimed(sys: &SystemState, req: &Request, claims: &Claims) -> Result
     } else {
         None
     };
-    if let (true, Some(p)) = (req.claims.exclusive, &placed) {
-        refuse_claimed("--exclusive", &claim_set(&p.cpus, &p.cores), claims)?;
+    let mut placed = placed;
+    if let (true, Some(p)) = (req.claims.exclusive, &mut placed) {
+        let claim = claim_set(&p.cpus, &p.cores);
+        refuse_claimed("--exclusive", &claim, claims)?;
+        p.reasons.push(format!(
+            "--exclusive: claims {} (every thread of the chosen cores) while the command lives",
+            cpus_phrase(&claim)
+        ));
     }
     let nodes: NodeSet = placed
         .as_ref()

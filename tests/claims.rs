@@ -488,6 +488,25 @@ fn lock_fd_does_not_reach_the_command() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let fds = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(!fds.contains(&*dir.to_string_lossy()), "{fds}");
+    // The record is pinrun's PID, which is the command's after exec.
+    let mut h = spawn(&dir, &["--exclusive", "--cores", "1"], &["sleep", "5"]);
+    wait_exec(h.id(), "sleep");
+    let name = format!("{}.{}", h.id(), start_time(h.id()));
+    assert!(records(&dir).contains(&name), "{:?}", records(&dir));
+    h.kill().unwrap();
+    h.wait().unwrap();
+    // A command that cannot be exec'd leaves no claim behind.
+    let (t, dir) = state_dir();
+    let script = t.path().join("bad");
+    std::fs::write(&script, "#!/nonexistent/interpreter\n").unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let o = run(
+        &dir,
+        &["--exclusive", "--cores", "1"],
+        &[script.to_str().unwrap()],
+    );
+    assert_ne!(o.status.code(), Some(0));
+    assert!(records(&dir).is_empty(), "{:?}", records(&dir));
 }
 
 /// A 4-CPU machine, two cores with siblings (0,1) and (2,3), one node, and
