@@ -87,8 +87,11 @@ fn shorten(s: &str, max: usize) -> String {
 pub struct Claims {
     /// Live claims, pinrun records first (by PID), then kubelet's.
     pub claims: Vec<Claim>,
-    /// Records or files that could not be used (warnings).
+    /// Records that could not be used (warnings).
     pub warnings: Vec<String>,
+    /// The state directory or kubelet's state file could not be used
+    /// (missing permissions, a stuck lock, a damaged file): warnings.
+    pub state_warnings: Vec<String>,
 }
 
 impl Claims {
@@ -330,9 +333,9 @@ pub fn parse_kubelet(text: &str) -> Result<Vec<Claim>, String> {
 }
 
 /// The claim findings about running `plan` (affinity unchanged: on
-/// `allowed`): `cpu-claimed` when the command would run on claimed CPUs,
+/// `inherited`, the CPUs the command would inherit): `cpu-claimed` when the command would run on claimed CPUs,
 /// and `claim-record-unusable` for each record that could not be used.
-pub fn findings(claims: &Claims, plan: &Plan, allowed: &CpuSet) -> Vec<Finding> {
+pub fn findings(claims: &Claims, plan: &Plan, inherited: &CpuSet) -> Vec<Finding> {
     let mut out = Vec::new();
     for w in &claims.warnings {
         out.push(Finding {
@@ -344,7 +347,17 @@ pub fn findings(claims: &Claims, plan: &Plan, allowed: &CpuSet) -> Vec<Finding> 
             hint: "remove the file if its process is gone (its owner or root can); pinrun ignores it meanwhile".into(),
         });
     }
-    let cpus = plan.cpus.as_ref().unwrap_or(allowed);
+    for w in &claims.state_warnings {
+        out.push(Finding {
+            code: "claim-state-unusable",
+            severity: Severity::Warning,
+            cpus: Vec::new(),
+            nodes: Vec::new(),
+            message: w.clone(),
+            hint: "claims pinrun cannot read are not respected: fix the state directory (mode 1777, owned by root) or the file named".into(),
+        });
+    }
+    let cpus = plan.cpus.as_ref().unwrap_or(inherited);
     let taken = cpus.intersection(&claims.cpus());
     if !taken.is_empty() {
         out.push(Finding {

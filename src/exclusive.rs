@@ -87,10 +87,17 @@ pub fn read_claims(root: &Root, req: &Request, claim: bool) -> Result<(Claims, O
         } else {
             LockKind::Shared
         };
-        match StateDir::open(&path, claim, kind) {
-            Ok(Some(d)) => {
+        match StateDir::open(&path, claim) {
+            Ok(Some(mut d)) => {
+                // A reader that cannot get the lock reads without it.
+                let locked = match d.lock(kind) {
+                    Err(e) if claim => return Err(e),
+                    Err(e) => Some(format!("{}; records read without the lock", e.message)),
+                    Ok(()) => None,
+                };
                 let (c, stale) = d.read();
                 claims = c;
+                claims.state_warnings.extend(locked);
                 if claim {
                     for name in &stale {
                         crate::apply::claim::remove(&d, name);
@@ -100,12 +107,12 @@ pub fn read_claims(root: &Root, req: &Request, claim: bool) -> Result<(Claims, O
             }
             Ok(None) => {}
             Err(e) if claim => return Err(e),
-            Err(e) => claims.warnings.push(e.message),
+            Err(e) => claims.state_warnings.push(e.message),
         }
     }
     let (kubelet, warning) = read_kubelet(root);
     claims.claims.extend(kubelet);
-    claims.warnings.extend(warning);
+    claims.state_warnings.extend(warning);
     Ok((claims, dir))
 }
 

@@ -100,7 +100,12 @@ fn run(req: Request) -> Result<u8, Error> {
     // written, this launch's record; dropping it on failure removes both.
     let (plan, claims, mut guard) = exclusive::plan(&root, &sys, &req)?;
     let mut findings = check::check(&sys, &req, &plan);
-    findings.extend(claims::findings(&claims, &plan, &sys.allowed));
+    let inherited = sys.process.cpus_allowed.as_ref().unwrap_or(&sys.allowed);
+    findings.extend(claims::findings(
+        &claims,
+        &plan,
+        &inherited.intersection(&sys.allowed),
+    ));
     match req.mode {
         Mode::DryRun => {
             if out.json {

@@ -178,6 +178,9 @@ the command would run on CPUs another launch claimed (--exclusive) or kubelet as
 .B claim-record-unusable
 a record in the state directory is a symlink, not a regular file, unreadable or corrupt; remove it if its process is gone.
 .TP
+.B claim-state-unusable
+the state directory cannot be read or locked (permissions, a lock held for seconds) or kubelet's cpu_manager_state is damaged: those claims are not respected.
+.TP
 .B firmware-data
 the kernel's topology is inconsistent (a CPU listed in two nodes); check firmware.
 .SH "EXIT STATUS"

@@ -85,6 +85,9 @@ pub fn plan_json(req: &Request, plan: &Plan, findings: &[Finding]) -> Value {
         "reasons": plan.reasons,
         "findings": findings_json(findings),
         "exclusive": req.claims.exclusive,
+        "claim": req.claims.exclusive.then(|| {
+            crate::plan::claim_set(plan.cpus.as_ref().unwrap_or(&CpuSet::new()), &plan.cores).to_vec()
+        }),
         "command": req.command.iter().map(|a| a.to_string_lossy()).collect::<Vec<_>>(),
     })
 }
@@ -430,14 +433,18 @@ pub fn claims_json(claims: &Claims, now: u64) -> Value {
             }),
         })
         .collect();
-    json!({"claims": list, "claimed_cpus": claims.cpus().to_vec(), "warnings": claims.warnings})
+    json!({"claims": list, "claimed_cpus": claims.cpus().to_vec(), "warnings": claims.warnings.iter().chain(&claims.state_warnings).collect::<Vec<_>>()})
 }
 
 /// The claims section of `--show`: one line per claim (pid, CPUs, age,
 /// command). `state_dir`: where they were read (live machine only).
 pub fn claims_text(claims: &Claims, now: u64, state_dir: Option<&std::path::Path>) -> String {
     let mut s = String::new();
-    if claims.claims.is_empty() && claims.warnings.is_empty() && state_dir.is_none() {
+    if claims.claims.is_empty()
+        && claims.warnings.is_empty()
+        && claims.state_warnings.is_empty()
+        && state_dir.is_none()
+    {
         return s;
     }
     let from = state_dir.map_or(String::new(), |d| format!(" ({})", d.display()));
@@ -461,18 +468,17 @@ pub fn claims_text(claims: &Claims, now: u64, state_dir: Option<&std::path::Path
                         command.join(" ")
                     );
                 }
-                Holder::Kubelet { .. } => {
+                Holder::Kubelet { pod, container } => {
                     let _ = writeln!(
                         s,
-                        "  kubelet      CPUs {:<10} {}",
-                        c.cpus.to_list(),
-                        c.who()
+                        "  kubelet      CPUs {:<10}           pod {pod} container {container}",
+                        c.cpus.to_list()
                     );
                 }
             }
         }
     }
-    for w in &claims.warnings {
+    for w in claims.warnings.iter().chain(&claims.state_warnings) {
         let _ = writeln!(s, "warning: {w}");
     }
     s

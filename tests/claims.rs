@@ -467,6 +467,26 @@ fn unsafe_state_dirs_are_refused() {
         .mode()
         & 0o777;
     assert_eq!(mode, 0o644);
+    // A lock held for long (a stuck or hostile process) delays a reader by
+    // a second only; an --exclusive launch would refuse after 10s.
+    let mut holder = Command::new("flock")
+        .arg("-x")
+        .arg(&fresh)
+        .args(["sleep", "30"])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let t0 = Instant::now();
+    let o = run(&fresh, &["--nice", "1"], &["true"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("[claim-state-unusable]"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(t0.elapsed() < Duration::from_secs(5));
+    holder.kill().unwrap();
+    holder.wait().unwrap();
     // PINRUN_STATE_DIR is the default's override.
     let o = pinrun()
         .env("PINRUN_STATE_DIR", &fresh)
@@ -598,5 +618,5 @@ fn kubelet_exclusive_cpus_count_as_claimed() {
     let m = kubelet_machine("{\"policyName\":\"static\",\"entries\":");
     let (code, v, _) = sysroot_json(m.path(), &["--dry-run", "--cores", "2"]);
     assert_eq!(code, Some(0));
-    assert_eq!(codes(&v), vec!["claim-record-unusable"]);
+    assert_eq!(codes(&v), vec!["claim-state-unusable"]);
 }

@@ -23,8 +23,12 @@ pub const KUBELET_STATE: &str = "/var/lib/kubelet/cpu_manager_state";
 /// The most directory entries read (a directory flooded by a hostile user
 /// cannot make pinrun slow).
 pub const MAX_ENTRIES: usize = 4096;
-/// How long pinrun waits for the state directory's lock.
+/// How long an `--exclusive` launch waits for the state directory's lock
+/// (pinrun holds it for milliseconds; only a stuck or hostile process
+/// holds it longer).
 pub const LOCK_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a reader waits for the lock before reading without it.
+pub const SHARED_LOCK_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// How the state directory is locked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,11 +96,11 @@ fn open_dir(path: &Path, create: bool) -> Result<Option<OwnedFd>> {
 }
 
 impl StateDir {
-    /// Opens `path` (creating it, mode 1777, when `create`), checks that no
-    /// other user could delete or replace records in it (owned by root or
-    /// this user; writable by others only with the sticky bit), and locks
-    /// it. `Ok(None)`: it does not exist and was not to be created.
-    pub fn open(path: &Path, create: bool, kind: LockKind) -> Result<Option<StateDir>> {
+    /// Opens `path` (creating it, mode 1777, when `create`) and checks that
+    /// no other user could delete or replace records in it (owned by root
+    /// or this user; writable by others only with the sticky bit); not yet
+    /// locked. `Ok(None)`: it does not exist and was not to be created.
+    pub fn open(path: &Path, create: bool) -> Result<Option<StateDir>> {
         let Some(fd) = open_dir(path, create)? else {
             return Ok(None);
         };
@@ -119,13 +123,11 @@ impl StateDir {
             )
             .hint(format!("chmod 1777 {} (as its owner)", path.display())));
         }
-        let mut d = StateDir {
+        Ok(Some(StateDir {
             dir: File::from(fd),
             path: path.to_path_buf(),
             locked: false,
-        };
-        d.lock(kind)?;
-        Ok(Some(d))
+        }))
     }
 
     /// The directory's path, for messages.
@@ -138,8 +140,13 @@ impl StateDir {
         self.dir.as_fd()
     }
 
-    /// Takes the lock, polling up to [`LOCK_TIMEOUT`].
+    /// Takes the lock, polling up to [`LOCK_TIMEOUT`] (exclusive) or
+    /// [`SHARED_LOCK_TIMEOUT`] (shared).
     pub fn lock(&mut self, kind: LockKind) -> Result<()> {
+        let timeout = match kind {
+            LockKind::Shared => SHARED_LOCK_TIMEOUT,
+            LockKind::Exclusive => LOCK_TIMEOUT,
+        };
         let start = Instant::now();
         loop {
             let r = match kind {
@@ -151,13 +158,16 @@ impl StateDir {
                     self.locked = true;
                     return Ok(());
                 }
-                Err(std::fs::TryLockError::WouldBlock) if start.elapsed() < LOCK_TIMEOUT => {
+                Err(std::fs::TryLockError::WouldBlock) if start.elapsed() < timeout => {
                     std::thread::sleep(Duration::from_millis(5));
                 }
                 Err(std::fs::TryLockError::WouldBlock) => {
                     return Err(dir_error(
                         &self.path,
-                        format!("still locked after {}s by another process", LOCK_TIMEOUT.as_secs()),
+                        format!(
+                            "still locked after {:.0}s by another process",
+                            timeout.as_secs_f64()
+                        ),
                     )
                     .hint(format!(
                         "find the holder with `fuser -v {}` (a pinrun holds it only for milliseconds)",
@@ -187,7 +197,7 @@ impl StateDir {
         let names = match self.names() {
             Ok(n) => n,
             Err(e) => {
-                claims.warnings.push(format!(
+                claims.state_warnings.push(format!(
                     "claims: cannot list {}: {}",
                     self.path.display(),
                     e.desc()
@@ -196,7 +206,7 @@ impl StateDir {
             }
         };
         if names.len() >= MAX_ENTRIES {
-            claims.warnings.push(format!(
+            claims.state_warnings.push(format!(
                 "claims: {} has more than {MAX_ENTRIES} entries; only the first were read",
                 self.path.display()
             ));
