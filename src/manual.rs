@@ -127,7 +127,11 @@ of
 .IR /var/lib/kubelet/cpu_manager_state ,
 below
 .B \-\-sysroot
-too) count as claimed; pinrun never writes that file.
+too) count as claimed; pinrun never writes that file. A core with any claimed
+thread is skipped by
+.B \-\-cores
+and refused by
+.BR \-\-exclusive .
 .SH "MEMORY POLICIES"
 Set with
 .BR set_mempolicy (2)

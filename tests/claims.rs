@@ -611,6 +611,22 @@ fn kubelet_exclusive_cpus_count_as_claimed() {
         (c["holder"].as_str(), ids(&c["cpus"])),
         (Some("kubelet"), vec![2, 3])
     );
+    // One thread assigned (no full-pcpus-only): its whole core is taken
+    // for --cores and --exclusive; its free sibling stays usable by --cpus.
+    let m = kubelet_machine(
+        r#"{"policyName":"static","defaultCpuSet":"0-2","entries":{"p":{"c":"3"}},"checksum":1}"#,
+    );
+    let (code, v, _) = sysroot_json(m.path(), &["--dry-run", "--cores", "1", "--smt"]);
+    assert_eq!((code, ids(&v["cpus"])), (Some(0), vec![0, 1]));
+    let (code, _, _) = sysroot_json(m.path(), &["--dry-run", "--cores", "2"]);
+    assert_eq!(code, Some(125));
+    let (code, v, _) = sysroot_json(m.path(), &["--dry-run", "--exclusive", "--cpus", "2"]);
+    assert_eq!(
+        (code, &v["error"]["code"]),
+        (Some(125), &Value::from("cpu-claimed"))
+    );
+    let (code, v, _) = sysroot_json(m.path(), &["--dry-run", "--cpus", "2"]);
+    assert_eq!((code, codes(&v)), (Some(0), vec![]));
     // The "none" policy has no entries; a damaged file warns and claims nothing.
     let m = kubelet_machine(r#"{"policyName":"none","defaultCpuSet":"","checksum":1353318690}"#);
     let (_, v, _) = sysroot_json(m.path(), &["--dry-run", "--cores", "2"]);
