@@ -18,6 +18,10 @@ pub struct CoreChoice {
     pub core: Option<u32>,
     /// The node of its CPUs.
     pub node: Option<u32>,
+    /// The package as a grouping key: the lowest CPU of `package_cpus_list`
+    /// (physical ids can be -1 or repeat across packages on some machines),
+    /// else the physical id.
+    pub package_key: Option<u32>,
     /// All its threads (SMT siblings).
     pub cpus: CpuSet,
 }
@@ -229,7 +233,7 @@ fn choose_compact(mut cores: Vec<CoreChoice>, n: usize) -> Vec<CoreChoice> {
     let key = |c: &CoreChoice| {
         (
             c.node.unwrap_or(u32::MAX),
-            c.package.unwrap_or(u32::MAX),
+            c.package_key.unwrap_or(u32::MAX),
             c.cpus.first(),
         )
     };
@@ -249,9 +253,9 @@ fn choose_compact(mut cores: Vec<CoreChoice>, n: usize) -> Vec<CoreChoice> {
                 .collect(),
         )
     };
-    fitting(&|c| (c.node, c.package))
+    fitting(&|c| (c.node, c.package_key))
         .or_else(|| fitting(&|c| (c.node, None)))
-        .or_else(|| fitting(&|c| (None, c.package)))
+        .or_else(|| fitting(&|c| (None, c.package_key)))
         .unwrap_or_else(|| cores.iter().take(n).cloned().collect())
 }
 
@@ -261,6 +265,12 @@ fn core_choice(sys: &SystemState, cpus: CpuSet) -> CoreChoice {
         package: first.and_then(|c| c.package),
         core: first.and_then(|c| c.core_id),
         node: first.and_then(|c| c.node),
+        package_key: first.and_then(|c| {
+            c.package_cpus
+                .as_ref()
+                .and_then(CpuSet::first)
+                .or(c.package)
+        }),
         cpus,
     }
 }
@@ -473,7 +483,7 @@ fn validate_mem_nodes(sys: &SystemState, option: &str, nodes: &NodeSet) -> Resul
         if !outside.is_empty() {
             return Err(Error::new(
                 "node-not-allowed",
-                format!("{option}: {} outside this process's cpuset memory nodes (Mems_allowed_list = {})", nodes_phrase(&outside), allowed),
+                format!("{option}: {} outside this process's cpuset memory nodes (Mems_allowed_list or cpuset.mems.effective = {})", nodes_phrase(&outside), allowed),
             )
             .hint("choose among the allowed nodes, or widen the cgroup's cpuset.mems"));
         }
