@@ -6,6 +6,7 @@
 pub mod apply;
 pub mod check;
 pub mod cli;
+pub mod cmdline;
 pub mod cpuset;
 pub mod error;
 pub mod exec;

@@ -112,7 +112,12 @@ fn run(req: Request) -> Result<u8, Error> {
                     print!("{}", report::finding_text(f));
                 }
             }
-            return Ok(u8::from(!findings.is_empty()));
+            // Clean means no warning; info findings are printed but do not fail.
+            return Ok(u8::from(
+                findings
+                    .iter()
+                    .any(|f| f.severity == check::Severity::Warning),
+            ));
         }
         _ => {}
     }
@@ -122,7 +127,10 @@ fn run(req: Request) -> Result<u8, Error> {
         .collect();
     if !out.quiet || out.strict {
         let mut err = std::io::stderr().lock();
-        for f in &findings {
+        let shown = findings
+            .iter()
+            .filter(|f| out.verbose || f.severity == check::Severity::Warning);
+        for f in shown {
             let _ = write!(err, "pinrun: {}", report::finding_text(f));
         }
     }

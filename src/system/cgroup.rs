@@ -23,6 +23,9 @@ pub struct Cpuset {
     pub cpus: CpuSet,
     /// The matching memory-node file's nodes, when readable.
     pub mems: Option<CpuSet>,
+    /// cgroup v2 `cpuset.cpus.partition` of the caller's cgroup (`member`,
+    /// `root`, `isolated`, or `isolated invalid (reason)`), when present.
+    pub partition: Option<String>,
 }
 
 #[derive(Debug)]
@@ -211,11 +214,16 @@ pub fn read_cpuset(root: &Root) -> Option<Cpuset> {
     let top = mount.point.trim_end_matches('/');
     let (file, cpus) = read_up(root, &dir, top, &as_refs(&cpus_names))?;
     let mems = read_up(root, &dir, top, &as_refs(&mems_names)).map(|(_, s)| s);
+    let partition = mount
+        .is_v2()
+        .then(|| root.read_value(&format!("{dir}/cpuset.cpus.partition")))
+        .flatten();
     Some(Cpuset {
         cgroup: path.clone(),
         file,
         cpus,
         mems,
+        partition,
     })
 }
 
