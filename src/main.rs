@@ -149,7 +149,16 @@ fn run(req: Request) -> Result<u8, Error> {
     if out.verbose {
         eprint!("{}", report::plan_text(&req, &plan, &[]));
     }
-    apply::apply(&plan, &sys.possible)?;
+    apply::apply(&plan, &sys.possible).map_err(|e| {
+        match (
+            e.code,
+            e.message.contains("EPERM"),
+            plan::rt_eperm_diagnosis(&sys),
+        ) {
+            ("sched-failed", true, Some(why)) => e.hint(why),
+            _ => e,
+        }
+    })?;
     let path = resolved.unwrap_or_default();
     Err(exec::exec(&path, &req.command))
 }

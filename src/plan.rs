@@ -545,6 +545,17 @@ fn plan_memory(
 fn plan_sched(sys: &SystemState, sched: &SchedRequest, cpus: Option<&CpuSet>) -> Result<()> {
     let no_cap = sys.process.cap_sys_nice == Some(false);
     match sched.policy {
+        Some(Policy::Fifo(_)) | Some(Policy::Rr(_)) if matches!(&sys.rt_group.v1_runtime, Some((p, 0)) if p != "/") =>
+        {
+            return Err(Error::new(
+                "rt-group-no-runtime",
+                format!(
+                    "real-time policy refused: RT group scheduling gives this process's cgroup {} no real-time runtime (cpu.rt_runtime_us = 0), so the kernel answers EPERM",
+                    sys.rt_group.v1_runtime.as_ref().map_or("", |(p, _)| p.as_str())
+                ),
+            )
+            .hint("grant it runtime (echo 950000 > <cgroup>/cpu.rt_runtime_us, parents first), or run pinrun in the root cpu cgroup"));
+        }
         Some(Policy::Fifo(prio)) | Some(Policy::Rr(prio)) => {
             if let (true, Some(limit)) = (no_cap, sys.process.rtprio_limit)
                 && u64::from(prio) > limit
@@ -588,6 +599,27 @@ fn plan_sched(sys: &SystemState, sched: &SchedRequest, cpus: Option<&CpuSet>) ->
         _ => {}
     }
     Ok(())
+}
+
+/// Why the kernel may still refuse a real-time policy with EPERM after the
+/// capability and rlimit checks passed: RT group scheduling. Names the
+/// cgroup and the setting, or `None` when nothing points there.
+pub fn rt_eperm_diagnosis(sys: &SystemState) -> Option<String> {
+    if let Some((path, v)) = &sys.rt_group.v1_runtime
+        && path != "/"
+    {
+        return Some(format!(
+            "RT group scheduling is on: cgroup {path} has cpu.rt_runtime_us = {v}; give it (and its parents) enough runtime, or run in the root cpu cgroup"
+        ));
+    }
+    if sys.rt_group.config == Some(true)
+        && let Some(cg) = &sys.rt_group.v2_cgroup
+    {
+        return Some(format!(
+            "the kernel has CONFIG_RT_GROUP_SCHED=y and this process is in cgroup {cg}: real-time tasks are refused outside the root cgroup unless it has RT runtime; run pinrun from the root cgroup (systemd: Delegate=no, or a unit in -.slice)"
+        ));
+    }
+    None
 }
 
 /// Resolves `req` on `sys`. Errors are refusals (exit 125), each naming the

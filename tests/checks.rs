@@ -386,3 +386,46 @@ fn strict_refuses_on_warnings() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("env-thread-binding"));
     assert!(!marker.exists());
 }
+
+/// RT group scheduling: a v1 `cpu` cgroup with cpu.rt_runtime_us = 0 makes
+/// the kernel refuse SCHED_FIFO with EPERM; pinrun refuses first, naming it.
+#[test]
+fn rt_group_without_runtime_is_refused_before_any_change() {
+    let t = tree(&[
+        ("proc/self/cgroup", "4:cpu,cpuacct:/batch\n"),
+        (
+            "proc/self/mountinfo",
+            "35 31 0:29 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n",
+        ),
+        ("sys/fs/cgroup/cpu,cpuacct/batch/cpu.rt_runtime_us", "0\n"),
+    ]);
+    let out = pinrun()
+        .arg("--sysroot")
+        .arg(t.path())
+        .args(["--dry-run", "--cpus", "1", "--fifo", "10"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(125));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cgroup /batch no real-time runtime (cpu.rt_runtime_us = 0)"),
+        "{err}"
+    );
+    let ok = tree(&[
+        ("proc/self/cgroup", "4:cpu,cpuacct:/batch\n"),
+        (
+            "proc/self/mountinfo",
+            "35 31 0:29 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n",
+        ),
+        (
+            "sys/fs/cgroup/cpu,cpuacct/batch/cpu.rt_runtime_us",
+            "100000\n",
+        ),
+    ]);
+    pinrun()
+        .arg("--sysroot")
+        .arg(ok.path())
+        .args(["--dry-run", "--cpus", "1", "--fifo", "10"])
+        .assert()
+        .success();
+}

@@ -71,6 +71,8 @@ pub struct SystemState {
     pub boot: crate::cmdline::BootParams,
     /// `/proc/interrupts` and `/proc/irq`.
     pub irqs: irq::Irqs,
+    /// RT group scheduling limits on the caller.
+    pub rt_group: cgroup::RtGroup,
     /// `kernel.numa_balancing`.
     pub numa_balancing: Option<i64>,
     /// Thread-binding variables of OpenMP runtimes set in the environment.
@@ -199,6 +201,7 @@ impl SystemState {
             boot,
             irqs: irq::read_irqs(root),
             numa_balancing: root.read_int("/proc/sys/kernel/numa_balancing"),
+            rt_group: cgroup::read_rt_group(root),
             env_affinity: [
                 "OMP_PROC_BIND",
                 "OMP_PLACES",
