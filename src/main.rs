@@ -89,6 +89,14 @@ fn run(req: Request) -> Result<u8, Error> {
         return Ok(0);
     }
     let plan = plan::plan(&sys, &req)?;
+    let mut sys = sys;
+    let rt = matches!(
+        req.sched.policy,
+        Some(pinrun::request::Policy::Fifo(_) | pinrun::request::Policy::Rr(_))
+    );
+    let checked = plan.cpus.clone().unwrap_or_else(|| sys.allowed.clone());
+    let self_pid = req.sysroot.is_none().then(std::process::id);
+    sys.read_extras(&root, &checked, rt, self_pid);
     let findings = check::check(&sys, &req, &plan);
     match req.mode {
         Mode::DryRun => {

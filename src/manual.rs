@@ -145,6 +145,14 @@ isolcpus=managed_irq,LIST.
 a real-time policy while kernel.sched_rt_runtime_us is below the period: the
 message gives the stall per period.
 .TP
+.B rt-competitor
+a runnable user-space SCHED_FIFO/SCHED_RR process confined to the chosen CPUs
+has the same or a higher priority.
+.TP
+.B cpuidle-deep-states
+(info) a chosen CPU may enter an idle state with an exit latency above 10 us.
+Fix: cpupower idle-set -D 10.
+.TP
 .B rt-priority-99
 SCHED_FIFO/SCHED_RR priority 99; use 1\-98.
 .TP
@@ -212,7 +220,9 @@ request falls outside.
 /proc/sys/kernel/sched_rt_{runtime,period}_us, /proc/sys/kernel/numa_balancing
 /proc/interrupts, /proc/irq/N/{effective_affinity_list,smp_affinity_list,smp_affinity}
 /proc/irq/default_smp_affinity, /sys/kernel/debug/irq/irqs/N
-/sys/devices/system/cpu/cpuN/cpufreq/scaling_governor
+/sys/devices/system/cpu/cpuN/cpufreq/scaling_governor, cpuN/cpuidle/stateK/{name,latency,disable}
+/proc/PID/{stat,status} (real-time tasks, only with --fifo/--rr)
+<cgroup v1 cpu>/cpu.rt_runtime_us, /boot/config-RELEASE (RT group scheduling)
 <cgroup>/cpuset.cpus.effective (v2), cpuset.effective_cpus, cpuset.cpus (v1)
 .fi
 .SH ENVIRONMENT

@@ -429,3 +429,69 @@ fn rt_group_without_runtime_is_refused_before_any_change() {
         .assert()
         .success();
 }
+
+fn stat_line(pid: u32, comm: &str, state: char, flags: u64, prio: u32, policy: u32) -> String {
+    // Fields 3..=41 of proc(5) stat: state, then 4..=39, then rt_priority, policy.
+    let mut f: Vec<String> = vec![state.to_string()];
+    f.extend((4..=39).map(|n| {
+        if n == 9 {
+            flags.to_string()
+        } else {
+            "0".into()
+        }
+    }));
+    f.push(prio.to_string());
+    f.push(policy.to_string());
+    format!("{pid} ({comm}) {}\n", f.join(" "))
+}
+
+/// A runnable user-space SCHED_FIFO task confined to the chosen CPU at a
+/// higher priority is reported; a kernel thread (PF_KTHREAD) or a sleeping
+/// one is not. Deep idle states are reported as info.
+#[test]
+fn rt_competitors_and_idle_states() {
+    let spin = stat_line(4242, "spin loop", 'R', 0, 50, 1);
+    let kthread = stat_line(15, "migration/1", 'R', 0x0020_0040, 99, 1);
+    let sleeper = stat_line(4343, "sleeper", 'S', 0, 60, 2);
+    let t = tree(&[
+        ("proc/4242/stat", &spin),
+        ("proc/4242/status", "Name:\tspin\nCpus_allowed_list:\t1\n"),
+        ("proc/15/stat", &kthread),
+        ("proc/15/status", "Cpus_allowed_list:\t1\n"),
+        ("proc/4343/stat", &sleeper),
+        ("proc/4343/status", "Cpus_allowed_list:\t1\n"),
+        ("sys/devices/system/cpu/cpu1/cpuidle/state0/name", "POLL\n"),
+        ("sys/devices/system/cpu/cpu1/cpuidle/state0/latency", "0\n"),
+        ("sys/devices/system/cpu/cpu1/cpuidle/state1/name", "C6\n"),
+        (
+            "sys/devices/system/cpu/cpu1/cpuidle/state1/latency",
+            "133\n",
+        ),
+        ("sys/devices/system/cpu/cpu1/cpuidle/state1/disable", "0\n"),
+    ]);
+    let f = findings(t.path(), &["--cpus", "1", "--fifo", "40"]);
+    let comp = with(&f, "rt-competitor");
+    assert_eq!(comp.len(), 1, "{f:?}");
+    assert!(
+        comp[0]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("process 4242 (spin loop) is runnable at real-time priority 50")
+    );
+    assert!(
+        with(
+            &findings(t.path(), &["--cpus", "1", "--fifo", "60"]),
+            "rt-competitor"
+        )
+        .is_empty()
+    );
+    let idle = with(&f, "cpuidle-deep-states");
+    assert_eq!(idle[0]["severity"], "info");
+    assert!(
+        idle[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("deepest: C6 at 133 us")
+    );
+    assert!(with(&findings(t.path(), &["--cpus", "0"]), "cpuidle-deep-states").is_empty());
+}

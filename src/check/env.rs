@@ -14,6 +14,32 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
             format!("unset {k}, or make it agree with the chosen CPUs"),
         ));
     }
+    /// Idle states with a longer exit latency than this (µs) are reported.
+    const DEEP_IDLE_US: u64 = 10;
+    let deep: CpuSet = ctx
+        .sys
+        .idle_states
+        .iter()
+        .filter(|(_, states)| states.iter().any(|s| s.latency_us > DEEP_IDLE_US))
+        .map(|(c, _)| *c)
+        .collect();
+    if let Some(first) = deep.first() {
+        let worst = ctx.sys.idle_states[&first]
+            .iter()
+            .max_by_key(|s| s.latency_us);
+        out.push(Finding::new(
+            "cpuidle-deep-states",
+            Severity::Info,
+            &deep,
+            format!(
+                "{} can enter idle states with exit latency above {DEEP_IDLE_US} us (deepest: {} at {} us): waking up costs that much",
+                crate::plan::cpus_phrase(&deep),
+                worst.map_or("?", |s| s.name.as_str()),
+                worst.map_or(0, |s| s.latency_us)
+            ),
+            format!("cpupower -c {deep} idle-set -D {DEEP_IDLE_US}, or boot with intel_idle.max_cstate=1 / processor.max_cstate=1"),
+        ));
+    }
     let slow: CpuSet = ctx
         .cpus
         .iter()

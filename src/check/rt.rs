@@ -25,6 +25,28 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
             "if the program never yields, disable throttling with `sysctl kernel.sched_rt_runtime_us=-1` (only with your own watchdog), or keep a housekeeping CPU free of real-time load",
         ));
     }
+    if let Some(Policy::Fifo(prio) | Policy::Rr(prio)) = policy {
+        for t in ctx.sys.rt_tasks.iter().filter(|t| {
+            t.state == 'R'
+                && t.priority >= prio
+                && !t.cpus.is_empty()
+                && t.cpus.is_subset(&ctx.cpus)
+        }) {
+            out.push(Finding::new(
+                "rt-competitor",
+                Severity::Warning,
+                &t.cpus,
+                format!(
+                    "process {} ({}) is runnable at real-time priority {} confined to {}: the command (priority {prio}) will wait behind it",
+                    t.pid,
+                    t.comm,
+                    t.priority,
+                    crate::plan::cpus_phrase(&t.cpus)
+                ),
+                "choose other CPUs, or give the command a higher priority than the competitor",
+            ));
+        }
+    }
     if let Some(Policy::Fifo(99) | Policy::Rr(99)) = policy {
         out.push(Finding::new(
             "rt-priority-99",

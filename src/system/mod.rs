@@ -3,6 +3,7 @@
 //! [`Root`], so `--sysroot DIR` replays a machine dump exactly.
 
 pub mod cgroup;
+pub mod extras;
 pub mod irq;
 pub mod numa;
 pub mod process;
@@ -71,6 +72,12 @@ pub struct SystemState {
     pub boot: crate::cmdline::BootParams,
     /// `/proc/interrupts` and `/proc/irq`.
     pub irqs: irq::Irqs,
+    /// Competing real-time tasks; read by [`SystemState::read_extras`] only
+    /// when a real-time policy is requested.
+    pub rt_tasks: Vec<extras::RtTask>,
+    /// Enabled idle states of the chosen CPUs; read by
+    /// [`SystemState::read_extras`].
+    pub idle_states: BTreeMap<u32, Vec<extras::IdleState>>,
     /// RT group scheduling limits on the caller.
     pub rt_group: cgroup::RtGroup,
     /// `kernel.numa_balancing`.
@@ -202,6 +209,8 @@ impl SystemState {
             irqs: irq::read_irqs(root),
             numa_balancing: root.read_int("/proc/sys/kernel/numa_balancing"),
             rt_group: cgroup::read_rt_group(root),
+            rt_tasks: Vec::new(),
+            idle_states: BTreeMap::new(),
             env_affinity: [
                 "OMP_PROC_BIND",
                 "OMP_PLACES",
@@ -222,6 +231,19 @@ impl SystemState {
             isolated,
             process,
             warnings,
+        }
+    }
+
+    /// Reads what only some plans need: the idle states of `cpus`, and, when
+    /// `rt` (a real-time policy is requested), the machine's other
+    /// real-time tasks (`self_pid` excluded).
+    pub fn read_extras(&mut self, root: &Root, cpus: &CpuSet, rt: bool, self_pid: Option<u32>) {
+        self.idle_states = cpus
+            .iter()
+            .map(|c| (c, extras::read_idle_states(root, c)))
+            .collect();
+        if rt {
+            self.rt_tasks = extras::read_rt_tasks(root, self_pid);
         }
     }
 
