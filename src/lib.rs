@@ -8,6 +8,7 @@ pub mod check;
 pub mod cli;
 pub mod cmdline;
 pub mod cpuset;
+pub mod emit;
 pub mod error;
 pub mod exec;
 pub mod manual;

@@ -99,6 +99,10 @@ fn run(req: Request) -> Result<u8, Error> {
     sys.read_extras(&root, &checked, rt, self_pid);
     let findings = check::check(&sys, &req, &plan);
     match req.mode {
+        Mode::Emit => {
+            print!("{}", pinrun::emit::systemd(&req, &plan, &findings));
+            return Ok(0);
+        }
         Mode::DryRun => {
             if out.json {
                 println!("{}", report::plan_json(&req, &plan, &findings));
