@@ -15,4 +15,5 @@ pub mod manual;
 pub mod plan;
 pub mod report;
 pub mod request;
+pub mod show;
 pub mod system;

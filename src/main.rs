@@ -84,7 +84,7 @@ fn run(req: Request) -> Result<u8, Error> {
         if out.json {
             println!("{}", report::show_json(&sys));
         } else {
-            print!("{}", report::show_text(&sys, out.verbose));
+            print!("{}", pinrun::show::text(&sys, out.verbose));
         }
         return Ok(0);
     }
