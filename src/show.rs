@@ -184,7 +184,7 @@ pub fn text(sys: &SystemState, verbose: bool) -> String {
         );
     }
     for w in &sys.warnings {
-        wrap(&mut s, "warning: ", "  ", &[w.clone()], "");
+        wrap(&mut s, "warning: ", "  ", std::slice::from_ref(w), "");
     }
     let many = sys.nodes.len() > MANY_NODES && !verbose;
     let mut last_node = None;
