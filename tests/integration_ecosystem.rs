@@ -4,7 +4,7 @@
 //! plans within it and names the cgroup when a request falls outside.
 
 mod common;
-use common::{ids, machine, pinrun};
+use common::{ids, is_root, machine, pinrun};
 use serde_json::Value;
 
 fn unit_exec_start() -> Vec<String> {
@@ -239,7 +239,7 @@ fn kubernetes_static_cpu_manager_v1() {
 /// user (setpriv, util-linux) places a command without CAP_SYS_NICE.
 #[test]
 fn unprivileged_placement_needs_no_capability() {
-    if !std::path::Path::new("/usr/bin/setpriv").exists() || !nix_is_root() {
+    if !std::path::Path::new("/usr/bin/setpriv").exists() || !is_root() {
         eprintln!("skipped: needs root to drop to nobody, and setpriv");
         return;
     }
@@ -297,11 +297,4 @@ fn unprivileged_placement_needs_no_capability() {
             && err.contains("LimitRTPRIO="),
         "{err}"
     );
-}
-
-fn nix_is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .unwrap()
-        .lines()
-        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"))
 }

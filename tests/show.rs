@@ -2,7 +2,7 @@
 //! 512-CPU / 128-node machine, and naming what the kernel says.
 
 mod common;
-use common::{machine, machines, pinrun};
+use common::{all_machines, machine, pinrun};
 
 fn show(rel: Option<&str>, verbose: bool) -> String {
     let mut cmd = pinrun();
@@ -25,28 +25,16 @@ fn show(rel: Option<&str>, verbose: bool) -> String {
 #[test]
 fn every_dump_fits_80_columns() {
     let mut n = 0;
-    for source in [
-        "cadvisor",
-        "cri-resource-manager",
-        "ghw",
-        "hwloc",
-        "iree",
-        "nri-plugins",
-        "nto",
-        "util-linux",
-        "util-linux-chcpu",
-        "util-linux-historical",
-    ] {
-        for m in machines(source) {
-            for v in [false, true] {
-                for line in show(Some(&m), v).lines() {
-                    assert!(
-                        line.chars().count() <= 80,
-                        "{m} (-v {v}): {} columns: {line}",
-                        line.chars().count()
-                    );
-                }
+    for m in all_machines() {
+        for v in [false, true] {
+            for line in show(Some(&m), v).lines() {
+                assert!(
+                    line.chars().count() <= 80,
+                    "{m} (-v {v}): {} columns: {line}",
+                    line.chars().count()
+                );
             }
+
             n += 1;
         }
     }

@@ -12,6 +12,33 @@ fn verb(set: &CpuSet) -> &'static str {
     if set.len() == 1 { "is" } else { "are" }
 }
 
+/// The command line `param` asks for `asked`, but the kernel's `file` says
+/// `applied`: report the online CPUs that were dropped (sysfs wins).
+fn not_applied(
+    ctx: &Context,
+    out: &mut Vec<Finding>,
+    param: &str,
+    asked: &CpuSet,
+    applied: &CpuSet,
+    file: &str,
+) {
+    let dropped = asked.intersection(&ctx.sys.online).difference(applied);
+    if dropped.is_empty() {
+        return;
+    }
+    out.push(Finding::new(
+        "isolation-not-applied",
+        Severity::Warning,
+        &dropped,
+        format!(
+            "{param} asks for {}, but the kernel's {file} is {}: the kernel keeps at least one housekeeping CPU (usually the boot CPU), and nohz_full needs CONFIG_NO_HZ_FULL",
+            cpus_phrase(&dropped),
+            if applied.is_empty() { "empty".into() } else { applied.to_list() }
+        ),
+        format!("trust {file}; leave the boot CPU (usually CPU 0) out of {}", param.split('=').next().unwrap_or(param)),
+    ));
+}
+
 pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
     let sys = ctx.sys;
     let cpus = &ctx.cpus;
@@ -134,40 +161,26 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
         && let Some(iso) = boot_iso.filter(|i| i.domain && i.unknown_flags.is_empty())
         && let Some(asked) = &iso.cpus
     {
-        let dropped = asked.intersection(&sys.online).difference(&sys.isolated);
-        if !dropped.is_empty() {
-            out.push(Finding::new(
-                "isolation-not-applied",
-                Severity::Warning,
-                &dropped,
-                format!(
-                    "isolcpus={} asks to isolate {}, but the kernel did not (cpu/isolated = {}); the kernel keeps at least one housekeeping CPU, usually the boot CPU",
-                    iso.raw,
-                    cpus_phrase(&dropped),
-                    if sys.isolated.is_empty() { "none".into() } else { sys.isolated.to_list() }
-                ),
-                "trust cpu/isolated; leave the boot CPU (usually CPU 0) for housekeeping",
-            ));
-        }
+        not_applied(
+            ctx,
+            out,
+            &format!("isolcpus={}", iso.raw),
+            asked,
+            &sys.isolated,
+            "cpu/isolated",
+        );
     }
     if sys.nohz_full_source == IsolationSource::Sysfs
         && let Some(asked) = &sys.boot.nohz_full
     {
-        let dropped = asked.intersection(&sys.online).difference(&sys.nohz_full);
-        if !dropped.is_empty() {
-            out.push(Finding::new(
-                "isolation-not-applied",
-                Severity::Warning,
-                &dropped,
-                format!(
-                    "nohz_full={} asks for {}, but the kernel's cpu/nohz_full is {} (the timekeeping CPU keeps its tick; CONFIG_NO_HZ_FULL may be off)",
-                    asked,
-                    cpus_phrase(&dropped),
-                    if sys.nohz_full.is_empty() { "empty".into() } else { sys.nohz_full.to_list() }
-                ),
-                "trust cpu/nohz_full; keep the boot CPU out of nohz_full=",
-            ));
-        }
+        not_applied(
+            ctx,
+            out,
+            &format!("nohz_full={asked}"),
+            asked,
+            &sys.nohz_full,
+            "cpu/nohz_full",
+        );
     }
 
     if cpus.len() > 1 && cpus.is_subset(&sys.isolated) {
