@@ -34,9 +34,8 @@ fn every_dump_fits_80_columns() {
                     line.chars().count()
                 );
             }
-
-            n += 1;
         }
+        n += 1;
     }
     assert_eq!(n, 91);
 }
