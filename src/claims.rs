@@ -72,7 +72,8 @@ impl Claim {
     }
 }
 
-fn shorten(s: &str, max: usize) -> String {
+/// `s` cut to `max` characters, the last one `…` when cut.
+pub fn shorten(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
         s.to_string()
     } else {
@@ -336,43 +337,40 @@ pub fn parse_kubelet(text: &str) -> Result<Vec<Claim>, String> {
 /// `inherited`, the CPUs the command would inherit): `cpu-claimed` when the command would run on claimed CPUs,
 /// and `claim-record-unusable` for each record that could not be used.
 pub fn findings(claims: &Claims, plan: &Plan, inherited: &CpuSet) -> Vec<Finding> {
+    let none = CpuSet::new();
     let mut out = Vec::new();
     for w in &claims.warnings {
-        out.push(Finding {
-            code: "claim-record-unusable",
-            severity: Severity::Warning,
-            cpus: Vec::new(),
-            nodes: Vec::new(),
-            message: w.clone(),
-            hint: "remove the file if its process is gone (its owner or root can); pinrun ignores it meanwhile".into(),
-        });
+        out.push(Finding::new(
+            "claim-record-unusable",
+            Severity::Warning,
+            &none,
+            w.clone(),
+            "remove the file if its process is gone (its owner or root can); pinrun ignores it meanwhile",
+        ));
     }
     for w in &claims.state_warnings {
-        out.push(Finding {
-            code: "claim-state-unusable",
-            severity: Severity::Warning,
-            cpus: Vec::new(),
-            nodes: Vec::new(),
-            message: w.clone(),
-            hint: "claims pinrun cannot read are not respected: fix the state directory (mode 1777, owned by root) or the file named".into(),
-        });
+        out.push(Finding::new(
+            "claim-state-unusable",
+            Severity::Warning,
+            &none,
+            w.clone(),
+            "claims pinrun cannot read are not respected: fix the state directory (mode 1777, owned by root) or the file named",
+        ));
     }
     let cpus = plan.cpus.as_ref().unwrap_or(inherited);
     let taken = cpus.intersection(&claims.cpus());
     if !taken.is_empty() {
-        out.push(Finding {
-            code: "cpu-claimed",
-            severity: Severity::Warning,
-            cpus: taken.to_vec(),
-            nodes: Vec::new(),
-            message: format!(
+        out.push(Finding::new(
+            "cpu-claimed",
+            Severity::Warning,
+            &taken,
+            format!(
                 "the command would run on claimed {}: {}",
                 cpus_phrase(&taken),
                 claims.describe(&taken)
             ),
-            hint: "choose with --cores N (it skips claimed cores), or wait for the holder (--wait)"
-                .into(),
-        });
+            "choose with --cores N (it skips claimed cores), or wait for the holder (--wait)",
+        ));
     }
     out
 }

@@ -16,6 +16,13 @@ const MAX_RT_PRIO: u32 = 99;
 /// (`1 << DL_SCALE` ns, `kernel/sched/deadline.c`).
 const MIN_DL_RUNTIME_NS: u64 = 1 << 10;
 
+/// Formats `--emit` can print the plan in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Emit {
+    /// systemd `[Service]` directives (`systemd.exec(5)`).
+    Systemd,
+}
+
 /// Files pinrun can generate from this definition (`--generate`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Generate {
@@ -41,7 +48,7 @@ pub enum Generate {
     name = "pinrun",
     version,
     after_help = "Examples:\n  pinrun --node 0 --cores 4 --fifo 90 -- ./app\n  pinrun --cpus 2-7 --cores 2 --membind -- ./app\n  pinrun --dry-run --json --node 1 --cores 2",
-    group(ArgGroup::new("mode").args(["dry_run", "check", "show"])),
+    group(ArgGroup::new("mode").args(["dry_run", "check", "show", "emit"])),
     group(ArgGroup::new("policy").args(["fifo", "rr", "other", "batch", "idle", "deadline"])),
     group(ArgGroup::new("mempolicy").args(["membind", "preferred", "preferred_many", "interleave", "weighted_interleave", "localalloc"])),
 )]
@@ -196,6 +203,11 @@ pub struct Cli {
     /// Print the machine: nodes, packages, cores, CPUs.
     #[arg(long, conflicts_with_all = ["cpus", "node", "cores", "isolated", "exclusive", "wait", "policy", "mempolicy", "nice", "reset_on_fork", "command"], help_heading = "Modes")]
     pub show: bool,
+
+    /// Print the plan as native directives of FORMAT instead of running
+    /// (systemd: CPUAffinity=, NUMAPolicy=, CPUSchedulingPolicy=, ...).
+    #[arg(long, value_name = "FORMAT", help_heading = "Modes")]
+    pub emit: Option<Emit>,
 
     /// Machine-readable output: one JSON object on stdout (errors too, as
     /// {"error": {...}}); with --dry-run, --check or --show.
@@ -389,7 +401,9 @@ impl Cli {
     /// Validates the parsed options into a [`Request`]. Errors name the
     /// option and the input (exit 125).
     pub fn into_request(self) -> Result<Request> {
-        let mode = if self.dry_run {
+        let mode = if self.emit.is_some() {
+            Mode::Emit
+        } else if self.dry_run {
             Mode::DryRun
         } else if self.check {
             Mode::Check

@@ -222,6 +222,37 @@ impl CpuSet {
         out
     }
 
+    /// A shorter cpulist for people: arithmetic runs of 3 or more ids with
+    /// a step above 1 use the util-linux stride form (`0-78:2`), which
+    /// [`CpuSet::parse`] reads back; otherwise as [`CpuSet::to_list`].
+    pub fn to_compact_list(&self) -> String {
+        let ids = self.to_vec();
+        let mut parts = Vec::new();
+        let mut i = 0;
+        while i < ids.len() {
+            let mut j = i + 1;
+            let step = ids.get(i + 1).map(|n| n - ids[i]);
+            while let Some(st) = step {
+                if j < ids.len() && ids[j] - ids[j - 1] == st {
+                    j += 1;
+                } else {
+                    break;
+                }
+            }
+            let (a, b) = (ids[i], ids[j - 1]);
+            match (step, j - i) {
+                (Some(1), n) if n >= 2 => parts.push(format!("{a}-{b}")),
+                (Some(st), n) if n >= 3 => parts.push(format!("{a}-{b}:{st}")),
+                _ => {
+                    parts.push(a.to_string());
+                    j = i + 1;
+                }
+            }
+            i = j;
+        }
+        parts.join(",")
+    }
+
     /// Kernel cpumask text: 32-bit hex words, most significant first,
     /// separated by commas (`00000001,00000000`); the empty set is `0`.
     pub fn to_mask(&self) -> String {
@@ -566,6 +597,18 @@ mod tests {
     }
 
     #[test]
+    fn compact_lists_use_strides() {
+        let even: CpuSet = (0..80).step_by(2).collect();
+        assert_eq!(even.to_compact_list(), "0-78:2");
+        assert_eq!(
+            CpuSet::parse("0-3,8,10,12").unwrap().to_compact_list(),
+            "0-3,8-12:2"
+        );
+        assert_eq!(CpuSet::parse("1,5").unwrap().to_compact_list(), "1,5");
+        assert_eq!(CpuSet::parse(&even.to_compact_list()).unwrap(), even);
+    }
+
+    #[test]
     fn beyond_1024() {
         let s = CpuSet::parse("0,1023,1024,1099").unwrap();
         assert_eq!(s.len(), 4);
@@ -584,6 +627,12 @@ mod tests {
             prop_assert_eq!(CpuSet::parse(&s.to_list()).unwrap(), s.clone());
             prop_assert_eq!(CpuSet::parse(&format!("0x{}", s.to_mask())).unwrap(), s.clone());
             prop_assert_eq!(s.to_vec(), ids.into_iter().collect::<Vec<_>>());
+        }
+
+        #[test]
+        fn compact_list_round_trip(ids in proptest::collection::btree_set(0u32..500, 1..100)) {
+            let s: CpuSet = ids.into_iter().collect();
+            prop_assert_eq!(CpuSet::parse(&s.to_compact_list()).unwrap(), s);
         }
 
         #[test]

@@ -5,7 +5,7 @@ use pinrun::cli::{Cli, Generate};
 use pinrun::error::{EXIT_FAILURE, Error};
 use pinrun::request::{Mode, Request};
 use pinrun::system::{Root, SystemState};
-use pinrun::{apply, check, claims, exclusive, exec, report};
+use pinrun::{apply, check, claims, exclusive, exec, plan, report};
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -88,7 +88,7 @@ fn run(req: Request) -> Result<u8, Error> {
             v["claims"] = report::claims_json(&claims, exclusive::now());
             println!("{v}");
         } else {
-            print!("{}", report::show_text(&sys, out.verbose));
+            print!("{}", pinrun::show::text(&sys, out.verbose));
             print!(
                 "{}",
                 report::claims_text(&claims, exclusive::now(), live.as_deref())
@@ -99,6 +99,14 @@ fn run(req: Request) -> Result<u8, Error> {
     // Claims (issue 5): `guard` holds the state directory's lock and, once
     // written, this launch's record; dropping it on failure removes both.
     let (plan, claims, mut guard) = exclusive::plan(&root, &sys, &req)?;
+    let mut sys = sys;
+    let rt = matches!(
+        req.sched.policy,
+        Some(pinrun::request::Policy::Fifo(_) | pinrun::request::Policy::Rr(_))
+    );
+    let checked = plan.cpus.clone().unwrap_or_else(|| sys.allowed.clone());
+    let self_pid = req.sysroot.is_none().then(std::process::id);
+    sys.read_extras(&root, &checked, rt, self_pid);
     let mut findings = check::check(&sys, &req, &plan);
     let inherited = sys.process.cpus_allowed.as_ref().unwrap_or(&sys.allowed);
     findings.extend(claims::findings(
@@ -107,6 +115,10 @@ fn run(req: Request) -> Result<u8, Error> {
         &inherited.intersection(&sys.allowed),
     ));
     match req.mode {
+        Mode::Emit => {
+            print!("{}", pinrun::emit::systemd(&req, &plan, &findings));
+            return Ok(0);
+        }
         Mode::DryRun => {
             if out.json {
                 println!("{}", report::plan_json(&req, &plan, &findings));
@@ -128,7 +140,12 @@ fn run(req: Request) -> Result<u8, Error> {
                     print!("{}", report::finding_text(f));
                 }
             }
-            return Ok(u8::from(!findings.is_empty()));
+            // Clean means no warning; info findings are printed but do not fail.
+            return Ok(u8::from(
+                findings
+                    .iter()
+                    .any(|f| f.severity == check::Severity::Warning),
+            ));
         }
         _ => {}
     }
@@ -138,7 +155,10 @@ fn run(req: Request) -> Result<u8, Error> {
         .collect();
     if !out.quiet || out.strict {
         let mut err = std::io::stderr().lock();
-        for f in &findings {
+        let shown = findings
+            .iter()
+            .filter(|f| out.verbose || f.severity == check::Severity::Warning);
+        for f in shown {
             let _ = write!(err, "pinrun: {}", report::finding_text(f));
         }
     }
@@ -163,7 +183,16 @@ fn run(req: Request) -> Result<u8, Error> {
             eprintln!("pinrun: claimed in {}", record.display());
         }
     }
-    apply::apply(&plan, &sys.possible)?;
+    apply::apply(&plan, &sys.possible).map_err(|e| {
+        match (
+            e.code,
+            e.message.contains("EPERM"),
+            plan::rt_eperm_diagnosis(&sys),
+        ) {
+            ("sched-failed", true, Some(why)) => e.hint(why),
+            _ => e,
+        }
+    })?;
     let path = resolved.unwrap_or_default();
     Err(exec::exec(&path, &req.command))
 }

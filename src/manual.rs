@@ -160,18 +160,83 @@ whole root domain, so
 with a narrower placement is refused: create an exclusive cpuset partition
 (cgroup v2 cpuset.cpus.partition=root) and run inside it.
 .SH CHECKS
-Findings have a stable code, a severity, the CPUs concerned, a message and a
-hint. Warnings go to standard error and the command runs, unless
-.BR \-\-strict .
+Before exec, pinrun checks what will still disturb the chosen CPUs. Each
+finding has a stable code, a severity, the CPUs (nodes, IRQs) concerned, a
+message and a hint. Hazards are warnings. Disturbances (isolation, IRQs) are
+warnings when the launch is latency-critical (a real-time or deadline policy,
+.BR \-\-isolated ,
+or
+.B \-\-check
+itself) and info otherwise. Warnings go to standard error as
+.B "pinrun: warning:"
+and the command runs;
+.B \-\-strict
+refuses instead (exit 125, nothing applied);
+.B \-\-quiet
+silences them;
+.B \-v
+also shows info.
+.B \-\-check
+prints the findings for the placement given (or every allowed CPU) and exits 1
+when there is a warning. Kernel sysfs is authoritative; the kernel command line
+is a cross-check, and the source when a dump lacks the sysfs files.
 .TP
-.B smt-siblings-shared
-two requested CPUs are SMT siblings of one core; use --cores to get whole cores.
+.B not-isolated
+a chosen CPU is not in /sys/devices/system/cpu/isolated nor a cgroup v2
+isolated partition; when isolcpus= lists it without the domain flag, the
+message says what the given flags do instead. Fix: isolcpus=domain,managed_irq,LIST.
+.TP
+.B not-nohz-full
+the scheduler tick still runs on the CPU. Fix: nohz_full=LIST.
+.TP
+.B not-rcu-nocbs
+RCU callbacks run on the CPU. Fix: rcu_nocbs=LIST (implied by nohz_full=).
+.TP
+.B isolation-not-applied
+isolcpus= or nohz_full= asks for a CPU the kernel did not isolate (usually the
+boot CPU); pinrun trusts sysfs.
+.TP
+.B isolcpus-unknown-flag
+isolcpus= has a flag other than nohz, domain, managed_irq: the kernel ignores it.
+.TP
+.B isolated-no-balancing
+several chosen CPUs, all domain-isolated: threads are never moved between them.
+.TP
+.B sibling-not-isolated
+an SMT sibling of an isolated chosen CPU is not isolated.
+.TP
+.B partition-invalid
+the caller's cgroup v2 partition reads "isolated invalid (...)".
+.TP
+.B irq-on-cpu
+a device IRQ's effective affinity (effective_affinity_list, else
+smp_affinity_list, else smp_affinity) includes a chosen CPU. Fix: write the
+housekeeping CPUs to /proc/irq/N/smp_affinity_list; ban the CPUs in irqbalance.
+.TP
+.B managed-irq-on-cpu
+the same for a kernel-managed IRQ (from debugfs), which cannot be moved. Fix:
+isolcpus=managed_irq,LIST.
+.TP
+.B default-irq-affinity
+/proc/irq/default_smp_affinity (or irqaffinity=) includes a chosen CPU.
+.TP
+.B rt-throttling
+a real-time policy while kernel.sched_rt_runtime_us is below the period: the
+message gives the stall per period.
+.TP
+.B rt-competitor
+a runnable user-space SCHED_FIFO/SCHED_RR process confined to the chosen CPUs
+has the same or a higher priority.
+.TP
+.B cpuidle-deep-states
+(info) a chosen CPU may enter an idle state with an exit latency above 10 us.
+Fix: cpupower idle-set -D 10.
 .TP
 .B rt-priority-99
 SCHED_FIFO/SCHED_RR priority 99; use 1\-98.
 .TP
 .B deadline-cannot-fork
-SCHED_DEADLINE without --reset-on-fork: the command cannot fork (EAGAIN); add --reset-on-fork.
+SCHED_DEADLINE without --reset-on-fork: the command cannot fork (EAGAIN).
 .TP
 .B nice-ignored
 --nice with a real-time or deadline policy, where it has no effect.
@@ -184,6 +249,28 @@ a record in the state directory is a symlink, not a regular file, unreadable or 
 .TP
 .B claim-state-unusable
 the state directory cannot be read or locked (permissions, a lock held for seconds) or kubelet's cpu_manager_state is damaged: those claims are not respected.
+.TP
+.B bind-low-memory
+strict bind to nodes with less than 512 MiB free: the OOM killer fires while
+other nodes have memory. Fix: --preferred.
+.TP
+.B memory-remote
+bound or preferred memory is farther (node distance) than the CPUs' own node.
+.TP
+.B memory-partly-remote
+(info) the CPUs span several nodes and memory is remote to some.
+.TP
+.B numa-balancing
+(info) kernel.numa_balancing is on together with a bind.
+.TP
+.B env-thread-binding
+OMP_PROC_BIND, OMP_PLACES, GOMP_CPU_AFFINITY or KMP_AFFINITY is set.
+.TP
+.B cpufreq-governor
+(info) the governor of a chosen CPU is not performance.
+.TP
+.B smt-siblings-shared
+two requested CPUs are SMT siblings of one core; use --cores to get whole cores.
 .TP
 .B firmware-data
 the kernel's topology is inconsistent (a CPU listed in two nodes); check firmware.
@@ -218,7 +305,12 @@ request falls outside.
 /sys/devices/system/cpu/cpuN/topology/*, cpuN/cache/indexK/*, cpuN/online
 /sys/devices/system/node/{online,has_memory}, nodeN/{cpulist,cpumap,meminfo,distance}
 /proc/self/{status,cgroup,cpuset,mountinfo,limits,stat}, /proc/mounts, /proc/cmdline
-/proc/sys/kernel/sched_rt_{runtime,period}_us
+/proc/sys/kernel/sched_rt_{runtime,period}_us, /proc/sys/kernel/numa_balancing
+/proc/interrupts, /proc/irq/N/{effective_affinity_list,smp_affinity_list,smp_affinity}
+/proc/irq/default_smp_affinity, /sys/kernel/debug/irq/irqs/N
+/sys/devices/system/cpu/cpuN/cpufreq/scaling_governor, cpuN/cpuidle/stateK/{name,latency,disable}
+/proc/PID/{stat,status} (real-time tasks, only with --fifo/--rr)
+<cgroup v1 cpu>/cpu.rt_runtime_us, /boot/config-RELEASE (RT group scheduling)
 /run/pinrun/<pid>.<starttime> (claim records), /var/lib/kubelet/cpu_manager_state
 <cgroup>/cpuset.cpus.effective (v2), cpuset.effective_cpus, cpuset.cpus (v1)
 .fi
@@ -227,6 +319,8 @@ request falls outside.
 is the state directory of claims when
 .B \-\-state\-dir
 is not given.
+.BR OMP_PROC_BIND ", " OMP_PLACES ", " GOMP_CPU_AFFINITY ", " KMP_AFFINITY
+are reported (env-thread-binding) since they make the program re-bind its threads.
 .B PATH
 is searched for COMMAND as
 .BR execvp (3)

@@ -19,6 +19,10 @@ pub struct CoreChoice {
     pub core: Option<u32>,
     /// The node of its CPUs.
     pub node: Option<u32>,
+    /// The package as a grouping key: the lowest CPU of `package_cpus_list`
+    /// (physical ids can be -1 or repeat across packages on some machines),
+    /// else the physical id.
+    pub package_key: Option<u32>,
     /// All its threads (SMT siblings).
     pub cpus: CpuSet,
 }
@@ -230,7 +234,7 @@ fn choose_compact(mut cores: Vec<CoreChoice>, n: usize) -> Vec<CoreChoice> {
     let key = |c: &CoreChoice| {
         (
             c.node.unwrap_or(u32::MAX),
-            c.package.unwrap_or(u32::MAX),
+            c.package_key.unwrap_or(u32::MAX),
             c.cpus.first(),
         )
     };
@@ -250,9 +254,9 @@ fn choose_compact(mut cores: Vec<CoreChoice>, n: usize) -> Vec<CoreChoice> {
                 .collect(),
         )
     };
-    fitting(&|c| (c.node, c.package))
+    fitting(&|c| (c.node, c.package_key))
         .or_else(|| fitting(&|c| (c.node, None)))
-        .or_else(|| fitting(&|c| (None, c.package)))
+        .or_else(|| fitting(&|c| (None, c.package_key)))
         .unwrap_or_else(|| cores.iter().take(n).cloned().collect())
 }
 
@@ -262,6 +266,12 @@ fn core_choice(sys: &SystemState, cpus: CpuSet) -> CoreChoice {
         package: first.and_then(|c| c.package),
         core: first.and_then(|c| c.core_id),
         node: first.and_then(|c| c.node),
+        package_key: first.and_then(|c| {
+            c.package_cpus
+                .as_ref()
+                .and_then(CpuSet::first)
+                .or(c.package)
+        }),
         cpus,
     }
 }
@@ -479,7 +489,7 @@ fn validate_mem_nodes(sys: &SystemState, option: &str, nodes: &NodeSet) -> Resul
         if !outside.is_empty() {
             return Err(Error::new(
                 "node-not-allowed",
-                format!("{option}: {} outside this process's cpuset memory nodes (Mems_allowed_list = {})", nodes_phrase(&outside), allowed),
+                format!("{option}: {} outside this process's cpuset memory nodes (Mems_allowed_list or cpuset.mems.effective = {})", nodes_phrase(&outside), allowed),
             )
             .hint("choose among the allowed nodes, or widen the cgroup's cpuset.mems"));
         }
@@ -541,6 +551,17 @@ fn plan_memory(
 fn plan_sched(sys: &SystemState, sched: &SchedRequest, cpus: Option<&CpuSet>) -> Result<()> {
     let no_cap = sys.process.cap_sys_nice == Some(false);
     match sched.policy {
+        Some(Policy::Fifo(_)) | Some(Policy::Rr(_)) if matches!(&sys.rt_group.v1_runtime, Some((p, 0)) if p != "/") =>
+        {
+            return Err(Error::new(
+                "rt-group-no-runtime",
+                format!(
+                    "real-time policy refused: RT group scheduling gives this process's cgroup {} no real-time runtime (cpu.rt_runtime_us = 0), so the kernel answers EPERM",
+                    sys.rt_group.v1_runtime.as_ref().map_or("", |(p, _)| p.as_str())
+                ),
+            )
+            .hint("grant it runtime (echo 950000 > <cgroup>/cpu.rt_runtime_us, parents first), or run pinrun in the root cpu cgroup"));
+        }
         Some(Policy::Fifo(prio)) | Some(Policy::Rr(prio)) => {
             if let (true, Some(limit)) = (no_cap, sys.process.rtprio_limit)
                 && u64::from(prio) > limit
@@ -584,6 +605,27 @@ fn plan_sched(sys: &SystemState, sched: &SchedRequest, cpus: Option<&CpuSet>) ->
         _ => {}
     }
     Ok(())
+}
+
+/// Why the kernel may still refuse a real-time policy with EPERM after the
+/// capability and rlimit checks passed: RT group scheduling. Names the
+/// cgroup and the setting, or `None` when nothing points there.
+pub fn rt_eperm_diagnosis(sys: &SystemState) -> Option<String> {
+    if let Some((path, v)) = &sys.rt_group.v1_runtime
+        && path != "/"
+    {
+        return Some(format!(
+            "RT group scheduling is on: cgroup {path} has cpu.rt_runtime_us = {v}; give it (and its parents) enough runtime, or run in the root cpu cgroup"
+        ));
+    }
+    if sys.rt_group.config == Some(true)
+        && let Some(cg) = &sys.rt_group.v2_cgroup
+    {
+        return Some(format!(
+            "the kernel has CONFIG_RT_GROUP_SCHED=y and this process is in cgroup {cg}: real-time tasks are refused outside the root cgroup unless it has RT runtime; run pinrun from the root cgroup (systemd: Delegate=no, or a unit in -.slice)"
+        ));
+    }
+    None
 }
 
 /// Resolves `req` on `sys`. Errors are refusals (exit 125), each naming the

@@ -2,14 +2,13 @@
 //! Pure: returns strings; `main` prints them.
 
 use crate::check::{Finding, Severity};
-use crate::claims::{Claims, Holder};
+use crate::claims::{Claims, Holder, shorten};
 use crate::cpuset::CpuSet;
 use crate::error::Error;
-use crate::plan::{Plan, allowed_phrase};
+use crate::plan::Plan;
 use crate::request::{Policy, Request};
 use crate::system::{AllowedSource, SystemState};
 use serde_json::{Value, json};
-use std::collections::BTreeMap;
 use std::fmt::Write;
 
 fn policy_json(sched: &crate::request::SchedRequest) -> Value {
@@ -226,175 +225,10 @@ pub fn show_json(sys: &SystemState) -> Value {
             AllowedSource::Online => json!("online"),
         },
         "isolated": sys.isolated.to_vec(),
+        "device_irqs_per_cpu": crate::show::irqs_per_cpu(sys),
         "nohz_full": sys.nohz_full.to_vec(),
         "warnings": sys.warnings,
     })
-}
-
-fn kib(kb: Option<u64>) -> String {
-    match kb {
-        None => "?".into(),
-        Some(k) if k >= 1 << 20 => format!("{:.1} GiB", k as f64 / (1u64 << 20) as f64),
-        Some(k) => format!("{:.0} MiB", k as f64 / 1024.0),
-    }
-}
-
-/// Appends `items` wrapped at 78 columns with `indent`.
-fn wrap(s: &mut String, indent: &str, items: &[String]) {
-    let mut line = indent.to_string();
-    for it in items {
-        if line.len() + it.len() + 1 > 78 && line.len() > indent.len() {
-            let _ = writeln!(s, "{}", line.trim_end());
-            line = indent.to_string();
-        }
-        line.push_str(it);
-        line.push(' ');
-    }
-    if line.len() > indent.len() {
-        let _ = writeln!(s, "{}", line.trim_end());
-    }
-}
-
-/// `--show` as text: summary, then per node and package the cores with
-/// their SMT siblings joined by `+`; marks: `*` isolated, `~` nohz_full,
-/// `!` outside the allowed set. `verbose` adds one line per CPU.
-pub fn show_text(sys: &SystemState, verbose: bool) -> String {
-    let mut s = String::new();
-    let or_none = |c: &CpuSet| {
-        if c.is_empty() {
-            "none".to_string()
-        } else {
-            c.to_list()
-        }
-    };
-    let _ = writeln!(
-        s,
-        "CPUs: {} online of {} possible ({} present); {} node{}",
-        sys.online,
-        sys.possible,
-        sys.present,
-        sys.nodes.len(),
-        if sys.nodes.len() == 1 { "" } else { "s" }
-    );
-    let offline = sys.present.difference(&sys.online);
-    if !offline.is_empty() {
-        let _ = writeln!(s, "offline: {offline}");
-    }
-    let _ = writeln!(
-        s,
-        "allowed: {} ({})",
-        or_none(&sys.allowed),
-        allowed_phrase(sys)
-    );
-    let housekeeping = sys.online.difference(&sys.isolated.union(&sys.nohz_full));
-    let _ = writeln!(
-        s,
-        "isolated (*): {}   nohz_full (~): {}   housekeeping: {}",
-        or_none(&sys.isolated),
-        or_none(&sys.nohz_full),
-        or_none(&housekeeping)
-    );
-    for w in &sys.warnings {
-        let _ = writeln!(s, "warning: {w}");
-    }
-    // Group online CPUs' cores by (node, package).
-    let mut groups: BTreeMap<(Option<u32>, Option<u32>), Vec<CpuSet>> = BTreeMap::new();
-    let mut seen = CpuSet::new();
-    for c in sys.cpus.values().filter(|c| c.online) {
-        if seen.contains(c.id) {
-            continue;
-        }
-        let core = sys.core_of(c.id);
-        seen = seen.union(&core);
-        groups.entry((c.node, c.package)).or_default().push(core);
-    }
-    let mut last_node = None;
-    for ((node, package), cores) in &groups {
-        if last_node != Some(*node) {
-            last_node = Some(*node);
-            match node.and_then(|n| sys.nodes.get(&n)) {
-                Some(n) => {
-                    let dist: Vec<String> =
-                        n.distances.iter().map(|(_, d)| d.to_string()).collect();
-                    let _ = writeln!(
-                        s,
-                        "node {}: CPUs {}  memory {} (free {})  distances {}",
-                        n.id,
-                        or_none(&n.cpus),
-                        kib(n.mem_total_kb),
-                        kib(n.mem_free_kb),
-                        dist.join(" ")
-                    );
-                }
-                None => {
-                    let _ = writeln!(s, "no NUMA node information:");
-                }
-            }
-        }
-        let cpus = cores.iter().fold(CpuSet::new(), |a, c| a.union(c));
-        let _ = writeln!(
-            s,
-            "  package {}: {} core{}, CPUs {}",
-            opt(*package),
-            cores.len(),
-            if cores.len() == 1 { "" } else { "s" },
-            cpus
-        );
-        let items: Vec<String> = cores
-            .iter()
-            .map(|core| {
-                core.iter()
-                    .map(|id| {
-                        let mut t = id.to_string();
-                        if sys.isolated.contains(id) {
-                            t.push('*');
-                        }
-                        if sys.nohz_full.contains(id) {
-                            t.push('~');
-                        }
-                        if !sys.allowed.contains(id) {
-                            t.push('!');
-                        }
-                        t
-                    })
-                    .collect::<Vec<_>>()
-                    .join("+")
-            })
-            .collect();
-        wrap(&mut s, "    ", &items);
-    }
-    for n in sys.nodes.values().filter(|n| n.cpus.is_empty()) {
-        let _ = writeln!(
-            s,
-            "node {}: no CPUs  memory {} (free {})",
-            n.id,
-            kib(n.mem_total_kb),
-            kib(n.mem_free_kb)
-        );
-    }
-    if verbose {
-        let _ = writeln!(s, "CPU  online node package die cluster core siblings llc");
-        for c in sys.cpus.values() {
-            let _ = writeln!(
-                s,
-                "{:<4} {:<6} {:<4} {:<7} {:<3} {:<7} {:<4} {:<8} {}",
-                c.id,
-                if c.online { "yes" } else { "no" },
-                opt(c.node),
-                opt(c.package),
-                opt(c.die),
-                opt(c.cluster),
-                opt(c.core_id),
-                if c.online {
-                    sys.core_of(c.id).to_list()
-                } else {
-                    "-".into()
-                },
-                c.llc.as_ref().map_or("-".into(), CpuSet::to_list)
-            );
-        }
-    }
-    s
 }
 
 // ---- claims (issue 5) ----
@@ -460,13 +294,14 @@ pub fn claims_text(claims: &Claims, now: u64, state_dir: Option<&std::path::Path
                     since,
                     ..
                 } => {
-                    let _ = writeln!(
-                        s,
-                        "  pid {pid:<8} CPUs {:<10} age {:<5} {}",
+                    // One line of at most 80 columns: the command is shortened.
+                    let head = format!(
+                        "  pid {pid:<8} CPUs {:<10} age {:<5} ",
                         c.cpus.to_list(),
-                        age(now, *since),
-                        command.join(" ")
+                        age(now, *since)
                     );
+                    let room = 80usize.saturating_sub(head.chars().count()).max(12);
+                    let _ = writeln!(s, "{head}{}", shorten(&command.join(" "), room));
                 }
                 Holder::Kubelet { pod, container } => {
                     let _ = writeln!(

@@ -108,6 +108,8 @@ pub enum Mode {
     Check,
     /// Print the machine.
     Show,
+    /// Print the plan as systemd directives (`--emit systemd`).
+    Emit,
 }
 
 /// How much pinrun says.

@@ -4,16 +4,9 @@
 //! /proc/self/numa_maps. Nothing on the host is changed.
 
 mod common;
-use common::pinrun;
+use common::{is_root, pinrun};
 use predicates::prelude::*;
 use std::os::unix::ffi::OsStrExt;
-
-fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .unwrap()
-        .lines()
-        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"))
-}
 
 /// Field `n` (1-based, as in proc(5)) of a /proc/<pid>/stat line.
 fn stat_field(stat: &str, n: usize) -> i64 {

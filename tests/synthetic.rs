@@ -281,3 +281,18 @@ fn more_than_1024_cpus() {
     );
     assert_eq!(v["cpulist"], "1071");
 }
+
+/// Sub-NUMA clustering: 2 packages × 2 nodes × 2 cores. With CPU 3 outside
+/// the cgroup no node holds 4 cores and package 0 holds only 3, so 4 cores
+/// come from package 1 alone rather than spreading over both packages.
+#[test]
+fn compact_choice_prefers_one_package_when_no_node_fits() {
+    let cpus = (0..8).map(|c| (c, c % 4, c / 4, c / 2)).collect();
+    let mut m = Machine::new(cpus);
+    m.cgroup_cpus = Some("0-2,4-7".into());
+    let t = m.build();
+    let v = dry(t.path(), &["--cores", "4"]);
+    assert_eq!(ids(&v["cpus"]), vec![4, 5, 6, 7]);
+    let v = dry(t.path(), &["--cores", "5"]);
+    assert_eq!(ids(&v["cpus"]), vec![0, 1, 2, 4, 5]);
+}

@@ -23,6 +23,9 @@ pub struct Cpuset {
     pub cpus: CpuSet,
     /// The matching memory-node file's nodes, when readable.
     pub mems: Option<CpuSet>,
+    /// cgroup v2 `cpuset.cpus.partition` of the caller's cgroup (`member`,
+    /// `root`, `isolated`, or `isolated invalid (reason)`), when present.
+    pub partition: Option<String>,
 }
 
 #[derive(Debug)]
@@ -211,12 +214,66 @@ pub fn read_cpuset(root: &Root) -> Option<Cpuset> {
     let top = mount.point.trim_end_matches('/');
     let (file, cpus) = read_up(root, &dir, top, &as_refs(&cpus_names))?;
     let mems = read_up(root, &dir, top, &as_refs(&mems_names)).map(|(_, s)| s);
+    let partition = mount
+        .is_v2()
+        .then(|| root.read_value(&format!("{dir}/cpuset.cpus.partition")))
+        .flatten();
     Some(Cpuset {
         cgroup: path.clone(),
         file,
         cpus,
         mems,
+        partition,
     })
+}
+
+/// The path of the caller's cgroup in the v1 hierarchy carrying
+/// `controller`, from `/proc/self/cgroup`.
+fn v1_path(root: &Root, controller: &str) -> Option<String> {
+    root.read("/proc/self/cgroup")?.lines().find_map(|line| {
+        let mut parts = line.splitn(3, ':');
+        let (_, ctrls, path) = (parts.next()?, parts.next()?, parts.next()?);
+        ctrls
+            .split(',')
+            .any(|c| c == controller)
+            .then(|| path.to_string())
+    })
+}
+
+/// RT group scheduling limits on the caller (`Documentation/scheduler/sched-rt-group.rst`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RtGroup {
+    /// `cpu.rt_runtime_us` of the caller's cgroup v1 `cpu` hierarchy, with
+    /// the cgroup path; present only with CONFIG_RT_GROUP_SCHED.
+    pub v1_runtime: Option<(String, i64)>,
+    /// The caller's cgroup v2 path, when it is not the root.
+    pub v2_cgroup: Option<String>,
+    /// `CONFIG_RT_GROUP_SCHED` from `/boot/config-<release>`, when readable.
+    pub config: Option<bool>,
+}
+
+/// Reads what RT group scheduling needs to explain an EPERM.
+pub fn read_rt_group(root: &Root) -> RtGroup {
+    let mounts = read_mounts(root);
+    let v1_runtime = mounts
+        .iter()
+        .find(|m| m.fstype == "cgroup" && m.options.iter().any(|o| o == "cpu"))
+        .zip(v1_path(root, "cpu"))
+        .and_then(|(m, p)| {
+            let v = root.read_int(&format!("{}/cpu.rt_runtime_us", cgroup_dir(m, &p)))?;
+            Some((p, v))
+        });
+    let release = root
+        .read_value("/proc/sys/kernel/osrelease")
+        .unwrap_or_default();
+    let config = root
+        .read(&format!("/boot/config-{release}"))
+        .map(|t| t.lines().any(|l| l == "CONFIG_RT_GROUP_SCHED=y"));
+    RtGroup {
+        v1_runtime,
+        v2_cgroup: cgroup_paths(root).0.filter(|p| p != "/"),
+        config,
+    }
 }
 
 #[cfg(test)]

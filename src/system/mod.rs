@@ -4,6 +4,8 @@
 
 pub mod cgroup;
 pub mod claims;
+pub mod extras;
+pub mod irq;
 pub mod numa;
 pub mod process;
 pub mod root;
@@ -32,6 +34,15 @@ pub enum AllowedSource {
     Online,
 }
 
+/// Where an isolation set was read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IsolationSource {
+    /// The kernel's sysfs file (authoritative).
+    Sysfs,
+    /// The file is absent; derived from `/proc/cmdline`.
+    Cmdline,
+}
+
 /// Everything pinrun knows about the machine and the caller.
 #[derive(Debug, Clone)]
 pub struct SystemState {
@@ -49,10 +60,31 @@ pub struct SystemState {
     pub allowed: CpuSet,
     /// Where `allowed` came from.
     pub allowed_source: AllowedSource,
-    /// Domain-isolated CPUs: `cpu/isolated` ∪ root `cpuset.cpus.isolated`.
+    /// Domain-isolated CPUs: `cpu/isolated` ∪ root `cpuset.cpus.isolated`
+    /// (without `cpu/isolated`: the `isolcpus=` CPUs when it has `domain`).
     pub isolated: CpuSet,
-    /// `cpu/nohz_full`.
+    /// `cpu/nohz_full` (or, without it, what the command line asks for).
     pub nohz_full: CpuSet,
+    /// Where `nohz_full` came from.
+    pub nohz_full_source: IsolationSource,
+    /// Where `isolated` came from.
+    pub isolation_source: IsolationSource,
+    /// The isolation parameters of `/proc/cmdline`.
+    pub boot: crate::cmdline::BootParams,
+    /// `/proc/interrupts` and `/proc/irq`.
+    pub irqs: irq::Irqs,
+    /// Competing real-time tasks; read by [`SystemState::read_extras`] only
+    /// when a real-time policy is requested.
+    pub rt_tasks: Vec<extras::RtTask>,
+    /// Enabled idle states of the chosen CPUs; read by
+    /// [`SystemState::read_extras`].
+    pub idle_states: BTreeMap<u32, Vec<extras::IdleState>>,
+    /// RT group scheduling limits on the caller.
+    pub rt_group: cgroup::RtGroup,
+    /// `kernel.numa_balancing`.
+    pub numa_balancing: Option<i64>,
+    /// Thread-binding variables of OpenMP runtimes set in the environment.
+    pub env_affinity: Vec<(String, String)>,
     /// `/proc/cmdline`.
     pub cmdline: String,
     /// The caller's limits.
@@ -132,20 +164,64 @@ impl SystemState {
             (None, Some(status)) => (sets.online.intersection(status), AllowedSource::Status),
             (None, None) => (sets.online.clone(), AllowedSource::Online),
         };
+        let cmdline = root.read_value("/proc/cmdline").unwrap_or_default();
+        let boot = crate::cmdline::parse(&cmdline, sets.possible.last());
         let cpu_dir = "/sys/devices/system/cpu";
-        let isolated = root
-            .read_list(&format!("{cpu_dir}/isolated"))
-            .unwrap_or_default()
+        let sysfs_isolated = root.read_list(&format!("{cpu_dir}/isolated"));
+        let sysfs_nohz = root.read_list(&format!("{cpu_dir}/nohz_full"));
+        // Kernel sysfs is authoritative; a dump without these files (the
+        // isolation lives only on its command line) falls back to what the
+        // command line asks for.
+        let isolation_source = if sysfs_isolated.is_some() {
+            IsolationSource::Sysfs
+        } else {
+            IsolationSource::Cmdline
+        };
+        let boot_iso = boot.isolcpus.as_ref();
+        let boot_cpus = |want: bool| {
+            boot_iso
+                .filter(|_| want)
+                .and_then(|i| i.cpus.clone())
+                .unwrap_or_default()
+        };
+        let isolated = sysfs_isolated
+            .unwrap_or_else(|| {
+                boot_cpus(boot_iso.is_some_and(|i| i.domain && i.unknown_flags.is_empty()))
+            })
             .union(
                 &root
                     .read_list("/sys/fs/cgroup/cpuset.cpus.isolated")
                     .unwrap_or_default(),
             );
+        let nohz_full = sysfs_nohz.clone().unwrap_or_else(|| {
+            boot.nohz_full.clone().unwrap_or_default().union(&boot_cpus(
+                boot_iso.is_some_and(|i| i.nohz && i.unknown_flags.is_empty()),
+            ))
+        });
         Self {
-            nohz_full: root
-                .read_list(&format!("{cpu_dir}/nohz_full"))
-                .unwrap_or_default(),
-            cmdline: root.read_value("/proc/cmdline").unwrap_or_default(),
+            nohz_full,
+            nohz_full_source: if sysfs_nohz.is_some() {
+                IsolationSource::Sysfs
+            } else {
+                IsolationSource::Cmdline
+            },
+            isolation_source,
+            boot,
+            irqs: irq::read_irqs(root),
+            numa_balancing: root.read_int("/proc/sys/kernel/numa_balancing"),
+            rt_group: cgroup::read_rt_group(root),
+            rt_tasks: Vec::new(),
+            idle_states: BTreeMap::new(),
+            env_affinity: [
+                "OMP_PROC_BIND",
+                "OMP_PLACES",
+                "GOMP_CPU_AFFINITY",
+                "KMP_AFFINITY",
+            ]
+            .into_iter()
+            .filter_map(|k| Some((k.to_string(), std::env::var(k).ok()?)))
+            .collect(),
+            cmdline,
             possible: sets.possible,
             present: sets.present,
             online: sets.online,
@@ -156,6 +232,19 @@ impl SystemState {
             isolated,
             process,
             warnings,
+        }
+    }
+
+    /// Reads what only some plans need: the idle states of `cpus`, and, when
+    /// `rt` (a real-time policy is requested), the machine's other
+    /// real-time tasks (`self_pid` excluded).
+    pub fn read_extras(&mut self, root: &Root, cpus: &CpuSet, rt: bool, self_pid: Option<u32>) {
+        self.idle_states = cpus
+            .iter()
+            .map(|c| (c, extras::read_idle_states(root, c)))
+            .collect();
+        if rt {
+            self.rt_tasks = extras::read_rt_tasks(root, self_pid);
         }
     }
 

@@ -35,6 +35,8 @@ pub struct Cpu {
     pub llc: Option<CpuSet>,
     /// NUMA node, from the node cpulists (filled in by the caller).
     pub node: Option<u32>,
+    /// `cpufreq/scaling_governor`, when cpufreq is present.
+    pub governor: Option<String>,
 }
 
 /// The CPU id sets of `/sys/devices/system/cpu`.
@@ -91,6 +93,7 @@ pub fn read_cpu(root: &Root, id: u32, online: bool) -> Cpu {
         package_cpus: None,
         llc: None,
         node: None,
+        governor: None,
     };
     if !online {
         return cpu;
@@ -110,6 +113,7 @@ pub fn read_cpu(root: &Root, id: u32, online: bool) -> Cpu {
         .or_else(|| root.read_list_or_mask(&t, "core_siblings"))
         .filter(|s| !s.is_empty());
     cpu.llc = read_llc(root, id);
+    cpu.governor = root.read_value(&format!("{CPU_DIR}/cpu{id}/cpufreq/scaling_governor"));
     cpu
 }
 

@@ -46,6 +46,33 @@ pub fn machines(source: &str) -> Vec<String> {
     v
 }
 
+/// Every machine dump of every fixture source (91 machines).
+pub fn all_machines() -> Vec<String> {
+    [
+        "cadvisor",
+        "cri-resource-manager",
+        "ghw",
+        "hwloc",
+        "iree",
+        "nri-plugins",
+        "nto",
+        "util-linux",
+        "util-linux-chcpu",
+        "util-linux-historical",
+    ]
+    .into_iter()
+    .flat_map(machines)
+    .collect()
+}
+
+/// Whether the tests run as root (real-time policies need it here).
+pub fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"))
+}
+
 /// The pinrun binary.
 pub fn pinrun() -> Command {
     Command::cargo_bin("pinrun").expect("binary")

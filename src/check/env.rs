@@ -1,0 +1,64 @@
+//! Environment and power findings: thread-binding variables of OpenMP
+//! runtimes, cpufreq governors.
+
+use super::{Context, Finding, Severity};
+use crate::cpuset::CpuSet;
+
+pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
+    for (k, v) in &ctx.sys.env_affinity {
+        out.push(Finding::new(
+            "env-thread-binding",
+            Severity::Warning,
+            &CpuSet::new(),
+            format!("{k}={v} is set: the program's OpenMP runtime will re-bind its threads itself, possibly outside pinrun's CPUs"),
+            format!("unset {k}, or make it agree with the chosen CPUs"),
+        ));
+    }
+    /// Idle states with a longer exit latency than this (µs) are reported.
+    const DEEP_IDLE_US: u64 = 10;
+    let deep: CpuSet = ctx
+        .sys
+        .idle_states
+        .iter()
+        .filter(|(_, states)| states.iter().any(|s| s.latency_us > DEEP_IDLE_US))
+        .map(|(c, _)| *c)
+        .collect();
+    if let Some(first) = deep.first() {
+        let worst = ctx.sys.idle_states[&first]
+            .iter()
+            .max_by_key(|s| s.latency_us);
+        out.push(Finding::new(
+            "cpuidle-deep-states",
+            Severity::Info,
+            &deep,
+            format!(
+                "{} can enter idle states with exit latency above {DEEP_IDLE_US} us (deepest: {} at {} us): waking up costs that much",
+                crate::plan::cpus_phrase(&deep),
+                worst.map_or("?", |s| s.name.as_str()),
+                worst.map_or(0, |s| s.latency_us)
+            ),
+            format!("cpupower -c {deep} idle-set -D {DEEP_IDLE_US}, or boot with intel_idle.max_cstate=1 / processor.max_cstate=1"),
+        ));
+    }
+    let slow: CpuSet = ctx
+        .cpus
+        .iter()
+        .filter(|c| {
+            ctx.sys
+                .cpus
+                .get(c)
+                .and_then(|cpu| cpu.governor.as_deref())
+                .is_some_and(|g| g != "performance")
+        })
+        .collect();
+    if let Some(first) = slow.first() {
+        let gov = ctx.sys.cpus[&first].governor.clone().unwrap_or_default();
+        out.push(Finding::new(
+            "cpufreq-governor",
+            Severity::Info,
+            &slow,
+            format!("cpufreq governor \"{gov}\" on {}: the clock ramps up only under load, adding wake-up latency", crate::plan::cpus_phrase(&slow)),
+            format!("cpupower -c {slow} frequency-set -g performance"),
+        ));
+    }
+}

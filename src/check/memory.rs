@@ -1,0 +1,104 @@
+//! Memory-policy findings (`set_mempolicy(2)`, `numa(7)`,
+//! `Documentation/admin-guide/sysctl/kernel.rst` `numa_balancing`).
+
+use super::{Context, Finding, Severity};
+use crate::cpuset::{CpuSet, NodeSet};
+use crate::plan::MemMode;
+
+/// A strict bind with less free memory than this (MiB) is a hazard.
+const LOW_FREE_MIB: u64 = 512;
+
+pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
+    let sys = ctx.sys;
+    let Some(mem) = &ctx.plan.memory else {
+        return;
+    };
+    let with_nodes = |mut f: Finding, nodes: &NodeSet| {
+        f.nodes = nodes.to_vec();
+        f
+    };
+    if mem.mode == MemMode::Bind {
+        let free: Option<u64> = mem
+            .nodes
+            .iter()
+            .map(|n| sys.nodes.get(&n)?.mem_free_kb)
+            .sum();
+        if let Some(kb) = free
+            && kb / 1024 < LOW_FREE_MIB
+        {
+            out.push(with_nodes(
+                Finding::new(
+                    "bind-low-memory",
+                    Severity::Warning,
+                    &CpuSet::new(),
+                    format!(
+                        "strict bind to node(s) {} with {} MiB free: allocations beyond that invoke the OOM killer even while other nodes have memory",
+                        mem.nodes,
+                        kb / 1024
+                    ),
+                    format!("use --preferred {} (falls back to other nodes), or free memory on the node", mem.nodes.first().unwrap_or(0)),
+                ),
+                &mem.nodes,
+            ));
+        }
+        if sys.numa_balancing.is_some_and(|v| v != 0) {
+            out.push(with_nodes(
+                Finding::new(
+                    "numa-balancing",
+                    Severity::Info,
+                    &CpuSet::new(),
+                    "kernel.numa_balancing is on: it still scans the bound process's memory (page faults) though it cannot move pages off the bound nodes".into(),
+                    "sysctl kernel.numa_balancing=0 on machines dedicated to pinned workloads",
+                ),
+                &mem.nodes,
+            ));
+        }
+    }
+    if !matches!(
+        mem.mode,
+        MemMode::Bind | MemMode::Preferred | MemMode::PreferredMany
+    ) || ctx.plan.cpus.is_none()
+    {
+        return;
+    }
+    let cpu_nodes = &ctx.plan.nodes;
+    let remote: Vec<(u32, u32, u32)> = cpu_nodes
+        .iter()
+        .filter_map(|cn| {
+            let node = sys.nodes.get(&cn)?;
+            let local = node.distance_to(cn)?;
+            let nearest = mem
+                .nodes
+                .iter()
+                .filter_map(|m| Some((node.distance_to(m)?, m)))
+                .min()?;
+            (nearest.0 > local).then_some((cn, nearest.1, nearest.0))
+        })
+        .collect();
+    if remote.len() == cpu_nodes.len() && !remote.is_empty() {
+        let (cn, mn, d) = remote[0];
+        let local = sys.nodes[&cn].distance_to(cn).unwrap_or(10);
+        out.push(with_nodes(
+            Finding::new(
+                "memory-remote",
+                Severity::Warning,
+                ctx.plan.cpus.as_ref().unwrap_or(&CpuSet::new()),
+                format!("memory on node {mn} is remote to the chosen CPUs on node {cn} (distance {d}, local {local})"),
+                format!("bind to the CPUs' own node (--membind without a value takes the nodes of the chosen CPUs: {cpu_nodes})"),
+            ),
+            &mem.nodes,
+        ));
+    } else if !remote.is_empty() {
+        let nodes: NodeSet = remote.iter().map(|r| r.0).collect();
+        out.push(with_nodes(
+            Finding::new(
+                "memory-partly-remote",
+                Severity::Info,
+                ctx.plan.cpus.as_ref().unwrap_or(&CpuSet::new()),
+                format!("the chosen CPUs span nodes {cpu_nodes}; memory on {} is remote to the CPUs on node(s) {nodes}", mem.nodes),
+                "choose CPUs on one node (--node N), or interleave memory across their nodes",
+            ),
+            &mem.nodes,
+        ));
+    }
+}

@@ -1,0 +1,79 @@
+//! Real-time findings: throttling, priority 99, deadline tasks that cannot
+//! fork, nice values that do not apply (`sched(7)`,
+//! `Documentation/scheduler/sched-rt-group.rst`).
+
+use super::{Context, Finding, Severity};
+use crate::cpuset::CpuSet;
+use crate::request::Policy;
+
+pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
+    let policy = ctx.req.sched.policy;
+    let rt = matches!(policy, Some(Policy::Fifo(_) | Policy::Rr(_)));
+    let p = &ctx.sys.process;
+    if let (true, Some(runtime), Some(period)) = (rt, p.rt_runtime_us, p.rt_period_us)
+        && runtime >= 0
+        && runtime < period
+    {
+        out.push(Finding::new(
+            "rt-throttling",
+            Severity::Warning,
+            &ctx.cpus,
+            format!(
+                "RT throttling is active (kernel.sched_rt_runtime_us = {runtime} of sched_rt_period_us = {period}): a real-time task that keeps its CPU busy is stalled for {} us of every {period} us",
+                period - runtime
+            ),
+            "if the program never yields, disable throttling with `sysctl kernel.sched_rt_runtime_us=-1` (only with your own watchdog), or keep a housekeeping CPU free of real-time load",
+        ));
+    }
+    if let Some(Policy::Fifo(prio) | Policy::Rr(prio)) = policy {
+        for t in ctx.sys.rt_tasks.iter().filter(|t| {
+            t.state == 'R'
+                && t.priority >= prio
+                && !t.cpus.is_empty()
+                && t.cpus.is_subset(&ctx.cpus)
+        }) {
+            out.push(Finding::new(
+                "rt-competitor",
+                Severity::Warning,
+                &t.cpus,
+                format!(
+                    "process {} ({}) is runnable at real-time priority {} confined to {}: the command (priority {prio}) will wait behind it",
+                    t.pid,
+                    t.comm,
+                    t.priority,
+                    crate::plan::cpus_phrase(&t.cpus)
+                ),
+                "choose other CPUs, or give the command a higher priority than the competitor",
+            ));
+        }
+    }
+    if let Some(Policy::Fifo(99) | Policy::Rr(99)) = policy {
+        out.push(Finding::new(
+            "rt-priority-99",
+            Severity::Warning,
+            &ctx.cpus,
+            "real-time priority 99 equals the kernel's own per-CPU threads (migration, watchdogs) and can starve them".into(),
+            "use a priority from 1 to 98",
+        ));
+    }
+    if let (Some(Policy::Deadline { .. }), false) = (policy, ctx.req.sched.reset_on_fork) {
+        out.push(Finding::new(
+            "deadline-cannot-fork",
+            Severity::Warning,
+            &CpuSet::new(),
+            "a SCHED_DEADLINE task cannot fork (fork fails with EAGAIN): shells and most daemons will fail".into(),
+            "add --reset-on-fork so that children start as SCHED_OTHER, or exec a program that never forks",
+        ));
+    }
+    if let (Some(n), Some(Policy::Fifo(_) | Policy::Rr(_) | Policy::Deadline { .. })) =
+        (ctx.req.sched.nice, policy)
+    {
+        out.push(Finding::new(
+            "nice-ignored",
+            Severity::Warning,
+            &CpuSet::new(),
+            format!("--nice {n} is set but has no effect while the policy is real-time or deadline (it applies to SCHED_OTHER and SCHED_BATCH)"),
+            "drop --nice, or use --other/--batch with it",
+        ));
+    }
+}

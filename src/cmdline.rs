@@ -1,0 +1,136 @@
+//! The kernel command line's CPU isolation parameters, parsed as the kernel
+//! does (pure; no I/O). Sources: `Documentation/admin-guide/kernel-parameters.txt`
+//! (`isolcpus=`, `nohz_full=`, `rcu_nocbs=`, `irqaffinity=`) and
+//! `kernel/sched/isolation.c` `housekeeping_isolcpus_setup()`:
+//! flags are consumed while the value starts with a letter: `nohz,`,
+//! `domain,`, `managed_irq,`; anything else up to the next comma is an
+//! unknown flag (the kernel warns and ignores the whole parameter); with no
+//! flag at all the default is `domain`. CPU lists use the kernel's
+//! `bitmap_parselist()` grammar, including `N` for the last CPU and
+//! `a-b:u/g` groups.
+
+use crate::cpuset::CpuSet;
+
+/// `isolcpus=` as the kernel reads it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Isolcpus {
+    /// `domain` (explicit, or implied when no flag is given): removed from
+    /// scheduler load balancing.
+    pub domain: bool,
+    /// `nohz`: the tick is stopped when one task runs (as `nohz_full=`).
+    pub nohz: bool,
+    /// `managed_irq`: kernel-managed IRQs avoid these CPUs where their mask
+    /// also has housekeeping CPUs (best effort).
+    pub managed_irq: bool,
+    /// Flags the kernel does not know (it then rejects the parameter).
+    pub unknown_flags: Vec<String>,
+    /// The CPUs, or `None` when the list does not parse.
+    pub cpus: Option<CpuSet>,
+    /// The parameter as written.
+    pub raw: String,
+}
+
+/// The isolation-related parameters of `/proc/cmdline`; the last occurrence
+/// of a parameter wins, as for the kernel's `__setup` handlers.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BootParams {
+    /// `isolcpus=`.
+    pub isolcpus: Option<Isolcpus>,
+    /// `nohz_full=`.
+    pub nohz_full: Option<CpuSet>,
+    /// `rcu_nocbs=` (a bare `rcu_nocbs` means every CPU).
+    pub rcu_nocbs: Option<CpuSet>,
+    /// `irqaffinity=`: the default affinity of new IRQs.
+    pub irqaffinity: Option<CpuSet>,
+}
+
+fn list(value: &str, last: Option<u32>) -> Option<CpuSet> {
+    CpuSet::parse_sysfs_list(value, last).ok()
+}
+
+/// Parses `isolcpus=`'s value.
+pub fn parse_isolcpus(value: &str, last: Option<u32>) -> Isolcpus {
+    let mut iso = Isolcpus {
+        raw: value.to_string(),
+        ..Default::default()
+    };
+    let mut rest = value;
+    while rest.starts_with(|c: char| c.is_ascii_alphabetic()) {
+        let (flag, tail) = rest.split_once(',').unwrap_or((rest, ""));
+        match flag {
+            "nohz" => iso.nohz = true,
+            "domain" => iso.domain = true,
+            "managed_irq" => iso.managed_irq = true,
+            other => iso.unknown_flags.push(other.to_string()),
+        }
+        rest = tail;
+    }
+    if !(iso.nohz || iso.domain || iso.managed_irq) {
+        iso.domain = true;
+    }
+    iso.cpus = list(rest, last);
+    iso
+}
+
+/// Parses the isolation parameters of a kernel command line. `last` is the
+/// highest possible CPU id (for `N`).
+pub fn parse(cmdline: &str, last: Option<u32>) -> BootParams {
+    let mut p = BootParams::default();
+    for word in cmdline.split_whitespace() {
+        let (key, value) = word.split_once('=').unwrap_or((word, ""));
+        match key {
+            "isolcpus" => p.isolcpus = Some(parse_isolcpus(value, last)),
+            "nohz_full" => p.nohz_full = list(value, last),
+            "rcu_nocbs" if value.is_empty() => p.rcu_nocbs = last.map(|l| (0..=l).collect()),
+            "rcu_nocbs" => p.rcu_nocbs = list(value, last),
+            "irqaffinity" => p.irqaffinity = list(value, last),
+            _ => {}
+        }
+    }
+    p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(s: &str) -> CpuSet {
+        CpuSet::parse(s).unwrap()
+    }
+
+    #[test]
+    fn isolcpus_flags() {
+        // No flag: domain.
+        let i = parse_isolcpus("2,3", Some(7));
+        assert!(i.domain && !i.nohz && !i.managed_irq);
+        assert_eq!(i.cpus, Some(set("2-3")));
+        // managed_irq alone does NOT imply domain (nto worker dumps).
+        let i = parse_isolcpus("managed_irq,0-4,11-79", Some(79));
+        assert!(!i.domain && i.managed_irq);
+        assert_eq!(i.cpus, Some(set("0-4,11-79")));
+        let i = parse_isolcpus("nohz,domain,managed_irq,4-7,12-15", Some(31));
+        assert!(i.domain && i.nohz && i.managed_irq);
+        assert_eq!(i.cpus, Some(set("4-7,12-15")));
+        let i = parse_isolcpus("bogus,1", Some(7));
+        assert_eq!(i.unknown_flags, vec!["bogus"]);
+        // N is the last CPU; groups as in bitmap_parselist.
+        assert_eq!(parse_isolcpus("1-N", Some(7)).cpus, Some(set("1-7")));
+        assert_eq!(
+            parse_isolcpus("domain,0-15:2/4", Some(15)).cpus,
+            Some(set("0-1,4-5,8-9,12-13"))
+        );
+    }
+
+    #[test]
+    fn whole_cmdline() {
+        let p = parse(
+            "ro quiet isolcpus=managed_irq,5-10 nohz_full=5-10 rcu_nocbs=5-10 irqaffinity=0-4",
+            Some(15),
+        );
+        assert_eq!(p.nohz_full, Some(set("5-10")));
+        assert_eq!(p.rcu_nocbs, Some(set("5-10")));
+        assert_eq!(p.irqaffinity, Some(set("0-4")));
+        assert!(p.isolcpus.unwrap().managed_irq);
+        assert_eq!(parse("quiet", Some(3)), BootParams::default());
+    }
+}

@@ -1,0 +1,87 @@
+//! `--emit systemd`: the plan as native `[Service]` directives
+//! (`systemd.exec(5)`: CPUAffinity=, NUMAPolicy=, NUMAMask=,
+//! CPUSchedulingPolicy=, CPUSchedulingPriority=, CPUSchedulingResetOnFork=,
+//! Nice=), with a comment line for each thing systemd cannot express.
+//! Pure: returns the text.
+
+use crate::check::{Finding, Severity};
+use crate::plan::{MemMode, Plan};
+use crate::request::{Policy, Request};
+use std::fmt::Write;
+
+/// The `[Service]` section equivalent to `plan`.
+pub fn systemd(req: &Request, plan: &Plan, findings: &[Finding]) -> String {
+    let mut s = String::from("[Service]\n");
+    let mut line = |text: String| {
+        let _ = writeln!(s, "{text}");
+    };
+    match &plan.cpus {
+        Some(cpus) => line(format!("CPUAffinity={}", cpus.to_list().replace(',', " "))),
+        None => line("# CPU affinity unchanged (no placement requested)".into()),
+    }
+    if let Some(m) = &plan.memory {
+        let nodes = m.nodes.to_list().replace(',', " ");
+        match m.mode {
+            MemMode::Bind | MemMode::Preferred | MemMode::Interleave => {
+                let name = match m.mode {
+                    MemMode::Bind => "bind",
+                    MemMode::Preferred => "preferred",
+                    _ => "interleave",
+                };
+                line(format!("NUMAPolicy={name}"));
+                line(format!("NUMAMask={nodes}"));
+            }
+            MemMode::Local => line("NUMAPolicy=local".into()),
+            MemMode::PreferredMany | MemMode::WeightedInterleave => line(format!(
+                "# NUMAPolicy= has no {} mode: keep pinrun as the ExecStart= prefix for it (nodes {nodes})",
+                m.mode.name()
+            )),
+        }
+    }
+    let sched = &plan.sched;
+    match sched.policy {
+        Some(Policy::Other) => line("CPUSchedulingPolicy=other".into()),
+        Some(Policy::Batch) => line("CPUSchedulingPolicy=batch".into()),
+        Some(Policy::Idle) => line("CPUSchedulingPolicy=idle".into()),
+        Some(Policy::Fifo(p)) | Some(Policy::Rr(p)) => {
+            let name = if matches!(sched.policy, Some(Policy::Fifo(_))) {
+                "fifo"
+            } else {
+                "rr"
+            };
+            line(format!("CPUSchedulingPolicy={name}"));
+            line(format!("CPUSchedulingPriority={p}"));
+        }
+        Some(Policy::Deadline {
+            runtime,
+            deadline,
+            period,
+        }) => line(format!(
+            "# SCHED_DEADLINE (runtime {runtime}ns, deadline {deadline}ns, period {period}ns) has no systemd directive: keep pinrun as the ExecStart= prefix"
+        )),
+        None => {}
+    }
+    if sched.reset_on_fork {
+        line("CPUSchedulingResetOnFork=yes".into());
+    }
+    if let Some(n) = sched.nice {
+        line(format!("Nice={n}"));
+    }
+    if req.placement.cores.is_some() || req.placement.nodes.is_some() || req.placement.isolated {
+        line("# the CPUs above were chosen on this machine now; systemd will not re-resolve --cores/--node/--isolated on another machine or after hotplug".into());
+    }
+    if req.claims.exclusive {
+        line("# --exclusive has no systemd directive: keep `pinrun --exclusive` as the ExecStart= prefix so the cores are claimed".into());
+    }
+    line("# systemd does not run pinrun's checks (isolation, IRQs, RT throttling); run `pinrun --check` with the same options at deploy time".into());
+    let warnings = findings
+        .iter()
+        .filter(|f| f.severity == Severity::Warning)
+        .count();
+    if warnings > 0 {
+        line(format!(
+            "# {warnings} warning(s) for this placement now: see `pinrun --check`"
+        ));
+    }
+    s
+}

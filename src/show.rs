@@ -1,0 +1,304 @@
+//! `--show` as text: the machine as a person reads it before choosing
+//! cores, within 80 columns on a laptop or a 512-CPU machine. Pure.
+//!
+//! Cores are printed with their SMT siblings joined by `+`; marks: `*`
+//! isolated, `~` nohz_full, `!` outside the allowed set, `^` receives
+//! device IRQs. Long lists use the stride form (`0-78:2`).
+
+use crate::cpuset::CpuSet;
+use crate::plan::allowed_phrase;
+use crate::system::SystemState;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// Above this many nodes the default view prints one line per node.
+const MANY_NODES: usize = 16;
+/// Width the text is wrapped to.
+const WIDTH: usize = 79;
+
+fn or_none(c: &CpuSet) -> String {
+    if c.is_empty() {
+        "none".into()
+    } else {
+        c.to_compact_list()
+    }
+}
+
+fn kib(kb: u64) -> String {
+    if kb >= 1 << 20 {
+        format!("{:.1} GiB", kb as f64 / (1u64 << 20) as f64)
+    } else {
+        format!("{:.0} MiB", kb as f64 / 1024.0)
+    }
+}
+
+fn opt(v: Option<u32>) -> String {
+    v.map_or("-".into(), |v| v.to_string())
+}
+
+/// Joins `parts` with `sep`, breaking lines before `WIDTH` with `indent`;
+/// a part too long for a line of its own is broken between its words.
+fn wrap(s: &mut String, first: &str, indent: &str, parts: &[String], sep: &str) {
+    let room = WIDTH - indent.len();
+    let mut tokens: Vec<(String, &str)> = Vec::new();
+    for (i, p) in parts.iter().enumerate() {
+        let lead = if i == 0 { "" } else { sep };
+        if p.len() > room {
+            for (j, w) in p.split_whitespace().enumerate() {
+                tokens.push((w.to_string(), if j == 0 { lead } else { " " }));
+            }
+        } else {
+            tokens.push((p.clone(), lead));
+        }
+    }
+    let mut line = first.to_string();
+    let mut fresh = true;
+    for (t, lead) in tokens {
+        if !fresh && line.len() + lead.len() + t.len() > WIDTH {
+            let _ = writeln!(s, "{}", line.trim_end());
+            line = format!("{indent}{t}");
+        } else {
+            line.push_str(if fresh { "" } else { lead });
+            line.push_str(&t);
+        }
+        fresh = false;
+    }
+    let _ = writeln!(s, "{}", line.trim_end());
+}
+
+/// Device IRQs per CPU: how many device IRQs' affinity includes each CPU.
+pub fn irqs_per_cpu(sys: &SystemState) -> BTreeMap<u32, usize> {
+    let mut m = BTreeMap::new();
+    for irq in sys.irqs.list.iter().filter(|i| !i.is_per_cpu()) {
+        if let Some(a) = &irq.affinity {
+            for c in a.intersection(&sys.online).iter() {
+                *m.entry(c).or_insert(0) += 1;
+            }
+        }
+    }
+    m
+}
+
+/// The text of `pinrun --show`; `verbose` adds packages for every node and
+/// one line per CPU.
+pub fn text(sys: &SystemState, verbose: bool) -> String {
+    let mut s = String::new();
+    let irqs = irqs_per_cpu(sys);
+    let mark = |id: u32| {
+        let mut t = id.to_string();
+        for (on, m) in [
+            (sys.isolated.contains(id), '*'),
+            (sys.nohz_full.contains(id), '~'),
+            (!sys.allowed.contains(id), '!'),
+            (irqs.contains_key(&id), '^'),
+        ] {
+            if on {
+                t.push(m);
+            }
+        }
+        t
+    };
+    // Cores of online CPUs grouped by (node, package key).
+    let mut groups: BTreeMap<(Option<u32>, Option<u32>), Vec<CpuSet>> = BTreeMap::new();
+    let mut seen = CpuSet::new();
+    for c in sys.cpus.values().filter(|c| c.online) {
+        if seen.contains(c.id) {
+            continue;
+        }
+        let core = sys.core_of(c.id);
+        seen = seen.union(&core);
+        let pkg = c
+            .package_cpus
+            .as_ref()
+            .and_then(CpuSet::first)
+            .or(c.package);
+        groups.entry((c.node, pkg)).or_default().push(core);
+    }
+    let ncores: usize = groups.values().map(Vec::len).sum();
+    let npkgs = groups
+        .keys()
+        .map(|(_, p)| *p)
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
+    wrap(
+        &mut s,
+        "",
+        "  ",
+        &[
+            format!("CPUs {} online", or_none(&sys.online)),
+            format!("possible {}", or_none(&sys.possible)),
+            format!(
+                "{} node{}",
+                sys.nodes.len(),
+                if sys.nodes.len() == 1 { "" } else { "s" }
+            ),
+            format!("{npkgs} package{}", if npkgs == 1 { "" } else { "s" }),
+            format!("{ncores} core{}", if ncores == 1 { "" } else { "s" }),
+        ],
+        ", ",
+    );
+    let offline = sys
+        .present
+        .union(&sys.cpus.keys().copied().collect())
+        .difference(&sys.online);
+    if !offline.is_empty() {
+        wrap(&mut s, "offline: ", "  ", &[offline.to_compact_list()], "");
+    }
+    wrap(
+        &mut s,
+        "allowed: ",
+        "  ",
+        &[
+            or_none(&sys.allowed),
+            format!("({}; ! marks CPUs outside it)", allowed_phrase(sys)),
+        ],
+        " ",
+    );
+    let housekeeping = sys.online.difference(&sys.isolated.union(&sys.nohz_full));
+    wrap(
+        &mut s,
+        "",
+        "  ",
+        &[
+            format!("isolated (*): {}", or_none(&sys.isolated)),
+            format!("nohz_full (~): {}", or_none(&sys.nohz_full)),
+            format!("housekeeping: {}", or_none(&housekeeping)),
+        ],
+        "  ",
+    );
+    let device = sys.irqs.list.iter().filter(|i| !i.is_per_cpu()).count();
+    if device > 0 {
+        let on: CpuSet = irqs.keys().copied().collect();
+        let busiest = irqs
+            .iter()
+            .max_by_key(|(c, n)| (**n, std::cmp::Reverse(**c)));
+        wrap(
+            &mut s,
+            "",
+            "  ",
+            &[
+                format!("device IRQs (^): {device}, on CPUs {}", or_none(&on)),
+                busiest.map_or(String::new(), |(c, n)| format!("(most on CPU {c}: {n})")),
+            ],
+            " ",
+        );
+    }
+    for w in &sys.warnings {
+        wrap(&mut s, "warning: ", "  ", std::slice::from_ref(w), "");
+    }
+    let many = sys.nodes.len() > MANY_NODES && !verbose;
+    let mut last_node = None;
+    for ((node, _), cores) in &groups {
+        if last_node != Some(*node) {
+            last_node = Some(*node);
+            match node.and_then(|n| sys.nodes.get(&n)) {
+                Some(n) => {
+                    let mut parts = vec![format!("node {}: CPUs {}", n.id, or_none(&n.cpus))];
+                    if let Some(t) = n.mem_total_kb {
+                        parts.push(format!(
+                            "{} ({} free)",
+                            kib(t),
+                            kib(n.mem_free_kb.unwrap_or(0))
+                        ));
+                    }
+                    if !n.distances.is_empty() {
+                        let d: Vec<String> =
+                            n.distances.iter().map(|(_, d)| d.to_string()).collect();
+                        parts.push(format!("distances {}", d.join(" ")));
+                    }
+                    if many {
+                        let here: Vec<_> =
+                            groups.iter().filter(|((nn, _), _)| nn == node).collect();
+                        let cores: usize = here.iter().map(|(_, c)| c.len()).sum();
+                        parts.push(format!("{} package(s), {cores} core(s)", here.len()));
+                    }
+                    wrap(&mut s, "", "    ", &parts, ", ");
+                }
+                None => {
+                    let _ = writeln!(s, "no NUMA node information:");
+                }
+            }
+        }
+        if many {
+            continue;
+        }
+        let cpus = cores.iter().fold(CpuSet::new(), |a, c| a.union(c));
+        let first = cpus.first().and_then(|c| sys.cpus.get(&c));
+        let llcs: Vec<CpuSet> = {
+            let mut v: Vec<CpuSet> = cpus
+                .iter()
+                .filter_map(|c| sys.cpus.get(&c)?.llc.clone())
+                .collect();
+            v.sort_by_key(CpuSet::first);
+            v.dedup();
+            v
+        };
+        let mut parts = vec![format!(
+            "  package {}: {} core{}, CPUs {}",
+            opt(first.and_then(|c| c.package)),
+            cores.len(),
+            if cores.len() == 1 { "" } else { "s" },
+            cpus.to_compact_list()
+        )];
+        match llcs.len() {
+            0 => {}
+            1 => parts.push(format!("LLC {}", llcs[0].to_compact_list())),
+            n => parts.push(format!(
+                "{n} LLCs: {}",
+                llcs.iter()
+                    .map(CpuSet::to_compact_list)
+                    .collect::<Vec<_>>()
+                    .join(" | ")
+            )),
+        }
+        wrap(&mut s, "", "    ", &parts, "; ");
+        let items: Vec<String> = cores
+            .iter()
+            .map(|core| core.iter().map(mark).collect::<Vec<_>>().join("+"))
+            .collect();
+        wrap(&mut s, "    ", "    ", &items, " ");
+    }
+    for n in sys.nodes.values().filter(|n| n.cpus.is_empty()) {
+        let mem = n.mem_total_kb.map_or(String::new(), |t| {
+            format!(", {} ({} free)", kib(t), kib(n.mem_free_kb.unwrap_or(0)))
+        });
+        let _ = writeln!(s, "node {}: no CPUs{mem}", n.id);
+    }
+    if many {
+        let _ = writeln!(s, "(-v shows packages, cores and every CPU)");
+    }
+    if verbose {
+        let _ = writeln!(
+            s,
+            "CPU    online node pkg  die clu core siblings     llc          irqs"
+        );
+        for c in sys.cpus.values() {
+            let cut = |t: String| {
+                if t.len() > 12 {
+                    format!("{}…", &t[..11])
+                } else {
+                    t
+                }
+            };
+            let _ = writeln!(
+                s,
+                "{:<6} {:<6} {:<4} {:<4} {:<3} {:<3} {:<4} {:<12} {:<12} {}",
+                mark(c.id),
+                if c.online { "yes" } else { "no" },
+                opt(c.node),
+                opt(c.package),
+                opt(c.die),
+                opt(c.cluster),
+                opt(c.core_id),
+                cut(if c.online {
+                    sys.core_of(c.id).to_compact_list()
+                } else {
+                    "-".into()
+                }),
+                cut(c.llc.as_ref().map_or("-".into(), CpuSet::to_compact_list)),
+                irqs.get(&c.id).copied().unwrap_or(0)
+            );
+        }
+    }
+    s
+}

@@ -1,0 +1,300 @@
+//! systemd and container use: the example unit's ExecStart= plans on real
+//! dumps; exec in place keeps the PID and NOTIFY_SOCKET; `--emit systemd`
+//! prints the equivalent directives; inside a container's cpuset pinrun
+//! plans within it and names the cgroup when a request falls outside.
+
+mod common;
+use common::{ids, is_root, machine, pinrun};
+use serde_json::Value;
+
+fn unit_exec_start() -> Vec<String> {
+    let unit = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/systemd/trading-engine.service"
+    ))
+    .unwrap();
+    let line = unit
+        .lines()
+        .find_map(|l| l.strip_prefix("ExecStart="))
+        .unwrap();
+    line.split_whitespace().map(String::from).collect()
+}
+
+/// The unit's pinrun options plan on a 2-socket SMT machine (nto worker) as
+/// they say: two whole cores of node 0, bound to node 0, SCHED_FIFO 50.
+#[test]
+fn example_unit_options_plan_on_a_real_machine() {
+    let words = unit_exec_start();
+    assert_eq!(words[0], "/usr/local/bin/pinrun");
+    let sep = words.iter().position(|w| w == "--").unwrap();
+    let mut opts: Vec<&str> = words[1..sep]
+        .iter()
+        .map(String::as_str)
+        .filter(|w| *w != "--strict")
+        .collect();
+    opts.extend(["--dry-run", "--json"]);
+    let m = machine("nto/bare-metal-worker1.internal");
+    let out = pinrun()
+        .arg("--sysroot")
+        .arg(&m)
+        .args(&opts)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(ids(&v["nodes"]), vec![0]);
+    assert_eq!(ids(&v["memory"]["nodes"]), vec![0]);
+    assert_eq!(v["sched"]["policy"], "fifo");
+    assert_eq!(v["cores"].as_array().unwrap().len(), 2);
+    // Each chosen CPU is the lowest thread of a core whose siblings the dump lists.
+    for core in v["cores"].as_array().unwrap() {
+        let cpus = ids(&core["cpus"]);
+        let t = std::fs::read_to_string(m.join(format!(
+            "sys/devices/system/cpu/cpu{}/topology/thread_siblings_list",
+            cpus[0]
+        )))
+        .unwrap();
+        assert_eq!(
+            pinrun::cpuset::CpuSet::parse_sysfs_list(&t, None)
+                .unwrap()
+                .to_vec(),
+            cpus
+        );
+    }
+}
+
+/// Type=notify works because the PID and NOTIFY_SOCKET survive the exec.
+#[test]
+fn notify_socket_and_pid_survive() {
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("pinrun"))
+        .env("NOTIFY_SOCKET", "/run/systemd/notify")
+        .args(["--cpus", "0", "--", "sh", "-c", "echo $$ $NOTIFY_SOCKET"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("{pid} /run/systemd/notify\n")
+    );
+}
+
+#[test]
+fn emit_systemd_directives() {
+    let m = machine("nto/bare-metal-worker1.internal");
+    let out = pinrun()
+        .arg("--sysroot")
+        .arg(&m)
+        .args([
+            "--emit",
+            "systemd",
+            "--cpus",
+            "2,4",
+            "--rr",
+            "20",
+            "--nice",
+            "-5",
+            "--interleave=0,1",
+            "--reset-on-fork",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let directives: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(
+        directives,
+        vec![
+            "[Service]",
+            "CPUAffinity=2 4",
+            "NUMAPolicy=interleave",
+            "NUMAMask=0-1",
+            "CPUSchedulingPolicy=rr",
+            "CPUSchedulingPriority=20",
+            "CPUSchedulingResetOnFork=yes",
+            "Nice=-5",
+        ]
+    );
+    let out = pinrun()
+        .arg("--sysroot")
+        .arg(&m)
+        .args([
+            "--emit",
+            "systemd",
+            "--deadline",
+            "--sched-runtime",
+            "1ms",
+            "--sched-period",
+            "10ms",
+        ])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("# SCHED_DEADLINE (runtime 1000000ns, deadline 10000000ns, period 10000000ns) has no systemd directive"));
+}
+
+fn container(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let mut all: Vec<(String, String)> = vec![
+        ("sys/devices/system/cpu/online".into(), "0-7\n".into()),
+        (
+            "sys/devices/system/node/node0/cpulist".into(),
+            "0-7\n".into(),
+        ),
+    ];
+    for c in 0..8 {
+        all.push((
+            format!("sys/devices/system/cpu/cpu{c}/topology/core_cpus_list"),
+            format!("{c}\n"),
+        ));
+    }
+    all.extend(files.iter().map(|(a, b)| (a.to_string(), b.to_string())));
+    for (p, t) in all {
+        let path = dir.path().join(p);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, t).unwrap();
+    }
+    dir
+}
+
+/// `docker run --cpuset-cpus 2-3` on cgroup v2 with a cgroup namespace: the
+/// container sees itself at "/" and its cpuset at /sys/fs/cgroup.
+#[test]
+fn docker_cpuset_cpus_v2() {
+    let t = container(&[
+        ("proc/self/cgroup", "0::/\n"),
+        (
+            "proc/self/mountinfo",
+            "600 590 0:30 / /sys/fs/cgroup ro,nosuid - cgroup2 cgroup rw\n",
+        ),
+        ("sys/fs/cgroup/cpuset.cpus.effective", "2-3\n"),
+        ("proc/self/status", "Cpus_allowed_list:\t2-3\n"),
+    ]);
+    let out = pinrun()
+        .arg("--sysroot")
+        .arg(t.path())
+        .args(["--dry-run", "--json", "--cores", "2"])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(ids(&v["cpus"]), vec![2, 3]);
+    let out = pinrun()
+        .arg("--sysroot")
+        .arg(t.path())
+        .args(["--dry-run", "--cpus", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(125));
+    assert!(String::from_utf8_lossy(&out.stderr).contains(
+        "CPU 0 is outside the cpuset of cgroup /: /sys/fs/cgroup/cpuset.cpus.effective = 2-3"
+    ));
+}
+
+/// A Kubernetes pod with the static CPU manager on cgroup v1, no cgroup
+/// namespace: the container's cpuset is bind-mounted with its own root.
+#[test]
+fn kubernetes_static_cpu_manager_v1() {
+    let cg = "/kubepods/pod1234/abcdef";
+    let t = container(&[
+        (
+            "proc/self/cgroup",
+            &format!("5:cpuset:{cg}\n4:cpu,cpuacct:{cg}\n"),
+        ),
+        (
+            "proc/self/mountinfo",
+            &format!("700 690 0:31 {cg} /sys/fs/cgroup/cpuset ro - cgroup cgroup rw,cpuset\n"),
+        ),
+        ("sys/fs/cgroup/cpuset/cpuset.effective_cpus", "4-7\n"),
+    ]);
+    let out = pinrun()
+        .arg("--sysroot")
+        .arg(t.path())
+        .args(["--dry-run", "--json", "--cores", "1"])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(ids(&v["cpus"]), vec![4]);
+    let out = pinrun()
+        .arg("--sysroot")
+        .arg(t.path())
+        .args(["--dry-run", "--cores", "5"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(125));
+    let out = pinrun()
+        .arg("--sysroot")
+        .arg(t.path())
+        .args(["--dry-run", "--cpus", "1"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains(&format!(
+        "outside the cpuset of cgroup {cg}: /sys/fs/cgroup/cpuset/cpuset.effective_cpus = 4-7"
+    )));
+}
+
+/// Affinity inside one's own cpuset needs no privilege: an unprivileged
+/// user (setpriv, util-linux) places a command without CAP_SYS_NICE.
+#[test]
+fn unprivileged_placement_needs_no_capability() {
+    if !std::path::Path::new("/usr/bin/setpriv").exists() || !is_root() {
+        eprintln!("skipped: needs root to drop to nobody, and setpriv");
+        return;
+    }
+    let bin = assert_cmd::cargo::cargo_bin("pinrun");
+    let tmp = tempfile::tempdir().unwrap();
+    let copy = tmp.path().join("pinrun");
+    std::fs::copy(&bin, &copy).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = std::process::Command::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "--inh-caps=-all",
+        ])
+        .arg(&copy)
+        .args([
+            "--cpus",
+            "0",
+            "--nice",
+            "3",
+            "--",
+            "grep",
+            "-E",
+            "Cpus_allowed_list|CapEff",
+            "/proc/self/status",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("CapEff:\t0000000000000000"), "{text}");
+    assert!(text.contains("Cpus_allowed_list:\t0"), "{text}");
+    // A real-time policy is refused up front, naming both fixes.
+    let out = std::process::Command::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "--inh-caps=-all",
+        ])
+        .arg(&copy)
+        .args(["--fifo", "10", "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(125));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("exceeds RLIMIT_RTPRIO 0, and CAP_SYS_NICE is missing")
+            && err.contains("LimitRTPRIO="),
+        "{err}"
+    );
+}
