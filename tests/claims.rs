@@ -638,3 +638,124 @@ fn kubelet_exclusive_cpus_count_as_claimed() {
     assert_eq!(code, Some(0));
     assert_eq!(codes(&v), vec!["claim-state-unusable"]);
 }
+
+/// `setpriv` as `uid` (no groups, no capabilities) running `bin ARGS`.
+fn as_user(uid: u32, bin: &Path, args: &[&str]) -> Command {
+    let mut c = Command::new("setpriv");
+    c.arg(format!("--reuid={uid}"))
+        .arg(format!("--regid={uid}"))
+        .args(["--clear-groups", "--inh-caps=-all"])
+        .arg(bin)
+        .args(args);
+    c
+}
+
+/// Root and two unprivileged users share one state directory: they never
+/// get the same core, none can delete another's live record or forge one
+/// in another's name, and a stale record its owner left (which others
+/// cannot remove) blocks no one.
+#[test]
+fn users_share_one_state_directory() {
+    let cores = free_cores();
+    if !Path::new("/usr/bin/setpriv").exists() || !common::is_root() || cores.len() < 2 {
+        eprintln!("skipped: needs root, setpriv and 2 free cores");
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let copy = t.path().join("pinrun");
+    std::fs::copy(bin(), &copy).unwrap();
+    let dir = t.path().join("state");
+    let d = dir.to_str().unwrap();
+    // Root claims the first core (and creates the directory, mode 1777).
+    let mut root = spawn(&dir, &["--exclusive", "--cores", "1"], &["sleep", "30"]);
+    wait_exec(root.id(), "sleep");
+    let root_name = format!("{}.{}", root.id(), start_time(root.id()));
+    // nobody gets another core.
+    let mut nobody = as_user(
+        65534,
+        &copy,
+        &[
+            "--exclusive",
+            "--cores",
+            "1",
+            "--state-dir",
+            d,
+            "--",
+            "sleep",
+            "30",
+        ],
+    )
+    .spawn()
+    .unwrap();
+    wait_exec(nobody.id(), "sleep");
+    let (a, b) = (affinity(root.id()), affinity(nobody.id()));
+    assert_ne!(core_of(&cores, a[0]), core_of(&cores, b[0]));
+    let nobody_name = format!("{}.{}", nobody.id(), start_time(nobody.id()));
+    use std::os::unix::fs::MetadataExt;
+    assert_eq!(
+        std::fs::metadata(dir.join(&nobody_name)).unwrap().uid(),
+        65534
+    );
+    // nobody can neither delete root's record nor forge a claim naming
+    // root's process; root sees both real claims and a warning.
+    let rm = as_user(
+        65534,
+        Path::new("/bin/rm"),
+        &["-f", &format!("{d}/{root_name}")],
+    )
+    .output()
+    .unwrap();
+    assert!(!rm.status.success());
+    assert!(dir.join(&root_name).exists());
+    let forged = format!("{}.{}.5", root.id(), start_time(root.id()));
+    let sh = format!(
+        "printf '%s\\n' '{{\"version\":1,\"pid\":{},\"start_time\":{},\"uid\":65534,\"cpus\":\"{}\",\"command\":[\"x\"],\"time\":0}}' > {d}/{forged}",
+        root.id(),
+        start_time(root.id()),
+        all_cpus(&cores)
+    );
+    assert!(
+        as_user(65534, Path::new("/bin/sh"), &["-c", &sh])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let o = run(&dir, &["--show", "--json"], &[]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let pids: BTreeSet<u64> = v["claims"]["claims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["pid"].as_u64().unwrap())
+        .collect();
+    assert_eq!(pids, [root.id(), nobody.id()].map(u64::from).into());
+    assert!(
+        v["claims"]["warnings"]
+            .to_string()
+            .contains("belongs to uid 65534")
+    );
+    // Holders gone: nobody's stale record stays (uid 65533 cannot remove
+    // it) but blocks no one.
+    for h in [&mut root, &mut nobody] {
+        h.kill().unwrap();
+        h.wait().unwrap();
+    }
+    let o = as_user(
+        65533,
+        &copy,
+        &[
+            "--exclusive",
+            "--cores",
+            &cores.len().to_string(),
+            "--state-dir",
+            d,
+            "--",
+            "true",
+        ],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(dir.join(&nobody_name).exists());
+}
