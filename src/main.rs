@@ -85,7 +85,7 @@ fn run(req: Request) -> Result<u8, Error> {
         let live = req.sysroot.is_none().then(|| exclusive::state_dir(&req));
         if out.json {
             let mut v = report::show_json(&sys);
-            v["claims"] = report::claims_json(&claims, exclusive::now());
+            report::add_claims_json(&mut v, &claims, exclusive::now());
             println!("{v}");
         } else {
             print!("{}", pinrun::show::text(&sys, out.verbose));

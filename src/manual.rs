@@ -90,9 +90,13 @@ for.
 .B \-\-show
 lists the live claims (PID, CPUs, age, command);
 .B \-\-show \-\-json
-as the
+in the
 .B claims
-object.
+array (holder, pid, start_time, uid, command, cpus, since, age_s, record; kubelet's
+with pod and container), with
+.B claimed_cpus
+and
+.BR claim_warnings .
 .PP
 The state directory is
 .I /run/pinrun

@@ -243,8 +243,9 @@ fn age(now: u64, since: u64) -> String {
     }
 }
 
-/// The `claims` array of `--show --json`: one object per live claim.
-pub fn claims_json(claims: &Claims, now: u64) -> Value {
+/// Adds the claims to `--show --json`'s object: `claims` (one object per
+/// live claim), `claimed_cpus`, and `claim_warnings`.
+pub fn add_claims_json(v: &mut Value, claims: &Claims, now: u64) {
     let list: Vec<Value> = claims
         .claims
         .iter()
@@ -267,7 +268,15 @@ pub fn claims_json(claims: &Claims, now: u64) -> Value {
             }),
         })
         .collect();
-    json!({"claims": list, "claimed_cpus": claims.cpus().to_vec(), "warnings": claims.warnings.iter().chain(&claims.state_warnings).collect::<Vec<_>>()})
+    v["claims"] = json!(list);
+    v["claimed_cpus"] = json!(claims.cpus().to_vec());
+    v["claim_warnings"] = json!(
+        claims
+            .warnings
+            .iter()
+            .chain(&claims.state_warnings)
+            .collect::<Vec<_>>()
+    );
 }
 
 /// The claims section of `--show`: one line per claim (pid, CPUs, age,

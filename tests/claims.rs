@@ -180,7 +180,7 @@ fn concurrent_launches_never_share_a_core() {
     // Every core is claimed and listed by --show.
     let o = run(&dir, &["--show", "--json"], &[]);
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
-    let listed: BTreeSet<u64> = v["claims"]["claims"]
+    let listed: BTreeSet<u64> = v["claims"]
         .as_array()
         .unwrap()
         .iter()
@@ -222,7 +222,7 @@ fn concurrent_launches_never_share_a_core() {
     // records are removed.
     let o = run(&dir, &["--show", "--json"], &[]);
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(v["claims"]["claims"].as_array().unwrap().len(), 0);
+    assert_eq!(v["claims"].as_array().unwrap().len(), 0);
     let o = run(
         &dir,
         &["--exclusive", "--cores", &cores.len().to_string()],
@@ -496,7 +496,7 @@ fn unsafe_state_dirs_are_refused() {
         .output()
         .unwrap();
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert!(v["claims"]["claims"].is_array());
+    assert!(v["claims"].is_array());
 }
 
 #[test]
@@ -608,7 +608,7 @@ fn kubelet_exclusive_cpus_count_as_claimed() {
     assert_eq!(code, Some(0));
     assert_eq!(codes(&v), vec!["cpu-claimed"]);
     let (_, v, _) = sysroot_json(m.path(), &["--show"]);
-    let c = &v["claims"]["claims"][0];
+    let c = &v["claims"][0];
     assert_eq!(
         (c["holder"].as_str(), ids(&c["cpus"])),
         (Some("kubelet"), vec![2, 3])
@@ -723,7 +723,7 @@ fn users_share_one_state_directory() {
     );
     let o = run(&dir, &["--show", "--json"], &[]);
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
-    let pids: BTreeSet<u64> = v["claims"]["claims"]
+    let pids: BTreeSet<u64> = v["claims"]
         .as_array()
         .unwrap()
         .iter()
@@ -731,7 +731,7 @@ fn users_share_one_state_directory() {
         .collect();
     assert_eq!(pids, [root.id(), nobody.id()].map(u64::from).into());
     assert!(
-        v["claims"]["warnings"]
+        v["claim_warnings"]
             .to_string()
             .contains("belongs to uid 65534")
     );
