@@ -495,3 +495,160 @@ fn rt_competitors_and_idle_states() {
     );
     assert!(with(&findings(t.path(), &["--cpus", "0"]), "cpuidle-deep-states").is_empty());
 }
+
+/// Each of these findings fires on one tree and stays quiet on its twin.
+#[test]
+fn findings_fire_only_when_their_cause_is_present() {
+    let two_nodes = |mem1: &str| {
+        tree(&[
+            ("sys/devices/system/node/node0/cpulist", "0,2\n"),
+            ("sys/devices/system/node/node1/cpulist", "1,3\n"),
+            ("sys/devices/system/node/node0/distance", "10 21\n"),
+            ("sys/devices/system/node/node1/distance", "21 10\n"),
+            ("sys/devices/system/node/node1/meminfo", mem1),
+        ])
+    };
+    let t = two_nodes("Node 1 MemTotal: 8388608 kB\nNode 1 MemFree: 4194304 kB\n");
+    // memory-remote: CPUs on node 1, memory on node 0; quiet with local memory.
+    let f = findings(t.path(), &["--cpus", "1", "--membind=0"]);
+    assert!(
+        with(&f, "memory-remote")[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("distance 21, local 10")
+    );
+    assert!(
+        with(
+            &findings(t.path(), &["--cpus", "1", "--membind=1"]),
+            "memory-remote"
+        )
+        .is_empty()
+    );
+    // memory-partly-remote: CPUs on both nodes, memory on one.
+    let f = findings(t.path(), &["--cpus", "0,1", "--membind=0"]);
+    assert_eq!(with(&f, "memory-partly-remote")[0]["severity"], "info");
+    assert!(with(&f, "memory-remote").is_empty());
+
+    // cpufreq-governor: powersave fires, performance does not.
+    let gov = |g: &str| tree(&[("sys/devices/system/cpu/cpu1/cpufreq/scaling_governor", g)]);
+    assert_eq!(
+        ids(&with(
+            &findings(gov("powersave\n").path(), &["--cpus", "1"]),
+            "cpufreq-governor"
+        )[0]["cpus"]),
+        vec![1]
+    );
+    assert!(
+        with(
+            &findings(gov("performance\n").path(), &["--cpus", "1"]),
+            "cpufreq-governor"
+        )
+        .is_empty()
+    );
+
+    // managed-irq-on-cpu: debugfs marks the IRQ managed.
+    let irq = |debug: &str| {
+        tree(&[
+            (
+                "proc/interrupts",
+                "           CPU0       CPU1       CPU2       CPU3\n 30:  0  7  0  0   PCI-MSI 1-edge   nvme0q1\n",
+            ),
+            ("proc/irq/30/effective_affinity_list", "1\n"),
+            ("sys/kernel/debug/irq/irqs/30", debug),
+        ])
+    };
+    let f = findings(
+        irq("handler:  handle_edge_irq\nstate:    0x00000000\n            IRQD_AFFINITY_MANAGED\n")
+            .path(),
+        &["--cpus", "1"],
+    );
+    assert_eq!(
+        codes(&f)
+            .iter()
+            .filter(|c| c.ends_with("irq-on-cpu"))
+            .collect::<Vec<_>>(),
+        vec!["managed-irq-on-cpu"]
+    );
+    let f = findings(irq("handler:  handle_edge_irq\n").path(), &["--cpus", "1"]);
+    assert_eq!(
+        codes(&f)
+            .iter()
+            .filter(|c| c.ends_with("irq-on-cpu"))
+            .collect::<Vec<_>>(),
+        vec!["irq-on-cpu"]
+    );
+
+    // default-irq-affinity from irqaffinity= when /proc/irq/default_smp_affinity is absent.
+    let boot = tree(&[("proc/cmdline", "irqaffinity=0-1\n")]);
+    assert_eq!(
+        with(
+            &findings(boot.path(), &["--cpus", "1"]),
+            "default-irq-affinity"
+        )
+        .len(),
+        1
+    );
+    assert!(
+        with(
+            &findings(boot.path(), &["--cpus", "2"]),
+            "default-irq-affinity"
+        )
+        .is_empty()
+    );
+
+    // partition-invalid: the caller's cgroup v2 partition is invalid.
+    let part = |state: &str| {
+        tree(&[
+            ("proc/self/cgroup", "0::/rt\n"),
+            (
+                "proc/self/mountinfo",
+                "30 1 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n",
+            ),
+            ("sys/fs/cgroup/rt/cpuset.cpus.effective", "1\n"),
+            ("sys/fs/cgroup/rt/cpuset.cpus.partition", state),
+        ])
+    };
+    let f = findings(
+        part("isolated invalid (Cpu list in cpuset.cpus not exclusive)\n").path(),
+        &["--cpus", "1"],
+    );
+    assert!(
+        with(&f, "partition-invalid")[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not exclusive")
+    );
+    assert!(
+        with(
+            &findings(part("isolated\n").path(), &["--cpus", "1"]),
+            "partition-invalid"
+        )
+        .is_empty()
+    );
+}
+
+/// env-thread-binding fires only when a binding variable is set.
+#[test]
+fn openmp_binding_variables() {
+    let t = tree(&[]);
+    let run = |env: Option<(&str, &str)>| {
+        let mut cmd = pinrun();
+        cmd.env_remove("OMP_PROC_BIND")
+            .env_remove("OMP_PLACES")
+            .env_remove("GOMP_CPU_AFFINITY")
+            .env_remove("KMP_AFFINITY");
+        if let Some((k, v)) = env {
+            cmd.env(k, v);
+        }
+        let out = cmd
+            .arg("--sysroot")
+            .arg(t.path())
+            .args(["--check", "--json", "--cpus", "1"])
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        codes(v["findings"].as_array().unwrap())
+    };
+    assert!(run(Some(("GOMP_CPU_AFFINITY", "0-3"))).contains(&"env-thread-binding".to_string()));
+    assert!(!run(None).contains(&"env-thread-binding".to_string()));
+}
