@@ -1,0 +1,24 @@
+# Guest-side helpers for vm/scenarios/*.sh. Each `run NAME CMD...` prints a
+# block the host test (tests/vm.rs) parses:
+#   @@@ NAME rc=N
+#   @o <stdout line>...
+#   @e <stderr line>...
+#   @@@ end
+run() {
+  _n=$1; shift
+  "$@" >/tmp/.o 2>/tmp/.e
+  _rc=$?
+  echo "@@@ $_n rc=$_rc"
+  sed 's/^/@o /' /tmp/.o
+  sed 's/^/@e /' /tmp/.e
+  echo "@@@ end"
+}
+# `show NAME FILE...`: the contents of files, as a block with rc=0.
+show() { _n=$1; shift; run "$_n" cat "$@"; }
+# Touch N MiB of anonymous memory in the current shell, then print its
+# numa_maps: run as `pinrun ... -- sh -c ". /lib.sh; touch_and_maps 16"`.
+touch_and_maps() {
+  _x=$(head -c $(( $1 * 1024 * 1024 )) /dev/zero | tr '\0' a)
+  cat /proc/$$/numa_maps
+  echo "len=${#_x}"
+}
