@@ -99,7 +99,7 @@ fn parse(text: &str) -> BTreeMap<String, Block> {
     let mut blocks = BTreeMap::new();
     let mut cur: Option<(String, Block)> = None;
     for line in text.lines() {
-        if line == "@@@ end" {
+        if line.starts_with("@@@ end") {
             if let Some((n, b)) = cur.take() {
                 blocks.insert(n, b);
             }

@@ -5,6 +5,8 @@
 # of the PVH-bootable ELF vmlinux. KERNEL_SUITE=trixie fetches Debian 13's.
 set -eu
 . "$(dirname "$(readlink -f "$0")")/lib.sh"
+exec 9>"$PINRUN_VM_CACHE/setup.lock"
+flock 9   # tests boot in parallel: one setup at a time
 export DEBIAN_FRONTEND=noninteractive
 need=
 command -v qemu-system-x86_64 >/dev/null 2>&1 || need="$need qemu-system-x86"

@@ -3,7 +3,7 @@
 #   @@@ NAME rc=N
 #   @o <stdout line>...
 #   @e <stderr line>...
-#   @@@ end
+#   @@@ end (uptime SECONDS)
 run() {
   _n=$1; shift
   "$@" >/tmp/.o 2>/tmp/.e
@@ -11,7 +11,7 @@ run() {
   echo "@@@ $_n rc=$_rc"
   sed 's/^/@o /' /tmp/.o
   sed 's/^/@e /' /tmp/.e
-  echo "@@@ end"
+  echo "@@@ end (uptime $(cut -d' ' -f1 /proc/uptime))"
 }
 # `show NAME FILE...`: the contents of files, as a block with rc=0.
 show() { _n=$1; shift; run "$_n" cat "$@"; }
