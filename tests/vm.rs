@@ -356,6 +356,7 @@ fn vm_basic_topology_placement_memory_sched() {
     assert_eq!(g.ok("init-affinity").trim(), "Cpus_allowed_list:\t0-1,4-7");
     assert_eq!(nums(&show["allowed_cpus"]), range(0, 7));
     assert_eq!(g.ok("possible").trim(), "0-7");
+    assert_eq!(g.ok("irq-default-affinity").trim(), "03");
     assert_eq!(show["possible"], "0-7");
 
     assert_eq!(g.allowed("node1-cores2"), "4,6");

@@ -5,7 +5,7 @@
 # to the end (the host test judges the output); 2 when it did not boot or hung
 # (after one retry), with the console's tail on stderr.
 # Env: PINRUN_VM_BIN (static pinrun; default: vm/build.sh builds one),
-#      PINRUN_VM_TIMEOUT (seconds per boot, default 150), PINRUN_VM_CACHE.
+#      PINRUN_VM_TIMEOUT (seconds per boot, default 120), PINRUN_VM_CACHE.
 # Header lines of a scenario: "#@ topology NAME" (vm/boot.sh), "#@ append ARGS"
 # (extra kernel parameters), "#@ kernel SUITE" (host = this Debian's, or e.g. trixie).
 set -eu
@@ -39,7 +39,7 @@ trap 'rm -rf "$root" "$root.cpio.gz"' EXIT
 
 for try in 1 2; do
   start=$(date +%s.%N)
-  timeout "${PINRUN_VM_TIMEOUT:-150}" "$VM_DIR/boot.sh" "$topo" "$kernel" "$root.cpio.gz" "$append" \
+  timeout "${PINRUN_VM_TIMEOUT:-120}" "$VM_DIR/boot.sh" "$topo" "$kernel" "$root.cpio.gz" "$append" \
     > "$log" 2>&1 < /dev/null || true
   secs=$(echo "$(date +%s.%N) $start" | awk '{printf "%.1f", $1 - $2}')
   if grep -q '^=== done' "$log"; then

@@ -2,6 +2,8 @@
 # isolcpus=2,3 nohz_full=2,3 irqaffinity=0,1.
 #@ topology basic
 show cmdline /proc/cmdline
+# the test bed itself: irqaffinity=0,1 took (for IRQ findings to come)
+show irq-default-affinity /proc/irq/default_smp_affinity
 run init-affinity grep Cpus_allowed_list /proc/self/status
 show possible /sys/devices/system/cpu/possible
 run show-json pinrun --show --json
