@@ -239,6 +239,38 @@ fn biggest_anon(maps: &str) -> (String, BTreeMap<u32, u64>) {
     (p, n)
 }
 
+/// `irq_effective` output (vm/guest/lib.sh): IRQ -> its effective CPUs.
+fn irq_effective(out: &str) -> BTreeMap<u64, Vec<u64>> {
+    out.lines()
+        .filter_map(|l| {
+            let (irq, list) = l.split_once(' ')?;
+            let cpus = pinrun::cpuset::CpuSet::parse(list.trim()).ok()?;
+            Some((irq.parse().ok()?, cpus.iter().map(|c| c as u64).collect()))
+        })
+        .collect()
+}
+
+/// The finding codes of a `--check --json` block: exit 1 exactly when there
+/// are findings; each `irq-on-cpu` finding names IRQs that the guest's
+/// /proc/irq really delivers to the CPUs it names.
+fn check_codes(g: &Guest, n: &str, irqs: &BTreeMap<u64, Vec<u64>>) -> Vec<String> {
+    let check = g.json_any(n);
+    let findings = check["findings"].as_array().expect("findings");
+    let rc = g.block(n).rc;
+    assert_eq!(rc, i32::from(!findings.is_empty()), "{}", g.describe(n));
+    for f in findings.iter().filter(|f| f["code"] == "irq-on-cpu") {
+        let cpus = nums(&f["cpus"]);
+        for irq in nums(&f["irqs"]) {
+            let on = irqs.get(&irq).unwrap_or_else(|| panic!("IRQ {irq}: {f}"));
+            assert!(cpus.iter().all(|c| on.contains(c)), "{f} vs {on:?}");
+        }
+    }
+    findings
+        .iter()
+        .map(|f| f["code"].as_str().unwrap().to_string())
+        .collect()
+}
+
 fn nums(v: &Value) -> Vec<u64> {
     v.as_array()
         .unwrap_or_else(|| panic!("not an array: {v}"))
@@ -385,10 +417,20 @@ fn vm_basic_topology_placement_memory_sched() {
     );
     assert_eq!(rt(lines[2]), (0, libc::SCHED_OTHER as i64), "{out}");
 
-    // --check --cpus 2: clean today (CPU 2's sibling is not used); the
-    // isolation/nohz findings are still being written, so only the shape
-    let check = g.json("check-cpus2");
-    assert!(check["findings"].is_array(), "{check}");
+    // --check --cpus 2: isolated, nohz_full, and irqaffinity=0,1 keeps IRQs
+    // off it. The isolation/nohz/IRQ findings are being written as this
+    // lands, so: no IRQ is delivered there, and no finding may claim one
+    let irqs = irq_effective(g.ok("irq-effective"));
+    assert!(!irqs.is_empty());
+    for (irq, cpus) in &irqs {
+        assert!(cpus.iter().all(|c| *c <= 1), "IRQ {irq} on {cpus:?}");
+    }
+    let codes = check_codes(&g, "check-cpus2", &irqs);
+    assert!(!codes.contains(&"irq-on-cpu".to_string()), "{codes:?}");
+    assert!(
+        !codes.contains(&"smt-siblings-shared".to_string()),
+        "{codes:?}"
+    );
     let dry = g.json("dry-run-cpus2");
     assert_eq!(nums(&dry["cpus"]), [2]);
     assert_eq!(dry["cores"][0]["cpus"], serde_json::json!([2, 3]));
@@ -519,18 +561,19 @@ fn vm_big_four_sockets_isolcpus_flags() {
     );
     let err = g.refused("isolated-cpus");
     assert!(err.contains("CPU 3 not isolated"), "{err}");
-    // findings: only what --check has today (isolation findings pending)
-    assert!(g.json("check-cpus4")["findings"].is_array());
-    let b = g.block("check-cpus4-5");
-    assert_eq!(b.rc, 1, "{}", g.describe("check-cpus4-5"));
-    let check = g.json_any("check-cpus4-5");
-    let codes: Vec<&str> = check["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["code"].as_str().unwrap())
-        .collect();
-    assert!(codes.contains(&"smt-siblings-shared"), "{check}");
+    // findings: only what --check has today (isolation findings pending);
+    // any irq-on-cpu finding must match the guest's /proc/irq
+    let irqs = irq_effective(g.ok("irq-effective"));
+    let codes = check_codes(&g, "check-cpus4", &irqs);
+    assert!(
+        !codes.contains(&"smt-siblings-shared".to_string()),
+        "{codes:?}"
+    );
+    let codes = check_codes(&g, "check-cpus4-5", &irqs);
+    assert!(
+        codes.contains(&"smt-siblings-shared".to_string()),
+        "{codes:?}"
+    );
 }
 
 /// Scenario 6: uid 1000 without capabilities; RLIMIT_RTPRIO 0 and 20; a

@@ -22,3 +22,11 @@ touch_and_maps() {
   cat /proc/$$/numa_maps
   echo "len=${#_x}"
 }
+# Every IRQ with an effective affinity: "IRQ CPULIST" lines.
+irq_effective() {
+  for d in /proc/irq/*/; do
+    _i=${d#/proc/irq/}; _i=${_i%/}
+    [ -r "$d/effective_affinity_list" ] && echo "$_i $(cat "$d/effective_affinity_list")"
+  done
+  return 0
+}

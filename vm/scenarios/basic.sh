@@ -6,6 +6,7 @@ show cmdline /proc/cmdline
 show irq-default-affinity /proc/irq/default_smp_affinity
 run init-affinity grep Cpus_allowed_list /proc/self/status
 show possible /sys/devices/system/cpu/possible
+run irq-effective irq_effective
 run show-json pinrun --show --json
 run node1-cores2 pinrun --node 1 --cores 2 -- grep Cpus_allowed_list /proc/self/status
 run node1-cores2-smt pinrun --node 1 --cores 2 --smt -- grep Cpus_allowed_list /proc/self/status

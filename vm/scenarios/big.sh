@@ -2,6 +2,7 @@
 # isolcpus=nohz,domain,managed_irq,4-7,12-15.
 #@ topology big
 show cmdline /proc/cmdline
+run irq-effective irq_effective
 run show-json pinrun --show --json
 run isolated-cores2 pinrun --isolated --cores 2 -- grep Cpus_allowed_list /proc/self/status
 run isolated-cores4-smt pinrun --isolated --cores 4 --smt -- grep Cpus_allowed_list /proc/self/status
