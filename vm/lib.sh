@@ -1,0 +1,14 @@
+# Sourced by the vm/ scripts: where things are cached.
+# PINRUN_VM_CACHE: kernels and the packages' state (default /var/cache/pinrun-vm
+# when writable, else ${XDG_CACHE_HOME:-~/.cache}/pinrun-vm).
+if [ -z "${PINRUN_VM_CACHE:-}" ]; then
+  if mkdir -p /var/cache/pinrun-vm 2>/dev/null && [ -w /var/cache/pinrun-vm ]; then
+    PINRUN_VM_CACHE=/var/cache/pinrun-vm
+  else
+    PINRUN_VM_CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/pinrun-vm
+  fi
+fi
+mkdir -p "$PINRUN_VM_CACHE"
+export PINRUN_VM_CACHE
+VM_DIR=$(dirname "$(readlink -f "$0")")
+REPO_DIR=$(dirname "$VM_DIR")

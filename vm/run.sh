@@ -1,0 +1,53 @@
+#!/bin/sh
+# vm/run.sh SCENARIO [LOG]: boot one scenario (vm/scenarios/SCENARIO.sh) under
+# QEMU with the static pinrun, and write the guest's console to LOG (default
+# $PINRUN_VM_CACHE/logs/SCENARIO.log). Exit 0 when the guest ran the scenario
+# to the end (the host test judges the output); 2 when it did not boot or hung
+# (after one retry), with the console's tail on stderr.
+# Env: PINRUN_VM_BIN (static pinrun; default: vm/build.sh builds one),
+#      PINRUN_VM_TIMEOUT (seconds per boot, default 120), PINRUN_VM_CACHE.
+# Header lines of a scenario: "#@ topology NAME" (vm/boot.sh), "#@ append ARGS"
+# (extra kernel parameters), "#@ kernel SUITE" (host = this Debian's, or e.g. trixie).
+set -eu
+. "$(dirname "$(readlink -f "$0")")/lib.sh"
+name=$1
+scen=$VM_DIR/scenarios/$name.sh
+[ -f "$scen" ] || { echo "vm/run: no scenario $scen" >&2; exit 2; }
+mkdir -p "$PINRUN_VM_CACHE/logs"
+log=${2:-$PINRUN_VM_CACHE/logs/$name.log}
+hdr() { sed -n "s/^#@ $1 //p" "$scen" | head -1; }
+topo=$(hdr topology); topo=${topo:-basic}
+append=$(hdr append)
+suite=$(hdr kernel); suite=${suite:-host}
+kernel=$(KERNEL_SUITE=$suite "$VM_DIR/setup.sh")
+bin=${PINRUN_VM_BIN:-$("$VM_DIR/build.sh")}
+
+root=$(mktemp -d); chmod 755 "$root"   # mktemp's 0700 would keep uid 1000 out
+trap 'rm -rf "$root"' EXIT
+mkdir -p "$root/bin" "$root/proc" "$root/sys" "$root/dev" "$root/tmp" "$root/etc"
+cp /bin/busybox "$root/bin/busybox"
+cp "$bin" "$root/bin/pinrun"
+cp "$VM_DIR/guest/init" "$root/init"; chmod 755 "$root/init"
+cp "$VM_DIR/guest/lib.sh" "$root/lib.sh"
+cp "$scen" "$root/scenario"
+chmod 644 "$root/lib.sh" "$root/scenario"
+printf 'root:x:0:0:root:/:/bin/sh\ntest:x:1000:1000:test:/tmp:/bin/sh\n' > "$root/etc/passwd"
+printf 'root:x:0:\ntest:x:1000:\n' > "$root/etc/group"
+(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1 > initrd.cpio.gz.tmp)
+mv "$root/initrd.cpio.gz.tmp" "$root.cpio.gz"
+trap 'rm -rf "$root" "$root.cpio.gz"' EXIT
+
+for try in 1 2; do
+  start=$(date +%s.%N)
+  timeout "${PINRUN_VM_TIMEOUT:-120}" "$VM_DIR/boot.sh" "$topo" "$kernel" "$root.cpio.gz" "$append" \
+    > "$log" 2>&1 < /dev/null || true
+  secs=$(echo "$(date +%s.%N) $start" | awk '{printf "%.1f", $1 - $2}')
+  if grep -q '^=== done' "$log"; then
+    echo "vm/run: $name: booted and ran in ${secs}s (try $try; topology $topo; kernel $(basename "$(dirname "$kernel")")); log $log" >&2
+    exit 0
+  fi
+  echo "vm/run: $name: the guest did not finish in ${secs}s (try $try); console:" >&2
+  tail -n 40 "$log" | sed 's/^/  | /' >&2
+done
+echo "vm/run: $name: FAILED to boot or hung twice; full console log: $log" >&2
+exit 2

@@ -1,0 +1,47 @@
+#!/bin/sh
+# vm/setup.sh: install QEMU, static busybox and cpio (apt-get) when missing,
+# and fetch the Debian kernel into $PINRUN_VM_CACHE (apt-get download +
+# dpkg-deb -x; nothing is installed into /boot). Idempotent; prints the path
+# of the PVH-bootable ELF vmlinux. KERNEL_SUITE=trixie fetches Debian 13's.
+set -eu
+. "$(dirname "$(readlink -f "$0")")/lib.sh"
+exec 9>"$PINRUN_VM_CACHE/setup.lock"
+flock 9   # tests boot in parallel: one setup at a time
+export DEBIAN_FRONTEND=noninteractive
+need=
+command -v qemu-system-x86_64 >/dev/null 2>&1 || need="$need qemu-system-x86"
+[ -x /bin/busybox ] && file -L /bin/busybox | grep -q 'statically linked' || need="$need busybox-static"
+for t in cpio:cpio xz:xz-utils zstd:zstd file:file; do
+  command -v "${t%%:*}" >/dev/null 2>&1 || need="$need ${t#*:}"
+done
+if [ -n "$need" ]; then
+  echo "vm/setup: apt-get install$need" >&2
+  apt-get -o DPkg::Lock::Timeout=300 update -qq >&2
+  apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends $need >&2
+fi
+suite=${KERNEL_SUITE:-host}
+K=$PINRUN_VM_CACHE/kernel-$suite
+if [ ! -s "$K/vmlinux" ]; then
+  rm -rf "$K"; mkdir -p "$K/tmp"
+  if [ "$suite" = host ]; then
+    O=
+  else  # another Debian suite, through a private apt state: the host's apt is untouched
+    A=$PINRUN_VM_CACHE/apt-$suite; mkdir -p "$A/lists/partial" "$A/cache/archives/partial"
+    echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian $suite main" > "$A/sources.list"
+    O="-o Dir::Etc::SourceList=$A/sources.list -o Dir::Etc::SourceParts=/dev/null -o Dir::State::Lists=$A/lists -o Dir::Cache=$A/cache -o Dir::State::status=/dev/null"
+    apt-get $O update -qq >&2
+  fi
+  pkg=$(apt-cache $O depends linux-image-amd64 | awk '/Depends: linux-image-[0-9]/{print $2; exit}')
+  if [ -z "$pkg" ] && [ "$suite" = host ]; then
+    apt-get -o DPkg::Lock::Timeout=300 update -qq >&2
+    pkg=$(apt-cache depends linux-image-amd64 | awk '/Depends: linux-image-[0-9]/{print $2; exit}')
+  fi
+  [ -n "$pkg" ] || { echo "vm/setup: no linux-image package found" >&2; exit 1; }
+  echo "vm/setup: downloading $pkg" >&2
+  (cd "$K/tmp" && apt-get $O download "$pkg" >&2)
+  dpkg-deb -x "$K"/tmp/"$pkg"_*.deb "$K/tmp/root"
+  "$VM_DIR/extract-vmlinux.sh" "$K"/tmp/root/boot/vmlinuz-* "$K/vmlinux.new" >&2
+  echo "$pkg" > "$K/package"
+  rm -rf "$K/tmp"; mv "$K/vmlinux.new" "$K/vmlinux"
+fi
+echo "$K/vmlinux"
