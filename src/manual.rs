@@ -274,7 +274,7 @@ OMP_PROC_BIND, OMP_PLACES, GOMP_CPU_AFFINITY or KMP_AFFINITY is set.
 (info) the governor of a chosen CPU is not performance.
 .TP
 .B smt-siblings-shared
-two requested CPUs are SMT siblings of one core; use --cores to get whole cores.
+requested CPUs share physical cores as SMT siblings (one finding lists every pair); use --cores to get whole cores.
 .TP
 .B firmware-data
 the kernel's topology is inconsistent (a CPU listed in two nodes); check firmware.

@@ -489,7 +489,15 @@ fn validate_mem_nodes(sys: &SystemState, option: &str, nodes: &NodeSet) -> Resul
         if !outside.is_empty() {
             return Err(Error::new(
                 "node-not-allowed",
-                format!("{option}: {} outside this process's cpuset memory nodes (Mems_allowed_list or cpuset.mems.effective = {})", nodes_phrase(&outside), allowed),
+                format!(
+                    "{option}: {} outside the memory nodes this process may use ({}allowed memory nodes {})",
+                    nodes_phrase(&outside),
+                    match &sys.allowed_source {
+                        AllowedSource::Cgroup(cs) => format!("cpuset of cgroup {}: ", cs.cgroup),
+                        _ => String::new(),
+                    },
+                    allowed
+                ),
             )
             .hint("choose among the allowed nodes, or widen the cgroup's cpuset.mems"));
         }

@@ -241,7 +241,7 @@ fn sparse_high_node_ids() {
         .assert()
         .code(125)
         .stderr(predicates::str::contains(
-            "node 250 outside this process's cpuset memory nodes",
+            "node 250 outside the memory nodes this process may use (cpuset of cgroup /jjh: allowed memory nodes 0)",
         ));
     pinrun()
         .arg("--sysroot")

@@ -16,17 +16,33 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
         ));
     }
     if let (Some(cpus), None) = (&ctx.req.placement.cpus, ctx.req.placement.cores) {
-        for core in cores_of(ctx.sys, cpus) {
-            let used = core.intersection(cpus);
-            if used.len() > 1 {
-                out.push(Finding::new(
-                    "smt-siblings-shared",
-                    Severity::Warning,
-                    &used,
-                    format!("{} are SMT siblings of one core: they share its execution units and caches", cpus_phrase(&used)),
-                    "use one CPU per core (--cores N picks whole cores), unless sharing a core is intended",
-                ));
-            }
+        let shared: Vec<CpuSet> = cores_of(ctx.sys, cpus)
+            .into_iter()
+            .map(|core| core.intersection(cpus))
+            .filter(|used| used.len() > 1)
+            .collect();
+        if !shared.is_empty() {
+            let all = shared.iter().fold(CpuSet::new(), |a, c| a.union(c));
+            let groups: Vec<String> = shared
+                .iter()
+                .map(|c| {
+                    c.iter()
+                        .map(|i| i.to_string())
+                        .collect::<Vec<_>>()
+                        .join("+")
+                })
+                .collect();
+            out.push(Finding::new(
+                "smt-siblings-shared",
+                Severity::Warning,
+                &all,
+                format!(
+                    "{} share physical cores as SMT siblings ({}): threads on one core share its execution units and caches",
+                    cpus_phrase(&all),
+                    groups.join(", ")
+                ),
+                "use one CPU per core (--cores N picks whole cores), unless sharing a core is intended",
+            ));
         }
     }
 }
