@@ -16,13 +16,14 @@ complete -c pinrun -l sched-period -d 'Deadline period T (default: the deadline)
 complete -c pinrun -l nice -d 'Nice value N (-20..19); default: keep the current one' -r
 complete -c pinrun -l emit -d 'Print the plan as native directives of FORMAT instead of running (systemd: CPUAffinity=, NUMAPolicy=, CPUSchedulingPolicy=, ...)' -r -f -a "systemd\t'systemd `[Service]` directives (`systemd.exec(5)`)'"
 complete -c pinrun -l sysroot -d 'Read sysfs, procfs and cgroupfs below DIR (a machine dump); only with --dry-run, --check or --show' -r -F
+complete -c pinrun -l allow -d 'Accept these finding codes (comma-separated, e.g. rt-throttling): they become info, so --strict and --check pass over them' -r
 complete -c pinrun -l generate -d 'Write a generated file to stdout (man page or shell completion)' -r -f -a "man\t'man/pinrun.1'
 bash\t'completions/pinrun.bash'
 zsh\t'completions/_pinrun'
 fish\t'completions/pinrun.fish'"
 complete -c pinrun -l smt -d 'With --cores, use every SMT thread of each chosen core'
 complete -c pinrun -l isolated -d 'Choose only isolated CPUs (isolcpus=, cgroup v2 isolated partitions); with --cpus, refuse if any is not isolated'
-complete -c pinrun -l exclusive -d 'Claim the chosen cores (every SMT sibling of each) while COMMAND lives: other pinrun launches skip them (--cores), refuse them (--cpus) or warn. Choosing and claiming are one atomic step (a lock on the state directory); see CLAIMS in pinrun(1)'
+complete -c pinrun -l exclusive -d 'Claim the chosen cores (every SMT sibling of each) while COMMAND lives: other pinrun launches skip them (--cores), refuse them (--cpus) or warn. Choosing and claiming are one atomic step (a lock on the state directory); see CLAIMS below'
 complete -c pinrun -l localalloc -d 'Allocate on the node of the CPU that touches the memory'
 complete -c pinrun -l other -d 'SCHED_OTHER (the default time-sharing policy)'
 complete -c pinrun -l batch -d 'SCHED_BATCH'

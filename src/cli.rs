@@ -80,7 +80,7 @@ pub struct Cli {
     /// Claim the chosen cores (every SMT sibling of each) while COMMAND
     /// lives: other pinrun launches skip them (--cores), refuse them
     /// (--cpus) or warn. Choosing and claiming are one atomic step (a lock
-    /// on the state directory); see CLAIMS in pinrun(1).
+    /// on the state directory); see CLAIMS below.
     #[arg(long, help_heading = "Claims")]
     pub exclusive: bool,
 
@@ -222,6 +222,16 @@ pub struct Cli {
     /// Refuse the launch (exit 125) on any warning.
     #[arg(long, help_heading = "Output")]
     pub strict: bool,
+
+    /// Accept these finding codes (comma-separated, e.g. rt-throttling):
+    /// they become info, so --strict and --check pass over them.
+    #[arg(
+        long,
+        value_name = "CODES",
+        value_delimiter = ',',
+        help_heading = "Output"
+    )]
+    pub allow: Vec<String>,
 
     /// Print no warnings.
     #[arg(long, short, conflicts_with = "verbose", help_heading = "Output")]
@@ -486,6 +496,7 @@ impl Cli {
                 verbose: self.verbose,
                 quiet: self.quiet,
                 strict: self.strict,
+                allow: self.allow.clone(),
             },
             sysroot: self.sysroot,
             command: self.command,

@@ -51,6 +51,7 @@ pub fn systemd(req: &Request, plan: &Plan, findings: &[Finding]) -> String {
             };
             line(format!("CPUSchedulingPolicy={name}"));
             line(format!("CPUSchedulingPriority={p}"));
+            line("# systemd sets the policy before dropping privileges: these directives need no LimitRTPRIO=".into());
         }
         Some(Policy::Deadline {
             runtime,
@@ -72,6 +73,17 @@ pub fn systemd(req: &Request, plan: &Plan, findings: &[Finding]) -> String {
     }
     if req.claims.exclusive {
         line("# --exclusive has no systemd directive: keep `pinrun --exclusive` as the ExecStart= prefix so the cores are claimed".into());
+    }
+    if req.output.strict {
+        line("# --strict: systemd cannot refuse on findings; add ExecStartPre=pinrun --check with the same options (it exits 1 on warnings)".into());
+    }
+    if !req.command.is_empty() {
+        let cmd: Vec<String> = req
+            .command
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        line(format!("ExecStart={}", cmd.join(" ")));
     }
     line("# systemd does not run pinrun's checks (isolation, IRQs, RT throttling); run `pinrun --check` with the same options at deploy time".into());
     let warnings = findings

@@ -79,7 +79,7 @@ fn run(req: Request) -> Result<u8, Error> {
         .hint("point --sysroot at a directory laid out like / with sys/ and proc/"));
     }
     let sys = SystemState::read(&root);
-    let out = req.output;
+    let out = req.output.clone();
     if req.mode == Mode::Show {
         let (claims, _) = exclusive::read_claims(&root, &req, false)?;
         let live = req.sysroot.is_none().then(|| exclusive::state_dir(&req));
@@ -114,6 +114,7 @@ fn run(req: Request) -> Result<u8, Error> {
         &plan,
         &inherited.intersection(&sys.allowed),
     ));
+    check::accept(&mut findings, &out.allow);
     match req.mode {
         Mode::Emit => {
             print!("{}", pinrun::emit::systemd(&req, &plan, &findings));
@@ -163,16 +164,15 @@ fn run(req: Request) -> Result<u8, Error> {
         }
     }
     if out.strict && !warnings.is_empty() {
-        let codes: Vec<_> = warnings.iter().map(|f| f.code).collect();
         return Err(Error::new(
             "strict",
             format!(
                 "refusing to run under --strict: {} warning(s): {}",
                 warnings.len(),
-                codes.join(", ")
+                check::summarize_codes(warnings.iter().copied())
             ),
         )
-        .hint("fix what the warnings say, or drop --strict"));
+        .hint("fix what the warnings say, accept known ones with --allow CODE[,CODE], or drop --strict"));
     }
     if out.verbose {
         eprint!("{}", report::plan_text(&req, &plan, &[]));

@@ -278,6 +278,37 @@ requested CPUs share physical cores as SMT siblings (one finding lists every pai
 .TP
 .B firmware-data
 the kernel's topology is inconsistent (a CPU listed in two nodes); check firmware.
+.SH SYSTEMD
+pinrun is an
+.B ExecStart=
+prefix: it execs the service in place, so the main PID and
+.B NOTIFY_SOCKET
+are the service's own and
+.B Type=notify
+works. Give a non-root service
+.B LimitRTPRIO=
+at least the priority (preferred over
+.BR AmbientCapabilities=CAP_SYS_NICE ,
+which the service would keep), add
+.B RestartPreventExitStatus=125
+so a refusal does not restart-loop, and do not set
+.B CPUAffinity=
+as well (pinrun replaces it). Comments in units must be on lines of their own.
+.B pinrun \-\-emit systemd
+prints the equivalent native directives, with a comment for what systemd
+cannot express.
+.SH CONTAINERS
+Run pinrun inside the container (as the entrypoint, from the image or a
+bind mount); it plans inside the container's cgroup cpuset and names the
+cgroup when a request falls outside it.
+.B \-\-cores
+needs whole cores inside the cpuset. Real-time policies need
+.B "\-\-cap\-add SYS_NICE"
+or
+.BR "\-\-ulimit rtprio=N:N" ;
+Docker's default seccomp profile allows
+.BR set_mempolicy (2)
+only with CAP_SYS_NICE, so the memory options need it too.
 .SH "EXIT STATUS"
 The command's own status once it runs (pinrun execs in place).
 .TP
@@ -285,7 +316,7 @@ The command's own status once it runs (pinrun execs in place).
 --dry-run, --show, or --check without findings.
 .TP
 .B 1
---check with findings.
+--check with warnings.
 .TP
 .B 125
 pinrun refused or failed; the command did not run.

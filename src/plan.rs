@@ -556,8 +556,15 @@ fn plan_memory(
     Ok(MemPlan { mode, nodes })
 }
 
-fn plan_sched(sys: &SystemState, sched: &SchedRequest, cpus: Option<&CpuSet>) -> Result<()> {
-    let no_cap = sys.process.cap_sys_nice == Some(false);
+/// `own_permissions`: whether this process's capabilities and limits
+/// matter (not for `--emit`, where systemd applies the policy as root).
+fn plan_sched(
+    sys: &SystemState,
+    sched: &SchedRequest,
+    cpus: Option<&CpuSet>,
+    own_permissions: bool,
+) -> Result<()> {
+    let no_cap = own_permissions && sys.process.cap_sys_nice == Some(false);
     match sched.policy {
         Some(Policy::Fifo(_)) | Some(Policy::Rr(_)) if matches!(&sys.rt_group.v1_runtime, Some((p, 0)) if p != "/") =>
         {
@@ -669,7 +676,12 @@ pub fn plan_claimed(sys: &SystemState, req: &Request, claims: &Claims) -> Result
         .as_ref()
         .map(|m| plan_memory(sys, m, placed.as_ref().map(|_| &nodes)))
         .transpose()?;
-    plan_sched(sys, &req.sched, placed.as_ref().map(|p| &p.cpus))?;
+    plan_sched(
+        sys,
+        &req.sched,
+        placed.as_ref().map(|p| &p.cpus),
+        req.mode != crate::request::Mode::Emit,
+    )?;
     let (cpus, cores, reasons) = match placed {
         Some(p) => (Some(p.cpus), p.cores, p.reasons),
         None => (

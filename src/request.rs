@@ -113,7 +113,7 @@ pub enum Mode {
 }
 
 /// How much pinrun says.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Output {
     /// `--json`.
     pub json: bool,
@@ -123,6 +123,8 @@ pub struct Output {
     pub quiet: bool,
     /// `--strict`: warnings refuse the launch.
     pub strict: bool,
+    /// `--allow CODES`: finding codes accepted (downgraded to info).
+    pub allow: Vec<String>,
 }
 
 /// Exclusive claims (`--exclusive`, `--wait`, `--state-dir`; issue 5).

@@ -2,7 +2,7 @@
 //! nto dumps with isolation on the kernel command line, and live.
 
 mod common;
-use common::{ids, machine, pinrun};
+use common::{ids, is_root, machine, pinrun};
 use serde_json::Value;
 use std::path::Path;
 
@@ -651,4 +651,60 @@ fn openmp_binding_variables() {
     };
     assert!(run(Some(("GOMP_CPU_AFFINITY", "0-3"))).contains(&"env-thread-binding".to_string()));
     assert!(!run(None).contains(&"env-thread-binding".to_string()));
+}
+
+/// `--allow CODES` accepts known findings: they become info, so `--check`
+/// exits 0 and `--strict` runs; the strict refusal counts repeated codes.
+#[test]
+fn allow_accepts_named_findings() {
+    let t = tree(&[
+        (
+            "proc/interrupts",
+            "           CPU0       CPU1       CPU2       CPU3\n 24:  0  2  0  0   PCI-MSI 1-edge   a\n 25:  0  3  0  0   PCI-MSI 2-edge   b\n",
+        ),
+        ("proc/irq/24/effective_affinity_list", "1\n"),
+        ("proc/irq/25/effective_affinity_list", "1\n"),
+    ]);
+    let check = |allow: &str| {
+        pinrun()
+            .arg("--sysroot")
+            .arg(t.path())
+            .args(["--check", "--cpus", "1", "--allow", allow])
+            .output()
+            .unwrap()
+            .status
+            .code()
+    };
+    assert_eq!(check("irq-on-cpu"), Some(1));
+    assert_eq!(
+        check("irq-on-cpu,not-isolated,not-nohz-full,not-rcu-nocbs"),
+        Some(0)
+    );
+    let out = pinrun()
+        .arg("--sysroot")
+        .arg(t.path())
+        .args(["--check", "--json", "--cpus", "1", "--allow", "irq-on-cpu"])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        with(v["findings"].as_array().unwrap(), "irq-on-cpu")
+            .iter()
+            .all(|f| f["severity"] == "info")
+    );
+    // Live: --strict with an RT policy refuses, listing repeated codes once with a count.
+    let out = pinrun()
+        .args(["--strict", "--cpus", "0", "--fifo", "10", "--", "true"])
+        .output()
+        .unwrap();
+    if is_root() {
+        assert_eq!(out.status.code(), Some(125));
+        let err = String::from_utf8_lossy(&out.stderr);
+        let last = err.lines().rev().nth(1).unwrap();
+        assert!(
+            last.starts_with("pinrun: refusing to run under --strict:"),
+            "{last}"
+        );
+        assert!(!last.contains("irq-on-cpu, irq-on-cpu"), "{last}");
+    }
 }

@@ -298,3 +298,50 @@ fn unprivileged_placement_needs_no_capability() {
         "{err}"
     );
 }
+
+/// `--emit` describes what systemd will do as root: an unprivileged caller
+/// gets the directives (no RLIMIT_RTPRIO refusal), and the command becomes
+/// ExecStart=.
+#[test]
+fn emit_ignores_the_callers_own_limits() {
+    if !std::path::Path::new("/usr/bin/setpriv").exists() || !is_root() {
+        eprintln!("skipped: needs root and setpriv");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let copy = tmp.path().join("pinrun");
+    std::fs::copy(assert_cmd::cargo::cargo_bin("pinrun"), &copy).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = std::process::Command::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "--inh-caps=-all",
+        ])
+        .arg(&copy)
+        .args([
+            "--emit",
+            "systemd",
+            "--cpus",
+            "0",
+            "--fifo",
+            "40",
+            "--",
+            "/usr/bin/app",
+            "-x",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("CPUSchedulingPriority=40\n") && text.contains("ExecStart=/usr/bin/app -x\n"),
+        "{text}"
+    );
+}

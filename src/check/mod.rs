@@ -102,6 +102,38 @@ impl Context<'_> {
     }
 }
 
+/// Downgrades the findings whose code is in `allow` (`--allow`) to info.
+pub fn accept(findings: &mut [Finding], allow: &[String]) {
+    for f in findings
+        .iter_mut()
+        .filter(|f| allow.iter().any(|a| a == f.code))
+    {
+        f.severity = Severity::Info;
+    }
+}
+
+/// "irq-on-cpu ×20, rt-throttling": codes with their counts, in order.
+pub fn summarize_codes<'a>(findings: impl Iterator<Item = &'a Finding>) -> String {
+    let mut counts: Vec<(&str, usize)> = Vec::new();
+    for f in findings {
+        match counts.iter_mut().find(|(c, _)| *c == f.code) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((f.code, 1)),
+        }
+    }
+    counts
+        .iter()
+        .map(|(c, n)| {
+            if *n > 1 {
+                format!("{c} ×{n}")
+            } else {
+                c.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// All findings about running `plan` on `sys`, in a stable order.
 pub fn check(sys: &SystemState, req: &Request, plan: &Plan) -> Vec<Finding> {
     let critical = req.mode == Mode::Check
