@@ -90,6 +90,10 @@ pub struct Claims {
     pub claims: Vec<Claim>,
     /// Records that could not be used (warnings).
     pub warnings: Vec<String>,
+    /// Unusable records owned by another user (not root, not us): info
+    /// only, so that nobody can make others' `--strict` launches refuse by
+    /// dropping junk in the shared directory.
+    pub foreign_warnings: Vec<String>,
     /// The state directory or kubelet's state file could not be used
     /// (missing permissions, a stuck lock, a damaged file): warnings.
     pub state_warnings: Vec<String>,
@@ -174,9 +178,17 @@ impl Record {
     }
 
     /// Parses a record's text, checking its version, PID and CPU list.
+    /// Control characters in the command are replaced by `?`: records come
+    /// from other users and their text reaches this user's terminal.
     pub fn parse(text: &str) -> Result<(Record, CpuSet), String> {
-        let r: Record =
+        let mut r: Record =
             serde_json::from_str(text).map_err(|e| format!("not a claim record: {e}"))?;
+        for arg in &mut r.command {
+            *arg = arg
+                .chars()
+                .map(|c| if c.is_control() { '?' } else { c })
+                .collect();
+        }
         if r.version != RECORD_VERSION {
             return Err(format!("unknown record version {}", r.version));
         }
@@ -339,10 +351,15 @@ pub fn parse_kubelet(text: &str) -> Result<Vec<Claim>, String> {
 pub fn findings(claims: &Claims, plan: &Plan, inherited: &CpuSet) -> Vec<Finding> {
     let none = CpuSet::new();
     let mut out = Vec::new();
-    for w in &claims.warnings {
+    let unusable = claims
+        .warnings
+        .iter()
+        .map(|w| (w, Severity::Warning))
+        .chain(claims.foreign_warnings.iter().map(|w| (w, Severity::Info)));
+    for (w, severity) in unusable {
         out.push(Finding::new(
             "claim-record-unusable",
-            Severity::Warning,
+            severity,
             &none,
             w.clone(),
             "remove the file if its process is gone (its owner or root can); pinrun ignores it meanwhile",

@@ -274,6 +274,7 @@ pub fn add_claims_json(v: &mut Value, claims: &Claims, now: u64) {
         claims
             .warnings
             .iter()
+            .chain(&claims.foreign_warnings)
             .chain(&claims.state_warnings)
             .collect::<Vec<_>>()
     );
@@ -285,6 +286,7 @@ pub fn claims_text(claims: &Claims, now: u64, state_dir: Option<&std::path::Path
     let mut s = String::new();
     if claims.claims.is_empty()
         && claims.warnings.is_empty()
+        && claims.foreign_warnings.is_empty()
         && claims.state_warnings.is_empty()
         && state_dir.is_none()
     {
@@ -322,7 +324,12 @@ pub fn claims_text(claims: &Claims, now: u64, state_dir: Option<&std::path::Path
             }
         }
     }
-    for w in claims.warnings.iter().chain(&claims.state_warnings) {
+    for w in claims
+        .warnings
+        .iter()
+        .chain(&claims.foreign_warnings)
+        .chain(&claims.state_warnings)
+    {
         let _ = writeln!(s, "warning: {w}");
     }
     s

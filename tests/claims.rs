@@ -759,3 +759,122 @@ fn users_share_one_state_directory() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(dir.join(&nobody_name).exists());
 }
+
+/// Files another user drops in the shared directory neither hide live
+/// claims (6000 non-record names) nor make `--strict` launches refuse (a
+/// junk record named like one): both were ways for any user to disable
+/// others' claims or services.
+#[test]
+fn junk_from_other_users_neither_hides_claims_nor_blocks_strict() {
+    let root = std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"));
+    if !root || !std::path::Path::new("/usr/bin/setpriv").exists() {
+        eprintln!("skipped: needs root and setpriv");
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let d = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let sd = d.path().to_str().unwrap().to_string();
+    let bin = assert_cmd::cargo::cargo_bin("pinrun");
+    let mut holder = std::process::Command::new(&bin)
+        .args([
+            "--exclusive",
+            "--cores",
+            "1",
+            "--state-dir",
+            &sd,
+            "--",
+            "sleep",
+            "5",
+        ])
+        .spawn()
+        .unwrap();
+    for _ in 0..100 {
+        if std::fs::read_dir(d.path()).unwrap().count() > 0 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let script =
+        format!("i=0; while [ $i -lt 6000 ]; do : > {sd}/a$i; i=$((i+1)); done; echo x > {sd}/1.5");
+    let st = std::process::Command::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "sh",
+            "-c",
+            &script,
+        ])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let online = pinrun::cpuset::CpuSet::parse_sysfs_list(
+        &std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap(),
+        None,
+    )
+    .unwrap();
+    let all = online.len().to_string();
+    let out = std::process::Command::new(&bin)
+        .args([
+            "--exclusive",
+            "--cores",
+            &all,
+            "--state-dir",
+            &sd,
+            "--",
+            "true",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(125),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no free core"));
+    let free = online.iter().find(|c| {
+        let out = std::process::Command::new(&bin)
+            .args([
+                "--dry-run",
+                "--json",
+                "--exclusive",
+                "--cores",
+                "1",
+                "--state-dir",
+                &sd,
+            ])
+            .output()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        v["cpus"][0].as_u64() == Some(u64::from(*c))
+    });
+    if let Some(cpu) = free {
+        let out = std::process::Command::new(&bin)
+            .args([
+                "--strict",
+                "--allow",
+                "not-isolated,not-nohz-full,not-rcu-nocbs,irq-on-cpu,default-irq-affinity",
+                "--cpus",
+                &cpu.to_string(),
+                "--state-dir",
+                &sd,
+                "--",
+                "true",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    holder.kill().ok();
+    holder.wait().ok();
+}

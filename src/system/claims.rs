@@ -207,7 +207,7 @@ impl StateDir {
         };
         if names.len() >= MAX_ENTRIES {
             claims.state_warnings.push(format!(
-                "claims: {} has more than {MAX_ENTRIES} entries; only the first were read",
+                "claims: {} has more than {MAX_ENTRIES} claim records; only the first were read",
                 self.path.display()
             ));
         }
@@ -220,7 +220,12 @@ impl StateDir {
             match self.read_record(&name) {
                 Err(why) => {
                     let dead = live == Liveness::Dead;
-                    claims.warnings.push(format!(
+                    let sink = if self.foreign(&name) {
+                        &mut claims.foreign_warnings
+                    } else {
+                        &mut claims.warnings
+                    };
+                    sink.push(format!(
                         "claims: record {} is unusable ({why}); {}",
                         shown.display(),
                         if dead {
@@ -244,9 +249,15 @@ impl StateDir {
                     }
                     match claims::judge(&rec, file_uid, &live) {
                         Verdict::Stale => stale.push(name),
-                        Verdict::Forged(why) => claims
-                            .warnings
-                            .push(format!("claims: record {} {why}: ignored", shown.display())),
+                        Verdict::Forged(why) => {
+                            let sink =
+                                if file_uid != 0 && file_uid != nix::unistd::geteuid().as_raw() {
+                                    &mut claims.foreign_warnings
+                                } else {
+                                    &mut claims.warnings
+                                };
+                            sink.push(format!("claims: record {} {why}: ignored", shown.display()))
+                        }
                         Verdict::Live => claims.claims.push(Claim {
                             holder: Holder::Process {
                                 pid: rec.pid,
@@ -265,6 +276,13 @@ impl StateDir {
         (claims, stale)
     }
 
+    /// Whether the entry `name` is owned by a user other than root and us.
+    fn foreign(&self, name: &str) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::symlink_metadata(self.path.join(name))
+            .is_ok_and(|m| m.uid() != 0 && m.uid() != nix::unistd::geteuid().as_raw())
+    }
+
     fn names(&self) -> nix::Result<Vec<String>> {
         let mut dir = nix::dir::Dir::openat(
             self.dir.as_fd(),
@@ -276,6 +294,9 @@ impl StateDir {
             .iter()
             .flatten()
             .filter_map(|e| e.file_name().to_str().ok().map(str::to_string))
+            // Only record names count toward the limit: other files cannot
+            // push real records out of sight.
+            .filter(|n| claims::record_pid(n).is_some())
             .take(MAX_ENTRIES)
             .collect();
         names.sort_by_key(|n| (claims::record_pid(n), n.clone()));
