@@ -9,9 +9,55 @@ use crate::plan::{MemMode, Plan};
 use crate::request::{Policy, Request};
 use std::fmt::Write;
 
-/// The `[Service]` section equivalent to `plan`.
-pub fn systemd(req: &Request, plan: &Plan, findings: &[Finding]) -> String {
+/// One `ExecStart=` word, quoted for systemd (`systemd.service(5)`
+/// "Command lines", `systemd.syntax(7)`): `%` and `$` are doubled (no
+/// specifier or variable expansion), a lone `;` is written `\;`, and a word
+/// that is empty or holds white space, quotes or a backslash is
+/// double-quoted with `\` and `"` escaped.
+pub fn systemd_word(arg: &str) -> String {
+    let t = arg.replace('%', "%%").replace('$', "$$");
+    if t == ";" {
+        // systemd.service(5): a lone ";" separates commands; "\;" is literal.
+        return "\\;".into();
+    }
+    let plain = !t.is_empty()
+        && !t
+            .chars()
+            .any(|c| c.is_whitespace() || c.is_control() || matches!(c, '"' | '\'' | '\\'));
+    if plain {
+        return t;
+    }
+    let mut q = String::from('"');
+    for c in t.chars() {
+        match c {
+            '"' => q.push_str("\\\""),
+            '\\' => q.push_str("\\\\"),
+            '\n' => q.push_str("\\n"),
+            '\t' => q.push_str("\\t"),
+            c if c.is_control() => q.push_str(&format!("\\x{:02x}", c as u32)),
+            c => q.push(c),
+        }
+    }
+    q.push('"');
+    q
+}
+
+/// The `[Service]` section equivalent to `plan`. `pinrun_invocation` is
+/// this pinrun's own command line without `--emit systemd` (argv[0] the
+/// binary's path): it becomes `ExecStart=` when systemd cannot express the
+/// request, so that pasting the output never loses a claim or a policy.
+pub fn systemd(
+    req: &Request,
+    plan: &Plan,
+    findings: &[Finding],
+    pinrun_invocation: &[String],
+) -> String {
     let mut s = String::from("[Service]\n");
+    let inexpressible = req.claims.exclusive
+        || matches!(plan.sched.policy, Some(Policy::Deadline { .. }))
+        || plan.memory.as_ref().is_some_and(|m| {
+            matches!(m.mode, MemMode::PreferredMany | MemMode::WeightedInterleave)
+        });
     let mut line = |text: String| {
         let _ = writeln!(s, "{text}");
     };
@@ -78,12 +124,16 @@ pub fn systemd(req: &Request, plan: &Plan, findings: &[Finding]) -> String {
         line("# --strict: systemd cannot refuse on findings; add ExecStartPre=pinrun --check with the same options (it exits 1 on warnings)".into());
     }
     if !req.command.is_empty() {
-        let cmd: Vec<String> = req
-            .command
-            .iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect();
-        line(format!("ExecStart={}", cmd.join(" ")));
+        let words: Vec<String> = if inexpressible {
+            pinrun_invocation.to_vec()
+        } else {
+            req.command
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect()
+        };
+        let quoted: Vec<String> = words.iter().map(|w| systemd_word(w)).collect();
+        line(format!("ExecStart={}", quoted.join(" ")));
     }
     line("# systemd does not run pinrun's checks (isolation, IRQs, RT throttling); run `pinrun --check` with the same options at deploy time".into());
     let warnings = findings

@@ -117,7 +117,10 @@ fn run(req: Request) -> Result<u8, Error> {
     check::accept(&mut findings, &out.allow);
     match req.mode {
         Mode::Emit => {
-            print!("{}", pinrun::emit::systemd(&req, &plan, &findings));
+            print!(
+                "{}",
+                pinrun::emit::systemd(&req, &plan, &findings, &invocation_without_emit())
+            );
             return Ok(0);
         }
         Mode::DryRun => {
@@ -205,6 +208,34 @@ fn pinrun_args() -> Vec<String> {
         .map(|a| a.to_string_lossy().into_owned())
         .take_while(|a| a != "--")
         .collect()
+}
+
+/// This pinrun's command line without `--emit FORMAT` and `--sysroot DIR`,
+/// argv[0] replaced by
+/// the binary's absolute path (for `ExecStart=`).
+fn invocation_without_emit() -> Vec<String> {
+    let mut out = vec![
+        std::env::current_exe()
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_else(|_| "pinrun".into()),
+    ];
+    let mut args = std::env::args_os()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned());
+    let mut in_command = false;
+    while let Some(a) = args.next() {
+        // --emit and --sysroot describe this run, not the service's.
+        if !in_command && (a == "--emit" || a == "--sysroot") {
+            args.next();
+            continue;
+        }
+        if !in_command && (a.starts_with("--emit=") || a.starts_with("--sysroot=")) {
+            continue;
+        }
+        in_command |= a == "--";
+        out.push(a);
+    }
+    out
 }
 
 /// The word after a bare `--membind` when it is not a node list: the usual

@@ -345,3 +345,48 @@ fn emit_ignores_the_callers_own_limits() {
         "{text}"
     );
 }
+
+/// ExecStart= words are quoted and escaped for systemd, and requests that
+/// systemd cannot express keep pinrun itself as ExecStart=.
+#[test]
+fn emit_quotes_exec_start_and_keeps_pinrun_when_needed() {
+    assert_eq!(pinrun::emit::systemd_word("plain-arg"), "plain-arg");
+    assert_eq!(pinrun::emit::systemd_word("a b"), "\"a b\"");
+    assert_eq!(pinrun::emit::systemd_word("$HOME"), "$$HOME");
+    assert_eq!(pinrun::emit::systemd_word("%h"), "%%h");
+    assert_eq!(pinrun::emit::systemd_word("it's"), "\"it's\"");
+    assert_eq!(pinrun::emit::systemd_word("c\\"), "\"c\\\\\"");
+    assert_eq!(
+        pinrun::emit::systemd_word("say \"hi\""),
+        "\"say \\\"hi\\\"\""
+    );
+    assert_eq!(pinrun::emit::systemd_word(";"), "\\;");
+    assert_eq!(pinrun::emit::systemd_word(""), "\"\"");
+    let m = machine("nto/bare-metal-worker1.internal");
+    let out = pinrun()
+        .arg("--sysroot")
+        .arg(&m)
+        .args([
+            "--emit",
+            "systemd",
+            "--cpus",
+            "2",
+            "--preferred-many",
+            "0,1",
+            "--",
+            "/bin/app",
+            "a b",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let exec = text.lines().find(|l| l.starts_with("ExecStart=")).unwrap();
+    assert!(
+        exec.ends_with(" --cpus 2 --preferred-many 0,1 -- /bin/app \"a b\""),
+        "{exec}"
+    );
+    assert!(
+        !exec.contains("--emit") && !exec.contains("--sysroot"),
+        "{exec}"
+    );
+}
