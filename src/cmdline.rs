@@ -72,11 +72,48 @@ pub fn parse_isolcpus(value: &str, last: Option<u32>) -> Isolcpus {
     iso
 }
 
+/// Splits a command line into parameters as the kernel's `next_arg()` does:
+/// white space separates, double quotes group (`foo="a b"` is one
+/// parameter), and a bare `--` ends the kernel's parameters (the rest goes
+/// to init).
+pub fn words(cmdline: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    let mut started = false;
+    for c in cmdline.chars() {
+        match c {
+            '"' => {
+                quoted = !quoted;
+                started = true;
+            }
+            c if c.is_whitespace() && !quoted => {
+                if started {
+                    if cur == "--" {
+                        return out;
+                    }
+                    out.push(std::mem::take(&mut cur));
+                    started = false;
+                }
+            }
+            c => {
+                cur.push(c);
+                started = true;
+            }
+        }
+    }
+    if started && cur != "--" {
+        out.push(cur);
+    }
+    out
+}
+
 /// Parses the isolation parameters of a kernel command line. `last` is the
 /// highest possible CPU id (for `N`).
 pub fn parse(cmdline: &str, last: Option<u32>) -> BootParams {
     let mut p = BootParams::default();
-    for word in cmdline.split_whitespace() {
+    for word in words(cmdline) {
+        let word = word.as_str();
         let (key, value) = word.split_once('=').unwrap_or((word, ""));
         match key {
             "isolcpus" => p.isolcpus = Some(parse_isolcpus(value, last)),
@@ -132,5 +169,15 @@ mod tests {
         assert_eq!(p.irqaffinity, Some(set("0-4")));
         assert!(p.isolcpus.unwrap().managed_irq);
         assert_eq!(parse("quiet", Some(3)), BootParams::default());
+        // After "--" the words belong to init; quotes group words.
+        assert_eq!(
+            parse("ro -- isolcpus=1 nohz_full=1", Some(3)),
+            BootParams::default()
+        );
+        assert_eq!(
+            parse("foo=\"bar isolcpus=1 nohz_full=1\"", Some(3)),
+            BootParams::default()
+        );
+        assert_eq!(words("a \"b c\" d=\"e f\" -- g"), vec!["a", "b c", "d=e f"]);
     }
 }

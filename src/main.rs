@@ -78,6 +78,16 @@ fn run(req: Request) -> Result<u8, Error> {
         )
         .hint("point --sysroot at a directory laid out like / with sys/ and proc/"));
     }
+    if let Some(bad) = out_allow_unknown(&req.output.allow) {
+        return Err(Error::new(
+            "unknown-finding-code",
+            format!("--allow: unknown finding code \"{bad}\""),
+        )
+        .hint(format!(
+            "finding codes are lowercase kebab-case: {}",
+            check::CODES.join(", ")
+        )));
+    }
     let sys = SystemState::read(&root);
     let out = req.output.clone();
     if req.mode == Mode::Show {
@@ -208,6 +218,15 @@ fn pinrun_args() -> Vec<String> {
         .map(|a| a.to_string_lossy().into_owned())
         .take_while(|a| a != "--")
         .collect()
+}
+
+/// The first `--allow` code pinrun does not know (a typo would otherwise
+/// silently accept nothing).
+fn out_allow_unknown(allow: &[String]) -> Option<&str> {
+    allow
+        .iter()
+        .map(String::as_str)
+        .find(|c| !check::CODES.contains(c))
 }
 
 /// This pinrun's command line without `--emit FORMAT` and `--sysroot DIR`,

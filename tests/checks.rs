@@ -708,3 +708,45 @@ fn allow_accepts_named_findings() {
         assert!(!last.contains("irq-on-cpu, irq-on-cpu"), "{last}");
     }
 }
+
+/// Without /proc/irq/N, the per-CPU counts of /proc/interrupts say where an
+/// IRQ was delivered (nto/bare-metal-master keeps no per-IRQ directories);
+/// the hint moves IRQs to CPUs that are neither checked nor nohz_full.
+#[test]
+fn irq_counts_when_affinity_files_are_missing() {
+    let m = machine("nto/bare-metal-master.internal");
+    assert!(!m.join("proc/irq/135").exists());
+    let text = std::fs::read_to_string(m.join("proc/interrupts")).unwrap();
+    let header: Vec<&str> = text.lines().next().unwrap().split_whitespace().collect();
+    let col = header.iter().position(|h| *h == "CPU3").unwrap();
+    let want: Vec<u32> = text
+        .lines()
+        .skip(1)
+        .filter_map(|l| {
+            let (id, rest) = l.split_once(':')?;
+            let n: u32 = id.trim().parse().ok()?;
+            let count: u64 = rest.split_whitespace().nth(col)?.parse().ok()?;
+            (count > 0).then_some(n)
+        })
+        .collect();
+    assert!(!want.is_empty());
+    let out = pinrun()
+        .arg("--sysroot")
+        .arg(&m)
+        .args(["--check", "--json", "--cpus", "3"])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let got: Vec<u32> = with(v["findings"].as_array().unwrap(), "irq-on-cpu")
+        .iter()
+        .flat_map(|x| ids(&x["irqs"]))
+        .collect();
+    assert_eq!(got, want);
+    // Unknown --allow codes are refused rather than silently accepting nothing.
+    let out = pinrun()
+        .args(["--check", "--cpus", "0", "--allow", "rt-throtling"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(125));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown finding code \"rt-throtling\""));
+}

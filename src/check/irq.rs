@@ -9,15 +9,39 @@ use crate::plan::cpus_phrase;
 
 pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
     let sys = ctx.sys;
-    let hk = ctx.housekeeping();
+    // Where IRQs should go: online CPUs that are neither checked nor
+    // isolated/nohz_full (else just not checked).
+    let quiet = ctx
+        .housekeeping()
+        .difference(&sys.isolated.union(&sys.nohz_full));
+    let hk = if quiet.is_empty() {
+        ctx.housekeeping()
+    } else {
+        quiet
+    };
     let hk_list = if hk.is_empty() {
         "<housekeeping CPUs>".to_string()
     } else {
         hk.to_list()
     };
     for irq in sys.irqs.list.iter().filter(|i| !i.is_per_cpu()) {
-        let (Some(number), Some(aff)) = (irq.number, &irq.affinity) else {
+        let Some(number) = irq.number else {
             continue;
+        };
+        // Without /proc/irq/N (some dumps, restricted procfs) the counts in
+        // /proc/interrupts still show where the IRQ has been delivered.
+        let counted: crate::cpuset::CpuSet = irq
+            .counts
+            .iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(c, _)| *c)
+            .collect();
+        let (aff, source) = match &irq.affinity {
+            Some(a) => (a, irq.affinity_source),
+            None => (
+                &counted,
+                "CPUs with counts in /proc/interrupts, no /proc/irq/N",
+            ),
         };
         let hit = aff.intersection(&sys.online).intersection(&ctx.cpus);
         if hit.is_empty() {
@@ -43,7 +67,7 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
                 if managed { "kernel-managed " } else { "" },
                 irq.name(),
                 cpus_phrase(&hit),
-                irq.affinity_source,
+                source,
                 aff
             ),
             if managed {
@@ -75,7 +99,11 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
                 ctx.disturbance(),
                 &hit,
                 format!("{source} ({}) includes {}: IRQs set up from now on can land there", set.intersection(&sys.online), cpus_phrase(&hit)),
-                format!("write the housekeeping CPUs' mask to /proc/irq/default_smp_affinity ({}), or boot with irqaffinity={hk_list}", hk.to_mask()),
+                if hk.is_empty() {
+                    "every online CPU is checked: leave at least one housekeeping CPU for IRQs (irqaffinity=)".to_string()
+                } else {
+                    format!("write the housekeeping CPUs' mask to /proc/irq/default_smp_affinity ({}), or boot with irqaffinity={hk_list}", hk.to_mask())
+                },
             ));
         }
     }

@@ -102,6 +102,38 @@ impl Context<'_> {
     }
 }
 
+/// Every finding code pinrun emits (pinrun(1) CHECKS and CLAIMS).
+pub const CODES: &[&str] = &[
+    "bind-low-memory",
+    "claim-record-unusable",
+    "claim-state-unusable",
+    "cpu-claimed",
+    "cpufreq-governor",
+    "cpuidle-deep-states",
+    "deadline-cannot-fork",
+    "default-irq-affinity",
+    "env-thread-binding",
+    "firmware-data",
+    "irq-on-cpu",
+    "isolated-no-balancing",
+    "isolation-not-applied",
+    "isolcpus-unknown-flag",
+    "managed-irq-on-cpu",
+    "memory-partly-remote",
+    "memory-remote",
+    "nice-ignored",
+    "not-isolated",
+    "not-nohz-full",
+    "not-rcu-nocbs",
+    "numa-balancing",
+    "partition-invalid",
+    "rt-competitor",
+    "rt-priority-99",
+    "rt-throttling",
+    "sibling-not-isolated",
+    "smt-siblings-shared",
+];
+
 /// Downgrades the findings whose code is in `allow` (`--allow`) to info.
 pub fn accept(findings: &mut [Finding], allow: &[String]) {
     for f in findings

@@ -186,7 +186,16 @@ impl SystemState {
         };
         let isolated = sysfs_isolated
             .unwrap_or_else(|| {
-                boot_cpus(boot_iso.is_some_and(|i| i.domain && i.unknown_flags.is_empty()))
+                let mut asked =
+                    boot_cpus(boot_iso.is_some_and(|i| i.domain && i.unknown_flags.is_empty()));
+                // kernel/sched/isolation.c keeps the boot CPU (taken as the
+                // lowest online one) for housekeeping when every CPU is listed.
+                if let Some(boot) = sets.online.first()
+                    && sets.online.is_subset(&asked)
+                {
+                    asked.remove(boot);
+                }
+                asked
             })
             .union(
                 &root
