@@ -283,10 +283,12 @@ pub fn parse_duration(option: &str, text: &str) -> Result<u64> {
         "us" => 1e3,
         "ms" => 1e6,
         "s" => 1e9,
+        "m" | "min" => 60e9,
+        "h" => 3600e9,
         _ => {
             return Err(
                 bad("bad-duration", option, format!("\"{text}\" needs a unit"))
-                    .hint("write a number with a unit: ns, us, ms or s, e.g. 500us"),
+                    .hint("write a number with a unit: ns, us, ms, s, m or h, e.g. 500us"),
             );
         }
     };
@@ -442,6 +444,17 @@ impl Cli {
             Some("") => Some(None),
             Some(t) => Some(Some(parse_duration("--wait", t)?)),
         };
+        // `--wait 30s -- cmd`: the value needs `=`, else "30s" is the command.
+        if wait == Some(None)
+            && let Some(first) = self.command.first().and_then(|c| c.to_str())
+            && parse_duration("--wait", first).is_ok()
+        {
+            return Err(Error::new(
+                "bad-duration",
+                format!("--wait: \"{first}\" would be run as the command"),
+            )
+            .hint(format!("write --wait={first}")));
+        }
         if let Some(n) = self.nice
             && !(-20..=19).contains(&n)
         {

@@ -83,6 +83,9 @@ pub fn plan_json(req: &Request, plan: &Plan, findings: &[Finding]) -> Value {
         "sched": policy_json(&plan.sched),
         "reasons": plan.reasons,
         "findings": findings_json(findings),
+        // What --strict would do with these findings: the real launch exits 125.
+        "strict_refusal": req.output.strict
+            && findings.iter().any(|f| f.severity == Severity::Warning),
         "exclusive": req.claims.exclusive,
         "claim": req.claims.exclusive.then(|| {
             crate::plan::claim_set(plan.cpus.as_ref().unwrap_or(&CpuSet::new()), &plan.cores).to_vec()
@@ -156,6 +159,16 @@ pub fn plan_text(req: &Request, plan: &Plan, findings: &[Finding]) -> String {
     let _ = writeln!(s, "why:");
     for r in &plan.reasons {
         let _ = writeln!(s, "  - {r}");
+    }
+    let warnings = findings
+        .iter()
+        .filter(|f| f.severity == Severity::Warning)
+        .count();
+    if req.output.strict && warnings > 0 {
+        let _ = writeln!(
+            s,
+            "strict:  the launch would be refused ({warnings} warning(s))"
+        );
     }
     if findings.is_empty() {
         let _ = writeln!(s, "findings: none");

@@ -750,3 +750,22 @@ fn irq_counts_when_affinity_files_are_missing() {
     assert_eq!(out.status.code(), Some(125));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown finding code \"rt-throtling\""));
 }
+
+/// `--dry-run --strict` says whether the launch would be refused.
+#[test]
+fn dry_run_predicts_strict_refusal() {
+    let t = tree(&[]);
+    let run = |extra: &[&str]| {
+        let out = pinrun()
+            .arg("--sysroot")
+            .arg(t.path())
+            .args(["--dry-run", "--json", "--cpus", "1"])
+            .args(extra)
+            .output()
+            .unwrap();
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()["strict_refusal"].clone()
+    };
+    assert_eq!(run(&["--strict", "--fifo", "10"]), Value::Bool(true));
+    assert_eq!(run(&["--fifo", "10"]), Value::Bool(false));
+    assert_eq!(run(&["--strict"]), Value::Bool(false));
+}
