@@ -878,3 +878,30 @@ fn junk_from_other_users_neither_hides_claims_nor_blocks_strict() {
     holder.kill().ok();
     holder.wait().ok();
 }
+
+/// A trailing slash does not smuggle a symlinked state directory past the
+/// no-follow check.
+#[test]
+fn trailing_slash_does_not_follow_a_symlinked_state_dir() {
+    let d = tempfile::tempdir().unwrap();
+    let real = d.path().join("real");
+    std::fs::create_dir(&real).unwrap();
+    std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let link = d.path().join("link");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let with_slash = format!("{}/", link.display());
+    let out = Command::new(bin())
+        .args([
+            "--exclusive",
+            "--cores",
+            "1",
+            "--state-dir",
+            &with_slash,
+            "--",
+            "true",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(125));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is a symlink"));
+}

@@ -59,6 +59,15 @@ fn dir_error(path: &Path, what: impl std::fmt::Display) -> Error {
 /// The directory's fd, opened without following a symlink at its last
 /// component; created (mode 1777) when missing and `create`.
 fn open_dir(path: &Path, create: bool) -> Result<Option<OwnedFd>> {
+    // "dir/" would make the kernel resolve a symlink "dir" before O_NOFOLLOW
+    // applies: drop trailing slashes first.
+    let trimmed = path.to_string_lossy();
+    let trimmed = trimmed.trim_end_matches('/');
+    let path = if trimmed.is_empty() {
+        Path::new("/")
+    } else {
+        Path::new(trimmed)
+    };
     let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
     let open = || nix::fcntl::open(path, flags, Mode::empty());
     match open() {
