@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Launch overhead: pinrun against taskset and the numactl+chrt+taskset chain,
+# measured side by side in ONE hyperfine run (issue 8). Needs root for
+# SCHED_FIFO. Usage: bench/launch.sh [PINRUN] [OUTDIR]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PINRUN=${1:-${CARGO_TARGET_DIR:-target}/release/pinrun}
+OUT=${2:-bench/out}
+mkdir -p "$OUT"
+[ -x "$PINRUN" ] || { echo "launch.sh: no pinrun at $PINRUN (cargo build --release)" >&2; exit 1; }
+command -v hyperfine >/dev/null || { echo "launch.sh: apt-get install hyperfine" >&2; exit 1; }
+# The chain: as much of numactl/chrt/taskset as this machine has.
+chain="taskset -c 1 /bin/true"
+command -v chrt >/dev/null && chain="chrt -f 10 $chain"
+command -v numactl >/dev/null && chain="numactl -N 0 -m 0 $chain"
+hyperfine -N --warmup "${WARMUP:-200}" --runs "${RUNS:-3000}" \
+  --export-json "$OUT/launch.json" --export-markdown "$OUT/launch.md" \
+  -n true '/bin/true' \
+  -n taskset 'taskset -c 1 /bin/true' \
+  -n chain "$chain" \
+  -n 'pinrun --cpus' "$PINRUN --cpus 1 -- /bin/true" \
+  -n 'pinrun full' "$PINRUN --node 0 --cores 1 --fifo 10 --membind -- /bin/true" \
+  >"$OUT/launch.log"
+# Means and ratios to taskset and to the chain.
+jq -r '
+  (.results | map({key: .command, value: .mean}) | from_entries) as $m
+  | "| command | mean (µs) | ± σ (µs) | min (µs) | ratio to taskset | ratio to chain |",
+    "|---|---:|---:|---:|---:|---:|",
+    (.results[] | "| \(.command) | \(.mean*1e6|floor) | \(.stddev*1e6|floor) | \(.min*1e6|floor) | \((.mean/$m.taskset*100|round)/100) | \((.mean/$m.chain*100|round)/100) |")
+' "$OUT/launch.json" | tee "$OUT/launch-table.md"
+echo "chain = $chain" | tee -a "$OUT/launch-table.md"
