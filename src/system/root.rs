@@ -37,18 +37,25 @@ impl Root {
     /// that are not UTF-8 are replaced (sysfs files are ASCII).
     /// Only regular files are read, and at most [`MAX_FILE`] bytes of them:
     /// a FIFO or a link to `/dev/zero` in a dump cannot hang pinrun.
+    ///
+    /// One path lookup per file: the file is opened non-blocking (so a FIFO
+    /// opens without waiting for a writer) and its type checked on the open
+    /// descriptor, not by a second lookup of the path.
     pub fn read(&self, abs: &str) -> Option<String> {
         use std::io::Read;
-        let path = self.path(abs);
-        if !std::fs::metadata(&path).ok()?.is_file() {
+        use std::os::unix::fs::OpenOptionsExt;
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(self.path(abs))
+            .ok()?;
+        if !file.metadata().ok()?.is_file() {
             return None;
         }
-        let mut buf = Vec::new();
-        std::fs::File::open(path)
-            .ok()?
-            .take(MAX_FILE)
-            .read_to_end(&mut buf)
-            .ok()?;
+        // sysfs attributes fit in one page: read into a page-sized buffer
+        // first, so most files take one read plus the read that sees EOF.
+        let mut buf = Vec::with_capacity(4096);
+        file.take(MAX_FILE).read_to_end(&mut buf).ok()?;
         Some(String::from_utf8_lossy(&buf).into_owned())
     }
 
