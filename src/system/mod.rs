@@ -6,12 +6,14 @@ pub mod cgroup;
 pub mod numa;
 pub mod process;
 pub mod root;
+pub mod scope;
 pub mod topology;
 
 pub use cgroup::Cpuset;
 pub use numa::Node;
 pub use process::Process;
 pub use root::Root;
+pub use scope::Scope;
 pub use topology::Cpu;
 
 use crate::cpuset::{CpuSet, NodeSet};
@@ -61,8 +63,15 @@ pub struct SystemState {
 }
 
 impl SystemState {
-    /// Reads the machine below `root`.
+    /// Reads the whole machine below `root` (what `--show` prints).
     pub fn read(root: &Root) -> Self {
+        Self::read_scoped(root, &Scope::full())
+    }
+
+    /// Reads what `scope` asks for below `root`: the fields a request's plan
+    /// and checks look at are exactly as [`SystemState::read`] gives them;
+    /// the others are left `None`/empty (see [`Scope`]).
+    pub fn read_scoped(root: &Root, scope: &Scope) -> Self {
         let sets = topology::read_sets(root);
         // Every CPU the kernel knows has a cpuN directory; ids only named in
         // `online` (a damaged dump) are not read one by one.
@@ -74,9 +83,12 @@ impl SystemState {
         let mut cpus: BTreeMap<u32, Cpu> = known
             .iter()
             .take(MAX_CPUS)
-            .map(|id| (id, topology::read_cpu(root, id, sets.online.contains(id))))
+            .map(|id| {
+                let online = sets.online.contains(id);
+                (id, topology::read_cpu(root, id, online, scope.details))
+            })
             .collect();
-        let nodes: BTreeMap<u32, Node> = numa::read_nodes(root)
+        let nodes: BTreeMap<u32, Node> = numa::read_nodes(root, scope.details)
             .into_iter()
             .map(|n| (n.id, n))
             .collect();
@@ -116,7 +128,7 @@ impl SystemState {
                 ns[0]
             ));
         }
-        let mut process = process::read_process(root);
+        let mut process = process::read_process(root, scope.details);
         let cpuset = cgroup::read_cpuset(root);
         // Without Mems_allowed_list (most dumps) the cgroup's effective
         // memory nodes limit the process, as its effective CPUs do.
@@ -140,11 +152,18 @@ impl SystemState {
                     .read_list("/sys/fs/cgroup/cpuset.cpus.isolated")
                     .unwrap_or_default(),
             );
+        let (nohz_full, cmdline) = if scope.details {
+            (
+                root.read_list(&format!("{cpu_dir}/nohz_full"))
+                    .unwrap_or_default(),
+                root.read_value("/proc/cmdline").unwrap_or_default(),
+            )
+        } else {
+            Default::default()
+        };
         Self {
-            nohz_full: root
-                .read_list(&format!("{cpu_dir}/nohz_full"))
-                .unwrap_or_default(),
-            cmdline: root.read_value("/proc/cmdline").unwrap_or_default(),
+            nohz_full,
+            cmdline,
             possible: sets.possible,
             present: sets.present,
             online: sets.online,

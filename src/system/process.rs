@@ -36,8 +36,10 @@ fn status_field<'a>(status: &'a str, key: &str) -> Option<&'a str> {
     })
 }
 
-/// Reads `/proc/self/*` and the RT sysctls below `root`.
-pub fn read_process(root: &Root) -> Process {
+/// Reads `/proc/self/*` and the RT sysctls below `root`. Without `details`,
+/// not `nice` (`/proc/self/stat`) nor the RT sysctls, which only `--show`
+/// would report.
+pub fn read_process(root: &Root, details: bool) -> Process {
     let status = root.read("/proc/self/status").unwrap_or_default();
     let list = |key| CpuSet::parse_sysfs_list(status_field(&status, key)?, None).ok();
     let cap_sys_nice = status_field(&status, "CapEff")
@@ -54,18 +56,21 @@ pub fn read_process(root: &Root) -> Process {
             soft.parse().ok()
         }
     });
-    // The command name (field 2) may contain spaces and ')': split after the last ')'.
-    let nice = root.read("/proc/self/stat").and_then(|t| {
-        let rest = &t[t.rfind(')')? + 1..];
-        rest.split_whitespace().nth(16)?.parse().ok()
-    });
-    Process {
+    let mut process = Process {
         cpus_allowed: list("Cpus_allowed_list"),
         mems_allowed: list("Mems_allowed_list"),
         cap_sys_nice,
         rtprio_limit,
-        nice,
-        rt_runtime_us: root.read_int("/proc/sys/kernel/sched_rt_runtime_us"),
-        rt_period_us: root.read_int("/proc/sys/kernel/sched_rt_period_us"),
+        ..Process::default()
+    };
+    if details {
+        // The command name (field 2) may contain spaces and ')': split after the last ')'.
+        process.nice = root.read("/proc/self/stat").and_then(|t| {
+            let rest = &t[t.rfind(')')? + 1..];
+            rest.split_whitespace().nth(16)?.parse().ok()
+        });
+        process.rt_runtime_us = root.read_int("/proc/sys/kernel/sched_rt_runtime_us");
+        process.rt_period_us = root.read_int("/proc/sys/kernel/sched_rt_period_us");
     }
+    process
 }

@@ -79,7 +79,9 @@ pub fn read_sets(root: &Root) -> CpuSets {
 }
 
 /// Reads one CPU's topology. Offline CPUs get only `id` and `online: false`.
-pub fn read_cpu(root: &Root, id: u32, online: bool) -> Cpu {
+/// Without `details`, only what the planner uses: `core_id`, `package` and
+/// `siblings` (not `die`, `cluster`, `package_cpus`, `llc`).
+pub fn read_cpu(root: &Root, id: u32, online: bool, details: bool) -> Cpu {
     let mut cpu = Cpu {
         id,
         online,
@@ -98,13 +100,16 @@ pub fn read_cpu(root: &Root, id: u32, online: bool) -> Cpu {
     let t = format!("{CPU_DIR}/cpu{id}/topology");
     cpu.core_id = id_of(root, &format!("{t}/core_id"));
     cpu.package = id_of(root, &format!("{t}/physical_package_id"));
-    cpu.die = id_of(root, &format!("{t}/die_id"));
-    // 65535 is what arm64 reports for "no cluster" (BAD_APICID-like filler).
-    cpu.cluster = id_of(root, &format!("{t}/cluster_id")).filter(|&c| c != 65535);
     cpu.siblings = root
         .read_list_or_mask(&t, "core_cpus")
         .or_else(|| root.read_list_or_mask(&t, "thread_siblings"))
         .filter(|s| !s.is_empty());
+    if !details {
+        return cpu;
+    }
+    cpu.die = id_of(root, &format!("{t}/die_id"));
+    // 65535 is what arm64 reports for "no cluster" (BAD_APICID-like filler).
+    cpu.cluster = id_of(root, &format!("{t}/cluster_id")).filter(|&c| c != 65535);
     cpu.package_cpus = root
         .read_list_or_mask(&t, "package_cpus")
         .or_else(|| root.read_list_or_mask(&t, "core_siblings"))
