@@ -13,7 +13,7 @@ pub use cgroup::Cpuset;
 pub use numa::Node;
 pub use process::Process;
 pub use root::Root;
-pub use scope::Scope;
+pub use scope::{Cpus, Scope};
 pub use topology::Cpu;
 
 use crate::cpuset::{CpuSet, NodeSet};
@@ -80,18 +80,52 @@ impl SystemState {
         } else {
             sets.dirs.clone()
         };
-        let mut cpus: BTreeMap<u32, Cpu> = known
-            .iter()
-            .take(MAX_CPUS)
-            .map(|id| {
-                let online = sets.online.contains(id);
-                (id, topology::read_cpu(root, id, online, scope.details))
-            })
-            .collect();
         let nodes: BTreeMap<u32, Node> = numa::read_nodes(root, scope.details)
             .into_iter()
             .map(|n| (n.id, n))
             .collect();
+        let wanted = match &scope.topology {
+            Cpus::All => None,
+            Cpus::None => Some(CpuSet::new()),
+            Cpus::Only(set) => Some(set.clone()),
+            Cpus::Nodes(ids) => Some(
+                ids.iter()
+                    .filter_map(|id| nodes.get(&id))
+                    .fold(CpuSet::new(), |acc, n| acc.union(&n.cpus)),
+            ),
+        };
+        let read = |id: u32| topology::read_cpu(root, id, sets.online.contains(id), scope.details);
+        let mut cpus: BTreeMap<u32, Cpu> = match &wanted {
+            None => known
+                .iter()
+                .take(MAX_CPUS)
+                .map(|id| (id, read(id)))
+                .collect(),
+            Some(wanted) => {
+                // The wanted CPUs, then the other CPUs of their cores; every
+                // other CPU keeps only its id and online state.
+                let mut cpus: BTreeMap<u32, Cpu> = known
+                    .iter()
+                    .take(MAX_CPUS)
+                    .map(|id| (id, topology::unread_cpu(id, sets.online.contains(id))))
+                    .collect();
+                let mut siblings = CpuSet::new();
+                for id in wanted.iter() {
+                    if let Some(cpu) = cpus.get_mut(&id) {
+                        *cpu = read(id);
+                        if let Some(s) = &cpu.siblings {
+                            siblings = siblings.union(s);
+                        }
+                    }
+                }
+                for id in siblings.difference(wanted).iter() {
+                    if let Some(cpu) = cpus.get_mut(&id) {
+                        *cpu = read(id);
+                    }
+                }
+                cpus
+            }
+        };
         let mut warnings = Vec::new();
         // A CPU listed by several nodes keeps the lowest; one warning per
         // distinct set of nodes (firmware that lists every CPU in every

@@ -10,11 +10,30 @@
 //! [`Scope::for_request`] accordingly; `tests/scope.rs` compares the plan
 //! and findings of a scoped read with those of a full read on every fixture.
 
+use crate::cpuset::{CpuSet, NodeSet};
 use crate::request::{Mode, Request};
+
+/// Whose topology (`cpuN/topology/{core_id,physical_package_id,core_cpus_list}`)
+/// to read. Whatever is chosen, the CPUs of each chosen CPU's core are read
+/// too (the planner names a core by its lowest-numbered CPU).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Cpus {
+    /// Every CPU.
+    All,
+    /// No CPU (no placement requested).
+    None,
+    /// These CPUs (`--cpus LIST`: the candidates are among them).
+    Only(CpuSet),
+    /// The CPUs in these nodes' cpulists (`--node NODES` without `--cpus`).
+    Nodes(NodeSet),
+}
 
 /// The parts of the machine to read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Scope {
+    /// CPUs whose topology is read; the others keep only `id`, `online`
+    /// and `node`.
+    pub topology: Cpus,
     /// What only `--show` prints: die, cluster, `package_cpus`, the LLC
     /// (`cache/index*`), node `meminfo` and `distance` (read anyway where the
     /// planner needs them: `meminfo` without `node/has_memory`, `distance`
@@ -26,7 +45,10 @@ pub struct Scope {
 impl Scope {
     /// Everything (`--show`, and [`super::SystemState::read`]).
     pub fn full() -> Self {
-        Self { details: true }
+        Self {
+            topology: Cpus::All,
+            details: true,
+        }
     }
 
     /// What planning and checking `req` look at.
@@ -34,6 +56,19 @@ impl Scope {
         if req.mode == Mode::Show {
             return Self::full();
         }
-        Self { details: false }
+        let p = &req.placement;
+        let topology = if !p.is_requested() {
+            Cpus::None
+        } else if let Some(cpus) = &p.cpus {
+            Cpus::Only(cpus.clone())
+        } else if let Some(nodes) = &p.nodes {
+            Cpus::Nodes(nodes.clone())
+        } else {
+            Cpus::All
+        };
+        Self {
+            topology,
+            details: false,
+        }
     }
 }

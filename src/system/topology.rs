@@ -78,11 +78,9 @@ pub fn read_sets(root: &Root) -> CpuSets {
     }
 }
 
-/// Reads one CPU's topology. Offline CPUs get only `id` and `online: false`.
-/// Without `details`, only what the planner uses: `core_id`, `package` and
-/// `siblings` (not `die`, `cluster`, `package_cpus`, `llc`).
-pub fn read_cpu(root: &Root, id: u32, online: bool, details: bool) -> Cpu {
-    let mut cpu = Cpu {
+/// A CPU whose topology is not read (or is unknown: offline).
+pub fn unread_cpu(id: u32, online: bool) -> Cpu {
+    Cpu {
         id,
         online,
         core_id: None,
@@ -93,7 +91,14 @@ pub fn read_cpu(root: &Root, id: u32, online: bool, details: bool) -> Cpu {
         package_cpus: None,
         llc: None,
         node: None,
-    };
+    }
+}
+
+/// Reads one CPU's topology. Offline CPUs get only `id` and `online: false`.
+/// Without `details`, only what the planner uses: `core_id`, `package` and
+/// `siblings` (not `die`, `cluster`, `package_cpus`, `llc`).
+pub fn read_cpu(root: &Root, id: u32, online: bool, details: bool) -> Cpu {
+    let mut cpu = unread_cpu(id, online);
     if !online {
         return cpu;
     }
