@@ -162,7 +162,7 @@ impl SystemState {
                 ns[0]
             ));
         }
-        let mut process = process::read_process(root, scope.details);
+        let mut process = process::read_process(root, scope.rt_limit, scope.details);
         let cpuset = cgroup::read_cpuset(root);
         // Without Mems_allowed_list (most dumps) the cgroup's effective
         // memory nodes limit the process, as its effective CPUs do.
@@ -178,14 +178,17 @@ impl SystemState {
             (None, None) => (sets.online.clone(), AllowedSource::Online),
         };
         let cpu_dir = "/sys/devices/system/cpu";
-        let isolated = root
-            .read_list(&format!("{cpu_dir}/isolated"))
-            .unwrap_or_default()
-            .union(
-                &root
-                    .read_list("/sys/fs/cgroup/cpuset.cpus.isolated")
-                    .unwrap_or_default(),
-            );
+        let isolated = if scope.isolation {
+            root.read_list(&format!("{cpu_dir}/isolated"))
+                .unwrap_or_default()
+                .union(
+                    &root
+                        .read_list("/sys/fs/cgroup/cpuset.cpus.isolated")
+                        .unwrap_or_default(),
+                )
+        } else {
+            CpuSet::new()
+        };
         let (nohz_full, cmdline) = if scope.details {
             (
                 root.read_list(&format!("{cpu_dir}/nohz_full"))

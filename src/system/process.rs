@@ -38,24 +38,29 @@ fn status_field<'a>(status: &'a str, key: &str) -> Option<&'a str> {
 
 /// Reads `/proc/self/*` and the RT sysctls below `root`. Without `details`,
 /// not `nice` (`/proc/self/stat`) nor the RT sysctls, which only `--show`
-/// would report.
-pub fn read_process(root: &Root, details: bool) -> Process {
+/// would report; without `rt_limit`, or with `CAP_SYS_NICE` (which makes
+/// the limit moot), not `/proc/self/limits`.
+pub fn read_process(root: &Root, rt_limit: bool, details: bool) -> Process {
     let status = root.read("/proc/self/status").unwrap_or_default();
     let list = |key| CpuSet::parse_sysfs_list(status_field(&status, key)?, None).ok();
     let cap_sys_nice = status_field(&status, "CapEff")
         .and_then(|hex| u64::from_str_radix(hex, 16).ok())
         .map(|caps| caps & (1 << CAP_SYS_NICE) != 0);
-    let rtprio_limit = root.read("/proc/self/limits").and_then(|t| {
-        let line = t.lines().find(|l| l.starts_with("Max realtime priority"))?;
-        let soft = line["Max realtime priority".len()..]
-            .split_whitespace()
-            .next()?;
-        if soft == "unlimited" {
-            Some(u64::MAX)
-        } else {
-            soft.parse().ok()
-        }
-    });
+    let need_limit = details || (rt_limit && cap_sys_nice != Some(true));
+    let rtprio_limit = need_limit
+        .then(|| root.read("/proc/self/limits"))
+        .flatten()
+        .and_then(|t| {
+            let line = t.lines().find(|l| l.starts_with("Max realtime priority"))?;
+            let soft = line["Max realtime priority".len()..]
+                .split_whitespace()
+                .next()?;
+            if soft == "unlimited" {
+                Some(u64::MAX)
+            } else {
+                soft.parse().ok()
+            }
+        });
     let mut process = Process {
         cpus_allowed: list("Cpus_allowed_list"),
         mems_allowed: list("Mems_allowed_list"),

@@ -11,7 +11,7 @@
 //! and findings of a scoped read with those of a full read on every fixture.
 
 use crate::cpuset::{CpuSet, NodeSet};
-use crate::request::{Mode, Request};
+use crate::request::{Mode, Policy, Request};
 
 /// Whose topology (`cpuN/topology/{core_id,physical_package_id,core_cpus_list}`)
 /// to read. Whatever is chosen, the CPUs of each chosen CPU's core are read
@@ -34,6 +34,13 @@ pub struct Scope {
     /// CPUs whose topology is read; the others keep only `id`, `online`
     /// and `node`.
     pub topology: Cpus,
+    /// The isolated set (`cpu/isolated`, root `cpuset.cpus.isolated`):
+    /// needed by `--isolated` and by `--deadline` (its root domain).
+    pub isolation: bool,
+    /// `RLIMIT_RTPRIO` (`/proc/self/limits`): needed by `--fifo`/`--rr`,
+    /// and then only when `CapEff` lacks `CAP_SYS_NICE` (with it the limit
+    /// does not apply, and `rtprio_limit` stays `None`).
+    pub rt_limit: bool,
     /// What only `--show` prints: die, cluster, `package_cpus`, the LLC
     /// (`cache/index*`), node `meminfo` and `distance` (read anyway where the
     /// planner needs them: `meminfo` without `node/has_memory`, `distance`
@@ -47,6 +54,8 @@ impl Scope {
     pub fn full() -> Self {
         Self {
             topology: Cpus::All,
+            isolation: true,
+            rt_limit: true,
             details: true,
         }
     }
@@ -66,8 +75,11 @@ impl Scope {
         } else {
             Cpus::All
         };
+        let policy = req.sched.policy;
         Self {
             topology,
+            isolation: p.isolated || matches!(policy, Some(Policy::Deadline { .. })),
+            rt_limit: matches!(policy, Some(Policy::Fifo(_) | Policy::Rr(_))),
             details: false,
         }
     }
