@@ -94,33 +94,43 @@ impl SystemState {
                     .fold(CpuSet::new(), |acc, n| acc.union(&n.cpus)),
             ),
         };
-        let read = |id: u32| topology::read_cpu(root, id, sets.online.contains(id), scope.details);
-        let mut cpus: BTreeMap<u32, Cpu> = match &wanted {
-            None => known
+        let online = |id: u32| sets.online.contains(id);
+        let mut cpus: BTreeMap<u32, Cpu> = match wanted {
+            None if scope.details => known
                 .iter()
                 .take(MAX_CPUS)
-                .map(|id| (id, read(id)))
+                .map(|id| (id, topology::read_cpu(root, id, online(id))))
                 .collect(),
-            Some(wanted) => {
-                // The wanted CPUs, then the other CPUs of their cores; every
+            wanted => {
+                // Siblings of the wanted CPUs; `core_id` and `package` only
+                // of the lowest CPU of each of their cores (core_of's
+                // first), the only CPU the planner reads them from. Every
                 // other CPU keeps only its id and online state.
                 let mut cpus: BTreeMap<u32, Cpu> = known
                     .iter()
                     .take(MAX_CPUS)
-                    .map(|id| (id, topology::unread_cpu(id, sets.online.contains(id))))
+                    .map(|id| (id, topology::unread_cpu(id, online(id))))
                     .collect();
-                let mut siblings = CpuSet::new();
-                for id in wanted.iter() {
+                let targets = wanted.unwrap_or_else(|| known.clone());
+                let mut firsts = CpuSet::new();
+                for id in targets.iter() {
                     if let Some(cpu) = cpus.get_mut(&id) {
-                        *cpu = read(id);
-                        if let Some(s) = &cpu.siblings {
-                            siblings = siblings.union(s);
-                        }
+                        topology::read_siblings(root, cpu);
+                        let first = cpu.siblings.as_ref().filter(|s| s.contains(id));
+                        firsts.insert(first.and_then(CpuSet::first).unwrap_or(id));
                     }
                 }
-                for id in siblings.difference(wanted).iter() {
+                for id in firsts.iter() {
                     if let Some(cpu) = cpus.get_mut(&id) {
-                        *cpu = read(id);
+                        topology::read_ids(root, cpu);
+                    }
+                }
+                if scope.details {
+                    for id in targets.union(&firsts).iter() {
+                        if let Some(cpu) = cpus.get_mut(&id) {
+                            topology::read_ids(root, cpu);
+                            topology::read_details(root, cpu);
+                        }
                     }
                 }
                 cpus

@@ -13,9 +13,10 @@
 use crate::cpuset::{CpuSet, NodeSet};
 use crate::request::{Mode, Policy, Request};
 
-/// Whose topology (`cpuN/topology/{core_id,physical_package_id,core_cpus_list}`)
-/// to read. Whatever is chosen, the CPUs of each chosen CPU's core are read
-/// too (the planner names a core by its lowest-numbered CPU).
+/// Whose topology to read: `core_cpus_list` (the core's siblings) of these
+/// CPUs, and `core_id` and `physical_package_id` of the lowest CPU of each
+/// of their cores (the planner names a core by that CPU, and reads the ids
+/// of no other). Without `details` nothing else is read per CPU.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Cpus {
     /// Every CPU.
@@ -32,7 +33,7 @@ pub enum Cpus {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Scope {
     /// CPUs whose topology is read; the others keep only `id`, `online`
-    /// and `node`.
+    /// and `node`. With `details` and [`Cpus::All`], every CPU is read whole.
     pub topology: Cpus,
     /// The isolated set (`cpu/isolated`, root `cpuset.cpus.isolated`):
     /// needed by `--isolated` and by `--deadline` (its root domain).

@@ -94,24 +94,45 @@ pub fn unread_cpu(id: u32, online: bool) -> Cpu {
     }
 }
 
-/// Reads one CPU's topology. Offline CPUs get only `id` and `online: false`.
-/// Without `details`, only what the planner uses: `core_id`, `package` and
-/// `siblings` (not `die`, `cluster`, `package_cpus`, `llc`).
-pub fn read_cpu(root: &Root, id: u32, online: bool, details: bool) -> Cpu {
+/// Reads one CPU's whole topology. Offline CPUs get only `id` and
+/// `online: false`.
+pub fn read_cpu(root: &Root, id: u32, online: bool) -> Cpu {
     let mut cpu = unread_cpu(id, online);
-    if !online {
-        return cpu;
+    read_siblings(root, &mut cpu);
+    read_ids(root, &mut cpu);
+    read_details(root, &mut cpu);
+    cpu
+}
+
+/// Fills `siblings` of an online CPU.
+pub fn read_siblings(root: &Root, cpu: &mut Cpu) {
+    if !cpu.online {
+        return;
     }
-    let t = format!("{CPU_DIR}/cpu{id}/topology");
-    cpu.core_id = id_of(root, &format!("{t}/core_id"));
-    cpu.package = id_of(root, &format!("{t}/physical_package_id"));
+    let t = format!("{CPU_DIR}/cpu{}/topology", cpu.id);
     cpu.siblings = root
         .read_list_or_mask(&t, "core_cpus")
         .or_else(|| root.read_list_or_mask(&t, "thread_siblings"))
         .filter(|s| !s.is_empty());
-    if !details {
-        return cpu;
+}
+
+/// Fills `core_id` and `package` of an online CPU.
+pub fn read_ids(root: &Root, cpu: &mut Cpu) {
+    if !cpu.online {
+        return;
     }
+    let t = format!("{CPU_DIR}/cpu{}/topology", cpu.id);
+    cpu.core_id = id_of(root, &format!("{t}/core_id"));
+    cpu.package = id_of(root, &format!("{t}/physical_package_id"));
+}
+
+/// Fills what only `--show` prints: `die`, `cluster`, `package_cpus`, `llc`.
+pub fn read_details(root: &Root, cpu: &mut Cpu) {
+    if !cpu.online {
+        return;
+    }
+    let id = cpu.id;
+    let t = format!("{CPU_DIR}/cpu{id}/topology");
     cpu.die = id_of(root, &format!("{t}/die_id"));
     // 65535 is what arm64 reports for "no cluster" (BAD_APICID-like filler).
     cpu.cluster = id_of(root, &format!("{t}/cluster_id")).filter(|&c| c != 65535);
@@ -120,7 +141,6 @@ pub fn read_cpu(root: &Root, id: u32, online: bool, details: bool) -> Cpu {
         .or_else(|| root.read_list_or_mask(&t, "core_siblings"))
         .filter(|s| !s.is_empty());
     cpu.llc = read_llc(root, id);
-    cpu
 }
 
 /// The shared CPUs of the highest-level data or unified cache; `None` when
