@@ -113,22 +113,25 @@ impl SystemState {
                     .collect();
                 let targets = wanted.unwrap_or_else(|| known.clone());
                 let mut firsts = CpuSet::new();
-                for id in targets.iter() {
-                    if let Some(cpu) = cpus.get_mut(&id) {
-                        topology::read_siblings(root, cpu);
-                        let first = cpu.siblings.as_ref().filter(|s| s.contains(id));
-                        firsts.insert(first.and_then(CpuSet::first).unwrap_or(id));
+                if let Some(dir) = topology::cpu_dir(root) {
+                    for id in targets.iter() {
+                        if let Some(cpu) = cpus.get_mut(&id) {
+                            topology::read_siblings(&dir, cpu);
+                            let first = cpu.siblings.as_ref().filter(|s| s.contains(id));
+                            firsts.insert(first.and_then(CpuSet::first).unwrap_or(id));
+                        }
                     }
-                }
-                for id in firsts.iter() {
-                    if let Some(cpu) = cpus.get_mut(&id) {
-                        topology::read_ids(root, cpu);
+                    for id in firsts.iter() {
+                        if let Some(cpu) = cpus.get_mut(&id) {
+                            topology::read_ids(&dir, cpu);
+                        }
                     }
                 }
                 if scope.details {
                     for id in targets.union(&firsts).iter() {
-                        if let Some(cpu) = cpus.get_mut(&id) {
-                            topology::read_ids(root, cpu);
+                        if let (Some(cpu), Some(dir)) = (cpus.get_mut(&id), topology::cpu_dir(root))
+                        {
+                            topology::read_ids(&dir, cpu);
                             topology::read_details(root, cpu);
                         }
                     }

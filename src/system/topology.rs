@@ -2,7 +2,7 @@
 //! (`Documentation/admin-guide/cputopology.rst`,
 //! `Documentation/ABI/stable/sysfs-devices-system-cpu`).
 
-use super::root::Root;
+use super::root::{Dir, Root};
 use crate::cpuset::CpuSet;
 
 const CPU_DIR: &str = "/sys/devices/system/cpu";
@@ -98,32 +98,41 @@ pub fn unread_cpu(id: u32, online: bool) -> Cpu {
 /// `online: false`.
 pub fn read_cpu(root: &Root, id: u32, online: bool) -> Cpu {
     let mut cpu = unread_cpu(id, online);
-    read_siblings(root, &mut cpu);
-    read_ids(root, &mut cpu);
+    if let Some(dir) = cpu_dir(root) {
+        read_siblings(&dir, &mut cpu);
+        read_ids(&dir, &mut cpu);
+    }
     read_details(root, &mut cpu);
     cpu
 }
 
-/// Fills `siblings` of an online CPU.
-pub fn read_siblings(root: &Root, cpu: &mut Cpu) {
+/// `/sys/devices/system/cpu`, opened once for [`read_siblings`] and
+/// [`read_ids`] (which then walk only `cpuN/topology/FILE`).
+pub fn cpu_dir(root: &Root) -> Option<Dir> {
+    root.dir(CPU_DIR)
+}
+
+/// Fills `siblings` of an online CPU; `dir` is [`cpu_dir`].
+pub fn read_siblings(dir: &Dir, cpu: &mut Cpu) {
     if !cpu.online {
         return;
     }
-    let t = format!("{CPU_DIR}/cpu{}/topology", cpu.id);
-    cpu.siblings = root
+    let t = format!("cpu{}/topology", cpu.id);
+    cpu.siblings = dir
         .read_list_or_mask(&t, "core_cpus")
-        .or_else(|| root.read_list_or_mask(&t, "thread_siblings"))
+        .or_else(|| dir.read_list_or_mask(&t, "thread_siblings"))
         .filter(|s| !s.is_empty());
 }
 
-/// Fills `core_id` and `package` of an online CPU.
-pub fn read_ids(root: &Root, cpu: &mut Cpu) {
+/// Fills `core_id` and `package` of an online CPU; `dir` is [`cpu_dir`].
+pub fn read_ids(dir: &Dir, cpu: &mut Cpu) {
     if !cpu.online {
         return;
     }
-    let t = format!("{CPU_DIR}/cpu{}/topology", cpu.id);
-    cpu.core_id = id_of(root, &format!("{t}/core_id"));
-    cpu.package = id_of(root, &format!("{t}/physical_package_id"));
+    let t = format!("cpu{}/topology", cpu.id);
+    let id = |name| u32::try_from(dir.read_int(&format!("{t}/{name}"))?).ok();
+    cpu.core_id = id("core_id");
+    cpu.package = id("physical_package_id");
 }
 
 /// Fills what only `--show` prints: `die`, `cluster`, `package_cpus`, `llc`.
