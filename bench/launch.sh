@@ -13,6 +13,12 @@ command -v hyperfine >/dev/null || { echo "launch.sh: apt-get install hyperfine"
 chain="taskset -c 1 /bin/true"
 command -v chrt >/dev/null && chain="chrt -f 10 $chain"
 command -v numactl >/dev/null && chain="numactl -N 0 -m 0 $chain"
+# Optionally the same two pinrun rows for a static build (PINRUN_STATIC).
+static=()
+if [ -n "${PINRUN_STATIC:-}" ] && [ -x "$PINRUN_STATIC" ]; then
+  static=(-n 'pinrun --cpus (static)' "$PINRUN_STATIC --cpus 1 -- /bin/true"
+          -n 'pinrun full (static)' "$PINRUN_STATIC --node 0 --cores 1 --fifo 10 --membind -- /bin/true")
+fi
 hyperfine -N --warmup "${WARMUP:-200}" --runs "${RUNS:-3000}" \
   --export-json "$OUT/launch.json" --export-markdown "$OUT/launch.md" \
   -n true '/bin/true' \
@@ -20,12 +26,14 @@ hyperfine -N --warmup "${WARMUP:-200}" --runs "${RUNS:-3000}" \
   -n chain "$chain" \
   -n 'pinrun --cpus' "$PINRUN --cpus 1 -- /bin/true" \
   -n 'pinrun full' "$PINRUN --node 0 --cores 1 --fifo 10 --membind -- /bin/true" \
-  >"$OUT/launch.log"
+  "${static[@]}" >"$OUT/launch.log"
 # Means and ratios to taskset and to the chain.
 jq -r '
   (.results | map({key: .command, value: .mean}) | from_entries) as $m
-  | "| command | mean (µs) | ± σ (µs) | min (µs) | ratio to taskset | ratio to chain |",
-    "|---|---:|---:|---:|---:|---:|",
-    (.results[] | "| \(.command) | \(.mean*1e6|floor) | \(.stddev*1e6|floor) | \(.min*1e6|floor) | \((.mean/$m.taskset*100|round)/100) | \((.mean/$m.chain*100|round)/100) |")
+  | (.results | map({key: .command, value: .median}) | from_entries) as $md
+  | (.results | map({key: .command, value: .min}) | from_entries) as $mn
+  | "| command | mean (µs) | ± σ (µs) | median (µs) | min (µs) | mean / taskset | mean / chain | median / taskset | min / taskset |",
+    "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    (.results[] | "| \(.command) | \(.mean*1e6|floor) | \(.stddev*1e6|floor) | \(.median*1e6|floor) | \(.min*1e6|floor) | \((.mean/$m.taskset*100|round)/100) | \((.mean/$m.chain*100|round)/100) | \((.median/$md.taskset*100|round)/100) | \((.min/$mn.taskset*100|round)/100) |")
 ' "$OUT/launch.json" | tee "$OUT/launch-table.md"
 echo "chain = $chain" | tee -a "$OUT/launch-table.md"
