@@ -32,8 +32,9 @@ jq -r '
   (.results | map({key: .command, value: .mean}) | from_entries) as $m
   | (.results | map({key: .command, value: .median}) | from_entries) as $md
   | (.results | map({key: .command, value: .min}) | from_entries) as $mn
-  | "| command | mean (µs) | ± σ (µs) | median (µs) | min (µs) | mean / taskset | mean / chain | median / taskset | min / taskset |",
-    "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
-    (.results[] | "| \(.command) | \(.mean*1e6|floor) | \(.stddev*1e6|floor) | \(.median*1e6|floor) | \(.min*1e6|floor) | \((.mean/$m.taskset*100|round)/100) | \((.mean/$m.chain*100|round)/100) | \((.median/$md.taskset*100|round)/100) | \((.min/$mn.taskset*100|round)/100) |")
+  | (.results | map({key: .command, value: (.user + .system)}) | from_entries) as $cpu
+  | "| command | mean (µs) | ± σ (µs) | median (µs) | min (µs) | CPU user+sys (µs) | mean / taskset | mean / chain | median / taskset | min / taskset | min / chain | CPU / taskset |",
+    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    (.results[] | "| \(.command) | \(.mean*1e6|floor) | \(.stddev*1e6|floor) | \(.median*1e6|floor) | \(.min*1e6|floor) | \((.user+.system)*1e6|floor) | \((.mean/$m.taskset*100|round)/100) | \((.mean/$m.chain*100|round)/100) | \((.median/$md.taskset*100|round)/100) | \((.min/$mn.taskset*100|round)/100) | \((.min/$mn.chain*100|round)/100) | \(((.user+.system)/$cpu.taskset*100|round)/100) |")
 ' "$OUT/launch.json" | tee "$OUT/launch-table.md"
 echo "chain = $chain" | tee -a "$OUT/launch-table.md"
