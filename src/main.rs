@@ -78,7 +78,7 @@ fn run(req: Request) -> Result<u8, Error> {
         )
         .hint("point --sysroot at a directory laid out like / with sys/ and proc/"));
     }
-    let sys = SystemState::read(&root);
+    let sys = SystemState::read_scoped(&root, &pinrun::system::Scope::for_request(&req));
     let out = req.output.clone();
     if req.mode == Mode::Show {
         let (claims, _) = exclusive::read_claims(&root, &req, false)?;
