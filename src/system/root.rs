@@ -5,8 +5,9 @@
 use crate::cpuset::CpuSet;
 use std::path::{Path, PathBuf};
 
-/// The most pinrun reads of one file (4 MiB; `/proc/interrupts` of a
-/// 1000-CPU machine is well under this).
+/// The most [`Root::read`] reads of one file (4 MiB). `/proc/interrupts`,
+/// which grows with CPUs × IRQs (hundreds of MB on the largest machines),
+/// is streamed line by line instead ([`Root::open_regular`]).
 pub const MAX_FILE: u64 = 4 << 20;
 
 /// Reads an open file as [`Root::read`] does: only a regular file (its
@@ -39,6 +40,16 @@ impl Dir {
         let flags = OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
         let fd = openat(&self.fd, rel, flags, nix::sys::stat::Mode::empty()).ok()?;
         read_open(std::fs::File::from(fd))
+    }
+
+    /// Like [`Root::read_list`], relative to this directory.
+    pub fn read_list(&self, rel: &str) -> Option<CpuSet> {
+        CpuSet::parse_sysfs_list(&self.read(rel)?, None).ok()
+    }
+
+    /// Like [`Root::read_mask`], relative to this directory.
+    pub fn read_mask(&self, rel: &str) -> Option<CpuSet> {
+        CpuSet::parse_sysfs_mask(&self.read(rel)?).ok()
     }
 
     /// Like [`Root::read_int`], relative to this directory.
@@ -101,6 +112,20 @@ impl Root {
             .open(self.path(abs))
             .ok()?;
         read_open(file)
+    }
+
+    /// The file `abs` opened for reading when it is a regular file (as
+    /// [`Root::read`] opens it: non-blocking, its type checked on the
+    /// descriptor), for a caller that streams it without the [`MAX_FILE`]
+    /// cap; `None` when it is missing, unreadable or not a regular file.
+    pub fn open_regular(&self, abs: &str) -> Option<std::fs::File> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(self.path(abs))
+            .ok()?;
+        file.metadata().ok()?.is_file().then_some(file)
     }
 
     /// The directory `abs`, opened once so that the files below it are
