@@ -51,7 +51,7 @@ for r in $REAL; do
   args+=(-n "$r --cores 1" "$PINRUN --sysroot $FIX/$r --dry-run --cores 1")
   args+=(-n "$r --cpus 1" "$PINRUN --sysroot $FIX/$r --dry-run --cpus 1")
 done
-hyperfine -N --warmup 3 --min-runs "${MIN_RUNS:-15}" --export-json "$OUT/scale.json" "${args[@]}" >"$OUT/scale.log"
+hyperfine -N --warmup 3 --min-runs "${MIN_RUNS:-10}" --export-json "$OUT/scale.json" "${args[@]}" >"$OUT/scale.log"
 
 # Files opened (strace) and the in-process planner, per row.
 opens() { strace -f -e trace=openat -o "$OUT/strace.tmp" "$@" >/dev/null 2>&1; grep -c 'openat(' "$OUT/strace.tmp"; }
