@@ -110,8 +110,18 @@ fn parse_row(cpus: &[u32], line: &str) -> Option<InterruptRow> {
     let mut pos = 0;
     let mut counts = Vec::new();
     for &cpu in cpus {
+        // Columns are right-aligned in wide fields: skip runs of spaces
+        // eight bytes at a time (the file can be hundreds of MB).
+        while bytes.get(pos..pos + 8) == Some(b"        ") {
+            pos += 8;
+        }
         while pos < bytes.len() && ws(bytes[pos]) {
             pos += 1;
+        }
+        // The usual column: a lone 0.
+        if bytes.get(pos) == Some(&b'0') && bytes.get(pos + 1).is_none_or(|&b| ws(b)) {
+            pos += 1;
+            continue;
         }
         let start = pos;
         while pos < bytes.len() && !ws(bytes[pos]) {
@@ -215,20 +225,30 @@ fn for_each_row(root: &Root, mut row: impl FnMut(InterruptRow)) {
 /// only, relative to `/proc/irq` (and debugfs' `irq/irqs`), each opened
 /// once.
 pub fn read_irqs(root: &Root) -> Irqs {
-    let irq_dir = root.dir("/proc/irq");
-    let debug_dir = root.dir("/sys/kernel/debug/irq/irqs");
+    // Each directory is listed once, so that an IRQ without an entry there
+    // (dumps that kept few of /proc/irq's directories) costs no failing
+    // opens; the files of the listed ones are opened relative to it.
+    let listed = |abs: &str| {
+        let ids: std::collections::BTreeSet<u32> =
+            root.numbered_entries(abs, "").into_iter().collect();
+        Some(ids).filter(|i| !i.is_empty()).zip(root.dir(abs))
+    };
+    let irq_dir = listed("/proc/irq");
+    let debug_dir = listed("/sys/kernel/debug/irq/irqs");
+    fn known(dir: &Option<(std::collections::BTreeSet<u32>, Dir)>, n: u32) -> Option<&Dir> {
+        dir.as_ref()
+            .filter(|(ids, _)| ids.contains(&n))
+            .map(|(_, d)| d)
+    }
     let mut list = Vec::new();
     for_each_row(root, |(id, counts, description)| {
         let number = id.parse::<u32>().ok();
-        let (aff, source) = match number
-            .zip(irq_dir.as_ref())
-            .and_then(|(n, d)| affinity(d, n))
-        {
+        let (aff, source) = match number.and_then(|n| affinity(known(&irq_dir, n)?, n)) {
             Some((s, f)) => (Some(s), f),
             None => (None, ""),
         };
         list.push(Irq {
-            managed: number.and_then(|n| managed(debug_dir.as_ref(), n)),
+            managed: number.and_then(|n| managed(known(&debug_dir, n), n)),
             id,
             number,
             description,
