@@ -88,7 +88,7 @@ fn run(req: Request) -> Result<u8, Error> {
             check::CODES.join(", ")
         )));
     }
-    let sys = SystemState::read(&root);
+    let sys = SystemState::read_scoped(&root, &pinrun::system::Scope::for_request(&req));
     let out = req.output.clone();
     if req.mode == Mode::Show {
         let (claims, _) = exclusive::read_claims(&root, &req, false)?;

@@ -9,12 +9,14 @@ pub mod irq;
 pub mod numa;
 pub mod process;
 pub mod root;
+pub mod scope;
 pub mod topology;
 
 pub use cgroup::Cpuset;
 pub use numa::Node;
 pub use process::Process;
 pub use root::Root;
+pub use scope::{Cpus, Scope};
 pub use topology::Cpu;
 
 use crate::cpuset::{CpuSet, NodeSet};
@@ -94,8 +96,15 @@ pub struct SystemState {
 }
 
 impl SystemState {
-    /// Reads the machine below `root`.
+    /// Reads the whole machine below `root` (what `--show` prints).
     pub fn read(root: &Root) -> Self {
+        Self::read_scoped(root, &Scope::full())
+    }
+
+    /// Reads what `scope` asks for below `root`: the fields a request's plan
+    /// and checks look at are exactly as [`SystemState::read`] gives them;
+    /// the others are left `None`/empty (see [`Scope`]).
+    pub fn read_scoped(root: &Root, scope: &Scope) -> Self {
         let sets = topology::read_sets(root);
         // Every CPU the kernel knows has a cpuN directory; ids only named in
         // `online` (a damaged dump) are not read one by one.
@@ -104,52 +113,11 @@ impl SystemState {
         } else {
             sets.dirs.clone()
         };
-        let mut cpus: BTreeMap<u32, Cpu> = known
-            .iter()
-            .take(MAX_CPUS)
-            .map(|id| (id, topology::read_cpu(root, id, sets.online.contains(id))))
-            .collect();
-        let nodes: BTreeMap<u32, Node> = numa::read_nodes(root)
+        let nodes: BTreeMap<u32, Node> = numa::read_nodes(root, scope.details || scope.memory)
             .into_iter()
             .map(|n| (n.id, n))
             .collect();
-        let mut warnings = Vec::new();
-        // A CPU listed by several nodes keeps the lowest; one warning per
-        // distinct set of nodes (firmware that lists every CPU in every
-        // node would otherwise give CPUs × nodes warnings).
-        let mut multi: BTreeMap<u32, NodeSet> = BTreeMap::new();
-        for node in nodes.values() {
-            for id in node.cpus.iter() {
-                if let Some(cpu) = cpus.get_mut(&id) {
-                    match cpu.node {
-                        None => cpu.node = Some(node.id),
-                        Some(first) => {
-                            multi
-                                .entry(id)
-                                .or_insert_with(|| std::iter::once(first).collect())
-                                .insert(node.id);
-                        }
-                    }
-                }
-            }
-        }
-        let mut by_nodes: BTreeMap<Vec<u32>, CpuSet> = BTreeMap::new();
-        for (id, ns) in &multi {
-            by_nodes.entry(ns.to_vec()).or_default().insert(*id);
-        }
-        for (ns, ids) in by_nodes {
-            let set: NodeSet = ns.iter().copied().collect();
-            let what = if ids.len() == 1 {
-                format!("CPU {ids} is")
-            } else {
-                format!("CPUs {ids} are each")
-            };
-            warnings.push(format!(
-                "firmware data: {what} listed in the cpulists of nodes {set}; using node {}",
-                ns[0]
-            ));
-        }
-        let mut process = process::read_process(root);
+        let mut process = process::read_process(root, scope.rt || scope.details, scope.details);
         let cpuset = cgroup::read_cpuset(root);
         // Without Mems_allowed_list (most dumps) the cgroup's effective
         // memory nodes limit the process, as its effective CPUs do.
@@ -207,6 +175,64 @@ impl SystemState {
                 boot_iso.is_some_and(|i| i.nohz && i.unknown_flags.is_empty()),
             ))
         });
+        let online = |id: u32| sets.online.contains(id);
+        let mut cpus: BTreeMap<u32, Cpu> = if scope.details && scope.topology == Cpus::All {
+            known
+                .iter()
+                .take(MAX_CPUS)
+                .map(|id| (id, topology::read_cpu(root, id, online(id))))
+                .collect()
+        } else {
+            // The CPUs whose cores the plan and the checks look at: the
+            // placement's candidates, or, without a placement, the allowed
+            // isolated CPUs (whose siblings `sibling-not-isolated` names).
+            let targets = match &scope.topology {
+                Cpus::All => known.clone(),
+                Cpus::None => allowed.intersection(&isolated),
+                Cpus::Only(set) => set.clone(),
+                Cpus::Nodes(ids) => ids
+                    .iter()
+                    .filter_map(|id| nodes.get(&id))
+                    .fold(CpuSet::new(), |acc, n| acc.union(&n.cpus)),
+            };
+            read_cores(root, &known, &targets, online)
+        };
+        let mut warnings = Vec::new();
+        // A CPU listed by several nodes keeps the lowest; one warning per
+        // distinct set of nodes (firmware that lists every CPU in every
+        // node would otherwise give CPUs × nodes warnings).
+        let mut multi: BTreeMap<u32, NodeSet> = BTreeMap::new();
+        for node in nodes.values() {
+            for id in node.cpus.iter() {
+                if let Some(cpu) = cpus.get_mut(&id) {
+                    match cpu.node {
+                        None => cpu.node = Some(node.id),
+                        Some(first) => {
+                            multi
+                                .entry(id)
+                                .or_insert_with(|| std::iter::once(first).collect())
+                                .insert(node.id);
+                        }
+                    }
+                }
+            }
+        }
+        let mut by_nodes: BTreeMap<Vec<u32>, CpuSet> = BTreeMap::new();
+        for (id, ns) in &multi {
+            by_nodes.entry(ns.to_vec()).or_default().insert(*id);
+        }
+        for (ns, ids) in by_nodes {
+            let set: NodeSet = ns.iter().copied().collect();
+            let what = if ids.len() == 1 {
+                format!("CPU {ids} is")
+            } else {
+                format!("CPUs {ids} are each")
+            };
+            warnings.push(format!(
+                "firmware data: {what} listed in the cpulists of nodes {set}; using node {}",
+                ns[0]
+            ));
+        }
         Self {
             nohz_full,
             nohz_full_source: if sysfs_nohz.is_some() {
@@ -218,7 +244,11 @@ impl SystemState {
             boot,
             irqs: irq::read_irqs(root),
             numa_balancing: root.read_int("/proc/sys/kernel/numa_balancing"),
-            rt_group: cgroup::read_rt_group(root),
+            rt_group: if scope.sched || scope.details {
+                cgroup::read_rt_group(root)
+            } else {
+                cgroup::RtGroup::default()
+            },
             rt_tasks: Vec::new(),
             idle_states: BTreeMap::new(),
             env_affinity: [
@@ -244,10 +274,17 @@ impl SystemState {
         }
     }
 
-    /// Reads what only some plans need: the idle states of `cpus`, and, when
-    /// `rt` (a real-time policy is requested), the machine's other
-    /// real-time tasks (`self_pid` excluded).
+    /// Reads what only some plans need, for the checked CPUs `cpus` (the
+    /// chosen ones, or every allowed CPU without a placement): their idle
+    /// states and cpufreq governors (the `cpufreq-governor` check looks at
+    /// no other CPU's), and, when `rt` (a real-time policy is requested),
+    /// the machine's other real-time tasks (`self_pid` excluded).
     pub fn read_extras(&mut self, root: &Root, cpus: &CpuSet, rt: bool, self_pid: Option<u32>) {
+        for id in cpus.iter() {
+            if let Some(cpu) = self.cpus.get_mut(&id) {
+                topology::read_governor(root, cpu);
+            }
+        }
         self.idle_states = cpus
             .iter()
             .map(|c| (c, extras::read_idle_states(root, c)))
@@ -285,4 +322,38 @@ impl SystemState {
             .map(|n| n.id)
             .collect()
     }
+}
+
+/// Every known CPU, with the topology of `targets`' cores: `siblings` of
+/// each target, and `core_id`, `package` and `package_cpus` of the lowest
+/// CPU of each of their cores (core_of's first, the only CPU the planner
+/// reads them from). Every other CPU keeps only its id and online state.
+fn read_cores(
+    root: &Root,
+    known: &CpuSet,
+    targets: &CpuSet,
+    online: impl Fn(u32) -> bool,
+) -> BTreeMap<u32, Cpu> {
+    let mut cpus: BTreeMap<u32, Cpu> = known
+        .iter()
+        .take(MAX_CPUS)
+        .map(|id| (id, topology::unread_cpu(id, online(id))))
+        .collect();
+    let Some(dir) = topology::cpu_dir(root) else {
+        return cpus;
+    };
+    let mut firsts = CpuSet::new();
+    for id in targets.iter() {
+        if let Some(cpu) = cpus.get_mut(&id) {
+            topology::read_siblings(&dir, cpu);
+            let first = cpu.siblings.as_ref().filter(|s| s.contains(id));
+            firsts.insert(first.and_then(CpuSet::first).unwrap_or(id));
+        }
+    }
+    for id in firsts.iter() {
+        if let Some(cpu) = cpus.get_mut(&id) {
+            topology::read_ids(&dir, cpu);
+        }
+    }
+    cpus
 }

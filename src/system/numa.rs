@@ -46,26 +46,43 @@ fn meminfo_kb(text: &str, key: &str) -> Option<u64> {
 
 /// Reads every `nodeN` directory. An empty result means the kernel exposes
 /// no NUMA information (no `node/` directory, as in some container dumps).
-pub fn read_nodes(root: &Root) -> Vec<Node> {
+///
+/// Without `details`, `meminfo` is read only when `node/has_memory` is
+/// missing (it then decides `has_memory`), and `distance` only for nodes
+/// without memory (the planner's nearest-memory hint starts from those).
+pub fn read_nodes(root: &Root, details: bool) -> Vec<Node> {
     let ids = root.numbered_entries(NODE_DIR, "node");
-    let online: NodeSet = root
-        .read_list(&format!("{NODE_DIR}/online"))
-        .unwrap_or_else(|| ids.iter().copied().collect());
+    let mut online: Option<NodeSet> = None;
     let has_memory = root.read_list(&format!("{NODE_DIR}/has_memory"));
     ids.iter()
         .map(|&id| {
             let dir = format!("{NODE_DIR}/node{id}");
-            let meminfo = root.read(&format!("{dir}/meminfo")).unwrap_or_default();
+            let meminfo = if details || has_memory.is_none() {
+                root.read(&format!("{dir}/meminfo")).unwrap_or_default()
+            } else {
+                String::new()
+            };
             let mem_total_kb = meminfo_kb(&meminfo, "MemTotal");
-            let distances = root
-                .read(&format!("{dir}/distance"))
-                .map(|t| {
-                    online
-                        .iter()
-                        .zip(t.split_whitespace().filter_map(|d| d.parse().ok()))
-                        .collect()
-                })
-                .unwrap_or_default();
+            let has_memory = match &has_memory {
+                Some(set) => set.contains(id),
+                None => mem_total_kb.is_none_or(|kb| kb > 0),
+            };
+            let distances = if details || !has_memory {
+                root.read(&format!("{dir}/distance"))
+                    .map(|t| {
+                        let online = online.get_or_insert_with(|| {
+                            root.read_list(&format!("{NODE_DIR}/online"))
+                                .unwrap_or_else(|| ids.iter().copied().collect())
+                        });
+                        online
+                            .iter()
+                            .zip(t.split_whitespace().filter_map(|d| d.parse().ok()))
+                            .collect()
+                    })
+                    .unwrap_or_default()
+            } else {
+                Vec::new()
+            };
             Node {
                 id,
                 cpus: root
@@ -75,10 +92,7 @@ pub fn read_nodes(root: &Root) -> Vec<Node> {
                 mem_total_kb,
                 mem_free_kb: meminfo_kb(&meminfo, "MemFree"),
                 distances,
-                has_memory: match &has_memory {
-                    Some(set) => set.contains(id),
-                    None => mem_total_kb.is_none_or(|kb| kb > 0),
-                },
+                has_memory,
             }
         })
         .collect()

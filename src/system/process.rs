@@ -36,36 +36,49 @@ fn status_field<'a>(status: &'a str, key: &str) -> Option<&'a str> {
     })
 }
 
-/// Reads `/proc/self/*` and the RT sysctls below `root`.
-pub fn read_process(root: &Root) -> Process {
+/// Reads `/proc/self/*` and the RT sysctls below `root`. Without `rt`, not
+/// the RT sysctls (the `rt-throttling` check of `--fifo`/`--rr`) nor
+/// `/proc/self/limits`, which is skipped as well with `CAP_SYS_NICE`
+/// (which makes the limit moot, unless `details`); without `details`, not
+/// `nice` (`/proc/self/stat`), which only `--show` reports.
+pub fn read_process(root: &Root, rt: bool, details: bool) -> Process {
     let status = root.read("/proc/self/status").unwrap_or_default();
     let list = |key| CpuSet::parse_sysfs_list(status_field(&status, key)?, None).ok();
     let cap_sys_nice = status_field(&status, "CapEff")
         .and_then(|hex| u64::from_str_radix(hex, 16).ok())
         .map(|caps| caps & (1 << CAP_SYS_NICE) != 0);
-    let rtprio_limit = root.read("/proc/self/limits").and_then(|t| {
-        let line = t.lines().find(|l| l.starts_with("Max realtime priority"))?;
-        let soft = line["Max realtime priority".len()..]
-            .split_whitespace()
-            .next()?;
-        if soft == "unlimited" {
-            Some(u64::MAX)
-        } else {
-            soft.parse().ok()
-        }
-    });
-    // The command name (field 2) may contain spaces and ')': split after the last ')'.
-    let nice = root.read("/proc/self/stat").and_then(|t| {
-        let rest = &t[t.rfind(')')? + 1..];
-        rest.split_whitespace().nth(16)?.parse().ok()
-    });
-    Process {
+    let need_limit = details || (rt && cap_sys_nice != Some(true));
+    let rtprio_limit = need_limit
+        .then(|| root.read("/proc/self/limits"))
+        .flatten()
+        .and_then(|t| {
+            let line = t.lines().find(|l| l.starts_with("Max realtime priority"))?;
+            let soft = line["Max realtime priority".len()..]
+                .split_whitespace()
+                .next()?;
+            if soft == "unlimited" {
+                Some(u64::MAX)
+            } else {
+                soft.parse().ok()
+            }
+        });
+    let mut process = Process {
         cpus_allowed: list("Cpus_allowed_list"),
         mems_allowed: list("Mems_allowed_list"),
         cap_sys_nice,
         rtprio_limit,
-        nice,
-        rt_runtime_us: root.read_int("/proc/sys/kernel/sched_rt_runtime_us"),
-        rt_period_us: root.read_int("/proc/sys/kernel/sched_rt_period_us"),
+        ..Process::default()
+    };
+    if rt {
+        process.rt_runtime_us = root.read_int("/proc/sys/kernel/sched_rt_runtime_us");
+        process.rt_period_us = root.read_int("/proc/sys/kernel/sched_rt_period_us");
     }
+    if details {
+        // The command name (field 2) may contain spaces and ')': split after the last ')'.
+        process.nice = root.read("/proc/self/stat").and_then(|t| {
+            let rest = &t[t.rfind(')')? + 1..];
+            rest.split_whitespace().nth(16)?.parse().ok()
+        });
+    }
+    process
 }

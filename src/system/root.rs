@@ -5,9 +5,72 @@
 use crate::cpuset::CpuSet;
 use std::path::{Path, PathBuf};
 
-/// The most pinrun reads of one file (4 MiB; `/proc/interrupts` of a
-/// 1000-CPU machine is well under this).
+/// The most [`Root::read`] reads of one file (4 MiB). `/proc/interrupts`,
+/// which grows with CPUs × IRQs (hundreds of MB on the largest machines),
+/// is streamed line by line instead ([`Root::open_regular`]).
 pub const MAX_FILE: u64 = 4 << 20;
+
+/// Reads an open file as [`Root::read`] does: only a regular file (its
+/// type checked on the descriptor, not by a second lookup of the path), at
+/// most [`MAX_FILE`] bytes.
+fn read_open(file: std::fs::File) -> Option<String> {
+    use std::io::Read;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    // sysfs attributes fit in one page: read into a page-sized buffer
+    // first, so most files take one read plus the read that sees EOF.
+    let mut buf = Vec::with_capacity(4096);
+    file.take(MAX_FILE).read_to_end(&mut buf).ok()?;
+    Some(String::from_utf8_lossy(&buf).into_owned())
+}
+
+/// A directory below a [`Root`] (see [`Root::dir`]): its files are opened
+/// with `openat(2)` relative to it, read as [`Root::read`] reads them.
+#[derive(Debug)]
+pub struct Dir {
+    fd: std::os::fd::OwnedFd,
+}
+
+impl Dir {
+    /// The text of the file `rel` (a path relative to this directory),
+    /// like [`Root::read`].
+    pub fn read(&self, rel: &str) -> Option<String> {
+        use nix::fcntl::{OFlag, openat};
+        let flags = OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
+        let fd = openat(&self.fd, rel, flags, nix::sys::stat::Mode::empty()).ok()?;
+        read_open(std::fs::File::from(fd))
+    }
+
+    /// Like [`Root::read_list`], relative to this directory.
+    pub fn read_list(&self, rel: &str) -> Option<CpuSet> {
+        CpuSet::parse_sysfs_list(&self.read(rel)?, None).ok()
+    }
+
+    /// Like [`Root::read_mask`], relative to this directory.
+    pub fn read_mask(&self, rel: &str) -> Option<CpuSet> {
+        CpuSet::parse_sysfs_mask(&self.read(rel)?).ok()
+    }
+
+    /// Like [`Root::read_int`], relative to this directory.
+    pub fn read_int(&self, rel: &str) -> Option<i64> {
+        first_line(&self.read(rel)?).parse().ok()
+    }
+
+    /// Like [`Root::read_list_or_mask`], relative to this directory.
+    pub fn read_list_or_mask(&self, dir: &str, name: &str) -> Option<CpuSet> {
+        self.read(&format!("{dir}/{name}_list"))
+            .and_then(|t| CpuSet::parse_sysfs_list(&t, None).ok())
+            .or_else(|| CpuSet::parse_sysfs_mask(&self.read(&format!("{dir}/{name}"))?).ok())
+    }
+}
+
+/// The first line of `text`, trimmed of whitespace and NUL bytes.
+fn first_line(text: &str) -> String {
+    let line = text.lines().next().unwrap_or("");
+    line.trim_matches(|c: char| c == '\0' || c.is_whitespace())
+        .to_string()
+}
 
 /// A file-system root under which absolute sysfs/procfs/cgroupfs paths are
 /// resolved. `Root::new("/")` reads the live machine.
@@ -37,29 +100,47 @@ impl Root {
     /// that are not UTF-8 are replaced (sysfs files are ASCII).
     /// Only regular files are read, and at most [`MAX_FILE`] bytes of them:
     /// a FIFO or a link to `/dev/zero` in a dump cannot hang pinrun.
+    ///
+    /// One path lookup per file: the file is opened non-blocking (so a FIFO
+    /// opens without waiting for a writer) and its type checked on the open
+    /// descriptor, not by a second lookup of the path.
     pub fn read(&self, abs: &str) -> Option<String> {
-        use std::io::Read;
-        let path = self.path(abs);
-        if !std::fs::metadata(&path).ok()?.is_file() {
-            return None;
-        }
-        let mut buf = Vec::new();
-        std::fs::File::open(path)
-            .ok()?
-            .take(MAX_FILE)
-            .read_to_end(&mut buf)
+        use std::os::unix::fs::OpenOptionsExt;
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(self.path(abs))
             .ok()?;
-        Some(String::from_utf8_lossy(&buf).into_owned())
+        read_open(file)
+    }
+
+    /// The file `abs` opened for reading when it is a regular file (as
+    /// [`Root::read`] opens it: non-blocking, its type checked on the
+    /// descriptor), for a caller that streams it without the [`MAX_FILE`]
+    /// cap; `None` when it is missing, unreadable or not a regular file.
+    pub fn open_regular(&self, abs: &str) -> Option<std::fs::File> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(self.path(abs))
+            .ok()?;
+        file.metadata().ok()?.is_file().then_some(file)
+    }
+
+    /// The directory `abs`, opened once so that the files below it are
+    /// opened relative to it (a short path walk each, instead of the
+    /// whole path from `/`); `None` when it cannot be opened.
+    pub fn dir(&self, abs: &str) -> Option<Dir> {
+        use nix::fcntl::{OFlag, open};
+        let flags = OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
+        let fd = open(&self.path(abs), flags, nix::sys::stat::Mode::empty()).ok()?;
+        Some(Dir { fd })
     }
 
     /// The file's first line, trimmed of whitespace and NUL bytes.
     pub fn read_value(&self, abs: &str) -> Option<String> {
-        let text = self.read(abs)?;
-        let line = text.lines().next().unwrap_or("");
-        Some(
-            line.trim_matches(|c: char| c == '\0' || c.is_whitespace())
-                .to_string(),
-        )
+        Some(first_line(&self.read(abs)?))
     }
 
     /// The file parsed as a decimal integer (kernel ids may be `-1`).

@@ -2,7 +2,7 @@
 //! (`Documentation/admin-guide/cputopology.rst`,
 //! `Documentation/ABI/stable/sysfs-devices-system-cpu`).
 
-use super::root::Root;
+use super::root::{Dir, Root};
 use crate::cpuset::CpuSet;
 
 const CPU_DIR: &str = "/sys/devices/system/cpu";
@@ -80,9 +80,9 @@ pub fn read_sets(root: &Root) -> CpuSets {
     }
 }
 
-/// Reads one CPU's topology. Offline CPUs get only `id` and `online: false`.
-pub fn read_cpu(root: &Root, id: u32, online: bool) -> Cpu {
-    let mut cpu = Cpu {
+/// A CPU whose topology is not read (or is unknown: offline).
+pub fn unread_cpu(id: u32, online: bool) -> Cpu {
+    Cpu {
         id,
         online,
         core_id: None,
@@ -94,27 +94,79 @@ pub fn read_cpu(root: &Root, id: u32, online: bool) -> Cpu {
         llc: None,
         node: None,
         governor: None,
-    };
-    if !online {
-        return cpu;
     }
+}
+
+/// Reads one CPU's whole topology. Offline CPUs get only `id` and
+/// `online: false`.
+pub fn read_cpu(root: &Root, id: u32, online: bool) -> Cpu {
+    let mut cpu = unread_cpu(id, online);
+    if let Some(dir) = cpu_dir(root) {
+        read_siblings(&dir, &mut cpu);
+        read_ids(&dir, &mut cpu);
+    }
+    read_details(root, &mut cpu);
+    cpu
+}
+
+/// `/sys/devices/system/cpu`, opened once for [`read_siblings`] and
+/// [`read_ids`] (which then walk only `cpuN/topology/FILE`).
+pub fn cpu_dir(root: &Root) -> Option<Dir> {
+    root.dir(CPU_DIR)
+}
+
+/// Fills `siblings` of an online CPU; `dir` is [`cpu_dir`].
+pub fn read_siblings(dir: &Dir, cpu: &mut Cpu) {
+    if !cpu.online {
+        return;
+    }
+    let t = format!("cpu{}/topology", cpu.id);
+    cpu.siblings = dir
+        .read_list_or_mask(&t, "core_cpus")
+        .or_else(|| dir.read_list_or_mask(&t, "thread_siblings"))
+        .filter(|s| !s.is_empty());
+}
+
+/// Fills `core_id`, `package` and `package_cpus` of an online CPU; `dir`
+/// is [`cpu_dir`].
+pub fn read_ids(dir: &Dir, cpu: &mut Cpu) {
+    if !cpu.online {
+        return;
+    }
+    let t = format!("cpu{}/topology", cpu.id);
+    let id = |name| u32::try_from(dir.read_int(&format!("{t}/{name}"))?).ok();
+    cpu.core_id = id("core_id");
+    cpu.package = id("physical_package_id");
+    // The planner's compact grouping keys a core by its package's lowest
+    // CPU (CoreChoice.package_key), falling back to the package id.
+    cpu.package_cpus = dir
+        .read_list_or_mask(&t, "package_cpus")
+        .or_else(|| dir.read_list_or_mask(&t, "core_siblings"))
+        .filter(|s| !s.is_empty());
+}
+
+/// Fills `governor` (`cpufreq/scaling_governor`) of an online CPU.
+pub fn read_governor(root: &Root, cpu: &mut Cpu) {
+    if !cpu.online {
+        return;
+    }
+    cpu.governor = root.read_value(&format!("{CPU_DIR}/cpu{}/cpufreq/scaling_governor", cpu.id));
+}
+
+/// Fills what only `--show` prints: `die`, `cluster`, `llc`, and `governor`
+/// (which a launch reads after planning, for the checked CPUs only: see
+/// [`super::SystemState::read_extras`]).
+pub fn read_details(root: &Root, cpu: &mut Cpu) {
+    if !cpu.online {
+        return;
+    }
+    let id = cpu.id;
     let t = format!("{CPU_DIR}/cpu{id}/topology");
-    cpu.core_id = id_of(root, &format!("{t}/core_id"));
-    cpu.package = id_of(root, &format!("{t}/physical_package_id"));
     cpu.die = id_of(root, &format!("{t}/die_id"));
     // 65535 is what arm64 reports for "no cluster" (BAD_APICID-like filler).
     cpu.cluster = id_of(root, &format!("{t}/cluster_id")).filter(|&c| c != 65535);
-    cpu.siblings = root
-        .read_list_or_mask(&t, "core_cpus")
-        .or_else(|| root.read_list_or_mask(&t, "thread_siblings"))
-        .filter(|s| !s.is_empty());
-    cpu.package_cpus = root
-        .read_list_or_mask(&t, "package_cpus")
-        .or_else(|| root.read_list_or_mask(&t, "core_siblings"))
-        .filter(|s| !s.is_empty());
     cpu.llc = read_llc(root, id);
-    cpu.governor = root.read_value(&format!("{CPU_DIR}/cpu{id}/cpufreq/scaling_governor"));
-    cpu
+    read_governor(root, cpu);
 }
 
 /// The shared CPUs of the highest-level data or unified cache; `None` when

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Reproduces BENCHMARKS.md: builds pinrun (release, and a static release
+# build unless STATIC=0), then runs bench/launch.sh and bench/scale.sh.
+# Under 5 minutes with a warm cargo cache (the first static build compiles
+# the dependencies once more, ~2 minutes on 2 cores). Needs root (SCHED_FIFO),
+# hyperfine, numactl, strace, jq, python3:
+#   apt-get install -y hyperfine numactl strace jq
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$PWD/target}
+OUT=${OUT:-bench/out}
+mkdir -p "$OUT"
+start=$SECONDS
+cargo build --release --bin pinrun --example plan_bench
+PINRUN=$CARGO_TARGET_DIR/release/pinrun
+TRIPLE=$(rustc -vV | sed -n 's/^host: //p')
+if [ "${STATIC:-1}" = 1 ]; then
+  RUSTFLAGS="-C target-feature=+crt-static" cargo build --release --bin pinrun --target "$TRIPLE"
+  export PINRUN_STATIC=$CARGO_TARGET_DIR/$TRIPLE/release/pinrun
+fi
+{
+  echo "## machine"
+  echo
+  echo '```'
+  uname -srm
+  grep -m1 'model name' /proc/cpuinfo
+  echo "CPUs: $(nproc)  memory: $(free -h | awk '/Mem:/{print $2}')  load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+  hyperfine --version; taskset --version; numactl --version 2>/dev/null || true; rustc --version
+  echo "pinrun: $(git rev-parse --short HEAD) $(git status --porcelain | grep -q . && echo '(dirty)')"
+  echo '```'
+} | tee "$OUT/machine.md"
+echo "## launch"
+bench/launch.sh "$PINRUN" "$OUT"
+echo "## scaling"
+bench/scale.sh "$PINRUN" "$CARGO_TARGET_DIR/release/examples/plan_bench" "$OUT"
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg); total $((SECONDS - start)) s" | tee -a "$OUT/machine.md"

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Scaling: read + plan + check on synthetic machine dumps (1 to 4096 CPUs,
+# 1 to 16 nodes, 100 to 10 000 IRQs, SMT on/off) and on the largest real
+# dumps, timed as whole processes in ONE hyperfine run, plus the in-process
+# planner benchmark (examples/plan_bench.rs). Usage:
+#   bench/scale.sh [PINRUN] [PLAN_BENCH] [OUTDIR]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+T=${CARGO_TARGET_DIR:-target}
+PINRUN=${1:-$T/release/pinrun}
+PLAN_BENCH=${2:-$T/release/examples/plan_bench}
+OUT=${3:-bench/out}
+SR=$OUT/sysroots
+FIX=${PINRUN_FIXTURES:-../shared/fixtures}
+mkdir -p "$SR"
+# name cpus nodes irqs smt
+TREES="
+c1-n1-i100-nosmt 1 1 100 off
+c64-n4-i1000-smt 64 4 1000 on
+c64-n4-i1000-nosmt 64 4 1000 off
+c512-n4-i1000-smt 512 4 1000 on
+c512-n16-i1000-nosmt 512 16 1000 off
+c4096-n1-i1000-smt 4096 1 1000 on
+c4096-n4-i1000-smt 4096 4 1000 on
+c4096-n16-i100-smt 4096 16 100 on
+c4096-n16-i1000-smt 4096 16 1000 on
+c4096-n16-i10000-smt 4096 16 10000 on
+c4096-n16-i10000-nosmt 4096 16 10000 off
+"
+while read -r name cpus nodes irqs smt; do
+  [ -n "$name" ] || continue
+  stamp="$SR/$name/.params"
+  if [ "$(cat "$stamp" 2>/dev/null)" != "$cpus $nodes $irqs $smt" ]; then
+    python3 bench/gen_sysroot.py --cpus "$cpus" --nodes "$nodes" --irqs "$irqs" --smt "$smt" "$SR/$name"
+    echo "$cpus $nodes $irqs $smt" >"$stamp"
+  fi
+done <<<"$TREES"
+REAL="util-linux-historical/ia64-512cpus nto/bare-metal-master.internal"
+
+# One hyperfine run: every tree, --dry-run --cores 1; the biggest tree also
+# with the scoped placements --node 0 --cores 1 and --cpus 1.
+args=()
+while read -r name _; do
+  [ -n "$name" ] || continue
+  args+=(-n "$name --cores 1" "$PINRUN --sysroot $SR/$name --dry-run --cores 1")
+done <<<"$TREES"
+BIG=$SR/c4096-n16-i10000-smt
+args+=(-n "c4096-n16-i10000-smt --node 0 --cores 1" "$PINRUN --sysroot $BIG --dry-run --node 0 --cores 1")
+args+=(-n "c4096-n16-i10000-smt --cpus 1" "$PINRUN --sysroot $BIG --dry-run --cpus 1")
+for r in $REAL; do
+  args+=(-n "$r --cores 1" "$PINRUN --sysroot $FIX/$r --dry-run --cores 1")
+  args+=(-n "$r --cpus 1" "$PINRUN --sysroot $FIX/$r --dry-run --cpus 1")
+done
+hyperfine -N --warmup 3 --min-runs "${MIN_RUNS:-10}" --export-json "$OUT/scale.json" "${args[@]}" >"$OUT/scale.log"
+
+# Files opened (strace) and the in-process planner, per row.
+opens() { strace -f -e trace=openat -o "$OUT/strace.tmp" "$@" >/dev/null 2>&1; grep -c 'openat(' "$OUT/strace.tmp"; }
+{
+  echo "| dump | options | CPUs | nodes | IRQs | SMT | mean (ms) | min (ms) | files opened | in-process read (ms) | plan+check (µs) |"
+  echo "|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|"
+  row() { # label dump options cpus nodes irqs smt
+    local label=$1 dump=$2 opts=$3
+    local m
+    m=$(jq -r --arg c "$label" '.results[] | select(.command == $c) | "\(.mean*1000*100|round/100) | \(.min*1000*100|round/100)"' "$OUT/scale.json")
+    local o; o=$(opens "$PINRUN" --sysroot "$dump" --dry-run $opts)
+    local pb; pb=$("$PLAN_BENCH" "$dump" "${PLAN_ITERS:-200}" $opts)
+    local pc rd
+    pc=$(awk '{printf "%.1f", $2/1000}' <<<"$pb")
+    rd=$(awk '{printf "%.2f", $5/1e6}' <<<"$pb")
+    echo "| ${dump##*/} | \`$opts\` | $4 | $5 | $6 | $7 | $m | $o | $rd | $pc |"
+  }
+  while read -r name cpus nodes irqs smt; do
+    [ -n "$name" ] || continue
+    row "$name --cores 1" "$SR/$name" "--cores 1" "$cpus" "$nodes" "$irqs" "$smt"
+  done <<<"$TREES"
+  row "c4096-n16-i10000-smt --node 0 --cores 1" "$BIG" "--node 0 --cores 1" 4096 16 10000 on
+  row "c4096-n16-i10000-smt --cpus 1" "$BIG" "--cpus 1" 4096 16 10000 on
+  for r in $REAL; do
+    d=$FIX/$r
+    ncpu=$(ls "$d/sys/devices/system/cpu" | grep -c '^cpu[0-9]')
+    nnode=$(ls "$d/sys/devices/system/node" 2>/dev/null | grep -c '^node[0-9]' || true)
+    nirq=$( (grep -cE '^ *[0-9]+:' "$d/proc/interrupts" 2>/dev/null) || echo 0)
+    row "$r --cores 1" "$d" "--cores 1" "$ncpu" "$nnode" "$nirq" "(dump)"
+    row "$r --cpus 1" "$d" "--cpus 1" "$ncpu" "$nnode" "$nirq" "(dump)"
+  done
+} | tee "$OUT/scale-table.md"
+rm -f "$OUT/strace.tmp"

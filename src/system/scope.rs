@@ -1,0 +1,101 @@
+//! What to read: [`Scope`] tells [`super::SystemState::read_scoped`] which
+//! files a request needs, so that a launch reads a few dozen small files
+//! instead of every CPU's topology and cache directories.
+//!
+//! The rule is exactness, not approximation: every field that `plan` and
+//! `check` look at for the request is read exactly as a full read would read
+//! it; only data they never look at is left out (and is then `None`, empty
+//! or default). `--show` prints everything and uses [`Scope::full`].
+//! Code that starts looking at a new field for some request must widen
+//! [`Scope::for_request`] accordingly; `tests/scope.rs` compares the plan
+//! and findings of a scoped read with those of a full read on every fixture.
+
+use crate::cpuset::{CpuSet, NodeSet};
+use crate::request::{Mode, Policy, Request};
+
+/// Whose topology to read: `core_cpus_list` (the core's siblings) of these
+/// CPUs, and `core_id`, `physical_package_id` and `package_cpus_list` of
+/// the lowest CPU of each of their cores (the planner names a core by that
+/// CPU, and reads the ids of no other). Without `details` nothing else is
+/// read per CPU.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Cpus {
+    /// Every CPU.
+    All,
+    /// No placement: the allowed CPUs that are isolated (the check
+    /// `sibling-not-isolated` names their siblings).
+    None,
+    /// These CPUs (`--cpus LIST`: the candidates are among them).
+    Only(CpuSet),
+    /// The CPUs in these nodes' cpulists (`--node NODES` without `--cpus`).
+    Nodes(NodeSet),
+}
+
+/// The parts of the machine to read. Always read, whatever the scope:
+/// the CPU sets, every node's cpulist (node of every CPU, `firmware-data`
+/// warnings), `has_memory`, the caller's status and cgroup cpuset
+/// (allowed CPUs and memory nodes, partition), `/proc/cmdline` and the
+/// isolation sets (`isolated`, `nohz_full` and their sources: the
+/// isolation checks run on every launch), every IRQ (`/proc/interrupts`,
+/// `/proc/irq/N/`, `default_smp_affinity`), `numa_balancing` and the
+/// OpenMP variables. The governors and idle states of the checked CPUs
+/// are read after planning ([`super::SystemState::read_extras`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scope {
+    /// CPUs whose topology is read; the others keep only `id`, `online`
+    /// and `node`. With `details` and [`Cpus::All`], every CPU is read whole.
+    pub topology: Cpus,
+    /// Every node's `meminfo` and `distance` (`bind-low-memory`,
+    /// `memory-remote`): needed by any memory policy. Without it `meminfo`
+    /// is read only when `node/has_memory` is missing, and `distance` only
+    /// of nodes without memory (the planner's nearest-memory hint).
+    pub memory: bool,
+    /// `RLIMIT_RTPRIO` (`/proc/self/limits`, only when `CapEff` lacks
+    /// `CAP_SYS_NICE`) and the RT throttling sysctls: `--fifo`/`--rr`.
+    pub rt: bool,
+    /// RT group scheduling (`/proc/self/mountinfo`, the cgroup's
+    /// `cpu.rt_runtime_us`, the kernel config): any scheduling request (the
+    /// planner refuses RT policies by it; an EPERM from the kernel is
+    /// explained by it).
+    pub sched: bool,
+    /// What only `--show` prints: die, cluster, the LLC (`cache/index*`)
+    /// and governor of every CPU, `/proc/self/stat` (nice).
+    pub details: bool,
+}
+
+impl Scope {
+    /// Everything (`--show`, and [`super::SystemState::read`]).
+    pub fn full() -> Self {
+        Self {
+            topology: Cpus::All,
+            memory: true,
+            rt: true,
+            sched: true,
+            details: true,
+        }
+    }
+
+    /// What planning and checking `req` look at.
+    pub fn for_request(req: &Request) -> Self {
+        if req.mode == Mode::Show {
+            return Self::full();
+        }
+        let p = &req.placement;
+        let topology = if !p.is_requested() {
+            Cpus::None
+        } else if let Some(cpus) = &p.cpus {
+            Cpus::Only(cpus.clone())
+        } else if let Some(nodes) = &p.nodes {
+            Cpus::Nodes(nodes.clone())
+        } else {
+            Cpus::All
+        };
+        Self {
+            topology,
+            memory: req.memory.is_some(),
+            rt: matches!(req.sched.policy, Some(Policy::Fifo(_) | Policy::Rr(_))),
+            sched: req.sched.is_requested(),
+            details: false,
+        }
+    }
+}
