@@ -239,37 +239,19 @@ fn kubernetes_static_cpu_manager_v1() {
 /// user (setpriv, util-linux) places a command without CAP_SYS_NICE.
 #[test]
 fn unprivileged_placement_needs_no_capability() {
-    if !std::path::Path::new("/usr/bin/setpriv").exists() || !is_root() {
-        eprintln!("skipped: needs root to drop to nobody, and setpriv");
+    let Some(out) = as_nobody(&[
+        "--cpus",
+        "0",
+        "--nice",
+        "3",
+        "--",
+        "grep",
+        "-E",
+        "Cpus_allowed_list|CapEff",
+        "/proc/self/status",
+    ]) else {
         return;
-    }
-    let bin = assert_cmd::cargo::cargo_bin("pinrun");
-    let tmp = tempfile::tempdir().unwrap();
-    let copy = tmp.path().join("pinrun");
-    std::fs::copy(&bin, &copy).unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let out = std::process::Command::new("setpriv")
-        .args([
-            "--reuid=65534",
-            "--regid=65534",
-            "--clear-groups",
-            "--inh-caps=-all",
-        ])
-        .arg(&copy)
-        .args([
-            "--cpus",
-            "0",
-            "--nice",
-            "3",
-            "--",
-            "grep",
-            "-E",
-            "Cpus_allowed_list|CapEff",
-            "/proc/self/status",
-        ])
-        .output()
-        .unwrap();
+    };
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
@@ -279,17 +261,7 @@ fn unprivileged_placement_needs_no_capability() {
     assert!(text.contains("CapEff:\t0000000000000000"), "{text}");
     assert!(text.contains("Cpus_allowed_list:\t0"), "{text}");
     // A real-time policy is refused up front, naming both fixes.
-    let out = std::process::Command::new("setpriv")
-        .args([
-            "--reuid=65534",
-            "--regid=65534",
-            "--clear-groups",
-            "--inh-caps=-all",
-        ])
-        .arg(&copy)
-        .args(["--fifo", "10", "--", "true"])
-        .output()
-        .unwrap();
+    let out = as_nobody(&["--fifo", "10", "--", "true"]).unwrap();
     assert_eq!(out.status.code(), Some(125));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -304,36 +276,19 @@ fn unprivileged_placement_needs_no_capability() {
 /// ExecStart=.
 #[test]
 fn emit_ignores_the_callers_own_limits() {
-    if !std::path::Path::new("/usr/bin/setpriv").exists() || !is_root() {
-        eprintln!("skipped: needs root and setpriv");
+    let Some(out) = as_nobody(&[
+        "--emit",
+        "systemd",
+        "--cpus",
+        "0",
+        "--fifo",
+        "40",
+        "--",
+        "/usr/bin/app",
+        "-x",
+    ]) else {
         return;
-    }
-    let tmp = tempfile::tempdir().unwrap();
-    let copy = tmp.path().join("pinrun");
-    std::fs::copy(assert_cmd::cargo::cargo_bin("pinrun"), &copy).unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let out = std::process::Command::new("setpriv")
-        .args([
-            "--reuid=65534",
-            "--regid=65534",
-            "--clear-groups",
-            "--inh-caps=-all",
-        ])
-        .arg(&copy)
-        .args([
-            "--emit",
-            "systemd",
-            "--cpus",
-            "0",
-            "--fifo",
-            "40",
-            "--",
-            "/usr/bin/app",
-            "-x",
-        ])
-        .output()
-        .unwrap();
+    };
     assert!(
         out.status.success(),
         "{}",
@@ -389,4 +344,32 @@ fn emit_quotes_exec_start_and_keeps_pinrun_when_needed() {
         !exec.contains("--emit") && !exec.contains("--sysroot"),
         "{exec}"
     );
+}
+
+/// Runs pinrun as user nobody with no capabilities (setpriv, util-linux),
+/// from a copy in a world-readable directory; `None` when that cannot be
+/// done here (not root, or no setpriv).
+fn as_nobody(args: &[&str]) -> Option<std::process::Output> {
+    if !std::path::Path::new("/usr/bin/setpriv").exists() || !is_root() {
+        eprintln!("skipped: needs root to drop to nobody, and setpriv");
+        return None;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let copy = tmp.path().join("pinrun");
+    std::fs::copy(assert_cmd::cargo::cargo_bin("pinrun"), &copy).unwrap();
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    Some(
+        std::process::Command::new("setpriv")
+            .args([
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                "--inh-caps=-all",
+            ])
+            .arg(&copy)
+            .args(args)
+            .output()
+            .unwrap(),
+    )
 }
