@@ -30,6 +30,9 @@ fn is_executable_file(path: &Path) -> Option<std::result::Result<(), &'static st
     })
 }
 
+/// The search path `execvp(3)` uses when `PATH` is unset (glibc).
+const DEFAULT_PATH: &str = "/bin:/usr/bin";
+
 /// Finds the command as `execvp(3)` would: a name with a `/` is a path;
 /// otherwise the first executable match in `$PATH` (the `which` crate).
 /// Not found: exit 127; found but not executable: exit 126.
@@ -53,11 +56,13 @@ pub fn resolve(cmd: &OsStr) -> Result<PathBuf> {
             Some(Ok(())) => Ok(path),
         };
     }
-    if let Ok(path) = which::which(cmd) {
+    // execvp(3) searches "/bin:/usr/bin" (glibc's default) when PATH is unset.
+    let path_var = std::env::var_os("PATH").unwrap_or_else(|| DEFAULT_PATH.into());
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+    if let Ok(path) = which::which_in(cmd, Some(&path_var), cwd) {
         return Ok(path);
     }
     // which only returns executables; a non-executable match is exit 126.
-    let path_var = std::env::var_os("PATH").unwrap_or_default();
     for dir in std::env::split_paths(&path_var) {
         let p = dir.join(cmd);
         if let Some(Err(why)) = is_executable_file(&p) {
@@ -76,7 +81,8 @@ fn cstring(s: &OsStr) -> Result<CString> {
     })
 }
 
-/// Replaces this process with `path`, argv `args` (argv[0] as typed).
+/// Replaces this process with `path`, argv `args` (argv[0] as typed); a
+/// file without a `#!` line is run by `/bin/sh`, as `execvp(3)` does.
 /// Returns only on failure. SIGPIPE, which the Rust runtime ignores, is
 /// reset to its default first so the command sees the usual disposition.
 pub fn exec(path: &Path, args: &[OsString]) -> Error {
@@ -86,10 +92,21 @@ pub fn exec(path: &Path, args: &[OsString]) -> Error {
         (Err(e), _) | (_, Err(e)) => return e,
     };
     crate::apply::reset_sigpipe();
-    let err = match nix::unistd::execv(&prog, &argv) {
+    let mut err = match nix::unistd::execv(&prog, &argv) {
         Err(e) => e,
         Ok(never) => match never {},
     };
+    if err == nix::errno::Errno::ENOEXEC {
+        // execvp(3): a file the kernel cannot execute (no "#!") is run by
+        // /bin/sh, as `/bin/sh FILE ARGS...`.
+        let sh = c"/bin/sh".to_owned();
+        let mut sh_argv = vec![sh.clone(), prog.clone()];
+        sh_argv.extend(argv.iter().skip(1).cloned());
+        err = match nix::unistd::execv(&sh, &sh_argv) {
+            Err(e) => e,
+            Ok(never) => match never {},
+        };
+    }
     let cmd = args
         .first()
         .map(|a| a.to_string_lossy().into_owned())

@@ -487,3 +487,38 @@ fn hostile_sysroots() {
     .unwrap();
     assert_eq!(v["cpulist"], "0");
 }
+
+/// execvp(3) semantics: an executable file without `#!` runs under
+/// /bin/sh, and an unset PATH searches /bin:/usr/bin.
+#[test]
+fn execvp_fallbacks() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("no-shebang");
+    std::fs::write(&script, "echo ran \"$1\"\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = pinrun()
+        .args(["--cpus", "0", "--"])
+        .arg(&script)
+        .arg("x y")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.stdout, b"ran x y\n");
+    let out = pinrun()
+        .env_remove("PATH")
+        .args(["--cpus", "0", "--", "sh", "-c", "exit 3"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
