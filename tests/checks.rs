@@ -2,7 +2,7 @@
 //! nto dumps with isolation on the kernel command line, and live.
 
 mod common;
-use common::{ids, is_root, machine, pinrun};
+use common::{at, ids, is_root, machine, pinrun};
 use serde_json::Value;
 use std::path::Path;
 
@@ -218,10 +218,9 @@ fn rt_and_memory_findings() {
 #[test]
 fn remote_memory_on_a_real_dump() {
     let m = machine("nto/bare-metal-worker1.internal");
-    let out = pinrun()
-        .arg("--sysroot")
-        .arg(&m)
-        .args([
+    let out = at(
+        &m,
+        &[
             "--check",
             "--json",
             "--node",
@@ -229,9 +228,8 @@ fn remote_memory_on_a_real_dump() {
             "--cores",
             "1",
             "--membind=0",
-        ])
-        .output()
-        .unwrap();
+        ],
+    );
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let f = v["findings"].as_array().unwrap();
     let remote = with(f, "memory-remote");
@@ -254,12 +252,7 @@ fn remote_memory_on_a_real_dump() {
 #[test]
 fn nto_worker_cmdline_isolation() {
     let m = machine("nto/bare-metal-worker1.internal");
-    let out = pinrun()
-        .arg("--sysroot")
-        .arg(&m)
-        .args(["--check", "--json", "--cpus", "11"])
-        .output()
-        .unwrap();
+    let out = at(&m, &["--check", "--json", "--cpus", "11"]);
     assert_eq!(out.status.code(), Some(1));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let f = v["findings"].as_array().unwrap();
@@ -399,12 +392,7 @@ fn rt_group_without_runtime_is_refused_before_any_change() {
         ),
         ("sys/fs/cgroup/cpu,cpuacct/batch/cpu.rt_runtime_us", "0\n"),
     ]);
-    let out = pinrun()
-        .arg("--sysroot")
-        .arg(t.path())
-        .args(["--dry-run", "--cpus", "1", "--fifo", "10"])
-        .output()
-        .unwrap();
+    let out = at(t.path(), &["--dry-run", "--cpus", "1", "--fifo", "10"]);
     assert_eq!(out.status.code(), Some(125));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -666,12 +654,7 @@ fn allow_accepts_named_findings() {
         ("proc/irq/25/effective_affinity_list", "1\n"),
     ]);
     let check = |allow: &str| {
-        pinrun()
-            .arg("--sysroot")
-            .arg(t.path())
-            .args(["--check", "--cpus", "1", "--allow", allow])
-            .output()
-            .unwrap()
+        at(t.path(), &["--check", "--cpus", "1", "--allow", allow])
             .status
             .code()
     };
@@ -680,12 +663,10 @@ fn allow_accepts_named_findings() {
         check("irq-on-cpu,not-isolated,not-nohz-full,not-rcu-nocbs"),
         Some(0)
     );
-    let out = pinrun()
-        .arg("--sysroot")
-        .arg(t.path())
-        .args(["--check", "--json", "--cpus", "1", "--allow", "irq-on-cpu"])
-        .output()
-        .unwrap();
+    let out = at(
+        t.path(),
+        &["--check", "--json", "--cpus", "1", "--allow", "irq-on-cpu"],
+    );
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(
         with(v["findings"].as_array().unwrap(), "irq-on-cpu")
@@ -730,12 +711,7 @@ fn irq_counts_when_affinity_files_are_missing() {
         })
         .collect();
     assert!(!want.is_empty());
-    let out = pinrun()
-        .arg("--sysroot")
-        .arg(&m)
-        .args(["--check", "--json", "--cpus", "3"])
-        .output()
-        .unwrap();
+    let out = at(&m, &["--check", "--json", "--cpus", "3"]);
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let got: Vec<u32> = with(v["findings"].as_array().unwrap(), "irq-on-cpu")
         .iter()

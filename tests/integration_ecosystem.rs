@@ -4,7 +4,7 @@
 //! plans within it and names the cgroup when a request falls outside.
 
 mod common;
-use common::{ids, is_root, machine, pinrun};
+use common::{at, ids, is_root, machine, pinrun};
 use serde_json::Value;
 
 fn unit_exec_start() -> Vec<String> {
@@ -87,10 +87,9 @@ fn notify_socket_and_pid_survive() {
 #[test]
 fn emit_systemd_directives() {
     let m = machine("nto/bare-metal-worker1.internal");
-    let out = pinrun()
-        .arg("--sysroot")
-        .arg(&m)
-        .args([
+    let out = at(
+        &m,
+        &[
             "--emit",
             "systemd",
             "--cpus",
@@ -101,9 +100,8 @@ fn emit_systemd_directives() {
             "-5",
             "--interleave=0,1",
             "--reset-on-fork",
-        ])
-        .output()
-        .unwrap();
+        ],
+    );
     let text = String::from_utf8(out.stdout).unwrap();
     let directives: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
     assert_eq!(
@@ -119,10 +117,9 @@ fn emit_systemd_directives() {
             "Nice=-5",
         ]
     );
-    let out = pinrun()
-        .arg("--sysroot")
-        .arg(&m)
-        .args([
+    let out = at(
+        &m,
+        &[
             "--emit",
             "systemd",
             "--deadline",
@@ -130,9 +127,8 @@ fn emit_systemd_directives() {
             "1ms",
             "--sched-period",
             "10ms",
-        ])
-        .output()
-        .unwrap();
+        ],
+    );
     assert!(String::from_utf8_lossy(&out.stdout).contains("# SCHED_DEADLINE (runtime 1000000ns, deadline 10000000ns, period 10000000ns) has no systemd directive"));
 }
 
@@ -173,20 +169,10 @@ fn docker_cpuset_cpus_v2() {
         ("sys/fs/cgroup/cpuset.cpus.effective", "2-3\n"),
         ("proc/self/status", "Cpus_allowed_list:\t2-3\n"),
     ]);
-    let out = pinrun()
-        .arg("--sysroot")
-        .arg(t.path())
-        .args(["--dry-run", "--json", "--cores", "2"])
-        .output()
-        .unwrap();
+    let out = at(t.path(), &["--dry-run", "--json", "--cores", "2"]);
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(ids(&v["cpus"]), vec![2, 3]);
-    let out = pinrun()
-        .arg("--sysroot")
-        .arg(t.path())
-        .args(["--dry-run", "--cpus", "0"])
-        .output()
-        .unwrap();
+    let out = at(t.path(), &["--dry-run", "--cpus", "0"]);
     assert_eq!(out.status.code(), Some(125));
     assert!(String::from_utf8_lossy(&out.stderr).contains(
         "CPU 0 is outside the cpuset of cgroup /: /sys/fs/cgroup/cpuset.cpus.effective = 2-3"
@@ -209,27 +195,12 @@ fn kubernetes_static_cpu_manager_v1() {
         ),
         ("sys/fs/cgroup/cpuset/cpuset.effective_cpus", "4-7\n"),
     ]);
-    let out = pinrun()
-        .arg("--sysroot")
-        .arg(t.path())
-        .args(["--dry-run", "--json", "--cores", "1"])
-        .output()
-        .unwrap();
+    let out = at(t.path(), &["--dry-run", "--json", "--cores", "1"]);
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(ids(&v["cpus"]), vec![4]);
-    let out = pinrun()
-        .arg("--sysroot")
-        .arg(t.path())
-        .args(["--dry-run", "--cores", "5"])
-        .output()
-        .unwrap();
+    let out = at(t.path(), &["--dry-run", "--cores", "5"]);
     assert_eq!(out.status.code(), Some(125));
-    let out = pinrun()
-        .arg("--sysroot")
-        .arg(t.path())
-        .args(["--dry-run", "--cpus", "1"])
-        .output()
-        .unwrap();
+    let out = at(t.path(), &["--dry-run", "--cpus", "1"]);
     assert!(String::from_utf8_lossy(&out.stderr).contains(&format!(
         "outside the cpuset of cgroup {cg}: /sys/fs/cgroup/cpuset/cpuset.effective_cpus = 4-7"
     )));
@@ -318,10 +289,9 @@ fn emit_quotes_exec_start_and_keeps_pinrun_when_needed() {
     assert_eq!(pinrun::emit::systemd_word(";"), "\\;");
     assert_eq!(pinrun::emit::systemd_word(""), "\"\"");
     let m = machine("nto/bare-metal-worker1.internal");
-    let out = pinrun()
-        .arg("--sysroot")
-        .arg(&m)
-        .args([
+    let out = at(
+        &m,
+        &[
             "--emit",
             "systemd",
             "--cpus",
@@ -331,9 +301,8 @@ fn emit_quotes_exec_start_and_keeps_pinrun_when_needed() {
             "--",
             "/bin/app",
             "a b",
-        ])
-        .output()
-        .unwrap();
+        ],
+    );
     let text = String::from_utf8(out.stdout).unwrap();
     let exec = text.lines().find(|l| l.starts_with("ExecStart=")).unwrap();
     assert!(

@@ -4,7 +4,7 @@
 //! /proc/self/numa_maps. Nothing on the host is changed.
 
 mod common;
-use common::{is_root, pinrun};
+use common::{at, is_root, pinrun};
 use predicates::prelude::*;
 use std::os::unix::ffi::OsStrExt;
 
@@ -475,16 +475,9 @@ fn hostile_sysroots() {
     let cpu = dir.path().join("sys/devices/system/cpu");
     std::fs::create_dir_all(cpu.join("cpu0")).unwrap();
     nix::unistd::mkfifo(&cpu.join("online"), nix::sys::stat::Mode::S_IRWXU).unwrap();
-    let v: serde_json::Value = serde_json::from_slice(
-        &pinrun()
-            .arg("--sysroot")
-            .arg(dir.path())
-            .args(["--dry-run", "--json", "--cores", "1"])
-            .output()
-            .unwrap()
-            .stdout,
-    )
-    .unwrap();
+    let v: serde_json::Value =
+        serde_json::from_slice(&at(dir.path(), &["--dry-run", "--json", "--cores", "1"]).stdout)
+            .unwrap();
     assert_eq!(v["cpulist"], "0");
 }
 

@@ -603,12 +603,7 @@ fn buggy_numa_every_node_lists_every_cpu() {
         "hwloc merged the nodes into P#0"
     );
     // --check reports it as a firmware-data finding (exit 1), once.
-    let out = pinrun()
-        .arg("--sysroot")
-        .arg(machine(m))
-        .args(["--check", "--json"])
-        .output()
-        .unwrap();
+    let out = at(machine(m), &["--check", "--json"]);
     assert_eq!(out.status.code(), Some(1));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let codes: Vec<&str> = v["findings"]
@@ -650,12 +645,7 @@ fn synthetic(ncpus: u32, nodes: &[(u32, &str)]) -> tempfile::TempDir {
 }
 
 fn warnings_of(dir: &tempfile::TempDir) -> (Vec<String>, serde_json::Value) {
-    let out = pinrun()
-        .arg("--sysroot")
-        .arg(dir.path())
-        .args(["--show", "--json"])
-        .output()
-        .unwrap();
+    let out = at(dir.path(), &["--show", "--json"]);
     assert!(out.status.success());
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let w = v["warnings"]
@@ -718,12 +708,7 @@ fn cgroup_memory_nodes_limit_allowed_nodes() {
     w("sys/fs/cgroup/job/cpuset.mems.effective", "1-2\n");
     let (_, v) = warnings_of(&dir);
     assert_eq!(ids(&v["allowed_nodes"]), vec![1, 2]);
-    let out = pinrun()
-        .arg("--sysroot")
-        .arg(dir.path())
-        .args(["--dry-run", "--membind=0"])
-        .output()
-        .unwrap();
+    let out = at(dir.path(), &["--dry-run", "--membind=0"]);
     assert_eq!(
         out.status.code(),
         Some(125),

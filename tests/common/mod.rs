@@ -73,6 +73,16 @@ pub fn is_root() -> bool {
         .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"))
 }
 
+/// Runs pinrun with `--sysroot root` and `args`, returning its output.
+pub fn at(root: impl AsRef<std::path::Path>, args: &[&str]) -> std::process::Output {
+    pinrun()
+        .arg("--sysroot")
+        .arg(root.as_ref())
+        .args(args)
+        .output()
+        .expect("run pinrun")
+}
+
 /// The pinrun binary.
 pub fn pinrun() -> Command {
     Command::cargo_bin("pinrun").expect("binary")
