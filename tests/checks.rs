@@ -49,9 +49,7 @@ fn tree(extra: &[(&str, &str)]) -> tempfile::TempDir {
         files.push((p.to_string(), t.to_string()));
     }
     for (p, t) in files {
-        let path = dir.path().join(p);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, t).unwrap();
+        common::write_file(dir.path(), &p, &t);
     }
     dir
 }

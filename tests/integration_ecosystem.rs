@@ -149,9 +149,7 @@ fn container(files: &[(&str, &str)]) -> tempfile::TempDir {
     }
     all.extend(files.iter().map(|(a, b)| (a.to_string(), b.to_string())));
     for (p, t) in all {
-        let path = dir.path().join(p);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, t).unwrap();
+        common::write_file(dir.path(), &p, &t);
     }
     dir
 }

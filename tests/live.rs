@@ -4,19 +4,9 @@
 //! /proc/self/numa_maps. Nothing on the host is changed.
 
 mod common;
-use common::{at, is_root, pinrun};
+use common::{at, is_root, pinrun, stat_field};
 use predicates::prelude::*;
 use std::os::unix::ffi::OsStrExt;
-
-/// Field `n` (1-based, as in proc(5)) of a /proc/<pid>/stat line.
-fn stat_field(stat: &str, n: usize) -> i64 {
-    let rest = &stat[stat.rfind(')').expect("comm") + 2..];
-    rest.split_whitespace()
-        .nth(n - 3)
-        .expect("field")
-        .parse()
-        .expect("number")
-}
 
 fn run_stdout(args: &[&str]) -> String {
     let out = pinrun().args(args).output().expect("run");

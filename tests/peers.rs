@@ -694,11 +694,7 @@ fn cpus_in_several_nodes_warn_once_per_overlap() {
 #[test]
 fn cgroup_memory_nodes_limit_allowed_nodes() {
     let dir = synthetic(4, &[(0, "0-1"), (1, "2-3"), (2, "")]);
-    let w = |rel: &str, text: &str| {
-        let p = dir.path().join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    };
+    let w = |rel: &str, text: &str| common::write_file(dir.path(), rel, text);
     w("proc/self/cgroup", "0::/job\n");
     w(
         "proc/mounts",

@@ -18,11 +18,7 @@ struct Machine {
     cgroup_cpus: Option<String>,
 }
 
-fn write(root: &Path, rel: &str, text: &str) {
-    let p = root.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, text).unwrap();
-}
+use common::write_file as write;
 
 fn list(v: &[u32]) -> String {
     let s: pinrun::cpuset::CpuSet = v.iter().copied().collect();

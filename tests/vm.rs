@@ -10,6 +10,8 @@
 //! of an earlier run without booting. `vm/run.sh` does the work (packages, kernel cache, static
 //! build, initramfs, QEMU with a timeout and one retry).
 
+mod common;
+use common::stat_field;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -182,16 +184,6 @@ fn field(text: &str, key: &str) -> Option<String> {
     text.lines()
         .find_map(|l| l.strip_prefix(key))
         .map(|v| v.trim().to_string())
-}
-
-/// Field `n` (1-based, proc(5)) of a `/proc/<pid>/stat` line.
-fn stat_field(stat: &str, n: usize) -> i64 {
-    let rest = &stat[stat.rfind(')').expect("comm") + 2..];
-    rest.split_whitespace()
-        .nth(n - 3)
-        .expect("field")
-        .parse()
-        .expect("number")
 }
 
 /// (rt_priority, policy) of a stat line: fields 40 and 41.

@@ -73,6 +73,24 @@ pub fn is_root() -> bool {
         .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"))
 }
 
+/// Writes `text` to `root/rel`, creating the directories on the way (for
+/// the sysroot trees tests build).
+pub fn write_file(root: &std::path::Path, rel: &str, text: &str) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().expect("a file below root")).expect("mkdir");
+    std::fs::write(p, text).expect("write");
+}
+
+/// Field `n` (1-based, as in proc(5)) of a `/proc/<pid>/stat` line.
+pub fn stat_field(stat: &str, n: usize) -> i64 {
+    let rest = &stat[stat.rfind(')').expect("comm") + 2..];
+    rest.split_whitespace()
+        .nth(n - 3)
+        .expect("field")
+        .parse()
+        .expect("number")
+}
+
 /// Runs pinrun with `--sysroot root` and `args`, returning its output.
 pub fn at(root: impl AsRef<std::path::Path>, args: &[&str]) -> std::process::Output {
     pinrun()
