@@ -463,6 +463,20 @@ impl Cli {
                     .hint("nice values run from -20 (most CPU) to 19 (least)"),
             );
         }
+        if let Some(bad) = self
+            .allow
+            .iter()
+            .find(|c| !crate::check::CODES.contains(&c.as_str()))
+        {
+            return Err(Error::new(
+                "unknown-finding-code",
+                format!("--allow: unknown finding code \"{bad}\""),
+            )
+            .hint(format!(
+                "finding codes are lowercase kebab-case: {}",
+                crate::check::CODES.join(", ")
+            )));
+        }
         let placement = Placement {
             cpus: self
                 .cpus

@@ -78,17 +78,7 @@ fn run(req: Request) -> Result<u8, Error> {
         )
         .hint("point --sysroot at a directory laid out like / with sys/ and proc/"));
     }
-    if let Some(bad) = out_allow_unknown(&req.output.allow) {
-        return Err(Error::new(
-            "unknown-finding-code",
-            format!("--allow: unknown finding code \"{bad}\""),
-        )
-        .hint(format!(
-            "finding codes are lowercase kebab-case: {}",
-            check::CODES.join(", ")
-        )));
-    }
-    let sys = SystemState::read_scoped(&root, &pinrun::system::Scope::for_request(&req));
+    let mut sys = SystemState::read_scoped(&root, &pinrun::system::Scope::for_request(&req));
     let out = req.output.clone();
     if req.mode == Mode::Show {
         let (claims, _) = exclusive::read_claims(&root, &req, false)?;
@@ -109,14 +99,7 @@ fn run(req: Request) -> Result<u8, Error> {
     // Claims (issue 5): `guard` holds the state directory's lock and, once
     // written, this launch's record; dropping it on failure removes both.
     let (plan, claims, mut guard) = exclusive::plan(&root, &sys, &req)?;
-    let mut sys = sys;
-    let rt = matches!(
-        req.sched.policy,
-        Some(pinrun::request::Policy::Fifo(_) | pinrun::request::Policy::Rr(_))
-    );
-    let checked = plan.cpus.clone().unwrap_or_else(|| sys.allowed.clone());
-    let self_pid = req.sysroot.is_none().then(std::process::id);
-    sys.read_extras(&root, &checked, rt, self_pid);
+    sys.read_extras_for(&root, &req, &check::checked_cpus(&sys, &plan));
     let mut findings = check::check(&sys, &req, &plan);
     let inherited = sys.process.cpus_allowed.as_ref().unwrap_or(&sys.allowed);
     findings.extend(claims::findings(
@@ -218,15 +201,6 @@ fn pinrun_args() -> Vec<String> {
         .map(|a| a.to_string_lossy().into_owned())
         .take_while(|a| a != "--")
         .collect()
-}
-
-/// The first `--allow` code pinrun does not know (a typo would otherwise
-/// silently accept nothing).
-fn out_allow_unknown(allow: &[String]) -> Option<&str> {
-    allow
-        .iter()
-        .map(String::as_str)
-        .find(|c| !check::CODES.contains(c))
 }
 
 /// This pinrun's command line without `--emit FORMAT` and `--sysroot DIR`,

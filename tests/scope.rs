@@ -17,7 +17,7 @@ mod common;
 
 use clap::Parser;
 use pinrun::cli::Cli;
-use pinrun::request::{Policy, Request};
+use pinrun::request::Request;
 use pinrun::system::{Cpus, Root, Scope, SystemState};
 use pinrun::{check, plan, report};
 use std::path::{Path, PathBuf};
@@ -251,9 +251,8 @@ fn outcome(root: &Root, sys: &SystemState, req: &Request) -> String {
         Err(e) => return format!("refused {} {} {:?}", e.code, e.message, e.hint),
     };
     let mut sys = sys.clone();
-    let rt = matches!(req.sched.policy, Some(Policy::Fifo(_) | Policy::Rr(_)));
-    let checked = p.cpus.clone().unwrap_or_else(|| sys.allowed.clone());
-    sys.read_extras(root, &checked, rt, None);
+    let checked = check::checked_cpus(&sys, &p);
+    sys.read_extras_for(root, req, &checked);
     let findings = check::check(&sys, req, &p);
     format!("{p:?}\n{}", report::findings_json(&findings))
 }

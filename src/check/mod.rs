@@ -166,6 +166,12 @@ pub fn summarize_codes<'a>(findings: impl Iterator<Item = &'a Finding>) -> Strin
         .join(", ")
 }
 
+/// The CPUs the checks look at: the chosen ones, or every allowed CPU when
+/// the affinity is left unchanged.
+pub fn checked_cpus(sys: &SystemState, plan: &Plan) -> CpuSet {
+    plan.cpus.clone().unwrap_or_else(|| sys.allowed.clone())
+}
+
 /// All findings about running `plan` on `sys`, in a stable order.
 pub fn check(sys: &SystemState, req: &Request, plan: &Plan) -> Vec<Finding> {
     let critical = req.mode == Mode::Check
@@ -178,7 +184,7 @@ pub fn check(sys: &SystemState, req: &Request, plan: &Plan) -> Vec<Finding> {
         sys,
         req,
         plan,
-        cpus: plan.cpus.clone().unwrap_or_else(|| sys.allowed.clone()),
+        cpus: checked_cpus(sys, plan),
         critical,
     };
     let mut out = Vec::new();

@@ -294,6 +294,16 @@ impl SystemState {
         }
     }
 
+    /// [`SystemState::read_extras`] for `req` on the checked CPUs `cpus`:
+    /// real-time tasks when `--fifo`/`--rr` is requested, excluding this
+    /// process on a live machine (not below `--sysroot`).
+    pub fn read_extras_for(&mut self, root: &Root, req: &crate::request::Request, cpus: &CpuSet) {
+        use crate::request::Policy;
+        let rt = matches!(req.sched.policy, Some(Policy::Fifo(_) | Policy::Rr(_)));
+        let self_pid = req.sysroot.is_none().then(std::process::id);
+        self.read_extras(root, cpus, rt, self_pid);
+    }
+
     /// The SMT siblings of `cpu` including itself; a CPU without topology
     /// information is a core of its own.
     pub fn core_of(&self, cpu: u32) -> CpuSet {
