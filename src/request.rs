@@ -159,3 +159,33 @@ pub struct Request {
     /// Claims: `--exclusive`, `--wait`, `--state-dir`.
     pub claims: ClaimRequest,
 }
+
+impl Request {
+    /// Whether the launch is latency-critical: a real-time or deadline
+    /// policy, `--isolated`, or `--check` itself. Disturbances (no
+    /// isolation, IRQs) are then warnings rather than info.
+    pub fn latency_critical(&self) -> bool {
+        self.mode == Mode::Check
+            || self.placement.isolated
+            || matches!(
+                self.sched.policy,
+                Some(Policy::Fifo(_) | Policy::Rr(_) | Policy::Deadline { .. })
+            )
+    }
+
+    /// Whether any finding can be printed or refuse the launch: every mode
+    /// but a launch with `--quiet` and without `--strict` (which prints
+    /// nothing and runs whatever the findings).
+    pub fn uses_findings(&self) -> bool {
+        self.mode != Mode::Run || !self.output.quiet || self.output.strict
+    }
+
+    /// Whether info findings can be seen: in every mode but a launch, and in
+    /// a launch with `-v`. A plain launch prints warnings only, so what can
+    /// only ever be info (governors, idle states, NUMA balancing, and the
+    /// disturbances of a launch that is not latency-critical) need not be
+    /// read at all.
+    pub fn shows_info(&self) -> bool {
+        self.mode != Mode::Run || (self.output.verbose && self.uses_findings())
+    }
+}

@@ -17,7 +17,7 @@ mod topology;
 
 use crate::cpuset::CpuSet;
 use crate::plan::Plan;
-use crate::request::{Mode, Policy, Request};
+use crate::request::Request;
 use crate::system::SystemState;
 use serde::Serialize;
 
@@ -172,14 +172,15 @@ pub fn checked_cpus(sys: &SystemState, plan: &Plan) -> CpuSet {
     plan.cpus.clone().unwrap_or_else(|| sys.allowed.clone())
 }
 
-/// All findings about running `plan` on `sys`, in a stable order.
+/// All findings about running `plan` on `sys`, in a stable order: only
+/// those the request can show or act on ([`Request::uses_findings`],
+/// [`Request::shows_info`]; a plain launch never sees info findings, and
+/// [`crate::system::Scope::for_request`] does not read what only they need).
 pub fn check(sys: &SystemState, req: &Request, plan: &Plan) -> Vec<Finding> {
-    let critical = req.mode == Mode::Check
-        || req.placement.isolated
-        || matches!(
-            req.sched.policy,
-            Some(Policy::Fifo(_) | Policy::Rr(_) | Policy::Deadline { .. })
-        );
+    if !req.uses_findings() {
+        return Vec::new();
+    }
+    let critical = req.latency_critical();
     let ctx = Context {
         sys,
         req,
@@ -194,5 +195,8 @@ pub fn check(sys: &SystemState, req: &Request, plan: &Plan) -> Vec<Finding> {
     rt::check(&ctx, &mut out);
     memory::check(&ctx, &mut out);
     env::check(&ctx, &mut out);
+    if !req.shows_info() {
+        out.retain(|f| f.severity == Severity::Warning);
+    }
     out
 }

@@ -242,8 +242,16 @@ impl SystemState {
             },
             isolation_source,
             boot,
-            irqs: irq::read_irqs(root),
-            numa_balancing: root.read_int("/proc/sys/kernel/numa_balancing"),
+            irqs: if scope.irqs {
+                irq::read_irqs(root)
+            } else {
+                irq::Irqs::default()
+            },
+            numa_balancing: if scope.info {
+                root.read_int("/proc/sys/kernel/numa_balancing")
+            } else {
+                None
+            },
             rt_group: if scope.sched || scope.details {
                 cgroup::read_rt_group(root)
             } else {
@@ -295,13 +303,19 @@ impl SystemState {
     }
 
     /// [`SystemState::read_extras`] for `req` on the checked CPUs `cpus`:
-    /// real-time tasks when `--fifo`/`--rr` is requested, excluding this
-    /// process on a live machine (not below `--sysroot`).
+    /// real-time tasks when `--fifo`/`--rr` is requested and findings are
+    /// used ([`crate::request::Request::uses_findings`]), excluding this
+    /// process on a live machine (not below `--sysroot`); governors and idle
+    /// states only when info findings can be shown
+    /// ([`crate::request::Request::shows_info`]).
     pub fn read_extras_for(&mut self, root: &Root, req: &crate::request::Request, cpus: &CpuSet) {
         use crate::request::Policy;
         let rt = matches!(req.sched.policy, Some(Policy::Fifo(_) | Policy::Rr(_)));
         let self_pid = req.sysroot.is_none().then(std::process::id);
-        self.read_extras(root, cpus, rt, self_pid);
+        // Governors and idle states give info findings only.
+        let none = CpuSet::new();
+        let info_cpus = if req.shows_info() { cpus } else { &none };
+        self.read_extras(root, info_cpus, rt && req.uses_findings(), self_pid);
     }
 
     /// The SMT siblings of `cpu` including itself; a CPU without topology

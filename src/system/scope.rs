@@ -36,10 +36,10 @@ pub enum Cpus {
 /// warnings), `has_memory`, the caller's status and cgroup cpuset
 /// (allowed CPUs and memory nodes, partition), `/proc/cmdline` and the
 /// isolation sets (`isolated`, `nohz_full` and their sources: the
-/// isolation checks run on every launch), every IRQ (`/proc/interrupts`,
-/// `/proc/irq/N/`, `default_smp_affinity`), `numa_balancing` and the
-/// OpenMP variables. The governors and idle states of the checked CPUs
-/// are read after planning ([`super::SystemState::read_extras`]).
+/// isolation checks run on every launch) and the OpenMP variables. The
+/// governors and idle states of the checked CPUs are read after planning
+/// ([`super::SystemState::read_extras_for`]), only when info findings can
+/// be shown.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Scope {
     /// CPUs whose topology is read; the others keep only `id`, `online`
@@ -58,6 +58,14 @@ pub struct Scope {
     /// planner refuses RT policies by it; an EPERM from the kernel is
     /// explained by it).
     pub sched: bool,
+    /// Every IRQ (`/proc/interrupts`, `/proc/irq/N/`,
+    /// `default_smp_affinity`): the IRQ findings are disturbances, seen
+    /// only when the request is latency-critical or shows info
+    /// ([`Request::latency_critical`], [`Request::shows_info`]).
+    pub irqs: bool,
+    /// What only info findings need: `numa_balancing` (and, after
+    /// planning, the governors and idle states): [`Request::shows_info`].
+    pub info: bool,
     /// What only `--show` prints: die, cluster, the LLC (`cache/index*`)
     /// and governor of every CPU, `/proc/self/stat` (nice).
     pub details: bool,
@@ -71,6 +79,8 @@ impl Scope {
             memory: true,
             rt: true,
             sched: true,
+            irqs: true,
+            info: true,
             details: true,
         }
     }
@@ -95,6 +105,8 @@ impl Scope {
             memory: req.memory.is_some(),
             rt: matches!(req.sched.policy, Some(Policy::Fifo(_) | Policy::Rr(_))),
             sched: req.sched.is_requested(),
+            irqs: req.uses_findings() && (req.latency_critical() || req.shows_info()),
+            info: req.shows_info(),
             details: false,
         }
     }
