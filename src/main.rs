@@ -180,13 +180,13 @@ fn run(req: Request) -> Result<u8, Error> {
         }
     }
     apply::apply(&plan, &sys.possible).map_err(|e| {
-        match (
-            e.code,
-            e.message.contains("EPERM"),
-            plan::rt_eperm_diagnosis(&sys),
-        ) {
-            ("sched-failed", true, Some(why)) => e.hint(why),
-            _ => e,
+        if e.code != "sched-failed" || !e.message.contains("EPERM") {
+            return e;
+        }
+        sys.rt_group.config = pinrun::system::cgroup::read_rt_group_config(&root);
+        match plan::rt_eperm_diagnosis(&sys) {
+            Some(why) => e.hint(why),
+            None => e,
         }
     })?;
     let path = resolved.unwrap_or_default();

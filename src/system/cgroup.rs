@@ -72,6 +72,24 @@ fn unescape(s: &str) -> String {
     out
 }
 
+/// The caller's cgroup membership, read once: the mounts
+/// (`/proc/self/mountinfo`, fallback `/proc/mounts`) and `/proc/self/cgroup`.
+#[derive(Debug)]
+pub struct SelfCgroup {
+    mounts: Vec<Mount>,
+    /// `/proc/self/cgroup`, when readable.
+    cgroup: Option<String>,
+}
+
+/// Reads the caller's mounts and `/proc/self/cgroup`, once for
+/// [`read_cpuset`] and [`read_rt_group`].
+pub fn read_self(root: &Root) -> SelfCgroup {
+    SelfCgroup {
+        mounts: read_mounts(root),
+        cgroup: root.read("/proc/self/cgroup"),
+    }
+}
+
 fn read_mounts(root: &Root) -> Vec<Mount> {
     if let Some(text) = root.read("/proc/self/mountinfo") {
         // id parent major:minor root mount-point options [optional...] - fstype source super-options
@@ -111,8 +129,8 @@ fn read_mounts(root: &Root) -> Vec<Mount> {
 }
 
 /// The process's cgroup paths: (v2 path, v1 cpuset path).
-fn cgroup_paths(root: &Root) -> (Option<String>, Option<String>) {
-    let Some(text) = root.read("/proc/self/cgroup") else {
+fn cgroup_paths(root: &Root, me: &SelfCgroup) -> (Option<String>, Option<String>) {
+    let Some(text) = &me.cgroup else {
         // Kernels and dumps without /proc/self/cgroup: /proc/self/cpuset names
         // the cpuset path for whichever hierarchy carries the controller.
         let p = root.read_value("/proc/self/cpuset");
@@ -184,9 +202,9 @@ fn as_refs(v: &[String]) -> Vec<&str> {
 
 /// The cpuset limiting this process, or `None` when no cpuset information
 /// exists (no cpuset controller mounted, or files unreadable).
-pub fn read_cpuset(root: &Root) -> Option<Cpuset> {
-    let mounts = read_mounts(root);
-    let (v2_path, v1_path) = cgroup_paths(root);
+pub fn read_cpuset(root: &Root, me: &SelfCgroup) -> Option<Cpuset> {
+    let mounts = &me.mounts;
+    let (v2_path, v1_path) = cgroup_paths(root, me);
     let v1 = mounts
         .iter()
         .find(|m| m.is_v1_cpuset())
@@ -229,8 +247,8 @@ pub fn read_cpuset(root: &Root) -> Option<Cpuset> {
 
 /// The path of the caller's cgroup in the v1 hierarchy carrying
 /// `controller`, from `/proc/self/cgroup`.
-fn v1_path(root: &Root, controller: &str) -> Option<String> {
-    root.read("/proc/self/cgroup")?.lines().find_map(|line| {
+fn v1_path(me: &SelfCgroup, controller: &str) -> Option<String> {
+    me.cgroup.as_deref()?.lines().find_map(|line| {
         let mut parts = line.splitn(3, ':');
         let (_, ctrls, path) = (parts.next()?, parts.next()?, parts.next()?);
         ctrls
@@ -248,37 +266,75 @@ pub struct RtGroup {
     pub v1_runtime: Option<(String, i64)>,
     /// The caller's cgroup v2 path, when it is not the root.
     pub v2_cgroup: Option<String>,
-    /// `CONFIG_RT_GROUP_SCHED` from `/boot/config-<release>`, when readable.
+    /// `CONFIG_RT_GROUP_SCHED` from `/boot/config-<release>`, when readable;
+    /// `None` until [`read_rt_group_config`] fills it (only an EPERM from
+    /// the kernel needs it, and the file is ~250 KB).
     pub config: Option<bool>,
 }
 
-/// Reads what RT group scheduling needs to explain an EPERM.
-pub fn read_rt_group(root: &Root) -> RtGroup {
-    let mounts = read_mounts(root);
-    let v1_runtime = mounts
+/// Reads the RT group scheduling limits of the caller's cgroups (the
+/// planner refuses `--fifo`/`--rr` by `v1_runtime`; an EPERM is explained
+/// by it). `config` is left `None`: see [`read_rt_group_config`].
+pub fn read_rt_group(root: &Root, me: &SelfCgroup) -> RtGroup {
+    let v1_runtime = me
+        .mounts
         .iter()
         .find(|m| m.fstype == "cgroup" && m.options.iter().any(|o| o == "cpu"))
-        .zip(v1_path(root, "cpu"))
+        .zip(v1_path(me, "cpu"))
         .and_then(|(m, p)| {
             let v = root.read_int(&format!("{}/cpu.rt_runtime_us", cgroup_dir(m, &p)))?;
             Some((p, v))
         });
+    RtGroup {
+        v1_runtime,
+        v2_cgroup: cgroup_paths(root, me).0.filter(|p| p != "/"),
+        config: None,
+    }
+}
+
+/// Whether the running kernel was built with `CONFIG_RT_GROUP_SCHED=y`,
+/// from `/boot/config-$(uname -r)` (`/proc/sys/kernel/osrelease`); `None`
+/// when the file is unreadable. Read only to explain an EPERM.
+pub fn read_rt_group_config(root: &Root) -> Option<bool> {
     let release = root
         .read_value("/proc/sys/kernel/osrelease")
         .unwrap_or_default();
-    let config = root
-        .read(&format!("/boot/config-{release}"))
-        .map(|t| t.lines().any(|l| l == "CONFIG_RT_GROUP_SCHED=y"));
-    RtGroup {
-        v1_runtime,
-        v2_cgroup: cgroup_paths(root).0.filter(|p| p != "/"),
-        config,
-    }
+    root.read(&format!("/boot/config-{release}"))
+        .map(|t| t.lines().any(|l| l == "CONFIG_RT_GROUP_SCHED=y"))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The kernel config is read only on demand, from
+    /// `/boot/config-$(osrelease)`.
+    #[test]
+    fn rt_group_config_from_boot_config() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::new(dir.path());
+        let write = |p: &str, t: &str| {
+            let f = dir.path().join(p);
+            std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+            std::fs::write(f, t).unwrap();
+        };
+        assert_eq!(read_rt_group_config(&root), None);
+        write("proc/sys/kernel/osrelease", "6.1.0-test\n");
+        write(
+            "boot/config-6.1.0-test",
+            "CONFIG_X=y\n# CONFIG_RT_GROUP_SCHED is not set\n",
+        );
+        assert_eq!(read_rt_group_config(&root), Some(false));
+        write(
+            "boot/config-6.1.0-test",
+            "CONFIG_X=y\nCONFIG_RT_GROUP_SCHED=y\n",
+        );
+        assert_eq!(read_rt_group_config(&root), Some(true));
+        write("proc/self/cgroup", "0::/user.slice\n");
+        let rt = read_rt_group(&root, &read_self(&root));
+        assert_eq!(rt.config, None);
+        assert_eq!(rt.v2_cgroup.as_deref(), Some("/user.slice"));
+    }
 
     #[test]
     fn unescapes_mountinfo() {

@@ -118,7 +118,8 @@ impl SystemState {
             .map(|n| (n.id, n))
             .collect();
         let mut process = process::read_process(root, scope.rt || scope.details, scope.details);
-        let cpuset = cgroup::read_cpuset(root);
+        let me = cgroup::read_self(root);
+        let cpuset = cgroup::read_cpuset(root, &me);
         // Without Mems_allowed_list (most dumps) the cgroup's effective
         // memory nodes limit the process, as its effective CPUs do.
         if process.mems_allowed.is_none() {
@@ -253,7 +254,7 @@ impl SystemState {
                 None
             },
             rt_group: if scope.sched || scope.details {
-                cgroup::read_rt_group(root)
+                cgroup::read_rt_group(root, &me)
             } else {
                 cgroup::RtGroup::default()
             },

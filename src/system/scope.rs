@@ -53,10 +53,10 @@ pub struct Scope {
     /// `RLIMIT_RTPRIO` (`/proc/self/limits`, only when `CapEff` lacks
     /// `CAP_SYS_NICE`) and the RT throttling sysctls: `--fifo`/`--rr`.
     pub rt: bool,
-    /// RT group scheduling (`/proc/self/mountinfo`, the cgroup's
-    /// `cpu.rt_runtime_us`, the kernel config): any scheduling request (the
-    /// planner refuses RT policies by it; an EPERM from the kernel is
-    /// explained by it).
+    /// RT group scheduling (the v1 `cpu` cgroup's `cpu.rt_runtime_us`, the
+    /// v2 cgroup path): any scheduling request (the planner refuses RT
+    /// policies by it; an EPERM from the kernel is explained by it, with the
+    /// kernel config read only then).
     pub sched: bool,
     /// Every IRQ (`/proc/interrupts`, `/proc/irq/N/`,
     /// `default_smp_affinity`): the IRQ findings are disturbances, seen
