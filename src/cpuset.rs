@@ -154,6 +154,27 @@ impl CpuSet {
         self.zip_with(other, |a, b| a | b)
     }
 
+    /// Adds every id of `other` to `self` in place (`self |= other`),
+    /// growing the bitmap up to `other`'s highest id when needed. Unlike
+    /// [`CpuSet::union`] it allocates no new set: accumulating k sets into
+    /// one costs the sum of their sizes in 64-bit words, not k new bitmaps
+    /// of the accumulated size. The result equals `self.union(other)`.
+    pub fn union_with(&mut self, other: &Self) {
+        // Only up to `other`'s last non-zero word, so that `self` gains no
+        // trailing zero words (sets compare by their words).
+        let n = other
+            .words
+            .iter()
+            .rposition(|&w| w != 0)
+            .map_or(0, |i| i + 1);
+        if self.words.len() < n {
+            self.words.resize(n, 0);
+        }
+        for (a, b) in self.words.iter_mut().zip(&other.words[..n]) {
+            *a |= b;
+        }
+    }
+
     /// Ids in both sets.
     pub fn intersection(&self, other: &Self) -> Self {
         self.zip_with(other, |a, b| a & b)
@@ -619,6 +640,25 @@ mod tests {
         assert_eq!(s.to_mask().split(',').count(), 35);
     }
 
+    #[test]
+    fn union_with_in_place() {
+        let mut a = CpuSet::parse("1-3").unwrap();
+        a.union_with(&CpuSet::parse("2,4000").unwrap());
+        assert_eq!(a, CpuSet::parse("1-3,4000").unwrap());
+        // A smaller set leaves the bitmap's length alone.
+        a.union_with(&CpuSet::parse("0").unwrap());
+        assert_eq!(a.to_list(), "0-3,4000");
+        // An emptied high word of `other` does not grow `self`.
+        let mut b = CpuSet::parse("5,300").unwrap();
+        b.remove(300);
+        let mut c = CpuSet::parse("7").unwrap();
+        c.union_with(&b);
+        assert_eq!(c, CpuSet::parse("5,7").unwrap());
+        let mut e = CpuSet::new();
+        e.union_with(&CpuSet::new());
+        assert_eq!(e, CpuSet::new());
+    }
+
     proptest! {
         #[test]
         fn list_round_trip(ids in proptest::collection::btree_set(0u32..5000, 0..200)) {
@@ -627,6 +667,17 @@ mod tests {
             prop_assert_eq!(CpuSet::parse(&s.to_list()).unwrap(), s.clone());
             prop_assert_eq!(CpuSet::parse(&format!("0x{}", s.to_mask())).unwrap(), s.clone());
             prop_assert_eq!(s.to_vec(), ids.into_iter().collect::<Vec<_>>());
+        }
+
+        #[test]
+        fn union_with_equals_union(
+            a in proptest::collection::btree_set(0u32..5000, 0..100),
+            b in proptest::collection::btree_set(0u32..5000, 0..100),
+        ) {
+            let (a, b): (CpuSet, CpuSet) = (a.into_iter().collect(), b.into_iter().collect());
+            let mut c = a.clone();
+            c.union_with(&b);
+            prop_assert_eq!(c, a.union(&b));
         }
 
         #[test]

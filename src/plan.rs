@@ -219,7 +219,7 @@ fn node_cpus(sys: &SystemState, nodes: &NodeSet) -> Result<CpuSet> {
                 "run on a node with CPUs and bind memory to it instead: --node <N> --membind={id}"
             )));
         }
-        cpus = cpus.union(&n.cpus);
+        cpus.union_with(&n.cpus);
     }
     Ok(cpus)
 }
@@ -238,7 +238,9 @@ fn choose_compact(mut cores: Vec<CoreChoice>, n: usize) -> Vec<CoreChoice> {
             c.cpus.first(),
         )
     };
-    cores.sort_by_key(key);
+    // Cached: `first()` scans the bitmap from CPU 0, so computing the key in
+    // every comparison costs O(n log n) scans.
+    cores.sort_by_cached_key(key);
     let fitting = |group: &GroupKey| -> Option<Vec<CoreChoice>> {
         let mut counts: BTreeMap<_, usize> = BTreeMap::new();
         for c in &cores {
@@ -276,7 +278,10 @@ fn core_choice(sys: &SystemState, cpus: CpuSet) -> CoreChoice {
     }
 }
 
-/// The distinct cores (all threads) touching `cpus`, ascending.
+/// The distinct cores (all threads, including those outside `cpus`)
+/// touching `cpus`, ordered by their lowest CPU in `cpus`. One pass: each
+/// core's CPUs are added to the `seen` set in place, so the cost is linear
+/// in the CPUs (and bitmap words) of the cores, with no set rebuilt per CPU.
 pub fn cores_of(sys: &SystemState, cpus: &CpuSet) -> Vec<CpuSet> {
     let mut seen = CpuSet::new();
     let mut out = Vec::new();
@@ -285,10 +290,16 @@ pub fn cores_of(sys: &SystemState, cpus: &CpuSet) -> Vec<CpuSet> {
             continue;
         }
         let core = sys.core_of(id);
-        seen = seen.union(&core);
+        seen.union_with(&core);
         out.push(core);
     }
     out
+}
+
+/// Whether every CPU of `core` is in `set`, without building a set (the
+/// per-core test of the `--cores` partition).
+fn all_in(core: &CpuSet, set: &CpuSet) -> bool {
+    core.iter().all(|c| set.contains(c))
 }
 
 struct Placed {
@@ -391,7 +402,7 @@ fn place(sys: &SystemState, p: &Placement, claims: &Claims) -> Result<Placed> {
     };
     let all = cores_of(sys, &candidate);
     let (whole, partial): (Vec<CpuSet>, Vec<CpuSet>) =
-        all.into_iter().partition(|c| c.is_subset(&candidate));
+        all.into_iter().partition(|c| all_in(c, &candidate));
     if whole.len() < n {
         let mut msg = format!(
             "--cores {n}: only {} whole core{} available in the candidates {}",
@@ -705,7 +716,11 @@ pub fn plan_claimed(sys: &SystemState, req: &Request, claims: &Claims) -> Result
 /// The CPUs an `--exclusive` launch claims: every thread of each chosen
 /// core, and the chosen CPUs themselves.
 pub fn claim_set(cpus: &CpuSet, cores: &[CoreChoice]) -> CpuSet {
-    cores.iter().fold(cpus.clone(), |a, c| a.union(&c.cpus))
+    let mut claim = cpus.clone();
+    for c in cores {
+        claim.union_with(&c.cpus);
+    }
+    claim
 }
 
 /// Refuses `cpus` when any of them is claimed, naming the holders.
@@ -742,8 +757,11 @@ fn skip_claimed(
     let claimed = claims.cpus();
     let (free, taken): (Vec<CpuSet>, Vec<CpuSet>) = whole
         .into_iter()
-        .partition(|c| c.intersection(&claimed).is_empty());
-    let taken_cpus = taken.iter().fold(CpuSet::new(), |a, c| a.union(c));
+        .partition(|c| !c.iter().any(|id| claimed.contains(id)));
+    let mut taken_cpus = CpuSet::new();
+    for c in &taken {
+        taken_cpus.union_with(c);
+    }
     let holders = claims.describe(&taken_cpus);
     if free.len() < n {
         return Err(Error::new(

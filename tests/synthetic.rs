@@ -292,3 +292,32 @@ fn compact_choice_prefers_one_package_when_no_node_fits() {
     let v = dry(t.path(), &["--cores", "5"]);
     assert_eq!(ids(&v["cpus"]), vec![0, 1, 2, 4, 5]);
 }
+
+/// `plan::cores_of` on siblings (N, N+k) beyond 1024 CPUs: each core that
+/// touches the CPUs appears once with all its threads (also those outside
+/// the CPUs), in the order of its lowest CPU among them, and agrees with a
+/// naive scan over every core.
+#[test]
+fn cores_of_each_core_once() {
+    use pinrun::cpuset::CpuSet;
+    let m = Machine::smt(2, 300, 2, |s, c, t| s * 300 + c + t * 600).build();
+    let sys = pinrun::system::SystemState::read(&pinrun::system::Root::new(m.path()));
+    let set = |s: &str| CpuSet::parse(s).unwrap();
+    // 601 is 1's sibling; 5's sibling 605 is outside the CPUs.
+    let got = pinrun::plan::cores_of(&sys, &set("601,1,5,1199"));
+    assert_eq!(got, vec![set("1,601"), set("5,605"), set("599,1199")]);
+    let cpus = set("0-99,550-650,1000-1199:3");
+    let got = pinrun::plan::cores_of(&sys, &cpus);
+    let mut naive: Vec<CpuSet> = Vec::new();
+    for id in cpus.iter() {
+        let core = sys.core_of(id);
+        if !naive.contains(&core) {
+            naive.push(core);
+        }
+    }
+    assert_eq!(got, naive);
+    let threads: usize = got.iter().map(CpuSet::len).sum();
+    let union = got.iter().fold(CpuSet::new(), |a, c| a.union(c));
+    assert_eq!(threads, union.len(), "a CPU in two cores");
+    assert!(cpus.is_subset(&union));
+}

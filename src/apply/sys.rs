@@ -1,5 +1,6 @@
 //! The raw syscalls nix lacks or caps at 1024 CPUs: `set_mempolicy(2)`,
-//! `sched_setattr(2)`/`sched_getattr(2)`, and `sched_setaffinity(2)`/
+//! `sched_setattr(2)`/`sched_getattr(2)`, `sched_getscheduler(2)` (of
+//! another process, read-only), and `sched_setaffinity(2)`/
 //! `sched_getaffinity(2)` with a dynamically sized mask. The only `unsafe`
 //! code in pinrun.
 
@@ -52,6 +53,27 @@ pub fn sched_getattr() -> io::Result<SchedAttr> {
         )
     })?;
     Ok(attr)
+}
+
+/// `SCHED_RESET_ON_FORK` (`include/uapi/linux/sched.h`): the flag
+/// `sched_getscheduler(2)` ORs into the policy of a task that has it.
+pub const SCHED_RESET_ON_FORK: i32 = 0x4000_0000;
+
+/// `sched_getscheduler(pid)` (`sched_getscheduler(2)`): the scheduling
+/// policy of the thread `pid` (a process id names its main thread) as a
+/// `SCHED_*` number (0 OTHER, 1 FIFO, 2 RR, 3 BATCH, 5 IDLE, 6 DEADLINE),
+/// with [`SCHED_RESET_ON_FORK`] masked off. Read-only: it changes nothing
+/// and needs no privilege.
+///
+/// The raw syscall, not the libc function: musl's `sched_getscheduler()`
+/// always fails with ENOSYS. Errors: ESRCH when no thread `pid` exists
+/// (it exited) in the caller's PID namespace; EPERM/EACCES when a security
+/// module refuses; EINVAL for a `pid` above `i32::MAX`.
+pub fn sched_getscheduler(pid: u32) -> io::Result<i32> {
+    let pid = libc::pid_t::try_from(pid).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    // SAFETY: a plain integer argument; no memory is shared with the kernel.
+    let policy = check(unsafe { libc::syscall(libc::SYS_sched_getscheduler, pid) })?;
+    Ok(policy as i32 & !SCHED_RESET_ON_FORK)
 }
 
 /// `sched_setattr(0, attr, 0)` for the calling thread.

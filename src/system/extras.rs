@@ -1,6 +1,7 @@
 //! Reads that only some requests need, done after planning for the chosen
-//! CPUs: competing real-time tasks (`/proc/<pid>/stat`, `status`) and CPU
-//! idle states (`Documentation/admin-guide/pm/cpuidle.rst`).
+//! CPUs: competing real-time tasks (`sched_getscheduler(2)` on a live
+//! machine, `/proc/<pid>/stat` and `status`) and CPU idle states
+//! (`Documentation/admin-guide/pm/cpuidle.rst`).
 
 use super::root::Root;
 use crate::cpuset::CpuSet;
@@ -29,39 +30,108 @@ pub struct IdleState {
     pub latency_us: u64,
 }
 
+/// `PF_KTHREAD` (`include/linux/sched.h`): the flag (field 9 of
+/// `/proc/<pid>/stat`) of a kernel thread.
+const PF_KTHREAD: u64 = 0x0020_0000;
+
+/// `SCHED_FIFO` and `SCHED_RR` (`sched(7)`), as in field 41 of
+/// `/proc/<pid>/stat` and from `sched_getscheduler(2)`.
+const SCHED_FIFO: i32 = 1;
+const SCHED_RR: i32 = 2;
+
 /// Every user-space SCHED_FIFO/SCHED_RR process (main threads) except
-/// `self_pid`.
+/// `self_pid`, in ascending pid order.
+///
+/// With `self_pid` (pinrun on the live machine, no `--sysroot`) the kernel
+/// is asked first ([`read_rt_tasks_live`]: one `sched_getscheduler(2)` per
+/// process, files only for the real-time ones); without it, or when `root`
+/// is not this process's live `/proc`, every process's files are read
+/// ([`read_rt_tasks_files`]: a dump's pids are not live). Both give the
+/// same tasks.
 pub fn read_rt_tasks(root: &Root, self_pid: Option<u32>) -> Vec<RtTask> {
+    self_pid
+        .and_then(|_| read_rt_tasks_live(root, self_pid))
+        .unwrap_or_else(|| read_rt_tasks_files(root, self_pid))
+}
+
+/// [`read_rt_tasks`] from files only, for any root (a dump or `/`): lists
+/// `/proc` and reads `/proc/<pid>/stat` of each process (`proc(5)`), and
+/// `/proc/<pid>/status` (`Cpus_allowed_list`) only of the user-space
+/// SCHED_FIFO/SCHED_RR ones. Processes that vanish or cannot be read are
+/// skipped.
+pub fn read_rt_tasks_files(root: &Root, self_pid: Option<u32>) -> Vec<RtTask> {
     let mut pids = root.numbered_entries("/proc", "");
     pids.retain(|p| Some(*p) != self_pid);
     pids.into_iter()
-        .filter_map(|pid| {
-            let stat = root.read(&format!("/proc/{pid}/stat"))?;
-            let close = stat.rfind(')')?;
-            let comm = stat[stat.find('(')? + 1..close].to_string();
-            let f: Vec<&str> = stat[close + 1..].split_whitespace().collect();
-            // f[0] is field 3 (state); field n is f[n - 3].
-            let policy: u32 = f.get(38)?.parse().ok()?;
-            // Field 9 flags: PF_KTHREAD (0x00200000) marks kernel threads,
-            // whose per-CPU RT threads (migration/N) are the kernel's own.
-            let flags: u64 = f.get(6)?.parse().ok()?;
-            if (policy != 1 && policy != 2) || flags & 0x0020_0000 != 0 {
-                return None;
-            }
-            let status = root.read(&format!("/proc/{pid}/status"))?;
-            let cpus = status
-                .lines()
-                .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-                .and_then(|v| CpuSet::parse_sysfs_list(v, None).ok())?;
-            Some(RtTask {
-                pid,
-                comm,
-                priority: f.get(37)?.parse().ok()?,
-                state: f.first()?.chars().next()?,
-                cpus,
-            })
-        })
+        .filter_map(|pid| read_rt_task(root, pid))
         .collect()
+}
+
+/// [`read_rt_tasks`] on the live machine: lists `/proc` once and asks the
+/// kernel for each process's policy with `sched_getscheduler(2)` (no file
+/// opened); only for SCHED_FIFO/SCHED_RR processes are `stat` and (for
+/// user-space ones) `status` read, exactly as [`read_rt_tasks_files`] reads
+/// them, so both return the same tasks. A process that exited (ESRCH) is
+/// skipped; one whose policy the kernel refuses to tell (a security
+/// module) is read from its files.
+///
+/// `None` when `root` is not this process's live `/proc`: its base is not
+/// `/`, or `/proc/self` does not name this process (a procfs of another
+/// PID namespace, whose pids the syscall would misread).
+pub fn read_rt_tasks_live(root: &Root, self_pid: Option<u32>) -> Option<Vec<RtTask>> {
+    if !is_live_proc(root) {
+        return None;
+    }
+    let pids = root.numbered_entries("/proc", "");
+    Some(
+        pids.into_iter()
+            .filter(|p| Some(*p) != self_pid)
+            .filter(|&pid| match crate::apply::sys::sched_getscheduler(pid) {
+                Ok(policy) => policy == SCHED_FIFO || policy == SCHED_RR,
+                Err(e) => e.raw_os_error() != Some(libc::ESRCH),
+            })
+            .filter_map(|pid| read_rt_task(root, pid))
+            .collect(),
+    )
+}
+
+/// Whether `root` is `/` and its `/proc/self` names this process (so that
+/// the pids listed in its `/proc` are the ones syscalls take).
+fn is_live_proc(root: &Root) -> bool {
+    root.base() == std::path::Path::new("/")
+        && std::fs::read_link(root.path("/proc/self"))
+            .is_ok_and(|l| l.as_os_str() == std::process::id().to_string().as_str())
+}
+
+/// Process `pid` as an [`RtTask`] when it is a user-space SCHED_FIFO or
+/// SCHED_RR process: its `stat` first (state, priority, flags, policy,
+/// `comm`), then `status` (`Cpus_allowed_list`) only for such a process.
+/// `None` for any other process, or when a file is missing or malformed.
+fn read_rt_task(root: &Root, pid: u32) -> Option<RtTask> {
+    let stat = root.read(&format!("/proc/{pid}/stat"))?;
+    let close = stat.rfind(')')?;
+    let comm = stat[stat.find('(')? + 1..close].to_string();
+    let f: Vec<&str> = stat[close + 1..].split_whitespace().collect();
+    // f[0] is field 3 (state); field n is f[n - 3].
+    let policy: i32 = f.get(38)?.parse().ok()?;
+    // Field 9 flags: PF_KTHREAD marks kernel threads, whose per-CPU RT
+    // threads (migration/N) are the kernel's own.
+    let flags: u64 = f.get(6)?.parse().ok()?;
+    if (policy != SCHED_FIFO && policy != SCHED_RR) || flags & PF_KTHREAD != 0 {
+        return None;
+    }
+    let status = root.read(&format!("/proc/{pid}/status"))?;
+    let cpus = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .and_then(|v| CpuSet::parse_sysfs_list(v, None).ok())?;
+    Some(RtTask {
+        pid,
+        comm,
+        priority: f.get(37)?.parse().ok()?,
+        state: f.first()?.chars().next()?,
+        cpus,
+    })
 }
 
 /// Enabled idle states of `cpu` (`disable` = 0), in index order.

@@ -1,0 +1,209 @@
+//! The real-time competitor scan (`rt-competitor`) on the live machine: the
+//! syscall path (`sched_getscheduler(2)` per process) and the file path
+//! (`/proc/<pid>/stat` of every process) must find the same tasks. The
+//! tests start their own busy-looping children (SCHED_FIFO needs root) and
+//! kill them at the end; nothing else on the host is changed.
+
+mod common;
+use common::{is_root, pinrun, stat_field};
+use pinrun::cpuset::CpuSet;
+use pinrun::system::Root;
+use pinrun::system::extras::{RtTask, read_rt_tasks, read_rt_tasks_files, read_rt_tasks_live};
+use std::process::{Child, Command};
+use std::time::{Duration, Instant};
+
+/// A child process killed and reaped when dropped (also when an assertion
+/// fails first).
+struct Spinner(Child);
+
+impl Drop for Spinner {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Spinner {
+    /// `taskset -c CPU [chrt -R -f PRIO] sh -c 'while :; do :; done'`: a
+    /// busy loop confined to `cpu`, under SCHED_FIFO `prio` with
+    /// SCHED_RESET_ON_FORK (which `sched_getscheduler(2)` ORs into the
+    /// policy) when given. Returns
+    /// once the loop runs (comm `sh`, the policy set), or panics after 5 s.
+    fn start(cpu: u32, fifo: Option<u32>) -> Self {
+        let mut cmd = Command::new("taskset");
+        cmd.args(["-c", &cpu.to_string()]);
+        if let Some(p) = fifo {
+            cmd.args(["chrt", "-R", "-f", &p.to_string()]);
+        }
+        cmd.args(["sh", "-c", "while :; do :; done"]);
+        let s = Spinner(cmd.spawn().expect("spawn taskset"));
+        let want_policy = if fifo.is_some() { 1 } else { 0 };
+        let t = Instant::now();
+        loop {
+            if let Ok(stat) = std::fs::read_to_string(format!("/proc/{}/stat", s.pid()))
+                && stat.contains("(sh)")
+                && stat_field(&stat, 41) == want_policy
+            {
+                return s;
+            }
+            assert!(t.elapsed() < Duration::from_secs(5), "child never started");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    fn pid(&self) -> u32 {
+        self.0.id()
+    }
+}
+
+/// The highest online CPU, when there are at least two (a busy real-time
+/// loop on the only CPU would starve the test itself).
+fn spare_cpu() -> Option<u32> {
+    let t = std::fs::read_to_string("/sys/devices/system/cpu/online").ok()?;
+    let online = CpuSet::parse_sysfs_list(&t, None).ok()?;
+    (online.len() >= 2).then(|| online.last()).flatten()
+}
+
+/// Both paths, retried a few times until they agree (a process of the
+/// host may start or exit between the two scans).
+fn both_paths() -> (Vec<RtTask>, Vec<RtTask>) {
+    let root = Root::new("/");
+    let me = Some(std::process::id());
+    let mut last = None;
+    for _ in 0..5 {
+        let live = read_rt_tasks_live(&root, me).expect("/ is this process's live /proc");
+        let files = read_rt_tasks_files(&root, me);
+        if live == files {
+            return (live, files);
+        }
+        last = Some((live, files));
+    }
+    last.unwrap()
+}
+
+/// The `rt-competitor` findings of `pinrun --dry-run --json ARGS` on the
+/// live machine.
+fn competitors(args: &[&str]) -> Vec<String> {
+    let out = pinrun()
+        .args(["--dry-run", "--json"])
+        .args(args)
+        .arg("true")
+        .output()
+        .expect("run pinrun");
+    assert!(out.status.success(), "{args:?}: {out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    v["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|f| f["code"] == "rt-competitor")
+        .map(|f| f["message"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// A SCHED_FIFO busy loop confined to one CPU is found by both paths as
+/// the same task (pid, comm `sh`, priority, state R, that CPU), by the
+/// dispatching `read_rt_tasks`, and reported by `--fifo` at its priority on
+/// that CPU but not at a higher one.
+#[test]
+fn fifo_child_found_by_both_paths() {
+    if !is_root() {
+        eprintln!("skipped: SCHED_FIFO needs root here");
+        return;
+    }
+    let Some(cpu) = spare_cpu() else {
+        eprintln!("skipped: needs 2 online CPUs");
+        return;
+    };
+    let child = Spinner::start(cpu, Some(1));
+    let want = RtTask {
+        pid: child.pid(),
+        comm: "sh".into(),
+        priority: 1,
+        state: 'R',
+        cpus: std::iter::once(cpu).collect(),
+    };
+    let (live, files) = both_paths();
+    assert_eq!(live, files, "the two paths disagree");
+    assert!(live.contains(&want), "{want:?} not in {live:?}");
+    let dispatched = read_rt_tasks(&Root::new("/"), Some(std::process::id()));
+    assert!(dispatched.contains(&want), "{dispatched:?}");
+
+    let c = cpu.to_string();
+    let found = competitors(&["--cpus", &c, "--fifo", "1"]);
+    let tag = format!(
+        "process {} (sh) is runnable at real-time priority 1",
+        want.pid
+    );
+    assert!(found.iter().any(|m| m.starts_with(&tag)), "{found:?}");
+    let found = competitors(&["--cpus", &c, "--fifo", "2"]);
+    assert!(!found.iter().any(|m| m.starts_with(&tag)), "{found:?}");
+}
+
+/// `sched_getscheduler` reads a policy without the reset-on-fork flag,
+/// and fails with ESRCH for a pid no process can have (`pid_max`).
+#[test]
+fn sched_getscheduler_reads_policies() {
+    use pinrun::apply::sys::sched_getscheduler;
+    let me = sched_getscheduler(std::process::id()).expect("own policy");
+    assert!([0, 1, 2, 3, 5, 6].contains(&me), "{me}");
+    let max: u32 = std::fs::read_to_string("/proc/sys/kernel/pid_max")
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let e = sched_getscheduler(max).unwrap_err();
+    assert_eq!(e.raw_os_error(), Some(libc::ESRCH), "{e}");
+    if is_root() {
+        let Some(cpu) = spare_cpu() else { return };
+        let child = Spinner::start(cpu, Some(1));
+        assert_eq!(sched_getscheduler(child.pid()).unwrap(), 1);
+    }
+}
+
+/// A SCHED_OTHER busy loop is found by neither path (runs unprivileged).
+#[test]
+fn other_child_not_reported() {
+    let Some(cpu) = spare_cpu() else {
+        eprintln!("skipped: needs 2 online CPUs");
+        return;
+    };
+    let child = Spinner::start(cpu, None);
+    let (live, files) = both_paths();
+    assert_eq!(live, files, "the two paths disagree");
+    assert!(
+        !live.iter().any(|t| t.pid == child.pid()),
+        "SCHED_OTHER child {} reported: {live:?}",
+        child.pid()
+    );
+}
+
+/// Below a sysroot the syscall path declines (a dump's pids are not live)
+/// and `read_rt_tasks` reads the files even when given a pid to skip.
+#[test]
+fn dumps_use_the_file_path() {
+    let t = tempfile::tempdir().unwrap();
+    // Fields 3..=52 of proc(5): state R, rt_priority (40) 50, policy (41) 1.
+    let mut f = vec!["0"; 50];
+    (f[0], f[37], f[38]) = ("R", "50", "1");
+    common::write_file(
+        t.path(),
+        "proc/4242/stat",
+        &format!("4242 (spin) {}\n", f.join(" ")),
+    );
+    common::write_file(t.path(), "proc/4242/status", "Cpus_allowed_list:\t1\n");
+    // A /proc/self naming this process must not make a dump look live.
+    std::os::unix::fs::symlink(std::process::id().to_string(), t.path().join("proc/self")).unwrap();
+    let root = Root::new(t.path());
+    assert_eq!(read_rt_tasks_live(&root, Some(1)), None);
+    let want = vec![RtTask {
+        pid: 4242,
+        comm: "spin".into(),
+        priority: 50,
+        state: 'R',
+        cpus: std::iter::once(1).collect(),
+    }];
+    assert_eq!(read_rt_tasks(&root, Some(1)), want);
+    assert_eq!(read_rt_tasks(&root, None), want);
+    assert_eq!(read_rt_tasks_files(&root, Some(4242)), vec![]);
+}
