@@ -73,7 +73,10 @@ pub struct SystemState {
     pub isolation_source: IsolationSource,
     /// The isolation parameters of `/proc/cmdline`.
     pub boot: crate::cmdline::BootParams,
-    /// `/proc/interrupts` and `/proc/irq`.
+    /// Every IRQ and its affinity (`/sys/kernel/irq` or `/proc/interrupts`,
+    /// and `/proc/irq`); from `/sys/kernel/irq` the names and counts of the
+    /// IRQs on the checked CPUs are read by [`SystemState::read_extras`]
+    /// (of all of them with [`Scope::full`]).
     pub irqs: irq::Irqs,
     /// Competing real-time tasks; read by [`SystemState::read_extras`] only
     /// when a real-time policy is requested.
@@ -242,7 +245,7 @@ impl SystemState {
             },
             isolation_source,
             boot,
-            irqs: irq::read_irqs(root),
+            irqs: irq::read_irqs(root, &sets.possible, &sets.online, scope.details),
             numa_balancing: root.read_int("/proc/sys/kernel/numa_balancing"),
             rt_group: if scope.sched || scope.details {
                 cgroup::read_rt_group(root)
@@ -277,9 +280,13 @@ impl SystemState {
     /// Reads what only some plans need, for the checked CPUs `cpus` (the
     /// chosen ones, or every allowed CPU without a placement): their idle
     /// states and cpufreq governors (the `cpufreq-governor` check looks at
-    /// no other CPU's), and, when `rt` (a real-time policy is requested),
+    /// no other CPU's), the names and counts of the IRQs delivered to them
+    /// ([`irq::Irqs::read_details`]; only IRQs read from `/sys/kernel/irq`
+    /// lack them), and, when `rt` (a real-time policy is requested),
     /// the machine's other real-time tasks (`self_pid` excluded).
     pub fn read_extras(&mut self, root: &Root, cpus: &CpuSet, rt: bool, self_pid: Option<u32>) {
+        self.irqs
+            .read_details(root, &self.possible, &self.online, Some(cpus));
         for id in cpus.iter() {
             if let Some(cpu) = self.cpus.get_mut(&id) {
                 topology::read_governor(root, cpu);
