@@ -237,7 +237,13 @@ pub fn parse_interrupts(text: &str) -> Vec<InterruptRow> {
 /// file grows with CPUs × IRQs (about 450 MB for 4096 CPUs and 10 000
 /// IRQs), so it is neither held whole in memory nor cut at
 /// [`super::root::MAX_FILE`]. Bytes that are not UTF-8 are replaced.
-fn for_each_row(root: &Root, mut row: impl FnMut(InterruptRow)) {
+fn for_each_row(root: &Root, row: impl FnMut(InterruptRow)) {
+    for_each_row_where(root, |_| true, row);
+}
+
+/// [`for_each_row`] for the rows whose id (the text before the first `:`,
+/// trimmed) `want` accepts: the others are not parsed.
+fn for_each_row_where(root: &Root, want: impl Fn(&str) -> bool, mut row: impl FnMut(InterruptRow)) {
     use std::io::BufRead;
     let Some(file) = root.open_regular("/proc/interrupts") else {
         return;
@@ -264,6 +270,10 @@ fn for_each_row(root: &Root, mut row: impl FnMut(InterruptRow)) {
     }
     let cpus = parse_header(&String::from_utf8_lossy(&buf));
     while next_line(&mut buf) {
+        let id = buf.split(|&b| b == b':').next().unwrap_or_default();
+        if !want(String::from_utf8_lossy(id).trim()) {
+            continue;
+        }
         if let Some(r) = parse_row(&cpus, &String::from_utf8_lossy(&buf)) {
             row(r);
         }
@@ -559,7 +569,8 @@ impl Irqs {
         }
         if !from_interrupts.is_empty() {
             let mut listed = BTreeSet::new();
-            for_each_row(root, |(id, counts, description)| {
+            let wanted = |id: &str| id.parse().is_ok_and(|n| from_interrupts.contains_key(&n));
+            for_each_row_where(root, wanted, |(id, counts, description)| {
                 if let Some(&i) = id.parse().ok().and_then(|n| from_interrupts.get(&n)) {
                     let irq = &mut self.list[i];
                     irq.counts = counts;
@@ -627,6 +638,9 @@ mod tests {
         assert_eq!(rows.len(), n + 3);
         assert_eq!(rows, expected);
         assert_eq!(rows.last().unwrap().2, "bad\u{fffd}name");
+        let mut only = Vec::new();
+        for_each_row_where(&root, |id| id == "24" || id == "99", |r| only.push(r));
+        assert_eq!(only, vec![expected[0].clone(), expected[n + 2].clone()]);
         assert_eq!(
             read_irqs(&root, &CpuSet::new(), &CpuSet::new(), false)
                 .list
