@@ -3,6 +3,10 @@
 //! `smp_affinity_list`, `smp_affinity`), intersected with the online CPUs,
 //! includes it. Per-CPU interrupts (LOC, RES, CAL, TLB, …) are never
 //! reported; kernel-managed IRQs are reported apart, as they cannot be moved.
+//! The IRQs' names and counts come from `/proc/interrupts` or, on kernels
+//! with `/sys/kernel/irq`, from its `actions` and `per_cpu_count`, read
+//! after planning for the IRQs on the checked CPUs only
+//! (`crate::system::irq::Irqs::read_details`); the findings are the same.
 
 use super::{Context, Finding};
 use crate::plan::cpus_phrase;
@@ -29,7 +33,9 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
             continue;
         };
         // Without /proc/irq/N (some dumps, restricted procfs) the counts in
-        // /proc/interrupts still show where the IRQ has been delivered.
+        // /proc/interrupts still show where the IRQ has been delivered
+        // (per_cpu_count's, the same numbers, on the sysfs path: the
+        // message names /proc/interrupts either way, so both read alike).
         let counted: crate::cpuset::CpuSet = irq
             .counts
             .iter()
