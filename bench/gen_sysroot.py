@@ -15,6 +15,15 @@ writes OUTDIR laid out like / with what a Linux 6.x kernel shows:
   sys/devices/system/node/nodeK/{cpulist,meminfo,distance}
   proc/interrupts (one column per CPU, as the kernel prints it), proc/cmdline
   proc/irq/N/{smp_affinity_list,effective_affinity_list} for every device IRQ
+  sys/kernel/irq/N/{actions,per_cpu_count,chip_name,hwirq,type,name,wakeup}
+      for every IRQ (Linux >= 4.17 with CONFIG_SPARSE_IRQ; written as
+      kernel/irq/irqdesc.c shows them: per_cpu_count has one count per
+      possible CPU and, like any sysfs attribute, is cut at PAGE_SIZE - 1
+      = 4095 bytes without its newline, so 4096 CPUs do not fit)
+
+Device IRQ N is an MSI of chip IR-PCI-MSI, hardware IRQ N, action
+devK-qJ (K = N mod 64), delivered to CPU N mod CPUS (effective affinity),
+where it has counted (37 N) mod 1000 interrupts.
 
 Numbering is Intel-like: with SMT, CPU i and i + CPUS/2 are the two threads
 of core i. Two packages from 64 CPUs up; nodes split the cores evenly.
@@ -122,22 +131,59 @@ def generate(out, ncpus, nnodes, nirqs, smt):
     proc = os.path.join(out, "proc")
     os.makedirs(os.path.join(proc, "irq"))
     put(os.path.join(proc, "cmdline"), "BOOT_IMAGE=/vmlinuz root=/dev/sda1 ro quiet\n")
+
+    def target(irq):
+        return irq % ncpus, (37 * irq) % 1000
+
+    # kernel/irq/proc.c show_interrupts: the IRQ column is prec wide, prec
+    # growing from 3 with nr_irqs; counts "%10u " per online CPU; the chip
+    # "%8s", " %*lu" hwirq, "-%-8s" desc->name, "  " and the actions.
+    prec, j = 3, 1000
+    while prec < 10 and j <= nirqs:
+        prec, j = prec + 1, j * 10
     with open(os.path.join(proc, "interrupts"), "w") as f:
-        f.write(" " * 11 + "".join(f"CPU{c:<7d} " for c in range(ncpus)).rstrip() + "\n")
+        f.write(" " * (prec + 8) + "".join(f"CPU{c:<8d}" for c in range(ncpus)) + "\n")
         zeros = "         0 " * ncpus
         for irq in range(nirqs):
-            f.write(f"{irq:>4}: {zeros}  IR-PCI-MSI-{irq}-edge      dev{irq % 64}-q{irq // 64}\n")
+            cpu, count = target(irq)
+            counts = zeros[:cpu * 11] + f"{count:>10} " + zeros[(cpu + 1) * 11:]
+            f.write(f"{irq:>{prec}}: {counts}IR-PCI-MSI {irq:>{prec}}-edge      "
+                    f"dev{irq % 64}-q{irq // 64}\n")
         for name, what in (("LOC", "Local timer interrupts"),
                            ("RES", "Rescheduling interrupts"),
                            ("CAL", "Function call interrupts"),
                            ("TLB", "TLB shootdowns")):
-            f.write(f"{name:>4}: {zeros}  {what}\n")
+            f.write(f"{name:>{prec + 1}}: {zeros} {what}\n")
     for irq in range(nirqs):
         d = os.path.join(proc, "irq", str(irq))
         os.makedirs(d)
         put(os.path.join(d, "smp_affinity_list"), all_cpus)
         put(os.path.join(d, "effective_affinity_list"), f"{irq % ncpus}\n")
 
+    # kernel/irq/irqdesc.c: per_cpu_count_show prints "%u" per possible
+    # CPU joined by "," then "\n", each piece by scnprintf into the
+    # remaining page: past 4095 bytes the text is cut (mid-number too) and
+    # the newline dropped.
+    page = 4096
+    zero_counts = ["0"] * ncpus
+    sysirq = os.path.join(out, "sys/kernel/irq")
+    for irq in range(nirqs):
+        d = os.path.join(sysirq, str(irq))
+        os.makedirs(d)
+        cpu, count = target(irq)
+        counts = list(zero_counts)
+        counts[cpu] = str(count)
+        text = ",".join(counts) + "\n"
+        if len(text) > page - 1:
+            text = text[:page - 1]
+        for name, value in (("per_cpu_count", text),
+                            ("actions", f"dev{irq % 64}-q{irq // 64}\n"),
+                            ("chip_name", "IR-PCI-MSI\n"),
+                            ("hwirq", f"{irq}\n"),
+                            ("type", "edge\n"),
+                            ("name", "edge\n"),
+                            ("wakeup", "disabled\n")):
+            put(os.path.join(d, name), value)
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])

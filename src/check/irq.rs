@@ -3,6 +3,10 @@
 //! `smp_affinity_list`, `smp_affinity`), intersected with the online CPUs,
 //! includes it. Per-CPU interrupts (LOC, RES, CAL, TLB, …) are never
 //! reported; kernel-managed IRQs are reported apart, as they cannot be moved.
+//! The IRQs' names and counts come from `/proc/interrupts` or, on kernels
+//! with `/sys/kernel/irq`, from its `actions` and `per_cpu_count`, read
+//! after planning for the IRQs on the checked CPUs only
+//! (`crate::system::irq::Irqs::read_details`); the findings are the same.
 
 use super::{Context, Finding};
 use crate::plan::cpus_phrase;
@@ -29,7 +33,9 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
             continue;
         };
         // Without /proc/irq/N (some dumps, restricted procfs) the counts in
-        // /proc/interrupts still show where the IRQ has been delivered.
+        // /proc/interrupts still show where the IRQ has been delivered
+        // (per_cpu_count's, the same numbers, on the sysfs path: the
+        // message names /proc/interrupts either way, so both read alike).
         let counted: crate::cpuset::CpuSet = irq
             .counts
             .iter()
@@ -53,6 +59,25 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
             .filter(|(c, _)| hit.contains(*c))
             .map(|(_, n)| n)
             .sum();
+        // per_cpu_count cut at one page (sysfs path, ~2000+ CPUs): the
+        // counts of CPUs past the cut are unknown.
+        let count = match irq
+            .counts_end
+            .filter(|&end| hit.last().is_some_and(|l| l >= end))
+        {
+            None => format!("{count} interrupts there so far"),
+            Some(end) => {
+                let known: crate::cpuset::CpuSet = hit.iter().filter(|&c| c < end).collect();
+                if known.is_empty() {
+                    format!("its count there is unknown: per_cpu_count ends before CPU {end}")
+                } else {
+                    format!(
+                        "{count} interrupts so far on {}, unknown past it: per_cpu_count ends before CPU {end}",
+                        cpus_phrase(&known)
+                    )
+                }
+            }
+        };
         let managed = irq.managed == Some(true);
         let mut f = Finding::new(
             if managed {
@@ -63,7 +88,7 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
             ctx.disturbance(),
             &hit,
             format!(
-                "{}IRQ {number} ({}) is delivered to {} ({} = {}; {count} interrupts there so far)",
+                "{}IRQ {number} ({}) is delivered to {} ({} = {}; {count})",
                 if managed { "kernel-managed " } else { "" },
                 irq.name(),
                 cpus_phrase(&hit),

@@ -1,26 +1,60 @@
-//! Interrupts from `/proc/interrupts` and `/proc/irq/N/`
-//! (`Documentation/core-api/irq/irq-affinity.rst`, `proc(5)`).
+//! Interrupts: which IRQs exist, where each is delivered, and (for the ones
+//! a check looks at) its name and per-CPU counts
+//! (`Documentation/core-api/irq/irq-affinity.rst`, `proc(5)`,
+//! `Documentation/ABI/testing/sysfs-kernel-irq`).
 //!
 //! A device IRQ's CPUs are its effective affinity (`effective_affinity_list`,
 //! where the interrupt is actually delivered), falling back to
-//! `smp_affinity_list` and then the `smp_affinity` mask. Rows of
-//! `/proc/interrupts` whose id is not a number (LOC, RES, CAL, TLB, NMI, …)
-//! are per-CPU interrupts, kept apart.
+//! `smp_affinity_list` and then the `effective_affinity` and `smp_affinity`
+//! masks, all in `/proc/irq/N/` (one file opened per IRQ, relative to
+//! `/proc/irq`).
+//!
+//! Two sources for the rest ([`IrqSource`]):
+//!
+//! - **sysfs** (`/sys/kernel/irq`, Linux ≥ 4.17 with `CONFIG_SPARSE_IRQ`):
+//!   its numbered directories are every allocated IRQ descriptor, the
+//!   authoritative list of IRQ numbers (`/proc/irq/N` is only created once
+//!   a handler is requested; an IRQ without it is placed by its counts).
+//!   [`read_irqs`] lists the numbers and reads the affinities only;
+//!   [`Irqs::read_details`] then reads `actions`, `per_cpu_count`,
+//!   `chip_name`, `hwirq`, `type` and `name` (`kernel/irq/irqdesc.c`) and
+//!   the debugfs `managed` flag of the IRQs a check looks at: the launch
+//!   never reads `/proc/interrupts`, whose size grows with CPUs × IRQs
+//!   (about 450 MB for 4096 CPUs and 10 000 IRQs). Detailed IRQs that
+//!   `/proc/interrupts` would not list (no handler and no count on an online
+//!   CPU, chained handlers without counts, the hidden `IPI` descriptors of
+//!   arm/arm64/riscv) are dropped, so that the findings are those of the
+//!   other source. `per_cpu_count` is cut at one page (about 2000 CPUs):
+//!   counts beyond the cut are unknown ([`Irq::counts_end`]) rather than
+//!   taken from `/proc/interrupts`, whose generation is what this path
+//!   avoids; an IRQ without a handler whose counts are cut is dropped
+//!   (nothing requested it: it disturbs no CPU).
+//! - **`/proc/interrupts`** (older kernels, machine dumps): every row, read
+//!   line by line. Rows whose id is not a number (LOC, RES, CAL, TLB,
+//!   NMI, …) are per-CPU interrupts, kept apart; an IRQ without
+//!   `/proc/irq/N` is placed by the CPUs with counts.
 
 use super::root::{Dir, Root};
 use crate::cpuset::CpuSet;
+use std::collections::BTreeSet;
 
-/// One row of `/proc/interrupts`, with the affinity from `/proc/irq/N/`.
+/// One interrupt: a row of `/proc/interrupts` or an IRQ descriptor of
+/// `/sys/kernel/irq`, with the affinity from `/proc/irq/N/`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Irq {
     /// The row's id: an IRQ number, or a per-CPU name such as `LOC`.
     pub id: String,
     /// The IRQ number, for device IRQs.
     pub number: Option<u32>,
-    /// The text after the counts: chip, hardware IRQ, trigger, device name.
+    /// The text after the counts: chip, hardware IRQ, trigger, device
+    /// names (several joined by `, `), words separated by one space, e.g.
+    /// `IO-APIC 6-edge ACPI:Ged`. From sysfs it is rebuilt as
+    /// `kernel/irq/proc.c` `show_interrupts` prints it (see
+    /// [`Irqs::read_details`]); empty until then.
     pub description: String,
-    /// Interrupt counts per CPU column, as (CPU id, count); columns that
-    /// read 0 are left out.
+    /// Interrupt counts of the online CPUs (the columns of
+    /// `/proc/interrupts`), as (CPU id, count) in CPU order; counts of 0
+    /// are left out. Empty until [`Irqs::read_details`] on the sysfs source.
     pub counts: Vec<(u32, u64)>,
     /// The CPUs the IRQ is delivered to, when known.
     pub affinity: Option<CpuSet>,
@@ -28,6 +62,14 @@ pub struct Irq {
     pub affinity_source: &'static str,
     /// Kernel-managed (from debugfs `IRQD_AFFINITY_MANAGED`), when known.
     pub managed: Option<bool>,
+    /// Whether `description`, `counts` and `managed` are read: always from
+    /// `/proc/interrupts`; from sysfs once [`Irqs::read_details`] has
+    /// looked at the IRQ.
+    pub detailed: bool,
+    /// From sysfs: `counts` cover only the CPUs below this one, because
+    /// `per_cpu_count` is cut at one page (about 2000 CPUs); `None`: every
+    /// CPU's count is known (always so from `/proc/interrupts`).
+    pub counts_end: Option<u32>,
 }
 
 impl Irq {
@@ -47,13 +89,26 @@ impl Irq {
     }
 }
 
+/// Where [`Irqs::list`] was read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum IrqSource {
+    /// Every row of `/proc/interrupts` (no `/sys/kernel/irq`).
+    #[default]
+    Interrupts,
+    /// The IRQ descriptors of `/sys/kernel/irq`, detailed on demand.
+    Sysfs,
+}
+
 /// Every interrupt and the default affinity of new IRQs.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Irqs {
-    /// Rows of `/proc/interrupts` in file order.
+    /// Rows of `/proc/interrupts` in file order (per-CPU rows included),
+    /// or the IRQs of `/sys/kernel/irq` by number (device IRQs only).
     pub list: Vec<Irq>,
     /// `/proc/irq/default_smp_affinity`.
     pub default_affinity: Option<CpuSet>,
+    /// Where `list` was read.
+    pub source: IrqSource,
 }
 
 /// The affinity of IRQ `n`; `irq_dir` is `/proc/irq`, opened once.
@@ -188,7 +243,13 @@ pub fn parse_interrupts(text: &str) -> Vec<InterruptRow> {
 /// file grows with CPUs × IRQs (about 450 MB for 4096 CPUs and 10 000
 /// IRQs), so it is neither held whole in memory nor cut at
 /// [`super::root::MAX_FILE`]. Bytes that are not UTF-8 are replaced.
-fn for_each_row(root: &Root, mut row: impl FnMut(InterruptRow)) {
+fn for_each_row(root: &Root, row: impl FnMut(InterruptRow)) {
+    for_each_row_where(root, |_| true, row);
+}
+
+/// [`for_each_row`] for the rows whose id (the text before the first `:`,
+/// trimmed) `want` accepts: the others are not parsed.
+fn for_each_row_where(root: &Root, want: impl Fn(&str) -> bool, mut row: impl FnMut(InterruptRow)) {
     use std::io::BufRead;
     let Some(file) = root.open_regular("/proc/interrupts") else {
         return;
@@ -215,38 +276,88 @@ fn for_each_row(root: &Root, mut row: impl FnMut(InterruptRow)) {
     }
     let cpus = parse_header(&String::from_utf8_lossy(&buf));
     while next_line(&mut buf) {
+        let id = buf.split(|&b| b == b':').next().unwrap_or_default();
+        if !want(String::from_utf8_lossy(id).trim()) {
+            continue;
+        }
         if let Some(r) = parse_row(&cpus, &String::from_utf8_lossy(&buf)) {
             row(r);
         }
     }
 }
 
-/// Reads every interrupt. Per-IRQ affinity files are read for device IRQs
-/// only, relative to `/proc/irq` (and debugfs' `irq/irqs`), each opened
-/// once.
-pub fn read_irqs(root: &Root) -> Irqs {
-    // Each directory is listed once, so that an IRQ without an entry there
-    // (dumps that kept few of /proc/irq's directories) costs no failing
-    // opens; the files of the listed ones are opened relative to it.
-    let listed = |abs: &str| {
-        let ids: std::collections::BTreeSet<u32> =
-            root.numbered_entries(abs, "").into_iter().collect();
-        Some(ids).filter(|i| !i.is_empty()).zip(root.dir(abs))
+/// A directory listed once and opened once: the numbers of its numbered
+/// entries (so that an IRQ without an entry there, as in dumps that kept
+/// few of `/proc/irq`'s directories, costs no failing opens) and the
+/// directory, for opens relative to it. `None` when empty or missing.
+type Listed = Option<(BTreeSet<u32>, Dir)>;
+
+fn listed(root: &Root, abs: &str) -> Listed {
+    let ids: BTreeSet<u32> = root.numbered_entries(abs, "").into_iter().collect();
+    Some(ids).filter(|i| !i.is_empty()).zip(root.dir(abs))
+}
+
+/// The directory of `dir` when it lists `n`.
+fn known(dir: &Listed, n: u32) -> Option<&Dir> {
+    dir.as_ref()
+        .filter(|(ids, _)| ids.contains(&n))
+        .map(|(_, d)| d)
+}
+
+/// The sysfs IRQ directory, when it exists below the root.
+const SYSFS_IRQ: &str = "/sys/kernel/irq";
+
+/// Reads every interrupt: from `/sys/kernel/irq` when it lists IRQs and
+/// the `possible` CPUs (the order of `per_cpu_count`) are known, else from
+/// `/proc/interrupts` ([`IrqSource`]). Per-IRQ affinity files are read for
+/// device IRQs only, relative to `/proc/irq`, each opened once. From sysfs
+/// the IRQs are not detailed yet: `all_details` (`--show`) details every
+/// one with [`Irqs::read_details`]; otherwise the caller details the ones
+/// its checked CPUs need. `online` is `cpu/online`.
+pub fn read_irqs(root: &Root, possible: &CpuSet, online: &CpuSet, all_details: bool) -> Irqs {
+    let default_affinity = root.read_mask("/proc/irq/default_smp_affinity");
+    let irq_dir = listed(root, "/proc/irq");
+    let affinity_of = |n: u32| affinity(known(&irq_dir, n)?, n);
+    let numbers = if possible.is_empty() {
+        Vec::new()
+    } else {
+        root.numbered_entries(SYSFS_IRQ, "")
     };
-    let irq_dir = listed("/proc/irq");
-    let debug_dir = listed("/sys/kernel/debug/irq/irqs");
-    fn known(dir: &Option<(std::collections::BTreeSet<u32>, Dir)>, n: u32) -> Option<&Dir> {
-        dir.as_ref()
-            .filter(|(ids, _)| ids.contains(&n))
-            .map(|(_, d)| d)
+    if !numbers.is_empty() {
+        let list = numbers
+            .into_iter()
+            .map(|n| {
+                let (aff, source) = affinity_of(n).map_or((None, ""), |(s, f)| (Some(s), f));
+                Irq {
+                    id: n.to_string(),
+                    number: Some(n),
+                    description: String::new(),
+                    counts: Vec::new(),
+                    affinity: aff,
+                    affinity_source: source,
+                    managed: None,
+                    detailed: false,
+                    counts_end: None,
+                }
+            })
+            .collect();
+        let mut irqs = Irqs {
+            list,
+            default_affinity,
+            source: IrqSource::Sysfs,
+        };
+        if all_details {
+            irqs.read_details(root, possible, online, None);
+        }
+        return irqs;
     }
+    let debug_dir = listed(root, DEBUG_IRQS);
     let mut list = Vec::new();
     for_each_row(root, |(id, counts, description)| {
         let number = id.parse::<u32>().ok();
-        let (aff, source) = match number.and_then(|n| affinity(known(&irq_dir, n)?, n)) {
-            Some((s, f)) => (Some(s), f),
-            None => (None, ""),
-        };
+        let (aff, source) = number
+            .and_then(affinity_of)
+            .map_or((None, ""), |(s, f)| (Some(s), f));
         list.push(Irq {
             managed: number.and_then(|n| managed(known(&debug_dir, n), n)),
             id,
@@ -255,11 +366,200 @@ pub fn read_irqs(root: &Root) -> Irqs {
             counts,
             affinity: aff,
             affinity_source: source,
+            detailed: true,
+            counts_end: None,
         });
     });
     Irqs {
         list,
-        default_affinity: root.read_mask("/proc/irq/default_smp_affinity"),
+        default_affinity,
+        source: IrqSource::Interrupts,
+    }
+}
+
+/// debugfs' per-IRQ directory (`kernel/irq/debugfs.c`).
+const DEBUG_IRQS: &str = "/sys/kernel/debug/irq/irqs";
+
+/// `per_cpu_count` of an IRQ (`kernel/irq/irqdesc.c` `per_cpu_count_show`):
+/// `%u` per possible CPU in CPU order, joined by `,`, then a newline.
+/// Each piece is printed by `scnprintf` into what is left of one page, so
+/// with many CPUs (4096 zeros need 8 KiB) the text stops at `PAGE_SIZE -
+/// 1` bytes, possibly inside a number, and has no newline.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct PerCpuCount {
+    /// (CPU id, count) of the online CPUs the text covers, counts of 0
+    /// left out.
+    counts: Vec<(u32, u64)>,
+    /// The first possible CPU whose count the text lacks (`None`: it
+    /// covers every possible CPU). Covered CPUs are the ones below it.
+    first_missing: Option<u32>,
+}
+
+impl PerCpuCount {
+    /// Parses `text` against the `possible` CPUs (ascending); a text
+    /// without its final newline was cut and loses its last field, and
+    /// a field that is not a number ends the covered part.
+    fn parse(text: &str, possible: &[u32], online: &CpuSet) -> Self {
+        let (body, whole) = match text.strip_suffix('\n') {
+            Some(b) => (b, true),
+            None => (text, false),
+        };
+        let mut fields: Vec<&str> = if body.is_empty() {
+            Vec::new()
+        } else {
+            body.split(',').collect()
+        };
+        if !whole {
+            fields.pop();
+        }
+        let mut counts = Vec::new();
+        let mut covered = 0;
+        for (&cpu, field) in possible.iter().zip(&fields) {
+            let Ok(c) = field.trim().parse::<u64>() else {
+                break;
+            };
+            covered += 1;
+            if c != 0 && online.contains(cpu) {
+                counts.push((cpu, c));
+            }
+        }
+        Self {
+            counts,
+            first_missing: possible.get(covered).copied(),
+        }
+    }
+}
+
+/// The `/proc/interrupts` description of an IRQ from its sysfs attributes
+/// (`kernel/irq/irqdesc.c`), as `kernel/irq/proc.c` `show_interrupts`
+/// prints it after the counts: the chip name (`-` when it has none), the
+/// hardware IRQ when the IRQ has a domain (`hwirq` is empty otherwise),
+/// then `-` and the handler name when the descriptor has one (x86:
+/// `5-edge`), else the trigger as `Level`/`Edge` (what
+/// `CONFIG_GENERIC_IRQ_SHOW_LEVEL` kernels, arm and arm64, print), then the
+/// action names joined by `, ` (sysfs joins them by `,`). Words are
+/// separated by one space, as [`parse_row`] leaves them. Chips that print
+/// themselves (`irq_print_chip`) may differ in the chip part; the device
+/// names, which the findings show, are the same.
+fn describe(chip: &str, hwirq: &str, kind: &str, name: &str, actions: &str) -> String {
+    let mut words = vec![if chip.is_empty() { "-" } else { chip }.to_string()];
+    let trigger = match kind {
+        "level" => "Level",
+        _ => "Edge",
+    };
+    match (hwirq.is_empty(), name.is_empty()) {
+        (false, false) => words.push(format!("{hwirq}-{name}")),
+        (true, false) => words.push(format!("-{name}")),
+        (false, true) => words.extend([hwirq.to_string(), trigger.to_string()]),
+        (true, true) => words.push(trigger.to_string()),
+    }
+    words.push(actions.replace(',', ", "));
+    words
+        .join(" ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+impl Irqs {
+    /// Reads the details of the sysfs IRQs (no-op for the
+    /// `/proc/interrupts` source) that a check of the CPUs `cpus` looks at
+    /// (every IRQ with `None`): those whose affinity ∩ `online` meets
+    /// `cpus`, and those without `/proc/irq/N` (placed by their counts).
+    /// Each gets its `description`, `counts` (from `per_cpu_count`, in the
+    /// order of the `possible` CPUs) and `managed` flag; IRQs that
+    /// `/proc/interrupts` would not list are dropped: no handler (empty
+    /// `actions`, or `(null)`, the nameless action of a chained handler)
+    /// and no count on an online CPU, and `IPI` (the IPI descriptors of
+    /// arm, arm64 and riscv, hidden from `/proc/interrupts`' numbered rows
+    /// by `IRQ_HIDDEN`). When `per_cpu_count` lacks an online CPU the
+    /// IRQ's listing or counts depend on, the rows of those IRQs are taken
+    /// from `/proc/interrupts` instead (one streamed read). IRQs detailed
+    /// before are not read again.
+    pub fn read_details(
+        &mut self,
+        root: &Root,
+        possible: &CpuSet,
+        online: &CpuSet,
+        cpus: Option<&CpuSet>,
+    ) {
+        if self.source != IrqSource::Sysfs {
+            return;
+        }
+        let Some(sys_dir) = root.dir(SYSFS_IRQ) else {
+            return;
+        };
+        let debug_dir = root.dir(DEBUG_IRQS);
+        let possible: Vec<u32> = possible.iter().collect();
+        // What the check looks at: the IRQ's CPUs that are online and checked.
+        let hits = |set: &CpuSet| {
+            let on = set.intersection(online);
+            match cpus {
+                Some(c) => on.intersection(c),
+                None => on,
+            }
+        };
+        let mut dropped = BTreeSet::new();
+        for irq in self.list.iter_mut() {
+            let Some(n) = irq.number.filter(|_| !irq.detailed) else {
+                continue;
+            };
+            if let Some(a) = &irq.affinity
+                && cpus.is_some()
+                && hits(a).is_empty()
+            {
+                continue;
+            }
+            let read = |file: &str| {
+                let text = sys_dir.read(&format!("{n}/{file}")).unwrap_or_default();
+                text.trim_end().to_string()
+            };
+            let count = PerCpuCount::parse(
+                &sys_dir
+                    .read(&format!("{n}/per_cpu_count"))
+                    .unwrap_or_default(),
+                &possible,
+                online,
+            );
+            if irq.affinity.is_none() {
+                let counted: CpuSet = count.counts.iter().map(|(c, _)| *c).collect();
+                // Not placed on the checked CPUs (as far as the page
+                // reaches); with `None` every IRQ is detailed (or dropped),
+                // as `--show` counts them.
+                if cpus.is_some() && hits(&counted).is_empty() {
+                    continue;
+                }
+            }
+            let actions = read("actions");
+            if actions == "IPI" {
+                dropped.insert(n);
+                continue;
+            }
+            let handler = !actions.is_empty() && actions != "(null)";
+            // Listed by /proc/interrupts only with a handler or a count on
+            // an online CPU. Beyond a cut page nothing is known: a
+            // handler-less IRQ without counts where the page reaches is
+            // dropped too (nothing requested it; it disturbs no CPU now).
+            if !handler && count.counts.is_empty() {
+                dropped.insert(n);
+                continue;
+            }
+            irq.description = describe(
+                &read("chip_name"),
+                &read("hwirq"),
+                &read("type"),
+                &read("name"),
+                &actions,
+            );
+            irq.counts_end = count.first_missing;
+            irq.counts = count.counts;
+            irq.managed = managed(debug_dir.as_ref(), n);
+            irq.detailed = true;
+        }
+        if !dropped.is_empty() {
+            self.list
+                .retain(|i| !i.number.is_some_and(|n| dropped.contains(&n)));
+        }
     }
 }
 
@@ -310,6 +610,52 @@ mod tests {
         assert_eq!(rows.len(), n + 3);
         assert_eq!(rows, expected);
         assert_eq!(rows.last().unwrap().2, "bad\u{fffd}name");
-        assert_eq!(read_irqs(&root).list.len(), n + 3);
+        let mut only = Vec::new();
+        for_each_row_where(&root, |id| id == "24" || id == "99", |r| only.push(r));
+        assert_eq!(only, vec![expected[0].clone(), expected[n + 2].clone()]);
+        assert_eq!(
+            read_irqs(&root, &CpuSet::new(), &CpuSet::new(), false)
+                .list
+                .len(),
+            n + 3
+        );
+    }
+
+    /// `per_cpu_count` is by possible CPU; offline CPUs' counts are left
+    /// out; a cut page (no newline) loses its last, maybe partial, field.
+    #[test]
+    fn per_cpu_count_by_possible_cpu() {
+        let possible = [0, 1, 2, 4, 5];
+        let online: CpuSet = [0, 2, 4, 5].into_iter().collect();
+        let c = PerCpuCount::parse("1,2,0,4,5\n", &possible, &online);
+        assert_eq!(c.counts, vec![(0, 1), (4, 4), (5, 5)]);
+        assert_eq!(c.first_missing, None);
+        let c = PerCpuCount::parse("1,2,0,4", &possible, &online);
+        assert_eq!(c.counts, vec![(0, 1)]);
+        assert_eq!(c.first_missing, Some(4));
+        let c = PerCpuCount::parse("", &possible, &online);
+        assert_eq!(c.first_missing, Some(0));
+        let c = PerCpuCount::parse("3,x,1\n", &possible, &online);
+        assert_eq!((c.counts, c.first_missing), (vec![(0, 3)], Some(1)));
+    }
+
+    /// Descriptions as /proc/interrupts rows of x86 (handler name) and
+    /// arm64 (trigger) show them.
+    #[test]
+    fn describes_like_show_interrupts() {
+        let row = |line: &str| parse_interrupts(&format!("CPU0\n{line}\n"))[0].2.clone();
+        assert_eq!(
+            describe("IO-APIC", "6", "edge", "edge", "ACPI:Ged"),
+            row(" 25:          0 IO-APIC   6-edge      ACPI:Ged")
+        );
+        assert_eq!(
+            describe("PCI-MSI", "1", "edge", "edge", "PCIe PME,pciehp"),
+            row(" 122:         0  PCI-MSI   1-edge      PCIe PME, pciehp")
+        );
+        assert_eq!(
+            describe("GICv3", "27", "level", "", "arch_timer"),
+            row(" 11:      3124     GICv3  27 Level     arch_timer")
+        );
+        assert_eq!(describe("", "", "edge", "", ""), "- Edge");
     }
 }

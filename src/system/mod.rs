@@ -73,7 +73,10 @@ pub struct SystemState {
     pub isolation_source: IsolationSource,
     /// The isolation parameters of `/proc/cmdline`.
     pub boot: crate::cmdline::BootParams,
-    /// `/proc/interrupts` and `/proc/irq`.
+    /// Every IRQ and its affinity (`/sys/kernel/irq` or `/proc/interrupts`,
+    /// and `/proc/irq`); from `/sys/kernel/irq` the names and counts of the
+    /// IRQs on the checked CPUs are read by [`SystemState::read_extras`]
+    /// (of all of them with [`Scope::full`]).
     pub irqs: irq::Irqs,
     /// Competing real-time tasks; read by [`SystemState::read_extras`] only
     /// when a real-time policy is requested.
@@ -244,7 +247,7 @@ impl SystemState {
             isolation_source,
             boot,
             irqs: if scope.irqs {
-                irq::read_irqs(root)
+                irq::read_irqs(root, &sets.possible, &sets.online, scope.details)
             } else {
                 irq::Irqs::default()
             },
@@ -284,20 +287,34 @@ impl SystemState {
     }
 
     /// Reads what only some plans need, for the checked CPUs `cpus` (the
-    /// chosen ones, or every allowed CPU without a placement): their idle
-    /// states and cpufreq governors (the `cpufreq-governor` check looks at
-    /// no other CPU's), and, when `rt` (a real-time policy is requested),
-    /// the machine's other real-time tasks (`self_pid` excluded).
-    pub fn read_extras(&mut self, root: &Root, cpus: &CpuSet, rt: bool, self_pid: Option<u32>) {
-        for id in cpus.iter() {
-            if let Some(cpu) = self.cpus.get_mut(&id) {
-                topology::read_governor(root, cpu);
+    /// chosen ones, or every allowed CPU without a placement): the names and
+    /// counts of the IRQs delivered to them ([`irq::Irqs::read_details`];
+    /// only IRQs read from `/sys/kernel/irq` lack them); when `info`, their
+    /// idle states and cpufreq governors (the `cpufreq-governor` check looks
+    /// at no other CPU's; both give info findings only); and, when `rt` (a
+    /// real-time policy is requested), the machine's other real-time tasks
+    /// (`self_pid` excluded).
+    pub fn read_extras(
+        &mut self,
+        root: &Root,
+        cpus: &CpuSet,
+        info: bool,
+        rt: bool,
+        self_pid: Option<u32>,
+    ) {
+        self.irqs
+            .read_details(root, &self.possible, &self.online, Some(cpus));
+        if info {
+            for id in cpus.iter() {
+                if let Some(cpu) = self.cpus.get_mut(&id) {
+                    topology::read_governor(root, cpu);
+                }
             }
+            self.idle_states = cpus
+                .iter()
+                .map(|c| (c, extras::read_idle_states(root, c)))
+                .collect();
         }
-        self.idle_states = cpus
-            .iter()
-            .map(|c| (c, extras::read_idle_states(root, c)))
-            .collect();
         if rt {
             self.rt_tasks = extras::read_rt_tasks(root, self_pid);
         }
@@ -313,10 +330,13 @@ impl SystemState {
         use crate::request::Policy;
         let rt = matches!(req.sched.policy, Some(Policy::Fifo(_) | Policy::Rr(_)));
         let self_pid = req.sysroot.is_none().then(std::process::id);
-        // Governors and idle states give info findings only.
-        let none = CpuSet::new();
-        let info_cpus = if req.shows_info() { cpus } else { &none };
-        self.read_extras(root, info_cpus, rt && req.uses_findings(), self_pid);
+        self.read_extras(
+            root,
+            cpus,
+            req.shows_info(),
+            rt && req.uses_findings(),
+            self_pid,
+        );
     }
 
     /// The SMT siblings of `cpu` including itself; a CPU without topology

@@ -36,10 +36,14 @@ pub enum Cpus {
 /// warnings), `has_memory`, the caller's status and cgroup cpuset
 /// (allowed CPUs and memory nodes, partition), `/proc/cmdline` and the
 /// isolation sets (`isolated`, `nohz_full` and their sources: the
-/// isolation checks run on every launch) and the OpenMP variables. The
-/// governors and idle states of the checked CPUs are read after planning
-/// ([`super::SystemState::read_extras_for`]), only when info findings can
-/// be shown.
+/// isolation checks run on every launch) and the OpenMP variables. With
+/// `irqs`, every IRQ's number and affinity (`/sys/kernel/irq` or else
+/// `/proc/interrupts`, `/proc/irq/N/`, `default_smp_affinity`). The
+/// governors and idle states of the checked CPUs (only when info findings
+/// can be shown), and (from `/sys/kernel/irq`) the names and counts of the
+/// IRQs delivered to them, are read after planning
+/// ([`super::SystemState::read_extras_for`]); with `details`, every IRQ's
+/// are read with the rest.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Scope {
     /// CPUs whose topology is read; the others keep only `id`, `online`
