@@ -10,7 +10,10 @@ T=${CARGO_TARGET_DIR:-target}
 PINRUN=${1:-$T/release/pinrun}
 PLAN_BENCH=${2:-$T/release/examples/plan_bench}
 OUT=${3:-bench/out}
-SR=$OUT/sysroots
+# The synthetic dumps (~3 GB) are generated once and reused; the stamp
+# includes the generator's hash, so a changed generator regenerates them.
+SR=${SYSROOTS:-$OUT/sysroots}
+GEN_HASH=$(sha256sum bench/gen_sysroot.py | cut -c1-12)
 FIX=${PINRUN_FIXTURES:-../shared/fixtures}
 mkdir -p "$SR"
 # name cpus nodes irqs smt
@@ -30,12 +33,20 @@ c4096-n16-i10000-nosmt 4096 16 10000 off
 while read -r name cpus nodes irqs smt; do
   [ -n "$name" ] || continue
   stamp="$SR/$name/.params"
-  if [ "$(cat "$stamp" 2>/dev/null)" != "$cpus $nodes $irqs $smt" ]; then
+  if [ "$(cat "$stamp" 2>/dev/null)" != "$cpus $nodes $irqs $smt $GEN_HASH" ]; then
+    rm -rf "${SR:?}/$name"
     python3 bench/gen_sysroot.py --cpus "$cpus" --nodes "$nodes" --irqs "$irqs" --smt "$smt" "$SR/$name"
-    echo "$cpus $nodes $irqs $smt" >"$stamp"
+    echo "$cpus $nodes $irqs $smt $GEN_HASH" >"$stamp"
   fi
 done <<<"$TREES"
 REAL="util-linux-historical/ia64-512cpus nto/bare-metal-master.internal"
+# The biggest tree as an old kernel (or a dump) shows it: the same files,
+# without /sys/kernel/irq, so IRQs come from the 451 MB /proc/interrupts.
+OLD=$SR/c4096-n16-i10000-smt-procirq
+rm -rf "$OLD"
+mkdir -p "$OLD/sys"
+ln -s ../c4096-n16-i10000-smt/proc "$OLD/proc"
+ln -s ../../c4096-n16-i10000-smt/sys/devices "$OLD/sys/devices"
 
 # One hyperfine run: every tree, --dry-run --cores 1; the biggest tree also
 # with the scoped placements --node 0 --cores 1 and --cpus 1.
@@ -47,6 +58,8 @@ done <<<"$TREES"
 BIG=$SR/c4096-n16-i10000-smt
 args+=(-n "c4096-n16-i10000-smt --node 0 --cores 1" "$PINRUN --sysroot $BIG --dry-run --node 0 --cores 1")
 args+=(-n "c4096-n16-i10000-smt --cpus 1" "$PINRUN --sysroot $BIG --dry-run --cpus 1")
+args+=(-n "c4096-n16-i10000-smt --cpus 3000" "$PINRUN --sysroot $BIG --dry-run --cpus 3000")
+args+=(-n "c4096-n16-i10000-smt-procirq --cpus 1" "$PINRUN --sysroot $OLD --dry-run --cpus 1")
 for r in $REAL; do
   args+=(-n "$r --cores 1" "$PINRUN --sysroot $FIX/$r --dry-run --cores 1")
   args+=(-n "$r --cpus 1" "$PINRUN --sysroot $FIX/$r --dry-run --cpus 1")
@@ -75,6 +88,8 @@ opens() { strace -f -e trace=openat -o "$OUT/strace.tmp" "$@" >/dev/null 2>&1; g
   done <<<"$TREES"
   row "c4096-n16-i10000-smt --node 0 --cores 1" "$BIG" "--node 0 --cores 1" 4096 16 10000 on
   row "c4096-n16-i10000-smt --cpus 1" "$BIG" "--cpus 1" 4096 16 10000 on
+  row "c4096-n16-i10000-smt --cpus 3000" "$BIG" "--cpus 3000" 4096 16 10000 on
+  row "c4096-n16-i10000-smt-procirq --cpus 1" "$OLD" "--cpus 1" 4096 16 10000 on
   for r in $REAL; do
     d=$FIX/$r
     ncpu=$(ls "$d/sys/devices/system/cpu" | grep -c '^cpu[0-9]')

@@ -341,11 +341,14 @@ request falls outside.
 /sys/devices/system/node/{online,has_memory}, nodeN/{cpulist,cpumap,meminfo,distance}
 /proc/self/{status,cgroup,cpuset,mountinfo,limits,stat}, /proc/mounts, /proc/cmdline
 /proc/sys/kernel/sched_rt_{runtime,period}_us, /proc/sys/kernel/numa_balancing
-/proc/interrupts, /proc/irq/N/{effective_affinity_list,smp_affinity_list,smp_affinity}
+/sys/kernel/irq/N/{actions,per_cpu_count,chip_name,hwirq,type,name} (IRQs; names
+  and counts only of the IRQs on the checked CPUs), else /proc/interrupts
+/proc/irq/N/{effective_affinity_list,smp_affinity_list,smp_affinity}
 /proc/irq/default_smp_affinity, /sys/kernel/debug/irq/irqs/N
 /sys/devices/system/cpu/cpuN/cpufreq/scaling_governor, cpuN/cpuidle/stateK/{name,latency,disable}
 /proc/PID/{stat,status} (real-time tasks, only with --fifo/--rr)
-<cgroup v1 cpu>/cpu.rt_runtime_us, /boot/config-RELEASE (RT group scheduling)
+<cgroup v1 cpu>/cpu.rt_runtime_us, /boot/config-RELEASE (RT group scheduling;
+  the config only to explain an EPERM)
 /run/pinrun/<pid>.<starttime> (claim records), /var/lib/kubelet/cpu_manager_state
 <cgroup>/cpuset.cpus.effective (v2), cpuset.effective_cpus, cpuset.cpus (v1)
 .fi
