@@ -395,9 +395,33 @@ fn read_cores(
             firsts.insert(first.and_then(CpuSet::first).unwrap_or(id));
         }
     }
+    // A package's CPUs share `physical_package_id` and `package_cpus_list`
+    // (`Documentation/admin-guide/cputopology.rst`: the package's CPU list
+    // is the same from each of its CPUs): read once per package, from its
+    // first core read, and given to the package's other cores, which read
+    // only `core_id`. `tests/scope.rs` checks this against each CPU's own
+    // files on every fixture dump.
+    let mut packages: Vec<(CpuSet, Option<u32>)> = Vec::new();
+    let mut package_of: BTreeMap<u32, usize> = BTreeMap::new();
     for id in firsts.iter() {
-        if let Some(cpu) = cpus.get_mut(&id) {
-            topology::read_ids(&dir, cpu);
+        let Some(cpu) = cpus.get_mut(&id) else {
+            continue;
+        };
+        match package_of.get(&id) {
+            Some(&i) if cpu.online => {
+                topology::read_core_id(&dir, cpu);
+                cpu.package = packages[i].1;
+                cpu.package_cpus = Some(packages[i].0.clone());
+            }
+            _ => {
+                topology::read_ids(&dir, cpu);
+                if let Some(set) = cpu.package_cpus.as_ref().filter(|s| s.contains(id)) {
+                    for c in set.iter().filter(|&c| c > id && firsts.contains(c)) {
+                        package_of.insert(c, packages.len());
+                    }
+                    packages.push((set.clone(), cpu.package));
+                }
+            }
         }
     }
     cpus

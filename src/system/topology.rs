@@ -127,6 +127,18 @@ pub fn read_siblings(dir: &Dir, cpu: &mut Cpu) {
         .filter(|s| !s.is_empty());
 }
 
+/// Fills `core_id` of an online CPU; `dir` is [`cpu_dir`].
+pub fn read_core_id(dir: &Dir, cpu: &mut Cpu) {
+    if cpu.online {
+        cpu.core_id = read_id(dir, cpu.id, "core_id");
+    }
+}
+
+/// `cpuN/topology/NAME` as an id (`-1` and other non-ids: `None`).
+fn read_id(dir: &Dir, cpu: u32, name: &str) -> Option<u32> {
+    u32::try_from(dir.read_int(&format!("cpu{cpu}/topology/{name}"))?).ok()
+}
+
 /// Fills `core_id`, `package` and `package_cpus` of an online CPU; `dir`
 /// is [`cpu_dir`].
 pub fn read_ids(dir: &Dir, cpu: &mut Cpu) {
@@ -134,9 +146,8 @@ pub fn read_ids(dir: &Dir, cpu: &mut Cpu) {
         return;
     }
     let t = format!("cpu{}/topology", cpu.id);
-    let id = |name| u32::try_from(dir.read_int(&format!("{t}/{name}"))?).ok();
-    cpu.core_id = id("core_id");
-    cpu.package = id("physical_package_id");
+    read_core_id(dir, cpu);
+    cpu.package = read_id(dir, cpu.id, "physical_package_id");
     // The planner's compact grouping keys a core by its package's lowest
     // CPU (CoreChoice.package_key), falling back to the package id.
     cpu.package_cpus = dir
