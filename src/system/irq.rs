@@ -48,9 +48,11 @@ pub struct Irq {
     pub number: Option<u32>,
     /// The text after the counts: chip, hardware IRQ, trigger, device
     /// names (several joined by `, `), words separated by one space, e.g.
-    /// `IO-APIC 6-edge ACPI:Ged`. From sysfs it is rebuilt as
-    /// `kernel/irq/proc.c` `show_interrupts` prints it (see
-    /// [`Irqs::read_details`]); empty until then.
+    /// `IO-APIC 6-edge ACPI:Ged`. From sysfs ([`Irqs::read_details`];
+    /// empty until then) only the device names (`actions`, joined by `, `)
+    /// when the IRQ has a handler, else rebuilt as `kernel/irq/proc.c`
+    /// `show_interrupts` prints it; either way its last word, [`Irq::name`],
+    /// is the one `/proc/interrupts` shows.
     pub description: String,
     /// Interrupt counts of the online CPUs (the columns of
     /// `/proc/interrupts`), as (CPU id, count) in CPU order; counts of 0
@@ -466,7 +468,7 @@ impl Irqs {
     /// `/proc/interrupts` source) that a check of the CPUs `cpus` looks at
     /// (every IRQ with `None`): those whose affinity ∩ `online` meets
     /// `cpus`, and those without `/proc/irq/N` (placed by their counts).
-    /// Each gets its `description`, `counts` (from `per_cpu_count`, in the
+    /// Each gets its `description` (see [`Irq::description`]), `counts` (from `per_cpu_count`, in the
     /// order of the `possible` CPUs) and `managed` flag; IRQs that
     /// `/proc/interrupts` would not list are dropped: no handler (empty
     /// `actions`, or `(null)`, the nameless action of a chained handler)
@@ -544,13 +546,21 @@ impl Irqs {
                 dropped.insert(n);
                 continue;
             }
-            irq.description = describe(
-                &read("chip_name"),
-                &read("hwirq"),
-                &read("type"),
-                &read("name"),
-                &actions,
-            );
+            // The findings show the last word (`Irq::name`): the last
+            // action's name. The chip part is read only for IRQs without a
+            // handler, whose name it then is (`18-fasteoi`): four files
+            // fewer per IRQ.
+            irq.description = if handler {
+                actions.replace(',', ", ")
+            } else {
+                describe(
+                    &read("chip_name"),
+                    &read("hwirq"),
+                    &read("type"),
+                    &read("name"),
+                    &actions,
+                )
+            };
             irq.counts_end = count.first_missing;
             irq.counts = count.counts;
             irq.managed = managed(debug_dir.as_ref(), n);
