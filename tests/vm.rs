@@ -263,6 +263,80 @@ fn check_codes(g: &Guest, n: &str, irqs: &BTreeMap<u64, Vec<u64>>) -> Vec<String
         .collect()
 }
 
+/// `irq_listed` output (vm/guest/lib.sh): the IRQs /proc/interrupts lists,
+/// IRQ -> (its effective CPUs from /proc/irq/N, the row's last word).
+fn irq_listed(out: &str) -> BTreeMap<u64, (Vec<u64>, String)> {
+    out.lines()
+        .map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            assert_eq!(w.len(), 3, "irq_listed line {l:?}");
+            let cpus = match w[1] {
+                "-" => Vec::new(),
+                list => pinrun::cpuset::CpuSet::parse(list)
+                    .unwrap_or_else(|e| panic!("{l:?}: {e:?}"))
+                    .iter()
+                    .map(u64::from)
+                    .collect(),
+            };
+            (w[0].parse().unwrap(), (cpus, w[2].to_string()))
+        })
+        .collect()
+}
+
+/// The IRQ findings (`irq-on-cpu`, `managed-irq-on-cpu`,
+/// `default-irq-affinity`) of a `--check --json` block, in order.
+fn irq_findings(g: &Guest, n: &str) -> Vec<Value> {
+    let check = g.json_any(n);
+    assert_eq!(g.block(n).rc, 1, "{}", g.describe(n));
+    check["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|f| {
+            ["irq-on-cpu", "managed-irq-on-cpu", "default-irq-affinity"]
+                .contains(&f["code"].as_str().unwrap())
+        })
+        .cloned()
+        .collect()
+}
+
+/// The count in an IRQ finding's message ("…; 12 interrupts there so far").
+fn irq_count(f: &Value) -> u64 {
+    let m = f["message"].as_str().unwrap();
+    let head = &m[..m.find(" interrupts there").unwrap_or_else(|| panic!("{f}"))];
+    let count = head.rsplit(' ').next().unwrap();
+    count.parse().unwrap_or_else(|_| panic!("{f}"))
+}
+
+/// A finding with the counts in its message masked (`N interrupts`): they
+/// grow between two reads.
+fn mask_counts(f: &Value) -> Value {
+    let mut f = f.clone();
+    let m = f["message"].as_str().unwrap().to_string();
+    let mut out = String::new();
+    let mut rest = m.as_str();
+    while let Some(i) = rest.find(" interrupts") {
+        let head = &rest[..i];
+        out.push_str(head.trim_end_matches(|c: char| c.is_ascii_digit()));
+        out.push_str("N interrupts");
+        rest = &rest[i + " interrupts".len()..];
+    }
+    out.push_str(rest);
+    f["message"] = Value::String(out);
+    f
+}
+
+/// The `rt-competitor` findings of a `--dry-run --json` block.
+fn rt_competitors(g: &Guest, n: &str) -> Vec<Value> {
+    g.json(n)["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|f| f["code"] == "rt-competitor")
+        .cloned()
+        .collect()
+}
+
 fn nums(v: &Value) -> Vec<u64> {
     v.as_array()
         .unwrap_or_else(|| panic!("not an array: {v}"))
@@ -530,7 +604,9 @@ fn vm_cpuless_memory_node() {
 }
 
 /// Scenario 4: 4 sockets x 4 cores x 2 threads, a node per socket,
-/// isolcpus=nohz,domain,managed_irq,4-7,12-15.
+/// isolcpus=nohz,domain,managed_irq,4-7,12-15, 8 PCIe root ports (PCI-MSI
+/// IRQs): IRQ findings from /sys/kernel/irq equal those from
+/// /proc/interrupts; a live SCHED_FIFO competitor is found.
 #[test]
 fn vm_big_four_sockets_isolcpus_flags() {
     let Some(g) = boot("big") else { return };
@@ -566,6 +642,146 @@ fn vm_big_four_sockets_isolcpus_flags() {
         codes.contains(&"smt-siblings-shared".to_string()),
         "{codes:?}"
     );
+
+    // IRQs on a real kernel. What /proc/interrupts lists, with the effective
+    // affinity of /proc/irq/N, read before and after the checks (unchanged):
+    // the ISA IRQs and the 8 root ports' PCI-MSI IRQs (vm/boot.sh), each on
+    // one CPU: the kernel spreads them, isolated CPUs included
+    // (isolcpus=managed_irq steers managed IRQs only; these are not).
+    let listed = irq_listed(g.ok("irq-listed"));
+    assert_eq!(listed, irq_listed(g.ok("irq-listed-after")));
+    let names: BTreeMap<u64, &str> = listed.iter().map(|(i, (_, n))| (*i, n.as_str())).collect();
+    let isa: BTreeMap<u64, &str> = [
+        (0, "timer"),
+        (1, "i8042"),
+        (4, "ttyS0"),
+        (8, "rtc0"),
+        (9, "acpi"),
+        (12, "i8042"),
+    ]
+    .into();
+    let (low, msi): (BTreeMap<u64, &str>, BTreeMap<u64, &str>) =
+        names.iter().partition(|(i, _)| **i < 16);
+    assert_eq!(low, isa, "{listed:?}");
+    assert_eq!(msi.len(), 8, "{listed:?}");
+    assert!(msi.values().all(|n| *n == "aerdrv"), "{listed:?}");
+    for (irq, (cpus, _)) in &listed {
+        assert_eq!(cpus.len(), 1, "IRQ {irq}: {listed:?}");
+    }
+    // pinrun --check on the live guest (IRQs from /sys/kernel/irq), from a
+    // sysroot without sys/kernel/irq (the /proc/interrupts path) and from
+    // one without proc/interrupts (sysfs alone): the same IRQ findings
+    // (counts masked; they only grow from one read to the next), naming
+    // exactly the listed IRQs on the checked CPUs, by their row's name.
+    let mut found = std::collections::BTreeSet::new();
+    for c in ["0-3", "4-7", "8-31"] {
+        let set: Vec<u64> = pinrun::cpuset::CpuSet::parse(c)
+            .unwrap()
+            .iter()
+            .map(u64::from)
+            .collect();
+        let live = irq_findings(&g, &format!("irq-check-live-{c}"));
+        let proc_path = irq_findings(&g, &format!("irq-check-proc-{c}"));
+        let sysfs = irq_findings(&g, &format!("irq-check-sysfs-{c}"));
+        let masked = |v: &[Value]| v.iter().map(mask_counts).collect::<Vec<_>>();
+        assert_eq!(
+            masked(&live),
+            masked(&proc_path),
+            "--cpus {c}: sysfs vs /proc/interrupts"
+        );
+        assert_eq!(
+            masked(&live),
+            masked(&sysfs),
+            "--cpus {c}: live vs sysfs alone"
+        );
+        let want: BTreeMap<u64, (Vec<u64>, String)> = listed
+            .iter()
+            .filter_map(|(irq, (cpus, name))| {
+                let hit: Vec<u64> = cpus.iter().copied().filter(|x| set.contains(x)).collect();
+                (!hit.is_empty()).then(|| (*irq, (hit, name.clone())))
+            })
+            .collect();
+        let mut got = BTreeMap::new();
+        for (i, f) in live.iter().enumerate() {
+            if f["code"] == "default-irq-affinity" {
+                // no irqaffinity=: every CPU is in default_smp_affinity
+                assert_eq!(nums(&f["cpus"]), set, "{f}");
+                continue;
+            }
+            // nothing asks for managed IRQs here (and no debugfs to tell)
+            assert_eq!(f["code"], "irq-on-cpu", "{f}");
+            let irqs = nums(&f["irqs"]);
+            assert_eq!(irqs.len(), 1, "{f}");
+            let msg = f["message"].as_str().unwrap();
+            let name = msg
+                .strip_prefix(&format!("IRQ {} (", irqs[0]))
+                .and_then(|m| m.split_once(") is delivered to "))
+                .unwrap_or_else(|| panic!("{f}"))
+                .0;
+            got.insert(irqs[0], (nums(&f["cpus"]), name.to_string()));
+            let counts = [&live[i], &proc_path[i], &sysfs[i]].map(irq_count);
+            assert!(counts.is_sorted(), "--cpus {c}: counts {counts:?} of {f}");
+        }
+        assert_eq!(got, want, "--cpus {c}");
+        assert_eq!(
+            live.iter()
+                .filter(|f| f["code"] == "default-irq-affinity")
+                .count(),
+            1,
+            "--cpus {c}"
+        );
+        found.extend(got.into_keys());
+    }
+    assert_eq!(
+        found,
+        listed.keys().copied().collect(),
+        "every listed IRQ found once"
+    );
+    // --show: IRQs per CPU as /proc/irq/N/effective_affinity_list places the
+    // listed ones, from sysfs (live) and from /proc/interrupts alike
+    let mut per_cpu: BTreeMap<String, u64> = BTreeMap::new();
+    for (cpus, _) in listed.values() {
+        for c in cpus {
+            *per_cpu.entry(c.to_string()).or_default() += 1;
+        }
+    }
+    let per_cpu = serde_json::to_value(per_cpu).unwrap();
+    assert_eq!(show["device_irqs_per_cpu"], per_cpu, "live (sysfs)");
+    assert_eq!(
+        g.json("irq-show-proc")["device_irqs_per_cpu"],
+        per_cpu,
+        "/proc/interrupts"
+    );
+
+    // a live SCHED_FIFO 5 busy loop confined to CPU 6: a competitor for
+    // --fifo 5 on CPU 6 (alone or with 7), not for --fifo 6 nor on CPU 7
+    // alone, and gone once killed
+    let out = g.ok("rt-hog");
+    let (pid, stat) = out.split_once('\n').unwrap();
+    let pid = pid.strip_prefix("hog-pid ").unwrap();
+    assert!(stat.starts_with(&format!("{pid} (sh) R ")), "{out}");
+    assert_eq!(rt(stat), (5, libc::SCHED_FIFO as i64), "{out}");
+    assert_eq!(stat_field(stat, 39), 6, "runs on CPU 6: {out}");
+    for n in ["rt-fifo5-cpus6", "rt-fifo5-cpus6-7"] {
+        let comp = rt_competitors(&g, n);
+        assert_eq!(comp.len(), 1, "{}", g.describe(n));
+        assert_eq!(nums(&comp[0]["cpus"]), [6], "{}", comp[0]);
+        let msg = comp[0]["message"].as_str().unwrap();
+        assert!(
+            msg.starts_with(&format!(
+                "process {pid} (sh) is runnable at real-time priority 5 confined to CPU 6"
+            )),
+            "{msg}"
+        );
+    }
+    for n in ["rt-fifo6-cpus6", "rt-fifo5-cpus7", "rt-fifo5-cpus6-after"] {
+        assert_eq!(
+            rt_competitors(&g, n),
+            Vec::<Value>::new(),
+            "{}",
+            g.describe(n)
+        );
+    }
 }
 
 /// Scenario 6: uid 1000 without capabilities; RLIMIT_RTPRIO 0 and 20; a

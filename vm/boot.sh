@@ -6,7 +6,9 @@
 #   memless   basic, but node 1 = CPUs 4-5 and node 2 = CPUs 6-7 without memory;
 #             distances 0-1 20, 0-2 30, 1-2 15 (node 1 is node 2's nearest memory)
 #   cpuless   basic plus node 2 with 256M and no CPUs, distances 0-1 21, x-2 30
-#   big       4 sockets x 4 cores x 2 threads (32 CPUs), one node per socket
+#   big       4 sockets x 4 cores x 2 threads (32 CPUs), one node per socket,
+#             8 PCIe root ports (pcieport is built in: a PCI-MSI IRQ each,
+#             spread over the CPUs; Debian 12's kernel has no built-in virtio)
 # isolcpus=2,3 nohz_full=2,3 irqaffinity=0,1 on all but big, which has
 # isolcpus=nohz,domain,managed_irq,4-7,12-15.
 set -eu
@@ -36,7 +38,8 @@ big)
   args="-smp 32,sockets=4,cores=4,threads=2 -m 1024M
     $(ram 0 256M) $(ram 1 256M) $(ram 2 256M) $(ram 3 256M)
     -numa node,nodeid=0,cpus=0-7,memdev=m0 -numa node,nodeid=1,cpus=8-15,memdev=m1
-    -numa node,nodeid=2,cpus=16-23,memdev=m2 -numa node,nodeid=3,cpus=24-31,memdev=m3"
+    -numa node,nodeid=2,cpus=16-23,memdev=m2 -numa node,nodeid=3,cpus=24-31,memdev=m3
+    $(rp=1; while [ $rp -le 8 ]; do echo "-device pcie-root-port,id=rp$rp,chassis=$rp,slot=$rp"; rp=$((rp + 1)); done)"
   append="isolcpus=nohz,domain,managed_irq,4-7,12-15" ;;
 *) echo "boot.sh: unknown topology $topo" >&2; exit 2 ;;
 esac

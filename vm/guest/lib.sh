@@ -30,3 +30,43 @@ irq_effective() {
   done
   return 0
 }
+# The IRQs /proc/interrupts lists (its numbered rows), as the /proc
+# reading sees them: "IRQ CPULIST NAME" with the effective affinity from
+# /proc/irq/IRQ (- without that directory) and the device name, the row's
+# last word.
+irq_listed() {
+  awk 'NR > 1 && $1 ~ /^[0-9]+:$/ {
+    n = substr($1, 1, length($1) - 1); eff = "-"
+    f = "/proc/irq/" n "/effective_affinity_list"
+    if ((getline l < f) > 0 && l != "") eff = l
+    close(f)
+    print n, eff, $NF
+  }' /proc/interrupts
+}
+# `irq_sysroot DIR interrupts|sysfs`: a directory for `pinrun --sysroot`
+# laid out like / with one IRQ source: the live CPU and node trees and
+# /proc/irq bind-mounted, plus /proc/interrupts (and no sys/kernel/irq:
+# pinrun reads the IRQs from /proc/interrupts) or /sys/kernel/irq (and no
+# proc/interrupts: the sysfs path must not need it); the few /proc files
+# pinrun reads besides are copies (/proc/self/status with every online CPU
+# allowed: below a sysroot it stands for the cgroup's cpuset, which lets
+# the live pinrun use the isolated CPUs that init's affinity lacks).
+irq_sysroot() {
+  _r=$1
+  mkdir -p "$_r/sys/devices/system/cpu" "$_r/sys/devices/system/node" \
+    "$_r/proc/irq" "$_r/proc/self" "$_r/proc/sys/kernel"
+  mount --bind /sys/devices/system/cpu "$_r/sys/devices/system/cpu"
+  mount --bind /sys/devices/system/node "$_r/sys/devices/system/node"
+  mount --bind /proc/irq "$_r/proc/irq"
+  case $2 in
+  interrupts) : > "$_r/proc/interrupts"; mount --bind /proc/interrupts "$_r/proc/interrupts" ;;
+  sysfs) mkdir -p "$_r/sys/kernel/irq"; mount --bind /sys/kernel/irq "$_r/sys/kernel/irq" ;;
+  *) echo "irq_sysroot: $2?" >&2; return 2 ;;
+  esac
+  cat /proc/cmdline > "$_r/proc/cmdline"
+  taskset -c "$(cat /sys/devices/system/cpu/online)" cat /proc/self/status > "$_r/proc/self/status"
+  for _f in osrelease sched_rt_period_us sched_rt_runtime_us numa_balancing; do
+    cat "/proc/sys/kernel/$_f" > "$_r/proc/sys/kernel/$_f" 2>/dev/null
+  done
+  return 0
+}
