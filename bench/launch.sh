@@ -19,6 +19,13 @@ if [ -n "${PINRUN_STATIC:-}" ] && [ -x "$PINRUN_STATIC" ]; then
   static=(-n 'pinrun --cpus (static)' "$PINRUN_STATIC --cpus 1 -- /bin/true"
           -n 'pinrun full (static)' "$PINRUN_STATIC --node 0 --cores 1 --fifo 10 --membind -- /bin/true")
 fi
+# Optionally an earlier build (PINRUN_BEFORE, e.g. the commit before this
+# work) in the same run, for before/after ratios.
+before=()
+if [ -n "${PINRUN_BEFORE:-}" ] && [ -x "$PINRUN_BEFORE" ]; then
+  before=(-n 'pinrun --cpus (before)' "$PINRUN_BEFORE --cpus 1 -- /bin/true"
+          -n 'pinrun full (before)' "$PINRUN_BEFORE --node 0 --cores 1 --fifo 10 --membind -- /bin/true")
+fi
 hyperfine -N --warmup "${WARMUP:-200}" --runs "${RUNS:-3000}" \
   --export-json "$OUT/launch.json" --export-markdown "$OUT/launch.md" \
   -n true '/bin/true' \
@@ -26,7 +33,7 @@ hyperfine -N --warmup "${WARMUP:-200}" --runs "${RUNS:-3000}" \
   -n chain "$chain" \
   -n 'pinrun --cpus' "$PINRUN --cpus 1 -- /bin/true" \
   -n 'pinrun full' "$PINRUN --node 0 --cores 1 --fifo 10 --membind -- /bin/true" \
-  "${static[@]}" >"$OUT/launch.log"
+  "${static[@]}" "${before[@]}" >"$OUT/launch.log"
 # Means and ratios to taskset and to the chain.
 jq -r '
   (.results | map({key: .command, value: .mean}) | from_entries) as $m
@@ -38,3 +45,35 @@ jq -r '
     (.results[] | "| \(.command) | \(.mean*1e6|floor) | \(.stddev*1e6|floor) | \(.median*1e6|floor) | \(.min*1e6|floor) | \((.user+.system)*1e6|floor) | \((.mean/$m.taskset*100|round)/100) | \((.mean/$m.chain*100|round)/100) | \((.median/$md.taskset*100|round)/100) | \((.min/$mn.taskset*100|round)/100) | \((.min/$mn.chain*100|round)/100) | \(((.user+.system)/$cpu.taskset*100|round)/100) |")
 ' "$OUT/launch.json" | tee "$OUT/launch-table.md"
 echo "chain = $chain" | tee -a "$OUT/launch-table.md"
+# Where the time goes: syscalls and files opened per launch (strace -f,
+# the exec'd /bin/true included), and page faults (perf, when it works).
+if command -v strace >/dev/null; then
+  {
+    echo
+    echo "| command | syscalls | files opened | page faults |"
+    echo "|---|---:|---:|---:|"
+    counts() { # label command...
+      local label=$1; shift
+      local sc op pf
+      sc=$(strace -f -c -o "$OUT/strace.tmp" "$@" >/dev/null 2>&1; awk '/ total$/ {print $3}' "$OUT/strace.tmp")
+      op=$(strace -f -e trace=openat -o "$OUT/strace.tmp" "$@" >/dev/null 2>&1; grep -c 'openat(' "$OUT/strace.tmp")
+      pf=$(perf stat -x, -e page-faults "$@" 2>&1 >/dev/null | awk -F, '/page-faults/ {print $1}' || true)
+      echo "| $label | $sc | $op | ${pf:--} |"
+    }
+    counts true /bin/true
+    counts taskset taskset -c 1 /bin/true
+    # shellcheck disable=SC2086
+    counts chain $chain
+    counts 'pinrun --cpus' "$PINRUN" --cpus 1 -- /bin/true
+    counts 'pinrun full' "$PINRUN" --node 0 --cores 1 --fifo 10 --membind -- /bin/true
+    if [ ${#static[@]} -gt 0 ]; then
+      counts 'pinrun --cpus (static)' "$PINRUN_STATIC" --cpus 1 -- /bin/true
+      counts 'pinrun full (static)' "$PINRUN_STATIC" --node 0 --cores 1 --fifo 10 --membind -- /bin/true
+    fi
+    if [ ${#before[@]} -gt 0 ]; then
+      counts 'pinrun --cpus (before)' "$PINRUN_BEFORE" --cpus 1 -- /bin/true
+      counts 'pinrun full (before)' "$PINRUN_BEFORE" --node 0 --cores 1 --fifo 10 --membind -- /bin/true
+    fi
+    rm -f "$OUT/strace.tmp"
+  } | tee -a "$OUT/launch-table.md"
+fi

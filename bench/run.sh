@@ -11,7 +11,7 @@ export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$PWD/target}
 OUT=${OUT:-bench/out}
 mkdir -p "$OUT"
 start=$SECONDS
-cargo build --release --bin pinrun --example plan_bench
+cargo build --release --bin pinrun --example plan_bench --example read_cost
 PINRUN=$CARGO_TARGET_DIR/release/pinrun
 TRIPLE=$(rustc -vV | sed -n 's/^host: //p')
 if [ "${STATIC:-1}" = 1 ]; then

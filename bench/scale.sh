@@ -100,3 +100,8 @@ opens() { strace -f -e trace=openat -o "$OUT/strace.tmp" "$@" >/dev/null 2>&1; g
   done
 } | tee "$OUT/scale-table.md"
 rm -f "$OUT/strace.tmp"
+# The floor: one small file through pinrun's reader (examples/read_cost.rs).
+READ_COST=$(dirname "$PLAN_BENCH")/read_cost
+if [ -x "$READ_COST" ]; then
+  "$READ_COST" 20000 "$BIG" proc/irq/1/effective_affinity_list | tee "$OUT/read-cost.txt"
+fi
