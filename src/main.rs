@@ -150,12 +150,15 @@ fn run(req: Request) -> Result<u8, Error> {
         .iter()
         .filter(|f| f.severity == check::Severity::Warning)
         .collect();
-    if !out.quiet || out.strict {
+    if out.verbose {
+        // The plan with every finding (info included), once.
+        eprint!("{}", report::plan_text(&req, &plan, &findings));
+    } else if !out.quiet || out.strict {
         let mut err = std::io::stderr().lock();
-        let shown = findings
+        for f in findings
             .iter()
-            .filter(|f| out.verbose || f.severity == check::Severity::Warning);
-        for f in shown {
+            .filter(|f| f.severity == check::Severity::Warning)
+        {
             let _ = write!(err, "pinrun: {}", report::finding_text(f));
         }
     }
@@ -169,9 +172,6 @@ fn run(req: Request) -> Result<u8, Error> {
             ),
         )
         .hint("fix what the warnings say, accept known ones with --allow CODE[,CODE], or drop --strict"));
-    }
-    if out.verbose {
-        eprint!("{}", report::plan_text(&req, &plan, &[]));
     }
     if let Some(g) = guard.as_mut() {
         let record = g.claim(&plan, &req)?;

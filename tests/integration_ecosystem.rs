@@ -204,6 +204,43 @@ fn kubernetes_static_cpu_manager_v1() {
     )));
 }
 
+/// `unshare -C` under a cgroup whose cpuset is CPU 0, with the host's
+/// cgroupfs still mounted: mountinfo shows the mount's root as `/..` (above
+/// the namespace) and /proc/self/cgroup says `/`. The caller's cpuset
+/// cannot be located there, so the root cgroup's 0-7 must not be taken:
+/// the allowed CPUs are Cpus_allowed_list, and CPU 1 is refused before
+/// anything is applied (a break test found the root cgroup's files read,
+/// and a bare EINVAL from sched_setaffinity at launch). Likewise a cgroup
+/// path with `..` (a cgroup outside the namespace).
+#[test]
+fn cgroup_namespace_above_the_mount_is_not_read() {
+    for (cgroup, mount_root) in [("/", "/.."), ("/../x", "/")] {
+        let t = container(&[
+            ("proc/self/cgroup", &format!("5:cpuset:{cgroup}\n")),
+            (
+                "proc/self/mountinfo",
+                &format!(
+                    "31 25 0:28 {mount_root} /sys/fs/cgroup/cpuset rw - cgroup cgroup rw,cpuset\n"
+                ),
+            ),
+            ("sys/fs/cgroup/cpuset/cpuset.effective_cpus", "0-7\n"),
+            ("sys/fs/cgroup/cpuset/x/cpuset.effective_cpus", "0-7\n"),
+            ("proc/self/status", "Cpus_allowed_list:\t0\n"),
+        ]);
+        let out = at(t.path(), &["--dry-run", "--cpus", "1"]);
+        assert_eq!(
+            out.status.code(),
+            Some(125),
+            "{cgroup} {mount_root}: {out:?}"
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("CPU 1"), "{err}");
+        let out = at(t.path(), &["--dry-run", "--json", "--cores", "1"]);
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(ids(&v["cpus"]), vec![0], "{cgroup} {mount_root}");
+    }
+}
+
 /// Affinity inside one's own cpuset needs no privilege: an unprivileged
 /// user (setpriv, util-linux) places a command without CAP_SYS_NICE.
 #[test]

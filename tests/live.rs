@@ -505,3 +505,43 @@ fn execvp_fallbacks() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// `-v` prints the plan and every finding once, as `--dry-run` does (the
+/// same finding codes, info included), not "findings: none" after the
+/// warnings (found by a break test).
+#[test]
+fn verbose_launch_prints_the_findings_of_dry_run() {
+    let codes = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter_map(|l| {
+                l.rsplit_once(" [")
+                    .map(|(_, c)| c.trim_end_matches(']').to_string())
+            })
+            .collect()
+    };
+    for args in [&["--cpus", "0"][..], &["--nice", "1"]] {
+        let run = pinrun()
+            .arg("-v")
+            .args(args)
+            .args(["--", "true"])
+            .output()
+            .unwrap();
+        assert!(run.status.success(), "{run:?}");
+        let dry = pinrun()
+            .arg("--dry-run")
+            .args(args)
+            .args(["--", "true"])
+            .output()
+            .unwrap();
+        let (run, dry) = (
+            String::from_utf8_lossy(&run.stderr).to_string(),
+            String::from_utf8_lossy(&dry.stdout).to_string(),
+        );
+        assert!(
+            !run.contains("findings: none") || dry.contains("findings: none"),
+            "{run}"
+        );
+        assert_eq!(codes(&run), codes(&dry), "{args:?}\n{run}\n{dry}");
+        assert!(run.starts_with("cpus:"), "{run}");
+    }
+}

@@ -207,3 +207,46 @@ fn dumps_use_the_file_path() {
     assert_eq!(read_rt_tasks(&root, None), want);
     assert_eq!(read_rt_tasks_files(&root, Some(4242)), vec![]);
 }
+
+/// Under `unshare -p -f` (a new PID namespace, the host's /proc kept),
+/// pinrun's pid in /proc is not `getpid()`: it must still not report itself,
+/// running at SCHED_FIFO 50, as a competitor (found by a break test).
+#[test]
+fn not_its_own_competitor_in_another_pid_namespace() {
+    if !is_root() || Command::new("unshare").arg("--help").output().is_err() {
+        eprintln!("skipped: needs root and unshare(1)");
+        return;
+    }
+    // Every CPU pinrun may use: its own allowed set is then among them.
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let allowed = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .unwrap()
+        .trim()
+        .to_string();
+    let out = Command::new("unshare")
+        .args(["-p", "-f", "chrt", "-f", "50", env!("CARGO_BIN_EXE_pinrun")])
+        .args([
+            "--dry-run",
+            "--json",
+            "--cpus",
+            &allowed,
+            "--fifo",
+            "1",
+            "--",
+            "true",
+        ])
+        .output()
+        .expect("run unshare");
+    assert!(out.status.success(), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let own: Vec<&serde_json::Value> = v["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|f| f["code"] == "rt-competitor")
+        .filter(|f| f["message"].as_str().unwrap().contains("(pinrun)"))
+        .collect();
+    assert!(own.is_empty(), "{own:?}");
+}

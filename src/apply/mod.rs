@@ -186,10 +186,17 @@ fn apply_affinity(cpus: &CpuSet, possible: &CpuSet) -> Result<()> {
     let bytes =
         ((possible.last().unwrap_or(0).max(cpus.last().unwrap_or(0))) as usize / 64 + 1) * 8;
     sys::sched_setaffinity(&cpus.to_kernel_bytes(bytes)).map_err(|e| {
-        Error::new(
+        let err = Error::new(
             "affinity-failed",
             format!("sched_setaffinity(CPUs {cpus}): {}", errno_name(&e)),
-        )
+        );
+        // sched_setaffinity(2): EINVAL when no chosen CPU is both online
+        // and in the caller's cpuset.
+        if e.raw_os_error() == Some(libc::EINVAL) {
+            err.hint("none of these CPUs is online and inside this process's cgroup cpuset (it may have changed since pinrun read it, or lie outside a cgroup namespace pinrun cannot see through); check /proc/self/status Cpus_allowed_list")
+        } else {
+            err
+        }
     })?;
     let got = get_affinity(possible).map_err(|e| {
         Error::new(

@@ -46,7 +46,7 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
             Some(a) => (a, irq.affinity_source),
             None => (
                 &counted,
-                "CPUs with counts in /proc/interrupts, no /proc/irq/N",
+                "CPUs with interrupt counts; no readable affinity in /proc/irq/N",
             ),
         };
         let hit = aff.intersection(&sys.online).intersection(&ctx.cpus);
@@ -66,6 +66,9 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
             .filter(|&end| hit.last().is_some_and(|l| l >= end))
         {
             None => format!("{count} interrupts there so far"),
+            Some(end) if sys.possible.first() == Some(end) => {
+                "its count there is unknown: per_cpu_count is empty or unreadable".to_string()
+            }
             Some(end) => {
                 let known: crate::cpuset::CpuSet = hit.iter().filter(|&c| c < end).collect();
                 if known.is_empty() {

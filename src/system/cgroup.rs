@@ -154,25 +154,35 @@ fn cgroup_paths(root: &Root, me: &SelfCgroup) -> (Option<String>, Option<String>
 
 /// Joins a cgroup path onto its mount point, removing the mount's own root
 /// (a bind-mounted sub-tree in a container shows `root` = `/docker/abc`).
-fn cgroup_dir(mount: &Mount, path: &str) -> String {
-    // A path with `..` would leave the mount (and a --sysroot dump): ignore it.
-    let path = if path.split('/').any(|c| c == "..") {
-        "/"
-    } else {
-        path
-    };
+///
+/// `None` when the mount's root lies outside the caller's cgroup namespace
+/// (mountinfo shows it as `/..`: a cgroupfs mounted before `unshare -C`) or
+/// the cgroup does (`/../x` in `/proc/self/cgroup`), so the caller's cgroup
+/// cannot be found below it; the caller then falls back to
+/// `Cpus_allowed_list` rather than read the root cgroup's files.
+fn cgroup_dir(mount: &Mount, path: &str) -> Option<String> {
+    // `..` in the mount's root or the cgroup path (a cgroup outside the
+    // namespace, `/../x`) leaves what can be located (and a --sysroot dump).
+    if [mount.root.as_str(), path]
+        .iter()
+        .any(|p| p.split('/').any(|c| c == ".."))
+    {
+        return None;
+    }
     let rel = if mount.root != "/" {
         path.strip_prefix(mount.root.as_str()).unwrap_or(path)
     } else {
         path
     };
-    format!(
-        "{}/{}",
-        mount.point.trim_end_matches('/'),
-        rel.trim_start_matches('/')
+    Some(
+        format!(
+            "{}/{}",
+            mount.point.trim_end_matches('/'),
+            rel.trim_start_matches('/')
+        )
+        .trim_end_matches('/')
+        .to_string(),
     )
-    .trim_end_matches('/')
-    .to_string()
 }
 
 /// Reads the first of `names` that parses, in `dir` or the nearest ancestor
@@ -228,7 +238,7 @@ pub fn read_cpuset(root: &Root, me: &SelfCgroup) -> Option<Cpuset> {
                 vec!["cpuset.mems.effective".into()],
             )
         };
-    let dir = cgroup_dir(mount, path);
+    let dir = cgroup_dir(mount, path)?;
     let top = mount.point.trim_end_matches('/');
     let (file, cpus) = read_up(root, &dir, top, &as_refs(&cpus_names))?;
     let mems = read_up(root, &dir, top, &as_refs(&mems_names)).map(|(_, s)| s);
@@ -282,7 +292,7 @@ pub fn read_rt_group(root: &Root, me: &SelfCgroup) -> RtGroup {
         .find(|m| m.fstype == "cgroup" && m.options.iter().any(|o| o == "cpu"))
         .zip(v1_path(me, "cpu"))
         .and_then(|(m, p)| {
-            let v = root.read_int(&format!("{}/cpu.rt_runtime_us", cgroup_dir(m, &p)))?;
+            let v = root.read_int(&format!("{}/cpu.rt_runtime_us", cgroup_dir(m, &p)?))?;
             Some((p, v))
         });
     RtGroup {
@@ -350,12 +360,18 @@ mod tests {
             fstype: "cgroup2".into(),
             options: vec![],
         };
-        assert_eq!(cgroup_dir(&m, "/docker/abc"), "/sys/fs/cgroup");
-        assert_eq!(cgroup_dir(&m, "/"), "/sys/fs/cgroup");
+        assert_eq!(cgroup_dir(&m, "/docker/abc").unwrap(), "/sys/fs/cgroup");
+        assert_eq!(cgroup_dir(&m, "/").unwrap(), "/sys/fs/cgroup");
         let m2 = Mount {
             root: "/".into(),
             ..m
         };
-        assert_eq!(cgroup_dir(&m2, "/a/b"), "/sys/fs/cgroup/a/b");
+        assert_eq!(cgroup_dir(&m2, "/a/b").unwrap(), "/sys/fs/cgroup/a/b");
+        // Mounted outside the caller's cgroup namespace: not locatable.
+        let m3 = Mount {
+            root: "/..".into(),
+            ..m2
+        };
+        assert_eq!(cgroup_dir(&m3, "/"), None);
     }
 }

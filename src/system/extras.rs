@@ -48,10 +48,26 @@ const SCHED_RR: i32 = 2;
 /// is not this process's live `/proc`, every process's files are read
 /// ([`read_rt_tasks_files`]: a dump's pids are not live). Both give the
 /// same tasks.
+///
+/// In a `/proc` of another PID namespace (`unshare -p` without remounting
+/// it) this process has another pid there: the one its `/proc/self` names
+/// is left out.
 pub fn read_rt_tasks(root: &Root, self_pid: Option<u32>) -> Vec<RtTask> {
     self_pid
         .and_then(|_| read_rt_tasks_live(root, self_pid))
-        .unwrap_or_else(|| read_rt_tasks_files(root, self_pid))
+        .unwrap_or_else(|| {
+            let me = self_pid.map(|p| proc_self_pid(root).unwrap_or(p));
+            read_rt_tasks_files(root, me)
+        })
+}
+
+/// The pid `/proc/self` names below `root`, when it is a number.
+fn proc_self_pid(root: &Root) -> Option<u32> {
+    std::fs::read_link(root.path("/proc/self"))
+        .ok()?
+        .to_str()?
+        .parse()
+        .ok()
 }
 
 /// [`read_rt_tasks`] from files only, for any root (a dump or `/`): lists
@@ -98,9 +114,7 @@ pub fn read_rt_tasks_live(root: &Root, self_pid: Option<u32>) -> Option<Vec<RtTa
 /// Whether `root` is `/` and its `/proc/self` names this process (so that
 /// the pids listed in its `/proc` are the ones syscalls take).
 fn is_live_proc(root: &Root) -> bool {
-    root.base() == std::path::Path::new("/")
-        && std::fs::read_link(root.path("/proc/self"))
-            .is_ok_and(|l| l.as_os_str() == std::process::id().to_string().as_str())
+    root.base() == std::path::Path::new("/") && proc_self_pid(root) == Some(std::process::id())
 }
 
 /// Process `pid` as an [`RtTask`] when it is a user-space SCHED_FIFO or

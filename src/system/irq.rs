@@ -245,13 +245,7 @@ pub fn parse_interrupts(text: &str) -> Vec<InterruptRow> {
 /// file grows with CPUs × IRQs (about 450 MB for 4096 CPUs and 10 000
 /// IRQs), so it is neither held whole in memory nor cut at
 /// [`super::root::MAX_FILE`]. Bytes that are not UTF-8 are replaced.
-fn for_each_row(root: &Root, row: impl FnMut(InterruptRow)) {
-    for_each_row_where(root, |_| true, row);
-}
-
-/// [`for_each_row`] for the rows whose id (the text before the first `:`,
-/// trimmed) `want` accepts: the others are not parsed.
-fn for_each_row_where(root: &Root, want: impl Fn(&str) -> bool, mut row: impl FnMut(InterruptRow)) {
+fn for_each_row(root: &Root, mut row: impl FnMut(InterruptRow)) {
     use std::io::BufRead;
     let Some(file) = root.open_regular("/proc/interrupts") else {
         return;
@@ -278,10 +272,6 @@ fn for_each_row_where(root: &Root, want: impl Fn(&str) -> bool, mut row: impl Fn
     }
     let cpus = parse_header(&String::from_utf8_lossy(&buf));
     while next_line(&mut buf) {
-        let id = buf.split(|&b| b == b':').next().unwrap_or_default();
-        if !want(String::from_utf8_lossy(id).trim()) {
-            continue;
-        }
         if let Some(r) = parse_row(&cpus, &String::from_utf8_lossy(&buf)) {
             row(r);
         }
@@ -398,13 +388,24 @@ struct PerCpuCount {
 }
 
 impl PerCpuCount {
-    /// Parses `text` against the `possible` CPUs (ascending); a text
-    /// without its final newline was cut and loses its last field, and
-    /// a field that is not a number ends the covered part.
+    /// Parses `text` against the `possible` CPUs (ascending).
+    /// `kernel/irq/irqdesc.c` `per_cpu_count_show` prints into one page, so
+    /// a text cut there is a page less its NUL, without the final newline,
+    /// and its last field may be partial: it is dropped. A text without the
+    /// newline that is shorter than that is taken as cut too when it lacks
+    /// fields or its last field is not a number, and as whole (a dump that
+    /// stripped the newline) otherwise. A field that is not a number ends
+    /// the covered part.
     fn parse(text: &str, possible: &[u32], online: &CpuSet) -> Self {
-        let (body, whole) = match text.strip_suffix('\n') {
-            Some(b) => (b, true),
-            None => (text, false),
+        let body = text.strip_suffix('\n').unwrap_or(text);
+        let whole = text.ends_with('\n') || {
+            let page = text.len() >= 4095 && (text.len() + 1).is_power_of_two();
+            let fields = body.split(',').count();
+            let last_ok = body
+                .rsplit(',')
+                .next()
+                .is_some_and(|f| !f.is_empty() && f.bytes().all(|b| b.is_ascii_digit()));
+            !page && fields >= possible.len() && last_ok
         };
         let mut fields: Vec<&str> = if body.is_empty() {
             Vec::new()
@@ -468,16 +469,15 @@ impl Irqs {
     /// `/proc/interrupts` source) that a check of the CPUs `cpus` looks at
     /// (every IRQ with `None`): those whose affinity ∩ `online` meets
     /// `cpus`, and those without `/proc/irq/N` (placed by their counts).
-    /// Each gets its `description` (see [`Irq::description`]), `counts` (from `per_cpu_count`, in the
-    /// order of the `possible` CPUs) and `managed` flag; IRQs that
+    /// Each gets its `description` (see [`Irq::description`]), `counts`
+    /// (from `per_cpu_count`, in the order of the `possible` CPUs; past a
+    /// cut page unknown, [`Irq::counts_end`]) and `managed` flag; IRQs that
     /// `/proc/interrupts` would not list are dropped: no handler (empty
     /// `actions`, or `(null)`, the nameless action of a chained handler)
-    /// and no count on an online CPU, and `IPI` (the IPI descriptors of
-    /// arm, arm64 and riscv, hidden from `/proc/interrupts`' numbered rows
-    /// by `IRQ_HIDDEN`). When `per_cpu_count` lacks an online CPU the
-    /// IRQ's listing or counts depend on, the rows of those IRQs are taken
-    /// from `/proc/interrupts` instead (one streamed read). IRQs detailed
-    /// before are not read again.
+    /// and no count on an online CPU as far as `per_cpu_count` reaches, and
+    /// `IPI` (the IPI descriptors of arm, arm64 and riscv, hidden from
+    /// `/proc/interrupts`' numbered rows by `IRQ_HIDDEN`). `/proc/interrupts`
+    /// is never read here. IRQs detailed before are not read again.
     pub fn read_details(
         &mut self,
         root: &Root,
@@ -620,9 +620,6 @@ mod tests {
         assert_eq!(rows.len(), n + 3);
         assert_eq!(rows, expected);
         assert_eq!(rows.last().unwrap().2, "bad\u{fffd}name");
-        let mut only = Vec::new();
-        for_each_row_where(&root, |id| id == "24" || id == "99", |r| only.push(r));
-        assert_eq!(only, vec![expected[0].clone(), expected[n + 2].clone()]);
         assert_eq!(
             read_irqs(&root, &CpuSet::new(), &CpuSet::new(), false)
                 .list
@@ -643,6 +640,17 @@ mod tests {
         let c = PerCpuCount::parse("1,2,0,4", &possible, &online);
         assert_eq!(c.counts, vec![(0, 1)]);
         assert_eq!(c.first_missing, Some(4));
+        // Every field but no newline (a dump that stripped it): whole.
+        let c = PerCpuCount::parse("1,2,0,4,5", &possible, &online);
+        assert_eq!((c.counts.len(), c.first_missing), (3, None));
+        // A full page (4095 bytes, no newline) is cut inside its last field
+        // even when it has a field for every possible CPU.
+        let many: Vec<u32> = (0..2048).collect();
+        let all: CpuSet = many.iter().copied().collect();
+        let text = format!("{}1", "1,".repeat(2047));
+        assert_eq!(text.len(), 4095);
+        let c = PerCpuCount::parse(&text, &many, &all);
+        assert_eq!((c.counts.len(), c.first_missing), (2047, Some(2047)));
         let c = PerCpuCount::parse("", &possible, &online);
         assert_eq!(c.first_missing, Some(0));
         let c = PerCpuCount::parse("3,x,1\n", &possible, &online);

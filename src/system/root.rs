@@ -183,7 +183,9 @@ impl Root {
     }
 
     /// Ids `N` of the directory entries named `<prefix>N` in `abs`
-    /// (e.g. `cpu` in `/sys/devices/system/cpu`), ascending.
+    /// (e.g. `cpu` in `/sys/devices/system/cpu`), ascending, each once.
+    /// `N` is canonical decimal as the kernel prints it (`cpu1`, not
+    /// `cpu+1` or `cpu01`, which a damaged dump may hold).
     pub fn numbered_entries(&self, abs: &str, prefix: &str) -> Vec<u32> {
         let mut ids: Vec<u32> = std::fs::read_dir(self.path(abs))
             .into_iter()
@@ -191,10 +193,14 @@ impl Root {
             .flatten()
             .filter_map(|e| {
                 let name = e.file_name();
-                name.to_str()?.strip_prefix(prefix)?.parse().ok()
+                let digits = name.to_str()?.strip_prefix(prefix)?;
+                let canonical = digits.bytes().all(|b| b.is_ascii_digit())
+                    && (digits.len() == 1 || !digits.starts_with('0'));
+                digits.parse().ok().filter(|_| canonical)
             })
             .collect();
         ids.sort_unstable();
+        ids.dedup();
         ids
     }
 
