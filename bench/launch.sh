@@ -26,11 +26,13 @@ if [ -n "${PINRUN_BEFORE:-}" ] && [ -x "$PINRUN_BEFORE" ]; then
   before=(-n 'pinrun --cpus (before)' "$PINRUN_BEFORE --cpus 1 -- /bin/true"
           -n 'pinrun full (before)' "$PINRUN_BEFORE --node 0 --cores 1 --fifo 10 --membind -- /bin/true")
 fi
-hyperfine -N --warmup "${WARMUP:-200}" --runs "${RUNS:-3000}" \
+hyperfine -N --warmup "${WARMUP:-100}" --runs "${RUNS:-2000}" \
   --export-json "$OUT/launch.json" --export-markdown "$OUT/launch.md" \
   -n true '/bin/true' \
   -n taskset 'taskset -c 1 /bin/true' \
   -n chain "$chain" \
+  -n 'pinrun --version' "$PINRUN --version" \
+  -n 'pinrun --cpus --quiet' "$PINRUN --cpus 1 --quiet -- /bin/true" \
   -n 'pinrun --cpus' "$PINRUN --cpus 1 -- /bin/true" \
   -n 'pinrun full' "$PINRUN --node 0 --cores 1 --fifo 10 --membind -- /bin/true" \
   "${static[@]}" "${before[@]}" >"$OUT/launch.log"
@@ -55,7 +57,7 @@ if command -v strace >/dev/null; then
     counts() { # label command...
       local label=$1; shift
       local sc op pf
-      sc=$(strace -f -c -o "$OUT/strace.tmp" "$@" >/dev/null 2>&1; awk '/ total$/ {print $3}' "$OUT/strace.tmp")
+      sc=$(strace -f -c -o "$OUT/strace.tmp" "$@" >/dev/null 2>&1; awk '/ total$/ {print $4}' "$OUT/strace.tmp")
       op=$(strace -f -e trace=openat -o "$OUT/strace.tmp" "$@" >/dev/null 2>&1; grep -c 'openat(' "$OUT/strace.tmp")
       pf=$(perf stat -x, -e page-faults "$@" 2>&1 >/dev/null | awk -F, '/page-faults/ {print $1}' || true)
       echo "| $label | $sc | $op | ${pf:--} |"
@@ -64,6 +66,8 @@ if command -v strace >/dev/null; then
     counts taskset taskset -c 1 /bin/true
     # shellcheck disable=SC2086
     counts chain $chain
+    counts 'pinrun --version' "$PINRUN" --version
+    counts 'pinrun --cpus --quiet' "$PINRUN" --cpus 1 --quiet -- /bin/true
     counts 'pinrun --cpus' "$PINRUN" --cpus 1 -- /bin/true
     counts 'pinrun full' "$PINRUN" --node 0 --cores 1 --fifo 10 --membind -- /bin/true
     if [ ${#static[@]} -gt 0 ]; then
