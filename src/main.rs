@@ -9,9 +9,24 @@ use pinrun::{apply, check, claims, exclusive, exec, plan, report};
 use std::io::Write;
 use std::process::ExitCode;
 
+/// Writes `text` to stdout. A reader that has gone away (`pinrun --show |
+/// head -1`) ends pinrun by SIGPIPE, silently, as it ends other tools;
+/// another write error is pinrun's own failure (exit 125).
+fn print_out(text: &str) -> Result<(), Error> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(|e| {
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                apply::die_by_sigpipe();
+            }
+            Error::new("io", format!("writing stdout: {e}"))
+        })
+}
+
 fn print_error(e: &Error, json: bool) {
     if json {
-        println!("{}", report::error_json(e));
+        let _ = print_out(&format!("{}\n", report::error_json(e)));
     }
     let mut err = std::io::stderr().lock();
     let _ = writeln!(err, "pinrun: {}", e.message);
@@ -52,6 +67,7 @@ fn generate(what: Generate) -> ExitCode {
     };
     match res {
         Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => apply::die_by_sigpipe(),
         Err(e) => {
             print_error(&Error::new("io", format!("writing stdout: {e}")), false);
             ExitCode::from(EXIT_FAILURE)
@@ -86,13 +102,14 @@ fn run(req: Request) -> Result<u8, Error> {
         if out.json {
             let mut v = report::show_json(&sys);
             report::add_claims_json(&mut v, &claims, exclusive::now());
-            println!("{v}");
+            print_out(&format!("{v}\n"))?;
         } else {
-            print!("{}", pinrun::show::text(&sys, out.verbose));
-            print!(
-                "{}",
-                report::claims_text(&claims, exclusive::now(), live.as_deref())
-            );
+            print_out(&pinrun::show::text(&sys, out.verbose))?;
+            print_out(&report::claims_text(
+                &claims,
+                exclusive::now(),
+                live.as_deref(),
+            ))?;
         }
         return Ok(0);
     }
@@ -110,33 +127,34 @@ fn run(req: Request) -> Result<u8, Error> {
     check::accept(&mut findings, &out.allow);
     match req.mode {
         Mode::Emit => {
-            print!(
-                "{}",
-                pinrun::emit::systemd(&req, &plan, &findings, &invocation_without_emit())
-            );
+            print_out(&pinrun::emit::systemd(
+                &req,
+                &plan,
+                &findings,
+                &invocation_without_emit(),
+            ))?;
             return Ok(0);
         }
         Mode::DryRun => {
             if out.json {
-                println!("{}", report::plan_json(&req, &plan, &findings));
+                print_out(&format!("{}\n", report::plan_json(&req, &plan, &findings)))?;
             } else {
-                print!("{}", report::plan_text(&req, &plan, &findings));
+                print_out(&report::plan_text(&req, &plan, &findings))?;
             }
             return Ok(0);
         }
         Mode::Check => {
-            if out.json {
-                println!(
-                    "{}",
+            let text = if out.json {
+                format!(
+                    "{}\n",
                     serde_json::json!({"findings": report::findings_json(&findings)})
-                );
+                )
             } else if findings.is_empty() {
-                println!("no findings");
+                "no findings\n".to_string()
             } else {
-                for f in &findings {
-                    print!("{}", report::finding_text(f));
-                }
-            }
+                findings.iter().map(report::finding_text).collect()
+            };
+            print_out(&text)?;
             // Clean means no warning; info findings are printed but do not fail.
             return Ok(u8::from(
                 findings

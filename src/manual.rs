@@ -326,6 +326,9 @@ the command was found but cannot be executed.
 .TP
 .B 127
 the command was not found.
+.PP
+Output into a pipe whose reader has gone (pinrun --show | head -1) ends
+pinrun by SIGPIPE, without a message, as it ends other tools.
 .SH PERMISSIONS
 Real-time policies need CAP_SYS_NICE or RLIMIT_RTPRIO at least the priority
 (systemd LimitRTPRIO=, limits.conf rtprio); pinrun refuses before changing

@@ -545,3 +545,39 @@ fn verbose_launch_prints_the_findings_of_dry_run() {
         assert!(run.starts_with("cpus:"), "{run}");
     }
 }
+
+/// Output into a pipe whose reader is gone (`pinrun --show | head -1`)
+/// ends pinrun by SIGPIPE with no message, in every mode that prints to
+/// stdout, as it ends other tools; it used to panic ("failed printing to
+/// stdout") and abort. The reader is closed before pinrun starts, so its
+/// first write fails.
+#[test]
+fn closed_stdout_pipe_ends_by_sigpipe_without_panic() {
+    use std::os::unix::process::ExitStatusExt;
+    for args in [
+        &["--show", "-v"][..],
+        &["--show", "--json"],
+        &["--dry-run", "--cpus", "0", "--", "true"],
+        &["--dry-run", "--json", "--cpus", "0", "--", "true"],
+        &["--check", "--cpus", "0"],
+        &["--emit", "systemd", "--cpus", "0", "--", "true"],
+        &["--generate", "man"],
+        &["--json", "--cpus", "99999", "--", "true"],
+    ] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_pinrun"))
+            .args(args)
+            .stdout(writer)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert_eq!(
+            out.status.signal(),
+            Some(13),
+            "{args:?}: {:?} {err}",
+            out.status
+        );
+    }
+}

@@ -140,3 +140,13 @@ pub fn reset_sigpipe() {
     // pinrun relies on SIGPIPE being ignored after this point.
     let _ = unsafe { signal(Signal::SIGPIPE, SigHandler::SigDfl) };
 }
+
+/// Ends the process by SIGPIPE, as a write to a pipe without readers ends
+/// other tools (`numactl --hardware | head -1`); the Rust runtime ignores
+/// SIGPIPE, so pinrun sees `EPIPE` instead and calls this. Status 141 if
+/// the signal does not end it.
+pub fn die_by_sigpipe() -> ! {
+    reset_sigpipe();
+    let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGPIPE);
+    std::process::exit(128 + libc::SIGPIPE)
+}
