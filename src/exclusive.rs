@@ -136,10 +136,10 @@ pub fn plan(
         match plan_claimed(sys, req, &claims) {
             Ok(plan) => {
                 if !said.is_empty() && !req.output.quiet {
-                    eprintln!(
-                        "pinrun: the cores are free after {:.1}s",
+                    crate::report::to_stderr(&format!(
+                        "pinrun: the cores are free after {:.1}s\n",
                         start.elapsed().as_secs_f64()
-                    );
+                    ));
                 }
                 let guard = dir.filter(|_| claim).map(|dir| Guard { dir, record: None });
                 return Ok((plan, claims, guard));
@@ -155,11 +155,11 @@ pub fn plan(
                 }
                 drop(dir);
                 if e.message != said {
-                    eprintln!(
-                        "pinrun: waiting{}: {}",
+                    crate::report::to_stderr(&format!(
+                        "pinrun: waiting{}: {}\n",
                         limit.map_or(String::new(), |l| format!(" up to {:.1}s", l.as_secs_f64())),
                         e.message
-                    );
+                    ));
                     said = e.message;
                 }
                 let left = limit.map_or(WAIT_POLL, |l| l.saturating_sub(waited).min(WAIT_POLL));

@@ -170,7 +170,7 @@ fn run(req: Request) -> Result<u8, Error> {
         .collect();
     if out.verbose {
         // The plan with every finding (info included), once.
-        eprint!("{}", report::plan_text(&req, &plan, &findings));
+        report::to_stderr(&report::plan_text(&req, &plan, &findings));
     } else if !out.quiet || out.strict {
         let mut err = std::io::stderr().lock();
         for f in findings
@@ -194,7 +194,7 @@ fn run(req: Request) -> Result<u8, Error> {
     if let Some(g) = guard.as_mut() {
         let record = g.claim(&plan, &req)?;
         if out.verbose {
-            eprintln!("pinrun: claimed in {}", record.display());
+            report::to_stderr(&format!("pinrun: claimed in {}\n", record.display()));
         }
     }
     apply::apply(&plan, &sys.possible).map_err(|e| {

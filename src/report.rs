@@ -347,3 +347,11 @@ pub fn claims_text(claims: &Claims, now: u64, state_dir: Option<&std::path::Path
     }
     s
 }
+
+/// Writes `text` to stderr, ignoring errors: notes and warnings before
+/// exec must not stop a launch whose stderr is closed or a pipe without a
+/// reader (`eprint!` would panic).
+pub fn to_stderr(text: &str) {
+    use std::io::Write;
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
+}

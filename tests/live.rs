@@ -581,3 +581,24 @@ fn closed_stdout_pipe_ends_by_sigpipe_without_panic() {
         );
     }
 }
+
+/// Warnings and the `-v` plan go to stderr before exec; a stderr that is a
+/// pipe without a reader must not stop the launch: the command still runs
+/// (its exit status comes back).
+#[test]
+fn closed_stderr_pipe_does_not_stop_a_launch() {
+    for args in [&["-v", "--cpus", "0"][..], &["--cpus", "0", "--fifo", "1"]] {
+        if args.contains(&"--fifo") && !is_root() {
+            continue;
+        }
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_pinrun"))
+            .args(args)
+            .args(["--", "sh", "-c", "exit 7"])
+            .stderr(writer)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(7), "{args:?}: {:?}", out.status);
+    }
+}
