@@ -4,7 +4,7 @@
 # Under 5 minutes with a warm cargo cache (the first static build compiles
 # the dependencies once more, ~2 minutes on 2 cores). Needs root (SCHED_FIFO),
 # hyperfine, numactl, strace, jq, python3:
-#   apt-get install -y hyperfine numactl strace jq
+#   apt-get install -y hyperfine numactl strace jq linux-perf
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$PWD/target}
@@ -25,7 +25,7 @@ fi
   uname -srm
   grep -m1 'model name' /proc/cpuinfo
   echo "CPUs: $(nproc)  memory: $(free -h | awk '/Mem:/{print $2}')  load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-  hyperfine --version; taskset --version; numactl --version 2>/dev/null || true; rustc --version
+  hyperfine --version; taskset --version; echo "numactl $(dpkg-query -W -f '${Version}' numactl 2>/dev/null)"; rustc --version
   echo "pinrun: $(git rev-parse --short HEAD) $(git status --porcelain | grep -q . && echo '(dirty)')"
   echo '```'
 } | tee "$OUT/machine.md"

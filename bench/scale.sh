@@ -10,7 +10,7 @@ T=${CARGO_TARGET_DIR:-target}
 PINRUN=${1:-$T/release/pinrun}
 PLAN_BENCH=${2:-$T/release/examples/plan_bench}
 OUT=${3:-bench/out}
-# The synthetic dumps (~3 GB) are generated once and reused; the stamp
+# The synthetic dumps (~5 GB) are generated once and reused; the stamp
 # includes the generator's hash, so a changed generator regenerates them.
 SR=${SYSROOTS:-$OUT/sysroots}
 GEN_HASH=$(sha256sum bench/gen_sysroot.py | cut -c1-12)
@@ -104,4 +104,16 @@ rm -f "$OUT/strace.tmp"
 READ_COST=$(dirname "$PLAN_BENCH")/read_cost
 if [ -x "$READ_COST" ]; then
   "$READ_COST" 20000 "$BIG" proc/irq/1/effective_affinity_list | tee "$OUT/read-cost.txt"
+fi
+# With PINRUN_BEFORE (an earlier build), the biggest dump by both builds in
+# one more hyperfine run.
+if [ -n "${PINRUN_BEFORE:-}" ] && [ -x "$PINRUN_BEFORE" ]; then
+  hyperfine -N --warmup 2 --min-runs "${MIN_RUNS:-10}" --export-json "$OUT/before-scale.json" \
+    -n "before --cpus 1" "$PINRUN_BEFORE --sysroot $BIG --dry-run --cpus 1" \
+    -n "now --cpus 1" "$PINRUN --sysroot $BIG --dry-run --cpus 1" \
+    -n "before --cores 1" "$PINRUN_BEFORE --sysroot $BIG --dry-run --cores 1" \
+    -n "now --cores 1" "$PINRUN --sysroot $BIG --dry-run --cores 1" >"$OUT/before-scale.log"
+  jq -r '"| c4096-n16-i10000-smt | mean (ms) | min (ms) |", "|---|---:|---:|",
+    (.results[] | "| \(.command) | \(.mean*1000*10|round/10) | \(.min*1000*10|round/10) |")' \
+    "$OUT/before-scale.json" | tee "$OUT/before-scale.md"
 fi

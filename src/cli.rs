@@ -215,7 +215,7 @@ pub struct Cli {
     pub json: bool,
 
     /// Read sysfs, procfs and cgroupfs below DIR (a machine dump); only with
-    /// --dry-run, --check or --show.
+    /// --dry-run, --check, --show or --emit.
     #[arg(long, value_name = "DIR", help_heading = "Modes")]
     pub sysroot: Option<PathBuf>,
 
@@ -429,7 +429,7 @@ impl Cli {
                 "sysroot-needs-mode",
                 "--sysroot: only a dump can be read there, nothing can be run on it",
             )
-            .hint("add --dry-run, --check or --show"));
+            .hint("add --dry-run, --check, --show or --emit systemd"));
         }
         if mode == Mode::Run && self.command.is_empty() {
             return Err(Error::new("no-command", "no command given")

@@ -17,6 +17,15 @@ fn not_executable(cmd: &OsStr, path: &Path, why: &str) -> Error {
         ),
     )
     .exit(EXIT_CANNOT_EXEC)
+    .hint(if why.starts_with("is a directory") {
+        "give the program inside it, not the directory".to_string()
+    } else {
+        format!(
+            "make it executable (chmod +x {}), or run it through its interpreter (pinrun ... -- sh {})",
+            path.display(),
+            path.display()
+        )
+    })
 }
 
 fn is_executable_file(path: &Path) -> Option<std::result::Result<(), &'static str>> {
@@ -121,4 +130,11 @@ pub fn exec(path: &Path, args: &[OsString]) -> Error {
         format!("{cmd}: execv {}: {}", path.display(), err.desc()),
     )
     .exit(exit)
+    .hint(match err {
+        nix::errno::Errno::ENOENT => "its interpreter (#! line) or a library it needs is missing",
+        nix::errno::Errno::EACCES => {
+            "the file or a directory on its path is not executable, or it lies on a noexec mount"
+        }
+        _ => "see execve(2) for this error",
+    })
 }

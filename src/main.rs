@@ -171,7 +171,7 @@ fn run(req: Request) -> Result<u8, Error> {
     if out.verbose {
         // The plan with every finding (info included), once.
         report::to_stderr(&report::plan_text(&req, &plan, &findings));
-    } else if !out.quiet || out.strict {
+    } else if !out.quiet {
         let mut err = std::io::stderr().lock();
         for f in findings
             .iter()
@@ -301,7 +301,14 @@ fn main() -> ExitCode {
     let json = cli.json;
     match cli.into_request().and_then(run) {
         Ok(code) => ExitCode::from(code),
-        Err(e) => {
+        Err(mut e) => {
+            if e.code == "no-command"
+                && let Some(word) = membind_swallowed_command()
+            {
+                e = e.hint(format!(
+                    "--membind took '{word}' as its node list: write --membind=NODES, or put -- before the command"
+                ));
+            }
             print_error(&e, json);
             ExitCode::from(e.exit)
         }

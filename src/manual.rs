@@ -313,7 +313,8 @@ only with CAP_SYS_NICE, so the memory options need it too.
 The command's own status once it runs (pinrun execs in place).
 .TP
 .B 0
---dry-run, --show, or --check without findings.
+--dry-run, --show, --emit, or --check without warnings (info findings do
+not count).
 .TP
 .B 1
 --check with warnings.
@@ -344,12 +345,14 @@ request falls outside.
 /sys/devices/system/node/{online,has_memory}, nodeN/{cpulist,cpumap,meminfo,distance}
 /proc/self/{status,cgroup,cpuset,mountinfo,limits,stat}, /proc/mounts, /proc/cmdline
 /proc/sys/kernel/sched_rt_{runtime,period}_us, /proc/sys/kernel/numa_balancing
-/sys/kernel/irq/N/{actions,per_cpu_count,chip_name,hwirq,type,name} (IRQs; names
-  and counts only of the IRQs on the checked CPUs), else /proc/interrupts
+/sys/kernel/irq (IRQ numbers), /sys/kernel/irq/N/{actions,per_cpu_count} of the
+  IRQs on the checked CPUs (chip_name, hwirq, type, name when it has no handler),
+  else /proc/interrupts; all only for latency-critical launches, -v and the modes
 /proc/irq/N/{effective_affinity_list,smp_affinity_list,smp_affinity}
 /proc/irq/default_smp_affinity, /sys/kernel/debug/irq/irqs/N
 /sys/devices/system/cpu/cpuN/cpufreq/scaling_governor, cpuN/cpuidle/stateK/{name,latency,disable}
-/proc/PID/{stat,status} (real-time tasks, only with --fifo/--rr)
+/proc (sched_getscheduler(2) per process), /proc/PID/stat of the real-time ones and
+  status of the user-space ones (only with --fifo/--rr; a dump: every PID's stat)
 <cgroup v1 cpu>/cpu.rt_runtime_us, /boot/config-RELEASE (RT group scheduling;
   the config only to explain an EPERM)
 /run/pinrun/<pid>.<starttime> (claim records), /var/lib/kubelet/cpu_manager_state

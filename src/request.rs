@@ -175,7 +175,8 @@ impl Request {
 
     /// Whether any finding can be printed or refuse the launch: every mode
     /// but a launch with `--quiet` and without `--strict` (which prints
-    /// nothing and runs whatever the findings).
+    /// nothing and runs whatever the findings; with `--strict` the findings
+    /// are computed, not printed, and the refusal names their codes).
     pub fn uses_findings(&self) -> bool {
         self.mode != Mode::Run || !self.output.quiet || self.output.strict
     }
@@ -186,6 +187,6 @@ impl Request {
     /// disturbances of a launch that is not latency-critical) need not be
     /// read at all.
     pub fn shows_info(&self) -> bool {
-        self.mode != Mode::Run || (self.output.verbose && self.uses_findings())
+        self.mode != Mode::Run || (self.output.verbose && !self.output.quiet)
     }
 }

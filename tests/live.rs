@@ -228,13 +228,20 @@ fn exit_statuses() {
         .arg(&script)
         .assert()
         .code(126)
-        .stderr(predicate::str::contains("permission denied"));
+        .stderr(predicate::str::contains("permission denied"))
+        .stderr(predicate::str::contains(format!(
+            "\nhint: make it executable (chmod +x {})",
+            script.display()
+        )));
     pinrun()
         .arg("--")
         .arg(dir.path())
         .assert()
         .code(126)
-        .stderr(predicate::str::contains("is a directory"));
+        .stderr(predicate::str::contains("is a directory"))
+        .stderr(predicate::str::contains(
+            "\nhint: give the program inside it, not the directory",
+        ));
     // Killed by a signal: the status is the shell's, since pinrun is the same process.
     let st = pinrun()
         .args(["--", "sh", "-c", "kill -TERM $$"])
@@ -601,4 +608,38 @@ fn closed_stderr_pipe_does_not_stop_a_launch() {
             .unwrap();
         assert_eq!(out.status.code(), Some(7), "{args:?}: {:?}", out.status);
     }
+}
+
+/// `--quiet --strict` prints no warnings, only the refusal naming their
+/// codes (found by a new-user trial: every warning used to be printed).
+#[test]
+fn quiet_strict_refuses_without_printing_warnings() {
+    let out = pinrun()
+        .env("OMP_PROC_BIND", "true")
+        .args(["--quiet", "--strict", "--cpus", "0", "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(125));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("warning:"), "{err}");
+    assert!(
+        err.starts_with("pinrun: refusing to run under --strict: ")
+            && err.contains("env-thread-binding"),
+        "{err}"
+    );
+}
+
+/// `--membind COMMAND` without `--` and without arguments: the command is
+/// taken as the node list, so "no command given" names that cause too.
+#[test]
+fn membind_swallowing_the_only_word_is_explained() {
+    let out = pinrun()
+        .args(["--cpus", "0", "--membind", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(125));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "pinrun: no command given\nhint: --membind took 'true' as its node list: write --membind=NODES, or put -- before the command\n"
+    );
 }

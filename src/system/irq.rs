@@ -11,7 +11,7 @@
 //!
 //! Two sources for the rest ([`IrqSource`]):
 //!
-//! - **sysfs** (`/sys/kernel/irq`, Linux ≥ 4.17 with `CONFIG_SPARSE_IRQ`):
+//! - **sysfs** (`/sys/kernel/irq`, Linux ≥ 4.10 with `CONFIG_SPARSE_IRQ`):
 //!   its numbered directories are every allocated IRQ descriptor, the
 //!   authoritative list of IRQ numbers (`/proc/irq/N` is only created once
 //!   a handler is requested; an IRQ without it is placed by its counts).
