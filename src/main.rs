@@ -10,14 +10,15 @@ use std::io::Write;
 use std::process::ExitCode;
 
 /// Writes `text` to stdout. A reader that has gone away (`pinrun --show |
-/// head -1`) ends pinrun by SIGPIPE, silently, as it ends other tools;
-/// another write error is pinrun's own failure (exit 125).
+/// head -1`) ends pinrun by SIGPIPE, silently, as it ends other tools
+/// (when the caller ignored SIGPIPE, it is an error like any other write
+/// error: pinrun's own failure, exit 125).
 fn print_out(text: &str) -> Result<(), Error> {
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())
         .and_then(|()| out.flush())
         .map_err(|e| {
-            if e.kind() == std::io::ErrorKind::BrokenPipe {
+            if e.kind() == std::io::ErrorKind::BrokenPipe && !apply::sigpipe_ignored_at_start() {
                 apply::die_by_sigpipe();
             }
             Error::new("io", format!("writing stdout: {e}"))
@@ -67,7 +68,11 @@ fn generate(what: Generate) -> ExitCode {
     };
     match res {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => apply::die_by_sigpipe(),
+        Err(e)
+            if e.kind() == std::io::ErrorKind::BrokenPipe && !apply::sigpipe_ignored_at_start() =>
+        {
+            apply::die_by_sigpipe()
+        }
         Err(e) => {
             print_error(&Error::new("io", format!("writing stdout: {e}")), false);
             ExitCode::from(EXIT_FAILURE)

@@ -643,3 +643,41 @@ fn membind_swallowing_the_only_word_is_explained() {
         "pinrun: no command given\nhint: --membind took 'true' as its node list: write --membind=NODES, or put -- before the command\n"
     );
 }
+
+/// SIGPIPE reaches the command as the caller left it: ignored under
+/// `trap '' PIPE` (as `taskset` passes it on), default otherwise, although
+/// the Rust runtime ignores it inside pinrun (its disposition is read
+/// before `main`). SigIgn bit 12 is SIGPIPE (13).
+#[test]
+fn sigpipe_disposition_passes_through_exec() {
+    let sig_ign = |trap: &str| -> u64 {
+        let script = format!("{trap} exec \"$0\" --cpus 0 -- grep SigIgn /proc/self/status",);
+        let out = std::process::Command::new("sh")
+            .args(["-c", &script, env!("CARGO_BIN_EXE_pinrun")])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        let hex = text.trim().strip_prefix("SigIgn:").unwrap().trim();
+        u64::from_str_radix(hex, 16).unwrap()
+    };
+    assert_eq!(sig_ign("trap '' PIPE;") & 0x1000, 0x1000);
+    assert_eq!(sig_ign("trap - PIPE;") & 0x1000, 0);
+    // With SIGPIPE ignored by the caller, a closed stdout pipe is a write
+    // error like any other (exit 125), as for coreutils.
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = std::process::Command::new("sh")
+        .args([
+            "-c",
+            "trap '' PIPE; exec \"$0\" --show",
+            env!("CARGO_BIN_EXE_pinrun"),
+        ])
+        .stdout(writer)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(125), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).starts_with("pinrun: writing stdout: Broken pipe")
+    );
+}

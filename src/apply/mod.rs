@@ -7,7 +7,7 @@
 pub mod claim;
 pub mod sys;
 
-pub use sys::{die_by_sigpipe, reset_sigpipe};
+pub use sys::{die_by_sigpipe, reset_sigpipe, sigpipe_ignored_at_start};
 
 use crate::cpuset::CpuSet;
 use crate::error::{Error, Result};

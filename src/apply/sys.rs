@@ -132,21 +132,62 @@ pub fn set_nice(nice: i32) -> io::Result<()> {
     }
 }
 
-/// Restores SIGPIPE to `SIG_DFL` before exec (the Rust runtime sets it to
-/// `SIG_IGN`, and ignored signals stay ignored across `execve(2)`).
+/// Whether SIGPIPE was ignored when the process started (`trap '' PIPE`,
+/// `nohup`-style launchers), before the Rust runtime set it to `SIG_IGN`.
+static SIGPIPE_IGNORED_AT_START: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+/// Reads SIGPIPE's disposition into [`SIGPIPE_IGNORED_AT_START`]; run by
+/// the C runtime from `.init_array`, before `main` and so before the Rust
+/// runtime changes it (the constructor pattern glibc runs for every ELF
+/// object, static builds included).
+extern "C" fn capture_sigpipe() {
+    let mut old = std::mem::MaybeUninit::<libc::sigaction>::uninit();
+    // SAFETY: a null new action only reads the current one into `old`,
+    // which sigaction(2) fills when it returns 0.
+    let ignored = unsafe {
+        libc::sigaction(libc::SIGPIPE, std::ptr::null(), old.as_mut_ptr()) == 0
+            && old.assume_init().sa_sigaction == libc::SIG_IGN
+    };
+    SIGPIPE_IGNORED_AT_START.store(ignored, std::sync::atomic::Ordering::Relaxed);
+}
+
+#[used]
+// SAFETY: `.init_array` holds `extern "C" fn()` pointers the C runtime
+// calls once at start; `capture_sigpipe` only reads a signal disposition.
+#[unsafe(link_section = ".init_array")]
+static CAPTURE_SIGPIPE: extern "C" fn() = capture_sigpipe;
+
+/// Whether the caller started pinrun with SIGPIPE ignored.
+pub fn sigpipe_ignored_at_start() -> bool {
+    SIGPIPE_IGNORED_AT_START.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Gives SIGPIPE back the disposition the caller left before exec: the
+/// Rust runtime sets it to `SIG_IGN`, and an ignored signal stays ignored
+/// across `execve(2)`; so `SIG_DFL` unless it was ignored at start (then
+/// the command inherits `SIG_IGN`, as under `taskset`).
 pub fn reset_sigpipe() {
     use nix::sys::signal::{SigHandler, Signal, signal};
-    // SAFETY: installing SIG_DFL runs no handler code; nothing else in
-    // pinrun relies on SIGPIPE being ignored after this point.
-    let _ = unsafe { signal(Signal::SIGPIPE, SigHandler::SigDfl) };
+    let handler = if sigpipe_ignored_at_start() {
+        SigHandler::SigIgn
+    } else {
+        SigHandler::SigDfl
+    };
+    // SAFETY: SIG_DFL and SIG_IGN run no handler code; nothing else in
+    // pinrun relies on SIGPIPE's disposition after this point.
+    let _ = unsafe { signal(Signal::SIGPIPE, handler) };
 }
 
 /// Ends the process by SIGPIPE, as a write to a pipe without readers ends
 /// other tools (`numactl --hardware | head -1`); the Rust runtime ignores
-/// SIGPIPE, so pinrun sees `EPIPE` instead and calls this. Status 141 if
-/// the signal does not end it.
+/// SIGPIPE, so pinrun sees `EPIPE` instead and calls this (unless the
+/// caller ignored SIGPIPE: [`sigpipe_ignored_at_start`]). Status 141 if the
+/// signal does not end it.
 pub fn die_by_sigpipe() -> ! {
-    reset_sigpipe();
+    use nix::sys::signal::{SigHandler, Signal, signal};
+    // SAFETY: SIG_DFL runs no handler code; the process ends here.
+    let _ = unsafe { signal(Signal::SIGPIPE, SigHandler::SigDfl) };
     let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGPIPE);
     std::process::exit(128 + libc::SIGPIPE)
 }
