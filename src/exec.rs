@@ -19,6 +19,8 @@ fn not_executable(cmd: &OsStr, path: &Path, why: &str) -> Error {
     .exit(EXIT_CANNOT_EXEC)
     .hint(if why.starts_with("is a directory") {
         "give the program inside it, not the directory".to_string()
+    } else if !why.starts_with("permission denied (not executable)") {
+        "fix the path: every directory on it must exist and be searchable by this user, and links must not loop".to_string()
     } else {
         format!(
             "make it executable (chmod +x {}), or run it through its interpreter (pinrun ... -- sh {})",
@@ -28,12 +30,25 @@ fn not_executable(cmd: &OsStr, path: &Path, why: &str) -> Error {
     })
 }
 
-fn is_executable_file(path: &Path) -> Option<std::result::Result<(), &'static str>> {
-    let meta = std::fs::metadata(path).ok()?;
+/// `None` when nothing is there (ENOENT, a dangling link: exit 127);
+/// otherwise whether it can be executed, and why not (exit 126), as
+/// `execvp(3)` and the shells tell them apart: a directory on the path that
+/// cannot be searched, a path through a file, a symlink loop are 126.
+fn is_executable_file(path: &Path) -> Option<std::result::Result<(), String>> {
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+        Err(e) => {
+            let errno = e.raw_os_error().map(nix::errno::Errno::from_raw);
+            return Some(Err(
+                errno.map_or_else(|| e.to_string(), |n| n.desc().to_lowercase())
+            ));
+        }
+    };
     Some(if meta.is_dir() {
-        Err("is a directory")
+        Err("is a directory".into())
     } else if meta.permissions().mode() & 0o111 == 0 {
-        Err("permission denied (not executable)")
+        Err("permission denied (not executable)".into())
     } else {
         Ok(())
     })
@@ -61,7 +76,7 @@ pub fn resolve(cmd: &OsStr) -> Result<PathBuf> {
         let path = PathBuf::from(cmd);
         return match is_executable_file(&path) {
             None => Err(not_found()),
-            Some(Err(why)) => Err(not_executable(cmd, &path, why)),
+            Some(Err(why)) => Err(not_executable(cmd, &path, &why)),
             Some(Ok(())) => Ok(path),
         };
     }
@@ -75,7 +90,7 @@ pub fn resolve(cmd: &OsStr) -> Result<PathBuf> {
     for dir in std::env::split_paths(&path_var) {
         let p = dir.join(cmd);
         if let Some(Err(why)) = is_executable_file(&p) {
-            return Err(not_executable(cmd, &p, why));
+            return Err(not_executable(cmd, &p, &why));
         }
     }
     Err(not_found())
@@ -102,6 +117,7 @@ pub fn exec(path: &Path, args: &[OsString]) -> Error {
         (Err(e), _) | (_, Err(e)) => return e,
     };
     crate::apply::reset_sigpipe();
+    crate::apply::restore_std_fds();
     let mut err = match nix::unistd::execv(&prog, &argv) {
         Err(e) => e,
         Ok(never) => match never {},

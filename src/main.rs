@@ -14,25 +14,38 @@ use std::process::ExitCode;
 /// (when the caller ignored SIGPIPE, it is an error like any other write
 /// error: pinrun's own failure, exit 125).
 fn print_out(text: &str) -> Result<(), Error> {
+    if apply::std_fd_closed_at_start(1) {
+        return Err(stdout_failed(std::io::Error::from_raw_os_error(
+            libc::EBADF,
+        )));
+    }
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())
         .and_then(|()| out.flush())
-        .map_err(|e| {
-            if e.kind() == std::io::ErrorKind::BrokenPipe && !apply::sigpipe_ignored_at_start() {
-                apply::die_by_sigpipe();
-            }
-            Error::new("io", format!("writing stdout: {e}"))
-        })
+        .map_err(stdout_failed)
 }
 
+/// A failed write to stdout: death by SIGPIPE for a pipe without a reader
+/// (unless the caller ignores SIGPIPE), else pinrun's own failure.
+fn stdout_failed(e: std::io::Error) -> Error {
+    if e.kind() == std::io::ErrorKind::BrokenPipe && !apply::sigpipe_ignored_at_start() {
+        apply::die_by_sigpipe();
+    }
+    Error::new("io", format!("writing stdout: {e}"))
+}
+
+/// The error on stderr (first, so that a stdout without a reader cannot
+/// lose it), and with `--json` as `{"error": ...}` on stdout.
 fn print_error(e: &Error, json: bool) {
+    {
+        let mut err = std::io::stderr().lock();
+        let _ = writeln!(err, "pinrun: {}", e.message);
+        if let Some(h) = &e.hint {
+            let _ = writeln!(err, "hint: {h}");
+        }
+    }
     if json {
         let _ = print_out(&format!("{}\n", report::error_json(e)));
-    }
-    let mut err = std::io::stderr().lock();
-    let _ = writeln!(err, "pinrun: {}", e.message);
-    if let Some(h) = &e.hint {
-        let _ = writeln!(err, "hint: {h}");
     }
 }
 
@@ -50,31 +63,25 @@ fn render_man(cmd: clap::Command, out: &mut dyn Write) -> std::io::Result<()> {
 
 fn generate(what: Generate) -> ExitCode {
     let mut cmd = Cli::command();
-    let mut out = std::io::stdout().lock();
-    let res = match what {
-        Generate::Man => render_man(cmd, &mut out),
-        Generate::Bash => {
-            clap_complete::generate(clap_complete::Shell::Bash, &mut cmd, "pinrun", &mut out);
-            Ok(())
+    // Into a buffer first: clap_complete panics on a write error.
+    let mut buf = Vec::new();
+    let shell = match what {
+        Generate::Man => {
+            // Writing into a Vec cannot fail.
+            let _ = render_man(cmd.clone(), &mut buf);
+            None
         }
-        Generate::Zsh => {
-            clap_complete::generate(clap_complete::Shell::Zsh, &mut cmd, "pinrun", &mut out);
-            Ok(())
-        }
-        Generate::Fish => {
-            clap_complete::generate(clap_complete::Shell::Fish, &mut cmd, "pinrun", &mut out);
-            Ok(())
-        }
+        Generate::Bash => Some(clap_complete::Shell::Bash),
+        Generate::Zsh => Some(clap_complete::Shell::Zsh),
+        Generate::Fish => Some(clap_complete::Shell::Fish),
     };
-    match res {
+    if let Some(shell) = shell {
+        clap_complete::generate(shell, &mut cmd, "pinrun", &mut buf);
+    }
+    match print_out(&String::from_utf8_lossy(&buf)) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e)
-            if e.kind() == std::io::ErrorKind::BrokenPipe && !apply::sigpipe_ignored_at_start() =>
-        {
-            apply::die_by_sigpipe()
-        }
         Err(e) => {
-            print_error(&Error::new("io", format!("writing stdout: {e}")), false);
+            print_error(&e, false);
             ExitCode::from(EXIT_FAILURE)
         }
     }
@@ -269,8 +276,18 @@ fn main() -> ExitCode {
         Err(e) => {
             use clap::error::ErrorKind;
             if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
-                let _ = e.print();
-                return ExitCode::SUCCESS;
+                let res = if apply::std_fd_closed_at_start(1) {
+                    Err(std::io::Error::from_raw_os_error(libc::EBADF))
+                } else {
+                    e.print()
+                };
+                return match res.map_err(stdout_failed) {
+                    Ok(()) => ExitCode::SUCCESS,
+                    Err(err) => {
+                        print_error(&err, false);
+                        ExitCode::from(EXIT_FAILURE)
+                    }
+                };
             }
             let text = e.render().to_string();
             // clap's body up to "Usage:", on one line; its "tip:" becomes the hint.

@@ -331,7 +331,9 @@ the command was not found.
 Output into a pipe whose reader has gone (pinrun --show | head -1) ends
 pinrun by SIGPIPE, without a message, as it ends other tools (when the caller
 ignores SIGPIPE, it is a write error: 125). The command inherits SIGPIPE as the
-caller left it.
+caller left it, and the caller's file descriptors as they were (one the
+caller closed stays closed). A closed stdout or a full device is a write
+error: 125.
 .SH PERMISSIONS
 Real-time policies need CAP_SYS_NICE or RLIMIT_RTPRIO at least the priority
 (systemd LimitRTPRIO=, limits.conf rtprio); pinrun refuses before changing

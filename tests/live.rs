@@ -569,6 +569,11 @@ fn closed_stdout_pipe_ends_by_sigpipe_without_panic() {
         &["--check", "--cpus", "0"],
         &["--emit", "systemd", "--cpus", "0", "--", "true"],
         &["--generate", "man"],
+        &["--generate", "bash"],
+        &["--generate", "zsh"],
+        &["--generate", "fish"],
+        &["--help"],
+        &["--version"],
         &["--json", "--cpus", "99999", "--", "true"],
     ] {
         let (reader, writer) = std::io::pipe().unwrap();
@@ -680,4 +685,79 @@ fn sigpipe_disposition_passes_through_exec() {
     assert!(
         String::from_utf8_lossy(&out.stderr).starts_with("pinrun: writing stdout: Broken pipe")
     );
+}
+
+/// A standard descriptor the caller closed stays closed for the command
+/// (the Rust runtime puts /dev/null there inside pinrun; `taskset` keeps it
+/// closed), and printing to a closed stdout or a full device is a write
+/// error, 125 (found by a break test: output was silently lost).
+#[test]
+fn closed_std_fds_pass_through_and_fail_output() {
+    let run = |script: &str| {
+        std::process::Command::new("sh")
+            .args(["-c", script, env!("CARGO_BIN_EXE_pinrun")])
+            .output()
+            .unwrap()
+    };
+    // fd 0 closed: the command's fd 0 is not /dev/null (it is closed, so
+    // the first file it opens takes fd 0).
+    let out = run("exec \"$0\" --cpus 0 -- sh -c 'readlink /proc/self/fd/0 || echo closed' <&-");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "closed",
+        "{out:?}"
+    );
+    let out = run("exec \"$0\" --cpus 0 -- sh -c 'readlink /proc/self/fd/0' </dev/null");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "/dev/null");
+    for args in [
+        "--show",
+        "--dry-run --cpus 0 -- true",
+        "--generate fish",
+        "--version",
+    ] {
+        let out = run(&format!("exec \"$0\" {args} >&-"));
+        assert_eq!(out.status.code(), Some(125), "{args}: {out:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr)
+                .starts_with("pinrun: writing stdout: Bad file descriptor"),
+            "{args}: {out:?}"
+        );
+        let out = run(&format!("exec \"$0\" {args} >/dev/full"));
+        assert_eq!(out.status.code(), Some(125), "{args}: {out:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr)
+                .starts_with("pinrun: writing stdout: No space left on device"),
+            "{args}: {out:?}"
+        );
+    }
+}
+
+/// A path that cannot be looked up for another reason than "nothing
+/// there" is 126 with the reason, as execvp(3) and the shells report it:
+/// a file used as a directory, a symlink loop; nothing there is 127
+/// (found by a break test: all were "command not found").
+#[test]
+fn path_lookup_errors_are_126() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("f");
+    std::fs::write(&file, "").unwrap();
+    std::os::unix::fs::symlink("loop2", dir.path().join("loop1")).unwrap();
+    std::os::unix::fs::symlink("loop1", dir.path().join("loop2")).unwrap();
+    for (path, code, why) in [
+        (file.join("prog"), 126, "not a directory"),
+        (dir.path().join("loop1"), 126, "too many symbolic links"),
+        (dir.path().join("none"), 127, "command not found"),
+    ] {
+        let out = pinrun()
+            .args(["--cpus", "0", "--"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{path:?}: {err}");
+        assert!(
+            err.contains(why) && err.contains("\nhint: "),
+            "{path:?}: {err}"
+        );
+    }
 }

@@ -7,7 +7,10 @@
 pub mod claim;
 pub mod sys;
 
-pub use sys::{die_by_sigpipe, reset_sigpipe, sigpipe_ignored_at_start};
+pub use sys::{
+    die_by_sigpipe, reset_sigpipe, restore_std_fds, sigpipe_ignored_at_start,
+    std_fd_closed_at_start,
+};
 
 use crate::cpuset::CpuSet;
 use crate::error::{Error, Result};

@@ -137,7 +137,8 @@ pub fn set_nice(nice: i32) -> io::Result<()> {
 static SIGPIPE_IGNORED_AT_START: std::sync::atomic::AtomicBool =
     std::sync::atomic::AtomicBool::new(false);
 
-/// Reads SIGPIPE's disposition into [`SIGPIPE_IGNORED_AT_START`]; run by
+/// Reads SIGPIPE's disposition into [`SIGPIPE_IGNORED_AT_START`] and which
+/// standard descriptors are closed into [`STD_FDS_CLOSED_AT_START`]; run by
 /// the C runtime from `.init_array`, before `main` and so before the Rust
 /// runtime changes it (the constructor pattern glibc runs for every ELF
 /// object, static builds included).
@@ -150,6 +151,39 @@ extern "C" fn capture_sigpipe() {
             && old.assume_init().sa_sigaction == libc::SIG_IGN
     };
     SIGPIPE_IGNORED_AT_START.store(ignored, std::sync::atomic::Ordering::Relaxed);
+    let mut closed = 0u8;
+    for fd in 0..3 {
+        // SAFETY: F_GETFD only reads the descriptor's flags.
+        if unsafe { libc::fcntl(fd, libc::F_GETFD) } == -1 {
+            closed |= 1 << fd;
+        }
+    }
+    STD_FDS_CLOSED_AT_START.store(closed, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Which of fds 0, 1, 2 (bits 0–2) were closed when the process started;
+/// the Rust runtime then opens `/dev/null` on them before `main`.
+static STD_FDS_CLOSED_AT_START: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+/// Whether standard descriptor `fd` (0, 1 or 2) was closed when pinrun
+/// started (the Rust runtime has since put `/dev/null` there).
+pub fn std_fd_closed_at_start(fd: i32) -> bool {
+    (0..3).contains(&fd)
+        && STD_FDS_CLOSED_AT_START.load(std::sync::atomic::Ordering::Relaxed) & (1 << fd) != 0
+}
+
+/// Closes again the standard descriptors that were closed when pinrun
+/// started, right before exec, so that the command gets the descriptors
+/// the caller gave (`taskset` keeps a closed fd closed), not the runtime's
+/// `/dev/null`.
+pub fn restore_std_fds() {
+    for fd in 0..3 {
+        if std_fd_closed_at_start(fd) {
+            // SAFETY: the descriptor is the runtime's /dev/null, which
+            // nothing in pinrun uses; it is closed only before exec.
+            unsafe { libc::close(fd) };
+        }
+    }
 }
 
 #[used]
