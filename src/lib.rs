@@ -1,8 +1,10 @@
 //! pinrun: run a command on chosen CPUs, NUMA memory and scheduling policy,
 //! replacing `numactl … chrt … taskset …`. Layers (DESIGN §1): [`system`]
 //! reads, [`plan`] and [`check`] decide (pure), [`report`] renders,
-//! [`apply`] changes the process, [`exec`] runs the command.
+//! [`apply`] changes the process, [`exec`] runs the command; [`app`] is the
+//! whole run of the `pinrun` command.
 
+pub mod app;
 pub mod apply;
 pub mod check;
 pub mod claims;
