@@ -398,19 +398,17 @@ impl PerCpuCount {
     /// the covered part.
     fn parse(text: &str, possible: &[u32], online: &CpuSet) -> Self {
         let body = text.strip_suffix('\n').unwrap_or(text);
-        let whole = text.ends_with('\n') || {
-            let page = text.len() >= 4095 && (text.len() + 1).is_power_of_two();
-            let fields = body.split(',').count();
-            let last_ok = body
-                .rsplit(',')
-                .next()
-                .is_some_and(|f| !f.is_empty() && f.bytes().all(|b| b.is_ascii_digit()));
-            !page && fields >= possible.len() && last_ok
-        };
         let mut fields: Vec<&str> = if body.is_empty() {
             Vec::new()
         } else {
             body.split(',').collect()
+        };
+        let whole = text.ends_with('\n') || {
+            let page = text.len() >= 4095 && (text.len() + 1).is_power_of_two();
+            let last_ok = fields
+                .last()
+                .is_some_and(|f| !f.is_empty() && f.bytes().all(|b| b.is_ascii_digit()));
+            !page && fields.len() >= possible.len() && last_ok
         };
         if !whole {
             fields.pop();
