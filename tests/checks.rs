@@ -2,7 +2,7 @@
 //! nto dumps with isolation on the kernel command line, and live.
 
 mod common;
-use common::{at, ids, is_root, machine, pinrun};
+use common::{assert_status, at, ids, is_root, machine, pinrun};
 use serde_json::Value;
 use std::path::Path;
 
@@ -44,13 +44,7 @@ fn tree(extra: &[(&str, &str)]) -> tempfile::TempDir {
         files.push((format!("{t}/core_id"), format!("{}\n", c % 2)));
         files.push((format!("{t}/physical_package_id"), "0\n".into()));
     }
-    for (p, t) in extra {
-        files.retain(|(q, _)| q != p);
-        files.push((p.to_string(), t.to_string()));
-    }
-    for (p, t) in files {
-        common::write_file(dir.path(), &p, &t);
-    }
+    common::write_tree(dir.path(), files, extra);
     dir
 }
 
@@ -368,12 +362,7 @@ fn strict_refuses_on_warnings() {
         .arg(&marker)
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(125),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_status(&out, 125);
     assert!(String::from_utf8_lossy(&out.stderr).contains("env-thread-binding"));
     assert!(!marker.exists());
 }

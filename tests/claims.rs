@@ -7,7 +7,7 @@
 //! manager state file. Every test uses a private `--state-dir`.
 
 mod common;
-use common::{ids, pinrun};
+use common::{assert_status, ids, pinrun};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};
@@ -822,12 +822,7 @@ fn junk_from_other_users_neither_hides_claims_nor_blocks_strict() {
         ])
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(125),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_status(&out, 125);
     assert!(String::from_utf8_lossy(&out.stderr).contains("no free core"));
     // The core still free: where an --exclusive launch would go now.
     let out = std::process::Command::new(&bin)
@@ -859,12 +854,7 @@ fn junk_from_other_users_neither_hides_claims_nor_blocks_strict() {
             ])
             .output()
             .unwrap();
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_status(&out, 0);
     }
     holder.kill().ok();
     holder.wait().ok();

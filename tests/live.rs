@@ -4,7 +4,7 @@
 //! /proc/self/numa_maps. Nothing on the host is changed.
 
 mod common;
-use common::{at, is_root, pinrun, stat_field};
+use common::{assert_status, at, is_root, pinrun, stat_field};
 use predicates::prelude::*;
 use std::os::unix::ffi::OsStrExt;
 
@@ -493,24 +493,14 @@ fn execvp_fallbacks() {
         .arg("x y")
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_status(&out, 0);
     assert_eq!(out.stdout, b"ran x y\n");
     let out = pinrun()
         .env_remove("PATH")
         .args(["--cpus", "0", "--", "sh", "-c", "exit 3"])
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(3),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_status(&out, 3);
 }
 
 /// `-v` prints the plan and every finding once, as `--dry-run` does (the

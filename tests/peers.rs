@@ -6,6 +6,7 @@
 //! not the numbers: lscpu prints logical indexes, pinrun kernel ids.
 
 mod common;
+use common::assert_status;
 use common::*;
 use std::collections::BTreeMap;
 
@@ -705,12 +706,7 @@ fn cgroup_memory_nodes_limit_allowed_nodes() {
     let (_, v) = warnings_of(&dir);
     assert_eq!(ids(&v["allowed_nodes"]), vec![1, 2]);
     let out = at(dir.path(), &["--dry-run", "--membind=0"]);
-    assert_eq!(
-        out.status.code(),
-        Some(125),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_status(&out, 125);
     w("proc/self/status", "Name:\tx\nMems_allowed_list:\t0-1\n");
     let (_, v) = warnings_of(&dir);
     assert_eq!(ids(&v["allowed_nodes"]), vec![0, 1]);

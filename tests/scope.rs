@@ -102,13 +102,7 @@ fn synthetic(extra: &[(&str, &str)]) -> tempfile::TempDir {
             format!("{gov}\n"),
         ));
     }
-    for (p, t) in extra {
-        files.retain(|(q, _)| q != p);
-        files.push((p.to_string(), t.to_string()));
-    }
-    for (p, t) in files {
-        common::write_file(dir.path(), &p, &t);
-    }
+    common::write_tree(dir.path(), files, extra);
     dir
 }
 

@@ -101,6 +101,32 @@ pub fn at(root: impl AsRef<std::path::Path>, args: &[&str]) -> std::process::Out
         .expect("run pinrun")
 }
 
+/// Writes `files` (path below `root`, text), each of `extra` replacing the
+/// file of the same path or added.
+pub fn write_tree(
+    root: &std::path::Path,
+    mut files: Vec<(String, String)>,
+    extra: &[(&str, &str)],
+) {
+    for (p, t) in extra {
+        files.retain(|(q, _)| q != p);
+        files.push((p.to_string(), t.to_string()));
+    }
+    for (p, t) in files {
+        write_file(root, &p, &t);
+    }
+}
+
+/// Asserts a process's exit status, showing its stderr when it differs.
+pub fn assert_status(out: &std::process::Output, code: i32) {
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// The pinrun binary.
 pub fn pinrun() -> Command {
     Command::cargo_bin("pinrun").expect("binary")
