@@ -10,7 +10,7 @@
 
 use clap::Parser;
 use pinrun::cli::Cli;
-use pinrun::system::{Root, Scope, SystemState};
+use pinrun::system::{Root, SystemState};
 use pinrun::{check, plan};
 use std::hint::black_box;
 use std::time::Instant;
@@ -33,7 +33,7 @@ fn main() {
         .into_request()
         .unwrap_or_else(|e| panic!("{}", e.message));
     let root = Root::new(&sysroot);
-    let scope = Scope::for_request(&req);
+    let scope = pinrun::app::scope::for_request(&req);
     // The read, a few times (it dominates; the page cache is warm after the
     // first; with 10 000 IRQs on 4096 CPUs one read takes seconds).
     let reads = iters.clamp(1, 3);

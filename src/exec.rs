@@ -116,8 +116,8 @@ pub fn exec(path: &Path, args: &[OsString]) -> Error {
         (Ok(a), Ok(p)) => (a, p),
         (Err(e), _) | (_, Err(e)) => return e,
     };
-    crate::apply::reset_sigpipe();
-    crate::apply::restore_std_fds();
+    crate::ffi::reset_sigpipe();
+    crate::ffi::restore_std_fds();
     let mut err = match nix::unistd::execv(&prog, &argv) {
         Err(e) => e,
         Ok(never) => match never {},

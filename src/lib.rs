@@ -2,22 +2,25 @@
 //! replacing `numactl … chrt … taskset …`. Layers (DESIGN §1): [`system`]
 //! reads, [`plan`] and [`check`] decide (pure), [`report`] renders,
 //! [`apply`] changes the process, [`exec`] runs the command; [`app`] is the
-//! whole run of the `pinrun` command.
+//! whole run of the `pinrun` command. The only `unsafe` code is in [`ffi`].
+#![deny(unsafe_code)]
 
 pub mod app;
 pub mod apply;
 pub mod check;
-pub mod claims;
+pub mod claim;
 pub mod cli;
 pub mod cmdline;
 pub mod cpuset;
 pub mod emit;
 pub mod error;
-pub mod exclusive;
 pub mod exec;
+#[allow(unsafe_code)]
+pub mod ffi;
 pub mod manual;
 pub mod plan;
 pub mod report;
 pub mod request;
 pub mod show;
 pub mod system;
+pub mod words;

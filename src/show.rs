@@ -6,7 +6,6 @@
 //! device IRQs. Long lists use the stride form (`0-78:2`).
 
 use crate::cpuset::CpuSet;
-use crate::plan::allowed_phrase;
 use crate::system::SystemState;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -150,7 +149,7 @@ pub fn text(sys: &SystemState, verbose: bool) -> String {
         "  ",
         &[
             or_none(&sys.allowed),
-            format!("({}; ! marks CPUs outside it)", allowed_phrase(sys)),
+            format!("({}; ! marks CPUs outside it)", sys.allowed_phrase()),
         ],
         " ",
     );

@@ -134,12 +134,12 @@ fn records(dir: &Path) -> Vec<String> {
 
 fn start_time(pid: u32) -> u64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-    pinrun::claims::parse_stat(&stat).unwrap().1
+    pinrun::claim::parse_stat(&stat).unwrap().1
 }
 
 fn write_record(dir: &Path, name: &str, pid: u32, start: u64, uid: u32, cpus: &str) {
     std::fs::create_dir_all(dir).unwrap();
-    let r = pinrun::claims::Record {
+    let r = pinrun::claim::Record {
         version: 1,
         pid,
         start_time: start,

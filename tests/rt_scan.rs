@@ -144,7 +144,7 @@ fn fifo_child_found_by_both_paths() {
 /// and fails with ESRCH for a pid no process can have (`pid_max`).
 #[test]
 fn sched_getscheduler_reads_policies() {
-    use pinrun::apply::sys::sched_getscheduler;
+    use pinrun::ffi::sched_getscheduler;
     let me = sched_getscheduler(std::process::id()).expect("own policy");
     assert!([0, 1, 2, 3, 5, 6].contains(&me), "{me}");
     let max: u32 = std::fs::read_to_string("/proc/sys/kernel/pid_max")

@@ -17,6 +17,7 @@
 mod common;
 
 use clap::Parser;
+use pinrun::app::scope::{for_request, read_extras_for};
 use pinrun::cli::Cli;
 use pinrun::request::Request;
 use pinrun::system::{Cpus, Root, Scope, SystemState};
@@ -301,7 +302,7 @@ fn outcome(root: &Root, sys: &SystemState, req: &Request) -> String {
     };
     let mut sys = sys.clone();
     let checked = check::checked_cpus(&sys, &p);
-    sys.read_extras_for(root, req, &checked);
+    read_extras_for(&mut sys, root, req, &checked);
     let findings = check::check(&sys, req, &p);
     format!("{p:?}\n{}", report::findings_json(&findings))
 }
@@ -354,7 +355,7 @@ fn run(scope_of: &dyn Fn(&Request) -> Scope, stop_at_first: bool) -> (Option<Str
 
 #[test]
 fn scoped_read_plans_and_checks_like_full_read() {
-    let (bad, compared) = run(&Scope::for_request, false);
+    let (bad, compared) = run(&for_request, false);
     assert_eq!(bad, None);
     // 71 requests (more on many-node machines) on each of the 96 machines.
     assert!(compared > 91 * 50, "only {compared} requests compared");
@@ -388,7 +389,7 @@ fn scope_is_tight() {
     for (what, narrow) in narrowed {
         let (bad, _) = run(
             &|r: &Request| {
-                let mut s = Scope::for_request(r);
+                let mut s = for_request(r);
                 narrow(&mut s, r);
                 s
             },
@@ -408,5 +409,5 @@ fn show_reads_everything() {
         .unwrap()
         .into_request()
         .unwrap();
-    assert_eq!(Scope::for_request(&req), Scope::full());
+    assert_eq!(for_request(&req), Scope::full());
 }

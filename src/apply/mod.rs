@@ -4,16 +4,11 @@
 //! affinity is read back: the kernel silently narrows a mask to the cgroup
 //! cpuset, and pinrun never runs a command on a placement it was not asked for.
 
-pub mod claim;
-pub mod sys;
-
-pub use sys::{
-    die_by_sigpipe, reset_sigpipe, restore_std_fds, sigpipe_ignored_at_start,
-    std_fd_closed_at_start,
-};
+pub mod claims;
 
 use crate::cpuset::CpuSet;
 use crate::error::{Error, Result};
+use crate::ffi;
 use crate::plan::{MemMode, Plan};
 use crate::request::{Policy, SchedRequest};
 use std::io;
@@ -71,10 +66,10 @@ pub fn nodemask(nodes: &CpuSet) -> (Vec<u8>, u64) {
 
 fn apply_memory(mode: MemMode, nodes: &CpuSet) -> Result<()> {
     let res = if mode == MemMode::Local {
-        sys::set_mempolicy(MPOL_LOCAL, None, 0)
+        ffi::set_mempolicy(MPOL_LOCAL, None, 0)
     } else {
         let (mask, maxnode) = nodemask(nodes);
-        sys::set_mempolicy(mempolicy_mode(mode), Some(&mask), maxnode)
+        ffi::set_mempolicy(mempolicy_mode(mode), Some(&mask), maxnode)
     };
     res.map_err(|e| {
         let err = Error::new(
@@ -100,7 +95,7 @@ fn apply_memory(mode: MemMode, nodes: &CpuSet) -> Result<()> {
 
 /// The `sched_attr` that applies `req` on top of the current one: the
 /// current policy, priority, nice and flags are kept unless given.
-pub fn sched_attr(current: sys::SchedAttr, req: &SchedRequest) -> sys::SchedAttr {
+pub fn sched_attr(current: ffi::SchedAttr, req: &SchedRequest) -> ffi::SchedAttr {
     let mut a = current;
     if let Some(p) = req.policy {
         a.sched_priority = 0;
@@ -154,14 +149,14 @@ fn apply_sched(req: &SchedRequest) -> Result<()> {
         }
     };
     if let Some(n) = req.nice {
-        sys::set_nice(n).map_err(|e| fail(&format!("setpriority(nice {n})"), e))?;
+        ffi::set_nice(n).map_err(|e| fail(&format!("setpriority(nice {n})"), e))?;
     }
-    let mut current = sys::sched_getattr().map_err(|e| fail("sched_getattr", e))?;
+    let mut current = ffi::sched_getattr().map_err(|e| fail("sched_getattr", e))?;
     if let Some(n) = req.nice {
         current.sched_nice = n;
     }
     let attr = sched_attr(current, req);
-    sys::sched_setattr(&attr).map_err(|e| {
+    ffi::sched_setattr(&attr).map_err(|e| {
         fail(
             &format!(
                 "sched_setattr(policy {}, priority {}, nice {})",
@@ -177,7 +172,7 @@ fn apply_sched(req: &SchedRequest) -> Result<()> {
 pub fn get_affinity(possible: &CpuSet) -> io::Result<CpuSet> {
     let mut bytes = (possible.last().unwrap_or(0) as usize / 64 + 1) * 8;
     loop {
-        match sys::sched_getaffinity(bytes) {
+        match ffi::sched_getaffinity(bytes) {
             Ok(b) => return Ok(CpuSet::from_kernel_bytes(&b)),
             Err(e) if e.raw_os_error() == Some(libc::EINVAL) && bytes < (1 << 20) => bytes *= 2,
             Err(e) => return Err(e),
@@ -188,7 +183,7 @@ pub fn get_affinity(possible: &CpuSet) -> io::Result<CpuSet> {
 fn apply_affinity(cpus: &CpuSet, possible: &CpuSet) -> Result<()> {
     let bytes =
         ((possible.last().unwrap_or(0).max(cpus.last().unwrap_or(0))) as usize / 64 + 1) * 8;
-    sys::sched_setaffinity(&cpus.to_kernel_bytes(bytes)).map_err(|e| {
+    ffi::sched_setaffinity(&cpus.to_kernel_bytes(bytes)).map_err(|e| {
         let err = Error::new(
             "affinity-failed",
             format!("sched_setaffinity(CPUs {cpus}): {}", errno_name(&e)),
@@ -254,7 +249,7 @@ mod tests {
 
     #[test]
     fn sched_attr_keeps_what_is_not_given() {
-        let cur = sys::SchedAttr {
+        let cur = ffi::SchedAttr {
             sched_nice: 5,
             ..Default::default()
         };

@@ -33,7 +33,7 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
             &deep,
             format!(
                 "{} can enter idle states with exit latency above {DEEP_IDLE_US} us (deepest: {} at {} us): waking up costs that much",
-                crate::plan::cpus_phrase(&deep),
+                crate::words::cpus_phrase(&deep),
                 worst.map_or("?", |s| s.name.as_str()),
                 worst.map_or(0, |s| s.latency_us)
             ),
@@ -57,7 +57,7 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
             "cpufreq-governor",
             Severity::Info,
             &slow,
-            format!("cpufreq governor \"{gov}\" on {}: the clock ramps up only under load, adding wake-up latency", crate::plan::cpus_phrase(&slow)),
+            format!("cpufreq governor \"{gov}\" on {}: the clock ramps up only under load, adding wake-up latency", crate::words::cpus_phrase(&slow)),
             format!("cpupower -c {slow} frequency-set -g performance"),
         ));
     }

@@ -9,7 +9,7 @@
 //! (`crate::system::irq::Irqs::read_details`); the findings are the same.
 
 use super::{Context, Finding};
-use crate::plan::cpus_phrase;
+use crate::words::cpus_phrase;
 
 pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
     let sys = ctx.sys;

@@ -5,8 +5,8 @@
 
 use super::{Context, Finding, Severity};
 use crate::cpuset::CpuSet;
-use crate::plan::cpus_phrase;
 use crate::system::IsolationSource;
+use crate::words::cpus_phrase;
 
 fn verb(set: &CpuSet) -> &'static str {
     if set.len() == 1 { "is" } else { "are" }

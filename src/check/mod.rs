@@ -8,13 +8,15 @@
 //! policy, `--isolated`, or `--check` itself — and info otherwise, so that
 //! an ordinary launch on a desktop is not told that its CPUs are not isolated.
 
+mod claims;
 mod env;
 mod irq;
 mod isolation;
 mod memory;
-mod rt;
+pub mod rt;
 mod topology;
 
+use crate::claim::Claims;
 use crate::cpuset::CpuSet;
 use crate::plan::Plan;
 use crate::request::Request;
@@ -79,6 +81,8 @@ pub struct Context<'a> {
     pub req: &'a Request,
     /// The plan.
     pub plan: &'a Plan,
+    /// The CPUs other launches hold.
+    pub claims: &'a Claims,
     /// The CPUs checked: the chosen ones, or every allowed CPU when the
     /// affinity is left unchanged.
     pub cpus: CpuSet,
@@ -177,6 +181,17 @@ pub fn checked_cpus(sys: &SystemState, plan: &Plan) -> CpuSet {
 /// [`Request::shows_info`]; a plain launch never sees info findings, and
 /// [`crate::system::Scope::for_request`] does not read what only they need).
 pub fn check(sys: &SystemState, req: &Request, plan: &Plan) -> Vec<Finding> {
+    check_claimed(sys, req, plan, &Claims::default())
+}
+
+/// [`check`] with the CPUs other launches hold (the claim findings come
+/// last, before `--allow` is applied by [`accept`]).
+pub fn check_claimed(
+    sys: &SystemState,
+    req: &Request,
+    plan: &Plan,
+    claims: &Claims,
+) -> Vec<Finding> {
     if !req.uses_findings() {
         return Vec::new();
     }
@@ -185,6 +200,7 @@ pub fn check(sys: &SystemState, req: &Request, plan: &Plan) -> Vec<Finding> {
         sys,
         req,
         plan,
+        claims,
         cpus: checked_cpus(sys, plan),
         critical,
     };
@@ -195,6 +211,7 @@ pub fn check(sys: &SystemState, req: &Request, plan: &Plan) -> Vec<Finding> {
     rt::check(&ctx, &mut out);
     memory::check(&ctx, &mut out);
     env::check(&ctx, &mut out);
+    claims::check(&ctx, &mut out);
     if !req.shows_info() {
         out.retain(|f| f.severity == Severity::Warning);
     }

@@ -41,7 +41,7 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
                     t.pid,
                     t.comm,
                     t.priority,
-                    crate::plan::cpus_phrase(&t.cpus)
+                    crate::words::cpus_phrase(&t.cpus)
                 ),
                 "choose other CPUs, or give the command a higher priority than the competitor",
             ));
@@ -76,4 +76,27 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
             "drop --nice, or use --other/--batch with it",
         ));
     }
+}
+
+/// Why the kernel may still refuse a real-time policy with EPERM after the
+/// capability and rlimit checks passed: RT group scheduling. Names the
+/// cgroup and the setting, or `None` when nothing points there. `config`:
+/// whether the kernel has `CONFIG_RT_GROUP_SCHED=y`
+/// ([`crate::system::cgroup::read_rt_group_config`], read only after an EPERM).
+pub fn eperm_diagnosis(sys: &crate::system::SystemState, config: Option<bool>) -> Option<String> {
+    if let Some((path, v)) = &sys.rt_group.v1_runtime
+        && path != "/"
+    {
+        return Some(format!(
+            "RT group scheduling is on: cgroup {path} has cpu.rt_runtime_us = {v}; give it (and its parents) enough runtime, or run in the root cpu cgroup"
+        ));
+    }
+    if config == Some(true)
+        && let Some(cg) = &sys.rt_group.v2_cgroup
+    {
+        return Some(format!(
+            "the kernel has CONFIG_RT_GROUP_SCHED=y and this process is in cgroup {cg}: real-time tasks are refused outside the root cgroup unless it has RT runtime; run pinrun from the root cgroup (systemd: Delegate=no, or a unit in -.slice)"
+        ));
+    }
+    None
 }

@@ -3,7 +3,8 @@
 
 use super::{Context, Finding, Severity};
 use crate::cpuset::CpuSet;
-use crate::plan::{cores_of, cpus_phrase};
+use crate::plan::cores_of;
+use crate::words::cpus_phrase;
 
 pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
     for w in &ctx.sys.warnings {

@@ -276,15 +276,11 @@ pub struct RtGroup {
     pub v1_runtime: Option<(String, i64)>,
     /// The caller's cgroup v2 path, when it is not the root.
     pub v2_cgroup: Option<String>,
-    /// `CONFIG_RT_GROUP_SCHED` from `/boot/config-<release>`, when readable;
-    /// `None` until [`read_rt_group_config`] fills it (only an EPERM from
-    /// the kernel needs it, and the file is ~250 KB).
-    pub config: Option<bool>,
 }
 
 /// Reads the RT group scheduling limits of the caller's cgroups (the
 /// planner refuses `--fifo`/`--rr` by `v1_runtime`; an EPERM is explained
-/// by it). `config` is left `None`: see [`read_rt_group_config`].
+/// by it). The kernel config is read apart: [`read_rt_group_config`].
 pub fn read_rt_group(root: &Root, me: &SelfCgroup) -> RtGroup {
     let v1_runtime = me
         .mounts
@@ -298,7 +294,6 @@ pub fn read_rt_group(root: &Root, me: &SelfCgroup) -> RtGroup {
     RtGroup {
         v1_runtime,
         v2_cgroup: cgroup_paths(root, me).0.filter(|p| p != "/"),
-        config: None,
     }
 }
 
@@ -342,7 +337,6 @@ mod tests {
         assert_eq!(read_rt_group_config(&root), Some(true));
         write("proc/self/cgroup", "0::/user.slice\n");
         let rt = read_rt_group(&root, &read_self(&root));
-        assert_eq!(rt.config, None);
         assert_eq!(rt.v2_cgroup.as_deref(), Some("/user.slice"));
     }
 

@@ -4,7 +4,7 @@
 //! written by [`crate::apply::claim`] under the same lock.
 
 use super::root::Root;
-use crate::claims::{self, Claim, Claims, Holder, Liveness, Record, Verdict};
+use crate::claim::{self, Claim, Claims, Holder, Liveness, Record, Verdict};
 use crate::error::{Error, Result};
 use nix::fcntl::OFlag;
 use nix::sys::stat::Mode;
@@ -221,7 +221,7 @@ impl StateDir {
             ));
         }
         for name in names {
-            let Some(pid) = claims::record_pid(&name) else {
+            let Some(pid) = claim::record_pid(&name) else {
                 continue;
             };
             let live = liveness(pid);
@@ -256,7 +256,7 @@ impl StateDir {
                         ));
                         continue;
                     }
-                    match claims::judge(&rec, file_uid, &live) {
+                    match claim::judge(&rec, file_uid, &live) {
                         Verdict::Stale => stale.push(name),
                         Verdict::Forged(why) => {
                             let sink =
@@ -305,16 +305,16 @@ impl StateDir {
             .filter_map(|e| e.file_name().to_str().ok().map(str::to_string))
             // Only record names count toward the limit: other files cannot
             // push real records out of sight.
-            .filter(|n| claims::record_pid(n).is_some())
+            .filter(|n| claim::record_pid(n).is_some())
             .take(MAX_ENTRIES)
             .collect();
-        names.sort_by_key(|n| (claims::record_pid(n), n.clone()));
+        names.sort_by_key(|n| (claim::record_pid(n), n.clone()));
         Ok(names)
     }
 
     /// One record: opened relative to the directory without following a
     /// symlink or blocking on a FIFO; only a regular file, at most
-    /// [`claims::MAX_RECORD`] bytes.
+    /// [`claim::MAX_RECORD`] bytes.
     fn read_record(
         &self,
         name: &str,
@@ -339,7 +339,7 @@ impl StateDir {
             return Err("not a regular file".into());
         }
         let mut buf = Vec::new();
-        file.take(claims::MAX_RECORD)
+        file.take(claim::MAX_RECORD)
             .read_to_end(&mut buf)
             .map_err(|e| e.to_string())?;
         let text = std::str::from_utf8(&buf).map_err(|_| "not UTF-8".to_string())?;
@@ -351,12 +351,12 @@ impl StateDir {
 /// Whether `pid` runs, and as whom. `/proc` hidden by `hidepid=` cannot
 /// prove a process dead: `kill(pid, 0)` decides (ESRCH: dead).
 pub fn liveness(pid: u32) -> Liveness {
-    if !claims::valid_pid(pid) {
+    if !claim::valid_pid(pid) {
         return Liveness::Dead;
     }
     let dir = format!("/proc/{pid}");
     if let Ok(stat) = std::fs::read_to_string(format!("{dir}/stat")) {
-        let parsed = claims::parse_stat(&stat);
+        let parsed = claim::parse_stat(&stat);
         if let Some(('Z' | 'X', _)) = parsed {
             return Liveness::Dead;
         }
@@ -391,7 +391,7 @@ pub fn liveness(pid: u32) -> Liveness {
 pub fn identity() -> Result<(u32, u64, u32)> {
     let pid = std::process::id();
     let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let (_, start) = claims::parse_stat(&stat).ok_or_else(|| {
+    let (_, start) = claim::parse_stat(&stat).ok_or_else(|| {
         Error::new(
             "claim-failed",
             "--exclusive: cannot read this process's start time from /proc/self/stat",
@@ -413,7 +413,7 @@ pub fn read_kubelet(root: &Root) -> (Vec<Claim>, Option<String>) {
             Vec::new(),
             Some(format!("claims: cannot read {}", shown.display())),
         ),
-        Some(text) => match claims::parse_kubelet(&text) {
+        Some(text) => match claim::parse_kubelet(&text) {
             Ok(c) => (c, None),
             Err(e) => (
                 Vec::new(),

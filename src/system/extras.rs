@@ -102,7 +102,7 @@ pub fn read_rt_tasks_live(root: &Root, self_pid: Option<u32>) -> Option<Vec<RtTa
     Some(
         pids.into_iter()
             .filter(|p| Some(*p) != self_pid)
-            .filter(|&pid| match crate::apply::sys::sched_getscheduler(pid) {
+            .filter(|&pid| match crate::ffi::sched_getscheduler(pid) {
                 Ok(policy) => policy == SCHED_FIFO || policy == SCHED_RR,
                 Err(e) => e.raw_os_error() != Some(libc::ESRCH),
             })

@@ -320,25 +320,6 @@ impl SystemState {
         }
     }
 
-    /// [`SystemState::read_extras`] for `req` on the checked CPUs `cpus`:
-    /// real-time tasks when `--fifo`/`--rr` is requested and findings are
-    /// used ([`crate::request::Request::uses_findings`]), excluding this
-    /// process on a live machine (not below `--sysroot`); governors and idle
-    /// states only when info findings can be shown
-    /// ([`crate::request::Request::shows_info`]).
-    pub fn read_extras_for(&mut self, root: &Root, req: &crate::request::Request, cpus: &CpuSet) {
-        use crate::request::Policy;
-        let rt = matches!(req.sched.policy, Some(Policy::Fifo(_) | Policy::Rr(_)));
-        let self_pid = req.sysroot.is_none().then(std::process::id);
-        self.read_extras(
-            root,
-            cpus,
-            req.shows_info(),
-            rt && req.uses_findings(),
-            self_pid,
-        );
-    }
-
     /// The SMT siblings of `cpu` including itself; a CPU without topology
     /// information is a core of its own.
     pub fn core_of(&self, cpu: u32) -> CpuSet {
@@ -352,6 +333,25 @@ impl SystemState {
     /// The node of `cpu`, if known.
     pub fn node_of(&self, cpu: u32) -> Option<u32> {
         self.cpus.get(&cpu).and_then(|c| c.node)
+    }
+
+    /// How the allowed set is limited, for messages: "the cpuset of cgroup
+    /// /a: /sys/fs/cgroup/a/cpuset.cpus.effective = 0-3", "this process's
+    /// allowed CPUs (Cpus_allowed_list = …)" or "no cgroup cpuset (none found)".
+    pub fn allowed_phrase(&self) -> String {
+        match &self.allowed_source {
+            AllowedSource::Cgroup(cs) => format!(
+                "the cpuset of cgroup {}: {} = {}",
+                cs.cgroup,
+                cs.file,
+                cs.cpus.to_list()
+            ),
+            AllowedSource::Status => format!(
+                "this process's allowed CPUs (Cpus_allowed_list = {})",
+                self.allowed.to_list()
+            ),
+            AllowedSource::Online => "no cgroup cpuset (none found)".to_string(),
+        }
     }
 
     /// Ids of every node.

@@ -7,11 +7,10 @@
 //! it; only data they never look at is left out (and is then `None`, empty
 //! or default). `--show` prints everything and uses [`Scope::full`].
 //! Code that starts looking at a new field for some request must widen
-//! [`Scope::for_request`] accordingly; `tests/scope.rs` compares the plan
+//! `crate::app::scope::for_request` accordingly; `tests/scope.rs` compares the plan
 //! and findings of a scoped read with those of a full read on every fixture.
 
 use crate::cpuset::{CpuSet, NodeSet};
-use crate::request::{Mode, Policy, Request};
 
 /// Whose topology to read: `core_cpus_list` (the core's siblings) of these
 /// CPUs, and `core_id`, `physical_package_id` and `package_cpus_list` of
@@ -65,10 +64,10 @@ pub struct Scope {
     /// Every IRQ (`/proc/interrupts`, `/proc/irq/N/`,
     /// `default_smp_affinity`): the IRQ findings are disturbances, seen
     /// only when the request is latency-critical or shows info
-    /// ([`Request::latency_critical`], [`Request::shows_info`]).
+    /// (`Request::latency_critical`, `Request::shows_info`).
     pub irqs: bool,
     /// What only info findings need: `numa_balancing` (and, after
-    /// planning, the governors and idle states): [`Request::shows_info`].
+    /// planning, the governors and idle states): `Request::shows_info`.
     pub info: bool,
     /// What only `--show` prints: die, cluster, the LLC (`cache/index*`)
     /// and governor of every CPU, `/proc/self/stat` (nice).
@@ -86,32 +85,6 @@ impl Scope {
             irqs: true,
             info: true,
             details: true,
-        }
-    }
-
-    /// What planning and checking `req` look at.
-    pub fn for_request(req: &Request) -> Self {
-        if req.mode == Mode::Show {
-            return Self::full();
-        }
-        let p = &req.placement;
-        let topology = if !p.is_requested() {
-            Cpus::None
-        } else if let Some(cpus) = &p.cpus {
-            Cpus::Only(cpus.clone())
-        } else if let Some(nodes) = &p.nodes {
-            Cpus::Nodes(nodes.clone())
-        } else {
-            Cpus::All
-        };
-        Self {
-            topology,
-            memory: req.memory.is_some(),
-            rt: matches!(req.sched.policy, Some(Policy::Fifo(_) | Policy::Rr(_))),
-            sched: req.sched.is_requested(),
-            irqs: req.uses_findings() && (req.latency_critical() || req.shows_info()),
-            info: req.shows_info(),
-            details: false,
         }
     }
 }

@@ -3,7 +3,7 @@
 //! file operation is relative to the directory's descriptor and never
 //! follows a symlink.
 
-use crate::claims::{Record, record_name};
+use crate::claim::{Record, record_name};
 use crate::error::{Error, Result};
 use crate::system::claims::StateDir;
 use nix::fcntl::OFlag;

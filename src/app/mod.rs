@@ -9,7 +9,10 @@ use crate::cli::{Cli, Generate};
 use crate::error::{EXIT_FAILURE, Error};
 use crate::request::{Mode, Request};
 use crate::system::{Root, SystemState};
-use crate::{apply, check, claims, exclusive, exec, plan, report};
+pub mod claims;
+pub mod scope;
+
+use crate::{apply, check, exec, ffi, report};
 use clap::{CommandFactory, Parser};
 use std::io::Write;
 use std::process::ExitCode;
@@ -19,7 +22,7 @@ use std::process::ExitCode;
 /// (when the caller ignored SIGPIPE, it is an error like any other write
 /// error: pinrun's own failure, exit 125).
 fn print_out(text: &str) -> Result<(), Error> {
-    if apply::std_fd_closed_at_start(1) {
+    if ffi::std_fd_closed_at_start(1) {
         return Err(stdout_failed(std::io::Error::from_raw_os_error(
             libc::EBADF,
         )));
@@ -33,8 +36,8 @@ fn print_out(text: &str) -> Result<(), Error> {
 /// A failed write to stdout: death by SIGPIPE for a pipe without a reader
 /// (unless the caller ignores SIGPIPE), else pinrun's own failure.
 fn stdout_failed(e: std::io::Error) -> Error {
-    if e.kind() == std::io::ErrorKind::BrokenPipe && !apply::sigpipe_ignored_at_start() {
-        apply::die_by_sigpipe();
+    if e.kind() == std::io::ErrorKind::BrokenPipe && !ffi::sigpipe_ignored_at_start() {
+        ffi::die_by_sigpipe();
     }
     Error::new("io", format!("writing stdout: {e}"))
 }
@@ -111,20 +114,20 @@ fn run(req: Request) -> Result<u8, Error> {
         )
         .hint("point --sysroot at a directory laid out like / with sys/ and proc/"));
     }
-    let mut sys = SystemState::read_scoped(&root, &crate::system::Scope::for_request(&req));
+    let mut sys = SystemState::read_scoped(&root, &scope::for_request(&req));
     let out = req.output.clone();
     if req.mode == Mode::Show {
-        let (claims, _) = exclusive::read_claims(&root, &req, false)?;
-        let live = req.sysroot.is_none().then(|| exclusive::state_dir(&req));
+        let (claims, _) = claims::read_claims(&root, &req, false)?;
+        let live = req.sysroot.is_none().then(|| claims::state_dir(&req));
         if out.json {
             let mut v = report::show_json(&sys);
-            report::add_claims_json(&mut v, &claims, exclusive::now());
+            report::add_claims_json(&mut v, &claims, claims::now());
             print_out(&format!("{v}\n"))?;
         } else {
             print_out(&crate::show::text(&sys, out.verbose))?;
             print_out(&report::claims_text(
                 &claims,
-                exclusive::now(),
+                claims::now(),
                 live.as_deref(),
             ))?;
         }
@@ -132,15 +135,10 @@ fn run(req: Request) -> Result<u8, Error> {
     }
     // Claims (issue 5): `guard` holds the state directory's lock and, once
     // written, this launch's record; dropping it on failure removes both.
-    let (plan, claims, mut guard) = exclusive::plan(&root, &sys, &req)?;
-    sys.read_extras_for(&root, &req, &check::checked_cpus(&sys, &plan));
-    let mut findings = check::check(&sys, &req, &plan);
-    let inherited = sys.process.cpus_allowed.as_ref().unwrap_or(&sys.allowed);
-    findings.extend(claims::findings(
-        &claims,
-        &plan,
-        &inherited.intersection(&sys.allowed),
-    ));
+    let (plan, claims, mut guard) = claims::plan(&root, &sys, &req)?;
+    let checked = check::checked_cpus(&sys, &plan);
+    scope::read_extras_for(&mut sys, &root, &req, &checked);
+    let mut findings = check::check_claimed(&sys, &req, &plan, &claims);
     check::accept(&mut findings, &out.allow);
     match req.mode {
         Mode::Emit => {
@@ -218,8 +216,8 @@ fn run(req: Request) -> Result<u8, Error> {
         if e.code != "sched-failed" || !e.message.contains("EPERM") {
             return e;
         }
-        sys.rt_group.config = crate::system::cgroup::read_rt_group_config(&root);
-        match plan::rt_eperm_diagnosis(&sys) {
+        let config = crate::system::cgroup::read_rt_group_config(&root);
+        match check::rt::eperm_diagnosis(&sys, config) {
             Some(why) => e.hint(why),
             None => e,
         }
@@ -285,7 +283,7 @@ pub fn main() -> ExitCode {
         Err(e) => {
             use clap::error::ErrorKind;
             if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
-                let res = if apply::std_fd_closed_at_start(1) {
+                let res = if ffi::std_fd_closed_at_start(1) {
                     Err(std::io::Error::from_raw_os_error(libc::EBADF))
                 } else {
                     e.print()

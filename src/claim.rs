@@ -1,13 +1,13 @@
 //! Exclusive claims (`--exclusive`, issue 5): which CPUs other launches
 //! hold, as plain data, and the pure decisions about them: the record
 //! format, whether a record is live, stale or forged, the kubelet CPU
-//! manager's state file, and the `cpu-claimed` finding. No I/O here: the
-//! state directory is read and locked by [`crate::system::claims`] and
-//! written by [`crate::apply::claim`].
+//! manager's state file. No I/O here: the state directory is read and
+//! locked by [`crate::system::claims`], written by [`crate::apply::claims`];
+//! planning with claims is [`crate::plan::claims`], their findings
+//! [`crate::check::claims`], the flow [`crate::app::claims`].
 
-use crate::check::{Finding, Severity};
 use crate::cpuset::CpuSet;
-use crate::plan::{Plan, cpus_phrase};
+use crate::words::{cpus_phrase, shorten};
 use serde::{Deserialize, Serialize};
 
 /// Version of the record format.
@@ -69,17 +69,6 @@ impl Claim {
                 format!("kubelet pod {pod} container {container}")
             }
         }
-    }
-}
-
-/// `s` cut to `max` characters, the last one `…` when cut.
-pub fn shorten(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        s.to_string()
-    } else {
-        let mut t: String = s.chars().take(max.saturating_sub(1)).collect();
-        t.push('…');
-        t
     }
 }
 
@@ -343,53 +332,6 @@ pub fn parse_kubelet(text: &str) -> Result<Vec<Claim>, String> {
     }
     out.retain(|c| !c.cpus.is_empty());
     Ok(out)
-}
-
-/// The claim findings about running `plan` (affinity unchanged: on
-/// `inherited`, the CPUs the command would inherit): `cpu-claimed` when the command would run on claimed CPUs,
-/// and `claim-record-unusable` for each record that could not be used.
-pub fn findings(claims: &Claims, plan: &Plan, inherited: &CpuSet) -> Vec<Finding> {
-    let none = CpuSet::new();
-    let mut out = Vec::new();
-    let unusable = claims
-        .warnings
-        .iter()
-        .map(|w| (w, Severity::Warning))
-        .chain(claims.foreign_warnings.iter().map(|w| (w, Severity::Info)));
-    for (w, severity) in unusable {
-        out.push(Finding::new(
-            "claim-record-unusable",
-            severity,
-            &none,
-            w.clone(),
-            "remove the file if its process is gone (its owner or root can); pinrun ignores it meanwhile",
-        ));
-    }
-    for w in &claims.state_warnings {
-        out.push(Finding::new(
-            "claim-state-unusable",
-            Severity::Warning,
-            &none,
-            w.clone(),
-            "claims pinrun cannot read are not respected: fix the state directory (mode 1777, owned by root) or the file named",
-        ));
-    }
-    let cpus = plan.cpus.as_ref().unwrap_or(inherited);
-    let taken = cpus.intersection(&claims.cpus());
-    if !taken.is_empty() {
-        out.push(Finding::new(
-            "cpu-claimed",
-            Severity::Warning,
-            &taken,
-            format!(
-                "the command would run on claimed {}: {}",
-                cpus_phrase(&taken),
-                claims.describe(&taken)
-            ),
-            "choose with --cores N (it skips claimed cores), or wait for the holder (--wait)",
-        ));
-    }
-    out
 }
 
 #[cfg(test)]

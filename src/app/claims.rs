@@ -6,7 +6,7 @@
 //! descriptor is close-on-exec) or on any failure, which also removes the
 //! record.
 
-use crate::claims::{Claims, Record};
+use crate::claim::{Claims, Record};
 use crate::error::Result;
 use crate::plan::{Plan, claim_set, plan_claimed};
 use crate::request::{Mode, Request};
@@ -57,7 +57,7 @@ impl Guard {
             .map(|a| a.to_string_lossy().into_owned())
             .collect();
         let rec = Record::new(pid, start, uid, &cpus, &command, now());
-        let name = crate::apply::claim::write_record(&self.dir, &rec)?;
+        let name = crate::apply::claims::write_record(&self.dir, &rec)?;
         let path = self.dir.path().join(&name);
         self.record = Some(name);
         Ok(path)
@@ -67,7 +67,7 @@ impl Guard {
 impl Drop for Guard {
     fn drop(&mut self) {
         if let Some(name) = self.record.take() {
-            crate::apply::claim::remove(&self.dir, &name);
+            crate::apply::claims::remove(&self.dir, &name);
         }
     }
 }
@@ -100,7 +100,7 @@ pub fn read_claims(root: &Root, req: &Request, claim: bool) -> Result<(Claims, O
                 claims.state_warnings.extend(locked);
                 if claim {
                     for name in &stale {
-                        crate::apply::claim::remove(&d, name);
+                        crate::apply::claims::remove(&d, name);
                     }
                 }
                 dir = Some(d);

@@ -1,0 +1,54 @@
+//! What a launch reads, decided up front from the request: the
+//! [`Scope`] of the first read, and what [`SystemState::read_extras`] reads
+//! once the plan has chosen the CPUs (the governors, idle states and IRQ
+//! names of the checked CPUs only: reading them for every CPU would cost a
+//! few files per CPU on every launch, BENCHMARKS.md). The system layer
+//! never sees the request.
+
+use crate::cpuset::CpuSet;
+use crate::request::{Mode, Policy, Request};
+use crate::system::{Cpus, Root, Scope, SystemState};
+
+/// What planning and checking `req` look at.
+pub fn for_request(req: &Request) -> Scope {
+    if req.mode == Mode::Show {
+        return Scope::full();
+    }
+    let p = &req.placement;
+    let topology = if !p.is_requested() {
+        Cpus::None
+    } else if let Some(cpus) = &p.cpus {
+        Cpus::Only(cpus.clone())
+    } else if let Some(nodes) = &p.nodes {
+        Cpus::Nodes(nodes.clone())
+    } else {
+        Cpus::All
+    };
+    Scope {
+        topology,
+        memory: req.memory.is_some(),
+        rt: matches!(req.sched.policy, Some(Policy::Fifo(_) | Policy::Rr(_))),
+        sched: req.sched.is_requested(),
+        irqs: req.uses_findings() && (req.latency_critical() || req.shows_info()),
+        info: req.shows_info(),
+        details: false,
+    }
+}
+
+/// [`SystemState::read_extras`] for `req` on the checked CPUs `cpus`:
+/// real-time tasks when `--fifo`/`--rr` is requested and findings are
+/// used ([`crate::request::Request::uses_findings`]), excluding this
+/// process on a live machine (not below `--sysroot`); governors and idle
+/// states only when info findings can be shown
+/// ([`crate::request::Request::shows_info`]).
+pub fn read_extras_for(sys: &mut SystemState, root: &Root, req: &Request, cpus: &CpuSet) {
+    let rt = matches!(req.sched.policy, Some(Policy::Fifo(_) | Policy::Rr(_)));
+    let self_pid = req.sysroot.is_none().then(std::process::id);
+    sys.read_extras(
+        root,
+        cpus,
+        req.shows_info(),
+        rt && req.uses_findings(),
+        self_pid,
+    );
+}

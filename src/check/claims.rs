@@ -1,0 +1,67 @@
+//! Claim findings (issue 5): `cpu-claimed` when the command would run on
+//! CPUs another launch holds, `claim-record-unusable` for each record that
+//! could not be used (info when another user owns it), and
+//! `claim-state-unusable` when the state directory or kubelet's file could
+//! not be read.
+
+use super::{Context, Finding, Severity};
+use crate::cpuset::CpuSet;
+use crate::words::cpus_phrase;
+
+/// The claim findings about running the plan (affinity unchanged: on the
+/// CPUs the command would inherit, `Cpus_allowed_list` within the allowed
+/// set).
+pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
+    let sys = ctx.sys;
+    let inherited = sys
+        .process
+        .cpus_allowed
+        .as_ref()
+        .unwrap_or(&sys.allowed)
+        .intersection(&sys.allowed);
+    let none = CpuSet::new();
+    let unusable = ctx
+        .claims
+        .warnings
+        .iter()
+        .map(|w| (w, Severity::Warning))
+        .chain(
+            ctx.claims
+                .foreign_warnings
+                .iter()
+                .map(|w| (w, Severity::Info)),
+        );
+    for (w, severity) in unusable {
+        out.push(Finding::new(
+            "claim-record-unusable",
+            severity,
+            &none,
+            w.clone(),
+            "remove the file if its process is gone (its owner or root can); pinrun ignores it meanwhile",
+        ));
+    }
+    for w in &ctx.claims.state_warnings {
+        out.push(Finding::new(
+            "claim-state-unusable",
+            Severity::Warning,
+            &none,
+            w.clone(),
+            "claims pinrun cannot read are not respected: fix the state directory (mode 1777, owned by root) or the file named",
+        ));
+    }
+    let cpus = ctx.plan.cpus.as_ref().unwrap_or(&inherited);
+    let taken = cpus.intersection(&ctx.claims.cpus());
+    if !taken.is_empty() {
+        out.push(Finding::new(
+            "cpu-claimed",
+            Severity::Warning,
+            &taken,
+            format!(
+                "the command would run on claimed {}: {}",
+                cpus_phrase(&taken),
+                ctx.claims.describe(&taken)
+            ),
+            "choose with --cores N (it skips claimed cores), or wait for the holder (--wait)",
+        ));
+    }
+}

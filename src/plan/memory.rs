@@ -1,0 +1,147 @@
+//! Memory policy: the `set_mempolicy(2)` mode and nodes, refusing unknown
+//! nodes, nodes without memory and nodes outside `Mems_allowed`.
+
+use super::placement::require_nodes;
+use crate::cpuset::NodeSet;
+use crate::error::{Error, Result};
+use crate::request::{MemoryRequest, NodeChoice};
+use crate::system::{AllowedSource, SystemState};
+use crate::words::nodes_phrase;
+
+/// `set_mempolicy(2)` modes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemMode {
+    /// `MPOL_BIND`.
+    Bind,
+    /// `MPOL_PREFERRED`.
+    Preferred,
+    /// `MPOL_PREFERRED_MANY`.
+    PreferredMany,
+    /// `MPOL_INTERLEAVE`.
+    Interleave,
+    /// `MPOL_WEIGHTED_INTERLEAVE`.
+    WeightedInterleave,
+    /// `MPOL_LOCAL`.
+    Local,
+}
+
+impl MemMode {
+    /// The name used in text and JSON output (`numa_maps` spelling).
+    pub fn name(self) -> &'static str {
+        match self {
+            MemMode::Bind => "bind",
+            MemMode::Preferred => "preferred",
+            MemMode::PreferredMany => "preferred-many",
+            MemMode::Interleave => "interleave",
+            MemMode::WeightedInterleave => "weighted-interleave",
+            MemMode::Local => "local",
+        }
+    }
+}
+
+/// A resolved memory policy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemPlan {
+    /// The mode.
+    pub mode: MemMode,
+    /// Its nodes (empty for `Local`).
+    pub nodes: NodeSet,
+}
+
+/// The memory node nearest to `node` by `distance`, if any has memory.
+pub fn nearest_memory_node(sys: &SystemState, node: u32) -> Option<u32> {
+    let from = sys.nodes.get(&node)?;
+    sys.nodes
+        .values()
+        .filter(|n| n.has_memory && n.id != node)
+        .min_by_key(|n| (from.distance_to(n.id).unwrap_or(u32::MAX), n.id))
+        .map(|n| n.id)
+}
+
+/// Refuses unknown nodes, nodes without memory and nodes outside
+/// `Mems_allowed`.
+fn validate_mem_nodes(sys: &SystemState, option: &str, nodes: &NodeSet) -> Result<()> {
+    require_nodes(sys, option, nodes)?;
+    if let Some(bad) = nodes.iter().find(|id| !sys.nodes[id].has_memory) {
+        let e = Error::new(
+            "node-without-memory",
+            format!("{option}: node {bad} has no memory"),
+        );
+        return Err(match nearest_memory_node(sys, bad) {
+            Some(near) => e.hint(format!(
+                "the nearest node with memory is node {near}: use {option}={near}"
+            )),
+            None => e,
+        });
+    }
+    if let Some(allowed) = &sys.process.mems_allowed {
+        let outside = nodes.difference(allowed);
+        if !outside.is_empty() {
+            return Err(Error::new(
+                "node-not-allowed",
+                format!(
+                    "{option}: {} outside the memory nodes this process may use ({}allowed memory nodes {})",
+                    nodes_phrase(&outside),
+                    match &sys.allowed_source {
+                        AllowedSource::Cgroup(cs) => format!("cpuset of cgroup {}: ", cs.cgroup),
+                        _ => String::new(),
+                    },
+                    allowed
+                ),
+            )
+            .hint("choose among the allowed nodes, or widen the cgroup's cpuset.mems"));
+        }
+    }
+    Ok(())
+}
+
+pub(super) fn plan_memory(
+    sys: &SystemState,
+    req: &MemoryRequest,
+    chosen_nodes: Option<&NodeSet>,
+) -> Result<MemPlan> {
+    let all_nodes = || {
+        let mem = sys.memory_nodes();
+        match &sys.process.mems_allowed {
+            Some(a) => mem.intersection(a),
+            None => mem,
+        }
+    };
+    let choice = |c: &NodeChoice| match c {
+        NodeChoice::All => all_nodes(),
+        NodeChoice::Nodes(n) => n.clone(),
+    };
+    let (mode, nodes, option) = match req {
+        MemoryRequest::Bind(Some(n)) => (MemMode::Bind, n.clone(), "--membind"),
+        MemoryRequest::Bind(None) => {
+            let n = chosen_nodes.filter(|n| !n.is_empty()).ok_or_else(|| {
+                Error::new(
+                    "membind-needs-nodes",
+                    "--membind: no NODES given and no placement to take them from",
+                )
+                .hint("give the nodes (--membind=0) or a placement (--node, --cpus, --cores)")
+            })?;
+            (MemMode::Bind, n.clone(), "--membind")
+        }
+        MemoryRequest::Preferred(n) => (
+            MemMode::Preferred,
+            std::iter::once(*n).collect(),
+            "--preferred",
+        ),
+        MemoryRequest::PreferredMany(n) => (MemMode::PreferredMany, n.clone(), "--preferred-many"),
+        MemoryRequest::Interleave(c) => (MemMode::Interleave, choice(c), "--interleave"),
+        MemoryRequest::WeightedInterleave(c) => (
+            MemMode::WeightedInterleave,
+            choice(c),
+            "--weighted-interleave",
+        ),
+        MemoryRequest::Local => {
+            return Ok(MemPlan {
+                mode: MemMode::Local,
+                nodes: NodeSet::new(),
+            });
+        }
+    };
+    validate_mem_nodes(sys, option, &nodes)?;
+    Ok(MemPlan { mode, nodes })
+}

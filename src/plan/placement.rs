@@ -1,0 +1,360 @@
+//! Placement: which CPUs (`--cpus`, `--node`, `--cores`, `--smt`,
+//! `--isolated`), refusing CPUs that do not exist, are offline or outside
+//! the allowed set, and choosing whole cores compactly.
+
+use super::CoreChoice;
+use super::claims::{refuse_claimed, skip_claimed};
+use crate::claim::Claims;
+use crate::cpuset::{CpuSet, NodeSet};
+use crate::error::{Error, Result};
+use crate::request::Placement;
+use crate::system::SystemState;
+use crate::words::{cpus_phrase, nodes_phrase, or_none};
+use std::collections::BTreeMap;
+
+/// Refuses CPUs that do not exist, are offline or are outside the allowed
+/// set, naming the first kind of fault found.
+fn validate_cpus(sys: &SystemState, cpus: &CpuSet) -> Result<()> {
+    let known = sys.possible.union(&sys.cpus.keys().copied().collect());
+    let missing = cpus.difference(&known);
+    if !missing.is_empty() {
+        let verb = if missing.len() == 1 { "does" } else { "do" };
+        return Err(Error::new(
+            "cpu-not-found",
+            format!(
+                "--cpus: {} {verb} not exist: this machine's CPUs are {}",
+                cpus_phrase(&missing),
+                known
+            ),
+        )
+        .hint(format!("choose among the online CPUs {}", sys.online)));
+    }
+    let absent = cpus.difference(&sys.present);
+    if !absent.is_empty() && !sys.present.is_empty() {
+        let verb = if absent.len() == 1 { "is" } else { "are" };
+        return Err(Error::new(
+            "cpu-not-present",
+            format!(
+                "--cpus: {} {verb} possible but not present (an empty hotplug slot; present: {})",
+                cpus_phrase(&absent),
+                sys.present
+            ),
+        )
+        .hint(format!("choose among the online CPUs {}", sys.online)));
+    }
+    let offline = cpus.difference(&sys.online);
+    if !offline.is_empty() {
+        let verb = if offline.len() == 1 { "is" } else { "are" };
+        return Err(Error::new(
+            "cpu-offline",
+            format!("--cpus: {} {verb} offline (online: {})", cpus_phrase(&offline), sys.online),
+        )
+        .hint(format!(
+            "bring it online (`echo 1 > /sys/devices/system/cpu/cpu{}/online`) or choose among the online CPUs {}",
+            offline.first().unwrap_or(0),
+            sys.online
+        )));
+    }
+    let outside = cpus.difference(&sys.allowed);
+    if !outside.is_empty() {
+        let verb = if outside.len() == 1 { "is" } else { "are" };
+        return Err(Error::new(
+            "cpu-not-allowed",
+            format!("--cpus: {} {verb} outside {}", cpus_phrase(&outside), sys.allowed_phrase()),
+        )
+        .hint(format!(
+            "choose among the allowed CPUs {}, or widen the cgroup's cpuset (docker --cpuset-cpus, systemd AllowedCPUs=)",
+            sys.allowed
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses node ids that do not exist (listing those that do), or any node
+/// id on a machine that exposes no NUMA nodes.
+pub(super) fn require_nodes(sys: &SystemState, option: &str, nodes: &NodeSet) -> Result<()> {
+    if sys.nodes.is_empty() {
+        return Err(Error::new(
+            "no-numa",
+            format!("{option}: this machine exposes no NUMA nodes (no /sys/devices/system/node)"),
+        )
+        .hint("leave out the node options: the machine has a single memory domain"));
+    }
+    let unknown = nodes.difference(&sys.node_ids());
+    if !unknown.is_empty() {
+        return Err(Error::new(
+            "node-not-found",
+            format!(
+                "{option}: {} not found: this machine's nodes are {}",
+                nodes_phrase(&unknown),
+                sys.node_ids()
+            ),
+        )
+        .hint(format!(
+            "choose among nodes {} (pinrun --show lists them)",
+            sys.node_ids()
+        )));
+    }
+    Ok(())
+}
+
+/// The CPUs of `nodes`, refusing unknown and CPU-less nodes.
+fn node_cpus(sys: &SystemState, nodes: &NodeSet) -> Result<CpuSet> {
+    require_nodes(sys, "--node", nodes)?;
+    let mut cpus = CpuSet::new();
+    for id in nodes.iter() {
+        let n = &sys.nodes[&id];
+        if n.cpus.is_empty() {
+            return Err(Error::new(
+                "node-without-cpus",
+                format!("--node: node {id} has no CPUs (memory-only node)"),
+            )
+            .hint(format!(
+                "run on a node with CPUs and bind memory to it instead: --node <N> --membind={id}"
+            )));
+        }
+        cpus.union_with(&n.cpus);
+    }
+    Ok(cpus)
+}
+
+/// Maps a core to the (node, package) group it is packed into.
+type GroupKey = dyn Fn(&CoreChoice) -> (Option<u32>, Option<u32>);
+
+/// Orders cores compactly: the lowest (node, package) that can hold all `n`,
+/// else the lowest node, else the lowest package; otherwise in (node,
+/// package, CPU) order.
+fn choose_compact(mut cores: Vec<CoreChoice>, n: usize) -> Vec<CoreChoice> {
+    let key = |c: &CoreChoice| {
+        (
+            c.node.unwrap_or(u32::MAX),
+            c.package_key.unwrap_or(u32::MAX),
+            c.cpus.first(),
+        )
+    };
+    // Cached: `first()` scans the bitmap from CPU 0, so computing the key in
+    // every comparison costs O(n log n) scans.
+    cores.sort_by_cached_key(key);
+    let fitting = |group: &GroupKey| -> Option<Vec<CoreChoice>> {
+        let mut counts: BTreeMap<_, usize> = BTreeMap::new();
+        for c in &cores {
+            *counts.entry(group(c)).or_default() += 1;
+        }
+        let target = counts.iter().find(|(_, k)| **k >= n).map(|(g, _)| *g)?;
+        Some(
+            cores
+                .iter()
+                .filter(|c| group(c) == target)
+                .take(n)
+                .cloned()
+                .collect(),
+        )
+    };
+    fitting(&|c| (c.node, c.package_key))
+        .or_else(|| fitting(&|c| (c.node, None)))
+        .or_else(|| fitting(&|c| (None, c.package_key)))
+        .unwrap_or_else(|| cores.iter().take(n).cloned().collect())
+}
+
+fn core_choice(sys: &SystemState, cpus: CpuSet) -> CoreChoice {
+    let first = cpus.first().and_then(|id| sys.cpus.get(&id));
+    CoreChoice {
+        package: first.and_then(|c| c.package),
+        core: first.and_then(|c| c.core_id),
+        node: first.and_then(|c| c.node),
+        package_key: first.and_then(|c| {
+            c.package_cpus
+                .as_ref()
+                .and_then(CpuSet::first)
+                .or(c.package)
+        }),
+        cpus,
+    }
+}
+
+/// The distinct cores (all threads, including those outside `cpus`)
+/// touching `cpus`, ordered by their lowest CPU in `cpus`. One pass: each
+/// core's CPUs are added to the `seen` set in place, so the cost is linear
+/// in the CPUs (and bitmap words) of the cores, with no set rebuilt per CPU.
+pub fn cores_of(sys: &SystemState, cpus: &CpuSet) -> Vec<CpuSet> {
+    let mut seen = CpuSet::new();
+    let mut out = Vec::new();
+    for id in cpus.iter() {
+        if seen.contains(id) {
+            continue;
+        }
+        let core = sys.core_of(id);
+        seen.union_with(&core);
+        out.push(core);
+    }
+    out
+}
+
+/// Whether every CPU of `core` is in `set`, without building a set (the
+/// per-core test of the `--cores` partition).
+fn all_in(core: &CpuSet, set: &CpuSet) -> bool {
+    core.iter().all(|c| set.contains(c))
+}
+
+/// The CPUs chosen, their cores and why.
+pub(super) struct Placed {
+    /// The chosen CPUs.
+    pub cpus: CpuSet,
+    /// Their cores.
+    pub cores: Vec<CoreChoice>,
+    /// Why, one sentence each.
+    pub reasons: Vec<String>,
+}
+
+pub(super) fn place(sys: &SystemState, p: &Placement, claims: &Claims) -> Result<Placed> {
+    let mut reasons = vec![format!(
+        "allowed CPUs: {} (online {}, limited by {})",
+        sys.allowed,
+        sys.online,
+        sys.allowed_phrase()
+    )];
+    let node_set = p.nodes.as_ref().map(|n| node_cpus(sys, n)).transpose()?;
+    let candidate = if let Some(cpus) = &p.cpus {
+        validate_cpus(sys, cpus)?;
+        if p.isolated {
+            let not_iso = cpus.difference(&sys.isolated);
+            if !not_iso.is_empty() {
+                return Err(Error::new(
+                    "cpu-not-isolated",
+                    format!("--isolated: {} not isolated (isolated CPUs: {})", cpus_phrase(&not_iso), or_none(&sys.isolated)),
+                )
+                .hint("isolate them at boot (isolcpus=domain,managed_irq,LIST nohz_full=LIST) or with a cgroup v2 isolated partition"));
+            }
+        }
+        if let (Some(nodes), Some(ncpus)) = (&p.nodes, &node_set) {
+            let off = cpus.difference(ncpus);
+            if !off.is_empty() {
+                return Err(Error::new(
+                    "cpu-not-on-node",
+                    format!(
+                        "--cpus/--node: {} not on {} (its CPUs are {})",
+                        cpus_phrase(&off),
+                        nodes_phrase(nodes),
+                        ncpus
+                    ),
+                ));
+            }
+        }
+        refuse_claimed("--cpus", cpus, claims)?;
+        reasons.push(format!("requested {}", cpus_phrase(cpus)));
+        cpus.clone()
+    } else {
+        let mut c = sys.allowed.clone();
+        if let (Some(nodes), Some(ncpus)) = (&p.nodes, &node_set) {
+            c = c.intersection(ncpus);
+            if c.is_empty() {
+                return Err(Error::new(
+                    "node-not-allowed",
+                    format!(
+                        "--node: {} has CPUs {}, none of them online and inside {}",
+                        nodes_phrase(nodes),
+                        ncpus,
+                        sys.allowed_phrase()
+                    ),
+                )
+                .hint(format!(
+                    "choose a node whose CPUs are allowed (allowed CPUs: {})",
+                    sys.allowed
+                )));
+            }
+            reasons.push(format!("{}: allowed CPUs {}", nodes_phrase(nodes), c));
+        }
+        if p.isolated {
+            c = c.intersection(&sys.isolated);
+            if c.is_empty() {
+                return Err(Error::new(
+                    "no-isolated-cpus",
+                    format!("--isolated: no isolated CPU is available here (isolated: {}, candidates: {})", or_none(&sys.isolated), sys.allowed),
+                )
+                .hint("isolate CPUs at boot (isolcpus=domain,managed_irq,LIST nohz_full=LIST rcu_nocbs=LIST) or with a cgroup v2 isolated partition"));
+            }
+            reasons.push(format!("isolated candidates: {c}"));
+        }
+        if c.is_empty() {
+            return Err(Error::new(
+                "no-cpus-allowed",
+                format!(
+                    "no CPU is both online ({}) and inside {}",
+                    or_none(&sys.online),
+                    sys.allowed_phrase()
+                ),
+            ));
+        }
+        c
+    };
+    let Some(n) = p.cores else {
+        let cores = cores_of(sys, &candidate)
+            .into_iter()
+            .map(|c| core_choice(sys, c))
+            .collect();
+        return Ok(Placed {
+            cpus: candidate,
+            cores,
+            reasons,
+        });
+    };
+    let all = cores_of(sys, &candidate);
+    let (whole, partial): (Vec<CpuSet>, Vec<CpuSet>) =
+        all.into_iter().partition(|c| all_in(c, &candidate));
+    if whole.len() < n {
+        let mut msg = format!(
+            "--cores {n}: only {} whole core{} available in the candidates {}",
+            whole.len(),
+            if whole.len() == 1 { " is" } else { "s are" },
+            candidate
+        );
+        if !partial.is_empty() {
+            msg.push_str(&format!(
+                "; {} more core{} a sibling outside them ({})",
+                partial.len(),
+                if partial.len() == 1 { " has" } else { "s have" },
+                partial
+                    .iter()
+                    .map(|c| c.to_list())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            ));
+        }
+        return Err(Error::new("not-enough-cores", msg).hint(
+            "ask for fewer cores, or widen the candidates (--node, --cpus, the cgroup cpuset)",
+        ));
+    }
+    let (whole, skipped) = skip_claimed(n, &candidate, whole, claims)?;
+    let total = whole.len();
+    let chosen = choose_compact(whole.into_iter().map(|c| core_choice(sys, c)).collect(), n);
+    let cpus: CpuSet = chosen
+        .iter()
+        .flat_map(|c| {
+            if p.smt {
+                c.cpus.to_vec()
+            } else {
+                c.cpus.first().into_iter().collect()
+            }
+        })
+        .collect();
+    reasons.push(format!(
+        "{total} whole core{} available; chose {n} compactly (lowest node, then package, then core){}",
+        if total == 1 { "" } else { "s" },
+        if p.smt { ", every SMT thread" } else { ", the lowest-numbered thread of each" }
+    ));
+    if let Some(why) = skipped {
+        reasons.push(why);
+    }
+    if !partial.is_empty() {
+        reasons.push(format!(
+            "skipped {} core{} with a sibling outside the candidates",
+            partial.len(),
+            if partial.len() == 1 { "" } else { "s" }
+        ));
+    }
+    Ok(Placed {
+        cpus,
+        cores: chosen,
+        reasons,
+    })
+}

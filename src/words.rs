@@ -1,0 +1,43 @@
+//! Wording shared by the layers that explain themselves (plan refusals,
+//! check findings, claims, `--show`): how a set of CPUs or nodes is named in
+//! a sentence. Pure; below every layer that writes messages.
+
+use crate::cpuset::{CpuSet, NodeSet};
+
+/// "CPU 3" / "CPUs 3-5" (a kernel cpulist after the word).
+pub fn cpus_phrase(set: &CpuSet) -> String {
+    if set.len() == 1 {
+        format!("CPU {set}")
+    } else {
+        format!("CPUs {set}")
+    }
+}
+
+/// "node 1" / "nodes 0-1".
+pub fn nodes_phrase(set: &NodeSet) -> String {
+    if set.len() == 1 {
+        format!("node {set}")
+    } else {
+        format!("nodes {set}")
+    }
+}
+
+/// The set as a cpulist, or "none" when empty.
+pub fn or_none(set: &CpuSet) -> String {
+    if set.is_empty() {
+        "none".into()
+    } else {
+        set.to_list()
+    }
+}
+
+/// `s` cut to `max` characters, the last one `…` when cut.
+pub fn shorten(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(max.saturating_sub(1)).collect();
+        t.push('…');
+        t
+    }
+}
