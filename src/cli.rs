@@ -2,7 +2,8 @@
 //! its validation into a [`Request`]. Nothing is read or changed here.
 
 use crate::cpuset::{CpuSet, NodeSet};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorCode, Result};
+use crate::finding::Code;
 use crate::request::{
     ClaimRequest, MemoryRequest, Mode, NodeChoice, Output, Placement, Policy, Request, SchedRequest,
 };
@@ -250,7 +251,7 @@ pub struct Cli {
     pub command: Vec<OsString>,
 }
 
-fn bad(code: &'static str, option: &str, what: impl std::fmt::Display) -> Error {
+fn bad(code: ErrorCode, option: &str, what: impl std::fmt::Display) -> Error {
     Error::new(code, format!("{option}: {what}"))
 }
 
@@ -258,7 +259,7 @@ const LIST_HINT: &str = "lists look like 0-3,8 (ranges), 0-14:2 (stride), 0-15:2
 
 /// Parses a user node list (same grammar as cpulists).
 fn node_list(option: &str, text: &str) -> Result<NodeSet> {
-    CpuSet::parse(text).map_err(|e| bad("bad-node-list", option, e).hint(LIST_HINT))
+    CpuSet::parse(text).map_err(|e| bad(ErrorCode::BadNodeList, option, e).hint(LIST_HINT))
 }
 
 fn node_choice(option: &str, text: &str) -> Result<NodeChoice> {
@@ -286,15 +287,17 @@ pub fn parse_duration(option: &str, text: &str) -> Result<u64> {
         "m" | "min" => 60e9,
         "h" => 3600e9,
         _ => {
-            return Err(
-                bad("bad-duration", option, format!("\"{text}\" needs a unit"))
-                    .hint("write a number with a unit: ns, us, ms, s, m or h, e.g. 500us"),
-            );
+            return Err(bad(
+                ErrorCode::BadDuration,
+                option,
+                format!("\"{text}\" needs a unit"),
+            )
+            .hint("write a number with a unit: ns, us, ms, s, m or h, e.g. 500us"));
         }
     };
     let value: f64 = num.parse().map_err(|_| {
         bad(
-            "bad-duration",
+            ErrorCode::BadDuration,
             option,
             format!("\"{text}\" is not a number with a unit"),
         )
@@ -302,7 +305,7 @@ pub fn parse_duration(option: &str, text: &str) -> Result<u64> {
     let ns = (value * scale).round();
     if !(ns >= 1.0 && ns < (1u64 << 63) as f64) {
         return Err(bad(
-            "bad-duration",
+            ErrorCode::BadDuration,
             option,
             format!("\"{text}\" is out of range"),
         ));
@@ -315,7 +318,7 @@ fn rt_prio(option: &str, prio: u32) -> Result<u32> {
         Ok(prio)
     } else {
         Err(bad(
-            "bad-priority",
+            ErrorCode::BadPriority,
             option,
             format!("priority {prio} is outside 1-{MAX_RT_PRIO}"),
         )
@@ -357,7 +360,7 @@ impl Cli {
             (None, Some(p)) => (p, p),
             (None, None) => {
                 return Err(Error::new(
-                    "bad-deadline",
+                    ErrorCode::BadDeadline,
                     "--deadline: needs --sched-deadline or --sched-period",
                 )
                 .hint("e.g. --deadline --sched-runtime 2ms --sched-deadline 10ms"));
@@ -365,7 +368,7 @@ impl Cli {
         };
         if runtime < MIN_DL_RUNTIME_NS || runtime > deadline || deadline > period {
             return Err(Error::new(
-                "bad-deadline",
+                ErrorCode::BadDeadline,
                 format!(
                     "--deadline: parameters must satisfy 1024ns <= runtime <= deadline <= period (runtime {runtime}ns, deadline {deadline}ns, period {period}ns)"
                 ),
@@ -426,18 +429,20 @@ impl Cli {
         };
         if mode == Mode::Run && self.sysroot.is_some() {
             return Err(Error::new(
-                "sysroot-needs-mode",
+                ErrorCode::SysrootNeedsMode,
                 "--sysroot: only a dump can be read there, nothing can be run on it",
             )
             .hint("add --dry-run, --check, --show or --emit systemd"));
         }
         if mode == Mode::Run && self.command.is_empty() {
-            return Err(Error::new("no-command", "no command given")
+            return Err(Error::new(ErrorCode::NoCommand, "no command given")
                 .hint("pinrun [OPTIONS] -- COMMAND [ARG]...; or --dry-run, --check, --show"));
         }
         if self.cores == Some(0) {
-            return Err(Error::new("bad-cores", "--cores: must be at least 1")
-                .hint("ask for one or more cores, e.g. --cores 1"));
+            return Err(
+                Error::new(ErrorCode::BadCores, "--cores: must be at least 1")
+                    .hint("ask for one or more cores, e.g. --cores 1"),
+            );
         }
         let wait = match self.wait.as_deref() {
             None => None,
@@ -450,7 +455,7 @@ impl Cli {
             && parse_duration("--wait", first).is_ok()
         {
             return Err(Error::new(
-                "bad-duration",
+                ErrorCode::BadDuration,
                 format!("--wait: \"{first}\" would be run as the command"),
             )
             .hint(format!("write --wait={first}")));
@@ -458,23 +463,20 @@ impl Cli {
         if let Some(n) = self.nice
             && !(-20..=19).contains(&n)
         {
-            return Err(
-                Error::new("bad-nice", format!("--nice: {n} is outside -20..19"))
-                    .hint("nice values run from -20 (most CPU) to 19 (least)"),
-            );
-        }
-        if let Some(bad) = self
-            .allow
-            .iter()
-            .find(|c| !crate::check::CODES.contains(&c.as_str()))
-        {
             return Err(Error::new(
-                "unknown-finding-code",
+                ErrorCode::BadNice,
+                format!("--nice: {n} is outside -20..19"),
+            )
+            .hint("nice values run from -20 (most CPU) to 19 (least)"));
+        }
+        if let Some(bad) = self.allow.iter().find(|c| Code::parse(c).is_none()) {
+            return Err(Error::new(
+                ErrorCode::UnknownFindingCode,
                 format!("--allow: unknown finding code \"{bad}\""),
             )
             .hint(format!(
                 "finding codes are lowercase kebab-case: {}",
-                crate::check::CODES.join(", ")
+                Code::sorted_names().join(", ")
             )));
         }
         let placement = Placement {
@@ -482,7 +484,8 @@ impl Cli {
                 .cpus
                 .as_deref()
                 .map(|t| {
-                    CpuSet::parse(t).map_err(|e| bad("bad-cpu-list", "--cpus", e).hint(LIST_HINT))
+                    CpuSet::parse(t)
+                        .map_err(|e| bad(ErrorCode::BadCpuList, "--cpus", e).hint(LIST_HINT))
                 })
                 .transpose()?,
             nodes: self
@@ -496,7 +499,7 @@ impl Cli {
         };
         if self.exclusive && !placement.is_requested() {
             return Err(Error::new(
-                "exclusive-needs-placement",
+                ErrorCode::ExclusiveNeedsPlacement,
                 "--exclusive: nothing to claim without a placement",
             )
             .hint("say which cores to claim: --cores N, --cpus LIST or --node NODES"));
@@ -523,7 +526,7 @@ impl Cli {
                 verbose: self.verbose,
                 quiet: self.quiet,
                 strict: self.strict,
-                allow: self.allow.clone(),
+                allow: self.allow.iter().filter_map(|c| Code::parse(c)).collect(),
             },
             sysroot: self.sysroot,
             command: self.command,
@@ -621,29 +624,35 @@ mod tests {
     #[test]
     fn range_checks() {
         assert_eq!(
-            req(&["--fifo", "0", "true"]).unwrap_err().code,
+            req(&["--fifo", "0", "true"]).unwrap_err().code.as_str(),
             "bad-priority"
         );
         assert_eq!(
-            req(&["--rr", "100", "true"]).unwrap_err().code,
+            req(&["--rr", "100", "true"]).unwrap_err().code.as_str(),
             "bad-priority"
         );
-        assert_eq!(req(&["--nice", "20", "true"]).unwrap_err().code, "bad-nice");
+        assert_eq!(
+            req(&["--nice", "20", "true"]).unwrap_err().code.as_str(),
+            "bad-nice"
+        );
         assert_eq!(
             req(&["--nice", "-20", "true"]).unwrap().sched.nice,
             Some(-20)
         );
         assert_eq!(
-            req(&["--cores", "0", "true"]).unwrap_err().code,
+            req(&["--cores", "0", "true"]).unwrap_err().code.as_str(),
             "bad-cores"
         );
         assert_eq!(
-            req(&["--sysroot", "/x", "true"]).unwrap_err().code,
+            req(&["--sysroot", "/x", "true"]).unwrap_err().code.as_str(),
             "sysroot-needs-mode"
         );
-        assert_eq!(req(&["--cpus", "0"]).unwrap_err().code, "no-command");
         assert_eq!(
-            req(&["--cpus", "3-1", "true"]).unwrap_err().code,
+            req(&["--cpus", "0"]).unwrap_err().code.as_str(),
+            "no-command"
+        );
+        assert_eq!(
+            req(&["--cpus", "3-1", "true"]).unwrap_err().code.as_str(),
             "bad-cpu-list"
         );
     }
@@ -658,9 +667,12 @@ mod tests {
         // --wait takes its value only with '=': the next word is the command.
         let r = req(&["--cores", "1", "--wait", "sleep", "1"]).unwrap();
         assert_eq!((r.claims.wait, r.command.len()), (Some(None), 2));
-        assert_eq!(req(&["--wait=5", "true"]).unwrap_err().code, "bad-duration");
         assert_eq!(
-            req(&["--exclusive", "true"]).unwrap_err().code,
+            req(&["--wait=5", "true"]).unwrap_err().code.as_str(),
+            "bad-duration"
+        );
+        assert_eq!(
+            req(&["--exclusive", "true"]).unwrap_err().code.as_str(),
             "exclusive-needs-placement"
         );
         let r = req(&["--state-dir", "/tmp/x", "--show"]).unwrap();

@@ -1,32 +1,51 @@
 //! Resolving and executing the command in place (`execv(3)`): same PID,
 //! environment, file descriptors, signal mask and terminal.
 
-use crate::error::{EXIT_CANNOT_EXEC, EXIT_NOT_FOUND, Error, Result};
+use crate::error::{Error, ErrorCode, Exit, Result};
 use std::ffi::{CString, OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-fn not_executable(cmd: &OsStr, path: &Path, why: &str) -> Error {
+/// Why a file found for the command cannot be executed (exit 126).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum NotExecutable {
+    /// A directory.
+    Directory,
+    /// No execute permission bit.
+    NoExecBit,
+    /// The path cannot be followed: `errno(3)`'s description, lowercase.
+    Path(String),
+}
+
+impl std::fmt::Display for NotExecutable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NotExecutable::Directory => f.write_str("is a directory"),
+            NotExecutable::NoExecBit => f.write_str("permission denied (not executable)"),
+            NotExecutable::Path(why) => f.write_str(why),
+        }
+    }
+}
+
+fn not_executable(cmd: &OsStr, path: &Path, why: &NotExecutable) -> Error {
     Error::new(
-        "command-not-executable",
+        ErrorCode::CommandNotExecutable,
         format!(
             "{}: cannot execute {}: {why}",
             cmd.to_string_lossy(),
             path.display()
         ),
     )
-    .exit(EXIT_CANNOT_EXEC)
-    .hint(if why.starts_with("is a directory") {
-        "give the program inside it, not the directory".to_string()
-    } else if !why.starts_with("permission denied (not executable)") {
-        "fix the path: every directory on it must exist and be searchable by this user, and links must not loop".to_string()
-    } else {
-        format!(
+    .exit(Exit::CannotExec)
+    .hint(match why {
+        NotExecutable::Directory => "give the program inside it, not the directory".to_string(),
+        NotExecutable::Path(_) => "fix the path: every directory on it must exist and be searchable by this user, and links must not loop".to_string(),
+        NotExecutable::NoExecBit => format!(
             "make it executable (chmod +x {}), or run it through its interpreter (pinrun ... -- sh {})",
             path.display(),
             path.display()
-        )
+        ),
     })
 }
 
@@ -34,21 +53,21 @@ fn not_executable(cmd: &OsStr, path: &Path, why: &str) -> Error {
 /// otherwise whether it can be executed, and why not (exit 126), as
 /// `execvp(3)` and the shells tell them apart: a directory on the path that
 /// cannot be searched, a path through a file, a symlink loop are 126.
-fn is_executable_file(path: &Path) -> Option<std::result::Result<(), String>> {
+fn is_executable_file(path: &Path) -> Option<std::result::Result<(), NotExecutable>> {
     let meta = match std::fs::metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
         Err(e) => {
             let errno = e.raw_os_error().map(nix::errno::Errno::from_raw);
-            return Some(Err(
-                errno.map_or_else(|| e.to_string(), |n| n.desc().to_lowercase())
-            ));
+            return Some(Err(NotExecutable::Path(
+                errno.map_or_else(|| e.to_string(), |n| n.desc().to_lowercase()),
+            )));
         }
     };
     Some(if meta.is_dir() {
-        Err("is a directory".into())
+        Err(NotExecutable::Directory)
     } else if meta.permissions().mode() & 0o111 == 0 {
-        Err("permission denied (not executable)".into())
+        Err(NotExecutable::NoExecBit)
     } else {
         Ok(())
     })
@@ -63,10 +82,10 @@ const DEFAULT_PATH: &str = "/bin:/usr/bin";
 pub fn resolve(cmd: &OsStr) -> Result<PathBuf> {
     let not_found = || {
         Error::new(
-            "command-not-found",
+            ErrorCode::CommandNotFound,
             format!("{}: command not found", cmd.to_string_lossy()),
         )
-        .exit(EXIT_NOT_FOUND)
+        .exit(Exit::NotFound)
         .hint("check the name, give a path (./app), or extend PATH")
     };
     if cmd.is_empty() {
@@ -99,7 +118,7 @@ pub fn resolve(cmd: &OsStr) -> Result<PathBuf> {
 fn cstring(s: &OsStr) -> Result<CString> {
     CString::new(s.as_bytes()).map_err(|_| {
         Error::new(
-            "bad-argument",
+            ErrorCode::BadArgument,
             format!("argument {:?} contains a NUL byte", s.to_string_lossy()),
         )
     })
@@ -138,12 +157,12 @@ pub fn exec(path: &Path, args: &[OsString]) -> Error {
         .map(|a| a.to_string_lossy().into_owned())
         .unwrap_or_default();
     let exit = if err == nix::errno::Errno::ENOENT {
-        EXIT_NOT_FOUND
+        Exit::NotFound
     } else {
-        EXIT_CANNOT_EXEC
+        Exit::CannotExec
     };
     Error::new(
-        "exec-failed",
+        ErrorCode::ExecFailed,
         format!("{cmd}: execv {}: {}", path.display(), err.desc()),
     )
     .exit(exit)

@@ -17,6 +17,7 @@ pub mod error;
 pub mod exec;
 #[allow(unsafe_code)]
 pub mod ffi;
+pub mod finding;
 pub mod manual;
 pub mod plan;
 pub mod report;

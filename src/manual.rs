@@ -2,8 +2,9 @@
 //! synopsis and options clap_mangen generates from the clap definition.
 //! Raw roff (man(7) macros).
 
-/// The sections after OPTIONS, in man-pages(7) order.
-pub const SECTIONS: &str = r#".SH "CPU LISTS"
+/// The sections after OPTIONS up to CHECKS' introduction, in
+/// man-pages(7) order; [`sections`] adds the list of codes and the rest.
+pub const SECTIONS_BEFORE_CODES: &str = r#".SH "CPU LISTS"
 A cpulist is a comma-separated list of items, each
 .BR N ,
 .B A\-B
@@ -184,101 +185,10 @@ also shows info.
 prints the findings for the placement given (or every allowed CPU) and exits 1
 when there is a warning. Kernel sysfs is authoritative; the kernel command line
 is a cross-check, and the source when a dump lacks the sysfs files.
-.TP
-.B not-isolated
-a chosen CPU is not in /sys/devices/system/cpu/isolated nor a cgroup v2
-isolated partition; when isolcpus= lists it without the domain flag, the
-message says what the given flags do instead. Fix: isolcpus=domain,managed_irq,LIST.
-.TP
-.B not-nohz-full
-the scheduler tick still runs on the CPU. Fix: nohz_full=LIST.
-.TP
-.B not-rcu-nocbs
-RCU callbacks run on the CPU. Fix: rcu_nocbs=LIST (implied by nohz_full=).
-.TP
-.B isolation-not-applied
-isolcpus= or nohz_full= asks for a CPU the kernel did not isolate (usually the
-boot CPU); pinrun trusts sysfs.
-.TP
-.B isolcpus-unknown-flag
-isolcpus= has a flag other than nohz, domain, managed_irq: the kernel ignores it.
-.TP
-.B isolated-no-balancing
-several chosen CPUs, all domain-isolated: threads are never moved between them.
-.TP
-.B sibling-not-isolated
-an SMT sibling of an isolated chosen CPU is not isolated.
-.TP
-.B partition-invalid
-the caller's cgroup v2 partition reads "isolated invalid (...)".
-.TP
-.B irq-on-cpu
-a device IRQ's effective affinity (effective_affinity_list, else
-smp_affinity_list, else smp_affinity) includes a chosen CPU. Fix: write the
-housekeeping CPUs to /proc/irq/N/smp_affinity_list; ban the CPUs in irqbalance.
-.TP
-.B managed-irq-on-cpu
-the same for a kernel-managed IRQ (from debugfs), which cannot be moved. Fix:
-isolcpus=managed_irq,LIST.
-.TP
-.B default-irq-affinity
-/proc/irq/default_smp_affinity (or irqaffinity=) includes a chosen CPU.
-.TP
-.B rt-throttling
-a real-time policy while kernel.sched_rt_runtime_us is below the period: the
-message gives the stall per period.
-.TP
-.B rt-competitor
-a runnable user-space SCHED_FIFO/SCHED_RR process confined to the chosen CPUs
-has the same or a higher priority.
-.TP
-.B cpuidle-deep-states
-(info) a chosen CPU may enter an idle state with an exit latency above 10 us.
-Fix: cpupower idle-set -D 10.
-.TP
-.B rt-priority-99
-SCHED_FIFO/SCHED_RR priority 99; use 1\-98.
-.TP
-.B deadline-cannot-fork
-SCHED_DEADLINE without --reset-on-fork: the command cannot fork (EAGAIN).
-.TP
-.B nice-ignored
---nice with a real-time or deadline policy, where it has no effect.
-.TP
-.B cpu-claimed
-the command would run on CPUs another launch claimed (--exclusive) or kubelet assigned to a container; use --cores N, which skips them, or --wait.
-.TP
-.B claim-record-unusable
-a record in the state directory is a symlink, not a regular file, unreadable or corrupt; remove it if its process is gone.
-.TP
-.B claim-state-unusable
-the state directory cannot be read or locked (permissions, a lock held for seconds) or kubelet's cpu_manager_state is damaged: those claims are not respected.
-.TP
-.B bind-low-memory
-strict bind to nodes with less than 512 MiB free: the OOM killer fires while
-other nodes have memory. Fix: --preferred.
-.TP
-.B memory-remote
-bound or preferred memory is farther (node distance) than the CPUs' own node.
-.TP
-.B memory-partly-remote
-(info) the CPUs span several nodes and memory is remote to some.
-.TP
-.B numa-balancing
-(info) kernel.numa_balancing is on together with a bind.
-.TP
-.B env-thread-binding
-OMP_PROC_BIND, OMP_PLACES, GOMP_CPU_AFFINITY or KMP_AFFINITY is set.
-.TP
-.B cpufreq-governor
-(info) the governor of a chosen CPU is not performance.
-.TP
-.B smt-siblings-shared
-requested CPUs share physical cores as SMT siblings (one finding lists every pair); use --cores to get whole cores.
-.TP
-.B firmware-data
-the kernel's topology is inconsistent (a CPU listed in two nodes); check firmware.
-.SH SYSTEMD
+"#;
+
+/// The sections after the list of finding codes, from SYSTEMD on.
+pub const SECTIONS_AFTER_CHECKS: &str = r#".SH SYSTEMD
 pinrun is an
 .B ExecStart=
 prefix: it execs the service in place, so the main PID and
@@ -390,3 +300,12 @@ pinrun \-\-dry\-run \-\-json \-\-node 1 \-\-cores 2 | jq \-er .cpulist
 .BR sched_setattr (2),
 .BR systemd.exec (5)
 "#;
+
+/// Every hand-written section: [`SECTIONS_BEFORE_CODES`], the finding
+/// codes ([`crate::finding::Code::man_list`]), [`SECTIONS_AFTER_CHECKS`].
+pub fn sections() -> String {
+    format!(
+        "{SECTIONS_BEFORE_CODES}{}{SECTIONS_AFTER_CHECKS}",
+        crate::finding::Code::man_list()
+    )
+}

@@ -124,7 +124,7 @@ pub struct Output {
     /// `--strict`: warnings refuse the launch.
     pub strict: bool,
     /// `--allow CODES`: finding codes accepted (downgraded to info).
-    pub allow: Vec<String>,
+    pub allow: Vec<crate::finding::Code>,
 }
 
 /// Exclusive claims (`--exclusive`, `--wait`, `--state-dir`; issue 5).

@@ -7,7 +7,7 @@
 //! record.
 
 use crate::claim::{Claims, Record};
-use crate::error::Result;
+use crate::error::{ErrorCode, Result};
 use crate::plan::{Plan, claim_set, plan_claimed};
 use crate::request::{Mode, Request};
 use crate::system::claims::{DEFAULT_STATE_DIR, LockKind, StateDir, identity, read_kubelet};
@@ -144,7 +144,10 @@ pub fn plan(
                 let guard = dir.filter(|_| claim).map(|dir| Guard { dir, record: None });
                 return Ok((plan, claims, guard));
             }
-            Err(e) if matches!(e.code, "cpu-claimed" | "no-free-core") && wait.is_some() => {
+            Err(e)
+                if matches!(e.code, ErrorCode::CpuClaimed | ErrorCode::NoFreeCore)
+                    && wait.is_some() =>
+            {
                 let limit = wait.flatten().map(Duration::from_nanos);
                 let waited = start.elapsed();
                 if limit.is_some_and(|l| waited >= l) {

@@ -6,7 +6,7 @@
 //! [`main`]'s result into the process's exit status.
 
 use crate::cli::{Cli, Generate};
-use crate::error::{EXIT_FAILURE, Error};
+use crate::error::{Error, ErrorCode, Exit};
 use crate::request::{Mode, Request};
 use crate::system::{Root, SystemState};
 pub mod claims;
@@ -39,7 +39,7 @@ fn stdout_failed(e: std::io::Error) -> Error {
     if e.kind() == std::io::ErrorKind::BrokenPipe && !ffi::sigpipe_ignored_at_start() {
         ffi::die_by_sigpipe();
     }
-    Error::new("io", format!("writing stdout: {e}"))
+    Error::new(ErrorCode::Io, format!("writing stdout: {e}"))
 }
 
 /// The error on stderr (first, so that a stdout without a reader cannot
@@ -65,7 +65,7 @@ fn render_man(cmd: clap::Command, out: &mut dyn Write) -> std::io::Result<()> {
     man.render_synopsis_section(out)?;
     man.render_description_section(out)?;
     man.render_options_section(out)?;
-    out.write_all(crate::manual::SECTIONS.as_bytes())?;
+    out.write_all(crate::manual::sections().as_bytes())?;
     man.render_version_section(out)
 }
 
@@ -90,14 +90,14 @@ fn generate(what: Generate) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             print_error(&e, false);
-            ExitCode::from(EXIT_FAILURE)
+            ExitCode::from(Exit::Failure)
         }
     }
 }
 
 /// Runs the request; returns the exit status for the modes, or never
 /// returns when the command is exec'd.
-fn run(req: Request) -> Result<u8, Error> {
+fn run(req: Request) -> Result<Exit, Error> {
     let resolved = if req.mode == Mode::Run {
         Some(exec::resolve(&req.command[0])?)
     } else {
@@ -106,7 +106,7 @@ fn run(req: Request) -> Result<u8, Error> {
     let root = Root::new(req.sysroot.clone().unwrap_or_else(|| "/".into()));
     if !root.exists("/sys/devices/system/cpu") {
         return Err(Error::new(
-            "sysroot-missing",
+            ErrorCode::SysrootMissing,
             format!(
                 "--sysroot: {}: not a machine dump (no sys/devices/system/cpu below it)",
                 root.base().display()
@@ -131,7 +131,7 @@ fn run(req: Request) -> Result<u8, Error> {
                 live.as_deref(),
             ))?;
         }
-        return Ok(0);
+        return Ok(Exit::Success);
     }
     // Claims (issue 5): `guard` holds the state directory's lock and, once
     // written, this launch's record; dropping it on failure removes both.
@@ -148,7 +148,7 @@ fn run(req: Request) -> Result<u8, Error> {
                 &findings,
                 &invocation_without_emit(),
             ))?;
-            return Ok(0);
+            return Ok(Exit::Success);
         }
         Mode::DryRun => {
             if out.json {
@@ -156,7 +156,7 @@ fn run(req: Request) -> Result<u8, Error> {
             } else {
                 print_out(&report::plan_text(&req, &plan, &findings))?;
             }
-            return Ok(0);
+            return Ok(Exit::Success);
         }
         Mode::Check => {
             let text = if out.json {
@@ -171,11 +171,14 @@ fn run(req: Request) -> Result<u8, Error> {
             };
             print_out(&text)?;
             // Clean means no warning; info findings are printed but do not fail.
-            return Ok(u8::from(
-                findings
-                    .iter()
-                    .any(|f| f.severity == check::Severity::Warning),
-            ));
+            let warned = findings
+                .iter()
+                .any(|f| f.severity == check::Severity::Warning);
+            return Ok(if warned {
+                Exit::Findings
+            } else {
+                Exit::Success
+            });
         }
         _ => {}
     }
@@ -197,7 +200,7 @@ fn run(req: Request) -> Result<u8, Error> {
     }
     if out.strict && !warnings.is_empty() {
         return Err(Error::new(
-            "strict",
+            ErrorCode::Strict,
             format!(
                 "refusing to run under --strict: {} warning(s): {}",
                 warnings.len(),
@@ -213,7 +216,7 @@ fn run(req: Request) -> Result<u8, Error> {
         }
     }
     apply::apply(&plan, &sys.possible).map_err(|e| {
-        if e.code != "sched-failed" || !e.message.contains("EPERM") {
+        if e.code != ErrorCode::SchedFailed || e.errno() != Some(nix::errno::Errno::EPERM) {
             return e;
         }
         let config = crate::system::cgroup::read_rt_group_config(&root);
@@ -292,7 +295,7 @@ pub fn main() -> ExitCode {
                     Ok(()) => ExitCode::SUCCESS,
                     Err(err) => {
                         print_error(&err, false);
-                        ExitCode::from(EXIT_FAILURE)
+                        ExitCode::from(Exit::Failure)
                     }
                 };
             }
@@ -313,15 +316,18 @@ pub fn main() -> ExitCode {
             let message = message
                 .join(" ")
                 .replace("invalid digit found in string", "expected a whole number");
-            let mut err = Error::new("usage", message.trim_start_matches("error: ").to_string())
-                .hint(tip.map_or_else(|| "see pinrun --help".to_string(), str::to_string));
+            let mut err = Error::new(
+                ErrorCode::Usage,
+                message.trim_start_matches("error: ").to_string(),
+            )
+            .hint(tip.map_or_else(|| "see pinrun --help".to_string(), str::to_string));
             if let Some(word) = membind_swallowed_command() {
                 err = err.hint(format!(
                     "--membind took '{word}' as its node list: write --membind=NODES, or put -- before the command"
                 ));
             }
             print_error(&err, pinrun_args().iter().any(|a| a == "--json"));
-            return ExitCode::from(EXIT_FAILURE);
+            return ExitCode::from(Exit::Failure);
         }
     };
     if let Some(what) = cli.generate {
@@ -329,9 +335,9 @@ pub fn main() -> ExitCode {
     }
     let json = cli.json;
     match cli.into_request().and_then(run) {
-        Ok(code) => ExitCode::from(code),
+        Ok(exit) => ExitCode::from(exit),
         Err(mut e) => {
-            if e.code == "no-command"
+            if e.code == ErrorCode::NoCommand
                 && let Some(word) = membind_swallowed_command()
             {
                 e = e.hint(format!(

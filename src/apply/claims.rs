@@ -4,7 +4,7 @@
 //! follows a symlink.
 
 use crate::claim::{Record, record_name};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorCode, Result};
 use crate::system::claims::StateDir;
 use nix::fcntl::OFlag;
 use nix::sys::stat::Mode;
@@ -22,7 +22,7 @@ pub fn write_record(dir: &StateDir, rec: &Record) -> Result<String> {
     let fail =
         |what: String| {
             Error::new(
-            "claim-failed",
+            ErrorCode::ClaimFailed,
             format!("--exclusive: cannot write a claim record in {}: {what}", dir.path().display()),
         )
         .hint("the state directory must be writable (mode 1777 like /tmp); or use --state-dir DIR")

@@ -7,7 +7,7 @@
 pub mod claims;
 
 use crate::cpuset::CpuSet;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorCode, Result, Step};
 use crate::ffi;
 use crate::plan::{MemMode, Plan};
 use crate::request::{Policy, SchedRequest};
@@ -73,14 +73,15 @@ fn apply_memory(mode: MemMode, nodes: &CpuSet) -> Result<()> {
     };
     res.map_err(|e| {
         let err = Error::new(
-            "mempolicy-failed",
+            ErrorCode::MempolicyFailed,
             format!(
                 "set_mempolicy({}, nodes {}): {}",
                 mode.name(),
                 nodes,
                 errno_name(&e)
             ),
-        );
+        )
+        .syscall(Step::SetMempolicy, &e);
         match (mode, e.raw_os_error()) {
             (MemMode::WeightedInterleave, Some(libc::EINVAL)) => {
                 err.hint("weighted interleave needs Linux 6.9 or later")
@@ -138,9 +139,15 @@ pub fn sched_attr(current: ffi::SchedAttr, req: &SchedRequest) -> ffi::SchedAttr
 }
 
 fn apply_sched(req: &SchedRequest) -> Result<()> {
-    let fail = |step: &str, e: io::Error| {
-        let err = Error::new("sched-failed", format!("{step}: {}", errno_name(&e)));
-        if e.raw_os_error() == Some(libc::EINVAL) && step.contains("policy 6") {
+    // `deadline`: the attributes set are SCHED_DEADLINE's (EINVAL then
+    // usually means a period outside the sysctl bounds).
+    let fail = |step: Step, what: &str, e: io::Error, deadline: bool| {
+        let err = Error::new(
+            ErrorCode::SchedFailed,
+            format!("{what}: {}", errno_name(&e)),
+        )
+        .syscall(step, &e);
+        if e.raw_os_error() == Some(libc::EINVAL) && step == Step::SchedSetattr && deadline {
             err.hint("SCHED_DEADLINE periods must lie within kernel.sched_deadline_period_min_us..max_us (100us to about 4.19s by default)")
         } else if e.raw_os_error() == Some(libc::EPERM) {
             err.hint("real-time and deadline policies and lower nice values need CAP_SYS_NICE or RLIMIT_RTPRIO/RLIMIT_NICE (systemd LimitRTPRIO=, AmbientCapabilities=CAP_SYS_NICE); with RT group scheduling the cgroup also needs cpu.rt_runtime_us")
@@ -149,20 +156,30 @@ fn apply_sched(req: &SchedRequest) -> Result<()> {
         }
     };
     if let Some(n) = req.nice {
-        ffi::set_nice(n).map_err(|e| fail(&format!("setpriority(nice {n})"), e))?;
+        ffi::set_nice(n).map_err(|e| {
+            fail(
+                Step::SetPriority,
+                &format!("setpriority(nice {n})"),
+                e,
+                false,
+            )
+        })?;
     }
-    let mut current = ffi::sched_getattr().map_err(|e| fail("sched_getattr", e))?;
+    let mut current =
+        ffi::sched_getattr().map_err(|e| fail(Step::SchedGetattr, "sched_getattr", e, false))?;
     if let Some(n) = req.nice {
         current.sched_nice = n;
     }
     let attr = sched_attr(current, req);
     ffi::sched_setattr(&attr).map_err(|e| {
         fail(
+            Step::SchedSetattr,
             &format!(
                 "sched_setattr(policy {}, priority {}, nice {})",
                 attr.sched_policy, attr.sched_priority, attr.sched_nice
             ),
             e,
+            attr.sched_policy == SCHED_DEADLINE,
         )
     })
 }
@@ -185,9 +202,10 @@ fn apply_affinity(cpus: &CpuSet, possible: &CpuSet) -> Result<()> {
         ((possible.last().unwrap_or(0).max(cpus.last().unwrap_or(0))) as usize / 64 + 1) * 8;
     ffi::sched_setaffinity(&cpus.to_kernel_bytes(bytes)).map_err(|e| {
         let err = Error::new(
-            "affinity-failed",
+            ErrorCode::AffinityFailed,
             format!("sched_setaffinity(CPUs {cpus}): {}", errno_name(&e)),
-        );
+        )
+        .syscall(Step::SchedSetaffinity, &e);
         // sched_setaffinity(2): EINVAL when no chosen CPU is both online
         // and in the caller's cpuset.
         if e.raw_os_error() == Some(libc::EINVAL) {
@@ -198,13 +216,14 @@ fn apply_affinity(cpus: &CpuSet, possible: &CpuSet) -> Result<()> {
     })?;
     let got = get_affinity(possible).map_err(|e| {
         Error::new(
-            "affinity-failed",
+            ErrorCode::AffinityFailed,
             format!("sched_getaffinity: {}", errno_name(&e)),
         )
+        .syscall(Step::SchedGetaffinity, &e)
     })?;
     if &got != cpus {
         return Err(Error::new(
-            "affinity-narrowed",
+            ErrorCode::AffinityNarrowed,
             format!("sched_setaffinity(CPUs {cpus}): the kernel set CPUs {got} instead (cgroup cpuset changed?)"),
         )
         .hint("the cgroup's cpuset no longer allows every chosen CPU; run pinrun again"));

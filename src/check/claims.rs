@@ -4,9 +4,16 @@
 //! `claim-state-unusable` when the state directory or kubelet's file could
 //! not be read.
 
-use super::{Context, Finding, Severity};
+use super::{Code, Context, Finding, Severity};
 use crate::cpuset::CpuSet;
 use crate::words::cpus_phrase;
+
+/// The codes the claims check can emit.
+pub(super) const CODES: &[Code] = &[
+    Code::CpuClaimed,
+    Code::ClaimRecordUnusable,
+    Code::ClaimStateUnusable,
+];
 
 /// The claim findings about running the plan (affinity unchanged: on the
 /// CPUs the command would inherit, `Cpus_allowed_list` within the allowed
@@ -33,7 +40,7 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
         );
     for (w, severity) in unusable {
         out.push(Finding::new(
-            "claim-record-unusable",
+            Code::ClaimRecordUnusable,
             severity,
             &none,
             w.clone(),
@@ -42,7 +49,7 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
     }
     for w in &ctx.claims.state_warnings {
         out.push(Finding::new(
-            "claim-state-unusable",
+            Code::ClaimStateUnusable,
             Severity::Warning,
             &none,
             w.clone(),
@@ -53,7 +60,7 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
     let taken = cpus.intersection(&ctx.claims.cpus());
     if !taken.is_empty() {
         out.push(Finding::new(
-            "cpu-claimed",
+            Code::CpuClaimed,
             Severity::Warning,
             &taken,
             format!(

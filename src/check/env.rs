@@ -1,13 +1,20 @@
 //! Environment and power findings: thread-binding variables of OpenMP
 //! runtimes, cpufreq governors.
 
-use super::{Context, Finding, Severity};
+use super::{Code, Context, Finding, Severity};
 use crate::cpuset::CpuSet;
+
+/// The codes the env check can emit.
+pub(super) const CODES: &[Code] = &[
+    Code::CpuidleDeepStates,
+    Code::EnvThreadBinding,
+    Code::CpufreqGovernor,
+];
 
 pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
     for (k, v) in &ctx.sys.env_affinity {
         out.push(Finding::new(
-            "env-thread-binding",
+            Code::EnvThreadBinding,
             Severity::Warning,
             &CpuSet::new(),
             format!("{k}={v} is set: the program's OpenMP runtime will re-bind its threads itself, possibly outside pinrun's CPUs"),
@@ -28,7 +35,7 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
             .iter()
             .max_by_key(|s| s.latency_us);
         out.push(Finding::new(
-            "cpuidle-deep-states",
+            Code::CpuidleDeepStates,
             Severity::Info,
             &deep,
             format!(
@@ -54,7 +61,7 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
     if let Some(first) = slow.first() {
         let gov = ctx.sys.cpus[&first].governor.clone().unwrap_or_default();
         out.push(Finding::new(
-            "cpufreq-governor",
+            Code::CpufreqGovernor,
             Severity::Info,
             &slow,
             format!("cpufreq governor \"{gov}\" on {}: the clock ramps up only under load, adding wake-up latency", crate::words::cpus_phrase(&slow)),

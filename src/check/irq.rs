@@ -8,8 +8,15 @@
 //! after planning for the IRQs on the checked CPUs only
 //! (`crate::system::irq::Irqs::read_details`); the findings are the same.
 
-use super::{Context, Finding};
+use super::{Code, Context, Finding};
 use crate::words::cpus_phrase;
+
+/// The codes the irq check can emit.
+pub(super) const CODES: &[Code] = &[
+    Code::IrqOnCpu,
+    Code::ManagedIrqOnCpu,
+    Code::DefaultIrqAffinity,
+];
 
 pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
     let sys = ctx.sys;
@@ -84,9 +91,9 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
         let managed = irq.managed == Some(true);
         let mut f = Finding::new(
             if managed {
-                "managed-irq-on-cpu"
+                Code::ManagedIrqOnCpu
             } else {
-                "irq-on-cpu"
+                Code::IrqOnCpu
             },
             ctx.disturbance(),
             &hit,
@@ -123,7 +130,7 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
         let hit = set.intersection(&sys.online).intersection(&ctx.cpus);
         if !hit.is_empty() {
             out.push(Finding::new(
-                "default-irq-affinity",
+                Code::DefaultIrqAffinity,
                 ctx.disturbance(),
                 &hit,
                 format!("{source} ({}) includes {}: IRQs set up from now on can land there", set.intersection(&sys.online), cpus_phrase(&hit)),

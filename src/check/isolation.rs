@@ -3,10 +3,22 @@
 //! cpuset partitions). Kernel sysfs is authoritative; the command line is a
 //! cross-check, and the source when a dump lacks the sysfs files.
 
-use super::{Context, Finding, Severity};
+use super::{Code, Context, Finding, Severity};
 use crate::cpuset::CpuSet;
 use crate::system::IsolationSource;
 use crate::words::cpus_phrase;
+
+/// The codes the isolation check can emit.
+pub(super) const CODES: &[Code] = &[
+    Code::NotIsolated,
+    Code::NotNohzFull,
+    Code::NotRcuNocbs,
+    Code::IsolationNotApplied,
+    Code::IsolcpusUnknownFlag,
+    Code::IsolatedNoBalancing,
+    Code::SiblingNotIsolated,
+    Code::PartitionInvalid,
+];
 
 fn verb(set: &CpuSet) -> &'static str {
     if set.len() == 1 { "is" } else { "are" }
@@ -27,7 +39,7 @@ fn not_applied(
         return;
     }
     out.push(Finding::new(
-        "isolation-not-applied",
+        Code::IsolationNotApplied,
         Severity::Warning,
         &dropped,
         format!(
@@ -53,7 +65,7 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
         && !iso.unknown_flags.is_empty()
     {
         out.push(Finding::new(
-            "isolcpus-unknown-flag",
+            Code::IsolcpusUnknownFlag,
             Severity::Warning,
             &CpuSet::new(),
             format!(
@@ -107,7 +119,7 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
             ),
         };
         out.push(Finding::new(
-            "not-isolated",
+            Code::NotIsolated,
             ctx.disturbance(),
             &not_iso,
             message,
@@ -120,7 +132,7 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
     let ticking = cpus.difference(&sys.nohz_full);
     if !ticking.is_empty() {
         out.push(Finding::new(
-            "not-nohz-full",
+            Code::NotNohzFull,
             ctx.disturbance(),
             &ticking,
             format!(
@@ -144,7 +156,7 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
     let callbacks = cpus.difference(&nocb);
     if !callbacks.is_empty() {
         out.push(Finding::new(
-            "not-rcu-nocbs",
+            Code::NotRcuNocbs,
             ctx.disturbance(),
             &callbacks,
             format!(
@@ -185,7 +197,7 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
 
     if cpus.len() > 1 && cpus.is_subset(&sys.isolated) {
         out.push(Finding::new(
-            "isolated-no-balancing",
+            Code::IsolatedNoBalancing,
             Severity::Warning,
             cpus,
             format!(
@@ -202,7 +214,7 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
     }
     if !shared.is_empty() {
         out.push(Finding::new(
-            "sibling-not-isolated",
+            Code::SiblingNotIsolated,
             Severity::Warning,
             &shared,
             format!(
@@ -219,7 +231,7 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
         && p.contains("invalid")
     {
         out.push(Finding::new(
-            "partition-invalid",
+            Code::PartitionInvalid,
             Severity::Warning,
             &cs.cpus,
             format!("the cgroup {} partition reads \"{p}\": it gives no isolation", cs.cgroup),

@@ -1,9 +1,17 @@
 //! Memory-policy findings (`set_mempolicy(2)`, `numa(7)`,
 //! `Documentation/admin-guide/sysctl/kernel.rst` `numa_balancing`).
 
-use super::{Context, Finding, Severity};
+use super::{Code, Context, Finding, Severity};
 use crate::cpuset::{CpuSet, NodeSet};
 use crate::plan::MemMode;
+
+/// The codes the memory check can emit.
+pub(super) const CODES: &[Code] = &[
+    Code::BindLowMemory,
+    Code::MemoryRemote,
+    Code::MemoryPartlyRemote,
+    Code::NumaBalancing,
+];
 
 /// A strict bind with less free memory than this (MiB) is a hazard.
 const LOW_FREE_MIB: u64 = 512;
@@ -28,7 +36,7 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
         {
             out.push(with_nodes(
                 Finding::new(
-                    "bind-low-memory",
+                    Code::BindLowMemory,
                     Severity::Warning,
                     &CpuSet::new(),
                     format!(
@@ -44,7 +52,7 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
         if sys.numa_balancing.is_some_and(|v| v != 0) {
             out.push(with_nodes(
                 Finding::new(
-                    "numa-balancing",
+                    Code::NumaBalancing,
                     Severity::Info,
                     &CpuSet::new(),
                     "kernel.numa_balancing is on: it still scans the bound process's memory (page faults) though it cannot move pages off the bound nodes".into(),
@@ -80,7 +88,7 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
         let local = sys.nodes[&cn].distance_to(cn).unwrap_or(10);
         out.push(with_nodes(
             Finding::new(
-                "memory-remote",
+                Code::MemoryRemote,
                 Severity::Warning,
                 ctx.plan.cpus.as_ref().unwrap_or(&CpuSet::new()),
                 format!("memory on node {mn} is remote to the chosen CPUs on node {cn} (distance {d}, local {local})"),
@@ -92,7 +100,7 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
         let nodes: NodeSet = remote.iter().map(|r| r.0).collect();
         out.push(with_nodes(
             Finding::new(
-                "memory-partly-remote",
+                Code::MemoryPartlyRemote,
                 Severity::Info,
                 ctx.plan.cpus.as_ref().unwrap_or(&CpuSet::new()),
                 format!("the chosen CPUs span nodes {cpu_nodes}; memory on {} is remote to the CPUs on node(s) {nodes}", mem.nodes),

@@ -18,60 +18,10 @@ mod topology;
 
 use crate::claim::Claims;
 use crate::cpuset::CpuSet;
+pub use crate::finding::{Code, Finding, Severity};
 use crate::plan::Plan;
 use crate::request::Request;
 use crate::system::SystemState;
-use serde::Serialize;
-
-/// How serious a finding is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    /// Worth knowing; never refuses, not printed before exec unless `-v`.
-    Info,
-    /// Risky; printed before exec, refuses the launch under `--strict`.
-    Warning,
-}
-
-/// One finding, with a stable kebab-case `code` (documented in pinrun(1)).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Finding {
-    /// Stable identifier, e.g. `irq-on-cpu`.
-    pub code: &'static str,
-    /// Info or warning.
-    pub severity: Severity,
-    /// CPUs concerned, ascending.
-    pub cpus: Vec<u32>,
-    /// Nodes concerned, ascending.
-    pub nodes: Vec<u32>,
-    /// IRQ numbers concerned, ascending.
-    pub irqs: Vec<u32>,
-    /// One line.
-    pub message: String,
-    /// The fix.
-    pub hint: String,
-}
-
-impl Finding {
-    /// A finding about `cpus`.
-    pub fn new(
-        code: &'static str,
-        severity: Severity,
-        cpus: &CpuSet,
-        message: String,
-        hint: impl Into<String>,
-    ) -> Self {
-        Finding {
-            code,
-            severity,
-            cpus: cpus.to_vec(),
-            nodes: Vec::new(),
-            irqs: Vec::new(),
-            message,
-            hint: hint.into(),
-        }
-    }
-}
 
 /// What every check sees.
 pub struct Context<'a> {
@@ -106,51 +56,16 @@ impl Context<'_> {
     }
 }
 
-/// Every finding code pinrun emits (pinrun(1) CHECKS and CLAIMS).
-pub const CODES: &[&str] = &[
-    "bind-low-memory",
-    "claim-record-unusable",
-    "claim-state-unusable",
-    "cpu-claimed",
-    "cpufreq-governor",
-    "cpuidle-deep-states",
-    "deadline-cannot-fork",
-    "default-irq-affinity",
-    "env-thread-binding",
-    "firmware-data",
-    "irq-on-cpu",
-    "isolated-no-balancing",
-    "isolation-not-applied",
-    "isolcpus-unknown-flag",
-    "managed-irq-on-cpu",
-    "memory-partly-remote",
-    "memory-remote",
-    "nice-ignored",
-    "not-isolated",
-    "not-nohz-full",
-    "not-rcu-nocbs",
-    "numa-balancing",
-    "partition-invalid",
-    "rt-competitor",
-    "rt-priority-99",
-    "rt-throttling",
-    "sibling-not-isolated",
-    "smt-siblings-shared",
-];
-
 /// Downgrades the findings whose code is in `allow` (`--allow`) to info.
-pub fn accept(findings: &mut [Finding], allow: &[String]) {
-    for f in findings
-        .iter_mut()
-        .filter(|f| allow.iter().any(|a| a == f.code))
-    {
+pub fn accept(findings: &mut [Finding], allow: &[Code]) {
+    for f in findings.iter_mut().filter(|f| allow.contains(&f.code)) {
         f.severity = Severity::Info;
     }
 }
 
 /// "irq-on-cpu ×20, rt-throttling": codes with their counts, in order.
 pub fn summarize_codes<'a>(findings: impl Iterator<Item = &'a Finding>) -> String {
-    let mut counts: Vec<(&str, usize)> = Vec::new();
+    let mut counts: Vec<(Code, usize)> = Vec::new();
     for f in findings {
         match counts.iter_mut().find(|(c, _)| *c == f.code) {
             Some((_, n)) => *n += 1,
@@ -169,6 +84,21 @@ pub fn summarize_codes<'a>(findings: impl Iterator<Item = &'a Finding>) -> Strin
         .collect::<Vec<_>>()
         .join(", ")
 }
+
+/// One check: the function and the codes it can emit.
+type Check = (fn(&Context, &mut Vec<Finding>), &'static [Code]);
+
+/// Every check, in the order of their findings. A new subject is a module
+/// with a `check` function and its `CODES`, added here.
+const CHECKS: &[Check] = &[
+    (topology::check, topology::CODES),
+    (isolation::check, isolation::CODES),
+    (irq::check, irq::CODES),
+    (rt::check, rt::CODES),
+    (memory::check, memory::CODES),
+    (env::check, env::CODES),
+    (claims::check, claims::CODES),
+];
 
 /// The CPUs the checks look at: the chosen ones, or every allowed CPU when
 /// the affinity is left unchanged.
@@ -205,15 +135,31 @@ pub fn check_claimed(
         critical,
     };
     let mut out = Vec::new();
-    topology::check(&ctx, &mut out);
-    isolation::check(&ctx, &mut out);
-    irq::check(&ctx, &mut out);
-    rt::check(&ctx, &mut out);
-    memory::check(&ctx, &mut out);
-    env::check(&ctx, &mut out);
-    claims::check(&ctx, &mut out);
+    for (check, codes) in CHECKS {
+        let from = out.len();
+        check(&ctx, &mut out);
+        debug_assert!(
+            out[from..].iter().all(|f| codes.contains(&f.code)),
+            "a check emitted a code missing from its CODES"
+        );
+    }
     if !req.shows_info() {
         out.retain(|f| f.severity == Severity::Warning);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every finding code belongs to exactly one check.
+    #[test]
+    fn every_code_has_one_check() {
+        let mut all: Vec<Code> = CHECKS.iter().flat_map(|(_, c)| c.iter().copied()).collect();
+        all.sort_unstable();
+        let mut want = Code::ALL.to_vec();
+        want.sort_unstable();
+        assert_eq!(all, want);
+    }
 }

@@ -2,9 +2,18 @@
 //! fork, nice values that do not apply (`sched(7)`,
 //! `Documentation/scheduler/sched-rt-group.rst`).
 
-use super::{Context, Finding, Severity};
+use super::{Code, Context, Finding, Severity};
 use crate::cpuset::CpuSet;
 use crate::request::Policy;
+
+/// The codes the rt check can emit.
+pub(super) const CODES: &[Code] = &[
+    Code::RtThrottling,
+    Code::RtCompetitor,
+    Code::RtPriority99,
+    Code::DeadlineCannotFork,
+    Code::NiceIgnored,
+];
 
 pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
     let policy = ctx.req.sched.policy;
@@ -15,7 +24,7 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
         && runtime < period
     {
         out.push(Finding::new(
-            "rt-throttling",
+            Code::RtThrottling,
             Severity::Warning,
             &ctx.cpus,
             format!(
@@ -33,7 +42,7 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
                 && t.cpus.is_subset(&ctx.cpus)
         }) {
             out.push(Finding::new(
-                "rt-competitor",
+                Code::RtCompetitor,
                 Severity::Warning,
                 &t.cpus,
                 format!(
@@ -49,7 +58,7 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
     }
     if let Some(Policy::Fifo(99) | Policy::Rr(99)) = policy {
         out.push(Finding::new(
-            "rt-priority-99",
+            Code::RtPriority99,
             Severity::Warning,
             &ctx.cpus,
             "real-time priority 99 equals the kernel's own per-CPU threads (migration, watchdogs) and can starve them".into(),
@@ -58,7 +67,7 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
     }
     if let (Some(Policy::Deadline { .. }), false) = (policy, ctx.req.sched.reset_on_fork) {
         out.push(Finding::new(
-            "deadline-cannot-fork",
+            Code::DeadlineCannotFork,
             Severity::Warning,
             &CpuSet::new(),
             "a SCHED_DEADLINE task cannot fork (fork fails with EAGAIN): shells and most daemons will fail".into(),
@@ -69,7 +78,7 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
         (ctx.req.sched.nice, policy)
     {
         out.push(Finding::new(
-            "nice-ignored",
+            Code::NiceIgnored,
             Severity::Warning,
             &CpuSet::new(),
             format!("--nice {n} is set but has no effect while the policy is real-time or deadline (it applies to SCHED_OTHER and SCHED_BATCH)"),

@@ -1,15 +1,18 @@
 //! Topology findings: SMT siblings requested together, inconsistent
 //! firmware data.
 
-use super::{Context, Finding, Severity};
+use super::{Code, Context, Finding, Severity};
 use crate::cpuset::CpuSet;
 use crate::plan::cores_of;
 use crate::words::cpus_phrase;
 
+/// The codes the topology check can emit.
+pub(super) const CODES: &[Code] = &[Code::SmtSiblingsShared, Code::FirmwareData];
+
 pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
     for w in &ctx.sys.warnings {
         out.push(Finding::new(
-            "firmware-data",
+            Code::FirmwareData,
             Severity::Warning,
             &CpuSet::new(),
             w.clone(),
@@ -34,7 +37,7 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
                 })
                 .collect();
             out.push(Finding::new(
-                "smt-siblings-shared",
+                Code::SmtSiblingsShared,
                 Severity::Warning,
                 &all,
                 format!(

@@ -5,7 +5,7 @@
 use super::CoreChoice;
 use crate::claim::Claims;
 use crate::cpuset::CpuSet;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorCode, Result};
 
 /// The CPUs an `--exclusive` launch claims: every thread of each chosen
 /// core, and the chosen CPUs themselves.
@@ -24,7 +24,7 @@ pub(super) fn refuse_claimed(option: &str, cpus: &CpuSet, claims: &Claims) -> Re
         return Ok(());
     }
     Err(Error::new(
-        "cpu-claimed",
+        ErrorCode::CpuClaimed,
         format!(
             "{option}: {} claimed: {}",
             if taken.len() == 1 {
@@ -59,7 +59,7 @@ pub(super) fn skip_claimed(
     let holders = claims.describe(&taken_cpus);
     if free.len() < n {
         return Err(Error::new(
-            "no-free-core",
+            ErrorCode::NoFreeCore,
             format!(
                 "--cores {n}: no free core{}: {} of the {} whole cores in the candidates {candidate} {} claimed ({holders})",
                 if n == 1 { "" } else { "s" },

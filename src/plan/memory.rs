@@ -3,7 +3,7 @@
 
 use super::placement::require_nodes;
 use crate::cpuset::NodeSet;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorCode, Result};
 use crate::request::{MemoryRequest, NodeChoice};
 use crate::system::{AllowedSource, SystemState};
 use crate::words::nodes_phrase;
@@ -64,7 +64,7 @@ fn validate_mem_nodes(sys: &SystemState, option: &str, nodes: &NodeSet) -> Resul
     require_nodes(sys, option, nodes)?;
     if let Some(bad) = nodes.iter().find(|id| !sys.nodes[id].has_memory) {
         let e = Error::new(
-            "node-without-memory",
+            ErrorCode::NodeWithoutMemory,
             format!("{option}: node {bad} has no memory"),
         );
         return Err(match nearest_memory_node(sys, bad) {
@@ -78,7 +78,7 @@ fn validate_mem_nodes(sys: &SystemState, option: &str, nodes: &NodeSet) -> Resul
         let outside = nodes.difference(allowed);
         if !outside.is_empty() {
             return Err(Error::new(
-                "node-not-allowed",
+                ErrorCode::NodeNotAllowed,
                 format!(
                     "{option}: {} outside the memory nodes this process may use ({}allowed memory nodes {})",
                     nodes_phrase(&outside),
@@ -116,7 +116,7 @@ pub(super) fn plan_memory(
         MemoryRequest::Bind(None) => {
             let n = chosen_nodes.filter(|n| !n.is_empty()).ok_or_else(|| {
                 Error::new(
-                    "membind-needs-nodes",
+                    ErrorCode::MembindNeedsNodes,
                     "--membind: no NODES given and no placement to take them from",
                 )
                 .hint("give the nodes (--membind=0) or a placement (--node, --cpus, --cores)")

@@ -6,7 +6,7 @@ use super::CoreChoice;
 use super::claims::{refuse_claimed, skip_claimed};
 use crate::claim::Claims;
 use crate::cpuset::{CpuSet, NodeSet};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorCode, Result};
 use crate::request::Placement;
 use crate::system::SystemState;
 use crate::words::{cpus_phrase, nodes_phrase, or_none};
@@ -20,7 +20,7 @@ fn validate_cpus(sys: &SystemState, cpus: &CpuSet) -> Result<()> {
     if !missing.is_empty() {
         let verb = if missing.len() == 1 { "does" } else { "do" };
         return Err(Error::new(
-            "cpu-not-found",
+            ErrorCode::CpuNotFound,
             format!(
                 "--cpus: {} {verb} not exist: this machine's CPUs are {}",
                 cpus_phrase(&missing),
@@ -33,7 +33,7 @@ fn validate_cpus(sys: &SystemState, cpus: &CpuSet) -> Result<()> {
     if !absent.is_empty() && !sys.present.is_empty() {
         let verb = if absent.len() == 1 { "is" } else { "are" };
         return Err(Error::new(
-            "cpu-not-present",
+            ErrorCode::CpuNotPresent,
             format!(
                 "--cpus: {} {verb} possible but not present (an empty hotplug slot; present: {})",
                 cpus_phrase(&absent),
@@ -46,7 +46,7 @@ fn validate_cpus(sys: &SystemState, cpus: &CpuSet) -> Result<()> {
     if !offline.is_empty() {
         let verb = if offline.len() == 1 { "is" } else { "are" };
         return Err(Error::new(
-            "cpu-offline",
+            ErrorCode::CpuOffline,
             format!("--cpus: {} {verb} offline (online: {})", cpus_phrase(&offline), sys.online),
         )
         .hint(format!(
@@ -59,7 +59,7 @@ fn validate_cpus(sys: &SystemState, cpus: &CpuSet) -> Result<()> {
     if !outside.is_empty() {
         let verb = if outside.len() == 1 { "is" } else { "are" };
         return Err(Error::new(
-            "cpu-not-allowed",
+            ErrorCode::CpuNotAllowed,
             format!("--cpus: {} {verb} outside {}", cpus_phrase(&outside), sys.allowed_phrase()),
         )
         .hint(format!(
@@ -75,7 +75,7 @@ fn validate_cpus(sys: &SystemState, cpus: &CpuSet) -> Result<()> {
 pub(super) fn require_nodes(sys: &SystemState, option: &str, nodes: &NodeSet) -> Result<()> {
     if sys.nodes.is_empty() {
         return Err(Error::new(
-            "no-numa",
+            ErrorCode::NoNuma,
             format!("{option}: this machine exposes no NUMA nodes (no /sys/devices/system/node)"),
         )
         .hint("leave out the node options: the machine has a single memory domain"));
@@ -83,7 +83,7 @@ pub(super) fn require_nodes(sys: &SystemState, option: &str, nodes: &NodeSet) ->
     let unknown = nodes.difference(&sys.node_ids());
     if !unknown.is_empty() {
         return Err(Error::new(
-            "node-not-found",
+            ErrorCode::NodeNotFound,
             format!(
                 "{option}: {} not found: this machine's nodes are {}",
                 nodes_phrase(&unknown),
@@ -106,7 +106,7 @@ fn node_cpus(sys: &SystemState, nodes: &NodeSet) -> Result<CpuSet> {
         let n = &sys.nodes[&id];
         if n.cpus.is_empty() {
             return Err(Error::new(
-                "node-without-cpus",
+                ErrorCode::NodeWithoutCpus,
                 format!("--node: node {id} has no CPUs (memory-only node)"),
             )
             .hint(format!(
@@ -220,7 +220,7 @@ pub(super) fn place(sys: &SystemState, p: &Placement, claims: &Claims) -> Result
             let not_iso = cpus.difference(&sys.isolated);
             if !not_iso.is_empty() {
                 return Err(Error::new(
-                    "cpu-not-isolated",
+                    ErrorCode::CpuNotIsolated,
                     format!("--isolated: {} not isolated (isolated CPUs: {})", cpus_phrase(&not_iso), or_none(&sys.isolated)),
                 )
                 .hint("isolate them at boot (isolcpus=domain,managed_irq,LIST nohz_full=LIST) or with a cgroup v2 isolated partition"));
@@ -230,7 +230,7 @@ pub(super) fn place(sys: &SystemState, p: &Placement, claims: &Claims) -> Result
             let off = cpus.difference(ncpus);
             if !off.is_empty() {
                 return Err(Error::new(
-                    "cpu-not-on-node",
+                    ErrorCode::CpuNotOnNode,
                     format!(
                         "--cpus/--node: {} not on {} (its CPUs are {})",
                         cpus_phrase(&off),
@@ -249,7 +249,7 @@ pub(super) fn place(sys: &SystemState, p: &Placement, claims: &Claims) -> Result
             c = c.intersection(ncpus);
             if c.is_empty() {
                 return Err(Error::new(
-                    "node-not-allowed",
+                    ErrorCode::NodeNotAllowed,
                     format!(
                         "--node: {} has CPUs {}, none of them online and inside {}",
                         nodes_phrase(nodes),
@@ -268,7 +268,7 @@ pub(super) fn place(sys: &SystemState, p: &Placement, claims: &Claims) -> Result
             c = c.intersection(&sys.isolated);
             if c.is_empty() {
                 return Err(Error::new(
-                    "no-isolated-cpus",
+                    ErrorCode::NoIsolatedCpus,
                     format!("--isolated: no isolated CPU is available here (isolated: {}, candidates: {})", or_none(&sys.isolated), sys.allowed),
                 )
                 .hint("isolate CPUs at boot (isolcpus=domain,managed_irq,LIST nohz_full=LIST rcu_nocbs=LIST) or with a cgroup v2 isolated partition"));
@@ -277,7 +277,7 @@ pub(super) fn place(sys: &SystemState, p: &Placement, claims: &Claims) -> Result
         }
         if c.is_empty() {
             return Err(Error::new(
-                "no-cpus-allowed",
+                ErrorCode::NoCpusAllowed,
                 format!(
                     "no CPU is both online ({}) and inside {}",
                     or_none(&sys.online),
@@ -320,7 +320,7 @@ pub(super) fn place(sys: &SystemState, p: &Placement, claims: &Claims) -> Result
                     .join(" ")
             ));
         }
-        return Err(Error::new("not-enough-cores", msg).hint(
+        return Err(Error::new(ErrorCode::NotEnoughCores, msg).hint(
             "ask for fewer cores, or widen the candidates (--node, --cpus, the cgroup cpuset)",
         ));
     }

@@ -3,7 +3,7 @@
 //! runtime, SCHED_DEADLINE without the capability or on a narrow affinity).
 
 use crate::cpuset::CpuSet;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorCode, Result};
 use crate::request::{Policy, SchedRequest};
 use crate::system::SystemState;
 
@@ -21,7 +21,7 @@ pub(super) fn plan_sched(
         Some(Policy::Fifo(_)) | Some(Policy::Rr(_)) if matches!(&sys.rt_group.v1_runtime, Some((p, 0)) if p != "/") =>
         {
             return Err(Error::new(
-                "rt-group-no-runtime",
+                ErrorCode::RtGroupNoRuntime,
                 format!(
                     "real-time policy refused: RT group scheduling gives this process's cgroup {} no real-time runtime (cpu.rt_runtime_us = 0), so the kernel answers EPERM",
                     sys.rt_group.v1_runtime.as_ref().map_or("", |(p, _)| p.as_str())
@@ -34,7 +34,7 @@ pub(super) fn plan_sched(
                 && u64::from(prio) > limit
             {
                 return Err(Error::new(
-                    "rtprio-not-permitted",
+                    ErrorCode::RtprioNotPermitted,
                     format!("real-time priority {prio} exceeds RLIMIT_RTPRIO {limit}, and CAP_SYS_NICE is missing"),
                 )
                 .hint(format!("raise the limit (systemd LimitRTPRIO={prio}, limits.conf `rtprio {prio}`), or grant CAP_SYS_NICE (AmbientCapabilities=CAP_SYS_NICE)")));
@@ -43,7 +43,7 @@ pub(super) fn plan_sched(
         Some(Policy::Deadline { .. }) => {
             if no_cap {
                 return Err(Error::new(
-                    "deadline-not-permitted",
+                    ErrorCode::DeadlineNotPermitted,
                     "SCHED_DEADLINE needs CAP_SYS_NICE, which this process lacks",
                 )
                 .hint("run as root or grant CAP_SYS_NICE (AmbientCapabilities=CAP_SYS_NICE)"));
@@ -59,7 +59,7 @@ pub(super) fn plan_sched(
                 };
                 if !span.is_subset(cpus) {
                     return Err(Error::new(
-                        "deadline-affinity",
+                        ErrorCode::DeadlineAffinity,
                         format!(
                             "--deadline: the affinity {} is narrower than its root domain {}; the kernel refuses SCHED_DEADLINE tasks that cannot run on every CPU of their root domain (EPERM/EBUSY)",
                             cpus, span

@@ -5,7 +5,7 @@
 
 use super::root::Root;
 use crate::claim::{self, Claim, Claims, Holder, Liveness, Record, Verdict};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorCode, Result};
 use nix::fcntl::OFlag;
 use nix::sys::stat::Mode;
 use std::fs::File;
@@ -51,7 +51,7 @@ pub struct StateDir {
 
 fn dir_error(path: &Path, what: impl std::fmt::Display) -> Error {
     Error::new(
-        "state-dir",
+        ErrorCode::StateDir,
         format!("claims: state directory {}: {what}", path.display()),
     )
 }
@@ -393,7 +393,7 @@ pub fn identity() -> Result<(u32, u64, u32)> {
     let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
     let (_, start) = claim::parse_stat(&stat).ok_or_else(|| {
         Error::new(
-            "claim-failed",
+            ErrorCode::ClaimFailed,
             "--exclusive: cannot read this process's start time from /proc/self/stat",
         )
         .hint("claims need procfs mounted at /proc")

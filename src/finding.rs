@@ -1,0 +1,273 @@
+//! Findings as data: a [`Finding`] (code, severity, the CPUs, nodes and
+//! IRQs concerned, message, hint) and the closed list of finding [`Code`]s.
+//! The checks that produce them are [`crate::check`]; pinrun(1)'s CHECKS
+//! list ([`Code::man_list`]) and `--allow` validation ([`Code::parse`]) are
+//! derived from [`Code::ALL`], so a new code is one variant here (with its
+//! man text) and one entry in the `CODES` of the check that emits it.
+
+use crate::cpuset::CpuSet;
+use serde::Serialize;
+use std::fmt;
+
+/// Declares [`Code`]: each variant with its kebab-case name and its man
+/// text (roff, pinrun(1) CHECKS), in the order of the man page.
+macro_rules! finding_codes {
+    ($($(#[$doc:meta])* $variant:ident = $name:literal, $man:literal;)*) => {
+        /// Every finding code pinrun emits (pinrun(1) CHECKS and CLAIMS),
+        /// printed in kebab-case (`irq-on-cpu`) in text and JSON.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum Code {
+            $($(#[$doc])* $variant,)*
+        }
+
+        impl Code {
+            /// Every code, in the order of pinrun(1) CHECKS.
+            pub const ALL: &'static [Code] = &[$(Code::$variant,)*];
+
+            /// The kebab-case name.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(Code::$variant => $name,)*
+                }
+            }
+
+            /// What the code means and the fix: pinrun(1) CHECKS text (roff).
+            pub fn man(self) -> &'static str {
+                match self {
+                    $(Code::$variant => $man,)*
+                }
+            }
+        }
+    };
+}
+
+finding_codes! {
+    /// `not-isolated`.
+    NotIsolated = "not-isolated",
+        r#"a chosen CPU is not in /sys/devices/system/cpu/isolated nor a cgroup v2
+isolated partition; when isolcpus= lists it without the domain flag, the
+message says what the given flags do instead. Fix: isolcpus=domain,managed_irq,LIST.
+"#;
+    /// `not-nohz-full`.
+    NotNohzFull = "not-nohz-full",
+        r#"the scheduler tick still runs on the CPU. Fix: nohz_full=LIST.
+"#;
+    /// `not-rcu-nocbs`.
+    NotRcuNocbs = "not-rcu-nocbs",
+        r#"RCU callbacks run on the CPU. Fix: rcu_nocbs=LIST (implied by nohz_full=).
+"#;
+    /// `isolation-not-applied`.
+    IsolationNotApplied = "isolation-not-applied",
+        r#"isolcpus= or nohz_full= asks for a CPU the kernel did not isolate (usually the
+boot CPU); pinrun trusts sysfs.
+"#;
+    /// `isolcpus-unknown-flag`.
+    IsolcpusUnknownFlag = "isolcpus-unknown-flag",
+        r#"isolcpus= has a flag other than nohz, domain, managed_irq: the kernel ignores it.
+"#;
+    /// `isolated-no-balancing`.
+    IsolatedNoBalancing = "isolated-no-balancing",
+        r#"several chosen CPUs, all domain-isolated: threads are never moved between them.
+"#;
+    /// `sibling-not-isolated`.
+    SiblingNotIsolated = "sibling-not-isolated",
+        r#"an SMT sibling of an isolated chosen CPU is not isolated.
+"#;
+    /// `partition-invalid`.
+    PartitionInvalid = "partition-invalid",
+        r#"the caller's cgroup v2 partition reads "isolated invalid (...)".
+"#;
+    /// `irq-on-cpu`.
+    IrqOnCpu = "irq-on-cpu",
+        r#"a device IRQ's effective affinity (effective_affinity_list, else
+smp_affinity_list, else smp_affinity) includes a chosen CPU. Fix: write the
+housekeeping CPUs to /proc/irq/N/smp_affinity_list; ban the CPUs in irqbalance.
+"#;
+    /// `managed-irq-on-cpu`.
+    ManagedIrqOnCpu = "managed-irq-on-cpu",
+        r#"the same for a kernel-managed IRQ (from debugfs), which cannot be moved. Fix:
+isolcpus=managed_irq,LIST.
+"#;
+    /// `default-irq-affinity`.
+    DefaultIrqAffinity = "default-irq-affinity",
+        r#"/proc/irq/default_smp_affinity (or irqaffinity=) includes a chosen CPU.
+"#;
+    /// `rt-throttling`.
+    RtThrottling = "rt-throttling",
+        r#"a real-time policy while kernel.sched_rt_runtime_us is below the period: the
+message gives the stall per period.
+"#;
+    /// `rt-competitor`.
+    RtCompetitor = "rt-competitor",
+        r#"a runnable user-space SCHED_FIFO/SCHED_RR process confined to the chosen CPUs
+has the same or a higher priority.
+"#;
+    /// `cpuidle-deep-states`.
+    CpuidleDeepStates = "cpuidle-deep-states",
+        r#"(info) a chosen CPU may enter an idle state with an exit latency above 10 us.
+Fix: cpupower idle-set -D 10.
+"#;
+    /// `rt-priority-99`.
+    RtPriority99 = "rt-priority-99",
+        r#"SCHED_FIFO/SCHED_RR priority 99; use 1\-98.
+"#;
+    /// `deadline-cannot-fork`.
+    DeadlineCannotFork = "deadline-cannot-fork",
+        r#"SCHED_DEADLINE without --reset-on-fork: the command cannot fork (EAGAIN).
+"#;
+    /// `nice-ignored`.
+    NiceIgnored = "nice-ignored",
+        r#"--nice with a real-time or deadline policy, where it has no effect.
+"#;
+    /// `cpu-claimed`.
+    CpuClaimed = "cpu-claimed",
+        r#"the command would run on CPUs another launch claimed (--exclusive) or kubelet assigned to a container; use --cores N, which skips them, or --wait.
+"#;
+    /// `claim-record-unusable`.
+    ClaimRecordUnusable = "claim-record-unusable",
+        r#"a record in the state directory is a symlink, not a regular file, unreadable or corrupt; remove it if its process is gone.
+"#;
+    /// `claim-state-unusable`.
+    ClaimStateUnusable = "claim-state-unusable",
+        r#"the state directory cannot be read or locked (permissions, a lock held for seconds) or kubelet's cpu_manager_state is damaged: those claims are not respected.
+"#;
+    /// `bind-low-memory`.
+    BindLowMemory = "bind-low-memory",
+        r#"strict bind to nodes with less than 512 MiB free: the OOM killer fires while
+other nodes have memory. Fix: --preferred.
+"#;
+    /// `memory-remote`.
+    MemoryRemote = "memory-remote",
+        r#"bound or preferred memory is farther (node distance) than the CPUs' own node.
+"#;
+    /// `memory-partly-remote`.
+    MemoryPartlyRemote = "memory-partly-remote",
+        r#"(info) the CPUs span several nodes and memory is remote to some.
+"#;
+    /// `numa-balancing`.
+    NumaBalancing = "numa-balancing",
+        r#"(info) kernel.numa_balancing is on together with a bind.
+"#;
+    /// `env-thread-binding`.
+    EnvThreadBinding = "env-thread-binding",
+        r#"OMP_PROC_BIND, OMP_PLACES, GOMP_CPU_AFFINITY or KMP_AFFINITY is set.
+"#;
+    /// `cpufreq-governor`.
+    CpufreqGovernor = "cpufreq-governor",
+        r#"(info) the governor of a chosen CPU is not performance.
+"#;
+    /// `smt-siblings-shared`.
+    SmtSiblingsShared = "smt-siblings-shared",
+        r#"requested CPUs share physical cores as SMT siblings (one finding lists every pair); use --cores to get whole cores.
+"#;
+    /// `firmware-data`.
+    FirmwareData = "firmware-data",
+        r#"the kernel's topology is inconsistent (a CPU listed in two nodes); check firmware.
+"#;
+}
+
+impl Code {
+    /// The code named `name` (kebab-case, as printed), if any.
+    pub fn parse(name: &str) -> Option<Code> {
+        Code::ALL.iter().copied().find(|c| c.as_str() == name)
+    }
+
+    /// Every name, sorted (for the `--allow` hint).
+    pub fn sorted_names() -> Vec<&'static str> {
+        let mut v: Vec<&str> = Code::ALL.iter().map(|c| c.as_str()).collect();
+        v.sort_unstable();
+        v
+    }
+
+    /// pinrun(1) CHECKS list: a `.TP` paragraph per code, in [`Code::ALL`] order.
+    pub fn man_list() -> String {
+        Code::ALL
+            .iter()
+            .map(|c| format!(".TP\n.B {}\n{}", c.as_str(), c.man()))
+            .collect()
+    }
+}
+
+impl fmt::Display for Code {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for Code {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+/// How serious a finding is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Worth knowing; never refuses, not printed before exec unless `-v`.
+    Info,
+    /// Risky; printed before exec, refuses the launch under `--strict`.
+    Warning,
+}
+
+/// One finding, with a stable kebab-case `code` (documented in pinrun(1)).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    /// Stable identifier, e.g. [`Code::IrqOnCpu`] (`irq-on-cpu`).
+    pub code: Code,
+    /// Info or warning.
+    pub severity: Severity,
+    /// CPUs concerned, ascending.
+    pub cpus: Vec<u32>,
+    /// Nodes concerned, ascending.
+    pub nodes: Vec<u32>,
+    /// IRQ numbers concerned, ascending.
+    pub irqs: Vec<u32>,
+    /// One line.
+    pub message: String,
+    /// The fix.
+    pub hint: String,
+}
+
+impl Finding {
+    /// A finding about `cpus`.
+    pub fn new(
+        code: Code,
+        severity: Severity,
+        cpus: &CpuSet,
+        message: String,
+        hint: impl Into<String>,
+    ) -> Self {
+        Finding {
+            code,
+            severity,
+            cpus: cpus.to_vec(),
+            nodes: Vec::new(),
+            irqs: Vec::new(),
+            message,
+            hint: hint.into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_kebab_case_and_parse_back() {
+        let names = Code::sorted_names();
+        let mut unique = names.clone();
+        unique.dedup();
+        assert_eq!(unique.len(), Code::ALL.len());
+        for c in Code::ALL {
+            assert!(
+                c.as_str()
+                    .chars()
+                    .all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '-')
+            );
+            assert_eq!(Code::parse(c.as_str()), Some(*c));
+        }
+        assert_eq!(Code::parse("no-such-code"), None);
+    }
+}
