@@ -54,7 +54,7 @@ pub fn systemd(
 ) -> String {
     let mut s = String::from("[Service]\n");
     let inexpressible = req.claims.exclusive
-        || matches!(plan.sched.policy, Some(Policy::Deadline { .. }))
+        || plan.sched.policy.is_some_and(Policy::is_deadline)
         || plan.memory.as_ref().is_some_and(|m| {
             matches!(m.mode, MemMode::PreferredMany | MemMode::WeightedInterleave)
         });
@@ -86,19 +86,6 @@ pub fn systemd(
     }
     let sched = &plan.sched;
     match sched.policy {
-        Some(Policy::Other) => line("CPUSchedulingPolicy=other".into()),
-        Some(Policy::Batch) => line("CPUSchedulingPolicy=batch".into()),
-        Some(Policy::Idle) => line("CPUSchedulingPolicy=idle".into()),
-        Some(Policy::Fifo(p)) | Some(Policy::Rr(p)) => {
-            let name = if matches!(sched.policy, Some(Policy::Fifo(_))) {
-                "fifo"
-            } else {
-                "rr"
-            };
-            line(format!("CPUSchedulingPolicy={name}"));
-            line(format!("CPUSchedulingPriority={p}"));
-            line("# systemd sets the policy before dropping privileges: these directives need no LimitRTPRIO=".into());
-        }
         Some(Policy::Deadline {
             runtime,
             deadline,
@@ -106,6 +93,14 @@ pub fn systemd(
         }) => line(format!(
             "# SCHED_DEADLINE (runtime {runtime}ns, deadline {deadline}ns, period {period}ns) has no systemd directive: keep pinrun as the ExecStart= prefix"
         )),
+        // systemd's CPUSchedulingPolicy= takes the short names.
+        Some(p) => {
+            line(format!("CPUSchedulingPolicy={}", p.name()));
+            if let Some(prio) = p.rt_priority() {
+                line(format!("CPUSchedulingPriority={prio}"));
+                line("# systemd sets the policy before dropping privileges: these directives need no LimitRTPRIO=".into());
+            }
+        }
         None => {}
     }
     if sched.reset_on_fork {

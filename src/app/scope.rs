@@ -27,7 +27,7 @@ pub fn for_request(req: &Request) -> Scope {
     Scope {
         topology,
         memory: req.memory.is_some(),
-        rt: matches!(req.sched.policy, Some(Policy::Fifo(_) | Policy::Rr(_))),
+        rt: req.sched.policy.is_some_and(Policy::is_rt),
         sched: req.sched.is_requested(),
         irqs: req.uses_findings() && (req.latency_critical() || req.shows_info()),
         info: req.shows_info(),
@@ -42,7 +42,7 @@ pub fn for_request(req: &Request) -> Scope {
 /// states only when info findings can be shown
 /// ([`crate::request::Request::shows_info`]).
 pub fn read_extras_for(sys: &mut SystemState, root: &Root, req: &Request, cpus: &CpuSet) {
-    let rt = matches!(req.sched.policy, Some(Policy::Fifo(_) | Policy::Rr(_)));
+    let rt = req.sched.policy.is_some_and(Policy::is_rt);
     let self_pid = req.sysroot.is_none().then(std::process::id);
     sys.read_extras(
         root,

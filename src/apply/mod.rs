@@ -20,12 +20,6 @@ const MPOL_LOCAL: i32 = 4;
 const MPOL_PREFERRED_MANY: i32 = 5;
 const MPOL_WEIGHTED_INTERLEAVE: i32 = 6;
 
-const SCHED_OTHER: u32 = 0;
-const SCHED_FIFO: u32 = 1;
-const SCHED_RR: u32 = 2;
-const SCHED_BATCH: u32 = 3;
-const SCHED_IDLE: u32 = 5;
-const SCHED_DEADLINE: u32 = 6;
 const SCHED_FLAG_RESET_ON_FORK: u64 = 0x01;
 
 fn errno_name(e: &io::Error) -> String {
@@ -103,29 +97,18 @@ pub fn sched_attr(current: ffi::SchedAttr, req: &SchedRequest) -> ffi::SchedAttr
         a.sched_runtime = 0;
         a.sched_deadline = 0;
         a.sched_period = 0;
-        a.sched_policy = match p {
-            Policy::Other => SCHED_OTHER,
-            Policy::Batch => SCHED_BATCH,
-            Policy::Idle => SCHED_IDLE,
-            Policy::Fifo(prio) => {
-                a.sched_priority = prio;
-                SCHED_FIFO
-            }
-            Policy::Rr(prio) => {
-                a.sched_priority = prio;
-                SCHED_RR
-            }
-            Policy::Deadline {
-                runtime,
-                deadline,
-                period,
-            } => {
-                a.sched_runtime = runtime;
-                a.sched_deadline = deadline;
-                a.sched_period = period;
-                SCHED_DEADLINE
-            }
-        };
+        a.sched_policy = p.number();
+        a.sched_priority = p.rt_priority().unwrap_or(0);
+        if let Policy::Deadline {
+            runtime,
+            deadline,
+            period,
+        } = p
+        {
+            a.sched_runtime = runtime;
+            a.sched_deadline = deadline;
+            a.sched_period = period;
+        }
     }
     if let Some(n) = req.nice {
         a.sched_nice = n;
@@ -179,7 +162,7 @@ fn apply_sched(req: &SchedRequest) -> Result<()> {
                 attr.sched_policy, attr.sched_priority, attr.sched_nice
             ),
             e,
-            attr.sched_policy == SCHED_DEADLINE,
+            attr.sched_policy == Policy::SCHED_DEADLINE,
         )
     })
 }
@@ -239,7 +222,7 @@ pub fn apply(plan: &Plan, possible: &CpuSet) -> Result<()> {
     if let Some(m) = &plan.memory {
         apply_memory(m.mode, &m.nodes)?;
     }
-    let deadline = matches!(plan.sched.policy, Some(Policy::Deadline { .. }));
+    let deadline = plan.sched.policy.is_some_and(Policy::is_deadline);
     if let (true, Some(cpus)) = (deadline, &plan.cpus) {
         apply_affinity(cpus, possible)?;
     }
@@ -281,7 +264,7 @@ mod tests {
         );
         assert_eq!(
             (a.sched_policy, a.sched_priority, a.sched_nice),
-            (SCHED_FIFO, 10, 5)
+            (Policy::SCHED_FIFO, 10, 5)
         );
         let a = sched_attr(
             cur,
@@ -293,7 +276,7 @@ mod tests {
         );
         assert_eq!(
             (a.sched_policy, a.sched_nice, a.sched_flags),
-            (SCHED_OTHER, -3, 1)
+            (Policy::SCHED_OTHER, -3, 1)
         );
     }
 }

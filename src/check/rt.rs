@@ -17,7 +17,7 @@ pub(super) const CODES: &[Code] = &[
 
 pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
     let policy = ctx.req.sched.policy;
-    let rt = matches!(policy, Some(Policy::Fifo(_) | Policy::Rr(_)));
+    let rt = policy.is_some_and(Policy::is_rt);
     let p = &ctx.sys.process;
     if let (true, Some(runtime), Some(period)) = (rt, p.rt_runtime_us, p.rt_period_us)
         && runtime >= 0
@@ -34,7 +34,7 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
             "if the program never yields, disable throttling with `sysctl kernel.sched_rt_runtime_us=-1` (only with your own watchdog), or keep a housekeeping CPU free of real-time load",
         ));
     }
-    if let Some(Policy::Fifo(prio) | Policy::Rr(prio)) = policy {
+    if let Some(prio) = policy.and_then(Policy::rt_priority) {
         for t in ctx.sys.rt_tasks.iter().filter(|t| {
             t.state == 'R'
                 && t.priority >= prio
@@ -56,7 +56,7 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
             ));
         }
     }
-    if let Some(Policy::Fifo(99) | Policy::Rr(99)) = policy {
+    if policy.and_then(Policy::rt_priority) == Some(99) {
         out.push(Finding::new(
             Code::RtPriority99,
             Severity::Warning,
@@ -65,7 +65,7 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
             "use a priority from 1 to 98",
         ));
     }
-    if let (Some(Policy::Deadline { .. }), false) = (policy, ctx.req.sched.reset_on_fork) {
+    if policy.is_some_and(Policy::is_deadline) && !ctx.req.sched.reset_on_fork {
         out.push(Finding::new(
             Code::DeadlineCannotFork,
             Severity::Warning,
@@ -74,9 +74,7 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
             "add --reset-on-fork so that children start as SCHED_OTHER, or exec a program that never forks",
         ));
     }
-    if let (Some(n), Some(Policy::Fifo(_) | Policy::Rr(_) | Policy::Deadline { .. })) =
-        (ctx.req.sched.nice, policy)
-    {
+    if let (Some(n), true) = (ctx.req.sched.nice, policy.is_some_and(Policy::ignores_nice)) {
         out.push(Finding::new(
             Code::NiceIgnored,
             Severity::Warning,

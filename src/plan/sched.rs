@@ -17,9 +17,10 @@ pub(super) fn plan_sched(
     own_permissions: bool,
 ) -> Result<()> {
     let no_cap = own_permissions && sys.process.cap_sys_nice == Some(false);
-    match sched.policy {
-        Some(Policy::Fifo(_)) | Some(Policy::Rr(_)) if matches!(&sys.rt_group.v1_runtime, Some((p, 0)) if p != "/") =>
-        {
+    let rt_priority = sched.policy.and_then(Policy::rt_priority);
+    let deadline = sched.policy.is_some_and(Policy::is_deadline);
+    match rt_priority {
+        Some(_) if matches!(&sys.rt_group.v1_runtime, Some((p, 0)) if p != "/") => {
             return Err(Error::new(
                 ErrorCode::RtGroupNoRuntime,
                 format!(
@@ -29,7 +30,7 @@ pub(super) fn plan_sched(
             )
             .hint("grant it runtime (echo 950000 > <cgroup>/cpu.rt_runtime_us, parents first), or run pinrun in the root cpu cgroup"));
         }
-        Some(Policy::Fifo(prio)) | Some(Policy::Rr(prio)) => {
+        Some(prio) => {
             if let (true, Some(limit)) = (no_cap, sys.process.rtprio_limit)
                 && u64::from(prio) > limit
             {
@@ -40,7 +41,7 @@ pub(super) fn plan_sched(
                 .hint(format!("raise the limit (systemd LimitRTPRIO={prio}, limits.conf `rtprio {prio}`), or grant CAP_SYS_NICE (AmbientCapabilities=CAP_SYS_NICE)")));
             }
         }
-        Some(Policy::Deadline { .. }) => {
+        None if deadline => {
             if no_cap {
                 return Err(Error::new(
                     ErrorCode::DeadlineNotPermitted,

@@ -16,37 +16,24 @@ use std::fmt::Write;
 
 fn policy_json(sched: &crate::request::SchedRequest) -> Value {
     let mut v = json!({"reset_on_fork": sched.reset_on_fork, "nice": sched.nice});
-    let (name, prio) = match sched.policy {
-        None => ("unchanged", None),
-        Some(Policy::Other) => ("other", None),
-        Some(Policy::Batch) => ("batch", None),
-        Some(Policy::Idle) => ("idle", None),
-        Some(Policy::Fifo(p)) => ("fifo", Some(p)),
-        Some(Policy::Rr(p)) => ("rr", Some(p)),
-        Some(Policy::Deadline {
-            runtime,
-            deadline,
-            period,
-        }) => {
-            v["runtime_ns"] = json!(runtime);
-            v["deadline_ns"] = json!(deadline);
-            v["period_ns"] = json!(period);
-            ("deadline", None)
-        }
-    };
-    v["policy"] = json!(name);
-    v["priority"] = json!(prio);
+    if let Some(Policy::Deadline {
+        runtime,
+        deadline,
+        period,
+    }) = sched.policy
+    {
+        v["runtime_ns"] = json!(runtime);
+        v["deadline_ns"] = json!(deadline);
+        v["period_ns"] = json!(period);
+    }
+    v["policy"] = json!(sched.policy.map_or("unchanged", Policy::name));
+    v["priority"] = json!(sched.policy.and_then(Policy::rt_priority));
     v
 }
 
 fn sched_text(sched: &crate::request::SchedRequest) -> String {
     let mut parts = vec![match sched.policy {
         None => "policy unchanged".to_string(),
-        Some(Policy::Other) => "SCHED_OTHER".into(),
-        Some(Policy::Batch) => "SCHED_BATCH".into(),
-        Some(Policy::Idle) => "SCHED_IDLE".into(),
-        Some(Policy::Fifo(p)) => format!("SCHED_FIFO priority {p}"),
-        Some(Policy::Rr(p)) => format!("SCHED_RR priority {p}"),
         Some(Policy::Deadline {
             runtime,
             deadline,
@@ -54,6 +41,10 @@ fn sched_text(sched: &crate::request::SchedRequest) -> String {
         }) => {
             format!("SCHED_DEADLINE runtime {runtime}ns deadline {deadline}ns period {period}ns")
         }
+        Some(p) => match p.rt_priority() {
+            Some(prio) => format!("{} priority {prio}", p.kernel_name()),
+            None => p.kernel_name().to_string(),
+        },
     }];
     parts.push(match sched.nice {
         Some(n) => format!("nice {n}"),

@@ -5,6 +5,7 @@
 
 use super::root::Root;
 use crate::cpuset::CpuSet;
+use crate::request::Policy;
 
 /// A SCHED_FIFO or SCHED_RR task on the machine.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,11 +34,6 @@ pub struct IdleState {
 /// `PF_KTHREAD` (`include/linux/sched.h`): the flag (field 9 of
 /// `/proc/<pid>/stat`) of a kernel thread.
 const PF_KTHREAD: u64 = 0x0020_0000;
-
-/// `SCHED_FIFO` and `SCHED_RR` (`sched(7)`), as in field 41 of
-/// `/proc/<pid>/stat` and from `sched_getscheduler(2)`.
-const SCHED_FIFO: i32 = 1;
-const SCHED_RR: i32 = 2;
 
 /// Every user-space SCHED_FIFO/SCHED_RR process (main threads) except
 /// `self_pid`, in ascending pid order.
@@ -103,7 +99,7 @@ pub fn read_rt_tasks_live(root: &Root, self_pid: Option<u32>) -> Option<Vec<RtTa
         pids.into_iter()
             .filter(|p| Some(*p) != self_pid)
             .filter(|&pid| match crate::ffi::sched_getscheduler(pid) {
-                Ok(policy) => policy == SCHED_FIFO || policy == SCHED_RR,
+                Ok(policy) => Policy::is_rt_number(i64::from(policy)),
                 Err(e) => e.raw_os_error() != Some(libc::ESRCH),
             })
             .filter_map(|pid| read_rt_task(root, pid))
@@ -127,11 +123,11 @@ fn read_rt_task(root: &Root, pid: u32) -> Option<RtTask> {
     let comm = stat[stat.find('(')? + 1..close].to_string();
     let f: Vec<&str> = stat[close + 1..].split_whitespace().collect();
     // f[0] is field 3 (state); field n is f[n - 3].
-    let policy: i32 = f.get(38)?.parse().ok()?;
+    let policy: i64 = f.get(38)?.parse().ok()?;
     // Field 9 flags: PF_KTHREAD marks kernel threads, whose per-CPU RT
     // threads (migration/N) are the kernel's own.
     let flags: u64 = f.get(6)?.parse().ok()?;
-    if (policy != SCHED_FIFO && policy != SCHED_RR) || flags & PF_KTHREAD != 0 {
+    if !Policy::is_rt_number(policy) || flags & PF_KTHREAD != 0 {
         return None;
     }
     let status = root.read(&format!("/proc/{pid}/status"))?;
