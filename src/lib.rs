@@ -7,10 +7,10 @@
 
 pub mod app;
 pub mod apply;
+pub mod boot_params;
 pub mod check;
 pub mod claim;
 pub mod cli;
-pub mod cmdline;
 pub mod cpuset;
 pub mod emit;
 pub mod error;
@@ -19,6 +19,7 @@ pub mod exec;
 pub mod ffi;
 pub mod finding;
 pub mod manual;
+pub mod output;
 pub mod plan;
 pub mod report;
 pub mod request;

@@ -8,7 +8,7 @@ mod common;
 use common::{is_root, pinrun, stat_field};
 use pinrun::cpuset::CpuSet;
 use pinrun::system::Root;
-use pinrun::system::extras::{RtTask, read_rt_tasks, read_rt_tasks_files, read_rt_tasks_live};
+use pinrun::system::rt_tasks::{RtTask, read_rt_tasks, read_rt_tasks_files, read_rt_tasks_live};
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 

@@ -136,7 +136,7 @@ pub fn plan(
         match plan_claimed(sys, req, &claims) {
             Ok(plan) => {
                 if !said.is_empty() && !req.output.quiet {
-                    crate::report::to_stderr(&format!(
+                    crate::output::to_stderr(&format!(
                         "pinrun: the cores are free after {:.1}s\n",
                         start.elapsed().as_secs_f64()
                     ));
@@ -158,7 +158,7 @@ pub fn plan(
                 }
                 drop(dir);
                 if e.message != said {
-                    crate::report::to_stderr(&format!(
+                    crate::output::to_stderr(&format!(
                         "pinrun: waiting{}: {}\n",
                         limit.map_or(String::new(), |l| format!(" up to {:.1}s", l.as_secs_f64())),
                         e.message

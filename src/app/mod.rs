@@ -1,61 +1,28 @@
-//! The whole run of the `pinrun` command (DESIGN §1's flow): parse the
-//! command line, read the machine, plan and check, then print the plan or
-//! findings (`--dry-run`, `--check`, `--show`, `--emit`) or apply and exec.
-//! Output goes through one stdout path ([`print_out`]); errors are
-//! `pinrun: <what>: <why>` with a `hint:` line. `src/main.rs` only turns
-//! [`main`]'s result into the process's exit status.
+//! The whole run of the `pinrun` command (DESIGN §1's flow), as a table of
+//! contents: [`main`] parses the command line; [`run`] resolves the
+//! command, reads the machine once with the scope decided up front
+//! ([`scope`]), and hands over to one function per mode: [`show`],
+//! [`dry_run`], [`check`], [`emit`] or [`launch`] (apply and exec). The
+//! modes but `--show` plan and check first ([`plan_and_check`], with the
+//! claims flow of [`claims`]). All output goes through [`crate::output`];
+//! errors are `pinrun: <what>: <why>` with a `hint:` line. `src/main.rs`
+//! only turns [`main`]'s result into the process's exit status.
 
-use crate::cli::{Cli, Generate};
-use crate::error::{Error, ErrorCode, Exit};
-use crate::request::{Mode, Request};
-use crate::system::{Root, SystemState};
 pub mod claims;
 pub mod scope;
 
-use crate::{apply, check, exec, ffi, report};
+use crate::check::{Finding, Severity};
+use crate::cli::{Cli, Generate};
+use crate::error::{Error, ErrorCode, Exit};
+use crate::output::{print_error, print_out, stdout_failed, to_stderr};
+use crate::plan::Plan;
+use crate::request::{Mode, Request};
+use crate::system::{Root, SystemState};
+use crate::{apply, exec, ffi, report};
 use clap::{CommandFactory, Parser};
 use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
-
-/// Writes `text` to stdout. A reader that has gone away (`pinrun --show |
-/// head -1`) ends pinrun by SIGPIPE, silently, as it ends other tools
-/// (when the caller ignored SIGPIPE, it is an error like any other write
-/// error: pinrun's own failure, exit 125).
-fn print_out(text: &str) -> Result<(), Error> {
-    if ffi::std_fd_closed_at_start(1) {
-        return Err(stdout_failed(std::io::Error::from_raw_os_error(
-            libc::EBADF,
-        )));
-    }
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())
-        .and_then(|()| out.flush())
-        .map_err(stdout_failed)
-}
-
-/// A failed write to stdout: death by SIGPIPE for a pipe without a reader
-/// (unless the caller ignores SIGPIPE), else pinrun's own failure.
-fn stdout_failed(e: std::io::Error) -> Error {
-    if e.kind() == std::io::ErrorKind::BrokenPipe && !ffi::sigpipe_ignored_at_start() {
-        ffi::die_by_sigpipe();
-    }
-    Error::new(ErrorCode::Io, format!("writing stdout: {e}"))
-}
-
-/// The error on stderr (first, so that a stdout without a reader cannot
-/// lose it), and with `--json` as `{"error": ...}` on stdout.
-fn print_error(e: &Error, json: bool) {
-    {
-        let mut err = std::io::stderr().lock();
-        let _ = writeln!(err, "pinrun: {}", e.message);
-        if let Some(h) = &e.hint {
-            let _ = writeln!(err, "hint: {h}");
-        }
-    }
-    if json {
-        let _ = print_out(&format!("{}\n", report::error_json(e)));
-    }
-}
 
 /// pinrun(1): clap_mangen's generated sections plus the hand-written ones.
 fn render_man(cmd: clap::Command, out: &mut dyn Write) -> std::io::Result<()> {
@@ -95,14 +62,28 @@ fn generate(what: Generate) -> ExitCode {
     }
 }
 
-/// Runs the request; returns the exit status for the modes, or never
-/// returns when the command is exec'd.
+/// Runs the request: the exit status of a mode, or never returns when the
+/// command is exec'd.
 fn run(req: Request) -> Result<Exit, Error> {
-    let resolved = if req.mode == Mode::Run {
-        Some(exec::resolve(&req.command[0])?)
-    } else {
-        None
+    // The command is looked up first: a typo is reported before anything
+    // is read.
+    let command = match req.mode {
+        Mode::Run => Some(exec::resolve(&req.command[0])?),
+        _ => None,
     };
+    let root = open_root(&req)?;
+    let sys = SystemState::read_scoped(&root, &scope::for_request(&req));
+    match req.mode {
+        Mode::Show => show(&root, &sys, &req),
+        Mode::DryRun => dry_run(&req, &plan_and_check(&root, sys, &req)?),
+        Mode::Check => check(&req, &plan_and_check(&root, sys, &req)?),
+        Mode::Emit => emit(&req, &plan_and_check(&root, sys, &req)?),
+        Mode::Run => launch(&root, &req, plan_and_check(&root, sys, &req)?, command),
+    }
+}
+
+/// The machine's root: `/`, or `--sysroot DIR` when it is a machine dump.
+fn open_root(req: &Request) -> Result<Root, Error> {
     let root = Root::new(req.sysroot.clone().unwrap_or_else(|| "/".into()));
     if !root.exists("/sys/devices/system/cpu") {
         return Err(Error::new(
@@ -114,89 +95,128 @@ fn run(req: Request) -> Result<Exit, Error> {
         )
         .hint("point --sysroot at a directory laid out like / with sys/ and proc/"));
     }
-    let mut sys = SystemState::read_scoped(&root, &scope::for_request(&req));
-    let out = req.output.clone();
-    if req.mode == Mode::Show {
-        let (claims, _) = claims::read_claims(&root, &req, false)?;
-        let live = req.sysroot.is_none().then(|| claims::state_dir(&req));
-        if out.json {
-            let mut v = report::show_json(&sys);
-            report::add_claims_json(&mut v, &claims, claims::now());
-            print_out(&format!("{v}\n"))?;
-        } else {
-            print_out(&crate::show::text(&sys, out.verbose))?;
-            print_out(&report::claims_text(
-                &claims,
-                claims::now(),
-                live.as_deref(),
-            ))?;
-        }
-        return Ok(Exit::Success);
+    Ok(root)
+}
+
+/// `--show`: the machine and the claims.
+fn show(root: &Root, sys: &SystemState, req: &Request) -> Result<Exit, Error> {
+    let (claims, _) = claims::read_claims(root, req, false)?;
+    if req.output.json {
+        let mut v = report::show_json(sys);
+        report::add_claims_json(&mut v, &claims, claims::now());
+        print_out(&format!("{v}\n"))?;
+    } else {
+        let live = req.sysroot.is_none().then(|| claims::state_dir(req));
+        print_out(&crate::show::text(sys, req.output.verbose))?;
+        print_out(&report::claims_text(
+            &claims,
+            claims::now(),
+            live.as_deref(),
+        ))?;
     }
+    Ok(Exit::Success)
+}
+
+/// A request planned and checked on the machine.
+struct Planned {
+    /// The machine, with what the checks of the chosen CPUs read.
+    sys: SystemState,
+    /// The plan.
+    plan: Plan,
+    /// Every finding, `--allow`ed codes downgraded to info.
+    findings: Vec<Finding>,
+    /// For `--exclusive`: the locked state directory (see [`claims::Guard`]).
+    guard: Option<claims::Guard>,
+}
+
+/// Plans `req` against the claims (waiting with `--wait`), reads what the
+/// checks of the chosen CPUs need, and checks.
+fn plan_and_check(root: &Root, mut sys: SystemState, req: &Request) -> Result<Planned, Error> {
     // Claims (issue 5): `guard` holds the state directory's lock and, once
     // written, this launch's record; dropping it on failure removes both.
-    let (plan, claims, mut guard) = claims::plan(&root, &sys, &req)?;
-    let checked = check::checked_cpus(&sys, &plan);
-    scope::read_extras_for(&mut sys, &root, &req, &checked);
-    let mut findings = check::check_claimed(&sys, &req, &plan, &claims);
-    check::accept(&mut findings, &out.allow);
-    match req.mode {
-        Mode::Emit => {
-            print_out(&crate::emit::systemd(
-                &req,
-                &plan,
-                &findings,
-                &invocation_without_emit(),
-            ))?;
-            return Ok(Exit::Success);
-        }
-        Mode::DryRun => {
-            if out.json {
-                print_out(&format!("{}\n", report::plan_json(&req, &plan, &findings)))?;
-            } else {
-                print_out(&report::plan_text(&req, &plan, &findings))?;
-            }
-            return Ok(Exit::Success);
-        }
-        Mode::Check => {
-            let text = if out.json {
-                format!(
-                    "{}\n",
-                    serde_json::json!({"findings": report::findings_json(&findings)})
-                )
-            } else if findings.is_empty() {
-                "no findings\n".to_string()
-            } else {
-                findings.iter().map(report::finding_text).collect()
-            };
-            print_out(&text)?;
-            // Clean means no warning; info findings are printed but do not fail.
-            let warned = findings
-                .iter()
-                .any(|f| f.severity == check::Severity::Warning);
-            return Ok(if warned {
-                Exit::Findings
-            } else {
-                Exit::Success
-            });
-        }
-        _ => {}
+    let (plan, claims, guard) = claims::plan(root, &sys, req)?;
+    let checked = crate::check::checked_cpus(&sys, &plan);
+    scope::read_extras_for(&mut sys, root, req, &checked);
+    let mut findings = crate::check::check_claimed(&sys, req, &plan, &claims);
+    crate::check::accept(&mut findings, &req.output.allow);
+    Ok(Planned {
+        sys,
+        plan,
+        findings,
+        guard,
+    })
+}
+
+/// `--dry-run`: the plan and its findings.
+fn dry_run(req: &Request, p: &Planned) -> Result<Exit, Error> {
+    if req.output.json {
+        print_out(&format!(
+            "{}\n",
+            report::plan_json(req, &p.plan, &p.findings)
+        ))?;
+    } else {
+        print_out(&report::plan_text(req, &p.plan, &p.findings))?;
     }
-    let warnings: Vec<_> = findings
+    Ok(Exit::Success)
+}
+
+/// `--check`: the findings; exit 1 when one is a warning (info findings
+/// are printed but do not fail).
+fn check(req: &Request, p: &Planned) -> Result<Exit, Error> {
+    let text = if req.output.json {
+        format!(
+            "{}\n",
+            serde_json::json!({"findings": report::findings_json(&p.findings)})
+        )
+    } else if p.findings.is_empty() {
+        "no findings\n".to_string()
+    } else {
+        p.findings.iter().map(report::finding_text).collect()
+    };
+    print_out(&text)?;
+    let warned = p.findings.iter().any(|f| f.severity == Severity::Warning);
+    Ok(if warned {
+        Exit::Findings
+    } else {
+        Exit::Success
+    })
+}
+
+/// `--emit systemd`: the plan as unit directives.
+fn emit(req: &Request, p: &Planned) -> Result<Exit, Error> {
+    print_out(&crate::emit::systemd(
+        req,
+        &p.plan,
+        &p.findings,
+        &invocation_without_emit(),
+    ))?;
+    Ok(Exit::Success)
+}
+
+/// A launch: the warnings (or, under `--strict`, the refusal), the claim
+/// record, then memory policy, scheduling and affinity, then exec. Returns
+/// only on failure.
+fn launch(
+    root: &Root,
+    req: &Request,
+    mut p: Planned,
+    command: Option<PathBuf>,
+) -> Result<Exit, Error> {
+    let out = &req.output;
+    let warnings: Vec<&Finding> = p
+        .findings
         .iter()
-        .filter(|f| f.severity == check::Severity::Warning)
+        .filter(|f| f.severity == Severity::Warning)
         .collect();
     if out.verbose {
         // The plan with every finding (info included), once.
-        report::to_stderr(&report::plan_text(&req, &plan, &findings));
+        to_stderr(&report::plan_text(req, &p.plan, &p.findings));
     } else if !out.quiet {
-        let mut err = std::io::stderr().lock();
-        for f in findings
+        let text: String = warnings
             .iter()
-            .filter(|f| f.severity == check::Severity::Warning)
-        {
-            let _ = write!(err, "pinrun: {}", report::finding_text(f));
-        }
+            .map(|f| format!("pinrun: {}", report::finding_text(f)))
+            .collect();
+        to_stderr(&text);
     }
     if out.strict && !warnings.is_empty() {
         return Err(Error::new(
@@ -204,29 +224,28 @@ fn run(req: Request) -> Result<Exit, Error> {
             format!(
                 "refusing to run under --strict: {} warning(s): {}",
                 warnings.len(),
-                check::summarize_codes(warnings.iter().copied())
+                crate::check::summarize_codes(warnings.iter().copied())
             ),
         )
         .hint("fix what the warnings say, accept known ones with --allow CODE[,CODE], or drop --strict"));
     }
-    if let Some(g) = guard.as_mut() {
-        let record = g.claim(&plan, &req)?;
+    if let Some(g) = p.guard.as_mut() {
+        let record = g.claim(&p.plan, req)?;
         if out.verbose {
-            report::to_stderr(&format!("pinrun: claimed in {}\n", record.display()));
+            to_stderr(&format!("pinrun: claimed in {}\n", record.display()));
         }
     }
-    apply::apply(&plan, &sys.possible).map_err(|e| {
+    apply::apply(&p.plan, &p.sys.possible).map_err(|e| {
         if e.code != ErrorCode::SchedFailed || e.errno() != Some(nix::errno::Errno::EPERM) {
             return e;
         }
-        let config = crate::system::cgroup::read_rt_group_config(&root);
-        match check::rt::eperm_diagnosis(&sys, config) {
+        let config = crate::system::cgroup::read_rt_group_config(root);
+        match crate::check::rt::eperm_diagnosis(&p.sys, config) {
             Some(why) => e.hint(why),
             None => e,
         }
     })?;
-    let path = resolved.unwrap_or_default();
-    Err(exec::exec(&path, &req.command))
+    Err(exec::exec(&command.unwrap_or_default(), &req.command))
 }
 
 /// pinrun's own arguments (before `--`), lossily as text; never panics on

@@ -1,5 +1,5 @@
 //! Rendering plans, findings and the machine as text or JSON (DESIGN §4).
-//! Pure: returns strings; `main` prints them.
+//! Pure: returns strings; [`crate::output`] prints them.
 
 pub mod claims;
 
@@ -236,12 +236,4 @@ pub fn show_json(sys: &SystemState) -> Value {
         "nohz_full": sys.nohz_full.to_vec(),
         "warnings": sys.warnings,
     })
-}
-
-/// Writes `text` to stderr, ignoring errors: notes and warnings before
-/// exec must not stop a launch whose stderr is closed or a pipe without a
-/// reader (`eprint!` would panic).
-pub fn to_stderr(text: &str) {
-    use std::io::Write;
-    let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }

@@ -1,5 +1,5 @@
 //! The caller's cpuset: which CPUs its cgroup lets it use
-//! (`Documentation/admin-guide/cgroup-v2.rst` "Cpuset", `cpuset(7)` for v1).
+//! (`Documentation/admin-guide/cgroup-v2.rst` "CgroupCpuset", `cpuset(7)` for v1).
 //!
 //! The cgroup comes from `/proc/self/cgroup` (fallback `/proc/self/cpuset`,
 //! as hwloc does), the mount point from `/proc/self/mountinfo` (fallback
@@ -14,7 +14,7 @@ use crate::cpuset::CpuSet;
 
 /// The cpuset that limits the caller, and where it was read.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Cpuset {
+pub struct CgroupCpuset {
     /// The cgroup path as the process sees it (`/docker/abc`, `/`).
     pub cgroup: String,
     /// The file read, as an absolute path on the machine (not below the root).
@@ -212,7 +212,7 @@ fn as_refs(v: &[String]) -> Vec<&str> {
 
 /// The cpuset limiting this process, or `None` when no cpuset information
 /// exists (no cpuset controller mounted, or files unreadable).
-pub fn read_cpuset(root: &Root, me: &SelfCgroup) -> Option<Cpuset> {
+pub fn read_cpuset(root: &Root, me: &SelfCgroup) -> Option<CgroupCpuset> {
     let mounts = &me.mounts;
     let (v2_path, v1_path) = cgroup_paths(root, me);
     let v1 = mounts
@@ -246,7 +246,7 @@ pub fn read_cpuset(root: &Root, me: &SelfCgroup) -> Option<Cpuset> {
         .is_v2()
         .then(|| root.read_value(&format!("{dir}/cpuset.cpus.partition")))
         .flatten();
-    Some(Cpuset {
+    Some(CgroupCpuset {
         cgroup: path.clone(),
         file,
         cpus,

@@ -4,15 +4,16 @@
 
 pub mod cgroup;
 pub mod claims;
-pub mod extras;
+pub mod cpuidle;
 pub mod irq;
 pub mod numa;
 pub mod process;
 pub mod root;
+pub mod rt_tasks;
 pub mod scope;
 pub mod topology;
 
-pub use cgroup::Cpuset;
+pub use cgroup::CgroupCpuset;
 pub use numa::Node;
 pub use process::Process;
 pub use root::Root;
@@ -29,7 +30,7 @@ pub const MAX_CPUS: usize = 65536;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AllowedSource {
     /// The caller's cgroup cpuset.
-    Cgroup(Cpuset),
+    Cgroup(CgroupCpuset),
     /// No cpuset information: `Cpus_allowed_list` of `/proc/self/status`.
     Status,
     /// Neither: every online CPU.
@@ -72,7 +73,7 @@ pub struct SystemState {
     /// Where `isolated` came from.
     pub isolation_source: IsolationSource,
     /// The isolation parameters of `/proc/cmdline`.
-    pub boot: crate::cmdline::BootParams,
+    pub boot: crate::boot_params::BootParams,
     /// Every IRQ and its affinity (`/sys/kernel/irq` or `/proc/interrupts`,
     /// and `/proc/irq`); from `/sys/kernel/irq` the names and counts of the
     /// IRQs on the checked CPUs are read by [`SystemState::read_extras`]
@@ -80,10 +81,10 @@ pub struct SystemState {
     pub irqs: irq::Irqs,
     /// Competing real-time tasks; read by [`SystemState::read_extras`] only
     /// when a real-time policy is requested.
-    pub rt_tasks: Vec<extras::RtTask>,
+    pub rt_tasks: Vec<rt_tasks::RtTask>,
     /// Enabled idle states of the chosen CPUs; read by
     /// [`SystemState::read_extras`].
-    pub idle_states: BTreeMap<u32, Vec<extras::IdleState>>,
+    pub idle_states: BTreeMap<u32, Vec<cpuidle::IdleState>>,
     /// RT group scheduling limits on the caller.
     pub rt_group: cgroup::RtGroup,
     /// `kernel.numa_balancing`.
@@ -137,7 +138,7 @@ impl SystemState {
             (None, None) => (sets.online.clone(), AllowedSource::Online),
         };
         let cmdline = root.read_value("/proc/cmdline").unwrap_or_default();
-        let boot = crate::cmdline::parse(&cmdline, sets.possible.last());
+        let boot = crate::boot_params::parse(&cmdline, sets.possible.last());
         let cpu_dir = "/sys/devices/system/cpu";
         let sysfs_isolated = root.read_list(&format!("{cpu_dir}/isolated"));
         let sysfs_nohz = root.read_list(&format!("{cpu_dir}/nohz_full"));
@@ -312,11 +313,11 @@ impl SystemState {
             }
             self.idle_states = cpus
                 .iter()
-                .map(|c| (c, extras::read_idle_states(root, c)))
+                .map(|c| (c, cpuidle::read_idle_states(root, c)))
                 .collect();
         }
         if rt {
-            self.rt_tasks = extras::read_rt_tasks(root, self_pid);
+            self.rt_tasks = rt_tasks::read_rt_tasks(root, self_pid);
         }
     }
 

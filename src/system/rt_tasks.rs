@@ -1,7 +1,7 @@
-//! Reads that only some requests need, done after planning for the chosen
-//! CPUs: competing real-time tasks (`sched_getscheduler(2)` on a live
-//! machine, `/proc/<pid>/stat` and `status`) and CPU idle states
-//! (`Documentation/admin-guide/pm/cpuidle.rst`).
+//! Competing real-time tasks: every user-space SCHED_FIFO/SCHED_RR process
+//! (`sched_getscheduler(2)` on a live machine, `/proc/<pid>/stat` and
+//! `status`). Read after planning, only for `--fifo`/`--rr` launches whose
+//! findings are used (`rt-competitor`).
 
 use super::root::Root;
 use crate::cpuset::CpuSet;
@@ -20,15 +20,6 @@ pub struct RtTask {
     pub state: char,
     /// `Cpus_allowed_list`.
     pub cpus: CpuSet,
-}
-
-/// One enabled idle state of a CPU.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct IdleState {
-    /// `name` (C1, C6, …).
-    pub name: String,
-    /// `latency`: exit latency, µs.
-    pub latency_us: u64,
 }
 
 /// `PF_KTHREAD` (`include/linux/sched.h`): the flag (field 9 of
@@ -142,22 +133,4 @@ fn read_rt_task(root: &Root, pid: u32) -> Option<RtTask> {
         state: f.first()?.chars().next()?,
         cpus,
     })
-}
-
-/// Enabled idle states of `cpu` (`disable` = 0), in index order.
-pub fn read_idle_states(root: &Root, cpu: u32) -> Vec<IdleState> {
-    let dir = format!("/sys/devices/system/cpu/cpu{cpu}/cpuidle");
-    root.numbered_entries(&dir, "state")
-        .into_iter()
-        .filter_map(|k| {
-            let s = format!("{dir}/state{k}");
-            if root.read_int(&format!("{s}/disable")) == Some(1) {
-                return None;
-            }
-            Some(IdleState {
-                name: root.read_value(&format!("{s}/name"))?,
-                latency_us: u64::try_from(root.read_int(&format!("{s}/latency"))?).ok()?,
-            })
-        })
-        .collect()
 }

@@ -1,0 +1,58 @@
+//! Where pinrun's own output goes, and what a failed write means: every
+//! write to stdout and stderr goes through here (the renderers in
+//! [`crate::report`], [`crate::show`] and [`crate::emit`] only return text).
+//!
+//! - stdout ([`print_out`]): a reader that has gone away (`pinrun --show |
+//!   head -1`) ends pinrun by SIGPIPE, silently, as it ends other tools;
+//!   when the caller ignored SIGPIPE, or closed stdout before pinrun
+//!   started, it is pinrun's own failure (exit 125).
+//! - stderr ([`to_stderr`], [`print_error`]): notes, warnings and errors,
+//!   written ignoring errors, so that a closed stderr or a pipe without a
+//!   reader never stops a launch (`eprint!` would panic).
+
+use crate::error::{Error, ErrorCode};
+use crate::ffi;
+use std::io::Write;
+
+/// Writes `text` to stdout (see the module doc for a failed write).
+pub fn print_out(text: &str) -> Result<(), Error> {
+    if ffi::std_fd_closed_at_start(1) {
+        return Err(stdout_failed(std::io::Error::from_raw_os_error(
+            libc::EBADF,
+        )));
+    }
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(stdout_failed)
+}
+
+/// A failed write to stdout: death by SIGPIPE for a pipe without a reader
+/// (unless the caller ignores SIGPIPE), else pinrun's own failure.
+pub fn stdout_failed(e: std::io::Error) -> Error {
+    if e.kind() == std::io::ErrorKind::BrokenPipe && !ffi::sigpipe_ignored_at_start() {
+        ffi::die_by_sigpipe();
+    }
+    Error::new(ErrorCode::Io, format!("writing stdout: {e}"))
+}
+
+/// Writes `text` to stderr, ignoring errors: notes and warnings before
+/// exec must not stop a launch whose stderr is closed or a pipe without a
+/// reader.
+pub fn to_stderr(text: &str) {
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
+}
+
+/// The error as `pinrun: <message>` and `hint: <hint>` on stderr (first,
+/// so that a stdout without a reader cannot lose it), and with `--json` as
+/// `{"error": ...}` on stdout.
+pub fn print_error(e: &Error, json: bool) {
+    let mut text = format!("pinrun: {}\n", e.message);
+    if let Some(h) = &e.hint {
+        text.push_str(&format!("hint: {h}\n"));
+    }
+    to_stderr(&text);
+    if json {
+        let _ = print_out(&format!("{}\n", crate::report::error_json(e)));
+    }
+}
