@@ -25,4 +25,6 @@ pub mod report;
 pub mod request;
 pub mod show;
 pub mod system;
+#[doc(hidden)]
+pub mod testkit;
 pub mod words;

@@ -152,6 +152,163 @@ pub fn check_claimed(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::claim::{Claim, Holder};
+    use crate::testkit::{Machine, cpus, request};
+
+    /// 2 packages (nodes 0 and 1) × 4 cores × 2 threads: CPU 0's sibling
+    /// is 8; node 0 holds 0-3,8-11, node 1 holds 4-7,12-15.
+    fn machine() -> Machine {
+        Machine::new(2, 4, 2)
+    }
+
+    /// The findings of `pinrun ARGS` on `sys`, as (code, severity, CPUs).
+    fn findings(sys: &SystemState, args: &[&str]) -> Vec<(Code, Severity, CpuSet)> {
+        let req = request(args);
+        let plan = crate::plan::plan(sys, &req).expect("a plan");
+        check(sys, &req, &plan)
+            .into_iter()
+            .map(|f| (f.code, f.severity, f.cpus.into_iter().collect()))
+            .collect()
+    }
+
+    fn find(all: &[(Code, Severity, CpuSet)], code: Code) -> Option<(Severity, CpuSet)> {
+        all.iter()
+            .find(|(c, _, _)| *c == code)
+            .map(|(_, s, set)| (*s, set.clone()))
+    }
+
+    #[test]
+    fn cpus_that_are_not_isolated_are_named() {
+        let sys = machine().isolated("4-7").build();
+        let f = findings(&sys, &["--check", "--cpus", "2-5"]);
+        assert_eq!(
+            find(&f, Code::NotIsolated),
+            Some((Severity::Warning, cpus("2-3")))
+        );
+        assert_eq!(
+            find(&f, Code::NotNohzFull),
+            Some((Severity::Warning, cpus("2-3")))
+        );
+    }
+
+    #[test]
+    fn disturbances_are_info_unless_latency_critical() {
+        let sys = machine().build();
+        let plain = findings(&sys, &["--dry-run", "--cpus", "1"]);
+        assert_eq!(
+            find(&plain, Code::NotIsolated),
+            Some((Severity::Info, cpus("1")))
+        );
+        let rt = findings(&sys, &["--dry-run", "--cpus", "1", "--fifo", "10"]);
+        assert_eq!(
+            find(&rt, Code::NotIsolated),
+            Some((Severity::Warning, cpus("1")))
+        );
+    }
+
+    #[test]
+    fn an_isolated_cpu_whose_sibling_is_not_is_found() {
+        // CPU 4's sibling is 12, which is not isolated.
+        let sys = machine().isolated("4").build();
+        let f = findings(&sys, &["--check", "--cpus", "4"]);
+        assert_eq!(find(&f, Code::NotIsolated), None);
+        assert_eq!(
+            find(&f, Code::SiblingNotIsolated).map(|(s, _)| s),
+            Some(Severity::Warning)
+        );
+    }
+
+    #[test]
+    fn requested_smt_siblings_are_one_finding() {
+        let sys = machine().build();
+        let f = findings(&sys, &["--check", "--cpus", "0,8"]);
+        assert_eq!(
+            find(&f, Code::SmtSiblingsShared).map(|(_, c)| c),
+            Some(cpus("0,8"))
+        );
+        let apart = findings(&sys, &["--check", "--cpus", "0-1"]);
+        assert_eq!(find(&apart, Code::SmtSiblingsShared), None);
+    }
+
+    #[test]
+    fn rt_priority_99_and_nice_with_rt_are_warnings() {
+        let sys = machine().build();
+        let f = findings(&sys, &["--dry-run", "--fifo", "99", "--nice", "5"]);
+        assert_eq!(
+            find(&f, Code::RtPriority99).map(|(s, _)| s),
+            Some(Severity::Warning)
+        );
+        assert!(find(&f, Code::NiceIgnored).is_some());
+        let dl = findings(
+            &sys,
+            &[
+                "--dry-run",
+                "--deadline",
+                "--sched-runtime",
+                "1ms",
+                "--sched-period",
+                "10ms",
+            ],
+        );
+        assert!(find(&dl, Code::DeadlineCannotFork).is_some());
+    }
+
+    #[test]
+    fn memory_bound_to_a_remote_node_is_found() {
+        let sys = machine().build();
+        let f = findings(&sys, &["--dry-run", "--cpus", "0", "--membind", "1"]);
+        assert!(find(&f, Code::MemoryRemote).is_some());
+        let local = findings(&sys, &["--dry-run", "--cpus", "0", "--membind", "0"]);
+        assert_eq!(find(&local, Code::MemoryRemote), None);
+    }
+
+    #[test]
+    fn a_strict_bind_to_a_nearly_full_node_is_a_hazard() {
+        let sys = machine().free_mib(1, 100).build();
+        let f = findings(&sys, &["--dry-run", "--membind", "1"]);
+        assert_eq!(
+            find(&f, Code::BindLowMemory).map(|(s, _)| s),
+            Some(Severity::Warning)
+        );
+    }
+
+    #[test]
+    fn claimed_cpus_come_from_check_claimed_and_allow_downgrades() {
+        let sys = machine().build();
+        let req = request(&["--dry-run", "--cpus", "1-2"]);
+        let plan = crate::plan::plan(&sys, &req).unwrap();
+        let claims = Claims {
+            claims: vec![Claim {
+                holder: Holder::Kubelet {
+                    pod: "p".into(),
+                    container: "c".into(),
+                },
+                cpus: cpus("2,10"),
+            }],
+            ..Default::default()
+        };
+        let mut f = check_claimed(&sys, &req, &plan, &claims);
+        let claimed = f
+            .iter()
+            .find(|f| f.code == Code::CpuClaimed)
+            .expect("cpu-claimed");
+        assert_eq!(
+            (claimed.severity, claimed.cpus.clone()),
+            (Severity::Warning, vec![2])
+        );
+        assert_eq!(f.last().map(|f| f.code), Some(Code::CpuClaimed));
+        accept(&mut f, &[Code::CpuClaimed]);
+        assert!(
+            f.iter()
+                .all(|f| f.code != Code::CpuClaimed || f.severity == Severity::Info)
+        );
+    }
+
+    #[test]
+    fn a_quiet_launch_computes_no_findings() {
+        let sys = machine().build();
+        assert!(findings(&sys, &["--quiet", "--cpus", "1", "true"]).is_empty());
+    }
 
     /// Every finding code belongs to exactly one check.
     #[test]

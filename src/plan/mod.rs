@@ -110,3 +110,212 @@ pub fn plan_claimed(sys: &SystemState, req: &Request, claims: &Claims) -> Result
         reasons,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::claim::{Claim, Holder};
+    use crate::error::ErrorCode;
+    use crate::testkit::{Machine, cpus, request};
+
+    /// 2 packages (nodes 0 and 1) × 4 cores × 2 threads: CPU 0's sibling
+    /// is 8; node 0 holds 0-3,8-11, node 1 holds 4-7,12-15.
+    fn machine() -> Machine {
+        Machine::new(2, 4, 2)
+    }
+
+    fn refusal(sys: &SystemState, args: &[&str]) -> ErrorCode {
+        plan(sys, &request(args)).expect_err("a refusal").code
+    }
+
+    #[test]
+    fn cores_are_chosen_compactly_one_thread_each() {
+        let sys = machine().build();
+        let p = plan(&sys, &request(&["--dry-run", "--cores", "2"])).unwrap();
+        assert_eq!(p.cpus, Some(cpus("0-1")));
+        assert_eq!(p.nodes, cpus("0"));
+        assert_eq!(p.cores.len(), 2);
+        assert_eq!(p.cores[0].cpus, cpus("0,8"));
+        assert_eq!(p.cores[1].core, Some(1));
+    }
+
+    #[test]
+    fn smt_takes_every_sibling_of_the_chosen_cores() {
+        let sys = machine().build();
+        let p = plan(&sys, &request(&["--dry-run", "--cores", "2", "--smt"])).unwrap();
+        assert_eq!(p.cpus, Some(cpus("0-1,8-9")));
+    }
+
+    #[test]
+    fn node_narrows_the_cores_to_its_package() {
+        let sys = machine().build();
+        let p = plan(
+            &sys,
+            &request(&["--dry-run", "--node", "1", "--cores", "1"]),
+        )
+        .unwrap();
+        assert_eq!(p.cpus, Some(cpus("4")));
+        assert_eq!(p.cores[0].package, Some(1));
+        assert_eq!(p.nodes, cpus("1"));
+    }
+
+    #[test]
+    fn cores_spill_over_nodes_only_when_no_node_holds_them() {
+        let sys = machine().build();
+        let p = plan(&sys, &request(&["--dry-run", "--cores", "5"])).unwrap();
+        assert_eq!(p.cpus, Some(cpus("0-4")));
+        assert_eq!(
+            refusal(&sys, &["--dry-run", "--cores", "9"]),
+            ErrorCode::NotEnoughCores
+        );
+    }
+
+    #[test]
+    fn a_core_with_a_sibling_outside_the_candidates_is_not_whole() {
+        // CPU 8 (CPU 0's sibling) is not allowed: core 0 is not whole.
+        let sys = machine().allowed("0-7,9-15").build();
+        let p = plan(&sys, &request(&["--dry-run", "--cores", "1"])).unwrap();
+        assert_eq!(p.cpus, Some(cpus("1")));
+    }
+
+    #[test]
+    fn cpus_that_cannot_be_used_are_refused_by_kind() {
+        let sys = machine().offline("15").allowed("0-13").build();
+        assert_eq!(
+            refusal(&sys, &["--dry-run", "--cpus", "16"]),
+            ErrorCode::CpuNotFound
+        );
+        assert_eq!(
+            refusal(&sys, &["--dry-run", "--cpus", "15"]),
+            ErrorCode::CpuOffline
+        );
+        assert_eq!(
+            refusal(&sys, &["--dry-run", "--cpus", "14"]),
+            ErrorCode::CpuNotAllowed
+        );
+        assert_eq!(
+            refusal(&sys, &["--dry-run", "--node", "2"]),
+            ErrorCode::NodeNotFound
+        );
+        assert_eq!(
+            refusal(&sys, &["--dry-run", "--cpus", "0", "--node", "1"]),
+            ErrorCode::CpuNotOnNode
+        );
+    }
+
+    #[test]
+    fn isolated_takes_only_isolated_cpus() {
+        let sys = machine().isolated("6-7,14-15").build();
+        let p = plan(
+            &sys,
+            &request(&["--dry-run", "--isolated", "--cores", "2", "--smt"]),
+        )
+        .unwrap();
+        assert_eq!(p.cpus, Some(cpus("6-7,14-15")));
+        let plain = machine().build();
+        assert_eq!(
+            refusal(&plain, &["--dry-run", "--isolated"]),
+            ErrorCode::NoIsolatedCpus
+        );
+        assert_eq!(
+            refusal(&sys, &["--dry-run", "--isolated", "--cpus", "5"]),
+            ErrorCode::CpuNotIsolated
+        );
+    }
+
+    #[test]
+    fn membind_without_nodes_binds_to_the_nodes_of_the_cpus() {
+        let sys = machine().build();
+        let p = plan(&sys, &request(&["--dry-run", "--node", "1", "--membind"])).unwrap();
+        let m = p.memory.expect("a memory policy");
+        assert_eq!((m.mode, m.nodes), (MemMode::Bind, cpus("1")));
+        assert_eq!(
+            refusal(&sys, &["--dry-run", "--membind"]),
+            ErrorCode::MembindNeedsNodes
+        );
+    }
+
+    #[test]
+    fn interleave_all_takes_every_node_with_memory() {
+        let sys = machine().without_memory(1).build();
+        let p = plan(&sys, &request(&["--dry-run", "--interleave", "all"])).unwrap();
+        assert_eq!(p.memory.unwrap().nodes, cpus("0"));
+    }
+
+    #[test]
+    fn a_node_without_memory_is_refused_naming_the_nearest() {
+        let sys = machine().without_memory(1).build();
+        let e = plan(&sys, &request(&["--dry-run", "--preferred", "1"])).unwrap_err();
+        assert_eq!(e.code, ErrorCode::NodeWithoutMemory);
+        assert!(e.hint.unwrap().contains("--preferred=0"));
+        assert_eq!(nearest_memory_node(&sys, 1), Some(0));
+    }
+
+    #[test]
+    fn rt_priority_above_the_rlimit_is_refused_without_cap_sys_nice() {
+        let sys = machine().unprivileged(10).build();
+        assert_eq!(
+            refusal(&sys, &["--dry-run", "--fifo", "20"]),
+            ErrorCode::RtprioNotPermitted
+        );
+        assert!(plan(&sys, &request(&["--dry-run", "--rr", "10"])).is_ok());
+        assert_eq!(
+            refusal(
+                &sys,
+                &[
+                    "--dry-run",
+                    "--deadline",
+                    "--sched-runtime",
+                    "1ms",
+                    "--sched-period",
+                    "10ms"
+                ]
+            ),
+            ErrorCode::DeadlineNotPermitted
+        );
+    }
+
+    #[test]
+    fn deadline_needs_its_whole_root_domain() {
+        let sys = machine().build();
+        let dl = [
+            "--dry-run",
+            "--deadline",
+            "--sched-runtime",
+            "1ms",
+            "--sched-period",
+            "10ms",
+        ];
+        let narrow: Vec<&str> = dl.iter().copied().chain(["--cpus", "0-3"]).collect();
+        assert_eq!(refusal(&sys, &narrow), ErrorCode::DeadlineAffinity);
+        assert!(plan(&sys, &request(&dl)).is_ok());
+    }
+
+    #[test]
+    fn claimed_cores_are_skipped_and_claimed_cpus_refused() {
+        let sys = machine().build();
+        let claims = Claims {
+            claims: vec![Claim {
+                holder: Holder::Kubelet {
+                    pod: "p".into(),
+                    container: "c".into(),
+                },
+                cpus: cpus("0,8"),
+            }],
+            ..Default::default()
+        };
+        let p = plan_claimed(&sys, &request(&["--dry-run", "--cores", "1"]), &claims).unwrap();
+        assert_eq!(p.cpus, Some(cpus("1")));
+        let e = plan_claimed(&sys, &request(&["--dry-run", "--cpus", "8"]), &claims).unwrap_err();
+        assert_eq!(e.code, ErrorCode::CpuClaimed);
+        assert_eq!(claim_set(&cpus("1"), &p.cores), cpus("1,9"));
+    }
+
+    #[test]
+    fn no_placement_leaves_the_affinity_unchanged() {
+        let sys = machine().build();
+        let p = plan(&sys, &request(&["--dry-run", "--fifo", "10"])).unwrap();
+        assert_eq!(p.cpus, None);
+        assert!(p.cores.is_empty());
+    }
+}

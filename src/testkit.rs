@@ -1,0 +1,178 @@
+//! An in-memory machine for unit tests of [`crate::plan`] and
+//! [`crate::check`]: a [`Machine`] builder that fills a [`SystemState`]
+//! without reading any file, and [`request`] to parse a command line into a
+//! [`Request`]. Not part of pinrun's interface.
+//!
+//! CPU numbering follows what x86 firmware usually gives Linux: the first
+//! SMT thread of every core first, package by package, then the second
+//! threads (`cpu = thread × cores + package × cores_per_package + core`),
+//! so the SMT siblings of CPU 0 on a 2×4×2 machine are 0 and 8. Each
+//! package is one NUMA node with 16 GiB of memory (8 GiB free); node
+//! distances are 10 (local) and 20 (remote).
+
+use crate::boot_params::BootParams;
+use crate::cpuset::CpuSet;
+use crate::request::Request;
+use crate::system::numa::Node;
+use crate::system::process::Process;
+use crate::system::{AllowedSource, Cpu, IsolationSource, SystemState};
+use std::collections::BTreeMap;
+
+/// Builds a [`SystemState`] (see the module doc for the layout).
+#[derive(Debug, Clone)]
+pub struct Machine {
+    sys: SystemState,
+}
+
+/// A cpulist (`"0-3,8"`); panics on a bad list (test input).
+pub fn cpus(list: &str) -> CpuSet {
+    CpuSet::parse(list).expect("a cpulist")
+}
+
+/// Parses `pinrun ARGS` into a request; panics on a usage error.
+pub fn request(args: &[&str]) -> Request {
+    use clap::Parser;
+    let argv = std::iter::once("pinrun").chain(args.iter().copied());
+    crate::cli::Cli::try_parse_from(argv)
+        .unwrap_or_else(|e| panic!("{args:?}: {e}"))
+        .into_request()
+        .unwrap_or_else(|e| panic!("{args:?}: {}", e.message))
+}
+
+impl Machine {
+    /// `packages` packages (one node each) of `cores` cores with `threads`
+    /// SMT threads each, every CPU online and allowed, nothing isolated.
+    pub fn new(packages: u32, cores: u32, threads: u32) -> Self {
+        let per_thread = packages * cores;
+        let id = |t: u32, p: u32, c: u32| t * per_thread + p * cores + c;
+        let mut cpu_map = BTreeMap::new();
+        let mut nodes = BTreeMap::new();
+        for p in 0..packages {
+            let package_cpus: CpuSet = (0..threads)
+                .flat_map(|t| (0..cores).map(move |c| id(t, p, c)))
+                .collect();
+            for c in 0..cores {
+                let siblings: CpuSet = (0..threads).map(|t| id(t, p, c)).collect();
+                for t in 0..threads {
+                    let n = id(t, p, c);
+                    cpu_map.insert(
+                        n,
+                        Cpu {
+                            id: n,
+                            online: true,
+                            core_id: Some(c),
+                            package: Some(p),
+                            die: Some(0),
+                            cluster: None,
+                            siblings: Some(siblings.clone()),
+                            package_cpus: Some(package_cpus.clone()),
+                            llc: Some(package_cpus.clone()),
+                            node: Some(p),
+                            governor: None,
+                        },
+                    );
+                }
+            }
+            nodes.insert(
+                p,
+                Node {
+                    id: p,
+                    cpus: package_cpus,
+                    mem_total_kb: Some(16 << 20),
+                    mem_free_kb: Some(8 << 20),
+                    distances: (0..packages)
+                        .map(|q| (q, if q == p { 10 } else { 20 }))
+                        .collect(),
+                    has_memory: true,
+                },
+            );
+        }
+        let all: CpuSet = cpu_map.keys().copied().collect();
+        Machine {
+            sys: SystemState {
+                possible: all.clone(),
+                present: all.clone(),
+                online: all.clone(),
+                cpus: cpu_map,
+                nodes,
+                allowed: all,
+                allowed_source: AllowedSource::Online,
+                isolated: CpuSet::new(),
+                nohz_full: CpuSet::new(),
+                nohz_full_source: IsolationSource::Sysfs,
+                isolation_source: IsolationSource::Sysfs,
+                boot: BootParams::default(),
+                irqs: Default::default(),
+                rt_tasks: Vec::new(),
+                idle_states: BTreeMap::new(),
+                rt_group: Default::default(),
+                numa_balancing: None,
+                env_affinity: Vec::new(),
+                cmdline: String::new(),
+                process: Process::default(),
+                warnings: Vec::new(),
+            },
+        }
+    }
+
+    /// Takes `list` offline: out of `online` and `allowed`, without
+    /// topology (as the kernel removes `topology/` of an offline CPU).
+    pub fn offline(mut self, list: &str) -> Self {
+        let off = cpus(list);
+        self.sys.online = self.sys.online.difference(&off);
+        self.sys.allowed = self.sys.allowed.difference(&off);
+        for id in off.iter() {
+            self.sys
+                .cpus
+                .insert(id, crate::system::topology::unread_cpu(id, false));
+        }
+        self
+    }
+
+    /// Limits the allowed CPUs to `list` (as `Cpus_allowed_list` would).
+    pub fn allowed(mut self, list: &str) -> Self {
+        let a = cpus(list);
+        self.sys.allowed = self.sys.online.intersection(&a);
+        self.sys.process.cpus_allowed = Some(a);
+        self.sys.allowed_source = AllowedSource::Status;
+        self
+    }
+
+    /// Domain-isolates `list` and makes it `nohz_full` (as `isolcpus=` and
+    /// `nohz_full=` would).
+    pub fn isolated(mut self, list: &str) -> Self {
+        self.sys.isolated = cpus(list);
+        self.sys.nohz_full = cpus(list);
+        self
+    }
+
+    /// Removes node `id`'s memory (a CPU-only node).
+    pub fn without_memory(mut self, id: u32) -> Self {
+        if let Some(n) = self.sys.nodes.get_mut(&id) {
+            n.has_memory = false;
+            n.mem_total_kb = Some(0);
+            n.mem_free_kb = Some(0);
+        }
+        self
+    }
+
+    /// Sets the free memory of node `id`, in MiB.
+    pub fn free_mib(mut self, id: u32, mib: u64) -> Self {
+        if let Some(n) = self.sys.nodes.get_mut(&id) {
+            n.mem_free_kb = Some(mib * 1024);
+        }
+        self
+    }
+
+    /// The caller lacks CAP_SYS_NICE and has RLIMIT_RTPRIO `limit`.
+    pub fn unprivileged(mut self, rtprio_limit: u64) -> Self {
+        self.sys.process.cap_sys_nice = Some(false);
+        self.sys.process.rtprio_limit = Some(rtprio_limit);
+        self
+    }
+
+    /// The machine.
+    pub fn build(self) -> SystemState {
+        self.sys
+    }
+}
