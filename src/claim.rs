@@ -4,7 +4,7 @@
 //! manager's state file. No I/O here: the state directory is read and
 //! locked by [`crate::system::claims`], written by [`crate::apply::claims`];
 //! planning with claims is [`crate::plan::claims`], their findings
-//! [`crate::check::claims`], the flow [`crate::app::claims`].
+//! `crate::check::claims`, the flow [`crate::app::claims`].
 
 use crate::cpuset::CpuSet;
 use crate::words::{cpus_phrase, shorten};

@@ -43,7 +43,7 @@ pub fn systemd_word(arg: &str) -> String {
 }
 
 /// The `[Service]` section equivalent to `plan`. `pinrun_invocation` is
-/// this pinrun's own command line without `--emit systemd` (argv[0] the
+/// this pinrun's own command line without `--emit systemd` (`argv[0]` the
 /// binary's path): it becomes `ExecStart=` when systemd cannot express the
 /// request, so that pasting the output never loses a claim or a policy.
 pub fn systemd(

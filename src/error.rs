@@ -3,7 +3,7 @@
 //! errno ([`Syscall`]).
 //!
 //! Printed by [`crate::app`] as `pinrun: <message>` and, when known,
-//! `hint: <hint>` on stderr (DESIGN §3 exit statuses: 125 pinrun failed or
+//! `hint: <hint>` on stderr (ARCHITECTURE.md §6 exit statuses: 125 pinrun failed or
 //! refused, 126 the command cannot be executed, 127 the command was not
 //! found); with `--json` also as `{"error": {"code": …}}` on stdout.
 
@@ -11,7 +11,7 @@ use nix::errno::Errno;
 use std::fmt;
 use std::process::ExitCode;
 
-/// pinrun's exit status (DESIGN §3, pinrun(1) EXIT STATUS). When the
+/// pinrun's exit status (ARCHITECTURE.md §6, pinrun(1) EXIT STATUS). When the
 /// command is exec'd, the status is the command's own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Exit {

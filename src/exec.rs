@@ -124,11 +124,11 @@ fn cstring(s: &OsStr) -> Result<CString> {
     })
 }
 
-/// Replaces this process with `path`, argv `args` (argv[0] as typed); a
+/// Replaces this process with `path`, argv `args` (`argv[0]` as typed); a
 /// file without a `#!` line is run by `/bin/sh`, as `execvp(3)` does.
 /// Returns only on failure. SIGPIPE, which the Rust runtime ignores, is
 /// first given back the disposition the caller left
-/// ([`crate::apply::reset_sigpipe`]).
+/// ([`crate::ffi::reset_sigpipe`]).
 pub fn exec(path: &Path, args: &[OsString]) -> Error {
     let argv: Result<Vec<CString>> = args.iter().map(|a| cstring(a)).collect();
     let (argv, prog) = match (argv, cstring(path.as_os_str())) {

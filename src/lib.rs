@@ -1,7 +1,10 @@
 //! pinrun: run a command on chosen CPUs, NUMA memory and scheduling policy,
-//! replacing `numactl … chrt … taskset …`. Layers (DESIGN §1): [`system`]
-//! reads, [`plan`] and [`check`] decide (pure), [`report`] renders,
-//! [`apply`] changes the process, [`exec`] runs the command; [`app`] is the
+//! replacing `numactl … chrt … taskset …`. Layers (ARCHITECTURE.md §2),
+//! lowest first: the vocabulary ([`cpuset`], [`request`], [`claim`],
+//! [`finding`], [`error`], [`words`], [`boot_params`], [`ffi`]); [`system`]
+//! reads; [`plan`] and [`check`] decide (pure); [`report`], [`show`],
+//! [`emit`] and [`manual`] render, [`output`] prints; [`apply`] changes the
+//! process, [`exec`] runs the command; [`cli`] parses and [`app`] is the
 //! whole run of the `pinrun` command. The only `unsafe` code is in [`ffi`].
 #![deny(unsafe_code)]
 

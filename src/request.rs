@@ -5,7 +5,7 @@ use crate::cpuset::{CpuSet, NodeSet};
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-/// Which CPUs to run on (DESIGN §3 "Placement"). All `None`/`false`: the
+/// Which CPUs to run on (ARCHITECTURE.md §6, "Placement"). All `None`/`false`: the
 /// affinity is left unchanged.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Placement {

@@ -1,9 +1,9 @@
-//! The whole run of the `pinrun` command (DESIGN §1's flow), as a table of
-//! contents: [`main`] parses the command line; [`run`] resolves the
+//! The whole run of the `pinrun` command (ARCHITECTURE.md §1's flow), as a table of
+//! contents: [`main`] parses the command line; `run` resolves the
 //! command, reads the machine once with the scope decided up front
-//! ([`scope`]), and hands over to one function per mode: [`show`],
-//! [`dry_run`], [`check`], [`emit`] or [`launch`] (apply and exec). The
-//! modes but `--show` plan and check first ([`plan_and_check`], with the
+//! ([`scope`]), and hands over to one function per mode: `show`,
+//! `dry_run`, `check`, `emit` or `launch` (apply and exec). The
+//! modes but `--show` plan and check first (`plan_and_check`, with the
 //! claims flow of [`claims`]). All output goes through [`crate::output`];
 //! errors are `pinrun: <what>: <why>` with a `hint:` line. `src/main.rs`
 //! only turns [`main`]'s result into the process's exit status.

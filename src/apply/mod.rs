@@ -1,4 +1,4 @@
-//! Applying a [`Plan`] to this process, in the order DESIGN §1 fixes:
+//! Applying a [`Plan`] to this process, in the order ARCHITECTURE.md §1 fixes:
 //! memory policy (`set_mempolicy(2)`), scheduling (`sched_setattr(2)`),
 //! CPU affinity last (`sched_setaffinity(2)`), right before exec. The
 //! affinity is read back: the kernel silently narrows a mask to the cgroup

@@ -109,7 +109,7 @@ pub fn checked_cpus(sys: &SystemState, plan: &Plan) -> CpuSet {
 /// All findings about running `plan` on `sys`, in a stable order: only
 /// those the request can show or act on ([`Request::uses_findings`],
 /// [`Request::shows_info`]; a plain launch never sees info findings, and
-/// [`crate::system::Scope::for_request`] does not read what only they need).
+/// [`crate::app::scope::for_request`] does not read what only they need).
 pub fn check(sys: &SystemState, req: &Request, plan: &Plan) -> Vec<Finding> {
     check_claimed(sys, req, plan, &Claims::default())
 }

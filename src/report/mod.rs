@@ -1,4 +1,4 @@
-//! Rendering plans, findings and the machine as text or JSON (DESIGN §4).
+//! Rendering plans, findings and the machine as text or JSON (ARCHITECTURE.md §6).
 //! Pure: returns strings; [`crate::output`] prints them.
 
 pub mod claims;
@@ -61,7 +61,7 @@ pub fn findings_json(findings: &[Finding]) -> Value {
     serde_json::to_value(findings).unwrap_or(Value::Null)
 }
 
-/// `--dry-run --json`: one object (DESIGN §4).
+/// `--dry-run --json`: one object (ARCHITECTURE.md §6).
 pub fn plan_json(req: &Request, plan: &Plan, findings: &[Finding]) -> Value {
     json!({
         "cpus": plan.cpus.as_ref().map(CpuSet::to_vec),

@@ -1,7 +1,7 @@
 //! Reading claims: the state directory (opened without following
 //! symlinks, checked, and locked with `flock(2)`), its records judged
 //! against `/proc`, and kubelet's CPU manager state file. Records are
-//! written by [`crate::apply::claim`] under the same lock.
+//! written by [`crate::apply::claims`] under the same lock.
 
 use super::root::Root;
 use crate::claim::{self, Claim, Claims, Holder, Liveness, Record, Verdict};

@@ -41,7 +41,7 @@ pub enum Cpus {
 /// governors and idle states of the checked CPUs (only when info findings
 /// can be shown), and (from `/sys/kernel/irq`) the names and counts of the
 /// IRQs delivered to them, are read after planning
-/// ([`super::SystemState::read_extras_for`]); with `details`, every IRQ's
+/// (`crate::app::scope::read_extras_for`); with `details`, every IRQ's
 /// are read with the rest.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Scope {
