@@ -6,7 +6,8 @@
 
 use crate::check::{Finding, Severity};
 use crate::plan::{MemMode, Plan};
-use crate::request::{Policy, Request};
+use crate::policy::Policy;
+use crate::request::Request;
 use std::fmt::Write;
 
 /// One `ExecStart=` word, quoted for systemd (`systemd.service(5)`

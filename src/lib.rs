@@ -1,6 +1,6 @@
 //! pinrun: run a command on chosen CPUs, NUMA memory and scheduling policy,
 //! replacing `numactl … chrt … taskset …`. Layers (ARCHITECTURE.md §2),
-//! lowest first: the vocabulary ([`cpuset`], [`request`], [`claim`],
+//! lowest first: the vocabulary ([`cpuset`], [`request`], [`policy`], [`claim`],
 //! [`finding`], [`error`], [`words`], [`boot_params`], [`ffi`]); [`system`]
 //! reads; [`plan`] and [`check`] decide (pure); [`report`], [`show`],
 //! [`emit`] and [`manual`] render, [`output`] prints; [`apply`] changes the
@@ -24,6 +24,7 @@ pub mod finding;
 pub mod manual;
 pub mod output;
 pub mod plan;
+pub mod policy;
 pub mod report;
 pub mod request;
 pub mod show;

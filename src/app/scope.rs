@@ -6,7 +6,8 @@
 //! never sees the request.
 
 use crate::cpuset::CpuSet;
-use crate::request::{Mode, Policy, Request};
+use crate::policy::Policy;
+use crate::request::{Mode, Request};
 use crate::system::{Cpus, Root, Scope, SystemState};
 
 /// What planning and checking `req` look at.

@@ -10,7 +10,8 @@ use crate::cpuset::CpuSet;
 use crate::error::{Error, ErrorCode, Result, Step};
 use crate::ffi;
 use crate::plan::{MemMode, Plan};
-use crate::request::{Policy, SchedRequest};
+use crate::policy::Policy;
+use crate::request::SchedRequest;
 use std::io;
 
 const MPOL_PREFERRED: i32 = 1;

@@ -4,7 +4,7 @@
 
 use super::{Code, Context, Finding, Severity};
 use crate::cpuset::CpuSet;
-use crate::request::Policy;
+use crate::policy::Policy;
 
 /// The codes the rt check can emit.
 pub(super) const CODES: &[Code] = &[

@@ -4,7 +4,8 @@
 
 use crate::cpuset::CpuSet;
 use crate::error::{Error, ErrorCode, Result};
-use crate::request::{Policy, SchedRequest};
+use crate::policy::Policy;
+use crate::request::SchedRequest;
 use crate::system::SystemState;
 
 /// Refuses a scheduling policy the kernel would refuse with EPERM.

@@ -5,7 +5,7 @@
 
 use super::root::Root;
 use crate::cpuset::CpuSet;
-use crate::request::Policy;
+use crate::policy::Policy;
 
 /// A SCHED_FIFO or SCHED_RR task on the machine.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,0 +1,110 @@
+//! Scheduling policies (`sched(7)`): each [`Policy`] knows its kernel name
+//! (SCHED_FIFO…), its short name, its kernel number and whether it is
+//! real-time, so that adding a policy is one variant the compiler follows.
+
+/// A scheduling policy (`sched(7)`). Priorities are 1–99; deadline
+/// parameters are in nanoseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Policy {
+    /// `SCHED_OTHER` (`SCHED_NORMAL`).
+    Other,
+    /// `SCHED_BATCH`.
+    Batch,
+    /// `SCHED_IDLE`.
+    Idle,
+    /// `SCHED_FIFO` with a static priority.
+    Fifo(u32),
+    /// `SCHED_RR` with a static priority.
+    Rr(u32),
+    /// `SCHED_DEADLINE` with runtime ≤ deadline ≤ period, in ns.
+    Deadline {
+        /// `sched_runtime`, ns.
+        runtime: u64,
+        /// `sched_deadline`, ns.
+        deadline: u64,
+        /// `sched_period`, ns.
+        period: u64,
+    },
+}
+
+impl Policy {
+    /// `SCHED_OTHER`'s number (`include/uapi/linux/sched.h`).
+    pub const SCHED_OTHER: u32 = 0;
+    /// `SCHED_FIFO`'s number.
+    pub const SCHED_FIFO: u32 = 1;
+    /// `SCHED_RR`'s number.
+    pub const SCHED_RR: u32 = 2;
+    /// `SCHED_BATCH`'s number.
+    pub const SCHED_BATCH: u32 = 3;
+    /// `SCHED_IDLE`'s number.
+    pub const SCHED_IDLE: u32 = 5;
+    /// `SCHED_DEADLINE`'s number.
+    pub const SCHED_DEADLINE: u32 = 6;
+
+    /// The kernel's name, `SCHED_FIFO` (sched(7)).
+    pub fn kernel_name(self) -> &'static str {
+        match self {
+            Policy::Other => "SCHED_OTHER",
+            Policy::Batch => "SCHED_BATCH",
+            Policy::Idle => "SCHED_IDLE",
+            Policy::Fifo(_) => "SCHED_FIFO",
+            Policy::Rr(_) => "SCHED_RR",
+            Policy::Deadline { .. } => "SCHED_DEADLINE",
+        }
+    }
+
+    /// The short name of the option and of `--json`'s `sched.policy`
+    /// (`fifo`), also systemd's `CPUSchedulingPolicy=` value where it has one.
+    pub fn name(self) -> &'static str {
+        match self {
+            Policy::Other => "other",
+            Policy::Batch => "batch",
+            Policy::Idle => "idle",
+            Policy::Fifo(_) => "fifo",
+            Policy::Rr(_) => "rr",
+            Policy::Deadline { .. } => "deadline",
+        }
+    }
+
+    /// The kernel's number for `sched_setattr(2)`'s `sched_policy`.
+    pub fn number(self) -> u32 {
+        match self {
+            Policy::Other => Self::SCHED_OTHER,
+            Policy::Batch => Self::SCHED_BATCH,
+            Policy::Idle => Self::SCHED_IDLE,
+            Policy::Fifo(_) => Self::SCHED_FIFO,
+            Policy::Rr(_) => Self::SCHED_RR,
+            Policy::Deadline { .. } => Self::SCHED_DEADLINE,
+        }
+    }
+
+    /// Whether it is a real-time policy with a static priority
+    /// (`SCHED_FIFO`, `SCHED_RR`).
+    pub fn is_rt(self) -> bool {
+        self.rt_priority().is_some()
+    }
+
+    /// Whether the kernel's policy number `n` (`/proc/<pid>/stat` field 41,
+    /// `sched_getscheduler(2)`) is a real-time one.
+    pub fn is_rt_number(n: i64) -> bool {
+        n == i64::from(Self::SCHED_FIFO) || n == i64::from(Self::SCHED_RR)
+    }
+
+    /// Whether it is `SCHED_DEADLINE`.
+    pub fn is_deadline(self) -> bool {
+        matches!(self, Policy::Deadline { .. })
+    }
+
+    /// Whether the nice value has no effect under it (real-time and deadline).
+    pub fn ignores_nice(self) -> bool {
+        self.is_rt() || self.is_deadline()
+    }
+
+    /// The static priority (1–99) of a real-time policy.
+    pub fn rt_priority(self) -> Option<u32> {
+        match self {
+            Policy::Fifo(p) | Policy::Rr(p) => Some(p),
+            _ => None,
+        }
+    }
+}
