@@ -281,6 +281,33 @@ mod tests {
     use super::*;
 
     #[test]
+    fn exit_statuses_are_the_documented_numbers() {
+        let codes: Vec<u8> = [
+            Exit::Success,
+            Exit::Findings,
+            Exit::Failure,
+            Exit::CannotExec,
+            Exit::NotFound,
+        ]
+        .iter()
+        .map(|e| e.code())
+        .collect();
+        assert_eq!(codes, [0, 1, 125, 126, 127]);
+        assert_eq!(Error::new(ErrorCode::Strict, "x").exit, Exit::Failure);
+    }
+
+    #[test]
+    fn a_failed_system_call_keeps_its_step_and_errno() {
+        let e = Error::new(ErrorCode::SchedFailed, "x").syscall(
+            Step::SchedSetattr,
+            &std::io::Error::from_raw_os_error(libc::EPERM),
+        );
+        assert_eq!(e.errno(), Some(Errno::EPERM));
+        assert_eq!(e.syscall.map(|s| s.step), Some(Step::SchedSetattr));
+        assert_eq!(Error::new(ErrorCode::Io, "x").errno(), None);
+    }
+
+    #[test]
     fn error_codes_are_unique_kebab_case() {
         let mut names: Vec<&str> = ErrorCode::ALL.iter().map(|c| c.as_str()).collect();
         assert!(

@@ -108,3 +108,35 @@ impl Policy {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_policy_knows_its_names_number_and_kind() {
+        let dl = Policy::Deadline {
+            runtime: 1,
+            deadline: 2,
+            period: 3,
+        };
+        let all = [
+            (Policy::Other, "SCHED_OTHER", "other", 0, false),
+            (Policy::Batch, "SCHED_BATCH", "batch", 3, false),
+            (Policy::Idle, "SCHED_IDLE", "idle", 5, false),
+            (Policy::Fifo(10), "SCHED_FIFO", "fifo", 1, true),
+            (Policy::Rr(98), "SCHED_RR", "rr", 2, true),
+            (dl, "SCHED_DEADLINE", "deadline", 6, false),
+        ];
+        for (p, kernel, short, number, rt) in all {
+            assert_eq!(
+                (p.kernel_name(), p.name(), p.number(), p.is_rt()),
+                (kernel, short, number, rt)
+            );
+            assert_eq!(Policy::is_rt_number(i64::from(p.number())), rt);
+            assert_eq!(p.ignores_nice(), rt || p.is_deadline());
+        }
+        assert_eq!(Policy::Rr(98).rt_priority(), Some(98));
+        assert_eq!(dl.rt_priority(), None);
+    }
+}
