@@ -27,6 +27,17 @@ pub fn print_out(text: &str) -> Result<(), Error> {
         .map_err(stdout_failed)
 }
 
+/// clap's `--help` or `--version` text on stdout, styled as clap styles it
+/// (see the module doc for a failed write).
+pub fn print_clap(e: &clap::Error) -> Result<(), Error> {
+    if ffi::std_fd_closed_at_start(1) {
+        return Err(stdout_failed(std::io::Error::from_raw_os_error(
+            libc::EBADF,
+        )));
+    }
+    e.print().map_err(stdout_failed)
+}
+
 /// A failed write to stdout: death by SIGPIPE for a pipe without a reader
 /// (unless the caller ignores SIGPIPE), else pinrun's own failure.
 pub fn stdout_failed(e: std::io::Error) -> Error {

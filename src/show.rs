@@ -7,6 +7,7 @@
 
 use crate::cpuset::CpuSet;
 use crate::system::SystemState;
+use crate::words::or_dash;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -29,10 +30,6 @@ fn kib(kb: u64) -> String {
     } else {
         format!("{:.0} MiB", kb as f64 / 1024.0)
     }
-}
-
-fn opt(v: Option<u32>) -> String {
-    v.map_or("-".into(), |v| v.to_string())
 }
 
 /// Joins `parts` with `sep`, breaking lines before `WIDTH` with `indent`;
@@ -234,7 +231,7 @@ pub fn text(sys: &SystemState, verbose: bool) -> String {
         };
         let mut parts = vec![format!(
             "  package {}: {} core{}, CPUs {}",
-            opt(first.and_then(|c| c.package)),
+            or_dash(first.and_then(|c| c.package)),
             cores.len(),
             if cores.len() == 1 { "" } else { "s" },
             cpus.to_compact_list()
@@ -284,11 +281,11 @@ pub fn text(sys: &SystemState, verbose: bool) -> String {
                 "{:<6} {:<6} {:<4} {:<4} {:<3} {:<3} {:<4} {:<12} {:<12} {}",
                 mark(c.id),
                 if c.online { "yes" } else { "no" },
-                opt(c.node),
-                opt(c.package),
-                opt(c.die),
-                opt(c.cluster),
-                opt(c.core_id),
+                or_dash(c.node),
+                or_dash(c.package),
+                or_dash(c.die),
+                or_dash(c.cluster),
+                or_dash(c.core_id),
                 cut(if c.online {
                     sys.core_of(c.id).to_compact_list()
                 } else {

@@ -31,6 +31,11 @@ pub fn or_none(set: &CpuSet) -> String {
     }
 }
 
+/// An optional id, or "-" when unknown (sysfs ids the kernel reports as -1).
+pub fn or_dash(v: Option<u32>) -> String {
+    v.map_or("-".into(), |v| v.to_string())
+}
+
 /// `s` cut to `max` characters, the last one `…` when cut.
 pub fn shorten(s: &str, max: usize) -> String {
     if s.chars().count() <= max {

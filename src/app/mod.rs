@@ -14,11 +14,11 @@ pub mod scope;
 use crate::check::{Finding, Severity};
 use crate::cli::{Cli, Generate};
 use crate::error::{Error, ErrorCode, Exit};
-use crate::output::{print_error, print_out, stdout_failed, to_stderr};
+use crate::output::{print_error, print_out, to_stderr};
 use crate::plan::Plan;
 use crate::request::{Mode, Request};
 use crate::system::{Root, SystemState};
-use crate::{apply, exec, ffi, report};
+use crate::{apply, exec, report};
 use clap::{CommandFactory, Parser};
 use std::io::Write;
 use std::path::PathBuf;
@@ -305,12 +305,7 @@ pub fn main() -> ExitCode {
         Err(e) => {
             use clap::error::ErrorKind;
             if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
-                let res = if ffi::std_fd_closed_at_start(1) {
-                    Err(std::io::Error::from_raw_os_error(libc::EBADF))
-                } else {
-                    e.print()
-                };
-                return match res.map_err(stdout_failed) {
+                return match crate::output::print_clap(&e) {
                     Ok(()) => ExitCode::SUCCESS,
                     Err(err) => {
                         print_error(&err, false);

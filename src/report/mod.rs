@@ -12,6 +12,7 @@ use crate::plan::Plan;
 use crate::policy::Policy;
 use crate::request::Request;
 use crate::system::{AllowedSource, SystemState};
+use crate::words::or_dash;
 use serde_json::{Value, json};
 use std::fmt::Write;
 
@@ -121,9 +122,9 @@ pub fn plan_text(req: &Request, plan: &Plan, findings: &[Finding]) -> String {
         let _ = writeln!(
             s,
             "  core:  package {} core {} node {}: threads {} (using {})",
-            opt(c.package),
-            opt(c.core),
-            opt(c.node),
+            or_dash(c.package),
+            or_dash(c.core),
+            or_dash(c.node),
             c.cpus,
             used
         );
@@ -179,10 +180,6 @@ pub fn plan_text(req: &Request, plan: &Plan, findings: &[Finding]) -> String {
 /// `{"error": {...}}` for `--json` failures.
 pub fn error_json(e: &Error) -> Value {
     json!({"error": {"code": e.code, "message": e.message, "hint": e.hint}})
-}
-
-fn opt(v: Option<u32>) -> String {
-    v.map_or("-".into(), |v| v.to_string())
 }
 
 /// `--show --json`.
