@@ -12,8 +12,9 @@
 //! ones stay readable so that a diff shows what moved. Nothing is excluded:
 //! with `--sysroot` every case reads the dump only (claims come from the
 //! dump's kubelet file, not the live state directory), so the output does
-//! not depend on the machine running the test. `--emit` is left out: its
-//! `ExecStart=` names the absolute path of the test binary.
+//! not depend on the machine running the test, except `--emit`'s
+//! `ExecStart=pinrun …` line, which names the absolute path of the binary
+//! under test: it is replaced by `PINRUN`.
 
 mod common;
 
@@ -70,6 +71,53 @@ const CASES: &[(&str, &[&str])] = &[
     ),
     ("check", &["--check", "--json"]),
     ("check-text", &["--check"]),
+    (
+        "emit-fifo",
+        &[
+            "--emit",
+            "systemd",
+            "--node",
+            "0",
+            "--cores",
+            "2",
+            "--fifo",
+            "10",
+            "--membind",
+            "--",
+            "/bin/true",
+        ],
+    ),
+    (
+        "emit-batch",
+        &[
+            "--emit",
+            "systemd",
+            "--cpus",
+            "0-1",
+            "--batch",
+            "--nice",
+            "5",
+            "--interleave",
+            "all",
+            "--",
+            "app",
+            "x",
+        ],
+    ),
+    (
+        "emit-deadline",
+        &[
+            "--emit",
+            "systemd",
+            "--deadline",
+            "--sched-runtime",
+            "1ms",
+            "--sched-period",
+            "10ms",
+            "--",
+            "app",
+        ],
+    ),
     ("show", &["--show", "--json"]),
     ("show-text", &["--show", "-v"]),
 ];
@@ -82,7 +130,8 @@ fn fnv(bytes: &[u8]) -> u64 {
 }
 
 fn line(case: &str, machine: &str, out: &std::process::Output) -> String {
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout =
+        String::from_utf8_lossy(&out.stdout).replace(env!("CARGO_BIN_EXE_pinrun"), "PINRUN");
     let mut v = serde_json::json!({
         "case": case,
         "machine": machine,
@@ -92,7 +141,7 @@ fn line(case: &str, machine: &str, out: &std::process::Output) -> String {
         v["stdout"] = stdout.into();
     } else {
         v["stdout_len"] = stdout.len().into();
-        v["stdout_fnv"] = format!("{:016x}", fnv(&out.stdout)).into();
+        v["stdout_fnv"] = format!("{:016x}", fnv(stdout.as_bytes())).into();
     }
     v.to_string()
 }
