@@ -1,7 +1,7 @@
 //! Findings on synthetic trees (one that fires, one that must not), on the
 //! nto dumps with isolation on the kernel command line, and live.
 
-mod common;
+use crate::common;
 use common::{assert_status, at, ids, is_root, machine, pinrun};
 use serde_json::Value;
 use std::path::Path;

@@ -1,11 +1,11 @@
 //! Agreement with the peer tools' published output on the real machine
-//! dumps in `../shared/fixtures`: util-linux `lscpu --parse`, hwloc
+//! dumps in `tests/data/machines`: util-linux `lscpu --parse`, hwloc
 //! `lstopo`, and cadvisor's MachineInfo. The expected values come only from
 //! those tools' files in the dumps, never from pinrun's own earlier runs.
 //! We compare the PARTITIONS (which CPUs share a core, a package, a node),
 //! not the numbers: lscpu prints logical indexes, pinrun kernel ids.
 
-mod common;
+use crate::common;
 use common::assert_status;
 use common::*;
 use std::collections::BTreeMap;

@@ -14,7 +14,7 @@
 //! scoped read takes only for the checked CPUs). `scope_is_tight` shows the comparison has teeth: dropping any part of
 //! the scope makes some fixture and request differ.
 
-mod common;
+use crate::common;
 
 use clap::Parser;
 use pinrun::cli::Cli;
@@ -23,22 +23,13 @@ use pinrun::system::{Cpus, Root, Scope, SystemState};
 use pinrun::{check, plan, report};
 use std::path::{Path, PathBuf};
 
-/// Every machine dump below the fixtures (directories with `sys/devices/system/cpu`).
+/// Every machine dump (directories with `sys/devices/system/cpu`).
 fn dumps() -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for source in std::fs::read_dir(common::fixtures()).unwrap().flatten() {
-        for m in std::fs::read_dir(source.path())
-            .into_iter()
-            .flatten()
-            .flatten()
-        {
-            if m.path().join("sys/devices/system/cpu").is_dir() {
-                out.push(m.path());
-            }
-        }
-    }
-    out.sort();
-    out
+    common::all_machines()
+        .iter()
+        .map(|m| common::machine(m))
+        .filter(|p| p.join("sys/devices/system/cpu").is_dir())
+        .collect()
 }
 
 /// An 8-CPU machine (2 packages of 2 cores of 2 threads; node 0 holds
@@ -309,20 +300,16 @@ fn outcome(root: &Root, sys: &SystemState, req: &Request) -> String {
 /// Scoped reads of one dump, by scope (many requests share one).
 type Reads = Vec<(Scope, SystemState)>;
 
-/// Compares every request on every dump; returns the first mismatch
+/// Compares every request on each of `dumps`; returns the first mismatch
 /// ("dump args") when `stop_at_first` (else panics on it), and the number
 /// of requests compared.
-fn run(scope_of: &dyn Fn(&Request) -> Scope, stop_at_first: bool) -> (Option<String>, usize) {
-    let fixtures = dumps();
-    assert!(fixtures.len() > 50, "{} dumps", fixtures.len());
-    let synthetic = synthetics();
-    let dumps = fixtures
-        .iter()
-        .cloned()
-        .chain(synthetic.iter().map(|t| t.path().to_path_buf()));
+fn run(
+    dumps: &[PathBuf],
+    scope_of: &dyn Fn(&Request) -> Scope,
+    stop_at_first: bool,
+) -> (Option<String>, usize) {
     let mut compared = 0;
     for dump in dumps {
-        let dump = &dump;
         let root = Root::new(dump);
         let full = SystemState::read(&root);
         let mut reads = Reads::new();
@@ -352,12 +339,73 @@ fn run(scope_of: &dyn Fn(&Request) -> Scope, stop_at_first: bool) -> (Option<Str
     (None, compared)
 }
 
-#[test]
-fn scoped_read_plans_and_checks_like_full_read() {
-    let (bad, compared) = run(&Scope::for_request, false);
+/// The scoped read agrees with the full read on every request on every
+/// machine of `source` (71 requests, more on many-node machines): one test
+/// per source, so that the harness runs them in parallel.
+fn scoped_like_full(source: &str) {
+    let dumps: Vec<PathBuf> = common::machines(source)
+        .iter()
+        .map(|m| common::machine(m))
+        .collect();
+    assert!(!dumps.is_empty(), "no machine in {source}");
+    let (bad, compared) = run(&dumps, &Scope::for_request, false);
     assert_eq!(bad, None);
-    // 71 requests (more on many-node machines) on each of the 96 machines.
-    assert!(compared > 91 * 50, "only {compared} requests compared");
+    assert!(
+        compared > dumps.len() * 50,
+        "{source}: only {compared} requests compared on {} machines",
+        dumps.len()
+    );
+}
+
+macro_rules! scoped_like_full {
+    ($($name:ident = $source:literal),* $(,)?) => {
+        $(
+            #[test]
+            fn $name() {
+                scoped_like_full($source);
+            }
+        )*
+        /// Every fixture source has its test above.
+        #[test]
+        fn every_source_is_compared() {
+            let sources: Vec<String> = std::fs::read_dir(common::archives())
+                .unwrap()
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect();
+            let mut sources = sources;
+            sources.sort();
+            let mut listed = vec![$($source),*];
+            listed.sort();
+            assert_eq!(sources, listed);
+        }
+    };
+}
+
+scoped_like_full! {
+    scoped_read_like_full_cadvisor = "cadvisor",
+    scoped_read_like_full_cri_resource_manager = "cri-resource-manager",
+    scoped_read_like_full_ghw = "ghw",
+    scoped_read_like_full_hwloc = "hwloc",
+    scoped_read_like_full_iree = "iree",
+    scoped_read_like_full_nri_plugins = "nri-plugins",
+    scoped_read_like_full_nto = "nto",
+    scoped_read_like_full_util_linux = "util-linux",
+    scoped_read_like_full_util_linux_chcpu = "util-linux-chcpu",
+    scoped_read_like_full_util_linux_historical = "util-linux-historical",
+}
+
+/// The same on the synthetic machines (what no dump has).
+#[test]
+fn scoped_read_like_full_synthetic() {
+    let synthetic = synthetics();
+    let dumps: Vec<PathBuf> = synthetic.iter().map(|t| t.path().to_path_buf()).collect();
+    let (bad, compared) = run(&dumps, &Scope::for_request, false);
+    assert_eq!(bad, None);
+    assert!(
+        compared > dumps.len() * 50,
+        "only {compared} requests compared"
+    );
 }
 
 /// Dropping any part of the scope shows up as a difference somewhere (in
@@ -385,8 +433,17 @@ fn scope_is_tight() {
         ("IRQs", |s, _| s.irqs = false),
         ("numa_balancing", |s, _| s.info = false),
     ];
+    // The synthetic machines first: they hold what most narrowings break,
+    // and the search stops at the first difference.
+    let synthetic = synthetics();
+    let dumps: Vec<PathBuf> = synthetic
+        .iter()
+        .map(|t| t.path().to_path_buf())
+        .chain(dumps())
+        .collect();
     for (what, narrow) in narrowed {
         let (bad, _) = run(
+            &dumps,
             &|r: &Request| {
                 let mut s = Scope::for_request(r);
                 narrow(&mut s, r);

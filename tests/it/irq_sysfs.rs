@@ -12,7 +12,7 @@
 //! reported as unknown, the one place where the two sources' messages
 //! differ.
 
-mod common;
+use crate::common;
 use common::{at, ids, write_file};
 use serde_json::Value;
 use std::path::Path;

@@ -1,8 +1,8 @@
-//! `--sysroot` dry runs against real machine dumps (`../shared/fixtures`),
+//! `--sysroot` dry runs against real machine dumps (`tests/data/machines`),
 //! checked against util-linux's published `lscpu --parse` output and the
 //! dumps' own sysfs files, never against pinrun's earlier output.
 
-mod common;
+use crate::common;
 use common::*;
 use std::collections::{BTreeMap, BTreeSet};
 

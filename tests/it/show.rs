@@ -1,7 +1,7 @@
 //! `--show` text: readable within 80 columns on every dump, compact on the
 //! 512-CPU / 128-node machine, and naming what the kernel says.
 
-mod common;
+use crate::common;
 use common::{all_machines, machine, pinrun};
 
 fn show(rel: Option<&str>, verbose: bool) -> String {

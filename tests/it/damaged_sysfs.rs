@@ -3,7 +3,7 @@
 //! nodes (the kernel names them in canonical decimal), and an empty
 //! `per_cpu_count` leaves a count unknown.
 
-mod common;
+use crate::common;
 use common::{at, write_file};
 use serde_json::Value;
 

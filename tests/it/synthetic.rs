@@ -3,7 +3,7 @@
 //! and memoryless nodes, a cgroup-restricted allowed set, and more than 1024
 //! CPUs. Expected values follow from how each tree is built.
 
-mod common;
+use crate::common;
 use common::{ids, pinrun};
 use serde_json::Value;
 use std::path::Path;

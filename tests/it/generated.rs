@@ -1,7 +1,7 @@
 //! The committed man page and completions are generated from the clap
 //! definition (`pinrun --generate ...`); this test fails when they are stale.
 
-mod common;
+use crate::common;
 use common::pinrun;
 
 #[test]

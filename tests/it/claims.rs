@@ -6,7 +6,7 @@
 //! (reused pid, garbage, symlinks, FIFOs, forged owners) and a kubelet CPU
 //! manager state file. Every test uses a private `--state-dir`.
 
-mod common;
+use crate::common;
 use common::{assert_status, ids, pinrun};
 use serde_json::Value;
 use std::collections::BTreeSet;
