@@ -96,16 +96,22 @@ fn fifo_membind_acceptance() {
 
 #[test]
 fn scheduling_policies_read_back() {
+    // The tests' own nice value (they may run under `nice`): kept when no
+    // --nice is given; the --nice values are above it (an unprivileged
+    // caller may only lower its priority).
+    let own = stat_field(&std::fs::read_to_string("/proc/self/stat").unwrap(), 19);
+    let (n5, n7) = ((own + 5).min(19), (own + 7).min(19));
+    let (n5s, n7s) = (n5.to_string(), n7.to_string());
     // (options, policy number from sched(7)/proc(5) field 41, rt_priority field 40, nice field 19)
     let mut cases: Vec<(Vec<&str>, i64, i64, i64)> = vec![
-        (vec!["--batch"], 3, 0, 0),
-        (vec!["--idle"], 5, 0, 0),
-        (vec!["--other", "--nice", "5"], 0, 0, 5),
-        (vec!["--nice", "7"], 0, 0, 7),
+        (vec!["--batch"], 3, 0, own),
+        (vec!["--idle"], 5, 0, own),
+        (vec!["--other", "--nice", &n5s], 0, 0, n5),
+        (vec!["--nice", &n7s], 0, 0, n7),
     ];
     if is_root() {
-        cases.push((vec!["--fifo", "10"], 1, 10, 0));
-        cases.push((vec!["--rr", "98"], 2, 98, 0));
+        cases.push((vec!["--fifo", "10"], 1, 10, own));
+        cases.push((vec!["--rr", "98"], 2, 98, own));
     }
     for (opts, policy, prio, nice) in cases {
         let mut args = opts.clone();
