@@ -65,7 +65,7 @@ fn cores_on_node_0() {
 #[test]
 fn fifo_membind_acceptance() {
     if !is_root() {
-        eprintln!("skipped: SCHED_FIFO needs root here");
+        common::skip("SCHED_FIFO needs root here");
         return;
     }
     let out = run_stdout(&[
@@ -128,7 +128,7 @@ fn scheduling_policies_read_back() {
 #[test]
 fn reset_on_fork_read_back() {
     if !is_root() {
-        eprintln!("skipped: needs root");
+        common::skip("needs root");
         return;
     }
     let out = run_stdout(&[
@@ -154,7 +154,7 @@ fn reset_on_fork_read_back() {
 #[test]
 fn deadline_read_back() {
     if !is_root() {
-        eprintln!("skipped: needs root");
+        common::skip("needs root");
         return;
     }
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("pinrun"))
@@ -168,6 +168,9 @@ fn deadline_read_back() {
             "sleep",
             "2",
         ])
+        // Its warnings (not isolated, IRQs, deadline-cannot-fork) are
+        // captured, and shown only when the test fails.
+        .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     let pid = child.id().to_string();
@@ -184,10 +187,11 @@ fn deadline_read_back() {
         }
     }
     child.kill().ok();
-    child.wait().ok();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         text.contains("current scheduling policy: SCHED_DEADLINE"),
-        "{text}"
+        "{text}\n{err}"
     );
     assert!(
         text.contains("runtime/deadline/period parameters: 1000000/10000000/10000000"),
@@ -370,7 +374,7 @@ fn exec_in_place_passes_everything_through() {
 fn inherited_affinity_is_not_the_limit() {
     let set = online();
     if set.len() < 2 || !std::path::Path::new("/usr/bin/taskset").exists() {
-        eprintln!("skipped: needs 2 CPUs and taskset");
+        common::skip("needs 2 CPUs and taskset");
         return;
     }
     let last = set.last().unwrap().to_string();
@@ -398,7 +402,7 @@ fn inherited_affinity_is_not_the_limit() {
 #[test]
 fn nice_applies_under_realtime_policies() {
     if !is_root() {
-        eprintln!("skipped: needs root");
+        common::skip("needs root");
         return;
     }
     for opts in [vec!["--fifo", "10"], vec!["--rr", "3"], vec!["--idle"]] {
@@ -415,7 +419,7 @@ fn nice_applies_under_realtime_policies() {
 fn deadline_with_full_placement_under_narrow_inherited_affinity() {
     let set = online();
     if !is_root() || set.len() < 2 {
-        eprintln!("skipped: needs root and 2 CPUs");
+        common::skip("needs root and 2 CPUs");
         return;
     }
     let all = set.to_list();

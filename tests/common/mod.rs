@@ -164,6 +164,17 @@ pub fn all_machines() -> Vec<String> {
     .collect()
 }
 
+/// Says on the terminal that the running test is skipped and why: written
+/// to the standard error itself, which the harness does not capture (it
+/// captures `eprintln!`, shown only for a failure). The test then returns,
+/// and is counted as passed: the harness has no run-time skip.
+pub fn skip(why: impl std::fmt::Display) {
+    use std::io::Write;
+    let t = std::thread::current();
+    let name = t.name().unwrap_or("?");
+    let _ = writeln!(std::io::stderr().lock(), "test {name}: SKIPPED: {why}");
+}
+
 /// Whether the tests run as root (real-time policies need it here).
 pub fn is_root() -> bool {
     std::fs::read_to_string("/proc/self/status")

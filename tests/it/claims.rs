@@ -160,7 +160,10 @@ fn all_cpus(cores: &[Vec<u32>]) -> String {
 fn concurrent_launches_never_share_a_core() {
     let cores = free_cores();
     if cores.len() < 2 || cores.len() > 64 {
-        eprintln!("skipped: needs 2 to 64 free cores, found {}", cores.len());
+        common::skip(format_args!(
+            "needs 2 to 64 free cores, found {}",
+            cores.len()
+        ));
         return;
     }
     let (_t, dir) = state_dir();
@@ -254,7 +257,7 @@ fn concurrent_launches_never_share_a_core() {
 fn sigkilled_holder_is_reclaimed() {
     let cores = free_cores();
     if cores.is_empty() {
-        eprintln!("skipped: no free core");
+        common::skip("no free core");
         return;
     }
     let (_t, dir) = state_dir();
@@ -345,7 +348,10 @@ fn race(cores: &[Vec<u32>]) {
 fn race_of_twenty_launches_twenty_times() {
     let cores = free_cores();
     if cores.is_empty() || cores.len() >= 20 {
-        eprintln!("skipped: needs 1 to 19 free cores, found {}", cores.len());
+        common::skip(format_args!(
+            "needs 1 to 19 free cores, found {}",
+            cores.len()
+        ));
         return;
     }
     for _ in 0..20 {
@@ -357,7 +363,7 @@ fn race_of_twenty_launches_twenty_times() {
 fn stale_forged_and_hostile_records() {
     let cores = free_cores();
     if cores.is_empty() {
-        eprintln!("skipped: no free core");
+        common::skip("no free core");
         return;
     }
     let (t, dir) = state_dir();
@@ -654,7 +660,7 @@ fn as_user(uid: u32, bin: &Path, args: &[&str]) -> Command {
 fn users_share_one_state_directory() {
     let cores = free_cores();
     if !Path::new("/usr/bin/setpriv").exists() || !common::is_root() || cores.len() < 2 {
-        eprintln!("skipped: needs root, setpriv and 2 free cores");
+        common::skip("needs root, setpriv and 2 free cores");
         return;
     }
     let t = tempfile::tempdir().unwrap();
@@ -763,7 +769,7 @@ fn users_share_one_state_directory() {
 #[test]
 fn junk_from_other_users_neither_hides_claims_nor_blocks_strict() {
     if !common::is_root() || !std::path::Path::new("/usr/bin/setpriv").exists() {
-        eprintln!("skipped: needs root and setpriv");
+        common::skip("needs root and setpriv");
         return;
     }
     use std::os::unix::fs::PermissionsExt;

@@ -359,7 +359,7 @@ fn emit_quotes_exec_start_and_keeps_pinrun_when_needed() {
 /// done here (not root, or no setpriv).
 fn as_nobody(args: &[&str]) -> Option<std::process::Output> {
     if !std::path::Path::new("/usr/bin/setpriv").exists() || !is_root() {
-        eprintln!("skipped: needs root to drop to nobody, and setpriv");
+        common::skip("needs root to drop to nobody, and setpriv");
         return None;
     }
     use std::os::unix::fs::PermissionsExt;
