@@ -164,6 +164,15 @@ pub fn all_machines() -> Vec<String> {
     .collect()
 }
 
+/// A temporary directory for a sysroot tree a test writes: on /dev/shm
+/// when there is one (thousands of small files are written and removed
+/// several times faster on tmpfs), else the usual temporary directory.
+pub fn tempdir() -> tempfile::TempDir {
+    tempfile::tempdir_in("/dev/shm")
+        .or_else(|_| tempfile::tempdir())
+        .expect("temporary directory")
+}
+
 /// Says on the terminal that the running test is skipped and why: written
 /// to the standard error itself, which the harness does not capture (it
 /// captures `eprintln!`, shown only for a failure). The test then returns,

@@ -8,7 +8,7 @@ use std::path::Path;
 
 /// A 4-CPU, 2-core (siblings 0+2, 1+3), 1-node machine plus `extra` files.
 fn tree(extra: &[(&str, &str)]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = common::tempdir();
     let mut files: Vec<(String, String)> = vec![
         ("sys/devices/system/cpu/online".into(), "0-3\n".into()),
         ("sys/devices/system/cpu/possible".into(), "0-3\n".into()),
@@ -338,7 +338,7 @@ fn live_check_lists_irqs_by_effective_affinity() {
 /// --strict turns a warning into exit 125 with nothing run.
 #[test]
 fn strict_refuses_on_warnings() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = common::tempdir();
     let marker = dir.path().join("ran");
     let out = pinrun()
         .args(["--strict", "--not-an-option"])

@@ -54,7 +54,7 @@ fn irq_findings(root: &std::path::Path) -> Vec<Value> {
 /// times); IRQ 1 is reported once, as on the `/proc/interrupts` path.
 #[test]
 fn sysfs_irq_dir_aliases_give_one_finding() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = common::tempdir();
     machine(dir.path());
     assert_eq!(irq_findings(dir.path()).len(), 1);
     std::fs::create_dir_all(dir.path().join("sys/kernel/irq/+1")).unwrap();
@@ -70,7 +70,7 @@ fn sysfs_irq_dir_aliases_give_one_finding() {
 /// than "ends before CPU 0" (found by a break test).
 #[test]
 fn empty_per_cpu_count_says_unknown() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = common::tempdir();
     machine(dir.path());
     write_file(dir.path(), "sys/kernel/irq/1/per_cpu_count", "");
     let f = irq_findings(dir.path());

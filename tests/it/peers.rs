@@ -623,7 +623,7 @@ fn buggy_numa_every_node_lists_every_cpu() {
 /// A minimal sysfs tree: CPUs `0..ncpus` online, each its own core, and
 /// node directories with the given cpulists.
 fn synthetic(ncpus: u32, nodes: &[(u32, &str)]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = common::tempdir();
     let cpu = dir.path().join("sys/devices/system/cpu");
     std::fs::create_dir_all(&cpu).unwrap();
     let all = format!("0-{}\n", ncpus - 1);

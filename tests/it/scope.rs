@@ -39,7 +39,7 @@ fn dumps() -> Vec<PathBuf> {
 /// siblings, RT group scheduling, RT throttling, governors, low memory,
 /// IRQs pinned to some CPUs).
 fn synthetic(extra: &[(&str, &str)]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = common::tempdir();
     let cpu = "sys/devices/system/cpu";
     let node = "sys/devices/system/node";
     let mut files: Vec<(String, String)> = vec![

@@ -52,7 +52,7 @@ impl Machine {
     }
 
     fn build(&self) -> tempfile::TempDir {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = common::tempdir();
         let r = dir.path();
         let cpu = "sys/devices/system/cpu";
         let online: Vec<u32> = self.cpus.iter().map(|c| c.0).collect();
