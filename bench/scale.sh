@@ -14,7 +14,6 @@ OUT=${3:-bench/out}
 # includes the generator's hash, so a changed generator regenerates them.
 SR=${SYSROOTS:-$OUT/sysroots}
 GEN_HASH=$(sha256sum bench/gen_sysroot.py | cut -c1-12)
-FIX=${PINRUN_FIXTURES:-../shared/fixtures}
 mkdir -p "$SR"
 # name cpus nodes irqs smt
 TREES="
@@ -40,6 +39,18 @@ while read -r name cpus nodes irqs smt; do
   fi
 done <<<"$TREES"
 REAL="util-linux-historical/ia64-512cpus nto/bare-metal-master.internal"
+# The real dumps: $PINRUN_FIXTURES/<source>/<machine>, else unpacked from
+# the repository's archives (tests/data/machines) into $OUT/machines.
+if [ -n "${PINRUN_FIXTURES:-}" ]; then
+  FIX=$PINRUN_FIXTURES
+else
+  FIX=$OUT/machines
+  for r in $REAL; do
+    rm -rf "${FIX:?}/$r"
+    mkdir -p "$FIX/${r%/*}"
+    tar -xzf "tests/data/machines/$r.tar.gz" -C "$FIX/${r%/*}"
+  done
+fi
 # The biggest tree as an old kernel (or a dump) shows it: the same files,
 # without /sys/kernel/irq, so IRQs come from the 451 MB /proc/interrupts.
 OLD=$SR/c4096-n16-i10000-smt-procirq

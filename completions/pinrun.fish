@@ -17,10 +17,10 @@ complete -c pinrun -l nice -d 'Nice value N (-20..19); default: keep the current
 complete -c pinrun -l emit -d 'Print the plan as native directives of FORMAT instead of running (systemd: CPUAffinity=, NUMAPolicy=, CPUSchedulingPolicy=, ...)' -r -f -a "systemd\t'systemd `[Service]` directives (`systemd.exec(5)`)'"
 complete -c pinrun -l sysroot -d 'Read sysfs, procfs and cgroupfs below DIR (a machine dump); only with --dry-run, --check, --show or --emit' -r -F
 complete -c pinrun -l allow -d 'Accept these finding codes (comma-separated, e.g. rt-throttling): they become info, so --strict and --check pass over them' -r
-complete -c pinrun -l generate -d 'Write a generated file to stdout (man page or shell completion)' -r -f -a "man\t'man/pinrun.1'
-bash\t'completions/pinrun.bash'
-zsh\t'completions/_pinrun'
-fish\t'completions/pinrun.fish'"
+complete -c pinrun -l generate -d 'Write the man page or a shell completion script to stdout, e.g. `pinrun --generate man > /usr/local/share/man/man1/pinrun.1` (INSTALLATION in pinrun(1))' -r -f -a "man\t'The man page pinrun(1) (man/pinrun.1)'
+bash\t'bash completion (completions/pinrun.bash)'
+zsh\t'zsh completion (completions/_pinrun)'
+fish\t'fish completion (completions/pinrun.fish)'"
 complete -c pinrun -l smt -d 'With --cores, use every SMT thread of each chosen core'
 complete -c pinrun -l isolated -d 'Choose only isolated CPUs (isolcpus=, cgroup v2 isolated partitions); with --cpus, refuse if any is not isolated'
 complete -c pinrun -l exclusive -d 'Claim the chosen cores (every SMT sibling of each) while COMMAND lives: other pinrun launches skip them (--cores), refuse them (--cpus) or warn. Choosing and claiming are one atomic step (a lock on the state directory); see CLAIMS below'

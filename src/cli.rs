@@ -27,13 +27,13 @@ pub enum Emit {
 /// Files pinrun can generate from this definition (`--generate`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Generate {
-    /// man/pinrun.1
+    /// The man page pinrun(1) (man/pinrun.1)
     Man,
-    /// completions/pinrun.bash
+    /// bash completion (completions/pinrun.bash)
     Bash,
-    /// completions/_pinrun
+    /// zsh completion (completions/_pinrun)
     Zsh,
-    /// completions/pinrun.fish
+    /// fish completion (completions/pinrun.fish)
     Fish,
 }
 
@@ -242,8 +242,10 @@ pub struct Cli {
     #[arg(long, short, help_heading = "Output")]
     pub verbose: bool,
 
-    /// Write a generated file to stdout (man page or shell completion).
-    #[arg(long, value_name = "WHAT", hide = true)]
+    /// Write the man page or a shell completion script to stdout, e.g.
+    /// `pinrun --generate man > /usr/local/share/man/man1/pinrun.1`
+    /// (INSTALLATION in pinrun(1)).
+    #[arg(long, value_name = "WHAT", help_heading = "Output")]
     pub generate: Option<Generate>,
 
     /// The command to run, and its arguments (passed through untouched).

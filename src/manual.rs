@@ -252,6 +252,21 @@ RLIMIT_NICE. With RT group scheduling the cgroup also needs cpu.rt_runtime_us.
 Affinity is limited to the caller's cgroup cpuset (docker --cpuset-cpus,
 systemd AllowedCPUs=); pinrun plans inside it and names the cgroup when a
 request falls outside.
+.SH INSTALLATION
+.B cargo install \-\-locked \-\-path .
+in a checkout installs pinrun (add
+.B \-\-root /usr/local
+for /usr/local/bin). The man page and the shell completions come from
+the binary itself,
+.BR "pinrun \-\-generate man" | bash | zsh | fish ,
+written to stdout:
+.PP
+.nf
+pinrun \-\-generate man  > /usr/local/share/man/man1/pinrun.1
+pinrun \-\-generate bash > /usr/local/share/bash\-completion/completions/pinrun
+pinrun \-\-generate zsh  > /usr/local/share/zsh/site\-functions/_pinrun
+pinrun \-\-generate fish > /usr/local/share/fish/vendor_completions.d/pinrun.fish
+.fi
 .SH FILES
 .nf
 /sys/devices/system/cpu/{online,possible,present,isolated,nohz_full}

@@ -65,7 +65,7 @@ fn cores_on_node_0() {
 #[test]
 fn fifo_membind_acceptance() {
     if !is_root() {
-        eprintln!("skipped: SCHED_FIFO needs root here");
+        common::skip("SCHED_FIFO needs root here");
         return;
     }
     let out = run_stdout(&[
@@ -96,16 +96,22 @@ fn fifo_membind_acceptance() {
 
 #[test]
 fn scheduling_policies_read_back() {
+    // The tests' own nice value (they may run under `nice`): kept when no
+    // --nice is given; the --nice values are above it (an unprivileged
+    // caller may only lower its priority).
+    let own = stat_field(&std::fs::read_to_string("/proc/self/stat").unwrap(), 19);
+    let (n5, n7) = ((own + 5).min(19), (own + 7).min(19));
+    let (n5s, n7s) = (n5.to_string(), n7.to_string());
     // (options, policy number from sched(7)/proc(5) field 41, rt_priority field 40, nice field 19)
     let mut cases: Vec<(Vec<&str>, i64, i64, i64)> = vec![
-        (vec!["--batch"], 3, 0, 0),
-        (vec!["--idle"], 5, 0, 0),
-        (vec!["--other", "--nice", "5"], 0, 0, 5),
-        (vec!["--nice", "7"], 0, 0, 7),
+        (vec!["--batch"], 3, 0, own),
+        (vec!["--idle"], 5, 0, own),
+        (vec!["--other", "--nice", &n5s], 0, 0, n5),
+        (vec!["--nice", &n7s], 0, 0, n7),
     ];
     if is_root() {
-        cases.push((vec!["--fifo", "10"], 1, 10, 0));
-        cases.push((vec!["--rr", "98"], 2, 98, 0));
+        cases.push((vec!["--fifo", "10"], 1, 10, own));
+        cases.push((vec!["--rr", "98"], 2, 98, own));
     }
     for (opts, policy, prio, nice) in cases {
         let mut args = opts.clone();
@@ -122,7 +128,7 @@ fn scheduling_policies_read_back() {
 #[test]
 fn reset_on_fork_read_back() {
     if !is_root() {
-        eprintln!("skipped: needs root");
+        common::skip("needs root");
         return;
     }
     let out = run_stdout(&[
@@ -148,7 +154,7 @@ fn reset_on_fork_read_back() {
 #[test]
 fn deadline_read_back() {
     if !is_root() {
-        eprintln!("skipped: needs root");
+        common::skip("needs root");
         return;
     }
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("pinrun"))
@@ -162,6 +168,9 @@ fn deadline_read_back() {
             "sleep",
             "2",
         ])
+        // Its warnings (not isolated, IRQs, deadline-cannot-fork) are
+        // captured, and shown only when the test fails.
+        .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     let pid = child.id().to_string();
@@ -178,10 +187,11 @@ fn deadline_read_back() {
         }
     }
     child.kill().ok();
-    child.wait().ok();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         text.contains("current scheduling policy: SCHED_DEADLINE"),
-        "{text}"
+        "{text}\n{err}"
     );
     assert!(
         text.contains("runtime/deadline/period parameters: 1000000/10000000/10000000"),
@@ -364,7 +374,7 @@ fn exec_in_place_passes_everything_through() {
 fn inherited_affinity_is_not_the_limit() {
     let set = online();
     if set.len() < 2 || !std::path::Path::new("/usr/bin/taskset").exists() {
-        eprintln!("skipped: needs 2 CPUs and taskset");
+        common::skip("needs 2 CPUs and taskset");
         return;
     }
     let last = set.last().unwrap().to_string();
@@ -392,7 +402,7 @@ fn inherited_affinity_is_not_the_limit() {
 #[test]
 fn nice_applies_under_realtime_policies() {
     if !is_root() {
-        eprintln!("skipped: needs root");
+        common::skip("needs root");
         return;
     }
     for opts in [vec!["--fifo", "10"], vec!["--rr", "3"], vec!["--idle"]] {
@@ -409,7 +419,7 @@ fn nice_applies_under_realtime_policies() {
 fn deadline_with_full_placement_under_narrow_inherited_affinity() {
     let set = online();
     if !is_root() || set.len() < 2 {
-        eprintln!("skipped: needs root and 2 CPUs");
+        common::skip("needs root and 2 CPUs");
         return;
     }
     let all = set.to_list();

@@ -108,11 +108,11 @@ fn competitors(args: &[&str]) -> Vec<String> {
 #[test]
 fn fifo_child_found_by_both_paths() {
     if !is_root() {
-        eprintln!("skipped: SCHED_FIFO needs root here");
+        common::skip("SCHED_FIFO needs root here");
         return;
     }
     let Some(cpu) = spare_cpu() else {
-        eprintln!("skipped: needs 2 online CPUs");
+        common::skip("needs 2 online CPUs");
         return;
     };
     let child = Spinner::start(cpu, Some(1));
@@ -165,7 +165,7 @@ fn sched_getscheduler_reads_policies() {
 #[test]
 fn other_child_not_reported() {
     let Some(cpu) = spare_cpu() else {
-        eprintln!("skipped: needs 2 online CPUs");
+        common::skip("needs 2 online CPUs");
         return;
     };
     let child = Spinner::start(cpu, None);
@@ -214,7 +214,7 @@ fn dumps_use_the_file_path() {
 #[test]
 fn not_its_own_competitor_in_another_pid_namespace() {
     if !is_root() || Command::new("unshare").arg("--help").output().is_err() {
-        eprintln!("skipped: needs root and unshare(1)");
+        common::skip("needs root and unshare(1)");
         return;
     }
     // Every CPU pinrun may use: its own allowed set is then among them.

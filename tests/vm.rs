@@ -4,9 +4,10 @@
 //! asserts on what the guest read back: `Cpus_allowed_list`,
 //! `/proc/<pid>/stat` policy fields, `numa_maps`, `pinrun --show --json`.
 //!
-//! Off unless `PINRUN_VM=1` (`.ci/run` sets it): plain `cargo test` needs no
-//! VM. With `PINRUN_VM=1`, a guest that cannot boot is a failure, with the
-//! console shown. `PINRUN_VM_REPLAY=DIR` re-checks the logs `DIR/<name>.log`
+//! Every test is ignored by default (plain `cargo test` needs no VM and
+//! reports them as ignored); `.ci/run` runs them with
+//! `cargo test --test vm -- --ignored`. A guest that cannot boot is a
+//! failure, with the console shown. `PINRUN_VM_REPLAY=DIR` re-checks the logs `DIR/<name>.log`
 //! of an earlier run without booting. `vm/run.sh` does the work (packages, kernel cache, static
 //! build, initramfs, QEMU with a timeout and one retry).
 
@@ -54,12 +55,8 @@ fn guest_pinrun() -> &'static str {
     })
 }
 
-/// Boots scenario `name`; `None` (with a note) unless `PINRUN_VM=1`.
-fn boot(name: &'static str) -> Option<Guest> {
-    if std::env::var("PINRUN_VM").as_deref() != Ok("1") {
-        eprintln!("vm test {name} skipped: set PINRUN_VM=1 to boot it (README: VM tests)");
-        return None;
-    }
+/// Boots scenario `name` (or reads its log under `PINRUN_VM_REPLAY`).
+fn boot(name: &'static str) -> Guest {
     let log = if let Some(dir) = std::env::var_os("PINRUN_VM_REPLAY") {
         // re-check the assertions on the logs of an earlier run, no boot
         PathBuf::from(dir).join(format!("{name}.log"))
@@ -89,11 +86,11 @@ fn boot(name: &'static str) -> Option<Guest> {
         "scenario {name}: the guest script did not finish cleanly; log {}:\n{text}",
         log.display()
     );
-    Some(Guest {
+    Guest {
         name,
         blocks: parse(&text),
         log,
-    })
+    }
 }
 
 /// The `@@@ NAME rc=N` / `@o` / `@e` / `@@@ end` blocks of vm/guest/lib.sh.
@@ -435,8 +432,9 @@ fn assert_isolation(show: &Value, isolated: &[u64], nohz_full: &[u64]) {
 /// Scenario 1: 2 sockets x 2 cores x 2 threads, nodes {0-3} {4-7},
 /// isolcpus=2,3 nohz_full=2,3 irqaffinity=0,1.
 #[test]
+#[ignore = "boots QEMU: run by .ci/run with --ignored (README: VM tests)"]
 fn vm_basic_topology_placement_memory_sched() {
-    let Some(g) = boot("basic") else { return };
+    let g = boot("basic");
     let show = g.json("show-json");
     assert_topology(
         &show,
@@ -513,8 +511,9 @@ fn vm_basic_topology_placement_memory_sched() {
 /// Scenario 5: possible_cpus=1100 (nr_cpu_ids 1100: affinity masks wider
 /// than 1024 bits; a fixed cpu_set_t gets EINVAL from sched_getaffinity).
 #[test]
+#[ignore = "boots QEMU: run by .ci/run with --ignored (README: VM tests)"]
 fn vm_wide_masks_possible_cpus_1100() {
-    let Some(g) = boot("wide-masks") else { return };
+    let g = boot("wide-masks");
     assert_eq!(g.ok("possible").trim(), "0-1099");
     let show = g.json("show-json");
     assert_eq!(show["possible"], "0-1099");
@@ -540,8 +539,9 @@ fn vm_wide_masks_possible_cpus_1100() {
 /// Scenario 2: node 2 = CPUs 6-7 without memory; distances 0-1 20, 0-2 30,
 /// 1-2 15.
 #[test]
+#[ignore = "boots QEMU: run by .ci/run with --ignored (README: VM tests)"]
 fn vm_memoryless_node() {
-    let Some(g) = boot("memless") else { return };
+    let g = boot("memless");
     let show = g.json("show-json");
     assert_topology(
         &show,
@@ -572,8 +572,9 @@ fn vm_memoryless_node() {
 
 /// Scenario 3: node 2 = 256M without CPUs; distances 0-1 21, 0-2 30, 1-2 30.
 #[test]
+#[ignore = "boots QEMU: run by .ci/run with --ignored (README: VM tests)"]
 fn vm_cpuless_memory_node() {
-    let Some(g) = boot("cpuless") else { return };
+    let g = boot("cpuless");
     let show = g.json("show-json");
     assert_topology(
         &show,
@@ -608,8 +609,9 @@ fn vm_cpuless_memory_node() {
 /// IRQs): IRQ findings from /sys/kernel/irq equal those from
 /// /proc/interrupts; a live SCHED_FIFO competitor is found.
 #[test]
+#[ignore = "boots QEMU: run by .ci/run with --ignored (README: VM tests)"]
 fn vm_big_four_sockets_isolcpus_flags() {
-    let Some(g) = boot("big") else { return };
+    let g = boot("big");
     let show = g.json("show-json");
     let nodes: Vec<_> = (0..4).map(|n| (n, range(n * 8, n * 8 + 7), true)).collect();
     assert_topology(&show, 4, 4, 2, &nodes);
@@ -787,10 +789,9 @@ fn vm_big_four_sockets_isolcpus_flags() {
 /// Scenario 6: uid 1000 without capabilities; RLIMIT_RTPRIO 0 and 20; a
 /// cgroup v2 cpuset of CPUs 4-5 and mems 1.
 #[test]
+#[ignore = "boots QEMU: run by .ci/run with --ignored (README: VM tests)"]
 fn vm_unprivileged_rlimit_and_cgroup_cpuset() {
-    let Some(g) = boot("unprivileged") else {
-        return;
-    };
+    let g = boot("unprivileged");
     let err = g.refused("unpriv-fifo10");
     assert!(err.contains("RLIMIT_RTPRIO 0"), "{err}");
     assert!(err.contains("CAP_SYS_NICE"), "{err}");
@@ -825,8 +826,9 @@ fn vm_unprivileged_rlimit_and_cgroup_cpuset() {
 /// The second kernel, Debian 13's 6.12: `--weighted-interleave` (Linux 6.9+),
 /// which 6.1 refuses (checked in the basic scenario), works.
 #[test]
+#[ignore = "boots QEMU: run by .ci/run with --ignored (README: VM tests)"]
 fn vm_weighted_interleave_on_6_12() {
-    let Some(g) = boot("weighted") else { return };
+    let g = boot("weighted");
     assert!(
         g.ok("uname").contains("Linux version 6.12"),
         "{}",

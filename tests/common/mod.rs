@@ -1,44 +1,143 @@
-//! Helpers shared by the integration tests: the binary, the fixture dumps
-//! in `../shared/fixtures` (used in place, never copied), and parsers for
-//! the peer tools' published expected outputs.
+//! Helpers shared by the integration tests: the binary, the machine dumps
+//! (`tests/data/machines/<source>/<machine>.tar.gz`, unpacked on first use
+//! into a temporary directory kept for the whole test binary), and parsers
+//! for the peer tools' published expected outputs.
 #![allow(dead_code)]
 
 use assert_cmd::Command;
 use serde_json::Value;
-use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
 
-/// `$PINRUN_FIXTURES`, else `../shared/fixtures` beside the checkout.
-pub fn fixtures() -> PathBuf {
-    let p = std::env::var_os("PINRUN_FIXTURES")
+/// The archives: `tests/data/machines/<source>/<machine>.tar.gz`, each
+/// holding `<machine>/` (the dump and the peers' expected outputs).
+pub fn archives() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/machines")
+}
+
+/// `$PINRUN_FIXTURES` (a directory of unpacked dumps, `<source>/<machine>/`),
+/// if set.
+fn fixtures_override() -> Option<PathBuf> {
+    std::env::var_os("PINRUN_FIXTURES")
+        .filter(|p| !p.is_empty())
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures"));
-    assert!(
-        p.join("INDEX.md").is_file(),
-        "machine dumps not found at {}: put shared/ beside the checkout or set PINRUN_FIXTURES",
-        p.display()
-    );
-    p
 }
 
-/// One machine dump.
+static UNPACKED: OnceLock<tempfile::TempDir> = OnceLock::new();
+
+/// The temporary directory the archives are unpacked into (in /dev/shm if
+/// possible, else the usual temporary directory), created on first use and removed when the test binary exits (a static is never
+/// dropped, so an `atexit` handler removes it; the harness ends with
+/// `exit`).
+fn unpacked() -> &'static Path {
+    UNPACKED
+        .get_or_init(|| {
+            extern "C" fn remove() {
+                if let Some(d) = UNPACKED.get() {
+                    let _ = std::fs::remove_dir_all(d.path());
+                }
+            }
+            // SAFETY: registers a plain function without arguments.
+            unsafe { libc::atexit(remove) };
+            // tmpfs when there is one: 55 000 small files unpack and go
+            // several times faster there than on a disk-backed /tmp.
+            let b = tempfile::Builder::new().prefix("pinrun-machines-").clone();
+            b.tempdir_in("/dev/shm")
+                .or_else(|_| b.tempdir())
+                .expect("temporary directory for the machine dumps")
+        })
+        .path()
+}
+
+/// Where the machine dumps are: `$PINRUN_FIXTURES`, else the directory the
+/// archives are unpacked into (a dump is there, as `<source>/<machine>`,
+/// once [`machine`] has unpacked it).
+pub fn fixtures() -> PathBuf {
+    match fixtures_override() {
+        Some(p) => {
+            assert!(
+                p.is_dir(),
+                "PINRUN_FIXTURES={} is not a directory",
+                p.display()
+            );
+            p
+        }
+        None => unpacked().join("machines"),
+    }
+}
+
+/// Unpacks `<archives>/<rel>.tar.gz` (holding the directory named as the
+/// last part of `rel`) into `<unpacked>/<rel>`, once per test binary.
+fn unpack(archives: &Path, rel: &str) -> PathBuf {
+    static DONE: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
+    let archive = archives.join(format!("{rel}.tar.gz"));
+    let top = archives.file_name().expect("archive folder");
+    let dest = unpacked().join(top).join(rel);
+    let mut done = DONE.lock().unwrap_or_else(|e| e.into_inner());
+    if done.contains(&archive) {
+        return dest;
+    }
+    let file = std::fs::File::open(&archive)
+        .unwrap_or_else(|e| panic!("machine dump {}: {e}", archive.display()));
+    let parent = dest.parent().expect("a folder above");
+    std::fs::create_dir_all(parent).expect("mkdir");
+    let mut tar = tar::Archive::new(flate2::read::GzDecoder::new(file));
+    tar.set_preserve_mtime(false);
+    tar.unpack(parent)
+        .unwrap_or_else(|e| panic!("unpacking {}: {e}", archive.display()));
+    assert!(
+        dest.is_dir(),
+        "{} does not hold {}/",
+        archive.display(),
+        dest.file_name().unwrap().to_string_lossy()
+    );
+    done.insert(archive);
+    dest
+}
+
+/// A field case of `tests/data/cases/<name>.tar.gz` (a small tree that
+/// reproduces a reported fault; see its README.md), unpacked on first use.
+pub fn field_case(name: &str) -> PathBuf {
+    unpack(
+        &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/cases"),
+        name,
+    )
+}
+
+/// One machine dump (`<source>/<machine>`), unpacked on first use.
 pub fn machine(rel: &str) -> PathBuf {
-    let p = fixtures().join(rel);
-    assert!(
-        p.is_dir(),
-        "fixture {} missing (shared/ must sit beside the checkout)",
-        p.display()
-    );
+    let p = match fixtures_override() {
+        Some(root) => root.join(rel),
+        None => unpack(&archives(), rel),
+    };
+    assert!(p.is_dir(), "machine dump {} missing", p.display());
     p
 }
 
-/// Every machine directory of a fixture source (skipping `_`-prefixed extras).
+/// Every machine of a fixture source (skipping `_`-prefixed extras such as
+/// `nto/_ppc-expected-profiles`), as `<source>/<machine>`.
 pub fn machines(source: &str) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(fixtures().join(source))
-        .expect("fixture source")
-        .flatten()
-        .filter(|e| e.path().is_dir())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
+    let names: Vec<String> = match fixtures_override() {
+        Some(root) => std::fs::read_dir(root.join(source))
+            .expect("fixture source")
+            .flatten()
+            .filter(|e| e.path().is_dir())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect(),
+        None => std::fs::read_dir(archives().join(source))
+            .unwrap_or_else(|e| panic!("{}: {e}", archives().join(source).display()))
+            .flatten()
+            .filter_map(|e| {
+                e.file_name()
+                    .to_str()?
+                    .strip_suffix(".tar.gz")
+                    .map(String::from)
+            })
+            .collect(),
+    };
+    let mut v: Vec<String> = names
+        .into_iter()
         .filter(|n| !n.starts_with('_'))
         .map(|n| format!("{source}/{n}"))
         .collect();
@@ -63,6 +162,26 @@ pub fn all_machines() -> Vec<String> {
     .into_iter()
     .flat_map(machines)
     .collect()
+}
+
+/// A temporary directory for a sysroot tree a test writes: on /dev/shm
+/// when there is one (thousands of small files are written and removed
+/// several times faster on tmpfs), else the usual temporary directory.
+pub fn tempdir() -> tempfile::TempDir {
+    tempfile::tempdir_in("/dev/shm")
+        .or_else(|_| tempfile::tempdir())
+        .expect("temporary directory")
+}
+
+/// Says on the terminal that the running test is skipped and why: written
+/// to the standard error itself, which the harness does not capture (it
+/// captures `eprintln!`, shown only for a failure). The test then returns,
+/// and is counted as passed: the harness has no run-time skip.
+pub fn skip(why: impl std::fmt::Display) {
+    use std::io::Write;
+    let t = std::thread::current();
+    let name = t.name().unwrap_or("?");
+    let _ = writeln!(std::io::stderr().lock(), "test {name}: SKIPPED: {why}");
 }
 
 /// Whether the tests run as root (real-time policies need it here).

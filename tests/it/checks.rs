@@ -1,0 +1,734 @@
+//! Findings on synthetic trees (one that fires, one that must not), on the
+//! nto dumps with isolation on the kernel command line, and live.
+
+use crate::common;
+use common::{assert_status, at, ids, is_root, machine, pinrun};
+use serde_json::Value;
+use std::path::Path;
+
+/// A 4-CPU, 2-core (siblings 0+2, 1+3), 1-node machine plus `extra` files.
+fn tree(extra: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = common::tempdir();
+    let mut files: Vec<(String, String)> = vec![
+        ("sys/devices/system/cpu/online".into(), "0-3\n".into()),
+        ("sys/devices/system/cpu/possible".into(), "0-3\n".into()),
+        ("sys/devices/system/cpu/isolated".into(), "\n".into()),
+        (
+            "sys/devices/system/cpu/nohz_full".into(),
+            "  (null)\n".into(),
+        ),
+        (
+            "sys/devices/system/node/node0/cpulist".into(),
+            "0-3\n".into(),
+        ),
+        (
+            "sys/devices/system/node/node0/distance".into(),
+            "10\n".into(),
+        ),
+        (
+            "sys/devices/system/node/node0/meminfo".into(),
+            "Node 0 MemTotal: 8388608 kB\nNode 0 MemFree: 4194304 kB\n".into(),
+        ),
+        ("proc/cmdline".into(), "ro quiet\n".into()),
+        (
+            "proc/interrupts".into(),
+            "           CPU0       CPU1       CPU2       CPU3\n".into(),
+        ),
+    ];
+    for c in 0..4 {
+        let t = format!("sys/devices/system/cpu/cpu{c}/topology");
+        files.push((
+            format!("{t}/core_cpus_list"),
+            if c % 2 == 0 { "0,2\n" } else { "1,3\n" }.into(),
+        ));
+        files.push((format!("{t}/core_id"), format!("{}\n", c % 2)));
+        files.push((format!("{t}/physical_package_id"), "0\n".into()));
+    }
+    common::write_tree(dir.path(), files, extra);
+    dir
+}
+
+fn findings(root: &Path, args: &[&str]) -> Vec<Value> {
+    let out = pinrun()
+        .arg("--sysroot")
+        .arg(root)
+        .args(["--check", "--json"])
+        .args(args)
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&out.stderr)));
+    v["findings"].as_array().unwrap().clone()
+}
+
+fn codes(f: &[Value]) -> Vec<String> {
+    f.iter()
+        .map(|x| x["code"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn with<'a>(f: &'a [Value], code: &str) -> Vec<&'a Value> {
+    f.iter().filter(|x| x["code"] == code).collect()
+}
+
+#[test]
+fn isolation_findings_fire_and_stay_quiet() {
+    let plain = tree(&[]);
+    let f = findings(plain.path(), &["--cpus", "1"]);
+    assert_eq!(ids(&with(&f, "not-isolated")[0]["cpus"]), vec![1]);
+    assert_eq!(with(&f, "not-nohz-full").len(), 1);
+    assert_eq!(with(&f, "not-rcu-nocbs").len(), 1);
+
+    let iso = tree(&[
+        ("sys/devices/system/cpu/isolated", "1,3\n"),
+        ("sys/devices/system/cpu/nohz_full", "1,3\n"),
+        ("proc/cmdline", "isolcpus=1,3 nohz_full=1,3\n"),
+    ]);
+    let f = findings(iso.path(), &["--cpus", "1"]);
+    for quiet in [
+        "not-isolated",
+        "not-nohz-full",
+        "not-rcu-nocbs",
+        "sibling-not-isolated",
+        "isolated-no-balancing",
+        "isolation-not-applied",
+    ] {
+        assert!(with(&f, quiet).is_empty(), "{quiet} fired: {f:?}");
+    }
+    // Both isolated CPUs in one mask: no load balancing between them.
+    let f = findings(iso.path(), &["--cpus", "1,3"]);
+    assert_eq!(
+        ids(&with(&f, "isolated-no-balancing")[0]["cpus"]),
+        vec![1, 3]
+    );
+
+    // CPU 1 isolated, its sibling 3 not.
+    let half = tree(&[
+        ("sys/devices/system/cpu/isolated", "1\n"),
+        ("proc/cmdline", "isolcpus=1,3\n"),
+    ]);
+    let f = findings(half.path(), &["--cpus", "1"]);
+    assert_eq!(ids(&with(&f, "sibling-not-isolated")[0]["cpus"]), vec![3]);
+    // The command line asked for 3 too; sysfs says no.
+    assert_eq!(ids(&with(&f, "isolation-not-applied")[0]["cpus"]), vec![3]);
+
+    let bad = tree(&[("proc/cmdline", "isolcpus=bogus,1\n")]);
+    assert_eq!(
+        with(
+            &findings(bad.path(), &["--cpus", "1"]),
+            "isolcpus-unknown-flag"
+        )
+        .len(),
+        1
+    );
+}
+
+#[test]
+fn irq_findings_use_effective_affinity_and_skip_per_cpu_rows() {
+    let t = tree(&[
+        (
+            "proc/interrupts",
+            "           CPU0       CPU1       CPU2       CPU3\n 24:  1  2  3  4   PCI-MSI 1-edge   eth0-rx-0\n 25:  5  0  0  0   PCI-MSI 2-edge   eth0-rx-1\n 26:  0  0  0  0   PCI-MSI 3-edge   nvme0q1\nLOC:  9  9  9  9   Local timer interrupts\n",
+        ),
+        ("proc/irq/24/effective_affinity_list", "1\n"),
+        ("proc/irq/24/smp_affinity_list", "0-3\n"),
+        ("proc/irq/25/smp_affinity_list", "0\n"),
+        ("proc/irq/26/smp_affinity", "f\n"),
+        ("proc/irq/default_smp_affinity", "1\n"),
+    ]);
+    let f = findings(t.path(), &["--cpus", "1"]);
+    let irqs: Vec<u32> = with(&f, "irq-on-cpu")
+        .iter()
+        .flat_map(|x| ids(&x["irqs"]))
+        .collect();
+    // 24 by its effective affinity, 26 by its smp_affinity mask; 25 is on CPU 0; LOC never.
+    assert_eq!(irqs, vec![24, 26]);
+    assert!(
+        with(&f, "irq-on-cpu")[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("eth0-rx-0")
+    );
+    assert!(with(&f, "default-irq-affinity").is_empty());
+    let f = findings(t.path(), &["--cpus", "0"]);
+    let irqs: Vec<u32> = with(&f, "irq-on-cpu")
+        .iter()
+        .flat_map(|x| ids(&x["irqs"]))
+        .collect();
+    assert_eq!(irqs, vec![25, 26]);
+    assert_eq!(with(&f, "default-irq-affinity").len(), 1);
+}
+
+#[test]
+fn rt_and_memory_findings() {
+    let t = tree(&[
+        ("proc/sys/kernel/sched_rt_runtime_us", "950000\n"),
+        ("proc/sys/kernel/sched_rt_period_us", "1000000\n"),
+        ("proc/sys/kernel/numa_balancing", "1\n"),
+    ]);
+    let f = findings(t.path(), &["--cpus", "1", "--fifo", "99", "--membind=0"]);
+    let c = codes(&f);
+    assert!(c.contains(&"rt-throttling".to_string()), "{c:?}");
+    assert!(
+        with(&f, "rt-throttling")[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("stalled for 50000 us of every 1000000 us")
+    );
+    assert!(c.contains(&"rt-priority-99".to_string()));
+    assert!(c.contains(&"numa-balancing".to_string()));
+    assert!(!c.contains(&"bind-low-memory".to_string()));
+    let f = findings(t.path(), &["--cpus", "1", "--fifo", "50"]);
+    assert!(!codes(&f).contains(&"rt-priority-99".to_string()));
+    let unthrottled = tree(&[
+        ("proc/sys/kernel/sched_rt_runtime_us", "-1\n"),
+        ("proc/sys/kernel/sched_rt_period_us", "1000000\n"),
+    ]);
+    assert!(
+        !codes(&findings(
+            unthrottled.path(),
+            &["--cpus", "1", "--fifo", "50"]
+        ))
+        .contains(&"rt-throttling".to_string())
+    );
+
+    let low = tree(&[(
+        "sys/devices/system/node/node0/meminfo",
+        "Node 0 MemTotal: 8388608 kB\nNode 0 MemFree: 102400 kB\n",
+    )]);
+    let f = findings(low.path(), &["--cpus", "1", "--membind=0"]);
+    assert!(
+        with(&f, "bind-low-memory")[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("100 MiB free")
+    );
+}
+
+/// Remote memory on a two-node dump (nto/bare-metal-worker1: node
+/// distances from its node*/distance files).
+#[test]
+fn remote_memory_on_a_real_dump() {
+    let m = machine("nto/bare-metal-worker1.internal");
+    let out = at(
+        &m,
+        &[
+            "--check",
+            "--json",
+            "--node",
+            "1",
+            "--cores",
+            "1",
+            "--membind=0",
+        ],
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let f = v["findings"].as_array().unwrap();
+    let remote = with(f, "memory-remote");
+    assert_eq!(remote.len(), 1, "{f:?}");
+    let d = std::fs::read_to_string(m.join("sys/devices/system/node/node1/distance")).unwrap();
+    let dist: Vec<&str> = d.split_whitespace().collect();
+    assert!(
+        remote[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("distance {}, local {}", dist[0], dist[1])),
+        "{remote:?}"
+    );
+}
+
+/// nto/bare-metal-worker1: isolcpus=managed_irq,0-4,11-79 nohz_full=0-4,11-79
+/// rcu_nocbs=0-4,11-79 and no isolated/nohz_full files in the dump. For CPU
+/// 11 the command line stops the tick and offloads RCU callbacks, but without
+/// the `domain` flag does not isolate it from the scheduler.
+#[test]
+fn nto_worker_cmdline_isolation() {
+    let m = machine("nto/bare-metal-worker1.internal");
+    let out = at(&m, &["--check", "--json", "--cpus", "11"]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let f = v["findings"].as_array().unwrap();
+    let c = codes(f);
+    assert!(!c.contains(&"not-nohz-full".to_string()));
+    assert!(!c.contains(&"not-rcu-nocbs".to_string()));
+    let msg = with(f, "not-isolated")[0]["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        msg.contains("without the `domain` flag") && msg.contains("managed IRQs"),
+        "{msg}"
+    );
+    // Exactly the IRQs whose effective_affinity_list names CPU 11.
+    let mut want = vec![];
+    for e in std::fs::read_dir(m.join("proc/irq")).unwrap().flatten() {
+        let Ok(n) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(t) = std::fs::read_to_string(e.path().join("effective_affinity_list")) else {
+            continue;
+        };
+        let set = pinrun::cpuset::CpuSet::parse_sysfs_list(&t, None).unwrap();
+        let listed = std::fs::read_to_string(m.join("proc/interrupts"))
+            .unwrap()
+            .lines()
+            .any(|l| l.trim_start().starts_with(&format!("{n}:")));
+        if set.contains(11) && listed {
+            want.push(n);
+        }
+    }
+    want.sort();
+    let mut got: Vec<u32> = with(f, "irq-on-cpu")
+        .iter()
+        .flat_map(|x| ids(&x["irqs"]))
+        .collect();
+    got.sort();
+    assert_eq!(got, want);
+    assert!(!want.is_empty());
+}
+
+/// Live: `--check --cpus 1` lists exactly the device IRQs whose
+/// effective_affinity_list (read here from /proc/irq) includes CPU 1.
+#[test]
+fn live_check_lists_irqs_by_effective_affinity() {
+    let online = pinrun::cpuset::CpuSet::parse_sysfs_list(
+        &std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap(),
+        None,
+    )
+    .unwrap();
+    let cpu = online.last().unwrap();
+    let interrupts = std::fs::read_to_string("/proc/interrupts").unwrap();
+    let mut want = vec![];
+    for line in interrupts.lines().skip(1) {
+        let Some((id, _)) = line.split_once(':') else {
+            continue;
+        };
+        let Ok(n) = id.trim().parse::<u32>() else {
+            continue;
+        };
+        let dir = format!("/proc/irq/{n}");
+        let text = std::fs::read_to_string(format!("{dir}/effective_affinity_list"))
+            .or_else(|_| std::fs::read_to_string(format!("{dir}/smp_affinity_list")));
+        let Ok(text) = text else { continue };
+        let set = pinrun::cpuset::CpuSet::parse_sysfs_list(&text, None)
+            .unwrap()
+            .intersection(&online);
+        if set.contains(cpu) {
+            want.push(n);
+        }
+    }
+    let out = pinrun()
+        .args(["--check", "--json", "--cpus", &cpu.to_string()])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let f = v["findings"].as_array().unwrap();
+    let mut got: Vec<u32> = f
+        .iter()
+        .filter(|x| x["code"] == "irq-on-cpu" || x["code"] == "managed-irq-on-cpu")
+        .flat_map(|x| ids(&x["irqs"]))
+        .collect();
+    got.sort();
+    want.sort();
+    assert_eq!(got, want);
+    // Every finding has a hint.
+    assert!(f.iter().all(|x| !x["hint"].as_str().unwrap().is_empty()));
+}
+
+/// --strict turns a warning into exit 125 with nothing run.
+#[test]
+fn strict_refuses_on_warnings() {
+    let dir = common::tempdir();
+    let marker = dir.path().join("ran");
+    let out = pinrun()
+        .args(["--strict", "--not-an-option"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(125));
+    let out = pinrun()
+        .args([
+            "--strict", "--cpus", "0", "--batch", "--nice", "1", "--rr", "99",
+        ])
+        .arg("--")
+        .arg("touch")
+        .arg(&marker)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(125));
+    let out = pinrun()
+        .env("OMP_PROC_BIND", "true")
+        .args(["--strict", "--cpus", "0", "--"])
+        .arg("touch")
+        .arg(&marker)
+        .output()
+        .unwrap();
+    assert_status(&out, 125);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("env-thread-binding"));
+    assert!(!marker.exists());
+}
+
+/// RT group scheduling: a v1 `cpu` cgroup with cpu.rt_runtime_us = 0 makes
+/// the kernel refuse SCHED_FIFO with EPERM; pinrun refuses first, naming it.
+#[test]
+fn rt_group_without_runtime_is_refused_before_any_change() {
+    let t = tree(&[
+        ("proc/self/cgroup", "4:cpu,cpuacct:/batch\n"),
+        (
+            "proc/self/mountinfo",
+            "35 31 0:29 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n",
+        ),
+        ("sys/fs/cgroup/cpu,cpuacct/batch/cpu.rt_runtime_us", "0\n"),
+    ]);
+    let out = at(t.path(), &["--dry-run", "--cpus", "1", "--fifo", "10"]);
+    assert_eq!(out.status.code(), Some(125));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cgroup /batch no real-time runtime (cpu.rt_runtime_us = 0)"),
+        "{err}"
+    );
+    let ok = tree(&[
+        ("proc/self/cgroup", "4:cpu,cpuacct:/batch\n"),
+        (
+            "proc/self/mountinfo",
+            "35 31 0:29 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n",
+        ),
+        (
+            "sys/fs/cgroup/cpu,cpuacct/batch/cpu.rt_runtime_us",
+            "100000\n",
+        ),
+    ]);
+    pinrun()
+        .arg("--sysroot")
+        .arg(ok.path())
+        .args(["--dry-run", "--cpus", "1", "--fifo", "10"])
+        .assert()
+        .success();
+}
+
+fn stat_line(pid: u32, comm: &str, state: char, flags: u64, prio: u32, policy: u32) -> String {
+    // Fields 3..=41 of proc(5) stat: state, then 4..=39, then rt_priority, policy.
+    let mut f: Vec<String> = vec![state.to_string()];
+    f.extend((4..=39).map(|n| {
+        if n == 9 {
+            flags.to_string()
+        } else {
+            "0".into()
+        }
+    }));
+    f.push(prio.to_string());
+    f.push(policy.to_string());
+    format!("{pid} ({comm}) {}\n", f.join(" "))
+}
+
+/// A runnable user-space SCHED_FIFO task confined to the chosen CPU at a
+/// higher priority is reported; a kernel thread (PF_KTHREAD) or a sleeping
+/// one is not. Deep idle states are reported as info.
+#[test]
+fn rt_competitors_and_idle_states() {
+    let spin = stat_line(4242, "spin loop", 'R', 0, 50, 1);
+    let kthread = stat_line(15, "migration/1", 'R', 0x0020_0040, 99, 1);
+    let sleeper = stat_line(4343, "sleeper", 'S', 0, 60, 2);
+    let t = tree(&[
+        ("proc/4242/stat", &spin),
+        ("proc/4242/status", "Name:\tspin\nCpus_allowed_list:\t1\n"),
+        ("proc/15/stat", &kthread),
+        ("proc/15/status", "Cpus_allowed_list:\t1\n"),
+        ("proc/4343/stat", &sleeper),
+        ("proc/4343/status", "Cpus_allowed_list:\t1\n"),
+        ("sys/devices/system/cpu/cpu1/cpuidle/state0/name", "POLL\n"),
+        ("sys/devices/system/cpu/cpu1/cpuidle/state0/latency", "0\n"),
+        ("sys/devices/system/cpu/cpu1/cpuidle/state1/name", "C6\n"),
+        (
+            "sys/devices/system/cpu/cpu1/cpuidle/state1/latency",
+            "133\n",
+        ),
+        ("sys/devices/system/cpu/cpu1/cpuidle/state1/disable", "0\n"),
+    ]);
+    let f = findings(t.path(), &["--cpus", "1", "--fifo", "40"]);
+    let comp = with(&f, "rt-competitor");
+    assert_eq!(comp.len(), 1, "{f:?}");
+    assert!(
+        comp[0]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("process 4242 (spin loop) is runnable at real-time priority 50")
+    );
+    assert!(
+        with(
+            &findings(t.path(), &["--cpus", "1", "--fifo", "60"]),
+            "rt-competitor"
+        )
+        .is_empty()
+    );
+    let idle = with(&f, "cpuidle-deep-states");
+    assert_eq!(idle[0]["severity"], "info");
+    assert!(
+        idle[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("deepest: C6 at 133 us")
+    );
+    assert!(with(&findings(t.path(), &["--cpus", "0"]), "cpuidle-deep-states").is_empty());
+}
+
+/// Each of these findings fires on one tree and stays quiet on its twin.
+#[test]
+fn findings_fire_only_when_their_cause_is_present() {
+    let two_nodes = |mem1: &str| {
+        tree(&[
+            ("sys/devices/system/node/node0/cpulist", "0,2\n"),
+            ("sys/devices/system/node/node1/cpulist", "1,3\n"),
+            ("sys/devices/system/node/node0/distance", "10 21\n"),
+            ("sys/devices/system/node/node1/distance", "21 10\n"),
+            ("sys/devices/system/node/node1/meminfo", mem1),
+        ])
+    };
+    let t = two_nodes("Node 1 MemTotal: 8388608 kB\nNode 1 MemFree: 4194304 kB\n");
+    // memory-remote: CPUs on node 1, memory on node 0; quiet with local memory.
+    let f = findings(t.path(), &["--cpus", "1", "--membind=0"]);
+    assert!(
+        with(&f, "memory-remote")[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("distance 21, local 10")
+    );
+    assert!(
+        with(
+            &findings(t.path(), &["--cpus", "1", "--membind=1"]),
+            "memory-remote"
+        )
+        .is_empty()
+    );
+    // memory-partly-remote: CPUs on both nodes, memory on one.
+    let f = findings(t.path(), &["--cpus", "0,1", "--membind=0"]);
+    assert_eq!(with(&f, "memory-partly-remote")[0]["severity"], "info");
+    assert!(with(&f, "memory-remote").is_empty());
+
+    // cpufreq-governor: powersave fires, performance does not.
+    let gov = |g: &str| tree(&[("sys/devices/system/cpu/cpu1/cpufreq/scaling_governor", g)]);
+    assert_eq!(
+        ids(&with(
+            &findings(gov("powersave\n").path(), &["--cpus", "1"]),
+            "cpufreq-governor"
+        )[0]["cpus"]),
+        vec![1]
+    );
+    assert!(
+        with(
+            &findings(gov("performance\n").path(), &["--cpus", "1"]),
+            "cpufreq-governor"
+        )
+        .is_empty()
+    );
+
+    // managed-irq-on-cpu: debugfs marks the IRQ managed.
+    let irq = |debug: &str| {
+        tree(&[
+            (
+                "proc/interrupts",
+                "           CPU0       CPU1       CPU2       CPU3\n 30:  0  7  0  0   PCI-MSI 1-edge   nvme0q1\n",
+            ),
+            ("proc/irq/30/effective_affinity_list", "1\n"),
+            ("sys/kernel/debug/irq/irqs/30", debug),
+        ])
+    };
+    let f = findings(
+        irq("handler:  handle_edge_irq\nstate:    0x00000000\n            IRQD_AFFINITY_MANAGED\n")
+            .path(),
+        &["--cpus", "1"],
+    );
+    assert_eq!(
+        codes(&f)
+            .iter()
+            .filter(|c| c.ends_with("irq-on-cpu"))
+            .collect::<Vec<_>>(),
+        vec!["managed-irq-on-cpu"]
+    );
+    let f = findings(irq("handler:  handle_edge_irq\n").path(), &["--cpus", "1"]);
+    assert_eq!(
+        codes(&f)
+            .iter()
+            .filter(|c| c.ends_with("irq-on-cpu"))
+            .collect::<Vec<_>>(),
+        vec!["irq-on-cpu"]
+    );
+
+    // default-irq-affinity from irqaffinity= when /proc/irq/default_smp_affinity is absent.
+    let boot = tree(&[("proc/cmdline", "irqaffinity=0-1\n")]);
+    assert_eq!(
+        with(
+            &findings(boot.path(), &["--cpus", "1"]),
+            "default-irq-affinity"
+        )
+        .len(),
+        1
+    );
+    assert!(
+        with(
+            &findings(boot.path(), &["--cpus", "2"]),
+            "default-irq-affinity"
+        )
+        .is_empty()
+    );
+
+    // partition-invalid: the caller's cgroup v2 partition is invalid.
+    let part = |state: &str| {
+        tree(&[
+            ("proc/self/cgroup", "0::/rt\n"),
+            (
+                "proc/self/mountinfo",
+                "30 1 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n",
+            ),
+            ("sys/fs/cgroup/rt/cpuset.cpus.effective", "1\n"),
+            ("sys/fs/cgroup/rt/cpuset.cpus.partition", state),
+        ])
+    };
+    let f = findings(
+        part("isolated invalid (Cpu list in cpuset.cpus not exclusive)\n").path(),
+        &["--cpus", "1"],
+    );
+    assert!(
+        with(&f, "partition-invalid")[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not exclusive")
+    );
+    assert!(
+        with(
+            &findings(part("isolated\n").path(), &["--cpus", "1"]),
+            "partition-invalid"
+        )
+        .is_empty()
+    );
+}
+
+/// env-thread-binding fires only when a binding variable is set.
+#[test]
+fn openmp_binding_variables() {
+    let t = tree(&[]);
+    let run = |env: Option<(&str, &str)>| {
+        let mut cmd = pinrun();
+        cmd.env_remove("OMP_PROC_BIND")
+            .env_remove("OMP_PLACES")
+            .env_remove("GOMP_CPU_AFFINITY")
+            .env_remove("KMP_AFFINITY");
+        if let Some((k, v)) = env {
+            cmd.env(k, v);
+        }
+        let out = cmd
+            .arg("--sysroot")
+            .arg(t.path())
+            .args(["--check", "--json", "--cpus", "1"])
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        codes(v["findings"].as_array().unwrap())
+    };
+    assert!(run(Some(("GOMP_CPU_AFFINITY", "0-3"))).contains(&"env-thread-binding".to_string()));
+    assert!(!run(None).contains(&"env-thread-binding".to_string()));
+}
+
+/// `--allow CODES` accepts known findings: they become info, so `--check`
+/// exits 0 and `--strict` runs; the strict refusal counts repeated codes.
+#[test]
+fn allow_accepts_named_findings() {
+    let t = tree(&[
+        (
+            "proc/interrupts",
+            "           CPU0       CPU1       CPU2       CPU3\n 24:  0  2  0  0   PCI-MSI 1-edge   a\n 25:  0  3  0  0   PCI-MSI 2-edge   b\n",
+        ),
+        ("proc/irq/24/effective_affinity_list", "1\n"),
+        ("proc/irq/25/effective_affinity_list", "1\n"),
+    ]);
+    let check = |allow: &str| {
+        at(t.path(), &["--check", "--cpus", "1", "--allow", allow])
+            .status
+            .code()
+    };
+    assert_eq!(check("irq-on-cpu"), Some(1));
+    assert_eq!(
+        check("irq-on-cpu,not-isolated,not-nohz-full,not-rcu-nocbs"),
+        Some(0)
+    );
+    let out = at(
+        t.path(),
+        &["--check", "--json", "--cpus", "1", "--allow", "irq-on-cpu"],
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        with(v["findings"].as_array().unwrap(), "irq-on-cpu")
+            .iter()
+            .all(|f| f["severity"] == "info")
+    );
+    // Live: --strict with an RT policy refuses, listing repeated codes once with a count.
+    let out = pinrun()
+        .args(["--strict", "--cpus", "0", "--fifo", "10", "--", "true"])
+        .output()
+        .unwrap();
+    if is_root() {
+        assert_eq!(out.status.code(), Some(125));
+        let err = String::from_utf8_lossy(&out.stderr);
+        let last = err.lines().rev().nth(1).unwrap();
+        assert!(
+            last.starts_with("pinrun: refusing to run under --strict:"),
+            "{last}"
+        );
+        assert!(!last.contains("irq-on-cpu, irq-on-cpu"), "{last}");
+    }
+}
+
+/// Without /proc/irq/N, the per-CPU counts of /proc/interrupts say where an
+/// IRQ was delivered (nto/bare-metal-master keeps no per-IRQ directories);
+/// the hint moves IRQs to CPUs that are neither checked nor nohz_full.
+#[test]
+fn irq_counts_when_affinity_files_are_missing() {
+    let m = machine("nto/bare-metal-master.internal");
+    assert!(!m.join("proc/irq/135").exists());
+    let text = std::fs::read_to_string(m.join("proc/interrupts")).unwrap();
+    let header: Vec<&str> = text.lines().next().unwrap().split_whitespace().collect();
+    let col = header.iter().position(|h| *h == "CPU3").unwrap();
+    let want: Vec<u32> = text
+        .lines()
+        .skip(1)
+        .filter_map(|l| {
+            let (id, rest) = l.split_once(':')?;
+            let n: u32 = id.trim().parse().ok()?;
+            let count: u64 = rest.split_whitespace().nth(col)?.parse().ok()?;
+            (count > 0).then_some(n)
+        })
+        .collect();
+    assert!(!want.is_empty());
+    let out = at(&m, &["--check", "--json", "--cpus", "3"]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let got: Vec<u32> = with(v["findings"].as_array().unwrap(), "irq-on-cpu")
+        .iter()
+        .flat_map(|x| ids(&x["irqs"]))
+        .collect();
+    assert_eq!(got, want);
+    // Unknown --allow codes are refused rather than silently accepting nothing.
+    let out = pinrun()
+        .args(["--check", "--cpus", "0", "--allow", "rt-throtling"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(125));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown finding code \"rt-throtling\""));
+}
+
+/// `--dry-run --strict` says whether the launch would be refused.
+#[test]
+fn dry_run_predicts_strict_refusal() {
+    let t = tree(&[]);
+    let run = |extra: &[&str]| {
+        let out = pinrun()
+            .arg("--sysroot")
+            .arg(t.path())
+            .args(["--dry-run", "--json", "--cpus", "1"])
+            .args(extra)
+            .output()
+            .unwrap();
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()["strict_refusal"].clone()
+    };
+    assert_eq!(run(&["--strict", "--fifo", "10"]), Value::Bool(true));
+    assert_eq!(run(&["--fifo", "10"]), Value::Bool(false));
+    assert_eq!(run(&["--strict"]), Value::Bool(false));
+}

@@ -1,0 +1,894 @@
+//! Exclusive claims (issue 5) on this machine: concurrent `--exclusive`
+//! launches never share a core, the one too many is refused ("no free
+//! core") or waits (`--wait`), claims of exited or SIGKILLed holders are
+//! reclaimed, a race of 20 launches (repeated 20 times) gives exactly as
+//! many winners as there are free cores; and hostile or stale records
+//! (reused pid, garbage, symlinks, FIFOs, forged owners) and a kubelet CPU
+//! manager state file. Every test uses a private `--state-dir`.
+
+use crate::common;
+use common::{assert_status, ids, pinrun};
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn bin() -> PathBuf {
+    assert_cmd::cargo::cargo_bin("pinrun")
+}
+
+/// The whole cores pinrun may use here (every sibling allowed), each as
+/// its sorted CPUs.
+fn free_cores() -> Vec<Vec<u32>> {
+    let out = pinrun().args(["--show", "--json"]).output().unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let allowed: BTreeSet<u32> = ids(&v["allowed_cpus"]).into_iter().collect();
+    let mut cores = BTreeSet::new();
+    for c in v["cpus"].as_array().unwrap() {
+        if c["siblings"].is_array() {
+            let sibs = ids(&c["siblings"]);
+            if sibs.iter().all(|s| allowed.contains(s)) {
+                cores.insert(sibs);
+            }
+        }
+    }
+    cores.into_iter().collect()
+}
+
+fn core_of(cores: &[Vec<u32>], cpu: u32) -> usize {
+    cores
+        .iter()
+        .position(|c| c.contains(&cpu))
+        .unwrap_or_else(|| panic!("CPU {cpu} is in no free core {cores:?}"))
+}
+
+fn state_dir() -> (tempfile::TempDir, PathBuf) {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path().join("state");
+    (t, d)
+}
+
+/// `pinrun --exclusive --state-dir D ARGS -- COMMAND...` as a child.
+fn spawn(dir: &Path, args: &[&str], command: &[&str]) -> Child {
+    Command::new(bin())
+        .arg("--state-dir")
+        .arg(dir)
+        .args(args)
+        .arg("--")
+        .args(command)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits until `pid` has exec'd `comm` (pinrun execs in place).
+fn wait_exec(pid: u32, comm: &str) {
+    let t = Instant::now();
+    while t.elapsed() < Duration::from_secs(20) {
+        let c = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+        if c.trim() == comm {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    panic!("pid {pid} did not exec {comm}");
+}
+
+/// `Cpus_allowed_list` of a live process, as CPU ids.
+fn affinity(pid: u32) -> Vec<u32> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .unwrap();
+    pinrun::cpuset::CpuSet::parse(line.trim()).unwrap().to_vec()
+}
+
+fn run(dir: &Path, args: &[&str], command: &[&str]) -> std::process::Output {
+    let mut c = pinrun();
+    c.arg("--state-dir").arg(dir).args(args);
+    if !command.is_empty() {
+        c.arg("--").args(command);
+    }
+    c.output().unwrap()
+}
+
+fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn dry(dir: &Path, args: &[&str]) -> Value {
+    let mut a = vec!["--dry-run", "--json"];
+    a.extend_from_slice(args);
+    let o = run(dir, &a, &[]);
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|_| panic!("{}", stderr(&o)))
+}
+
+/// The claim findings' codes (other checks, e.g. IRQs, vary by machine).
+fn codes(v: &Value) -> Vec<String> {
+    v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["code"].as_str().unwrap().to_string())
+        .filter(|c| c.starts_with("claim-") || c == "cpu-claimed")
+        .collect()
+}
+
+fn records(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+fn start_time(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    pinrun::claim::parse_stat(&stat).unwrap().1
+}
+
+fn write_record(dir: &Path, name: &str, pid: u32, start: u64, uid: u32, cpus: &str) {
+    std::fs::create_dir_all(dir).unwrap();
+    let r = pinrun::claim::Record {
+        version: 1,
+        pid,
+        start_time: start,
+        uid,
+        cpus: cpus.into(),
+        command: vec!["holder".into()],
+        time: 0,
+    };
+    std::fs::write(dir.join(name), r.render()).unwrap();
+}
+
+fn all_cpus(cores: &[Vec<u32>]) -> String {
+    let s: pinrun::cpuset::CpuSet = cores.iter().flatten().copied().collect();
+    s.to_list()
+}
+
+#[test]
+fn concurrent_launches_never_share_a_core() {
+    let cores = free_cores();
+    if cores.len() < 2 || cores.len() > 64 {
+        common::skip(format_args!(
+            "needs 2 to 64 free cores, found {}",
+            cores.len()
+        ));
+        return;
+    }
+    let (_t, dir) = state_dir();
+    let mut holders: Vec<Child> = (0..cores.len())
+        .map(|_| spawn(&dir, &["--exclusive", "--cores", "1"], &["sleep", "3"]))
+        .collect();
+    let mut used = BTreeSet::new();
+    for h in &holders {
+        wait_exec(h.id(), "sleep");
+        let a = affinity(h.id());
+        assert_eq!(a.len(), 1, "one CPU each: {a:?}");
+        assert!(
+            used.insert(core_of(&cores, a[0])),
+            "two launches share a core"
+        );
+    }
+    // Every core is claimed and listed by --show.
+    let o = run(&dir, &["--show", "--json"], &[]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let listed: BTreeSet<u64> = v["claims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["pid"].as_u64().unwrap())
+        .collect();
+    let pids: BTreeSet<u64> = holders.iter().map(|h| u64::from(h.id())).collect();
+    assert_eq!(listed, pids);
+    let text = String::from_utf8_lossy(&run(&dir, &["--show"], &[]).stdout).into_owned();
+    for p in &pids {
+        assert!(text.contains(&format!("pid {p} ")), "{text}");
+    }
+    // One too many: refused, naming the holders.
+    let o = run(&dir, &["--exclusive", "--cores", "1"], &["true"]);
+    assert_eq!(o.status.code(), Some(125), "{}", stderr(&o));
+    assert!(stderr(&o).contains("no free core"), "{}", stderr(&o));
+    assert!(stderr(&o).contains(&format!("pid {}", holders[0].id())));
+    // --cpus on a claimed CPU is refused; a launch without placement warns,
+    // and refuses under --strict.
+    let o = run(&dir, &["--cpus", &cores[0][0].to_string()], &["true"]);
+    assert_eq!(o.status.code(), Some(125));
+    assert!(stderr(&o).contains("claimed"), "{}", stderr(&o));
+    let o = run(&dir, &["--nice", "1"], &["true"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(stderr(&o).contains("[cpu-claimed]"), "{}", stderr(&o));
+    let o = run(&dir, &["--strict", "--nice", "1"], &["true"]);
+    assert_eq!(o.status.code(), Some(125));
+    // --wait: waits with a message, then runs once the holders exit.
+    let o = run(
+        &dir,
+        &["--exclusive", "--wait=30s", "--cores", "1"],
+        &["true"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("pinrun: waiting"), "{}", stderr(&o));
+    for h in &mut holders {
+        assert!(h.wait().unwrap().success());
+    }
+    // All reclaimed: every core can be claimed again, and the stale
+    // records are removed.
+    let o = run(&dir, &["--show", "--json"], &[]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["claims"].as_array().unwrap().len(), 0);
+    let o = run(
+        &dir,
+        &["--exclusive", "--cores", &cores.len().to_string()],
+        &["true"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(records(&dir).len() <= 1, "{:?}", records(&dir));
+    // A short --wait gives up with the reason.
+    let mut h = spawn(
+        &dir,
+        &["--exclusive", "--cores", &cores.len().to_string()],
+        &["sleep", "5"],
+    );
+    wait_exec(h.id(), "sleep");
+    let t = Instant::now();
+    let o = run(
+        &dir,
+        &["--exclusive", "--wait=300ms", "--cores", "1"],
+        &["true"],
+    );
+    assert_eq!(o.status.code(), Some(125));
+    assert!(stderr(&o).contains("no free core") && stderr(&o).contains("waited"));
+    assert!(t.elapsed() < Duration::from_secs(4));
+    let _ = h.kill();
+    let _ = h.wait();
+}
+
+#[test]
+fn sigkilled_holder_is_reclaimed() {
+    let cores = free_cores();
+    if cores.is_empty() {
+        common::skip("no free core");
+        return;
+    }
+    let (_t, dir) = state_dir();
+    let n = cores.len().to_string();
+    for reap in [false, true] {
+        let mut h = spawn(&dir, &["--exclusive", "--cores", &n], &["sleep", "60"]);
+        wait_exec(h.id(), "sleep");
+        let o = run(&dir, &["--exclusive", "--cores", "1"], &["true"]);
+        assert_eq!(o.status.code(), Some(125));
+        h.kill().unwrap();
+        if reap {
+            h.wait().unwrap();
+        } else {
+            // Not yet reaped: a zombie runs nowhere and holds nothing.
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let o = run(&dir, &["--exclusive", "--cores", "1"], &["true"]);
+        assert_eq!(o.status.code(), Some(0), "reap {reap}: {}", stderr(&o));
+        assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
+        let _ = h.wait();
+    }
+}
+
+/// One race: 20 concurrent `--exclusive --cores 1` launches. Winners print
+/// their affinity and hold their core until their stdin closes, so every
+/// loser decides while all winners still hold.
+fn race(cores: &[Vec<u32>]) {
+    let (_t, dir) = state_dir();
+    let children: Vec<Child> = (0..20)
+        .map(|_| {
+            spawn(
+                &dir,
+                &["--exclusive", "--cores", "1"],
+                &[
+                    "sh",
+                    "-c",
+                    "grep Cpus_allowed_list /proc/self/status; exec cat >/dev/null",
+                ],
+            )
+        })
+        .collect();
+    let results: Vec<(Child, Option<String>)> = std::thread::scope(|s| {
+        let handles: Vec<_> = children
+            .into_iter()
+            .map(|mut c| {
+                s.spawn(move || {
+                    let mut line = String::new();
+                    BufReader::new(c.stdout.take().unwrap())
+                        .read_line(&mut line)
+                        .unwrap();
+                    (c, (!line.is_empty()).then_some(line))
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let mut used = BTreeSet::new();
+    let mut winners = 0;
+    let mut losers = Vec::new();
+    for (mut c, line) in results {
+        match line {
+            Some(l) => {
+                winners += 1;
+                let cpus = pinrun::cpuset::CpuSet::parse(l.split(':').nth(1).unwrap().trim())
+                    .unwrap()
+                    .to_vec();
+                assert_eq!(cpus.len(), 1);
+                assert!(
+                    used.insert(core_of(cores, cpus[0])),
+                    "two winners share a core"
+                );
+                drop(c.stdin.take());
+                assert!(c.wait().unwrap().success());
+            }
+            None => losers.push(c),
+        }
+    }
+    for c in losers {
+        let o = c.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(125));
+        let e = stderr(&o);
+        assert!(e.contains("no free core") && e.contains("claimed"), "{e}");
+    }
+    assert_eq!(winners, cores.len(), "winners");
+}
+
+#[test]
+fn race_of_twenty_launches_twenty_times() {
+    let cores = free_cores();
+    if cores.is_empty() || cores.len() >= 20 {
+        common::skip(format_args!(
+            "needs 1 to 19 free cores, found {}",
+            cores.len()
+        ));
+        return;
+    }
+    for _ in 0..20 {
+        race(&cores);
+    }
+}
+
+#[test]
+fn stale_forged_and_hostile_records() {
+    let cores = free_cores();
+    if cores.is_empty() {
+        common::skip("no free core");
+        return;
+    }
+    let (t, dir) = state_dir();
+    let all = all_cpus(&cores);
+    let n = cores.len().to_string();
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let mut holder = Command::new("sleep").arg("60").spawn().unwrap();
+    let hp = holder.id();
+    let hs = start_time(hp);
+    // A reused pid (same pid, other start time): stale, silently.
+    write_record(&dir, &format!("{hp}.{}", hs + 1), hp, hs + 1, 0, &all);
+    let v = dry(&dir, &["--cores", &n]);
+    assert_eq!(codes(&v), Vec::<String>::new());
+    // The real holder's record: claimed, named in the refusal.
+    write_record(&dir, &format!("{hp}.{hs}"), hp, hs, 0, &all);
+    let o = run(&dir, &["--dry-run", "--cores", "1"], &[]);
+    assert_eq!(o.status.code(), Some(125));
+    assert!(
+        stderr(&o).contains(&format!("pid {hp} (holder)")),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::remove_file(dir.join(format!("{hp}.{hs}"))).unwrap();
+    // A dead pid's record and garbage: the garbage warns; a dead pid's
+    // garbage is reclaimed, a live pid's is ignored (never removed).
+    let mut dead = Command::new("true").spawn().unwrap();
+    let dp = dead.id();
+    dead.wait().unwrap();
+    write_record(&dir, &format!("{dp}.1"), dp, 1, 0, &all);
+    std::fs::write(dir.join(format!("{dp}.2")), b"\x00\xffgarbage").unwrap();
+    std::fs::write(dir.join(format!("{hp}.3")), "{\"version\":1,").unwrap();
+    // A symlink to a file outside, a FIFO, a directory, and a huge file,
+    // named like records of the live holder; and files that are no records.
+    let outside = t.path().join("outside");
+    std::fs::write(&outside, "keep").unwrap();
+    std::os::unix::fs::symlink(&outside, dir.join(format!("{hp}.4"))).unwrap();
+    assert!(
+        Command::new("mkfifo")
+            .arg(dir.join(format!("{hp}.5")))
+            .status()
+            .unwrap()
+            .success()
+    );
+    std::fs::create_dir(dir.join(format!("{hp}.6"))).unwrap();
+    std::fs::write(dir.join(format!("{hp}.7")), vec![b' '; 1 << 20]).unwrap();
+    std::fs::write(dir.join("README"), "not a record").unwrap();
+    std::os::unix::fs::symlink("/etc/passwd", dir.join("passwd")).unwrap();
+    // Forged: a record in uid 65534's name for root's process.
+    write_record(&dir, &format!("{hp}.{hs}.1"), hp, hs, 65534, &all);
+    std::os::unix::fs::chown(dir.join(format!("{hp}.{hs}.1")), Some(65534), Some(65534)).unwrap();
+    let t0 = Instant::now();
+    let v = dry(&dir, &["--cores", &n]);
+    assert!(
+        t0.elapsed() < Duration::from_secs(5),
+        "a FIFO blocked pinrun"
+    );
+    let c = codes(&v);
+    assert!(c.iter().all(|c| c == "claim-record-unusable"), "{c:?}");
+    assert_eq!(c.len(), 7, "{v}");
+    let text = v["findings"].to_string();
+    assert!(text.contains("symlink"), "{text}");
+    assert!(text.contains("belongs to uid 65534"), "{text}");
+    // An exclusive launch works, reclaims only what is provably stale, and
+    // writes nothing through the symlink.
+    let o = run(&dir, &["--exclusive", "--cores", &n], &["true"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let left = records(&dir);
+    assert!(!left.contains(&format!("{dp}.1")) && !left.contains(&format!("{dp}.2")));
+    for kept in ["3", "4", "5", "6", "7"] {
+        assert!(left.contains(&format!("{hp}.{kept}")), "{left:?}");
+    }
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "keep");
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+}
+
+#[test]
+fn unsafe_state_dirs_are_refused() {
+    let t = tempfile::tempdir().unwrap();
+    // A symlink as the state directory: never followed.
+    let real = t.path().join("real");
+    std::fs::create_dir(&real).unwrap();
+    let link = t.path().join("link");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let o = run(&link, &["--exclusive", "--cores", "1"], &["true"]);
+    assert_eq!(o.status.code(), Some(125));
+    assert!(stderr(&o).contains("symlink"), "{}", stderr(&o));
+    assert!(records(&real).is_empty());
+    // World-writable without the sticky bit: others could delete records.
+    std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let o = run(&real, &["--exclusive", "--cores", "1"], &["true"]);
+    assert_eq!(o.status.code(), Some(125));
+    assert!(stderr(&o).contains("sticky"), "{}", stderr(&o));
+    // Launches without --exclusive only warn.
+    let o = run(&real, &["--nice", "1"], &["true"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // A missing directory is created with mode 1777, records 0644.
+    let fresh = t.path().join("fresh");
+    let o = run(&fresh, &["--exclusive", "--cores", "1"], &["true"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let mode = std::fs::metadata(&fresh).unwrap().permissions().mode() & 0o7777;
+    assert_eq!(mode, 0o1777);
+    let recs = records(&fresh);
+    assert_eq!(recs.len(), 1);
+    let mode = std::fs::metadata(fresh.join(&recs[0]))
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o777;
+    assert_eq!(mode, 0o644);
+    // A lock held for long (a stuck or hostile process) delays a reader by
+    // a second only; an --exclusive launch would refuse after 10s.
+    let mut holder = Command::new("flock")
+        .arg("-x")
+        .arg(&fresh)
+        .args(["sleep", "30"])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let t0 = Instant::now();
+    let o = run(&fresh, &["--nice", "1"], &["true"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("[claim-state-unusable]"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(t0.elapsed() < Duration::from_secs(5));
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    // PINRUN_STATE_DIR is the default's override.
+    let o = pinrun()
+        .env("PINRUN_STATE_DIR", &fresh)
+        .args(["--show", "--json"])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v["claims"].is_array());
+}
+
+#[test]
+fn lock_fd_does_not_reach_the_command() {
+    let (_t, dir) = state_dir();
+    let o = run(
+        &dir,
+        &["--exclusive", "--cores", "1"],
+        &["sh", "-c", "ls -l /proc/self/fd/"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let fds = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(!fds.contains(&*dir.to_string_lossy()), "{fds}");
+    // The record is pinrun's PID, which is the command's after exec.
+    let mut h = spawn(&dir, &["--exclusive", "--cores", "1"], &["sleep", "5"]);
+    wait_exec(h.id(), "sleep");
+    let name = format!("{}.{}", h.id(), start_time(h.id()));
+    assert!(records(&dir).contains(&name), "{:?}", records(&dir));
+    h.kill().unwrap();
+    h.wait().unwrap();
+    // A command that cannot be exec'd leaves no claim behind.
+    let (t, dir) = state_dir();
+    let script = t.path().join("bad");
+    std::fs::write(&script, "#!/nonexistent/interpreter\n").unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let o = run(
+        &dir,
+        &["--exclusive", "--cores", "1"],
+        &[script.to_str().unwrap()],
+    );
+    assert_ne!(o.status.code(), Some(0));
+    assert!(records(&dir).is_empty(), "{:?}", records(&dir));
+}
+
+/// A 4-CPU machine, two cores with siblings (0,1) and (2,3), one node, and
+/// kubelet's static CPU manager state assigning CPUs 2-3 to a container.
+fn kubelet_machine(state: &str) -> tempfile::TempDir {
+    let t = tempfile::tempdir().unwrap();
+    let w = |rel: &str, text: &str| common::write_file(t.path(), rel, text);
+    let cpu = "sys/devices/system/cpu";
+    for f in ["online", "possible", "present"] {
+        w(&format!("{cpu}/{f}"), "0-3\n");
+    }
+    for id in 0..4u32 {
+        let core = id / 2;
+        let sibs = format!("{}-{}\n", core * 2, core * 2 + 1);
+        w(&format!("{cpu}/cpu{id}/topology/core_cpus_list"), &sibs);
+        w(
+            &format!("{cpu}/cpu{id}/topology/thread_siblings_list"),
+            &sibs,
+        );
+        w(
+            &format!("{cpu}/cpu{id}/topology/core_id"),
+            &format!("{core}\n"),
+        );
+        w(
+            &format!("{cpu}/cpu{id}/topology/physical_package_id"),
+            "0\n",
+        );
+    }
+    w("sys/devices/system/node/node0/cpulist", "0-3\n");
+    w("sys/devices/system/node/online", "0\n");
+    w("var/lib/kubelet/cpu_manager_state", state);
+    t
+}
+
+fn sysroot_json(root: &Path, args: &[&str]) -> (Option<i32>, Value, String) {
+    let o = pinrun()
+        .arg("--sysroot")
+        .arg(root)
+        .args(args)
+        .arg("--json")
+        .output()
+        .unwrap();
+    let v = serde_json::from_slice(&o.stdout).unwrap_or(Value::Null);
+    (o.status.code(), v, stderr(&o))
+}
+
+#[test]
+fn kubelet_exclusive_cpus_count_as_claimed() {
+    let m = kubelet_machine(
+        r#"{"policyName":"static","defaultCpuSet":"0-1","entries":{"6f0c-pod":{"app":"2-3"}},"checksum":3282543372}"#,
+    );
+    let (code, v, _) = sysroot_json(m.path(), &["--dry-run", "--cores", "1"]);
+    assert_eq!(code, Some(0));
+    assert_eq!(ids(&v["cpus"]), vec![0]);
+    let why = v["reasons"].to_string();
+    assert!(
+        why.contains("skipped 1 claimed core")
+            && why.contains("kubelet pod 6f0c-pod container app"),
+        "{why}"
+    );
+    let (code, v, _) = sysroot_json(m.path(), &["--dry-run", "--cores", "2"]);
+    assert_eq!(code, Some(125));
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no free core")
+    );
+    let (code, v, _) = sysroot_json(m.path(), &["--dry-run", "--cpus", "3"]);
+    assert_eq!(code, Some(125));
+    assert_eq!(v["error"]["code"], "cpu-claimed");
+    let (code, v, _) = sysroot_json(m.path(), &["--dry-run", "--node", "0"]);
+    assert_eq!(code, Some(0));
+    assert_eq!(codes(&v), vec!["cpu-claimed"]);
+    let (_, v, _) = sysroot_json(m.path(), &["--show"]);
+    let c = &v["claims"][0];
+    assert_eq!(
+        (c["holder"].as_str(), ids(&c["cpus"])),
+        (Some("kubelet"), vec![2, 3])
+    );
+    // One thread assigned (no full-pcpus-only): its whole core is taken
+    // for --cores and --exclusive; its free sibling stays usable by --cpus.
+    let m = kubelet_machine(
+        r#"{"policyName":"static","defaultCpuSet":"0-2","entries":{"p":{"c":"3"}},"checksum":1}"#,
+    );
+    let (code, v, _) = sysroot_json(m.path(), &["--dry-run", "--cores", "1", "--smt"]);
+    assert_eq!((code, ids(&v["cpus"])), (Some(0), vec![0, 1]));
+    let (code, _, _) = sysroot_json(m.path(), &["--dry-run", "--cores", "2"]);
+    assert_eq!(code, Some(125));
+    let (code, v, _) = sysroot_json(m.path(), &["--dry-run", "--exclusive", "--cpus", "2"]);
+    assert_eq!(
+        (code, &v["error"]["code"]),
+        (Some(125), &Value::from("cpu-claimed"))
+    );
+    let (code, v, _) = sysroot_json(m.path(), &["--dry-run", "--cpus", "2"]);
+    assert_eq!((code, codes(&v)), (Some(0), vec![]));
+    // The "none" policy has no entries; a damaged file warns and claims nothing.
+    let m = kubelet_machine(r#"{"policyName":"none","defaultCpuSet":"","checksum":1353318690}"#);
+    let (_, v, _) = sysroot_json(m.path(), &["--dry-run", "--cores", "2"]);
+    assert_eq!(codes(&v), Vec::<String>::new());
+    let m = kubelet_machine("{\"policyName\":\"static\",\"entries\":");
+    let (code, v, _) = sysroot_json(m.path(), &["--dry-run", "--cores", "2"]);
+    assert_eq!(code, Some(0));
+    assert_eq!(codes(&v), vec!["claim-state-unusable"]);
+}
+
+/// `setpriv` as `uid` (no groups, no capabilities) running `bin ARGS`.
+fn as_user(uid: u32, bin: &Path, args: &[&str]) -> Command {
+    let mut c = Command::new("setpriv");
+    c.arg(format!("--reuid={uid}"))
+        .arg(format!("--regid={uid}"))
+        .args(["--clear-groups", "--inh-caps=-all"])
+        .arg(bin)
+        .args(args);
+    c
+}
+
+/// Root and two unprivileged users share one state directory: they never
+/// get the same core, none can delete another's live record or forge one
+/// in another's name, and a stale record its owner left (which others
+/// cannot remove) blocks no one.
+#[test]
+fn users_share_one_state_directory() {
+    let cores = free_cores();
+    if !Path::new("/usr/bin/setpriv").exists() || !common::is_root() || cores.len() < 2 {
+        common::skip("needs root, setpriv and 2 free cores");
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let copy = t.path().join("pinrun");
+    std::fs::copy(bin(), &copy).unwrap();
+    let dir = t.path().join("state");
+    let d = dir.to_str().unwrap();
+    // Root claims the first core (and creates the directory, mode 1777).
+    let mut root = spawn(&dir, &["--exclusive", "--cores", "1"], &["sleep", "30"]);
+    wait_exec(root.id(), "sleep");
+    let root_name = format!("{}.{}", root.id(), start_time(root.id()));
+    // nobody gets another core.
+    let mut nobody = as_user(
+        65534,
+        &copy,
+        &[
+            "--exclusive",
+            "--cores",
+            "1",
+            "--state-dir",
+            d,
+            "--",
+            "sleep",
+            "30",
+        ],
+    )
+    .spawn()
+    .unwrap();
+    wait_exec(nobody.id(), "sleep");
+    let (a, b) = (affinity(root.id()), affinity(nobody.id()));
+    assert_ne!(core_of(&cores, a[0]), core_of(&cores, b[0]));
+    let nobody_name = format!("{}.{}", nobody.id(), start_time(nobody.id()));
+    use std::os::unix::fs::MetadataExt;
+    assert_eq!(
+        std::fs::metadata(dir.join(&nobody_name)).unwrap().uid(),
+        65534
+    );
+    // nobody can neither delete root's record nor forge a claim naming
+    // root's process; root sees both real claims and a warning.
+    let rm = as_user(
+        65534,
+        Path::new("/bin/rm"),
+        &["-f", &format!("{d}/{root_name}")],
+    )
+    .output()
+    .unwrap();
+    assert!(!rm.status.success());
+    assert!(dir.join(&root_name).exists());
+    let forged = format!("{}.{}.5", root.id(), start_time(root.id()));
+    let sh = format!(
+        "printf '%s\\n' '{{\"version\":1,\"pid\":{},\"start_time\":{},\"uid\":65534,\"cpus\":\"{}\",\"command\":[\"x\"],\"time\":0}}' > {d}/{forged}",
+        root.id(),
+        start_time(root.id()),
+        all_cpus(&cores)
+    );
+    assert!(
+        as_user(65534, Path::new("/bin/sh"), &["-c", &sh])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let o = run(&dir, &["--show", "--json"], &[]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let pids: BTreeSet<u64> = v["claims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["pid"].as_u64().unwrap())
+        .collect();
+    assert_eq!(pids, [root.id(), nobody.id()].map(u64::from).into());
+    assert!(
+        v["claim_warnings"]
+            .to_string()
+            .contains("belongs to uid 65534")
+    );
+    // Holders gone: nobody's stale record stays (uid 65533 cannot remove
+    // it) but blocks no one.
+    for h in [&mut root, &mut nobody] {
+        h.kill().unwrap();
+        h.wait().unwrap();
+    }
+    let o = as_user(
+        65533,
+        &copy,
+        &[
+            "--exclusive",
+            "--cores",
+            &cores.len().to_string(),
+            "--state-dir",
+            d,
+            "--",
+            "true",
+        ],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(dir.join(&nobody_name).exists());
+}
+
+/// Files another user drops in the shared directory neither hide live
+/// claims (6000 non-record names) nor make `--strict` launches refuse (a
+/// junk record named like one): both were ways for any user to disable
+/// others' claims or services.
+#[test]
+fn junk_from_other_users_neither_hides_claims_nor_blocks_strict() {
+    if !common::is_root() || !std::path::Path::new("/usr/bin/setpriv").exists() {
+        common::skip("needs root and setpriv");
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let d = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let sd = d.path().to_str().unwrap().to_string();
+    let bin = assert_cmd::cargo::cargo_bin("pinrun");
+    let mut holder = std::process::Command::new(&bin)
+        .args([
+            "--exclusive",
+            "--cores",
+            "1",
+            "--state-dir",
+            &sd,
+            "--",
+            "sleep",
+            "5",
+        ])
+        .spawn()
+        .unwrap();
+    for _ in 0..100 {
+        if std::fs::read_dir(d.path()).unwrap().count() > 0 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let script =
+        format!("i=0; while [ $i -lt 6000 ]; do : > {sd}/a$i; i=$((i+1)); done; echo x > {sd}/1.5");
+    let st = std::process::Command::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "sh",
+            "-c",
+            &script,
+        ])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let online = pinrun::cpuset::CpuSet::parse_sysfs_list(
+        &std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap(),
+        None,
+    )
+    .unwrap();
+    let all = online.len().to_string();
+    let out = std::process::Command::new(&bin)
+        .args([
+            "--exclusive",
+            "--cores",
+            &all,
+            "--state-dir",
+            &sd,
+            "--",
+            "true",
+        ])
+        .output()
+        .unwrap();
+    assert_status(&out, 125);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no free core"));
+    // The core still free: where an --exclusive launch would go now.
+    let out = std::process::Command::new(&bin)
+        .args([
+            "--dry-run",
+            "--json",
+            "--exclusive",
+            "--cores",
+            "1",
+            "--state-dir",
+            &sd,
+        ])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    let free = v["cpus"][0].as_u64();
+    if let Some(cpu) = free {
+        let out = std::process::Command::new(&bin)
+            .args([
+                "--strict",
+                "--allow",
+                "not-isolated,not-nohz-full,not-rcu-nocbs,irq-on-cpu,default-irq-affinity",
+                "--cpus",
+                &cpu.to_string(),
+                "--state-dir",
+                &sd,
+                "--",
+                "true",
+            ])
+            .output()
+            .unwrap();
+        assert_status(&out, 0);
+    }
+    holder.kill().ok();
+    holder.wait().ok();
+}
+
+/// A trailing slash does not smuggle a symlinked state directory past the
+/// no-follow check.
+#[test]
+fn trailing_slash_does_not_follow_a_symlinked_state_dir() {
+    let d = tempfile::tempdir().unwrap();
+    let real = d.path().join("real");
+    std::fs::create_dir(&real).unwrap();
+    std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let link = d.path().join("link");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let with_slash = format!("{}/", link.display());
+    let out = Command::new(bin())
+        .args([
+            "--exclusive",
+            "--cores",
+            "1",
+            "--state-dir",
+            &with_slash,
+            "--",
+            "true",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(125));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is a symlink"));
+}

@@ -1,0 +1,383 @@
+//! systemd and container use: the example unit's ExecStart= plans on real
+//! dumps; exec in place keeps the PID and NOTIFY_SOCKET; `--emit systemd`
+//! prints the equivalent directives; inside a container's cpuset pinrun
+//! plans within it and names the cgroup when a request falls outside.
+
+use crate::common;
+use common::{at, ids, is_root, machine, pinrun};
+use serde_json::Value;
+
+fn unit_exec_start() -> Vec<String> {
+    let unit = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/systemd/trading-engine.service"
+    ))
+    .unwrap();
+    let line = unit
+        .lines()
+        .find_map(|l| l.strip_prefix("ExecStart="))
+        .unwrap();
+    line.split_whitespace().map(String::from).collect()
+}
+
+/// The unit's pinrun options plan on a 2-socket SMT machine (nto worker) as
+/// they say: two whole cores of node 0, bound to node 0, SCHED_FIFO 50.
+#[test]
+fn example_unit_options_plan_on_a_real_machine() {
+    let words = unit_exec_start();
+    assert_eq!(words[0], "/usr/local/bin/pinrun");
+    let sep = words.iter().position(|w| w == "--").unwrap();
+    let mut opts: Vec<&str> = words[1..sep]
+        .iter()
+        .map(String::as_str)
+        .filter(|w| *w != "--strict")
+        .collect();
+    opts.extend(["--dry-run", "--json"]);
+    let m = machine("nto/bare-metal-worker1.internal");
+    let out = pinrun()
+        .arg("--sysroot")
+        .arg(&m)
+        .args(&opts)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(ids(&v["nodes"]), vec![0]);
+    assert_eq!(ids(&v["memory"]["nodes"]), vec![0]);
+    assert_eq!(v["sched"]["policy"], "fifo");
+    assert_eq!(v["cores"].as_array().unwrap().len(), 2);
+    // Each chosen CPU is the lowest thread of a core whose siblings the dump lists.
+    for core in v["cores"].as_array().unwrap() {
+        let cpus = ids(&core["cpus"]);
+        let t = std::fs::read_to_string(m.join(format!(
+            "sys/devices/system/cpu/cpu{}/topology/thread_siblings_list",
+            cpus[0]
+        )))
+        .unwrap();
+        assert_eq!(
+            pinrun::cpuset::CpuSet::parse_sysfs_list(&t, None)
+                .unwrap()
+                .to_vec(),
+            cpus
+        );
+    }
+}
+
+/// Type=notify works because the PID and NOTIFY_SOCKET survive the exec.
+#[test]
+fn notify_socket_and_pid_survive() {
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("pinrun"))
+        .env("NOTIFY_SOCKET", "/run/systemd/notify")
+        .args(["--cpus", "0", "--", "sh", "-c", "echo $$ $NOTIFY_SOCKET"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("{pid} /run/systemd/notify\n")
+    );
+}
+
+#[test]
+fn emit_systemd_directives() {
+    let m = machine("nto/bare-metal-worker1.internal");
+    let out = at(
+        &m,
+        &[
+            "--emit",
+            "systemd",
+            "--cpus",
+            "2,4",
+            "--rr",
+            "20",
+            "--nice",
+            "-5",
+            "--interleave=0,1",
+            "--reset-on-fork",
+        ],
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let directives: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(
+        directives,
+        vec![
+            "[Service]",
+            "CPUAffinity=2 4",
+            "NUMAPolicy=interleave",
+            "NUMAMask=0-1",
+            "CPUSchedulingPolicy=rr",
+            "CPUSchedulingPriority=20",
+            "CPUSchedulingResetOnFork=yes",
+            "Nice=-5",
+        ]
+    );
+    let out = at(
+        &m,
+        &[
+            "--emit",
+            "systemd",
+            "--deadline",
+            "--sched-runtime",
+            "1ms",
+            "--sched-period",
+            "10ms",
+        ],
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("# SCHED_DEADLINE (runtime 1000000ns, deadline 10000000ns, period 10000000ns) has no systemd directive"));
+}
+
+fn container(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let mut all: Vec<(String, String)> = vec![
+        ("sys/devices/system/cpu/online".into(), "0-7\n".into()),
+        (
+            "sys/devices/system/node/node0/cpulist".into(),
+            "0-7\n".into(),
+        ),
+    ];
+    for c in 0..8 {
+        all.push((
+            format!("sys/devices/system/cpu/cpu{c}/topology/core_cpus_list"),
+            format!("{c}\n"),
+        ));
+    }
+    all.extend(files.iter().map(|(a, b)| (a.to_string(), b.to_string())));
+    for (p, t) in all {
+        common::write_file(dir.path(), &p, &t);
+    }
+    dir
+}
+
+/// `docker run --cpuset-cpus 2-3` on cgroup v2 with a cgroup namespace: the
+/// container sees itself at "/" and its cpuset at /sys/fs/cgroup.
+#[test]
+fn docker_cpuset_cpus_v2() {
+    let t = container(&[
+        ("proc/self/cgroup", "0::/\n"),
+        (
+            "proc/self/mountinfo",
+            "600 590 0:30 / /sys/fs/cgroup ro,nosuid - cgroup2 cgroup rw\n",
+        ),
+        ("sys/fs/cgroup/cpuset.cpus.effective", "2-3\n"),
+        ("proc/self/status", "Cpus_allowed_list:\t2-3\n"),
+    ]);
+    let out = at(t.path(), &["--dry-run", "--json", "--cores", "2"]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(ids(&v["cpus"]), vec![2, 3]);
+    let out = at(t.path(), &["--dry-run", "--cpus", "0"]);
+    assert_eq!(out.status.code(), Some(125));
+    assert!(String::from_utf8_lossy(&out.stderr).contains(
+        "CPU 0 is outside the cpuset of cgroup /: /sys/fs/cgroup/cpuset.cpus.effective = 2-3"
+    ));
+}
+
+/// A Kubernetes pod with the static CPU manager on cgroup v1, no cgroup
+/// namespace: the container's cpuset is bind-mounted with its own root.
+#[test]
+fn kubernetes_static_cpu_manager_v1() {
+    let cg = "/kubepods/pod1234/abcdef";
+    let t = container(&[
+        (
+            "proc/self/cgroup",
+            &format!("5:cpuset:{cg}\n4:cpu,cpuacct:{cg}\n"),
+        ),
+        (
+            "proc/self/mountinfo",
+            &format!("700 690 0:31 {cg} /sys/fs/cgroup/cpuset ro - cgroup cgroup rw,cpuset\n"),
+        ),
+        ("sys/fs/cgroup/cpuset/cpuset.effective_cpus", "4-7\n"),
+    ]);
+    let out = at(t.path(), &["--dry-run", "--json", "--cores", "1"]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(ids(&v["cpus"]), vec![4]);
+    let out = at(t.path(), &["--dry-run", "--cores", "5"]);
+    assert_eq!(out.status.code(), Some(125));
+    let out = at(t.path(), &["--dry-run", "--cpus", "1"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains(&format!(
+        "outside the cpuset of cgroup {cg}: /sys/fs/cgroup/cpuset/cpuset.effective_cpus = 4-7"
+    )));
+}
+
+/// `unshare -C` under a cgroup whose cpuset is CPU 0, with the host's
+/// cgroupfs still mounted: mountinfo shows the mount's root as `/..` (above
+/// the namespace) and /proc/self/cgroup says `/`. The caller's cpuset
+/// cannot be located there, so the root cgroup's 0-7 must not be taken:
+/// the allowed CPUs are Cpus_allowed_list, and CPU 1 is refused before
+/// anything is applied (a break test found the root cgroup's files read,
+/// and a bare EINVAL from sched_setaffinity at launch). Likewise a cgroup
+/// path with `..` (a cgroup outside the namespace).
+#[test]
+fn cgroup_namespace_above_the_mount_is_not_read() {
+    for (cgroup, mount_root) in [("/", "/.."), ("/../x", "/")] {
+        let t = container(&[
+            ("proc/self/cgroup", &format!("5:cpuset:{cgroup}\n")),
+            (
+                "proc/self/mountinfo",
+                &format!(
+                    "31 25 0:28 {mount_root} /sys/fs/cgroup/cpuset rw - cgroup cgroup rw,cpuset\n"
+                ),
+            ),
+            ("sys/fs/cgroup/cpuset/cpuset.effective_cpus", "0-7\n"),
+            ("sys/fs/cgroup/cpuset/x/cpuset.effective_cpus", "0-7\n"),
+            ("proc/self/status", "Cpus_allowed_list:\t0\n"),
+        ]);
+        let out = at(t.path(), &["--dry-run", "--cpus", "1"]);
+        assert_eq!(
+            out.status.code(),
+            Some(125),
+            "{cgroup} {mount_root}: {out:?}"
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("CPU 1"), "{err}");
+        let out = at(t.path(), &["--dry-run", "--json", "--cores", "1"]);
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(ids(&v["cpus"]), vec![0], "{cgroup} {mount_root}");
+    }
+}
+
+/// Affinity inside one's own cpuset needs no privilege: an unprivileged
+/// user (setpriv, util-linux) places a command without CAP_SYS_NICE.
+#[test]
+fn unprivileged_placement_needs_no_capability() {
+    // A nice value above the tests' own (they may run under `nice`): an
+    // unprivileged user may only lower its priority.
+    let own = common::stat_field(&std::fs::read_to_string("/proc/self/stat").unwrap(), 19);
+    let nice = (own + 3).min(19).to_string();
+    let Some(out) = as_nobody(&[
+        "--cpus",
+        "0",
+        "--nice",
+        &nice,
+        "--",
+        "grep",
+        "-E",
+        "Cpus_allowed_list|CapEff",
+        "/proc/self/status",
+    ]) else {
+        return;
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("CapEff:\t0000000000000000"), "{text}");
+    assert!(text.contains("Cpus_allowed_list:\t0"), "{text}");
+    // A real-time policy is refused up front, naming both fixes.
+    let out = as_nobody(&["--fifo", "10", "--", "true"]).unwrap();
+    assert_eq!(out.status.code(), Some(125));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("exceeds RLIMIT_RTPRIO 0, and CAP_SYS_NICE is missing")
+            && err.contains("LimitRTPRIO="),
+        "{err}"
+    );
+}
+
+/// `--emit` describes what systemd will do as root: an unprivileged caller
+/// gets the directives (no RLIMIT_RTPRIO refusal), and the command becomes
+/// ExecStart=.
+#[test]
+fn emit_ignores_the_callers_own_limits() {
+    let Some(out) = as_nobody(&[
+        "--emit",
+        "systemd",
+        "--cpus",
+        "0",
+        "--fifo",
+        "40",
+        "--",
+        "/usr/bin/app",
+        "-x",
+    ]) else {
+        return;
+    };
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("CPUSchedulingPriority=40\n") && text.contains("ExecStart=/usr/bin/app -x\n"),
+        "{text}"
+    );
+}
+
+/// ExecStart= words are quoted and escaped for systemd, and requests that
+/// systemd cannot express keep pinrun itself as ExecStart=.
+#[test]
+fn emit_quotes_exec_start_and_keeps_pinrun_when_needed() {
+    assert_eq!(pinrun::emit::systemd_word("plain-arg"), "plain-arg");
+    assert_eq!(pinrun::emit::systemd_word("a b"), "\"a b\"");
+    assert_eq!(pinrun::emit::systemd_word("$HOME"), "$$HOME");
+    assert_eq!(pinrun::emit::systemd_word("%h"), "%%h");
+    assert_eq!(pinrun::emit::systemd_word("it's"), "\"it's\"");
+    assert_eq!(pinrun::emit::systemd_word("c\\"), "\"c\\\\\"");
+    assert_eq!(
+        pinrun::emit::systemd_word("say \"hi\""),
+        "\"say \\\"hi\\\"\""
+    );
+    assert_eq!(pinrun::emit::systemd_word(";"), "\\;");
+    assert_eq!(pinrun::emit::systemd_word(""), "\"\"");
+    let m = machine("nto/bare-metal-worker1.internal");
+    let out = at(
+        &m,
+        &[
+            "--emit",
+            "systemd",
+            "--cpus",
+            "2",
+            "--preferred-many",
+            "0,1",
+            "--",
+            "/bin/app",
+            "a b",
+        ],
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let exec = text.lines().find(|l| l.starts_with("ExecStart=")).unwrap();
+    assert!(
+        exec.ends_with(" --cpus 2 --preferred-many 0,1 -- /bin/app \"a b\""),
+        "{exec}"
+    );
+    assert!(
+        !exec.contains("--emit") && !exec.contains("--sysroot"),
+        "{exec}"
+    );
+}
+
+/// Runs pinrun as user nobody with no capabilities (setpriv, util-linux),
+/// from a copy in a world-readable directory; `None` when that cannot be
+/// done here (not root, or no setpriv).
+fn as_nobody(args: &[&str]) -> Option<std::process::Output> {
+    if !std::path::Path::new("/usr/bin/setpriv").exists() || !is_root() {
+        common::skip("needs root to drop to nobody, and setpriv");
+        return None;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let copy = tmp.path().join("pinrun");
+    std::fs::copy(assert_cmd::cargo::cargo_bin("pinrun"), &copy).unwrap();
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    Some(
+        std::process::Command::new("setpriv")
+            .args([
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                "--inh-caps=-all",
+            ])
+            .arg(&copy)
+            .args(args)
+            .output()
+            .unwrap(),
+    )
+}

@@ -1,0 +1,24 @@
+//! The integration tests that read machine dumps, synthetic trees and the
+//! binary's output, in one test binary (one build, one unpacking of the
+//! dumps, and the harness runs them all in parallel). The tests that run
+//! real-time processes on this machine are separate binaries
+//! (`tests/live.rs`, `tests/rt_scan.rs`: run concurrently with each other
+//! they would see each other's real-time tasks), and so is the VM suite
+//! (`tests/vm.rs`, ignored by default).
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod checks;
+mod claims;
+mod damaged_sysfs;
+mod fixtures_plan;
+mod generated;
+mod golden_plans;
+mod import_graph;
+mod integration_ecosystem;
+mod irq_sysfs;
+mod peers;
+mod scope;
+mod show;
+mod synthetic;
