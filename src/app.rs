@@ -34,6 +34,7 @@ fn print_out(text: &str) -> Result<(), Error> {
 /// (unless the caller ignores SIGPIPE), else pinrun's own failure.
 fn stdout_failed(e: std::io::Error) -> Error {
     if e.kind() == std::io::ErrorKind::BrokenPipe && !apply::sigpipe_ignored_at_start() {
+        crate::system::archive::remove_unpacked();
         apply::die_by_sigpipe();
     }
     Error::new("io", format!("writing stdout: {e}"))
@@ -100,7 +101,9 @@ fn run(req: Request) -> Result<u8, Error> {
     } else {
         None
     };
-    let root = Root::new(req.sysroot.clone().unwrap_or_else(|| "/".into()));
+    // Held to the end of the run: an unpacked archive is removed on drop.
+    let sysroot = crate::system::archive::open(req.sysroot.as_deref())?;
+    let root = Root::new(sysroot.dir());
     if !root.exists("/sys/devices/system/cpu") {
         return Err(Error::new(
             "sysroot-missing",
@@ -328,6 +331,15 @@ pub fn main() -> ExitCode {
     };
     if let Some(what) = cli.generate {
         return generate(what);
+    }
+    if let Some(file) = &cli.dump {
+        return match crate::system::dump::run(file, cli.sysroot.as_deref()) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                print_error(&e, false);
+                ExitCode::from(e.exit)
+            }
+        };
     }
     let json = cli.json;
     match cli.into_request().and_then(run) {

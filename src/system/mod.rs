@@ -2,8 +2,10 @@
 //! data ([`SystemState`]) and makes no decisions. Every path goes through a
 //! [`Root`], so `--sysroot DIR` replays a machine dump exactly.
 
+pub mod archive;
 pub mod cgroup;
 pub mod claims;
+pub mod dump;
 pub mod extras;
 pub mod irq;
 pub mod numa;

@@ -1,0 +1,390 @@
+//! `--sysroot FILE.tar.gz`: a machine dump replayed from an archive
+//! without unpacking it by hand (issue 12). The archive is recognised by
+//! its first bytes (gzip `1f 8b`, or a plain tar's `ustar` magic), whatever
+//! its name; a directory is used as it is.
+//!
+//! An archive may come from anyone, so it is unpacked as untrusted input
+//! into a private temporary directory (mode 0700), removed when pinrun
+//! ends ([`Sysroot`]'s drop, or [`remove_unpacked`] before pinrun ends by
+//! SIGPIPE): only directories, regular files and relative symbolic links
+//! that stay inside the tree ([`super::dump::stays_inside`]); no absolute
+//! path, no `..`, nothing written through a link, no device node, FIFO or
+//! hard link; at most [`MAX_ENTRIES`] entries, [`MAX_ENTRY_BYTES`] per file
+//! and [`MAX_TOTAL_BYTES`] in all (counted as unpacked, not as declared).
+//! The archive's modes, owners and times are ignored.
+
+use super::dump::{MAX_ENTRIES, MAX_ENTRY_BYTES, MAX_TOTAL_BYTES, stays_inside};
+use crate::error::{Error, Result};
+use std::io::Read;
+use std::path::{Component, Path, PathBuf};
+use std::sync::Mutex;
+
+/// The temporary directory of the unpacked archive, for [`remove_unpacked`].
+static UNPACKED: Mutex<Option<PathBuf>> = Mutex::new(None);
+
+/// The directory a `--sysroot` names, or the one its archive was unpacked
+/// into (removed when this is dropped).
+#[derive(Debug)]
+pub struct Sysroot {
+    /// The directory laid out like `/`.
+    dir: PathBuf,
+    /// The temporary directory holding an unpacked archive.
+    tmp: Option<tempfile::TempDir>,
+}
+
+impl Sysroot {
+    /// The directory to read below (what [`super::Root::new`] takes).
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Whether it was unpacked from an archive.
+    pub fn unpacked(&self) -> bool {
+        self.tmp.is_some()
+    }
+}
+
+impl Drop for Sysroot {
+    fn drop(&mut self) {
+        if self.tmp.is_some()
+            && let Ok(mut u) = UNPACKED.lock()
+        {
+            *u = None;
+        }
+    }
+}
+
+/// Removes an unpacked archive's directory now: for the paths that end
+/// pinrun without unwinding (death by SIGPIPE).
+pub fn remove_unpacked() {
+    if let Ok(mut u) = UNPACKED.lock()
+        && let Some(dir) = u.take()
+    {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
+/// Kinds of input by their first bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Gzip,
+    Xz,
+    Tar,
+    Other,
+}
+
+/// The archive kind of a file from its first 512 bytes (`head`).
+fn kind(head: &[u8]) -> Kind {
+    if head.starts_with(&[0x1f, 0x8b]) {
+        Kind::Gzip
+    } else if head.starts_with(&[0xfd, b'7', b'z', b'X', b'Z', 0]) {
+        Kind::Xz
+    } else if head.len() >= 262 && &head[257..262] == b"ustar" {
+        Kind::Tar
+    } else {
+        Kind::Other
+    }
+}
+
+fn archive_error(file: &Path, why: impl std::fmt::Display) -> Error {
+    Error::new(
+        "sysroot-archive",
+        format!("--sysroot {}: {why}", file.display()),
+    )
+}
+
+/// `--sysroot PATH`: a directory as it is, or an archive unpacked into a
+/// temporary directory. `None` (no `--sysroot`) is the live machine, `/`.
+pub fn open(path: Option<&Path>) -> Result<Sysroot> {
+    let Some(path) = path else {
+        return Ok(Sysroot {
+            dir: PathBuf::from("/"),
+            tmp: None,
+        });
+    };
+    let plain = || {
+        Ok(Sysroot {
+            dir: path.to_path_buf(),
+            tmp: None,
+        })
+    };
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_file() => {}
+        // Directories, and missing paths (reported by the caller as a
+        // directory that is not a dump), as before.
+        _ => return plain(),
+    }
+    let mut file =
+        std::fs::File::open(path).map_err(|e| archive_error(path, format!("cannot open: {e}")))?;
+    let mut head = Vec::with_capacity(512);
+    (&mut file)
+        .take(512)
+        .read_to_end(&mut head)
+        .map_err(|e| archive_error(path, format!("cannot read: {e}")))?;
+    let k = kind(&head);
+    let input: Box<dyn Read> = {
+        use std::io::Seek;
+        file.rewind()
+            .map_err(|e| archive_error(path, format!("cannot read: {e}")))?;
+        match k {
+            Kind::Gzip => Box::new(flate2::read::MultiGzDecoder::new(std::io::BufReader::new(
+                file,
+            ))),
+            Kind::Tar => Box::new(std::io::BufReader::new(file)),
+            Kind::Xz => {
+                return Err(
+                    archive_error(path, "xz archives are not supported").hint(format!(
+                        "recompress it: xz -dc {0} | gzip > machine.tar.gz",
+                        path.display()
+                    )),
+                );
+            }
+            Kind::Other => {
+                return Err(archive_error(
+                    path,
+                    "neither a directory nor a .tar.gz or .tar archive",
+                )
+                .hint("give a dump directory laid out like /, or an archive made by pinrun --dump FILE.tar.gz"));
+            }
+        }
+    };
+    let tmp = tempfile::Builder::new()
+        .prefix("pinrun-sysroot-")
+        .tempdir()
+        .map_err(|e| archive_error(path, format!("cannot create a temporary directory: {e}")))?;
+    unpack(input, tmp.path()).map_err(|why| {
+        archive_error(path, why).hint(
+            "a pinrun dump holds only directories, regular files and links inside the tree; make one with pinrun --dump FILE.tar.gz",
+        )
+    })?;
+    let dir = dump_root(tmp.path()).ok_or_else(|| {
+        archive_error(path, "not a machine dump (no sys/devices/system/cpu in it)")
+            .hint("the archive must hold sys/ and proc/ laid out like /, as pinrun --dump FILE.tar.gz writes")
+    })?;
+    if let Ok(mut u) = UNPACKED.lock() {
+        *u = Some(tmp.path().to_path_buf());
+    }
+    Ok(Sysroot {
+        dir,
+        tmp: Some(tmp),
+    })
+}
+
+/// The dump's root in the unpacked tree: the tree itself, or its only
+/// top-level directory (`tar czf m.tar.gz machine/`).
+fn dump_root(tree: &Path) -> Option<PathBuf> {
+    let is_dump = |d: &Path| {
+        std::fs::symlink_metadata(d.join("sys/devices/system/cpu")).is_ok_and(|m| m.is_dir())
+    };
+    if is_dump(tree) {
+        return Some(tree.to_path_buf());
+    }
+    let mut entries = std::fs::read_dir(tree).ok()?.flatten();
+    let only = entries.next()?;
+    if entries.next().is_some() || !only.file_type().ok()?.is_dir() {
+        return None;
+    }
+    let dir = only.path();
+    is_dump(&dir).then_some(dir)
+}
+
+/// The components of an entry's path, or why it is refused: absolute,
+/// `..`, or not UTF-8-free of NUL (`.` components are dropped).
+fn components(raw: &Path) -> std::result::Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    for c in raw.components() {
+        match c {
+            Component::Normal(n) => out.push(
+                n.to_str()
+                    .ok_or_else(|| format!("{}: a name that is not UTF-8", raw.display()))?
+                    .to_string(),
+            ),
+            Component::CurDir => {}
+            Component::RootDir | Component::Prefix(_) => {
+                return Err(format!("{}: an absolute path", raw.display()));
+            }
+            Component::ParentDir => {
+                return Err(format!("{}: a path with '..'", raw.display()));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Creates the directories `parts` below `root`, refusing to go through
+/// anything that is not a real directory (a link, a file).
+fn make_dirs(root: &Path, parts: &[String]) -> std::result::Result<(), String> {
+    let mut p = root.to_path_buf();
+    for c in parts {
+        p.push(c);
+        match std::fs::symlink_metadata(&p) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => {
+                return Err(format!(
+                    "{}: written through a link or a file",
+                    parts.join("/")
+                ));
+            }
+            Err(_) => std::fs::create_dir(&p).map_err(|e| format!("{}: {e}", parts.join("/")))?,
+        }
+    }
+    Ok(())
+}
+
+/// Removes whatever is at `p` unless it is a directory (a later entry of
+/// the same name replaces an earlier one, as tar does).
+fn clear(p: &Path, shown: &str) -> std::result::Result<(), String> {
+    match std::fs::symlink_metadata(p) {
+        Ok(m) if m.is_dir() => Err(format!("{shown}: both a directory and a file")),
+        Ok(_) => std::fs::remove_file(p).map_err(|e| format!("{shown}: {e}")),
+        Err(_) => Ok(()),
+    }
+}
+
+/// The most bytes read from the (decompressed) tar stream: the files'
+/// [`MAX_TOTAL_BYTES`] plus a header and padding for each of
+/// [`MAX_ENTRIES`] entries, rounded up. Bounds what the tar reader holds
+/// in memory for a long name or pax header too, and a gzip bomb's time.
+pub const MAX_STREAM_BYTES: u64 = 512 << 20;
+
+/// A reader failing once more than `left` bytes were read from it.
+struct Capped<R> {
+    inner: R,
+    left: u64,
+}
+
+impl<R: Read> Read for Capped<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.left = self.left.checked_sub(n as u64).ok_or_else(|| {
+            std::io::Error::other(format!(
+                "more than {} MiB of tar data",
+                MAX_STREAM_BYTES >> 20
+            ))
+        })?;
+        Ok(n)
+    }
+}
+
+/// Unpacks the tar stream `input` into `dest` under the rules of this
+/// module; the error is the cause, for `--sysroot FILE: <cause>`.
+pub fn unpack(input: impl Read, dest: &Path) -> std::result::Result<(), String> {
+    use tar::EntryType;
+    let mut ar = tar::Archive::new(Capped {
+        inner: input,
+        left: MAX_STREAM_BYTES,
+    });
+    let mut count: u64 = 0;
+    let mut total: u64 = 0;
+    let entries = ar
+        .entries()
+        .map_err(|e| format!("not a tar archive: {e}"))?;
+    for entry in entries {
+        let mut entry = entry.map_err(|e| format!("damaged archive: {e}"))?;
+        let ty = entry.header().entry_type();
+        if matches!(ty, EntryType::XGlobalHeader) {
+            continue;
+        }
+        count += 1;
+        if count > MAX_ENTRIES {
+            return Err(format!(
+                "more than {MAX_ENTRIES} entries (a dump holds a few thousand)"
+            ));
+        }
+        let raw = entry.path().map_err(|e| format!("damaged archive: {e}"))?;
+        let parts = components(&raw)?;
+        let shown = parts.join("/");
+        let Some((_, parent)) = parts.split_last() else {
+            // The archive's own top directory (`./`).
+            continue;
+        };
+        let size = entry.header().entry_size().unwrap_or(u64::MAX);
+        if size > 0 && matches!(ty, EntryType::Directory | EntryType::Symlink) {
+            return Err(format!(
+                "{shown}: {size} bytes of data in an entry that holds none"
+            ));
+        }
+        match ty {
+            EntryType::Directory => make_dirs(dest, &parts)?,
+            EntryType::Regular | EntryType::Continuous => {
+                if size > MAX_ENTRY_BYTES {
+                    return Err(format!(
+                        "{shown}: {size} bytes, more than the {} MiB a file may hold",
+                        MAX_ENTRY_BYTES >> 20
+                    ));
+                }
+                if total.saturating_add(size) > MAX_TOTAL_BYTES {
+                    return Err(format!(
+                        "more than {} MiB unpacked (a dump holds a few MiB)",
+                        MAX_TOTAL_BYTES >> 20
+                    ));
+                }
+                make_dirs(dest, parent)?;
+                let p = dest.join(&shown);
+                clear(&p, &shown)?;
+                let mut out = std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(&p)
+                    .map_err(|e| format!("{shown}: {e}"))?;
+                // Never more than declared, whatever the stream holds.
+                let n = std::io::copy(&mut (&mut entry).take(size), &mut out)
+                    .map_err(|e| format!("{shown}: {e}"))?;
+                total += n;
+            }
+            EntryType::Symlink => {
+                let target = entry
+                    .link_name()
+                    .map_err(|e| format!("damaged archive: {e}"))?
+                    .ok_or_else(|| format!("{shown}: a link without a target"))?;
+                let t = target
+                    .to_str()
+                    .ok_or_else(|| format!("{shown}: a link target that is not UTF-8"))?;
+                if !stays_inside(parent.len(), t) {
+                    return Err(format!("{shown}: a link leaving the tree (-> {t})"));
+                }
+                make_dirs(dest, parent)?;
+                let p = dest.join(&shown);
+                clear(&p, &shown)?;
+                std::os::unix::fs::symlink(t, &p).map_err(|e| format!("{shown}: {e}"))?;
+            }
+            EntryType::Link => return Err(format!("{shown}: a hard link")),
+            EntryType::Char | EntryType::Block => {
+                return Err(format!("{shown}: a device node"));
+            }
+            EntryType::Fifo => return Err(format!("{shown}: a FIFO")),
+            other => return Err(format!("{shown}: an entry of type {other:?}")),
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_by_magic() {
+        assert_eq!(kind(&[0x1f, 0x8b, 8, 0]), Kind::Gzip);
+        assert_eq!(kind(&[0xfd, b'7', b'z', b'X', b'Z', 0, 0]), Kind::Xz);
+        let mut tar = vec![0u8; 512];
+        tar[257..262].copy_from_slice(b"ustar");
+        assert_eq!(kind(&tar), Kind::Tar);
+        assert_eq!(kind(b"0-3\n"), Kind::Other);
+    }
+
+    #[test]
+    fn entry_paths() {
+        assert_eq!(components(Path::new("./sys/x")).unwrap(), vec!["sys", "x"]);
+        assert!(
+            components(Path::new("/etc/x"))
+                .unwrap_err()
+                .contains("absolute")
+        );
+        assert!(
+            components(Path::new("a/../../x"))
+                .unwrap_err()
+                .contains("'..'")
+        );
+    }
+}
