@@ -86,6 +86,15 @@ fn kind(head: &[u8]) -> Kind {
     }
 }
 
+/// `n` bytes for a message: in MiB when a whole number of them.
+fn bytes(n: u64) -> String {
+    if n >= 1 << 20 && n % (1 << 20) == 0 {
+        format!("{} MiB", n >> 20)
+    } else {
+        format!("{n} bytes")
+    }
+}
+
 fn archive_error(file: &Path, why: impl std::fmt::Display) -> Error {
     Error::new(
         "sysroot-archive",
@@ -152,7 +161,7 @@ pub fn open(path: Option<&Path>) -> Result<Sysroot> {
         .prefix("pinrun-sysroot-")
         .tempdir()
         .map_err(|e| archive_error(path, format!("cannot create a temporary directory: {e}")))?;
-    unpack(input, tmp.path()).map_err(|why| {
+    unpack(input, tmp.path(), Limits::SYSROOT).map_err(|why| {
         archive_error(path, why).hint(
             "a pinrun dump holds only directories, regular files and links inside the tree; make one with pinrun --dump FILE.tar.gz",
         )
@@ -211,21 +220,19 @@ fn components(raw: &Path) -> std::result::Result<Vec<String>, String> {
     Ok(out)
 }
 
-/// Creates the directories `parts` below `root`, refusing to go through
-/// anything that is not a real directory (a link, a file).
-fn make_dirs(root: &Path, parts: &[String]) -> std::result::Result<(), String> {
+/// Creates the directories `parts` below `root` for the entry `shown`,
+/// refusing to go through anything that is not a real directory (a link,
+/// a file).
+fn make_dirs(root: &Path, parts: &[String], shown: &str) -> std::result::Result<(), String> {
     let mut p = root.to_path_buf();
     for c in parts {
         p.push(c);
         match std::fs::symlink_metadata(&p) {
             Ok(m) if m.is_dir() => {}
             Ok(_) => {
-                return Err(format!(
-                    "{}: written through a link or a file",
-                    parts.join("/")
-                ));
+                return Err(format!("{shown}: written through a link or a file"));
             }
-            Err(_) => std::fs::create_dir(&p).map_err(|e| format!("{}: {e}", parts.join("/")))?,
+            Err(_) => std::fs::create_dir(&p).map_err(|e| format!("{shown}: {e}"))?,
         }
     }
     Ok(())
@@ -257,22 +264,44 @@ impl<R: Read> Read for Capped<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.inner.read(buf)?;
         self.left = self.left.checked_sub(n as u64).ok_or_else(|| {
-            std::io::Error::other(format!(
-                "more than {} MiB of tar data",
-                MAX_STREAM_BYTES >> 20
-            ))
+            std::io::Error::other("more tar data than the limit (a dump holds a few MiB)")
         })?;
         Ok(n)
     }
 }
 
+/// The bounds [`unpack`] enforces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// The most entries.
+    pub entries: u64,
+    /// The most bytes of one file.
+    pub entry_bytes: u64,
+    /// The most bytes of all files.
+    pub total_bytes: u64,
+    /// The most bytes of the tar stream itself.
+    pub stream_bytes: u64,
+}
+
+impl Limits {
+    /// `--sysroot`'s: [`MAX_ENTRIES`], [`MAX_ENTRY_BYTES`],
+    /// [`MAX_TOTAL_BYTES`], [`MAX_STREAM_BYTES`].
+    pub const SYSROOT: Limits = Limits {
+        entries: MAX_ENTRIES,
+        entry_bytes: MAX_ENTRY_BYTES,
+        total_bytes: MAX_TOTAL_BYTES,
+        stream_bytes: MAX_STREAM_BYTES,
+    };
+}
+
 /// Unpacks the tar stream `input` into `dest` under the rules of this
-/// module; the error is the cause, for `--sysroot FILE: <cause>`.
-pub fn unpack(input: impl Read, dest: &Path) -> std::result::Result<(), String> {
+/// module and `limits`; the error is the cause, for `--sysroot FILE:
+/// <cause>`.
+pub fn unpack(input: impl Read, dest: &Path, limits: Limits) -> std::result::Result<(), String> {
     use tar::EntryType;
     let mut ar = tar::Archive::new(Capped {
         inner: input,
-        left: MAX_STREAM_BYTES,
+        left: limits.stream_bytes,
     });
     let mut count: u64 = 0;
     let mut total: u64 = 0;
@@ -286,9 +315,10 @@ pub fn unpack(input: impl Read, dest: &Path) -> std::result::Result<(), String> 
             continue;
         }
         count += 1;
-        if count > MAX_ENTRIES {
+        if count > limits.entries {
             return Err(format!(
-                "more than {MAX_ENTRIES} entries (a dump holds a few thousand)"
+                "more than {} entries (a dump holds a few thousand)",
+                limits.entries
             ));
         }
         let raw = entry.path().map_err(|e| format!("damaged archive: {e}"))?;
@@ -305,21 +335,21 @@ pub fn unpack(input: impl Read, dest: &Path) -> std::result::Result<(), String> 
             ));
         }
         match ty {
-            EntryType::Directory => make_dirs(dest, &parts)?,
+            EntryType::Directory => make_dirs(dest, &parts, &shown)?,
             EntryType::Regular | EntryType::Continuous => {
-                if size > MAX_ENTRY_BYTES {
+                if size > limits.entry_bytes {
                     return Err(format!(
-                        "{shown}: {size} bytes, more than the {} MiB a file may hold",
-                        MAX_ENTRY_BYTES >> 20
+                        "{shown}: {size} bytes, more than the {} a file may hold",
+                        bytes(limits.entry_bytes)
                     ));
                 }
-                if total.saturating_add(size) > MAX_TOTAL_BYTES {
+                if total.saturating_add(size) > limits.total_bytes {
                     return Err(format!(
-                        "more than {} MiB unpacked (a dump holds a few MiB)",
-                        MAX_TOTAL_BYTES >> 20
+                        "more than {} unpacked (a dump holds a few MiB)",
+                        bytes(limits.total_bytes)
                     ));
                 }
-                make_dirs(dest, parent)?;
+                make_dirs(dest, parent, &shown)?;
                 let p = dest.join(&shown);
                 clear(&p, &shown)?;
                 let mut out = std::fs::OpenOptions::new()
@@ -329,7 +359,10 @@ pub fn unpack(input: impl Read, dest: &Path) -> std::result::Result<(), String> 
                     .map_err(|e| format!("{shown}: {e}"))?;
                 // Never more than declared, whatever the stream holds.
                 let n = std::io::copy(&mut (&mut entry).take(size), &mut out)
-                    .map_err(|e| format!("{shown}: {e}"))?;
+                    .map_err(|e| format!("damaged archive: {shown}: {e}"))?;
+                if n != size {
+                    return Err(format!("damaged archive: {shown}: truncated"));
+                }
                 total += n;
             }
             EntryType::Symlink => {
@@ -343,7 +376,7 @@ pub fn unpack(input: impl Read, dest: &Path) -> std::result::Result<(), String> 
                 if !stays_inside(parent.len(), t) {
                     return Err(format!("{shown}: a link leaving the tree (-> {t})"));
                 }
-                make_dirs(dest, parent)?;
+                make_dirs(dest, parent, &shown)?;
                 let p = dest.join(&shown);
                 clear(&p, &shown)?;
                 std::os::unix::fs::symlink(t, &p).map_err(|e| format!("{shown}: {e}"))?;
@@ -371,6 +404,65 @@ mod tests {
         tar[257..262].copy_from_slice(b"ustar");
         assert_eq!(kind(&tar), Kind::Tar);
         assert_eq!(kind(b"0-3\n"), Kind::Other);
+    }
+
+    /// A tar of `n` files of `len` bytes each.
+    fn tar_of(n: usize, len: usize) -> Vec<u8> {
+        let mut b = tar::Builder::new(Vec::new());
+        for i in 0..n {
+            let mut h = tar::Header::new_gnu();
+            h.set_size(len as u64);
+            h.set_mode(0o644);
+            h.set_entry_type(tar::EntryType::Regular);
+            b.append_data(&mut h, format!("f{i}"), &vec![b'x'; len][..])
+                .unwrap();
+        }
+        b.into_inner().unwrap()
+    }
+
+    /// Each bound refuses one more than it allows, and allows that much.
+    #[test]
+    fn limits_are_enforced() {
+        let lim = Limits {
+            entries: 3,
+            entry_bytes: 100,
+            total_bytes: 250,
+            stream_bytes: 1 << 20,
+        };
+        let run = |tar: Vec<u8>, lim: Limits| {
+            let dir = tempfile::tempdir().unwrap();
+            unpack(tar.as_slice(), dir.path(), lim)
+        };
+        assert_eq!(run(tar_of(3, 10), lim), Ok(()));
+        assert_eq!(
+            run(tar_of(4, 10), lim),
+            Err("more than 3 entries (a dump holds a few thousand)".into())
+        );
+        assert_eq!(
+            run(tar_of(1, 101), lim),
+            Err("f0: 101 bytes, more than the 100 bytes a file may hold".into())
+        );
+        assert_eq!(run(tar_of(2, 100), lim), Ok(()));
+        assert_eq!(
+            run(tar_of(3, 100), lim),
+            Err("more than 250 bytes unpacked (a dump holds a few MiB)".into())
+        );
+        let small = Limits {
+            stream_bytes: 2048,
+            ..lim
+        };
+        let e = run(tar_of(3, 10), small).unwrap_err();
+        assert!(e.contains("more tar data than the limit"), "{e}");
+    }
+
+    /// A file cut short is an error, not a short file.
+    #[test]
+    fn truncated_entries_are_refused() {
+        let mut tar = tar_of(1, 100);
+        tar.truncate(512 + 50);
+        let dir = tempfile::tempdir().unwrap();
+        let e = unpack(tar.as_slice(), dir.path(), Limits::SYSROOT).unwrap_err();
+        assert!(e.starts_with("damaged archive: f0"), "{e}");
     }
 
     #[test]
