@@ -88,7 +88,7 @@ fn kind(head: &[u8]) -> Kind {
 
 /// `n` bytes for a message: in MiB when a whole number of them.
 fn bytes(n: u64) -> String {
-    if n >= 1 << 20 && n % (1 << 20) == 0 {
+    if n >= 1 << 20 && n.is_multiple_of(1 << 20) {
         format!("{} MiB", n >> 20)
     } else {
         format!("{n} bytes")
