@@ -37,11 +37,6 @@ impl Sysroot {
     pub fn dir(&self) -> &Path {
         &self.dir
     }
-
-    /// Whether it was unpacked from an archive.
-    pub fn unpacked(&self) -> bool {
-        self.tmp.is_some()
-    }
 }
 
 impl Drop for Sysroot {

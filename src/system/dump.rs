@@ -433,7 +433,7 @@ pub fn dump(root: &Root, file: &Path) -> Result<String> {
             dump_error(file, e.error)
         }
     })?;
-    let (mut files, mut dirs, mut links, mut bytes) = (0, 0, 0, 0u64);
+    let (mut files, mut dirs, mut links, mut bytes) = (0usize, 0usize, 0usize, 0u64);
     for e in tree.values() {
         match e {
             Entry::Dir => dirs += 1,
@@ -444,8 +444,17 @@ pub fn dump(root: &Root, file: &Path) -> Result<String> {
             Entry::Link(_) => links += 1,
         }
     }
+    let n = |k: usize, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });
     Ok(format!(
-        "pinrun: dumped {files} files, {dirs} directories, {links} links ({bytes} bytes) to {}\n",
+        "pinrun: dumped {}, {}, {} ({}) to {}\n",
+        n(files, "file", "files"),
+        n(dirs, "directory", "directories"),
+        n(links, "link", "links"),
+        n(
+            usize::try_from(bytes).unwrap_or(usize::MAX),
+            "byte",
+            "bytes"
+        ),
         file.display()
     ))
 }
