@@ -215,7 +215,7 @@ pub struct Cli {
     pub json: bool,
 
     /// Read sysfs, procfs and cgroupfs below DIR (a machine dump), or from
-    /// a .tar.gz or .tar archive of one (unpacked into a temporary
+    /// a .tar.gz, .tar.xz or .tar archive of one (unpacked into a temporary
     /// directory, removed at exit); only with --dry-run, --check, --show,
     /// --emit or --dump.
     #[arg(long, value_name = "DIR|ARCHIVE", value_hint = clap::ValueHint::AnyPath, help_heading = "Modes")]

@@ -383,8 +383,8 @@ and
 .BR claims ", " claimed_cpus ", " claim_warnings .
 .PP
 .B "\-\-sysroot ARCHIVE"
-reads a gzip-compressed or plain tar archive (recognised by its first
-bytes, whatever its name) of a dump, with or without one top directory.
+reads a gzip- or xz-compressed or plain tar archive (recognised by its
+first bytes, whatever its name) of a dump, with or without one top directory.
 It is unpacked into a private temporary directory (in
 .BR TMPDIR ,
 mode 0700) removed when pinrun ends. An archive is untrusted input: only

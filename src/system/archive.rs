@@ -1,7 +1,8 @@
 //! `--sysroot FILE.tar.gz`: a machine dump replayed from an archive
 //! without unpacking it by hand (issue 12). The archive is recognised by
 //! its first bytes (gzip `1f 8b`, or a plain tar's `ustar` magic), whatever
-//! its name; a directory is used as it is.
+//! its name; an xz-compressed one (`fd 37 7a 58 5a 00`) is decompressed
+//! first; a directory is used as it is.
 //!
 //! An archive may come from anyone, so it is unpacked as untrusted input
 //! into a private temporary directory (mode 0700), removed when pinrun
@@ -135,14 +136,10 @@ pub fn open(path: Option<&Path>) -> Result<Sysroot> {
                 file,
             ))),
             Kind::Tar => Box::new(std::io::BufReader::new(file)),
-            Kind::Xz => {
-                return Err(
-                    archive_error(path, "xz archives are not supported").hint(format!(
-                        "recompress it: xz -dc {0} | gzip > machine.tar.gz",
-                        path.display()
-                    )),
-                );
-            }
+            Kind::Xz => Box::new(unxz(file).map_err(|why| {
+                archive_error(path, why)
+                    .hint("a .tar.xz must hold a tar archive, as tar cJf writes")
+            })?),
             Kind::Other => {
                 return Err(archive_error(
                     path,
@@ -172,6 +169,49 @@ pub fn open(path: Option<&Path>) -> Result<Sysroot> {
         dir,
         tmp: Some(tmp),
     })
+}
+
+/// A writer failing once more than `left` bytes were written to it.
+struct CappedWriter<W> {
+    inner: W,
+    left: u64,
+}
+
+impl<W: std::io::Write> std::io::Write for CappedWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.left = self.left.checked_sub(buf.len() as u64).ok_or_else(|| {
+            std::io::Error::other("more tar data than the limit (a dump holds a few MiB)")
+        })?;
+        self.inner.write_all(buf)?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// The tar stream of an xz-compressed `file`, decompressed (at most
+/// [`MAX_STREAM_BYTES`]) into an unnamed temporary file (`O_TMPFILE`: gone
+/// with pinrun however it ends), rewound for reading.
+fn unxz(file: std::fs::File) -> std::result::Result<std::fs::File, String> {
+    use std::io::{Seek, Write};
+    let out = tempfile::tempfile().map_err(|e| format!("cannot create a temporary file: {e}"))?;
+    let mut w = CappedWriter {
+        inner: std::io::BufWriter::new(out),
+        left: MAX_STREAM_BYTES,
+    };
+    lzma_rs::xz_decompress(&mut std::io::BufReader::new(file), &mut w)
+        .map_err(|e| format!("damaged xz data: {e}"))?;
+    w.flush()
+        .map_err(|e| format!("cannot write a temporary file: {e}"))?;
+    let mut out = w
+        .inner
+        .into_inner()
+        .map_err(|e| format!("cannot write a temporary file: {e}"))?;
+    out.rewind()
+        .map_err(|e| format!("cannot read a temporary file: {e}"))?;
+    Ok(out)
 }
 
 /// The dump's root in the unpacked tree: the tree itself, or its only
