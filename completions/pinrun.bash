@@ -23,7 +23,7 @@ _pinrun() {
 
     case "${cmd}" in
         pinrun)
-            opts="-q -v -h -V --cpus --node --cores --smt --isolated --exclusive --wait --state-dir --membind --preferred --preferred-many --interleave --weighted-interleave --localalloc --fifo --rr --other --batch --idle --deadline --sched-runtime --sched-deadline --sched-period --nice --reset-on-fork --dry-run --check --show --emit --json --sysroot --strict --allow --quiet --verbose --generate --help --version"
+            opts="-q -v -h -V --cpus --node --cores --smt --isolated --exclusive --wait --state-dir --membind --preferred --preferred-many --interleave --weighted-interleave --localalloc --fifo --rr --other --batch --idle --deadline --sched-runtime --sched-deadline --sched-period --nice --reset-on-fork --dry-run --check --show --emit --json --sysroot --dump --strict --allow --quiet --verbose --generate --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -99,6 +99,21 @@ _pinrun() {
                     ;;
                 --sysroot)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --dump)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
                     return 0
                     ;;
                 --allow)

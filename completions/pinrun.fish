@@ -15,7 +15,8 @@ complete -c pinrun -l sched-deadline -d 'Deadline relative deadline T (default: 
 complete -c pinrun -l sched-period -d 'Deadline period T (default: the deadline)' -r
 complete -c pinrun -l nice -d 'Nice value N (-20..19); default: keep the current one' -r
 complete -c pinrun -l emit -d 'Print the plan as native directives of FORMAT instead of running (systemd: CPUAffinity=, NUMAPolicy=, CPUSchedulingPolicy=, ...)' -r -f -a "systemd\t'systemd `[Service]` directives (`systemd.exec(5)`)'"
-complete -c pinrun -l sysroot -d 'Read sysfs, procfs and cgroupfs below DIR (a machine dump); only with --dry-run, --check, --show or --emit' -r -F
+complete -c pinrun -l sysroot -d 'Read sysfs, procfs and cgroupfs below DIR (a machine dump), or from a .tar.gz, .tar.xz or .tar archive of one (unpacked into a temporary directory, removed at exit); only with --dry-run, --check, --show, --emit or --dump' -r -F
+complete -c pinrun -l dump -d 'Save the files pinrun reads of this machine (or of --sysroot) to FILE, a .tar.gz that --sysroot FILE replays: attach it to a bug report. Never replaces an existing FILE. See DUMPS in pinrun(1)' -r -F
 complete -c pinrun -l allow -d 'Accept these finding codes (comma-separated, e.g. rt-throttling): they become info, so --strict and --check pass over them' -r
 complete -c pinrun -l generate -d 'Write the man page or a shell completion script to stdout, e.g. `pinrun --generate man > /usr/local/share/man/man1/pinrun.1` (INSTALLATION in pinrun(1))' -r -f -a "man\t'The man page pinrun(1) (man/pinrun.1)'
 bash\t'bash completion (completions/pinrun.bash)'

@@ -215,10 +215,18 @@ pub struct Cli {
     #[arg(long, requires = "mode", help_heading = "Modes")]
     pub json: bool,
 
-    /// Read sysfs, procfs and cgroupfs below DIR (a machine dump); only with
-    /// --dry-run, --check, --show or --emit.
-    #[arg(long, value_name = "DIR", help_heading = "Modes")]
+    /// Read sysfs, procfs and cgroupfs below DIR (a machine dump), or from
+    /// a .tar.gz, .tar.xz or .tar archive of one (unpacked into a temporary
+    /// directory, removed at exit); only with --dry-run, --check, --show,
+    /// --emit or --dump.
+    #[arg(long, value_name = "DIR|ARCHIVE", value_hint = clap::ValueHint::AnyPath, help_heading = "Modes")]
     pub sysroot: Option<PathBuf>,
+
+    /// Save the files pinrun reads of this machine (or of --sysroot) to
+    /// FILE, a .tar.gz that --sysroot FILE replays: attach it to a bug
+    /// report. Never replaces an existing FILE. See DUMPS in pinrun(1).
+    #[arg(long, value_name = "FILE", value_hint = clap::ValueHint::FilePath, conflicts_with_all = ["mode", "json", "cpus", "node", "cores", "isolated", "exclusive", "wait", "policy", "mempolicy", "nice", "reset_on_fork", "strict", "allow", "command"], help_heading = "Modes")]
+    pub dump: Option<PathBuf>,
 
     /// Refuse the launch (exit 125) on any warning.
     #[arg(long, help_heading = "Output")]

@@ -98,6 +98,10 @@ error_codes! {
     UnknownFindingCode = "unknown-finding-code",
     /// `--sysroot` is not a machine dump.
     SysrootMissing = "sysroot-missing",
+    /// `--sysroot ARCHIVE` cannot be unpacked (damaged, hostile, over a limit).
+    SysrootArchive = "sysroot-archive",
+    /// `--dump FILE` could not be written.
+    DumpFailed = "dump-failed",
     // Placement refusals.
     /// A CPU the machine does not have.
     CpuNotFound = "cpu-not-found",

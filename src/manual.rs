@@ -267,6 +267,59 @@ pinrun \-\-generate bash > /usr/local/share/bash\-completion/completions/pinrun
 pinrun \-\-generate zsh  > /usr/local/share/zsh/site\-functions/_pinrun
 pinrun \-\-generate fish > /usr/local/share/fish/vendor_completions.d/pinrun.fish
 .fi
+.SH DUMPS
+.B "pinrun \-\-dump FILE.tar.gz"
+saves the machine as pinrun reads it, so that a bug report can carry it:
+while it reads everything any mode reads (what
+.B \-\-show
+prints, and what
+.B \-\-check
+and
+.B \-\-dry\-run
+read for any request on every CPU: IRQs, idle states, governors,
+real-time tasks, RT throttling, the caller's cgroup and limits), it
+records each path opened, listed or tested, and archives exactly those
+that exist and are readable: files byte for byte, the directories on the
+way, and symbolic links as links (so
+.I cpuN/cpufreq
+and
+.I /proc/self
+resolve in the replay as on the machine). Nothing is changed. The summary
+.I "pinrun: dumped N files, D directories, L links (B bytes) to FILE"
+goes to stderr; exit 0. FILE is written to a temporary file in its
+directory and renamed into place only when complete; an existing FILE is
+never replaced (exit 125). With
+.BR "\-\-sysroot DIR|ARCHIVE" ,
+the dump is of that machine (a dump directory becomes an archive).
+.PP
+Live data in a dump: free memory and IRQ counts of that moment;
+.I /proc/self
+is the dumping pinrun (its status, stat, cgroup, mountinfo and limits:
+the allowed CPUs and memory nodes, capabilities and RT limits of a launch
+from the same shell); of other processes only the stat (and for
+user-space ones the status) of the real-time ones;
+.I /proc/cmdline
+as it is. Claim records (the state directory) are not part of the machine
+and are not dumped. A replay with
+.B "\-\-show \-\-json"
+gives the live output except
+.B nodes[].mem_free_kb
+and
+.BR claims ", " claimed_cpus ", " claim_warnings .
+.PP
+.B "\-\-sysroot ARCHIVE"
+reads a gzip- or xz-compressed or plain tar archive (recognised by its
+first bytes, whatever its name) of a dump, with or without one top directory.
+It is unpacked into a private temporary directory (in
+.BR TMPDIR ,
+mode 0700) removed when pinrun ends. An archive is untrusted input: only
+directories, regular files and relative symbolic links that stay inside
+the tree are accepted; absolute paths,
+.IR .. ,
+links leaving the tree, writing through a link, hard links, device nodes
+and FIFOs are refused, as are more than 200000 entries, a file over 64 MiB
+or more than 256 MiB in all (exit 125,
+.IR "pinrun: \-\-sysroot FILE: <cause>" ).
 .SH FILES
 .nf
 /sys/devices/system/cpu/{online,possible,present,isolated,nohz_full}
@@ -294,6 +347,10 @@ is the state directory of claims when
 is not given.
 .BR OMP_PROC_BIND ", " OMP_PLACES ", " GOMP_CPU_AFFINITY ", " KMP_AFFINITY
 are reported (env-thread-binding) since they make the program re-bind its threads.
+.B TMPDIR
+is where
+.B "\-\-sysroot ARCHIVE"
+is unpacked (default /tmp).
 .B PATH
 is searched for COMMAND as
 .BR execvp (3)
@@ -304,6 +361,8 @@ pinrun \-\-node 0 \-\-cores 4 \-\-fifo 90 \-\- ./app
 pinrun \-\-cpus 2\-7 \-\-cores 2 \-\-smt \-\-membind \-\- ./worker
 pinrun \-\-interleave all \-\- postgres \-D /var/lib/postgresql/data
 pinrun \-\-dry\-run \-\-json \-\-node 1 \-\-cores 2 | jq \-er .cpulist
+pinrun \-\-dump machine.tar.gz
+pinrun \-\-sysroot machine.tar.gz \-\-dry\-run \-\-node 0 \-\-cores 4 \-\-fifo 90
 .fi
 .SH "SEE ALSO"
 .BR taskset (1),

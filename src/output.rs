@@ -42,6 +42,7 @@ pub fn print_clap(e: &clap::Error) -> Result<(), Error> {
 /// (unless the caller ignores SIGPIPE), else pinrun's own failure.
 pub fn stdout_failed(e: std::io::Error) -> Error {
     if e.kind() == std::io::ErrorKind::BrokenPipe && !ffi::sigpipe_ignored_at_start() {
+        crate::system::archive::remove_unpacked();
         ffi::die_by_sigpipe();
     }
     Error::new(ErrorCode::Io, format!("writing stdout: {e}"))

@@ -71,7 +71,9 @@ fn run(req: Request) -> Result<Exit, Error> {
         Mode::Run => Some(exec::resolve(&req.command[0])?),
         _ => None,
     };
-    let root = open_root(&req)?;
+    // Held to the end of the run: an unpacked archive is removed on drop.
+    let sysroot = crate::system::archive::open(req.sysroot.as_deref())?;
+    let root = open_root(sysroot.dir())?;
     let sys = SystemState::read_scoped(&root, &scope::for_request(&req));
     match req.mode {
         Mode::Show => show(&root, &sys, &req),
@@ -82,9 +84,10 @@ fn run(req: Request) -> Result<Exit, Error> {
     }
 }
 
-/// The machine's root: `/`, or `--sysroot DIR` when it is a machine dump.
-fn open_root(req: &Request) -> Result<Root, Error> {
-    let root = Root::new(req.sysroot.clone().unwrap_or_else(|| "/".into()));
+/// The machine's root: `/`, or the `--sysroot` directory (or unpacked
+/// archive) when it is a machine dump.
+fn open_root(dir: &std::path::Path) -> Result<Root, Error> {
+    let root = Root::new(dir);
     if !root.exists("/sys/devices/system/cpu") {
         return Err(Error::new(
             ErrorCode::SysrootMissing,
@@ -346,6 +349,15 @@ pub fn main() -> ExitCode {
     };
     if let Some(what) = cli.generate {
         return generate(what);
+    }
+    if let Some(file) = &cli.dump {
+        return match crate::system::dump::run(file, cli.sysroot.as_deref()) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                print_error(&e, false);
+                ExitCode::from(e.exit)
+            }
+        };
     }
     let json = cli.json;
     match cli.into_request().and_then(run) {

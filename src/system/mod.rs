@@ -2,9 +2,11 @@
 //! data ([`SystemState`]) and makes no decisions. Every path goes through a
 //! [`Root`], so `--sysroot DIR` replays a machine dump exactly.
 
+pub mod archive;
 pub mod cgroup;
 pub mod claims;
 pub mod cpuidle;
+pub mod dump;
 pub mod irq;
 pub mod numa;
 pub mod process;

@@ -32,6 +32,8 @@ pub struct Dir {
     fd: std::os::fd::OwnedFd,
     /// Whether file types are checked (see [`Root::new`]).
     check: bool,
+    /// Its absolute path, kept only while `--dump` records reads.
+    rec: Option<String>,
 }
 
 impl Dir {
@@ -39,6 +41,9 @@ impl Dir {
     /// like [`Root::read`].
     pub fn read(&self, rel: &str) -> Option<String> {
         use nix::fcntl::{OFlag, openat};
+        if let Some(dir) = &self.rec {
+            super::dump::note(&format!("{dir}/{rel}"));
+        }
         let flags = OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
         let fd = openat(&self.fd, rel, flags, nix::sys::stat::Mode::empty()).ok()?;
         read_open(std::fs::File::from(fd), self.check)
@@ -119,6 +124,7 @@ impl Root {
     /// descriptor, not by a second lookup of the path.
     pub fn read(&self, abs: &str) -> Option<String> {
         use std::os::unix::fs::OpenOptionsExt;
+        super::dump::note(abs);
         let file = std::fs::OpenOptions::new()
             .read(true)
             .custom_flags(libc::O_NONBLOCK)
@@ -133,6 +139,7 @@ impl Root {
     /// cap; `None` when it is missing, unreadable or not a regular file.
     pub fn open_regular(&self, abs: &str) -> Option<std::fs::File> {
         use std::os::unix::fs::OpenOptionsExt;
+        super::dump::note(abs);
         let file = std::fs::OpenOptions::new()
             .read(true)
             .custom_flags(libc::O_NONBLOCK)
@@ -147,10 +154,12 @@ impl Root {
     pub fn dir(&self, abs: &str) -> Option<Dir> {
         use nix::fcntl::{OFlag, open};
         let flags = OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
+        super::dump::note(abs);
         let fd = open(&self.path(abs), flags, nix::sys::stat::Mode::empty()).ok()?;
         Some(Dir {
             fd,
             check: self.check,
+            rec: super::dump::recording().then(|| abs.trim_end_matches('/').to_string()),
         })
     }
 
@@ -187,6 +196,7 @@ impl Root {
     /// `N` is canonical decimal as the kernel prints it (`cpu1`, not
     /// `cpu+1` or `cpu01`, which a damaged dump may hold).
     pub fn numbered_entries(&self, abs: &str, prefix: &str) -> Vec<u32> {
+        super::dump::note_list(abs, prefix);
         let mut ids: Vec<u32> = std::fs::read_dir(self.path(abs))
             .into_iter()
             .flatten()
@@ -206,6 +216,7 @@ impl Root {
 
     /// Whether the path exists below the root.
     pub fn exists(&self, abs: &str) -> bool {
+        super::dump::note(abs);
         self.path(abs).exists()
     }
 }

@@ -11,6 +11,7 @@ mod common;
 
 mod checks;
 mod claims;
+mod dump;
 mod damaged_sysfs;
 mod fixtures_plan;
 mod generated;

@@ -1,0 +1,517 @@
+//! `--sysroot FILE.tar.gz`: a machine dump replayed from an archive
+//! without unpacking it by hand (issue 12). The archive is recognised by
+//! its first bytes (gzip `1f 8b`, or a plain tar's `ustar` magic), whatever
+//! its name; an xz-compressed one (`fd 37 7a 58 5a 00`) is decompressed
+//! first; a directory is used as it is.
+//!
+//! An archive may come from anyone, so it is unpacked as untrusted input
+//! into a private temporary directory (mode 0700), removed when pinrun
+//! ends ([`Sysroot`]'s drop, or [`remove_unpacked`] before pinrun ends by
+//! SIGPIPE): only directories, regular files and relative symbolic links
+//! that stay inside the tree ([`super::dump::stays_inside`]); no absolute
+//! path, no `..`, nothing written through a link, no device node, FIFO or
+//! hard link; at most [`MAX_ENTRIES`] entries, [`MAX_ENTRY_BYTES`] per file
+//! and [`MAX_TOTAL_BYTES`] in all (counted as unpacked, not as declared).
+//! The archive's modes, owners and times are ignored.
+
+use super::dump::{MAX_ENTRIES, MAX_ENTRY_BYTES, MAX_TOTAL_BYTES, stays_inside};
+use crate::error::{Error, ErrorCode, Result};
+use std::io::Read;
+use std::path::{Component, Path, PathBuf};
+use std::sync::Mutex;
+
+/// The temporary directory of the unpacked archive, for [`remove_unpacked`].
+static UNPACKED: Mutex<Option<PathBuf>> = Mutex::new(None);
+
+/// The directory a `--sysroot` names, or the one its archive was unpacked
+/// into (removed when this is dropped).
+#[derive(Debug)]
+pub struct Sysroot {
+    /// The directory laid out like `/`.
+    dir: PathBuf,
+    /// The temporary directory holding an unpacked archive.
+    tmp: Option<tempfile::TempDir>,
+}
+
+impl Sysroot {
+    /// The directory to read below (what [`super::Root::new`] takes).
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+}
+
+impl Drop for Sysroot {
+    fn drop(&mut self) {
+        if self.tmp.is_some()
+            && let Ok(mut u) = UNPACKED.lock()
+        {
+            *u = None;
+        }
+    }
+}
+
+/// Removes an unpacked archive's directory now: for the paths that end
+/// pinrun without unwinding (death by SIGPIPE).
+pub fn remove_unpacked() {
+    if let Ok(mut u) = UNPACKED.lock()
+        && let Some(dir) = u.take()
+    {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
+/// Kinds of input by their first bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Gzip,
+    Xz,
+    Tar,
+    Other,
+}
+
+/// The archive kind of a file from its first 512 bytes (`head`).
+fn kind(head: &[u8]) -> Kind {
+    if head.starts_with(&[0x1f, 0x8b]) {
+        Kind::Gzip
+    } else if head.starts_with(&[0xfd, b'7', b'z', b'X', b'Z', 0]) {
+        Kind::Xz
+    } else if head.len() >= 262 && &head[257..262] == b"ustar" {
+        Kind::Tar
+    } else {
+        Kind::Other
+    }
+}
+
+/// `n` bytes for a message: in MiB when a whole number of them.
+fn bytes(n: u64) -> String {
+    if n >= 1 << 20 && n.is_multiple_of(1 << 20) {
+        format!("{} MiB", n >> 20)
+    } else {
+        format!("{n} bytes")
+    }
+}
+
+fn archive_error(file: &Path, why: impl std::fmt::Display) -> Error {
+    Error::new(
+        ErrorCode::SysrootArchive,
+        format!("--sysroot {}: {why}", file.display()),
+    )
+}
+
+/// `--sysroot PATH`: a directory as it is, or an archive unpacked into a
+/// temporary directory. `None` (no `--sysroot`) is the live machine, `/`.
+pub fn open(path: Option<&Path>) -> Result<Sysroot> {
+    let Some(path) = path else {
+        return Ok(Sysroot {
+            dir: PathBuf::from("/"),
+            tmp: None,
+        });
+    };
+    let plain = || {
+        Ok(Sysroot {
+            dir: path.to_path_buf(),
+            tmp: None,
+        })
+    };
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_file() => {}
+        // Directories, and missing paths (reported by the caller as a
+        // directory that is not a dump), as before.
+        _ => return plain(),
+    }
+    let mut file =
+        std::fs::File::open(path).map_err(|e| archive_error(path, format!("cannot open: {e}")))?;
+    let mut head = Vec::with_capacity(512);
+    (&mut file)
+        .take(512)
+        .read_to_end(&mut head)
+        .map_err(|e| archive_error(path, format!("cannot read: {e}")))?;
+    let k = kind(&head);
+    let input: Box<dyn Read> = {
+        use std::io::Seek;
+        file.rewind()
+            .map_err(|e| archive_error(path, format!("cannot read: {e}")))?;
+        match k {
+            Kind::Gzip => Box::new(flate2::read::MultiGzDecoder::new(std::io::BufReader::new(
+                file,
+            ))),
+            Kind::Tar => Box::new(std::io::BufReader::new(file)),
+            Kind::Xz => Box::new(unxz(file).map_err(|why| {
+                archive_error(path, why)
+                    .hint("a .tar.xz must hold a tar archive, as tar cJf writes")
+            })?),
+            Kind::Other => {
+                return Err(archive_error(
+                    path,
+                    "neither a directory nor a .tar.gz or .tar archive",
+                )
+                .hint("give a dump directory laid out like /, or an archive made by pinrun --dump FILE.tar.gz"));
+            }
+        }
+    };
+    let tmp = tempfile::Builder::new()
+        .prefix("pinrun-sysroot-")
+        .tempdir()
+        .map_err(|e| archive_error(path, format!("cannot create a temporary directory: {e}")))?;
+    unpack(input, tmp.path(), Limits::SYSROOT).map_err(|why| {
+        archive_error(path, why).hint(
+            "a pinrun dump holds only directories, regular files and links inside the tree; make one with pinrun --dump FILE.tar.gz",
+        )
+    })?;
+    let dir = dump_root(tmp.path()).ok_or_else(|| {
+        archive_error(path, "not a machine dump (no sys/devices/system/cpu in it)")
+            .hint("the archive must hold sys/ and proc/ laid out like /, as pinrun --dump FILE.tar.gz writes")
+    })?;
+    if let Ok(mut u) = UNPACKED.lock() {
+        *u = Some(tmp.path().to_path_buf());
+    }
+    Ok(Sysroot {
+        dir,
+        tmp: Some(tmp),
+    })
+}
+
+/// A writer failing once more than `left` bytes were written to it.
+struct CappedWriter<W> {
+    inner: W,
+    left: u64,
+}
+
+impl<W: std::io::Write> std::io::Write for CappedWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.left = self.left.checked_sub(buf.len() as u64).ok_or_else(|| {
+            std::io::Error::other("more tar data than the limit (a dump holds a few MiB)")
+        })?;
+        self.inner.write_all(buf)?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// The tar stream of an xz-compressed `file`, decompressed (at most
+/// [`MAX_STREAM_BYTES`]) into an unnamed temporary file (`O_TMPFILE`: gone
+/// with pinrun however it ends), rewound for reading.
+fn unxz(file: std::fs::File) -> std::result::Result<std::fs::File, String> {
+    use std::io::{Seek, Write};
+    let out = tempfile::tempfile().map_err(|e| format!("cannot create a temporary file: {e}"))?;
+    let mut w = CappedWriter {
+        inner: std::io::BufWriter::new(out),
+        left: MAX_STREAM_BYTES,
+    };
+    lzma_rs::xz_decompress(&mut std::io::BufReader::new(file), &mut w)
+        .map_err(|e| format!("damaged xz data: {e}"))?;
+    w.flush()
+        .map_err(|e| format!("cannot write a temporary file: {e}"))?;
+    let mut out = w
+        .inner
+        .into_inner()
+        .map_err(|e| format!("cannot write a temporary file: {e}"))?;
+    out.rewind()
+        .map_err(|e| format!("cannot read a temporary file: {e}"))?;
+    Ok(out)
+}
+
+/// The dump's root in the unpacked tree: the tree itself, or its only
+/// top-level directory (`tar czf m.tar.gz machine/`).
+fn dump_root(tree: &Path) -> Option<PathBuf> {
+    let is_dump = |d: &Path| {
+        std::fs::symlink_metadata(d.join("sys/devices/system/cpu")).is_ok_and(|m| m.is_dir())
+    };
+    if is_dump(tree) {
+        return Some(tree.to_path_buf());
+    }
+    let mut entries = std::fs::read_dir(tree).ok()?.flatten();
+    let only = entries.next()?;
+    if entries.next().is_some() || !only.file_type().ok()?.is_dir() {
+        return None;
+    }
+    let dir = only.path();
+    is_dump(&dir).then_some(dir)
+}
+
+/// The components of an entry's path, or why it is refused: absolute,
+/// `..`, or not UTF-8-free of NUL (`.` components are dropped).
+fn components(raw: &Path) -> std::result::Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    for c in raw.components() {
+        match c {
+            Component::Normal(n) => out.push(
+                n.to_str()
+                    .ok_or_else(|| format!("{}: a name that is not UTF-8", raw.display()))?
+                    .to_string(),
+            ),
+            Component::CurDir => {}
+            Component::RootDir | Component::Prefix(_) => {
+                return Err(format!("{}: an absolute path", raw.display()));
+            }
+            Component::ParentDir => {
+                return Err(format!("{}: a path with '..'", raw.display()));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Creates the directories `parts` below `root` for the entry `shown`,
+/// refusing to go through anything that is not a real directory (a link,
+/// a file).
+fn make_dirs(root: &Path, parts: &[String], shown: &str) -> std::result::Result<(), String> {
+    let mut p = root.to_path_buf();
+    for c in parts {
+        p.push(c);
+        match std::fs::symlink_metadata(&p) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => {
+                return Err(format!("{shown}: written through a link or a file"));
+            }
+            Err(_) => std::fs::create_dir(&p).map_err(|e| format!("{shown}: {e}"))?,
+        }
+    }
+    Ok(())
+}
+
+/// Removes whatever is at `p` unless it is a directory (a later entry of
+/// the same name replaces an earlier one, as tar does).
+fn clear(p: &Path, shown: &str) -> std::result::Result<(), String> {
+    match std::fs::symlink_metadata(p) {
+        Ok(m) if m.is_dir() => Err(format!("{shown}: both a directory and a file")),
+        Ok(_) => std::fs::remove_file(p).map_err(|e| format!("{shown}: {e}")),
+        Err(_) => Ok(()),
+    }
+}
+
+/// The most bytes read from the (decompressed) tar stream: the files'
+/// [`MAX_TOTAL_BYTES`] plus a header and padding for each of
+/// [`MAX_ENTRIES`] entries, rounded up. Bounds what the tar reader holds
+/// in memory for a long name or pax header too, and a gzip bomb's time.
+pub const MAX_STREAM_BYTES: u64 = 512 << 20;
+
+/// A reader failing once more than `left` bytes were read from it.
+struct Capped<R> {
+    inner: R,
+    left: u64,
+}
+
+impl<R: Read> Read for Capped<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.left = self.left.checked_sub(n as u64).ok_or_else(|| {
+            std::io::Error::other("more tar data than the limit (a dump holds a few MiB)")
+        })?;
+        Ok(n)
+    }
+}
+
+/// The bounds [`unpack`] enforces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// The most entries.
+    pub entries: u64,
+    /// The most bytes of one file.
+    pub entry_bytes: u64,
+    /// The most bytes of all files.
+    pub total_bytes: u64,
+    /// The most bytes of the tar stream itself.
+    pub stream_bytes: u64,
+}
+
+impl Limits {
+    /// `--sysroot`'s: [`MAX_ENTRIES`], [`MAX_ENTRY_BYTES`],
+    /// [`MAX_TOTAL_BYTES`], [`MAX_STREAM_BYTES`].
+    pub const SYSROOT: Limits = Limits {
+        entries: MAX_ENTRIES,
+        entry_bytes: MAX_ENTRY_BYTES,
+        total_bytes: MAX_TOTAL_BYTES,
+        stream_bytes: MAX_STREAM_BYTES,
+    };
+}
+
+/// Unpacks the tar stream `input` into `dest` under the rules of this
+/// module and `limits`; the error is the cause, for `--sysroot FILE:
+/// <cause>`.
+pub fn unpack(input: impl Read, dest: &Path, limits: Limits) -> std::result::Result<(), String> {
+    use tar::EntryType;
+    let mut ar = tar::Archive::new(Capped {
+        inner: input,
+        left: limits.stream_bytes,
+    });
+    let mut count: u64 = 0;
+    let mut total: u64 = 0;
+    let entries = ar
+        .entries()
+        .map_err(|e| format!("not a tar archive: {e}"))?;
+    for entry in entries {
+        let mut entry = entry.map_err(|e| format!("damaged archive: {e}"))?;
+        let ty = entry.header().entry_type();
+        if matches!(ty, EntryType::XGlobalHeader) {
+            continue;
+        }
+        count += 1;
+        if count > limits.entries {
+            return Err(format!(
+                "more than {} entries (a dump holds a few thousand)",
+                limits.entries
+            ));
+        }
+        let raw = entry.path().map_err(|e| format!("damaged archive: {e}"))?;
+        let parts = components(&raw)?;
+        let shown = parts.join("/");
+        let Some((_, parent)) = parts.split_last() else {
+            // The archive's own top directory (`./`).
+            continue;
+        };
+        let size = entry.header().entry_size().unwrap_or(u64::MAX);
+        if size > 0 && matches!(ty, EntryType::Directory | EntryType::Symlink) {
+            return Err(format!(
+                "{shown}: {size} bytes of data in an entry that holds none"
+            ));
+        }
+        match ty {
+            EntryType::Directory => make_dirs(dest, &parts, &shown)?,
+            EntryType::Regular | EntryType::Continuous => {
+                if size > limits.entry_bytes {
+                    return Err(format!(
+                        "{shown}: {size} bytes, more than the {} a file may hold",
+                        bytes(limits.entry_bytes)
+                    ));
+                }
+                if total.saturating_add(size) > limits.total_bytes {
+                    return Err(format!(
+                        "more than {} unpacked (a dump holds a few MiB)",
+                        bytes(limits.total_bytes)
+                    ));
+                }
+                make_dirs(dest, parent, &shown)?;
+                let p = dest.join(&shown);
+                clear(&p, &shown)?;
+                let mut out = std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(&p)
+                    .map_err(|e| format!("{shown}: {e}"))?;
+                // Never more than declared, whatever the stream holds.
+                let n = std::io::copy(&mut (&mut entry).take(size), &mut out)
+                    .map_err(|e| format!("damaged archive: {shown}: {e}"))?;
+                if n != size {
+                    return Err(format!("damaged archive: {shown}: truncated"));
+                }
+                total += n;
+            }
+            EntryType::Symlink => {
+                let target = entry
+                    .link_name()
+                    .map_err(|e| format!("damaged archive: {e}"))?
+                    .ok_or_else(|| format!("{shown}: a link without a target"))?;
+                let t = target
+                    .to_str()
+                    .ok_or_else(|| format!("{shown}: a link target that is not UTF-8"))?;
+                if !stays_inside(parent.len(), t) {
+                    return Err(format!("{shown}: a link leaving the tree (-> {t})"));
+                }
+                make_dirs(dest, parent, &shown)?;
+                let p = dest.join(&shown);
+                clear(&p, &shown)?;
+                std::os::unix::fs::symlink(t, &p).map_err(|e| format!("{shown}: {e}"))?;
+            }
+            EntryType::Link => return Err(format!("{shown}: a hard link")),
+            EntryType::Char | EntryType::Block => {
+                return Err(format!("{shown}: a device node"));
+            }
+            EntryType::Fifo => return Err(format!("{shown}: a FIFO")),
+            other => return Err(format!("{shown}: an entry of type {other:?}")),
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_by_magic() {
+        assert_eq!(kind(&[0x1f, 0x8b, 8, 0]), Kind::Gzip);
+        assert_eq!(kind(&[0xfd, b'7', b'z', b'X', b'Z', 0, 0]), Kind::Xz);
+        let mut tar = vec![0u8; 512];
+        tar[257..262].copy_from_slice(b"ustar");
+        assert_eq!(kind(&tar), Kind::Tar);
+        assert_eq!(kind(b"0-3\n"), Kind::Other);
+    }
+
+    /// A tar of `n` files of `len` bytes each.
+    fn tar_of(n: usize, len: usize) -> Vec<u8> {
+        let mut b = tar::Builder::new(Vec::new());
+        for i in 0..n {
+            let mut h = tar::Header::new_gnu();
+            h.set_size(len as u64);
+            h.set_mode(0o644);
+            h.set_entry_type(tar::EntryType::Regular);
+            b.append_data(&mut h, format!("f{i}"), &vec![b'x'; len][..])
+                .unwrap();
+        }
+        b.into_inner().unwrap()
+    }
+
+    /// Each bound refuses one more than it allows, and allows that much.
+    #[test]
+    fn limits_are_enforced() {
+        let lim = Limits {
+            entries: 3,
+            entry_bytes: 100,
+            total_bytes: 250,
+            stream_bytes: 1 << 20,
+        };
+        let run = |tar: Vec<u8>, lim: Limits| {
+            let dir = tempfile::tempdir().unwrap();
+            unpack(tar.as_slice(), dir.path(), lim)
+        };
+        assert_eq!(run(tar_of(3, 10), lim), Ok(()));
+        assert_eq!(
+            run(tar_of(4, 10), lim),
+            Err("more than 3 entries (a dump holds a few thousand)".into())
+        );
+        assert_eq!(
+            run(tar_of(1, 101), lim),
+            Err("f0: 101 bytes, more than the 100 bytes a file may hold".into())
+        );
+        assert_eq!(run(tar_of(2, 100), lim), Ok(()));
+        assert_eq!(
+            run(tar_of(3, 100), lim),
+            Err("more than 250 bytes unpacked (a dump holds a few MiB)".into())
+        );
+        let small = Limits {
+            stream_bytes: 2048,
+            ..lim
+        };
+        let e = run(tar_of(3, 10), small).unwrap_err();
+        assert!(e.contains("more tar data than the limit"), "{e}");
+    }
+
+    /// A file cut short is an error, not a short file.
+    #[test]
+    fn truncated_entries_are_refused() {
+        let mut tar = tar_of(1, 100);
+        tar.truncate(512 + 50);
+        let dir = tempfile::tempdir().unwrap();
+        let e = unpack(tar.as_slice(), dir.path(), Limits::SYSROOT).unwrap_err();
+        assert!(e.starts_with("damaged archive: f0"), "{e}");
+    }
+
+    #[test]
+    fn entry_paths() {
+        assert_eq!(components(Path::new("./sys/x")).unwrap(), vec!["sys", "x"]);
+        assert!(
+            components(Path::new("/etc/x"))
+                .unwrap_err()
+                .contains("absolute")
+        );
+        assert!(
+            components(Path::new("a/../../x"))
+                .unwrap_err()
+                .contains("'..'")
+        );
+    }
+}

@@ -1,0 +1,726 @@
+//! Issue 12 part 2: `--dump FILE.tar.gz` and `--sysroot ARCHIVE`.
+//!
+//! - The round trip on this machine: live → `--dump` → `--sysroot
+//!   ARCHIVE` gives the live `--show --json` except the live-only fields
+//!   ([`LIVE_ONLY`]), and the same plans and findings except IRQ counts.
+//! - A dump directory (built here) replays the same from an archive of it
+//!   (gzip or plain tar, any name, with or without a top directory) and
+//!   from its `--dump`; relative links inside the tree keep working.
+//! - Hostile archives are refused with exit 125 and `pinrun: --sysroot
+//!   FILE: <cause>`, nothing is written outside the temporary directory,
+//!   and the temporary directory is gone when pinrun ends.
+//!
+//! Self-contained (no fixtures): the trees are written by the test.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::Path;
+
+/// Fields of `--show --json` that a replay of a dump cannot reproduce:
+/// `nodes[].mem_free_kb` (free memory changes between any two reads), and
+/// `claims`, `claimed_cpus`, `claim_warnings` (pinrun's claim records live
+/// in the state directory, `/run/pinrun`, which is not part of the machine
+/// and is never read below `--sysroot`).
+const LIVE_ONLY: &[&str] = &[
+    "nodes[].mem_free_kb",
+    "claims",
+    "claimed_cpus",
+    "claim_warnings",
+];
+
+fn pinrun() -> Command {
+    Command::cargo_bin("pinrun").expect("binary")
+}
+
+/// `v` without the [`LIVE_ONLY`] fields.
+fn without_live_only(mut v: Value) -> Value {
+    let obj = v.as_object_mut().unwrap();
+    for field in LIVE_ONLY {
+        match field.split_once("[].") {
+            Some((list, key)) => {
+                for item in obj[list].as_array_mut().unwrap() {
+                    assert!(
+                        item.as_object_mut().unwrap().remove(key).is_some(),
+                        "{field}"
+                    );
+                }
+            }
+            None => assert!(obj.remove(*field).is_some(), "{field}"),
+        }
+    }
+    v
+}
+
+/// `text` with the number before each ` interrupts there so far` (an IRQ
+/// count, which grows between two reads) replaced by `N`, and free memory
+/// too ([`without_free_memory`]).
+fn without_irq_counts(text: &str) -> String {
+    let marker = " interrupts there so far";
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(i) = rest.find(marker) {
+        let head = rest[..i].trim_end_matches(|c: char| c.is_ascii_digit());
+        out.push_str(head);
+        out.push('N');
+        out.push_str(marker);
+        rest = &rest[i + marker.len()..];
+    }
+    out.push_str(rest);
+    without_free_memory(&out)
+}
+
+/// `--show` text with each node's free memory (`(3.3 GiB free)`, which
+/// changes between two reads) replaced by `(N free)`.
+fn without_free_memory(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(i) = rest.find(" free)") {
+        let open = rest[..i].rfind('(').unwrap();
+        out.push_str(&rest[..=open]);
+        out.push_str("N free)");
+        rest = &rest[i + " free)".len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// A JSON output without its `rt-competitor` findings (other text as it is).
+fn without_rt_competitors(text: &str) -> String {
+    let Ok(mut v) = serde_json::from_str::<Value>(text) else {
+        return text.to_string();
+    };
+    if let Some(f) = v["findings"].as_array_mut() {
+        f.retain(|f| f["code"] != "rt-competitor");
+    }
+    v.to_string()
+}
+
+fn run(args: &[&str], tmpdir: &Path) -> std::process::Output {
+    pinrun()
+        .args(args)
+        .env("TMPDIR", tmpdir)
+        .output()
+        .expect("run pinrun")
+}
+
+fn stdout(out: &std::process::Output) -> String {
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+/// The entries of a `.tar.gz`: path → (type, size, link target).
+fn listing(archive: &Path) -> Vec<(String, tar::EntryType, u64, Option<String>)> {
+    let f = std::fs::File::open(archive).unwrap();
+    let mut ar = tar::Archive::new(flate2::read::GzDecoder::new(f));
+    ar.entries()
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            (
+                e.path().unwrap().to_string_lossy().into_owned(),
+                e.header().entry_type(),
+                e.header().size().unwrap(),
+                e.link_name()
+                    .unwrap()
+                    .map(|l| l.to_string_lossy().into_owned()),
+            )
+        })
+        .collect()
+}
+
+/// The bytes of `path` in a `.tar.gz`.
+fn member(archive: &Path, path: &str) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let f = std::fs::File::open(archive).unwrap();
+    let mut ar = tar::Archive::new(flate2::read::GzDecoder::new(f));
+    for e in ar.entries().unwrap() {
+        let mut e = e.unwrap();
+        if e.path().unwrap() == Path::new(path) {
+            let mut v = Vec::new();
+            e.read_to_end(&mut v).unwrap();
+            return Some(v);
+        }
+    }
+    None
+}
+
+/// Asserts that `dir` holds nothing (pinrun's temporary directory gone).
+fn assert_empty(dir: &Path) {
+    let left: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(
+        left.is_empty(),
+        "left behind in {}: {left:?}",
+        dir.display()
+    );
+}
+
+/// Live → archive → `--sysroot` → `--show --json` is the live `--show
+/// --json` but for [`LIVE_ONLY`]; plans and findings of other modes are
+/// the live ones but for IRQ counts; the archive holds the files read
+/// byte for byte and `/proc/self` as a link.
+#[test]
+fn live_round_trip() {
+    let t = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = t.path().join("m.tar.gz");
+    let a = archive.to_str().unwrap();
+    let live1: Value =
+        serde_json::from_str(&stdout(&run(&["--show", "--json"], tmp.path()))).unwrap();
+    let out = run(&["--dump", a], tmp.path());
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(out.stdout.is_empty());
+    assert!(
+        err.starts_with("pinrun: dumped ") && err.ends_with(&format!(") to {a}\n")),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    let live2: Value =
+        serde_json::from_str(&stdout(&run(&["--show", "--json"], tmp.path()))).unwrap();
+    let replay: Value = serde_json::from_str(&stdout(&run(
+        &["--sysroot", a, "--show", "--json"],
+        tmp.path(),
+    )))
+    .unwrap();
+    assert_empty(tmp.path());
+    // Every field but the live-only ones, including each CPU's topology,
+    // the allowed CPUs and nodes and their cgroup source, the isolation
+    // sets and the IRQ routing; equal to one of the two live reads around
+    // the dump (an IRQ moved by irqbalance in between changes one).
+    let replay = without_live_only(replay);
+    assert!(
+        replay == without_live_only(live1.clone()) || replay == without_live_only(live2),
+        "replay:\n{replay:#}\nlive:\n{live1:#}"
+    );
+    assert!(!replay["cpus"].as_array().unwrap().is_empty());
+    assert_eq!(replay["cpus"], live1["cpus"]);
+    assert_eq!(replay["allowed_source"], live1["allowed_source"]);
+    // The live-only fields are there in both, with their live types.
+    for n in live1["nodes"].as_array().unwrap() {
+        assert!(n["mem_free_kb"].is_u64() || n["mem_free_kb"].is_null());
+    }
+
+    let entries = listing(&archive);
+    let find = |p: &str| entries.iter().find(|e| e.0.trim_end_matches('/') == p);
+    // Files byte for byte.
+    for f in [
+        "sys/devices/system/cpu/online",
+        "sys/devices/system/cpu/possible",
+        "proc/cmdline",
+    ] {
+        assert_eq!(
+            member(&archive, f).as_deref(),
+            Some(std::fs::read(format!("/{f}")).unwrap().as_slice()),
+            "{f}"
+        );
+    }
+    // `/proc/self` is the dumping pinrun: a link to its pid directory,
+    // which holds its status.
+    let (_, ty, _, target) = find("proc/self").expect("proc/self");
+    assert_eq!(*ty, tar::EntryType::Symlink);
+    let pid = target.clone().unwrap();
+    assert!(pid.parse::<u32>().is_ok(), "{pid}");
+    assert!(find(&format!("proc/{pid}/status")).is_some());
+    // Only files, directories and links, each once, owned by root, time 0.
+    let mut names: Vec<&str> = entries.iter().map(|e| e.0.as_str()).collect();
+    let n = names.len();
+    names.dedup();
+    assert_eq!(names.len(), n);
+    assert!(entries.iter().all(|e| matches!(
+        e.1,
+        tar::EntryType::Regular | tar::EntryType::Directory | tar::EntryType::Symlink
+    )));
+
+    // Other modes: the same plans and findings, IRQ counts aside (and
+    // `rt-competitor`: real-time processes of others on this machine
+    // may come and go between the dump and the live run).
+    for args in [
+        &["--dry-run", "--json", "--cores", "1", "--fifo", "10"][..],
+        &["--dry-run", "--json", "--cpus", "0", "--membind", "-v"],
+        &["--check", "--json", "--fifo", "50", "--node", "0"],
+        &["--emit", "systemd", "--cores", "1", "--rr", "5"],
+        &["--show", "-v"],
+    ] {
+        let live = run(args, tmp.path());
+        let mut with = vec!["--sysroot", a];
+        with.extend_from_slice(args);
+        let replay = run(&with, tmp.path());
+        assert_eq!(replay.status.code(), live.status.code(), "{args:?}");
+        let (l, r) = (
+            String::from_utf8_lossy(&live.stdout),
+            String::from_utf8_lossy(&replay.stdout),
+        );
+        // `--show` text names the claims directory of a live machine only.
+        let l: String = l
+            .lines()
+            .filter(|x| !x.starts_with("claims (/"))
+            .map(|x| format!("{x}\n"))
+            .collect();
+        let r: String = r.lines().map(|x| format!("{x}\n")).collect();
+        assert_eq!(
+            without_rt_competitors(&without_irq_counts(&r)),
+            without_rt_competitors(&without_irq_counts(&l)),
+            "{args:?}"
+        );
+    }
+    assert_empty(tmp.path());
+}
+
+/// A small dump directory: 4 CPUs in 2 cores of one package, 2 nodes,
+/// CPU→node links and a cpufreq link as in real dumps.
+fn synthetic(root: &Path) {
+    let w = |rel: &str, text: &str| {
+        let p = root.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    let cpu = "sys/devices/system/cpu";
+    for f in ["online", "possible", "present"] {
+        w(&format!("{cpu}/{f}"), "0-3\n");
+    }
+    for id in 0..4u32 {
+        let core = id / 2;
+        let t = format!("{cpu}/cpu{id}/topology");
+        w(&format!("{t}/core_id"), &format!("{core}\n"));
+        w(&format!("{t}/physical_package_id"), "0\n");
+        w(
+            &format!("{t}/core_cpus_list"),
+            &format!("{}-{}\n", core * 2, core * 2 + 1),
+        );
+        w(&format!("{t}/package_cpus_list"), "0-3\n");
+        w(&format!("{cpu}/cpu{id}/online"), "1\n");
+        w(
+            &format!("{cpu}/cpufreq/policy{id}/scaling_governor"),
+            "performance\n",
+        );
+        std::os::unix::fs::symlink(
+            format!("../cpufreq/policy{id}"),
+            root.join(format!("{cpu}/cpu{id}/cpufreq")),
+        )
+        .unwrap();
+        std::os::unix::fs::symlink(
+            format!("../../node/node{core}"),
+            root.join(format!("{cpu}/cpu{id}/node{core}")),
+        )
+        .unwrap();
+    }
+    let node = "sys/devices/system/node";
+    w(&format!("{node}/online"), "0-1\n");
+    w(&format!("{node}/has_memory"), "0-1\n");
+    for n in 0..2 {
+        w(
+            &format!("{node}/node{n}/cpulist"),
+            &format!("{}-{}\n", n * 2, n * 2 + 1),
+        );
+        w(
+            &format!("{node}/node{n}/meminfo"),
+            &format!("Node {n} MemTotal:       1048576 kB\nNode {n} MemFree:         524288 kB\n"),
+        );
+        w(
+            &format!("{node}/node{n}/distance"),
+            if n == 0 { "10 20\n" } else { "20 10\n" },
+        );
+    }
+    w("proc/cmdline", "BOOT_IMAGE=/vmlinuz isolcpus=3\n");
+    // A runnable user-space SCHED_FIFO process at priority 60 on CPU 3
+    // (fields 3.. of proc(5): state R, flags 0, rt_priority 60, policy 1),
+    // and a SCHED_OTHER one.
+    let fields = |state: &str, prio: u32, policy: u32| {
+        let mut f = vec!["0"; 39];
+        f[0] = state;
+        let (p, q) = (prio.to_string(), policy.to_string());
+        let mut f: Vec<String> = f.into_iter().map(str::to_string).collect();
+        f[37] = p;
+        f[38] = q;
+        f.join(" ")
+    };
+    w(
+        "proc/4242/stat",
+        &format!("4242 (spinner) {}\n", fields("R", 60, 1)),
+    );
+    w(
+        "proc/4242/status",
+        "Name:\tspinner\nCpus_allowed_list:\t3\n",
+    );
+    w(
+        "proc/77/stat",
+        &format!("77 (sleeper) {}\n", fields("S", 0, 0)),
+    );
+    w(
+        "proc/77/status",
+        "Name:\tsleeper\nCpus_allowed_list:\t0-3\n",
+    );
+}
+
+/// A tar of the tree below `root` (links as links), each path under
+/// `prefix`; gzip-compressed when `gz`.
+fn tar_tree(root: &Path, prefix: &str, gz: bool) -> Vec<u8> {
+    let mut b = tar::Builder::new(Vec::new());
+    b.follow_symlinks(false);
+    b.append_dir_all(prefix, root).unwrap();
+    let tar = b.into_inner().unwrap();
+    if !gz {
+        return tar;
+    }
+    use std::io::Write;
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    e.write_all(&tar).unwrap();
+    e.finish().unwrap()
+}
+
+/// An archive of a dump directory replays exactly as the directory: a
+/// `.tar.gz`, a plain tar under another name, a `.tar.xz`, one with a top
+/// directory;
+/// and `--sysroot DIR --dump FILE` converts the directory into an archive
+/// that replays the same, its links kept as links.
+#[test]
+fn archive_replays_like_directory() {
+    let t = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = t.path().join("machine");
+    synthetic(&dir);
+    let d = dir.to_str().unwrap();
+    let modes: [&[&str]; 4] = [
+        &["--show", "--json"],
+        &["--show", "-v"],
+        &[
+            "--dry-run",
+            "--json",
+            "--node",
+            "1",
+            "--cores",
+            "1",
+            "--smt",
+        ],
+        &["--check", "--json", "--cpus", "3", "--fifo", "1"],
+    ];
+    // (exit status, stdout): --check exits 1 on warnings.
+    let result = |root: &str, m: &[&str]| {
+        let mut a = vec!["--sysroot", root];
+        a.extend_from_slice(m);
+        let out = run(&a, tmp.path());
+        (out.status.code(), String::from_utf8(out.stdout).unwrap())
+    };
+    let expect: Vec<_> = modes.iter().map(|m| result(d, m)).collect();
+    assert_eq!(expect[3].0, Some(1));
+    let check: Value = serde_json::from_str(&expect[3].1).unwrap();
+    let codes: Vec<&str> = check["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        codes,
+        [
+            "not-nohz-full",
+            "not-rcu-nocbs",
+            "sibling-not-isolated",
+            "rt-competitor"
+        ]
+    );
+    assert!(
+        check["findings"][3]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("process 4242 (spinner) is runnable at real-time priority 60")
+    );
+    let show: Value = serde_json::from_str(&expect[0].1).unwrap();
+    assert_eq!(show["cpus"][1]["siblings"], serde_json::json!([0, 1]));
+    assert_eq!(show["cpus"][2]["node"], 1);
+    assert_eq!(show["isolated"], serde_json::json!([3]));
+
+    let gz = t.path().join("m.tar.gz");
+    std::fs::write(&gz, tar_tree(&dir, ".", true)).unwrap();
+    let plain = t.path().join("m.dump");
+    std::fs::write(&plain, tar_tree(&dir, ".", false)).unwrap();
+    let xz = t.path().join("m.tar.xz");
+    let mut xz_bytes = Vec::new();
+    lzma_rs::xz_compress(&mut &tar_tree(&dir, ".", false)[..], &mut xz_bytes).unwrap();
+    assert_eq!(&xz_bytes[..6], &[0xfd, b'7', b'z', b'X', b'Z', 0]);
+    std::fs::write(&xz, xz_bytes).unwrap();
+    let topdir = t.path().join("top.tgz");
+    std::fs::write(&topdir, tar_tree(&dir, "machine", true)).unwrap();
+    let dumped = t.path().join("dumped.tar.gz");
+    let out = run(
+        &["--sysroot", d, "--dump", dumped.to_str().unwrap()],
+        tmp.path(),
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let links: Vec<(String, Option<String>)> = listing(&dumped)
+        .into_iter()
+        .filter(|e| e.1 == tar::EntryType::Symlink)
+        .map(|e| (e.0, e.3))
+        .collect();
+    assert!(links.contains(&(
+        "sys/devices/system/cpu/cpu0/cpufreq".into(),
+        Some("../cpufreq/policy0".into())
+    )));
+    assert_eq!(
+        member(
+            &dumped,
+            "sys/devices/system/cpu/cpufreq/policy2/scaling_governor"
+        )
+        .as_deref(),
+        Some(&b"performance\n"[..])
+    );
+    assert_eq!(
+        member(&dumped, "proc/cmdline").as_deref(),
+        Some(&b"BOOT_IMAGE=/vmlinuz isolcpus=3\n"[..])
+    );
+    // Every process's stat is read below a dump (no syscalls there), the
+    // real-time one's status too; the other's status is not.
+    assert!(member(&dumped, "proc/4242/status").is_some());
+    assert!(member(&dumped, "proc/77/stat").is_some());
+    assert_eq!(member(&dumped, "proc/77/status"), None);
+    for archive in [&gz, &plain, &xz, &topdir, &dumped] {
+        for (m, want) in modes.iter().zip(&expect) {
+            assert_eq!(
+                &result(archive.to_str().unwrap(), m),
+                want,
+                "{archive:?} {m:?}"
+            );
+        }
+    }
+    // An archive converts too: the dump of the dump is the same bytes.
+    let again = t.path().join("again.tar.gz");
+    let out = run(
+        &[
+            "--sysroot",
+            dumped.to_str().unwrap(),
+            "--dump",
+            again.to_str().unwrap(),
+        ],
+        tmp.path(),
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        std::fs::read(&again).unwrap(),
+        std::fs::read(&dumped).unwrap()
+    );
+    assert_empty(tmp.path());
+}
+
+/// One raw tar member: a GNU header written byte by byte (the tar crate
+/// refuses to write `..` or absolute names), then `data` padded to 512.
+fn raw(name: &str, ty: u8, size: u64, link: &str, data: &[u8]) -> Vec<u8> {
+    let mut h = tar::Header::new_gnu();
+    {
+        let g = h.as_gnu_mut().unwrap();
+        g.name[..name.len()].copy_from_slice(name.as_bytes());
+        g.linkname[..link.len()].copy_from_slice(link.as_bytes());
+    }
+    h.set_mode(0o644);
+    h.set_size(size);
+    h.set_entry_type(tar::EntryType::new(ty));
+    h.set_cksum();
+    let mut v = h.as_bytes().to_vec();
+    v.extend_from_slice(data);
+    v.resize(v.len().div_ceil(512) * 512, 0);
+    v
+}
+
+/// `members` as a gzip-compressed tar (with the end-of-archive blocks).
+fn gz(members: &[Vec<u8>]) -> Vec<u8> {
+    use std::io::Write;
+    let mut tar: Vec<u8> = members.concat();
+    tar.extend_from_slice(&[0; 1024]);
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    e.write_all(&tar).unwrap();
+    e.finish().unwrap()
+}
+
+/// Hostile and broken archives are refused: exit 125, `pinrun: --sysroot
+/// FILE: <cause>` and a hint; nothing is written outside pinrun's
+/// temporary directory, which is gone afterwards.
+#[test]
+fn hostile_archives_are_refused() {
+    let t = tempfile::tempdir().unwrap();
+    // TMPDIR is a directory of its own, inside another one: `../evil`
+    // from the unpack directory would land in `tmp`, `../../evil` in `t`.
+    let tmp = t.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let ok = raw("sys/devices/system/cpu/online", b'0', 4, "", b"0-3\n");
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        (
+            "dotdot",
+            gz(&[ok.clone(), raw("../evil", b'0', 5, "", b"evil\n")]),
+            "../evil: a path with '..'",
+        ),
+        (
+            "dotdot2",
+            gz(&[raw("sys/../../evil", b'0', 5, "", b"evil\n")]),
+            "sys/../../evil: a path with '..'",
+        ),
+        (
+            "absolute",
+            gz(&[raw("/tmp/evil", b'0', 5, "", b"evil\n")]),
+            "/tmp/evil: an absolute path",
+        ),
+        (
+            "link-out",
+            gz(&[ok.clone(), raw("sys/evil", b'2', 0, "../../evil", b"")]),
+            "sys/evil: a link leaving the tree (-> ../../evil)",
+        ),
+        (
+            "link-abs",
+            gz(&[raw("sys/passwd", b'2', 0, "/etc/passwd", b"")]),
+            "sys/passwd: a link leaving the tree (-> /etc/passwd)",
+        ),
+        (
+            "link-dotdot-after-name",
+            gz(&[raw("sys/x", b'2', 0, "a/../..", b"")]),
+            "sys/x: a link leaving the tree (-> a/../..)",
+        ),
+        (
+            "through-link",
+            gz(&[raw("l", b'2', 0, "sys", b""), raw("l/f", b'0', 1, "", b"x")]),
+            "l/f: written through a link or a file",
+        ),
+        (
+            "huge",
+            gz(&[raw("proc/interrupts", b'0', 1 << 40, "", b"")]),
+            "proc/interrupts: 1099511627776 bytes, more than the 64 MiB a file may hold",
+        ),
+        (
+            "fifo",
+            gz(&[ok.clone(), raw("proc/fifo", b'6', 0, "", b"")]),
+            "proc/fifo: a FIFO",
+        ),
+        (
+            "device",
+            gz(&[raw("sys/zero", b'3', 0, "", b"")]),
+            "sys/zero: a device node",
+        ),
+        (
+            "hardlink",
+            gz(&[
+                ok.clone(),
+                raw("sys/h", b'1', 0, "sys/devices/system/cpu/online", b""),
+            ]),
+            "sys/h: a hard link",
+        ),
+        (
+            "dir-with-data",
+            gz(&[raw("sys/", b'5', 1 << 30, "", b"")]),
+            "sys: 1073741824 bytes of data in an entry that holds none",
+        ),
+        (
+            "truncated",
+            gz(&[raw("proc/cmdline", b'0', 4096, "", b"x")][..1]),
+            "damaged archive: proc/cmdline: truncated",
+        ),
+        (
+            "not-a-dump",
+            gz(&[raw("etc/hostname", b'0', 2, "", b"x\n")]),
+            "not a machine dump (no sys/devices/system/cpu in it)",
+        ),
+        (
+            "not-an-archive",
+            b"0-3\n".to_vec(),
+            "neither a directory nor a .tar.gz or .tar archive",
+        ),
+        (
+            "xz-damaged",
+            vec![0xfd, b'7', b'z', b'X', b'Z', 0, 0, 0],
+            "damaged xz data: ",
+        ),
+    ];
+    for (name, bytes, cause) in cases {
+        let file = t.path().join(format!("{name}.tar.gz"));
+        std::fs::write(&file, bytes).unwrap();
+        let f = file.to_str().unwrap();
+        let out = run(&["--sysroot", f, "--show", "--json"], &tmp);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(125), "{name}: {err}");
+        let first = err.lines().next().unwrap_or("");
+        // The whole line (xz's own words after "damaged xz data: ").
+        let want = format!("pinrun: --sysroot {f}: {cause}");
+        if cause.ends_with(": ") {
+            assert!(first.starts_with(&want), "{name}: {first}");
+        } else {
+            assert_eq!(first, want, "{name}");
+        }
+        assert!(
+            err.lines().nth(1).unwrap_or("").starts_with("hint: "),
+            "{name}: {err}"
+        );
+        // --json: the error as JSON on stdout.
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["error"]["code"], "sysroot-archive", "{name}");
+        assert_empty(&tmp);
+        assert!(!t.path().join("evil").exists(), "{name}");
+    }
+    assert!(!Path::new("/tmp/evil").exists());
+}
+
+/// `--dump` never replaces a file, and takes no placement, policy or
+/// mode; a failed run on an archive (a refused plan, a closed pipe)
+/// leaves no temporary directory.
+#[test]
+fn dump_refusals_and_cleanup() {
+    let t = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let existing = t.path().join("x.tar.gz");
+    std::fs::write(&existing, "mine").unwrap();
+    let e = existing.to_str().unwrap();
+    let out = run(&["--dump", e], tmp.path());
+    assert_eq!(out.status.code(), Some(125));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "pinrun: --dump {e}: exists; a dump never replaces a file\nhint: remove it or name another file\n"
+        )
+    );
+    assert_eq!(std::fs::read(&existing).unwrap(), b"mine");
+    let y = t.path().join("y.tar.gz");
+    let y = y.to_str().unwrap();
+    for args in [
+        &["--dump", y, "--show"][..],
+        &["--dump", y, "--json"],
+        &["--dump", y, "--cpus", "0"],
+        &["--dump", y, "--fifo", "1"],
+        &["--dump", y, "--", "true"],
+    ] {
+        let out = run(args, tmp.path());
+        assert_eq!(out.status.code(), Some(125), "{args:?}");
+        assert!(!Path::new(y).exists());
+    }
+    // A dump into a directory that does not exist.
+    let missing = t.path().join("no/such/dir/m.tar.gz");
+    let out = run(&["--dump", missing.to_str().unwrap()], tmp.path());
+    assert_eq!(out.status.code(), Some(125));
+    assert!(String::from_utf8_lossy(&out.stderr).starts_with(&format!(
+        "pinrun: --dump {}: cannot create a file in ",
+        missing.display()
+    )));
+
+    let dir = t.path().join("machine");
+    synthetic(&dir);
+    let archive = t.path().join("m.tar.gz");
+    std::fs::write(&archive, tar_tree(&dir, ".", true)).unwrap();
+    let a = archive.to_str().unwrap();
+    let out = run(&["--sysroot", a, "--dry-run", "--cpus", "9"], tmp.path());
+    assert_eq!(out.status.code(), Some(125));
+    assert_empty(tmp.path());
+    // A reader that goes away: pinrun ends by SIGPIPE (or finishes first).
+    let status = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "'{}' --sysroot '{a}' --show -v | head -c1 >/dev/null",
+            assert_cmd::cargo::cargo_bin("pinrun").display()
+        ))
+        .env("TMPDIR", tmp.path())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert_empty(tmp.path());
+}
