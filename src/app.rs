@@ -112,6 +112,9 @@ fn run(req: Request) -> Result<u8, Error> {
         .hint("point --sysroot at a directory laid out like / with sys/ and proc/"));
     }
     let mut sys = SystemState::read_scoped(&root, &crate::system::Scope::for_request(&req));
+    if let Some(e) = sys.read_error.take() {
+        return Err(e);
+    }
     let out = req.output.clone();
     if req.mode == Mode::Show {
         let (claims, _) = exclusive::read_claims(&root, &req, false)?;

@@ -240,7 +240,7 @@ pub fn show_json(sys: &SystemState) -> Value {
         "isolated": sys.isolated.to_vec(),
         "device_irqs_per_cpu": crate::show::irqs_per_cpu(sys),
         "nohz_full": sys.nohz_full.to_vec(),
-        "warnings": sys.warnings,
+        "warnings": sys.warnings.iter().chain(&sys.topology_issues).collect::<Vec<_>>(),
     })
 }
 

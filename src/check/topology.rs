@@ -15,6 +15,15 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
             "the kernel reports inconsistent topology (firmware SRAT/ACPI tables); check BIOS settings and kernel version",
         ));
     }
+    for w in &ctx.sys.topology_issues {
+        out.push(Finding::new(
+            "topology-inconsistent",
+            Severity::Warning,
+            &CpuSet::new(),
+            w.clone(),
+            "the kernel's topology files contradict each other (a kernel or firmware bug, or a damaged dump); the plan uses the sources that agree, as the message says",
+        ));
+    }
     if let (Some(cpus), None) = (&ctx.req.placement.cpus, ctx.req.placement.cores) {
         let shared: Vec<CpuSet> = cores_of(ctx.sys, cpus)
             .into_iter()

@@ -96,6 +96,14 @@ pub struct SystemState {
     pub process: Process,
     /// Inconsistencies in the firmware's data (e.g. a CPU in two nodes).
     pub warnings: Vec<String>,
+    /// Topology files that contradict each other or the kernel's bounds,
+    /// and what pinrun used instead (`topology-inconsistent` findings):
+    /// `cpuN` directories beyond `possible`/`kernel_max`, sibling lists
+    /// that are missing, empty, unparsable or asymmetric.
+    pub topology_issues: Vec<String>,
+    /// A read that must stop the run (exit 125): topology that cannot be
+    /// made consistent, or a file beyond its reading budget.
+    pub read_error: Option<crate::error::Error>,
 }
 
 impl SystemState {
@@ -180,12 +188,28 @@ impl SystemState {
             ))
         });
         let online = |id: u32| sets.online.contains(id);
+        let mut topology_issues = sets.issues.clone();
+        let mut read_error = None;
         let mut cpus: BTreeMap<u32, Cpu> = if scope.details && scope.topology == Cpus::All {
-            known
+            let mut lists = BTreeMap::new();
+            let mut cpus: BTreeMap<u32, Cpu> = known
                 .iter()
                 .take(MAX_CPUS)
-                .map(|id| (id, topology::read_cpu(root, id, online(id))))
-                .collect()
+                .map(|id| {
+                    let (cpu, read) = topology::read_cpu(root, id, online(id));
+                    if let Some(r) = read {
+                        lists.insert(id, r);
+                    }
+                    (id, cpu)
+                })
+                .collect();
+            if let Some(dir) = topology::cpu_dir(root) {
+                match settle_cores(&dir, &mut cpus, lists) {
+                    Ok(issues) => topology_issues.extend(issues),
+                    Err(e) => read_error = Some(e),
+                }
+            }
+            cpus
         } else {
             // The CPUs whose cores the plan and the checks look at: the
             // placement's candidates, or, without a placement, the allowed
@@ -199,7 +223,12 @@ impl SystemState {
                     .filter_map(|id| nodes.get(&id))
                     .fold(CpuSet::new(), |acc, n| acc.union(&n.cpus)),
             };
-            read_cores(root, &known, &targets, online)
+            let (cpus, settled) = read_cores(root, &known, &targets, online);
+            match settled {
+                Ok(issues) => topology_issues.extend(issues),
+                Err(e) => read_error = Some(e),
+            }
+            cpus
         };
         let mut warnings = Vec::new();
         // A CPU listed by several nodes keeps the lowest; one warning per
@@ -283,6 +312,8 @@ impl SystemState {
             isolated,
             process,
             warnings,
+            topology_issues,
+            read_error,
         }
     }
 
@@ -378,19 +409,27 @@ fn read_cores(
     known: &CpuSet,
     targets: &CpuSet,
     online: impl Fn(u32) -> bool,
-) -> BTreeMap<u32, Cpu> {
+) -> (BTreeMap<u32, Cpu>, Result<Vec<String>, crate::error::Error>) {
     let mut cpus: BTreeMap<u32, Cpu> = known
         .iter()
         .take(MAX_CPUS)
         .map(|id| (id, topology::unread_cpu(id, online(id))))
         .collect();
     let Some(dir) = topology::cpu_dir(root) else {
-        return cpus;
+        return (cpus, Ok(Vec::new()));
     };
+    let mut lists = BTreeMap::new();
+    for id in targets.iter() {
+        if let Some(cpu) = cpus.get_mut(&id)
+            && let Some(r) = topology::read_siblings(&dir, cpu)
+        {
+            lists.insert(id, r);
+        }
+    }
+    let settled = settle_cores(&dir, &mut cpus, lists);
     let mut firsts = CpuSet::new();
     for id in targets.iter() {
-        if let Some(cpu) = cpus.get_mut(&id) {
-            topology::read_siblings(&dir, cpu);
+        if let Some(cpu) = cpus.get(&id) {
             let first = cpu.siblings.as_ref().filter(|s| s.contains(id));
             firsts.insert(first.and_then(CpuSet::first).unwrap_or(id));
         }
@@ -424,5 +463,79 @@ fn read_cores(
             }
         }
     }
-    cpus
+    (cpus, settled)
+}
+
+/// Makes the SMT cores a partition of the online CPUs consistent with the
+/// kernel's sibling lists ([`topology::reconcile_siblings`]); `lists` is
+/// what the CPUs read so far said. On a sound machine this costs only the
+/// lists of the read cores' other online CPUs (their lists must be the
+/// same); any problem (a list missing, empty, unparsable, without its own
+/// CPU, or disagreeing) reads every online CPU's list and settles the
+/// cores from the sources that agree, returning the messages of the
+/// `topology-inconsistent` findings, or the refusal.
+fn settle_cores(
+    dir: &root::Dir,
+    cpus: &mut BTreeMap<u32, Cpu>,
+    mut lists: BTreeMap<u32, topology::SiblingRead>,
+) -> Result<Vec<String>, crate::error::Error> {
+    let is_online = |cpus: &BTreeMap<u32, Cpu>, m: u32| cpus.get(&m).is_some_and(|c| c.online);
+    let mut more = CpuSet::new();
+    for r in lists.values() {
+        for m in r.set.iter().flat_map(CpuSet::iter) {
+            if !lists.contains_key(&m) && is_online(cpus, m) {
+                more.insert(m);
+            }
+        }
+    }
+    for m in more.iter() {
+        lists.insert(m, topology::read_sibling_files(dir, m));
+    }
+    let sound = lists.values().all(|r| {
+        r.problem.is_none()
+            && r.set.as_ref().is_some_and(|s| {
+                s.iter().all(|m| {
+                    !is_online(cpus, m) || lists.get(&m).and_then(|o| o.set.as_ref()) == Some(s)
+                })
+            })
+    });
+    if !sound {
+        let all: Vec<u32> = cpus
+            .values()
+            .filter(|c| c.online && !lists.contains_key(&c.id))
+            .map(|c| c.id)
+            .collect();
+        for id in all {
+            lists.insert(id, topology::read_sibling_files(dir, id));
+        }
+    }
+    for (id, r) in &lists {
+        if let Some(cpu) = cpus.get_mut(id) {
+            cpu.siblings = r.set.clone();
+        }
+    }
+    if sound {
+        return Ok(Vec::new());
+    }
+    let mut keys: BTreeMap<u32, Option<topology::CoreKey>> = BTreeMap::new();
+    let key = |c: u32| {
+        *keys
+            .entry(c)
+            .or_insert_with(|| topology::read_core_key(dir, c))
+    };
+    match topology::reconcile_siblings(&lists, key) {
+        Ok((cores, issues)) => {
+            for (c, g) in cores {
+                if let Some(cpu) = cpus.get_mut(&c) {
+                    cpu.siblings = Some(g);
+                }
+            }
+            Ok(issues)
+        }
+        Err(e) => Err(crate::error::Error::new(
+            "topology-inconsistent",
+            format!("reading /sys/devices/system/cpu: {e}"),
+        )
+        .hint("the topology files named are damaged (a kernel bug, or a damaged dump): take the dump again, or report it with the files' contents")),
+    }
 }

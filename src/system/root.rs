@@ -44,6 +44,11 @@ impl Dir {
         read_open(std::fs::File::from(fd), self.check)
     }
 
+    /// Whether `rel` (relative to this directory) exists.
+    pub fn exists(&self, rel: &str) -> bool {
+        nix::sys::stat::fstatat(&self.fd, rel, nix::fcntl::AtFlags::empty()).is_ok()
+    }
+
     /// Like [`Root::read_list`], relative to this directory.
     pub fn read_list(&self, rel: &str) -> Option<CpuSet> {
         CpuSet::parse_sysfs_list(&self.read(rel)?, None).ok()
@@ -202,6 +207,50 @@ impl Root {
         ids.sort_unstable();
         ids.dedup();
         ids
+    }
+
+    /// [`Root::numbered_entries`] split at `bound`: the ids up to it, and
+    /// those beyond it (ids that do not fit a `u32` count as beyond), each
+    /// ascending, so that a caller sizes its bitmaps by `bound` and reports
+    /// the rest.
+    pub fn numbered_entries_below(
+        &self,
+        abs: &str,
+        prefix: &str,
+        bound: u32,
+    ) -> (Vec<u32>, Vec<u64>) {
+        let mut far: Vec<u64> = Vec::new();
+        let mut ids: Vec<u32> = std::fs::read_dir(self.path(abs))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| {
+                let name = e.file_name();
+                let digits = name.to_str()?.strip_prefix(prefix)?;
+                let canonical = !digits.is_empty()
+                    && digits.bytes().all(|b| b.is_ascii_digit())
+                    && (digits.len() == 1 || !digits.starts_with('0'));
+                if !canonical {
+                    return None;
+                }
+                match digits.parse::<u32>() {
+                    Ok(id) if id <= bound => Some(id),
+                    Ok(id) => {
+                        far.push(u64::from(id));
+                        None
+                    }
+                    Err(_) => {
+                        far.push(digits.parse().unwrap_or(u64::MAX));
+                        None
+                    }
+                }
+            })
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        far.sort_unstable();
+        far.dedup();
+        (ids, far)
     }
 
     /// Whether the path exists below the root.
