@@ -746,7 +746,7 @@ mod tests {
         assert_eq!(s, want);
         // Stride items beyond the budget are refused, not expanded for
         // seconds; within it they are exact.
-        let strides = vec!["0-4194303:1/2"; 5].join(",");
+        let strides = ["0-4194303:1/2"; 5].join(",");
         let e = CpuSet::parse(&strides).unwrap_err();
         assert!(e.expected.contains("groups"), "{e}");
         let s = CpuSet::parse("0-4194303:1/2").unwrap();
