@@ -19,13 +19,18 @@ use std::process::ExitCode;
 /// (when the caller ignored SIGPIPE, it is an error like any other write
 /// error: pinrun's own failure, exit 125).
 fn print_out(text: &str) -> Result<(), Error> {
+    print_out_with(|out| out.write_all(text.as_bytes()))
+}
+
+/// [`print_out`] for output written piece by piece (`--show --json`).
+fn print_out_with(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<(), Error> {
     if apply::std_fd_closed_at_start(1) {
         return Err(stdout_failed(std::io::Error::from_raw_os_error(
             libc::EBADF,
         )));
     }
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())
+    let mut out = std::io::BufWriter::with_capacity(64 << 10, std::io::stdout().lock());
+    write(&mut out)
         .and_then(|()| out.flush())
         .map_err(stdout_failed)
 }
@@ -120,9 +125,9 @@ fn run(req: Request) -> Result<u8, Error> {
         let (claims, _) = exclusive::read_claims(&root, &req, false)?;
         let live = req.sysroot.is_none().then(|| exclusive::state_dir(&req));
         if out.json {
-            let mut v = report::show_json(&sys);
-            report::add_claims_json(&mut v, &claims, exclusive::now());
-            print_out(&format!("{v}\n"))?;
+            let mut claims_json = serde_json::json!({});
+            report::add_claims_json(&mut claims_json, &claims, exclusive::now());
+            print_out_with(|w| report::write_show_json(&sys, claims_json, w))?;
         } else {
             print_out(&crate::show::text(&sys, out.verbose))?;
             print_out(&report::claims_text(
