@@ -266,6 +266,31 @@ impl SystemState {
                 ns[0]
             ));
         }
+        let irqs = if scope.irqs {
+            irq::read_irqs(root, &sets.possible, &sets.online, scope.details)
+        } else {
+            irq::Irqs::default()
+        };
+        if let Some(e) = &irqs.error {
+            read_error.get_or_insert_with(|| {
+                crate::error::Error::new("read-budget", format!("reading /proc/interrupts: {e}"))
+                    .hint("the file is damaged or not a kernel's /proc/interrupts; without --sysroot, report it")
+            });
+        }
+        if let Some(f) = root.over_budget() {
+            read_error.get_or_insert_with(|| {
+                crate::error::Error::new(
+                    "read-budget",
+                    format!(
+                        "reading {f}: larger than {} MiB, the most pinrun reads of one file",
+                        root::MAX_FILE >> 20
+                    ),
+                )
+                .hint(
+                    "the file is damaged or not the kernel's; below --sysroot, take the dump again",
+                )
+            });
+        }
         Self {
             nohz_full,
             nohz_full_source: if sysfs_nohz.is_some() {
@@ -275,11 +300,7 @@ impl SystemState {
             },
             isolation_source,
             boot,
-            irqs: if scope.irqs {
-                irq::read_irqs(root, &sets.possible, &sets.online, scope.details)
-            } else {
-                irq::Irqs::default()
-            },
+            irqs,
             numa_balancing: if scope.info {
                 root.read_int("/proc/sys/kernel/numa_balancing")
             } else {
