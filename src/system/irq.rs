@@ -120,13 +120,15 @@ pub struct Irqs {
 /// The longest row of `/proc/interrupts` read (1 MiB; a row of 8192 CPUs
 /// with 20-digit counts is 172 KB).
 pub const MAX_INTERRUPTS_LINE: usize = 1 << 20;
-/// The most rows of `/proc/interrupts` read (the kernel's sparse IRQ
-/// numbers stop far below).
-pub const MAX_IRQ_ROWS: usize = 1 << 20;
-/// The most non-zero counts kept from `/proc/interrupts` (16 bytes each:
-/// 256 MiB). A real file has far fewer (most columns are 0); a file of
-/// hundreds of MB of non-zero counts cannot cost gigabytes.
-pub const MAX_IRQ_COUNTS: usize = 1 << 24;
+/// The most rows of `/proc/interrupts` read (262 144; large machines have
+/// tens of thousands of IRQs).
+pub const MAX_IRQ_ROWS: usize = 1 << 18;
+/// The most non-zero counts kept from `/proc/interrupts` (4 194 304, 16
+/// bytes each: 64 MiB). A real file has far fewer (most columns are 0:
+/// an MSI counts on the CPUs it was delivered to, per-CPU rows such as
+/// `LOC` on every CPU); a file of hundreds of MB of non-zero counts cannot
+/// cost gigabytes.
+pub const MAX_IRQ_COUNTS: usize = 1 << 22;
 
 /// The affinity of IRQ `n`; `irq_dir` is `/proc/irq`, opened once.
 fn affinity(irq_dir: &Dir, n: u32) -> Option<(CpuSet, &'static str)> {
