@@ -278,6 +278,9 @@ requested CPUs share physical cores as SMT siblings (one finding lists every pai
 .TP
 .B firmware-data
 the kernel's topology is inconsistent (a CPU listed in two nodes); check firmware.
+.TP
+.B topology-inconsistent
+a topology file is missing, empty, unparsable or contradicts the others (an SMT sibling list without its own CPU or not listed back, a cpuN directory beyond possible or kernel_max); the message names the file and what was used instead (the sources that agree). When no sources agree, pinrun refuses (exit 125) naming the files.
 .SH SYSTEMD
 pinrun is an
 .B ExecStart=

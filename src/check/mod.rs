@@ -132,6 +132,7 @@ pub const CODES: &[&str] = &[
     "rt-throttling",
     "sibling-not-isolated",
     "smt-siblings-shared",
+    "topology-inconsistent",
 ];
 
 /// Downgrades the findings whose code is in `allow` (`--allow`) to info.
