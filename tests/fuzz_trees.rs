@@ -111,15 +111,15 @@ const BEYOND: &[&str] = &["cpu4294967295", "cpu4194303", "cpu64", "cpu9999999999
 fn mutation() -> impl Strategy<Value = Mutation> {
     let f = any::<usize>();
     prop_oneof![
-        (f.clone(), 0usize..8).prop_map(|(a, b)| Mutation::Truncate(a, b)),
-        (f.clone(), "\\PC{0,24}").prop_map(|(a, b)| Mutation::Garbage(a, b)),
-        (f.clone(), proptest::collection::vec(any::<u8>(), 0..64))
+        (f, 0usize..8).prop_map(|(a, b)| Mutation::Truncate(a, b)),
+        (f, "\\PC{0,24}").prop_map(|(a, b)| Mutation::Garbage(a, b)),
+        (f, proptest::collection::vec(any::<u8>(), 0..64))
             .prop_map(|(a, b)| Mutation::Binary(a, b)),
-        (f.clone(), 0..HUGE.len()).prop_map(|(a, b)| Mutation::HugeId(a, b)),
-        f.clone().prop_map(Mutation::Delete),
-        f.clone().prop_map(Mutation::FileToDir),
+        (f, 0..HUGE.len()).prop_map(|(a, b)| Mutation::HugeId(a, b)),
+        f.prop_map(Mutation::Delete),
+        f.prop_map(Mutation::FileToDir),
         (0..BEYOND.len()).prop_map(Mutation::CpuDirBeyond),
-        f.clone().prop_map(Mutation::OverBudget),
+        f.prop_map(Mutation::OverBudget),
         f.prop_map(Mutation::Empty),
     ]
 }
