@@ -553,3 +553,110 @@ fn read_llc(root: &Root, id: u32) -> Option<CpuSet> {
         // shared_cpu_map of old ia64 kernels) means "unknown".
         .filter(|set| set.contains(id))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn set(s: &str) -> CpuSet {
+        CpuSet::parse(s).unwrap()
+    }
+
+    /// Sibling reads of online CPUs from (cpu, list or None for a bad file).
+    fn reads(v: &[(u32, Option<&str>)]) -> BTreeMap<u32, SiblingRead> {
+        v.iter()
+            .map(|&(c, l)| {
+                let r = SiblingRead {
+                    set: l.map(set),
+                    file: format!("cpu{c}/topology/thread_siblings_list"),
+                    problem: l
+                        .is_none()
+                        .then(|| format!("cpu{c}/topology/thread_siblings_list is empty")),
+                    present: true,
+                    has_topology: true,
+                };
+                (c, r)
+            })
+            .collect()
+    }
+
+    /// core_id = cpu mod `n` (threads N and N+n share a core).
+    fn key_mod(n: u32) -> impl FnMut(u32) -> Option<CoreKey> {
+        move |c| Some((Some(0), None, None, c % n))
+    }
+
+    fn cores(m: &BTreeMap<u32, CpuSet>) -> Vec<String> {
+        m.values().map(CpuSet::to_list).collect()
+    }
+
+    #[test]
+    fn sound_lists_need_nothing() {
+        let r = reads(&[
+            (0, Some("0,2")),
+            (1, Some("1,3")),
+            (2, Some("0,2")),
+            (3, Some("1,3")),
+        ]);
+        let (c, issues) = reconcile_siblings(&r, |_| None).unwrap();
+        assert_eq!(cores(&c), ["0,2", "1,3", "0,2", "1,3"]);
+        assert!(issues.is_empty());
+    }
+
+    #[test]
+    fn bad_list_recovered_from_the_others() {
+        // cpu0's list is bad: cpu2's list names it; no core_id needed.
+        let r = reads(&[
+            (0, None),
+            (1, Some("1,3")),
+            (2, Some("0,2")),
+            (3, Some("1,3")),
+        ]);
+        let (c, issues) = reconcile_siblings(&r, |_| None).unwrap();
+        assert_eq!(cores(&c), ["0,2", "1,3", "0,2", "1,3"]);
+        assert_eq!(issues.len(), 1);
+        assert!(issues[0].contains("cpu0/topology/thread_siblings_list is empty"));
+    }
+
+    #[test]
+    fn asymmetric_settled_by_core_id_or_by_the_others() {
+        // cpu2 lists only itself, cpu0 lists 0,2: core_id says 0 and 2.
+        let r = reads(&[
+            (0, Some("0,2")),
+            (1, Some("1,3")),
+            (2, Some("2")),
+            (3, Some("1,3")),
+        ]);
+        let (c, issues) = reconcile_siblings(&r, key_mod(2)).unwrap();
+        assert_eq!(cores(&c), ["0,2", "1,3", "0,2", "1,3"]);
+        assert!(issues[0].contains("cpu2/topology"), "{issues:?}");
+        // SMT4 without core ids: three CPUs agree on 4-7, one lists itself.
+        let r = reads(&[
+            (4, Some("4")),
+            (5, Some("4-7")),
+            (6, Some("4-7")),
+            (7, Some("4-7")),
+        ]);
+        let (c, _) = reconcile_siblings(&r, |_| None).unwrap();
+        assert_eq!(cores(&c), ["4-7"; 4]);
+    }
+
+    #[test]
+    fn disagreement_without_a_tie_breaker_is_refused() {
+        // 0 says 0-1, 1 says 1-2, 2 says 0,2: no list is agreed by its CPUs.
+        let r = reads(&[(0, Some("0-1")), (1, Some("1-2")), (2, Some("0,2"))]);
+        let e = reconcile_siblings(&r, |_| None).unwrap_err();
+        assert!(e.contains("CPU 0"), "{e}");
+    }
+
+    #[test]
+    fn no_topology_at_all_keeps_cores_of_one() {
+        let mut r = reads(&[(0, None), (1, None)]);
+        for x in r.values_mut() {
+            x.present = false;
+        }
+        let (c, issues) = reconcile_siblings(&r, |_| None).unwrap();
+        assert_eq!(cores(&c), ["0", "1"]);
+        assert!(issues.is_empty());
+    }
+}
