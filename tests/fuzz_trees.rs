@@ -91,6 +91,7 @@ enum Mutation {
     Delete(usize),
     FileToDir(usize),
     CpuDirBeyond(usize),
+    NodeDirBeyond(usize),
     OverBudget(usize),
     Empty(usize),
 }
@@ -119,6 +120,7 @@ fn mutation() -> impl Strategy<Value = Mutation> {
         f.prop_map(Mutation::Delete),
         f.prop_map(Mutation::FileToDir),
         (0..BEYOND.len()).prop_map(Mutation::CpuDirBeyond),
+        (0..BEYOND.len()).prop_map(Mutation::NodeDirBeyond),
         f.prop_map(Mutation::OverBudget),
         f.prop_map(Mutation::Empty),
     ]
@@ -155,6 +157,10 @@ fn apply(root: &Path, list: &[PathBuf], m: &Mutation) {
         }
         Mutation::CpuDirBeyond(k) => {
             let _ = std::fs::create_dir(root.join("sys/devices/system/cpu").join(BEYOND[*k]));
+        }
+        Mutation::NodeDirBeyond(k) => {
+            let node = BEYOND[*k].replace("cpu", "node");
+            let _ = std::fs::create_dir_all(root.join("sys/devices/system/node").join(node));
         }
         Mutation::OverBudget(i) => put(*i, &vec![b'1'; (4 << 20) + 1]),
         Mutation::Empty(i) => put(*i, b""),

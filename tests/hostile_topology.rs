@@ -284,3 +284,29 @@ fn cpu_dirs_beyond_possible_are_ignored() {
     assert_eq!(ids.last(), Some(&64), "{ids:?}");
     assert_eq!(cpulist(dir.path(), &["--cores", "4", "--smt"]), "0-15");
 }
+
+/// An empty `node4294967295` directory costs no memory (it cost 0.5 to
+/// 1.5 GB: node sets were sized by it) and is ignored with a finding.
+#[test]
+fn node_dirs_beyond_possible_are_ignored() {
+    let m = machine("util-linux/ppc64-POWER7");
+    let want = json(&m, &["--show"]);
+    let want_plan = cpulist(&m, &["--node", "0", "--cores", "2", "--membind"]);
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(&m, dir.path());
+    std::fs::create_dir(dir.path().join("sys/devices/system/node/node4294967295")).unwrap();
+    let show = json(dir.path(), &["--show"]);
+    assert_eq!(show["nodes"], want["nodes"]);
+    let w = show["warnings"].as_array().unwrap();
+    assert!(
+        w.iter()
+            .any(|w| w.as_str().unwrap().contains("node4294967295")),
+        "{w:?}"
+    );
+    assert_eq!(
+        cpulist(dir.path(), &["--node", "0", "--cores", "2", "--membind"]),
+        want_plan
+    );
+    let out = at(dir.path(), &["--dry-run", "--node", "4294967295"]);
+    assert_status(&out, 125);
+}

@@ -189,6 +189,7 @@ impl SystemState {
         });
         let online = |id: u32| sets.online.contains(id);
         let mut topology_issues = sets.issues.clone();
+        topology_issues.extend(numa::ignored_nodes(root));
         let mut read_error = None;
         let mut cpus: BTreeMap<u32, Cpu> = if scope.details && scope.topology == Cpus::All {
             let mut lists = BTreeMap::new();
