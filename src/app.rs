@@ -142,6 +142,9 @@ fn run(req: Request) -> Result<u8, Error> {
     // written, this launch's record; dropping it on failure removes both.
     let (plan, claims, mut guard) = exclusive::plan(&root, &sys, &req)?;
     sys.read_extras_for(&root, &req, &check::checked_cpus(&sys, &plan));
+    if let Some(e) = sys.read_error.take() {
+        return Err(e);
+    }
     let mut findings = check::check(&sys, &req, &plan);
     let inherited = sys.process.cpus_allowed.as_ref().unwrap_or(&sys.allowed);
     findings.extend(claims::findings(

@@ -310,3 +310,35 @@ fn node_dirs_beyond_possible_are_ignored() {
     let out = at(dir.path(), &["--dry-run", "--node", "4294967295"]);
     assert_status(&out, 125);
 }
+
+/// A file beyond the reading budget (4 MiB) is an error naming it, exit
+/// 125, whether read with the machine or after planning (a governor).
+#[test]
+fn files_beyond_the_budget_are_refused() {
+    let m = machine("util-linux/ppc64-POWER7");
+    let big = format!("0-3{}\n", ",0-3".repeat(1 << 20));
+    for (rel, args) in [
+        (
+            "sys/devices/system/cpu/online",
+            &["--dry-run", "--cores", "1"][..],
+        ),
+        (
+            "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor",
+            &["--check", "--cpus", "0"][..],
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        copy_tree(&m, dir.path());
+        let p = dir.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, &big).unwrap();
+        let out = at(dir.path(), args);
+        assert_status(&out, 125);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.starts_with(&format!("pinrun: reading /{rel}: larger than 4 MiB")),
+            "{err}"
+        );
+        assert!(err.contains("\nhint: "), "{err}");
+    }
+}

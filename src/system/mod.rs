@@ -278,19 +278,8 @@ impl SystemState {
                     .hint("the file is damaged or not a kernel's /proc/interrupts; without --sysroot, report it")
             });
         }
-        if let Some(f) = root.over_budget() {
-            read_error.get_or_insert_with(|| {
-                crate::error::Error::new(
-                    "read-budget",
-                    format!(
-                        "reading {f}: larger than {} MiB, the most pinrun reads of one file",
-                        root::MAX_FILE >> 20
-                    ),
-                )
-                .hint(
-                    "the file is damaged or not the kernel's; below --sysroot, take the dump again",
-                )
-            });
+        if let Some(e) = budget_error(root) {
+            read_error.get_or_insert(e);
         }
         Self {
             nohz_full,
@@ -378,7 +367,8 @@ impl SystemState {
     /// used ([`crate::request::Request::uses_findings`]), excluding this
     /// process on a live machine (not below `--sysroot`); governors and idle
     /// states only when info findings can be shown
-    /// ([`crate::request::Request::shows_info`]).
+    /// ([`crate::request::Request::shows_info`]). A file beyond its
+    /// reading budget sets `read_error` (the caller refuses with it).
     pub fn read_extras_for(&mut self, root: &Root, req: &crate::request::Request, cpus: &CpuSet) {
         use crate::request::Policy;
         let rt = matches!(req.sched.policy, Some(Policy::Fifo(_) | Policy::Rr(_)));
@@ -390,6 +380,9 @@ impl SystemState {
             rt && req.uses_findings(),
             self_pid,
         );
+        if let Some(e) = budget_error(root) {
+            self.read_error.get_or_insert(e);
+        }
     }
 
     /// The SMT siblings of `cpu` including itself; a CPU without topology
@@ -420,6 +413,22 @@ impl SystemState {
             .map(|n| n.id)
             .collect()
     }
+}
+
+/// The error for the first file read below `root` that was larger than
+/// [`root::MAX_FILE`] (such a file reads as missing), if any.
+fn budget_error(root: &Root) -> Option<crate::error::Error> {
+    let f = root.over_budget()?;
+    Some(
+        crate::error::Error::new(
+            "read-budget",
+            format!(
+                "reading {f}: larger than {} MiB, the most pinrun reads of one file",
+                root::MAX_FILE >> 20
+            ),
+        )
+        .hint("the file is damaged or not the kernel's; below --sysroot, take the dump again"),
+    )
 }
 
 /// Every known CPU, with the topology of `targets`' cores: `siblings` of
