@@ -77,6 +77,27 @@ impl CpuSet {
         self.words[w] |= 1 << b;
     }
 
+    /// Adds every id of `a..=b` (`a <= b`), a 64-bit word at a time: the
+    /// cost is the words the range covers, not its ids.
+    pub fn insert_range(&mut self, a: u32, b: u32) {
+        debug_assert!(a <= b);
+        let (wa, wb) = (a as usize / 64, b as usize / 64);
+        if self.words.len() <= wb {
+            self.words.resize(wb + 1, 0);
+        }
+        let lo = !0u64 << (a % 64);
+        let hi = !0u64 >> (63 - b % 64);
+        if wa == wb {
+            self.words[wa] |= lo & hi;
+            return;
+        }
+        self.words[wa] |= lo;
+        for w in &mut self.words[wa + 1..wb] {
+            *w = !0;
+        }
+        self.words[wb] |= hi;
+    }
+
     /// Removes `id` if present.
     pub fn remove(&mut self, id: u32) {
         let (w, b) = (id as usize / 64, id % 64);
@@ -457,6 +478,12 @@ impl Cursor<'_> {
     }
 }
 
+/// The most ids the stride items (`A-B:S`, `A-B:U/G`) of one list may
+/// expand to, in groups (each group is one word-wise range fill). No real
+/// list comes near it (a whole `0-4194303:1/2` is 2 097 152 groups); it
+/// keeps a list of many such items from costing seconds.
+pub const MAX_STRIDE_GROUPS: u64 = 1 << 23;
+
 fn parse_list(input: &str, last: Option<u32>) -> Result<CpuSet, ListError> {
     let trimmed = input.trim_end();
     let mut c = Cursor {
@@ -465,10 +492,16 @@ fn parse_list(input: &str, last: Option<u32>) -> Result<CpuSet, ListError> {
         pos: input.len() - input.trim_start().len(),
         last,
     };
-    let mut set = CpuSet::new();
     if c.pos == trimmed.len() {
         return Err(c.err("expected a CPU number, the list is empty"));
     }
+    // Plain ranges are collected, sorted and merged, then filled a word at
+    // a time: the cost is linear in the text (plus the sort) and in the
+    // bitmap's words, however often a range repeats (`0-4194303` 6 400
+    // times in 64 KB is one fill).
+    let mut ranges: Vec<(u32, u32)> = Vec::new();
+    let mut set = CpuSet::new();
+    let mut groups: u64 = 0;
     loop {
         let item_start = c.pos;
         let a = c.number("expected a number")?;
@@ -497,15 +530,27 @@ fn parse_list(input: &str, last: Option<u32>) -> Result<CpuSet, ListError> {
                 }
             }
         }
-        let mut id = a;
-        while id <= b {
-            if (id - a) % group < used {
-                set.insert(id);
+        if used == group {
+            ranges.push((a, b));
+        } else {
+            groups += u64::from((b - a) / group) + 1;
+            if groups > MAX_STRIDE_GROUPS {
+                c.pos = item_start;
+                return Err(c.err(&format!(
+                    "the stride items expand to more than {MAX_STRIDE_GROUPS} groups"
+                )));
             }
-            id += 1;
+            let mut start = a;
+            loop {
+                set.insert_range(start, start.saturating_add(used - 1).min(b));
+                match start.checked_add(group) {
+                    Some(next) if next <= b => start = next,
+                    _ => break,
+                }
+            }
         }
         match c.peek() {
-            None => return Ok(set),
+            None => break,
             Some(b',') => {
                 c.pos += 1;
                 if c.peek().is_none() {
@@ -515,6 +560,20 @@ fn parse_list(input: &str, last: Option<u32>) -> Result<CpuSet, ListError> {
             Some(_) => return Err(c.err("expected ',', '-' or the end of the list")),
         }
     }
+    ranges.sort_unstable();
+    let mut it = ranges.into_iter();
+    if let Some((mut a, mut b)) = it.next() {
+        for (x, y) in it {
+            if x <= b.saturating_add(1) {
+                b = b.max(y);
+            } else {
+                set.insert_range(a, b);
+                (a, b) = (x, y);
+            }
+        }
+        set.insert_range(a, b);
+    }
+    Ok(set)
 }
 
 #[cfg(test)]
@@ -659,7 +718,55 @@ mod tests {
         assert_eq!(e, CpuSet::new());
     }
 
+    /// Issue 15: a 64 KB list repeating the largest range 6 400 times (a
+    /// damaged record) parses to that one range; it took 50-80 s when ids
+    /// were inserted one at a time (the timing is in BENCHMARKS.md, made by
+    /// `examples/parse_cost.rs`; this test is the guard).
+    #[test]
+    fn hostile_repeated_ranges() {
+        let huge = vec!["0-4194303"; 6400].join(",");
+        assert!(huge.len() >= 63_999);
+        let s = CpuSet::parse_sysfs_list(&huge, None).unwrap();
+        assert_eq!(s.len(), 1 << 22);
+        assert_eq!(s.to_list(), "0-4194303");
+        // One beyond the largest id is refused, with its position.
+        let over = format!("{huge},0-4194304");
+        let e = CpuSet::parse_sysfs_list(&over, None).unwrap_err();
+        assert!(e.expected.contains("larger than the maximum"), "{e}");
+        assert_eq!(e.position, huge.len() + 3);
+        // Many distinct, overlapping and unordered ranges merge exactly.
+        let many: Vec<String> = (0..20_000u32)
+            .rev()
+            .map(|i| format!("{}-{}", 3 * i, 3 * i + 1 + i % 2))
+            .collect();
+        let s = CpuSet::parse(&many.join(",")).unwrap();
+        let want: CpuSet = (0..20_000u32)
+            .flat_map(|i| 3 * i..=3 * i + 1 + i % 2)
+            .collect();
+        assert_eq!(s, want);
+        // Stride items beyond the budget are refused, not expanded for
+        // seconds; within it they are exact.
+        let strides = ["0-4194303:1/2"; 5].join(",");
+        let e = CpuSet::parse(&strides).unwrap_err();
+        assert!(e.expected.contains("groups"), "{e}");
+        let s = CpuSet::parse("0-4194303:1/2").unwrap();
+        assert_eq!(s.len(), 1 << 21);
+        assert_eq!(s.last(), Some(4_194_302));
+        assert_eq!(l("4194300-4194303:3/4"), "4194300-4194302");
+    }
+
     proptest! {
+        #[test]
+        fn insert_range_equals_inserts(a in 0u32..700, len in 0u32..300, pre in proptest::collection::btree_set(0u32..1100, 0..20)) {
+            let mut s: CpuSet = pre.iter().copied().collect();
+            let mut t = s.clone();
+            s.insert_range(a, a + len);
+            for id in a..=a + len {
+                t.insert(id);
+            }
+            prop_assert_eq!(s, t);
+        }
+
         #[test]
         fn list_round_trip(ids in proptest::collection::btree_set(0u32..5000, 0..200)) {
             let s: CpuSet = ids.iter().copied().collect();

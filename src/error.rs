@@ -102,6 +102,11 @@ error_codes! {
     SysrootArchive = "sysroot-archive",
     /// `--dump FILE` could not be written.
     DumpFailed = "dump-failed",
+    /// A file larger than pinrun reads (`system::root::MAX_FILE`), or a
+    /// `/proc/interrupts` beyond its budgets.
+    ReadBudget = "read-budget",
+    /// Topology files that contradict each other beyond recovery.
+    TopologyInconsistent = "topology-inconsistent",
     // Placement refusals.
     /// A CPU the machine does not have.
     CpuNotFound = "cpu-not-found",

@@ -164,6 +164,10 @@ other nodes have memory. Fix: --preferred.
     FirmwareData = "firmware-data",
         r#"the kernel's topology is inconsistent (a CPU listed in two nodes); check firmware.
 "#;
+    /// `topology-inconsistent`.
+    TopologyInconsistent = "topology-inconsistent",
+        r#"a topology file is missing, empty, unparsable or contradicts the others (an SMT sibling list without its own CPU or not listed back, a cpuN directory beyond possible or kernel_max); the message names the file and what was used instead (the sources that agree). When no sources agree, pinrun refuses (exit 125) naming the files.
+"#;
 }
 
 impl Code {

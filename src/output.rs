@@ -16,13 +16,22 @@ use std::io::Write;
 
 /// Writes `text` to stdout (see the module doc for a failed write).
 pub fn print_out(text: &str) -> Result<(), Error> {
+    print_out_with(|out| out.write_all(text.as_bytes()))
+}
+
+/// [`print_out`] for output written piece by piece (`--show --json`, CPU
+/// by CPU, so that memory stays linear in the machine), through a 64 KiB
+/// buffer.
+pub fn print_out_with(
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<(), Error> {
     if ffi::std_fd_closed_at_start(1) {
         return Err(stdout_failed(std::io::Error::from_raw_os_error(
             libc::EBADF,
         )));
     }
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())
+    let mut out = std::io::BufWriter::with_capacity(64 << 10, std::io::stdout().lock());
+    write(&mut out)
         .and_then(|()| out.flush())
         .map_err(stdout_failed)
 }

@@ -179,7 +179,7 @@ pub fn text(sys: &SystemState, verbose: bool) -> String {
             " ",
         );
     }
-    for w in &sys.warnings {
+    for w in sys.warnings.iter().chain(&sys.topology_issues) {
         wrap(&mut s, "warning: ", "  ", std::slice::from_ref(w), "");
     }
     let many = sys.nodes.len() > MANY_NODES && !verbose;

@@ -111,6 +111,8 @@ impl Machine {
                 cmdline: String::new(),
                 process: Process::default(),
                 warnings: Vec::new(),
+                topology_issues: Vec::new(),
+                read_error: None,
             },
         }
     }

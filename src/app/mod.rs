@@ -14,7 +14,7 @@ pub mod scope;
 use crate::check::{Finding, Severity};
 use crate::cli::{Cli, Generate};
 use crate::error::{Error, ErrorCode, Exit};
-use crate::output::{print_error, print_out, to_stderr};
+use crate::output::{print_error, print_out, print_out_with, to_stderr};
 use crate::plan::Plan;
 use crate::request::{Mode, Request};
 use crate::system::{Root, SystemState};
@@ -74,7 +74,10 @@ fn run(req: Request) -> Result<Exit, Error> {
     // Held to the end of the run: an unpacked archive is removed on drop.
     let sysroot = crate::system::archive::open(req.sysroot.as_deref())?;
     let root = open_root(sysroot.dir())?;
-    let sys = SystemState::read_scoped(&root, &scope::for_request(&req));
+    let mut sys = SystemState::read_scoped(&root, &scope::for_request(&req));
+    if let Some(e) = sys.read_error.take() {
+        return Err(e);
+    }
     match req.mode {
         Mode::Show => show(&root, &sys, &req),
         Mode::DryRun => dry_run(&req, &plan_and_check(&root, sys, &req)?),
@@ -105,9 +108,9 @@ fn open_root(dir: &std::path::Path) -> Result<Root, Error> {
 fn show(root: &Root, sys: &SystemState, req: &Request) -> Result<Exit, Error> {
     let (claims, _) = claims::read_claims(root, req, false)?;
     if req.output.json {
-        let mut v = report::show_json(sys);
-        report::add_claims_json(&mut v, &claims, claims::now());
-        print_out(&format!("{v}\n"))?;
+        let mut claims_json = serde_json::json!({});
+        report::add_claims_json(&mut claims_json, &claims, claims::now());
+        print_out_with(|w| report::write_show_json(sys, claims_json, w))?;
     } else {
         let live = req.sysroot.is_none().then(|| claims::state_dir(req));
         print_out(&crate::show::text(sys, req.output.verbose))?;
@@ -140,6 +143,9 @@ fn plan_and_check(root: &Root, mut sys: SystemState, req: &Request) -> Result<Pl
     let (plan, claims, guard) = claims::plan(root, &sys, req)?;
     let checked = crate::check::checked_cpus(&sys, &plan);
     scope::read_extras_for(&mut sys, root, req, &checked);
+    if let Some(e) = sys.read_error.take() {
+        return Err(e);
+    }
     let mut findings = crate::check::check_claimed(&sys, req, &plan, &claims);
     crate::check::accept(&mut findings, &req.output.allow);
     Ok(Planned {

@@ -7,7 +7,11 @@ use crate::plan::cores_of;
 use crate::words::cpus_phrase;
 
 /// The codes the topology check can emit.
-pub(super) const CODES: &[Code] = &[Code::SmtSiblingsShared, Code::FirmwareData];
+pub(super) const CODES: &[Code] = &[
+    Code::SmtSiblingsShared,
+    Code::FirmwareData,
+    Code::TopologyInconsistent,
+];
 
 pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
     for w in &ctx.sys.warnings {
@@ -17,6 +21,15 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
             &CpuSet::new(),
             w.clone(),
             "the kernel reports inconsistent topology (firmware SRAT/ACPI tables); check BIOS settings and kernel version",
+        ));
+    }
+    for w in &ctx.sys.topology_issues {
+        out.push(Finding::new(
+            Code::TopologyInconsistent,
+            Severity::Warning,
+            &CpuSet::new(),
+            w.clone(),
+            "the kernel's topology files contradict each other (a kernel or firmware bug, or a damaged dump); the plan uses the sources that agree, as the message says",
         ));
     }
     if let (Some(cpus), None) = (&ctx.req.placement.cpus, ctx.req.placement.cores) {

@@ -125,7 +125,10 @@ pub type Tree = BTreeMap<String, Entry>;
 
 /// An error of `--dump FILE`.
 fn dump_error(file: &Path, why: impl std::fmt::Display) -> Error {
-    Error::new(ErrorCode::DumpFailed, format!("--dump {}: {why}", file.display()))
+    Error::new(
+        ErrorCode::DumpFailed,
+        format!("--dump {}: {why}", file.display()),
+    )
 }
 
 /// What [`collect`] found: the tree, and the first file too large to store.

@@ -111,7 +111,24 @@ pub struct Irqs {
     pub default_affinity: Option<CpuSet>,
     /// Where `list` was read.
     pub source: IrqSource,
+    /// Why `/proc/interrupts` was not read whole: it exceeded a budget
+    /// ([`MAX_INTERRUPTS_LINE`], [`MAX_IRQ_ROWS`], [`MAX_IRQ_COUNTS`], or
+    /// CPU columns beyond the possible CPUs). The reader refuses with it.
+    pub error: Option<String>,
 }
+
+/// The longest row of `/proc/interrupts` read (1 MiB; a row of 8192 CPUs
+/// with 20-digit counts is 172 KB).
+pub const MAX_INTERRUPTS_LINE: usize = 1 << 20;
+/// The most rows of `/proc/interrupts` read (262 144; large machines have
+/// tens of thousands of IRQs).
+pub const MAX_IRQ_ROWS: usize = 1 << 18;
+/// The most non-zero counts kept from `/proc/interrupts` (4 194 304, 16
+/// bytes each: 64 MiB). A real file has far fewer (most columns are 0:
+/// an MSI counts on the CPUs it was delivered to, per-CPU rows such as
+/// `LOC` on every CPU); a file of hundreds of MB of non-zero counts cannot
+/// cost gigabytes.
+pub const MAX_IRQ_COUNTS: usize = 1 << 22;
 
 /// The affinity of IRQ `n`; `irq_dir` is `/proc/irq`, opened once.
 fn affinity(irq_dir: &Dir, n: u32) -> Option<(CpuSet, &'static str)> {
@@ -245,37 +262,66 @@ pub fn parse_interrupts(text: &str) -> Vec<InterruptRow> {
 /// file grows with CPUs × IRQs (about 450 MB for 4096 CPUs and 10 000
 /// IRQs), so it is neither held whole in memory nor cut at
 /// [`super::root::MAX_FILE`]. Bytes that are not UTF-8 are replaced.
-fn for_each_row(root: &Root, mut row: impl FnMut(InterruptRow)) {
+fn for_each_row(
+    root: &Root,
+    max_columns: usize,
+    mut row: impl FnMut(InterruptRow),
+) -> Result<(), String> {
     use std::io::BufRead;
     let Some(file) = root.open_regular("/proc/interrupts") else {
-        return;
+        return Ok(());
     };
     let mut reader = std::io::BufReader::with_capacity(64 << 10, file);
     let mut buf = Vec::new();
-    let mut next_line = |buf: &mut Vec<u8>| -> bool {
+    // One line into `buf`, at most MAX_INTERRUPTS_LINE bytes (a longer one
+    // is an error, not a buffer the size of the file).
+    let mut next_line = |buf: &mut Vec<u8>| -> Result<bool, String> {
         buf.clear();
-        match reader.read_until(b'\n', buf) {
-            Ok(0) | Err(_) => false,
+        let limit = MAX_INTERRUPTS_LINE as u64 + 1;
+        match std::io::Read::take(&mut reader, limit).read_until(b'\n', buf) {
+            Ok(0) | Err(_) => Ok(false),
             Ok(_) => {
                 if buf.last() == Some(&b'\n') {
                     buf.pop();
                     if buf.last() == Some(&b'\r') {
                         buf.pop();
                     }
+                } else if buf.len() > MAX_INTERRUPTS_LINE {
+                    return Err(format!(
+                        "a line is longer than {} KiB",
+                        MAX_INTERRUPTS_LINE >> 10
+                    ));
                 }
-                true
+                Ok(true)
             }
         }
     };
-    if !next_line(&mut buf) {
-        return;
+    if !next_line(&mut buf)? {
+        return Ok(());
     }
     let cpus = parse_header(&String::from_utf8_lossy(&buf));
-    while next_line(&mut buf) {
-        if let Some(r) = parse_row(&cpus, &String::from_utf8_lossy(&buf)) {
+    if cpus.len() > max_columns {
+        return Err(format!(
+            "the header names {} CPU columns, more than the {max_columns} possible CPUs",
+            cpus.len()
+        ));
+    }
+    let (mut rows, mut counts) = (0usize, 0usize);
+    while next_line(&mut buf)? {
+        if let Some(mut r) = parse_row(&cpus, &String::from_utf8_lossy(&buf)) {
+            rows += 1;
+            counts += r.1.len();
+            if rows > MAX_IRQ_ROWS {
+                return Err(format!("more than {MAX_IRQ_ROWS} rows"));
+            }
+            if counts > MAX_IRQ_COUNTS {
+                return Err(format!("more than {MAX_IRQ_COUNTS} non-zero counts"));
+            }
+            r.1.shrink_to_fit();
             row(r);
         }
     }
+    Ok(())
 }
 
 /// A directory listed once and opened once: the numbers of its numbered
@@ -337,6 +383,7 @@ pub fn read_irqs(root: &Root, possible: &CpuSet, online: &CpuSet, all_details: b
             list,
             default_affinity,
             source: IrqSource::Sysfs,
+            error: None,
         };
         if all_details {
             irqs.read_details(root, possible, online, None);
@@ -345,7 +392,12 @@ pub fn read_irqs(root: &Root, possible: &CpuSet, online: &CpuSet, all_details: b
     }
     let debug_dir = listed(root, DEBUG_IRQS);
     let mut list = Vec::new();
-    for_each_row(root, |(id, counts, description)| {
+    let max_columns = if possible.is_empty() {
+        super::MAX_CPUS
+    } else {
+        possible.len()
+    };
+    let error = for_each_row(root, max_columns, |(id, counts, description)| {
         let number = id.parse::<u32>().ok();
         let (aff, source) = number
             .and_then(affinity_of)
@@ -361,11 +413,16 @@ pub fn read_irqs(root: &Root, possible: &CpuSet, online: &CpuSet, all_details: b
             detailed: true,
             counts_end: None,
         });
-    });
+    })
+    .err();
+    if error.is_some() {
+        list = Vec::new();
+    }
     Irqs {
         list,
         default_affinity,
         source: IrqSource::Interrupts,
+        error,
     }
 }
 
@@ -613,7 +670,7 @@ mod tests {
         std::fs::write(dir.path().join("proc/interrupts"), &bytes).unwrap();
         let root = Root::new(dir.path());
         let mut rows = Vec::new();
-        for_each_row(&root, |r| rows.push(r));
+        for_each_row(&root, 2, |r| rows.push(r)).unwrap();
         let expected = parse_interrupts(&String::from_utf8_lossy(&bytes));
         assert_eq!(rows.len(), n + 3);
         assert_eq!(rows, expected);
@@ -624,6 +681,40 @@ mod tests {
                 .len(),
             n + 3
         );
+    }
+
+    /// Issue 15: `/proc/interrupts` is read within budgets (a line, the
+    /// CPU columns, the rows, the non-zero counts); beyond one the read
+    /// stops with an error naming the budget, never a buffer the size of
+    /// the file.
+    #[test]
+    fn interrupts_budgets() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("proc")).unwrap();
+        let root = Root::new(dir.path());
+        let possible: CpuSet = [0, 1].into_iter().collect();
+        let write = |t: &[u8]| std::fs::write(dir.path().join("proc/interrupts"), t).unwrap();
+        // A row without a newline longer than the line budget.
+        let mut t = b"CPU0 CPU1\n 5: ".to_vec();
+        t.extend(std::iter::repeat_n(b'1', MAX_INTERRUPTS_LINE + 10));
+        write(&t);
+        let irqs = read_irqs(&root, &possible, &possible, false);
+        assert!(
+            irqs.error.as_deref().unwrap().contains("longer than"),
+            "{irqs:?}"
+        );
+        assert!(irqs.list.is_empty());
+        // More CPU columns than possible CPUs.
+        write(b"CPU0 CPU1 CPU2\n 5: 1 2 3 x\n");
+        let irqs = read_irqs(&root, &possible, &possible, false);
+        assert!(
+            irqs.error.as_deref().unwrap().contains("3 CPU columns"),
+            "{irqs:?}"
+        );
+        // Within the budgets: read whole, no error.
+        write(b"CPU0 CPU1\n 5: 1 2 x\n");
+        let irqs = read_irqs(&root, &possible, &possible, false);
+        assert_eq!((irqs.error, irqs.list.len()), (None, 1));
     }
 
     /// `per_cpu_count` is by possible CPU; offline CPUs' counts are left

@@ -99,6 +99,14 @@ pub struct SystemState {
     pub process: Process,
     /// Inconsistencies in the firmware's data (e.g. a CPU in two nodes).
     pub warnings: Vec<String>,
+    /// Topology files that contradict each other or the kernel's bounds,
+    /// and what pinrun used instead (`topology-inconsistent` findings):
+    /// `cpuN` directories beyond `possible`/`kernel_max`, sibling lists
+    /// that are missing, empty, unparsable or asymmetric.
+    pub topology_issues: Vec<String>,
+    /// A read that must stop the run (exit 125): topology that cannot be
+    /// made consistent, or a file beyond its reading budget.
+    pub read_error: Option<crate::error::Error>,
 }
 
 impl SystemState {
@@ -183,12 +191,29 @@ impl SystemState {
             ))
         });
         let online = |id: u32| sets.online.contains(id);
+        let mut topology_issues = sets.issues.clone();
+        topology_issues.extend(numa::ignored_nodes(root));
+        let mut read_error = None;
         let mut cpus: BTreeMap<u32, Cpu> = if scope.details && scope.topology == Cpus::All {
-            known
+            let mut lists = BTreeMap::new();
+            let mut cpus: BTreeMap<u32, Cpu> = known
                 .iter()
                 .take(MAX_CPUS)
-                .map(|id| (id, topology::read_cpu(root, id, online(id))))
-                .collect()
+                .map(|id| {
+                    let (cpu, read) = topology::read_cpu(root, id, online(id));
+                    if let Some(r) = read {
+                        lists.insert(id, r);
+                    }
+                    (id, cpu)
+                })
+                .collect();
+            if let Some(dir) = topology::cpu_dir(root) {
+                match settle_cores(&dir, &mut cpus, lists) {
+                    Ok(issues) => topology_issues.extend(issues),
+                    Err(e) => read_error = Some(e),
+                }
+            }
+            cpus
         } else {
             // The CPUs whose cores the plan and the checks look at: the
             // placement's candidates, or, without a placement, the allowed
@@ -202,7 +227,12 @@ impl SystemState {
                     .filter_map(|id| nodes.get(&id))
                     .fold(CpuSet::new(), |acc, n| acc.union(&n.cpus)),
             };
-            read_cores(root, &known, &targets, online)
+            let (cpus, settled) = read_cores(root, &known, &targets, online);
+            match settled {
+                Ok(issues) => topology_issues.extend(issues),
+                Err(e) => read_error = Some(e),
+            }
+            cpus
         };
         let mut warnings = Vec::new();
         // A CPU listed by several nodes keeps the lowest; one warning per
@@ -240,6 +270,20 @@ impl SystemState {
                 ns[0]
             ));
         }
+        let irqs = if scope.irqs {
+            irq::read_irqs(root, &sets.possible, &sets.online, scope.details)
+        } else {
+            irq::Irqs::default()
+        };
+        if let Some(e) = &irqs.error {
+            read_error.get_or_insert_with(|| {
+                crate::error::Error::new(crate::error::ErrorCode::ReadBudget, format!("reading /proc/interrupts: {e}"))
+                    .hint("the file is damaged or not a kernel's /proc/interrupts; without --sysroot, report it")
+            });
+        }
+        if let Some(e) = budget_error(root) {
+            read_error.get_or_insert(e);
+        }
         Self {
             nohz_full,
             nohz_full_source: if sysfs_nohz.is_some() {
@@ -249,11 +293,7 @@ impl SystemState {
             },
             isolation_source,
             boot,
-            irqs: if scope.irqs {
-                irq::read_irqs(root, &sets.possible, &sets.online, scope.details)
-            } else {
-                irq::Irqs::default()
-            },
+            irqs,
             numa_balancing: if scope.info {
                 root.read_int("/proc/sys/kernel/numa_balancing")
             } else {
@@ -286,6 +326,8 @@ impl SystemState {
             isolated,
             process,
             warnings,
+            topology_issues,
+            read_error,
         }
     }
 
@@ -296,7 +338,8 @@ impl SystemState {
     /// idle states and cpufreq governors (the `cpufreq-governor` check looks
     /// at no other CPU's; both give info findings only); and, when `rt` (a
     /// real-time policy is requested), the machine's other real-time tasks
-    /// (`self_pid` excluded).
+    /// (`self_pid` excluded). A file beyond its reading budget sets
+    /// `read_error` (the caller refuses with it).
     pub fn read_extras(
         &mut self,
         root: &Root,
@@ -320,6 +363,9 @@ impl SystemState {
         }
         if rt {
             self.rt_tasks = rt_tasks::read_rt_tasks(root, self_pid);
+        }
+        if let Some(e) = budget_error(root) {
+            self.read_error.get_or_insert(e);
         }
     }
 
@@ -372,6 +418,22 @@ impl SystemState {
     }
 }
 
+/// The error for the first file read below `root` that was larger than
+/// [`root::MAX_FILE`] (such a file reads as missing), if any.
+fn budget_error(root: &Root) -> Option<crate::error::Error> {
+    let f = root.over_budget()?;
+    Some(
+        crate::error::Error::new(
+            crate::error::ErrorCode::ReadBudget,
+            format!(
+                "reading {f}: larger than {} MiB, the most pinrun reads of one file",
+                root::MAX_FILE >> 20
+            ),
+        )
+        .hint("the file is damaged or not the kernel's; below --sysroot, take the dump again"),
+    )
+}
+
 /// Every known CPU, with the topology of `targets`' cores: `siblings` of
 /// each target, and `core_id`, `package` and `package_cpus` of the lowest
 /// CPU of each of their cores (core_of's first, the only CPU the planner
@@ -381,19 +443,27 @@ fn read_cores(
     known: &CpuSet,
     targets: &CpuSet,
     online: impl Fn(u32) -> bool,
-) -> BTreeMap<u32, Cpu> {
+) -> (BTreeMap<u32, Cpu>, Result<Vec<String>, crate::error::Error>) {
     let mut cpus: BTreeMap<u32, Cpu> = known
         .iter()
         .take(MAX_CPUS)
         .map(|id| (id, topology::unread_cpu(id, online(id))))
         .collect();
     let Some(dir) = topology::cpu_dir(root) else {
-        return cpus;
+        return (cpus, Ok(Vec::new()));
     };
+    let mut lists = BTreeMap::new();
+    for id in targets.iter() {
+        if let Some(cpu) = cpus.get_mut(&id)
+            && let Some(r) = topology::read_siblings(&dir, cpu)
+        {
+            lists.insert(id, r);
+        }
+    }
+    let settled = settle_cores(&dir, &mut cpus, lists);
     let mut firsts = CpuSet::new();
     for id in targets.iter() {
-        if let Some(cpu) = cpus.get_mut(&id) {
-            topology::read_siblings(&dir, cpu);
+        if let Some(cpu) = cpus.get(&id) {
             let first = cpu.siblings.as_ref().filter(|s| s.contains(id));
             firsts.insert(first.and_then(CpuSet::first).unwrap_or(id));
         }
@@ -427,5 +497,79 @@ fn read_cores(
             }
         }
     }
-    cpus
+    (cpus, settled)
+}
+
+/// Makes the SMT cores a partition of the online CPUs consistent with the
+/// kernel's sibling lists ([`topology::reconcile_siblings`]); `lists` is
+/// what the CPUs read so far said. On a sound machine this costs only the
+/// lists of the read cores' other online CPUs (their lists must be the
+/// same); any problem (a list missing, empty, unparsable, without its own
+/// CPU, or disagreeing) reads every online CPU's list and settles the
+/// cores from the sources that agree, returning the messages of the
+/// `topology-inconsistent` findings, or the refusal.
+fn settle_cores(
+    dir: &root::Dir,
+    cpus: &mut BTreeMap<u32, Cpu>,
+    mut lists: BTreeMap<u32, topology::SiblingRead>,
+) -> Result<Vec<String>, crate::error::Error> {
+    let is_online = |cpus: &BTreeMap<u32, Cpu>, m: u32| cpus.get(&m).is_some_and(|c| c.online);
+    let mut more = CpuSet::new();
+    for r in lists.values() {
+        for m in r.set.iter().flat_map(CpuSet::iter) {
+            if !lists.contains_key(&m) && is_online(cpus, m) {
+                more.insert(m);
+            }
+        }
+    }
+    for m in more.iter() {
+        lists.insert(m, topology::read_sibling_files(dir, m));
+    }
+    let sound = lists.values().all(|r| {
+        r.problem.is_none()
+            && r.set.as_ref().is_some_and(|s| {
+                s.iter().all(|m| {
+                    !is_online(cpus, m) || lists.get(&m).and_then(|o| o.set.as_ref()) == Some(s)
+                })
+            })
+    });
+    if !sound {
+        let all: Vec<u32> = cpus
+            .values()
+            .filter(|c| c.online && !lists.contains_key(&c.id))
+            .map(|c| c.id)
+            .collect();
+        for id in all {
+            lists.insert(id, topology::read_sibling_files(dir, id));
+        }
+    }
+    for (id, r) in &lists {
+        if let Some(cpu) = cpus.get_mut(id) {
+            cpu.siblings = r.set.clone();
+        }
+    }
+    if sound {
+        return Ok(Vec::new());
+    }
+    let mut keys: BTreeMap<u32, Option<topology::CoreKey>> = BTreeMap::new();
+    let key = |c: u32| {
+        *keys
+            .entry(c)
+            .or_insert_with(|| topology::read_core_key(dir, c))
+    };
+    match topology::reconcile_siblings(&lists, key) {
+        Ok((cores, issues)) => {
+            for (c, g) in cores {
+                if let Some(cpu) = cpus.get_mut(&c) {
+                    cpu.siblings = Some(g);
+                }
+            }
+            Ok(issues)
+        }
+        Err(e) => Err(crate::error::Error::new(
+            crate::error::ErrorCode::TopologyInconsistent,
+            format!("reading /sys/devices/system/cpu: {e}"),
+        )
+        .hint("the topology files named are damaged (a kernel bug, or a damaged dump): take the dump again, or report it with the files' contents")),
+    }
 }

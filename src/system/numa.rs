@@ -44,14 +44,48 @@ fn meminfo_kb(text: &str, key: &str) -> Option<u64> {
     })
 }
 
-/// Reads every `nodeN` directory. An empty result means the kernel exposes
+/// The highest node id read without `node/possible`: above any kernel's
+/// `MAX_NUMNODES` (`1 << CONFIG_NODES_SHIFT`, at most 1024 today).
+pub const MAX_NODE_ID: u32 = 4095;
+
+/// The `nodeN` directories beyond the node ids the kernel can have
+/// (`node/possible`, "nodes that could possibly become online",
+/// `Documentation/ABI/stable/sysfs-devices-node`; without it
+/// [`MAX_NODE_ID`]), which [`read_nodes`] ignores: a message for the
+/// `topology-inconsistent` finding, when there are any.
+pub fn ignored_nodes(root: &Root) -> Option<String> {
+    let bound = node_bound(root);
+    let (_, far) = root.numbered_entries_below(NODE_DIR, "node", bound);
+    if far.is_empty() {
+        return None;
+    }
+    let shown: Vec<String> = far.iter().take(4).map(|i| format!("node{i}")).collect();
+    Some(format!(
+        "{NODE_DIR}: {} director{} beyond the possible nodes (node {bound}): {}{}; ignoring {}",
+        far.len(),
+        if far.len() == 1 { "y" } else { "ies" },
+        shown.join(", "),
+        if far.len() > 4 { ", …" } else { "" },
+        if far.len() == 1 { "it" } else { "them" },
+    ))
+}
+
+fn node_bound(root: &Root) -> u32 {
+    root.read_list(&format!("{NODE_DIR}/possible"))
+        .and_then(|p| p.last())
+        .unwrap_or(MAX_NODE_ID)
+        .min(MAX_NODE_ID)
+}
+
+/// Reads every `nodeN` directory up to the possible nodes (see
+/// [`ignored_nodes`]). An empty result means the kernel exposes
 /// no NUMA information (no `node/` directory, as in some container dumps).
 ///
 /// Without `details`, `meminfo` is read only when `node/has_memory` is
 /// missing (it then decides `has_memory`), and `distance` only for nodes
 /// without memory (the planner's nearest-memory hint starts from those).
 pub fn read_nodes(root: &Root, details: bool) -> Vec<Node> {
-    let ids = root.numbered_entries(NODE_DIR, "node");
+    let (ids, _) = root.numbered_entries_below(NODE_DIR, "node", node_bound(root));
     let mut online: Option<NodeSet> = None;
     let has_memory = root.read_list(&format!("{NODE_DIR}/has_memory"));
     ids.iter()

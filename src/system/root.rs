@@ -5,15 +5,27 @@
 use crate::cpuset::CpuSet;
 use std::path::{Path, PathBuf};
 
-/// The most [`Root::read`] reads of one file (4 MiB). `/proc/interrupts`,
+/// The most [`Root::read`] reads of one file (4 MiB); a larger file is an
+/// error ([`Root::over_budget`]), never parsed cut. `/proc/interrupts`,
 /// which grows with CPUs × IRQs (hundreds of MB on the largest machines),
 /// is streamed line by line instead ([`Root::open_regular`]).
 pub const MAX_FILE: u64 = 4 << 20;
 
+/// Files that were larger than [`MAX_FILE`] (the first one is kept), shared
+/// by a [`Root`] and its [`Dir`]s: the reader turns it into an error
+/// ([`Root::over_budget`]) rather than parsing a cut file.
+type OverBudget = std::sync::Arc<std::sync::Mutex<Option<String>>>;
+
 /// Reads an open file as [`Root::read`] does: at most [`MAX_FILE`] bytes,
 /// and, when `check`, only a regular file (its type checked on the
-/// descriptor, not by a second lookup of the path).
-fn read_open(file: std::fs::File, check: bool) -> Option<String> {
+/// descriptor, not by a second lookup of the path). A larger file reads as
+/// missing and is recorded in `over` under `what`.
+fn read_open(
+    file: std::fs::File,
+    check: bool,
+    over: &OverBudget,
+    what: &dyn Fn() -> String,
+) -> Option<String> {
     use std::io::Read;
     if check && !file.metadata().ok()?.is_file() {
         return None;
@@ -21,7 +33,13 @@ fn read_open(file: std::fs::File, check: bool) -> Option<String> {
     // sysfs attributes fit in one page: read into a page-sized buffer
     // first, so most files take one read plus the read that sees EOF.
     let mut buf = Vec::with_capacity(4096);
-    file.take(MAX_FILE).read_to_end(&mut buf).ok()?;
+    file.take(MAX_FILE + 1).read_to_end(&mut buf).ok()?;
+    if buf.len() as u64 > MAX_FILE {
+        if let Ok(mut o) = over.lock() {
+            o.get_or_insert_with(what);
+        }
+        return None;
+    }
     Some(String::from_utf8_lossy(&buf).into_owned())
 }
 
@@ -34,6 +52,9 @@ pub struct Dir {
     check: bool,
     /// Its absolute path, kept only while `--dump` records reads.
     rec: Option<String>,
+    /// The directory's path below the root, for [`Root::over_budget`].
+    abs: String,
+    over: OverBudget,
 }
 
 impl Dir {
@@ -46,7 +67,14 @@ impl Dir {
         }
         let flags = OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
         let fd = openat(&self.fd, rel, flags, nix::sys::stat::Mode::empty()).ok()?;
-        read_open(std::fs::File::from(fd), self.check)
+        read_open(std::fs::File::from(fd), self.check, &self.over, &|| {
+            format!("{}/{rel}", self.abs)
+        })
+    }
+
+    /// Whether `rel` (relative to this directory) exists.
+    pub fn exists(&self, rel: &str) -> bool {
+        nix::sys::stat::fstatat(&self.fd, rel, nix::fcntl::AtFlags::empty()).is_ok()
     }
 
     /// Like [`Root::read_list`], relative to this directory.
@@ -86,6 +114,7 @@ pub struct Root {
     base: PathBuf,
     /// Whether file types are checked: below a `--sysroot` dump, not on `/`.
     check: bool,
+    over: OverBudget,
 }
 
 impl Root {
@@ -99,7 +128,19 @@ impl Root {
     pub fn new(base: impl Into<PathBuf>) -> Self {
         let base = base.into();
         let check = base != Path::new("/");
-        Self { base, check }
+        Self {
+            base,
+            check,
+            over: OverBudget::default(),
+        }
+    }
+
+    /// The first file read through this root (or its [`Dir`]s) that was
+    /// larger than [`MAX_FILE`], as an absolute path: such a file reads as
+    /// missing, and the reader refuses with this error (exit 125) rather
+    /// than use a cut or absent file.
+    pub fn over_budget(&self) -> Option<String> {
+        self.over.lock().ok()?.clone()
     }
 
     /// The directory this root reads from.
@@ -130,7 +171,7 @@ impl Root {
             .custom_flags(libc::O_NONBLOCK)
             .open(self.path(abs))
             .ok()?;
-        read_open(file, self.check)
+        read_open(file, self.check, &self.over, &|| abs.to_string())
     }
 
     /// The file `abs` opened for reading when it is a regular file (as
@@ -160,6 +201,8 @@ impl Root {
             fd,
             check: self.check,
             rec: super::dump::recording().then(|| abs.trim_end_matches('/').to_string()),
+            abs: abs.trim_end_matches('/').to_string(),
+            over: self.over.clone(),
         })
     }
 
@@ -214,6 +257,50 @@ impl Root {
         ids
     }
 
+    /// [`Root::numbered_entries`] split at `bound`: the ids up to it, and
+    /// those beyond it (ids that do not fit a `u32` count as beyond), each
+    /// ascending, so that a caller sizes its bitmaps by `bound` and reports
+    /// the rest.
+    pub fn numbered_entries_below(
+        &self,
+        abs: &str,
+        prefix: &str,
+        bound: u32,
+    ) -> (Vec<u32>, Vec<u64>) {
+        let mut far: Vec<u64> = Vec::new();
+        let mut ids: Vec<u32> = std::fs::read_dir(self.path(abs))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| {
+                let name = e.file_name();
+                let digits = name.to_str()?.strip_prefix(prefix)?;
+                let canonical = !digits.is_empty()
+                    && digits.bytes().all(|b| b.is_ascii_digit())
+                    && (digits.len() == 1 || !digits.starts_with('0'));
+                if !canonical {
+                    return None;
+                }
+                match digits.parse::<u32>() {
+                    Ok(id) if id <= bound => Some(id),
+                    Ok(id) => {
+                        far.push(u64::from(id));
+                        None
+                    }
+                    Err(_) => {
+                        far.push(digits.parse().unwrap_or(u64::MAX));
+                        None
+                    }
+                }
+            })
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        far.sort_unstable();
+        far.dedup();
+        (ids, far)
+    }
+
     /// Whether the path exists below the root.
     pub fn exists(&self, abs: &str) -> bool {
         super::dump::note(abs);
@@ -224,6 +311,25 @@ impl Root {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A file larger than MAX_FILE reads as missing and is reported by
+    /// `over_budget` (through a `Dir` too), never parsed cut.
+    #[test]
+    fn files_beyond_the_budget_are_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path();
+        std::fs::create_dir(p.join("d")).unwrap();
+        std::fs::write(p.join("d/big"), vec![b'1'; MAX_FILE as usize + 1]).unwrap();
+        std::fs::write(p.join("d/max"), vec![b'1'; MAX_FILE as usize]).unwrap();
+        let root = Root::new(p);
+        assert_eq!(
+            root.read("/d/max").map(|t| t.len()),
+            Some(MAX_FILE as usize)
+        );
+        assert_eq!(root.over_budget(), None);
+        assert_eq!(root.dir("/d").unwrap().read("big"), None);
+        assert_eq!(root.over_budget().as_deref(), Some("/d/big"));
+    }
 
     /// Below a dump, a FIFO, a directory and a link to a character device
     /// read as missing; a regular file reads; the live root skips the type

@@ -49,8 +49,11 @@ pub struct CpuSets {
     /// `online` (fallback: `cpuN/online` files; a CPU without one, usually
     /// cpu0, cannot be taken offline and is online).
     pub online: CpuSet,
-    /// Every `cpuN` directory.
+    /// Every `cpuN` directory whose id the kernel can have (see
+    /// [`read_sets`]).
     pub dirs: CpuSet,
+    /// What was ignored and why (`topology-inconsistent` findings).
+    pub issues: Vec<String>,
 }
 
 /// A topology id, `None` for the kernel's "unknown" (`-1`).
@@ -59,25 +62,99 @@ fn id_of(root: &Root, path: &str) -> Option<u32> {
 }
 
 /// Reads the possible/present/online sets.
+///
+/// CPU ids are bounded by what the kernel can have: `kernel_max` ("the
+/// maximum CPU index allowed by the kernel configuration", `NR_CPUS - 1`)
+/// and `possible` (the CPUs "allocated resources", every id a CPU can
+/// ever have: `Documentation/admin-guide/cputopology.rst`); without either,
+/// by [`super::MAX_CPUS`]. A `cpuN` directory beyond the bound (an empty
+/// `cpu4294967295` in a damaged dump), and ids beyond it in `online` or
+/// `present`, are ignored and reported, never read or planned on; every
+/// bitmap is then sized by the bound, not by what a file claims.
 pub fn read_sets(root: &Root) -> CpuSets {
-    let dirs: CpuSet = root.numbered_entries(CPU_DIR, "cpu").into_iter().collect();
-    let online = root
-        .read_list(&format!("{CPU_DIR}/online"))
-        .unwrap_or_else(|| {
-            dirs.iter()
-                .filter(|id| root.read_int(&format!("{CPU_DIR}/cpu{id}/online")) != Some(0))
-                .collect()
-        });
+    let mut issues = Vec::new();
+    let kernel_max = root
+        .read_int(&format!("{CPU_DIR}/kernel_max"))
+        .and_then(|k| u32::try_from(k).ok())
+        .filter(|&k| k <= crate::cpuset::MAX_ID);
+    let possible_file = root.read_list(&format!("{CPU_DIR}/possible"));
+    let mut bound = kernel_max.unwrap_or(super::MAX_CPUS as u32 - 1);
+    let mut possible = possible_file.clone();
+    if let Some(p) = &mut possible
+        && p.last().is_some_and(|l| l > bound)
+    {
+        issues.push(format!(
+            "{CPU_DIR}/possible lists CPUs {} beyond kernel_max ({bound}); ignoring them",
+            beyond(p, bound)
+        ));
+        *p = below(p, bound);
+    }
+    if let Some(last) = possible.as_ref().and_then(CpuSet::last) {
+        bound = bound.min(last);
+    }
+    let (dirs, far) = root.numbered_entries_below(CPU_DIR, "cpu", bound);
+    let mut dirs: CpuSet = dirs.into_iter().collect();
+    if let Some(p) = &possible {
+        let outside = dirs.difference(p);
+        if !outside.is_empty() {
+            issues.push(format!(
+                "{CPU_DIR}: directories cpu{{{outside}}} are not in possible ({p}); ignoring them"
+            ));
+            dirs = dirs.intersection(p);
+        }
+    }
+    if !far.is_empty() {
+        let what = match (possible.is_some(), kernel_max) {
+            (true, _) => "possible",
+            (false, Some(_)) => "kernel_max",
+            (false, None) => "the largest CPU id pinrun reads",
+        };
+        let shown: Vec<String> = far.iter().take(4).map(|i| format!("cpu{i}")).collect();
+        issues.push(format!(
+            "{CPU_DIR}: {} director{} beyond {what} (CPU {bound}): {}{}; ignoring {}",
+            far.len(),
+            if far.len() == 1 { "y" } else { "ies" },
+            shown.join(", "),
+            if far.len() > 4 { ", …" } else { "" },
+            if far.len() == 1 { "it" } else { "them" },
+        ));
+    }
+    let set = |name: &str, issues: &mut Vec<String>| -> Option<CpuSet> {
+        let s = root.read_list(&format!("{CPU_DIR}/{name}"))?;
+        if s.last().is_some_and(|l| l > bound) {
+            issues.push(format!(
+                "{CPU_DIR}/{name} lists CPUs {} beyond the possible ones (up to {bound}); ignoring them",
+                beyond(&s, bound)
+            ));
+            return Some(below(&s, bound));
+        }
+        Some(s)
+    };
+    let online = set("online", &mut issues).unwrap_or_else(|| {
+        dirs.iter()
+            .filter(|id| root.read_int(&format!("{CPU_DIR}/cpu{id}/online")) != Some(0))
+            .collect()
+    });
+    let present = set("present", &mut issues).unwrap_or_else(|| dirs.clone());
     CpuSets {
-        possible: root
-            .read_list(&format!("{CPU_DIR}/possible"))
-            .unwrap_or_else(|| dirs.clone()),
-        present: root
-            .read_list(&format!("{CPU_DIR}/present"))
-            .unwrap_or_else(|| dirs.clone()),
+        possible: possible.unwrap_or_else(|| dirs.clone()),
+        present,
         online,
         dirs,
+        issues,
     }
+}
+
+/// The ids of `s` above `bound`, as a short cpulist.
+fn beyond(s: &CpuSet, bound: u32) -> String {
+    s.difference(&below(s, bound)).to_compact_list()
+}
+
+/// The ids of `s` up to `bound`.
+fn below(s: &CpuSet, bound: u32) -> CpuSet {
+    let mut keep = CpuSet::new();
+    keep.insert_range(0, bound);
+    s.intersection(&keep)
 }
 
 /// A CPU whose topology is not read (or is unknown: offline).
@@ -98,15 +175,16 @@ pub fn unread_cpu(id: u32, online: bool) -> Cpu {
 }
 
 /// Reads one CPU's whole topology. Offline CPUs get only `id` and
-/// `online: false`.
-pub fn read_cpu(root: &Root, id: u32, online: bool) -> Cpu {
+/// `online: false`; also returns what its sibling files said (online CPUs).
+pub fn read_cpu(root: &Root, id: u32, online: bool) -> (Cpu, Option<SiblingRead>) {
     let mut cpu = unread_cpu(id, online);
+    let mut read = None;
     if let Some(dir) = cpu_dir(root) {
-        read_siblings(&dir, &mut cpu);
+        read = read_siblings(&dir, &mut cpu);
         read_ids(&dir, &mut cpu);
     }
     read_details(root, &mut cpu);
-    cpu
+    (cpu, read)
 }
 
 /// `/sys/devices/system/cpu`, opened once for [`read_siblings`] and
@@ -115,16 +193,288 @@ pub fn cpu_dir(root: &Root) -> Option<Dir> {
     root.dir(CPU_DIR)
 }
 
-/// Fills `siblings` of an online CPU; `dir` is [`cpu_dir`].
-pub fn read_siblings(dir: &Dir, cpu: &mut Cpu) {
-    if !cpu.online {
-        return;
+/// What one online CPU's SMT sibling files say ([`read_sibling_files`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SiblingRead {
+    /// The first usable list: parsed, not empty, holding the CPU itself.
+    pub set: Option<CpuSet>,
+    /// The file `set` came from (`cpuN/topology/core_cpus_list`, …).
+    pub file: String,
+    /// Why the first sibling file that exists could not be used, when it
+    /// could not (`set` may still come from a later file).
+    pub problem: Option<String>,
+    /// Whether any sibling file exists for the CPU.
+    pub present: bool,
+    /// Whether `cpuN/topology` exists (the kernel removes it with the CPU).
+    pub has_topology: bool,
+}
+
+/// The SMT sibling files in the order pinrun trusts them:
+/// `core_cpus_list` ("CPUs within the same core", Linux 5.7+) and its
+/// older name `thread_siblings_list`, each with its cpumask twin
+/// (`Documentation/admin-guide/cputopology.rst`,
+/// `Documentation/ABI/stable/sysfs-devices-system-cpu`). Each lists the
+/// CPU itself: a list without it, an empty one or an unparsable one is a
+/// problem, and the next file is tried.
+pub fn read_sibling_files(dir: &Dir, id: u32) -> SiblingRead {
+    let mut out = SiblingRead::default();
+    for name in ["core_cpus", "thread_siblings"] {
+        for (file, is_list) in [(format!("{name}_list"), true), (name.to_string(), false)] {
+            let rel = format!("cpu{id}/topology/{file}");
+            let Some(text) = dir.read(&rel) else {
+                continue;
+            };
+            out.present = true;
+            let parsed = if is_list {
+                CpuSet::parse_sysfs_list(&text, None)
+            } else {
+                CpuSet::parse_sysfs_mask(&text)
+            };
+            let why = match parsed {
+                Err(e) => format!("unparsable: {e}"),
+                Ok(s) if s.is_empty() => "empty".to_string(),
+                Ok(s) if !s.contains(id) => format!("lists {s} without CPU {id} itself"),
+                Ok(s) => {
+                    out.set = Some(s);
+                    out.file = rel;
+                    return out;
+                }
+            };
+            out.problem.get_or_insert(format!("{rel} is {why}"));
+        }
     }
-    let t = format!("cpu{}/topology", cpu.id);
-    cpu.siblings = dir
-        .read_list_or_mask(&t, "core_cpus")
-        .or_else(|| dir.read_list_or_mask(&t, "thread_siblings"))
-        .filter(|s| !s.is_empty());
+    out.has_topology = dir.exists(&format!("cpu{id}/topology"));
+    if out.problem.is_none() {
+        out.problem = Some(format!(
+            "cpu{id}/topology has no core_cpus_list or thread_siblings_list"
+        ));
+    }
+    out
+}
+
+/// Fills `siblings` of an online CPU; `dir` is [`cpu_dir`]. Returns what
+/// the files said, for [`reconcile_siblings`].
+pub fn read_siblings(dir: &Dir, cpu: &mut Cpu) -> Option<SiblingRead> {
+    if !cpu.online {
+        return None;
+    }
+    let read = read_sibling_files(dir, cpu.id);
+    cpu.siblings = read.set.clone();
+    Some(read)
+}
+
+/// The ids that place a core inside its package (`physical_package_id`,
+/// `die_id`, `cluster_id`, `core_id`): the tie-breaker of
+/// [`reconcile_siblings`] when sibling lists disagree. `None` without a
+/// core id (a package id of `-1`, as on POWER, is `None` inside).
+pub type CoreKey = (Option<u32>, Option<u32>, Option<u32>, u32);
+
+/// [`CoreKey`] of an online CPU.
+pub fn read_core_key(dir: &Dir, id: u32) -> Option<CoreKey> {
+    let cluster = read_id(dir, id, "cluster_id").filter(|&c| c != 65535);
+    Some((
+        read_id(dir, id, "physical_package_id"),
+        read_id(dir, id, "die_id"),
+        cluster,
+        read_id(dir, id, "core_id")?,
+    ))
+}
+
+/// The SMT cores of the online CPUs, as a partition consistent with the
+/// kernel's sibling lists, from `lists` (one [`SiblingRead`] per online
+/// CPU) and, as tie-breaker, `key` ([`CoreKey`]).
+///
+/// The kernel's lists are symmetric (`cputopology.rst`: `core_cpus` is
+/// "the CPUs within the same core", so when A lists B, B lists A, and each
+/// lists itself): a core is *agreed* when every one of its online CPUs
+/// lists exactly it and no other CPU names one of them. That is every
+/// core of a sound machine, and then nothing is reported. A CPU outside
+/// the agreed cores (its list missing, empty, unparsable, without itself,
+/// or contradicting another) gets:
+///
+/// 1. the one list the other unresolved CPUs give for it, when every CPU of
+///    that list that has a usable list of its own agrees;
+/// 2. else the list that matches `core_id` within the package (and die
+///    and cluster) over the unresolved CPUs;
+/// 3. else, when no list names it and none of its `core_id` group has a
+///    usable list, the `core_id` group;
+/// 4. else the one list all the other CPUs of it agree on, when it holds
+///    this CPU's own list (the larger core, never a smaller one);
+/// 5. else, when no list names it and it has no usable list, a core of
+///    its own (nothing contradicts it), silently when it has no
+///    `topology` directory at all (as the kernel leaves an offline CPU);
+/// 6. else the topology is refused (`Err`, naming the files).
+///
+/// Each recovery is described in the returned messages (the
+/// `topology-inconsistent` finding). A machine whose online CPUs have no
+/// sibling file at all (no topology in the dump) keeps every CPU a core of
+/// its own, silently, as before: there is nothing to contradict.
+#[allow(clippy::type_complexity)]
+pub fn reconcile_siblings(
+    lists: &std::collections::BTreeMap<u32, SiblingRead>,
+    mut key: impl FnMut(u32) -> Option<CoreKey>,
+) -> Result<(std::collections::BTreeMap<u32, CpuSet>, Vec<String>), String> {
+    use std::collections::BTreeMap;
+    let online: CpuSet = lists.keys().copied().collect();
+    let usable = |c: u32| lists.get(&c).and_then(|r| r.set.as_ref());
+    let mut named_by: BTreeMap<u32, CpuSet> = BTreeMap::new();
+    for (&c, r) in lists {
+        if let Some(set) = &r.set {
+            for m in set.intersection(&online).iter() {
+                named_by.entry(m).or_default().insert(c);
+            }
+        }
+    }
+    let mut cores: BTreeMap<u32, CpuSet> = BTreeMap::new();
+    for (&c, r) in lists {
+        let Some(g) = &r.set else { continue };
+        let agreed = g
+            .intersection(&online)
+            .iter()
+            .all(|m| usable(m) == Some(g) && named_by.get(&m).is_none_or(|n| n.is_subset(g)));
+        if agreed {
+            cores.insert(c, g.clone());
+        }
+    }
+    let mut issues = Vec::new();
+    let mut unresolved: CpuSet = online.iter().filter(|c| !cores.contains_key(c)).collect();
+    if unresolved.is_empty() {
+        // Agreed everywhere; a problem in a file that a later file made
+        // good (core_cpus_list garbled, thread_siblings_list sound) is
+        // still reported.
+        for r in lists.values() {
+            if let (Some(p), Some(set)) = (&r.problem, &r.set) {
+                issues.push(format!(
+                    "{p}; used {} ({set}), which agrees with the other CPUs' lists",
+                    r.file
+                ));
+            }
+        }
+        return Ok((cores, issues));
+    }
+    if lists.values().all(|r| !r.present) {
+        for c in online.iter() {
+            cores.insert(c, std::iter::once(c).collect());
+        }
+        return Ok((cores, issues));
+    }
+    let describe = |c: u32| -> String {
+        let r = &lists[&c];
+        match (&r.problem, &r.set) {
+            (Some(p), None) => p.clone(),
+            (_, Some(s)) => format!("{} lists {s}", r.file),
+            (None, None) => format!("cpu{c}/topology has no sibling list"),
+        }
+    };
+    for c in online.iter() {
+        if !unresolved.contains(c) {
+            continue;
+        }
+        let mut cands: Vec<&CpuSet> = Vec::new();
+        for m in unresolved.iter() {
+            if let Some(s) = usable(m).filter(|s| s.contains(c))
+                && !cands.contains(&s)
+            {
+                cands.push(s);
+            }
+        }
+        let members_ok = |g: &CpuSet| {
+            g.intersection(&online)
+                .iter()
+                .all(|m| unresolved.contains(m) && usable(m).is_none_or(|s| s == g))
+        };
+        let chosen: Option<(CpuSet, String)> = if cands.len() == 1 && members_ok(cands[0]) {
+            Some((
+                cands[0].clone(),
+                "the sibling lists of the core's other CPUs".into(),
+            ))
+        } else if let Some(k) = key(c) {
+            let group: CpuSet = unresolved.iter().filter(|&m| key(m) == Some(k)).collect();
+            if let Some(g) = cands.iter().find(|g| g.intersection(&online) == group) {
+                Some((
+                    (*g).clone(),
+                    "the sibling list that agrees with core_id within the package".into(),
+                ))
+            } else if cands.is_empty() && group.iter().all(|m| usable(m).is_none()) {
+                Some((
+                    group,
+                    "core_id within the package (no sibling list names these CPUs)".into(),
+                ))
+            } else {
+                None
+            }
+        } else {
+            None
+        };
+        // The other CPUs of one candidate all list exactly it, and this
+        // CPU's own list is part of it: the larger core (never a smaller
+        // one) that every other CPU of it agrees on.
+        let chosen = chosen.or_else(|| {
+            cands
+                .iter()
+                .find(|g| {
+                    usable(c).is_none_or(|own| own.is_subset(g))
+                        && g.intersection(&online).len() > 1
+                        && g.intersection(&online)
+                            .iter()
+                            .all(|m| unresolved.contains(m) && (m == c || usable(m) == Some(*g)))
+                })
+                .map(|g| {
+                    (
+                        (*g).clone(),
+                        "the sibling lists of the core's other CPUs, which all agree".into(),
+                    )
+                })
+        });
+        if chosen.is_none() && cands.is_empty() && !lists[&c].has_topology {
+            // No topology directory (the kernel removes it with an offline
+            // CPU; a dump may keep the CPU online) and no list names it:
+            // nothing says anything, a core of its own as always.
+            unresolved.remove(c);
+            cores.insert(c, std::iter::once(c).collect());
+            continue;
+        }
+        let chosen = chosen.or_else(|| {
+            (cands.is_empty() && usable(c).is_none()).then(|| {
+                (
+                    std::iter::once(c).collect(),
+                    "nothing (no sibling list names it and core_id does not group it): a core of its own".into(),
+                )
+            })
+        });
+        let Some((g, source)) = chosen else {
+            let named: Vec<String> = unresolved
+                .iter()
+                .filter(|&m| m == c || usable(m).is_some_and(|s| s.contains(c)))
+                .map(describe)
+                .collect();
+            return Err(format!(
+                "the SMT sibling lists of CPU {c} disagree and core_id does not settle them: {}",
+                named.join("; ")
+            ));
+        };
+        let members = g.intersection(&online);
+        let why: Vec<String> = members
+            .iter()
+            .filter(|&m| usable(m) != Some(&g) || lists[&m].problem.is_some())
+            .map(describe)
+            .chain(
+                // CPUs outside the core that name one of its CPUs.
+                unresolved
+                    .iter()
+                    .filter(|&m| {
+                        !members.contains(m) && usable(m).is_some_and(|s| s.intersects(&members))
+                    })
+                    .map(describe),
+            )
+            .collect();
+        issues.push(format!("{}; core {g} taken from {source}", why.join("; ")));
+        for m in members.iter() {
+            unresolved.remove(m);
+            cores.insert(m, g.clone());
+        }
+    }
+    Ok((cores, issues))
 }
 
 /// Fills `core_id` of an online CPU; `dir` is [`cpu_dir`].
@@ -202,4 +552,111 @@ fn read_llc(root: &Root, id: u32) -> Option<CpuSet> {
         // The set includes the CPU itself; one without it (the all-zero
         // shared_cpu_map of old ia64 kernels) means "unknown".
         .filter(|set| set.contains(id))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn set(s: &str) -> CpuSet {
+        CpuSet::parse(s).unwrap()
+    }
+
+    /// Sibling reads of online CPUs from (cpu, list or None for a bad file).
+    fn reads(v: &[(u32, Option<&str>)]) -> BTreeMap<u32, SiblingRead> {
+        v.iter()
+            .map(|&(c, l)| {
+                let r = SiblingRead {
+                    set: l.map(set),
+                    file: format!("cpu{c}/topology/thread_siblings_list"),
+                    problem: l
+                        .is_none()
+                        .then(|| format!("cpu{c}/topology/thread_siblings_list is empty")),
+                    present: true,
+                    has_topology: true,
+                };
+                (c, r)
+            })
+            .collect()
+    }
+
+    /// core_id = cpu mod `n` (threads N and N+n share a core).
+    fn key_mod(n: u32) -> impl FnMut(u32) -> Option<CoreKey> {
+        move |c| Some((Some(0), None, None, c % n))
+    }
+
+    fn cores(m: &BTreeMap<u32, CpuSet>) -> Vec<String> {
+        m.values().map(CpuSet::to_list).collect()
+    }
+
+    #[test]
+    fn sound_lists_need_nothing() {
+        let r = reads(&[
+            (0, Some("0,2")),
+            (1, Some("1,3")),
+            (2, Some("0,2")),
+            (3, Some("1,3")),
+        ]);
+        let (c, issues) = reconcile_siblings(&r, |_| None).unwrap();
+        assert_eq!(cores(&c), ["0,2", "1,3", "0,2", "1,3"]);
+        assert!(issues.is_empty());
+    }
+
+    #[test]
+    fn bad_list_recovered_from_the_others() {
+        // cpu0's list is bad: cpu2's list names it; no core_id needed.
+        let r = reads(&[
+            (0, None),
+            (1, Some("1,3")),
+            (2, Some("0,2")),
+            (3, Some("1,3")),
+        ]);
+        let (c, issues) = reconcile_siblings(&r, |_| None).unwrap();
+        assert_eq!(cores(&c), ["0,2", "1,3", "0,2", "1,3"]);
+        assert_eq!(issues.len(), 1);
+        assert!(issues[0].contains("cpu0/topology/thread_siblings_list is empty"));
+    }
+
+    #[test]
+    fn asymmetric_settled_by_core_id_or_by_the_others() {
+        // cpu2 lists only itself, cpu0 lists 0,2: core_id says 0 and 2.
+        let r = reads(&[
+            (0, Some("0,2")),
+            (1, Some("1,3")),
+            (2, Some("2")),
+            (3, Some("1,3")),
+        ]);
+        let (c, issues) = reconcile_siblings(&r, key_mod(2)).unwrap();
+        assert_eq!(cores(&c), ["0,2", "1,3", "0,2", "1,3"]);
+        assert!(issues[0].contains("cpu2/topology"), "{issues:?}");
+        // SMT4 without core ids: three CPUs agree on 4-7, one lists itself.
+        let r = reads(&[
+            (4, Some("4")),
+            (5, Some("4-7")),
+            (6, Some("4-7")),
+            (7, Some("4-7")),
+        ]);
+        let (c, _) = reconcile_siblings(&r, |_| None).unwrap();
+        assert_eq!(cores(&c), ["4-7"; 4]);
+    }
+
+    #[test]
+    fn disagreement_without_a_tie_breaker_is_refused() {
+        // 0 says 0-1, 1 says 1-2, 2 says 0,2: no list is agreed by its CPUs.
+        let r = reads(&[(0, Some("0-1")), (1, Some("1-2")), (2, Some("0,2"))]);
+        let e = reconcile_siblings(&r, |_| None).unwrap_err();
+        assert!(e.contains("CPU 0"), "{e}");
+    }
+
+    #[test]
+    fn no_topology_at_all_keeps_cores_of_one() {
+        let mut r = reads(&[(0, None), (1, None)]);
+        for x in r.values_mut() {
+            x.present = false;
+        }
+        let (c, issues) = reconcile_siblings(&r, |_| None).unwrap();
+        assert_eq!(cores(&c), ["0", "1"]);
+        assert!(issues.is_empty());
+    }
 }
