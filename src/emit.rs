@@ -55,7 +55,10 @@ pub fn systemd(
 ) -> String {
     let mut s = String::from("[Service]\n");
     let inexpressible = req.claims.exclusive
-        || plan.sched.policy.is_some_and(Policy::is_deadline)
+        || plan
+            .sched
+            .policy
+            .is_some_and(|p| p.systemd_name().is_none())
         || plan.memory.as_ref().is_some_and(|m| {
             matches!(m.mode, MemMode::PreferredMany | MemMode::WeightedInterleave)
         });
@@ -94,9 +97,15 @@ pub fn systemd(
         }) => line(format!(
             "# SCHED_DEADLINE (runtime {runtime}ns, deadline {deadline}ns, period {period}ns) has no systemd directive: keep pinrun as the ExecStart= prefix"
         )),
-        // systemd's CPUSchedulingPolicy= takes the short names.
+        Some(p) if p.systemd_name().is_none() => line(format!(
+            "# {} has no systemd directive: keep pinrun as the ExecStart= prefix",
+            p.kernel_name()
+        )),
         Some(p) => {
-            line(format!("CPUSchedulingPolicy={}", p.name()));
+            line(format!(
+                "CPUSchedulingPolicy={}",
+                p.systemd_name().unwrap_or(p.name())
+            ));
             if let Some(prio) = p.rt_priority() {
                 line(format!("CPUSchedulingPriority={prio}"));
                 line("# systemd sets the policy before dropping privileges: these directives need no LimitRTPRIO=".into());

@@ -54,7 +54,7 @@ impl Policy {
     }
 
     /// The short name of the option and of `--json`'s `sched.policy`
-    /// (`fifo`), also systemd's `CPUSchedulingPolicy=` value where it has one.
+    /// (`fifo`); see [`Policy::systemd_name`] for systemd's.
     pub fn name(self) -> &'static str {
         match self {
             Policy::Other => "other",
@@ -104,7 +104,20 @@ impl Policy {
     pub fn rt_priority(self) -> Option<u32> {
         match self {
             Policy::Fifo(p) | Policy::Rr(p) => Some(p),
-            _ => None,
+            Policy::Other | Policy::Batch | Policy::Idle | Policy::Deadline { .. } => None,
+        }
+    }
+
+    /// systemd's `CPUSchedulingPolicy=` value (systemd.exec(5): `other`,
+    /// `batch`, `idle`, `fifo`, `rr`), or `None` for a policy systemd
+    /// cannot set (`SCHED_DEADLINE`): `--emit systemd` then keeps pinrun as
+    /// the `ExecStart=` prefix.
+    pub fn systemd_name(self) -> Option<&'static str> {
+        match self {
+            Policy::Other | Policy::Batch | Policy::Idle | Policy::Fifo(_) | Policy::Rr(_) => {
+                Some(self.name())
+            }
+            Policy::Deadline { .. } => None,
         }
     }
 }

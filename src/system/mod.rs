@@ -472,7 +472,7 @@ fn read_cores(
     // (`Documentation/admin-guide/cputopology.rst`: the package's CPU list
     // is the same from each of its CPUs): read once per package, from its
     // first core read, and given to the package's other cores, which read
-    // only `core_id`. `tests/scope.rs` checks this against each CPU's own
+    // only `core_id`. `tests/it/scope.rs` checks this against each CPU's own
     // files on every fixture dump.
     let mut packages: Vec<(CpuSet, Option<u32>)> = Vec::new();
     let mut package_of: BTreeMap<u32, usize> = BTreeMap::new();

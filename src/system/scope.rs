@@ -7,7 +7,7 @@
 //! it; only data they never look at is left out (and is then `None`, empty
 //! or default). `--show` prints everything and uses [`Scope::full`].
 //! Code that starts looking at a new field for some request must widen
-//! `crate::app::scope::for_request` accordingly; `tests/scope.rs` compares the plan
+//! `crate::app::scope::for_request` accordingly; `tests/it/scope.rs` compares the plan
 //! and findings of a scoped read with those of a full read on every fixture.
 
 use crate::cpuset::{CpuSet, NodeSet};
