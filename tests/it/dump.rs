@@ -69,16 +69,28 @@ fn without_irq_counts(text: &str) -> String {
     without_free_memory(&out)
 }
 
-/// `--show` text with each node's free memory (`(3.3 GiB free)`, which
-/// changes between two reads) replaced by `(N free)`.
+/// Text with each amount of free memory (`--show`'s `(3.3 GiB free)`, the
+/// `bind-low-memory` message's `with 256 MiB free:`), which changes between
+/// two reads, replaced by `N`.
 fn without_free_memory(text: &str) -> String {
     let mut out = String::new();
     let mut rest = text;
-    while let Some(i) = rest.find(" free)") {
-        let open = rest[..i].rfind('(').unwrap();
-        out.push_str(&rest[..=open]);
-        out.push_str("N free)");
-        rest = &rest[i + " free)".len()..];
+    while let Some(i) = rest.find(" free") {
+        // "<number> <unit>" before " free": number, space, unit letters.
+        let head = &rest[..i];
+        let unit = head.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+        let number = unit
+            .strip_suffix(' ')
+            .map(|h| h.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.'));
+        match number {
+            Some(n) if n.len() + 1 < unit.len() => {
+                out.push_str(n);
+                out.push_str("N");
+            }
+            _ => out.push_str(head),
+        }
+        out.push_str(" free");
+        rest = &rest[i + " free".len()..];
     }
     out.push_str(rest);
     out
