@@ -133,8 +133,7 @@ Fix: cpupower idle-set -D 10.
 "#;
     /// `bind-low-memory`.
     BindLowMemory = "bind-low-memory",
-        r#"strict bind to nodes with less than 512 MiB free: the OOM killer fires while
-other nodes have memory. Fix: --preferred.
+        r#"strict bind to nodes with less than 512 MiB free or reclaimable (MemFree plus the file pages and reclaimable slab of nodeN/meminfo) while other nodes have memory: the OOM killer fires while they have some. Not reported when the bind covers every node with memory (it then restricts nothing). Fix: --preferred.
 "#;
     /// `memory-remote`.
     MemoryRemote = "memory-remote",

@@ -262,6 +262,8 @@ the binary itself,
 written to stdout:
 .PP
 .nf
+install \-d /usr/local/share/man/man1 /usr/local/share/bash\-completion/completions \\
+  /usr/local/share/zsh/site\-functions /usr/local/share/fish/vendor_completions.d
 pinrun \-\-generate man  > /usr/local/share/man/man1/pinrun.1
 pinrun \-\-generate bash > /usr/local/share/bash\-completion/completions/pinrun
 pinrun \-\-generate zsh  > /usr/local/share/zsh/site\-functions/_pinrun

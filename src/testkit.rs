@@ -80,6 +80,7 @@ impl Machine {
                     cpus: package_cpus,
                     mem_total_kb: Some(16 << 20),
                     mem_free_kb: Some(8 << 20),
+                    mem_reclaimable_kb: None,
                     distances: (0..packages)
                         .map(|q| (q, if q == p { 10 } else { 20 }))
                         .collect(),
@@ -162,6 +163,15 @@ impl Machine {
     pub fn free_mib(mut self, id: u32, mib: u64) -> Self {
         if let Some(n) = self.sys.nodes.get_mut(&id) {
             n.mem_free_kb = Some(mib * 1024);
+        }
+        self
+    }
+
+    /// Sets what reclaim can free on node `id` (page cache, reclaimable
+    /// slab), in MiB.
+    pub fn reclaimable_mib(mut self, id: u32, mib: u64) -> Self {
+        if let Some(n) = self.sys.nodes.get_mut(&id) {
+            n.mem_reclaimable_kb = Some(mib * 1024);
         }
         self
     }

@@ -91,6 +91,13 @@ fn run(req: Request) -> Result<Exit, Error> {
 /// archive) when it is a machine dump.
 fn open_root(dir: &std::path::Path) -> Result<Root, Error> {
     let root = Root::new(dir);
+    if let Err(e) = std::fs::metadata(dir) {
+        return Err(Error::new(
+            ErrorCode::SysrootMissing,
+            format!("--sysroot: {}: {e}", dir.display()),
+        )
+        .hint("name a machine dump: a directory laid out like / (sys/, proc/) or its .tar.gz"));
+    }
     if !root.exists("/sys/devices/system/cpu") {
         return Err(Error::new(
             ErrorCode::SysrootMissing,

@@ -26,13 +26,28 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
         f
     };
     if mem.mode == MemMode::Bind {
-        let free: Option<u64> = mem
+        // Other nodes with memory, which the bind forbids: without them the
+        // bind restricts nothing, and the OOM killer comes as it would
+        // without pinrun.
+        let elsewhere: NodeSet = sys
+            .nodes
+            .values()
+            .filter(|n| n.has_memory && !mem.nodes.contains(n.id))
+            .map(|n| n.id)
+            .collect();
+        // Free memory plus what reclaim frees first (page cache,
+        // reclaimable slab): the kernel reclaims before it kills.
+        let usable: Option<u64> = mem
             .nodes
             .iter()
-            .map(|n| sys.nodes.get(&n)?.mem_free_kb)
+            .map(|n| {
+                let node = sys.nodes.get(&n)?;
+                Some(node.mem_free_kb? + node.mem_reclaimable_kb.unwrap_or(0))
+            })
             .sum();
-        if let Some(kb) = free
+        if let Some(kb) = usable
             && kb / 1024 < LOW_FREE_MIB
+            && !elsewhere.is_empty()
         {
             out.push(with_nodes(
                 Finding::new(
@@ -40,7 +55,7 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
                     Severity::Warning,
                     &CpuSet::new(),
                     format!(
-                        "strict bind to node(s) {} with {} MiB free: allocations beyond that invoke the OOM killer even while other nodes have memory",
+                        "strict bind to node(s) {} with {} MiB free or reclaimable: allocations beyond that invoke the OOM killer even while node(s) {elsewhere} have memory",
                         mem.nodes,
                         kb / 1024
                     ),

@@ -408,10 +408,21 @@ pub fn dump(root: &Root, file: &Path) -> Result<String> {
         .prefix(".pinrun-dump-")
         .tempfile_in(&parent)
         .map_err(|e| {
+            // tempfile's message adds the temporary name, which the user
+            // never chose: the error's kind alone.
+            let why = match e.kind() {
+                std::io::ErrorKind::NotFound => "no such directory".to_string(),
+                std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
+                kind => kind.to_string(),
+            };
             dump_error(
                 file,
-                format!("cannot create a file in {}: {e}", parent.display()),
+                format!("cannot create a file in {}: {why}", parent.display()),
             )
+            .hint(format!(
+                "name a FILE in an existing directory you can write (mkdir -p {} first, or --dump /tmp/machine.tar.gz)",
+                parent.display()
+            ))
         })?;
     let mut w = std::io::BufWriter::new(tmp.as_file());
     write_tar_gz(&tree, &mut w)

@@ -18,6 +18,12 @@ pub struct Node {
     pub mem_total_kb: Option<u64>,
     /// `MemFree` from `nodeN/meminfo`, in KiB.
     pub mem_free_kb: Option<u64>,
+    /// What reclaim can free on the node, in KiB: the file pages
+    /// (`Active(file)` + `Inactive(file)`) and the reclaimable slab
+    /// (`SReclaimable`) of `nodeN/meminfo`, the parts of the kernel's
+    /// `MemAvailable` estimate (`si_mem_available()`) it exports per node;
+    /// `None` when the file has none of them.
+    pub mem_reclaimable_kb: Option<u64>,
     /// `nodeN/distance`: pairs of (other node id, distance), in the order of
     /// the online nodes the kernel prints them for (`for_each_online_node`).
     pub distances: Vec<(u32, u32)>,
@@ -125,6 +131,10 @@ pub fn read_nodes(root: &Root, details: bool) -> Vec<Node> {
                     .unwrap_or_default(),
                 mem_total_kb,
                 mem_free_kb: meminfo_kb(&meminfo, "MemFree"),
+                mem_reclaimable_kb: ["Active(file)", "Inactive(file)", "SReclaimable"]
+                    .iter()
+                    .filter_map(|k| meminfo_kb(&meminfo, k))
+                    .reduce(|a, b| a + b),
                 distances,
                 has_memory,
             }

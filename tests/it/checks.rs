@@ -192,17 +192,43 @@ fn rt_and_memory_findings() {
         .contains(&"rt-throttling".to_string())
     );
 
-    let low = tree(&[(
+    // Node 0 nearly full while a memory-only node 1 has memory: a strict
+    // bind to node 0 gets the OOM killer while node 1 has room.
+    let node0_low = (
         "sys/devices/system/node/node0/meminfo",
         "Node 0 MemTotal: 8388608 kB\nNode 0 MemFree: 102400 kB\n",
-    )]);
-    let f = findings(low.path(), &["--cpus", "1", "--membind=0"]);
-    assert!(
-        with(&f, "bind-low-memory")[0]["message"]
-            .as_str()
-            .unwrap()
-            .contains("100 MiB free")
     );
+    let node1 = [
+        ("sys/devices/system/node/node1/cpulist", "\n"),
+        ("sys/devices/system/node/node0/distance", "10 20\n"),
+        ("sys/devices/system/node/node1/distance", "20 10\n"),
+        (
+            "sys/devices/system/node/node1/meminfo",
+            "Node 1 MemTotal: 8388608 kB\nNode 1 MemFree: 4194304 kB\n",
+        ),
+    ];
+    let mut files = vec![node0_low];
+    files.extend_from_slice(&node1);
+    let low = tree(&files);
+    let f = findings(low.path(), &["--cpus", "1", "--membind=0"]);
+    assert_eq!(
+        with(&f, "bind-low-memory")[0]["message"].as_str().unwrap(),
+        "strict bind to node(s) 0 with 100 MiB free or reclaimable: allocations beyond that invoke the OOM killer even while node(s) 1 have memory"
+    );
+    // The page cache and reclaimable slab of node0/meminfo are reclaimed
+    // before the OOM killer runs (si_mem_available()): 100 MiB free and
+    // 2 GiB of them is no hazard.
+    let cached = (
+        "sys/devices/system/node/node0/meminfo",
+        "Node 0 MemTotal: 8388608 kB\nNode 0 MemFree: 102400 kB\nNode 0 Active(file): 1048576 kB\nNode 0 Inactive(file): 1048576 kB\nNode 0 SReclaimable: 4096 kB\n",
+    );
+    let mut files = vec![cached];
+    files.extend_from_slice(&node1);
+    let f = findings(tree(&files).path(), &["--cpus", "1", "--membind=0"]);
+    assert!(with(&f, "bind-low-memory").is_empty());
+    // One node with memory: the bind restricts nothing, no finding.
+    let f = findings(tree(&[node0_low]).path(), &["--cpus", "1", "--membind=0"]);
+    assert!(with(&f, "bind-low-memory").is_empty());
 }
 
 /// Remote memory on a two-node dump (nto/bare-metal-worker1: node

@@ -85,7 +85,7 @@ fn without_free_memory(text: &str) -> String {
         match number {
             Some(n) if n.len() + 1 < unit.len() => {
                 out.push_str(n);
-                out.push_str("N");
+                out.push('N');
             }
             _ => out.push_str(head),
         }
@@ -735,4 +735,29 @@ fn dump_refusals_and_cleanup() {
         .unwrap();
     assert!(status.success());
     assert_empty(tmp.path());
+}
+
+/// A path that does not exist is said so, for `--sysroot` and `--dump`
+/// alike, with a hint and exit 125 (not "not a machine dump", not a
+/// temporary file's name the user never chose).
+#[test]
+fn missing_paths_are_named() {
+    let out = pinrun()
+        .args(["--sysroot", "/nonexistent-pinrun-dump", "--show"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(125));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "pinrun: --sysroot: /nonexistent-pinrun-dump: No such file or directory (os error 2)\nhint: name a machine dump: a directory laid out like / (sys/, proc/) or its .tar.gz\n"
+    );
+    let out = pinrun()
+        .args(["--dump", "/nonexistent-pinrun-dir/m.tar.gz"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(125));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "pinrun: --dump /nonexistent-pinrun-dir/m.tar.gz: cannot create a file in /nonexistent-pinrun-dir: no such directory\nhint: name a FILE in an existing directory you can write (mkdir -p /nonexistent-pinrun-dir first, or --dump /tmp/machine.tar.gz)\n"
+    );
 }
