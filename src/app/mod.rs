@@ -73,7 +73,7 @@ fn run(req: Request) -> Result<Exit, Error> {
     };
     // Held to the end of the run: an unpacked archive is removed on drop.
     let sysroot = crate::system::archive::open(req.sysroot.as_deref())?;
-    let root = open_root(sysroot.dir())?;
+    let root = Root::machine(sysroot.dir())?;
     let mut sys = SystemState::read_scoped(&root, &scope::for_request(&req));
     if let Some(e) = sys.read_error.take() {
         return Err(e);
@@ -85,30 +85,6 @@ fn run(req: Request) -> Result<Exit, Error> {
         Mode::Emit => emit(&req, &plan_and_check(&root, sys, &req)?),
         Mode::Run => launch(&root, &req, plan_and_check(&root, sys, &req)?, command),
     }
-}
-
-/// The machine's root: `/`, or the `--sysroot` directory (or unpacked
-/// archive) when it is a machine dump.
-fn open_root(dir: &std::path::Path) -> Result<Root, Error> {
-    let root = Root::new(dir);
-    if let Err(e) = std::fs::metadata(dir) {
-        return Err(Error::new(
-            ErrorCode::SysrootMissing,
-            format!("--sysroot: {}: {e}", dir.display()),
-        )
-        .hint("name a machine dump: a directory laid out like / (sys/, proc/) or its .tar.gz"));
-    }
-    if !root.exists("/sys/devices/system/cpu") {
-        return Err(Error::new(
-            ErrorCode::SysrootMissing,
-            format!(
-                "--sysroot: {}: not a machine dump (no sys/devices/system/cpu below it)",
-                root.base().display()
-            ),
-        )
-        .hint("point --sysroot at a directory laid out like / with sys/ and proc/"));
-    }
-    Ok(root)
 }
 
 /// `--show`: the machine and the claims.

@@ -478,17 +478,7 @@ pub fn dump(root: &Root, file: &Path) -> Result<String> {
 /// the summary line on stderr.
 pub fn run(file: &Path, sysroot: Option<&Path>) -> Result<()> {
     let src = super::archive::open(sysroot)?;
-    let root = Root::new(src.dir());
-    if !root.exists("/sys/devices/system/cpu") {
-        return Err(Error::new(
-            ErrorCode::SysrootMissing,
-            format!(
-                "--sysroot: {}: not a machine dump (no sys/devices/system/cpu below it)",
-                root.base().display()
-            ),
-        )
-        .hint("point --sysroot at a directory laid out like / with sys/ and proc/"));
-    }
+    let root = Root::machine(src.dir())?;
     let line = dump(&root, file)?;
     use std::io::Write;
     let _ = std::io::stderr().lock().write_all(line.as_bytes());

@@ -118,6 +118,35 @@ pub struct Root {
 }
 
 impl Root {
+    /// The root of a machine: `dir` must exist and hold
+    /// `sys/devices/system/cpu` (`/` always does; a `--sysroot` directory
+    /// or unpacked archive may not). Errors: `sysroot-missing`, naming the
+    /// path, with a hint.
+    pub fn machine(dir: &std::path::Path) -> Result<Root, crate::error::Error> {
+        use crate::error::{Error, ErrorCode};
+        let root = Root::new(dir);
+        if let Err(e) = std::fs::metadata(dir) {
+            return Err(Error::new(
+                ErrorCode::SysrootMissing,
+                format!("--sysroot: {}: {e}", dir.display()),
+            )
+            .hint(
+                "name a machine dump: a directory laid out like / (sys/, proc/) or its .tar.gz",
+            ));
+        }
+        if !root.exists("/sys/devices/system/cpu") {
+            return Err(Error::new(
+                ErrorCode::SysrootMissing,
+                format!(
+                    "--sysroot: {}: not a machine dump (no sys/devices/system/cpu below it)",
+                    root.base().display()
+                ),
+            )
+            .hint("point --sysroot at a directory laid out like / with sys/ and proc/"));
+        }
+        Ok(root)
+    }
+
     /// A root at `base` (a directory laid out like `/`). Below a dump every
     /// file is checked to be a regular file before it is read (a FIFO or a
     /// link to `/dev/zero` in a dump reads as missing). On the live root
@@ -239,22 +268,7 @@ impl Root {
     /// `N` is canonical decimal as the kernel prints it (`cpu1`, not
     /// `cpu+1` or `cpu01`, which a damaged dump may hold).
     pub fn numbered_entries(&self, abs: &str, prefix: &str) -> Vec<u32> {
-        super::dump::note_list(abs, prefix);
-        let mut ids: Vec<u32> = std::fs::read_dir(self.path(abs))
-            .into_iter()
-            .flatten()
-            .flatten()
-            .filter_map(|e| {
-                let name = e.file_name();
-                let digits = name.to_str()?.strip_prefix(prefix)?;
-                let canonical = digits.bytes().all(|b| b.is_ascii_digit())
-                    && (digits.len() == 1 || !digits.starts_with('0'));
-                digits.parse().ok().filter(|_| canonical)
-            })
-            .collect();
-        ids.sort_unstable();
-        ids.dedup();
-        ids
+        self.numbered_entries_below(abs, prefix, u32::MAX).0
     }
 
     /// [`Root::numbered_entries`] split at `bound`: the ids up to it, and
@@ -267,6 +281,7 @@ impl Root {
         prefix: &str,
         bound: u32,
     ) -> (Vec<u32>, Vec<u64>) {
+        super::dump::note_list(abs, prefix);
         let mut far: Vec<u64> = Vec::new();
         let mut ids: Vec<u32> = std::fs::read_dir(self.path(abs))
             .into_iter()

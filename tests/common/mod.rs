@@ -762,3 +762,20 @@ impl HwlocView {
         v
     }
 }
+
+/// Copies the tree `src` to `dst`, symlinks as symlinks (for tests that
+/// edit a copy of a machine dump).
+pub fn copy_tree(src: &Path, dst: &Path) {
+    std::fs::create_dir_all(dst).unwrap();
+    for e in std::fs::read_dir(src).unwrap().flatten() {
+        let (from, to) = (e.path(), dst.join(e.file_name()));
+        let ty = e.file_type().unwrap();
+        if ty.is_symlink() {
+            std::os::unix::fs::symlink(std::fs::read_link(&from).unwrap(), &to).unwrap();
+        } else if ty.is_dir() {
+            copy_tree(&from, &to);
+        } else {
+            std::fs::copy(&from, &to).unwrap();
+        }
+    }
+}
