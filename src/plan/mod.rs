@@ -87,13 +87,13 @@ pub fn plan_claimed(sys: &SystemState, req: &Request, claims: &Claims) -> Result
         .as_ref()
         .map(|m| memory::plan_memory(sys, m, placed.as_ref().map(|_| &nodes)))
         .transpose()?;
-    sched::plan_sched(
+    let sched_notes = sched::plan_sched(
         sys,
         &req.sched,
         placed.as_ref().map(|p| &p.cpus),
         req.mode != crate::request::Mode::Emit,
     )?;
-    let (cpus, cores, reasons) = match placed {
+    let (cpus, cores, mut reasons) = match placed {
         Some(p) => (Some(p.cpus), p.cores, p.reasons),
         None => (
             None,
@@ -101,6 +101,7 @@ pub fn plan_claimed(sys: &SystemState, req: &Request, claims: &Claims) -> Result
             vec!["no placement requested: CPU affinity unchanged".to_string()],
         ),
     };
+    reasons.extend(sched_notes);
     Ok(Plan {
         cpus,
         cores,

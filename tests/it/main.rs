@@ -22,6 +22,7 @@ mod import_graph;
 mod integration_ecosystem;
 mod irq_sysfs;
 mod peers;
+mod sched_refusals;
 mod scope;
 mod show;
 mod show_json_stream;
