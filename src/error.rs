@@ -472,6 +472,26 @@ impl Error {
         self
     }
 
+    /// A failed system call `what` (`sched_setattr(SCHED_FIFO 10)`) of
+    /// `step`: the message is `<what>: <strerror> (<ERRNO>): <cause>`, the
+    /// hint the cause's ([`Step::cause`]), and the step and errno are kept.
+    pub fn from_syscall(code: ErrorCode, what: &str, step: Step, e: &std::io::Error) -> Self {
+        let (text, hint) = match e.raw_os_error().map(Errno::from_raw) {
+            Some(errno) => {
+                let cause = step.cause(errno);
+                (
+                    format!("{what}: {}: {}", errno_words(errno), cause.words),
+                    cause.hint.to_string(),
+                )
+            }
+            None => (
+                format!("{what}: {e}"),
+                "see the system call's manual page".to_string(),
+            ),
+        };
+        Error::new(code, text).hint(hint).syscall(step, e)
+    }
+
     /// The errno of a failed system call, if this is one.
     pub fn errno(&self) -> Option<Errno> {
         self.syscall.and_then(|s| s.errno)
