@@ -4,7 +4,7 @@
 //! /proc/self/numa_maps. Nothing on the host is changed.
 
 mod common;
-use common::{assert_status, at, is_root, pinrun, stat_field};
+use common::{Outcome, assert_status, at, is_root, pinrun, stat_field};
 use predicates::prelude::*;
 use std::os::unix::ffi::OsStrExt;
 
@@ -969,69 +969,11 @@ fn differential_requests(online: &pinrun::cpuset::CpuSet) -> Vec<Vec<String>> {
     out
 }
 
-/// What a launch applied, read back by the command from its own
-/// /proc/self (status, stat fields 19, 40, 41, numa_maps), or the refusal.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Outcome {
-    /// The exit status and the message (`pinrun: MESSAGE` of the launch,
-    /// `error.message` of `--dry-run --json`: the same text).
-    Refused { exit: i32, message: String },
-    Ran {
-        cpus: String,
-        policy: i64,
-        priority: i64,
-        nice: i64,
-        mempolicy: String,
-    },
-}
-
-/// The shell script the launched command runs: it prints its own status,
-/// stat and first numa_maps line with builtins only (no fork: a
-/// SCHED_DEADLINE task cannot fork, and a child would not be the task
-/// pinrun set up).
-const READ_BACK: &str = "while IFS= read -r l; do printf '%s\\n' \"$l\"; done </proc/self/status; \
-read -r s </proc/self/stat; printf 'STAT %s\\n' \"$s\"; \
-read -r n </proc/self/numa_maps; printf 'NUMA %s\\n' \"$n\"";
-
-/// numa_maps' spelling of a mempolicy (mm/mempolicy.c `policy_modes`,
-/// `mpol_to_str()`).
-fn numa_maps_policy(memory: &serde_json::Value) -> String {
-    let nodes = memory["nodes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|n| n.to_string())
-        .collect::<Vec<_>>()
-        .join(",");
-    let mode = match memory["policy"].as_str().unwrap() {
-        "default" => return "default".into(),
-        "local" => return "local".into(),
-        "bind" => "bind",
-        "preferred" => "prefer",
-        "preferred-many" => "prefer (many)",
-        "interleave" => "interleave",
-        "weighted-interleave" => "weighted interleave",
-        other => panic!("unknown mempolicy {other}"),
-    };
-    format!("{mode}:{nodes}")
-}
-
-fn policy_number(name: &str) -> i64 {
-    match name {
-        "other" => 0,
-        "fifo" => 1,
-        "rr" => 2,
-        "batch" => 3,
-        "idle" => 5,
-        "deadline" => 6,
-        other => panic!("unknown policy {other}"),
-    }
-}
-
-/// The launch of `args` as `user` (None: this user), read back.
-fn launched(user: Option<u32>, args: &[String]) -> Outcome {
+/// pinrun run as `user` (`setpriv --reuid --regid --clear-groups`, which
+/// drops every capability), or as this user (`None`), in `/`.
+fn as_user(user: Option<u32>) -> std::process::Command {
     let bin = assert_cmd::cargo::cargo_bin("pinrun");
-    let mut cmd = match user {
+    let mut c = match user {
         Some(uid) => {
             let mut c = std::process::Command::new("setpriv");
             c.arg(format!("--reuid={uid}"))
@@ -1042,103 +984,39 @@ fn launched(user: Option<u32>, args: &[String]) -> Outcome {
         }
         None => std::process::Command::new(&bin),
     };
-    let out = cmd
-        .current_dir("/")
+    c.current_dir("/");
+    c
+}
+
+/// The launch of `args` as `user` (None: this user), read back.
+fn launched(user: Option<u32>, args: &[String]) -> Outcome {
+    let out = as_user(user)
         .args(args)
-        .args(["--", "sh", "-c", READ_BACK])
+        .args(["--", "sh", "-c", common::READ_BACK])
         .output()
         .expect("run pinrun");
-    let text = String::from_utf8_lossy(&out.stdout);
-    let exit = out.status.code().unwrap_or(-1);
-    if exit != 0 {
-        let err = String::from_utf8_lossy(&out.stderr);
-        let message = err
-            .lines()
-            .filter(|l| l.starts_with("pinrun: ") && !l.starts_with("pinrun: warning: "))
-            .next_back()
-            .map_or(String::new(), |l| l["pinrun: ".len()..].to_string());
-        return Outcome::Refused { exit, message };
-    }
-    let field = |key: &str| {
-        text.lines()
-            .find_map(|l| l.strip_prefix(key))
-            .unwrap_or_else(|| panic!("{args:?}: no {key} in {text}"))
-            .trim()
-            .to_string()
-    };
-    let stat = field("STAT ");
-    let numa = field("NUMA ");
-    // "ADDRESS POLICY key=value... [heap|stack|huge]": the policy may hold a
-    // space ("prefer (many):0").
-    let mempolicy = numa
-        .split(' ')
-        .skip(1)
-        .take_while(|t| !t.contains('=') && !["heap", "stack", "huge"].contains(t))
-        .collect::<Vec<_>>()
-        .join(" ");
-    Outcome::Ran {
-        cpus: field("Cpus_allowed_list:"),
-        policy: stat_field(&stat, 41),
-        priority: stat_field(&stat, 40),
-        nice: stat_field(&stat, 19),
-        mempolicy,
-    }
+    common::launch_outcome(
+        out.status.code().unwrap_or(-1),
+        &String::from_utf8_lossy(&out.stdout),
+        &String::from_utf8_lossy(&out.stderr),
+    )
 }
 
 /// What `--dry-run --json` predicts for `args` as `user`: the refusal, or
 /// the values the launch applies (unchanged ones are this process's own,
 /// which the launch inherits).
 fn predicted(user: Option<u32>, args: &[String], own: &Outcome) -> Outcome {
-    let bin = assert_cmd::cargo::cargo_bin("pinrun");
-    let mut cmd = match user {
-        Some(uid) => {
-            let mut c = std::process::Command::new("setpriv");
-            c.arg(format!("--reuid={uid}"))
-                .arg(format!("--regid={uid}"))
-                .args(["--clear-groups", "--"])
-                .arg(&bin);
-            c
-        }
-        None => std::process::Command::new(&bin),
-    };
-    let out = cmd
-        .current_dir("/")
+    let out = as_user(user)
         .args(["--dry-run", "--json"])
         .args(args)
-        .args(["--", "sh", "-c", READ_BACK])
+        .args(["--", "sh", "-c", common::READ_BACK])
         .output()
         .expect("run pinrun");
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|_| panic!("{args:?}: {}", String::from_utf8_lossy(&out.stdout)));
-    let exit = out.status.code().unwrap_or(-1);
-    if exit != 0 {
-        return Outcome::Refused {
-            exit,
-            message: v["error"]["message"].as_str().unwrap_or("?").into(),
-        };
-    }
-    let Outcome::Ran {
-        cpus,
-        policy,
-        priority,
-        nice,
-        ..
-    } = own.clone()
-    else {
-        panic!("own outcome")
-    };
-    let sched = &v["sched"];
-    let (policy, priority) = match sched["policy"].as_str() {
-        Some("unchanged") | None => (policy, priority),
-        Some(p) => (policy_number(p), sched["priority"].as_i64().unwrap_or(0)),
-    };
-    Outcome::Ran {
-        cpus: v["cpulist"].as_str().map_or(cpus, str::to_string),
-        policy,
-        priority,
-        nice: sched["nice"].as_i64().unwrap_or(nice),
-        mempolicy: numa_maps_policy(&v["memory"]),
-    }
+    common::dry_run_outcome(
+        out.status.code().unwrap_or(-1),
+        &String::from_utf8_lossy(&out.stdout),
+        own,
+    )
 }
 
 /// The differential test of issue 14: a few hundred generated requests
