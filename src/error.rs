@@ -148,6 +148,8 @@ error_codes! {
     MembindNeedsNodes = "membind-needs-nodes",
     /// A memory policy on a node without memory.
     NodeWithoutMemory = "node-without-memory",
+    /// A memory policy mode the kernel does not have (EINVAL).
+    MempolicyUnsupported = "mempolicy-unsupported",
     // Scheduling refusals.
     /// SCHED_DEADLINE on an affinity narrower than its root domain.
     DeadlineAffinity = "deadline-affinity",

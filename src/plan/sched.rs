@@ -30,15 +30,6 @@ pub fn to_ratio(period: u64, runtime: u64) -> u64 {
     ((u128::from(runtime) << BW_SHIFT) / u128::from(period)) as u64
 }
 
-/// Whether `release` (`6.8.0-45-generic`) is at least `major.minor`.
-fn release_at_least(release: &str, major: u32, minor: u32) -> Option<bool> {
-    let mut it = release
-        .split(|c: char| !c.is_ascii_digit())
-        .map(|n| n.parse::<u32>().ok());
-    let (ma, mi) = (it.next()??, it.next()??);
-    Some((ma, mi) >= (major, minor))
-}
-
 /// The SCHED_DEADLINE period bounds in µs the kernel applies: the sysctls
 /// when readable; their defaults on a kernel known to be 5.9 or later (a
 /// dump without the files); `None` before 5.9, whose `__checkparam_dl()`
@@ -47,12 +38,7 @@ pub fn dl_period_bounds_us(sys: &SystemState) -> Option<(u64, u64)> {
     let p = &sys.process;
     match (p.dl_period_min_us, p.dl_period_max_us) {
         (Some(min), Some(max)) => Some((min, max)),
-        _ if p
-            .kernel_release
-            .as_deref()
-            .and_then(|r| release_at_least(r, 5, 9))
-            == Some(true) =>
-        {
+        _ if super::kernel_at_least(sys, 5, 9) == Some(true) => {
             let (dmin, dmax) = DEFAULT_DL_PERIOD_US;
             Some((
                 p.dl_period_min_us.unwrap_or(dmin),
@@ -131,7 +117,7 @@ pub fn check_dl_params(sys: &SystemState, runtime: u64, deadline: u64, period: u
 /// A duration in ns as the shortest exact unit: `5s`, `50us`, `1024ns`.
 pub fn ns_words(ns: u64) -> String {
     for (unit, scale) in [("s", 1_000_000_000), ("ms", 1_000_000), ("us", 1_000)] {
-        if ns >= scale && ns % scale == 0 {
+        if ns >= scale && ns.checked_rem(scale) == Some(0) {
             return format!("{}{unit}", ns / scale);
         }
     }
@@ -427,8 +413,11 @@ mod tests {
         );
         assert_eq!(refusal(&m().kernel("5.4.0").build(), &args), None);
         assert_eq!(refusal(&m().build(), &args), None);
-        assert_eq!(release_at_least("5.10.1", 5, 9), Some(true));
-        assert_eq!(release_at_least("4.19.0-rt", 5, 9), Some(false));
+        let k =
+            |r: &str| super::super::kernel_at_least(&Machine::new(1, 1, 1).kernel(r).build(), 5, 9);
+        assert_eq!(k("5.10.1"), Some(true));
+        assert_eq!(k("4.19.0-rt"), Some(false));
+        assert_eq!(k("garbage"), None);
     }
 
     /// The rules that need no machine, with the kernel's numbers.

@@ -32,9 +32,9 @@ pub struct Process {
     pub dl_period_min_us: Option<u64>,
     /// `/proc/sys/kernel/sched_deadline_period_max_us` (Linux 5.1+).
     pub dl_period_max_us: Option<u64>,
-    /// `/proc/sys/kernel/osrelease` (`6.8.0-45-generic`), read with the
-    /// SCHED_DEADLINE sysctls to know whether their absence means a kernel
-    /// before 5.9 (no period bounds) or a dump that lacks them.
+    /// `/proc/sys/kernel/osrelease` (`6.8.0-45-generic`): which memory
+    /// policies the kernel has, and whether the absence of the
+    /// SCHED_DEADLINE period sysctls means a kernel before 5.9 (no bounds).
     pub kernel_release: Option<String>,
     /// Soft `RLIMIT_NICE` ("Max nice priority" in `/proc/self/limits`,
     /// `20 - nice` units as `setrlimit(2)` says); `u64::MAX` for unlimited.
@@ -87,12 +87,12 @@ pub fn read_process(root: &Root, rt: bool, nice: bool, details: bool) -> Process
         nice_limit,
         ..Process::default()
     };
+    process.kernel_release = root
+        .read("/proc/sys/kernel/osrelease")
+        .map(|t| t.trim().to_string());
     if rt {
         process.rt_runtime_us = root.read_int("/proc/sys/kernel/sched_rt_runtime_us");
         process.rt_period_us = root.read_int("/proc/sys/kernel/sched_rt_period_us");
-        process.kernel_release = root
-            .read("/proc/sys/kernel/osrelease")
-            .map(|t| t.trim().to_string());
         process.dl_period_min_us = root
             .read_int("/proc/sys/kernel/sched_deadline_period_min_us")
             .and_then(|v| u64::try_from(v).ok());

@@ -795,8 +795,7 @@ pub fn launch_outcome(exit: i32, stdout: &str, stderr: &str) -> Outcome {
     if exit != 0 {
         let message = stderr
             .lines()
-            .filter(|l| l.starts_with("pinrun: ") && !l.starts_with("pinrun: warning: "))
-            .next_back()
+            .rfind(|l| l.starts_with("pinrun: ") && !l.starts_with("pinrun: warning: "))
             .map_or(String::new(), |l| l["pinrun: ".len()..].to_string());
         return Outcome::Refused { exit, message };
     }
