@@ -162,14 +162,38 @@ impl DlBandwidth {
     }
 }
 
-/// The root domain of a task on `cpus`: the online CPUs outside domain
-/// isolation, or the isolated CPUs when `cpus` lies within them (each
-/// isolated CPU has no scheduling domain; exclusive cpuset partitions are
-/// not read).
+/// The CPUs a SCHED_DEADLINE task on `cpus` must be allowed to run on:
+/// its root domain's span. The CPUs outside domain isolation form one root
+/// domain; the isolated CPUs (`isolcpus=domain`, isolated partitions: no
+/// scheduling domain) are all attached to the kernel's `def_root_domain`
+/// (`detach_destroy_domains()`, kernel/sched/topology.c), so they share
+/// one span. An affinity across both may start in either: both spans, so
+/// that the plan never approves what the kernel may refuse. Exclusive
+/// cpuset partitions with load balancing are not read.
 pub fn root_domain(sys: &SystemState, cpus: Option<&CpuSet>) -> CpuSet {
+    let isolated = sys.online.intersection(&sys.isolated);
+    let housekeeping = sys.online.difference(&sys.isolated);
     match cpus {
-        Some(c) if !c.is_empty() && c.is_subset(&sys.isolated) => c.clone(),
-        _ => sys.online.difference(&sys.isolated),
+        Some(c) if !c.is_empty() && c.is_subset(&isolated) => isolated,
+        Some(c) if !c.intersection(&isolated).is_empty() => sys.online.clone(),
+        _ => housekeeping,
+    }
+}
+
+/// The root domain whose bandwidth admits a task on `cpus`: [`root_domain`],
+/// or, for an affinity across both kinds, the larger of the two (a refusal
+/// by it is certain in either).
+fn admitting_domain(sys: &SystemState, cpus: Option<&CpuSet>) -> CpuSet {
+    let span = root_domain(sys, cpus);
+    if span != sys.online || sys.isolated.is_empty() {
+        return span;
+    }
+    let isolated = sys.online.intersection(&sys.isolated);
+    let housekeeping = sys.online.difference(&sys.isolated);
+    if isolated.len() > housekeeping.len() {
+        isolated
+    } else {
+        housekeeping
     }
 }
 
@@ -197,7 +221,7 @@ pub fn dl_bandwidth(
     Some(DlBandwidth {
         request: to_ratio(period, runtime),
         per_cpu: to_ratio(rt_period as u64, rt_runtime as u64),
-        cpus: root_domain(sys, cpus),
+        cpus: admitting_domain(sys, cpus),
     })
 }
 
@@ -516,6 +540,42 @@ mod tests {
         );
         let root = Machine::new(1, 2, 1).nice(0, 0).build();
         assert_eq!(refusal(&root, &["--dry-run", "--nice", "-20"]), None);
+    }
+
+    /// isolcpus=2,3 on 8 CPUs: the housekeeping CPUs form one root domain,
+    /// the isolated ones share def_root_domain; a deadline task must be
+    /// allowed on every CPU of its domain (an affinity across both: on all).
+    #[test]
+    fn deadline_root_domains_with_isolated_cpus() {
+        let sys = Machine::new(2, 2, 2)
+            .isolated("2-3")
+            .rt_sysctls(950_000, 1_000_000)
+            .build();
+        let dl = |cpus: &str| {
+            refusal(
+                &sys,
+                &[
+                    "--dry-run",
+                    "--cpus",
+                    cpus,
+                    "--deadline",
+                    "--sched-runtime",
+                    "1ms",
+                    "--sched-period",
+                    "10ms",
+                ],
+            )
+        };
+        assert_eq!(dl("2"), Some(ErrorCode::DeadlineAffinity));
+        assert_eq!(dl("2-3"), None);
+        assert_eq!(dl("0-1,4-7"), None);
+        assert_eq!(dl("0-1,4-6"), Some(ErrorCode::DeadlineAffinity));
+        assert_eq!(dl("0-3,4-6"), Some(ErrorCode::DeadlineAffinity));
+        assert_eq!(dl("0-7"), None);
+        assert_eq!(
+            root_domain(&sys, Some(&crate::testkit::cpus("3"))),
+            crate::testkit::cpus("2-3")
+        );
     }
 
     #[test]
