@@ -1090,3 +1090,61 @@ fn differential_dry_run_predicts_the_launch() {
     );
     assert!(d.is_empty(), "{}", d.join("\n"));
 }
+
+/// An unprivileged process already SCHED_FIFO 50 (set by root with chrt
+/// before dropping to `nobody`) may lower its priority with RLIMIT_RTPRIO
+/// 0, and may not raise it (user_check_sched_setscheduler()): the dry run
+/// says what the launch does, both ways.
+#[test]
+fn unprivileged_realtime_task_lowers_its_priority() {
+    if !is_root() {
+        common::skip("needs root");
+        return;
+    }
+    let run = |extra: &[&str], args: &[&str]| {
+        let out = std::process::Command::new("chrt")
+            .args([
+                "-f",
+                "50",
+                "setpriv",
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                "--",
+            ])
+            .arg(assert_cmd::cargo::cargo_bin("pinrun"))
+            .current_dir("/")
+            .args(extra)
+            .args(args)
+            .args(["--", "sh", "-c", common::READ_BACK])
+            .output()
+            .expect("chrt");
+        let (code, stdout, stderr) = (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        );
+        (code, stdout, stderr)
+    };
+    let (c, o, e) = run(&[], &[]);
+    let own = common::launch_outcome(c, &o, &e);
+    assert!(
+        matches!(
+            own,
+            Outcome::Ran {
+                policy: 1,
+                priority: 50,
+                ..
+            }
+        ),
+        "{own:?}"
+    );
+    for (args, refused) in [(["--fifo", "10"], false), (["--fifo", "60"], true)] {
+        let (c, o, _) = run(&["--dry-run", "--json"], &args);
+        let want = common::dry_run_outcome(c, &o, &own);
+        let (c, o, e) = run(&[], &args);
+        let got = common::launch_outcome(c, &o, &e);
+        assert_eq!(want, got, "{args:?}");
+        assert_eq!(matches!(got, Outcome::Refused { .. }), refused, "{got:?}");
+    }
+}

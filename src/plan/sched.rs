@@ -278,8 +278,13 @@ pub(super) fn plan_sched(
             .hint("grant it runtime (echo 950000 > <cgroup>/cpu.rt_runtime_us, parents first), or run pinrun in the root cpu cgroup"));
         }
         Some(prio) => {
+            // user_check_sched_setscheduler(): without CAP_SYS_NICE, a new
+            // RT policy needs RLIMIT_RTPRIO > 0, and a priority above the
+            // current one needs it at least that priority.
+            let current = sys.process.rt_priority.unwrap_or(0);
+            let same_policy = sys.process.policy == Some(policy.number());
             if let (true, Some(limit)) = (no_cap, sys.process.rtprio_limit)
-                && u64::from(prio) > limit
+                && ((!same_policy && limit == 0) || (prio > current && u64::from(prio) > limit))
             {
                 return Err(Error::new(
                     ErrorCode::RtprioNotPermitted,
@@ -575,6 +580,34 @@ mod tests {
         assert_eq!(
             root_domain(&sys, Some(&crate::testkit::cpus("3"))),
             crate::testkit::cpus("2-3")
+        );
+    }
+
+    /// An unprivileged task already SCHED_FIFO 50 may lower its priority
+    /// with RLIMIT_RTPRIO 0 (user_check_sched_setscheduler()); raising it,
+    /// or switching to SCHED_RR, is refused.
+    #[test]
+    fn rtprio_rule_counts_the_current_policy() {
+        let mut sys = Machine::new(1, 2, 1).unprivileged(0).build();
+        sys.process.policy = Some(Policy::SCHED_FIFO);
+        sys.process.rt_priority = Some(50);
+        assert_eq!(refusal(&sys, &["--dry-run", "--fifo", "10"]), None);
+        assert_eq!(refusal(&sys, &["--dry-run", "--fifo", "50"]), None);
+        assert_eq!(
+            refusal(&sys, &["--dry-run", "--fifo", "51"]),
+            Some(ErrorCode::RtprioNotPermitted)
+        );
+        assert_eq!(
+            refusal(&sys, &["--dry-run", "--rr", "10"]),
+            Some(ErrorCode::RtprioNotPermitted)
+        );
+        sys.process.policy = Some(Policy::SCHED_OTHER);
+        sys.process.rt_priority = Some(0);
+        sys.process.rtprio_limit = Some(20);
+        assert_eq!(refusal(&sys, &["--dry-run", "--rr", "20"]), None);
+        assert_eq!(
+            refusal(&sys, &["--dry-run", "--rr", "21"]),
+            Some(ErrorCode::RtprioNotPermitted)
         );
     }
 

@@ -23,6 +23,12 @@ pub struct Process {
     pub rtprio_limit: Option<u64>,
     /// Current nice value (field 19 of `/proc/self/stat`).
     pub nice: Option<i32>,
+    /// Current scheduling policy number (field 41 of `/proc/self/stat`):
+    /// the kernel lets an unprivileged task keep its RT policy at a lower
+    /// priority whatever RLIMIT_RTPRIO says.
+    pub policy: Option<u32>,
+    /// Current real-time priority (field 40 of `/proc/self/stat`).
+    pub rt_priority: Option<u32>,
     /// `/proc/sys/kernel/sched_rt_runtime_us` (`-1`: no throttling).
     pub rt_runtime_us: Option<i64>,
     /// `/proc/sys/kernel/sched_rt_period_us`.
@@ -63,9 +69,9 @@ fn soft_limit(limits: &str, name: &str) -> Option<u64> {
 /// Reads `/proc/self/*` and the RT sysctls below `root`. Without `rt`, not
 /// the RT and SCHED_DEADLINE sysctls (`--fifo`/`--rr`/`--deadline`) nor
 /// `/proc/self/limits`, which is skipped as well with `CAP_SYS_NICE`
-/// (which makes the limits moot, unless `details`); without `details` or
-/// `nice` (a `--nice` request), not `nice` (`/proc/self/stat`) nor
-/// RLIMIT_NICE.
+/// (which makes the limits moot, unless `details`); without `details`,
+/// `nice` (a `--nice` request) or `rt`, not `/proc/self/stat` (the current
+/// nice value, policy and priority) nor RLIMIT_NICE.
 pub fn read_process(root: &Root, rt: bool, nice: bool, details: bool) -> Process {
     let status = root.read("/proc/self/status").unwrap_or_default();
     let list = |key| CpuSet::parse_sysfs_list(status_field(&status, key)?, None).ok();
@@ -100,12 +106,17 @@ pub fn read_process(root: &Root, rt: bool, nice: bool, details: bool) -> Process
             .read_int("/proc/sys/kernel/sched_deadline_period_max_us")
             .and_then(|v| u64::try_from(v).ok());
     }
-    if details || nice {
-        // The command name (field 2) may contain spaces and ')': split after the last ')'.
-        process.nice = root.read("/proc/self/stat").and_then(|t| {
-            let rest = &t[t.rfind(')')? + 1..];
-            rest.split_whitespace().nth(16)?.parse().ok()
-        });
+    if details || nice || rt {
+        // The command name (field 2) may contain spaces and ')': split after
+        // the last ')'; the rest starts at field 3.
+        let stat = root.read("/proc/self/stat").unwrap_or_default();
+        let field = |n: usize| {
+            let rest = &stat[stat.rfind(')')? + 1..];
+            rest.split_whitespace().nth(n - 3)?.parse::<i64>().ok()
+        };
+        process.nice = field(19).and_then(|v| i32::try_from(v).ok());
+        process.rt_priority = field(40).and_then(|v| u32::try_from(v).ok());
+        process.policy = field(41).and_then(|v| u32::try_from(v).ok());
     }
     process
 }
