@@ -322,7 +322,7 @@ impl Step {
                 "check the parameters against sched(7) and /proc/sys/kernel/sched_deadline_period_{min,max}_us",
             ),
             (Step::SchedSetattr, EPERM) => c(
-                "the policy needs CAP_SYS_NICE or RLIMIT_RTPRIO; SCHED_DEADLINE also needs an affinity covering its whole root domain and deadline bandwidth (sched_rt_runtime_us > 0); with RT group scheduling the cgroup needs cpu.rt_runtime_us",
+                "without CAP_SYS_NICE, a real-time policy needs RLIMIT_RTPRIO, a lower nice value or leaving SCHED_IDLE needs RLIMIT_NICE, and SCHED_DEADLINE is refused; SCHED_DEADLINE also needs an affinity covering its whole root domain and deadline bandwidth (sched_rt_runtime_us > 0); with RT group scheduling the cgroup needs cpu.rt_runtime_us",
                 "grant CAP_SYS_NICE (AmbientCapabilities=CAP_SYS_NICE) or raise RLIMIT_RTPRIO (LimitRTPRIO=); for SCHED_DEADLINE run on the whole root domain (or an exclusive cpuset partition)",
             ),
             (Step::SchedSetaffinity, EINVAL) => c(

@@ -1091,21 +1091,21 @@ fn differential_dry_run_predicts_the_launch() {
     assert!(d.is_empty(), "{}", d.join("\n"));
 }
 
-/// An unprivileged process already SCHED_FIFO 50 (set by root with chrt
-/// before dropping to `nobody`) may lower its priority with RLIMIT_RTPRIO
-/// 0, and may not raise it (user_check_sched_setscheduler()): the dry run
-/// says what the launch does, both ways.
+/// An unprivileged process started by root under a policy (chrt, then
+/// setpriv to `nobody`, RLIMIT_RTPRIO and RLIMIT_NICE 0): SCHED_FIFO 50 may
+/// lower its priority and may not raise it; SCHED_IDLE may not be left
+/// (user_check_sched_setscheduler()). The dry run says what the launch
+/// does, each way.
 #[test]
-fn unprivileged_realtime_task_lowers_its_priority() {
+fn unprivileged_task_under_an_inherited_policy() {
     if !is_root() {
         common::skip("needs root");
         return;
     }
-    let run = |extra: &[&str], args: &[&str]| {
+    let run = |chrt: &[&str], extra: &[&str], args: &[&str]| {
         let out = std::process::Command::new("chrt")
+            .args(chrt)
             .args([
-                "-f",
-                "50",
                 "setpriv",
                 "--reuid=65534",
                 "--regid=65534",
@@ -1119,32 +1119,41 @@ fn unprivileged_realtime_task_lowers_its_priority() {
             .args(["--", "sh", "-c", common::READ_BACK])
             .output()
             .expect("chrt");
-        let (code, stdout, stderr) = (
+        (
             out.status.code().unwrap_or(-1),
             String::from_utf8_lossy(&out.stdout).into_owned(),
             String::from_utf8_lossy(&out.stderr).into_owned(),
-        );
-        (code, stdout, stderr)
+        )
     };
-    let (c, o, e) = run(&[], &[]);
-    let own = common::launch_outcome(c, &o, &e);
-    assert!(
-        matches!(
-            own,
-            Outcome::Ran {
-                policy: 1,
-                priority: 50,
-                ..
-            }
+    for (chrt, policy, cases) in [
+        (
+            &["-f", "50"][..],
+            1,
+            &[
+                (&["--fifo", "10"][..], false),
+                (&["--fifo", "60"], true),
+                (&["--rr", "10"], true),
+            ][..],
         ),
-        "{own:?}"
-    );
-    for (args, refused) in [(["--fifo", "10"], false), (["--fifo", "60"], true)] {
-        let (c, o, _) = run(&["--dry-run", "--json"], &args);
-        let want = common::dry_run_outcome(c, &o, &own);
-        let (c, o, e) = run(&[], &args);
-        let got = common::launch_outcome(c, &o, &e);
-        assert_eq!(want, got, "{args:?}");
-        assert_eq!(matches!(got, Outcome::Refused { .. }), refused, "{got:?}");
+        (
+            &["-i", "0"],
+            5,
+            &[(&["--other"][..], true), (&["--idle"], false)],
+        ),
+    ] {
+        let (c, o, e) = run(chrt, &[], &[]);
+        let own = common::launch_outcome(c, &o, &e);
+        assert!(
+            matches!(own, Outcome::Ran { policy: p, .. } if p == policy),
+            "{own:?}"
+        );
+        for (args, refused) in cases {
+            let (c, o, _) = run(chrt, &["--dry-run", "--json"], args);
+            let want = common::dry_run_outcome(c, &o, &own);
+            let (c, o, e) = run(chrt, &[], args);
+            let got = common::launch_outcome(c, &o, &e);
+            assert_eq!(want, got, "{chrt:?} {args:?}");
+            assert_eq!(matches!(got, Outcome::Refused { .. }), *refused, "{got:?}");
+        }
     }
 }

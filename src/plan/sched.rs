@@ -258,6 +258,25 @@ pub(super) fn plan_sched(
     let Some(policy) = sched.policy else {
         return Ok(notes);
     };
+    // user_check_sched_setscheduler(): leaving SCHED_IDLE counts as raising
+    // the nice value from 20 - RLIMIT_NICE (is_nice_reduction()): EPERM.
+    if let (true, Some(Policy::SCHED_IDLE), Some(cur), Some(limit)) = (
+        no_cap && policy != Policy::Idle,
+        sys.process.policy,
+        sys.process.nice,
+        sys.process.nice_limit,
+    ) && (20 - i64::from(cur)) as u64 > limit
+    {
+        return Err(Error::new(
+            ErrorCode::NiceNotPermitted,
+            format!(
+                "{}: leaving SCHED_IDLE needs CAP_SYS_NICE or RLIMIT_NICE >= {} (it is {limit}); the kernel refuses it (sched_setattr: EPERM)",
+                policy.kernel_name(),
+                20 - cur
+            ),
+        )
+        .hint("raise RLIMIT_NICE (systemd LimitNICE=), grant CAP_SYS_NICE, or start pinrun outside SCHED_IDLE"));
+    }
     if let Policy::Deadline {
         runtime,
         deadline,
@@ -609,6 +628,20 @@ mod tests {
             refusal(&sys, &["--dry-run", "--rr", "21"]),
             Some(ErrorCode::RtprioNotPermitted)
         );
+    }
+
+    /// Leaving SCHED_IDLE without CAP_SYS_NICE needs RLIMIT_NICE >= 20 - nice.
+    #[test]
+    fn leaving_sched_idle_needs_rlimit_nice() {
+        let mut sys = Machine::new(1, 2, 1).unprivileged(0).nice(0, 0).build();
+        sys.process.policy = Some(Policy::SCHED_IDLE);
+        assert_eq!(
+            refusal(&sys, &["--dry-run", "--other"]),
+            Some(ErrorCode::NiceNotPermitted)
+        );
+        assert_eq!(refusal(&sys, &["--dry-run", "--idle"]), None);
+        sys.process.nice_limit = Some(20);
+        assert_eq!(refusal(&sys, &["--dry-run", "--batch"]), None);
     }
 
     #[test]

@@ -54,8 +54,9 @@ pub struct Scope {
     /// of nodes without memory (the planner's nearest-memory hint).
     pub memory: bool,
     /// `RLIMIT_RTPRIO` (`/proc/self/limits`, only when `CapEff` lacks
-    /// `CAP_SYS_NICE`), the RT throttling sysctls (the deadline bandwidth
-    /// too) and the SCHED_DEADLINE period bounds: `--fifo`/`--rr`/`--deadline`.
+    /// `CAP_SYS_NICE`; RLIMIT_NICE too), the RT throttling sysctls (the
+    /// deadline bandwidth too), the SCHED_DEADLINE period bounds and the
+    /// current policy (`/proc/self/stat`): any policy option.
     pub rt: bool,
     /// The current nice value (`/proc/self/stat`) and `RLIMIT_NICE`:
     /// `--nice` (lowering it needs the limit or `CAP_SYS_NICE`).
