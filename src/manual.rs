@@ -178,8 +178,10 @@ deadline <= period, the period within
 kernel.sched_deadline_period_min_us..max_us, which Linux 5.9 introduced;
 earlier kernels have no bound), no deadline bandwidth
 (kernel.sched_rt_runtime_us = 0), a request larger than its whole root domain
-admits (sched_rt_runtime_us / sched_rt_period_us per CPU), RLIMIT_RTPRIO,
-RLIMIT_NICE, CAP_SYS_NICE, RT group scheduling. The bandwidth other
+admits (sched_rt_runtime_us / sched_rt_period_us per CPU), RLIMIT_RTPRIO
+(a task that keeps its real-time policy may always lower its priority),
+RLIMIT_NICE (a lower nice value, leaving SCHED_IDLE), CAP_SYS_NICE, RT group
+scheduling (cgroup v1 cpu.rt_runtime_us = 0). The bandwidth other
 SCHED_DEADLINE tasks already reserve is not readable: the plan then says that
 admission cannot be predicted, and a refusal at launch (EBUSY) is explained
 with the numbers pinrun can read. With kernel.sched_rt_runtime_us = \-1 the
