@@ -13,9 +13,6 @@ use std::path::PathBuf;
 
 /// Kernel limit for `SCHED_FIFO`/`SCHED_RR` static priorities (`sched(7)`).
 const MAX_RT_PRIO: u32 = 99;
-/// Smallest `sched_runtime` the kernel accepts for `SCHED_DEADLINE`
-/// (`1 << DL_SCALE` ns, `kernel/sched/deadline.c`).
-const MIN_DL_RUNTIME_NS: u64 = 1 << 10;
 
 /// Formats `--emit` can print the plan in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -376,15 +373,7 @@ impl Cli {
                 .hint("e.g. --deadline --sched-runtime 2ms --sched-deadline 10ms"));
             }
         };
-        if runtime < MIN_DL_RUNTIME_NS || runtime > deadline || deadline > period {
-            return Err(Error::new(
-                ErrorCode::BadDeadline,
-                format!(
-                    "--deadline: parameters must satisfy 1024ns <= runtime <= deadline <= period (runtime {runtime}ns, deadline {deadline}ns, period {period}ns)"
-                ),
-            )
-            .hint("e.g. --sched-runtime 2ms --sched-deadline 5ms --sched-period 10ms"));
-        }
+        crate::plan::sched::check_dl_order(runtime, deadline, period)?;
         Ok(Policy::Deadline {
             runtime,
             deadline,

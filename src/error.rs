@@ -148,11 +148,24 @@ error_codes! {
     MembindNeedsNodes = "membind-needs-nodes",
     /// A memory policy on a node without memory.
     NodeWithoutMemory = "node-without-memory",
+    /// A memory policy mode the kernel does not have (EINVAL).
+    MempolicyUnsupported = "mempolicy-unsupported",
     // Scheduling refusals.
     /// SCHED_DEADLINE on an affinity narrower than its root domain.
     DeadlineAffinity = "deadline-affinity",
     /// SCHED_DEADLINE without CAP_SYS_NICE.
     DeadlineNotPermitted = "deadline-not-permitted",
+    /// A SCHED_DEADLINE period outside `kernel.sched_deadline_period_{min,max}_us`
+    /// (the kernel's `__checkparam_dl()`: EINVAL).
+    DeadlinePeriod = "deadline-period",
+    /// SCHED_DEADLINE with `kernel.sched_rt_runtime_us = 0`: no deadline
+    /// bandwidth at all (EPERM).
+    DeadlineNoBandwidth = "deadline-no-bandwidth",
+    /// SCHED_DEADLINE admission control would refuse the reservation (EBUSY).
+    DeadlineAdmission = "deadline-admission",
+    /// `--nice` below the current nice value without CAP_SYS_NICE or
+    /// RLIMIT_NICE (`setpriority(2)`: EACCES).
+    NiceNotPermitted = "nice-not-permitted",
     /// RT group scheduling gives the cgroup no runtime.
     RtGroupNoRuntime = "rt-group-no-runtime",
     /// A priority above RLIMIT_RTPRIO without CAP_SYS_NICE.
@@ -208,6 +221,199 @@ pub enum Step {
     SchedSetaffinity,
     /// `sched_getaffinity(2)` (the read-back).
     SchedGetaffinity,
+    /// `execve(2)` of the command.
+    Exec,
+}
+
+/// What an errno of one [`Step`] means, in words, and the fix: from the
+/// ERRORS sections of sched_setattr(2), set_mempolicy(2),
+/// sched_setaffinity(2), setpriority(2) and execve(2), and the kernel paths
+/// that return them (`kernel/sched/syscalls.c`, `kernel/sched/deadline.c`,
+/// `mm/mempolicy.c`, `fs/exec.c`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cause {
+    /// The cause, e.g. "SCHED_DEADLINE admission control: …".
+    pub words: &'static str,
+    /// A fix that works when this is the cause.
+    pub hint: &'static str,
+}
+
+impl Step {
+    /// The system call's name, `sched_setattr`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Step::SetMempolicy => "set_mempolicy",
+            Step::SetPriority => "setpriority",
+            Step::SchedGetattr => "sched_getattr",
+            Step::SchedSetattr => "sched_setattr",
+            Step::SchedSetaffinity => "sched_setaffinity",
+            Step::SchedGetaffinity => "sched_getaffinity",
+            Step::Exec => "execve",
+        }
+    }
+
+    /// The errnos the step's manual page documents (and, for
+    /// `sched_setaffinity`, EBUSY, which the kernel returns for a
+    /// SCHED_DEADLINE task, `dl_task_check_affinity()`).
+    pub fn documented(self) -> &'static [Errno] {
+        use Errno::*;
+        match self {
+            Step::SetMempolicy => &[EFAULT, EINVAL, ENOMEM],
+            Step::SetPriority => &[EACCES, EINVAL, EPERM, ESRCH],
+            Step::SchedGetattr => &[E2BIG, EINVAL, ESRCH],
+            Step::SchedSetattr => &[E2BIG, EBUSY, EINVAL, EPERM, ESRCH],
+            Step::SchedSetaffinity => &[EBUSY, EFAULT, EINVAL, EPERM, ESRCH],
+            Step::SchedGetaffinity => &[EFAULT, EINVAL, ESRCH],
+            Step::Exec => &[
+                E2BIG,
+                EACCES,
+                EAGAIN,
+                EFAULT,
+                EINVAL,
+                EIO,
+                EISDIR,
+                ELIBBAD,
+                ELOOP,
+                EMFILE,
+                ENAMETOOLONG,
+                ENFILE,
+                ENOENT,
+                ENOEXEC,
+                ENOMEM,
+                ENOTDIR,
+                EPERM,
+                ETXTBSY,
+            ],
+        }
+    }
+
+    /// Why the kernel answered `errno` to this step, and the fix. Pure; an
+    /// errno the manual page does not document gets a generic cause.
+    pub fn cause(self, errno: Errno) -> Cause {
+        use Errno::*;
+        let c = |words, hint| Cause { words, hint };
+        match (self, errno) {
+            (Step::SetMempolicy, EINVAL) => c(
+                "the kernel refuses this mode or node mask: a node outside the cpuset's memory nodes (Mems_allowed_list) or without memory, or a mode this kernel lacks (preferred-many: Linux 5.15, weighted-interleave: Linux 6.9)",
+                "choose nodes from Mems_allowed_list in /proc/self/status that have memory, or a mode this kernel has",
+            ),
+            (Step::SetMempolicy, ENOMEM) => c(
+                "the kernel had no memory for the policy",
+                "free memory and run pinrun again",
+            ),
+            (Step::SetPriority, EACCES) => c(
+                "lowering the nice value below the current one needs CAP_SYS_NICE or an RLIMIT_NICE of at least 20 - nice",
+                "raise RLIMIT_NICE (systemd LimitNICE=, limits.conf `nice`), grant CAP_SYS_NICE, or ask for a nice value not below the current one",
+            ),
+            (Step::SetPriority, EPERM) => c(
+                "the process belongs to another user",
+                "run pinrun as the user the command runs as",
+            ),
+            (Step::SetPriority | Step::SchedSetattr | Step::SchedGetattr, E2BIG) => c(
+                "the kernel's struct sched_attr differs from pinrun's (a kernel older than 3.14?)",
+                "run on Linux 3.14 or later",
+            ),
+            (Step::SchedSetattr, EBUSY) => c(
+                "SCHED_DEADLINE admission control refused the reservation: the deadline bandwidth of the root domain (sched_rt_runtime_us / sched_rt_period_us per CPU) is already reserved by other SCHED_DEADLINE tasks",
+                "ask for less runtime or a longer period, stop other SCHED_DEADLINE tasks (ps -eLo pid,cls,comm | grep DLN), or raise kernel.sched_rt_runtime_us",
+            ),
+            (Step::SchedSetattr, EINVAL) => c(
+                "the kernel refuses these parameters: a priority outside the policy's range, SCHED_DEADLINE parameters that break runtime >= 1024ns, runtime <= deadline <= period, or a period outside kernel.sched_deadline_period_min_us..max_us",
+                "check the parameters against sched(7) and /proc/sys/kernel/sched_deadline_period_{min,max}_us",
+            ),
+            (Step::SchedSetattr, EPERM) => c(
+                "without CAP_SYS_NICE, a real-time policy needs RLIMIT_RTPRIO, a lower nice value or leaving SCHED_IDLE needs RLIMIT_NICE, and SCHED_DEADLINE is refused; SCHED_DEADLINE also needs an affinity covering its whole root domain and deadline bandwidth (sched_rt_runtime_us > 0); with RT group scheduling the cgroup needs cpu.rt_runtime_us",
+                "grant CAP_SYS_NICE (AmbientCapabilities=CAP_SYS_NICE) or raise RLIMIT_RTPRIO (LimitRTPRIO=); for SCHED_DEADLINE run on the whole root domain (or an exclusive cpuset partition)",
+            ),
+            (Step::SchedSetaffinity, EINVAL) => c(
+                "no chosen CPU is both online and inside this process's cgroup cpuset",
+                "check /proc/self/status Cpus_allowed_list and the cgroup's cpuset.cpus.effective; the cpuset may have changed since pinrun read it",
+            ),
+            (Step::SchedSetaffinity, EBUSY) => c(
+                "a SCHED_DEADLINE task's affinity must span its whole root domain (admission control is per root domain)",
+                "drop the placement, or run inside an exclusive cpuset partition of these CPUs",
+            ),
+            (Step::SchedSetaffinity, EPERM) => c(
+                "the process belongs to another user and CAP_SYS_NICE is missing",
+                "run pinrun as the user the command runs as",
+            ),
+            (Step::SchedSetaffinity | Step::SchedGetaffinity | Step::SetMempolicy, EFAULT) => c(
+                "the kernel could not read pinrun's mask (a pinrun bug)",
+                "report it with `pinrun --dump machine.tar.gz`",
+            ),
+            (Step::SchedGetaffinity | Step::SchedGetattr, EINVAL) => c(
+                "the kernel's CPU mask or sched_attr is larger than pinrun's buffer",
+                "report it with `pinrun --dump machine.tar.gz`",
+            ),
+            (_, ESRCH) => c("the process is gone", "run pinrun again"),
+            (Step::SetPriority, EINVAL) => c(
+                "the nice value or target is not one setpriority(2) accepts",
+                "give --nice from -20 to 19",
+            ),
+            (Step::Exec, ENOENT) => c(
+                "the file, its interpreter (#! line) or a library it needs does not exist",
+                "check the path, the #! line and `ldd` of the program",
+            ),
+            (Step::Exec, EACCES) => c(
+                "the file or a directory on its path is not executable, or it lies on a noexec mount",
+                "chmod +x the file, make the directories searchable, or move it off the noexec mount",
+            ),
+            (Step::Exec, ENOEXEC) => c(
+                "the file is not in a format this kernel can run",
+                "run it through its interpreter, or build it for this machine",
+            ),
+            (Step::Exec, ETXTBSY) => c(
+                "the file is open for writing by another process",
+                "wait until it is written completely",
+            ),
+            (Step::Exec, E2BIG) => c(
+                "the arguments and environment are too large",
+                "shorten them, or pass data through a file",
+            ),
+            (Step::Exec, EAGAIN) => c(
+                "RLIMIT_NPROC is exceeded for this user",
+                "raise RLIMIT_NPROC or stop processes of this user",
+            ),
+            (Step::Exec, EISDIR | ELIBBAD | EINVAL) => c(
+                "the program's ELF interpreter is a directory or damaged",
+                "reinstall the program or its loader",
+            ),
+            (Step::Exec, ELOOP) => c(
+                "too many symbolic links on the path or nested interpreters",
+                "resolve the link chain",
+            ),
+            (Step::Exec, ENAMETOOLONG | ENOTDIR) => c(
+                "the path is too long or one of its directories is a file",
+                "fix the path",
+            ),
+            (Step::Exec, EMFILE | ENFILE) => c(
+                "too many open files (this process, or the system)",
+                "close files or raise RLIMIT_NOFILE / fs.file-max",
+            ),
+            (Step::Exec, ENOMEM) => c(
+                "not enough memory to load the program",
+                "free memory, or check RLIMIT_AS / RLIMIT_DATA",
+            ),
+            (Step::Exec, EIO) => c("an I/O error reading the program", "check the disk"),
+            (Step::Exec, EPERM) => c(
+                "the file system is nosuid or the process is traced, or a security module refuses it",
+                "check the mount options and the security policy (dmesg)",
+            ),
+            (Step::Exec, EFAULT) => c(
+                "a bad argument pointer (a pinrun bug)",
+                "report it with `pinrun --dump machine.tar.gz`",
+            ),
+            _ => c(
+                "an error this system call does not document",
+                "see the system call's manual page",
+            ),
+        }
+    }
+}
+
+/// `strerror` text and the symbolic name: `Device or resource busy (EBUSY)`.
+pub fn errno_words(errno: Errno) -> String {
+    format!("{} ({errno:?})", errno.desc())
 }
 
 /// A failed system call: which step, and the errno when the kernel gave one.
@@ -268,6 +474,26 @@ impl Error {
         self
     }
 
+    /// A failed system call `what` (`sched_setattr(SCHED_FIFO 10)`) of
+    /// `step`: the message is `<what>: <strerror> (<ERRNO>): <cause>`, the
+    /// hint the cause's ([`Step::cause`]), and the step and errno are kept.
+    pub fn from_syscall(code: ErrorCode, what: &str, step: Step, e: &std::io::Error) -> Self {
+        let (text, hint) = match e.raw_os_error().map(Errno::from_raw) {
+            Some(errno) => {
+                let cause = step.cause(errno);
+                (
+                    format!("{what}: {}: {}", errno_words(errno), cause.words),
+                    cause.hint.to_string(),
+                )
+            }
+            None => (
+                format!("{what}: {e}"),
+                "see the system call's manual page".to_string(),
+            ),
+        };
+        Error::new(code, text).hint(hint).syscall(step, e)
+    }
+
     /// The errno of a failed system call, if this is one.
     pub fn errno(&self) -> Option<Errno> {
         self.syscall.and_then(|s| s.errno)
@@ -314,6 +540,43 @@ mod tests {
         assert_eq!(e.errno(), Some(Errno::EPERM));
         assert_eq!(e.syscall.map(|s| s.step), Some(Step::SchedSetattr));
         assert_eq!(Error::new(ErrorCode::Io, "x").errno(), None);
+    }
+
+    /// Every errno the manual pages document for a step has its own cause
+    /// (not the generic one), with a hint; an undocumented one is generic.
+    #[test]
+    fn every_documented_errno_has_a_cause_and_hint() {
+        let generic = Step::SchedSetattr.cause(Errno::EXDEV);
+        assert_eq!(generic.words, "an error this system call does not document");
+        for step in [
+            Step::SetMempolicy,
+            Step::SetPriority,
+            Step::SchedGetattr,
+            Step::SchedSetattr,
+            Step::SchedSetaffinity,
+            Step::SchedGetaffinity,
+            Step::Exec,
+        ] {
+            for &e in step.documented() {
+                let c = step.cause(e);
+                assert_ne!(c, generic, "{} {e:?}", step.name());
+                assert!(!c.hint.is_empty(), "{} {e:?}", step.name());
+            }
+        }
+        // The causes that name what the kernel checks.
+        assert!(
+            Step::SchedSetattr
+                .cause(Errno::EBUSY)
+                .words
+                .contains("admission control")
+        );
+        assert!(
+            Step::SetPriority
+                .cause(Errno::EACCES)
+                .words
+                .contains("RLIMIT_NICE")
+        );
+        assert_eq!(errno_words(Errno::EBUSY), "Device or resource busy (EBUSY)");
     }
 
     #[test]

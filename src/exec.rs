@@ -161,16 +161,20 @@ pub fn exec(path: &Path, args: &[OsString]) -> Error {
     } else {
         Exit::CannotExec
     };
+    let cause = crate::error::Step::Exec.cause(err);
     Error::new(
         ErrorCode::ExecFailed,
-        format!("{cmd}: execv {}: {}", path.display(), err.desc()),
+        format!(
+            "{cmd}: execv {}: {}: {}",
+            path.display(),
+            crate::error::errno_words(err),
+            cause.words
+        ),
     )
     .exit(exit)
-    .hint(match err {
-        nix::errno::Errno::ENOENT => "its interpreter (#! line) or a library it needs is missing",
-        nix::errno::Errno::EACCES => {
-            "the file or a directory on its path is not executable, or it lies on a noexec mount"
-        }
-        _ => "see execve(2) for this error",
-    })
+    .hint(cause.hint)
+    .syscall(
+        crate::error::Step::Exec,
+        &std::io::Error::from_raw_os_error(err as i32),
+    )
 }

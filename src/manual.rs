@@ -153,7 +153,8 @@ and
 (Linux 6.9+; weights in /sys/kernel/mm/mempolicy/weighted_interleave),
 .BR local .
 Nodes that do not exist, have no memory (the hint names the nearest node with
-memory by distance) or lie outside Mems_allowed are refused.
+memory by distance) or lie outside Mems_allowed are refused, and so is a mode
+the running kernel (/proc/sys/kernel/osrelease) does not have.
 .SH SCHEDULING
 Set with
 .BR sched_setattr (2);
@@ -162,8 +163,30 @@ priorities 1\-99; 99 draws a warning, since it equals the kernel's own per-CPU
 threads. SCHED_DEADLINE needs CAP_SYS_NICE and an affinity that covers its
 whole root domain, so
 .B \-\-deadline
-with a narrower placement is refused: create an exclusive cpuset partition
+with a narrower placement (or, without one, a narrower inherited affinity) is
+refused: create an exclusive cpuset partition
 (cgroup v2 cpuset.cpus.partition=root) and run inside it.
+.PP
+Every refusal of
+.BR sched_setattr (2)
+and
+.BR setpriority (2)
+that follows from readable state is made by the plan, so that \-\-dry\-run
+and \-\-check give the launch's verdict: SCHED_DEADLINE parameters as the
+kernel's __checkparam_dl() checks them (runtime at least 1024 ns, runtime <=
+deadline <= period, the period within
+kernel.sched_deadline_period_min_us..max_us, which Linux 5.9 introduced;
+earlier kernels have no bound), no deadline bandwidth
+(kernel.sched_rt_runtime_us = 0), a request larger than its whole root domain
+admits (sched_rt_runtime_us / sched_rt_period_us per CPU), RLIMIT_RTPRIO
+(a task that keeps its real-time policy may always lower its priority),
+RLIMIT_NICE (a lower nice value, leaving SCHED_IDLE), CAP_SYS_NICE, RT group
+scheduling (cgroup v1 cpu.rt_runtime_us = 0). The bandwidth other
+SCHED_DEADLINE tasks already reserve is not readable: the plan then says that
+admission cannot be predicted, and a refusal at launch (EBUSY) is explained
+with the numbers pinrun can read. With kernel.sched_rt_runtime_us = \-1 the
+kernel checks neither the root domain nor the bandwidth, and neither does
+pinrun.
 .SH CHECKS
 Before exec, pinrun checks what will still disturb the chosen CPUs. Each
 finding has a stable code, a severity, the CPUs (nodes, IRQs) concerned, a
@@ -237,6 +260,11 @@ the command was found but cannot be executed.
 .TP
 .B 127
 the command was not found.
+.PP
+\-\-dry\-run and \-\-check look the command up as the launch does (126 and
+127 with the launch's message; \-\-json names the file in "exec"). With
+\-\-sysroot it is not looked up ("exec": null): a dump holds no programs, and
+this host's PATH is not the dumped machine's.
 .PP
 Output into a pipe whose reader has gone (pinrun --show | head -1) ends
 pinrun by SIGPIPE, without a message, as it ends other tools (when the caller

@@ -78,6 +78,20 @@ impl Policy {
         }
     }
 
+    /// The kernel's name of policy number `n` (`SCHED_DEADLINE` for 6), or
+    /// `None` for a number sched(7) does not define.
+    pub fn kernel_name_of(n: u32) -> Option<&'static str> {
+        Some(match n {
+            Self::SCHED_OTHER => "SCHED_OTHER",
+            Self::SCHED_FIFO => "SCHED_FIFO",
+            Self::SCHED_RR => "SCHED_RR",
+            Self::SCHED_BATCH => "SCHED_BATCH",
+            Self::SCHED_IDLE => "SCHED_IDLE",
+            Self::SCHED_DEADLINE => "SCHED_DEADLINE",
+            _ => return None,
+        })
+    }
+
     /// Whether it is a real-time policy with a static priority
     /// (`SCHED_FIFO`, `SCHED_RR`).
     pub fn is_rt(self) -> bool {
@@ -147,9 +161,11 @@ mod tests {
                 (kernel, short, number, rt)
             );
             assert_eq!(Policy::is_rt_number(i64::from(p.number())), rt);
+            assert_eq!(Policy::kernel_name_of(p.number()), Some(kernel));
             assert_eq!(p.ignores_nice(), rt || p.is_deadline());
         }
         assert_eq!(Policy::Rr(98).rt_priority(), Some(98));
         assert_eq!(dl.rt_priority(), None);
+        assert_eq!(Policy::kernel_name_of(4), None);
     }
 }

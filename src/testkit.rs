@@ -183,6 +183,34 @@ impl Machine {
         self
     }
 
+    /// `kernel.sched_rt_runtime_us` and `sched_rt_period_us` (µs; runtime
+    /// -1: no throttling, no deadline admission control).
+    pub fn rt_sysctls(mut self, runtime_us: i64, period_us: i64) -> Self {
+        self.sys.process.rt_runtime_us = Some(runtime_us);
+        self.sys.process.rt_period_us = Some(period_us);
+        self
+    }
+
+    /// `kernel.sched_deadline_period_{min,max}_us`.
+    pub fn dl_period_bounds(mut self, min_us: u64, max_us: u64) -> Self {
+        self.sys.process.dl_period_min_us = Some(min_us);
+        self.sys.process.dl_period_max_us = Some(max_us);
+        self
+    }
+
+    /// The current nice value and the soft `RLIMIT_NICE`.
+    pub fn nice(mut self, current: i32, limit: u64) -> Self {
+        self.sys.process.nice = Some(current);
+        self.sys.process.nice_limit = Some(limit);
+        self
+    }
+
+    /// The kernel release (`/proc/sys/kernel/osrelease`).
+    pub fn kernel(mut self, release: &str) -> Self {
+        self.sys.process.kernel_release = Some(release.to_string());
+        self
+    }
+
     /// The machine.
     pub fn build(self) -> SystemState {
         self.sys

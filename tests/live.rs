@@ -4,7 +4,7 @@
 //! /proc/self/numa_maps. Nothing on the host is changed.
 
 mod common;
-use common::{assert_status, at, is_root, pinrun, stat_field};
+use common::{Outcome, assert_status, at, is_root, pinrun, stat_field};
 use predicates::prelude::*;
 use std::os::unix::ffi::OsStrExt;
 
@@ -157,6 +157,7 @@ fn deadline_read_back() {
         common::skip("needs root");
         return;
     }
+    let _bw = deadline_lock();
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("pinrun"))
         .args([
             "--deadline",
@@ -417,6 +418,7 @@ fn nice_applies_under_realtime_policies() {
 /// the inherited affinity is narrower (the affinity is set first).
 #[test]
 fn deadline_with_full_placement_under_narrow_inherited_affinity() {
+    let _bw = deadline_lock();
     let set = online();
     if !is_root() || set.len() < 2 {
         common::skip("needs root and 2 CPUs");
@@ -759,5 +761,399 @@ fn path_lookup_errors_are_126() {
             err.contains(why) && err.contains("\nhint: "),
             "{path:?}: {err}"
         );
+    }
+}
+
+/// Serializes the tests that reserve SCHED_DEADLINE bandwidth on this
+/// machine: the admission test fills the root domain on purpose, and any
+/// deadline launch running meanwhile would get EBUSY.
+static DEADLINE_BANDWIDTH: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn deadline_lock() -> std::sync::MutexGuard<'static, ()> {
+    DEADLINE_BANDWIDTH
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Kills and reaps the children it holds when dropped, also when the test
+/// fails.
+struct Reap(Vec<std::process::Child>);
+
+impl Drop for Reap {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// SCHED_DEADLINE admission control (EBUSY), as the issue reproduces it:
+/// two `chrt -d` tasks reserve 85% of a CPU each; a 20% request then
+/// exceeds what the root domain admits (95% of each CPU at the default
+/// sysctls, less the deadline servers'). The error names SCHED_DEADLINE and
+/// admission control, shows the request's utilisation, the per-CPU limit
+/// read from the sysctls and the root domain, and gives the fix.
+#[test]
+fn deadline_admission_refusal_is_explained() {
+    if !is_root() {
+        common::skip("needs root");
+        return;
+    }
+    let online = online();
+    let rt_runtime: i64 = std::fs::read_to_string("/proc/sys/kernel/sched_rt_runtime_us")
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let rt_period: i64 = std::fs::read_to_string("/proc/sys/kernel/sched_rt_period_us")
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    if rt_runtime < 0 {
+        common::skip("admission control is off (sched_rt_runtime_us = -1)");
+        return;
+    }
+    let _bw = deadline_lock();
+    // Fill the root domain with 85% reservations until one more is refused
+    // by chrt itself (the peer tool), leaving less than 20%.
+    let mut hogs = Reap(Vec::new());
+    let per_cpu = rt_runtime as f64 / rt_period as f64;
+    let n = ((per_cpu * online.len() as f64 - 0.2) / 0.85).ceil() as usize;
+    for _ in 0..n.max(1) {
+        let c = std::process::Command::new("chrt")
+            .args([
+                "-d",
+                "--sched-runtime",
+                "85000000",
+                "--sched-deadline",
+                "100000000",
+            ])
+            .args(["--sched-period", "100000000", "0", "sleep", "15"])
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("chrt");
+        hogs.0.push(c);
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let out = pinrun()
+        .args([
+            "--quiet",
+            "--deadline",
+            "--sched-runtime",
+            "20ms",
+            "--sched-period",
+            "100ms",
+        ])
+        .args(["--reset-on-fork", "--", "true"])
+        .output()
+        .unwrap();
+    drop(hogs);
+    assert_status(&out, 125);
+    let err = String::from_utf8_lossy(&out.stderr);
+    let pct = format!("{:.1}%", per_cpu * 100.0);
+    for want in [
+        "sched_setattr(SCHED_DEADLINE runtime 20ms deadline 100ms period 100ms, reset-on-fork)",
+        "(EBUSY)",
+        "admission control",
+        "the request is 20.0% of a CPU",
+        &format!("CPU{} {online}", if online.len() == 1 { "" } else { "s" }),
+        &format!("{} × {pct}", online.len()),
+        "hint: ask for less runtime or a longer period",
+    ] {
+        assert!(err.contains(want), "{want:?} not in {err}");
+    }
+    assert!(!err.contains("policy 6"), "{err}");
+}
+
+/// One request of the differential test: its options (without mode and
+/// command), and whether it uses SCHED_DEADLINE (run one at a time).
+fn differential_requests(online: &pinrun::cpuset::CpuSet) -> Vec<Vec<String>> {
+    let first = online.first().unwrap().to_string();
+    let last = online.last().unwrap().to_string();
+    let all = online.to_list();
+    let s = |v: &[&str]| v.iter().map(|a| a.to_string()).collect::<Vec<_>>();
+    let placements: Vec<Vec<String>> = vec![
+        vec![],
+        s(&["--cpus", &first]),
+        s(&["--cpus", &last]),
+        s(&["--cpus", &all]),
+        s(&["--cpus", "4095"]),
+        s(&["--cpus", &(online.last().unwrap() + 1).to_string()]),
+        s(&["--node", "0"]),
+        s(&["--node", "1"]),
+        s(&["--cores", "1"]),
+    ];
+    let memory: Vec<Vec<String>> = vec![
+        vec![],
+        s(&["--membind=0"]),
+        s(&["--membind=1"]),
+        s(&["--preferred=0"]),
+        s(&["--preferred-many=0"]),
+        s(&["--interleave=all"]),
+        s(&["--weighted-interleave=0"]),
+        s(&["--localalloc"]),
+    ];
+    let dl = |rt: &str, d: Option<&str>, p: Option<&str>, rof: bool| {
+        let mut v = s(&["--deadline", "--sched-runtime", rt]);
+        if let Some(d) = d {
+            v.extend(s(&["--sched-deadline", d]));
+        }
+        if let Some(p) = p {
+            v.extend(s(&["--sched-period", p]));
+        }
+        if rof {
+            v.push("--reset-on-fork".into());
+        }
+        v
+    };
+    let sched: Vec<Vec<String>> = vec![
+        vec![],
+        s(&["--fifo", "0"]),
+        s(&["--fifo", "1"]),
+        s(&["--fifo", "99"]),
+        s(&["--fifo", "100"]),
+        s(&["--rr", "1"]),
+        s(&["--rr", "99"]),
+        s(&["--rr", "100"]),
+        s(&["--other"]),
+        s(&["--batch"]),
+        s(&["--idle"]),
+        s(&["--nice", "-20"]),
+        s(&["--nice", "-1"]),
+        s(&["--nice", "0"]),
+        s(&["--nice", "19"]),
+        s(&["--nice", "20"]),
+        s(&["--fifo", "10", "--nice", "5"]),
+        s(&["--batch", "--nice", "-5", "--reset-on-fork"]),
+        s(&["--other", "--reset-on-fork"]),
+        s(&["--reset-on-fork"]),
+        dl("1024ns", None, Some("100us"), true),
+        dl("1023ns", None, Some("100us"), true),
+        dl("1024ns", None, Some("99999ns"), true),
+        dl("1024ns", None, Some("99us"), true),
+        dl("1ms", None, Some("4194304us"), true),
+        dl("1ms", None, Some("4194305us"), true),
+        dl("10ms", None, Some("5s"), true),
+        dl("20us", None, Some("50us"), true),
+        dl("2ms", Some("1ms"), Some("10ms"), true),
+        dl("1ms", Some("20ms"), Some("10ms"), true),
+        dl("1ms", Some("5ms"), Some("10ms"), false),
+        dl("1ms", Some("10ms"), None, true),
+        dl("10ms", None, Some("10ms"), true),
+    ];
+    let mut out = Vec::new();
+    // Every scheduling request on every placement (SCHED_DEADLINE's on the
+    // placements that differ for it: none, one CPU, the whole root domain,
+    // a CPU that does not exist); every memory policy on every placement;
+    // and every memory policy with a few scheduling policies.
+    for (i, p) in placements.iter().enumerate() {
+        for sc in &sched {
+            let is_dl = sc.iter().any(|a| a == "--deadline");
+            if !is_dl || [0, 1, 3, 4].contains(&i) {
+                out.push([p.clone(), sc.clone()].concat());
+            }
+        }
+        for m in &memory[1..] {
+            out.push([p.clone(), m.clone()].concat());
+        }
+    }
+    for m in &memory[1..] {
+        for sc in [
+            &sched[2], &sched[9], &sched[10], &sched[12], &sched[17], &sched[20],
+        ] {
+            out.push([m.clone(), sc.clone()].concat());
+        }
+    }
+    out
+}
+
+/// pinrun run as `user` (`setpriv --reuid --regid --clear-groups`, which
+/// drops every capability), or as this user (`None`), in `/`.
+fn as_user(user: Option<u32>) -> std::process::Command {
+    let bin = assert_cmd::cargo::cargo_bin("pinrun");
+    let mut c = match user {
+        Some(uid) => {
+            let mut c = std::process::Command::new("setpriv");
+            c.arg(format!("--reuid={uid}"))
+                .arg(format!("--regid={uid}"))
+                .args(["--clear-groups", "--"])
+                .arg(&bin);
+            c
+        }
+        None => std::process::Command::new(&bin),
+    };
+    c.current_dir("/");
+    c
+}
+
+/// The launch of `args` as `user` (None: this user), read back.
+fn launched(user: Option<u32>, args: &[String]) -> Outcome {
+    let out = as_user(user)
+        .args(args)
+        .args(["--", "sh", "-c", common::READ_BACK])
+        .output()
+        .expect("run pinrun");
+    common::launch_outcome(
+        out.status.code().unwrap_or(-1),
+        &String::from_utf8_lossy(&out.stdout),
+        &String::from_utf8_lossy(&out.stderr),
+    )
+}
+
+/// What `--dry-run --json` predicts for `args` as `user`: the refusal, or
+/// the values the launch applies (unchanged ones are this process's own,
+/// which the launch inherits).
+fn predicted(user: Option<u32>, args: &[String], own: &Outcome) -> Outcome {
+    let out = as_user(user)
+        .args(["--dry-run", "--json"])
+        .args(args)
+        .args(["--", "sh", "-c", common::READ_BACK])
+        .output()
+        .expect("run pinrun");
+    common::dry_run_outcome(
+        out.status.code().unwrap_or(-1),
+        &String::from_utf8_lossy(&out.stdout),
+        own,
+    )
+}
+
+/// The differential test of issue 14: a few hundred generated requests
+/// (placements with invalid CPUs and nodes, every memory policy, every
+/// scheduling policy with its parameter edges), each run once with
+/// `--dry-run --json` and once for real, as root and as `nobody`: the
+/// verdict (exit status), the error code and the applied values
+/// (Cpus_allowed_list, policy, priority, nice, mempolicy) must be equal.
+/// SCHED_DEADLINE requests run one at a time (admission control is
+/// machine-wide); the others in parallel.
+#[test]
+fn differential_dry_run_predicts_the_launch() {
+    let online = online();
+    let requests = differential_requests(&online);
+    let mut users = vec![None];
+    if is_root() {
+        users.push(Some(65534));
+    } else {
+        common::skip("the root and nobody halves need root; running as this user only");
+    }
+    // This process's own values: what an unchanged setting inherits.
+    let own = launched(None, &[]);
+    let mut cases: Vec<(Option<u32>, Vec<String>)> = Vec::new();
+    for u in &users {
+        for r in &requests {
+            cases.push((*u, r.clone()));
+        }
+    }
+    let (dl, other): (Vec<_>, Vec<_>) = cases
+        .into_iter()
+        .partition(|(_, r)| r.iter().any(|a| a == "--deadline"));
+    let disagreements = std::sync::Mutex::new(Vec::new());
+    let check = |(user, args): &(Option<u32>, Vec<String>)| {
+        let own = if user.is_some() {
+            launched(*user, &[])
+        } else {
+            own.clone()
+        };
+        let want = predicted(*user, args, &own);
+        let got = launched(*user, args);
+        if want != got {
+            disagreements.lock().unwrap().push(format!(
+                "{user:?} {args:?}:\n  dry run: {want:?}\n  launch:  {got:?}"
+            ));
+        }
+    };
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(c) = other.get(i) else { break };
+                    check(c);
+                }
+            });
+        }
+        s.spawn(|| {
+            let _bw = deadline_lock();
+            for c in &dl {
+                check(c);
+            }
+        });
+    });
+    let d = disagreements.into_inner().unwrap();
+    eprintln!(
+        "differential: {} requests ({} users), {} disagreements",
+        dl.len() + other.len(),
+        users.len(),
+        d.len()
+    );
+    assert!(d.is_empty(), "{}", d.join("\n"));
+}
+
+/// An unprivileged process started by root under a policy (chrt, then
+/// setpriv to `nobody`, RLIMIT_RTPRIO and RLIMIT_NICE 0): SCHED_FIFO 50 may
+/// lower its priority and may not raise it; SCHED_IDLE may not be left
+/// (user_check_sched_setscheduler()). The dry run says what the launch
+/// does, each way.
+#[test]
+fn unprivileged_task_under_an_inherited_policy() {
+    if !is_root() {
+        common::skip("needs root");
+        return;
+    }
+    let run = |chrt: &[&str], extra: &[&str], args: &[&str]| {
+        let out = std::process::Command::new("chrt")
+            .args(chrt)
+            .args([
+                "setpriv",
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                "--",
+            ])
+            .arg(assert_cmd::cargo::cargo_bin("pinrun"))
+            .current_dir("/")
+            .args(extra)
+            .args(args)
+            .args(["--", "sh", "-c", common::READ_BACK])
+            .output()
+            .expect("chrt");
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    for (chrt, policy, cases) in [
+        (
+            &["-f", "50"][..],
+            1,
+            &[
+                (&["--fifo", "10"][..], false),
+                (&["--fifo", "60"], true),
+                (&["--rr", "10"], true),
+            ][..],
+        ),
+        (
+            &["-i", "0"],
+            5,
+            &[(&["--other"][..], true), (&["--idle"], false)],
+        ),
+    ] {
+        let (c, o, e) = run(chrt, &[], &[]);
+        let own = common::launch_outcome(c, &o, &e);
+        assert!(
+            matches!(own, Outcome::Ran { policy: p, .. } if p == policy),
+            "{own:?}"
+        );
+        for (args, refused) in cases {
+            let (c, o, _) = run(chrt, &["--dry-run", "--json"], args);
+            let want = common::dry_run_outcome(c, &o, &own);
+            let (c, o, e) = run(chrt, &[], args);
+            let got = common::launch_outcome(c, &o, &e);
+            assert_eq!(want, got, "{chrt:?} {args:?}");
+            assert_eq!(matches!(got, Outcome::Refused { .. }), *refused, "{got:?}");
+        }
     }
 }

@@ -854,3 +854,42 @@ fn vm_weighted_interleave_on_6_12() {
     assert_eq!(policy, "weighted interleave:1");
     assert_eq!(pages.keys().copied().collect::<Vec<_>>(), [1]);
 }
+
+/// Scenario 8 (issue 14): every request of vm/scenarios/differential.sh,
+/// as root and as uid 1000, run with `--dry-run --json` and for real on a
+/// kernel with two root domains (isolcpus=2,3): the verdict, the message
+/// and the values the launched shell reads back from its own /proc/self
+/// (Cpus_allowed_list, policy, priority, nice, mempolicy) are equal.
+#[test]
+#[ignore = "boots QEMU: run by .ci/run with --ignored (README: VM tests)"]
+fn vm_differential_dry_run_predicts_the_launch() {
+    let g = boot("differential");
+    let mut n = 0;
+    let mut disagreements = Vec::new();
+    for user in ["root", "test"] {
+        let own = g.block(&format!("own-{user}"));
+        let own = common::launch_outcome(own.rc, &own.out, &own.err);
+        for i in 1.. {
+            let Some(args) = g.blocks.get(&format!("{i}-args")) else {
+                break;
+            };
+            let dry = g.block(&format!("{i}-{user}-dry"));
+            let run = g.block(&format!("{i}-{user}-run"));
+            let want = common::dry_run_outcome(dry.rc, &dry.out, &own);
+            let got = common::launch_outcome(run.rc, &run.out, &run.err);
+            n += 1;
+            if want != got {
+                disagreements.push(format!(
+                    "{user} {}  dry run: {want:?}\n  launch:  {got:?}",
+                    args.out
+                ));
+            }
+        }
+    }
+    eprintln!(
+        "vm differential: {n} requests, {} disagreements",
+        disagreements.len()
+    );
+    assert!(n >= 100, "{n} requests");
+    assert!(disagreements.is_empty(), "{}", disagreements.join("\n"));
+}

@@ -66,9 +66,14 @@ fn generate(what: Generate) -> ExitCode {
 /// command is exec'd.
 fn run(req: Request) -> Result<Exit, Error> {
     // The command is looked up first: a typo is reported before anything
-    // is read.
+    // is read. `--dry-run` and `--check` look it up as the launch does
+    // (same exit 126/127 and message), except below `--sysroot`: the dump
+    // holds no programs, and this host's PATH is not the dumped machine's.
     let command = match req.mode {
         Mode::Run => Some(exec::resolve(&req.command[0])?),
+        Mode::DryRun | Mode::Check if req.sysroot.is_none() && !req.command.is_empty() => {
+            Some(exec::resolve(&req.command[0])?)
+        }
         _ => None,
     };
     // Held to the end of the run: an unpacked archive is removed on drop.
@@ -80,7 +85,7 @@ fn run(req: Request) -> Result<Exit, Error> {
     }
     match req.mode {
         Mode::Show => show(&root, &sys, &req),
-        Mode::DryRun => dry_run(&req, &plan_and_check(&root, sys, &req)?),
+        Mode::DryRun => dry_run(&req, &plan_and_check(&root, sys, &req)?, command.as_deref()),
         Mode::Check => check(&req, &plan_and_check(&root, sys, &req)?),
         Mode::Emit => emit(&req, &plan_and_check(&root, sys, &req)?),
         Mode::Run => launch(&root, &req, plan_and_check(&root, sys, &req)?, command),
@@ -139,15 +144,15 @@ fn plan_and_check(root: &Root, mut sys: SystemState, req: &Request) -> Result<Pl
     })
 }
 
-/// `--dry-run`: the plan and its findings.
-fn dry_run(req: &Request, p: &Planned) -> Result<Exit, Error> {
+/// `--dry-run`: the plan and its findings; `exec`, the resolved command.
+fn dry_run(req: &Request, p: &Planned, exec: Option<&std::path::Path>) -> Result<Exit, Error> {
     if req.output.json {
         print_out(&format!(
             "{}\n",
-            report::plan_json(req, &p.plan, &p.findings)
+            report::plan_json(req, &p.plan, &p.findings, exec)
         ))?;
     } else {
-        print_out(&report::plan_text(req, &p.plan, &p.findings))?;
+        print_out(&report::plan_text(req, &p.plan, &p.findings, exec))?;
     }
     Ok(Exit::Success)
 }
@@ -202,7 +207,12 @@ fn launch(
         .collect();
     if out.verbose {
         // The plan with every finding (info included), once.
-        to_stderr(&report::plan_text(req, &p.plan, &p.findings));
+        to_stderr(&report::plan_text(
+            req,
+            &p.plan,
+            &p.findings,
+            command.as_deref(),
+        ));
     } else if !out.quiet {
         let text: String = warnings
             .iter()
@@ -227,7 +237,17 @@ fn launch(
             to_stderr(&format!("pinrun: claimed in {}\n", record.display()));
         }
     }
-    apply::apply(&p.plan, &p.sys.possible).map_err(|e| {
+    apply::apply(&p.plan, &p.sys.possible).map_err(|mut e| {
+        // SCHED_DEADLINE admission control: the numbers that can be read.
+        if e.errno() == Some(nix::errno::Errno::EBUSY)
+            && let Some(bw) = p.plan.sched.policy.and_then(|pol| {
+                let aff = p.plan.cpus.as_ref().or(p.sys.process.cpus_allowed.as_ref());
+                crate::plan::sched::dl_bandwidth(&p.sys, pol, aff)
+            })
+        {
+            e.message = format!("{}; {}", e.message, bw.words());
+            return e;
+        }
         if e.code != ErrorCode::SchedFailed || e.errno() != Some(nix::errno::Errno::EPERM) {
             return e;
         }

@@ -28,7 +28,8 @@ pub fn for_request(req: &Request) -> Scope {
     Scope {
         topology,
         memory: req.memory.is_some(),
-        rt: req.sched.policy.is_some_and(Policy::is_rt),
+        rt: req.sched.policy.is_some(),
+        nice: req.sched.nice.is_some(),
         sched: req.sched.is_requested(),
         irqs: req.uses_findings() && (req.latency_critical() || req.shows_info()),
         info: req.shows_info(),

@@ -23,22 +23,6 @@ const MPOL_WEIGHTED_INTERLEAVE: i32 = 6;
 
 const SCHED_FLAG_RESET_ON_FORK: u64 = 0x01;
 
-fn errno_name(e: &io::Error) -> String {
-    let name = match e.raw_os_error() {
-        Some(libc::EPERM) => "EPERM",
-        Some(libc::EINVAL) => "EINVAL",
-        Some(libc::EBUSY) => "EBUSY",
-        Some(libc::ENOSYS) => "ENOSYS",
-        Some(libc::EFAULT) => "EFAULT",
-        Some(libc::ESRCH) => "ESRCH",
-        _ => return e.to_string(),
-    };
-    format!(
-        "{} ({name})",
-        e.to_string().split(" (os error").next().unwrap_or("")
-    )
-}
-
 fn mempolicy_mode(mode: MemMode) -> i32 {
     match mode {
         MemMode::Bind => MPOL_BIND,
@@ -67,16 +51,12 @@ fn apply_memory(mode: MemMode, nodes: &CpuSet) -> Result<()> {
         ffi::set_mempolicy(mempolicy_mode(mode), Some(&mask), maxnode)
     };
     res.map_err(|e| {
-        let err = Error::new(
+        let err = Error::from_syscall(
             ErrorCode::MempolicyFailed,
-            format!(
-                "set_mempolicy({}, nodes {}): {}",
-                mode.name(),
-                nodes,
-                errno_name(&e)
-            ),
-        )
-        .syscall(Step::SetMempolicy, &e);
+            &format!("set_mempolicy({}, nodes {})", mode.name(), nodes),
+            Step::SetMempolicy,
+            &e,
+        );
         match (mode, e.raw_os_error()) {
             (MemMode::WeightedInterleave, Some(libc::EINVAL)) => {
                 err.hint("weighted interleave needs Linux 6.9 or later")
@@ -122,35 +102,38 @@ pub fn sched_attr(current: ffi::SchedAttr, req: &SchedRequest) -> ffi::SchedAttr
     a
 }
 
+/// `sched_attr` in words, the policy named as the kernel names it:
+/// `SCHED_DEADLINE runtime 20ms deadline 100ms period 100ms, reset-on-fork`.
+pub fn attr_words(a: &ffi::SchedAttr) -> String {
+    use crate::plan::sched::ns_words;
+    let name = Policy::kernel_name_of(a.sched_policy)
+        .map_or_else(|| format!("policy {}", a.sched_policy), str::to_string);
+    let mut s = match a.sched_policy {
+        Policy::SCHED_FIFO | Policy::SCHED_RR => format!("{name} priority {}", a.sched_priority),
+        Policy::SCHED_DEADLINE => format!(
+            "{name} runtime {} deadline {} period {}",
+            ns_words(a.sched_runtime),
+            ns_words(a.sched_deadline),
+            ns_words(a.sched_period)
+        ),
+        _ => format!("{name} nice {}", a.sched_nice),
+    };
+    if a.sched_flags & SCHED_FLAG_RESET_ON_FORK != 0 {
+        s.push_str(", reset-on-fork");
+    }
+    s
+}
+
 fn apply_sched(req: &SchedRequest) -> Result<()> {
-    // `deadline`: the attributes set are SCHED_DEADLINE's (EINVAL then
-    // usually means a period outside the sysctl bounds).
-    let fail = |step: Step, what: &str, e: io::Error, deadline: bool| {
-        let err = Error::new(
-            ErrorCode::SchedFailed,
-            format!("{what}: {}", errno_name(&e)),
-        )
-        .syscall(step, &e);
-        if e.raw_os_error() == Some(libc::EINVAL) && step == Step::SchedSetattr && deadline {
-            err.hint("SCHED_DEADLINE periods must lie within kernel.sched_deadline_period_min_us..max_us (100us to about 4.19s by default)")
-        } else if e.raw_os_error() == Some(libc::EPERM) {
-            err.hint("real-time and deadline policies and lower nice values need CAP_SYS_NICE or RLIMIT_RTPRIO/RLIMIT_NICE (systemd LimitRTPRIO=, AmbientCapabilities=CAP_SYS_NICE); with RT group scheduling the cgroup also needs cpu.rt_runtime_us")
-        } else {
-            err
-        }
+    let fail = |step: Step, what: &str, e: io::Error| {
+        Error::from_syscall(ErrorCode::SchedFailed, what, step, &e)
     };
     if let Some(n) = req.nice {
-        ffi::set_nice(n).map_err(|e| {
-            fail(
-                Step::SetPriority,
-                &format!("setpriority(nice {n})"),
-                e,
-                false,
-            )
-        })?;
+        ffi::set_nice(n)
+            .map_err(|e| fail(Step::SetPriority, &format!("setpriority(nice {n})"), e))?;
     }
     let mut current =
-        ffi::sched_getattr().map_err(|e| fail(Step::SchedGetattr, "sched_getattr", e, false))?;
+        ffi::sched_getattr().map_err(|e| fail(Step::SchedGetattr, "sched_getattr", e))?;
     if let Some(n) = req.nice {
         current.sched_nice = n;
     }
@@ -158,12 +141,8 @@ fn apply_sched(req: &SchedRequest) -> Result<()> {
     ffi::sched_setattr(&attr).map_err(|e| {
         fail(
             Step::SchedSetattr,
-            &format!(
-                "sched_setattr(policy {}, priority {}, nice {})",
-                attr.sched_policy, attr.sched_priority, attr.sched_nice
-            ),
+            &format!("sched_setattr({})", attr_words(&attr)),
             e,
-            attr.sched_policy == Policy::SCHED_DEADLINE,
         )
     })
 }
@@ -185,25 +164,20 @@ fn apply_affinity(cpus: &CpuSet, possible: &CpuSet) -> Result<()> {
     let bytes =
         ((possible.last().unwrap_or(0).max(cpus.last().unwrap_or(0))) as usize / 64 + 1) * 8;
     ffi::sched_setaffinity(&cpus.to_kernel_bytes(bytes)).map_err(|e| {
-        let err = Error::new(
+        Error::from_syscall(
             ErrorCode::AffinityFailed,
-            format!("sched_setaffinity(CPUs {cpus}): {}", errno_name(&e)),
+            &format!("sched_setaffinity(CPUs {cpus})"),
+            Step::SchedSetaffinity,
+            &e,
         )
-        .syscall(Step::SchedSetaffinity, &e);
-        // sched_setaffinity(2): EINVAL when no chosen CPU is both online
-        // and in the caller's cpuset.
-        if e.raw_os_error() == Some(libc::EINVAL) {
-            err.hint("none of these CPUs is online and inside this process's cgroup cpuset (it may have changed since pinrun read it, or lie outside a cgroup namespace pinrun cannot see through); check /proc/self/status Cpus_allowed_list")
-        } else {
-            err
-        }
     })?;
     let got = get_affinity(possible).map_err(|e| {
-        Error::new(
+        Error::from_syscall(
             ErrorCode::AffinityFailed,
-            format!("sched_getaffinity: {}", errno_name(&e)),
+            "sched_getaffinity",
+            Step::SchedGetaffinity,
+            &e,
         )
-        .syscall(Step::SchedGetaffinity, &e)
     })?;
     if &got != cpus {
         return Err(Error::new(

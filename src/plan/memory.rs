@@ -142,6 +142,29 @@ pub(super) fn plan_memory(
             });
         }
     };
+    // set_mempolicy(2) answers EINVAL for a mode the kernel lacks
+    // (mm/mempolicy.c: `mode >= MPOL_MAX`).
+    let since = match mode {
+        MemMode::PreferredMany => Some((5, 15)),
+        MemMode::WeightedInterleave => Some((6, 9)),
+        _ => None,
+    };
+    if let Some((major, minor)) = since
+        && super::kernel_at_least(sys, major, minor) == Some(false)
+    {
+        return Err(Error::new(
+            ErrorCode::MempolicyUnsupported,
+            format!(
+                "{option}: this kernel ({}) has no {} memory policy (Linux {major}.{minor} or later); set_mempolicy would answer EINVAL",
+                sys.process.kernel_release.as_deref().unwrap_or("?"),
+                mode.name()
+            ),
+        )
+        .hint(match mode {
+            MemMode::WeightedInterleave => "use --interleave, or run on Linux 6.9 or later",
+            _ => "use --preferred NODE, or run on Linux 5.15 or later",
+        }));
+    }
     validate_mem_nodes(sys, option, &nodes)?;
     Ok(MemPlan { mode, nodes })
 }

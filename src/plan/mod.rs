@@ -54,6 +54,19 @@ pub struct Plan {
     pub reasons: Vec<String>,
 }
 
+/// Whether the kernel (`/proc/sys/kernel/osrelease`, `6.8.0-45-generic`) is
+/// at least `major.minor`; `None` when the release is unknown or unparsable.
+pub fn kernel_at_least(sys: &SystemState, major: u32, minor: u32) -> Option<bool> {
+    let mut it = sys
+        .process
+        .kernel_release
+        .as_deref()?
+        .split(|c: char| !c.is_ascii_digit())
+        .map(|n| n.parse::<u32>().ok());
+    let (ma, mi) = (it.next()??, it.next()??);
+    Some((ma, mi) >= (major, minor))
+}
+
 /// Resolves `req` on `sys`. Errors are refusals (exit 125), each naming the
 /// object and the fix.
 pub fn plan(sys: &SystemState, req: &Request) -> Result<Plan> {
@@ -87,13 +100,13 @@ pub fn plan_claimed(sys: &SystemState, req: &Request, claims: &Claims) -> Result
         .as_ref()
         .map(|m| memory::plan_memory(sys, m, placed.as_ref().map(|_| &nodes)))
         .transpose()?;
-    sched::plan_sched(
+    let sched_notes = sched::plan_sched(
         sys,
         &req.sched,
         placed.as_ref().map(|p| &p.cpus),
         req.mode != crate::request::Mode::Emit,
     )?;
-    let (cpus, cores, reasons) = match placed {
+    let (cpus, cores, mut reasons) = match placed {
         Some(p) => (Some(p.cpus), p.cores, p.reasons),
         None => (
             None,
@@ -101,6 +114,7 @@ pub fn plan_claimed(sys: &SystemState, req: &Request, claims: &Claims) -> Result
             vec!["no placement requested: CPU affinity unchanged".to_string()],
         ),
     };
+    reasons.extend(sched_notes);
     Ok(Plan {
         cpus,
         cores,
@@ -126,6 +140,26 @@ mod tests {
 
     fn refusal(sys: &SystemState, args: &[&str]) -> ErrorCode {
         plan(sys, &request(args)).expect_err("a refusal").code
+    }
+
+    /// set_mempolicy(2)'s modes by kernel: MPOL_PREFERRED_MANY since 5.15,
+    /// MPOL_WEIGHTED_INTERLEAVE since 6.9 (EINVAL before); unknown: allowed.
+    #[test]
+    fn memory_modes_the_kernel_lacks_are_refused() {
+        let on = |r: &str| machine().kernel(r).build();
+        let wi = ["--dry-run", "--weighted-interleave", "all"];
+        let pm = ["--dry-run", "--preferred-many", "0-1"];
+        assert_eq!(
+            refusal(&on("6.1.0-28-amd64"), &wi),
+            ErrorCode::MempolicyUnsupported
+        );
+        assert!(plan(&on("6.9.0"), &request(&wi)).is_ok());
+        assert_eq!(
+            refusal(&on("5.14.21"), &pm),
+            ErrorCode::MempolicyUnsupported
+        );
+        assert!(plan(&on("5.15.0"), &request(&pm)).is_ok());
+        assert!(plan(&machine().build(), &request(&wi)).is_ok());
     }
 
     #[test]

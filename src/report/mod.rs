@@ -63,9 +63,17 @@ pub fn findings_json(findings: &[Finding]) -> Value {
     serde_json::to_value(findings).unwrap_or(Value::Null)
 }
 
-/// `--dry-run --json`: one object (ARCHITECTURE.md §6).
-pub fn plan_json(req: &Request, plan: &Plan, findings: &[Finding]) -> Value {
-    json!({
+/// `--dry-run --json`: one object (ARCHITECTURE.md §6). `exec`: the file
+/// the launch would execute (the command resolved as `execvp(3)` does), or
+/// `None` when it was not resolved (`--sysroot`); the key `"exec"` is
+/// present only when a command is given.
+pub fn plan_json(
+    req: &Request,
+    plan: &Plan,
+    findings: &[Finding],
+    exec: Option<&std::path::Path>,
+) -> Value {
+    let mut v = json!({
         "cpus": plan.cpus.as_ref().map(CpuSet::to_vec),
         "cpulist": plan.cpus.as_ref().map(CpuSet::to_list),
         "cores": plan.cores.iter().map(|c| json!({
@@ -87,7 +95,11 @@ pub fn plan_json(req: &Request, plan: &Plan, findings: &[Finding]) -> Value {
             crate::plan::claim_set(plan.cpus.as_ref().unwrap_or(&CpuSet::new()), &plan.cores).to_vec()
         }),
         "command": req.command.iter().map(|a| a.to_string_lossy()).collect::<Vec<_>>(),
-    })
+    });
+    if !req.command.is_empty() {
+        v["exec"] = json!(exec.map(|p| p.to_string_lossy()));
+    }
+    v
 }
 
 /// One finding as text lines (`warning: [code] message` + `hint:`).
@@ -100,7 +112,13 @@ pub fn finding_text(f: &Finding) -> String {
 }
 
 /// `--dry-run` as text.
-pub fn plan_text(req: &Request, plan: &Plan, findings: &[Finding]) -> String {
+/// `exec`: the resolved command, printed as `exec:` when given.
+pub fn plan_text(
+    req: &Request,
+    plan: &Plan,
+    findings: &[Finding],
+    exec: Option<&std::path::Path>,
+) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -151,6 +169,9 @@ pub fn plan_text(req: &Request, plan: &Plan, findings: &[Finding]) -> String {
     if !req.command.is_empty() {
         let cmd: Vec<_> = req.command.iter().map(|a| a.to_string_lossy()).collect();
         let _ = writeln!(s, "command: {}", cmd.join(" "));
+        if let Some(path) = exec {
+            let _ = writeln!(s, "exec:    {}", path.display());
+        }
     }
     let _ = writeln!(s, "why:");
     for r in &plan.reasons {

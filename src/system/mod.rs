@@ -131,7 +131,8 @@ impl SystemState {
             .into_iter()
             .map(|n| (n.id, n))
             .collect();
-        let mut process = process::read_process(root, scope.rt || scope.details, scope.details);
+        let mut process =
+            process::read_process(root, scope.rt || scope.details, scope.nice, scope.details);
         let me = cgroup::read_self(root);
         let cpuset = cgroup::read_cpuset(root, &me);
         // Without Mems_allowed_list (most dumps) the cgroup's effective

@@ -23,10 +23,28 @@ pub struct Process {
     pub rtprio_limit: Option<u64>,
     /// Current nice value (field 19 of `/proc/self/stat`).
     pub nice: Option<i32>,
+    /// Current scheduling policy number (field 41 of `/proc/self/stat`):
+    /// the kernel lets an unprivileged task keep its RT policy at a lower
+    /// priority whatever RLIMIT_RTPRIO says.
+    pub policy: Option<u32>,
+    /// Current real-time priority (field 40 of `/proc/self/stat`).
+    pub rt_priority: Option<u32>,
     /// `/proc/sys/kernel/sched_rt_runtime_us` (`-1`: no throttling).
     pub rt_runtime_us: Option<i64>,
     /// `/proc/sys/kernel/sched_rt_period_us`.
     pub rt_period_us: Option<i64>,
+    /// `/proc/sys/kernel/sched_deadline_period_min_us` (Linux 5.1+; `None`
+    /// on older kernels, which bound the period only by 2^63 ns).
+    pub dl_period_min_us: Option<u64>,
+    /// `/proc/sys/kernel/sched_deadline_period_max_us` (Linux 5.1+).
+    pub dl_period_max_us: Option<u64>,
+    /// `/proc/sys/kernel/osrelease` (`6.8.0-45-generic`): which memory
+    /// policies the kernel has, and whether the absence of the
+    /// SCHED_DEADLINE period sysctls means a kernel before 5.9 (no bounds).
+    pub kernel_release: Option<String>,
+    /// Soft `RLIMIT_NICE` ("Max nice priority" in `/proc/self/limits`,
+    /// `20 - nice` units as `setrlimit(2)` says); `u64::MAX` for unlimited.
+    pub nice_limit: Option<u64>,
 }
 
 fn status_field<'a>(status: &'a str, key: &str) -> Option<&'a str> {
@@ -36,49 +54,69 @@ fn status_field<'a>(status: &'a str, key: &str) -> Option<&'a str> {
     })
 }
 
+/// The soft limit of the `/proc/self/limits` line starting with `name`
+/// (`u64::MAX` for unlimited).
+fn soft_limit(limits: &str, name: &str) -> Option<u64> {
+    let line = limits.lines().find(|l| l.starts_with(name))?;
+    let soft = line[name.len()..].split_whitespace().next()?;
+    if soft == "unlimited" {
+        Some(u64::MAX)
+    } else {
+        soft.parse().ok()
+    }
+}
+
 /// Reads `/proc/self/*` and the RT sysctls below `root`. Without `rt`, not
-/// the RT sysctls (the `rt-throttling` check of `--fifo`/`--rr`) nor
+/// the RT and SCHED_DEADLINE sysctls (`--fifo`/`--rr`/`--deadline`) nor
 /// `/proc/self/limits`, which is skipped as well with `CAP_SYS_NICE`
-/// (which makes the limit moot, unless `details`); without `details`, not
-/// `nice` (`/proc/self/stat`), which only `--show` reports.
-pub fn read_process(root: &Root, rt: bool, details: bool) -> Process {
+/// (which makes the limits moot, unless `details`); without `details`,
+/// `nice` (a `--nice` request) or `rt`, not `/proc/self/stat` (the current
+/// nice value, policy and priority) nor RLIMIT_NICE.
+pub fn read_process(root: &Root, rt: bool, nice: bool, details: bool) -> Process {
     let status = root.read("/proc/self/status").unwrap_or_default();
     let list = |key| CpuSet::parse_sysfs_list(status_field(&status, key)?, None).ok();
     let cap_sys_nice = status_field(&status, "CapEff")
         .and_then(|hex| u64::from_str_radix(hex, 16).ok())
         .map(|caps| caps & (1 << CAP_SYS_NICE) != 0);
-    let need_limit = details || (rt && cap_sys_nice != Some(true));
-    let rtprio_limit = need_limit
+    let need_limit = details || ((rt || nice) && cap_sys_nice != Some(true));
+    let limits = need_limit
         .then(|| root.read("/proc/self/limits"))
         .flatten()
-        .and_then(|t| {
-            let line = t.lines().find(|l| l.starts_with("Max realtime priority"))?;
-            let soft = line["Max realtime priority".len()..]
-                .split_whitespace()
-                .next()?;
-            if soft == "unlimited" {
-                Some(u64::MAX)
-            } else {
-                soft.parse().ok()
-            }
-        });
+        .unwrap_or_default();
+    let rtprio_limit = soft_limit(&limits, "Max realtime priority");
+    let nice_limit = soft_limit(&limits, "Max nice priority");
     let mut process = Process {
         cpus_allowed: list("Cpus_allowed_list"),
         mems_allowed: list("Mems_allowed_list"),
         cap_sys_nice,
         rtprio_limit,
+        nice_limit,
         ..Process::default()
     };
+    process.kernel_release = root
+        .read("/proc/sys/kernel/osrelease")
+        .map(|t| t.trim().to_string());
     if rt {
         process.rt_runtime_us = root.read_int("/proc/sys/kernel/sched_rt_runtime_us");
         process.rt_period_us = root.read_int("/proc/sys/kernel/sched_rt_period_us");
+        process.dl_period_min_us = root
+            .read_int("/proc/sys/kernel/sched_deadline_period_min_us")
+            .and_then(|v| u64::try_from(v).ok());
+        process.dl_period_max_us = root
+            .read_int("/proc/sys/kernel/sched_deadline_period_max_us")
+            .and_then(|v| u64::try_from(v).ok());
     }
-    if details {
-        // The command name (field 2) may contain spaces and ')': split after the last ')'.
-        process.nice = root.read("/proc/self/stat").and_then(|t| {
-            let rest = &t[t.rfind(')')? + 1..];
-            rest.split_whitespace().nth(16)?.parse().ok()
-        });
+    if details || nice || rt {
+        // The command name (field 2) may contain spaces and ')': split after
+        // the last ')'; the rest starts at field 3.
+        let stat = root.read("/proc/self/stat").unwrap_or_default();
+        let field = |n: usize| {
+            let rest = &stat[stat.rfind(')')? + 1..];
+            rest.split_whitespace().nth(n - 3)?.parse::<i64>().ok()
+        };
+        process.nice = field(19).and_then(|v| i32::try_from(v).ok());
+        process.rt_priority = field(40).and_then(|v| u32::try_from(v).ok());
+        process.policy = field(41).and_then(|v| u32::try_from(v).ok());
     }
     process
 }

@@ -54,8 +54,13 @@ pub struct Scope {
     /// of nodes without memory (the planner's nearest-memory hint).
     pub memory: bool,
     /// `RLIMIT_RTPRIO` (`/proc/self/limits`, only when `CapEff` lacks
-    /// `CAP_SYS_NICE`) and the RT throttling sysctls: `--fifo`/`--rr`.
+    /// `CAP_SYS_NICE`; RLIMIT_NICE too), the RT throttling sysctls (the
+    /// deadline bandwidth too), the SCHED_DEADLINE period bounds and the
+    /// current policy (`/proc/self/stat`): any policy option.
     pub rt: bool,
+    /// The current nice value (`/proc/self/stat`) and `RLIMIT_NICE`:
+    /// `--nice` (lowering it needs the limit or `CAP_SYS_NICE`).
+    pub nice: bool,
     /// RT group scheduling (the v1 `cpu` cgroup's `cpu.rt_runtime_us`, the
     /// v2 cgroup path): any scheduling request (the planner refuses RT
     /// policies by it; an EPERM from the kernel is explained by it, with the
@@ -81,6 +86,7 @@ impl Scope {
             topology: Cpus::All,
             memory: true,
             rt: true,
+            nice: true,
             sched: true,
             irqs: true,
             info: true,

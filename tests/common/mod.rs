@@ -779,3 +779,137 @@ pub fn copy_tree(src: &Path, dst: &Path) {
         }
     }
 }
+
+/// What a launch applied, read back by the command from its own
+/// /proc/self (status, stat fields 19, 40, 41, numa_maps), or the refusal:
+/// the differential tests of `--dry-run` against the launch (tests/live.rs,
+/// tests/vm.rs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// The exit status and the message (`pinrun: MESSAGE` of the launch,
+    /// `error.message` of `--dry-run --json`: the same text).
+    Refused { exit: i32, message: String },
+    /// What the command read back.
+    Ran {
+        cpus: String,
+        policy: i64,
+        priority: i64,
+        nice: i64,
+        mempolicy: String,
+    },
+}
+
+/// The shell script (`sh -c`) the launched command runs: it prints its own
+/// status, stat and first numa_maps line with builtins only (no fork: a
+/// SCHED_DEADLINE task cannot fork, and a child would not be the task
+/// pinrun set up).
+pub const READ_BACK: &str = "while IFS= read -r l; do printf '%s\\n' \"$l\"; done </proc/self/status; \
+read -r s </proc/self/stat; printf 'STAT %s\\n' \"$s\"; \
+read -r n </proc/self/numa_maps; printf 'NUMA %s\\n' \"$n\"";
+
+/// The outcome of a launch (not `--json`) whose command ran [`READ_BACK`].
+pub fn launch_outcome(exit: i32, stdout: &str, stderr: &str) -> Outcome {
+    if exit != 0 {
+        let message = stderr
+            .lines()
+            .rfind(|l| l.starts_with("pinrun: ") && !l.starts_with("pinrun: warning: "))
+            .map_or(String::new(), |l| l["pinrun: ".len()..].to_string());
+        return Outcome::Refused { exit, message };
+    }
+    let field = |key: &str| {
+        stdout
+            .lines()
+            .find_map(|l| l.strip_prefix(key))
+            .unwrap_or_else(|| panic!("no {key} in {stdout}"))
+            .trim()
+            .to_string()
+    };
+    let stat = field("STAT ");
+    let numa = field("NUMA ");
+    // "ADDRESS POLICY key=value... [heap|stack|huge]": the policy may hold a
+    // space ("prefer (many):0").
+    let mempolicy = numa
+        .split(' ')
+        .skip(1)
+        .take_while(|t| !t.contains('=') && !["heap", "stack", "huge"].contains(t))
+        .collect::<Vec<_>>()
+        .join(" ");
+    Outcome::Ran {
+        cpus: field("Cpus_allowed_list:"),
+        policy: stat_field(&stat, 41),
+        priority: stat_field(&stat, 40),
+        nice: stat_field(&stat, 19),
+        mempolicy,
+    }
+}
+
+/// numa_maps' spelling of a `--dry-run --json` `memory` object
+/// (mm/mempolicy.c `policy_modes`, `mpol_to_str()`).
+pub fn numa_maps_policy(memory: &Value) -> String {
+    let nodes = memory["nodes"]
+        .as_array()
+        .expect("memory.nodes")
+        .iter()
+        .map(|n| n.to_string())
+        .collect::<Vec<_>>()
+        .join(",");
+    let mode = match memory["policy"].as_str().expect("memory.policy") {
+        "default" => return "default".into(),
+        "local" => return "local".into(),
+        "bind" => "bind",
+        "preferred" => "prefer",
+        "preferred-many" => "prefer (many)",
+        "interleave" => "interleave",
+        "weighted-interleave" => "weighted interleave",
+        other => panic!("unknown mempolicy {other}"),
+    };
+    format!("{mode}:{nodes}")
+}
+
+/// The kernel's number of a `--json` `sched.policy` name (sched(7)).
+pub fn policy_number(name: &str) -> i64 {
+    match name {
+        "other" => 0,
+        "fifo" => 1,
+        "rr" => 2,
+        "batch" => 3,
+        "idle" => 5,
+        "deadline" => 6,
+        other => panic!("unknown policy {other}"),
+    }
+}
+
+/// What `--dry-run --json` (exit status `exit`, stdout `stdout`) predicts
+/// the launch applies: the refusal, or the values, the unchanged ones being
+/// `own` (what a launch without options reads back: it inherits them).
+pub fn dry_run_outcome(exit: i32, stdout: &str, own: &Outcome) -> Outcome {
+    let v: Value = serde_json::from_str(stdout).unwrap_or_else(|_| panic!("not JSON: {stdout}"));
+    if exit != 0 {
+        return Outcome::Refused {
+            exit,
+            message: v["error"]["message"].as_str().unwrap_or("?").into(),
+        };
+    }
+    let Outcome::Ran {
+        cpus,
+        policy,
+        priority,
+        nice,
+        ..
+    } = own.clone()
+    else {
+        panic!("a launch without options was refused: {own:?}")
+    };
+    let sched = &v["sched"];
+    let (policy, priority) = match sched["policy"].as_str() {
+        Some("unchanged") | None => (policy, priority),
+        Some(p) => (policy_number(p), sched["priority"].as_i64().unwrap_or(0)),
+    };
+    Outcome::Ran {
+        cpus: v["cpulist"].as_str().map_or(cpus, str::to_string),
+        policy,
+        priority,
+        nice: sched["nice"].as_i64().unwrap_or(nice),
+        mempolicy: numa_maps_policy(&v["memory"]),
+    }
+}

@@ -12,6 +12,7 @@ mod common;
 mod checks;
 mod claims;
 mod damaged_sysfs;
+mod dry_run_verdicts;
 mod dump;
 mod fixtures_plan;
 mod fuzz_trees;
@@ -22,6 +23,7 @@ mod import_graph;
 mod integration_ecosystem;
 mod irq_sysfs;
 mod peers;
+
 mod scope;
 mod show;
 mod show_json_stream;

@@ -1,0 +1,103 @@
+//! What the launch would refuse, predicted by `--dry-run` and `--check`
+//! from what is readable (issue 14 class 2): the field case
+//! `deadline-period-limits` (`__checkparam_dl()`'s period bounds) and the
+//! command's resolution (exit 126/127 with the launch's message).
+
+use crate::common;
+
+/// The field case: `sched_deadline_period_{min,max}_us` = 100 and 4194304;
+/// a 5 s period and a 50 µs period are refused (the kernel answers EINVAL),
+/// naming the sysctl and its value, with the same code in `--dry-run` and
+/// `--check`; the bounds' inside is approved.
+#[test]
+fn field_case_deadline_period_limits() {
+    let case = common::field_case("deadline-period-limits");
+    for (args, sysctl) in [
+        (
+            ["--sched-runtime", "10ms", "--sched-period", "5s"],
+            "kernel.sched_deadline_period_max_us = 4194304",
+        ),
+        (
+            ["--sched-runtime", "20us", "--sched-period", "50us"],
+            "kernel.sched_deadline_period_min_us = 100",
+        ),
+    ] {
+        for mode in ["--dry-run", "--check"] {
+            let mut all = vec![mode, "--json", "--deadline", "--reset-on-fork"];
+            all.extend(args);
+            let out = common::at(&case, &all);
+            common::assert_status(&out, 125);
+            let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+            assert_eq!(v["error"]["code"], "deadline-period", "{args:?}");
+            let msg = v["error"]["message"].as_str().unwrap();
+            assert!(msg.contains(sysctl), "{msg}");
+            assert!(msg.contains("EINVAL"), "{msg}");
+            assert!(
+                v["error"]["hint"]
+                    .as_str()
+                    .unwrap()
+                    .contains("100us to 4194304us"),
+                "{v}"
+            );
+        }
+    }
+    let ok = common::at(
+        &case,
+        &[
+            "--dry-run",
+            "--deadline",
+            "--sched-runtime",
+            "20us",
+            "--sched-period",
+            "100us",
+            "--reset-on-fork",
+        ],
+    );
+    common::assert_status(&ok, 0);
+}
+
+/// The command is resolved by `--dry-run` and `--check` as by the launch:
+/// the same exit status (127 not found, 126 not executable) and message;
+/// `--json` names the file that would be executed, the one `sh`'s
+/// `command -v` finds (the peer). Under `--sysroot` it is not resolved.
+#[test]
+fn dry_run_resolves_the_command_as_the_launch() {
+    let dir = common::tempdir();
+    let script = dir.path().join("not-executable");
+    std::fs::write(&script, "#!/bin/sh\n").unwrap();
+    let script = script.to_str().unwrap();
+    for (cmd, status) in [("nosuchcmd-pinrun-test", 127), (script, 126), (".", 126)] {
+        let launch = common::pinrun().args(["--", cmd]).output().unwrap();
+        common::assert_status(&launch, status);
+        for mode in ["--dry-run", "--check"] {
+            let dry = common::pinrun().args([mode, "--", cmd]).output().unwrap();
+            common::assert_status(&dry, status);
+            assert_eq!(
+                String::from_utf8_lossy(&dry.stderr),
+                String::from_utf8_lossy(&launch.stderr),
+                "{mode} {cmd}"
+            );
+        }
+    }
+    let peer = std::process::Command::new("sh")
+        .args(["-c", "command -v env"])
+        .output()
+        .unwrap();
+    let want = String::from_utf8_lossy(&peer.stdout).trim().to_string();
+    let out = common::pinrun()
+        .args(["--dry-run", "--json", "--", "env"])
+        .output()
+        .unwrap();
+    common::assert_status(&out, 0);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["exec"], serde_json::json!(want));
+    // A dump holds no programs: not resolved, "exec": null.
+    let case = common::field_case("deadline-period-limits");
+    let out = common::at(
+        &case,
+        &["--dry-run", "--json", "--", "nosuchcmd-pinrun-test"],
+    );
+    common::assert_status(&out, 0);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["exec"], serde_json::Value::Null);
+}
