@@ -146,7 +146,8 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
         ));
     }
 
-    // nohz_full= implies rcu_nocbs= for its CPUs (kernel/rcu/tree_nocb.h).
+    // rcu_init_nohz() (kernel/rcu/tree_nocb.h) ORs the nohz_full CPUs into
+    // rcu_nocb_mask; `boot.rcu_nocbs` is what rcu_nocb_setup() set.
     let nocb = sys
         .boot
         .rcu_nocbs
@@ -155,12 +156,18 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
         .union(&sys.nohz_full);
     let callbacks = cpus.difference(&nocb);
     if !callbacks.is_empty() {
+        let why = match (&sys.boot.rcu_nocbs, &sys.boot.rcu_nocbs_bad) {
+            (Some(set), None) if set.is_empty() => {
+                " (a bare rcu_nocbs on the command line offloads no CPU: rcu_nocb_setup() in kernel/rcu/tree_nocb.h reads a list only after `=`; since 5.17 the bare word only allows offloading at run time)"
+            }
+            _ => "",
+        };
         out.push(Finding::new(
             Code::NotRcuNocbs,
             ctx.disturbance(),
             &callbacks,
             format!(
-                "{} {} not in rcu_nocbs=: RCU callbacks run on {} in softirq context",
+                "{} {} not in rcu_nocbs={why}: RCU callbacks run on {} in softirq context",
                 cpus_phrase(&callbacks),
                 verb(&callbacks),
                 if callbacks.len() == 1 { "it" } else { "them" }

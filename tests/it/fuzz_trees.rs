@@ -19,21 +19,6 @@ const MEMORY: u64 = 1 << 30;
 /// Longest a run may take (debug build, shared machine).
 const TIMEOUT: Duration = Duration::from_secs(30);
 
-fn copy_tree(src: &Path, dst: &Path) {
-    std::fs::create_dir_all(dst).unwrap();
-    for e in std::fs::read_dir(src).unwrap().flatten() {
-        let (from, to) = (e.path(), dst.join(e.file_name()));
-        let ty = e.file_type().unwrap();
-        if ty.is_symlink() {
-            std::os::unix::fs::symlink(std::fs::read_link(&from).unwrap(), &to).unwrap();
-        } else if ty.is_dir() {
-            copy_tree(&from, &to);
-        } else {
-            std::fs::copy(&from, &to).unwrap();
-        }
-    }
-}
-
 /// Regular files below `root/sub`, relative to `root`, sorted.
 fn files(root: &Path, sub: &str, out: &mut Vec<PathBuf>) {
     let Ok(rd) = std::fs::read_dir(root.join(sub)) else {
@@ -285,7 +270,7 @@ fn bases() -> Vec<(String, tempfile::TempDir, Vec<PathBuf>)> {
         if rel.is_empty() {
             synthetic(dir.path());
         } else {
-            copy_tree(&machine(rel), dir.path());
+            common::copy_tree(&machine(rel), dir.path());
         }
         // Topology and CPU-set files first: most mutations land there.
         let mut list = Vec::new();
@@ -323,7 +308,7 @@ fn mutated_trees_never_panic_hang_or_contradict_the_files() {
     proptest!(config, |(base in 0..bases.len(), muts in proptest::collection::vec(mutation(), 1..5), req in 0..REQUESTS.len())| {
         let (name, src, list) = &bases[base];
         let dir = tempfile::tempdir().unwrap();
-        copy_tree(src.path(), dir.path());
+        common::copy_tree(src.path(), dir.path());
         for m in &muts {
             apply(dir.path(), list, m);
         }

@@ -11,22 +11,6 @@ use pinrun::cpuset::CpuSet;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
-/// Copies the tree `src` to `dst` (symlinks as symlinks).
-fn copy_tree(src: &Path, dst: &Path) {
-    std::fs::create_dir_all(dst).unwrap();
-    for e in std::fs::read_dir(src).unwrap().flatten() {
-        let (from, to) = (e.path(), dst.join(e.file_name()));
-        let ty = e.file_type().unwrap();
-        if ty.is_symlink() {
-            std::os::unix::fs::symlink(std::fs::read_link(&from).unwrap(), &to).unwrap();
-        } else if ty.is_dir() {
-            copy_tree(&from, &to);
-        } else {
-            std::fs::copy(&from, &to).unwrap();
-        }
-    }
-}
-
 fn json(root: &Path, args: &[&str]) -> Value {
     let mut a = args.to_vec();
     a.push("--json");
@@ -151,7 +135,7 @@ fn recovers(rel: &str, x: u32, plans: &[&[&str]]) {
         Damage::SelfExcluding,
     ] {
         let dir = tempfile::tempdir().unwrap();
-        copy_tree(&m, dir.path());
+        common::copy_tree(&m, dir.path());
         damage(dir.path(), x, &core, how);
         let ctx = format!("{rel}, CPU {x} {how:?}");
         assert_eq!(siblings(dir.path()), want_sib, "{ctx}");
@@ -219,7 +203,7 @@ fn field_case_sibling_list_garbled() {
 fn contradiction_without_agreement_is_refused() {
     let m = machine("util-linux/x86_64-epyc_7451");
     let dir = tempfile::tempdir().unwrap();
-    copy_tree(&m, dir.path());
+    common::copy_tree(&m, dir.path());
     // CPU 0 says 0,1; CPU 1 says 1,49; CPU 48 says 0,48; core_id agrees
     // with none of 0's choices for both.
     let t = |c: u32, s: &str| {
@@ -247,7 +231,7 @@ fn cpu_dirs_beyond_possible_are_ignored() {
     let m = machine("util-linux/ppc64-POWER7");
     let want_show = json(&m, &["--show"]);
     let dir = tempfile::tempdir().unwrap();
-    copy_tree(&m, dir.path());
+    common::copy_tree(&m, dir.path());
     let cpu = dir.path().join("sys/devices/system/cpu");
     for d in ["cpu4294967295", "cpu99999999999", "cpu64", "cpu4194303"] {
         std::fs::create_dir(cpu.join(d)).unwrap();
@@ -289,7 +273,7 @@ fn node_dirs_beyond_possible_are_ignored() {
     let want = json(&m, &["--show"]);
     let want_plan = cpulist(&m, &["--node", "0", "--cores", "2", "--membind"]);
     let dir = tempfile::tempdir().unwrap();
-    copy_tree(&m, dir.path());
+    common::copy_tree(&m, dir.path());
     std::fs::create_dir(dir.path().join("sys/devices/system/node/node4294967295")).unwrap();
     let show = json(dir.path(), &["--show"]);
     assert_eq!(show["nodes"], want["nodes"]);
@@ -324,7 +308,7 @@ fn files_beyond_the_budget_are_refused() {
         ),
     ] {
         let dir = tempfile::tempdir().unwrap();
-        copy_tree(&m, dir.path());
+        common::copy_tree(&m, dir.path());
         let p = dir.path().join(rel);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(&p, &big).unwrap();
