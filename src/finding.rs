@@ -164,6 +164,10 @@ other nodes have memory. Fix: --preferred.
     FirmwareData = "firmware-data",
         r#"the kernel's topology is inconsistent (a CPU listed in two nodes); check firmware.
 "#;
+    /// `sources-disagree`.
+    SourcesDisagree = "sources-disagree",
+        r#"two sources of one fact disagree (pinrun(1) SOURCES): the kernel-maintained one (a cgroup's effective set, a per-CPU sysfs file, the caller's affinity) against a file that may be virtualised (lxcfs) or stale, or the kernel command line. The message names both and the one used: always the kernel-enforced one; no refusal or hint is based on the other.
+"#;
     /// `topology-inconsistent`.
     TopologyInconsistent = "topology-inconsistent",
         r#"a topology file is missing, empty, unparsable or contradicts the others (an SMT sibling list without its own CPU or not listed back, a cpuN directory beyond possible or kernel_max); the message names the file and what was used instead (the sources that agree). When no sources agree, pinrun refuses (exit 125) naming the files.

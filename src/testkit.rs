@@ -112,6 +112,7 @@ impl Machine {
                 process: Process::default(),
                 warnings: Vec::new(),
                 topology_issues: Vec::new(),
+                disagreements: Vec::new(),
                 read_error: None,
             },
         }

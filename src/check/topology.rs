@@ -11,6 +11,7 @@ pub(super) const CODES: &[Code] = &[
     Code::SmtSiblingsShared,
     Code::FirmwareData,
     Code::TopologyInconsistent,
+    Code::SourcesDisagree,
 ];
 
 pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
@@ -30,6 +31,15 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
             &CpuSet::new(),
             w.clone(),
             "the kernel's topology files contradict each other (a kernel or firmware bug, or a damaged dump); the plan uses the sources that agree, as the message says",
+        ));
+    }
+    for d in &ctx.sys.disagreements {
+        out.push(Finding::new(
+            Code::SourcesDisagree,
+            Severity::Warning,
+            &d.cpus,
+            d.message.clone(),
+            d.hint.clone(),
         ));
     }
     if let (Some(cpus), None) = (&ctx.req.placement.cpus, ctx.req.placement.cores) {

@@ -48,6 +48,18 @@ pub enum IsolationSource {
     Cmdline,
 }
 
+/// Two sources of one fact that disagree, and which one pinrun used
+/// (always the kernel-enforced one; pinrun(1) SOURCES).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Disagreement {
+    /// The CPUs concerned.
+    pub cpus: CpuSet,
+    /// Both sources with what each says, and the one used.
+    pub message: String,
+    /// What the user can do about it, if anything.
+    pub hint: String,
+}
+
 /// Everything pinrun knows about the machine and the caller.
 #[derive(Debug, Clone)]
 pub struct SystemState {
@@ -104,6 +116,8 @@ pub struct SystemState {
     /// `cpuN` directories beyond `possible`/`kernel_max`, sibling lists
     /// that are missing, empty, unparsable or asymmetric.
     pub topology_issues: Vec<String>,
+    /// Sources of one fact that disagree (`sources-disagree` findings).
+    pub disagreements: Vec<Disagreement>,
     /// A read that must stop the run (exit 125): topology that cannot be
     /// made consistent, or a file beyond its reading budget.
     pub read_error: Option<crate::error::Error>,
@@ -138,6 +152,11 @@ impl SystemState {
         // memory nodes limit the process, as its effective CPUs do.
         if process.mems_allowed.is_none() {
             process.mems_allowed = cpuset.as_ref().and_then(|cs| cs.mems.clone());
+        }
+        let mut disagreements = Vec::new();
+        let mut sets = sets;
+        if let Some(cs) = &cpuset {
+            sets.online = online_with_cpuset(root, &sets, cs, &mut disagreements);
         }
         let (allowed, allowed_source) = match (cpuset, &process.cpus_allowed) {
             (Some(cs), _) => (
@@ -327,6 +346,7 @@ impl SystemState {
             process,
             warnings,
             topology_issues,
+            disagreements,
             read_error,
         }
     }
@@ -416,6 +436,75 @@ impl SystemState {
             .map(|n| n.id)
             .collect()
     }
+}
+
+/// The online CPUs: `cpu/online`, unless the caller's cgroup cpuset (whose
+/// effective CPUs the kernel keeps a subset of the online ones:
+/// `Documentation/admin-guide/cgroup-v2.rst`, `cpuset.cpus.effective`)
+/// lists CPUs it calls offline. Such a CPU is online when its own
+/// `cpuN/online` does not say 0 (lxcfs virtualises `cpu/online`, not the
+/// per-CPU files), with a disagreement naming both files; when its
+/// `cpuN/online` says 0 too, the kernel's files contradict each other: it
+/// stays offline, and the disagreement says so.
+fn online_with_cpuset(
+    root: &Root,
+    sets: &topology::CpuSets,
+    cs: &CgroupCpuset,
+    out: &mut Vec<Disagreement>,
+) -> CpuSet {
+    let known = if sets.dirs.is_empty() {
+        &sets.possible
+    } else {
+        &sets.dirs
+    };
+    let claimed = cs.cpus.difference(&sets.online).intersection(known);
+    if claimed.is_empty() {
+        return sets.online.clone();
+    }
+    let dir = "/sys/devices/system/cpu";
+    let (mut up, mut down) = (CpuSet::new(), CpuSet::new());
+    for id in claimed.iter().take(MAX_CPUS) {
+        if root.read_int(&format!("{dir}/cpu{id}/online")) == Some(0) {
+            down.insert(id);
+        } else {
+            up.insert(id);
+        }
+    }
+    let online_text = if sets.online.is_empty() {
+        "empty".to_string()
+    } else {
+        sets.online.to_list()
+    };
+    if !up.is_empty() {
+        out.push(Disagreement {
+            message: format!(
+                "{dir}/online says {online_text}, but the kernel-maintained {} (always a subset of the online CPUs) lists {}, whose {} not say 0: {dir}/online is virtualised (lxcfs) or stale; pinrun trusts the cgroup and takes {} as online",
+                cs.file,
+                crate::words::cpus_phrase(&up),
+                if up.len() == 1 {
+                    format!("{dir}/cpu{}/online does", up.first().unwrap_or_default())
+                } else {
+                    format!("{dir}/cpuN/online files do")
+                },
+                crate::words::cpus_phrase(&up),
+            ),
+            hint: "nothing to change: inside a container the virtualised file shows the container's view; pinrun plans on the CPUs the kernel lets this process use".into(),
+            cpus: up.clone(),
+        });
+    }
+    if !down.is_empty() {
+        out.push(Disagreement {
+            message: format!(
+                "{} lists {}, but both {dir}/online ({online_text}) and {dir}/cpuN/online say offline: pinrun takes {} as offline",
+                cs.file,
+                crate::words::cpus_phrase(&down),
+                if down.len() == 1 { "it" } else { "them" },
+            ),
+            hint: "the CPU went offline while pinrun read the machine, or the files are damaged; run pinrun again".into(),
+            cpus: down,
+        });
+    }
+    sets.online.union(&up)
 }
 
 /// The error for the first file read below `root` that was larger than

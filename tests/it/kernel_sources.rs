@@ -65,3 +65,79 @@ fn rcu_nocbs_grammar_as_the_kernel() {
         );
     }
 }
+
+fn dry(root: &std::path::Path, args: &[&str]) -> (Option<i32>, Value) {
+    let mut all = vec!["--dry-run", "--json"];
+    all.extend_from_slice(args);
+    let out = common::at(root, &all);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| {
+        panic!(
+            "no JSON: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out.status.code(), v)
+}
+
+/// Field case virtualised-online-file: lxcfs's `cpu/online` says 0, the
+/// kernel's `cpuset.cpus.effective` (a subset of the online CPUs,
+/// cgroup-v2.rst) and `cpu24/online` say CPU 24: the plan is CPU 24, with
+/// a finding naming both files, and no hint to online a CPU.
+#[test]
+fn virtualised_online_file_trusts_the_cgroup() {
+    let case = common::field_case("virtualised-online-file");
+    let (code, v) = dry(&case, &["--cpus", "24"]);
+    assert_eq!(code, Some(0), "{v}");
+    assert_eq!(v["cpus"], serde_json::json!([24]));
+    let f = v["findings"].as_array().unwrap();
+    let d = f
+        .iter()
+        .find(|f| f["code"] == "sources-disagree")
+        .expect("sources-disagree");
+    assert_eq!(d["cpus"], serde_json::json!([24]));
+    let msg = d["message"].as_str().unwrap();
+    for file in [
+        "/sys/devices/system/cpu/online says 0",
+        "/sys/fs/cgroup/cpuset.cpus.effective",
+        "cpu24/online",
+    ] {
+        assert!(msg.contains(file), "{msg}");
+    }
+    assert!(!v.to_string().contains("echo 1 >"), "{v}");
+    // --cores chooses there too.
+    let (code, v) = dry(&case, &["--cores", "1"]);
+    assert_eq!(code, Some(0), "{v}");
+    assert_eq!(v["cpus"], serde_json::json!([24]));
+}
+
+/// The class: when the CPU's own `cpuN/online` says 0 as well, the kernel's
+/// files contradict each other: the CPU stays offline, the refusal names
+/// the contradiction's files.
+#[test]
+fn cgroup_against_per_cpu_online_file() {
+    let case = common::field_case("virtualised-online-file");
+    let dir = common::tempdir();
+    common::copy_tree(&case, dir.path());
+    common::write_file(dir.path(), "sys/devices/system/cpu/cpu24/online", "0\n");
+    let out = common::at(dir.path(), &["--check", "--json"]);
+    let v: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let d = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "sources-disagree")
+        .cloned()
+        .expect("sources-disagree");
+    assert_eq!(d["cpus"], serde_json::json!([24]));
+    assert!(
+        d["message"]
+            .as_str()
+            .unwrap()
+            .contains("takes it as offline")
+    );
+    // A cgroup that agrees with cpu/online gives no such finding.
+    common::write_file(dir.path(), "sys/devices/system/cpu/online", "0,24\n");
+    let f = check_json(dir.path(), &[]);
+    assert!(!codes(&f).contains(&"sources-disagree"), "{:?}", codes(&f));
+}
