@@ -84,6 +84,7 @@ impl Machine {
                         .map(|q| (q, if q == p { 10 } else { 20 }))
                         .collect(),
                     has_memory: true,
+                    offline_cpus: CpuSet::new(),
                 },
             );
         }
@@ -130,6 +131,17 @@ impl Machine {
                 .insert(id, crate::system::topology::unread_cpu(id, false));
         }
         self
+    }
+
+    /// Takes `list` offline as [`Machine::offline`] and out of its node's
+    /// `cpulist`, keeping its `cpuN/nodeM` link (as the kernel does).
+    pub fn offline_in_node(mut self, list: &str) -> Self {
+        let off = cpus(list);
+        for n in self.sys.nodes.values_mut() {
+            n.offline_cpus.union_with(&n.cpus.intersection(&off));
+            n.cpus = n.cpus.difference(&off);
+        }
+        self.offline(list)
     }
 
     /// Limits the allowed CPUs to `list` (as `Cpus_allowed_list` would).

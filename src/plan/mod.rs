@@ -128,6 +128,25 @@ mod tests {
         plan(sys, &request(args)).expect_err("a refusal").code
     }
 
+    /// A node whose CPUs are all offline is not a memory-only node: the
+    /// refusal names its offline CPUs and how to online them.
+    #[test]
+    fn node_with_only_offline_cpus() {
+        let sys = machine().offline_in_node("4-7,12-15").build();
+        let e = plan(&sys, &request(&["--dry-run", "--node", "1"])).expect_err("refused");
+        assert_eq!(e.code, ErrorCode::NodeCpusOffline);
+        assert!(
+            e.message.contains("CPUs 4-7,12-15 exist but are offline"),
+            "{}",
+            e.message
+        );
+        assert!(e.hint.as_deref().unwrap().contains("chcpu -e 4-7,12-15"));
+        // Part of the node offline: the plan uses the online part.
+        let sys = machine().offline_in_node("4-7").build();
+        let p = plan(&sys, &request(&["--dry-run", "--node", "1"])).unwrap();
+        assert_eq!(p.cpus, Some(cpus("12-15")));
+    }
+
     #[test]
     fn cores_are_chosen_compactly_one_thread_each() {
         let sys = machine().build();

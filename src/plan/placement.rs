@@ -104,14 +104,48 @@ fn node_cpus(sys: &SystemState, nodes: &NodeSet) -> Result<CpuSet> {
     let mut cpus = CpuSet::new();
     for id in nodes.iter() {
         let n = &sys.nodes[&id];
+        if n.cpus.is_empty() && !n.offline_cpus.is_empty() {
+            let off = &n.offline_cpus;
+            let first = off.first().unwrap_or_default();
+            return Err(Error::new(
+                ErrorCode::NodeCpusOffline,
+                format!(
+                    "--node: node {id}'s {} {} offline (node{id}/cpulist lists only online CPUs; the cpuN/node{id} links name them)",
+                    cpus_phrase(off),
+                    if off.len() == 1 { "exists but is" } else { "exist but are" },
+                ),
+            )
+            .hint(format!(
+                "bring {} online as root: `chcpu -e {}` (or {}), then run again",
+                if off.len() == 1 { "it" } else { "them" },
+                off.to_list(),
+                match off.iter().collect::<Vec<_>>().as_slice() {
+                    [one] => format!("`echo 1 > /sys/devices/system/cpu/cpu{one}/online`"),
+                    few if few.len() <= 8 => format!(
+                        "`for n in {}; do echo 1 > /sys/devices/system/cpu/cpu$n/online; done`",
+                        few.iter().map(u32::to_string).collect::<Vec<_>>().join(" ")
+                    ),
+                    _ => format!("`echo 1 > /sys/devices/system/cpu/cpuN/online` for each, from cpu{first}"),
+                },
+            )));
+        }
         if n.cpus.is_empty() {
+            let with_cpus: NodeSet = sys
+                .nodes
+                .values()
+                .filter(|m| !m.cpus.is_empty())
+                .map(|m| m.id)
+                .collect();
             return Err(Error::new(
                 ErrorCode::NodeWithoutCpus,
                 format!("--node: node {id} has no CPUs (memory-only node)"),
             )
-            .hint(format!(
-                "run on a node with CPUs and bind memory to it instead: --node <N> --membind={id}"
-            )));
+            .hint(match with_cpus.first() {
+                Some(near) => format!(
+                    "run on a node with CPUs and bind memory to node {id}: --node {near} --membind={id}"
+                ),
+                None => "no node has online CPUs: leave out --node".to_string(),
+            }));
         }
         cpus.union_with(&n.cpus);
     }

@@ -141,7 +141,7 @@ impl SystemState {
         } else {
             sets.dirs.clone()
         };
-        let nodes: BTreeMap<u32, Node> = numa::read_nodes(root, scope.details || scope.memory)
+        let mut nodes: BTreeMap<u32, Node> = numa::read_nodes(root, scope.details || scope.memory)
             .into_iter()
             .map(|n| (n.id, n))
             .collect();
@@ -157,6 +157,13 @@ impl SystemState {
         let mut sets = sets;
         if let Some(cs) = &cpuset {
             sets.online = online_with_cpuset(root, &sets, cs, &mut disagreements);
+        }
+        if !nodes.is_empty() {
+            for (cpu, node) in numa::offline_cpu_nodes(root, &known.difference(&sets.online)) {
+                if let Some(n) = nodes.get_mut(&node) {
+                    n.offline_cpus.insert(cpu);
+                }
+            }
         }
         let (allowed, allowed_source) = match (cpuset, &process.cpus_allowed) {
             (Some(cs), _) => (

@@ -141,3 +141,78 @@ fn cgroup_against_per_cpu_online_file() {
     let f = check_json(dir.path(), &[]);
     assert!(!codes(&f).contains(&"sources-disagree"), "{:?}", codes(&f));
 }
+
+/// Runs `--dry-run ARGS` and returns (exit status, stderr).
+fn refused(root: &std::path::Path, args: &[&str]) -> (Option<i32>, String) {
+    let mut all = vec!["--dry-run"];
+    all.extend_from_slice(args);
+    let out = common::at(root, &all);
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Field case node-with-offline-cpus: node 1's CPUs 2-3 are offline
+/// (`cpu/offline`, `cpu2/node1`, `cpu3/node1`; `node1/cpulist` empty): the
+/// refusal names them and how to bring them online, each file the hint
+/// writes existing in the tree; never a `--membind` hint.
+#[test]
+fn node_with_offline_cpus_names_them() {
+    let case = common::field_case("node-with-offline-cpus");
+    let (code, err) = refused(&case, &["--node", "1", "--cores", "1"]);
+    assert_eq!(code, Some(125));
+    assert!(
+        err.contains("node 1's CPUs 2-3 exist but are offline"),
+        "{err}"
+    );
+    assert!(err.contains("chcpu -e 2-3"), "{err}");
+    assert!(!err.contains("--membind"), "{err}");
+    for n in [2, 3] {
+        let f = case.join(format!("sys/devices/system/cpu/cpu{n}/online"));
+        assert_eq!(std::fs::read_to_string(&f).unwrap().trim(), "0");
+    }
+    let out = common::at(
+        &case,
+        &["--dry-run", "--json", "--node", "1", "--cores", "1"],
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["error"]["code"], "node-cpus-offline");
+    // --cpus 2: the per-CPU file the hint writes is the tree's.
+    let (code, err) = refused(&case, &["--cpus", "2"]);
+    assert_eq!(code, Some(125));
+    assert!(
+        err.contains("echo 1 > /sys/devices/system/cpu/cpu2/online"),
+        "{err}"
+    );
+}
+
+/// The class: once CPUs 2-3 are no longer node 1's (no `cpuN/node1`
+/// link), node 1 is a memory-only node; the hint's command then works on
+/// that tree (run as given).
+#[test]
+fn memory_only_node_hint_works() {
+    let case = common::field_case("node-with-offline-cpus");
+    let dir = common::tempdir();
+    common::copy_tree(&case, dir.path());
+    for n in [2, 3] {
+        std::fs::remove_file(
+            dir.path()
+                .join(format!("sys/devices/system/cpu/cpu{n}/node1")),
+        )
+        .unwrap();
+    }
+    let (code, err) = refused(dir.path(), &["--node", "1", "--cores", "1"]);
+    assert_eq!(code, Some(125));
+    assert!(err.contains("memory-only node"), "{err}");
+    let hint = err.split("hint: ").nth(1).expect("hint");
+    let args: Vec<&str> = hint
+        .rsplit_once(": ")
+        .expect("a command")
+        .1
+        .split_whitespace()
+        .collect();
+    assert_eq!(args, ["--node", "0", "--membind=1"]);
+    let (code, err) = refused(dir.path(), &args);
+    assert_eq!(code, Some(0), "{err}");
+}
