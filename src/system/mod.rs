@@ -464,8 +464,11 @@ fn online_with_cpuset(
     } else {
         &sets.dirs
     };
+    // Only an effective set is kept within the online CPUs; a configured
+    // one (cgroup v1 `cpus`, the old /dev/cpuset) may name offline CPUs.
+    let effective = cs.file.ends_with("cpus.effective") || cs.file.ends_with("effective_cpus");
     let claimed = cs.cpus.difference(&sets.online).intersection(known);
-    if claimed.is_empty() {
+    if claimed.is_empty() || !effective {
         return sets.online.clone();
     }
     let dir = "/sys/devices/system/cpu";

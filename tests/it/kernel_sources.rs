@@ -216,3 +216,94 @@ fn memory_only_node_hint_works() {
     let (code, err) = refused(dir.path(), &args);
     assert_eq!(code, Some(0), "{err}");
 }
+
+/// A 4-CPU tree (field case rcu-nocbs-without-list) with `cmdline` and one
+/// IRQ 30 named `name` delivered to CPU `cpu`; `debug` is its debugfs
+/// file, if any.
+fn irq_tree(cmdline: &str, name: &str, cpu: u32, debug: Option<&str>) -> tempfile::TempDir {
+    let dir = common::tempdir();
+    common::copy_tree(&common::field_case("rcu-nocbs-without-list"), dir.path());
+    common::write_file(dir.path(), "proc/cmdline", cmdline);
+    common::write_file(
+        dir.path(),
+        "proc/interrupts",
+        &format!(
+            "           CPU0       CPU1       CPU2       CPU3\n 30:  0  7  9  0   PCI-MSI 1-edge   {name}\n"
+        ),
+    );
+    common::write_file(
+        dir.path(),
+        "proc/irq/30/effective_affinity_list",
+        &format!("{cpu}\n"),
+    );
+    if let Some(d) = debug {
+        common::write_file(dir.path(), "sys/kernel/debug/irq/irqs/30", d);
+    }
+    dir
+}
+
+fn irq_finding(root: &std::path::Path, cpus: &str) -> Value {
+    check_json(root, &["--cpus", cpus])
+        .into_iter()
+        .find(|f| {
+            f["code"]
+                .as_str()
+                .is_some_and(|c| c.ends_with("irq-on-cpu"))
+        })
+        .expect("an irq finding")
+}
+
+/// irq-on-cpu hints, each checked against the tree's state: a movable IRQ
+/// (debugfs says not managed) gets the plain smp_affinity_list write; an
+/// IRQ of unknown kind gets the EIO/EPERM caveat, and a queue IRQ is said
+/// to be possibly managed; a managed IRQ on CPUs that isolcpus=managed_irq
+/// already lists is never told to add isolcpus=managed_irq.
+#[test]
+fn irq_hints_match_the_tree() {
+    let base = "ro isolcpus=domain,2-3";
+    // Unknown (no debugfs), an NVMe I/O queue.
+    let t = irq_tree(base, "nvme0q1", 1, None);
+    let f = irq_finding(t.path(), "1");
+    assert_eq!(f["code"], "irq-on-cpu");
+    assert!(
+        f["message"]
+            .as_str()
+            .unwrap()
+            .contains("may be kernel-managed"),
+        "{f}"
+    );
+    let hint = f["hint"].as_str().unwrap();
+    assert!(
+        hint.contains("echo 0 > /proc/irq/30/smp_affinity_list"),
+        "{hint}"
+    );
+    assert!(
+        hint.contains("EIO") && hint.contains("isolcpus=managed_irq,1"),
+        "{hint}"
+    );
+    // Known movable (debugfs without IRQD_AFFINITY_MANAGED): no caveat.
+    let t = irq_tree(base, "eth0-TxRx-0", 1, Some("handler:  handle_edge_irq\n"));
+    let f = irq_finding(t.path(), "1");
+    assert!(!f["hint"].as_str().unwrap().contains("EIO"), "{f}");
+    assert!(!f["message"].as_str().unwrap().contains("may be"), "{f}");
+    // Known managed, on a CPU isolcpus=managed_irq already covers.
+    let managed = "handler:  handle_edge_irq\n            IRQD_AFFINITY_MANAGED\n";
+    let t = irq_tree(
+        "ro isolcpus=domain,managed_irq,2-3",
+        "nvme0q3",
+        3,
+        Some(managed),
+    );
+    let f = irq_finding(t.path(), "3");
+    assert_eq!(f["code"], "managed-irq-on-cpu");
+    let hint = f["hint"].as_str().unwrap();
+    assert!(hint.contains("already lists CPU 3"), "{hint}");
+    assert!(!hint.contains("boot with"), "{hint}");
+    // Known managed, not covered: the boot parameter is the fix.
+    let t = irq_tree(base, "nvme0q3", 3, Some(managed));
+    let hint = irq_finding(t.path(), "3")["hint"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(hint.contains("boot with isolcpus=managed_irq,3"), "{hint}");
+}
