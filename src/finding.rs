@@ -164,6 +164,10 @@ other nodes have memory. Fix: --preferred.
     FirmwareData = "firmware-data",
         r#"the kernel's topology is inconsistent (a CPU listed in two nodes); check firmware.
 "#;
+    /// `outside-inherited-affinity`.
+    OutsideInheritedAffinity = "outside-inherited-affinity",
+        r#"\fB\-\-cpus\fR names CPUs outside the CPU affinity pinrun inherited (taskset, systemd CPUAffinity=, a batch scheduler's per-task binding) while that affinity narrows the cgroup's CPUs: another task of the same job may have been given them. pinrun runs where \fB\-\-cpus\fR says; \fB\-\-cores\fR and \fB\-\-node\fR would choose inside the inherited affinity (see \fB\-\-within\fR).
+"#;
     /// `sources-disagree`.
     SourcesDisagree = "sources-disagree",
         r#"two sources of one fact disagree (pinrun(1) SOURCES): the kernel-maintained one (a cgroup's effective set, a per-CPU sysfs file, the caller's affinity) against a file that may be virtualised (lxcfs) or stale, or the kernel command line. The message names both and the one used: always the kernel-enforced one; no refusal or hint is based on the other.

@@ -144,6 +144,13 @@ impl Machine {
         self.offline(list)
     }
 
+    /// Sets the inherited affinity (`Cpus_allowed_list`) to `list`, leaving
+    /// the allowed CPUs (the cgroup's) as they are.
+    pub fn inherited(mut self, list: &str) -> Self {
+        self.sys.process.cpus_allowed = Some(cpus(list));
+        self
+    }
+
     /// Limits the allowed CPUs to `list` (as `Cpus_allowed_list` would).
     pub fn allowed(mut self, list: &str) -> Self {
         let a = cpus(list);

@@ -11,7 +11,7 @@ pub mod sched;
 
 pub use claims::claim_set;
 pub use memory::{MemMode, MemPlan, nearest_memory_node};
-pub use placement::cores_of;
+pub use placement::{cores_of, inherited_bound};
 
 use crate::claim::Claims;
 use crate::cpuset::{CpuSet, NodeSet};
@@ -126,6 +126,52 @@ mod tests {
 
     fn refusal(sys: &SystemState, args: &[&str]) -> ErrorCode {
         plan(sys, &request(args)).expect_err("a refusal").code
+    }
+
+    /// The inherited affinity bounds --cores when it narrows the allowed
+    /// CPUs that are not isolated (taskset -c 2-3), not when it is the
+    /// default housekeeping mask (every CPU but the isolated ones, as a
+    /// shell started by init has); --within overrides both ways.
+    #[test]
+    fn inherited_affinity_bounds_the_choice() {
+        let cores1 = |sys: &SystemState, extra: &[&str]| {
+            let mut args = vec!["--dry-run", "--cores", "1"];
+            args.extend_from_slice(extra);
+            plan(sys, &request(&args)).map(|p| p.cpus)
+        };
+        let sys = machine().inherited("2-3,10-11").build();
+        assert_eq!(cores1(&sys, &[]).unwrap(), Some(cpus("2")));
+        assert_eq!(
+            cores1(&sys, &["--within", "cgroup"]).unwrap(),
+            Some(cpus("0"))
+        );
+        assert_eq!(
+            cores1(&sys, &["--node", "1"]).unwrap_err().code,
+            ErrorCode::NodeNotAllowed
+        );
+        // Two ranks with their own masks get different cores.
+        let other = machine().inherited("5,13").build();
+        assert_eq!(cores1(&other, &[]).unwrap(), Some(cpus("5")));
+        // The default housekeeping mask: --isolated still reaches 4-7.
+        let sys = machine()
+            .isolated("4-7,12-15")
+            .inherited("0-3,8-11")
+            .build();
+        assert_eq!(cores1(&sys, &["--isolated"]).unwrap(), Some(cpus("4")));
+        assert_eq!(cores1(&sys, &[]).unwrap(), Some(cpus("0")));
+        assert_eq!(
+            cores1(&sys, &["--isolated", "--within", "inherited"])
+                .unwrap_err()
+                .code,
+            ErrorCode::NoIsolatedCpus
+        );
+        // One thread of a core is not a whole core: the hint names --within.
+        let e = cores1(&machine().inherited("2").build(), &[]).unwrap_err();
+        assert_eq!(e.code, ErrorCode::NotEnoughCores);
+        assert!(e.hint.unwrap().contains("--within cgroup"));
+        // The full mask is no narrowing either.
+        let sys = machine().inherited("0-15").build();
+        assert_eq!(cores1(&sys, &["--node", "1"]).unwrap(), Some(cpus("4")));
     }
 
     /// A node whose CPUs are all offline is not a memory-only node: the
