@@ -164,6 +164,10 @@ other nodes have memory. Fix: --preferred.
     FirmwareData = "firmware-data",
         r#"the kernel's topology is inconsistent (a CPU listed in two nodes); check firmware.
 "#;
+    /// `no-numa`.
+    NoNuma = "no-numa",
+        r#"(info) a memory option on a kernel without NUMA (no /sys/devices/system/node): node 0 is the whole machine, as hwloc and libnuma report it, and the memory policy is validated but not applied (set_mempolicy(2) fails with ENOSYS there).
+"#;
     /// `outside-inherited-affinity`.
     OutsideInheritedAffinity = "outside-inherited-affinity",
         r#"\fB\-\-cpus\fR names CPUs outside the CPU affinity pinrun inherited (taskset, systemd CPUAffinity=, a batch scheduler's per-task binding) while that affinity narrows the cgroup's CPUs: another task of the same job may have been given them. pinrun runs where \fB\-\-cpus\fR says; \fB\-\-cores\fR and \fB\-\-node\fR would choose inside the inherited affinity (see \fB\-\-within\fR).

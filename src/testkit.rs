@@ -96,6 +96,7 @@ impl Machine {
                 online: all.clone(),
                 cpus: cpu_map,
                 nodes,
+                numa: true,
                 allowed: all,
                 allowed_source: AllowedSource::Online,
                 isolated: CpuSet::new(),
@@ -129,6 +130,18 @@ impl Machine {
             self.sys
                 .cpus
                 .insert(id, crate::system::topology::unread_cpu(id, false));
+        }
+        self
+    }
+
+    /// A kernel without NUMA: one node 0 with every CPU (as
+    /// [`SystemState::read`] makes it without `/sys/devices/system/node`).
+    pub fn without_numa(mut self) -> Self {
+        self.sys.numa = false;
+        self.sys.nodes =
+            std::iter::once((0, crate::system::numa::without_numa(&self.sys.online))).collect();
+        for c in self.sys.cpus.values_mut() {
+            c.node = Some(0);
         }
         self
     }

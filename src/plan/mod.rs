@@ -86,7 +86,11 @@ pub fn plan_claimed(sys: &SystemState, req: &Request, claims: &Claims) -> Result
         .memory
         .as_ref()
         .map(|m| memory::plan_memory(sys, m, placed.as_ref().map(|_| &nodes)))
-        .transpose()?;
+        .transpose()?
+        // Validated (only node 0 exists), never applied: set_mempolicy(2)
+        // fails with ENOSYS on a kernel without NUMA, and its one node
+        // holds all memory (the `no-numa` finding says so).
+        .filter(|_| sys.numa);
     sched::plan_sched(
         sys,
         &req.sched,
@@ -172,6 +176,20 @@ mod tests {
         // The full mask is no narrowing either.
         let sys = machine().inherited("0-15").build();
         assert_eq!(cores1(&sys, &["--node", "1"]).unwrap(), Some(cpus("4")));
+    }
+
+    /// A kernel without NUMA: node 0 is every CPU, a memory policy on it
+    /// is validated and not applied (set_mempolicy(2) would fail: ENOSYS).
+    #[test]
+    fn without_numa_node_0_is_the_machine() {
+        let sys = machine().without_numa().build();
+        let p = plan(&sys, &request(&["--dry-run", "--node", "0", "--membind=0"])).unwrap();
+        assert_eq!(p.cpus, Some(cpus("0-15")));
+        assert_eq!(p.memory, None);
+        assert_eq!(
+            refusal(&sys, &["--dry-run", "--membind=1"]),
+            ErrorCode::NodeNotFound
+        );
     }
 
     /// A node whose CPUs are all offline is not a memory-only node: the

@@ -71,8 +71,14 @@ pub struct SystemState {
     pub online: CpuSet,
     /// Every `cpuN` directory, by id.
     pub cpus: BTreeMap<u32, Cpu>,
-    /// NUMA nodes by id; empty when the kernel exposes none.
+    /// NUMA nodes by id. A kernel without NUMA (no
+    /// `/sys/devices/system/node`: `CONFIG_NUMA=n`) has one node 0 holding
+    /// every online CPU, as hwloc reports it (`numa` is then false).
     pub nodes: BTreeMap<u32, Node>,
+    /// Whether the kernel exposes NUMA (`/sys/devices/system/node` exists).
+    /// Without it `set_mempolicy(2)` fails with ENOSYS: memory options are
+    /// a no-op, never applied.
+    pub numa: bool,
     /// CPUs the caller may use: online ∩ its cgroup cpuset.
     pub allowed: CpuSet,
     /// Where `allowed` came from.
@@ -145,6 +151,7 @@ impl SystemState {
             .into_iter()
             .map(|n| (n.id, n))
             .collect();
+        let numa = root.exists("/sys/devices/system/node");
         let mut process = process::read_process(root, scope.rt || scope.details, scope.details);
         let me = cgroup::read_self(root);
         let cpuset = cgroup::read_cpuset(root, &me);
@@ -164,6 +171,9 @@ impl SystemState {
                     n.offline_cpus.insert(cpu);
                 }
             }
+        }
+        if !numa {
+            nodes.insert(0, numa::without_numa(&sets.online));
         }
         let (allowed, allowed_source) = match (cpuset, &process.cpus_allowed) {
             (Some(cs), _) => (
@@ -347,6 +357,7 @@ impl SystemState {
             online: sets.online,
             cpus,
             nodes,
+            numa,
             allowed,
             allowed_source,
             isolated,

@@ -158,3 +158,19 @@ pub fn offline_cpu_nodes(root: &Root, offline: &CpuSet) -> Vec<(u32, u32)> {
         })
         .collect()
 }
+
+/// The one node of a kernel without NUMA (no `/sys/devices/system/node`,
+/// `CONFIG_NUMA=n`): node 0 with every online CPU and the machine's
+/// memory, as hwloc and libnuma (`numa_available()` fails, one node 0)
+/// describe such a machine. Its memory sizes are unknown (`None`).
+pub fn without_numa(online: &CpuSet) -> Node {
+    Node {
+        id: 0,
+        cpus: online.clone(),
+        mem_total_kb: None,
+        mem_free_kb: None,
+        distances: vec![(0, 10)],
+        has_memory: true,
+        offline_cpus: CpuSet::new(),
+    }
+}

@@ -307,3 +307,33 @@ fn irq_hints_match_the_tree() {
         .to_string();
     assert!(hint.contains("boot with isolcpus=managed_irq,3"), "{hint}");
 }
+
+/// A kernel without NUMA (no /sys/devices/system/node; hwloc/2arm-2c,
+/// whose expected lstopo shows one NUMANode P#0 holding both PUs): node 0
+/// is the whole machine; `--node 0` means every CPU; a memory option is
+/// validated, not applied (memory "default"), with the `no-numa` info.
+#[test]
+fn kernel_without_numa_is_one_node_0() {
+    let rel = "hwloc/2arm-2c";
+    let m = common::machine(rel);
+    assert!(!m.join("sys/devices/system/node").exists());
+    let lstopo = std::fs::read_to_string(m.join("expected-lstopo-2arm-2c.console")).unwrap();
+    assert_eq!(lstopo.matches("NUMANode L#").count(), 1, "{lstopo}");
+    assert!(lstopo.contains("NUMANode L#0 (P#0"), "{lstopo}");
+    let show = common::show_json(rel);
+    for c in show["cpus"].as_array().unwrap() {
+        assert_eq!(c["node"], 0, "{c}");
+    }
+    assert_eq!(show["nodes"][0]["node"], 0);
+    assert_eq!(show["nodes"][0]["cpus"], serde_json::json!([0, 1]));
+    let v = common::dry_json(rel, &["--dry-run", "--node", "0", "--membind=0"]);
+    assert_eq!(v["cpus"], serde_json::json!([0, 1]));
+    assert_eq!(v["memory"]["policy"], "default");
+    let f = v["findings"].as_array().unwrap();
+    let nn = f.iter().find(|f| f["code"] == "no-numa").expect("no-numa");
+    assert_eq!(nn["severity"], "info");
+    // Node 1 does not exist there.
+    let (code, err) = refused(&m, &["--node", "1"]);
+    assert_eq!(code, Some(125));
+    assert!(err.contains("this machine's nodes are 0"), "{err}");
+}
