@@ -155,7 +155,21 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
         .default_affinity
         .as_ref()
         .map(|d| (d, "/proc/irq/default_smp_affinity"));
-    let boot = sys.boot.irqaffinity.as_ref().map(|d| (d, "irqaffinity="));
+    // irq_affinity_setup() (kernel/irq/irqdesc.c) ORs the boot CPU (taken
+    // as the lowest online one) into irqaffinity='s mask.
+    let with_boot = sys.boot.irqaffinity.as_ref().map(|d| {
+        let mut d = d.clone();
+        if let Some(b) = sys.online.first() {
+            d.insert(b);
+        }
+        d
+    });
+    let boot = with_boot.as_ref().map(|d| {
+        (
+            d,
+            "irqaffinity= (with the boot CPU, as irq_affinity_setup() sets it)",
+        )
+    });
     if let Some((set, source)) = default.or(boot) {
         let hit = set.intersection(&sys.online).intersection(&ctx.cpus);
         if !hit.is_empty() {

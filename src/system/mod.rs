@@ -203,18 +203,22 @@ impl SystemState {
                 .and_then(|i| i.cpus.clone())
                 .unwrap_or_default()
         };
+        // housekeeping_setup() (kernel/sched/isolation.c) keeps the boot
+        // CPU (taken as the lowest online one) for housekeeping when every
+        // CPU is listed, for isolcpus= and nohz_full= alike.
+        let keep_boot = |mut asked: CpuSet| {
+            if let Some(boot) = sets.online.first()
+                && sets.online.is_subset(&asked)
+            {
+                asked.remove(boot);
+            }
+            asked
+        };
         let isolated = sysfs_isolated
             .unwrap_or_else(|| {
-                let mut asked =
-                    boot_cpus(boot_iso.is_some_and(|i| i.domain && i.unknown_flags.is_empty()));
-                // kernel/sched/isolation.c keeps the boot CPU (taken as the
-                // lowest online one) for housekeeping when every CPU is listed.
-                if let Some(boot) = sets.online.first()
-                    && sets.online.is_subset(&asked)
-                {
-                    asked.remove(boot);
-                }
-                asked
+                keep_boot(boot_cpus(
+                    boot_iso.is_some_and(|i| i.domain && i.unknown_flags.is_empty()),
+                ))
             })
             .union(
                 &root
@@ -222,9 +226,9 @@ impl SystemState {
                     .unwrap_or_default(),
             );
         let nohz_full = sysfs_nohz.clone().unwrap_or_else(|| {
-            boot.nohz_full.clone().unwrap_or_default().union(&boot_cpus(
+            keep_boot(boot.nohz_full.clone().unwrap_or_default().union(&boot_cpus(
                 boot_iso.is_some_and(|i| i.nohz && i.unknown_flags.is_empty()),
-            ))
+            )))
         });
         let online = |id: u32| sets.online.contains(id);
         let mut topology_issues = sets.issues.clone();

@@ -337,3 +337,44 @@ fn kernel_without_numa_is_one_node_0() {
     assert_eq!(code, Some(125));
     assert!(err.contains("this machine's nodes are 0"), "{err}");
 }
+
+/// The command line as its kernel parsers read it, where the kernel
+/// exports nothing (the tree's sysfs isolated/nohz_full removed):
+/// housekeeping_setup() keeps the boot CPU when nohz_full= lists every
+/// CPU; a nohz_full= list cpulist_parse() rejects sets nothing;
+/// irq_affinity_setup() adds the boot CPU to irqaffinity=.
+#[test]
+fn other_parameters_as_their_kernel_parsers() {
+    let case = common::field_case("rcu-nocbs-without-list");
+    let with = |cmdline: &str| {
+        let dir = common::tempdir();
+        common::copy_tree(&case, dir.path());
+        for f in ["isolated", "nohz_full"] {
+            let _ = std::fs::remove_file(dir.path().join(format!("sys/devices/system/cpu/{f}")));
+        }
+        common::write_file(dir.path(), "proc/cmdline", cmdline);
+        dir
+    };
+    let cpus_of = |f: &[Value], code: &str| {
+        f.iter()
+            .find(|x| x["code"] == code)
+            .map(|x| x["cpus"].clone())
+    };
+    let t = with("ro nohz_full=0-3");
+    let f = check_json(t.path(), &["--cpus", "0-3"]);
+    assert_eq!(cpus_of(&f, "not-nohz-full"), Some(serde_json::json!([0])));
+    // nohz_full CPUs are RCU no-callbacks CPUs too (rcu_init_nohz()).
+    assert_eq!(cpus_of(&f, "not-rcu-nocbs"), Some(serde_json::json!([0])));
+    let t = with("ro nohz_full=1-x");
+    let f = check_json(t.path(), &["--cpus", "0-3"]);
+    assert_eq!(
+        cpus_of(&f, "not-nohz-full"),
+        Some(serde_json::json!([0, 1, 2, 3]))
+    );
+    let t = with("ro irqaffinity=2-3");
+    let f = check_json(t.path(), &["--cpus", "0-1"]);
+    assert_eq!(
+        cpus_of(&f, "default-irq-affinity"),
+        Some(serde_json::json!([0]))
+    );
+}
