@@ -59,6 +59,9 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
     let from_cmdline = |src: IsolationSource| match src {
         IsolationSource::Sysfs => "",
         IsolationSource::Cmdline => " (per the kernel command line; the sysfs file is absent)",
+        IsolationSource::NotBuilt => {
+            " (this kernel has no nohz_full support: /sys/devices/system/cpu/nohz_full is absent beside cpu/isolated, CONFIG_NO_HZ_FULL is off)"
+        }
     };
 
     if let Some(iso) = boot_iso
@@ -142,7 +145,11 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
                 if ticking.len() == 1 { "it" } else { "them" },
                 from_cmdline(sys.nohz_full_source)
             ),
-            format!("boot with nohz_full={list} (CONFIG_NO_HZ_FULL)"),
+            if sys.nohz_full_source == IsolationSource::NotBuilt {
+                format!("boot a kernel built with CONFIG_NO_HZ_FULL=y, with nohz_full={list}")
+            } else {
+                format!("boot with nohz_full={list} (CONFIG_NO_HZ_FULL)")
+            },
         ));
     }
 

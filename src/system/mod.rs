@@ -46,6 +46,10 @@ pub enum IsolationSource {
     Sysfs,
     /// The file is absent; derived from `/proc/cmdline`.
     Cmdline,
+    /// The file is absent on a kernel that would have it with the feature
+    /// built in (`cpu/nohz_full` beside `cpu/isolated`: no
+    /// CONFIG_NO_HZ_FULL): the set is empty whatever the command line says.
+    NotBuilt,
 }
 
 /// Two sources of one fact that disagree, and which one pinrun used
@@ -86,7 +90,9 @@ pub struct SystemState {
     /// Domain-isolated CPUs: `cpu/isolated` ∪ root `cpuset.cpus.isolated`
     /// (without `cpu/isolated`: the `isolcpus=` CPUs when it has `domain`).
     pub isolated: CpuSet,
-    /// `cpu/nohz_full` (or, without it, what the command line asks for).
+    /// `cpu/nohz_full`; without it, empty when `cpu/isolated` exists (a
+    /// kernel built without CONFIG_NO_HZ_FULL), else what the command line
+    /// asks for (an older kernel, or a dump without the file).
     pub nohz_full: CpuSet,
     /// Where `nohz_full` came from.
     pub nohz_full_source: IsolationSource,
@@ -225,11 +231,29 @@ impl SystemState {
                     .read_list("/sys/fs/cgroup/cpuset.cpus.isolated")
                     .unwrap_or_default(),
             );
-        let nohz_full = sysfs_nohz.clone().unwrap_or_else(|| {
-            keep_boot(boot.nohz_full.clone().unwrap_or_default().union(&boot_cpus(
-                boot_iso.is_some_and(|i| i.nohz && i.unknown_flags.is_empty()),
-            )))
-        });
+        let nohz_asked = keep_boot(boot.nohz_full.clone().unwrap_or_default().union(&boot_cpus(
+            boot_iso.is_some_and(|i| i.nohz && i.unknown_flags.is_empty()),
+        )));
+        // cpu/nohz_full and cpu/isolated came in the same release (both
+        // "Date: Apr 2015", Documentation/ABI/testing/sysfs-devices-system-cpu),
+        // and drivers/base/cpu.c creates nohz_full only with
+        // CONFIG_NO_HZ_FULL: `isolated` without `nohz_full` is a kernel built
+        // without it, where no CPU is nohz_full whatever the command line says.
+        let no_hz_full_config = sysfs_nohz.is_none() && isolation_source == IsolationSource::Sysfs;
+        if no_hz_full_config && !nohz_asked.is_empty() {
+            disagreements.push(Disagreement {
+                message: format!(
+                    "the kernel command line asks for nohz_full CPUs {nohz_asked}, but {cpu_dir}/nohz_full is absent while {cpu_dir}/isolated exists (both since Linux 4.1): the kernel is built without CONFIG_NO_HZ_FULL, so no CPU is nohz_full"
+                ),
+                hint: "boot a kernel built with CONFIG_NO_HZ_FULL=y for nohz_full= to take effect".into(),
+                cpus: nohz_asked.clone(),
+            });
+        }
+        let nohz_full = match (&sysfs_nohz, no_hz_full_config) {
+            (Some(set), _) => set.clone(),
+            (None, true) => CpuSet::new(),
+            (None, false) => nohz_asked,
+        };
         let online = |id: u32| sets.online.contains(id);
         let mut topology_issues = sets.issues.clone();
         topology_issues.extend(numa::ignored_nodes(root));
@@ -326,10 +350,10 @@ impl SystemState {
         }
         Self {
             nohz_full,
-            nohz_full_source: if sysfs_nohz.is_some() {
-                IsolationSource::Sysfs
-            } else {
-                IsolationSource::Cmdline
+            nohz_full_source: match (sysfs_nohz.is_some(), no_hz_full_config) {
+                (true, _) => IsolationSource::Sysfs,
+                (false, true) => IsolationSource::NotBuilt,
+                (false, false) => IsolationSource::Cmdline,
             },
             isolation_source,
             boot,

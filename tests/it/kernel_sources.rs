@@ -378,3 +378,41 @@ fn other_parameters_as_their_kernel_parsers() {
         Some(serde_json::json!([0]))
     );
 }
+
+/// `cpu/isolated` without `cpu/nohz_full` (both since Linux 4.1, the
+/// latter only with CONFIG_NO_HZ_FULL): nohz_full= on the command line is
+/// not in effect; the finding names both sources, and no CPU is taken as
+/// nohz_full.
+#[test]
+fn nohz_full_without_config_no_hz_full() {
+    let dir = common::tempdir();
+    common::copy_tree(&common::field_case("rcu-nocbs-without-list"), dir.path());
+    std::fs::remove_file(dir.path().join("sys/devices/system/cpu/nohz_full")).unwrap();
+    common::write_file(dir.path(), "proc/cmdline", "ro isolcpus=2-3 nohz_full=2-3");
+    let f = check_json(dir.path(), &["--cpus", "2-3"]);
+    let d = f
+        .iter()
+        .find(|x| x["code"] == "sources-disagree")
+        .expect("sources-disagree");
+    let msg = d["message"].as_str().unwrap();
+    assert!(
+        msg.contains("nohz_full CPUs 2-3") && msg.contains("CONFIG_NO_HZ_FULL"),
+        "{msg}"
+    );
+    let t = f
+        .iter()
+        .find(|x| x["code"] == "not-nohz-full")
+        .expect("not-nohz-full");
+    assert_eq!(t["cpus"], serde_json::json!([2, 3]));
+    assert_eq!(
+        t["hint"],
+        "boot a kernel built with CONFIG_NO_HZ_FULL=y, with nohz_full=2-3"
+    );
+    // Nor are they RCU no-callbacks CPUs by nohz_full (rcu_init_nohz()
+    // needs CONFIG_NO_HZ_FULL too).
+    let r = f
+        .iter()
+        .find(|x| x["code"] == "not-rcu-nocbs")
+        .expect("not-rcu-nocbs");
+    assert_eq!(r["cpus"], serde_json::json!([2, 3]));
+}
