@@ -309,8 +309,14 @@ housekeeping). When sysfs and the command line disagree, sysfs wins
 .RB ( isolation\-not\-applied ).
 .TP
 .B nohz_full CPUs
-.IR /sys/devices/system/cpu/nohz_full ;
-without it,
+.IR /sys/devices/system/cpu/nohz_full .
+Without it but with
+.I cpu/isolated
+(both since Linux 4.1; the kernel creates
+.I nohz_full
+only with CONFIG_NO_HZ_FULL): none, whatever the command line asks
+.RB ( sources\-disagree
+when it asks). Without both (an older kernel, or a dump without them),
 .B nohz_full=
 (parsed as
 .B housekeeping_nohz_full_setup()
