@@ -1,13 +1,24 @@
 //! The kernel command line's CPU isolation parameters, parsed as the kernel
 //! does (pure; no I/O). Sources: `Documentation/admin-guide/kernel-parameters.txt`
-//! (`isolcpus=`, `nohz_full=`, `rcu_nocbs=`, `irqaffinity=`) and
-//! `kernel/sched/isolation.c` `housekeeping_isolcpus_setup()`:
-//! flags are consumed while the value starts with a letter: `nohz,`,
-//! `domain,`, `managed_irq,`; anything else up to the next comma is an
-//! unknown flag (the kernel warns and ignores the whole parameter); with no
-//! flag at all the default is `domain`. CPU lists use the kernel's
-//! `bitmap_parselist()` grammar, including `N` for the last CPU and
-//! `a-b:u/g` groups.
+//! and each parameter's own parser:
+//!
+//! - `isolcpus=`: `housekeeping_isolcpus_setup()` (kernel/sched/isolation.c):
+//!   flags are consumed while the value starts with a letter: `nohz,`,
+//!   `domain,`, `managed_irq,`; anything else up to the next comma is an
+//!   unknown flag (the kernel warns and ignores the whole parameter); with
+//!   no flag at all the default is `domain`.
+//! - `nohz_full=`: `housekeeping_nohz_full_setup()` (same file); both go
+//!   through `housekeeping_setup()`, which keeps the boot CPU for
+//!   housekeeping when every CPU is listed (applied by the reader, which
+//!   knows the online CPUs) and sets nothing for a list it cannot parse.
+//! - `rcu_nocbs`: `rcu_nocb_setup()` (kernel/rcu/tree_nocb.h), see
+//!   [`parse_rcu_nocbs`]; `rcu_init_nohz()` adds the nohz_full CPUs (done by
+//!   the check).
+//! - `irqaffinity=`: `irq_affinity_setup()` (kernel/irq/irqdesc.c), which
+//!   also adds the boot CPU (done by the check).
+//!
+//! CPU lists use the kernel's `bitmap_parselist()` grammar (`cpulist_parse()`),
+//! including `N` for the last CPU and `a-b:u/g` groups.
 
 use crate::cpuset::CpuSet;
 
