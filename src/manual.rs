@@ -341,14 +341,21 @@ time), a list
 .B cpulist_parse()
 rejects offloads every CPU, and
 .B rcu_init_nohz()
-adds the nohz_full CPUs. (The
+adds the nohz_full CPUs. First, where kernel threads are visible (kthreadd is pid 2) and with
+.B \-\-check
+or
+.BR \-\-show :
+a CPU without an
 .I rcuo[pbs]/N
-kthreads are no proof of offloading since 5.17: the kernel spawns them for
-every CPU once
+kthread is not offloaded whatever the command line says
+.RB ( sources\-disagree ;
+a kernel without CONFIG_RCU_NOCB_CPU). The kthreads are no proof of
+offloading: since 5.17 the kernel spawns them for every CPU once
 .B rcu_nocbs
 or
 .B nohz_full
-is given.)
+is given. A dry run and a launch do not scan the processes, so they read
+the command line alone.
 .TP
 .B IRQ affinity
 .IR /proc/irq/N/effective_affinity_list ,

@@ -115,6 +115,7 @@ impl Machine {
                 warnings: Vec::new(),
                 topology_issues: Vec::new(),
                 disagreements: Vec::new(),
+                nocb_kthreads: None,
                 read_error: None,
             },
         }

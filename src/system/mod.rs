@@ -128,6 +128,11 @@ pub struct SystemState {
     /// `cpuN` directories beyond `possible`/`kernel_max`, sibling lists
     /// that are missing, empty, unparsable or asymmetric.
     pub topology_issues: Vec<String>,
+    /// CPUs with an RCU callback-offload kthread
+    /// ([`rt_tasks::read_nocb_kthreads`]), read for `--check` and
+    /// `--show` when kernel threads are visible: a CPU without one is not
+    /// offloaded, whatever the command line says.
+    pub nocb_kthreads: Option<CpuSet>,
     /// Sources of one fact that disagree (`sources-disagree` findings).
     pub disagreements: Vec<Disagreement>,
     /// A read that must stop the run (exit 125): topology that cannot be
@@ -254,6 +259,32 @@ impl SystemState {
             (None, true) => CpuSet::new(),
             (None, false) => nohz_asked,
         };
+        let nocb_kthreads = scope
+            .kthreads
+            .then(|| rt_tasks::read_nocb_kthreads(root))
+            .flatten();
+        if let Some(k) = &nocb_kthreads {
+            // rcu_init_nohz() adds the nohz_full CPUs.
+            let asked = boot
+                .rcu_nocbs
+                .clone()
+                .unwrap_or_default()
+                .union(&nohz_full)
+                .intersection(&sets.online);
+            let missing = asked.difference(k);
+            if !missing.is_empty() {
+                disagreements.push(Disagreement {
+                    message: format!(
+                        "the kernel command line offloads the RCU callbacks of {} (rcu_nocbs=, nohz_full=), but no rcuo kthread runs for {}: the kernel does not offload {} (built without CONFIG_RCU_NOCB_CPU, or a kthread failed to start)",
+                        crate::words::cpus_phrase(&asked),
+                        crate::words::cpus_phrase(&missing),
+                        if missing.len() == 1 { "it" } else { "them" },
+                    ),
+                    hint: "boot a kernel built with CONFIG_RCU_NOCB_CPU=y for rcu_nocbs= to take effect".into(),
+                    cpus: missing,
+                });
+            }
+        }
         let online = |id: u32| sets.online.contains(id);
         let mut topology_issues = sets.issues.clone();
         topology_issues.extend(numa::ignored_nodes(root));
@@ -393,6 +424,7 @@ impl SystemState {
             warnings,
             topology_issues,
             disagreements,
+            nocb_kthreads,
             read_error,
         }
     }

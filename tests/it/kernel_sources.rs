@@ -416,3 +416,43 @@ fn nohz_full_without_config_no_hz_full() {
         .expect("not-rcu-nocbs");
     assert_eq!(r["cpus"], serde_json::json!([2, 3]));
 }
+
+/// The kernel-enforced source of RCU offloading, where visible (`--check`):
+/// a CPU without an `rcuop/N` kthread is not offloaded, whatever
+/// rcu_nocbs= says (a kernel without CONFIG_RCU_NOCB_CPU); `rcuog/N`
+/// (grace-period kthreads) do not count. Without `kthreadd` as pid 2
+/// (kernel threads invisible) the command line stands.
+#[test]
+fn rcuo_kthreads_outweigh_rcu_nocbs() {
+    let dir = common::tempdir();
+    common::copy_tree(&common::field_case("rcu-nocbs-without-list"), dir.path());
+    common::write_file(dir.path(), "proc/cmdline", "ro isolcpus=2-3 rcu_nocbs=2-3");
+    for (pid, comm) in [(10, "rcuop/2"), (11, "rcuog/3"), (12, "rcu_preempt")] {
+        common::write_file(
+            dir.path(),
+            &format!("proc/{pid}/comm"),
+            &format!("{comm}\n"),
+        );
+    }
+    // kthreadd not visible: the command line stands.
+    let f = check_json(dir.path(), &["--cpus", "2-3"]);
+    assert!(!codes(&f).contains(&"not-rcu-nocbs"), "{:?}", codes(&f));
+    common::write_file(dir.path(), "proc/2/comm", "kthreadd\n");
+    let f = check_json(dir.path(), &["--cpus", "2-3"]);
+    let r = f
+        .iter()
+        .find(|x| x["code"] == "not-rcu-nocbs")
+        .expect("not-rcu-nocbs");
+    assert_eq!(r["cpus"], serde_json::json!([3]));
+    let d = f
+        .iter()
+        .find(|x| x["code"] == "sources-disagree")
+        .expect("sources-disagree");
+    assert_eq!(d["cpus"], serde_json::json!([3]));
+    assert!(
+        d["message"]
+            .as_str()
+            .unwrap()
+            .contains("no rcuo kthread runs for CPU 3")
+    );
+}
