@@ -13,6 +13,14 @@ fn check_json(root: &std::path::Path, args: &[&str]) -> Vec<Value> {
     v["findings"].as_array().cloned().unwrap_or_default()
 }
 
+/// The finding with `code` (panics naming the codes present when none).
+fn finding<'a>(findings: &'a [Value], code: &str) -> &'a Value {
+    findings
+        .iter()
+        .find(|f| f["code"] == code)
+        .unwrap_or_else(|| panic!("no {code} in {:?}", codes(findings)))
+}
+
 fn codes(findings: &[Value]) -> Vec<&str> {
     findings.iter().filter_map(|f| f["code"].as_str()).collect()
 }
@@ -24,10 +32,7 @@ fn codes(findings: &[Value]) -> Vec<&str> {
 fn bare_rcu_nocbs_offloads_no_cpu() {
     let case = common::field_case("rcu-nocbs-without-list");
     let f = check_json(&case, &["--cpus", "3"]);
-    let nocb = f
-        .iter()
-        .find(|f| f["code"] == "not-rcu-nocbs")
-        .unwrap_or_else(|| panic!("no not-rcu-nocbs in {:?}", codes(&f)));
+    let nocb = finding(&f, "not-rcu-nocbs");
     assert_eq!(nocb["cpus"], serde_json::json!([3]));
     assert!(
         nocb["message"].as_str().unwrap().contains("bare rcu_nocbs"),
@@ -91,10 +96,7 @@ fn virtualised_online_file_trusts_the_cgroup() {
     assert_eq!(code, Some(0), "{v}");
     assert_eq!(v["cpus"], serde_json::json!([24]));
     let f = v["findings"].as_array().unwrap();
-    let d = f
-        .iter()
-        .find(|f| f["code"] == "sources-disagree")
-        .expect("sources-disagree");
+    let d = finding(f, "sources-disagree");
     assert_eq!(d["cpus"], serde_json::json!([24]));
     let msg = d["message"].as_str().unwrap();
     for file in [
@@ -122,13 +124,7 @@ fn cgroup_against_per_cpu_online_file() {
     common::write_file(dir.path(), "sys/devices/system/cpu/cpu24/online", "0\n");
     let out = common::at(dir.path(), &["--check", "--json"]);
     let v: Value = serde_json::from_slice(&out.stdout).expect("JSON");
-    let d = v["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["code"] == "sources-disagree")
-        .cloned()
-        .expect("sources-disagree");
+    let d = finding(v["findings"].as_array().unwrap(), "sources-disagree");
     assert_eq!(d["cpus"], serde_json::json!([24]));
     assert!(
         d["message"]
@@ -330,7 +326,7 @@ fn kernel_without_numa_is_one_node_0() {
     assert_eq!(v["cpus"], serde_json::json!([0, 1]));
     assert_eq!(v["memory"]["policy"], "default");
     let f = v["findings"].as_array().unwrap();
-    let nn = f.iter().find(|f| f["code"] == "no-numa").expect("no-numa");
+    let nn = finding(f, "no-numa");
     assert_eq!(nn["severity"], "info");
     // Node 1 does not exist there.
     let (code, err) = refused(&m, &["--node", "1"]);
@@ -390,19 +386,13 @@ fn nohz_full_without_config_no_hz_full() {
     std::fs::remove_file(dir.path().join("sys/devices/system/cpu/nohz_full")).unwrap();
     common::write_file(dir.path(), "proc/cmdline", "ro isolcpus=2-3 nohz_full=2-3");
     let f = check_json(dir.path(), &["--cpus", "2-3"]);
-    let d = f
-        .iter()
-        .find(|x| x["code"] == "sources-disagree")
-        .expect("sources-disagree");
+    let d = finding(&f, "sources-disagree");
     let msg = d["message"].as_str().unwrap();
     assert!(
         msg.contains("nohz_full CPUs 2-3") && msg.contains("CONFIG_NO_HZ_FULL"),
         "{msg}"
     );
-    let t = f
-        .iter()
-        .find(|x| x["code"] == "not-nohz-full")
-        .expect("not-nohz-full");
+    let t = finding(&f, "not-nohz-full");
     assert_eq!(t["cpus"], serde_json::json!([2, 3]));
     assert_eq!(
         t["hint"],
@@ -410,10 +400,7 @@ fn nohz_full_without_config_no_hz_full() {
     );
     // Nor are they RCU no-callbacks CPUs by nohz_full (rcu_init_nohz()
     // needs CONFIG_NO_HZ_FULL too).
-    let r = f
-        .iter()
-        .find(|x| x["code"] == "not-rcu-nocbs")
-        .expect("not-rcu-nocbs");
+    let r = finding(&f, "not-rcu-nocbs");
     assert_eq!(r["cpus"], serde_json::json!([2, 3]));
 }
 
@@ -439,15 +426,9 @@ fn rcuo_kthreads_outweigh_rcu_nocbs() {
     assert!(!codes(&f).contains(&"not-rcu-nocbs"), "{:?}", codes(&f));
     common::write_file(dir.path(), "proc/2/comm", "kthreadd\n");
     let f = check_json(dir.path(), &["--cpus", "2-3"]);
-    let r = f
-        .iter()
-        .find(|x| x["code"] == "not-rcu-nocbs")
-        .expect("not-rcu-nocbs");
+    let r = finding(&f, "not-rcu-nocbs");
     assert_eq!(r["cpus"], serde_json::json!([3]));
-    let d = f
-        .iter()
-        .find(|x| x["code"] == "sources-disagree")
-        .expect("sources-disagree");
+    let d = finding(&f, "sources-disagree");
     assert_eq!(d["cpus"], serde_json::json!([3]));
     assert!(
         d["message"]
