@@ -147,6 +147,17 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
             ),
             if sys.nohz_full_source == IsolationSource::NotBuilt {
                 format!("boot a kernel built with CONFIG_NO_HZ_FULL=y, with nohz_full={list}")
+            } else if sys
+                .boot
+                .nohz_full
+                .as_ref()
+                .is_some_and(|b| ticking.is_subset(b))
+            {
+                // Never ask for what the command line already has.
+                format!(
+                    "nohz_full= already lists {} but the kernel did not apply it (it keeps a housekeeping CPU, and needs CONFIG_NO_HZ_FULL): run on other CPUs, or leave the boot CPU out of nohz_full=",
+                    cpus_phrase(&ticking)
+                )
             } else {
                 format!("boot with nohz_full={list} (CONFIG_NO_HZ_FULL)")
             },
@@ -164,7 +175,7 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
         .union(&sys.nohz_full);
     let nocb = match &sys.nocb_kthreads {
         Some(k) => asked.intersection(k),
-        None => asked,
+        None => asked.clone(),
     };
     let callbacks = cpus.difference(&nocb);
     if !callbacks.is_empty() {
@@ -184,7 +195,12 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
                 verb(&callbacks),
                 if callbacks.len() == 1 { "it" } else { "them" }
             ),
-            format!("boot with rcu_nocbs={list} (nohz_full= implies it)"),
+            if callbacks.is_subset(&asked) {
+                // Asked for, and the kthreads show the kernel did not.
+                "rcu_nocbs=/nohz_full= already list them but the kernel runs no rcuo kthread for them: boot a kernel built with CONFIG_RCU_NOCB_CPU=y".to_string()
+            } else {
+                format!("boot with rcu_nocbs={list} (nohz_full= implies it)")
+            },
         ));
     }
 

@@ -436,4 +436,31 @@ fn rcuo_kthreads_outweigh_rcu_nocbs() {
             .unwrap()
             .contains("no rcuo kthread runs for CPU 3")
     );
+    // The hint does not ask for the rcu_nocbs= already there.
+    let hint = r["hint"].as_str().unwrap();
+    assert!(hint.contains("CONFIG_RCU_NOCB_CPU=y"), "{hint}");
+    assert!(!hint.contains("boot with rcu_nocbs"), "{hint}");
+}
+
+/// not-nohz-full when nohz_full= already lists the CPU but the kernel's
+/// `cpu/nohz_full` does not: the hint never asks for nohz_full= again.
+#[test]
+fn nohz_full_hint_never_asks_for_what_is_configured() {
+    let dir = common::tempdir();
+    common::copy_tree(&common::field_case("rcu-nocbs-without-list"), dir.path());
+    common::write_file(dir.path(), "proc/cmdline", "ro isolcpus=2-3 nohz_full=0-3");
+    common::write_file(dir.path(), "sys/devices/system/cpu/nohz_full", "1-3\n");
+    let f = check_json(dir.path(), &["--cpus", "0"]);
+    let t = finding(&f, "not-nohz-full");
+    let hint = t["hint"].as_str().unwrap();
+    assert!(hint.starts_with("nohz_full= already lists CPU 0"), "{hint}");
+    assert!(!hint.contains("boot with nohz_full"), "{hint}");
+    // Not listed: the boot parameter is the fix.
+    common::write_file(dir.path(), "proc/cmdline", "ro isolcpus=2-3 nohz_full=2-3");
+    common::write_file(dir.path(), "sys/devices/system/cpu/nohz_full", "2-3\n");
+    let f = check_json(dir.path(), &["--cpus", "1"]);
+    assert_eq!(
+        finding(&f, "not-nohz-full")["hint"],
+        "boot with nohz_full=1 (CONFIG_NO_HZ_FULL)"
+    );
 }
