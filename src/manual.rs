@@ -269,6 +269,11 @@ does not say 0: inside a container with lxcfs,
 .I online
 is virtualised and the per-CPU files are not
 .RB ( sources\-disagree ).
+Without a cgroup cpuset, a CPU of
+.I Cpus_allowed_list
+counts only when its
+.I cpuN/online
+says 1 (an affinity mask may name offline CPUs).
 .TP
 .B allowed CPUs
 online \(ca the caller's cgroup effective CPUs; without a cpuset, online \(ca

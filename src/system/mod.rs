@@ -173,8 +173,20 @@ impl SystemState {
         }
         let mut disagreements = Vec::new();
         let mut sets = sets;
-        if let Some(cs) = &cpuset {
-            sets.online = online_with_cpuset(root, &sets, cs, &mut disagreements);
+        // Only an effective set is kept within the online CPUs; a configured
+        // one (cgroup v1 `cpus`, the old /dev/cpuset) may name offline CPUs.
+        match (&cpuset, &process.cpus_allowed) {
+            (Some(cs), _)
+                if cs.file.ends_with("cpus.effective") || cs.file.ends_with("effective_cpus") =>
+            {
+                let witness = OnlineWitness::Cgroup(&cs.file);
+                sets.online = online_checked(root, &sets, &cs.cpus, witness, &mut disagreements);
+            }
+            (None, Some(affinity)) => {
+                let witness = OnlineWitness::Affinity;
+                sets.online = online_checked(root, &sets, affinity, witness, &mut disagreements);
+            }
+            _ => {}
         }
         if !nodes.is_empty() {
             for (cpu, node) in numa::offline_cpu_nodes(root, &known.difference(&sets.online)) {
@@ -516,18 +528,28 @@ impl SystemState {
     }
 }
 
-/// The online CPUs: `cpu/online`, unless the caller's cgroup cpuset (whose
-/// effective CPUs the kernel keeps a subset of the online ones:
-/// `Documentation/admin-guide/cgroup-v2.rst`, `cpuset.cpus.effective`)
-/// lists CPUs it calls offline. Such a CPU is online when its own
-/// `cpuN/online` does not say 0 (lxcfs virtualises `cpu/online`, not the
-/// per-CPU files), with a disagreement naming both files; when its
-/// `cpuN/online` says 0 too, the kernel's files contradict each other: it
-/// stays offline, and the disagreement says so.
-fn online_with_cpuset(
+/// Where [`online_checked`] found CPUs that `cpu/online` leaves out.
+enum OnlineWitness<'a> {
+    /// The caller's cgroup effective CPUs, which the kernel keeps a subset
+    /// of the online ones (`Documentation/admin-guide/cgroup-v2.rst`,
+    /// `cpuset.cpus.effective`; v1 `cpuset.effective_cpus`): the file.
+    Cgroup(&'a str),
+    /// The caller's `Cpus_allowed_list` (no cpuset): it may name offline
+    /// CPUs, so only a CPU whose own `cpuN/online` says 1 counts.
+    Affinity,
+}
+
+/// The online CPUs: `cpu/online`, unless `claimed` (CPUs the `witness`
+/// names) holds CPUs it calls offline. Such a CPU is online when its own
+/// `cpuN/online` does not say 0 (for [`OnlineWitness::Affinity`]: says 1):
+/// lxcfs virtualises `cpu/online`, not the per-CPU files; a disagreement
+/// names both. A cgroup CPU whose `cpuN/online` says 0 too stays offline,
+/// with a disagreement (the kernel's files contradict each other).
+fn online_checked(
     root: &Root,
     sets: &topology::CpuSets,
-    cs: &CgroupCpuset,
+    claimed: &CpuSet,
+    witness: OnlineWitness,
     out: &mut Vec<Disagreement>,
 ) -> CpuSet {
     let known = if sets.dirs.is_empty() {
@@ -535,20 +557,17 @@ fn online_with_cpuset(
     } else {
         &sets.dirs
     };
-    // Only an effective set is kept within the online CPUs; a configured
-    // one (cgroup v1 `cpus`, the old /dev/cpuset) may name offline CPUs.
-    let effective = cs.file.ends_with("cpus.effective") || cs.file.ends_with("effective_cpus");
-    let claimed = cs.cpus.difference(&sets.online).intersection(known);
-    if claimed.is_empty() || !effective {
+    let claimed = claimed.difference(&sets.online).intersection(known);
+    if claimed.is_empty() {
         return sets.online.clone();
     }
     let dir = "/sys/devices/system/cpu";
     let (mut up, mut down) = (CpuSet::new(), CpuSet::new());
     for id in claimed.iter().take(MAX_CPUS) {
-        if root.read_int(&format!("{dir}/cpu{id}/online")) == Some(0) {
-            down.insert(id);
-        } else {
-            up.insert(id);
+        match (root.read_int(&format!("{dir}/cpu{id}/online")), &witness) {
+            (Some(0), OnlineWitness::Cgroup(_)) => down.insert(id),
+            (Some(0) | None, OnlineWitness::Affinity) => {}
+            _ => up.insert(id),
         }
     }
     let online_text = if sets.online.is_empty() {
@@ -556,29 +575,39 @@ fn online_with_cpuset(
     } else {
         sets.online.to_list()
     };
+    let phrase = crate::words::cpus_phrase;
     if !up.is_empty() {
+        let per_cpu = if up.len() == 1 {
+            format!("{dir}/cpu{}/online", up.first().unwrap_or_default())
+        } else {
+            format!("{dir}/cpuN/online files")
+        };
+        let why = match witness {
+            OnlineWitness::Cgroup(file) => format!(
+                "the kernel-maintained {file} (always a subset of the online CPUs) lists {}, and {per_cpu} {} not say 0",
+                phrase(&up),
+                if up.len() == 1 { "does" } else { "do" }
+            ),
+            OnlineWitness::Affinity => format!(
+                "{per_cpu} {} 1 for {}, which this process may run on (Cpus_allowed_list)",
+                if up.len() == 1 { "says" } else { "say" },
+                phrase(&up)
+            ),
+        };
         out.push(Disagreement {
             message: format!(
-                "{dir}/online says {online_text}, but the kernel-maintained {} (always a subset of the online CPUs) lists {}, whose {} not say 0: {dir}/online is virtualised (lxcfs) or stale; pinrun trusts the cgroup and takes {} as online",
-                cs.file,
-                crate::words::cpus_phrase(&up),
-                if up.len() == 1 {
-                    format!("{dir}/cpu{}/online does", up.first().unwrap_or_default())
-                } else {
-                    format!("{dir}/cpuN/online files do")
-                },
-                crate::words::cpus_phrase(&up),
+                "{dir}/online says {online_text}, but {why}: {dir}/online is virtualised (lxcfs) or stale; pinrun trusts the kernel's per-CPU state and takes {} as online",
+                phrase(&up),
             ),
             hint: "nothing to change: inside a container the virtualised file shows the container's view; pinrun plans on the CPUs the kernel lets this process use".into(),
             cpus: up.clone(),
         });
     }
-    if !down.is_empty() {
+    if let (false, OnlineWitness::Cgroup(file)) = (down.is_empty(), witness) {
         out.push(Disagreement {
             message: format!(
-                "{} lists {}, but both {dir}/online ({online_text}) and {dir}/cpuN/online say offline: pinrun takes {} as offline",
-                cs.file,
-                crate::words::cpus_phrase(&down),
+                "{file} lists {}, but both {dir}/online ({online_text}) and {dir}/cpuN/online say offline: pinrun takes {} as offline",
+                phrase(&down),
                 if down.len() == 1 { "it" } else { "them" },
             ),
             hint: "the CPU went offline while pinrun read the machine, or the files are damaged; run pinrun again".into(),

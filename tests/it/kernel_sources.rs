@@ -113,6 +113,29 @@ fn virtualised_online_file_trusts_the_cgroup() {
     assert_eq!(v["cpus"], serde_json::json!([24]));
 }
 
+/// The class, without a cgroup cpuset: `Cpus_allowed_list` may name
+/// offline CPUs, so only a CPU whose own `cpuN/online` says 1 is taken as
+/// online against `cpu/online`; one whose file says 0 stays offline and
+/// the refusal's hint names the per-CPU file.
+#[test]
+fn affinity_against_virtualised_online_file() {
+    let dir = common::tempdir();
+    common::copy_tree(&common::field_case("virtualised-online-file"), dir.path());
+    std::fs::remove_file(dir.path().join("sys/fs/cgroup/cpuset.cpus.effective")).unwrap();
+    let (code, v) = dry(dir.path(), &["--cpus", "24"]);
+    assert_eq!(code, Some(0), "{v}");
+    let d = finding(v["findings"].as_array().unwrap(), "sources-disagree");
+    let msg = d["message"].as_str().unwrap();
+    assert!(
+        msg.contains("cpu24/online says 1") && msg.contains("Cpus_allowed_list"),
+        "{msg}"
+    );
+    common::write_file(dir.path(), "sys/devices/system/cpu/cpu24/online", "0\n");
+    let (code, err) = refused(dir.path(), &["--cpus", "24"]);
+    assert_eq!(code, Some(125));
+    assert!(err.contains("CPU 24 is offline"), "{err}");
+}
+
 /// The class: when the CPU's own `cpuN/online` says 0 as well, the kernel's
 /// files contradict each other: the CPU stays offline, the refusal names
 /// the contradiction's files.
