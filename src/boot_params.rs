@@ -1,13 +1,24 @@
 //! The kernel command line's CPU isolation parameters, parsed as the kernel
 //! does (pure; no I/O). Sources: `Documentation/admin-guide/kernel-parameters.txt`
-//! (`isolcpus=`, `nohz_full=`, `rcu_nocbs=`, `irqaffinity=`) and
-//! `kernel/sched/isolation.c` `housekeeping_isolcpus_setup()`:
-//! flags are consumed while the value starts with a letter: `nohz,`,
-//! `domain,`, `managed_irq,`; anything else up to the next comma is an
-//! unknown flag (the kernel warns and ignores the whole parameter); with no
-//! flag at all the default is `domain`. CPU lists use the kernel's
-//! `bitmap_parselist()` grammar, including `N` for the last CPU and
-//! `a-b:u/g` groups.
+//! and each parameter's own parser:
+//!
+//! - `isolcpus=`: `housekeeping_isolcpus_setup()` (kernel/sched/isolation.c):
+//!   flags are consumed while the value starts with a letter: `nohz,`,
+//!   `domain,`, `managed_irq,`; anything else up to the next comma is an
+//!   unknown flag (the kernel warns and ignores the whole parameter); with
+//!   no flag at all the default is `domain`.
+//! - `nohz_full=`: `housekeeping_nohz_full_setup()` (same file); both go
+//!   through `housekeeping_setup()`, which keeps the boot CPU for
+//!   housekeeping when every CPU is listed (applied by the reader, which
+//!   knows the online CPUs) and sets nothing for a list it cannot parse.
+//! - `rcu_nocbs`: `rcu_nocb_setup()` (kernel/rcu/tree_nocb.h), see
+//!   [`parse_rcu_nocbs`]; `rcu_init_nohz()` adds the nohz_full CPUs (done by
+//!   the check).
+//! - `irqaffinity=`: `irq_affinity_setup()` (kernel/irq/irqdesc.c), which
+//!   also adds the boot CPU (done by the check).
+//!
+//! CPU lists use the kernel's `bitmap_parselist()` grammar (`cpulist_parse()`),
+//! including `N` for the last CPU and `a-b:u/g` groups.
 
 use crate::cpuset::CpuSet;
 
@@ -38,8 +49,17 @@ pub struct BootParams {
     pub isolcpus: Option<Isolcpus>,
     /// `nohz_full=`.
     pub nohz_full: Option<CpuSet>,
-    /// `rcu_nocbs=` (a bare `rcu_nocbs` means every CPU).
+    /// The CPUs `rcu_nocbs` offloads, as `rcu_nocb_setup()`
+    /// (kernel/rcu/tree_nocb.h) sets them: a bare `rcu_nocbs` or an empty
+    /// `rcu_nocbs=` offloads none (since 5.17 it only allows runtime
+    /// offloading); a list the kernel's `cpulist_parse()` rejects offloads
+    /// every CPU ("rcu_nocbs= bad CPU range, all CPUs set"). `None` when the
+    /// parameter is absent. nohz_full CPUs are offloaded too
+    /// (`rcu_init_nohz()`); that union is the check's, not the parser's.
     pub rcu_nocbs: Option<CpuSet>,
+    /// `rcu_nocbs=` was given with a list the kernel rejects (every CPU
+    /// offloaded): the value as written.
+    pub rcu_nocbs_bad: Option<String>,
     /// `irqaffinity=`: the default affinity of new IRQs.
     pub irqaffinity: Option<CpuSet>,
 }
@@ -70,6 +90,27 @@ pub fn parse_isolcpus(value: &str, last: Option<u32>) -> Isolcpus {
     }
     iso.cpus = list(rest, last);
     iso
+}
+
+/// `rcu_nocb_setup()`'s reading of what follows `rcu_nocbs` on the command
+/// line (`rest` is `""` for a bare word, `"=LIST"` otherwise): no `=` or an
+/// empty list offloads no CPU; a list `cpulist_parse()` rejects offloads
+/// every possible CPU (`0..=last`; none when `last` is unknown), returned
+/// with the rejected value.
+pub fn parse_rcu_nocbs(rest: &str, last: Option<u32>) -> (CpuSet, Option<String>) {
+    let Some(value) = rest.strip_prefix('=') else {
+        return (CpuSet::new(), None);
+    };
+    if value.is_empty() {
+        return (CpuSet::new(), None);
+    }
+    match list(value, last) {
+        Some(set) => (set, None),
+        None => (
+            last.map(|l| (0..=l).collect()).unwrap_or_default(),
+            Some(value.to_string()),
+        ),
+    }
 }
 
 /// Splits a command line into parameters as the kernel's `next_arg()` does:
@@ -118,8 +159,14 @@ pub fn parse(cmdline: &str, last: Option<u32>) -> BootParams {
         match key {
             "isolcpus" => p.isolcpus = Some(parse_isolcpus(value, last)),
             "nohz_full" => p.nohz_full = list(value, last),
-            "rcu_nocbs" if value.is_empty() => p.rcu_nocbs = last.map(|l| (0..=l).collect()),
-            "rcu_nocbs" => p.rcu_nocbs = list(value, last),
+            // `__setup("rcu_nocbs", rcu_nocb_setup)`: the handler gets what
+            // follows the name, and parses a list only after an `=`.
+            "rcu_nocbs" => {
+                let rest = word.strip_prefix("rcu_nocbs").unwrap_or("");
+                let (set, bad) = parse_rcu_nocbs(rest, last);
+                p.rcu_nocbs = Some(set);
+                p.rcu_nocbs_bad = bad;
+            }
             "irqaffinity" => p.irqaffinity = list(value, last),
             _ => {}
         }
@@ -179,5 +226,25 @@ mod tests {
             BootParams::default()
         );
         assert_eq!(words("a \"b c\" d=\"e f\" -- g"), vec!["a", "b c", "d=e f"]);
+    }
+
+    /// `rcu_nocb_setup()` (kernel/rcu/tree_nocb.h): bare and empty offload
+    /// nothing, a bad range offloads every CPU, a list is taken as
+    /// `cpulist_parse()` reads it; the last occurrence wins.
+    #[test]
+    fn rcu_nocbs_as_rcu_nocb_setup() {
+        let p = parse("ro rcu_nocbs", Some(3));
+        assert_eq!(p.rcu_nocbs, Some(CpuSet::new()));
+        assert_eq!(p.rcu_nocbs_bad, None);
+        assert_eq!(parse("rcu_nocbs=", Some(3)).rcu_nocbs, Some(CpuSet::new()));
+        let p = parse("rcu_nocbs=2-x", Some(3));
+        assert_eq!(p.rcu_nocbs, Some(set("0-3")));
+        assert_eq!(p.rcu_nocbs_bad.as_deref(), Some("2-x"));
+        assert_eq!(parse("rcu_nocbs=1-N", Some(3)).rcu_nocbs, Some(set("1-3")));
+        assert_eq!(
+            parse("rcu_nocbs=1 rcu_nocbs", Some(3)).rcu_nocbs,
+            Some(CpuSet::new())
+        );
+        assert_eq!(parse("quiet", Some(3)).rcu_nocbs, None);
     }
 }

@@ -5,7 +5,8 @@ use crate::cpuset::{CpuSet, NodeSet};
 use crate::error::{Error, ErrorCode, Result};
 use crate::finding::Code;
 use crate::request::{
-    ClaimRequest, MemoryRequest, Mode, NodeChoice, Output, Placement, Policy, Request, SchedRequest,
+    ClaimRequest, MemoryRequest, Mode, NodeChoice, Output, Placement, Policy, Request,
+    SchedRequest, Within,
 };
 use clap::{ArgGroup, Parser, ValueEnum};
 use std::ffi::OsString;
@@ -19,6 +20,16 @@ const MAX_RT_PRIO: u32 = 99;
 pub enum Emit {
     /// systemd `[Service]` directives (`systemd.exec(5)`).
     Systemd,
+}
+
+/// The bounds `--within` can name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum WithinArg {
+    /// The affinity pinrun inherited (taskset, systemd CPUAffinity=, a batch
+    /// scheduler's binding): Cpus_allowed_list of /proc/self/status
+    Inherited,
+    /// The caller's cgroup cpuset (its online effective CPUs)
+    Cgroup,
 }
 
 /// Files pinrun can generate from this definition (`--generate`).
@@ -74,6 +85,15 @@ pub struct Cli {
     /// with --cpus, refuse if any is not isolated.
     #[arg(long, help_heading = "Placement")]
     pub isolated: bool,
+
+    /// Where --cores, --node and --isolated choose: inside the inherited
+    /// CPU affinity (taskset, systemd CPUAffinity=, a batch scheduler's
+    /// per-task binding) or across the cgroup's CPUs. Default: inside the
+    /// inherited affinity when it is narrower than the cgroup's CPUs minus
+    /// the isolated ones, else across the cgroup (see SOURCES). --cpus may
+    /// leave the inherited affinity (with a finding).
+    #[arg(long, value_enum, value_name = "BOUND", help_heading = "Placement")]
+    pub within: Option<WithinArg>,
 
     /// Claim the chosen cores (every SMT sibling of each) while COMMAND
     /// lives: other pinrun launches skip them (--cores), refuse them
@@ -495,6 +515,11 @@ impl Cli {
             cores: self.cores,
             smt: self.smt,
             isolated: self.isolated,
+            within: match self.within {
+                None => Within::Auto,
+                Some(WithinArg::Inherited) => Within::Inherited,
+                Some(WithinArg::Cgroup) => Within::Cgroup,
+            },
         };
         if self.exclusive && !placement.is_requested() {
             return Err(Error::new(

@@ -132,6 +132,8 @@ error_codes! {
     NodeNotFound = "node-not-found",
     /// `--node` with a memory-only node.
     NodeWithoutCpus = "node-without-cpus",
+    /// `--node` with a node whose CPUs are all offline.
+    NodeCpusOffline = "node-cpus-offline",
     /// Fewer whole cores than `--cores N` in the candidates.
     NotEnoughCores = "not-enough-cores",
     // Claims.

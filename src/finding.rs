@@ -163,6 +163,18 @@ Fix: cpupower idle-set -D 10.
     FirmwareData = "firmware-data",
         r#"the kernel's topology is inconsistent (a CPU listed in two nodes); check firmware.
 "#;
+    /// `no-numa`.
+    NoNuma = "no-numa",
+        r#"(info) a memory option on a kernel without NUMA (no /sys/devices/system/node): node 0 is the whole machine, as hwloc and libnuma report it, and the memory policy is validated but not applied (set_mempolicy(2) fails with ENOSYS there).
+"#;
+    /// `outside-inherited-affinity`.
+    OutsideInheritedAffinity = "outside-inherited-affinity",
+        r#"\fB\-\-cpus\fR names CPUs outside the CPU affinity pinrun inherited (taskset, systemd CPUAffinity=, a batch scheduler's per-task binding) while that affinity narrows the cgroup's CPUs: another task of the same job may have been given them. pinrun runs where \fB\-\-cpus\fR says; \fB\-\-cores\fR and \fB\-\-node\fR would choose inside the inherited affinity (see \fB\-\-within\fR).
+"#;
+    /// `sources-disagree`.
+    SourcesDisagree = "sources-disagree",
+        r#"two sources of one fact disagree (pinrun(1) SOURCES): the kernel-maintained one (a cgroup's effective set, a per-CPU sysfs file, the caller's affinity) against a file that may be virtualised (lxcfs) or stale, or the kernel command line. The message names both and the one used: always the kernel-enforced one; no refusal or hint is based on the other.
+"#;
     /// `topology-inconsistent`.
     TopologyInconsistent = "topology-inconsistent",
         r#"a topology file is missing, empty, unparsable or contradicts the others (an SMT sibling list without its own CPU or not listed back, a cpuN directory beyond possible or kernel_max); the message names the file and what was used instead (the sources that agree). When no sources agree, pinrun refuses (exit 125) naming the files.

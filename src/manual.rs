@@ -54,6 +54,32 @@ gives CPUs 4,5;
 gives 4,5,12,13.
 .B \-\-cpus 20
 on that machine is refused: CPU 20 does not exist.
+.PP
+The inherited CPU affinity (what
+.BR sched_getaffinity (2)
+returns:
+.I Cpus_allowed_list
+of /proc/self/status, set by taskset, systemd
+.BR CPUAffinity= ,
+or a batch scheduler's per-task binding) bounds what
+.BR \-\-cores ,
+.B \-\-node
+and
+.B \-\-isolated
+choose when it is an explicit narrowing: when it lacks an allowed CPU that is
+not isolated. The mask a shell started by init inherits (every CPU but the
+isolcpus ones) is not a narrowing, so
+.B \-\-isolated
+still reaches the isolated CPUs from a login shell. Two ranks of one job
+started with their own masks thus get different cores, as with
+.BR numactl .
+.B \-\-within inherited
+always chooses inside the inherited affinity,
+.B \-\-within cgroup
+always across the cgroup's CPUs.
+.B \-\-cpus
+may name CPUs outside the inherited affinity (finding
+.BR outside\-inherited\-affinity ).
 .SH CLAIMS
 .B \-\-exclusive
 claims the chosen cores, every SMT sibling of each (even when only one thread
@@ -242,6 +268,151 @@ or
 Docker's default seccomp profile allows
 .BR set_mempolicy (2)
 only with CAP_SYS_NICE, so the memory options need it too.
+.SH SOURCES
+For each fact, where pinrun reads it, in order: the kernel-enforced source
+first, the kernel command line only where the kernel exports nothing, and the
+command line parsed as the parameter's own kernel parser does. When two
+sources disagree, the finding
+.B sources\-disagree
+names both and the one used; no refusal or hint is based on the weaker one.
+.TP
+.B online CPUs
+.IR /sys/devices/system/cpu/online ,
+fallback the
+.I cpuN/online
+files. A CPU that the caller's cgroup effective set
+.RI ( cpuset.cpus.effective ,
+v1
+.IR cpuset.effective_cpus :
+the kernel keeps it a subset of the online CPUs) lists while
+.I online
+does not is online when its own
+.I cpuN/online
+does not say 0: inside a container with lxcfs,
+.I online
+is virtualised and the per-CPU files are not
+.RB ( sources\-disagree ).
+Without a cgroup cpuset, a CPU of
+.I Cpus_allowed_list
+counts only when its
+.I cpuN/online
+says 1 (an affinity mask may name offline CPUs).
+.TP
+.B allowed CPUs
+online \(ca the caller's cgroup effective CPUs; without a cpuset, online \(ca
+.I Cpus_allowed_list
+of /proc/self/status. The inherited affinity
+.RI ( Cpus_allowed_list )
+bounds the choice as PLACEMENT says.
+.TP
+.B node CPUs, node memory
+.IR /sys/devices/system/node/nodeN/cpulist " (fallback " cpumap ),
+.IR meminfo ,
+.IR has_memory ;
+memory nodes allowed:
+.I Mems_allowed_list
+of /proc/self/status, fallback the cgroup's effective mems. A node's offline
+CPUs come from their
+.I cpuM/nodeN
+links (its cpulist lists only online CPUs): such a node is refused naming its
+offline CPUs and
+.BR "chcpu \-e" ,
+not as a memory-only node. Without
+.I /sys/devices/system/node
+(a kernel without NUMA) there is one node 0 with every online CPU, as hwloc
+reports it, and memory options are not applied (finding
+.BR no\-numa ).
+.TP
+.B isolated CPUs (domain isolation)
+.I /sys/devices/system/cpu/isolated
+\(cu the root cgroup's
+.IR cpuset.cpus.isolated ;
+without the sysfs file, the
+.B isolcpus=
+CPUs when the parameter has the domain flag (parsed as
+.B housekeeping_isolcpus_setup()
+in kernel/sched/isolation.c: flags while the value starts with a letter,
+unknown flag rejects the parameter, no flag means domain; the boot CPU stays
+housekeeping). When sysfs and the command line disagree, sysfs wins
+.RB ( isolation\-not\-applied ).
+.TP
+.B nohz_full CPUs
+.IR /sys/devices/system/cpu/nohz_full .
+Without it but with
+.I cpu/isolated
+(both since Linux 4.1; the kernel creates
+.I nohz_full
+only with CONFIG_NO_HZ_FULL): none, whatever the command line asks
+.RB ( sources\-disagree
+when it asks). Without both (an older kernel, or a dump without them),
+.B nohz_full=
+(parsed as
+.B housekeeping_nohz_full_setup()
+does, with
+.B cpulist_parse()
+grammar: ranges, strides
+.IR a\-b:u/g ,
+.I N
+for the last CPU) \(cu the
+.B isolcpus=nohz
+CPUs.
+.TP
+.B RCU no-callbacks CPUs
+the kernel exports no list: the
+.B rcu_nocbs
+command-line parameter as
+.B rcu_nocb_setup()
+(kernel/rcu/tree_nocb.h) reads it: a bare
+.B rcu_nocbs
+or an empty list offloads no CPU (since 5.17 it only allows offloading at run
+time), a list
+.B cpulist_parse()
+rejects offloads every CPU, and
+.B rcu_init_nohz()
+adds the nohz_full CPUs. First, where kernel threads are visible (kthreadd is pid 2) and with
+.B \-\-check
+or
+.BR \-\-show :
+a CPU without an
+.I rcuo[pbs]/N
+kthread is not offloaded whatever the command line says
+.RB ( sources\-disagree ;
+a kernel without CONFIG_RCU_NOCB_CPU). The kthreads are no proof of
+offloading: since 5.17 the kernel spawns them for every CPU once
+.B rcu_nocbs
+or
+.B nohz_full
+is given. A dry run and a launch do not scan the processes, so they read
+the command line alone.
+.TP
+.B IRQ affinity
+.IR /proc/irq/N/effective_affinity_list ,
+fallback
+.IR smp_affinity_list ,
+.IR smp_affinity ,
+then the CPUs with counts in /proc/interrupts; names and counts from
+.IR /sys/kernel/irq ,
+fallback /proc/interrupts. Kernel-managed: the
+.B IRQD_AFFINITY_MANAGED
+flag of debugfs
+.IR /sys/kernel/debug/irq/irqs/N ;
+without debugfs it is unknown, the
+.B irq\-on\-cpu
+hint says what EIO (EPERM on some kernels) from the write means, and queue
+IRQs (nvme, virtio-blk, SAS HBAs) are said to be possibly managed. Default
+affinity:
+.IR /proc/irq/default_smp_affinity ,
+fallback
+.B irqaffinity=
+.RB ( irq_affinity_setup() ,
+kernel/irq/irqdesc.c).
+.TP
+.B real-time limits
+RLIMIT_RTPRIO and CapEff of /proc/self/status,
+.IR /proc/sys/kernel/sched_rt_runtime_us " and " sched_rt_period_us ,
+the caller's cgroup
+.I cpu.rt_runtime_us
+(RT group scheduling).
 .SH "EXIT STATUS"
 The command's own status once it runs (pinrun execs in place).
 .TP

@@ -20,6 +20,28 @@ pub struct Placement {
     pub smt: bool,
     /// `--isolated`: isolated CPUs only.
     pub isolated: bool,
+    /// `--within`: the bound `--cores`, `--node` and `--isolated` choose in.
+    pub within: Within,
+}
+
+/// Which CPUs a placement chooses among (`--within`; pinrun(1) SOURCES).
+/// `--cpus` is never limited by it (CPUs outside the inherited affinity
+/// give an `outside-inherited-affinity` finding).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Within {
+    /// No `--within`: the inherited affinity (`sched_getaffinity(2)`, the
+    /// caller's `Cpus_allowed_list`) bounds the choice when it is an
+    /// explicit narrowing, that is when it lacks some allowed CPU that is
+    /// not isolated; the default mask a shell inherits from init (every
+    /// CPU but the isolcpus ones) is not a narrowing, and the cgroup's
+    /// CPUs bound the choice.
+    #[default]
+    Auto,
+    /// `--within inherited`: always inside the inherited affinity.
+    Inherited,
+    /// `--within cgroup`: the cgroup cpuset's online CPUs, ignoring the
+    /// inherited affinity.
+    Cgroup,
 }
 
 impl Placement {

@@ -85,6 +85,7 @@ impl Machine {
                         .map(|q| (q, if q == p { 10 } else { 20 }))
                         .collect(),
                     has_memory: true,
+                    offline_cpus: CpuSet::new(),
                 },
             );
         }
@@ -96,6 +97,7 @@ impl Machine {
                 online: all.clone(),
                 cpus: cpu_map,
                 nodes,
+                numa: true,
                 allowed: all,
                 allowed_source: AllowedSource::Online,
                 isolated: CpuSet::new(),
@@ -113,6 +115,8 @@ impl Machine {
                 process: Process::default(),
                 warnings: Vec::new(),
                 topology_issues: Vec::new(),
+                disagreements: Vec::new(),
+                nocb_kthreads: None,
                 read_error: None,
             },
         }
@@ -129,6 +133,36 @@ impl Machine {
                 .cpus
                 .insert(id, crate::system::topology::unread_cpu(id, false));
         }
+        self
+    }
+
+    /// A kernel without NUMA: one node 0 with every CPU (as
+    /// [`SystemState::read`] makes it without `/sys/devices/system/node`).
+    pub fn without_numa(mut self) -> Self {
+        self.sys.numa = false;
+        self.sys.nodes =
+            std::iter::once((0, crate::system::numa::without_numa(&self.sys.online))).collect();
+        for c in self.sys.cpus.values_mut() {
+            c.node = Some(0);
+        }
+        self
+    }
+
+    /// Takes `list` offline as [`Machine::offline`] and out of its node's
+    /// `cpulist`, keeping its `cpuN/nodeM` link (as the kernel does).
+    pub fn offline_in_node(mut self, list: &str) -> Self {
+        let off = cpus(list);
+        for n in self.sys.nodes.values_mut() {
+            n.offline_cpus.union_with(&n.cpus.intersection(&off));
+            n.cpus = n.cpus.difference(&off);
+        }
+        self.offline(list)
+    }
+
+    /// Sets the inherited affinity (`Cpus_allowed_list`) to `list`, leaving
+    /// the allowed CPUs (the cgroup's) as they are.
+    pub fn inherited(mut self, list: &str) -> Self {
+        self.sys.process.cpus_allowed = Some(cpus(list));
         self
     }
 

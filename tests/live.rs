@@ -398,6 +398,53 @@ fn inherited_affinity_is_not_the_limit() {
     );
 }
 
+/// The inherited affinity bounds the choice (issue 14): under `taskset -c
+/// LAST`, `--cores 1` runs on LAST, as `numactl`/libnuma choose inside the
+/// caller's mask; `--within cgroup` chooses across the cgroup's CPUs (the
+/// lowest whole core, as without taskset). Read back by the command itself.
+#[test]
+fn cores_choose_inside_the_inherited_affinity() {
+    let set = online();
+    if set.len() < 2 || !std::path::Path::new("/usr/bin/taskset").exists() {
+        common::skip("needs 2 CPUs and taskset");
+        return;
+    }
+    // A whole core: on an SMT machine a single thread is not one.
+    let last = set.last().unwrap();
+    let core = std::fs::read_to_string(format!(
+        "/sys/devices/system/cpu/cpu{last}/topology/thread_siblings_list"
+    ))
+    .map(|t| t.trim().to_string())
+    .unwrap_or_else(|_| last.to_string());
+    let under_taskset = |extra: &[&str]| {
+        let out = std::process::Command::new("taskset")
+            .args(["-c", &core])
+            .arg(assert_cmd::cargo::cargo_bin("pinrun"))
+            .args(["--cores", "1", "--quiet"])
+            .args(extra)
+            .args(["--", "grep", "Cpus_allowed_list", "/proc/self/status"])
+            .output()
+            .unwrap();
+        assert_status(&out, 0);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let first_of_core = core.split([',', '-']).next().unwrap().to_string();
+    assert_eq!(
+        under_taskset(&[]),
+        format!("Cpus_allowed_list:\t{first_of_core}\n")
+    );
+    let plain = run_stdout(&[
+        "--cores",
+        "1",
+        "--quiet",
+        "--",
+        "grep",
+        "Cpus_allowed_list",
+        "/proc/self/status",
+    ]);
+    assert_eq!(under_taskset(&["--within", "cgroup"]), plain);
+}
+
 /// `--nice` is applied under every policy (setpriority), as `nice -n 5 chrt
 /// -f 10` would: field 19 of /proc/self/stat reads it back.
 #[test]

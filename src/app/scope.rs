@@ -33,6 +33,7 @@ pub fn for_request(req: &Request) -> Scope {
         sched: req.sched.is_requested(),
         irqs: req.uses_findings() && (req.latency_critical() || req.shows_info()),
         info: req.shows_info(),
+        kthreads: req.mode == Mode::Check,
         details: false,
     }
 }

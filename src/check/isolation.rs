@@ -59,6 +59,9 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
     let from_cmdline = |src: IsolationSource| match src {
         IsolationSource::Sysfs => "",
         IsolationSource::Cmdline => " (per the kernel command line; the sysfs file is absent)",
+        IsolationSource::NotBuilt => {
+            " (this kernel has no nohz_full support: /sys/devices/system/cpu/nohz_full is absent beside cpu/isolated, CONFIG_NO_HZ_FULL is off)"
+        }
     };
 
     if let Some(iso) = boot_iso
@@ -142,30 +145,62 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
                 if ticking.len() == 1 { "it" } else { "them" },
                 from_cmdline(sys.nohz_full_source)
             ),
-            format!("boot with nohz_full={list} (CONFIG_NO_HZ_FULL)"),
+            if sys.nohz_full_source == IsolationSource::NotBuilt {
+                format!("boot a kernel built with CONFIG_NO_HZ_FULL=y, with nohz_full={list}")
+            } else if sys
+                .boot
+                .nohz_full
+                .as_ref()
+                .is_some_and(|b| ticking.is_subset(b))
+            {
+                // Never ask for what the command line already has.
+                format!(
+                    "nohz_full= already lists {} but the kernel did not apply it (it keeps a housekeeping CPU, and needs CONFIG_NO_HZ_FULL): run on other CPUs, or leave the boot CPU out of nohz_full=",
+                    cpus_phrase(&ticking)
+                )
+            } else {
+                format!("boot with nohz_full={list} (CONFIG_NO_HZ_FULL)")
+            },
         ));
     }
 
-    // nohz_full= implies rcu_nocbs= for its CPUs (kernel/rcu/tree_nocb.h).
-    let nocb = sys
+    // rcu_init_nohz() (kernel/rcu/tree_nocb.h) ORs the nohz_full CPUs into
+    // rcu_nocb_mask; `boot.rcu_nocbs` is what rcu_nocb_setup() set.
+    // A CPU without an rcuo kthread is not offloaded (when they are seen).
+    let asked = sys
         .boot
         .rcu_nocbs
         .clone()
         .unwrap_or_default()
         .union(&sys.nohz_full);
+    let nocb = match &sys.nocb_kthreads {
+        Some(k) => asked.intersection(k),
+        None => asked.clone(),
+    };
     let callbacks = cpus.difference(&nocb);
     if !callbacks.is_empty() {
+        let why = match (&sys.boot.rcu_nocbs, &sys.boot.rcu_nocbs_bad) {
+            (Some(set), None) if set.is_empty() => {
+                " (a bare rcu_nocbs on the command line offloads no CPU: rcu_nocb_setup() in kernel/rcu/tree_nocb.h reads a list only after `=`; since 5.17 the bare word only allows offloading at run time)"
+            }
+            _ => "",
+        };
         out.push(Finding::new(
             Code::NotRcuNocbs,
             ctx.disturbance(),
             &callbacks,
             format!(
-                "{} {} not in rcu_nocbs=: RCU callbacks run on {} in softirq context",
+                "{} {} not in rcu_nocbs={why}: RCU callbacks run on {} in softirq context",
                 cpus_phrase(&callbacks),
                 verb(&callbacks),
                 if callbacks.len() == 1 { "it" } else { "them" }
             ),
-            format!("boot with rcu_nocbs={list} (nohz_full= implies it)"),
+            if callbacks.is_subset(&asked) {
+                // Asked for, and the kthreads show the kernel did not.
+                "rcu_nocbs=/nohz_full= already list them but the kernel runs no rcuo kthread for them: boot a kernel built with CONFIG_RCU_NOCB_CPU=y".to_string()
+            } else {
+                format!("boot with rcu_nocbs={list} (nohz_full= implies it)")
+            },
         ));
     }
 

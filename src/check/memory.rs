@@ -11,6 +11,7 @@ pub(super) const CODES: &[Code] = &[
     Code::MemoryRemote,
     Code::MemoryPartlyRemote,
     Code::NumaBalancing,
+    Code::NoNuma,
 ];
 
 /// A strict bind with less free memory than this (MiB) is a hazard.
@@ -18,6 +19,15 @@ const LOW_FREE_MIB: u64 = 512;
 
 pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
     let sys = ctx.sys;
+    if !sys.numa && ctx.req.memory.is_some() {
+        out.push(Finding::new(
+            Code::NoNuma,
+            Severity::Info,
+            &CpuSet::new(),
+            "this kernel has no NUMA (no /sys/devices/system/node): node 0 is the whole machine and holds all memory, so the memory policy is not applied (set_mempolicy(2) fails with ENOSYS there)".to_string(),
+            "leave out the memory options on this machine",
+        ));
+    }
     let Some(mem) = &ctx.plan.memory else {
         return;
     };

@@ -3,7 +3,7 @@
 
 use super::{Code, Context, Finding, Severity};
 use crate::cpuset::CpuSet;
-use crate::plan::cores_of;
+use crate::plan::{cores_of, inherited_bound};
 use crate::words::cpus_phrase;
 
 /// The codes the topology check can emit.
@@ -11,6 +11,8 @@ pub(super) const CODES: &[Code] = &[
     Code::SmtSiblingsShared,
     Code::FirmwareData,
     Code::TopologyInconsistent,
+    Code::SourcesDisagree,
+    Code::OutsideInheritedAffinity,
 ];
 
 pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
@@ -30,6 +32,34 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
             &CpuSet::new(),
             w.clone(),
             "the kernel's topology files contradict each other (a kernel or firmware bug, or a damaged dump); the plan uses the sources that agree, as the message says",
+        ));
+    }
+    if let Some(cpus) = &ctx.req.placement.cpus
+        && let Some(bound) = inherited_bound(ctx.sys, ctx.req.placement.within)
+    {
+        let outside = cpus.difference(&bound);
+        if !outside.is_empty() {
+            let inherited = ctx.sys.process.cpus_allowed.clone().unwrap_or_default();
+            out.push(Finding::new(
+                Code::OutsideInheritedAffinity,
+                Severity::Warning,
+                &outside,
+                format!(
+                    "{} {} outside the inherited CPU affinity (Cpus_allowed_list = {inherited}), which narrows the allowed CPUs: another task given its own affinity (taskset, CPUAffinity=, a batch scheduler) may run there",
+                    cpus_phrase(&outside),
+                    if outside.len() == 1 { "is" } else { "are" },
+                ),
+                format!("choose inside it ({bound}) with --cores or --cpus, or confirm with --allow outside-inherited-affinity"),
+            ));
+        }
+    }
+    for d in &ctx.sys.disagreements {
+        out.push(Finding::new(
+            Code::SourcesDisagree,
+            Severity::Warning,
+            &d.cpus,
+            d.message.clone(),
+            d.hint.clone(),
         ));
     }
     if let (Some(cpus), None) = (&ctx.req.placement.cpus, ctx.req.placement.cores) {

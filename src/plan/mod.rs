@@ -11,7 +11,7 @@ pub mod sched;
 
 pub use claims::claim_set;
 pub use memory::{MemMode, MemPlan, nearest_memory_node};
-pub use placement::cores_of;
+pub use placement::{cores_of, inherited_bound};
 
 use crate::claim::Claims;
 use crate::cpuset::{CpuSet, NodeSet};
@@ -99,7 +99,11 @@ pub fn plan_claimed(sys: &SystemState, req: &Request, claims: &Claims) -> Result
         .memory
         .as_ref()
         .map(|m| memory::plan_memory(sys, m, placed.as_ref().map(|_| &nodes)))
-        .transpose()?;
+        .transpose()?
+        // Validated (only node 0 exists), never applied: set_mempolicy(2)
+        // fails with ENOSYS on a kernel without NUMA, and its one node
+        // holds all memory (the `no-numa` finding says so).
+        .filter(|_| sys.numa);
     let sched_notes = sched::plan_sched(
         sys,
         &req.sched,
@@ -160,6 +164,85 @@ mod tests {
         );
         assert!(plan(&on("5.15.0"), &request(&pm)).is_ok());
         assert!(plan(&machine().build(), &request(&wi)).is_ok());
+    }
+
+    /// The inherited affinity bounds --cores when it narrows the allowed
+    /// CPUs that are not isolated (taskset -c 2-3), not when it is the
+    /// default housekeeping mask (every CPU but the isolated ones, as a
+    /// shell started by init has); --within overrides both ways.
+    #[test]
+    fn inherited_affinity_bounds_the_choice() {
+        let cores1 = |sys: &SystemState, extra: &[&str]| {
+            let mut args = vec!["--dry-run", "--cores", "1"];
+            args.extend_from_slice(extra);
+            plan(sys, &request(&args)).map(|p| p.cpus)
+        };
+        let sys = machine().inherited("2-3,10-11").build();
+        assert_eq!(cores1(&sys, &[]).unwrap(), Some(cpus("2")));
+        assert_eq!(
+            cores1(&sys, &["--within", "cgroup"]).unwrap(),
+            Some(cpus("0"))
+        );
+        assert_eq!(
+            cores1(&sys, &["--node", "1"]).unwrap_err().code,
+            ErrorCode::NodeNotAllowed
+        );
+        // Two ranks with their own masks get different cores.
+        let other = machine().inherited("5,13").build();
+        assert_eq!(cores1(&other, &[]).unwrap(), Some(cpus("5")));
+        // The default housekeeping mask: --isolated still reaches 4-7.
+        let sys = machine()
+            .isolated("4-7,12-15")
+            .inherited("0-3,8-11")
+            .build();
+        assert_eq!(cores1(&sys, &["--isolated"]).unwrap(), Some(cpus("4")));
+        assert_eq!(cores1(&sys, &[]).unwrap(), Some(cpus("0")));
+        assert_eq!(
+            cores1(&sys, &["--isolated", "--within", "inherited"])
+                .unwrap_err()
+                .code,
+            ErrorCode::NoIsolatedCpus
+        );
+        // One thread of a core is not a whole core: the hint names --within.
+        let e = cores1(&machine().inherited("2").build(), &[]).unwrap_err();
+        assert_eq!(e.code, ErrorCode::NotEnoughCores);
+        assert!(e.hint.unwrap().contains("--within cgroup"));
+        // The full mask is no narrowing either.
+        let sys = machine().inherited("0-15").build();
+        assert_eq!(cores1(&sys, &["--node", "1"]).unwrap(), Some(cpus("4")));
+    }
+
+    /// A kernel without NUMA: node 0 is every CPU, a memory policy on it
+    /// is validated and not applied (set_mempolicy(2) would fail: ENOSYS).
+    #[test]
+    fn without_numa_node_0_is_the_machine() {
+        let sys = machine().without_numa().build();
+        let p = plan(&sys, &request(&["--dry-run", "--node", "0", "--membind=0"])).unwrap();
+        assert_eq!(p.cpus, Some(cpus("0-15")));
+        assert_eq!(p.memory, None);
+        assert_eq!(
+            refusal(&sys, &["--dry-run", "--membind=1"]),
+            ErrorCode::NodeNotFound
+        );
+    }
+
+    /// A node whose CPUs are all offline is not a memory-only node: the
+    /// refusal names its offline CPUs and how to online them.
+    #[test]
+    fn node_with_only_offline_cpus() {
+        let sys = machine().offline_in_node("4-7,12-15").build();
+        let e = plan(&sys, &request(&["--dry-run", "--node", "1"])).expect_err("refused");
+        assert_eq!(e.code, ErrorCode::NodeCpusOffline);
+        assert!(
+            e.message.contains("CPUs 4-7,12-15 exist but are offline"),
+            "{}",
+            e.message
+        );
+        assert!(e.hint.as_deref().unwrap().contains("chcpu -e 4-7,12-15"));
+        // Part of the node offline: the plan uses the online part.
+        let sys = machine().offline_in_node("4-7").build();
+        let p = plan(&sys, &request(&["--dry-run", "--node", "1"])).unwrap();
+        assert_eq!(p.cpus, Some(cpus("12-15")));
     }
 
     #[test]

@@ -7,7 +7,7 @@ use super::claims::{refuse_claimed, skip_claimed};
 use crate::claim::Claims;
 use crate::cpuset::{CpuSet, NodeSet};
 use crate::error::{Error, ErrorCode, Result};
-use crate::request::Placement;
+use crate::request::{Placement, Within};
 use crate::system::SystemState;
 use crate::words::{cpus_phrase, nodes_phrase, or_none};
 use std::collections::BTreeMap;
@@ -104,14 +104,48 @@ fn node_cpus(sys: &SystemState, nodes: &NodeSet) -> Result<CpuSet> {
     let mut cpus = CpuSet::new();
     for id in nodes.iter() {
         let n = &sys.nodes[&id];
+        if n.cpus.is_empty() && !n.offline_cpus.is_empty() {
+            let off = &n.offline_cpus;
+            let first = off.first().unwrap_or_default();
+            return Err(Error::new(
+                ErrorCode::NodeCpusOffline,
+                format!(
+                    "--node: node {id}'s {} {} offline (node{id}/cpulist lists only online CPUs; the cpuN/node{id} links name them)",
+                    cpus_phrase(off),
+                    if off.len() == 1 { "exists but is" } else { "exist but are" },
+                ),
+            )
+            .hint(format!(
+                "bring {} online as root: `chcpu -e {}` (or {}), then run again",
+                if off.len() == 1 { "it" } else { "them" },
+                off.to_list(),
+                match off.iter().collect::<Vec<_>>().as_slice() {
+                    [one] => format!("`echo 1 > /sys/devices/system/cpu/cpu{one}/online`"),
+                    few if few.len() <= 8 => format!(
+                        "`for n in {}; do echo 1 > /sys/devices/system/cpu/cpu$n/online; done`",
+                        few.iter().map(u32::to_string).collect::<Vec<_>>().join(" ")
+                    ),
+                    _ => format!("`echo 1 > /sys/devices/system/cpu/cpuN/online` for each, from cpu{first}"),
+                },
+            )));
+        }
         if n.cpus.is_empty() {
+            let with_cpus: NodeSet = sys
+                .nodes
+                .values()
+                .filter(|m| !m.cpus.is_empty())
+                .map(|m| m.id)
+                .collect();
             return Err(Error::new(
                 ErrorCode::NodeWithoutCpus,
                 format!("--node: node {id} has no CPUs (memory-only node)"),
             )
-            .hint(format!(
-                "run on a node with CPUs and bind memory to it instead: --node <N> --membind={id}"
-            )));
+            .hint(match with_cpus.first() {
+                Some(near) => format!(
+                    "run on a node with CPUs and bind memory to node {id}: --node {near} --membind={id}"
+                ),
+                None => "no node has online CPUs: leave out --node".to_string(),
+            }));
         }
         cpus.union_with(&n.cpus);
     }
@@ -206,6 +240,23 @@ pub(super) struct Placed {
     pub reasons: Vec<String>,
 }
 
+/// The inherited affinity (`Cpus_allowed_list` of the caller: what
+/// `sched_getaffinity(2)` returns) when it bounds what `--cores`, `--node`
+/// and `--isolated` choose ([`Within`]): with `--within inherited`, always;
+/// by default, when it is an explicit narrowing: it lacks an allowed CPU
+/// that is not isolated (a shell started by init has every CPU but the
+/// isolcpus ones, and that is no narrowing); never with `--within cgroup`
+/// or when it is unknown. The result is within the allowed CPUs.
+pub fn inherited_bound(sys: &SystemState, within: Within) -> Option<CpuSet> {
+    let inherited = sys.process.cpus_allowed.as_ref()?;
+    let narrows = match within {
+        Within::Cgroup => false,
+        Within::Inherited => true,
+        Within::Auto => !sys.allowed.difference(&sys.isolated).is_subset(inherited),
+    };
+    narrows.then(|| sys.allowed.intersection(inherited))
+}
+
 pub(super) fn place(sys: &SystemState, p: &Placement, claims: &Claims) -> Result<Placed> {
     let mut reasons = vec![format!(
         "allowed CPUs: {} (online {}, limited by {})",
@@ -213,6 +264,7 @@ pub(super) fn place(sys: &SystemState, p: &Placement, claims: &Claims) -> Result
         sys.online,
         sys.allowed_phrase()
     )];
+    let bound = inherited_bound(sys, p.within);
     let node_set = p.nodes.as_ref().map(|n| node_cpus(sys, n)).transpose()?;
     let candidate = if let Some(cpus) = &p.cpus {
         validate_cpus(sys, cpus)?;
@@ -245,6 +297,29 @@ pub(super) fn place(sys: &SystemState, p: &Placement, claims: &Claims) -> Result
         cpus.clone()
     } else {
         let mut c = sys.allowed.clone();
+        if let Some(b) = &bound {
+            let inherited = sys.process.cpus_allowed.clone().unwrap_or_default();
+            if b.is_empty() {
+                return Err(Error::new(
+                    ErrorCode::NoCpusAllowed,
+                    format!(
+                        "the inherited CPU affinity (Cpus_allowed_list = {}) has no CPU inside the allowed ones ({})",
+                        or_none(&inherited),
+                        or_none(&sys.allowed)
+                    ),
+                )
+                .hint("choose across the cgroup's CPUs with --within cgroup, or start pinrun with an affinity that includes allowed CPUs"));
+            }
+            reasons.push(format!(
+                "choosing inside the inherited affinity (Cpus_allowed_list = {inherited}): {}; --within cgroup chooses across {}",
+                match p.within {
+                    Within::Inherited => "--within inherited".to_string(),
+                    _ => format!("it narrows the allowed CPUs that are not isolated ({})", sys.allowed.difference(&sys.isolated)),
+                },
+                sys.allowed
+            ));
+            c = b.clone();
+        }
         if let (Some(nodes), Some(ncpus)) = (&p.nodes, &node_set) {
             c = c.intersection(ncpus);
             if c.is_empty() {
@@ -254,13 +329,22 @@ pub(super) fn place(sys: &SystemState, p: &Placement, claims: &Claims) -> Result
                         "--node: {} has CPUs {}, none of them online and inside {}",
                         nodes_phrase(nodes),
                         ncpus,
-                        sys.allowed_phrase()
+                        match &bound {
+                            Some(b) => format!("the inherited affinity's allowed CPUs ({b})"),
+                            None => sys.allowed_phrase(),
+                        }
                     ),
                 )
-                .hint(format!(
-                    "choose a node whose CPUs are allowed (allowed CPUs: {})",
-                    sys.allowed
-                )));
+                .hint(match &bound {
+                    Some(b) => format!(
+                        "choose a node with CPUs in {b}, or choose across the cgroup's CPUs ({}) with --within cgroup",
+                        sys.allowed
+                    ),
+                    None => format!(
+                        "choose a node whose CPUs are allowed (allowed CPUs: {})",
+                        sys.allowed
+                    ),
+                }));
             }
             reasons.push(format!("{}: allowed CPUs {}", nodes_phrase(nodes), c));
         }
@@ -320,9 +404,11 @@ pub(super) fn place(sys: &SystemState, p: &Placement, claims: &Claims) -> Result
                     .join(" ")
             ));
         }
-        return Err(Error::new(ErrorCode::NotEnoughCores, msg).hint(
-            "ask for fewer cores, or widen the candidates (--node, --cpus, the cgroup cpuset)",
-        ));
+        return Err(Error::new(ErrorCode::NotEnoughCores, msg).hint(if bound.is_some() {
+            "ask for fewer cores, or widen the candidates: the inherited affinity bounds them (start pinrun with whole cores in its affinity, or choose across the cgroup's CPUs with --within cgroup)"
+        } else {
+            "ask for fewer cores, or widen the candidates (--node, --cpus, the cgroup cpuset)"
+        }));
     }
     let (whole, skipped) = skip_claimed(n, &candidate, whole, claims)?;
     let total = whole.len();

@@ -46,6 +46,22 @@ pub enum IsolationSource {
     Sysfs,
     /// The file is absent; derived from `/proc/cmdline`.
     Cmdline,
+    /// The file is absent on a kernel that would have it with the feature
+    /// built in (`cpu/nohz_full` beside `cpu/isolated`: no
+    /// CONFIG_NO_HZ_FULL): the set is empty whatever the command line says.
+    NotBuilt,
+}
+
+/// Two sources of one fact that disagree, and which one pinrun used
+/// (always the kernel-enforced one; pinrun(1) SOURCES).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Disagreement {
+    /// The CPUs concerned.
+    pub cpus: CpuSet,
+    /// Both sources with what each says, and the one used.
+    pub message: String,
+    /// What the user can do about it, if anything.
+    pub hint: String,
 }
 
 /// Everything pinrun knows about the machine and the caller.
@@ -59,8 +75,14 @@ pub struct SystemState {
     pub online: CpuSet,
     /// Every `cpuN` directory, by id.
     pub cpus: BTreeMap<u32, Cpu>,
-    /// NUMA nodes by id; empty when the kernel exposes none.
+    /// NUMA nodes by id. A kernel without NUMA (no
+    /// `/sys/devices/system/node`: `CONFIG_NUMA=n`) has one node 0 holding
+    /// every online CPU, as hwloc reports it (`numa` is then false).
     pub nodes: BTreeMap<u32, Node>,
+    /// Whether the kernel exposes NUMA (`/sys/devices/system/node` exists).
+    /// Without it `set_mempolicy(2)` fails with ENOSYS: memory options are
+    /// a no-op, never applied.
+    pub numa: bool,
     /// CPUs the caller may use: online ∩ its cgroup cpuset.
     pub allowed: CpuSet,
     /// Where `allowed` came from.
@@ -68,7 +90,9 @@ pub struct SystemState {
     /// Domain-isolated CPUs: `cpu/isolated` ∪ root `cpuset.cpus.isolated`
     /// (without `cpu/isolated`: the `isolcpus=` CPUs when it has `domain`).
     pub isolated: CpuSet,
-    /// `cpu/nohz_full` (or, without it, what the command line asks for).
+    /// `cpu/nohz_full`; without it, empty when `cpu/isolated` exists (a
+    /// kernel built without CONFIG_NO_HZ_FULL), else what the command line
+    /// asks for (an older kernel, or a dump without the file).
     pub nohz_full: CpuSet,
     /// Where `nohz_full` came from.
     pub nohz_full_source: IsolationSource,
@@ -104,6 +128,13 @@ pub struct SystemState {
     /// `cpuN` directories beyond `possible`/`kernel_max`, sibling lists
     /// that are missing, empty, unparsable or asymmetric.
     pub topology_issues: Vec<String>,
+    /// CPUs with an RCU callback-offload kthread
+    /// ([`rt_tasks::read_nocb_kthreads`]), read for `--check` and
+    /// `--show` when kernel threads are visible: a CPU without one is not
+    /// offloaded, whatever the command line says.
+    pub nocb_kthreads: Option<CpuSet>,
+    /// Sources of one fact that disagree (`sources-disagree` findings).
+    pub disagreements: Vec<Disagreement>,
     /// A read that must stop the run (exit 125): topology that cannot be
     /// made consistent, or a file beyond its reading budget.
     pub read_error: Option<crate::error::Error>,
@@ -127,10 +158,11 @@ impl SystemState {
         } else {
             sets.dirs.clone()
         };
-        let nodes: BTreeMap<u32, Node> = numa::read_nodes(root, scope.details || scope.memory)
+        let mut nodes: BTreeMap<u32, Node> = numa::read_nodes(root, scope.details || scope.memory)
             .into_iter()
             .map(|n| (n.id, n))
             .collect();
+        let numa = root.exists("/sys/devices/system/node");
         let mut process =
             process::read_process(root, scope.rt || scope.details, scope.nice, scope.details);
         let me = cgroup::read_self(root);
@@ -139,6 +171,33 @@ impl SystemState {
         // memory nodes limit the process, as its effective CPUs do.
         if process.mems_allowed.is_none() {
             process.mems_allowed = cpuset.as_ref().and_then(|cs| cs.mems.clone());
+        }
+        let mut disagreements = Vec::new();
+        let mut sets = sets;
+        // Only an effective set is kept within the online CPUs; a configured
+        // one (cgroup v1 `cpus`, the old /dev/cpuset) may name offline CPUs.
+        match (&cpuset, &process.cpus_allowed) {
+            (Some(cs), _)
+                if cs.file.ends_with("cpus.effective") || cs.file.ends_with("effective_cpus") =>
+            {
+                let witness = OnlineWitness::Cgroup(&cs.file);
+                sets.online = online_checked(root, &sets, &cs.cpus, witness, &mut disagreements);
+            }
+            (None, Some(affinity)) => {
+                let witness = OnlineWitness::Affinity;
+                sets.online = online_checked(root, &sets, affinity, witness, &mut disagreements);
+            }
+            _ => {}
+        }
+        if !nodes.is_empty() {
+            for (cpu, node) in numa::offline_cpu_nodes(root, &known.difference(&sets.online)) {
+                if let Some(n) = nodes.get_mut(&node) {
+                    n.offline_cpus.insert(cpu);
+                }
+            }
+        }
+        if !numa {
+            nodes.insert(0, numa::without_numa(&sets.online));
         }
         let (allowed, allowed_source) = match (cpuset, &process.cpus_allowed) {
             (Some(cs), _) => (
@@ -168,29 +227,77 @@ impl SystemState {
                 .and_then(|i| i.cpus.clone())
                 .unwrap_or_default()
         };
+        // housekeeping_setup() (kernel/sched/isolation.c) keeps the boot
+        // CPU (taken as the lowest online one) for housekeeping when every
+        // CPU is listed, for isolcpus= and nohz_full= alike.
+        let keep_boot = |mut asked: CpuSet| {
+            if let Some(boot) = sets.online.first()
+                && sets.online.is_subset(&asked)
+            {
+                asked.remove(boot);
+            }
+            asked
+        };
         let isolated = sysfs_isolated
             .unwrap_or_else(|| {
-                let mut asked =
-                    boot_cpus(boot_iso.is_some_and(|i| i.domain && i.unknown_flags.is_empty()));
-                // kernel/sched/isolation.c keeps the boot CPU (taken as the
-                // lowest online one) for housekeeping when every CPU is listed.
-                if let Some(boot) = sets.online.first()
-                    && sets.online.is_subset(&asked)
-                {
-                    asked.remove(boot);
-                }
-                asked
+                keep_boot(boot_cpus(
+                    boot_iso.is_some_and(|i| i.domain && i.unknown_flags.is_empty()),
+                ))
             })
             .union(
                 &root
                     .read_list("/sys/fs/cgroup/cpuset.cpus.isolated")
                     .unwrap_or_default(),
             );
-        let nohz_full = sysfs_nohz.clone().unwrap_or_else(|| {
-            boot.nohz_full.clone().unwrap_or_default().union(&boot_cpus(
-                boot_iso.is_some_and(|i| i.nohz && i.unknown_flags.is_empty()),
-            ))
-        });
+        let nohz_asked = keep_boot(boot.nohz_full.clone().unwrap_or_default().union(&boot_cpus(
+            boot_iso.is_some_and(|i| i.nohz && i.unknown_flags.is_empty()),
+        )));
+        // cpu/nohz_full and cpu/isolated came in the same release (both
+        // "Date: Apr 2015", Documentation/ABI/testing/sysfs-devices-system-cpu),
+        // and drivers/base/cpu.c creates nohz_full only with
+        // CONFIG_NO_HZ_FULL: `isolated` without `nohz_full` is a kernel built
+        // without it, where no CPU is nohz_full whatever the command line says.
+        let no_hz_full_config = sysfs_nohz.is_none() && isolation_source == IsolationSource::Sysfs;
+        if no_hz_full_config && !nohz_asked.is_empty() {
+            disagreements.push(Disagreement {
+                message: format!(
+                    "the kernel command line asks for nohz_full CPUs {nohz_asked}, but {cpu_dir}/nohz_full is absent while {cpu_dir}/isolated exists (both since Linux 4.1): the kernel is built without CONFIG_NO_HZ_FULL, so no CPU is nohz_full"
+                ),
+                hint: "boot a kernel built with CONFIG_NO_HZ_FULL=y for nohz_full= to take effect".into(),
+                cpus: nohz_asked.clone(),
+            });
+        }
+        let nohz_full = match (&sysfs_nohz, no_hz_full_config) {
+            (Some(set), _) => set.clone(),
+            (None, true) => CpuSet::new(),
+            (None, false) => nohz_asked,
+        };
+        let nocb_kthreads = scope
+            .kthreads
+            .then(|| rt_tasks::read_nocb_kthreads(root))
+            .flatten();
+        if let Some(k) = &nocb_kthreads {
+            // rcu_init_nohz() adds the nohz_full CPUs.
+            let asked = boot
+                .rcu_nocbs
+                .clone()
+                .unwrap_or_default()
+                .union(&nohz_full)
+                .intersection(&sets.online);
+            let missing = asked.difference(k);
+            if !missing.is_empty() {
+                disagreements.push(Disagreement {
+                    message: format!(
+                        "the kernel command line offloads the RCU callbacks of {} (rcu_nocbs=, nohz_full=), but no rcuo kthread runs for {}: the kernel does not offload {} (built without CONFIG_RCU_NOCB_CPU, or a kthread failed to start)",
+                        crate::words::cpus_phrase(&asked),
+                        crate::words::cpus_phrase(&missing),
+                        if missing.len() == 1 { "it" } else { "them" },
+                    ),
+                    hint: "boot a kernel built with CONFIG_RCU_NOCB_CPU=y for rcu_nocbs= to take effect".into(),
+                    cpus: missing,
+                });
+            }
+        }
         let online = |id: u32| sets.online.contains(id);
         let mut topology_issues = sets.issues.clone();
         topology_issues.extend(numa::ignored_nodes(root));
@@ -287,10 +394,10 @@ impl SystemState {
         }
         Self {
             nohz_full,
-            nohz_full_source: if sysfs_nohz.is_some() {
-                IsolationSource::Sysfs
-            } else {
-                IsolationSource::Cmdline
+            nohz_full_source: match (sysfs_nohz.is_some(), no_hz_full_config) {
+                (true, _) => IsolationSource::Sysfs,
+                (false, true) => IsolationSource::NotBuilt,
+                (false, false) => IsolationSource::Cmdline,
             },
             isolation_source,
             boot,
@@ -322,12 +429,15 @@ impl SystemState {
             online: sets.online,
             cpus,
             nodes,
+            numa,
             allowed,
             allowed_source,
             isolated,
             process,
             warnings,
             topology_issues,
+            disagreements,
+            nocb_kthreads,
             read_error,
         }
     }
@@ -417,6 +527,95 @@ impl SystemState {
             .map(|n| n.id)
             .collect()
     }
+}
+
+/// Where [`online_checked`] found CPUs that `cpu/online` leaves out.
+enum OnlineWitness<'a> {
+    /// The caller's cgroup effective CPUs, which the kernel keeps a subset
+    /// of the online ones (`Documentation/admin-guide/cgroup-v2.rst`,
+    /// `cpuset.cpus.effective`; v1 `cpuset.effective_cpus`): the file.
+    Cgroup(&'a str),
+    /// The caller's `Cpus_allowed_list` (no cpuset): it may name offline
+    /// CPUs, so only a CPU whose own `cpuN/online` says 1 counts.
+    Affinity,
+}
+
+/// The online CPUs: `cpu/online`, unless `claimed` (CPUs the `witness`
+/// names) holds CPUs it calls offline. Such a CPU is online when its own
+/// `cpuN/online` does not say 0 (for [`OnlineWitness::Affinity`]: says 1):
+/// lxcfs virtualises `cpu/online`, not the per-CPU files; a disagreement
+/// names both. A cgroup CPU whose `cpuN/online` says 0 too stays offline,
+/// with a disagreement (the kernel's files contradict each other).
+fn online_checked(
+    root: &Root,
+    sets: &topology::CpuSets,
+    claimed: &CpuSet,
+    witness: OnlineWitness,
+    out: &mut Vec<Disagreement>,
+) -> CpuSet {
+    let known = if sets.dirs.is_empty() {
+        &sets.possible
+    } else {
+        &sets.dirs
+    };
+    let claimed = claimed.difference(&sets.online).intersection(known);
+    if claimed.is_empty() {
+        return sets.online.clone();
+    }
+    let dir = "/sys/devices/system/cpu";
+    let (mut up, mut down) = (CpuSet::new(), CpuSet::new());
+    for id in claimed.iter().take(MAX_CPUS) {
+        match (root.read_int(&format!("{dir}/cpu{id}/online")), &witness) {
+            (Some(0), OnlineWitness::Cgroup(_)) => down.insert(id),
+            (Some(0) | None, OnlineWitness::Affinity) => {}
+            _ => up.insert(id),
+        }
+    }
+    let online_text = if sets.online.is_empty() {
+        "empty".to_string()
+    } else {
+        sets.online.to_list()
+    };
+    let phrase = crate::words::cpus_phrase;
+    if !up.is_empty() {
+        let per_cpu = if up.len() == 1 {
+            format!("{dir}/cpu{}/online", up.first().unwrap_or_default())
+        } else {
+            format!("{dir}/cpuN/online files")
+        };
+        let why = match witness {
+            OnlineWitness::Cgroup(file) => format!(
+                "the kernel-maintained {file} (always a subset of the online CPUs) lists {}, and {per_cpu} {} not say 0",
+                phrase(&up),
+                if up.len() == 1 { "does" } else { "do" }
+            ),
+            OnlineWitness::Affinity => format!(
+                "{per_cpu} {} 1 for {}, which this process may run on (Cpus_allowed_list)",
+                if up.len() == 1 { "says" } else { "say" },
+                phrase(&up)
+            ),
+        };
+        out.push(Disagreement {
+            message: format!(
+                "{dir}/online says {online_text}, but {why}: {dir}/online is virtualised (lxcfs) or stale; pinrun trusts the kernel's per-CPU state and takes {} as online",
+                phrase(&up),
+            ),
+            hint: "nothing to change: inside a container the virtualised file shows the container's view; pinrun plans on the CPUs the kernel lets this process use".into(),
+            cpus: up.clone(),
+        });
+    }
+    if let (false, OnlineWitness::Cgroup(file)) = (down.is_empty(), witness) {
+        out.push(Disagreement {
+            message: format!(
+                "{file} lists {}, but both {dir}/online ({online_text}) and {dir}/cpuN/online say offline: pinrun takes {} as offline",
+                phrase(&down),
+                if down.len() == 1 { "it" } else { "them" },
+            ),
+            hint: "the CPU went offline while pinrun read the machine, or the files are damaged; run pinrun again".into(),
+            cpus: down,
+        });
+    }
+    sets.online.union(&up)
 }
 
 /// The error for the first file read below `root` that was larger than

@@ -27,6 +27,12 @@ pub struct Node {
     /// `nodeN/distance`: pairs of (other node id, distance), in the order of
     /// the online nodes the kernel prints them for (`for_each_online_node`).
     pub distances: Vec<(u32, u32)>,
+    /// Offline CPUs of the node: `nodeN/cpulist` holds only online CPUs
+    /// (the kernel removes a CPU from its node's mask when it goes
+    /// offline), so these come from the offline CPUs' `cpuM/nodeN` links,
+    /// which stay while the CPU is offline (`drivers/base/cpu.c`
+    /// `register_cpu()`). Empty when none or unknown.
+    pub offline_cpus: CpuSet,
     /// In `node/has_memory`; without that file, `MemTotal` > 0; without
     /// `meminfo` either (some dumps), assumed true: unknown is not "none".
     pub has_memory: bool,
@@ -137,7 +143,45 @@ pub fn read_nodes(root: &Root, details: bool) -> Vec<Node> {
                     .reduce(|a, b| a + b),
                 distances,
                 has_memory,
+                offline_cpus: CpuSet::new(),
             }
         })
         .collect()
+}
+
+/// The node of each CPU of `offline` (the offline CPUs) from its
+/// `cpuN/nodeM` link, the one source of an offline CPU's node: its node's
+/// `cpulist` no longer lists it. A CPU with no such link, or several, is
+/// left out.
+pub fn offline_cpu_nodes(root: &Root, offline: &CpuSet) -> Vec<(u32, u32)> {
+    offline
+        .iter()
+        .take(super::MAX_CPUS)
+        .filter_map(|id| {
+            match root
+                .numbered_entries(&format!("/sys/devices/system/cpu/cpu{id}"), "node")
+                .as_slice()
+            {
+                [node] => Some((id, *node)),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+/// The one node of a kernel without NUMA (no `/sys/devices/system/node`,
+/// `CONFIG_NUMA=n`): node 0 with every online CPU and the machine's
+/// memory, as hwloc and libnuma (`numa_available()` fails, one node 0)
+/// describe such a machine. Its memory sizes are unknown (`None`).
+pub fn without_numa(online: &CpuSet) -> Node {
+    Node {
+        id: 0,
+        cpus: online.clone(),
+        mem_total_kb: None,
+        mem_free_kb: None,
+        mem_reclaimable_kb: None,
+        distances: vec![(0, 10)],
+        has_memory: true,
+        offline_cpus: CpuSet::new(),
+    }
 }

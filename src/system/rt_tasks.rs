@@ -134,3 +134,61 @@ fn read_rt_task(root: &Root, pid: u32) -> Option<RtTask> {
         cpus,
     })
 }
+
+/// The CPUs with an RCU callback-offload kthread (`rcuop/N`, and on older
+/// kernels `rcuob/N`, `rcuos/N`: `rcu_spawn_cpu_nocb_kthread()`,
+/// kernel/rcu/tree_nocb.h), from every process's `comm`; the `rcuog/N`
+/// grace-period kthreads are not counted. An offloaded CPU always has one
+/// (the kernel de-offloads a CPU whose kthread it cannot start), so a CPU
+/// without one is not offloaded; the converse does not hold: since 5.17 the
+/// kernel spawns them for every CPU once `rcu_nocbs` or `nohz_full` is
+/// given. `None` when kernel threads are not visible (no `kthreadd` as pid
+/// 2: a procfs of another PID namespace, or a dump without them).
+pub fn read_nocb_kthreads(root: &Root) -> Option<CpuSet> {
+    if root.read_value("/proc/2/comm").as_deref() != Some("kthreadd") {
+        return None;
+    }
+    Some(
+        root.numbered_entries("/proc", "")
+            .into_iter()
+            .filter_map(|pid| nocb_cpu(&root.read_value(&format!("/proc/{pid}/comm"))?))
+            .collect(),
+    )
+}
+
+/// The CPU of an offload kthread's name (`rcuop/12` → 12).
+fn nocb_cpu(comm: &str) -> Option<u32> {
+    let rest = comm.strip_prefix("rcuo")?;
+    let (flavour, cpu) = rest.split_at_checked(1)?;
+    if !matches!(flavour, "p" | "b" | "s") {
+        return None;
+    }
+    let digits = cpu.strip_prefix('/')?;
+    digits
+        .bytes()
+        .all(|b| b.is_ascii_digit())
+        .then(|| digits.parse().ok())
+        .flatten()
+}
+
+#[cfg(test)]
+mod nocb_tests {
+    use super::nocb_cpu;
+
+    #[test]
+    fn offload_kthread_names() {
+        assert_eq!(nocb_cpu("rcuop/12"), Some(12));
+        assert_eq!(nocb_cpu("rcuob/0"), Some(0));
+        assert_eq!(nocb_cpu("rcuos/3"), Some(3));
+        for n in [
+            "rcuog/0",
+            "rcu_preempt",
+            "rcuop/",
+            "rcuop/1x",
+            "rcuc/2",
+            "rcuo",
+        ] {
+            assert_eq!(nocb_cpu(n), None, "{n}");
+        }
+    }
+}

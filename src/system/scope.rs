@@ -74,6 +74,10 @@ pub struct Scope {
     /// What only info findings need: `numa_balancing` (and, after
     /// planning, the governors and idle states): `Request::shows_info`.
     pub info: bool,
+    /// The RCU callback-offload kthreads (a scan of every process's
+    /// `comm`): `--check` and `--show` only, so that a dry run and the
+    /// launch read the same sources.
+    pub kthreads: bool,
     /// What only `--show` prints: die, cluster, the LLC (`cache/index*`)
     /// and governor of every CPU, `/proc/self/stat` (nice).
     pub details: bool,
@@ -90,6 +94,7 @@ impl Scope {
             sched: true,
             irqs: true,
             info: true,
+            kthreads: true,
             details: true,
         }
     }

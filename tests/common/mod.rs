@@ -210,6 +210,22 @@ pub fn stat_field(stat: &str, n: usize) -> i64 {
         .expect("number")
 }
 
+/// Copies the tree `src` to `dst` (symlinks as symlinks).
+pub fn copy_tree(src: &std::path::Path, dst: &std::path::Path) {
+    std::fs::create_dir_all(dst).unwrap();
+    for e in std::fs::read_dir(src).unwrap().flatten() {
+        let (from, to) = (e.path(), dst.join(e.file_name()));
+        let ty = e.file_type().unwrap();
+        if ty.is_symlink() {
+            std::os::unix::fs::symlink(std::fs::read_link(&from).unwrap(), &to).unwrap();
+        } else if ty.is_dir() {
+            copy_tree(&from, &to);
+        } else {
+            std::fs::copy(&from, &to).unwrap();
+        }
+    }
+}
+
 /// Runs pinrun with `--sysroot root` and `args`, returning its output.
 pub fn at(root: impl AsRef<std::path::Path>, args: &[&str]) -> std::process::Output {
     pinrun()
@@ -760,23 +776,6 @@ impl HwlocView {
         v.cores.extend(cores.into_values());
         v.packages = packages.into_values().collect();
         v
-    }
-}
-
-/// Copies the tree `src` to `dst`, symlinks as symlinks (for tests that
-/// edit a copy of a machine dump).
-pub fn copy_tree(src: &Path, dst: &Path) {
-    std::fs::create_dir_all(dst).unwrap();
-    for e in std::fs::read_dir(src).unwrap().flatten() {
-        let (from, to) = (e.path(), dst.join(e.file_name()));
-        let ty = e.file_type().unwrap();
-        if ty.is_symlink() {
-            std::os::unix::fs::symlink(std::fs::read_link(&from).unwrap(), &to).unwrap();
-        } else if ty.is_dir() {
-            copy_tree(&from, &to);
-        } else {
-            std::fs::copy(&from, &to).unwrap();
-        }
     }
 }
 

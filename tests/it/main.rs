@@ -22,6 +22,7 @@ mod hostile_topology;
 mod import_graph;
 mod integration_ecosystem;
 mod irq_sysfs;
+mod kernel_sources;
 mod peers;
 
 mod scope;

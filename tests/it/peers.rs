@@ -206,7 +206,13 @@ fn lscpu_summary_disagreements(rel: &str) -> Vec<String> {
             ))
         })
         .collect();
-    if nodes != p.nodes {
+    // Without node/ (a kernel without NUMA) lscpu prints no NUMA lines,
+    // while pinrun, as hwloc, shows one node 0 with every online CPU.
+    let no_numa = !machine(rel).join("sys/devices/system/node").exists()
+        && nodes.is_empty()
+        && p.nodes.keys().eq([0].iter())
+        && p.nodes[&0] == p.online();
+    if nodes != p.nodes && !no_numa {
         errs.push(format!(
             "node lists: pinrun {:?} vs lscpu {nodes:?}",
             p.nodes
@@ -381,10 +387,8 @@ fn hwloc_disagreements(rel: &str) -> Vec<String> {
     // Nodes: every node hwloc shows exists in pinrun with the same PUs
     // (a CPU-less node has none), and each PU is in the same node.
     // hwloc always shows at least one NUMANode: where the kernel exposes no
-    // node/ directory it shows P#0 holding every PU, where pinrun shows none.
-    if p.nodes.is_empty() && h.nodes.len() == 1 && h.nodes.get(&0) == Some(&h.pus) {
-        return errs;
-    }
+    // node/ directory it shows P#0 holding every PU, and so does pinrun
+    // (issue 14): compared as any other node below.
     // The NUMANodes hwloc shows (not marked disallowed) are the memory
     // nodes the process may use (its cpuset's effective mems).
     let shown: Set = h
