@@ -29,8 +29,10 @@ pub fn add_claims_json(v: &mut Value, claims: &Claims, now: u64) {
                 command,
                 since,
                 record,
+                pgid,
+                ..
             } => json!({
-                "holder": "pinrun", "pid": pid, "start_time": start_time, "uid": uid,
+                "holder": "pinrun", "pid": pid, "start_time": start_time, "uid": uid, "pgid": pgid,
                 "command": command, "cpus": c.cpus.to_vec(), "cpulist": c.cpus.to_list(),
                 "since": since, "age_s": now.saturating_sub(*since), "record": record,
             }),
