@@ -166,7 +166,7 @@ fn is_record_name(n: &str) -> bool {
             .all(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
 }
 
-/// 1. Another user floods the directory with files named like records of
+/// Fault 1: Another user floods the directory with files named like records of
 /// a live PID (PID 1) until a real claim lies beyond the first 4096 record
 /// names in directory order. pinrun used to read only those and grant the
 /// claimed core again; now the listing is complete, the flooding user's
@@ -230,7 +230,7 @@ fn a_flood_of_records_cannot_hide_a_claim() {
     holder.wait().unwrap();
 }
 
-/// 2. A 64 KB record whose `cpus` repeats the widest range: not a record
+/// Fault 2: A 64 KB record whose `cpus` repeats the widest range: not a record
 /// (records are at most 8 KiB), so it claims nothing and cannot make a
 /// launch parse for long; it used to claim every CPU.
 #[test]
@@ -262,7 +262,7 @@ fn an_oversized_record_claims_nothing() {
     sleeper.wait().unwrap();
 }
 
-/// 3. Opening a live record fails for a reason that says nothing about it
+/// Fault 3: Opening a live record fails for a reason that says nothing about it
 /// (EMFILE here: every limit on open files from 3 to 24): the launch
 /// refuses, it never grants the record's CPUs. It used to ignore the
 /// record ("unusable") and grant them.
@@ -365,7 +365,7 @@ fn fail_getdents64() -> std::io::Result<()> {
     Ok(())
 }
 
-/// 4. Every `getdents64(2)` on the state directory fails (a seccomp filter
+/// Fault 4: Every `getdents64(2)` on the state directory fails (a seccomp filter
 /// returns EIO): the launch refuses at once, naming the failure. It used
 /// to retry the same error forever while holding the lock.
 #[test]
@@ -395,7 +395,7 @@ fn a_failing_directory_listing_refuses_at_once() {
     );
 }
 
-/// 5a. Another user holds the directory's lock: an `--exclusive` launch
+/// Fault 5a: Another user holds the directory's lock: an `--exclusive` launch
 /// refuses after its bounded wait, naming the holder (PID, command, UID
 /// from `/proc/locks`) so that it can be stopped.
 #[test]
@@ -447,7 +447,7 @@ fn full_pipe() -> (OwnedFd, OwnedFd) {
     (r, w)
 }
 
-/// 5b. A launch whose stderr is a full pipe (its reader stuck) blocks
+/// Fault 5b: A launch whose stderr is a full pipe (its reader stuck) blocks
 /// printing its warnings; it must not do so holding the lock. It used to:
 /// every other `--exclusive` launch then failed after 10 s.
 #[test]
@@ -493,7 +493,7 @@ fn a_launch_blocked_on_stderr_does_not_hold_the_lock() {
     let _ = blocked.wait();
 }
 
-/// 6. A user writes a record for its own process (restricted to one core)
+/// Fault 6: A user writes a record for its own process (restricted to one core)
 /// claiming every CPU under another command's name: the claim holds only
 /// the CPUs that process may run on, with a finding naming the rest, and
 /// every message names the claiming user. It used to refuse root's
@@ -567,7 +567,7 @@ fn a_users_claim_holds_only_its_own_cpus() {
     sleeper.wait().unwrap();
 }
 
-/// 7. Files pre-created under every name `<pid>.<start>[.N]` the launch
+/// Fault 7: Files pre-created under every name `<pid>.<start>[.N]` the launch
 /// could have used (its PID and start time are those of the shell that
 /// execs it): the launch still claims, under a random name. It used to
 /// fail, blaming permissions.
@@ -607,7 +607,7 @@ fn pre_created_record_names_do_not_stop_a_launch() {
     );
 }
 
-/// 8. A mistaken `--state-dir` pointing at an ordinary directory: files
+/// Fault 8: A mistaken `--state-dir` pointing at an ordinary directory: files
 /// that merely look like stale records (named `<dead pid>.<n>`) are kept.
 /// pinrun removes only its own records (its format, the owner they name).
 #[test]
@@ -643,7 +643,7 @@ fn files_that_only_look_like_records_are_never_deleted() {
     assert!(!dir.join(format!("{dp}.5")).exists());
 }
 
-/// 9. A command that forks and exits (a daemon, `sh -c 'cmd &'`) leaves
+/// Fault 9: A command that forks and exits (a daemon, `sh -c 'cmd &'`) leaves
 /// its children on the claimed cores: when the launch leads its process
 /// group (a shell job, a systemd service) the claim lasts while the group
 /// has a live member, and ends with it. It used to end with the PID.
@@ -696,7 +696,7 @@ fn a_claim_follows_the_process_group() {
     }
 }
 
-/// 10. `PINRUN_STATE_DIR=` (set, empty) is unset, as for most tools; an
+/// Fault 10: `PINRUN_STATE_DIR=` (set, empty) is unset, as for most tools; an
 /// empty `--state-dir` typed on the command line is refused naming it.
 #[test]
 fn an_empty_pinrun_state_dir_is_unset() {
@@ -723,7 +723,7 @@ fn an_empty_pinrun_state_dir_is_unset() {
     assert!(stderr(&o).contains("--state-dir"), "{}", stderr(&o));
 }
 
-/// 11. A record's command with bidirectional controls (U+202A–U+202E,
+/// Fault 11: A record's command with bidirectional controls (U+202A–U+202E,
 /// U+2066–U+2069) reaches neither `--show` nor messages: each is `?`.
 #[test]
 fn bidi_controls_in_a_record_never_reach_the_terminal() {
