@@ -2,7 +2,7 @@ complete -c pinrun -l cpus -d 'Run on exactly these CPUs: a cpulist (0-3,8,0-14:
 complete -c pinrun -l node -d 'Take CPUs from these NUMA nodes (a node list such as 0 or 0,2)' -r
 complete -c pinrun -l cores -d 'Choose N whole physical cores (all SMT siblings allowed), one CPU (the lowest-numbered thread) of each' -r
 complete -c pinrun -l wait -d 'Wait for claimed cores to become free instead of refusing, printing what it waits for; without DURATION as long as it takes (--wait=30s; units ns, us, ms, s)' -r
-complete -c pinrun -l state-dir -d 'Directory of the claim records (default /run/pinrun, created with mode 1777 like /tmp)' -r -F
+complete -c pinrun -l state-dir -d 'Directory of the claim records (default: PINRUN_STATE_DIR when set and not empty, else /run/pinrun, created with mode 1777 like /tmp)' -r -F
 complete -c pinrun -l membind -d 'Allocate memory only on NODES (default: the nodes of the chosen CPUs). Write --membind=NODES, or put -- before the command, when COMMAND could be read as a node list' -r
 complete -c pinrun -l preferred -d 'Prefer memory on NODE, falling back to others' -r
 complete -c pinrun -l preferred-many -d 'Prefer memory on any of NODES (Linux 5.15+)' -r
