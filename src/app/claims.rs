@@ -90,9 +90,10 @@ impl Drop for Guard {
 /// too) and, on the live machine, the state directory's records, each
 /// narrowed to the CPUs its holder may claim ([`Claims::narrow`]). With
 /// `claim`, the directory is created if missing, locked exclusively and
-/// stale records are removed; it is returned still locked; records that
-/// cannot be read refuse the launch (their CPUs are unknown). Without, a
-/// directory or record that cannot be used is a warning, never a failure.
+/// stale records are removed; it is returned still locked. Records that
+/// cannot be read refuse an `--exclusive` request, dry run included (their
+/// CPUs are unknown). Otherwise a directory or record that cannot be used
+/// is a warning, never a failure.
 pub fn read_claims(
     root: &Root,
     sys: &SystemState,
@@ -119,24 +120,27 @@ pub fn read_claims(
                 let (c, stale) = d.read();
                 claims = c;
                 claims.state_warnings.extend(locked);
+                // --dry-run --exclusive predicts this refusal too.
+                if req.claims.exclusive
+                    && let Some(first) = claims.unreadable.first()
+                {
+                    let more = claims.unreadable.len() - 1;
+                    return Err(Error::new(
+                        ErrorCode::StateDir,
+                        format!(
+                            "--exclusive: {first}{}",
+                            if more > 0 {
+                                format!(" (and {more} more)")
+                            } else {
+                                String::new()
+                            }
+                        ),
+                    )
+                    .hint(
+                        "pinrun grants no CPU it cannot prove free: retry (EMFILE, ENOMEM and EIO are usually passing), raise the limit named, or repair the state directory",
+                    ));
+                }
                 if claim {
-                    if let Some(first) = claims.unreadable.first() {
-                        let more = claims.unreadable.len() - 1;
-                        return Err(Error::new(
-                            ErrorCode::StateDir,
-                            format!(
-                                "--exclusive: {first}{}",
-                                if more > 0 {
-                                    format!(" (and {more} more)")
-                                } else {
-                                    String::new()
-                                }
-                            ),
-                        )
-                        .hint(
-                            "pinrun grants no CPU it cannot prove free: retry (EMFILE, ENOMEM and EIO are usually passing), raise the limit named, or repair the state directory",
-                        ));
-                    }
                     for name in &stale {
                         crate::apply::claims::remove(&d, name);
                     }

@@ -16,13 +16,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn bin() -> PathBuf {
+pub(super) fn bin() -> PathBuf {
     assert_cmd::cargo::cargo_bin("pinrun")
 }
 
 /// The whole cores pinrun may use here (every sibling allowed), each as
 /// its sorted CPUs.
-fn free_cores() -> Vec<Vec<u32>> {
+pub(super) fn free_cores() -> Vec<Vec<u32>> {
     let out = pinrun().args(["--show", "--json"]).output().unwrap();
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let allowed: BTreeSet<u32> = ids(&v["allowed_cpus"]).into_iter().collect();
@@ -67,7 +67,7 @@ fn spawn(dir: &Path, args: &[&str], command: &[&str]) -> Child {
 }
 
 /// Waits until `pid` has exec'd `comm` (pinrun execs in place).
-fn wait_exec(pid: u32, comm: &str) {
+pub(super) fn wait_exec(pid: u32, comm: &str) {
     let t = Instant::now();
     while t.elapsed() < Duration::from_secs(20) {
         let c = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
@@ -98,7 +98,7 @@ fn run(dir: &Path, args: &[&str], command: &[&str]) -> std::process::Output {
     c.output().unwrap()
 }
 
-fn stderr(o: &std::process::Output) -> String {
+pub(super) fn stderr(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
@@ -149,7 +149,7 @@ fn record_of(dir: &Path, pid: u32) -> String {
     found[0].clone()
 }
 
-fn start_time(pid: u32) -> u64 {
+pub(super) fn start_time(pid: u32) -> u64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
     pinrun::claim::parse_stat(&stat).unwrap().1
 }
@@ -169,7 +169,7 @@ fn write_record(dir: &Path, name: &str, pid: u32, start: u64, uid: u32, cpus: &s
     std::fs::write(dir.join(name), r.render()).unwrap();
 }
 
-fn all_cpus(cores: &[Vec<u32>]) -> String {
+pub(super) fn all_cpus(cores: &[Vec<u32>]) -> String {
     let s: pinrun::cpuset::CpuSet = cores.iter().flatten().copied().collect();
     s.to_list()
 }
@@ -662,7 +662,7 @@ fn kubelet_exclusive_cpus_count_as_claimed() {
 }
 
 /// `setpriv` as `uid` (no groups, no capabilities) running `bin ARGS`.
-fn as_user(uid: u32, bin: &Path, args: &[&str]) -> Command {
+pub(super) fn as_user(uid: u32, bin: &Path, args: &[&str]) -> Command {
     let mut c = Command::new("setpriv");
     c.arg(format!("--reuid={uid}"))
         .arg(format!("--regid={uid}"))

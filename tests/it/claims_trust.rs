@@ -6,31 +6,23 @@
 //! played by uid 65534 through `setpriv` (root only: skipped visibly
 //! otherwise). Every test uses a private state directory.
 
+use super::claims::{as_user, bin, free_cores, start_time, stderr, wait_exec};
 use crate::common;
 use serde_json::Value;
 use std::os::fd::OwnedFd;
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 const NOBODY: u32 = 65534;
 
-fn bin() -> PathBuf {
-    assert_cmd::cargo::cargo_bin("pinrun")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
 /// A state directory `<tmp>/state`, mode 1777, in a directory every user
-/// may traverse; and a copy of pinrun other users may execute.
+/// may traverse.
 struct Shared {
     _t: tempfile::TempDir,
     dir: PathBuf,
-    bin: PathBuf,
 }
 
 fn shared() -> Shared {
@@ -39,13 +31,7 @@ fn shared() -> Shared {
     let dir = t.path().join("state");
     std::fs::create_dir(&dir).unwrap();
     std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o1777)).unwrap();
-    let copy = t.path().join("pinrun");
-    std::fs::copy(bin(), &copy).unwrap();
-    Shared {
-        _t: t,
-        dir,
-        bin: copy,
-    }
+    Shared { _t: t, dir }
 }
 
 /// `pinrun --state-dir DIR ARGS [-- COMMAND]`, as this user.
@@ -59,17 +45,6 @@ fn pinrun_in(dir: &Path, args: &[&str], command: &[&str]) -> Command {
     c
 }
 
-/// `setpriv` as `uid` (no groups, no capabilities) running `prog ARGS`.
-fn as_user(uid: u32, prog: &Path, args: &[&str]) -> Command {
-    let mut c = Command::new("setpriv");
-    c.arg(format!("--reuid={uid}"))
-        .arg(format!("--regid={uid}"))
-        .args(["--clear-groups", "--inh-caps=-all"])
-        .arg(prog)
-        .args(args);
-    c
-}
-
 fn can_switch_users() -> bool {
     if !common::is_root() || !Path::new("/usr/bin/setpriv").exists() {
         common::skip("needs root and setpriv (to act as uid 65534)");
@@ -78,22 +53,18 @@ fn can_switch_users() -> bool {
     true
 }
 
-fn start_time(pid: u32) -> u64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-    common::stat_field(&stat, 22) as u64
-}
-
-/// Waits until `pid` has exec'd `comm` (pinrun execs in place).
-fn wait_exec(pid: u32, comm: &str) {
-    let t = Instant::now();
-    while t.elapsed() < Duration::from_secs(20) {
-        let c = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
-        if c.trim() == comm {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(10));
+/// The free cores when there are two and users can be switched; `None`
+/// (the test skipped, saying why) otherwise.
+fn two_cores_as_root() -> Option<Vec<Vec<u32>>> {
+    if !can_switch_users() {
+        return None;
     }
-    panic!("pid {pid} did not exec {comm}");
+    let cores = free_cores();
+    if cores.len() < 2 {
+        common::skip("needs 2 free cores");
+        return None;
+    }
+    Some(cores)
 }
 
 /// Waits for `child` up to `limit`; kills it and returns `None` when it
@@ -111,32 +82,22 @@ fn wait_for(child: &mut Child, limit: Duration) -> Option<std::process::ExitStat
     None
 }
 
-/// The allowed CPUs grouped by core (every sibling allowed), ascending.
-fn free_cores() -> Vec<Vec<u32>> {
-    let out = common::pinrun()
-        .args(["--show", "--json"])
-        .output()
-        .unwrap();
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let allowed: std::collections::BTreeSet<u32> =
-        common::ids(&v["allowed_cpus"]).into_iter().collect();
-    let mut cores = std::collections::BTreeSet::new();
-    for c in v["cpus"].as_array().unwrap() {
-        if c["siblings"].is_array() {
-            let sibs = common::ids(&c["siblings"]);
-            if sibs.iter().all(|s| allowed.contains(s)) {
-                cores.insert(sibs);
-            }
-        }
-    }
-    cores.into_iter().collect()
-}
-
 fn list(cpus: &[u32]) -> String {
     cpus.iter()
         .copied()
         .collect::<pinrun::cpuset::CpuSet>()
         .to_list()
+}
+
+/// The findings of `pinrun --dry-run --json ARGS` (which must succeed), as
+/// JSON text.
+fn dry_findings(dir: &Path, args: &[&str]) -> String {
+    let mut a = vec!["--dry-run", "--json"];
+    a.extend_from_slice(args);
+    let o = pinrun_in(dir, &a, &[]).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    v["findings"].to_string()
 }
 
 /// A record's text as pinrun writes it.
@@ -173,14 +134,9 @@ fn is_record_name(n: &str) -> bool {
 /// records are all ignored (past the per-user cap) and the claim holds.
 #[test]
 fn a_flood_of_records_cannot_hide_a_claim() {
-    if !can_switch_users() {
+    let Some(cores) = two_cores_as_root() else {
         return;
-    }
-    let cores = free_cores();
-    if cores.len() < 2 {
-        common::skip("needs 2 free cores");
-        return;
-    }
+    };
     let s = shared();
     let mut holder = pinrun_in(&s.dir, &["--exclusive", "--cores", "1"], &["sleep", "60"])
         .spawn()
@@ -248,12 +204,7 @@ fn an_oversized_record_claims_nothing() {
     );
     assert!(text.len() > 64_000, "{}", text.len());
     std::fs::write(t.path().join(format!("{pid}.{st}")), text).unwrap();
-    let o = pinrun_in(t.path(), &["--dry-run", "--json", "--cores", "1"], &[])
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
-    let f = v["findings"].to_string();
+    let f = dry_findings(t.path(), &["--cores", "1"]);
     assert!(
         f.contains("claim-record-unusable") && f.contains("larger than 8192 bytes"),
         "{f}"
@@ -375,24 +326,32 @@ fn a_failing_directory_listing_refuses_at_once() {
         return;
     }
     let t = tempfile::tempdir().unwrap();
-    let mut c = pinrun_in(
-        t.path(),
-        &["--quiet", "--exclusive", "--cpus", "0"],
-        &["true"],
-    );
-    c.stdout(Stdio::piped()).stderr(Stdio::piped());
-    // SAFETY: only prctl(2) between fork and exec.
-    unsafe { c.pre_exec(fail_getdents64) };
-    let mut child = c.spawn().unwrap();
-    let status = wait_for(&mut child, Duration::from_secs(30));
-    assert!(status.is_some(), "pinrun spun on a failing getdents64");
-    let o = child.wait_with_output().unwrap();
-    assert_eq!(o.status.code(), Some(125), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains("getdents64: I/O error"),
-        "{}",
-        stderr(&o)
-    );
+    // The launch, and its dry run, which predicts the refusal.
+    for (args, command) in [
+        (
+            &["--quiet", "--exclusive", "--cpus", "0"][..],
+            &["true"][..],
+        ),
+        (&["--dry-run", "--exclusive", "--cpus", "0"][..], &[][..]),
+    ] {
+        let mut c = pinrun_in(t.path(), args, command);
+        c.stdout(Stdio::piped()).stderr(Stdio::piped());
+        // SAFETY: only prctl(2) between fork and exec.
+        unsafe { c.pre_exec(fail_getdents64) };
+        let mut child = c.spawn().unwrap();
+        let status = wait_for(&mut child, Duration::from_secs(30));
+        assert!(
+            status.is_some(),
+            "{args:?}: pinrun spun on a failing getdents64"
+        );
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(125), "{args:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("getdents64: I/O error"),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+    }
 }
 
 /// Fault 5a: Another user holds the directory's lock: an `--exclusive` launch
@@ -500,14 +459,9 @@ fn a_launch_blocked_on_stderr_does_not_hold_the_lock() {
 /// launches on every CPU.
 #[test]
 fn a_users_claim_holds_only_its_own_cpus() {
-    if !can_switch_users() {
+    let Some(cores) = two_cores_as_root() else {
         return;
-    }
-    let cores = free_cores();
-    if cores.len() < 2 {
-        common::skip("needs 2 free cores");
-        return;
-    }
+    };
     let s = shared();
     let (mine, theirs) = (cores[0][0], &cores[1]);
     let mut sleeper = as_user(
@@ -527,22 +481,7 @@ fn a_users_claim_holds_only_its_own_cpus() {
             .unwrap()
             .success()
     );
-    let o = pinrun_in(
-        &s.dir,
-        &[
-            "--dry-run",
-            "--json",
-            "--exclusive",
-            "--cpus",
-            &mine.to_string(),
-        ],
-        &[],
-    )
-    .output()
-    .unwrap();
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
-    let f = v["findings"].to_string();
+    let f = dry_findings(&s.dir, &["--exclusive", "--cpus", &mine.to_string()]);
     assert!(
         f.contains(&format!(
             "outside pid {pid}'s Cpus_allowed_list {}",
@@ -781,5 +720,4 @@ fn another_users_state_directory_is_refused() {
         "{}",
         stderr(&o)
     );
-    let _ = s.bin.metadata().map(|m| m.uid());
 }
