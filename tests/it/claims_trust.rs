@@ -213,51 +213,10 @@ fn an_oversized_record_claims_nothing() {
     sleeper.wait().unwrap();
 }
 
-/// Fault 3: Opening a live record fails for a reason that says nothing about it
-/// (EMFILE here: every limit on open files from 3 to 24): the launch
-/// refuses, it never grants the record's CPUs. It used to ignore the
-/// record ("unusable") and grant them.
-#[test]
-fn an_unreadable_record_refuses_instead_of_granting() {
-    let cores = free_cores();
-    if cores.len() < 2 || !Path::new("/usr/bin/prlimit").exists() {
-        common::skip("needs 2 free cores and prlimit");
-        return;
-    }
-    let t = tempfile::tempdir().unwrap();
-    let dir = t.path().join("state");
-    let mut holder = pinrun_in(&dir, &["--exclusive", "--cores", "1"], &["sleep", "60"])
-        .spawn()
-        .unwrap();
-    wait_exec(holder.id(), "sleep");
-    let all = cores.len().to_string();
-    let mut refused_unreadable = false;
-    for n in 3..=24 {
-        let o = Command::new("prlimit")
-            .arg(format!("--nofile={n}:{n}"))
-            .arg(bin())
-            .arg("--state-dir")
-            .arg(&dir)
-            .args(["--exclusive", "--cores", &all, "--", "true"])
-            .output()
-            .unwrap();
-        // (Below some limit the dynamic loader itself fails: 127.)
-        assert_ne!(
-            o.status.code(),
-            Some(0),
-            "RLIMIT_NOFILE {n}: the claimed core was granted: {}",
-            stderr(&o)
-        );
-        refused_unreadable |= stderr(&o).contains("Too many open files");
-    }
-    assert!(refused_unreadable, "no limit made a record unreadable");
-    holder.kill().unwrap();
-    holder.wait().unwrap();
-}
-
-/// The classic BPF program of a seccomp filter that fails every
-/// `getdents64(2)` with EIO and allows everything else.
-fn fail_getdents64() -> std::io::Result<()> {
+/// A seccomp filter (classic BPF) that fails system call `nr` with
+/// `errno`, only when its third argument is `arg2` if given, and allows
+/// everything else; for `pre_exec`.
+fn fail_syscall(nr: i64, arg2: Option<u32>, errno: i32) -> impl FnMut() -> std::io::Result<()> {
     #[repr(C)]
     struct SockFilter {
         code: u16,
@@ -275,45 +234,108 @@ fn fail_getdents64() -> std::io::Result<()> {
     const RET_K: u16 = 0x06;
     const RET_ERRNO: u32 = 0x0005_0000;
     const RET_ALLOW: u32 = 0x7fff_0000;
-    let prog = [
-        SockFilter {
-            code: LD_W_ABS,
-            jt: 0,
-            jf: 0,
-            k: 0,
-        }, // seccomp_data.nr
-        SockFilter {
-            code: JEQ_K,
-            jt: 0,
-            jf: 1,
-            k: libc::SYS_getdents64 as u32,
-        },
-        SockFilter {
-            code: RET_K,
-            jt: 0,
-            jf: 0,
-            k: RET_ERRNO | libc::EIO as u32,
-        },
-        SockFilter {
-            code: RET_K,
-            jt: 0,
-            jf: 0,
-            k: RET_ALLOW,
-        },
-    ];
-    let fprog = SockFprog {
-        len: prog.len() as u16,
-        filter: prog.as_ptr(),
-    };
-    // SAFETY: prctl with a valid, live filter program.
-    unsafe {
-        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
-            || libc::prctl(libc::PR_SET_SECCOMP, 2, &fprog as *const SockFprog) != 0
-        {
-            return Err(std::io::Error::last_os_error());
+    let op = |code, jt, jf, k| SockFilter { code, jt, jf, k };
+    // seccomp_data: nr at offset 0, args[i] at 16 + 8 i (low half first).
+    let mut prog = vec![op(LD_W_ABS, 0, 0, 0)];
+    match arg2 {
+        Some(a) => prog.extend([
+            op(JEQ_K, 0, 3, nr as u32),
+            op(LD_W_ABS, 0, 0, 32),
+            op(JEQ_K, 0, 1, a),
+        ]),
+        None => prog.push(op(JEQ_K, 0, 1, nr as u32)),
+    }
+    prog.push(op(RET_K, 0, 0, RET_ERRNO | errno as u32));
+    prog.push(op(RET_K, 0, 0, RET_ALLOW));
+    move || {
+        let fprog = SockFprog {
+            len: prog.len() as u16,
+            filter: prog.as_ptr(),
+        };
+        // SAFETY: prctl with a valid, live filter program.
+        unsafe {
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+                || libc::prctl(libc::PR_SET_SECCOMP, 2, &fprog as *const SockFprog) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Runs `pinrun --state-dir DIR ARGS [-- COMMAND]` under a
+/// [`fail_syscall`] filter, killed after 30 s (it must end by itself).
+fn under_seccomp(
+    dir: &Path,
+    args: &[&str],
+    command: &[&str],
+    filter: impl FnMut() -> std::io::Result<()> + Send + Sync + 'static,
+) -> std::process::Output {
+    let mut c = pinrun_in(dir, args, command);
+    c.stdout(Stdio::piped()).stderr(Stdio::piped());
+    // SAFETY: only prctl(2) between fork and exec.
+    unsafe { c.pre_exec(filter) };
+    let mut child = c.spawn().unwrap();
+    let status = wait_for(&mut child, Duration::from_secs(30));
+    assert!(status.is_some(), "{args:?}: pinrun did not end in 30 s");
+    child.wait_with_output().unwrap()
+}
+
+/// Fault 3: opening a live record fails for a reason that says nothing
+/// about it (EMFILE, ENFILE, ENOMEM, EIO, EINTR: a seccomp filter fails the
+/// `openat(2)` of records, recognised by their flags): the launch and its
+/// dry run refuse, naming the record and the error; they never grant its
+/// CPUs. They used to ignore the record ("unusable") and grant them.
+#[test]
+fn an_unreadable_record_refuses_instead_of_granting() {
+    let cores = free_cores();
+    if cores.len() < 2 || !cfg!(target_arch = "x86_64") {
+        common::skip("needs 2 free cores and x86_64 (seccomp filter)");
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("state");
+    let mut holder = pinrun_in(&dir, &["--exclusive", "--cores", "1"], &["sleep", "60"])
+        .spawn()
+        .unwrap();
+    wait_exec(holder.id(), "sleep");
+    let all = cores.len().to_string();
+    let record_flags =
+        (libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC | libc::O_NOCTTY)
+            as u32;
+    for errno in [
+        libc::EMFILE,
+        libc::ENFILE,
+        libc::ENOMEM,
+        libc::EIO,
+        libc::EINTR,
+    ] {
+        for (args, command) in [
+            (&["--exclusive", "--cores", &all][..], &["true"][..]),
+            (&["--dry-run", "--exclusive", "--cores", &all][..], &[][..]),
+        ] {
+            let filter = fail_syscall(libc::SYS_openat, Some(record_flags), errno);
+            let o = under_seccomp(&dir, args, command, filter);
+            let want = format!(
+                "cannot be read (open: {})",
+                nix::errno::Errno::from_raw(errno).desc()
+            );
+            assert_eq!(
+                o.status.code(),
+                Some(125),
+                "{want}, {args:?}: {}",
+                stderr(&o)
+            );
+            assert!(
+                stderr(&o).contains(&want),
+                "{want}, {args:?}: {}",
+                stderr(&o)
+            );
         }
     }
-    Ok(())
+    holder.kill().unwrap();
+    holder.wait().unwrap();
 }
 
 /// Fault 4: Every `getdents64(2)` on the state directory fails (a seccomp filter
@@ -334,17 +356,8 @@ fn a_failing_directory_listing_refuses_at_once() {
         ),
         (&["--dry-run", "--exclusive", "--cpus", "0"][..], &[][..]),
     ] {
-        let mut c = pinrun_in(t.path(), args, command);
-        c.stdout(Stdio::piped()).stderr(Stdio::piped());
-        // SAFETY: only prctl(2) between fork and exec.
-        unsafe { c.pre_exec(fail_getdents64) };
-        let mut child = c.spawn().unwrap();
-        let status = wait_for(&mut child, Duration::from_secs(30));
-        assert!(
-            status.is_some(),
-            "{args:?}: pinrun spun on a failing getdents64"
-        );
-        let o = child.wait_with_output().unwrap();
+        let filter = fail_syscall(libc::SYS_getdents64, None, libc::EIO);
+        let o = under_seccomp(t.path(), args, command, filter);
         assert_eq!(o.status.code(), Some(125), "{args:?}: {}", stderr(&o));
         assert!(
             stderr(&o).contains("getdents64: I/O error"),
