@@ -206,12 +206,13 @@ impl StateDir {
         pids.dedup();
         pids.into_iter()
             .map(|pid| {
+                // /proc/locks names the process that took the lock; once it
+                // exits, a child that inherited the descriptor holds it.
                 let comm = std::fs::read_to_string(format!("/proc/{pid}/comm"))
-                    .map(|c| claim::printable(c.trim_end()))
-                    .unwrap_or_else(|_| "?".into());
-                match std::fs::metadata(format!("/proc/{pid}")) {
-                    Ok(m) => format!("pid {pid} ({comm}) of uid {}", m.uid()),
-                    Err(_) => format!("pid {pid} ({comm})"),
+                    .map(|c| claim::printable(c.trim_end()));
+                match (comm, std::fs::metadata(format!("/proc/{pid}"))) {
+                    (Ok(comm), Ok(m)) => format!("pid {pid} ({comm}) of uid {}", m.uid()),
+                    _ => format!("a process that inherited it from pid {pid} (exited)"),
                 }
             })
             .collect()
