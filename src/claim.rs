@@ -13,9 +13,11 @@ use serde::{Deserialize, Serialize};
 /// Version of the record format.
 pub const RECORD_VERSION: u32 = 1;
 /// The largest record pinrun reads, bytes: a larger file is not a record
-/// (pinrun writes at most this, shortening the command to fit), so one
-/// file cannot make a launch parse for long under the lock.
-pub const MAX_RECORD: u64 = 8 * 1024;
+/// (pinrun writes at most this, shortening the command to fit, and refuses
+/// a claim whose cpulist alone would not fit), so one file cannot make a
+/// launch parse for long under the lock. Room for the longest cpulist of
+/// `NR_CPUS` = 8192 (every other CPU: about 20 KB) and a command.
+pub const MAX_RECORD: u64 = 32 * 1024;
 /// Arguments of the command kept in a record (each cut to [`MAX_ARG`] chars).
 pub const MAX_ARGS: usize = 32;
 /// Characters kept of each argument in a record.
@@ -241,8 +243,9 @@ impl Record {
                 .collect(),
             time,
         };
-        // Escapes (`\u0001`) can make 32 arguments of 128 characters
-        // longer than a record: drop the last arguments until it fits.
+        // Escapes (`\u0001`) and a long cpulist can make the record too
+        // long: drop the last arguments until it fits (the writer refuses
+        // a record that still does not).
         while r.render().len() as u64 > MAX_RECORD && r.command.len() > 1 {
             r.command.pop();
         }
@@ -254,6 +257,12 @@ impl Record {
             *a = a.chars().take(keep).collect();
         }
         r
+    }
+
+    /// Whether the record's text fits in [`MAX_RECORD`] (else readers
+    /// would ignore it: it must not be written).
+    pub fn fits(&self) -> bool {
+        self.render().len() as u64 <= MAX_RECORD
     }
 
     /// The record's text (one JSON object and a newline).
@@ -568,6 +577,15 @@ mod tests {
         // Arguments of control characters, escaped six bytes each in JSON.
         let cmd: Vec<String> = (0..40).map(|_| "\u{1}".repeat(200)).collect();
         let r = Record::new(1, 1, 0, 0, &set("0"), &cmd, 0);
+        assert!(r.fits(), "{}", r.render().len());
+        // The longest cpulist of 8192 CPUs and a long command fit.
+        let every_other: CpuSet = (0..8192).step_by(2).collect();
+        let r = Record::new(1, 1, 0, 0, &every_other, &cmd, 0);
+        assert!(r.fits() && !r.command.is_empty(), "{}", r.render().len());
+        // A cpulist beyond a record does not, and is not written.
+        let wide: CpuSet = (0..40_000).step_by(2).collect();
+        assert!(!Record::new(1, 1, 0, 0, &wide, &cmd, 0).fits());
+        let r = Record::new(1, 1, 0, 0, &set("0"), &cmd, 0);
         assert!(
             r.render().len() <= MAX_RECORD as usize,
             "{}",
@@ -597,7 +615,7 @@ mod tests {
         r.cpus
             .push_str(&",0".repeat((MAX_RECORD as usize - text.len()) / 2 + 1));
         let err = Record::parse(&r.render()).unwrap_err();
-        assert!(err.starts_with("larger than 8192 bytes"), "{err}");
+        assert!(err.starts_with("larger than 32768 bytes"), "{err}");
     }
 
     /// Bidirectional controls and other deceptive characters never reach

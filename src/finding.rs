@@ -125,7 +125,7 @@ Fix: cpupower idle-set -D 10.
 "#;
     /// `claim-record-unusable`.
     ClaimRecordUnusable = "claim-record-unusable",
-        r#"a file named like a record in the state directory is a symlink, not a regular file, larger than 8 KiB or corrupt (it claims nothing; remove it if its process is gone), or another user's record claims CPUs outside its process's Cpus_allowed_list (ignored for those CPUs; info when another user owns the file).
+        r#"a file named like a record in the state directory is a symlink, not a regular file, larger than 32 KiB or corrupt (it claims nothing; remove it if its process is gone), or another user's record claims CPUs outside its process's Cpus_allowed_list (ignored for those CPUs; info when another user owns the file).
 "#;
     /// `claim-state-unusable`.
     ClaimStateUnusable = "claim-state-unusable",

@@ -111,7 +111,7 @@ or the tmpfiles.d(5) line
 .BR "d /run/pinrun 1777 root root \-" .
 It must belong to root or to the user, be sticky if others may write it,
 and not be a symlink (see SECURITY).
-Each claim is one JSON file of at most 8 KiB named
+Each claim is one JSON file of at most 32 KiB named
 .IR <pid>.<starttime>.<random> ,
 16 hexadecimal digits from
 .BR getrandom (2)
@@ -191,7 +191,7 @@ launch; a user with more than 4096 records has them all ignored, which hides
 only its own), forge a claim in another user's name, claim CPUs its process
 cannot use, delete or replace another user's record (the sticky bit), make a
 launch follow a symlink or block on a FIFO, stall it with a large record
-(records are at most 8 KiB), pre-create the name a launch will write, or make
+(records are at most 32 KiB), pre-create the name a launch will write, or make
 pinrun delete a file that is not a record of its own. A pinrun never prints while
 it holds the lock, so a stuck terminal or pipe holds no one else.
 .PP

@@ -21,6 +21,18 @@ const NAME_ATTEMPTS: u32 = 4;
 /// its name.
 pub fn write_record(dir: &StateDir, rec: &Record) -> Result<String> {
     let text = rec.render();
+    if !rec.fits() {
+        return Err(Error::new(
+            ErrorCode::ClaimFailed,
+            format!(
+                "--exclusive: the claim's cpulist ({} characters) does not fit in a record ({} bytes, at most {})",
+                rec.cpus.len(),
+                text.len(),
+                crate::claim::MAX_RECORD
+            ),
+        )
+        .hint("claim fewer CPUs, or ranges (--cores N, --node NODES) rather than scattered CPUs"));
+    }
     let fail = |what: String, hint: &str| {
         Error::new(
             ErrorCode::ClaimFailed,

@@ -806,7 +806,7 @@ fn junk_from_other_users_neither_hides_claims_nor_blocks_strict() {
             &sd,
             "--",
             "sleep",
-            "5",
+            "60",
         ])
         .spawn()
         .unwrap();

@@ -201,7 +201,7 @@ fn a_flood_of_records_cannot_hide_a_claim() {
 }
 
 /// Fault 2: A 64 KB record whose `cpus` repeats the widest range: not a record
-/// (records are at most 8 KiB), so it claims nothing and cannot make a
+/// (records are at most 32 KiB), so it claims nothing and cannot make a
 /// launch parse for long; it used to claim every CPU.
 #[test]
 fn an_oversized_record_claims_nothing() {
@@ -220,7 +220,7 @@ fn an_oversized_record_claims_nothing() {
     std::fs::write(t.path().join(format!("{pid}.{st}")), text).unwrap();
     let f = dry_findings(t.path(), &["--cores", "1"]);
     assert!(
-        f.contains("claim-record-unusable") && f.contains("larger than 8192 bytes"),
+        f.contains("claim-record-unusable") && f.contains("larger than 32768 bytes"),
         "{f}"
     );
     sleeper.kill().unwrap();
