@@ -55,6 +55,8 @@ pub enum Holder {
         /// The holder's `Cpus_allowed_list` until [`Claims::narrow`]
         /// takes it (records of users other than root).
         affinity: Option<CpuSet>,
+        /// The PID has exited and the claim lives by its process group.
+        group_only: bool,
     },
     /// A container to which kubelet's static CPU manager assigned CPUs.
     Kubelet {
@@ -75,17 +77,27 @@ pub struct Claim {
 }
 
 impl Claim {
-    /// "pid 123 (sleep 3)" or "kubelet pod P container C".
+    /// "pid 123 (sleep 3)", "pid 123 (engine) of uid 1000", "process group
+    /// 123 (sh -c ...; pid 123 exited)" or "kubelet pod P container C".
     pub fn who(&self) -> String {
         match &self.holder {
             Holder::Process {
-                pid, command, uid, ..
-            } if *uid != 0 => format!(
-                "pid {pid} ({}) of uid {uid}",
-                shorten(&command.join(" "), 60)
-            ),
-            Holder::Process { pid, command, .. } => {
-                format!("pid {pid} ({})", shorten(&command.join(" "), 60))
+                pid,
+                command,
+                uid,
+                group_only,
+                ..
+            } => {
+                let cmd = shorten(&command.join(" "), 60);
+                let mut s = if *group_only {
+                    format!("process group {pid} ({cmd}; pid {pid} exited)")
+                } else {
+                    format!("pid {pid} ({cmd})")
+                };
+                if *uid != 0 {
+                    s.push_str(&format!(" of uid {uid}"));
+                }
+                s
             }
             Holder::Kubelet { pod, container } if container.is_empty() => {
                 format!("kubelet container {pod}")
@@ -729,6 +741,7 @@ mod tests {
                 since: 0,
                 record: "9.1".into(),
                 affinity: affinity.map(set),
+                group_only: false,
             },
             cpus: set("0-7"),
         };

@@ -93,7 +93,7 @@ lists the live claims (PID, CPUs, age, command);
 .B \-\-show \-\-json
 in the
 .B claims
-array (holder, pid, start_time, uid, pgid, command, cpus, since, age_s, record; kubelet's
+array (holder, pid, start_time, uid, pgid, group_only (the PID exited, its process group holds the claim), command, cpus, since, age_s, record; kubelet's
 with pod and container), with
 .B claimed_cpus
 and

@@ -331,8 +331,15 @@ impl StateDir {
                 ));
                 continue;
             }
-            let follows_group = rec.pgid == rec.pid
-                && !matches!(&live, Liveness::Alive { start_time: Some(s), .. } if *s == rec.start_time);
+            // The PID is gone (or names another process): the claim can
+            // live only by its process group.
+            let pid_gone = match &live {
+                Liveness::Dead => true,
+                Liveness::Alive { start_time, .. } => {
+                    start_time.is_some_and(|s| s != rec.start_time)
+                }
+            };
+            let follows_group = rec.pgid == rec.pid && pid_gone;
             let members: Vec<Liveness> = if follows_group && group_exists(rec.pgid) {
                 groups
                     .get_or_insert_with(process_groups)
@@ -373,6 +380,7 @@ impl StateDir {
                         since: rec.time,
                         record: name,
                         affinity,
+                        group_only: follows_group,
                     },
                     cpus,
                 }),

@@ -637,15 +637,30 @@ fn a_claim_follows_the_process_group() {
     let o = pinrun_in(&dir, &["--dry-run", "--cores", "1"], &[])
         .output()
         .unwrap();
+    let show = pinrun_in(&dir, &["--show", "--json"], &[])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&show.stdout).unwrap();
+    let c = &v["claims"][0];
+    let (pid, pgid_json, group_only) = (
+        c["pid"].as_i64(),
+        c["pgid"].as_i64(),
+        c["group_only"].as_bool(),
+    );
     let killed = nix::sys::signal::killpg(
         nix::unistd::Pid::from_raw(pgid),
         nix::sys::signal::Signal::SIGKILL,
     );
     assert_eq!(o.status.code(), Some(125), "{}", stderr(&o));
     assert!(
-        stderr(&o).contains(&format!("pid {pgid} (sh -c")),
+        stderr(&o).contains(&format!("process group {pgid} (sh -c"))
+            && stderr(&o).contains(&format!("pid {pgid} exited)")),
         "{}",
         stderr(&o)
+    );
+    assert_eq!(
+        (pid, pgid_json, group_only),
+        (Some(pgid.into()), Some(pgid.into()), Some(true))
     );
     assert!(killed.is_ok());
     // The group gone, the claim is reclaimed.
