@@ -4,7 +4,7 @@ complete -c pinrun -l cores -d 'Choose N whole physical cores (all SMT siblings 
 complete -c pinrun -l within -d 'Where --cores, --node and --isolated choose: inside the inherited CPU affinity (taskset, systemd CPUAffinity=, a batch scheduler\'s per-task binding) or across the cgroup\'s CPUs. Default: inside the inherited affinity when it is narrower than the cgroup\'s CPUs minus the isolated ones, else across the cgroup (see SOURCES). --cpus may leave the inherited affinity (with a finding)' -r -f -a "inherited\t'The affinity pinrun inherited (taskset, systemd CPUAffinity=, a batch scheduler\'s binding): Cpus_allowed_list of /proc/self/status'
 cgroup\t'The caller\'s cgroup cpuset (its online effective CPUs)'"
 complete -c pinrun -l wait -d 'Wait for claimed cores to become free instead of refusing, printing what it waits for; without DURATION as long as it takes (--wait=30s; units ns, us, ms, s)' -r
-complete -c pinrun -l state-dir -d 'Directory of the claim records (default /run/pinrun, created with mode 1777 like /tmp)' -r -F
+complete -c pinrun -l state-dir -d 'Directory of the claim records (default: PINRUN_STATE_DIR when set and not empty, else /run/pinrun, created with mode 1777 like /tmp)' -r -F
 complete -c pinrun -l membind -d 'Allocate memory only on NODES (default: the nodes of the chosen CPUs). Write --membind=NODES, or put -- before the command, when COMMAND could be read as a node list' -r
 complete -c pinrun -l preferred -d 'Prefer memory on NODE, falling back to others' -r
 complete -c pinrun -l preferred-many -d 'Prefer memory on any of NODES (Linux 5.15+)' -r

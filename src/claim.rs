@@ -12,12 +12,25 @@ use serde::{Deserialize, Serialize};
 
 /// Version of the record format.
 pub const RECORD_VERSION: u32 = 1;
-/// The most pinrun reads of one record.
-pub const MAX_RECORD: u64 = 64 * 1024;
+/// The largest record pinrun reads, bytes: a larger file is not a record
+/// (pinrun writes at most this, shortening the command to fit, and refuses
+/// a claim whose cpulist alone would not fit), so one file cannot make a
+/// launch parse for long under the lock. Room for the longest cpulist of
+/// `NR_CPUS` = 8192 (every other CPU: about 20 KB) and a command.
+pub const MAX_RECORD: u64 = 32 * 1024;
 /// Arguments of the command kept in a record (each cut to [`MAX_ARG`] chars).
-pub const MAX_ARGS: usize = 64;
+pub const MAX_ARGS: usize = 32;
 /// Characters kept of each argument in a record.
-pub const MAX_ARG: usize = 256;
+pub const MAX_ARG: usize = 128;
+/// The most records pinrun considers of one user other than root: beyond,
+/// every record of that user is ignored (a warning), so that one user's
+/// flood can hide only that user's own claims and costs one `fstatat(2)`
+/// per file, never a read. Root's records are never capped.
+pub const MAX_RECORDS_PER_USER: usize = 4096;
+/// The most directory entries pinrun lists in the state directory: beyond,
+/// the directory is refused (`--exclusive`) or reported unreadable, never
+/// read in part.
+pub const MAX_ENTRIES: usize = 1 << 20;
 
 /// Who holds a claim.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,12 +43,20 @@ pub enum Holder {
         start_time: u64,
         /// Owner of the record.
         uid: u32,
+        /// The process group the claim also follows (the PID itself when
+        /// the launch led its process group; 0: the PID only).
+        pgid: u32,
         /// The command line (possibly shortened).
         command: Vec<String>,
         /// When the claim was made, seconds since the Unix epoch.
         since: u64,
         /// The record's file name in the state directory.
         record: String,
+        /// The holder's `Cpus_allowed_list` until [`Claims::narrow`]
+        /// takes it (records of users other than root).
+        affinity: Option<CpuSet>,
+        /// The PID has exited and the claim lives by its process group.
+        group_only: bool,
     },
     /// A container to which kubelet's static CPU manager assigned CPUs.
     Kubelet {
@@ -56,11 +77,27 @@ pub struct Claim {
 }
 
 impl Claim {
-    /// "pid 123 (sleep 3)" or "kubelet pod P container C".
+    /// "pid 123 (sleep 3)", "pid 123 (engine) of uid 1000", "process group
+    /// 123 (sh -c ...; pid 123 exited)" or "kubelet pod P container C".
     pub fn who(&self) -> String {
         match &self.holder {
-            Holder::Process { pid, command, .. } => {
-                format!("pid {pid} ({})", shorten(&command.join(" "), 60))
+            Holder::Process {
+                pid,
+                command,
+                uid,
+                group_only,
+                ..
+            } => {
+                let cmd = shorten(&command.join(" "), 60);
+                let mut s = if *group_only {
+                    format!("process group {pid} ({cmd}; pid {pid} exited)")
+                } else {
+                    format!("pid {pid} ({cmd})")
+                };
+                if *uid != 0 {
+                    s.push_str(&format!(" of uid {uid}"));
+                }
+                s
             }
             Holder::Kubelet { pod, container } if container.is_empty() => {
                 format!("kubelet container {pod}")
@@ -86,9 +123,61 @@ pub struct Claims {
     /// The state directory or kubelet's state file could not be used
     /// (missing permissions, a stuck lock, a damaged file): warnings.
     pub state_warnings: Vec<String>,
+    /// Records that exist but could not be read for a reason that says
+    /// nothing about them (`EMFILE`, `ENOMEM`, `EIO`, a failing
+    /// `getdents64(2)`): their CPUs are unknown, so an `--exclusive` launch
+    /// refuses rather than grant them (never fail open).
+    pub unreadable: Vec<String>,
 }
 
 impl Claims {
+    /// Narrows every claim of a user other than root to the CPUs its
+    /// process may claim: those of its `Cpus_allowed_list` and their SMT
+    /// siblings (`core_of(cpu)`: every thread of that CPU's core; a claim
+    /// covers whole cores). CPUs beyond are ignored, with a warning naming
+    /// them (info: another user's record), so that no user can hold CPUs
+    /// its process cannot run on. `affinity` (from the [`Verdict`]) is
+    /// taken out of each holder.
+    pub fn narrow(&mut self, core_of: impl Fn(u32) -> CpuSet, me: u32) {
+        for c in &mut self.claims {
+            let Holder::Process {
+                pid,
+                uid,
+                affinity,
+                record,
+                ..
+            } = &mut c.holder
+            else {
+                continue;
+            };
+            let Some(aff) = affinity.take() else {
+                continue;
+            };
+            let mut may = CpuSet::new();
+            for cpu in aff.iter() {
+                may.union_with(&core_of(cpu));
+                may.insert(cpu);
+            }
+            let outside = c.cpus.difference(&may);
+            if outside.is_empty() {
+                continue;
+            }
+            c.cpus = c.cpus.intersection(&may);
+            let w = format!(
+                "claims: record {record} of uid {uid} claims {} outside pid {pid}'s Cpus_allowed_list {}: ignored for {}",
+                cpus_phrase(&outside),
+                aff.to_list(),
+                if outside.len() == 1 { "it" } else { "those" },
+            );
+            if *uid == me {
+                self.warnings.push(w);
+            } else {
+                self.foreign_warnings.push(w);
+            }
+        }
+        self.claims.retain(|c| !c.cpus.is_empty());
+    }
+
     /// The union of every claimed CPU.
     pub fn cpus(&self) -> CpuSet {
         self.claims
@@ -126,6 +215,12 @@ pub struct Record {
     pub start_time: u64,
     /// The claimant's effective UID (must match the file's owner).
     pub uid: u32,
+    /// The process group the claim also follows: the PID itself when the
+    /// launch led its process group (a shell job, a systemd service), so
+    /// that a command that forks and exits keeps its claim while its
+    /// children live; 0 (or absent): the PID only.
+    #[serde(default)]
+    pub pgid: u32,
     /// The claimed CPUs, a kernel cpulist.
     pub cpus: String,
     /// The command line (shortened: [`MAX_ARGS`] arguments of [`MAX_ARG`] chars).
@@ -135,20 +230,23 @@ pub struct Record {
 }
 
 impl Record {
-    /// A record for `pid`, shortening the command.
+    /// A record for `pid` (following process group `pgid`, 0: none),
+    /// shortening the command so that the text fits in [`MAX_RECORD`].
     pub fn new(
         pid: u32,
         start_time: u64,
         uid: u32,
+        pgid: u32,
         cpus: &CpuSet,
         command: &[String],
         time: u64,
     ) -> Self {
-        Self {
+        let mut r = Self {
             version: RECORD_VERSION,
             pid,
             start_time,
             uid,
+            pgid,
             cpus: cpus.to_list(),
             command: command
                 .iter()
@@ -156,7 +254,27 @@ impl Record {
                 .map(|a| a.chars().take(MAX_ARG).collect())
                 .collect(),
             time,
+        };
+        // Escapes (`\u0001`) and a long cpulist can make the record too
+        // long: drop the last arguments until it fits (the writer refuses
+        // a record that still does not).
+        while r.render().len() as u64 > MAX_RECORD && r.command.len() > 1 {
+            r.command.pop();
         }
+        while r.render().len() as u64 > MAX_RECORD
+            && let Some(a) = r.command.first_mut()
+            && !a.is_empty()
+        {
+            let keep = a.chars().count() / 2;
+            *a = a.chars().take(keep).collect();
+        }
+        r
+    }
+
+    /// Whether the record's text fits in [`MAX_RECORD`] (else readers
+    /// would ignore it: it must not be written).
+    pub fn fits(&self) -> bool {
+        self.render().len() as u64 <= MAX_RECORD
     }
 
     /// The record's text (one JSON object and a newline).
@@ -166,17 +284,21 @@ impl Record {
         s
     }
 
-    /// Parses a record's text, checking its version, PID and CPU list.
-    /// Control characters in the command are replaced by `?`: records come
-    /// from other users and their text reaches this user's terminal.
+    /// Parses a record's text, checking its size, version, PID and CPU
+    /// list. Control and bidirectional-formatting characters in the
+    /// command are replaced by `?` ([`printable`]): records come from other
+    /// users and their text reaches this user's terminal.
     pub fn parse(text: &str) -> Result<(Record, CpuSet), String> {
+        if text.len() as u64 > MAX_RECORD {
+            return Err(format!(
+                "larger than {MAX_RECORD} bytes ({} bytes)",
+                text.len()
+            ));
+        }
         let mut r: Record =
             serde_json::from_str(text).map_err(|e| format!("not a claim record: {e}"))?;
         for arg in &mut r.command {
-            *arg = arg
-                .chars()
-                .map(|c| if c.is_control() { '?' } else { c })
-                .collect();
+            *arg = printable(arg);
         }
         if r.version != RECORD_VERSION {
             return Err(format!("unknown record version {}", r.version));
@@ -193,34 +315,49 @@ impl Record {
     }
 }
 
+/// Whether `c` could change how the text around it looks on a terminal:
+/// a control character (C0, DEL, C1) or a Unicode bidirectional
+/// formatting character (U+061C, U+200E, U+200F, U+202A–U+202E,
+/// U+2066–U+2069), which can make a command read backwards.
+pub fn is_deceptive(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
+/// `s` with every [`is_deceptive`] character replaced by `?`: text from
+/// other users (record commands, kubelet's pod names) before it reaches a
+/// terminal or a message.
+pub fn printable(s: &str) -> String {
+    s.chars()
+        .map(|c| if is_deceptive(c) { '?' } else { c })
+        .collect()
+}
+
 /// Whether `pid` can name a process (1..=2^22, Linux's `PID_MAX_LIMIT`).
 pub fn valid_pid(pid: u32) -> bool {
     (1..=4 << 20).contains(&pid)
 }
 
-/// The record file name: `<pid>.<start_time>`, then `.1`, `.2`... when a
-/// file of that name already exists (a stale record another user owns).
-pub fn record_name(pid: u32, start_time: u64, attempt: u32) -> String {
-    if attempt == 0 {
-        format!("{pid}.{start_time}")
-    } else {
-        format!("{pid}.{start_time}.{attempt}")
-    }
+/// The record file name: `<pid>.<start_time>.<suffix>`, the suffix 16
+/// hexadecimal digits of `getrandom(2)`, so that no one can pre-create the
+/// name a launch will use (it is created with `O_EXCL`).
+pub fn record_name(pid: u32, start_time: u64, suffix: u64) -> String {
+    format!("{pid}.{start_time}.{suffix:016x}")
 }
 
 /// The PID a file name claims to be a record of, when the name has the
-/// shape of [`record_name`]; other names are not records.
+/// shape of [`record_name`] (or of earlier versions: `<pid>.<start>` and
+/// `<pid>.<start>.<N>`); other names are not records.
 pub fn record_pid(name: &str) -> Option<u32> {
     let mut parts = name.split('.');
     let pid = parts.next()?;
     let start = parts.next()?;
-    let attempt = parts.next();
+    let suffix = parts.next();
     let digits = |s: &str| !s.is_empty() && s.len() <= 20 && s.bytes().all(|b| b.is_ascii_digit());
-    if !digits(pid)
-        || !digits(start)
-        || attempt.is_some_and(|a| !digits(a))
-        || parts.next().is_some()
-    {
+    let hex = |s: &str| {
+        !s.is_empty() && s.len() <= 16 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    };
+    if !digits(pid) || !digits(start) || suffix.is_some_and(|a| !hex(a)) || parts.next().is_some() {
         return None;
     }
     pid.parse().ok().filter(|p| valid_pid(*p))
@@ -239,32 +376,63 @@ pub enum Liveness {
         /// The owner of `/proc/<pid>` and its real, effective, saved and
         /// filesystem UIDs.
         uids: Vec<u32>,
+        /// Its `Cpus_allowed_list` (`None`: unreadable).
+        affinity: Option<CpuSet>,
     },
 }
 
 /// What a readable record is worth.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
-    /// Its process runs: the CPUs are claimed.
-    Live,
+    /// Its process (or process group) runs: the CPUs are claimed. For a
+    /// record of a user other than root, `affinity` is that process's
+    /// `Cpus_allowed_list` when readable: the CPUs it may claim
+    /// ([`Claims::narrow`]).
+    Live {
+        /// The holder's `Cpus_allowed_list`; `None`: not checked.
+        affinity: Option<CpuSet>,
+    },
     /// Its process is gone or the PID was reused: reclaim it.
     Stale,
     /// The file's owner is not the process's: ignored, with this warning.
     Forged(String),
 }
 
-/// Judges a record whose file is owned by `file_uid`. Root's records are
-/// trusted for any process (root may start commands as other users); a
-/// user's record counts only for that user's own processes, so no one can
-/// forge a claim in another user's name.
-pub fn judge(rec: &Record, file_uid: u32, proc: &Liveness) -> Verdict {
-    let (start_time, uids) = match proc {
-        Liveness::Dead => return Verdict::Stale,
-        Liveness::Alive { start_time, uids } => (start_time, uids),
+/// Judges a record whose file is owned by `file_uid`. `proc` is what
+/// `/proc` says of the record's PID; `group` of the other members of its
+/// process group when the record follows one (`pgid` = its PID) and that
+/// PID is gone: the claim then lives while the group does (a PID cannot
+/// be reused while its number names a live process group). Root's records
+/// are trusted for any process (root may start commands as other users);
+/// a user's record counts only for that user's own processes, so no one
+/// can forge a claim in another user's name.
+pub fn judge(rec: &Record, file_uid: u32, proc: &Liveness, group: &[Liveness]) -> Verdict {
+    let reused = match proc {
+        Liveness::Alive {
+            start_time: Some(s),
+            ..
+        } => *s != rec.start_time,
+        _ => false,
     };
-    if start_time.is_some_and(|s| s != rec.start_time) {
+    let proc = match proc {
+        Liveness::Alive { .. } if !reused => proc,
+        // The leader is gone (or its number names another process, which
+        // then leads no group of ours): the group, if any member is left.
+        _ if rec.pgid == rec.pid && !reused => {
+            match group
+                .iter()
+                .find(|m| file_uid == 0 || m.uids().contains(&file_uid))
+                .or(group.first())
+            {
+                Some(m) => m,
+                None => return Verdict::Stale,
+            }
+        }
+        _ => return Verdict::Stale,
+    };
+    let Liveness::Alive { uids, affinity, .. } = proc else {
         return Verdict::Stale;
-    }
+    };
     if rec.uid != file_uid {
         return Verdict::Forged(format!(
             "says uid {} but the file belongs to uid {file_uid}",
@@ -278,7 +446,27 @@ pub fn judge(rec: &Record, file_uid: u32, proc: &Liveness) -> Verdict {
             uids.first().copied().unwrap_or(0)
         ));
     }
-    Verdict::Live
+    Verdict::Live {
+        affinity: affinity.clone().filter(|_| file_uid != 0),
+    }
+}
+
+impl Liveness {
+    /// The UIDs of a live process (empty when dead or unreadable).
+    pub fn uids(&self) -> &[u32] {
+        match self {
+            Liveness::Alive { uids, .. } => uids,
+            Liveness::Dead => &[],
+        }
+    }
+
+    /// The affinity of a live process, when readable.
+    pub fn affinity(&self) -> Option<&CpuSet> {
+        match self {
+            Liveness::Alive { affinity, .. } => affinity.as_ref(),
+            Liveness::Dead => None,
+        }
+    }
 }
 
 /// Start time (field 22) and state (field 3) of a `/proc/<pid>/stat` text.
@@ -289,6 +477,29 @@ pub fn parse_stat(stat: &str) -> Option<(char, u64)> {
     let state = f.next()?.chars().next()?;
     let start = f.nth(18)?.parse().ok()?;
     Some((state, start))
+}
+
+/// The process group (field 5) of a `/proc/<pid>/stat` text.
+pub fn stat_pgrp(stat: &str) -> Option<u32> {
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(2)?.parse().ok()
+}
+
+/// The holders of a lock on the file `dev`:`ino` in a `/proc/locks` text
+/// (`1: FLOCK  ADVISORY  WRITE 1234 fd:01:5678 0 EOF`; the device is
+/// `%02x:%02x` major:minor, `lock_get_status()` in fs/locks.c): their PIDs,
+/// waiters (`->` lines) left out.
+pub fn lock_holders(locks: &str, major: u64, minor: u64, ino: u64) -> Vec<u32> {
+    let want = format!("{major:02x}:{minor:02x}:{ino}");
+    locks
+        .lines()
+        .filter(|l| !l.contains("->"))
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let at = f.iter().position(|w| *w == want)?;
+            f.get(at.checked_sub(1)?)?.parse().ok()
+        })
+        .collect()
 }
 
 /// The claims of kubelet's CPU manager state file
@@ -313,8 +524,8 @@ pub fn parse_kubelet(text: &str) -> Result<Vec<Claim>, String> {
                 for (name, cpus) in m {
                     out.push(Claim {
                         holder: Holder::Kubelet {
-                            pod: pod.clone(),
-                            container: name.clone(),
+                            pod: printable(pod),
+                            container: printable(name),
                         },
                         cpus: list(cpus)?,
                     });
@@ -322,7 +533,7 @@ pub fn parse_kubelet(text: &str) -> Result<Vec<Claim>, String> {
             }
             s @ serde_json::Value::String(_) => out.push(Claim {
                 holder: Holder::Kubelet {
-                    pod: pod.clone(),
+                    pod: printable(pod),
                     container: String::new(),
                 },
                 cpus: list(s)?,
@@ -347,6 +558,7 @@ mod tests {
             pid,
             start,
             uid,
+            0,
             &set("2-3"),
             &["sleep".into(), "3".into()],
             1000,
@@ -371,14 +583,79 @@ mod tests {
     #[test]
     fn long_commands_are_shortened() {
         let cmd: Vec<String> = (0..1000).map(|_| "x".repeat(10_000)).collect();
-        let r = Record::new(1, 1, 0, &set("0"), &cmd, 0);
-        assert!(r.render().len() < MAX_RECORD as usize);
+        let r = Record::new(1, 1, 0, 0, &set("0"), &cmd, 0);
+        assert!(r.render().len() <= MAX_RECORD as usize);
+        assert_eq!(Record::parse(&r.render()).unwrap().0, r);
+        // Arguments of control characters, escaped six bytes each in JSON.
+        let cmd: Vec<String> = (0..40).map(|_| "\u{1}".repeat(200)).collect();
+        let r = Record::new(1, 1, 0, 0, &set("0"), &cmd, 0);
+        assert!(r.fits(), "{}", r.render().len());
+        // The longest cpulist of 8192 CPUs and a long command fit.
+        let every_other: CpuSet = (0..8192).step_by(2).collect();
+        let r = Record::new(1, 1, 0, 0, &every_other, &cmd, 0);
+        assert!(r.fits() && !r.command.is_empty(), "{}", r.render().len());
+        // A cpulist beyond a record does not, and is not written.
+        let wide: CpuSet = (0..40_000).step_by(2).collect();
+        assert!(!Record::new(1, 1, 0, 0, &wide, &cmd, 0).fits());
+        let r = Record::new(1, 1, 0, 0, &set("0"), &cmd, 0);
+        assert!(
+            r.render().len() <= MAX_RECORD as usize,
+            "{}",
+            r.render().len()
+        );
+        assert!(Record::parse(&r.render()).is_ok());
+    }
+
+    /// A record whose `cpus` repeats the widest range up to the size limit
+    /// parses to exactly that range (the cpulist parser is linear, the
+    /// record bounded); one byte beyond the limit is not a record.
+    #[test]
+    fn huge_ranges_in_a_record() {
+        let mut r = Record::new(1, 1, 0, 0, &set("0"), &[], 0);
+        let item = "0-4194303,";
+        let room = MAX_RECORD as usize - r.render().len();
+        let n = room / item.len();
+        r.cpus = item.repeat(n);
+        r.cpus.pop();
+        let text = r.render();
+        assert!(text.len() <= MAX_RECORD as usize);
+        let (_, cpus) = Record::parse(&text).unwrap();
+        assert_eq!(
+            (cpus.len(), cpus.to_list()),
+            (4_194_304, "0-4194303".to_string())
+        );
+        r.cpus
+            .push_str(&",0".repeat((MAX_RECORD as usize - text.len()) / 2 + 1));
+        let err = Record::parse(&r.render()).unwrap_err();
+        assert!(err.starts_with("larger than 32768 bytes"), "{err}");
+    }
+
+    /// Bidirectional controls and other deceptive characters never reach
+    /// a terminal from a record or kubelet's file.
+    #[test]
+    fn bidi_controls_are_replaced() {
+        for c in [
+            '\u{202A}', '\u{202B}', '\u{202C}', '\u{202D}', '\u{202E}', '\u{2066}', '\u{2067}',
+            '\u{2068}', '\u{2069}', '\u{200E}', '\u{200F}', '\u{061C}', '\u{1b}', '\u{9b}',
+            '\u{7f}',
+        ] {
+            let mut r = rec(1, 1, 0);
+            r.command = vec![format!("evil{c}txt.exe")];
+            let (back, _) = Record::parse(&r.render()).unwrap();
+            assert_eq!(back.command, vec!["evil?txt.exe"], "U+{:04X}", c as u32);
+        }
+        assert_eq!(printable("sleep 3 é ✓"), "sleep 3 é ✓");
+        let k = parse_kubelet(r#"{"entries":{"pod\u202e":{"c\u2066":"1"}}}"#).unwrap();
+        assert_eq!(k[0].who(), "kubelet pod pod? container c?");
     }
 
     #[test]
     fn names() {
-        assert_eq!(record_pid(&record_name(12, 34, 0)), Some(12));
-        assert_eq!(record_pid(&record_name(12, 34, 2)), Some(12));
+        assert_eq!(record_name(12, 34, 0xab), "12.34.00000000000000ab");
+        assert_eq!(record_pid(&record_name(12, 34, u64::MAX)), Some(12));
+        // Names of earlier versions.
+        assert_eq!(record_pid("12.34"), Some(12));
+        assert_eq!(record_pid("12.34.2"), Some(12));
         for bad in [
             "x",
             "12",
@@ -389,6 +666,9 @@ mod tests {
             "12.x",
             "99999999.1",
             "../1.2",
+            "12.34.ABCDEF",
+            "12.34.00000000000000000",
+            "12.34.g",
         ] {
             assert_eq!(record_pid(bad), None, "{bad}");
         }
@@ -400,30 +680,111 @@ mod tests {
         let alive = |start, uids: &[u32]| Liveness::Alive {
             start_time: start,
             uids: uids.to_vec(),
+            affinity: Some(set("1")),
         };
-        assert_eq!(judge(&r, 1000, &Liveness::Dead), Verdict::Stale);
-        assert_eq!(judge(&r, 1000, &alive(Some(8), &[1000])), Verdict::Stale);
-        assert_eq!(judge(&r, 1000, &alive(Some(7), &[1000])), Verdict::Live);
-        assert_eq!(judge(&r, 1000, &alive(None, &[])), Verdict::Live);
+        let live = |a: Option<&str>| Verdict::Live {
+            affinity: a.map(set),
+        };
+        assert_eq!(judge(&r, 1000, &Liveness::Dead, &[]), Verdict::Stale);
+        assert_eq!(
+            judge(&r, 1000, &alive(Some(8), &[1000]), &[]),
+            Verdict::Stale
+        );
+        assert_eq!(
+            judge(&r, 1000, &alive(Some(7), &[1000]), &[]),
+            live(Some("1"))
+        );
+        assert_eq!(judge(&r, 1000, &alive(None, &[]), &[]), live(Some("1")));
         // Another user's record naming this user's process, or a record
         // lying about its owner.
         assert!(matches!(
-            judge(&r, 1000, &alive(Some(7), &[0, 0])),
+            judge(&r, 1000, &alive(Some(7), &[0, 0]), &[]),
             Verdict::Forged(_)
         ));
         assert!(matches!(
-            judge(&r, 1001, &alive(Some(7), &[1001])),
+            judge(&r, 1001, &alive(Some(7), &[1001]), &[]),
             Verdict::Forged(_)
         ));
-        // Root's records hold for any process.
-        let r = rec(42, 7, 0);
-        assert_eq!(judge(&r, 0, &alive(Some(7), &[1000])), Verdict::Live);
+        // Root's records hold for any process, on any CPU.
+        let r0 = rec(42, 7, 0);
+        assert_eq!(judge(&r0, 0, &alive(Some(7), &[1000]), &[]), live(None));
+        // A record following its process group: the leader gone, the claim
+        // lives while a member of the owner does; a reused leader PID or
+        // no member left ends it; a record without a group ignores them.
+        let mut g = rec(42, 7, 1000);
+        g.pgid = 42;
+        let member = [alive(Some(99), &[1000])];
+        assert_eq!(judge(&g, 1000, &Liveness::Dead, &member), live(Some("1")));
+        assert_eq!(judge(&g, 1000, &Liveness::Dead, &[]), Verdict::Stale);
+        assert_eq!(
+            judge(&g, 1000, &alive(Some(8), &[1000]), &member),
+            Verdict::Stale
+        );
+        assert!(matches!(
+            judge(&g, 1000, &Liveness::Dead, &[alive(Some(99), &[0])]),
+            Verdict::Forged(_)
+        ));
+        assert_eq!(judge(&r, 1000, &Liveness::Dead, &member), Verdict::Stale);
+    }
+
+    /// A user's claim holds only CPUs of its process's affinity (and their
+    /// SMT siblings); root's holds everything.
+    #[test]
+    fn claims_are_narrowed_to_the_holders_affinity() {
+        let claim = |uid, affinity: Option<&str>| Claim {
+            holder: Holder::Process {
+                pid: 9,
+                start_time: 1,
+                uid,
+                pgid: 0,
+                command: vec!["x".into()],
+                since: 0,
+                record: "9.1".into(),
+                affinity: affinity.map(set),
+                group_only: false,
+            },
+            cpus: set("0-7"),
+        };
+        let mut c = Claims {
+            claims: vec![
+                claim(1000, Some("2")),
+                claim(0, None),
+                claim(1001, Some("8-9")),
+            ],
+            ..Claims::default()
+        };
+        // Cores of two threads: (0,1), (2,3)...
+        c.narrow(|cpu| set(&format!("{}-{}", cpu & !1, cpu | 1)), 1000);
+        assert_eq!(c.claims.len(), 2, "{c:?}");
+        assert_eq!(c.claims[0].cpus, set("2-3"));
+        assert_eq!(c.claims[1].cpus, set("0-7"));
+        assert_eq!(c.warnings.len(), 1);
+        assert!(
+            c.warnings[0].contains("claims CPUs 0-1,4-7 outside pid 9's Cpus_allowed_list 2"),
+            "{:?}",
+            c.warnings
+        );
+        assert_eq!(c.foreign_warnings.len(), 1);
+        assert!(
+            c.claims
+                .iter()
+                .all(|c| matches!(c.holder, Holder::Process { affinity: None, .. }))
+        );
+    }
+
+    #[test]
+    fn locks_of_a_file() {
+        let locks = "1: FLOCK  ADVISORY  WRITE 1234 fd:01:5678 0 EOF\n1: -> FLOCK  ADVISORY  WRITE 99 fd:01:5678 0 EOF\n2: POSIX  ADVISORY  READ 77 00:1f:5678 0 EOF\n3: FLOCK  ADVISORY  READ 55 fd:01:5678 0 EOF\n";
+        assert_eq!(lock_holders(locks, 0xfd, 1, 5678), vec![1234, 55]);
+        assert_eq!(lock_holders(locks, 0, 0x1f, 5678), vec![77]);
+        assert_eq!(lock_holders(locks, 0, 0x1f, 1), Vec::<u32>::new());
     }
 
     #[test]
     fn stat_fields() {
         let stat = "77 (a) b) c) S 1 77 77 0 -1 4194560 100 0 0 0 0 0 0 0 20 0 1 0 123456 1000 10";
         assert_eq!(parse_stat(stat), Some(('S', 123456)));
+        assert_eq!(stat_pgrp(stat), Some(77));
         assert_eq!(parse_stat("garbage"), None);
     }
 

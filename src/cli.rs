@@ -108,14 +108,9 @@ pub struct Cli {
     #[arg(long, value_name = "DURATION", num_args = 0..=1, require_equals = true, default_missing_value = "", help_heading = "Claims")]
     pub wait: Option<String>,
 
-    /// Directory of the claim records (default /run/pinrun, created with
-    /// mode 1777 like /tmp).
-    #[arg(
-        long,
-        value_name = "DIR",
-        env = "PINRUN_STATE_DIR",
-        help_heading = "Claims"
-    )]
+    /// Directory of the claim records (default: PINRUN_STATE_DIR when set
+    /// and not empty, else /run/pinrun, created with mode 1777 like /tmp).
+    #[arg(long, value_name = "DIR", help_heading = "Claims")]
     pub state_dir: Option<PathBuf>,
 
     /// Allocate memory only on NODES (default: the nodes of the chosen CPUs).
@@ -533,7 +528,13 @@ impl Cli {
         let claims = ClaimRequest {
             exclusive: self.exclusive,
             wait,
-            state_dir: self.state_dir.filter(|d| !d.as_os_str().is_empty()),
+            // An empty PINRUN_STATE_DIR is unset, as for most tools'
+            // variables; an empty --state-dir is refused by clap.
+            state_dir: self.state_dir.or_else(|| {
+                std::env::var_os("PINRUN_STATE_DIR")
+                    .filter(|d| !d.is_empty())
+                    .map(PathBuf::from)
+            }),
         };
         Ok(Request {
             claims,

@@ -37,6 +37,26 @@ fn check(ret: libc::c_long) -> io::Result<libc::c_long> {
     }
 }
 
+/// Eight bytes from `getrandom(2)` (the kernel's CSPRNG, blocking only
+/// until it is seeded at boot), as a number.
+pub fn random_u64() -> io::Result<u64> {
+    let mut buf = [0u8; 8];
+    let mut got = 0;
+    while got < buf.len() {
+        // SAFETY: the pointer and length describe the unfilled tail of `buf`.
+        let n = unsafe { libc::getrandom(buf[got..].as_mut_ptr().cast(), buf.len() - got, 0) };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        got += n as usize;
+    }
+    Ok(u64::from_ne_bytes(buf))
+}
+
 /// `sched_getattr(0, ...)` for the calling thread.
 pub fn sched_getattr() -> io::Result<SchedAttr> {
     let mut attr = SchedAttr::default();

@@ -125,11 +125,11 @@ Fix: cpupower idle-set -D 10.
 "#;
     /// `claim-record-unusable`.
     ClaimRecordUnusable = "claim-record-unusable",
-        r#"a record in the state directory is a symlink, not a regular file, unreadable or corrupt; remove it if its process is gone.
+        r#"a file named like a record in the state directory is a symlink, not a regular file, larger than 32 KiB or corrupt (it claims nothing; remove it if its process is gone), or another user's record claims CPUs outside its process's Cpus_allowed_list (ignored for those CPUs; info when another user owns the file).
 "#;
     /// `claim-state-unusable`.
     ClaimStateUnusable = "claim-state-unusable",
-        r#"the state directory cannot be read or locked (permissions, a lock held for seconds) or kubelet's cpu_manager_state is damaged: those claims are not respected.
+        r#"the state directory cannot be read or locked (permissions, a lock held for seconds, a listing or a record failing with EMFILE, ENOMEM or EIO) or kubelet's cpu_manager_state is damaged: those claims are not respected by this launch (an --exclusive launch refuses instead).
 "#;
     /// `bind-low-memory`.
     BindLowMemory = "bind-low-memory",

@@ -119,7 +119,7 @@ lists the live claims (PID, CPUs, age, command);
 .B \-\-show \-\-json
 in the
 .B claims
-array (holder, pid, start_time, uid, command, cpus, since, age_s, record; kubelet's
+array (holder, pid, start_time, uid, pgid, group_only (the PID exited, its process group holds the claim), command, cpus, since, age_s, record; kubelet's
 with pod and container), with
 .B claimed_cpus
 and
@@ -135,21 +135,38 @@ once by root:
 .BR "install \-d \-m 1777 /run/pinrun" ,
 or the tmpfiles.d(5) line
 .BR "d /run/pinrun 1777 root root \-" .
-It must belong to root or to the user, and be sticky if others may write it.
-Each claim is one small JSON file named
-.IR <pid>.<starttime> ,
-mode 0644, created with O_EXCL|O_NOFOLLOW relative to the directory: pid,
-start time, uid, CPUs, command line, time. A record whose process is gone, a
-zombie, or has another start time is stale and silently reclaimed; one that
-cannot be removed (another user's) is ignored and never blocks anyone. A record
-counts only when its file's owner is root or a UID of its process, so no user
-can forge a claim in another's name; the sticky bit keeps users from deleting
-each other's records. Symlinks, FIFOs, oversized, unparsable or unreadable
-records give the warning
+It must belong to root or to the user, be sticky if others may write it,
+and not be a symlink (see SECURITY).
+Each claim is one JSON file of at most 32 KiB named
+.IR <pid>.<starttime>.<random> ,
+16 hexadecimal digits from
+.BR getrandom (2)
+that no one can pre-create, mode 0644, created with O_EXCL|O_NOFOLLOW relative
+to the directory: pid, start time, uid, process group, CPUs, command line
+(shortened to fit), time. A record whose process is gone, a zombie, or has
+another start time is stale; pinrun removes only its own stale records (a file
+that parses as a record, owned by the uid it names: this user's, or any as
+root), never other files however they are named. One that cannot be removed
+(another user's) is ignored and never blocks anyone. Symlinks, FIFOs, oversized
+or unparsable files named like records give
 .B claim\-record\-unusable
-and are reclaimed only when their PID is provably dead. With
+(info when another user owns them) and claim nothing. With
 .BR \-\-sysroot ,
 no records are read (a dump has no live processes).
+.PP
+A claim follows the PID pinrun execs in place. When the launch leads its
+process group (a job of an interactive shell, a systemd service, a
+.BR setsid (1)
+command) it also follows that group: a command that forks and exits (a
+daemon, \fBsh \-c 'cmd &'\fR) keeps its cores while any process of the group
+lives (its PID cannot be reused meanwhile). A child that leaves the group
+.RB ( setsid (2),
+.BR setpgid (2))
+is not followed, nor are children of a launch that does not lead its group (a
+command inside a script): run those under
+.BR setsid (1)
+.RB ( "setsid \-w pinrun \-\-exclusive ..." )
+or as a systemd service.
 .PP
 CPUs that kubelet's static CPU manager assigned exclusively to containers
 (the
@@ -163,6 +180,78 @@ thread is skipped by
 .B \-\-cores
 and refused by
 .BR \-\-exclusive .
+.SH SECURITY
+The state directory is shared by every user, so a claim is a promise between
+users that pinrun keeps, not a kernel guarantee: a process that does not use
+pinrun can still run anywhere its cpuset allows. pinrun trusts the kernel
+(\fI/proc\fR, file owners) and never the text of a record alone.
+.PP
+.B Who may claim what.
+A record counts only when its file's owner is root or a UID of the process it
+names (checked in
+.IR /proc/<pid>/status );
+a record naming another user's process, or saying another uid than its
+file's owner, is ignored.
+Root's records hold any CPU. A record of another user holds only the CPUs its
+process may run on: its
+.B Cpus_allowed_list
+and their SMT siblings (a claim covers whole cores); CPUs beyond are ignored,
+with a
+.B claim\-record\-unusable
+finding naming them. Every message names the uid of a claim that is not root's
+(\fBpid 123 (engine) of uid 1000\fR), so a record cannot pass for another
+command's. Control and bidirectional-formatting characters (U+202A\(enU+202E,
+U+2066\(enU+2069) in a record are printed as
+.BR ? .
+.PP
+.B What an unprivileged user can and cannot do to root's launches.
+It can claim cores its own processes may use, first come first served, as root
+can; it can hold the directory's lock, and then every
+.B \-\-exclusive
+launch refuses after 10 seconds naming the holder (PID, command and uid, from
+.IR /proc/locks );
+it can make every launch refuse by filling the directory beyond 1048576
+entries. It cannot hide another user's claim (the directory is always read
+completely, or not at all: a listing error or too many entries refuses the
+launch; a user with more than 4096 records has them all ignored, which hides
+only its own), forge a claim in another user's name, claim CPUs its process
+cannot use, delete or replace another user's record (the sticky bit), make a
+launch follow a symlink or block on a FIFO, stall it with a large record
+(records are at most 32 KiB), pre-create the name a launch will write, or make
+pinrun delete a file that is not a record of its own. A pinrun never prints while
+it holds the lock, so a stuck terminal or pipe holds no one else.
+.PP
+.B When the directory cannot be read.
+An
+.B \-\-exclusive
+launch refuses (exit 125) whenever it cannot prove the cores free: the
+directory cannot be listed completely, a record cannot be opened or read for a
+reason that says nothing about it (EMFILE, ENOMEM, EIO), or the lock is held
+beyond 10 seconds. It never fails open. Launches without
+.B \-\-exclusive
+and
+.B \-\-show
+read what they can and warn
+.RB ( claim\-state\-unusable ).
+.PP
+.B The directory itself.
+It must not be a symlink (not followed, even with a trailing slash), must
+belong to root or to the user, and must not be writable by group or others
+unless sticky.
+.PP
+.B A private state directory.
+Launches that must not depend on other users share a directory only they can
+write, e.g. for a service user:
+.B "install \-d \-m 0755 \-o engine /run/pinrun\-engine"
+(or the tmpfiles.d line
+.BR "d /run/pinrun\-engine 0755 engine engine \-" )
+and
+.B \-\-state\-dir /run/pinrun\-engine
+(or
+.BR PINRUN_STATE_DIR ).
+No other user can then claim, lock or flood it; claims in it are invisible to
+launches using other directories, so give every cooperating launch the same
+one.
 .SH "MEMORY POLICIES"
 Set with
 .BR set_mempolicy (2)
@@ -538,14 +627,14 @@ or more than 256 MiB in all (exit 125,
   status of the user-space ones (only with --fifo/--rr; a dump: every PID's stat)
 <cgroup v1 cpu>/cpu.rt_runtime_us, /boot/config-RELEASE (RT group scheduling;
   the config only to explain an EPERM)
-/run/pinrun/<pid>.<starttime> (claim records), /var/lib/kubelet/cpu_manager_state
+/run/pinrun/<pid>.<starttime>.<random> (claim records), /var/lib/kubelet/cpu_manager_state
 <cgroup>/cpuset.cpus.effective (v2), cpuset.effective_cpus, cpuset.cpus (v1)
 .fi
 .SH ENVIRONMENT
 .B PINRUN_STATE_DIR
 is the state directory of claims when
 .B \-\-state\-dir
-is not given.
+is not given; set but empty, it is ignored.
 .BR OMP_PROC_BIND ", " OMP_PLACES ", " GOMP_CPU_AFFINITY ", " KMP_AFFINITY
 are reported (env-thread-binding) since they make the program re-bind its threads.
 .B TMPDIR

@@ -7,7 +7,7 @@
 //! record.
 
 use crate::claim::{Claims, Record};
-use crate::error::{ErrorCode, Result};
+use crate::error::{Error, ErrorCode, Result};
 use crate::plan::{Plan, claim_set, plan_claimed};
 use crate::request::{Mode, Request};
 use crate::system::claims::{DEFAULT_STATE_DIR, LockKind, StateDir, identity, read_kubelet};
@@ -25,7 +25,8 @@ pub fn now() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-/// The state directory: `--state-dir`, `PINRUN_STATE_DIR`, or `/run/pinrun`.
+/// The state directory: `--state-dir`, `PINRUN_STATE_DIR` (when set and
+/// not empty), or `/run/pinrun`.
 pub fn state_dir(req: &Request) -> PathBuf {
     req.claims
         .state_dir
@@ -35,11 +36,16 @@ pub fn state_dir(req: &Request) -> PathBuf {
 
 /// The locked state directory of an `--exclusive` launch, and its record
 /// once written. Dropping it (any failure before exec) removes the record
-/// and releases the lock; a successful exec releases the lock only.
+/// and releases the lock. The launch releases the lock with
+/// [`Guard::unlock`] once the record is written and the affinity set, and
+/// prints only after that: nothing it does while holding the lock can
+/// block (a full stderr pipe would hold every other launch).
 #[derive(Debug)]
 pub struct Guard {
     dir: StateDir,
     record: Option<String>,
+    /// What to print once the lock is released (`--wait`'s "free after").
+    pub notice: String,
 }
 
 impl Guard {
@@ -50,17 +56,25 @@ impl Guard {
             plan.cpus.as_ref().unwrap_or(&Default::default()),
             &plan.cores,
         );
-        let (pid, start, uid) = identity()?;
+        let (pid, start, uid, pgid) = identity()?;
         let command: Vec<String> = req
             .command
             .iter()
             .map(|a| a.to_string_lossy().into_owned())
             .collect();
-        let rec = Record::new(pid, start, uid, &cpus, &command, now());
+        let rec = Record::new(pid, start, uid, pgid, &cpus, &command, now());
         let name = crate::apply::claims::write_record(&self.dir, &rec)?;
         let path = self.dir.path().join(&name);
         self.record = Some(name);
         Ok(path)
+    }
+}
+
+impl Guard {
+    /// Releases the lock, keeping the record: other launches may choose
+    /// now, and see this claim.
+    pub fn unlock(&mut self) {
+        self.dir.unlock();
     }
 }
 
@@ -73,11 +87,19 @@ impl Drop for Guard {
 }
 
 /// Reads every claim: kubelet's (below the root, so `--sysroot` dumps
-/// too) and, on the live machine, the state directory's records. With
+/// too) and, on the live machine, the state directory's records, each
+/// narrowed to the CPUs its holder may claim ([`Claims::narrow`]). With
 /// `claim`, the directory is created if missing, locked exclusively and
-/// stale records are removed; it is returned still locked. Without, a
-/// directory that cannot be used is a warning, never a failure.
-pub fn read_claims(root: &Root, req: &Request, claim: bool) -> Result<(Claims, Option<StateDir>)> {
+/// stale records are removed; it is returned still locked. Records that
+/// cannot be read refuse an `--exclusive` request, dry run included (their
+/// CPUs are unknown). Otherwise a directory or record that cannot be used
+/// is a warning, never a failure.
+pub fn read_claims(
+    root: &Root,
+    sys: &SystemState,
+    req: &Request,
+    claim: bool,
+) -> Result<(Claims, Option<StateDir>)> {
     let mut claims = Claims::default();
     let mut dir = None;
     if req.sysroot.is_none() {
@@ -98,11 +120,32 @@ pub fn read_claims(root: &Root, req: &Request, claim: bool) -> Result<(Claims, O
                 let (c, stale) = d.read();
                 claims = c;
                 claims.state_warnings.extend(locked);
+                // --dry-run --exclusive predicts this refusal too.
+                if req.claims.exclusive
+                    && let Some(first) = claims.unreadable.first()
+                {
+                    let more = claims.unreadable.len() - 1;
+                    return Err(Error::new(
+                        ErrorCode::StateDir,
+                        format!(
+                            "--exclusive: {first}{}",
+                            if more > 0 {
+                                format!(" (and {more} more)")
+                            } else {
+                                String::new()
+                            }
+                        ),
+                    )
+                    .hint(
+                        "pinrun grants no CPU it cannot prove free: retry (EMFILE, ENOMEM and EIO are usually passing), raise the limit named, or repair the state directory",
+                    ));
+                }
                 if claim {
                     for name in &stale {
                         crate::apply::claims::remove(&d, name);
                     }
                 }
+                claims.state_warnings.append(&mut claims.unreadable);
                 dir = Some(d);
             }
             Ok(None) => {}
@@ -113,6 +156,7 @@ pub fn read_claims(root: &Root, req: &Request, claim: bool) -> Result<(Claims, O
     let (kubelet, warning) = read_kubelet(root);
     claims.claims.extend(kubelet);
     claims.state_warnings.extend(warning);
+    claims.narrow(|cpu| sys.core_of(cpu), nix::unistd::geteuid().as_raw());
     Ok((claims, dir))
 }
 
@@ -132,16 +176,33 @@ pub fn plan(
     let start = Instant::now();
     let mut said = String::new();
     loop {
-        let (claims, dir) = read_claims(root, req, claim)?;
+        let (claims, dir) = read_claims(root, sys, req, claim)?;
         match plan_claimed(sys, req, &claims) {
             Ok(plan) => {
-                if !said.is_empty() && !req.output.quiet {
-                    crate::output::to_stderr(&format!(
+                let notice = if !said.is_empty() && !req.output.quiet {
+                    format!(
                         "pinrun: the cores are free after {:.1}s\n",
                         start.elapsed().as_secs_f64()
-                    ));
-                }
-                let guard = dir.filter(|_| claim).map(|dir| Guard { dir, record: None });
+                    )
+                } else {
+                    String::new()
+                };
+                let guard = dir.filter(|_| claim).map(|dir| Guard {
+                    dir,
+                    record: None,
+                    notice: String::new(),
+                });
+                // Printed now only when no lock is held.
+                let guard = match guard {
+                    Some(mut g) => {
+                        g.notice = notice;
+                        Some(g)
+                    }
+                    None => {
+                        crate::output::to_stderr(&notice);
+                        None
+                    }
+                };
                 return Ok((plan, claims, guard));
             }
             Err(e)

@@ -94,7 +94,7 @@ fn run(req: Request) -> Result<Exit, Error> {
 
 /// `--show`: the machine and the claims.
 fn show(root: &Root, sys: &SystemState, req: &Request) -> Result<Exit, Error> {
-    let (claims, _) = claims::read_claims(root, req, false)?;
+    let (claims, _) = claims::read_claims(root, sys, req, false)?;
     if req.output.json {
         let mut claims_json = serde_json::json!({});
         report::add_claims_json(&mut claims_json, &claims, claims::now());
@@ -205,23 +205,35 @@ fn launch(
         .iter()
         .filter(|f| f.severity == Severity::Warning)
         .collect();
+    // Nothing is printed while the state directory's lock is held (a
+    // blocked stderr would hold every other --exclusive launch): the text
+    // waits until the lock is released, right before exec or on failure.
+    let mut text = p
+        .guard
+        .as_mut()
+        .map(|g| std::mem::take(&mut g.notice))
+        .unwrap_or_default();
     if out.verbose {
         // The plan with every finding (info included), once.
-        to_stderr(&report::plan_text(
+        text.push_str(&report::plan_text(
             req,
             &p.plan,
             &p.findings,
             command.as_deref(),
         ));
     } else if !out.quiet {
-        let text: String = warnings
-            .iter()
-            .map(|f| format!("pinrun: {}", report::finding_text(f)))
-            .collect();
-        to_stderr(&text);
+        for f in &warnings {
+            text.push_str(&format!("pinrun: {}", report::finding_text(f)));
+        }
     }
+    let fail = |mut p: Planned, text: &str, e: Error| -> Result<Exit, Error> {
+        // Removes the record and releases the lock, then prints.
+        drop(p.guard.take());
+        to_stderr(text);
+        Err(e)
+    };
     if out.strict && !warnings.is_empty() {
-        return Err(Error::new(
+        let e = Error::new(
             ErrorCode::Strict,
             format!(
                 "refusing to run under --strict: {} warning(s): {}",
@@ -229,15 +241,19 @@ fn launch(
                 crate::check::summarize_codes(warnings.iter().copied())
             ),
         )
-        .hint("fix what the warnings say, accept known ones with --allow CODE[,CODE], or drop --strict"));
+        .hint("fix what the warnings say, accept known ones with --allow CODE[,CODE], or drop --strict");
+        return fail(p, &text, e);
     }
     if let Some(g) = p.guard.as_mut() {
-        let record = g.claim(&p.plan, req)?;
-        if out.verbose {
-            to_stderr(&format!("pinrun: claimed in {}\n", record.display()));
+        match g.claim(&p.plan, req) {
+            Ok(record) if out.verbose => {
+                text.push_str(&format!("pinrun: claimed in {}\n", record.display()));
+            }
+            Ok(_) => {}
+            Err(e) => return fail(p, &text, e),
         }
     }
-    apply::apply(&p.plan, &p.sys.possible).map_err(|mut e| {
+    let applied = apply::apply(&p.plan, &p.sys.possible).map_err(|mut e| {
         // SCHED_DEADLINE admission control: the numbers that can be read.
         if e.errno() == Some(nix::errno::Errno::EBUSY)
             && let Some(bw) = p.plan.sched.policy.and_then(|pol| {
@@ -256,7 +272,16 @@ fn launch(
             Some(why) => e.hint(why),
             None => e,
         }
-    })?;
+    });
+    if let Err(e) = applied {
+        return fail(p, &text, e);
+    }
+    // The record is written and the affinity set: other launches may
+    // choose now (an exclusive reader sees this process on its CPUs).
+    if let Some(g) = p.guard.as_mut() {
+        g.unlock();
+    }
+    to_stderr(&text);
     Err(exec::exec(&command.unwrap_or_default(), &req.command))
 }
 

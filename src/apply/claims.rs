@@ -11,24 +11,48 @@ use nix::sys::stat::Mode;
 use nix::unistd::UnlinkatFlags;
 use std::io::Write;
 
-/// How many names `<pid>.<start>[.N]` are tried when earlier ones exist
-/// (stale records another user owns, which this user cannot remove).
-const NAME_ATTEMPTS: u32 = 16;
+/// How many random names are tried (one is enough unless `getrandom(2)`
+/// is broken: 2^64 names cannot be pre-created).
+const NAME_ATTEMPTS: u32 = 4;
 
 /// Creates this launch's record (mode 0644, `O_EXCL|O_NOFOLLOW`, so an
-/// existing file or symlink is never written through). Returns its name.
+/// existing file or symlink is never written through) under a name with a
+/// random suffix ([`record_name`]), which no one can pre-create. Returns
+/// its name.
 pub fn write_record(dir: &StateDir, rec: &Record) -> Result<String> {
     let text = rec.render();
-    let fail =
-        |what: String| {
-            Error::new(
+    if !rec.fits() {
+        return Err(Error::new(
             ErrorCode::ClaimFailed,
-            format!("--exclusive: cannot write a claim record in {}: {what}", dir.path().display()),
+            format!(
+                "--exclusive: the claim's cpulist ({} characters) does not fit in a record ({} bytes, at most {})",
+                rec.cpus.len(),
+                text.len(),
+                crate::claim::MAX_RECORD
+            ),
         )
-        .hint("the state directory must be writable (mode 1777 like /tmp); or use --state-dir DIR")
-        };
-    for attempt in 0..NAME_ATTEMPTS {
-        let name = record_name(rec.pid, rec.start_time, attempt);
+        .hint("claim fewer CPUs, or ranges (--cores N, --node NODES) rather than scattered CPUs"));
+    }
+    let fail = |what: String, hint: &str| {
+        Error::new(
+            ErrorCode::ClaimFailed,
+            format!(
+                "--exclusive: cannot write a claim record in {}: {what}",
+                dir.path().display()
+            ),
+        )
+        .hint(hint.to_string())
+    };
+    let not_writable =
+        "the state directory must be writable (mode 1777 like /tmp); or use --state-dir DIR";
+    for _ in 0..NAME_ATTEMPTS {
+        let suffix = crate::ffi::random_u64().map_err(|e| {
+            fail(
+                format!("getrandom: {e}"),
+                "the kernel's random number generator must be usable (Linux 3.17+)",
+            )
+        })?;
+        let name = record_name(rec.pid, rec.start_time, suffix);
         let fd = match nix::fcntl::openat(
             dir.fd(),
             name.as_str(),
@@ -37,21 +61,24 @@ pub fn write_record(dir: &StateDir, rec: &Record) -> Result<String> {
         ) {
             Ok(fd) => fd,
             Err(nix::errno::Errno::EEXIST) => continue,
-            Err(e) => return Err(fail(e.desc().to_string())),
+            Err(e) => return Err(fail(e.desc().to_string(), not_writable)),
         };
         // The umask may have narrowed the mode: records are world-readable.
         let _ = nix::sys::stat::fchmod(&fd, Mode::from_bits_truncate(0o644));
         let mut file = std::fs::File::from(fd);
         if let Err(e) = file.write_all(text.as_bytes()) {
             remove(dir, &name);
-            return Err(fail(e.to_string()));
+            return Err(fail(e.to_string(), not_writable));
         }
         return Ok(name);
     }
-    Err(fail(format!(
-        "{} names for pid {} are taken",
-        NAME_ATTEMPTS, rec.pid
-    )))
+    Err(fail(
+        format!(
+            "{NAME_ATTEMPTS} random names for pid {} already exist",
+            rec.pid
+        ),
+        "getrandom(2) returned names that exist: report this as a bug",
+    ))
 }
 
 /// Removes a record (best effort: a stale record another user owns stays,

@@ -29,8 +29,12 @@ pub fn add_claims_json(v: &mut Value, claims: &Claims, now: u64) {
                 command,
                 since,
                 record,
+                pgid,
+                group_only,
+                ..
             } => json!({
-                "holder": "pinrun", "pid": pid, "start_time": start_time, "uid": uid,
+                "holder": "pinrun", "pid": pid, "start_time": start_time, "uid": uid, "pgid": pgid,
+                "group_only": group_only,
                 "command": command, "cpus": c.cpus.to_vec(), "cpulist": c.cpus.to_list(),
                 "since": since, "age_s": now.saturating_sub(*since), "record": record,
             }),

@@ -8,6 +8,7 @@ use crate::claim::{self, Claim, Claims, Holder, Liveness, Record, Verdict};
 use crate::error::{Error, ErrorCode, Result};
 use nix::fcntl::OFlag;
 use nix::sys::stat::Mode;
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::Read;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -20,9 +21,6 @@ use std::time::{Duration, Instant};
 pub const DEFAULT_STATE_DIR: &str = "/run/pinrun";
 /// kubelet's CPU manager checkpoint, below the root.
 pub const KUBELET_STATE: &str = "/var/lib/kubelet/cpu_manager_state";
-/// The most directory entries read (a directory flooded by a hostile user
-/// cannot make pinrun slow).
-pub const MAX_ENTRIES: usize = 4096;
 /// How long an `--exclusive` launch waits for the state directory's lock
 /// (pinrun holds it for milliseconds; only a stuck or hostile process
 /// holds it longer).
@@ -171,15 +169,18 @@ impl StateDir {
                     std::thread::sleep(Duration::from_millis(5));
                 }
                 Err(std::fs::TryLockError::WouldBlock) => {
+                    let holders = self.lock_holders();
+                    let who = if holders.is_empty() {
+                        "another process (not found in /proc/locks)".to_string()
+                    } else {
+                        holders.join(", ")
+                    };
                     return Err(dir_error(
                         &self.path,
-                        format!(
-                            "still locked after {:.0}s by another process",
-                            timeout.as_secs_f64()
-                        ),
+                        format!("still locked after {:.0}s by {who}", timeout.as_secs_f64()),
                     )
                     .hint(format!(
-                        "find the holder with `fuser -v {}` (a pinrun holds it only for milliseconds)",
+                        "a pinrun holds the lock for milliseconds and never while it prints: that process is stuck or hostile; stop it, or claim in a directory only you can write (--state-dir DIR, see SECURITY in pinrun(1)); `fuser -v {}` lists who has it open",
                         self.path.display()
                     )));
                 }
@@ -190,6 +191,33 @@ impl StateDir {
         }
     }
 
+    /// Who holds a lock on the directory, from `/proc/locks`: "pid 123
+    /// (flock) of uid 65534" each.
+    fn lock_holders(&self) -> Vec<String> {
+        let Ok(st) = nix::sys::stat::fstat(self.dir.as_fd()) else {
+            return Vec::new();
+        };
+        let locks = std::fs::read_to_string("/proc/locks").unwrap_or_default();
+        #[allow(clippy::useless_conversion)]
+        let dev = u64::from(st.st_dev);
+        let (major, minor) = (nix::sys::stat::major(dev), nix::sys::stat::minor(dev));
+        let mut pids = claim::lock_holders(&locks, major, minor, st.st_ino);
+        pids.sort_unstable();
+        pids.dedup();
+        pids.into_iter()
+            .map(|pid| {
+                // /proc/locks names the process that took the lock; once it
+                // exits, a child that inherited the descriptor holds it.
+                let comm = std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                    .map(|c| claim::printable(c.trim_end()));
+                match (comm, std::fs::metadata(format!("/proc/{pid}"))) {
+                    (Ok(comm), Ok(m)) => format!("pid {pid} ({comm}) of uid {}", m.uid()),
+                    _ => format!("a process that inherited it from pid {pid} (exited)"),
+                }
+            })
+            .collect()
+    }
+
     /// Releases the lock (the directory stays open).
     pub fn unlock(&mut self) {
         if self.locked {
@@ -198,118 +226,189 @@ impl StateDir {
         }
     }
 
-    /// Reads every record: live claims, warnings for unusable files, and
-    /// the names of stale records (to be removed under the exclusive lock).
+    /// Reads every record: live claims, warnings for files that are not
+    /// usable records, the records that could not be read at all
+    /// ([`Claims::unreadable`]: their CPUs are unknown), and the names of
+    /// stale records this user may remove (pinrun's own format, a dead
+    /// holder, the file this user's or read as root), to be removed under
+    /// the exclusive lock. The listing is complete or refused, never cut.
     pub fn read(&self) -> (Claims, Vec<String>) {
         let mut claims = Claims::default();
         let mut stale = Vec::new();
+        let me = nix::unistd::geteuid().as_raw();
         let names = match self.names() {
             Ok(n) => n,
-            Err(e) => {
-                claims.state_warnings.push(format!(
-                    "claims: cannot list {}: {}",
-                    self.path.display(),
-                    e.desc()
+            Err(why) => {
+                claims.unreadable.push(format!(
+                    "claims: cannot list {}: {why}",
+                    self.path.display()
                 ));
                 return (claims, stale);
             }
         };
-        if names.len() >= MAX_ENTRIES {
-            claims.state_warnings.push(format!(
-                "claims: {} has more than {MAX_ENTRIES} claim records; only the first were read",
-                self.path.display()
-            ));
+        // Owners first (one fstatat each, no read): a user over the cap
+        // hides only its own records.
+        let mut owned = Vec::with_capacity(names.len());
+        let mut per_user: HashMap<u32, usize> = HashMap::new();
+        for (name, pid) in names {
+            match nix::sys::stat::fstatat(
+                self.dir.as_fd(),
+                name.as_str(),
+                nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW,
+            ) {
+                Ok(st) => {
+                    if st.st_uid != 0 {
+                        *per_user.entry(st.st_uid).or_default() += 1;
+                    }
+                    owned.push((name, pid, st.st_uid));
+                }
+                Err(nix::errno::Errno::ENOENT) => {}
+                Err(e) => claims.unreadable.push(format!(
+                    "claims: record {}: fstatat: {}",
+                    self.path.join(&name).display(),
+                    e.desc()
+                )),
+            }
         }
-        for name in names {
-            let Some(pid) = claim::record_pid(&name) else {
+        let mut over: Vec<(u32, usize)> = per_user
+            .into_iter()
+            .filter(|(_, n)| *n > claim::MAX_RECORDS_PER_USER)
+            .collect();
+        over.sort_unstable();
+        for (uid, n) in &over {
+            let w = format!(
+                "claims: uid {uid} has {n} records in {}, more than {}: all of them ignored",
+                self.path.display(),
+                claim::MAX_RECORDS_PER_USER
+            );
+            if *uid == me {
+                claims.warnings.push(w);
+            } else {
+                claims.foreign_warnings.push(w);
+            }
+        }
+        let mut groups: Option<HashMap<u32, Vec<u32>>> = None;
+        for (name, pid, owner) in owned {
+            if over.iter().any(|(u, _)| *u == owner) {
                 continue;
-            };
+            }
             let live = liveness(pid);
             let shown = self.path.join(&name);
-            match self.read_record(&name) {
-                Err(why) => {
-                    let dead = live == Liveness::Dead;
-                    let sink = if self.foreign(&name) {
+            let foreign = owner != 0 && owner != me;
+            let (rec, cpus, file_uid) = match self.read_record(&name) {
+                Ok(r) => r,
+                Err(RecordError::Gone) => continue,
+                Err(RecordError::Unreadable(why)) => {
+                    claims.unreadable.push(format!(
+                        "claims: record {} cannot be read ({why}); its CPUs are unknown",
+                        shown.display()
+                    ));
+                    continue;
+                }
+                Err(RecordError::Invalid(why)) => {
+                    let sink = if foreign {
                         &mut claims.foreign_warnings
                     } else {
                         &mut claims.warnings
                     };
                     sink.push(format!(
-                        "claims: record {} is unusable ({why}); {}",
+                        "claims: {} is not a usable claim record ({why}); {}",
                         shown.display(),
-                        if dead {
-                            "its pid is gone: reclaimed"
+                        if live == Liveness::Dead {
+                            "its pid is gone: ignored (pinrun removes only its own records)"
                         } else {
                             "its pid may be alive: ignored, CPUs unknown"
                         }
                     ));
-                    if dead {
+                    continue;
+                }
+            };
+            if rec.pid != pid {
+                claims.warnings.push(format!(
+                    "claims: record {} names pid {}, not {pid}: ignored",
+                    shown.display(),
+                    rec.pid
+                ));
+                continue;
+            }
+            // The PID is gone (or names another process): the claim can
+            // live only by its process group.
+            let pid_gone = match &live {
+                Liveness::Dead => true,
+                Liveness::Alive { start_time, .. } => {
+                    start_time.is_some_and(|s| s != rec.start_time)
+                }
+            };
+            let follows_group = rec.pgid == rec.pid && pid_gone;
+            let members: Vec<Liveness> = if follows_group && group_exists(rec.pgid) {
+                groups
+                    .get_or_insert_with(process_groups)
+                    .get(&rec.pgid)
+                    .map(|pids| {
+                        pids.iter()
+                            .map(|p| liveness(*p))
+                            .filter(|l| *l != Liveness::Dead)
+                            .collect()
+                    })
+                    .unwrap_or_default()
+            } else {
+                Vec::new()
+            };
+            match claim::judge(&rec, file_uid, &live, &members) {
+                Verdict::Stale => {
+                    // Only pinrun's own records (parsed, the owner they
+                    // name) are ever removed.
+                    if rec.uid == file_uid && (file_uid == me || me == 0) {
                         stale.push(name);
                     }
                 }
-                Ok((rec, cpus, file_uid)) => {
-                    if rec.pid != pid {
-                        claims.warnings.push(format!(
-                            "claims: record {} names pid {}, not {pid}: ignored",
-                            shown.display(),
-                            rec.pid
-                        ));
-                        continue;
-                    }
-                    match claim::judge(&rec, file_uid, &live) {
-                        Verdict::Stale => stale.push(name),
-                        Verdict::Forged(why) => {
-                            let sink =
-                                if file_uid != 0 && file_uid != nix::unistd::geteuid().as_raw() {
-                                    &mut claims.foreign_warnings
-                                } else {
-                                    &mut claims.warnings
-                                };
-                            sink.push(format!("claims: record {} {why}: ignored", shown.display()))
-                        }
-                        Verdict::Live => claims.claims.push(Claim {
-                            holder: Holder::Process {
-                                pid: rec.pid,
-                                start_time: rec.start_time,
-                                uid: file_uid,
-                                command: rec.command,
-                                since: rec.time,
-                                record: name,
-                            },
-                            cpus,
-                        }),
-                    }
+                Verdict::Forged(why) => {
+                    let sink = if file_uid != 0 && file_uid != me {
+                        &mut claims.foreign_warnings
+                    } else {
+                        &mut claims.warnings
+                    };
+                    sink.push(format!("claims: record {} {why}: ignored", shown.display()))
                 }
+                Verdict::Live { affinity } => claims.claims.push(Claim {
+                    holder: Holder::Process {
+                        pid: rec.pid,
+                        start_time: rec.start_time,
+                        uid: file_uid,
+                        pgid: rec.pgid,
+                        command: rec.command,
+                        since: rec.time,
+                        record: name,
+                        affinity,
+                        group_only: follows_group,
+                    },
+                    cpus,
+                }),
             }
         }
+        claims.claims.sort_by_key(|c| match c.holder {
+            Holder::Process { pid, .. } => pid,
+            Holder::Kubelet { .. } => u32::MAX,
+        });
         (claims, stale)
     }
 
-    /// Whether the entry `name` is owned by a user other than root and us.
-    fn foreign(&self, name: &str) -> bool {
-        use std::os::unix::fs::MetadataExt;
-        std::fs::symlink_metadata(self.path.join(name))
-            .is_ok_and(|m| m.uid() != 0 && m.uid() != nix::unistd::geteuid().as_raw())
-    }
-
-    fn names(&self) -> nix::Result<Vec<String>> {
+    /// The names shaped like records, with their PIDs: every entry of the
+    /// directory, or the reason it cannot be listed completely (an error
+    /// of `getdents64(2)`, returned once and never retried, or more than
+    /// [`claim::MAX_ENTRIES`] entries).
+    fn names(&self) -> std::result::Result<Vec<(String, u32)>, String> {
         let mut dir = nix::dir::Dir::openat(
             self.dir.as_fd(),
             ".",
             OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
             Mode::empty(),
-        )?;
-        let mut names: Vec<String> = dir
-            .iter()
-            .flatten()
-            .filter_map(|e| e.file_name().to_str().ok().map(str::to_string))
-            // Only record names count toward the limit: other files cannot
-            // push real records out of sight.
-            .filter(|n| claim::record_pid(n).is_some())
-            .take(MAX_ENTRIES)
-            .collect();
-        names.sort_by_key(|n| (claim::record_pid(n), n.clone()));
-        Ok(names)
+        )
+        .map_err(|e| e.desc().to_string())?;
+        record_names(dir.iter().map(|e| {
+            e.map(|e| e.file_name().to_string_lossy().into_owned())
+                .map_err(|e| e.desc().to_string())
+        }))
     }
 
     /// One record: opened relative to the directory without following a
@@ -318,7 +417,8 @@ impl StateDir {
     fn read_record(
         &self,
         name: &str,
-    ) -> std::result::Result<(Record, crate::cpuset::CpuSet, u32), String> {
+    ) -> std::result::Result<(Record, crate::cpuset::CpuSet, u32), RecordError> {
+        use nix::errno::Errno;
         let fd = nix::fcntl::openat(
             self.dir.as_fd(),
             name,
@@ -330,22 +430,104 @@ impl StateDir {
             Mode::empty(),
         )
         .map_err(|e| match e {
-            nix::errno::Errno::ELOOP => "a symlink, never followed".to_string(),
-            e => e.desc().to_string(),
+            Errno::ENOENT => RecordError::Gone,
+            Errno::ELOOP => RecordError::Invalid("a symlink, never followed".into()),
+            Errno::EACCES | Errno::EPERM | Errno::ENXIO | Errno::ENODEV | Errno::EISDIR => {
+                RecordError::Invalid(e.desc().into())
+            }
+            e => RecordError::Unreadable(format!("open: {}", e.desc())),
         })?;
         let file = File::from(fd);
-        let meta = file.metadata().map_err(|e| e.to_string())?;
+        let meta = file
+            .metadata()
+            .map_err(|e| RecordError::Unreadable(format!("fstat: {e}")))?;
         if !meta.is_file() {
-            return Err("not a regular file".into());
+            return Err(RecordError::Invalid("not a regular file".into()));
+        }
+        if meta.len() > claim::MAX_RECORD {
+            return Err(RecordError::Invalid(format!(
+                "larger than {} bytes ({} bytes)",
+                claim::MAX_RECORD,
+                meta.len()
+            )));
         }
         let mut buf = Vec::new();
-        file.take(claim::MAX_RECORD)
+        file.take(claim::MAX_RECORD + 1)
             .read_to_end(&mut buf)
-            .map_err(|e| e.to_string())?;
-        let text = std::str::from_utf8(&buf).map_err(|_| "not UTF-8".to_string())?;
-        let (rec, cpus) = Record::parse(text)?;
+            .map_err(|e| RecordError::Unreadable(format!("read: {e}")))?;
+        let text =
+            std::str::from_utf8(&buf).map_err(|_| RecordError::Invalid("not UTF-8".into()))?;
+        let (rec, cpus) = Record::parse(text).map_err(RecordError::Invalid)?;
         Ok((rec, cpus, meta.uid()))
     }
+}
+
+/// Why a record could not be used.
+#[derive(Debug)]
+enum RecordError {
+    /// Removed since the listing.
+    Gone,
+    /// Not a record (a symlink, a FIFO, garbage, too large): it claims
+    /// nothing.
+    Invalid(String),
+    /// An error that says nothing about the file (`EMFILE`, `ENOMEM`,
+    /// `EIO`...): its claim is unknown.
+    Unreadable(String),
+}
+
+/// The record names among `entries` (a directory listing, in any order),
+/// with their PIDs, sorted; the first error ends the listing (an iterator
+/// over `getdents64(2)` may return the same error forever), as do more
+/// than [`claim::MAX_ENTRIES`] entries of any name.
+pub fn record_names(
+    entries: impl Iterator<Item = std::result::Result<String, String>>,
+) -> std::result::Result<Vec<(String, u32)>, String> {
+    let mut names = Vec::new();
+    for (i, e) in entries.enumerate() {
+        if i >= claim::MAX_ENTRIES {
+            return Err(format!(
+                "more than {} entries; pinrun reads a state directory completely or not at all",
+                claim::MAX_ENTRIES
+            ));
+        }
+        let name = e.map_err(|why| format!("getdents64: {why}"))?;
+        if let Some(pid) = claim::record_pid(&name) {
+            names.push((name, pid));
+        }
+    }
+    names.sort_by(|a, b| (a.1, &a.0).cmp(&(b.1, &b.0)));
+    Ok(names)
+}
+
+/// Whether process group `pgid` has a member (`kill(-pgid, 0)`: `ESRCH`
+/// means none; `EPERM` means members this user may not signal).
+fn group_exists(pgid: u32) -> bool {
+    claim::valid_pid(pgid)
+        && !matches!(
+            nix::sys::signal::kill(nix::unistd::Pid::from_raw(-(pgid as i32)), None),
+            Err(nix::errno::Errno::ESRCH)
+        )
+}
+
+/// Every process group of `/proc` with its members' PIDs (field 5 of each
+/// `/proc/<pid>/stat`); read once per listing, only when a record's PID is
+/// gone and its group may live.
+fn process_groups() -> HashMap<u32, Vec<u32>> {
+    let mut out: HashMap<u32, Vec<u32>> = HashMap::new();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return out;
+    };
+    for e in dir.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        if let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            && let Some(pgrp) = claim::stat_pgrp(&stat)
+        {
+            out.entry(pgrp).or_default().push(pid);
+        }
+    }
+    out
 }
 
 /// Whether `pid` runs, and as whom. `/proc` hidden by `hidepid=` cannot
@@ -364,18 +546,20 @@ pub fn liveness(pid: u32) -> Liveness {
             .map(|m| m.uid())
             .into_iter()
             .collect();
-        if let Ok(status) = std::fs::read_to_string(format!("{dir}/status"))
-            && let Some(line) = status.lines().find(|l| l.starts_with("Uid:"))
-        {
-            uids.extend(
-                line[4..]
-                    .split_whitespace()
-                    .filter_map(|u| u.parse::<u32>().ok()),
-            );
+        let mut affinity = None;
+        if let Ok(status) = std::fs::read_to_string(format!("{dir}/status")) {
+            for line in status.lines() {
+                if let Some(u) = line.strip_prefix("Uid:") {
+                    uids.extend(u.split_whitespace().filter_map(|u| u.parse::<u32>().ok()));
+                } else if let Some(l) = line.strip_prefix("Cpus_allowed_list:") {
+                    affinity = crate::cpuset::CpuSet::parse_sysfs_list(l.trim(), None).ok();
+                }
+            }
         }
         return Liveness::Alive {
             start_time: parsed.map(|(_, s)| s),
             uids,
+            affinity,
         };
     }
     match nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), None) {
@@ -383,12 +567,16 @@ pub fn liveness(pid: u32) -> Liveness {
         _ => Liveness::Alive {
             start_time: None,
             uids: Vec::new(),
+            affinity: None,
         },
     }
 }
 
-/// This process: (pid, start time, effective uid), for its own record.
-pub fn identity() -> Result<(u32, u64, u32)> {
+/// This process: (pid, start time, effective uid, process group to
+/// follow), for its own record. The group is followed only when this
+/// process leads it (a shell job, a systemd service): otherwise it is the
+/// caller's, which outlives the command.
+pub fn identity() -> Result<(u32, u64, u32, u32)> {
     let pid = std::process::id();
     let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
     let (_, start) = claim::parse_stat(&stat).ok_or_else(|| {
@@ -398,7 +586,9 @@ pub fn identity() -> Result<(u32, u64, u32)> {
         )
         .hint("claims need procfs mounted at /proc")
     })?;
-    Ok((pid, start, nix::unistd::geteuid().as_raw()))
+    let pgid = nix::unistd::getpgrp().as_raw() as u32;
+    let pgid = if pgid == pid { pid } else { 0 };
+    Ok((pid, start, nix::unistd::geteuid().as_raw(), pgid))
 }
 
 /// kubelet's exclusive CPU assignments below `root`, and a warning when
@@ -420,5 +610,34 @@ pub fn read_kubelet(root: &Root) -> (Vec<Claim>, Option<String>) {
                 Some(format!("claims: {}: {e}", shown.display())),
             ),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A listing that fails ends at its first error, even when the
+    /// iterator would repeat that error forever (a persistent
+    /// `getdents64(2)` failure once spun with the lock held).
+    #[test]
+    fn a_failing_listing_ends_at_its_first_error() {
+        let ok = ["7.1", "x", "3.9.00000000000000ff"].map(|n| Ok(n.to_string()));
+        let forever = std::iter::repeat_with(|| Err("Input/output error".to_string()));
+        assert_eq!(
+            record_names(ok.clone().into_iter().chain(forever)),
+            Err("getdents64: Input/output error".into())
+        );
+        assert_eq!(
+            record_names(ok.into_iter()),
+            Ok(vec![("3.9.00000000000000ff".into(), 3), ("7.1".into(), 7)])
+        );
+        // Too many entries: refused, never read in part.
+        let many = (0..).map(|i| Ok(format!("f{i}")));
+        assert!(
+            record_names(many)
+                .unwrap_err()
+                .contains("more than 1048576 entries")
+        );
     }
 }

@@ -16,13 +16,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn bin() -> PathBuf {
+pub(super) fn bin() -> PathBuf {
     assert_cmd::cargo::cargo_bin("pinrun")
 }
 
 /// The whole cores pinrun may use here (every sibling allowed), each as
 /// its sorted CPUs.
-fn free_cores() -> Vec<Vec<u32>> {
+pub(super) fn free_cores() -> Vec<Vec<u32>> {
     let out = pinrun().args(["--show", "--json"]).output().unwrap();
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let allowed: BTreeSet<u32> = ids(&v["allowed_cpus"]).into_iter().collect();
@@ -67,7 +67,7 @@ fn spawn(dir: &Path, args: &[&str], command: &[&str]) -> Child {
 }
 
 /// Waits until `pid` has exec'd `comm` (pinrun execs in place).
-fn wait_exec(pid: u32, comm: &str) {
+pub(super) fn wait_exec(pid: u32, comm: &str) {
     let t = Instant::now();
     while t.elapsed() < Duration::from_secs(20) {
         let c = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
@@ -98,7 +98,7 @@ fn run(dir: &Path, args: &[&str], command: &[&str]) -> std::process::Output {
     c.output().unwrap()
 }
 
-fn stderr(o: &std::process::Output) -> String {
+pub(super) fn stderr(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
@@ -132,7 +132,24 @@ fn records(dir: &Path) -> Vec<String> {
     v
 }
 
-fn start_time(pid: u32) -> u64 {
+/// The name of `pid`'s record in `dir`: `<pid>.<start time>.<16 random
+/// hex digits>`.
+fn record_of(dir: &Path, pid: u32) -> String {
+    let prefix = format!("{pid}.{}.", start_time(pid));
+    let found: Vec<String> = records(dir)
+        .into_iter()
+        .filter(|n| n.starts_with(&prefix))
+        .collect();
+    assert_eq!(found.len(), 1, "{prefix}: {:?}", records(dir));
+    let suffix = &found[0][prefix.len()..];
+    assert!(
+        suffix.len() == 16 && suffix.bytes().all(|b| b.is_ascii_hexdigit()),
+        "{suffix}"
+    );
+    found[0].clone()
+}
+
+pub(super) fn start_time(pid: u32) -> u64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
     pinrun::claim::parse_stat(&stat).unwrap().1
 }
@@ -144,6 +161,7 @@ fn write_record(dir: &Path, name: &str, pid: u32, start: u64, uid: u32, cpus: &s
         pid,
         start_time: start,
         uid,
+        pgid: 0,
         cpus: cpus.into(),
         command: vec!["holder".into()],
         time: 0,
@@ -151,7 +169,7 @@ fn write_record(dir: &Path, name: &str, pid: u32, start: u64, uid: u32, cpus: &s
     std::fs::write(dir.join(name), r.render()).unwrap();
 }
 
-fn all_cpus(cores: &[Vec<u32>]) -> String {
+pub(super) fn all_cpus(cores: &[Vec<u32>]) -> String {
     let s: pinrun::cpuset::CpuSet = cores.iter().flatten().copied().collect();
     s.to_list()
 }
@@ -432,7 +450,10 @@ fn stale_forged_and_hostile_records() {
     let o = run(&dir, &["--exclusive", "--cores", &n], &["true"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let left = records(&dir);
-    assert!(!left.contains(&format!("{dp}.1")) && !left.contains(&format!("{dp}.2")));
+    // pinrun's own record of a dead pid is reclaimed; garbage named like
+    // one is not pinrun's to delete.
+    assert!(!left.contains(&format!("{dp}.1")), "{left:?}");
+    assert!(left.contains(&format!("{dp}.2")), "{left:?}");
     for kept in ["3", "4", "5", "6", "7"] {
         assert!(left.contains(&format!("{hp}.{kept}")), "{left:?}");
     }
@@ -519,8 +540,7 @@ fn lock_fd_does_not_reach_the_command() {
     // The record is pinrun's PID, which is the command's after exec.
     let mut h = spawn(&dir, &["--exclusive", "--cores", "1"], &["sleep", "5"]);
     wait_exec(h.id(), "sleep");
-    let name = format!("{}.{}", h.id(), start_time(h.id()));
-    assert!(records(&dir).contains(&name), "{:?}", records(&dir));
+    record_of(&dir, h.id());
     h.kill().unwrap();
     h.wait().unwrap();
     // A command that cannot be exec'd leaves no claim behind.
@@ -642,7 +662,7 @@ fn kubelet_exclusive_cpus_count_as_claimed() {
 }
 
 /// `setpriv` as `uid` (no groups, no capabilities) running `bin ARGS`.
-fn as_user(uid: u32, bin: &Path, args: &[&str]) -> Command {
+pub(super) fn as_user(uid: u32, bin: &Path, args: &[&str]) -> Command {
     let mut c = Command::new("setpriv");
     c.arg(format!("--reuid={uid}"))
         .arg(format!("--regid={uid}"))
@@ -672,7 +692,7 @@ fn users_share_one_state_directory() {
     // Root claims the first core (and creates the directory, mode 1777).
     let mut root = spawn(&dir, &["--exclusive", "--cores", "1"], &["sleep", "30"]);
     wait_exec(root.id(), "sleep");
-    let root_name = format!("{}.{}", root.id(), start_time(root.id()));
+    let root_name = record_of(&dir, root.id());
     // nobody gets another core.
     let mut nobody = as_user(
         65534,
@@ -693,7 +713,7 @@ fn users_share_one_state_directory() {
     wait_exec(nobody.id(), "sleep");
     let (a, b) = (affinity(root.id()), affinity(nobody.id()));
     assert_ne!(core_of(&cores, a[0]), core_of(&cores, b[0]));
-    let nobody_name = format!("{}.{}", nobody.id(), start_time(nobody.id()));
+    let nobody_name = record_of(&dir, nobody.id());
     use std::os::unix::fs::MetadataExt;
     assert_eq!(
         std::fs::metadata(dir.join(&nobody_name)).unwrap().uid(),
@@ -786,7 +806,7 @@ fn junk_from_other_users_neither_hides_claims_nor_blocks_strict() {
             &sd,
             "--",
             "sleep",
-            "5",
+            "60",
         ])
         .spawn()
         .unwrap();

@@ -11,6 +11,7 @@ mod common;
 
 mod checks;
 mod claims;
+mod claims_trust;
 mod damaged_sysfs;
 mod dry_run_verdicts;
 mod dump;
