@@ -232,8 +232,9 @@ pub struct Cli {
     #[arg(long, help_heading = "Output")]
     pub strict: bool,
 
-    /// Accept these finding codes (comma-separated, e.g. rt-throttling):
-    /// they become info, so --strict and --check pass over them.
+    /// Accept these finding codes (comma-separated: codes such as
+    /// rt-throttling, families such as irq-*, or all): they become info, so
+    /// --strict and --check pass over them.
     #[arg(
         long,
         value_name = "CODES",
@@ -479,16 +480,22 @@ impl Cli {
             )
             .hint("nice values run from -20 (most CPU) to 19 (least)"));
         }
-        if let Some(bad) = self.allow.iter().find(|c| Code::parse(c).is_none()) {
-            return Err(Error::new(
-                ErrorCode::UnknownFindingCode,
-                format!("--allow: unknown finding code \"{bad}\""),
-            )
-            .hint(format!(
-                "finding codes are lowercase kebab-case: {}",
-                Code::sorted_names().join(", ")
-            )));
+        let mut allow: Vec<Code> = Vec::new();
+        for word in &self.allow {
+            let Some(codes) = Code::matching(word) else {
+                return Err(Error::new(
+                    ErrorCode::UnknownFindingCode,
+                    format!("--allow: \"{word}\" names no finding code"),
+                )
+                .hint(format!(
+                    "give codes, families ending in * (irq-*) or all; the codes: {}",
+                    Code::sorted_names().join(", ")
+                )));
+            };
+            allow.extend(codes);
         }
+        allow.sort_unstable();
+        allow.dedup();
         let placement = Placement {
             cpus: self
                 .cpus
@@ -536,7 +543,7 @@ impl Cli {
                 verbose: self.verbose,
                 quiet: self.quiet,
                 strict: self.strict,
-                allow: self.allow.iter().filter_map(|c| Code::parse(c)).collect(),
+                allow,
             },
             sysroot: self.sysroot,
             command: self.command,

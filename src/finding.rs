@@ -176,6 +176,28 @@ impl Code {
         Code::ALL.iter().copied().find(|c| c.as_str() == name)
     }
 
+    /// The codes an `--allow` word names: a code (`irq-on-cpu`), a family
+    /// (a prefix ending in `*`: `irq-*`, `claim-*`; `*` alone is every
+    /// code) or `all`. `None` when the word names no code (an unknown
+    /// code, a family matching none, or a `*` elsewhere than at the end).
+    pub fn matching(word: &str) -> Option<Vec<Code>> {
+        let codes: Vec<Code> = if word == "all" {
+            Code::ALL.to_vec()
+        } else if let Some(prefix) = word.strip_suffix('*') {
+            if prefix.contains('*') {
+                return None;
+            }
+            Code::ALL
+                .iter()
+                .copied()
+                .filter(|c| c.as_str().starts_with(prefix))
+                .collect()
+        } else {
+            Code::parse(word).into_iter().collect()
+        };
+        (!codes.is_empty()).then_some(codes)
+    }
+
     /// Every name, sorted (for the `--allow` hint).
     pub fn sorted_names() -> Vec<&'static str> {
         let mut v: Vec<&str> = Code::ALL.iter().map(|c| c.as_str()).collect();
@@ -204,14 +226,60 @@ impl Serialize for Code {
     }
 }
 
-/// How serious a finding is.
+/// How serious a finding is: the harm it does to the chosen CPUs
+/// (pinrun(1) FINDINGS, "Severity"). The rule, for a latency-critical
+/// launch: what will disturb the chosen CPUs now (an IRQ that fired there,
+/// a runnable real-time task, the tick) or endangers the command (OOM, a
+/// fork that fails) is a [`Severity::Warning`]; what only could (an IRQ
+/// routed there that never fired, the default IRQ affinity, the scheduler
+/// balancing other tasks onto a CPU that is not isolated, throttling of a
+/// task that never yields) is a [`Severity::Notice`]; what is just a fact
+/// of the machine (governors, idle states, NUMA balancing), every
+/// disturbance of a launch that is not latency-critical, and every code
+/// accepted with `--allow` is [`Severity::Info`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
-    /// Worth knowing; never refuses, not printed before exec unless `-v`.
+    /// A fact worth knowing; never refuses, not printed before exec unless `-v`.
     Info,
-    /// Risky; printed before exec, refuses the launch under `--strict`.
+    /// Could disturb the chosen CPUs; counted in one line before exec,
+    /// listed by `--check` (exit 0) and `-v`, never refuses.
+    Notice,
+    /// Will disturb or endanger; printed before exec, refuses the launch
+    /// under `--strict`, makes `--check` exit 1.
     Warning,
+}
+
+impl Severity {
+    /// The lowercase name, as in text and JSON (`warning`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Notice => "notice",
+            Severity::Warning => "warning",
+        }
+    }
+}
+
+/// One IRQ of an IRQ finding (`irq-on-cpu`, `managed-irq-on-cpu`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct IrqDetail {
+    /// The IRQ number (`/proc/irq/N`).
+    pub irq: u32,
+    /// Its actions' names (`/sys/kernel/irq/N/actions`, `/proc/interrupts`).
+    pub name: String,
+    /// The chosen CPUs it is delivered to, ascending.
+    pub cpus: Vec<u32>,
+    /// Its affinity as read, a cpulist.
+    pub affinity: String,
+    /// The file the affinity was read from (`effective_affinity_list`, …).
+    pub source: String,
+    /// Interrupts delivered to those CPUs so far; `None` when unknown
+    /// (`per_cpu_count` cut short or unreadable: see `count_note`).
+    pub count: Option<u64>,
+    /// Why the count is unknown or partial, when it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub count_note: Option<String>,
 }
 
 /// One finding, with a stable kebab-case `code` (documented in pinrun(1)).
@@ -227,6 +295,10 @@ pub struct Finding {
     pub nodes: Vec<u32>,
     /// IRQ numbers concerned, ascending.
     pub irqs: Vec<u32>,
+    /// Each IRQ of [`Finding::irqs`] in full, most active first (JSON
+    /// `irq_details`; absent from findings about no IRQ).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub irq_details: Vec<IrqDetail>,
     /// One line.
     pub message: String,
     /// The fix.
@@ -248,6 +320,7 @@ impl Finding {
             cpus: cpus.to_vec(),
             nodes: Vec::new(),
             irqs: Vec::new(),
+            irq_details: Vec::new(),
             message,
             hint: hint.into(),
         }
@@ -273,5 +346,25 @@ mod tests {
             assert_eq!(Code::parse(c.as_str()), Some(*c));
         }
         assert_eq!(Code::parse("no-such-code"), None);
+    }
+
+    #[test]
+    fn allow_words_name_codes_families_and_all() {
+        assert_eq!(Code::matching("rt-throttling"), Some(vec![Code::RtThrottling]));
+        assert_eq!(
+            Code::matching("irq-*"),
+            Some(vec![Code::IrqOnCpu]),
+            "a family is a prefix of the name: managed-irq-on-cpu is not irq-*"
+        );
+        assert_eq!(
+            Code::matching("claim-*"),
+            Some(vec![Code::ClaimRecordUnusable, Code::ClaimStateUnusable])
+        );
+        assert_eq!(Code::matching("all").map(|v| v.len()), Some(Code::ALL.len()));
+        assert_eq!(Code::matching("*").map(|v| v.len()), Some(Code::ALL.len()));
+        assert_eq!(Code::matching("nosuch-*"), None);
+        assert_eq!(Code::matching("irq*cpu"), None);
+        assert_eq!(Code::matching("irq-on-*-x*"), None);
+        assert_eq!(Code::matching("no-such-code"), None);
     }
 }

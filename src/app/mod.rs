@@ -177,10 +177,15 @@ fn check(req: &Request, p: &Planned) -> Result<Exit, Error> {
             "{}\n",
             serde_json::json!({"findings": report::findings_json(&p.findings)})
         )
-    } else if p.findings.is_empty() {
-        "no findings\n".to_string()
+    } else if req.output.quiet {
+        // --quiet: nothing printed; the exit status still says.
+        String::new()
+    } else if req.output.verbose {
+        let mut s: String = p.findings.iter().map(report::finding_text).collect();
+        s.push_str(&format!("{}\n", report::severity_counts(&p.findings)));
+        s
     } else {
-        p.findings.iter().map(report::finding_text).collect()
+        report::check_summary(&p.findings)
     };
     print_out(&text)?;
     let warned = p.findings.iter().any(|f| f.severity == Severity::Warning);
@@ -221,11 +226,7 @@ fn launch(
         // The plan with every finding (info included), once.
         to_stderr(&report::plan_text(req, &p.plan, &p.findings));
     } else if !out.quiet {
-        let text: String = warnings
-            .iter()
-            .map(|f| format!("pinrun: {}", report::finding_text(f)))
-            .collect();
-        to_stderr(&text);
+        to_stderr(&report::launch_text(&p.findings));
     }
     if out.strict && !warnings.is_empty() {
         return Err(Error::new(

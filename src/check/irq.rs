@@ -9,7 +9,12 @@
 //! (`crate::system::irq::Irqs::read_details`); the findings are the same.
 
 use super::{Code, Context, Finding};
+use crate::cpuset::CpuSet;
+use crate::finding::IrqDetail;
 use crate::words::cpus_phrase;
+
+/// How many IRQs a message names before "and N more".
+const NAMED: usize = 3;
 
 /// The codes the irq check can emit.
 pub(super) const CODES: &[Code] = &[
@@ -35,6 +40,9 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
     } else {
         hk.to_list()
     };
+    // One finding per kind (movable, kernel-managed), listing its IRQs.
+    let mut movable: Vec<IrqDetail> = Vec::new();
+    let mut managed: Vec<IrqDetail> = Vec::new();
     for irq in sys.irqs.list.iter().filter(|i| !i.is_per_cpu()) {
         let Some(number) = irq.number else {
             continue;
@@ -60,7 +68,7 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
         if hit.is_empty() {
             continue;
         }
-        let count: u64 = irq
+        let sum: u64 = irq
             .counts
             .iter()
             .filter(|(c, _)| hit.contains(*c))
@@ -68,56 +76,92 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
             .sum();
         // per_cpu_count cut at one page (sysfs path, ~2000+ CPUs): the
         // counts of CPUs past the cut are unknown.
-        let count = match irq
+        let (count, count_note) = match irq
             .counts_end
             .filter(|&end| hit.last().is_some_and(|l| l >= end))
         {
-            None => format!("{count} interrupts there so far"),
-            Some(end) if sys.possible.first() == Some(end) => {
-                "its count there is unknown: per_cpu_count is empty or unreadable".to_string()
-            }
+            None => (Some(sum), None),
+            Some(end) if sys.possible.first() == Some(end) => (
+                None,
+                Some("per_cpu_count is empty or unreadable".to_string()),
+            ),
             Some(end) => {
                 let known: crate::cpuset::CpuSet = hit.iter().filter(|&c| c < end).collect();
-                if known.is_empty() {
-                    format!("its count there is unknown: per_cpu_count ends before CPU {end}")
+                if known.is_empty() || sum == 0 {
+                    (None, Some(format!("per_cpu_count ends before CPU {end}")))
                 } else {
-                    format!(
-                        "{count} interrupts so far on {}, unknown past it: per_cpu_count ends before CPU {end}",
-                        cpus_phrase(&known)
+                    (
+                        Some(sum),
+                        Some(format!(
+                            "counted on {} only: per_cpu_count ends before CPU {end}",
+                            cpus_phrase(&known)
+                        )),
                     )
                 }
             }
         };
-        let managed = irq.managed == Some(true);
-        let mut f = Finding::new(
-            if managed {
-                Code::ManagedIrqOnCpu
-            } else {
-                Code::IrqOnCpu
-            },
-            ctx.disturbance(),
-            &hit,
+        let detail = IrqDetail {
+            irq: number,
+            name: irq.name().to_string(),
+            cpus: hit.to_vec(),
+            affinity: aff.to_list(),
+            source: source.to_string(),
+            count,
+            count_note,
+        };
+        if irq.managed == Some(true) {
+            managed.push(detail);
+        } else {
+            movable.push(detail);
+        }
+    }
+    for (code, mut irqs) in [(Code::IrqOnCpu, movable), (Code::ManagedIrqOnCpu, managed)] {
+        if irqs.is_empty() {
+            continue;
+        }
+        // Most active first; an unknown count first of all (it may be any).
+        irqs.sort_by_key(|d| (std::cmp::Reverse(d.count.unwrap_or(u64::MAX)), d.irq));
+        let cpus: CpuSet = irqs.iter().flat_map(|d| d.cpus.iter().copied()).collect();
+        let numbers: Vec<u32> = {
+            let mut v: Vec<u32> = irqs.iter().map(|d| d.irq).collect();
+            v.sort_unstable();
+            v
+        };
+        let hint = if code == Code::ManagedIrqOnCpu {
             format!(
-                "{}IRQ {number} ({}) is delivered to {} ({} = {}; {count})",
-                if managed { "kernel-managed " } else { "" },
-                irq.name(),
-                cpus_phrase(&hit),
-                source,
-                aff
-            ),
-            if managed {
-                format!(
-                    "managed IRQs cannot be moved through /proc; boot with isolcpus=managed_irq,{} so the kernel steers them to housekeeping CPUs",
-                    ctx.cpus
-                )
+                "managed IRQs cannot be moved through /proc; boot with isolcpus=managed_irq,{} so the kernel steers them to housekeeping CPUs",
+                ctx.cpus
+            )
+        } else {
+            let list: Vec<String> = numbers.iter().map(u32::to_string).collect();
+            let move_cmd = if numbers.len() == 1 {
+                format!("echo {hk_list} > /proc/irq/{}/smp_affinity_list", list[0])
             } else {
                 format!(
-                    "move it: echo {hk_list} > /proc/irq/{number}/smp_affinity_list (and keep irqbalance off these CPUs: IRQBALANCE_BANNED_CPULIST={})",
-                    ctx.cpus
+                    "for i in {}; do echo {hk_list} > /proc/irq/$i/smp_affinity_list; done",
+                    list.join(" ")
                 )
+            };
+            format!(
+                "move {}: {move_cmd} (and keep irqbalance off these CPUs: IRQBALANCE_BANNED_CPULIST={})",
+                if numbers.len() == 1 { "it" } else { "them" },
+                ctx.cpus
+            )
+        };
+        let fired = irqs.iter().any(|d| d.count != Some(0));
+        let mut f = Finding::new(
+            code,
+            if fired {
+                ctx.disturbance()
+            } else {
+                ctx.possible_disturbance()
             },
+            &cpus,
+            irqs_message(code == Code::ManagedIrqOnCpu, &irqs, &cpus),
+            hint,
         );
-        f.irqs = vec![number];
+        f.irqs = numbers;
+        f.irq_details = irqs;
         out.push(f);
     }
     let default = sys
@@ -131,7 +175,7 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
         if !hit.is_empty() {
             out.push(Finding::new(
                 Code::DefaultIrqAffinity,
-                ctx.disturbance(),
+                ctx.possible_disturbance(),
                 &hit,
                 format!("{source} ({}) includes {}: IRQs set up from now on can land there", set.intersection(&sys.online), cpus_phrase(&hit)),
                 if hk.is_empty() {
@@ -142,4 +186,58 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
             ));
         }
     }
+}
+
+/// One line about the IRQs `irqs` (most active first) delivered to `cpus`:
+/// the most active named with their counts, the rest counted, and how many
+/// never fired there.
+fn irqs_message(managed: bool, irqs: &[IrqDetail], cpus: &CpuSet) -> String {
+    let kind = if managed { "kernel-managed " } else { "" };
+    let one = |d: &IrqDetail| {
+        let count = match (d.count, &d.count_note) {
+            (Some(n), None) => format!("{n}"),
+            (Some(n), Some(_)) => format!("{n}+"),
+            (None, _) => "?".to_string(),
+        };
+        format!("{} {} ({count})", d.irq, d.name)
+    };
+    let fired: Vec<&IrqDetail> = irqs.iter().filter(|d| d.count != Some(0)).collect();
+    let idle = irqs.len() - fired.len();
+    let sources: Vec<&str> = {
+        let mut v: Vec<&str> = irqs.iter().map(|d| d.source.as_str()).collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    };
+    let by = match sources.as_slice() {
+        [one] => format!(" (per {one})"),
+        _ => String::new(),
+    };
+    let where_ = cpus_phrase(cpus);
+    if fired.is_empty() {
+        let named: Vec<String> = irqs.iter().take(NAMED).map(|d| format!("{} {}", d.irq, d.name)).collect();
+        let rest = irqs.len().saturating_sub(NAMED);
+        return format!(
+            "{} {kind}IRQ{} routed to {where_}{by} but never fired there so far: {}{}",
+            irqs.len(),
+            if irqs.len() == 1 { " is" } else { "s are" },
+            named.join(", "),
+            if rest > 0 { format!(" and {rest} more") } else { String::new() }
+        );
+    }
+    let named: Vec<String> = fired.iter().take(NAMED).map(|d| one(d)).collect();
+    let rest = fired.len().saturating_sub(NAMED);
+    let total: u64 = fired.iter().filter_map(|d| d.count).sum();
+    format!(
+        "{} {kind}IRQ{} fired on {where_}{by}, {total} interrupts so far: {}{}{}",
+        fired.len(),
+        if fired.len() == 1 { "" } else { "s" },
+        named.join(", "),
+        if rest > 0 { format!(" and {rest} more") } else { String::new() },
+        if idle > 0 {
+            format!("; {idle} more routed there never fired")
+        } else {
+            String::new()
+        }
+    )
 }

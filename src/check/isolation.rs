@@ -120,7 +120,7 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
         };
         out.push(Finding::new(
             Code::NotIsolated,
-            ctx.disturbance(),
+            ctx.possible_disturbance(),
             &not_iso,
             message,
             format!(
@@ -157,7 +157,7 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
     if !callbacks.is_empty() {
         out.push(Finding::new(
             Code::NotRcuNocbs,
-            ctx.disturbance(),
+            ctx.possible_disturbance(),
             &callbacks,
             format!(
                 "{} {} not in rcu_nocbs=: RCU callbacks run on {} in softirq context",
