@@ -544,6 +544,7 @@ impl Cli {
                 quiet: self.quiet,
                 strict: self.strict,
                 allow,
+                config_file: None,
             },
             sysroot: self.sysroot,
             command: self.command,

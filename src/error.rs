@@ -96,6 +96,10 @@ error_codes! {
     SysrootNeedsMode = "sysroot-needs-mode",
     /// `--allow` names a code that is not a [`crate::check::Code`].
     UnknownFindingCode = "unknown-finding-code",
+    /// The policy file (`PINRUN_CONFIG`, `~/.config/pinrun/config.toml`,
+    /// `/etc/pinrun.toml`) exists but cannot be read, is too large, or has
+    /// an unknown key, a bad value or an unknown finding code.
+    BadConfig = "bad-config",
     /// `--sysroot` is not a machine dump.
     SysrootMissing = "sysroot-missing",
     /// `--sysroot ARCHIVE` cannot be unpacked (damaged, hostile, over a limit).

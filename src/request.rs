@@ -99,8 +99,12 @@ pub struct Output {
     pub quiet: bool,
     /// `--strict`: warnings refuse the launch.
     pub strict: bool,
-    /// `--allow CODES`: finding codes accepted (downgraded to info).
+    /// `--allow CODES`: finding codes accepted (downgraded to info), with
+    /// the policy file's.
     pub allow: Vec<crate::finding::Code>,
+    /// The policy file whose `allow`, `strict` and `state_dir` were
+    /// merged in (pinrun(1) FILES), if any.
+    pub config_file: Option<PathBuf>,
 }
 
 /// Exclusive claims (`--exclusive`, `--wait`, `--state-dir`; issue 5).

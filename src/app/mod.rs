@@ -110,10 +110,12 @@ fn show(root: &Root, sys: &SystemState, req: &Request) -> Result<Exit, Error> {
     if req.output.json {
         let mut claims_json = serde_json::json!({});
         report::add_claims_json(&mut claims_json, &claims, claims::now());
+        report::add_policy_file_json(&mut claims_json, &req.output);
         print_out_with(|w| report::write_show_json(sys, claims_json, w))?;
     } else {
         let live = req.sysroot.is_none().then(|| claims::state_dir(req));
         print_out(&crate::show::text(sys, req.output.verbose))?;
+        print_out(&report::policy_file_text(&req.output))?;
         print_out(&report::claims_text(
             &claims,
             claims::now(),
@@ -305,6 +307,43 @@ fn membind_swallowed_command() -> Option<String> {
     (!next.starts_with('-') && crate::cpuset::CpuSet::parse(next).is_err()).then(|| next.clone())
 }
 
+/// `req` with the policy file's `allow`, `strict` and `state_dir` merged
+/// in (pinrun(1) FILES): the allowed codes are the union; `strict` from
+/// either; the command line's (or `PINRUN_STATE_DIR`'s) state directory
+/// wins. Read from the host even under `--sysroot` (it is the user's
+/// policy, [`crate::system::config`]).
+fn with_policy_file(mut req: Request) -> Result<Request, Error> {
+    use crate::system::config;
+    let explicit = std::env::var_os("PINRUN_CONFIG").is_some_and(|v| !v.is_empty());
+    let Some(loaded) = config::read(&config::candidates(|k| std::env::var_os(k)), explicit)? else {
+        return Ok(req);
+    };
+    for word in &loaded.config.allow {
+        let Some(codes) = crate::finding::Code::matching(word) else {
+            return Err(Error::new(
+                ErrorCode::BadConfig,
+                format!(
+                    "policy file {}: allow: \"{word}\" names no finding code",
+                    loaded.path.display()
+                ),
+            )
+            .hint(format!(
+                "give codes, families ending in * (irq-*) or all; the codes: {}",
+                crate::finding::Code::sorted_names().join(", ")
+            )));
+        };
+        req.output.allow.extend(codes);
+    }
+    req.output.allow.sort_unstable();
+    req.output.allow.dedup();
+    req.output.strict |= loaded.config.strict;
+    if req.claims.state_dir.is_none() {
+        req.claims.state_dir = loaded.config.state_dir.filter(|d| !d.as_os_str().is_empty());
+    }
+    req.output.config_file = Some(loaded.path);
+    Ok(req)
+}
+
 /// Runs `pinrun` with this process's arguments: the exit status of a mode
 /// (0, or 1 for `--check` with warnings), 125 for pinrun's own failures
 /// and refusals, 126/127 when the command cannot be executed or found;
@@ -367,7 +406,7 @@ pub fn main() -> ExitCode {
         };
     }
     let json = cli.json;
-    match cli.into_request().and_then(run) {
+    match cli.into_request().and_then(with_policy_file).and_then(run) {
         Ok(exit) => ExitCode::from(exit),
         Err(mut e) => {
             if e.code == ErrorCode::NoCommand

@@ -244,6 +244,31 @@ pub fn plan_text(req: &Request, plan: &Plan, findings: &[Finding]) -> String {
     s
 }
 
+/// `--show`'s line about the policy file: which file was used and what
+/// it accepts (pinrun(1) FILES).
+pub fn policy_file_text(out: &crate::request::Output) -> String {
+    match &out.config_file {
+        None => "policy file: none (PINRUN_CONFIG, ~/.config/pinrun/config.toml, /etc/pinrun.toml)\n".to_string(),
+        Some(p) => format!(
+            "policy file: {} (allow: {}; strict: {})\n",
+            p.display(),
+            if out.allow.is_empty() {
+                "none".to_string()
+            } else {
+                out.allow.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(",")
+            },
+            if out.strict { "yes" } else { "no" }
+        ),
+    }
+}
+
+/// Adds `policy_file` (path or null), `allow` and `strict` to `--show --json`.
+pub fn add_policy_file_json(v: &mut Value, out: &crate::request::Output) {
+    v["policy_file"] = json!(out.config_file.as_ref().map(|p| p.display().to_string()));
+    v["allow"] = json!(out.allow.iter().map(|c| c.as_str()).collect::<Vec<_>>());
+    v["strict"] = json!(out.strict);
+}
+
 /// `{"error": {...}}` for `--json` failures.
 pub fn error_json(e: &Error) -> Value {
     json!({"error": {"code": e.code, "message": e.message, "hint": e.hint}})
