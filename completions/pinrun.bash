@@ -23,7 +23,7 @@ _pinrun() {
 
     case "${cmd}" in
         pinrun)
-            opts="-q -v -h -V --cpus --node --cores --smt --isolated --exclusive --wait --state-dir --membind --preferred --preferred-many --interleave --weighted-interleave --localalloc --fifo --rr --other --batch --idle --deadline --sched-runtime --sched-deadline --sched-period --nice --reset-on-fork --dry-run --check --show --emit --json --sysroot --dump --strict --allow --quiet --verbose --generate --help --version"
+            opts="-C -N -m -f -r -R -q -v -h -V --physcpubind --cpu-list --cpus --node --cpunodebind --cores --smt --isolated --exclusive --wait --state-dir --membind --preferred --preferred-many --interleave --weighted-interleave --localalloc --fifo --rr --other --batch --idle --deadline --sched-runtime --sched-deadline --sched-period --nice --reset-on-fork --dry-run --check --show --emit --json --sysroot --dump --strict --allow --quiet --verbose --generate --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -33,7 +33,27 @@ _pinrun() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --physcpubind)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cpu-list)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -C)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --node)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cpunodebind)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -N)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -50,6 +70,10 @@ _pinrun() {
                     return 0
                     ;;
                 --membind)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -m)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -73,7 +97,15 @@ _pinrun() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                -f)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --rr)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -r)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -56,13 +56,20 @@ pub enum Generate {
 pub struct Cli {
     /// Run on exactly these CPUs: a cpulist (0-3,8,0-14:2,0-15:2/4) or a
     /// hex cpumask (0xff, 0xff,00000000). Every CPU must exist, be online
-    /// and allowed by the cgroup cpuset.
-    #[arg(long, value_name = "LIST", help_heading = "Placement")]
+    /// and allowed by the cgroup cpuset. Aliases: -C, -c, --physcpubind
+    /// (numactl), --cpu-list (taskset -c).
+    #[arg(long, short = 'C', short_alias = 'c', visible_aliases = ["physcpubind", "cpu-list"], value_name = "LIST", help_heading = "Placement")]
     pub cpus: Option<String>,
 
     /// Take CPUs from these NUMA nodes (a node list such as 0 or 0,2).
     #[arg(long, value_name = "NODES", help_heading = "Placement")]
     pub node: Option<String>,
+
+    /// Run on every allowed CPU of NODES, as numactl --cpunodebind (-N)
+    /// does: the same as --node NODES alone, and therefore not combined
+    /// with --cores, --cpus, --node or --isolated (which choose among them).
+    #[arg(long, short = 'N', value_name = "NODES", conflicts_with_all = ["node", "cores", "cpus", "isolated"], help_heading = "Placement")]
+    pub cpunodebind: Option<String>,
 
     /// Choose N whole physical cores (all SMT siblings allowed), one CPU (the
     /// lowest-numbered thread) of each.
@@ -104,7 +111,7 @@ pub struct Cli {
     /// Allocate memory only on NODES (default: the nodes of the chosen CPUs).
     /// Write --membind=NODES, or put -- before the command, when COMMAND
     /// could be read as a node list.
-    #[arg(long, value_name = "NODES", num_args = 0..=1, default_missing_value = "", help_heading = "Memory policy")]
+    #[arg(long, short = 'm', value_name = "NODES", num_args = 0..=1, default_missing_value = "", help_heading = "Memory policy")]
     pub membind: Option<String>,
 
     /// Prefer memory on NODE, falling back to others.
@@ -128,11 +135,11 @@ pub struct Cli {
     pub localalloc: bool,
 
     /// SCHED_FIFO with priority PRIO (1-99).
-    #[arg(long, value_name = "PRIO", help_heading = "Scheduling")]
+    #[arg(long, short = 'f', value_name = "PRIO", help_heading = "Scheduling")]
     pub fifo: Option<u32>,
 
     /// SCHED_RR with priority PRIO (1-99).
-    #[arg(long, value_name = "PRIO", help_heading = "Scheduling")]
+    #[arg(long, short = 'r', value_name = "PRIO", help_heading = "Scheduling")]
     pub rr: Option<u32>,
 
     /// SCHED_OTHER (the default time-sharing policy).
@@ -190,7 +197,7 @@ pub struct Cli {
 
     /// Set SCHED_RESET_ON_FORK: children start with SCHED_OTHER and nice 0
     /// or above.
-    #[arg(long, help_heading = "Scheduling")]
+    #[arg(long, short = 'R', help_heading = "Scheduling")]
     pub reset_on_fork: bool,
 
     /// Print the plan and findings, change nothing, run nothing.
@@ -202,7 +209,7 @@ pub struct Cli {
     pub check: bool,
 
     /// Print the machine: nodes, packages, cores, CPUs.
-    #[arg(long, conflicts_with_all = ["cpus", "node", "cores", "isolated", "exclusive", "wait", "policy", "mempolicy", "nice", "reset_on_fork", "command"], help_heading = "Modes")]
+    #[arg(long, conflicts_with_all = ["cpus", "node", "cpunodebind", "cores", "isolated", "exclusive", "wait", "policy", "mempolicy", "nice", "reset_on_fork", "command"], help_heading = "Modes")]
     pub show: bool,
 
     /// Print the plan as native directives of FORMAT instead of running
@@ -225,7 +232,7 @@ pub struct Cli {
     /// Save the files pinrun reads of this machine (or of --sysroot) to
     /// FILE, a .tar.gz that --sysroot FILE replays: attach it to a bug
     /// report. Never replaces an existing FILE. See DUMPS in pinrun(1).
-    #[arg(long, value_name = "FILE", value_hint = clap::ValueHint::FilePath, conflicts_with_all = ["mode", "json", "cpus", "node", "cores", "isolated", "exclusive", "wait", "policy", "mempolicy", "nice", "reset_on_fork", "strict", "allow", "command"], help_heading = "Modes")]
+    #[arg(long, value_name = "FILE", value_hint = clap::ValueHint::FilePath, conflicts_with_all = ["mode", "json", "cpus", "node", "cpunodebind", "cores", "isolated", "exclusive", "wait", "policy", "mempolicy", "nice", "reset_on_fork", "strict", "allow", "command"], help_heading = "Modes")]
     pub dump: Option<PathBuf>,
 
     /// Refuse the launch (exit 125) on any warning.
@@ -267,6 +274,27 @@ fn bad(code: ErrorCode, option: &str, what: impl std::fmt::Display) -> Error {
 }
 
 const LIST_HINT: &str = "lists look like 0-3,8 (ranges), 0-14:2 (stride), 0-15:2/4 (used/group) or 0xff (mask); see CPU LISTS in pinrun(1)";
+
+/// pinrun's option for a short option of numactl, taskset or chrt that
+/// pinrun does not take (`-p`, `-l`, …): the hint of the usage error, so
+/// that `pinrun -l ./app` is not told to pass `-l` as a command.
+pub fn peer_option_hint(arg: &str) -> Option<&'static str> {
+    Some(match arg {
+        "-p" => "numactl -p NODE is --preferred NODE; taskset -p and chrt -p change a running process, which pinrun does not do (it starts COMMAND)",
+        "-i" => "numactl -i NODES is --interleave NODES; chrt -i is --idle",
+        "-l" => "numactl -l is --localalloc",
+        "-a" => "taskset -a and chrt -a act on every thread of a running process; pinrun starts COMMAND, whose threads inherit its placement",
+        "-b" => "chrt -b is --batch",
+        "-o" => "chrt -o is --other",
+        "-d" => "chrt -d is --deadline (with --sched-runtime T; T takes a unit: 500us)",
+        "-T" => "chrt -T NS is --sched-runtime T (T takes a unit: 500us)",
+        "-D" => "chrt -D NS is --sched-deadline T (T takes a unit: 500us)",
+        "-P" => "chrt -P NS is --sched-period T (T takes a unit: 500us)",
+        "-H" | "-s" => "numactl --hardware / --show: pinrun --show",
+        "-w" => "numactl -w NODES is --weighted-interleave NODES",
+        _ => return None,
+    })
+}
 
 /// Parses a user node list (same grammar as cpulists).
 fn node_list(option: &str, text: &str) -> Result<NodeSet> {
@@ -505,11 +533,11 @@ impl Cli {
                         .map_err(|e| bad(ErrorCode::BadCpuList, "--cpus", e).hint(LIST_HINT))
                 })
                 .transpose()?,
-            nodes: self
-                .node
-                .as_deref()
-                .map(|t| node_list("--node", t))
-                .transpose()?,
+            nodes: match (&self.node, &self.cpunodebind) {
+                (Some(t), _) => Some(node_list("--node", t)?),
+                (None, Some(t)) => Some(node_list("--cpunodebind", t)?),
+                (None, None) => None,
+            },
             cores: self.cores,
             smt: self.smt,
             isolated: self.isolated,

@@ -44,7 +44,7 @@ macro_rules! finding_codes {
 finding_codes! {
     /// `not-isolated`.
     NotIsolated = "not-isolated",
-        r#"a chosen CPU is not in /sys/devices/system/cpu/isolated nor a cgroup v2
+        r#"(notice) a chosen CPU is not in /sys/devices/system/cpu/isolated nor a cgroup v2
 isolated partition; when isolcpus= lists it without the domain flag, the
 message says what the given flags do instead. Fix: isolcpus=domain,managed_irq,LIST.
 "#;
@@ -54,7 +54,7 @@ message says what the given flags do instead. Fix: isolcpus=domain,managed_irq,L
 "#;
     /// `not-rcu-nocbs`.
     NotRcuNocbs = "not-rcu-nocbs",
-        r#"RCU callbacks run on the CPU. Fix: rcu_nocbs=LIST (implied by nohz_full=).
+        r#"(notice) RCU callbacks run on the CPU. Fix: rcu_nocbs=LIST (implied by nohz_full=).
 "#;
     /// `isolation-not-applied`.
     IsolationNotApplied = "isolation-not-applied",
@@ -79,27 +79,29 @@ boot CPU); pinrun trusts sysfs.
 "#;
     /// `irq-on-cpu`.
     IrqOnCpu = "irq-on-cpu",
-        r#"a device IRQ's effective affinity (effective_affinity_list, else
-smp_affinity_list, else smp_affinity) includes a chosen CPU. Fix: write the
-housekeeping CPUs to /proc/irq/N/smp_affinity_list; ban the CPUs in irqbalance.
+        r#"(warning when one fired there, notice when none did) device IRQs whose
+effective affinity (effective_affinity_list, else smp_affinity_list, else
+smp_affinity) includes a chosen CPU: one finding for all, most active first.
+Fix: write the housekeeping CPUs to /proc/irq/N/smp_affinity_list (the hint
+is one command line for all); ban the CPUs in irqbalance.
 "#;
     /// `managed-irq-on-cpu`.
     ManagedIrqOnCpu = "managed-irq-on-cpu",
-        r#"the same for a kernel-managed IRQ (from debugfs), which cannot be moved. Fix:
+        r#"(as irq\-on\-cpu) the same for kernel-managed IRQs (from debugfs), which cannot be moved. Fix:
 isolcpus=managed_irq,LIST.
 "#;
     /// `default-irq-affinity`.
     DefaultIrqAffinity = "default-irq-affinity",
-        r#"/proc/irq/default_smp_affinity (or irqaffinity=) includes a chosen CPU.
+        r#"(notice) /proc/irq/default_smp_affinity (or irqaffinity=) includes a chosen CPU.
 "#;
     /// `rt-throttling`.
     RtThrottling = "rt-throttling",
-        r#"a real-time policy while kernel.sched_rt_runtime_us is below the period: the
+        r#"(notice) a real-time policy while kernel.sched_rt_runtime_us is below the period: the
 message gives the stall per period.
 "#;
     /// `rt-competitor`.
     RtCompetitor = "rt-competitor",
-        r#"a runnable user-space SCHED_FIFO/SCHED_RR process confined to the chosen CPUs
+        r#"runnable user-space SCHED_FIFO/SCHED_RR processes (one finding for all) confined to the chosen CPUs
 has the same or a higher priority.
 "#;
     /// `cpuidle-deep-states`.

@@ -384,6 +384,13 @@ pub fn main() -> ExitCode {
                 message.trim_start_matches("error: ").to_string(),
             )
             .hint(tip.map_or_else(|| "see pinrun --help".to_string(), str::to_string));
+            if let Some(hint) = e
+                .get(clap::error::ContextKind::InvalidArg)
+                .map(|v| v.to_string())
+                .and_then(|a| crate::cli::peer_option_hint(&a))
+            {
+                err = err.hint(hint);
+            }
             if let Some(word) = membind_swallowed_command() {
                 err = err.hint(format!(
                     "--membind took '{word}' as its node list: write --membind=NODES, or put -- before the command"

@@ -196,8 +196,9 @@ fn irqs_message(managed: bool, irqs: &[IrqDetail], cpus: &CpuSet) -> String {
     let one = |d: &IrqDetail| {
         let count = match (d.count, &d.count_note) {
             (Some(n), None) => format!("{n}"),
-            (Some(n), Some(_)) => format!("{n}+"),
-            (None, _) => "?".to_string(),
+            (Some(n), Some(note)) => format!("{n}, {note}"),
+            (None, Some(note)) => format!("count unknown: {note}"),
+            (None, None) => "count unknown".to_string(),
         };
         format!("{} {} ({count})", d.irq, d.name)
     };
@@ -228,10 +229,13 @@ fn irqs_message(managed: bool, irqs: &[IrqDetail], cpus: &CpuSet) -> String {
     let named: Vec<String> = fired.iter().take(NAMED).map(|d| one(d)).collect();
     let rest = fired.len().saturating_sub(NAMED);
     let total: u64 = fired.iter().filter_map(|d| d.count).sum();
+    let unknown = fired.iter().any(|d| d.count.is_none());
     format!(
-        "{} {kind}IRQ{} fired on {where_}{by}, {total} interrupts so far: {}{}{}",
+        "{} {kind}IRQ{} {} on {where_}{by}, {total}{} interrupts so far: {}{}{}",
         fired.len(),
         if fired.len() == 1 { "" } else { "s" },
+        if unknown { "may have fired" } else { "fired" },
+        if unknown { "+?" } else { "" },
         named.join(", "),
         if rest > 0 { format!(" and {rest} more") } else { String::new() },
         if idle > 0 {

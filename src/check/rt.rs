@@ -56,18 +56,27 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
                 .map(|t| format!("{} ({}, priority {}, {})", t.pid, t.comm, t.priority, t.cpus))
                 .collect();
             let rest = competitors.len().saturating_sub(3);
+            let message = match competitors.as_slice() {
+                [t] => format!(
+                    "process {} ({}) is runnable at real-time priority {} confined to {}: the command (priority {prio}) will wait behind it",
+                    t.pid,
+                    t.comm,
+                    t.priority,
+                    crate::words::cpus_phrase(&t.cpus)
+                ),
+                _ => format!(
+                    "{} processes are runnable at a real-time priority of at least {prio} and confined to {}: the command will wait behind them: {}{}",
+                    competitors.len(),
+                    crate::words::cpus_phrase(&cpus),
+                    named.join(", "),
+                    if rest > 0 { format!(" and {rest} more") } else { String::new() }
+                ),
+            };
             out.push(Finding::new(
                 Code::RtCompetitor,
                 Severity::Warning,
                 &cpus,
-                format!(
-                    "{} runnable at a real-time priority of at least {prio} and confined to {}: the command will wait behind {}: {}{}",
-                    if competitors.len() == 1 { "1 process is".to_string() } else { format!("{} processes are", competitors.len()) },
-                    crate::words::cpus_phrase(&cpus),
-                    if competitors.len() == 1 { "it" } else { "them" },
-                    named.join(", "),
-                    if rest > 0 { format!(" and {rest} more") } else { String::new() }
-                ),
+                message,
                 "choose other CPUs, or give the command a higher priority than the competitors",
             ));
         }

@@ -248,7 +248,7 @@ pub fn plan_text(req: &Request, plan: &Plan, findings: &[Finding]) -> String {
 /// it accepts (pinrun(1) FILES).
 pub fn policy_file_text(out: &crate::request::Output) -> String {
     match &out.config_file {
-        None => "policy file: none (PINRUN_CONFIG, ~/.config/pinrun/config.toml, /etc/pinrun.toml)\n".to_string(),
+        None => "policy file: none (pinrun(1) POLICY FILE)\n".to_string(),
         Some(p) => format!(
             "policy file: {} (allow: {}; strict: {})\n",
             p.display(),

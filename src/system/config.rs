@@ -79,6 +79,18 @@ pub fn candidates(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> Vec<PathB
 /// an error (`explicit`).
 pub fn read(candidates: &[PathBuf], explicit: bool) -> Result<Option<Loaded>, Error> {
     for path in candidates {
+        // A file in a directory this user cannot search (HOME left at
+        // /root after dropping privileges) is not this user's policy: only
+        // a file known to exist must be read.
+        if !explicit
+            && let Err(e) = std::fs::metadata(path)
+            && matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied
+            )
+        {
+            continue;
+        }
         let file = match std::fs::File::open(path) {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => continue,

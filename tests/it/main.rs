@@ -17,6 +17,7 @@ mod fixtures_plan;
 mod fuzz_trees;
 mod generated;
 mod golden_plans;
+mod habits;
 mod hostile_topology;
 mod import_graph;
 mod integration_ecosystem;
