@@ -215,7 +215,7 @@ fn peer_short_options_get_pinruns_option() {
 fn run_under(prefix: &[&str], script: &str, pinrun_bin: bool) -> String {
     let mut cmd = if pinrun_bin {
         let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("pinrun"));
-        c.args(prefix);
+        c.env("PINRUN_CONFIG", "").args(prefix);
         c
     } else {
         let mut c = std::process::Command::new(prefix[0]);
