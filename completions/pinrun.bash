@@ -30,31 +30,52 @@ _pinrun() {
             fi
             case "${prev}" in
                 --cpus)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --physcpubind)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --cpu-list)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 -C)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --node)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --cpunodebind)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 -N)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --cores)
@@ -70,27 +91,45 @@ _pinrun() {
                     return 0
                     ;;
                 --membind)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 -m)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --preferred)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --preferred-many)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --interleave)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --weighted-interleave)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --fifo)
@@ -149,7 +188,7 @@ _pinrun() {
                     return 0
                     ;;
                 --allow)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "all bind-* claim-* cpu-* cpufreq-* cpuidle-* deadline-* default-* env-* firmware-* irq-* isolated-* isolation-* isolcpus-* managed-* memory-* nice-* not-* numa-* partition-* rt-* sibling-* smt-* topology-* bind-low-memory claim-record-unusable claim-state-unusable cpu-claimed cpufreq-governor cpuidle-deep-states deadline-cannot-fork default-irq-affinity env-thread-binding firmware-data irq-on-cpu isolated-no-balancing isolation-not-applied isolcpus-unknown-flag managed-irq-on-cpu memory-partly-remote memory-remote nice-ignored not-isolated not-nohz-full not-rcu-nocbs numa-balancing partition-invalid rt-competitor rt-priority-99 rt-throttling sibling-not-isolated smt-siblings-shared topology-inconsistent" -- "${cur}"))
                     return 0
                     ;;
                 --generate)
@@ -170,4 +209,47 @@ if [[ "${BASH_VERSINFO[0]}" -eq 4 && "${BASH_VERSINFO[1]}" -ge 4 || "${BASH_VERS
     complete -F _pinrun -o nosort -o bashdefault -o default pinrun
 else
     complete -F _pinrun -o bashdefault -o default pinrun
+fi
+
+# pinrun: CPU and node numbers of this machine, and the command after --.
+_pinrun_ids() {
+    local list item a b
+    read -r list < "$1" 2>/dev/null || return 0
+    for item in ${list//,/ }; do
+        if [[ $item == *-* ]]; then
+            a=${item%-*} b=${item#*-}
+            while (( a <= b )); do echo "$a"; (( a++ )); done
+        else
+            echo "$item"
+        fi
+    done
+}
+_pinrun_live() {
+    local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}" i
+    for (( i = 1; i < COMP_CWORD; i++ )); do
+        if [[ ${COMP_WORDS[i]} == -- ]]; then
+            if (( i + 1 == COMP_CWORD )); then
+                COMPREPLY=( $(compgen -c -- "$cur") )
+            elif declare -F _command_offset >/dev/null; then
+                _command_offset $(( i + 1 ))
+            else
+                COMPREPLY=( $(compgen -f -- "$cur") )
+            fi
+            return 0
+        fi
+    done
+    case "$prev" in
+        --cpus|-C|-c|--physcpubind|--cpu-list)
+            COMPREPLY=( $(compgen -W "all $(_pinrun_ids /sys/devices/system/cpu/online)" -- "$cur") )
+            return 0 ;;
+        --node|--cpunodebind|-N|--membind|-m|--preferred|--preferred-many|--interleave|--weighted-interleave)
+            COMPREPLY=( $(compgen -W "all $(_pinrun_ids /sys/devices/system/node/online)" -- "$cur") )
+            return 0 ;;
+    esac
+    _pinrun "$@"
+}
+if [[ "${BASH_VERSINFO[0]}" -eq 4 && "${BASH_VERSINFO[1]}" -ge 4 || "${BASH_VERSINFO[0]}" -gt 4 ]]; then
+    complete -F _pinrun_live -o nosort -o bashdefault -o default pinrun
+else
+    complete -F _pinrun_live -o bashdefault -o default pinrun
 fi

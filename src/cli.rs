@@ -58,17 +58,17 @@ pub struct Cli {
     /// hex cpumask (0xff, 0xff,00000000). Every CPU must exist, be online
     /// and allowed by the cgroup cpuset. Aliases: -C, -c, --physcpubind
     /// (numactl), --cpu-list (taskset -c).
-    #[arg(long, short = 'C', short_alias = 'c', visible_aliases = ["physcpubind", "cpu-list"], value_name = "LIST", help_heading = "Placement")]
+    #[arg(long, short = 'C', short_alias = 'c', visible_aliases = ["physcpubind", "cpu-list"], value_name = "LIST", value_hint = clap::ValueHint::Other, help_heading = "Placement")]
     pub cpus: Option<String>,
 
     /// Take CPUs from these NUMA nodes (a node list such as 0 or 0,2).
-    #[arg(long, value_name = "NODES", help_heading = "Placement")]
+    #[arg(long, value_name = "NODES", value_hint = clap::ValueHint::Other, help_heading = "Placement")]
     pub node: Option<String>,
 
     /// Run on every allowed CPU of NODES, as numactl --cpunodebind (-N)
     /// does: the same as --node NODES alone, and therefore not combined
     /// with --cores, --cpus, --node or --isolated (which choose among them).
-    #[arg(long, short = 'N', value_name = "NODES", conflicts_with_all = ["node", "cores", "cpus", "isolated"], help_heading = "Placement")]
+    #[arg(long, short = 'N', value_name = "NODES", conflicts_with_all = ["node", "cores", "cpus", "isolated"], value_hint = clap::ValueHint::Other, help_heading = "Placement")]
     pub cpunodebind: Option<String>,
 
     /// Choose N whole physical cores (all SMT siblings allowed), one CPU (the
@@ -111,23 +111,23 @@ pub struct Cli {
     /// Allocate memory only on NODES (default: the nodes of the chosen CPUs).
     /// Write --membind=NODES, or put -- before the command, when COMMAND
     /// could be read as a node list.
-    #[arg(long, short = 'm', value_name = "NODES", num_args = 0..=1, default_missing_value = "", help_heading = "Memory policy")]
+    #[arg(long, short = 'm', value_name = "NODES", num_args = 0..=1, default_missing_value = "", value_hint = clap::ValueHint::Other, help_heading = "Memory policy")]
     pub membind: Option<String>,
 
     /// Prefer memory on NODE, falling back to others.
-    #[arg(long, value_name = "NODE", help_heading = "Memory policy")]
+    #[arg(long, value_name = "NODE", value_hint = clap::ValueHint::Other, help_heading = "Memory policy")]
     pub preferred: Option<u32>,
 
     /// Prefer memory on any of NODES (Linux 5.15+).
-    #[arg(long, value_name = "NODES", help_heading = "Memory policy")]
+    #[arg(long, value_name = "NODES", value_hint = clap::ValueHint::Other, help_heading = "Memory policy")]
     pub preferred_many: Option<String>,
 
     /// Interleave memory across NODES, or all nodes with memory.
-    #[arg(long, value_name = "NODES|all", help_heading = "Memory policy")]
+    #[arg(long, value_name = "NODES|all", value_hint = clap::ValueHint::Other, help_heading = "Memory policy")]
     pub interleave: Option<String>,
 
     /// Interleave by the kernel's per-node weights (Linux 6.9+).
-    #[arg(long, value_name = "NODES|all", help_heading = "Memory policy")]
+    #[arg(long, value_name = "NODES|all", value_hint = clap::ValueHint::Other, help_heading = "Memory policy")]
     pub weighted_interleave: Option<String>,
 
     /// Allocate on the node of the CPU that touches the memory.
@@ -218,8 +218,10 @@ pub struct Cli {
     pub emit: Option<Emit>,
 
     /// Machine-readable output: one JSON object on stdout (errors too, as
-    /// {"error": {...}}); with --dry-run, --check or --show.
-    #[arg(long, requires = "mode", help_heading = "Modes")]
+    /// {"error": {...}}); with --dry-run, --check or --show. Refused, with
+    /// the reason, with --emit (its output is unit directives) and with a
+    /// launch (stdout belongs to the command).
+    #[arg(long, help_heading = "Modes")]
     pub json: bool,
 
     /// Read sysfs, procfs and cgroupfs below DIR (a machine dump), or from
@@ -246,6 +248,8 @@ pub struct Cli {
         long,
         value_name = "CODES",
         value_delimiter = ',',
+        value_parser = AllowWords,
+        hide_possible_values = true,
         help_heading = "Output"
     )]
     pub allow: Vec<String>,
@@ -275,15 +279,55 @@ fn bad(code: ErrorCode, option: &str, what: impl std::fmt::Display) -> Error {
 
 const LIST_HINT: &str = "lists look like 0-3,8 (ranges), 0-14:2 (stride), 0-15:2/4 (used/group) or 0xff (mask); see CPU LISTS in pinrun(1)";
 
+/// `--allow`'s value parser: takes any word (validated by
+/// [`Code::matching`] in [`Cli::into_request`], with pinrun's own error),
+/// and offers the codes, their families and `all` to shell completion.
+#[derive(Clone, Copy, Debug)]
+pub struct AllowWords;
+
+impl clap::builder::TypedValueParser for AllowWords {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        _cmd: &clap::Command,
+        _arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> std::result::Result<String, clap::Error> {
+        Ok(value.to_string_lossy().into_owned())
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        let names = Code::sorted_names();
+        let families: std::collections::BTreeSet<String> = names
+            .iter()
+            .filter_map(|c| c.split_once('-').map(|(first, _)| format!("{first}-*")))
+            .collect();
+        let words: Vec<String> = std::iter::once("all".to_string())
+            .chain(families)
+            .chain(names.iter().map(|c| c.to_string()))
+            .collect();
+        Some(Box::new(
+            words.into_iter().map(clap::builder::PossibleValue::new),
+        ))
+    }
+}
+
 /// pinrun's option for a short option of numactl, taskset or chrt that
 /// pinrun does not take (`-p`, `-l`, …): the hint of the usage error, so
 /// that `pinrun -l ./app` is not told to pass `-l` as a command.
 pub fn peer_option_hint(arg: &str) -> Option<&'static str> {
     Some(match arg {
-        "-p" => "numactl -p NODE is --preferred NODE; taskset -p and chrt -p change a running process, which pinrun does not do (it starts COMMAND)",
+        "-p" => {
+            "numactl -p NODE is --preferred NODE; taskset -p and chrt -p change a running process, which pinrun does not do (it starts COMMAND)"
+        }
         "-i" => "numactl -i NODES is --interleave NODES; chrt -i is --idle",
         "-l" => "numactl -l is --localalloc",
-        "-a" => "taskset -a and chrt -a act on every thread of a running process; pinrun starts COMMAND, whose threads inherit its placement",
+        "-a" => {
+            "taskset -a and chrt -a act on every thread of a running process; pinrun starts COMMAND, whose threads inherit its placement"
+        }
         "-b" => "chrt -b is --batch",
         "-o" => "chrt -o is --other",
         "-d" => "chrt -d is --deadline (with --sched-runtime T; T takes a unit: 500us)",
@@ -466,6 +510,22 @@ impl Cli {
         } else {
             Mode::Run
         };
+        if self.json {
+            let why = match mode {
+                Mode::Emit => Some((
+                    "--emit prints unit directives, not JSON",
+                    "the plan as JSON is --dry-run --json with the same options",
+                )),
+                Mode::Run => Some((
+                    "a launch prints nothing to parse: after exec, standard output is the command's",
+                    "the plan it would apply is --dry-run --json with the same options; --check --json its findings",
+                )),
+                _ => None,
+            };
+            if let Some((what, hint)) = why {
+                return Err(Error::new(ErrorCode::Usage, format!("--json: {what}")).hint(hint));
+            }
+        }
         if mode == Mode::Run && self.sysroot.is_some() {
             return Err(Error::new(
                 ErrorCode::SysrootNeedsMode,

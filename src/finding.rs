@@ -352,7 +352,10 @@ mod tests {
 
     #[test]
     fn allow_words_name_codes_families_and_all() {
-        assert_eq!(Code::matching("rt-throttling"), Some(vec![Code::RtThrottling]));
+        assert_eq!(
+            Code::matching("rt-throttling"),
+            Some(vec![Code::RtThrottling])
+        );
         assert_eq!(
             Code::matching("irq-*"),
             Some(vec![Code::IrqOnCpu]),
@@ -362,7 +365,10 @@ mod tests {
             Code::matching("claim-*"),
             Some(vec![Code::ClaimRecordUnusable, Code::ClaimStateUnusable])
         );
-        assert_eq!(Code::matching("all").map(|v| v.len()), Some(Code::ALL.len()));
+        assert_eq!(
+            Code::matching("all").map(|v| v.len()),
+            Some(Code::ALL.len())
+        );
         assert_eq!(Code::matching("*").map(|v| v.len()), Some(Code::ALL.len()));
         assert_eq!(Code::matching("nosuch-*"), None);
         assert_eq!(Code::matching("irq*cpu"), None);

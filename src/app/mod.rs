@@ -53,7 +53,15 @@ fn generate(what: Generate) -> ExitCode {
     if let Some(shell) = shell {
         clap_complete::generate(shell, &mut cmd, "pinrun", &mut buf);
     }
-    match print_out(&String::from_utf8_lossy(&buf)) {
+    let generated = String::from_utf8_lossy(&buf);
+    // Live CPU and node numbers, and the command after --.
+    let text = match what {
+        Generate::Man => generated.into_owned(),
+        Generate::Bash => format!("{generated}{}", crate::completion::bash()),
+        Generate::Zsh => crate::completion::zsh_patch(&generated),
+        Generate::Fish => format!("{generated}{}", crate::completion::fish()),
+    };
+    match print_out(&text) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             print_error(&e, false);
@@ -338,7 +346,10 @@ fn with_policy_file(mut req: Request) -> Result<Request, Error> {
     req.output.allow.dedup();
     req.output.strict |= loaded.config.strict;
     if req.claims.state_dir.is_none() {
-        req.claims.state_dir = loaded.config.state_dir.filter(|d| !d.as_os_str().is_empty());
+        req.claims.state_dir = loaded
+            .config
+            .state_dir
+            .filter(|d| !d.as_os_str().is_empty());
     }
     req.output.config_file = Some(loaded.path);
     Ok(req)

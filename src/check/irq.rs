@@ -216,14 +216,22 @@ fn irqs_message(managed: bool, irqs: &[IrqDetail], cpus: &CpuSet) -> String {
     };
     let where_ = cpus_phrase(cpus);
     if fired.is_empty() {
-        let named: Vec<String> = irqs.iter().take(NAMED).map(|d| format!("{} {}", d.irq, d.name)).collect();
+        let named: Vec<String> = irqs
+            .iter()
+            .take(NAMED)
+            .map(|d| format!("{} {}", d.irq, d.name))
+            .collect();
         let rest = irqs.len().saturating_sub(NAMED);
         return format!(
             "{} {kind}IRQ{} routed to {where_}{by} but never fired there so far: {}{}",
             irqs.len(),
             if irqs.len() == 1 { " is" } else { "s are" },
             named.join(", "),
-            if rest > 0 { format!(" and {rest} more") } else { String::new() }
+            if rest > 0 {
+                format!(" and {rest} more")
+            } else {
+                String::new()
+            }
         );
     }
     let named: Vec<String> = fired.iter().take(NAMED).map(|d| one(d)).collect();
@@ -237,7 +245,11 @@ fn irqs_message(managed: bool, irqs: &[IrqDetail], cpus: &CpuSet) -> String {
         if unknown { "may have fired" } else { "fired" },
         if unknown { "+?" } else { "" },
         named.join(", "),
-        if rest > 0 { format!(" and {rest} more") } else { String::new() },
+        if rest > 0 {
+            format!(" and {rest} more")
+        } else {
+            String::new()
+        },
         if idle > 0 {
             format!("; {idle} more routed there never fired")
         } else {

@@ -53,7 +53,12 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
             let named: Vec<String> = competitors
                 .iter()
                 .take(3)
-                .map(|t| format!("{} ({}, priority {}, {})", t.pid, t.comm, t.priority, t.cpus))
+                .map(|t| {
+                    format!(
+                        "{} ({}, priority {}, {})",
+                        t.pid, t.comm, t.priority, t.cpus
+                    )
+                })
                 .collect();
             let rest = competitors.len().saturating_sub(3);
             let message = match competitors.as_slice() {
@@ -69,7 +74,11 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
                     competitors.len(),
                     crate::words::cpus_phrase(&cpus),
                     named.join(", "),
-                    if rest > 0 { format!(" and {rest} more") } else { String::new() }
+                    if rest > 0 {
+                        format!(" and {rest} more")
+                    } else {
+                        String::new()
+                    }
                 ),
             };
             out.push(Finding::new(

@@ -112,7 +112,11 @@ pub fn severity_counts(findings: &[Finding]) -> String {
                 format!(
                     "{n} {}{}",
                     sev.as_str(),
-                    if n > 1 && sev != Severity::Info { "s" } else { "" }
+                    if n > 1 && sev != Severity::Info {
+                        "s"
+                    } else {
+                        ""
+                    }
                 )
             })
         })
@@ -255,7 +259,11 @@ pub fn policy_file_text(out: &crate::request::Output) -> String {
             if out.allow.is_empty() {
                 "none".to_string()
             } else {
-                out.allow.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(",")
+                out.allow
+                    .iter()
+                    .map(|c| c.as_str())
+                    .collect::<Vec<_>>()
+                    .join(",")
             },
             if out.strict { "yes" } else { "no" }
         ),

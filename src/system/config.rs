@@ -186,8 +186,10 @@ mod tests {
 
     #[test]
     fn keys_parse_and_unknown_keys_name_their_line() {
-        let c = parse("allow = [\"irq-*\", \"rt-throttling\"]\nstrict = true\nstate_dir = \"/run/x\"\n")
-            .unwrap();
+        let c = parse(
+            "allow = [\"irq-*\", \"rt-throttling\"]\nstrict = true\nstate_dir = \"/run/x\"\n",
+        )
+        .unwrap();
         assert_eq!(c.allow, vec!["irq-*", "rt-throttling"]);
         assert!(c.strict);
         assert_eq!(c.state_dir, Some(PathBuf::from("/run/x")));

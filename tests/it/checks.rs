@@ -711,7 +711,9 @@ fn irq_counts_when_affinity_files_are_missing() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(125));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("\"rt-throtling\" names no finding code"));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("\"rt-throtling\" names no finding code")
+    );
 }
 
 /// `--dry-run --strict` says whether the launch would be refused.

@@ -78,28 +78,38 @@ fn irq_severity_follows_the_counts_in_proc_interrupts() {
         .copied()
         .filter(|n| counts.get(n).copied().unwrap_or(0) > 0)
         .collect();
-    let want = if fired.is_empty() { "notice" } else { "warning" };
+    let want = if fired.is_empty() {
+        "notice"
+    } else {
+        "warning"
+    };
     assert_eq!(irq[0]["severity"], want, "fired: {fired:?}");
     // Most active first, each with its count on CPU 11.
     let details = irq[0]["irq_details"].as_array().unwrap();
     let got: Vec<(u32, u64)> = details
         .iter()
-        .map(|d| (d["irq"].as_u64().unwrap() as u32, d["count"].as_u64().unwrap()))
+        .map(|d| {
+            (
+                d["irq"].as_u64().unwrap() as u32,
+                d["count"].as_u64().unwrap(),
+            )
+        })
         .collect();
     let mut want_order: Vec<(u32, u64)> = listed.iter().map(|n| (*n, counts[n])).collect();
     want_order.sort_by_key(|(n, c)| (std::cmp::Reverse(*c), *n));
     assert_eq!(got, want_order);
-    for code in ["not-isolated"] {
-        let x: Vec<&Value> = f.iter().filter(|x| x["code"] == code).collect();
-        assert_eq!(x.len(), 1, "{code}");
-        assert_eq!(x[0]["severity"], "notice", "{code}");
-    }
+    let x: Vec<&Value> = f.iter().filter(|x| x["code"] == "not-isolated").collect();
+    assert_eq!(x.len(), 1);
+    assert_eq!(x[0]["severity"], "notice");
     // The text form: one line per finding, then the count line.
     let text = at(&m, &["--check", "--cpus", "11"]);
     assert_eq!(text.status.code(), out.status.code());
     let stdout = String::from_utf8_lossy(&text.stdout);
     assert_eq!(stdout.lines().count(), f.len() + 1, "{stdout}");
-    assert!(stdout.lines().last().unwrap().contains("--check -v"), "{stdout}");
+    assert!(
+        stdout.lines().last().unwrap().contains("--check -v"),
+        "{stdout}"
+    );
 }
 
 /// `--quiet` silences `--check` too; the exit status still says.
@@ -117,7 +127,10 @@ fn check_quiet_prints_nothing_and_keeps_the_status() {
 #[test]
 fn allow_takes_families_and_all() {
     let m = machine("nto/bare-metal-worker1.internal");
-    let fam = at(&m, &["--check", "--json", "--cpus", "11", "--allow", "irq-*"]);
+    let fam = at(
+        &m,
+        &["--check", "--json", "--cpus", "11", "--allow", "irq-*"],
+    );
     let f = findings_of(&fam);
     let irq: Vec<&Value> = f.iter().filter(|x| x["code"] == "irq-on-cpu").collect();
     assert_eq!(irq[0]["severity"], "info");
@@ -166,7 +179,10 @@ fn policy_file_is_honoured_shown_and_never_ignored() {
         .unwrap();
     assert_status(&out, 125);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("bad.toml: line 3:") && err.contains("alow"), "{err}");
+    assert!(
+        err.contains("bad.toml: line 3:") && err.contains("alow"),
+        "{err}"
+    );
     let out = pinrun()
         .env("PINRUN_CONFIG", dir.path().join("missing.toml"))
         .args(["--sysroot"])
@@ -202,11 +218,18 @@ fn policy_file_is_honoured_shown_and_never_ignored() {
 /// not "use '-- -p'" (which would run -p as the command).
 #[test]
 fn peer_short_options_get_pinruns_option() {
-    for (arg, want) in [("-p", "--preferred"), ("-l", "--localalloc"), ("-b", "--batch")] {
+    for (arg, want) in [
+        ("-p", "--preferred"),
+        ("-l", "--localalloc"),
+        ("-b", "--batch"),
+    ] {
         let out = pinrun().args([arg, "0", "true"]).output().unwrap();
         assert_status(&out, 125);
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains(want) && !err.contains("use '--"), "{arg}: {err}");
+        assert!(
+            err.contains(want) && !err.contains("use '--"),
+            "{arg}: {err}"
+        );
     }
 }
 
@@ -223,7 +246,11 @@ fn run_under(prefix: &[&str], script: &str, pinrun_bin: bool) -> String {
         c
     };
     let out = cmd.args(["sh", "-c", script]).output().unwrap();
-    assert!(out.status.success(), "{prefix:?}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{prefix:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
@@ -234,20 +261,40 @@ fn cpu_aliases_match_taskset_and_numactl() {
     let script = "grep Cpus_allowed_list /proc/self/status";
     let cpu = "0";
     let want = run_under(&["taskset", "-c", cpu], script, false);
-    for alias in [["-c", cpu], ["-C", cpu], ["--cpu-list", cpu], ["--physcpubind", cpu]] {
+    for alias in [
+        ["-c", cpu],
+        ["-C", cpu],
+        ["--cpu-list", cpu],
+        ["--physcpubind", cpu],
+    ] {
         let mut args = vec!["-q"];
         args.extend(alias);
         args.push("--");
         assert_eq!(run_under(&args, script, true), want, "{alias:?}");
     }
-    if std::process::Command::new("numactl").arg("--version").output().is_err() {
+    if std::process::Command::new("numactl")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
         skip("numactl is not installed (apt-get install numactl)");
         return;
     }
     let want = run_under(&["numactl", "--physcpubind", cpu], script, false);
-    assert_eq!(run_under(&["-q", "--physcpubind", cpu, "--"], script, true), want);
-    let want = run_under(&["numactl", "--cpunodebind", "0", "--membind", "0"], "grep -E 'Cpus_allowed_list|Mems_allowed_list' /proc/self/status; grep -m1 -o 'bind:[0-9,-]*' /proc/self/numa_maps", false);
-    let got = run_under(&["-q", "-N", "0", "-m", "0", "--"], "grep -E 'Cpus_allowed_list|Mems_allowed_list' /proc/self/status; grep -m1 -o 'bind:[0-9,-]*' /proc/self/numa_maps", true);
+    assert_eq!(
+        run_under(&["-q", "--physcpubind", cpu, "--"], script, true),
+        want
+    );
+    let want = run_under(
+        &["numactl", "--cpunodebind", "0", "--membind", "0"],
+        "grep -E 'Cpus_allowed_list|Mems_allowed_list' /proc/self/status; grep -m1 -o 'bind:[0-9,-]*' /proc/self/numa_maps",
+        false,
+    );
+    let got = run_under(
+        &["-q", "-N", "0", "-m", "0", "--"],
+        "grep -E 'Cpus_allowed_list|Mems_allowed_list' /proc/self/status; grep -m1 -o 'bind:[0-9,-]*' /proc/self/numa_maps",
+        true,
+    );
     assert_eq!(got, want);
 }
 
@@ -261,7 +308,10 @@ fn sched_aliases_match_chrt() {
     }
     let script = "chrt -p $$ | sed 's/pid [0-9]*/pid PID/'";
     let want = run_under(&["chrt", "-f", "-R", "10"], script, false);
-    assert_eq!(run_under(&["-q", "-f", "10", "-R", "--"], script, true), want);
+    assert_eq!(
+        run_under(&["-q", "-f", "10", "-R", "--"], script, true),
+        want
+    );
     let want = run_under(&["chrt", "-r", "5"], script, false);
     assert_eq!(run_under(&["-q", "-r", "5", "--"], script, true), want);
 }
@@ -286,7 +336,39 @@ fn live_rt_launch_says_at_most_five_lines() {
     let lines: Vec<&str> = err.lines().collect();
     for (i, l) in lines.iter().enumerate() {
         if l.starts_with("pinrun: warning:") {
-            assert!(lines.get(i + 1).is_some_and(|h| h.trim_start().starts_with("hint:")), "{err}");
+            assert!(
+                lines
+                    .get(i + 1)
+                    .is_some_and(|h| h.trim_start().starts_with("hint:")),
+                "{err}"
+            );
         }
+    }
+}
+
+/// `--json` works in every printing mode and is refused, with the reason,
+/// where it cannot: `--emit` and a launch (exit 125, the error as JSON).
+#[test]
+fn json_is_refused_with_a_reason_where_it_cannot_apply() {
+    for (args, why) in [
+        (
+            &["--json", "--emit", "systemd", "--cpus", "0"][..],
+            "--emit prints unit directives",
+        ),
+        (
+            &["--json", "--cpus", "0", "true"][..],
+            "a launch prints nothing to parse",
+        ),
+    ] {
+        let out = pinrun().args(args).output().unwrap();
+        assert_status(&out, 125);
+        let v: Value = serde_json::from_slice(&out.stdout).expect("the error as JSON");
+        assert!(v["error"]["message"].as_str().unwrap().contains(why), "{v}");
+        assert!(
+            v["error"]["hint"]
+                .as_str()
+                .unwrap()
+                .contains("--dry-run --json")
+        );
     }
 }

@@ -260,7 +260,11 @@ fn irq_findings(root: &Path, args: &[&str]) -> Vec<(String, Vec<u32>, String)> {
                     format!(
                         "{}|{}|{} = {}|{}|{}",
                         d["name"].as_str().unwrap(),
-                        ids(&d["cpus"]).iter().map(u32::to_string).collect::<Vec<_>>().join(","),
+                        ids(&d["cpus"])
+                            .iter()
+                            .map(u32::to_string)
+                            .collect::<Vec<_>>()
+                            .join(","),
                         d["source"].as_str().unwrap(),
                         d["affinity"].as_str().unwrap(),
                         d["count"],
@@ -328,9 +332,8 @@ fn sysfs_irq_edge_cases() {
     );
     assert!(msg(18).starts_with("18-fasteoi|"), "{}", msg(18));
     assert!(
-        msg(19).ends_with(
-            "|CPUs with interrupt counts; no readable affinity in /proc/irq/N = 2|9|"
-        ),
+        msg(19)
+            .ends_with("|CPUs with interrupt counts; no readable affinity in /proc/irq/N = 2|9|"),
         "{}",
         msg(19)
     );

@@ -11,6 +11,7 @@ mod common;
 
 mod checks;
 mod claims;
+mod completions;
 mod damaged_sysfs;
 mod dump;
 mod fixtures_plan;
