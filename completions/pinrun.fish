@@ -2,7 +2,7 @@ complete -c pinrun -s C -l cpus -l physcpubind -l cpu-list -d 'Run on exactly th
 complete -c pinrun -l node -d 'Take CPUs from these NUMA nodes (a node list such as 0 or 0,2)' -r -f
 complete -c pinrun -s N -l cpunodebind -d 'Run on every allowed CPU of NODES, as numactl --cpunodebind (-N) does: the same as --node NODES alone, and therefore not combined with --cores, --cpus, --node or --isolated (which choose among them)' -r -f
 complete -c pinrun -l cores -d 'Choose N whole physical cores (all SMT siblings allowed), one CPU (the lowest-numbered thread) of each' -r
-complete -c pinrun -l wait -d 'Wait for claimed cores to become free instead of refusing, printing what it waits for; without DURATION as long as it takes (--wait=30s; units ns, us, ms, s)' -r
+complete -c pinrun -l wait -d 'Wait for claimed cores to become free instead of refusing, printing what it waits for; without DURATION as long as it takes (--wait=30s; units ns, us, ms, s, m, h)' -r
 complete -c pinrun -l state-dir -d 'Directory of the claim records (default /run/pinrun, created with mode 1777 like /tmp)' -r -F
 complete -c pinrun -s m -l membind -d 'Allocate memory only on NODES (default: the nodes of the chosen CPUs). Write --membind=NODES, or put -- before the command, when COMMAND could be read as a node list' -r -f
 complete -c pinrun -l preferred -d 'Prefer memory on NODE, falling back to others' -r -f
@@ -11,7 +11,7 @@ complete -c pinrun -l interleave -d 'Interleave memory across NODES, or all node
 complete -c pinrun -l weighted-interleave -d 'Interleave by the kernel\'s per-node weights (Linux 6.9+)' -r -f
 complete -c pinrun -s f -l fifo -d 'SCHED_FIFO with priority PRIO (1-99)' -r
 complete -c pinrun -s r -l rr -d 'SCHED_RR with priority PRIO (1-99)' -r
-complete -c pinrun -l sched-runtime -d 'Deadline runtime T, with a unit: ns, us, ms or s' -r
+complete -c pinrun -l sched-runtime -d 'Deadline runtime T, with a unit: ns, us, ms, s, m or h' -r
 complete -c pinrun -l sched-deadline -d 'Deadline relative deadline T (default: the period)' -r
 complete -c pinrun -l sched-period -d 'Deadline period T (default: the deadline)' -r
 complete -c pinrun -l nice -d 'Nice value N (-20..19); default: keep the current one' -r
@@ -77,7 +77,7 @@ zsh\t'zsh completion (completions/_pinrun)'
 fish\t'fish completion (completions/pinrun.fish)'"
 complete -c pinrun -l smt -d 'With --cores, use every SMT thread of each chosen core'
 complete -c pinrun -l isolated -d 'Choose only isolated CPUs (isolcpus=, cgroup v2 isolated partitions); with --cpus, refuse if any is not isolated'
-complete -c pinrun -l exclusive -d 'Claim the chosen cores (every SMT sibling of each) while COMMAND lives: other pinrun launches skip them (--cores), refuse them (--cpus) or warn. Choosing and claiming are one atomic step (a lock on the state directory); see CLAIMS below'
+complete -c pinrun -l exclusive -d 'Claim the chosen cores (every SMT sibling of each) while COMMAND lives: other pinrun launches skip them (--cores), refuse them (--cpus) or warn. Choosing and claiming are one atomic step (a lock on the state directory); see CLAIMS in pinrun(1)'
 complete -c pinrun -l localalloc -d 'Allocate on the node of the CPU that touches the memory'
 complete -c pinrun -l other -d 'SCHED_OTHER (the default time-sharing policy)'
 complete -c pinrun -l batch -d 'SCHED_BATCH'

@@ -88,13 +88,13 @@ pub struct Cli {
     /// Claim the chosen cores (every SMT sibling of each) while COMMAND
     /// lives: other pinrun launches skip them (--cores), refuse them
     /// (--cpus) or warn. Choosing and claiming are one atomic step (a lock
-    /// on the state directory); see CLAIMS below.
+    /// on the state directory); see CLAIMS in pinrun(1).
     #[arg(long, help_heading = "Claims")]
     pub exclusive: bool,
 
     /// Wait for claimed cores to become free instead of refusing, printing
     /// what it waits for; without DURATION as long as it takes
-    /// (--wait=30s; units ns, us, ms, s).
+    /// (--wait=30s; units ns, us, ms, s, m, h).
     #[arg(long, value_name = "DURATION", num_args = 0..=1, require_equals = true, default_missing_value = "", help_heading = "Claims")]
     pub wait: Option<String>,
 
@@ -159,7 +159,7 @@ pub struct Cli {
     #[arg(long, requires = "sched_runtime", help_heading = "Scheduling")]
     pub deadline: bool,
 
-    /// Deadline runtime T, with a unit: ns, us, ms or s.
+    /// Deadline runtime T, with a unit: ns, us, ms, s, m or h.
     #[arg(
         long,
         value_name = "T",

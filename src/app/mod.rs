@@ -31,7 +31,23 @@ fn render_man(cmd: clap::Command, out: &mut dyn Write) -> std::io::Result<()> {
     man.render_name_section(out)?;
     man.render_synopsis_section(out)?;
     man.render_description_section(out)?;
-    man.render_options_section(out)?;
+    // clap_mangen gives each help heading an .SH of its own (PLACEMENT,
+    // CLAIMS, SCHEDULING), which the hand-written sections also are: the
+    // headings become subsections of OPTIONS, so each section name is
+    // used once.
+    let mut options = Vec::new();
+    man.render_options_section(&mut options)?;
+    let options = String::from_utf8_lossy(&options);
+    let mut first = true;
+    for line in options.split_inclusive('\n') {
+        match line.strip_prefix(".SH ") {
+            Some(rest) if !first => out.write_all(format!(".SS {rest}").as_bytes())?,
+            _ => out.write_all(line.as_bytes())?,
+        }
+        if line.starts_with(".SH ") {
+            first = false;
+        }
+    }
     out.write_all(crate::manual::sections().as_bytes())?;
     man.render_version_section(out)
 }

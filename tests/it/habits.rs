@@ -372,3 +372,32 @@ fn json_is_refused_with_a_reason_where_it_cannot_apply() {
         );
     }
 }
+
+/// Small texts: each pinrun(1) section name once; `--help` names where
+/// CLAIMS is and every duration unit the parser takes; a missing path is
+/// not told to "give a path"; taskset's `MASK COMMAND` form is recognised.
+#[test]
+fn small_texts_say_what_is_true() {
+    let man = pinrun().args(["--generate", "man"]).output().unwrap();
+    let man = String::from_utf8_lossy(&man.stdout);
+    let mut sections: Vec<&str> = man.lines().filter_map(|l| l.strip_prefix(".SH ")).collect();
+    let n = sections.len();
+    sections.sort_unstable();
+    sections.dedup();
+    assert_eq!(sections.len(), n, "a section name twice: {sections:?}");
+    let help = pinrun().arg("--help").output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(!help.contains("CLAIMS below") && help.contains("CLAIMS in pinrun(1)"));
+    // parse_duration takes m and h (test cli::tests::durations).
+    assert!(help.contains("ns, us, ms, s, m, h"), "{help}");
+    let out = pinrun().args(["./nosuch-pinrun-test"]).output().unwrap();
+    assert_status(&out, 127);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("check the path") && !err.contains("give a path"),
+        "{err}"
+    );
+    let out = pinrun().args(["0x3", "true"]).output().unwrap();
+    assert_status(&out, 127);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("pinrun --cpus 0x3 -- COMMAND"));
+}
