@@ -77,6 +77,7 @@ zsh\t'zsh completion (completions/_pinrun)'
 fish\t'fish completion (completions/pinrun.fish)'"
 complete -c pinrun -l smt -d 'With --cores, use every SMT thread of each chosen core'
 complete -c pinrun -l isolated -d 'Choose only isolated CPUs (isolcpus=, cgroup v2 isolated partitions); with --cpus, refuse if any is not isolated'
+complete -c pinrun -l housekeeping -d 'Choose only housekeeping CPUs: allowed CPUs that are neither isolated nor nohz_full (the kernel\'s domain and tick housekeeping), the opposite of --isolated; with --cpus, refuse any that is not'
 complete -c pinrun -l exclusive -d 'Claim the chosen cores (every SMT sibling of each) while COMMAND lives: other pinrun launches skip them (--cores), refuse them (--cpus) or warn. Choosing and claiming are one atomic step (a lock on the state directory); see CLAIMS in pinrun(1)'
 complete -c pinrun -l localalloc -d 'Allocate on the node of the CPU that touches the memory'
 complete -c pinrun -l other -d 'SCHED_OTHER (the default time-sharing policy)'

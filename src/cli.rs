@@ -85,6 +85,12 @@ pub struct Cli {
     #[arg(long, help_heading = "Placement")]
     pub isolated: bool,
 
+    /// Choose only housekeeping CPUs: allowed CPUs that are neither
+    /// isolated nor nohz_full (the kernel's domain and tick housekeeping),
+    /// the opposite of --isolated; with --cpus, refuse any that is not.
+    #[arg(long, conflicts_with_all = ["isolated", "cpunodebind"], help_heading = "Placement")]
+    pub housekeeping: bool,
+
     /// Claim the chosen cores (every SMT sibling of each) while COMMAND
     /// lives: other pinrun launches skip them (--cores), refuse them
     /// (--cpus) or warn. Choosing and claiming are one atomic step (a lock
@@ -601,6 +607,7 @@ impl Cli {
             cores: self.cores,
             smt: self.smt,
             isolated: self.isolated,
+            housekeeping: self.housekeeping,
         };
         if self.exclusive && !placement.is_requested() {
             return Err(Error::new(

@@ -128,6 +128,9 @@ error_codes! {
     NoCpusAllowed = "no-cpus-allowed",
     /// `--isolated` and no isolated CPU is a candidate.
     NoIsolatedCpus = "no-isolated-cpus",
+    /// `--housekeeping` with a `--cpus` CPU that is isolated or nohz_full,
+    /// or no housekeeping CPU among the candidates.
+    NotHousekeeping = "not-housekeeping",
     /// A node option on a machine without NUMA nodes.
     NoNuma = "no-numa",
     /// A node or its CPUs outside what this process may use.

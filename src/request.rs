@@ -20,12 +20,19 @@ pub struct Placement {
     pub smt: bool,
     /// `--isolated`: isolated CPUs only.
     pub isolated: bool,
+    /// `--housekeeping`: housekeeping CPUs only (neither isolated nor
+    /// nohz_full), the opposite of `--isolated`.
+    pub housekeeping: bool,
 }
 
 impl Placement {
     /// Whether any placement option was given.
     pub fn is_requested(&self) -> bool {
-        self.cpus.is_some() || self.nodes.is_some() || self.cores.is_some() || self.isolated
+        self.cpus.is_some()
+            || self.nodes.is_some()
+            || self.cores.is_some()
+            || self.isolated
+            || self.housekeeping
     }
 }
 

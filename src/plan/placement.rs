@@ -206,6 +206,12 @@ pub(super) struct Placed {
     pub reasons: Vec<String>,
 }
 
+/// The housekeeping CPUs: allowed, neither isolated (domain housekeeping)
+/// nor nohz_full (tick housekeeping; `kernel/sched/isolation.c`).
+fn housekeeping(sys: &SystemState) -> CpuSet {
+    sys.allowed.difference(&sys.isolated.union(&sys.nohz_full))
+}
+
 pub(super) fn place(sys: &SystemState, p: &Placement, claims: &Claims) -> Result<Placed> {
     let mut reasons = vec![format!(
         "allowed CPUs: {} (online {}, limited by {})",
@@ -224,6 +230,24 @@ pub(super) fn place(sys: &SystemState, p: &Placement, claims: &Claims) -> Result
                     format!("--isolated: {} not isolated (isolated CPUs: {})", cpus_phrase(&not_iso), or_none(&sys.isolated)),
                 )
                 .hint("isolate them at boot (isolcpus=domain,managed_irq,LIST nohz_full=LIST) or with a cgroup v2 isolated partition"));
+            }
+        }
+        if p.housekeeping {
+            let busy = cpus.intersection(&sys.isolated.union(&sys.nohz_full));
+            if !busy.is_empty() {
+                return Err(Error::new(
+                    ErrorCode::NotHousekeeping,
+                    format!(
+                        "--housekeeping: {} isolated or nohz_full (isolated: {}, nohz_full: {})",
+                        cpus_phrase(&busy),
+                        or_none(&sys.isolated),
+                        or_none(&sys.nohz_full)
+                    ),
+                )
+                .hint(format!(
+                    "choose among the housekeeping CPUs {}, or drop --housekeeping",
+                    or_none(&housekeeping(sys))
+                )));
             }
         }
         if let (Some(nodes), Some(ncpus)) = (&p.nodes, &node_set) {
@@ -274,6 +298,23 @@ pub(super) fn place(sys: &SystemState, p: &Placement, claims: &Claims) -> Result
                 .hint("isolate CPUs at boot (isolcpus=domain,managed_irq,LIST nohz_full=LIST rcu_nocbs=LIST) or with a cgroup v2 isolated partition"));
             }
             reasons.push(format!("isolated candidates: {c}"));
+        }
+        if p.housekeeping {
+            c = c.intersection(&housekeeping(sys));
+            if c.is_empty() {
+                return Err(Error::new(
+                    ErrorCode::NotHousekeeping,
+                    format!(
+                        "--housekeeping: every candidate CPU is isolated or nohz_full (isolated: {}, nohz_full: {})",
+                        or_none(&sys.isolated),
+                        or_none(&sys.nohz_full)
+                    ),
+                )
+                .hint("widen the candidates (--node, the cgroup cpuset), or drop --housekeeping"));
+            }
+            reasons.push(format!(
+                "housekeeping candidates (neither isolated nor nohz_full): {c}"
+            ));
         }
         if c.is_empty() {
             return Err(Error::new(

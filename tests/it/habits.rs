@@ -401,3 +401,22 @@ fn small_texts_say_what_is_true() {
     assert_status(&out, 127);
     assert!(String::from_utf8_lossy(&out.stderr).contains("pinrun --cpus 0x3 -- COMMAND"));
 }
+
+/// `--housekeeping` on nto/bare-metal-worker1 (isolcpus=managed_irq,0-4,11-79
+/// nohz_full=0-4,11-79): the CPUs tuned computed for the same machine in
+/// its command line, tuned.non_isolcpus=000007e0 (and
+/// systemd.cpu_affinity=5,6,7,8,9,10): 5-10.
+#[test]
+fn housekeeping_is_what_tuned_says_is_not_isolated() {
+    let v = dry_json(
+        "nto/bare-metal-worker1.internal",
+        &["--dry-run", "--housekeeping"],
+    );
+    assert_eq!(v["cpulist"], "5-10");
+    let out = at(
+        machine("nto/bare-metal-worker1.internal"),
+        &["--dry-run", "--housekeeping", "--cpus", "4-5"],
+    );
+    assert_status(&out, 125);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--housekeeping: CPU 4 is"));
+}
