@@ -1,5 +1,5 @@
-complete -c pinrun -s C -l cpus -l physcpubind -l cpu-list -d 'Run on exactly these CPUs: a cpulist (0-3,8,0-14:2,0-15:2/4) or a hex cpumask (0xff, 0xff,00000000). Every CPU must exist, be online and allowed by the cgroup cpuset. Aliases: -C, -c, --physcpubind (numactl), --cpu-list (taskset -c)' -r -f
-complete -c pinrun -l node -d 'Take CPUs from these NUMA nodes (a node list such as 0 or 0,2)' -r -f
+complete -c pinrun -s C -l cpus -l physcpubind -l cpu-list -d 'Run on exactly these CPUs: a cpulist (0-3,8,0-14:2,0-15:2/4) or a hex cpumask (0xff, 0xff,00000000). Every CPU must exist, be online and allowed by the cgroup cpuset; all, !LIST (all but) and +LIST (indices among the allowed) as numactl. Aliases: -C, -c, --physcpubind (numactl), --cpu-list (taskset -c)' -r -f
+complete -c pinrun -l node -d 'Take CPUs from these NUMA nodes (a node list such as 0 or 0,2; all, !LIST, +LIST as numactl)' -r -f
 complete -c pinrun -s N -l cpunodebind -d 'Run on every allowed CPU of NODES, as numactl --cpunodebind (-N) does: the same as --node NODES alone, and therefore not combined with --cores, --cpus, --node or --isolated (which choose among them)' -r -f
 complete -c pinrun -l cores -d 'Choose N whole physical cores (all SMT siblings allowed), one CPU (the lowest-numbered thread) of each' -r
 complete -c pinrun -l wait -d 'Wait for claimed cores to become free instead of refusing, printing what it waits for; without DURATION as long as it takes (--wait=30s; units ns, us, ms, s, m, h)' -r

@@ -56,12 +56,14 @@ pub enum Generate {
 pub struct Cli {
     /// Run on exactly these CPUs: a cpulist (0-3,8,0-14:2,0-15:2/4) or a
     /// hex cpumask (0xff, 0xff,00000000). Every CPU must exist, be online
-    /// and allowed by the cgroup cpuset. Aliases: -C, -c, --physcpubind
-    /// (numactl), --cpu-list (taskset -c).
+    /// and allowed by the cgroup cpuset; all, !LIST (all but) and +LIST
+    /// (indices among the allowed) as numactl. Aliases: -C, -c,
+    /// --physcpubind (numactl), --cpu-list (taskset -c).
     #[arg(long, short = 'C', short_alias = 'c', visible_aliases = ["physcpubind", "cpu-list"], value_name = "LIST", value_hint = clap::ValueHint::Other, help_heading = "Placement")]
     pub cpus: Option<String>,
 
-    /// Take CPUs from these NUMA nodes (a node list such as 0 or 0,2).
+    /// Take CPUs from these NUMA nodes (a node list such as 0 or 0,2; all,
+    /// !LIST, +LIST as numactl).
     #[arg(long, value_name = "NODES", value_hint = clap::ValueHint::Other, help_heading = "Placement")]
     pub node: Option<String>,
 
@@ -352,13 +354,23 @@ fn node_list(option: &str, text: &str) -> Result<NodeSet> {
 }
 
 fn node_choice(option: &str, text: &str) -> Result<NodeChoice> {
-    if text == "all" {
-        Ok(NodeChoice::All)
-    } else {
-        node_list(option, text)
-            .map(NodeChoice::Nodes)
-            .map_err(|e| e.hint("give a node list such as 0,1, or all"))
-    }
+    NodeChoice::parse(text, |t| node_list(option, t)).map_err(|e| {
+        e.hint("give a node list such as 0,1, all, !1 (all but 1) or +0 (the first allowed)")
+    })
+}
+
+/// A placement list: an exact list stays in `Some(set)`, numactl's other
+/// forms (`all`, `!LIST`, `+LIST`) in the form, resolved when planning.
+fn placement_list(
+    option: &str,
+    text: &str,
+    parse: impl Fn(&str) -> Result<CpuSet>,
+) -> Result<(Option<CpuSet>, Option<NodeChoice>)> {
+    let _ = option;
+    Ok(match NodeChoice::parse(text, parse)? {
+        NodeChoice::Nodes(set) => (Some(set), None),
+        form => (None, Some(form)),
+    })
 }
 
 /// Parses a duration with a unit (`500us`, `1.5ms`, `2s`) into nanoseconds.
@@ -476,7 +488,7 @@ impl Cli {
             if m.is_empty() {
                 Some(MemoryRequest::Bind(None))
             } else {
-                let nodes = node_list("--membind", m).map_err(|e| {
+                let nodes = NodeChoice::parse(m, |t| node_list("--membind", t)).map_err(|e| {
                     e.hint("--membind takes an optional node list: write --membind=NODES, or put -- before the command")
                 })?;
                 Some(MemoryRequest::Bind(Some(nodes)))
@@ -590,20 +602,25 @@ impl Cli {
         }
         allow.sort_unstable();
         allow.dedup();
+        let (cpus, cpus_form) = match self.cpus.as_deref() {
+            None => (None, None),
+            Some(t) => placement_list("--cpus", t, |t| {
+                CpuSet::parse(t)
+                    .map_err(|e| bad(ErrorCode::BadCpuList, "--cpus", e).hint(LIST_HINT))
+            })?,
+        };
+        let (nodes, nodes_form) = match (&self.node, &self.cpunodebind) {
+            (Some(t), _) => placement_list("--node", t, |t| node_list("--node", t))?,
+            (None, Some(t)) => {
+                placement_list("--cpunodebind", t, |t| node_list("--cpunodebind", t))?
+            }
+            (None, None) => (None, None),
+        };
         let placement = Placement {
-            cpus: self
-                .cpus
-                .as_deref()
-                .map(|t| {
-                    CpuSet::parse(t)
-                        .map_err(|e| bad(ErrorCode::BadCpuList, "--cpus", e).hint(LIST_HINT))
-                })
-                .transpose()?,
-            nodes: match (&self.node, &self.cpunodebind) {
-                (Some(t), _) => Some(node_list("--node", t)?),
-                (None, Some(t)) => Some(node_list("--cpunodebind", t)?),
-                (None, None) => None,
-            },
+            cpus,
+            nodes,
+            cpus_form,
+            nodes_form,
             cores: self.cores,
             smt: self.smt,
             isolated: self.isolated,
@@ -681,10 +698,18 @@ mod tests {
     fn membind_optional_value() {
         let r = req(&["--membind", "--", "true"]).unwrap();
         assert_eq!(r.memory, Some(MemoryRequest::Bind(None)));
+        assert_eq!(
+            req(&["--membind=!1", "true"]).unwrap().memory,
+            Some(MemoryRequest::Bind(Some(NodeChoice::AllBut(
+                [1].into_iter().collect()
+            ))))
+        );
         let r = req(&["--membind", "0,2", "true"]).unwrap();
         assert_eq!(
             r.memory,
-            Some(MemoryRequest::Bind(Some([0, 2].into_iter().collect())))
+            Some(MemoryRequest::Bind(Some(NodeChoice::Nodes(
+                [0, 2].into_iter().collect()
+            ))))
         );
         let e = req(&["--membind", "sh", "--", "true"]).unwrap_err();
         assert!(e.hint.unwrap().contains("--membind=NODES"));

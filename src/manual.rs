@@ -27,6 +27,18 @@ significant first. Output is always canonical kernel ranges.
 .PP
 Reversed ranges, stride 0, empty items and trailing commas are errors; the
 message quotes the input and names the character where parsing stopped.
+.PP
+Wherever a CPU or node list is taken
+.RB ( \-\-cpus ", " \-\-node ", " \-\-membind ", " \-\-interleave ),
+numactl's forms work too:
+.B all
+(every allowed CPU, or every node the process may use),
+.BI ! LIST
+(all of them but LIST) and
+.BI + LIST
+(LIST as indices among them: +0 is the lowest allowed CPU), resolved as
+libnuma's numa_parse_cpustring does, against the allowed CPUs and the nodes
+of Mems_allowed (for memory, those with memory). A result with no CPU or node is refused.
 .SH PLACEMENT
 Each placement option narrows the candidate CPUs: the allowed CPUs (online
 CPUs inside the caller's cgroup cpuset), then

@@ -212,7 +212,37 @@ fn housekeeping(sys: &SystemState) -> CpuSet {
     sys.allowed.difference(&sys.isolated.union(&sys.nohz_full))
 }
 
+/// `p` with numactl's list forms (`all`, `!LIST`, `+LIST`) of `--cpus`
+/// and `--node` resolved: CPUs among the allowed CPUs, nodes among the
+/// nodes of the machine the process may use (Mems_allowed), as libnuma
+/// resolves them against `numa_all_cpus_ptr`/`numa_all_nodes_ptr`.
+fn resolve_forms(sys: &SystemState, p: &Placement) -> Result<Placement> {
+    let mut p = p.clone();
+    if let Some(form) = p.cpus_form.take() {
+        let cpus = form.resolve(&sys.allowed).map_err(|why| {
+            Error::new(ErrorCode::BadCpuList, format!("--cpus: {why}")).hint(format!(
+                "+LIST counts from 0 among the allowed CPUs {}",
+                sys.allowed
+            ))
+        })?;
+        p.cpus = Some(cpus);
+    }
+    if let Some(form) = p.nodes_form.take() {
+        let mut nodes = sys.node_ids();
+        if let Some(m) = &sys.process.mems_allowed {
+            nodes = nodes.intersection(m);
+        }
+        let set = form.resolve(&nodes).map_err(|why| {
+            Error::new(ErrorCode::BadNodeList, format!("--node: {why}"))
+                .hint(format!("+LIST counts from 0 among the nodes {nodes}"))
+        })?;
+        p.nodes = Some(set);
+    }
+    Ok(p)
+}
+
 pub(super) fn place(sys: &SystemState, p: &Placement, claims: &Claims) -> Result<Placed> {
+    let p = &resolve_forms(sys, p)?;
     let mut reasons = vec![format!(
         "allowed CPUs: {} (online {}, limited by {})",
         sys.allowed,

@@ -420,3 +420,33 @@ fn housekeeping_is_what_tuned_says_is_not_isolated() {
     assert_status(&out, 125);
     assert!(String::from_utf8_lossy(&out.stderr).contains("--housekeeping: CPU 4 is"));
 }
+
+/// numactl's list forms (`all`, `!LIST`, `+LIST`) give the affinity and
+/// mempolicy numactl gives, run the same way.
+#[test]
+fn list_forms_match_numactl() {
+    if std::process::Command::new("numactl")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        skip("numactl is not installed (apt-get install numactl)");
+        return;
+    }
+    let script = "grep Cpus_allowed_list /proc/self/status";
+    for form in ["all", "!0", "+0", "+1"] {
+        let want = std::process::Command::new("numactl")
+            .arg(format!("--physcpubind={form}"))
+            .args(["sh", "-c", script])
+            .output()
+            .unwrap();
+        if !want.status.success() {
+            continue; // a form this machine cannot take (+1 on one CPU)
+        }
+        let got = run_under(&["-q", "--cpus", form, "--"], script, true);
+        assert_eq!(got, String::from_utf8_lossy(&want.stdout), "{form}");
+    }
+    let maps = "grep -m1 -o 'bind:[0-9,-]*' /proc/self/numa_maps";
+    let want = run_under(&["numactl", "--membind=all"], maps, false);
+    assert_eq!(run_under(&["-q", "--membind=all", "--"], maps, true), want);
+}
