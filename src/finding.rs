@@ -301,6 +301,10 @@ pub struct Finding {
     /// `irq_details`; absent from findings about no IRQ).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub irq_details: Vec<IrqDetail>,
+    /// Each object of a finding about several (claim records, variables),
+    /// in full, when the message names only the first few (JSON `items`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub items: Vec<String>,
     /// One line.
     pub message: String,
     /// The fix.
@@ -323,6 +327,7 @@ impl Finding {
             nodes: Vec::new(),
             irqs: Vec::new(),
             irq_details: Vec::new(),
+            items: Vec::new(),
             message,
             hint: hint.into(),
         }

@@ -76,8 +76,7 @@ impl NodeChoice {
     }
 
     /// The ids this choice names among `allowed`; `Err` says why when
-    /// `+LIST` has indices beyond the allowed ones or the result is empty
-    /// (`!LIST` of every allowed one, `all` of none).
+    /// `+LIST` has indices beyond the allowed ones or `!LIST` leaves none.
     pub fn resolve(&self, allowed: &NodeSet) -> Result<NodeSet, String> {
         let set = match self {
             NodeChoice::All => allowed.clone(),
@@ -95,7 +94,9 @@ impl NodeChoice {
                 idx.iter().map(|i| ids[i as usize]).collect()
             }
         };
-        if set.is_empty() {
+        // `all` of none and an empty list are refused where they are used,
+        // with the reason (no NUMA, no CPU allowed); `!LIST` of them all here.
+        if set.is_empty() && matches!(self, NodeChoice::AllBut(_)) {
             return Err(format!("names none of the allowed ones ({allowed})"));
         }
         Ok(set)

@@ -95,6 +95,22 @@ pub fn summarize_codes<'a>(findings: impl Iterator<Item = &'a Finding>) -> Strin
         .join(", ")
 }
 
+/// Items of one finding, joined for its one-line message: the first three
+/// separated by "; ", the rest counted ("and 2 more").
+pub(crate) fn listed(items: &[String]) -> String {
+    const NAMED: usize = 3;
+    let mut s = items
+        .iter()
+        .take(NAMED)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join("; ");
+    if items.len() > NAMED {
+        s.push_str(&format!("; and {} more", items.len() - NAMED));
+    }
+    s
+}
+
 /// One check: the function and the codes it can emit.
 type Check = (fn(&Context, &mut Vec<Finding>), &'static [Code]);
 

@@ -450,3 +450,30 @@ fn list_forms_match_numactl() {
     let want = run_under(&["numactl", "--membind=all"], maps, false);
     assert_eq!(run_under(&["-q", "--membind=all", "--"], maps, true), want);
 }
+
+/// One finding per problem for the variables too: two OpenMP binding
+/// variables are one env-thread-binding finding, each in `items`.
+#[test]
+fn binding_variables_are_one_finding() {
+    let out = pinrun()
+        .env("OMP_PROC_BIND", "true")
+        .env("GOMP_CPU_AFFINITY", "0-3")
+        .args(["--dry-run", "--json", "--cpus", "0"])
+        .output()
+        .unwrap();
+    assert_status(&out, 0);
+    let f = findings_of(&out);
+    let env: Vec<&Value> = f
+        .iter()
+        .filter(|x| x["code"] == "env-thread-binding")
+        .collect();
+    assert_eq!(env.len(), 1, "{f:?}");
+    let mut items: Vec<&str> = env[0]["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i.as_str().unwrap())
+        .collect();
+    items.sort_unstable();
+    assert_eq!(items, ["GOMP_CPU_AFFINITY=0-3", "OMP_PROC_BIND=true"]);
+}
