@@ -355,7 +355,7 @@ fn node_list(option: &str, text: &str) -> Result<NodeSet> {
 
 fn node_choice(option: &str, text: &str) -> Result<NodeChoice> {
     NodeChoice::parse(text, |t| node_list(option, t)).map_err(|e| {
-        e.hint("give a node list such as 0,1, all, !1 (all but 1) or +0 (the first allowed)")
+        e.hint("give a node list such as 0,1, !1 (all but 1), +0 (the first allowed) or all")
     })
 }
 
