@@ -258,6 +258,8 @@ pub fn policy_file_text(out: &crate::request::Output) -> String {
             p.display(),
             if out.allow.is_empty() {
                 "none".to_string()
+            } else if out.allow.len() == crate::finding::Code::ALL.len() {
+                "all".to_string()
             } else {
                 out.allow
                     .iter()
