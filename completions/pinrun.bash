@@ -23,18 +23,59 @@ _pinrun() {
 
     case "${cmd}" in
         pinrun)
-            opts="-q -v -h -V --cpus --node --cores --smt --isolated --within --exclusive --wait --state-dir --membind --preferred --preferred-many --interleave --weighted-interleave --localalloc --fifo --rr --other --batch --idle --deadline --sched-runtime --sched-deadline --sched-period --nice --reset-on-fork --dry-run --check --show --emit --json --sysroot --dump --strict --allow --quiet --verbose --generate --help --version"
+            opts="-C -N -m -f -r -R -q -v -h -V --physcpubind --cpu-list --cpus --node --cpunodebind --cores --smt --isolated --within --housekeeping --exclusive --wait --state-dir --membind --preferred --preferred-many --interleave --weighted-interleave --localalloc --fifo --rr --other --batch --idle --deadline --sched-runtime --sched-deadline --sched-period --nice --reset-on-fork --dry-run --check --show --emit --json --sysroot --dump --strict --allow --quiet --verbose --generate --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --cpus)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --physcpubind)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --cpu-list)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                -C)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --node)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --cpunodebind)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                -N)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --cores)
@@ -54,30 +95,60 @@ _pinrun() {
                     return 0
                     ;;
                 --membind)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                -m)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --preferred)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --preferred-many)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --interleave)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --weighted-interleave)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --fifo)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                -f)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --rr)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -r)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -121,7 +192,7 @@ _pinrun() {
                     return 0
                     ;;
                 --allow)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "all bind-* claim-* cpu-* cpufreq-* cpuidle-* deadline-* default-* env-* firmware-* irq-* isolated-* isolation-* isolcpus-* managed-* memory-* nice-* no-* not-* numa-* outside-* partition-* rt-* sibling-* smt-* sources-* topology-* bind-low-memory claim-record-unusable claim-state-unusable cpu-claimed cpufreq-governor cpuidle-deep-states deadline-cannot-fork default-irq-affinity env-thread-binding firmware-data irq-on-cpu isolated-no-balancing isolation-not-applied isolcpus-unknown-flag managed-irq-on-cpu memory-partly-remote memory-remote nice-ignored no-numa not-isolated not-nohz-full not-rcu-nocbs numa-balancing outside-inherited-affinity partition-invalid rt-competitor rt-priority-99 rt-throttling sibling-not-isolated smt-siblings-shared sources-disagree topology-inconsistent" -- "${cur}"))
                     return 0
                     ;;
                 --generate)
@@ -142,4 +213,47 @@ if [[ "${BASH_VERSINFO[0]}" -eq 4 && "${BASH_VERSINFO[1]}" -ge 4 || "${BASH_VERS
     complete -F _pinrun -o nosort -o bashdefault -o default pinrun
 else
     complete -F _pinrun -o bashdefault -o default pinrun
+fi
+
+# pinrun: CPU and node numbers of this machine, and the command after --.
+_pinrun_ids() {
+    local list item a b
+    read -r list < "$1" 2>/dev/null || return 0
+    for item in ${list//,/ }; do
+        if [[ $item == *-* ]]; then
+            a=${item%-*} b=${item#*-}
+            while (( a <= b )); do echo "$a"; (( a++ )); done
+        else
+            echo "$item"
+        fi
+    done
+}
+_pinrun_live() {
+    local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}" i
+    for (( i = 1; i < COMP_CWORD; i++ )); do
+        if [[ ${COMP_WORDS[i]} == -- ]]; then
+            if (( i + 1 == COMP_CWORD )); then
+                COMPREPLY=( $(compgen -c -- "$cur") )
+            elif declare -F _command_offset >/dev/null; then
+                _command_offset $(( i + 1 ))
+            else
+                COMPREPLY=( $(compgen -f -- "$cur") )
+            fi
+            return 0
+        fi
+    done
+    case "$prev" in
+        --cpus|-C|-c|--physcpubind|--cpu-list)
+            COMPREPLY=( $(compgen -W "all $(_pinrun_ids /sys/devices/system/cpu/online)" -- "$cur") )
+            return 0 ;;
+        --node|--cpunodebind|-N|--membind|-m|--preferred|--preferred-many|--interleave|--weighted-interleave)
+            COMPREPLY=( $(compgen -W "all $(_pinrun_ids /sys/devices/system/node/online)" -- "$cur") )
+            return 0 ;;
+    esac
+    _pinrun "$@"
+}
+if [[ "${BASH_VERSINFO[0]}" -eq 4 && "${BASH_VERSINFO[1]}" -ge 4 || "${BASH_VERSINFO[0]}" -gt 4 ]]; then
+    complete -F _pinrun_live -o nosort -o bashdefault -o default pinrun
+else
+    complete -F _pinrun_live -o bashdefault -o default pinrun
 fi

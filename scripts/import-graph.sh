@@ -15,7 +15,7 @@ layer_of() {
         cpuset | error | words | ffi | request | policy | claim | finding | boot_params) echo 0 ;; # vocabulary, FFI
         system) echo 1 ;;                                                      # reads
         plan | check) echo 2 ;;                                                # decides (pure)
-        report | show | emit | manual | output) echo 3 ;;                      # renders, prints
+        report | show | emit | manual | completion | output) echo 3 ;;                     # renders, prints
         apply | exec) echo 4 ;;                                                # changes the process
         cli | app | testkit | lib | main) echo 5 ;;                            # the run
         *) echo 9 ;;                                                           # unknown: fails

@@ -64,13 +64,22 @@ pub enum Generate {
 pub struct Cli {
     /// Run on exactly these CPUs: a cpulist (0-3,8,0-14:2,0-15:2/4) or a
     /// hex cpumask (0xff, 0xff,00000000). Every CPU must exist, be online
-    /// and allowed by the cgroup cpuset.
-    #[arg(long, value_name = "LIST", help_heading = "Placement")]
+    /// and allowed by the cgroup cpuset; all, !LIST (all but) and +LIST
+    /// (indices among the allowed) as numactl. Aliases: -C, -c,
+    /// --physcpubind (numactl), --cpu-list (taskset -c).
+    #[arg(long, short = 'C', short_alias = 'c', visible_aliases = ["physcpubind", "cpu-list"], value_name = "LIST", value_hint = clap::ValueHint::Other, help_heading = "Placement")]
     pub cpus: Option<String>,
 
-    /// Take CPUs from these NUMA nodes (a node list such as 0 or 0,2).
-    #[arg(long, value_name = "NODES", help_heading = "Placement")]
+    /// Take CPUs from these NUMA nodes (a node list such as 0 or 0,2; all,
+    /// !LIST, +LIST as numactl).
+    #[arg(long, value_name = "NODES", value_hint = clap::ValueHint::Other, help_heading = "Placement")]
     pub node: Option<String>,
+
+    /// Run on every allowed CPU of NODES, as numactl --cpunodebind (-N)
+    /// does: the same as --node NODES alone, and therefore not combined
+    /// with --cores, --cpus, --node or --isolated (which choose among them).
+    #[arg(long, short = 'N', value_name = "NODES", conflicts_with_all = ["node", "cores", "cpus", "isolated"], value_hint = clap::ValueHint::Other, help_heading = "Placement")]
+    pub cpunodebind: Option<String>,
 
     /// Choose N whole physical cores (all SMT siblings allowed), one CPU (the
     /// lowest-numbered thread) of each.
@@ -95,16 +104,22 @@ pub struct Cli {
     #[arg(long, value_enum, value_name = "BOUND", help_heading = "Placement")]
     pub within: Option<WithinArg>,
 
+    /// Choose only housekeeping CPUs: allowed CPUs that are neither
+    /// isolated nor nohz_full (the kernel's domain and tick housekeeping),
+    /// the opposite of --isolated; with --cpus, refuse any that is not.
+    #[arg(long, conflicts_with_all = ["isolated", "cpunodebind"], help_heading = "Placement")]
+    pub housekeeping: bool,
+
     /// Claim the chosen cores (every SMT sibling of each) while COMMAND
     /// lives: other pinrun launches skip them (--cores), refuse them
     /// (--cpus) or warn. Choosing and claiming are one atomic step (a lock
-    /// on the state directory); see CLAIMS below.
+    /// on the state directory); see CLAIMS in pinrun(1).
     #[arg(long, help_heading = "Claims")]
     pub exclusive: bool,
 
     /// Wait for claimed cores to become free instead of refusing, printing
     /// what it waits for; without DURATION as long as it takes
-    /// (--wait=30s; units ns, us, ms, s).
+    /// (--wait=30s; units ns, us, ms, s, m, h).
     #[arg(long, value_name = "DURATION", num_args = 0..=1, require_equals = true, default_missing_value = "", help_heading = "Claims")]
     pub wait: Option<String>,
 
@@ -116,23 +131,23 @@ pub struct Cli {
     /// Allocate memory only on NODES (default: the nodes of the chosen CPUs).
     /// Write --membind=NODES, or put -- before the command, when COMMAND
     /// could be read as a node list.
-    #[arg(long, value_name = "NODES", num_args = 0..=1, default_missing_value = "", help_heading = "Memory policy")]
+    #[arg(long, short = 'm', value_name = "NODES", num_args = 0..=1, default_missing_value = "", value_hint = clap::ValueHint::Other, help_heading = "Memory policy")]
     pub membind: Option<String>,
 
     /// Prefer memory on NODE, falling back to others.
-    #[arg(long, value_name = "NODE", help_heading = "Memory policy")]
+    #[arg(long, value_name = "NODE", value_hint = clap::ValueHint::Other, help_heading = "Memory policy")]
     pub preferred: Option<u32>,
 
     /// Prefer memory on any of NODES (Linux 5.15+).
-    #[arg(long, value_name = "NODES", help_heading = "Memory policy")]
+    #[arg(long, value_name = "NODES", value_hint = clap::ValueHint::Other, help_heading = "Memory policy")]
     pub preferred_many: Option<String>,
 
     /// Interleave memory across NODES, or all nodes with memory.
-    #[arg(long, value_name = "NODES|all", help_heading = "Memory policy")]
+    #[arg(long, value_name = "NODES|all", value_hint = clap::ValueHint::Other, help_heading = "Memory policy")]
     pub interleave: Option<String>,
 
     /// Interleave by the kernel's per-node weights (Linux 6.9+).
-    #[arg(long, value_name = "NODES|all", help_heading = "Memory policy")]
+    #[arg(long, value_name = "NODES|all", value_hint = clap::ValueHint::Other, help_heading = "Memory policy")]
     pub weighted_interleave: Option<String>,
 
     /// Allocate on the node of the CPU that touches the memory.
@@ -140,11 +155,11 @@ pub struct Cli {
     pub localalloc: bool,
 
     /// SCHED_FIFO with priority PRIO (1-99).
-    #[arg(long, value_name = "PRIO", help_heading = "Scheduling")]
+    #[arg(long, short = 'f', value_name = "PRIO", help_heading = "Scheduling")]
     pub fifo: Option<u32>,
 
     /// SCHED_RR with priority PRIO (1-99).
-    #[arg(long, value_name = "PRIO", help_heading = "Scheduling")]
+    #[arg(long, short = 'r', value_name = "PRIO", help_heading = "Scheduling")]
     pub rr: Option<u32>,
 
     /// SCHED_OTHER (the default time-sharing policy).
@@ -164,7 +179,7 @@ pub struct Cli {
     #[arg(long, requires = "sched_runtime", help_heading = "Scheduling")]
     pub deadline: bool,
 
-    /// Deadline runtime T, with a unit: ns, us, ms or s.
+    /// Deadline runtime T, with a unit: ns, us, ms, s, m or h.
     #[arg(
         long,
         value_name = "T",
@@ -202,7 +217,7 @@ pub struct Cli {
 
     /// Set SCHED_RESET_ON_FORK: children start with SCHED_OTHER and nice 0
     /// or above.
-    #[arg(long, help_heading = "Scheduling")]
+    #[arg(long, short = 'R', help_heading = "Scheduling")]
     pub reset_on_fork: bool,
 
     /// Print the plan and findings, change nothing, run nothing.
@@ -214,7 +229,7 @@ pub struct Cli {
     pub check: bool,
 
     /// Print the machine: nodes, packages, cores, CPUs.
-    #[arg(long, conflicts_with_all = ["cpus", "node", "cores", "isolated", "exclusive", "wait", "policy", "mempolicy", "nice", "reset_on_fork", "command"], help_heading = "Modes")]
+    #[arg(long, conflicts_with_all = ["cpus", "node", "cpunodebind", "cores", "isolated", "exclusive", "wait", "policy", "mempolicy", "nice", "reset_on_fork", "command"], help_heading = "Modes")]
     pub show: bool,
 
     /// Print the plan as native directives of FORMAT instead of running
@@ -223,8 +238,10 @@ pub struct Cli {
     pub emit: Option<Emit>,
 
     /// Machine-readable output: one JSON object on stdout (errors too, as
-    /// {"error": {...}}); with --dry-run, --check or --show.
-    #[arg(long, requires = "mode", help_heading = "Modes")]
+    /// {"error": {...}}); with --dry-run, --check or --show. Refused, with
+    /// the reason, with --emit (its output is unit directives) and with a
+    /// launch (stdout belongs to the command).
+    #[arg(long, help_heading = "Modes")]
     pub json: bool,
 
     /// Read sysfs, procfs and cgroupfs below DIR (a machine dump), or from
@@ -237,19 +254,22 @@ pub struct Cli {
     /// Save the files pinrun reads of this machine (or of --sysroot) to
     /// FILE, a .tar.gz that --sysroot FILE replays: attach it to a bug
     /// report. Never replaces an existing FILE. See DUMPS in pinrun(1).
-    #[arg(long, value_name = "FILE", value_hint = clap::ValueHint::FilePath, conflicts_with_all = ["mode", "json", "cpus", "node", "cores", "isolated", "exclusive", "wait", "policy", "mempolicy", "nice", "reset_on_fork", "strict", "allow", "command"], help_heading = "Modes")]
+    #[arg(long, value_name = "FILE", value_hint = clap::ValueHint::FilePath, conflicts_with_all = ["mode", "json", "cpus", "node", "cpunodebind", "cores", "isolated", "exclusive", "wait", "policy", "mempolicy", "nice", "reset_on_fork", "strict", "allow", "command"], help_heading = "Modes")]
     pub dump: Option<PathBuf>,
 
     /// Refuse the launch (exit 125) on any warning.
     #[arg(long, help_heading = "Output")]
     pub strict: bool,
 
-    /// Accept these finding codes (comma-separated, e.g. rt-throttling):
-    /// they become info, so --strict and --check pass over them.
+    /// Accept these finding codes (comma-separated: codes such as
+    /// rt-throttling, families such as irq-*, or all): they become info, so
+    /// --strict and --check pass over them.
     #[arg(
         long,
         value_name = "CODES",
         value_delimiter = ',',
+        value_parser = AllowWords,
+        hide_possible_values = true,
         help_heading = "Output"
     )]
     pub allow: Vec<String>,
@@ -279,19 +299,90 @@ fn bad(code: ErrorCode, option: &str, what: impl std::fmt::Display) -> Error {
 
 const LIST_HINT: &str = "lists look like 0-3,8 (ranges), 0-14:2 (stride), 0-15:2/4 (used/group) or 0xff (mask); see CPU LISTS in pinrun(1)";
 
+/// `--allow`'s value parser: takes any word (validated by
+/// [`Code::matching`] in [`Cli::into_request`], with pinrun's own error),
+/// and offers the codes, their families and `all` to shell completion.
+#[derive(Clone, Copy, Debug)]
+pub struct AllowWords;
+
+impl clap::builder::TypedValueParser for AllowWords {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        _cmd: &clap::Command,
+        _arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> std::result::Result<String, clap::Error> {
+        Ok(value.to_string_lossy().into_owned())
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        let names = Code::sorted_names();
+        let families: std::collections::BTreeSet<String> = names
+            .iter()
+            .filter_map(|c| c.split_once('-').map(|(first, _)| format!("{first}-*")))
+            .collect();
+        let words: Vec<String> = std::iter::once("all".to_string())
+            .chain(families)
+            .chain(names.iter().map(|c| c.to_string()))
+            .collect();
+        Some(Box::new(
+            words.into_iter().map(clap::builder::PossibleValue::new),
+        ))
+    }
+}
+
+/// pinrun's option for a short option of numactl, taskset or chrt that
+/// pinrun does not take (`-p`, `-l`, …): the hint of the usage error, so
+/// that `pinrun -l ./app` is not told to pass `-l` as a command.
+pub fn peer_option_hint(arg: &str) -> Option<&'static str> {
+    Some(match arg {
+        "-p" => {
+            "numactl -p NODE is --preferred NODE; taskset -p and chrt -p change a running process, which pinrun does not do (it starts COMMAND)"
+        }
+        "-i" => "numactl -i NODES is --interleave NODES; chrt -i is --idle",
+        "-l" => "numactl -l is --localalloc",
+        "-a" => {
+            "taskset -a and chrt -a act on every thread of a running process; pinrun starts COMMAND, whose threads inherit its placement"
+        }
+        "-b" => "chrt -b is --batch",
+        "-o" => "chrt -o is --other",
+        "-d" => "chrt -d is --deadline (with --sched-runtime T; T takes a unit: 500us)",
+        "-T" => "chrt -T NS is --sched-runtime T (T takes a unit: 500us)",
+        "-D" => "chrt -D NS is --sched-deadline T (T takes a unit: 500us)",
+        "-P" => "chrt -P NS is --sched-period T (T takes a unit: 500us)",
+        "-H" | "-s" => "numactl --hardware / --show: pinrun --show",
+        "-w" => "numactl -w NODES is --weighted-interleave NODES",
+        _ => return None,
+    })
+}
+
 /// Parses a user node list (same grammar as cpulists).
 fn node_list(option: &str, text: &str) -> Result<NodeSet> {
     CpuSet::parse(text).map_err(|e| bad(ErrorCode::BadNodeList, option, e).hint(LIST_HINT))
 }
 
 fn node_choice(option: &str, text: &str) -> Result<NodeChoice> {
-    if text == "all" {
-        Ok(NodeChoice::All)
-    } else {
-        node_list(option, text)
-            .map(NodeChoice::Nodes)
-            .map_err(|e| e.hint("give a node list such as 0,1, or all"))
-    }
+    NodeChoice::parse(text, |t| node_list(option, t)).map_err(|e| {
+        e.hint("give a node list such as 0,1, !1 (all but 1), +0 (the first allowed) or all")
+    })
+}
+
+/// A placement list: an exact list stays in `Some(set)`, numactl's other
+/// forms (`all`, `!LIST`, `+LIST`) in the form, resolved when planning.
+fn placement_list(
+    option: &str,
+    text: &str,
+    parse: impl Fn(&str) -> Result<CpuSet>,
+) -> Result<(Option<CpuSet>, Option<NodeChoice>)> {
+    let _ = option;
+    Ok(match NodeChoice::parse(text, parse)? {
+        NodeChoice::Nodes(set) => (Some(set), None),
+        form => (None, Some(form)),
+    })
 }
 
 /// Parses a duration with a unit (`500us`, `1.5ms`, `2s`) into nanoseconds.
@@ -401,7 +492,7 @@ impl Cli {
             if m.is_empty() {
                 Some(MemoryRequest::Bind(None))
             } else {
-                let nodes = node_list("--membind", m).map_err(|e| {
+                let nodes = NodeChoice::parse(m, |t| node_list("--membind", t)).map_err(|e| {
                     e.hint("--membind takes an optional node list: write --membind=NODES, or put -- before the command")
                 })?;
                 Some(MemoryRequest::Bind(Some(nodes)))
@@ -441,6 +532,22 @@ impl Cli {
         } else {
             Mode::Run
         };
+        if self.json {
+            let why = match mode {
+                Mode::Emit => Some((
+                    "--emit prints unit directives, not JSON",
+                    "the plan as JSON is --dry-run --json with the same options",
+                )),
+                Mode::Run => Some((
+                    "a launch prints nothing to parse: after exec, standard output is the command's",
+                    "the plan it would apply is --dry-run --json with the same options; --check --json its findings",
+                )),
+                _ => None,
+            };
+            if let Some((what, hint)) = why {
+                return Err(Error::new(ErrorCode::Usage, format!("--json: {what}")).hint(hint));
+            }
+        }
         if mode == Mode::Run && self.sysroot.is_some() {
             return Err(Error::new(
                 ErrorCode::SysrootNeedsMode,
@@ -483,30 +590,41 @@ impl Cli {
             )
             .hint("nice values run from -20 (most CPU) to 19 (least)"));
         }
-        if let Some(bad) = self.allow.iter().find(|c| Code::parse(c).is_none()) {
-            return Err(Error::new(
-                ErrorCode::UnknownFindingCode,
-                format!("--allow: unknown finding code \"{bad}\""),
-            )
-            .hint(format!(
-                "finding codes are lowercase kebab-case: {}",
-                Code::sorted_names().join(", ")
-            )));
+        let mut allow: Vec<Code> = Vec::new();
+        for word in &self.allow {
+            let Some(codes) = Code::matching(word) else {
+                return Err(Error::new(
+                    ErrorCode::UnknownFindingCode,
+                    format!("--allow: \"{word}\" names no finding code"),
+                )
+                .hint(format!(
+                    "give codes, families ending in * (irq-*) or all; the codes: {}",
+                    Code::sorted_names().join(", ")
+                )));
+            };
+            allow.extend(codes);
         }
+        allow.sort_unstable();
+        allow.dedup();
+        let (cpus, cpus_form) = match self.cpus.as_deref() {
+            None => (None, None),
+            Some(t) => placement_list("--cpus", t, |t| {
+                CpuSet::parse(t)
+                    .map_err(|e| bad(ErrorCode::BadCpuList, "--cpus", e).hint(LIST_HINT))
+            })?,
+        };
+        let (nodes, nodes_form) = match (&self.node, &self.cpunodebind) {
+            (Some(t), _) => placement_list("--node", t, |t| node_list("--node", t))?,
+            (None, Some(t)) => {
+                placement_list("--cpunodebind", t, |t| node_list("--cpunodebind", t))?
+            }
+            (None, None) => (None, None),
+        };
         let placement = Placement {
-            cpus: self
-                .cpus
-                .as_deref()
-                .map(|t| {
-                    CpuSet::parse(t)
-                        .map_err(|e| bad(ErrorCode::BadCpuList, "--cpus", e).hint(LIST_HINT))
-                })
-                .transpose()?,
-            nodes: self
-                .node
-                .as_deref()
-                .map(|t| node_list("--node", t))
-                .transpose()?,
+            cpus,
+            nodes,
+            cpus_form,
+            nodes_form,
             cores: self.cores,
             smt: self.smt,
             isolated: self.isolated,
@@ -515,6 +633,7 @@ impl Cli {
                 Some(WithinArg::Inherited) => Within::Inherited,
                 Some(WithinArg::Cgroup) => Within::Cgroup,
             },
+            housekeeping: self.housekeeping,
         };
         if self.exclusive && !placement.is_requested() {
             return Err(Error::new(
@@ -551,7 +670,8 @@ impl Cli {
                 verbose: self.verbose,
                 quiet: self.quiet,
                 strict: self.strict,
-                allow: self.allow.iter().filter_map(|c| Code::parse(c)).collect(),
+                allow,
+                config_file: None,
             },
             sysroot: self.sysroot,
             command: self.command,
@@ -593,10 +713,18 @@ mod tests {
     fn membind_optional_value() {
         let r = req(&["--membind", "--", "true"]).unwrap();
         assert_eq!(r.memory, Some(MemoryRequest::Bind(None)));
+        assert_eq!(
+            req(&["--membind=!1", "true"]).unwrap().memory,
+            Some(MemoryRequest::Bind(Some(NodeChoice::AllBut(
+                [1].into_iter().collect()
+            ))))
+        );
         let r = req(&["--membind", "0,2", "true"]).unwrap();
         assert_eq!(
             r.memory,
-            Some(MemoryRequest::Bind(Some([0, 2].into_iter().collect())))
+            Some(MemoryRequest::Bind(Some(NodeChoice::Nodes(
+                [0, 2].into_iter().collect()
+            ))))
         );
         let e = req(&["--membind", "sh", "--", "true"]).unwrap_err();
         assert!(e.hint.unwrap().contains("--membind=NODES"));

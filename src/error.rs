@@ -96,6 +96,10 @@ error_codes! {
     SysrootNeedsMode = "sysroot-needs-mode",
     /// `--allow` names a code that is not a [`crate::check::Code`].
     UnknownFindingCode = "unknown-finding-code",
+    /// The policy file (`PINRUN_CONFIG`, `~/.config/pinrun/config.toml`,
+    /// `/etc/pinrun.toml`) exists but cannot be read, is too large, or has
+    /// an unknown key, a bad value or an unknown finding code.
+    BadConfig = "bad-config",
     /// `--sysroot` is not a machine dump.
     SysrootMissing = "sysroot-missing",
     /// `--sysroot ARCHIVE` cannot be unpacked (damaged, hostile, over a limit).
@@ -124,6 +128,9 @@ error_codes! {
     NoCpusAllowed = "no-cpus-allowed",
     /// `--isolated` and no isolated CPU is a candidate.
     NoIsolatedCpus = "no-isolated-cpus",
+    /// `--housekeeping` with a `--cpus` CPU that is isolated or nohz_full,
+    /// or no housekeeping CPU among the candidates.
+    NotHousekeeping = "not-housekeeping",
     /// A node option on a machine without NUMA nodes.
     NoNuma = "no-numa",
     /// A node or its CPUs outside what this process may use.

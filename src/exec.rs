@@ -81,12 +81,27 @@ const DEFAULT_PATH: &str = "/bin:/usr/bin";
 /// Not found: exit 127; found but not executable: exit 126.
 pub fn resolve(cmd: &OsStr) -> Result<PathBuf> {
     let not_found = || {
+        let name = cmd.to_string_lossy();
+        let is_path = cmd.as_bytes().contains(&b'/');
+        let hint = if !is_path && crate::cpuset::CpuSet::parse(&name).is_ok() {
+            // taskset's `taskset MASK COMMAND` form.
+            format!(
+                "taskset's positional form: pinrun takes the CPUs as an option: pinrun --cpus {name} -- COMMAND"
+            )
+        } else if is_path {
+            let cwd = std::env::current_dir()
+                .map(|d| d.display().to_string())
+                .unwrap_or_else(|_| "the working directory".into());
+            format!("no file at that path (relative paths start from {cwd}): check the path")
+        } else {
+            "check the name, give a path (./app), or extend PATH".to_string()
+        };
         Error::new(
             ErrorCode::CommandNotFound,
-            format!("{}: command not found", cmd.to_string_lossy()),
+            format!("{name}: command not found"),
         )
         .exit(Exit::NotFound)
-        .hint("check the name, give a path (./app), or extend PATH")
+        .hint(hint)
     };
     if cmd.is_empty() {
         return Err(not_found());

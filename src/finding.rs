@@ -44,7 +44,7 @@ macro_rules! finding_codes {
 finding_codes! {
     /// `not-isolated`.
     NotIsolated = "not-isolated",
-        r#"a chosen CPU is not in /sys/devices/system/cpu/isolated nor a cgroup v2
+        r#"(notice) a chosen CPU is not in /sys/devices/system/cpu/isolated nor a cgroup v2
 isolated partition; when isolcpus= lists it without the domain flag, the
 message says what the given flags do instead. Fix: isolcpus=domain,managed_irq,LIST.
 "#;
@@ -54,7 +54,7 @@ message says what the given flags do instead. Fix: isolcpus=domain,managed_irq,L
 "#;
     /// `not-rcu-nocbs`.
     NotRcuNocbs = "not-rcu-nocbs",
-        r#"RCU callbacks run on the CPU. Fix: rcu_nocbs=LIST (implied by nohz_full=).
+        r#"(notice) RCU callbacks run on the CPU. Fix: rcu_nocbs=LIST (implied by nohz_full=).
 "#;
     /// `isolation-not-applied`.
     IsolationNotApplied = "isolation-not-applied",
@@ -79,27 +79,29 @@ boot CPU); pinrun trusts sysfs.
 "#;
     /// `irq-on-cpu`.
     IrqOnCpu = "irq-on-cpu",
-        r#"a device IRQ's effective affinity (effective_affinity_list, else
-smp_affinity_list, else smp_affinity) includes a chosen CPU. Fix: write the
-housekeeping CPUs to /proc/irq/N/smp_affinity_list; ban the CPUs in irqbalance.
+        r#"(warning when one fired there, notice when none did) device IRQs whose
+effective affinity (effective_affinity_list, else smp_affinity_list, else
+smp_affinity) includes a chosen CPU: one finding for all, most active first.
+Fix: write the housekeeping CPUs to /proc/irq/N/smp_affinity_list (the hint
+is one command line for all); ban the CPUs in irqbalance.
 "#;
     /// `managed-irq-on-cpu`.
     ManagedIrqOnCpu = "managed-irq-on-cpu",
-        r#"the same for a kernel-managed IRQ (from debugfs), which cannot be moved. Fix:
+        r#"(as irq\-on\-cpu) the same for kernel-managed IRQs (from debugfs), which cannot be moved. Fix:
 isolcpus=managed_irq,LIST.
 "#;
     /// `default-irq-affinity`.
     DefaultIrqAffinity = "default-irq-affinity",
-        r#"/proc/irq/default_smp_affinity (or irqaffinity=) includes a chosen CPU.
+        r#"(notice) /proc/irq/default_smp_affinity (or irqaffinity=) includes a chosen CPU.
 "#;
     /// `rt-throttling`.
     RtThrottling = "rt-throttling",
-        r#"a real-time policy while kernel.sched_rt_runtime_us is below the period: the
+        r#"(notice) a real-time policy while kernel.sched_rt_runtime_us is below the period: the
 message gives the stall per period.
 "#;
     /// `rt-competitor`.
     RtCompetitor = "rt-competitor",
-        r#"a runnable user-space SCHED_FIFO/SCHED_RR process confined to the chosen CPUs
+        r#"runnable user-space SCHED_FIFO/SCHED_RR processes (one finding for all) confined to the chosen CPUs
 has the same or a higher priority.
 "#;
     /// `cpuidle-deep-states`.
@@ -187,6 +189,28 @@ impl Code {
         Code::ALL.iter().copied().find(|c| c.as_str() == name)
     }
 
+    /// The codes an `--allow` word names: a code (`irq-on-cpu`), a family
+    /// (a prefix ending in `*`: `irq-*`, `claim-*`; `*` alone is every
+    /// code) or `all`. `None` when the word names no code (an unknown
+    /// code, a family matching none, or a `*` elsewhere than at the end).
+    pub fn matching(word: &str) -> Option<Vec<Code>> {
+        let codes: Vec<Code> = if word == "all" {
+            Code::ALL.to_vec()
+        } else if let Some(prefix) = word.strip_suffix('*') {
+            if prefix.contains('*') {
+                return None;
+            }
+            Code::ALL
+                .iter()
+                .copied()
+                .filter(|c| c.as_str().starts_with(prefix))
+                .collect()
+        } else {
+            Code::parse(word).into_iter().collect()
+        };
+        (!codes.is_empty()).then_some(codes)
+    }
+
     /// Every name, sorted (for the `--allow` hint).
     pub fn sorted_names() -> Vec<&'static str> {
         let mut v: Vec<&str> = Code::ALL.iter().map(|c| c.as_str()).collect();
@@ -215,14 +239,60 @@ impl Serialize for Code {
     }
 }
 
-/// How serious a finding is.
+/// How serious a finding is: the harm it does to the chosen CPUs
+/// (pinrun(1) FINDINGS, "Severity"). The rule, for a latency-critical
+/// launch: what will disturb the chosen CPUs now (an IRQ that fired there,
+/// a runnable real-time task, the tick) or endangers the command (OOM, a
+/// fork that fails) is a [`Severity::Warning`]; what only could (an IRQ
+/// routed there that never fired, the default IRQ affinity, the scheduler
+/// balancing other tasks onto a CPU that is not isolated, throttling of a
+/// task that never yields) is a [`Severity::Notice`]; what is just a fact
+/// of the machine (governors, idle states, NUMA balancing), every
+/// disturbance of a launch that is not latency-critical, and every code
+/// accepted with `--allow` is [`Severity::Info`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
-    /// Worth knowing; never refuses, not printed before exec unless `-v`.
+    /// A fact worth knowing; never refuses, not printed before exec unless `-v`.
     Info,
-    /// Risky; printed before exec, refuses the launch under `--strict`.
+    /// Could disturb the chosen CPUs; counted in one line before exec,
+    /// listed by `--check` (exit 0) and `-v`, never refuses.
+    Notice,
+    /// Will disturb or endanger; printed before exec, refuses the launch
+    /// under `--strict`, makes `--check` exit 1.
     Warning,
+}
+
+impl Severity {
+    /// The lowercase name, as in text and JSON (`warning`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Notice => "notice",
+            Severity::Warning => "warning",
+        }
+    }
+}
+
+/// One IRQ of an IRQ finding (`irq-on-cpu`, `managed-irq-on-cpu`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct IrqDetail {
+    /// The IRQ number (`/proc/irq/N`).
+    pub irq: u32,
+    /// Its actions' names (`/sys/kernel/irq/N/actions`, `/proc/interrupts`).
+    pub name: String,
+    /// The chosen CPUs it is delivered to, ascending.
+    pub cpus: Vec<u32>,
+    /// Its affinity as read, a cpulist.
+    pub affinity: String,
+    /// The file the affinity was read from (`effective_affinity_list`, …).
+    pub source: String,
+    /// Interrupts delivered to those CPUs so far; `None` when unknown
+    /// (`per_cpu_count` cut short or unreadable: see `count_note`).
+    pub count: Option<u64>,
+    /// Why the count is unknown or partial, when it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub count_note: Option<String>,
 }
 
 /// One finding, with a stable kebab-case `code` (documented in pinrun(1)).
@@ -238,6 +308,14 @@ pub struct Finding {
     pub nodes: Vec<u32>,
     /// IRQ numbers concerned, ascending.
     pub irqs: Vec<u32>,
+    /// Each IRQ of [`Finding::irqs`] in full, most active first (JSON
+    /// `irq_details`; absent from findings about no IRQ).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub irq_details: Vec<IrqDetail>,
+    /// Each object of a finding about several (claim records, variables),
+    /// in full, when the message names only the first few (JSON `items`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub items: Vec<String>,
     /// One line.
     pub message: String,
     /// The fix.
@@ -259,6 +337,8 @@ impl Finding {
             cpus: cpus.to_vec(),
             nodes: Vec::new(),
             irqs: Vec::new(),
+            irq_details: Vec::new(),
+            items: Vec::new(),
             message,
             hint: hint.into(),
         }
@@ -284,5 +364,31 @@ mod tests {
             assert_eq!(Code::parse(c.as_str()), Some(*c));
         }
         assert_eq!(Code::parse("no-such-code"), None);
+    }
+
+    #[test]
+    fn allow_words_name_codes_families_and_all() {
+        assert_eq!(
+            Code::matching("rt-throttling"),
+            Some(vec![Code::RtThrottling])
+        );
+        assert_eq!(
+            Code::matching("irq-*"),
+            Some(vec![Code::IrqOnCpu]),
+            "a family is a prefix of the name: managed-irq-on-cpu is not irq-*"
+        );
+        assert_eq!(
+            Code::matching("claim-*"),
+            Some(vec![Code::ClaimRecordUnusable, Code::ClaimStateUnusable])
+        );
+        assert_eq!(
+            Code::matching("all").map(|v| v.len()),
+            Some(Code::ALL.len())
+        );
+        assert_eq!(Code::matching("*").map(|v| v.len()), Some(Code::ALL.len()));
+        assert_eq!(Code::matching("nosuch-*"), None);
+        assert_eq!(Code::matching("irq*cpu"), None);
+        assert_eq!(Code::matching("irq-on-*-x*"), None);
+        assert_eq!(Code::matching("no-such-code"), None);
     }
 }

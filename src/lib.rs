@@ -3,7 +3,7 @@
 //! lowest first: the vocabulary ([`cpuset`], [`request`], [`policy`], [`claim`],
 //! [`finding`], [`error`], [`words`], [`boot_params`], [`ffi`]); [`system`]
 //! reads; [`plan`] and [`check`] decide (pure); [`report`], [`show`],
-//! [`emit`] and [`manual`] render, [`output`] prints; [`apply`] changes the
+//! [`emit`], [`manual`] and [`completion`] render, [`output`] prints; [`apply`] changes the
 //! process, [`exec`] runs the command; [`cli`] parses and [`app`] is the
 //! whole run of the `pinrun` command. The only `unsafe` code is in [`ffi`].
 #![deny(unsafe_code)]
@@ -14,6 +14,7 @@ pub mod boot_params;
 pub mod check;
 pub mod claim;
 pub mod cli;
+pub mod completion;
 pub mod cpuset;
 pub mod emit;
 pub mod error;

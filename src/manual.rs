@@ -27,6 +27,18 @@ significant first. Output is always canonical kernel ranges.
 .PP
 Reversed ranges, stride 0, empty items and trailing commas are errors; the
 message quotes the input and names the character where parsing stopped.
+.PP
+Wherever a CPU or node list is taken
+.RB ( \-\-cpus ", " \-\-node ", " \-\-membind ", " \-\-interleave ),
+numactl's forms work too:
+.B all
+(every allowed CPU, or every node the process may use),
+.BI ! LIST
+(all of them but LIST) and
+.BI + LIST
+(LIST as indices among them: +0 is the lowest allowed CPU), resolved as
+libnuma's numa_parse_cpustring does, against the allowed CPUs and the nodes
+of Mems_allowed (for memory, those with memory). A result with no CPU or node is refused.
 .SH PLACEMENT
 Each placement option narrows the candidate CPUs: the allowed CPUs (online
 CPUs inside the caller's cgroup cpuset), then
@@ -305,23 +317,57 @@ pinrun.
 .SH CHECKS
 Before exec, pinrun checks what will still disturb the chosen CPUs. Each
 finding has a stable code, a severity, the CPUs (nodes, IRQs) concerned, a
-message and a hint. Hazards are warnings. Disturbances (isolation, IRQs) are
-warnings when the launch is latency-critical (a real-time or deadline policy,
+message and a hint: one finding per problem, not per object (every IRQ
+delivered to the chosen CPUs is in one irq\-on\-cpu finding, the most active
+named first, with one command line that moves them all;
+.B \-\-json
+lists each in
+.IR irq_details ).
+.PP
+Severity matches the harm. For a latency-critical launch (a real-time or
+deadline policy,
 .BR \-\-isolated ,
 or
 .B \-\-check
-itself) and info otherwise. Warnings go to standard error as
+itself):
+.B warning
+is what will disturb the chosen CPUs now (an IRQ that fired there, a
+runnable real-time task, the tick) or endangers the command (memory that
+will OOM, a fork that fails, priority 99);
+.B notice
+is what only could (an IRQ routed there that never fired, the default IRQ
+affinity, the scheduler balancing tasks onto a CPU that is not isolated, RCU
+callbacks, throttling of a task that never yields);
+.B info
+is a fact of the machine (governors, idle states, NUMA balancing). For any
+other launch, disturbances are info. Codes below without a mark are
+warnings; an
+.B \-\-allow
+ed code is info.
+.PP
+A launch prints its warnings (message and hint) to standard error as
 .B "pinrun: warning:"
-and the command runs;
+and one line counting the notices, then runs the command;
 .B \-\-strict
-refuses instead (exit 125, nothing applied);
+refuses on a warning instead (exit 125, nothing applied);
 .B \-\-quiet
-silences them;
+silences them in every mode (the exit status still says);
 .B \-v
-also shows info.
+shows everything.
 .B \-\-check
-prints the findings for the placement given (or every allowed CPU) and exits 1
-when there is a warning. Kernel sysfs is authoritative; the kernel command line
+prints one line per finding for the placement given (or every allowed CPU)
+and a count line, with
+.B \-v
+every hint, with
+.B \-\-json
+every detail; it exits 1 when there is a warning.
+.B \-\-allow
+takes codes, families (a prefix ending in *:
+.B irq\-*
+is irq\-on\-cpu,
+.B not\-*
+the three isolation codes) and
+.BR all . Kernel sysfs is authoritative; the kernel command line
 is a cross-check, and the source when a dump lacks the sysfs files.
 "#;
 
@@ -610,8 +656,60 @@ links leaving the tree, writing through a link, hard links, device nodes
 and FIFOs are refused, as are more than 200000 entries, a file over 64 MiB
 or more than 256 MiB in all (exit 125,
 .IR "pinrun: \-\-sysroot FILE: <cause>" ).
+.SH "POLICY FILE"
+A fleet accepts its known state once, in TOML:
+.PP
+.nf
+allow = ["irq\-*", "not\-rcu\-nocbs"]   # as \-\-allow, added to it
+strict = true                        # as \-\-strict
+state_dir = "/run/pinrun"            # unless \-\-state\-dir or PINRUN_STATE_DIR
+.fi
+.PP
+The file is
+.B $PINRUN_CONFIG
+when set (empty: no file), else the first that exists of
+.B $XDG_CONFIG_HOME/pinrun/config.toml
+(~/.config when unset) and
+.BR /etc/pinrun.toml .
+It is read from the host even with
+.BR \-\-sysroot :
+it is the user's policy, not the dumped machine's.
+.B \-\-show
+names the file used. A file that exists but cannot be read, is over 64 KiB,
+is not TOML, has an unknown key or an unknown code is refused (exit 125,
+bad\-config) naming the file and line: a policy is never ignored.
+.SH "NUMACTL, TASKSET AND CHRT"
+Their options are accepted where the meaning is the same:
+.PP
+.TS
+l l l.
+numactl/taskset/chrt	pinrun	note
+numactl \-C, \-\-physcpubind	\-C, \-\-cpus	exactly these CPUs
+taskset \-c, \-\-cpu\-list	\-c, \-\-cpus	taskset's positional form is not taken
+numactl \-N, \-\-cpunodebind	\-N, \-\-cpunodebind	every allowed CPU of the nodes (= \-\-node alone)
+numactl \-m, \-\-membind	\-m, \-\-membind	the node list may be omitted
+numactl \-i, \-\-interleave	\-\-interleave	\-i collides with chrt \-i (idle)
+numactl \-p, \-\-preferred	\-\-preferred	\-p collides with taskset/chrt \-p (a PID)
+numactl \-l, \-\-localalloc	\-\-localalloc	\-l left out (rarely typed; the hint says)
+chrt \-f, \-\-fifo PRIO	\-f, \-\-fifo PRIO	priority after the option, as chrt \-f 10 cmd
+chrt \-r, \-\-rr PRIO	\-r, \-\-rr PRIO	
+chrt \-o, \-b, \-i	\-\-other, \-\-batch, \-\-idle	short forms collide or are rare
+chrt \-d, \-\-deadline	\-\-deadline	
+chrt \-T, \-D, \-P (ns)	\-\-sched\-runtime, \-deadline, \-period	pinrun's take a unit (500us)
+chrt \-R, \-\-reset\-on\-fork	\-R, \-\-reset\-on\-fork	
+taskset \-p, chrt \-p, \-a	none	a running process: pinrun starts COMMAND
+.TE
+.PP
+.B \-\-node
+differs from numactl's
+.BR \-\-cpunodebind :
+combined with
+.B \-\-cores
+it chooses among the nodes' CPUs, so it is not an alias. An unknown short
+option of these tools gets a hint naming pinrun's option.
 .SH FILES
 .nf
+$PINRUN_CONFIG, ~/.config/pinrun/config.toml, /etc/pinrun.toml (POLICY FILE)
 /sys/devices/system/cpu/{online,possible,present,isolated,nohz_full}
 /sys/devices/system/cpu/cpuN/topology/*, cpuN/cache/indexK/*, cpuN/online
 /sys/devices/system/node/{online,has_memory}, nodeN/{cpulist,cpumap,meminfo,distance}
@@ -631,6 +729,8 @@ or more than 256 MiB in all (exit 125,
 <cgroup>/cpuset.cpus.effective (v2), cpuset.effective_cpus, cpuset.cpus (v1)
 .fi
 .SH ENVIRONMENT
+.B PINRUN_CONFIG
+names the policy file (empty: none; see POLICY FILE).
 .B PINRUN_STATE_DIR
 is the state directory of claims when
 .B \-\-state\-dir

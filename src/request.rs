@@ -22,6 +22,15 @@ pub struct Placement {
     pub isolated: bool,
     /// `--within`: the bound `--cores`, `--node` and `--isolated` choose in.
     pub within: Within,
+    /// `--cpus all|!LIST|+LIST`: resolved against the allowed CPUs into
+    /// [`Placement::cpus`] when planning.
+    pub cpus_form: Option<NodeChoice>,
+    /// `--node all|!LIST|+LIST`: resolved against the nodes the process
+    /// may use into [`Placement::nodes`] when planning.
+    pub nodes_form: Option<NodeChoice>,
+    /// `--housekeeping`: housekeeping CPUs only (neither isolated nor
+    /// nohz_full), the opposite of `--isolated`.
+    pub housekeeping: bool,
 }
 
 /// Which CPUs a placement chooses among (`--within`; pinrun(1) SOURCES).
@@ -47,24 +56,80 @@ pub enum Within {
 impl Placement {
     /// Whether any placement option was given.
     pub fn is_requested(&self) -> bool {
-        self.cpus.is_some() || self.nodes.is_some() || self.cores.is_some() || self.isolated
+        self.cpus.is_some()
+            || self.nodes.is_some()
+            || self.cpus_form.is_some()
+            || self.nodes_form.is_some()
+            || self.cores.is_some()
+            || self.isolated
+            || self.housekeeping
     }
 }
 
-/// A node list that may be `all` (`--interleave all`).
+/// A CPU or node list in numactl's forms (`numactl(8)`, libnuma's
+/// `numa_parse_cpustring`/`numa_parse_nodestring`): a list, `all`, `!LIST`
+/// (every allowed one but LIST) or `+LIST` (LIST as indices into the
+/// allowed ones: `+0-1` is the first two), resolved against the allowed
+/// CPUs or nodes by [`NodeChoice::resolve`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum NodeChoice {
-    /// Every node with memory the process may use.
+    /// Every allowed one (for memory: every node with memory the process may use).
     All,
-    /// These nodes.
+    /// These.
     Nodes(NodeSet),
+    /// `!LIST`: every allowed one but these.
+    AllBut(NodeSet),
+    /// `+LIST`: the allowed ones at these indices (0 is the lowest).
+    Relative(NodeSet),
+}
+
+impl NodeChoice {
+    /// Parses `all`, `!LIST`, `+LIST` or a list, the list by `parse`.
+    pub fn parse<E>(text: &str, parse: impl Fn(&str) -> Result<NodeSet, E>) -> Result<Self, E> {
+        Ok(if text == "all" {
+            NodeChoice::All
+        } else if let Some(rest) = text.strip_prefix('!') {
+            NodeChoice::AllBut(parse(rest)?)
+        } else if let Some(rest) = text.strip_prefix('+') {
+            NodeChoice::Relative(parse(rest)?)
+        } else {
+            NodeChoice::Nodes(parse(text)?)
+        })
+    }
+
+    /// The ids this choice names among `allowed`; `Err` says why when
+    /// `+LIST` has indices beyond the allowed ones or `!LIST` leaves none.
+    pub fn resolve(&self, allowed: &NodeSet) -> Result<NodeSet, String> {
+        let set = match self {
+            NodeChoice::All => allowed.clone(),
+            NodeChoice::Nodes(n) => n.clone(),
+            NodeChoice::AllBut(n) => allowed.difference(n),
+            NodeChoice::Relative(idx) => {
+                let ids: Vec<u32> = allowed.iter().collect();
+                let beyond: NodeSet = idx.iter().filter(|&i| i as usize >= ids.len()).collect();
+                if !beyond.is_empty() {
+                    return Err(format!(
+                        "+{idx}: only {} allowed ({allowed}), so index {beyond} names none",
+                        ids.len()
+                    ));
+                }
+                idx.iter().map(|i| ids[i as usize]).collect()
+            }
+        };
+        // `all` of none and an empty list are refused where they are used,
+        // with the reason (no NUMA, no CPU allowed); `!LIST` of them all here.
+        if set.is_empty() && matches!(self, NodeChoice::AllBut(_)) {
+            return Err(format!("names none of the allowed ones ({allowed})"));
+        }
+        Ok(set)
+    }
 }
 
 /// A memory policy request (`set_mempolicy(2)`, `numactl(8)`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum MemoryRequest {
     /// `--membind [NODES]`: `None` means the nodes of the chosen CPUs.
-    Bind(Option<NodeSet>),
+    Bind(Option<NodeChoice>),
     /// `--preferred NODE`.
     Preferred(u32),
     /// `--preferred-many NODES` (Linux 5.15+).
@@ -121,8 +186,12 @@ pub struct Output {
     pub quiet: bool,
     /// `--strict`: warnings refuse the launch.
     pub strict: bool,
-    /// `--allow CODES`: finding codes accepted (downgraded to info).
+    /// `--allow CODES`: finding codes accepted (downgraded to info), with
+    /// the policy file's.
     pub allow: Vec<crate::finding::Code>,
+    /// The policy file whose `allow`, `strict` and `state_dir` were
+    /// merged in (pinrun(1) FILES), if any.
+    pub config_file: Option<PathBuf>,
 }
 
 /// Exclusive claims (`--exclusive`, `--wait`, `--state-dir`; issue 5).
@@ -183,5 +252,29 @@ impl Request {
     /// read at all.
     pub fn shows_info(&self) -> bool {
         self.mode != Mode::Run || (self.output.verbose && !self.output.quiet)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(v: &[u32]) -> NodeSet {
+        v.iter().copied().collect()
+    }
+
+    /// numactl(8): "!" inverts within the allowed set, "+" counts from 0
+    /// among the allowed ones (libnuma numa_parse_cpustring).
+    #[test]
+    fn numactl_list_forms_resolve_against_the_allowed_ones() {
+        let parse = |t: &str| NodeChoice::parse(t, CpuSet::parse).unwrap();
+        let allowed = set(&[2, 3, 5, 8]);
+        assert_eq!(parse("all").resolve(&allowed), Ok(allowed.clone()));
+        assert_eq!(parse("!3,8").resolve(&allowed), Ok(set(&[2, 5])));
+        assert_eq!(parse("+0,2").resolve(&allowed), Ok(set(&[2, 5])));
+        assert_eq!(parse("+1-3").resolve(&allowed), Ok(set(&[3, 5, 8])));
+        assert_eq!(parse("5").resolve(&allowed), Ok(set(&[5])));
+        assert!(parse("+4").resolve(&allowed).is_err());
+        assert!(parse("!2-8").resolve(&allowed).is_err());
     }
 }

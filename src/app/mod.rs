@@ -31,7 +31,23 @@ fn render_man(cmd: clap::Command, out: &mut dyn Write) -> std::io::Result<()> {
     man.render_name_section(out)?;
     man.render_synopsis_section(out)?;
     man.render_description_section(out)?;
-    man.render_options_section(out)?;
+    // clap_mangen gives each help heading an .SH of its own (PLACEMENT,
+    // CLAIMS, SCHEDULING), which the hand-written sections also are: the
+    // headings become subsections of OPTIONS, so each section name is
+    // used once.
+    let mut options = Vec::new();
+    man.render_options_section(&mut options)?;
+    let options = String::from_utf8_lossy(&options);
+    let mut first = true;
+    for line in options.split_inclusive('\n') {
+        match line.strip_prefix(".SH ") {
+            Some(rest) if !first => out.write_all(format!(".SS {rest}").as_bytes())?,
+            _ => out.write_all(line.as_bytes())?,
+        }
+        if line.starts_with(".SH ") {
+            first = false;
+        }
+    }
     out.write_all(crate::manual::sections().as_bytes())?;
     man.render_version_section(out)
 }
@@ -53,7 +69,15 @@ fn generate(what: Generate) -> ExitCode {
     if let Some(shell) = shell {
         clap_complete::generate(shell, &mut cmd, "pinrun", &mut buf);
     }
-    match print_out(&String::from_utf8_lossy(&buf)) {
+    let generated = String::from_utf8_lossy(&buf);
+    // Live CPU and node numbers, and the command after --.
+    let text = match what {
+        Generate::Man => generated.into_owned(),
+        Generate::Bash => format!("{generated}{}", crate::completion::bash()),
+        Generate::Zsh => crate::completion::zsh_patch(&generated),
+        Generate::Fish => format!("{generated}{}", crate::completion::fish()),
+    };
+    match print_out(&text) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             print_error(&e, false);
@@ -98,10 +122,12 @@ fn show(root: &Root, sys: &SystemState, req: &Request) -> Result<Exit, Error> {
     if req.output.json {
         let mut claims_json = serde_json::json!({});
         report::add_claims_json(&mut claims_json, &claims, claims::now());
+        report::add_policy_file_json(&mut claims_json, &req.output);
         print_out_with(|w| report::write_show_json(sys, claims_json, w))?;
     } else {
         let live = req.sysroot.is_none().then(|| claims::state_dir(req));
         print_out(&crate::show::text(sys, req.output.verbose))?;
+        print_out(&report::policy_file_text(&req.output))?;
         print_out(&report::claims_text(
             &claims,
             claims::now(),
@@ -165,10 +191,15 @@ fn check(req: &Request, p: &Planned) -> Result<Exit, Error> {
             "{}\n",
             serde_json::json!({"findings": report::findings_json(&p.findings)})
         )
-    } else if p.findings.is_empty() {
-        "no findings\n".to_string()
+    } else if req.output.quiet {
+        // --quiet: nothing printed; the exit status still says.
+        String::new()
+    } else if req.output.verbose {
+        let mut s: String = p.findings.iter().map(report::finding_text).collect();
+        s.push_str(&format!("{}\n", report::severity_counts(&p.findings)));
+        s
     } else {
-        p.findings.iter().map(report::finding_text).collect()
+        report::check_summary(&p.findings)
     };
     print_out(&text)?;
     let warned = p.findings.iter().any(|f| f.severity == Severity::Warning);
@@ -222,9 +253,7 @@ fn launch(
             command.as_deref(),
         ));
     } else if !out.quiet {
-        for f in &warnings {
-            text.push_str(&format!("pinrun: {}", report::finding_text(f)));
-        }
+        text.push_str(&report::launch_text(&p.findings));
     }
     let fail = |mut p: Planned, text: &str, e: Error| -> Result<Exit, Error> {
         // Removes the record and releases the lock, then prints.
@@ -332,6 +361,46 @@ fn membind_swallowed_command() -> Option<String> {
     (!next.starts_with('-') && crate::cpuset::CpuSet::parse(next).is_err()).then(|| next.clone())
 }
 
+/// `req` with the policy file's `allow`, `strict` and `state_dir` merged
+/// in (pinrun(1) FILES): the allowed codes are the union; `strict` from
+/// either; the command line's (or `PINRUN_STATE_DIR`'s) state directory
+/// wins. Read from the host even under `--sysroot` (it is the user's
+/// policy, [`crate::system::config`]).
+fn with_policy_file(mut req: Request) -> Result<Request, Error> {
+    use crate::system::config;
+    let explicit = std::env::var_os("PINRUN_CONFIG").is_some_and(|v| !v.is_empty());
+    let Some(loaded) = config::read(&config::candidates(|k| std::env::var_os(k)), explicit)? else {
+        return Ok(req);
+    };
+    for word in &loaded.config.allow {
+        let Some(codes) = crate::finding::Code::matching(word) else {
+            return Err(Error::new(
+                ErrorCode::BadConfig,
+                format!(
+                    "policy file {}: allow: \"{word}\" names no finding code",
+                    loaded.path.display()
+                ),
+            )
+            .hint(format!(
+                "give codes, families ending in * (irq-*) or all; the codes: {}",
+                crate::finding::Code::sorted_names().join(", ")
+            )));
+        };
+        req.output.allow.extend(codes);
+    }
+    req.output.allow.sort_unstable();
+    req.output.allow.dedup();
+    req.output.strict |= loaded.config.strict;
+    if req.claims.state_dir.is_none() {
+        req.claims.state_dir = loaded
+            .config
+            .state_dir
+            .filter(|d| !d.as_os_str().is_empty());
+    }
+    req.output.config_file = Some(loaded.path);
+    Ok(req)
+}
+
 /// Runs `pinrun` with this process's arguments: the exit status of a mode
 /// (0, or 1 for `--check` with warnings), 125 for pinrun's own failures
 /// and refusals, 126/127 when the command cannot be executed or found;
@@ -372,6 +441,13 @@ pub fn main() -> ExitCode {
                 message.trim_start_matches("error: ").to_string(),
             )
             .hint(tip.map_or_else(|| "see pinrun --help".to_string(), str::to_string));
+            if let Some(hint) = e
+                .get(clap::error::ContextKind::InvalidArg)
+                .map(|v| v.to_string())
+                .and_then(|a| crate::cli::peer_option_hint(&a))
+            {
+                err = err.hint(hint);
+            }
             if let Some(word) = membind_swallowed_command() {
                 err = err.hint(format!(
                     "--membind took '{word}' as its node list: write --membind=NODES, or put -- before the command"
@@ -394,7 +470,7 @@ pub fn main() -> ExitCode {
         };
     }
     let json = cli.json;
-    match cli.into_request().and_then(run) {
+    match cli.into_request().and_then(with_policy_file).and_then(run) {
         Ok(exit) => ExitCode::from(exit),
         Err(mut e) => {
             if e.code == ErrorCode::NoCommand

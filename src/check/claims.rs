@@ -38,23 +38,31 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
                 .iter()
                 .map(|w| (w, Severity::Info)),
         );
-    for (w, severity) in unusable {
-        out.push(Finding::new(
+    // One finding per code: the most serious first, the severity theirs.
+    let mut unusable: Vec<(&String, Severity)> = unusable.collect();
+    unusable.sort_by_key(|(_, s)| std::cmp::Reverse(*s));
+    if let Some(&(_, severity)) = unusable.first() {
+        let texts: Vec<String> = unusable.iter().map(|(w, _)| (*w).clone()).collect();
+        let mut f = Finding::new(
             Code::ClaimRecordUnusable,
             severity,
             &none,
-            w.clone(),
-            "remove the file if its process is gone (its owner or root can); pinrun ignores it meanwhile",
-        ));
+            super::listed(&texts),
+            "remove the files whose process is gone (their owner or root can); pinrun ignores them meanwhile",
+        );
+        f.items = texts;
+        out.push(f);
     }
-    for w in &ctx.claims.state_warnings {
-        out.push(Finding::new(
+    if !ctx.claims.state_warnings.is_empty() {
+        let mut f = Finding::new(
             Code::ClaimStateUnusable,
             Severity::Warning,
             &none,
-            w.clone(),
+            super::listed(&ctx.claims.state_warnings),
             "claims pinrun cannot read are not respected: fix the state directory (mode 1777, owned by root) or the file named",
-        ));
+        );
+        f.items = ctx.claims.state_warnings.clone();
+        out.push(f);
     }
     let cpus = ctx.plan.cpus.as_ref().unwrap_or(&inherited);
     let taken = cpus.intersection(&ctx.claims.cpus());

@@ -12,14 +12,37 @@ pub(super) const CODES: &[Code] = &[
 ];
 
 pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
-    for (k, v) in &ctx.sys.env_affinity {
-        out.push(Finding::new(
+    // One finding for every variable set.
+    if !ctx.sys.env_affinity.is_empty() {
+        let set: Vec<String> = ctx
+            .sys
+            .env_affinity
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        let names: Vec<&str> = ctx
+            .sys
+            .env_affinity
+            .iter()
+            .map(|(k, _)| k.as_str())
+            .collect();
+        let mut f = Finding::new(
             Code::EnvThreadBinding,
             Severity::Warning,
             &CpuSet::new(),
-            format!("{k}={v} is set: the program's OpenMP runtime will re-bind its threads itself, possibly outside pinrun's CPUs"),
-            format!("unset {k}, or make it agree with the chosen CPUs"),
-        ));
+            format!(
+                "{} {} set: the program's OpenMP runtime will re-bind its threads itself, possibly outside pinrun's CPUs",
+                super::listed(&set),
+                if set.len() == 1 { "is" } else { "are" }
+            ),
+            format!(
+                "unset {}, or make {} agree with the chosen CPUs",
+                names.join(" "),
+                if names.len() == 1 { "it" } else { "them" }
+            ),
+        );
+        f.items = set;
+        out.push(f);
     }
     /// Idle states with a longer exit latency than this (µs) are reported.
     const DEEP_IDLE_US: u64 = 10;

@@ -9,7 +9,12 @@
 //! (`crate::system::irq::Irqs::read_details`); the findings are the same.
 
 use super::{Code, Context, Finding};
+use crate::cpuset::CpuSet;
+use crate::finding::IrqDetail;
 use crate::words::cpus_phrase;
+
+/// How many IRQs a message names before "and N more".
+const NAMED: usize = 3;
 
 /// The codes the irq check can emit.
 pub(super) const CODES: &[Code] = &[
@@ -35,6 +40,13 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
     } else {
         hk.to_list()
     };
+    // One finding per kind (movable, kernel-managed), listing its IRQs.
+    let mut movable: Vec<IrqDetail> = Vec::new();
+    let mut managed: Vec<IrqDetail> = Vec::new();
+    // Movable IRQs whose kind debugfs did not tell, and those of them that
+    // look like per-queue MSI-X vectors (often kernel-managed).
+    let mut undetermined = false;
+    let mut queues: Vec<u32> = Vec::new();
     for irq in sys.irqs.list.iter().filter(|i| !i.is_per_cpu()) {
         let Some(number) = irq.number else {
             continue;
@@ -60,7 +72,7 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
         if hit.is_empty() {
             continue;
         }
-        let count: u64 = irq
+        let sum: u64 = irq
             .counts
             .iter()
             .filter(|(c, _)| hit.contains(*c))
@@ -68,86 +80,127 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
             .sum();
         // per_cpu_count cut at one page (sysfs path, ~2000+ CPUs): the
         // counts of CPUs past the cut are unknown.
-        let count = match irq
+        let (count, count_note) = match irq
             .counts_end
             .filter(|&end| hit.last().is_some_and(|l| l >= end))
         {
-            None => format!("{count} interrupts there so far"),
-            Some(end) if sys.possible.first() == Some(end) => {
-                "its count there is unknown: per_cpu_count is empty or unreadable".to_string()
-            }
+            None => (Some(sum), None),
+            Some(end) if sys.possible.first() == Some(end) => (
+                None,
+                Some("per_cpu_count is empty or unreadable".to_string()),
+            ),
             Some(end) => {
                 let known: crate::cpuset::CpuSet = hit.iter().filter(|&c| c < end).collect();
-                if known.is_empty() {
-                    format!("its count there is unknown: per_cpu_count ends before CPU {end}")
+                if known.is_empty() || sum == 0 {
+                    (None, Some(format!("per_cpu_count ends before CPU {end}")))
                 } else {
-                    format!(
-                        "{count} interrupts so far on {}, unknown past it: per_cpu_count ends before CPU {end}",
-                        cpus_phrase(&known)
+                    (
+                        Some(sum),
+                        Some(format!(
+                            "counted on {} only: per_cpu_count ends before CPU {end}",
+                            cpus_phrase(&known)
+                        )),
                     )
                 }
             }
         };
-        let managed = irq.managed == Some(true);
-        let iso = sys
+        let detail = IrqDetail {
+            irq: number,
+            name: irq.name().to_string(),
+            cpus: hit.to_vec(),
+            affinity: aff.to_list(),
+            source: source.to_string(),
+            count,
+            count_note,
+        };
+        if irq.managed == Some(true) {
+            managed.push(detail);
+        } else {
+            // Without debugfs (managed unknown) a write may fail: EIO/EPERM.
+            if irq.managed.is_none() {
+                undetermined = true;
+                if looks_like_queue_irq(irq.name()) {
+                    queues.push(number);
+                }
+            }
+            movable.push(detail);
+        }
+    }
+    for (code, mut irqs) in [(Code::IrqOnCpu, movable), (Code::ManagedIrqOnCpu, managed)] {
+        if irqs.is_empty() {
+            continue;
+        }
+        // Most active first; an unknown count first of all (it may be any).
+        irqs.sort_by_key(|d| (std::cmp::Reverse(d.count.unwrap_or(u64::MAX)), d.irq));
+        let cpus: CpuSet = irqs.iter().flat_map(|d| d.cpus.iter().copied()).collect();
+        let numbers: Vec<u32> = {
+            let mut v: Vec<u32> = irqs.iter().map(|d| d.irq).collect();
+            v.sort_unstable();
+            v
+        };
+        // isolcpus=managed_irq already covering these CPUs (valid flags).
+        let steered = sys
             .boot
             .isolcpus
             .as_ref()
-            .filter(|i| i.unknown_flags.is_empty());
-        let steered = iso
-            .filter(|i| i.managed_irq)
+            .filter(|i| i.unknown_flags.is_empty() && i.managed_irq)
             .and_then(|i| i.cpus.as_ref())
-            .is_some_and(|c| hit.is_subset(c));
-        let queue = irq.managed.is_none() && looks_like_queue_irq(irq.name());
-        let mut f = Finding::new(
-            if managed {
-                Code::ManagedIrqOnCpu
+            .is_some_and(|c| cpus.is_subset(c));
+        let hint = if code == Code::ManagedIrqOnCpu {
+            if steered {
+                format!(
+                    "isolcpus=managed_irq already lists {}: the kernel keeps a managed IRQ on an isolated CPU only when its mask has no online housekeeping CPU (best effort); spread the device's queues over fewer CPUs, or keep these CPUs for housekeeping",
+                    cpus_phrase(&cpus)
+                )
             } else {
-                Code::IrqOnCpu
-            },
-            ctx.disturbance(),
-            &hit,
-            format!(
-                "{}IRQ {number} ({}) is delivered to {} ({} = {}; {count}){}",
-                if managed { "kernel-managed " } else { "" },
-                irq.name(),
-                cpus_phrase(&hit),
-                source,
-                aff,
-                if queue {
-                    "; it may be kernel-managed (a per-queue MSI-X vector; without debugfs pinrun cannot tell)"
-                } else {
-                    ""
-                },
-            ),
-            match (managed, steered) {
-                (true, true) => format!(
-                    "isolcpus=managed_irq already lists {}: the kernel keeps a managed IRQ on an isolated CPU only when its mask has no online housekeeping CPU (best effort); spread the device's queues over fewer CPUs, or keep {} for housekeeping",
-                    cpus_phrase(&hit),
-                    aff
-                ),
-                (true, false) => format!(
-                    "managed IRQs cannot be moved through /proc (the write fails: EIO); boot with isolcpus=managed_irq,{} so the kernel steers them to housekeeping CPUs",
+                format!(
+                    "managed IRQs cannot be moved through /proc (the write fails: EIO, EPERM on some kernels); boot with isolcpus=managed_irq,{} so the kernel steers them to housekeeping CPUs",
                     ctx.cpus
-                ),
-                (false, _) => format!(
-                    "move it: echo {hk_list} > /proc/irq/{number}/smp_affinity_list (and keep irqbalance off these CPUs: IRQBALANCE_BANNED_CPULIST={}){}",
-                    ctx.cpus,
-                    match irq.managed {
-                        Some(false) => String::new(),
-                        _ => format!(
-                            "; if the write fails with EIO (EPERM on some kernels), the IRQ is kernel-managed: {}",
-                            if steered {
-                                "isolcpus=managed_irq already covers these CPUs, and the kernel keeps it here only when its mask has no housekeeping CPU".to_string()
-                            } else {
-                                format!("boot with isolcpus=managed_irq,{} instead", ctx.cpus)
-                            }
-                        ),
-                    }
-                ),
+                )
+            }
+        } else {
+            let list: Vec<String> = numbers.iter().map(u32::to_string).collect();
+            let move_cmd = if numbers.len() == 1 {
+                format!("echo {hk_list} > /proc/irq/{}/smp_affinity_list", list[0])
+            } else {
+                format!(
+                    "for i in {}; do echo {hk_list} > /proc/irq/$i/smp_affinity_list; done",
+                    list.join(" ")
+                )
+            };
+            format!(
+                "move {}: {move_cmd} (and keep irqbalance off these CPUs: IRQBALANCE_BANNED_CPULIST={}){}",
+                if numbers.len() == 1 { "it" } else { "them" },
+                ctx.cpus,
+                if undetermined {
+                    format!(
+                        "; a write that fails with EIO (EPERM on some kernels) means that IRQ is kernel-managed: {}",
+                        if steered {
+                            "isolcpus=managed_irq already covers these CPUs, and the kernel keeps it here only when its mask has no housekeeping CPU".to_string()
+                        } else {
+                            format!("boot with isolcpus=managed_irq,{} instead", ctx.cpus)
+                        }
+                    )
+                } else {
+                    String::new()
+                }
+            )
+        };
+        let fired = irqs.iter().any(|d| d.count != Some(0));
+        let mut f = Finding::new(
+            code,
+            if fired {
+                ctx.disturbance()
+            } else {
+                ctx.possible_disturbance()
             },
+            &cpus,
+            irqs_message(code == Code::ManagedIrqOnCpu, &irqs, &cpus)
+                + &maybe_managed(code, &queues),
+            hint,
         );
-        f.irqs = vec![number];
+        f.irqs = numbers;
+        f.irq_details = irqs;
         out.push(f);
     }
     let default = sys
@@ -175,7 +228,7 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
         if !hit.is_empty() {
             out.push(Finding::new(
                 Code::DefaultIrqAffinity,
-                ctx.disturbance(),
+                ctx.possible_disturbance(),
                 &hit,
                 format!("{source} ({}) includes {}: IRQs set up from now on can land there", set.intersection(&sys.online), cpus_phrase(&hit)),
                 if hk.is_empty() {
@@ -186,6 +239,90 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
             ));
         }
     }
+}
+
+/// The note on movable IRQs that look like per-queue vectors: they may be
+/// kernel-managed (without debugfs pinrun cannot tell).
+fn maybe_managed(code: Code, queues: &[u32]) -> String {
+    if code != Code::IrqOnCpu || queues.is_empty() {
+        return String::new();
+    }
+    let list: Vec<String> = queues.iter().map(u32::to_string).collect();
+    format!(
+        "; IRQ{} {} may be kernel-managed (per-queue MSI-X vectors; without debugfs pinrun cannot tell)",
+        if queues.len() == 1 { "" } else { "s" },
+        list.join(", ")
+    )
+}
+
+/// One line about the IRQs `irqs` (most active first) delivered to `cpus`:
+/// the most active named with their counts, the rest counted, and how many
+/// never fired there.
+fn irqs_message(managed: bool, irqs: &[IrqDetail], cpus: &CpuSet) -> String {
+    let kind = if managed { "kernel-managed " } else { "" };
+    let one = |d: &IrqDetail| {
+        let count = match (d.count, &d.count_note) {
+            (Some(n), None) => format!("{n}"),
+            (Some(n), Some(note)) => format!("{n}, {note}"),
+            (None, Some(note)) => format!("count unknown: {note}"),
+            (None, None) => "count unknown".to_string(),
+        };
+        format!("{} {} ({count})", d.irq, d.name)
+    };
+    let fired: Vec<&IrqDetail> = irqs.iter().filter(|d| d.count != Some(0)).collect();
+    let idle = irqs.len() - fired.len();
+    let sources: Vec<&str> = {
+        let mut v: Vec<&str> = irqs.iter().map(|d| d.source.as_str()).collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    };
+    let by = match sources.as_slice() {
+        [one] => format!(" (per {one})"),
+        _ => String::new(),
+    };
+    let where_ = cpus_phrase(cpus);
+    if fired.is_empty() {
+        let named: Vec<String> = irqs
+            .iter()
+            .take(NAMED)
+            .map(|d| format!("{} {}", d.irq, d.name))
+            .collect();
+        let rest = irqs.len().saturating_sub(NAMED);
+        return format!(
+            "{} {kind}IRQ{} routed to {where_}{by} but never fired there so far: {}{}",
+            irqs.len(),
+            if irqs.len() == 1 { " is" } else { "s are" },
+            named.join(", "),
+            if rest > 0 {
+                format!(" and {rest} more")
+            } else {
+                String::new()
+            }
+        );
+    }
+    let named: Vec<String> = fired.iter().take(NAMED).map(|d| one(d)).collect();
+    let rest = fired.len().saturating_sub(NAMED);
+    let total: u64 = fired.iter().filter_map(|d| d.count).sum();
+    let unknown = fired.iter().any(|d| d.count.is_none());
+    format!(
+        "{} {kind}IRQ{} {} on {where_}{by}, {total}{} interrupts so far: {}{}{}",
+        fired.len(),
+        if fired.len() == 1 { "" } else { "s" },
+        if unknown { "may have fired" } else { "fired" },
+        if unknown { "+?" } else { "" },
+        named.join(", "),
+        if rest > 0 {
+            format!(" and {rest} more")
+        } else {
+            String::new()
+        },
+        if idle > 0 {
+            format!("; {idle} more routed there never fired")
+        } else {
+            String::new()
+        }
+    )
 }
 
 /// Whether an IRQ's device name is a per-queue MSI-X vector of a driver

@@ -123,7 +123,7 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
         };
         out.push(Finding::new(
             Code::NotIsolated,
-            ctx.disturbance(),
+            ctx.possible_disturbance(),
             &not_iso,
             message,
             format!(
@@ -187,7 +187,7 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
         };
         out.push(Finding::new(
             Code::NotRcuNocbs,
-            ctx.disturbance(),
+            ctx.possible_disturbance(),
             &callbacks,
             format!(
                 "{} {} not in rcu_nocbs={why}: RCU callbacks run on {} in softirq context",

@@ -50,6 +50,16 @@ impl Context<'_> {
         }
     }
 
+    /// What only could disturb the chosen CPUs (see [`Severity`]): notice
+    /// when latency-critical, info otherwise.
+    pub fn possible_disturbance(&self) -> Severity {
+        if self.critical {
+            Severity::Notice
+        } else {
+            Severity::Info
+        }
+    }
+
     /// Online CPUs outside the checked ones: where housekeeping can go.
     pub fn housekeeping(&self) -> CpuSet {
         self.sys.online.difference(&self.cpus)
@@ -83,6 +93,22 @@ pub fn summarize_codes<'a>(findings: impl Iterator<Item = &'a Finding>) -> Strin
         })
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// Items of one finding, joined for its one-line message: the first three
+/// separated by "; ", the rest counted ("and 2 more").
+pub(crate) fn listed(items: &[String]) -> String {
+    const NAMED: usize = 3;
+    let mut s = items
+        .iter()
+        .take(NAMED)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join("; ");
+    if items.len() > NAMED {
+        s.push_str(&format!("; and {} more", items.len() - NAMED));
+    }
+    s
 }
 
 /// One check: the function and the codes it can emit.
@@ -144,7 +170,7 @@ pub fn check_claimed(
         );
     }
     if !req.shows_info() {
-        out.retain(|f| f.severity == Severity::Warning);
+        out.retain(|f| f.severity >= Severity::Notice);
     }
     out
 }
@@ -181,9 +207,11 @@ mod tests {
     fn cpus_that_are_not_isolated_are_named() {
         let sys = machine().isolated("4-7").build();
         let f = findings(&sys, &["--check", "--cpus", "2-5"]);
+        // The scheduler could balance tasks there: a notice; the tick
+        // interrupts them now: a warning.
         assert_eq!(
             find(&f, Code::NotIsolated),
-            Some((Severity::Warning, cpus("2-3")))
+            Some((Severity::Notice, cpus("2-3")))
         );
         assert_eq!(
             find(&f, Code::NotNohzFull),
@@ -202,7 +230,15 @@ mod tests {
         let rt = findings(&sys, &["--dry-run", "--cpus", "1", "--fifo", "10"]);
         assert_eq!(
             find(&rt, Code::NotIsolated),
+            Some((Severity::Notice, cpus("1")))
+        );
+        assert_eq!(
+            find(&rt, Code::NotNohzFull),
             Some((Severity::Warning, cpus("1")))
+        );
+        assert_eq!(
+            find(&plain, Code::NotNohzFull),
+            Some((Severity::Info, cpus("1")))
         );
     }
 

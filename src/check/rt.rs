@@ -25,7 +25,7 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
     {
         out.push(Finding::new(
             Code::RtThrottling,
-            Severity::Warning,
+            ctx.possible_disturbance(),
             &ctx.cpus,
             format!(
                 "RT throttling is active (kernel.sched_rt_runtime_us = {runtime} of sched_rt_period_us = {period}): a real-time task that keeps its CPU busy is stalled for {} us of every {period} us",
@@ -35,24 +35,58 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
         ));
     }
     if let Some(prio) = policy.and_then(Policy::rt_priority) {
-        for t in ctx.sys.rt_tasks.iter().filter(|t| {
-            t.state == 'R'
-                && t.priority >= prio
-                && !t.cpus.is_empty()
-                && t.cpus.is_subset(&ctx.cpus)
-        }) {
-            out.push(Finding::new(
-                Code::RtCompetitor,
-                Severity::Warning,
-                &t.cpus,
-                format!(
+        // One finding for every competitor, the highest priority first.
+        let mut competitors: Vec<_> = ctx
+            .sys
+            .rt_tasks
+            .iter()
+            .filter(|t| {
+                t.state == 'R'
+                    && t.priority >= prio
+                    && !t.cpus.is_empty()
+                    && t.cpus.is_subset(&ctx.cpus)
+            })
+            .collect();
+        competitors.sort_by_key(|t| (std::cmp::Reverse(t.priority), t.pid));
+        if !competitors.is_empty() {
+            let cpus: CpuSet = competitors.iter().flat_map(|t| t.cpus.iter()).collect();
+            let named: Vec<String> = competitors
+                .iter()
+                .take(3)
+                .map(|t| {
+                    format!(
+                        "{} ({}, priority {}, {})",
+                        t.pid, t.comm, t.priority, t.cpus
+                    )
+                })
+                .collect();
+            let rest = competitors.len().saturating_sub(3);
+            let message = match competitors.as_slice() {
+                [t] => format!(
                     "process {} ({}) is runnable at real-time priority {} confined to {}: the command (priority {prio}) will wait behind it",
                     t.pid,
                     t.comm,
                     t.priority,
                     crate::words::cpus_phrase(&t.cpus)
                 ),
-                "choose other CPUs, or give the command a higher priority than the competitor",
+                _ => format!(
+                    "{} processes are runnable at a real-time priority of at least {prio} and confined to {}: the command will wait behind them: {}{}",
+                    competitors.len(),
+                    crate::words::cpus_phrase(&cpus),
+                    named.join(", "),
+                    if rest > 0 {
+                        format!(" and {rest} more")
+                    } else {
+                        String::new()
+                    }
+                ),
+            };
+            out.push(Finding::new(
+                Code::RtCompetitor,
+                Severity::Warning,
+                &cpus,
+                message,
+                "choose other CPUs, or give the command a higher priority than the competitors",
             ));
         }
     }

@@ -107,12 +107,14 @@ pub(super) fn plan_memory(
             None => mem,
         }
     };
-    let choice = |c: &NodeChoice| match c {
-        NodeChoice::All => all_nodes(),
-        NodeChoice::Nodes(n) => n.clone(),
+    let choice = |c: &NodeChoice, option: &str| {
+        c.resolve(&all_nodes()).map_err(|why| {
+            Error::new(ErrorCode::BadNodeList, format!("{option}: {why}"))
+                .hint("+LIST counts from 0 among the nodes with memory the process may use (pinrun --show)")
+        })
     };
     let (mode, nodes, option) = match req {
-        MemoryRequest::Bind(Some(n)) => (MemMode::Bind, n.clone(), "--membind"),
+        MemoryRequest::Bind(Some(c)) => (MemMode::Bind, choice(c, "--membind")?, "--membind"),
         MemoryRequest::Bind(None) => {
             let n = chosen_nodes.filter(|n| !n.is_empty()).ok_or_else(|| {
                 Error::new(
@@ -129,10 +131,14 @@ pub(super) fn plan_memory(
             "--preferred",
         ),
         MemoryRequest::PreferredMany(n) => (MemMode::PreferredMany, n.clone(), "--preferred-many"),
-        MemoryRequest::Interleave(c) => (MemMode::Interleave, choice(c), "--interleave"),
+        MemoryRequest::Interleave(c) => (
+            MemMode::Interleave,
+            choice(c, "--interleave")?,
+            "--interleave",
+        ),
         MemoryRequest::WeightedInterleave(c) => (
             MemMode::WeightedInterleave,
-            choice(c),
+            choice(c, "--weighted-interleave")?,
             "--weighted-interleave",
         ),
         MemoryRequest::Local => {

@@ -321,6 +321,21 @@ mod tests {
     }
 
     #[test]
+    fn housekeeping_takes_the_cpus_isolated_leaves() {
+        let sys = machine().isolated("6-7,14-15").build();
+        let p = crate::plan::plan(&sys, &request(&["--dry-run", "--housekeeping"])).unwrap();
+        assert_eq!(p.cpus, Some(cpus("0-5,8-13")));
+        let p = crate::plan::plan(
+            &sys,
+            &request(&["--dry-run", "--housekeeping", "--cores", "2", "--node", "0"]),
+        )
+        .unwrap();
+        assert!(p.cpus.unwrap().is_subset(&cpus("0-5,8-13")));
+        let e = refusal(&sys, &["--dry-run", "--housekeeping", "--cpus", "5-6"]);
+        assert_eq!(e, ErrorCode::NotHousekeeping);
+    }
+
+    #[test]
     fn isolated_takes_only_isolated_cpus() {
         let sys = machine().isolated("6-7,14-15").build();
         let p = plan(

@@ -257,7 +257,43 @@ pub fn inherited_bound(sys: &SystemState, within: Within) -> Option<CpuSet> {
     narrows.then(|| sys.allowed.intersection(inherited))
 }
 
+/// The housekeeping CPUs: allowed, neither isolated (domain housekeeping)
+/// nor nohz_full (tick housekeeping; `kernel/sched/isolation.c`).
+fn housekeeping(sys: &SystemState) -> CpuSet {
+    sys.allowed.difference(&sys.isolated.union(&sys.nohz_full))
+}
+
+/// `p` with numactl's list forms (`all`, `!LIST`, `+LIST`) of `--cpus`
+/// and `--node` resolved: CPUs among the allowed CPUs, nodes among the
+/// nodes of the machine the process may use (Mems_allowed), as libnuma
+/// resolves them against `numa_all_cpus_ptr`/`numa_all_nodes_ptr`.
+fn resolve_forms(sys: &SystemState, p: &Placement) -> Result<Placement> {
+    let mut p = p.clone();
+    if let Some(form) = p.cpus_form.take() {
+        let cpus = form.resolve(&sys.allowed).map_err(|why| {
+            Error::new(ErrorCode::BadCpuList, format!("--cpus: {why}")).hint(format!(
+                "+LIST counts from 0 among the allowed CPUs {}",
+                sys.allowed
+            ))
+        })?;
+        p.cpus = Some(cpus);
+    }
+    if let Some(form) = p.nodes_form.take() {
+        let mut nodes = sys.node_ids();
+        if let Some(m) = &sys.process.mems_allowed {
+            nodes = nodes.intersection(m);
+        }
+        let set = form.resolve(&nodes).map_err(|why| {
+            Error::new(ErrorCode::BadNodeList, format!("--node: {why}"))
+                .hint(format!("+LIST counts from 0 among the nodes {nodes}"))
+        })?;
+        p.nodes = Some(set);
+    }
+    Ok(p)
+}
+
 pub(super) fn place(sys: &SystemState, p: &Placement, claims: &Claims) -> Result<Placed> {
+    let p = &resolve_forms(sys, p)?;
     let mut reasons = vec![format!(
         "allowed CPUs: {} (online {}, limited by {})",
         sys.allowed,
@@ -276,6 +312,24 @@ pub(super) fn place(sys: &SystemState, p: &Placement, claims: &Claims) -> Result
                     format!("--isolated: {} not isolated (isolated CPUs: {})", cpus_phrase(&not_iso), or_none(&sys.isolated)),
                 )
                 .hint("isolate them at boot (isolcpus=domain,managed_irq,LIST nohz_full=LIST) or with a cgroup v2 isolated partition"));
+            }
+        }
+        if p.housekeeping {
+            let busy = cpus.intersection(&sys.isolated.union(&sys.nohz_full));
+            if !busy.is_empty() {
+                return Err(Error::new(
+                    ErrorCode::NotHousekeeping,
+                    format!(
+                        "--housekeeping: {} isolated or nohz_full (isolated: {}, nohz_full: {})",
+                        cpus_phrase(&busy),
+                        or_none(&sys.isolated),
+                        or_none(&sys.nohz_full)
+                    ),
+                )
+                .hint(format!(
+                    "choose among the housekeeping CPUs {}, or drop --housekeeping",
+                    or_none(&housekeeping(sys))
+                )));
             }
         }
         if let (Some(nodes), Some(ncpus)) = (&p.nodes, &node_set) {
@@ -358,6 +412,23 @@ pub(super) fn place(sys: &SystemState, p: &Placement, claims: &Claims) -> Result
                 .hint("isolate CPUs at boot (isolcpus=domain,managed_irq,LIST nohz_full=LIST rcu_nocbs=LIST) or with a cgroup v2 isolated partition"));
             }
             reasons.push(format!("isolated candidates: {c}"));
+        }
+        if p.housekeeping {
+            c = c.intersection(&housekeeping(sys));
+            if c.is_empty() {
+                return Err(Error::new(
+                    ErrorCode::NotHousekeeping,
+                    format!(
+                        "--housekeeping: every candidate CPU is isolated or nohz_full (isolated: {}, nohz_full: {})",
+                        or_none(&sys.isolated),
+                        or_none(&sys.nohz_full)
+                    ),
+                )
+                .hint("widen the candidates (--node, the cgroup cpuset), or drop --housekeeping"));
+            }
+            reasons.push(format!(
+                "housekeeping candidates (neither isolated nor nohz_full): {c}"
+            ));
         }
         if c.is_empty() {
             return Err(Error::new(

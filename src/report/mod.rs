@@ -102,13 +102,84 @@ pub fn plan_json(
     v
 }
 
-/// One finding as text lines (`warning: [code] message` + `hint:`).
+/// One finding as text lines (`warning: message [code]` + `hint:`).
 pub fn finding_text(f: &Finding) -> String {
-    let sev = match f.severity {
-        Severity::Info => "info",
-        Severity::Warning => "warning",
-    };
-    format!("{sev}: {} [{}]\n  hint: {}\n", f.message, f.code, f.hint)
+    format!(
+        "{}: {} [{}]\n  hint: {}\n",
+        f.severity.as_str(),
+        f.message,
+        f.code,
+        f.hint
+    )
+}
+
+/// "2 warnings, 1 notice": the count of each severity present, most
+/// serious first; "no findings" when there are none.
+pub fn severity_counts(findings: &[Finding]) -> String {
+    let parts: Vec<String> = [Severity::Warning, Severity::Notice, Severity::Info]
+        .iter()
+        .filter_map(|&sev| {
+            let n = findings.iter().filter(|f| f.severity == sev).count();
+            (n > 0).then(|| {
+                format!(
+                    "{n} {}{}",
+                    sev.as_str(),
+                    if n > 1 && sev != Severity::Info {
+                        "s"
+                    } else {
+                        ""
+                    }
+                )
+            })
+        })
+        .collect();
+    if parts.is_empty() {
+        "no findings".to_string()
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// `--check` as text: one line per finding (`warning  code: message`),
+/// then a count line saying where the fixes are (`-v`: every finding with
+/// its hint; `--json`: every detail).
+pub fn check_summary(findings: &[Finding]) -> String {
+    if findings.is_empty() {
+        return "no findings\n".to_string();
+    }
+    let mut s = String::new();
+    for f in findings {
+        let _ = writeln!(s, "{:<7} {}: {}", f.severity.as_str(), f.code, f.message);
+    }
+    let _ = writeln!(
+        s,
+        "{}; the fixes: pinrun --check -v (same options), every detail: --check --json",
+        severity_counts(findings)
+    );
+    s
+}
+
+/// What a launch prints on stderr before exec (without `-v`): each
+/// warning with its hint, then one line counting the notices, if any.
+pub fn launch_text(findings: &[Finding]) -> String {
+    let mut s: String = findings
+        .iter()
+        .filter(|f| f.severity == Severity::Warning)
+        .map(|f| format!("pinrun: {}", finding_text(f)))
+        .collect();
+    let notices: Vec<&Finding> = findings
+        .iter()
+        .filter(|f| f.severity == Severity::Notice)
+        .collect();
+    if !notices.is_empty() {
+        let _ = writeln!(
+            s,
+            "pinrun: {} that could disturb these CPUs ({}): pinrun -v or --check shows them",
+            severity_counts(&notices.iter().map(|f| (*f).clone()).collect::<Vec<_>>()),
+            crate::check::summarize_codes(notices.iter().copied())
+        );
+    }
+    s
 }
 
 /// `--dry-run` as text.
@@ -196,6 +267,37 @@ pub fn plan_text(
         }
     }
     s
+}
+
+/// `--show`'s line about the policy file: which file was used and what
+/// it accepts (pinrun(1) FILES).
+pub fn policy_file_text(out: &crate::request::Output) -> String {
+    match &out.config_file {
+        None => "policy file: none (pinrun(1) POLICY FILE)\n".to_string(),
+        Some(p) => format!(
+            "policy file: {} (allow: {}; strict: {})\n",
+            p.display(),
+            if out.allow.is_empty() {
+                "none".to_string()
+            } else if out.allow.len() == crate::finding::Code::ALL.len() {
+                "all".to_string()
+            } else {
+                out.allow
+                    .iter()
+                    .map(|c| c.as_str())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            },
+            if out.strict { "yes" } else { "no" }
+        ),
+    }
+}
+
+/// Adds `policy_file` (path or null), `allow` and `strict` to `--show --json`.
+pub fn add_policy_file_json(v: &mut Value, out: &crate::request::Output) {
+    v["policy_file"] = json!(out.config_file.as_ref().map(|p| p.display().to_string()));
+    v["allow"] = json!(out.allow.iter().map(|c| c.as_str()).collect::<Vec<_>>());
+    v["strict"] = json!(out.strict);
 }
 
 /// `{"error": {...}}` for `--json` failures.

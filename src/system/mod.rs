@@ -5,6 +5,7 @@
 pub mod archive;
 pub mod cgroup;
 pub mod claims;
+pub mod config;
 pub mod cpuidle;
 pub mod dump;
 pub mod irq;

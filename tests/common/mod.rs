@@ -262,9 +262,13 @@ pub fn assert_status(out: &std::process::Output, code: i32) {
     );
 }
 
-/// The pinrun binary.
+/// The pinrun binary, with no policy file (`PINRUN_CONFIG=`): the tests'
+/// outputs never depend on this machine's /etc/pinrun.toml or
+/// ~/.config/pinrun/config.toml (tests of the policy file set their own).
 pub fn pinrun() -> Command {
-    Command::cargo_bin("pinrun").expect("binary")
+    let mut c = Command::cargo_bin("pinrun").expect("binary");
+    c.env("PINRUN_CONFIG", "");
+    c
 }
 
 /// Runs pinrun with `args` against the dump `rel`, expecting JSON on stdout

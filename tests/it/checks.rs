@@ -737,7 +737,9 @@ fn irq_counts_when_affinity_files_are_missing() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(125));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown finding code \"rt-throtling\""));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("\"rt-throtling\" names no finding code")
+    );
 }
 
 /// `--dry-run --strict` says whether the launch would be refused.

@@ -51,21 +51,23 @@ fn without_live_only(mut v: Value) -> Value {
     v
 }
 
-/// `text` with the number before each ` interrupts there so far` (an IRQ
-/// count, which grows between two reads) replaced by `N`, and free memory
-/// too ([`without_free_memory`]).
+/// `text` with each line about IRQ counts (which grow between two reads,
+/// and order the IRQs of a finding) replaced by `IRQ COUNTS`, and free
+/// memory too ([`without_free_memory`]).
 fn without_irq_counts(text: &str) -> String {
-    let marker = " interrupts there so far";
-    let mut out = String::new();
-    let mut rest = text;
-    while let Some(i) = rest.find(marker) {
-        let head = rest[..i].trim_end_matches(|c: char| c.is_ascii_digit());
-        out.push_str(head);
-        out.push('N');
-        out.push_str(marker);
-        rest = &rest[i + marker.len()..];
+    if serde_json::from_str::<Value>(text).is_ok() {
+        return text.to_string(); // JSON: see without_rt_competitors
     }
-    out.push_str(rest);
+    let out: String = text
+        .lines()
+        .map(|l| {
+            if l.contains("interrupts so far") {
+                "IRQ COUNTS\n".to_string()
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
     without_free_memory(&out)
 }
 
@@ -96,13 +98,24 @@ fn without_free_memory(text: &str) -> String {
     out
 }
 
-/// A JSON output without its `rt-competitor` findings (other text as it is).
+/// A JSON output without its `rt-competitor` findings, and its IRQ
+/// findings without their counts (message, and each IRQ's count, which
+/// grow between two reads and order the IRQs); other text as it is.
 fn without_rt_competitors(text: &str) -> String {
     let Ok(mut v) = serde_json::from_str::<Value>(text) else {
         return text.to_string();
     };
     if let Some(f) = v["findings"].as_array_mut() {
         f.retain(|f| f["code"] != "rt-competitor");
+        for x in f.iter_mut() {
+            if let Some(d) = x["irq_details"].as_array_mut() {
+                for i in d.iter_mut() {
+                    i["count"] = Value::Null;
+                }
+                d.sort_by_key(|i| i["irq"].as_u64());
+                x["message"] = Value::Null;
+            }
+        }
     }
     v.to_string()
 }

@@ -1,0 +1,217 @@
+//! The site policy file (pinrun(1) FILES): which findings a fleet accepts
+//! (`allow`), whether warnings refuse (`strict`), and the state directory
+//! (`state_dir`), in TOML. Read from the host, never from `--sysroot`: it
+//! is the user's policy, not a property of the machine being replayed, so
+//! `pinrun --sysroot DUMP --check` judges the dump by the same policy as the
+//! live machine.
+//!
+//! Which file: `$PINRUN_CONFIG` when set (empty: none), else the first
+//! that exists of `$XDG_CONFIG_HOME/pinrun/config.toml` (`~/.config` when
+//! `XDG_CONFIG_HOME` is unset or empty) and `/etc/pinrun.toml`. A file that
+//! exists but cannot be read, is larger than [`MAX_BYTES`], is not valid
+//! TOML or has an unknown key is an error naming the file and line: a
+//! policy is never ignored silently (fail closed).
+
+use crate::error::{Error, ErrorCode};
+use serde::Deserialize;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// The largest policy file read, in bytes (a few lines are expected).
+pub const MAX_BYTES: u64 = 64 * 1024;
+
+/// The system-wide policy file.
+pub const SYSTEM_FILE: &str = "/etc/pinrun.toml";
+
+/// A policy file's contents, as written; validated by the application
+/// layer (finding codes) against the command line.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SiteConfig {
+    /// Finding codes, families (`irq-*`) or `all`, as `--allow` takes them.
+    #[serde(default)]
+    pub allow: Vec<String>,
+    /// `true`: as `--strict` on every launch.
+    #[serde(default)]
+    pub strict: bool,
+    /// The state directory, unless `--state-dir` or `PINRUN_STATE_DIR` names one.
+    pub state_dir: Option<PathBuf>,
+}
+
+/// The policy file in use and what it says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Loaded {
+    /// The file read.
+    pub path: PathBuf,
+    /// Its contents.
+    pub config: SiteConfig,
+}
+
+/// Where the policy file is looked for, in order, given the environment
+/// variable reader `var` (`std::env::var_os` on a live run). The first
+/// that exists is used; `$PINRUN_CONFIG` is the only candidate when set.
+pub fn candidates(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> Vec<PathBuf> {
+    if let Some(p) = var("PINRUN_CONFIG") {
+        return if p.is_empty() {
+            Vec::new()
+        } else {
+            vec![PathBuf::from(p)]
+        };
+    }
+    let mut out = Vec::new();
+    let xdg = var("XDG_CONFIG_HOME")
+        .filter(|x| !x.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            var("HOME")
+                .filter(|h| !h.is_empty())
+                .map(|h| Path::new(&h).join(".config"))
+        });
+    if let Some(dir) = xdg {
+        out.push(dir.join("pinrun/config.toml"));
+    }
+    out.push(PathBuf::from(SYSTEM_FILE));
+    out
+}
+
+/// Reads the first existing file of `candidates` (see the module doc);
+/// `Ok(None)` when none exists. `$PINRUN_CONFIG` naming a missing file is
+/// an error (`explicit`).
+pub fn read(candidates: &[PathBuf], explicit: bool) -> Result<Option<Loaded>, Error> {
+    for path in candidates {
+        // A file in a directory this user cannot search (HOME left at
+        // /root after dropping privileges) is not this user's policy: only
+        // a file known to exist must be read.
+        if !explicit
+            && let Err(e) = std::fs::metadata(path)
+            && matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied
+            )
+        {
+            continue;
+        }
+        let file = match std::fs::File::open(path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => continue,
+            Err(e) => return Err(config_error(path, format!("cannot open it: {e}"))),
+        };
+        let mut text = String::new();
+        let read = file.take(MAX_BYTES + 1).read_to_string(&mut text);
+        if let Err(e) = read {
+            return Err(config_error(path, format!("cannot read it: {e}")));
+        }
+        if text.len() as u64 > MAX_BYTES {
+            return Err(config_error(
+                path,
+                format!("larger than {MAX_BYTES} bytes: not a pinrun policy file"),
+            ));
+        }
+        let config = parse(&text).map_err(|(line, why)| {
+            config_error(
+                path,
+                match line {
+                    Some(l) => format!("line {l}: {why}"),
+                    None => why,
+                },
+            )
+        })?;
+        return Ok(Some(Loaded {
+            path: path.clone(),
+            config,
+        }));
+    }
+    Ok(None)
+}
+
+/// Parses a policy file's text: the config, or the line (1-based, when
+/// known) and the reason.
+pub fn parse(text: &str) -> Result<SiteConfig, (Option<usize>, String)> {
+    toml::from_str::<SiteConfig>(text).map_err(|e| {
+        let line = e
+            .span()
+            .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+        (line, e.message().trim().to_string())
+    })
+}
+
+fn config_error(path: &Path, why: String) -> Error {
+    Error::new(
+        ErrorCode::BadConfig,
+        format!("policy file {}: {why}", path.display()),
+    )
+    .hint(format!(
+        "fix or remove {} (keys: allow = [\"CODE\", \"irq-*\"], strict = true|false, state_dir = \"DIR\"), or set PINRUN_CONFIG= to use none",
+        path.display()
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::OsString;
+
+    fn env<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<OsString> + 'a {
+        move |k| {
+            pairs
+                .iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| OsString::from(v))
+        }
+    }
+
+    #[test]
+    fn the_environment_chooses_the_candidates() {
+        assert_eq!(
+            candidates(env(&[("PINRUN_CONFIG", "/x.toml"), ("HOME", "/h")])),
+            vec![PathBuf::from("/x.toml")]
+        );
+        assert!(candidates(env(&[("PINRUN_CONFIG", "")])).is_empty());
+        assert_eq!(
+            candidates(env(&[("XDG_CONFIG_HOME", "/x"), ("HOME", "/h")])),
+            vec![
+                PathBuf::from("/x/pinrun/config.toml"),
+                PathBuf::from(SYSTEM_FILE)
+            ]
+        );
+        // XDG Base Directory: an empty XDG_CONFIG_HOME means unset.
+        assert_eq!(
+            candidates(env(&[("XDG_CONFIG_HOME", ""), ("HOME", "/h")])),
+            vec![
+                PathBuf::from("/h/.config/pinrun/config.toml"),
+                PathBuf::from(SYSTEM_FILE)
+            ]
+        );
+    }
+
+    #[test]
+    fn keys_parse_and_unknown_keys_name_their_line() {
+        let c = parse(
+            "allow = [\"irq-*\", \"rt-throttling\"]\nstrict = true\nstate_dir = \"/run/x\"\n",
+        )
+        .unwrap();
+        assert_eq!(c.allow, vec!["irq-*", "rt-throttling"]);
+        assert!(c.strict);
+        assert_eq!(c.state_dir, Some(PathBuf::from("/run/x")));
+        let (line, why) = parse("strict = false\n\nalow = [\"all\"]\n").unwrap_err();
+        assert_eq!(line, Some(3));
+        assert!(why.contains("alow"), "{why}");
+        let (line, _) = parse("strict = \"yes\"\n").unwrap_err();
+        assert_eq!(line, Some(1));
+    }
+
+    #[test]
+    fn a_file_that_exists_is_never_ignored() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("none.toml");
+        assert_eq!(read(std::slice::from_ref(&missing), false).unwrap(), None);
+        assert!(read(std::slice::from_ref(&missing), true).is_err());
+        let big = dir.path().join("big.toml");
+        std::fs::write(&big, "#".repeat(MAX_BYTES as usize + 1)).unwrap();
+        let e = read(std::slice::from_ref(&big), false).unwrap_err();
+        assert!(e.message.contains("big.toml"), "{}", e.message);
+        // A directory where the file should be: opened, then unreadable.
+        let e = read(&[dir.path().to_path_buf()], false).unwrap_err();
+        assert_eq!(e.code, ErrorCode::BadConfig);
+    }
+}

@@ -1,0 +1,479 @@
+//! Issue 16: findings a person reads (one per problem, severity by harm,
+//! `--check` summary, `--quiet`, `--allow` families, the policy file) and
+//! the options numactl, taskset and chrt users already type.
+
+use crate::common;
+use common::*;
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+fn findings_of(out: &std::process::Output) -> Vec<Value> {
+    let v: Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    v["findings"].as_array().expect("findings").clone()
+}
+
+/// One finding per problem: on every dump, `--check` (every allowed CPU,
+/// the worst case for IRQs) never repeats a code, and each IRQ finding's
+/// `irqs` has one `irq_details` entry per IRQ.
+#[test]
+fn every_dump_has_at_most_one_finding_per_code() {
+    for rel in all_machines() {
+        let out = at(machine(&rel), &["--check", "--json", "--fifo", "50"]);
+        if out.status.code() == Some(125) {
+            continue; // refused dumps are the hostile tests' business
+        }
+        let f = findings_of(&out);
+        let mut seen = BTreeMap::new();
+        for x in &f {
+            let code = x["code"].as_str().unwrap().to_string();
+            *seen.entry(code).or_insert(0) += 1;
+            if let Some(irqs) = x["irqs"].as_array().filter(|a| !a.is_empty()) {
+                let details = x["irq_details"].as_array().expect("irq_details");
+                assert_eq!(irqs.len(), details.len(), "{rel}: {x}");
+            }
+        }
+        let repeated: Vec<_> = seen.iter().filter(|(_, n)| **n > 1).collect();
+        assert!(repeated.is_empty(), "{rel}: {repeated:?}");
+    }
+}
+
+/// The interrupt counts of IRQ rows in a dump's /proc/interrupts on `cpu`.
+fn interrupts_on(root: &std::path::Path, cpu: u32) -> BTreeMap<u32, u64> {
+    let text = std::fs::read_to_string(root.join("proc/interrupts")).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
+    let col = header
+        .iter()
+        .position(|h| *h == format!("CPU{cpu}"))
+        .expect("CPU column");
+    let mut out = BTreeMap::new();
+    for l in lines {
+        let mut w = l.split_whitespace();
+        let Some(n) = w.next().and_then(|h| h.strip_suffix(':')?.parse().ok()) else {
+            continue;
+        };
+        if let Some(c) = w.nth(col).and_then(|c| c.parse().ok()) {
+            out.insert(n, c);
+        }
+    }
+    out
+}
+
+/// The severity rule (pinrun(1) CHECKS) on nto/bare-metal-worker1, CPU 11:
+/// the IRQs routed there are one irq-on-cpu finding, a warning because
+/// some fired there (counts from the dump's /proc/interrupts), named most
+/// active first; the default IRQ affinity and the scheduler balancing onto
+/// a CPU that is not domain-isolated are notices.
+#[test]
+fn irq_severity_follows_the_counts_in_proc_interrupts() {
+    let m = machine("nto/bare-metal-worker1.internal");
+    let out = at(&m, &["--check", "--json", "--cpus", "11"]);
+    let f = findings_of(&out);
+    let irq: Vec<&Value> = f.iter().filter(|x| x["code"] == "irq-on-cpu").collect();
+    assert_eq!(irq.len(), 1);
+    let counts = interrupts_on(&m, 11);
+    let listed = ids(&irq[0]["irqs"]);
+    let fired: Vec<u32> = listed
+        .iter()
+        .copied()
+        .filter(|n| counts.get(n).copied().unwrap_or(0) > 0)
+        .collect();
+    let want = if fired.is_empty() {
+        "notice"
+    } else {
+        "warning"
+    };
+    assert_eq!(irq[0]["severity"], want, "fired: {fired:?}");
+    // Most active first, each with its count on CPU 11.
+    let details = irq[0]["irq_details"].as_array().unwrap();
+    let got: Vec<(u32, u64)> = details
+        .iter()
+        .map(|d| {
+            (
+                d["irq"].as_u64().unwrap() as u32,
+                d["count"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let mut want_order: Vec<(u32, u64)> = listed.iter().map(|n| (*n, counts[n])).collect();
+    want_order.sort_by_key(|(n, c)| (std::cmp::Reverse(*c), *n));
+    assert_eq!(got, want_order);
+    let x: Vec<&Value> = f.iter().filter(|x| x["code"] == "not-isolated").collect();
+    assert_eq!(x.len(), 1);
+    assert_eq!(x[0]["severity"], "notice");
+    // The text form: one line per finding, then the count line.
+    let text = at(&m, &["--check", "--cpus", "11"]);
+    assert_eq!(text.status.code(), out.status.code());
+    let stdout = String::from_utf8_lossy(&text.stdout);
+    assert_eq!(stdout.lines().count(), f.len() + 1, "{stdout}");
+    assert!(
+        stdout.lines().last().unwrap().contains("--check -v"),
+        "{stdout}"
+    );
+}
+
+/// `--quiet` silences `--check` too; the exit status still says.
+#[test]
+fn check_quiet_prints_nothing_and_keeps_the_status() {
+    let m = machine("nto/bare-metal-worker1.internal");
+    let loud = at(&m, &["--check", "--cpus", "11"]);
+    let quiet = at(&m, &["--check", "-q", "--cpus", "11"]);
+    assert_eq!(loud.status.code(), Some(1));
+    assert_eq!(quiet.status.code(), Some(1));
+    assert!(quiet.stdout.is_empty() && quiet.stderr.is_empty());
+}
+
+/// `--allow` takes families and `all`; an unknown word is refused.
+#[test]
+fn allow_takes_families_and_all() {
+    let m = machine("nto/bare-metal-worker1.internal");
+    let fam = at(
+        &m,
+        &["--check", "--json", "--cpus", "11", "--allow", "irq-*"],
+    );
+    let f = findings_of(&fam);
+    let irq: Vec<&Value> = f.iter().filter(|x| x["code"] == "irq-on-cpu").collect();
+    assert_eq!(irq[0]["severity"], "info");
+    let all = at(&m, &["--check", "--json", "--cpus", "11", "--allow", "all"]);
+    assert_status(&all, 0);
+    assert!(findings_of(&all).iter().all(|x| x["severity"] == "info"));
+    let bad = at(&m, &["--check", "--allow", "nosuch-*"]);
+    assert_status(&bad, 125);
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("\"nosuch-*\" names no finding code"));
+}
+
+/// The policy file: its allow list is honoured and `--show` names it; an
+/// unknown key is refused naming file and line; a named file that is
+/// missing is refused (never fail open).
+#[test]
+fn policy_file_is_honoured_shown_and_never_ignored() {
+    let m = machine("nto/bare-metal-worker1.internal");
+    let dir = tempdir();
+    let good = dir.path().join("good.toml");
+    std::fs::write(&good, "allow = [\"all\"]\n").unwrap();
+    let out = pinrun()
+        .env("PINRUN_CONFIG", &good)
+        .arg("--sysroot")
+        .arg(&m)
+        .args(["--check", "--json", "--cpus", "11"])
+        .output()
+        .unwrap();
+    assert_status(&out, 0);
+    let show = pinrun()
+        .env("PINRUN_CONFIG", &good)
+        .arg("--sysroot")
+        .arg(&m)
+        .args(["--show", "--json"])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&show.stdout).unwrap();
+    assert_eq!(v["policy_file"], good.display().to_string());
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, "strict = true\n\nalow = [\"all\"]\n").unwrap();
+    let out = pinrun()
+        .env("PINRUN_CONFIG", &bad)
+        .args(["--sysroot"])
+        .arg(&m)
+        .arg("--check")
+        .output()
+        .unwrap();
+    assert_status(&out, 125);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("bad.toml: line 3:") && err.contains("alow"),
+        "{err}"
+    );
+    let out = pinrun()
+        .env("PINRUN_CONFIG", dir.path().join("missing.toml"))
+        .args(["--sysroot"])
+        .arg(&m)
+        .arg("--check")
+        .output()
+        .unwrap();
+    assert_status(&out, 125);
+    // A file of the XDG location is found without PINRUN_CONFIG.
+    std::fs::create_dir_all(dir.path().join("xdg/pinrun")).unwrap();
+    std::fs::write(
+        dir.path().join("xdg/pinrun/config.toml"),
+        "allow = [\"irq-*\"]\n",
+    )
+    .unwrap();
+    let out = pinrun()
+        .env_remove("PINRUN_CONFIG")
+        .env("XDG_CONFIG_HOME", dir.path().join("xdg"))
+        .arg("--sysroot")
+        .arg(&m)
+        .args(["--check", "--json", "--cpus", "11"])
+        .output()
+        .unwrap();
+    let f = findings_of(&out);
+    assert!(
+        f.iter()
+            .filter(|x| x["code"] == "irq-on-cpu")
+            .all(|x| x["severity"] == "info")
+    );
+}
+
+/// An unknown short option of numactl/taskset/chrt gets pinrun's option,
+/// not "use '-- -p'" (which would run -p as the command).
+#[test]
+fn peer_short_options_get_pinruns_option() {
+    for (arg, want) in [
+        ("-p", "--preferred"),
+        ("-l", "--localalloc"),
+        ("-b", "--batch"),
+    ] {
+        let out = pinrun().args([arg, "0", "true"]).output().unwrap();
+        assert_status(&out, 125);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(want) && !err.contains("use '--"),
+            "{arg}: {err}"
+        );
+    }
+}
+
+/// The output of `sh -c SCRIPT` run under `prefix` (a peer tool or
+/// pinrun), with the shell's PID replaced by PID.
+fn run_under(prefix: &[&str], script: &str, pinrun_bin: bool) -> String {
+    let mut cmd = if pinrun_bin {
+        let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("pinrun"));
+        c.env("PINRUN_CONFIG", "").args(prefix);
+        c
+    } else {
+        let mut c = std::process::Command::new(prefix[0]);
+        c.args(&prefix[1..]);
+        c
+    };
+    let out = cmd.args(["sh", "-c", script]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{prefix:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// taskset's and numactl's CPU options: the same Cpus_allowed_list as the
+/// original tool run the same way.
+#[test]
+fn cpu_aliases_match_taskset_and_numactl() {
+    let script = "grep Cpus_allowed_list /proc/self/status";
+    let cpu = "0";
+    let want = run_under(&["taskset", "-c", cpu], script, false);
+    for alias in [
+        ["-c", cpu],
+        ["-C", cpu],
+        ["--cpu-list", cpu],
+        ["--physcpubind", cpu],
+    ] {
+        let mut args = vec!["-q"];
+        args.extend(alias);
+        args.push("--");
+        assert_eq!(run_under(&args, script, true), want, "{alias:?}");
+    }
+    if std::process::Command::new("numactl")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        skip("numactl is not installed (apt-get install numactl)");
+        return;
+    }
+    let want = run_under(&["numactl", "--physcpubind", cpu], script, false);
+    assert_eq!(
+        run_under(&["-q", "--physcpubind", cpu, "--"], script, true),
+        want
+    );
+    let want = run_under(
+        &["numactl", "--cpunodebind", "0", "--membind", "0"],
+        "grep -E 'Cpus_allowed_list|Mems_allowed_list' /proc/self/status; grep -m1 -o 'bind:[0-9,-]*' /proc/self/numa_maps",
+        false,
+    );
+    let got = run_under(
+        &["-q", "-N", "0", "-m", "0", "--"],
+        "grep -E 'Cpus_allowed_list|Mems_allowed_list' /proc/self/status; grep -m1 -o 'bind:[0-9,-]*' /proc/self/numa_maps",
+        true,
+    );
+    assert_eq!(got, want);
+}
+
+/// chrt's options: the same `chrt -p` report as chrt run the same way
+/// (root: SCHED_FIFO needs CAP_SYS_NICE or an RLIMIT_RTPRIO).
+#[test]
+fn sched_aliases_match_chrt() {
+    if !is_root() {
+        skip("SCHED_FIFO needs root here");
+        return;
+    }
+    let script = "chrt -p $$ | sed 's/pid [0-9]*/pid PID/'";
+    let want = run_under(&["chrt", "-f", "-R", "10"], script, false);
+    assert_eq!(
+        run_under(&["-q", "-f", "10", "-R", "--"], script, true),
+        want
+    );
+    let want = run_under(&["chrt", "-r", "5"], script, false);
+    assert_eq!(run_under(&["-q", "-r", "5", "--"], script, true), want);
+}
+
+/// On this machine, a default real-time launch prints at most 5 lines on
+/// stderr (its warnings with hints, one line counting the notices).
+#[test]
+fn live_rt_launch_says_at_most_five_lines() {
+    if !is_root() {
+        skip("SCHED_FIFO needs root here");
+        return;
+    }
+    let out = pinrun()
+        .env("PINRUN_CONFIG", "")
+        .args(["--node", "0", "--cores", "1", "--fifo", "10", "--", "true"])
+        .output()
+        .unwrap();
+    assert_status(&out, 0);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.lines().count() <= 5, "{err}");
+    // Every warning is followed by its hint.
+    let lines: Vec<&str> = err.lines().collect();
+    for (i, l) in lines.iter().enumerate() {
+        if l.starts_with("pinrun: warning:") {
+            assert!(
+                lines
+                    .get(i + 1)
+                    .is_some_and(|h| h.trim_start().starts_with("hint:")),
+                "{err}"
+            );
+        }
+    }
+}
+
+/// `--json` works in every printing mode and is refused, with the reason,
+/// where it cannot: `--emit` and a launch (exit 125, the error as JSON).
+#[test]
+fn json_is_refused_with_a_reason_where_it_cannot_apply() {
+    for (args, why) in [
+        (
+            &["--json", "--emit", "systemd", "--cpus", "0"][..],
+            "--emit prints unit directives",
+        ),
+        (
+            &["--json", "--cpus", "0", "true"][..],
+            "a launch prints nothing to parse",
+        ),
+    ] {
+        let out = pinrun().args(args).output().unwrap();
+        assert_status(&out, 125);
+        let v: Value = serde_json::from_slice(&out.stdout).expect("the error as JSON");
+        assert!(v["error"]["message"].as_str().unwrap().contains(why), "{v}");
+        assert!(
+            v["error"]["hint"]
+                .as_str()
+                .unwrap()
+                .contains("--dry-run --json")
+        );
+    }
+}
+
+/// Small texts: each pinrun(1) section name once; `--help` names where
+/// CLAIMS is and every duration unit the parser takes; a missing path is
+/// not told to "give a path"; taskset's `MASK COMMAND` form is recognised.
+#[test]
+fn small_texts_say_what_is_true() {
+    let man = pinrun().args(["--generate", "man"]).output().unwrap();
+    let man = String::from_utf8_lossy(&man.stdout);
+    let mut sections: Vec<&str> = man.lines().filter_map(|l| l.strip_prefix(".SH ")).collect();
+    let n = sections.len();
+    sections.sort_unstable();
+    sections.dedup();
+    assert_eq!(sections.len(), n, "a section name twice: {sections:?}");
+    let help = pinrun().arg("--help").output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(!help.contains("CLAIMS below") && help.contains("CLAIMS in pinrun(1)"));
+    // parse_duration takes m and h (test cli::tests::durations).
+    assert!(help.contains("ns, us, ms, s, m, h"), "{help}");
+    let out = pinrun().args(["./nosuch-pinrun-test"]).output().unwrap();
+    assert_status(&out, 127);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("check the path") && !err.contains("give a path"),
+        "{err}"
+    );
+    let out = pinrun().args(["0x3", "true"]).output().unwrap();
+    assert_status(&out, 127);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("pinrun --cpus 0x3 -- COMMAND"));
+}
+
+/// `--housekeeping` on nto/bare-metal-worker1 (isolcpus=managed_irq,0-4,11-79
+/// nohz_full=0-4,11-79): the CPUs tuned computed for the same machine in
+/// its command line, tuned.non_isolcpus=000007e0 (and
+/// systemd.cpu_affinity=5,6,7,8,9,10): 5-10.
+#[test]
+fn housekeeping_is_what_tuned_says_is_not_isolated() {
+    let v = dry_json(
+        "nto/bare-metal-worker1.internal",
+        &["--dry-run", "--housekeeping"],
+    );
+    assert_eq!(v["cpulist"], "5-10");
+    let out = at(
+        machine("nto/bare-metal-worker1.internal"),
+        &["--dry-run", "--housekeeping", "--cpus", "4-5"],
+    );
+    assert_status(&out, 125);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--housekeeping: CPU 4 is"));
+}
+
+/// numactl's list forms (`all`, `!LIST`, `+LIST`) give the affinity and
+/// mempolicy numactl gives, run the same way.
+#[test]
+fn list_forms_match_numactl() {
+    if std::process::Command::new("numactl")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        skip("numactl is not installed (apt-get install numactl)");
+        return;
+    }
+    let script = "grep Cpus_allowed_list /proc/self/status";
+    for form in ["all", "!0", "+0", "+1"] {
+        let want = std::process::Command::new("numactl")
+            .arg(format!("--physcpubind={form}"))
+            .args(["sh", "-c", script])
+            .output()
+            .unwrap();
+        if !want.status.success() {
+            continue; // a form this machine cannot take (+1 on one CPU)
+        }
+        let got = run_under(&["-q", "--cpus", form, "--"], script, true);
+        assert_eq!(got, String::from_utf8_lossy(&want.stdout), "{form}");
+    }
+    let maps = "grep -m1 -o 'bind:[0-9,-]*' /proc/self/numa_maps";
+    let want = run_under(&["numactl", "--membind=all"], maps, false);
+    assert_eq!(run_under(&["-q", "--membind=all", "--"], maps, true), want);
+}
+
+/// One finding per problem for the variables too: two OpenMP binding
+/// variables are one env-thread-binding finding, each in `items`.
+#[test]
+fn binding_variables_are_one_finding() {
+    let out = pinrun()
+        .env("OMP_PROC_BIND", "true")
+        .env("GOMP_CPU_AFFINITY", "0-3")
+        .args(["--dry-run", "--json", "--cpus", "0"])
+        .output()
+        .unwrap();
+    assert_status(&out, 0);
+    let f = findings_of(&out);
+    let env: Vec<&Value> = f
+        .iter()
+        .filter(|x| x["code"] == "env-thread-binding")
+        .collect();
+    assert_eq!(env.len(), 1, "{f:?}");
+    let mut items: Vec<&str> = env[0]["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i.as_str().unwrap())
+        .collect();
+    items.sort_unstable();
+    assert_eq!(items, ["GOMP_CPU_AFFINITY=0-3", "OMP_PROC_BIND=true"]);
+}
