@@ -106,6 +106,8 @@ error_codes! {
     SysrootArchive = "sysroot-archive",
     /// `--dump FILE` could not be written.
     DumpFailed = "dump-failed",
+    /// `--emit systemd` with a command `ExecStart=` cannot name exactly.
+    EmitCommand = "emit-command",
     /// A file larger than pinrun reads (`system::root::MAX_FILE`), or a
     /// `/proc/interrupts` beyond its budgets.
     ReadBudget = "read-budget",

@@ -648,7 +648,10 @@ reads a gzip- or xz-compressed or plain tar archive (recognised by its
 first bytes, whatever its name) of a dump, with or without one top directory.
 It is unpacked into a private temporary directory (in
 .BR TMPDIR ,
-mode 0700) removed when pinrun ends. An archive is untrusted input: only
+mode 0700, named pinrun\-sysroot\-*) removed when pinrun ends, on errors
+and on death by SIGPIPE too; a pinrun killed by another signal (SIGINT,
+SIGTERM, SIGHUP) leaves it behind, as an interrupted --dump leaves its
+.pinrun\-dump\-* temporary file. An archive is untrusted input: only
 directories, regular files and relative symbolic links that stay inside
 the tree are accepted; absolute paths,
 .IR .. ,

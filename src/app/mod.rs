@@ -212,6 +212,7 @@ fn check(req: &Request, p: &Planned) -> Result<Exit, Error> {
 
 /// `--emit systemd`: the plan as unit directives.
 fn emit(req: &Request, p: &Planned) -> Result<Exit, Error> {
+    emittable_command(&req.command)?;
     print_out(&crate::emit::systemd(
         req,
         &p.plan,
@@ -219,6 +220,47 @@ fn emit(req: &Request, p: &Planned) -> Result<Exit, Error> {
         &invocation_without_emit(),
     ))?;
     Ok(Exit::Success)
+}
+
+/// Refuses a command that `ExecStart=` (systemd.service(5), "COMMAND
+/// LINES") would run differently from a launch: bytes that are not UTF-8
+/// (they would be replaced), a first word starting with one of systemd's
+/// prefixes (`-@:+!|`), or a relative path with a `/` (systemd takes an
+/// absolute path or a bare name it looks up in its own PATH).
+fn emittable_command(command: &[std::ffi::OsString]) -> Result<(), Error> {
+    let refuse = |why: String, hint: &str| {
+        Err(Error::new(ErrorCode::EmitCommand, format!("--emit systemd: {why}")).hint(hint))
+    };
+    for word in command {
+        if word.to_str().is_none() {
+            return refuse(
+                format!(
+                    "{} is not UTF-8, which ExecStart= cannot carry",
+                    word.to_string_lossy()
+                ),
+                "keep pinrun as the ExecStart= prefix in a unit you write yourself, or rename the argument",
+            );
+        }
+    }
+    if let Some(first) = command.first().and_then(|w| w.to_str()) {
+        if let Some(c) = first.chars().next().filter(|c| "-@:+!|".contains(*c)) {
+            return refuse(
+                format!(
+                    "systemd reads the leading '{c}' of {first} as an ExecStart= prefix, not as part of the command"
+                ),
+                "name the command by its absolute path",
+            );
+        }
+        if first.contains('/') && !first.starts_with('/') {
+            return refuse(
+                format!(
+                    "{first} is a relative path; ExecStart= takes an absolute path or a bare name on systemd's PATH"
+                ),
+                "name the command by its absolute path",
+            );
+        }
+    }
+    Ok(())
 }
 
 /// A launch: the warnings (or, under `--strict`, the refusal), the claim

@@ -147,7 +147,31 @@ fn node_cpus(sys: &SystemState, nodes: &NodeSet) -> Result<CpuSet> {
                 None => "no node has online CPUs: leave out --node".to_string(),
             }));
         }
-        cpus.union_with(&n.cpus);
+        // A CPU that firmware lists in several nodes belongs to the one it
+        // was given to (the firmware-data finding says which): --node never
+        // takes it from another node's list.
+        let own: CpuSet = n
+            .cpus
+            .iter()
+            .filter(|&c| sys.node_of(c).is_none_or(|m| m == id))
+            .collect();
+        if own.is_empty() {
+            let keepers: NodeSet = n.cpus.iter().filter_map(|c| sys.node_of(c)).collect();
+            return Err(Error::new(
+                ErrorCode::NodeWithoutCpus,
+                format!(
+                    "--node: node {id}'s {} {} also listed by node {keepers}, which keeps {} (firmware data: a CPU belongs to one node)",
+                    cpus_phrase(&n.cpus),
+                    if n.cpus.len() == 1 { "is" } else { "are" },
+                    if n.cpus.len() == 1 { "it" } else { "them" },
+                ),
+            )
+            .hint(format!(
+                "choose among node {keepers}'s CPUs (--node {}), or name CPUs with --cpus; the firmware's SRAT/ACPI tables are wrong (pinrun --check shows firmware-data)",
+                keepers.first().unwrap_or_default()
+            )));
+        }
+        cpus.union_with(&own);
     }
     Ok(cpus)
 }

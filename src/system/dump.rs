@@ -399,6 +399,13 @@ pub fn dump(root: &Root, file: &Path) -> Result<String> {
         return Err(dump_error(file, "exists; a dump never replaces a file")
             .hint("remove it or name another file"));
     }
+    // The archive is a tar.gz: a name that says otherwise would mislead
+    // whoever gets it (and `--sysroot` recognises the bytes, not the name).
+    let name = file.to_string_lossy();
+    if !(name.ends_with(".tar.gz") || name.ends_with(".tgz")) {
+        return Err(dump_error(file, "a dump is a gzip-compressed tar archive")
+            .hint("name it FILE.tar.gz (or .tgz)"));
+    }
     let tree = collect(root, file)?;
     let parent = match file.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
@@ -419,10 +426,14 @@ pub fn dump(root: &Root, file: &Path) -> Result<String> {
                 file,
                 format!("cannot create a file in {}: {why}", parent.display()),
             )
-            .hint(format!(
-                "name a FILE in an existing directory you can write (mkdir -p {} first, or --dump /tmp/machine.tar.gz)",
-                parent.display()
-            ))
+            .hint(if e.kind() == std::io::ErrorKind::NotFound {
+                format!(
+                    "name a FILE in an existing directory you can write (mkdir -p {} first, or --dump /tmp/machine.tar.gz)",
+                    parent.display()
+                )
+            } else {
+                "name a FILE in a directory you can write (e.g. --dump /tmp/machine.tar.gz)".to_string()
+            })
         })?;
     let mut w = std::io::BufWriter::new(tmp.as_file());
     write_tar_gz(&tree, &mut w)

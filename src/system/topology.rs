@@ -135,6 +135,18 @@ pub fn read_sets(root: &Root) -> CpuSets {
             .filter(|id| root.read_int(&format!("{CPU_DIR}/cpu{id}/online")) != Some(0))
             .collect()
     });
+    // An online CPU has its cpuN directory (the kernel registers the device
+    // of every present CPU: drivers/base/cpu.c, register_cpu()): an id that
+    // `online` lists without one is not a CPU of this machine, never planned on.
+    let mut online = online;
+    let missing = online.difference(&dirs);
+    if !dirs.is_empty() && !missing.is_empty() {
+        issues.push(format!(
+            "{CPU_DIR}/online lists CPUs {} that have no cpuN directory; ignoring them",
+            missing.to_compact_list()
+        ));
+        online = online.intersection(&dirs);
+    }
     let present = set("present", &mut issues).unwrap_or_else(|| dirs.clone());
     CpuSets {
         possible: possible.unwrap_or_else(|| dirs.clone()),

@@ -750,6 +750,27 @@ fn dump_refusals_and_cleanup() {
     assert_empty(tmp.path());
 }
 
+/// `--dump` writes a tar.gz, so a name that says another format is
+/// refused before anything is read or written.
+#[test]
+fn dump_names_say_tar_gz() {
+    let tmp = tempfile::tempdir().unwrap();
+    for name in ["m.tar.xz", "m.tar", "m.zip", "m"] {
+        let f = tmp.path().join(name);
+        let out = pinrun().args(["--dump"]).arg(&f).output().unwrap();
+        assert_eq!(out.status.code(), Some(125), "{name}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            format!(
+                "pinrun: --dump {}: a dump is a gzip-compressed tar archive\nhint: name it FILE.tar.gz (or .tgz)\n",
+                f.display()
+            )
+        );
+        assert!(!f.exists(), "{name}");
+    }
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+}
+
 /// A path that does not exist is said so, for `--sysroot` and `--dump`
 /// alike, with a hint and exit 125 (not "not a machine dump", not a
 /// temporary file's name the user never chose).

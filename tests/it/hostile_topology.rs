@@ -322,3 +322,49 @@ fn files_beyond_the_budget_are_refused() {
         assert!(err.contains("\nhint: "), "{err}");
     }
 }
+
+/// `cpu/online` listing CPUs that have no cpuN directory (a lying dump; on a
+/// live kernel every online CPU's device is registered): they are never
+/// planned on, and the finding names them. nto/bare-metal-master.internal
+/// has CPUs 0-111 (siblings N and N+56) and no online or possible file.
+#[test]
+fn online_cpus_without_a_directory_are_ignored() {
+    let t = common::tempdir();
+    let d = t.path().join("m");
+    common::copy_tree(&common::machine("nto/bare-metal-master.internal"), &d);
+    common::write_file(&d, "sys/devices/system/cpu/online", "0-111,200\n");
+    assert_eq!(cpulist(&d, &["--cores", "1"]), "0");
+    let out = at(&d, &["--dry-run", "--cpus", "200"]);
+    assert_status(&out, 125);
+    let found = inconsistent(&d);
+    assert_eq!(
+        found,
+        [
+            "/sys/devices/system/cpu/online lists CPUs 200 that have no cpuN directory; ignoring them"
+        ]
+    );
+}
+
+/// A CPU that firmware lists in two nodes' cpulists belongs to the node
+/// pinrun keeps it in (the lowest, as the firmware-data warning says):
+/// `--node` of the other node never takes it. nto/bare-metal-master.internal:
+/// node 0 has the even CPUs, node 1 the odd ones.
+#[test]
+fn a_cpu_in_two_node_lists_is_chosen_by_one_node_only() {
+    let t = common::tempdir();
+    let d = t.path().join("m");
+    common::copy_tree(&common::machine("nto/bare-metal-master.internal"), &d);
+    let odd: Vec<String> = (1..112).step_by(2).map(|c| c.to_string()).collect();
+    assert_eq!(cpulist(&d, &["--node", "1"]), odd.join(","));
+    common::write_file(&d, "sys/devices/system/node/node1/cpulist", "0-111\n");
+    // Node 1 still has its own odd CPUs; the even ones stay node 0's.
+    assert_eq!(cpulist(&d, &["--node", "1"]), odd.join(","));
+    // Every CPU listed by node 0 too: node 1 has none of its own.
+    common::write_file(&d, "sys/devices/system/node/node1/cpulist", "0,2\n");
+    let out = at(&d, &["--dry-run", "--node", "1"]);
+    assert_status(&out, 125);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).lines().next().unwrap(),
+        "pinrun: --node: node 1's CPUs 0,2 are also listed by node 0, which keeps them (firmware data: a CPU belongs to one node)"
+    );
+}

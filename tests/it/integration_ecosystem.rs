@@ -132,6 +132,60 @@ fn emit_systemd_directives() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("# SCHED_DEADLINE (runtime 1000000ns, deadline 10000000ns, period 10000000ns) has no systemd directive"));
 }
 
+/// `--emit systemd` refuses a command `ExecStart=` would run differently
+/// (systemd.service(5), COMMAND LINES): a leading prefix character, a
+/// relative path, bytes that are not UTF-8; an absolute path or a bare name
+/// is written as given.
+#[test]
+fn emit_refuses_commands_exec_start_cannot_name() {
+    use std::os::unix::ffi::OsStrExt;
+    let m = machine("nto/bare-metal-worker1.internal");
+    let nonutf8 = std::ffi::OsStr::from_bytes(b"\xff\xfe");
+    for (cmd, why) in [
+        (
+            vec![std::ffi::OsStr::new("-/bin/echo")],
+            "systemd reads the leading '-' of -/bin/echo as an ExecStart= prefix, not as part of the command",
+        ),
+        (
+            vec![std::ffi::OsStr::new("@/bin/echo")],
+            "systemd reads the leading '@' of @/bin/echo as an ExecStart= prefix, not as part of the command",
+        ),
+        (
+            vec![std::ffi::OsStr::new("./app")],
+            "./app is a relative path; ExecStart= takes an absolute path or a bare name on systemd's PATH",
+        ),
+        (
+            vec![std::ffi::OsStr::new("/bin/echo"), nonutf8],
+            "\u{fffd}\u{fffd} is not UTF-8, which ExecStart= cannot carry",
+        ),
+    ] {
+        let out = pinrun()
+            .arg("--sysroot")
+            .arg(&m)
+            .args(["--emit", "systemd", "--cpus", "1", "--"])
+            .args(&cmd)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(125), "{cmd:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            err.lines().next().unwrap(),
+            format!("pinrun: --emit systemd: {why}")
+        );
+        assert!(out.stdout.is_empty());
+    }
+    for cmd in ["/usr/bin/app", "app"] {
+        let out = at(&m, &["--emit", "systemd", "--cpus", "1", "--", cmd, "-x"]);
+        assert_eq!(out.status.code(), Some(0), "{cmd}");
+        assert!(
+            String::from_utf8_lossy(&out.stdout)
+                .lines()
+                .any(|l| l == format!("ExecStart={cmd} -x")),
+            "{cmd}"
+        );
+    }
+}
+
 fn container(files: &[(&str, &str)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let mut all: Vec<(String, String)> = vec![
