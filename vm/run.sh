@@ -7,7 +7,9 @@
 # Env: PINRUN_VM_BIN (static pinrun; default: vm/build.sh builds one),
 #      PINRUN_VM_TIMEOUT (seconds per boot, default 120), PINRUN_VM_CACHE.
 # Header lines of a scenario: "#@ topology NAME" (vm/boot.sh), "#@ append ARGS"
-# (extra kernel parameters), "#@ kernel SUITE" (host = this Debian's, or e.g. trixie).
+# (extra kernel parameters), "#@ kernel SUITE" (host = this Debian's, or e.g. trixie),
+# "#@ timeout SECONDS" (a scenario that runs longer than the default 120 s;
+# PINRUN_VM_TIMEOUT overrides every scenario's).
 set -eu
 . "$(dirname "$(readlink -f "$0")")/lib.sh"
 name=$1
@@ -39,7 +41,7 @@ trap 'rm -rf "$root" "$root.cpio.gz"' EXIT
 
 for try in 1 2; do
   start=$(date +%s.%N)
-  timeout "${PINRUN_VM_TIMEOUT:-120}" "$VM_DIR/boot.sh" "$topo" "$kernel" "$root.cpio.gz" "$append" \
+  timeout "${PINRUN_VM_TIMEOUT:-$(hdr timeout | grep -x '[0-9]*' || echo 120)}" "$VM_DIR/boot.sh" "$topo" "$kernel" "$root.cpio.gz" "$append" \
     > "$log" 2>&1 < /dev/null || true
   secs=$(echo "$(date +%s.%N) $start" | awk '{printf "%.1f", $1 - $2}')
   if grep -q '^=== done' "$log"; then

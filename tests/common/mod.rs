@@ -849,13 +849,15 @@ pub fn launch_outcome(exit: i32, stdout: &str, stderr: &str) -> Outcome {
 /// numa_maps' spelling of a `--dry-run --json` `memory` object
 /// (mm/mempolicy.c `policy_modes`, `mpol_to_str()`).
 pub fn numa_maps_policy(memory: &Value) -> String {
-    let nodes = memory["nodes"]
+    // numa_maps prints the nodes as the kernel prints a nodemask
+    // (`%*pbl`: ranges, "0-1"), as CpuSet::to_list does.
+    let nodes: pinrun::cpuset::CpuSet = memory["nodes"]
         .as_array()
         .expect("memory.nodes")
         .iter()
-        .map(|n| n.to_string())
-        .collect::<Vec<_>>()
-        .join(",");
+        .map(|n| n.as_u64().expect("a node id") as u32)
+        .collect();
+    let nodes = nodes.to_list();
     let mode = match memory["policy"].as_str().expect("memory.policy") {
         "default" => return "default".into(),
         "local" => return "local".into(),

@@ -5,6 +5,7 @@
 # /proc/self status, stat and first numa_maps line with builtins only (no
 # fork). tests/vm.rs compares verdict, message and applied values.
 #@ topology basic
+#@ timeout 480
 cat > /tmp/rb.sh <<'RB'
 while IFS= read -r l; do printf '%s\n' "$l"; done </proc/self/status
 read -r s </proc/self/stat; printf 'STAT %s\n' "$s"
@@ -59,10 +60,10 @@ done <<'REQUESTS'
 --nice 20
 --fifo 10 --nice 5
 --reset-on-fork
---deadline --sched-runtime 1024ns --sched-period 100us --reset-on-fork
+--deadline --sched-runtime 1024ns --sched-period 1ms --reset-on-fork
 --deadline --sched-runtime 1023ns --sched-period 100us --reset-on-fork
 --deadline --sched-runtime 1024ns --sched-period 99999ns --reset-on-fork
---deadline --sched-runtime 1ms --sched-period 4194304us --reset-on-fork
+--deadline --sched-runtime 2s --sched-period 4194304us --reset-on-fork
 --deadline --sched-runtime 1ms --sched-period 4194305us --reset-on-fork
 --deadline --sched-runtime 10ms --sched-period 5s --reset-on-fork
 --deadline --sched-runtime 20us --sched-period 50us --reset-on-fork
