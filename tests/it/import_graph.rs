@@ -1,14 +1,19 @@
 //! The layering of ARCHITECTURE.md holds: `scripts/import-graph.sh` finds
 //! no import cycle between pinrun's modules and no edge that runs up a layer.
 
-#[test]
-fn no_import_cycle_and_no_upward_edge() {
+/// `scripts/import-graph.sh` run over this checkout's `src`.
+fn import_graph() -> std::process::Output {
     let root = env!("CARGO_MANIFEST_DIR");
-    let out = std::process::Command::new("bash")
+    std::process::Command::new("bash")
         .arg(format!("{root}/scripts/import-graph.sh"))
         .arg(format!("{root}/src"))
         .output()
-        .expect("run scripts/import-graph.sh");
+        .expect("run scripts/import-graph.sh")
+}
+
+#[test]
+fn no_import_cycle_and_no_upward_edge() {
+    let out = import_graph();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
@@ -23,11 +28,7 @@ fn no_import_cycle_and_no_upward_edge() {
 #[test]
 fn architecture_document_shows_the_current_graph() {
     let root = env!("CARGO_MANIFEST_DIR");
-    let out = std::process::Command::new("bash")
-        .arg(format!("{root}/scripts/import-graph.sh"))
-        .arg(format!("{root}/src"))
-        .output()
-        .expect("run scripts/import-graph.sh");
+    let out = import_graph();
     let edges = |text: &str| -> Vec<String> {
         text.lines()
             .filter(|l| l.contains(" -> "))
