@@ -5,8 +5,8 @@ use crate::cpuset::{CpuSet, NodeSet};
 use crate::error::{Error, ErrorCode, Result};
 use crate::finding::Code;
 use crate::request::{
-    ClaimRequest, MemoryRequest, Mode, NodeChoice, Output, Placement, Policy, Request,
-    SchedRequest, Within,
+    ClaimRequest, EmitFormat, FleetRequest, MemoryRequest, Mode, NodeChoice, Output, Placement,
+    Policy, Request, SchedRequest, Within,
 };
 use clap::{ArgGroup, Parser, ValueEnum};
 use std::ffi::OsString;
@@ -20,6 +20,12 @@ const MAX_RT_PRIO: u32 = 99;
 pub enum Emit {
     /// systemd `[Service]` directives (`systemd.exec(5)`).
     Systemd,
+    /// A Kubernetes container resources stanza for kubelet's static CPU
+    /// manager, with the CRI-O annotations as comments.
+    K8s,
+    /// srun --cpu-bind=map_cpu:/mask_cpu: for N tasks per node: `--emit
+    /// slurm N`.
+    Slurm,
 }
 
 /// The bounds `--within` can name.
@@ -57,7 +63,7 @@ pub enum Generate {
     name = "pinrun",
     version,
     after_help = "Examples:\n  pinrun --node 0 --cores 4 --fifo 90 -- ./app\n  pinrun --cpus 2-7 --cores 2 --membind -- ./app\n  pinrun --dry-run --json --node 1 --cores 2",
-    group(ArgGroup::new("mode").args(["dry_run", "check", "show", "emit"])),
+    group(ArgGroup::new("mode").args(["dry_run", "check", "show", "emit", "check_emitted"])),
     group(ArgGroup::new("policy").args(["fifo", "rr", "other", "batch", "idle", "deadline"])),
     group(ArgGroup::new("mempolicy").args(["membind", "preferred", "preferred_many", "interleave", "weighted_interleave", "localalloc"])),
 )]
@@ -236,6 +242,25 @@ pub struct Cli {
     /// (systemd: CPUAffinity=, NUMAPolicy=, CPUSchedulingPolicy=, ...).
     #[arg(long, value_name = "FORMAT", help_heading = "Modes")]
     pub emit: Option<Emit>,
+
+    /// With --emit systemd: add AllowedCPUs= and AllowedMemoryNodes=, so
+    /// that the unit's cgroup holds exactly the planned CPUs and nodes.
+    #[arg(long, requires = "emit", help_heading = "Modes")]
+    pub cgroup: bool,
+
+    /// Refuse (exit 125) when this machine's topology fingerprint differs
+    /// from the one FILE (a unit, pod spec or script pinrun emitted)
+    /// carries: a CPU list chosen on one machine type is not rolled out to
+    /// another.
+    #[arg(long, value_name = "FILE", value_hint = clap::ValueHint::FilePath, conflicts_with_all = ["cpus", "node", "cpunodebind", "cores", "isolated", "exclusive", "wait", "policy", "mempolicy", "nice", "reset_on_fork", "command", "json"], help_heading = "Modes")]
+    pub check_emitted: Option<PathBuf>,
+
+    /// In a Kubernetes container: when kubelet's CPU manager state assigns
+    /// this container CPUs its cpuset does not show yet, wait up to
+    /// DURATION for them (--settle=10s; units ns, us, ms, s, m, h) before
+    /// planning.
+    #[arg(long, value_name = "DURATION", help_heading = "Claims")]
+    pub settle: Option<String>,
 
     /// Machine-readable output: one JSON object on stdout (errors too, as
     /// {"error": {...}}); with --dry-run, --check or --show. Refused, with
@@ -520,9 +545,11 @@ impl Cli {
 
     /// Validates the parsed options into a [`Request`]. Errors name the
     /// option and the input (exit 125).
-    pub fn into_request(self) -> Result<Request> {
+    pub fn into_request(mut self) -> Result<Request> {
         let mode = if self.emit.is_some() {
             Mode::Emit
+        } else if self.check_emitted.is_some() {
+            Mode::CheckEmitted
         } else if self.dry_run {
             Mode::DryRun
         } else if self.check {
@@ -555,7 +582,41 @@ impl Cli {
             )
             .hint("add --dry-run, --check, --show or --emit systemd"));
         }
-        if mode == Mode::Run && self.command.is_empty() {
+        let mut command = std::mem::take(&mut self.command);
+        let emit = match self.emit {
+            None => None,
+            Some(Emit::Systemd) => Some(EmitFormat::Systemd),
+            Some(Emit::K8s) => Some(EmitFormat::K8s),
+            Some(Emit::Slurm) => {
+                // `--emit slurm N`: N is the first word after the format.
+                let n = command
+                    .first()
+                    .and_then(|w| w.to_str())
+                    .and_then(|w| w.parse::<u32>().ok())
+                    .filter(|n| *n >= 1);
+                let Some(n) = n else {
+                    return Err(Error::new(
+                        ErrorCode::Usage,
+                        "--emit slurm: needs the number of tasks per node",
+                    )
+                    .hint("write --emit slurm N, e.g. pinrun --cores 2 --emit slurm 4"));
+                };
+                command.remove(0);
+                Some(EmitFormat::Slurm(n))
+            }
+        };
+        if self.cgroup && emit != Some(EmitFormat::Systemd) {
+            return Err(Error::new(
+                ErrorCode::Usage,
+                "--cgroup: only --emit systemd writes cgroup directives",
+            )
+            .hint("use --emit systemd --cgroup"));
+        }
+        let settle = match self.settle.as_deref() {
+            None => None,
+            Some(t) => Some(parse_duration("--settle", t)?),
+        };
+        if mode == Mode::Run && command.is_empty() {
             return Err(Error::new(ErrorCode::NoCommand, "no command given")
                 .hint("pinrun [OPTIONS] -- COMMAND [ARG]...; or --dry-run, --check, --show"));
         }
@@ -572,7 +633,7 @@ impl Cli {
         };
         // `--wait 30s -- cmd`: the value needs `=`, else "30s" is the command.
         if wait == Some(None)
-            && let Some(first) = self.command.first().and_then(|c| c.to_str())
+            && let Some(first) = command.first().and_then(|c| c.to_str())
             && parse_duration("--wait", first).is_ok()
         {
             return Err(Error::new(
@@ -674,7 +735,13 @@ impl Cli {
                 config_file: None,
             },
             sysroot: self.sysroot,
-            command: self.command,
+            command,
+            fleet: FleetRequest {
+                emit,
+                cgroup: self.cgroup,
+                settle,
+                emitted: self.check_emitted,
+            },
         })
     }
 }

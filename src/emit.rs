@@ -1,10 +1,15 @@
 //! `--emit systemd`: the plan as native `[Service]` directives
 //! (`systemd.exec(5)`: CPUAffinity=, NUMAPolicy=, NUMAMask=,
 //! CPUSchedulingPolicy=, CPUSchedulingPriority=, CPUSchedulingResetOnFork=,
-//! Nice=), with a comment line for each thing systemd cannot express.
+//! Nice=), with a comment line for each thing systemd cannot express;
+//! `--emit k8s` and `--emit slurm N` (issue 23). Every emitted text
+//! carries the machine's topology fingerprint as a comment
+//! ([`crate::plan::fleet::Fingerprint`]), which `--check-emitted` compares.
 //! Pure: returns the text.
 
 use crate::check::{Finding, Severity};
+use crate::cpuset::CpuSet;
+use crate::plan::fleet::Fingerprint;
 use crate::plan::{MemMode, Plan};
 use crate::policy::Policy;
 use crate::request::Request;
@@ -47,13 +52,18 @@ pub fn systemd_word(arg: &str) -> String {
 /// this pinrun's own command line without `--emit systemd` (`argv[0]` the
 /// binary's path): it becomes `ExecStart=` when systemd cannot express the
 /// request, so that pasting the output never loses a claim or a policy.
+/// With `--cgroup`, `AllowedCPUs=` and `AllowedMemoryNodes=`
+/// (`systemd.resource-control(5)`, cgroup v2 only) make the unit's cpuset
+/// the plan's CPUs and the nodes of its CPUs and memory policy. The first
+/// comment is the topology fingerprint `fp`.
 pub fn systemd(
     req: &Request,
     plan: &Plan,
     findings: &[Finding],
     pinrun_invocation: &[String],
+    fp: &Fingerprint,
 ) -> String {
-    let mut s = String::from("[Service]\n");
+    let mut s = format!("[Service]\n# {}\n", fp.line());
     let inexpressible = req.claims.exclusive
         || plan
             .sched
@@ -116,6 +126,25 @@ pub fn systemd(
     if sched.reset_on_fork {
         line("CPUSchedulingResetOnFork=yes".into());
     }
+    if req.fleet.cgroup {
+        match &plan.cpus {
+            Some(cpus) => {
+                line(format!("AllowedCPUs={}", cpus.to_list().replace(',', " ")));
+                let mut nodes = plan.nodes.clone();
+                if let Some(m) = &plan.memory {
+                    nodes.union_with(&m.nodes);
+                }
+                if !nodes.is_empty() {
+                    line(format!(
+                        "AllowedMemoryNodes={}",
+                        nodes.to_list().replace(',', " ")
+                    ));
+                }
+                line("# AllowedCPUs=/AllowedMemoryNodes= need cgroup v2 with the cpuset controller (systemd.resource-control(5))".into());
+            }
+            None => line("# --cgroup: no placement requested, so no AllowedCPUs=".into()),
+        }
+    }
     if let Some(n) = sched.nice {
         line(format!("Nice={n}"));
     }
@@ -150,5 +179,123 @@ pub fn systemd(
             "# {warnings} warning(s) for this placement now: see `pinrun --check`"
         ));
     }
+    s
+}
+
+/// The CPUs a container needs for `plan` from kubelet's static CPU
+/// manager: every thread of the chosen cores (the static policy hands out
+/// CPUs, and under SMT `full-pcpus-only` hands out whole cores only).
+fn whole_core_cpus(plan: &Plan) -> CpuSet {
+    let mut all = CpuSet::new();
+    for c in &plan.cores {
+        all.union_with(&c.cpus);
+    }
+    if all.is_empty()
+        && let Some(cpus) = &plan.cpus
+    {
+        all = cpus.clone();
+    }
+    all
+}
+
+/// `--emit k8s`: the container `resources` stanza that gets `plan`'s CPUs
+/// exclusively from kubelet's static CPU manager (kubelet docs "Control
+/// CPU Management Policies on the Node": integer CPU requests equal to
+/// the limits in a Guaranteed pod; `full-pcpus-only` for whole cores),
+/// the container `command` running pinrun inside them
+/// (`pinrun_invocation`, when a command is given), and as comments the
+/// CRI-O annotations of a performance runtime class that disable the CFS
+/// quota and IRQ and load balancing on those CPUs. The fingerprint is the
+/// first comment.
+pub fn k8s(plan: &Plan, fp: &Fingerprint, pinrun_invocation: &[String], command: bool) -> String {
+    let cpus = whole_core_cpus(plan);
+    let n = cpus.len();
+    let smt = plan.cores.iter().any(|c| c.cpus.len() > 1);
+    let mut s = format!("# {}\n", fp.line());
+    s.push_str(&format!(
+        "# {n} CPUs ({} whole {}) from kubelet's static CPU manager: kubelet --cpu-manager-policy=static{}\n",
+        plan.cores.len().max(1),
+        if plan.cores.len() == 1 { "core" } else { "cores" },
+        if smt {
+            " --cpu-manager-policy-options=full-pcpus-only=true (SMT: whole cores only)"
+        } else {
+            ""
+        }
+    ));
+    s.push_str("# kubelet chooses which CPUs; pinrun, the entrypoint, plans inside them\n");
+    s.push_str("resources:\n");
+    for part in ["requests", "limits"] {
+        s.push_str(&format!(
+            "  {part}:\n    cpu: \"{n}\"\n    memory: \"1Gi\"  # any value, the same in requests and limits (Guaranteed QoS)\n"
+        ));
+    }
+    if command {
+        let words: Vec<String> = std::iter::once("pinrun".to_string())
+            .chain(pinrun_invocation.iter().skip(1).cloned())
+            .map(|w| serde_json::Value::String(w).to_string())
+            .collect();
+        s.push_str(&format!("command: [{}]\n", words.join(", ")));
+    }
+    s.push_str(
+        "# pod metadata.annotations (CRI-O, with a runtimeClassName whose handler allows them):\n",
+    );
+    s.push_str("#   cpu-quota.crio.io: \"disable\"\n");
+    s.push_str("#   cpu-load-balancing.crio.io: \"disable\"\n");
+    s.push_str("#   irq-load-balancing.crio.io: \"disable\"\n");
+    s
+}
+
+/// `0x` and the cpumask of `cpus` as one hex number (`mask_cpu:` of
+/// `srun(1)` `--cpu-bind`).
+fn slurm_mask(cpus: &CpuSet) -> String {
+    let hex = cpus.to_mask().replace(',', "");
+    let trimmed = hex.trim_start_matches('0');
+    format!("0x{}", if trimmed.is_empty() { "0" } else { trimmed })
+}
+
+/// `--emit slurm N`: the `srun(1)` options that bind N tasks per node to
+/// `plans` (one per task, from [`crate::plan::fleet::task_plans`]):
+/// `--cpu-bind=map_cpu:` when every task has one CPU, `mask_cpu:`
+/// otherwise, and the command (`command`, or `COMMAND`). The fingerprint
+/// is the first comment.
+pub fn slurm(plans: &[Plan], fp: &Fingerprint, command: &[String]) -> String {
+    let mut s = format!("# {}\n", fp.line());
+    let sets: Vec<CpuSet> = plans.iter().filter_map(|p| p.cpus.clone()).collect();
+    for (i, c) in sets.iter().enumerate() {
+        s.push_str(&format!("# task {i}: CPUs {c}\n"));
+    }
+    let bind = if sets.iter().all(|c| c.len() == 1) {
+        let cpus: Vec<String> = sets
+            .iter()
+            .filter_map(|c| c.first())
+            .map(|c| c.to_string())
+            .collect();
+        format!("map_cpu:{}", cpus.join(","))
+    } else {
+        let masks: Vec<String> = sets.iter().map(slurm_mask).collect();
+        format!("mask_cpu:{}", masks.join(","))
+    };
+    let cmd = if command.is_empty() {
+        "COMMAND".to_string()
+    } else {
+        command
+            .iter()
+            .map(|w| {
+                if w.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "/._-=:,+@%".contains(c))
+                    && !w.is_empty()
+                {
+                    w.clone()
+                } else {
+                    format!("'{}'", w.replace('\'', "'\\''"))
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    s.push_str(&format!(
+        "srun --ntasks-per-node={} --cpu-bind=verbose,{bind} {cmd}\n",
+        plans.len()
+    ));
     s
 }

@@ -108,6 +108,9 @@ error_codes! {
     DumpFailed = "dump-failed",
     /// `--emit systemd` with a command `ExecStart=` cannot name exactly.
     EmitCommand = "emit-command",
+    /// `--check-emitted FILE`: FILE's topology fingerprint is not this
+    /// machine's, or FILE has none or cannot be read.
+    FingerprintMismatch = "fingerprint-mismatch",
     /// A file larger than pinrun reads (`system::root::MAX_FILE`), or a
     /// `/proc/interrupts` beyond its budgets.
     ReadBudget = "read-budget",

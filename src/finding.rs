@@ -133,6 +133,44 @@ Fix: cpupower idle-set -D 10.
     ClaimStateUnusable = "claim-state-unusable",
         r#"the state directory cannot be read or locked (permissions, a lock held for seconds, a listing or a record failing with EMFILE, ENOMEM or EIO) or kubelet's cpu_manager_state is damaged: those claims are not respected by this launch (an --exclusive launch refuses instead).
 "#;
+    /// `k8s-pool`.
+    K8sPool = "k8s-pool",
+        r#"(info) in a Kubernetes container: which of kubelet's CPU pools it runs in, from
+/var/lib/kubelet/cpu_manager_state and cpuset.cpus.effective (exclusive CPUs of the
+static CPU manager, or the shared pool).
+"#;
+    /// `k8s-shared-pool`.
+    K8sSharedPool = "k8s-shared-pool",
+        r#"a real-time or \-\-isolated launch in kubelet's shared CPU pool: other containers
+run on the same CPUs, and kubelet shrinks the pool's cpuset whenever it assigns exclusive
+CPUs. Fix: a Guaranteed pod with integer CPUs under the static CPU manager (\-\-emit k8s).
+"#;
+    /// `k8s-cpuset-unsettled`.
+    K8sCpusetUnsettled = "k8s-cpuset-unsettled",
+        r#"kubelet's CPU manager state assigns the container CPUs that its
+cpuset.cpus.effective does not show (kubelet's reconcile loop has not written them yet).
+Fix: \-\-settle DURATION waits for them before planning.
+"#;
+    /// `cfs-quota`.
+    CfsQuota = "cfs-quota",
+        r#"the caller's cgroup v2 (or an ancestor) has a CFS bandwidth limit (cpu.max is not
+"max"): SCHED_OTHER threads are throttled when they use the quota (notice under a real-time
+policy, whose threads it does not throttle). Fix: no CPU limit, or the
+cpu-quota.crio.io: "disable" annotation.
+"#;
+    /// `cpuset-resets-affinity`.
+    CpusetResetsAffinity = "cpuset-resets-affinity",
+        r#"(notice) a placement narrower than a Kubernetes shared-pool cpuset on a kernel
+before 6.2: a change of the cpuset (kubelet assigning exclusive CPUs) resets every task's
+CPU affinity to the whole cpuset (Linux 6.2 keeps the affinity a task asked for:
+"sched: Enforce user requested affinity").
+"#;
+    /// `slurm-shared-mask`.
+    SlurmSharedMask = "slurm-shared-mask",
+        r#"several tasks of a Slurm job step on this node share one CPU mask (SLURM_CPU_BIND_TYPE
+none or unset, or a repeated mask in SLURM_CPU_BIND_LIST): each pinrun plans the same CPUs.
+Fix: srun \-\-cpu\-bind=cores, or the masks of \-\-emit slurm N.
+"#;
     /// `bind-low-memory`.
     BindLowMemory = "bind-low-memory",
         r#"strict bind to nodes with less than 512 MiB free or reclaimable (MemFree plus the file pages and reclaimable slab of nodeN/meminfo) while other nodes have memory: the OOM killer fires while they have some. Not reported when the bind covers every node with memory (it then restricts nothing). Fix: --preferred.

@@ -171,8 +171,38 @@ pub enum Mode {
     Check,
     /// Print the machine.
     Show,
-    /// Print the plan as systemd directives (`--emit systemd`).
+    /// Print the plan as native configuration (`--emit systemd|k8s|slurm`).
     Emit,
+    /// Compare the topology fingerprint of an emitted file with this
+    /// machine's (`--check-emitted FILE`).
+    CheckEmitted,
+}
+
+/// The native configuration `--emit` prints (issue 23).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EmitFormat {
+    /// systemd `[Service]` directives.
+    Systemd,
+    /// A Kubernetes container `resources` stanza for the static CPU manager.
+    K8s,
+    /// `srun --cpu-bind=` for this many tasks per node.
+    Slurm(u32),
+}
+
+/// The fleet engines (issue 23): what to emit, and how to wait for
+/// kubelet.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FleetRequest {
+    /// `--emit FORMAT` (with `Mode::Emit`).
+    pub emit: Option<EmitFormat>,
+    /// `--cgroup` (with `--emit systemd`): add `AllowedCPUs=` and
+    /// `AllowedMemoryNodes=`.
+    pub cgroup: bool,
+    /// `--settle DURATION` (ns): how long to wait for kubelet to write the
+    /// container's exclusive CPUs into its cpuset.
+    pub settle: Option<u64>,
+    /// `--check-emitted FILE` (with `Mode::CheckEmitted`).
+    pub emitted: Option<PathBuf>,
 }
 
 /// How much pinrun says.
@@ -225,6 +255,9 @@ pub struct Request {
     pub command: Vec<OsString>,
     /// Claims: `--exclusive`, `--wait`, `--state-dir`.
     pub claims: ClaimRequest,
+    /// Kubernetes, Slurm and systemd: `--emit`, `--cgroup`, `--settle`,
+    /// `--check-emitted`.
+    pub fleet: FleetRequest,
 }
 
 impl Request {

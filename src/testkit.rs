@@ -110,6 +110,7 @@ impl Machine {
                 idle_states: BTreeMap::new(),
                 rt_group: Default::default(),
                 numa_balancing: None,
+                fleet: Default::default(),
                 env_affinity: Vec::new(),
                 cmdline: String::new(),
                 process: Process::default(),
@@ -242,6 +243,28 @@ impl Machine {
     /// The kernel release (`/proc/sys/kernel/osrelease`).
     pub fn kernel(mut self, release: &str) -> Self {
         self.sys.process.kernel_release = Some(release.to_string());
+        self
+    }
+
+    /// Limits the allowed CPUs to `list` by the cgroup v2 cpuset of
+    /// `cgroup` (its `cpuset.cpus.effective`), as in a container.
+    pub fn cgroup_cpuset(mut self, cgroup: &str, list: &str) -> Self {
+        let a = cpus(list);
+        self.sys.allowed = self.sys.online.intersection(&a);
+        self.sys.allowed_source = AllowedSource::Cgroup(crate::system::CgroupCpuset {
+            cgroup: cgroup.to_string(),
+            file: format!("/sys/fs/cgroup{cgroup}/cpuset.cpus.effective"),
+            cpus: a,
+            mems: None,
+            partition: None,
+        });
+        self
+    }
+
+    /// The fleet context (issue 23): the pod, kubelet's state, the CFS
+    /// quota, the Slurm task.
+    pub fn fleet(mut self, fleet: crate::system::fleet::Fleet) -> Self {
+        self.sys.fleet = fleet;
         self
     }
 

@@ -9,6 +9,7 @@
 //! only turns [`main`]'s result into the process's exit status.
 
 pub mod claims;
+pub mod fleet;
 pub mod scope;
 
 use crate::check::{Finding, Severity};
@@ -103,7 +104,8 @@ fn run(req: Request) -> Result<Exit, Error> {
     // Held to the end of the run: an unpacked archive is removed on drop.
     let sysroot = crate::system::archive::open(req.sysroot.as_deref())?;
     let root = Root::machine(sysroot.dir())?;
-    let mut sys = SystemState::read_scoped(&root, &scope::for_request(&req));
+    let sys = SystemState::read_scoped(&root, &scope::for_request(&req));
+    let mut sys = fleet::settle(&root, sys, &req);
     if let Some(e) = sys.read_error.take() {
         return Err(e);
     }
@@ -111,7 +113,8 @@ fn run(req: Request) -> Result<Exit, Error> {
         Mode::Show => show(&root, &sys, &req),
         Mode::DryRun => dry_run(&req, &plan_and_check(&root, sys, &req)?, command.as_deref()),
         Mode::Check => check(&req, &plan_and_check(&root, sys, &req)?),
-        Mode::Emit => emit(&req, &plan_and_check(&root, sys, &req)?),
+        Mode::Emit => emit(&root, &req, &plan_and_check(&root, sys, &req)?),
+        Mode::CheckEmitted => fleet::check_emitted(&req, &sys),
         Mode::Run => launch(&root, &req, plan_and_check(&root, sys, &req)?, command),
     }
 }
@@ -210,14 +213,19 @@ fn check(req: &Request, p: &Planned) -> Result<Exit, Error> {
     })
 }
 
-/// `--emit systemd`: the plan as unit directives.
-fn emit(req: &Request, p: &Planned) -> Result<Exit, Error> {
+/// `--emit systemd`: the plan as unit directives; `--emit k8s|slurm N`:
+/// [`fleet::emit`].
+fn emit(root: &Root, req: &Request, p: &Planned) -> Result<Exit, Error> {
+    if req.fleet.emit != Some(crate::request::EmitFormat::Systemd) {
+        return fleet::emit(root, req, &p.sys, &p.plan, &invocation_without_emit());
+    }
     emittable_command(&req.command)?;
     print_out(&crate::emit::systemd(
         req,
         &p.plan,
         &p.findings,
         &invocation_without_emit(),
+        &crate::plan::fleet::fingerprint(&p.sys),
     ))?;
     Ok(Exit::Success)
 }
@@ -380,12 +388,21 @@ fn invocation_without_emit() -> Vec<String> {
         .map(|a| a.to_string_lossy().into_owned());
     let mut in_command = false;
     while let Some(a) = args.next() {
-        // --emit and --sysroot describe this run, not the service's.
+        // --emit, --cgroup and --sysroot describe this run, not the
+        // service's (and --emit slurm's task count).
         if !in_command && (a == "--emit" || a == "--sysroot") {
+            if args.next().as_deref() == Some("slurm") {
+                args.next();
+            }
+            continue;
+        }
+        if !in_command && a.starts_with("--emit=slurm") {
             args.next();
             continue;
         }
-        if !in_command && (a.starts_with("--emit=") || a.starts_with("--sysroot=")) {
+        if !in_command
+            && (a.starts_with("--emit=") || a.starts_with("--sysroot=") || a == "--cgroup")
+        {
             continue;
         }
         in_command |= a == "--";

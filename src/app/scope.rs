@@ -16,7 +16,11 @@ pub fn for_request(req: &Request) -> Scope {
         return Scope::full();
     }
     let p = &req.placement;
-    let topology = if !p.is_requested() {
+    // Every emitted file carries the topology fingerprint, of every CPU.
+    let fingerprint = matches!(req.mode, Mode::Emit | Mode::CheckEmitted);
+    let topology = if fingerprint {
+        Cpus::All
+    } else if !p.is_requested() {
         Cpus::None
     } else if let Some(cpus) = &p.cpus {
         Cpus::Only(cpus.clone())

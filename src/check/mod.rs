@@ -10,6 +10,7 @@
 
 mod claims;
 mod env;
+pub mod fleet;
 mod irq;
 mod isolation;
 mod memory;
@@ -124,6 +125,7 @@ const CHECKS: &[Check] = &[
     (memory::check, memory::CODES),
     (env::check, env::CODES),
     (claims::check, claims::CODES),
+    (fleet::check, fleet::CODES),
 ];
 
 /// The CPUs the checks look at: the chosen ones, or every allowed CPU when

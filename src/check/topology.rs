@@ -39,15 +39,15 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
     {
         let outside = cpus.difference(&bound);
         if !outside.is_empty() {
-            let inherited = ctx.sys.process.cpus_allowed.clone().unwrap_or_default();
             out.push(Finding::new(
                 Code::OutsideInheritedAffinity,
                 Severity::Warning,
                 &outside,
                 format!(
-                    "{} {} outside the inherited CPU affinity (Cpus_allowed_list = {inherited}), which narrows the allowed CPUs: another task given its own affinity (taskset, CPUAffinity=, a batch scheduler) may run there",
+                    "{} {} outside the inherited CPU affinity ({}), which narrows the allowed CPUs: another task given its own affinity (taskset, CPUAffinity=, a batch scheduler) may run there",
                     cpus_phrase(&outside),
                     if outside.len() == 1 { "is" } else { "are" },
+                    ctx.sys.inherited_phrase(),
                 ),
                 format!("choose inside it ({bound}) with --cores or --cpus, or confirm with --allow outside-inherited-affinity"),
             ));

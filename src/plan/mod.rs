@@ -5,6 +5,7 @@
 //! [`sched`], [`claims`].
 
 pub mod claims;
+pub mod fleet;
 pub mod memory;
 pub mod placement;
 pub mod sched;

@@ -376,20 +376,20 @@ pub(super) fn place(sys: &SystemState, p: &Placement, claims: &Claims) -> Result
     } else {
         let mut c = sys.allowed.clone();
         if let Some(b) = &bound {
-            let inherited = sys.process.cpus_allowed.clone().unwrap_or_default();
             if b.is_empty() {
                 return Err(Error::new(
                     ErrorCode::NoCpusAllowed,
                     format!(
-                        "the inherited CPU affinity (Cpus_allowed_list = {}) has no CPU inside the allowed ones ({})",
-                        or_none(&inherited),
+                        "the inherited CPU affinity ({}) has no CPU inside the allowed ones ({})",
+                        sys.inherited_phrase(),
                         or_none(&sys.allowed)
                     ),
                 )
                 .hint("choose across the cgroup's CPUs with --within cgroup, or start pinrun with an affinity that includes allowed CPUs"));
             }
             reasons.push(format!(
-                "choosing inside the inherited affinity (Cpus_allowed_list = {inherited}): {}; --within cgroup chooses across {}",
+                "choosing inside the inherited affinity ({}): {}; --within cgroup chooses across {}",
+                sys.inherited_phrase(),
                 match p.within {
                     Within::Inherited => "--within inherited".to_string(),
                     _ => format!("it narrows the allowed CPUs that are not isolated ({})", sys.allowed.difference(&sys.isolated)),

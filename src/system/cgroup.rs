@@ -255,6 +255,34 @@ pub fn read_cpuset(root: &Root, me: &SelfCgroup) -> Option<CgroupCpuset> {
     })
 }
 
+/// The caller's cgroup v2 path from `/proc/self/cgroup` (`0::PATH`), or
+/// `/proc/self/cpuset` on kernels without it.
+pub fn v2_path(root: &Root, me: &SelfCgroup) -> Option<String> {
+    cgroup_paths(root, me).0
+}
+
+/// The CFS bandwidth limit on the caller: `cpu.max` of its cgroup v2, else
+/// of the nearest ancestor (below the mount point) whose `cpu.max` is not
+/// `max` (each level limits its whole subtree). `None` without cgroup v2,
+/// or when no level is limited.
+pub fn read_cpu_max(root: &Root, me: &SelfCgroup) -> Option<crate::fleet::CpuMax> {
+    let mount = me.mounts.iter().find(|m| m.is_v2())?;
+    let dir = cgroup_dir(mount, &v2_path(root, me)?)?;
+    let top = mount.point.trim_end_matches('/');
+    let mut d = dir.as_str();
+    while d.len() > top.len() {
+        let file = format!("{d}/cpu.max");
+        if let Some(max) = root
+            .read(&file)
+            .and_then(|t| crate::fleet::parse_cpu_max(&file, &t))
+        {
+            return Some(max);
+        }
+        d = &d[..d.rfind('/')?];
+    }
+    None
+}
+
 /// The path of the caller's cgroup in the v1 hierarchy carrying
 /// `controller`, from `/proc/self/cgroup`.
 fn v1_path(me: &SelfCgroup, controller: &str) -> Option<String> {

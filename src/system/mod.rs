@@ -8,6 +8,7 @@ pub mod claims;
 pub mod config;
 pub mod cpuidle;
 pub mod dump;
+pub mod fleet;
 pub mod irq;
 pub mod numa;
 pub mod process;
@@ -116,6 +117,8 @@ pub struct SystemState {
     pub rt_group: cgroup::RtGroup,
     /// `kernel.numa_balancing`.
     pub numa_balancing: Option<i64>,
+    /// Kubernetes, Slurm and the CFS quota around the caller (issue 23).
+    pub fleet: fleet::Fleet,
     /// Thread-binding variables of OpenMP runtimes set in the environment.
     pub env_affinity: Vec<(String, String)>,
     /// `/proc/cmdline`.
@@ -415,6 +418,7 @@ impl SystemState {
             },
             rt_tasks: Vec::new(),
             idle_states: BTreeMap::new(),
+            fleet: fleet::read(root, &me),
             env_affinity: [
                 "OMP_PROC_BIND",
                 "OMP_PLACES",
@@ -512,6 +516,20 @@ impl SystemState {
                 self.allowed.to_list()
             ),
             AllowedSource::Online => "no cgroup cpuset (none found)".to_string(),
+        }
+    }
+
+    /// The inherited affinity for messages: "Slurm task 3 mask 4-7" in a
+    /// Slurm job step (issue 23), else "Cpus_allowed_list = 4-7".
+    pub fn inherited_phrase(&self) -> String {
+        let mask = self
+            .process
+            .cpus_allowed
+            .as_ref()
+            .map_or("none".to_string(), |c| crate::words::or_none(c));
+        match &self.fleet.slurm {
+            Some(t) => format!("{} mask {mask}", t.name()),
+            None => format!("Cpus_allowed_list = {mask}"),
         }
     }
 

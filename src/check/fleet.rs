@@ -1,0 +1,302 @@
+//! Fleet findings (issue 23): kubelet's CPU pool of a Kubernetes
+//! container, a cpuset kubelet has not settled, a CFS quota, kernels that
+//! reset affinities on a cpuset change, Slurm tasks sharing a mask.
+
+use super::{Code, Context, Finding, Severity};
+use crate::cpuset::CpuSet;
+use crate::fleet::Pool;
+use crate::system::{AllowedSource, SystemState};
+use crate::words::cpus_phrase;
+
+/// The codes the fleet check can emit.
+pub(super) const CODES: &[Code] = &[
+    Code::K8sPool,
+    Code::K8sSharedPool,
+    Code::K8sCpusetUnsettled,
+    Code::CfsQuota,
+    Code::CpusetResetsAffinity,
+    Code::SlurmSharedMask,
+];
+
+/// kubelet's pool of the caller's container: from the state file and the
+/// cgroup's effective CPUs (see [`crate::fleet::KubeletState::pool`]).
+/// `None` outside Kubernetes, without a readable state file, or without a
+/// cgroup cpuset.
+pub fn pool(sys: &SystemState) -> Option<Pool> {
+    let f = &sys.fleet;
+    if !f.kubernetes {
+        return None;
+    }
+    let state = f.kubelet.as_ref()?.as_ref().ok()?;
+    let AllowedSource::Cgroup(cs) = &sys.allowed_source else {
+        return None;
+    };
+    state.pool(f.pod.as_ref().map(|p| p.uid.as_str()), &cs.cpus)
+}
+
+/// The container's name for messages: "pod UID (Burstable)" or "this
+/// container".
+fn container(sys: &SystemState) -> String {
+    match &sys.fleet.pod {
+        Some(p) => format!("pod {} ({})", p.uid, p.qos.name()),
+        None => "this container".into(),
+    }
+}
+
+pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
+    let sys = ctx.sys;
+    let rt = ctx.req.sched.policy.is_some_and(|p| p.ignores_nice());
+    let pool = pool(sys);
+    let shared_cpus = match &sys.allowed_source {
+        AllowedSource::Cgroup(cs) => cs.cpus.clone(),
+        _ => sys.allowed.clone(),
+    };
+    match &pool {
+        Some(Pool::Exclusive { container: name, cpus }) => out.push(Finding::new(
+            Code::K8sPool,
+            Severity::Info,
+            cpus,
+            format!(
+                "{}: container {name} has exclusive {} from kubelet's static CPU manager",
+                container(sys),
+                cpus_phrase(cpus)
+            ),
+            "no other container runs there; pinrun plans inside them",
+        )),
+        Some(Pool::Shared) => {
+            out.push(Finding::new(
+                Code::K8sPool,
+                Severity::Info,
+                &shared_cpus,
+                format!(
+                    "{}: kubelet's shared CPU pool ({})",
+                    container(sys),
+                    cpus_phrase(&shared_cpus)
+                ),
+                "exclusive CPUs need a Guaranteed pod with integer CPU requests under --cpu-manager-policy=static",
+            ));
+            if rt || ctx.req.placement.isolated {
+                out.push(Finding::new(
+                    Code::K8sSharedPool,
+                    Severity::Warning,
+                    &ctx.cpus,
+                    format!(
+                        "{}: a {} launch in kubelet's shared CPU pool ({}): other containers run on these CPUs, and kubelet shrinks the pool's cpuset whenever it assigns exclusive CPUs",
+                        container(sys),
+                        if rt { "real-time" } else { "--isolated" },
+                        cpus_phrase(&shared_cpus)
+                    ),
+                    "give the pod integer CPUs with requests = limits (Guaranteed QoS) under kubelet's static CPU manager: pinrun --emit k8s prints the stanza",
+                ));
+            }
+        }
+        Some(Pool::Unsettled {
+            container: name,
+            assigned,
+        }) => out.push(Finding::new(
+            Code::K8sCpusetUnsettled,
+            Severity::Warning,
+            assigned,
+            format!(
+                "{}: kubelet's CPU manager state assigns container {name} {}, but its cpuset.cpus.effective is {}: kubelet has not applied them yet, and this plan would move",
+                container(sys),
+                cpus_phrase(assigned),
+                shared_cpus
+            ),
+            format!(
+                "wait for kubelet with --settle=10s (pinrun plans once the cpuset is {assigned})"
+            ),
+        )),
+        None => {}
+    }
+    if let Some(q) = &sys.fleet.cpu_max {
+        let share = q.quota_us as f64 / q.period_us.max(1) as f64;
+        out.push(Finding::new(
+            Code::CfsQuota,
+            if rt { Severity::Notice } else { Severity::Warning },
+            &CpuSet::new(),
+            format!(
+                "{} = {} {}: a CFS quota of {share:.2} CPUs per {} us period; {} are throttled for the rest of a period once they use it",
+                q.file,
+                q.quota_us,
+                q.period_us,
+                q.period_us,
+                if rt {
+                    "the command's SCHED_OTHER threads (not its real-time ones)"
+                } else {
+                    "the command's threads"
+                }
+            ),
+            "remove the CPU limit (in Kubernetes: the pod annotation cpu-quota.crio.io: \"disable\" with a performance runtime class, or no CPU limit; in systemd: CPUQuota=)",
+        ));
+    }
+    let narrower = ctx.plan.cpus.as_ref().is_some_and(|c| *c != shared_cpus);
+    if sys.fleet.kubernetes
+        && !matches!(pool, Some(Pool::Exclusive { .. }))
+        && narrower
+        && crate::plan::kernel_at_least(sys, 6, 2) == Some(false)
+    {
+        out.push(Finding::new(
+            Code::CpusetResetsAffinity,
+            Severity::Notice,
+            &ctx.cpus,
+            format!(
+                "kernel {} resets every task's CPU affinity to the whole cpuset when the cpuset changes (fixed in 6.2), and kubelet changes the shared pool's cpuset whenever it assigns exclusive CPUs: {} would be lost",
+                sys.process.kernel_release.as_deref().unwrap_or("?"),
+                cpus_phrase(&ctx.cpus)
+            ),
+            "run in a Guaranteed pod with exclusive CPUs (its cpuset does not change), or on Linux 6.2 or later",
+        ));
+    }
+    if let Some(t) = &sys.fleet.slurm
+        && t.tasks_on_node.unwrap_or(1) > 1
+        && ctx.req.placement.is_requested()
+        && (t.unbound() || t.masks_repeat())
+    {
+        let mask = sys
+            .process
+            .cpus_allowed
+            .clone()
+            .unwrap_or(sys.allowed.clone());
+        out.push(Finding::new(
+            Code::SlurmSharedMask,
+            Severity::Warning,
+            &mask,
+            format!(
+                "{} of job {}: {} tasks on this node share the mask {} ({}): each one's pinrun plans the same CPUs",
+                t.name(),
+                t.job,
+                t.tasks_on_node.unwrap_or(1),
+                mask,
+                if t.unbound() {
+                    format!(
+                        "SLURM_CPU_BIND_TYPE={}",
+                        t.bind_type.as_deref().unwrap_or("unset")
+                    )
+                } else {
+                    "a mask repeats in SLURM_CPU_BIND_LIST".to_string()
+                }
+            ),
+            "bind each task to its own cores: srun --cpu-bind=cores, or the masks of pinrun --emit slurm N with this placement",
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::check::{Code, Severity, check};
+    use crate::fleet::{CpuMax, SlurmTask, parse_kubelet_state, parse_pod};
+    use crate::plan::plan;
+    use crate::system::fleet::Fleet;
+    use crate::testkit::{Machine, cpus, request};
+
+    const UID: &str = "2f1b4b5c-2c1e-4a34-9b1c-7f8e2b7d9a10";
+
+    /// A 1×8×2 machine in a pod whose cgroup cpuset is `effective`, with
+    /// kubelet's state `state`.
+    fn pod(effective: &str, state: &str) -> Machine {
+        let cgroup = format!("/kubepods/burstable/pod{UID}/abc");
+        let fleet = Fleet {
+            pod: parse_pod(&cgroup),
+            kubernetes: true,
+            kubelet: Some(parse_kubelet_state(state)),
+            ..Fleet::default()
+        };
+        Machine::new(1, 8, 2)
+            .cgroup_cpuset(&cgroup, effective)
+            .fleet(fleet)
+    }
+
+    fn codes(sys: &crate::system::SystemState, args: &[&str]) -> Vec<(Code, Severity)> {
+        let req = request(args);
+        let p = plan(sys, &req).unwrap();
+        check(sys, &req, &p)
+            .into_iter()
+            .filter(|f| super::CODES.contains(&f.code))
+            .map(|f| (f.code, f.severity))
+            .collect()
+    }
+
+    #[test]
+    fn shared_pool_real_time_is_a_warning() {
+        let state = r#"{"policyName":"static","defaultCpuSet":"0-3,8-11","entries":{"other":{"c":"4-7,12-15"}},"checksum":1}"#;
+        let sys = pod("0-3,8-11", state).build();
+        assert_eq!(
+            codes(&sys, &["--dry-run", "--cores", "1", "--fifo", "10"]),
+            vec![
+                (Code::K8sPool, Severity::Info),
+                (Code::K8sSharedPool, Severity::Warning)
+            ]
+        );
+        assert_eq!(
+            codes(&sys, &["--dry-run", "--cores", "1"]),
+            vec![(Code::K8sPool, Severity::Info)]
+        );
+        // Before 6.2 a narrower placement is lost on the next cpuset change.
+        let old = pod("0-3,8-11", state).kernel("5.15.0-91-generic").build();
+        assert!(
+            codes(&old, &["--dry-run", "--cores", "1"])
+                .contains(&(Code::CpusetResetsAffinity, Severity::Notice))
+        );
+        let new = pod("0-3,8-11", state).kernel("6.8.0").build();
+        assert!(
+            !codes(&new, &["--dry-run", "--cores", "1"])
+                .iter()
+                .any(|(c, _)| *c == Code::CpusetResetsAffinity)
+        );
+    }
+
+    #[test]
+    fn exclusive_and_unsettled() {
+        let state = format!(
+            r#"{{"policyName":"static","defaultCpuSet":"0-1,4-9,12-15","entries":{{"{UID}":{{"app":"2-3,10-11"}}}},"checksum":1}}"#
+        );
+        let sys = pod("2-3,10-11", &state).kernel("5.15.0").build();
+        assert_eq!(
+            codes(&sys, &["--dry-run", "--cores", "1", "--fifo", "10"]),
+            vec![(Code::K8sPool, Severity::Info)]
+        );
+        let unsettled = pod("0-15", &state).build();
+        assert_eq!(
+            codes(&unsettled, &["--dry-run", "--cores", "1"]),
+            vec![(Code::K8sCpusetUnsettled, Severity::Warning)]
+        );
+    }
+
+    #[test]
+    fn cfs_quota_and_slurm_masks() {
+        let quota = Fleet {
+            cpu_max: Some(CpuMax {
+                file: "/sys/fs/cgroup/x/cpu.max".into(),
+                quota_us: 200_000,
+                period_us: 100_000,
+            }),
+            ..Fleet::default()
+        };
+        let sys = Machine::new(1, 4, 1).fleet(quota).build();
+        assert_eq!(
+            codes(&sys, &["--dry-run", "--cores", "1"]),
+            vec![(Code::CfsQuota, Severity::Warning)]
+        );
+        assert_eq!(
+            codes(&sys, &["--dry-run", "--cores", "1", "--fifo", "1"]),
+            vec![(Code::CfsQuota, Severity::Notice)]
+        );
+        let slurm = |bind: &str| Fleet {
+            slurm: SlurmTask::from_env([
+                ("SLURM_JOB_ID", "77"),
+                ("SLURM_PROCID", "1"),
+                ("SLURM_STEP_TASKS_PER_NODE", "2"),
+                ("SLURM_CPU_BIND_TYPE", bind),
+            ]),
+            ..Fleet::default()
+        };
+        let unbound = Machine::new(1, 4, 1).fleet(slurm("none")).build();
+        assert_eq!(
+            codes(&unbound, &["--dry-run", "--cores", "1"]),
+            vec![(Code::SlurmSharedMask, Severity::Warning)]
+        );
+        let bound = Machine::new(1, 4, 1).fleet(slurm("mask_cpu:")).build();
+        assert_eq!(codes(&bound, &["--dry-run", "--cores", "1"]), vec![]);
+    }
+}

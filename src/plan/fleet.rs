@@ -1,0 +1,256 @@
+//! Planning for the fleet engines (issue 23): the topology fingerprint
+//! that every emitted file carries, and the disjoint per-task placements of
+//! `--emit slurm N`, from the same planner as a launch. Pure.
+
+use super::{Plan, plan_claimed};
+use crate::claim::Claims;
+use crate::cpuset::CpuSet;
+use crate::error::{Error, ErrorCode, Result};
+use crate::request::Request;
+use crate::system::SystemState;
+use crate::words::cpus_phrase;
+use std::hash::Hasher;
+
+/// The comment tag of the fingerprint line: `# pinrun-topology: ...`.
+pub const FINGERPRINT_TAG: &str = "pinrun-topology:";
+
+/// A machine's topology fingerprint: what a CPU list chosen on it means.
+///
+/// The canonical text is one line per core of the online CPUs, by its
+/// lowest CPU: `core CPULIST package P node N` (its SMT siblings, the
+/// `physical_package_id` of its lowest CPU, the nodes of its CPUs; `?`
+/// when unknown); the hash is FNV-1a 64 of that text. Offline CPUs are
+/// left out (their topology files are gone), so hotplug changes the
+/// fingerprint, as it changes what a CPU list can run on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fingerprint {
+    /// FNV-1a 64 of the canonical text, 16 hex digits.
+    pub hash: String,
+    /// Online CPUs.
+    pub cpus: usize,
+    /// Their cores.
+    pub cores: usize,
+    /// Their packages.
+    pub packages: usize,
+    /// Their NUMA nodes.
+    pub nodes: usize,
+}
+
+impl Fingerprint {
+    /// The comment line's text (without the comment character):
+    /// `pinrun-topology: fnv1a64=HASH cpus=16 cores=8 packages=1 nodes=2`.
+    pub fn line(&self) -> String {
+        format!(
+            "{FINGERPRINT_TAG} fnv1a64={} cpus={} cores={} packages={} nodes={}",
+            self.hash, self.cpus, self.cores, self.packages, self.nodes
+        )
+    }
+
+    /// Parses the first fingerprint line of an emitted file (`#` or any
+    /// other comment prefix before the tag); `None` when there is none.
+    pub fn find_in(text: &str) -> Option<Fingerprint> {
+        let line = text.lines().find_map(|l| {
+            let at = l.find(FINGERPRINT_TAG)?;
+            Some(&l[at + FINGERPRINT_TAG.len()..])
+        })?;
+        let mut hash = None;
+        let mut n = [None; 4];
+        for w in line.split_whitespace() {
+            let (k, v) = w.split_once('=')?;
+            let slot = match k {
+                "fnv1a64" => {
+                    hash = Some(v.to_string());
+                    continue;
+                }
+                "cpus" => 0,
+                "cores" => 1,
+                "packages" => 2,
+                "nodes" => 3,
+                _ => continue,
+            };
+            n[slot] = v.parse().ok();
+        }
+        Some(Fingerprint {
+            hash: hash?,
+            cpus: n[0]?,
+            cores: n[1]?,
+            packages: n[2]?,
+            nodes: n[3]?,
+        })
+    }
+
+    /// "16 CPUs in 8 cores, 1 package, 2 nodes".
+    pub fn shape(&self) -> String {
+        let plural =
+            |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+        format!(
+            "{} in {}, {}, {}",
+            plural(self.cpus, "CPU", "CPUs"),
+            plural(self.cores, "core", "cores"),
+            plural(self.packages, "package", "packages"),
+            plural(self.nodes, "node", "nodes")
+        )
+    }
+}
+
+/// The fingerprint of `sys` (see [`Fingerprint`]); needs the topology of
+/// every CPU (`Cpus::All` in the read scope).
+pub fn fingerprint(sys: &SystemState) -> Fingerprint {
+    let mut text = String::new();
+    let mut seen = CpuSet::new();
+    let (mut cores, mut packages, mut nodes) = (0, CpuSet::new(), CpuSet::new());
+    let opt = |v: Option<u32>| v.map_or("?".to_string(), |v| v.to_string());
+    for cpu in sys.online.iter() {
+        if seen.contains(cpu) {
+            continue;
+        }
+        let core = sys.core_of(cpu).intersection(&sys.online);
+        seen = seen.union(&core);
+        let package = sys.cpus.get(&cpu).and_then(|c| c.package);
+        let core_nodes: CpuSet = core.iter().filter_map(|c| sys.node_of(c)).collect();
+        cores += 1;
+        if let Some(p) = package {
+            packages.insert(p);
+        }
+        nodes = nodes.union(&core_nodes);
+        text.push_str(&format!(
+            "core {} package {} node {}\n",
+            core.to_list(),
+            opt(package),
+            if core_nodes.is_empty() {
+                "?".to_string()
+            } else {
+                core_nodes.to_list()
+            }
+        ));
+    }
+    let mut h = fnv::FnvHasher::default();
+    h.write(text.as_bytes());
+    Fingerprint {
+        hash: format!("{:016x}", h.finish()),
+        cpus: sys.online.len(),
+        cores,
+        packages: packages.len().max(1),
+        nodes: nodes.len().max(1),
+    }
+}
+
+/// Why the machine's fingerprint `here` refuses a file emitted for
+/// `emitted`, in words; `None` when they are equal.
+pub fn fingerprint_difference(emitted: &Fingerprint, here: &Fingerprint) -> Option<String> {
+    if emitted == here {
+        return None;
+    }
+    Some(if emitted.shape() == here.shape() {
+        format!(
+            "this machine has the same counts ({}) but numbers its CPUs, cores or nodes differently (fingerprint {} here, {} in the file)",
+            here.shape(),
+            here.hash,
+            emitted.hash
+        )
+    } else {
+        format!(
+            "it was emitted for {}; this machine has {}",
+            emitted.shape(),
+            here.shape()
+        )
+    })
+}
+
+/// `n` plans for `n` tasks on one node (`--emit slurm N`): each is `req`
+/// planned by the launch's planner on the allowed CPUs that no earlier
+/// task's cores hold, so the tasks get disjoint whole cores. Refused
+/// without a placement (every task would inherit the same affinity), and
+/// when a task finds no CPUs left (the error names it).
+pub fn task_plans(sys: &SystemState, req: &Request, claims: &Claims, n: u32) -> Result<Vec<Plan>> {
+    if !req.placement.is_requested() {
+        return Err(Error::new(
+            ErrorCode::Usage,
+            format!("--emit slurm {n}: no placement requested, so every task would share one mask"),
+        )
+        .hint(format!(
+            "say what one task gets, e.g. pinrun --cores 2 --emit slurm {n}"
+        )));
+    }
+    let mut left = sys.clone();
+    let mut plans = Vec::new();
+    for task in 0..n {
+        let taken_so_far = sys.allowed.difference(&left.allowed);
+        let plan = plan_claimed(&left, req, claims).map_err(|mut e| {
+            e.message = if task == 0 {
+                format!("--emit slurm {n}: task 0: {}", e.message)
+            } else {
+                format!(
+                    "--emit slurm {n}: task {task}: tasks 0-{} hold the cores of {}, and the rest cannot give it the same: {}",
+                    task - 1,
+                    cpus_phrase(&taken_so_far),
+                    e.message
+                )
+            };
+            e.hint = Some(format!(
+                "this placement fits {task} task(s) per node in the allowed CPUs {}: ask for fewer tasks or less per task",
+                sys.allowed
+            ));
+            e
+        })?;
+        if let Some(cpus) = &plan.cpus {
+            let taken = cpus
+                .iter()
+                .fold(CpuSet::new(), |acc, c| acc.union(&sys.core_of(c)));
+            left.allowed = left.allowed.difference(&taken);
+        }
+        plans.push(plan);
+    }
+    Ok(plans)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testkit::{Machine, cpus, request};
+
+    /// Tasks get disjoint whole cores from the same planner: on 2×4×2
+    /// (siblings N and N+8), `--cores 1` for 4 tasks takes cores 0-3 of
+    /// package 0, one thread each.
+    #[test]
+    fn slurm_tasks_are_disjoint_whole_cores() {
+        let sys = Machine::new(2, 4, 2).build();
+        let req = request(&["--cores", "1", "--emit", "slurm", "4"]);
+        let plans = task_plans(&sys, &req, &Claims::default(), 4).unwrap();
+        let got: Vec<CpuSet> = plans.iter().map(|p| p.cpus.clone().unwrap()).collect();
+        assert_eq!(got, vec![cpus("0"), cpus("1"), cpus("2"), cpus("3")]);
+        let smt = request(&["--cores", "2", "--smt", "--emit", "slurm", "2"]);
+        let plans = task_plans(&sys, &smt, &Claims::default(), 2).unwrap();
+        assert_eq!(plans[0].cpus, Some(cpus("0-1,8-9")));
+        assert_eq!(plans[1].cpus, Some(cpus("2-3,10-11")));
+        // 8 cores: a ninth task has none left.
+        let e = task_plans(&sys, &req, &Claims::default(), 9).unwrap_err();
+        assert!(e.message.contains("task 8"), "{}", e.message);
+        // --cpus gives every task the same CPUs: the second is refused.
+        let same = request(&["--cpus", "2", "--emit", "slurm", "2"]);
+        assert!(task_plans(&sys, &same, &Claims::default(), 2).is_err());
+        let none = request(&["--emit", "slurm", "2"]);
+        assert!(task_plans(&sys, &none, &Claims::default(), 2).is_err());
+    }
+
+    /// The fingerprint follows the core/package/node map, and its line
+    /// parses back.
+    #[test]
+    fn fingerprint_names_the_shape() {
+        let a = fingerprint(&Machine::new(2, 4, 2).build());
+        assert_eq!((a.cpus, a.cores, a.packages, a.nodes), (16, 8, 2, 2));
+        assert_eq!(
+            Fingerprint::find_in(&format!("x\n# {}\n", a.line())),
+            Some(a.clone())
+        );
+        let b = fingerprint(&Machine::new(1, 8, 2).build());
+        assert_eq!((b.cpus, b.cores, b.packages, b.nodes), (16, 8, 1, 1));
+        assert_ne!(a.hash, b.hash);
+        assert_eq!(fingerprint_difference(&a, &a), None);
+        assert_eq!(
+            fingerprint_difference(&a, &b).unwrap(),
+            "it was emitted for 16 CPUs in 8 cores, 2 packages, 2 nodes; this machine has 16 CPUs in 8 cores, 1 package, 1 node"
+        );
+        assert_eq!(Fingerprint::find_in("no line"), None);
+    }
+}
