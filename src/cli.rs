@@ -602,6 +602,10 @@ impl Cli {
                     .hint("write --emit slurm N, e.g. pinrun --cores 2 --emit slurm 4"));
                 };
                 command.remove(0);
+                // `--emit slurm 4 -- cmd`: clap kept the `--` after N.
+                if command.first().is_some_and(|w| w == "--") {
+                    command.remove(0);
+                }
                 Some(EmitFormat::Slurm(n))
             }
         };

@@ -87,7 +87,7 @@ impl Drop for Guard {
 }
 
 /// Reads every claim: kubelet's (below the root, so `--sysroot` dumps
-/// too) and, on the live machine, the state directory's records, each
+/// too; but not the caller's own container's exclusive CPUs) and, on the live machine, the state directory's records, each
 /// narrowed to the CPUs its holder may claim ([`Claims::narrow`]). With
 /// `claim`, the directory is created if missing, locked exclusively and
 /// stale records are removed; it is returned still locked. Records that
@@ -153,7 +153,13 @@ pub fn read_claims(
             Err(e) => claims.state_warnings.push(e.message),
         }
     }
-    let (kubelet, warning) = read_kubelet(root);
+    let (mut kubelet, warning) = read_kubelet(root);
+    // In a container with exclusive CPUs, kubelet's claim on them is this
+    // container's own (issue 23): it bounds the cpuset, it does not
+    // compete with it.
+    if let Some(crate::fleet::Pool::Exclusive { cpus, .. }) = crate::check::fleet::pool(sys) {
+        kubelet.retain(|c| c.cpus != cpus);
+    }
     claims.claims.extend(kubelet);
     claims.state_warnings.extend(warning);
     claims.narrow(|cpu| sys.core_of(cpu), nix::unistd::geteuid().as_raw());

@@ -181,8 +181,9 @@ pub fn task_plans(sys: &SystemState, req: &Request, claims: &Claims, n: u32) -> 
                 format!("--emit slurm {n}: task 0: {}", e.message)
             } else {
                 format!(
-                    "--emit slurm {n}: task {task}: tasks 0-{} hold the cores of {}, and the rest cannot give it the same: {}",
-                    task - 1,
+                    "--emit slurm {n}: task {task}: {} {} the cores of {}, and the rest cannot give it the same: {}",
+                    if task == 1 { "task 0".to_string() } else { format!("tasks 0-{}", task - 1) },
+                    if task == 1 { "holds" } else { "hold" },
                     cpus_phrase(&taken_so_far),
                     e.message
                 )

@@ -17,6 +17,7 @@ mod damaged_sysfs;
 mod dry_run_verdicts;
 mod dump;
 mod fixtures_plan;
+mod fleet;
 mod fuzz_trees;
 mod generated;
 mod golden_plans;

@@ -1,0 +1,335 @@
+//! Kubernetes, Slurm and systemd (issue 23), on the field cases of
+//! tests/data/cases (k8s-cpuset-unsettled, k8s-shared-pool, cfs-quota,
+//! slurm-task-mask: cadvisor's xeon4214_2socket topology, 2 packages × 12
+//! cores × 2 threads, siblings N and N+24, with a pod's or a Slurm step's
+//! cgroup; provenance in tests/data/cases/README.md) and the machine
+//! dumps. The expected CPUs follow from the dumps' thread_siblings_list
+//! and from the cpusets, masks and kubelet state the cases hold.
+
+use crate::common::{self, assert_status, machine, pinrun};
+use serde_json::Value;
+use std::path::Path;
+
+/// `--dry-run --json ARGS` below `root`, with `env`; the JSON object.
+fn dry(root: &Path, args: &[&str], env: &[(&str, &str)]) -> Value {
+    let mut c = pinrun();
+    c.env_remove("KUBERNETES_SERVICE_HOST");
+    for (k, _) in std::env::vars() {
+        if k.starts_with("SLURM_") {
+            c.env_remove(k);
+        }
+    }
+    let out = c
+        .envs(env.iter().copied())
+        .arg("--sysroot")
+        .arg(root)
+        .args(["--dry-run", "--json"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert_status(&out, 0);
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The findings of `v` with `code`.
+fn with<'a>(v: &'a Value, code: &str) -> Vec<&'a Value> {
+    v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == code)
+        .collect()
+}
+
+/// kubelet has assigned the container CPUs 2-3,26-27 (its state file) but
+/// its cpuset is still 0-47: a warning naming them; once the cpuset is
+/// 2-3,26-27 the container is in the exclusive pool and plans inside it,
+/// its own kubelet claim not counted against it.
+#[test]
+fn kubelet_state_that_differs_from_the_cpuset() {
+    let case = common::field_case("k8s-cpuset-unsettled");
+    let v = dry(&case, &["--cores", "1"], &[]);
+    let f = with(&v, "k8s-cpuset-unsettled");
+    assert_eq!(f.len(), 1, "{v}");
+    assert_eq!(f[0]["severity"], "warning");
+    assert_eq!(common::ids(&f[0]["cpus"]), vec![2, 3, 26, 27]);
+    assert!(f[0]["message"].as_str().unwrap().contains("Guaranteed"));
+    // --settle below a dump waits for nothing: the same finding, at once.
+    let t = std::time::Instant::now();
+    let s = dry(&case, &["--cores", "1", "--settle=5s"], &[]);
+    assert!(t.elapsed() < std::time::Duration::from_secs(4));
+    assert_eq!(with(&s, "k8s-cpuset-unsettled").len(), 1);
+
+    let settled = common::tempdir();
+    common::copy_tree(&case, settled.path());
+    let cg = "sys/fs/cgroup/kubepods.slice/kubepods-pod5a3c1f9e_8d2b_4e6a_9f10_3b7c2d1e4a55.slice/cri-containerd-9f2e6c1b7a04d3e5.scope/cpuset.cpus.effective";
+    common::write_file(settled.path(), cg, "2-3,26-27\n");
+    let v = dry(settled.path(), &["--cores", "2", "--fifo", "10"], &[]);
+    assert_eq!(common::ids(&v["cpus"]), vec![2, 3]);
+    let pool = with(&v, "k8s-pool");
+    assert_eq!(pool.len(), 1);
+    assert!(
+        pool[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("container app has exclusive CPUs 2-3,26-27")
+    );
+    assert!(with(&v, "k8s-shared-pool").is_empty());
+    assert!(with(&v, "cpu-claimed").is_empty());
+}
+
+/// A Burstable pod in the shared pool (defaultCpuSet 0-1,4-25,28-47) on
+/// 5.15: a real-time launch is warned, and a narrower placement is lost
+/// on the next cpuset change before 6.2.
+#[test]
+fn shared_pool_pod() {
+    let case = common::field_case("k8s-shared-pool");
+    let v = dry(&case, &["--cores", "1", "--fifo", "50"], &[]);
+    assert_eq!(common::ids(&v["cpus"]), vec![0]);
+    let f = with(&v, "k8s-shared-pool");
+    assert_eq!(f.len(), 1, "{v}");
+    assert_eq!(f[0]["severity"], "warning");
+    assert!(f[0]["message"].as_str().unwrap().contains("Burstable"));
+    assert_eq!(with(&v, "cpuset-resets-affinity")[0]["severity"], "notice");
+    // Not real-time, not --isolated: only the pool, as info.
+    let v = dry(&case, &["--cores", "1"], &[]);
+    assert!(with(&v, "k8s-shared-pool").is_empty());
+    assert_eq!(with(&v, "k8s-pool")[0]["severity"], "info");
+}
+
+/// cpu.max 150000 100000 on the container (its pod: max): a quota of 1.5
+/// CPUs, a warning naming the file; a notice under SCHED_FIFO, which it
+/// does not throttle.
+#[test]
+fn cfs_quota() {
+    let case = common::field_case("cfs-quota");
+    let v = dry(&case, &["--cores", "1"], &[]);
+    let f = with(&v, "cfs-quota");
+    assert_eq!(f.len(), 1, "{v}");
+    assert_eq!(f[0]["severity"], "warning");
+    let m = f[0]["message"].as_str().unwrap();
+    assert!(
+        m.contains("4be1f0c9d2a37e86/cpu.max = 150000 100000"),
+        "{m}"
+    );
+    assert!(m.contains("1.50 CPUs"), "{m}");
+    let rt = dry(&case, &["--cores", "1", "--fifo", "1"], &[]);
+    assert_eq!(with(&rt, "cfs-quota")[0]["severity"], "notice");
+    // The other cases' cpu.max is "max": no finding.
+    let none = dry(
+        &common::field_case("k8s-shared-pool"),
+        &["--cores", "1"],
+        &[],
+    );
+    assert!(with(&none, "cfs-quota").is_empty());
+}
+
+/// The step's cgroup holds CPUs 0-11,24-35; task 3's mask is 4-5,28-29
+/// (Cpus_allowed_list): pinrun plans inside the mask and names the task;
+/// unbound tasks sharing one mask are warned.
+#[test]
+fn slurm_task_mask_narrower_than_the_job() {
+    let case = common::field_case("slurm-task-mask");
+    let env = [
+        ("SLURM_JOB_ID", "77"),
+        ("SLURM_STEP_ID", "0"),
+        ("SLURM_PROCID", "3"),
+        ("SLURM_LOCALID", "3"),
+        ("SLURM_STEP_TASKS_PER_NODE", "4"),
+        ("SLURM_CPU_BIND_TYPE", "mask_cpu:"),
+        (
+            "SLURM_CPU_BIND_LIST",
+            "0x3000003,0xc00000c,0x30000030,0xc00000c0",
+        ),
+    ];
+    let v = dry(&case, &["--cores", "2"], &env);
+    assert_eq!(common::ids(&v["cpus"]), vec![4, 5]);
+    let reasons = v["reasons"].to_string();
+    assert!(reasons.contains("Slurm task 3 mask 4-5,28-29"), "{reasons}");
+    assert!(with(&v, "slurm-shared-mask").is_empty());
+    // Outside the mask: named by the task.
+    let v = dry(&case, &["--cpus", "6"], &env);
+    let f = with(&v, "outside-inherited-affinity");
+    assert!(
+        f[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("(Slurm task 3 mask 4-5,28-29)")
+    );
+    // More than the mask holds: refused, naming the task's mask.
+    let out = pinrun()
+        .envs(env)
+        .arg("--sysroot")
+        .arg(&case)
+        .args(["--dry-run", "--cores", "3"])
+        .output()
+        .unwrap();
+    assert_status(&out, 125);
+    let unbound = [
+        ("SLURM_JOB_ID", "77"),
+        ("SLURM_PROCID", "3"),
+        ("SLURM_STEP_TASKS_PER_NODE", "4"),
+        ("SLURM_CPU_BIND_TYPE", "none"),
+    ];
+    let v = dry(&case, &["--cores", "1"], &unbound);
+    let f = with(&v, "slurm-shared-mask");
+    assert_eq!(f.len(), 1, "{v}");
+    assert!(
+        f[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Slurm task 3 of job 77: 4 tasks on this node share the mask 4-5,28-29 (SLURM_CPU_BIND_TYPE=none)")
+    );
+}
+
+/// `--emit slurm N`: N disjoint whole cores from the launch's planner, as
+/// map_cpu: (one CPU each) or mask_cpu: (the cores' threads); the masks
+/// follow the dump's thread_siblings_list (CPU N and N+24).
+#[test]
+fn emit_slurm_tasks_are_disjoint_whole_cores() {
+    let m = machine("cadvisor/xeon4214_2socket");
+    let out = common::at(
+        &m,
+        &["--cores", "1", "--emit", "slurm", "4", "--", "/app", "-x"],
+    );
+    assert_status(&out, 0);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("srun --ntasks-per-node=4 --cpu-bind=verbose,map_cpu:0,1,2,3 /app -x\n"),
+        "{text}"
+    );
+    let out = common::at(&m, &["--cores", "1", "--smt", "--emit", "slurm", "2"]);
+    assert_status(&out, 0);
+    let text = String::from_utf8_lossy(&out.stdout);
+    // CPUs 0,24 and 1,25: bits 0 and 24, 1 and 25.
+    assert!(
+        text.contains("--cpu-bind=verbose,mask_cpu:0x1000001,0x2000002 COMMAND"),
+        "{text}"
+    );
+    // 24 cores: a 25th task has none.
+    let out = common::at(&m, &["--cores", "1", "--emit", "slurm", "25"]);
+    assert_status(&out, 125);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("task 24"), "{err}");
+    assert!(err.contains("fits 24 task(s)"), "{err}");
+    // No count: refused before anything is read.
+    let out = common::at(&m, &["--cores", "1", "--emit", "slurm"]);
+    assert_status(&out, 125);
+}
+
+/// `--emit k8s`: whole cores as integer CPUs (2 cores × 2 threads = 4),
+/// requests = limits, the CRI-O annotations as comments.
+#[test]
+fn emit_k8s_whole_cores() {
+    let m = machine("cadvisor/xeon4214_2socket");
+    let out = common::at(&m, &["--cores", "2", "--emit", "k8s", "--", "/app"]);
+    assert_status(&out, 0);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(text.matches("    cpu: \"4\"\n").count(), 2, "{text}");
+    assert!(text.contains("full-pcpus-only=true"), "{text}");
+    assert!(text.contains("#   cpu-quota.crio.io: \"disable\""));
+    assert!(text.contains("#   irq-load-balancing.crio.io: \"disable\""));
+    assert!(
+        text.contains("\"--cores\", \"2\", \"--\", \"/app\"]"),
+        "{text}"
+    );
+    let no_smt = machine("cadvisor/xeon5218_nohyperthread_2socket_nohotplug");
+    let out = common::at(&no_smt, &["--cores", "2", "--emit", "k8s"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(text.matches("    cpu: \"2\"\n").count(), 2, "{text}");
+    assert!(!text.contains("full-pcpus-only"));
+}
+
+/// Every emitted file carries the fingerprint; --check-emitted accepts it
+/// on the machine it was emitted for and refuses (125) it on another,
+/// naming both shapes.
+#[test]
+fn check_emitted_refuses_another_machine_type() {
+    let m = machine("cadvisor/xeon4214_2socket");
+    let dir = common::tempdir();
+    for (name, args) in [
+        (
+            "unit.service",
+            vec!["--cores", "2", "--emit", "systemd", "--", "/bin/true"],
+        ),
+        ("pod.yaml", vec!["--cores", "2", "--emit", "k8s"]),
+        ("job.sh", vec!["--cores", "2", "--emit", "slurm", "2"]),
+    ] {
+        let out = common::at(&m, &args);
+        assert_status(&out, 0);
+        let file = dir.path().join(name);
+        std::fs::write(&file, &out.stdout).unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains("# pinrun-topology: fnv1a64=")
+                && text.contains(" cpus=48 cores=24 packages=2 nodes=1"),
+            "{text}"
+        );
+        let f = file.to_str().unwrap();
+        assert_status(&common::at(&m, &["--check-emitted", f]), 0);
+        let other = common::at(&machine("cadvisor/epyc7402"), &["--check-emitted", f]);
+        assert_status(&other, 125);
+        let err = String::from_utf8_lossy(&other.stderr);
+        assert!(
+            err.contains(
+                "it was emitted for 48 CPUs in 24 cores, 2 packages, 1 node; this machine has"
+            ),
+            "{err}"
+        );
+    }
+    let plain = dir.path().join("plain");
+    std::fs::write(&plain, "[Service]\nCPUAffinity=1\n").unwrap();
+    assert_status(
+        &common::at(&m, &["--check-emitted", plain.to_str().unwrap()]),
+        125,
+    );
+}
+
+/// `--emit systemd --cgroup`: AllowedCPUs= and AllowedMemoryNodes= equal
+/// the plan (node 1's first core on the 2-node epyc7402 dump:
+/// --node 1 --cores 1), and systemd-analyze verify accepts the unit.
+#[test]
+fn emit_systemd_cgroup_is_a_valid_unit() {
+    let m = machine("cadvisor/xeon4214_2socket");
+    let out = common::at(
+        &m,
+        &[
+            "--cores",
+            "2",
+            "--smt",
+            "--membind",
+            "--emit",
+            "systemd",
+            "--cgroup",
+            "--",
+            "/bin/true",
+        ],
+    );
+    assert_status(&out, 0);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(text.contains("\nCPUAffinity=0-1 24-25\n"), "{text}");
+    assert!(text.contains("\nAllowedCPUs=0-1 24-25\n"), "{text}");
+    assert!(text.contains("\nAllowedMemoryNodes=0\n"), "{text}");
+    let Ok(v) = std::process::Command::new("systemd-analyze")
+        .arg("--version")
+        .output()
+    else {
+        return common::skip("systemd-analyze is not installed");
+    };
+    if !v.status.success() {
+        return common::skip("systemd-analyze does not run here");
+    }
+    let dir = common::tempdir();
+    let unit = dir.path().join("pinrun-fleet-test.service");
+    std::fs::write(&unit, format!("[Unit]\nDescription=pinrun test\n{text}")).unwrap();
+    let out = std::process::Command::new("systemd-analyze")
+        .args(["verify", "--man=no"])
+        .arg(&unit)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && !err.contains("pinrun-fleet-test.service:"),
+        "systemd-analyze verify: {err}"
+    );
+}
