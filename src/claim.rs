@@ -503,42 +503,28 @@ pub fn lock_holders(locks: &str, major: u64, minor: u64, ino: u64) -> Vec<u32> {
 }
 
 /// The claims of kubelet's CPU manager state file
-/// (`/var/lib/kubelet/cpu_manager_state`): under the static policy,
-/// `entries` maps pod UID → container → cpulist (older kubelets: container
-/// id → cpulist); `defaultCpuSet` is the shared pool and not claimed.
+/// (`/var/lib/kubelet/cpu_manager_state`, parsed by
+/// [`crate::fleet::parse_kubelet_state`]): under the static policy, every
+/// container's (or pod's) exclusive CPUs; older kubelets' container id →
+/// cpulist is a claim by that container. `defaultCpuSet` is the shared
+/// pool and not claimed.
 pub fn parse_kubelet(text: &str) -> Result<Vec<Claim>, String> {
-    let v: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
-    let entries = match v.get("entries") {
-        None | Some(serde_json::Value::Null) => return Ok(Vec::new()),
-        Some(serde_json::Value::Object(m)) => m,
-        Some(_) => return Err("\"entries\" is not an object".into()),
-    };
-    let list = |s: &serde_json::Value| -> Result<CpuSet, String> {
-        let t = s.as_str().ok_or("a cpulist is not a string")?;
-        CpuSet::parse_sysfs_list(t, None).map_err(|e| format!("bad cpulist {t:?}: {e}"))
-    };
+    let state = crate::fleet::parse_kubelet_state(text)?;
     let mut out = Vec::new();
-    for (pod, containers) in entries {
-        match containers {
-            serde_json::Value::Object(m) => {
-                for (name, cpus) in m {
-                    out.push(Claim {
-                        holder: Holder::Kubelet {
-                            pod: printable(pod),
-                            container: printable(name),
-                        },
-                        cpus: list(cpus)?,
-                    });
-                }
-            }
-            s @ serde_json::Value::String(_) => out.push(Claim {
-                holder: Holder::Kubelet {
-                    pod: printable(pod),
+    for (pod, containers) in state.entries {
+        for (name, cpus) in containers {
+            let holder = if pod.is_empty() {
+                Holder::Kubelet {
+                    pod: printable(&name),
                     container: String::new(),
-                },
-                cpus: list(s)?,
-            }),
-            _ => return Err(format!("entry {pod:?} is neither an object nor a cpulist")),
+                }
+            } else {
+                Holder::Kubelet {
+                    pod: printable(&pod),
+                    container: printable(&name),
+                }
+            };
+            out.push(Claim { holder, cpus });
         }
     }
     out.retain(|c| !c.cpus.is_empty());

@@ -605,6 +605,20 @@ impl Cli {
                 // `--emit slurm 4 -- cmd`: clap kept the `--` after N.
                 if command.first().is_some_and(|w| w == "--") {
                     command.remove(0);
+                } else if let Some(opt) = command
+                    .first()
+                    .and_then(|w| w.to_str())
+                    .filter(|w| w.starts_with('-'))
+                {
+                    return Err(Error::new(
+                        ErrorCode::Usage,
+                        format!(
+                            "--emit slurm {n}: {opt} after the task count would be the command"
+                        ),
+                    )
+                    .hint(format!(
+                        "put the options before --emit: pinrun {opt} ... --emit slurm {n}"
+                    )));
                 }
                 Some(EmitFormat::Slurm(n))
             }

@@ -106,25 +106,53 @@ pub struct KubeletState {
     pub entries: BTreeMap<String, BTreeMap<String, CpuSet>>,
 }
 
-/// Parses kubelet's CPU manager checkpoint (V1 or V2 format; see
-/// [`KubeletState`]). Errors say what is malformed.
+/// The value of `key` in a JSON object, matched as Go's `encoding/json`
+/// matches struct fields: the exact name first, else any case
+/// (kubelet's own tests write `defaultCPUSet` for `defaultCpuSet`).
+fn field<'a>(v: &'a serde_json::Value, key: &str) -> Option<&'a serde_json::Value> {
+    let m = v.as_object()?;
+    m.get(key).or_else(|| {
+        m.iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(key))
+            .map(|(_, v)| v)
+    })
+}
+
+/// Parses kubelet's CPU manager checkpoint, as kubelet restores it
+/// (`pkg/kubelet/cm/cpumanager/state/state_checkpoint.go`, the cases of
+/// `state_checkpoint_test.go`): a V4 checkpoint's `data` string holds the
+/// state (its outer fields are not used); `entries` maps pod UID →
+/// container name → cpulist (V2; a V1 checkpoint's container id →
+/// cpulist is kept under the pod key ""), `podEntries` pod UID →
+/// `{"cpuSet": cpulist}` (V3, pod-level resources: kept as container "").
+/// Keys match in any case, as Go's JSON decoder does. Errors say what is
+/// malformed.
 pub fn parse_kubelet_state(text: &str) -> Result<KubeletState, String> {
-    let v: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+    let outer: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+    let inner;
+    let v = match field(&outer, "data") {
+        Some(serde_json::Value::String(d)) => {
+            inner = serde_json::from_str::<serde_json::Value>(d)
+                .map_err(|e| format!("\"data\" is not JSON: {e}"))?;
+            &inner
+        }
+        _ => &outer,
+    };
     let list = |s: &serde_json::Value| -> Result<CpuSet, String> {
         let t = s.as_str().ok_or("a cpulist is not a string")?;
         CpuSet::parse_sysfs_list(t, None).map_err(|e| format!("bad cpulist {t:?}: {e}"))
     };
-    let policy = v
-        .get("policyName")
+    let policy = field(v, "policyName")
         .and_then(|p| p.as_str())
         .unwrap_or("")
         .to_string();
-    let default_cpus = match v.get("defaultCpuSet") {
+    let default_cpus = match field(v, "defaultCpuSet") {
         None | Some(serde_json::Value::Null) => CpuSet::new(),
         Some(s) => list(s)?,
     };
     let mut entries: BTreeMap<String, BTreeMap<String, CpuSet>> = BTreeMap::new();
-    match v.get("entries") {
+    match field(v, "entries") {
         None | Some(serde_json::Value::Null) => {}
         Some(serde_json::Value::Object(m)) => {
             for (pod, containers) in m {
@@ -146,6 +174,20 @@ pub fn parse_kubelet_state(text: &str) -> Result<KubeletState, String> {
             }
         }
         Some(_) => return Err("\"entries\" is not an object".into()),
+    }
+    match field(v, "podEntries") {
+        None | Some(serde_json::Value::Null) => {}
+        Some(serde_json::Value::Object(m)) => {
+            for (pod, e) in m {
+                let cpus =
+                    field(e, "cpuSet").ok_or_else(|| format!("pod entry {pod:?} has no cpuSet"))?;
+                entries
+                    .entry(pod.clone())
+                    .or_default()
+                    .insert(String::new(), list(cpus)?);
+            }
+        }
+        Some(_) => return Err("\"podEntries\" is not an object".into()),
     }
     Ok(KubeletState {
         policy,
@@ -411,8 +453,10 @@ mod tests {
         }
     }
 
-    /// kubelet's own checkpoint test data
-    /// (`pkg/kubelet/cm/cpumanager/state/state_checkpoint_test.go`).
+    /// The checkpoint shapes of kubelet's own tests
+    /// (`pkg/kubelet/cm/cpumanager/state/state_checkpoint_test.go`,
+    /// kubernetes/kubernetes 0411cc70): V2 `entries`, V3 `podEntries`, V4
+    /// `data`, `defaultCPUSet` spelled as Go's decoder accepts it.
     #[test]
     fn kubelet_state_and_pools() {
         let s = parse_kubelet_state(
@@ -451,7 +495,28 @@ mod tests {
         let none = parse_kubelet_state(r#"{"policyName":"none","defaultCpuSet":"","checksum":1}"#)
             .unwrap();
         assert_eq!(none.pool(Some("pod"), &set("0-3")), Some(Pool::Shared));
-        for bad in [r#"{"entries":[]}"#, r#"{"defaultCpuSet":"x"}"#, "{"] {
+        // state_checkpoint_test.go "Restore valid checkpoint ...": V4, the
+        // outer (V2) fields deliberately wrong, the state in "data".
+        let v4 = parse_kubelet_state(
+            r#"{"policyName":"other","defaultCPUSet":"1-9","checksum":1234,"data":"{\"policyName\":\"static\",\"defaultCPUSet\":\"7-9\",\"entries\":{\"pod\":{\"container1\":\"4-6\",\"container2\":\"1-3\"}}}","dataChecksum":1420829534}"#,
+        )
+        .unwrap();
+        assert_eq!(v4.policy, "static");
+        assert_eq!(v4.default_cpus, set("7-9"));
+        assert_eq!(v4.entries["pod"]["container1"], set("4-6"));
+        // "Restore checkpoint from v3 (migration)": podEntries.
+        let v3 = parse_kubelet_state(
+            r#"{"policyName":"static","defaultCPUSet":"1-2","entries":{"pod1":{"container1":"5-6","container2":"3-4"}},"podEntries":{"pod2":{"cpuSet":"7-9"}},"checksum":766259872}"#,
+        )
+        .unwrap();
+        assert_eq!(v3.entries["pod2"][""], set("7-9"));
+        assert_eq!(v3.entries["pod1"]["container2"], set("3-4"));
+        for bad in [
+            r#"{"entries":[]}"#,
+            r#"{"defaultCpuSet":"x"}"#,
+            "{",
+            r#"{"data":"{"}"#,
+        ] {
             assert!(parse_kubelet_state(bad).is_err(), "{bad}");
         }
     }
