@@ -403,6 +403,43 @@ or
 Docker's default seccomp profile allows
 .BR set_mempolicy (2)
 only with CAP_SYS_NICE, so the memory options need it too.
+.SH "KUBERNETES, SLURM AND SYSTEMD"
+In a Kubernetes container pinrun recognises the pod and its QoS class from
+.I /proc/self/cgroup
+(both kubelet cgroup drivers) and, when
+.I /var/lib/kubelet/cpu_manager_state
+is mounted, which CPU pool the container is in (finding k8s\-pool). A
+container whose cpuset does not show the CPUs the state file assigns it yet
+gets k8s\-cpuset\-unsettled;
+.B \-\-settle DURATION
+waits for them (re-reading every 100 ms) before planning.
+.B \-\-emit k8s
+prints the container resources stanza for kubelet's static CPU manager
+(integer CPUs, requests = limits, whole cores under SMT) and the CRI-O
+annotations as comments.
+.PP
+In a Slurm job step
+.RB ( SLURM_JOB_ID )
+pinrun plans inside the task's CPU mask and names it ("Slurm task 3 mask 4\-7").
+.B "\-\-emit slurm N"
+prints
+.B srun \-\-cpu\-bind=map_cpu:
+or
+.B mask_cpu:
+for N tasks per node: disjoint whole cores, each planned as a launch would.
+.PP
+.B "\-\-emit systemd \-\-cgroup"
+adds
+.B AllowedCPUs=
+and
+.BR AllowedMemoryNodes= .
+Every emitted file carries a comment line
+.B "pinrun\-topology: fnv1a64=HASH cpus=N cores=N packages=N nodes=N" :
+FNV\-1a 64 of one line per core of the online CPUs, by its lowest CPU,
+"core CPULIST package P node N".
+.B "pinrun \-\-check\-emitted FILE"
+exits 0 when this machine's fingerprint is FILE's and refuses (125) otherwise,
+naming both shapes. See docs/deploy.md.
 .SH SOURCES
 For each fact, where pinrun reads it, in order: the kernel-enforced source
 first, the kernel command line only where the kernel exports nothing, and the
@@ -740,6 +777,10 @@ is the state directory of claims when
 is not given; set but empty, it is ignored.
 .BR OMP_PROC_BIND ", " OMP_PLACES ", " GOMP_CPU_AFFINITY ", " KMP_AFFINITY
 are reported (env-thread-binding) since they make the program re-bind its threads.
+.BR SLURM_JOB_ID ", " SLURM_STEP_ID ", " SLURM_PROCID ", " SLURM_LOCALID ", " SLURM_STEP_TASKS_PER_NODE ", " SLURM_TASKS_PER_NODE ", " SLURM_CPU_BIND_TYPE ", " SLURM_CPU_BIND_LIST
+describe the Slurm task (KUBERNETES, SLURM AND SYSTEMD);
+.B KUBERNETES_SERVICE_HOST
+marks a Kubernetes container whose cgroup path is hidden by a cgroup namespace.
 .B TMPDIR
 is where
 .B "\-\-sysroot ARCHIVE"

@@ -188,7 +188,7 @@ mod tests {
     use crate::fleet::{CpuMax, SlurmTask, parse_kubelet_state, parse_pod};
     use crate::plan::plan;
     use crate::system::fleet::Fleet;
-    use crate::testkit::{Machine, cpus, request};
+    use crate::testkit::{Machine, request};
 
     const UID: &str = "2f1b4b5c-2c1e-4a34-9b1c-7f8e2b7d9a10";
 

@@ -526,7 +526,7 @@ impl SystemState {
             .process
             .cpus_allowed
             .as_ref()
-            .map_or("none".to_string(), |c| crate::words::or_none(c));
+            .map_or("none".to_string(), crate::words::or_none);
         match &self.fleet.slurm {
             Some(t) => format!("{} mask {mask}", t.name()),
             None => format!("Cpus_allowed_list = {mask}"),

@@ -267,7 +267,7 @@ fn check_emitted_refuses_another_machine_type() {
         );
         let f = file.to_str().unwrap();
         assert_status(&common::at(&m, &["--check-emitted", f]), 0);
-        let other = common::at(&machine("cadvisor/epyc7402"), &["--check-emitted", f]);
+        let other = common::at(machine("cadvisor/epyc7402"), &["--check-emitted", f]);
         assert_status(&other, 125);
         let err = String::from_utf8_lossy(&other.stderr);
         assert!(
