@@ -25,15 +25,27 @@ pub fn settle(root: &Root, sys: SystemState, req: &Request) -> SystemState {
     if req.sysroot.is_some() {
         return sys;
     }
-    let deadline = Instant::now() + Duration::from_nanos(limit);
-    let mut sys = sys;
+    let scope = super::scope::for_request(req);
+    settle_with(sys, Duration::from_nanos(limit), || {
+        SystemState::read_scoped(root, &scope)
+    })
+}
+
+/// [`settle`]'s loop: `reread` until kubelet's pool is no longer
+/// unsettled or `limit` has passed.
+fn settle_with(
+    mut sys: SystemState,
+    limit: Duration,
+    mut reread: impl FnMut() -> SystemState,
+) -> SystemState {
+    let deadline = Instant::now() + limit;
     while matches!(
         crate::check::fleet::pool(&sys),
         Some(Pool::Unsettled { .. })
     ) && Instant::now() < deadline
     {
         std::thread::sleep(SETTLE_POLL.min(deadline.saturating_duration_since(Instant::now())));
-        sys = SystemState::read_scoped(root, &super::scope::for_request(req));
+        sys = reread();
     }
     sys
 }
@@ -125,5 +137,56 @@ pub fn check_emitted(req: &Request, sys: &SystemState) -> Result<Exit, Error> {
         .hint(
             "its CPU lists were chosen on another machine type: emit it again with pinrun --emit on this one, or roll it out only to machines of its type",
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fleet::{parse_kubelet_state, parse_pod};
+    use crate::system::fleet::Fleet;
+    use crate::testkit::Machine;
+
+    /// A Guaranteed pod whose state file gives container "app" CPUs 2-3,
+    /// with the cgroup cpuset `effective`.
+    fn pod(effective: &str) -> SystemState {
+        let cgroup = "/kubepods/pod0f3e2d1c-4b5a-6978-8a9b-0c1d2e3f4a5b/abc";
+        Machine::new(1, 4, 1)
+            .cgroup_cpuset(cgroup, effective)
+            .fleet(Fleet {
+                pod: parse_pod(cgroup),
+                kubernetes: true,
+                kubelet: Some(parse_kubelet_state(
+                    r#"{"policyName":"static","defaultCpuSet":"0-1","entries":{"0f3e2d1c-4b5a-6978-8a9b-0c1d2e3f4a5b":{"app":"2-3"}}}"#,
+                )),
+                ..Fleet::default()
+            })
+            .build()
+    }
+
+    /// --settle re-reads until kubelet has written the cpuset, then stops.
+    #[test]
+    fn settle_rereads_until_the_cpuset_matches() {
+        let mut reads = 0;
+        let sys = settle_with(pod("0-3"), Duration::from_secs(60), || {
+            reads += 1;
+            pod(if reads < 3 { "0-3" } else { "2-3" })
+        });
+        assert_eq!(reads, 3);
+        assert_eq!(sys.allowed, crate::testkit::cpus("2-3"));
+        // Never settled: bounded by the limit, the last read returned.
+        let mut reads = 0;
+        let sys = settle_with(pod("0-3"), Duration::from_millis(250), || {
+            reads += 1;
+            pod("0-3")
+        });
+        assert!((1..=3).contains(&reads), "{reads} reads");
+        assert!(matches!(
+            crate::check::fleet::pool(&sys),
+            Some(Pool::Unsettled { .. })
+        ));
+        // Settled from the start: nothing is re-read.
+        let sys = settle_with(pod("2-3"), Duration::from_secs(60), || unreachable!());
+        assert_eq!(sys.allowed, crate::testkit::cpus("2-3"));
     }
 }
