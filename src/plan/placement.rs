@@ -487,6 +487,12 @@ pub(super) fn place(sys: &SystemState, p: &Placement, claims: &Claims) -> Result
             if whole.len() == 1 { " is" } else { "s are" },
             candidate
         );
+        if bound.is_some() {
+            msg.push_str(&format!(
+                ", bounded by the inherited affinity ({})",
+                sys.inherited_phrase()
+            ));
+        }
         if !partial.is_empty() {
             msg.push_str(&format!(
                 "; {} more core{} a sibling outside them ({})",
