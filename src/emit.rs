@@ -257,8 +257,10 @@ fn slurm_mask(cpus: &CpuSet) -> String {
 /// `plans` (one per task, from [`crate::plan::fleet::task_plans`]):
 /// `--cpu-bind=map_cpu:` when every task has one CPU, `mask_cpu:`
 /// otherwise, and the command (`command`, or `COMMAND`). The fingerprint
-/// is the first comment.
-pub fn slurm(plans: &[Plan], fp: &Fingerprint, command: &[String]) -> String {
+/// is the first comment. `policies`: the request also sets a scheduling or
+/// memory policy, which srun cannot: a comment says to keep pinrun before
+/// the command for it.
+pub fn slurm(plans: &[Plan], fp: &Fingerprint, command: &[String], policies: bool) -> String {
     let mut s = format!("# {}\n", fp.line());
     let sets: Vec<CpuSet> = plans.iter().filter_map(|p| p.cpus.clone()).collect();
     for (i, c) in sets.iter().enumerate() {
@@ -293,6 +295,9 @@ pub fn slurm(plans: &[Plan], fp: &Fingerprint, command: &[String]) -> String {
             .collect::<Vec<_>>()
             .join(" ")
     };
+    if policies {
+        s.push_str("# srun sets no scheduling or memory policy: run `pinrun` with those options and without a placement before the command; it plans inside each task's mask\n");
+    }
     s.push_str(&format!(
         "srun --ntasks-per-node={} --cpu-bind=verbose,{bind} {cmd}\n",
         plans.len()

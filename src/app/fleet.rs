@@ -78,7 +78,12 @@ pub fn emit(
         Some(EmitFormat::Slurm(n)) => {
             let (claims, _) = super::claims::read_claims(root, sys, req, false)?;
             let plans = task_plans(sys, req, &claims, n)?;
-            crate::emit::slurm(&plans, &fp, &command)
+            crate::emit::slurm(
+                &plans,
+                &fp,
+                &command,
+                req.sched.is_requested() || req.memory.is_some(),
+            )
         }
         _ => unreachable!("systemd is emitted by app::emit"),
     };

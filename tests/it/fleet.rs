@@ -206,6 +206,11 @@ fn emit_slurm_tasks_are_disjoint_whole_cores() {
         text.contains("--cpu-bind=verbose,mask_cpu:0x1000001,0x2000002 COMMAND"),
         "{text}"
     );
+    assert!(!text.contains("srun sets no scheduling"));
+    let out = common::at(&m, &["--cores", "1", "--fifo", "5", "--emit", "slurm", "2"]);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("# srun sets no scheduling or memory policy")
+    );
     // 24 cores: a 25th task has none.
     let out = common::at(&m, &["--cores", "1", "--emit", "slurm", "25"]);
     assert_status(&out, 125);
