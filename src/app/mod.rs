@@ -9,6 +9,7 @@
 //! only turns [`main`]'s result into the process's exit status.
 
 pub mod claims;
+pub mod pid;
 pub mod scope;
 
 use crate::check::{Finding, Severity};
@@ -89,6 +90,10 @@ fn generate(what: Generate) -> ExitCode {
 /// Runs the request: the exit status of a mode, or never returns when the
 /// command is exec'd.
 fn run(req: Request) -> Result<Exit, Error> {
+    // --pid: a running process instead of a command (app/pid.rs).
+    if let Some(target) = &req.target {
+        return pid::run(&req, target);
+    }
     // The command is looked up first: a typo is reported before anything
     // is read. `--dry-run` and `--check` look it up as the launch does
     // (same exit 126/127 and message), except below `--sysroot`: the dump

@@ -120,3 +120,18 @@ pub fn read_process(root: &Root, rt: bool, nice: bool, details: bool) -> Process
     }
     process
 }
+
+/// The soft RLIMIT_RTPRIO and RLIMIT_NICE of process `pid`
+/// (`/proc/PID/limits`), which the kernel checks against the target of
+/// `sched_setattr(2)` when the caller lacks CAP_SYS_NICE
+/// (`__sched_setscheduler()`: `task_rlimit(p, RLIMIT_RTPRIO)`); `None`
+/// each when unreadable.
+pub fn limits_of(root: &Root, pid: u32) -> (Option<u64>, Option<u64>) {
+    let limits = root
+        .read(&format!("/proc/{pid}/limits"))
+        .unwrap_or_default();
+    (
+        soft_limit(&limits, "Max realtime priority"),
+        soft_limit(&limits, "Max nice priority"),
+    )
+}

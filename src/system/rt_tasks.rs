@@ -100,7 +100,7 @@ pub fn read_rt_tasks_live(root: &Root, self_pid: Option<u32>) -> Option<Vec<RtTa
 
 /// Whether `root` is `/` and its `/proc/self` names this process (so that
 /// the pids listed in its `/proc` are the ones syscalls take).
-fn is_live_proc(root: &Root) -> bool {
+pub(crate) fn is_live_proc(root: &Root) -> bool {
     root.base() == std::path::Path::new("/") && proc_self_pid(root) == Some(std::process::id())
 }
 

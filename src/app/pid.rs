@@ -1,0 +1,335 @@
+//! `--pid PID`: a running process instead of a command (issue 18). Alone,
+//! it shows every thread (`query`); with placement or scheduling options it
+//! plans them exactly as a launch (same checks, `--dry-run`, `--check`,
+//! `--strict`, `--exclusive`) and applies them to every thread, all or
+//! nothing (`change`). The process is named by a pidfd plus its start
+//! time: a PID that names another process by the time pinrun applies is
+//! never touched.
+
+use super::{Planned, check, dry_run, plan_and_check};
+use crate::check::Severity;
+use crate::error::{Error, ErrorCode, Exit};
+use crate::output::{print_out, to_stderr};
+use crate::report::threads::{ProcessView, process_json, process_text};
+use crate::request::{Mode, Request, Target};
+use crate::system::threads::{self, ThreadState};
+use crate::system::{Root, SystemState};
+use std::os::fd::OwnedFd;
+
+/// At most this many passes over `/proc/PID/task` before pinrun settles
+/// for the threads it found (a process creating threads without pause).
+pub const MAX_PASSES: usize = 16;
+
+/// The process being worked on: its pidfd and start time (its identity),
+/// its threads and how many passes found them.
+struct Process {
+    pid: u32,
+    pidfd: OwnedFd,
+    start_time: u64,
+    threads: Vec<ThreadState>,
+    passes: usize,
+}
+
+fn no_such(pid: u32, why: &str) -> Error {
+    Error::new(ErrorCode::NoSuchProcess, format!("--pid {pid}: {why}"))
+        .hint("list processes with ps -e (or pgrep NAME); a process of another PID namespace has another id here")
+}
+
+/// Opens the process (pidfd, start time) and reads its threads (only
+/// `--tid`'s when given).
+fn open(root: &Root, target: &Target) -> Result<Process, Error> {
+    let pid = target.pid;
+    let pidfd = crate::ffi::pidfd_open(pid).map_err(|e| match e.raw_os_error() {
+        Some(libc::ESRCH) => no_such(pid, "no such process"),
+        Some(libc::EINVAL) => no_such(pid, "this is a thread id, not a process id").hint(format!(
+            "give its process (grep Tgid /proc/{pid}/status) with --tid {pid}"
+        )),
+        _ => Error::new(
+            ErrorCode::NoSuchProcess,
+            format!("--pid {pid}: pidfd_open: {e}"),
+        )
+        .hint("pinrun needs pidfd_open(2), Linux 5.3 or later, to name a running process safely"),
+    })?;
+    let start_time =
+        threads::start_time(root, pid).ok_or_else(|| no_such(pid, "no /proc entry"))?;
+    let live = threads::is_live(root);
+    let (mut list, passes) = threads::read_threads(root, pid, live, MAX_PASSES);
+    if let Some(tid) = target.tid {
+        list.retain(|t| t.tid == tid);
+        if list.is_empty() {
+            return Err(Error::new(
+                ErrorCode::NoSuchProcess,
+                format!("--tid {tid}: not a thread of process {pid}"),
+            )
+            .hint(format!("its threads are listed in /proc/{pid}/task")));
+        }
+    }
+    if list.is_empty() {
+        return Err(no_such(pid, "it has exited"));
+    }
+    Ok(Process {
+        pid,
+        pidfd,
+        start_time,
+        threads: list,
+        passes,
+    })
+}
+
+/// Refuses when the process exited or its PID now names another process
+/// (pidfd, then the start time of `/proc/PID/stat`).
+fn still_same(root: &Root, p: &Process) -> Result<(), Error> {
+    let same =
+        crate::ffi::pidfd_alive(&p.pidfd) && threads::start_time(root, p.pid) == Some(p.start_time);
+    if same {
+        return Ok(());
+    }
+    Err(Error::new(
+        ErrorCode::PidReused,
+        format!(
+            "--pid {}: the process exited after pinrun read it{}; nothing was changed",
+            p.pid,
+            if threads::start_time(root, p.pid).is_some() {
+                ", and its PID now names another process"
+            } else {
+                ""
+            }
+        ),
+    )
+    .hint("find the process again (pgrep NAME) and run pinrun again"))
+}
+
+/// The machine read as for a launch, with the process's own affinity,
+/// memory nodes, scheduling and limits in place of pinrun's (what the
+/// kernel checks for `sched_setattr(2)` on it).
+fn as_target(mut sys: SystemState, root: &Root, p: &Process) -> SystemState {
+    let main = &p.threads[0];
+    sys.process.cpus_allowed = main.cpus_allowed.clone();
+    sys.process.mems_allowed = main.mems_allowed.clone();
+    sys.process.policy = main.policy;
+    sys.process.rt_priority = main.rt_priority;
+    sys.process.nice = main.nice;
+    let (rtprio, nice) = crate::system::process::limits_of(root, p.pid);
+    if sys.process.rtprio_limit.is_some() || rtprio.is_some() {
+        sys.process.rtprio_limit = rtprio;
+    }
+    if sys.process.nice_limit.is_some() || nice.is_some() {
+        sys.process.nice_limit = nice;
+    }
+    sys
+}
+
+/// Runs a `--pid` request.
+pub fn run(req: &Request, target: &Target) -> Result<Exit, Error> {
+    let root = Root::machine(std::path::Path::new("/"))?;
+    let p = open(&root, target)?;
+    if target.is_query(req) {
+        return query(&root, req, p);
+    }
+    change(&root, req, target, p)
+}
+
+/// `--pid PID` alone: each thread, the memory, and the findings of the
+/// threads' CPUs (those of `--check --cpus` of them).
+fn query(root: &Root, req: &Request, p: Process) -> Result<Exit, Error> {
+    let cpus: crate::cpuset::CpuSet = p
+        .threads
+        .iter()
+        .filter_map(|t| t.cpus_allowed.as_ref())
+        .flat_map(|c| c.iter())
+        .collect();
+    let mut as_check = req.clone();
+    as_check.mode = Mode::Check;
+    as_check.placement.cpus = Some(cpus);
+    let sys = SystemState::read_scoped(root, &super::scope::for_request(&as_check));
+    let sys = as_target(sys, root, &p);
+    let findings = match plan_and_check(root, sys, &as_check) {
+        Ok(planned) => planned.findings,
+        Err(e) => {
+            to_stderr(&format!(
+                "pinrun: --pid {}: its CPUs cannot be checked: {}\n",
+                p.pid, e.message
+            ));
+            Vec::new()
+        }
+    };
+    let view = ProcessView {
+        pid: p.pid,
+        start_time: Some(p.start_time),
+        numa_maps: threads::read_numa_maps(root, p.pid),
+        threads: p.threads,
+        passes: p.passes,
+        findings,
+    };
+    if req.output.json {
+        print_out(&format!("{}\n", process_json(&view)))?;
+    } else {
+        print_out(&process_text(&view))?;
+    }
+    Ok(Exit::Success)
+}
+
+/// The test hook before applying: `PINRUN_TEST_BEFORE_APPLY=FIFO` writes
+/// `ready` into the FIFO, then waits until a writer opens and closes it
+/// (the live test replaces the process meanwhile).
+fn test_pause() {
+    if let Some(path) = std::env::var_os("PINRUN_TEST_BEFORE_APPLY") {
+        let _ = std::fs::write(&path, "ready\n");
+        let _ = std::fs::read(&path);
+    }
+}
+
+/// `--pid PID` with options: planned as a launch, applied to every thread.
+fn change(root: &Root, req: &Request, target: &Target, p: Process) -> Result<Exit, Error> {
+    if req.memory.is_some() && !target.migrate {
+        return Err(Error::new(
+            ErrorCode::PidMempolicy,
+            format!(
+                "--pid {}: no system call sets another process's memory policy (set_mempolicy(2) acts on the caller only)",
+                p.pid
+            ),
+        )
+        .hint("start the process under pinrun with the policy, or move its pages with --migrate"));
+    }
+    if target.migrate {
+        return Err(Error::new(
+            ErrorCode::PidUnsupported,
+            "--migrate: moving a running process's pages is not implemented yet",
+        )
+        .hint("migratepages PID FROM-NODES TO-NODES (numactl package) moves them meanwhile"));
+    }
+    let as_launch = req.clone();
+    let sys = SystemState::read_scoped(root, &super::scope::for_request(&as_launch));
+    let mut sys = as_target(sys, root, &p);
+    if let Some(e) = sys.read_error.take() {
+        return Err(e);
+    }
+    let planned = plan_and_check(root, sys, &as_launch)?;
+    let tids: Vec<u32> = p.threads.iter().map(|t| t.tid).collect();
+    let summary = format!(
+        "pinrun: --pid {}: {} thread(s) ({} pass(es) over /proc/{}/task)\n",
+        p.pid,
+        tids.len(),
+        p.passes,
+        p.pid
+    );
+    match req.mode {
+        Mode::DryRun => {
+            if !req.output.json {
+                print_out(&summary)?;
+            }
+            dry_run(&as_launch, &planned, None)
+        }
+        Mode::Check => check(&as_launch, &planned),
+        _ => apply(root, req, target, p, planned, &tids, summary),
+    }
+}
+
+/// Applies the plan to every thread of `tids`, all or nothing.
+fn apply(
+    root: &Root,
+    req: &Request,
+    target: &Target,
+    p: Process,
+    mut planned: Planned,
+    tids: &[u32],
+    summary: String,
+) -> Result<Exit, Error> {
+    let out = &req.output;
+    let warnings: Vec<_> = planned
+        .findings
+        .iter()
+        .filter(|f| f.severity == Severity::Warning)
+        .collect();
+    if out.strict && !warnings.is_empty() {
+        return Err(Error::new(
+            ErrorCode::Strict,
+            format!(
+                "refusing to change --pid {} under --strict: {} warning(s): {}",
+                p.pid,
+                warnings.len(),
+                crate::check::summarize_codes(warnings.iter().copied())
+            ),
+        )
+        .hint("fix what the warnings say, accept known ones with --allow CODE[,CODE], or drop --strict"));
+    }
+    let mut text = if out.quiet {
+        String::new()
+    } else {
+        crate::report::launch_text(&planned.findings)
+    };
+    test_pause();
+    still_same(root, &p)?;
+    if let Some(g) = planned.guard.as_mut() {
+        let uid = threads::effective_uid(root, p.pid).unwrap_or(0);
+        let name = p.threads[0].name.clone();
+        g.claim_for(&planned.plan, p.pid, p.start_time, uid, &[name])?;
+    }
+    let fail_at = std::env::var("PINRUN_TEST_FAIL_AT")
+        .ok()
+        .and_then(|v| v.parse().ok());
+    let pid = p.pid;
+    let check_thread = |tid: u32| {
+        still_same(root, &p)?;
+        if root.exists(&format!("/proc/{pid}/task/{tid}")) {
+            Ok(())
+        } else {
+            Err(Error::new(
+                ErrorCode::NoSuchProcess,
+                format!("thread {tid} of process {pid} exited"),
+            )
+            .hint("run pinrun again"))
+        }
+    };
+    let applied = crate::apply::threads::apply_all(
+        tids,
+        &planned.plan,
+        &planned.sys.possible,
+        &check_thread,
+        fail_at,
+    );
+    if let Err(f) = applied {
+        drop(planned.guard.take());
+        let restored = if f.not_restored.is_empty() {
+            "the threads already changed were restored".to_string()
+        } else {
+            let list: Vec<String> = f
+                .not_restored
+                .iter()
+                .map(|(t, e)| format!("thread {t}: {}", e.message))
+                .collect();
+            format!("NOT restored: {}", list.join("; "))
+        };
+        let mut e = f.error;
+        e.message = format!(
+            "--pid {pid}: thread {} ({} of {}): {}; {restored}",
+            f.tid,
+            tids.iter().position(|t| *t == f.tid).map_or(0, |i| i + 1),
+            tids.len(),
+            e.message
+        );
+        if e.code == ErrorCode::SchedFailed && e.errno() == Some(nix::errno::Errno::EPERM) {
+            let config = crate::system::cgroup::read_rt_group_config(root);
+            if let Some(why) = crate::check::rt::eperm_diagnosis(&planned.sys, config) {
+                e = e.hint(why);
+            }
+        }
+        to_stderr(&text);
+        return Err(e);
+    }
+    if let Some(g) = planned.guard.as_mut() {
+        g.keep();
+    }
+    let _ = target;
+    if out.verbose {
+        text.push_str(&summary);
+        text.push_str(&crate::report::plan_text(
+            req,
+            &planned.plan,
+            &planned.findings,
+            None,
+        ));
+    }
+    to_stderr(&text);
+    Ok(Exit::Success)
+}

@@ -1,0 +1,170 @@
+//! Applying a [`Plan`]'s scheduling and affinity to threads of a running
+//! process (`--pid`, issue 18): [`apply_thread`] for one thread (the same
+//! steps and order as a launch: affinity last, or first under
+//! SCHED_DEADLINE; read back), and [`apply_all`], all or nothing: each
+//! thread's attributes are saved before it is changed, and a failure
+//! restores every thread already changed.
+
+use super::{apply_affinity_of, apply_sched_of, get_affinity_of};
+use crate::cpuset::CpuSet;
+use crate::error::{Error, ErrorCode, Result, Step};
+use crate::ffi;
+use crate::plan::Plan;
+use crate::policy::Policy;
+
+/// A thread's scheduling and affinity before pinrun changed them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Saved {
+    /// The thread id.
+    pub tid: u32,
+    /// Its affinity (`sched_getaffinity(2)`).
+    pub affinity: CpuSet,
+    /// Its attributes (`sched_getattr(2)`: policy, priority, nice, flags,
+    /// deadline parameters).
+    pub attr: ffi::SchedAttr,
+}
+
+/// Reads what [`restore`] needs to undo a change of thread `tid`.
+pub fn save(tid: u32, possible: &CpuSet) -> Result<Saved> {
+    let affinity = get_affinity_of(tid, possible).map_err(|e| {
+        Error::from_syscall(
+            ErrorCode::AffinityFailed,
+            &format!("sched_getaffinity(thread {tid})"),
+            Step::SchedGetaffinity,
+            &e,
+        )
+    })?;
+    let attr = ffi::sched_getattr_of(tid).map_err(|e| {
+        Error::from_syscall(
+            ErrorCode::SchedFailed,
+            &format!("sched_getattr(thread {tid})"),
+            Step::SchedGetattr,
+            &e,
+        )
+    })?;
+    Ok(Saved {
+        tid,
+        affinity,
+        attr,
+    })
+}
+
+/// Applies the plan's scheduling and affinity to thread `tid` (0: the
+/// calling thread), in a launch's order, the affinity read back. The
+/// memory policy is not applied: no system call sets another thread's.
+pub fn apply_thread(tid: u32, plan: &Plan, possible: &CpuSet) -> Result<()> {
+    let deadline = plan.sched.policy.is_some_and(Policy::is_deadline);
+    if let (true, Some(cpus)) = (deadline, &plan.cpus) {
+        apply_affinity_of(tid, cpus, possible)?;
+    }
+    if plan.sched.is_requested() {
+        apply_sched_of(tid, &plan.sched)?;
+        let got = ffi::sched_getattr_of(tid).map_err(|e| {
+            Error::from_syscall(
+                ErrorCode::SchedFailed,
+                "sched_getattr",
+                Step::SchedGetattr,
+                &e,
+            )
+        })?;
+        if let Some(p) = plan.sched.policy
+            && (got.sched_policy != p.number()
+                || got.sched_priority != p.rt_priority().unwrap_or(0))
+        {
+            return Err(Error::new(
+                ErrorCode::SchedFailed,
+                format!(
+                    "sched_setattr(thread {tid}): read back {} instead of {}",
+                    super::attr_words(&got),
+                    p.name()
+                ),
+            )
+            .hint("another program changed the thread's policy meanwhile; run pinrun again"));
+        }
+    }
+    if let (false, Some(cpus)) = (deadline, &plan.cpus) {
+        apply_affinity_of(tid, cpus, possible)?;
+    }
+    Ok(())
+}
+
+/// Gives thread `saved.tid` back its saved attributes and affinity (the
+/// affinity first when it was a SCHED_DEADLINE thread, whose affinity the
+/// kernel checks against its root domain, else last).
+pub fn restore(saved: &Saved, possible: &CpuSet) -> Result<()> {
+    let sched = || {
+        ffi::sched_setattr_of(saved.tid, &saved.attr).map_err(|e| {
+            Error::from_syscall(
+                ErrorCode::SchedFailed,
+                &format!("sched_setattr({})", super::attr_words(&saved.attr)),
+                Step::SchedSetattr,
+                &e,
+            )
+        })
+    };
+    if saved.attr.sched_policy == Policy::SCHED_DEADLINE {
+        apply_affinity_of(saved.tid, &saved.affinity, possible)?;
+        sched()
+    } else {
+        sched()?;
+        apply_affinity_of(saved.tid, &saved.affinity, possible)
+    }
+}
+
+/// How [`apply_all`] failed: the thread and why, and the threads whose
+/// restore failed in turn (with why).
+#[derive(Debug)]
+pub struct Failed {
+    /// The thread the apply failed on.
+    pub tid: u32,
+    /// Why.
+    pub error: Error,
+    /// Threads already changed that could not be restored.
+    pub not_restored: Vec<(u32, Error)>,
+}
+
+/// Applies the plan to every thread of `tids` in order ([`apply_thread`]),
+/// saving each first; on a failure, restores the threads already changed
+/// (the failing one too, which may be half changed), newest first.
+/// `check(tid)` runs before each thread (the caller refuses a process that
+/// exited or a PID that was reused); `fail_at`: a test hook making the
+/// apply of the thread at that index fail (EPERM, as if refused).
+pub fn apply_all(
+    tids: &[u32],
+    plan: &Plan,
+    possible: &CpuSet,
+    check: &dyn Fn(u32) -> Result<()>,
+    fail_at: Option<usize>,
+) -> std::result::Result<(), Failed> {
+    let mut done: Vec<Saved> = Vec::new();
+    let rollback = |done: &[Saved]| -> Vec<(u32, Error)> {
+        done.iter()
+            .rev()
+            .filter_map(|s| restore(s, possible).err().map(|e| (s.tid, e)))
+            .collect()
+    };
+    for (i, &tid) in tids.iter().enumerate() {
+        let step = check(tid)
+            .and_then(|()| save(tid, possible))
+            .and_then(|saved| {
+                done.push(saved);
+                if fail_at == Some(i) {
+                    return Err(Error::from_syscall(
+                        ErrorCode::SchedFailed,
+                        "sched_setattr (PINRUN_TEST_FAIL_AT)",
+                        Step::SchedSetattr,
+                        &std::io::Error::from_raw_os_error(libc::EPERM),
+                    ));
+                }
+                apply_thread(tid, plan, possible)
+            });
+        if let Err(error) = step {
+            return Err(Failed {
+                tid,
+                error,
+                not_restored: rollback(&done),
+            });
+        }
+    }
+    Ok(())
+}
