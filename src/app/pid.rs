@@ -221,7 +221,7 @@ fn change(root: &Root, req: &Request, target: &Target, p: Process) -> Result<Exi
             dry_run(&as_launch, &planned, None)
         }
         Mode::Check => check(&as_launch, &planned),
-        _ => apply(root, req, target, p, planned, &tids, summary),
+        _ => apply(root, req, target, p, planned, summary),
     }
 }
 
@@ -232,7 +232,6 @@ fn apply(
     target: &Target,
     p: Process,
     mut planned: Planned,
-    tids: &[u32],
     summary: String,
 ) -> Result<Exit, Error> {
     let out = &req.output;
@@ -281,48 +280,38 @@ fn apply(
             .hint("run pinrun again"))
         }
     };
+    let only = target.tid;
+    let list = || match only {
+        Some(tid) => vec![tid],
+        None => threads::task_ids(root, pid),
+    };
     let applied = crate::apply::threads::apply_all(
-        tids,
+        &list,
+        MAX_PASSES,
         &planned.plan,
         &planned.sys.possible,
         &check_thread,
         fail_at,
     );
-    if let Err(f) = applied {
-        drop(planned.guard.take());
-        let restored = if f.not_restored.is_empty() {
-            "the threads already changed were restored".to_string()
-        } else {
-            let list: Vec<String> = f
-                .not_restored
-                .iter()
-                .map(|(t, e)| format!("thread {t}: {}", e.message))
-                .collect();
-            format!("NOT restored: {}", list.join("; "))
-        };
-        let mut e = f.error;
-        e.message = format!(
-            "--pid {pid}: thread {} ({} of {}): {}; {restored}",
-            f.tid,
-            tids.iter().position(|t| *t == f.tid).map_or(0, |i| i + 1),
-            tids.len(),
-            e.message
-        );
-        if e.code == ErrorCode::SchedFailed && e.errno() == Some(nix::errno::Errno::EPERM) {
-            let config = crate::system::cgroup::read_rt_group_config(root);
-            if let Some(why) = crate::check::rt::eperm_diagnosis(&planned.sys, config) {
-                e = e.hint(why);
-            }
+    let (changed, passes) = match applied {
+        Ok(done) => done,
+        Err(f) => {
+            let e = failed(root, &planned, pid, f);
+            // Removes the claim record and releases the lock, then prints.
+            drop(planned.guard.take());
+            to_stderr(&text);
+            return Err(e);
         }
-        to_stderr(&text);
-        return Err(e);
-    }
+    };
     if let Some(g) = planned.guard.as_mut() {
         g.keep();
     }
-    let _ = target;
     if out.verbose {
         text.push_str(&summary);
+        text.push_str(&format!(
+            "pinrun: --pid {pid}: changed {} thread(s) in {passes} pass(es) over /proc/{pid}/task\n",
+            changed.len()
+        ));
         text.push_str(&crate::report::plan_text(
             req,
             &planned.plan,
@@ -332,4 +321,32 @@ fn apply(
     }
     to_stderr(&text);
     Ok(Exit::Success)
+}
+
+/// The error of a failed [`crate::apply::threads::apply_all`]: which
+/// thread and why, whether the others were restored, and the EPERM
+/// diagnosis of a launch.
+fn failed(root: &Root, planned: &Planned, pid: u32, f: crate::apply::threads::Failed) -> Error {
+    let restored = if f.not_restored.is_empty() {
+        "the threads already changed were restored".to_string()
+    } else {
+        let list: Vec<String> = f
+            .not_restored
+            .iter()
+            .map(|(t, e)| format!("thread {t}: {}", e.message))
+            .collect();
+        format!("NOT restored: {}", list.join("; "))
+    };
+    let mut e = f.error;
+    e.message = format!(
+        "--pid {pid}: thread {} (after {} changed): {}; {restored}",
+        f.tid, f.index, e.message
+    );
+    if e.code == ErrorCode::SchedFailed && e.errno() == Some(nix::errno::Errno::EPERM) {
+        let config = crate::system::cgroup::read_rt_group_config(root);
+        if let Some(why) = crate::check::rt::eperm_diagnosis(&planned.sys, config) {
+            e = e.hint(why);
+        }
+    }
+    e
 }

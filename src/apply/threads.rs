@@ -117,25 +117,32 @@ pub fn restore(saved: &Saved, possible: &CpuSet) -> Result<()> {
 pub struct Failed {
     /// The thread the apply failed on.
     pub tid: u32,
+    /// How many threads were changed before it.
+    pub index: usize,
     /// Why.
     pub error: Error,
     /// Threads already changed that could not be restored.
     pub not_restored: Vec<(u32, Error)>,
 }
 
-/// Applies the plan to every thread of `tids` in order ([`apply_thread`]),
-/// saving each first; on a failure, restores the threads already changed
-/// (the failing one too, which may be half changed), newest first.
-/// `check(tid)` runs before each thread (the caller refuses a process that
-/// exited or a PID that was reused); `fail_at`: a test hook making the
-/// apply of the thread at that index fail (EPERM, as if refused).
+/// Applies the plan to every thread `list()` names ([`apply_thread`]),
+/// saving each first, in passes: after each pass `list()` is asked again,
+/// and a pass that finds no thread not yet changed ends the work (a thread
+/// created by a changed thread inherits its affinity and policy), at most
+/// `max_passes`. On a failure, restores the threads already changed (the
+/// failing one too, which may be half changed), newest first. `check(tid)`
+/// runs before each thread (the caller refuses a process that exited or a
+/// PID that was reused); `fail_at`: a test hook making the apply of the
+/// n-th thread (from 0) fail with EPERM, as if the kernel refused it.
+/// Returns the threads changed, in order, and the passes made.
 pub fn apply_all(
-    tids: &[u32],
+    list: &dyn Fn() -> Vec<u32>,
+    max_passes: usize,
     plan: &Plan,
     possible: &CpuSet,
     check: &dyn Fn(u32) -> Result<()>,
     fail_at: Option<usize>,
-) -> std::result::Result<(), Failed> {
+) -> std::result::Result<(Vec<u32>, usize), Failed> {
     let mut done: Vec<Saved> = Vec::new();
     let rollback = |done: &[Saved]| -> Vec<(u32, Error)> {
         done.iter()
@@ -143,28 +150,41 @@ pub fn apply_all(
             .filter_map(|s| restore(s, possible).err().map(|e| (s.tid, e)))
             .collect()
     };
-    for (i, &tid) in tids.iter().enumerate() {
-        let step = check(tid)
-            .and_then(|()| save(tid, possible))
-            .and_then(|saved| {
-                done.push(saved);
-                if fail_at == Some(i) {
-                    return Err(Error::from_syscall(
-                        ErrorCode::SchedFailed,
-                        "sched_setattr (PINRUN_TEST_FAIL_AT)",
-                        Step::SchedSetattr,
-                        &std::io::Error::from_raw_os_error(libc::EPERM),
-                    ));
-                }
-                apply_thread(tid, plan, possible)
-            });
-        if let Err(error) = step {
-            return Err(Failed {
-                tid,
-                error,
-                not_restored: rollback(&done),
-            });
+    let mut passes = 0;
+    while passes < max_passes.max(1) {
+        passes += 1;
+        let new: Vec<u32> = list()
+            .into_iter()
+            .filter(|t| !done.iter().any(|s| s.tid == *t))
+            .collect();
+        if new.is_empty() {
+            break;
+        }
+        for tid in new {
+            let index = done.len();
+            let step = check(tid)
+                .and_then(|()| save(tid, possible))
+                .and_then(|saved| {
+                    done.push(saved);
+                    if fail_at == Some(index) {
+                        return Err(Error::from_syscall(
+                            ErrorCode::SchedFailed,
+                            "sched_setattr (PINRUN_TEST_FAIL_AT)",
+                            Step::SchedSetattr,
+                            &std::io::Error::from_raw_os_error(libc::EPERM),
+                        ));
+                    }
+                    apply_thread(tid, plan, possible)
+                });
+            if let Err(error) = step {
+                return Err(Failed {
+                    tid,
+                    error,
+                    index,
+                    not_restored: rollback(&done),
+                });
+            }
         }
     }
-    Ok(())
+    Ok((done.iter().map(|s| s.tid).collect(), passes))
 }
