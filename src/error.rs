@@ -218,6 +218,9 @@ error_codes! {
     PidMempolicy = "pid-mempolicy",
     /// `migrate_pages(2)` failed, or would move more than `--migrate-limit`.
     MigrateFailed = "migrate-failed",
+    /// Another user's process without CAP_SYS_NICE (the kernel's
+    /// `check_same_owner()`: EPERM).
+    PidNotPermitted = "pid-not-permitted",
     /// An option that `--pid` does not support (yet).
     PidUnsupported = "pid-unsupported",
 }

@@ -218,6 +218,29 @@ pub fn pidfd_alive(fd: &std::os::fd::OwnedFd) -> bool {
     r == 0 || io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
 }
 
+/// `migrate_pages(pid, maxnode, old_nodes, new_nodes)` (`migrate_pages(2)`):
+/// moves the pages of process `pid` on the nodes of `old` to those of
+/// `new` (node masks as [`set_mempolicy`]'s, `maxnode` bits + 1). Returns
+/// the number of pages that could not be moved. Errors: EPERM (another
+/// user's process without CAP_SYS_NICE), ESRCH (no such process), EINVAL
+/// (a node outside the target's allowed memory nodes).
+pub fn migrate_pages(pid: u32, maxnode: u64, old: &[u8], new: &[u8]) -> io::Result<u64> {
+    let pid = pid_arg(pid)?;
+    debug_assert!((old.len().min(new.len()) as u64) * 8 >= maxnode.saturating_sub(1));
+    // SAFETY: `old` and `new` are readable masks of at least maxnode - 1
+    // bits; the kernel only reads them.
+    let n = check(unsafe {
+        libc::syscall(
+            libc::SYS_migrate_pages,
+            pid,
+            maxnode,
+            old.as_ptr(),
+            new.as_ptr(),
+        )
+    })?;
+    Ok(n as u64)
+}
+
 /// `setpriority(PRIO_PROCESS, 0, nice)`: the nice value, stored even under
 /// real-time policies (where `sched_setattr(2)` ignores `sched_nice`).
 pub fn set_nice(nice: i32) -> io::Result<()> {

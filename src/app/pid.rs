@@ -191,13 +191,12 @@ fn change(root: &Root, req: &Request, target: &Target, p: Process) -> Result<Exi
         )
         .hint("start the process under pinrun with the policy, or move its pages with --migrate"));
     }
-    if target.migrate {
-        return Err(Error::new(
-            ErrorCode::PidUnsupported,
-            "--migrate: moving a running process's pages is not implemented yet",
-        )
-        .hint("migratepages PID FROM-NODES TO-NODES (numactl package) moves them meanwhile"));
-    }
+    crate::plan::threads::check_owner(
+        p.pid,
+        nix::unistd::geteuid().as_raw(),
+        threads::uids(root, p.pid),
+        crate::system::process::read_process(root, false, false, false).cap_sys_nice,
+    )?;
     let as_launch = req.clone();
     let sys = SystemState::read_scoped(root, &super::scope::for_request(&as_launch));
     let mut sys = as_target(sys, root, &p);
@@ -205,24 +204,85 @@ fn change(root: &Root, req: &Request, target: &Target, p: Process) -> Result<Exi
         return Err(e);
     }
     let planned = plan_and_check(root, sys, &as_launch)?;
-    let tids: Vec<u32> = p.threads.iter().map(|t| t.tid).collect();
-    let summary = format!(
+    let migration = if target.migrate {
+        Some(plan_migration(root, target, &p, &planned)?)
+    } else {
+        None
+    };
+    let mut summary = format!(
         "pinrun: --pid {}: {} thread(s) ({} pass(es) over /proc/{}/task)\n",
         p.pid,
-        tids.len(),
+        p.threads.len(),
         p.passes,
         p.pid
     );
+    if let Some(m) = &migration {
+        summary.push_str(&migration_text(p.pid, m));
+    }
     match req.mode {
+        Mode::DryRun if req.output.json => {
+            let mut v =
+                crate::report::plan_json(&as_launch, &planned.plan, &planned.findings, None);
+            v["pid"] = p.pid.into();
+            v["threads"] = p.threads.iter().map(|t| t.tid).collect::<Vec<_>>().into();
+            v["passes"] = p.passes.into();
+            v["migrate"] = migration.as_ref().map_or(serde_json::Value::Null, |m| {
+                serde_json::json!({"from": m.from.to_vec(), "to": m.to.to_vec(), "bytes": m.bytes})
+            });
+            print_out(&format!("{v}\n"))?;
+            Ok(Exit::Success)
+        }
         Mode::DryRun => {
-            if !req.output.json {
-                print_out(&summary)?;
-            }
+            print_out(&summary)?;
             dry_run(&as_launch, &planned, None)
         }
         Mode::Check => check(&as_launch, &planned),
-        _ => apply(root, req, target, p, planned, summary),
+        _ => apply(root, req, target, p, planned, migration, summary),
     }
+}
+
+/// What `--migrate` moves: to the memory policy's nodes when one is given,
+/// else to the nodes of the chosen CPUs; from `numa_maps`.
+fn plan_migration(
+    root: &Root,
+    target: &Target,
+    p: &Process,
+    planned: &Planned,
+) -> Result<crate::plan::threads::Migration, Error> {
+    let to = match &planned.plan.memory {
+        Some(m) if !m.nodes.is_empty() => m.nodes.clone(),
+        _ => planned.plan.nodes.clone(),
+    };
+    let maps = threads::read_numa_maps(root, p.pid).ok_or_else(|| {
+        Error::new(
+            ErrorCode::MigrateFailed,
+            format!(
+                "--migrate: /proc/{}/numa_maps cannot be read, so what would move is unknown",
+                p.pid
+            ),
+        )
+        .hint("reading another user's numa_maps needs ptrace read access (same user, or CAP_SYS_PTRACE); the kernel needs CONFIG_NUMA")
+    })?;
+    crate::plan::threads::migration(p.pid, &maps.bytes_per_node, &to, target.migrate_limit)
+}
+
+/// `--migrate` in words: what moves, and that the memory policy does not
+/// change.
+fn migration_text(pid: u32, m: &crate::plan::threads::Migration) -> String {
+    let what = if m.from.is_empty() {
+        format!("nothing to move: every resident page is on nodes {}", m.to)
+    } else {
+        format!(
+            "{} bytes ({:.1} MiB) from nodes {} to nodes {}",
+            m.bytes,
+            m.bytes as f64 / (1024.0 * 1024.0),
+            m.from,
+            m.to
+        )
+    };
+    format!(
+        "pinrun: --pid {pid} --migrate: {what} (migrate_pages(2)); the process's memory policy stays as it is: no system call sets another process's\n"
+    )
 }
 
 /// Applies the plan to every thread of `tids`, all or nothing.
@@ -232,6 +292,7 @@ fn apply(
     target: &Target,
     p: Process,
     mut planned: Planned,
+    migration: Option<crate::plan::threads::Migration>,
     summary: String,
 ) -> Result<Exit, Error> {
     let out = &req.output;
@@ -260,9 +321,23 @@ fn apply(
     test_pause();
     still_same(root, &p)?;
     if let Some(g) = planned.guard.as_mut() {
-        let uid = threads::effective_uid(root, p.pid).unwrap_or(0);
+        let uid = threads::uids(root, p.pid).map_or(0, |(_, e)| e);
         let name = p.threads[0].name.clone();
         g.claim_for(&planned.plan, p.pid, p.start_time, uid, &[name])?;
+    }
+    // Pages first: a migration cannot be undone, so threads are changed
+    // (and restored on failure) only once it is done.
+    if let Some(m) = migration.as_ref().filter(|m| !m.from.is_empty()) {
+        let left = crate::apply::threads::migrate(p.pid, m)?;
+        if !out.quiet && !out.verbose {
+            text.push_str(&migration_text(p.pid, m));
+        }
+        if left > 0 {
+            text.push_str(&format!(
+                "pinrun: --pid {} --migrate: {left} page(s) could not be moved (in use or pinned)\n",
+                p.pid
+            ));
+        }
     }
     let fail_at = std::env::var("PINRUN_TEST_FAIL_AT")
         .ok()

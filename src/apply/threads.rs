@@ -188,3 +188,40 @@ pub fn apply_all(
     }
     Ok((done.iter().map(|s| s.tid).collect(), passes))
 }
+
+/// Moves the pages of process `pid` as `m` says (`migrate_pages(2)`, what
+/// migratepages(8) does); returns the pages the kernel could not move
+/// (busy or pinned pages are left where they are).
+pub fn migrate(pid: u32, m: &crate::plan::threads::Migration) -> Result<u64> {
+    let all = m.from.union(&m.to);
+    let (_, maxnode) = super::nodemask(&all);
+    let bytes = (maxnode - 1).div_ceil(64) as usize * 8;
+    ffi::migrate_pages(
+        pid,
+        maxnode,
+        &m.from.to_kernel_bytes(bytes),
+        &m.to.to_kernel_bytes(bytes),
+    )
+    .map_err(|e| {
+        let err = Error::new(
+            ErrorCode::MigrateFailed,
+            format!(
+                "migrate_pages(process {pid}, nodes {} to nodes {}): {}",
+                m.from,
+                m.to,
+                crate::error::errno_words(nix::errno::Errno::from_raw(
+                    e.raw_os_error().unwrap_or(0)
+                ))
+            ),
+        );
+        match e.raw_os_error() {
+            Some(libc::EPERM) => err.hint(
+                "moving another user's pages needs CAP_SYS_NICE: run pinrun as the process's user or with CAP_SYS_NICE",
+            ),
+            Some(libc::EINVAL) => err.hint(format!(
+                "a destination node is outside the process's Mems_allowed_list (grep Mems_allowed_list /proc/{pid}/status)"
+            )),
+            _ => err.hint("run pinrun again; migratepages(8) does the same"),
+        }
+    })
+}

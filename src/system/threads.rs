@@ -70,16 +70,14 @@ pub fn start_time(root: &Root, pid: u32) -> Option<u64> {
     stat_field(&root.read(&format!("/proc/{pid}/stat"))?, 22)
 }
 
-/// The effective user id of process `pid` (second field of `Uid:` in
-/// `status`), whose threads an unprivileged caller may change only when
-/// it is the caller's (`sched_setattr(2)`, EPERM).
-pub fn effective_uid(root: &Root, pid: u32) -> Option<u32> {
+/// The real and effective user ids of process `pid` (the first two
+/// fields of `Uid:` in `status`): an unprivileged caller may change its
+/// threads only when its own effective uid is one of them
+/// (`sched_setattr(2)`, EPERM).
+pub fn uids(root: &Root, pid: u32) -> Option<(u32, u32)> {
     let status = root.read(&format!("/proc/{pid}/status"))?;
-    status_field(&status, "Uid")?
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()
+    let mut ids = status_field(&status, "Uid")?.split_whitespace();
+    Some((ids.next()?.parse().ok()?, ids.next()?.parse().ok()?))
 }
 
 /// Thread `tid` of process `pid`; `None` when it exited (its `stat` or
