@@ -12,9 +12,8 @@ use crate::error::{Error, ErrorCode, Exit};
 use crate::output::{print_out, to_stderr};
 use crate::report::threads::{ProcessView, process_json, process_text};
 use crate::request::{Mode, Request, Target};
-use crate::system::threads::{self, ThreadState};
+use crate::system::threads::{self, Identity, ThreadState};
 use crate::system::{Root, SystemState};
-use std::os::fd::OwnedFd;
 
 /// At most this many passes over `/proc/PID/task` before pinrun settles
 /// for the threads it found (a process creating threads without pause).
@@ -24,7 +23,7 @@ pub const MAX_PASSES: usize = 16;
 /// its threads and how many passes found them.
 struct Process {
     pid: u32,
-    pidfd: OwnedFd,
+    id: Identity,
     start_time: u64,
     threads: Vec<ThreadState>,
     passes: usize,
@@ -39,7 +38,7 @@ fn no_such(pid: u32, why: &str) -> Error {
 /// `--tid`'s when given).
 fn open(root: &Root, target: &Target) -> Result<Process, Error> {
     let pid = target.pid;
-    let pidfd = crate::ffi::pidfd_open(pid).map_err(|e| match e.raw_os_error() {
+    let id = Identity::open(root, pid).map_err(|e| match e.raw_os_error() {
         Some(libc::ESRCH) => no_such(pid, "no such process"),
         Some(libc::EINVAL) => no_such(pid, "this is a thread id, not a process id").hint(format!(
             "give its process (grep Tgid /proc/{pid}/status) with --tid {pid}"
@@ -50,8 +49,7 @@ fn open(root: &Root, target: &Target) -> Result<Process, Error> {
         )
         .hint("pinrun needs pidfd_open(2), Linux 5.3 or later, to name a running process safely"),
     })?;
-    let start_time =
-        threads::start_time(root, pid).ok_or_else(|| no_such(pid, "no /proc entry"))?;
+    let start_time = id.start_time;
     let live = threads::is_live(root);
     let (mut list, passes) = threads::read_threads(root, pid, live, MAX_PASSES);
     if let Some(tid) = target.tid {
@@ -69,7 +67,7 @@ fn open(root: &Root, target: &Target) -> Result<Process, Error> {
     }
     Ok(Process {
         pid,
-        pidfd,
+        id,
         start_time,
         threads: list,
         passes,
@@ -79,9 +77,7 @@ fn open(root: &Root, target: &Target) -> Result<Process, Error> {
 /// Refuses when the process exited or its PID now names another process
 /// (pidfd, then the start time of `/proc/PID/stat`).
 fn still_same(root: &Root, p: &Process) -> Result<(), Error> {
-    let same =
-        crate::ffi::pidfd_alive(&p.pidfd) && threads::start_time(root, p.pid) == Some(p.start_time);
-    if same {
+    if p.id.is_same(root) {
         return Ok(());
     }
     Err(Error::new(

@@ -193,6 +193,43 @@ pub fn read_numa_maps(root: &Root, pid: u32) -> Option<NumaMaps> {
     Some(parse_numa_maps(&text))
 }
 
+/// A running process named robustly: a pidfd (`pidfd_open(2)`), which
+/// names the process itself and not its number, and its start time (field
+/// 22 of `/proc/PID/stat`), which with the pid names one process across
+/// PID reuse in `/proc`.
+#[derive(Debug)]
+pub struct Identity {
+    /// The process id.
+    pub pid: u32,
+    /// The pidfd.
+    pidfd: std::os::fd::OwnedFd,
+    /// Its start time, clock ticks after boot.
+    pub start_time: u64,
+}
+
+impl Identity {
+    /// Opens process `pid`: its pidfd, then its start time. Errors: the
+    /// `pidfd_open(2)` error (ESRCH: no such process; EINVAL: `pid` is a
+    /// thread that is not a thread-group leader; ENOSYS: before Linux
+    /// 5.3), or ESRCH when `/proc/PID/stat` is gone.
+    pub fn open(root: &Root, pid: u32) -> std::io::Result<Identity> {
+        let pidfd = crate::ffi::pidfd_open(pid)?;
+        let start_time =
+            start_time(root, pid).ok_or_else(|| std::io::Error::from_raw_os_error(libc::ESRCH))?;
+        Ok(Identity {
+            pid,
+            pidfd,
+            start_time,
+        })
+    }
+
+    /// Whether the process has not exited (`pidfd_send_signal(2)` with
+    /// signal 0) and `/proc/PID` still names it (same start time).
+    pub fn is_same(&self, root: &Root) -> bool {
+        crate::ffi::pidfd_alive(&self.pidfd) && start_time(root, self.pid) == Some(self.start_time)
+    }
+}
+
 /// Whether `root` is this machine's live procfs, whose ids system calls
 /// take (see `rt_tasks`).
 pub fn is_live(root: &Root) -> bool {

@@ -26,6 +26,8 @@ const LIVE_ONLY: &[&str] = &[
     "claims",
     "claimed_cpus",
     "claim_warnings",
+    // Who runs where (issue 18): the live machine's processes, never a dump's.
+    "tasks",
 ];
 
 fn pinrun() -> Command {
