@@ -719,6 +719,14 @@ impl Cli {
     /// `self` is pinrun's own process id.
     fn target(&self) -> Result<Option<Target>> {
         let Some(text) = self.pid.as_deref() else {
+            // clap's `requires` is not enforced for a flag (--migrate).
+            if self.migrate || self.tid.is_some() || self.migrate_limit.is_some() {
+                return Err(Error::new(
+                    ErrorCode::Usage,
+                    "--tid, --migrate and --migrate-limit work on a running process: they need --pid PID",
+                )
+                .hint("name the process with --pid PID (pgrep NAME finds it)"));
+            }
             return Ok(None);
         };
         let pid = if text == "self" {

@@ -7,6 +7,7 @@
 //! what no file shows (SCHED_DEADLINE runtime/deadline/period, the
 //! reset-on-fork flag).
 
+use super::process::status_field;
 use super::root::Root;
 use crate::cpuset::{CpuSet, NodeSet};
 use std::collections::BTreeMap;
@@ -39,8 +40,9 @@ pub struct ThreadState {
     pub reset_on_fork: Option<bool>,
 }
 
-/// The fields of a `stat` line after the command name (which may hold
-/// spaces and `)`): element `n - 3` is field `n` of proc(5).
+/// The fields of a `stat` line after the command name (field 2, which may
+/// hold spaces and `)`: the split is after the last `)`): element `n - 3`
+/// is field `n` of proc(5).
 fn stat_fields(stat: &str) -> Option<Vec<&str>> {
     Some(stat[stat.rfind(')')? + 1..].split_whitespace().collect())
 }
@@ -48,13 +50,6 @@ fn stat_fields(stat: &str) -> Option<Vec<&str>> {
 /// Field `n` (proc(5) numbering, from 3) of a `stat` line, parsed.
 pub fn stat_field<T: std::str::FromStr>(stat: &str, n: usize) -> Option<T> {
     stat_fields(stat)?.get(n.checked_sub(3)?)?.parse().ok()
-}
-
-fn status_field<'a>(status: &'a str, key: &str) -> Option<&'a str> {
-    status.lines().find_map(|l| {
-        let (k, v) = l.split_once(':')?;
-        (k == key).then(|| v.trim())
-    })
 }
 
 /// The thread ids of process `pid`, ascending (`/proc/PID/task`); empty
