@@ -132,10 +132,10 @@ fn show(root: &Root, sys: &SystemState, req: &Request) -> Result<Exit, Error> {
         .then(|| crate::system::rt_tasks::read_placed_tasks(root, &sys.online));
     if req.output.json {
         let mut claims_json = serde_json::json!({});
-        // null below --sysroot: a dump's processes are not this machine's.
-        claims_json["tasks"] = tasks
-            .as_deref()
-            .map_or(serde_json::Value::Null, report::placed_tasks_json);
+        // Absent below --sysroot: a dump's processes are not this machine's.
+        if let Some(tasks) = &tasks {
+            claims_json["tasks"] = report::placed_tasks_json(tasks);
+        }
         report::add_claims_json(&mut claims_json, &claims, claims::now());
         report::add_policy_file_json(&mut claims_json, &req.output);
         print_out_with(|w| report::write_show_json(sys, claims_json, w))?;
