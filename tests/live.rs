@@ -1603,3 +1603,151 @@ fn pid_reused_between_plan_and_apply_is_refused() {
     assert_ne!(now, "nice=9", "B was changed");
     assert!(err.contains("now names another process"), "{err}");
 }
+
+/// `--pid PID --exclusive` claims the chosen cores for that process's
+/// lifetime: its record (named by the process's pid and start time, field
+/// 22 of its stat) stays after pinrun exits, another `--exclusive` request
+/// for the CPU is refused naming the process, and once the process has
+/// exited the claim is stale and the CPU free again.
+#[test]
+fn pid_exclusive_claims_for_the_process_lifetime() {
+    let last = online().last().unwrap().to_string();
+    let dir = common::tempdir();
+    let state = dir.path().to_str().unwrap();
+    let h = Helper::start(2, 0);
+    let pid = h.pid().to_string();
+    let out = pinrun()
+        .args([
+            "--pid",
+            &pid,
+            "--cpus",
+            &last,
+            "--exclusive",
+            "--state-dir",
+            state,
+            "-q",
+        ])
+        .output()
+        .unwrap();
+    assert_status(&out, 0);
+    let start = h.stat(h.pid(), 22);
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| !n.starts_with('.'))
+        .collect();
+    assert!(
+        names
+            .iter()
+            .any(|n| n.starts_with(&format!("{pid}.{start}."))),
+        "{names:?}"
+    );
+    let other = |args: &[&str]| {
+        pinrun()
+            .args([
+                "--dry-run",
+                "--json",
+                "--exclusive",
+                "--state-dir",
+                state,
+                "--cpus",
+                &last,
+            ])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = other(&["--", "true"]);
+    assert_status(&out, 125);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["error"]["code"], "cpu-claimed", "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("pid {pid}")),
+        "{v}"
+    );
+    drop(h);
+    assert_status(&other(&["--", "true"]), 0);
+}
+
+/// `--tid TID` (taskset -p without -a, chrt -p without -a) changes that
+/// thread only: its Cpus_allowed_list and nice are the new ones, every other
+/// thread's are as before (read back from /proc/PID/task/*/status, stat).
+#[test]
+fn pid_tid_changes_one_thread_only() {
+    let last = online().last().unwrap();
+    let h = Helper::start(3, 0);
+    let one = h.tid_named("worker1");
+    let before: Vec<(u32, String, i64)> = h
+        .tids()
+        .into_iter()
+        .map(|t| (t, h.status(t, "Cpus_allowed_list"), h.stat(t, 19)))
+        .collect();
+    let nice = (h.stat(one, 19) + 1).min(19);
+    let out = pinrun()
+        .args([
+            "--pid",
+            &h.pid().to_string(),
+            "--tid",
+            &one.to_string(),
+            "--cpus",
+            &last.to_string(),
+            "--nice",
+            &nice.to_string(),
+        ])
+        .output()
+        .unwrap();
+    assert_status(&out, 0);
+    for (tid, cpus, n) in before {
+        if tid == one {
+            assert_eq!(h.status(tid, "Cpus_allowed_list"), last.to_string());
+            assert_eq!(h.stat(tid, 19), nice);
+        } else {
+            assert_eq!(
+                (h.status(tid, "Cpus_allowed_list"), h.stat(tid, 19)),
+                (cpus, n),
+                "thread {tid}"
+            );
+        }
+    }
+}
+
+/// `--strict` refuses a change with warnings as it refuses a launch (exit
+/// 125, code strict) and no thread is touched. SCHED_FIFO makes the
+/// disturbances of a CPU that is not isolated warnings; as root only (an
+/// unprivileged SCHED_FIFO is refused earlier, for RLIMIT_RTPRIO).
+#[test]
+fn pid_strict_refuses_and_changes_nothing() {
+    if !is_root() {
+        common::skip("needs root (SCHED_FIFO)");
+        return;
+    }
+    let h = Helper::start(2, 0);
+    let cpu = online().last().unwrap();
+    let isolated = std::fs::read_to_string("/sys/devices/system/cpu/isolated").unwrap_or_default();
+    if pinrun::cpuset::CpuSet::parse_sysfs_list(&isolated, None).is_ok_and(|s| s.contains(cpu)) {
+        common::skip("the last CPU is isolated: no warning to refuse on");
+        return;
+    }
+    let before: Vec<(u32, i64)> = h.tids().into_iter().map(|t| (t, h.stat(t, 41))).collect();
+    let out = pinrun()
+        .args([
+            "--json",
+            "--pid",
+            &h.pid().to_string(),
+            "--cpus",
+            &cpu.to_string(),
+            "--fifo",
+            "1",
+            "--strict",
+        ])
+        .output()
+        .unwrap();
+    assert_status(&out, 125);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["error"]["code"], "strict", "{v}");
+    let after: Vec<(u32, i64)> = h.tids().into_iter().map(|t| (t, h.stat(t, 41))).collect();
+    assert_eq!(after, before);
+}
