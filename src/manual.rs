@@ -608,7 +608,9 @@ and applied to every thread
 .RB ( \-\-tid
 for one), all or nothing: each thread's affinity and attributes are saved
 first, and a failure restores every thread already changed, then names the
-thread and why. Threads that appear meanwhile are found by passes over
+thread and why (and any thread the kernel would not let pinrun restore: a
+raised nice value cannot be lowered back without CAP_SYS_NICE or
+RLIMIT_NICE). Threads that appear meanwhile are found by passes over
 /proc/PID/task, repeated until one finds no new thread (at most 16; \-v
 says how many); a thread created by a changed thread inherits the change.
 The process is named by a pidfd (pidfd_open(2), Linux 5.3) and its start
