@@ -1757,3 +1757,39 @@ fn pid_strict_refuses_and_changes_nothing() {
     let after: Vec<(u32, i64)> = h.tids().into_iter().map(|t| (t, h.stat(t, 41))).collect();
     assert_eq!(after, before);
 }
+
+/// `--pid PID --dry-run --json` names the threads it would change (those of
+/// /proc/PID/task) and the plan a launch would have, and changes nothing:
+/// every thread's Cpus_allowed_list is as before.
+#[test]
+fn pid_dry_run_names_the_threads_and_changes_nothing() {
+    let last = online().last().unwrap();
+    let h = Helper::start(2, 0);
+    let before: Vec<String> = h
+        .tids()
+        .into_iter()
+        .map(|t| h.status(t, "Cpus_allowed_list"))
+        .collect();
+    let out = pinrun()
+        .args([
+            "--pid",
+            &h.pid().to_string(),
+            "--cpus",
+            &last.to_string(),
+            "--dry-run",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert_status(&out, 0);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["threads"], serde_json::json!(h.tids()), "{v}");
+    assert_eq!(v["cpus"], serde_json::json!([last]), "{v}");
+    assert_eq!(v["pid"], h.pid());
+    let after: Vec<String> = h
+        .tids()
+        .into_iter()
+        .map(|t| h.status(t, "Cpus_allowed_list"))
+        .collect();
+    assert_eq!(after, before);
+}

@@ -140,7 +140,11 @@ fn query(root: &Root, req: &Request, p: Process) -> Result<Exit, Error> {
     let sys = SystemState::read_scoped(root, &super::scope::for_request(&as_check));
     let sys = as_target(sys, root, &p);
     let findings = match plan_and_check(root, sys, &as_check) {
+        // `--pid PID --check`: the findings of its CPUs, with --check's
+        // output and exit status (1 on a warning).
+        Ok(planned) if req.mode == Mode::Check => return check(&as_check, &planned),
         Ok(planned) => planned.findings,
+        Err(e) if req.mode == Mode::Check => return Err(e),
         Err(e) => {
             to_stderr(&format!(
                 "pinrun: --pid {}: its CPUs cannot be checked: {}\n",

@@ -159,3 +159,36 @@ pub fn process_json(v: &ProcessView) -> Value {
         "findings": super::findings_json(&v.findings),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn thread(policy: u32, prio: u32, nice: i32) -> ThreadState {
+        ThreadState {
+            policy: Some(policy),
+            rt_priority: Some(prio),
+            nice: Some(nice),
+            ..Default::default()
+        }
+    }
+
+    /// The policy names chrt(1) prints for each SCHED_* number
+    /// (include/uapi/linux/sched.h), with the parameter that matters.
+    #[test]
+    fn scheduling_as_chrt_names_it() {
+        assert_eq!(sched_words(&thread(0, 0, 5)), "SCHED_OTHER nice 5");
+        assert_eq!(sched_words(&thread(1, 10, 0)), "SCHED_FIFO priority 10");
+        assert_eq!(sched_words(&thread(2, 3, 0)), "SCHED_RR priority 3");
+        assert_eq!(sched_words(&thread(3, 0, 19)), "SCHED_BATCH nice 19");
+        assert_eq!(sched_words(&thread(5, 0, 0)), "SCHED_IDLE nice 0");
+        let mut dl = thread(6, 0, 0);
+        dl.deadline = Some((1_000_000, 10_000_000, 20_000_000));
+        dl.reset_on_fork = Some(true);
+        assert_eq!(
+            sched_words(&dl),
+            "SCHED_DEADLINE runtime 1ms deadline 10ms period 20ms, reset-on-fork"
+        );
+        assert_eq!(sched_words(&ThreadState::default()), "unknown");
+    }
+}
