@@ -1254,6 +1254,22 @@ fn pid_helper() {
     if burst > 0 {
         writeln!(err, "burst done").unwrap();
     }
+    // PINRUN_PID_HELPER_CHURN: a thread that keeps starting threads living
+    // a millisecond each, until the process ends.
+    if std::env::var_os("PINRUN_PID_HELPER_CHURN").is_some_and(|v| !v.is_empty()) {
+        std::thread::Builder::new()
+            .name("churn".into())
+            .spawn(|| {
+                loop {
+                    let t = std::thread::spawn(|| {
+                        std::thread::sleep(std::time::Duration::from_millis(1))
+                    });
+                    std::thread::sleep(std::time::Duration::from_micros(200));
+                    drop(t);
+                }
+            })
+            .unwrap();
+    }
     let _ = std::io::stdin().read_to_end(&mut Vec::new());
     std::process::exit(0);
 }
@@ -1266,6 +1282,12 @@ struct Helper {
 
 impl Helper {
     fn start(threads: usize, burst: usize) -> Helper {
+        Self::start_with(threads, burst, false)
+    }
+
+    /// With `churn`: also a thread that keeps starting threads that live a
+    /// millisecond (PINRUN_PID_HELPER_CHURN).
+    fn start_with(threads: usize, burst: usize, churn: bool) -> Helper {
         use std::io::BufRead;
         use std::process::Stdio;
         let mut child = std::process::Command::new(std::env::current_exe().unwrap())
@@ -1279,6 +1301,7 @@ impl Helper {
             ])
             .env("PINRUN_PID_HELPER", threads.to_string())
             .env("PINRUN_PID_HELPER_BURST", burst.to_string())
+            .env("PINRUN_PID_HELPER_CHURN", if churn { "1" } else { "" })
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -1792,4 +1815,34 @@ fn pid_dry_run_names_the_threads_and_changes_nothing() {
         .map(|t| h.status(t, "Cpus_allowed_list"))
         .collect();
     assert_eq!(after, before);
+}
+
+/// Threads that exit while pinrun works are skipped, not a failure (a
+/// thread pool's short-lived workers): a process that starts a thread
+/// living one millisecond every 0.2 ms is changed (exit 0, ten times in a
+/// row), and afterwards every thread it has runs on the chosen CPU.
+#[test]
+fn pid_threads_that_exit_meanwhile_are_skipped() {
+    let last = online().last().unwrap();
+    let h = Helper::start_with(2, 0, true);
+    for _ in 0..10 {
+        let out = pinrun()
+            .args(["--pid", &h.pid().to_string(), "--cpus", &last.to_string()])
+            .output()
+            .unwrap();
+        assert_status(&out, 0);
+    }
+    for tid in h.tids() {
+        // a thread may exit between the listing and the read
+        let Ok(s) = std::fs::read_to_string(format!("/proc/{}/task/{tid}/status", h.pid())) else {
+            continue;
+        };
+        let cpus = s
+            .lines()
+            .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+            .unwrap()
+            .trim()
+            .to_string();
+        assert_eq!(cpus, last.to_string(), "thread {tid}");
+    }
 }

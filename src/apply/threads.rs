@@ -130,8 +130,9 @@ pub struct Failed {
 /// and a pass that finds no thread not yet changed ends the work (a thread
 /// created by a changed thread inherits its affinity and policy), at most
 /// `max_passes`. On a failure, restores the threads already changed (the
-/// failing one too, which may be half changed), newest first. `check(tid)`
-/// runs before each thread (the caller refuses a process that exited or a
+/// failing one too, which may be half changed), newest first. A thread
+/// that exits meanwhile (ESRCH) is skipped. `check(tid)` runs before each
+/// thread (the caller refuses a process that exited or a
 /// PID that was reused); `fail_at`: a test hook making the apply of the
 /// n-th thread (from 0) fail with EPERM, as if the kernel refused it.
 /// Returns the threads changed, in order, and the passes made.
@@ -144,18 +145,21 @@ pub fn apply_all(
     fail_at: Option<usize>,
 ) -> std::result::Result<(Vec<u32>, usize), Failed> {
     let mut done: Vec<Saved> = Vec::new();
+    // A thread that exited (ESRCH) needs no restore.
     let rollback = |done: &[Saved]| -> Vec<(u32, Error)> {
         done.iter()
             .rev()
             .filter_map(|s| restore(s, possible).err().map(|e| (s.tid, e)))
+            .filter(|(_, e)| e.errno() != Some(nix::errno::Errno::ESRCH))
             .collect()
     };
+    let mut gone: Vec<u32> = Vec::new();
     let mut passes = 0;
     while passes < max_passes.max(1) {
         passes += 1;
         let new: Vec<u32> = list()
             .into_iter()
-            .filter(|t| !done.iter().any(|s| s.tid == *t))
+            .filter(|t| !done.iter().any(|s| s.tid == *t) && !gone.contains(t))
             .collect();
         if new.is_empty() {
             break;
@@ -176,6 +180,19 @@ pub fn apply_all(
                     }
                     apply_thread(tid, plan, possible)
                 });
+            // A thread that exited meanwhile (ESRCH) is not a failure: it is
+            // gone, with whatever was set on it.
+            if step
+                .as_ref()
+                .is_err_and(|e| e.errno() == Some(nix::errno::Errno::ESRCH))
+                && fail_at != Some(index)
+            {
+                if done.last().is_some_and(|s| s.tid == tid) {
+                    done.pop();
+                }
+                gone.push(tid);
+                continue;
+            }
             if let Err(error) = step {
                 return Err(Failed {
                     tid,
