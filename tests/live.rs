@@ -1846,3 +1846,80 @@ fn pid_threads_that_exit_meanwhile_are_skipped() {
         assert_eq!(cpus, last.to_string(), "thread {tid}");
     }
 }
+
+/// Permissions as the kernel applies them to another process, checked
+/// against chrt(1) run the same way (as root: processes of uid 65534 via
+/// setpriv(1)): the owner without CAP_SYS_NICE and RLIMIT_RTPRIO 0 is
+/// refused SCHED_FIFO (rtprio-not-permitted; `chrt -f -p 10 PID` fails
+/// too), another uid is refused any change (pid-not-permitted; `chrt -o -p
+/// 0 PID` fails too), and nothing changes.
+#[test]
+fn pid_permissions_match_chrt() {
+    if !is_root()
+        || std::process::Command::new("setpriv")
+            .arg("--help")
+            .output()
+            .is_err()
+    {
+        common::skip("needs root and setpriv(1)");
+        return;
+    }
+    let as_uid = |uid: &str, cmd: &[&str]| {
+        let mut c = std::process::Command::new("setpriv");
+        c.args([
+            &format!("--reuid={uid}"),
+            &format!("--regid={uid}"),
+            "--clear-groups",
+            "--inh-caps=-all",
+        ])
+        .args(cmd)
+        .env("PINRUN_CONFIG", "")
+        .current_dir("/");
+        c
+    };
+    let mut sleeper = as_uid("65534", &["sleep", "60"]).spawn().unwrap();
+    let pid = sleeper.id().to_string();
+    // wait until setpriv has exec'd sleep (the uid is then 65534)
+    for _ in 0..500 {
+        if std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "sleep") {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    let bin = env!("CARGO_BIN_EXE_pinrun");
+    let read = || {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+        (stat_field(&stat, 41), stat_field(&stat, 19))
+    };
+    let before = read();
+    let json_code = |out: std::process::Output| -> (Option<i32>, String) {
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        (
+            out.status.code(),
+            v["error"]["code"].as_str().unwrap_or("").to_string(),
+        )
+    };
+    let own = json_code(
+        as_uid("65534", &[bin, "--json", "--pid", &pid, "--fifo", "10"])
+            .output()
+            .unwrap(),
+    );
+    let other = json_code(
+        as_uid("65533", &[bin, "--json", "--pid", &pid, "--nice", "5"])
+            .output()
+            .unwrap(),
+    );
+    let chrt_own = as_uid("65534", &["chrt", "-f", "-p", "10", &pid])
+        .output()
+        .unwrap();
+    let chrt_other = as_uid("65533", &["chrt", "-o", "-p", "0", &pid])
+        .output()
+        .unwrap();
+    let after = read();
+    let _ = sleeper.kill();
+    let _ = sleeper.wait();
+    assert!(!chrt_own.status.success() && !chrt_other.status.success());
+    assert_eq!(own, (Some(125), "rtprio-not-permitted".to_string()));
+    assert_eq!(other, (Some(125), "pid-not-permitted".to_string()));
+    assert_eq!(after, before);
+}
