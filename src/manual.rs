@@ -602,7 +602,9 @@ gives the same as one object.
 .PP
 With placement or scheduling options the change is planned exactly as a
 launch (the process's own affinity, memory nodes, policy and RLIMIT_RTPRIO
-in place of pinrun's; the same checks,
+in place of pinrun's, its current affinity bounding the choice only with
+.BR "\-\-within inherited" ,
+since it is what is being replaced; the same checks,
 .BR \-\-dry\-run ", " \-\-check ", " \-\-strict )
 and applied to every thread
 .RB ( \-\-tid

@@ -1923,3 +1923,43 @@ fn pid_permissions_match_chrt() {
     assert_eq!(other, (Some(125), "pid-not-permitted".to_string()));
     assert_eq!(after, before);
 }
+
+/// The process's current affinity is what `--pid` replaces: `--cores 1`
+/// chooses among the allowed CPUs as a launch with `--within cgroup` does,
+/// even when the process was pinned elsewhere with `taskset -a -p`; with
+/// `--within inherited` it chooses inside the pinned CPU.
+#[test]
+fn pid_current_affinity_does_not_bound_the_new_one() {
+    let cpus = online();
+    if cpus.len() < 2 {
+        common::skip("needs two online CPUs");
+        return;
+    }
+    let last = cpus.last().unwrap().to_string();
+    let h = Helper::start(1, 0);
+    let pid = h.pid().to_string();
+    let tp = std::process::Command::new("taskset")
+        .args(["-a", "-c", "-p", &last, &pid])
+        .output()
+        .unwrap();
+    assert!(tp.status.success(), "{tp:?}");
+    let dry = |args: &[&str]| -> serde_json::Value {
+        serde_json::from_str(&run_stdout(
+            &[&["--dry-run", "--json", "--cores", "1"], args].concat(),
+        ))
+        .unwrap()
+    };
+    let launch = dry(&["--within", "cgroup", "--", "true"]);
+    let moved = dry(&["--pid", &pid]);
+    assert_eq!(moved["cpus"], launch["cpus"]);
+    assert!(
+        !moved["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["code"] == "outside-inherited-affinity"),
+        "{moved}"
+    );
+    let kept = dry(&["--pid", &pid, "--within", "inherited"]);
+    assert_eq!(kept["cpus"], serde_json::json!([cpus.last().unwrap()]));
+}

@@ -197,7 +197,13 @@ fn change(root: &Root, req: &Request, target: &Target, p: Process) -> Result<Exi
         threads::uids(root, p.pid),
         crate::system::process::read_process(root, false, false, false).cap_sys_nice,
     )?;
-    let as_launch = req.clone();
+    let mut as_launch = req.clone();
+    // The process's current affinity is what is being replaced: it bounds
+    // --cores/--node/--isolated only with an explicit --within inherited;
+    // by default the choice is among the allowed CPUs (--within cgroup).
+    if as_launch.placement.within == crate::request::Within::Auto {
+        as_launch.placement.within = crate::request::Within::Cgroup;
+    }
     let sys = SystemState::read_scoped(root, &super::scope::for_request(&as_launch));
     let mut sys = as_target(sys, root, &p);
     if let Some(e) = sys.read_error.take() {
