@@ -23,7 +23,7 @@ _pinrun() {
 
     case "${cmd}" in
         pinrun)
-            opts="-C -N -m -f -r -R -q -v -h -V --physcpubind --cpu-list --cpus --node --cpunodebind --cores --smt --isolated --within --housekeeping --exclusive --wait --state-dir --membind --preferred --preferred-many --interleave --weighted-interleave --localalloc --fifo --rr --other --batch --idle --deadline --sched-runtime --sched-deadline --sched-period --nice --reset-on-fork --dry-run --check --show --emit --cgroup --check-emitted --settle --json --sysroot --dump --strict --allow --quiet --verbose --generate --help --version"
+            opts="-C -N -m -f -r -R -q -v -h -V --physcpubind --cpu-list --cpus --node --cpunodebind --cores --smt --isolated --within --housekeeping --exclusive --wait --state-dir --membind --preferred --preferred-many --interleave --weighted-interleave --localalloc --fifo --rr --other --batch --idle --deadline --sched-runtime --sched-deadline --sched-period --nice --reset-on-fork --pid --tid --migrate --migrate-limit --dry-run --check --show --emit --cgroup --check-emitted --settle --json --sysroot --dump --strict --allow --quiet --verbose --generate --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -165,6 +165,18 @@ _pinrun() {
                     return 0
                     ;;
                 --nice)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --pid)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tid)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --migrate-limit)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -17,6 +17,9 @@ complete -c pinrun -l sched-runtime -d 'Deadline runtime T, with a unit: ns, us,
 complete -c pinrun -l sched-deadline -d 'Deadline relative deadline T (default: the period)' -r
 complete -c pinrun -l sched-period -d 'Deadline period T (default: the deadline)' -r
 complete -c pinrun -l nice -d 'Nice value N (-20..19); default: keep the current one' -r
+complete -c pinrun -l pid -d 'A running process instead of a command (`taskset -p`, `chrt -p`): alone, print each thread\'s CPUs, last CPU, scheduling policy and memory; with placement or scheduling options, apply them to every thread (all or none). PID is a process id, or `self` (pinrun itself, as `numactl --show`). See RUNNING PROCESSES in pinrun(1)' -r
+complete -c pinrun -l tid -d 'With --pid: only this thread of the process (`taskset -p` without -a)' -r
+complete -c pinrun -l migrate-limit -d 'With --migrate: refuse to move more than SIZE (bytes, or with K, M, G, T: KiB, MiB, GiB, TiB), counted from numa_maps before moving' -r
 complete -c pinrun -l emit -d 'Print the plan as native directives of FORMAT instead of running (systemd: CPUAffinity=, NUMAPolicy=, CPUSchedulingPolicy=, ...)' -r -f -a "systemd\t'systemd `[Service]` directives (`systemd.exec(5)`)'
 k8s\t'A Kubernetes container resources stanza for kubelet\'s static CPU manager, with the CRI-O annotations as comments'
 slurm\t'srun --cpu-bind=map_cpu:/mask_cpu: for N tasks per node: `--emit slurm N`'"
@@ -107,6 +110,7 @@ complete -c pinrun -l batch -d 'SCHED_BATCH'
 complete -c pinrun -l idle -d 'SCHED_IDLE'
 complete -c pinrun -l deadline -d 'SCHED_DEADLINE; needs --sched-runtime and --sched-deadline or --sched-period'
 complete -c pinrun -s R -l reset-on-fork -d 'Set SCHED_RESET_ON_FORK: children start with SCHED_OTHER and nice 0 or above'
+complete -c pinrun -l migrate -d 'With --pid: move the process\'s pages to the chosen memory nodes (`migrate_pages(2)`, as migratepages(8)) from the nodes it has; the only way to change where another process\'s memory is, since no system call sets another process\'s memory policy'
 complete -c pinrun -l dry-run -d 'Print the plan and findings, change nothing, run nothing'
 complete -c pinrun -l check -d 'Print findings only; exit 0 when clean, 1 when not'
 complete -c pinrun -l show -d 'Print the machine: nodes, packages, cores, CPUs'

@@ -6,7 +6,7 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::finding::Code;
 use crate::request::{
     ClaimRequest, EmitFormat, FleetRequest, MemoryRequest, Mode, NodeChoice, Output, Placement,
-    Policy, Request, SchedRequest, Within,
+    Policy, Request, SchedRequest, Target, Within,
 };
 use clap::{ArgGroup, Parser, ValueEnum};
 use std::ffi::OsString;
@@ -225,6 +225,40 @@ pub struct Cli {
     /// or above.
     #[arg(long, short = 'R', help_heading = "Scheduling")]
     pub reset_on_fork: bool,
+
+    /// A running process instead of a command (`taskset -p`, `chrt -p`):
+    /// alone, print each thread's CPUs, last CPU, scheduling policy and
+    /// memory; with placement or scheduling options, apply them to every
+    /// thread (all or none). PID is a process id, or `self` (pinrun itself,
+    /// as `numactl --show`). See RUNNING PROCESSES in pinrun(1).
+    #[arg(long, value_name = "PID", conflicts_with_all = ["command", "show", "emit", "sysroot"], help_heading = "Running processes")]
+    pub pid: Option<String>,
+
+    /// With --pid: only this thread of the process (`taskset -p` without -a).
+    #[arg(
+        long,
+        value_name = "TID",
+        requires = "pid",
+        help_heading = "Running processes"
+    )]
+    pub tid: Option<u32>,
+
+    /// With --pid: move the process's pages to the chosen memory nodes
+    /// (`migrate_pages(2)`, as migratepages(8)) from the nodes it has; the
+    /// only way to change where another process's memory is, since no
+    /// system call sets another process's memory policy.
+    #[arg(long, requires = "pid", help_heading = "Running processes")]
+    pub migrate: bool,
+
+    /// With --migrate: refuse to move more than SIZE (bytes, or with K, M,
+    /// G, T: KiB, MiB, GiB, TiB), counted from numa_maps before moving.
+    #[arg(
+        long,
+        value_name = "SIZE",
+        requires = "migrate",
+        help_heading = "Running processes"
+    )]
+    pub migrate_limit: Option<String>,
 
     /// Print the plan and findings, change nothing, run nothing.
     #[arg(long, help_heading = "Modes")]
@@ -565,7 +599,8 @@ impl Cli {
                     "--emit prints unit directives, not JSON",
                     "the plan as JSON is --dry-run --json with the same options",
                 )),
-                Mode::Run => Some((
+                // `--pid PID` alone prints the process; its JSON is that.
+                Mode::Run if self.pid.is_none() => Some((
                     "a launch prints nothing to parse: after exec, standard output is the command's",
                     "the plan it would apply is --dry-run --json with the same options; --check --json its findings",
                 )),
@@ -634,7 +669,8 @@ impl Cli {
             None => None,
             Some(t) => Some(parse_duration("--settle", t)?),
         };
-        if mode == Mode::Run && command.is_empty() {
+        let target = self.target()?;
+        if mode == Mode::Run && command.is_empty() && target.is_none() {
             return Err(Error::new(ErrorCode::NoCommand, "no command given")
                 .hint("pinrun [OPTIONS] -- COMMAND [ARG]...; or --dry-run, --check, --show"));
         }
@@ -754,6 +790,7 @@ impl Cli {
             },
             sysroot: self.sysroot,
             command,
+            target,
             fleet: FleetRequest {
                 emit,
                 cgroup: self.cgroup,
@@ -761,6 +798,77 @@ impl Cli {
                 emitted: self.check_emitted,
             },
         })
+    }
+
+    /// `--pid`, `--tid`, `--migrate`, `--migrate-limit` as a [`Target`];
+    /// `self` is pinrun's own process id.
+    fn target(&self) -> Result<Option<Target>> {
+        let Some(text) = self.pid.as_deref() else {
+            // clap's `requires` is not enforced for a flag (--migrate).
+            if self.migrate || self.tid.is_some() || self.migrate_limit.is_some() {
+                return Err(Error::new(
+                    ErrorCode::Usage,
+                    "--tid, --migrate and --migrate-limit work on a running process: they need --pid PID",
+                )
+                .hint("name the process with --pid PID (pgrep NAME finds it)"));
+            }
+            return Ok(None);
+        };
+        let pid = if text == "self" {
+            std::process::id()
+        } else {
+            match text.parse::<u32>() {
+                Ok(p) if p > 0 && p <= i32::MAX as u32 => p,
+                _ => {
+                    return Err(bad(
+                        ErrorCode::BadPid,
+                        "--pid",
+                        format!("\"{text}\" is not a process id"),
+                    )
+                    .hint("give a process id (pgrep NAME finds one) or self"));
+                }
+            }
+        };
+        let migrate_limit = match self.migrate_limit.as_deref() {
+            None => None,
+            Some(t) => Some(parse_size("--migrate-limit", t)?),
+        };
+        Ok(Some(Target {
+            pid,
+            tid: self.tid,
+            migrate: self.migrate,
+            migrate_limit,
+        }))
+    }
+}
+
+/// A size in bytes: a whole number with an optional binary unit K, M, G or
+/// T (KiB, MiB, GiB, TiB; `numactl`'s and `migratepages`' readers take the
+/// same letters), e.g. `512M`.
+pub fn parse_size(option: &str, text: &str) -> Result<u64> {
+    let t = text.trim();
+    let (digits, shift) = match t.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => {
+            let shift = match c.to_ascii_uppercase() {
+                'K' => 10,
+                'M' => 20,
+                'G' => 30,
+                'T' => 40,
+                _ => 64,
+            };
+            (&t[..i], shift)
+        }
+        _ => (t, 0),
+    };
+    let n: Option<u64> = digits.parse().ok();
+    match n.and_then(|n| (shift < 64).then(|| n.checked_mul(1u64 << shift)).flatten()) {
+        Some(v) => Ok(v),
+        None => Err(bad(
+            ErrorCode::BadSize,
+            option,
+            format!("\"{text}\" is not a size"),
+        )
+        .hint("write bytes or a whole number with K, M, G or T, e.g. 512M")),
     }
 }
 
@@ -772,6 +880,16 @@ mod tests {
         let mut v = vec!["pinrun"];
         v.extend_from_slice(args);
         Cli::try_parse_from(v).expect("clap").into_request()
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("x", "4096").unwrap(), 4096);
+        assert_eq!(parse_size("x", "512M").unwrap(), 512 << 20);
+        assert_eq!(parse_size("x", "2g").unwrap(), 2 << 30);
+        for bad in ["", "M", "1.5G", "-1", "9Q", "99999999999T"] {
+            assert!(parse_size("x", bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

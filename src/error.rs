@@ -206,6 +206,26 @@ error_codes! {
     ExecFailed = "exec-failed",
     /// Writing pinrun's own output failed.
     Io = "io",
+    // Running processes (`--pid`, issue 18).
+    /// `--pid` that is not a process id.
+    BadPid = "bad-pid",
+    /// `--migrate-limit` that is not a size.
+    BadSize = "bad-size",
+    /// `--pid`/`--tid` names no running process or no thread of it.
+    NoSuchProcess = "no-such-process",
+    /// The process exited, or its PID now names another process, between
+    /// planning and applying: nothing is applied.
+    PidReused = "pid-reused",
+    /// A memory policy (`--membind`, ...) asked for another process: no
+    /// system call sets another process's mempolicy.
+    PidMempolicy = "pid-mempolicy",
+    /// `migrate_pages(2)` failed, or would move more than `--migrate-limit`.
+    MigrateFailed = "migrate-failed",
+    /// Another user's process without CAP_SYS_NICE (the kernel's
+    /// `check_same_owner()`: EPERM).
+    PidNotPermitted = "pid-not-permitted",
+    /// An option that `--pid` does not support (yet).
+    PidUnsupported = "pid-unsupported",
 }
 
 impl fmt::Display for ErrorCode {

@@ -59,6 +59,15 @@ pub fn random_u64() -> io::Result<u64> {
 
 /// `sched_getattr(0, ...)` for the calling thread.
 pub fn sched_getattr() -> io::Result<SchedAttr> {
+    sched_getattr_of(0)
+}
+
+/// `sched_getattr(tid, ...)` (`sched_getattr(2)`): the policy, priority,
+/// nice, flags and SCHED_DEADLINE runtime/deadline/period (ns) of thread
+/// `tid` (0: the calling thread). Read-only, no privilege needed. Errors:
+/// ESRCH when the thread exited; EINVAL for a `tid` above `i32::MAX`.
+pub fn sched_getattr_of(tid: u32) -> io::Result<SchedAttr> {
+    let tid = pid_arg(tid)?;
     let mut attr = SchedAttr::default();
     let size = std::mem::size_of::<SchedAttr>() as libc::c_uint;
     // SAFETY: `attr` is a live, writable `SchedAttr` of `size` bytes whose
@@ -66,7 +75,7 @@ pub fn sched_getattr() -> io::Result<SchedAttr> {
     check(unsafe {
         libc::syscall(
             libc::SYS_sched_getattr,
-            0,
+            tid,
             &mut attr as *mut SchedAttr,
             size,
             0,
@@ -90,7 +99,7 @@ pub const SCHED_RESET_ON_FORK: i32 = 0x4000_0000;
 /// (it exited) in the caller's PID namespace; EPERM/EACCES when a security
 /// module refuses; EINVAL for a `pid` above `i32::MAX`.
 pub fn sched_getscheduler(pid: u32) -> io::Result<i32> {
-    let pid = libc::pid_t::try_from(pid).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    let pid = pid_arg(pid)?;
     // SAFETY: a plain integer argument; no memory is shared with the kernel.
     let policy = check(unsafe { libc::syscall(libc::SYS_sched_getscheduler, pid) })?;
     Ok(policy as i32 & !SCHED_RESET_ON_FORK)
@@ -98,11 +107,25 @@ pub fn sched_getscheduler(pid: u32) -> io::Result<i32> {
 
 /// `sched_setattr(0, attr, 0)` for the calling thread.
 pub fn sched_setattr(attr: &SchedAttr) -> io::Result<()> {
+    sched_setattr_of(0, attr)
+}
+
+/// A thread id as the `pid_t` system calls take; EINVAL above `i32::MAX`.
+fn pid_arg(tid: u32) -> io::Result<libc::pid_t> {
+    libc::pid_t::try_from(tid).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
+}
+
+/// `sched_setattr(tid, attr, 0)` (`sched_setattr(2)`) for thread `tid`
+/// (0: the calling thread). Errors as the manual page: EPERM (another
+/// user's thread without CAP_SYS_NICE, RLIMIT_RTPRIO), ESRCH (exited),
+/// EBUSY (SCHED_DEADLINE admission), EINVAL.
+pub fn sched_setattr_of(tid: u32, attr: &SchedAttr) -> io::Result<()> {
+    let tid = pid_arg(tid)?;
     let mut a = *attr;
     a.size = std::mem::size_of::<SchedAttr>() as u32;
     // SAFETY: `a` is a valid VER0 `sched_attr` with `size` set; the kernel
     // only reads it.
-    check(unsafe { libc::syscall(libc::SYS_sched_setattr, 0, &a as *const SchedAttr, 0) })?;
+    check(unsafe { libc::syscall(libc::SYS_sched_setattr, tid, &a as *const SchedAttr, 0) })?;
     Ok(())
 }
 
@@ -122,8 +145,16 @@ pub fn set_mempolicy(mode: i32, mask: Option<&[u8]>, maxnode: u64) -> io::Result
 
 /// `sched_setaffinity(0, mask.len(), mask)`.
 pub fn sched_setaffinity(mask: &[u8]) -> io::Result<()> {
+    sched_setaffinity_of(0, mask)
+}
+
+/// `sched_setaffinity(tid, mask.len(), mask)` (`sched_setaffinity(2)`)
+/// for thread `tid` (0: the calling thread). EPERM: another user's thread
+/// without CAP_SYS_NICE; ESRCH: it exited.
+pub fn sched_setaffinity_of(tid: u32, mask: &[u8]) -> io::Result<()> {
+    let tid = pid_arg(tid)?;
     // SAFETY: `mask` is a readable buffer of `mask.len()` bytes.
-    check(unsafe { libc::syscall(libc::SYS_sched_setaffinity, 0, mask.len(), mask.as_ptr()) })?;
+    check(unsafe { libc::syscall(libc::SYS_sched_setaffinity, tid, mask.len(), mask.as_ptr()) })?;
     Ok(())
 }
 
@@ -131,20 +162,99 @@ pub fn sched_setaffinity(mask: &[u8]) -> io::Result<()> {
 /// of 8); returns the bytes the kernel wrote. EINVAL means the buffer is
 /// smaller than the kernel's `nr_cpu_ids`.
 pub fn sched_getaffinity(bytes: usize) -> io::Result<Vec<u8>> {
+    sched_getaffinity_of(0, bytes)
+}
+
+/// `sched_getaffinity(tid, ...)` for thread `tid` (0: the calling
+/// thread), as [`sched_getaffinity`]; ESRCH when it exited.
+pub fn sched_getaffinity_of(tid: u32, bytes: usize) -> io::Result<Vec<u8>> {
+    let tid = pid_arg(tid)?;
     let mut buf = vec![0u8; bytes];
     // SAFETY: `buf` is a writable buffer of `bytes` bytes.
     let n = check(unsafe {
-        libc::syscall(libc::SYS_sched_getaffinity, 0, buf.len(), buf.as_mut_ptr())
+        libc::syscall(
+            libc::SYS_sched_getaffinity,
+            tid,
+            buf.len(),
+            buf.as_mut_ptr(),
+        )
     })?;
     buf.truncate(n as usize);
     Ok(buf)
 }
 
+/// `pidfd_open(pid, 0)` (`pidfd_open(2)`, Linux 5.3): a descriptor that
+/// names process `pid` itself, not its number, so that
+/// [`pidfd_alive`] later tells whether that very process still exists.
+/// Errors: ESRCH (no such process), EINVAL (`pid` names a thread that is
+/// not a thread-group leader, or is above `i32::MAX`), ENOSYS (older kernel).
+pub fn pidfd_open(pid: u32) -> io::Result<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
+    let pid = pid_arg(pid)?;
+    // SAFETY: plain integer arguments; the kernel returns a new descriptor.
+    let fd = check(unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) })?;
+    // SAFETY: `fd` is a descriptor the kernel just opened for us alone.
+    Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as i32) })
+}
+
+/// Whether the process a pidfd names has not exited:
+/// `pidfd_send_signal(fd, 0, NULL, 0)` (`pidfd_send_signal(2)`; signal 0
+/// sends nothing) fails with ESRCH once it has exited, even if its number
+/// was given to a new process since. Other errors (EPERM: another user's
+/// process) mean it exists.
+pub fn pidfd_alive(fd: &std::os::fd::OwnedFd) -> bool {
+    use std::os::fd::AsRawFd;
+    // SAFETY: a valid descriptor, signal 0 and a null siginfo; nothing is
+    // sent and no memory is shared.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_pidfd_send_signal,
+            fd.as_raw_fd(),
+            0,
+            std::ptr::null::<libc::siginfo_t>(),
+            0,
+        )
+    };
+    r == 0 || io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+}
+
+/// `migrate_pages(pid, maxnode, old_nodes, new_nodes)` (`migrate_pages(2)`):
+/// moves the pages of process `pid` on the nodes of `old` to those of
+/// `new` (node masks as [`set_mempolicy`]'s, `maxnode` bits + 1). Returns
+/// the number of pages that could not be moved. Errors: EPERM (another
+/// user's process without CAP_SYS_NICE), ESRCH (no such process), EINVAL
+/// (a node outside the target's allowed memory nodes).
+pub fn migrate_pages(pid: u32, maxnode: u64, old: &[u8], new: &[u8]) -> io::Result<u64> {
+    let pid = pid_arg(pid)?;
+    debug_assert!((old.len().min(new.len()) as u64) * 8 >= maxnode.saturating_sub(1));
+    // SAFETY: `old` and `new` are readable masks of at least maxnode - 1
+    // bits; the kernel only reads them.
+    let n = check(unsafe {
+        libc::syscall(
+            libc::SYS_migrate_pages,
+            pid,
+            maxnode,
+            old.as_ptr(),
+            new.as_ptr(),
+        )
+    })?;
+    Ok(n as u64)
+}
+
 /// `setpriority(PRIO_PROCESS, 0, nice)`: the nice value, stored even under
 /// real-time policies (where `sched_setattr(2)` ignores `sched_nice`).
 pub fn set_nice(nice: i32) -> io::Result<()> {
+    set_nice_of(0, nice)
+}
+
+/// `setpriority(PRIO_PROCESS, tid, nice)` (`setpriority(2)`): on Linux
+/// `PRIO_PROCESS` with a thread id sets that one thread's nice value.
+/// EPERM: another user's thread; EACCES: a lower nice value without
+/// CAP_SYS_NICE or RLIMIT_NICE.
+pub fn set_nice_of(tid: u32, nice: i32) -> io::Result<()> {
+    let tid = libc::id_t::try_from(pid_arg(tid)?).unwrap_or(0);
     // SAFETY: plain integer arguments; no memory is shared with the kernel.
-    let r = unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, nice) };
+    let r = unsafe { libc::setpriority(libc::PRIO_PROCESS, tid, nice) };
     if r < 0 {
         Err(io::Error::last_os_error())
     } else {

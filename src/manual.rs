@@ -589,7 +589,7 @@ the caller's cgroup
 The command's own status once it runs (pinrun execs in place).
 .TP
 .B 0
---dry-run, --show, --emit, or --check without warnings (info findings do
+--dry-run, --show, --emit, --pid, or --check without warnings (info findings do
 not count).
 .TP
 .B 1
@@ -623,6 +623,64 @@ RLIMIT_NICE. With RT group scheduling the cgroup also needs cpu.rt_runtime_us.
 Affinity is limited to the caller's cgroup cpuset (docker --cpuset-cpus,
 systemd AllowedCPUs=); pinrun plans inside it and names the cgroup when a
 request falls outside.
+.SH "RUNNING PROCESSES"
+.B \-\-pid PID
+works on a running process instead of a command (PID a process id, or
+.B self
+for pinrun itself).
+Alone, it prints each thread (TID, name, Cpus_allowed_list, the CPU it last
+ran on, its policy with priority, nice or SCHED_DEADLINE runtime, deadline
+and period), the memory (Mems_allowed_list; numa_maps summarised: mappings
+per policy, resident MiB per node) and the findings of its CPUs, as
+.B \-\-check \-\-cpus
+of them gives them;
+.B \-\-json
+gives the same as one object.
+.PP
+With placement or scheduling options the change is planned exactly as a
+launch (the process's own affinity, memory nodes, policy and RLIMIT_RTPRIO
+in place of pinrun's, its current affinity bounding the choice only with
+.BR "\-\-within inherited" ,
+since it is what is being replaced; the same checks,
+.BR \-\-dry\-run ", " \-\-check ", " \-\-strict )
+and applied to every thread
+.RB ( \-\-tid
+for one), all or nothing: each thread's affinity and attributes are saved
+first, and a failure restores every thread already changed, then names the
+thread and why (and any thread the kernel would not let pinrun restore: a
+raised nice value cannot be lowered back without CAP_SYS_NICE or
+RLIMIT_NICE). Threads that appear meanwhile are found by passes over
+/proc/PID/task, repeated until one finds no new thread (at most 16; \-v
+says how many); a thread created by a changed thread inherits the change.
+The process is named by a pidfd (pidfd_open(2), Linux 5.3) and its start
+time: if it exits, or its PID names another process, between planning and
+applying, nothing is changed (pid\-reused, 125).
+.B \-\-exclusive
+claims the cores for the lifetime of that process (the record carries its
+PID and start time).
+.PP
+No system call sets another process's memory policy: a memory policy option
+with
+.B \-\-pid
+is refused, unless
+.B \-\-migrate
+is given, which moves the process's pages with migrate_pages(2) (as
+migratepages(8)) from the nodes that hold them to the policy's nodes (or
+the chosen CPUs' nodes); the process's policy itself is unchanged.
+\-\-dry\-run shows the bytes that would move (from numa_maps);
+.B \-\-migrate\-limit SIZE
+refuses to move more.
+.PP
+Permissions are the kernel's: without CAP_SYS_NICE, pinrun's effective uid
+must be the process's real or effective uid (refused before anything is
+changed, pid\-not\-permitted); RLIMIT_RTPRIO and RLIMIT_NICE are the
+process's; reading another user's numa_maps needs ptrace read access.
+.PP
+.B \-\-show
+adds who runs where on the live machine: for each CPU, the real-time
+(rt PRIORITY) and pinned (an affinity narrower than the online CPUs)
+user-space processes allowed on it, from the scan of the rt\-competitor
+check (\-\-json: "tasks").
 .SH INSTALLATION
 .B cargo install \-\-locked \-\-path .
 in a checkout installs pinrun (add
@@ -737,7 +795,12 @@ chrt \-o, \-b, \-i	\-\-other, \-\-batch, \-\-idle	short forms collide or are rar
 chrt \-d, \-\-deadline	\-\-deadline	
 chrt \-T, \-D, \-P (ns)	\-\-sched\-runtime, \-deadline, \-period	pinrun's take a unit (500us)
 chrt \-R, \-\-reset\-on\-fork	\-R, \-\-reset\-on\-fork	
-taskset \-p, chrt \-p, \-a	none	a running process: pinrun starts COMMAND
+taskset \-p PID	\-\-pid PID \-\-tid PID	read-only without options; one thread
+taskset \-a \-p MASK PID	\-\-pid PID \-\-cpus LIST	every thread (all or none)
+chrt \-p PID	\-\-pid PID	every thread's policy, priority, nice, deadline parameters
+chrt \-a \-p PRIO PID	\-\-pid PID \-\-fifo PRIO	every thread; \-\-tid TID for one (chrt \-p without \-a)
+migratepages PID FROM TO	\-\-pid PID \-\-migrate \-\-membind TO	FROM: the nodes holding its pages (numa_maps)
+numactl \-\-show	\-\-pid self	pinrun's own (inherited) placement and policy
 .TE
 .PP
 .B \-\-node
@@ -763,6 +826,8 @@ $PINRUN_CONFIG, ~/.config/pinrun/config.toml, /etc/pinrun.toml (POLICY FILE)
 /sys/devices/system/cpu/cpuN/cpufreq/scaling_governor, cpuN/cpuidle/stateK/{name,latency,disable}
 /proc (sched_getscheduler(2) per process), /proc/PID/stat of the real-time ones and
   status of the user-space ones (only with --fifo/--rr; a dump: every PID's stat)
+/proc/PID/task/TID/{status,stat}, /proc/PID/{stat,status,limits,numa_maps} (\-\-pid);
+  /proc/PID/stat of every process and status of the user-space ones (\-\-show)
 <cgroup v1 cpu>/cpu.rt_runtime_us, /boot/config-RELEASE (RT group scheduling;
   the config only to explain an EPERM)
 /run/pinrun/<pid>.<starttime>.<random> (claim records), /var/lib/kubelet/cpu_manager_state
@@ -797,6 +862,9 @@ pinrun \-\-interleave all \-\- postgres \-D /var/lib/postgresql/data
 pinrun \-\-dry\-run \-\-json \-\-node 1 \-\-cores 2 | jq \-er .cpulist
 pinrun \-\-dump machine.tar.gz
 pinrun \-\-sysroot machine.tar.gz \-\-dry\-run \-\-node 0 \-\-cores 4 \-\-fifo 90
+pinrun \-\-pid $(pgrep \-o engine)
+pinrun \-\-pid $(pgrep \-o engine) \-\-cpus 4\-7 \-\-fifo 80 \-\-dry\-run
+pinrun \-\-pid $(pgrep \-o engine) \-\-migrate \-\-membind 1 \-\-migrate\-limit 8G
 .fi
 .SH "SEE ALSO"
 .BR taskset (1),

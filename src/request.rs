@@ -258,6 +258,33 @@ pub struct Request {
     /// Kubernetes, Slurm and systemd: `--emit`, `--cgroup`, `--settle`,
     /// `--check-emitted`.
     pub fleet: FleetRequest,
+    /// `--pid`: a running process instead of a command.
+    pub target: Option<Target>,
+}
+
+/// A running process to show or change (`--pid`, `--tid`, `--migrate`;
+/// issue 18).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// The process id (`self` resolved to pinrun's own).
+    pub pid: u32,
+    /// `--tid`: only this thread; `None`: every thread.
+    pub tid: Option<u32>,
+    /// `--migrate`: move the process's pages to the chosen nodes.
+    pub migrate: bool,
+    /// `--migrate-limit`: the most bytes `--migrate` may move.
+    pub migrate_limit: Option<u64>,
+}
+
+impl Target {
+    /// Whether the request only asks to see the process (no placement,
+    /// scheduling, memory or migration).
+    pub fn is_query(&self, req: &Request) -> bool {
+        !self.migrate
+            && !req.placement.is_requested()
+            && !req.sched.is_requested()
+            && req.memory.is_none()
+    }
 }
 
 impl Request {

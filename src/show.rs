@@ -298,3 +298,35 @@ pub fn text(sys: &SystemState, verbose: bool) -> String {
     }
     s
 }
+
+/// `--show`'s who-runs-where (issue 18): for each online CPU, the
+/// real-time processes (`rt N`, their `rt_priority`) and the pinned ones
+/// (`pinned`: an affinity narrower than the online CPUs) allowed on it,
+/// from [`crate::system::rt_tasks::read_placed_tasks`]; a CPU with none is
+/// left out, and so is the section when no process is real-time or pinned.
+pub fn who_runs_where(tasks: &[crate::system::rt_tasks::RtTask], online: &CpuSet) -> String {
+    let mut s = String::new();
+    for cpu in online.iter() {
+        let on: Vec<String> = tasks
+            .iter()
+            .filter(|t| t.cpus.contains(cpu))
+            .map(|t| {
+                let how = if t.priority > 0 {
+                    format!("rt {}", t.priority)
+                } else {
+                    "pinned".to_string()
+                };
+                format!("{} {} ({how}, {})", t.pid, t.comm, t.state)
+            })
+            .collect();
+        if !on.is_empty() {
+            s.push_str(&format!("  CPU {cpu}: {}\n", on.join(", ")));
+        }
+    }
+    if s.is_empty() {
+        return s;
+    }
+    format!(
+        "who runs where (real-time and pinned processes, pid comm (rt PRIORITY or pinned, state)):\n{s}"
+    )
+}

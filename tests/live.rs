@@ -1204,3 +1204,762 @@ fn unprivileged_task_under_an_inherited_policy() {
         }
     }
 }
+
+// ---- Running processes (`--pid`, issue 18) ----
+
+/// Not a test: the multithreaded process the `--pid` tests work on, this
+/// test binary run again with `PINRUN_PID_HELPER=N` (no Python or C
+/// helper). It starts N threads named `worker0`…, says `ready` on stderr,
+/// then with `PINRUN_PID_HELPER_BURST=M` starts M more threads (`burst0`…)
+/// one per millisecond from the spawning thread and says `burst done`;
+/// every thread sleeps until stdin closes, when the process exits.
+#[test]
+#[ignore = "helper process of the --pid tests (PINRUN_PID_HELPER)"]
+fn pid_helper() {
+    use std::io::{Read, Write};
+    let Some(n) = std::env::var("PINRUN_PID_HELPER")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+    else {
+        return;
+    };
+    let burst: usize = std::env::var("PINRUN_PID_HELPER_BURST")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    // Each thread is running (so its name is set: the new thread sets it
+    // itself) before the helper says so.
+    let start = |name: String| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::Builder::new()
+            .name(name)
+            .spawn(move || {
+                tx.send(()).unwrap();
+                loop {
+                    std::thread::park();
+                }
+            })
+            .unwrap();
+        rx.recv().unwrap();
+    };
+    for i in 0..n {
+        start(format!("worker{i}"));
+    }
+    let mut err = std::io::stderr();
+    writeln!(err, "ready").unwrap();
+    for i in 0..burst {
+        start(format!("burst{i}"));
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    if burst > 0 {
+        writeln!(err, "burst done").unwrap();
+    }
+    // PINRUN_PID_HELPER_CHURN: a thread that keeps starting threads living
+    // a millisecond each, until the process ends.
+    if std::env::var_os("PINRUN_PID_HELPER_CHURN").is_some_and(|v| !v.is_empty()) {
+        std::thread::Builder::new()
+            .name("churn".into())
+            .spawn(|| {
+                loop {
+                    let t = std::thread::spawn(|| {
+                        std::thread::sleep(std::time::Duration::from_millis(1))
+                    });
+                    std::thread::sleep(std::time::Duration::from_micros(200));
+                    drop(t);
+                }
+            })
+            .unwrap();
+    }
+    let _ = std::io::stdin().read_to_end(&mut Vec::new());
+    std::process::exit(0);
+}
+
+/// A running [`pid_helper`]: killed when dropped.
+struct Helper {
+    child: std::process::Child,
+    lines: std::io::Lines<std::io::BufReader<std::process::ChildStderr>>,
+}
+
+impl Helper {
+    fn start(threads: usize, burst: usize) -> Helper {
+        Self::start_with(threads, burst, false)
+    }
+
+    /// With `churn`: also a thread that keeps starting threads that live a
+    /// millisecond (PINRUN_PID_HELPER_CHURN).
+    fn start_with(threads: usize, burst: usize, churn: bool) -> Helper {
+        use std::io::BufRead;
+        use std::process::Stdio;
+        let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "pid_helper",
+                "--exact",
+                "--ignored",
+                "--nocapture",
+                "--test-threads=1",
+                "-q",
+            ])
+            .env("PINRUN_PID_HELPER", threads.to_string())
+            .env("PINRUN_PID_HELPER_BURST", burst.to_string())
+            .env("PINRUN_PID_HELPER_CHURN", if churn { "1" } else { "" })
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn helper");
+        let lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+        let mut h = Helper { child, lines };
+        h.wait_for("ready");
+        h
+    }
+
+    fn wait_for(&mut self, what: &str) {
+        for line in self.lines.by_ref() {
+            if line.expect("helper stderr") == what {
+                return;
+            }
+        }
+        panic!("helper ended before saying {what}");
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// The thread ids in /proc/PID/task.
+    fn tids(&self) -> Vec<u32> {
+        let mut v: Vec<u32> = std::fs::read_dir(format!("/proc/{}/task", self.pid()))
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+            .collect();
+        v.sort_unstable();
+        v
+    }
+
+    fn status(&self, tid: u32, key: &str) -> String {
+        let s = std::fs::read_to_string(format!("/proc/{}/task/{tid}/status", self.pid())).unwrap();
+        s.lines()
+            .find_map(|l| l.strip_prefix(&format!("{key}:")))
+            .unwrap()
+            .trim()
+            .to_string()
+    }
+
+    fn stat(&self, tid: u32, n: usize) -> i64 {
+        stat_field(
+            &std::fs::read_to_string(format!("/proc/{}/task/{tid}/stat", self.pid())).unwrap(),
+            n,
+        )
+    }
+
+    fn tid_named(&self, name: &str) -> u32 {
+        *self
+            .tids()
+            .iter()
+            .find(|&&t| self.status(t, "Name") == name)
+            .unwrap_or_else(|| panic!("no thread {name}"))
+    }
+}
+
+impl Drop for Helper {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `chrt -p TID`'s three facts: the policy name, the priority, and the
+/// SCHED_DEADLINE runtime/deadline/period line when there is one.
+fn chrt_p(tid: u32) -> (String, i64, Option<String>) {
+    let out = std::process::Command::new("chrt")
+        .args(["-p", &tid.to_string()])
+        .output()
+        .expect("chrt");
+    let text = String::from_utf8(out.stdout).unwrap();
+    let after = |key: &str| {
+        text.lines()
+            .find_map(|l| l.split_once(key).map(|(_, v)| v.trim().to_string()))
+    };
+    let policy = after("scheduling policy:").expect("policy line");
+    // chrt prints "SCHED_OTHER" or "SCHED_FIFO|SCHED_RESET_ON_FORK".
+    let policy = policy.split('|').next().unwrap().to_string();
+    let prio = after("scheduling priority:").map_or(0, |p| p.parse().unwrap());
+    (policy, prio, after("runtime/deadline/period parameters:"))
+}
+
+/// `pinrun --pid PID --json` says for each thread what the kernel says in
+/// /proc/PID/task/TID/status (Name, Cpus_allowed_list, Mems_allowed_list),
+/// stat (fields 39 processor, 40 rt_priority, 41 policy, 19 nice) and
+/// `chrt -p TID` (policy, priority, deadline parameters). As root, threads
+/// are first given different policies with chrt(1) and renice(1).
+#[test]
+fn pid_query_matches_proc_and_chrt() {
+    let h = Helper::start(3, 0);
+    let pid = h.pid();
+    let mut deadline = false;
+    if is_root() {
+        let w1 = h.tid_named("worker1").to_string();
+        let w2 = h.tid_named("worker2").to_string();
+        let w0 = h.tid_named("worker0").to_string();
+        let ok = |args: &[&str]| {
+            std::process::Command::new(args[0])
+                .args(&args[1..])
+                .output()
+                .unwrap()
+                .status
+                .success()
+        };
+        assert!(ok(&["chrt", "-f", "-p", "7", &w1]));
+        assert!(ok(&["renice", "-n", "4", "-p", &w2]));
+        // SCHED_DEADLINE may be refused here (bandwidth): then not checked.
+        deadline = ok(&[
+            "chrt", "-d", "-T", "1000000", "-D", "10000000", "-P", "20000000", "-p", "0", &w0,
+        ]);
+    }
+    let out = pinrun()
+        .args(["--pid", &pid.to_string(), "--json"])
+        .output()
+        .unwrap();
+    assert_status(&out, 0);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["pid"], pid);
+    let threads = v["threads"].as_array().unwrap();
+    let tids: Vec<u32> = threads
+        .iter()
+        .map(|t| t["tid"].as_u64().unwrap() as u32)
+        .collect();
+    assert_eq!(tids, h.tids());
+    assert!(v["passes"].as_u64().unwrap() >= 1);
+    for t in threads {
+        let tid = t["tid"].as_u64().unwrap() as u32;
+        assert_eq!(t["name"], h.status(tid, "Name"), "{t}");
+        assert_eq!(t["cpulist"], h.status(tid, "Cpus_allowed_list"), "{t}");
+        let mems: Vec<u32> =
+            pinrun::cpuset::CpuSet::parse_sysfs_list(&h.status(tid, "Mems_allowed_list"), None)
+                .unwrap()
+                .to_vec();
+        assert_eq!(t["mems_allowed"], serde_json::json!(mems), "{t}");
+        assert_eq!(t["last_cpu"], h.stat(tid, 39), "{t}");
+        assert_eq!(t["priority"], h.stat(tid, 40), "{t}");
+        assert_eq!(t["nice"], h.stat(tid, 19), "{t}");
+        let (policy, prio, dl) = chrt_p(tid);
+        assert_eq!(t["policy"], policy, "{t}");
+        assert_eq!(t["priority"], prio, "{t}");
+        if let Some(dl) = dl {
+            let want = format!(
+                "{}/{}/{}",
+                t["runtime_ns"], t["deadline_ns"], t["period_ns"]
+            );
+            assert_eq!(dl, want, "{t}");
+        }
+    }
+    if is_root() {
+        let w1 = h.tid_named("worker1");
+        let t1 = threads.iter().find(|t| t["tid"] == w1).unwrap();
+        assert_eq!(
+            (t1["policy"].as_str(), t1["priority"].as_u64()),
+            (Some("SCHED_FIFO"), Some(7))
+        );
+        let w2 = h.tid_named("worker2");
+        let t2 = threads.iter().find(|t| t["tid"] == w2).unwrap();
+        assert_eq!(t2["nice"], 4);
+    }
+    if deadline {
+        let w0 = h.tid_named("worker0");
+        let t0 = threads.iter().find(|t| t["tid"] == w0).unwrap();
+        assert_eq!(t0["policy"], "SCHED_DEADLINE");
+        assert_eq!(
+            (&t0["runtime_ns"], &t0["deadline_ns"], &t0["period_ns"]),
+            (
+                &serde_json::json!(1_000_000),
+                &serde_json::json!(10_000_000),
+                &serde_json::json!(20_000_000)
+            )
+        );
+    }
+    // The text names every thread, and `self` is pinrun itself.
+    let text = run_stdout(&["--pid", &pid.to_string()]);
+    for tid in h.tids() {
+        assert!(text.contains(&format!(" {tid} ")), "{tid} missing:\n{text}");
+    }
+    let v: serde_json::Value =
+        serde_json::from_str(&run_stdout(&["--pid", "self", "--json"])).unwrap();
+    assert_eq!(v["threads"][0]["name"], "pinrun");
+}
+
+/// `--pid PID --cpus C --nice N` (N above the current nice value: no
+/// privilege needed) changes every thread, those the process
+/// creates while pinrun works included (a burst of 300 threads, one a
+/// millisecond, from a thread pinrun changes: new threads inherit its
+/// affinity and nice, and the passes over /proc/PID/task catch those
+/// created before). Read back from /proc/PID/task/*/status and stat, and
+/// with `taskset -p` for each thread.
+#[test]
+fn pid_change_applies_to_every_thread_even_new_ones() {
+    let last = online().last().unwrap();
+    let mut h = Helper::start(3, 300);
+    // A nice value above the current one needs no privilege.
+    let nice = (h.stat(h.pid(), 19) + 2).min(19);
+    let out = pinrun()
+        .args([
+            "--pid",
+            &h.pid().to_string(),
+            "--cpus",
+            &last.to_string(),
+            "--nice",
+            &nice.to_string(),
+            "-v",
+        ])
+        .output()
+        .unwrap();
+    assert_status(&out, 0);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("pass(es) over /proc/"), "{err}");
+    h.wait_for("burst done");
+    let tids = h.tids();
+    assert!(tids.len() >= 3 + 300, "{}", tids.len());
+    let mask = format!("{:x}", 1u64 << last);
+    for tid in tids {
+        assert_eq!(
+            h.status(tid, "Cpus_allowed_list"),
+            last.to_string(),
+            "thread {tid}"
+        );
+        assert_eq!(h.stat(tid, 19), nice, "thread {tid}");
+        let tp = std::process::Command::new("taskset")
+            .args(["-p", &tid.to_string()])
+            .output()
+            .unwrap();
+        let tp = String::from_utf8(tp.stdout).unwrap();
+        assert!(tp.trim_end().ends_with(&format!(": {mask}")), "{tp}");
+    }
+}
+
+/// A failure on the third thread (the test hook `PINRUN_TEST_FAIL_AT=2`,
+/// an EPERM as the kernel gives for another user's thread) leaves every
+/// thread as it was: affinity (and, as root, nice) read back, exit 125, the
+/// thread and the restore named. Unprivileged, nice is not changed: a
+/// raised nice value cannot be lowered back without CAP_SYS_NICE or
+/// RLIMIT_NICE (setpriority(2) EACCES), so pinrun could only name those
+/// threads as not restored.
+#[test]
+fn pid_forced_failure_restores_the_others() {
+    let last = online().last().unwrap();
+    let h = Helper::start(3, 0);
+    let before: Vec<(u32, String, i64)> = h
+        .tids()
+        .into_iter()
+        .map(|t| (t, h.status(t, "Cpus_allowed_list"), h.stat(t, 19)))
+        .collect();
+    let nice = (before[0].2 + 3).min(19).to_string();
+    let mut args = vec![
+        "--pid".to_string(),
+        h.pid().to_string(),
+        "--cpus".into(),
+        last.to_string(),
+    ];
+    if is_root() {
+        args.extend(["--nice".to_string(), nice]);
+    }
+    let out = pinrun()
+        .env("PINRUN_TEST_FAIL_AT", "2")
+        .args(&args)
+        .output()
+        .unwrap();
+    assert_status(&out, 125);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("thread {} (after 2 changed)", before[2].0)),
+        "{err}"
+    );
+    assert!(err.contains("were restored"), "{err}");
+    let after: Vec<(u32, String, i64)> = h
+        .tids()
+        .into_iter()
+        .map(|t| (t, h.status(t, "Cpus_allowed_list"), h.stat(t, 19)))
+        .collect();
+    assert_eq!(after, before);
+}
+
+/// A PID reused between plan and apply is never touched: in a new PID
+/// namespace (`unshare --pid --fork --mount-proc`, pids predictable and
+/// `ns_last_pid` the namespace's own), process A is planned on, pinrun
+/// stops before applying (`PINRUN_TEST_BEFORE_APPLY` FIFO), A exits and B
+/// gets A's PID; pinrun then refuses (exit 125, pid-reused) and B keeps
+/// its nice value.
+#[test]
+fn pid_reused_between_plan_and_apply_is_refused() {
+    if !is_root()
+        || std::process::Command::new("unshare")
+            .arg("--help")
+            .output()
+            .is_err()
+    {
+        common::skip("needs root and unshare(1)");
+        return;
+    }
+    let dir = common::tempdir();
+    let fifo = dir.path().join("pause");
+    let script = r#"
+        mkfifo "$FIFO"
+        sleep 1000 & A=$!
+        PINRUN_TEST_BEFORE_APPLY="$FIFO" "$PINRUN" --pid $A --nice 9 2>"$DIR/err" & P=$!
+        read ready < "$FIFO"
+        kill $A; wait $A
+        echo $((A - 1)) > /proc/sys/kernel/ns_last_pid
+        sleep 1000 & B=$!
+        [ "$B" = "$A" ] || { echo "B=$B A=$A"; exit 99; }
+        before=$(cut -d' ' -f19 /proc/$B/stat)
+        echo go > "$FIFO"
+        wait $P; rc=$?
+        echo "rc=$rc nice=$(cut -d' ' -f19 /proc/$B/stat) (was $before)"
+        kill $B
+    "#;
+    let out = std::process::Command::new("unshare")
+        .args(["--pid", "--fork", "--mount-proc", "sh", "-c", script])
+        .env("FIFO", &fifo)
+        .env("DIR", dir.path())
+        .env("PINRUN", env!("CARGO_BIN_EXE_pinrun"))
+        .env("PINRUN_CONFIG", "")
+        .output()
+        .expect("unshare");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let err = std::fs::read_to_string(dir.path().join("err")).unwrap_or_default();
+    let (rc, nice) = stdout.trim().split_once(' ').unwrap_or_default();
+    assert_eq!(rc, "rc=125", "{out:?}\n{err}");
+    let (now, was) = nice.split_once(" (was ").unwrap();
+    assert_eq!(format!("{now})"), format!("nice={was}"), "{out:?}");
+    assert_ne!(now, "nice=9", "B was changed");
+    assert!(err.contains("now names another process"), "{err}");
+}
+
+/// `--pid PID --exclusive` claims the chosen cores for that process's
+/// lifetime: its record (named by the process's pid and start time, field
+/// 22 of its stat) stays after pinrun exits, another `--exclusive` request
+/// for the CPU is refused naming the process, and once the process has
+/// exited the claim is stale and the CPU free again.
+#[test]
+fn pid_exclusive_claims_for_the_process_lifetime() {
+    let last = online().last().unwrap().to_string();
+    let dir = common::tempdir();
+    let state = dir.path().to_str().unwrap();
+    let h = Helper::start(2, 0);
+    let pid = h.pid().to_string();
+    let out = pinrun()
+        .args([
+            "--pid",
+            &pid,
+            "--cpus",
+            &last,
+            "--exclusive",
+            "--state-dir",
+            state,
+            "-q",
+        ])
+        .output()
+        .unwrap();
+    assert_status(&out, 0);
+    let start = h.stat(h.pid(), 22);
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| !n.starts_with('.'))
+        .collect();
+    assert!(
+        names
+            .iter()
+            .any(|n| n.starts_with(&format!("{pid}.{start}."))),
+        "{names:?}"
+    );
+    let other = |args: &[&str]| {
+        pinrun()
+            .args([
+                "--dry-run",
+                "--json",
+                "--exclusive",
+                "--state-dir",
+                state,
+                "--cpus",
+                &last,
+            ])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = other(&["--", "true"]);
+    assert_status(&out, 125);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["error"]["code"], "cpu-claimed", "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("pid {pid}")),
+        "{v}"
+    );
+    drop(h);
+    assert_status(&other(&["--", "true"]), 0);
+}
+
+/// `--tid TID` (taskset -p without -a, chrt -p without -a) changes that
+/// thread only: its Cpus_allowed_list and nice are the new ones, every other
+/// thread's are as before (read back from /proc/PID/task/*/status, stat).
+#[test]
+fn pid_tid_changes_one_thread_only() {
+    let last = online().last().unwrap();
+    let h = Helper::start(3, 0);
+    let one = h.tid_named("worker1");
+    let before: Vec<(u32, String, i64)> = h
+        .tids()
+        .into_iter()
+        .map(|t| (t, h.status(t, "Cpus_allowed_list"), h.stat(t, 19)))
+        .collect();
+    let nice = (h.stat(one, 19) + 1).min(19);
+    let out = pinrun()
+        .args([
+            "--pid",
+            &h.pid().to_string(),
+            "--tid",
+            &one.to_string(),
+            "--cpus",
+            &last.to_string(),
+            "--nice",
+            &nice.to_string(),
+        ])
+        .output()
+        .unwrap();
+    assert_status(&out, 0);
+    for (tid, cpus, n) in before {
+        if tid == one {
+            assert_eq!(h.status(tid, "Cpus_allowed_list"), last.to_string());
+            assert_eq!(h.stat(tid, 19), nice);
+        } else {
+            assert_eq!(
+                (h.status(tid, "Cpus_allowed_list"), h.stat(tid, 19)),
+                (cpus, n),
+                "thread {tid}"
+            );
+        }
+    }
+}
+
+/// `--strict` refuses a change with warnings as it refuses a launch (exit
+/// 125, code strict) and no thread is touched. SCHED_FIFO makes the
+/// disturbances of a CPU that is not isolated warnings; as root only (an
+/// unprivileged SCHED_FIFO is refused earlier, for RLIMIT_RTPRIO).
+#[test]
+fn pid_strict_refuses_and_changes_nothing() {
+    if !is_root() {
+        common::skip("needs root (SCHED_FIFO)");
+        return;
+    }
+    let h = Helper::start(2, 0);
+    let cpu = online().last().unwrap();
+    let isolated = std::fs::read_to_string("/sys/devices/system/cpu/isolated").unwrap_or_default();
+    if pinrun::cpuset::CpuSet::parse_sysfs_list(&isolated, None).is_ok_and(|s| s.contains(cpu)) {
+        common::skip("the last CPU is isolated: no warning to refuse on");
+        return;
+    }
+    let before: Vec<(u32, i64)> = h.tids().into_iter().map(|t| (t, h.stat(t, 41))).collect();
+    let out = pinrun()
+        .args([
+            "--json",
+            "--pid",
+            &h.pid().to_string(),
+            "--cpus",
+            &cpu.to_string(),
+            "--fifo",
+            "1",
+            "--strict",
+        ])
+        .output()
+        .unwrap();
+    assert_status(&out, 125);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["error"]["code"], "strict", "{v}");
+    let after: Vec<(u32, i64)> = h.tids().into_iter().map(|t| (t, h.stat(t, 41))).collect();
+    assert_eq!(after, before);
+}
+
+/// `--pid PID --dry-run --json` names the threads it would change (those of
+/// /proc/PID/task) and the plan a launch would have, and changes nothing:
+/// every thread's Cpus_allowed_list is as before.
+#[test]
+fn pid_dry_run_names_the_threads_and_changes_nothing() {
+    let last = online().last().unwrap();
+    let h = Helper::start(2, 0);
+    let before: Vec<String> = h
+        .tids()
+        .into_iter()
+        .map(|t| h.status(t, "Cpus_allowed_list"))
+        .collect();
+    let out = pinrun()
+        .args([
+            "--pid",
+            &h.pid().to_string(),
+            "--cpus",
+            &last.to_string(),
+            "--dry-run",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert_status(&out, 0);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["threads"], serde_json::json!(h.tids()), "{v}");
+    assert_eq!(v["cpus"], serde_json::json!([last]), "{v}");
+    assert_eq!(v["pid"], h.pid());
+    let after: Vec<String> = h
+        .tids()
+        .into_iter()
+        .map(|t| h.status(t, "Cpus_allowed_list"))
+        .collect();
+    assert_eq!(after, before);
+}
+
+/// Threads that exit while pinrun works are skipped, not a failure (a
+/// thread pool's short-lived workers): a process that starts a thread
+/// living one millisecond every 0.2 ms is changed (exit 0, ten times in a
+/// row), and afterwards every thread it has runs on the chosen CPU.
+#[test]
+fn pid_threads_that_exit_meanwhile_are_skipped() {
+    let last = online().last().unwrap();
+    let h = Helper::start_with(2, 0, true);
+    for _ in 0..10 {
+        let out = pinrun()
+            .args(["--pid", &h.pid().to_string(), "--cpus", &last.to_string()])
+            .output()
+            .unwrap();
+        assert_status(&out, 0);
+    }
+    for tid in h.tids() {
+        // a thread may exit between the listing and the read
+        let Ok(s) = std::fs::read_to_string(format!("/proc/{}/task/{tid}/status", h.pid())) else {
+            continue;
+        };
+        let cpus = s
+            .lines()
+            .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+            .unwrap()
+            .trim()
+            .to_string();
+        assert_eq!(cpus, last.to_string(), "thread {tid}");
+    }
+}
+
+/// Permissions as the kernel applies them to another process, checked
+/// against chrt(1) run the same way (as root: processes of uid 65534 via
+/// setpriv(1)): the owner without CAP_SYS_NICE and RLIMIT_RTPRIO 0 is
+/// refused SCHED_FIFO (rtprio-not-permitted; `chrt -f -p 10 PID` fails
+/// too), another uid is refused any change (pid-not-permitted; `chrt -o -p
+/// 0 PID` fails too), and nothing changes.
+#[test]
+fn pid_permissions_match_chrt() {
+    if !is_root()
+        || std::process::Command::new("setpriv")
+            .arg("--help")
+            .output()
+            .is_err()
+    {
+        common::skip("needs root and setpriv(1)");
+        return;
+    }
+    let as_uid = |uid: &str, cmd: &[&str]| {
+        let mut c = std::process::Command::new("setpriv");
+        c.args([
+            &format!("--reuid={uid}"),
+            &format!("--regid={uid}"),
+            "--clear-groups",
+            "--inh-caps=-all",
+        ])
+        .args(cmd)
+        .env("PINRUN_CONFIG", "")
+        .current_dir("/");
+        c
+    };
+    let mut sleeper = as_uid("65534", &["sleep", "60"]).spawn().unwrap();
+    let pid = sleeper.id().to_string();
+    // wait until setpriv has exec'd sleep (the uid is then 65534)
+    for _ in 0..500 {
+        if std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "sleep") {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    let bin = env!("CARGO_BIN_EXE_pinrun");
+    let read = || {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+        (stat_field(&stat, 41), stat_field(&stat, 19))
+    };
+    let before = read();
+    let json_code = |out: std::process::Output| -> (Option<i32>, String) {
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        (
+            out.status.code(),
+            v["error"]["code"].as_str().unwrap_or("").to_string(),
+        )
+    };
+    let own = json_code(
+        as_uid("65534", &[bin, "--json", "--pid", &pid, "--fifo", "10"])
+            .output()
+            .unwrap(),
+    );
+    let other = json_code(
+        as_uid("65533", &[bin, "--json", "--pid", &pid, "--nice", "5"])
+            .output()
+            .unwrap(),
+    );
+    let chrt_own = as_uid("65534", &["chrt", "-f", "-p", "10", &pid])
+        .output()
+        .unwrap();
+    let chrt_other = as_uid("65533", &["chrt", "-o", "-p", "0", &pid])
+        .output()
+        .unwrap();
+    let after = read();
+    let _ = sleeper.kill();
+    let _ = sleeper.wait();
+    assert!(!chrt_own.status.success() && !chrt_other.status.success());
+    assert_eq!(own, (Some(125), "rtprio-not-permitted".to_string()));
+    assert_eq!(other, (Some(125), "pid-not-permitted".to_string()));
+    assert_eq!(after, before);
+}
+
+/// The process's current affinity is what `--pid` replaces: `--cores 1`
+/// chooses among the allowed CPUs as a launch with `--within cgroup` does,
+/// even when the process was pinned elsewhere with `taskset -a -p`; with
+/// `--within inherited` it chooses inside the pinned CPU.
+#[test]
+fn pid_current_affinity_does_not_bound_the_new_one() {
+    let cpus = online();
+    if cpus.len() < 2 {
+        common::skip("needs two online CPUs");
+        return;
+    }
+    let last = cpus.last().unwrap().to_string();
+    let h = Helper::start(1, 0);
+    let pid = h.pid().to_string();
+    let tp = std::process::Command::new("taskset")
+        .args(["-a", "-c", "-p", &last, &pid])
+        .output()
+        .unwrap();
+    assert!(tp.status.success(), "{tp:?}");
+    let dry = |args: &[&str]| -> serde_json::Value {
+        serde_json::from_str(&run_stdout(
+            &[&["--dry-run", "--json", "--cores", "1"], args].concat(),
+        ))
+        .unwrap()
+    };
+    let launch = dry(&["--within", "cgroup", "--", "true"]);
+    let moved = dry(&["--pid", &pid]);
+    assert_eq!(moved["cpus"], launch["cpus"]);
+    assert!(
+        !moved["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["code"] == "outside-inherited-affinity"),
+        "{moved}"
+    );
+    let kept = dry(&["--pid", &pid, "--within", "inherited"]);
+    assert_eq!(kept["cpus"], serde_json::json!([cpus.last().unwrap()]));
+}

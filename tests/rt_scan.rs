@@ -250,3 +250,51 @@ fn not_its_own_competitor_in_another_pid_namespace() {
         .collect();
     assert!(own.is_empty(), "{own:?}");
 }
+
+/// `--show`'s who-runs-where (issue 18) lists, from the same scan, a
+/// process pinned with `taskset -c CPU` (priority 0, `cpus` = [CPU]) and,
+/// as root, one under `chrt -f 3` (priority 3), each with the CPUs
+/// taskset gave it; the text names them on that CPU's line.
+#[test]
+fn show_lists_who_runs_where() {
+    let Some(cpu) = spare_cpu() else {
+        common::skip("needs two online CPUs");
+        return;
+    };
+    let pinned = Spinner::start(cpu, None);
+    let rt = is_root().then(|| Spinner::start(cpu, Some(3)));
+    let out = pinrun().args(["--show", "--json"]).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let tasks = v["tasks"].as_array().expect("tasks");
+    let find = |pid: u32| {
+        tasks
+            .iter()
+            .find(|t| t["pid"] == pid)
+            .unwrap_or_else(|| panic!("pid {pid} missing: {tasks:?}"))
+    };
+    let t = find(pinned.pid());
+    assert_eq!(
+        (&t["priority"], &t["cpus"]),
+        (&serde_json::json!(0), &serde_json::json!([cpu]))
+    );
+    if let Some(rt) = &rt {
+        let t = find(rt.pid());
+        assert_eq!(
+            (&t["priority"], &t["cpus"]),
+            (&serde_json::json!(3), &serde_json::json!([cpu]))
+        );
+    }
+    let text = String::from_utf8(pinrun().arg("--show").output().unwrap().stdout).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with(&format!("  CPU {cpu}: ")))
+        .unwrap_or_else(|| panic!("no line for CPU {cpu}:\n{text}"));
+    assert!(
+        line.contains(&format!("{} sh (pinned, ", pinned.pid())),
+        "{line}"
+    );
+    if let Some(rt) = &rt {
+        assert!(line.contains(&format!("{} sh (rt 3, ", rt.pid())), "{line}");
+    }
+}

@@ -71,6 +71,38 @@ impl Guard {
 }
 
 impl Guard {
+    /// Writes a record for running process `pid` (started at `start`,
+    /// field 22 of its stat; owned by `uid`) for every thread of the
+    /// chosen cores (`--pid --exclusive`): the claim lives as long as that
+    /// process. Returns the record's path.
+    pub fn claim_for(
+        &mut self,
+        plan: &Plan,
+        pid: u32,
+        start: u64,
+        uid: u32,
+        command: &[String],
+    ) -> Result<PathBuf> {
+        let cpus = claim_set(
+            plan.cpus.as_ref().unwrap_or(&Default::default()),
+            &plan.cores,
+        );
+        let rec = Record::new(pid, start, uid, 0, &cpus, command, now());
+        let name = crate::apply::claims::write_record(&self.dir, &rec)?;
+        let path = self.dir.path().join(&name);
+        self.record = Some(name);
+        Ok(path)
+    }
+
+    /// Keeps the record when the guard is dropped (a claim made for
+    /// another process outlives pinrun), and releases the lock.
+    pub fn keep(&mut self) {
+        self.record = None;
+        self.dir.unlock();
+    }
+}
+
+impl Guard {
     /// Releases the lock, keeping the record: other launches may choose
     /// now, and see this claim.
     pub fn unlock(&mut self) {

@@ -50,7 +50,12 @@ pub fn for_request(req: &Request) -> Scope {
 /// ([`crate::request::Request::shows_info`]).
 pub fn read_extras_for(sys: &mut SystemState, root: &Root, req: &Request, cpus: &CpuSet) {
     let rt = req.sched.policy.is_some_and(Policy::is_rt);
-    let self_pid = req.sysroot.is_none().then(std::process::id);
+    // The process being placed is not its own competitor: pinrun's, or
+    // the --pid process's.
+    let self_pid = req
+        .sysroot
+        .is_none()
+        .then(|| req.target.as_ref().map_or_else(std::process::id, |t| t.pid));
     sys.read_extras(
         root,
         cpus,

@@ -5,6 +5,7 @@
 //! cpuset, and pinrun never runs a command on a placement it was not asked for.
 
 pub mod claims;
+pub mod threads;
 
 use crate::cpuset::CpuSet;
 use crate::error::{Error, ErrorCode, Result, Step};
@@ -125,20 +126,26 @@ pub fn attr_words(a: &ffi::SchedAttr) -> String {
 }
 
 fn apply_sched(req: &SchedRequest) -> Result<()> {
+    apply_sched_of(0, req)
+}
+
+/// Applies `req` to thread `tid` (0: the calling thread): `setpriority(2)`
+/// for `--nice`, then `sched_setattr(2)` on top of its current attributes.
+pub fn apply_sched_of(tid: u32, req: &SchedRequest) -> Result<()> {
     let fail = |step: Step, what: &str, e: io::Error| {
         Error::from_syscall(ErrorCode::SchedFailed, what, step, &e)
     };
     if let Some(n) = req.nice {
-        ffi::set_nice(n)
+        ffi::set_nice_of(tid, n)
             .map_err(|e| fail(Step::SetPriority, &format!("setpriority(nice {n})"), e))?;
     }
     let mut current =
-        ffi::sched_getattr().map_err(|e| fail(Step::SchedGetattr, "sched_getattr", e))?;
+        ffi::sched_getattr_of(tid).map_err(|e| fail(Step::SchedGetattr, "sched_getattr", e))?;
     if let Some(n) = req.nice {
         current.sched_nice = n;
     }
     let attr = sched_attr(current, req);
-    ffi::sched_setattr(&attr).map_err(|e| {
+    ffi::sched_setattr_of(tid, &attr).map_err(|e| {
         fail(
             Step::SchedSetattr,
             &format!("sched_setattr({})", attr_words(&attr)),
@@ -150,9 +157,14 @@ fn apply_sched(req: &SchedRequest) -> Result<()> {
 /// This thread's affinity, with a buffer sized from `possible` and doubled
 /// on EINVAL (the kernel's `nr_cpu_ids` may exceed what sysfs said).
 pub fn get_affinity(possible: &CpuSet) -> io::Result<CpuSet> {
+    get_affinity_of(0, possible)
+}
+
+/// Thread `tid`'s affinity (0: the calling thread), as [`get_affinity`].
+pub fn get_affinity_of(tid: u32, possible: &CpuSet) -> io::Result<CpuSet> {
     let mut bytes = (possible.last().unwrap_or(0) as usize / 64 + 1) * 8;
     loop {
-        match ffi::sched_getaffinity(bytes) {
+        match ffi::sched_getaffinity_of(tid, bytes) {
             Ok(b) => return Ok(CpuSet::from_kernel_bytes(&b)),
             Err(e) if e.raw_os_error() == Some(libc::EINVAL) && bytes < (1 << 20) => bytes *= 2,
             Err(e) => return Err(e),
@@ -161,9 +173,15 @@ pub fn get_affinity(possible: &CpuSet) -> io::Result<CpuSet> {
 }
 
 fn apply_affinity(cpus: &CpuSet, possible: &CpuSet) -> Result<()> {
+    apply_affinity_of(0, cpus, possible)
+}
+
+/// Sets thread `tid`'s affinity (0: the calling thread) to `cpus` and
+/// reads it back: a narrower mask (the cgroup cpuset) is an error.
+pub fn apply_affinity_of(tid: u32, cpus: &CpuSet, possible: &CpuSet) -> Result<()> {
     let bytes =
         ((possible.last().unwrap_or(0).max(cpus.last().unwrap_or(0))) as usize / 64 + 1) * 8;
-    ffi::sched_setaffinity(&cpus.to_kernel_bytes(bytes)).map_err(|e| {
+    ffi::sched_setaffinity_of(tid, &cpus.to_kernel_bytes(bytes)).map_err(|e| {
         Error::from_syscall(
             ErrorCode::AffinityFailed,
             &format!("sched_setaffinity(CPUs {cpus})"),
@@ -171,7 +189,7 @@ fn apply_affinity(cpus: &CpuSet, possible: &CpuSet) -> Result<()> {
             &e,
         )
     })?;
-    let got = get_affinity(possible).map_err(|e| {
+    let got = get_affinity_of(tid, possible).map_err(|e| {
         Error::from_syscall(
             ErrorCode::AffinityFailed,
             "sched_getaffinity",

@@ -9,6 +9,7 @@ pub mod fleet;
 pub mod memory;
 pub mod placement;
 pub mod sched;
+pub mod threads;
 
 pub use claims::claim_set;
 pub use memory::{MemMode, MemPlan, nearest_memory_node};

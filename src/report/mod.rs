@@ -2,6 +2,7 @@
 //! Pure: returns strings; [`crate::output`] prints them.
 
 pub mod claims;
+pub mod threads;
 
 pub use claims::{add_claims_json, claims_text};
 
@@ -317,6 +318,25 @@ fn show_cpu_json(sys: &SystemState, c: &crate::system::Cpu) -> Value {
         "isolated": sys.isolated.contains(c.id),
         "nohz_full": sys.nohz_full.contains(c.id),
     })
+}
+
+/// `--show --json`'s `tasks`: the real-time and pinned processes (pid,
+/// comm, `priority` 0 for a pinned one that is not real-time, state,
+/// `cpus`), from [`crate::system::rt_tasks::read_placed_tasks`].
+pub fn placed_tasks_json(tasks: &[crate::system::rt_tasks::RtTask]) -> Value {
+    tasks
+        .iter()
+        .map(|t| {
+            json!({
+                "pid": t.pid,
+                "comm": t.comm,
+                "priority": t.priority,
+                "realtime": t.priority > 0,
+                "state": t.state.to_string(),
+                "cpus": t.cpus.to_vec(),
+            })
+        })
+        .collect()
 }
 
 /// `--show --json`.

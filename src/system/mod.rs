@@ -15,6 +15,7 @@ pub mod process;
 pub mod root;
 pub mod rt_tasks;
 pub mod scope;
+pub mod threads;
 pub mod topology;
 
 pub use cgroup::CgroupCpuset;

@@ -47,7 +47,8 @@ pub struct Process {
     pub nice_limit: Option<u64>,
 }
 
-fn status_field<'a>(status: &'a str, key: &str) -> Option<&'a str> {
+/// The value of `key:` in a `/proc/PID/status` text, trimmed.
+pub(crate) fn status_field<'a>(status: &'a str, key: &str) -> Option<&'a str> {
     status.lines().find_map(|l| {
         let (k, v) = l.split_once(':')?;
         (k == key).then(|| v.trim())
@@ -107,16 +108,26 @@ pub fn read_process(root: &Root, rt: bool, nice: bool, details: bool) -> Process
             .and_then(|v| u64::try_from(v).ok());
     }
     if details || nice || rt {
-        // The command name (field 2) may contain spaces and ')': split after
-        // the last ')'; the rest starts at field 3.
+        use super::threads::stat_field;
         let stat = root.read("/proc/self/stat").unwrap_or_default();
-        let field = |n: usize| {
-            let rest = &stat[stat.rfind(')')? + 1..];
-            rest.split_whitespace().nth(n - 3)?.parse::<i64>().ok()
-        };
-        process.nice = field(19).and_then(|v| i32::try_from(v).ok());
-        process.rt_priority = field(40).and_then(|v| u32::try_from(v).ok());
-        process.policy = field(41).and_then(|v| u32::try_from(v).ok());
+        process.nice = stat_field(&stat, 19);
+        process.rt_priority = stat_field(&stat, 40);
+        process.policy = stat_field(&stat, 41);
     }
     process
+}
+
+/// The soft RLIMIT_RTPRIO and RLIMIT_NICE of process `pid`
+/// (`/proc/PID/limits`), which the kernel checks against the target of
+/// `sched_setattr(2)` when the caller lacks CAP_SYS_NICE
+/// (`__sched_setscheduler()`: `task_rlimit(p, RLIMIT_RTPRIO)`); `None`
+/// each when unreadable.
+pub fn limits_of(root: &Root, pid: u32) -> (Option<u64>, Option<u64>) {
+    let limits = root
+        .read(&format!("/proc/{pid}/limits"))
+        .unwrap_or_default();
+    (
+        soft_limit(&limits, "Max realtime priority"),
+        soft_limit(&limits, "Max nice priority"),
+    )
 }

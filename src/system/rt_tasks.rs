@@ -100,7 +100,7 @@ pub fn read_rt_tasks_live(root: &Root, self_pid: Option<u32>) -> Option<Vec<RtTa
 
 /// Whether `root` is `/` and its `/proc/self` names this process (so that
 /// the pids listed in its `/proc` are the ones syscalls take).
-fn is_live_proc(root: &Root) -> bool {
+pub(crate) fn is_live_proc(root: &Root) -> bool {
     root.base() == std::path::Path::new("/") && proc_self_pid(root) == Some(std::process::id())
 }
 
@@ -109,6 +109,14 @@ fn is_live_proc(root: &Root) -> bool {
 /// `comm`), then `status` (`Cpus_allowed_list`) only for such a process.
 /// `None` for any other process, or when a file is missing or malformed.
 fn read_rt_task(root: &Root, pid: u32) -> Option<RtTask> {
+    read_task(root, pid, None)
+}
+
+/// [`read_rt_task`], and with `pinned_in` (the online CPUs) also a
+/// user-space process of any policy whose `Cpus_allowed_list` lacks some
+/// of them (a pinned process; its `priority` is 0, which no SCHED_FIFO or
+/// SCHED_RR task has).
+fn read_task(root: &Root, pid: u32, pinned_in: Option<&CpuSet>) -> Option<RtTask> {
     let stat = root.read(&format!("/proc/{pid}/stat"))?;
     let close = stat.rfind(')')?;
     let comm = stat[stat.find('(')? + 1..close].to_string();
@@ -118,7 +126,8 @@ fn read_rt_task(root: &Root, pid: u32) -> Option<RtTask> {
     // Field 9 flags: PF_KTHREAD marks kernel threads, whose per-CPU RT
     // threads (migration/N) are the kernel's own.
     let flags: u64 = f.get(6)?.parse().ok()?;
-    if !Policy::is_rt_number(policy) || flags & PF_KTHREAD != 0 {
+    let rt = Policy::is_rt_number(policy);
+    if (!rt && pinned_in.is_none()) || flags & PF_KTHREAD != 0 {
         return None;
     }
     let status = root.read(&format!("/proc/{pid}/status"))?;
@@ -126,13 +135,29 @@ fn read_rt_task(root: &Root, pid: u32) -> Option<RtTask> {
         .lines()
         .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
         .and_then(|v| CpuSet::parse_sysfs_list(v, None).ok())?;
+    if !rt && pinned_in.is_some_and(|online| online.difference(&cpus).is_empty()) {
+        return None;
+    }
     Some(RtTask {
         pid,
         comm,
-        priority: f.get(37)?.parse().ok()?,
+        priority: if rt { f.get(37)?.parse().ok()? } else { 0 },
         state: f.first()?.chars().next()?,
         cpus,
     })
+}
+
+/// Who runs where (`--show`, issue 18): every user-space process that is
+/// SCHED_FIFO/SCHED_RR (as [`read_rt_tasks_files`] finds them, for the
+/// `rt-competitor` check) or pinned (its `Cpus_allowed_list` lacks some
+/// of the `online` CPUs; `priority` 0), in ascending pid order; kernel
+/// threads left out. Reads every process's `stat`, and `status` of the
+/// user-space ones.
+pub fn read_placed_tasks(root: &Root, online: &CpuSet) -> Vec<RtTask> {
+    root.numbered_entries("/proc", "")
+        .into_iter()
+        .filter_map(|pid| read_task(root, pid, Some(online)))
+        .collect()
 }
 
 /// The CPUs with an RCU callback-offload kthread (`rcuop/N`, and on older

@@ -28,6 +28,7 @@ mod integration_ecosystem;
 mod irq_sysfs;
 mod kernel_sources;
 mod peers;
+mod pid;
 
 mod scope;
 mod show;

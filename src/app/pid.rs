@@ -1,0 +1,424 @@
+//! `--pid PID`: a running process instead of a command (issue 18). Alone,
+//! it shows every thread (`query`); with placement or scheduling options it
+//! plans them exactly as a launch (same checks, `--dry-run`, `--check`,
+//! `--strict`, `--exclusive`) and applies them to every thread, all or
+//! nothing (`change`). The process is named by a pidfd plus its start
+//! time: a PID that names another process by the time pinrun applies is
+//! never touched.
+
+use super::{Planned, check, dry_run, plan_and_check};
+use crate::check::Severity;
+use crate::error::{Error, ErrorCode, Exit};
+use crate::output::{print_out, to_stderr};
+use crate::report::threads::{ProcessView, process_json, process_text};
+use crate::request::{Mode, Request, Target};
+use crate::system::threads::{self, Identity, ThreadState};
+use crate::system::{Root, SystemState};
+
+/// At most this many passes over `/proc/PID/task` before pinrun settles
+/// for the threads it found (a process creating threads without pause).
+pub const MAX_PASSES: usize = 16;
+
+/// The process being worked on: its pidfd and start time (its identity),
+/// its threads and how many passes found them.
+struct Process {
+    pid: u32,
+    id: Identity,
+    start_time: u64,
+    threads: Vec<ThreadState>,
+    passes: usize,
+}
+
+fn no_such(pid: u32, why: &str) -> Error {
+    Error::new(ErrorCode::NoSuchProcess, format!("--pid {pid}: {why}"))
+        .hint("list processes with ps -e (or pgrep NAME); a process of another PID namespace has another id here")
+}
+
+/// Opens the process (pidfd, start time) and reads its threads (only
+/// `--tid`'s when given).
+fn open(root: &Root, target: &Target) -> Result<Process, Error> {
+    let pid = target.pid;
+    let id = Identity::open(root, pid).map_err(|e| match e.raw_os_error() {
+        Some(libc::ESRCH) => no_such(pid, "no such process"),
+        Some(libc::EINVAL) => no_such(pid, "this is a thread id, not a process id").hint(format!(
+            "give its process (grep Tgid /proc/{pid}/status) with --tid {pid}"
+        )),
+        _ => Error::new(
+            ErrorCode::NoSuchProcess,
+            format!("--pid {pid}: pidfd_open: {e}"),
+        )
+        .hint("pinrun needs pidfd_open(2), Linux 5.3 or later, to name a running process safely"),
+    })?;
+    let start_time = id.start_time;
+    let live = threads::is_live(root);
+    let (mut list, passes) = threads::read_threads(root, pid, live, MAX_PASSES);
+    if let Some(tid) = target.tid {
+        list.retain(|t| t.tid == tid);
+        if list.is_empty() {
+            return Err(Error::new(
+                ErrorCode::NoSuchProcess,
+                format!("--tid {tid}: not a thread of process {pid}"),
+            )
+            .hint(format!("its threads are listed in /proc/{pid}/task")));
+        }
+    }
+    if list.is_empty() {
+        return Err(no_such(pid, "it has exited"));
+    }
+    Ok(Process {
+        pid,
+        id,
+        start_time,
+        threads: list,
+        passes,
+    })
+}
+
+/// Refuses when the process exited or its PID now names another process
+/// (pidfd, then the start time of `/proc/PID/stat`).
+fn still_same(root: &Root, p: &Process) -> Result<(), Error> {
+    if p.id.is_same(root) {
+        return Ok(());
+    }
+    Err(Error::new(
+        ErrorCode::PidReused,
+        format!(
+            "--pid {}: the process exited after pinrun read it{}; nothing was changed",
+            p.pid,
+            if threads::start_time(root, p.pid).is_some() {
+                ", and its PID now names another process"
+            } else {
+                ""
+            }
+        ),
+    )
+    .hint("find the process again (pgrep NAME) and run pinrun again"))
+}
+
+/// The machine read as for a launch, with the process's own affinity,
+/// memory nodes, scheduling and limits in place of pinrun's (what the
+/// kernel checks for `sched_setattr(2)` on it).
+fn as_target(mut sys: SystemState, root: &Root, p: &Process) -> SystemState {
+    let main = &p.threads[0];
+    sys.process.cpus_allowed = main.cpus_allowed.clone();
+    sys.process.mems_allowed = main.mems_allowed.clone();
+    sys.process.policy = main.policy;
+    sys.process.rt_priority = main.rt_priority;
+    sys.process.nice = main.nice;
+    let (rtprio, nice) = crate::system::process::limits_of(root, p.pid);
+    if sys.process.rtprio_limit.is_some() || rtprio.is_some() {
+        sys.process.rtprio_limit = rtprio;
+    }
+    if sys.process.nice_limit.is_some() || nice.is_some() {
+        sys.process.nice_limit = nice;
+    }
+    sys
+}
+
+/// Runs a `--pid` request.
+pub fn run(req: &Request, target: &Target) -> Result<Exit, Error> {
+    let root = Root::machine(std::path::Path::new("/"))?;
+    let p = open(&root, target)?;
+    if target.is_query(req) {
+        return query(&root, req, p);
+    }
+    change(&root, req, target, p)
+}
+
+/// `--pid PID` alone: each thread, the memory, and the findings of the
+/// threads' CPUs (those of `--check --cpus` of them).
+fn query(root: &Root, req: &Request, p: Process) -> Result<Exit, Error> {
+    let cpus: crate::cpuset::CpuSet = p
+        .threads
+        .iter()
+        .filter_map(|t| t.cpus_allowed.as_ref())
+        .flat_map(|c| c.iter())
+        .collect();
+    let mut as_check = req.clone();
+    as_check.mode = Mode::Check;
+    as_check.placement.cpus = Some(cpus);
+    let sys = SystemState::read_scoped(root, &super::scope::for_request(&as_check));
+    let sys = as_target(sys, root, &p);
+    let findings = match plan_and_check(root, sys, &as_check) {
+        // `--pid PID --check`: the findings of its CPUs, with --check's
+        // output and exit status (1 on a warning).
+        Ok(planned) if req.mode == Mode::Check => return check(&as_check, &planned),
+        Ok(planned) => planned.findings,
+        Err(e) if req.mode == Mode::Check => return Err(e),
+        Err(e) => {
+            to_stderr(&format!(
+                "pinrun: --pid {}: its CPUs cannot be checked: {}\n",
+                p.pid, e.message
+            ));
+            Vec::new()
+        }
+    };
+    let view = ProcessView {
+        pid: p.pid,
+        start_time: Some(p.start_time),
+        numa_maps: threads::read_numa_maps(root, p.pid),
+        threads: p.threads,
+        passes: p.passes,
+        findings,
+    };
+    if req.output.json {
+        print_out(&format!("{}\n", process_json(&view)))?;
+    } else {
+        print_out(&process_text(&view))?;
+    }
+    Ok(Exit::Success)
+}
+
+/// The test hook before applying: `PINRUN_TEST_BEFORE_APPLY=FIFO` writes
+/// `ready` into the FIFO, then waits until a writer opens and closes it
+/// (the live test replaces the process meanwhile).
+fn test_pause() {
+    if let Some(path) = std::env::var_os("PINRUN_TEST_BEFORE_APPLY") {
+        let _ = std::fs::write(&path, "ready\n");
+        let _ = std::fs::read(&path);
+    }
+}
+
+/// `--pid PID` with options: planned as a launch, applied to every thread.
+fn change(root: &Root, req: &Request, target: &Target, p: Process) -> Result<Exit, Error> {
+    if req.memory.is_some() && !target.migrate {
+        return Err(Error::new(
+            ErrorCode::PidMempolicy,
+            format!(
+                "--pid {}: no system call sets another process's memory policy (set_mempolicy(2) acts on the caller only)",
+                p.pid
+            ),
+        )
+        .hint("start the process under pinrun with the policy, or move its pages with --migrate"));
+    }
+    crate::plan::threads::check_owner(
+        p.pid,
+        nix::unistd::geteuid().as_raw(),
+        threads::uids(root, p.pid),
+        crate::system::process::read_process(root, false, false, false).cap_sys_nice,
+    )?;
+    let mut as_launch = req.clone();
+    // The process's current affinity is what is being replaced: it bounds
+    // --cores/--node/--isolated only with an explicit --within inherited;
+    // by default the choice is among the allowed CPUs (--within cgroup).
+    if as_launch.placement.within == crate::request::Within::Auto {
+        as_launch.placement.within = crate::request::Within::Cgroup;
+    }
+    let sys = SystemState::read_scoped(root, &super::scope::for_request(&as_launch));
+    let mut sys = as_target(sys, root, &p);
+    if let Some(e) = sys.read_error.take() {
+        return Err(e);
+    }
+    let planned = plan_and_check(root, sys, &as_launch)?;
+    let migration = if target.migrate {
+        Some(plan_migration(root, target, &p, &planned)?)
+    } else {
+        None
+    };
+    let mut summary = format!(
+        "pinrun: --pid {}: {} thread(s) ({} pass(es) over /proc/{}/task)\n",
+        p.pid,
+        p.threads.len(),
+        p.passes,
+        p.pid
+    );
+    if let Some(m) = &migration {
+        summary.push_str(&migration_text(p.pid, m));
+    }
+    match req.mode {
+        Mode::DryRun if req.output.json => {
+            let mut v =
+                crate::report::plan_json(&as_launch, &planned.plan, &planned.findings, None);
+            v["pid"] = p.pid.into();
+            v["threads"] = p.threads.iter().map(|t| t.tid).collect::<Vec<_>>().into();
+            v["passes"] = p.passes.into();
+            v["migrate"] = migration.as_ref().map_or(serde_json::Value::Null, |m| {
+                serde_json::json!({"from": m.from.to_vec(), "to": m.to.to_vec(), "bytes": m.bytes})
+            });
+            print_out(&format!("{v}\n"))?;
+            Ok(Exit::Success)
+        }
+        Mode::DryRun => {
+            print_out(&summary)?;
+            dry_run(&as_launch, &planned, None)
+        }
+        Mode::Check => check(&as_launch, &planned),
+        _ => apply(root, req, target, p, planned, migration, summary),
+    }
+}
+
+/// What `--migrate` moves: to the memory policy's nodes when one is given,
+/// else to the nodes of the chosen CPUs; from `numa_maps`.
+fn plan_migration(
+    root: &Root,
+    target: &Target,
+    p: &Process,
+    planned: &Planned,
+) -> Result<crate::plan::threads::Migration, Error> {
+    let to = match &planned.plan.memory {
+        Some(m) if !m.nodes.is_empty() => m.nodes.clone(),
+        _ => planned.plan.nodes.clone(),
+    };
+    let maps = threads::read_numa_maps(root, p.pid).ok_or_else(|| {
+        Error::new(
+            ErrorCode::MigrateFailed,
+            format!(
+                "--migrate: /proc/{}/numa_maps cannot be read, so what would move is unknown",
+                p.pid
+            ),
+        )
+        .hint("reading another user's numa_maps needs ptrace read access (same user, or CAP_SYS_PTRACE); the kernel needs CONFIG_NUMA")
+    })?;
+    crate::plan::threads::migration(p.pid, &maps.bytes_per_node, &to, target.migrate_limit)
+}
+
+/// `--migrate` in words: what moves, and that the memory policy does not
+/// change.
+fn migration_text(pid: u32, m: &crate::plan::threads::Migration) -> String {
+    let what = if m.from.is_empty() {
+        format!("nothing to move: every resident page is on nodes {}", m.to)
+    } else {
+        format!(
+            "{} bytes ({:.1} MiB) from nodes {} to nodes {}",
+            m.bytes,
+            m.bytes as f64 / (1024.0 * 1024.0),
+            m.from,
+            m.to
+        )
+    };
+    format!(
+        "pinrun: --pid {pid} --migrate: {what} (migrate_pages(2)); the process's memory policy stays as it is: no system call sets another process's\n"
+    )
+}
+
+/// Applies the plan to every thread of `tids`, all or nothing.
+fn apply(
+    root: &Root,
+    req: &Request,
+    target: &Target,
+    p: Process,
+    mut planned: Planned,
+    migration: Option<crate::plan::threads::Migration>,
+    summary: String,
+) -> Result<Exit, Error> {
+    let out = &req.output;
+    let warnings: Vec<_> = planned
+        .findings
+        .iter()
+        .filter(|f| f.severity == Severity::Warning)
+        .collect();
+    if out.strict && !warnings.is_empty() {
+        return Err(Error::new(
+            ErrorCode::Strict,
+            format!(
+                "refusing to change --pid {} under --strict: {} warning(s): {}",
+                p.pid,
+                warnings.len(),
+                crate::check::summarize_codes(warnings.iter().copied())
+            ),
+        )
+        .hint("fix what the warnings say, accept known ones with --allow CODE[,CODE], or drop --strict"));
+    }
+    let mut text = if out.quiet {
+        String::new()
+    } else {
+        crate::report::launch_text(&planned.findings)
+    };
+    test_pause();
+    still_same(root, &p)?;
+    if let Some(g) = planned.guard.as_mut() {
+        let uid = threads::uids(root, p.pid).map_or(0, |(_, e)| e);
+        let name = p.threads[0].name.clone();
+        g.claim_for(&planned.plan, p.pid, p.start_time, uid, &[name])?;
+    }
+    // Pages first: a migration cannot be undone, so threads are changed
+    // (and restored on failure) only once it is done.
+    if let Some(m) = migration.as_ref().filter(|m| !m.from.is_empty()) {
+        let left = crate::apply::threads::migrate(p.pid, m)?;
+        if !out.quiet && !out.verbose {
+            text.push_str(&migration_text(p.pid, m));
+        }
+        if left > 0 {
+            text.push_str(&format!(
+                "pinrun: --pid {} --migrate: {left} page(s) could not be moved (in use or pinned)\n",
+                p.pid
+            ));
+        }
+    }
+    let fail_at = std::env::var("PINRUN_TEST_FAIL_AT")
+        .ok()
+        .and_then(|v| v.parse().ok());
+    let pid = p.pid;
+    // Before each thread: the process is still the one planned on (a
+    // thread of it is then in /proc/PID/task; one that exited is skipped).
+    let check_thread = |_tid: u32| still_same(root, &p);
+    let only = target.tid;
+    let list = || match only {
+        Some(tid) => vec![tid],
+        None => threads::task_ids(root, pid),
+    };
+    let applied = crate::apply::threads::apply_all(
+        &list,
+        MAX_PASSES,
+        &planned.plan,
+        &planned.sys.possible,
+        &check_thread,
+        fail_at,
+    );
+    let (changed, passes) = match applied {
+        Ok(done) => done,
+        Err(f) => {
+            let e = failed(root, &planned, pid, f);
+            // Removes the claim record and releases the lock, then prints.
+            drop(planned.guard.take());
+            to_stderr(&text);
+            return Err(e);
+        }
+    };
+    if let Some(g) = planned.guard.as_mut() {
+        g.keep();
+    }
+    if out.verbose {
+        text.push_str(&summary);
+        text.push_str(&format!(
+            "pinrun: --pid {pid}: changed {} thread(s) in {passes} pass(es) over /proc/{pid}/task\n",
+            changed.len()
+        ));
+        text.push_str(&crate::report::plan_text(
+            req,
+            &planned.plan,
+            &planned.findings,
+            None,
+        ));
+    }
+    to_stderr(&text);
+    Ok(Exit::Success)
+}
+
+/// The error of a failed [`crate::apply::threads::apply_all`]: which
+/// thread and why, whether the others were restored, and the EPERM
+/// diagnosis of a launch.
+fn failed(root: &Root, planned: &Planned, pid: u32, f: crate::apply::threads::Failed) -> Error {
+    let restored = if f.not_restored.is_empty() {
+        "the threads already changed were restored".to_string()
+    } else {
+        let list: Vec<String> = f
+            .not_restored
+            .iter()
+            .map(|(t, e)| format!("thread {t}: {}", e.message))
+            .collect();
+        format!("NOT restored: {}", list.join("; "))
+    };
+    let mut e = f.error;
+    e.message = format!(
+        "--pid {pid}: thread {} (after {} changed): {}; {restored}",
+        f.tid, f.index, e.message
+    );
+    if e.code == ErrorCode::SchedFailed && e.errno() == Some(nix::errno::Errno::EPERM) {
+        let config = crate::system::cgroup::read_rt_group_config(root);
+        if let Some(why) = crate::check::rt::eperm_diagnosis(&planned.sys, config) {
+            e = e.hint(why);
+        }
+    }
+    e
+}

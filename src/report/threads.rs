@@ -1,0 +1,194 @@
+//! A running process as `pinrun --pid PID` prints it (issue 18): one line
+//! per thread (TID, name, allowed CPUs, last CPU, scheduling), the memory
+//! (`Mems_allowed_list`, `numa_maps` summarised) and the findings of its
+//! CPUs; as text or as one JSON object.
+
+use crate::finding::Finding;
+use crate::plan::sched::ns_words;
+use crate::policy::Policy;
+use crate::system::threads::{NumaMaps, ThreadState};
+use serde_json::{Value, json};
+
+/// What `--pid` shows about one process.
+#[derive(Debug, Clone, Default)]
+pub struct ProcessView {
+    /// The process id.
+    pub pid: u32,
+    /// Its start time (field 22 of `/proc/PID/stat`, clock ticks after boot).
+    pub start_time: Option<u64>,
+    /// Its threads (or the one `--tid` names), ascending by TID.
+    pub threads: Vec<ThreadState>,
+    /// Passes over `/proc/PID/task` until one found no new thread.
+    pub passes: usize,
+    /// `/proc/PID/numa_maps` summarised; `None` when unreadable.
+    pub numa_maps: Option<NumaMaps>,
+    /// The findings of the threads' CPUs (as `--check --cpus` of them).
+    pub findings: Vec<Finding>,
+}
+
+/// The scheduling of a thread as `chrt -p` names it: `SCHED_FIFO
+/// priority 10`, `SCHED_DEADLINE runtime 1ms deadline 10ms period 10ms`,
+/// `SCHED_OTHER nice 5`, with `, reset-on-fork` when set.
+pub fn sched_words(t: &ThreadState) -> String {
+    let Some(policy) = t.policy else {
+        return "unknown".into();
+    };
+    let name =
+        Policy::kernel_name_of(policy).map_or_else(|| format!("policy {policy}"), str::to_string);
+    let mut s = match policy {
+        Policy::SCHED_FIFO | Policy::SCHED_RR => {
+            format!("{name} priority {}", t.rt_priority.unwrap_or(0))
+        }
+        Policy::SCHED_DEADLINE => match t.deadline {
+            Some((r, d, p)) => format!(
+                "{name} runtime {} deadline {} period {}",
+                ns_words(r),
+                ns_words(d),
+                ns_words(p)
+            ),
+            None => name,
+        },
+        _ => format!("{name} nice {}", t.nice.unwrap_or(0)),
+    };
+    if t.reset_on_fork == Some(true) {
+        s.push_str(", reset-on-fork");
+    }
+    s
+}
+
+fn list(set: &Option<crate::cpuset::CpuSet>) -> String {
+    set.as_ref().map_or_else(|| "?".into(), |s| s.to_string())
+}
+
+fn mib(bytes: u64) -> String {
+    format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
+}
+
+/// The text of `pinrun --pid PID`.
+pub fn process_text(v: &ProcessView) -> String {
+    let name = v.threads.first().map_or("?", |t| t.name.as_str());
+    let mut s = format!(
+        "process {} ({name}): {} thread(s), read in {} pass(es) over /proc/{}/task\n",
+        v.pid,
+        v.threads.len(),
+        v.passes,
+        v.pid
+    );
+    s.push_str(&format!(
+        "{:>8}  {:<16} {:<12} {:>4}  {}\n",
+        "TID", "NAME", "CPUS", "LAST", "SCHEDULING"
+    ));
+    for t in &v.threads {
+        s.push_str(&format!(
+            "{:>8}  {:<16} {:<12} {:>4}  {}\n",
+            t.tid,
+            t.name,
+            list(&t.cpus_allowed),
+            t.last_cpu.map_or_else(|| "?".into(), |c| c.to_string()),
+            sched_words(t)
+        ));
+    }
+    let mems = v.threads.first().map(|t| list(&t.mems_allowed));
+    s.push_str(&format!(
+        "memory: nodes allowed {}",
+        mems.as_deref().unwrap_or("?")
+    ));
+    match &v.numa_maps {
+        None => s.push_str(
+            "; numa_maps unreadable (no NUMA in the kernel, or no ptrace read access to the process)\n",
+        ),
+        Some(m) => {
+            let policies: Vec<String> = m
+                .policies
+                .iter()
+                .map(|(p, n)| format!("{p} ({n} mappings)"))
+                .collect();
+            let nodes: Vec<String> = m
+                .bytes_per_node
+                .iter()
+                .map(|(n, b)| format!("node {n} {}", mib(*b)))
+                .collect();
+            s.push_str(&format!(
+                "; policy {}; resident {}\n",
+                if policies.is_empty() { "none".into() } else { policies.join(", ") },
+                if nodes.is_empty() { "none".into() } else { nodes.join(", ") },
+            ));
+        }
+    }
+    if v.findings.is_empty() {
+        s.push_str("its CPUs: no findings\n");
+    } else {
+        for f in &v.findings {
+            s.push_str(&super::finding_text(f));
+        }
+    }
+    s
+}
+
+/// One thread as JSON: ids, CPUs, last CPU, policy and its parameters.
+pub fn thread_json(t: &ThreadState) -> Value {
+    json!({
+        "tid": t.tid,
+        "name": t.name,
+        "cpus": t.cpus_allowed.as_ref().map(|c| c.to_vec()),
+        "cpulist": t.cpus_allowed.as_ref().map(|c| c.to_list()),
+        "mems_allowed": t.mems_allowed.as_ref().map(|c| c.to_vec()),
+        "last_cpu": t.last_cpu,
+        "policy": t.policy.and_then(Policy::kernel_name_of),
+        "priority": t.rt_priority,
+        "nice": t.nice,
+        "runtime_ns": t.deadline.map(|d| d.0),
+        "deadline_ns": t.deadline.map(|d| d.1),
+        "period_ns": t.deadline.map(|d| d.2),
+        "reset_on_fork": t.reset_on_fork,
+        "start_time": t.start_time,
+    })
+}
+
+/// `pinrun --pid PID --json`: one object.
+pub fn process_json(v: &ProcessView) -> Value {
+    json!({
+        "pid": v.pid,
+        "start_time": v.start_time,
+        "passes": v.passes,
+        "threads": v.threads.iter().map(thread_json).collect::<Vec<_>>(),
+        "numa_maps": v.numa_maps.as_ref().map(|m| json!({
+            "policies": m.policies,
+            "bytes_per_node": m.bytes_per_node,
+        })),
+        "findings": super::findings_json(&v.findings),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn thread(policy: u32, prio: u32, nice: i32) -> ThreadState {
+        ThreadState {
+            policy: Some(policy),
+            rt_priority: Some(prio),
+            nice: Some(nice),
+            ..Default::default()
+        }
+    }
+
+    /// The policy names chrt(1) prints for each SCHED_* number
+    /// (include/uapi/linux/sched.h), with the parameter that matters.
+    #[test]
+    fn scheduling_as_chrt_names_it() {
+        assert_eq!(sched_words(&thread(0, 0, 5)), "SCHED_OTHER nice 5");
+        assert_eq!(sched_words(&thread(1, 10, 0)), "SCHED_FIFO priority 10");
+        assert_eq!(sched_words(&thread(2, 3, 0)), "SCHED_RR priority 3");
+        assert_eq!(sched_words(&thread(3, 0, 19)), "SCHED_BATCH nice 19");
+        assert_eq!(sched_words(&thread(5, 0, 0)), "SCHED_IDLE nice 0");
+        let mut dl = thread(6, 0, 0);
+        dl.deadline = Some((1_000_000, 10_000_000, 20_000_000));
+        dl.reset_on_fork = Some(true);
+        assert_eq!(
+            sched_words(&dl),
+            "SCHED_DEADLINE runtime 1ms deadline 10ms period 20ms, reset-on-fork"
+        );
+        assert_eq!(sched_words(&ThreadState::default()), "unknown");
+    }
+}

@@ -1,0 +1,262 @@
+//! A running process and its threads (`--pid PID`, issue 18), read from
+//! procfs (`proc(5)`): `/proc/PID/task/` (one directory per thread),
+//! each thread's `status` (`Name`, `Cpus_allowed_list`,
+//! `Mems_allowed_list`) and `stat` (last CPU, policy, priority, nice,
+//! start time), the process's `numa_maps` (per mapping: its memory policy
+//! and pages per node), and on the live machine `sched_getattr(2)` for
+//! what no file shows (SCHED_DEADLINE runtime/deadline/period, the
+//! reset-on-fork flag).
+
+use super::process::status_field;
+use super::root::Root;
+use crate::cpuset::{CpuSet, NodeSet};
+use std::collections::BTreeMap;
+
+/// One thread of a process as the kernel shows it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ThreadState {
+    /// Thread id (`/proc/PID/task/TID`).
+    pub tid: u32,
+    /// `Name` of `status` (the thread's `comm`, at most 15 bytes).
+    pub name: String,
+    /// `Cpus_allowed_list` of `status`: the thread's CPU affinity.
+    pub cpus_allowed: Option<CpuSet>,
+    /// `Mems_allowed_list` of `status`: the nodes its cpuset lets it use.
+    pub mems_allowed: Option<NodeSet>,
+    /// Field 39 of `stat` (`processor`): the CPU it last ran on.
+    pub last_cpu: Option<u32>,
+    /// Field 41 of `stat`: the `SCHED_*` policy number.
+    pub policy: Option<u32>,
+    /// Field 40 of `stat`: the real-time priority (0 unless SCHED_FIFO/RR).
+    pub rt_priority: Option<u32>,
+    /// Field 19 of `stat`: the nice value.
+    pub nice: Option<i32>,
+    /// Field 22 of `stat`: start time, clock ticks after boot.
+    pub start_time: Option<u64>,
+    /// `sched_getattr(2)` (live machine only): SCHED_DEADLINE runtime,
+    /// deadline and period in ns, all 0 for other policies.
+    pub deadline: Option<(u64, u64, u64)>,
+    /// `sched_getattr(2)` (live machine only): `SCHED_FLAG_RESET_ON_FORK`.
+    pub reset_on_fork: Option<bool>,
+}
+
+/// The fields of a `stat` line after the command name (field 2, which may
+/// hold spaces and `)`: the split is after the last `)`): element `n - 3`
+/// is field `n` of proc(5).
+fn stat_fields(stat: &str) -> Option<Vec<&str>> {
+    Some(stat[stat.rfind(')')? + 1..].split_whitespace().collect())
+}
+
+/// Field `n` (proc(5) numbering, from 3) of a `stat` line, parsed.
+pub fn stat_field<T: std::str::FromStr>(stat: &str, n: usize) -> Option<T> {
+    stat_fields(stat)?.get(n.checked_sub(3)?)?.parse().ok()
+}
+
+/// The thread ids of process `pid`, ascending (`/proc/PID/task`); empty
+/// when the process does not exist (or exited).
+pub fn task_ids(root: &Root, pid: u32) -> Vec<u32> {
+    root.numbered_entries(&format!("/proc/{pid}/task"), "")
+}
+
+/// The start time of process (or thread) `pid`: field 22 of
+/// `/proc/PID/stat`, in clock ticks after boot; with the pid it names one
+/// process across PID reuse. `None` when it does not exist.
+pub fn start_time(root: &Root, pid: u32) -> Option<u64> {
+    stat_field(&root.read(&format!("/proc/{pid}/stat"))?, 22)
+}
+
+/// The real and effective user ids of process `pid` (the first two
+/// fields of `Uid:` in `status`): an unprivileged caller may change its
+/// threads only when its own effective uid is one of them
+/// (`sched_setattr(2)`, EPERM).
+pub fn uids(root: &Root, pid: u32) -> Option<(u32, u32)> {
+    let status = root.read(&format!("/proc/{pid}/status"))?;
+    let mut ids = status_field(&status, "Uid")?.split_whitespace();
+    Some((ids.next()?.parse().ok()?, ids.next()?.parse().ok()?))
+}
+
+/// Thread `tid` of process `pid`; `None` when it exited (its `stat` or
+/// `status` is gone). `live`: also ask `sched_getattr(2)` (only when
+/// `root` is this machine's `/`).
+pub fn read_thread(root: &Root, pid: u32, tid: u32, live: bool) -> Option<ThreadState> {
+    let dir = format!("/proc/{pid}/task/{tid}");
+    let status = root.read(&format!("{dir}/status"))?;
+    let stat = root.read(&format!("{dir}/stat"))?;
+    let list = |key| CpuSet::parse_sysfs_list(status_field(&status, key)?, None).ok();
+    let mut t = ThreadState {
+        tid,
+        name: status_field(&status, "Name")
+            .unwrap_or_default()
+            .to_string(),
+        cpus_allowed: list("Cpus_allowed_list"),
+        mems_allowed: list("Mems_allowed_list"),
+        last_cpu: stat_field(&stat, 39),
+        policy: stat_field(&stat, 41),
+        rt_priority: stat_field(&stat, 40),
+        nice: stat_field(&stat, 19),
+        start_time: stat_field(&stat, 22),
+        deadline: None,
+        reset_on_fork: None,
+    };
+    if live && let Ok(a) = crate::ffi::sched_getattr_of(tid) {
+        t.deadline = Some((a.sched_runtime, a.sched_deadline, a.sched_period));
+        t.reset_on_fork = Some(a.sched_flags & 1 != 0);
+    }
+    Some(t)
+}
+
+/// Every thread of process `pid`, read in passes over `/proc/PID/task`
+/// until a pass finds no thread it had not seen (threads are created while
+/// pinrun reads), at most `max_passes`; the threads ascending by TID
+/// (those that exited meanwhile left out) and the number of passes made.
+pub fn read_threads(
+    root: &Root,
+    pid: u32,
+    live: bool,
+    max_passes: usize,
+) -> (Vec<ThreadState>, usize) {
+    let mut seen: BTreeMap<u32, ThreadState> = BTreeMap::new();
+    let mut passes = 0;
+    while passes < max_passes.max(1) {
+        passes += 1;
+        let mut new = false;
+        for tid in task_ids(root, pid) {
+            if seen.contains_key(&tid) {
+                continue;
+            }
+            if let Some(t) = read_thread(root, pid, tid, live) {
+                seen.insert(tid, t);
+                new = true;
+            }
+        }
+        if !new {
+            break;
+        }
+    }
+    (seen.into_values().collect(), passes)
+}
+
+/// A process's `numa_maps` (`proc(5)`, `Documentation/filesystems/proc.rst`)
+/// summarised: one line per mapping gives its memory policy (the VMA's, or
+/// else the task's own mempolicy) and its pages per node (`N<node>=<pages>`,
+/// `kernelpagesize_kB=`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NumaMaps {
+    /// Mappings per policy as the kernel prints it (`default`, `bind:0-1`,
+    /// `interleave:0-1`, `prefer:1`, ...).
+    pub policies: BTreeMap<String, usize>,
+    /// Resident bytes per node (pages × the mapping's page size).
+    pub bytes_per_node: BTreeMap<u32, u64>,
+}
+
+/// Parses one `numa_maps` text (see [`NumaMaps`]).
+pub fn parse_numa_maps(text: &str) -> NumaMaps {
+    let mut m = NumaMaps::default();
+    for line in text.lines() {
+        let mut words = line.split_whitespace();
+        let (Some(_addr), Some(policy)) = (words.next(), words.next()) else {
+            continue;
+        };
+        *m.policies.entry(policy.to_string()).or_default() += 1;
+        let mut page_kb = 4u64;
+        let mut pages: Vec<(u32, u64)> = Vec::new();
+        for w in words {
+            if let Some(kb) = w.strip_prefix("kernelpagesize_kB=") {
+                page_kb = kb.parse().unwrap_or(4);
+            } else if let Some((n, count)) = w.strip_prefix('N').and_then(|r| r.split_once('='))
+                && let (Ok(n), Ok(count)) = (n.parse(), count.parse())
+            {
+                pages.push((n, count));
+            }
+        }
+        for (n, count) in pages {
+            *m.bytes_per_node.entry(n).or_default() += count.saturating_mul(page_kb * 1024);
+        }
+    }
+    m
+}
+
+/// `/proc/PID/numa_maps`, streamed (it grows with the mappings, beyond
+/// [`super::root::MAX_FILE`]); `None` when it cannot be read: no NUMA
+/// support in the kernel, or the caller lacks ptrace read access to the
+/// process (`PTRACE_MODE_READ_FSCREDS`, `proc(5)`).
+pub fn read_numa_maps(root: &Root, pid: u32) -> Option<NumaMaps> {
+    use std::io::Read;
+    let mut file = root.open_regular(&format!("/proc/{pid}/numa_maps"))?;
+    let mut text = String::new();
+    file.read_to_string(&mut text).ok()?;
+    Some(parse_numa_maps(&text))
+}
+
+/// A running process named robustly: a pidfd (`pidfd_open(2)`), which
+/// names the process itself and not its number, and its start time (field
+/// 22 of `/proc/PID/stat`), which with the pid names one process across
+/// PID reuse in `/proc`.
+#[derive(Debug)]
+pub struct Identity {
+    /// The process id.
+    pub pid: u32,
+    /// The pidfd.
+    pidfd: std::os::fd::OwnedFd,
+    /// Its start time, clock ticks after boot.
+    pub start_time: u64,
+}
+
+impl Identity {
+    /// Opens process `pid`: its pidfd, then its start time. Errors: the
+    /// `pidfd_open(2)` error (ESRCH: no such process; EINVAL: `pid` is a
+    /// thread that is not a thread-group leader; ENOSYS: before Linux
+    /// 5.3), or ESRCH when `/proc/PID/stat` is gone.
+    pub fn open(root: &Root, pid: u32) -> std::io::Result<Identity> {
+        let pidfd = crate::ffi::pidfd_open(pid)?;
+        let start_time =
+            start_time(root, pid).ok_or_else(|| std::io::Error::from_raw_os_error(libc::ESRCH))?;
+        Ok(Identity {
+            pid,
+            pidfd,
+            start_time,
+        })
+    }
+
+    /// Whether the process has not exited (`pidfd_send_signal(2)` with
+    /// signal 0) and `/proc/PID` still names it (same start time).
+    pub fn is_same(&self, root: &Root) -> bool {
+        crate::ffi::pidfd_alive(&self.pidfd) && start_time(root, self.pid) == Some(self.start_time)
+    }
+}
+
+/// Whether `root` is this machine's live procfs, whose ids system calls
+/// take (see `rt_tasks`).
+pub fn is_live(root: &Root) -> bool {
+    super::rt_tasks::is_live_proc(root)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Lines as the kernel's `show_numa_map()` prints them
+    /// (fs/proc/task_mmu.c): policy, then `N<node>=<pages>` and the page size.
+    #[test]
+    fn numa_maps_summary() {
+        let text = "\
+55d0c0a00000 default file=/usr/bin/sleep mapped=3 N0=3 kernelpagesize_kB=4
+7f0000000000 bind:1 anon=512 dirty=512 N1=512 kernelpagesize_kB=4
+7f1000000000 default anon=2 dirty=2 N0=1 N1=1 kernelpagesize_kB=2048
+7ffd00000000 default stack anon=3 dirty=3 N0=3 kernelpagesize_kB=4
+";
+        let m = parse_numa_maps(text);
+        assert_eq!(m.policies.get("default"), Some(&3));
+        assert_eq!(m.policies.get("bind:1"), Some(&1));
+        assert_eq!(m.bytes_per_node.get(&0), Some(&((6 * 4 + 2048) * 1024)));
+        assert_eq!(m.bytes_per_node.get(&1), Some(&((512 * 4 + 2048) * 1024)));
+    }
+
+    #[test]
+    fn stat_fields_after_a_name_with_parentheses() {
+        let stat = "42 (a) b (c) S 1 42 42 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 3 0 12345";
+        assert_eq!(stat_field::<i32>(stat, 19), Some(0));
+        assert_eq!(stat_field::<u64>(stat, 22), Some(12345));
+        assert_eq!(stat_field::<u32>(stat, 20), Some(3));
+    }
+}

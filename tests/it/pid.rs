@@ -1,0 +1,93 @@
+//! `--pid` (issue 18) from the command line: what is refused before
+//! anything is read or changed, each with exit 125, its error code and
+//! the option named; and the read-only view of pinrun itself (`--pid
+//! self`), compared with its own /proc/self/status. Changes of a running
+//! process are live tests (tests/live.rs).
+
+use crate::common::{assert_status, pinrun};
+use serde_json::Value;
+
+/// The error object of a refused `--json` run.
+fn refused(args: &[&str]) -> Value {
+    let out = pinrun().arg("--json").args(args).output().unwrap();
+    assert_status(&out, 125);
+    let v: Value = serde_json::from_slice(&out.stdout).expect("JSON error");
+    v["error"].clone()
+}
+
+#[test]
+fn bad_pid_values_are_refused() {
+    for bad in ["abc", "0", "-3", "2147483648", "self2", ""] {
+        let e = refused(&[&format!("--pid={bad}")]);
+        assert_eq!(e["code"], "bad-pid", "{bad}: {e}");
+        assert!(e["message"].as_str().unwrap().starts_with("--pid: "), "{e}");
+    }
+}
+
+#[test]
+fn pid_conflicts_and_requirements() {
+    // A command and a process at once; --tid/--migrate without --pid.
+    for args in [
+        &["--pid", "self", "--", "true"][..],
+        &["--tid", "1", "--dry-run"],
+        &["--migrate", "--dry-run", "--", "true"],
+        &["--pid", "self", "--show"],
+    ] {
+        assert_eq!(refused(args)["code"], "usage", "{args:?}");
+    }
+    let e = refused(&["--pid", "self", "--migrate", "--migrate-limit", "12Q"]);
+    assert_eq!(e["code"], "bad-size");
+}
+
+/// set_mempolicy(2) acts on the caller only: a memory policy for another
+/// process is refused (with --migrate offered), nothing applied.
+#[test]
+fn memory_policy_of_a_process_is_refused() {
+    let e = refused(&["--pid", "1", "--membind", "0"]);
+    assert_eq!(e["code"], "pid-mempolicy", "{e}");
+    assert!(e["hint"].as_str().unwrap().contains("--migrate"), "{e}");
+}
+
+/// A process that exited: pidfd_open(2) answers ESRCH.
+#[test]
+fn an_exited_process_is_named() {
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let pid = child.id();
+    child.wait().unwrap();
+    let e = refused(&["--pid", &pid.to_string()]);
+    assert_eq!(e["code"], "no-such-process", "{e}");
+    let e = refused(&["--pid", "self", "--tid", "1"]);
+    assert_eq!(e["code"], "no-such-process", "{e}");
+    assert!(
+        e["message"].as_str().unwrap().contains("not a thread of"),
+        "{e}"
+    );
+}
+
+/// `--pid self` (numactl --show): pinrun's one thread, whose Name, cpulist
+/// and Mems_allowed_list are what a process started the same way reads
+/// in its own /proc/self/status (`grep` run under the same parent).
+#[test]
+fn pid_self_is_pinrun_as_its_status_says() {
+    let out = pinrun().args(["--pid", "self", "--json"]).output().unwrap();
+    assert_status(&out, 0);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let threads = v["threads"].as_array().unwrap();
+    assert_eq!(threads.len(), 1, "{v}");
+    assert_eq!(threads[0]["tid"], v["pid"]);
+    assert_eq!(threads[0]["name"], "pinrun");
+    let status = String::from_utf8(
+        std::process::Command::new("grep")
+            .args(["-E", "^(Cpus|Mems)_allowed_list", "/proc/self/status"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let cpus = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .unwrap()
+        .trim();
+    assert_eq!(threads[0]["cpulist"], cpus);
+}
