@@ -171,8 +171,12 @@ fn query(root: &Root, req: &Request, p: Process) -> Result<Exit, Error> {
 
 /// The test hook before applying: `PINRUN_TEST_BEFORE_APPLY=FIFO` writes
 /// `ready` into the FIFO, then waits until a writer opens and closes it
-/// (the live test replaces the process meanwhile).
+/// (the live test replaces the process meanwhile). Debug builds only (the
+/// ones `cargo test` runs): an installed pinrun never reads it.
 fn test_pause() {
+    if !cfg!(debug_assertions) {
+        return;
+    }
     if let Some(path) = std::env::var_os("PINRUN_TEST_BEFORE_APPLY") {
         let _ = std::fs::write(&path, "ready\n");
         let _ = std::fs::read(&path);
@@ -345,8 +349,10 @@ fn apply(
             ));
         }
     }
+    // Test hook (debug builds only): fail on the Nth thread applied.
     let fail_at = std::env::var("PINRUN_TEST_FAIL_AT")
         .ok()
+        .filter(|_| cfg!(debug_assertions))
         .and_then(|v| v.parse().ok());
     let pid = p.pid;
     // Before each thread: the process is still the one planned on (a
