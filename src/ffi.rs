@@ -122,8 +122,14 @@ pub fn set_mempolicy(mode: i32, mask: Option<&[u8]>, maxnode: u64) -> io::Result
 
 /// `sched_setaffinity(0, mask.len(), mask)`.
 pub fn sched_setaffinity(mask: &[u8]) -> io::Result<()> {
+    sched_setaffinity_of(0, mask)
+}
+
+/// `sched_setaffinity(tid, mask.len(), mask)`: thread `tid` (0: the
+/// calling thread).
+pub fn sched_setaffinity_of(tid: i32, mask: &[u8]) -> io::Result<()> {
     // SAFETY: `mask` is a readable buffer of `mask.len()` bytes.
-    check(unsafe { libc::syscall(libc::SYS_sched_setaffinity, 0, mask.len(), mask.as_ptr()) })?;
+    check(unsafe { libc::syscall(libc::SYS_sched_setaffinity, tid, mask.len(), mask.as_ptr()) })?;
     Ok(())
 }
 
@@ -131,13 +137,112 @@ pub fn sched_setaffinity(mask: &[u8]) -> io::Result<()> {
 /// of 8); returns the bytes the kernel wrote. EINVAL means the buffer is
 /// smaller than the kernel's `nr_cpu_ids`.
 pub fn sched_getaffinity(bytes: usize) -> io::Result<Vec<u8>> {
+    sched_getaffinity_of(0, bytes)
+}
+
+/// [`sched_getaffinity`] of thread `tid` (0: the calling thread).
+pub fn sched_getaffinity_of(tid: i32, bytes: usize) -> io::Result<Vec<u8>> {
     let mut buf = vec![0u8; bytes];
     // SAFETY: `buf` is a writable buffer of `bytes` bytes.
     let n = check(unsafe {
-        libc::syscall(libc::SYS_sched_getaffinity, 0, buf.len(), buf.as_mut_ptr())
+        libc::syscall(
+            libc::SYS_sched_getaffinity,
+            tid,
+            buf.len(),
+            buf.as_mut_ptr(),
+        )
     })?;
     buf.truncate(n as usize);
     Ok(buf)
+}
+
+/// `fnmatch(3)` of `name` against the shell glob `pattern` (`*`, `?`,
+/// `[...]`, flags 0); false when either holds a NUL byte.
+pub fn fnmatch(pattern: &str, name: &str) -> bool {
+    let (Ok(p), Ok(n)) = (
+        std::ffi::CString::new(pattern),
+        std::ffi::CString::new(name),
+    ) else {
+        return false;
+    };
+    // SAFETY: both are NUL-terminated strings that outlive the call.
+    unsafe { libc::fnmatch(p.as_ptr(), n.as_ptr(), 0) == 0 }
+}
+
+/// `pidfd_open(pid, 0)` (Linux 5.3+): a descriptor (close-on-exec) that
+/// becomes readable when process `pid` exits.
+pub fn pidfd_open(pid: i32) -> io::Result<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: plain integer arguments.
+    let fd = check(unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) })?;
+    // SAFETY: the kernel returned a new descriptor that nothing else owns.
+    Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as i32) })
+}
+
+/// `poll(2)` on one descriptor for `POLLIN` (or hang-up) for up to
+/// `timeout_ms` (-1: no limit): whether it is readable.
+pub fn poll_readable(fd: std::os::fd::BorrowedFd<'_>, timeout_ms: i32) -> io::Result<bool> {
+    use std::os::fd::AsRawFd;
+    let mut p = libc::pollfd {
+        fd: fd.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd for the duration of the call.
+    let n = unsafe { libc::poll(&mut p, 1, timeout_ms) };
+    if n < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(n > 0)
+    }
+}
+
+/// `fork(2)`: `Ok(0)` in the child, the child's PID in the parent. Only
+/// for a single-threaded caller (pinrun before exec): the child then runs
+/// ordinary Rust code safely.
+pub fn fork() -> io::Result<i32> {
+    // SAFETY: the caller is single-threaded, so no lock can be held by a
+    // thread that does not exist in the child.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(pid)
+    }
+}
+
+/// `_exit(2)`: ends the process at once, without running atexit handlers
+/// or flushing the parent's buffers (a forked child's way out).
+pub fn exit_now(status: i32) -> ! {
+    // SAFETY: _exit never returns and touches no memory of ours.
+    unsafe { libc::_exit(status) }
+}
+
+/// Closes every descriptor from 3 up except those in `keep`
+/// (`close_range(2)` between them; Linux 5.9+, otherwise one `close(2)`
+/// per descriptor of `/proc/self/fd`'s range up to 65536).
+pub fn close_fds_except(keep: &[i32]) {
+    let mut keep: Vec<i32> = keep.iter().copied().filter(|&f| f > 2).collect();
+    keep.sort_unstable();
+    let mut from = 3u32;
+    let ends = keep
+        .iter()
+        .map(|&k| k as u32)
+        .chain(std::iter::once(u32::MAX));
+    for end in ends {
+        if end > from {
+            let last = end - 1;
+            // SAFETY: closes descriptors this process owns; none is in `keep`.
+            let r = unsafe { libc::syscall(libc::SYS_close_range, from, last, 0) };
+            if r < 0 {
+                for fd in from..=last.min(65535) {
+                    // SAFETY: as above, one by one.
+                    unsafe { libc::close(fd as i32) };
+                }
+            }
+        }
+        from = end.saturating_add(1);
+    }
 }
 
 /// `setpriority(PRIO_PROCESS, 0, nice)`: the nice value, stored even under

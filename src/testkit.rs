@@ -111,6 +111,7 @@ impl Machine {
                 rt_group: Default::default(),
                 numa_balancing: None,
                 env_affinity: Vec::new(),
+                env_omp_num_threads: None,
                 cmdline: String::new(),
                 process: Process::default(),
                 warnings: Vec::new(),

@@ -10,6 +10,7 @@
 
 pub mod claims;
 pub mod scope;
+pub mod threads;
 
 use crate::check::{Finding, Severity};
 use crate::cli::{Cli, Generate};
@@ -324,6 +325,12 @@ fn launch(
             Err(e) => return fail(p, &text, e),
         }
     }
+    // --thread-map: the watcher is forked before anything is applied (it
+    // keeps pinrun's own policy and affinity) and starts after exec.
+    let watcher = match threads::start_watcher(req, &p.plan, &p.sys.possible) {
+        Ok(w) => w,
+        Err(e) => return fail(p, &text, e),
+    };
     let applied = apply::apply(&p.plan, &p.sys.possible).map_err(|mut e| {
         // SCHED_DEADLINE admission control: the numbers that can be read.
         if e.errno() == Some(nix::errno::Errno::EBUSY)
@@ -353,7 +360,21 @@ fn launch(
         g.unlock();
     }
     to_stderr(&text);
-    Err(exec::exec(&command.unwrap_or_default(), &req.command))
+    if let Some(w) = &watcher
+        && let Err(e) = apply::helper::about_to_exec(w)
+    {
+        return Err(threads::watcher_error(&e));
+    }
+    let env = p
+        .plan
+        .omp
+        .as_ref()
+        .and_then(|o| exec::environment(&o.set, &o.unset));
+    Err(exec::exec(
+        &command.unwrap_or_default(),
+        &req.command,
+        env.as_deref(),
+    ))
 }
 
 /// pinrun's own arguments (before `--`), lossily as text; never panics on

@@ -5,6 +5,8 @@
 //! cpuset, and pinrun never runs a command on a placement it was not asked for.
 
 pub mod claims;
+pub mod helper;
+pub mod threads;
 
 use crate::cpuset::CpuSet;
 use crate::error::{Error, ErrorCode, Result, Step};

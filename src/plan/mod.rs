@@ -8,6 +8,7 @@ pub mod claims;
 pub mod memory;
 pub mod placement;
 pub mod sched;
+pub mod threads;
 
 pub use claims::claim_set;
 pub use memory::{MemMode, MemPlan, nearest_memory_node};
@@ -52,6 +53,10 @@ pub struct Plan {
     pub sched: SchedRequest,
     /// Why these CPUs, one sentence each.
     pub reasons: Vec<String>,
+    /// `--omp`: the environment the command gets; `None` without it.
+    pub omp: Option<threads::OmpPlan>,
+    /// `--thread-map`: the resolved rules; `None` without it.
+    pub thread_map: Option<threads::ThreadMap>,
 }
 
 /// Whether the kernel (`/proc/sys/kernel/osrelease`, `6.8.0-45-generic`) is
@@ -119,14 +124,19 @@ pub fn plan_claimed(sys: &SystemState, req: &Request, claims: &Claims) -> Result
         ),
     };
     reasons.extend(sched_notes);
-    Ok(Plan {
+    let mut plan = Plan {
         cpus,
         cores,
         nodes,
         memory,
         sched: req.sched.clone(),
         reasons,
-    })
+        omp: None,
+        thread_map: None,
+    };
+    plan.omp = threads::plan_omp(sys, req, &plan)?;
+    plan.thread_map = threads::plan_thread_map(sys, req, &plan)?;
+    Ok(plan)
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ pub mod process;
 pub mod root;
 pub mod rt_tasks;
 pub mod scope;
+pub mod threads;
 pub mod topology;
 
 pub use cgroup::CgroupCpuset;
@@ -118,6 +119,8 @@ pub struct SystemState {
     pub numa_balancing: Option<i64>,
     /// Thread-binding variables of OpenMP runtimes set in the environment.
     pub env_affinity: Vec<(String, String)>,
+    /// `OMP_NUM_THREADS` from the environment (`--omp` keeps it when set).
+    pub env_omp_num_threads: Option<String>,
     /// `/proc/cmdline`.
     pub cmdline: String,
     /// The caller's limits.
@@ -424,6 +427,7 @@ impl SystemState {
             .into_iter()
             .filter_map(|k| Some((k.to_string(), std::env::var(k).ok()?)))
             .collect(),
+            env_omp_num_threads: std::env::var("OMP_NUM_THREADS").ok(),
             cmdline,
             possible: sets.possible,
             present: sets.present,
