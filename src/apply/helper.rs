@@ -16,6 +16,7 @@
 //! - the read end of a close-on-exec pipe whose write end only pinrun
 //!   holds: end of file once pinrun has exec'd (or died), so the helper
 //!   starts its work only after every policy is applied;
+//! - its own session (`setsid(2)`): terminal signals go to the command;
 //! - the descriptors the caller names (a log file), and stderr. Every other
 //!   descriptor is closed at once; stdin and stdout are `/dev/null`, so a
 //!   pipe reader of the command's output sees its end when the command
@@ -95,6 +96,10 @@ pub fn spawn(keep: &[BorrowedFd<'_>], work: impl FnOnce(Helper) -> i32) -> io::R
                 let _ = nix::unistd::dup2_stdin(&null);
                 let _ = nix::unistd::dup2_stdout(&null);
             }
+            // Out of the terminal's session: SIGINT, SIGQUIT and SIGHUP
+            // go to the command, which the helper outlives by at most one
+            // wait; SIGTERM (systemd stopping the unit) still ends it.
+            let _ = nix::unistd::setsid();
             let _ = nix::sys::prctl::set_name(c"pinrun-helper");
             let status = work(Helper {
                 target_pid,

@@ -152,9 +152,14 @@ fn apply_sched(req: &SchedRequest) -> Result<()> {
 /// This thread's affinity, with a buffer sized from `possible` and doubled
 /// on EINVAL (the kernel's `nr_cpu_ids` may exceed what sysfs said).
 pub fn get_affinity(possible: &CpuSet) -> io::Result<CpuSet> {
-    let mut bytes = (possible.last().unwrap_or(0) as usize / 64 + 1) * 8;
+    get_affinity_of(0, possible)
+}
+
+/// [`get_affinity`] of thread `tid` (0: the calling thread).
+pub fn get_affinity_of(tid: i32, possible: &CpuSet) -> io::Result<CpuSet> {
+    let mut bytes = mask_bytes(possible, &CpuSet::new());
     loop {
-        match ffi::sched_getaffinity(bytes) {
+        match ffi::sched_getaffinity_of(tid, bytes) {
             Ok(b) => return Ok(CpuSet::from_kernel_bytes(&b)),
             Err(e) if e.raw_os_error() == Some(libc::EINVAL) && bytes < (1 << 20) => bytes *= 2,
             Err(e) => return Err(e),
@@ -162,9 +167,14 @@ pub fn get_affinity(possible: &CpuSet) -> io::Result<CpuSet> {
     }
 }
 
+/// The bytes of an affinity mask that holds every CPU of `possible` and
+/// `cpus`: whole 64-bit words, as the kernel's `cpumask` copies them.
+pub fn mask_bytes(possible: &CpuSet, cpus: &CpuSet) -> usize {
+    (possible.last().unwrap_or(0).max(cpus.last().unwrap_or(0)) as usize / 64 + 1) * 8
+}
+
 fn apply_affinity(cpus: &CpuSet, possible: &CpuSet) -> Result<()> {
-    let bytes =
-        ((possible.last().unwrap_or(0).max(cpus.last().unwrap_or(0))) as usize / 64 + 1) * 8;
+    let bytes = mask_bytes(possible, cpus);
     ffi::sched_setaffinity(&cpus.to_kernel_bytes(bytes)).map_err(|e| {
         Error::from_syscall(
             ErrorCode::AffinityFailed,

@@ -65,28 +65,14 @@ impl Log {
     }
 }
 
-/// Thread `tid`'s affinity, the buffer sized from `possible` and doubled
-/// on EINVAL.
-fn affinity_of(tid: i32, possible: &CpuSet) -> std::io::Result<CpuSet> {
-    let mut bytes = (possible.last().unwrap_or(0) as usize / 64 + 1) * 8;
-    loop {
-        match ffi::sched_getaffinity_of(tid, bytes) {
-            Ok(b) => return Ok(CpuSet::from_kernel_bytes(&b)),
-            Err(e) if e.raw_os_error() == Some(libc::EINVAL) && bytes < (1 << 20) => bytes *= 2,
-            Err(e) => return Err(e),
-        }
-    }
-}
-
 /// Pins `tid` to `cpus` and reads it back: the affinity the kernel keeps,
 /// or why it failed (ESRCH: the thread ended meanwhile).
 fn pin(tid: i32, cpus: &CpuSet, possible: &CpuSet) -> Result<CpuSet, String> {
-    let bytes =
-        ((possible.last().unwrap_or(0).max(cpus.last().unwrap_or(0))) as usize / 64 + 1) * 8;
+    let bytes = super::mask_bytes(possible, cpus);
     ffi::sched_setaffinity_of(tid, &cpus.to_kernel_bytes(bytes))
         .map_err(|e| format!("sched_setaffinity(TID {tid}, CPUs {cpus}): {e}"))?;
-    let got =
-        affinity_of(tid, possible).map_err(|e| format!("sched_getaffinity(TID {tid}): {e}"))?;
+    let got = super::get_affinity_of(tid, possible)
+        .map_err(|e| format!("sched_getaffinity(TID {tid}): {e}"))?;
     if &got != cpus {
         return Err(format!(
             "sched_setaffinity(TID {tid}, CPUs {cpus}): the kernel kept CPUs {got}"
@@ -161,9 +147,12 @@ fn watch(
                     // The thread ended meanwhile.
                     Err(why) if why.contains("No such process") => continue,
                     Err(why) => {
-                        eprintln!(
+                        // Not eprintln!: a closed stderr must not end the watcher.
+                        let _ = writeln!(
+                            std::io::stderr(),
                             "pinrun: --thread-map: thread {} ({}): {why}",
-                            t.tid, entry.name
+                            t.tid,
+                            entry.name
                         );
                         e.error = Some(why);
                         status = 1;

@@ -178,7 +178,8 @@ pub struct Decision {
 }
 
 /// Plans `--thread-map`: `None` without it. Refuses (`thread-map-target`)
-/// a position beyond the plan and `housekeeping` when no planned CPU is a
+/// SCHED_DEADLINE (whose threads cannot be pinned narrower than their
+/// root domain), a position beyond the plan and `housekeeping` when no planned CPU is a
 /// housekeeping CPU. `rest` is the positions no `@` target names, or the
 /// whole plan when they name every position (as `--cpus 0-1
 /// --thread-map 'w1=@0,w2=@1,*=rest'`: the other threads keep the
@@ -186,6 +187,19 @@ pub struct Decision {
 pub fn plan_thread_map(sys: &SystemState, req: &Request, plan: &Plan) -> Result<Option<ThreadMap>> {
     if req.threads.thread_map.is_empty() {
         return Ok(None);
+    }
+    if plan
+        .sched
+        .policy
+        .is_some_and(crate::policy::Policy::is_deadline)
+    {
+        // __sched_setaffinity() (kernel/sched/core.c): a SCHED_DEADLINE
+        // task's new mask must span its root domain, else EBUSY.
+        return Err(Error::new(
+            ErrorCode::ThreadMapTarget,
+            "--thread-map: SCHED_DEADLINE threads cannot be pinned to fewer CPUs than their root domain (the kernel refuses with EBUSY)",
+        )
+        .hint("drop --thread-map, or use --fifo/--rr with it"));
     }
     let positions = positions(plan, req.placement.smt);
     let all: CpuSet = positions.iter().fold(CpuSet::new(), |a, p| a.union(p));
