@@ -134,6 +134,8 @@ fn thread_map_follows_renames() {
 /// the command gets exactly the descriptors it gets without pinrun.
 #[test]
 fn watcher_leaves_nothing_behind() {
+    let Some((cpu, _)) = two_cpus() else { return };
+    let cpu = cpu.to_string();
     let mark = format!("PINRUN_TEST_MARK={}", std::process::id());
     let fds = |with_pinrun: bool| {
         let script = "ls /proc/$$/fd";
@@ -142,7 +144,7 @@ fn watcher_leaves_nothing_behind() {
                 .env("PINRUN_TEST_MARK", std::process::id().to_string())
                 .args([
                     "--cpus",
-                    "0",
+                    &cpu,
                     "--thread-map",
                     "*=@0",
                     "--",
@@ -251,6 +253,8 @@ fn omp_places_are_lscpu_cores() {
 /// (exit 125, omp-conflict) unless --omp-replace.
 #[test]
 fn omp_conflicts_are_refused() {
+    let Some((cpu, _)) = two_cpus() else { return };
+    let cpu = cpu.to_string();
     for (k, v) in [
         ("GOMP_CPU_AFFINITY", "0-3"),
         ("KMP_AFFINITY", "compact"),
@@ -258,7 +262,7 @@ fn omp_conflicts_are_refused() {
     ] {
         let out = pinrun()
             .env(k, v)
-            .args(["--dry-run", "--json", "--cpus", "0", "--omp"])
+            .args(["--dry-run", "--json", "--cpus", &cpu, "--omp"])
             .output()
             .unwrap();
         assert_status(&out, 125);
@@ -276,7 +280,7 @@ fn omp_conflicts_are_refused() {
                 "--dry-run",
                 "--json",
                 "--cpus",
-                "0",
+                &cpu,
                 "--omp",
                 "--omp-replace",
             ])
