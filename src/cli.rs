@@ -756,6 +756,7 @@ impl Cli {
             omp_replace: self.omp_replace,
             thread_map,
             thread_log: self.thread_log.clone(),
+            poll_only: std::env::var_os("PINRUN_THREAD_WATCH").is_some_and(|v| v == "poll"),
         })
     }
 }

@@ -252,6 +252,9 @@ pub struct ThreadRequest {
     pub thread_map: Vec<ThreadRule>,
     /// `--thread-log FILE`: one JSON line per watcher decision.
     pub thread_log: Option<PathBuf>,
+    /// `PINRUN_THREAD_WATCH=poll`: the watcher polls, without trying perf
+    /// events.
+    pub poll_only: bool,
 }
 
 /// Which threads a `--thread-map` rule matches (left of `=`).
