@@ -96,6 +96,10 @@ slurm-shared-mask\t''
 smt-siblings-shared\t''
 sources-disagree\t''
 topology-inconsistent\t''"
+complete -c pinrun -l omp -d 'Export OMP_PLACES (one place per planned core in plan order; with --smt its SMT siblings; --omp=threads: one per planned CPU), OMP_PROC_BIND=close and, unless set, OMP_NUM_THREADS (the number of places) to the command. Refused when the caller set a different OMP_PLACES or OMP_PROC_BIND, or KMP_AFFINITY or GOMP_CPU_AFFINITY (--omp-replace replaces them)' -r -f -a "cores\t'One place per planned core, in plan order (with --smt: its planned SMT siblings)'
+threads\t'One place per planned CPU'"
+complete -c pinrun -l thread-map -d 'Pin each thread of the command by rules matched in order, SELECTOR=TARGET[,...]: selector main, #N (the N-th thread created) or a name glob (w*); target @N or @N-M (positions in the plan: planned CPUs, or cores with --smt), each (one position per thread, round-robin), housekeeping or rest. A watcher process follows new threads and renames (THREADS in pinrun(1))' -r
+complete -c pinrun -l thread-log -d 'Append each --thread-map decision to FILE as a JSON line' -r -F
 complete -c pinrun -l generate -d 'Write the man page or a shell completion script to stdout, e.g. `pinrun --generate man > /usr/local/share/man/man1/pinrun.1` (INSTALLATION in pinrun(1))' -r -f -a "man\t'The man page pinrun(1) (man/pinrun.1)'
 bash\t'bash completion (completions/pinrun.bash)'
 zsh\t'zsh completion (completions/_pinrun)'
@@ -117,6 +121,7 @@ complete -c pinrun -l show -d 'Print the machine: nodes, packages, cores, CPUs'
 complete -c pinrun -l cgroup -d 'With --emit systemd: add AllowedCPUs= and AllowedMemoryNodes=, so that the unit\'s cgroup holds exactly the planned CPUs and nodes'
 complete -c pinrun -l json -d 'Machine-readable output: one JSON object on stdout (errors too, as {"error": {...}}); with --dry-run, --check or --show. Refused, with the reason, with --emit (its output is unit directives) and with a launch (stdout belongs to the command)'
 complete -c pinrun -l strict -d 'Refuse the launch (exit 125) on any warning'
+complete -c pinrun -l omp-replace -d 'With --omp: replace the caller\'s OMP_PLACES, OMP_PROC_BIND, KMP_AFFINITY and GOMP_CPU_AFFINITY instead of refusing'
 complete -c pinrun -s q -l quiet -d 'Print no warnings'
 complete -c pinrun -s v -l verbose -d 'Print the plan to stderr before running the command'
 complete -c pinrun -s h -l help -d 'Print help (see more with \'--help\')'

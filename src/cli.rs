@@ -5,8 +5,8 @@ use crate::cpuset::{CpuSet, NodeSet};
 use crate::error::{Error, ErrorCode, Result};
 use crate::finding::Code;
 use crate::request::{
-    ClaimRequest, EmitFormat, FleetRequest, MemoryRequest, Mode, NodeChoice, Output, Placement,
-    Policy, Request, SchedRequest, Target, Within,
+    ClaimRequest, EmitFormat, FleetRequest, MemoryRequest, Mode, NodeChoice, OmpPlaces, Output,
+    Placement, Policy, Request, SchedRequest, Target, ThreadRequest, ThreadRule, Within,
 };
 use clap::{ArgGroup, Parser, ValueEnum};
 use std::ffi::OsString;
@@ -36,6 +36,16 @@ pub enum WithinArg {
     Inherited,
     /// The caller's cgroup cpuset (its online effective CPUs)
     Cgroup,
+}
+
+/// How `--omp` forms OpenMP places.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OmpArg {
+    /// One place per planned core, in plan order (with --smt: its planned
+    /// SMT siblings)
+    Cores,
+    /// One place per planned CPU
+    Threads,
 }
 
 /// Files pinrun can generate from this definition (`--generate`).
@@ -332,6 +342,33 @@ pub struct Cli {
         help_heading = "Output"
     )]
     pub allow: Vec<String>,
+
+    /// Export OMP_PLACES (one place per planned core in plan order; with
+    /// --smt its SMT siblings; --omp=threads: one per planned CPU),
+    /// OMP_PROC_BIND=close and, unless set, OMP_NUM_THREADS (the number of
+    /// places) to the command. Refused when the caller set a different
+    /// OMP_PLACES or OMP_PROC_BIND, or KMP_AFFINITY or GOMP_CPU_AFFINITY
+    /// (--omp-replace replaces them).
+    #[arg(long, value_enum, value_name = "PLACES", num_args = 0..=1, require_equals = true, default_missing_value = "cores", help_heading = "Threads")]
+    pub omp: Option<OmpArg>,
+
+    /// With --omp: replace the caller's OMP_PLACES, OMP_PROC_BIND,
+    /// KMP_AFFINITY and GOMP_CPU_AFFINITY instead of refusing.
+    #[arg(long, requires = "omp", help_heading = "Threads")]
+    pub omp_replace: bool,
+
+    /// Pin each thread of the command by rules matched in order,
+    /// SELECTOR=TARGET[,...]: selector main, #N (the N-th thread created)
+    /// or a name glob (w*); target @N or @N-M (positions in the plan:
+    /// planned CPUs, or cores with --smt), each (one position per thread,
+    /// round-robin), housekeeping or rest. A watcher process follows new
+    /// threads and renames (THREADS in pinrun(1)).
+    #[arg(long, value_name = "RULES", help_heading = "Threads")]
+    pub thread_map: Option<String>,
+
+    /// Append each --thread-map decision to FILE as a JSON line.
+    #[arg(long, value_name = "FILE", requires = "thread_map", value_hint = clap::ValueHint::FilePath, help_heading = "Threads")]
+    pub thread_log: Option<PathBuf>,
 
     /// Print no warnings.
     #[arg(long, short, conflicts_with = "verbose", help_heading = "Output")]
@@ -757,6 +794,7 @@ impl Cli {
             )
             .hint("say which cores to claim: --cores N, --cpus LIST or --node NODES"));
         }
+        let threads = self.threads(&placement, mode)?;
         let memory = self.memory()?;
         let policy = self.policy()?;
         let claims = ClaimRequest {
@@ -797,6 +835,50 @@ impl Cli {
                 settle,
                 emitted: self.check_emitted,
             },
+            threads,
+        })
+    }
+
+    /// `--omp`, `--thread-map`, `--thread-log`: both need a placement
+    /// (their places and positions are the plan's), and neither can be
+    /// said in a systemd unit.
+    fn threads(&self, placement: &Placement, mode: Mode) -> Result<ThreadRequest> {
+        let thread_map = match self.thread_map.as_deref() {
+            None => Vec::new(),
+            Some(t) => ThreadRule::parse_list(t).map_err(|why| {
+                bad(ErrorCode::BadThreadMap, "--thread-map", why).hint(
+                    "write rules as SELECTOR=TARGET[,...], e.g. --thread-map 'w1=@0,w2=@1,*=rest'; see THREADS in pinrun(1)",
+                )
+            })?,
+        };
+        let option = match (self.omp.is_some(), !thread_map.is_empty()) {
+            (true, _) => "--omp",
+            (false, true) => "--thread-map",
+            (false, false) => return Ok(ThreadRequest::default()),
+        };
+        if !placement.is_requested() {
+            return Err(Error::new(
+                ErrorCode::ThreadsNeedPlacement,
+                format!("{option}: places threads within the plan, and nothing is planned without a placement"),
+            )
+            .hint("add a placement: --cores N, --cpus LIST or --node NODES"));
+        }
+        if mode == Mode::Emit {
+            return Err(Error::new(
+                ErrorCode::Usage,
+                format!("{option}: --emit systemd cannot say it in unit directives"),
+            )
+            .hint("keep pinrun as the ExecStart= prefix: ExecStart=pinrun ... -- COMMAND"));
+        }
+        Ok(ThreadRequest {
+            omp: self.omp.map(|o| match o {
+                OmpArg::Cores => OmpPlaces::Cores,
+                OmpArg::Threads => OmpPlaces::Threads,
+            }),
+            omp_replace: self.omp_replace,
+            thread_map,
+            thread_log: self.thread_log.clone(),
+            poll_only: std::env::var_os("PINRUN_THREAD_WATCH").is_some_and(|v| v == "poll"),
         })
     }
 
@@ -910,6 +992,37 @@ mod tests {
         assert_eq!(r.command, vec!["ls", "-l", "--cpus"]);
         let r = req(&["--cpus", "0", "ls", "-l"]).unwrap();
         assert_eq!(r.command, vec!["ls", "-l"]);
+    }
+
+    /// --omp and --thread-map place threads within a plan: refused without
+    /// a placement and under --emit; rules that do not parse are
+    /// bad-thread-map; --thread-log and --omp-replace need their option.
+    #[test]
+    fn thread_options_need_a_placement() {
+        let code = |args: &[&str]| req(args).map(|_| ()).unwrap_err().code;
+        assert_eq!(code(&["--omp", "true"]), ErrorCode::ThreadsNeedPlacement);
+        assert_eq!(
+            code(&["--thread-map", "w1=@0", "true"]),
+            ErrorCode::ThreadsNeedPlacement
+        );
+        assert_eq!(
+            code(&["--cpus", "0", "--thread-map", "w1", "true"]),
+            ErrorCode::BadThreadMap
+        );
+        assert_eq!(
+            code(&["--emit", "systemd", "--cpus", "0", "--omp", "true"]),
+            ErrorCode::Usage
+        );
+        let r = req(&["--cpus", "0", "--omp=threads", "true"]).unwrap();
+        assert_eq!(r.threads.omp, Some(OmpPlaces::Threads));
+        let r = req(&["--cpus", "0", "--omp", "--", "true"]).unwrap();
+        assert_eq!(r.threads.omp, Some(OmpPlaces::Cores));
+        for args in [
+            &["pinrun", "--cpus", "0", "--thread-log", "f", "true"][..],
+            &["pinrun", "--cpus", "0", "--omp-replace", "true"][..],
+        ] {
+            assert!(Cli::try_parse_from(args).is_err(), "{args:?}");
+        }
     }
 
     #[test]

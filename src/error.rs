@@ -114,6 +114,18 @@ error_codes! {
     /// A file larger than pinrun reads (`system::root::MAX_FILE`), or a
     /// `/proc/interrupts` beyond its budgets.
     ReadBudget = "read-budget",
+    /// `--thread-map` rules that do not parse.
+    BadThreadMap = "bad-thread-map",
+    /// `--omp` or `--thread-map` without a placement.
+    ThreadsNeedPlacement = "threads-need-placement",
+    /// `--omp` and the caller's own OpenMP binding variables disagree.
+    OmpConflict = "omp-conflict",
+    /// A `--thread-map` target the plan cannot give (a position beyond
+    /// it, no housekeeping CPU in it, nothing left for `rest`).
+    ThreadMapTarget = "thread-map-target",
+    /// The `--thread-map` watcher could not be started, or `--thread-log`
+    /// could not be opened.
+    WatcherFailed = "watcher-failed",
     /// Topology files that contradict each other beyond recovery.
     TopologyInconsistent = "topology-inconsistent",
     // Placement refusals.

@@ -139,12 +139,39 @@ fn cstring(s: &OsStr) -> Result<CString> {
     })
 }
 
-/// Replaces this process with `path`, argv `args` (`argv[0]` as typed); a
+/// The environment for `execve(2)`: this process's, with `set` replacing or
+/// adding variables and `unset` removed; `None` when both are empty (the
+/// environment is passed unchanged).
+pub fn environment(set: &[(String, String)], unset: &[String]) -> Option<Vec<CString>> {
+    if set.is_empty() && unset.is_empty() {
+        return None;
+    }
+    let mut out: Vec<CString> = std::env::vars_os()
+        .filter(|(k, _)| {
+            let k = k.to_string_lossy();
+            !unset.iter().any(|u| *u == k) && !set.iter().any(|(s, _)| *s == k)
+        })
+        .filter_map(|(k, v)| {
+            let mut b = k.as_bytes().to_vec();
+            b.push(b'=');
+            b.extend_from_slice(v.as_bytes());
+            CString::new(b).ok()
+        })
+        .collect();
+    out.extend(
+        set.iter()
+            .filter_map(|(k, v)| CString::new(format!("{k}={v}")).ok()),
+    );
+    Some(out)
+}
+
+/// Replaces this process with `path`, argv `args` (`argv[0]` as typed),
+/// environment `env` (`None`: unchanged, see [`environment`]); a
 /// file without a `#!` line is run by `/bin/sh`, as `execvp(3)` does.
 /// Returns only on failure. SIGPIPE, which the Rust runtime ignores, is
 /// first given back the disposition the caller left
 /// ([`crate::ffi::reset_sigpipe`]).
-pub fn exec(path: &Path, args: &[OsString]) -> Error {
+pub fn exec(path: &Path, args: &[OsString], env: Option<&[CString]>) -> Error {
     let argv: Result<Vec<CString>> = args.iter().map(|a| cstring(a)).collect();
     let (argv, prog) = match (argv, cstring(path.as_os_str())) {
         (Ok(a), Ok(p)) => (a, p),
@@ -152,7 +179,11 @@ pub fn exec(path: &Path, args: &[OsString]) -> Error {
     };
     crate::ffi::reset_sigpipe();
     crate::ffi::restore_std_fds();
-    let mut err = match nix::unistd::execv(&prog, &argv) {
+    let run = |prog: &CString, argv: &[CString]| match env {
+        None => nix::unistd::execv(prog, argv),
+        Some(env) => nix::unistd::execve(prog, argv, env),
+    };
+    let mut err = match run(&prog, &argv) {
         Err(e) => e,
         Ok(never) => match never {},
     };
@@ -162,7 +193,7 @@ pub fn exec(path: &Path, args: &[OsString]) -> Error {
         let sh = c"/bin/sh".to_owned();
         let mut sh_argv = vec![sh.clone(), prog.clone()];
         sh_argv.extend(argv.iter().skip(1).cloned());
-        err = match nix::unistd::execv(&sh, &sh_argv) {
+        err = match run(&sh, &sh_argv) {
             Err(e) => e,
             Ok(never) => match never {},
         };

@@ -314,6 +314,97 @@ admission cannot be predicted, and a refusal at launch (EBUSY) is explained
 with the numbers pinrun can read. With kernel.sched_rt_runtime_us = \-1 the
 kernel checks neither the root domain nor the bandwidth, and neither does
 pinrun.
+.SH THREADS
+The process affinity is always the whole plan, set before exec: no thread of
+the command can run outside it, whatever a rule, a runtime or the watcher
+does. Within it:
+.PP
+.B \-\-omp
+exports to the command
+.B OMP_PLACES
+(one place per planned core in plan order, its planned SMT siblings with
+.BR \-\-smt ;
+.B \-\-omp=threads
+one place per planned CPU, a core's siblings next to each other),
+.B OMP_PROC_BIND=close
+(thread i on place i when there are as many threads as places) and, unless the
+caller set it,
+.B OMP_NUM_THREADS
+(the number of places). A caller's
+.B KMP_AFFINITY
+or
+.B GOMP_CPU_AFFINITY
+(which the runtimes follow instead of OMP_PLACES), or a different
+.B OMP_PLACES
+or
+.BR OMP_PROC_BIND ,
+refuses the launch (omp\-conflict);
+.B \-\-omp\-replace
+replaces them.
+.B "\-\-dry\-run \-\-json"
+shows the variables under "omp": {"places", "set", "unset"}.
+.PP
+.B "\-\-thread\-map RULES"
+pins each thread of the command by the first rule that matches it, as
+.IR SELECTOR = TARGET [, ...].
+Selectors:
+.B main
+(the thread whose TID is the PID),
+.B #N
+(the N-th thread created, from 1, in the order the watcher first sees the
+TIDs), or a glob on the thread's name
+.RB ( fnmatch (3):
+*, ?, [...]; the comm of /proc/PID/task/TID/comm, 15 bytes at most). Targets
+are positions in the plan (a planned CPU, or a planned core with
+.BR \-\-smt ,
+in the order of \-\-omp's places):
+.B @N
+or
+.BR @N\-M ;
+.B each
+(one position per matching thread, round-robin);
+.B housekeeping
+(the planned CPUs that are neither isolated nor nohz_full: threads never
+leave the plan, so plan one);
+.B rest
+(the positions no @ target names; the whole plan when they name every
+position). A thread no rule matches keeps the affinity it inherited from the
+thread that created it. Example:
+.B "\-\-cpus 2\-5 \-\-thread\-map 'main=@0,poll*=each,log=housekeeping,*=rest'".
+.PP
+The rules are applied by a watcher: before anything is applied, pinrun
+double-forks a helper process (the command gets no child; the helper is
+re-parented to the nearest subreaper or init, stays in pinrun's cgroup so
+that systemd stops it with the unit, and keeps pinrun's original scheduling
+policy and affinity, not the plan's). Once the command is exec'd it learns of
+new threads and renames
+.RB ( pthread_setname_np (3)
+after creation) from perf events: one
+.BR perf_event_open (2)
+dummy software event per planned CPU, opened on pinrun before exec and
+inherited by every thread, records each thread's creation and each rename
+and wakes the watcher, which then scans /proc/PID/task (and every 100 ms
+regardless; the events stay on the command's threads and processes while
+it runs, at the cost perf charges a task with events at each context switch,
+and its creations and renames cost a record each). Where perf_event_open(2)
+is refused (perf_event_paranoid 3,
+seccomp, a container), the plan has more than 512 CPUs, or
+.B PINRUN_THREAD_WATCH=poll
+is set, it polls /proc/PID/task every 2 ms instead (a thread then runs on the
+whole plan for about that long before it is pinned; BENCHMARKS.md). It pins
+each thread with
+.BR sched_setaffinity (2)
+on its TID and reads the affinity back. It exits when the command's pidfd
+.RB ( pidfd_open (2),
+Linux 5.3) says it ended; it holds no descriptor of the command's but
+stderr, where it reports a thread it could not pin.
+.B "\-\-thread\-log FILE"
+appends a first line {"event": "start", "mechanism": "perf"|"poll",
+"interval_us"} and each decision as a JSON line: {"t_us" (since exec),
+"tid", "name", "order", "event": "new"|"rename", "rule", "cpus",
+"read_back", "error"}. SCHED_DEADLINE is refused: the kernel does not pin
+a deadline thread to fewer CPUs than its root domain.
+Not yet: running processes (\-\-pid).
 .SH CHECKS
 Before exec, pinrun checks what will still disturb the chosen CPUs. Each
 finding has a stable code, a severity, the CPUs (nodes, IRQs) concerned, a
@@ -841,7 +932,13 @@ is the state directory of claims when
 .B \-\-state\-dir
 is not given; set but empty, it is ignored.
 .BR OMP_PROC_BIND ", " OMP_PLACES ", " GOMP_CPU_AFFINITY ", " KMP_AFFINITY
-are reported (env-thread-binding) since they make the program re-bind its threads.
+are reported (env-thread-binding) since they make the program re-bind its threads;
+under
+.B \-\-omp
+pinrun sets them itself (THREADS).
+.B PINRUN_THREAD_WATCH=poll
+makes the \-\-thread\-map watcher poll instead of trying perf events
+(THREADS).
 .BR SLURM_JOB_ID ", " SLURM_STEP_ID ", " SLURM_PROCID ", " SLURM_LOCALID ", " SLURM_STEP_TASKS_PER_NODE ", " SLURM_TASKS_PER_NODE ", " SLURM_CPU_BIND_TYPE ", " SLURM_CPU_BIND_LIST
 describe the Slurm task (KUBERNETES, SLURM AND SYSTEMD);
 .B KUBERNETES_SERVICE_HOST
@@ -853,13 +950,17 @@ is unpacked (default /tmp).
 .B PATH
 is searched for COMMAND as
 .BR execvp (3)
-does. The environment is passed to the command unchanged.
+does. The environment is passed to the command unchanged, except for
+.BR \-\-omp 's
+variables.
 .SH EXAMPLES
 .nf
 pinrun \-\-node 0 \-\-cores 4 \-\-fifo 90 \-\- ./app
 pinrun \-\-cpus 2\-7 \-\-cores 2 \-\-smt \-\-membind \-\- ./worker
 pinrun \-\-interleave all \-\- postgres \-D /var/lib/postgresql/data
 pinrun \-\-dry\-run \-\-json \-\-node 1 \-\-cores 2 | jq \-er .cpulist
+pinrun \-\-node 1 \-\-cores 8 \-\-smt \-\-omp \-\- ./solver
+pinrun \-\-cpus 2\-5 \-\-thread\-map 'main=@0,w*=each' \-\- ./engine
 pinrun \-\-dump machine.tar.gz
 pinrun \-\-sysroot machine.tar.gz \-\-dry\-run \-\-node 0 \-\-cores 4 \-\-fifo 90
 pinrun \-\-pid $(pgrep \-o engine)

@@ -260,6 +260,8 @@ pub struct Request {
     pub fleet: FleetRequest,
     /// `--pid`: a running process instead of a command.
     pub target: Option<Target>,
+    /// Per-thread placement: `--omp`, `--thread-map` (issue 22).
+    pub threads: ThreadRequest,
 }
 
 /// A running process to show or change (`--pid`, `--tid`, `--migrate`;
@@ -284,6 +286,136 @@ impl Target {
             && !req.placement.is_requested()
             && !req.sched.is_requested()
             && req.memory.is_none()
+    }
+}
+
+/// How `--omp` forms OpenMP places (`OMP_PLACES`, OpenMP 5.2 §21.1.6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OmpPlaces {
+    /// `--omp` / `--omp=cores`: one place per planned core, in plan order;
+    /// with `--smt` its planned SMT siblings, otherwise one CPU.
+    Cores,
+    /// `--omp=threads`: one place per planned CPU.
+    Threads,
+}
+
+/// Per-thread placement (`--omp`, `--thread-map`, `--thread-log`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ThreadRequest {
+    /// `--omp[=cores|threads]`: export `OMP_PLACES`, `OMP_PROC_BIND` and
+    /// `OMP_NUM_THREADS` for the command.
+    pub omp: Option<OmpPlaces>,
+    /// `--omp-replace`: replace the caller's `OMP_PLACES`, `OMP_PROC_BIND`,
+    /// `GOMP_CPU_AFFINITY` and `KMP_AFFINITY` instead of refusing.
+    pub omp_replace: bool,
+    /// `--thread-map RULES`: the rules, in the order given.
+    pub thread_map: Vec<ThreadRule>,
+    /// `--thread-log FILE`: one JSON line per watcher decision.
+    pub thread_log: Option<PathBuf>,
+    /// `PINRUN_THREAD_WATCH=poll`: the watcher polls, without trying perf
+    /// events.
+    pub poll_only: bool,
+}
+
+/// Which threads a `--thread-map` rule matches (left of `=`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ThreadSelector {
+    /// `main`: the thread whose TID is the PID (the one that exec'd).
+    Main,
+    /// `#N`: the N-th thread created after the main thread (1-based), in
+    /// the order the watcher first sees their TIDs.
+    Nth(u32),
+    /// A glob (`fnmatch(3)`: `*`, `?`, `[...]`) on the thread's name, the
+    /// `comm` of `/proc/PID/task/TID/comm` (15 bytes at most, set by
+    /// `pthread_setname_np(3)` / `prctl(PR_SET_NAME)`).
+    Name(String),
+}
+
+/// Where a `--thread-map` rule puts its threads (right of `=`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ThreadTarget {
+    /// `@N` or `@N-M`: the plan's positions N to M (0-based; a position is
+    /// one planned CPU, or one planned core with `--smt`).
+    Positions(u32, u32),
+    /// `each`: one position per matching thread, round-robin in the order
+    /// the threads match.
+    Each,
+    /// `housekeeping`: the planned CPUs that are housekeeping CPUs
+    /// (neither isolated nor nohz_full).
+    Housekeeping,
+    /// `rest`: the planned positions no `@` target of the map names.
+    Rest,
+}
+
+/// One `SELECTOR=TARGET` rule of `--thread-map`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThreadRule {
+    /// Which threads.
+    pub selector: ThreadSelector,
+    /// Where they go.
+    pub target: ThreadTarget,
+    /// The rule as written (for messages and `--thread-log`).
+    pub text: String,
+}
+
+impl ThreadRule {
+    /// Parses `--thread-map`'s comma-separated `SELECTOR=TARGET` rules:
+    /// selectors `main`, `#N` (N ≥ 1) or a name glob (a plain name at
+    /// most 15 bytes, the kernel's `TASK_COMM_LEN` - 1); targets `@N`, `@N-M`, `each`,
+    /// `housekeeping`, `rest`. `Err` names the rule and what is wrong.
+    pub fn parse_list(text: &str) -> Result<Vec<ThreadRule>, String> {
+        let mut rules = Vec::new();
+        for rule in text.split(',') {
+            let rule = rule.trim();
+            let Some((sel, target)) = rule.split_once('=') else {
+                return Err(format!("\"{rule}\" is not SELECTOR=TARGET"));
+            };
+            let selector = match sel {
+                "main" => ThreadSelector::Main,
+                "" => return Err(format!("\"{rule}\" has no selector")),
+                s if s.starts_with('#') => match s[1..].parse::<u32>() {
+                    Ok(n) if n >= 1 => ThreadSelector::Nth(n),
+                    _ => {
+                        return Err(format!(
+                            "\"{rule}\": #N counts threads from 1 (#1 is the first thread the main thread creates)"
+                        ));
+                    }
+                },
+                s if s.len() > 15 && !s.contains(['*', '?', '[']) => {
+                    return Err(format!(
+                        "\"{rule}\": thread names have at most 15 bytes (TASK_COMM_LEN), so \"{s}\" matches none"
+                    ));
+                }
+                s => ThreadSelector::Name(s.to_string()),
+            };
+            let target = match target {
+                "each" => ThreadTarget::Each,
+                "housekeeping" => ThreadTarget::Housekeeping,
+                "rest" => ThreadTarget::Rest,
+                t if t.starts_with('@') => {
+                    let (a, b) = t[1..].split_once('-').unwrap_or((&t[1..], &t[1..]));
+                    match (a.parse::<u32>(), b.parse::<u32>()) {
+                        (Ok(a), Ok(b)) if a <= b => ThreadTarget::Positions(a, b),
+                        _ => {
+                            return Err(format!(
+                                "\"{rule}\": a position is @N or @N-M with N <= M (0 is the plan's first)"
+                            ));
+                        }
+                    }
+                }
+                _ => {
+                    return Err(format!(
+                        "\"{rule}\": the target is @N, @N-M, each, housekeeping or rest"
+                    ));
+                }
+            };
+            rules.push(ThreadRule {
+                selector,
+                target,
+                text: rule.to_string(),
+            });
+        }
+        Ok(rules)
     }
 }
 
@@ -336,5 +468,42 @@ mod tests {
         assert_eq!(parse("5").resolve(&allowed), Ok(set(&[5])));
         assert!(parse("+4").resolve(&allowed).is_err());
         assert!(parse("!2-8").resolve(&allowed).is_err());
+    }
+
+    #[test]
+    fn thread_map_rules_parse_in_order() {
+        let r = ThreadRule::parse_list("w1=@0,w2=@1-3,main=housekeeping,#2=each,*=rest").unwrap();
+        let got: Vec<(ThreadSelector, ThreadTarget)> =
+            r.into_iter().map(|r| (r.selector, r.target)).collect();
+        assert_eq!(
+            got,
+            vec![
+                (
+                    ThreadSelector::Name("w1".into()),
+                    ThreadTarget::Positions(0, 0)
+                ),
+                (
+                    ThreadSelector::Name("w2".into()),
+                    ThreadTarget::Positions(1, 3)
+                ),
+                (ThreadSelector::Main, ThreadTarget::Housekeeping),
+                (ThreadSelector::Nth(2), ThreadTarget::Each),
+                (ThreadSelector::Name("*".into()), ThreadTarget::Rest),
+            ]
+        );
+        for bad in [
+            "w1",
+            "=@0",
+            "w1=@",
+            "w1=@3-1",
+            "w1=@x",
+            "#0=@0",
+            "#x=@0",
+            "w1=cpu3",
+            "a_sixteen_bytes_=@0",
+            "",
+        ] {
+            assert!(ThreadRule::parse_list(bad).is_err(), "{bad}");
+        }
     }
 }

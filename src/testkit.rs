@@ -112,6 +112,7 @@ impl Machine {
                 numa_balancing: None,
                 fleet: Default::default(),
                 env_affinity: Vec::new(),
+                env_omp_num_threads: None,
                 cmdline: String::new(),
                 process: Process::default(),
                 warnings: Vec::new(),

@@ -1024,3 +1024,63 @@ fn vm_pid_migrate_two_nodes() {
         "{err}"
     );
 }
+
+/// Issue 22 on a real kernel with SMT and two nodes: `--node 1 --cores 2
+/// --smt --omp` gives a static libgomp program one sibling pair per place
+/// (the guest kernel's thread_siblings_list), OpenMP thread i bound to
+/// place i; `--thread-map` pins threads named after creation by name;
+/// the helper process is gone once the command has ended.
+#[test]
+#[ignore = "boots QEMU: run by .ci/run with --ignored (README: VM tests)"]
+fn vm_threads_omp_and_thread_map() {
+    let g = boot("threads");
+    let siblings: BTreeMap<String, String> = g
+        .ok("siblings")
+        .lines()
+        .filter_map(|l| l.split_once(' '))
+        .map(|(c, s)| (c.to_string(), s.to_string()))
+        .collect();
+    let pair0 = siblings["cpu4"].clone();
+    let pair1 = siblings["cpu6"].clone();
+    assert_ne!(pair0, pair1, "{siblings:?}");
+    let dry = g.json("omp-dry");
+    let places: Vec<String> = dry["omp"]["places"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let ids: Vec<String> = p
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c.to_string())
+                .collect();
+            ids.join(",")
+        })
+        .collect();
+    // thread_siblings_list of a two-thread core: "4-5" or "4,6".
+    let as_list = |s: &str| s.replace('-', ",");
+    assert_eq!(places, vec![as_list(&pair0), as_list(&pair1)]);
+    let out = g.ok("omp-smt");
+    let mut threads: Vec<&str> = out.lines().filter(|l| l.starts_with("thread ")).collect();
+    threads.sort();
+    assert_eq!(threads.len(), 2, "{}", g.describe("omp-smt"));
+    for (i, (line, pair)) in threads.iter().zip([&pair0, &pair1]).enumerate() {
+        assert!(
+            line.starts_with(&format!("thread {i} place {i} cpu ")),
+            "{line}"
+        );
+        assert!(line.ends_with(&format!(" allowed {pair}")), "{line}");
+    }
+    let named: BTreeMap<&str, &str> = g
+        .ok("thread-map")
+        .lines()
+        .filter_map(|l| l.split_once(' '))
+        .collect();
+    assert_eq!(named.get("w1"), Some(&"4"), "{}", g.describe("thread-map"));
+    assert_eq!(named.get("w2"), Some(&"6"));
+    assert_eq!(named.get("w3"), Some(&"4,6"));
+    assert_eq!(named.get("named_threads"), Some(&"4,6"));
+    assert!(g.ok("thread-log").contains("\"rename\""));
+    assert_eq!(g.ok("helpers-left").trim(), "checked");
+}

@@ -9,7 +9,9 @@
 # Header lines of a scenario: "#@ topology NAME" (vm/boot.sh), "#@ append ARGS"
 # (extra kernel parameters), "#@ kernel SUITE" (host = this Debian's, or e.g. trixie),
 # "#@ timeout SECONDS" (a scenario that runs longer than the default 120 s;
-# PINRUN_VM_TIMEOUT overrides every scenario's).
+# PINRUN_VM_TIMEOUT overrides every scenario's), "#@ helper NAME GCC-FLAGS"
+# (each such line: tests/helpers/NAME.c built with gcc -static GCC-FLAGS into
+# the guest's /bin/NAME).
 set -eu
 . "$(dirname "$(readlink -f "$0")")/lib.sh"
 name=$1
@@ -32,6 +34,11 @@ cp "$bin" "$root/bin/pinrun"
 cp "$VM_DIR/guest/init" "$root/init"; chmod 755 "$root/init"
 cp "$VM_DIR/guest/lib.sh" "$root/lib.sh"
 cp "$scen" "$root/scenario"
+sed -n 's/^#@ helper //p' "$scen" | while read -r hname hflags; do
+  # shellcheck disable=SC2086  # the flags are words
+  gcc -static $hflags "$REPO_DIR/tests/helpers/$hname.c" -o "$root/bin/$hname" ||
+    { echo "vm/run: gcc could not build helper $hname (apt-get install gcc libgomp1)" >&2; exit 2; }
+done
 chmod 644 "$root/lib.sh" "$root/scenario"
 printf 'root:x:0:0:root:/:/bin/sh\ntest:x:1000:1000:test:/tmp:/bin/sh\n' > "$root/etc/passwd"
 printf 'root:x:0:\ntest:x:1000:\n' > "$root/etc/group"

@@ -10,6 +10,7 @@
 
 pub mod claims;
 pub mod fleet;
+pub mod per_thread;
 pub mod pid;
 pub mod scope;
 
@@ -350,6 +351,12 @@ fn launch(
             Err(e) => return fail(p, &text, e),
         }
     }
+    // --thread-map: the watcher is forked before anything is applied (it
+    // keeps pinrun's own policy and affinity) and starts after exec.
+    let watcher = match per_thread::start_watcher(req, &p.plan, &p.sys.possible) {
+        Ok(w) => w,
+        Err(e) => return fail(p, &text, e),
+    };
     let applied = apply::apply(&p.plan, &p.sys.possible).map_err(|mut e| {
         // SCHED_DEADLINE admission control: the numbers that can be read.
         if e.errno() == Some(nix::errno::Errno::EBUSY)
@@ -379,7 +386,21 @@ fn launch(
         g.unlock();
     }
     to_stderr(&text);
-    Err(exec::exec(&command.unwrap_or_default(), &req.command))
+    if let Some(w) = &watcher
+        && let Err(e) = apply::helper::about_to_exec(w)
+    {
+        return Err(per_thread::watcher_error(&e));
+    }
+    let env = p
+        .plan
+        .omp
+        .as_ref()
+        .and_then(|o| exec::environment(&o.set, &o.unset));
+    Err(exec::exec(
+        &command.unwrap_or_default(),
+        &req.command,
+        env.as_deref(),
+    ))
 }
 
 /// pinrun's own arguments (before `--`), lossily as text; never panics on

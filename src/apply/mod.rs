@@ -5,6 +5,8 @@
 //! cpuset, and pinrun never runs a command on a placement it was not asked for.
 
 pub mod claims;
+pub mod helper;
+pub mod per_thread;
 pub mod threads;
 
 use crate::cpuset::CpuSet;
@@ -162,7 +164,7 @@ pub fn get_affinity(possible: &CpuSet) -> io::Result<CpuSet> {
 
 /// Thread `tid`'s affinity (0: the calling thread), as [`get_affinity`].
 pub fn get_affinity_of(tid: u32, possible: &CpuSet) -> io::Result<CpuSet> {
-    let mut bytes = (possible.last().unwrap_or(0) as usize / 64 + 1) * 8;
+    let mut bytes = mask_bytes(possible, &CpuSet::new());
     loop {
         match ffi::sched_getaffinity_of(tid, bytes) {
             Ok(b) => return Ok(CpuSet::from_kernel_bytes(&b)),
@@ -172,6 +174,12 @@ pub fn get_affinity_of(tid: u32, possible: &CpuSet) -> io::Result<CpuSet> {
     }
 }
 
+/// The bytes of an affinity mask that holds every CPU of `possible` and
+/// `cpus`: whole 64-bit words, as the kernel's `cpumask` copies them.
+pub fn mask_bytes(possible: &CpuSet, cpus: &CpuSet) -> usize {
+    (possible.last().unwrap_or(0).max(cpus.last().unwrap_or(0)) as usize / 64 + 1) * 8
+}
+
 fn apply_affinity(cpus: &CpuSet, possible: &CpuSet) -> Result<()> {
     apply_affinity_of(0, cpus, possible)
 }
@@ -179,8 +187,7 @@ fn apply_affinity(cpus: &CpuSet, possible: &CpuSet) -> Result<()> {
 /// Sets thread `tid`'s affinity (0: the calling thread) to `cpus` and
 /// reads it back: a narrower mask (the cgroup cpuset) is an error.
 pub fn apply_affinity_of(tid: u32, cpus: &CpuSet, possible: &CpuSet) -> Result<()> {
-    let bytes =
-        ((possible.last().unwrap_or(0).max(cpus.last().unwrap_or(0))) as usize / 64 + 1) * 8;
+    let bytes = mask_bytes(possible, cpus);
     ffi::sched_setaffinity_of(tid, &cpus.to_kernel_bytes(bytes)).map_err(|e| {
         Error::from_syscall(
             ErrorCode::AffinityFailed,

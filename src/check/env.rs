@@ -12,8 +12,11 @@ pub(super) const CODES: &[Code] = &[
 ];
 
 pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
-    // One finding for every variable set.
-    if !ctx.sys.env_affinity.is_empty() {
+    // One finding for every variable set. Under --omp the command gets
+    // pinrun's OMP_PLACES and OMP_PROC_BIND instead (a differing one, and
+    // KMP_AFFINITY or GOMP_CPU_AFFINITY, were refused by the plan or
+    // removed by --omp-replace): nothing is left to re-bind the threads.
+    if !ctx.sys.env_affinity.is_empty() && ctx.plan.omp.is_none() {
         let set: Vec<String> = ctx
             .sys
             .env_affinity
@@ -90,5 +93,30 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
             format!("cpufreq governor \"{gov}\" on {}: the clock ramps up only under load, adding wake-up latency", crate::words::cpus_phrase(&slow)),
             format!("cpupower -c {slow} frequency-set -g performance"),
         ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::finding::Code;
+    use crate::testkit::{Machine, request};
+
+    /// OMP_PLACES in the environment warns that the runtime re-binds its
+    /// threads; with --omp (the same OMP_PLACES, or --omp-replace) the
+    /// command gets pinrun's, and the finding is gone.
+    #[test]
+    fn omp_replaces_the_binding_finding() {
+        let mut sys = Machine::new(1, 4, 1).build();
+        sys.env_affinity = vec![("OMP_PLACES".into(), "{0},{1}".into())];
+        let codes = |args: &[&str]| {
+            let req = request(args);
+            let plan = crate::plan::plan(&sys, &req).expect("a plan");
+            crate::check::check(&sys, &req, &plan)
+                .into_iter()
+                .map(|f| f.code)
+                .collect::<Vec<_>>()
+        };
+        assert!(codes(&["--dry-run", "--cpus", "0-1"]).contains(&Code::EnvThreadBinding));
+        assert!(!codes(&["--dry-run", "--cpus", "0-1", "--omp"]).contains(&Code::EnvThreadBinding));
     }
 }

@@ -7,6 +7,7 @@
 pub mod claims;
 pub mod fleet;
 pub mod memory;
+pub mod per_thread;
 pub mod placement;
 pub mod sched;
 pub mod threads;
@@ -54,6 +55,10 @@ pub struct Plan {
     pub sched: SchedRequest,
     /// Why these CPUs, one sentence each.
     pub reasons: Vec<String>,
+    /// `--omp`: the environment the command gets; `None` without it.
+    pub omp: Option<per_thread::OmpPlan>,
+    /// `--thread-map`: the resolved rules; `None` without it.
+    pub thread_map: Option<per_thread::ThreadMap>,
 }
 
 /// Whether the kernel (`/proc/sys/kernel/osrelease`, `6.8.0-45-generic`) is
@@ -121,14 +126,19 @@ pub fn plan_claimed(sys: &SystemState, req: &Request, claims: &Claims) -> Result
         ),
     };
     reasons.extend(sched_notes);
-    Ok(Plan {
+    let mut plan = Plan {
         cpus,
         cores,
         nodes,
         memory,
         sched: req.sched.clone(),
         reasons,
-    })
+        omp: None,
+        thread_map: None,
+    };
+    plan.omp = per_thread::plan_omp(sys, req, &plan)?;
+    plan.thread_map = per_thread::plan_thread_map(sys, req, &plan)?;
+    Ok(plan)
 }
 
 #[cfg(test)]

@@ -283,7 +283,7 @@ pub fn inherited_bound(sys: &SystemState, within: Within) -> Option<CpuSet> {
 
 /// The housekeeping CPUs: allowed, neither isolated (domain housekeeping)
 /// nor nohz_full (tick housekeeping; `kernel/sched/isolation.c`).
-fn housekeeping(sys: &SystemState) -> CpuSet {
+pub(super) fn housekeeping(sys: &SystemState) -> CpuSet {
     sys.allowed.difference(&sys.isolated.union(&sys.nohz_full))
 }
 

@@ -2,6 +2,7 @@
 //! Pure: returns strings; [`crate::output`] prints them.
 
 pub mod claims;
+pub mod per_thread;
 pub mod threads;
 
 pub use claims::{add_claims_json, claims_text};
@@ -100,6 +101,7 @@ pub fn plan_json(
     if !req.command.is_empty() {
         v["exec"] = json!(exec.map(|p| p.to_string_lossy()));
     }
+    per_thread::add_json(&mut v, req, plan);
     v
 }
 
@@ -238,6 +240,7 @@ pub fn plan_text(
         }
     );
     let _ = writeln!(s, "sched:   {}", sched_text(&plan.sched));
+    s.push_str(&per_thread::text(req, plan));
     if !req.command.is_empty() {
         let cmd: Vec<_> = req.command.iter().map(|a| a.to_string_lossy()).collect();
         let _ = writeln!(s, "command: {}", cmd.join(" "));

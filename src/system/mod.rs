@@ -122,6 +122,8 @@ pub struct SystemState {
     pub fleet: fleet::Fleet,
     /// Thread-binding variables of OpenMP runtimes set in the environment.
     pub env_affinity: Vec<(String, String)>,
+    /// `OMP_NUM_THREADS` from the environment (`--omp` keeps it when set).
+    pub env_omp_num_threads: Option<String>,
     /// `/proc/cmdline`.
     pub cmdline: String,
     /// The caller's limits.
@@ -429,6 +431,7 @@ impl SystemState {
             .into_iter()
             .filter_map(|k| Some((k.to_string(), std::env::var(k).ok()?)))
             .collect(),
+            env_omp_num_threads: std::env::var("OMP_NUM_THREADS").ok(),
             cmdline,
             possible: sets.possible,
             present: sets.present,

@@ -260,3 +260,36 @@ mod tests {
         assert_eq!(stat_field::<u32>(stat, 20), Some(3));
     }
 }
+
+/// One thread of a live process, as the `--thread-map` watcher sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Task {
+    /// The thread id.
+    pub tid: u32,
+    /// Its name (`/proc/PID/task/TID/comm`, newline stripped; at most 15
+    /// bytes, the kernel's `TASK_COMM_LEN` - 1).
+    pub name: String,
+}
+
+/// The threads of live process `pid` with their names (`proc(5)`:
+/// `/proc/PID/task/TID/comm`), ascending by TID, read from this machine's
+/// `/proc` (a watcher follows a running command, never a dump); threads
+/// that end while being read are left out. `Err` (NotFound) when
+/// `/proc/PID/task` is gone: the process has ended.
+pub fn tasks(pid: u32) -> std::io::Result<Vec<Task>> {
+    let root = Root::new("/");
+    let dir = format!("/proc/{pid}/task");
+    if !root.exists(&dir) {
+        return Err(std::io::ErrorKind::NotFound.into());
+    }
+    Ok(task_ids(&root, pid)
+        .into_iter()
+        .filter_map(|tid| {
+            let comm = root.read(&format!("{dir}/{tid}/comm"))?;
+            Some(Task {
+                tid,
+                name: comm.trim_end_matches('\n').to_string(),
+            })
+        })
+        .collect())
+}

@@ -34,3 +34,4 @@ mod scope;
 mod show;
 mod show_json_stream;
 mod synthetic;
+mod threads;

@@ -1,0 +1,127 @@
+//! The helper process that outlives pinrun's exec (ARCHITECTURE.md §10,
+//! "one helper process"): the `--thread-map` watcher now, IRQ steering's
+//! undo later. Only the process plumbing lives here; what the helper does
+//! is the closure given to [`spawn`].
+//!
+//! [`spawn`] double-forks: pinrun forks a child that forks the helper and
+//! exits at once, and pinrun reaps that child, so the command pinrun execs
+//! has no child of its own (the helper is re-parented to the nearest
+//! subreaper or init) and no zombie. The helper stays in pinrun's cgroup
+//! (fork keeps it: `cgroups(7)`), so systemd stops it with the unit, and
+//! keeps the scheduling policy, affinity and mempolicy pinrun was started
+//! with (it is forked before any is applied). It holds:
+//!
+//! - a pidfd of pinrun's process (`pidfd_open(2)`), readable when the
+//!   command (same PID after exec) ends, whatever its parent does;
+//! - the read end of a close-on-exec pipe whose write end only pinrun
+//!   holds: end of file once pinrun has exec'd (or died), so the helper
+//!   starts its work only after every policy is applied;
+//! - its own session (`setsid(2)`): terminal signals go to the command;
+//! - the descriptors the caller names (a log file), and stderr. Every other
+//!   descriptor is closed at once; stdin and stdout are `/dev/null`, so a
+//!   pipe reader of the command's output sees its end when the command
+//!   ends.
+
+use crate::ffi;
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
+
+/// What the helper's work is given.
+#[derive(Debug)]
+pub struct Helper {
+    /// The PID of the process that will exec the command.
+    pub target_pid: u32,
+    /// Its pidfd: readable when it has ended.
+    pub target: OwnedFd,
+    /// End of file once the target has exec'd or ended.
+    pub started: OwnedFd,
+}
+
+impl Helper {
+    /// Blocks until the target has exec'd: true once it wrote the byte
+    /// of [`about_to_exec`] and the pipe then closed (exec, or its death
+    /// after a failed exec); false when it closed without the byte (pinrun
+    /// failed before exec: the helper has nothing to do).
+    pub fn wait_for_exec(&self) -> bool {
+        let mut b = [0u8; 1];
+        let mut got = false;
+        loop {
+            match nix::unistd::read(&self.started, &mut b) {
+                Err(nix::errno::Errno::EINTR) => continue,
+                Ok(1) => got = true,
+                _ => return got,
+            }
+        }
+    }
+
+    /// Waits up to `timeout_ms` for the target to end; true when it has.
+    pub fn ended_within(&self, timeout_ms: i32) -> bool {
+        ffi::poll_readable(self.target.as_fd(), timeout_ms).unwrap_or(true)
+    }
+}
+
+/// Tells the helper that every policy is applied and exec follows: one
+/// byte on the start pipe (its end of file then comes with exec, which
+/// closes the close-on-exec write end).
+pub fn about_to_exec(started_w: &OwnedFd) -> io::Result<()> {
+    nix::unistd::write(started_w, &[1])?;
+    Ok(())
+}
+
+/// Starts the helper running `work` (its return value is the helper's exit
+/// status), keeping `keep` open in it. Returns in pinrun once the
+/// intermediate child is reaped; the pipe's write end stays in pinrun,
+/// close-on-exec. Errors are the failing system call's.
+pub fn spawn(keep: &[RawFd], work: impl FnOnce(Helper) -> i32) -> io::Result<OwnedFd> {
+    let target_pid = std::process::id();
+    let target = ffi::pidfd_open(target_pid)?;
+    let (started, started_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
+    match ffi::fork()? {
+        0 => {
+            // The intermediate child: fork the helper, then leave at once.
+            drop(started_w);
+            match ffi::fork() {
+                Ok(0) => {}
+                Ok(_) => ffi::exit_now(0),
+                Err(_) => ffi::exit_now(1),
+            }
+            let mut kept: Vec<i32> = keep.to_vec();
+            kept.extend([target.as_raw_fd(), started.as_raw_fd()]);
+            ffi::close_fds_except(&kept);
+            if let Ok(null) = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open("/dev/null")
+            {
+                let _ = nix::unistd::dup2_stdin(&null);
+                let _ = nix::unistd::dup2_stdout(&null);
+            }
+            // Out of the terminal's session: SIGINT, SIGQUIT and SIGHUP
+            // go to the command, which the helper outlives by at most one
+            // wait; SIGTERM (systemd stopping the unit) still ends it.
+            let _ = nix::unistd::setsid();
+            let _ = nix::sys::prctl::set_name(c"pinrun-helper");
+            let status = work(Helper {
+                target_pid,
+                target,
+                started,
+            });
+            ffi::exit_now(status)
+        }
+        child => {
+            drop(started);
+            drop(target);
+            let pid = nix::unistd::Pid::from_raw(child);
+            loop {
+                match nix::sys::wait::waitpid(pid, None) {
+                    Err(nix::errno::Errno::EINTR) => continue,
+                    Ok(nix::sys::wait::WaitStatus::Exited(_, 0)) => return Ok(started_w),
+                    Ok(_) => {
+                        return Err(io::Error::other("the helper's first child failed to fork"));
+                    }
+                    Err(e) => return Err(e.into()),
+                }
+            }
+        }
+    }
+}

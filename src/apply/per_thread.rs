@@ -1,0 +1,271 @@
+//! The `--thread-map` watcher: started by [`start`] in the helper process
+//! ([`super::helper`]) before pinrun applies anything; once the command is
+//! exec'd it scans `/proc/PID/task` every
+//! [`POLL_INTERVAL_US`](crate::plan::per_thread::POLL_INTERVAL_US), asks the
+//! plan's rules ([`ThreadMap::decide`]) where each new or renamed thread
+//! goes, pins it (`sched_setaffinity(2)` on its TID), reads the affinity
+//! back (`sched_getaffinity(2)`), and writes each decision to
+//! `--thread-log` as a JSON line. It exits when the command's pidfd says
+//! it ended.
+
+use crate::cpuset::CpuSet;
+use crate::ffi;
+use crate::plan::per_thread::{POLL_INTERVAL_US, ThreadInfo, ThreadMap};
+use crate::system::threads::tasks;
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+
+/// What the watcher knows of one thread.
+struct Seen {
+    order: u32,
+    name: String,
+    /// The CPUs it was pinned to (`None`: no rule matched).
+    pinned: Option<CpuSet>,
+}
+
+/// `--thread-log`: the file and the time of exec.
+struct Log {
+    file: Option<std::fs::File>,
+    t0: std::time::Instant,
+}
+
+/// One decision about a thread.
+struct Entry<'a> {
+    tid: u32,
+    seen: &'a Seen,
+    /// `new` or `rename`.
+    event: &'a str,
+    /// The rule that matched, as written.
+    rule: Option<&'a str>,
+    /// The affinity read back after pinning.
+    read_back: Option<&'a CpuSet>,
+    /// Why pinning failed.
+    error: Option<String>,
+}
+
+impl Log {
+    /// The first line: `{"t_us": 0, "event": "start", "mechanism":
+    /// "perf"|"poll", "interval_us"}` (again when perf falls back to poll).
+    fn start(&mut self, mechanism: &str) {
+        let Some(f) = &mut self.file else { return };
+        let interval = if mechanism == "perf" {
+            PERF_BACKSTOP_MS as u64 * 1000
+        } else {
+            POLL_INTERVAL_US
+        };
+        let v = serde_json::json!({
+            "t_us": self.t0.elapsed().as_micros() as u64,
+            "event": "start",
+            "mechanism": mechanism,
+            "interval_us": interval,
+        });
+        let _ = writeln!(f, "{v}");
+    }
+
+    /// One decision as a JSON line: `{"t_us", "tid", "name", "order",
+    /// "event": "new"|"rename", "rule", "cpus", "read_back", "error"}`;
+    /// `t_us` counts from the command's exec.
+    fn write(&mut self, e: Entry<'_>) {
+        let Some(f) = &mut self.file else { return };
+        let v = serde_json::json!({
+            "t_us": self.t0.elapsed().as_micros() as u64,
+            "tid": e.tid,
+            "name": e.seen.name,
+            "order": e.seen.order,
+            "event": e.event,
+            "rule": e.rule,
+            "cpus": e.seen.pinned.as_ref().map(CpuSet::to_list),
+            "read_back": e.read_back.map(CpuSet::to_list),
+            "error": e.error,
+        });
+        let _ = writeln!(f, "{v}");
+    }
+}
+
+/// Pins `tid` to `cpus` and reads it back: the affinity the kernel keeps,
+/// or why it failed (ESRCH: the thread ended meanwhile).
+fn pin(tid: u32, cpus: &CpuSet, possible: &CpuSet) -> Result<CpuSet, String> {
+    let bytes = super::mask_bytes(possible, cpus);
+    ffi::sched_setaffinity_of(tid, &cpus.to_kernel_bytes(bytes))
+        .map_err(|e| format!("sched_setaffinity(TID {tid}, CPUs {cpus}): {e}"))?;
+    let got = super::get_affinity_of(tid, possible)
+        .map_err(|e| format!("sched_getaffinity(TID {tid}): {e}"))?;
+    if &got != cpus {
+        return Err(format!(
+            "sched_setaffinity(TID {tid}, CPUs {cpus}): the kernel kept CPUs {got}"
+        ));
+    }
+    Ok(got)
+}
+
+/// The watcher's loop in the helper: returns its exit status (0 when the
+/// command ended; 1 when a thread could not be pinned as its rule says,
+/// after saying so on stderr and in the log).
+fn watch(
+    map: &ThreadMap,
+    possible: &CpuSet,
+    h: super::helper::Helper,
+    file: Option<std::fs::File>,
+    perf: Vec<OwnedFd>,
+) -> i32 {
+    if !h.wait_for_exec() {
+        return 0;
+    }
+    let mut log = Log {
+        file,
+        t0: std::time::Instant::now(),
+    };
+    let mut rings: Vec<ffi::PerfRing> = perf
+        .into_iter()
+        .map(ffi::PerfRing::map)
+        .collect::<Result<_, _>>()
+        .unwrap_or_default();
+    log.start(if rings.is_empty() { "poll" } else { "perf" });
+    let pid = h.target_pid;
+    let mut seen: BTreeMap<u32, Seen> = BTreeMap::new();
+    let mut next_order = 1u32;
+    let mut each = Vec::new();
+    let mut status = 0;
+    let interval_ms = (POLL_INTERVAL_US / 1000).max(1) as i32;
+    loop {
+        let now = match tasks(pid) {
+            Ok(now) => now,
+            Err(e) => {
+                // Ended, or /proc hides it (hidepid=): say so unless ended.
+                if !h.ended_within(0) {
+                    let _ = writeln!(
+                        std::io::stderr(),
+                        "pinrun: --thread-map: cannot read /proc/{pid}/task: {e}; threads created from now on keep the affinity they inherit"
+                    );
+                    status = 1;
+                }
+                break;
+            }
+        };
+        seen.retain(|tid, _| now.iter().any(|t| t.tid == *tid));
+        for t in now {
+            let (event, order, prev) = match seen.get(&t.tid) {
+                Some(s) if s.name == t.name => continue,
+                Some(s) => ("rename", s.order, s.pinned.clone()),
+                None if t.tid == pid => ("new", 0, None),
+                None => {
+                    next_order += 1;
+                    ("new", next_order - 1, None)
+                }
+            };
+            let info = ThreadInfo {
+                main: t.tid == pid,
+                order,
+                name: t.name.clone(),
+            };
+            let decision = map.decide(&info, &mut each);
+            let entry = Seen {
+                order,
+                name: t.name,
+                pinned: decision.as_ref().map(|d| d.cpus.clone()).or(prev.clone()),
+            };
+            let rule = decision
+                .as_ref()
+                .map(|d| map.rules[d.rule].rule.text.as_str());
+            let mut e = Entry {
+                tid: t.tid,
+                seen: &entry,
+                event,
+                rule,
+                read_back: None,
+                error: None,
+            };
+            let got;
+            match &decision {
+                Some(d) if prev.as_ref() != Some(&d.cpus) => match pin(t.tid, &d.cpus, possible) {
+                    Ok(g) => {
+                        got = g;
+                        e.read_back = Some(&got);
+                    }
+                    // The thread ended meanwhile.
+                    Err(why) if why.contains("No such process") => continue,
+                    Err(why) => {
+                        // Not eprintln!: a closed stderr must not end the watcher.
+                        let _ = writeln!(
+                            std::io::stderr(),
+                            "pinrun: --thread-map: thread {} ({}): {why}",
+                            t.tid,
+                            entry.name
+                        );
+                        e.error = Some(why);
+                        status = 1;
+                    }
+                },
+                _ => {}
+            }
+            log.write(e);
+            seen.insert(t.tid, entry);
+        }
+        if rings.is_empty() {
+            if h.ended_within(interval_ms) {
+                break;
+            }
+            continue;
+        }
+        // Perf events: woken by a thread's creation or rename, and every
+        // PERF_BACKSTOP_MS in case a record was lost.
+        let mut fds = vec![h.target.as_fd()];
+        fds.extend(rings.iter().map(ffi::PerfRing::fd));
+        let Ok(rev) = ffi::poll_any(&fds, PERF_BACKSTOP_MS) else {
+            break;
+        };
+        if rev[0] != 0 {
+            break;
+        }
+        if rev[1..]
+            .iter()
+            .any(|r| r & (libc::POLLHUP | libc::POLLERR) != 0)
+        {
+            // The events ended (the main thread exited before the others):
+            // polling from now on.
+            rings.clear();
+            log.start("poll");
+            continue;
+        }
+        rings.iter().for_each(ffi::PerfRing::consume);
+    }
+    status
+}
+
+/// With perf events, the scan that runs even without a record (a lost
+/// record, a thread the events cannot see), in milliseconds.
+const PERF_BACKSTOP_MS: i32 = 100;
+
+/// At most this many CPUs get a perf event each (one descriptor and two
+/// pages per CPU of the plan); a larger plan is polled.
+const PERF_MAX_CPUS: usize = 512;
+
+/// Starts the watcher for `map` in the helper process, before anything is
+/// applied; `log` (`--thread-log`, opened by the caller) receives its
+/// decisions. With `perf`, one [`ffi::perf_task_events`] per CPU of the
+/// plan (where every thread of the command runs) wakes the watcher at each
+/// thread creation and rename; where `perf_event_open(2)` is refused
+/// (`perf_event_paranoid` 3, seccomp) or the plan has more than
+/// [`PERF_MAX_CPUS`] CPUs, the watcher polls. Returns the write end of the
+/// start pipe, which must stay open (close-on-exec) until exec. `Err`: the
+/// failing system call.
+pub fn start(
+    map: &ThreadMap,
+    possible: &CpuSet,
+    log: Option<std::fs::File>,
+    perf: bool,
+) -> std::io::Result<OwnedFd> {
+    let cpus: CpuSet = map.positions.iter().fold(CpuSet::new(), |a, p| a.union(p));
+    let events: Vec<OwnedFd> = if perf && cpus.len() <= PERF_MAX_CPUS {
+        cpus.iter()
+            .map(ffi::perf_task_events)
+            .collect::<Result<_, _>>()
+            .unwrap_or_default()
+    } else {
+        Vec::new()
+    };
+    let mut keep: Vec<i32> = events.iter().map(|f| f.as_raw_fd()).collect();
+    keep.extend(log.iter().map(|f| f.as_raw_fd()));
+    super::helper::spawn(&keep, move |h| watch(map, possible, h, log, events))
+}
