@@ -173,6 +173,9 @@ pub enum Mode {
     Show,
     /// Print the plan as systemd directives (`--emit systemd`).
     Emit,
+    /// `--probe` without a command: plan, check, measure the noise on the
+    /// chosen CPUs and print it; nothing is applied to pinrun itself.
+    Probe,
 }
 
 /// How much pinrun says.
@@ -225,6 +228,9 @@ pub struct Request {
     pub command: Vec<OsString>,
     /// Claims: `--exclusive`, `--wait`, `--state-dir`.
     pub claims: ClaimRequest,
+    /// `--probe[=DURATION]` and its options: measure the noise on the
+    /// chosen CPUs before the launch (or, in [`Mode::Probe`], only that).
+    pub probe: Option<crate::noise::ProbeRequest>,
 }
 
 impl Request {

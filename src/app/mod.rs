@@ -9,6 +9,7 @@
 //! only turns [`main`]'s result into the process's exit status.
 
 pub mod claims;
+pub mod probe;
 pub mod scope;
 
 use crate::check::{Finding, Severity};
@@ -113,6 +114,7 @@ fn run(req: Request) -> Result<Exit, Error> {
         Mode::Check => check(&req, &plan_and_check(&root, sys, &req)?),
         Mode::Emit => emit(&req, &plan_and_check(&root, sys, &req)?),
         Mode::Run => launch(&root, &req, plan_and_check(&root, sys, &req)?, command),
+        Mode::Probe => probe::only(&root, &req, &plan_and_check(&root, sys, &req)?),
     }
 }
 
@@ -321,6 +323,13 @@ fn launch(
                 text.push_str(&format!("pinrun: claimed in {}\n", record.display()));
             }
             Ok(_) => {}
+            Err(e) => return fail(p, &text, e),
+        }
+    }
+    // --probe: measured on the claimed CPUs, before anything is applied.
+    if req.probe.is_some() {
+        match probe::before_launch(root, req, &p) {
+            Ok(report) => text.push_str(&report),
             Err(e) => return fail(p, &text, e),
         }
     }

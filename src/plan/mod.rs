@@ -7,6 +7,7 @@
 pub mod claims;
 pub mod memory;
 pub mod placement;
+pub mod probe;
 pub mod sched;
 
 pub use claims::claim_set;

@@ -2,6 +2,7 @@
 //! Pure: returns strings; [`crate::output`] prints them.
 
 pub mod claims;
+pub mod probe;
 
 pub use claims::{add_claims_json, claims_text};
 

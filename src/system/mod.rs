@@ -9,6 +9,7 @@ pub mod config;
 pub mod cpuidle;
 pub mod dump;
 pub mod irq;
+pub mod noise;
 pub mod numa;
 pub mod process;
 pub mod root;
