@@ -17,6 +17,12 @@ complete -c pinrun -l sched-runtime -d 'Deadline runtime T, with a unit: ns, us,
 complete -c pinrun -l sched-deadline -d 'Deadline relative deadline T (default: the period)' -r
 complete -c pinrun -l sched-period -d 'Deadline period T (default: the deadline)' -r
 complete -c pinrun -l nice -d 'Nice value N (-20..19); default: keep the current one' -r
+complete -c pinrun -l probe -d 'Measure the noise on the chosen CPUs, with the chosen scheduling policy and priority, before running COMMAND (default 1s, at most 60s; --probe=5s): per CPU the gaps\' min, p50, p99, p99.9 and max, the time lost and what interrupted the CPU (IRQs, the timer tick, softirqs, tasks). Without COMMAND, only report (--json for JSON). See PROBE in pinrun(1)' -r
+complete -c pinrun -l probe-mode -d 'What --probe measures: spin (default) or wakeup' -r -f -a "spin\t'A tight loop reading a clock on each CPU; every gap between two reads is a sample (oslat, sysjitter): what a polling program sees'
+wakeup\t'Sleeps to an absolute deadline every --probe-interval; a sample is how late the wake-up was (cyclictest): what an event-driven program sees'"
+complete -c pinrun -l probe-threshold -d 'Gaps (or wake-up latencies) above T are counted and their time is lost time (default 1us)' -r
+complete -c pinrun -l probe-interval -d 'Wake-up interval of --probe-mode wakeup (default 1ms, as cyclictest)' -r
+complete -c pinrun -l probe-max -d 'Refuse the launch (exit 125) when a probed CPU\'s worst gap exceeds T, naming the CPU, the gap and its most likely source' -r
 complete -c pinrun -l emit -d 'Print the plan as native directives of FORMAT instead of running (systemd: CPUAffinity=, NUMAPolicy=, CPUSchedulingPolicy=, ...)' -r -f -a "systemd\t'systemd `[Service]` directives (`systemd.exec(5)`)'"
 complete -c pinrun -l sysroot -d 'Read sysfs, procfs and cgroupfs below DIR (a machine dump), or from a .tar.gz, .tar.xz or .tar archive of one (unpacked into a temporary directory, removed at exit); only with --dry-run, --check, --show, --emit or --dump' -r -F
 complete -c pinrun -l dump -d 'Save the files pinrun reads of this machine (or of --sysroot) to FILE, a .tar.gz that --sysroot FILE replays: attach it to a bug report. Never replaces an existing FILE. See DUMPS in pinrun(1)' -r -F
@@ -96,7 +102,7 @@ complete -c pinrun -s R -l reset-on-fork -d 'Set SCHED_RESET_ON_FORK: children s
 complete -c pinrun -l dry-run -d 'Print the plan and findings, change nothing, run nothing'
 complete -c pinrun -l check -d 'Print findings only; exit 0 when clean, 1 when not'
 complete -c pinrun -l show -d 'Print the machine: nodes, packages, cores, CPUs'
-complete -c pinrun -l json -d 'Machine-readable output: one JSON object on stdout (errors too, as {"error": {...}}); with --dry-run, --check or --show. Refused, with the reason, with --emit (its output is unit directives) and with a launch (stdout belongs to the command)'
+complete -c pinrun -l json -d 'Machine-readable output: one JSON object on stdout (errors too, as {"error": {...}}); with --dry-run, --check, --show or --probe without a command. Refused, with the reason, with --emit (its output is unit directives) and with a launch (stdout belongs to the command)'
 complete -c pinrun -l strict -d 'Refuse the launch (exit 125) on any warning'
 complete -c pinrun -s q -l quiet -d 'Print no warnings'
 complete -c pinrun -s v -l verbose -d 'Print the plan to stderr before running the command'

@@ -282,7 +282,8 @@ pub struct Cli {
     pub emit: Option<Emit>,
 
     /// Machine-readable output: one JSON object on stdout (errors too, as
-    /// {"error": {...}}); with --dry-run, --check or --show. Refused, with
+    /// {"error": {...}}); with --dry-run, --check, --show or --probe without
+    /// a command. Refused, with
     /// the reason, with --emit (its output is unit directives) and with a
     /// launch (stdout belongs to the command).
     #[arg(long, help_heading = "Modes")]
