@@ -78,7 +78,7 @@ def pct(hist, q):
     return items[-1][0] if items else None
 
 def us(ns):
-    return f"{ns / 1000:.1f}"
+    return f"{ns / 1000:.3f}"
 
 print("| run | tool | CPU | samples | p50 µs | p99 µs | max µs | avail % | likely source of the worst gap |")
 print("|---|---|---|---|---|---|---|---|---|")

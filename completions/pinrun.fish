@@ -17,7 +17,7 @@ complete -c pinrun -l sched-runtime -d 'Deadline runtime T, with a unit: ns, us,
 complete -c pinrun -l sched-deadline -d 'Deadline relative deadline T (default: the period)' -r
 complete -c pinrun -l sched-period -d 'Deadline period T (default: the deadline)' -r
 complete -c pinrun -l nice -d 'Nice value N (-20..19); default: keep the current one' -r
-complete -c pinrun -l probe -d 'Measure the noise on the chosen CPUs, with the chosen scheduling policy and priority, before running COMMAND (default 1s, at most 60s; --probe=5s): per CPU the gaps\' min, p50, p99, p99.9 and max, the time lost and what interrupted the CPU (IRQs, the timer tick, softirqs, tasks). Without COMMAND, only report (--json for JSON). See PROBE in pinrun(1)' -r
+complete -c pinrun -l probe -d 'Measure the noise on the chosen CPUs, with the chosen scheduling policy and priority, before running COMMAND (default 1s, at most 60s; --probe=5s): per CPU the gaps\' min, p50, p99, p99.9 and max, the time lost and what interrupted the CPU (IRQs, the timer tick, softirqs, tasks). Without COMMAND, only report (--json for JSON). Not with --deadline (a deadline task cannot be pinned to one CPU of its root domain). See PROBE in pinrun(1)' -r
 complete -c pinrun -l probe-mode -d 'What --probe measures: spin (default) or wakeup' -r -f -a "spin\t'A tight loop reading a clock on each CPU; every gap between two reads is a sample (oslat, sysjitter): what a polling program sees'
 wakeup\t'Sleeps to an absolute deadline every --probe-interval; a sample is how late the wake-up was (cyclictest): what an event-driven program sees'"
 complete -c pinrun -l probe-threshold -d 'Gaps (or wake-up latencies) above T are counted and their time is lost time (default 1us)' -r

@@ -236,8 +236,9 @@ pub struct Cli {
     /// 60s; --probe=5s): per CPU the gaps' min, p50, p99, p99.9 and max,
     /// the time lost and what interrupted the CPU (IRQs, the timer tick,
     /// softirqs, tasks). Without COMMAND, only report (--json for JSON).
-    /// See PROBE in pinrun(1).
-    #[arg(long, value_name = "DURATION", num_args = 0..=1, require_equals = true, default_missing_value = "", conflicts_with_all = ["mode", "sysroot", "dump"], help_heading = "Probe")]
+    /// Not with --deadline (a deadline task cannot be pinned to one CPU of
+    /// its root domain). See PROBE in pinrun(1).
+    #[arg(long, value_name = "DURATION", num_args = 0..=1, require_equals = true, default_missing_value = "", conflicts_with_all = ["mode", "sysroot", "dump", "deadline"], help_heading = "Probe")]
     pub probe: Option<String>,
 
     /// What --probe measures: spin (default) or wakeup.

@@ -780,7 +780,8 @@ priority and nice value, runs for DURATION (default 1s, at most 60s) after a
 without \-\-probe (same PID, one thread). Without COMMAND, pinrun only prints
 the report (stdout; \-\-json for one object). With COMMAND the report goes to
 stderr (nothing with \-\-quiet). Without a placement the CPUs of the
-inherited affinity are probed.
+inherited affinity are probed. \-\-deadline cannot be probed: the kernel
+refuses SCHED_DEADLINE to a thread pinned to one CPU of a wider root domain.
 .PP
 Two modes (\-\-probe\-mode). \fBspin\fR (default), as oslat and sysjitter: a
 tight loop reads a clock and every difference between two reads is a sample;

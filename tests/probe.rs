@@ -172,10 +172,8 @@ fn a_pinned_hog_is_named_and_takes_its_share() {
         named["runtime_ns"].as_u64().unwrap() > 100_000_000,
         "{named}"
     );
-    assert_eq!(
-        c["likely_source"]["pid"].as_u64(),
-        Some(u64::from(hog.id()))
-    );
+    // Not asserted: that it is the likely source; on a machine shared with
+    // builds, another task may have run longer on the CPU.
 }
 
 /// `/proc/interrupts` as (IRQ label, CPU column) → count.
@@ -358,6 +356,18 @@ fn probe_options_refused() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("write --probe=2s"));
     let out = pinrun()
         .args(["--probe", "--sysroot", "/", "--dry-run"])
+        .output()
+        .unwrap();
+    assert_status(&out, 125);
+    let out = pinrun()
+        .args([
+            "--probe",
+            "--deadline",
+            "--sched-runtime",
+            "1ms",
+            "--sched-period",
+            "10ms",
+        ])
         .output()
         .unwrap();
     assert_status(&out, 125);

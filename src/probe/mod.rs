@@ -221,7 +221,7 @@ pub fn run(
         ProbeMode::Spin => crate::system::noise::spin_clock(root),
         ProbeMode::Wakeup => ProbeClock::Monotonic,
     };
-    let mlock_error = ffi::mlockall().err().map(|e| format!("mlockall: {e}"));
+    let mlock_error = lock_memory();
     let result = run_locked(root, plan, possible, cpus, req, clock, watchdog_cpus);
     // The command starts without pinrun's lock, whatever happened.
     let _ = ffi::munlockall();
@@ -251,6 +251,25 @@ pub fn run(
         sources,
         mlock_error,
     })
+}
+
+/// `mlockall(MCL_CURRENT | MCL_FUTURE)` when it cannot starve pinrun of
+/// memory: as root (CAP_IPC_LOCK ignores the limit) or with an unlimited
+/// RLIMIT_MEMLOCK. Under a finite limit, MCL_FUTURE would make every
+/// allocation past it fail (a thread stack, a read buffer), so memory is
+/// left unlocked and the reason returned, as it is when the call fails.
+fn lock_memory() -> Option<String> {
+    use nix::sys::resource::{Resource, getrlimit};
+    let unlimited = getrlimit(Resource::RLIMIT_MEMLOCK)
+        .is_ok_and(|(soft, _)| soft == nix::sys::resource::RLIM_INFINITY);
+    if !unlimited && !nix::unistd::geteuid().is_root() {
+        let soft = getrlimit(Resource::RLIMIT_MEMLOCK).map_or(0, |(s, _)| s);
+        return Some(format!(
+            "RLIMIT_MEMLOCK is {} KiB: mlockall(MCL_FUTURE) would fail pinrun's allocations past it",
+            soft / 1024
+        ));
+    }
+    ffi::mlockall().err().map(|e| format!("mlockall: {e}"))
 }
 
 /// Ends pinrun (exit 125) with `pinrun: --probe: <what>`: for a probe
