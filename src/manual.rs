@@ -805,7 +805,9 @@ local timer LOC, IPIs), /proc/softirqs, and the tasks whose last CPU was a
 probed one and whose run time (/proc/PID/task/TID/schedstat, else
 utime + stime of stat) grew, pinrun's own threads left out; the counters are
 read before the pre-heat and after the probe. The likely source of the worst
-gap is a task that ran at least half as long as that gap, else the busiest
+gap is RT throttling when a SCHED_FIFO/SCHED_RR probe's gap is at least 90%
+of the time throttling stops it (sched_rt_period_us \- sched_rt_runtime_us),
+else a task that ran at least half as long as that gap, else the busiest
 device IRQ, else an IPI, the local timer, a softirq.
 .PP
 \-\-probe\-max T refuses the launch (exit 125, probe\-over\-max) when a

@@ -357,6 +357,9 @@ pub struct ProbeRun {
     pub sources: BTreeMap<u32, Vec<Source>>,
     /// Why memory could not be locked (`mlockall(2)` failed), if it could not.
     pub mlock_error: Option<String>,
+    /// RT throttling's runtime and period (µs) when the probe ran under
+    /// SCHED_FIFO/SCHED_RR with throttling on ([`likely_source`]).
+    pub rt_throttle: Option<(i64, i64)>,
 }
 
 /// A per-CPU counter file: `/proc/interrupts` or `/proc/softirqs`.
@@ -448,6 +451,15 @@ pub enum Source {
         /// Raised on the CPU during the probe.
         count: u64,
     },
+    /// RT throttling (`sched-rt(7)`): a SCHED_FIFO/SCHED_RR task is stopped
+    /// for `period - runtime` of every period once it used its runtime;
+    /// only ever a likely source, never counted.
+    RtThrottling {
+        /// `kernel.sched_rt_runtime_us`.
+        runtime_us: i64,
+        /// `kernel.sched_rt_period_us`.
+        period_us: i64,
+    },
     /// A task that ran on the CPU.
     Task {
         /// Process id.
@@ -469,6 +481,13 @@ impl Source {
             Source::Irq { irq, name, count } => format!("IRQ {irq} ({name}) ×{count}"),
             Source::Interrupt { label, name, count } => format!("{label} ({name}) ×{count}"),
             Source::Softirq { name, count } => format!("softirq {name} ×{count}"),
+            Source::RtThrottling {
+                runtime_us,
+                period_us,
+            } => format!(
+                "RT throttling (kernel.sched_rt_runtime_us = {runtime_us} of sched_rt_period_us = {period_us}: real-time tasks stop for {} of every period)",
+                crate::words::duration_approx(((period_us - runtime_us).max(0) as u64) * 1000)
+            ),
             Source::Task {
                 pid,
                 tid,
@@ -561,7 +580,7 @@ pub fn attribute(before: &Snapshot, after: &Snapshot, cpu: u32, own_pid: u32) ->
         Source::Irq { count, .. }
         | Source::Interrupt { count, .. }
         | Source::Softirq { count, .. } => std::cmp::Reverse(*count),
-        Source::Task { .. } => std::cmp::Reverse(0),
+        Source::Task { .. } | Source::RtThrottling { .. } => std::cmp::Reverse(0),
     };
     irqs.sort_by_key(count);
     percpu.sort_by_key(count);
@@ -573,11 +592,27 @@ pub fn attribute(before: &Snapshot, after: &Snapshot, cpu: u32, own_pid: u32) ->
 }
 
 /// The most likely cause of a CPU's worst gap among its `sources` (from
-/// [`attribute`]), a heuristic in this order: a task that ran on the CPU
-/// for at least half the worst gap (a gap that long is a preemption), the
-/// busiest device IRQ, the busiest per-CPU interrupt other than the local
-/// timer (IPIs), the local timer (`LOC`), the busiest softirq.
-pub fn likely_source(sources: &[Source], worst_gap_ns: u64) -> Option<&Source> {
+/// [`attribute`]), a heuristic in this order: RT throttling, when the probe
+/// ran under a real-time policy with throttling on (`rt_throttle`: runtime
+/// and period, µs) and the gap is at least 90 % of the time throttling
+/// stops it; a task that ran on the CPU for at least half the worst gap (a
+/// gap that long is a preemption); the busiest device IRQ; the busiest
+/// per-CPU interrupt other than the local timer (IPIs); the local timer
+/// (`LOC`); the busiest softirq.
+pub fn likely_source(
+    sources: &[Source],
+    worst_gap_ns: u64,
+    rt_throttle: Option<(i64, i64)>,
+) -> Option<Source> {
+    if let Some((runtime_us, period_us)) = rt_throttle
+        && (0..period_us).contains(&runtime_us)
+        && worst_gap_ns * 10 >= (period_us - runtime_us) as u64 * 1000 * 9
+    {
+        return Some(Source::RtThrottling {
+            runtime_us,
+            period_us,
+        });
+    }
     let task = sources
         .iter()
         .find(|s| matches!(s, Source::Task { runtime_ns, .. } if *runtime_ns * 2 >= worst_gap_ns));
@@ -593,6 +628,7 @@ pub fn likely_source(sources: &[Source], worst_gap_ns: u64) -> Option<&Source> {
                 .find(|s| matches!(s, Source::Interrupt { .. }))
         })
         .or_else(|| sources.iter().find(|s| matches!(s, Source::Softirq { .. })))
+        .cloned()
 }
 
 #[cfg(test)]
@@ -781,12 +817,29 @@ mod tests {
         );
         // A 5 ms gap: the task ran 3 ms on the CPU, so it is the likely cause.
         assert!(matches!(
-            likely_source(&s, 5_000_000),
+            likely_source(&s, 5_000_000, None),
             Some(Source::Task { pid: 10, .. })
         ));
         // A 20 ms gap: the task's 3 ms do not explain it; the IRQ is next.
         assert!(matches!(
-            likely_source(&s, 20_000_000),
+            likely_source(&s, 20_000_000, None),
+            Some(Source::Irq { irq: 24, .. })
+        ));
+        // Under SCHED_FIFO with sched_rt_runtime_us 950000 of 1000000, a
+        // 48 ms gap is throttling's 50 ms stop (sched-rt(7)), not the task
+        // that ran meanwhile; a 20 ms gap is not.
+        let throttle = Some((950_000, 1_000_000));
+        assert!(matches!(
+            likely_source(&s, 48_000_000, throttle),
+            Some(Source::RtThrottling { .. })
+        ));
+        assert!(matches!(
+            likely_source(&s, 20_000_000, throttle),
+            Some(Source::Irq { irq: 24, .. })
+        ));
+        // Throttling off (-1): never.
+        assert!(matches!(
+            likely_source(&s, 48_000_000, Some((-1, 1_000_000))),
             Some(Source::Irq { irq: 24, .. })
         ));
     }

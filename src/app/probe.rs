@@ -28,19 +28,21 @@ fn watchdog_cpus(p: &Planned, probed: &crate::cpuset::CpuSet) -> Option<crate::c
 fn measure(root: &Root, p: &Planned, pr: &ProbeRequest) -> Result<ProbeRun, Error> {
     let probed = crate::plan::probe::probed_cpus(&p.sys, &p.plan);
     crate::plan::probe::refuse_unsafe(&p.sys, &p.plan, pr)?;
-    crate::probe::run(
+    let mut run = crate::probe::run(
         root,
         &p.plan,
         &p.sys.possible,
         &probed,
         pr,
         watchdog_cpus(p, &probed).as_ref(),
-    )
+    )?;
+    run.rt_throttle = crate::plan::probe::rt_throttle(&p.sys, &p.plan);
+    Ok(run)
 }
 
 fn gate(run: &ProbeRun) -> Result<(), Error> {
     match run.request.max_ns {
-        Some(max) => crate::plan::probe::gate(&run.cpus, &run.sources, max),
+        Some(max) => crate::plan::probe::gate(&run.cpus, &run.sources, max, run.rt_throttle),
         None => Ok(()),
     }
 }

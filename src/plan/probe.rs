@@ -50,10 +50,24 @@ pub fn refuse_unsafe(sys: &SystemState, plan: &Plan, req: &ProbeRequest) -> Resu
     .hint("probe an isolated CPU (--isolated), use --probe-mode wakeup (it sleeps between samples), or turn RT throttling back on: sysctl kernel.sched_rt_runtime_us=950000"))
 }
 
+/// RT throttling's runtime and period (µs) for a probe under
+/// SCHED_FIFO/SCHED_RR when throttling is on (`kernel.sched_rt_runtime_us`
+/// below `sched_rt_period_us`); `None` otherwise.
+pub fn rt_throttle(sys: &SystemState, plan: &Plan) -> Option<(i64, i64)> {
+    plan.sched.policy.filter(|p| p.is_rt())?;
+    let (runtime, period) = (sys.process.rt_runtime_us?, sys.process.rt_period_us?);
+    (0..period).contains(&runtime).then_some((runtime, period))
+}
+
 /// `--probe-max`: refuses (exit 125) when a probed CPU's worst gap
 /// exceeds `max_ns`, naming the CPU, the gap and its most likely source
 /// ([`likely_source`]) with the fix for that kind of source.
-pub fn gate(cpus: &[CpuNoise], sources: &BTreeMap<u32, Vec<Source>>, max_ns: u64) -> Result<()> {
+pub fn gate(
+    cpus: &[CpuNoise],
+    sources: &BTreeMap<u32, Vec<Source>>,
+    max_ns: u64,
+    rt_throttle: Option<(i64, i64)>,
+) -> Result<()> {
     let Some(worst) = cpus
         .iter()
         .filter(|c| c.max_ns > max_ns)
@@ -64,8 +78,12 @@ pub fn gate(cpus: &[CpuNoise], sources: &BTreeMap<u32, Vec<Source>>, max_ns: u64
     let cpu = worst.cpu;
     let likely = sources
         .get(&cpu)
-        .and_then(|s| likely_source(s, worst.max_ns));
-    let (why, hint) = match likely {
+        .and_then(|s| likely_source(s, worst.max_ns, rt_throttle));
+    let (why, hint) = match &likely {
+        Some(s @ Source::RtThrottling { .. }) => (
+            format!("likely source: {}", s.words()),
+            format!("a real-time task that never sleeps is stopped by RT throttling: give it an isolated CPU (--isolated) where kernel.sched_rt_runtime_us=-1 is safe, or let it sleep (--probe-mode wakeup shows what an event-driven program sees on CPU {cpu})"),
+        ),
         Some(s @ Source::Task { pid, .. }) => (
             format!("likely source: {}", s.words()),
             format!("move pid {pid} off CPU {cpu} (taskset -a -p -c LIST {pid}), or choose a CPU where nothing else runs (--isolated)"),
@@ -167,7 +185,7 @@ mod tests {
                 count: 12,
             }],
         );
-        let e = gate(&cpus, &sources, 20_000).unwrap_err();
+        let e = gate(&cpus, &sources, 20_000, None).unwrap_err();
         assert_eq!(e.code, ErrorCode::ProbeOverMax);
         assert!(
             e.message.contains("CPU 2: worst gap 50.0us"),
@@ -181,6 +199,6 @@ mod tests {
                 .unwrap_or("")
                 .contains("/proc/irq/24/smp_affinity_list")
         );
-        assert!(gate(&cpus, &sources, 60_000).is_ok());
+        assert!(gate(&cpus, &sources, 60_000, None).is_ok());
     }
 }

@@ -250,6 +250,7 @@ pub fn run(
         cpus: out,
         sources,
         mlock_error,
+        rt_throttle: None,
     })
 }
 
