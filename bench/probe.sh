@@ -95,7 +95,8 @@ for name in ["idle", "hog", "wakeup-unpinned-other", "wakeup-cpu-fifo90", "spin-
             what = {"task": lambda s: f"task {s['comm']} ({s['runtime_ns']/1e6:.0f} ms)",
                     "irq": lambda s: f"IRQ {s['irq']} {s['name']} ×{s['count']}",
                     "interrupt": lambda s: f"{s['label']} ×{s['count']}",
-                    "softirq": lambda s: f"softirq {s['name']} ×{s['count']}"}.get(src.get("kind"), lambda s: "-")(src)
+                    "softirq": lambda s: f"softirq {s['name']} ×{s['count']}",
+                    "rt-throttling": lambda s: f"RT throttling ({s['runtime_us']} of {s['period_us']} µs)"}.get(src.get("kind"), lambda s: "-")(src)
             print(f"| {name} | pinrun ({probe['mode']}, {probe['sched']}) | {c['cpu']} | {c['samples']} | {us(c['p50_ns'])} | {us(c['p99_ns'])} | {us(c['max_ns'])} | {c['available_pct']:.2f} | {what} |")
     q = os.path.join(out, f"{name}.peer.json")
     if os.path.exists(q):

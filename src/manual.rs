@@ -805,10 +805,14 @@ local timer LOC, IPIs), /proc/softirqs, and the tasks whose last CPU was a
 probed one and whose run time (/proc/PID/task/TID/schedstat, else
 utime + stime of stat) grew, pinrun's own threads left out; the counters are
 read before the pre-heat and after the probe. The likely source of the worst
-gap is RT throttling when a SCHED_FIFO/SCHED_RR probe's gap is at least 90%
-of the time throttling stops it (sched_rt_period_us \- sched_rt_runtime_us),
-else a task that ran at least half as long as that gap, else the busiest
-device IRQ, else an IPI, the local timer, a softirq.
+gap is a task that ran at least half as long as that gap (under SCHED_FIFO
+or SCHED_RR, only one of at least the probe's priority), else RT throttling
+when a spinning SCHED_FIFO/SCHED_RR probe's gap is between 1 ms and 110% of
+the time throttling stops it (sched_rt_period_us \- sched_rt_runtime_us;
+less when RT_RUNTIME_SHARE lends it runtime), else the busiest device IRQ,
+else an IPI, the local timer, a softirq. Tasks are attributed by the CPU they
+last ran on in either reading: a task that moved may be named on a CPU where
+it ran only part of its time.
 .PP
 \-\-probe\-max T refuses the launch (exit 125, probe\-over\-max) when a
 CPU's worst gap exceeds T, naming the CPU, the gap and its likely source,

@@ -360,6 +360,9 @@ pub struct ProbeRun {
     /// RT throttling's runtime and period (µs) when the probe ran under
     /// SCHED_FIFO/SCHED_RR with throttling on ([`likely_source`]).
     pub rt_throttle: Option<(i64, i64)>,
+    /// The probe's real-time priority under SCHED_FIFO/SCHED_RR
+    /// ([`likely_source`]).
+    pub rt_priority: Option<u32>,
 }
 
 /// A per-CPU counter file: `/proc/interrupts` or `/proc/softirqs`.
@@ -408,6 +411,8 @@ pub struct TaskTime {
     pub cpu: u32,
     /// Time it has run, ns (`schedstat`'s first field, else utime + stime).
     pub runtime_ns: u64,
+    /// Its real-time priority (field 40 of `stat`; 0 for the other policies).
+    pub rt_priority: u32,
 }
 
 /// The kernel's counters at one instant.
@@ -470,6 +475,8 @@ pub enum Source {
         comm: String,
         /// Its CPU time during the probe, ns.
         runtime_ns: u64,
+        /// Its real-time priority (0: not SCHED_FIFO/SCHED_RR).
+        rt_priority: u32,
     },
 }
 
@@ -493,6 +500,7 @@ impl Source {
                 tid,
                 comm,
                 runtime_ns,
+                ..
             } => {
                 let id = if pid == tid {
                     format!("pid {pid}")
@@ -549,6 +557,7 @@ pub fn attribute(before: &Snapshot, after: &Snapshot, cpu: u32, own_pid: u32) ->
                 tid: t.tid,
                 comm: t.comm.clone(),
                 runtime_ns: d,
+                rt_priority: t.rt_priority,
             })
         })
         .collect();
@@ -592,30 +601,38 @@ pub fn attribute(before: &Snapshot, after: &Snapshot, cpu: u32, own_pid: u32) ->
 }
 
 /// The most likely cause of a CPU's worst gap among its `sources` (from
-/// [`attribute`]), a heuristic in this order: RT throttling, when the probe
-/// ran under a real-time policy with throttling on (`rt_throttle`: runtime
-/// and period, µs) and the gap is at least 90 % of the time throttling
-/// stops it; a task that ran on the CPU for at least half the worst gap (a
-/// gap that long is a preemption); the busiest device IRQ; the busiest
+/// [`attribute`]), a heuristic in this order: a task that ran on the CPU
+/// for at least half the worst gap (a gap that long is a preemption) and,
+/// when the probe ran at real-time priority `rt_priority`, has at least
+/// that priority (a lower one cannot preempt it); RT throttling, when a
+/// spinning probe ran under a real-time policy with throttling on
+/// (`rt_throttle`: runtime and period, µs) and the gap is between 1 ms and
+/// 110 % of what throttling stops it for (`period - runtime`, less when
+/// `RT_RUNTIME_SHARE` lends it other CPUs' runtime); the busiest device
+/// IRQ; the busiest
 /// per-CPU interrupt other than the local timer (IPIs); the local timer
 /// (`LOC`); the busiest softirq.
 pub fn likely_source(
     sources: &[Source],
     worst_gap_ns: u64,
     rt_throttle: Option<(i64, i64)>,
+    rt_priority: Option<u32>,
 ) -> Option<Source> {
-    if let Some((runtime_us, period_us)) = rt_throttle
+    let task = sources.iter().find(|s| {
+        matches!(s, Source::Task { runtime_ns, rt_priority: prio, .. }
+            if *runtime_ns * 2 >= worst_gap_ns && rt_priority.is_none_or(|p| *prio >= p))
+    });
+    if task.is_none()
+        && let Some((runtime_us, period_us)) = rt_throttle
         && (0..period_us).contains(&runtime_us)
-        && worst_gap_ns * 10 >= (period_us - runtime_us) as u64 * 1000 * 9
+        && worst_gap_ns >= 1_000_000
+        && worst_gap_ns * 10 <= (period_us - runtime_us) as u64 * 1000 * 11
     {
         return Some(Source::RtThrottling {
             runtime_us,
             period_us,
         });
     }
-    let task = sources
-        .iter()
-        .find(|s| matches!(s, Source::Task { runtime_ns, .. } if *runtime_ns * 2 >= worst_gap_ns));
     task.or_else(|| sources.iter().find(|s| matches!(s, Source::Irq { .. })))
         .or_else(|| {
             sources
@@ -747,6 +764,7 @@ mod tests {
                 comm: format!("t{tid}"),
                 cpu,
                 runtime_ns,
+                rt_priority: 0,
             },
         )
     }
@@ -797,7 +815,8 @@ mod tests {
                     pid: 10,
                     tid: 10,
                     comm: "t10".into(),
-                    runtime_ns: 3_000_000
+                    runtime_ns: 3_000_000,
+                    rt_priority: 0,
                 },
                 Source::Irq {
                     irq: 24,
@@ -817,29 +836,39 @@ mod tests {
         );
         // A 5 ms gap: the task ran 3 ms on the CPU, so it is the likely cause.
         assert!(matches!(
-            likely_source(&s, 5_000_000, None),
+            likely_source(&s, 5_000_000, None, None),
             Some(Source::Task { pid: 10, .. })
         ));
         // A 20 ms gap: the task's 3 ms do not explain it; the IRQ is next.
         assert!(matches!(
-            likely_source(&s, 20_000_000, None),
+            likely_source(&s, 20_000_000, None, None),
             Some(Source::Irq { irq: 24, .. })
         ));
-        // Under SCHED_FIFO with sched_rt_runtime_us 950000 of 1000000, a
-        // 48 ms gap is throttling's 50 ms stop (sched-rt(7)), not the task
-        // that ran meanwhile; a 20 ms gap is not.
+        // A 48 ms gap is throttling's 50 ms stop (sched-rt(7)), not the
+        // SCHED_OTHER task that ran meanwhile (it cannot preempt FIFO 10); so
+        // is a 20 ms one (RT_RUNTIME_SHARE shortens the stop); a 60 ms one
+        // is longer than throttling stops anything.
         let throttle = Some((950_000, 1_000_000));
         assert!(matches!(
-            likely_source(&s, 48_000_000, throttle),
+            likely_source(&s, 48_000_000, throttle, Some(10)),
             Some(Source::RtThrottling { .. })
         ));
         assert!(matches!(
-            likely_source(&s, 20_000_000, throttle),
+            likely_source(&s, 20_000_000, throttle, Some(10)),
+            Some(Source::RtThrottling { .. })
+        ));
+        assert!(matches!(
+            likely_source(&s, 60_000_000, throttle, Some(10)),
+            Some(Source::Irq { irq: 24, .. })
+        ));
+        // A SCHED_OTHER task cannot preempt a FIFO 10 probe: not its cause.
+        assert!(matches!(
+            likely_source(&s, 5_000_000, None, Some(10)),
             Some(Source::Irq { irq: 24, .. })
         ));
         // Throttling off (-1): never.
         assert!(matches!(
-            likely_source(&s, 48_000_000, Some((-1, 1_000_000))),
+            likely_source(&s, 48_000_000, Some((-1, 1_000_000)), None),
             Some(Source::Irq { irq: 24, .. })
         ));
     }

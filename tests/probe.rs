@@ -372,3 +372,42 @@ fn probe_options_refused() {
         .unwrap();
     assert_status(&out, 125);
 }
+
+/// A spinning SCHED_FIFO probe on a CPU where RT throttling is on
+/// (`kernel.sched_rt_runtime_us` below `sched_rt_period_us`, read here):
+/// the kernel stops it for up to `period - runtime` once a period
+/// (sched-rt(7); less, or not at all, when RT_RUNTIME_SHARE lends it an
+/// idle CPU's runtime). A gap of a millisecond or more can then only be
+/// throttling or a task of at least its priority: the probe must say which,
+/// never a SCHED_OTHER task that ran meanwhile.
+#[test]
+fn rt_throttling_is_named_for_a_spinning_fifo_probe() {
+    let _g = serial();
+    if !is_root() {
+        return skip("SCHED_FIFO needs root here");
+    }
+    let read = |f: &str| -> i64 {
+        std::fs::read_to_string(format!("/proc/sys/kernel/{f}"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    let (runtime, period) = (read("sched_rt_runtime_us"), read("sched_rt_period_us"));
+    if !(0..period).contains(&runtime) {
+        return skip("RT throttling is off");
+    }
+    let cpu = last_cpu().to_string();
+    let p = probe_json(&["--probe=1500ms", "--json", "--fifo", "10", "--cpus", &cpu]);
+    let c = &p["cpus"][0];
+    let max = c["max_ns"].as_u64().unwrap();
+    if max < 1_000_000 {
+        return skip(format!(
+            "no gap of 1 ms or more (max {max} ns): not throttled"
+        ));
+    }
+    let src = &c["likely_source"];
+    let higher_task = src["kind"] == "task" && src["rt_priority"].as_u64() >= Some(10);
+    let throttling = src["kind"] == "rt-throttling" && src["runtime_us"].as_i64() == Some(runtime);
+    assert!(higher_task || throttling, "{c}");
+}

@@ -36,13 +36,19 @@ fn measure(root: &Root, p: &Planned, pr: &ProbeRequest) -> Result<ProbeRun, Erro
         pr,
         watchdog_cpus(p, &probed).as_ref(),
     )?;
-    run.rt_throttle = crate::plan::probe::rt_throttle(&p.sys, &p.plan);
+    run.rt_throttle = crate::plan::probe::rt_throttle(&p.sys, &p.plan, pr);
     Ok(run)
 }
 
 fn gate(run: &ProbeRun) -> Result<(), Error> {
     match run.request.max_ns {
-        Some(max) => crate::plan::probe::gate(&run.cpus, &run.sources, max, run.rt_throttle),
+        Some(max) => crate::plan::probe::gate(
+            &run.cpus,
+            &run.sources,
+            max,
+            run.rt_throttle,
+            run.rt_priority,
+        ),
         None => Ok(()),
     }
 }

@@ -50,11 +50,15 @@ pub fn refuse_unsafe(sys: &SystemState, plan: &Plan, req: &ProbeRequest) -> Resu
     .hint("probe an isolated CPU (--isolated), use --probe-mode wakeup (it sleeps between samples), or turn RT throttling back on: sysctl kernel.sched_rt_runtime_us=950000"))
 }
 
-/// RT throttling's runtime and period (µs) for a probe under
+/// RT throttling's runtime and period (µs) for a spinning probe under
 /// SCHED_FIFO/SCHED_RR when throttling is on (`kernel.sched_rt_runtime_us`
-/// below `sched_rt_period_us`); `None` otherwise.
-pub fn rt_throttle(sys: &SystemState, plan: &Plan) -> Option<(i64, i64)> {
+/// below `sched_rt_period_us`); `None` otherwise (a wake-up probe sleeps
+/// and is not throttled).
+pub fn rt_throttle(sys: &SystemState, plan: &Plan, req: &ProbeRequest) -> Option<(i64, i64)> {
     plan.sched.policy.filter(|p| p.is_rt())?;
+    if req.mode != ProbeMode::Spin {
+        return None;
+    }
     let (runtime, period) = (sys.process.rt_runtime_us?, sys.process.rt_period_us?);
     (0..period).contains(&runtime).then_some((runtime, period))
 }
@@ -67,6 +71,7 @@ pub fn gate(
     sources: &BTreeMap<u32, Vec<Source>>,
     max_ns: u64,
     rt_throttle: Option<(i64, i64)>,
+    rt_priority: Option<u32>,
 ) -> Result<()> {
     let Some(worst) = cpus
         .iter()
@@ -78,7 +83,7 @@ pub fn gate(
     let cpu = worst.cpu;
     let likely = sources
         .get(&cpu)
-        .and_then(|s| likely_source(s, worst.max_ns, rt_throttle));
+        .and_then(|s| likely_source(s, worst.max_ns, rt_throttle, rt_priority));
     let (why, hint) = match &likely {
         Some(s @ Source::RtThrottling { .. }) => (
             format!("likely source: {}", s.words()),
@@ -185,7 +190,7 @@ mod tests {
                 count: 12,
             }],
         );
-        let e = gate(&cpus, &sources, 20_000, None).unwrap_err();
+        let e = gate(&cpus, &sources, 20_000, None, None).unwrap_err();
         assert_eq!(e.code, ErrorCode::ProbeOverMax);
         assert!(
             e.message.contains("CPU 2: worst gap 50.0us"),
@@ -199,6 +204,6 @@ mod tests {
                 .unwrap_or("")
                 .contains("/proc/irq/24/smp_affinity_list")
         );
-        assert!(gate(&cpus, &sources, 60_000, None).is_ok());
+        assert!(gate(&cpus, &sources, 60_000, None, None).is_ok());
     }
 }

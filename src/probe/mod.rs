@@ -251,6 +251,10 @@ pub fn run(
         sources,
         mlock_error,
         rt_throttle: None,
+        rt_priority: plan
+            .sched
+            .policy
+            .and_then(crate::policy::Policy::rt_priority),
     })
 }
 

@@ -89,7 +89,7 @@ pub fn probe_text(run: &ProbeRun, verbose: bool) -> String {
             }
         );
         if c.max_ns > r.threshold_ns
-            && let Some(l) = likely_source(sources, c.max_ns, run.rt_throttle)
+            && let Some(l) = likely_source(sources, c.max_ns, run.rt_throttle, run.rt_priority)
         {
             let _ = writeln!(
                 s,
@@ -124,7 +124,7 @@ pub fn probe_json(run: &ProbeRun) -> Value {
             v["sources"] = json!(sources);
             v["likely_source"] = json!(
                 (c.max_ns > r.threshold_ns)
-                    .then(|| likely_source(sources, c.max_ns, run.rt_throttle))
+                    .then(|| likely_source(sources, c.max_ns, run.rt_throttle, run.rt_priority))
                     .flatten()
             );
             v
@@ -169,6 +169,7 @@ mod tests {
             .collect(),
             mlock_error: None,
             rt_throttle: None,
+            rt_priority: None,
         }
     }
 

@@ -55,8 +55,9 @@ pub fn parse_counters(text: &str) -> Counters {
 }
 
 /// A task's `stat` line: (`comm`, field 39 `processor`, utime + stime in
-/// clock ticks); the comm is between the first `(` and the last `)`.
-pub fn parse_task_stat(stat: &str) -> Option<(String, u32, u64)> {
+/// clock ticks, field 40 `rt_priority`); the comm is between the first `(`
+/// and the last `)`.
+pub fn parse_task_stat(stat: &str) -> Option<(String, u32, u64, u32)> {
     let open = stat.find('(')?;
     let close = stat.rfind(')')?;
     let comm = stat.get(open + 1..close)?.to_string();
@@ -64,7 +65,12 @@ pub fn parse_task_stat(stat: &str) -> Option<(String, u32, u64)> {
     let f: Vec<&str> = stat.get(close + 1..)?.split_whitespace().collect();
     let field = |n: usize| f.get(n - 3).and_then(|v| v.parse::<u64>().ok());
     let ticks = field(14)? + field(15)?;
-    Some((comm, u32::try_from(field(39)?).ok()?, ticks))
+    Some((
+        comm,
+        u32::try_from(field(39)?).ok()?,
+        ticks,
+        u32::try_from(field(40).unwrap_or(0)).unwrap_or(0),
+    ))
 }
 
 /// `USER_HZ`: the unit of `stat`'s utime and stime (`sysconf(_SC_CLK_TCK)`,
@@ -80,7 +86,7 @@ pub fn read_tasks(root: &Root) -> BTreeMap<u32, TaskTime> {
     for pid in root.numbered_entries("/proc", "") {
         let dir = format!("/proc/{pid}/task");
         for tid in root.numbered_entries(&dir, "") {
-            let Some((comm, cpu, ticks)) = root
+            let Some((comm, cpu, ticks, rt_priority)) = root
                 .read(&format!("{dir}/{tid}/stat"))
                 .as_deref()
                 .and_then(parse_task_stat)
@@ -99,6 +105,7 @@ pub fn read_tasks(root: &Root) -> BTreeMap<u32, TaskTime> {
                     comm,
                     cpu,
                     runtime_ns,
+                    rt_priority,
                 },
             );
         }
@@ -176,6 +183,6 @@ mod tests {
     #[test]
     fn task_stat_fields() {
         let stat = "4242 (a (b) c) R 1 4242 4242 0 -1 4194304 100 0 0 0 250 50 0 0 20 0 1 0 12345 1000000 100 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 3 0 0 0 0 0";
-        assert_eq!(parse_task_stat(stat), Some(("a (b) c".into(), 3, 300)));
+        assert_eq!(parse_task_stat(stat), Some(("a (b) c".into(), 3, 300, 0)));
     }
 }
