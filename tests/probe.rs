@@ -296,6 +296,11 @@ fn probe_max_refuses_and_names_the_cpu() {
         "{stderr}"
     );
     assert!(stderr.contains("\nhint: "), "{stderr}");
+    // The report that explains the refusal comes first.
+    assert!(
+        stderr.starts_with(&format!("probe: spin for 100ms on CPU {cpu}")),
+        "{stderr}"
+    );
     assert!(!marker.exists(), "the command ran");
     // Without a command: the report and the refusal in one JSON object.
     let out = pinrun()

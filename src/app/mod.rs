@@ -328,9 +328,10 @@ fn launch(
     }
     // --probe: measured on the claimed CPUs, before anything is applied.
     if req.probe.is_some() {
-        match probe::before_launch(root, req, &p) {
-            Ok(report) => text.push_str(&report),
-            Err(e) => return fail(p, &text, e),
+        let (report, gated) = probe::before_launch(root, req, &p);
+        text.push_str(&report);
+        if let Err(e) = gated {
+            return fail(p, &text, e);
         }
     }
     let applied = apply::apply(&p.plan, &p.sys.possible).map_err(|mut e| {

@@ -82,15 +82,22 @@ pub(super) fn only(root: &Root, req: &Request, p: &Planned) -> Result<Exit, Erro
 }
 
 /// The probe of a launch: the report for stderr (nothing with `--quiet`),
-/// or the `--probe-max` refusal.
-pub(super) fn before_launch(root: &Root, req: &Request, p: &Planned) -> Result<String, Error> {
+/// and the `--probe-max` refusal, if any (the report explains it, so it is
+/// printed either way).
+pub(super) fn before_launch(
+    root: &Root,
+    req: &Request,
+    p: &Planned,
+) -> (String, Result<(), Error>) {
     let pr = req.probe.unwrap_or_default();
-    let run = measure(root, p, &pr)?;
-    gate(&run).map(|()| {
-        if req.output.quiet {
-            String::new()
-        } else {
-            crate::report::probe::probe_text(&run, req.output.verbose)
-        }
-    })
+    let run = match measure(root, p, &pr) {
+        Ok(run) => run,
+        Err(e) => return (String::new(), Err(e)),
+    };
+    let report = if req.output.quiet {
+        String::new()
+    } else {
+        crate::report::probe::probe_text(&run, req.output.verbose)
+    };
+    (report, gate(&run))
 }
