@@ -795,6 +795,51 @@ mod tests {
         Cli::try_parse_from(v).expect("clap").into_request()
     }
 
+    /// `--probe[=DURATION]`: the defaults, the options, the 60 s cap, the
+    /// mode without a command, and `--probe 2s` (2s would be the command).
+    #[test]
+    fn probe_options() {
+        use crate::noise::{ProbeMode, ProbeRequest};
+        let r = req(&["--probe", "--cpus", "1"]).unwrap();
+        assert_eq!(
+            (r.mode, r.probe),
+            (Mode::Probe, Some(ProbeRequest::default()))
+        );
+        let r = req(&[
+            "--probe=250ms",
+            "--probe-mode",
+            "wakeup",
+            "--probe-interval",
+            "500us",
+            "--probe-threshold",
+            "20us",
+            "--probe-max",
+            "50us",
+            "--",
+            "true",
+        ])
+        .unwrap();
+        assert_eq!(r.mode, Mode::Run);
+        assert_eq!(
+            r.probe,
+            Some(ProbeRequest {
+                duration_ns: 250_000_000,
+                mode: ProbeMode::Wakeup,
+                threshold_ns: 20_000,
+                max_ns: Some(50_000),
+                interval_ns: 500_000,
+            })
+        );
+        assert!(req(&["--probe=60s", "true"]).is_ok());
+        let e = req(&["--probe=61s", "true"]).unwrap_err();
+        assert_eq!(e.code, ErrorCode::BadDuration);
+        let e = req(&["--probe", "2s", "true"]).unwrap_err();
+        assert_eq!(e.hint.as_deref(), Some("write --probe=2s"));
+        let e = req(&["--probe=1s", "--probe-interval", "1s"]).unwrap_err();
+        assert_eq!(e.code, ErrorCode::BadDuration);
+        assert!(req(&["--probe=1s", "--probe-max", "20"]).is_err());
+    }
+
     #[test]
     fn durations() {
         assert_eq!(parse_duration("x", "500us").unwrap(), 500_000);
