@@ -12,11 +12,11 @@ src=${1:-"$(dirname "$0")/../src"}
 # a cycle) or of lower layers only.
 layer_of() {
     case $1 in
-        cpuset | error | words | ffi | request | policy | claim | finding | boot_params | fleet) echo 0 ;; # vocabulary, FFI
+        cpuset | error | words | ffi | request | policy | claim | finding | boot_params | fleet | noise) echo 0 ;; # vocabulary, FFI
         system) echo 1 ;;                                                      # reads
         plan | check) echo 2 ;;                                                # decides (pure)
         report | show | emit | manual | completion | output) echo 3 ;;                     # renders, prints
-        apply | exec) echo 4 ;;                                                # changes the process
+        apply | exec | probe) echo 4 ;;                                             # changes the process
         cli | app | testkit | lib | main) echo 5 ;;                            # the run
         *) echo 9 ;;                                                           # unknown: fails
     esac

@@ -48,6 +48,17 @@ pub enum OmpArg {
     Threads,
 }
 
+/// How `--probe` measures (`--probe-mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ProbeModeArg {
+    /// A tight loop reading a clock on each CPU; every gap between two
+    /// reads is a sample (oslat, sysjitter): what a polling program sees
+    Spin,
+    /// Sleeps to an absolute deadline every --probe-interval; a sample is
+    /// how late the wake-up was (cyclictest): what an event-driven program sees
+    Wakeup,
+}
+
 /// Files pinrun can generate from this definition (`--generate`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Generate {
@@ -270,6 +281,40 @@ pub struct Cli {
     )]
     pub migrate_limit: Option<String>,
 
+    /// Measure the noise on the chosen CPUs, with the chosen scheduling
+    /// policy and priority, before running COMMAND (default 1s, at most
+    /// 60s; --probe=5s): per CPU the gaps' min, p50, p99, p99.9 and max,
+    /// the time lost and what interrupted the CPU (IRQs, the timer tick,
+    /// softirqs, tasks). Without COMMAND, only report (--json for JSON).
+    /// Not with --deadline (a deadline task cannot be pinned to one CPU of
+    /// its root domain). See PROBE in pinrun(1).
+    #[arg(long, value_name = "DURATION", num_args = 0..=1, require_equals = true, default_missing_value = "", conflicts_with_all = ["mode", "sysroot", "dump", "deadline"], help_heading = "Probe")]
+    pub probe: Option<String>,
+
+    /// What --probe measures: spin (default) or wakeup.
+    #[arg(
+        long,
+        value_enum,
+        value_name = "MODE",
+        requires = "probe",
+        help_heading = "Probe"
+    )]
+    pub probe_mode: Option<ProbeModeArg>,
+
+    /// Gaps (or wake-up latencies) above T are counted and their time is
+    /// lost time (default 1us).
+    #[arg(long, value_name = "T", requires = "probe", help_heading = "Probe")]
+    pub probe_threshold: Option<String>,
+
+    /// Wake-up interval of --probe-mode wakeup (default 1ms, as cyclictest).
+    #[arg(long, value_name = "T", requires = "probe", help_heading = "Probe")]
+    pub probe_interval: Option<String>,
+
+    /// Refuse the launch (exit 125) when a probed CPU's worst gap exceeds
+    /// T, naming the CPU, the gap and its most likely source.
+    #[arg(long, value_name = "T", requires = "probe", help_heading = "Probe")]
+    pub probe_max: Option<String>,
+
     /// Print the plan and findings, change nothing, run nothing.
     #[arg(long, help_heading = "Modes")]
     pub dry_run: bool,
@@ -307,7 +352,8 @@ pub struct Cli {
     pub settle: Option<String>,
 
     /// Machine-readable output: one JSON object on stdout (errors too, as
-    /// {"error": {...}}); with --dry-run, --check or --show. Refused, with
+    /// {"error": {...}}); with --dry-run, --check, --show or --probe without
+    /// a command. Refused, with
     /// the reason, with --emit (its output is unit directives) and with a
     /// launch (stdout belongs to the command).
     #[arg(long, help_heading = "Modes")]
@@ -627,9 +673,12 @@ impl Cli {
             Mode::Check
         } else if self.show {
             Mode::Show
+        } else if self.probe.is_some() && self.command.is_empty() {
+            Mode::Probe
         } else {
             Mode::Run
         };
+        let probe = self.probe_request()?;
         if self.json {
             let why = match mode {
                 Mode::Emit => Some((
@@ -836,6 +885,7 @@ impl Cli {
                 emitted: self.check_emitted,
             },
             threads,
+            probe,
         })
     }
 
@@ -922,6 +972,62 @@ impl Cli {
             migrate_limit,
         }))
     }
+
+    /// `--probe[=DURATION]` and its options, validated: durations with a
+    /// unit, the duration at most [`crate::noise::MAX_DURATION_NS`], an
+    /// interval shorter than the duration.
+    fn probe_request(&self) -> Result<Option<crate::noise::ProbeRequest>> {
+        use crate::noise::{MAX_DURATION_NS, ProbeMode, ProbeRequest};
+        let Some(text) = self.probe.as_deref() else {
+            return Ok(None);
+        };
+        let dur = |option: &str, t: &Option<String>| {
+            t.as_deref().map(|t| parse_duration(option, t)).transpose()
+        };
+        let mut p = ProbeRequest::default();
+        if !text.is_empty() {
+            p.duration_ns = parse_duration("--probe", text)?;
+        }
+        if p.duration_ns > MAX_DURATION_NS {
+            return Err(bad(
+                ErrorCode::BadDuration,
+                "--probe",
+                format!("{text} is longer than the probe's cap of 60s"),
+            )
+            .hint("probe for at most 60s; longer measurements are oslat's or cyclictest's job"));
+        }
+        p.mode = match self.probe_mode {
+            None | Some(ProbeModeArg::Spin) => ProbeMode::Spin,
+            Some(ProbeModeArg::Wakeup) => ProbeMode::Wakeup,
+        };
+        if let Some(t) = dur("--probe-threshold", &self.probe_threshold)? {
+            p.threshold_ns = t;
+        }
+        if let Some(t) = dur("--probe-interval", &self.probe_interval)? {
+            if t >= p.duration_ns {
+                return Err(bad(
+                    ErrorCode::BadDuration,
+                    "--probe-interval",
+                    "must be shorter than the probe",
+                )
+                .hint("e.g. --probe=1s --probe-interval 1ms"));
+            }
+            p.interval_ns = t;
+        }
+        p.max_ns = dur("--probe-max", &self.probe_max)?;
+        // `--probe 2s -- cmd`: the value needs `=`, else "2s" is the command.
+        if text.is_empty()
+            && let Some(first) = self.command.first().and_then(|c| c.to_str())
+            && parse_duration("--probe", first).is_ok()
+        {
+            return Err(Error::new(
+                ErrorCode::BadDuration,
+                format!("--probe: \"{first}\" would be run as the command"),
+            )
+            .hint(format!("write --probe={first}")));
+        }
+        Ok(Some(p))
+    }
 }
 
 /// A size in bytes: a whole number with an optional binary unit K, M, G or
@@ -962,6 +1068,51 @@ mod tests {
         let mut v = vec!["pinrun"];
         v.extend_from_slice(args);
         Cli::try_parse_from(v).expect("clap").into_request()
+    }
+
+    /// `--probe[=DURATION]`: the defaults, the options, the 60 s cap, the
+    /// mode without a command, and `--probe 2s` (2s would be the command).
+    #[test]
+    fn probe_options() {
+        use crate::noise::{ProbeMode, ProbeRequest};
+        let r = req(&["--probe", "--cpus", "1"]).unwrap();
+        assert_eq!(
+            (r.mode, r.probe),
+            (Mode::Probe, Some(ProbeRequest::default()))
+        );
+        let r = req(&[
+            "--probe=250ms",
+            "--probe-mode",
+            "wakeup",
+            "--probe-interval",
+            "500us",
+            "--probe-threshold",
+            "20us",
+            "--probe-max",
+            "50us",
+            "--",
+            "true",
+        ])
+        .unwrap();
+        assert_eq!(r.mode, Mode::Run);
+        assert_eq!(
+            r.probe,
+            Some(ProbeRequest {
+                duration_ns: 250_000_000,
+                mode: ProbeMode::Wakeup,
+                threshold_ns: 20_000,
+                max_ns: Some(50_000),
+                interval_ns: 500_000,
+            })
+        );
+        assert!(req(&["--probe=60s", "true"]).is_ok());
+        let e = req(&["--probe=61s", "true"]).unwrap_err();
+        assert_eq!(e.code, ErrorCode::BadDuration);
+        let e = req(&["--probe", "2s", "true"]).unwrap_err();
+        assert_eq!(e.hint.as_deref(), Some("write --probe=2s"));
+        let e = req(&["--probe=1s", "--probe-interval", "1s"]).unwrap_err();
+        assert_eq!(e.code, ErrorCode::BadDuration);
+        assert!(req(&["--probe=1s", "--probe-max", "20"]).is_err());
     }
 
     #[test]

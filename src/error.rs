@@ -198,6 +198,14 @@ error_codes! {
     RtprioNotPermitted = "rtprio-not-permitted",
     /// `--strict` and a warning.
     Strict = "strict",
+    // The noise probe (`--probe`, issue 20).
+    /// A spinning SCHED_FIFO/SCHED_RR probe on a CPU that is not isolated
+    /// while RT throttling is off (`kernel.sched_rt_runtime_us = -1`).
+    ProbeUnsafe = "probe-unsafe",
+    /// `--probe-max`: a probed CPU's worst gap exceeds the limit.
+    ProbeOverMax = "probe-over-max",
+    /// The probe could not run, or overran and was ended by its watchdog.
+    ProbeFailed = "probe-failed",
     // Applying.
     /// `set_mempolicy(2)` failed.
     MempolicyFailed = "mempolicy-failed",

@@ -573,3 +573,91 @@ pub fn die_by_sigpipe() -> ! {
     let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGPIPE);
     std::process::exit(128 + libc::SIGPIPE)
 }
+
+/// `clock_gettime(CLOCK_MONOTONIC_RAW)` in nanoseconds: the clock the probe
+/// reads when the TSC is not usable (rt-tests oslat's fallback; served by
+/// the vDSO, no system call).
+#[inline]
+pub fn monotonic_raw_ns() -> u64 {
+    clock_ns(libc::CLOCK_MONOTONIC_RAW)
+}
+
+/// `clock_gettime(CLOCK_MONOTONIC)` in nanoseconds: the clock of the
+/// probe's absolute wake-up deadlines (cyclictest's default clock).
+pub fn monotonic_ns() -> u64 {
+    clock_ns(libc::CLOCK_MONOTONIC)
+}
+
+fn clock_ns(clock: libc::clockid_t) -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a live, writable timespec; the monotonic clocks
+    // always exist on Linux, so the call cannot fail.
+    unsafe { libc::clock_gettime(clock, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// `clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, deadline)`: sleeps
+/// until the absolute `deadline_ns` of [`monotonic_ns`], restarted after a
+/// signal (cyclictest's wake-up, `clock_nanosleep(2)`).
+pub fn sleep_until_monotonic(deadline_ns: u64) {
+    let ts = libc::timespec {
+        tv_sec: (deadline_ns / 1_000_000_000) as libc::time_t,
+        tv_nsec: (deadline_ns % 1_000_000_000) as libc::c_long,
+    };
+    loop {
+        // SAFETY: `ts` is a valid timespec; the remainder pointer may be
+        // null with TIMER_ABSTIME.
+        let r = unsafe {
+            libc::clock_nanosleep(
+                libc::CLOCK_MONOTONIC,
+                libc::TIMER_ABSTIME,
+                &ts,
+                std::ptr::null_mut(),
+            )
+        };
+        if r != libc::EINTR {
+            return;
+        }
+    }
+}
+
+#[inline]
+/// The time-stamp counter (`RDTSC`) on x86-64; `None` elsewhere. Its rate is
+/// constant only with `constant_tsc` and `nonstop_tsc`, which the caller checks.
+pub fn tsc() -> Option<u64> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: RDTSC exists on every x86-64 CPU and only reads a counter.
+        Some(unsafe { core::arch::x86_64::_rdtsc() })
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        None
+    }
+}
+
+/// `mlockall(MCL_CURRENT | MCL_FUTURE)`: no page fault while the probe
+/// measures (`mlockall(2)`); undone by [`munlockall`].
+pub fn mlockall() -> io::Result<()> {
+    // SAFETY: plain flags; no memory is passed.
+    let r = unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) };
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+/// `munlockall(2)`: the command starts without pinrun's memory lock.
+pub fn munlockall() -> io::Result<()> {
+    // SAFETY: no arguments.
+    let r = unsafe { libc::munlockall() };
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}

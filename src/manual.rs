@@ -962,6 +962,7 @@ pinrun \-\-dry\-run \-\-json \-\-node 1 \-\-cores 2 | jq \-er .cpulist
 pinrun \-\-node 1 \-\-cores 8 \-\-smt \-\-omp \-\- ./solver
 pinrun \-\-cpus 2\-5 \-\-thread\-map 'main=@0,w*=each' \-\- ./engine
 pinrun \-\-dump machine.tar.gz
+pinrun \-\-cores 1 \-\-fifo 90 \-\-probe=2s \-\-probe\-max 50us \-\- ./app
 pinrun \-\-sysroot machine.tar.gz \-\-dry\-run \-\-node 0 \-\-cores 4 \-\-fifo 90
 pinrun \-\-pid $(pgrep \-o engine)
 pinrun \-\-pid $(pgrep \-o engine) \-\-cpus 4\-7 \-\-fifo 80 \-\-dry\-run
@@ -978,11 +979,68 @@ pinrun \-\-pid $(pgrep \-o engine) \-\-migrate \-\-membind 1 \-\-migrate\-limit 
 .BR systemd.exec (5)
 "#;
 
+/// pinrun(1)'s PROBE section (`--probe`, issue 20).
+pub const PROBE_SECTION: &str = r#".SH PROBE
+.B \-\-probe[=DURATION]
+measures, after the plan and the checks and before anything is applied to
+pinrun itself, what the chosen CPUs do to a program: one thread per CPU,
+pinned to it, with exactly the planned memory policy, scheduling policy,
+priority and nice value, runs for DURATION (default 1s, at most 60s) after a
+100 ms pre-heat; then the threads are joined and COMMAND is executed as
+without \-\-probe (same PID, one thread). Without COMMAND, pinrun only prints
+the report (stdout; \-\-json for one object). With COMMAND the report goes to
+stderr (nothing with \-\-quiet). Without a placement the CPUs of the
+inherited affinity are probed. \-\-deadline cannot be probed: the kernel
+refuses SCHED_DEADLINE to a thread pinned to one CPU of a wider root domain.
+.PP
+Two modes (\-\-probe\-mode). \fBspin\fR (default), as oslat and sysjitter: a
+tight loop reads a clock and every difference between two reads is a sample;
+a large one is time the CPU was taken away (what a polling program sees).
+\fBwakeup\fR, as cyclictest: clock_nanosleep(2) to an absolute
+CLOCK_MONOTONIC deadline every \-\-probe\-interval (default 1ms); a sample
+is how late the thread woke (what an event-driven program sees). The spin
+clock is the TSC when it is invariant (constant_tsc and nonstop_tsc in
+/proc/cpuinfo) and the kernel's clocksource is tsc, converted to ns by a
+calibration against CLOCK_MONOTONIC_RAW over the probe itself; otherwise
+CLOCK_MONOTONIC_RAW. Memory is locked (mlockall(2)) during the probe only and
+unlocked before exec. PM QoS (/dev/cpu_dma_latency) is never touched: the idle
+states the probe sees are the command's.
+.PP
+Per CPU: samples, min, p50, p99, p99.9 and max (nearest rank, within 1.6%),
+the samples above \-\-probe\-threshold (default 1us), their sum (time lost),
+the available share (100 x (duration \- lost) / duration) and the ten
+largest gaps with their time after the start. Attribution needs no root:
+the per-CPU deltas of /proc/interrupts (device IRQs by number and name, the
+local timer LOC, IPIs), /proc/softirqs, and the tasks whose last CPU was a
+probed one and whose run time (/proc/PID/task/TID/schedstat, else
+utime + stime of stat) grew, pinrun's own threads left out; the counters are
+read before the pre-heat and after the probe. The likely source of the worst
+gap is a task that ran at least half as long as that gap (under SCHED_FIFO
+or SCHED_RR, only one of at least the probe's priority), else RT throttling
+when a spinning SCHED_FIFO/SCHED_RR probe's gap is between 1 ms and 110% of
+the time throttling stops it (sched_rt_period_us \- sched_rt_runtime_us;
+less when RT_RUNTIME_SHARE lends it runtime), else the busiest device IRQ,
+else an IPI, the local timer, a softirq. Tasks are attributed by the CPU they
+last ran on in either reading: a task that moved may be named on a CPU where
+it ran only part of its time.
+.PP
+\-\-probe\-max T refuses the launch (exit 125, probe\-over\-max) when a
+CPU's worst gap exceeds T, naming the CPU, the gap and its likely source,
+with a fix for that kind of source. A spinning SCHED_FIFO or SCHED_RR probe
+on a CPU that is not isolated while RT throttling is off
+(kernel.sched_rt_runtime_us = \-1) is refused (probe\-unsafe): nothing else
+could run there. A watchdog thread, on a housekeeping CPU outside the probed
+ones when there is one, stops the probe at twice its duration and pre-heat
+(probe\-failed, exit 125); a probe thread that still does not stop ends
+pinrun (125) without running the command. The osnoise tracer is not used.
+"#;
+
 /// Every hand-written section: [`SECTIONS_BEFORE_CODES`], the finding
-/// codes ([`crate::finding::Code::man_list`]), [`SECTIONS_AFTER_CHECKS`].
+/// codes ([`crate::finding::Code::man_list`]), [`PROBE_SECTION`],
+/// [`SECTIONS_AFTER_CHECKS`].
 pub fn sections() -> String {
     format!(
-        "{SECTIONS_BEFORE_CODES}{}{SECTIONS_AFTER_CHECKS}",
+        "{SECTIONS_BEFORE_CODES}{}{PROBE_SECTION}{SECTIONS_AFTER_CHECKS}",
         crate::finding::Code::man_list()
     )
 }

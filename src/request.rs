@@ -176,6 +176,9 @@ pub enum Mode {
     /// Compare the topology fingerprint of an emitted file with this
     /// machine's (`--check-emitted FILE`).
     CheckEmitted,
+    /// `--probe` without a command: plan, check, measure the noise on the
+    /// chosen CPUs and print it; nothing is applied to pinrun itself.
+    Probe,
 }
 
 /// The native configuration `--emit` prints (issue 23).
@@ -262,6 +265,9 @@ pub struct Request {
     pub target: Option<Target>,
     /// Per-thread placement: `--omp`, `--thread-map` (issue 22).
     pub threads: ThreadRequest,
+    /// `--probe[=DURATION]` and its options: measure the noise on the
+    /// chosen CPUs before the launch (or, in [`Mode::Probe`], only that).
+    pub probe: Option<crate::noise::ProbeRequest>,
 }
 
 /// A running process to show or change (`--pid`, `--tid`, `--migrate`;

@@ -46,3 +46,41 @@ pub fn shorten(s: &str, max: usize) -> String {
         t
     }
 }
+
+/// A duration in ns in words with three significant digits, for measured
+/// values: `850ns`, `12.3us`, `4.56ms`, `1.20s` (exact durations the user
+/// gave are `plan::sched::ns_words`).
+pub fn duration_approx(ns: u64) -> String {
+    if ns < 1_000 {
+        return format!("{ns}ns");
+    }
+    let f = ns as f64;
+    let (v, unit) = if ns < 1_000_000 {
+        (f / 1e3, "us")
+    } else if ns < 1_000_000_000 {
+        (f / 1e6, "ms")
+    } else {
+        (f / 1e9, "s")
+    };
+    let digits = if v < 10.0 {
+        2
+    } else if v < 100.0 {
+        1
+    } else {
+        0
+    };
+    format!("{v:.digits$}{unit}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn measured_durations_in_words() {
+        assert_eq!(duration_approx(850), "850ns");
+        assert_eq!(duration_approx(12_345), "12.3us");
+        assert_eq!(duration_approx(4_560_000), "4.56ms");
+        assert_eq!(duration_approx(1_200_000_000), "1.20s");
+    }
+}

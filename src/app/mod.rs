@@ -12,6 +12,7 @@ pub mod claims;
 pub mod fleet;
 pub mod per_thread;
 pub mod pid;
+pub mod probe;
 pub mod scope;
 
 use crate::check::{Finding, Severity};
@@ -122,6 +123,7 @@ fn run(req: Request) -> Result<Exit, Error> {
         Mode::Emit => emit(&root, &req, &plan_and_check(&root, sys, &req)?),
         Mode::CheckEmitted => fleet::check_emitted(&req, &sys),
         Mode::Run => launch(&root, &req, plan_and_check(&root, sys, &req)?, command),
+        Mode::Probe => probe::only(&root, &req, &plan_and_check(&root, sys, &req)?),
     }
 }
 
@@ -349,6 +351,14 @@ fn launch(
             }
             Ok(_) => {}
             Err(e) => return fail(p, &text, e),
+        }
+    }
+    // --probe: measured on the claimed CPUs, before anything is applied.
+    if req.probe.is_some() {
+        let (report, gated) = probe::before_launch(root, req, &p);
+        text.push_str(&report);
+        if let Err(e) = gated {
+            return fail(p, &text, e);
         }
     }
     // --thread-map: the watcher is forked before anything is applied (it

@@ -9,6 +9,7 @@ pub mod fleet;
 pub mod memory;
 pub mod per_thread;
 pub mod placement;
+pub mod probe;
 pub mod sched;
 pub mod threads;
 

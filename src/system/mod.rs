@@ -10,6 +10,7 @@ pub mod cpuidle;
 pub mod dump;
 pub mod fleet;
 pub mod irq;
+pub mod noise;
 pub mod numa;
 pub mod process;
 pub mod root;

@@ -1,0 +1,103 @@
+//! `--probe` in the run (issue 20): after the plan and the checks, before
+//! anything is applied to pinrun itself, measure the noise on the planned
+//! CPUs with the planned policies ([`crate::probe::run`]), print it, and
+//! gate the launch on `--probe-max`. Without a command ([`Mode::Probe`]
+//! (crate::request::Mode::Probe)) only the report.
+
+use super::Planned;
+use crate::error::{Error, Exit};
+use crate::noise::{ProbeRequest, ProbeRun};
+use crate::output::{print_error, print_out, to_stderr};
+use crate::request::Request;
+use crate::system::Root;
+
+/// The housekeeping CPUs outside `probed` the watchdog may run on (allowed,
+/// neither isolated nor nohz_full); `None` when there is none (it then
+/// keeps pinrun's inherited affinity).
+fn watchdog_cpus(p: &Planned, probed: &crate::cpuset::CpuSet) -> Option<crate::cpuset::CpuSet> {
+    let s = &p.sys;
+    let cpus = s
+        .allowed
+        .difference(probed)
+        .difference(&s.isolated)
+        .difference(&s.nohz_full);
+    (!cpus.is_empty()).then_some(cpus)
+}
+
+/// Refuses an unsafe probe, then probes the planned CPUs.
+fn measure(root: &Root, p: &Planned, pr: &ProbeRequest) -> Result<ProbeRun, Error> {
+    let probed = crate::plan::probe::probed_cpus(&p.sys, &p.plan);
+    crate::plan::probe::refuse_unsafe(&p.sys, &p.plan, pr)?;
+    let mut run = crate::probe::run(
+        root,
+        &p.plan,
+        &p.sys.possible,
+        &probed,
+        pr,
+        watchdog_cpus(p, &probed).as_ref(),
+    )?;
+    run.rt_throttle = crate::plan::probe::rt_throttle(&p.sys, &p.plan, pr);
+    Ok(run)
+}
+
+fn gate(run: &ProbeRun) -> Result<(), Error> {
+    match run.request.max_ns {
+        Some(max) => crate::plan::probe::gate(
+            &run.cpus,
+            &run.sources,
+            max,
+            run.rt_throttle,
+            run.rt_priority,
+        ),
+        None => Ok(()),
+    }
+}
+
+/// `pinrun --probe [placement] [scheduling]` without a command: the
+/// findings' warnings on stderr, the probe on stdout (`--json`: one object,
+/// with `"error"` when `--probe-max` refuses); exit 125 when it refuses.
+pub(super) fn only(root: &Root, req: &Request, p: &Planned) -> Result<Exit, Error> {
+    let pr = req.probe.unwrap_or_default();
+    if !req.output.quiet && !req.output.json {
+        to_stderr(&crate::report::launch_text(&p.findings));
+    }
+    let run = measure(root, p, &pr)?;
+    let gated = gate(&run);
+    if req.output.json {
+        let mut v = serde_json::json!({"probe": crate::report::probe::probe_json(&run)});
+        if let Err(e) = &gated {
+            v["error"] = crate::report::error_json(e)["error"].clone();
+        }
+        print_out(&format!("{v}\n"))?;
+    } else {
+        print_out(&crate::report::probe::probe_text(&run, req.output.verbose))?;
+    }
+    match gated {
+        Ok(()) => Ok(Exit::Success),
+        Err(e) => {
+            print_error(&e, false);
+            Ok(Exit::Failure)
+        }
+    }
+}
+
+/// The probe of a launch: the report for stderr (nothing with `--quiet`),
+/// and the `--probe-max` refusal, if any (the report explains it, so it is
+/// printed either way).
+pub(super) fn before_launch(
+    root: &Root,
+    req: &Request,
+    p: &Planned,
+) -> (String, Result<(), Error>) {
+    let pr = req.probe.unwrap_or_default();
+    let run = match measure(root, p, &pr) {
+        Ok(run) => run,
+        Err(e) => return (String::new(), Err(e)),
+    };
+    let report = if req.output.quiet {
+        String::new()
+    } else {
+        crate::report::probe::probe_text(&run, req.output.verbose)
+    };
+    (report, gate(&run))
+}

@@ -1,0 +1,875 @@
+//! The noise probe's vocabulary (`--probe`, issue 20): what was asked
+//! ([`ProbeRequest`]), the gap series one probe thread records
+//! ([`Series`], a log-linear [`Histogram`] plus the largest gaps), the
+//! per-CPU result ([`CpuNoise`]) and its attribution from two snapshots of
+//! the kernel's counters ([`Snapshot`], [`attribute`], [`likely_source`]).
+//! Pure: no I/O. The probe itself runs in `crate::probe`, the counters are
+//! read by `crate::system::noise`, the text and JSON come from
+//! `crate::report::probe`.
+//!
+//! The two modes follow rt-tests' anchors: **spin** is oslat's and
+//! sysjitter's (one thread per CPU reads a clock in a tight loop; every
+//! difference between two reads is a sample, a large one is time the CPU
+//! was taken away: what a polling program sees); **wakeup** is
+//! cyclictest's (`clock_nanosleep(2)` to an absolute deadline every
+//! interval; a sample is how late the thread woke: what an event-driven
+//! program sees).
+
+use std::collections::BTreeMap;
+
+/// Default probe duration: 1 s (oslat and cyclictest run until stopped;
+/// one second gives a launch about 10^7 spin samples or 1000 wake-ups per
+/// CPU, enough for a p99.9, and delays the command by about a second).
+pub const DEFAULT_DURATION_NS: u64 = 1_000_000_000;
+/// Longest probe: 60 s. A launch is not a benchmark; longer runs are
+/// oslat's or cyclictest's job.
+pub const MAX_DURATION_NS: u64 = 60_000_000_000;
+/// Default threshold of a counted gap: 1 µs (above a cache miss or a TLB
+/// refill, below the shortest interrupt entry and exit; oslat's buckets
+/// are 1 µs wide for the same reason).
+pub const DEFAULT_THRESHOLD_NS: u64 = 1_000;
+/// Wake-up interval of the wakeup mode: 1 ms (cyclictest's default `-i 1000`).
+pub const DEFAULT_INTERVAL_NS: u64 = 1_000_000;
+/// How many of the largest gaps each CPU keeps, with their timestamps.
+pub const TOP_GAPS: usize = 10;
+
+/// How the probe measures (module documentation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ProbeMode {
+    /// A tight clock-reading loop (oslat, sysjitter).
+    #[default]
+    Spin,
+    /// Absolute-deadline sleeps (cyclictest).
+    Wakeup,
+}
+
+impl ProbeMode {
+    /// The name on the command line and in JSON: `spin`, `wakeup`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ProbeMode::Spin => "spin",
+            ProbeMode::Wakeup => "wakeup",
+        }
+    }
+}
+
+/// `--probe[=DURATION]`, `--probe-mode`, `--probe-threshold`, `--probe-max`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProbeRequest {
+    /// How long to measure, ns (≤ [`MAX_DURATION_NS`]).
+    pub duration_ns: u64,
+    /// Spin or wake-up.
+    pub mode: ProbeMode,
+    /// Gaps (spin) or wake-up latencies (wakeup) above this many ns are
+    /// counted and their time is lost time.
+    pub threshold_ns: u64,
+    /// `--probe-max`: refuse the launch when a CPU's worst gap exceeds it, ns.
+    pub max_ns: Option<u64>,
+    /// Wake-up interval, ns (wakeup mode).
+    pub interval_ns: u64,
+}
+
+impl Default for ProbeRequest {
+    fn default() -> Self {
+        Self {
+            duration_ns: DEFAULT_DURATION_NS,
+            mode: ProbeMode::Spin,
+            threshold_ns: DEFAULT_THRESHOLD_NS,
+            max_ns: None,
+            interval_ns: DEFAULT_INTERVAL_NS,
+        }
+    }
+}
+
+/// Which clock the probe reads (oslat: the TSC on x86; cyclictest:
+/// `CLOCK_MONOTONIC`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProbeClock {
+    /// `RDTSC`, converted to ns by a calibration against
+    /// `CLOCK_MONOTONIC_RAW` over the probe itself.
+    Tsc,
+    /// `clock_gettime(CLOCK_MONOTONIC_RAW)` (vDSO).
+    MonotonicRaw,
+    /// `clock_gettime(CLOCK_MONOTONIC)` (the wakeup mode's deadlines).
+    Monotonic,
+}
+
+impl ProbeClock {
+    /// The name printed: `tsc`, `CLOCK_MONOTONIC_RAW`, `CLOCK_MONOTONIC`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ProbeClock::Tsc => "tsc",
+            ProbeClock::MonotonicRaw => "CLOCK_MONOTONIC_RAW",
+            ProbeClock::Monotonic => "CLOCK_MONOTONIC",
+        }
+    }
+
+    /// The spin mode's clock: the TSC only when its rate is invariant
+    /// (`constant_tsc` and `nonstop_tsc` in `/proc/cpuinfo`'s flags) and the
+    /// kernel itself trusts it (`current_clocksource` is `tsc`: the kernel
+    /// demotes a TSC that drifts between CPUs or stops in idle states);
+    /// else `CLOCK_MONOTONIC_RAW`.
+    pub fn choose(cpuinfo_flags: &str, clocksource: &str) -> ProbeClock {
+        let has = |f: &str| cpuinfo_flags.split_whitespace().any(|w| w == f);
+        if has("constant_tsc") && has("nonstop_tsc") && clocksource.trim() == "tsc" {
+            ProbeClock::Tsc
+        } else {
+            ProbeClock::MonotonicRaw
+        }
+    }
+}
+
+/// Sub-buckets per power of two in [`Histogram`]: a value is kept within
+/// 1/64 (1.6 %) of itself.
+const SUB: u64 = 64;
+/// Buckets of [`Histogram`]: exact below 128, then 64 per power of two up
+/// to 2^64.
+const BUCKETS: usize = ((64 - 6) * SUB + SUB) as usize;
+
+/// A log-linear histogram of `u64` values (ticks of the probe's clock):
+/// exact up to 127, then within 1.6 %; constant-time record, fixed size.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Histogram {
+    counts: Vec<u64>,
+    total: u64,
+}
+
+impl Default for Histogram {
+    fn default() -> Self {
+        Self {
+            counts: vec![0; BUCKETS],
+            total: 0,
+        }
+    }
+}
+
+impl Histogram {
+    fn index(v: u64) -> usize {
+        if v < 2 * SUB {
+            return v as usize;
+        }
+        let e = 63 - u64::from(v.leading_zeros());
+        let shift = e - 6;
+        (shift * SUB + (v >> shift)) as usize
+    }
+
+    /// The highest value of bucket `i`.
+    fn upper(i: usize) -> u64 {
+        let i = i as u64;
+        if i < 2 * SUB {
+            return i;
+        }
+        let shift = i / SUB - 1;
+        let m = i % SUB + SUB;
+        // The top bucket ends at u64::MAX (2^64 - 1).
+        (((u128::from(m) + 1) << shift) - 1).min(u128::from(u64::MAX)) as u64
+    }
+
+    /// Records one value.
+    #[inline]
+    pub fn record(&mut self, v: u64) {
+        self.counts[Self::index(v)] += 1;
+        self.total += 1;
+    }
+
+    /// How many values were recorded.
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
+    /// The `q` quantile (0 < q ≤ 1): the upper bound of the bucket holding
+    /// the value of rank ⌈q·n⌉ (nearest-rank), so never below the true
+    /// value; `None` when empty.
+    pub fn quantile(&self, q: f64) -> Option<u64> {
+        if self.total == 0 {
+            return None;
+        }
+        let rank = ((q * self.total as f64).ceil() as u64).clamp(1, self.total);
+        let mut seen = 0;
+        for (i, c) in self.counts.iter().enumerate() {
+            seen += c;
+            if seen >= rank {
+                return Some(Self::upper(i));
+            }
+        }
+        None
+    }
+}
+
+/// One gap: its length and when it started, in ticks of the probe's clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RawGap {
+    /// Length, ticks.
+    pub len: u64,
+    /// Start, ticks of the clock (absolute).
+    pub at: u64,
+}
+
+/// What one probe thread recorded, in ticks of its clock.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    /// Every sample.
+    pub hist: Histogram,
+    /// Smallest sample (`u64::MAX` when none).
+    pub min: u64,
+    /// Largest sample.
+    pub max: u64,
+    /// Samples above the threshold.
+    pub above: u64,
+    /// Sum of the samples above the threshold.
+    pub lost: u64,
+    /// The [`TOP_GAPS`] largest samples above the threshold, largest first.
+    pub top: Vec<RawGap>,
+    /// Threshold, ticks.
+    pub threshold: u64,
+}
+
+impl Series {
+    /// An empty series counting samples above `threshold` ticks.
+    pub fn new(threshold: u64) -> Self {
+        Self {
+            hist: Histogram::default(),
+            min: u64::MAX,
+            max: 0,
+            above: 0,
+            lost: 0,
+            top: Vec::with_capacity(TOP_GAPS + 1),
+            threshold,
+        }
+    }
+
+    /// Records a sample of `len` ticks that started at tick `at`.
+    #[inline]
+    pub fn record(&mut self, len: u64, at: u64) {
+        self.hist.record(len);
+        self.min = self.min.min(len);
+        self.max = self.max.max(len);
+        if len > self.threshold {
+            self.above += 1;
+            self.lost += len;
+            self.keep_top(RawGap { len, at });
+        }
+    }
+
+    #[cold]
+    fn keep_top(&mut self, g: RawGap) {
+        if self.top.len() == TOP_GAPS && self.top[TOP_GAPS - 1].len >= g.len {
+            return;
+        }
+        let pos = self.top.partition_point(|t| t.len >= g.len);
+        self.top.insert(pos, g);
+        self.top.truncate(TOP_GAPS);
+    }
+}
+
+/// One of a CPU's largest gaps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Gap {
+    /// Length, ns.
+    pub ns: u64,
+    /// Start, ns after the probe started on this CPU.
+    pub at_ns: u64,
+}
+
+/// The measured noise of one CPU.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct CpuNoise {
+    /// The CPU.
+    pub cpu: u32,
+    /// Samples: clock reads (spin) or wake-ups (wakeup).
+    pub samples: u64,
+    /// Smallest sample, ns.
+    pub min_ns: u64,
+    /// Median, ns (nearest rank, bucket upper bound).
+    pub p50_ns: u64,
+    /// 99th percentile, ns.
+    pub p99_ns: u64,
+    /// 99.9th percentile, ns.
+    pub p999_ns: u64,
+    /// Largest sample, ns.
+    pub max_ns: u64,
+    /// Samples above the threshold.
+    pub above_threshold: u64,
+    /// Their sum, ns: time the CPU was taken from the probe (spin), or
+    /// the total lateness (wakeup).
+    pub lost_ns: u64,
+    /// How long the probe measured on this CPU, ns.
+    pub duration_ns: u64,
+    /// `100 × (duration − lost) / duration`.
+    pub available_pct: f64,
+    /// The largest gaps, largest first.
+    pub top_gaps: Vec<Gap>,
+}
+
+impl Series {
+    /// The series in ns: `ns_per_tick` converts ticks (1.0 for the
+    /// clock_gettime clocks; the calibrated period for the TSC); `start`
+    /// is the tick the measurement began at and `duration_ns` how long it ran.
+    pub fn summarize(&self, cpu: u32, ns_per_tick: f64, start: u64, duration_ns: u64) -> CpuNoise {
+        let ns = |t: u64| (t as f64 * ns_per_tick).round() as u64;
+        let q = |p: f64| ns(self.hist.quantile(p).unwrap_or(0).min(self.max));
+        let lost_ns = ns(self.lost).min(duration_ns);
+        CpuNoise {
+            cpu,
+            samples: self.hist.total(),
+            min_ns: if self.hist.total() == 0 {
+                0
+            } else {
+                ns(self.min)
+            },
+            p50_ns: q(0.5),
+            p99_ns: q(0.99),
+            p999_ns: q(0.999),
+            max_ns: ns(self.max),
+            above_threshold: self.above,
+            lost_ns,
+            duration_ns,
+            available_pct: if duration_ns == 0 {
+                0.0
+            } else {
+                100.0 * (duration_ns - lost_ns) as f64 / duration_ns as f64
+            },
+            top_gaps: self
+                .top
+                .iter()
+                .map(|g| Gap {
+                    ns: ns(g.len),
+                    at_ns: ns(g.at.saturating_sub(start)),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// A probe's outcome.
+#[derive(Debug, Clone)]
+pub struct ProbeRun {
+    /// What was asked.
+    pub request: ProbeRequest,
+    /// The clock the samples were read from.
+    pub clock: ProbeClock,
+    /// The scheduling of the probe threads, in words
+    /// (`SCHED_FIFO priority 90`).
+    pub sched: String,
+    /// One result per probed CPU, ascending.
+    pub cpus: Vec<CpuNoise>,
+    /// What disturbed each CPU, by CPU ([`crate::noise::attribute`]).
+    pub sources: BTreeMap<u32, Vec<Source>>,
+    /// Why memory could not be locked (`mlockall(2)` failed), if it could not.
+    pub mlock_error: Option<String>,
+    /// RT throttling's runtime and period (µs) when the probe ran under
+    /// SCHED_FIFO/SCHED_RR with throttling on ([`likely_source`]).
+    pub rt_throttle: Option<(i64, i64)>,
+    /// The probe's real-time priority under SCHED_FIFO/SCHED_RR
+    /// ([`likely_source`]).
+    pub rt_priority: Option<u32>,
+}
+
+/// A per-CPU counter file: `/proc/interrupts` or `/proc/softirqs`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// The CPU of each column (the header's `CPUn`: online CPUs only).
+    pub cpus: Vec<u32>,
+    /// The rows, by label (`0`, `24`, `LOC`, `TIMER`).
+    pub rows: BTreeMap<String, CounterRow>,
+}
+
+/// A row of a [`Counters`] file.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CounterRow {
+    /// One count per column of [`Counters::cpus`] (missing ones are 0).
+    pub counts: Vec<u64>,
+    /// The text after the counts (`IO-APIC 2-edge timer`,
+    /// `Local timer interrupts`); empty in `/proc/softirqs`.
+    pub desc: String,
+}
+
+impl Counters {
+    /// The count of row `label` on `cpu` (0 when either is missing).
+    pub fn count(&self, label: &str, cpu: u32) -> u64 {
+        let Some(col) = self.cpus.iter().position(|&c| c == cpu) else {
+            return 0;
+        };
+        self.rows
+            .get(label)
+            .and_then(|r| r.counts.get(col))
+            .copied()
+            .unwrap_or(0)
+    }
+}
+
+/// One task's CPU time and last CPU.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskTime {
+    /// Thread group (process) id.
+    pub pid: u32,
+    /// Thread id.
+    pub tid: u32,
+    /// `comm`.
+    pub comm: String,
+    /// The CPU it last ran on (field 39 of `stat`).
+    pub cpu: u32,
+    /// Time it has run, ns (`schedstat`'s first field, else utime + stime).
+    pub runtime_ns: u64,
+    /// Its real-time priority (field 40 of `stat`; 0 for the other policies).
+    pub rt_priority: u32,
+}
+
+/// The kernel's counters at one instant.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Snapshot {
+    /// `/proc/interrupts`.
+    pub interrupts: Counters,
+    /// `/proc/softirqs`.
+    pub softirqs: Counters,
+    /// Every task, by tid.
+    pub tasks: BTreeMap<u32, TaskTime>,
+}
+
+/// What disturbed a CPU during the probe.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Source {
+    /// A device IRQ (a numbered row of `/proc/interrupts`).
+    Irq {
+        /// The IRQ number.
+        irq: u32,
+        /// Its name (the row's description).
+        name: String,
+        /// Interrupts on the CPU during the probe.
+        count: u64,
+    },
+    /// A per-CPU interrupt: the local timer (`LOC`), an IPI (`RES`, `CAL`,
+    /// `TLB`, `IWI`), …
+    Interrupt {
+        /// The row label (`LOC`).
+        label: String,
+        /// Its description (`Local timer interrupts`).
+        name: String,
+        /// Interrupts on the CPU during the probe.
+        count: u64,
+    },
+    /// A softirq (`/proc/softirqs`).
+    Softirq {
+        /// Its name (`TIMER`, `NET_RX`, `RCU`).
+        name: String,
+        /// Raised on the CPU during the probe.
+        count: u64,
+    },
+    /// RT throttling (`sched-rt(7)`): a SCHED_FIFO/SCHED_RR task is stopped
+    /// for `period - runtime` of every period once it used its runtime;
+    /// only ever a likely source, never counted.
+    RtThrottling {
+        /// `kernel.sched_rt_runtime_us`.
+        runtime_us: i64,
+        /// `kernel.sched_rt_period_us`.
+        period_us: i64,
+    },
+    /// A task that ran on the CPU.
+    Task {
+        /// Process id.
+        pid: u32,
+        /// Thread id.
+        tid: u32,
+        /// `comm`.
+        comm: String,
+        /// Its CPU time during the probe, ns.
+        runtime_ns: u64,
+        /// Its real-time priority (0: not SCHED_FIFO/SCHED_RR).
+        rt_priority: u32,
+    },
+}
+
+impl Source {
+    /// The source in words: `IRQ 24 (nvme0q1) ×12`, `LOC (Local timer
+    /// interrupts) ×1000`, `softirq TIMER ×1000`, `task stress (pid 42) 310ms`.
+    pub fn words(&self) -> String {
+        match self {
+            Source::Irq { irq, name, count } => format!("IRQ {irq} ({name}) ×{count}"),
+            Source::Interrupt { label, name, count } => format!("{label} ({name}) ×{count}"),
+            Source::Softirq { name, count } => format!("softirq {name} ×{count}"),
+            Source::RtThrottling {
+                runtime_us,
+                period_us,
+            } => format!(
+                "RT throttling (kernel.sched_rt_runtime_us = {runtime_us} of sched_rt_period_us = {period_us}: real-time tasks stop for {} of every period)",
+                crate::words::duration_approx(((period_us - runtime_us).max(0) as u64) * 1000)
+            ),
+            Source::Task {
+                pid,
+                tid,
+                comm,
+                runtime_ns,
+                ..
+            } => {
+                let id = if pid == tid {
+                    format!("pid {pid}")
+                } else {
+                    format!("pid {pid} tid {tid}")
+                };
+                format!(
+                    "task {comm} ({id}) {}",
+                    crate::words::duration_approx(*runtime_ns)
+                )
+            }
+        }
+    }
+}
+
+fn deltas(before: &Counters, after: &Counters, cpu: u32) -> Vec<(String, String, u64)> {
+    after
+        .rows
+        .iter()
+        .filter_map(|(label, row)| {
+            let d = after
+                .count(label, cpu)
+                .saturating_sub(before.count(label, cpu));
+            (d > 0).then(|| (label.clone(), row.desc.clone(), d))
+        })
+        .collect()
+}
+
+/// The IRQ name of a `/proc/interrupts` description: its last word
+/// (`IR-PCI-MSI 524288-edge nvme0q1` → `nvme0q1`), as `show_interrupts()`
+/// prints the action names last.
+fn irq_name(desc: &str) -> String {
+    desc.split_whitespace().last().unwrap_or("").to_string()
+}
+
+/// What disturbed `cpu` between two snapshots: device IRQs, per-CPU
+/// interrupts, softirqs (each with its count) and the tasks other than
+/// `own_pid`'s (the probe's threads) that ran on it (by their last CPU
+/// in either snapshot), most first within each kind: tasks, then
+/// device IRQs, per-CPU interrupts, softirqs.
+pub fn attribute(before: &Snapshot, after: &Snapshot, cpu: u32, own_pid: u32) -> Vec<Source> {
+    let mut tasks: Vec<Source> = after
+        .tasks
+        .values()
+        .filter(|t| t.pid != own_pid)
+        .filter_map(|t| {
+            let old = before.tasks.get(&t.tid);
+            let ran_here = t.cpu == cpu || old.is_some_and(|o| o.cpu == cpu);
+            let d = t
+                .runtime_ns
+                .saturating_sub(old.map_or(t.runtime_ns, |o| o.runtime_ns));
+            (ran_here && d > 0).then(|| Source::Task {
+                pid: t.pid,
+                tid: t.tid,
+                comm: t.comm.clone(),
+                runtime_ns: d,
+                rt_priority: t.rt_priority,
+            })
+        })
+        .collect();
+    tasks.sort_by_key(|s| match s {
+        Source::Task { runtime_ns, .. } => std::cmp::Reverse(*runtime_ns),
+        _ => std::cmp::Reverse(0),
+    });
+    let mut irqs = Vec::new();
+    let mut percpu = Vec::new();
+    for (label, desc, count) in deltas(&before.interrupts, &after.interrupts, cpu) {
+        match label.parse::<u32>() {
+            Ok(irq) => irqs.push(Source::Irq {
+                irq,
+                name: irq_name(&desc),
+                count,
+            }),
+            Err(_) => percpu.push(Source::Interrupt {
+                label,
+                name: desc,
+                count,
+            }),
+        }
+    }
+    let mut soft: Vec<Source> = deltas(&before.softirqs, &after.softirqs, cpu)
+        .into_iter()
+        .map(|(name, _, count)| Source::Softirq { name, count })
+        .collect();
+    let count = |s: &Source| match s {
+        Source::Irq { count, .. }
+        | Source::Interrupt { count, .. }
+        | Source::Softirq { count, .. } => std::cmp::Reverse(*count),
+        Source::Task { .. } | Source::RtThrottling { .. } => std::cmp::Reverse(0),
+    };
+    irqs.sort_by_key(count);
+    percpu.sort_by_key(count);
+    soft.sort_by_key(count);
+    tasks.extend(irqs);
+    tasks.extend(percpu);
+    tasks.extend(soft);
+    tasks
+}
+
+/// The most likely cause of a CPU's worst gap among its `sources` (from
+/// [`attribute`]), a heuristic in this order: a task that ran on the CPU
+/// for at least half the worst gap (a gap that long is a preemption) and,
+/// when the probe ran at real-time priority `rt_priority`, has at least
+/// that priority (a lower one cannot preempt it); RT throttling, when a
+/// spinning probe ran under a real-time policy with throttling on
+/// (`rt_throttle`: runtime and period, µs) and the gap is between 1 ms and
+/// 110 % of what throttling stops it for (`period - runtime`, less when
+/// `RT_RUNTIME_SHARE` lends it other CPUs' runtime); the busiest device
+/// IRQ; the busiest
+/// per-CPU interrupt other than the local timer (IPIs); the local timer
+/// (`LOC`); the busiest softirq.
+pub fn likely_source(
+    sources: &[Source],
+    worst_gap_ns: u64,
+    rt_throttle: Option<(i64, i64)>,
+    rt_priority: Option<u32>,
+) -> Option<Source> {
+    let task = sources.iter().find(|s| {
+        matches!(s, Source::Task { runtime_ns, rt_priority: prio, .. }
+            if *runtime_ns * 2 >= worst_gap_ns && rt_priority.is_none_or(|p| *prio >= p))
+    });
+    if task.is_none()
+        && let Some((runtime_us, period_us)) = rt_throttle
+        && (0..period_us).contains(&runtime_us)
+        && worst_gap_ns >= 1_000_000
+        && worst_gap_ns * 10 <= (period_us - runtime_us) as u64 * 1000 * 11
+    {
+        return Some(Source::RtThrottling {
+            runtime_us,
+            period_us,
+        });
+    }
+    task.or_else(|| sources.iter().find(|s| matches!(s, Source::Irq { .. })))
+        .or_else(|| {
+            sources
+                .iter()
+                .find(|s| matches!(s, Source::Interrupt { label, .. } if label != "LOC"))
+        })
+        .or_else(|| {
+            sources
+                .iter()
+                .find(|s| matches!(s, Source::Interrupt { .. }))
+        })
+        .or_else(|| sources.iter().find(|s| matches!(s, Source::Softirq { .. })))
+        .cloned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every value maps into a bucket whose bounds hold it, and buckets
+    /// are contiguous and ordered.
+    #[test]
+    fn histogram_buckets_hold_their_values() {
+        for v in (0..5000u64).chain([1 << 20, (1 << 20) + 12345, u64::MAX / 3, u64::MAX]) {
+            let i = Histogram::index(v);
+            assert!(Histogram::upper(i) >= v, "{v}");
+            if i > 0 {
+                assert!(Histogram::upper(i - 1) < v, "{v}");
+            }
+            // Within 1/64 of the value.
+            assert!(Histogram::upper(i) - v <= v / 64 + 1, "{v}");
+        }
+        assert!(Histogram::index(u64::MAX) < BUCKETS);
+    }
+
+    /// Nearest-rank percentiles of a synthetic series: 990 gaps of 20
+    /// ticks, 9 of 1000, one of 50000.
+    #[test]
+    fn percentiles_of_a_synthetic_gap_series() {
+        let mut s = Series::new(100);
+        let mut t = 0;
+        for i in 0..1000u64 {
+            let len = match i {
+                500 => 50_000,
+                _ if i % 100 == 7 && i != 507 => 1000,
+                _ => 20,
+            };
+            s.record(len, t);
+            t += len;
+        }
+        assert_eq!(s.hist.total(), 1000);
+        let n = s.summarize(3, 1.0, 0, t);
+        assert_eq!((n.min_ns, n.p50_ns, n.max_ns), (20, 20, 50_000));
+        // Rank 990 is the last 20; rank 999 a 1000 (1000 lies in a bucket
+        // of width 16 whose upper bound is 1007).
+        assert_eq!(n.p99_ns, 20);
+        assert!((1000..=1007).contains(&n.p999_ns), "{}", n.p999_ns);
+        assert_eq!(n.above_threshold, 10);
+        assert_eq!(n.lost_ns, 9 * 1000 + 50_000);
+        assert_eq!(
+            n.top_gaps[0],
+            Gap {
+                ns: 50_000,
+                at_ns: 495 * 20 + 5 * 1000 // after 495 gaps of 20 and five of 1000
+            }
+        );
+        assert_eq!(n.top_gaps.len(), 10);
+        let avail = 100.0 * (t - n.lost_ns) as f64 / t as f64;
+        assert!((n.available_pct - avail).abs() < 1e-9);
+    }
+
+    /// The top list keeps the largest TOP_GAPS, largest first.
+    #[test]
+    fn top_gaps_are_the_largest() {
+        let mut s = Series::new(0);
+        for i in 1..=100u64 {
+            s.record(i * 7 % 101, i);
+        }
+        let lens: Vec<u64> = s.top.iter().map(|g| g.len).collect();
+        assert_eq!(lens, vec![100, 99, 98, 97, 96, 95, 94, 93, 92, 91]);
+    }
+
+    /// TSC ticks are converted with the calibrated period.
+    #[test]
+    fn tsc_ticks_convert_to_ns() {
+        let mut s = Series::new(3000);
+        s.record(30, 1000);
+        s.record(30_000, 2000);
+        let n = s.summarize(0, 1.0 / 3.0, 1000, 1_000_000);
+        assert_eq!((n.min_ns, n.max_ns, n.lost_ns), (10, 10_000, 10_000));
+        assert_eq!(n.top_gaps[0].at_ns, 333);
+    }
+
+    #[test]
+    fn clock_choice_follows_the_anchors() {
+        let flags = "fpu tsc constant_tsc nonstop_tsc rdtscp";
+        assert_eq!(ProbeClock::choose(flags, "tsc\n"), ProbeClock::Tsc);
+        assert_eq!(ProbeClock::choose(flags, "hpet"), ProbeClock::MonotonicRaw);
+        assert_eq!(
+            ProbeClock::choose("fpu tsc constant_tsc", "tsc"),
+            ProbeClock::MonotonicRaw
+        );
+    }
+
+    fn counters(cpus: &[u32], rows: &[(&str, &[u64], &str)]) -> Counters {
+        Counters {
+            cpus: cpus.to_vec(),
+            rows: rows
+                .iter()
+                .map(|(l, c, d)| {
+                    (
+                        l.to_string(),
+                        CounterRow {
+                            counts: c.to_vec(),
+                            desc: d.to_string(),
+                        },
+                    )
+                })
+                .collect(),
+        }
+    }
+
+    fn task(pid: u32, tid: u32, cpu: u32, runtime_ns: u64) -> (u32, TaskTime) {
+        (
+            tid,
+            TaskTime {
+                pid,
+                tid,
+                comm: format!("t{tid}"),
+                cpu,
+                runtime_ns,
+                rt_priority: 0,
+            },
+        )
+    }
+
+    #[test]
+    fn attribution_is_the_delta_on_the_cpu() {
+        let before = Snapshot {
+            interrupts: counters(
+                &[0, 1],
+                &[
+                    ("24", &[5, 10], "IR-PCI-MSI 524288-edge nvme0q1"),
+                    ("LOC", &[100, 200], "Local timer interrupts"),
+                    ("RES", &[1, 1], "Rescheduling interrupts"),
+                ],
+            ),
+            softirqs: counters(&[0, 1], &[("TIMER", &[7, 7], "")]),
+            tasks: [
+                task(10, 10, 1, 1000),
+                task(10, 11, 0, 5),
+                task(99, 99, 1, 0),
+            ]
+            .into_iter()
+            .collect(),
+        };
+        let after = Snapshot {
+            interrupts: counters(
+                &[0, 1],
+                &[
+                    ("24", &[5, 22], "IR-PCI-MSI 524288-edge nvme0q1"),
+                    ("LOC", &[110, 450], "Local timer interrupts"),
+                    ("RES", &[1, 1], "Rescheduling interrupts"),
+                ],
+            ),
+            softirqs: counters(&[0, 1], &[("TIMER", &[7, 9], "")]),
+            tasks: [
+                task(10, 10, 1, 3_001_000),
+                task(10, 11, 0, 500),
+                task(99, 99, 1, 7_000_000),
+            ]
+            .into_iter()
+            .collect(),
+        };
+        let s = attribute(&before, &after, 1, 99);
+        assert_eq!(
+            s,
+            vec![
+                Source::Task {
+                    pid: 10,
+                    tid: 10,
+                    comm: "t10".into(),
+                    runtime_ns: 3_000_000,
+                    rt_priority: 0,
+                },
+                Source::Irq {
+                    irq: 24,
+                    name: "nvme0q1".into(),
+                    count: 12
+                },
+                Source::Interrupt {
+                    label: "LOC".into(),
+                    name: "Local timer interrupts".into(),
+                    count: 250
+                },
+                Source::Softirq {
+                    name: "TIMER".into(),
+                    count: 2
+                },
+            ]
+        );
+        // A 5 ms gap: the task ran 3 ms on the CPU, so it is the likely cause.
+        assert!(matches!(
+            likely_source(&s, 5_000_000, None, None),
+            Some(Source::Task { pid: 10, .. })
+        ));
+        // A 20 ms gap: the task's 3 ms do not explain it; the IRQ is next.
+        assert!(matches!(
+            likely_source(&s, 20_000_000, None, None),
+            Some(Source::Irq { irq: 24, .. })
+        ));
+        // A 48 ms gap is throttling's 50 ms stop (sched-rt(7)), not the
+        // SCHED_OTHER task that ran meanwhile (it cannot preempt FIFO 10); so
+        // is a 20 ms one (RT_RUNTIME_SHARE shortens the stop); a 60 ms one
+        // is longer than throttling stops anything.
+        let throttle = Some((950_000, 1_000_000));
+        assert!(matches!(
+            likely_source(&s, 48_000_000, throttle, Some(10)),
+            Some(Source::RtThrottling { .. })
+        ));
+        assert!(matches!(
+            likely_source(&s, 20_000_000, throttle, Some(10)),
+            Some(Source::RtThrottling { .. })
+        ));
+        assert!(matches!(
+            likely_source(&s, 60_000_000, throttle, Some(10)),
+            Some(Source::Irq { irq: 24, .. })
+        ));
+        // A SCHED_OTHER task cannot preempt a FIFO 10 probe: not its cause.
+        assert!(matches!(
+            likely_source(&s, 5_000_000, None, Some(10)),
+            Some(Source::Irq { irq: 24, .. })
+        ));
+        // Throttling off (-1): never.
+        assert!(matches!(
+            likely_source(&s, 48_000_000, Some((-1, 1_000_000)), None),
+            Some(Source::Irq { irq: 24, .. })
+        ));
+    }
+}

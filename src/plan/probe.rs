@@ -1,0 +1,209 @@
+//! Refusals of `--probe` (issue 20), decided before anything runs: which
+//! CPUs the probe measures, and whether a spinning real-time probe could
+//! lock a CPU up.
+
+use crate::cpuset::CpuSet;
+use crate::error::{Error, ErrorCode, Result};
+use crate::noise::{CpuNoise, ProbeMode, ProbeRequest, Source, likely_source};
+use crate::plan::Plan;
+use crate::system::SystemState;
+use crate::words::{cpus_phrase, duration_approx};
+use std::collections::BTreeMap;
+
+/// The CPUs the probe measures: the plan's CPUs, or, when the launch
+/// keeps its affinity, the inherited affinity (`Cpus_allowed_list`), else
+/// the allowed CPUs. One probe thread runs on each.
+pub fn probed_cpus(sys: &SystemState, plan: &Plan) -> CpuSet {
+    plan.cpus
+        .clone()
+        .or_else(|| sys.process.cpus_allowed.clone())
+        .unwrap_or_else(|| sys.allowed.clone())
+}
+
+/// Refuses a spinning SCHED_FIFO/SCHED_RR probe on any CPU that is not
+/// isolated while RT throttling is off (`kernel.sched_rt_runtime_us` =
+/// -1, `sched-rt(7)`): for the whole probe nothing of lower priority could
+/// run there, kernel threads (RCU, kworkers) included. The wakeup mode
+/// sleeps between samples and is never refused; SCHED_DEADLINE is bounded
+/// by its own runtime.
+pub fn refuse_unsafe(sys: &SystemState, plan: &Plan, req: &ProbeRequest) -> Result<()> {
+    let Some(policy) = plan.sched.policy.filter(|p| p.is_rt()) else {
+        return Ok(());
+    };
+    if req.mode != ProbeMode::Spin || sys.process.rt_runtime_us != Some(-1) {
+        return Ok(());
+    }
+    let shared = probed_cpus(sys, plan).difference(&sys.isolated);
+    if shared.is_empty() {
+        return Ok(());
+    }
+    Err(Error::new(
+        ErrorCode::ProbeUnsafe,
+        format!(
+            "--probe: a spinning {} probe on {} (not isolated) with RT throttling off (kernel.sched_rt_runtime_us = -1) would keep every other task and kernel thread off {} for {}",
+            policy.kernel_name(),
+            cpus_phrase(&shared),
+            if shared.len() == 1 { "it" } else { "them" },
+            duration_approx(req.duration_ns),
+        ),
+    )
+    .hint("probe an isolated CPU (--isolated), use --probe-mode wakeup (it sleeps between samples), or turn RT throttling back on: sysctl kernel.sched_rt_runtime_us=950000"))
+}
+
+/// RT throttling's runtime and period (µs) for a spinning probe under
+/// SCHED_FIFO/SCHED_RR when throttling is on (`kernel.sched_rt_runtime_us`
+/// below `sched_rt_period_us`); `None` otherwise (a wake-up probe sleeps
+/// and is not throttled).
+pub fn rt_throttle(sys: &SystemState, plan: &Plan, req: &ProbeRequest) -> Option<(i64, i64)> {
+    plan.sched.policy.filter(|p| p.is_rt())?;
+    if req.mode != ProbeMode::Spin {
+        return None;
+    }
+    let (runtime, period) = (sys.process.rt_runtime_us?, sys.process.rt_period_us?);
+    (0..period).contains(&runtime).then_some((runtime, period))
+}
+
+/// `--probe-max`: refuses (exit 125) when a probed CPU's worst gap
+/// exceeds `max_ns`, naming the CPU, the gap and its most likely source
+/// ([`likely_source`]) with the fix for that kind of source.
+pub fn gate(
+    cpus: &[CpuNoise],
+    sources: &BTreeMap<u32, Vec<Source>>,
+    max_ns: u64,
+    rt_throttle: Option<(i64, i64)>,
+    rt_priority: Option<u32>,
+) -> Result<()> {
+    let Some(worst) = cpus
+        .iter()
+        .filter(|c| c.max_ns > max_ns)
+        .max_by_key(|c| c.max_ns)
+    else {
+        return Ok(());
+    };
+    let cpu = worst.cpu;
+    let likely = sources
+        .get(&cpu)
+        .and_then(|s| likely_source(s, worst.max_ns, rt_throttle, rt_priority));
+    let (why, hint) = match &likely {
+        Some(s @ Source::RtThrottling { .. }) => (
+            format!("likely source: {}", s.words()),
+            format!("a real-time task that never sleeps is stopped by RT throttling: give it an isolated CPU (--isolated) where kernel.sched_rt_runtime_us=-1 is safe, or let it sleep (--probe-mode wakeup shows what an event-driven program sees on CPU {cpu})"),
+        ),
+        Some(s @ Source::Task { pid, .. }) => (
+            format!("likely source: {}", s.words()),
+            format!("move pid {pid} off CPU {cpu} (taskset -a -p -c LIST {pid}), or choose a CPU where nothing else runs (--isolated)"),
+        ),
+        Some(s @ Source::Irq { irq, .. }) => (
+            format!("likely source: {}", s.words()),
+            format!("steer IRQ {irq} to a housekeeping CPU (as root: echo LIST > /proc/irq/{irq}/smp_affinity_list; irqaffinity= at boot), or choose another CPU"),
+        ),
+        Some(s @ Source::Interrupt { label, .. }) if label == "LOC" => (
+            format!("likely source: {}", s.words()),
+            format!("the scheduler tick: boot with nohz_full={cpu} (and isolcpus) so that a single task there runs without it"),
+        ),
+        Some(s) => (
+            format!("likely source: {}", s.words()),
+            format!("choose an isolated CPU (--isolated), or see pinrun --probe -v for every source on CPU {cpu}"),
+        ),
+        None => (
+            "no source seen in /proc/interrupts, /proc/softirqs or the tasks (SMIs, the hypervisor, or the CPU's idle exit)".to_string(),
+            "check the BIOS's power and SMI settings, or on a virtual machine the host's load".to_string(),
+        ),
+    };
+    Err(Error::new(
+        ErrorCode::ProbeOverMax,
+        format!(
+            "--probe-max {}: CPU {cpu}: worst gap {} at +{}; {why}",
+            duration_approx(max_ns),
+            duration_approx(worst.max_ns),
+            duration_approx(worst.top_gaps.first().map_or(0, |g| g.at_ns)),
+        ),
+    )
+    .hint(hint))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::request::{Policy, SchedRequest};
+    use crate::testkit::Machine;
+
+    fn plan(cpus: &str, policy: Option<Policy>) -> Plan {
+        Plan {
+            cpus: Some(CpuSet::parse(cpus).unwrap()),
+            cores: vec![],
+            nodes: Default::default(),
+            memory: None,
+            sched: SchedRequest {
+                policy,
+                ..Default::default()
+            },
+            reasons: vec![],
+        }
+    }
+
+    /// sched-rt(7): with sched_rt_runtime_us = -1 a spinning FIFO task owns
+    /// its CPU; only isolated CPUs (nothing else scheduled there) are safe.
+    #[test]
+    fn spinning_rt_probe_refused_without_throttling_on_shared_cpus() {
+        let sys = Machine::new(1, 4, 1)
+            .isolated("3")
+            .rt_sysctls(-1, 1_000_000)
+            .build();
+        let spin = ProbeRequest::default();
+        let fifo = Some(Policy::Fifo(90));
+        let e = refuse_unsafe(&sys, &plan("2-3", fifo), &spin).unwrap_err();
+        assert_eq!(e.code, ErrorCode::ProbeUnsafe);
+        assert!(e.message.contains("CPU 2 "), "{}", e.message);
+        assert!(refuse_unsafe(&sys, &plan("3", fifo), &spin).is_ok());
+        let wakeup = ProbeRequest {
+            mode: ProbeMode::Wakeup,
+            ..spin
+        };
+        assert!(refuse_unsafe(&sys, &plan("2", fifo), &wakeup).is_ok());
+        assert!(refuse_unsafe(&sys, &plan("2", None), &spin).is_ok());
+        let sys = Machine::new(1, 4, 1)
+            .isolated("3")
+            .rt_sysctls(950_000, 1_000_000)
+            .build();
+        assert!(refuse_unsafe(&sys, &plan("2", fifo), &spin).is_ok());
+    }
+
+    fn noise(cpu: u32, max_ns: u64) -> CpuNoise {
+        let mut s = crate::noise::Series::new(1000);
+        s.record(20, 0);
+        s.record(max_ns, 20);
+        s.summarize(cpu, 1.0, 0, 1_000_000_000)
+    }
+
+    /// The gate names the CPU with the worst gap over the limit and, from
+    /// its sources, the likely cause and its kind's fix.
+    #[test]
+    fn gate_names_cpu_gap_and_source() {
+        let cpus = [noise(1, 35_000), noise(2, 50_000), noise(3, 5_000)];
+        let mut sources = BTreeMap::new();
+        sources.insert(
+            2,
+            vec![Source::Irq {
+                irq: 24,
+                name: "nvme0q1".into(),
+                count: 12,
+            }],
+        );
+        let e = gate(&cpus, &sources, 20_000, None, None).unwrap_err();
+        assert_eq!(e.code, ErrorCode::ProbeOverMax);
+        assert!(
+            e.message.contains("CPU 2: worst gap 50.0us"),
+            "{}",
+            e.message
+        );
+        assert!(e.message.contains("IRQ 24 (nvme0q1)"), "{}", e.message);
+        assert!(
+            e.hint
+                .as_deref()
+                .unwrap_or("")
+                .contains("/proc/irq/24/smp_affinity_list")
+        );
+        assert!(gate(&cpus, &sources, 60_000, None, None).is_ok());
+    }
+}

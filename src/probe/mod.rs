@@ -1,0 +1,375 @@
+//! The noise probe (`--probe`, issue 20): after the plan and the checks,
+//! before anything is applied to pinrun itself, one thread per probed CPU,
+//! each with exactly the plan's memory policy, scheduling policy and
+//! priority and pinned to its CPU ([`crate::apply::apply`] on the thread),
+//! measures what the CPU does to a program (the modes of
+//! [`crate::noise`]). Around it, the kernel's counters are read twice
+//! ([`crate::system::noise::snapshot`]) to attribute the noise.
+//!
+//! What it changes, and undoes before returning: `mlockall(2)` for the
+//! probe only (no page fault in the measurement; `munlockall(2)` after),
+//! and its threads (joined: the command starts with one thread). It never
+//! touches PM QoS (`/dev/cpu_dma_latency`), so the idle states it sees are
+//! the ones the command will get. A watchdog thread, on a CPU outside the
+//! probed ones when there is one, stops the probe at twice its duration
+//! and, should a probe thread still not return, ends pinrun (exit 125)
+//! rather than exec the command on a machine in an unknown state.
+
+use crate::cpuset::CpuSet;
+use crate::error::{Error, ErrorCode, Result};
+use crate::ffi;
+use crate::noise::{ProbeClock, ProbeMode, ProbeRequest, ProbeRun, Series, Snapshot};
+use crate::plan::Plan;
+use crate::system::Root;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Barrier, mpsc};
+use std::time::Duration;
+
+/// How long each probe thread spins (or sleeps and wakes) before it
+/// measures: the CPU leaves its idle states and its frequency settles
+/// (oslat's and cyclictest's warm-up), and the TSC is calibrated for the
+/// threshold.
+const PREHEAT_NS: u64 = 100_000_000;
+/// Stack of a probe thread: it holds a [`Series`] on the heap and little
+/// else; small so that `mlockall(MCL_FUTURE)` locks little.
+const STACK: usize = 256 * 1024;
+
+/// One thread's raw measurement.
+struct Raw {
+    series: Series,
+    /// Clock ticks and `CLOCK_MONOTONIC_RAW` ns at the start and end of
+    /// the measurement (the TSC's calibration).
+    ticks: (u64, u64),
+    raw_ns: (u64, u64),
+}
+
+/// The clock read in the hot loop.
+fn read_clock(clock: ProbeClock) -> u64 {
+    match clock {
+        ProbeClock::Tsc => ffi::tsc().unwrap_or_else(ffi::monotonic_raw_ns),
+        ProbeClock::MonotonicRaw => ffi::monotonic_raw_ns(),
+        ProbeClock::Monotonic => ffi::monotonic_ns(),
+    }
+}
+
+/// Spins for `ns` of `CLOCK_MONOTONIC_RAW`; returns the clock's ticks per ns
+/// over that time (1.0 for the clock_gettime clocks).
+fn preheat(clock: ProbeClock, ns: u64) -> f64 {
+    let (t0, r0) = (read_clock(clock), ffi::monotonic_raw_ns());
+    let mut r1 = r0;
+    while r1 - r0 < ns {
+        r1 = ffi::monotonic_raw_ns();
+    }
+    let t1 = read_clock(clock);
+    if clock == ProbeClock::Tsc && r1 > r0 {
+        (t1 - t0) as f64 / (r1 - r0) as f64
+    } else {
+        1.0
+    }
+}
+
+/// oslat's loop: read the clock, record the difference from the previous
+/// read, until `end_raw` of `CLOCK_MONOTONIC_RAW` or the watchdog.
+fn spin<F: Fn() -> u64>(read: F, series: &mut Series, end_raw: u64, stop: &AtomicBool) {
+    let mut prev = read();
+    let mut n: u32 = 0;
+    loop {
+        let now = read();
+        series.record(now.wrapping_sub(prev), prev);
+        prev = now;
+        n = n.wrapping_add(1);
+        // The end is checked every 1024 samples: a clock_gettime per
+        // sample would double the TSC loop's period.
+        if n & 1023 == 0 && (ffi::monotonic_raw_ns() >= end_raw || stop.load(Ordering::Relaxed)) {
+            return;
+        }
+    }
+}
+
+/// cyclictest's loop: sleep to an absolute deadline every `interval` ns of
+/// `CLOCK_MONOTONIC`; a sample is how late the thread woke. A deadline
+/// already passed is skipped, not slept to (no burst of catch-up samples).
+fn wakeup(series: &mut Series, interval: u64, end: u64, stop: &AtomicBool) {
+    let mut next = ffi::monotonic_ns() + interval;
+    while next < end && !stop.load(Ordering::Relaxed) {
+        ffi::sleep_until_monotonic(next);
+        let now = ffi::monotonic_ns();
+        series.record(now.saturating_sub(next), next);
+        next += interval;
+        while next <= now {
+            next += interval;
+        }
+    }
+}
+
+/// The body of one probe thread on `cpu`: apply the plan (pinned to `cpu`),
+/// pre-heat, wait for the others, measure.
+fn probe_thread(
+    plan: Plan,
+    possible: CpuSet,
+    req: ProbeRequest,
+    clock: ProbeClock,
+    start: Arc<Barrier>,
+    stop: Arc<AtomicBool>,
+) -> Result<Raw> {
+    let applied = crate::apply::apply(&plan, &possible);
+    let ticks_per_ns = match &applied {
+        Ok(()) if req.mode == ProbeMode::Spin => preheat(clock, PREHEAT_NS),
+        Ok(()) => {
+            // Wake-ups are what is measured: pre-heat by waking.
+            let mut warm = Series::new(u64::MAX);
+            wakeup(
+                &mut warm,
+                req.interval_ns,
+                ffi::monotonic_ns() + PREHEAT_NS,
+                &stop,
+            );
+            1.0
+        }
+        Err(_) => 1.0,
+    };
+    // Every thread reaches the barrier, failed or not, so none waits forever.
+    start.wait();
+    applied?;
+    let threshold = (req.threshold_ns as f64 * ticks_per_ns) as u64;
+    let mut series = Series::new(threshold);
+    let r0 = ffi::monotonic_raw_ns();
+    let t0 = read_clock(clock);
+    match req.mode {
+        ProbeMode::Spin => match clock {
+            ProbeClock::Tsc => spin(
+                || ffi::tsc().unwrap_or(0),
+                &mut series,
+                r0 + req.duration_ns,
+                &stop,
+            ),
+            _ => spin(
+                ffi::monotonic_raw_ns,
+                &mut series,
+                r0 + req.duration_ns,
+                &stop,
+            ),
+        },
+        ProbeMode::Wakeup => wakeup(
+            &mut series,
+            req.interval_ns,
+            ffi::monotonic_ns() + req.duration_ns,
+            &stop,
+        ),
+    }
+    let t1 = read_clock(clock);
+    let r1 = ffi::monotonic_raw_ns();
+    Ok(Raw {
+        series,
+        ticks: (t0, t1),
+        raw_ns: (r0, r1),
+    })
+}
+
+/// The watchdog: waits for `threads` completions; at `limit` it stops the
+/// probe, and when a thread still has not returned a second later, ends
+/// the process (exit 125): a probe thread that cannot be stopped must not
+/// be left behind an exec'd command.
+fn watchdog(done: mpsc::Receiver<()>, threads: usize, limit: Duration, stop: Arc<AtomicBool>) {
+    let start = std::time::Instant::now();
+    let mut left = threads;
+    while left > 0 {
+        let remaining = limit.saturating_sub(start.elapsed());
+        match done.recv_timeout(remaining) {
+            Ok(()) => left -= 1,
+            Err(mpsc::RecvTimeoutError::Disconnected) => return,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                stop.store(true, Ordering::Relaxed);
+                for _ in 0..left {
+                    if done.recv_timeout(Duration::from_secs(1)).is_err() {
+                        die(&format!(
+                            "a probe thread did not stop 1s after the watchdog's limit of {:.1}s",
+                            limit.as_secs_f64()
+                        ));
+                    }
+                }
+                return;
+            }
+        }
+    }
+}
+
+/// Sends on drop: a probe thread's completion, even when it panics.
+struct Done(mpsc::Sender<()>);
+
+impl Drop for Done {
+    fn drop(&mut self) {
+        let _ = self.0.send(());
+    }
+}
+
+/// Probes `cpus` with `plan`'s policies (the plan's CPUs replaced by each
+/// CPU in turn), attributing the noise from `root`'s counters; `watchdog_cpus`
+/// are where the watchdog may run (`None`: inherited). Errors: a thread that
+/// cannot be created, a policy that cannot be applied on a probe thread
+/// (as the launch would fail), a probe ended by the watchdog.
+pub fn run(
+    root: &Root,
+    plan: &Plan,
+    possible: &CpuSet,
+    cpus: &CpuSet,
+    req: &ProbeRequest,
+    watchdog_cpus: Option<&CpuSet>,
+) -> Result<ProbeRun> {
+    let clock = match req.mode {
+        ProbeMode::Spin => crate::system::noise::spin_clock(root),
+        ProbeMode::Wakeup => ProbeClock::Monotonic,
+    };
+    let mlock_error = lock_memory();
+    let result = run_locked(root, plan, possible, cpus, req, clock, watchdog_cpus);
+    // The command starts without pinrun's lock, whatever happened.
+    let _ = ffi::munlockall();
+    let (raws, before, after) = result?;
+    let own = std::process::id();
+    let mut out = Vec::new();
+    let mut sources = BTreeMap::new();
+    for (cpu, raw) in raws {
+        let (t0, t1) = raw.ticks;
+        let (r0, r1) = raw.raw_ns;
+        let ns_per_tick = if clock == ProbeClock::Tsc && t1 > t0 {
+            (r1 - r0) as f64 / (t1 - t0) as f64
+        } else {
+            1.0
+        };
+        out.push(raw.series.summarize(cpu, ns_per_tick, t0, r1 - r0));
+        sources.insert(cpu, crate::noise::attribute(&before, &after, cpu, own));
+    }
+    Ok(ProbeRun {
+        request: *req,
+        clock,
+        sched: crate::apply::attr_words(&crate::apply::sched_attr(
+            ffi::sched_getattr().unwrap_or_default(),
+            &plan.sched,
+        )),
+        cpus: out,
+        sources,
+        mlock_error,
+        rt_throttle: None,
+        rt_priority: plan
+            .sched
+            .policy
+            .and_then(crate::policy::Policy::rt_priority),
+    })
+}
+
+/// `mlockall(MCL_CURRENT | MCL_FUTURE)` when it cannot starve pinrun of
+/// memory: as root (CAP_IPC_LOCK ignores the limit) or with an unlimited
+/// RLIMIT_MEMLOCK. Under a finite limit, MCL_FUTURE would make every
+/// allocation past it fail (a thread stack, a read buffer), so memory is
+/// left unlocked and the reason returned, as it is when the call fails.
+fn lock_memory() -> Option<String> {
+    use nix::sys::resource::{Resource, getrlimit};
+    let unlimited = getrlimit(Resource::RLIMIT_MEMLOCK)
+        .is_ok_and(|(soft, _)| soft == nix::sys::resource::RLIM_INFINITY);
+    if !unlimited && !nix::unistd::geteuid().is_root() {
+        let soft = getrlimit(Resource::RLIMIT_MEMLOCK).map_or(0, |(s, _)| s);
+        return Some(format!(
+            "RLIMIT_MEMLOCK is {} KiB: mlockall(MCL_FUTURE) would fail pinrun's allocations past it",
+            soft / 1024
+        ));
+    }
+    ffi::mlockall().err().map(|e| format!("mlockall: {e}"))
+}
+
+/// Ends pinrun (exit 125) with `pinrun: --probe: <what>`: for a probe
+/// thread that cannot be started or stopped, which no error return could
+/// leave behind safely (the command is never exec'd).
+fn die(what: &str) -> ! {
+    crate::output::to_stderr(&format!(
+        "pinrun: --probe: {what}\nhint: run pinrun again; if it recurs, probe with --probe-mode wakeup or without a real-time policy\n"
+    ));
+    std::process::exit(i32::from(crate::error::Exit::Failure.code()))
+}
+
+type Measured = (Vec<(u32, Raw)>, Snapshot, Snapshot);
+
+fn run_locked(
+    root: &Root,
+    plan: &Plan,
+    possible: &CpuSet,
+    cpus: &CpuSet,
+    req: &ProbeRequest,
+    clock: ProbeClock,
+    watchdog_cpus: Option<&CpuSet>,
+) -> Result<Measured> {
+    let fail = |what: String| Error::new(ErrorCode::ProbeFailed, format!("--probe: {what}"));
+    let before = crate::system::noise::snapshot(root, true);
+    let n = cpus.len();
+    let start = Arc::new(Barrier::new(n));
+    let stop = Arc::new(AtomicBool::new(false));
+    let (tx, rx) = mpsc::channel();
+    let limit = Duration::from_nanos(2 * (req.duration_ns + PREHEAT_NS));
+    let wd_stop = stop.clone();
+    let wd_cpus = watchdog_cpus.cloned();
+    let wd_possible = possible.clone();
+    let wd = std::thread::Builder::new()
+        .name("pinrun-watchdog".into())
+        .stack_size(STACK)
+        .spawn(move || {
+            if let Some(c) = wd_cpus {
+                // Best effort: the inherited affinity otherwise.
+                let bytes = (wd_possible.last().unwrap_or(0) as usize / 64 + 1) * 8;
+                let _ = ffi::sched_setaffinity(&c.to_kernel_bytes(bytes));
+            }
+            watchdog(rx, n, limit, wd_stop)
+        })
+        .map_err(|e| fail(format!("cannot start the watchdog thread: {e}")))?;
+    let mut handles = Vec::new();
+    for cpu in cpus.iter() {
+        let mut p = plan.clone();
+        p.cpus = Some(std::iter::once(cpu).collect());
+        let (possible, req, start, stop) = (possible.clone(), *req, start.clone(), stop.clone());
+        let done = Done(tx.clone());
+        let h = std::thread::Builder::new()
+            .name(format!("pinrun-probe{cpu}"))
+            .stack_size(STACK)
+            .spawn(move || {
+                let _done = done;
+                probe_thread(p, possible, req, clock, start, stop)
+            });
+        match h {
+            Ok(h) => handles.push((cpu, h)),
+            Err(e) => {
+                // The threads already started wait at the barrier for
+                // ones that will never come: end the process instead of
+                // leaving them (no command has run; nothing was applied
+                // to pinrun itself).
+                die(&format!("cannot start the probe thread of CPU {cpu}: {e}"));
+            }
+        }
+    }
+    drop(tx);
+    let mut raws = Vec::new();
+    let mut first_err = None;
+    for (cpu, h) in handles {
+        match h.join() {
+            Ok(Ok(raw)) => raws.push((cpu, raw)),
+            Ok(Err(mut e)) => {
+                e.message = format!("--probe on CPU {cpu}: {}", e.message);
+                first_err.get_or_insert(e);
+            }
+            Err(_) => {
+                first_err.get_or_insert(fail(format!("the probe thread of CPU {cpu} panicked")));
+            }
+        }
+    }
+    let _ = wd.join();
+    if let Some(e) = first_err {
+        return Err(e);
+    }
+    if stop.load(Ordering::Relaxed) {
+        return Err(fail(format!(
+            "the probe overran its watchdog's limit ({:.1}s, twice its duration and pre-heat): its threads could not run",
+            limit.as_secs_f64()
+        ))
+        .hint("a higher-priority task or an interrupt storm held a probed CPU; run pinrun --probe -v again, or probe with --probe-mode wakeup"));
+    }
+    let after = crate::system::noise::snapshot(root, true);
+    Ok((raws, before, after))
+}

@@ -1,0 +1,188 @@
+//! What `--probe` reads of the kernel (issue 20): the per-CPU counters
+//! before and after the probe (`/proc/interrupts`, `/proc/softirqs`, every
+//! task's CPU time and last CPU), and what decides the probe's clock
+//! (`/proc/cpuinfo`'s flags, the current clocksource). Plain data for
+//! `crate::noise`; every file through [`Root`].
+
+use super::root::Root;
+use crate::noise::{CounterRow, Counters, ProbeClock, Snapshot, TaskTime};
+use std::collections::BTreeMap;
+
+/// Parses `/proc/interrupts` or `/proc/softirqs` (`show_interrupts()`,
+/// `show_softirqs()`): a header of `CPUn` columns (online CPUs only), then
+/// one row per label: `LABEL:` and up to one count per column, then (in
+/// `/proc/interrupts`) the chip, hardware IRQ and action names. Rows with
+/// fewer counts (`ERR`, `MIS`) keep what they have; lines that do not
+/// parse are skipped.
+pub fn parse_counters(text: &str) -> Counters {
+    let mut lines = text.lines();
+    let cpus: Vec<u32> = lines
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .filter_map(|w| w.strip_prefix("CPU")?.parse().ok())
+        .collect();
+    let mut rows = BTreeMap::new();
+    for line in lines {
+        let Some((label, rest)) = line.split_once(':') else {
+            continue;
+        };
+        let label = label.trim();
+        if label.is_empty() || label.contains(' ') {
+            continue;
+        }
+        let mut counts = Vec::with_capacity(cpus.len());
+        let mut rest = rest.trim_start();
+        while counts.len() < cpus.len() {
+            let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+            match rest[..end].parse::<u64>() {
+                Ok(n) => {
+                    counts.push(n);
+                    rest = rest[end..].trim_start();
+                }
+                Err(_) => break,
+            }
+        }
+        rows.insert(
+            label.to_string(),
+            CounterRow {
+                counts,
+                desc: rest.trim().to_string(),
+            },
+        );
+    }
+    Counters { cpus, rows }
+}
+
+/// A task's `stat` line: (`comm`, field 39 `processor`, utime + stime in
+/// clock ticks, field 40 `rt_priority`); the comm is between the first `(`
+/// and the last `)`.
+pub fn parse_task_stat(stat: &str) -> Option<(String, u32, u64, u32)> {
+    let open = stat.find('(')?;
+    let close = stat.rfind(')')?;
+    let comm = stat.get(open + 1..close)?.to_string();
+    // Fields after the comm start at field 3 (state).
+    let f: Vec<&str> = stat.get(close + 1..)?.split_whitespace().collect();
+    let field = |n: usize| f.get(n - 3).and_then(|v| v.parse::<u64>().ok());
+    let ticks = field(14)? + field(15)?;
+    Some((
+        comm,
+        u32::try_from(field(39)?).ok()?,
+        ticks,
+        u32::try_from(field(40).unwrap_or(0)).unwrap_or(0),
+    ))
+}
+
+/// `USER_HZ`: the unit of `stat`'s utime and stime (`sysconf(_SC_CLK_TCK)`,
+/// 100 on every Linux architecture).
+const USER_HZ_NS: u64 = 10_000_000;
+
+/// Every task's CPU time and last CPU: `/proc/PID/task/TID/stat` (comm,
+/// processor) and `schedstat` (run time in ns; without
+/// `CONFIG_SCHED_INFO`, utime + stime from `stat`, in 10 ms ticks).
+/// Tasks that exit while being read are skipped.
+pub fn read_tasks(root: &Root) -> BTreeMap<u32, TaskTime> {
+    let mut tasks = BTreeMap::new();
+    for pid in root.numbered_entries("/proc", "") {
+        let dir = format!("/proc/{pid}/task");
+        for tid in root.numbered_entries(&dir, "") {
+            let Some((comm, cpu, ticks, rt_priority)) = root
+                .read(&format!("{dir}/{tid}/stat"))
+                .as_deref()
+                .and_then(parse_task_stat)
+            else {
+                continue;
+            };
+            let runtime_ns = root
+                .read(&format!("{dir}/{tid}/schedstat"))
+                .and_then(|s| s.split_whitespace().next()?.parse().ok())
+                .unwrap_or(ticks * USER_HZ_NS);
+            tasks.insert(
+                tid,
+                TaskTime {
+                    pid,
+                    tid,
+                    comm,
+                    cpu,
+                    runtime_ns,
+                    rt_priority,
+                },
+            );
+        }
+    }
+    tasks
+}
+
+/// The counters now. With `tasks`, every task too (a few thousand small
+/// files on a busy machine).
+pub fn snapshot(root: &Root, tasks: bool) -> Snapshot {
+    let counters = |path: &str| {
+        root.read(path)
+            .map(|t| parse_counters(&t))
+            .unwrap_or_default()
+    };
+    Snapshot {
+        interrupts: counters("/proc/interrupts"),
+        softirqs: counters("/proc/softirqs"),
+        tasks: if tasks {
+            read_tasks(root)
+        } else {
+            BTreeMap::new()
+        },
+    }
+}
+
+/// The spin mode's clock on this machine ([`ProbeClock::choose`]): the first
+/// `flags` line of `/proc/cpuinfo` and
+/// `/sys/devices/system/clocksource/clocksource0/current_clocksource`.
+pub fn spin_clock(root: &Root) -> ProbeClock {
+    let flags = root
+        .read("/proc/cpuinfo")
+        .and_then(|c| {
+            c.lines()
+                .find(|l| l.starts_with("flags"))
+                .map(|l| l.split_once(':').map_or("", |(_, v)| v).to_string())
+        })
+        .unwrap_or_default();
+    let source = root
+        .read_value("/sys/devices/system/clocksource/clocksource0/current_clocksource")
+        .unwrap_or_default();
+    ProbeClock::choose(&flags, &source)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The format of `show_interrupts()` (kernel/irq/proc.c) and
+    /// arch_show_interrupts() on x86, from a 4.x-6.x machine.
+    #[test]
+    fn interrupts_rows_and_names() {
+        let text = "           CPU0       CPU1       \n  0:         33          0   IO-APIC   2-edge      timer\n 24:          0      12345  IR-PCI-MSI 524288-edge      nvme0q1\nNMI:          0          0   Non-maskable interrupts\nLOC:    1234567     765432   Local timer interrupts\nERR:          0\nMIS:          0\n";
+        let c = parse_counters(text);
+        assert_eq!(c.cpus, vec![0, 1]);
+        assert_eq!(c.count("24", 1), 12345);
+        assert_eq!(c.rows["24"].desc, "IR-PCI-MSI 524288-edge      nvme0q1");
+        assert_eq!(c.count("LOC", 0), 1234567);
+        assert_eq!(c.rows["LOC"].desc, "Local timer interrupts");
+        assert_eq!(c.rows["ERR"].counts, vec![0]);
+        assert_eq!(c.count("ERR", 1), 0);
+    }
+
+    /// `show_softirqs()` (fs/proc/softirqs.c): `%12s:` names, `%10u` counts.
+    #[test]
+    fn softirqs() {
+        let text = "                    CPU0       CPU2\n          HI:          1          0\n       TIMER:     123456      65432\n      NET_RX:         10         20\n";
+        let c = parse_counters(text);
+        assert_eq!(c.cpus, vec![0, 2]);
+        assert_eq!(c.count("TIMER", 2), 65432);
+        assert_eq!(c.count("NET_RX", 0), 10);
+    }
+
+    /// proc_pid_stat(5): a comm with spaces and parentheses.
+    #[test]
+    fn task_stat_fields() {
+        let stat = "4242 (a (b) c) R 1 4242 4242 0 -1 4194304 100 0 0 0 250 50 0 0 20 0 1 0 12345 1000000 100 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 3 0 0 0 0 0";
+        assert_eq!(parse_task_stat(stat), Some(("a (b) c".into(), 3, 300, 0)));
+    }
+}

@@ -1,0 +1,418 @@
+//! Live tests of `--probe` (issue 20) on this machine. A binary of its
+//! own, its tests one at a time: a probe measures every task on its CPU,
+//! and the other live tests' children would be in its sources. What is
+//! asserted comes from the kernel (`/proc/PID/status`, `/proc/PID/task/*/stat`,
+//! `/proc/interrupts` read by the test itself), never from an earlier run
+//! of pinrun; no assertion is on a time measured by the probe alone.
+
+mod common;
+use common::{assert_status, is_root, pinrun, skip, stat_field};
+use serde_json::Value;
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::time::Duration;
+
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The highest online CPU (sysfs).
+fn last_cpu() -> u32 {
+    let t = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
+    pinrun::cpuset::CpuSet::parse_sysfs_list(&t, None)
+        .unwrap()
+        .last()
+        .unwrap()
+}
+
+/// pinrun as a `std::process::Command` (to spawn it and know its pid),
+/// without a policy file as `common::pinrun`.
+fn spawnable() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_pinrun"));
+    c.env("PINRUN_CONFIG", "");
+    c
+}
+
+fn probe_json(args: &[&str]) -> Value {
+    let out = pinrun().args(args).output().expect("run");
+    assert_status(&out, 0);
+    let v: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    v["probe"].clone()
+}
+
+/// Probe then exec: the command runs as pinrun's own process (same PID),
+/// with one thread and no locked memory left by the probe (`Threads: 1`,
+/// `VmLck: 0 kB` in `/proc/PID/status`), on the planned CPU.
+#[test]
+fn probe_then_exec_keeps_the_pid_and_leaves_nothing() {
+    let _g = serial();
+    let cpu = last_cpu().to_string();
+    for mode in ["spin", "wakeup"] {
+        let child = spawnable()
+            .args(["--probe=200ms", "--probe-mode", mode, "--cpus", &cpu, "--"])
+            .args([
+                "sh",
+                "-c",
+                "echo $$; grep -E '^(Threads|VmLck|Cpus_allowed_list):' /proc/$$/status",
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        let pid = child.id();
+        let out = child.wait_with_output().unwrap();
+        assert_status(&out, 0);
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        assert_eq!(
+            stdout,
+            format!("{pid}\nVmLck:\t       0 kB\nThreads:\t1\nCpus_allowed_list:\t{cpu}\n"),
+            "{mode}"
+        );
+        // The report went to stderr: the command's stdout is its own.
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert!(
+            stderr.contains(&format!("probe: {mode} for 200ms on CPU {cpu}")),
+            "{stderr}"
+        );
+    }
+}
+
+/// While the probe runs, its threads are the kernel's SCHED_FIFO
+/// priority-10 tasks pinned to the probed CPU (`/proc/PID/task/TID/stat`
+/// fields 39 processor, 40 rt_priority, 41 policy; `Cpus_allowed_list`),
+/// and memory is locked (`VmLck` above 0); afterwards the process has none
+/// of them.
+#[test]
+fn probe_threads_have_the_planned_policy_and_cpu() {
+    let _g = serial();
+    if !is_root() {
+        return skip("SCHED_FIFO needs root here");
+    }
+    let cpu = last_cpu();
+    let child = spawnable()
+        .args([
+            "--probe=1500ms",
+            "--probe-mode",
+            "wakeup",
+            "--json",
+            "--fifo",
+            "10",
+        ])
+        .args(["--cpus", &cpu.to_string()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let pid = child.id();
+    // Past the 100 ms pre-heat, well before the end.
+    std::thread::sleep(Duration::from_millis(700));
+    let mut probes = Vec::new();
+    for e in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap() {
+        let dir = e.unwrap().path();
+        let comm = std::fs::read_to_string(dir.join("comm")).unwrap_or_default();
+        if comm.trim() == format!("pinrun-probe{cpu}") {
+            let stat = std::fs::read_to_string(dir.join("stat")).unwrap();
+            let status = std::fs::read_to_string(dir.join("status")).unwrap();
+            let allowed = status
+                .lines()
+                .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+                .unwrap()
+                .trim()
+                .to_string();
+            probes.push((
+                stat_field(&stat, 39),
+                stat_field(&stat, 40),
+                stat_field(&stat, 41),
+                allowed,
+            ));
+        }
+    }
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_status(&out, 0);
+    assert_eq!(probes, vec![(i64::from(cpu), 10, 1, cpu.to_string())]);
+    let vmlck = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmLck:"))
+        .unwrap();
+    assert_ne!(vmlck.trim(), "0 kB", "mlockall during the probe");
+}
+
+/// A SCHED_OTHER hog pinned to the probed CPU: the probe names it (its pid,
+/// from the test's own spawn) as a task that ran there, and loses to it a
+/// share of the CPU that CFS's fair share makes large (two runnable tasks
+/// on one CPU: each gets about half; below 80 % leaves room for a loaded
+/// machine). Without the hog the same CPU is never worse than with it by
+/// the hog's share: compared coarsely in BENCHMARKS.md, not here.
+#[test]
+fn a_pinned_hog_is_named_and_takes_its_share() {
+    let _g = serial();
+    let cpu = last_cpu().to_string();
+    let mut hog = Command::new("taskset")
+        .args(["-c", &cpu, "sh", "-c", "while :; do :; done"])
+        .spawn()
+        .expect("taskset");
+    std::thread::sleep(Duration::from_millis(100));
+    let p = probe_json(&["--probe=1s", "--json", "--cpus", &cpu]);
+    let _ = hog.kill();
+    let _ = hog.wait();
+    let c = &p["cpus"][0];
+    let avail = c["available_pct"].as_f64().unwrap();
+    assert!(avail < 80.0, "available {avail}% with a hog on the CPU");
+    let named = c["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["kind"] == "task" && s["pid"].as_u64() == Some(u64::from(hog.id())));
+    let named = named.unwrap_or_else(|| panic!("hog {} not in {}", hog.id(), c["sources"]));
+    // CFS gives it about half of the probe's second and its pre-heat.
+    assert!(
+        named["runtime_ns"].as_u64().unwrap() > 100_000_000,
+        "{named}"
+    );
+    // Not asserted: that it is the likely source; on a machine shared with
+    // builds, another task may have run longer on the CPU.
+}
+
+/// `/proc/interrupts` as (IRQ label, CPU column) → count.
+fn interrupts() -> (Vec<u32>, std::collections::BTreeMap<String, Vec<u64>>) {
+    let t = std::fs::read_to_string("/proc/interrupts").unwrap();
+    let mut lines = t.lines();
+    let cpus: Vec<u32> = lines
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .map(|w| w.trim_start_matches("CPU").parse().unwrap())
+        .collect();
+    let rows = lines
+        .filter_map(|l| {
+            let (label, rest) = l.split_once(':')?;
+            let counts: Vec<u64> = rest
+                .split_whitespace()
+                .take(cpus.len())
+                .map_while(|w| w.parse().ok())
+                .collect();
+            Some((label.trim().to_string(), counts))
+        })
+        .collect();
+    (cpus, rows)
+}
+
+/// Disk reads with O_DIRECT (each a device interrupt) while the probe
+/// runs on every CPU: the device IRQ whose count rose most in the test's
+/// own reading of `/proc/interrupts` is among the probe's sources on the
+/// CPU it fired on, with a count that is no more than the test's.
+#[test]
+fn disk_irq_under_direct_io_is_named() {
+    let _g = serial();
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let file = dir.path().join("blocks");
+    let of = format!("of={}", file.display());
+    let made = Command::new("dd")
+        .args(["if=/dev/zero", &of, "bs=1M", "count=32", "oflag=direct"])
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    if !made.success() {
+        return skip("no O_DIRECT on the target directory's file system");
+    }
+    let (cpus, before) = interrupts();
+    let iff = format!("if={}", file.display());
+    let mut dd = Command::new("sh")
+        .args([
+            "-c",
+            &format!("for i in 1 2 3 4 5 6 7 8 9 10; do dd {iff} of=/dev/null bs=4k iflag=direct 2>/dev/null; done"),
+        ])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(50));
+    let p = probe_json(&["--probe=500ms", "--json"]);
+    let (_, after) = interrupts();
+    let _ = dd.kill();
+    let _ = dd.wait();
+    // The device IRQ (numbered row) with the largest rise, and its CPU.
+    let mut best: Option<(u64, u32, u32)> = None;
+    for (label, counts) in &after {
+        let Ok(irq) = label.parse::<u32>() else {
+            continue;
+        };
+        for (col, c) in counts.iter().enumerate() {
+            let old = before
+                .get(label)
+                .and_then(|b| b.get(col))
+                .copied()
+                .unwrap_or(0);
+            let d = c.saturating_sub(old);
+            if best.is_none_or(|b| d > b.0) {
+                best = Some((d, irq, cpus[col]));
+            }
+        }
+    }
+    let Some((delta, irq, cpu)) = best.filter(|b| b.0 >= 10) else {
+        return skip("no device IRQ fired during the direct reads");
+    };
+    let on_cpu = p["cpus"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["cpu"].as_u64() == Some(u64::from(cpu)))
+        .unwrap_or_else(|| panic!("CPU {cpu} not probed: {p}"));
+    let src = on_cpu["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["kind"] == "irq" && s["irq"].as_u64() == Some(u64::from(irq)))
+        .unwrap_or_else(|| {
+            panic!(
+                "IRQ {irq} (+{delta} on CPU {cpu}) not in {}",
+                on_cpu["sources"]
+            )
+        });
+    let count = src["count"].as_u64().unwrap();
+    assert!(count > 0 && count <= delta, "{count} vs {delta}");
+}
+
+/// `--probe-max`: a limit no CPU can meet (1 ns: two clock reads are
+/// further apart) refuses with 125, names the CPU and a worst gap, and the
+/// command never runs.
+#[test]
+fn probe_max_refuses_and_names_the_cpu() {
+    let _g = serial();
+    let cpu = last_cpu().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("ran");
+    let out = pinrun()
+        .args(["--probe=100ms", "--probe-max", "1ns", "--cpus", &cpu, "--"])
+        .arg("touch")
+        .arg(&marker)
+        .output()
+        .unwrap();
+    assert_status(&out, 125);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("pinrun: --probe-max 1ns: CPU {cpu}: worst gap ")),
+        "{stderr}"
+    );
+    assert!(stderr.contains("\nhint: "), "{stderr}");
+    // The report that explains the refusal comes first.
+    assert!(
+        stderr.starts_with(&format!("probe: spin for 100ms on CPU {cpu}")),
+        "{stderr}"
+    );
+    assert!(!marker.exists(), "the command ran");
+    // Without a command: the report and the refusal in one JSON object.
+    let out = pinrun()
+        .args([
+            "--probe=100ms",
+            "--probe-max",
+            "1ns",
+            "--json",
+            "--cpus",
+            &cpu,
+        ])
+        .output()
+        .unwrap();
+    assert_status(&out, 125);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["error"]["code"], "probe-over-max");
+    assert_eq!(v["probe"]["cpus"][0]["cpu"].as_u64(), cpu.parse().ok());
+}
+
+/// The wake-up mode sleeps to absolute deadlines every interval: at most
+/// one sample per interval of the duration (`clock_nanosleep(2)` never
+/// returns before its deadline, and passed deadlines are skipped), and
+/// every latency is a wake-up after the deadline.
+#[test]
+fn wakeup_samples_are_bounded_by_the_intervals() {
+    let _g = serial();
+    let cpu = last_cpu().to_string();
+    let p = probe_json(&[
+        "--probe=300ms",
+        "--probe-mode",
+        "wakeup",
+        "--probe-interval",
+        "2ms",
+        "--json",
+        "--cpus",
+        &cpu,
+    ]);
+    let c = &p["cpus"][0];
+    let samples = c["samples"].as_u64().unwrap();
+    assert!((1..=150).contains(&samples), "{samples}");
+    assert_eq!(p["clock"], "CLOCK_MONOTONIC");
+    assert_eq!(p["interval_ns"], 2_000_000);
+}
+
+/// The command-line contract: a duration beyond the cap, `--probe 2s`
+/// without `=` (the 2s would be the command), and a probe of a dump are
+/// refused before anything runs.
+#[test]
+fn probe_options_refused() {
+    let out = pinrun()
+        .args(["--probe=61s", "--", "true"])
+        .output()
+        .unwrap();
+    assert_status(&out, 125);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cap of 60s"));
+    let out = pinrun().args(["--probe", "2s", "true"]).output().unwrap();
+    assert_status(&out, 125);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("write --probe=2s"));
+    let out = pinrun()
+        .args(["--probe", "--sysroot", "/", "--dry-run"])
+        .output()
+        .unwrap();
+    assert_status(&out, 125);
+    let out = pinrun()
+        .args([
+            "--probe",
+            "--deadline",
+            "--sched-runtime",
+            "1ms",
+            "--sched-period",
+            "10ms",
+        ])
+        .output()
+        .unwrap();
+    assert_status(&out, 125);
+}
+
+/// A spinning SCHED_FIFO probe on a CPU where RT throttling is on
+/// (`kernel.sched_rt_runtime_us` below `sched_rt_period_us`, read here):
+/// the kernel stops it for up to `period - runtime` once a period
+/// (sched-rt(7); less, or not at all, when RT_RUNTIME_SHARE lends it an
+/// idle CPU's runtime). A gap of a millisecond or more can then only be
+/// throttling or a task of at least its priority: the probe must say which,
+/// never a SCHED_OTHER task that ran meanwhile.
+#[test]
+fn rt_throttling_is_named_for_a_spinning_fifo_probe() {
+    let _g = serial();
+    if !is_root() {
+        return skip("SCHED_FIFO needs root here");
+    }
+    let read = |f: &str| -> i64 {
+        std::fs::read_to_string(format!("/proc/sys/kernel/{f}"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    let (runtime, period) = (read("sched_rt_runtime_us"), read("sched_rt_period_us"));
+    if !(0..period).contains(&runtime) {
+        return skip("RT throttling is off");
+    }
+    let cpu = last_cpu().to_string();
+    let p = probe_json(&["--probe=1500ms", "--json", "--fifo", "10", "--cpus", &cpu]);
+    let c = &p["cpus"][0];
+    let max = c["max_ns"].as_u64().unwrap();
+    if max < 1_000_000 {
+        return skip(format!(
+            "no gap of 1 ms or more (max {max} ns): not throttled"
+        ));
+    }
+    let src = &c["likely_source"];
+    let higher_task = src["kind"] == "task" && src["rt_priority"].as_u64() >= Some(10);
+    let throttling = src["kind"] == "rt-throttling" && src["runtime_us"].as_i64() == Some(runtime);
+    assert!(higher_task || throttling, "{c}");
+}
