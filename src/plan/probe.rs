@@ -139,6 +139,8 @@ mod tests {
                 ..Default::default()
             },
             reasons: vec![],
+            omp: None,
+            thread_map: None,
         }
     }
 
