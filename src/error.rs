@@ -145,6 +145,18 @@ error_codes! {
     NodeCpusOffline = "node-cpus-offline",
     /// Fewer whole cores than `--cores N` in the candidates.
     NotEnoughCores = "not-enough-cores",
+    /// `--llc`, `--dies` or `--clusters` is not a positive number.
+    BadUnitCount = "bad-unit-count",
+    /// `--dies`/`--clusters`/`--llc` where the kernel lists no such unit
+    /// for the candidates (no `die_cpus_list`, `cluster_cpus_list`, cache).
+    UnitUnavailable = "unit-unavailable",
+    /// Fewer whole, free units than `--llc`/`--dies`/`--clusters N`.
+    NotEnoughUnits = "not-enough-units",
+    /// `--core-type` on a machine with one core type.
+    NoCoreTypes = "no-core-types",
+    /// `--core-type`: no candidate (with `--cpus`: not every one) is of
+    /// the type.
+    NoCpusOfCoreType = "no-cpus-of-core-type",
     // Claims.
     /// A claimed CPU (`--cpus`, `--exclusive`).
     CpuClaimed = "cpu-claimed",

@@ -67,6 +67,9 @@ impl Machine {
                             siblings: Some(siblings.clone()),
                             package_cpus: Some(package_cpus.clone()),
                             llc: Some(package_cpus.clone()),
+                            die_cpus: Some(package_cpus.clone()),
+                            cluster_cpus: None,
+                            capacity: None,
                             node: Some(p),
                             governor: None,
                         },
@@ -117,6 +120,7 @@ impl Machine {
                 topology_issues: Vec::new(),
                 disagreements: Vec::new(),
                 nocb_kthreads: None,
+                hybrid: Default::default(),
                 read_error: None,
             },
         }
@@ -242,6 +246,57 @@ impl Machine {
     /// The kernel release (`/proc/sys/kernel/osrelease`).
     pub fn kernel(mut self, release: &str) -> Self {
         self.sys.process.kernel_release = Some(release.to_string());
+        self
+    }
+
+    /// Splits the last-level caches: every group of `groups` (cpulists)
+    /// is one LLC, shared by its CPUs (each group holds whole cores).
+    pub fn llc(mut self, groups: &[&str]) -> Self {
+        for g in groups {
+            let set = cpus(g);
+            for id in set.iter() {
+                self.sys
+                    .cpus
+                    .get_mut(&id)
+                    .expect("a CPU of the machine")
+                    .llc = Some(set.clone());
+            }
+        }
+        self
+    }
+
+    /// Splits the clusters (`cluster_cpus_list`): each group of `groups`.
+    pub fn clusters(mut self, groups: &[&str]) -> Self {
+        for g in groups {
+            let set = cpus(g);
+            for id in set.iter() {
+                self.sys
+                    .cpus
+                    .get_mut(&id)
+                    .expect("a CPU of the machine")
+                    .cluster_cpus = Some(set.clone());
+            }
+        }
+        self
+    }
+
+    /// An Intel hybrid: `core` in `/sys/devices/cpu_core/cpus`, `atom` in
+    /// `/sys/devices/cpu_atom/cpus`.
+    pub fn hybrid(mut self, core: &str, atom: &str) -> Self {
+        self.sys.hybrid.core = Some(cpus(core));
+        self.sys.hybrid.atom = Some(cpus(atom));
+        self
+    }
+
+    /// `cpu_capacity` of the CPUs of `list`.
+    pub fn capacity(mut self, list: &str, capacity: u32) -> Self {
+        for id in cpus(list).iter() {
+            self.sys
+                .cpus
+                .get_mut(&id)
+                .expect("a CPU of the machine")
+                .capacity = Some(capacity);
+        }
         self
     }
 

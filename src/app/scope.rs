@@ -35,6 +35,12 @@ pub fn for_request(req: &Request) -> Scope {
         info: req.shows_info(),
         kthreads: req.mode == Mode::Check,
         details: false,
+        units: p.is_requested()
+            && (p.cores.is_some()
+                || p.units.is_some()
+                || p.core_type.is_some()
+                || (req.uses_findings()
+                    && (p.isolated || req.sched.policy.is_some_and(Policy::is_rt)))),
     }
 }
 

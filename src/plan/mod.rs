@@ -8,6 +8,7 @@ pub mod claims;
 pub mod memory;
 pub mod placement;
 pub mod sched;
+pub mod units;
 
 pub use claims::claim_set;
 pub use memory::{MemMode, MemPlan, nearest_memory_node};

@@ -134,6 +134,9 @@ pub struct SystemState {
     /// `--show` when kernel threads are visible: a CPU without one is not
     /// offloaded, whatever the command line says.
     pub nocb_kthreads: Option<CpuSet>,
+    /// The hybrid x86 core types (`/sys/devices/cpu_core/cpus`,
+    /// `cpu_atom/cpus`), read with [`Scope::units`] or `details`.
+    pub hybrid: topology::HybridPmus,
     /// Sources of one fact that disagree (`sources-disagree` findings).
     pub disagreements: Vec<Disagreement>,
     /// A read that must stop the run (exit 125): topology that cannot be
@@ -327,21 +330,40 @@ impl SystemState {
             // The CPUs whose cores the plan and the checks look at: the
             // placement's candidates, or, without a placement, the allowed
             // isolated CPUs (whose siblings `sibling-not-isolated` names).
-            let targets = match &scope.topology {
-                Cpus::All => known.clone(),
-                Cpus::None => allowed.intersection(&isolated),
-                Cpus::Only(set) => set.clone(),
-                Cpus::Nodes(ids) => ids
-                    .iter()
-                    .filter_map(|id| nodes.get(&id))
-                    .fold(CpuSet::new(), |acc, n| acc.union(&n.cpus)),
-            };
+            let targets = topology_targets(&scope.topology, &known, &allowed, &isolated, &nodes);
             let (cpus, settled) = read_cores(root, &known, &targets, online);
             match settled {
                 Ok(issues) => topology_issues.extend(issues),
                 Err(e) => read_error = Some(e),
             }
             cpus
+        };
+        // The placement units (die, cluster, LLC, capacity) of the
+        // topology targets and of the first CPU of each of their cores
+        // (the planner keys a core by it); a full read has them already.
+        if scope.units && !(scope.details && scope.topology == Cpus::All) {
+            let targets = topology_targets(&scope.topology, &known, &allowed, &isolated, &nodes);
+            let mut read = targets.clone();
+            for id in targets.iter() {
+                if let Some(first) = cpus.get(&id).and_then(|c| c.siblings.as_ref()?.first()) {
+                    read.insert(first);
+                }
+            }
+            for id in read.iter() {
+                if let Some(cpu) = cpus.get_mut(&id) {
+                    topology::read_units(root, cpu);
+                }
+            }
+            // Core types compare every CPU's capacity (the most capable
+            // ones are the performance cores).
+            for cpu in cpus.values_mut().filter(|c| !read.contains(c.id)) {
+                topology::read_capacity(root, cpu);
+            }
+        }
+        let hybrid = if scope.units || scope.details {
+            topology::read_hybrid(root)
+        } else {
+            topology::HybridPmus::default()
         };
         let mut warnings = Vec::new();
         // A CPU listed by several nodes keeps the lowest; one warning per
@@ -439,6 +461,7 @@ impl SystemState {
             topology_issues,
             disagreements,
             nocb_kthreads,
+            hybrid,
             read_error,
         }
     }
@@ -699,6 +722,27 @@ fn read_cores(
         }
     }
     (cpus, settled)
+}
+
+/// The CPUs whose cores the plan and the checks look at ([`Cpus`]): the
+/// placement's candidates, or, without a placement, the allowed isolated
+/// CPUs (whose siblings `sibling-not-isolated` names).
+fn topology_targets(
+    topology: &Cpus,
+    known: &CpuSet,
+    allowed: &CpuSet,
+    isolated: &CpuSet,
+    nodes: &BTreeMap<u32, Node>,
+) -> CpuSet {
+    match topology {
+        Cpus::All => known.clone(),
+        Cpus::None => allowed.intersection(isolated),
+        Cpus::Only(set) => set.clone(),
+        Cpus::Nodes(ids) => ids
+            .iter()
+            .filter_map(|id| nodes.get(&id))
+            .fold(CpuSet::new(), |acc, n| acc.union(&n.cpus)),
+    }
 }
 
 /// Makes the SMT cores a partition of the online CPUs consistent with the

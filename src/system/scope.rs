@@ -81,6 +81,14 @@ pub struct Scope {
     /// What only `--show` prints: die, cluster, the LLC (`cache/index*`)
     /// and governor of every CPU, `/proc/self/stat` (nice).
     pub details: bool,
+    /// The placement units of the topology targets and of the first CPU of
+    /// each of their cores: `die_cpus_list`, `cluster_cpus_list`, the LLC
+    /// (`cache/index*`) and `cpu_capacity`, and the hybrid core types
+    /// (`/sys/devices/cpu_core/cpus`, `cpu_atom/cpus`): `--cores` (compact
+    /// inside the LLC), `--llc`, `--dies`, `--clusters`, `--core-type`,
+    /// and the `efficiency-core` check of real-time and `--isolated`
+    /// launches.
+    pub units: bool,
 }
 
 impl Scope {
@@ -96,6 +104,7 @@ impl Scope {
             info: true,
             kthreads: true,
             details: true,
+            units: true,
         }
     }
 }

@@ -235,6 +235,15 @@ fn requests(full: &SystemState) -> Vec<Vec<String>> {
         "--node 0 --cpus 0",
         "--node 0 --cores 1 --fifo 10 --membind",
         "--emit systemd --cores 1 --fifo 50 --membind",
+        "--llc 1",
+        "--llc 2 --cores 1",
+        "--dies 1",
+        "--clusters 1 --smt --cores 1",
+        "--cores 6",
+        "--core-type performance",
+        "--core-type efficiency --cores 1",
+        "--core-type efficiency --cpus 0",
+        "--fifo 10 --cpus 1",
         "--emit systemd --cpus 0 --deadline --sched-runtime 1ms --sched-period 10ms",
     ]
     .iter()
@@ -247,6 +256,8 @@ fn requests(full: &SystemState) -> Vec<Vec<String>> {
             format!("--node {n}"),
             format!("--node {n} --cores 1 --smt"),
             format!("--node {n} --check"),
+            format!("--node {n} --llc 1"),
+            format!("--node {n} --cores 2 --core-type performance"),
             format!("--preferred {n}"),
             format!("--preferred {n} --cores 1"),
             format!("--preferred-many {n} --node {n}"),
@@ -456,7 +467,8 @@ fn scoped_read_like_full_synthetic() {
 #[test]
 fn scope_is_tight() {
     type Narrow = fn(&mut Scope, &Request);
-    let narrowed: [(&str, Narrow); 7] = [
+    let narrowed: [(&str, Narrow); 8] = [
+        ("placement units and core types", |s, _| s.units = false),
         ("topology of --cores candidates", |s, r| {
             if r.placement.cores.is_some() && s.topology == Cpus::All {
                 s.topology = Cpus::None;
