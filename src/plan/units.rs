@@ -189,7 +189,8 @@ pub fn of_core_type(
 }
 
 /// Where a core or a unit sits, outermost first, each level keyed by the
-/// lowest CPU of its CPU list (ids repeat across packages), else the id.
+/// lowest CPU of its CPU list (ids repeat across packages; the package
+/// falls back to its id).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Place {
     /// NUMA node.
@@ -214,9 +215,9 @@ impl Place {
         Place {
             node: c.and_then(|c| c.node),
             package: c.and_then(|c| key(c.package_cpus.as_ref()).or(c.package)),
-            die: c.and_then(|c| key(c.die_cpus.as_ref()).or(c.die)),
+            die: c.and_then(|c| key(c.die_cpus.as_ref())),
             llc: c.and_then(|c| key(c.llc.as_ref())),
-            cluster: c.and_then(|c| key(c.cluster_cpus.as_ref()).or(c.cluster)),
+            cluster: c.and_then(|c| key(c.cluster_cpus.as_ref())),
             first,
         }
     }
@@ -442,4 +443,155 @@ fn lists(groups: &[CpuSet]) -> String {
         .map(CpuSet::to_compact_list)
         .collect::<Vec<_>>()
         .join(" | ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::claim::{Claim, Holder};
+    use crate::plan::{plan, plan_claimed};
+    use crate::testkit::{Machine, cpus, request};
+
+    /// One package of 8 cores × 2 threads (CPU c's sibling is c + 8),
+    /// split in two LLCs of 4 cores (an AMD CCX pair): 0-3,8-11 and
+    /// 4-7,12-15.
+    fn ccx() -> Machine {
+        Machine::new(1, 8, 2).llc(&["0-3,8-11", "4-7,12-15"])
+    }
+
+    fn chosen(sys: &SystemState, args: &[&str]) -> CpuSet {
+        let args: Vec<&str> = ["--dry-run"].iter().chain(args).copied().collect();
+        plan(sys, &request(&args)).unwrap().cpus.unwrap()
+    }
+
+    fn refused(sys: &SystemState, args: &[&str]) -> ErrorCode {
+        let args: Vec<&str> = ["--dry-run"].iter().chain(args).copied().collect();
+        plan(sys, &request(&args)).unwrap_err().code
+    }
+
+    fn kubelet(list: &str) -> Claims {
+        Claims {
+            claims: vec![Claim {
+                holder: Holder::Kubelet {
+                    pod: "p".into(),
+                    container: "c".into(),
+                },
+                cpus: cpus(list),
+            }],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn cores_stay_inside_one_llc_when_it_holds_them() {
+        let sys = ccx().build();
+        assert_eq!(chosen(&sys, &["--cores", "4"]), cpus("0-3"));
+        // The lowest LLC has 3 free cores (CPU 1's core is claimed): three
+        // would fit there, four go to the other LLC whole, not 0,2,3,4.
+        let claims = kubelet("1,9");
+        let p = |n: &str| {
+            plan_claimed(&sys, &request(&["--dry-run", "--cores", n]), &claims)
+                .unwrap()
+                .cpus
+                .unwrap()
+        };
+        assert_eq!(p("3"), cpus("0,2-3"));
+        assert_eq!(p("4"), cpus("4-7"));
+        // Five: the fewest LLCs (two), the fuller one whole.
+        assert_eq!(p("5"), cpus("0,4-7"));
+    }
+
+    #[test]
+    fn the_plan_says_how_many_llcs() {
+        let sys = ccx().build();
+        let why = |n: &str| {
+            plan(&sys, &request(&["--dry-run", "--cores", n]))
+                .unwrap()
+                .reasons
+        };
+        assert!(
+            why("2")
+                .iter()
+                .any(|r| r.ends_with("inside one LLC (CPUs 0-3,8-11)"))
+        );
+        assert!(
+            why("6")
+                .iter()
+                .any(|r| r.contains("over 2 LLCs (CPUs 0-3,8-11 | 4-7,12-15)"))
+        );
+    }
+
+    #[test]
+    fn whole_llcs_skip_cut_and_claimed_ones() {
+        let sys = ccx().build();
+        assert_eq!(chosen(&sys, &["--llc", "1"]), cpus("0-3,8-11"));
+        assert_eq!(chosen(&sys, &["--llc", "2"]), cpus("0-15"));
+        assert_eq!(chosen(&sys, &["--llc", "1", "--cores", "2"]), cpus("0-1"));
+        let claims = kubelet("2");
+        let p = plan_claimed(&sys, &request(&["--dry-run", "--llc", "1"]), &claims).unwrap();
+        assert_eq!(p.cpus, Some(cpus("4-7,12-15")));
+        let cut = ccx().allowed("0-14").build();
+        assert_eq!(chosen(&cut, &["--llc", "1"]), cpus("0-3,8-11"));
+        assert_eq!(refused(&cut, &["--llc", "2"]), ErrorCode::NotEnoughUnits);
+    }
+
+    #[test]
+    fn units_the_kernel_does_not_list_are_refused() {
+        let sys = ccx().build();
+        assert_eq!(
+            refused(&sys, &["--clusters", "1"]),
+            ErrorCode::UnitUnavailable
+        );
+        let mut flat = ccx().build();
+        for c in flat.cpus.values_mut() {
+            c.llc = None;
+        }
+        assert_eq!(refused(&flat, &["--llc", "1"]), ErrorCode::UnitUnavailable);
+        // Without LLCs, --cores packs by CPU as before.
+        assert_eq!(chosen(&flat, &["--cores", "5"]), cpus("0-4"));
+        let sys = ccx()
+            .clusters(&["0-1,8-9", "2-3,10-11", "4-5,12-13", "6-7,14-15"])
+            .build();
+        assert_eq!(chosen(&sys, &["--clusters", "1"]), cpus("0-1,8-9"));
+        // Two dies per package: testkit's die is the package.
+        assert_eq!(chosen(&sys, &["--dies", "1"]), cpus("0-15"));
+    }
+
+    #[test]
+    fn core_types_from_pmus_and_capacity() {
+        let hybrid = Machine::new(1, 8, 1).hybrid("0-3", "4-7").build();
+        assert_eq!(chosen(&hybrid, &["--core-type", "efficiency"]), cpus("4-7"));
+        assert_eq!(
+            chosen(&hybrid, &["--core-type", "performance", "--cores", "2"]),
+            cpus("0-1")
+        );
+        assert_eq!(
+            refused(&hybrid, &["--core-type", "efficiency", "--cpus", "3-4"]),
+            ErrorCode::NoCpusOfCoreType
+        );
+        // Three tiers: the highest is performance, the lowest efficiency.
+        let arm = Machine::new(1, 8, 1)
+            .capacity("0-3", 280)
+            .capacity("4-6", 855)
+            .capacity("7", 1024)
+            .build();
+        let t = CoreTypes::of(&arm).unwrap();
+        assert_eq!(
+            (t.performance.clone(), t.efficiency.clone()),
+            (cpus("7"), cpus("0-3"))
+        );
+        assert_eq!(t.kernel_name(CoreType::Efficiency), "cpu_capacity 280");
+        let same = Machine::new(1, 4, 1).capacity("0-3", 1024).build();
+        assert_eq!(
+            refused(&same, &["--core-type", "performance"]),
+            ErrorCode::NoCoreTypes
+        );
+        assert_eq!(
+            refused(
+                &Machine::new(1, 4, 1).build(),
+                &["--core-type", "efficiency"]
+            ),
+            ErrorCode::NoCoreTypes
+        );
+    }
 }

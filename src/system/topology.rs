@@ -559,7 +559,11 @@ pub fn read_details(root: &Root, cpu: &mut Cpu) {
 /// `die_cpus` (`topology/die_cpus_list`, else the `die_cpus` mask),
 /// `cluster_cpus` (`topology/cluster_cpus_list`, else `cluster_cpus`) and
 /// `capacity` (`cpu_capacity`). A set without the CPU itself is unknown
-/// (`None`), as for the LLC.
+/// (`None`), as for the LLC; so is a die or cluster whose id is the
+/// kernel's "unknown" (`-1`, and 65535 for clusters): an architecture
+/// without dies or clusters still has the files, with the generic
+/// `topology_die_cpumask()`/`topology_cluster_cpumask()` of
+/// `include/linux/topology.h`, the CPU alone.
 pub fn read_units(root: &Root, cpu: &mut Cpu) {
     if !cpu.online {
         return;
@@ -567,12 +571,17 @@ pub fn read_units(root: &Root, cpu: &mut Cpu) {
     let id = cpu.id;
     let t = format!("{CPU_DIR}/cpu{id}/topology");
     let set = |name: &str| {
+        let known = id_of(root, &format!("{t}/{name}_id")).is_some_and(|i| i != 65535);
+        if !known {
+            return None;
+        }
+        let name = format!("{name}_cpus");
         root.read_list(&format!("{t}/{name}_list"))
             .or_else(|| root.read_mask(&format!("{t}/{name}")))
             .filter(|s| s.contains(id))
     };
-    cpu.die_cpus = set("die_cpus");
-    cpu.cluster_cpus = set("cluster_cpus");
+    cpu.die_cpus = set("die");
+    cpu.cluster_cpus = set("cluster");
     cpu.llc = read_llc(root, id);
     read_capacity(root, cpu);
 }

@@ -32,3 +32,4 @@ mod scope;
 mod show;
 mod show_json_stream;
 mod synthetic;
+mod units;
