@@ -5,8 +5,8 @@ use crate::cpuset::{CpuSet, NodeSet};
 use crate::error::{Error, ErrorCode, Result};
 use crate::finding::Code;
 use crate::request::{
-    ClaimRequest, CoreType, MemoryRequest, Mode, NodeChoice, Output, Placement, Policy, Request,
-    SchedRequest, Unit, Within,
+    ClaimRequest, CoreType, MemoryRequest, Mode, NearIrqs, NodeChoice, Output, Placement, Policy,
+    Request, SchedRequest, Unit, Within,
 };
 use clap::{ArgGroup, Parser, ValueEnum};
 use std::ffi::OsString;
@@ -41,6 +41,15 @@ pub enum CoreTypeArg {
     /// Efficiency cores: cpu_atom on Intel hybrids, a cpu_capacity below
     /// the highest on arm64/RISC-V
     Efficiency,
+}
+
+/// What `--near-irqs` does with the CPUs the device's IRQs are steered to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum NearIrqsArg {
+    /// Leave them out of the placement
+    Avoid,
+    /// Choose only among them
+    Share,
 }
 
 /// Files pinrun can generate from this definition (`--generate`).
@@ -129,6 +138,26 @@ pub struct Cli {
         help_heading = "Placement"
     )]
     pub core_type: Option<CoreTypeArg>,
+
+    /// Choose CPUs of the NUMA node of DEVICE: a network interface (eth0),
+    /// a PCI address (0000:3b:00.0 or 3b:00.0), a block device (nvme0n1)
+    /// or a file (/data/x: the block device it is on), from the device's
+    /// numa_node in sysfs (-1, unknown, is said so); --membind without
+    /// NODES binds to that node. Combines with --cores, --llc, --isolated.
+    #[arg(long, value_name = "DEVICE", conflicts_with_all = ["cpus", "node", "cpunodebind"], value_hint = clap::ValueHint::Other, help_heading = "Placement")]
+    pub near: Option<String>,
+
+    /// With --near, leave out (avoid) or choose only (share) the CPUs the
+    /// device's MSI IRQs (a NIC's queues) are steered to; by default they
+    /// are only named in the plan.
+    #[arg(
+        long,
+        value_enum,
+        value_name = "HOW",
+        requires = "near",
+        help_heading = "Placement"
+    )]
+    pub near_irqs: Option<NearIrqsArg>,
 
     /// With --cores, use every SMT thread of each chosen core.
     #[arg(long, requires = "cores", help_heading = "Placement")]
@@ -273,7 +302,7 @@ pub struct Cli {
     pub check: bool,
 
     /// Print the machine: nodes, packages, cores, CPUs.
-    #[arg(long, conflicts_with_all = ["cpus", "node", "cpunodebind", "cores", "isolated", "units", "core_type", "exclusive", "wait", "policy", "mempolicy", "nice", "reset_on_fork", "command"], help_heading = "Modes")]
+    #[arg(long, conflicts_with_all = ["cpus", "node", "cpunodebind", "cores", "isolated", "units", "core_type", "near", "exclusive", "wait", "policy", "mempolicy", "nice", "reset_on_fork", "command"], help_heading = "Modes")]
     pub show: bool,
 
     /// Print the plan as native directives of FORMAT instead of running
@@ -298,7 +327,7 @@ pub struct Cli {
     /// Save the files pinrun reads of this machine (or of --sysroot) to
     /// FILE, a .tar.gz that --sysroot FILE replays: attach it to a bug
     /// report. Never replaces an existing FILE. See DUMPS in pinrun(1).
-    #[arg(long, value_name = "FILE", value_hint = clap::ValueHint::FilePath, conflicts_with_all = ["mode", "json", "cpus", "node", "cpunodebind", "cores", "isolated", "units", "core_type", "exclusive", "wait", "policy", "mempolicy", "nice", "reset_on_fork", "strict", "allow", "command"], help_heading = "Modes")]
+    #[arg(long, value_name = "FILE", value_hint = clap::ValueHint::FilePath, conflicts_with_all = ["mode", "json", "cpus", "node", "cpunodebind", "cores", "isolated", "units", "core_type", "near", "exclusive", "wait", "policy", "mempolicy", "nice", "reset_on_fork", "strict", "allow", "command"], help_heading = "Modes")]
     pub dump: Option<PathBuf>,
 
     /// Refuse the launch (exit 125) on any warning.
@@ -702,6 +731,12 @@ impl Cli {
                 CoreTypeArg::Performance => CoreType::Performance,
                 CoreTypeArg::Efficiency => CoreType::Efficiency,
             }),
+            near: self.near.clone(),
+            near_irqs: match self.near_irqs {
+                None => NearIrqs::Report,
+                Some(NearIrqsArg::Avoid) => NearIrqs::Avoid,
+                Some(NearIrqsArg::Share) => NearIrqs::Share,
+            },
         };
         if self.exclusive && !placement.is_requested() {
             return Err(Error::new(

@@ -152,6 +152,14 @@ error_codes! {
     UnitUnavailable = "unit-unavailable",
     /// Fewer whole, free units than `--llc`/`--dies`/`--clusters N`.
     NotEnoughUnits = "not-enough-units",
+    /// `--near`: no such network interface, PCI device, block device or
+    /// file.
+    DeviceNotFound = "device-not-found",
+    /// `--near`: the device's NUMA node is unknown (`numa_node` -1) on a
+    /// machine with several nodes.
+    DeviceNodeUnknown = "device-node-unknown",
+    /// `--near-irqs`: no candidate CPU left.
+    NearIrqsLeaveNone = "near-irqs-leave-none",
     /// `--core-type` on a machine with one core type.
     NoCoreTypes = "no-core-types",
     /// `--core-type`: no candidate (with `--cpus`: not every one) is of

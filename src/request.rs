@@ -36,6 +36,26 @@ pub struct Placement {
     pub units: Option<(Unit, usize)>,
     /// `--core-type performance|efficiency`: CPUs of that core type only.
     pub core_type: Option<CoreType>,
+    /// `--near DEVICE`: the CPUs of the device's NUMA node.
+    pub near: Option<String>,
+    /// `--near-irqs`: what to do with the CPUs the device's IRQs are
+    /// steered to.
+    pub near_irqs: NearIrqs,
+}
+
+/// The CPUs a `--near` device's IRQs are steered to (their effective
+/// affinity), and what the placement does with them (`--near-irqs`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum NearIrqs {
+    /// Said in the plan only.
+    #[default]
+    Report,
+    /// `--near-irqs avoid`: leave them out (the application does not
+    /// share CPUs with the device's interrupt handlers and softirqs).
+    Avoid,
+    /// `--near-irqs share`: only them (the application runs where the
+    /// device's packets are handled, warm in cache).
+    Share,
 }
 
 /// A placement unit larger than a core (pinrun(1) PLACEMENT UNITS): the
@@ -137,6 +157,7 @@ impl Placement {
             || self.housekeeping
             || self.units.is_some()
             || self.core_type.is_some()
+            || self.near.is_some()
     }
 }
 

@@ -13,6 +13,21 @@ use crate::words::or_dash;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
+/// The devices `--show` lists (network interfaces and block devices that
+/// are not virtual) on `node` (`None`: unknown, `numa_node` -1 or none),
+/// as "eth0 nvme0n1".
+fn devices_on(sys: &SystemState, node: Option<i64>) -> String {
+    sys.devices
+        .iter()
+        .filter(|d| match node {
+            Some(n) => d.numa_node == Some(n),
+            None => d.numa_node.is_none_or(|v| v < 0),
+        })
+        .map(|d| d.name.as_str())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// Above this many nodes the default view prints one line per node.
 const MANY_NODES: usize = 16;
 /// Width the text is wrapped to.
@@ -213,6 +228,10 @@ pub fn text(sys: &SystemState, verbose: bool) -> String {
                             n.distances.iter().map(|(_, d)| d.to_string()).collect();
                         parts.push(format!("distances {}", d.join(" ")));
                     }
+                    let devs = devices_on(sys, Some(i64::from(n.id)));
+                    if !devs.is_empty() {
+                        parts.push(format!("devices {devs}"));
+                    }
                     if many {
                         let here: Vec<_> =
                             groups.iter().filter(|((nn, _), _)| nn == node).collect();
@@ -277,6 +296,16 @@ pub fn text(sys: &SystemState, verbose: bool) -> String {
             format!(", {} ({} free)", kib(t), kib(n.mem_free_kb.unwrap_or(0)))
         });
         let _ = writeln!(s, "node {}: no CPUs{mem}", n.id);
+    }
+    let unknown = devices_on(sys, None);
+    if !unknown.is_empty() {
+        wrap(
+            &mut s,
+            "devices of no known node (numa_node -1 or none): ",
+            "  ",
+            &[unknown],
+            "",
+        );
     }
     if many {
         let _ = writeln!(s, "(-v shows packages, cores and every CPU)");

@@ -121,6 +121,8 @@ impl Machine {
                 disagreements: Vec::new(),
                 nocb_kthreads: None,
                 hybrid: Default::default(),
+                near: None,
+                devices: Vec::new(),
                 read_error: None,
             },
         }

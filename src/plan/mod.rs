@@ -6,6 +6,7 @@
 
 pub mod claims;
 pub mod memory;
+pub mod near;
 pub mod placement;
 pub mod sched;
 pub mod units;

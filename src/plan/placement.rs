@@ -4,6 +4,7 @@
 
 use super::CoreChoice;
 use super::claims::{refuse_claimed, skip_claimed};
+use super::near;
 use super::units::{self, Place};
 use crate::claim::Claims;
 use crate::cpuset::{CpuSet, NodeSet};
@@ -279,13 +280,26 @@ fn resolve_forms(sys: &SystemState, p: &Placement) -> Result<Placement> {
 }
 
 pub(super) fn place(sys: &SystemState, p: &Placement, claims: &Claims) -> Result<Placed> {
-    let p = &resolve_forms(sys, p)?;
+    let mut p = resolve_forms(sys, p)?;
     let mut reasons = vec![format!(
         "allowed CPUs: {} (online {}, limited by {})",
         sys.allowed,
         sys.online,
         sys.allowed_phrase()
     )];
+    // --near: the device's node, as --node would name it.
+    let near = p
+        .near
+        .as_deref()
+        .map(|spec| near::resolve(sys, spec))
+        .transpose()?;
+    if let Some(n) = &near {
+        reasons.extend(n.reasons.iter().cloned());
+        if let Some(node) = n.node {
+            p.nodes = Some(std::iter::once(node).collect());
+        }
+    }
+    let p = &p;
     let bound = inherited_bound(sys, p.within);
     let node_set = p.nodes.as_ref().map(|n| node_cpus(sys, n)).transpose()?;
     let candidate = if let Some(cpus) = &p.cpus {
@@ -428,6 +442,9 @@ pub(super) fn place(sys: &SystemState, p: &Placement, claims: &Claims) -> Result
                     sys.allowed_phrase()
                 ),
             ));
+        }
+        if let Some(n) = &near {
+            c = near::apply_irqs(n, p.near_irqs, c, &mut reasons)?;
         }
         if let Some(t) = p.core_type {
             let (kept, why) = units::of_core_type(sys, &c, t, false)?;

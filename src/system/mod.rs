@@ -7,6 +7,7 @@ pub mod cgroup;
 pub mod claims;
 pub mod config;
 pub mod cpuidle;
+pub mod devices;
 pub mod dump;
 pub mod irq;
 pub mod numa;
@@ -137,6 +138,12 @@ pub struct SystemState {
     /// The hybrid x86 core types (`/sys/devices/cpu_core/cpus`,
     /// `cpu_atom/cpus`), read with [`Scope::units`] or `details`.
     pub hybrid: topology::HybridPmus,
+    /// The device `--near` names ([`Scope::near`]): `Err` says why it
+    /// was not found.
+    pub near: Option<Result<devices::Device, String>>,
+    /// The network interfaces and block devices that are not virtual,
+    /// with their nodes (`--show`; read with `details`).
+    pub devices: Vec<devices::Device>,
     /// Sources of one fact that disagree (`sources-disagree` findings).
     pub disagreements: Vec<Disagreement>,
     /// A read that must stop the run (exit 125): topology that cannot be
@@ -462,6 +469,14 @@ impl SystemState {
             disagreements,
             nocb_kthreads,
             hybrid,
+            near: scope.near.as_ref().map(|spec| {
+                devices::read_device(root, spec, root.base() == std::path::Path::new("/"))
+            }),
+            devices: if scope.details {
+                devices::read_devices(root)
+            } else {
+                Vec::new()
+            },
             read_error,
         }
     }

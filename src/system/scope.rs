@@ -89,6 +89,10 @@ pub struct Scope {
     /// and the `efficiency-core` check of real-time and `--isolated`
     /// launches.
     pub units: bool,
+    /// The device `--near` names (a network interface, PCI address,
+    /// block device or file): its sysfs directory, `numa_node`,
+    /// `local_cpulist` and `msi_irqs` ([`super::devices::read_device`]).
+    pub near: Option<String>,
 }
 
 impl Scope {
@@ -105,6 +109,7 @@ impl Scope {
             kthreads: true,
             details: true,
             units: true,
+            near: None,
         }
     }
 }
