@@ -93,19 +93,27 @@ pub fn resolve(sys: &SystemState, spec: &str) -> Result<Near> {
         }
     }
     if !dev.irqs.is_empty() {
-        let list: crate::cpuset::CpuSet = dev.irqs.iter().copied().collect();
-        reasons.push(format!(
-            "its {} MSI IRQ{} ({list}) {} steered to CPUs {}{}",
-            dev.irqs.len(),
-            if dev.irqs.len() == 1 { "" } else { "s" },
-            if dev.irqs.len() == 1 { "is" } else { "are" },
-            or_none(&irq_cpus),
-            if steered < dev.irqs.len() {
-                format!(" ({} without a known affinity)", dev.irqs.len() - steered)
-            } else {
-                String::new()
-            }
-        ));
+        let list: CpuSet = dev.irqs.iter().copied().collect();
+        let n = dev.irqs.len();
+        let are = if n == 1 { "is" } else { "are" };
+        reasons.push(match steered {
+            0 => format!(
+                "its {n} MSI IRQ{} ({list}): where {} steered is not known here (no /sys/kernel/irq or /proc/irq affinity for {})",
+                if n == 1 { "" } else { "s" },
+                if n == 1 { "it is" } else { "they are" },
+                if n == 1 { "it" } else { "them" },
+            ),
+            k => format!(
+                "its {n} MSI IRQ{} ({list}) {are} steered to CPUs {}{}",
+                if n == 1 { "" } else { "s" },
+                or_none(&irq_cpus),
+                if k < n {
+                    format!(" ({} without a known affinity)", n - k)
+                } else {
+                    String::new()
+                }
+            ),
+        });
     }
     Ok(Near {
         node,

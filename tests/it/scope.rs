@@ -244,6 +244,9 @@ fn requests(full: &SystemState) -> Vec<Vec<String>> {
         "--core-type efficiency --cores 1",
         "--core-type efficiency --cpus 0",
         "--fifo 10 --cpus 1",
+        "--near ib0 --cores 1 --membind",
+        "--near eth0 --near-irqs avoid",
+        "--near nvme0n1",
         "--emit systemd --cpus 0 --deadline --sched-runtime 1ms --sched-period 10ms",
     ]
     .iter()
@@ -362,7 +365,23 @@ fn run(
                 }
             };
             compared += 1;
-            let a = outcome(&root, &full, &req);
+            // The full read of a request that names a device (`--near`)
+            // includes that device: nothing else could know it.
+            let full_near;
+            let full = match &req.placement.near {
+                Some(spec) => {
+                    full_near = SystemState::read_scoped(
+                        &root,
+                        &Scope {
+                            near: Some(spec.clone()),
+                            ..Scope::full()
+                        },
+                    );
+                    &full_near
+                }
+                None => &full,
+            };
+            let a = outcome(&root, full, &req);
             let b = outcome(&root, &reads[i].1, &req);
             if a != b {
                 if stop_at_first {
@@ -467,7 +486,8 @@ fn scoped_read_like_full_synthetic() {
 #[test]
 fn scope_is_tight() {
     type Narrow = fn(&mut Scope, &Request);
-    let narrowed: [(&str, Narrow); 8] = [
+    let narrowed: [(&str, Narrow); 9] = [
+        ("the --near device", |s, _| s.near = None),
         ("placement units and core types", |s, _| s.units = false),
         ("topology of --cores candidates", |s, r| {
             if r.placement.cores.is_some() && s.topology == Cpus::All {
