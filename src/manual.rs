@@ -50,6 +50,7 @@ then
 .B \-\-cores N
 then picks N whole cores (every SMT sibling a candidate) compactly: the lowest
 node that can hold all N, in it the lowest package that can, then the lowest
+die, LLC and cluster that can (PLACEMENT UNITS), then the lowest
 cores; one CPU of each (its lowest-numbered thread), or every thread with
 .BR \-\-smt .
 SMT siblings are read from
@@ -92,6 +93,87 @@ always across the cgroup's CPUs.
 .B \-\-cpus
 may name CPUs outside the inherited affinity (finding
 .BR outside\-inherited\-affinity ).
+.SH "PLACEMENT UNITS"
+The compact-choice order is node, package, die, LLC, cluster, core: each
+level is the lowest one that holds everything asked for, and where none
+does, the fewest of them (the fullest first, then the lowest), each filled
+the same way. The units are the kernel's lists:
+.I cache/index*/shared_cpu_list
+of the highest cache level that is not an instruction cache (the LLC: an L3,
+an AMD CCX;
+.IR Documentation/ABI/testing/sysfs-devices-system-cpu ),
+.I topology/die_cpus_list
+and
+.I topology/cluster_cpus_list
+.RI ( Documentation/admin-guide/cputopology.rst ).
+A die or cluster whose
+.I die_id
+or
+.I cluster_id
+is \-1 (the architecture has none: arm64 dies) is no unit. The plan says
+whether the chosen cores are inside one LLC or over how many.
+.TP
+.BI \-\-llc " N" ", \-\-dies " N ", \-\-clusters " N
+N whole groups (every online CPU of each a candidate and none claimed),
+chosen compactly by node, package and die; every CPU of them, or, with
+.BR \-\-cores ,
+cores inside them. A unit the kernel does not list for the candidates is
+refused
+.RB ( unit\-unavailable ),
+so are fewer whole groups than N
+.RB ( not\-enough\-units ).
+.TP
+.BI \-\-core\-type " performance" | efficiency
+Only CPUs of that core type: on Intel hybrids the CPUs of the
+.I cpu_core
+(performance) and
+.I cpu_atom
+(efficiency) PMUs,
+.I /sys/devices/cpu_core/cpus
+and
+.IR cpu_atom/cpus ;
+elsewhere (arm64, RISC\-V)
+.IR cpuN/cpu_capacity :
+the CPUs of the highest capacity are performance cores, those of the lowest
+efficiency cores, CPUs between (a middle tier) neither. A machine with one
+type (no PMU file, equal or no capacities) refuses it
+.RB ( no\-core\-types ).
+A real\-time or
+.B \-\-isolated
+launch on CPUs that are not performance cores gets the finding
+.BR efficiency\-core .
+.TP
+.BI \-\-near " DEVICE"
+The CPUs of the NUMA node of a network interface
+.RI ( eth0 ),
+a PCI function
+.RI ( 0000:3b:00.0 " or " 3b:00.0 ),
+a block device
+.RI ( nvme0n1 )
+or a file's block device (a path; live only): the
+.I numa_node
+of the nearest directory with one on the device's sysfs path, as numactl's
+.BR \-\-cpunodebind=netdev: ,
+.BR pci: ,
+.B block:
+and
+.B file:
+read it. \-1 is the kernel's "unknown" and is said so: on a machine with one
+node every CPU is as near, on several it is refused
+.RB ( device\-node\-unknown ;
+choose with
+.BR \-\-node ).
+.B \-\-membind
+without NODES then binds to that node. The plan names the CPUs the device's
+MSI IRQs
+.RI ( msi_irqs/ )
+are steered to;
+.B \-\-near\-irqs avoid
+leaves them out,
+.B \-\-near\-irqs share
+chooses only among them.
+.B \-\-show
+lists the network interfaces and block devices per node.
 .SH CLAIMS
 .B \-\-exclusive
 claims the chosen cores, every SMT sibling of each (even when only one thread
@@ -701,6 +783,7 @@ chrt \-d, \-\-deadline	\-\-deadline
 chrt \-T, \-D, \-P (ns)	\-\-sched\-runtime, \-deadline, \-period	pinrun's take a unit (500us)
 chrt \-R, \-\-reset\-on\-fork	\-R, \-\-reset\-on\-fork	
 taskset \-p, chrt \-p, \-a	none	a running process: pinrun starts COMMAND
+numactl \-\-cpunodebind=netdev:eth0	\-\-near eth0	also pci:, block:, file: (a path)
 .TE
 .PP
 .B \-\-node
@@ -754,6 +837,8 @@ pinrun \-\-node 0 \-\-cores 4 \-\-fifo 90 \-\- ./app
 pinrun \-\-cpus 2\-7 \-\-cores 2 \-\-smt \-\-membind \-\- ./worker
 pinrun \-\-interleave all \-\- postgres \-D /var/lib/postgresql/data
 pinrun \-\-dry\-run \-\-json \-\-node 1 \-\-cores 2 | jq \-er .cpulist
+pinrun \-\-near eth0 \-\-cores 4 \-\-fifo 90 \-\-membind \-\- ./feed
+pinrun \-\-llc 1 \-\-cores 4 \-\- ./shared\-cache\-workers
 pinrun \-\-dump machine.tar.gz
 pinrun \-\-sysroot machine.tar.gz \-\-dry\-run \-\-node 0 \-\-cores 4 \-\-fifo 90
 .fi
