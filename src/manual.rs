@@ -97,7 +97,16 @@ may name CPUs outside the inherited affinity (finding
 The compact-choice order is node, package, die, LLC, cluster, core: each
 level is the lowest one that holds everything asked for, and where none
 does, the fewest of them (the fullest first, then the lowest), each filled
-the same way. The units are the kernel's lists:
+the same way. On a machine with core types (see
+.BR \-\-core\-type )
+core types come first: they are filled the most capable first
+(performance cores, then by falling
+.IR cpu_capacity ,
+capacities within the scheduler's
+.B fits_capacity()
+margin of 25% being one class),
+so that packing never moves a choice onto efficiency cores while
+performance cores are free. The units are the kernel's lists:
 .I cache/index*/shared_cpu_list
 of the highest cache level that is not an instruction cache (the LLC: an L3,
 an AMD CCX;
@@ -110,7 +119,11 @@ A die or cluster whose
 .I die_id
 or
 .I cluster_id
-is \-1 (the architecture has none: arm64 dies) is no unit. The plan says
+is \-1 (the architecture has none: arm64 dies) is no unit. Clusters pack
+only where all are of one size: on Intel hybrids a P\-core is a cluster of
+its own and E\-cores share one by four, and packing there would move the
+choice onto E\-cores. The group that holds everything is the lowest in CPU
+order, a node or package the kernel does not name last. The plan says
 whether the chosen cores are inside one LLC or over how many.
 .TP
 .BI \-\-llc " N" ", \-\-dies " N ", \-\-clusters " N

@@ -499,10 +499,11 @@ pub(super) fn place(sys: &SystemState, p: &Placement, claims: &Claims) -> Result
     }
     let (whole, skipped) = skip_claimed(n, &candidate, whole, claims)?;
     let total = whole.len();
+    let ranks = units::KindRanks::of(sys);
     let chosen = units::choose_compact(
         whole.into_iter().map(|c| core_choice(sys, c)).collect(),
         n,
-        |c| Place::of(sys, c.cpus.first().unwrap_or_default()),
+        |c| Place::of(sys, &ranks, c.cpus.first().unwrap_or_default()),
     );
     let cpus: CpuSet = chosen
         .iter()

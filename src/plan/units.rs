@@ -25,13 +25,14 @@ use std::collections::BTreeMap;
 pub enum TypeSource {
     /// Intel hybrid: `/sys/devices/cpu_core/cpus` and `cpu_atom/cpus`.
     Hybrid,
-    /// `cpu_capacity`: performance cores have the highest (`high`),
-    /// efficiency cores the lowest (`low`); CPUs between are neither.
+    /// `cpu_capacity`: performance cores are the most capable class of
+    /// [`KindRanks`] (`high`: its lowest and highest capacity), efficiency
+    /// cores the least capable (`low`); classes between are neither.
     Capacity {
-        /// The highest capacity of the online CPUs.
-        high: u32,
-        /// The lowest capacity of the online CPUs.
-        low: u32,
+        /// The capacities of the performance class (lowest, highest).
+        high: (u32, u32),
+        /// The capacities of the efficiency class (lowest, highest).
+        low: (u32, u32),
     },
 }
 
@@ -59,26 +60,31 @@ impl CoreTypes {
                 source: TypeSource::Hybrid,
             });
         }
-        let caps: BTreeMap<u32, u32> = sys
-            .cpus
-            .values()
-            .filter(|c| c.online)
-            .filter_map(|c| Some((c.id, c.capacity?)))
-            .collect();
-        let high = *caps.values().max()?;
-        let low = *caps.values().min()?;
-        if high == low {
+        let ranks = KindRanks::of(sys);
+        let last = *ranks.0.values().max()?;
+        if last == 0 {
             return None;
         }
-        let with = |v: u32| {
-            caps.iter()
-                .filter(|&(_, &c)| c == v)
-                .map(|(&id, _)| id)
-                .collect()
+        let class = |r: u32| -> (CpuSet, (u32, u32)) {
+            let caps: Vec<u32> = ranks
+                .0
+                .iter()
+                .filter(|&(_, &k)| k == r)
+                .map(|(&c, _)| c)
+                .collect();
+            let cpus = sys
+                .cpus
+                .values()
+                .filter(|c| c.online && c.capacity.is_some_and(|cap| caps.contains(&cap)))
+                .map(|c| c.id)
+                .collect();
+            (cpus, (caps[0], caps[caps.len() - 1]))
         };
+        let (performance, high) = class(0);
+        let (efficiency, low) = class(last);
         Some(Self {
-            performance: with(high),
-            efficiency: with(low),
+            performance,
+            efficiency,
             source: TypeSource::Capacity { high, low },
         })
     }
@@ -97,11 +103,13 @@ impl CoreTypes {
         match (self.source, t) {
             (TypeSource::Hybrid, CoreType::Performance) => "cpu_core".into(),
             (TypeSource::Hybrid, CoreType::Efficiency) => "cpu_atom".into(),
-            (TypeSource::Capacity { high, .. }, CoreType::Performance) => {
-                format!("cpu_capacity {high}")
-            }
-            (TypeSource::Capacity { low, .. }, CoreType::Efficiency) => {
-                format!("cpu_capacity {low}")
+            (TypeSource::Capacity { high: (a, b), .. }, CoreType::Performance)
+            | (TypeSource::Capacity { low: (a, b), .. }, CoreType::Efficiency) => {
+                if a == b {
+                    format!("cpu_capacity {a}")
+                } else {
+                    format!("cpu_capacity {a}-{b}")
+                }
             }
         }
     }
@@ -188,6 +196,44 @@ pub fn of_core_type(
     ))
 }
 
+/// The capacity classes of the online CPUs, the most capable first:
+/// `cpu_capacity` → class. A class starts at the highest capacity not yet
+/// classed and takes every lower one that still "fits" it as the
+/// scheduler's `fits_capacity()` margin counts (`kernel/sched/fair.c`:
+/// `cap * 1280 < max * 1024` is too small), so that CPUs that differ only
+/// by frequency binning (NVIDIA GB10's 1024, 1017 and 997) are one class,
+/// while big and little cores (1024 and 280) are not.
+#[derive(Debug, Clone, Default)]
+pub struct KindRanks(BTreeMap<u32, u32>);
+
+impl KindRanks {
+    /// The classes of `sys`'s online CPUs' capacities.
+    pub fn of(sys: &SystemState) -> Self {
+        let mut caps: Vec<u32> = sys
+            .cpus
+            .values()
+            .filter(|c| c.online)
+            .filter_map(|c| c.capacity)
+            .collect();
+        caps.sort_unstable_by(|a, b| b.cmp(a));
+        caps.dedup();
+        let mut out = BTreeMap::new();
+        let (mut rank, mut top) = (0, None);
+        for c in caps {
+            match top {
+                Some(t) if u64::from(c) * 1280 >= u64::from(t) * 1024 => {}
+                Some(_) => {
+                    rank += 1;
+                    top = Some(c);
+                }
+                None => top = Some(c),
+            }
+            out.insert(c, rank);
+        }
+        Self(out)
+    }
+}
+
 /// Where a core or a unit sits, outermost first, each level keyed by the
 /// lowest CPU of its CPU list (ids repeat across packages; the package
 /// falls back to its id).
@@ -197,52 +243,97 @@ pub struct Place {
     pub node: Option<u32>,
     /// Package (`package_cpus_list`).
     pub package: Option<u32>,
+    /// Core type rank: 0 for performance cores and where no type is
+    /// known; on Intel hybrids 1 for `cpu_atom`; by `cpu_capacity`, the
+    /// rank of its capacity class ([`KindRanks`]).
+    pub kind: u32,
     /// Die (`die_cpus_list`).
     pub die: Option<u32>,
     /// LLC.
     pub llc: Option<u32>,
     /// Cluster (`cluster_cpus_list`).
     pub cluster: Option<u32>,
+    /// The number of CPUs of the cluster (0: unknown).
+    pub cluster_size: usize,
     /// The lowest CPU.
     pub first: u32,
 }
 
 impl Place {
-    /// The place of the core or unit whose lowest CPU is `first`.
-    pub fn of(sys: &SystemState, first: u32) -> Self {
+    /// The place of the core or unit whose lowest CPU is `first`;
+    /// `ranks` is [`KindRanks::of`] `sys`.
+    pub fn of(sys: &SystemState, ranks: &KindRanks, first: u32) -> Self {
         let c = sys.cpus.get(&first);
         let key = |s: Option<&CpuSet>| s.and_then(CpuSet::first);
+        let kind = if sys.hybrid.atom.as_ref().is_some_and(|a| a.contains(first)) {
+            1
+        } else if sys.hybrid.core.is_some() {
+            0
+        } else {
+            c.and_then(|c| c.capacity)
+                .and_then(|cap| ranks.0.get(&cap).copied())
+                .unwrap_or(0)
+        };
         Place {
             node: c.and_then(|c| c.node),
+            kind,
             package: c.and_then(|c| key(c.package_cpus.as_ref()).or(c.package)),
             die: c.and_then(|c| key(c.die_cpus.as_ref())),
             llc: c.and_then(|c| key(c.llc.as_ref())),
             cluster: c.and_then(|c| key(c.cluster_cpus.as_ref())),
+            cluster_size: c
+                .and_then(|c| c.cluster_cpus.as_ref())
+                .map_or(0, CpuSet::len),
             first,
         }
     }
 
-    /// The level `i` key: 0 die, 1 LLC, 2 cluster.
+    /// The level `i` key: 0 core type, 1 die, 2 LLC, 3 cluster.
     fn inner(&self, i: usize) -> Option<u32> {
-        [self.die, self.llc, self.cluster][i]
+        [Some(self.kind), self.die, self.llc, self.cluster][i]
     }
 }
 
-/// Orders `items` compactly and takes `n`: the lowest (node, package)
-/// that holds all `n`, else the lowest node, else the lowest package,
-/// else everything in (node, package, CPU) order; inside that, the lowest
-/// die that holds them, then LLC, then cluster ([`pack_inner`]). The
-/// result is in (node, package, CPU) order.
+/// The order cores and units are listed and chosen in: node, package,
+/// lowest CPU (an unknown node or package last).
+fn order(p: &Place) -> (u32, u32, u32) {
+    (
+        p.node.unwrap_or(u32::MAX),
+        p.package.unwrap_or(u32::MAX),
+        p.first,
+    )
+}
+
+/// Orders `items` compactly and takes `n`: core types first (the most
+/// capable filled first), then the lowest (node, package) that holds all
+/// `n`, else the lowest node, else the lowest package, else everything in
+/// (node, package, CPU) order; inside that, the lowest die, LLC and
+/// cluster ([`pack_inner`]). The result is in (node, package, CPU) order.
 pub fn choose_compact<T: Clone>(items: Vec<T>, n: usize, place: impl Fn(&T) -> Place) -> Vec<T> {
-    let order = |p: &Place| {
-        (
-            p.node.unwrap_or(u32::MAX),
-            p.package.unwrap_or(u32::MAX),
-            p.first,
-        )
-    };
-    let mut items: Vec<(Place, T)> = items.into_iter().map(|t| (place(&t), t)).collect();
+    let items: Vec<(Place, T)> = items.into_iter().map(|t| (place(&t), t)).collect();
+    let mut chosen = compact_placed(items, n);
+    chosen.sort_by_key(|(p, _)| order(p));
+    chosen.into_iter().map(|(_, t)| t).collect()
+}
+
+/// [`choose_compact`] on placed items.
+fn compact_placed<T: Clone>(mut items: Vec<(Place, T)>, n: usize) -> Vec<(Place, T)> {
     items.sort_by_key(|(p, _)| order(p));
+    // Core types first, the most capable filled first: arm64 kernels that
+    // give each cluster its own package id would otherwise pack into the
+    // lowest package, the little cores.
+    let best = items.iter().map(|(p, _)| p.kind).min().unwrap_or(0);
+    let of_best = items.iter().filter(|(p, _)| p.kind == best).count();
+    if of_best < items.len() {
+        let (first, rest): (Vec<_>, Vec<_>) = items.into_iter().partition(|(p, _)| p.kind == best);
+        if of_best >= n {
+            items = first;
+        } else {
+            let mut all = first;
+            all.extend(compact_placed(rest, n - of_best));
+            return all;
+        }
+    }
     type Outer = fn(&Place) -> (Option<u32>, Option<u32>);
     let levels: [Outer; 3] = [
         |p| (p.node, p.package),
@@ -267,17 +358,29 @@ pub fn choose_compact<T: Clone>(items: Vec<T>, n: usize, place: impl Fn(&T) -> P
             break;
         }
     }
-    let mut chosen = pack_inner(inside.unwrap_or(items), n, 0);
-    chosen.sort_by_key(|(p, _)| order(p));
-    chosen.into_iter().map(|(_, t)| t).collect()
+    pack_inner(inside.unwrap_or(items), n, 0)
 }
 
-/// Takes `n` of `items` (sorted) packed by die, LLC and cluster from
-/// level `level` (0 die, 1 LLC, 2 cluster): the lowest group of the level
-/// that holds all `n`, else the fewest groups (the largest first, then the
-/// lowest), each filled the same way one level down.
+/// Takes `n` of `items` (sorted) packed by core type, die, LLC and
+/// cluster from level `level` (0 core type, 1 die, 2 LLC, 3 cluster): core
+/// types filled the most capable first; at the other levels the lowest
+/// group that holds all `n`, else the fewest groups (the largest first,
+/// then the lowest); each filled the same way one level down; clusters
+/// only when all are of one size.
 fn pack_inner<T: Clone>(items: Vec<(Place, T)>, n: usize, level: usize) -> Vec<(Place, T)> {
-    if level == 3 || items.len() <= n {
+    if level == 4 || items.len() <= n {
+        return items.into_iter().take(n).collect();
+    }
+    // Clusters of different sizes are cores of different kinds (Intel
+    // hybrids: one P-core per cluster, E-cores by four sharing an L2):
+    // packing into the one that holds n would move the choice onto the
+    // efficiency cores, so the cluster level counts only where every
+    // cluster is alike (Kunpeng 920: 4 cores each).
+    if level == 2
+        && items
+            .iter()
+            .any(|(p, _)| p.cluster_size != items[0].0.cluster_size)
+    {
         return items.into_iter().take(n).collect();
     }
     type Group<T> = (Option<u32>, Vec<(Place, T)>);
@@ -289,12 +392,20 @@ fn pack_inner<T: Clone>(items: Vec<(Place, T)>, n: usize, level: usize) -> Vec<(
             None => groups.push((k, vec![it])),
         }
     }
-    if let Some(i) = groups.iter().position(|(_, v)| v.len() >= n) {
+    // Core types: filled the most capable first, whatever their CPU
+    // numbers and sizes (never a whole efficiency group over performance
+    // cores that hold some).
+    if level == 0 {
+        groups.sort_by_key(|(k, _)| *k);
+    } else if let Some(i) = groups.iter().position(|(_, v)| v.len() >= n) {
         let (_, v) = groups.swap_remove(i);
         return pack_inner(v, n, level + 1);
     }
-    // Largest first; the sort is stable, so equal sizes keep their order.
-    groups.sort_by_key(|(_, v)| std::cmp::Reverse(v.len()));
+    // Largest first (core types: most capable first); the sort is
+    // stable, so equal sizes keep their order.
+    if level > 0 {
+        groups.sort_by_key(|(_, v)| std::cmp::Reverse(v.len()));
+    }
     let mut out = Vec::new();
     for (_, v) in groups {
         let want = n - out.len();
@@ -398,7 +509,10 @@ pub fn choose_units(
         )));
     }
     let total = free.len();
-    let chosen = choose_compact(free, n, |g| Place::of(sys, g.first().unwrap_or_default()));
+    let ranks = KindRanks::of(sys);
+    let chosen = choose_compact(free, n, |g| {
+        Place::of(sys, &ranks, g.first().unwrap_or_default())
+    });
     let cpus = chosen.iter().fold(CpuSet::new(), |a, g| a.union(g));
     let mut reasons = vec![format!(
         "{total} whole {} available; chose {n} compactly (lowest node, then package, then die): {}",
@@ -557,6 +671,70 @@ mod tests {
         assert_eq!(chosen(&sys, &["--dies", "1"]), cpus("0-15"));
     }
 
+    /// Clusters of one size pack (Kunpeng); of different sizes (an Intel
+    /// hybrid: P-cores alone, E-cores by four) they do not, so --cores 2
+    /// stays on the lowest cores instead of moving to the E-core quad.
+    #[test]
+    fn clusters_pack_only_when_alike() {
+        let alike = Machine::new(1, 8, 1).clusters(&["0-3", "4-7"]).build();
+        let claims = kubelet("1");
+        let p = plan_claimed(&alike, &request(&["--dry-run", "--cores", "4"]), &claims).unwrap();
+        assert_eq!(p.cpus, Some(cpus("4-7")));
+        let hybrid = Machine::new(1, 8, 1)
+            .clusters(&["0", "1", "2", "3", "4-7"])
+            .build();
+        assert_eq!(chosen(&hybrid, &["--cores", "2"]), cpus("0-1"));
+    }
+
+    /// A core whose node or package the kernel does not name is chosen
+    /// last: the group that holds the cores is the lowest in the order they
+    /// are sorted in (unknown last), not an unknown group first.
+    #[test]
+    fn unknown_node_and_package_come_last() {
+        let mut sys = Machine::new(2, 2, 1).build();
+        for id in [0, 1] {
+            let c = sys.cpus.get_mut(&id).unwrap();
+            c.node = None;
+            c.package = None;
+            c.package_cpus = None;
+        }
+        assert_eq!(chosen(&sys, &["--cores", "2"]), cpus("2-3"));
+    }
+
+    /// --cores packs performance cores first: a Pixel-6-like 2 big, 2
+    /// middle, 4 little with an LLC per tier takes the big and middle
+    /// cores for 4 (not the one LLC of the little ones), an M1-like 2
+    /// efficiency + 6 performance takes performance cores; capacities
+    /// within the scheduler's fits_capacity() margin (GB10's 1024, 1017,
+    /// 997) are one class, packed by LLC.
+    #[test]
+    fn cores_prefer_the_most_capable_type() {
+        let pixel = Machine::new(1, 8, 1)
+            .llc(&["0-1", "2-3", "4-7"])
+            .capacity("0-1", 1024)
+            .capacity("2-3", 820)
+            .capacity("4-7", 280)
+            .build();
+        assert_eq!(chosen(&pixel, &["--cores", "4"]), cpus("0-3"));
+        assert_eq!(chosen(&pixel, &["--cores", "2"]), cpus("0-1"));
+        let m1 = Machine::new(1, 8, 1)
+            .llc(&["0-1", "2-7"])
+            .capacity("0-1", 485)
+            .capacity("2-7", 1024)
+            .build();
+        assert_eq!(chosen(&m1, &["--cores", "4"]), cpus("2-5"));
+        let hybrid = Machine::new(1, 8, 1).hybrid("4-7", "0-3").build();
+        assert_eq!(chosen(&hybrid, &["--cores", "2"]), cpus("4-5"));
+        let gb10 = Machine::new(1, 8, 1)
+            .llc(&["0-3", "4-7"])
+            .capacity("0-1,4-5", 718)
+            .capacity("2", 997)
+            .capacity("6", 1017)
+            .capacity("3,7", 1024)
+            .build();
+        assert_eq!(chosen(&gb10, &["--cores", "2"]), cpus("2-3"));
+    }
+
     #[test]
     fn core_types_from_pmus_and_capacity() {
         let hybrid = Machine::new(1, 8, 1).hybrid("0-3", "4-7").build();
@@ -569,16 +747,23 @@ mod tests {
             refused(&hybrid, &["--core-type", "efficiency", "--cpus", "3-4"]),
             ErrorCode::NoCpusOfCoreType
         );
-        // Three tiers: the highest is performance, the lowest efficiency.
+        // Three tiers: the most capable class is performance (855 is
+        // within fits_capacity()'s margin of 1024), the least efficiency;
+        // a middle class (600) is neither.
         let arm = Machine::new(1, 8, 1)
-            .capacity("0-3", 280)
+            .capacity("0-2", 280)
+            .capacity("3", 600)
             .capacity("4-6", 855)
             .capacity("7", 1024)
             .build();
         let t = CoreTypes::of(&arm).unwrap();
         assert_eq!(
             (t.performance.clone(), t.efficiency.clone()),
-            (cpus("7"), cpus("0-3"))
+            (cpus("4-7"), cpus("0-2"))
+        );
+        assert_eq!(
+            t.kernel_name(CoreType::Performance),
+            "cpu_capacity 855-1024"
         );
         assert_eq!(t.kernel_name(CoreType::Efficiency), "cpu_capacity 280");
         let same = Machine::new(1, 4, 1).capacity("0-3", 1024).build();

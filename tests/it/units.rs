@@ -60,8 +60,9 @@ fn hwloc_views() -> Vec<(String, HwObj, HwlocView)> {
 }
 
 /// `--llc N` takes N whole groups that lstopo prints as last-level caches,
-/// and `--cores K` with K the cores of the first of them stays inside it,
-/// on every hwloc dump with two LLCs or more, all allowed.
+/// and `--cores K` with K the cores of the first of them stays inside it
+/// (on a machine with core types, inside the performance cores), on every
+/// hwloc dump with two LLCs or more, all allowed.
 #[test]
 fn llc_groups_are_lstopos() {
     let mut compared = 0;
@@ -101,6 +102,13 @@ fn llc_groups_are_lstopos() {
         let cores = p.cores(&chosen).len();
         let k = cores.to_string();
         let packed = cpus_of(&dry_json(&rel, &["--dry-run", "--cores", &k]));
+        // Core types come first (GB10: the X925 cores of both LLCs).
+        let (typed, perf) = dry(&rel, &["--core-type", "performance"]);
+        if typed == 0 {
+            assert!(packed.is_subset(&cpus_of(&perf)), "{rel}: {packed:?}");
+            compared += 1;
+            continue;
+        }
         assert!(
             h.llc.iter().any(|g| packed.is_subset(g)),
             "{rel}: --cores {k} chose {packed:?}, across lstopo's LLCs {:?}",
@@ -251,69 +259,81 @@ fn realtime_on_efficiency_core_is_a_finding() {
     );
 }
 
-/// arm64 by cpu_capacity: the highest capacity is performance, the lowest
-/// efficiency (Pixel 6 Tensor: 1024, 820, 280; Dimensity-class
-/// A510/A710/A715/X3: 280, 855, 1024; Apple M1 Pro: 485, 1024).
+/// arm64 by cpu_capacity: the most capable class is performance, the
+/// least efficiency, a class holding every capacity within the scheduler's
+/// fits_capacity() margin (25%) of its highest (Pixel 6 Tensor: 1024 and
+/// 820 | 280; Dimensity-class A510/A710/A715/X3: 1024 and 855 | 280;
+/// Apple M1 Pro: 1024 | 485), as the kernel's files of each dump say.
 #[test]
 fn capacity_chooses_core_types() {
-    for (rel, perf, eff) in [
-        ("iree/arm64_pixel6_tensor", "0-1", "4-7"),
-        ("util-linux/arm-A510-A710-A715-X3", "7", "0-2"),
+    for (rel, perf, eff, caps) in [
+        (
+            "iree/arm64_pixel6_tensor",
+            "0-3",
+            "4-7",
+            [1024, 1024, 820, 820, 280, 280, 280, 280],
+        ),
+        (
+            "util-linux/arm-A510-A710-A715-X3",
+            "3-7",
+            "0-2",
+            [280, 280, 280, 855, 855, 855, 855, 1024],
+        ),
         (
             "util-linux-chcpu/aarch64_Apple_Icestorm-M1-Pro",
             "2-7",
             "0-1",
+            [485, 485, 1024, 1024, 1024, 1024, 1024, 1024],
         ),
     ] {
-        let caps: Vec<(u32, u32)> = (0..8)
-            .map(|c| {
-                let t = std::fs::read_to_string(
-                    machine(rel).join(format!("sys/devices/system/cpu/cpu{c}/cpu_capacity")),
-                )
-                .unwrap();
-                (c, t.trim().parse().unwrap())
-            })
-            .collect();
-        let max = caps.iter().map(|c| c.1).max().unwrap();
-        let min = caps.iter().map(|c| c.1).min().unwrap();
-        let with = |v: u32| -> Set { caps.iter().filter(|c| c.1 == v).map(|c| c.0).collect() };
+        for (c, want) in caps.iter().enumerate() {
+            let t = std::fs::read_to_string(
+                machine(rel).join(format!("sys/devices/system/cpu/cpu{c}/cpu_capacity")),
+            )
+            .unwrap();
+            assert_eq!(t.trim().parse::<u32>().unwrap(), *want, "{rel} cpu{c}");
+        }
         let p = cpus_of(&dry_json(rel, &["--dry-run", "--core-type", "performance"]));
         let e = cpus_of(&dry_json(rel, &["--dry-run", "--core-type", "efficiency"]));
-        assert_eq!((p.clone(), e.clone()), (with(max), with(min)), "{rel}");
-        assert_eq!(compact(&p), perf, "{rel}");
-        assert_eq!(compact(&e), eff, "{rel}");
+        assert_eq!(
+            (compact(&p).as_str(), compact(&e).as_str()),
+            (perf, eff),
+            "{rel}"
+        );
+        // --cores packs the performance class first.
+        let two = cpus_of(&dry_json(rel, &["--dry-run", "--cores", "2"]));
+        assert!(two.is_subset(&p), "{rel}: --cores 2 chose {two:?}");
     }
 }
 
-/// NVIDIA DGX GB10: hwloc's cpukinds from cpu_capacity (the expected XML
-/// of its `-nomidr` test, which reads the kinds from cpu_capacity alone):
-/// the kind of the highest capacity (1024) is performance, that of the
-/// lowest (718) efficiency.
+/// NVIDIA DGX GB10: hwloc's cpukinds by core part (MIDR_EL1, the expected
+/// XML of its default test): the X925 kind (capacities 997-1024, CPU 19
+/// the highest) is performance, the A725 kind (718, 731) efficiency;
+/// cpu_capacity's frequency binning within a part stays one class.
 #[test]
-fn gb10_core_types_are_hwlocs_extreme_kinds() {
+fn gb10_core_types_are_hwlocs_cpu_parts() {
     let rel = "hwloc/nvidia-dgx-gb10";
     let xml =
-        std::fs::read_to_string(machine(rel).join("expected-lstopo-nvidia-dgx-gb10-nomidr.xml"))
-            .unwrap();
-    let mut kinds: Vec<(u32, Set)> = xml
+        std::fs::read_to_string(machine(rel).join("expected-lstopo-nvidia-dgx-gb10.xml")).unwrap();
+    let kinds: Vec<Set> = xml
         .split("<cpukind ")
         .skip(1)
         .map(|k| {
-            let attr = |name: &str| {
-                let s = k.split(&format!("{name}=\"")).nth(1).unwrap();
-                s[..s.find('"').unwrap()].to_string()
-            };
-            (
-                attr("forced_efficiency").parse().unwrap(),
-                common::hwloc_bitmap(&attr("cpuset")),
-            )
+            let s = k.split("cpuset=\"").nth(1).unwrap();
+            common::hwloc_bitmap(&s[..s.find('"').unwrap()])
         })
         .collect();
-    kinds.sort_by_key(|k| k.0);
+    assert_eq!(kinds.len(), 2, "hwloc groups the CPUs by part: {kinds:?}");
+    let kind_of = |cpu: u32| kinds.iter().find(|k| k.contains(&cpu)).unwrap().clone();
     let p = cpus_of(&dry_json(rel, &["--dry-run", "--core-type", "performance"]));
     let e = cpus_of(&dry_json(rel, &["--dry-run", "--core-type", "efficiency"]));
-    assert_eq!(p, kinds.last().unwrap().1);
-    assert_eq!(e, kinds[0].1);
+    assert_eq!(p, kind_of(19));
+    assert_eq!(e, kind_of(0));
+    let v = dry_json(rel, &["--dry-run", "--core-type", "performance"]);
+    assert!(
+        v["reasons"].to_string().contains("cpu_capacity 997-1024"),
+        "{v}"
+    );
 }
 
 /// A machine with one core type (Lakefield's 5.3 kernel predates the
