@@ -253,30 +253,24 @@ impl Machine {
 
     /// Splits the last-level caches: every group of `groups` (cpulists)
     /// is one LLC, shared by its CPUs (each group holds whole cores).
-    pub fn llc(mut self, groups: &[&str]) -> Self {
-        for g in groups {
-            let set = cpus(g);
-            for id in set.iter() {
-                self.sys
-                    .cpus
-                    .get_mut(&id)
-                    .expect("a CPU of the machine")
-                    .llc = Some(set.clone());
-            }
-        }
-        self
+    pub fn llc(self, groups: &[&str]) -> Self {
+        self.groups(groups, |c, set| c.llc = Some(set))
     }
 
     /// Splits the clusters (`cluster_cpus_list`): each group of `groups`.
-    pub fn clusters(mut self, groups: &[&str]) -> Self {
+    pub fn clusters(self, groups: &[&str]) -> Self {
+        self.groups(groups, |c, set| c.cluster_cpus = Some(set))
+    }
+
+    /// Gives every CPU of each group of `groups` that group, by `set`.
+    fn groups(mut self, groups: &[&str], set: impl Fn(&mut Cpu, CpuSet)) -> Self {
         for g in groups {
-            let set = cpus(g);
-            for id in set.iter() {
-                self.sys
-                    .cpus
-                    .get_mut(&id)
-                    .expect("a CPU of the machine")
-                    .cluster_cpus = Some(set.clone());
+            let group = cpus(g);
+            for id in group.iter() {
+                set(
+                    self.sys.cpus.get_mut(&id).expect("a CPU of the machine"),
+                    group.clone(),
+                );
             }
         }
         self
