@@ -132,3 +132,24 @@ fn show_lists_devices_per_node() {
         "{text}"
     );
 }
+
+/// `--show --json` lists the devices with their node as the kernel gives
+/// it (-1 kept), and the MSI IRQs of each.
+#[test]
+fn show_json_lists_devices() {
+    let v = common::show_json(REL);
+    let dev = |name: &str| {
+        v["devices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["name"] == name)
+            .unwrap_or_else(|| panic!("no {name}: {}", v["devices"]))
+            .clone()
+    };
+    assert_eq!(dev("ib0")["numa_node"], 1);
+    assert_eq!(dev("ib0")["kind"], "network interface");
+    assert_eq!(dev("ib0")["irqs"].as_array().unwrap().len(), 128);
+    assert_eq!(dev("nvme0n1")["numa_node"], -1);
+    assert_eq!(dev("sda")["numa_node"], 0);
+}

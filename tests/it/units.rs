@@ -214,6 +214,12 @@ fn hybrid_pmus_choose_core_types() {
     assert_eq!(p, file("cpu_core"));
     let e = cpus_of(&dry_json(rel, &["--dry-run", "--core-type", "efficiency"]));
     assert_eq!(e, file("cpu_atom"));
+    let show = common::show_json(rel);
+    assert_eq!(show["core_types"]["performance"]["kernel_name"], "cpu_core");
+    assert_eq!(
+        ids(&show["core_types"]["efficiency"]["cpus"]),
+        (8..16).collect::<Vec<u32>>()
+    );
     let v = dry_json(
         rel,
         &["--dry-run", "--core-type", "performance", "--cores", "2"],
