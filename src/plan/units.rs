@@ -135,6 +135,13 @@ impl CoreTypes {
     }
 }
 
+/// The CPUs `cpu`'s core shares `unit` with, as the kernel lists them for
+/// the core's lowest CPU (a unit holds whole cores; a launch reads the
+/// units of those CPUs only: `system::Scope::units`).
+pub fn unit_of_core(sys: &SystemState, cpu: u32, unit: Unit) -> Option<&CpuSet> {
+    unit_of(sys, sys.core_of(cpu).first().unwrap_or(cpu), unit)
+}
+
 /// The CPUs `cpu` shares `unit` with, as the kernel lists them.
 pub fn unit_of(sys: &SystemState, cpu: u32, unit: Unit) -> Option<&CpuSet> {
     let c = sys.cpus.get(&cpu)?;
@@ -423,7 +430,7 @@ fn pack_inner<T: Clone>(items: Vec<(Place, T)>, n: usize, level: usize) -> Vec<(
 pub fn spread(sys: &SystemState, cpus: &CpuSet, unit: Unit) -> Option<String> {
     let mut groups: Vec<&CpuSet> = Vec::new();
     for c in cpus.iter() {
-        let g = unit_of(sys, c, unit)?;
+        let g = unit_of_core(sys, c, unit)?;
         if !groups.contains(&g) {
             groups.push(g);
         }
@@ -451,7 +458,7 @@ pub fn choose_units(
     let mut groups: Vec<CpuSet> = Vec::new();
     let mut unknown = CpuSet::new();
     for c in candidate.iter() {
-        match unit_of(sys, c, unit) {
+        match unit_of_core(sys, c, unit) {
             Some(g) => {
                 let g = g.intersection(&sys.online);
                 if !groups.contains(&g) {

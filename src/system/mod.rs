@@ -345,26 +345,56 @@ impl SystemState {
             }
             cpus
         };
-        // The placement units (die, cluster, LLC, capacity) of the
-        // topology targets and of the first CPU of each of their cores
-        // (the planner keys a core by it); a full read has them already.
+        // The placement units (die, cluster, LLC, capacity) of the first
+        // CPU of each of the topology targets' cores (the planner keys a
+        // core by it); a full read has them already.
         if scope.units && !(scope.details && scope.topology == Cpus::All) {
             let targets = topology_targets(&scope.topology, &known, &allowed, &isolated, &nodes);
-            let mut read = targets.clone();
+            // A unit holds whole cores: the planner asks for the units of
+            // each core's lowest CPU only (`plan::units::unit_of_core`).
+            let mut read = CpuSet::new();
             for id in targets.iter() {
-                if let Some(first) = cpus.get(&id).and_then(|c| c.siblings.as_ref()?.first()) {
-                    read.insert(first);
-                }
+                let first = cpus
+                    .get(&id)
+                    .and_then(|c| c.siblings.as_ref().filter(|s| s.contains(id))?.first());
+                read.insert(first.unwrap_or(id));
             }
+            // A unit's CPUs share its list (`cputopology.rst`: the same
+            // from each of its CPUs; the LLC's `shared_cpu_list` likewise):
+            // read once per unit, from its first core read, and given to
+            // its other cores, as packages are. `it::scope` checks this
+            // against each CPU's own files on every fixture dump.
+            // The kernel gives every CPU a cpu_capacity file or none
+            // (`drivers/base/arch_topology.c`): a first online CPU without
+            // it ends the search.
+            let any_capacity = cpus.values().find(|c| c.online).is_some_and(|c| {
+                root.exists(&format!("/sys/devices/system/cpu/cpu{}/cpu_capacity", c.id))
+            });
+            let mut known: [Vec<CpuSet>; 3] = Default::default();
             for id in read.iter() {
-                if let Some(cpu) = cpus.get_mut(&id) {
-                    topology::read_units(root, cpu);
+                let Some(cpu) = cpus.get_mut(&id).filter(|c| c.online) else {
+                    continue;
+                };
+                for (i, k) in known.iter_mut().enumerate() {
+                    *topology::unit_slot(cpu, i) = match k.iter().find(|s| s.contains(id)) {
+                        Some(set) => Some(set.clone()),
+                        None => {
+                            let set = topology::read_unit(root, id, i);
+                            k.extend(set.clone());
+                            set
+                        }
+                    };
+                }
+                if any_capacity {
+                    topology::read_capacity(root, cpu);
                 }
             }
             // Core types compare every CPU's capacity (the most capable
             // ones are the performance cores).
-            for cpu in cpus.values_mut().filter(|c| !read.contains(c.id)) {
-                topology::read_capacity(root, cpu);
+            if any_capacity {
+                for cpu in cpus.values_mut().filter(|c| !read.contains(c.id)) {
+                    topology::read_capacity(root, cpu);
+                }
             }
         }
         let hybrid = if scope.units || scope.details {

@@ -81,8 +81,8 @@ pub struct Scope {
     /// What only `--show` prints: die, cluster, the LLC (`cache/index*`)
     /// and governor of every CPU, `/proc/self/stat` (nice).
     pub details: bool,
-    /// The placement units of the topology targets and of the first CPU of
-    /// each of their cores: `die_cpus_list`, `cluster_cpus_list`, the LLC
+    /// The placement units of the first CPU of each of the topology
+    /// targets' cores (every online CPU's `cpu_capacity`): `die_cpus_list`, `cluster_cpus_list`, the LLC
     /// (`cache/index*`) and `cpu_capacity`, and the hybrid core types
     /// (`/sys/devices/cpu_core/cpus`, `cpu_atom/cpus`): `--cores` (compact
     /// inside the LLC), `--llc`, `--dies`, `--clusters`, `--core-type`,

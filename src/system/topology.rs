@@ -568,22 +568,36 @@ pub fn read_units(root: &Root, cpu: &mut Cpu) {
     if !cpu.online {
         return;
     }
-    let id = cpu.id;
-    let t = format!("{CPU_DIR}/cpu{id}/topology");
-    let set = |name: &str| {
-        let known = id_of(root, &format!("{t}/{name}_id")).is_some_and(|i| i != 65535);
-        if !known {
-            return None;
-        }
-        let name = format!("{name}_cpus");
-        root.read_list(&format!("{t}/{name}_list"))
-            .or_else(|| root.read_mask(&format!("{t}/{name}")))
-            .filter(|s| s.contains(id))
-    };
-    cpu.die_cpus = set("die");
-    cpu.cluster_cpus = set("cluster");
-    cpu.llc = read_llc(root, id);
+    for i in 0..3 {
+        *unit_slot(cpu, i) = read_unit(root, cpu.id, i);
+    }
     read_capacity(root, cpu);
+}
+
+/// The `i`th unit of [`read_units`] of online CPU `id`: 0 die, 1 LLC, 2
+/// cluster.
+pub fn read_unit(root: &Root, id: u32, i: usize) -> Option<CpuSet> {
+    if i == 1 {
+        return read_llc(root, id);
+    }
+    let name = if i == 0 { "die" } else { "cluster" };
+    let t = format!("{CPU_DIR}/cpu{id}/topology");
+    let known = id_of(root, &format!("{t}/{name}_id")).is_some_and(|i| i != 65535);
+    if !known {
+        return None;
+    }
+    root.read_list(&format!("{t}/{name}_cpus_list"))
+        .or_else(|| root.read_mask(&format!("{t}/{name}_cpus")))
+        .filter(|s| s.contains(id))
+}
+
+/// The field of [`read_unit`]'s `i`th unit.
+pub fn unit_slot(cpu: &mut Cpu, i: usize) -> &mut Option<CpuSet> {
+    match i {
+        0 => &mut cpu.die_cpus,
+        1 => &mut cpu.llc,
+        _ => &mut cpu.cluster_cpus,
+    }
 }
 
 /// Fills `capacity` (`cpuN/cpu_capacity`) of an online CPU.
