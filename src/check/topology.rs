@@ -123,9 +123,13 @@ fn efficiency_core(ctx: &Context, out: &mut Vec<Finding>) {
         Severity::Warning,
         &slow,
         format!(
-            "{what} launch runs on {}, which {} not performance cores: {}",
+            "{what} launch runs on {}, which {}: {}",
             cpus_phrase(&slow),
-            if slow.len() == 1 { "is" } else { "are" },
+            if slow.len() == 1 {
+                "is not a performance core"
+            } else {
+                "are not performance cores"
+            },
             types.describe(&ctx.sys.online)
         ),
         format!(
