@@ -2,6 +2,14 @@ complete -c pinrun -s C -l cpus -l physcpubind -l cpu-list -d 'Run on exactly th
 complete -c pinrun -l node -d 'Take CPUs from these NUMA nodes (a node list such as 0 or 0,2; all, !LIST, +LIST as numactl)' -r -f
 complete -c pinrun -s N -l cpunodebind -d 'Run on every allowed CPU of NODES, as numactl --cpunodebind (-N) does: the same as --node NODES alone, and therefore not combined with --cores, --cpus, --node or --isolated (which choose among them)' -r -f
 complete -c pinrun -l cores -d 'Choose N whole physical cores (all SMT siblings allowed), one CPU (the lowest-numbered thread) of each' -r
+complete -c pinrun -l llc -d 'Choose N whole last-level-cache groups (the CPUs sharing an L3 or the highest cache: an AMD CCX, an Intel package): every allowed CPU of each, or, with --cores, cores inside them. Compactly, in the order node, package, die' -r
+complete -c pinrun -l dies -d 'Choose N whole dies (die_cpus_list), as --llc does for caches; refused where the kernel exposes no dies' -r
+complete -c pinrun -l clusters -d 'Choose N whole clusters (cluster_cpus_list: CPUs sharing an L2 or a firmware cluster), as --llc does for caches; refused where the kernel exposes no clusters' -r
+complete -c pinrun -l core-type -d 'Choose only CPUs of this core type: Intel hybrids\' /sys/devices/cpu_core/cpus (performance) and cpu_atom/cpus (efficiency), else arm64\'s cpu_capacity (the highest is performance); refused on a machine with one core type. With --cpus, refuse any of another type' -r -f -a "performance\t'Performance cores: cpu_core on Intel hybrids, the highest cpu_capacity on arm64/RISC-V'
+efficiency\t'Efficiency cores: cpu_atom on Intel hybrids, a cpu_capacity below the highest on arm64/RISC-V'"
+complete -c pinrun -l near -d 'Choose CPUs of the NUMA node of DEVICE: a network interface (eth0), a PCI address (0000:3b:00.0 or 3b:00.0), a block device (nvme0n1) or a file (/data/x: the block device it is on), from the device\'s numa_node in sysfs (-1, unknown, is said so); --membind without NODES binds to that node. Combines with --cores, --llc, --isolated' -r -f
+complete -c pinrun -l near-irqs -d 'With --near, leave out (avoid) or choose only (share) the CPUs the device\'s MSI IRQs (a NIC\'s queues) are steered to; by default they are only named in the plan' -r -f -a "avoid\t'Leave them out of the placement'
+share\t'Choose only among them'"
 complete -c pinrun -l within -d 'Where --cores, --node and --isolated choose: inside the inherited CPU affinity (taskset, systemd CPUAffinity=, a batch scheduler\'s per-task binding) or across the cgroup\'s CPUs. Default: inside the inherited affinity when it is narrower than the cgroup\'s CPUs minus the isolated ones, else across the cgroup (see SOURCES). --cpus may leave the inherited affinity (with a finding)' -r -f -a "inherited\t'The affinity pinrun inherited (taskset, systemd CPUAffinity=, a batch scheduler\'s binding): Cpus_allowed_list of /proc/self/status'
 cgroup\t'The caller\'s cgroup cpuset (its online effective CPUs)'"
 complete -c pinrun -l wait -d 'Wait for claimed cores to become free instead of refusing, printing what it waits for; without DURATION as long as it takes (--wait=30s; units ns, us, ms, s, m, h)' -r
@@ -43,6 +51,7 @@ cpuidle-*\t''
 cpuset-*\t''
 deadline-*\t''
 default-*\t''
+efficiency-*\t''
 env-*\t''
 firmware-*\t''
 irq-*\t''
@@ -74,6 +83,7 @@ cpuidle-deep-states\t''
 cpuset-resets-affinity\t''
 deadline-cannot-fork\t''
 default-irq-affinity\t''
+efficiency-core\t''
 env-thread-binding\t''
 firmware-data\t''
 irq-on-cpu\t''

@@ -5,8 +5,9 @@ use crate::cpuset::{CpuSet, NodeSet};
 use crate::error::{Error, ErrorCode, Result};
 use crate::finding::Code;
 use crate::request::{
-    ClaimRequest, EmitFormat, FleetRequest, MemoryRequest, Mode, NodeChoice, OmpPlaces, Output,
-    Placement, Policy, Request, SchedRequest, Target, ThreadRequest, ThreadRule, Within,
+    ClaimRequest, CoreType, EmitFormat, FleetRequest, MemoryRequest, Mode, NearIrqs, NodeChoice,
+    OmpPlaces, Output, Placement, Policy, Request, SchedRequest, Target, ThreadRequest, ThreadRule,
+    Unit, Within,
 };
 use clap::{ArgGroup, Parser, ValueEnum};
 use std::ffi::OsString;
@@ -59,6 +60,26 @@ pub enum ProbeModeArg {
     Wakeup,
 }
 
+/// The core types `--core-type` can name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CoreTypeArg {
+    /// Performance cores: cpu_core on Intel hybrids, the highest
+    /// cpu_capacity on arm64/RISC-V
+    Performance,
+    /// Efficiency cores: cpu_atom on Intel hybrids, a cpu_capacity below
+    /// the highest on arm64/RISC-V
+    Efficiency,
+}
+
+/// What `--near-irqs` does with the CPUs the device's IRQs are steered to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum NearIrqsArg {
+    /// Leave them out of the placement
+    Avoid,
+    /// Choose only among them
+    Share,
+}
+
 /// Files pinrun can generate from this definition (`--generate`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Generate {
@@ -85,6 +106,7 @@ pub enum Generate {
     version,
     after_help = "Examples:\n  pinrun --node 0 --cores 4 --fifo 90 -- ./app\n  pinrun --cpus 2-7 --cores 2 --membind -- ./app\n  pinrun --dry-run --json --node 1 --cores 2",
     group(ArgGroup::new("mode").args(["dry_run", "check", "show", "emit", "check_emitted"])),
+    group(ArgGroup::new("units").args(["llc", "dies", "clusters"])),
     group(ArgGroup::new("policy").args(["fifo", "rr", "other", "batch", "idle", "deadline"])),
     group(ArgGroup::new("mempolicy").args(["membind", "preferred", "preferred_many", "interleave", "weighted_interleave", "localalloc"])),
 )]
@@ -112,6 +134,58 @@ pub struct Cli {
     /// lowest-numbered thread) of each.
     #[arg(long, value_name = "N", help_heading = "Placement")]
     pub cores: Option<usize>,
+
+    /// Choose N whole last-level-cache groups (the CPUs sharing an L3 or
+    /// the highest cache: an AMD CCX, an Intel package): every allowed CPU
+    /// of each, or, with --cores, cores inside them. Compactly, in the
+    /// order node, package, die.
+    #[arg(long, value_name = "N", conflicts_with_all = ["cpus", "cpunodebind"], help_heading = "Placement")]
+    pub llc: Option<usize>,
+
+    /// Choose N whole dies (die_cpus_list), as --llc does for caches;
+    /// refused where the kernel exposes no dies.
+    #[arg(long, value_name = "N", conflicts_with_all = ["cpus", "cpunodebind"], help_heading = "Placement")]
+    pub dies: Option<usize>,
+
+    /// Choose N whole clusters (cluster_cpus_list: CPUs sharing an L2 or a
+    /// firmware cluster), as --llc does for caches; refused where the
+    /// kernel exposes no clusters.
+    #[arg(long, value_name = "N", conflicts_with_all = ["cpus", "cpunodebind"], help_heading = "Placement")]
+    pub clusters: Option<usize>,
+
+    /// Choose only CPUs of this core type: Intel hybrids'
+    /// /sys/devices/cpu_core/cpus (performance) and cpu_atom/cpus
+    /// (efficiency), else arm64's cpu_capacity (the highest is
+    /// performance); refused on a machine with one core type. With --cpus,
+    /// refuse any of another type.
+    #[arg(
+        long,
+        value_enum,
+        value_name = "TYPE",
+        conflicts_with = "cpunodebind",
+        help_heading = "Placement"
+    )]
+    pub core_type: Option<CoreTypeArg>,
+
+    /// Choose CPUs of the NUMA node of DEVICE: a network interface (eth0),
+    /// a PCI address (0000:3b:00.0 or 3b:00.0), a block device (nvme0n1)
+    /// or a file (/data/x: the block device it is on), from the device's
+    /// numa_node in sysfs (-1, unknown, is said so); --membind without
+    /// NODES binds to that node. Combines with --cores, --llc, --isolated.
+    #[arg(long, value_name = "DEVICE", conflicts_with_all = ["cpus", "node", "cpunodebind"], value_hint = clap::ValueHint::Other, help_heading = "Placement")]
+    pub near: Option<String>,
+
+    /// With --near, leave out (avoid) or choose only (share) the CPUs the
+    /// device's MSI IRQs (a NIC's queues) are steered to; by default they
+    /// are only named in the plan.
+    #[arg(
+        long,
+        value_enum,
+        value_name = "HOW",
+        requires = "near",
+        help_heading = "Placement"
+    )]
+    pub near_irqs: Option<NearIrqsArg>,
 
     /// With --cores, use every SMT thread of each chosen core.
     #[arg(long, requires = "cores", help_heading = "Placement")]
@@ -324,7 +398,7 @@ pub struct Cli {
     pub check: bool,
 
     /// Print the machine: nodes, packages, cores, CPUs.
-    #[arg(long, conflicts_with_all = ["cpus", "node", "cpunodebind", "cores", "isolated", "exclusive", "wait", "policy", "mempolicy", "nice", "reset_on_fork", "command"], help_heading = "Modes")]
+    #[arg(long, conflicts_with_all = ["cpus", "node", "cpunodebind", "cores", "isolated", "units", "core_type", "near", "exclusive", "wait", "policy", "mempolicy", "nice", "reset_on_fork", "command"], help_heading = "Modes")]
     pub show: bool,
 
     /// Print the plan as native directives of FORMAT instead of running
@@ -369,7 +443,7 @@ pub struct Cli {
     /// Save the files pinrun reads of this machine (or of --sysroot) to
     /// FILE, a .tar.gz that --sysroot FILE replays: attach it to a bug
     /// report. Never replaces an existing FILE. See DUMPS in pinrun(1).
-    #[arg(long, value_name = "FILE", value_hint = clap::ValueHint::FilePath, conflicts_with_all = ["mode", "json", "cpus", "node", "cpunodebind", "cores", "isolated", "exclusive", "wait", "policy", "mempolicy", "nice", "reset_on_fork", "strict", "allow", "command"], help_heading = "Modes")]
+    #[arg(long, value_name = "FILE", value_hint = clap::ValueHint::FilePath, conflicts_with_all = ["mode", "json", "cpus", "node", "cpunodebind", "cores", "isolated", "units", "core_type", "near", "exclusive", "wait", "policy", "mempolicy", "nice", "reset_on_fork", "strict", "allow", "command"], help_heading = "Modes")]
     pub dump: Option<PathBuf>,
 
     /// Refuse the launch (exit 125) on any warning.
@@ -766,6 +840,19 @@ impl Cli {
                     .hint("ask for one or more cores, e.g. --cores 1"),
             );
         }
+        for (option, n) in [
+            ("--llc", self.llc),
+            ("--dies", self.dies),
+            ("--clusters", self.clusters),
+        ] {
+            if n == Some(0) {
+                return Err(Error::new(
+                    ErrorCode::BadUnitCount,
+                    format!("{option}: must be at least 1"),
+                )
+                .hint(format!("ask for one or more, e.g. {option} 1")));
+            }
+        }
         let wait = match self.wait.as_deref() {
             None => None,
             Some("") => Some(None),
@@ -835,6 +922,23 @@ impl Cli {
                 Some(WithinArg::Cgroup) => Within::Cgroup,
             },
             housekeeping: self.housekeeping,
+            units: [
+                (Unit::Llc, self.llc),
+                (Unit::Die, self.dies),
+                (Unit::Cluster, self.clusters),
+            ]
+            .into_iter()
+            .find_map(|(u, n)| Some((u, n?))),
+            core_type: self.core_type.map(|t| match t {
+                CoreTypeArg::Performance => CoreType::Performance,
+                CoreTypeArg::Efficiency => CoreType::Efficiency,
+            }),
+            near: self.near.clone(),
+            near_irqs: match self.near_irqs {
+                None => NearIrqs::Report,
+                Some(NearIrqsArg::Avoid) => NearIrqs::Avoid,
+                Some(NearIrqsArg::Share) => NearIrqs::Share,
+            },
         };
         if self.exclusive && !placement.is_requested() {
             return Err(Error::new(

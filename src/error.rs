@@ -160,6 +160,26 @@ error_codes! {
     NodeCpusOffline = "node-cpus-offline",
     /// Fewer whole cores than `--cores N` in the candidates.
     NotEnoughCores = "not-enough-cores",
+    /// `--llc`, `--dies` or `--clusters` is not a positive number.
+    BadUnitCount = "bad-unit-count",
+    /// `--dies`/`--clusters`/`--llc` where the kernel lists no such unit
+    /// for the candidates (no `die_cpus_list`, `cluster_cpus_list`, cache).
+    UnitUnavailable = "unit-unavailable",
+    /// Fewer whole, free units than `--llc`/`--dies`/`--clusters N`.
+    NotEnoughUnits = "not-enough-units",
+    /// `--near`: no such network interface, PCI device, block device or
+    /// file.
+    DeviceNotFound = "device-not-found",
+    /// `--near`: the device's NUMA node is unknown (`numa_node` -1) on a
+    /// machine with several nodes.
+    DeviceNodeUnknown = "device-node-unknown",
+    /// `--near-irqs`: no candidate CPU left.
+    NearIrqsLeaveNone = "near-irqs-leave-none",
+    /// `--core-type` on a machine with one core type.
+    NoCoreTypes = "no-core-types",
+    /// `--core-type`: no candidate (with `--cpus`: not every one) is of
+    /// the type.
+    NoCpusOfCoreType = "no-cpus-of-core-type",
     // Claims.
     /// A claimed CPU (`--cpus`, `--exclusive`).
     CpuClaimed = "cpu-claimed",

@@ -73,6 +73,11 @@ boot CPU); pinrun trusts sysfs.
     SiblingNotIsolated = "sibling-not-isolated",
         r#"an SMT sibling of an isolated chosen CPU is not isolated.
 "#;
+    /// `efficiency-core`.
+    EfficiencyCore = "efficiency-core",
+        r#"a real-time or --isolated launch lands on CPUs that are not performance cores
+(cpu_atom on Intel hybrids, a cpu_capacity below the highest on arm64).
+"#;
     /// `partition-invalid`.
     PartitionInvalid = "partition-invalid",
         r#"the caller's cgroup v2 partition reads "isolated invalid (...)".

@@ -50,6 +50,7 @@ then
 .B \-\-cores N
 then picks N whole cores (every SMT sibling a candidate) compactly: the lowest
 node that can hold all N, in it the lowest package that can, then the lowest
+die, LLC and cluster that can (PLACEMENT UNITS), then the lowest
 cores; one CPU of each (its lowest-numbered thread), or every thread with
 .BR \-\-smt .
 SMT siblings are read from
@@ -92,6 +93,100 @@ always across the cgroup's CPUs.
 .B \-\-cpus
 may name CPUs outside the inherited affinity (finding
 .BR outside\-inherited\-affinity ).
+.SH "PLACEMENT UNITS"
+The compact-choice order is node, package, die, LLC, cluster, core: each
+level is the lowest one that holds everything asked for, and where none
+does, the fewest of them (the fullest first, then the lowest), each filled
+the same way. On a machine with core types (see
+.BR \-\-core\-type )
+core types come first: they are filled the most capable first
+(performance cores, then by falling
+.IR cpu_capacity ,
+capacities within the scheduler's
+.B fits_capacity()
+margin of 25% being one class),
+so that packing never moves a choice onto efficiency cores while
+performance cores are free. The units are the kernel's lists:
+.I cache/index*/shared_cpu_list
+of the highest cache level that is not an instruction cache (the LLC: an L3,
+an AMD CCX;
+.IR Documentation/ABI/testing/sysfs-devices-system-cpu ),
+.I topology/die_cpus_list
+and
+.I topology/cluster_cpus_list
+.RI ( Documentation/admin-guide/cputopology.rst ).
+A die or cluster whose
+.I die_id
+or
+.I cluster_id
+is \-1 (the architecture has none: arm64 dies) is no unit. Clusters pack
+only where all are of one size: on Intel hybrids a P\-core is a cluster of
+its own and E\-cores share one by four, and packing there would move the
+choice onto E\-cores. The group that holds everything is the lowest in CPU
+order, a node or package the kernel does not name last. The plan says
+whether the chosen cores are inside one LLC or over how many.
+.TP
+.BI \-\-llc " N" ", \-\-dies " N ", \-\-clusters " N
+N whole groups (every online CPU of each a candidate and none claimed),
+chosen compactly by node, package and die; every CPU of them, or, with
+.BR \-\-cores ,
+cores inside them. A unit the kernel does not list for the candidates is
+refused
+.RB ( unit\-unavailable ),
+so are fewer whole groups than N
+.RB ( not\-enough\-units ).
+.TP
+.BI \-\-core\-type " performance" | efficiency
+Only CPUs of that core type: on Intel hybrids the CPUs of the
+.I cpu_core
+(performance) and
+.I cpu_atom
+(efficiency) PMUs,
+.I /sys/devices/cpu_core/cpus
+and
+.IR cpu_atom/cpus ;
+elsewhere (arm64, RISC\-V)
+.IR cpuN/cpu_capacity :
+the CPUs of the highest capacity are performance cores, those of the lowest
+efficiency cores, CPUs between (a middle tier) neither. A machine with one
+type (no PMU file, equal or no capacities) refuses it
+.RB ( no\-core\-types ).
+A real\-time or
+.B \-\-isolated
+launch on CPUs that are not performance cores gets the finding
+.BR efficiency\-core .
+.TP
+.BI \-\-near " DEVICE"
+The CPUs of the NUMA node of a network interface
+.RI ( eth0 ),
+a PCI function
+.RI ( 0000:3b:00.0 " or " 3b:00.0 ),
+a block device
+.RI ( nvme0n1 )
+or a file's block device (a path; live only): the
+.I numa_node
+of the nearest directory with one on the device's sysfs path, as numactl's
+.BR \-\-cpunodebind=netdev: ,
+.BR pci: ,
+.B block:
+and
+.B file:
+read it. \-1 is the kernel's "unknown" and is said so: on a machine with one
+node every CPU is as near, on several it is refused
+.RB ( device\-node\-unknown ;
+choose with
+.BR \-\-node ).
+.B \-\-membind
+without NODES then binds to that node. The plan names the CPUs the device's
+MSI IRQs
+.RI ( msi_irqs/ )
+are steered to;
+.B \-\-near\-irqs avoid
+leaves them out,
+.B \-\-near\-irqs share
+chooses only among them.
+.B \-\-show
+lists the network interfaces and block devices per node.
 .SH CLAIMS
 .B \-\-exclusive
 claims the chosen cores, every SMT sibling of each (even when only one thread
@@ -892,6 +987,7 @@ chrt \-p PID	\-\-pid PID	every thread's policy, priority, nice, deadline paramet
 chrt \-a \-p PRIO PID	\-\-pid PID \-\-fifo PRIO	every thread; \-\-tid TID for one (chrt \-p without \-a)
 migratepages PID FROM TO	\-\-pid PID \-\-migrate \-\-membind TO	FROM: the nodes holding its pages (numa_maps)
 numactl \-\-show	\-\-pid self	pinrun's own (inherited) placement and policy
+numactl \-\-cpunodebind=netdev:eth0	\-\-near eth0	also pci:, block:, file: (a path)
 .TE
 .PP
 .B \-\-node
@@ -961,6 +1057,8 @@ pinrun \-\-interleave all \-\- postgres \-D /var/lib/postgresql/data
 pinrun \-\-dry\-run \-\-json \-\-node 1 \-\-cores 2 | jq \-er .cpulist
 pinrun \-\-node 1 \-\-cores 8 \-\-smt \-\-omp \-\- ./solver
 pinrun \-\-cpus 2\-5 \-\-thread\-map 'main=@0,w*=each' \-\- ./engine
+pinrun \-\-near eth0 \-\-cores 4 \-\-fifo 90 \-\-membind \-\- ./feed
+pinrun \-\-llc 1 \-\-cores 4 \-\- ./shared\-cache\-workers
 pinrun \-\-dump machine.tar.gz
 pinrun \-\-cores 1 \-\-fifo 90 \-\-probe=2s \-\-probe\-max 50us \-\- ./app
 pinrun \-\-sysroot machine.tar.gz \-\-dry\-run \-\-node 0 \-\-cores 4 \-\-fifo 90

@@ -31,6 +31,98 @@ pub struct Placement {
     /// `--housekeeping`: housekeeping CPUs only (neither isolated nor
     /// nohz_full), the opposite of `--isolated`.
     pub housekeeping: bool,
+    /// `--llc N`, `--dies N`, `--clusters N`: N whole groups of CPUs that
+    /// share a last-level cache, a die or a cluster.
+    pub units: Option<(Unit, usize)>,
+    /// `--core-type performance|efficiency`: CPUs of that core type only.
+    pub core_type: Option<CoreType>,
+    /// `--near DEVICE`: the CPUs of the device's NUMA node.
+    pub near: Option<String>,
+    /// `--near-irqs`: what to do with the CPUs the device's IRQs are
+    /// steered to.
+    pub near_irqs: NearIrqs,
+}
+
+/// The CPUs a `--near` device's IRQs are steered to (their effective
+/// affinity), and what the placement does with them (`--near-irqs`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum NearIrqs {
+    /// Said in the plan only.
+    #[default]
+    Report,
+    /// `--near-irqs avoid`: leave them out (the application does not
+    /// share CPUs with the device's interrupt handlers and softirqs).
+    Avoid,
+    /// `--near-irqs share`: only them (the application runs where the
+    /// device's packets are handled, warm in cache).
+    Share,
+}
+
+/// A placement unit larger than a core (pinrun(1) PLACEMENT UNITS): the
+/// CPUs that share a last-level cache, a die or a cluster, as the kernel
+/// lists them (`Documentation/admin-guide/cputopology.rst`,
+/// `Documentation/ABI/testing/sysfs-devices-system-cpu`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Unit {
+    /// A die (`topology/die_cpus_list`).
+    Die,
+    /// A last-level cache (`cache/indexK/shared_cpu_list` of the highest
+    /// level that is not an instruction cache).
+    Llc,
+    /// A cluster (`topology/cluster_cpus_list`: CPUs sharing an L2 or a
+    /// cluster of the firmware's PPTT).
+    Cluster,
+}
+
+impl Unit {
+    /// The option that asks for it (`--llc`, `--dies`, `--clusters`).
+    pub fn option(self) -> &'static str {
+        match self {
+            Unit::Die => "--dies",
+            Unit::Llc => "--llc",
+            Unit::Cluster => "--clusters",
+        }
+    }
+
+    /// Its name in messages ("LLC", "die", "cluster").
+    pub fn name(self) -> &'static str {
+        match self {
+            Unit::Die => "die",
+            Unit::Llc => "LLC",
+            Unit::Cluster => "cluster",
+        }
+    }
+
+    /// The sysfs file that lists a unit's CPUs, below `cpuN/`.
+    pub fn file(self) -> &'static str {
+        match self {
+            Unit::Die => "topology/die_cpus_list",
+            Unit::Llc => "cache/index*/shared_cpu_list",
+            Unit::Cluster => "topology/cluster_cpus_list",
+        }
+    }
+}
+
+/// A core type of a hybrid CPU (`--core-type`): Intel's performance
+/// (`cpu_core`) and efficiency (`cpu_atom`) cores, or on arm64 and RISC-V
+/// the CPUs of the highest `cpu_capacity` (performance) and those below it
+/// (efficiency).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CoreType {
+    /// Performance cores.
+    Performance,
+    /// Efficiency cores.
+    Efficiency,
+}
+
+impl CoreType {
+    /// `performance` or `efficiency`.
+    pub fn name(self) -> &'static str {
+        match self {
+            CoreType::Performance => "performance",
+            CoreType::Efficiency => "efficiency",
+        }
+    }
 }
 
 /// Which CPUs a placement chooses among (`--within`; pinrun(1) SOURCES).
@@ -63,6 +155,9 @@ impl Placement {
             || self.cores.is_some()
             || self.isolated
             || self.housekeeping
+            || self.units.is_some()
+            || self.core_type.is_some()
+            || self.near.is_some()
     }
 }
 

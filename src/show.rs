@@ -6,10 +6,27 @@
 //! device IRQs. Long lists use the stride form (`0-78:2`).
 
 use crate::cpuset::CpuSet;
+use crate::plan::units::{CoreTypes, unit_of};
+use crate::request::Unit;
 use crate::system::SystemState;
 use crate::words::or_dash;
 use std::collections::BTreeMap;
 use std::fmt::Write;
+
+/// The devices `--show` lists (network interfaces and block devices that
+/// are not virtual) on `node` (`None`: unknown, `numa_node` -1 or none),
+/// as "eth0 nvme0n1".
+fn devices_on(sys: &SystemState, node: Option<i64>) -> String {
+    sys.devices
+        .iter()
+        .filter(|d| match node {
+            Some(n) => d.numa_node == Some(n),
+            None => d.numa_node.is_none_or(|v| v < 0),
+        })
+        .map(|d| d.name.as_str())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
 
 /// Above this many nodes the default view prints one line per node.
 const MANY_NODES: usize = 16;
@@ -162,6 +179,15 @@ pub fn text(sys: &SystemState, verbose: bool) -> String {
         ],
         "  ",
     );
+    if let Some(types) = CoreTypes::of(sys) {
+        wrap(
+            &mut s,
+            "core types: ",
+            "  ",
+            &[types.describe(&sys.online)],
+            "",
+        );
+    }
     let device = sys.irqs.list.iter().filter(|i| !i.is_per_cpu()).count();
     if device > 0 {
         let on: CpuSet = irqs.keys().copied().collect();
@@ -202,6 +228,10 @@ pub fn text(sys: &SystemState, verbose: bool) -> String {
                             n.distances.iter().map(|(_, d)| d.to_string()).collect();
                         parts.push(format!("distances {}", d.join(" ")));
                     }
+                    let devs = devices_on(sys, Some(i64::from(n.id)));
+                    if !devs.is_empty() {
+                        parts.push(format!("devices {devs}"));
+                    }
                     if many {
                         let here: Vec<_> =
                             groups.iter().filter(|((nn, _), _)| nn == node).collect();
@@ -220,15 +250,6 @@ pub fn text(sys: &SystemState, verbose: bool) -> String {
         }
         let cpus = cores.iter().fold(CpuSet::new(), |a, c| a.union(c));
         let first = cpus.first().and_then(|c| sys.cpus.get(&c));
-        let llcs: Vec<CpuSet> = {
-            let mut v: Vec<CpuSet> = cpus
-                .iter()
-                .filter_map(|c| sys.cpus.get(&c)?.llc.clone())
-                .collect();
-            v.sort_by_key(CpuSet::first);
-            v.dedup();
-            v
-        };
         let mut parts = vec![format!(
             "  package {}: {} core{}, CPUs {}",
             or_dash(first.and_then(|c| c.package)),
@@ -236,16 +257,32 @@ pub fn text(sys: &SystemState, verbose: bool) -> String {
             if cores.len() == 1 { "" } else { "s" },
             cpus.to_compact_list()
         )];
-        match llcs.len() {
-            0 => {}
-            1 => parts.push(format!("LLC {}", llcs[0].to_compact_list())),
-            n => parts.push(format!(
-                "{n} LLCs: {}",
-                llcs.iter()
-                    .map(CpuSet::to_compact_list)
-                    .collect::<Vec<_>>()
-                    .join(" | ")
-            )),
+        // The units of the package (pinrun(1) PLACEMENT UNITS): dies and
+        // clusters only when they split it further than cores do.
+        for unit in [Unit::Die, Unit::Llc, Unit::Cluster] {
+            let mut groups: Vec<&CpuSet> =
+                cpus.iter().filter_map(|c| unit_of(sys, c, unit)).collect();
+            groups.sort_by_key(|g| g.first());
+            groups.dedup();
+            let split = match unit {
+                Unit::Llc => true,
+                Unit::Die => groups.len() > 1,
+                Unit::Cluster => groups.len() > 1 && groups.len() < cores.len(),
+            };
+            match groups.len() {
+                0 => {}
+                _ if !split => {}
+                1 => parts.push(format!("{} {}", unit.name(), groups[0].to_compact_list())),
+                n => parts.push(format!(
+                    "{n} {}s: {}",
+                    unit.name(),
+                    groups
+                        .iter()
+                        .map(|g| g.to_compact_list())
+                        .collect::<Vec<_>>()
+                        .join(" | ")
+                )),
+            }
         }
         wrap(&mut s, "", "    ", &parts, "; ");
         let items: Vec<String> = cores
@@ -259,6 +296,16 @@ pub fn text(sys: &SystemState, verbose: bool) -> String {
             format!(", {} ({} free)", kib(t), kib(n.mem_free_kb.unwrap_or(0)))
         });
         let _ = writeln!(s, "node {}: no CPUs{mem}", n.id);
+    }
+    let unknown = devices_on(sys, None);
+    if !unknown.is_empty() {
+        wrap(
+            &mut s,
+            "devices of no known node (numa_node -1 or none): ",
+            "  ",
+            &[unknown],
+            "",
+        );
     }
     if many {
         let _ = writeln!(s, "(-v shows packages, cores and every CPU)");

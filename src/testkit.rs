@@ -67,6 +67,9 @@ impl Machine {
                             siblings: Some(siblings.clone()),
                             package_cpus: Some(package_cpus.clone()),
                             llc: Some(package_cpus.clone()),
+                            die_cpus: Some(package_cpus.clone()),
+                            cluster_cpus: None,
+                            capacity: None,
                             node: Some(p),
                             governor: None,
                         },
@@ -119,6 +122,9 @@ impl Machine {
                 topology_issues: Vec::new(),
                 disagreements: Vec::new(),
                 nocb_kthreads: None,
+                hybrid: Default::default(),
+                near: None,
+                devices: Vec::new(),
                 read_error: None,
             },
         }
@@ -266,6 +272,51 @@ impl Machine {
     /// quota, the Slurm task.
     pub fn fleet(mut self, fleet: crate::system::fleet::Fleet) -> Self {
         self.sys.fleet = fleet;
+        self
+    }
+
+    /// Splits the last-level caches: every group of `groups` (cpulists)
+    /// is one LLC, shared by its CPUs (each group holds whole cores).
+    pub fn llc(self, groups: &[&str]) -> Self {
+        self.groups(groups, |c, set| c.llc = Some(set))
+    }
+
+    /// Splits the clusters (`cluster_cpus_list`): each group of `groups`.
+    pub fn clusters(self, groups: &[&str]) -> Self {
+        self.groups(groups, |c, set| c.cluster_cpus = Some(set))
+    }
+
+    /// Gives every CPU of each group of `groups` that group, by `set`.
+    fn groups(mut self, groups: &[&str], set: impl Fn(&mut Cpu, CpuSet)) -> Self {
+        for g in groups {
+            let group = cpus(g);
+            for id in group.iter() {
+                set(
+                    self.sys.cpus.get_mut(&id).expect("a CPU of the machine"),
+                    group.clone(),
+                );
+            }
+        }
+        self
+    }
+
+    /// An Intel hybrid: `core` in `/sys/devices/cpu_core/cpus`, `atom` in
+    /// `/sys/devices/cpu_atom/cpus`.
+    pub fn hybrid(mut self, core: &str, atom: &str) -> Self {
+        self.sys.hybrid.core = Some(cpus(core));
+        self.sys.hybrid.atom = Some(cpus(atom));
+        self
+    }
+
+    /// `cpu_capacity` of the CPUs of `list`.
+    pub fn capacity(mut self, list: &str, capacity: u32) -> Self {
+        for id in cpus(list).iter() {
+            self.sys
+                .cpus
+                .get_mut(&id)
+                .expect("a CPU of the machine")
+                .capacity = Some(capacity);
+        }
         self
     }
 

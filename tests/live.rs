@@ -1963,3 +1963,88 @@ fn pid_current_affinity_does_not_bound_the_new_one() {
     let kept = dry(&["--pid", &pid, "--within", "inherited"]);
     assert_eq!(kept["cpus"], serde_json::json!([cpus.last().unwrap()]));
 }
+
+/// `--near` this machine's first network interface on a bus (a virtio NIC
+/// here): the launch runs on the CPUs of the node the kernel gives its PCI
+/// function (`numa_node`, read here by walking up the device's path), or,
+/// for -1 (unknown, as in most VMs), on every allowed CPU of a one-node
+/// machine, saying so; on a machine with several nodes -1 is refused.
+#[test]
+fn near_the_nic() {
+    let Some((nic, node)) = std::fs::read_dir("/sys/class/net")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .find_map(|e| {
+            let mut dir = std::fs::canonicalize(e.path()).ok()?;
+            if dir.starts_with("/sys/devices/virtual") {
+                return None;
+            }
+            while !dir.join("numa_node").exists() {
+                dir = dir.parent()?.to_path_buf();
+            }
+            let node: i64 = std::fs::read_to_string(dir.join("numa_node"))
+                .ok()?
+                .trim()
+                .parse()
+                .ok()?;
+            Some((e.file_name().to_string_lossy().into_owned(), node))
+        })
+    else {
+        return common::skip("no network interface on a bus with numa_node");
+    };
+    let nodes = std::fs::read_dir("/sys/devices/system/node")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| {
+            let n = e.file_name();
+            let n = n.to_string_lossy();
+            n.starts_with("node")
+                && std::fs::read_to_string(e.path().join("cpulist"))
+                    .is_ok_and(|c| !c.trim().is_empty())
+        })
+        .count();
+    let out = pinrun()
+        .args([
+            "--near",
+            &nic,
+            "--",
+            "grep",
+            "Cpus_allowed_list",
+            "/proc/self/status",
+        ])
+        .output()
+        .unwrap();
+    let dry = pinrun()
+        .args(["--dry-run", "--json", "--near", &nic])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&dry.stdout).unwrap();
+    if node >= 0 {
+        let list = std::fs::read_to_string(format!("/sys/devices/system/node/node{node}/cpulist"))
+            .unwrap();
+        let want = pinrun::cpuset::CpuSet::parse_sysfs_list(&list, None).unwrap();
+        assert_status(&out, 0);
+        let got = String::from_utf8_lossy(&out.stdout);
+        let got = pinrun::cpuset::CpuSet::parse(got.trim().rsplit('\t').next().unwrap()).unwrap();
+        assert!(got.is_subset(&want), "{nic} node {node}: {got}");
+    } else if nodes <= 1 {
+        assert_status(&out, 0);
+        assert!(
+            v["reasons"].to_string().contains("NUMA node unknown"),
+            "{nic}: numa_node {node}: {v}"
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout)
+                .trim()
+                .rsplit('\t')
+                .next()
+                .unwrap(),
+            v["cpulist"].as_str().unwrap()
+        );
+    } else {
+        assert_status(&out, 125);
+        assert_eq!(v["error"]["code"], "device-node-unknown");
+    }
+}

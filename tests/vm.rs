@@ -581,6 +581,36 @@ fn vm_memoryless_node() {
     assert!(pages[&1] >= 2048, "{pages:?}");
 }
 
+/// `--near`: an e1000e NIC behind a PCIe expander bridge (pxb-pcie) that
+/// QEMU attaches to NUMA node 1 (its ACPI `_PXM`): the guest kernel's
+/// `numa_node` of the NIC's PCI function is 1, and `--near` it runs on
+/// node 1's CPUs 4-7 with memory bound there.
+#[test]
+#[ignore = "boots QEMU: run by .ci/run with --ignored (README: VM tests)"]
+fn vm_near_nic() {
+    let g = boot("near");
+    let pci = g.ok("pci");
+    assert!(
+        pci.lines().any(|l| l == "0000:81:00.0 1 0x020000"),
+        "the NIC's function is on node 1 (class 0x020000: Ethernet):\n{pci}"
+    );
+    assert!(
+        pci.lines().any(|l| l.starts_with("0000:80:00.0 1 ")),
+        "{pci}"
+    );
+    let out = g.ok("near-nic");
+    assert_eq!(field(out, "Cpus_allowed_list:").as_deref(), Some("4"));
+    let (policy, pages) = biggest_anon(out);
+    assert_eq!(policy, "bind:1");
+    assert_eq!(pages.keys().copied().collect::<Vec<_>>(), [1]);
+    let v = g.json("near-nic-json");
+    assert_eq!(v["cpulist"], "4-7");
+    assert!(v["reasons"].to_string().contains("NUMA node 1"), "{v}");
+    assert_eq!(g.allowed("near-port"), "4-7");
+    let show = g.ok("near-nic-show");
+    assert!(show.contains("node 1: CPUs 4-7"), "{show}");
+}
+
 /// Scenario 3: node 2 = 256M without CPUs; distances 0-1 21, 0-2 30, 1-2 30.
 #[test]
 #[ignore = "boots QEMU: run by .ci/run with --ignored (README: VM tests)"]

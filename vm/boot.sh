@@ -6,6 +6,9 @@
 #   memless   basic, but node 1 = CPUs 4-5 and node 2 = CPUs 6-7 without memory;
 #             distances 0-1 20, 0-2 30, 1-2 15 (node 1 is node 2's nearest memory)
 #   cpuless   basic plus node 2 with 256M and no CPUs, distances 0-1 21, x-2 30
+#   near      basic plus a PCIe expander bridge (pxb-pcie, bus 0x80) on node 1
+#             with a root port (0000:80:00.0) and an e1000e NIC behind it
+#             (0000:81:00.0) on a hub port that leads nowhere
 #   big       4 sockets x 4 cores x 2 threads (32 CPUs), one node per socket,
 #             8 PCIe root ports (pcieport is built in: a PCI-MSI IRQ each,
 #             spread over the CPUs; Debian 12's kernel has no built-in virtio)
@@ -21,6 +24,13 @@ basic|wide)
   [ "$topo" = wide ] && M=512M || M=256M
   args="$smp8 -m $((2 * ${M%M}))M $(ram 0 $M) $(ram 1 $M)
     -numa node,nodeid=0,cpus=0-3,memdev=m0 -numa node,nodeid=1,cpus=4-7,memdev=m1"
+  append=$iso ;;
+near)
+  args="$smp8 -m 512M $(ram 0 256M) $(ram 1 256M)
+    -numa node,nodeid=0,cpus=0-3,memdev=m0 -numa node,nodeid=1,cpus=4-7,memdev=m1
+    -device pxb-pcie,id=pxb1,bus_nr=128,numa_node=1,bus=pcie.0
+    -device pcie-root-port,id=rpn1,bus=pxb1,chassis=30,slot=0
+    -netdev hubport,id=n1,hubid=0 -device e1000e,bus=rpn1,netdev=n1"
   append=$iso ;;
 memless)
   args="$smp8 -m 512M $(ram 0 256M) $(ram 1 256M)

@@ -35,10 +35,18 @@ pub fn for_request(req: &Request) -> Scope {
         rt: req.sched.policy.is_some(),
         nice: req.sched.nice.is_some(),
         sched: req.sched.is_requested(),
-        irqs: req.uses_findings() && (req.latency_critical() || req.shows_info()),
+        irqs: (req.uses_findings() && (req.latency_critical() || req.shows_info()))
+            || p.near.is_some(),
         info: req.shows_info(),
         kthreads: req.mode == Mode::Check,
         details: false,
+        units: p.is_requested()
+            && (p.cores.is_some()
+                || p.units.is_some()
+                || p.core_type.is_some()
+                || (req.uses_findings()
+                    && (p.isolated || req.sched.policy.is_some_and(Policy::is_rt)))),
+        near: p.near.clone(),
     }
 }
 

@@ -3,7 +3,9 @@
 
 use super::{Code, Context, Finding, Severity};
 use crate::cpuset::CpuSet;
+use crate::plan::units::CoreTypes;
 use crate::plan::{cores_of, inherited_bound};
+use crate::request::CoreType;
 use crate::words::cpus_phrase;
 
 /// The codes the topology check can emit.
@@ -13,9 +15,11 @@ pub(super) const CODES: &[Code] = &[
     Code::TopologyInconsistent,
     Code::SourcesDisagree,
     Code::OutsideInheritedAffinity,
+    Code::EfficiencyCore,
 ];
 
 pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
+    efficiency_core(ctx, out);
     for w in &ctx.sys.warnings {
         out.push(Finding::new(
             Code::FirmwareData,
@@ -92,4 +96,45 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
             ));
         }
     }
+}
+
+/// `efficiency-core`: a real-time (SCHED_FIFO, SCHED_RR) or `--isolated`
+/// launch whose chosen CPUs include some that are not performance cores,
+/// unless `--core-type efficiency` asked for them.
+fn efficiency_core(ctx: &Context, out: &mut Vec<Finding>) {
+    let p = &ctx.req.placement;
+    let rt = ctx.req.sched.policy.is_some_and(|pol| pol.is_rt());
+    let (Some(chosen), true) = (&ctx.plan.cpus, rt || p.isolated) else {
+        return;
+    };
+    if p.core_type == Some(CoreType::Efficiency) {
+        return;
+    }
+    let Some(types) = CoreTypes::of(ctx.sys) else {
+        return;
+    };
+    let slow = chosen.difference(&types.performance);
+    if slow.is_empty() {
+        return;
+    }
+    let what = if rt { "a real-time" } else { "an --isolated" };
+    out.push(Finding::new(
+        Code::EfficiencyCore,
+        Severity::Warning,
+        &slow,
+        format!(
+            "{what} launch runs on {}, which {}: {}",
+            cpus_phrase(&slow),
+            if slow.len() == 1 {
+                "is not a performance core"
+            } else {
+                "are not performance cores"
+            },
+            types.describe(&ctx.sys.online)
+        ),
+        format!(
+            "add --core-type performance (performance cores: {}), or confirm with --allow efficiency-core",
+            crate::words::or_none(&types.performance)
+        ),
+    ));
 }

@@ -7,11 +7,13 @@
 pub mod claims;
 pub mod fleet;
 pub mod memory;
+pub mod near;
 pub mod per_thread;
 pub mod placement;
 pub mod probe;
 pub mod sched;
 pub mod threads;
+pub mod units;
 
 pub use claims::claim_set;
 pub use memory::{MemMode, MemPlan, nearest_memory_node};

@@ -4,13 +4,14 @@
 
 use super::CoreChoice;
 use super::claims::{refuse_claimed, skip_claimed};
+use super::near;
+use super::units::{self, Place};
 use crate::claim::Claims;
 use crate::cpuset::{CpuSet, NodeSet};
 use crate::error::{Error, ErrorCode, Result};
-use crate::request::{Placement, Within};
+use crate::request::{Placement, Unit, Within};
 use crate::system::SystemState;
 use crate::words::{cpus_phrase, nodes_phrase, or_none};
-use std::collections::BTreeMap;
 
 /// Refuses CPUs that do not exist, are offline or are outside the allowed
 /// set, naming the first kind of fault found.
@@ -176,44 +177,6 @@ fn node_cpus(sys: &SystemState, nodes: &NodeSet) -> Result<CpuSet> {
     Ok(cpus)
 }
 
-/// Maps a core to the (node, package) group it is packed into.
-type GroupKey = dyn Fn(&CoreChoice) -> (Option<u32>, Option<u32>);
-
-/// Orders cores compactly: the lowest (node, package) that can hold all `n`,
-/// else the lowest node, else the lowest package; otherwise in (node,
-/// package, CPU) order.
-fn choose_compact(mut cores: Vec<CoreChoice>, n: usize) -> Vec<CoreChoice> {
-    let key = |c: &CoreChoice| {
-        (
-            c.node.unwrap_or(u32::MAX),
-            c.package_key.unwrap_or(u32::MAX),
-            c.cpus.first(),
-        )
-    };
-    // Cached: `first()` scans the bitmap from CPU 0, so computing the key in
-    // every comparison costs O(n log n) scans.
-    cores.sort_by_cached_key(key);
-    let fitting = |group: &GroupKey| -> Option<Vec<CoreChoice>> {
-        let mut counts: BTreeMap<_, usize> = BTreeMap::new();
-        for c in &cores {
-            *counts.entry(group(c)).or_default() += 1;
-        }
-        let target = counts.iter().find(|(_, k)| **k >= n).map(|(g, _)| *g)?;
-        Some(
-            cores
-                .iter()
-                .filter(|c| group(c) == target)
-                .take(n)
-                .cloned()
-                .collect(),
-        )
-    };
-    fitting(&|c| (c.node, c.package_key))
-        .or_else(|| fitting(&|c| (c.node, None)))
-        .or_else(|| fitting(&|c| (None, c.package_key)))
-        .unwrap_or_else(|| cores.iter().take(n).cloned().collect())
-}
-
 fn core_choice(sys: &SystemState, cpus: CpuSet) -> CoreChoice {
     let first = cpus.first().and_then(|id| sys.cpus.get(&id));
     CoreChoice {
@@ -317,13 +280,26 @@ fn resolve_forms(sys: &SystemState, p: &Placement) -> Result<Placement> {
 }
 
 pub(super) fn place(sys: &SystemState, p: &Placement, claims: &Claims) -> Result<Placed> {
-    let p = &resolve_forms(sys, p)?;
+    let mut p = resolve_forms(sys, p)?;
     let mut reasons = vec![format!(
         "allowed CPUs: {} (online {}, limited by {})",
         sys.allowed,
         sys.online,
         sys.allowed_phrase()
     )];
+    // --near: the device's node, as --node would name it.
+    let near = p
+        .near
+        .as_deref()
+        .map(|spec| near::resolve(sys, spec))
+        .transpose()?;
+    if let Some(n) = &near {
+        reasons.extend(n.reasons.iter().cloned());
+        if let Some(node) = n.node {
+            p.nodes = Some(std::iter::once(node).collect());
+        }
+    }
+    let p = &p;
     let bound = inherited_bound(sys, p.within);
     let node_set = p.nodes.as_ref().map(|n| node_cpus(sys, n)).transpose()?;
     let candidate = if let Some(cpus) = &p.cpus {
@@ -372,6 +348,9 @@ pub(super) fn place(sys: &SystemState, p: &Placement, claims: &Claims) -> Result
         }
         refuse_claimed("--cpus", cpus, claims)?;
         reasons.push(format!("requested {}", cpus_phrase(cpus)));
+        if let Some(t) = p.core_type {
+            reasons.push(units::of_core_type(sys, cpus, t, true)?.1);
+        }
         cpus.clone()
     } else {
         let mut c = sys.allowed.clone();
@@ -464,6 +443,19 @@ pub(super) fn place(sys: &SystemState, p: &Placement, claims: &Claims) -> Result
                 ),
             ));
         }
+        if let Some(n) = &near {
+            c = near::apply_irqs(n, p.near_irqs, c, &mut reasons)?;
+        }
+        if let Some(t) = p.core_type {
+            let (kept, why) = units::of_core_type(sys, &c, t, false)?;
+            c = kept;
+            reasons.push(why);
+        }
+        if let Some((unit, n)) = p.units {
+            let (kept, why) = units::choose_units(sys, &c, unit, n, claims)?;
+            c = kept;
+            reasons.extend(why);
+        }
         c
     };
     let Some(n) = p.cores else {
@@ -513,7 +505,12 @@ pub(super) fn place(sys: &SystemState, p: &Placement, claims: &Claims) -> Result
     }
     let (whole, skipped) = skip_claimed(n, &candidate, whole, claims)?;
     let total = whole.len();
-    let chosen = choose_compact(whole.into_iter().map(|c| core_choice(sys, c)).collect(), n);
+    let ranks = units::KindRanks::of(sys);
+    let chosen = units::choose_compact(
+        whole.into_iter().map(|c| core_choice(sys, c)).collect(),
+        n,
+        |c| Place::of(sys, &ranks, c.cpus.first().unwrap_or_default()),
+    );
     let cpus: CpuSet = chosen
         .iter()
         .flat_map(|c| {
@@ -525,10 +522,16 @@ pub(super) fn place(sys: &SystemState, p: &Placement, claims: &Claims) -> Result
         })
         .collect();
     reasons.push(format!(
-        "{total} whole core{} available; chose {n} compactly (lowest node, then package, then core){}",
+        "{total} whole core{} available; chose {n} compactly (the lowest node, package, die, LLC and cluster that hold them, else the fewest){}",
         if total == 1 { "" } else { "s" },
         if p.smt { ", every SMT thread" } else { ", the lowest-numbered thread of each" }
     ));
+    // The cache the chosen cores share (pinrun(1) PLACEMENT UNITS: node,
+    // package, die, LLC, cluster, core), where the kernel lists it.
+    let threads = chosen.iter().fold(CpuSet::new(), |a, c| a.union(&c.cpus));
+    if let Some(spread) = units::spread(sys, &threads, Unit::Llc) {
+        reasons.push(format!("the chosen cores are {spread}"));
+    }
     if let Some(why) = skipped {
         reasons.push(why);
     }

@@ -318,6 +318,9 @@ fn show_cpu_json(sys: &SystemState, c: &crate::system::Cpu) -> Value {
         "siblings": c.online.then(|| sys.core_of(c.id).to_vec()),
         "package_cpus": c.package_cpus.as_ref().map(CpuSet::to_vec),
         "llc": c.llc.as_ref().map(CpuSet::to_vec),
+        "die_cpus": c.die_cpus.as_ref().map(CpuSet::to_vec),
+        "cluster_cpus": c.cluster_cpus.as_ref().map(CpuSet::to_vec),
+        "capacity": c.capacity,
         "allowed": sys.allowed.contains(c.id),
         "isolated": sys.isolated.contains(c.id),
         "nohz_full": sys.nohz_full.contains(c.id),
@@ -430,5 +433,16 @@ fn show_json_rest(sys: &SystemState) -> Value {
         "device_irqs_per_cpu": crate::show::irqs_per_cpu(sys),
         "nohz_full": sys.nohz_full.to_vec(),
         "warnings": sys.warnings.iter().chain(&sys.topology_issues).collect::<Vec<_>>(),
+        "core_types": crate::plan::units::CoreTypes::of(sys).map(|t| {
+            use crate::request::CoreType::{Efficiency, Performance};
+            json!({
+                "performance": {"cpus": t.performance.to_vec(), "kernel_name": t.kernel_name(Performance)},
+                "efficiency": {"cpus": t.efficiency.to_vec(), "kernel_name": t.kernel_name(Efficiency)},
+            })
+        }),
+        "devices": sys.devices.iter().map(|d| json!({
+            "name": d.name, "kind": d.kind.name(), "sysfs": d.sysfs,
+            "numa_node": d.numa_node, "irqs": d.irqs,
+        })).collect::<Vec<_>>(),
     })
 }

@@ -7,6 +7,7 @@ pub mod cgroup;
 pub mod claims;
 pub mod config;
 pub mod cpuidle;
+pub mod devices;
 pub mod dump;
 pub mod fleet;
 pub mod irq;
@@ -141,6 +142,15 @@ pub struct SystemState {
     /// `--show` when kernel threads are visible: a CPU without one is not
     /// offloaded, whatever the command line says.
     pub nocb_kthreads: Option<CpuSet>,
+    /// The hybrid x86 core types (`/sys/devices/cpu_core/cpus`,
+    /// `cpu_atom/cpus`), read with [`Scope::units`] or `details`.
+    pub hybrid: topology::HybridPmus,
+    /// The device `--near` names ([`Scope::near`]): `Err` says why it
+    /// was not found.
+    pub near: Option<Result<devices::Device, String>>,
+    /// The network interfaces and block devices that are not virtual,
+    /// with their nodes (`--show`; read with `details`).
+    pub devices: Vec<devices::Device>,
     /// Sources of one fact that disagree (`sources-disagree` findings).
     pub disagreements: Vec<Disagreement>,
     /// A read that must stop the run (exit 125): topology that cannot be
@@ -334,21 +344,70 @@ impl SystemState {
             // The CPUs whose cores the plan and the checks look at: the
             // placement's candidates, or, without a placement, the allowed
             // isolated CPUs (whose siblings `sibling-not-isolated` names).
-            let targets = match &scope.topology {
-                Cpus::All => known.clone(),
-                Cpus::None => allowed.intersection(&isolated),
-                Cpus::Only(set) => set.clone(),
-                Cpus::Nodes(ids) => ids
-                    .iter()
-                    .filter_map(|id| nodes.get(&id))
-                    .fold(CpuSet::new(), |acc, n| acc.union(&n.cpus)),
-            };
+            let targets = topology_targets(&scope.topology, &known, &allowed, &isolated, &nodes);
             let (cpus, settled) = read_cores(root, &known, &targets, online);
             match settled {
                 Ok(issues) => topology_issues.extend(issues),
                 Err(e) => read_error = Some(e),
             }
             cpus
+        };
+        // The placement units (die, cluster, LLC, capacity) of the first
+        // CPU of each of the topology targets' cores (the planner keys a
+        // core by it); a full read has them already.
+        if scope.units && !(scope.details && scope.topology == Cpus::All) {
+            let targets = topology_targets(&scope.topology, &known, &allowed, &isolated, &nodes);
+            // A unit holds whole cores: the planner asks for the units of
+            // each core's lowest CPU only (`plan::units::unit_of_core`).
+            let mut read = CpuSet::new();
+            for id in targets.iter() {
+                let first = cpus
+                    .get(&id)
+                    .and_then(|c| c.siblings.as_ref().filter(|s| s.contains(id))?.first());
+                read.insert(first.unwrap_or(id));
+            }
+            // A unit's CPUs share its list (`cputopology.rst`: the same
+            // from each of its CPUs; the LLC's `shared_cpu_list` likewise):
+            // read once per unit, from its first core read, and given to
+            // its other cores, as packages are. `it::scope` checks this
+            // against each CPU's own files on every fixture dump.
+            // The kernel gives every CPU a cpu_capacity file or none
+            // (`drivers/base/arch_topology.c`): a first online CPU without
+            // it ends the search.
+            let any_capacity = cpus.values().find(|c| c.online).is_some_and(|c| {
+                root.exists(&format!("/sys/devices/system/cpu/cpu{}/cpu_capacity", c.id))
+            });
+            let mut known: [Vec<CpuSet>; 3] = Default::default();
+            for id in read.iter() {
+                let Some(cpu) = cpus.get_mut(&id).filter(|c| c.online) else {
+                    continue;
+                };
+                for (i, k) in known.iter_mut().enumerate() {
+                    *topology::unit_slot(cpu, i) = match k.iter().find(|s| s.contains(id)) {
+                        Some(set) => Some(set.clone()),
+                        None => {
+                            let set = topology::read_unit(root, id, i);
+                            k.extend(set.clone());
+                            set
+                        }
+                    };
+                }
+                if any_capacity {
+                    topology::read_capacity(root, cpu);
+                }
+            }
+            // Core types compare every CPU's capacity (the most capable
+            // ones are the performance cores).
+            if any_capacity {
+                for cpu in cpus.values_mut().filter(|c| !read.contains(c.id)) {
+                    topology::read_capacity(root, cpu);
+                }
+            }
+        }
+        let hybrid = if scope.units || scope.details {
+            topology::read_hybrid(root)
+        } else {
+            topology::HybridPmus::default()
         };
         let mut warnings = Vec::new();
         // A CPU listed by several nodes keeps the lowest; one warning per
@@ -448,6 +507,15 @@ impl SystemState {
             topology_issues,
             disagreements,
             nocb_kthreads,
+            hybrid,
+            near: scope.near.as_ref().map(|spec| {
+                devices::read_device(root, spec, root.base() == std::path::Path::new("/"))
+            }),
+            devices: if scope.details {
+                devices::read_devices(root)
+            } else {
+                Vec::new()
+            },
             read_error,
         }
     }
@@ -722,6 +790,27 @@ fn read_cores(
         }
     }
     (cpus, settled)
+}
+
+/// The CPUs whose cores the plan and the checks look at ([`Cpus`]): the
+/// placement's candidates, or, without a placement, the allowed isolated
+/// CPUs (whose siblings `sibling-not-isolated` names).
+fn topology_targets(
+    topology: &Cpus,
+    known: &CpuSet,
+    allowed: &CpuSet,
+    isolated: &CpuSet,
+    nodes: &BTreeMap<u32, Node>,
+) -> CpuSet {
+    match topology {
+        Cpus::All => known.clone(),
+        Cpus::None => allowed.intersection(isolated),
+        Cpus::Only(set) => set.clone(),
+        Cpus::Nodes(ids) => ids
+            .iter()
+            .filter_map(|id| nodes.get(&id))
+            .fold(CpuSet::new(), |acc, n| acc.union(&n.cpus)),
+    }
 }
 
 /// Makes the SMT cores a partition of the online CPUs consistent with the

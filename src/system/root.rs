@@ -321,6 +321,33 @@ impl Root {
         super::dump::note(abs);
         self.path(abs).exists()
     }
+
+    /// `abs` with every symbolic link resolved (`realpath(3)`), as an
+    /// absolute path below the root: `/sys/class/net/eth0` →
+    /// `/sys/devices/pci0000:00/0000:00:03.0/virtio2/net/eth0`. `None`
+    /// when it does not exist or resolves outside the root (a dump's link
+    /// that escapes it).
+    pub fn resolve(&self, abs: &str) -> Option<String> {
+        super::dump::note(abs);
+        let base = self.base.canonicalize().ok()?;
+        let real = self.path(abs).canonicalize().ok()?;
+        let rel = real.strip_prefix(&base).ok()?;
+        Some(format!("/{}", rel.to_str()?))
+    }
+
+    /// The names in the directory `abs`, sorted; empty when it cannot be
+    /// read.
+    pub fn names(&self, abs: &str) -> Vec<String> {
+        super::dump::note_list(abs, "");
+        let mut v: Vec<String> = std::fs::read_dir(self.path(abs))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| e.file_name().to_str().map(String::from))
+            .collect();
+        v.sort();
+        v
+    }
 }
 
 #[cfg(test)]

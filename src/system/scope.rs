@@ -81,6 +81,18 @@ pub struct Scope {
     /// What only `--show` prints: die, cluster, the LLC (`cache/index*`)
     /// and governor of every CPU, `/proc/self/stat` (nice).
     pub details: bool,
+    /// The placement units of the first CPU of each of the topology
+    /// targets' cores (every online CPU's `cpu_capacity`): `die_cpus_list`, `cluster_cpus_list`, the LLC
+    /// (`cache/index*`) and `cpu_capacity`, and the hybrid core types
+    /// (`/sys/devices/cpu_core/cpus`, `cpu_atom/cpus`): `--cores` (compact
+    /// inside the LLC), `--llc`, `--dies`, `--clusters`, `--core-type`,
+    /// and the `efficiency-core` check of real-time and `--isolated`
+    /// launches.
+    pub units: bool,
+    /// The device `--near` names (a network interface, PCI address,
+    /// block device or file): its sysfs directory, `numa_node`,
+    /// `local_cpulist` and `msi_irqs` ([`super::devices::read_device`]).
+    pub near: Option<String>,
 }
 
 impl Scope {
@@ -96,6 +108,8 @@ impl Scope {
             info: true,
             kthreads: true,
             details: true,
+            units: true,
+            near: None,
         }
     }
 }

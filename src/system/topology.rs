@@ -33,6 +33,16 @@ pub struct Cpu {
     /// CPUs sharing this CPU's last-level cache (`cache/indexK/shared_cpu_list`
     /// of the highest `level`).
     pub llc: Option<CpuSet>,
+    /// CPUs of the same die: `topology/die_cpus_list` (Linux 5.2+, x86
+    /// and s390; `None` where the kernel does not expose dies).
+    pub die_cpus: Option<CpuSet>,
+    /// CPUs of the same cluster: `topology/cluster_cpus_list` (Linux
+    /// 5.16+, arm64 and x86 with L2 clusters; `None` where absent).
+    pub cluster_cpus: Option<CpuSet>,
+    /// `cpu_capacity`: the CPU's capacity relative to the most capable CPU
+    /// of the system, which has 1024 (arm64, RISC-V;
+    /// `Documentation/ABI/testing/sysfs-devices-system-cpu`).
+    pub capacity: Option<u32>,
     /// NUMA node, from the node cpulists (filled in by the caller).
     pub node: Option<u32>,
     /// `cpufreq/scaling_governor`, when cpufreq is present.
@@ -181,6 +191,9 @@ pub fn unread_cpu(id: u32, online: bool) -> Cpu {
         siblings: None,
         package_cpus: None,
         llc: None,
+        die_cpus: None,
+        cluster_cpus: None,
+        capacity: None,
         node: None,
         governor: None,
     }
@@ -526,9 +539,9 @@ pub fn read_governor(root: &Root, cpu: &mut Cpu) {
     cpu.governor = root.read_value(&format!("{CPU_DIR}/cpu{}/cpufreq/scaling_governor", cpu.id));
 }
 
-/// Fills what only `--show` prints: `die`, `cluster`, `llc`, and `governor`
-/// (which a launch reads after planning, for the checked CPUs only: see
-/// [`super::SystemState::read_extras`]).
+/// Fills what only `--show` prints: `die`, `cluster`, the placement units
+/// ([`read_units`]), and `governor` (which a launch reads after planning,
+/// for the checked CPUs only: see [`super::SystemState::read_extras`]).
 pub fn read_details(root: &Root, cpu: &mut Cpu) {
     if !cpu.online {
         return;
@@ -538,12 +551,91 @@ pub fn read_details(root: &Root, cpu: &mut Cpu) {
     cpu.die = id_of(root, &format!("{t}/die_id"));
     // 65535 is what arm64 reports for "no cluster" (BAD_APICID-like filler).
     cpu.cluster = id_of(root, &format!("{t}/cluster_id")).filter(|&c| c != 65535);
-    cpu.llc = read_llc(root, id);
+    read_units(root, cpu);
     read_governor(root, cpu);
+}
+
+/// Fills the placement units of an online CPU: `llc` ([`read_llc`]),
+/// `die_cpus` (`topology/die_cpus_list`, else the `die_cpus` mask),
+/// `cluster_cpus` (`topology/cluster_cpus_list`, else `cluster_cpus`) and
+/// `capacity` (`cpu_capacity`). A set without the CPU itself is unknown
+/// (`None`), as for the LLC; so is a die or cluster whose id is the
+/// kernel's "unknown" (`-1`, and 65535 for clusters): an architecture
+/// without dies or clusters still has the files, with the generic
+/// `topology_die_cpumask()`/`topology_cluster_cpumask()` of
+/// `include/linux/topology.h`, the CPU alone.
+pub fn read_units(root: &Root, cpu: &mut Cpu) {
+    if !cpu.online {
+        return;
+    }
+    for i in 0..3 {
+        *unit_slot(cpu, i) = read_unit(root, cpu.id, i);
+    }
+    read_capacity(root, cpu);
+}
+
+/// The `i`th unit of [`read_units`] of online CPU `id`: 0 die, 1 LLC, 2
+/// cluster.
+pub fn read_unit(root: &Root, id: u32, i: usize) -> Option<CpuSet> {
+    if i == 1 {
+        return read_llc(root, id);
+    }
+    let name = if i == 0 { "die" } else { "cluster" };
+    let t = format!("{CPU_DIR}/cpu{id}/topology");
+    let known = id_of(root, &format!("{t}/{name}_id")).is_some_and(|i| i != 65535);
+    if !known {
+        return None;
+    }
+    root.read_list(&format!("{t}/{name}_cpus_list"))
+        .or_else(|| root.read_mask(&format!("{t}/{name}_cpus")))
+        .filter(|s| s.contains(id))
+}
+
+/// The field of [`read_unit`]'s `i`th unit.
+pub fn unit_slot(cpu: &mut Cpu, i: usize) -> &mut Option<CpuSet> {
+    match i {
+        0 => &mut cpu.die_cpus,
+        1 => &mut cpu.llc,
+        _ => &mut cpu.cluster_cpus,
+    }
+}
+
+/// Fills `capacity` (`cpuN/cpu_capacity`) of an online CPU.
+pub fn read_capacity(root: &Root, cpu: &mut Cpu) {
+    if cpu.online {
+        cpu.capacity = root
+            .read_int(&format!("{CPU_DIR}/cpu{}/cpu_capacity", cpu.id))
+            .and_then(|c| u32::try_from(c).ok());
+    }
+}
+
+/// The CPUs of the hybrid x86 core types: `/sys/devices/cpu_core/cpus`
+/// (performance cores) and `/sys/devices/cpu_atom/cpus` (efficiency
+/// cores), the cpulists of the two PMUs the kernel registers on Intel
+/// hybrid CPUs (`arch/x86/events/intel/core.c`, `intel_pmu_init()` hybrid
+/// PMUs; `Documentation/ABI/testing/sysfs-bus-event_source-devices`).
+/// Each is `None` when its file is absent or unparsable.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HybridPmus {
+    /// `/sys/devices/cpu_core/cpus`.
+    pub core: Option<CpuSet>,
+    /// `/sys/devices/cpu_atom/cpus`.
+    pub atom: Option<CpuSet>,
+}
+
+/// Reads [`HybridPmus`].
+pub fn read_hybrid(root: &Root) -> HybridPmus {
+    HybridPmus {
+        core: root.read_list("/sys/devices/cpu_core/cpus"),
+        atom: root.read_list("/sys/devices/cpu_atom/cpus"),
+    }
 }
 
 /// The shared CPUs of the highest-level data or unified cache; `None` when
 /// the kernel does not say (no cache directory, or a set without this CPU).
+/// `cache/indexK/{level,type,shared_cpu_list}`:
+/// `Documentation/ABI/testing/sysfs-devices-system-cpu`
+/// (`/sys/devices/system/cpu/cpuX/cache/index*`).
 fn read_llc(root: &Root, id: u32) -> Option<CpuSet> {
     let dir = format!("{CPU_DIR}/cpu{id}/cache");
     root.numbered_entries(&dir, "index")

@@ -27,6 +27,7 @@ mod import_graph;
 mod integration_ecosystem;
 mod irq_sysfs;
 mod kernel_sources;
+mod near;
 mod peers;
 mod pid;
 
@@ -35,3 +36,4 @@ mod show;
 mod show_json_stream;
 mod synthetic;
 mod threads;
+mod units;

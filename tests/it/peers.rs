@@ -261,10 +261,10 @@ fn lscpu_partitions_agree() {
 
 /// One upstream hwloc test (`hwloc-test-<t>.test`) of a dump.
 #[derive(Debug, Clone)]
-struct HwlocTest {
-    target: String,
-    options: String,
-    env: String,
+pub(crate) struct HwlocTest {
+    pub(crate) target: String,
+    pub(crate) options: String,
+    pub(crate) env: String,
 }
 
 fn hwloc_tests(rel: &str) -> Vec<HwlocTest> {
@@ -311,7 +311,7 @@ fn hwloc_tests(rel: &str) -> Vec<HwlocTest> {
 /// `HWLOC_KEEP_NVIDIA_GPU_NUMA_NODES=1` (-kept: GPU memory nodes attached to
 /// the package near the GPU, i.e. given that package's CPUs, where the kernel
 /// says they have none).
-fn hwloc_choice(rel: &str) -> (HwlocTest, HwObj) {
+pub(crate) fn hwloc_choice(rel: &str) -> (HwlocTest, HwObj) {
     let tests = hwloc_tests(rel);
     let pick = |console: bool, plain: bool| {
         tests.iter().find(|t| {

@@ -235,6 +235,18 @@ fn requests(full: &SystemState) -> Vec<Vec<String>> {
         "--node 0 --cpus 0",
         "--node 0 --cores 1 --fifo 10 --membind",
         "--emit systemd --cores 1 --fifo 50 --membind",
+        "--llc 1",
+        "--llc 2 --cores 1",
+        "--dies 1",
+        "--clusters 1 --smt --cores 1",
+        "--cores 6",
+        "--core-type performance",
+        "--core-type efficiency --cores 1",
+        "--core-type efficiency --cpus 0",
+        "--fifo 10 --cpus 1",
+        "--near ib0 --cores 1 --membind",
+        "--near eth0 --near-irqs avoid",
+        "--near nvme0n1",
         "--emit systemd --cpus 0 --deadline --sched-runtime 1ms --sched-period 10ms",
     ]
     .iter()
@@ -247,6 +259,8 @@ fn requests(full: &SystemState) -> Vec<Vec<String>> {
             format!("--node {n}"),
             format!("--node {n} --cores 1 --smt"),
             format!("--node {n} --check"),
+            format!("--node {n} --llc 1"),
+            format!("--node {n} --cores 2 --core-type performance"),
             format!("--preferred {n}"),
             format!("--preferred {n} --cores 1"),
             format!("--preferred-many {n} --node {n}"),
@@ -351,7 +365,23 @@ fn run(
                 }
             };
             compared += 1;
-            let a = outcome(&root, &full, &req);
+            // The full read of a request that names a device (`--near`)
+            // includes that device: nothing else could know it.
+            let full_near;
+            let full = match &req.placement.near {
+                Some(spec) => {
+                    full_near = SystemState::read_scoped(
+                        &root,
+                        &Scope {
+                            near: Some(spec.clone()),
+                            ..Scope::full()
+                        },
+                    );
+                    &full_near
+                }
+                None => &full,
+            };
+            let a = outcome(&root, full, &req);
             let b = outcome(&root, &reads[i].1, &req);
             if a != b {
                 if stop_at_first {
@@ -456,7 +486,9 @@ fn scoped_read_like_full_synthetic() {
 #[test]
 fn scope_is_tight() {
     type Narrow = fn(&mut Scope, &Request);
-    let narrowed: [(&str, Narrow); 7] = [
+    let narrowed: [(&str, Narrow); 9] = [
+        ("the --near device", |s, _| s.near = None),
+        ("placement units and core types", |s, _| s.units = false),
         ("topology of --cores candidates", |s, r| {
             if r.placement.cores.is_some() && s.topology == Cpus::All {
                 s.topology = Cpus::None;
