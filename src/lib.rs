@@ -29,6 +29,7 @@ pub mod policy;
 pub mod report;
 pub mod request;
 pub mod show;
+pub mod steer;
 pub mod system;
 #[doc(hidden)]
 pub mod testkit;

@@ -8,6 +8,7 @@ pub mod claims;
 pub mod memory;
 pub mod placement;
 pub mod sched;
+pub mod steer;
 pub mod threads;
 
 pub use claims::claim_set;

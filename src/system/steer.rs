@@ -1,0 +1,129 @@
+//! What IRQ steering (`--steer-irqs`, issue 21) reads: every IRQ of
+//! `/proc/irq` with its configured affinity (`smp_affinity_list`, what a
+//! write replaces), its effective affinity, its node and name and whether
+//! the kernel manages it, plus `default_smp_affinity`
+//! (`Documentation/core-api/irq/irq-affinity.rst`); and the steering
+//! journals of the state directory ([`crate::steer::Journal`]).
+
+use super::claims::StateDir;
+use super::root::Root;
+use crate::cpuset::CpuSet;
+use crate::steer::{Journal, MAX_JOURNAL, journal_owner};
+use nix::fcntl::OFlag;
+use nix::sys::stat::Mode;
+use std::io::Read;
+
+/// One IRQ as steering sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SteerIrq {
+    /// The IRQ number.
+    pub number: u32,
+    /// Its device name: the last word of `/sys/kernel/irq/N/actions`
+    /// (empty when it has no handler or no sysfs).
+    pub name: String,
+    /// `smp_affinity_list` (fallback `smp_affinity`): the CPUs asked for.
+    pub affinity: Option<CpuSet>,
+    /// `effective_affinity_list`: where it is delivered (x86: one CPU).
+    pub effective: Option<CpuSet>,
+    /// `/proc/irq/N/node`: the device's NUMA node (`-1` is none).
+    pub node: Option<u32>,
+    /// Kernel-managed (`IRQD_AFFINITY_MANAGED` in debugfs), when known.
+    pub managed: Option<bool>,
+}
+
+/// Every IRQ of `/proc/irq` below `root` and the default affinity of new
+/// IRQs (`/proc/irq/default_smp_affinity`, a cpumask).
+pub fn read_irqs(root: &Root) -> (Vec<SteerIrq>, Option<CpuSet>) {
+    let debug = root.dir("/sys/kernel/debug/irq/irqs");
+    let list = root
+        .numbered_entries("/proc/irq", "")
+        .into_iter()
+        .map(|n| {
+            let d = format!("/proc/irq/{n}");
+            let name = root
+                .read_value(&format!("/sys/kernel/irq/{n}/actions"))
+                .and_then(|a| a.split(',').next_back().map(|s| s.trim().to_string()))
+                .unwrap_or_default();
+            SteerIrq {
+                number: n,
+                name,
+                affinity: root.read_list_or_mask(&d, "smp_affinity"),
+                effective: root.read_list_or_mask(&d, "effective_affinity"),
+                node: root
+                    .read_int(&format!("{d}/node"))
+                    .and_then(|v| u32::try_from(v).ok()),
+                managed: debug
+                    .as_ref()
+                    .and_then(|dd| dd.read(&n.to_string()))
+                    .map(|t| t.contains("IRQD_AFFINITY_MANAGED")),
+            }
+        })
+        .collect();
+    let default = root.read_mask("/proc/irq/default_smp_affinity");
+    (list, default)
+}
+
+/// A journal file of the state directory, read.
+#[derive(Debug, Clone)]
+pub struct JournalFile {
+    /// Its file name.
+    pub name: String,
+    /// The journal, or why it cannot be used (foreign-owned, not a
+    /// regular file, too large, corrupt).
+    pub journal: Result<Journal, String>,
+}
+
+/// Every steering journal in `dir` (names of [`crate::steer::journal_name`]'s
+/// shape), sorted by name. A journal must be a regular file owned by root
+/// (steering needs root; any other owner could forge restores) of at most
+/// [`MAX_JOURNAL`] bytes.
+pub fn read_journals(dir: &StateDir) -> Vec<JournalFile> {
+    let Ok(mut d) = nix::dir::Dir::openat(
+        dir.fd(),
+        ".",
+        OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    ) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = d
+        .iter()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().ok().map(str::to_string))
+        .filter(|n| journal_owner(n).is_some())
+        .collect();
+    names.sort();
+    names
+        .into_iter()
+        .map(|name| {
+            let journal = read_journal(dir, &name);
+            JournalFile { name, journal }
+        })
+        .collect()
+}
+
+fn read_journal(dir: &StateDir, name: &str) -> Result<Journal, String> {
+    let fd = nix::fcntl::openat(
+        dir.fd(),
+        name,
+        OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|e| e.desc().to_string())?;
+    let st = nix::sys::stat::fstat(&fd).map_err(|e| e.desc().to_string())?;
+    if st.st_mode & libc::S_IFMT != libc::S_IFREG {
+        return Err("not a regular file".into());
+    }
+    if st.st_uid != 0 {
+        return Err(format!("owned by uid {}, not root", st.st_uid));
+    }
+    if st.st_size as u64 > MAX_JOURNAL as u64 {
+        return Err(format!("{} bytes, more than {MAX_JOURNAL}", st.st_size));
+    }
+    let mut text = String::new();
+    std::fs::File::from(fd)
+        .take(MAX_JOURNAL as u64 + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| e.to_string())?;
+    Journal::parse(&text)
+}
