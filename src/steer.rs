@@ -88,10 +88,7 @@ impl Journal {
     /// JSON, another version, a cpulist that does not parse).
     pub fn parse(text: &str) -> Result<Journal, String> {
         if text.len() > MAX_JOURNAL {
-            return Err(format!(
-                "{} bytes, more than {MAX_JOURNAL}",
-                text.len()
-            ));
+            return Err(format!("{} bytes, more than {MAX_JOURNAL}", text.len()));
         }
         let j: Journal = serde_json::from_str(text).map_err(|e| format!("not a journal: {e}"))?;
         if j.version != JOURNAL_VERSION {
@@ -205,7 +202,11 @@ mod tests {
         });
         j.default_original = Some("3".into());
         assert_eq!(Journal::parse(&j.render()).unwrap(), j);
-        assert!(Journal::parse("{").unwrap_err().starts_with("not a journal"));
+        assert!(
+            Journal::parse("{")
+                .unwrap_err()
+                .starts_with("not a journal")
+        );
         let v2 = j.render().replace("\"version\":1", "\"version\":2");
         assert!(Journal::parse(&v2).unwrap_err().contains("version 2"));
         let bad = j.render().replace("\"0-1\"", "\"0-x\"");

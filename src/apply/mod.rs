@@ -6,6 +6,7 @@
 
 pub mod claims;
 pub mod helper;
+pub mod steer;
 pub mod threads;
 
 use crate::cpuset::CpuSet;

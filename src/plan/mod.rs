@@ -58,6 +58,10 @@ pub struct Plan {
     pub omp: Option<threads::OmpPlan>,
     /// `--thread-map`: the resolved rules; `None` without it.
     pub thread_map: Option<threads::ThreadMap>,
+    /// `--steer-irqs`: the IRQs to move off the claimed CPUs; `None`
+    /// without it (filled by the application layer from
+    /// [`crate::system::steer::read_irqs`], issue 21).
+    pub steer: Option<steer::SteerPlan>,
 }
 
 /// Whether the kernel (`/proc/sys/kernel/osrelease`, `6.8.0-45-generic`) is
@@ -134,6 +138,7 @@ pub fn plan_claimed(sys: &SystemState, req: &Request, claims: &Claims) -> Result
         reasons,
         omp: None,
         thread_map: None,
+        steer: None,
     };
     plan.omp = threads::plan_omp(sys, req, &plan)?;
     plan.thread_map = threads::plan_thread_map(sys, req, &plan)?;

@@ -55,6 +55,9 @@ pub struct SteerPlan {
     pub unmovable: Vec<Unmovable>,
     /// `default_smp_affinity`: (now, to write), when it includes a chosen CPU.
     pub default: Option<(CpuSet, CpuSet)>,
+    /// PIDs of running irqbalance daemons: it would move the IRQs back,
+    /// so the launch refuses (filled by the application layer).
+    pub irqbalance: Vec<u32>,
 }
 
 /// The housekeeping CPUs: `given` (`--irq-housekeeping`) when set, else
@@ -167,7 +170,10 @@ pub fn fallbacks(
         s.insert(c);
         s
     });
-    for t in [near(hk, node, node_cpus), hk.clone()].into_iter().chain(singles) {
+    for t in [near(hk, node, node_cpus), hk.clone()]
+        .into_iter()
+        .chain(singles)
+    {
         if !t.is_empty() && t != m.to && !out.contains(&t) {
             out.push(t);
         }
@@ -202,6 +208,13 @@ pub enum UndoStep {
     /// Other live steering claims hold every CPU of the original: it stays
     /// as it is until the last one ends.
     Kept {
+        /// The IRQ number.
+        irq: u32,
+    },
+    /// Its affinity is still the original: the launch ended before
+    /// writing it (a crash between the journal and the write), or the
+    /// kernel refused the write.
+    Unchanged {
         /// The IRQ number.
         irq: u32,
     },
@@ -254,6 +267,10 @@ pub fn undo(
             continue;
         };
         let written = list(&e.written);
+        if now == list(&e.original) {
+            u.steps.push(UndoStep::Unchanged { irq: e.irq });
+            continue;
+        }
         let ours = now == written
             || others
                 .iter()
@@ -355,7 +372,14 @@ mod tests {
         assert_eq!(hk, cpus("0-1,4"));
         let given = cpus("1,2");
         assert_eq!(
-            housekeeping(Some(&given), &cpus("0-7"), &CpuSet::new(), &CpuSet::new(), &CpuSet::new(), &cpus("2")),
+            housekeeping(
+                Some(&given),
+                &cpus("0-7"),
+                &CpuSet::new(),
+                &CpuSet::new(),
+                &CpuSet::new(),
+                &cpus("2")
+            ),
             cpus("1")
         );
     }
@@ -498,13 +522,22 @@ mod tests {
 
     #[test]
     fn kept_while_others_hold_every_original_cpu_and_gone_irqs() {
-        let a = journal(100, "1", &[(20, "1", "0"), (21, "0-1", "0")]);
+        let a = journal(
+            100,
+            "1",
+            &[(20, "1", "0"), (21, "0-1", "0"), (22, "0-1", "0")],
+        );
         let b = journal(200, "1", &[]);
-        let hw = BTreeMap::from([(20, cpus("0"))]);
+        // 22 was never written (a crash between the journal and the write).
+        let hw = BTreeMap::from([(20, cpus("0")), (22, cpus("0-1"))]);
         let u = undo(&a, &[b], &|n| hw.get(&n).cloned(), None);
         assert_eq!(
             u.steps,
-            vec![UndoStep::Kept { irq: 20 }, UndoStep::Gone { irq: 21 }]
+            vec![
+                UndoStep::Kept { irq: 20 },
+                UndoStep::Gone { irq: 21 },
+                UndoStep::Unchanged { irq: 22 }
+            ]
         );
     }
 

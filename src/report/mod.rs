@@ -2,6 +2,7 @@
 //! Pure: returns strings; [`crate::output`] prints them.
 
 pub mod claims;
+pub mod steer;
 pub mod threads;
 
 pub use claims::{add_claims_json, claims_text};
@@ -101,6 +102,7 @@ pub fn plan_json(
         v["exec"] = json!(exec.map(|p| p.to_string_lossy()));
     }
     threads::add_json(&mut v, plan);
+    steer::add_json(&mut v, plan);
     v
 }
 
@@ -240,6 +242,7 @@ pub fn plan_text(
     );
     let _ = writeln!(s, "sched:   {}", sched_text(&plan.sched));
     s.push_str(&threads::text(plan));
+    s.push_str(&steer::text(plan));
     if !req.command.is_empty() {
         let cmd: Vec<_> = req.command.iter().map(|a| a.to_string_lossy()).collect();
         let _ = writeln!(s, "command: {}", cmd.join(" "));

@@ -127,3 +127,64 @@ fn read_journal(dir: &StateDir, name: &str) -> Result<Journal, String> {
         .map_err(|e| e.to_string())?;
     Journal::parse(&text)
 }
+
+/// `/proc/irq/N/smp_affinity_list` (fallback `smp_affinity`) below `root`:
+/// what an undo compares with what was written.
+pub fn read_affinity(root: &Root, n: u32) -> Option<CpuSet> {
+    root.read_list_or_mask(&format!("/proc/irq/{n}"), "smp_affinity")
+}
+
+/// `/proc/irq/N/effective_affinity_list` (fallback the mask): where the
+/// IRQ is delivered now.
+pub fn read_effective(root: &Root, n: u32) -> Option<CpuSet> {
+    root.read_list_or_mask(&format!("/proc/irq/{n}"), "effective_affinity")
+}
+
+/// `/proc/irq/default_smp_affinity`.
+pub fn read_default(root: &Root) -> Option<CpuSet> {
+    root.read_mask("/proc/irq/default_smp_affinity")
+}
+
+/// The online CPUs (`/sys/devices/system/cpu/online`), read again after
+/// an EINVAL (a CPU went offline).
+pub fn read_online(root: &Root) -> Option<CpuSet> {
+    root.read_list("/sys/devices/system/cpu/online")
+}
+
+/// The PIDs of running irqbalance daemons (`/proc/PID/comm` is
+/// `irqbalance`), each with its control socket when it has one
+/// (`/run/irqbalance/irqbalance<PID>.sock`, irqbalance's `ui/`).
+pub fn irqbalance(root: &Root) -> Vec<(u32, Option<std::path::PathBuf>)> {
+    root.numbered_entries("/proc", "")
+        .into_iter()
+        .filter(|pid| {
+            root.read_value(&format!("/proc/{pid}/comm")).as_deref() == Some("irqbalance")
+        })
+        .map(|pid| {
+            let sock = format!("/run/irqbalance/irqbalance{pid}.sock");
+            (pid, root.exists(&sock).then(|| root.path(&sock)))
+        })
+        .collect()
+}
+
+/// The threaded handlers of IRQ `n` (kernel threads named `irq/N-…`) with
+/// their `Cpus_allowed_list`: they follow the IRQ's affinity when it next
+/// fires (`irq_thread_check_affinity()`).
+pub fn irq_threads(root: &Root, n: u32) -> Vec<(u32, Option<CpuSet>)> {
+    let prefix = format!("irq/{n}-");
+    root.numbered_entries("/proc", "")
+        .into_iter()
+        .filter(|pid| {
+            root.read_value(&format!("/proc/{pid}/comm"))
+                .is_some_and(|c| c.starts_with(&prefix))
+        })
+        .map(|pid| {
+            let allowed = root.read(&format!("/proc/{pid}/status")).and_then(|s| {
+                s.lines()
+                    .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+                    .and_then(|l| CpuSet::parse_sysfs_list(l.trim(), None).ok())
+            });
+            (pid, allowed)
+        })
+        .collect()
+}
