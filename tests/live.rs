@@ -1,7 +1,8 @@
 //! Live tests on this machine: pinrun applies policies to the command it
 //! execs (a child of the test), and the command reads back what the kernel
 //! says from /proc/self/status, /proc/self/stat, /proc/self/sched and
-//! /proc/self/numa_maps. Nothing on the host is changed.
+//! /proc/self/numa_maps. Nothing on the host is changed (the IRQ steering
+//! tests, root only, restore every IRQ they move and verify it).
 
 mod common;
 use common::{Outcome, assert_status, at, is_root, pinrun, stat_field};
@@ -1202,5 +1203,372 @@ fn unprivileged_task_under_an_inherited_policy() {
             assert_eq!(want, got, "{chrt:?} {args:?}");
             assert_eq!(matches!(got, Outcome::Refused { .. }), *refused, "{got:?}");
         }
+    }
+}
+
+/// `--steer-irqs` on this machine (issue 21), as root only: each test
+/// snapshots every `/proc/irq/N/smp_affinity_list` and
+/// `/proc/irq/default_smp_affinity` first, and its guard restores and
+/// verifies them when it ends, also when it fails. The tests run one at a
+/// time (they share the host's IRQs).
+mod steer_irqs {
+    use super::common::{is_root, pinrun, skip};
+    use std::collections::BTreeMap;
+    use std::path::Path;
+    use std::time::{Duration, Instant};
+
+    static STEERING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+    /// Every IRQ's `smp_affinity_list` and the default mask.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    struct IrqState {
+        irqs: BTreeMap<u32, String>,
+        default: String,
+    }
+
+    fn read_state() -> IrqState {
+        let mut irqs = BTreeMap::new();
+        for e in std::fs::read_dir("/proc/irq").unwrap().flatten() {
+            if let Some(n) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok())
+                && let Ok(t) = std::fs::read_to_string(e.path().join("smp_affinity_list"))
+            {
+                irqs.insert(n, t.trim().to_string());
+            }
+        }
+        let default = std::fs::read_to_string("/proc/irq/default_smp_affinity")
+            .unwrap()
+            .trim()
+            .to_string();
+        IrqState { irqs, default }
+    }
+
+    /// Holds the lock and the snapshot; restores on drop.
+    struct Snapshot {
+        saved: IrqState,
+        _lock: std::sync::MutexGuard<'static, ()>,
+    }
+
+    impl Snapshot {
+        fn take() -> Snapshot {
+            let lock = STEERING
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            Snapshot {
+                saved: read_state(),
+                _lock: lock,
+            }
+        }
+
+        /// Writes back whatever differs from the snapshot.
+        fn restore(&self) {
+            let now = read_state();
+            for (n, l) in &self.saved.irqs {
+                if now.irqs.get(n) != Some(l) {
+                    let _ = std::fs::write(format!("/proc/irq/{n}/smp_affinity_list"), l);
+                }
+            }
+            if now.default != self.saved.default {
+                let _ = std::fs::write("/proc/irq/default_smp_affinity", &self.saved.default);
+            }
+        }
+
+        /// Waits up to 10 s for the host to equal the snapshot (the helper
+        /// undoes right after the command ends); the differences if not.
+        fn wait_equal(&self) -> Vec<String> {
+            let start = Instant::now();
+            loop {
+                let d = self.differences();
+                if d.is_empty() || start.elapsed() > Duration::from_secs(10) {
+                    return d;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+
+        fn differences(&self) -> Vec<String> {
+            let now = read_state();
+            let mut d: Vec<String> = self
+                .saved
+                .irqs
+                .iter()
+                .filter(|(n, l)| now.irqs.get(n).is_some_and(|c| c != *l))
+                .map(|(n, l)| format!("IRQ {n}: {} (was {l})", now.irqs[n]))
+                .collect();
+            if now.default != self.saved.default {
+                d.push(format!("default {} (was {})", now.default, self.saved.default));
+            }
+            d
+        }
+    }
+
+    impl Drop for Snapshot {
+        fn drop(&mut self) {
+            self.restore();
+            let d = self.differences();
+            assert!(
+                d.is_empty() || std::thread::panicking(),
+                "the host's IRQs were not restored: {d:?}"
+            );
+        }
+    }
+
+    /// Root and two online CPUs, or why not.
+    fn usable() -> bool {
+        if !is_root() {
+            skip("IRQ steering needs root");
+            return false;
+        }
+        let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
+        let cpus = pinrun::cpuset::CpuSet::parse_sysfs_list(&online, None).unwrap();
+        if !cpus.contains(0) || !cpus.contains(1) {
+            skip("needs CPUs 0 and 1 online");
+            return false;
+        }
+        if std::process::Command::new("pgrep")
+            .arg("-x")
+            .arg("irqbalance")
+            .status()
+            .is_ok_and(|s| s.success())
+        {
+            skip("irqbalance runs: --steer-irqs refuses");
+            return false;
+        }
+        true
+    }
+
+    fn journals(dir: &Path) -> Vec<String> {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .filter_map(|e| e.file_name().to_str().map(str::to_string))
+            .filter(|n| n.starts_with("steer.") && n.ends_with(".journal"))
+            .collect()
+    }
+
+    /// The IRQ device name (`/sys/kernel/irq/N/actions`).
+    fn irq_name(n: u32) -> String {
+        std::fs::read_to_string(format!("/sys/kernel/irq/{n}/actions"))
+            .unwrap_or_default()
+            .trim()
+            .to_string()
+    }
+
+    /// Run as the command: prints `N LIST` for every IRQ, then the default.
+    const PRINT_IRQS: &str = "for d in /proc/irq/[0-9]*; do echo \"${d#/proc/irq/} $(cat $d/smp_affinity_list)\"; done; echo \"default $(cat /proc/irq/default_smp_affinity)\"";
+
+    #[test]
+    fn movable_irqs_leave_cpu_1_for_the_command_and_return() {
+        if !usable() {
+            return;
+        }
+        let snap = Snapshot::take();
+        let state = tempfile::tempdir().unwrap();
+        let out = pinrun()
+            .args(["--exclusive", "--steer-irqs", "--cpus", "1", "--state-dir"])
+            .arg(state.path())
+            .args(["--", "sh", "-c", PRINT_IRQS])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+        assert!(out.status.success(), "{stderr}");
+        let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+        let during: BTreeMap<String, String> = stdout
+            .lines()
+            .filter_map(|l| l.split_once(' '))
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect();
+        let mut moved = 0;
+        for (n, before) in &snap.saved.irqs {
+            let before_set = pinrun::cpuset::CpuSet::parse_sysfs_list(before, None).unwrap();
+            if !before_set.contains(1) {
+                continue;
+            }
+            let now = &during[&n.to_string()];
+            let kept = stderr.contains(&format!("IRQ {n} ({}) not moved", irq_name(*n)))
+                || stderr.contains(&format!("IRQ {n} ({}) stays", irq_name(*n)));
+            if kept {
+                // Kernel-managed: reported, and its affinity untouched.
+                assert_eq!(now, before, "IRQ {n} was reported kept: {stderr}");
+            } else {
+                let set = pinrun::cpuset::CpuSet::parse_sysfs_list(now, None).unwrap();
+                assert!(!set.contains(1), "IRQ {n} still on CPU 1 while the command ran: {now}");
+                moved += 1;
+            }
+        }
+        assert!(moved > 0, "no IRQ was moved: {stderr}");
+        // The network IRQs (virtio_net's input.N/output.N queues) moved.
+        for (n, _) in &snap.saved.irqs {
+            let name = irq_name(*n);
+            if name.contains("-input.") || name.contains("-output.") {
+                assert_eq!(during[&n.to_string()], "0", "{name}: {stderr}");
+            }
+        }
+        // default_smp_affinity lost CPU 1 (mask bit 1).
+        let d = u64::from_str_radix(during["default"].replace(',', "").trim(), 16).unwrap();
+        assert_eq!(d & 2, 0, "default {} {stderr}", during["default"]);
+        // Returned after: the helper undid it, the journal is gone.
+        assert_eq!(snap.wait_equal(), Vec::<String>::new());
+        let start = Instant::now();
+        while !journals(state.path()).is_empty() && start.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        assert_eq!(journals(state.path()), Vec::<String>::new());
+    }
+
+    /// The helper of the command `cmd` (a `pinrun-helper` holding a pidfd
+    /// of it: `Pid:` in its fdinfo).
+    fn helper_of(cmd: u32) -> Option<u32> {
+        for e in std::fs::read_dir("/proc").ok()?.flatten() {
+            let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+                continue;
+            };
+            if std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?.trim() != "pinrun-helper"
+            {
+                continue;
+            }
+            let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fdinfo")) else {
+                continue;
+            };
+            for f in fds.flatten() {
+                let info = std::fs::read_to_string(f.path()).unwrap_or_default();
+                if info.lines().any(|l| l == format!("Pid:\t{cmd}")) {
+                    return Some(pid);
+                }
+            }
+        }
+        None
+    }
+
+    #[test]
+    fn sigkill_of_the_helper_then_reclaim_restores() {
+        if !usable() {
+            return;
+        }
+        let snap = Snapshot::take();
+        let state = tempfile::tempdir().unwrap();
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("pinrun"))
+            .env("PINRUN_CONFIG", "")
+            .args(["--exclusive", "--steer-irqs", "--cpus", "1", "-q", "--state-dir"])
+            .arg(state.path())
+            .args(["--", "sleep", "30"])
+            .spawn()
+            .unwrap();
+        let cmd = child.id();
+        let start = Instant::now();
+        let helper = loop {
+            if !journals(state.path()).is_empty()
+                && let Some(h) = helper_of(cmd)
+            {
+                break h;
+            }
+            assert!(start.elapsed() < Duration::from_secs(10), "no journal or helper");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        // Steered while the command runs.
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(!snap.differences().is_empty(), "nothing was steered");
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(helper as i32), nix::sys::signal::SIGKILL)
+            .unwrap();
+        let _ = child.kill();
+        let _ = child.wait();
+        std::thread::sleep(Duration::from_millis(200));
+        // No helper left to undo: still steered, the journal still there.
+        assert!(!snap.differences().is_empty());
+        assert_eq!(journals(state.path()).len(), 1);
+        let out = pinrun()
+            .arg("--reclaim")
+            .arg("--state-dir")
+            .arg(state.path())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        assert!(stderr.contains(&format!("restored the IRQ steering of pid {cmd}")), "{stderr}");
+        assert_eq!(snap.differences(), Vec::<String>::new(), "{stderr}");
+        assert_eq!(journals(state.path()), Vec::<String>::new());
+    }
+
+    #[test]
+    fn crash_at_every_step_then_reclaim_restores() {
+        if !usable() {
+            return;
+        }
+        if !cfg!(debug_assertions) {
+            skip("the crash hook exists in debug builds only");
+            return;
+        }
+        for step in ["journal", "irq", "default", "steered"] {
+            let snap = Snapshot::take();
+            let state = tempfile::tempdir().unwrap();
+            let out = pinrun()
+                .env("PINRUN_TEST_CRASH_AT", step)
+                .args(["--exclusive", "--steer-irqs", "--cpus", "1", "-q", "--state-dir"])
+                .arg(state.path())
+                .args(["--", "true"])
+                .output()
+                .unwrap();
+            use std::os::unix::process::ExitStatusExt;
+            assert_eq!(out.status.signal(), Some(9), "{step}: {:?}", out.status);
+            let out = pinrun()
+                .arg("--reclaim")
+                .arg("--state-dir")
+                .arg(state.path())
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{step}: {}", String::from_utf8_lossy(&out.stderr));
+            assert_eq!(snap.wait_equal(), Vec::<String>::new(), "after a crash at {step}");
+            let start = Instant::now();
+            while !journals(state.path()).is_empty() && start.elapsed() < Duration::from_secs(10) {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            assert_eq!(journals(state.path()), Vec::<String>::new(), "{step}");
+            drop(snap);
+        }
+    }
+
+    #[test]
+    fn not_root_is_refused_before_any_change() {
+        if !is_root() {
+            // Unprivileged: the real refusal.
+            let state = tempfile::tempdir().unwrap();
+            let before = read_state();
+            let out = pinrun()
+                .args(["--exclusive", "--steer-irqs", "--cpus", "0", "--state-dir"])
+                .arg(state.path())
+                .args(["--", "true"])
+                .output()
+                .unwrap();
+            assert_eq!(out.status.code(), Some(125));
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(stderr.contains("[steer-not-permitted]") || stderr.contains("nothing was changed"), "{stderr}");
+            assert_eq!(read_state(), before);
+            assert_eq!(journals(state.path()), Vec::<String>::new());
+            return;
+        }
+        // As root: drop to nobody with setpriv when it exists.
+        if std::process::Command::new("setpriv").arg("--help").output().is_err() {
+            skip("needs setpriv to drop root");
+            return;
+        }
+        let snap = Snapshot::take();
+        let state = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(state.path(), std::os::unix::fs::PermissionsExt::from_mode(0o1777)).unwrap();
+        let bin = assert_cmd::cargo::cargo_bin("pinrun");
+        let out = std::process::Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(&bin)
+            .env("PINRUN_CONFIG", "")
+            .args(["--exclusive", "--steer-irqs", "--cpus", "1", "--state-dir"])
+            .arg(state.path())
+            .args(["--", "true"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(125), "{stderr}");
+        assert!(stderr.contains("--steer-irqs: cannot open /proc/irq/"), "{stderr}");
+        assert!(stderr.contains("Permission denied"), "{stderr}");
+        assert!(stderr.contains("nothing was changed"), "{stderr}");
+        assert_eq!(snap.differences(), Vec::<String>::new());
+        assert_eq!(journals(state.path()), Vec::<String>::new());
     }
 }
