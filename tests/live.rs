@@ -1295,7 +1295,10 @@ mod steer_irqs {
                 .map(|(n, l)| format!("IRQ {n}: {} (was {l})", now.irqs[n]))
                 .collect();
             if now.default != self.saved.default {
-                d.push(format!("default {} (was {})", now.default, self.saved.default));
+                d.push(format!(
+                    "default {} (was {})",
+                    now.default, self.saved.default
+                ));
             }
             d
         }
@@ -1391,7 +1394,10 @@ mod steer_irqs {
                 assert_eq!(now, before, "IRQ {n} was reported kept: {stderr}");
             } else {
                 let set = pinrun::cpuset::CpuSet::parse_sysfs_list(now, None).unwrap();
-                assert!(!set.contains(1), "IRQ {n} still on CPU 1 while the command ran: {now}");
+                assert!(
+                    !set.contains(1),
+                    "IRQ {n} still on CPU 1 while the command ran: {now}"
+                );
                 moved += 1;
             }
         }
@@ -1422,7 +1428,10 @@ mod steer_irqs {
             let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
                 continue;
             };
-            if std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?.trim() != "pinrun-helper"
+            if std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                .ok()?
+                .trim()
+                != "pinrun-helper"
             {
                 continue;
             }
@@ -1448,7 +1457,14 @@ mod steer_irqs {
         let state = tempfile::tempdir().unwrap();
         let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("pinrun"))
             .env("PINRUN_CONFIG", "")
-            .args(["--exclusive", "--steer-irqs", "--cpus", "1", "-q", "--state-dir"])
+            .args([
+                "--exclusive",
+                "--steer-irqs",
+                "--cpus",
+                "1",
+                "-q",
+                "--state-dir",
+            ])
             .arg(state.path())
             .args(["--", "sleep", "30"])
             .spawn()
@@ -1461,14 +1477,20 @@ mod steer_irqs {
             {
                 break h;
             }
-            assert!(start.elapsed() < Duration::from_secs(10), "no journal or helper");
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "no journal or helper"
+            );
             std::thread::sleep(Duration::from_millis(20));
         };
         // Steered while the command runs.
         std::thread::sleep(Duration::from_millis(200));
         assert!(!snap.differences().is_empty(), "nothing was steered");
-        nix::sys::signal::kill(nix::unistd::Pid::from_raw(helper as i32), nix::sys::signal::SIGKILL)
-            .unwrap();
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(helper as i32),
+            nix::sys::signal::SIGKILL,
+        )
+        .unwrap();
         let _ = child.kill();
         let _ = child.wait();
         std::thread::sleep(Duration::from_millis(200));
@@ -1483,7 +1505,10 @@ mod steer_irqs {
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "{stderr}");
-        assert!(stderr.contains(&format!("restored the IRQ steering of pid {cmd}")), "{stderr}");
+        assert!(
+            stderr.contains(&format!("restored the IRQ steering of pid {cmd}")),
+            "{stderr}"
+        );
         assert_eq!(snap.differences(), Vec::<String>::new(), "{stderr}");
         assert_eq!(journals(state.path()), Vec::<String>::new());
     }
@@ -1502,7 +1527,14 @@ mod steer_irqs {
             let state = tempfile::tempdir().unwrap();
             let out = pinrun()
                 .env("PINRUN_TEST_CRASH_AT", step)
-                .args(["--exclusive", "--steer-irqs", "--cpus", "1", "-q", "--state-dir"])
+                .args([
+                    "--exclusive",
+                    "--steer-irqs",
+                    "--cpus",
+                    "1",
+                    "-q",
+                    "--state-dir",
+                ])
                 .arg(state.path())
                 .args(["--", "true"])
                 .output()
@@ -1515,8 +1547,16 @@ mod steer_irqs {
                 .arg(state.path())
                 .output()
                 .unwrap();
-            assert!(out.status.success(), "{step}: {}", String::from_utf8_lossy(&out.stderr));
-            assert_eq!(snap.wait_equal(), Vec::<String>::new(), "after a crash at {step}");
+            assert!(
+                out.status.success(),
+                "{step}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert_eq!(
+                snap.wait_equal(),
+                Vec::<String>::new(),
+                "after a crash at {step}"
+            );
             let start = Instant::now();
             while !journals(state.path()).is_empty() && start.elapsed() < Duration::from_secs(10) {
                 std::thread::sleep(Duration::from_millis(50));
@@ -1540,19 +1580,30 @@ mod steer_irqs {
                 .unwrap();
             assert_eq!(out.status.code(), Some(125));
             let stderr = String::from_utf8_lossy(&out.stderr);
-            assert!(stderr.contains("[steer-not-permitted]") || stderr.contains("nothing was changed"), "{stderr}");
+            assert!(
+                stderr.contains("[steer-not-permitted]") || stderr.contains("nothing was changed"),
+                "{stderr}"
+            );
             assert_eq!(read_state(), before);
             assert_eq!(journals(state.path()), Vec::<String>::new());
             return;
         }
         // As root: drop to nobody with setpriv when it exists.
-        if std::process::Command::new("setpriv").arg("--help").output().is_err() {
+        if std::process::Command::new("setpriv")
+            .arg("--help")
+            .output()
+            .is_err()
+        {
             skip("needs setpriv to drop root");
             return;
         }
         let snap = Snapshot::take();
         let state = tempfile::tempdir().unwrap();
-        std::fs::set_permissions(state.path(), std::os::unix::fs::PermissionsExt::from_mode(0o1777)).unwrap();
+        std::fs::set_permissions(
+            state.path(),
+            std::os::unix::fs::PermissionsExt::from_mode(0o1777),
+        )
+        .unwrap();
         let bin = assert_cmd::cargo::cargo_bin("pinrun");
         let out = std::process::Command::new("setpriv")
             .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
@@ -1565,7 +1616,10 @@ mod steer_irqs {
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(125), "{stderr}");
-        assert!(stderr.contains("--steer-irqs: cannot open /proc/irq/"), "{stderr}");
+        assert!(
+            stderr.contains("--steer-irqs: cannot open /proc/irq/"),
+            "{stderr}"
+        );
         assert!(stderr.contains("Permission denied"), "{stderr}");
         assert!(stderr.contains("nothing was changed"), "{stderr}");
         assert_eq!(snap.differences(), Vec::<String>::new());

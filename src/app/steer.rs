@@ -40,9 +40,10 @@ pub fn plan_for(
         &chosen,
     );
     let (irqs, default) = crate::system::steer::read_irqs(root);
-    let mut p = crate::plan::steer::plan(&irqs, default.as_ref(), &chosen, &hk, &|n| {
-        sys.nodes.get(&n).map(|node| node.cpus.clone())
-    });
+    let mut p =
+        crate::plan::steer::plan(&irqs, default.as_ref(), &sys.online, &chosen, &hk, &|n| {
+            sys.nodes.get(&n).map(|node| node.cpus.clone())
+        });
     p.irqbalance = crate::system::steer::irqbalance(root)
         .into_iter()
         .map(|(pid, _)| pid)

@@ -92,10 +92,14 @@ fn near(hk: &CpuSet, node: Option<u32>, node_cpus: &dyn Fn(u32) -> Option<CpuSet
 
 /// Plans moving every IRQ of `irqs` off `chosen`, with `hk` as the
 /// fallback; `node_cpus` gives a node's CPUs; `default` is
-/// `default_smp_affinity`.
+/// `default_smp_affinity`. What is written is only ever online CPUs: an
+/// affinity may name CPUs beyond the online (even the possible) ones,
+/// which a write refuses (`irq_do_set_affinity()`: EINVAL without an
+/// online CPU; `bitmap_parselist()`: ERANGE beyond `nr_cpu_ids`).
 pub fn plan(
     irqs: &[SteerIrq],
     default: Option<&CpuSet>,
+    online: &CpuSet,
     chosen: &CpuSet,
     hk: &CpuSet,
     node_cpus: &dyn Fn(u32) -> Option<CpuSet>,
@@ -124,7 +128,7 @@ pub fn plan(
             ));
             continue;
         }
-        let rest = from.difference(chosen);
+        let rest = from.difference(chosen).intersection(online);
         let (to, housekeeping) = if rest.is_empty() {
             (near(hk, irq.node, node_cpus), true)
         } else {
@@ -145,7 +149,7 @@ pub fn plan(
         });
     }
     if let Some(d) = default.filter(|d| d.intersects(chosen)) {
-        let rest = d.difference(chosen);
+        let rest = d.difference(chosen).intersection(online);
         let to = if rest.is_empty() { hk.clone() } else { rest };
         if !to.is_empty() {
             p.default = Some((d.clone(), to));
@@ -395,7 +399,14 @@ mod tests {
             irq(15, "3", None, Some(9)),
         ];
         let hk = cpus("0,1,4,5");
-        let p = plan(&irqs, Some(&cpus("0-7")), &cpus("2-3"), &hk, &nodes);
+        let p = plan(
+            &irqs,
+            Some(&cpus("0-7")),
+            &cpus("0-7"),
+            &cpus("2-3"),
+            &hk,
+            &nodes,
+        );
         let moves: Vec<(u32, String, bool)> = p
             .moves
             .iter()
@@ -415,9 +426,36 @@ mod tests {
         assert!(p.unmovable[0].why.starts_with("kernel-managed"));
         assert_eq!(p.default, Some((cpus("0-7"), cpus("0-1,4-7"))));
         // No housekeeping CPU: reported, not moved.
-        let p = plan(&irqs[1..2], None, &cpus("2"), &CpuSet::new(), &nodes);
+        let p = plan(
+            &irqs[1..2],
+            None,
+            &cpus("0-7"),
+            &cpus("2"),
+            &CpuSet::new(),
+            &nodes,
+        );
         assert!(p.moves.is_empty());
         assert!(p.unmovable[0].why.contains("no housekeeping CPU"));
+    }
+
+    /// An affinity naming CPUs that are not online (a dump's 0-3 on a
+    /// machine whose possible CPUs are 0-1) is never written back with
+    /// them; nothing online left: the housekeeping CPUs.
+    #[test]
+    fn only_online_cpus_are_written() {
+        let irqs = [irq(1, "0-3", None, None), irq(2, "1-3", None, None)];
+        let p = plan(
+            &irqs,
+            Some(&cpus("0-3")),
+            &cpus("0-1"),
+            &cpus("1"),
+            &cpus("0"),
+            &nodes,
+        );
+        let to: Vec<String> = p.moves.iter().map(|m| m.to.to_list()).collect();
+        assert_eq!(to, vec!["0", "0"]);
+        assert!(p.moves[1].housekeeping);
+        assert_eq!(p.default, Some((cpus("0-3"), cpus("0"))));
     }
 
     #[test]

@@ -31,5 +31,6 @@ mod peers;
 mod scope;
 mod show;
 mod show_json_stream;
+mod steer;
 mod synthetic;
 mod threads;
