@@ -151,11 +151,6 @@ pub struct Cli {
     #[arg(long, value_name = "LIST", help_heading = "Claims")]
     pub irq_housekeeping: Option<String>,
 
-    /// Undo the IRQ steering of every ended --steer-irqs launch (its
-    /// journal in the state directory) and exit.
-    #[arg(long, conflicts_with_all = ["mode", "json", "cpus", "node", "cpunodebind", "cores", "isolated", "exclusive", "wait", "policy", "mempolicy", "nice", "reset_on_fork", "command", "steer_irqs"], help_heading = "Modes")]
-    pub reclaim: bool,
-
     /// Allocate memory only on NODES (default: the nodes of the chosen CPUs).
     /// Write --membind=NODES, or put -- before the command, when COMMAND
     /// could be read as a node list.
@@ -284,6 +279,11 @@ pub struct Cli {
     /// report. Never replaces an existing FILE. See DUMPS in pinrun(1).
     #[arg(long, value_name = "FILE", value_hint = clap::ValueHint::FilePath, conflicts_with_all = ["mode", "json", "cpus", "node", "cpunodebind", "cores", "isolated", "exclusive", "wait", "policy", "mempolicy", "nice", "reset_on_fork", "strict", "allow", "command"], help_heading = "Modes")]
     pub dump: Option<PathBuf>,
+
+    /// Undo the IRQ steering of every ended --steer-irqs launch (its
+    /// journal in the state directory) and exit.
+    #[arg(long, conflicts_with_all = ["mode", "json", "cpus", "node", "cpunodebind", "cores", "isolated", "exclusive", "wait", "policy", "mempolicy", "nice", "reset_on_fork", "command", "steer_irqs"], help_heading = "Modes")]
+    pub reclaim: bool,
 
     /// Refuse the launch (exit 125) on any warning.
     #[arg(long, help_heading = "Output")]

@@ -1403,7 +1403,7 @@ mod steer_irqs {
         }
         assert!(moved > 0, "no IRQ was moved: {stderr}");
         // The network IRQs (virtio_net's input.N/output.N queues) moved.
-        for (n, _) in &snap.saved.irqs {
+        for n in snap.saved.irqs.keys() {
             let name = irq_name(*n);
             if name.contains("-input.") || name.contains("-output.") {
                 assert_eq!(during[&n.to_string()], "0", "{name}: {stderr}");
