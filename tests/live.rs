@@ -1356,6 +1356,16 @@ mod steer_irqs {
             .to_string()
     }
 
+    /// Steering off CPU 1, quietly, in the state directory given next.
+    const STEER_CPU_1: [&str; 6] = [
+        "--exclusive",
+        "--steer-irqs",
+        "--cpus",
+        "1",
+        "-q",
+        "--state-dir",
+    ];
+
     /// Run as the command: prints `N LIST` for every IRQ, then the default.
     const PRINT_IRQS: &str = "for d in /proc/irq/[0-9]*; do echo \"${d#/proc/irq/} $(cat $d/smp_affinity_list)\"; done; echo \"default $(cat /proc/irq/default_smp_affinity)\"";
 
@@ -1457,14 +1467,7 @@ mod steer_irqs {
         let state = tempfile::tempdir().unwrap();
         let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("pinrun"))
             .env("PINRUN_CONFIG", "")
-            .args([
-                "--exclusive",
-                "--steer-irqs",
-                "--cpus",
-                "1",
-                "-q",
-                "--state-dir",
-            ])
+            .args(STEER_CPU_1)
             .arg(state.path())
             .args(["--", "sleep", "30"])
             .spawn()
@@ -1527,14 +1530,7 @@ mod steer_irqs {
             let state = tempfile::tempdir().unwrap();
             let out = pinrun()
                 .env("PINRUN_TEST_CRASH_AT", step)
-                .args([
-                    "--exclusive",
-                    "--steer-irqs",
-                    "--cpus",
-                    "1",
-                    "-q",
-                    "--state-dir",
-                ])
+                .args(STEER_CPU_1)
                 .arg(state.path())
                 .args(["--", "true"])
                 .output()

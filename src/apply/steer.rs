@@ -67,6 +67,12 @@ fn open_w(path: &str) -> nix::Result<OwnedFd> {
     nix::fcntl::open(path, OFlag::O_WRONLY | OFlag::O_CLOEXEC, Mode::empty())
 }
 
+/// Opens `path` for writing and writes `text` (one write, as the kernel's
+/// `/proc/irq` files take it).
+fn write_path(path: &str, text: &str) -> nix::Result<()> {
+    write_text(&open_w(path)?, text)
+}
+
 fn write_text(fd: &OwnedFd, text: &str) -> nix::Result<()> {
     let n = nix::unistd::write(fd, text.as_bytes())?;
     if n != text.len() {
@@ -348,14 +354,13 @@ pub fn steer(
     Ok(out)
 }
 
-/// Puts back what a failed steering wrote (each IRQ its original, the
-/// default mask its original) and removes the journal; best effort.
+/// Puts back what a failed steering wrote (each IRQ its original; the
+/// default mask is written last, so a failure never follows it) and
+/// removes the journal; best effort.
 fn rollback(dir: &StateDir, name: &str, j: &Journal, written: &[(u32, CpuSet)]) {
     for (n, _) in written {
-        if let Some(e) = j.irqs.iter().find(|e| e.irq == *n)
-            && let Ok(fd) = open_w(&format!("{PROC_IRQ}/{n}/smp_affinity_list"))
-        {
-            let _ = write_text(&fd, &e.original);
+        if let Some(e) = j.irqs.iter().find(|e| e.irq == *n) {
+            let _ = write_path(&format!("{PROC_IRQ}/{n}/smp_affinity_list"), &e.original);
         }
     }
     remove(dir, name);
@@ -386,7 +391,7 @@ pub fn finish(
         match s {
             UndoStep::Restore { irq, name, to } => {
                 let path = format!("{PROC_IRQ}/{irq}/smp_affinity_list");
-                if let Err(e) = open_w(&path).and_then(|fd| write_text(&fd, &to.to_list())) {
+                if let Err(e) = write_path(&path, &to.to_list()) {
                     ok = false;
                     lines.push(format!(
                         "cannot restore IRQ {irq} ({name}) to {}: {}",
@@ -413,7 +418,7 @@ pub fn finish(
     }
     if let Some(to) = &u.default {
         let path = format!("{PROC_IRQ}/default_smp_affinity");
-        if let Err(e) = open_w(&path).and_then(|fd| write_text(&fd, &to.to_mask())) {
+        if let Err(e) = write_path(&path, &to.to_mask()) {
             ok = false;
             lines.push(format!(
                 "cannot restore {path} to {}: {}",
