@@ -800,6 +800,7 @@ impl Cli {
             omp_replace: self.omp_replace,
             thread_map,
             thread_log: self.thread_log.clone(),
+            poll_only: std::env::var_os("PINRUN_THREAD_WATCH").is_some_and(|v| v == "poll"),
         })
     }
 }
@@ -832,6 +833,37 @@ mod tests {
         assert_eq!(r.command, vec!["ls", "-l", "--cpus"]);
         let r = req(&["--cpus", "0", "ls", "-l"]).unwrap();
         assert_eq!(r.command, vec!["ls", "-l"]);
+    }
+
+    /// --omp and --thread-map place threads within a plan: refused without
+    /// a placement and under --emit; rules that do not parse are
+    /// bad-thread-map; --thread-log and --omp-replace need their option.
+    #[test]
+    fn thread_options_need_a_placement() {
+        let code = |args: &[&str]| req(args).map(|_| ()).unwrap_err().code;
+        assert_eq!(code(&["--omp", "true"]), ErrorCode::ThreadsNeedPlacement);
+        assert_eq!(
+            code(&["--thread-map", "w1=@0", "true"]),
+            ErrorCode::ThreadsNeedPlacement
+        );
+        assert_eq!(
+            code(&["--cpus", "0", "--thread-map", "w1", "true"]),
+            ErrorCode::BadThreadMap
+        );
+        assert_eq!(
+            code(&["--emit", "systemd", "--cpus", "0", "--omp", "true"]),
+            ErrorCode::Usage
+        );
+        let r = req(&["--cpus", "0", "--omp=threads", "true"]).unwrap();
+        assert_eq!(r.threads.omp, Some(OmpPlaces::Threads));
+        let r = req(&["--cpus", "0", "--omp", "--", "true"]).unwrap();
+        assert_eq!(r.threads.omp, Some(OmpPlaces::Cores));
+        for args in [
+            &["pinrun", "--cpus", "0", "--thread-log", "f", "true"][..],
+            &["pinrun", "--cpus", "0", "--omp-replace", "true"][..],
+        ] {
+            assert!(Cli::try_parse_from(args).is_err(), "{args:?}");
+        }
     }
 
     #[test]

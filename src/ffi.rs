@@ -1,8 +1,11 @@
 //! The raw syscalls nix lacks or caps at 1024 CPUs: `set_mempolicy(2)`,
 //! `sched_setattr(2)`/`sched_getattr(2)`, `sched_getscheduler(2)` (of
 //! another process, read-only), and `sched_setaffinity(2)`/
-//! `sched_getaffinity(2)` with a dynamically sized mask. The only `unsafe`
-//! code in pinrun.
+//! `sched_getaffinity(2)` with a dynamically sized mask (of this thread or
+//! any TID); for the helper process of `--thread-map` (issue 22)
+//! `pidfd_open(2)`, `fork(2)`, `_exit(2)`, `close_range(2)`, `poll(2)`,
+//! `perf_event_open(2)` with its ring buffer, and `fnmatch(3)`. The only
+//! `unsafe` code in pinrun.
 
 use std::io;
 
@@ -182,18 +185,154 @@ pub fn pidfd_open(pid: i32) -> io::Result<std::os::fd::OwnedFd> {
 /// `poll(2)` on one descriptor for `POLLIN` (or hang-up) for up to
 /// `timeout_ms` (-1: no limit): whether it is readable.
 pub fn poll_readable(fd: std::os::fd::BorrowedFd<'_>, timeout_ms: i32) -> io::Result<bool> {
+    Ok(poll_any(&[fd], timeout_ms)?[0] != 0)
+}
+
+/// `poll(2)` on `fds` for `POLLIN` for up to `timeout_ms`: each one's
+/// `revents` (0: nothing; `POLLIN`, `POLLHUP`, `POLLERR`…).
+pub fn poll_any(fds: &[std::os::fd::BorrowedFd<'_>], timeout_ms: i32) -> io::Result<Vec<i16>> {
     use std::os::fd::AsRawFd;
-    let mut p = libc::pollfd {
-        fd: fd.as_raw_fd(),
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    // SAFETY: one valid pollfd for the duration of the call.
-    let n = unsafe { libc::poll(&mut p, 1, timeout_ms) };
+    let mut p: Vec<libc::pollfd> = fds
+        .iter()
+        .map(|f| libc::pollfd {
+            fd: f.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        })
+        .collect();
+    // SAFETY: `p` holds `p.len()` valid pollfd structures for the call.
+    let n = unsafe { libc::poll(p.as_mut_ptr(), p.len() as libc::nfds_t, timeout_ms) };
     if n < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(n > 0)
+        return Err(io::Error::last_os_error());
+    }
+    Ok(p.iter().map(|x| x.revents).collect())
+}
+
+/// `struct perf_event_attr` as of `PERF_ATTR_SIZE_VER0` (64 bytes,
+/// `include/uapi/linux/perf_event.h`).
+#[repr(C)]
+#[derive(Debug, Default)]
+struct PerfEventAttr {
+    kind: u32,
+    size: u32,
+    config: u64,
+    sample_period: u64,
+    sample_type: u64,
+    read_format: u64,
+    flags: u64,
+    wakeup_events: u32,
+    bp_type: u32,
+    config1: u64,
+}
+
+/// `perf_event_open(2)` of a software dummy event on the calling thread,
+/// counting on `cpu` only, inherited by every thread and process it
+/// creates from now on (`inherit`), recording their creation and exit
+/// (`task`) and renames (`comm`, which `prctl(PR_SET_NAME)` and
+/// `pthread_setname_np(3)` emit), waking a reader at each record (a
+/// watermark of 1 byte);
+/// user-space only, as `perf_event_paranoid` 2 permits. Close-on-exec.
+pub fn perf_task_events(cpu: u32) -> io::Result<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
+    const PERF_TYPE_SOFTWARE: u32 = 1;
+    const PERF_COUNT_SW_DUMMY: u64 = 9;
+    const INHERIT: u64 = 1 << 1;
+    const EXCLUDE_KERNEL: u64 = 1 << 5;
+    const EXCLUDE_HV: u64 = 1 << 6;
+    const COMM: u64 = 1 << 9;
+    const TASK: u64 = 1 << 13;
+    // wakeup_events is then wakeup_watermark, in bytes: records other
+    // than samples wake a reader only past the watermark (perf_output_begin).
+    const WATERMARK: u64 = 1 << 14;
+    const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 1 << 3;
+    let attr = PerfEventAttr {
+        kind: PERF_TYPE_SOFTWARE,
+        size: std::mem::size_of::<PerfEventAttr>() as u32,
+        config: PERF_COUNT_SW_DUMMY,
+        flags: INHERIT | EXCLUDE_KERNEL | EXCLUDE_HV | COMM | TASK | WATERMARK,
+        wakeup_events: 1,
+        ..Default::default()
+    };
+    // SAFETY: `attr` is a valid perf_event_attr of the size it states,
+    // read by the kernel during the call.
+    let fd = check(unsafe {
+        libc::syscall(
+            libc::SYS_perf_event_open,
+            &attr as *const PerfEventAttr,
+            0,
+            cpu as libc::c_int,
+            -1,
+            PERF_FLAG_FD_CLOEXEC,
+        )
+    })?;
+    // SAFETY: the kernel returned a new descriptor that nothing else owns.
+    Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as i32) })
+}
+
+/// The ring buffer of a [`perf_task_events`] descriptor: one metadata
+/// page and one data page, mapped read-write so that the kernel waits for
+/// [`PerfRing::consume`] instead of overwriting.
+#[derive(Debug)]
+pub struct PerfRing {
+    fd: std::os::fd::OwnedFd,
+    map: std::ptr::NonNull<libc::c_void>,
+    len: usize,
+}
+
+impl PerfRing {
+    /// Maps `fd`'s ring buffer.
+    pub fn map(fd: std::os::fd::OwnedFd) -> io::Result<Self> {
+        use std::os::fd::AsRawFd;
+        // SAFETY: sysconf only reads a constant.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
+        let len = 2 * page;
+        // SAFETY: a new shared mapping of the event's buffer; the kernel
+        // checks the descriptor and the size (1 + 2^n pages).
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                fd.as_raw_fd(),
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let map = std::ptr::NonNull::new(p).ok_or_else(|| io::Error::other("mmap gave null"))?;
+        Ok(PerfRing { fd, map, len })
+    }
+
+    /// The descriptor, for `poll(2)`.
+    pub fn fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        use std::os::fd::AsFd;
+        self.fd.as_fd()
+    }
+
+    /// Marks every record read (`data_tail = data_head`,
+    /// `perf_event_mmap_page` at byte 1024 and 1032): the records only wake
+    /// the reader, which then scans `/proc`.
+    pub fn consume(&self) {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        // SAFETY: the metadata page is mapped for as long as `self` lives;
+        // data_head and data_tail are aligned u64 fields the kernel and
+        // this reader share, accessed atomically as perf_event_open(2)
+        // prescribes (acquire the head, release the tail).
+        unsafe {
+            let base = self.map.as_ptr().cast::<u8>();
+            let head = &*(base.add(1024) as *const AtomicU64);
+            let tail = &*(base.add(1032) as *const AtomicU64);
+            tail.store(head.load(Ordering::Acquire), Ordering::Release);
+        }
+    }
+}
+
+impl Drop for PerfRing {
+    fn drop(&mut self) {
+        // SAFETY: unmaps exactly the mapping made in `map`.
+        unsafe { libc::munmap(self.map.as_ptr(), self.len) };
     }
 }
 

@@ -376,20 +376,32 @@ The rules are applied by a watcher: before anything is applied, pinrun
 double-forks a helper process (the command gets no child; the helper is
 re-parented to the nearest subreaper or init, stays in pinrun's cgroup so
 that systemd stops it with the unit, and keeps pinrun's original scheduling
-policy and affinity, not the plan's). Once the command is exec'd it scans
-/proc/PID/task every 2 ms (a thread runs on the whole plan for about that
-long before it is pinned; BENCHMARKS.md), follows renames
+policy and affinity, not the plan's). Once the command is exec'd it learns of
+new threads and renames
 .RB ( pthread_setname_np (3)
-after creation), pins each thread with
+after creation) from perf events: one
+.BR perf_event_open (2)
+dummy software event per planned CPU, opened on pinrun before exec and
+inherited by every thread, records each thread's creation and each rename
+and wakes the watcher, which then scans /proc/PID/task (and every 100 ms
+regardless). Where perf_event_open(2) is refused (perf_event_paranoid 3,
+seccomp, a container), the plan has more than 512 CPUs, or
+.B PINRUN_THREAD_WATCH=poll
+is set, it polls /proc/PID/task every 2 ms instead (a thread then runs on the
+whole plan for about that long before it is pinned; BENCHMARKS.md). It pins
+each thread with
 .BR sched_setaffinity (2)
 on its TID and reads the affinity back. It exits when the command's pidfd
 .RB ( pidfd_open (2),
 Linux 5.3) says it ended; it holds no descriptor of the command's but
 stderr, where it reports a thread it could not pin.
 .B "\-\-thread\-log FILE"
-appends each decision as a JSON line: {"t_us" (since exec), "tid", "name",
-"order", "event": "new"|"rename", "rule", "cpus", "read_back", "error"}.
-Not yet: perf events instead of polling, and running processes (\-\-pid).
+appends a first line {"event": "start", "mechanism": "perf"|"poll",
+"interval_us"} and each decision as a JSON line: {"t_us" (since exec),
+"tid", "name", "order", "event": "new"|"rename", "rule", "cpus",
+"read_back", "error"}. SCHED_DEADLINE is refused: the kernel does not pin
+a deadline thread to fewer CPUs than its root domain.
+Not yet: running processes (\-\-pid).
 .SH "IRQ STEERING"
 .B "\-\-exclusive \-\-steer\-irqs"
 (root) moves every movable device IRQ off the claimed CPUs (every thread of
@@ -878,6 +890,9 @@ are reported (env-thread-binding) since they make the program re-bind its thread
 under
 .B \-\-omp
 pinrun sets them itself (THREADS).
+.B PINRUN_THREAD_WATCH=poll
+makes the \-\-thread\-map watcher poll instead of trying perf events
+(THREADS).
 .B TMPDIR
 is where
 .B "\-\-sysroot ARCHIVE"

@@ -259,6 +259,9 @@ pub struct ThreadRequest {
     pub thread_map: Vec<ThreadRule>,
     /// `--thread-log FILE`: one JSON line per watcher decision.
     pub thread_log: Option<PathBuf>,
+    /// `PINRUN_THREAD_WATCH=poll`: the watcher polls, without trying perf
+    /// events.
+    pub poll_only: bool,
 }
 
 /// Which threads a `--thread-map` rule matches (left of `=`).
@@ -304,8 +307,8 @@ pub struct ThreadRule {
 
 impl ThreadRule {
     /// Parses `--thread-map`'s comma-separated `SELECTOR=TARGET` rules:
-    /// selectors `main`, `#N` (N ≥ 1) or a name glob (at most 15 bytes,
-    /// the kernel's `TASK_COMM_LEN` - 1); targets `@N`, `@N-M`, `each`,
+    /// selectors `main`, `#N` (N ≥ 1) or a name glob (a plain name at
+    /// most 15 bytes, the kernel's `TASK_COMM_LEN` - 1); targets `@N`, `@N-M`, `each`,
     /// `housekeeping`, `rest`. `Err` names the rule and what is wrong.
     pub fn parse_list(text: &str) -> Result<Vec<ThreadRule>, String> {
         let mut rules = Vec::new();
@@ -325,7 +328,7 @@ impl ThreadRule {
                         ));
                     }
                 },
-                s if s.len() > 15 => {
+                s if s.len() > 15 && !s.contains(['*', '?', '[']) => {
                     return Err(format!(
                         "\"{rule}\": thread names have at most 15 bytes (TASK_COMM_LEN), so \"{s}\" matches none"
                     ));

@@ -43,7 +43,7 @@ pub fn start_watcher(
                 })?,
         ),
     };
-    crate::apply::threads::start(map, possible, log)
+    crate::apply::threads::start(map, possible, log, !req.threads.poll_only)
         .map(Some)
         .map_err(|e| watcher_error(&e))
 }

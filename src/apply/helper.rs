@@ -24,7 +24,7 @@
 
 use crate::ffi;
 use std::io;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
 
 /// What the helper's work is given.
 #[derive(Debug)]
@@ -72,7 +72,7 @@ pub fn about_to_exec(started_w: &OwnedFd) -> io::Result<()> {
 /// status), keeping `keep` open in it. Returns in pinrun once the
 /// intermediate child is reaped; the pipe's write end stays in pinrun,
 /// close-on-exec. Errors are the failing system call's.
-pub fn spawn(keep: &[BorrowedFd<'_>], work: impl FnOnce(Helper) -> i32) -> io::Result<OwnedFd> {
+pub fn spawn(keep: &[RawFd], work: impl FnOnce(Helper) -> i32) -> io::Result<OwnedFd> {
     let target_pid = std::process::id() as i32;
     let target = ffi::pidfd_open(target_pid)?;
     let (started, started_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
@@ -85,7 +85,7 @@ pub fn spawn(keep: &[BorrowedFd<'_>], work: impl FnOnce(Helper) -> i32) -> io::R
                 Ok(_) => ffi::exit_now(0),
                 Err(_) => ffi::exit_now(1),
             }
-            let mut kept: Vec<i32> = keep.iter().map(|f| f.as_raw_fd()).collect();
+            let mut kept: Vec<i32> = keep.to_vec();
             kept.extend([target.as_raw_fd(), started.as_raw_fd()]);
             ffi::close_fds_except(&kept);
             if let Ok(null) = std::fs::OpenOptions::new()

@@ -14,7 +14,7 @@ use crate::plan::threads::{POLL_INTERVAL_US, ThreadInfo, ThreadMap};
 use crate::system::threads::tasks;
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 
 /// What the watcher knows of one thread.
 struct Seen {
@@ -45,6 +45,24 @@ struct Entry<'a> {
 }
 
 impl Log {
+    /// The first line: `{"t_us": 0, "event": "start", "mechanism":
+    /// "perf"|"poll", "interval_us"}` (again when perf falls back to poll).
+    fn start(&mut self, mechanism: &str) {
+        let Some(f) = &mut self.file else { return };
+        let interval = if mechanism == "perf" {
+            PERF_BACKSTOP_MS as u64 * 1000
+        } else {
+            POLL_INTERVAL_US
+        };
+        let v = serde_json::json!({
+            "t_us": self.t0.elapsed().as_micros() as u64,
+            "event": "start",
+            "mechanism": mechanism,
+            "interval_us": interval,
+        });
+        let _ = writeln!(f, "{v}");
+    }
+
     /// One decision as a JSON line: `{"t_us", "tid", "name", "order",
     /// "event": "new"|"rename", "rule", "cpus", "read_back", "error"}`;
     /// `t_us` counts from the command's exec.
@@ -89,6 +107,7 @@ fn watch(
     possible: &CpuSet,
     h: super::helper::Helper,
     file: Option<std::fs::File>,
+    perf: Vec<OwnedFd>,
 ) -> i32 {
     if !h.wait_for_exec() {
         return 0;
@@ -97,6 +116,12 @@ fn watch(
         file,
         t0: std::time::Instant::now(),
     };
+    let mut rings: Vec<ffi::PerfRing> = perf
+        .into_iter()
+        .map(ffi::PerfRing::map)
+        .collect::<Result<_, _>>()
+        .unwrap_or_default();
+    log.start(if rings.is_empty() { "poll" } else { "perf" });
     let pid = h.target_pid;
     let mut seen: BTreeMap<i32, Seen> = BTreeMap::new();
     let mut next_order = 1u32;
@@ -163,29 +188,70 @@ fn watch(
             log.write(e);
             seen.insert(t.tid, entry);
         }
-        if h.ended_within(interval_ms) {
+        if rings.is_empty() {
+            if h.ended_within(interval_ms) {
+                break;
+            }
+            continue;
+        }
+        // Perf events: woken by a thread's creation or rename, and every
+        // PERF_BACKSTOP_MS in case a record was lost.
+        let mut fds = vec![h.target.as_fd()];
+        fds.extend(rings.iter().map(ffi::PerfRing::fd));
+        let Ok(rev) = ffi::poll_any(&fds, PERF_BACKSTOP_MS) else {
+            break;
+        };
+        if rev[0] != 0 {
             break;
         }
+        if rev[1..]
+            .iter()
+            .any(|r| r & (libc::POLLHUP | libc::POLLERR) != 0)
+        {
+            // The events ended (the main thread exited before the others):
+            // polling from now on.
+            rings.clear();
+            log.start("poll");
+            continue;
+        }
+        rings.iter().for_each(ffi::PerfRing::consume);
     }
     status
 }
 
+/// With perf events, the scan that runs even without a record (a lost
+/// record, a thread the events cannot see), in milliseconds.
+const PERF_BACKSTOP_MS: i32 = 100;
+
+/// At most this many CPUs get a perf event each (one descriptor and two
+/// pages per CPU of the plan); a larger plan is polled.
+const PERF_MAX_CPUS: usize = 512;
+
 /// Starts the watcher for `map` in the helper process, before anything is
 /// applied; `log` (`--thread-log`, opened by the caller) receives its
-/// decisions. Returns the write end of the start pipe, which must stay
-/// open (close-on-exec) until exec. `Err`: the failing system call.
+/// decisions. With `perf`, one [`ffi::perf_task_events`] per CPU of the
+/// plan (where every thread of the command runs) wakes the watcher at each
+/// thread creation and rename; where `perf_event_open(2)` is refused
+/// (`perf_event_paranoid` 3, seccomp) or the plan has more than
+/// [`PERF_MAX_CPUS`] CPUs, the watcher polls. Returns the write end of the
+/// start pipe, which must stay open (close-on-exec) until exec. `Err`: the
+/// failing system call.
 pub fn start(
     map: &ThreadMap,
     possible: &CpuSet,
     log: Option<std::fs::File>,
+    perf: bool,
 ) -> std::io::Result<OwnedFd> {
-    let keep: Vec<_> = log.iter().map(|f| f.as_fd()).collect();
-    super::helper::spawn(&keep, |h| {
-        watch(
-            map,
-            possible,
-            h,
-            log.as_ref().and_then(|f| f.try_clone().ok()),
-        )
-    })
+    let cpus: CpuSet = map.positions.iter().fold(CpuSet::new(), |a, p| a.union(p));
+    let events: Vec<OwnedFd> = if perf && cpus.len() <= PERF_MAX_CPUS {
+        cpus.iter()
+            .map(ffi::perf_task_events)
+            .collect::<Result<_, _>>()
+            .unwrap_or_default()
+    } else {
+        Vec::new()
+    };
+    let mut keep: Vec<i32> = events.iter().map(|f| f.as_raw_fd()).collect();
+    keep.extend(log.iter().map(|f| f.as_raw_fd()));
+    super::helper::spawn(&keep, move |h| watch(map, possible, h, log, events))
 }

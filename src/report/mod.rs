@@ -101,7 +101,7 @@ pub fn plan_json(
     if !req.command.is_empty() {
         v["exec"] = json!(exec.map(|p| p.to_string_lossy()));
     }
-    threads::add_json(&mut v, plan);
+    threads::add_json(&mut v, req, plan);
     steer::add_json(&mut v, plan);
     v
 }
@@ -241,7 +241,7 @@ pub fn plan_text(
         }
     );
     let _ = writeln!(s, "sched:   {}", sched_text(&plan.sched));
-    s.push_str(&threads::text(plan));
+    s.push_str(&threads::text(req, plan));
     s.push_str(&steer::text(plan));
     if !req.command.is_empty() {
         let cmd: Vec<_> = req.command.iter().map(|a| a.to_string_lossy()).collect();

@@ -9,9 +9,11 @@ use std::fmt::Write;
 
 /// Adds `"omp": {"places": [[0,8],[1,9]], "set": {"OMP_PLACES": …},
 /// "unset": [...]}` and `"thread_map": {"positions": [[0],[1]], "rules":
-/// [{"rule": "w1=@0", "cpus": [0]}], "mechanism": "poll",
-/// "interval_us": …}` to `v` when planned (the keys are absent otherwise).
-pub fn add_json(v: &mut Value, plan: &Plan) {
+/// [{"rule": "w1=@0", "cpus": [0]}], "mechanism": "perf-or-poll"|"poll",
+/// "interval_us": …}` to `v` when planned (the keys are absent otherwise):
+/// the watcher tries perf events unless `PINRUN_THREAD_WATCH=poll`, and
+/// which one it used is only known at launch (`--thread-log`'s first line).
+pub fn add_json(v: &mut Value, req: &crate::request::Request, plan: &Plan) {
     if let Some(o) = &plan.omp {
         let set: serde_json::Map<String, Value> = o
             .set
@@ -31,7 +33,7 @@ pub fn add_json(v: &mut Value, plan: &Plan) {
                 "rule": r.rule.text,
                 "cpus": r.cpus.to_vec(),
             })).collect::<Vec<_>>(),
-            "mechanism": "poll",
+            "mechanism": if req.threads.poll_only { "poll" } else { "perf-or-poll" },
             "interval_us": crate::plan::threads::POLL_INTERVAL_US,
         });
     }
@@ -39,7 +41,7 @@ pub fn add_json(v: &mut Value, plan: &Plan) {
 
 /// The `env:` and `threads:` lines of `--dry-run`'s text (empty when
 /// neither is planned).
-pub fn text(plan: &Plan) -> String {
+pub fn text(req: &crate::request::Request, plan: &Plan) -> String {
     let mut s = String::new();
     if let Some(o) = &plan.omp {
         for (k, v) in &o.set {
@@ -52,8 +54,13 @@ pub fn text(plan: &Plan) -> String {
     if let Some(m) = &plan.thread_map {
         let _ = writeln!(
             s,
-            "threads: positions {} (watcher polls /proc/PID/task every {} us)",
+            "threads: positions {} (watcher: {}polls /proc/PID/task every {} us)",
             omp_places_value(&m.positions),
+            if req.threads.poll_only {
+                ""
+            } else {
+                "perf events where perf_event_open(2) permits, else "
+            },
             crate::plan::threads::POLL_INTERVAL_US
         );
         for r in &m.rules {
