@@ -1621,4 +1621,102 @@ mod steer_irqs {
         assert_eq!(snap.differences(), Vec::<String>::new());
         assert_eq!(journals(state.path()), Vec::<String>::new());
     }
+
+    /// The IRQs `--dry-run --json` would move off CPU 1 (the live plan).
+    fn planned_moves() -> Vec<u32> {
+        let out = pinrun()
+            .args([
+                "--dry-run",
+                "--json",
+                "--exclusive",
+                "--steer-irqs",
+                "--cpus",
+                "1",
+                "--",
+                "true",
+            ])
+            .output()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["steer_irqs"]["move"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["irq"].as_u64().unwrap() as u32)
+            .collect()
+    }
+
+    /// A write errno steering does not understand (EBUSY, injected on the
+    /// last IRQ in a test build) puts back every IRQ already written
+    /// before pinrun exits 125, removes the journal and never runs the
+    /// command; EIO on one IRQ skips it (reported, left as it was) and
+    /// steers the rest.
+    #[test]
+    fn unknown_write_errno_undoes_everything_and_eio_skips() {
+        if !usable() {
+            return;
+        }
+        if !cfg!(debug_assertions) {
+            skip("the errno hook exists in debug builds only");
+            return;
+        }
+        let moves = planned_moves();
+        assert!(moves.len() >= 2, "{moves:?}");
+        let last = *moves.last().unwrap();
+        let snap = Snapshot::take();
+        let state = tempfile::tempdir().unwrap();
+        let marker = state.path().join("ran");
+        let out = pinrun()
+            .env("PINRUN_TEST_IRQ_ERRNO", format!("{last}:16:all"))
+            .args(STEER_CPU_1)
+            .arg(state.path())
+            .args(["--", "touch"])
+            .arg(&marker)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+        assert_eq!(out.status.code(), Some(125), "{stderr}");
+        assert!(
+            stderr.contains(&format!("writing /proc/irq/{last}/smp_affinity_list")),
+            "{stderr}"
+        );
+        assert!(
+            stderr.contains("Device or resource busy; every IRQ written was put back"),
+            "{stderr}"
+        );
+        // Put back by pinrun itself, before it exited.
+        assert_eq!(snap.differences(), Vec::<String>::new(), "{stderr}");
+        assert_eq!(journals(state.path()), Vec::<String>::new());
+        assert!(!marker.exists(), "the command ran");
+        drop(snap);
+
+        let first = moves[0];
+        let snap = Snapshot::take();
+        let out = pinrun()
+            .env("PINRUN_TEST_IRQ_ERRNO", format!("{first}:5:all"))
+            .args(["--exclusive", "--steer-irqs", "--cpus", "1", "--state-dir"])
+            .arg(state.path())
+            .args(["--", "sh", "-c", PRINT_IRQS])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+        assert!(out.status.success(), "{stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "IRQ {first} ({}) not moved: the kernel keeps it (I/O error",
+                irq_name(first)
+            )),
+            "{stderr}"
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+        let line = |n: u32| {
+            stdout
+                .lines()
+                .find_map(|l| l.strip_prefix(&format!("{n} ")).map(str::to_string))
+                .unwrap()
+        };
+        assert_eq!(line(first), snap.saved.irqs[&first]);
+        assert_eq!(line(moves[1]), "0", "{stderr}");
+        assert_eq!(snap.wait_equal(), Vec::<String>::new());
+    }
 }

@@ -46,6 +46,27 @@ enum WriteEnd {
     Fatal(Errno),
 }
 
+/// A test build's write fault: `PINRUN_TEST_IRQ_ERRNO=N:ERRNO` makes the
+/// first write of IRQ `N` fail with `ERRNO` (a number, e.g. 28 for
+/// ENOSPC), `N:ERRNO:all` every write of it; `attempt` counts the writes
+/// of this IRQ from 0. Release builds never inject.
+fn injected_errno(irq: u32, attempt: usize) -> Option<Errno> {
+    #[cfg(debug_assertions)]
+    {
+        let v = std::env::var("PINRUN_TEST_IRQ_ERRNO").ok()?;
+        let mut it = v.split(':');
+        let n: u32 = it.next()?.parse().ok()?;
+        let e: i32 = it.next()?.parse().ok()?;
+        let all = it.next() == Some("all");
+        (n == irq && (attempt == 0 || all)).then(|| Errno::from_raw(e))
+    }
+    #[cfg(not(debug_assertions))]
+    {
+        let _ = (irq, attempt);
+        None
+    }
+}
+
 /// What steering did.
 #[derive(Debug, Default)]
 pub struct Outcome {
@@ -227,6 +248,7 @@ pub fn steer(
         let node = irqs.iter().find(|q| q.number == m.irq).and_then(|q| q.node);
         let mut targets = vec![m.to.clone()];
         let mut tried_offline = false;
+        let mut attempts = 0usize;
         let mut k = 0;
         let result = loop {
             let to = targets[k].clone();
@@ -238,7 +260,10 @@ pub fn steer(
                     return Err(e);
                 }
             }
-            let Err(e) = write_text(fd, &to.to_list()) else {
+            attempts += 1;
+            let Err(e) = injected_errno(m.irq, attempts - 1)
+                .map_or_else(|| write_text(fd, &to.to_list()), Err)
+            else {
                 break WriteEnd::Done(to);
             };
             match classify(Stage::Write, e) {
