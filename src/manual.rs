@@ -420,9 +420,14 @@ loses the claimed CPUs too. Kernel-managed IRQs (debugfs
 IRQD_AFFINITY_MANAGED) are listed and never written: the kernel keeps them
 (isolcpus=managed_irq is their switch).
 .PP
-Every IRQ file is opened before anything is written: EACCES or EPERM there
-(not root, read-only /proc) refuses the launch with nothing changed
-(steer\-not\-permitted). Then a journal,
+A
+.I /proc/irq
+this user may not write
+.RB ( access (2)
+W_OK) refuses the launch, and
+.B \-\-dry\-run
+predicts it (steer\-not\-permitted). Every IRQ file is then opened before
+anything is written: EACCES or EPERM there refuses with nothing changed. Then a journal,
 .IR STATE_DIR /steer. PID . START .journal
 (JSON: the claimed CPUs, each IRQ's number, name, original and written
 cpulists, the original default mask; root-owned, at most 4 MiB), is written
@@ -453,7 +458,7 @@ neither what a live steering launch wrote nor its original was changed by
 someone else: it is left alone and reported.
 .PP
 irqbalance moves IRQs back on its own schedule: while it runs, the launch
-is refused (irqbalance\-runs) with the ban to set
+and its dry run are refused (irqbalance\-runs) with the ban to set
 .RB ( IRQBALANCE_BANNED_CPULIST );
 pinrun never fights it. Not yet: the ban through irqbalance's control
 socket.

@@ -1601,23 +1601,32 @@ mod steer_irqs {
         )
         .unwrap();
         let bin = assert_cmd::cargo::cargo_bin("pinrun");
-        let out = std::process::Command::new("setpriv")
-            .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-            .arg(&bin)
-            .env("PINRUN_CONFIG", "")
-            .args(["--exclusive", "--steer-irqs", "--cpus", "1", "--state-dir"])
-            .arg(state.path())
-            .args(["--", "true"])
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
+        let as_nobody = |dry: bool| {
+            let mut c = std::process::Command::new("setpriv");
+            c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+                .arg(&bin)
+                .env("PINRUN_CONFIG", "");
+            if dry {
+                c.arg("--dry-run");
+            }
+            c.args(["--exclusive", "--steer-irqs", "--cpus", "1", "--state-dir"])
+                .arg(state.path())
+                .args(["--", "true"])
+                .output()
+                .unwrap()
+        };
+        let out = as_nobody(false);
+        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
         assert_eq!(out.status.code(), Some(125), "{stderr}");
+        // access(2) W_OK on the file (mode 0644, root's) as uid 65534.
         assert!(
-            stderr.contains("--steer-irqs: cannot open /proc/irq/"),
+            stderr.contains("pinrun: --steer-irqs: /proc/irq/default_smp_affinity is not writable: Permission denied; nothing was changed"),
             "{stderr}"
         );
-        assert!(stderr.contains("Permission denied"), "{stderr}");
-        assert!(stderr.contains("nothing was changed"), "{stderr}");
+        // The dry run predicts the same refusal.
+        let dry = as_nobody(true);
+        assert_eq!(dry.status.code(), Some(125));
+        assert_eq!(String::from_utf8_lossy(&dry.stderr), stderr);
         assert_eq!(snap.differences(), Vec::<String>::new());
         assert_eq!(journals(state.path()), Vec::<String>::new());
     }

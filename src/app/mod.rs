@@ -158,7 +158,7 @@ fn plan_and_check(root: &Root, mut sys: SystemState, req: &Request) -> Result<Pl
     // written, this launch's record; dropping it on failure removes both.
     let (mut plan, claims, guard) = claims::plan(root, &sys, req)?;
     // --steer-irqs (issue 21): the IRQs on the claimed CPUs, planned now.
-    plan.steer = steer::plan_for(root, &sys, req, &plan, &claims);
+    plan.steer = steer::plan_for(root, &sys, req, &plan, &claims)?;
     let checked = crate::check::checked_cpus(&sys, &plan);
     scope::read_extras_for(&mut sys, root, req, &checked);
     if let Some(e) = sys.read_error.take() {

@@ -16,16 +16,18 @@ use std::path::Path;
 
 /// The steering plan of `req` (`None` without `--steer-irqs`): every IRQ
 /// of `/proc/irq` below `root` on the claimed CPUs of `plan`, the
-/// housekeeping CPUs not claimed by `claims`.
+/// housekeeping CPUs not claimed by `claims`. On the live machine (dry
+/// run and launch alike) it refuses while irqbalance runs, and when
+/// `/proc/irq` is not writable.
 pub fn plan_for(
     root: &Root,
     sys: &SystemState,
     req: &Request,
     plan: &Plan,
     claims: &Claims,
-) -> Option<SteerPlan> {
+) -> Result<Option<SteerPlan>> {
     if !req.claims.steer_irqs {
-        return None;
+        return Ok(None);
     }
     let chosen = crate::plan::claim_set(
         plan.cpus.as_ref().unwrap_or(&Default::default()),
@@ -48,7 +50,32 @@ pub fn plan_for(
         .into_iter()
         .map(|(pid, _)| pid)
         .collect();
-    Some(p)
+    if req.sysroot.is_none() {
+        if let Some(pid) = p.irqbalance.first() {
+            return Err(Error::new(
+                ErrorCode::IrqbalanceRuns,
+                format!(
+                    "--steer-irqs: irqbalance runs (pid {pid}) and would move the IRQs back onto {}; pinrun does not fight it, nothing was changed",
+                    crate::words::cpus_phrase(&p.cpus)
+                ),
+            )
+            .hint(format!(
+                "ban the CPUs in irqbalance (IRQBALANCE_BANNED_CPULIST={} in /etc/default/irqbalance or /etc/sysconfig/irqbalance, then restart it), or stop it for the command's life",
+                p.cpus.to_list()
+            )));
+        }
+        if let Err(e) = crate::system::steer::irq_writable() {
+            return Err(Error::new(
+                ErrorCode::SteerNotPermitted,
+                format!(
+                    "--steer-irqs: /proc/irq/default_smp_affinity is not writable: {}; nothing was changed",
+                    e.desc()
+                ),
+            )
+            .hint("steering IRQs needs root (CAP_SYS_ADMIN) and a writable /proc; run as root, or drop --steer-irqs"));
+        }
+    }
+    Ok(Some(p))
 }
 
 /// Whether the holder of journal `j` still runs.
@@ -158,23 +185,11 @@ pub fn reclaim(state_dir: &Path) -> Result<()> {
 }
 
 /// Steers the IRQs of `p` for this launch in the locked `dir` (after the
-/// claim record): refuses while irqbalance runs, starts the helper that
-/// undoes it when the command ends, then writes. Returns what to print
+/// claim record; [`plan_for`] refused irqbalance and an unwritable
+/// `/proc/irq`): starts the helper that undoes it when the command ends,
+/// then writes. Returns what to print
 /// once the lock is released.
 pub fn launch(dir: &StateDir, p: &SteerPlan, sys: &SystemState, quiet: bool) -> Result<String> {
-    if let Some(pid) = p.irqbalance.first() {
-        return Err(Error::new(
-            ErrorCode::IrqbalanceRuns,
-            format!(
-                "--steer-irqs: irqbalance runs (pid {pid}) and would move the IRQs back onto {}; pinrun does not fight it, nothing was changed",
-                crate::words::cpus_phrase(&p.cpus)
-            ),
-        )
-        .hint(format!(
-            "ban the CPUs in irqbalance (IRQBALANCE_BANNED_CPULIST={} in /etc/default/irqbalance or /etc/sysconfig/irqbalance, then restart it), or stop it for the command's life",
-            p.cpus.to_list()
-        )));
-    }
     let (pid, start, _, _) = identity()?;
     let name = journal_name(pid, start);
     let path = dir.path().to_path_buf();

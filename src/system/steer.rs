@@ -188,3 +188,14 @@ pub fn irq_threads(root: &Root, n: u32) -> Vec<(u32, Option<CpuSet>)> {
         })
         .collect()
 }
+
+/// Whether this process may write `/proc/irq/default_smp_affinity`
+/// (`access(2)` `W_OK`, the real user's permission as the kernel judges
+/// it): `Err(errno)` when not. The launch still opens every file before
+/// writing; this lets `--dry-run` predict its refusal.
+pub fn irq_writable() -> Result<(), nix::errno::Errno> {
+    nix::unistd::access(
+        "/proc/irq/default_smp_affinity",
+        nix::unistd::AccessFlags::W_OK,
+    )
+}
