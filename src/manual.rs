@@ -464,7 +464,7 @@ pinrun never fights it. Not yet: the ban through irqbalance's control
 socket.
 .B "\-\-dry\-run \-\-json"
 lists the plan under "steer_irqs": {"cpus", "housekeeping", "move": [{"irq",
-"name", "from", "to", "housekeeping"}], "unmovable": [{"irq", "name", "cpus",
+"name", "from", "to", "housekeeping", "managed": false|null}], "unmovable": [{"irq", "name", "cpus",
 "why"}], "irqbalance", "default_smp_affinity"}.
 .SH CHECKS
 Before exec, pinrun checks what will still disturb the chosen CPUs. Each

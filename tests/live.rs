@@ -1728,4 +1728,53 @@ mod steer_irqs {
         assert_eq!(line(moves[1]), "0", "{stderr}");
         assert_eq!(snap.wait_equal(), Vec::<String>::new());
     }
+
+    /// systemd stopping the unit: SIGTERM to every process of the cgroup,
+    /// the helper included. The helper keeps SIGTERM blocked, sees the
+    /// command end and restores; no --reclaim needed.
+    #[test]
+    fn sigterm_to_the_command_and_helper_still_restores() {
+        if !usable() {
+            return;
+        }
+        let snap = Snapshot::take();
+        let state = tempfile::tempdir().unwrap();
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("pinrun"))
+            .env("PINRUN_CONFIG", "")
+            .args(STEER_CPU_1)
+            .arg(state.path())
+            .args(["--", "sleep", "30"])
+            .spawn()
+            .unwrap();
+        let cmd = child.id();
+        let start = Instant::now();
+        let helper = loop {
+            if !journals(state.path()).is_empty()
+                && let Some(h) = helper_of(cmd)
+            {
+                break h;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "no journal or helper"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(!snap.differences().is_empty(), "nothing was steered");
+        for pid in [helper, cmd] {
+            nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid as i32),
+                nix::sys::signal::SIGTERM,
+            )
+            .unwrap();
+        }
+        let _ = child.wait();
+        assert_eq!(snap.wait_equal(), Vec::<String>::new());
+        let start = Instant::now();
+        while !journals(state.path()).is_empty() && start.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        assert_eq!(journals(state.path()), Vec::<String>::new());
+    }
 }

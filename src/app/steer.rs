@@ -196,6 +196,16 @@ pub fn launch(dir: &StateDir, p: &SteerPlan, sys: &SystemState, quiet: bool) -> 
     // The helper: forked before anything is applied, it waits for the
     // command to end (or pinrun to die) and undoes this launch's steering.
     let helper = crate::apply::helper::spawn(&[], move |h| {
+        // systemd stopping the unit sends SIGTERM to the whole cgroup: the
+        // helper keeps it blocked, outlives the command by one undo, then
+        // exits (a SIGKILL leaves the undo to the next launch or --reclaim).
+        let mut term = nix::sys::signal::SigSet::empty();
+        term.add(nix::sys::signal::Signal::SIGTERM);
+        let _ = nix::sys::signal::sigprocmask(
+            nix::sys::signal::SigmaskHow::SIG_BLOCK,
+            Some(&term),
+            None,
+        );
         while !h.ended_within(-1) {}
         let Ok(Some(mut d)) = StateDir::open(&path, false) else {
             return 1;

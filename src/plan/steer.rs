@@ -27,6 +27,9 @@ pub struct Move {
     pub to: CpuSet,
     /// Whether `to` is the housekeeping fallback (`from − chosen` was empty).
     pub housekeeping: bool,
+    /// Kernel-managed per debugfs: `Some(false)`, or `None` when unknown
+    /// (never `Some(true)`: those are [`Unmovable`]).
+    pub managed: Option<bool>,
 }
 
 /// One IRQ on a chosen CPU that stays.
@@ -146,6 +149,7 @@ pub fn plan(
             from: from.clone(),
             to,
             housekeeping,
+            managed: irq.managed,
         });
     }
     if let Some(d) = default.filter(|d| d.intersects(chosen)) {
@@ -466,6 +470,7 @@ mod tests {
             from: cpus("2"),
             to: cpus("0-1"),
             housekeeping: true,
+            managed: None,
         };
         let f = fallbacks(&m, Some(0), &cpus("0,1,4"), &nodes);
         let f: Vec<String> = f.iter().map(|c| c.to_list()).collect();

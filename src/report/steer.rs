@@ -25,6 +25,7 @@ pub fn add_json(v: &mut Value, plan: &Plan) {
             "from": m.from.to_vec(),
             "to": m.to.to_vec(),
             "housekeeping": m.housekeeping,
+            "managed": m.managed,
         })).collect::<Vec<_>>(),
         "unmovable": p.unmovable.iter().map(|u| json!({
             "irq": u.irq,
@@ -84,6 +85,13 @@ pub fn text(plan: &Plan) -> String {
         let _ = writeln!(
             s,
             "irqs:    irqbalance runs (pid {pid}): the launch refuses, it would move the IRQs back"
+        );
+    }
+    let unknown = p.moves.iter().filter(|m| m.managed.is_none()).count();
+    if unknown > 0 {
+        let _ = writeln!(
+            s,
+            "irqs:    {unknown} IRQ(s) not known to be unmanaged (debugfs irq/irqs unreadable): a kernel-managed one is refused at its write (EIO/EPERM), skipped and reported"
         );
     }
     if let Some((from, to)) = &p.default {

@@ -179,6 +179,16 @@ fn managed_irqs_are_unmovable_and_said_why() {
     assert_eq!(un[0]["irq"], 33);
     assert!(un[0]["why"].as_str().unwrap().starts_with("kernel-managed"));
     assert!(s["move"].as_array().unwrap().iter().all(|m| m["irq"] != 33));
+    // 34's debugfs state has no IRQD_AFFINITY_MANAGED: known unmanaged;
+    // the others have no debugfs file: unknown.
+    for m in s["move"].as_array().unwrap() {
+        let want = if m["irq"] == 34 {
+            serde_json::json!(false)
+        } else {
+            serde_json::Value::Null
+        };
+        assert_eq!(m["managed"], want, "{m}");
+    }
     assert!(s["move"].as_array().unwrap().iter().any(|m| m["irq"] == 34));
     let out = common::at(
         dir.path(),
