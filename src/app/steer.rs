@@ -144,8 +144,12 @@ fn undo_ended(dir: &StateDir, only: Option<&str>) -> (Vec<String>, bool) {
 
 /// Undoes the ended claims' steering in `dir` (already locked
 /// exclusively by an `--exclusive` launch); what to print after the lock
-/// is released.
+/// is released. Only root can write `/proc/irq`: other users' launches
+/// leave the journals to root's next launch or `--reclaim`.
 pub fn reclaim_stale(dir: &StateDir) -> String {
+    if !nix::unistd::geteuid().is_root() {
+        return String::new();
+    }
     let has = crate::system::steer::read_journals(dir)
         .iter()
         .any(|f| journal_owner(&f.name).is_some());
