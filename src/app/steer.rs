@@ -264,14 +264,17 @@ pub fn launch(dir: &StateDir, p: &SteerPlan, sys: &SystemState, quiet: bool) -> 
         );
     }
     for (n, name, why) in &out.skipped {
-        let _ = writeln!(s, "pinrun: IRQ {n} ({name}) not moved: {why}");
+        let _ = writeln!(
+            s,
+            "pinrun: {} not moved: {why}",
+            crate::report::steer::named(*n, name)
+        );
     }
     for u in &p.unmovable {
         let _ = writeln!(
             s,
-            "pinrun: IRQ {} ({}) stays on {}: {}",
-            u.irq,
-            u.name,
+            "pinrun: {} stays on {}: {}",
+            crate::report::steer::named(u.irq, &u.name),
             crate::words::cpus_phrase(&u.cpus),
             u.why
         );

@@ -269,7 +269,7 @@ pub fn steer(
             match classify(Stage::Write, e) {
                 Disposition::Unmovable => {
                     break WriteEnd::Kept(format!(
-                        "the kernel keeps it ({}: kernel-managed or per-CPU)",
+                        "the kernel keeps it ({}: kernel-managed, per-CPU or not balanceable, irq_can_set_affinity_usr())",
                         e.desc()
                     ));
                 }

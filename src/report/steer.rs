@@ -41,7 +41,8 @@ pub fn add_json(v: &mut Value, plan: &Plan) {
     });
 }
 
-fn named(irq: u32, name: &str) -> String {
+/// `IRQ 36 (virtio1-req.0)`, or `IRQ 2` when it has no name (no handler).
+pub fn named(irq: u32, name: &str) -> String {
     if name.is_empty() {
         format!("IRQ {irq}")
     } else {
