@@ -384,7 +384,10 @@ after creation) from perf events: one
 dummy software event per planned CPU, opened on pinrun before exec and
 inherited by every thread, records each thread's creation and each rename
 and wakes the watcher, which then scans /proc/PID/task (and every 100 ms
-regardless). Where perf_event_open(2) is refused (perf_event_paranoid 3,
+regardless; the events stay on the command's threads and processes while
+it runs, at the cost perf charges a task with events at each context switch,
+and its creations and renames cost a record each). Where perf_event_open(2)
+is refused (perf_event_paranoid 3,
 seccomp, a container), the plan has more than 512 CPUs, or
 .B PINRUN_THREAD_WATCH=poll
 is set, it polls /proc/PID/task every 2 ms instead (a thread then runs on the

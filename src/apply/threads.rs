@@ -128,7 +128,21 @@ fn watch(
     let mut each = Vec::new();
     let mut status = 0;
     let interval_ms = (POLL_INTERVAL_US / 1000).max(1) as i32;
-    while let Ok(now) = tasks(pid) {
+    loop {
+        let now = match tasks(pid) {
+            Ok(now) => now,
+            Err(e) => {
+                // Ended, or /proc hides it (hidepid=): say so unless ended.
+                if !h.ended_within(0) {
+                    let _ = writeln!(
+                        std::io::stderr(),
+                        "pinrun: --thread-map: cannot read /proc/{pid}/task: {e}; threads created from now on keep the affinity they inherit"
+                    );
+                    status = 1;
+                }
+                break;
+            }
+        };
         seen.retain(|tid, _| now.iter().any(|t| t.tid == *tid));
         for t in now {
             let (event, order, prev) = match seen.get(&t.tid) {
