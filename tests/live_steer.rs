@@ -254,24 +254,21 @@ fn helper_of(cmd: u32) -> Option<u32> {
     None
 }
 
-#[test]
-fn sigkill_of_the_helper_then_reclaim_restores() {
-    if !usable() {
-        return;
-    }
-    let snap = Snapshot::take();
-    let state = tempfile::tempdir().unwrap();
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("pinrun"))
+/// Starts `pinrun` steering off CPU 1 around `sleep 30` with the state
+/// directory `state`; returns once the journal and the helper exist and
+/// the IRQs differ from `snap`: (the command, its PID, the helper's PID).
+fn steered_sleep(snap: &Snapshot, state: &Path) -> (std::process::Child, u32, u32) {
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("pinrun"))
         .env("PINRUN_CONFIG", "")
         .args(STEER_CPU_1)
-        .arg(state.path())
+        .arg(state)
         .args(["--", "sleep", "30"])
         .spawn()
         .unwrap();
     let cmd = child.id();
     let start = Instant::now();
     let helper = loop {
-        if !journals(state.path()).is_empty()
+        if !journals(state).is_empty()
             && let Some(h) = helper_of(cmd)
         {
             break h;
@@ -285,6 +282,17 @@ fn sigkill_of_the_helper_then_reclaim_restores() {
     // Steered while the command runs.
     std::thread::sleep(Duration::from_millis(200));
     assert!(!snap.differences().is_empty(), "nothing was steered");
+    (child, cmd, helper)
+}
+
+#[test]
+fn sigkill_of_the_helper_then_reclaim_restores() {
+    if !usable() {
+        return;
+    }
+    let snap = Snapshot::take();
+    let state = tempfile::tempdir().unwrap();
+    let (mut child, cmd, helper) = steered_sleep(&snap, state.path());
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(helper as i32),
         nix::sys::signal::SIGKILL,
@@ -534,29 +542,7 @@ fn sigterm_to_the_command_and_helper_still_restores() {
     }
     let snap = Snapshot::take();
     let state = tempfile::tempdir().unwrap();
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("pinrun"))
-        .env("PINRUN_CONFIG", "")
-        .args(STEER_CPU_1)
-        .arg(state.path())
-        .args(["--", "sleep", "30"])
-        .spawn()
-        .unwrap();
-    let cmd = child.id();
-    let start = Instant::now();
-    let helper = loop {
-        if !journals(state.path()).is_empty()
-            && let Some(h) = helper_of(cmd)
-        {
-            break h;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "no journal or helper"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    std::thread::sleep(Duration::from_millis(200));
-    assert!(!snap.differences().is_empty(), "nothing was steered");
+    let (mut child, cmd, helper) = steered_sleep(&snap, state.path());
     for pid in [helper, cmd] {
         nix::sys::signal::kill(
             nix::unistd::Pid::from_raw(pid as i32),
