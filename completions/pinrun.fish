@@ -14,6 +14,7 @@ complete -c pinrun -l within -d 'Where --cores, --node and --isolated choose: in
 cgroup\t'The caller\'s cgroup cpuset (its online effective CPUs)'"
 complete -c pinrun -l wait -d 'Wait for claimed cores to become free instead of refusing, printing what it waits for; without DURATION as long as it takes (--wait=30s; units ns, us, ms, s, m, h)' -r
 complete -c pinrun -l state-dir -d 'Directory of the claim records (default: PINRUN_STATE_DIR when set and not empty, else /run/pinrun, created with mode 1777 like /tmp)' -r -F
+complete -c pinrun -l irq-housekeeping -d 'With --steer-irqs: the CPUs an IRQ goes to when none of its own is left (default: online CPUs not isolated, not nohz_full, not claimed; the device\'s node first)' -r
 complete -c pinrun -s m -l membind -d 'Allocate memory only on NODES (default: the nodes of the chosen CPUs). Write --membind=NODES, or put -- before the command, when COMMAND could be read as a node list' -r -f
 complete -c pinrun -l preferred -d 'Prefer memory on NODE, falling back to others' -r -f
 complete -c pinrun -l preferred-many -d 'Prefer memory on any of NODES (Linux 5.15+)' -r -f
@@ -124,6 +125,7 @@ complete -c pinrun -l smt -d 'With --cores, use every SMT thread of each chosen 
 complete -c pinrun -l isolated -d 'Choose only isolated CPUs (isolcpus=, cgroup v2 isolated partitions); with --cpus, refuse if any is not isolated'
 complete -c pinrun -l housekeeping -d 'Choose only housekeeping CPUs: allowed CPUs that are neither isolated nor nohz_full (the kernel\'s domain and tick housekeeping), the opposite of --isolated; with --cpus, refuse any that is not'
 complete -c pinrun -l exclusive -d 'Claim the chosen cores (every SMT sibling of each) while COMMAND lives: other pinrun launches skip them (--cores), refuse them (--cpus) or warn. Choosing and claiming are one atomic step (a lock on the state directory); see CLAIMS in pinrun(1)'
+complete -c pinrun -l steer-irqs -d 'With --exclusive (root): move every movable IRQ off the claimed CPUs while COMMAND lives and put it back after (a write-ahead journal in the state directory; kernel-managed IRQs are reported, never written); see IRQ STEERING in pinrun(1)'
 complete -c pinrun -l localalloc -d 'Allocate on the node of the CPU that touches the memory'
 complete -c pinrun -l other -d 'SCHED_OTHER (the default time-sharing policy)'
 complete -c pinrun -l batch -d 'SCHED_BATCH'
@@ -136,6 +138,7 @@ complete -c pinrun -l check -d 'Print findings only; exit 0 when clean, 1 when n
 complete -c pinrun -l show -d 'Print the machine: nodes, packages, cores, CPUs'
 complete -c pinrun -l cgroup -d 'With --emit systemd: add AllowedCPUs= and AllowedMemoryNodes=, so that the unit\'s cgroup holds exactly the planned CPUs and nodes'
 complete -c pinrun -l json -d 'Machine-readable output: one JSON object on stdout (errors too, as {"error": {...}}); with --dry-run, --check, --show or --probe without a command. Refused, with the reason, with --emit (its output is unit directives) and with a launch (stdout belongs to the command)'
+complete -c pinrun -l reclaim -d 'Undo the IRQ steering of every ended --steer-irqs launch (its journal in the state directory) and exit'
 complete -c pinrun -l strict -d 'Refuse the launch (exit 125) on any warning'
 complete -c pinrun -l omp-replace -d 'With --omp: replace the caller\'s OMP_PLACES, OMP_PROC_BIND, KMP_AFFINITY and GOMP_CPU_AFFINITY instead of refusing'
 complete -c pinrun -s q -l quiet -d 'Print no warnings'

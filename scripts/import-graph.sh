@@ -12,7 +12,7 @@ src=${1:-"$(dirname "$0")/../src"}
 # a cycle) or of lower layers only.
 layer_of() {
     case $1 in
-        cpuset | error | words | ffi | request | policy | claim | finding | boot_params | fleet | noise) echo 0 ;; # vocabulary, FFI
+        cpuset | error | words | ffi | request | policy | claim | finding | boot_params | fleet | noise | steer) echo 0 ;; # vocabulary, FFI
         system) echo 1 ;;                                                      # reads
         plan | check) echo 2 ;;                                                # decides (pure)
         report | show | emit | manual | completion | output) echo 3 ;;                     # renders, prints

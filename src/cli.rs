@@ -229,6 +229,19 @@ pub struct Cli {
     #[arg(long, value_name = "DIR", help_heading = "Claims")]
     pub state_dir: Option<PathBuf>,
 
+    /// With --exclusive (root): move every movable IRQ off the claimed
+    /// CPUs while COMMAND lives and put it back after (a write-ahead
+    /// journal in the state directory; kernel-managed IRQs are reported,
+    /// never written); see IRQ STEERING in pinrun(1).
+    #[arg(long, help_heading = "Claims")]
+    pub steer_irqs: bool,
+
+    /// With --steer-irqs: the CPUs an IRQ goes to when none of its own is
+    /// left (default: online CPUs not isolated, not nohz_full, not claimed;
+    /// the device's node first).
+    #[arg(long, value_name = "LIST", help_heading = "Claims")]
+    pub irq_housekeeping: Option<String>,
+
     /// Allocate memory only on NODES (default: the nodes of the chosen CPUs).
     /// Write --membind=NODES, or put -- before the command, when COMMAND
     /// could be read as a node list.
@@ -445,6 +458,11 @@ pub struct Cli {
     /// report. Never replaces an existing FILE. See DUMPS in pinrun(1).
     #[arg(long, value_name = "FILE", value_hint = clap::ValueHint::FilePath, conflicts_with_all = ["mode", "json", "cpus", "node", "cpunodebind", "cores", "isolated", "units", "core_type", "near", "exclusive", "wait", "policy", "mempolicy", "nice", "reset_on_fork", "strict", "allow", "command"], help_heading = "Modes")]
     pub dump: Option<PathBuf>,
+
+    /// Undo the IRQ steering of every ended --steer-irqs launch (its
+    /// journal in the state directory) and exit.
+    #[arg(long, conflicts_with_all = ["mode", "json", "cpus", "node", "cpunodebind", "cores", "isolated", "exclusive", "wait", "policy", "mempolicy", "nice", "reset_on_fork", "command", "steer_irqs"], help_heading = "Modes")]
+    pub reclaim: bool,
 
     /// Refuse the launch (exit 125) on any warning.
     #[arg(long, help_heading = "Output")]
@@ -947,6 +965,30 @@ impl Cli {
             )
             .hint("say which cores to claim: --cores N, --cpus LIST or --node NODES"));
         }
+        if self.steer_irqs && !self.exclusive {
+            return Err(Error::new(
+                ErrorCode::SteerNeedsExclusive,
+                "--steer-irqs: IRQs are moved off claimed CPUs only, and nothing is claimed without --exclusive",
+            )
+            .hint("add --exclusive (and a placement: --cores N, --cpus LIST or --node NODES)"));
+        }
+        let irq_housekeeping = match &self.irq_housekeeping {
+            None => None,
+            Some(_) if !self.steer_irqs => {
+                return Err(Error::new(
+                    ErrorCode::Usage,
+                    "--irq-housekeeping: only IRQ steering uses it",
+                )
+                .hint("add --exclusive --steer-irqs, or drop --irq-housekeeping"));
+            }
+            Some(t) => Some(crate::cpuset::CpuSet::parse(t).map_err(|e| {
+                Error::new(
+                    ErrorCode::Usage,
+                    format!("--irq-housekeeping: {t:?} is not a cpulist: {e}"),
+                )
+                .hint("give CPUs as a kernel cpulist, e.g. --irq-housekeeping 0-1")
+            })?),
+        };
         let threads = self.threads(&placement, mode)?;
         let memory = self.memory()?;
         let policy = self.policy()?;
@@ -960,6 +1002,8 @@ impl Cli {
                     .filter(|d| !d.is_empty())
                     .map(PathBuf::from)
             }),
+            steer_irqs: self.steer_irqs,
+            irq_housekeeping,
         };
         Ok(Request {
             claims,

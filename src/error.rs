@@ -126,6 +126,17 @@ error_codes! {
     /// The `--thread-map` watcher could not be started, or `--thread-log`
     /// could not be opened.
     WatcherFailed = "watcher-failed",
+    /// `--steer-irqs` without `--exclusive`, or with `--sysroot` in a launch.
+    SteerNeedsExclusive = "steer-needs-exclusive",
+    /// `--steer-irqs`: this process may not write `/proc/irq` (not root,
+    /// read-only procfs); nothing was changed.
+    SteerNotPermitted = "steer-not-permitted",
+    /// `--steer-irqs`: a write failed in a way that is not understood, or
+    /// the journal could not be written; everything written was undone.
+    SteerFailed = "steer-failed",
+    /// `--steer-irqs` while irqbalance runs: it would move the IRQs back;
+    /// pinrun does not fight it.
+    IrqbalanceRuns = "irqbalance-runs",
     /// Topology files that contradict each other beyond recovery.
     TopologyInconsistent = "topology-inconsistent",
     // Placement refusals.

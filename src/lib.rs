@@ -1,7 +1,7 @@
 //! pinrun: run a command on chosen CPUs, NUMA memory and scheduling policy,
 //! replacing `numactl … chrt … taskset …`. Layers (ARCHITECTURE.md §2),
 //! lowest first: the vocabulary ([`cpuset`], [`request`], [`policy`], [`claim`],
-//! [`finding`], [`fleet`], [`error`], [`words`], [`boot_params`], [`ffi`]); [`system`]
+//! [`finding`], [`fleet`], [`error`], [`words`], [`boot_params`], [`ffi`], [`steer`]); [`system`]
 //! reads; [`plan`] and [`check`] decide (pure); [`report`], [`show`],
 //! [`emit`], [`manual`] and [`completion`] render, [`output`] prints; [`apply`] changes the
 //! process, [`exec`] runs the command; [`cli`] parses and [`app`] is the
@@ -32,6 +32,7 @@ pub mod probe;
 pub mod report;
 pub mod request;
 pub mod show;
+pub mod steer;
 pub mod system;
 #[doc(hidden)]
 pub mod testkit;

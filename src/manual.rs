@@ -500,6 +500,70 @@ appends a first line {"event": "start", "mechanism": "perf"|"poll",
 "read_back", "error"}. SCHED_DEADLINE is refused: the kernel does not pin
 a deadline thread to fewer CPUs than its root domain.
 Not yet: running processes (\-\-pid).
+.SH "IRQ STEERING"
+.B "\-\-exclusive \-\-steer\-irqs"
+(root) moves every movable device IRQ off the claimed CPUs (every thread of
+the chosen cores) while the command lives, and puts it back after. Under the
+claim lock, after choosing: an IRQ whose
+.I /proc/irq/N/smp_affinity_list
+includes a claimed CPU gets what remains of it among the online CPUs; when
+nothing remains, the housekeeping CPUs (online, not isolated, not
+nohz_full, not claimed by another launch), those of the device's node
+.RI ( /proc/irq/N/node )
+first;
+.B "\-\-irq\-housekeeping LIST"
+overrides them.
+.I /proc/irq/default_smp_affinity
+loses the claimed CPUs too. Kernel-managed IRQs (debugfs
+IRQD_AFFINITY_MANAGED) are listed and never written: the kernel keeps them
+(isolcpus=managed_irq is their switch).
+.PP
+A
+.I /proc/irq
+this user may not write
+.RB ( access (2)
+W_OK) refuses the launch, and
+.B \-\-dry\-run
+predicts it (steer\-not\-permitted). Every IRQ file is then opened before
+anything is written: EACCES or EPERM there refuses with nothing changed. Then a journal,
+.IR STATE_DIR /steer. PID . START .journal
+(JSON: the claimed CPUs, each IRQ's number, name, original and written
+cpulists, the original default mask; root-owned, at most 4 MiB), is written
+and fsync'ed with its directory before the first IRQ is written. A write
+that fails with EIO or EPERM (kernel-managed or per-CPU) is skipped and
+reported; ENOSPC (no vector left on the target) tries the housekeeping CPUs
+of the node, all of them, then each alone; EINVAL (a CPU went offline)
+reads the online CPUs again and retries once; any other errno puts back
+every IRQ written, removes the journal and exits 125 (steer\-failed). The
+written lists are read back; an
+.I effective_affinity_list
+still on a claimed CPU is reported pending (x86 moves an IRQ at its next
+interrupt), as are threaded handlers
+.RI ( irq/N\- ...)
+that follow at that interrupt.
+.PP
+The undo: a helper process (the one of \-\-thread\-map, forked before any
+policy is applied, in the command's cgroup, so systemd stops it with the
+unit) waits on the command's pidfd and restores when it ends. If the helper
+is killed, the next
+.B \-\-exclusive
+launch restores the steering of ended launches under the claim lock, and
+.B "pinrun \-\-reclaim"
+does it on demand. A restore is composed with the live steering claims: an
+IRQ gets its original minus the CPUs other live steering launches still
+hold (the others' journals are updated), and an IRQ whose affinity is
+neither what a live steering launch wrote nor its original was changed by
+someone else: it is left alone and reported.
+.PP
+irqbalance moves IRQs back on its own schedule: while it runs, the launch
+and its dry run are refused (irqbalance\-runs) with the ban to set
+.RB ( IRQBALANCE_BANNED_CPULIST );
+pinrun never fights it. Not yet: the ban through irqbalance's control
+socket.
+.B "\-\-dry\-run \-\-json"
+lists the plan under "steer_irqs": {"cpus", "housekeeping", "move": [{"irq",
+"name", "from", "to", "housekeeping", "managed": false|null}], "unmovable": [{"irq", "name", "cpus",
+"why"}], "irqbalance", "default_smp_affinity"}.
 .SH CHECKS
 Before exec, pinrun checks what will still disturb the chosen CPUs. Each
 finding has a stable code, a severity, the CPUs (nodes, IRQs) concerned, a

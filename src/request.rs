@@ -332,6 +332,13 @@ pub struct ClaimRequest {
     pub wait: Option<Option<u64>>,
     /// `--state-dir DIR` / `PINRUN_STATE_DIR`; `None`: `/run/pinrun`.
     pub state_dir: Option<PathBuf>,
+    /// `--steer-irqs`: move the movable IRQs off the claimed CPUs while
+    /// the command lives (issue 21).
+    pub steer_irqs: bool,
+    /// `--irq-housekeeping LIST`: where IRQs go when nothing of their
+    /// affinity is left; `None`: the online CPUs that are not isolated,
+    /// nohz_full or claimed.
+    pub irq_housekeeping: Option<crate::cpuset::CpuSet>,
 }
 
 /// A whole validated invocation.

@@ -103,6 +103,11 @@ impl Guard {
 }
 
 impl Guard {
+    /// The locked state directory.
+    pub fn dir(&self) -> &StateDir {
+        &self.dir
+    }
+
     /// Releases the lock, keeping the record: other launches may choose
     /// now, and see this claim.
     pub fn unlock(&mut self) {
@@ -215,6 +220,12 @@ pub fn plan(
     let mut said = String::new();
     loop {
         let (claims, dir) = read_claims(root, sys, req, claim)?;
+        // The steering of ended claims is undone by the next --exclusive
+        // launch, under the same lock (issue 21).
+        let undone = match &dir {
+            Some(d) if claim => super::steer::reclaim_stale(d),
+            _ => String::new(),
+        };
         match plan_claimed(sys, req, &claims) {
             Ok(plan) => {
                 let notice = if !said.is_empty() && !req.output.quiet {
@@ -224,6 +235,11 @@ pub fn plan(
                     )
                 } else {
                     String::new()
+                };
+                let notice = if req.output.quiet {
+                    notice
+                } else {
+                    undone + &notice
                 };
                 let guard = dir.filter(|_| claim).map(|dir| Guard {
                     dir,

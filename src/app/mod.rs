@@ -14,6 +14,7 @@ pub mod per_thread;
 pub mod pid;
 pub mod probe;
 pub mod scope;
+pub mod steer;
 
 use crate::check::{Finding, Severity};
 use crate::cli::{Cli, Generate};
@@ -178,7 +179,9 @@ struct Planned {
 fn plan_and_check(root: &Root, mut sys: SystemState, req: &Request) -> Result<Planned, Error> {
     // Claims (issue 5): `guard` holds the state directory's lock and, once
     // written, this launch's record; dropping it on failure removes both.
-    let (plan, claims, guard) = claims::plan(root, &sys, req)?;
+    let (mut plan, claims, guard) = claims::plan(root, &sys, req)?;
+    // --steer-irqs (issue 21): the IRQs on the claimed CPUs, planned now.
+    plan.steer = steer::plan_for(root, &sys, req, &plan, &claims)?;
     let checked = crate::check::checked_cpus(&sys, &plan);
     scope::read_extras_for(&mut sys, root, req, &checked);
     if let Some(e) = sys.read_error.take() {
@@ -353,11 +356,27 @@ fn launch(
             Err(e) => return fail(p, &text, e),
         }
     }
-    // --probe: measured on the claimed CPUs, before anything is applied.
+    // --steer-irqs: under the lock, after the claim record, before any
+    // policy (the undo helper keeps pinrun's own).
+    let mut steered = false;
+    if let (Some(g), Some(sp)) = (p.guard.as_ref(), p.plan.steer.as_ref()) {
+        match steer::launch(g.dir(), sp, &p.sys, out.quiet) {
+            Ok(said) => {
+                text.push_str(&said);
+                steered = true;
+            }
+            Err(e) => return fail(p, &text, e),
+        }
+    }
+    // --probe: measured on the claimed CPUs once their IRQs are steered
+    // (what the command will get), before anything is applied to pinrun.
     if req.probe.is_some() {
         let (report, gated) = probe::before_launch(root, req, &p);
         text.push_str(&report);
         if let Err(e) = gated {
+            if let (true, Some(g)) = (steered, p.guard.as_ref()) {
+                steer::undo_own(g.dir());
+            }
             return fail(p, &text, e);
         }
     }
@@ -365,7 +384,12 @@ fn launch(
     // keeps pinrun's own policy and affinity) and starts after exec.
     let watcher = match per_thread::start_watcher(req, &p.plan, &p.sys.possible) {
         Ok(w) => w,
-        Err(e) => return fail(p, &text, e),
+        Err(e) => {
+            if let (true, Some(g)) = (steered, p.guard.as_ref()) {
+                steer::undo_own(g.dir());
+            }
+            return fail(p, &text, e);
+        }
     };
     let applied = apply::apply(&p.plan, &p.sys.possible).map_err(|mut e| {
         // SCHED_DEADLINE admission control: the numbers that can be read.
@@ -388,6 +412,9 @@ fn launch(
         }
     });
     if let Err(e) = applied {
+        if let (true, Some(g)) = (steered, p.guard.as_ref()) {
+            steer::undo_own(g.dir());
+        }
         return fail(p, &text, e);
     }
     // The record is written and the affinity set: other launches may
@@ -570,6 +597,21 @@ pub fn main() -> ExitCode {
     }
     if let Some(file) = &cli.dump {
         return match crate::system::dump::run(file, cli.sysroot.as_deref()) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                print_error(&e, false);
+                ExitCode::from(e.exit)
+            }
+        };
+    }
+    if cli.reclaim {
+        let dir = cli.state_dir.clone().or_else(|| {
+            std::env::var_os("PINRUN_STATE_DIR")
+                .filter(|d| !d.is_empty())
+                .map(PathBuf::from)
+        });
+        let dir = dir.unwrap_or_else(|| crate::system::claims::DEFAULT_STATE_DIR.into());
+        return match steer::reclaim(&dir) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 print_error(&e, false);

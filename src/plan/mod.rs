@@ -12,6 +12,7 @@ pub mod per_thread;
 pub mod placement;
 pub mod probe;
 pub mod sched;
+pub mod steer;
 pub mod threads;
 pub mod units;
 
@@ -62,6 +63,10 @@ pub struct Plan {
     pub omp: Option<per_thread::OmpPlan>,
     /// `--thread-map`: the resolved rules; `None` without it.
     pub thread_map: Option<per_thread::ThreadMap>,
+    /// `--steer-irqs`: the IRQs to move off the claimed CPUs; `None`
+    /// without it (filled by the application layer from
+    /// [`crate::system::steer::read_irqs`], issue 21).
+    pub steer: Option<steer::SteerPlan>,
 }
 
 /// Whether the kernel (`/proc/sys/kernel/osrelease`, `6.8.0-45-generic`) is
@@ -138,6 +143,7 @@ pub fn plan_claimed(sys: &SystemState, req: &Request, claims: &Claims) -> Result
         reasons,
         omp: None,
         thread_map: None,
+        steer: None,
     };
     plan.omp = per_thread::plan_omp(sys, req, &plan)?;
     plan.thread_map = per_thread::plan_thread_map(sys, req, &plan)?;

@@ -141,6 +141,7 @@ mod tests {
             reasons: vec![],
             omp: None,
             thread_map: None,
+            steer: None,
         }
     }
 

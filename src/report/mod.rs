@@ -4,6 +4,7 @@
 pub mod claims;
 pub mod per_thread;
 pub mod probe;
+pub mod steer;
 pub mod threads;
 
 pub use claims::{add_claims_json, claims_text};
@@ -103,6 +104,7 @@ pub fn plan_json(
         v["exec"] = json!(exec.map(|p| p.to_string_lossy()));
     }
     per_thread::add_json(&mut v, req, plan);
+    steer::add_json(&mut v, plan);
     v
 }
 
@@ -242,6 +244,7 @@ pub fn plan_text(
     );
     let _ = writeln!(s, "sched:   {}", sched_text(&plan.sched));
     s.push_str(&per_thread::text(req, plan));
+    s.push_str(&steer::text(plan));
     if !req.command.is_empty() {
         let cmd: Vec<_> = req.command.iter().map(|a| a.to_string_lossy()).collect();
         let _ = writeln!(s, "command: {}", cmd.join(" "));

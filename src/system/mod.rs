@@ -17,6 +17,7 @@ pub mod process;
 pub mod root;
 pub mod rt_tasks;
 pub mod scope;
+pub mod steer;
 pub mod threads;
 pub mod topology;
 

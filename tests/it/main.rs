@@ -34,6 +34,7 @@ mod pid;
 mod scope;
 mod show;
 mod show_json_stream;
+mod steer;
 mod synthetic;
 mod threads;
 mod units;

@@ -1,0 +1,303 @@
+//! `--steer-irqs`' part of a run (issue 21): the steering plan from the
+//! live IRQs, the launch's steering under the claim lock with the helper
+//! that undoes it when the command ends, the undo of ended claims by the
+//! next `--exclusive` launch, and `pinrun --reclaim`.
+
+use crate::claim::{Claims, Liveness};
+use crate::error::{Error, ErrorCode, Result};
+use crate::plan::Plan;
+use crate::plan::steer::SteerPlan;
+use crate::request::Request;
+use crate::steer::{Journal, journal_name, journal_owner};
+use crate::system::claims::{LockKind, StateDir, identity, liveness};
+use crate::system::{Root, SystemState};
+use std::fmt::Write;
+use std::path::Path;
+
+/// The steering plan of `req` (`None` without `--steer-irqs`): every IRQ
+/// of `/proc/irq` below `root` on the claimed CPUs of `plan`, the
+/// housekeeping CPUs not claimed by `claims`. On the live machine (dry
+/// run and launch alike) it refuses while irqbalance runs, and when
+/// `/proc/irq` is not writable.
+pub fn plan_for(
+    root: &Root,
+    sys: &SystemState,
+    req: &Request,
+    plan: &Plan,
+    claims: &Claims,
+) -> Result<Option<SteerPlan>> {
+    if !req.claims.steer_irqs {
+        return Ok(None);
+    }
+    let chosen = crate::plan::claim_set(
+        plan.cpus.as_ref().unwrap_or(&Default::default()),
+        &plan.cores,
+    );
+    let hk = crate::plan::steer::housekeeping(
+        req.claims.irq_housekeeping.as_ref(),
+        &sys.online,
+        &sys.isolated,
+        &sys.nohz_full,
+        &claims.cpus(),
+        &chosen,
+    );
+    let (irqs, default) = crate::system::steer::read_irqs(root);
+    let mut p =
+        crate::plan::steer::plan(&irqs, default.as_ref(), &sys.online, &chosen, &hk, &|n| {
+            sys.nodes.get(&n).map(|node| node.cpus.clone())
+        });
+    p.irqbalance = crate::system::steer::irqbalance(root)
+        .into_iter()
+        .map(|(pid, _)| pid)
+        .collect();
+    if req.sysroot.is_none() {
+        if let Some(pid) = p.irqbalance.first() {
+            return Err(Error::new(
+                ErrorCode::IrqbalanceRuns,
+                format!(
+                    "--steer-irqs: irqbalance runs (pid {pid}) and would move the IRQs back onto {}; pinrun does not fight it, nothing was changed",
+                    crate::words::cpus_phrase(&p.cpus)
+                ),
+            )
+            .hint(format!(
+                "ban the CPUs in irqbalance (IRQBALANCE_BANNED_CPULIST={} in /etc/default/irqbalance or /etc/sysconfig/irqbalance, then restart it), or stop it for the command's life",
+                p.cpus.to_list()
+            )));
+        }
+        if let Err(e) = crate::system::steer::irq_writable() {
+            return Err(Error::new(
+                ErrorCode::SteerNotPermitted,
+                format!(
+                    "--steer-irqs: /proc/irq/default_smp_affinity is not writable: {}; nothing was changed",
+                    e.desc()
+                ),
+            )
+            .hint("steering IRQs needs root (CAP_SYS_ADMIN) and a writable /proc; run as root, or drop --steer-irqs"));
+        }
+    }
+    Ok(Some(p))
+}
+
+/// Whether the holder of journal `j` still runs.
+fn holder_alive(j: &Journal) -> bool {
+    match liveness(j.pid) {
+        Liveness::Dead => false,
+        Liveness::Alive { start_time, .. } => start_time.is_none_or(|s| s == j.start_time),
+    }
+}
+
+/// Undoes, in the locked `dir`, every journal whose holder has ended (or
+/// only `only`'s, the caller's own, when given), composed with the live
+/// ones. Returns what to say, one line each, and whether every journal
+/// could be used and undone.
+fn undo_ended(dir: &StateDir, only: Option<&str>) -> (Vec<String>, bool) {
+    let root = Root::new("/");
+    let mut files = crate::system::steer::read_journals(dir);
+    let mut lines = Vec::new();
+    let mut ok = true;
+    let names: Vec<String> = files.iter().map(|f| f.name.clone()).collect();
+    for name in names {
+        let Some(idx) = files.iter().position(|f| f.name == name) else {
+            continue;
+        };
+        let j = match &files[idx].journal {
+            Ok(j) => j.clone(),
+            Err(why) => {
+                if only.is_none() {
+                    ok = false;
+                    lines.push(format!(
+                        "steering journal {} cannot be used: {why}; left in place",
+                        dir.path().join(&name).display()
+                    ));
+                }
+                continue;
+            }
+        };
+        let mine = only == Some(name.as_str());
+        if (only.is_some() && !mine) || (only.is_none() && holder_alive(&j)) {
+            continue;
+        }
+        let others: Vec<(String, Journal)> = files
+            .iter()
+            .filter(|f| f.name != name)
+            .filter_map(|f| f.journal.as_ref().ok().map(|o| (f.name.clone(), o.clone())))
+            .filter(|(_, o)| holder_alive(o))
+            .collect();
+        let (said, done) = crate::apply::steer::finish(&root, dir, &name, &j, &others);
+        ok &= done;
+        let restored = j.irqs.len();
+        lines.push(format!(
+            "restored the IRQ steering of pid {} ({restored} IRQ(s) journaled){}",
+            j.pid,
+            if done {
+                ""
+            } else {
+                "; some restores failed, the journal is kept for --reclaim"
+            }
+        ));
+        lines.extend(said);
+        // Re-read: the undo may have rewritten the other journals.
+        files = crate::system::steer::read_journals(dir);
+    }
+    (lines, ok)
+}
+
+/// Undoes the ended claims' steering in `dir` (already locked
+/// exclusively by an `--exclusive` launch); what to print after the lock
+/// is released. Only root can write `/proc/irq`: other users' launches
+/// leave the journals to root's next launch or `--reclaim`.
+pub fn reclaim_stale(dir: &StateDir) -> String {
+    if !nix::unistd::geteuid().is_root() {
+        return String::new();
+    }
+    let has = crate::system::steer::read_journals(dir)
+        .iter()
+        .any(|f| journal_owner(&f.name).is_some());
+    if !has {
+        return String::new();
+    }
+    let (lines, _) = undo_ended(dir, None);
+    lines.iter().map(|l| format!("pinrun: {l}\n")).collect()
+}
+
+/// `pinrun --reclaim`: locks the state directory, undoes the steering of
+/// every ended launch and prints what it did; exit 125 when a journal
+/// cannot be used or a restore failed.
+pub fn reclaim(state_dir: &Path) -> Result<()> {
+    let Some(mut dir) = StateDir::open(state_dir, false)? else {
+        return Ok(());
+    };
+    dir.lock(LockKind::Exclusive)?;
+    let (lines, ok) = undo_ended(&dir, None);
+    drop(dir);
+    let text: String = lines.iter().map(|l| format!("pinrun: {l}\n")).collect();
+    crate::output::to_stderr(&text);
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::new(
+            ErrorCode::SteerFailed,
+            format!(
+                "--reclaim: some steering in {} could not be undone",
+                state_dir.display()
+            ),
+        )
+        .hint(
+            "see the lines above; a journal that cannot be used names the IRQs to restore by hand",
+        ))
+    }
+}
+
+/// Steers the IRQs of `p` for this launch in the locked `dir` (after the
+/// claim record; [`plan_for`] refused irqbalance and an unwritable
+/// `/proc/irq`): starts the helper that undoes it when the command ends,
+/// then writes. Returns what to print
+/// once the lock is released.
+pub fn launch(dir: &StateDir, p: &SteerPlan, sys: &SystemState, quiet: bool) -> Result<String> {
+    let (pid, start, _, _) = identity()?;
+    let name = journal_name(pid, start);
+    let path = dir.path().to_path_buf();
+    // The helper: forked before anything is applied, it waits for the
+    // command to end (or pinrun to die) and undoes this launch's steering.
+    let helper = crate::apply::helper::spawn(&[], move |h| {
+        // systemd stopping the unit sends SIGTERM to the whole cgroup: the
+        // helper keeps it blocked, outlives the command by one undo, then
+        // exits (a SIGKILL leaves the undo to the next launch or --reclaim).
+        let mut term = nix::sys::signal::SigSet::empty();
+        term.add(nix::sys::signal::Signal::SIGTERM);
+        let _ = nix::sys::signal::sigprocmask(
+            nix::sys::signal::SigmaskHow::SIG_BLOCK,
+            Some(&term),
+            None,
+        );
+        while !h.ended_within(-1) {}
+        let Ok(Some(mut d)) = StateDir::open(&path, false) else {
+            return 1;
+        };
+        if d.lock(LockKind::Exclusive).is_err() {
+            return 1;
+        }
+        let (_, ok) = undo_ended(&d, Some(&name));
+        i32::from(!ok)
+    })
+    .map_err(|e| {
+        Error::new(
+            ErrorCode::SteerFailed,
+            format!("--steer-irqs: cannot start the helper that undoes the steering: {e}; nothing was changed"),
+        )
+        .hint("pidfd_open(2) needs Linux 5.3; check the process limit (ulimit -u)")
+    })?;
+    // The write end stays open in pinrun until exec (close-on-exec).
+    std::mem::forget(helper);
+    let root = Root::new("/");
+    let (irqs, _) = crate::system::steer::read_irqs(&root);
+    let out = crate::apply::steer::steer(
+        &root,
+        dir,
+        p,
+        &irqs,
+        &|n| sys.nodes.get(&n).map(|node| node.cpus.clone()),
+        (pid, start),
+    )?;
+    let mut s = String::new();
+    if quiet {
+        return Ok(s);
+    }
+    let _ = writeln!(
+        s,
+        "pinrun: steered {} IRQ(s) off {} (journal {})",
+        out.moved.len(),
+        crate::words::cpus_phrase(&p.cpus),
+        dir.path().join(&out.journal).display()
+    );
+    let pending: Vec<String> = out
+        .moved
+        .iter()
+        .filter(|m| m.3)
+        .map(|m| m.0.to_string())
+        .collect();
+    if !pending.is_empty() {
+        let _ = writeln!(
+            s,
+            "pinrun: effective affinity pending for IRQ(s) {} (x86 moves an IRQ at its next interrupt)",
+            pending.join(" ")
+        );
+    }
+    for (n, name, why) in &out.skipped {
+        let _ = writeln!(
+            s,
+            "pinrun: {} not moved: {why}",
+            crate::report::steer::named(*n, name)
+        );
+    }
+    for u in &p.unmovable {
+        let _ = writeln!(
+            s,
+            "pinrun: {} stays on {}: {}",
+            crate::report::steer::named(u.irq, &u.name),
+            crate::words::cpus_phrase(&u.cpus),
+            u.why
+        );
+    }
+    if !out.threads_pending.is_empty() {
+        let t: Vec<String> = out
+            .threads_pending
+            .iter()
+            .map(|(n, tid)| format!("irq/{n} (pid {tid})"))
+            .collect();
+        let _ = writeln!(
+            s,
+            "pinrun: threaded handlers follow at their IRQ's next interrupt: {}",
+            t.join(", ")
+        );
+    }
+    Ok(s)
+}
+
+/// Undoes this launch's own steering in the locked `dir` (an apply step
+/// failed after steering).
+pub fn undo_own(dir: &StateDir) {
+    if let Ok((pid, start, _, _)) = identity() {
+        let _ = undo_ended(dir, Some(&journal_name(pid, start)));
+    }
+}

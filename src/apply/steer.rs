@@ -1,0 +1,471 @@
+//! IRQ steering applied (`--steer-irqs`, issue 21): the write-ahead
+//! journal written and fsync'ed in the state directory before the first
+//! IRQ is written, then every `/proc/irq/N/smp_affinity_list` and
+//! `/proc/irq/default_smp_affinity`, each errno handled as
+//! [`crate::steer::classify`] says, and read back; and the undo of an
+//! ended claim ([`finish`]). Every journal operation is relative to the
+//! locked state directory's descriptor and never follows a symlink.
+
+use crate::cpuset::CpuSet;
+use crate::error::{Error, ErrorCode, Result};
+use crate::plan::steer::{SteerPlan, UndoStep, fallbacks, undo};
+use crate::steer::{Disposition, Journal, JournalIrq, Stage, classify, journal_name};
+use crate::system::Root;
+use crate::system::claims::StateDir;
+use crate::system::steer::{SteerIrq, read_affinity, read_default, read_effective, read_online};
+use nix::errno::Errno;
+use nix::fcntl::{AtFlags, OFlag};
+use nix::sys::stat::Mode;
+use std::os::fd::OwnedFd;
+
+/// Where the IRQ files are written (never below `--sysroot`: a launch
+/// reads the live machine).
+const PROC_IRQ: &str = "/proc/irq";
+
+/// A test build's crash hook: with `PINRUN_TEST_CRASH_AT=STEP` the process
+/// kills itself with SIGKILL at `STEP` (`journal`: journal synced, nothing
+/// written; `irq`: after the first IRQ write; `default`: after
+/// `default_smp_affinity`; `steered`: every write done). Release builds
+/// ignore it.
+pub fn crash_point(step: &str) {
+    #[cfg(debug_assertions)]
+    if std::env::var("PINRUN_TEST_CRASH_AT").as_deref() == Ok(step) {
+        let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGKILL);
+    }
+    #[cfg(not(debug_assertions))]
+    let _ = step;
+}
+
+/// How one IRQ's write ended.
+enum WriteEnd {
+    /// Written: these CPUs.
+    Done(CpuSet),
+    /// The kernel keeps it where it is: why.
+    Kept(String),
+    /// An errno not understood: undo everything.
+    Fatal(Errno),
+}
+
+/// A test build's write fault: `PINRUN_TEST_IRQ_ERRNO=N:ERRNO` makes the
+/// first write of IRQ `N` fail with `ERRNO` (a number, e.g. 28 for
+/// ENOSPC), `N:ERRNO:all` every write of it; `attempt` counts the writes
+/// of this IRQ from 0. Release builds never inject.
+fn injected_errno(irq: u32, attempt: usize) -> Option<Errno> {
+    #[cfg(debug_assertions)]
+    {
+        let v = std::env::var("PINRUN_TEST_IRQ_ERRNO").ok()?;
+        let mut it = v.split(':');
+        let n: u32 = it.next()?.parse().ok()?;
+        let e: i32 = it.next()?.parse().ok()?;
+        let all = it.next() == Some("all");
+        (n == irq && (attempt == 0 || all)).then(|| Errno::from_raw(e))
+    }
+    #[cfg(not(debug_assertions))]
+    {
+        let _ = (irq, attempt);
+        None
+    }
+}
+
+/// What steering did.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// The journal's file name in the state directory.
+    pub journal: String,
+    /// Each IRQ written: (number, name, CPUs written, effective affinity
+    /// still on a claimed CPU: the move happens at its next interrupt).
+    pub moved: Vec<(u32, String, CpuSet, bool)>,
+    /// Each IRQ the kernel kept (number, name, why).
+    pub skipped: Vec<(u32, String, String)>,
+    /// `default_smp_affinity` written.
+    pub default: Option<CpuSet>,
+    /// Threaded handlers (`irq/N-…`) still allowed on a claimed CPU (they
+    /// follow at the IRQ's next interrupt): (IRQ, thread PID).
+    pub threads_pending: Vec<(u32, u32)>,
+}
+
+fn open_w(path: &str) -> nix::Result<OwnedFd> {
+    nix::fcntl::open(path, OFlag::O_WRONLY | OFlag::O_CLOEXEC, Mode::empty())
+}
+
+/// Opens `path` for writing and writes `text` (one write, as the kernel's
+/// `/proc/irq` files take it).
+fn write_path(path: &str, text: &str) -> nix::Result<()> {
+    write_text(&open_w(path)?, text)
+}
+
+fn write_text(fd: &OwnedFd, text: &str) -> nix::Result<()> {
+    let n = nix::unistd::write(fd, text.as_bytes())?;
+    if n != text.len() {
+        return Err(Errno::EIO);
+    }
+    Ok(())
+}
+
+fn journal_error(dir: &StateDir, what: impl std::fmt::Display) -> Error {
+    Error::new(
+        ErrorCode::SteerFailed,
+        format!(
+            "--steer-irqs: journal in {}: {what}",
+            dir.path().display()
+        ),
+    )
+    .hint("the state directory must be writable by root and on a file system that supports fsync; or use --state-dir DIR")
+}
+
+/// Writes `j` as `name` atomically: a temporary file (`.name.tmp`,
+/// `O_NOFOLLOW`, mode 0644) written and fsync'ed, renamed over `name`,
+/// then the directory fsync'ed. With `create`, an existing `name` is an
+/// error (a journal is never overwritten by a new launch).
+pub fn save(dir: &StateDir, name: &str, j: &Journal, create: bool) -> Result<()> {
+    if create && nix::sys::stat::fstatat(dir.fd(), name, AtFlags::AT_SYMLINK_NOFOLLOW).is_ok() {
+        return Err(journal_error(dir, format!("{name} already exists")));
+    }
+    let tmp = format!(".{name}.tmp");
+    let _ = nix::unistd::unlinkat(
+        dir.fd(),
+        tmp.as_str(),
+        nix::unistd::UnlinkatFlags::NoRemoveDir,
+    );
+    let fd = nix::fcntl::openat(
+        dir.fd(),
+        tmp.as_str(),
+        OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+        Mode::from_bits_truncate(0o644),
+    )
+    .map_err(|e| journal_error(dir, format!("{tmp}: {}", e.desc())))?;
+    let text = j.render();
+    let done = write_text(&fd, &text)
+        .and_then(|()| nix::unistd::fsync(&fd))
+        .and_then(|()| nix::fcntl::renameat(dir.fd(), tmp.as_str(), dir.fd(), name))
+        .and_then(|()| nix::unistd::fsync(dir.fd()));
+    if let Err(e) = done {
+        let _ = nix::unistd::unlinkat(
+            dir.fd(),
+            tmp.as_str(),
+            nix::unistd::UnlinkatFlags::NoRemoveDir,
+        );
+        return Err(journal_error(dir, format!("{name}: {}", e.desc())));
+    }
+    Ok(())
+}
+
+/// Removes a journal (and fsyncs the directory).
+pub fn remove(dir: &StateDir, name: &str) {
+    let _ = nix::unistd::unlinkat(dir.fd(), name, nix::unistd::UnlinkatFlags::NoRemoveDir);
+    let _ = nix::unistd::fsync(dir.fd());
+}
+
+fn not_permitted(path: &str, e: Errno) -> Error {
+    Error::new(
+        ErrorCode::SteerNotPermitted,
+        format!("--steer-irqs: cannot open {path} for writing: {}; nothing was changed", e.desc()),
+    )
+    .hint("steering IRQs needs root (CAP_SYS_ADMIN) and a writable /proc; run as root, or drop --steer-irqs")
+}
+
+/// Steers as `p` plans: opens every file first (not permitted: refused,
+/// nothing changed), writes and syncs the journal `steer.<pid>.<start>.journal`,
+/// then writes each IRQ and the default mask. EIO/EPERM: skipped and
+/// reported; ENOSPC: the next of [`fallbacks`]; EINVAL: the online CPUs
+/// read again and one retry; anything else: everything written is put
+/// back, the journal removed, and the error returned (exit 125).
+pub fn steer(
+    root: &Root,
+    dir: &StateDir,
+    p: &SteerPlan,
+    irqs: &[SteerIrq],
+    node_cpus: &dyn Fn(u32) -> Option<CpuSet>,
+    (pid, start): (u32, u64),
+) -> Result<Outcome> {
+    let mut out = Outcome {
+        journal: journal_name(pid, start),
+        ..Default::default()
+    };
+    // 1. Open everything: a refusal comes before any change.
+    let mut files = Vec::new();
+    for m in &p.moves {
+        let path = format!("{PROC_IRQ}/{}/smp_affinity_list", m.irq);
+        match open_w(&path) {
+            Ok(fd) => files.push((m.clone(), fd)),
+            Err(Errno::ENOENT) => out.skipped.push((
+                m.irq,
+                m.name.clone(),
+                "gone (its device was removed)".into(),
+            )),
+            Err(e) if classify(Stage::Open, e) == Disposition::Refuse => {
+                return Err(not_permitted(&path, e));
+            }
+            Err(e) => {
+                return Err(Error::new(
+                    ErrorCode::SteerFailed,
+                    format!(
+                        "--steer-irqs: cannot open {path}: {}; nothing was changed",
+                        e.desc()
+                    ),
+                )
+                .hint("retry; if it persists, report the kernel version and this message"));
+            }
+        }
+    }
+    let default_path = format!("{PROC_IRQ}/default_smp_affinity");
+    let default_fd = match &p.default {
+        None => None,
+        Some(_) => Some(open_w(&default_path).map_err(|e| {
+            match classify(Stage::Open, e) {
+                Disposition::Refuse => not_permitted(&default_path, e),
+                _ => Error::new(
+                    ErrorCode::SteerFailed,
+                    format!(
+                        "--steer-irqs: cannot open {default_path}: {}; nothing was changed",
+                        e.desc()
+                    ),
+                )
+                .hint("retry; if it persists, report the kernel version and this message"),
+            }
+        })?),
+    };
+    // 2. The journal, synced before the first write.
+    let mut j = Journal::new(pid, start, &p.cpus);
+    for (m, _) in &files {
+        j.irqs.push(JournalIrq {
+            irq: m.irq,
+            name: m.name.clone(),
+            original: m.from.to_list(),
+            written: m.to.to_list(),
+        });
+    }
+    if let Some((from, to)) = &p.default {
+        j.default_original = Some(from.to_list());
+        j.default_written = Some(to.to_list());
+    }
+    save(dir, &out.journal, &j, true)?;
+    crash_point("journal");
+    // 3. The writes.
+    let mut written: Vec<(u32, CpuSet)> = Vec::new();
+    let mut first = true;
+    for (i, (m, fd)) in files.iter().enumerate() {
+        let node = irqs.iter().find(|q| q.number == m.irq).and_then(|q| q.node);
+        let mut targets = vec![m.to.clone()];
+        let mut tried_offline = false;
+        let mut attempts = 0usize;
+        let mut k = 0;
+        let result = loop {
+            let to = targets[k].clone();
+            if j.irqs[i].written != to.to_list() {
+                // The journal says what is written before it is.
+                j.irqs[i].written = to.to_list();
+                if let Err(e) = save(dir, &out.journal, &j, false) {
+                    rollback(dir, &out.journal, &j, &written);
+                    return Err(e);
+                }
+            }
+            attempts += 1;
+            let Err(e) = injected_errno(m.irq, attempts - 1)
+                .map_or_else(|| write_text(fd, &to.to_list()), Err)
+            else {
+                break WriteEnd::Done(to);
+            };
+            match classify(Stage::Write, e) {
+                Disposition::Unmovable => {
+                    break WriteEnd::Kept(format!(
+                        "the kernel keeps it ({}: kernel-managed, per-CPU or not balanceable, irq_can_set_affinity_usr())",
+                        e.desc()
+                    ));
+                }
+                Disposition::NoVector => {
+                    if k == 0 {
+                        targets.extend(fallbacks(m, node, &p.housekeeping, node_cpus));
+                    }
+                    k += 1;
+                    if k >= targets.len() {
+                        break WriteEnd::Kept(format!(
+                            "no interrupt vector free on any housekeeping CPU ({})",
+                            e.desc()
+                        ));
+                    }
+                }
+                Disposition::Offline if !tried_offline => {
+                    tried_offline = true;
+                    let online = read_online(root).unwrap_or_default();
+                    let mut t = to.intersection(&online);
+                    if t.is_empty() {
+                        t = p.housekeeping.intersection(&online);
+                    }
+                    if t.is_empty() {
+                        break WriteEnd::Kept("no online housekeeping CPU left".into());
+                    }
+                    targets.truncate(k + 1);
+                    targets[k] = t;
+                }
+                _ => break WriteEnd::Fatal(e),
+            }
+        };
+        match result {
+            WriteEnd::Done(to) => {
+                written.push((m.irq, to));
+                if first {
+                    crash_point("irq");
+                    first = false;
+                }
+            }
+            WriteEnd::Kept(why) => {
+                // Kept by the kernel: it stays at its original.
+                j.irqs[i].written = m.from.to_list();
+                out.skipped.push((m.irq, m.name.clone(), why));
+            }
+            WriteEnd::Fatal(e) => {
+                rollback(dir, &out.journal, &j, &written);
+                return Err(Error::new(
+                    ErrorCode::SteerFailed,
+                    format!(
+                        "--steer-irqs: writing {PROC_IRQ}/{}/smp_affinity_list ({}): {}; every IRQ written was put back",
+                        m.irq,
+                        m.name,
+                        e.desc()
+                    ),
+                )
+                .hint("retry; if it persists, report the kernel version and this message"));
+            }
+        }
+    }
+    // 4. The default affinity of new IRQs.
+    if let (Some((_, to)), Some(fd)) = (&p.default, &default_fd) {
+        if let Err(e) = write_text(fd, &to.to_mask()) {
+            rollback(dir, &out.journal, &j, &written);
+            return Err(Error::new(
+                ErrorCode::SteerFailed,
+                format!(
+                    "--steer-irqs: writing {default_path}: {}; every IRQ written was put back",
+                    e.desc()
+                ),
+            )
+            .hint("retry; if it persists, report the kernel version and this message"));
+        }
+        out.default = Some(to.clone());
+        crash_point("default");
+    }
+    // Skipped IRQs leave the journal (an undo reports them as unchanged
+    // either way).
+    let before = j.irqs.len();
+    j.irqs.retain(|e| written.iter().any(|(n, _)| *n == e.irq));
+    if j.irqs.len() != before {
+        save(dir, &out.journal, &j, false)?;
+    }
+    crash_point("steered");
+    // 5. Read back.
+    for (n, to) in &written {
+        let name = j
+            .irqs
+            .iter()
+            .find(|e| e.irq == *n)
+            .map(|e| e.name.clone())
+            .unwrap_or_default();
+        let pending = read_effective(root, *n).is_some_and(|eff| eff.intersects(&p.cpus));
+        if read_affinity(root, *n).is_some_and(|now| now != *to) {
+            out.skipped.push((
+                *n,
+                name.clone(),
+                "changed by someone else right after the write".into(),
+            ));
+        }
+        for (tid, allowed) in crate::system::steer::irq_threads(root, *n) {
+            if allowed.is_some_and(|a| a.intersects(&p.cpus)) {
+                out.threads_pending.push((*n, tid));
+            }
+        }
+        out.moved.push((*n, name, to.clone(), pending));
+    }
+    Ok(out)
+}
+
+/// Puts back what a failed steering wrote (each IRQ its original; the
+/// default mask is written last, so a failure never follows it) and
+/// removes the journal; best effort.
+fn rollback(dir: &StateDir, name: &str, j: &Journal, written: &[(u32, CpuSet)]) {
+    for (n, _) in written {
+        if let Some(e) = j.irqs.iter().find(|e| e.irq == *n) {
+            let _ = write_path(&format!("{PROC_IRQ}/{n}/smp_affinity_list"), &e.original);
+        }
+    }
+    remove(dir, name);
+}
+
+/// Ends the steering of journal `name` (`j`), composed with `others`
+/// (the live steering claims' journals, by name): restores, rewrites the
+/// other journals the undo changed, and removes `name` unless a restore
+/// failed (then `--reclaim` retries). Returns one line per IRQ not simply
+/// restored, and whether every restore succeeded.
+pub fn finish(
+    root: &Root,
+    dir: &StateDir,
+    name: &str,
+    j: &Journal,
+    others: &[(String, Journal)],
+) -> (Vec<String>, bool) {
+    let other_j: Vec<Journal> = others.iter().map(|(_, o)| o.clone()).collect();
+    let u = undo(
+        j,
+        &other_j,
+        &|n| read_affinity(root, n),
+        read_default(root).as_ref(),
+    );
+    let mut lines = Vec::new();
+    let mut ok = true;
+    for s in &u.steps {
+        match s {
+            UndoStep::Restore { irq, name, to } => {
+                let path = format!("{PROC_IRQ}/{irq}/smp_affinity_list");
+                if let Err(e) = write_path(&path, &to.to_list()) {
+                    ok = false;
+                    lines.push(format!(
+                        "cannot restore IRQ {irq} ({name}) to {}: {}",
+                        to.to_list(),
+                        e.desc()
+                    ));
+                }
+            }
+            UndoStep::Foreign {
+                irq,
+                name,
+                now,
+                written,
+            } => lines.push(format!(
+                "IRQ {irq} ({name}) left alone: changed since (now {}, steering wrote {})",
+                now.to_list(),
+                written.to_list()
+            )),
+            UndoStep::Kept { irq } => lines.push(format!(
+                "IRQ {irq} stays off the CPUs of other live steering claims"
+            )),
+            UndoStep::Unchanged { .. } | UndoStep::Gone { .. } => {}
+        }
+    }
+    if let Some(to) = &u.default {
+        let path = format!("{PROC_IRQ}/default_smp_affinity");
+        if let Err(e) = write_path(&path, &to.to_mask()) {
+            ok = false;
+            lines.push(format!(
+                "cannot restore {path} to {}: {}",
+                to.to_list(),
+                e.desc()
+            ));
+        }
+    }
+    if let Some((now, written)) = &u.default_foreign {
+        lines.push(format!(
+            "default_smp_affinity left alone: changed since (now {}, steering wrote {})",
+            now.to_list(),
+            written.to_list()
+        ));
+    }
+    for ((oname, old), new) in others.iter().zip(&u.others) {
+        if old != new {
+            let _ = save(dir, oname, new, false);
+        }
+    }
+    if ok {
+        remove(dir, name);
+    }
+    (lines, ok)
+}

@@ -1,0 +1,602 @@
+//! IRQ steering decided (`--steer-irqs`, issue 21), pure: which IRQs leave
+//! the claimed CPUs and where they go ([`plan`]), where an IRQ goes when
+//! the vectors of its first target run out ([`fallbacks`]), and what the
+//! end of a steering claim restores, composed with the other live
+//! steering claims ([`undo`]).
+//!
+//! An IRQ whose `smp_affinity_list` includes a chosen CPU gets
+//! `old − chosen`; when that is empty, the housekeeping CPUs (online, not
+//! isolated, not nohz_full, not claimed; `--irq-housekeeping LIST`
+//! overrides), those of the device's node first. Kernel-managed IRQs are
+//! never written (`irq_can_set_affinity_usr()` refuses them with EIO).
+
+use crate::cpuset::CpuSet;
+use crate::steer::Journal;
+use crate::system::steer::SteerIrq;
+
+/// One IRQ to move.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Move {
+    /// The IRQ number.
+    pub irq: u32,
+    /// Its device name.
+    pub name: String,
+    /// Its `smp_affinity_list` now.
+    pub from: CpuSet,
+    /// What will be written.
+    pub to: CpuSet,
+    /// Whether `to` is the housekeeping fallback (`from − chosen` was empty).
+    pub housekeeping: bool,
+    /// Kernel-managed per debugfs: `Some(false)`, or `None` when unknown
+    /// (never `Some(true)`: those are [`Unmovable`]).
+    pub managed: Option<bool>,
+}
+
+/// One IRQ on a chosen CPU that stays.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unmovable {
+    /// The IRQ number.
+    pub irq: u32,
+    /// Its device name.
+    pub name: String,
+    /// Its CPUs (affinity, else effective affinity).
+    pub cpus: CpuSet,
+    /// Why, in words.
+    pub why: String,
+}
+
+/// The steering of one launch.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SteerPlan {
+    /// The CPUs IRQs leave (the claimed CPUs).
+    pub cpus: CpuSet,
+    /// The housekeeping CPUs used as fallback.
+    pub housekeeping: CpuSet,
+    /// The IRQs to write, by number.
+    pub moves: Vec<Move>,
+    /// The IRQs on the chosen CPUs that cannot be moved.
+    pub unmovable: Vec<Unmovable>,
+    /// `default_smp_affinity`: (now, to write), when it includes a chosen CPU.
+    pub default: Option<(CpuSet, CpuSet)>,
+    /// PIDs of running irqbalance daemons: it would move the IRQs back,
+    /// so the launch refuses (filled by the application layer).
+    pub irqbalance: Vec<u32>,
+}
+
+/// The housekeeping CPUs: `given` (`--irq-housekeeping`) when set, else
+/// the online CPUs that are not isolated, not nohz_full, not claimed (by
+/// others) and not `chosen`.
+pub fn housekeeping(
+    given: Option<&CpuSet>,
+    online: &CpuSet,
+    isolated: &CpuSet,
+    nohz_full: &CpuSet,
+    claimed: &CpuSet,
+    chosen: &CpuSet,
+) -> CpuSet {
+    match given {
+        Some(g) => g.difference(chosen),
+        None => online
+            .difference(isolated)
+            .difference(nohz_full)
+            .difference(claimed)
+            .difference(chosen),
+    }
+}
+
+/// The housekeeping CPUs for an IRQ of `node`: those of the node when
+/// there are any, else all of them.
+fn near(hk: &CpuSet, node: Option<u32>, node_cpus: &dyn Fn(u32) -> Option<CpuSet>) -> CpuSet {
+    node.and_then(node_cpus)
+        .map(|c| c.intersection(hk))
+        .filter(|c| !c.is_empty())
+        .unwrap_or_else(|| hk.clone())
+}
+
+/// Plans moving every IRQ of `irqs` off `chosen`, with `hk` as the
+/// fallback; `node_cpus` gives a node's CPUs; `default` is
+/// `default_smp_affinity`. What is written is only ever online CPUs: an
+/// affinity may name CPUs beyond the online (even the possible) ones,
+/// which a write refuses (`irq_do_set_affinity()`: EINVAL without an
+/// online CPU; `bitmap_parselist()`: ERANGE beyond `nr_cpu_ids`).
+pub fn plan(
+    irqs: &[SteerIrq],
+    default: Option<&CpuSet>,
+    online: &CpuSet,
+    chosen: &CpuSet,
+    hk: &CpuSet,
+    node_cpus: &dyn Fn(u32) -> Option<CpuSet>,
+) -> SteerPlan {
+    let mut p = SteerPlan {
+        cpus: chosen.clone(),
+        housekeeping: hk.clone(),
+        ..Default::default()
+    };
+    for irq in irqs {
+        let Some(from) = irq.affinity.as_ref().or(irq.effective.as_ref()) else {
+            continue;
+        };
+        if !from.intersects(chosen) {
+            continue;
+        }
+        let stays = |why: &str| Unmovable {
+            irq: irq.number,
+            name: irq.name.clone(),
+            cpus: from.clone(),
+            why: why.to_string(),
+        };
+        if irq.managed == Some(true) {
+            p.unmovable.push(stays(
+                "kernel-managed (its affinity is the kernel's: irq_can_set_affinity_usr() refuses writes with EIO); isolcpus=managed_irq keeps such IRQs off isolated CPUs",
+            ));
+            continue;
+        }
+        let rest = from.difference(chosen).intersection(online);
+        let (to, housekeeping) = if rest.is_empty() {
+            (near(hk, irq.node, node_cpus), true)
+        } else {
+            (rest, false)
+        };
+        if to.is_empty() {
+            p.unmovable.push(stays(
+                "no housekeeping CPU to move it to (every online CPU is isolated, nohz_full or claimed)",
+            ));
+            continue;
+        }
+        p.moves.push(Move {
+            irq: irq.number,
+            name: irq.name.clone(),
+            from: from.clone(),
+            to,
+            housekeeping,
+            managed: irq.managed,
+        });
+    }
+    if let Some(d) = default.filter(|d| d.intersects(chosen)) {
+        let rest = d.difference(chosen).intersection(online);
+        let to = if rest.is_empty() { hk.clone() } else { rest };
+        if !to.is_empty() {
+            p.default = Some((d.clone(), to));
+        }
+    }
+    p
+}
+
+/// The targets to try, in order, after the kernel found no free vector
+/// (ENOSPC) on `m.to`: the housekeeping CPUs of the IRQ's node, all of
+/// them, then each housekeeping CPU alone; never `m.to` again, never a
+/// chosen CPU.
+pub fn fallbacks(
+    m: &Move,
+    node: Option<u32>,
+    hk: &CpuSet,
+    node_cpus: &dyn Fn(u32) -> Option<CpuSet>,
+) -> Vec<CpuSet> {
+    let mut out: Vec<CpuSet> = Vec::new();
+    let singles = hk.iter().map(|c| {
+        let mut s = CpuSet::new();
+        s.insert(c);
+        s
+    });
+    for t in [near(hk, node, node_cpus), hk.clone()]
+        .into_iter()
+        .chain(singles)
+    {
+        if !t.is_empty() && t != m.to && !out.contains(&t) {
+            out.push(t);
+        }
+    }
+    out
+}
+
+/// One IRQ at the end of a steering claim.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UndoStep {
+    /// Write `to` (the original minus the CPUs other live steering
+    /// claims still hold).
+    Restore {
+        /// The IRQ number.
+        irq: u32,
+        /// Its name.
+        name: String,
+        /// What to write.
+        to: CpuSet,
+    },
+    /// Someone else changed it since: left alone.
+    Foreign {
+        /// The IRQ number.
+        irq: u32,
+        /// Its name.
+        name: String,
+        /// Its affinity now.
+        now: CpuSet,
+        /// What steering wrote.
+        written: CpuSet,
+    },
+    /// Other live steering claims hold every CPU of the original: it stays
+    /// as it is until the last one ends.
+    Kept {
+        /// The IRQ number.
+        irq: u32,
+    },
+    /// Its affinity is still the original: the launch ended before
+    /// writing it (a crash between the journal and the write), or the
+    /// kernel refused the write.
+    Unchanged {
+        /// The IRQ number.
+        irq: u32,
+    },
+    /// The IRQ no longer exists (its device went away).
+    Gone {
+        /// The IRQ number.
+        irq: u32,
+    },
+}
+
+/// What ending a steering claim does.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Undo {
+    /// Per IRQ of the journal, in its order.
+    pub steps: Vec<UndoStep>,
+    /// `default_smp_affinity` to write, if any.
+    pub default: Option<CpuSet>,
+    /// `default_smp_affinity` changed by someone else since (now, written).
+    pub default_foreign: Option<(CpuSet, CpuSet)>,
+    /// The other live journals, updated (written lists after this undo;
+    /// originals that were this claim's writes become this claim's
+    /// originals): rewrite those that changed.
+    pub others: Vec<Journal>,
+}
+
+fn list(s: &str) -> CpuSet {
+    CpuSet::parse(s).unwrap_or_default()
+}
+
+/// Ends the steering of `ended`, with `others` the journals of the
+/// steering claims still live; `current` reads an IRQ's
+/// `smp_affinity_list` now, `current_default` the default mask. An IRQ is
+/// pinrun's when its affinity is what `ended` or another live claim wrote;
+/// it gets `original − CPUs of the other live claims` (left as it is when
+/// that is empty). Any other affinity is a foreign edit, left alone.
+pub fn undo(
+    ended: &Journal,
+    others: &[Journal],
+    current: &dyn Fn(u32) -> Option<CpuSet>,
+    current_default: Option<&CpuSet>,
+) -> Undo {
+    let held = others
+        .iter()
+        .fold(CpuSet::new(), |acc, o| acc.union(&o.cpu_set()));
+    let mut others = others.to_vec();
+    let mut u = Undo::default();
+    for e in &ended.irqs {
+        let Some(now) = current(e.irq) else {
+            u.steps.push(UndoStep::Gone { irq: e.irq });
+            continue;
+        };
+        let written = list(&e.written);
+        if now == list(&e.original) {
+            u.steps.push(UndoStep::Unchanged { irq: e.irq });
+            continue;
+        }
+        let ours = now == written
+            || others
+                .iter()
+                .flat_map(|o| &o.irqs)
+                .any(|oe| oe.irq == e.irq && list(&oe.written) == now);
+        if !ours {
+            u.steps.push(UndoStep::Foreign {
+                irq: e.irq,
+                name: e.name.clone(),
+                now,
+                written,
+            });
+            continue;
+        }
+        let to = list(&e.original).difference(&held);
+        if to.is_empty() {
+            u.steps.push(UndoStep::Kept { irq: e.irq });
+            continue;
+        }
+        for o in &mut others {
+            for oe in o.irqs.iter_mut().filter(|oe| oe.irq == e.irq) {
+                if oe.original == e.written {
+                    oe.original = e.original.clone();
+                }
+                oe.written = to.to_list();
+            }
+        }
+        u.steps.push(UndoStep::Restore {
+            irq: e.irq,
+            name: e.name.clone(),
+            to,
+        });
+    }
+    if let (Some(orig), Some(written)) = (&ended.default_original, &ended.default_written) {
+        let written = list(written);
+        let now = current_default.cloned().unwrap_or_default();
+        let ours = now == written
+            || others
+                .iter()
+                .any(|o| o.default_written.as_deref().map(list) == Some(now.clone()));
+        if !ours {
+            u.default_foreign = Some((now, written));
+        } else {
+            let to = list(orig).difference(&held);
+            if !to.is_empty() {
+                for o in &mut others {
+                    if o.default_written.is_some() {
+                        if o.default_original.as_deref() == ended.default_written.as_deref() {
+                            o.default_original = ended.default_original.clone();
+                        }
+                        o.default_written = Some(to.to_list());
+                    }
+                }
+                u.default = Some(to);
+            }
+        }
+    }
+    u.others = others;
+    u
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::steer::JournalIrq;
+    use crate::testkit::cpus;
+    use std::cell::RefCell;
+    use std::collections::BTreeMap;
+
+    fn irq(n: u32, aff: &str, managed: Option<bool>, node: Option<u32>) -> SteerIrq {
+        SteerIrq {
+            number: n,
+            name: format!("dev{n}"),
+            affinity: Some(cpus(aff)),
+            effective: None,
+            node,
+            managed,
+        }
+    }
+
+    fn nodes(n: u32) -> Option<CpuSet> {
+        match n {
+            0 => Some(cpus("0-3")),
+            1 => Some(cpus("4-7")),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn housekeeping_excludes_isolated_nohz_claimed_chosen() {
+        let hk = housekeeping(
+            None,
+            &cpus("0-7"),
+            &cpus("6"),
+            &cpus("7"),
+            &cpus("5"),
+            &cpus("2-3"),
+        );
+        assert_eq!(hk, cpus("0-1,4"));
+        let given = cpus("1,2");
+        assert_eq!(
+            housekeeping(
+                Some(&given),
+                &cpus("0-7"),
+                &CpuSet::new(),
+                &CpuSet::new(),
+                &CpuSet::new(),
+                &cpus("2")
+            ),
+            cpus("1")
+        );
+    }
+
+    #[test]
+    fn plan_moves_off_chosen_and_falls_back_to_the_node() {
+        let irqs = [
+            irq(10, "0-7", Some(false), Some(0)),
+            irq(11, "2", None, Some(1)),
+            irq(12, "2", None, Some(0)),
+            irq(13, "2-3", Some(true), Some(0)),
+            irq(14, "5", None, None),
+            irq(15, "3", None, Some(9)),
+        ];
+        let hk = cpus("0,1,4,5");
+        let p = plan(
+            &irqs,
+            Some(&cpus("0-7")),
+            &cpus("0-7"),
+            &cpus("2-3"),
+            &hk,
+            &nodes,
+        );
+        let moves: Vec<(u32, String, bool)> = p
+            .moves
+            .iter()
+            .map(|m| (m.irq, m.to.to_list(), m.housekeeping))
+            .collect();
+        assert_eq!(
+            moves,
+            vec![
+                (10, "0-1,4-7".into(), false),
+                (11, "4-5".into(), true),
+                (12, "0-1".into(), true),
+                (15, "0-1,4-5".into(), true),
+            ]
+        );
+        assert_eq!(p.unmovable.len(), 1);
+        assert_eq!(p.unmovable[0].irq, 13);
+        assert!(p.unmovable[0].why.starts_with("kernel-managed"));
+        assert_eq!(p.default, Some((cpus("0-7"), cpus("0-1,4-7"))));
+        // No housekeeping CPU: reported, not moved.
+        let p = plan(
+            &irqs[1..2],
+            None,
+            &cpus("0-7"),
+            &cpus("2"),
+            &CpuSet::new(),
+            &nodes,
+        );
+        assert!(p.moves.is_empty());
+        assert!(p.unmovable[0].why.contains("no housekeeping CPU"));
+    }
+
+    /// An affinity naming CPUs that are not online (a dump's 0-3 on a
+    /// machine whose possible CPUs are 0-1) is never written back with
+    /// them; nothing online left: the housekeeping CPUs.
+    #[test]
+    fn only_online_cpus_are_written() {
+        let irqs = [irq(1, "0-3", None, None), irq(2, "1-3", None, None)];
+        let p = plan(
+            &irqs,
+            Some(&cpus("0-3")),
+            &cpus("0-1"),
+            &cpus("1"),
+            &cpus("0"),
+            &nodes,
+        );
+        let to: Vec<String> = p.moves.iter().map(|m| m.to.to_list()).collect();
+        assert_eq!(to, vec!["0", "0"]);
+        assert!(p.moves[1].housekeeping);
+        assert_eq!(p.default, Some((cpus("0-3"), cpus("0"))));
+    }
+
+    #[test]
+    fn enospc_fallbacks_never_repeat_or_touch_chosen() {
+        let m = Move {
+            irq: 1,
+            name: String::new(),
+            from: cpus("2"),
+            to: cpus("0-1"),
+            housekeeping: true,
+            managed: None,
+        };
+        let f = fallbacks(&m, Some(0), &cpus("0,1,4"), &nodes);
+        let f: Vec<String> = f.iter().map(|c| c.to_list()).collect();
+        assert_eq!(f, vec!["0-1,4", "0", "1", "4"]);
+    }
+
+    fn journal(pid: u32, chosen: &str, entries: &[(u32, &str, &str)]) -> Journal {
+        let mut j = Journal::new(pid, 1, &cpus(chosen));
+        for (irq, o, w) in entries {
+            j.irqs.push(JournalIrq {
+                irq: *irq,
+                name: format!("dev{irq}"),
+                original: o.to_string(),
+                written: w.to_string(),
+            });
+        }
+        j
+    }
+
+    /// Applies an undo to a simulated /proc/irq.
+    fn run(u: &Undo, hw: &RefCell<BTreeMap<u32, CpuSet>>) {
+        for s in &u.steps {
+            if let UndoStep::Restore { irq, to, .. } = s {
+                hw.borrow_mut().insert(*irq, to.clone());
+            }
+        }
+    }
+
+    #[test]
+    fn two_overlapping_claims_and_a_foreign_edit() {
+        // IRQs 20 and 21 start on 0-3. A claims CPU 1, then B claims CPU 2.
+        let hw = RefCell::new(BTreeMap::from([(20, cpus("0-3")), (21, cpus("0-3"))]));
+        let a = journal(100, "1", &[(20, "0-3", "0,2-3"), (21, "0-3", "0,2-3")]);
+        hw.borrow_mut().insert(20, cpus("0,2-3"));
+        hw.borrow_mut().insert(21, cpus("0,2-3"));
+        let b = journal(200, "2", &[(20, "0,2-3", "0,3"), (21, "0,2-3", "0,3")]);
+        hw.borrow_mut().insert(20, cpus("0,3"));
+        hw.borrow_mut().insert(21, cpus("0,3"));
+        // Someone else sets IRQ 21 to CPU 3 alone.
+        hw.borrow_mut().insert(21, cpus("3"));
+        let read = |n: u32| hw.borrow().get(&n).cloned();
+        // A ends first: CPU 1 comes back, CPU 2 (B's) stays excluded; 21 is
+        // foreign, left alone.
+        let ua = undo(&a, std::slice::from_ref(&b), &read, None);
+        assert_eq!(
+            ua.steps,
+            vec![
+                UndoStep::Restore {
+                    irq: 20,
+                    name: "dev20".into(),
+                    to: cpus("0-1,3")
+                },
+                UndoStep::Foreign {
+                    irq: 21,
+                    name: "dev21".into(),
+                    now: cpus("3"),
+                    written: cpus("0,2-3")
+                },
+            ]
+        );
+        run(&ua, &hw);
+        assert_eq!(hw.borrow()[&20], cpus("0-1,3"));
+        assert_eq!(hw.borrow()[&21], cpus("3"));
+        // B's journal now restores A's original and knows the new write.
+        let b2 = ua.others[0].clone();
+        assert_eq!(b2.irqs[0].original, "0-3");
+        assert_eq!(b2.irqs[0].written, "0-1,3");
+        // B ends: the original of IRQ 20 is back whole; 21 still foreign.
+        let read = |n: u32| hw.borrow().get(&n).cloned();
+        let ub = undo(&b2, &[], &read, None);
+        run(&ub, &hw);
+        assert_eq!(hw.borrow()[&20], cpus("0-3"));
+        assert_eq!(hw.borrow()[&21], cpus("3"));
+        assert!(matches!(ub.steps[1], UndoStep::Foreign { irq: 21, .. }));
+    }
+
+    #[test]
+    fn later_claim_ending_first_keeps_the_earlier_ones_cpus_out() {
+        let hw = RefCell::new(BTreeMap::from([(20, cpus("0,3"))]));
+        let a = journal(100, "1", &[(20, "0-3", "0,2-3")]);
+        let b = journal(200, "2", &[(20, "0,2-3", "0,3")]);
+        let read = |n: u32| hw.borrow().get(&n).cloned();
+        let ub = undo(&b, std::slice::from_ref(&a), &read, None);
+        run(&ub, &hw);
+        assert_eq!(hw.borrow()[&20], cpus("0,2-3"));
+        let a2 = ub.others[0].clone();
+        assert_eq!(a2.irqs[0].original, "0-3");
+        let read = |n: u32| hw.borrow().get(&n).cloned();
+        run(&undo(&a2, &[], &read, None), &hw);
+        assert_eq!(hw.borrow()[&20], cpus("0-3"));
+    }
+
+    #[test]
+    fn kept_while_others_hold_every_original_cpu_and_gone_irqs() {
+        let a = journal(
+            100,
+            "1",
+            &[(20, "1", "0"), (21, "0-1", "0"), (22, "0-1", "0")],
+        );
+        let b = journal(200, "1", &[]);
+        // 22 was never written (a crash between the journal and the write).
+        let hw = BTreeMap::from([(20, cpus("0")), (22, cpus("0-1"))]);
+        let u = undo(&a, &[b], &|n| hw.get(&n).cloned(), None);
+        assert_eq!(
+            u.steps,
+            vec![
+                UndoStep::Kept { irq: 20 },
+                UndoStep::Gone { irq: 21 },
+                UndoStep::Unchanged { irq: 22 }
+            ]
+        );
+    }
+
+    #[test]
+    fn default_mask_restored_composed_and_foreign() {
+        let mut a = journal(100, "1", &[]);
+        a.default_original = Some("0-3".into());
+        a.default_written = Some("0,2-3".into());
+        let mut b = journal(200, "2", &[]);
+        b.default_original = Some("0,2-3".into());
+        b.default_written = Some("0,3".into());
+        let u = undo(&a, std::slice::from_ref(&b), &|_| None, Some(&cpus("0,3")));
+        assert_eq!(u.default, Some(cpus("0-1,3")));
+        assert_eq!(u.others[0].default_original.as_deref(), Some("0-3"));
+        let u = undo(&a, &[], &|_| None, Some(&cpus("0")));
+        assert_eq!(u.default, None);
+        assert_eq!(u.default_foreign, Some((cpus("0"), cpus("0,2-3"))));
+    }
+}

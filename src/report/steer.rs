@@ -1,0 +1,107 @@
+//! `--dry-run`'s lines and JSON key for `--steer-irqs` (issue 21): every
+//! IRQ that would leave the claimed CPUs and where to, every one that
+//! cannot and why, and the default affinity of new IRQs.
+
+use crate::plan::Plan;
+use crate::words::cpus_phrase;
+use serde_json::{Value, json};
+use std::fmt::Write;
+
+/// Adds `"steer_irqs": {"cpus": [1], "housekeeping": [0], "move": [{"irq":
+/// 36, "name": "virtio1-req.0", "from": [0,1], "to": [0], "housekeeping":
+/// false}], "unmovable": [{"irq", "name", "cpus", "why"}],
+/// "default_smp_affinity": {"from": [...], "to": [...]} | null}` to `v`
+/// when planned (absent otherwise).
+pub fn add_json(v: &mut Value, plan: &Plan) {
+    let Some(p) = &plan.steer else {
+        return;
+    };
+    v["steer_irqs"] = json!({
+        "cpus": p.cpus.to_vec(),
+        "housekeeping": p.housekeeping.to_vec(),
+        "move": p.moves.iter().map(|m| json!({
+            "irq": m.irq,
+            "name": m.name,
+            "from": m.from.to_vec(),
+            "to": m.to.to_vec(),
+            "housekeeping": m.housekeeping,
+            "managed": m.managed,
+        })).collect::<Vec<_>>(),
+        "unmovable": p.unmovable.iter().map(|u| json!({
+            "irq": u.irq,
+            "name": u.name,
+            "cpus": u.cpus.to_vec(),
+            "why": u.why,
+        })).collect::<Vec<_>>(),
+        "irqbalance": p.irqbalance,
+        "default_smp_affinity": p.default.as_ref().map(|(from, to)| json!({
+            "from": from.to_vec(),
+            "to": to.to_vec(),
+        })),
+    });
+}
+
+/// `IRQ 36 (virtio1-req.0)`, or `IRQ 2` when it has no name (no handler).
+pub fn named(irq: u32, name: &str) -> String {
+    if name.is_empty() {
+        format!("IRQ {irq}")
+    } else {
+        format!("IRQ {irq} ({})", crate::claim::printable(name))
+    }
+}
+
+/// The `irqs:` lines of `--dry-run`'s text (empty without `--steer-irqs`).
+pub fn text(plan: &Plan) -> String {
+    let Some(p) = &plan.steer else {
+        return String::new();
+    };
+    let mut s = String::new();
+    if p.moves.is_empty() && p.unmovable.is_empty() && p.default.is_none() {
+        let _ = writeln!(s, "irqs:    no IRQ on {}", cpus_phrase(&p.cpus));
+    }
+    for m in &p.moves {
+        let _ = writeln!(
+            s,
+            "irqs:    move {} from {} to {}{}",
+            named(m.irq, &m.name),
+            cpus_phrase(&m.from),
+            cpus_phrase(&m.to),
+            if m.housekeeping {
+                " (housekeeping)"
+            } else {
+                ""
+            }
+        );
+    }
+    for u in &p.unmovable {
+        let _ = writeln!(
+            s,
+            "irqs:    cannot move {} on {}: {}",
+            named(u.irq, &u.name),
+            cpus_phrase(&u.cpus),
+            u.why
+        );
+    }
+    for pid in &p.irqbalance {
+        let _ = writeln!(
+            s,
+            "irqs:    irqbalance runs (pid {pid}): the launch refuses, it would move the IRQs back"
+        );
+    }
+    let unknown = p.moves.iter().filter(|m| m.managed.is_none()).count();
+    if unknown > 0 {
+        let _ = writeln!(
+            s,
+            "irqs:    {unknown} IRQ(s) not known to be unmanaged (debugfs irq/irqs unreadable): a kernel-managed one is refused at its write (EIO/EPERM), skipped and reported"
+        );
+    }
+    if let Some((from, to)) = &p.default {
+        let _ = writeln!(
+            s,
+            "irqs:    default_smp_affinity {} -> {}",
+            from.to_list(),
+            to.to_list()
+        );
+    }
+    s
+}

@@ -1,0 +1,225 @@
+//! IRQ steering's vocabulary (`--steer-irqs`, issue 21): the write-ahead
+//! journal a steering launch keeps in the state directory, and what each
+//! errno of a `/proc/irq/N/smp_affinity_list` open or write means
+//! ([`classify`]). No I/O here: [`crate::system::steer`] reads journals,
+//! [`crate::apply::steer`] writes them and the IRQ files, and
+//! [`crate::plan::steer`] decides what to write and what to restore.
+//!
+//! The journal is one file per steering launch, named
+//! `steer.<pid>.<start_time>.journal` ([`journal_name`]; never the shape of
+//! a claim record, [`crate::claim::record_pid`]), written with `O_EXCL` and
+//! fsync'ed (file and directory) before the first IRQ is written. It holds
+//! the claimed CPUs, the original default mask and, per IRQ, its number,
+//! name, original and written cpulists, as one JSON object (version 1),
+//! at most [`MAX_JOURNAL`] bytes.
+
+use crate::cpuset::CpuSet;
+use nix::errno::Errno;
+use serde::{Deserialize, Serialize};
+
+/// The journal format's version.
+pub const JOURNAL_VERSION: u32 = 1;
+/// The largest journal read or written (4 MiB: 10 000 IRQs with cpulists
+/// of a few hundred characters each).
+pub const MAX_JOURNAL: usize = 4 << 20;
+
+/// One IRQ a launch wrote.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JournalIrq {
+    /// The IRQ number (`/proc/irq/N`).
+    pub irq: u32,
+    /// Its device name (the last word of its `/proc/interrupts` row).
+    pub name: String,
+    /// `smp_affinity_list` before this launch wrote it (a cpulist).
+    pub original: String,
+    /// What this launch wrote (a cpulist).
+    pub written: String,
+}
+
+/// A steering launch's write-ahead journal.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Journal {
+    /// [`JOURNAL_VERSION`].
+    pub version: u32,
+    /// The launch's PID (the command's, after exec).
+    pub pid: u32,
+    /// Its start time (field 22 of `/proc/PID/stat`, clock ticks since
+    /// boot): a reused PID is not the holder.
+    pub start_time: u64,
+    /// The CPUs the IRQs were moved off (the claimed CPUs), a cpulist.
+    pub cpus: String,
+    /// `/proc/irq/default_smp_affinity` before (as a cpulist), when written.
+    pub default_original: Option<String>,
+    /// What was written there (as a cpulist).
+    pub default_written: Option<String>,
+    /// Every IRQ written, in write order. An IRQ is added (and the journal
+    /// re-synced) before its file is written.
+    pub irqs: Vec<JournalIrq>,
+}
+
+impl Journal {
+    /// An empty journal for the launch `pid` started at `start_time`
+    /// steering off `cpus`.
+    pub fn new(pid: u32, start_time: u64, cpus: &CpuSet) -> Self {
+        Journal {
+            version: JOURNAL_VERSION,
+            pid,
+            start_time,
+            cpus: cpus.to_list(),
+            default_original: None,
+            default_written: None,
+            irqs: Vec::new(),
+        }
+    }
+
+    /// The claimed CPUs ([`Journal::cpus`]); empty when unparsable.
+    pub fn cpu_set(&self) -> CpuSet {
+        CpuSet::parse(&self.cpus).unwrap_or_default()
+    }
+
+    /// The journal as written: one JSON object and a newline.
+    pub fn render(&self) -> String {
+        let mut s = serde_json::to_string(self).unwrap_or_default();
+        s.push('\n');
+        s
+    }
+
+    /// Parses a journal; errors say why it is not one (too large, not
+    /// JSON, another version, a cpulist that does not parse).
+    pub fn parse(text: &str) -> Result<Journal, String> {
+        if text.len() > MAX_JOURNAL {
+            return Err(format!("{} bytes, more than {MAX_JOURNAL}", text.len()));
+        }
+        let j: Journal = serde_json::from_str(text).map_err(|e| format!("not a journal: {e}"))?;
+        if j.version != JOURNAL_VERSION {
+            return Err(format!(
+                "version {}, this pinrun reads version {JOURNAL_VERSION}",
+                j.version
+            ));
+        }
+        CpuSet::parse(&j.cpus).map_err(|e| format!("cpus {:?}: {e}", j.cpus))?;
+        for i in &j.irqs {
+            for l in [&i.original, &i.written] {
+                CpuSet::parse(l).map_err(|e| format!("IRQ {}: cpulist {l:?}: {e}", i.irq))?;
+            }
+        }
+        Ok(j)
+    }
+}
+
+/// The journal's file name in the state directory.
+pub fn journal_name(pid: u32, start_time: u64) -> String {
+    format!("steer.{pid}.{start_time}.journal")
+}
+
+/// The (pid, start time) of a journal file name, when `name` has the shape
+/// of [`journal_name`].
+pub fn journal_owner(name: &str) -> Option<(u32, u64)> {
+    let rest = name.strip_prefix("steer.")?.strip_suffix(".journal")?;
+    let (pid, start) = rest.split_once('.')?;
+    let digits = |s: &str| !s.is_empty() && s.len() <= 20 && s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(pid) || !digits(start) {
+        return None;
+    }
+    Some((pid.parse().ok()?, start.parse().ok()?))
+}
+
+/// Which system call on an IRQ's `smp_affinity_list` failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    /// `open(2)` for writing.
+    Open,
+    /// `write(2)` of the cpulist.
+    Write,
+}
+
+/// What an errno of [`Stage`] means for steering
+/// (`kernel/irq/proc.c` `write_irq_affinity()`, `kernel/irq/manage.c`
+/// `irq_set_affinity_locked()`, `kernel/irq/matrix.c`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Disposition {
+    /// EACCES/EPERM at open, EROFS: not permitted; refuse before any
+    /// change.
+    Refuse,
+    /// EIO at write (`irq_can_set_affinity_usr()` false: kernel-managed or
+    /// per-CPU) or EPERM at write: the kernel keeps it; skip and report.
+    Unmovable,
+    /// ENOSPC: no vector left on the target CPUs
+    /// (`irq_matrix_alloc()`); try another housekeeping subset.
+    NoVector,
+    /// EINVAL: no online CPU in the mask (`irq_do_set_affinity()`): a CPU
+    /// went offline; re-read the online CPUs and retry once.
+    Offline,
+    /// Anything else: undo everything written, exit 125.
+    Undo,
+}
+
+/// The disposition of `errno` at `stage`.
+pub fn classify(stage: Stage, errno: Errno) -> Disposition {
+    match (stage, errno) {
+        (Stage::Open, Errno::EACCES | Errno::EPERM | Errno::EROFS) => Disposition::Refuse,
+        (Stage::Write, Errno::EIO | Errno::EPERM) => Disposition::Unmovable,
+        (Stage::Write, Errno::ENOSPC) => Disposition::NoVector,
+        (Stage::Write, Errno::EINVAL) => Disposition::Offline,
+        _ => Disposition::Undo,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errno_classifier() {
+        use Disposition::*;
+        let cases = [
+            (Stage::Open, Errno::EACCES, Refuse),
+            (Stage::Open, Errno::EPERM, Refuse),
+            (Stage::Open, Errno::EROFS, Refuse),
+            (Stage::Open, Errno::ENOENT, Undo),
+            (Stage::Open, Errno::EIO, Undo),
+            (Stage::Write, Errno::EIO, Unmovable),
+            (Stage::Write, Errno::EPERM, Unmovable),
+            (Stage::Write, Errno::ENOSPC, NoVector),
+            (Stage::Write, Errno::EINVAL, Offline),
+            (Stage::Write, Errno::EBUSY, Undo),
+            (Stage::Write, Errno::ENOMEM, Undo),
+            (Stage::Write, Errno::EACCES, Undo),
+        ];
+        for (stage, e, want) in cases {
+            assert_eq!(classify(stage, e), want, "{stage:?} {e}");
+        }
+    }
+
+    #[test]
+    fn journal_round_trip_and_refusals() {
+        let mut j = Journal::new(42, 7, &CpuSet::parse("1").unwrap());
+        j.irqs.push(JournalIrq {
+            irq: 36,
+            name: "virtio1-req.0".into(),
+            original: "0-1".into(),
+            written: "0".into(),
+        });
+        j.default_original = Some("3".into());
+        assert_eq!(Journal::parse(&j.render()).unwrap(), j);
+        assert!(
+            Journal::parse("{")
+                .unwrap_err()
+                .starts_with("not a journal")
+        );
+        let v2 = j.render().replace("\"version\":1", "\"version\":2");
+        assert!(Journal::parse(&v2).unwrap_err().contains("version 2"));
+        let bad = j.render().replace("\"0-1\"", "\"0-x\"");
+        assert!(Journal::parse(&bad).unwrap_err().contains("IRQ 36"));
+        assert!(Journal::parse(&" ".repeat(MAX_JOURNAL + 1)).is_err());
+    }
+
+    #[test]
+    fn journal_names_are_not_claim_records() {
+        let n = journal_name(1234, 99);
+        assert_eq!(journal_owner(&n), Some((1234, 99)));
+        assert_eq!(crate::claim::record_pid(&n), None);
+        assert_eq!(journal_owner("1234.99.00ff"), None);
+        assert_eq!(journal_owner("steer.12x.9.journal"), None);
+    }
+}

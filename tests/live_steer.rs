@@ -1,0 +1,560 @@
+//! `--steer-irqs` on this machine (issue 21), as root only: each test
+//! snapshots every `/proc/irq/N/smp_affinity_list` and
+//! `/proc/irq/default_smp_affinity` first, and its guard restores and
+//! verifies them when it ends, also when it fails. The tests run one at a
+//! time (they share the host's IRQs).
+//!
+//! A test binary of its own: the other live tests, which compare IRQ
+//! findings between a dry run and a launch, never run meanwhile.
+
+mod common;
+use common::{is_root, pinrun, skip};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+static STEERING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Every IRQ's `smp_affinity_list` and the default mask.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct IrqState {
+    irqs: BTreeMap<u32, String>,
+    default: String,
+}
+
+fn read_state() -> IrqState {
+    let mut irqs = BTreeMap::new();
+    for e in std::fs::read_dir("/proc/irq").unwrap().flatten() {
+        if let Some(n) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok())
+            && let Ok(t) = std::fs::read_to_string(e.path().join("smp_affinity_list"))
+        {
+            irqs.insert(n, t.trim().to_string());
+        }
+    }
+    let default = std::fs::read_to_string("/proc/irq/default_smp_affinity")
+        .unwrap()
+        .trim()
+        .to_string();
+    IrqState { irqs, default }
+}
+
+/// Holds the lock and the snapshot; restores on drop.
+struct Snapshot {
+    saved: IrqState,
+    _lock: std::sync::MutexGuard<'static, ()>,
+}
+
+impl Snapshot {
+    fn take() -> Snapshot {
+        let lock = STEERING
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        Snapshot {
+            saved: read_state(),
+            _lock: lock,
+        }
+    }
+
+    /// Writes back whatever differs from the snapshot.
+    fn restore(&self) {
+        let now = read_state();
+        for (n, l) in &self.saved.irqs {
+            if now.irqs.get(n) != Some(l) {
+                let _ = std::fs::write(format!("/proc/irq/{n}/smp_affinity_list"), l);
+            }
+        }
+        if now.default != self.saved.default {
+            let _ = std::fs::write("/proc/irq/default_smp_affinity", &self.saved.default);
+        }
+    }
+
+    /// Waits up to 10 s for the host to equal the snapshot (the helper
+    /// undoes right after the command ends); the differences if not.
+    fn wait_equal(&self) -> Vec<String> {
+        let start = Instant::now();
+        loop {
+            let d = self.differences();
+            if d.is_empty() || start.elapsed() > Duration::from_secs(10) {
+                return d;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn differences(&self) -> Vec<String> {
+        let now = read_state();
+        let mut d: Vec<String> = self
+            .saved
+            .irqs
+            .iter()
+            .filter(|(n, l)| now.irqs.get(n).is_some_and(|c| c != *l))
+            .map(|(n, l)| format!("IRQ {n}: {} (was {l})", now.irqs[n]))
+            .collect();
+        if now.default != self.saved.default {
+            d.push(format!(
+                "default {} (was {})",
+                now.default, self.saved.default
+            ));
+        }
+        d
+    }
+}
+
+impl Drop for Snapshot {
+    fn drop(&mut self) {
+        self.restore();
+        let d = self.differences();
+        assert!(
+            d.is_empty() || std::thread::panicking(),
+            "the host's IRQs were not restored: {d:?}"
+        );
+    }
+}
+
+/// Root and two online CPUs, or why not.
+fn usable() -> bool {
+    if !is_root() {
+        skip("IRQ steering needs root");
+        return false;
+    }
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
+    let cpus = pinrun::cpuset::CpuSet::parse_sysfs_list(&online, None).unwrap();
+    if !cpus.contains(0) || !cpus.contains(1) {
+        skip("needs CPUs 0 and 1 online");
+        return false;
+    }
+    if std::process::Command::new("pgrep")
+        .arg("-x")
+        .arg("irqbalance")
+        .status()
+        .is_ok_and(|s| s.success())
+    {
+        skip("irqbalance runs: --steer-irqs refuses");
+        return false;
+    }
+    true
+}
+
+fn journals(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .filter(|n| n.starts_with("steer.") && n.ends_with(".journal"))
+        .collect()
+}
+
+/// The IRQ device name (`/sys/kernel/irq/N/actions`).
+fn irq_name(n: u32) -> String {
+    std::fs::read_to_string(format!("/sys/kernel/irq/{n}/actions"))
+        .unwrap_or_default()
+        .trim()
+        .to_string()
+}
+
+/// Steering off CPU 1, quietly, in the state directory given next.
+const STEER_CPU_1: [&str; 6] = [
+    "--exclusive",
+    "--steer-irqs",
+    "--cpus",
+    "1",
+    "-q",
+    "--state-dir",
+];
+
+/// Run as the command: prints `N LIST` for every IRQ, then the default.
+const PRINT_IRQS: &str = "for d in /proc/irq/[0-9]*; do echo \"${d#/proc/irq/} $(cat $d/smp_affinity_list)\"; done; echo \"default $(cat /proc/irq/default_smp_affinity)\"";
+
+#[test]
+fn movable_irqs_leave_cpu_1_for_the_command_and_return() {
+    if !usable() {
+        return;
+    }
+    let snap = Snapshot::take();
+    let state = tempfile::tempdir().unwrap();
+    let out = pinrun()
+        .args(["--exclusive", "--steer-irqs", "--cpus", "1", "--state-dir"])
+        .arg(state.path())
+        .args(["--", "sh", "-c", PRINT_IRQS])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "{stderr}");
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    let during: BTreeMap<String, String> = stdout
+        .lines()
+        .filter_map(|l| l.split_once(' '))
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+    let mut moved = 0;
+    for (n, before) in &snap.saved.irqs {
+        let before_set = pinrun::cpuset::CpuSet::parse_sysfs_list(before, None).unwrap();
+        if !before_set.contains(1) {
+            continue;
+        }
+        let now = &during[&n.to_string()];
+        let kept = stderr.contains(&format!("IRQ {n} ({}) not moved", irq_name(*n)))
+            || stderr.contains(&format!("IRQ {n} ({}) stays", irq_name(*n)));
+        if kept {
+            // Kernel-managed: reported, and its affinity untouched.
+            assert_eq!(now, before, "IRQ {n} was reported kept: {stderr}");
+        } else {
+            let set = pinrun::cpuset::CpuSet::parse_sysfs_list(now, None).unwrap();
+            assert!(
+                !set.contains(1),
+                "IRQ {n} still on CPU 1 while the command ran: {now}"
+            );
+            moved += 1;
+        }
+    }
+    assert!(moved > 0, "no IRQ was moved: {stderr}");
+    // The network IRQs (virtio_net's input.N/output.N queues) moved.
+    for n in snap.saved.irqs.keys() {
+        let name = irq_name(*n);
+        if name.contains("-input.") || name.contains("-output.") {
+            assert_eq!(during[&n.to_string()], "0", "{name}: {stderr}");
+        }
+    }
+    // default_smp_affinity lost CPU 1 (mask bit 1).
+    let d = u64::from_str_radix(during["default"].replace(',', "").trim(), 16).unwrap();
+    assert_eq!(d & 2, 0, "default {} {stderr}", during["default"]);
+    // Returned after: the helper undid it, the journal is gone.
+    assert_eq!(snap.wait_equal(), Vec::<String>::new());
+    let start = Instant::now();
+    while !journals(state.path()).is_empty() && start.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(journals(state.path()), Vec::<String>::new());
+}
+
+/// The helper of the command `cmd` (a `pinrun-helper` holding a pidfd
+/// of it: `Pid:` in its fdinfo).
+fn helper_of(cmd: u32) -> Option<u32> {
+    for e in std::fs::read_dir("/proc").ok()?.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        if std::fs::read_to_string(format!("/proc/{pid}/comm"))
+            .ok()?
+            .trim()
+            != "pinrun-helper"
+        {
+            continue;
+        }
+        let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fdinfo")) else {
+            continue;
+        };
+        for f in fds.flatten() {
+            let info = std::fs::read_to_string(f.path()).unwrap_or_default();
+            if info.lines().any(|l| l == format!("Pid:\t{cmd}")) {
+                return Some(pid);
+            }
+        }
+    }
+    None
+}
+
+/// Starts `pinrun` steering off CPU 1 around `sleep 30` with the state
+/// directory `state`; returns once the journal and the helper exist and
+/// the IRQs differ from `snap`: (the command, its PID, the helper's PID).
+fn steered_sleep(snap: &Snapshot, state: &Path) -> (std::process::Child, u32, u32) {
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("pinrun"))
+        .env("PINRUN_CONFIG", "")
+        .args(STEER_CPU_1)
+        .arg(state)
+        .args(["--", "sleep", "30"])
+        .spawn()
+        .unwrap();
+    let cmd = child.id();
+    let start = Instant::now();
+    let helper = loop {
+        if !journals(state).is_empty()
+            && let Some(h) = helper_of(cmd)
+        {
+            break h;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "no journal or helper"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    // Steered while the command runs.
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(!snap.differences().is_empty(), "nothing was steered");
+    (child, cmd, helper)
+}
+
+#[test]
+fn sigkill_of_the_helper_then_reclaim_restores() {
+    if !usable() {
+        return;
+    }
+    let snap = Snapshot::take();
+    let state = tempfile::tempdir().unwrap();
+    let (mut child, cmd, helper) = steered_sleep(&snap, state.path());
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(helper as i32),
+        nix::sys::signal::SIGKILL,
+    )
+    .unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    std::thread::sleep(Duration::from_millis(200));
+    // No helper left to undo: still steered, the journal still there.
+    assert!(!snap.differences().is_empty());
+    assert_eq!(journals(state.path()).len(), 1);
+    let out = pinrun()
+        .arg("--reclaim")
+        .arg("--state-dir")
+        .arg(state.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!("restored the IRQ steering of pid {cmd}")),
+        "{stderr}"
+    );
+    assert_eq!(snap.differences(), Vec::<String>::new(), "{stderr}");
+    assert_eq!(journals(state.path()), Vec::<String>::new());
+}
+
+#[test]
+fn crash_at_every_step_then_reclaim_restores() {
+    if !usable() {
+        return;
+    }
+    if !cfg!(debug_assertions) {
+        skip("the crash hook exists in debug builds only");
+        return;
+    }
+    for step in ["journal", "irq", "default", "steered"] {
+        let snap = Snapshot::take();
+        let state = tempfile::tempdir().unwrap();
+        let out = pinrun()
+            .env("PINRUN_TEST_CRASH_AT", step)
+            .args(STEER_CPU_1)
+            .arg(state.path())
+            .args(["--", "true"])
+            .output()
+            .unwrap();
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(out.status.signal(), Some(9), "{step}: {:?}", out.status);
+        let out = pinrun()
+            .arg("--reclaim")
+            .arg("--state-dir")
+            .arg(state.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{step}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            snap.wait_equal(),
+            Vec::<String>::new(),
+            "after a crash at {step}"
+        );
+        let start = Instant::now();
+        while !journals(state.path()).is_empty() && start.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        assert_eq!(journals(state.path()), Vec::<String>::new(), "{step}");
+        drop(snap);
+    }
+}
+
+#[test]
+fn not_root_is_refused_before_any_change() {
+    if !is_root() {
+        // Unprivileged: the real refusal.
+        let state = tempfile::tempdir().unwrap();
+        let before = read_state();
+        let out = pinrun()
+            .args(["--exclusive", "--steer-irqs", "--cpus", "0", "--state-dir"])
+            .arg(state.path())
+            .args(["--", "true"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(125));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("[steer-not-permitted]") || stderr.contains("nothing was changed"),
+            "{stderr}"
+        );
+        assert_eq!(read_state(), before);
+        assert_eq!(journals(state.path()), Vec::<String>::new());
+        return;
+    }
+    // As root: drop to nobody with setpriv when it exists.
+    if std::process::Command::new("setpriv")
+        .arg("--help")
+        .output()
+        .is_err()
+    {
+        skip("needs setpriv to drop root");
+        return;
+    }
+    let snap = Snapshot::take();
+    let state = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(
+        state.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o1777),
+    )
+    .unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("pinrun");
+    let as_nobody = |dry: bool| {
+        let mut c = std::process::Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(&bin)
+            .env("PINRUN_CONFIG", "");
+        if dry {
+            c.arg("--dry-run");
+        }
+        c.args(["--exclusive", "--steer-irqs", "--cpus", "1", "--state-dir"])
+            .arg(state.path())
+            .args(["--", "true"])
+            .output()
+            .unwrap()
+    };
+    let out = as_nobody(false);
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(125), "{stderr}");
+    // access(2) W_OK on the file (mode 0644, root's) as uid 65534.
+    assert!(
+        stderr.contains("pinrun: --steer-irqs: /proc/irq/default_smp_affinity is not writable: Permission denied; nothing was changed"),
+        "{stderr}"
+    );
+    // The dry run predicts the same refusal.
+    let dry = as_nobody(true);
+    assert_eq!(dry.status.code(), Some(125));
+    assert_eq!(String::from_utf8_lossy(&dry.stderr), stderr);
+    assert_eq!(snap.differences(), Vec::<String>::new());
+    assert_eq!(journals(state.path()), Vec::<String>::new());
+}
+
+/// The IRQs `--dry-run --json` would move off CPU 1 (the live plan).
+fn planned_moves() -> Vec<u32> {
+    let out = pinrun()
+        .args([
+            "--dry-run",
+            "--json",
+            "--exclusive",
+            "--steer-irqs",
+            "--cpus",
+            "1",
+            "--",
+            "true",
+        ])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["steer_irqs"]["move"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["irq"].as_u64().unwrap() as u32)
+        .collect()
+}
+
+/// A write errno steering does not understand (EBUSY, injected on the
+/// last IRQ in a test build) puts back every IRQ already written
+/// before pinrun exits 125, removes the journal and never runs the
+/// command; EIO on one IRQ skips it (reported, left as it was) and
+/// steers the rest.
+#[test]
+fn unknown_write_errno_undoes_everything_and_eio_skips() {
+    if !usable() {
+        return;
+    }
+    if !cfg!(debug_assertions) {
+        skip("the errno hook exists in debug builds only");
+        return;
+    }
+    // The lock first: another steering test's IRQs are not the plan.
+    let snap = Snapshot::take();
+    let moves = planned_moves();
+    assert!(moves.len() >= 2, "{moves:?}");
+    let last = *moves.last().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let marker = state.path().join("ran");
+    let out = pinrun()
+        .env("PINRUN_TEST_IRQ_ERRNO", format!("{last}:16:all"))
+        .args(STEER_CPU_1)
+        .arg(state.path())
+        .args(["--", "touch"])
+        .arg(&marker)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(125), "{stderr}");
+    assert!(
+        stderr.contains(&format!("writing /proc/irq/{last}/smp_affinity_list")),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("Device or resource busy; every IRQ written was put back"),
+        "{stderr}"
+    );
+    // Put back by pinrun itself, before it exited.
+    assert_eq!(snap.differences(), Vec::<String>::new(), "{stderr}");
+    assert_eq!(journals(state.path()), Vec::<String>::new());
+    assert!(!marker.exists(), "the command ran");
+
+    let first = moves[0];
+    let out = pinrun()
+        .env("PINRUN_TEST_IRQ_ERRNO", format!("{first}:5:all"))
+        .args(["--exclusive", "--steer-irqs", "--cpus", "1", "--state-dir"])
+        .arg(state.path())
+        .args(["--", "sh", "-c", PRINT_IRQS])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "IRQ {first} ({}) not moved: the kernel keeps it (I/O error",
+            irq_name(first)
+        )),
+        "{stderr}"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    let line = |n: u32| {
+        stdout
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{n} ")).map(str::to_string))
+            .unwrap()
+    };
+    assert_eq!(line(first), snap.saved.irqs[&first]);
+    assert_eq!(line(moves[1]), "0", "{stderr}");
+    assert_eq!(snap.wait_equal(), Vec::<String>::new());
+}
+
+/// systemd stopping the unit: SIGTERM to every process of the cgroup,
+/// the helper included. The helper keeps SIGTERM blocked, sees the
+/// command end and restores; no --reclaim needed.
+#[test]
+fn sigterm_to_the_command_and_helper_still_restores() {
+    if !usable() {
+        return;
+    }
+    let snap = Snapshot::take();
+    let state = tempfile::tempdir().unwrap();
+    let (mut child, cmd, helper) = steered_sleep(&snap, state.path());
+    for pid in [helper, cmd] {
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid as i32),
+            nix::sys::signal::SIGTERM,
+        )
+        .unwrap();
+    }
+    let _ = child.wait();
+    assert_eq!(snap.wait_equal(), Vec::<String>::new());
+    let start = Instant::now();
+    while !journals(state.path()).is_empty() && start.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(journals(state.path()), Vec::<String>::new());
+}
