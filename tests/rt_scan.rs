@@ -250,3 +250,53 @@ fn not_its_own_competitor_in_another_pid_namespace() {
         .collect();
     assert!(own.is_empty(), "{own:?}");
 }
+
+/// Issue 17: on a host with 600 more processes (idle `sleep`s, enough for
+/// the scans to use several threads), both scans on several threads find
+/// what they find on one (the same tasks, in pid order), and a SCHED_FIFO
+/// child among those processes is found (as root).
+#[test]
+fn threaded_scans_find_what_one_thread_finds() {
+    use pinrun::system::parallel::with_threads;
+    let idle: Vec<Spinner> = (0..600)
+        .map(|_| {
+            Spinner(
+                Command::new("sleep")
+                    .arg("600")
+                    .spawn()
+                    .expect("spawn sleep"),
+            )
+        })
+        .collect();
+    let fifo = match (is_root(), spare_cpu()) {
+        (true, Some(cpu)) => Some(Spinner::start(cpu, Some(9))),
+        _ => {
+            common::skip("the SCHED_FIFO child needs root and 2 CPUs; idle processes only");
+            None
+        }
+    };
+    let root = Root::new("/");
+    let me = Some(std::process::id());
+    let scan = || {
+        (
+            read_rt_tasks_live(&root, me).expect("live /proc"),
+            read_rt_tasks_files(&root, me),
+        )
+    };
+    // Another test's child may start or exit between two scans: retried.
+    let mut agreed = false;
+    for _ in 0..5 {
+        let one = with_threads(1, scan);
+        let many = with_threads(3, scan);
+        let default = scan();
+        if one == many && many == default && one.0 == one.1 {
+            if let Some(f) = &fifo {
+                assert!(one.0.iter().any(|t| t.pid == f.pid() && t.priority == 9));
+            }
+            agreed = true;
+            break;
+        }
+    }
+    assert!(agreed, "threaded scans disagree with one thread");
+    drop(idle);
+}

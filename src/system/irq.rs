@@ -362,10 +362,12 @@ pub fn read_irqs(root: &Root, possible: &CpuSet, online: &CpuSet, all_details: b
         root.numbered_entries(SYSFS_IRQ, "")
     };
     if !numbers.is_empty() {
+        let found = super::parallel::map(&numbers, |&n| affinity_of(n));
         let list = numbers
             .into_iter()
-            .map(|n| {
-                let (aff, source) = affinity_of(n).map_or((None, ""), |(s, f)| (Some(s), f));
+            .zip(found)
+            .map(|(n, found)| {
+                let (aff, source) = found.map_or((None, ""), |(s, f)| (Some(s), f));
                 Irq {
                     id: n.to_string(),
                     number: Some(n),
@@ -391,33 +393,44 @@ pub fn read_irqs(root: &Root, possible: &CpuSet, online: &CpuSet, all_details: b
         return irqs;
     }
     let debug_dir = listed(root, DEBUG_IRQS);
-    let mut list = Vec::new();
+    let mut rows = Vec::new();
     let max_columns = if possible.is_empty() {
         super::MAX_CPUS
     } else {
         possible.len()
     };
-    let error = for_each_row(root, max_columns, |(id, counts, description)| {
-        let number = id.parse::<u32>().ok();
-        let (aff, source) = number
-            .and_then(affinity_of)
-            .map_or((None, ""), |(s, f)| (Some(s), f));
-        list.push(Irq {
-            managed: number.and_then(|n| managed(known(&debug_dir, n), n)),
-            id,
-            number,
-            description,
-            counts,
-            affinity: aff,
-            affinity_source: source,
-            detailed: true,
-            counts_end: None,
-        });
-    })
-    .err();
+    let error = for_each_row(root, max_columns, |row| rows.push(row)).err();
     if error.is_some() {
-        list = Vec::new();
+        rows = Vec::new();
     }
+    // The rows first, then each device IRQ's files (on several threads when
+    // there are many): the same files as reading them row by row.
+    let found = super::parallel::map(&rows, |(id, _, _)| {
+        let number = id.parse::<u32>().ok();
+        (
+            number,
+            number.and_then(affinity_of),
+            number.and_then(|n| managed(known(&debug_dir, n), n)),
+        )
+    });
+    let list = rows
+        .into_iter()
+        .zip(found)
+        .map(|((id, counts, description), (number, found, managed))| {
+            let (aff, source) = found.map_or((None, ""), |(s, f)| (Some(s), f));
+            Irq {
+                managed,
+                id,
+                number,
+                description,
+                counts,
+                affinity: aff,
+                affinity_source: source,
+                detailed: true,
+                counts_end: None,
+            }
+        })
+        .collect();
     Irqs {
         list,
         default_affinity,
@@ -519,6 +532,21 @@ fn describe(chip: &str, hwirq: &str, kind: &str, name: &str, actions: &str) -> S
         .join(" ")
 }
 
+/// What [`Irqs::read_details`] found for one IRQ.
+enum Detail {
+    /// Not looked at: detailed before, or not on the checked CPUs.
+    Skip,
+    /// Not an IRQ `/proc/interrupts` lists: removed from the list.
+    Drop,
+    /// Its description, counts and managed flag.
+    Read {
+        description: String,
+        counts: Vec<(u32, u64)>,
+        counts_end: Option<u32>,
+        managed: Option<bool>,
+    },
+}
+
 impl Irqs {
     /// Reads the details of the sysfs IRQs (no-op for the
     /// `/proc/interrupts` source) that a check of the CPUs `cpus` looks at
@@ -556,17 +584,27 @@ impl Irqs {
                 None => on,
             }
         };
-        let mut dropped = BTreeSet::new();
-        for irq in self.list.iter_mut() {
-            let Some(n) = irq.number.filter(|_| !irq.detailed) else {
-                continue;
+        // Each IRQ's files (on several threads when there are many), then
+        // the results applied in order: the same files as one loop.
+        // The IRQs to look at: not detailed before, and on the checked
+        // CPUs or of unknown affinity (placed by their counts below).
+        let wanted: Vec<usize> = (0..self.list.len())
+            .filter(|&i| {
+                let irq = &self.list[i];
+                irq.number.is_some()
+                    && !irq.detailed
+                    && !irq
+                        .affinity
+                        .as_ref()
+                        .is_some_and(|a| cpus.is_some() && hits(a).is_empty())
+            })
+            .collect();
+        let list = &self.list;
+        let detail = |&i: &usize| -> Detail {
+            let irq = &list[i];
+            let Some(n) = irq.number else {
+                return Detail::Skip;
             };
-            if let Some(a) = &irq.affinity
-                && cpus.is_some()
-                && hits(a).is_empty()
-            {
-                continue;
-            }
             let read = |file: &str| {
                 let text = sys_dir.read(&format!("{n}/{file}")).unwrap_or_default();
                 text.trim_end().to_string()
@@ -584,13 +622,12 @@ impl Irqs {
                 // reaches); with `None` every IRQ is detailed (or dropped),
                 // as `--show` counts them.
                 if cpus.is_some() && hits(&counted).is_empty() {
-                    continue;
+                    return Detail::Skip;
                 }
             }
             let actions = read("actions");
             if actions == "IPI" {
-                dropped.insert(n);
-                continue;
+                return Detail::Drop;
             }
             let handler = !actions.is_empty() && actions != "(null)";
             // Listed by /proc/interrupts only with a handler or a count on
@@ -598,14 +635,13 @@ impl Irqs {
             // handler-less IRQ without counts where the page reaches is
             // dropped too (nothing requested it; it disturbs no CPU now).
             if !handler && count.counts.is_empty() {
-                dropped.insert(n);
-                continue;
+                return Detail::Drop;
             }
             // The findings show the last word (`Irq::name`): the last
             // action's name. The chip part is read only for IRQs without a
             // handler, whose name it then is (`18-fasteoi`): four files
             // fewer per IRQ.
-            irq.description = if handler {
+            let description = if handler {
                 actions.replace(',', ", ")
             } else {
                 describe(
@@ -616,10 +652,35 @@ impl Irqs {
                     &actions,
                 )
             };
-            irq.counts_end = count.first_missing;
-            irq.counts = count.counts;
-            irq.managed = managed(debug_dir.as_ref(), n);
-            irq.detailed = true;
+            Detail::Read {
+                description,
+                counts: count.counts,
+                counts_end: count.first_missing,
+                managed: managed(debug_dir.as_ref(), n),
+            }
+        };
+        let details = super::parallel::map(&wanted, detail);
+        let mut dropped = BTreeSet::new();
+        for (i, d) in wanted.into_iter().zip(details) {
+            let irq = &mut self.list[i];
+            match d {
+                Detail::Skip => {}
+                Detail::Drop => {
+                    dropped.extend(irq.number);
+                }
+                Detail::Read {
+                    description,
+                    counts,
+                    counts_end,
+                    managed,
+                } => {
+                    irq.description = description;
+                    irq.counts_end = counts_end;
+                    irq.counts = counts;
+                    irq.managed = managed;
+                    irq.detailed = true;
+                }
+            }
         }
         if !dropped.is_empty() {
             self.list

@@ -10,6 +10,7 @@ pub mod cpuidle;
 pub mod dump;
 pub mod irq;
 pub mod numa;
+pub mod parallel;
 pub mod process;
 pub mod root;
 pub mod rt_tasks;

@@ -65,8 +65,11 @@ fn proc_self_pid(root: &Root) -> Option<u32> {
 pub fn read_rt_tasks_files(root: &Root, self_pid: Option<u32>) -> Vec<RtTask> {
     let mut pids = root.numbered_entries("/proc", "");
     pids.retain(|p| Some(*p) != self_pid);
-    pids.into_iter()
-        .filter_map(|pid| read_rt_task(root, pid))
+    // One `stat` per process: on several threads when there are many
+    // (`super::parallel`), in pid order either way.
+    super::parallel::map(&pids, |&pid| read_rt_task(root, pid))
+        .into_iter()
+        .flatten()
         .collect()
 }
 
@@ -85,16 +88,21 @@ pub fn read_rt_tasks_live(root: &Root, self_pid: Option<u32>) -> Option<Vec<RtTa
     if !is_live_proc(root) {
         return None;
     }
-    let pids = root.numbered_entries("/proc", "");
+    let mut pids = root.numbered_entries("/proc", "");
+    pids.retain(|p| Some(*p) != self_pid);
+    // One `sched_getscheduler(2)` per process: on several threads when
+    // there are many (`super::parallel`), in pid order either way.
     Some(
-        pids.into_iter()
-            .filter(|p| Some(*p) != self_pid)
-            .filter(|&pid| match crate::ffi::sched_getscheduler(pid) {
+        super::parallel::map(&pids, |&pid| {
+            let rt = match crate::ffi::sched_getscheduler(pid) {
                 Ok(policy) => Policy::is_rt_number(i64::from(policy)),
                 Err(e) => e.raw_os_error() != Some(libc::ESRCH),
-            })
-            .filter_map(|pid| read_rt_task(root, pid))
-            .collect(),
+            };
+            rt.then(|| read_rt_task(root, pid)).flatten()
+        })
+        .into_iter()
+        .flatten()
+        .collect(),
     )
 }
 

@@ -26,6 +26,7 @@ mod import_graph;
 mod integration_ecosystem;
 mod irq_sysfs;
 mod kernel_sources;
+mod parallel_read;
 mod peers;
 
 mod scope;
