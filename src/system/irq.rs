@@ -468,26 +468,47 @@ impl PerCpuCount {
     /// the covered part.
     fn parse(text: &str, possible: &[u32], online: &CpuSet) -> Self {
         let body = text.strip_suffix('\n').unwrap_or(text);
-        let mut fields: Vec<&str> = if body.is_empty() {
-            Vec::new()
-        } else {
-            body.split(',').collect()
+        // The fields as byte slices (`,` is ASCII, so each is a whole
+        // UTF-8 string): a 4096-CPU text is 2048 fields, and a
+        // whole-machine check parses one per IRQ, so no Vec of `&str`.
+        let fields = || {
+            body.as_bytes()
+                .split(|&b| b == b',')
+                .take(if body.is_empty() { 0 } else { usize::MAX })
         };
+        let digits = |f: &[u8]| !f.is_empty() && f.iter().all(u8::is_ascii_digit);
         let whole = text.ends_with('\n') || {
             let page = text.len() >= 4095 && (text.len() + 1).is_power_of_two();
-            let last_ok = fields
-                .last()
-                .is_some_and(|f| !f.is_empty() && f.bytes().all(|b| b.is_ascii_digit()));
-            !page && fields.len() >= possible.len() && last_ok
+            let last = body.as_bytes().rsplit(|&b| b == b',').next();
+            !page
+                && !body.is_empty()
+                && last.is_some_and(digits)
+                && fields().nth(possible.len().saturating_sub(1)).is_some()
         };
-        if !whole {
-            fields.pop();
-        }
+        // A cut text loses its last (maybe partial) field.
+        let mut fields = fields().peekable();
         let mut counts = Vec::new();
         let mut covered = 0;
-        for (&cpu, field) in possible.iter().zip(&fields) {
-            let Ok(c) = field.trim().parse::<u64>() else {
+        for &cpu in possible {
+            let Some(field) = fields.next() else { break };
+            if !whole && fields.peek().is_none() {
                 break;
+            }
+            // `str::trim` then `str::parse::<u64>`: digits alone (at most
+            // 19, which always fit) are summed here, anything else goes
+            // through them.
+            let c = if field == b"0" {
+                0
+            } else if digits(field) && field.len() <= 19 {
+                field.iter().fold(0u64, |v, d| v * 10 + u64::from(d - b'0'))
+            } else {
+                match std::str::from_utf8(field)
+                    .ok()
+                    .and_then(|f| f.trim().parse::<u64>().ok())
+                {
+                    Some(c) => c,
+                    None => break,
+                }
             };
             covered += 1;
             if c != 0 && online.contains(cpu) {
@@ -805,6 +826,84 @@ mod tests {
         assert_eq!(c.first_missing, Some(0));
         let c = PerCpuCount::parse("3,x,1\n", &possible, &online);
         assert_eq!((c.counts, c.first_missing), (vec![(0, 3)], Some(1)));
+    }
+
+    /// `PerCpuCount::parse` as it was before issue 17 (a `Vec` of `&str`
+    /// fields, each trimmed and parsed): the oracle of the property below.
+    fn per_cpu_count_before(text: &str, possible: &[u32], online: &CpuSet) -> PerCpuCount {
+        let body = text.strip_suffix('\n').unwrap_or(text);
+        let mut fields: Vec<&str> = if body.is_empty() {
+            Vec::new()
+        } else {
+            body.split(',').collect()
+        };
+        let whole = text.ends_with('\n') || {
+            let page = text.len() >= 4095 && (text.len() + 1).is_power_of_two();
+            let last_ok = fields
+                .last()
+                .is_some_and(|f| !f.is_empty() && f.bytes().all(|b| b.is_ascii_digit()));
+            !page && fields.len() >= possible.len() && last_ok
+        };
+        if !whole {
+            fields.pop();
+        }
+        let mut counts = Vec::new();
+        let mut covered = 0;
+        for (&cpu, field) in possible.iter().zip(&fields) {
+            let Ok(c) = field.trim().parse::<u64>() else {
+                break;
+            };
+            covered += 1;
+            if c != 0 && online.contains(cpu) {
+                counts.push((cpu, c));
+            }
+        }
+        PerCpuCount {
+            counts,
+            first_missing: possible.get(covered).copied(),
+        }
+    }
+
+    use proptest::strategy::Strategy as _;
+
+    proptest::proptest! {
+        /// Issue 17: the byte-scanning parse gives what the parse before
+        /// it gave, on texts made of counts (0, small, 19 and 20 digits,
+        /// past u64), spaces, `+`, non-ASCII, empty fields, with and
+        /// without the newline, and cut at a page.
+        #[test]
+        fn per_cpu_count_parse_unchanged(
+            fields in proptest::collection::vec(
+                proptest::prop_oneof![
+                    4 => proptest::strategy::Just("0".to_string()),
+                    2 => (0u64..100_000).prop_map(|v| v.to_string()),
+                    1 => proptest::strategy::Just("9999999999999999999".to_string()),
+                    1 => proptest::strategy::Just("18446744073709551615".to_string()),
+                    1 => proptest::strategy::Just("18446744073709551616".to_string()),
+                    1 => "[0-9 +\t\u{a0}é-]{0,4}",
+                ],
+                0..40,
+            ),
+            newline in proptest::bool::ANY,
+            ncpus in 1usize..40,
+            offline in 0u32..40,
+            page in proptest::bool::ANY,
+        ) {
+            let mut text = fields.join(",");
+            if page {
+                let mut t = "0,".repeat(2100);
+                t.push_str(&text);
+                text = t.chars().take(4095).collect();
+            } else if newline {
+                text.push('\n');
+            }
+            let possible: Vec<u32> = (0..ncpus as u32 + if page { 2100 } else { 0 }).collect();
+            let online: CpuSet = possible.iter().copied().filter(|&c| c != offline).collect();
+            proptest::prop_assert_eq!(
+                PerCpuCount::parse(&text, &possible, &online),
+                per_cpu_count_before(&text, &possible, &online)
+            );
+        }
     }
 
     /// Descriptions as /proc/interrupts rows of x86 (handler name) and
