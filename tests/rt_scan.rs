@@ -252,9 +252,10 @@ fn not_its_own_competitor_in_another_pid_namespace() {
 }
 
 /// Issue 17: on a host with 600 more processes (idle `sleep`s, enough for
-/// the scans to use several threads), both scans on several threads find
-/// what they find on one (the same tasks, in pid order), and a sleeping
-/// SCHED_FIFO child among those processes is found (as root).
+/// the file scan to use several threads), the file scan on several threads
+/// finds what it finds on one and what the syscall scan finds (the same
+/// tasks, in pid order), and a sleeping SCHED_FIFO child among those
+/// processes is found (as root).
 #[test]
 fn threaded_scans_find_what_one_thread_finds() {
     use pinrun::system::parallel::with_threads;

@@ -88,21 +88,20 @@ pub fn read_rt_tasks_live(root: &Root, self_pid: Option<u32>) -> Option<Vec<RtTa
     if !is_live_proc(root) {
         return None;
     }
-    let mut pids = root.numbered_entries("/proc", "");
-    pids.retain(|p| Some(*p) != self_pid);
-    // One `sched_getscheduler(2)` per process: on several threads when
-    // there are many (`super::parallel`), in pid order either way.
+    let pids = root.numbered_entries("/proc", "");
+    // One `sched_getscheduler(2)` per process, on this thread: at well
+    // under a microsecond each, 2 000 processes cost about what starting
+    // and joining a thread does, and on a loaded host a second thread
+    // made the scan slower (BENCHMARKS.md, issue 17).
     Some(
-        super::parallel::map(&pids, |&pid| {
-            let rt = match crate::ffi::sched_getscheduler(pid) {
+        pids.into_iter()
+            .filter(|p| Some(*p) != self_pid)
+            .filter(|&pid| match crate::ffi::sched_getscheduler(pid) {
                 Ok(policy) => Policy::is_rt_number(i64::from(policy)),
                 Err(e) => e.raw_os_error() != Some(libc::ESRCH),
-            };
-            rt.then(|| read_rt_task(root, pid)).flatten()
-        })
-        .into_iter()
-        .flatten()
-        .collect(),
+            })
+            .filter_map(|pid| read_rt_task(root, pid))
+            .collect(),
     )
 }
 
