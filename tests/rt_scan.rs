@@ -298,3 +298,69 @@ fn show_lists_who_runs_where() {
         assert!(line.contains(&format!("{} sh (rt 3, ", rt.pid())), "{line}");
     }
 }
+
+/// Issue 17: on a host with 600 more processes (idle `sleep`s, enough for
+/// the file scan to use several threads), the file scan on several threads
+/// finds what it finds on one and what the syscall scan finds (the same
+/// tasks, in pid order), and a sleeping SCHED_FIFO child among those
+/// processes is found (as root).
+#[test]
+fn threaded_scans_find_what_one_thread_finds() {
+    use pinrun::system::parallel::with_threads;
+    let idle: Vec<Spinner> = (0..600)
+        .map(|_| {
+            Spinner(
+                Command::new("sleep")
+                    .arg("600")
+                    .spawn()
+                    .expect("spawn sleep"),
+            )
+        })
+        .collect();
+    // A sleeping SCHED_FIFO process (state S: the scans list it, no
+    // `rt-competitor` finding of the other tests, which run beside this
+    // one, can count it).
+    let fifo = if is_root() {
+        let s = Spinner(
+            Command::new("chrt")
+                .args(["-f", "9", "sleep", "600"])
+                .spawn()
+                .expect("spawn chrt"),
+        );
+        let t = Instant::now();
+        while std::fs::read_to_string(format!("/proc/{}/stat", s.pid()))
+            .map_or(true, |st| !st.contains("(sleep)"))
+        {
+            assert!(t.elapsed() < Duration::from_secs(5), "chrt never ran sleep");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        Some(s)
+    } else {
+        common::skip("the SCHED_FIFO child needs root; idle processes only");
+        None
+    };
+    let root = Root::new("/");
+    let me = Some(std::process::id());
+    let scan = || {
+        (
+            read_rt_tasks_live(&root, me).expect("live /proc"),
+            read_rt_tasks_files(&root, me),
+        )
+    };
+    // Another test's child may start or exit between two scans: retried.
+    let mut agreed = false;
+    for _ in 0..5 {
+        let one = with_threads(1, scan);
+        let many = with_threads(3, scan);
+        let default = scan();
+        if one == many && many == default && one.0 == one.1 {
+            if let Some(f) = &fifo {
+                assert!(one.0.iter().any(|t| t.pid == f.pid() && t.priority == 9));
+            }
+            agreed = true;
+            break;
+        }
+    }
+    assert!(agreed, "threaded scans disagree with one thread");
+    drop(idle);
+}

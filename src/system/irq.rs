@@ -362,10 +362,12 @@ pub fn read_irqs(root: &Root, possible: &CpuSet, online: &CpuSet, all_details: b
         root.numbered_entries(SYSFS_IRQ, "")
     };
     if !numbers.is_empty() {
+        let found = super::parallel::map(&numbers, |&n| affinity_of(n));
         let list = numbers
             .into_iter()
-            .map(|n| {
-                let (aff, source) = affinity_of(n).map_or((None, ""), |(s, f)| (Some(s), f));
+            .zip(found)
+            .map(|(n, found)| {
+                let (aff, source) = found.map_or((None, ""), |(s, f)| (Some(s), f));
                 Irq {
                     id: n.to_string(),
                     number: Some(n),
@@ -391,33 +393,44 @@ pub fn read_irqs(root: &Root, possible: &CpuSet, online: &CpuSet, all_details: b
         return irqs;
     }
     let debug_dir = listed(root, DEBUG_IRQS);
-    let mut list = Vec::new();
+    let mut rows = Vec::new();
     let max_columns = if possible.is_empty() {
         super::MAX_CPUS
     } else {
         possible.len()
     };
-    let error = for_each_row(root, max_columns, |(id, counts, description)| {
-        let number = id.parse::<u32>().ok();
-        let (aff, source) = number
-            .and_then(affinity_of)
-            .map_or((None, ""), |(s, f)| (Some(s), f));
-        list.push(Irq {
-            managed: number.and_then(|n| managed(known(&debug_dir, n), n)),
-            id,
-            number,
-            description,
-            counts,
-            affinity: aff,
-            affinity_source: source,
-            detailed: true,
-            counts_end: None,
-        });
-    })
-    .err();
+    let error = for_each_row(root, max_columns, |row| rows.push(row)).err();
     if error.is_some() {
-        list = Vec::new();
+        rows = Vec::new();
     }
+    // The rows first, then each device IRQ's files (on several threads when
+    // there are many): the same files as reading them row by row.
+    let found = super::parallel::map(&rows, |(id, _, _)| {
+        let number = id.parse::<u32>().ok();
+        (
+            number,
+            number.and_then(affinity_of),
+            number.and_then(|n| managed(known(&debug_dir, n), n)),
+        )
+    });
+    let list = rows
+        .into_iter()
+        .zip(found)
+        .map(|((id, counts, description), (number, found, managed))| {
+            let (aff, source) = found.map_or((None, ""), |(s, f)| (Some(s), f));
+            Irq {
+                managed,
+                id,
+                number,
+                description,
+                counts,
+                affinity: aff,
+                affinity_source: source,
+                detailed: true,
+                counts_end: None,
+            }
+        })
+        .collect();
     Irqs {
         list,
         default_affinity,
@@ -455,26 +468,47 @@ impl PerCpuCount {
     /// the covered part.
     fn parse(text: &str, possible: &[u32], online: &CpuSet) -> Self {
         let body = text.strip_suffix('\n').unwrap_or(text);
-        let mut fields: Vec<&str> = if body.is_empty() {
-            Vec::new()
-        } else {
-            body.split(',').collect()
+        // The fields as byte slices (`,` is ASCII, so each is a whole
+        // UTF-8 string): a 4096-CPU text is 2048 fields, and a
+        // whole-machine check parses one per IRQ, so no Vec of `&str`.
+        let fields = || {
+            body.as_bytes()
+                .split(|&b| b == b',')
+                .take(if body.is_empty() { 0 } else { usize::MAX })
         };
+        let digits = |f: &[u8]| !f.is_empty() && f.iter().all(u8::is_ascii_digit);
         let whole = text.ends_with('\n') || {
             let page = text.len() >= 4095 && (text.len() + 1).is_power_of_two();
-            let last_ok = fields
-                .last()
-                .is_some_and(|f| !f.is_empty() && f.bytes().all(|b| b.is_ascii_digit()));
-            !page && fields.len() >= possible.len() && last_ok
+            let last = body.as_bytes().rsplit(|&b| b == b',').next();
+            !page
+                && !body.is_empty()
+                && last.is_some_and(digits)
+                && fields().nth(possible.len().saturating_sub(1)).is_some()
         };
-        if !whole {
-            fields.pop();
-        }
+        // A cut text loses its last (maybe partial) field.
+        let mut fields = fields().peekable();
         let mut counts = Vec::new();
         let mut covered = 0;
-        for (&cpu, field) in possible.iter().zip(&fields) {
-            let Ok(c) = field.trim().parse::<u64>() else {
+        for &cpu in possible {
+            let Some(field) = fields.next() else { break };
+            if !whole && fields.peek().is_none() {
                 break;
+            }
+            // `str::trim` then `str::parse::<u64>`: digits alone (at most
+            // 19, which always fit) are summed here, anything else goes
+            // through them.
+            let c = if field == b"0" {
+                0
+            } else if digits(field) && field.len() <= 19 {
+                field.iter().fold(0u64, |v, d| v * 10 + u64::from(d - b'0'))
+            } else {
+                match std::str::from_utf8(field)
+                    .ok()
+                    .and_then(|f| f.trim().parse::<u64>().ok())
+                {
+                    Some(c) => c,
+                    None => break,
+                }
             };
             covered += 1;
             if c != 0 && online.contains(cpu) {
@@ -519,6 +553,21 @@ fn describe(chip: &str, hwirq: &str, kind: &str, name: &str, actions: &str) -> S
         .join(" ")
 }
 
+/// What [`Irqs::read_details`] found for one IRQ.
+enum Detail {
+    /// Not looked at: detailed before, or not on the checked CPUs.
+    Skip,
+    /// Not an IRQ `/proc/interrupts` lists: removed from the list.
+    Drop,
+    /// Its description, counts and managed flag.
+    Read {
+        description: String,
+        counts: Vec<(u32, u64)>,
+        counts_end: Option<u32>,
+        managed: Option<bool>,
+    },
+}
+
 impl Irqs {
     /// Reads the details of the sysfs IRQs (no-op for the
     /// `/proc/interrupts` source) that a check of the CPUs `cpus` looks at
@@ -556,17 +605,27 @@ impl Irqs {
                 None => on,
             }
         };
-        let mut dropped = BTreeSet::new();
-        for irq in self.list.iter_mut() {
-            let Some(n) = irq.number.filter(|_| !irq.detailed) else {
-                continue;
+        // Each IRQ's files (on several threads when there are many), then
+        // the results applied in order: the same files as one loop.
+        // The IRQs to look at: not detailed before, and on the checked
+        // CPUs or of unknown affinity (placed by their counts below).
+        let wanted: Vec<usize> = (0..self.list.len())
+            .filter(|&i| {
+                let irq = &self.list[i];
+                irq.number.is_some()
+                    && !irq.detailed
+                    && !irq
+                        .affinity
+                        .as_ref()
+                        .is_some_and(|a| cpus.is_some() && hits(a).is_empty())
+            })
+            .collect();
+        let list = &self.list;
+        let detail = |&i: &usize| -> Detail {
+            let irq = &list[i];
+            let Some(n) = irq.number else {
+                return Detail::Skip;
             };
-            if let Some(a) = &irq.affinity
-                && cpus.is_some()
-                && hits(a).is_empty()
-            {
-                continue;
-            }
             let read = |file: &str| {
                 let text = sys_dir.read(&format!("{n}/{file}")).unwrap_or_default();
                 text.trim_end().to_string()
@@ -584,13 +643,12 @@ impl Irqs {
                 // reaches); with `None` every IRQ is detailed (or dropped),
                 // as `--show` counts them.
                 if cpus.is_some() && hits(&counted).is_empty() {
-                    continue;
+                    return Detail::Skip;
                 }
             }
             let actions = read("actions");
             if actions == "IPI" {
-                dropped.insert(n);
-                continue;
+                return Detail::Drop;
             }
             let handler = !actions.is_empty() && actions != "(null)";
             // Listed by /proc/interrupts only with a handler or a count on
@@ -598,14 +656,13 @@ impl Irqs {
             // handler-less IRQ without counts where the page reaches is
             // dropped too (nothing requested it; it disturbs no CPU now).
             if !handler && count.counts.is_empty() {
-                dropped.insert(n);
-                continue;
+                return Detail::Drop;
             }
             // The findings show the last word (`Irq::name`): the last
             // action's name. The chip part is read only for IRQs without a
             // handler, whose name it then is (`18-fasteoi`): four files
             // fewer per IRQ.
-            irq.description = if handler {
+            let description = if handler {
                 actions.replace(',', ", ")
             } else {
                 describe(
@@ -616,10 +673,35 @@ impl Irqs {
                     &actions,
                 )
             };
-            irq.counts_end = count.first_missing;
-            irq.counts = count.counts;
-            irq.managed = managed(debug_dir.as_ref(), n);
-            irq.detailed = true;
+            Detail::Read {
+                description,
+                counts: count.counts,
+                counts_end: count.first_missing,
+                managed: managed(debug_dir.as_ref(), n),
+            }
+        };
+        let details = super::parallel::map(&wanted, detail);
+        let mut dropped = BTreeSet::new();
+        for (i, d) in wanted.into_iter().zip(details) {
+            let irq = &mut self.list[i];
+            match d {
+                Detail::Skip => {}
+                Detail::Drop => {
+                    dropped.extend(irq.number);
+                }
+                Detail::Read {
+                    description,
+                    counts,
+                    counts_end,
+                    managed,
+                } => {
+                    irq.description = description;
+                    irq.counts_end = counts_end;
+                    irq.counts = counts;
+                    irq.managed = managed;
+                    irq.detailed = true;
+                }
+            }
         }
         if !dropped.is_empty() {
             self.list
@@ -744,6 +826,84 @@ mod tests {
         assert_eq!(c.first_missing, Some(0));
         let c = PerCpuCount::parse("3,x,1\n", &possible, &online);
         assert_eq!((c.counts, c.first_missing), (vec![(0, 3)], Some(1)));
+    }
+
+    /// `PerCpuCount::parse` as it was before issue 17 (a `Vec` of `&str`
+    /// fields, each trimmed and parsed): the oracle of the property below.
+    fn per_cpu_count_before(text: &str, possible: &[u32], online: &CpuSet) -> PerCpuCount {
+        let body = text.strip_suffix('\n').unwrap_or(text);
+        let mut fields: Vec<&str> = if body.is_empty() {
+            Vec::new()
+        } else {
+            body.split(',').collect()
+        };
+        let whole = text.ends_with('\n') || {
+            let page = text.len() >= 4095 && (text.len() + 1).is_power_of_two();
+            let last_ok = fields
+                .last()
+                .is_some_and(|f| !f.is_empty() && f.bytes().all(|b| b.is_ascii_digit()));
+            !page && fields.len() >= possible.len() && last_ok
+        };
+        if !whole {
+            fields.pop();
+        }
+        let mut counts = Vec::new();
+        let mut covered = 0;
+        for (&cpu, field) in possible.iter().zip(&fields) {
+            let Ok(c) = field.trim().parse::<u64>() else {
+                break;
+            };
+            covered += 1;
+            if c != 0 && online.contains(cpu) {
+                counts.push((cpu, c));
+            }
+        }
+        PerCpuCount {
+            counts,
+            first_missing: possible.get(covered).copied(),
+        }
+    }
+
+    use proptest::strategy::Strategy as _;
+
+    proptest::proptest! {
+        /// Issue 17: the byte-scanning parse gives what the parse before
+        /// it gave, on texts made of counts (0, small, 19 and 20 digits,
+        /// past u64), spaces, `+`, non-ASCII, empty fields, with and
+        /// without the newline, and cut at a page.
+        #[test]
+        fn per_cpu_count_parse_unchanged(
+            fields in proptest::collection::vec(
+                proptest::prop_oneof![
+                    4 => proptest::strategy::Just("0".to_string()),
+                    2 => (0u64..100_000).prop_map(|v| v.to_string()),
+                    1 => proptest::strategy::Just("9999999999999999999".to_string()),
+                    1 => proptest::strategy::Just("18446744073709551615".to_string()),
+                    1 => proptest::strategy::Just("18446744073709551616".to_string()),
+                    1 => "[0-9 +\t\u{a0}é-]{0,4}",
+                ],
+                0..40,
+            ),
+            newline in proptest::bool::ANY,
+            ncpus in 1usize..40,
+            offline in 0u32..40,
+            page in proptest::bool::ANY,
+        ) {
+            let mut text = fields.join(",");
+            if page {
+                let mut t = "0,".repeat(2100);
+                t.push_str(&text);
+                text = t.chars().take(4095).collect();
+            } else if newline {
+                text.push('\n');
+            }
+            let possible: Vec<u32> = (0..ncpus as u32 + if page { 2100 } else { 0 }).collect();
+            let online: CpuSet = possible.iter().copied().filter(|&c| c != offline).collect();
+            proptest::prop_assert_eq!(
+                PerCpuCount::parse(&text, &possible, &online),
+                per_cpu_count_before(&text, &possible, &online)
+            );
+        }
     }
 
     /// Descriptions as /proc/interrupts rows of x86 (handler name) and

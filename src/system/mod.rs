@@ -13,6 +13,7 @@ pub mod fleet;
 pub mod irq;
 pub mod noise;
 pub mod numa;
+pub mod parallel;
 pub mod process;
 pub mod root;
 pub mod rt_tasks;

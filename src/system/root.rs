@@ -40,7 +40,12 @@ fn read_open(
         }
         return None;
     }
-    Some(String::from_utf8_lossy(&buf).into_owned())
+    // Valid UTF-8 (every sysfs/procfs file pinrun reads) is taken as it
+    // is: no second pass, no copy; anything else gets U+FFFD as before.
+    Some(
+        String::from_utf8(buf)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
+    )
 }
 
 /// A directory below a [`Root`] (see [`Root::dir`]): its files are opened

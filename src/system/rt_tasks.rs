@@ -65,8 +65,11 @@ fn proc_self_pid(root: &Root) -> Option<u32> {
 pub fn read_rt_tasks_files(root: &Root, self_pid: Option<u32>) -> Vec<RtTask> {
     let mut pids = root.numbered_entries("/proc", "");
     pids.retain(|p| Some(*p) != self_pid);
-    pids.into_iter()
-        .filter_map(|pid| read_rt_task(root, pid))
+    // One `stat` per process: on several threads when there are many
+    // (`super::parallel`), in pid order either way.
+    super::parallel::map(&pids, |&pid| read_rt_task(root, pid))
+        .into_iter()
+        .flatten()
         .collect()
 }
 
@@ -86,6 +89,10 @@ pub fn read_rt_tasks_live(root: &Root, self_pid: Option<u32>) -> Option<Vec<RtTa
         return None;
     }
     let pids = root.numbered_entries("/proc", "");
+    // One `sched_getscheduler(2)` per process, on this thread: at well
+    // under a microsecond each, 2 000 processes cost about what starting
+    // and joining a thread does, and on a loaded host a second thread
+    // made the scan slower (BENCHMARKS.md, issue 17).
     Some(
         pids.into_iter()
             .filter(|p| Some(*p) != self_pid)

@@ -137,7 +137,7 @@ fn irqs() -> Vec<Irq> {
 
 /// The machine: 8 possible CPUs, 6 offline; each CPU a core of its own;
 /// with `cut`, IRQ 24's `per_cpu_count` is cut inside CPU 7's count.
-fn machine(sysfs: bool, interrupts: bool, cut: bool) -> tempfile::TempDir {
+pub(crate) fn machine(sysfs: bool, interrupts: bool, cut: bool) -> tempfile::TempDir {
     let dir = common::tempdir();
     let root = dir.path();
     let cpu = "sys/devices/system/cpu";
