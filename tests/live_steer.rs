@@ -230,28 +230,37 @@ fn movable_irqs_leave_cpu_1_for_the_command_and_return() {
 /// The helper of the command `cmd` (a `pinrun-helper` holding a pidfd
 /// of it: `Pid:` in its fdinfo).
 fn helper_of(cmd: u32) -> Option<u32> {
-    for e in std::fs::read_dir("/proc").ok()?.flatten() {
+    helpers_of(cmd).first().copied()
+}
+
+/// Every `pinrun-helper` holding a pidfd of the command `cmd`.
+fn helpers_of(cmd: u32) -> Vec<u32> {
+    let mut found = Vec::new();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return found;
+    };
+    for e in dir.flatten() {
         let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
             continue;
         };
         if std::fs::read_to_string(format!("/proc/{pid}/comm"))
-            .ok()?
-            .trim()
-            != "pinrun-helper"
+            .map_or(true, |c| c.trim() != "pinrun-helper")
         {
             continue;
         }
         let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fdinfo")) else {
             continue;
         };
-        for f in fds.flatten() {
-            let info = std::fs::read_to_string(f.path()).unwrap_or_default();
-            if info.lines().any(|l| l == format!("Pid:\t{cmd}")) {
-                return Some(pid);
-            }
+        if fds.flatten().any(|f| {
+            std::fs::read_to_string(f.path())
+                .unwrap_or_default()
+                .lines()
+                .any(|l| l == format!("Pid:\t{cmd}"))
+        }) {
+            found.push(pid);
         }
     }
-    None
+    found
 }
 
 /// Starts `pinrun` steering off CPU 1 around `sleep 30` with the state
@@ -557,4 +566,48 @@ fn sigterm_to_the_command_and_helper_still_restores() {
         std::thread::sleep(Duration::from_millis(50));
     }
     assert_eq!(journals(state.path()), Vec::<String>::new());
+}
+
+/// Issues 21 and 22 share one helper process: a launch with both
+/// `--thread-map` and `--steer-irqs` has exactly one `pinrun-helper`
+/// holding a pidfd of the command, which pins the main thread as the map
+/// says and, once the command ends, puts every IRQ back.
+#[test]
+fn one_helper_watches_threads_and_undoes_the_steering() {
+    if !usable() {
+        return;
+    }
+    let snap = Snapshot::take();
+    let state = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("pinrun"))
+        .env("PINRUN_CONFIG", "")
+        .args(STEER_CPU_1)
+        .arg(state.path())
+        .args(["--thread-map", "main=@0", "--", "sleep", "30"])
+        .spawn()
+        .unwrap();
+    let cmd = child.id();
+    let start = Instant::now();
+    while journals(state.path()).is_empty() || helpers_of(cmd).is_empty() {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "no journal or helper"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(helpers_of(cmd).len(), 1, "helpers of {cmd}");
+    assert!(!snap.differences().is_empty(), "nothing was steered");
+    let status = std::fs::read_to_string(format!("/proc/{cmd}/status")).unwrap();
+    assert!(
+        status.lines().any(|l| l == "Cpus_allowed_list:\t1"),
+        "{status}"
+    );
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(cmd as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    child.wait().unwrap();
+    assert_eq!(snap.wait_equal(), Vec::<String>::new());
 }

@@ -357,7 +357,7 @@ fn launch(
         }
     }
     // --steer-irqs: under the lock, after the claim record, before any
-    // policy (the undo helper keeps pinrun's own).
+    // policy is applied to pinrun; the journal is written first.
     let mut steered = false;
     if let (Some(g), Some(sp)) = (p.guard.as_ref(), p.plan.steer.as_ref()) {
         match steer::launch(g.dir(), sp, &p.sys, out.quiet) {
@@ -368,26 +368,59 @@ fn launch(
             Err(e) => return fail(p, &text, e),
         }
     }
+    let undo = |p: &Planned| {
+        if let (true, Some(g)) = (steered, p.guard.as_ref()) {
+            steer::undo_own(g.dir());
+        }
+    };
     // --probe: measured on the claimed CPUs once their IRQs are steered
     // (what the command will get), before anything is applied to pinrun.
     if req.probe.is_some() {
         let (report, gated) = probe::before_launch(root, req, &p);
         text.push_str(&report);
         if let Err(e) = gated {
-            if let (true, Some(g)) = (steered, p.guard.as_ref()) {
-                steer::undo_own(g.dir());
-            }
+            undo(&p);
             return fail(p, &text, e);
         }
     }
-    // --thread-map: the watcher is forked before anything is applied (it
-    // keeps pinrun's own policy and affinity) and starts after exec.
-    let watcher = match per_thread::start_watcher(req, &p.plan, &p.sys.possible) {
-        Ok(w) => w,
+    // The helper: one process for every duty that outlives exec (the
+    // --thread-map watcher, then the steering's undo), forked after the
+    // probe (the watcher's perf events, inherited by every thread pinrun
+    // starts, would otherwise count the probe's threads) and before any
+    // policy is applied (it keeps pinrun's own policy and affinity). A
+    // pinrun killed before this point leaves its steering to the next
+    // launch or --reclaim, as a killed helper does.
+    let mut keep = Vec::new();
+    let mut duties = Vec::new();
+    match per_thread::watcher_duty(req, &p.plan, &p.sys.possible) {
+        Ok(Some((fds, duty))) => {
+            keep = fds;
+            duties.push(duty);
+        }
+        Ok(None) => {}
         Err(e) => {
-            if let (true, Some(g)) = (steered, p.guard.as_ref()) {
-                steer::undo_own(g.dir());
+            undo(&p);
+            return fail(p, &text, e);
+        }
+    }
+    if let (true, Some(g)) = (steered, p.guard.as_ref()) {
+        match steer::undo_duty(g.dir()) {
+            Ok(duty) => duties.push(duty),
+            Err(e) => {
+                undo(&p);
+                return fail(p, &text, e);
             }
+        }
+    }
+    let helper = match apply::helper::spawn_duties(&keep, duties) {
+        Ok(h) => h,
+        Err(e) => {
+            undo(&p);
+            let e = if steered {
+                steer::helper_error(&e)
+            } else {
+                per_thread::watcher_error(&e)
+            };
             return fail(p, &text, e);
         }
     };
@@ -412,9 +445,7 @@ fn launch(
         }
     });
     if let Err(e) = applied {
-        if let (true, Some(g)) = (steered, p.guard.as_ref()) {
-            steer::undo_own(g.dir());
-        }
+        undo(&p);
         return fail(p, &text, e);
     }
     // The record is written and the affinity set: other launches may
@@ -423,7 +454,7 @@ fn launch(
         g.unlock();
     }
     to_stderr(&text);
-    if let Some(w) = &watcher
+    if let Some(w) = &helper
         && let Err(e) = apply::helper::about_to_exec(w)
     {
         return Err(per_thread::watcher_error(&e));

@@ -1,11 +1,12 @@
 //! `--thread-map`'s part of a launch: opening `--thread-log` and starting
-//! the watcher ([`crate::apply::threads`]) with pinrun's errors.
+//! the watcher ([`crate::apply::per_thread`]) as a duty of the helper,
+//! with pinrun's errors.
 
+use crate::apply::helper::Duty;
 use crate::cpuset::CpuSet;
 use crate::error::{Error, ErrorCode};
 use crate::plan::Plan;
 use crate::request::Request;
-use std::os::fd::OwnedFd;
 
 /// The error of a watcher that could not be started.
 pub fn watcher_error(e: &std::io::Error) -> Error {
@@ -16,14 +17,15 @@ pub fn watcher_error(e: &std::io::Error) -> Error {
     .hint("pidfd_open(2) needs Linux 5.3; check the process limit (ulimit -u) and that /proc is mounted")
 }
 
-/// Opens `--thread-log` (appending, created 0644) and starts the watcher
-/// when the plan has a thread map; `None` without one. The returned
-/// descriptor must live until exec.
-pub fn start_watcher(
+/// Opens `--thread-log` (appending, created 0644) and prepares the
+/// watcher when the plan has a thread map: the descriptors the helper
+/// keeps and its duty ([`crate::apply::helper::spawn_duties`] starts it);
+/// `None` without a thread map.
+pub fn watcher_duty(
     req: &Request,
     plan: &Plan,
     possible: &CpuSet,
-) -> Result<Option<OwnedFd>, Error> {
+) -> Result<Option<(Vec<i32>, Duty)>, Error> {
     let Some(map) = &plan.thread_map else {
         return Ok(None);
     };
@@ -43,7 +45,10 @@ pub fn start_watcher(
                 })?,
         ),
     };
-    crate::apply::per_thread::start(map, possible, log, !req.threads.poll_only)
-        .map(Some)
-        .map_err(|e| watcher_error(&e))
+    Ok(Some(crate::apply::per_thread::duty(
+        map.clone(),
+        possible.clone(),
+        log,
+        !req.threads.poll_only,
+    )))
 }

@@ -3,6 +3,7 @@
 //! that undoes it when the command ends, the undo of ended claims by the
 //! next `--exclusive` launch, and `pinrun --reclaim`.
 
+use crate::apply::helper::Duty;
 use crate::claim::{Claims, Liveness};
 use crate::error::{Error, ErrorCode, Result};
 use crate::plan::Plan;
@@ -188,28 +189,19 @@ pub fn reclaim(state_dir: &Path) -> Result<()> {
     }
 }
 
-/// Steers the IRQs of `p` for this launch in the locked `dir` (after the
-/// claim record; [`plan_for`] refused irqbalance and an unwritable
-/// `/proc/irq`): starts the helper that undoes it when the command ends,
-/// then writes. Returns what to print
-/// once the lock is released.
-pub fn launch(dir: &StateDir, p: &SteerPlan, sys: &SystemState, quiet: bool) -> Result<String> {
+/// The helper's duty for this launch's steering
+/// ([`crate::apply::helper::spawn_duties`], started before [`launch`]
+/// writes anything): once the command has ended (or pinrun died), undo
+/// this launch's journal in the state directory `dir` under its lock.
+/// `Err`: this process's identity cannot be read.
+pub fn undo_duty(dir: &StateDir) -> Result<Duty> {
     let (pid, start, _, _) = identity()?;
     let name = journal_name(pid, start);
     let path = dir.path().to_path_buf();
-    // The helper: forked before anything is applied, it waits for the
-    // command to end (or pinrun to die) and undoes this launch's steering.
-    let helper = crate::apply::helper::spawn(&[], move |h| {
-        // systemd stopping the unit sends SIGTERM to the whole cgroup: the
-        // helper keeps it blocked, outlives the command by one undo, then
-        // exits (a SIGKILL leaves the undo to the next launch or --reclaim).
-        let mut term = nix::sys::signal::SigSet::empty();
-        term.add(nix::sys::signal::Signal::SIGTERM);
-        let _ = nix::sys::signal::sigprocmask(
-            nix::sys::signal::SigmaskHow::SIG_BLOCK,
-            Some(&term),
-            None,
-        );
+    // SIGTERM (systemd stopping the unit) is blocked in the helper: it
+    // outlives the command by this undo (a SIGKILL leaves the undo to the
+    // next launch or --reclaim).
+    Ok(Box::new(move |h| {
         while !h.ended_within(-1) {}
         let Ok(Some(mut d)) = StateDir::open(&path, false) else {
             return 1;
@@ -219,16 +211,24 @@ pub fn launch(dir: &StateDir, p: &SteerPlan, sys: &SystemState, quiet: bool) -> 
         }
         let (_, ok) = undo_ended(&d, Some(&name));
         i32::from(!ok)
-    })
-    .map_err(|e| {
-        Error::new(
-            ErrorCode::SteerFailed,
-            format!("--steer-irqs: cannot start the helper that undoes the steering: {e}; nothing was changed"),
-        )
-        .hint("pidfd_open(2) needs Linux 5.3; check the process limit (ulimit -u)")
-    })?;
-    // The write end stays open in pinrun until exec (close-on-exec).
-    std::mem::forget(helper);
+    }))
+}
+
+/// The error of a helper that could not be started for `--steer-irqs`.
+pub fn helper_error(e: &std::io::Error) -> Error {
+    Error::new(
+        ErrorCode::SteerFailed,
+        format!("--steer-irqs: cannot start the helper that undoes the steering: {e}; nothing was changed"),
+    )
+    .hint("pidfd_open(2) needs Linux 5.3; check the process limit (ulimit -u)")
+}
+
+/// Steers the IRQs of `p` for this launch in the locked `dir` (after the
+/// claim record; [`plan_for`] refused irqbalance and an unwritable
+/// `/proc/irq`; the helper with [`undo_duty`] is already running).
+/// Returns what to print once the lock is released.
+pub fn launch(dir: &StateDir, p: &SteerPlan, sys: &SystemState, quiet: bool) -> Result<String> {
+    let (pid, start, _, _) = identity()?;
     let root = Root::new("/");
     let (irqs, _) = crate::system::steer::read_irqs(&root);
     let out = crate::apply::steer::steer(

@@ -1,7 +1,8 @@
 //! The helper process that outlives pinrun's exec (ARCHITECTURE.md §10,
-//! "one helper process"): the `--thread-map` watcher now, IRQ steering's
-//! undo later. Only the process plumbing lives here; what the helper does
-//! is the closure given to [`spawn`].
+//! "one helper process"): one process per launch runs every duty the
+//! launch has, in order ([`spawn_duties`]): the `--thread-map` watcher,
+//! then `--steer-irqs`' undo. Only the process plumbing lives here; what
+//! the helper does is the closures given to it.
 //!
 //! [`spawn`] double-forks: pinrun forks a child that forks the helper and
 //! exits at once, and pinrun reaps that child, so the command pinrun execs
@@ -17,6 +18,10 @@
 //!   holds: end of file once pinrun has exec'd (or died), so the helper
 //!   starts its work only after every policy is applied;
 //! - its own session (`setsid(2)`): terminal signals go to the command;
+//! - SIGTERM blocked: systemd stopping the unit signals the whole cgroup,
+//!   and the helper must outlive the command by its last duty (putting the
+//!   IRQs back) rather than die with it; SIGKILL still ends it (the undo is
+//!   then left to the next launch or `--reclaim`);
 //! - the descriptors the caller names (a log file), and stderr. Every other
 //!   descriptor is closed at once; stdin and stdout are `/dev/null`, so a
 //!   pipe reader of the command's output sees its end when the command
@@ -100,6 +105,13 @@ pub fn spawn(keep: &[RawFd], work: impl FnOnce(Helper) -> i32) -> io::Result<Own
             // go to the command, which the helper outlives by at most one
             // wait; SIGTERM (systemd stopping the unit) still ends it.
             let _ = nix::unistd::setsid();
+            let mut term = nix::sys::signal::SigSet::empty();
+            term.add(nix::sys::signal::Signal::SIGTERM);
+            let _ = nix::sys::signal::sigprocmask(
+                nix::sys::signal::SigmaskHow::SIG_BLOCK,
+                Some(&term),
+                None,
+            );
             let _ = nix::sys::prctl::set_name(c"pinrun-helper");
             let status = work(Helper {
                 target_pid,
@@ -124,4 +136,23 @@ pub fn spawn(keep: &[RawFd], work: impl FnOnce(Helper) -> i32) -> io::Result<Own
             }
         }
     }
+}
+
+/// One duty of the helper: runs in the helper process with its [`Helper`]
+/// and returns an exit status (0: done, or nothing to do). A duty returns
+/// once the command has ended (or pinrun failed before exec).
+pub type Duty = Box<dyn FnOnce(&Helper) -> i32>;
+
+/// Starts one helper for all `duties` (none: no helper, `Ok(None)`),
+/// keeping `keep` open in it; it runs them in order and exits with the
+/// largest status. Returns the start pipe's write end, to keep open until
+/// exec and to pass to [`about_to_exec`]. Errors are [`spawn`]'s.
+pub fn spawn_duties(keep: &[RawFd], duties: Vec<Duty>) -> io::Result<Option<OwnedFd>> {
+    if duties.is_empty() {
+        return Ok(None);
+    }
+    spawn(keep, move |h| {
+        duties.into_iter().map(|d| d(&h)).max().unwrap_or(0)
+    })
+    .map(Some)
 }

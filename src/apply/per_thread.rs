@@ -105,7 +105,7 @@ fn pin(tid: u32, cpus: &CpuSet, possible: &CpuSet) -> Result<CpuSet, String> {
 fn watch(
     map: &ThreadMap,
     possible: &CpuSet,
-    h: super::helper::Helper,
+    h: &super::helper::Helper,
     file: Option<std::fs::File>,
     perf: Vec<OwnedFd>,
 ) -> i32 {
@@ -241,21 +241,20 @@ const PERF_BACKSTOP_MS: i32 = 100;
 /// pages per CPU of the plan); a larger plan is polled.
 const PERF_MAX_CPUS: usize = 512;
 
-/// Starts the watcher for `map` in the helper process, before anything is
-/// applied; `log` (`--thread-log`, opened by the caller) receives its
+/// The watcher for `map` as a duty of the helper process (started by the
+/// caller, with the other duties, before anything is applied); `log` (`--thread-log`, opened by the caller) receives its
 /// decisions. With `perf`, one [`ffi::perf_task_events`] per CPU of the
 /// plan (where every thread of the command runs) wakes the watcher at each
 /// thread creation and rename; where `perf_event_open(2)` is refused
 /// (`perf_event_paranoid` 3, seccomp) or the plan has more than
-/// [`PERF_MAX_CPUS`] CPUs, the watcher polls. Returns the write end of the
-/// start pipe, which must stay open (close-on-exec) until exec. `Err`: the
-/// failing system call.
-pub fn start(
-    map: &ThreadMap,
-    possible: &CpuSet,
+/// [`PERF_MAX_CPUS`] CPUs, the watcher polls. Returns the descriptors the
+/// helper must keep open (the events and the log) and the duty.
+pub fn duty(
+    map: ThreadMap,
+    possible: CpuSet,
     log: Option<std::fs::File>,
     perf: bool,
-) -> std::io::Result<OwnedFd> {
+) -> (Vec<i32>, super::helper::Duty) {
     let cpus: CpuSet = map.positions.iter().fold(CpuSet::new(), |a, p| a.union(p));
     let events: Vec<OwnedFd> = if perf && cpus.len() <= PERF_MAX_CPUS {
         cpus.iter()
@@ -267,5 +266,8 @@ pub fn start(
     };
     let mut keep: Vec<i32> = events.iter().map(|f| f.as_raw_fd()).collect();
     keep.extend(log.iter().map(|f| f.as_raw_fd()));
-    super::helper::spawn(&keep, move |h| watch(map, possible, h, log, events))
+    (
+        keep,
+        Box::new(move |h| watch(&map, &possible, h, log, events)),
+    )
 }

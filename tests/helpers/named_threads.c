@@ -22,6 +22,33 @@ static void *worker(void *arg) {
     return NULL;
 }
 
+/* Whether threads w1 and w2 each have one CPU in Cpus_allowed_list (the
+ * watcher pinned them as the test's rules say). */
+static int w1_w2_pinned(void) {
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *e;
+    int pinned = 0;
+    while (d && (e = readdir(d))) {
+        char path[256], line[512], name[64] = "?", cpus[256] = "?";
+        snprintf(path, sizeof path, "/proc/self/task/%s/status", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        while (fgets(line, sizeof line, f)) {
+            if (!strncmp(line, "Name:\t", 6))
+                sscanf(line + 6, "%63s", name);
+            if (!strncmp(line, "Cpus_allowed_list:\t", 19))
+                sscanf(line + 19, "%255s", cpus);
+        }
+        fclose(f);
+        if ((!strcmp(name, "w1") || !strcmp(name, "w2")) && !strpbrk(cpus, ",-"))
+            pinned++;
+    }
+    if (d)
+        closedir(d);
+    return pinned == 2;
+}
+
 static void print_tasks(void) {
     DIR *d = opendir("/proc/self/task");
     struct dirent *e;
@@ -47,14 +74,19 @@ static void print_tasks(void) {
 }
 
 int main(int argc, char **argv) {
-    /* argv[1]: how long to leave the watcher after the renames, ms. */
+    /* argv[1]: how long to leave the watcher after the renames at most,
+     * ms: the program prints as soon as w1 and w2 are pinned (a loaded
+     * machine may take longer than an idle one), then 50 ms more for the
+     * rest. */
     int settle_ms = argc > 1 ? atoi(argv[1]) : 200;
     pthread_t t[3];
     pthread_barrier_init(&done, NULL, 4);
     for (long i = 0; i < 3; i++)
         pthread_create(&t[i], NULL, worker, (void *)(i + 1));
     pthread_barrier_wait(&done);
-    usleep(settle_ms * 1000);
+    for (int waited = 0; waited < settle_ms && !w1_w2_pinned(); waited += 10)
+        usleep(10 * 1000);
+    usleep(50 * 1000);
     print_tasks();
     fflush(stdout);
     pthread_barrier_wait(&done);

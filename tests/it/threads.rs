@@ -109,7 +109,7 @@ fn thread_map_follows_renames_with(watch: Option<&str>) {
         .arg(&log)
         .arg("--")
         .arg(&helper)
-        .arg("300")
+        .arg("5000")
         .output()
         .unwrap();
     assert_status(&out, 0);
