@@ -542,9 +542,11 @@ interrupt), as are threaded handlers
 .RI ( irq/N\- ...)
 that follow at that interrupt.
 .PP
-The undo: a helper process (the one of \-\-thread\-map, forked before any
-policy is applied, in the command's cgroup, so systemd stops it with the
-unit) waits on the command's pidfd and restores when it ends. If the helper
+The undo: a helper process (with \-\-thread\-map the same one, which watches
+the threads first; forked after \-\-probe and before any policy is applied,
+in the command's cgroup, with SIGTERM blocked so that systemd stopping the
+unit still lets it restore) waits on the command's pidfd and restores when
+it ends. If the helper
 is killed, the next
 .B \-\-exclusive
 launch restores the steering of ended launches under the claim lock, and
