@@ -32,8 +32,8 @@ complete -c pinrun -l migrate-limit -d 'With --migrate: refuse to move more than
 complete -c pinrun -l probe -d 'Measure the noise on the chosen CPUs, with the chosen scheduling policy and priority, before running COMMAND (default 1s, at most 60s; --probe=5s): per CPU the gaps\' min, p50, p99, p99.9 and max, the time lost and what interrupted the CPU (IRQs, the timer tick, softirqs, tasks). Without COMMAND, only report (--json for JSON). Not with --deadline (a deadline task cannot be pinned to one CPU of its root domain). See PROBE in pinrun(1)' -r
 complete -c pinrun -l probe-mode -d 'What --probe measures: spin (default) or wakeup' -r -f -a "spin\t'A tight loop reading a clock on each CPU; every gap between two reads is a sample (oslat, sysjitter): what a polling program sees'
 wakeup\t'Sleeps to an absolute deadline every --probe-interval; a sample is how late the wake-up was (cyclictest): what an event-driven program sees'"
-complete -c pinrun -l probe-threshold -d 'Gaps (or wake-up latencies) above T are counted and their time is lost time (default 1us)' -r
-complete -c pinrun -l probe-interval -d 'Wake-up interval of --probe-mode wakeup (default 1ms, as cyclictest)' -r
+complete -c pinrun -l probe-threshold -d 'Gaps (or wake-up latencies) above T are counted and their time is lost time (default 1us; wakeup: 100us, above a SCHED_OTHER thread\'s 50us timer slack)' -r
+complete -c pinrun -l probe-interval -d 'Wake-up interval of --probe-mode wakeup (default 1ms, as cyclictest; at least 10us, below which the timer slack and the hrtimer\'s own expiry are all the probe would see)' -r
 complete -c pinrun -l probe-max -d 'Refuse the launch (exit 125) when a probed CPU\'s worst gap exceeds T, naming the CPU, the gap and its most likely source' -r
 complete -c pinrun -l emit -d 'Print the plan as native directives of FORMAT instead of running (systemd: CPUAffinity=, NUMAPolicy=, CPUSchedulingPolicy=, ...)' -r -f -a "systemd\t'systemd `[Service]` directives (`systemd.exec(5)`)'
 k8s\t'A Kubernetes container resources stanza for kubelet\'s static CPU manager, with the CRI-O annotations as comments'

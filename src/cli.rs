@@ -375,31 +375,28 @@ pub struct Cli {
     /// softirqs, tasks). Without COMMAND, only report (--json for JSON).
     /// Not with --deadline (a deadline task cannot be pinned to one CPU of
     /// its root domain). See PROBE in pinrun(1).
-    #[arg(long, value_name = "DURATION", num_args = 0..=1, require_equals = true, default_missing_value = "", conflicts_with_all = ["mode", "sysroot", "dump", "deadline"], help_heading = "Probe")]
+    #[arg(long, value_name = "DURATION", num_args = 0..=1, require_equals = true, default_missing_value = "", conflicts_with_all = ["dry_run", "check", "show", "emit", "check_emitted", "sysroot", "dump", "deadline"], help_heading = "Probe")]
     pub probe: Option<String>,
 
     /// What --probe measures: spin (default) or wakeup.
-    #[arg(
-        long,
-        value_enum,
-        value_name = "MODE",
-        requires = "probe",
-        help_heading = "Probe"
-    )]
+    #[arg(long, value_enum, value_name = "MODE", help_heading = "Probe")]
     pub probe_mode: Option<ProbeModeArg>,
 
     /// Gaps (or wake-up latencies) above T are counted and their time is
-    /// lost time (default 1us).
-    #[arg(long, value_name = "T", requires = "probe", help_heading = "Probe")]
+    /// lost time (default 1us; wakeup: 100us, above a SCHED_OTHER
+    /// thread's 50us timer slack).
+    #[arg(long, value_name = "T", help_heading = "Probe")]
     pub probe_threshold: Option<String>,
 
-    /// Wake-up interval of --probe-mode wakeup (default 1ms, as cyclictest).
-    #[arg(long, value_name = "T", requires = "probe", help_heading = "Probe")]
+    /// Wake-up interval of --probe-mode wakeup (default 1ms, as cyclictest;
+    /// at least 10us, below which the timer slack and the hrtimer's own
+    /// expiry are all the probe would see).
+    #[arg(long, value_name = "T", help_heading = "Probe")]
     pub probe_interval: Option<String>,
 
     /// Refuse the launch (exit 125) when a probed CPU's worst gap exceeds
     /// T, naming the CPU, the gap and its most likely source.
-    #[arg(long, value_name = "T", requires = "probe", help_heading = "Probe")]
+    #[arg(long, value_name = "T", help_heading = "Probe")]
     pub probe_max: Option<String>,
 
     /// Print the plan and findings, change nothing, run nothing.
@@ -619,9 +616,26 @@ fn placement_list(
     })
 }
 
-/// Parses a duration with a unit (`500us`, `1.5ms`, `2s`) into nanoseconds.
+/// What every duration error's hint says a duration looks like.
+const DURATION_HINT: &str =
+    "write a positive number with a unit: ns, us, ms, s, m or h, e.g. 500us";
+
+/// Parses a duration with a unit (`500us`, `1.5ms`, `2s`) into nanoseconds:
+/// from 1ns to 2^63-1 ns (about 292 years). Errors (bad-duration), each
+/// naming `option` and `text` with a hint: no unit, not a number, a
+/// negative value, and a value out of that range (`0s`).
 pub fn parse_duration(option: &str, text: &str) -> Result<u64> {
     let t = text.trim();
+    if let Some(rest) = t.strip_prefix('-')
+        && rest.starts_with(|c: char| c.is_ascii_digit() || c == '.')
+    {
+        return Err(bad(
+            ErrorCode::BadDuration,
+            option,
+            format!("\"{text}\" is negative: a duration is from 1ns up"),
+        )
+        .hint(DURATION_HINT));
+    }
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(t.len());
@@ -639,7 +653,7 @@ pub fn parse_duration(option: &str, text: &str) -> Result<u64> {
                 option,
                 format!("\"{text}\" needs a unit"),
             )
-            .hint("write a number with a unit: ns, us, ms, s, m or h, e.g. 500us"));
+            .hint(DURATION_HINT));
         }
     };
     let value: f64 = num.parse().map_err(|_| {
@@ -648,14 +662,18 @@ pub fn parse_duration(option: &str, text: &str) -> Result<u64> {
             option,
             format!("\"{text}\" is not a number with a unit"),
         )
+        .hint(DURATION_HINT)
     })?;
     let ns = (value * scale).round();
     if !(ns >= 1.0 && ns < (1u64 << 63) as f64) {
         return Err(bad(
             ErrorCode::BadDuration,
             option,
-            format!("\"{text}\" is out of range"),
-        ));
+            format!(
+                "\"{text}\" is out of range: a duration is from 1ns to about 292 years (2^63-1 ns)"
+            ),
+        )
+        .hint(DURATION_HINT));
     }
     Ok(ns as u64)
 }
@@ -1125,8 +1143,23 @@ impl Cli {
     /// unit, the duration at most [`crate::noise::MAX_DURATION_NS`], an
     /// interval shorter than the duration.
     fn probe_request(&self) -> Result<Option<crate::noise::ProbeRequest>> {
-        use crate::noise::{MAX_DURATION_NS, ProbeMode, ProbeRequest};
+        use crate::noise::{MAX_DURATION_NS, MIN_INTERVAL_NS, ProbeMode, ProbeRequest};
         let Some(text) = self.probe.as_deref() else {
+            // Each option of the probe names itself (clap's `requires`
+            // would say "required arguments were not provided").
+            let given = [
+                ("--probe-mode", self.probe_mode.is_some()),
+                ("--probe-threshold", self.probe_threshold.is_some()),
+                ("--probe-interval", self.probe_interval.is_some()),
+                ("--probe-max", self.probe_max.is_some()),
+            ];
+            if let Some((option, _)) = given.iter().find(|(_, set)| *set) {
+                return Err(Error::new(
+                    ErrorCode::Usage,
+                    format!("{option} needs --probe: it sets how the noise probe measures, and no probe was asked for"),
+                )
+                .hint(format!("add --probe (or --probe=DURATION, e.g. --probe=1s) before {option}")));
+            }
             return Ok(None);
         };
         let dur = |option: &str, t: &Option<String>| {
@@ -1134,7 +1167,9 @@ impl Cli {
         };
         let mut p = ProbeRequest::default();
         if !text.is_empty() {
-            p.duration_ns = parse_duration("--probe", text)?;
+            p.duration_ns = parse_duration("--probe", text).map_err(|e| {
+                e.hint("probe for a duration with a unit, at most 60s, e.g. --probe=1s")
+            })?;
         }
         if p.duration_ns > MAX_DURATION_NS {
             return Err(bad(
@@ -1148,10 +1183,19 @@ impl Cli {
             None | Some(ProbeModeArg::Spin) => ProbeMode::Spin,
             Some(ProbeModeArg::Wakeup) => ProbeMode::Wakeup,
         };
-        if let Some(t) = dur("--probe-threshold", &self.probe_threshold)? {
-            p.threshold_ns = t;
-        }
+        p.threshold_ns = match dur("--probe-threshold", &self.probe_threshold)? {
+            Some(t) => t,
+            None => p.mode.default_threshold_ns(),
+        };
         if let Some(t) = dur("--probe-interval", &self.probe_interval)? {
+            if t < MIN_INTERVAL_NS {
+                return Err(bad(
+                    ErrorCode::BadDuration,
+                    "--probe-interval",
+                    format!("{} is shorter than 10us: below it a wake-up is within the timer slack and the hrtimer's own expiry, and the probe would measure itself", self.probe_interval.as_deref().unwrap_or_default()),
+                )
+                .hint("use an interval from 10us up, e.g. --probe-interval 100us (cyclictest's default is 1ms)"));
+            }
             if t >= p.duration_ns {
                 return Err(bad(
                     ErrorCode::BadDuration,
@@ -1263,6 +1307,98 @@ mod tests {
         assert!(req(&["--probe=1s", "--probe-max", "20"]).is_err());
     }
 
+    /// The wake-up mode's own default threshold (100 µs: a SCHED_OTHER
+    /// thread wakes up to its 50 µs timer slack late, so 1 µs would count
+    /// every sample) and its shortest interval (10 µs); an explicit
+    /// threshold still wins.
+    #[test]
+    fn wakeup_threshold_and_interval_bounds() {
+        let probe = |args: &[&str]| req(args).unwrap().probe.unwrap();
+        assert_eq!(probe(&["--probe"]).threshold_ns, 1_000);
+        let w = probe(&["--probe", "--probe-mode", "wakeup"]);
+        assert_eq!((w.threshold_ns, w.interval_ns), (100_000, 1_000_000));
+        let w = probe(&[
+            "--probe",
+            "--probe-mode",
+            "wakeup",
+            "--probe-threshold",
+            "5us",
+        ]);
+        assert_eq!(w.threshold_ns, 5_000);
+        assert_eq!(
+            probe(&[
+                "--probe",
+                "--probe-mode",
+                "wakeup",
+                "--probe-interval",
+                "10us"
+            ])
+            .interval_ns,
+            10_000
+        );
+        for short in ["1ns", "9999ns", "9us"] {
+            let e = req(&[
+                "--probe",
+                "--probe-mode",
+                "wakeup",
+                "--probe-interval",
+                short,
+            ])
+            .unwrap_err();
+            assert_eq!(e.code, ErrorCode::BadDuration, "{short}");
+            assert!(
+                e.message
+                    .starts_with(&format!("--probe-interval: {short} is shorter than 10us")),
+                "{}",
+                e.message
+            );
+            assert!(e.hint.is_some());
+        }
+    }
+
+    /// Every option of the probe given without --probe names itself and
+    /// --probe (not clap's "required arguments were not provided").
+    #[test]
+    fn probe_options_need_probe() {
+        for (option, value) in [
+            ("--probe-mode", "wakeup"),
+            ("--probe-threshold", "1us"),
+            ("--probe-interval", "1ms"),
+            ("--probe-max", "1ms"),
+        ] {
+            let e = req(&[option, value, "--", "true"]).unwrap_err();
+            assert_eq!(e.code, ErrorCode::Usage);
+            assert!(
+                e.message.starts_with(&format!("{option} needs --probe")),
+                "{}",
+                e.message
+            );
+            assert!(e.hint.as_deref().unwrap_or("").contains("--probe=1s"));
+        }
+    }
+
+    /// --probe conflicts with each mode by name: clap names the one given,
+    /// not the whole mode group.
+    #[test]
+    fn probe_conflict_names_the_mode_given() {
+        for mode in ["--dry-run", "--check", "--show"] {
+            let e = Cli::try_parse_from(["pinrun", "--probe", mode]).unwrap_err();
+            let text = e.render().to_string();
+            assert!(text.contains(&format!("'{mode}'")), "{text}");
+            for other in [
+                "--dry-run",
+                "--check",
+                "--show",
+                "--emit",
+                "--check-emitted",
+            ] {
+                if other != mode {
+                    assert!(!text.contains(&format!("'{other}")), "{text}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn sizes() {
         assert_eq!(parse_size("x", "4096").unwrap(), 4096);
@@ -1281,8 +1417,32 @@ mod tests {
         assert_eq!(parse_duration("x", "10ns").unwrap(), 10);
         assert_eq!(parse_duration("x", "1m").unwrap(), 60_000_000_000);
         for bad in ["10", "ms", "1.2.3ms", "-1ms", "0ms", "1d", "99999999999s"] {
-            assert!(parse_duration("x", bad).is_err(), "{bad}");
+            let e = parse_duration("x", bad).unwrap_err();
+            assert_eq!(e.code, ErrorCode::BadDuration, "{bad}");
+            // Every error names the option and the text, with a hint.
+            assert!(
+                e.message.starts_with(&format!("x: \"{bad}\" ")),
+                "{}",
+                e.message
+            );
+            assert!(
+                e.hint.as_deref().unwrap_or("").contains("e.g. 500us"),
+                "{bad}"
+            );
         }
+        // The sign is said, not taken for a missing unit.
+        let e = parse_duration("x", "-1s").unwrap_err();
+        assert_eq!(
+            e.message,
+            "x: \"-1s\" is negative: a duration is from 1ns up"
+        );
+        // Out of range says the range.
+        let e = parse_duration("x", "0s").unwrap_err();
+        assert!(
+            e.message.contains("from 1ns to about 292 years"),
+            "{}",
+            e.message
+        );
     }
 
     #[test]

@@ -1161,8 +1161,10 @@ Two modes (\-\-probe\-mode). \fBspin\fR (default), as oslat and sysjitter: a
 tight loop reads a clock and every difference between two reads is a sample;
 a large one is time the CPU was taken away (what a polling program sees).
 \fBwakeup\fR, as cyclictest: clock_nanosleep(2) to an absolute
-CLOCK_MONOTONIC deadline every \-\-probe\-interval (default 1ms); a sample
-is how late the thread woke (what an event-driven program sees). The spin
+CLOCK_MONOTONIC deadline every \-\-probe\-interval (default 1ms, at least
+10us: below it a wake-up is within the timer slack and the hrtimer's own
+expiry and the probe would measure itself); a sample is how late the thread
+woke (what an event-driven program sees). The spin
 clock is the TSC when it is invariant (constant_tsc and nonstop_tsc in
 /proc/cpuinfo) and the kernel's clocksource is tsc, converted to ns by a
 calibration against CLOCK_MONOTONIC_RAW over the probe itself; otherwise
@@ -1171,7 +1173,10 @@ unlocked before exec. PM QoS (/dev/cpu_dma_latency) is never touched: the idle
 states the probe sees are the command's.
 .PP
 Per CPU: samples, min, p50, p99, p99.9 and max (nearest rank, within 1.6%),
-the samples above \-\-probe\-threshold (default 1us), their sum (time lost),
+the samples above \-\-probe\-threshold (default 1us in spin mode; 100us in
+wakeup mode, since every wake-up is late by the hrtimer's expiry and, for
+SCHED_OTHER, up to its 50us timer slack (prctl(2) PR_SET_TIMERSLACK), and
+100us is the bound cyclictest users hold PREEMPT_RT to), their sum (time lost),
 the available share (100 x (duration \- lost) / duration) and the ten
 largest gaps with their time after the start. Attribution needs no root:
 the per-CPU deltas of /proc/interrupts (device IRQs by number and name, the
@@ -1194,7 +1199,9 @@ with a fix for that kind of source. A spinning SCHED_FIFO or SCHED_RR probe
 on a CPU that is not isolated while RT throttling is off
 (kernel.sched_rt_runtime_us = \-1) is refused (probe\-unsafe): nothing else
 could run there. A watchdog thread, on a housekeeping CPU outside the probed
-ones when there is one, stops the probe at twice its duration and pre-heat
+ones when there is one, stops the probe at twice its duration and its 100 ms
+pre-heat, and never less than 1 s after them, so that a short probe on a
+loaded machine is not stopped for waiting to be scheduled
 (probe\-failed, exit 125); a probe thread that still does not stop ends
 pinrun (125) without running the command. The osnoise tracer is not used.
 "#;

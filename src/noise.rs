@@ -28,6 +28,17 @@ pub const MAX_DURATION_NS: u64 = 60_000_000_000;
 /// refill, below the shortest interrupt entry and exit; oslat's buckets
 /// are 1 µs wide for the same reason).
 pub const DEFAULT_THRESHOLD_NS: u64 = 1_000;
+/// Default threshold of a late wake-up (wakeup mode): 100 µs. Every
+/// wake-up is late by the hrtimer's expiry and the scheduler's switch
+/// (microseconds), and a SCHED_OTHER thread's by up to its timer slack
+/// too (50 µs by default, prctl(2) `PR_SET_TIMERSLACK`): 1 µs would count
+/// every sample. 100 µs is the maximum latency cyclictest users hold a
+/// PREEMPT_RT system to (the OSADL latency plots' and rteval's usual bound).
+pub const DEFAULT_WAKEUP_THRESHOLD_NS: u64 = 100_000;
+/// Shortest wake-up interval: 10 µs. Below it the interval is within the
+/// timer slack and the hrtimer's expiry and wake-up path (a few µs each):
+/// the probe would measure its own loop, not the CPU.
+pub const MIN_INTERVAL_NS: u64 = 10_000;
 /// Wake-up interval of the wakeup mode: 1 ms (cyclictest's default `-i 1000`).
 pub const DEFAULT_INTERVAL_NS: u64 = 1_000_000;
 /// How many of the largest gaps each CPU keeps, with their timestamps.
@@ -49,6 +60,16 @@ impl ProbeMode {
         match self {
             ProbeMode::Spin => "spin",
             ProbeMode::Wakeup => "wakeup",
+        }
+    }
+
+    /// The default `--probe-threshold` of the mode, ns:
+    /// [`DEFAULT_THRESHOLD_NS`] (spin), [`DEFAULT_WAKEUP_THRESHOLD_NS`]
+    /// (wakeup).
+    pub fn default_threshold_ns(self) -> u64 {
+        match self {
+            ProbeMode::Spin => DEFAULT_THRESHOLD_NS,
+            ProbeMode::Wakeup => DEFAULT_WAKEUP_THRESHOLD_NS,
         }
     }
 }

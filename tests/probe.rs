@@ -79,6 +79,41 @@ fn probe_then_exec_keeps_the_pid_and_leaves_nothing() {
     }
 }
 
+/// The probe threads of `pid` on `cpu`: `/proc/PID/task/TID/stat` fields
+/// 39 processor, 40 rt_priority, 41 policy and `Cpus_allowed_list`.
+fn probe_threads(pid: u32, cpu: u32) -> Vec<(i64, i64, i64, String)> {
+    let mut probes = Vec::new();
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return probes;
+    };
+    for e in tasks.flatten() {
+        let dir = e.path();
+        let comm = std::fs::read_to_string(dir.join("comm")).unwrap_or_default();
+        if comm.trim() != format!("pinrun-probe{cpu}") {
+            continue;
+        }
+        let (Ok(stat), Ok(status)) = (
+            std::fs::read_to_string(dir.join("stat")),
+            std::fs::read_to_string(dir.join("status")),
+        ) else {
+            continue;
+        };
+        let allowed = status
+            .lines()
+            .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+            .unwrap_or_default()
+            .trim()
+            .to_string();
+        probes.push((
+            stat_field(&stat, 39),
+            stat_field(&stat, 40),
+            stat_field(&stat, 41),
+            allowed,
+        ));
+    }
+    probes
+}
+
 /// While the probe runs, its threads are the kernel's SCHED_FIFO
 /// priority-10 tasks pinned to the probed CPU (`/proc/PID/task/TID/stat`
 /// fields 39 processor, 40 rt_priority, 41 policy; `Cpus_allowed_list`),
@@ -106,33 +141,20 @@ fn probe_threads_have_the_planned_policy_and_cpu() {
         .spawn()
         .expect("spawn");
     let pid = child.id();
-    // Past the 100 ms pre-heat, well before the end.
-    std::thread::sleep(Duration::from_millis(700));
-    let mut probes = Vec::new();
-    for e in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap() {
-        let dir = e.unwrap().path();
-        let comm = std::fs::read_to_string(dir.join("comm")).unwrap_or_default();
-        if comm.trim() == format!("pinrun-probe{cpu}") {
-            let stat = std::fs::read_to_string(dir.join("stat")).unwrap();
-            let status = std::fs::read_to_string(dir.join("status")).unwrap();
-            let allowed = status
-                .lines()
-                .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-                .unwrap()
-                .trim()
-                .to_string();
-            probes.push((
-                stat_field(&stat, 39),
-                stat_field(&stat, 40),
-                stat_field(&stat, 41),
-                allowed,
-            ));
-        }
+    // Polled, not slept for: on a loaded machine pinrun may take longer
+    // than any fixed delay to reach the probe. The last reading of the
+    // probe thread (applied on itself as it starts) is asserted.
+    let want = vec![(i64::from(cpu), 10, 1, cpu.to_string())];
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let (mut probes, mut status) = (Vec::new(), String::new());
+    while probes != want && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+        probes = probe_threads(pid, cpu);
+        status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     }
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
     let out = child.wait_with_output().unwrap();
     assert_status(&out, 0);
-    assert_eq!(probes, vec![(i64::from(cpu), 10, 1, cpu.to_string())]);
+    assert_eq!(probes, want);
     let vmlck = status
         .lines()
         .find_map(|l| l.strip_prefix("VmLck:"))
@@ -356,6 +378,43 @@ fn probe_options_refused() {
         .unwrap();
     assert_status(&out, 125);
     assert!(String::from_utf8_lossy(&out.stderr).contains("cap of 60s"));
+    // A zero or negative duration: what is wrong, the range, a hint.
+    for (text, what) in [("0s", "is out of range"), ("-1s", "is negative")] {
+        let out = pinrun()
+            .arg(format!("--probe={text}"))
+            .args(["--", "true"])
+            .output()
+            .unwrap();
+        assert_status(&out, 125);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.starts_with(&format!("pinrun: --probe: \"{text}\" {what}")),
+            "{stderr}"
+        );
+        assert!(
+            stderr.contains("\nhint: ") && stderr.contains("at most 60s"),
+            "{stderr}"
+        );
+    }
+    // The mode given is named, not the whole group of modes.
+    let out = pinrun().args(["--probe", "--dry-run"]).output().unwrap();
+    assert_status(&out, 125);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("'--dry-run'") && !stderr.contains("--show"),
+        "{stderr}"
+    );
+    // A probe option without --probe says so.
+    let out = pinrun()
+        .args(["--probe-max", "1ms", "--", "true"])
+        .output()
+        .unwrap();
+    assert_status(&out, 125);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with("pinrun: --probe-max needs --probe"),
+        "{stderr}"
+    );
     let out = pinrun().args(["--probe", "2s", "true"]).output().unwrap();
     assert_status(&out, 125);
     assert!(String::from_utf8_lossy(&out.stderr).contains("write --probe=2s"));

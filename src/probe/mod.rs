@@ -12,7 +12,7 @@
 //! touches PM QoS (`/dev/cpu_dma_latency`), so the idle states it sees are
 //! the ones the command will get. A watchdog thread, on a CPU outside the
 //! probed ones when there is one, stops the probe at twice its duration
-//! and, should a probe thread still not return, ends pinrun (exit 125)
+//! and pre-heat, at least one second after them ([`watchdog_limit`]), and, should a probe thread still not return, ends pinrun (exit 125)
 //! rather than exec the command on a machine in an unknown state.
 
 use crate::cpuset::CpuSet;
@@ -34,6 +34,15 @@ const PREHEAT_NS: u64 = 100_000_000;
 /// Stack of a probe thread: it holds a [`Series`] on the heap and little
 /// else; small so that `mlockall(MCL_FUTURE)` locks little.
 const STACK: usize = 256 * 1024;
+
+/// The watchdog's limit for a probe of `duration_ns`: the measurement and
+/// its pre-heat ([`PREHEAT_NS`]) twice over, and never less than that plus
+/// one second, so that a short probe on a loaded machine (a CI host, a
+/// build) is not ended for the time its threads waited to be scheduled.
+pub fn watchdog_limit(duration_ns: u64) -> Duration {
+    let run = duration_ns.saturating_add(PREHEAT_NS);
+    Duration::from_nanos((2 * run).max(run + 1_000_000_000))
+}
 
 /// One thread's raw measurement.
 struct Raw {
@@ -304,7 +313,7 @@ fn run_locked(
     let start = Arc::new(Barrier::new(n));
     let stop = Arc::new(AtomicBool::new(false));
     let (tx, rx) = mpsc::channel();
-    let limit = Duration::from_nanos(2 * (req.duration_ns + PREHEAT_NS));
+    let limit = watchdog_limit(req.duration_ns);
     let wd_stop = stop.clone();
     let wd_cpus = watchdog_cpus.cloned();
     let wd_possible = possible.clone();
@@ -365,11 +374,38 @@ fn run_locked(
     }
     if stop.load(Ordering::Relaxed) {
         return Err(fail(format!(
-            "the probe overran its watchdog's limit ({:.1}s, twice its duration and pre-heat): its threads could not run",
+            "the probe overran its watchdog's limit ({:.1}s: twice its duration and pre-heat, at least 1s more than them): its threads could not run",
             limit.as_secs_f64()
         ))
         .hint("a higher-priority task or an interrupt storm held a probed CPU; run pinrun --probe -v again, or probe with --probe-mode wakeup"));
     }
     let after = crate::system::noise::snapshot(root, true);
     Ok((raws, before, after))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The watchdog's floor: a 100 ms probe (plus its 100 ms pre-heat) on
+    /// a loaded machine gets 1.2 s, not 0.4 s; a long one gets twice its
+    /// run.
+    #[test]
+    fn watchdog_limit_has_a_floor_of_one_second_beyond_the_run() {
+        assert_eq!(watchdog_limit(100_000_000), Duration::from_millis(1200));
+        assert_eq!(watchdog_limit(0), Duration::from_millis(1100));
+        assert_eq!(watchdog_limit(900_000_000), Duration::from_secs(2));
+        assert_eq!(
+            watchdog_limit(10_000_000_000),
+            Duration::from_millis(20_200)
+        );
+        for ms in [1, 10, 100, 500, 1000, 60_000] {
+            let run = Duration::from_millis(ms) + Duration::from_nanos(PREHEAT_NS);
+            let l = watchdog_limit(ms * 1_000_000);
+            assert!(
+                l >= run * 2 && l >= run + Duration::from_secs(1),
+                "{ms}ms: {l:?}"
+            );
+        }
+    }
 }
