@@ -433,7 +433,9 @@ or
 .B OMP_PLACES
 or
 .BR OMP_PROC_BIND ,
-refuses the launch (omp\-conflict);
+refuses the launch (omp\-conflict); places are compared as lists
+({0}, {1} is {0},{1}; {0}:2 too), and an empty OMP_PLACES or OMP_PROC_BIND,
+which libgomp ignores as invalid, counts as unset;
 .B \-\-omp\-replace
 replaces them.
 .B "\-\-dry\-run \-\-json"

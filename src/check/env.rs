@@ -16,19 +16,12 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
     // pinrun's OMP_PLACES and OMP_PROC_BIND instead (a differing one, and
     // KMP_AFFINITY or GOMP_CPU_AFFINITY, were refused by the plan or
     // removed by --omp-replace): nothing is left to re-bind the threads.
-    if !ctx.sys.env_affinity.is_empty() && ctx.plan.omp.is_none() {
-        let set: Vec<String> = ctx
-            .sys
-            .env_affinity
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect();
-        let names: Vec<&str> = ctx
-            .sys
-            .env_affinity
-            .iter()
-            .map(|(k, _)| k.as_str())
-            .collect();
+    // An empty OMP_PLACES or OMP_PROC_BIND binds nothing (libgomp ignores it).
+    let binding: Vec<&(String, String)> =
+        crate::plan::per_thread::binding_env(&ctx.sys.env_affinity).collect();
+    if !binding.is_empty() && ctx.plan.omp.is_none() {
+        let set: Vec<String> = binding.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let names: Vec<&str> = binding.iter().map(|(k, _)| k.as_str()).collect();
         let mut f = Finding::new(
             Code::EnvThreadBinding,
             Severity::Warning,
@@ -118,5 +111,27 @@ mod tests {
         };
         assert!(codes(&["--dry-run", "--cpus", "0-1"]).contains(&Code::EnvThreadBinding));
         assert!(!codes(&["--dry-run", "--cpus", "0-1", "--omp"]).contains(&Code::EnvThreadBinding));
+    }
+
+    /// An empty OMP_PLACES or OMP_PROC_BIND binds nothing: libgomp
+    /// (env.c parse_places_var, parse_bind_var) rejects it and runs as if
+    /// it were unset, so no finding; any other empty variable still warns.
+    #[test]
+    fn empty_omp_binding_is_unset() {
+        let mut sys = Machine::new(1, 4, 1).build();
+        for (k, v, warns) in [
+            ("OMP_PLACES", "", false),
+            ("OMP_PROC_BIND", " ", false),
+            ("GOMP_CPU_AFFINITY", "", true),
+            ("OMP_PLACES", "{0}", true),
+        ] {
+            sys.env_affinity = vec![(k.into(), v.into())];
+            let req = request(&["--dry-run", "--cpus", "0-1"]);
+            let plan = crate::plan::plan(&sys, &req).expect("a plan");
+            let found = crate::check::check(&sys, &req, &plan)
+                .iter()
+                .any(|f| f.code == Code::EnvThreadBinding);
+            assert_eq!(found, warns, "{k}={v:?}");
+        }
     }
 }

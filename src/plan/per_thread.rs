@@ -79,6 +79,109 @@ pub fn omp_places_value(places: &[CpuSet]) -> String {
 /// i when there are as many threads as places (OpenMP 5.2 §10.1.3).
 pub const OMP_PROC_BIND: &str = "close";
 
+/// The caller's thread-binding variables that bind: all but an
+/// `OMP_PLACES` or `OMP_PROC_BIND` that is empty or only white space,
+/// which libgomp rejects as invalid and then ignores as if unset
+/// (libgomp/env.c `parse_places_var`, `parse_bind_var`: `if (*env ==
+/// '\0') goto invalid;` ... `return false`).
+pub fn binding_env(env: &[(String, String)]) -> impl Iterator<Item = &(String, String)> {
+    env.iter().filter(|(k, v)| {
+        !(matches!(k.as_str(), "OMP_PLACES" | "OMP_PROC_BIND") && v.trim().is_empty())
+    })
+}
+
+/// Whether the caller's value `theirs` of `key` means what pinrun's
+/// `ours` means: `OMP_PLACES` compared as parsed place lists
+/// ([`parse_omp_places`]: `{0}, {1}` is `{0},{1}`), `OMP_PROC_BIND` as
+/// libgomp reads it (case-insensitive, white space around ignored), any
+/// other variable as text.
+fn same_omp_value(key: &str, theirs: &str, ours: &str) -> bool {
+    match key {
+        "OMP_PLACES" => match (parse_omp_places(theirs), parse_omp_places(ours)) {
+            (Some(a), Some(b)) => a == b,
+            _ => theirs == ours,
+        },
+        "OMP_PROC_BIND" => theirs.trim().eq_ignore_ascii_case(ours.trim()),
+        _ => theirs == ours,
+    }
+}
+
+/// An explicit `OMP_PLACES` place list as libgomp's `parse_one_place`
+/// reads it (OpenMP 5.2 §21.1.6): places separated by `,`, each `{…}` of
+/// numbers and intervals `n:len[:stride]`, or a bare number; a place may be
+/// repeated as `place:len[:stride]` (each copy shifted by `stride`,
+/// default 1); white space is allowed around every token. `None` for
+/// abstract names (`cores`, `threads(4)`), exclusions (`!`), an empty
+/// place or anything else libgomp would reject.
+pub fn parse_omp_places(text: &str) -> Option<Vec<CpuSet>> {
+    fn num<T: std::str::FromStr>(s: &str) -> Option<T> {
+        s.trim().parse().ok()
+    }
+    /// `a:len[:stride]` → (a, len, stride); `a` → (a, 1, 1).
+    fn interval<T: std::str::FromStr + Copy>(s: &str) -> Option<(T, u32, i64)> {
+        let mut it = s.split(':');
+        let a = num(it.next()?)?;
+        let len = it.next().map_or(Some(1), num)?;
+        let stride = it.next().map_or(Some(1), num)?;
+        (it.next().is_none() && len > 0).then_some((a, len, stride))
+    }
+    let mut places = Vec::new();
+    let mut rest = text.trim();
+    if rest.is_empty() || rest.contains('!') {
+        return None;
+    }
+    while !rest.is_empty() {
+        // One place and its optional `:len[:stride]`, up to the next top-level ','.
+        let tail = if let Some(body) = rest.strip_prefix('{') {
+            let close = body.find('}')?;
+            let mut set = CpuSet::new();
+            for item in body[..close].split(',') {
+                let (a, len, stride) = interval::<u32>(item)?;
+                for i in 0..len {
+                    set.insert(u32::try_from(i64::from(a) + i64::from(i) * stride).ok()?);
+                }
+            }
+            let after = &body[close + 1..];
+            let end = after.find(',').unwrap_or(after.len());
+            let (copies, stride) = match after[..end].trim() {
+                "" => (1, 1),
+                rep => {
+                    let (_, len, stride) = interval::<u32>(&format!("0{rep}"))?;
+                    (len, stride)
+                }
+            };
+            if set.is_empty() {
+                return None;
+            }
+            for k in 0..copies {
+                let shifted: Option<CpuSet> = set
+                    .iter()
+                    .map(|c| u32::try_from(i64::from(c) + i64::from(k) * stride).ok())
+                    .collect();
+                places.push(shifted?);
+            }
+            &after[end..]
+        } else {
+            let end = rest.find(',').unwrap_or(rest.len());
+            let (a, len, stride) = interval::<u32>(&rest[..end])?;
+            for k in 0..len {
+                places.push(
+                    std::iter::once(u32::try_from(i64::from(a) + i64::from(k) * stride).ok()?)
+                        .collect(),
+                );
+            }
+            &rest[end..]
+        };
+        rest = match tail.strip_prefix(',') {
+            Some(t) if !t.trim().is_empty() => t.trim_start(),
+            Some(_) => return None,
+            None if tail.trim().is_empty() => "",
+            None => return None,
+        };
+    }
+    Some(places)
+}
+
 /// Plans `--omp`: `None` without it. Refuses (`omp-conflict`) when the
 /// caller's `OMP_PLACES` or `OMP_PROC_BIND` differ from pinrun's, or
 /// `KMP_AFFINITY` (Intel/LLVM runtimes, which then ignore `OMP_PLACES`)
@@ -94,13 +197,11 @@ pub fn plan_omp(sys: &SystemState, req: &Request, plan: &Plan) -> Result<Option<
         ("OMP_PLACES", value.as_str()),
         ("OMP_PROC_BIND", OMP_PROC_BIND),
     ];
-    let conflicts: Vec<String> = sys
-        .env_affinity
-        .iter()
+    let conflicts: Vec<String> = binding_env(&sys.env_affinity)
         .filter(|(k, v)| {
             ours.iter()
                 .find(|(o, _)| o == k)
-                .is_none_or(|(_, mine)| mine != v)
+                .is_none_or(|(_, mine)| !same_omp_value(k, v, mine))
         })
         .map(|(k, v)| format!("{k}={v}"))
         .collect();
@@ -114,8 +215,7 @@ pub fn plan_omp(sys: &SystemState, req: &Request, plan: &Plan) -> Result<Option<
         )
         .hint(format!(
             "add --omp-replace to replace them, or unset {} first",
-            sys.env_affinity
-                .iter()
+            binding_env(&sys.env_affinity)
                 .map(|(k, _)| k.as_str())
                 .collect::<Vec<_>>()
                 .join(" ")
@@ -353,8 +453,33 @@ mod tests {
         assert_eq!(o.set.len(), 2);
         sys.env_affinity = vec![("OMP_PLACES".into(), "{0},{1}".into())];
         assert!(plan_omp(&sys, &req, &plan).is_ok());
+        // The same places written otherwise (libgomp's parse_one_place
+        // skips white space; `{0}:2` is two places from 0, stride 1), an
+        // empty OMP_PLACES or OMP_PROC_BIND (libgomp: invalid, ignored as
+        // unset), and OMP_PROC_BIND in another case are no conflict.
+        for (k, v) in [
+            ("OMP_PLACES", "{0}, {1}"),
+            ("OMP_PLACES", " { 0 } ,{1 } "),
+            ("OMP_PLACES", "{0}:2"),
+            ("OMP_PLACES", "{0}:2:1"),
+            ("OMP_PLACES", "0,1"),
+            ("OMP_PLACES", "0:2"),
+            ("OMP_PLACES", ""),
+            ("OMP_PLACES", "  "),
+            ("OMP_PROC_BIND", ""),
+            ("OMP_PROC_BIND", "CLOSE"),
+        ] {
+            sys.env_affinity = vec![(k.into(), v.into())];
+            let o = plan_omp(&sys, &req, &plan);
+            assert!(o.is_ok(), "{k}={v:?}: {:?}", o.err());
+            assert!(o.unwrap().unwrap().unset.is_empty());
+        }
         for (k, v) in [
             ("OMP_PLACES", "cores"),
+            ("OMP_PLACES", "{1},{0}"),
+            ("OMP_PLACES", "{0,1}"),
+            ("OMP_PLACES", "{0}:2:2"),
+            ("OMP_PLACES", "{0},{1},!{1}"),
             ("GOMP_CPU_AFFINITY", "0-1"),
             ("KMP_AFFINITY", "compact"),
             ("OMP_PROC_BIND", "false"),
@@ -374,6 +499,39 @@ mod tests {
         );
         let o = plan_omp(&sys, &req, &plan).unwrap().unwrap();
         assert_eq!(o.unset, vec!["KMP_AFFINITY".to_string()]);
+    }
+
+    /// libgomp's place syntax (OpenMP 5.2 §21.1.6), values from the
+    /// specification's own examples: `{0:4}` is 0-3, `{0:4}:4:4` four
+    /// places of four CPUs 4 apart; abstract names and exclusions are not
+    /// an explicit list.
+    #[test]
+    fn omp_places_parse_as_libgomp() {
+        let sets =
+            |v: &[&str]| -> Vec<CpuSet> { v.iter().map(|s| CpuSet::parse(s).unwrap()).collect() };
+        assert_eq!(parse_omp_places("{0:4}").unwrap(), sets(&["0-3"]));
+        assert_eq!(
+            parse_omp_places("{0:4}:4:4").unwrap(),
+            sets(&["0-3", "4-7", "8-11", "12-15"])
+        );
+        assert_eq!(
+            parse_omp_places("{0,1,2,3},{4,5,6,7},{8,9,10,11},{12,13,14,15}").unwrap(),
+            parse_omp_places("{0:4}:4:4").unwrap()
+        );
+        assert_eq!(parse_omp_places("{0:2:2}, 5").unwrap(), sets(&["0,2", "5"]));
+        for v in [
+            "",
+            "cores",
+            "threads(4)",
+            "{0},",
+            "{}",
+            "{0",
+            "{1},!{1}",
+            "{a}",
+            "{0}:0",
+        ] {
+            assert_eq!(parse_omp_places(v), None, "{v:?}");
+        }
     }
 
     /// The map on --cpus 0-1: w1 on CPU 0, w2 on CPU 1, the rest
