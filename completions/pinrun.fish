@@ -116,7 +116,7 @@ topology-inconsistent\t''"
 complete -c pinrun -l omp -d 'Export OMP_PLACES (one place per planned core in plan order; with --smt its SMT siblings; --omp=threads: one per planned CPU), OMP_PROC_BIND=close and, unless set, OMP_NUM_THREADS (the number of places) to the command. Refused when the caller set a different OMP_PLACES or OMP_PROC_BIND, or KMP_AFFINITY or GOMP_CPU_AFFINITY (--omp-replace replaces them)' -r -f -a "cores\t'One place per planned core, in plan order (with --smt: its planned SMT siblings)'
 threads\t'One place per planned CPU'"
 complete -c pinrun -l thread-map -d 'Pin each thread of the command by rules matched in order, SELECTOR=TARGET[,...]: selector main, #N (the N-th thread created) or a name glob (w*); target @N or @N-M (positions in the plan: planned CPUs, or cores with --smt), each (one position per thread, round-robin), housekeeping or rest. A watcher process follows new threads and renames (THREADS in pinrun(1))' -r
-complete -c pinrun -l thread-log -d 'Append each --thread-map decision to FILE as a JSON line' -r -F
+complete -c pinrun -l thread-log -d 'Append each --thread-map decision to FILE as a JSON line (a regular file; a symlink, FIFO or device is refused)' -r -F
 complete -c pinrun -l generate -d 'Write the man page or a shell completion script to stdout, e.g. `pinrun --generate man > /usr/local/share/man/man1/pinrun.1` (INSTALLATION in pinrun(1))' -r -f -a "man\t'The man page pinrun(1) (man/pinrun.1)'
 bash\t'bash completion (completions/pinrun.bash)'
 zsh\t'zsh completion (completions/_pinrun)'

@@ -501,7 +501,8 @@ pub struct Cli {
     #[arg(long, value_name = "RULES", help_heading = "Threads")]
     pub thread_map: Option<String>,
 
-    /// Append each --thread-map decision to FILE as a JSON line.
+    /// Append each --thread-map decision to FILE as a JSON line (a regular
+    /// file; a symlink, FIFO or device is refused).
     #[arg(long, value_name = "FILE", requires = "thread_map", value_hint = clap::ValueHint::FilePath, help_heading = "Threads")]
     pub thread_log: Option<PathBuf>,
 

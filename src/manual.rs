@@ -499,7 +499,13 @@ stderr, where it reports a thread it could not pin.
 appends a first line {"event": "start", "mechanism": "perf"|"poll",
 "interval_us"} and each decision as a JSON line: {"t_us" (since exec),
 "tid", "name", "order", "event": "new"|"rename", "rule", "cpus",
-"read_back", "error"}. SCHED_DEADLINE is refused: the kernel does not pin
+"read_back", "error"}. FILE must be a regular file (created 0644 when
+missing): it is opened with O_NOFOLLOW and O_NONBLOCK, so a symbolic link,
+a FIFO, a device or a directory is refused (watcher\-failed, exit 125), as is
+another user's file in a sticky world\-writable directory such as /tmp
+(the kernel's fs.protected_regular rule); \-\-dry\-run makes the same
+checks without creating the file. A failed write (a full file system) is
+said once on stderr; the threads are still pinned. SCHED_DEADLINE is refused: the kernel does not pin
 a deadline thread to fewer CPUs than its root domain.
 Not yet: running processes (\-\-pid).
 .SH "IRQ STEERING"

@@ -199,6 +199,8 @@ fn plan_and_check(root: &Root, mut sys: SystemState, req: &Request) -> Result<Pl
 
 /// `--dry-run`: the plan and its findings; `exec`, the resolved command.
 fn dry_run(req: &Request, p: &Planned, exec: Option<&std::path::Path>) -> Result<Exit, Error> {
+    // What the launch would refuse, the dry run refuses too.
+    per_thread::check_thread_log(req, &p.plan)?;
     if req.output.json {
         print_out(&format!(
             "{}\n",

@@ -7,6 +7,8 @@ use crate::cpuset::CpuSet;
 use crate::error::{Error, ErrorCode};
 use crate::plan::Plan;
 use crate::request::Request;
+use std::fs::File;
+use std::path::Path;
 
 /// The error of a watcher that could not be started.
 pub fn watcher_error(e: &std::io::Error) -> Error {
@@ -17,10 +19,121 @@ pub fn watcher_error(e: &std::io::Error) -> Error {
     .hint("pidfd_open(2) needs Linux 5.3; check the process limit (ulimit -u) and that /proc is mounted")
 }
 
-/// Opens `--thread-log` (appending, created 0644) and prepares the
-/// watcher when the plan has a thread map: the descriptors the helper
-/// keeps and its duty ([`crate::apply::helper::spawn_duties`] starts it);
-/// `None` without a thread map.
+/// Opens `--thread-log` as the launch does (`create`: appending, created
+/// 0644) or, for `--dry-run`, checks that it would (`create` false:
+/// nothing is created or written). The file is opened relative to its
+/// directory with `O_NOFOLLOW` (a symlink is refused, never followed),
+/// `O_NONBLOCK` (a FIFO without a reader fails with ENXIO instead of
+/// blocking the launch) and `O_CLOEXEC`; refused unless it is a regular
+/// file, and when another user owns it in a sticky world-writable
+/// directory unless that user owns the directory (the rule of the
+/// kernel's `fs.protected_regular`, fs/namei.c `may_create_in_sticky`;
+/// as the state directory is guarded in `system::claims`). `Ok(None)`:
+/// a dry run of a file not there yet whose directory is writable.
+/// Errors: watcher-failed, naming the path and the cause.
+pub fn open_thread_log(path: &Path, create: bool) -> Result<Option<File>, Error> {
+    use nix::errno::Errno;
+    use nix::fcntl::OFlag;
+    use nix::sys::stat::{Mode, SFlag, fstat};
+    let fail = |what: String, hint: &str| {
+        Error::new(
+            ErrorCode::WatcherFailed,
+            format!("--thread-log {}: {what}", path.display()),
+        )
+        .hint(hint)
+    };
+    const WRITABLE: &str = "give a file in a directory this user can write";
+    let Some(name) = path.file_name() else {
+        return Err(fail("is not a file name".into(), WRITABLE));
+    };
+    let dir_path = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let dir = nix::fcntl::open(
+        dir_path,
+        OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|e| fail(e.desc().into(), WRITABLE))?;
+    let mut flags = OFlag::O_WRONLY
+        | OFlag::O_APPEND
+        | OFlag::O_NOFOLLOW
+        | OFlag::O_NONBLOCK
+        | OFlag::O_CLOEXEC
+        | OFlag::O_NOCTTY;
+    if create {
+        flags |= OFlag::O_CREAT;
+    }
+    let fd = match nix::fcntl::openat(&dir, name, flags, Mode::from_bits_truncate(0o644)) {
+        Ok(fd) => fd,
+        Err(Errno::ENOENT) if !create => {
+            // The launch would create it: the directory must be writable.
+            return match nix::unistd::access(dir_path, nix::unistd::AccessFlags::W_OK) {
+                Ok(()) => Ok(None),
+                Err(e) => Err(fail(e.desc().into(), WRITABLE)),
+            };
+        }
+        Err(Errno::ELOOP) => {
+            return Err(fail(
+                "is a symbolic link; pinrun never follows one to write its log".into(),
+                "give the path of the file itself, in a directory only you control",
+            ));
+        }
+        Err(Errno::ENXIO) => {
+            return Err(fail(
+                "is a FIFO or socket without a reader, not a regular file".into(),
+                "give a regular file; to follow the log as it grows: tail -f FILE",
+            ));
+        }
+        Err(e) => return Err(fail(e.desc().into(), WRITABLE)),
+    };
+    let st = fstat(&fd).map_err(|e| fail(e.desc().into(), WRITABLE))?;
+    let kind = SFlag::from_bits_truncate(st.st_mode & SFlag::S_IFMT.bits());
+    if kind != SFlag::S_IFREG {
+        let what = match kind {
+            SFlag::S_IFIFO => "a FIFO",
+            SFlag::S_IFCHR => "a character device",
+            SFlag::S_IFBLK => "a block device",
+            SFlag::S_IFSOCK => "a socket",
+            SFlag::S_IFDIR => "a directory",
+            _ => "not a file",
+        };
+        return Err(fail(
+            format!("is {what}, not a regular file; pinrun writes its log only to a regular file"),
+            "give a regular file; to follow the log as it grows: tail -f FILE",
+        ));
+    }
+    let d = fstat(&dir).map_err(|e| fail(e.desc().into(), WRITABLE))?;
+    let me = nix::unistd::geteuid().as_raw();
+    let sticky_shared = d.st_mode & 0o1000 != 0 && d.st_mode & 0o002 != 0;
+    if sticky_shared && st.st_uid != me && st.st_uid != d.st_uid {
+        return Err(fail(
+            format!(
+                "belongs to uid {} in the sticky world-writable directory {}: another user's file there is never appended to (the kernel's protected_regular rule)",
+                st.st_uid,
+                dir_path.display()
+            ),
+            "give a path in a directory only you control, or a new file name",
+        ));
+    }
+    Ok(Some(File::from(fd)))
+}
+
+/// `--dry-run`'s prediction of [`watcher_duty`]'s log: the same checks
+/// ([`open_thread_log`] without creating), when the plan has a thread map
+/// and the launch would happen on this host (not under `--sysroot`).
+pub fn check_thread_log(req: &Request, plan: &Plan) -> Result<(), Error> {
+    match (&plan.thread_map, &req.threads.thread_log) {
+        (Some(_), Some(path)) if req.sysroot.is_none() => open_thread_log(path, false).map(drop),
+        _ => Ok(()),
+    }
+}
+
+/// Opens `--thread-log` ([`open_thread_log`]) and prepares the watcher
+/// when the plan has a thread map: the descriptors the helper keeps and
+/// its duty ([`crate::apply::helper::spawn_duties`] starts it); `None`
+/// without a thread map.
 pub fn watcher_duty(
     req: &Request,
     plan: &Plan,
@@ -31,19 +144,7 @@ pub fn watcher_duty(
     };
     let log = match &req.threads.thread_log {
         None => None,
-        Some(path) => Some(
-            std::fs::OpenOptions::new()
-                .append(true)
-                .create(true)
-                .open(path)
-                .map_err(|e| {
-                    Error::new(
-                        ErrorCode::WatcherFailed,
-                        format!("--thread-log {}: {e}", path.display()),
-                    )
-                    .hint("give a file in a directory this user can write")
-                })?,
-        ),
+        Some(path) => open_thread_log(path, true)?.map(|f| (f, path.clone())),
     };
     Ok(Some(crate::apply::per_thread::duty(
         map.clone(),

@@ -24,9 +24,12 @@ struct Seen {
     pinned: Option<CpuSet>,
 }
 
-/// `--thread-log`: the file and the time of exec.
+/// `--thread-log`: the file, its path (for the one message about a failed
+/// write), whether a write failed, and the time of exec.
 struct Log {
     file: Option<std::fs::File>,
+    path: std::path::PathBuf,
+    failed: bool,
     t0: std::time::Instant,
 }
 
@@ -45,10 +48,35 @@ struct Entry<'a> {
 }
 
 impl Log {
+    /// Appends one JSON line; the first failed write (ENOSPC, EIO, EFBIG…)
+    /// is said once on stderr ([`Log::failure`]), later ones are silent.
+    fn line(&mut self, v: &serde_json::Value) {
+        let Some(f) = &mut self.file else { return };
+        if let Err(e) = writeln!(f, "{v}")
+            && let Some(msg) = self.failure(&e)
+        {
+            // Not eprintln!: a closed stderr must not end the watcher.
+            let _ = writeln!(std::io::stderr(), "{msg}");
+        }
+    }
+
+    /// The message for a failed write: `Some` the first time only.
+    fn failure(&mut self, e: &std::io::Error) -> Option<String> {
+        if std::mem::replace(&mut self.failed, true) {
+            return None;
+        }
+        Some(format!(
+            "pinrun: --thread-log {}: cannot write: {e}; the threads are still pinned, further entries are lost",
+            self.path.display()
+        ))
+    }
+
     /// The first line: `{"t_us": 0, "event": "start", "mechanism":
     /// "perf"|"poll", "interval_us"}` (again when perf falls back to poll).
     fn start(&mut self, mechanism: &str) {
-        let Some(f) = &mut self.file else { return };
+        if self.file.is_none() {
+            return;
+        }
         let interval = if mechanism == "perf" {
             PERF_BACKSTOP_MS as u64 * 1000
         } else {
@@ -60,14 +88,16 @@ impl Log {
             "mechanism": mechanism,
             "interval_us": interval,
         });
-        let _ = writeln!(f, "{v}");
+        self.line(&v);
     }
 
     /// One decision as a JSON line: `{"t_us", "tid", "name", "order",
     /// "event": "new"|"rename", "rule", "cpus", "read_back", "error"}`;
     /// `t_us` counts from the command's exec.
     fn write(&mut self, e: Entry<'_>) {
-        let Some(f) = &mut self.file else { return };
+        if self.file.is_none() {
+            return;
+        }
         let v = serde_json::json!({
             "t_us": self.t0.elapsed().as_micros() as u64,
             "tid": e.tid,
@@ -79,7 +109,7 @@ impl Log {
             "read_back": e.read_back.map(CpuSet::to_list),
             "error": e.error,
         });
-        let _ = writeln!(f, "{v}");
+        self.line(&v);
     }
 }
 
@@ -106,14 +136,17 @@ fn watch(
     map: &ThreadMap,
     possible: &CpuSet,
     h: &super::helper::Helper,
-    file: Option<std::fs::File>,
+    file: Option<(std::fs::File, std::path::PathBuf)>,
     perf: Vec<OwnedFd>,
 ) -> i32 {
     if !h.wait_for_exec() {
         return 0;
     }
+    let (file, path) = file.unzip();
     let mut log = Log {
         file,
+        path: path.unwrap_or_default(),
+        failed: false,
         t0: std::time::Instant::now(),
     };
     let mut rings: Vec<ffi::PerfRing> = perf
@@ -242,8 +275,9 @@ const PERF_BACKSTOP_MS: i32 = 100;
 const PERF_MAX_CPUS: usize = 512;
 
 /// The watcher for `map` as a duty of the helper process (started by the
-/// caller, with the other duties, before anything is applied); `log` (`--thread-log`, opened by the caller) receives its
-/// decisions. With `perf`, one [`ffi::perf_task_events`] per CPU of the
+/// caller, with the other duties, before anything is applied); `log`
+/// (`--thread-log`, opened and checked by the caller, with its path for
+/// messages) receives its decisions. With `perf`, one [`ffi::perf_task_events`] per CPU of the
 /// plan (where every thread of the command runs) wakes the watcher at each
 /// thread creation and rename; where `perf_event_open(2)` is refused
 /// (`perf_event_paranoid` 3, seccomp) or the plan has more than
@@ -252,7 +286,7 @@ const PERF_MAX_CPUS: usize = 512;
 pub fn duty(
     map: ThreadMap,
     possible: CpuSet,
-    log: Option<std::fs::File>,
+    log: Option<(std::fs::File, std::path::PathBuf)>,
     perf: bool,
 ) -> (Vec<i32>, super::helper::Duty) {
     let cpus: CpuSet = map.positions.iter().fold(CpuSet::new(), |a, p| a.union(p));
@@ -265,9 +299,43 @@ pub fn duty(
         Vec::new()
     };
     let mut keep: Vec<i32> = events.iter().map(|f| f.as_raw_fd()).collect();
-    keep.extend(log.iter().map(|f| f.as_raw_fd()));
+    keep.extend(log.iter().map(|(f, _)| f.as_raw_fd()));
     (
         keep,
         Box::new(move |h| watch(&map, &possible, h, log, events)),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A log whose writes fail (`/dev/full`: ENOSPC, as a full file
+    /// system) is said once, naming the path and the errno's text, and
+    /// the watcher goes on.
+    #[test]
+    fn a_failed_log_write_is_said_once() {
+        let Ok(full) = std::fs::OpenOptions::new().append(true).open("/dev/full") else {
+            return;
+        };
+        let mut log = Log {
+            file: Some(full),
+            path: "/dev/full".into(),
+            failed: false,
+            t0: std::time::Instant::now(),
+        };
+        // The real write path: the write fails and is noted.
+        log.start("poll");
+        assert!(log.failed);
+        let e = std::io::Error::from_raw_os_error(libc::ENOSPC);
+        assert_eq!(log.failure(&e), None, "said a second time");
+        log.failed = false;
+        let first = log.failure(&e).expect("the first failure is said");
+        assert!(
+            first.starts_with(
+                "pinrun: --thread-log /dev/full: cannot write: No space left on device"
+            ),
+            "{first}"
+        );
+    }
 }

@@ -347,3 +347,170 @@ fn openmp_threads_land_on_their_places() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Runs pinrun with `args`, killed after 30 s (a launch blocked on a FIFO
+/// must fail the test, not hang it): its exit status and stderr.
+fn run_bounded(args: &[&std::ffi::OsStr]) -> (Option<i32>, String) {
+    use std::io::Read;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_pinrun"))
+        .env("PINRUN_CONFIG", "")
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s.code();
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    (status, err)
+}
+
+/// `--thread-log` never writes where it must not, and `--dry-run` says so
+/// exactly as the launch does (exit 125, the same message) without
+/// creating anything: a symlink is refused, not followed (ELOOP of
+/// O_NOFOLLOW); a FIFO without a reader fails at once (ENXIO of
+/// O_NONBLOCK; the old open blocked the launch forever); a device, a
+/// directory and a missing directory are refused; the command never runs.
+/// A new file in a writable directory passes, and the dry run leaves it
+/// uncreated.
+#[test]
+fn thread_log_refuses_what_it_must_not_write() {
+    let Some((a, _)) = two_cpus() else { return };
+    let dir = common::tempdir();
+    let target = dir.path().join("target");
+    std::fs::write(&target, "").unwrap();
+    let link = dir.path().join("link");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let fifo = dir.path().join("fifo");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let marker = dir.path().join("ran");
+    let cases: [(PathBuf, &str); 5] = [
+        (link.clone(), "is a symbolic link"),
+        (fifo.clone(), "is a FIFO or socket without a reader"),
+        (
+            "/dev/full".into(),
+            "is a character device, not a regular file",
+        ),
+        (dir.path().to_path_buf(), "Is a directory"),
+        (
+            dir.path().join("no/such/dir/log"),
+            "No such file or directory",
+        ),
+    ];
+    let cpus = a.to_string();
+    for (path, what) in &cases {
+        for dry in [true, false] {
+            let mut args: Vec<&std::ffi::OsStr> = vec![
+                "--cpus".as_ref(),
+                cpus.as_ref(),
+                "--thread-map".as_ref(),
+                "*=@0".as_ref(),
+                "--thread-log".as_ref(),
+                path.as_os_str(),
+            ];
+            if dry {
+                args.push("--dry-run".as_ref());
+            }
+            args.extend(["--".as_ref(), "touch".as_ref(), marker.as_os_str()]);
+            let (status, stderr) = run_bounded(&args);
+            assert_eq!(status, Some(125), "{path:?} dry {dry}: {stderr}");
+            let want = format!("pinrun: --thread-log {}: {what}", path.display());
+            assert!(stderr.starts_with(&want), "{path:?} dry {dry}: {stderr}");
+            assert!(stderr.contains("\nhint: "), "{stderr}");
+            assert!(
+                !marker.exists(),
+                "the command ran with --thread-log {path:?}"
+            );
+        }
+    }
+    assert_eq!(
+        std::fs::read_to_string(&target).unwrap(),
+        "",
+        "written through the symlink"
+    );
+    // A new file: the dry run passes and creates nothing.
+    let new = dir.path().join("new.jsonl");
+    let out = pinrun()
+        .args(["--cpus", &cpus, "--thread-map", "*=@0", "--thread-log"])
+        .arg(&new)
+        .args(["--dry-run", "--", "true"])
+        .output()
+        .unwrap();
+    assert_status(&out, 0);
+    assert!(!new.exists(), "the dry run created the log");
+}
+
+/// As root, another user's file in a sticky world-writable directory (a
+/// /tmp) is never appended to, as the kernel's fs.protected_regular
+/// refuses it (fs/namei.c may_create_in_sticky): the finding's uid-65534
+/// file. This user's own file there is fine.
+#[test]
+fn thread_log_refuses_another_users_file_in_a_sticky_dir() {
+    use std::os::unix::fs::PermissionsExt;
+    let Some((a, _)) = two_cpus() else { return };
+    if !common::is_root() {
+        return common::skip("chown to another user needs root");
+    }
+    let dir = common::tempdir();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let theirs = tmp.join("theirs.jsonl");
+    std::fs::write(&theirs, "").unwrap();
+    std::os::unix::fs::chown(&theirs, Some(65534), Some(65534)).unwrap();
+    let cpus = a.to_string();
+    for dry in [true, false] {
+        let mut cmd = pinrun();
+        cmd.args(["--cpus", &cpus, "--thread-map", "*=@0", "--thread-log"])
+            .arg(&theirs);
+        if dry {
+            cmd.arg("--dry-run");
+        }
+        let out = cmd.args(["--", "true"]).output().unwrap();
+        assert_status(&out, 125);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.starts_with(&format!(
+                "pinrun: --thread-log {}: belongs to uid 65534 in the sticky world-writable directory",
+                theirs.display()
+            )),
+            "{stderr}"
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&theirs).unwrap(), "");
+    let mine = tmp.join("mine.jsonl");
+    let out = pinrun()
+        .args(["--cpus", &cpus, "--thread-map", "*=@0", "--thread-log"])
+        .arg(&mine)
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    assert_status(&out, 0);
+    assert!(
+        std::fs::read_to_string(&mine)
+            .unwrap()
+            .contains("\"start\"")
+    );
+}
