@@ -1188,16 +1188,24 @@ SCHED_OTHER, up to its 50us timer slack (prctl(2) PR_SET_TIMERSLACK), and
 the available share (100 x (duration \- lost) / duration) and the ten
 largest gaps with their time after the start. Attribution needs no root:
 the per-CPU deltas of /proc/interrupts (device IRQs by number and name, the
-local timer LOC, IPIs), /proc/softirqs, and the tasks whose last CPU was a
+local timer LOC, IPIs), /proc/softirqs, steal time (the 8th value of each
+cpuN line of /proc/stat, proc_stat(5): on a virtual machine, the time the
+hypervisor ran something else; 10 ms resolution), and the tasks whose last CPU was a
 probed one and whose run time (/proc/PID/task/TID/schedstat, else
 utime + stime of stat) grew, pinrun's own threads left out; the counters are
 read before the pre-heat and after the probe. The likely source of the worst
-gap is a task that ran at least half as long as that gap (under SCHED_FIFO
-or SCHED_RR, only one of at least the probe's priority), else RT throttling
+gap is steal time or a task that ran at least half as long as that gap
+(the longer of the two; under SCHED_FIFO
+or SCHED_RR, only a task of at least the probe's priority), else RT throttling
 when a spinning SCHED_FIFO/SCHED_RR probe's gap is between 1 ms and 110% of
 the time throttling stops it (sched_rt_period_us \- sched_rt_runtime_us;
-less when RT_RUNTIME_SHARE lends it runtime), else the busiest device IRQ,
-else an IPI, the local timer, a softirq. Tasks are attributed by the CPU they
+less when RT_RUNTIME_SHARE lends it runtime), else, for a gap under 1 ms
+only, the busiest device IRQ, else an IPI, the local timer, a softirq;
+otherwise none. The time lost that neither the tasks' run time nor steal
+time explains is printed as "unattributed" (JSON unattributed_ns) when it
+reaches 1 ms: preemption by tasks that lived between the two readings,
+interrupts (counted, never timed), SMIs, or a hypervisor that reports no
+steal time. Tasks are attributed by the CPU they
 last ran on in either reading: a task that moved may be named on a CPU where
 it ran only part of its time.
 .PP

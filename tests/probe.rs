@@ -475,3 +475,51 @@ fn rt_throttling_is_named_for_a_spinning_fifo_probe() {
     let throttling = src["kind"] == "rt-throttling" && src["runtime_us"].as_i64() == Some(runtime);
     assert!(higher_task || throttling, "{c}");
 }
+
+/// `/proc/stat`'s steal time of `cpu`, ns (proc_stat(5): the 8th value of
+/// the `cpuN` line, in USER_HZ = 100 ticks per second).
+fn steal_ns(cpu: &str) -> u64 {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap();
+    let line = stat
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some(&format!("cpu{cpu}")))
+        .unwrap();
+    line.split_whitespace()
+        .nth(8)
+        .unwrap()
+        .parse::<u64>()
+        .unwrap()
+        * 10_000_000
+}
+
+/// Steal time (on a virtual machine) is a source read from `/proc/stat`:
+/// what the probe names is within what the kernel counted around it; and
+/// the unattributed time is exactly the time lost that the named tasks'
+/// run time and the steal time do not explain.
+#[test]
+fn steal_and_unattributed_time_add_up() {
+    let _g = serial();
+    let cpu = last_cpu().to_string();
+    let before = steal_ns(&cpu);
+    let p = probe_json(&["--probe=500ms", "--json", "--cpus", &cpu]);
+    let after = steal_ns(&cpu);
+    let c = &p["cpus"][0];
+    let sources = c["sources"].as_array().unwrap();
+    let steal: u64 = sources
+        .iter()
+        .filter(|s| s["kind"] == "steal")
+        .map(|s| s["ns"].as_u64().unwrap())
+        .sum();
+    assert!(steal <= after - before, "{steal} > {}", after - before);
+    let tasks: u64 = sources
+        .iter()
+        .filter(|s| s["kind"] == "task")
+        .map(|s| s["runtime_ns"].as_u64().unwrap())
+        .sum();
+    let lost = c["lost_ns"].as_u64().unwrap();
+    assert_eq!(
+        c["unattributed_ns"].as_u64().unwrap(),
+        lost.saturating_sub(tasks + steal),
+        "{c}"
+    );
+}

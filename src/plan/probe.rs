@@ -4,7 +4,7 @@
 
 use crate::cpuset::CpuSet;
 use crate::error::{Error, ErrorCode, Result};
-use crate::noise::{CpuNoise, ProbeMode, ProbeRequest, Source, likely_source};
+use crate::noise::{CpuNoise, ProbeMode, ProbeRequest, Source, likely_source, unattributed_ns};
 use crate::plan::Plan;
 use crate::system::SystemState;
 use crate::words::{cpus_phrase, duration_approx};
@@ -91,7 +91,11 @@ pub fn gate(
         ),
         Some(s @ Source::Task { pid, .. }) => (
             format!("likely source: {}", s.words()),
-            format!("move pid {pid} off CPU {cpu} (taskset -a -p -c LIST {pid}), or choose a CPU where nothing else runs (--isolated)"),
+            format!("move pid {pid} off CPU {cpu} (pinrun --pid {pid} --cpus LIST, every thread), or choose a CPU where nothing else runs (--isolated)"),
+        ),
+        Some(s @ Source::Steal { .. }) => (
+            format!("likely source: {}", s.words()),
+            "on a virtual machine, ask for dedicated (pinned) host CPUs for this guest, or probe again when the host is less loaded".to_string(),
         ),
         Some(s @ Source::Irq { irq, .. }) => (
             format!("likely source: {}", s.words()),
@@ -106,8 +110,15 @@ pub fn gate(
             format!("choose an isolated CPU (--isolated), or see pinrun --probe -v for every source on CPU {cpu}"),
         ),
         None => (
-            "no source seen in /proc/interrupts, /proc/softirqs or the tasks (SMIs, the hypervisor, or the CPU's idle exit)".to_string(),
-            "check the BIOS's power and SMI settings, or on a virtual machine the host's load".to_string(),
+            format!(
+                "unattributed: no task, steal time or throttling seen explains it ({} of {} lost unexplained): preemption by short-lived tasks, SMIs, or a hypervisor that reports no steal time",
+                duration_approx(unattributed_ns(
+                    sources.get(&cpu).map_or(&[][..], Vec::as_slice),
+                    worst.lost_ns
+                )),
+                duration_approx(worst.lost_ns)
+            ),
+            format!("see pinrun --probe -v for every source on CPU {cpu}; check the BIOS's power and SMI settings, or on a virtual machine the host's load"),
         ),
     };
     Err(Error::new(
@@ -208,5 +219,52 @@ mod tests {
                 .contains("/proc/irq/24/smp_affinity_list")
         );
         assert!(gate(&cpus, &sources, 60_000, None, None).is_ok());
+    }
+
+    /// A task's fix is pinrun's own (--pid moves every thread); a 20 ms
+    /// gap that only IRQ counts could explain is said to be unattributed,
+    /// with the lost time no source explains; steal time gets the
+    /// hypervisor's fix.
+    #[test]
+    fn gate_fixes_tasks_with_pinrun_and_says_unattributed_time() {
+        let cpus = [noise(2, 20_000_000)];
+        let task = Source::Task {
+            pid: 4242,
+            tid: 4242,
+            comm: "hog".into(),
+            runtime_ns: 15_000_000,
+            rt_priority: 0,
+        };
+        let irq = Source::Irq {
+            irq: 36,
+            name: "virtio0".into(),
+            count: 21,
+        };
+        let sources = BTreeMap::from([(2, vec![task, irq.clone()])]);
+        let e = gate(&cpus, &sources, 1_000_000, None, None).unwrap_err();
+        assert!(
+            e.hint
+                .as_deref()
+                .unwrap_or("")
+                .starts_with("move pid 4242 off CPU 2 (pinrun --pid 4242 --cpus LIST"),
+            "{:?}",
+            e.hint
+        );
+        let sources = BTreeMap::from([(2, vec![irq.clone()])]);
+        let e = gate(&cpus, &sources, 1_000_000, None, None).unwrap_err();
+        assert!(!e.message.contains("IRQ 36"), "{}", e.message);
+        assert!(
+            e.message.contains("; unattributed: no task, steal time or throttling seen explains it (20.0ms of 20.0ms lost unexplained)"),
+            "{}",
+            e.message
+        );
+        let sources = BTreeMap::from([(2, vec![Source::Steal { ns: 30_000_000 }, irq])]);
+        let e = gate(&cpus, &sources, 1_000_000, None, None).unwrap_err();
+        assert!(
+            e.message.contains("likely source: steal time 30.0ms"),
+            "{}",
+            e.message
+        );
+        assert!(e.hint.as_deref().unwrap_or("").contains("virtual machine"));
     }
 }

@@ -3,7 +3,7 @@
 //! the available share, the largest gaps with their time, and what
 //! disturbed the CPU.
 
-use crate::noise::{ProbeMode, ProbeRun, likely_source};
+use crate::noise::{COUNTER_GAP_MAX_NS, ProbeMode, ProbeRun, likely_source, unattributed_ns};
 use crate::words::{cpus_phrase, duration_approx as d};
 use serde_json::{Value, json};
 use std::fmt::Write;
@@ -100,6 +100,16 @@ pub fn probe_text(run: &ProbeRun, verbose: bool) -> String {
                 l.words()
             );
         }
+        let unexplained = unattributed_ns(sources, c.lost_ns);
+        if unexplained >= COUNTER_GAP_MAX_NS {
+            let _ = writeln!(
+                s,
+                "  CPU {} unattributed: {} of {} lost — no task or steal time seen explains it: preemption by short-lived tasks, interrupts, SMIs, or a hypervisor that reports no steal time",
+                c.cpu,
+                d(unexplained),
+                d(c.lost_ns)
+            );
+        }
     }
     if let Some(e) = &run.mlock_error {
         let _ = writeln!(s, "  memory not locked during the probe ({e})");
@@ -112,7 +122,8 @@ pub fn probe_text(run: &ProbeRun, verbose: bool) -> String {
 /// {"cpu", "samples", "min_ns", "p50_ns", "p99_ns", "p999_ns", "max_ns",
 /// "above_threshold", "lost_ns", "duration_ns", "available_pct",
 /// "top_gaps": [{"ns", "at_ns"}], "sources": [{"kind": "irq"|"interrupt"|
-/// "softirq"|"task", …}], "likely_source"} ]}`.
+/// "softirq"|"steal"|"task", …}], "likely_source", "unattributed_ns"
+/// ([`unattributed_ns`])} ]}`.
 pub fn probe_json(run: &ProbeRun) -> Value {
     let r = &run.request;
     let cpus: Vec<Value> = run
@@ -127,6 +138,7 @@ pub fn probe_json(run: &ProbeRun) -> Value {
                     .then(|| likely_source(sources, c.max_ns, run.rt_throttle, run.rt_priority))
                     .flatten()
             );
+            v["unattributed_ns"] = json!(unattributed_ns(sources, c.lost_ns));
             v
         })
         .collect();
@@ -195,6 +207,48 @@ mod tests {
         assert_eq!(c["top_gaps"][0]["at_ns"], 20);
         assert_eq!(c["likely_source"]["kind"], "irq");
         assert_eq!(c["likely_source"]["irq"], 24);
+        // Interrupts are counted, not timed: the 40 us are unexplained.
+        assert_eq!(c["unattributed_ns"], 40_000);
         assert_eq!(v["mode"], "spin");
+    }
+
+    /// A 93 ms loss that a 2.6 ms task does not explain: no likely source
+    /// for the 90 ms gap (not the IRQ), and an unattributed line with the
+    /// remainder; steal time, when the hypervisor reports it, is named.
+    #[test]
+    fn unexplained_time_is_said() {
+        let mut r = run();
+        let mut s = Series::new(1000);
+        s.record(20, 0);
+        s.record(90_000_000, 20);
+        s.record(3_000_000, 90_000_020);
+        r.cpus = vec![s.summarize(1, 1.0, 0, 1_000_000_000)];
+        r.sources.get_mut(&1).unwrap().insert(
+            0,
+            Source::Task {
+                pid: 7,
+                tid: 7,
+                comm: "cc1".into(),
+                runtime_ns: 2_600_000,
+                rt_priority: 0,
+            },
+        );
+        let t = probe_text(&r, false);
+        assert!(!t.contains("likely"), "{t}");
+        assert!(
+            t.contains("  CPU 1 unattributed: 90.4ms of 93.0ms lost — "),
+            "{t}"
+        );
+        assert_eq!(probe_json(&r)["cpus"][0]["unattributed_ns"], 90_400_000);
+        r.sources
+            .get_mut(&1)
+            .unwrap()
+            .insert(0, Source::Steal { ns: 91_000_000 });
+        let t = probe_text(&r, false);
+        assert!(
+            t.contains("  CPU 1 worst gap 90.0ms: likely steal time 91.0ms (the hypervisor ran something else)\n"),
+            "{t}"
+        );
+        assert!(!t.contains("unattributed"), "{t}");
     }
 }

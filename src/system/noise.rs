@@ -129,7 +129,27 @@ pub fn snapshot(root: &Root, tasks: bool) -> Snapshot {
         } else {
             BTreeMap::new()
         },
+        steal_ns: root
+            .read("/proc/stat")
+            .map(|t| parse_steal(&t))
+            .unwrap_or_default(),
     }
+}
+
+/// Steal time per CPU from `/proc/stat` (proc_stat(5), fs/proc/stat.c
+/// `show_stat()`): each `cpuN` line's 8th value (after user, nice, system,
+/// idle, iowait, irq, softirq), in USER_HZ ticks, as ns. The aggregate
+/// `cpu` line and lines without a steal column (before Linux 2.6.11) are
+/// skipped.
+pub fn parse_steal(text: &str) -> BTreeMap<u32, u64> {
+    text.lines()
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            let cpu = f.next()?.strip_prefix("cpu")?.parse().ok()?;
+            let steal: u64 = f.nth(7)?.parse().ok()?;
+            Some((cpu, steal * USER_HZ_NS))
+        })
+        .collect()
 }
 
 /// The spin mode's clock on this machine ([`ProbeClock::choose`]): the first
@@ -177,6 +197,19 @@ mod tests {
         assert_eq!(c.cpus, vec![0, 2]);
         assert_eq!(c.count("TIMER", 2), 65432);
         assert_eq!(c.count("NET_RX", 0), 10);
+    }
+
+    /// proc_stat(5): `cpuN user nice system idle iowait irq softirq steal
+    /// guest guest_nice`; the aggregate line is not a CPU; a line from a
+    /// kernel without steal is skipped.
+    #[test]
+    fn steal_per_cpu() {
+        let text = "cpu  100 0 50 9000 10 1 2 42 0 0\ncpu0 50 0 25 4500 5 1 1 40 0 0\ncpu3 50 0 25 4500 5 0 1 2 0 0\ncpu7 1 2 3 4\nintr 12345 0\n";
+        let s = parse_steal(text);
+        assert_eq!(
+            s.into_iter().collect::<Vec<_>>(),
+            vec![(0, 400_000_000), (3, 20_000_000)]
+        );
     }
 
     /// proc_pid_stat(5): a comm with spaces and parentheses.
