@@ -4,6 +4,7 @@
 //! written by [`crate::apply::claims`] under the same lock.
 
 use super::root::Root;
+use super::threads::{stat_field, stat_state};
 use crate::claim::{self, Claim, Claims, Holder, Liveness, Record, Verdict};
 use crate::error::{Error, ErrorCode, Result};
 use nix::fcntl::OFlag;
@@ -522,7 +523,7 @@ fn process_groups() -> HashMap<u32, Vec<u32>> {
             continue;
         };
         if let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            && let Some(pgrp) = claim::stat_pgrp(&stat)
+            && let Some(pgrp) = stat_field::<u32>(&stat, 5)
         {
             out.entry(pgrp).or_default().push(pid);
         }
@@ -538,8 +539,7 @@ pub fn liveness(pid: u32) -> Liveness {
     }
     let dir = format!("/proc/{pid}");
     if let Ok(stat) = std::fs::read_to_string(format!("{dir}/stat")) {
-        let parsed = claim::parse_stat(&stat);
-        if let Some(('Z' | 'X', _)) = parsed {
+        if let Some('Z' | 'X') = stat_state(&stat) {
             return Liveness::Dead;
         }
         let mut uids: Vec<u32> = std::fs::metadata(&dir)
@@ -557,7 +557,7 @@ pub fn liveness(pid: u32) -> Liveness {
             }
         }
         return Liveness::Alive {
-            start_time: parsed.map(|(_, s)| s),
+            start_time: stat_field(&stat, 22),
             uids,
             affinity,
         };
@@ -579,7 +579,7 @@ pub fn liveness(pid: u32) -> Liveness {
 pub fn identity() -> Result<(u32, u64, u32, u32)> {
     let pid = std::process::id();
     let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let (_, start) = claim::parse_stat(&stat).ok_or_else(|| {
+    let start: u64 = stat_field(&stat, 22).ok_or_else(|| {
         Error::new(
             ErrorCode::ClaimFailed,
             "--exclusive: cannot read this process's start time from /proc/self/stat",

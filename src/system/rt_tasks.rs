@@ -125,9 +125,8 @@ fn read_rt_task(root: &Root, pid: u32) -> Option<RtTask> {
 /// SCHED_RR task has).
 fn read_task(root: &Root, pid: u32, pinned_in: Option<&CpuSet>) -> Option<RtTask> {
     let stat = root.read(&format!("/proc/{pid}/stat"))?;
-    let close = stat.rfind(')')?;
-    let comm = stat[stat.find('(')? + 1..close].to_string();
-    let f: Vec<&str> = stat[close + 1..].split_whitespace().collect();
+    let comm = super::threads::stat_comm(&stat)?.to_string();
+    let f = super::threads::stat_fields(&stat)?;
     // f[0] is field 3 (state); field n is f[n - 3].
     let policy: i64 = f.get(38)?.parse().ok()?;
     // Field 9 flags: PF_KTHREAD marks kernel threads, whose per-CPU RT

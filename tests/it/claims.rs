@@ -151,7 +151,7 @@ fn record_of(dir: &Path, pid: u32) -> String {
 
 pub(super) fn start_time(pid: u32) -> u64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-    pinrun::claim::parse_stat(&stat).unwrap().1
+    pinrun::system::threads::stat_field(&stat, 22).unwrap()
 }
 
 fn write_record(dir: &Path, name: &str, pid: u32, start: u64, uid: u32, cpus: &str) {
