@@ -918,3 +918,33 @@ pub fn dry_run_outcome(exit: i32, stdout: &str, own: &Outcome) -> Outcome {
         mempolicy: numa_maps_policy(&v["memory"]),
     }
 }
+
+/// Compiles `tests/helpers/NAME.c` with `gcc FLAGS` into a temporary
+/// directory; `None` (after saying SKIPPED) without gcc or the library.
+pub fn compile(name: &str, flags: &[&str], dir: &Path) -> Option<PathBuf> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/helpers/{name}.c"));
+    let out = dir.join(name);
+    match std::process::Command::new("gcc")
+        .args(flags)
+        .arg(&src)
+        .arg("-o")
+        .arg(&out)
+        .output()
+    {
+        Ok(o) if o.status.success() => Some(out),
+        Ok(o) => {
+            skip(format!(
+                "gcc {flags:?} {name}.c failed (apt-get install gcc libgomp1): {}",
+                String::from_utf8_lossy(&o.stderr)
+                    .lines()
+                    .last()
+                    .unwrap_or("")
+            ));
+            None
+        }
+        Err(e) => {
+            skip(format!("no gcc ({e}): apt-get install gcc"));
+            None
+        }
+    }
+}
