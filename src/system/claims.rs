@@ -6,6 +6,7 @@
 use super::root::Root;
 use super::threads::{stat_field, stat_state};
 use crate::claim::{self, Claim, Claims, Holder, Liveness, Record, Verdict};
+use crate::cpuset::CpuSet;
 use crate::error::{Error, ErrorCode, Result};
 use nix::fcntl::OFlag;
 use nix::sys::stat::Mode;
@@ -233,7 +234,13 @@ impl StateDir {
     /// stale records this user may remove (pinrun's own format, a dead
     /// holder, the file this user's or read as root), to be removed under
     /// the exclusive lock. The listing is complete or refused, never cut.
-    pub fn read(&self) -> (Claims, Vec<String>) {
+    ///
+    /// Each record's CPU list is clipped to `possible` as soon as it is
+    /// parsed (a CPU that does not exist cannot be claimed; a warning names
+    /// the record): a record of `0-4194303`, which any local user can write
+    /// into the sticky state directory, costs what a record of the
+    /// machine's CPUs costs, and memory stays linear in the records.
+    pub fn read(&self, possible: &CpuSet) -> (Claims, Vec<String>) {
         let mut claims = Claims::default();
         let mut stale = Vec::new();
         let me = nix::unistd::geteuid().as_raw();
@@ -324,6 +331,31 @@ impl StateDir {
                     continue;
                 }
             };
+            let named = (cpus.len(), cpus.last().unwrap_or(0));
+            let cpus = cpus.intersection(possible);
+            let beyond = named.0 - cpus.len();
+            if beyond > 0 {
+                let sink = if foreign {
+                    &mut claims.foreign_warnings
+                } else {
+                    &mut claims.warnings
+                };
+                sink.push(format!(
+                    "claims: record {} names {} CPUs that do not exist (up to CPU {}; possible: {}): {}",
+                    shown.display(),
+                    beyond,
+                    named.1,
+                    possible.to_compact_list(),
+                    if cpus.is_empty() {
+                        "it claims nothing, ignored"
+                    } else {
+                        "only the possible ones count"
+                    }
+                ));
+                if cpus.is_empty() {
+                    continue;
+                }
+            }
             if rec.pid != pid {
                 claims.warnings.push(format!(
                     "claims: record {} names pid {}, not {pid}: ignored",

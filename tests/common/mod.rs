@@ -948,3 +948,23 @@ pub fn compile(name: &str, flags: &[&str], dir: &Path) -> Option<PathBuf> {
         }
     }
 }
+
+/// Limits the address space of the process `cmd` starts to `bytes`
+/// (`RLIMIT_AS`, set in the child before exec): an allocation beyond it
+/// fails (pinrun aborts), so a test bounds memory without timing anything.
+pub fn cap_memory(cmd: &mut std::process::Command, bytes: u64) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: setrlimit is async-signal-safe; nothing else runs in the child.
+    unsafe {
+        cmd.pre_exec(move || {
+            let lim = libc::rlimit {
+                rlim_cur: bytes,
+                rlim_max: bytes,
+            };
+            if libc::setrlimit(libc::RLIMIT_AS, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
