@@ -16,7 +16,9 @@
 //! dumping pinrun (its `status`, `stat`, `cgroup`, `limits`: the caller's
 //! cgroup, allowed CPUs, capabilities and RT limit, as a launch from the
 //! same shell would see them); of the other processes only the `stat` and
-//! `status` of the real-time ones (those the `rt-competitor` check reads);
+//! `status` of the real-time and pinned user-space threads (what the
+//! `rt-competitor` check and who runs where need, [`keeps`]) and the `comm`
+//! of `kthreadd` and the RCU offload kthreads;
 //! `meminfo` and IRQ counts as they were at that moment. Claims in the
 //! state directory (`/run/pinrun`) are not part of the machine and are not
 //! dumped (below `--sysroot` they are never read).
