@@ -99,6 +99,28 @@ fn threads_of(root: &Root, pid: u32) -> Vec<Option<u32>> {
     }
 }
 
+/// [`threads_of`] on the live machine, without listing the `task`
+/// directory of a process with one thread: procfs gives that directory a
+/// link count of 2 plus the number of threads (`proc_task_getattr()`,
+/// fs/proc/base.c; a zombie leader stays counted while its threads run),
+/// so 3 means the main thread alone (one `fstatat(2)` relative to `proc`,
+/// the open `/proc`, instead of an open, a `getdents64(2)` and a close:
+/// most processes have one thread).
+fn live_threads_of(root: &Root, proc: Option<&std::fs::File>, pid: u32) -> Vec<Option<u32>> {
+    let nlink = proc.and_then(|dir| {
+        nix::sys::stat::fstatat(
+            dir,
+            format!("{pid}/task").as_str(),
+            nix::fcntl::AtFlags::empty(),
+        )
+        .ok()
+    });
+    match nlink {
+        Some(st) if st.st_nlink == 3 => vec![Some(pid)],
+        _ => threads_of(root, pid),
+    }
+}
+
 /// [`read_rt_tasks`] from files only, for any root (a dump or `/`): lists
 /// `/proc` and each process's `task` directory, reads every thread's
 /// `stat` (`proc(5)`), and `status` (`Cpus_allowed_list`) only of the
@@ -148,8 +170,9 @@ pub fn read_rt_tasks_live(root: &Root, self_pid: Option<u32>) -> Option<Vec<RtTa
     // on a loaded host a second thread made the scan slower
     // (BENCHMARKS.md, issue 17).
     let mut out = Vec::new();
+    let proc = std::fs::File::open(root.path("/proc")).ok();
     for pid in pids.into_iter().filter(|p| Some(*p) != self_pid) {
-        for tid in threads_of(root, pid) {
+        for tid in live_threads_of(root, proc.as_ref(), pid) {
             let rt = match crate::ffi::sched_getscheduler(tid.unwrap_or(pid)) {
                 Ok(policy) => Policy::is_rt_number(i64::from(policy)),
                 Err(e) => e.raw_os_error() != Some(libc::ESRCH),
