@@ -64,6 +64,20 @@ fn spare_cpu() -> Option<u32> {
     (online.len() >= 2).then(|| online.last()).flatten()
 }
 
+/// [`spare_cpu`] when this test runs as root (SCHED_FIFO needs it here);
+/// `None` after saying SKIPPED otherwise.
+fn root_and_spare_cpu() -> Option<u32> {
+    if !is_root() {
+        common::skip("SCHED_FIFO needs root here");
+        return None;
+    }
+    let cpu = spare_cpu();
+    if cpu.is_none() {
+        common::skip("needs 2 online CPUs");
+    }
+    cpu
+}
+
 /// Both paths, retried a few times until they agree (a process of the
 /// host may start or exit between the two scans).
 fn both_paths() -> (Vec<RtTask>, Vec<RtTask>) {
@@ -91,7 +105,12 @@ fn competitors(args: &[&str]) -> Vec<String> {
         .output()
         .expect("run pinrun");
     assert!(out.status.success(), "{args:?}: {out:?}");
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    rt_competitor_messages(&out.stdout)
+}
+
+/// The messages of the `rt-competitor` findings of a `--json` output.
+fn rt_competitor_messages(stdout: &[u8]) -> Vec<String> {
+    let v: serde_json::Value = serde_json::from_slice(stdout).expect("JSON");
     v["findings"]
         .as_array()
         .expect("findings")
@@ -107,12 +126,7 @@ fn competitors(args: &[&str]) -> Vec<String> {
 /// that CPU but not at a higher one.
 #[test]
 fn fifo_child_found_by_both_paths() {
-    if !is_root() {
-        common::skip("SCHED_FIFO needs root here");
-        return;
-    }
-    let Some(cpu) = spare_cpu() else {
-        common::skip("needs 2 online CPUs");
+    let Some(cpu) = root_and_spare_cpu() else {
         return;
     };
     let child = Spinner::start(cpu, Some(1));
@@ -445,14 +459,7 @@ fn check_competitors(sysroot: Option<&str>, cpu: u32) -> Vec<String> {
         ])
         .output()
         .expect("run pinrun");
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
-    v["findings"]
-        .as_array()
-        .expect("findings")
-        .iter()
-        .filter(|f| f["code"] == "rt-competitor")
-        .map(|f| f["message"].as_str().unwrap().to_string())
-        .collect()
+    rt_competitor_messages(&out.stdout)
 }
 
 /// `--show --json`'s tasks and `--show`'s text, below `sysroot` if given.
@@ -482,12 +489,7 @@ fn show_both(sysroot: Option<&str>) -> (Vec<serde_json::Value>, String) {
 /// scan read `/proc/PID/stat` (the main thread) only and found neither.
 #[test]
 fn real_time_threads_beside_the_main_thread() {
-    if !is_root() {
-        common::skip("SCHED_FIFO needs root here");
-        return;
-    }
-    let Some(cpu) = spare_cpu() else {
-        common::skip("needs 2 online CPUs");
+    let Some(cpu) = root_and_spare_cpu() else {
         return;
     };
     let Some(app) = RtThreads::start(cpu) else {

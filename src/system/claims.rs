@@ -314,12 +314,7 @@ impl StateDir {
                     continue;
                 }
                 Err(RecordError::Invalid(why)) => {
-                    let sink = if foreign {
-                        &mut claims.foreign_warnings
-                    } else {
-                        &mut claims.warnings
-                    };
-                    sink.push(format!(
+                    warnings_of(&mut claims, foreign).push(format!(
                         "claims: {} is not a usable claim record ({why}); {}",
                         shown.display(),
                         if live == Liveness::Dead {
@@ -335,12 +330,7 @@ impl StateDir {
             let cpus = cpus.intersection(possible);
             let beyond = named.0 - cpus.len();
             if beyond > 0 {
-                let sink = if foreign {
-                    &mut claims.foreign_warnings
-                } else {
-                    &mut claims.warnings
-                };
-                sink.push(format!(
+                warnings_of(&mut claims, foreign).push(format!(
                     "claims: record {} names {} CPUs that do not exist (up to CPU {}; possible: {}): {}",
                     shown.display(),
                     beyond,
@@ -395,14 +385,8 @@ impl StateDir {
                         stale.push(name);
                     }
                 }
-                Verdict::Forged(why) => {
-                    let sink = if file_uid != 0 && file_uid != me {
-                        &mut claims.foreign_warnings
-                    } else {
-                        &mut claims.warnings
-                    };
-                    sink.push(format!("claims: record {} {why}: ignored", shown.display()))
-                }
+                Verdict::Forged(why) => warnings_of(&mut claims, file_uid != 0 && file_uid != me)
+                    .push(format!("claims: record {} {why}: ignored", shown.display())),
                 Verdict::Live { affinity } => claims.claims.push(Claim {
                     holder: Holder::Process {
                         pid: rec.pid,
@@ -492,6 +476,16 @@ impl StateDir {
             std::str::from_utf8(&buf).map_err(|_| RecordError::Invalid("not UTF-8".into()))?;
         let (rec, cpus) = Record::parse(text).map_err(RecordError::Invalid)?;
         Ok((rec, cpus, meta.uid()))
+    }
+}
+
+/// Where a warning about a record goes: `foreign_warnings` for a record
+/// of another user than root and this one (`foreign`), else `warnings`.
+fn warnings_of(claims: &mut Claims, foreign: bool) -> &mut Vec<String> {
+    if foreign {
+        &mut claims.foreign_warnings
+    } else {
+        &mut claims.warnings
     }
 }
 
