@@ -469,22 +469,6 @@ impl Liveness {
     }
 }
 
-/// Start time (field 22) and state (field 3) of a `/proc/<pid>/stat` text.
-pub fn parse_stat(stat: &str) -> Option<(char, u64)> {
-    // The command name (field 2) may contain spaces and ')'.
-    let rest = &stat[stat.rfind(')')? + 1..];
-    let mut f = rest.split_whitespace();
-    let state = f.next()?.chars().next()?;
-    let start = f.nth(18)?.parse().ok()?;
-    Some((state, start))
-}
-
-/// The process group (field 5) of a `/proc/<pid>/stat` text.
-pub fn stat_pgrp(stat: &str) -> Option<u32> {
-    let rest = &stat[stat.rfind(')')? + 1..];
-    rest.split_whitespace().nth(2)?.parse().ok()
-}
-
 /// The holders of a lock on the file `dev`:`ino` in a `/proc/locks` text
 /// (`1: FLOCK  ADVISORY  WRITE 1234 fd:01:5678 0 EOF`; the device is
 /// `%02x:%02x` major:minor, `lock_get_status()` in fs/locks.c): their PIDs,
@@ -764,14 +748,6 @@ mod tests {
         assert_eq!(lock_holders(locks, 0xfd, 1, 5678), vec![1234, 55]);
         assert_eq!(lock_holders(locks, 0, 0x1f, 5678), vec![77]);
         assert_eq!(lock_holders(locks, 0, 0x1f, 1), Vec::<u32>::new());
-    }
-
-    #[test]
-    fn stat_fields() {
-        let stat = "77 (a) b) c) S 1 77 77 0 -1 4194560 100 0 0 0 0 0 0 0 20 0 1 0 123456 1000 10";
-        assert_eq!(parse_stat(stat), Some(('S', 123456)));
-        assert_eq!(stat_pgrp(stat), Some(77));
-        assert_eq!(parse_stat("garbage"), None);
     }
 
     #[test]

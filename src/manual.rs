@@ -305,7 +305,11 @@ process may run on: its
 and their SMT siblings (a claim covers whole cores); CPUs beyond are ignored,
 with a
 .B claim\-record\-unusable
-finding naming them. Every message names the uid of a claim that is not root's
+finding naming them. A CPU that does not exist cannot be claimed: each
+record's CPUs are clipped to the possible CPUs as it is read, with a
+warning naming the record (one of only such CPUs claims nothing), so a
+record of 0\-4194303, which any user can write, costs what a record of
+the machine's CPUs costs. Every message names the uid of a claim that is not root's
 (\fBpid 123 (engine) of uid 1000\fR), so a record cannot pass for another
 command's. Control and bidirectional-formatting characters (U+202A\(enU+202E,
 U+2066\(enU+2069) in a record are printed as
@@ -937,10 +941,15 @@ changed, pid\-not\-permitted); RLIMIT_RTPRIO and RLIMIT_NICE are the
 process's; reading another user's numa_maps needs ptrace read access.
 .PP
 .B \-\-show
-adds who runs where on the live machine: for each CPU, the real-time
-(rt PRIORITY) and pinned (an affinity narrower than the online CPUs)
-user-space processes allowed on it, from the scan of the rt\-competitor
-check (\-\-json: "tasks").
+adds who runs where (on the live machine, or from a dump below
+\-\-sysroot): for each CPU, the real-time (rt PRIORITY) and pinned (an
+affinity narrower than the online CPUs) user-space threads allowed on
+it, every thread of every process
+.RI ( /proc/PID/task/TID :
+a real-time application's real-time threads are seldom its main
+thread), named PID for a main thread and PID/TID for another, from the
+scan of the rt\-competitor check (\-\-json: "tasks", each with pid and
+tid).
 .SH INSTALLATION
 .B cargo install \-\-locked \-\-path .
 in a checkout installs pinrun (add
@@ -987,8 +996,12 @@ Live data in a dump: free memory and IRQ counts of that moment;
 .I /proc/self
 is the dumping pinrun (its status, stat, cgroup, mountinfo and limits:
 the allowed CPUs and memory nodes, capabilities and RT limits of a launch
-from the same shell); of other processes only the stat (and for
-user-space ones the status) of the real-time ones;
+from the same shell); of other processes only the stat and status of
+the user-space threads that are real-time or pinned (who runs where,
+which the rt\-competitor check and the replay need; they hold the
+thread's name and allowed CPUs), and the comm of kthreadd and of the RCU
+offload kthreads (rcuop/N); the other processes' files, read by the
+scans, are left out;
 .I /proc/cmdline
 as it is. Claim records (the state directory) are not part of the machine
 and are not dumped. A replay with
@@ -996,7 +1009,9 @@ and are not dumped. A replay with
 gives the live output except
 .B nodes[].mem_free_kb
 and
-.BR claims ", " claimed_cpus ", " claim_warnings .
+.BR claims ", " claimed_cpus ", " claim_warnings ;
+its "tasks" (and the text's who runs where) are those of the moment of
+the dump.
 .PP
 .B "\-\-sysroot ARCHIVE"
 reads a gzip- or xz-compressed or plain tar archive (recognised by its
@@ -1085,10 +1100,11 @@ $PINRUN_CONFIG, ~/.config/pinrun/config.toml, /etc/pinrun.toml (POLICY FILE)
 /proc/irq/N/{effective_affinity_list,smp_affinity_list,smp_affinity}
 /proc/irq/default_smp_affinity, /sys/kernel/debug/irq/irqs/N
 /sys/devices/system/cpu/cpuN/cpufreq/scaling_governor, cpuN/cpuidle/stateK/{name,latency,disable}
-/proc (sched_getscheduler(2) per process), /proc/PID/stat of the real-time ones and
-  status of the user-space ones (only with --fifo/--rr; a dump: every PID's stat)
+/proc/PID/task (sched_getscheduler(2) per thread), /proc/PID/task/TID/stat of the
+  real-time ones and status of the user-space ones (only with --fifo/--rr; below
+  a dump: every thread's stat; /proc/PID/stat when a dump has no task directory)
 /proc/PID/task/TID/{status,stat}, /proc/PID/{stat,status,limits,numa_maps} (\-\-pid);
-  /proc/PID/stat of every process and status of the user-space ones (\-\-show)
+  /proc/PID/task/TID/stat of every thread and status of the user-space ones (\-\-show)
 <cgroup v1 cpu>/cpu.rt_runtime_us, /boot/config-RELEASE (RT group scheduling;
   the config only to explain an EPERM)
 /run/pinrun/<pid>.<starttime>.<random> (claim records), /var/lib/kubelet/cpu_manager_state

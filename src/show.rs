@@ -347,7 +347,8 @@ pub fn text(sys: &SystemState, verbose: bool) -> String {
 }
 
 /// `--show`'s who-runs-where (issue 18): for each online CPU, the
-/// real-time processes (`rt N`, their `rt_priority`) and the pinned ones
+/// real-time threads (`rt N`, their `rt_priority`; `PID` for a main
+/// thread, `PID/TID` for another) and the pinned ones
 /// (`pinned`: an affinity narrower than the online CPUs) allowed on it,
 /// from [`crate::system::rt_tasks::read_placed_tasks`]; a CPU with none is
 /// left out, and so is the section when no process is real-time or pinned.
@@ -363,7 +364,7 @@ pub fn who_runs_where(tasks: &[crate::system::rt_tasks::RtTask], online: &CpuSet
                 } else {
                     "pinned".to_string()
                 };
-                format!("{} {} ({how}, {})", t.pid, t.comm, t.state)
+                format!("{} {} ({how}, {})", t.id(), t.comm, t.state)
             })
             .collect();
         if !on.is_empty() {
@@ -374,6 +375,6 @@ pub fn who_runs_where(tasks: &[crate::system::rt_tasks::RtTask], online: &CpuSet
         return s;
     }
     format!(
-        "who runs where (real-time and pinned processes, pid comm (rt PRIORITY or pinned, state)):\n{s}"
+        "who runs where (real-time and pinned threads, PID or PID/TID, comm (rt PRIORITY or pinned, state)):\n{s}"
     )
 }

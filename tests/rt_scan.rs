@@ -64,6 +64,20 @@ fn spare_cpu() -> Option<u32> {
     (online.len() >= 2).then(|| online.last()).flatten()
 }
 
+/// [`spare_cpu`] when this test runs as root (SCHED_FIFO needs it here);
+/// `None` after saying SKIPPED otherwise.
+fn root_and_spare_cpu() -> Option<u32> {
+    if !is_root() {
+        common::skip("SCHED_FIFO needs root here");
+        return None;
+    }
+    let cpu = spare_cpu();
+    if cpu.is_none() {
+        common::skip("needs 2 online CPUs");
+    }
+    cpu
+}
+
 /// Both paths, retried a few times until they agree (a process of the
 /// host may start or exit between the two scans).
 fn both_paths() -> (Vec<RtTask>, Vec<RtTask>) {
@@ -91,7 +105,12 @@ fn competitors(args: &[&str]) -> Vec<String> {
         .output()
         .expect("run pinrun");
     assert!(out.status.success(), "{args:?}: {out:?}");
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    rt_competitor_messages(&out.stdout)
+}
+
+/// The messages of the `rt-competitor` findings of a `--json` output.
+fn rt_competitor_messages(stdout: &[u8]) -> Vec<String> {
+    let v: serde_json::Value = serde_json::from_slice(stdout).expect("JSON");
     v["findings"]
         .as_array()
         .expect("findings")
@@ -107,17 +126,13 @@ fn competitors(args: &[&str]) -> Vec<String> {
 /// that CPU but not at a higher one.
 #[test]
 fn fifo_child_found_by_both_paths() {
-    if !is_root() {
-        common::skip("SCHED_FIFO needs root here");
-        return;
-    }
-    let Some(cpu) = spare_cpu() else {
-        common::skip("needs 2 online CPUs");
+    let Some(cpu) = root_and_spare_cpu() else {
         return;
     };
     let child = Spinner::start(cpu, Some(1));
     let want = RtTask {
         pid: child.pid(),
+        tid: child.pid(),
         comm: "sh".into(),
         priority: 1,
         state: 'R',
@@ -198,6 +213,7 @@ fn dumps_use_the_file_path() {
     assert_eq!(read_rt_tasks_live(&root, Some(1)), None);
     let want = vec![RtTask {
         pid: 4242,
+        tid: 4242,
         comm: "spin".into(),
         priority: 50,
         state: 'R',
@@ -363,4 +379,172 @@ fn threaded_scans_find_what_one_thread_finds() {
     }
     assert!(agreed, "threaded scans disagree with one thread");
     drop(idle);
+}
+
+/// `tests/helpers/rt_threads.c` running: main thread SCHED_OTHER, thread
+/// `spin` SCHED_FIFO 20 busy on one CPU, thread `nap` SCHED_FIFO 7
+/// asleep; killed and reaped when dropped.
+struct RtThreads {
+    child: Spinner,
+    spin: u32,
+    nap: u32,
+    _dir: tempfile::TempDir,
+}
+
+impl RtThreads {
+    /// Compiles and starts the helper on `cpu`; `None` (after SKIPPED)
+    /// without gcc.
+    fn start(cpu: u32) -> Option<Self> {
+        use std::io::BufRead;
+        let dir = tempfile::tempdir().unwrap();
+        let bin = common::compile("rt_threads", &["-O2", "-pthread"], dir.path())?;
+        let mut child = Spinner(
+            Command::new(bin)
+                .args([cpu.to_string(), "20".into(), "7".into()])
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .expect("spawn rt_threads"),
+        );
+        let mut line = String::new();
+        std::io::BufReader::new(child.0.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert_eq!(line, "ready\n", "rt_threads failed");
+        let pid = child.pid();
+        let tid = |name: &str| {
+            std::fs::read_dir(format!("/proc/{pid}/task"))
+                .unwrap()
+                .flatten()
+                .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+                .find(|t| {
+                    std::fs::read_to_string(format!("/proc/{pid}/task/{t}/comm"))
+                        .is_ok_and(|c| c.trim_end() == name)
+                })
+                .unwrap_or_else(|| panic!("no thread {name}"))
+        };
+        let (spin, nap) = (tid("spin"), tid("nap"));
+        // The kernel's view: both threads SCHED_FIFO (policy 1, field 41),
+        // the main thread SCHED_OTHER.
+        let policy = |t: u32| {
+            stat_field(
+                &std::fs::read_to_string(format!("/proc/{pid}/task/{t}/stat")).unwrap(),
+                41,
+            )
+        };
+        assert_eq!((policy(pid), policy(spin), policy(nap)), (0, 1, 1));
+        Some(RtThreads {
+            child,
+            spin,
+            nap,
+            _dir: dir,
+        })
+    }
+}
+
+/// The `rt-competitor` messages of `pinrun [--sysroot S] --check --json
+/// --cpus CPU --fifo 10`.
+fn check_competitors(sysroot: Option<&str>, cpu: u32) -> Vec<String> {
+    let mut cmd = pinrun();
+    if let Some(s) = sysroot {
+        cmd.args(["--sysroot", s]);
+    }
+    let out = cmd
+        .args([
+            "--check",
+            "--json",
+            "--cpus",
+            &cpu.to_string(),
+            "--fifo",
+            "10",
+        ])
+        .output()
+        .expect("run pinrun");
+    rt_competitor_messages(&out.stdout)
+}
+
+/// `--show --json`'s tasks and `--show`'s text, below `sysroot` if given.
+fn show_both(sysroot: Option<&str>) -> (Vec<serde_json::Value>, String) {
+    let run = |json: bool| {
+        let mut cmd = pinrun();
+        if let Some(s) = sysroot {
+            cmd.args(["--sysroot", s]);
+        }
+        cmd.arg("--show");
+        if json {
+            cmd.arg("--json");
+        }
+        let out = cmd.output().expect("run pinrun");
+        assert!(out.status.success(), "{out:?}");
+        out.stdout
+    };
+    let v: serde_json::Value = serde_json::from_slice(&run(true)).expect("JSON");
+    let tasks = v["tasks"].as_array().expect("tasks").clone();
+    (tasks, String::from_utf8(run(false)).unwrap())
+}
+
+/// Finding 1: a real-time thread that is not its process's main thread
+/// (the usual layout of real-time applications) is a competitor, and who
+/// runs where lists it, runnable (`spin`, FIFO 20) or asleep (`nap`,
+/// FIFO 7), on the live machine and in the replay of a `--dump`. The old
+/// scan read `/proc/PID/stat` (the main thread) only and found neither.
+#[test]
+fn real_time_threads_beside_the_main_thread() {
+    let Some(cpu) = root_and_spare_cpu() else {
+        return;
+    };
+    let Some(app) = RtThreads::start(cpu) else {
+        return;
+    };
+    let pid = app.child.pid();
+    let dir = tempfile::tempdir().unwrap();
+    let dump = dir.path().join("m.tar.gz");
+    let out = pinrun()
+        .args(["--dump", dump.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    for sysroot in [None, dump.to_str()] {
+        let found = check_competitors(sysroot, cpu);
+        let want = format!(
+            "thread {pid}/{} (spin) is runnable at real-time priority 20",
+            app.spin
+        );
+        assert!(
+            found.iter().any(|m| m.starts_with(&want)),
+            "{sysroot:?}: {found:?}"
+        );
+        let (tasks, text) = show_both(sysroot);
+        for (tid, prio, cpus) in [
+            (app.spin, 20, serde_json::json!([cpu])),
+            (app.nap, 7, serde_json::Value::Null),
+        ] {
+            let t = tasks
+                .iter()
+                .find(|t| t["pid"] == pid && t["tid"] == tid)
+                .unwrap_or_else(|| panic!("{sysroot:?}: {pid}/{tid} missing: {tasks:?}"));
+            assert_eq!(t["priority"], prio, "{t}");
+            assert_eq!(t["realtime"], true, "{t}");
+            if !cpus.is_null() {
+                assert_eq!(t["cpus"], cpus, "{t}");
+                assert_eq!(t["state"], "R", "{t}");
+            }
+        }
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(&format!("  CPU {cpu}: ")))
+            .unwrap_or_else(|| panic!("{sysroot:?}: no line for CPU {cpu}:\n{text}"));
+        assert!(
+            line.contains(&format!("{pid}/{} spin (rt 20, R)", app.spin)),
+            "{line}"
+        );
+        assert!(
+            line.contains(&format!("{pid}/{} nap (rt 7, ", app.nap)),
+            "{line}"
+        );
+        // The SCHED_OTHER, unpinned main thread is neither.
+        assert!(
+            !tasks.iter().any(|t| t["pid"] == pid && t["tid"] == pid),
+            "{tasks:?}"
+        );
+    }
 }

@@ -154,7 +154,7 @@ pub fn read_claims(
                     Err(e) => Some(format!("{}; records read without the lock", e.message)),
                     Ok(()) => None,
                 };
-                let (c, stale) = d.read();
+                let (c, stale) = d.read(&sys.possible);
                 claims = c;
                 claims.state_warnings.extend(locked);
                 // --dry-run --exclusive predicts this refusal too.
@@ -191,6 +191,12 @@ pub fn read_claims(
         }
     }
     let (mut kubelet, warning) = read_kubelet(root);
+    // As the state directory's records: a CPU that does not exist cannot
+    // be claimed.
+    for c in &mut kubelet {
+        c.cpus = c.cpus.intersection(&sys.possible);
+    }
+    kubelet.retain(|c| !c.cpus.is_empty());
     // In a container with exclusive CPUs, kubelet's claim on them is this
     // container's own (issue 23): it bounds the cpuset, it does not
     // compete with it.

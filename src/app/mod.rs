@@ -131,27 +131,20 @@ fn run(req: Request) -> Result<Exit, Error> {
 /// `--show`: the machine and the claims.
 fn show(root: &Root, sys: &SystemState, req: &Request) -> Result<Exit, Error> {
     let (claims, _) = claims::read_claims(root, sys, req, false)?;
-    // Who runs where: the live machine's real-time and pinned processes
-    // (issue 18; not of a dump, whose processes are not this machine's).
-    let tasks = req
-        .sysroot
-        .is_none()
-        .then(|| crate::system::rt_tasks::read_placed_tasks(root, &sys.online));
+    // Who runs where: the real-time and pinned threads (issue 18), of the
+    // live machine or, below --sysroot, of the dump (which keeps their
+    // `stat` and `status`).
+    let tasks = crate::system::rt_tasks::read_placed_tasks(root, &sys.online);
     if req.output.json {
         let mut claims_json = serde_json::json!({});
-        // Absent below --sysroot: a dump's processes are not this machine's.
-        if let Some(tasks) = &tasks {
-            claims_json["tasks"] = report::placed_tasks_json(tasks);
-        }
+        claims_json["tasks"] = report::placed_tasks_json(&tasks);
         report::add_claims_json(&mut claims_json, &claims, claims::now());
         report::add_policy_file_json(&mut claims_json, &req.output);
         print_out_with(|w| report::write_show_json(sys, claims_json, w))?;
     } else {
         let live = req.sysroot.is_none().then(|| claims::state_dir(req));
         print_out(&crate::show::text(sys, req.output.verbose))?;
-        if let Some(tasks) = &tasks {
-            print_out(&crate::show::who_runs_where(tasks, &sys.online))?;
-        }
+        print_out(&crate::show::who_runs_where(&tasks, &sys.online))?;
         print_out(&report::policy_file_text(&req.output))?;
         print_out(&report::claims_text(
             &claims,

@@ -47,7 +47,7 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
                     && t.cpus.is_subset(&ctx.cpus)
             })
             .collect();
-        competitors.sort_by_key(|t| (std::cmp::Reverse(t.priority), t.pid));
+        competitors.sort_by_key(|t| (std::cmp::Reverse(t.priority), t.pid, t.tid));
         if !competitors.is_empty() {
             let cpus: CpuSet = competitors.iter().flat_map(|t| t.cpus.iter()).collect();
             let named: Vec<String> = competitors
@@ -56,21 +56,24 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
                 .map(|t| {
                     format!(
                         "{} ({}, priority {}, {})",
-                        t.pid, t.comm, t.priority, t.cpus
+                        t.id(),
+                        t.comm,
+                        t.priority,
+                        t.cpus
                     )
                 })
                 .collect();
             let rest = competitors.len().saturating_sub(3);
             let message = match competitors.as_slice() {
                 [t] => format!(
-                    "process {} ({}) is runnable at real-time priority {} confined to {}: the command (priority {prio}) will wait behind it",
-                    t.pid,
+                    "{} ({}) is runnable at real-time priority {} confined to {}: the command (priority {prio}) will wait behind it",
+                    t.kind_and_id(),
                     t.comm,
                     t.priority,
                     crate::words::cpus_phrase(&t.cpus)
                 ),
                 _ => format!(
-                    "{} processes are runnable at a real-time priority of at least {prio} and confined to {}: the command will wait behind them: {}{}",
+                    "{} threads are runnable at a real-time priority of at least {prio} and confined to {}: the command will wait behind them: {}{}",
                     competitors.len(),
                     crate::words::cpus_phrase(&cpus),
                     named.join(", "),

@@ -330,8 +330,8 @@ fn show_cpu_json(sys: &SystemState, c: &crate::system::Cpu) -> Value {
     })
 }
 
-/// `--show --json`'s `tasks`: the real-time and pinned processes (pid,
-/// comm, `priority` 0 for a pinned one that is not real-time, state,
+/// `--show --json`'s `tasks`: the real-time and pinned threads (pid,
+/// tid (the pid for a main thread), comm, `priority` 0 for a pinned one that is not real-time, state,
 /// `cpus`), from [`crate::system::rt_tasks::read_placed_tasks`].
 pub fn placed_tasks_json(tasks: &[crate::system::rt_tasks::RtTask]) -> Value {
     tasks
@@ -339,6 +339,7 @@ pub fn placed_tasks_json(tasks: &[crate::system::rt_tasks::RtTask]) -> Value {
         .map(|t| {
             json!({
                 "pid": t.pid,
+                "tid": t.tid,
                 "comm": t.comm,
                 "priority": t.priority,
                 "realtime": t.priority > 0,

@@ -4,7 +4,9 @@
 //! written by [`crate::apply::claims`] under the same lock.
 
 use super::root::Root;
+use super::threads::{stat_field, stat_state};
 use crate::claim::{self, Claim, Claims, Holder, Liveness, Record, Verdict};
+use crate::cpuset::CpuSet;
 use crate::error::{Error, ErrorCode, Result};
 use nix::fcntl::OFlag;
 use nix::sys::stat::Mode;
@@ -232,7 +234,13 @@ impl StateDir {
     /// stale records this user may remove (pinrun's own format, a dead
     /// holder, the file this user's or read as root), to be removed under
     /// the exclusive lock. The listing is complete or refused, never cut.
-    pub fn read(&self) -> (Claims, Vec<String>) {
+    ///
+    /// Each record's CPU list is clipped to `possible` as soon as it is
+    /// parsed (a CPU that does not exist cannot be claimed; a warning names
+    /// the record): a record of `0-4194303`, which any local user can write
+    /// into the sticky state directory, costs what a record of the
+    /// machine's CPUs costs, and memory stays linear in the records.
+    pub fn read(&self, possible: &CpuSet) -> (Claims, Vec<String>) {
         let mut claims = Claims::default();
         let mut stale = Vec::new();
         let me = nix::unistd::geteuid().as_raw();
@@ -306,12 +314,7 @@ impl StateDir {
                     continue;
                 }
                 Err(RecordError::Invalid(why)) => {
-                    let sink = if foreign {
-                        &mut claims.foreign_warnings
-                    } else {
-                        &mut claims.warnings
-                    };
-                    sink.push(format!(
+                    warnings_of(&mut claims, foreign).push(format!(
                         "claims: {} is not a usable claim record ({why}); {}",
                         shown.display(),
                         if live == Liveness::Dead {
@@ -323,6 +326,26 @@ impl StateDir {
                     continue;
                 }
             };
+            let named = (cpus.len(), cpus.last().unwrap_or(0));
+            let cpus = cpus.intersection(possible);
+            let beyond = named.0 - cpus.len();
+            if beyond > 0 {
+                warnings_of(&mut claims, foreign).push(format!(
+                    "claims: record {} names {} CPUs that do not exist (up to CPU {}; possible: {}): {}",
+                    shown.display(),
+                    beyond,
+                    named.1,
+                    possible.to_compact_list(),
+                    if cpus.is_empty() {
+                        "it claims nothing, ignored"
+                    } else {
+                        "only the possible ones count"
+                    }
+                ));
+                if cpus.is_empty() {
+                    continue;
+                }
+            }
             if rec.pid != pid {
                 claims.warnings.push(format!(
                     "claims: record {} names pid {}, not {pid}: ignored",
@@ -362,14 +385,8 @@ impl StateDir {
                         stale.push(name);
                     }
                 }
-                Verdict::Forged(why) => {
-                    let sink = if file_uid != 0 && file_uid != me {
-                        &mut claims.foreign_warnings
-                    } else {
-                        &mut claims.warnings
-                    };
-                    sink.push(format!("claims: record {} {why}: ignored", shown.display()))
-                }
+                Verdict::Forged(why) => warnings_of(&mut claims, file_uid != 0 && file_uid != me)
+                    .push(format!("claims: record {} {why}: ignored", shown.display())),
                 Verdict::Live { affinity } => claims.claims.push(Claim {
                     holder: Holder::Process {
                         pid: rec.pid,
@@ -462,6 +479,16 @@ impl StateDir {
     }
 }
 
+/// Where a warning about a record goes: `foreign_warnings` for a record
+/// of another user than root and this one (`foreign`), else `warnings`.
+fn warnings_of(claims: &mut Claims, foreign: bool) -> &mut Vec<String> {
+    if foreign {
+        &mut claims.foreign_warnings
+    } else {
+        &mut claims.warnings
+    }
+}
+
 /// Why a record could not be used.
 #[derive(Debug)]
 enum RecordError {
@@ -522,7 +549,7 @@ fn process_groups() -> HashMap<u32, Vec<u32>> {
             continue;
         };
         if let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            && let Some(pgrp) = claim::stat_pgrp(&stat)
+            && let Some(pgrp) = stat_field::<u32>(&stat, 5)
         {
             out.entry(pgrp).or_default().push(pid);
         }
@@ -538,8 +565,7 @@ pub fn liveness(pid: u32) -> Liveness {
     }
     let dir = format!("/proc/{pid}");
     if let Ok(stat) = std::fs::read_to_string(format!("{dir}/stat")) {
-        let parsed = claim::parse_stat(&stat);
-        if let Some(('Z' | 'X', _)) = parsed {
+        if let Some('Z' | 'X') = stat_state(&stat) {
             return Liveness::Dead;
         }
         let mut uids: Vec<u32> = std::fs::metadata(&dir)
@@ -557,7 +583,7 @@ pub fn liveness(pid: u32) -> Liveness {
             }
         }
         return Liveness::Alive {
-            start_time: parsed.map(|(_, s)| s),
+            start_time: stat_field(&stat, 22),
             uids,
             affinity,
         };
@@ -579,7 +605,7 @@ pub fn liveness(pid: u32) -> Liveness {
 pub fn identity() -> Result<(u32, u64, u32, u32)> {
     let pid = std::process::id();
     let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let (_, start) = claim::parse_stat(&stat).ok_or_else(|| {
+    let start: u64 = stat_field(&stat, 22).ok_or_else(|| {
         Error::new(
             ErrorCode::ClaimFailed,
             "--exclusive: cannot read this process's start time from /proc/self/stat",

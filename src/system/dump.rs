@@ -16,12 +16,15 @@
 //! dumping pinrun (its `status`, `stat`, `cgroup`, `limits`: the caller's
 //! cgroup, allowed CPUs, capabilities and RT limit, as a launch from the
 //! same shell would see them); of the other processes only the `stat` and
-//! `status` of the real-time ones (those the `rt-competitor` check reads);
+//! `status` of the real-time and pinned user-space threads (what the
+//! `rt-competitor` check and who runs where need, [`keeps`]) and the `comm`
+//! of `kthreadd` and the RCU offload kthreads;
 //! `meminfo` and IRQ counts as they were at that moment. Claims in the
 //! state directory (`/run/pinrun`) are not part of the machine and are not
 //! dumped (below `--sysroot` they are never read).
 
 use super::Root;
+use super::rt_tasks::RtTask;
 use crate::error::{Error, ErrorCode, Result};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -85,27 +88,64 @@ fn push(n: Noted) {
 /// with info findings and real-time tasks (`--check`/`--dry-run` with
 /// `-v`, `--fifo`, on any CPUs), and kubelet's claims. A scoped read
 /// ([`super::Scope::for_request`]) reads a subset of these files.
-pub fn read_everything(root: &Root) {
+///
+/// Returns the threads whose `stat` and `status` the dump keeps: the
+/// real-time and pinned user-space ones (who runs where,
+/// [`super::rt_tasks::read_placed_tasks`], which holds every real-time
+/// competitor too).
+pub fn read_everything(root: &Root) -> Vec<RtTask> {
     let _ = root.exists("/sys/devices/system/cpu");
     let mut sys = super::SystemState::read(root);
     let every: crate::cpuset::CpuSet = sys.cpus.keys().copied().collect();
     let live = root.base() == Path::new("/");
     sys.read_extras(root, &every, true, true, live.then(std::process::id));
     let _ = super::claims::read_kubelet(root);
+    super::rt_tasks::read_placed_tasks(root, &sys.online)
 }
 
-/// Runs [`read_everything`] with recording on; returns what was noted.
+/// Whether the dump keeps the noted path `abs`: of the per-process files
+/// below `/proc/PID` only the `stat` and `status` of the `kept` threads
+/// (`/proc/PID/task/TID/…`, or `/proc/PID/…` of a main thread read
+/// without its `task` directory) and the `comm` that
+/// [`super::rt_tasks::read_nocb_kthreads`] counts (`kthreadd`, `rcuo*/N`,
+/// read again from `base`): the scans read every process's `stat` or
+/// `comm`, the dump holds no other process's name. Other paths are kept.
+fn keeps(base: &Path, abs: &str, kept: &[RtTask]) -> bool {
+    let parts: Vec<&str> = abs.split('/').filter(|c| !c.is_empty()).collect();
+    let Some(pid) = (parts.first() == Some(&"proc"))
+        .then(|| parts.get(1)?.parse::<u32>().ok())
+        .flatten()
+    else {
+        return true;
+    };
+    let has = |tid: u32| kept.iter().any(|t| t.pid == pid && t.tid == tid);
+    match parts[2..] {
+        ["comm"] => std::fs::read_to_string(base.join(abs.trim_start_matches('/')))
+            .is_ok_and(|c| super::rt_tasks::nocb_scan_reads(pid, c.trim_end())),
+        ["stat" | "status"] => has(pid),
+        ["task", tid, "stat" | "status"] => tid.parse().is_ok_and(has),
+        _ => true,
+    }
+}
+
+/// Runs [`read_everything`] with recording on; returns what was noted
+/// that the dump [`keeps`].
 fn record(root: &Root) -> Vec<Noted> {
     if let Ok(mut v) = NOTED.lock() {
         v.clear();
     }
     RECORDING.store(true, Ordering::Relaxed);
-    read_everything(root);
+    let kept = read_everything(root);
     RECORDING.store(false, Ordering::Relaxed);
-    NOTED
+    let mut noted = NOTED
         .lock()
         .map(|mut v| std::mem::take(&mut *v))
-        .unwrap_or_default()
+        .unwrap_or_default();
+    noted.retain(|n| match n {
+        Noted::Path(p) => keeps(root.base(), p, &kept),
+        Noted::List(..) => true,
+    });
+    noted
 }
 
 /// One archive entry.
@@ -263,10 +303,15 @@ impl Collector<'_> {
 
     /// Adds the entries of `abs` named `<prefix>N` (each as a directory
     /// or link only: their files are added as they are read). Not for the
-    /// process list of `/proc`: only the processes read are dumped.
+    /// process list of `/proc` nor a process's thread list
+    /// (`/proc/PID/task`): only the processes and threads kept are dumped.
     fn add_list(&mut self, abs: &str, prefix: &str) {
         let trimmed = abs.trim_matches('/');
-        if trimmed == "proc" && prefix.is_empty() {
+        let threads = trimmed
+            .strip_prefix("proc/")
+            .and_then(|r| r.strip_suffix("/task"))
+            .is_some_and(|pid| pid.bytes().all(|b| b.is_ascii_digit()));
+        if (trimmed == "proc" || threads) && prefix.is_empty() {
             return;
         }
         let Ok(rd) = std::fs::read_dir(self.base.join(trimmed)) else {

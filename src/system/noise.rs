@@ -58,11 +58,9 @@ pub fn parse_counters(text: &str) -> Counters {
 /// clock ticks, field 40 `rt_priority`); the comm is between the first `(`
 /// and the last `)`.
 pub fn parse_task_stat(stat: &str) -> Option<(String, u32, u64, u32)> {
-    let open = stat.find('(')?;
-    let close = stat.rfind(')')?;
-    let comm = stat.get(open + 1..close)?.to_string();
+    let comm = super::threads::stat_comm(stat)?.to_string();
     // Fields after the comm start at field 3 (state).
-    let f: Vec<&str> = stat.get(close + 1..)?.split_whitespace().collect();
+    let f = super::threads::stat_fields(stat)?;
     let field = |n: usize| f.get(n - 3).and_then(|v| v.parse::<u64>().ok());
     let ticks = field(14)? + field(15)?;
     Some((

@@ -7,32 +7,61 @@ use super::root::Root;
 use crate::cpuset::CpuSet;
 use crate::policy::Policy;
 
-/// A SCHED_FIFO or SCHED_RR task on the machine.
+/// A SCHED_FIFO or SCHED_RR thread on the machine (or, for who runs
+/// where, a pinned one).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RtTask {
-    /// Process id.
+    /// Process id (the thread group's id).
     pub pid: u32,
-    /// `comm`.
+    /// Thread id (`/proc/PID/task/TID`); `pid` for the main thread, and for
+    /// a process read from `/proc/PID` itself (a dump without its `task`
+    /// directory).
+    pub tid: u32,
+    /// The thread's `comm` (field 2 of its `stat`).
     pub comm: String,
     /// `rt_priority` (field 40 of stat).
     pub priority: u32,
     /// State letter (field 3), `R` when runnable.
     pub state: char,
-    /// `Cpus_allowed_list`.
+    /// The thread's `Cpus_allowed_list`.
     pub cpus: CpuSet,
+}
+
+impl RtTask {
+    /// How findings and who-runs-where name it: `PID` for a main thread,
+    /// `PID/TID` for another thread of process PID.
+    pub fn id(&self) -> String {
+        if self.tid == self.pid {
+            self.pid.to_string()
+        } else {
+            format!("{}/{}", self.pid, self.tid)
+        }
+    }
+
+    /// `process PID` or `thread PID/TID`, as [`RtTask::id`].
+    pub fn kind_and_id(&self) -> String {
+        let kind = if self.tid == self.pid {
+            "process"
+        } else {
+            "thread"
+        };
+        format!("{kind} {}", self.id())
+    }
 }
 
 /// `PF_KTHREAD` (`include/linux/sched.h`): the flag (field 9 of
 /// `/proc/<pid>/stat`) of a kernel thread.
 const PF_KTHREAD: u64 = 0x0020_0000;
 
-/// Every user-space SCHED_FIFO/SCHED_RR process (main threads) except
-/// `self_pid`, in ascending pid order.
+/// Every user-space SCHED_FIFO/SCHED_RR thread (every thread of every
+/// process: `/proc/PID/task/TID`, since a real-time application's
+/// real-time threads are seldom its main thread) except those of process
+/// `self_pid`, in ascending (pid, tid) order.
 ///
 /// With `self_pid` (pinrun on the live machine, no `--sysroot`) the kernel
 /// is asked first ([`read_rt_tasks_live`]: one `sched_getscheduler(2)` per
-/// process, files only for the real-time ones); without it, or when `root`
-/// is not this process's live `/proc`, every process's files are read
+/// thread, files only for the real-time ones); without it, or when `root`
+/// is not this process's live `/proc`, every thread's files are read
 /// ([`read_rt_tasks_files`]: a dump's pids are not live). Both give the
 /// same tasks.
 ///
@@ -57,29 +86,75 @@ fn proc_self_pid(root: &Root) -> Option<u32> {
         .ok()
 }
 
-/// [`read_rt_tasks`] from files only, for any root (a dump or `/`): lists
-/// `/proc` and reads `/proc/<pid>/stat` of each process (`proc(5)`), and
-/// `/proc/<pid>/status` (`Cpus_allowed_list`) only of the user-space
-/// SCHED_FIFO/SCHED_RR ones. Processes that vanish or cannot be read are
-/// skipped.
-pub fn read_rt_tasks_files(root: &Root, self_pid: Option<u32>) -> Vec<RtTask> {
-    let mut pids = root.numbered_entries("/proc", "");
-    pids.retain(|p| Some(*p) != self_pid);
-    // One `stat` per process: on several threads when there are many
-    // (`super::parallel`), in pid order either way.
-    super::parallel::map(&pids, |&pid| read_rt_task(root, pid))
-        .into_iter()
-        .flatten()
-        .collect()
+/// The threads of process `pid` ([`super::threads::task_ids`]), each as
+/// `Some(tid)`; `[None]` (the process's own `/proc/PID` files) when its
+/// `task` directory lists none (a dump written before threads were
+/// scanned, or a process that just exited).
+fn threads_of(root: &Root, pid: u32) -> Vec<Option<u32>> {
+    let tids = super::threads::task_ids(root, pid);
+    if tids.is_empty() {
+        vec![None]
+    } else {
+        tids.into_iter().map(Some).collect()
+    }
 }
 
-/// [`read_rt_tasks`] on the live machine: lists `/proc` once and asks the
-/// kernel for each process's policy with `sched_getscheduler(2)` (no file
-/// opened); only for SCHED_FIFO/SCHED_RR processes are `stat` and (for
-/// user-space ones) `status` read, exactly as [`read_rt_tasks_files`] reads
-/// them, so both return the same tasks. A process that exited (ESRCH) is
-/// skipped; one whose policy the kernel refuses to tell (a security
-/// module) is read from its files.
+/// [`threads_of`] on the live machine, without listing the `task`
+/// directory of a process with one thread: procfs gives that directory a
+/// link count of 2 plus the number of threads (`proc_task_getattr()`,
+/// fs/proc/base.c; a zombie leader stays counted while its threads run),
+/// so 3 means the main thread alone (one `fstatat(2)` relative to `proc`,
+/// the open `/proc`, instead of an open, a `getdents64(2)` and a close:
+/// most processes have one thread).
+fn live_threads_of(root: &Root, proc: Option<&std::fs::File>, pid: u32) -> Vec<Option<u32>> {
+    let nlink = proc.and_then(|dir| {
+        nix::sys::stat::fstatat(
+            dir,
+            format!("{pid}/task").as_str(),
+            nix::fcntl::AtFlags::empty(),
+        )
+        .ok()
+    });
+    match nlink {
+        Some(st) if st.st_nlink == 3 => vec![Some(pid)],
+        _ => threads_of(root, pid),
+    }
+}
+
+/// [`read_rt_tasks`] from files only, for any root (a dump or `/`): lists
+/// `/proc` and each process's `task` directory, reads every thread's
+/// `stat` (`proc(5)`), and `status` (`Cpus_allowed_list`) only of the
+/// user-space SCHED_FIFO/SCHED_RR ones. Threads that vanish or cannot be
+/// read are skipped.
+pub fn read_rt_tasks_files(root: &Root, self_pid: Option<u32>) -> Vec<RtTask> {
+    scan_files(root, self_pid, None)
+}
+
+/// Every thread of every process (but `self_pid`'s) read by [`read_task`]
+/// with `pinned_in`: on several threads when there are many processes
+/// (`super::parallel`), in (pid, tid) order either way.
+fn scan_files(root: &Root, self_pid: Option<u32>, pinned_in: Option<&CpuSet>) -> Vec<RtTask> {
+    let mut pids = root.numbered_entries("/proc", "");
+    pids.retain(|p| Some(*p) != self_pid);
+    super::parallel::map(&pids, |&pid| {
+        threads_of(root, pid)
+            .into_iter()
+            .filter_map(|tid| read_task(root, pid, tid, pinned_in))
+            .collect::<Vec<_>>()
+    })
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// [`read_rt_tasks`] on the live machine: lists `/proc` and each process's
+/// `task` directory, and asks the kernel for each thread's policy with
+/// `sched_getscheduler(2)` (which takes a thread id; no file opened); only
+/// for SCHED_FIFO/SCHED_RR threads are `stat` and (for user-space ones)
+/// `status` read, exactly as [`read_rt_tasks_files`] reads them, so both
+/// return the same tasks. A thread that exited (ESRCH) is skipped; one
+/// whose policy the kernel refuses to tell (a security module) is read
+/// from its files.
 ///
 /// `None` when `root` is not this process's live `/proc`: its base is not
 /// `/`, or `/proc/self` does not name this process (a procfs of another
@@ -89,20 +164,25 @@ pub fn read_rt_tasks_live(root: &Root, self_pid: Option<u32>) -> Option<Vec<RtTa
         return None;
     }
     let pids = root.numbered_entries("/proc", "");
-    // One `sched_getscheduler(2)` per process, on this thread: at well
-    // under a microsecond each, 2 000 processes cost about what starting
-    // and joining a thread does, and on a loaded host a second thread
-    // made the scan slower (BENCHMARKS.md, issue 17).
-    Some(
-        pids.into_iter()
-            .filter(|p| Some(*p) != self_pid)
-            .filter(|&pid| match crate::ffi::sched_getscheduler(pid) {
+    // One `task` listing per process and one `sched_getscheduler(2)` per
+    // thread, on this thread: at well under a microsecond each, 2 000
+    // processes cost about what starting and joining a thread does, and
+    // on a loaded host a second thread made the scan slower
+    // (BENCHMARKS.md, issue 17).
+    let mut out = Vec::new();
+    let proc = std::fs::File::open(root.path("/proc")).ok();
+    for pid in pids.into_iter().filter(|p| Some(*p) != self_pid) {
+        for tid in live_threads_of(root, proc.as_ref(), pid) {
+            let rt = match crate::ffi::sched_getscheduler(tid.unwrap_or(pid)) {
                 Ok(policy) => Policy::is_rt_number(i64::from(policy)),
                 Err(e) => e.raw_os_error() != Some(libc::ESRCH),
-            })
-            .filter_map(|pid| read_rt_task(root, pid))
-            .collect(),
-    )
+            };
+            if let Some(t) = rt.then(|| read_task(root, pid, tid, None)).flatten() {
+                out.push(t);
+            }
+        }
+    }
+    Some(out)
 }
 
 /// Whether `root` is `/` and its `/proc/self` names this process (so that
@@ -111,23 +191,28 @@ pub(crate) fn is_live_proc(root: &Root) -> bool {
     root.base() == std::path::Path::new("/") && proc_self_pid(root) == Some(std::process::id())
 }
 
-/// Process `pid` as an [`RtTask`] when it is a user-space SCHED_FIFO or
-/// SCHED_RR process: its `stat` first (state, priority, flags, policy,
-/// `comm`), then `status` (`Cpus_allowed_list`) only for such a process.
-/// `None` for any other process, or when a file is missing or malformed.
-fn read_rt_task(root: &Root, pid: u32) -> Option<RtTask> {
-    read_task(root, pid, None)
-}
-
-/// [`read_rt_task`], and with `pinned_in` (the online CPUs) also a
-/// user-space process of any policy whose `Cpus_allowed_list` lacks some
-/// of them (a pinned process; its `priority` is 0, which no SCHED_FIFO or
-/// SCHED_RR task has).
-fn read_task(root: &Root, pid: u32, pinned_in: Option<&CpuSet>) -> Option<RtTask> {
-    let stat = root.read(&format!("/proc/{pid}/stat"))?;
-    let close = stat.rfind(')')?;
-    let comm = stat[stat.find('(')? + 1..close].to_string();
-    let f: Vec<&str> = stat[close + 1..].split_whitespace().collect();
+/// Thread `tid` of process `pid` (`/proc/PID/task/TID`; with `None`, the
+/// process's own `/proc/PID`) as an [`RtTask`] when it is a user-space
+/// SCHED_FIFO or SCHED_RR thread: its `stat` first (state, priority,
+/// flags, policy, `comm`), then `status` (`Cpus_allowed_list`) only for
+/// such a thread. With `pinned_in` (the online CPUs) also a user-space
+/// thread of any policy whose `Cpus_allowed_list` lacks some of them (a
+/// pinned thread; its `priority` is 0, which no SCHED_FIFO or SCHED_RR
+/// task has). `None` for any other thread, or when a file is missing or
+/// malformed.
+fn read_task(
+    root: &Root,
+    pid: u32,
+    tid: Option<u32>,
+    pinned_in: Option<&CpuSet>,
+) -> Option<RtTask> {
+    let dir = match tid {
+        Some(t) => format!("/proc/{pid}/task/{t}"),
+        None => format!("/proc/{pid}"),
+    };
+    let stat = root.read(&format!("{dir}/stat"))?;
+    let comm = super::threads::stat_comm(&stat)?.to_string();
+    let f = super::threads::stat_fields(&stat)?;
     // f[0] is field 3 (state); field n is f[n - 3].
     let policy: i64 = f.get(38)?.parse().ok()?;
     // Field 9 flags: PF_KTHREAD marks kernel threads, whose per-CPU RT
@@ -137,7 +222,7 @@ fn read_task(root: &Root, pid: u32, pinned_in: Option<&CpuSet>) -> Option<RtTask
     if (!rt && pinned_in.is_none()) || flags & PF_KTHREAD != 0 {
         return None;
     }
-    let status = root.read(&format!("/proc/{pid}/status"))?;
+    let status = root.read(&format!("{dir}/status"))?;
     let cpus = status
         .lines()
         .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
@@ -147,6 +232,7 @@ fn read_task(root: &Root, pid: u32, pinned_in: Option<&CpuSet>) -> Option<RtTask
     }
     Some(RtTask {
         pid,
+        tid: tid.unwrap_or(pid),
         comm,
         priority: if rt { f.get(37)?.parse().ok()? } else { 0 },
         state: f.first()?.chars().next()?,
@@ -154,17 +240,14 @@ fn read_task(root: &Root, pid: u32, pinned_in: Option<&CpuSet>) -> Option<RtTask
     })
 }
 
-/// Who runs where (`--show`, issue 18): every user-space process that is
+/// Who runs where (`--show`, issue 18): every user-space thread that is
 /// SCHED_FIFO/SCHED_RR (as [`read_rt_tasks_files`] finds them, for the
 /// `rt-competitor` check) or pinned (its `Cpus_allowed_list` lacks some
-/// of the `online` CPUs; `priority` 0), in ascending pid order; kernel
-/// threads left out. Reads every process's `stat`, and `status` of the
-/// user-space ones.
+/// of the `online` CPUs; `priority` 0), in ascending (pid, tid) order;
+/// kernel threads left out. Reads every thread's `stat`, and `status` of
+/// the user-space ones.
 pub fn read_placed_tasks(root: &Root, online: &CpuSet) -> Vec<RtTask> {
-    root.numbered_entries("/proc", "")
-        .into_iter()
-        .filter_map(|pid| read_task(root, pid, Some(online)))
-        .collect()
+    scan_files(root, None, Some(online))
 }
 
 /// The CPUs with an RCU callback-offload kthread (`rcuop/N`, and on older
@@ -186,6 +269,13 @@ pub fn read_nocb_kthreads(root: &Root) -> Option<CpuSet> {
             .filter_map(|pid| nocb_cpu(&root.read_value(&format!("/proc/{pid}/comm"))?))
             .collect(),
     )
+}
+
+/// Whether [`read_nocb_kthreads`] uses the `comm` of process `pid`:
+/// `kthreadd` as pid 2, or an offload kthread's name (what a dump keeps
+/// of the `comm` files the scan reads).
+pub(crate) fn nocb_scan_reads(pid: u32, comm: &str) -> bool {
+    (pid == 2 && comm == "kthreadd") || nocb_cpu(comm).is_some()
 }
 
 /// The CPU of an offload kthread's name (`rcuop/12` → 12).

@@ -41,10 +41,31 @@ pub struct ThreadState {
 }
 
 /// The fields of a `stat` line after the command name (field 2, which may
-/// hold spaces and `)`: the split is after the last `)`): element `n - 3`
-/// is field `n` of proc(5).
-fn stat_fields(stat: &str) -> Option<Vec<&str>> {
-    Some(stat[stat.rfind(')')? + 1..].split_whitespace().collect())
+/// hold spaces and `)`: the split is after the last `)`, as `do_task_stat()`
+/// in fs/proc/array.c writes `pid (comm) state ...`): element `n - 3` is
+/// field `n` of proc(5). `None` without a `)`. This is the crate's one
+/// `stat` parser: every reader of `/proc/PID/stat` and
+/// `/proc/PID/task/TID/stat` goes through it, [`stat_field`] or
+/// [`stat_comm`], so that no line (a dump's included) can panic it.
+pub fn stat_fields(stat: &str) -> Option<Vec<&str>> {
+    Some(
+        stat.get(stat.rfind(')')? + 1..)?
+            .split_whitespace()
+            .collect(),
+    )
+}
+
+/// Field 2 of a `stat` line, the command name without its parentheses:
+/// from after the first `(` to the last `)`; `None` when either is missing
+/// or they are reversed (`999 ) ( x`: not a line the kernel writes).
+pub fn stat_comm(stat: &str) -> Option<&str> {
+    stat.get(stat.find('(')? + 1..stat.rfind(')')?)
+}
+
+/// Field 3 of a `stat` line: the state letter (`R` runnable, `S`
+/// sleeping, `Z` zombie, ...).
+pub fn stat_state(stat: &str) -> Option<char> {
+    stat_fields(stat)?.first()?.chars().next()
 }
 
 /// Field `n` (proc(5) numbering, from 3) of a `stat` line, parsed.
@@ -234,6 +255,41 @@ pub fn is_live(root: &Root) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `do_task_stat()` (fs/proc/array.c) writes the comm verbatim between
+    /// `(` and `)`: a comm may hold spaces, `(` and `)`.
+    #[test]
+    fn stat_fields_after_the_last_paren() {
+        let stat = "77 (a) b) c) S 1 77 77 0 -1 4194560 100 0 0 0 0 0 0 0 20 0 1 0 123456 1000 10";
+        assert_eq!(stat_state(stat), Some('S'));
+        assert_eq!(stat_field::<u32>(stat, 5), Some(77));
+        assert_eq!(stat_field::<u64>(stat, 22), Some(123456));
+        assert_eq!(stat_comm(stat), Some("a) b) c"));
+        assert_eq!(stat_field::<u64>("garbage", 22), None);
+    }
+
+    /// Lines no kernel writes (a hostile dump): no answer, never a panic.
+    #[test]
+    fn hostile_stat_lines() {
+        let huge = format!("1 ({}) R {}", "(".repeat(100_000), "9 ".repeat(100_000));
+        for line in [
+            "999 ) ( x",
+            ")(",
+            "(",
+            ")",
+            "",
+            "1 (",
+            "1 )",
+            "1 () R",
+            &huge,
+        ] {
+            let _ = (stat_fields(line), stat_comm(line), stat_state(line));
+            let _ = stat_field::<u64>(line, 22);
+        }
+        assert_eq!(stat_comm("999 ) ( x"), None);
+        assert_eq!(stat_comm("1 () R"), Some(""));
+        assert_eq!(stat_state("999 ) ( x"), Some('('));
+    }
 
     /// Lines as the kernel's `show_numa_map()` prints them
     /// (fs/proc/task_mmu.c): policy, then `N<node>=<pages>` and the page size.

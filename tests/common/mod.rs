@@ -918,3 +918,53 @@ pub fn dry_run_outcome(exit: i32, stdout: &str, own: &Outcome) -> Outcome {
         mempolicy: numa_maps_policy(&v["memory"]),
     }
 }
+
+/// Compiles `tests/helpers/NAME.c` with `gcc FLAGS` into a temporary
+/// directory; `None` (after saying SKIPPED) without gcc or the library.
+pub fn compile(name: &str, flags: &[&str], dir: &Path) -> Option<PathBuf> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/helpers/{name}.c"));
+    let out = dir.join(name);
+    match std::process::Command::new("gcc")
+        .args(flags)
+        .arg(&src)
+        .arg("-o")
+        .arg(&out)
+        .output()
+    {
+        Ok(o) if o.status.success() => Some(out),
+        Ok(o) => {
+            skip(format!(
+                "gcc {flags:?} {name}.c failed (apt-get install gcc libgomp1): {}",
+                String::from_utf8_lossy(&o.stderr)
+                    .lines()
+                    .last()
+                    .unwrap_or("")
+            ));
+            None
+        }
+        Err(e) => {
+            skip(format!("no gcc ({e}): apt-get install gcc"));
+            None
+        }
+    }
+}
+
+/// Limits the address space of the process `cmd` starts to `bytes`
+/// (`RLIMIT_AS`, set in the child before exec): an allocation beyond it
+/// fails (pinrun aborts), so a test bounds memory without timing anything.
+pub fn cap_memory(cmd: &mut std::process::Command, bytes: u64) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: setrlimit is async-signal-safe; nothing else runs in the child.
+    unsafe {
+        cmd.pre_exec(move || {
+            let lim = libc::rlimit {
+                rlim_cur: bytes,
+                rlim_max: bytes,
+            };
+            if libc::setrlimit(libc::RLIMIT_AS, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}

@@ -151,7 +151,7 @@ fn record_of(dir: &Path, pid: u32) -> String {
 
 pub(super) fn start_time(pid: u32) -> u64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-    pinrun::claim::parse_stat(&stat).unwrap().1
+    pinrun::system::threads::stat_field(&stat, 22).unwrap()
 }
 
 fn write_record(dir: &Path, name: &str, pid: u32, start: u64, uid: u32, cpus: &str) {
@@ -919,4 +919,77 @@ fn trailing_slash_does_not_follow_a_symlinked_state_dir() {
         .unwrap();
     assert_eq!(out.status.code(), Some(125));
     assert!(String::from_utf8_lossy(&out.stderr).contains("is a symlink"));
+}
+
+/// Finding 4: claim records of CPUs `0-4194303` (any local user may write
+/// records into the sticky state directory) are clipped to the possible
+/// CPUs when read, with a warning naming each record: a CPU that does not
+/// exist cannot be claimed. 300 of them are read under a 128 MiB
+/// address-space cap (they held 512 KiB each, and per-CPU work made
+/// `--show` take 57 s); the claimed CPUs are exactly the possible ones
+/// (`/sys/devices/system/cpu/possible`).
+#[test]
+fn records_of_cpus_that_do_not_exist_are_clipped() {
+    let (_t, dir) = state_dir();
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let me = std::process::id();
+    let start = start_time(me);
+    // SAFETY: geteuid cannot fail.
+    let uid = unsafe { libc::geteuid() };
+    for i in 0..300 {
+        write_record(
+            &dir,
+            &format!("{me}.{start}.{i:x}"),
+            me,
+            start,
+            uid,
+            "0-4194303",
+        );
+    }
+    let mut cmd = std::process::Command::new(bin());
+    cmd.arg("--state-dir").arg(&dir).args(["--show", "--json"]);
+    common::cap_memory(&mut cmd, 128 << 20);
+    let out = cmd.output().unwrap();
+    assert_status(&out, 0);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let possible: pinrun::cpuset::CpuSet = pinrun::cpuset::CpuSet::parse_sysfs_list(
+        &std::fs::read_to_string("/sys/devices/system/cpu/possible").unwrap(),
+        None,
+    )
+    .unwrap();
+    // The claims are then narrowed to the holder's (this test's) allowed
+    // CPUs and their cores: all the possible ones unless it was confined.
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let allowed = pinrun::cpuset::CpuSet::parse_sysfs_list(
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+            .unwrap(),
+        None,
+    )
+    .unwrap();
+    let claimed: pinrun::cpuset::CpuSet = ids(&v["claimed_cpus"]).into_iter().collect();
+    assert!(claimed.is_subset(&possible), "{claimed} not in {possible}");
+    assert!(
+        allowed.intersection(&possible).is_subset(&claimed),
+        "{claimed}"
+    );
+    if allowed == possible {
+        assert_eq!(claimed, possible);
+    }
+    let claims = v["claims"].as_array().unwrap();
+    assert_eq!(claims.len(), 300);
+    let warned = v["claim_warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| {
+            w.as_str().unwrap().contains(&format!(
+                "CPUs that do not exist (up to CPU 4194303; possible: {}",
+                possible.to_compact_list()
+            ))
+        })
+        .count();
+    assert_eq!(warned, 300, "{:#}", v["claim_warnings"]);
 }

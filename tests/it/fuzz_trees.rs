@@ -9,7 +9,6 @@ use crate::common;
 use common::*;
 use pinrun::cpuset::CpuSet;
 use proptest::prelude::*;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -166,19 +165,7 @@ const REQUESTS: &[&[&str]] = &[
 fn run(root: &Path, args: &[&str]) -> std::process::Output {
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_pinrun"));
     cmd.arg("--sysroot").arg(root).args(args);
-    // SAFETY: setrlimit is async-signal-safe; nothing else runs in the child.
-    unsafe {
-        cmd.pre_exec(|| {
-            let lim = libc::rlimit {
-                rlim_cur: MEMORY,
-                rlim_max: MEMORY,
-            };
-            if libc::setrlimit(libc::RLIMIT_AS, &lim) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    cap_memory(&mut cmd, MEMORY);
     assert_cmd::Command::from_std(cmd)
         .timeout(TIMEOUT)
         .output()

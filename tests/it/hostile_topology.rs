@@ -368,3 +368,55 @@ fn a_cpu_in_two_node_lists_is_chosen_by_one_node_only() {
         "pinrun: --node: node 1's CPUs 0,2 are also listed by node 0, which keeps them (firmware data: a CPU belongs to one node)"
     );
 }
+
+/// Hostile `stat` lines (no parentheses, reversed ones, empty, huge,
+/// non-UTF-8 comm) for a process and its thread below `--sysroot`: every
+/// reader of `/proc/PID/stat` and `/proc/PID/task/TID/stat` (the
+/// real-time competitor scan, who runs where, `--pid`, the RCU offload
+/// scan) goes through one parser; none may panic (exit 101).
+#[test]
+fn hostile_stat_lines_never_panic() {
+    let m = machine("util-linux/ppc64-POWER7");
+    let huge = format!("999 ({}) R {}", ")(".repeat(50_000), "7 ".repeat(60_000));
+    let mut lines: Vec<Vec<u8>> = [
+        "999 ) ( x",
+        ")(",
+        "",
+        "999",
+        "999 (x R 1 1 1",
+        "999 x) R 1 1 1",
+        &huge,
+    ]
+    .iter()
+    .map(|s| s.as_bytes().to_vec())
+    .collect();
+    lines.push(b"999 (\xff\xfe) R 1 999 999 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5 0 0".to_vec());
+    for line in &lines {
+        let dir = tempfile::tempdir().unwrap();
+        common::copy_tree(&m, dir.path());
+        let status = "Name:\tx\nCpus_allowed_list:\t0\nUid:\t0\t0\t0\t0\n";
+        for d in ["proc/999", "proc/999/task/999", "proc/2"] {
+            std::fs::create_dir_all(dir.path().join(d)).unwrap();
+            std::fs::write(dir.path().join(d).join("stat"), line).unwrap();
+            std::fs::write(dir.path().join(d).join("status"), status).unwrap();
+            std::fs::write(dir.path().join(d).join("comm"), line).unwrap();
+        }
+        for args in [
+            &["--check", "--cpus", "0", "--fifo", "5"][..],
+            &["--check", "--cpus", "0", "--fifo", "5", "--json"],
+            &["--show"],
+            &["--show", "--json"],
+            &["--dry-run", "--pid", "999", "--cpus", "0"],
+        ] {
+            let out = at(dir.path(), args);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_ne!(
+                out.status.code(),
+                Some(101),
+                "{args:?} on {:?}: {err}",
+                String::from_utf8_lossy(line).get(..40)
+            );
+            assert!(!err.contains("panicked"), "{args:?}: {err}");
+        }
+    }
+}

@@ -4,39 +4,8 @@
 //! `Cpus_allowed_list` of each thread as the truth, and the watcher
 //! leaving nothing behind.
 
-use crate::common::{self, assert_status, lscpu_parse, machines, pinrun};
+use crate::common::{self, assert_status, compile, lscpu_parse, machines, pinrun};
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
-
-/// Compiles `tests/helpers/NAME.c` with `gcc FLAGS` into a temporary
-/// directory; `None` (after saying SKIPPED) without gcc or the library.
-fn compile(name: &str, flags: &[&str], dir: &Path) -> Option<PathBuf> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/helpers/{name}.c"));
-    let out = dir.join(name);
-    match std::process::Command::new("gcc")
-        .args(flags)
-        .arg(&src)
-        .arg("-o")
-        .arg(&out)
-        .output()
-    {
-        Ok(o) if o.status.success() => Some(out),
-        Ok(o) => {
-            common::skip(format!(
-                "gcc {flags:?} {name}.c failed (apt-get install gcc libgomp1): {}",
-                String::from_utf8_lossy(&o.stderr)
-                    .lines()
-                    .last()
-                    .unwrap_or("")
-            ));
-            None
-        }
-        Err(e) => {
-            common::skip(format!("no gcc ({e}): apt-get install gcc"));
-            None
-        }
-    }
-}
 
 /// The CPUs this test may use: at least two, else `None` (after SKIPPED).
 fn two_cpus() -> Option<(u32, u32)> {
