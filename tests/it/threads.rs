@@ -6,6 +6,7 @@
 
 use crate::common::{self, assert_status, compile, lscpu_parse, machines, pinrun};
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
 
 /// The CPUs this test may use: at least two, else `None` (after SKIPPED).
 fn two_cpus() -> Option<(u32, u32)> {
