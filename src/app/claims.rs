@@ -190,7 +190,7 @@ pub fn read_claims(
             Err(e) => claims.state_warnings.push(e.message),
         }
     }
-    let (mut kubelet, warning) = read_kubelet(root);
+    let (mut kubelet, warning) = read_kubelet(root, &sys.possible);
     // In a container with exclusive CPUs, kubelet's claim on them is this
     // container's own (issue 23): it bounds the cpuset, it does not
     // compete with it.

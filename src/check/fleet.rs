@@ -199,7 +199,7 @@ mod tests {
         let fleet = Fleet {
             pod: parse_pod(&cgroup),
             kubernetes: true,
-            kubelet: Some(parse_kubelet_state(state)),
+            kubelet: Some(parse_kubelet_state(state, crate::cpuset::MAX_ID)),
             ..Fleet::default()
         };
         Machine::new(1, 8, 2)

@@ -36,6 +36,20 @@ pub struct Fingerprint {
     pub nodes: usize,
 }
 
+/// What [`Fingerprint::find_in`] found in an emitted file; line numbers
+/// count from 1.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Found {
+    /// No fingerprint line.
+    None,
+    /// One well-formed line.
+    One(Fingerprint),
+    /// The line at this number lacks `fnv1a64=` or one of the counts.
+    Malformed(usize),
+    /// Fingerprint lines at these two numbers (the first two).
+    Several(usize, usize),
+}
+
 impl Fingerprint {
     /// The comment line's text (without the comment character):
     /// `pinrun-topology: fnv1a64=HASH cpus=16 cores=8 packages=1 nodes=2`.
@@ -46,17 +60,28 @@ impl Fingerprint {
         )
     }
 
-    /// Parses the first fingerprint line of an emitted file (`#` or any
-    /// other comment prefix before the tag); `None` when there is none.
-    pub fn find_in(text: &str) -> Option<Fingerprint> {
-        let line = text.lines().find_map(|l| {
+    /// Parses the fingerprint line of an emitted file (`#` or any other
+    /// comment prefix before the tag). Refused when there is none, when it
+    /// lacks the hash or a count ([`Found::Malformed`]), and when there is
+    /// more than one ([`Found::Several`]: which one would hold is a guess;
+    /// pinrun writes one).
+    pub fn find_in(text: &str) -> Found {
+        let mut lines = text.lines().enumerate().filter_map(|(i, l)| {
             let at = l.find(FINGERPRINT_TAG)?;
-            Some(&l[at + FINGERPRINT_TAG.len()..])
-        })?;
+            Some((i + 1, &l[at + FINGERPRINT_TAG.len()..]))
+        });
+        let Some((first, line)) = lines.next() else {
+            return Found::None;
+        };
+        if let Some((second, _)) = lines.next() {
+            return Found::Several(first, second);
+        }
         let mut hash = None;
         let mut n = [None; 4];
         for w in line.split_whitespace() {
-            let (k, v) = w.split_once('=')?;
+            let Some((k, v)) = w.split_once('=') else {
+                return Found::Malformed(first);
+            };
             let slot = match k {
                 "fnv1a64" => {
                     hash = Some(v.to_string());
@@ -70,13 +95,16 @@ impl Fingerprint {
             };
             n[slot] = v.parse().ok();
         }
-        Some(Fingerprint {
-            hash: hash?,
-            cpus: n[0]?,
-            cores: n[1]?,
-            packages: n[2]?,
-            nodes: n[3]?,
-        })
+        let fp = (|| {
+            Some(Fingerprint {
+                hash: hash?,
+                cpus: n[0]?,
+                cores: n[1]?,
+                packages: n[2]?,
+                nodes: n[3]?,
+            })
+        })();
+        fp.map_or(Found::Malformed(first), Found::One)
     }
 
     /// "16 CPUs in 8 cores, 1 package, 2 nodes".
@@ -136,25 +164,71 @@ pub fn fingerprint(sys: &SystemState) -> Fingerprint {
 }
 
 /// Why the machine's fingerprint `here` refuses a file emitted for
-/// `emitted`, in words; `None` when they are equal.
-pub fn fingerprint_difference(emitted: &Fingerprint, here: &Fingerprint) -> Option<String> {
+/// `emitted`, in words; `None` when they are equal. `machine` names the
+/// machine that was read ("this machine", "the dump DIR").
+pub fn fingerprint_difference(
+    emitted: &Fingerprint,
+    here: &Fingerprint,
+    machine: &str,
+) -> Option<String> {
     if emitted == here {
         return None;
     }
     Some(if emitted.shape() == here.shape() {
         format!(
-            "this machine has the same counts ({}) but numbers its CPUs, cores or nodes differently (fingerprint {} here, {} in the file)",
+            "{machine} has the same counts ({}) but numbers its CPUs, cores or nodes differently (fingerprint {} here, {} in the file)",
             here.shape(),
             here.hash,
             emitted.hash
         )
     } else {
         format!(
-            "it was emitted for {}; this machine has {}",
+            "it was emitted for {}; {machine} has {}",
             emitted.shape(),
             here.shape()
         )
     })
+}
+
+/// The systemd settings of an emitted unit that name CPUs or NUMA nodes
+/// (`systemd.exec(5)` `CPUAffinity=`, `NUMAMask=`;
+/// `systemd.resource-control(5)` `AllowedCPUs=`, `AllowedMemoryNodes=`).
+pub const UNIT_LISTS: [(&str, bool); 4] = [
+    ("CPUAffinity", true),
+    ("AllowedCPUs", true),
+    ("NUMAMask", false),
+    ("AllowedMemoryNodes", false),
+];
+
+/// The CPU and node lists an emitted unit sets, as (line number from 1,
+/// setting, whether it names CPUs (else nodes), the set): each
+/// [`UNIT_LISTS`] assignment, its list separated by spaces or commas as
+/// systemd's `parse_cpu_set_full()` accepts. An empty assignment (a
+/// reset) is left out; a list that does not parse is an error naming the
+/// line.
+pub fn unit_lists(
+    text: &str,
+) -> std::result::Result<Vec<(usize, &'static str, bool, CpuSet)>, String> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let Some((key, value)) = line.trim().split_once('=') else {
+            continue;
+        };
+        let Some(&(name, cpus)) = UNIT_LISTS.iter().find(|(k, _)| *k == key.trim()) else {
+            continue;
+        };
+        let words: Vec<&str> = value
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .filter(|w| !w.is_empty())
+            .collect();
+        if words.is_empty() {
+            continue;
+        }
+        let set = CpuSet::parse(&words.join(","))
+            .map_err(|e| format!("line {}: {name}={}: {e}", i + 1, value.trim()))?;
+        out.push((i + 1, name, cpus, set));
+    }
+    Ok(out)
 }
 
 /// `n` plans for `n` tasks on one node (`--emit slurm N`): each is `req`
@@ -242,16 +316,30 @@ mod tests {
         assert_eq!((a.cpus, a.cores, a.packages, a.nodes), (16, 8, 2, 2));
         assert_eq!(
             Fingerprint::find_in(&format!("x\n# {}\n", a.line())),
-            Some(a.clone())
+            Found::One(a.clone())
         );
         let b = fingerprint(&Machine::new(1, 8, 2).build());
         assert_eq!((b.cpus, b.cores, b.packages, b.nodes), (16, 8, 1, 1));
         assert_ne!(a.hash, b.hash);
-        assert_eq!(fingerprint_difference(&a, &a), None);
+        assert_eq!(fingerprint_difference(&a, &a, "this machine"), None);
         assert_eq!(
-            fingerprint_difference(&a, &b).unwrap(),
+            fingerprint_difference(&a, &b, "this machine").unwrap(),
             "it was emitted for 16 CPUs in 8 cores, 2 packages, 2 nodes; this machine has 16 CPUs in 8 cores, 1 package, 1 node"
         );
-        assert_eq!(Fingerprint::find_in("no line"), None);
+        assert_eq!(Fingerprint::find_in("no line"), Found::None);
+        // A line without the counts is malformed, not missing; two lines
+        // are refused (which one would hold is a guess).
+        assert_eq!(
+            Fingerprint::find_in("a\n# pinrun-topology: fnv1a64=0123456789abcdef\n"),
+            Found::Malformed(2)
+        );
+        assert_eq!(
+            Fingerprint::find_in("# pinrun-topology: garbage\n"),
+            Found::Malformed(1)
+        );
+        assert_eq!(
+            Fingerprint::find_in(&format!("# {}\nx\n# {}\n", b.line(), a.line())),
+            Found::Several(1, 3)
+        );
     }
 }

@@ -7,6 +7,7 @@
 use super::cgroup::{self, SelfCgroup};
 use super::claims::KUBELET_STATE;
 use super::root::Root;
+use crate::cpuset::CpuSet;
 use crate::fleet::{CpuMax, KubeletState, Pod, SlurmTask};
 
 /// The fleet context of the caller.
@@ -28,14 +29,15 @@ pub struct Fleet {
 }
 
 /// Reads the fleet context below `root`; the environment is this
-/// process's (as the OpenMP variables are).
-pub fn read(root: &Root, me: &SelfCgroup) -> Fleet {
+/// process's (as the OpenMP variables are). kubelet's CPUs outside
+/// `possible` are dropped ([`crate::fleet::parse_kubelet_state`]).
+pub fn read(root: &Root, me: &SelfCgroup, possible: &CpuSet) -> Fleet {
     let pod = cgroup::v2_path(root, me).and_then(|p| crate::fleet::parse_pod(&p));
     let kubelet = root.exists(KUBELET_STATE).then(|| {
         let shown = root.path(KUBELET_STATE);
         match root.read(KUBELET_STATE) {
             None => Err(format!("cannot read {}", shown.display())),
-            Some(t) => crate::fleet::parse_kubelet_state(&t)
+            Some(t) => crate::fleet::parse_kubelet_state(&t, possible.last().unwrap_or(0))
                 .map_err(|e| format!("{}: {e}", shown.display())),
         }
     });

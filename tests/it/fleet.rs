@@ -277,7 +277,7 @@ fn check_emitted_refuses_another_machine_type() {
         let err = String::from_utf8_lossy(&other.stderr);
         assert!(
             err.contains(
-                "it was emitted for 48 CPUs in 24 cores, 2 packages, 1 node; this machine has"
+                "it was emitted for 48 CPUs in 24 cores, 2 packages, 1 node; the dump has 42 CPUs"
             ),
             "{err}"
         );
@@ -337,4 +337,195 @@ fn emit_systemd_cgroup_is_a_valid_unit() {
         out.status.success() && !err.contains("pinrun-fleet-test.service:"),
         "systemd-analyze verify: {err}"
     );
+}
+
+/// Address space a run on hostile input may use (debug build).
+const HOSTILE_MEMORY: u64 = 512 << 20;
+
+/// `pinrun --sysroot root ARGS` under [`HOSTILE_MEMORY`] (`RLIMIT_AS`)
+/// and a 60 s timeout (the fuzz_trees pattern): a blow-up fails the run.
+fn capped(root: &Path, args: &[&str]) -> std::process::Output {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_pinrun"));
+    cmd.env("PINRUN_CONFIG", "")
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .arg("--sysroot")
+        .arg(root)
+        .args(args);
+    // SAFETY: setrlimit is async-signal-safe; nothing else runs in the child.
+    unsafe {
+        cmd.pre_exec(|| {
+            let lim = libc::rlimit {
+                rlim_cur: HOSTILE_MEMORY,
+                rlim_max: HOSTILE_MEMORY,
+            };
+            if libc::setrlimit(libc::RLIMIT_AS, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    assert_cmd::Command::from_std(cmd)
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .expect("run pinrun")
+}
+
+/// A hostile kubelet state file at Root's 4 MiB read cap: 150 000 entries
+/// each assigning `0-4194303` (the largest cpulist, 512 KiB as a bitmap;
+/// the old parser took 21.8 GB). The lists are clipped to the dump's CPUs
+/// (0-47), so the run stays in 512 MiB, the claims it reports are CPUs
+/// 0-47, and the refusal names 8 of them and counts the rest.
+#[test]
+fn hostile_kubelet_state_is_bounded() {
+    let root = common::tempdir();
+    common::copy_tree(&common::field_case("k8s-cpuset-unsettled"), root.path());
+    let n = 150_000;
+    let mut text = String::from(r#"{"policyName":"static","defaultCpuSet":"0-1","entries":{"#);
+    for i in 0..n {
+        if i > 0 {
+            text.push(',');
+        }
+        text.push_str(&format!(r#""p{i}":{{"c":"0-4194303"}}"#));
+    }
+    text.push_str("}}");
+    assert!(text.len() < 4 << 20, "{}", text.len());
+    common::write_file(root.path(), "var/lib/kubelet/cpu_manager_state", &text);
+    for args in [
+        &["--dry-run", "--cores", "1", "--", "/bin/true"][..],
+        &["--check", "--json", "--cores", "1"][..],
+    ] {
+        let out = capped(root.path(), args);
+        assert_status(&out, 125);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("(CPUs 0-47 by kubelet pod p0 container c; ")
+                && err.contains(&format!("; and {} more claims)", n - 8)),
+            "{}",
+            &err[..err.len().min(2000)]
+        );
+        assert!(err.len() < 4096, "{} bytes of message", err.len());
+    }
+}
+
+/// `--check-emitted` reads its FILE as a bounded regular file: a device
+/// (/dev/zero once took 5.5 GB), a FIFO (once blocked forever) and a
+/// directory are refused by type, a file over 1 MiB by size, a missing
+/// file in the house style (the errno's words, no "(os error 2)").
+#[test]
+fn check_emitted_reads_a_bounded_regular_file() {
+    let m = machine("cadvisor/xeon4214_2socket");
+    let dir = common::tempdir();
+    let fifo = dir.path().join("fifo");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    let big = dir.path().join("big.service");
+    std::fs::write(&big, "#".repeat((1 << 20) + 1)).unwrap();
+    let cases = [
+        (
+            "/dev/zero".to_string(),
+            "--check-emitted: /dev/zero is not a regular file",
+        ),
+        (fifo.display().to_string(), "is not a regular file"),
+        (dir.path().display().to_string(), "is not a regular file"),
+        (big.display().to_string(), "is larger than 1024 KiB"),
+        (
+            "/nonexistent/unit.service".to_string(),
+            "--check-emitted: cannot open /nonexistent/unit.service: no such file or directory\n",
+        ),
+    ];
+    for (file, want) in cases {
+        let out = capped(&m, &["--check-emitted", &file]);
+        assert_status(&out, 125);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(want) && !err.contains("os error"),
+            "{file}: {err}"
+        );
+        assert!(err.contains("\nhint: "), "{err}");
+    }
+}
+
+/// `--check-emitted` refuses what the fingerprint alone let through: a
+/// CPU or node list edited to name what the machine lacks (the dump has
+/// CPUs 0-47 and node 0), two fingerprint lines, a fingerprint line
+/// without its counts; below --sysroot it names the dump, not "this
+/// machine".
+#[test]
+fn check_emitted_checks_the_unit_lists_and_one_fingerprint() {
+    let m = machine("cadvisor/xeon4214_2socket");
+    let out = common::at(
+        &m,
+        &[
+            "--cores",
+            "2",
+            "--membind",
+            "--emit",
+            "systemd",
+            "--cgroup",
+            "--",
+            "/bin/true",
+        ],
+    );
+    assert_status(&out, 0);
+    let unit = String::from_utf8(out.stdout).unwrap();
+    let fp = unit
+        .lines()
+        .find(|l| l.contains("pinrun-topology:"))
+        .unwrap()
+        .to_string();
+    let dir = common::tempdir();
+    let check = |name: &str, text: &str| {
+        let f = dir.path().join(name);
+        std::fs::write(&f, text).unwrap();
+        common::at(&m, &["--check-emitted", f.to_str().unwrap()])
+    };
+    let ok = check("ok.service", &unit);
+    assert_status(&ok, 0);
+    assert!(
+        String::from_utf8_lossy(&ok.stdout).contains(&format!(
+            "topology matches the dump {} (48 CPUs in 24 cores, 2 packages, 1 node",
+            m.display()
+        )),
+        "{ok:?}"
+    );
+    for (name, text, want) in [
+        (
+            "cpu.service",
+            format!("{unit}CPUAffinity=7 96\n"),
+            "CPUAffinity=7,96 names CPU 96, which the dump",
+        ),
+        (
+            "allowed.service",
+            format!("{unit}AllowedCPUs=0-63\n"),
+            "AllowedCPUs=0-63 names CPUs 48-63, which the dump",
+        ),
+        (
+            "mems.service",
+            format!("{unit}AllowedMemoryNodes=1\n"),
+            "AllowedMemoryNodes=1 names node 1, which the dump",
+        ),
+        (
+            "numa.service",
+            format!("{unit}NUMAMask=0,3\n"),
+            "NUMAMask=0,3 names node 3, which the dump",
+        ),
+        (
+            "two.service",
+            format!(
+                "{unit}# pinrun-topology: fnv1a64=0000000000000000 cpus=48 cores=24 packages=2 nodes=1\n"
+            ),
+            "has more than one \"pinrun-topology:\" line",
+        ),
+        (
+            "short.service",
+            unit.replace(&fp, "# pinrun-topology: fnv1a64=0000000000000000"),
+            "\"pinrun-topology:\" line is malformed",
+        ),
+    ] {
+        let out = check(name, &text);
+        assert_status(&out, 125);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(want), "{name}: {err}");
+        assert!(!err.contains("this machine"), "{name}: {err}");
+    }
 }
