@@ -13,7 +13,8 @@ use crate::fleet::{CpuMax, KubeletState, Pod, SlurmTask};
 /// The fleet context of the caller.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Fleet {
-    /// The pod of the caller's cgroup v2 path, when it is one.
+    /// The pod of the caller's cgroup path, when it is one: the v2 path,
+    /// else a v1 `cpuset`/`cpu`/`cpuacct` path ([`cgroup::pod_paths`]).
     pub pod: Option<Pod>,
     /// Whether the caller runs in Kubernetes: a pod cgroup path, or
     /// `KUBERNETES_SERVICE_HOST` in the environment (kubelet sets it in
@@ -32,7 +33,9 @@ pub struct Fleet {
 /// process's (as the OpenMP variables are). kubelet's CPUs outside
 /// `possible` are dropped ([`crate::fleet::parse_kubelet_state`]).
 pub fn read(root: &Root, me: &SelfCgroup, possible: &CpuSet) -> Fleet {
-    let pod = cgroup::v2_path(root, me).and_then(|p| crate::fleet::parse_pod(&p));
+    let pod = cgroup::pod_paths(root, me)
+        .iter()
+        .find_map(|p| crate::fleet::parse_pod(p));
     let kubelet = root.exists(KUBELET_STATE).then(|| {
         let shown = root.path(KUBELET_STATE);
         match root.read(KUBELET_STATE) {

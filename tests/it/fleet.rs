@@ -529,3 +529,53 @@ fn check_emitted_checks_the_unit_lists_and_one_fingerprint() {
         assert!(!err.contains("this machine"), "{name}: {err}");
     }
 }
+
+/// A Guaranteed pod on a pure cgroup v1 node (no `0::` line in
+/// /proc/self/cgroup, KUBERNETES_SERVICE_HOST unset), with the cpuset and
+/// kubelet state of k8s-cpuset-unsettled once settled (2-3,26-27 for
+/// container app): the pod is recognised from its v1 cpuset and
+/// cpu,cpuacct lines, with kubelet's cgroupfs and systemd drivers, so its
+/// own kubelet claim does not block it (it was refused "CPUs 2-3,26-27
+/// claimed by kubelet pod <its own uid> container app").
+#[test]
+fn cgroup_v1_pod_is_recognised() {
+    let uid = "5a3c1f9e-8d2b-4e6a-9f10-3b7c2d1e4a55";
+    let id = "9f2e6c1b7a04d3e5";
+    let case = common::field_case("k8s-cpuset-unsettled");
+    let cgroupfs = format!("/kubepods/pod{uid}/{id}");
+    let systemd = format!(
+        "/kubepods.slice/kubepods-pod{}.slice/cri-containerd-{id}.scope",
+        uid.replace('-', "_")
+    );
+    for path in [cgroupfs, systemd] {
+        let root = common::tempdir();
+        let r = root.path();
+        common::write_file(
+            r,
+            "proc/self/cgroup",
+            &format!("12:cpuset:{path}\n11:cpu,cpuacct:{path}\n1:name=systemd:{path}\n"),
+        );
+        common::write_file(
+            r,
+            "proc/self/mountinfo",
+            "31 25 0:27 / /sys/fs/cgroup/cpuset rw,nosuid,nodev,noexec,relatime shared:9 - cgroup cgroup rw,cpuset\n32 25 0:28 / /sys/fs/cgroup/cpu,cpuacct rw,nosuid,nodev,noexec,relatime shared:10 - cgroup cgroup rw,cpu,cpuacct\n",
+        );
+        for f in ["cpuset.effective_cpus", "cpuset.cpus"] {
+            common::write_file(r, &format!("sys/fs/cgroup/cpuset{path}/{f}"), "2-3,26-27\n");
+        }
+        for rel in ["sys/devices", "proc/sys", "var"] {
+            common::copy_tree(&case.join(rel), &r.join(rel));
+        }
+        let v = dry(r, &["--cores", "1"], &[]);
+        assert_eq!(common::ids(&v["cpus"]), vec![2], "{path}: {v}");
+        let pool = with(&v, "k8s-pool");
+        assert_eq!(pool.len(), 1, "{path}: {v}");
+        assert!(
+            pool[0]["message"].as_str().unwrap().contains(&format!(
+                "pod {uid} (Guaranteed): container app has exclusive CPUs 2-3,26-27"
+            )),
+            "{path}: {v}"
+        );
+        assert!(with(&v, "cpu-claimed").is_empty(), "{path}: {v}");
+    }
+}
