@@ -68,6 +68,26 @@ pub fn emit(
         .collect();
     let text = match req.fleet.emit {
         Some(EmitFormat::K8s) => {
+            let p = &req.placement;
+            let fixed = if p.cpus.is_some() || p.cpus_form.is_some() {
+                Some("--cpus")
+            } else if p.nodes.is_some() || p.nodes_form.is_some() {
+                Some("--node")
+            } else {
+                None
+            };
+            if let Some(option) = fixed {
+                return Err(Error::new(
+                    ErrorCode::Usage,
+                    format!(
+                        "--emit k8s: {option} names fixed {}, but kubelet's static CPU manager chooses which CPUs the container gets: the pod would be refused whenever kubelet assigns others",
+                        if option == "--cpus" { "CPUs" } else { "NUMA nodes" }
+                    ),
+                )
+                .hint(
+                    "ask for a count, e.g. pinrun --cores 2 --emit k8s -- /app (pinrun then plans inside the CPUs kubelet assigns); to keep them on one NUMA node, run kubelet with --topology-manager-policy=single-numa-node",
+                ));
+            }
             if plan.cpus.is_none() {
                 return Err(Error::new(
                     ErrorCode::Usage,

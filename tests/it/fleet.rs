@@ -579,3 +579,129 @@ fn cgroup_v1_pod_is_recognised() {
         assert!(with(&v, "cpu-claimed").is_empty(), "{path}: {v}");
     }
 }
+
+/// `--emit k8s` emits nothing that fails on deployment: fixed CPU or node
+/// lists are refused (kubelet's static CPU manager chooses the CPUs, so
+/// `pinrun --cpus 1` in the pod would be refused whenever kubelet assigns
+/// another); a plan whose scheduling needs CAP_SYS_NICE in a container
+/// (sched(7): a real-time policy or SCHED_DEADLINE, or a nice value below
+/// 0, with a container's RLIMIT_RTPRIO and RLIMIT_NICE of 0) adds it in
+/// securityContext, and only then; one CPU is "1 CPU".
+#[test]
+fn emit_k8s_deploys() {
+    let m = machine("cadvisor/xeon4214_2socket");
+    for args in [
+        &["--cpus", "1"][..],
+        &["--cpus", "all"][..],
+        &["--node", "0", "--cores", "1"][..],
+    ] {
+        let out = common::at(&m, &[args, &["--emit", "k8s", "--", "/app"]].concat());
+        assert_status(&out, 125);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("kubelet's static CPU manager chooses which CPUs the container gets")
+                && err.contains("hint: ask for a count, e.g. pinrun --cores 2 --emit k8s"),
+            "{args:?}: {err}"
+        );
+    }
+    let cap = "securityContext:\n  capabilities:\n    add: [\"SYS_NICE\"]\n";
+    for (args, needs) in [
+        (
+            &["--fifo", "50", "--membind"][..],
+            Some("# SCHED_FIFO: needs CAP_SYS_NICE"),
+        ),
+        (&["--rr", "1"][..], Some("# SCHED_RR: needs CAP_SYS_NICE")),
+        (
+            &[
+                "--cores",
+                "24",
+                "--smt",
+                "--deadline",
+                "--sched-runtime",
+                "1ms",
+                "--sched-deadline",
+                "5ms",
+            ][..],
+            Some("# SCHED_DEADLINE: needs CAP_SYS_NICE"),
+        ),
+        (&["--nice", "-5"][..], Some("# nice -5: needs CAP_SYS_NICE")),
+        (&["--nice", "5"][..], None),
+        (&["--batch"][..], None),
+        (&[][..], None),
+    ] {
+        let cores: &[&str] = if args.contains(&"--cores") {
+            &[]
+        } else {
+            &["--cores", "1"]
+        };
+        let out = common::at(
+            &m,
+            &[cores, args, &["--emit", "k8s", "--", "/app"]].concat(),
+        );
+        assert_status(&out, 0);
+        let text = String::from_utf8_lossy(&out.stdout);
+        match needs {
+            Some(why) => assert!(text.contains(why) && text.contains(cap), "{args:?}: {text}"),
+            None => assert!(!text.contains("SYS_NICE"), "{args:?}: {text}"),
+        }
+    }
+    // A memory policy on a 4-node machine: set_mempolicy(2), which the
+    // RuntimeDefault seccomp profile allows only with CAP_SYS_NICE.
+    let numa = machine("cri-resource-manager/2-socket-4-node-40-core");
+    let out = common::at(&numa, &["--cores", "1", "--membind", "--emit", "k8s"]);
+    assert_status(&out, 0);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("# the bind memory policy (set_mempolicy, which the RuntimeDefault seccomp profile allows only with CAP_SYS_NICE): needs CAP_SYS_NICE") && text.contains(cap),
+        "{text}"
+    );
+    let no_smt = machine("cadvisor/xeon5218_nohyperthread_2socket_nohotplug");
+    let out = common::at(&no_smt, &["--cores", "1", "--emit", "k8s"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("\n# 1 CPU (1 whole core) from kubelet's"),
+        "{text}"
+    );
+}
+
+/// `--exclusive --emit systemd [--cgroup]`: the ExecStart= pinrun chooses
+/// and claims free cores at each start, so the unit fixes no
+/// CPUAffinity=, AllowedCPUs=, AllowedMemoryNodes= or NUMA policy (two
+/// units from one request were pinned to core 0 both and collided);
+/// without --exclusive the lists stay (CPU 0, node 0: the first core).
+#[test]
+fn emit_systemd_exclusive_leaves_the_cores_to_launch_time() {
+    let m = machine("cadvisor/xeon4214_2socket");
+    let args = [
+        "--cores",
+        "1",
+        "--membind",
+        "--emit",
+        "systemd",
+        "--cgroup",
+        "--",
+        "/app",
+    ];
+    let out = common::at(&m, &[&["--exclusive"][..], &args].concat());
+    assert_status(&out, 0);
+    let unit = String::from_utf8_lossy(&out.stdout);
+    for key in [
+        "CPUAffinity=",
+        "AllowedCPUs=",
+        "AllowedMemoryNodes=",
+        "NUMAMask=",
+        "NUMAPolicy=",
+    ] {
+        assert!(!unit.lines().any(|l| l.starts_with(key)), "{key}: {unit}");
+    }
+    assert!(
+        unit.lines().any(|l| l.starts_with("ExecStart=")
+            && l.contains(" --exclusive --cores 1 --membind -- /app")),
+        "{unit}"
+    );
+    let out = common::at(&m, &args);
+    let unit = String::from_utf8_lossy(&out.stdout);
+    for key in ["CPUAffinity=0", "AllowedCPUs=0", "AllowedMemoryNodes=0"] {
+        assert!(unit.lines().any(|l| l == key), "{key}: {unit}");
+    }
+}
