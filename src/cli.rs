@@ -629,6 +629,24 @@ pub fn parse_duration(option: &str, text: &str) -> Result<u64> {
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
+    // The sign and the number are judged before the unit: "-1s" is a
+    // negative duration, not one without a unit.
+    if t.starts_with('-') {
+        return Err(bad(
+            ErrorCode::BadDuration,
+            option,
+            format!("\"{text}\" is negative; a duration is at least 1ns"),
+        )
+        .hint("write a positive number with a unit: ns, us, ms, s, m or h, e.g. 500us"));
+    }
+    if num.is_empty() || num.parse::<f64>().is_err() {
+        return Err(bad(
+            ErrorCode::BadDuration,
+            option,
+            format!("\"{text}\" is not a number with a unit"),
+        )
+        .hint("write a number with a unit: ns, us, ms, s, m or h, e.g. 500us"));
+    }
     let scale: f64 = match unit {
         "ns" => 1.0,
         "us" => 1e3,
@@ -640,7 +658,11 @@ pub fn parse_duration(option: &str, text: &str) -> Result<u64> {
             return Err(bad(
                 ErrorCode::BadDuration,
                 option,
-                format!("\"{text}\" needs a unit"),
+                if unit.is_empty() {
+                    format!("\"{text}\" needs a unit")
+                } else {
+                    format!("\"{text}\": unknown unit \"{unit}\"")
+                },
             )
             .hint("write a number with a unit: ns, us, ms, s, m or h, e.g. 500us"));
         }
@@ -805,11 +827,26 @@ impl Cli {
             Some(Emit::K8s) => Some(EmitFormat::K8s),
             Some(Emit::Slurm) => {
                 // `--emit slurm N`: N is the first word after the format.
-                let n = command
-                    .first()
-                    .and_then(|w| w.to_str())
-                    .and_then(|w| w.parse::<u32>().ok())
-                    .filter(|n| *n >= 1);
+                let word = command.first().and_then(|w| w.to_str());
+                // A number that is not 1..=u32::MAX is named for what it
+                // is, not taken for a missing count.
+                if let Some(w) =
+                    word.filter(|w| !w.is_empty() && w.bytes().all(|b| b.is_ascii_digit()))
+                {
+                    let what = match w.parse::<u32>() {
+                        Ok(0) => Some("is not a count: at least 1 task is needed".to_string()),
+                        Ok(_) => None,
+                        Err(_) => Some(format!("is too large (at most {})", u32::MAX)),
+                    };
+                    if let Some(what) = what {
+                        return Err(Error::new(
+                            ErrorCode::Usage,
+                            format!("--emit slurm: {w} tasks per node {what}"),
+                        )
+                        .hint("write the tasks per node srun starts, e.g. pinrun --cores 2 --emit slurm 4"));
+                    }
+                }
+                let n = word.and_then(|w| w.parse::<u32>().ok()).filter(|n| *n >= 1);
                 let Some(n) = n else {
                     return Err(Error::new(
                         ErrorCode::Usage,
@@ -1065,11 +1102,29 @@ impl Cli {
             .hint("add a placement: --cores N, --cpus LIST or --node NODES"));
         }
         if mode == Mode::Emit {
+            // Name the format asked for, and where pinrun goes in it.
+            let (format, cannot, hint) = match self.emit {
+                Some(Emit::K8s) => (
+                    "k8s",
+                    "a pod spec",
+                    "run pinrun as the container's command instead: command: [\"pinrun\", \"--cores\", \"N\", ..., \"--\", \"COMMAND\"]",
+                ),
+                Some(Emit::Slurm) => (
+                    "slurm",
+                    "srun options",
+                    "run pinrun inside each task instead: srun ... pinrun --cores N ... -- COMMAND",
+                ),
+                _ => (
+                    "systemd",
+                    "unit directives",
+                    "keep pinrun as the ExecStart= prefix: ExecStart=pinrun ... -- COMMAND",
+                ),
+            };
             return Err(Error::new(
                 ErrorCode::Usage,
-                format!("{option}: --emit systemd cannot say it in unit directives"),
+                format!("{option}: --emit {format} cannot say it in {cannot}"),
             )
-            .hint("keep pinrun as the ExecStart= prefix: ExecStart=pinrun ... -- COMMAND"));
+            .hint(hint));
         }
         Ok(ThreadRequest {
             omp: self.omp.map(|o| match o {
@@ -1285,6 +1340,30 @@ mod tests {
         assert_eq!(parse_duration("x", "1m").unwrap(), 60_000_000_000);
         for bad in ["10", "ms", "1.2.3ms", "-1ms", "0ms", "1d", "99999999999s"] {
             assert!(parse_duration("x", bad).is_err(), "{bad}");
+        }
+        // Each error names its own cause: the sign and the number are
+        // judged before the unit ("-1s" once said "needs a unit").
+        let why = |t: &str| parse_duration("--probe", t).unwrap_err().message;
+        for (t, want) in [
+            (
+                "-1s",
+                "--probe: \"-1s\" is negative; a duration is at least 1ns",
+            ),
+            (
+                "-0.5ms",
+                "--probe: \"-0.5ms\" is negative; a duration is at least 1ns",
+            ),
+            ("+1s", "--probe: \"+1s\" is not a number with a unit"),
+            ("ms", "--probe: \"ms\" is not a number with a unit"),
+            (
+                "1.2.3ms",
+                "--probe: \"1.2.3ms\" is not a number with a unit",
+            ),
+            ("10", "--probe: \"10\" needs a unit"),
+            ("1d", "--probe: \"1d\": unknown unit \"d\""),
+            ("0ms", "--probe: \"0ms\" is out of range"),
+        ] {
+            assert_eq!(why(t), want, "{t}");
         }
     }
 

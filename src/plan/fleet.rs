@@ -251,21 +251,38 @@ pub fn task_plans(sys: &SystemState, req: &Request, claims: &Claims, n: u32) -> 
     for task in 0..n {
         let taken_so_far = sys.allowed.difference(&left.allowed);
         let plan = plan_claimed(&left, req, claims).map_err(|mut e| {
+            // Task 0 was planned on the whole allowed set: a later task
+            // fails because the earlier ones took the CPUs it needs. Its
+            // own error would speak of the cpuset as if nothing were taken
+            // ("CPU 1 is outside the cpuset ... = 0-1"), so it is replaced.
+            let earlier = if task == 1 {
+                "task 0".to_string()
+            } else {
+                format!("tasks 0-{}", task - 1)
+            };
             e.message = if task == 0 {
                 format!("--emit slurm {n}: task 0: {}", e.message)
+            } else if req.placement.cpus.is_some() || req.placement.cpus_form.is_some() {
+                format!(
+                    "--emit slurm {n}: task {task}: --cpus names the same CPUs for every task, and {earlier} took {}",
+                    cpus_phrase(&taken_so_far)
+                )
             } else {
                 format!(
-                    "--emit slurm {n}: task {task}: {} {} the cores of {}, and the rest cannot give it the same: {}",
-                    if task == 1 { "task 0".to_string() } else { format!("tasks 0-{}", task - 1) },
-                    if task == 1 { "holds" } else { "hold" },
+                    "--emit slurm {n}: task {task}: no free core left after {earlier} took {} (of the allowed CPUs {})",
                     cpus_phrase(&taken_so_far),
-                    e.message
+                    sys.allowed
                 )
             };
-            e.hint = Some(format!(
-                "this placement fits {task} task(s) per node in the allowed CPUs {}: ask for fewer tasks or less per task",
-                sys.allowed
-            ));
+            e.hint = Some(if task > 0 && (req.placement.cpus.is_some() || req.placement.cpus_form.is_some()) {
+                "ask for a count instead (--cores N), so that each task gets its own cores".to_string()
+            } else {
+                format!(
+                    "this placement fits {task} {} per node in the allowed CPUs {}: ask for fewer tasks or less per task",
+                    if task == 1 { "task" } else { "tasks" },
+                    sys.allowed
+                )
+            });
             e
         })?;
         if let Some(cpus) = &plan.cpus {

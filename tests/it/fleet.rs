@@ -215,8 +215,11 @@ fn emit_slurm_tasks_are_disjoint_whole_cores() {
     let out = common::at(&m, &["--cores", "1", "--emit", "slurm", "25"]);
     assert_status(&out, 125);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("task 24"), "{err}");
-    assert!(err.contains("fits 24 task(s)"), "{err}");
+    assert!(
+        err.contains("--emit slurm 25: task 24: no free core left after tasks 0-23 took CPUs 0-47 (of the allowed CPUs 0-47)\n"),
+        "{err}"
+    );
+    assert!(err.contains("fits 24 tasks per node"), "{err}");
     // No count: refused before anything is read.
     let out = common::at(&m, &["--cores", "1", "--emit", "slurm"]);
     assert_status(&out, 125);
@@ -704,4 +707,63 @@ fn emit_systemd_exclusive_leaves_the_cores_to_launch_time() {
     for key in ["CPUAffinity=0", "AllowedCPUs=0", "AllowedMemoryNodes=0"] {
         assert!(unit.lines().any(|l| l == key), "{key}: {unit}");
     }
+}
+
+/// Each fleet refusal names its own cause (finding 4 of the testers):
+/// the format asked for, not systemd; a count too large or zero, not a
+/// missing one; a later Slurm task that finds its CPUs taken by the
+/// earlier ones, not a cpuset that contradicts itself ("CPU 1 is outside
+/// the cpuset ... = 0-1"); a negative duration, not a missing unit.
+#[test]
+fn fleet_refusals_name_their_cause() {
+    let m = machine("cadvisor/xeon4214_2socket");
+    for (args, want) in [
+        (
+            &["--cores", "1", "--omp=cores", "--emit", "slurm", "2"][..],
+            "pinrun: --omp: --emit slurm cannot say it in srun options\nhint: run pinrun inside each task",
+        ),
+        (
+            &["--cores", "1", "--thread-map", "w1=@0", "--emit", "k8s"][..],
+            "pinrun: --thread-map: --emit k8s cannot say it in a pod spec\nhint: run pinrun as the container's command",
+        ),
+        (
+            &["--cores", "1", "--omp=cores", "--emit", "systemd"][..],
+            "pinrun: --omp: --emit systemd cannot say it in unit directives\nhint: keep pinrun as the ExecStart= prefix",
+        ),
+        (
+            &["--cores", "1", "--emit", "slurm", "99999999999"][..],
+            "pinrun: --emit slurm: 99999999999 tasks per node is too large (at most 4294967295)\n",
+        ),
+        (
+            &["--cores", "1", "--emit", "slurm", "0"][..],
+            "pinrun: --emit slurm: 0 tasks per node is not a count: at least 1 task is needed\n",
+        ),
+        (
+            &["--cpus", "1", "--emit", "slurm", "2"][..],
+            "pinrun: --emit slurm 2: task 1: --cpus names the same CPUs for every task, and task 0 took CPUs 1,25\nhint: ask for a count instead (--cores N)",
+        ),
+        (
+            &["--cores", "13", "--emit", "slurm", "2"][..],
+            "pinrun: --emit slurm 2: task 1: no free core left after task 0 took CPUs 0-12,24-36 (of the allowed CPUs 0-47)\nhint: this placement fits 1 task per node",
+        ),
+        (
+            &["--settle=-1s", "--cores", "1", "--dry-run"][..],
+            "pinrun: --settle: \"-1s\" is negative; a duration is at least 1ns\n",
+        ),
+    ] {
+        let out = common::at(&m, args);
+        assert_status(&out, 125);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+    let out = pinrun()
+        .args(["--probe=-1s", "--cores", "1", "--", "/bin/true"])
+        .output()
+        .unwrap();
+    assert_status(&out, 125);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("pinrun: --probe: \"-1s\" is negative; a duration is at least 1ns\n"),
+        "{err}"
+    );
 }
