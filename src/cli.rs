@@ -437,8 +437,9 @@ pub struct Cli {
     /// In a Kubernetes container: when kubelet's CPU manager state assigns
     /// this container CPUs its cpuset does not show yet, wait up to
     /// DURATION for them (--settle=10s; units ns, us, ms, s, m, h) before
-    /// planning.
-    #[arg(long, value_name = "DURATION", help_heading = "Claims")]
+    /// planning. Outside Kubernetes there is nothing to wait for (-v says
+    /// so).
+    #[arg(long, value_name = "DURATION", help_heading = "Kubernetes")]
     pub settle: Option<String>,
 
     /// Machine-readable output: one JSON object on stdout (errors too, as

@@ -19,11 +19,22 @@ const SETTLE_POLL: Duration = Duration::from_millis(100);
 /// assigns CPUs its cpuset does not show yet: re-reads the machine every
 /// 100 ms until they agree or DURATION has passed, and returns the last
 /// read. The `k8s-cpuset-unsettled` finding then says whether they agree.
-/// Below `--sysroot` nothing changes, so nothing is waited for.
+/// Below `--sysroot` nothing changes, so nothing is waited for; outside
+/// Kubernetes nothing is either, and `-v` says so on stderr.
 pub fn settle(root: &Root, sys: SystemState, req: &Request) -> SystemState {
     let Some(limit) = req.fleet.settle else {
         return sys;
     };
+    if !sys.fleet.kubernetes {
+        // Accepted (one command line serves every machine of a fleet),
+        // but said at -v: nothing here is waited for.
+        if req.output.verbose {
+            crate::output::to_stderr(
+                "pinrun: note: --settle: not in a Kubernetes container (no kubepods cgroup, KUBERNETES_SERVICE_HOST unset): nothing to wait for\n",
+            );
+        }
+        return sys;
+    }
     if req.sysroot.is_some() {
         return sys;
     }

@@ -767,3 +767,55 @@ fn fleet_refusals_name_their_cause() {
         "{err}"
     );
 }
+
+/// `--settle` below a dump waits for nothing, and the unsettled hint says
+/// so instead of recommending `--settle=10s` again; outside Kubernetes
+/// `--settle` is accepted (one command line for a whole fleet) and `-v`
+/// says there is nothing to wait for.
+#[test]
+fn settle_says_what_it_waited_for() {
+    let case = common::field_case("k8s-cpuset-unsettled");
+    let v = dry(&case, &["--cores", "1", "--settle=5s"], &[]);
+    let f = with(&v, "k8s-cpuset-unsettled");
+    assert_eq!(f.len(), 1, "{v}");
+    assert!(
+        f[0]["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("the kernel moves this process to them and the plan's CPUs are lost"),
+        "{v}"
+    );
+    assert_eq!(
+        f[0]["hint"],
+        "--settle waits only on the live machine, not below --sysroot (pinrun plans once the cpuset is 2-3,26-27)"
+    );
+    let v = dry(&case, &["--cores", "1"], &[]);
+    assert_eq!(
+        with(&v, "k8s-cpuset-unsettled")[0]["hint"],
+        "wait for kubelet with --settle=10s (pinrun plans once the cpuset is 2-3,26-27)"
+    );
+    let m = machine("cadvisor/xeon4214_2socket");
+    let note = "pinrun: note: --settle: not in a Kubernetes container (no kubepods cgroup, KUBERNETES_SERVICE_HOST unset): nothing to wait for\n";
+    let run = |extra: &[&str]| {
+        pinrun()
+            .env_remove("KUBERNETES_SERVICE_HOST")
+            .arg("--sysroot")
+            .arg(&m)
+            .args(["--settle=1s", "--dry-run", "--cores", "1"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let out = run(&["-v"]);
+    assert_status(&out, 0);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(note),
+        "{out:?}"
+    );
+    let out = run(&[]);
+    assert_status(&out, 0);
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("--settle"),
+        "{out:?}"
+    );
+}
