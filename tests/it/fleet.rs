@@ -348,30 +348,13 @@ const HOSTILE_MEMORY: u64 = 512 << 20;
 /// `pinrun --sysroot root ARGS` under [`HOSTILE_MEMORY`] (`RLIMIT_AS`)
 /// and a 60 s timeout (the fuzz_trees pattern): a blow-up fails the run.
 fn capped(root: &Path, args: &[&str]) -> std::process::Output {
-    use std::os::unix::process::CommandExt;
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_pinrun"));
     cmd.env("PINRUN_CONFIG", "")
         .env_remove("KUBERNETES_SERVICE_HOST")
         .arg("--sysroot")
         .arg(root)
         .args(args);
-    // SAFETY: setrlimit is async-signal-safe; nothing else runs in the child.
-    unsafe {
-        cmd.pre_exec(|| {
-            let lim = libc::rlimit {
-                rlim_cur: HOSTILE_MEMORY,
-                rlim_max: HOSTILE_MEMORY,
-            };
-            if libc::setrlimit(libc::RLIMIT_AS, &lim) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-    assert_cmd::Command::from_std(cmd)
-        .timeout(std::time::Duration::from_secs(60))
-        .output()
-        .expect("run pinrun")
+    common::run_capped(cmd, HOSTILE_MEMORY, std::time::Duration::from_secs(60))
 }
 
 /// A hostile kubelet state file at Root's 4 MiB read cap: 150 000 entries

@@ -9,7 +9,6 @@ use crate::common;
 use common::*;
 use pinrun::cpuset::CpuSet;
 use proptest::prelude::*;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -166,23 +165,7 @@ const REQUESTS: &[&[&str]] = &[
 fn run(root: &Path, args: &[&str]) -> std::process::Output {
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_pinrun"));
     cmd.arg("--sysroot").arg(root).args(args);
-    // SAFETY: setrlimit is async-signal-safe; nothing else runs in the child.
-    unsafe {
-        cmd.pre_exec(|| {
-            let lim = libc::rlimit {
-                rlim_cur: MEMORY,
-                rlim_max: MEMORY,
-            };
-            if libc::setrlimit(libc::RLIMIT_AS, &lim) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-    assert_cmd::Command::from_std(cmd)
-        .timeout(TIMEOUT)
-        .output()
-        .expect("run pinrun")
+    run_capped(cmd, MEMORY, TIMEOUT)
 }
 
 /// The set a sysfs cpulist file of the tree says, when it parses.
