@@ -429,7 +429,8 @@ pub struct Cli {
     /// carries: a CPU list chosen on one machine type is not rolled out to
     /// another. Also refused: FILE with no, a malformed or more than one
     /// fingerprint line, a CPUAffinity=, AllowedCPUs=, NUMAMask= or
-    /// AllowedMemoryNodes= naming a CPU or node the machine lacks, and a
+    /// AllowedMemoryNodes= (or an srun --cpu-bind= list) naming a CPU or
+    /// node the machine lacks, and a
     /// FILE that is not a regular file of at most 1 MiB.
     #[arg(long, value_name = "FILE", value_hint = clap::ValueHint::FilePath, conflicts_with_all = ["cpus", "node", "cpunodebind", "cores", "isolated", "exclusive", "wait", "policy", "mempolicy", "nice", "reset_on_fork", "command", "json"], help_heading = "Modes")]
     pub check_emitted: Option<PathBuf>,

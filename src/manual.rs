@@ -705,7 +705,8 @@ FNV\-1a 64 of one line per core of the online CPUs, by its lowest CPU,
 exits 0 when this machine's fingerprint is FILE's and refuses (125) otherwise,
 naming both shapes; it also refuses a FILE with no, a malformed or several
 fingerprint lines, a unit whose CPUAffinity=, AllowedCPUs=, NUMAMask= or
-AllowedMemoryNodes= names a CPU or node the machine lacks, and anything but
+AllowedMemoryNodes= (or an srun \-\-cpu\-bind= map_cpu:/mask_cpu: list)
+names a CPU or node the machine lacks, and anything but
 a regular file of at most 1 MiB. See docs/deploy.md.
 .SH SOURCES
 For each fact, where pinrun reads it, in order: the kernel-enforced source

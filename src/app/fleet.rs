@@ -183,7 +183,7 @@ fn read_emitted(file: &std::path::Path) -> Result<String, (String, &'static str)
 }
 
 /// `--check-emitted FILE`: exit 0 when FILE's topology fingerprint is this
-/// machine's and every CPU and node list a unit sets
+/// machine's and every CPU and node list a unit or srun line sets
 /// ([`crate::plan::fleet::unit_lists`]) exists here; refuses (125) when it
 /// differs, naming the difference, or when FILE has no fingerprint line,
 /// a malformed one or several. FILE is read from the host, not below
@@ -254,8 +254,13 @@ pub fn check_emitted(req: &Request, sys: &SystemState) -> Result<Exit, Error> {
         let missing = set.difference(exist);
         if !missing.is_empty() {
             return Err(refuse(format!(
-                "{}: line {line}: {name}={set} names {}, which {machine} does not have ({kind}: {exist})",
+                "{}: line {line}: {} names {}, which {machine} does not have ({kind}: {exist})",
                 file.display(),
+                if name.starts_with("srun ") {
+                    format!("{name} (CPUs {set})")
+                } else {
+                    format!("{name}={set}")
+                },
                 if cpus {
                     crate::words::cpus_phrase(&missing)
                 } else {

@@ -200,10 +200,11 @@ pub const UNIT_LISTS: [(&str, bool); 4] = [
     ("AllowedMemoryNodes", false),
 ];
 
-/// The CPU and node lists an emitted unit sets, as (line number from 1,
+/// The CPU and node lists an emitted file sets, as (line number from 1,
 /// setting, whether it names CPUs (else nodes), the set): each
 /// [`UNIT_LISTS`] assignment, its list separated by spaces or commas as
-/// systemd's `parse_cpu_set_full()` accepts. An empty assignment (a
+/// systemd's `parse_cpu_set_full()` accepts, and the CPUs of an srun
+/// `--cpu-bind=` `map_cpu:`/`mask_cpu:` list (every task's, together). An empty assignment (a
 /// reset) is left out; a list that does not parse is an error naming the
 /// line.
 pub fn unit_lists(
@@ -211,6 +212,11 @@ pub fn unit_lists(
 ) -> std::result::Result<Vec<(usize, &'static str, bool, CpuSet)>, String> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
+        if let Some(bind) = srun_bind(line) {
+            let (name, set) = bind.map_err(|e| format!("line {}: {e}", i + 1))?;
+            out.push((i + 1, name, true, set));
+            continue;
+        }
         let Some((key, value)) = line.trim().split_once('=') else {
             continue;
         };
@@ -229,6 +235,35 @@ pub fn unit_lists(
         out.push((i + 1, name, cpus, set));
     }
     Ok(out)
+}
+
+/// The CPUs of the `--cpu-bind=...map_cpu:LIST` or `mask_cpu:LIST` on a
+/// line (`srun(1)`: decimal CPU ids, or hex masks, one per task, comma
+/// separated), with the setting's name; `None` when the line has neither.
+fn srun_bind(line: &str) -> Option<std::result::Result<(&'static str, CpuSet), String>> {
+    let at = line.find("--cpu-bind=")?;
+    let value = line[at + "--cpu-bind=".len()..].split_whitespace().next()?;
+    let (name, list) = if let Some((_, l)) = value.split_once("map_cpu:") {
+        ("srun --cpu-bind map_cpu", l)
+    } else {
+        ("srun --cpu-bind mask_cpu", value.split_once("mask_cpu:")?.1)
+    };
+    let mut set = CpuSet::new();
+    for w in list.split(',').filter(|w| !w.is_empty()) {
+        // srun reads a mask with or without its 0x.
+        let bare_mask =
+            name == "srun --cpu-bind mask_cpu" && !w.starts_with("0x") && !w.starts_with("0X");
+        let one = if bare_mask {
+            CpuSet::parse(&format!("0x{w}"))
+        } else {
+            CpuSet::parse(w)
+        };
+        match one {
+            Ok(o) => set.union_with(&o),
+            Err(e) => return Some(Err(format!("{name}:{list}: {w}: {e}"))),
+        }
+    }
+    Some(Ok((name, set)))
 }
 
 /// `n` plans for `n` tasks on one node (`--emit slurm N`): each is `req`

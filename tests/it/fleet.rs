@@ -465,6 +465,23 @@ fn check_emitted_checks_the_unit_lists_and_one_fingerprint() {
         std::fs::write(&f, text).unwrap();
         common::at(&m, &["--check-emitted", f.to_str().unwrap()])
     };
+    // srun's lists too: map_cpu: CPU ids, mask_cpu: hex masks (CPUs 0,24
+    // and 1,25 for two tasks of one core with --smt).
+    let emit = |args: &[&str]| {
+        let out = common::at(&m, args);
+        assert_status(&out, 0);
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let slurm = emit(&["--cores", "1", "--emit", "slurm", "2"]);
+    assert!(slurm.contains("map_cpu:0,1 COMMAND"), "{slurm}");
+    let slurm_masks = emit(&["--cores", "1", "--smt", "--emit", "slurm", "2"]);
+    assert!(
+        slurm_masks.contains("mask_cpu:0x1000001,0x2000002"),
+        "{slurm_masks}"
+    );
+    for (name, text) in [("ok.sh", &slurm), ("masks-ok.sh", &slurm_masks)] {
+        assert_status(&check(name, text), 0);
+    }
     let ok = check("ok.service", &unit);
     assert_status(&ok, 0);
     assert!(
@@ -506,6 +523,16 @@ fn check_emitted_checks_the_unit_lists_and_one_fingerprint() {
             "short.service",
             unit.replace(&fp, "# pinrun-topology: fnv1a64=0000000000000000"),
             "\"pinrun-topology:\" line is malformed",
+        ),
+        (
+            "job.sh",
+            slurm.replace("map_cpu:0,1 ", "map_cpu:0,99 "),
+            "srun --cpu-bind map_cpu (CPUs 0,99) names CPU 99, which the dump",
+        ),
+        (
+            "masks.sh",
+            slurm_masks.replace("mask_cpu:0x1000001,", "mask_cpu:0x1000000000001,"),
+            "srun --cpu-bind mask_cpu (CPUs 0-1,25,48) names CPU 48, which the dump",
         ),
     ] {
         let out = check(name, &text);
