@@ -193,14 +193,35 @@ impl Claims {
     }
 
     /// "CPU 0 by pid 12 (sleep 3); CPUs 2-3 by kubelet pod P container C"
-    /// for the claims holding any of `cpus`.
+    /// for the claims holding any of `cpus`: the first
+    /// [`DESCRIBE_CLAIMS`], then "and N more claims" (a hostile kubelet
+    /// state file can hold 150 000 entries).
     pub fn describe(&self, cpus: &CpuSet) -> String {
-        self.holding(cpus)
-            .map(|c| format!("{} by {}", cpus_phrase(&c.cpus.intersection(cpus)), c.who()))
-            .collect::<Vec<_>>()
-            .join("; ")
+        let mut out: Vec<String> = Vec::new();
+        let mut more = 0usize;
+        for c in self.holding(cpus) {
+            if out.len() < DESCRIBE_CLAIMS {
+                out.push(format!(
+                    "{} by {}",
+                    cpus_phrase(&c.cpus.intersection(cpus)),
+                    c.who()
+                ));
+            } else {
+                more += 1;
+            }
+        }
+        if more > 0 {
+            out.push(format!(
+                "and {more} more claim{}",
+                if more == 1 { "" } else { "s" }
+            ));
+        }
+        out.join("; ")
     }
 }
+
+/// How many claims [`Claims::describe`] names before it counts the rest.
+pub const DESCRIBE_CLAIMS: usize = 8;
 
 /// A claim record as stored (JSON, one small file per claim, named
 /// [`record_name`]).
@@ -491,9 +512,10 @@ pub fn lock_holders(locks: &str, major: u64, minor: u64, ino: u64) -> Vec<u32> {
 /// [`crate::fleet::parse_kubelet_state`]): under the static policy, every
 /// container's (or pod's) exclusive CPUs; older kubelets' container id →
 /// cpulist is a claim by that container. `defaultCpuSet` is the shared
-/// pool and not claimed.
-pub fn parse_kubelet(text: &str) -> Result<Vec<Claim>, String> {
-    let state = crate::fleet::parse_kubelet_state(text)?;
+/// pool and not claimed. CPUs above `upto` (the highest possible CPU)
+/// are dropped.
+pub fn parse_kubelet(text: &str, upto: u32) -> Result<Vec<Claim>, String> {
+    let state = crate::fleet::parse_kubelet_state(text, upto)?;
     let mut out = Vec::new();
     for (pod, containers) in state.entries {
         for (name, cpus) in containers {
@@ -615,7 +637,11 @@ mod tests {
             assert_eq!(back.command, vec!["evil?txt.exe"], "U+{:04X}", c as u32);
         }
         assert_eq!(printable("sleep 3 é ✓"), "sleep 3 é ✓");
-        let k = parse_kubelet(r#"{"entries":{"pod\u202e":{"c\u2066":"1"}}}"#).unwrap();
+        let k = parse_kubelet(
+            r#"{"entries":{"pod\u202e":{"c\u2066":"1"}}}"#,
+            crate::cpuset::MAX_ID,
+        )
+        .unwrap();
         assert_eq!(k[0].who(), "kubelet pod pod? container c?");
     }
 
@@ -753,16 +779,21 @@ mod tests {
     #[test]
     fn kubelet_state() {
         let text = r#"{"policyName":"static","defaultCpuSet":"0,5-7","entries":{"pod-a":{"app":"1-2","side":"3"},"pod-b":{"db":"4"}},"checksum":1234}"#;
-        let c = parse_kubelet(text).unwrap();
+        let c = parse_kubelet(text, crate::cpuset::MAX_ID).unwrap();
         assert_eq!(c.len(), 3);
         let all = c.iter().fold(CpuSet::new(), |a, c| a.union(&c.cpus));
         assert_eq!(all, set("1-4"));
         assert_eq!(
-            parse_kubelet(r#"{"policyName":"none","defaultCpuSet":"","checksum":1}"#).unwrap(),
+            parse_kubelet(
+                r#"{"policyName":"none","defaultCpuSet":"","checksum":1}"#,
+                crate::cpuset::MAX_ID
+            )
+            .unwrap(),
             vec![]
         );
         let old = parse_kubelet(
             r#"{"policyName":"static","defaultCpuSet":"0","entries":{"abc123":"1"}}"#,
+            crate::cpuset::MAX_ID,
         )
         .unwrap();
         assert_eq!(old[0].who(), "kubelet container abc123");
@@ -772,7 +803,7 @@ mod tests {
             r#"{"entries":5}"#,
             r#"{"entries":{"p":{"c":"9-1"}}}"#,
         ] {
-            assert!(parse_kubelet(bad).is_err(), "{bad}");
+            assert!(parse_kubelet(bad, crate::cpuset::MAX_ID).is_err(), "{bad}");
         }
     }
 }

@@ -424,15 +424,20 @@ pub struct Cli {
     /// Refuse (exit 125) when this machine's topology fingerprint differs
     /// from the one FILE (a unit, pod spec or script pinrun emitted)
     /// carries: a CPU list chosen on one machine type is not rolled out to
-    /// another.
+    /// another. Also refused: FILE with no, a malformed or more than one
+    /// fingerprint line, a CPUAffinity=, AllowedCPUs=, NUMAMask= or
+    /// AllowedMemoryNodes= (or an srun --cpu-bind= list) naming a CPU or
+    /// node the machine lacks, and a
+    /// FILE that is not a regular file of at most 1 MiB.
     #[arg(long, value_name = "FILE", value_hint = clap::ValueHint::FilePath, conflicts_with_all = ["cpus", "node", "cpunodebind", "cores", "isolated", "exclusive", "wait", "policy", "mempolicy", "nice", "reset_on_fork", "command", "json"], help_heading = "Modes")]
     pub check_emitted: Option<PathBuf>,
 
     /// In a Kubernetes container: when kubelet's CPU manager state assigns
     /// this container CPUs its cpuset does not show yet, wait up to
     /// DURATION for them (--settle=10s; units ns, us, ms, s, m, h) before
-    /// planning.
-    #[arg(long, value_name = "DURATION", help_heading = "Claims")]
+    /// planning. Outside Kubernetes there is nothing to wait for (-v says
+    /// so).
+    #[arg(long, value_name = "DURATION", help_heading = "Kubernetes")]
     pub settle: Option<String>,
 
     /// Machine-readable output: one JSON object on stdout (errors too, as
@@ -641,6 +646,16 @@ pub fn parse_duration(option: &str, text: &str) -> Result<u64> {
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
+    // The sign (above) and the number are judged before the unit: "-1s"
+    // is a negative duration, "+1s" no number, not ones without a unit.
+    let Ok(value) = num.parse::<f64>() else {
+        return Err(bad(
+            ErrorCode::BadDuration,
+            option,
+            format!("\"{text}\" is not a number with a unit"),
+        )
+        .hint(DURATION_HINT));
+    };
     let scale: f64 = match unit {
         "ns" => 1.0,
         "us" => 1e3,
@@ -652,19 +667,15 @@ pub fn parse_duration(option: &str, text: &str) -> Result<u64> {
             return Err(bad(
                 ErrorCode::BadDuration,
                 option,
-                format!("\"{text}\" needs a unit"),
+                if unit.is_empty() {
+                    format!("\"{text}\" needs a unit")
+                } else {
+                    format!("\"{text}\": unknown unit \"{unit}\"")
+                },
             )
             .hint(DURATION_HINT));
         }
     };
-    let value: f64 = num.parse().map_err(|_| {
-        bad(
-            ErrorCode::BadDuration,
-            option,
-            format!("\"{text}\" is not a number with a unit"),
-        )
-        .hint(DURATION_HINT)
-    })?;
     let ns = (value * scale).round();
     if !(ns >= 1.0 && ns < (1u64 << 63) as f64) {
         return Err(bad(
@@ -821,11 +832,26 @@ impl Cli {
             Some(Emit::K8s) => Some(EmitFormat::K8s),
             Some(Emit::Slurm) => {
                 // `--emit slurm N`: N is the first word after the format.
-                let n = command
-                    .first()
-                    .and_then(|w| w.to_str())
-                    .and_then(|w| w.parse::<u32>().ok())
-                    .filter(|n| *n >= 1);
+                let word = command.first().and_then(|w| w.to_str());
+                // A number that is not 1..=u32::MAX is named for what it
+                // is, not taken for a missing count.
+                if let Some(w) =
+                    word.filter(|w| !w.is_empty() && w.bytes().all(|b| b.is_ascii_digit()))
+                {
+                    let what = match w.parse::<u32>() {
+                        Ok(0) => Some("is not a count: at least 1 task is needed".to_string()),
+                        Ok(_) => None,
+                        Err(_) => Some(format!("is too large (at most {})", u32::MAX)),
+                    };
+                    if let Some(what) = what {
+                        return Err(Error::new(
+                            ErrorCode::Usage,
+                            format!("--emit slurm: {w} tasks per node {what}"),
+                        )
+                        .hint("write the tasks per node srun starts, e.g. pinrun --cores 2 --emit slurm 4"));
+                    }
+                }
+                let n = word.and_then(|w| w.parse::<u32>().ok()).filter(|n| *n >= 1);
                 let Some(n) = n else {
                     return Err(Error::new(
                         ErrorCode::Usage,
@@ -1081,11 +1107,29 @@ impl Cli {
             .hint("add a placement: --cores N, --cpus LIST or --node NODES"));
         }
         if mode == Mode::Emit {
+            // Name the format asked for, and where pinrun goes in it.
+            let (format, cannot, hint) = match self.emit {
+                Some(Emit::K8s) => (
+                    "k8s",
+                    "a pod spec",
+                    "run pinrun as the container's command instead: command: [\"pinrun\", \"--cores\", \"N\", ..., \"--\", \"COMMAND\"]",
+                ),
+                Some(Emit::Slurm) => (
+                    "slurm",
+                    "srun options",
+                    "run pinrun inside each task instead: srun ... pinrun --cores N ... -- COMMAND",
+                ),
+                _ => (
+                    "systemd",
+                    "unit directives",
+                    "keep pinrun as the ExecStart= prefix: ExecStart=pinrun ... -- COMMAND",
+                ),
+            };
             return Err(Error::new(
                 ErrorCode::Usage,
-                format!("{option}: --emit systemd cannot say it in unit directives"),
+                format!("{option}: --emit {format} cannot say it in {cannot}"),
             )
-            .hint("keep pinrun as the ExecStart= prefix: ExecStart=pinrun ... -- COMMAND"));
+            .hint(hint));
         }
         Ok(ThreadRequest {
             omp: self.omp.map(|o| match o {
@@ -1431,19 +1475,33 @@ mod tests {
                 "{bad}"
             );
         }
-        // The sign is said, not taken for a missing unit.
-        let e = parse_duration("x", "-1s").unwrap_err();
-        assert_eq!(
-            e.message,
-            "x: \"-1s\" is negative: a duration is from 1ns up"
-        );
-        // Out of range says the range.
-        let e = parse_duration("x", "0s").unwrap_err();
-        assert!(
-            e.message.contains("from 1ns to about 292 years"),
-            "{}",
-            e.message
-        );
+        // Each error names its own cause: the sign and the number are
+        // judged before the unit ("-1s" once said "needs a unit").
+        let why = |t: &str| parse_duration("--probe", t).unwrap_err().message;
+        for (t, want) in [
+            (
+                "-1s",
+                "--probe: \"-1s\" is negative: a duration is from 1ns up",
+            ),
+            (
+                "-0.5ms",
+                "--probe: \"-0.5ms\" is negative: a duration is from 1ns up",
+            ),
+            ("+1s", "--probe: \"+1s\" is not a number with a unit"),
+            ("ms", "--probe: \"ms\" is not a number with a unit"),
+            (
+                "1.2.3ms",
+                "--probe: \"1.2.3ms\" is not a number with a unit",
+            ),
+            ("10", "--probe: \"10\" needs a unit"),
+            ("1d", "--probe: \"1d\": unknown unit \"d\""),
+            (
+                "0ms",
+                "--probe: \"0ms\" is out of range: a duration is from 1ns to about 292 years (2^63-1 ns)",
+            ),
+        ] {
+            assert_eq!(why(t), want, "{t}");
+        }
     }
 
     #[test]

@@ -345,7 +345,7 @@ impl CpuSet {
             }
             return Ok(set);
         }
-        parse_list(input, None)
+        parse_list(input, None, MAX_ID)
     }
 
     /// Parses a cpulist as the kernel writes it in sysfs or on the command
@@ -358,7 +358,20 @@ impl CpuSet {
         if t.is_empty() || t == "(null)" {
             return Ok(Self::new());
         }
-        parse_list(t, last)
+        parse_list(t, last, MAX_ID)
+    }
+
+    /// [`CpuSet::parse_sysfs_list`] for a list from an untrusted file
+    /// (kubelet's state): ids above `upto` (the highest possible CPU) are
+    /// dropped while parsing, so the set costs at most `upto / 8` bytes
+    /// however wide the ranges it names (`0-4194303` would be 512 KiB).
+    /// Syntax errors are the same.
+    pub fn parse_sysfs_list_upto(text: &str, upto: u32) -> Result<Self, ListError> {
+        let t = clean_sysfs(text);
+        if t.is_empty() || t == "(null)" {
+            return Ok(Self::new());
+        }
+        parse_list(t, None, upto)
     }
 
     /// Parses a kernel cpumask file (`cpumap`, `thread_siblings`, `smp_affinity`):
@@ -496,7 +509,8 @@ impl Cursor<'_> {
 /// keeps a list of many such items from costing seconds.
 pub const MAX_STRIDE_GROUPS: u64 = 1 << 23;
 
-fn parse_list(input: &str, last: Option<u32>) -> Result<CpuSet, ListError> {
+/// Parses a cpulist; ids above `clip` are dropped (`MAX_ID`: none).
+fn parse_list(input: &str, last: Option<u32>, clip: u32) -> Result<CpuSet, ListError> {
     let trimmed = input.trim_end();
     let mut c = Cursor {
         input,
@@ -542,8 +556,10 @@ fn parse_list(input: &str, last: Option<u32>) -> Result<CpuSet, ListError> {
                 }
             }
         }
-        if used == group {
-            ranges.push((a, b));
+        if a > clip {
+            // Dropped: above the highest id kept.
+        } else if used == group {
+            ranges.push((a, b.min(clip)));
         } else {
             groups += u64::from((b - a) / group) + 1;
             if groups > MAX_STRIDE_GROUPS {
@@ -553,6 +569,7 @@ fn parse_list(input: &str, last: Option<u32>) -> Result<CpuSet, ListError> {
                 )));
             }
             let mut start = a;
+            let b = b.min(clip);
             loop {
                 set.insert_range(start, start.saturating_add(used - 1).min(b));
                 match start.checked_add(group) {

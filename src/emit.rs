@@ -54,8 +54,11 @@ pub fn systemd_word(arg: &str) -> String {
 /// request, so that pasting the output never loses a claim or a policy.
 /// With `--cgroup`, `AllowedCPUs=` and `AllowedMemoryNodes=`
 /// (`systemd.resource-control(5)`, cgroup v2 only) make the unit's cpuset
-/// the plan's CPUs and the nodes of its CPUs and memory policy. The first
-/// comment is the topology fingerprint `fp`.
+/// the plan's CPUs and the nodes of its CPUs and memory policy. With
+/// `--exclusive` neither `CPUAffinity=` nor `AllowedCPUs=` is fixed: the
+/// `pinrun --exclusive` of `ExecStart=` chooses and claims free cores at
+/// each start, so two units from the same request do not collide. The
+/// first comment is the topology fingerprint `fp`.
 pub fn systemd(
     req: &Request,
     plan: &Plan,
@@ -75,11 +78,21 @@ pub fn systemd(
     let mut line = |text: String| {
         let _ = writeln!(s, "{text}");
     };
+    // --exclusive: the cores are chosen and claimed at launch by the
+    // ExecStart= pinrun; fixed lists here would pin every instance of the
+    // unit to the cores chosen now, and two would collide on them.
+    let exclusive = req.claims.exclusive;
     match &plan.cpus {
+        Some(_) if exclusive => line("# no CPUAffinity=: with --exclusive, pinrun in ExecStart= chooses and claims free cores at each start (fixed CPUs would make two such units collide)".into()),
         Some(cpus) => line(format!("CPUAffinity={}", cpus.to_list().replace(',', " "))),
         None => line("# CPU affinity unchanged (no placement requested)".into()),
     }
-    if let Some(m) = &plan.memory {
+    if let Some(m) = plan.memory.as_ref().filter(|_| exclusive) {
+        line(format!(
+            "# no NUMAPolicy=: with --exclusive, pinrun in ExecStart= sets the {} memory policy for the nodes of the cores it chooses",
+            m.mode.name()
+        ));
+    } else if let Some(m) = &plan.memory {
         let nodes = m.nodes.to_list().replace(',', " ");
         match m.mode {
             MemMode::Bind | MemMode::Preferred | MemMode::Interleave => {
@@ -128,6 +141,7 @@ pub fn systemd(
     }
     if req.fleet.cgroup {
         match &plan.cpus {
+            Some(_) if exclusive => line("# --cgroup with --exclusive: no AllowedCPUs=/AllowedMemoryNodes=, the cores are chosen at each start".into()),
             Some(cpus) => {
                 line(format!("AllowedCPUs={}", cpus.to_list().replace(',', " ")));
                 let mut nodes = plan.nodes.clone();
@@ -148,7 +162,11 @@ pub fn systemd(
     if let Some(n) = sched.nice {
         line(format!("Nice={n}"));
     }
-    if req.placement.cores.is_some() || req.placement.nodes.is_some() || req.placement.isolated {
+    if !exclusive
+        && (req.placement.cores.is_some()
+            || req.placement.nodes.is_some()
+            || req.placement.isolated)
+    {
         line("# the CPUs above were chosen on this machine now; systemd will not re-resolve --cores/--node/--isolated on another machine or after hotplug".into());
     }
     if req.claims.exclusive {
@@ -206,14 +224,19 @@ fn whole_core_cpus(plan: &Plan) -> CpuSet {
 /// (`pinrun_invocation`, when a command is given), and as comments the
 /// CRI-O annotations of a performance runtime class that disable the CFS
 /// quota and IRQ and load balancing on those CPUs. The fingerprint is the
-/// first comment.
+/// first comment. When the plan's scheduling needs `CAP_SYS_NICE`
+/// ([`needs_sys_nice`]), a `securityContext` adds it (containerd and CRI-O
+/// drop it by default, and pinrun then exits 125 on `sched_setattr`
+/// EPERM). `CAP_IPC_LOCK` is never added: pinrun locks no memory for the
+/// command.
 pub fn k8s(plan: &Plan, fp: &Fingerprint, pinrun_invocation: &[String], command: bool) -> String {
     let cpus = whole_core_cpus(plan);
     let n = cpus.len();
     let smt = plan.cores.iter().any(|c| c.cpus.len() > 1);
     let mut s = format!("# {}\n", fp.line());
     s.push_str(&format!(
-        "# {n} CPUs ({} whole {}) from kubelet's static CPU manager: kubelet --cpu-manager-policy=static{}\n",
+        "# {n} {} ({} whole {}) from kubelet's static CPU manager: kubelet --cpu-manager-policy=static{}\n",
+        if n == 1 { "CPU" } else { "CPUs" },
         plan.cores.len().max(1),
         if plan.cores.len() == 1 { "core" } else { "cores" },
         if smt {
@@ -236,6 +259,11 @@ pub fn k8s(plan: &Plan, fp: &Fingerprint, pinrun_invocation: &[String], command:
             .collect();
         s.push_str(&format!("command: [{}]\n", words.join(", ")));
     }
+    if let Some(why) = needs_sys_nice(plan) {
+        s.push_str(&format!(
+            "# {why}: needs CAP_SYS_NICE, which container runtimes drop by default\nsecurityContext:\n  capabilities:\n    add: [\"SYS_NICE\"]\n"
+        ));
+    }
     s.push_str(
         "# pod metadata.annotations (CRI-O, with a runtimeClassName whose handler allows them):\n",
     );
@@ -243,6 +271,35 @@ pub fn k8s(plan: &Plan, fp: &Fingerprint, pinrun_invocation: &[String], command:
     s.push_str("#   cpu-load-balancing.crio.io: \"disable\"\n");
     s.push_str("#   irq-load-balancing.crio.io: \"disable\"\n");
     s
+}
+
+/// Why `plan` needs `CAP_SYS_NICE` in a container, as the words for a
+/// comment; `None` when it does not. `sched(7)` "Privileges and resource
+/// limits": a real-time policy or SCHED_DEADLINE without an
+/// RLIMIT_RTPRIO, and a negative nice value without an RLIMIT_NICE (a
+/// container's limits are 0); and a memory policy: the RuntimeDefault
+/// seccomp profile (containerd's and CRI-O's, from Docker's
+/// `profiles/seccomp/default.json`) allows `set_mempolicy(2)` and
+/// `mbind(2)` only with CAP_SYS_NICE.
+pub fn needs_sys_nice(plan: &Plan) -> Option<String> {
+    let sched = match plan.sched.policy {
+        Some(p) if p.is_rt() || p.is_deadline() => Some(p.kernel_name().to_string()),
+        _ => plan
+            .sched
+            .nice
+            .filter(|n| *n < 0)
+            .map(|n| format!("nice {n}")),
+    };
+    let memory = plan.memory.as_ref().map(|m| {
+        format!(
+            "the {} memory policy (set_mempolicy, which the RuntimeDefault seccomp profile allows only with CAP_SYS_NICE)",
+            m.mode.name()
+        )
+    });
+    match (sched, memory) {
+        (Some(a), Some(b)) => Some(format!("{a} and {b}")),
+        (a, b) => a.or(b),
+    }
 }
 
 /// `0x` and the cpumask of `cpus` as one hex number (`mask_cpu:` of

@@ -125,9 +125,13 @@ fn field<'a>(v: &'a serde_json::Value, key: &str) -> Option<&'a serde_json::Valu
 /// container name → cpulist (V2; a V1 checkpoint's container id →
 /// cpulist is kept under the pod key ""), `podEntries` pod UID →
 /// `{"cpuSet": cpulist}` (V3, pod-level resources: kept as container "").
-/// Keys match in any case, as Go's JSON decoder does. Errors say what is
-/// malformed.
-pub fn parse_kubelet_state(text: &str) -> Result<KubeletState, String> {
+/// Keys match in any case, as Go's JSON decoder does. CPUs above `upto`
+/// (the highest possible CPU, `cpu/possible`) are dropped while parsing:
+/// no such CPU can be assigned on this machine, and the sets cost memory
+/// linear in the file's size however wide its ranges (a hostile
+/// `0-4194303` per entry once took 1 GB for 1 000 entries). Errors say
+/// what is malformed.
+pub fn parse_kubelet_state(text: &str, upto: u32) -> Result<KubeletState, String> {
     let outer: serde_json::Value =
         serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
     let inner;
@@ -141,7 +145,7 @@ pub fn parse_kubelet_state(text: &str) -> Result<KubeletState, String> {
     };
     let list = |s: &serde_json::Value| -> Result<CpuSet, String> {
         let t = s.as_str().ok_or("a cpulist is not a string")?;
-        CpuSet::parse_sysfs_list(t, None).map_err(|e| format!("bad cpulist {t:?}: {e}"))
+        CpuSet::parse_sysfs_list_upto(t, upto).map_err(|e| format!("bad cpulist {t:?}: {e}"))
     };
     let policy = field(v, "policyName")
         .and_then(|p| p.as_str())
@@ -460,7 +464,7 @@ mod tests {
     #[test]
     fn kubelet_state_and_pools() {
         let s = parse_kubelet_state(
-            r#"{"policyName":"static","defaultCpuSet":"0,5-15","entries":{"pod":{"container1":"1-2","container2":"3-4"},"pod2":{"c":"5"}},"checksum":4198766049}"#,
+            r#"{"policyName":"static","defaultCpuSet":"0,5-15","entries":{"pod":{"container1":"1-2","container2":"3-4"},"pod2":{"c":"5"}},"checksum":4198766049}"#, crate::cpuset::MAX_ID
         )
         .unwrap();
         assert_eq!(s.default_cpus, set("0,5-15"));
@@ -492,13 +496,16 @@ mod tests {
             })
         );
         assert_eq!(s.pool(None, &set("0-1")), None);
-        let none = parse_kubelet_state(r#"{"policyName":"none","defaultCpuSet":"","checksum":1}"#)
-            .unwrap();
+        let none = parse_kubelet_state(
+            r#"{"policyName":"none","defaultCpuSet":"","checksum":1}"#,
+            crate::cpuset::MAX_ID,
+        )
+        .unwrap();
         assert_eq!(none.pool(Some("pod"), &set("0-3")), Some(Pool::Shared));
         // state_checkpoint_test.go "Restore valid checkpoint ...": V4, the
         // outer (V2) fields deliberately wrong, the state in "data".
         let v4 = parse_kubelet_state(
-            r#"{"policyName":"other","defaultCPUSet":"1-9","checksum":1234,"data":"{\"policyName\":\"static\",\"defaultCPUSet\":\"7-9\",\"entries\":{\"pod\":{\"container1\":\"4-6\",\"container2\":\"1-3\"}}}","dataChecksum":1420829534}"#,
+            r#"{"policyName":"other","defaultCPUSet":"1-9","checksum":1234,"data":"{\"policyName\":\"static\",\"defaultCPUSet\":\"7-9\",\"entries\":{\"pod\":{\"container1\":\"4-6\",\"container2\":\"1-3\"}}}","dataChecksum":1420829534}"#, crate::cpuset::MAX_ID
         )
         .unwrap();
         assert_eq!(v4.policy, "static");
@@ -506,7 +513,7 @@ mod tests {
         assert_eq!(v4.entries["pod"]["container1"], set("4-6"));
         // "Restore checkpoint from v3 (migration)": podEntries.
         let v3 = parse_kubelet_state(
-            r#"{"policyName":"static","defaultCPUSet":"1-2","entries":{"pod1":{"container1":"5-6","container2":"3-4"}},"podEntries":{"pod2":{"cpuSet":"7-9"}},"checksum":766259872}"#,
+            r#"{"policyName":"static","defaultCPUSet":"1-2","entries":{"pod1":{"container1":"5-6","container2":"3-4"}},"podEntries":{"pod2":{"cpuSet":"7-9"}},"checksum":766259872}"#, crate::cpuset::MAX_ID
         )
         .unwrap();
         assert_eq!(v3.entries["pod2"][""], set("7-9"));
@@ -517,8 +524,36 @@ mod tests {
             "{",
             r#"{"data":"{"}"#,
         ] {
-            assert!(parse_kubelet_state(bad).is_err(), "{bad}");
+            assert!(
+                parse_kubelet_state(bad, crate::cpuset::MAX_ID).is_err(),
+                "{bad}"
+            );
         }
+    }
+
+    /// kubelet's lists are clipped to the possible CPUs while parsing:
+    /// `0-4194303` on a 4-CPU machine is 0-3 in one word, strides and
+    /// singles above the last CPU drop out, and syntax errors stay errors.
+    #[test]
+    fn kubelet_lists_are_clipped_to_the_possible_cpus() {
+        let s = parse_kubelet_state(
+            r#"{"policyName":"static","defaultCpuSet":"0-4194303","entries":{"p":{"a":"0-4194303","b":"2-4194303:2","c":"9,4194303","d":"1,7"}}}"#,
+            3,
+        )
+        .unwrap();
+        assert_eq!(s.default_cpus, set("0-3"));
+        let p = &s.entries["p"];
+        assert_eq!(
+            (
+                p["a"].clone(),
+                p["b"].clone(),
+                p["c"].clone(),
+                p["d"].clone()
+            ),
+            (set("0-3"), set("2"), CpuSet::new(), set("1"))
+        );
+        assert!(parse_kubelet_state(r#"{"entries":{"p":{"a":"0-4194304"}}}"#, 3).is_err());
+        assert!(parse_kubelet_state(r#"{"entries":{"p":{"a":"3-1"}}}"#, 3).is_err());
     }
 
     /// cgroup-v2.rst "cpu.max": "$MAX $PERIOD", "max" for no limit.

@@ -670,7 +670,8 @@ only with CAP_SYS_NICE, so the memory options need it too.
 .SH "KUBERNETES, SLURM AND SYSTEMD"
 In a Kubernetes container pinrun recognises the pod and its QoS class from
 .I /proc/self/cgroup
-(both kubelet cgroup drivers) and, when
+(both kubelet cgroup drivers; the cgroup v2 line, else the v1 cpuset and
+cpu lines) and, when
 .I /var/lib/kubelet/cpu_manager_state
 is mounted, which CPU pool the container is in (finding k8s\-pool). A
 container whose cpuset does not show the CPUs the state file assigns it yet
@@ -679,8 +680,14 @@ gets k8s\-cpuset\-unsettled;
 waits for them (re-reading every 100 ms) before planning.
 .B \-\-emit k8s
 prints the container resources stanza for kubelet's static CPU manager
-(integer CPUs, requests = limits, whole cores under SMT) and the CRI-O
-annotations as comments.
+(integer CPUs, requests = limits, whole cores under SMT), a securityContext
+adding SYS_NICE when the plan needs it (a real-time or deadline policy, a
+negative nice value, a memory policy), and the CRI-O annotations as
+comments. It refuses
+.B \-\-cpus
+and
+.BR \-\-node :
+kubelet chooses which CPUs the container gets; ask for a count.
 .PP
 In a Slurm job step
 .RB ( SLURM_JOB_ID )
@@ -697,13 +704,22 @@ adds
 .B AllowedCPUs=
 and
 .BR AllowedMemoryNodes= .
+With
+.B \-\-exclusive
+no CPU or node list is fixed: the
+.B pinrun \-\-exclusive
+of ExecStart= chooses and claims free cores at each start.
 Every emitted file carries a comment line
 .B "pinrun\-topology: fnv1a64=HASH cpus=N cores=N packages=N nodes=N" :
 FNV\-1a 64 of one line per core of the online CPUs, by its lowest CPU,
 "core CPULIST package P node N".
 .B "pinrun \-\-check\-emitted FILE"
 exits 0 when this machine's fingerprint is FILE's and refuses (125) otherwise,
-naming both shapes. See docs/deploy.md.
+naming both shapes; it also refuses a FILE with no, a malformed or several
+fingerprint lines, a unit whose CPUAffinity=, AllowedCPUs=, NUMAMask= or
+AllowedMemoryNodes= (or an srun \-\-cpu\-bind= map_cpu:/mask_cpu: list)
+names a CPU or node the machine lacks, and anything but
+a regular file of at most 1 MiB. See docs/deploy.md.
 .SH SOURCES
 For each fact, where pinrun reads it, in order: the kernel-enforced source
 first, the kernel command line only where the kernel exports nothing, and the

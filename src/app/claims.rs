@@ -190,13 +190,7 @@ pub fn read_claims(
             Err(e) => claims.state_warnings.push(e.message),
         }
     }
-    let (mut kubelet, warning) = read_kubelet(root);
-    // As the state directory's records: a CPU that does not exist cannot
-    // be claimed.
-    for c in &mut kubelet {
-        c.cpus = c.cpus.intersection(&sys.possible);
-    }
-    kubelet.retain(|c| !c.cpus.is_empty());
+    let (mut kubelet, warning) = read_kubelet(root, &sys.possible);
     // In a container with exclusive CPUs, kubelet's claim on them is this
     // container's own (issue 23): it bounds the cpuset, it does not
     // compete with it.

@@ -5,7 +5,9 @@
 use crate::error::{Error, ErrorCode, Exit};
 use crate::fleet::Pool;
 use crate::output::print_out;
-use crate::plan::fleet::{Fingerprint, fingerprint, fingerprint_difference, task_plans};
+use crate::plan::fleet::{
+    Fingerprint, Found, fingerprint, fingerprint_difference, task_plans, unit_lists,
+};
 use crate::request::{EmitFormat, Request};
 use crate::system::{Root, SystemState};
 use std::time::{Duration, Instant};
@@ -17,11 +19,22 @@ const SETTLE_POLL: Duration = Duration::from_millis(100);
 /// assigns CPUs its cpuset does not show yet: re-reads the machine every
 /// 100 ms until they agree or DURATION has passed, and returns the last
 /// read. The `k8s-cpuset-unsettled` finding then says whether they agree.
-/// Below `--sysroot` nothing changes, so nothing is waited for.
+/// Below `--sysroot` nothing changes, so nothing is waited for; outside
+/// Kubernetes nothing is either, and `-v` says so on stderr.
 pub fn settle(root: &Root, sys: SystemState, req: &Request) -> SystemState {
     let Some(limit) = req.fleet.settle else {
         return sys;
     };
+    if !sys.fleet.kubernetes {
+        // Accepted (one command line serves every machine of a fleet),
+        // but said at -v: nothing here is waited for.
+        if req.output.verbose {
+            crate::output::to_stderr(
+                "pinrun: note: --settle: not in a Kubernetes container (no kubepods cgroup, KUBERNETES_SERVICE_HOST unset): nothing to wait for\n",
+            );
+        }
+        return sys;
+    }
     if req.sysroot.is_some() {
         return sys;
     }
@@ -66,6 +79,26 @@ pub fn emit(
         .collect();
     let text = match req.fleet.emit {
         Some(EmitFormat::K8s) => {
+            let p = &req.placement;
+            let fixed = if p.cpus.is_some() || p.cpus_form.is_some() {
+                Some("--cpus")
+            } else if p.nodes.is_some() || p.nodes_form.is_some() {
+                Some("--node")
+            } else {
+                None
+            };
+            if let Some(option) = fixed {
+                return Err(Error::new(
+                    ErrorCode::Usage,
+                    format!(
+                        "--emit k8s: {option} names fixed {}, but kubelet's static CPU manager chooses which CPUs the container gets: the pod would be refused whenever kubelet assigns others",
+                        if option == "--cpus" { "CPUs" } else { "NUMA nodes" }
+                    ),
+                )
+                .hint(
+                    "ask for a count, e.g. pinrun --cores 2 --emit k8s -- /app (pinrun then plans inside the CPUs kubelet assigns); to keep them on one NUMA node, run kubelet with --topology-manager-policy=single-numa-node",
+                ));
+            }
             if plan.cpus.is_none() {
                 return Err(Error::new(
                     ErrorCode::Usage,
@@ -91,58 +124,161 @@ pub fn emit(
     Ok(Exit::Success)
 }
 
+/// Largest file `--check-emitted` reads: a unit, pod spec or script that
+/// pinrun wrote is a few KiB.
+pub const MAX_EMITTED: u64 = 1 << 20;
+
+/// Reads the user's FILE for `--check-emitted`: opened `O_NONBLOCK` (a
+/// FIFO does not block), only a regular file, at most [`MAX_EMITTED`]
+/// bytes. Errors are `(what failed, hint)`.
+fn read_emitted(file: &std::path::Path) -> Result<String, (String, &'static str)> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let why = |e: std::io::Error| {
+        e.raw_os_error().map_or_else(
+            || e.to_string(),
+            |n| nix::errno::Errno::from_raw(n).desc().to_lowercase(),
+        )
+    };
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(file)
+        .map_err(|e| {
+            (
+                format!("cannot open {}: {}", file.display(), why(e)),
+                "name a unit, pod spec or script that pinrun --emit wrote",
+            )
+        })?;
+    let meta = f.metadata().map_err(|e| {
+        (
+            format!("cannot stat {}: {}", file.display(), why(e)),
+            "name a unit, pod spec or script that pinrun --emit wrote",
+        )
+    })?;
+    if !meta.is_file() {
+        return Err((
+            format!("{} is not a regular file", file.display()),
+            "name the file pinrun --emit wrote, not a device, FIFO or directory",
+        ));
+    }
+    let mut buf = Vec::new();
+    f.take(MAX_EMITTED + 1).read_to_end(&mut buf).map_err(|e| {
+        (
+            format!("cannot read {}: {}", file.display(), why(e)),
+            "name a unit, pod spec or script that pinrun --emit wrote",
+        )
+    })?;
+    if buf.len() as u64 > MAX_EMITTED {
+        return Err((
+            format!(
+                "{} is larger than {} KiB, which no emitted file is",
+                file.display(),
+                MAX_EMITTED >> 10
+            ),
+            "name the unit, pod spec or script that pinrun --emit wrote",
+        ));
+    }
+    Ok(String::from_utf8_lossy(&buf).into_owned())
+}
+
 /// `--check-emitted FILE`: exit 0 when FILE's topology fingerprint is this
-/// machine's; refuses (125) when it differs, naming the difference, or
-/// when FILE has none. FILE is read from the host, not below `--sysroot`
-/// (it is the user's file, as the policy file).
+/// machine's and every CPU and node list a unit or srun line sets
+/// ([`crate::plan::fleet::unit_lists`]) exists here; refuses (125) when it
+/// differs, naming the difference, or when FILE has no fingerprint line,
+/// a malformed one or several. FILE is read from the host, not below
+/// `--sysroot` (it is the user's file, as the policy file), as a bounded
+/// regular file ([`read_emitted`]).
 pub fn check_emitted(req: &Request, sys: &SystemState) -> Result<Exit, Error> {
     let Some(file) = &req.fleet.emitted else {
         return Ok(Exit::Success);
     };
-    let text = std::fs::read(file).map_err(|e| {
+    let refuse = |what: String| {
         Error::new(
             ErrorCode::FingerprintMismatch,
-            format!("--check-emitted: cannot read {}: {e}", file.display()),
+            format!("--check-emitted: {what}"),
         )
-        .hint("name a unit, pod spec or script that pinrun --emit wrote")
-    })?;
-    let text = String::from_utf8_lossy(&text);
-    let here = fingerprint(sys);
-    let Some(emitted) = Fingerprint::find_in(&text) else {
-        return Err(Error::new(
-            ErrorCode::FingerprintMismatch,
-            format!(
-                "--check-emitted: {} has no \"# {}\" line",
-                file.display(),
-                crate::plan::fleet::FINGERPRINT_TAG
-            ),
-        )
-        .hint(format!(
-            "emit it again with pinrun --emit on a machine of its type; this one's line is: # {}",
-            here.line()
-        )));
     };
-    match fingerprint_difference(&emitted, &here) {
-        None => {
-            print_out(&format!(
-                "{}: topology matches this machine ({}, fingerprint {})\n",
-                file.display(),
-                here.shape(),
-                here.hash
-            ))?;
-            Ok(Exit::Success)
+    let text = read_emitted(file).map_err(|(what, hint)| refuse(what).hint(hint))?;
+    let machine = match &req.sysroot {
+        Some(p) => format!("the dump {}", p.display()),
+        None => "this machine".to_string(),
+    };
+    let here = fingerprint(sys);
+    let emit_again = format!(
+        "emit it again with pinrun --emit on a machine of its type; {machine}'s line is: # {}",
+        here.line()
+    );
+    let tag = crate::plan::fleet::FINGERPRINT_TAG;
+    let emitted = match Fingerprint::find_in(&text) {
+        Found::One(f) => f,
+        Found::None => {
+            return Err(
+                refuse(format!("{} has no \"# {tag}\" line", file.display())).hint(emit_again),
+            );
         }
-        Some(why) => Err(Error::new(
-            ErrorCode::FingerprintMismatch,
-            format!(
-                "--check-emitted: {} does not fit this machine: {why}",
+        Found::Malformed(n) => {
+            return Err(refuse(format!(
+                "{}: line {n}: the \"{tag}\" line is malformed (it needs fnv1a64=, cpus=, cores=, packages= and nodes=)",
                 file.display()
-            ),
-        )
-        .hint(
-            "its CPU lists were chosen on another machine type: emit it again with pinrun --emit on this one, or roll it out only to machines of its type",
-        )),
+            ))
+            .hint(emit_again));
+        }
+        Found::Several(a, b) => {
+            return Err(refuse(format!(
+                "{} has more than one \"{tag}\" line (lines {a} and {b}): which one holds is a guess",
+                file.display()
+            ))
+            .hint(emit_again));
+        }
+    };
+    let short = if req.sysroot.is_some() {
+        "the dump"
+    } else {
+        "this machine"
+    };
+    if let Some(why) = fingerprint_difference(&emitted, &here, short) {
+        return Err(refuse(format!("{} does not fit {machine}: {why}", file.display())).hint(
+            format!("its CPU lists were chosen on another machine type: emit it again with pinrun --emit for {machine}, or roll it out only to machines of its type"),
+        ));
     }
+    let lists = unit_lists(&text)
+        .map_err(|e| refuse(format!("{}: {e}", file.display())).hint(emit_again.clone()))?;
+    let nodes = sys.node_ids();
+    for (line, name, cpus, set) in lists {
+        let (exist, kind) = if cpus {
+            (&sys.online, "online CPUs")
+        } else {
+            (&nodes, "NUMA nodes")
+        };
+        let missing = set.difference(exist);
+        if !missing.is_empty() {
+            return Err(refuse(format!(
+                "{}: line {line}: {} names {}, which {machine} does not have ({kind}: {exist})",
+                file.display(),
+                if name.starts_with("srun ") {
+                    format!("{name} (CPUs {set})")
+                } else {
+                    format!("{name}={set}")
+                },
+                if cpus {
+                    crate::words::cpus_phrase(&missing)
+                } else {
+                    crate::words::nodes_phrase(&missing)
+                },
+            ))
+            .hint(format!(
+                "the file was edited after pinrun --emit wrote it: emit it again for {machine}"
+            )));
+        }
+    }
+    print_out(&format!(
+        "{}: topology matches {machine} ({}, fingerprint {})\n",
+        file.display(),
+        here.shape(),
+        here.hash
+    ))?;
+    Ok(Exit::Success)
 }
 
 #[cfg(test)]
@@ -162,7 +298,7 @@ mod tests {
                 pod: parse_pod(cgroup),
                 kubernetes: true,
                 kubelet: Some(parse_kubelet_state(
-                    r#"{"policyName":"static","defaultCpuSet":"0-1","entries":{"0f3e2d1c-4b5a-6978-8a9b-0c1d2e3f4a5b":{"app":"2-3"}}}"#,
+                    r#"{"policyName":"static","defaultCpuSet":"0-1","entries":{"0f3e2d1c-4b5a-6978-8a9b-0c1d2e3f4a5b":{"app":"2-3"}}}"#, crate::cpuset::MAX_ID
                 )),
                 ..Fleet::default()
             })

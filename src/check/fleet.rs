@@ -98,14 +98,23 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
             Severity::Warning,
             assigned,
             format!(
-                "{}: kubelet's CPU manager state assigns container {name} {}, but its cpuset.cpus.effective is {}: kubelet has not applied them yet, and this plan would move",
+                "{}: kubelet's CPU manager state assigns container {name} {}, but its cpuset.cpus.effective is {}: kubelet has not applied them yet, and when it does, the kernel moves this process to them and the plan's CPUs are lost",
                 container(sys),
                 cpus_phrase(assigned),
                 shared_cpus
             ),
-            format!(
-                "wait for kubelet with --settle=10s (pinrun plans once the cpuset is {assigned})"
-            ),
+            match (ctx.req.fleet.settle, ctx.req.sysroot.is_some()) {
+                (Some(_), true) => format!(
+                    "--settle waits only on the live machine, not below --sysroot (pinrun plans once the cpuset is {assigned})"
+                ),
+                (Some(ns), false) => format!(
+                    "kubelet did not apply them within --settle={}: check that kubelet runs (its reconcile loop writes the cpuset every few seconds), or wait longer",
+                    crate::plan::sched::ns_words(ns)
+                ),
+                (None, _) => format!(
+                    "wait for kubelet with --settle=10s (pinrun plans once the cpuset is {assigned})"
+                ),
+            },
         )),
         None => {}
     }
@@ -199,7 +208,7 @@ mod tests {
         let fleet = Fleet {
             pod: parse_pod(&cgroup),
             kubernetes: true,
-            kubelet: Some(parse_kubelet_state(state)),
+            kubelet: Some(parse_kubelet_state(state, crate::cpuset::MAX_ID)),
             ..Fleet::default()
         };
         Machine::new(1, 8, 2)
@@ -260,6 +269,36 @@ mod tests {
         assert_eq!(
             codes(&unsettled, &["--dry-run", "--cores", "1"]),
             vec![(Code::K8sCpusetUnsettled, Severity::Warning)]
+        );
+        // The message is whole, and the hint does not recommend --settle
+        // to a launch that already waited with it.
+        let finding = |args: &[&str]| {
+            let req = request(args);
+            let p = plan(&unsettled, &req).unwrap();
+            check(&unsettled, &req, &p)
+                .into_iter()
+                .find(|f| f.code == Code::K8sCpusetUnsettled)
+                .unwrap()
+        };
+        let f = finding(&["--dry-run", "--cores", "1"]);
+        assert!(
+            f.message.ends_with(
+                "kubelet has not applied them yet, and when it does, the kernel moves this process to them and the plan's CPUs are lost"
+            ),
+            "{}",
+            f.message
+        );
+        assert_eq!(
+            f.hint,
+            "wait for kubelet with --settle=10s (pinrun plans once the cpuset is 2-3,10-11)"
+        );
+        let f = finding(&["--dry-run", "--cores", "1", "--settle=3s"]);
+        assert!(
+            f.hint
+                .starts_with("kubelet did not apply them within --settle=3s: ")
+                && !f.hint.contains("--settle=10s"),
+            "{}",
+            f.hint
         );
     }
 

@@ -36,6 +36,20 @@ pub struct Fingerprint {
     pub nodes: usize,
 }
 
+/// What [`Fingerprint::find_in`] found in an emitted file; line numbers
+/// count from 1.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Found {
+    /// No fingerprint line.
+    None,
+    /// One well-formed line.
+    One(Fingerprint),
+    /// The line at this number lacks `fnv1a64=` or one of the counts.
+    Malformed(usize),
+    /// Fingerprint lines at these two numbers (the first two).
+    Several(usize, usize),
+}
+
 impl Fingerprint {
     /// The comment line's text (without the comment character):
     /// `pinrun-topology: fnv1a64=HASH cpus=16 cores=8 packages=1 nodes=2`.
@@ -46,17 +60,28 @@ impl Fingerprint {
         )
     }
 
-    /// Parses the first fingerprint line of an emitted file (`#` or any
-    /// other comment prefix before the tag); `None` when there is none.
-    pub fn find_in(text: &str) -> Option<Fingerprint> {
-        let line = text.lines().find_map(|l| {
+    /// Parses the fingerprint line of an emitted file (`#` or any other
+    /// comment prefix before the tag). Refused when there is none, when it
+    /// lacks the hash or a count ([`Found::Malformed`]), and when there is
+    /// more than one ([`Found::Several`]: which one would hold is a guess;
+    /// pinrun writes one).
+    pub fn find_in(text: &str) -> Found {
+        let mut lines = text.lines().enumerate().filter_map(|(i, l)| {
             let at = l.find(FINGERPRINT_TAG)?;
-            Some(&l[at + FINGERPRINT_TAG.len()..])
-        })?;
+            Some((i + 1, &l[at + FINGERPRINT_TAG.len()..]))
+        });
+        let Some((first, line)) = lines.next() else {
+            return Found::None;
+        };
+        if let Some((second, _)) = lines.next() {
+            return Found::Several(first, second);
+        }
         let mut hash = None;
         let mut n = [None; 4];
         for w in line.split_whitespace() {
-            let (k, v) = w.split_once('=')?;
+            let Some((k, v)) = w.split_once('=') else {
+                return Found::Malformed(first);
+            };
             let slot = match k {
                 "fnv1a64" => {
                     hash = Some(v.to_string());
@@ -70,13 +95,16 @@ impl Fingerprint {
             };
             n[slot] = v.parse().ok();
         }
-        Some(Fingerprint {
-            hash: hash?,
-            cpus: n[0]?,
-            cores: n[1]?,
-            packages: n[2]?,
-            nodes: n[3]?,
-        })
+        let fp = (|| {
+            Some(Fingerprint {
+                hash: hash?,
+                cpus: n[0]?,
+                cores: n[1]?,
+                packages: n[2]?,
+                nodes: n[3]?,
+            })
+        })();
+        fp.map_or(Found::Malformed(first), Found::One)
     }
 
     /// "16 CPUs in 8 cores, 1 package, 2 nodes".
@@ -136,25 +164,106 @@ pub fn fingerprint(sys: &SystemState) -> Fingerprint {
 }
 
 /// Why the machine's fingerprint `here` refuses a file emitted for
-/// `emitted`, in words; `None` when they are equal.
-pub fn fingerprint_difference(emitted: &Fingerprint, here: &Fingerprint) -> Option<String> {
+/// `emitted`, in words; `None` when they are equal. `machine` names the
+/// machine that was read ("this machine", "the dump DIR").
+pub fn fingerprint_difference(
+    emitted: &Fingerprint,
+    here: &Fingerprint,
+    machine: &str,
+) -> Option<String> {
     if emitted == here {
         return None;
     }
     Some(if emitted.shape() == here.shape() {
         format!(
-            "this machine has the same counts ({}) but numbers its CPUs, cores or nodes differently (fingerprint {} here, {} in the file)",
+            "{machine} has the same counts ({}) but numbers its CPUs, cores or nodes differently (fingerprint {} here, {} in the file)",
             here.shape(),
             here.hash,
             emitted.hash
         )
     } else {
         format!(
-            "it was emitted for {}; this machine has {}",
+            "it was emitted for {}; {machine} has {}",
             emitted.shape(),
             here.shape()
         )
     })
+}
+
+/// The systemd settings of an emitted unit that name CPUs or NUMA nodes
+/// (`systemd.exec(5)` `CPUAffinity=`, `NUMAMask=`;
+/// `systemd.resource-control(5)` `AllowedCPUs=`, `AllowedMemoryNodes=`).
+pub const UNIT_LISTS: [(&str, bool); 4] = [
+    ("CPUAffinity", true),
+    ("AllowedCPUs", true),
+    ("NUMAMask", false),
+    ("AllowedMemoryNodes", false),
+];
+
+/// The CPU and node lists an emitted file sets, as (line number from 1,
+/// setting, whether it names CPUs (else nodes), the set): each
+/// [`UNIT_LISTS`] assignment, its list separated by spaces or commas as
+/// systemd's `parse_cpu_set_full()` accepts, and the CPUs of an srun
+/// `--cpu-bind=` `map_cpu:`/`mask_cpu:` list (every task's, together). An empty assignment (a
+/// reset) is left out; a list that does not parse is an error naming the
+/// line.
+pub fn unit_lists(
+    text: &str,
+) -> std::result::Result<Vec<(usize, &'static str, bool, CpuSet)>, String> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if let Some(bind) = srun_bind(line) {
+            let (name, set) = bind.map_err(|e| format!("line {}: {e}", i + 1))?;
+            out.push((i + 1, name, true, set));
+            continue;
+        }
+        let Some((key, value)) = line.trim().split_once('=') else {
+            continue;
+        };
+        let Some(&(name, cpus)) = UNIT_LISTS.iter().find(|(k, _)| *k == key.trim()) else {
+            continue;
+        };
+        let words: Vec<&str> = value
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .filter(|w| !w.is_empty())
+            .collect();
+        if words.is_empty() {
+            continue;
+        }
+        let set = CpuSet::parse(&words.join(","))
+            .map_err(|e| format!("line {}: {name}={}: {e}", i + 1, value.trim()))?;
+        out.push((i + 1, name, cpus, set));
+    }
+    Ok(out)
+}
+
+/// The CPUs of the `--cpu-bind=...map_cpu:LIST` or `mask_cpu:LIST` on a
+/// line (`srun(1)`: decimal CPU ids, or hex masks, one per task, comma
+/// separated), with the setting's name; `None` when the line has neither.
+fn srun_bind(line: &str) -> Option<std::result::Result<(&'static str, CpuSet), String>> {
+    let at = line.find("--cpu-bind=")?;
+    let value = line[at + "--cpu-bind=".len()..].split_whitespace().next()?;
+    let (name, list) = if let Some((_, l)) = value.split_once("map_cpu:") {
+        ("srun --cpu-bind map_cpu", l)
+    } else {
+        ("srun --cpu-bind mask_cpu", value.split_once("mask_cpu:")?.1)
+    };
+    let mut set = CpuSet::new();
+    for w in list.split(',').filter(|w| !w.is_empty()) {
+        // srun reads a mask with or without its 0x.
+        let bare_mask =
+            name == "srun --cpu-bind mask_cpu" && !w.starts_with("0x") && !w.starts_with("0X");
+        let one = if bare_mask {
+            CpuSet::parse(&format!("0x{w}"))
+        } else {
+            CpuSet::parse(w)
+        };
+        match one {
+            Ok(o) => set.union_with(&o),
+            Err(e) => return Some(Err(format!("{name}:{list}: {w}: {e}"))),
+        }
+    }
+    Some(Ok((name, set)))
 }
 
 /// `n` plans for `n` tasks on one node (`--emit slurm N`): each is `req`
@@ -177,21 +286,38 @@ pub fn task_plans(sys: &SystemState, req: &Request, claims: &Claims, n: u32) -> 
     for task in 0..n {
         let taken_so_far = sys.allowed.difference(&left.allowed);
         let plan = plan_claimed(&left, req, claims).map_err(|mut e| {
+            // Task 0 was planned on the whole allowed set: a later task
+            // fails because the earlier ones took the CPUs it needs. Its
+            // own error would speak of the cpuset as if nothing were taken
+            // ("CPU 1 is outside the cpuset ... = 0-1"), so it is replaced.
+            let earlier = if task == 1 {
+                "task 0".to_string()
+            } else {
+                format!("tasks 0-{}", task - 1)
+            };
             e.message = if task == 0 {
                 format!("--emit slurm {n}: task 0: {}", e.message)
+            } else if req.placement.cpus.is_some() || req.placement.cpus_form.is_some() {
+                format!(
+                    "--emit slurm {n}: task {task}: --cpus names the same CPUs for every task, and {earlier} took {}",
+                    cpus_phrase(&taken_so_far)
+                )
             } else {
                 format!(
-                    "--emit slurm {n}: task {task}: {} {} the cores of {}, and the rest cannot give it the same: {}",
-                    if task == 1 { "task 0".to_string() } else { format!("tasks 0-{}", task - 1) },
-                    if task == 1 { "holds" } else { "hold" },
+                    "--emit slurm {n}: task {task}: no free core left after {earlier} took {} (of the allowed CPUs {})",
                     cpus_phrase(&taken_so_far),
-                    e.message
+                    sys.allowed
                 )
             };
-            e.hint = Some(format!(
-                "this placement fits {task} task(s) per node in the allowed CPUs {}: ask for fewer tasks or less per task",
-                sys.allowed
-            ));
+            e.hint = Some(if task > 0 && (req.placement.cpus.is_some() || req.placement.cpus_form.is_some()) {
+                "ask for a count instead (--cores N), so that each task gets its own cores".to_string()
+            } else {
+                format!(
+                    "this placement fits {task} {} per node in the allowed CPUs {}: ask for fewer tasks or less per task",
+                    if task == 1 { "task" } else { "tasks" },
+                    sys.allowed
+                )
+            });
             e
         })?;
         if let Some(cpus) = &plan.cpus {
@@ -242,16 +368,30 @@ mod tests {
         assert_eq!((a.cpus, a.cores, a.packages, a.nodes), (16, 8, 2, 2));
         assert_eq!(
             Fingerprint::find_in(&format!("x\n# {}\n", a.line())),
-            Some(a.clone())
+            Found::One(a.clone())
         );
         let b = fingerprint(&Machine::new(1, 8, 2).build());
         assert_eq!((b.cpus, b.cores, b.packages, b.nodes), (16, 8, 1, 1));
         assert_ne!(a.hash, b.hash);
-        assert_eq!(fingerprint_difference(&a, &a), None);
+        assert_eq!(fingerprint_difference(&a, &a, "this machine"), None);
         assert_eq!(
-            fingerprint_difference(&a, &b).unwrap(),
+            fingerprint_difference(&a, &b, "this machine").unwrap(),
             "it was emitted for 16 CPUs in 8 cores, 2 packages, 2 nodes; this machine has 16 CPUs in 8 cores, 1 package, 1 node"
         );
-        assert_eq!(Fingerprint::find_in("no line"), None);
+        assert_eq!(Fingerprint::find_in("no line"), Found::None);
+        // A line without the counts is malformed, not missing; two lines
+        // are refused (which one would hold is a guess).
+        assert_eq!(
+            Fingerprint::find_in("a\n# pinrun-topology: fnv1a64=0123456789abcdef\n"),
+            Found::Malformed(2)
+        );
+        assert_eq!(
+            Fingerprint::find_in("# pinrun-topology: garbage\n"),
+            Found::Malformed(1)
+        );
+        assert_eq!(
+            Fingerprint::find_in(&format!("# {}\nx\n# {}\n", b.line(), a.line())),
+            Found::Several(1, 3)
+        );
     }
 }

@@ -261,6 +261,29 @@ pub fn v2_path(root: &Root, me: &SelfCgroup) -> Option<String> {
     cgroup_paths(root, me).0
 }
 
+/// The caller's cgroup paths that can name a Kubernetes pod, most telling
+/// first: the cgroup v2 path, then the v1 paths of the `cpuset`, `cpu`
+/// and `cpuacct` controllers (kubelet creates the pod's cgroup in each
+/// hierarchy it manages, with either cgroup driver, so a pure cgroup v1
+/// node shows the pod only on those lines).
+pub fn pod_paths(root: &Root, me: &SelfCgroup) -> Vec<String> {
+    let (v2, v1) = cgroup_paths(root, me);
+    let mut out: Vec<String> = v2.into_iter().chain(v1).collect();
+    if let Some(text) = &me.cgroup {
+        for line in text.lines() {
+            let mut parts = line.splitn(3, ':');
+            let (Some(_), Some(ctrls), Some(path)) = (parts.next(), parts.next(), parts.next())
+            else {
+                continue;
+            };
+            if ctrls.split(',').any(|c| c == "cpu" || c == "cpuacct") {
+                out.push(path.to_string());
+            }
+        }
+    }
+    out
+}
+
 /// The CFS bandwidth limit on the caller: `cpu.max` of its cgroup v2, else
 /// of the nearest ancestor (below the mount point) whose `cpu.max` is not
 /// `max` (each level limits its whole subtree). `None` without cgroup v2,

@@ -618,8 +618,9 @@ pub fn identity() -> Result<(u32, u64, u32, u32)> {
 }
 
 /// kubelet's exclusive CPU assignments below `root`, and a warning when
-/// its state file exists but cannot be used.
-pub fn read_kubelet(root: &Root) -> (Vec<Claim>, Option<String>) {
+/// its state file exists but cannot be used. CPUs outside `possible`
+/// are dropped ([`crate::fleet::parse_kubelet_state`]).
+pub fn read_kubelet(root: &Root, possible: &CpuSet) -> (Vec<Claim>, Option<String>) {
     if !root.exists(KUBELET_STATE) {
         return (Vec::new(), None);
     }
@@ -629,7 +630,7 @@ pub fn read_kubelet(root: &Root) -> (Vec<Claim>, Option<String>) {
             Vec::new(),
             Some(format!("claims: cannot read {}", shown.display())),
         ),
-        Some(text) => match claim::parse_kubelet(&text) {
+        Some(text) => match claim::parse_kubelet(&text, possible.last().unwrap_or(0)) {
             Ok(c) => (c, None),
             Err(e) => (
                 Vec::new(),

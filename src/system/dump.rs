@@ -99,7 +99,7 @@ pub fn read_everything(root: &Root) -> Vec<RtTask> {
     let every: crate::cpuset::CpuSet = sys.cpus.keys().copied().collect();
     let live = root.base() == Path::new("/");
     sys.read_extras(root, &every, true, true, live.then(std::process::id));
-    let _ = super::claims::read_kubelet(root);
+    let _ = super::claims::read_kubelet(root, &sys.possible);
     super::rt_tasks::read_placed_tasks(root, &sys.online)
 }
 

@@ -7,12 +7,14 @@
 use super::cgroup::{self, SelfCgroup};
 use super::claims::KUBELET_STATE;
 use super::root::Root;
+use crate::cpuset::CpuSet;
 use crate::fleet::{CpuMax, KubeletState, Pod, SlurmTask};
 
 /// The fleet context of the caller.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Fleet {
-    /// The pod of the caller's cgroup v2 path, when it is one.
+    /// The pod of the caller's cgroup path, when it is one: the v2 path,
+    /// else a v1 `cpuset`/`cpu`/`cpuacct` path ([`cgroup::pod_paths`]).
     pub pod: Option<Pod>,
     /// Whether the caller runs in Kubernetes: a pod cgroup path, or
     /// `KUBERNETES_SERVICE_HOST` in the environment (kubelet sets it in
@@ -28,14 +30,17 @@ pub struct Fleet {
 }
 
 /// Reads the fleet context below `root`; the environment is this
-/// process's (as the OpenMP variables are).
-pub fn read(root: &Root, me: &SelfCgroup) -> Fleet {
-    let pod = cgroup::v2_path(root, me).and_then(|p| crate::fleet::parse_pod(&p));
+/// process's (as the OpenMP variables are). kubelet's CPUs outside
+/// `possible` are dropped ([`crate::fleet::parse_kubelet_state`]).
+pub fn read(root: &Root, me: &SelfCgroup, possible: &CpuSet) -> Fleet {
+    let pod = cgroup::pod_paths(root, me)
+        .iter()
+        .find_map(|p| crate::fleet::parse_pod(p));
     let kubelet = root.exists(KUBELET_STATE).then(|| {
         let shown = root.path(KUBELET_STATE);
         match root.read(KUBELET_STATE) {
             None => Err(format!("cannot read {}", shown.display())),
-            Some(t) => crate::fleet::parse_kubelet_state(&t)
+            Some(t) => crate::fleet::parse_kubelet_state(&t, possible.last().unwrap_or(0))
                 .map_err(|e| format!("{}: {e}", shown.display())),
         }
     });

@@ -483,7 +483,7 @@ impl SystemState {
             },
             rt_tasks: Vec::new(),
             idle_states: BTreeMap::new(),
-            fleet: fleet::read(root, &me),
+            fleet: fleet::read(root, &me, &sets.possible),
             env_affinity: [
                 "OMP_PROC_BIND",
                 "OMP_PLACES",

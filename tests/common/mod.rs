@@ -252,6 +252,22 @@ pub fn write_tree(
     }
 }
 
+/// Runs `cmd` with its address space capped at `memory` bytes
+/// (`RLIMIT_AS`, set in the child before exec) and killed after `timeout`:
+/// a blow-up on hostile input fails the run (exit 134 or a signal)
+/// instead of the machine.
+pub fn run_capped(
+    mut cmd: std::process::Command,
+    memory: u64,
+    timeout: std::time::Duration,
+) -> std::process::Output {
+    cap_memory(&mut cmd, memory);
+    Command::from_std(cmd)
+        .timeout(timeout)
+        .output()
+        .expect("run pinrun")
+}
+
 /// Asserts a process's exit status, showing its stderr when it differs.
 pub fn assert_status(out: &std::process::Output, code: i32) {
     assert_eq!(

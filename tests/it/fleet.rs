@@ -215,8 +215,11 @@ fn emit_slurm_tasks_are_disjoint_whole_cores() {
     let out = common::at(&m, &["--cores", "1", "--emit", "slurm", "25"]);
     assert_status(&out, 125);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("task 24"), "{err}");
-    assert!(err.contains("fits 24 task(s)"), "{err}");
+    assert!(
+        err.contains("--emit slurm 25: task 24: no free core left after tasks 0-23 took CPUs 0-47 (of the allowed CPUs 0-47)\n"),
+        "{err}"
+    );
+    assert!(err.contains("fits 24 tasks per node"), "{err}");
     // No count: refused before anything is read.
     let out = common::at(&m, &["--cores", "1", "--emit", "slurm"]);
     assert_status(&out, 125);
@@ -277,7 +280,7 @@ fn check_emitted_refuses_another_machine_type() {
         let err = String::from_utf8_lossy(&other.stderr);
         assert!(
             err.contains(
-                "it was emitted for 48 CPUs in 24 cores, 2 packages, 1 node; this machine has"
+                "it was emitted for 48 CPUs in 24 cores, 2 packages, 1 node; the dump has 42 CPUs"
             ),
             "{err}"
         );
@@ -336,5 +339,493 @@ fn emit_systemd_cgroup_is_a_valid_unit() {
     assert!(
         out.status.success() && !err.contains("pinrun-fleet-test.service:"),
         "systemd-analyze verify: {err}"
+    );
+}
+
+/// Address space a run on hostile input may use (debug build).
+const HOSTILE_MEMORY: u64 = 512 << 20;
+
+/// `pinrun --sysroot root ARGS` under [`HOSTILE_MEMORY`] (`RLIMIT_AS`)
+/// and a 60 s timeout (the fuzz_trees pattern): a blow-up fails the run.
+fn capped(root: &Path, args: &[&str]) -> std::process::Output {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_pinrun"));
+    cmd.env("PINRUN_CONFIG", "")
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .arg("--sysroot")
+        .arg(root)
+        .args(args);
+    common::run_capped(cmd, HOSTILE_MEMORY, std::time::Duration::from_secs(60))
+}
+
+/// A hostile kubelet state file at Root's 4 MiB read cap: 150 000 entries
+/// each assigning `0-4194303` (the largest cpulist, 512 KiB as a bitmap;
+/// the old parser took 21.8 GB). The lists are clipped to the dump's CPUs
+/// (0-47), so the run stays in 512 MiB, the claims it reports are CPUs
+/// 0-47, and the refusal names 8 of them and counts the rest.
+#[test]
+fn hostile_kubelet_state_is_bounded() {
+    let root = common::tempdir();
+    common::copy_tree(&common::field_case("k8s-cpuset-unsettled"), root.path());
+    let n = 150_000;
+    let mut text = String::from(r#"{"policyName":"static","defaultCpuSet":"0-1","entries":{"#);
+    for i in 0..n {
+        if i > 0 {
+            text.push(',');
+        }
+        text.push_str(&format!(r#""p{i}":{{"c":"0-4194303"}}"#));
+    }
+    text.push_str("}}");
+    assert!(text.len() < 4 << 20, "{}", text.len());
+    common::write_file(root.path(), "var/lib/kubelet/cpu_manager_state", &text);
+    for args in [
+        &["--dry-run", "--cores", "1", "--", "/bin/true"][..],
+        &["--check", "--json", "--cores", "1"][..],
+    ] {
+        let out = capped(root.path(), args);
+        assert_status(&out, 125);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("(CPUs 0-47 by kubelet pod p0 container c; ")
+                && err.contains(&format!("; and {} more claims)", n - 8)),
+            "{}",
+            &err[..err.len().min(2000)]
+        );
+        assert!(err.len() < 4096, "{} bytes of message", err.len());
+    }
+}
+
+/// `--check-emitted` reads its FILE as a bounded regular file: a device
+/// (/dev/zero once took 5.5 GB), a FIFO (once blocked forever) and a
+/// directory are refused by type, a file over 1 MiB by size, a missing
+/// file in the house style (the errno's words, no "(os error 2)").
+#[test]
+fn check_emitted_reads_a_bounded_regular_file() {
+    let m = machine("cadvisor/xeon4214_2socket");
+    let dir = common::tempdir();
+    let fifo = dir.path().join("fifo");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    let big = dir.path().join("big.service");
+    std::fs::write(&big, "#".repeat((1 << 20) + 1)).unwrap();
+    let cases = [
+        (
+            "/dev/zero".to_string(),
+            "--check-emitted: /dev/zero is not a regular file",
+        ),
+        (fifo.display().to_string(), "is not a regular file"),
+        (dir.path().display().to_string(), "is not a regular file"),
+        (big.display().to_string(), "is larger than 1024 KiB"),
+        (
+            "/nonexistent/unit.service".to_string(),
+            "--check-emitted: cannot open /nonexistent/unit.service: no such file or directory\n",
+        ),
+    ];
+    for (file, want) in cases {
+        let out = capped(&m, &["--check-emitted", &file]);
+        assert_status(&out, 125);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(want) && !err.contains("os error"),
+            "{file}: {err}"
+        );
+        assert!(err.contains("\nhint: "), "{err}");
+    }
+}
+
+/// `--check-emitted` refuses what the fingerprint alone let through: a
+/// CPU or node list edited to name what the machine lacks (the dump has
+/// CPUs 0-47 and node 0), two fingerprint lines, a fingerprint line
+/// without its counts; below --sysroot it names the dump, not "this
+/// machine".
+#[test]
+fn check_emitted_checks_the_unit_lists_and_one_fingerprint() {
+    let m = machine("cadvisor/xeon4214_2socket");
+    let out = common::at(
+        &m,
+        &[
+            "--cores",
+            "2",
+            "--membind",
+            "--emit",
+            "systemd",
+            "--cgroup",
+            "--",
+            "/bin/true",
+        ],
+    );
+    assert_status(&out, 0);
+    let unit = String::from_utf8(out.stdout).unwrap();
+    let fp = unit
+        .lines()
+        .find(|l| l.contains("pinrun-topology:"))
+        .unwrap()
+        .to_string();
+    let dir = common::tempdir();
+    let check = |name: &str, text: &str| {
+        let f = dir.path().join(name);
+        std::fs::write(&f, text).unwrap();
+        common::at(&m, &["--check-emitted", f.to_str().unwrap()])
+    };
+    // srun's lists too: map_cpu: CPU ids, mask_cpu: hex masks (CPUs 0,24
+    // and 1,25 for two tasks of one core with --smt).
+    let emit = |args: &[&str]| {
+        let out = common::at(&m, args);
+        assert_status(&out, 0);
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let slurm = emit(&["--cores", "1", "--emit", "slurm", "2"]);
+    assert!(slurm.contains("map_cpu:0,1 COMMAND"), "{slurm}");
+    let slurm_masks = emit(&["--cores", "1", "--smt", "--emit", "slurm", "2"]);
+    assert!(
+        slurm_masks.contains("mask_cpu:0x1000001,0x2000002"),
+        "{slurm_masks}"
+    );
+    for (name, text) in [("ok.sh", &slurm), ("masks-ok.sh", &slurm_masks)] {
+        assert_status(&check(name, text), 0);
+    }
+    let ok = check("ok.service", &unit);
+    assert_status(&ok, 0);
+    assert!(
+        String::from_utf8_lossy(&ok.stdout).contains(&format!(
+            "topology matches the dump {} (48 CPUs in 24 cores, 2 packages, 1 node",
+            m.display()
+        )),
+        "{ok:?}"
+    );
+    for (name, text, want) in [
+        (
+            "cpu.service",
+            format!("{unit}CPUAffinity=7 96\n"),
+            "CPUAffinity=7,96 names CPU 96, which the dump",
+        ),
+        (
+            "allowed.service",
+            format!("{unit}AllowedCPUs=0-63\n"),
+            "AllowedCPUs=0-63 names CPUs 48-63, which the dump",
+        ),
+        (
+            "mems.service",
+            format!("{unit}AllowedMemoryNodes=1\n"),
+            "AllowedMemoryNodes=1 names node 1, which the dump",
+        ),
+        (
+            "numa.service",
+            format!("{unit}NUMAMask=0,3\n"),
+            "NUMAMask=0,3 names node 3, which the dump",
+        ),
+        (
+            "two.service",
+            format!(
+                "{unit}# pinrun-topology: fnv1a64=0000000000000000 cpus=48 cores=24 packages=2 nodes=1\n"
+            ),
+            "has more than one \"pinrun-topology:\" line",
+        ),
+        (
+            "short.service",
+            unit.replace(&fp, "# pinrun-topology: fnv1a64=0000000000000000"),
+            "\"pinrun-topology:\" line is malformed",
+        ),
+        (
+            "job.sh",
+            slurm.replace("map_cpu:0,1 ", "map_cpu:0,99 "),
+            "srun --cpu-bind map_cpu (CPUs 0,99) names CPU 99, which the dump",
+        ),
+        (
+            "masks.sh",
+            slurm_masks.replace("mask_cpu:0x1000001,", "mask_cpu:0x1000000000001,"),
+            "srun --cpu-bind mask_cpu (CPUs 0-1,25,48) names CPU 48, which the dump",
+        ),
+    ] {
+        let out = check(name, &text);
+        assert_status(&out, 125);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(want), "{name}: {err}");
+        assert!(!err.contains("this machine"), "{name}: {err}");
+    }
+}
+
+/// A Guaranteed pod on a pure cgroup v1 node (no `0::` line in
+/// /proc/self/cgroup, KUBERNETES_SERVICE_HOST unset), with the cpuset and
+/// kubelet state of k8s-cpuset-unsettled once settled (2-3,26-27 for
+/// container app): the pod is recognised from its v1 cpuset and
+/// cpu,cpuacct lines, with kubelet's cgroupfs and systemd drivers, so its
+/// own kubelet claim does not block it (it was refused "CPUs 2-3,26-27
+/// claimed by kubelet pod <its own uid> container app").
+#[test]
+fn cgroup_v1_pod_is_recognised() {
+    let uid = "5a3c1f9e-8d2b-4e6a-9f10-3b7c2d1e4a55";
+    let id = "9f2e6c1b7a04d3e5";
+    let case = common::field_case("k8s-cpuset-unsettled");
+    let cgroupfs = format!("/kubepods/pod{uid}/{id}");
+    let systemd = format!(
+        "/kubepods.slice/kubepods-pod{}.slice/cri-containerd-{id}.scope",
+        uid.replace('-', "_")
+    );
+    for path in [cgroupfs, systemd] {
+        let root = common::tempdir();
+        let r = root.path();
+        common::write_file(
+            r,
+            "proc/self/cgroup",
+            &format!("12:cpuset:{path}\n11:cpu,cpuacct:{path}\n1:name=systemd:{path}\n"),
+        );
+        common::write_file(
+            r,
+            "proc/self/mountinfo",
+            "31 25 0:27 / /sys/fs/cgroup/cpuset rw,nosuid,nodev,noexec,relatime shared:9 - cgroup cgroup rw,cpuset\n32 25 0:28 / /sys/fs/cgroup/cpu,cpuacct rw,nosuid,nodev,noexec,relatime shared:10 - cgroup cgroup rw,cpu,cpuacct\n",
+        );
+        for f in ["cpuset.effective_cpus", "cpuset.cpus"] {
+            common::write_file(r, &format!("sys/fs/cgroup/cpuset{path}/{f}"), "2-3,26-27\n");
+        }
+        for rel in ["sys/devices", "proc/sys", "var"] {
+            common::copy_tree(&case.join(rel), &r.join(rel));
+        }
+        let v = dry(r, &["--cores", "1"], &[]);
+        assert_eq!(common::ids(&v["cpus"]), vec![2], "{path}: {v}");
+        let pool = with(&v, "k8s-pool");
+        assert_eq!(pool.len(), 1, "{path}: {v}");
+        assert!(
+            pool[0]["message"].as_str().unwrap().contains(&format!(
+                "pod {uid} (Guaranteed): container app has exclusive CPUs 2-3,26-27"
+            )),
+            "{path}: {v}"
+        );
+        assert!(with(&v, "cpu-claimed").is_empty(), "{path}: {v}");
+    }
+}
+
+/// `--emit k8s` emits nothing that fails on deployment: fixed CPU or node
+/// lists are refused (kubelet's static CPU manager chooses the CPUs, so
+/// `pinrun --cpus 1` in the pod would be refused whenever kubelet assigns
+/// another); a plan whose scheduling needs CAP_SYS_NICE in a container
+/// (sched(7): a real-time policy or SCHED_DEADLINE, or a nice value below
+/// 0, with a container's RLIMIT_RTPRIO and RLIMIT_NICE of 0) adds it in
+/// securityContext, and only then; one CPU is "1 CPU".
+#[test]
+fn emit_k8s_deploys() {
+    let m = machine("cadvisor/xeon4214_2socket");
+    for args in [
+        &["--cpus", "1"][..],
+        &["--cpus", "all"][..],
+        &["--node", "0", "--cores", "1"][..],
+    ] {
+        let out = common::at(&m, &[args, &["--emit", "k8s", "--", "/app"]].concat());
+        assert_status(&out, 125);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("kubelet's static CPU manager chooses which CPUs the container gets")
+                && err.contains("hint: ask for a count, e.g. pinrun --cores 2 --emit k8s"),
+            "{args:?}: {err}"
+        );
+    }
+    let cap = "securityContext:\n  capabilities:\n    add: [\"SYS_NICE\"]\n";
+    for (args, needs) in [
+        (
+            &["--fifo", "50", "--membind"][..],
+            Some("# SCHED_FIFO: needs CAP_SYS_NICE"),
+        ),
+        (&["--rr", "1"][..], Some("# SCHED_RR: needs CAP_SYS_NICE")),
+        (
+            &[
+                "--cores",
+                "24",
+                "--smt",
+                "--deadline",
+                "--sched-runtime",
+                "1ms",
+                "--sched-deadline",
+                "5ms",
+            ][..],
+            Some("# SCHED_DEADLINE: needs CAP_SYS_NICE"),
+        ),
+        (&["--nice", "-5"][..], Some("# nice -5: needs CAP_SYS_NICE")),
+        (&["--nice", "5"][..], None),
+        (&["--batch"][..], None),
+        (&[][..], None),
+    ] {
+        let cores: &[&str] = if args.contains(&"--cores") {
+            &[]
+        } else {
+            &["--cores", "1"]
+        };
+        let out = common::at(
+            &m,
+            &[cores, args, &["--emit", "k8s", "--", "/app"]].concat(),
+        );
+        assert_status(&out, 0);
+        let text = String::from_utf8_lossy(&out.stdout);
+        match needs {
+            Some(why) => assert!(text.contains(why) && text.contains(cap), "{args:?}: {text}"),
+            None => assert!(!text.contains("SYS_NICE"), "{args:?}: {text}"),
+        }
+    }
+    // A memory policy on a 4-node machine: set_mempolicy(2), which the
+    // RuntimeDefault seccomp profile allows only with CAP_SYS_NICE.
+    let numa = machine("cri-resource-manager/2-socket-4-node-40-core");
+    let out = common::at(&numa, &["--cores", "1", "--membind", "--emit", "k8s"]);
+    assert_status(&out, 0);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("# the bind memory policy (set_mempolicy, which the RuntimeDefault seccomp profile allows only with CAP_SYS_NICE): needs CAP_SYS_NICE") && text.contains(cap),
+        "{text}"
+    );
+    let no_smt = machine("cadvisor/xeon5218_nohyperthread_2socket_nohotplug");
+    let out = common::at(&no_smt, &["--cores", "1", "--emit", "k8s"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("\n# 1 CPU (1 whole core) from kubelet's"),
+        "{text}"
+    );
+}
+
+/// `--exclusive --emit systemd [--cgroup]`: the ExecStart= pinrun chooses
+/// and claims free cores at each start, so the unit fixes no
+/// CPUAffinity=, AllowedCPUs=, AllowedMemoryNodes= or NUMA policy (two
+/// units from one request were pinned to core 0 both and collided);
+/// without --exclusive the lists stay (CPU 0, node 0: the first core).
+#[test]
+fn emit_systemd_exclusive_leaves_the_cores_to_launch_time() {
+    let m = machine("cadvisor/xeon4214_2socket");
+    let args = [
+        "--cores",
+        "1",
+        "--membind",
+        "--emit",
+        "systemd",
+        "--cgroup",
+        "--",
+        "/app",
+    ];
+    let out = common::at(&m, &[&["--exclusive"][..], &args].concat());
+    assert_status(&out, 0);
+    let unit = String::from_utf8_lossy(&out.stdout);
+    for key in [
+        "CPUAffinity=",
+        "AllowedCPUs=",
+        "AllowedMemoryNodes=",
+        "NUMAMask=",
+        "NUMAPolicy=",
+    ] {
+        assert!(!unit.lines().any(|l| l.starts_with(key)), "{key}: {unit}");
+    }
+    assert!(
+        unit.lines().any(|l| l.starts_with("ExecStart=")
+            && l.contains(" --exclusive --cores 1 --membind -- /app")),
+        "{unit}"
+    );
+    let out = common::at(&m, &args);
+    let unit = String::from_utf8_lossy(&out.stdout);
+    for key in ["CPUAffinity=0", "AllowedCPUs=0", "AllowedMemoryNodes=0"] {
+        assert!(unit.lines().any(|l| l == key), "{key}: {unit}");
+    }
+}
+
+/// Each fleet refusal names its own cause (finding 4 of the testers):
+/// the format asked for, not systemd; a count too large or zero, not a
+/// missing one; a later Slurm task that finds its CPUs taken by the
+/// earlier ones, not a cpuset that contradicts itself ("CPU 1 is outside
+/// the cpuset ... = 0-1"); a negative duration, not a missing unit.
+#[test]
+fn fleet_refusals_name_their_cause() {
+    let m = machine("cadvisor/xeon4214_2socket");
+    for (args, want) in [
+        (
+            &["--cores", "1", "--omp=cores", "--emit", "slurm", "2"][..],
+            "pinrun: --omp: --emit slurm cannot say it in srun options\nhint: run pinrun inside each task",
+        ),
+        (
+            &["--cores", "1", "--thread-map", "w1=@0", "--emit", "k8s"][..],
+            "pinrun: --thread-map: --emit k8s cannot say it in a pod spec\nhint: run pinrun as the container's command",
+        ),
+        (
+            &["--cores", "1", "--omp=cores", "--emit", "systemd"][..],
+            "pinrun: --omp: --emit systemd cannot say it in unit directives\nhint: keep pinrun as the ExecStart= prefix",
+        ),
+        (
+            &["--cores", "1", "--emit", "slurm", "99999999999"][..],
+            "pinrun: --emit slurm: 99999999999 tasks per node is too large (at most 4294967295)\n",
+        ),
+        (
+            &["--cores", "1", "--emit", "slurm", "0"][..],
+            "pinrun: --emit slurm: 0 tasks per node is not a count: at least 1 task is needed\n",
+        ),
+        (
+            &["--cpus", "1", "--emit", "slurm", "2"][..],
+            "pinrun: --emit slurm 2: task 1: --cpus names the same CPUs for every task, and task 0 took CPUs 1,25\nhint: ask for a count instead (--cores N)",
+        ),
+        (
+            &["--cores", "13", "--emit", "slurm", "2"][..],
+            "pinrun: --emit slurm 2: task 1: no free core left after task 0 took CPUs 0-12,24-36 (of the allowed CPUs 0-47)\nhint: this placement fits 1 task per node",
+        ),
+        (
+            &["--settle=-1s", "--cores", "1", "--dry-run"][..],
+            "pinrun: --settle: \"-1s\" is negative; a duration is at least 1ns\n",
+        ),
+    ] {
+        let out = common::at(&m, args);
+        assert_status(&out, 125);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+    let out = pinrun()
+        .args(["--probe=-1s", "--cores", "1", "--", "/bin/true"])
+        .output()
+        .unwrap();
+    assert_status(&out, 125);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("pinrun: --probe: \"-1s\" is negative; a duration is at least 1ns\n"),
+        "{err}"
+    );
+}
+
+/// `--settle` below a dump waits for nothing, and the unsettled hint says
+/// so instead of recommending `--settle=10s` again; outside Kubernetes
+/// `--settle` is accepted (one command line for a whole fleet) and `-v`
+/// says there is nothing to wait for.
+#[test]
+fn settle_says_what_it_waited_for() {
+    let case = common::field_case("k8s-cpuset-unsettled");
+    let v = dry(&case, &["--cores", "1", "--settle=5s"], &[]);
+    let f = with(&v, "k8s-cpuset-unsettled");
+    assert_eq!(f.len(), 1, "{v}");
+    assert!(
+        f[0]["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("the kernel moves this process to them and the plan's CPUs are lost"),
+        "{v}"
+    );
+    assert_eq!(
+        f[0]["hint"],
+        "--settle waits only on the live machine, not below --sysroot (pinrun plans once the cpuset is 2-3,26-27)"
+    );
+    let v = dry(&case, &["--cores", "1"], &[]);
+    assert_eq!(
+        with(&v, "k8s-cpuset-unsettled")[0]["hint"],
+        "wait for kubelet with --settle=10s (pinrun plans once the cpuset is 2-3,26-27)"
+    );
+    let m = machine("cadvisor/xeon4214_2socket");
+    let note = "pinrun: note: --settle: not in a Kubernetes container (no kubepods cgroup, KUBERNETES_SERVICE_HOST unset): nothing to wait for\n";
+    let run = |extra: &[&str]| {
+        pinrun()
+            .env_remove("KUBERNETES_SERVICE_HOST")
+            .arg("--sysroot")
+            .arg(&m)
+            .args(["--settle=1s", "--dry-run", "--cores", "1"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let out = run(&["-v"]);
+    assert_status(&out, 0);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(note),
+        "{out:?}"
+    );
+    let out = run(&[]);
+    assert_status(&out, 0);
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("--settle"),
+        "{out:?}"
     );
 }

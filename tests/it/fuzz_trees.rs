@@ -165,11 +165,7 @@ const REQUESTS: &[&[&str]] = &[
 fn run(root: &Path, args: &[&str]) -> std::process::Output {
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_pinrun"));
     cmd.arg("--sysroot").arg(root).args(args);
-    cap_memory(&mut cmd, MEMORY);
-    assert_cmd::Command::from_std(cmd)
-        .timeout(TIMEOUT)
-        .output()
-        .expect("run pinrun")
+    run_capped(cmd, MEMORY, TIMEOUT)
 }
 
 /// The set a sysfs cpulist file of the tree says, when it parses.
