@@ -670,7 +670,7 @@ pub fn parse_duration(option: &str, text: &str) -> Result<u64> {
                 if unit.is_empty() {
                     format!("\"{text}\" needs a unit")
                 } else {
-                    format!("\"{text}\": unknown unit \"{unit}\"")
+                    format!("\"{text}\" has an unknown unit \"{unit}\"")
                 },
             )
             .hint(DURATION_HINT));
@@ -1494,7 +1494,7 @@ mod tests {
                 "--probe: \"1.2.3ms\" is not a number with a unit",
             ),
             ("10", "--probe: \"10\" needs a unit"),
-            ("1d", "--probe: \"1d\": unknown unit \"d\""),
+            ("1d", "--probe: \"1d\" has an unknown unit \"d\""),
             (
                 "0ms",
                 "--probe: \"0ms\" is out of range: a duration is from 1ns to about 292 years (2^63-1 ns)",

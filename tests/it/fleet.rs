@@ -758,7 +758,7 @@ fn fleet_refusals_name_their_cause() {
         ),
         (
             &["--settle=-1s", "--cores", "1", "--dry-run"][..],
-            "pinrun: --settle: \"-1s\" is negative; a duration is at least 1ns\n",
+            "pinrun: --settle: \"-1s\" is negative: a duration is from 1ns up\n",
         ),
     ] {
         let out = common::at(&m, args);
@@ -773,7 +773,7 @@ fn fleet_refusals_name_their_cause() {
     assert_status(&out, 125);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.starts_with("pinrun: --probe: \"-1s\" is negative; a duration is at least 1ns\n"),
+        err.starts_with("pinrun: --probe: \"-1s\" is negative: a duration is from 1ns up\n"),
         "{err}"
     );
 }
