@@ -1097,8 +1097,11 @@ impl Cli {
         let pid = if text == "self" {
             std::process::id()
         } else {
+            // Canonical decimal only, as /proc names it: "+5" and "05"
+            // parse as 5 but are not how a process id is written.
+            let canonical = text.bytes().all(|b| b.is_ascii_digit()) && !text.starts_with('0');
             match text.parse::<u32>() {
-                Ok(p) if p > 0 && p <= i32::MAX as u32 => p,
+                Ok(p) if canonical && p > 0 && p <= i32::MAX as u32 => p,
                 _ => {
                     return Err(bad(
                         ErrorCode::BadPid,
@@ -1109,6 +1112,26 @@ impl Cli {
                 }
             }
         };
+        // What works on a command pinrun starts, not on a running
+        // process: refused rather than ignored.
+        if let Some(option) = [
+            (self.thread_map.is_some(), "--thread-map"),
+            (self.omp.is_some(), "--omp"),
+            (self.probe.is_some(), "--probe"),
+        ]
+        .iter()
+        .find_map(|(given, o)| given.then_some(*o))
+        {
+            return Err(Error::new(
+                ErrorCode::Usage,
+                format!(
+                    "{option} works on a command pinrun starts; with --pid it is not supported yet"
+                ),
+            )
+            .hint(format!(
+                "drop {option}, or start the program under pinrun: pinrun {option} ... -- COMMAND"
+            )));
+        }
         let migrate_limit = match self.migrate_limit.as_deref() {
             None => None,
             Some(t) => Some(parse_size("--migrate-limit", t)?),

@@ -1229,24 +1229,35 @@ fn pid_helper() {
         .unwrap_or(0);
     // Each thread is running (so its name is set: the new thread sets it
     // itself) before the helper says so.
+    // PINRUN_PID_HELPER_END_WORKER: after `ready`, the first line on stdin
+    // ends thread worker0 (joined, then `worker gone`).
+    static END: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
     let start = |name: String| {
         let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::Builder::new()
+        let t = std::thread::Builder::new()
             .name(name)
             .spawn(move || {
                 tx.send(()).unwrap();
-                loop {
+                while !END.load(std::sync::atomic::Ordering::SeqCst) {
                     std::thread::park();
                 }
             })
             .unwrap();
         rx.recv().unwrap();
+        t
     };
-    for i in 0..n {
-        start(format!("worker{i}"));
-    }
+    let workers: Vec<_> = (0..n).map(|i| start(format!("worker{i}"))).collect();
     let mut err = std::io::stderr();
     writeln!(err, "ready").unwrap();
+    if std::env::var_os("PINRUN_PID_HELPER_END_WORKER").is_some_and(|v| !v.is_empty()) {
+        let mut line = String::new();
+        std::io::stdin().read_line(&mut line).unwrap();
+        END.store(true, std::sync::atomic::Ordering::SeqCst);
+        let first = workers.into_iter().next().expect("a worker");
+        first.thread().unpark();
+        first.join().unwrap();
+        writeln!(err, "worker gone").unwrap();
+    }
     for i in 0..burst {
         start(format!("burst{i}"));
         std::thread::sleep(std::time::Duration::from_millis(1));
@@ -1581,6 +1592,44 @@ fn pid_forced_failure_restores_the_others() {
     assert_eq!(after, before);
 }
 
+/// Runs `script` with sh in a new PID namespace (`unshare --pid --fork
+/// --mount-proc`: pids predictable, `ns_last_pid` the namespace's own),
+/// with `$DIR` a fresh directory, `$FIFO` a path in it, `$PINRUN` and
+/// `$HELPER` (this test binary); the script prints `rc=RC nice=N (was M)`
+/// for pinrun's exit status and the nice value of the process that got
+/// the reused id. Asserts exit 125 and that nice value unchanged; returns
+/// pinrun's stderr (`$DIR/err`). `None` (skipped) without root or
+/// unshare(1).
+fn reuse_in_pid_namespace(script: &str) -> Option<String> {
+    if !is_root()
+        || std::process::Command::new("unshare")
+            .arg("--help")
+            .output()
+            .is_err()
+    {
+        common::skip("needs root and unshare(1)");
+        return None;
+    }
+    let dir = common::tempdir();
+    let out = std::process::Command::new("unshare")
+        .args(["--pid", "--fork", "--mount-proc", "sh", "-c", script])
+        .env("FIFO", dir.path().join("pause"))
+        .env("DIR", dir.path())
+        .env("PINRUN", env!("CARGO_BIN_EXE_pinrun"))
+        .env("HELPER", std::env::current_exe().unwrap())
+        .env("PINRUN_CONFIG", "")
+        .output()
+        .expect("unshare");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let err = std::fs::read_to_string(dir.path().join("err")).unwrap_or_default();
+    let (rc, nice) = stdout.trim().split_once(' ').unwrap_or_default();
+    assert_eq!(rc, "rc=125", "{out:?}\n{err}");
+    let (now, was) = nice.split_once(" (was ").unwrap();
+    assert_eq!(format!("{now})"), format!("nice={was}"), "{out:?}");
+    assert_ne!(now, "nice=9", "the process with the reused id was changed");
+    Some(err)
+}
+
 /// A PID reused between plan and apply is never touched: in a new PID
 /// namespace (`unshare --pid --fork --mount-proc`, pids predictable and
 /// `ns_last_pid` the namespace's own), process A is planned on, pinrun
@@ -1589,17 +1638,6 @@ fn pid_forced_failure_restores_the_others() {
 /// its nice value.
 #[test]
 fn pid_reused_between_plan_and_apply_is_refused() {
-    if !is_root()
-        || std::process::Command::new("unshare")
-            .arg("--help")
-            .output()
-            .is_err()
-    {
-        common::skip("needs root and unshare(1)");
-        return;
-    }
-    let dir = common::tempdir();
-    let fifo = dir.path().join("pause");
     let script = r#"
         mkfifo "$FIFO"
         sleep 1000 & A=$!
@@ -1615,22 +1653,54 @@ fn pid_reused_between_plan_and_apply_is_refused() {
         echo "rc=$rc nice=$(cut -d' ' -f19 /proc/$B/stat) (was $before)"
         kill $B
     "#;
-    let out = std::process::Command::new("unshare")
-        .args(["--pid", "--fork", "--mount-proc", "sh", "-c", script])
-        .env("FIFO", &fifo)
-        .env("DIR", dir.path())
-        .env("PINRUN", env!("CARGO_BIN_EXE_pinrun"))
-        .env("PINRUN_CONFIG", "")
-        .output()
-        .expect("unshare");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let err = std::fs::read_to_string(dir.path().join("err")).unwrap_or_default();
-    let (rc, nice) = stdout.trim().split_once(' ').unwrap_or_default();
-    assert_eq!(rc, "rc=125", "{out:?}\n{err}");
-    let (now, was) = nice.split_once(" (was ").unwrap();
-    assert_eq!(format!("{now})"), format!("nice={was}"), "{out:?}");
-    assert_ne!(now, "nice=9", "B was changed");
+    let Some(err) = reuse_in_pid_namespace(script) else {
+        return;
+    };
     assert!(err.contains("now names another process"), "{err}");
+}
+
+/// A thread id reused between plan and apply is never touched: in a new
+/// PID namespace, `--pid A --tid T` is planned on A's thread T (worker0 of
+/// a [`pid_helper`]), pinrun stops before applying, T exits and process B
+/// gets T as its PID (`ns_last_pid`); pinrun then refuses (exit 125,
+/// no-such-process, the thread named) and B keeps its nice value. The
+/// same check guards every thread of the every-thread mode.
+#[test]
+fn pid_tid_reused_between_plan_and_apply_is_refused() {
+    let script = r#"
+        mkfifo "$FIFO" "$DIR/in"
+        PINRUN_PID_HELPER=1 PINRUN_PID_HELPER_END_WORKER=1 "$HELPER" pid_helper --exact --ignored --nocapture --test-threads=1 -q <"$DIR/in" >/dev/null 2>"$DIR/helper" & A=$!
+        exec 3>"$DIR/in"
+        until grep -q ready "$DIR/helper"; do sleep 0.01; done
+        T=$(grep -l '^worker0$' /proc/$A/task/*/comm | cut -d/ -f5)
+        PINRUN_TEST_BEFORE_APPLY="$FIFO" "$PINRUN" --pid $A --tid $T --nice 9 2>"$DIR/err" & P=$!
+        read ready < "$FIFO"
+        echo end >&3
+        until grep -q "worker gone" "$DIR/helper"; do sleep 0.01; done
+        # The TID is freed a moment after the join (release_task()).
+        n=0
+        while :; do
+            echo $((T - 1)) > /proc/sys/kernel/ns_last_pid
+            sleep 1000 & B=$!
+            [ "$B" = "$T" ] && break
+            kill $B; n=$((n + 1))
+            [ $n -lt 100 ] || { echo "B=$B T=$T"; exit 99; }
+            sleep 0.01
+        done
+        before=$(cut -d' ' -f19 /proc/$B/stat)
+        echo go > "$FIFO"
+        wait $P; rc=$?
+        echo "rc=$rc nice=$(cut -d' ' -f19 /proc/$B/stat) (was $before)"
+        kill $B; exec 3>&-; wait $A
+    "#;
+    let Some(err) = reuse_in_pid_namespace(script) else {
+        return;
+    };
+    assert!(
+        err.contains("the thread exited after pinrun read it"),
+        "{err}"
+    );
+    assert!(err.contains("nothing was left changed"), "{err}");
 }
 
 /// `--pid PID --exclusive` claims the chosen cores for that process's

@@ -102,9 +102,18 @@ fn as_target(mut sys: SystemState, root: &Root, p: &Process) -> SystemState {
     let main = &p.threads[0];
     sys.process.cpus_allowed = main.cpus_allowed.clone();
     sys.process.mems_allowed = main.mems_allowed.clone();
-    sys.process.policy = main.policy;
-    sys.process.rt_priority = main.rt_priority;
-    sys.process.nice = main.nice;
+    // Every thread is changed: the permission checks weigh the thread the
+    // kernel would refuse first.
+    let each: Vec<_> = p
+        .threads
+        .iter()
+        .map(|t| (t.policy, t.rt_priority, t.nice))
+        .collect();
+    (
+        sys.process.policy,
+        sys.process.rt_priority,
+        sys.process.nice,
+    ) = crate::plan::threads::strictest(&each);
     let (rtprio, nice) = crate::system::process::limits_of(root, p.pid);
     if sys.process.rtprio_limit.is_some() || rtprio.is_some() {
         sys.process.rtprio_limit = rtprio;
@@ -185,6 +194,9 @@ fn test_pause() {
 
 /// `--pid PID` with options: planned as a launch, applied to every thread.
 fn change(root: &Root, req: &Request, target: &Target, p: Process) -> Result<Exit, Error> {
+    // A zombie or a kernel thread is refused before anything is planned.
+    let (state, kthread) = threads::kind(root, p.pid).unwrap_or(('?', false));
+    crate::plan::threads::check_target(p.pid, state, kthread, None, &[])?;
     if req.memory.is_some() && !target.migrate {
         return Err(Error::new(
             ErrorCode::PidMempolicy,
@@ -214,6 +226,24 @@ fn change(root: &Root, req: &Request, target: &Target, p: Process) -> Result<Exi
         return Err(e);
     }
     let planned = plan_and_check(root, sys, &as_launch)?;
+    let deadline: Vec<_> = p
+        .threads
+        .iter()
+        .filter(|t| t.policy == Some(crate::policy::Policy::SCHED_DEADLINE))
+        .filter(|_| {
+            req.sched
+                .policy
+                .is_none_or(crate::policy::Policy::is_deadline)
+        })
+        .filter_map(|t| Some((t.tid, t.cpus_allowed.clone()?)))
+        .collect();
+    crate::plan::threads::check_target(
+        p.pid,
+        state,
+        kthread,
+        planned.plan.cpus.as_ref(),
+        &deadline,
+    )?;
     let migration = if target.migrate {
         Some(plan_migration(root, target, &p, &planned)?)
     } else {
@@ -355,9 +385,31 @@ fn apply(
         .filter(|_| cfg!(debug_assertions))
         .and_then(|v| v.parse().ok());
     let pid = p.pid;
-    // Before each thread: the process is still the one planned on (a
-    // thread of it is then in /proc/PID/task; one that exited is skipped).
-    let check_thread = |_tid: u32| still_same(root, &p);
+    // Before each thread: the process is still the one planned on, and
+    // the TID still names a thread of it (the thread planned on, for
+    // --tid): a thread that exited is skipped (as ESRCH), a --tid thread
+    // that exited refuses; a TID reused by another process is never
+    // touched.
+    let check_thread = |tid: u32| {
+        still_same(root, &p)?;
+        let planned = p.threads.iter().find(|t| t.tid == tid);
+        match threads::thread_start_time(root, pid, tid) {
+            Some(now) if planned.and_then(|t| t.start_time).is_none_or(|s| s == now) => Ok(()),
+            _ if target.tid.is_some() => Err(Error::new(
+                ErrorCode::NoSuchProcess,
+                format!(
+                    "--tid {tid}: the thread exited after pinrun read it (/proc/{pid}/task/{tid} is gone or names another thread)"
+                ),
+            )
+            .hint(format!("its threads are listed in /proc/{pid}/task; run pinrun again"))),
+            _ => Err(Error::from_syscall(
+                ErrorCode::NoSuchProcess,
+                &format!("thread {tid} of process {pid}"),
+                crate::error::Step::SchedGetattr,
+                &std::io::Error::from_raw_os_error(libc::ESRCH),
+            )),
+        }
+    };
     let only = target.tid;
     let list = || match only {
         Some(tid) => vec![tid],
@@ -406,12 +458,22 @@ fn apply(
 /// diagnosis of a launch.
 fn failed(root: &Root, planned: &Planned, pid: u32, f: crate::apply::threads::Failed) -> Error {
     let restored = if f.not_restored.is_empty() {
-        "the threads already changed were restored".to_string()
+        match f.index {
+            0 => "nothing was left changed".to_string(),
+            n => format!("the {n} thread(s) already changed were restored"),
+        }
     } else {
-        let list: Vec<String> = f
-            .not_restored
+        // One cause, said once, with the threads it left changed.
+        let mut by_cause: Vec<(String, Vec<String>)> = Vec::new();
+        for (t, e) in &f.not_restored {
+            match by_cause.iter_mut().find(|(m, _)| *m == e.message) {
+                Some((_, tids)) => tids.push(t.to_string()),
+                None => by_cause.push((e.message.clone(), vec![t.to_string()])),
+            }
+        }
+        let list: Vec<String> = by_cause
             .iter()
-            .map(|(t, e)| format!("thread {t}: {}", e.message))
+            .map(|(m, tids)| format!("thread(s) {}: {m}", tids.join(",")))
             .collect();
         format!("NOT restored: {}", list.join("; "))
     };

@@ -65,6 +65,35 @@ pub fn start_time(root: &Root, pid: u32) -> Option<u64> {
     stat_field(&root.read(&format!("/proc/{pid}/stat"))?, 22)
 }
 
+/// The start time of thread `tid` when it is a thread of process `pid`:
+/// `/proc/PID/task/TID` exists only for a thread of `pid`'s thread group
+/// (`proc_task_lookup()`, fs/proc/base.c), and its `status` `Tgid` is
+/// checked too; field 22 of its `stat`. `None` when `tid` is not (or no
+/// longer) a thread of `pid`: it exited, or its number now names a thread
+/// of another process.
+pub fn thread_start_time(root: &Root, pid: u32, tid: u32) -> Option<u64> {
+    let dir = format!("/proc/{pid}/task/{tid}");
+    let status = root.read(&format!("{dir}/status"))?;
+    if status_field(&status, "Tgid")?.trim().parse::<u32>().ok()? != pid {
+        return None;
+    }
+    stat_field(&root.read(&format!("{dir}/stat"))?, 22)
+}
+
+/// The kernel's `PF_KTHREAD` bit of a task's flags (include/linux/sched.h),
+/// field 9 of `/proc/PID/stat`.
+pub const PF_KTHREAD: u64 = 0x0020_0000;
+
+/// What `/proc/PID/stat` says of process `pid` that makes it no target of
+/// a change: its state (field 3; `Z` zombie, `X` dead) and whether it is a
+/// kernel thread (field 9 has [`PF_KTHREAD`]). `None` when it is gone.
+pub fn kind(root: &Root, pid: u32) -> Option<(char, bool)> {
+    let stat = root.read(&format!("/proc/{pid}/stat"))?;
+    let state = stat_fields(&stat)?.first()?.chars().next()?;
+    let flags: u64 = stat_field(&stat, 9)?;
+    Some((state, flags & PF_KTHREAD != 0))
+}
+
 /// The real and effective user ids of process `pid` (the first two
 /// fields of `Uid:` in `status`): an unprivileged caller may change its
 /// threads only when its own effective uid is one of them
@@ -250,6 +279,43 @@ mod tests {
         assert_eq!(m.policies.get("bind:1"), Some(&1));
         assert_eq!(m.bytes_per_node.get(&0), Some(&((6 * 4 + 2048) * 1024)));
         assert_eq!(m.bytes_per_node.get(&1), Some(&((512 * 4 + 2048) * 1024)));
+    }
+
+    /// A thread is a thread of the process whose `task` directory holds it
+    /// and whose `Tgid` its status names; a TID reused by another process
+    /// (its Tgid another) is not, nor one that exited.
+    #[test]
+    fn a_thread_belongs_to_its_tgid_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let put = |rel: &str, text: &str| {
+            let path = dir.path().join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        let stat = |tid: u32, start: u64| {
+            format!("{tid} (w) S 1 1 1 0 -1 4194624 0 0 0 0 0 0 0 0 20 0 2 0 {start} 0 0")
+        };
+        put("proc/10/task/11/status", "Name:\tw\nTgid:\t10\nPid:\t11\n");
+        put("proc/10/task/11/stat", &stat(11, 500));
+        // /proc/10/task/12 as a dump could hold it, with another Tgid.
+        put("proc/10/task/12/status", "Name:\tx\nTgid:\t12\nPid:\t12\n");
+        put("proc/10/task/12/stat", &stat(12, 900));
+        put(
+            "proc/2/stat",
+            "2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 0 0 0 0 20 0 1 0 5 0 0",
+        );
+        put(
+            "proc/7/stat",
+            "7 (a b) Z 1 7 7 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 5 0 0",
+        );
+        let root = Root::new(dir.path());
+        assert_eq!(thread_start_time(&root, 10, 11), Some(500));
+        assert_eq!(thread_start_time(&root, 10, 12), None);
+        assert_eq!(thread_start_time(&root, 10, 13), None);
+        // kthreadd's flags as the kernel shows them: PF_KTHREAD set.
+        assert_eq!(kind(&root, 2), Some(('S', true)));
+        assert_eq!(kind(&root, 7), Some(('Z', false)));
+        assert_eq!(kind(&root, 8), None);
     }
 
     #[test]

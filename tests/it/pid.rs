@@ -17,7 +17,18 @@ fn refused(args: &[&str]) -> Value {
 
 #[test]
 fn bad_pid_values_are_refused() {
-    for bad in ["abc", "0", "-3", "2147483648", "self2", ""] {
+    // Non-canonical numbers too: "+5" and "05" parse as 5 in Rust and C.
+    for bad in [
+        "abc",
+        "0",
+        "-3",
+        "2147483648",
+        "self2",
+        "",
+        "+5",
+        "05",
+        " 5",
+    ] {
         let e = refused(&[&format!("--pid={bad}")]);
         assert_eq!(e["code"], "bad-pid", "{bad}: {e}");
         assert!(e["message"].as_str().unwrap().starts_with("--pid: "), "{e}");
@@ -32,6 +43,26 @@ fn pid_conflicts_and_requirements() {
         &["--tid", "1", "--dry-run"],
         &["--migrate", "--dry-run", "--", "true"],
         &["--pid", "self", "--show"],
+        // Options of a launch that --pid would otherwise ignore.
+        &[
+            "--pid",
+            "self",
+            "--cpus",
+            "0",
+            "--thread-map",
+            "w*=0",
+            "--dry-run",
+        ],
+        &[
+            "--pid",
+            "self",
+            "--cpus",
+            "0",
+            "--omp",
+            "cores",
+            "--dry-run",
+        ],
+        &["--pid", "self", "--cpus", "0", "--probe=10ms", "--dry-run"],
     ] {
         assert_eq!(refused(args)["code"], "usage", "{args:?}");
     }
@@ -90,4 +121,51 @@ fn pid_self_is_pinrun_as_its_status_says() {
         .unwrap()
         .trim();
     assert_eq!(threads[0]["cpulist"], cpus);
+}
+
+/// Field `n` (proc(5) numbering) of `/proc/PID/stat`, after the command.
+fn stat_field(pid: u32, n: usize) -> Option<String> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(n - 3).map(str::to_string)
+}
+
+/// Processes the kernel has nothing to change on are refused, the dry run
+/// as the launch: a zombie (state Z in /proc/PID/stat, its threads gone)
+/// and a kernel thread (PF_KTHREAD 0x00200000 in field 9; kthreadd and
+/// kworkers answer EINVAL to sched_setaffinity, PF_NO_SETAFFINITY).
+#[test]
+fn zombies_and_kernel_threads_are_refused() {
+    // A child that exited and is not waited for: a zombie.
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let zombie = child.id();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while stat_field(zombie, 3).as_deref() != Some("Z") {
+        assert!(std::time::Instant::now() < deadline, "no zombie");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    for mode in ["--dry-run", "--check"] {
+        let e = refused(&["--pid", &zombie.to_string(), "--cpus", "0", mode]);
+        assert_eq!(e["code"], "no-such-process", "{e}");
+        assert!(e["message"].as_str().unwrap().contains("state Z"), "{e}");
+    }
+    child.wait().unwrap();
+    // A kernel thread of this PID namespace, if it shows any.
+    let kthread = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .find(|&p| {
+            stat_field(p, 9)
+                .and_then(|f| f.parse::<u64>().ok())
+                .is_some_and(|f| f & 0x0020_0000 != 0)
+        });
+    let Some(k) = kthread else {
+        crate::common::skip("no kernel thread visible in this PID namespace");
+        return;
+    };
+    let e = refused(&["--pid", &k.to_string(), "--cpus", "0", "--dry-run"]);
+    assert!(
+        e["message"].as_str().unwrap().contains("kernel thread"),
+        "{e}"
+    );
 }
