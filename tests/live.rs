@@ -1016,6 +1016,36 @@ fn differential_requests(online: &pinrun::cpuset::CpuSet) -> Vec<Vec<String>> {
     out
 }
 
+/// Whether this test can run commands as another user: root and
+/// setpriv(1) (else it is skipped, and says so).
+fn can_setpriv() -> bool {
+    let ok = is_root()
+        && std::process::Command::new("setpriv")
+            .arg("--help")
+            .output()
+            .is_ok();
+    if !ok {
+        common::skip("needs root and setpriv(1)");
+    }
+    ok
+}
+
+/// setpriv(1) as user and group `uid`, without supplementary groups or
+/// capabilities, in `/`, with no pinrun configuration; the program to run
+/// is appended.
+fn setpriv(uid: &str) -> std::process::Command {
+    let mut c = std::process::Command::new("setpriv");
+    c.args([
+        &format!("--reuid={uid}"),
+        &format!("--regid={uid}"),
+        "--clear-groups",
+        "--inh-caps=-all",
+    ])
+    .env("PINRUN_CONFIG", "")
+    .current_dir("/");
+    c
+}
+
 /// pinrun run as `user` (`setpriv --reuid --regid --clear-groups`, which
 /// drops every capability), or as this user (`None`), in `/`.
 fn as_user(user: Option<u32>) -> std::process::Command {
@@ -1299,9 +1329,30 @@ impl Helper {
     /// With `churn`: also a thread that keeps starting threads that live a
     /// millisecond (PINRUN_PID_HELPER_CHURN).
     fn start_with(threads: usize, burst: usize, churn: bool) -> Helper {
+        Self::start_cmd(
+            std::process::Command::new(std::env::current_exe().unwrap()),
+            threads,
+            burst,
+            churn,
+        )
+    }
+
+    /// Run as user `uid` (setpriv(1), no capabilities; root only).
+    fn start_as(uid: u32, threads: usize) -> Helper {
+        let mut c = setpriv(&uid.to_string());
+        c.arg(std::env::current_exe().unwrap());
+        Self::start_cmd(c, threads, 0, false)
+    }
+
+    fn start_cmd(
+        mut cmd: std::process::Command,
+        threads: usize,
+        burst: usize,
+        churn: bool,
+    ) -> Helper {
         use std::io::BufRead;
         use std::process::Stdio;
-        let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        let mut child = cmd
             .args([
                 "pid_helper",
                 "--exact",
@@ -1590,6 +1641,104 @@ fn pid_forced_failure_restores_the_others() {
         .map(|t| (t, h.status(t, "Cpus_allowed_list"), h.stat(t, 19)))
         .collect();
     assert_eq!(after, before);
+}
+
+/// A failed change restores every attribute of every thread it touched,
+/// each on its own: as root, worker0 under SCHED_RR (chrt -r) and the
+/// others SCHED_OTHER, `--cpus C --nice N` failing on the last thread
+/// (PINRUN_TEST_FAIL_AT) leaves each thread's nice value (stat field 19:
+/// sched_setattr(2) ignores sched_nice under SCHED_RR, so it is restored
+/// with setpriority(2)), policy (field 41) and Cpus_allowed_list as they
+/// were, and says so.
+#[test]
+fn pid_failed_change_restores_the_nice_of_real_time_threads() {
+    if !is_root() {
+        common::skip("needs root (chrt -r, nice values back down)");
+        return;
+    }
+    let last = online().last().unwrap();
+    let h = Helper::start(3, 0);
+    let rr = h.tid_named("worker0");
+    let chrt = std::process::Command::new("chrt")
+        .args(["-r", "-p", "5", &rr.to_string()])
+        .status()
+        .unwrap();
+    assert!(chrt.success());
+    let read = || -> Vec<(u32, String, i64, i64)> {
+        h.tids()
+            .into_iter()
+            .map(|t| {
+                (
+                    t,
+                    h.status(t, "Cpus_allowed_list"),
+                    h.stat(t, 19),
+                    h.stat(t, 41),
+                )
+            })
+            .collect()
+    };
+    let before = read();
+    let n = before.len() - 1;
+    let nice = (before[0].2 + 3).min(19).to_string();
+    let (pid, cpu) = (h.pid().to_string(), last.to_string());
+    let out = pinrun()
+        .env("PINRUN_TEST_FAIL_AT", n.to_string())
+        .args(["--pid", &pid, "--cpus", &cpu, "--nice", &nice])
+        .output()
+        .unwrap();
+    assert_status(&out, 125);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(read(), before, "{err}");
+    assert!(
+        err.contains(&format!("the {n} thread(s) already changed were restored")),
+        "{err}"
+    );
+}
+
+/// The permission checks weigh every thread, not the main one: a process
+/// of uid 65534 whose worker0 is at nice +5 (renice as root) while the
+/// others are lower: `--nice` between them would lower worker0's, which
+/// needs RLIMIT_NICE or CAP_SYS_NICE (setpriority(2) EACCES), so the dry
+/// run and the launch refuse (nice-not-permitted) and nothing changes.
+#[test]
+fn pid_nice_is_planned_against_every_thread() {
+    if !can_setpriv() {
+        return;
+    }
+    let h = Helper::start_as(65534, 2);
+    let w = h.tid_named("worker0");
+    let base = h.stat(h.pid(), 19);
+    if base > 14 {
+        common::skip("the helper's nice value leaves no room above it");
+        return;
+    }
+    let renice = std::process::Command::new("renice")
+        .args(["-n", &(base + 5).to_string(), "-p", &w.to_string()])
+        .output()
+        .unwrap();
+    assert!(renice.status.success());
+    let read = || -> Vec<(String, i64)> {
+        h.tids()
+            .into_iter()
+            .map(|t| (h.status(t, "Cpus_allowed_list"), h.stat(t, 19)))
+            .collect()
+    };
+    let before = read();
+    let pid = h.pid().to_string();
+    let nice = (base + 3).to_string();
+    for dry in [true, false] {
+        let mut c = as_user(Some(65534));
+        c.args(["--json", "--pid", &pid, "--nice", &nice])
+            .env("PINRUN_CONFIG", "");
+        if dry {
+            c.arg("--dry-run");
+        }
+        let out = c.output().unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        assert_eq!(out.status.code(), Some(125), "dry {dry}: {out:?}");
+        assert_eq!(v["error"]["code"], "nice-not-permitted", "dry {dry}: {v}");
+        assert_eq!(read(), before, "dry {dry}");
+    }
 }
 
 /// Runs `script` with sh in a new PID namespace (`unshare --pid --fork
@@ -1925,26 +2074,12 @@ fn pid_threads_that_exit_meanwhile_are_skipped() {
 /// 0 PID` fails too), and nothing changes.
 #[test]
 fn pid_permissions_match_chrt() {
-    if !is_root()
-        || std::process::Command::new("setpriv")
-            .arg("--help")
-            .output()
-            .is_err()
-    {
-        common::skip("needs root and setpriv(1)");
+    if !can_setpriv() {
         return;
     }
     let as_uid = |uid: &str, cmd: &[&str]| {
-        let mut c = std::process::Command::new("setpriv");
-        c.args([
-            &format!("--reuid={uid}"),
-            &format!("--regid={uid}"),
-            "--clear-groups",
-            "--inh-caps=-all",
-        ])
-        .args(cmd)
-        .env("PINRUN_CONFIG", "")
-        .current_dir("/");
+        let mut c = setpriv(uid);
+        c.args(cmd);
         c
     };
     let mut sleeper = as_uid("65534", &["sleep", "60"]).spawn().unwrap();
