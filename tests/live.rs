@@ -2066,6 +2066,102 @@ fn pid_threads_that_exit_meanwhile_are_skipped() {
     }
 }
 
+/// A cpuset cgroup this test creates (and removes when dropped): cgroup
+/// v1 `cpuset` (`cpuset.cpus`, `cpuset.mems`), else cgroup v2 with the
+/// cpuset controller enabled at the root. `None` when neither can be made.
+struct TestCpuset(std::path::PathBuf);
+
+impl TestCpuset {
+    fn new(cpus: &str) -> Option<TestCpuset> {
+        let name = format!("pinrun-test-{}", std::process::id());
+        let v1 = std::path::Path::new("/sys/fs/cgroup/cpuset");
+        let v2 = std::path::Path::new("/sys/fs/cgroup");
+        let v2_ok = std::fs::read_to_string(v2.join("cgroup.subtree_control"))
+            .is_ok_and(|c| c.split_whitespace().any(|w| w == "cpuset"));
+        let (dir, cpus_file, mems_file) = if v1.join("cpuset.cpus").exists() {
+            (v1.join(&name), "cpuset.cpus", "cpuset.mems")
+        } else if v2_ok {
+            (v2.join(&name), "cpuset.cpus", "cpuset.mems")
+        } else {
+            return None;
+        };
+        std::fs::create_dir(&dir).ok()?;
+        let g = TestCpuset(dir);
+        std::fs::write(g.0.join(cpus_file), cpus).ok()?;
+        std::fs::write(g.0.join(mems_file), "0").ok()?;
+        Some(g)
+    }
+
+    /// Moves process `pid` into the cgroup.
+    fn add(&self, pid: u32) {
+        std::fs::write(self.0.join("cgroup.procs"), pid.to_string()).unwrap();
+    }
+}
+
+impl Drop for TestCpuset {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.0);
+    }
+}
+
+/// `--pid` plans inside the TARGET's cgroup cpuset, not pinrun's: a
+/// process moved into a cpuset cgroup of the last online CPU (pinrun's own
+/// cgroup allows all) gets `--cores 1` there: the dry run's cpulist is what
+/// the kernel says the target may use (taskset -cp PID, which the kernel
+/// set from the cgroup), names that cgroup, and the launch sets it.
+#[test]
+fn pid_plans_inside_the_targets_cgroup() {
+    let cpus = online();
+    let last = cpus.last().unwrap();
+    if !is_root() || cpus.len() < 2 {
+        common::skip("needs root and two online CPUs");
+        return;
+    }
+    let Some(group) = TestCpuset::new(&last.to_string()) else {
+        common::skip("no cpuset cgroup can be created here");
+        return;
+    };
+    let mut sleeper = std::process::Command::new("sleep")
+        .arg("60")
+        .spawn()
+        .unwrap();
+    let pid = sleeper.id().to_string();
+    group.add(sleeper.id());
+    let taskset = std::process::Command::new("taskset")
+        .args(["-cp", &pid])
+        .output()
+        .unwrap();
+    let allowed = String::from_utf8_lossy(&taskset.stdout)
+        .rsplit(' ')
+        .next()
+        .unwrap()
+        .trim()
+        .to_string();
+    assert_eq!(allowed, last.to_string());
+    let dry = pinrun()
+        .args(["--pid", &pid, "--cores", "1", "--dry-run", "--json"])
+        .output()
+        .unwrap();
+    let launch = pinrun()
+        .args(["--pid", &pid, "--cores", "1"])
+        .output()
+        .unwrap();
+    let after = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let _ = sleeper.kill();
+    let _ = sleeper.wait();
+    assert_status(&dry, 0);
+    let v: serde_json::Value = serde_json::from_slice(&dry.stdout).unwrap();
+    assert_eq!(v["cpulist"], allowed, "{v}");
+    let name = group.0.file_name().unwrap().to_str().unwrap();
+    assert!(v["reasons"].to_string().contains(name), "{v}");
+    assert_status(&launch, 0);
+    assert!(
+        after.lines().any(|l| l.starts_with("Cpus_allowed_list:")
+            && l.trim_end().ends_with(&format!("\t{allowed}"))),
+        "{after}"
+    );
+}
+
 /// Permissions as the kernel applies them to another process, checked
 /// against chrt(1) run the same way (as root: processes of uid 65534 via
 /// setpriv(1)): the owner without CAP_SYS_NICE and RLIMIT_RTPRIO 0 is

@@ -478,6 +478,10 @@ fn failed(root: &Root, planned: &Planned, pid: u32, f: crate::apply::threads::Fa
         format!("NOT restored: {}", list.join("; "))
     };
     let mut e = f.error;
+    // The kernel's facts are the target's, not pinrun's own.
+    e.hint = e
+        .hint
+        .map(|h| h.replace("/proc/self/", &format!("/proc/{pid}/")));
     e.message = format!(
         "--pid {pid}: thread {} (after {} changed): {}; {restored}",
         f.tid, f.index, e.message
