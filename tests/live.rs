@@ -1852,6 +1852,48 @@ fn pid_tid_reused_between_plan_and_apply_is_refused() {
     assert!(err.contains("nothing was left changed"), "{err}");
 }
 
+/// One claim per process: `--pid S --exclusive --cores 1` run twice
+/// leaves one record of S (its pid and start time, field 22), S's own
+/// claim never counts against it (`--pid S --cpus ALL` is not refused as
+/// claimed by itself), and a change without --exclusive removes S's
+/// claim record (S is no longer on the claimed CPUs).
+#[test]
+fn pid_claims_are_replaced_not_hoarded() {
+    let all = online();
+    if all.len() < 2 {
+        common::skip("needs two online CPUs");
+        return;
+    }
+    let dir = common::tempdir();
+    let state = dir.path().to_str().unwrap();
+    let h = Helper::start(1, 0);
+    let pid = h.pid().to_string();
+    let prefix = format!("{pid}.{}.", h.stat(h.pid(), 22));
+    let records = || -> Vec<String> {
+        std::fs::read_dir(dir.path())
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|n| n.starts_with(&prefix))
+            .collect()
+    };
+    let run = |args: &[&str]| {
+        pinrun()
+            .args(["--pid", &pid, "--state-dir", state, "-q"])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    for _ in 0..2 {
+        assert_status(&run(&["--exclusive", "--cores", "1"]), 0);
+    }
+    assert_eq!(records().len(), 1, "{:?}", records());
+    let every = all.to_string();
+    assert_status(&run(&["--exclusive", "--cpus", &every]), 0);
+    assert_eq!(records().len(), 1, "{:?}", records());
+    assert_status(&run(&["--cpus", &all.last().unwrap().to_string()]), 0);
+    assert_eq!(records(), Vec::<String>::new());
+}
+
 /// `--pid PID --exclusive` claims the chosen cores for that process's
 /// lifetime: its record (named by the process's pid and start time, field
 /// 22 of its stat) stays after pinrun exits, another `--exclusive` request

@@ -433,8 +433,13 @@ fn apply(
             return Err(e);
         }
     };
-    if let Some(g) = planned.guard.as_mut() {
-        g.keep();
+    match planned.guard.as_mut() {
+        Some(g) => g.keep(),
+        // The process left the CPUs of an earlier --exclusive claim.
+        None if planned.plan.cpus.is_some() => {
+            super::claims::forget(req, pid, p.start_time);
+        }
+        None => {}
     }
     if out.verbose {
         text.push_str(&summary);
