@@ -575,12 +575,12 @@ impl clap::builder::TypedValueParser for AllowWords {
 pub fn peer_option_hint(arg: &str) -> Option<&'static str> {
     Some(match arg {
         "-p" => {
-            "numactl -p NODE is --preferred NODE; taskset -p and chrt -p change a running process, which pinrun does not do (it starts COMMAND)"
+            "numactl -p NODE is --preferred NODE; taskset -p PID and chrt -p PID are --pid PID (pinrun --pid PID --cpus 2 changes every thread of a running process)"
         }
         "-i" => "numactl -i NODES is --interleave NODES; chrt -i is --idle",
         "-l" => "numactl -l is --localalloc",
         "-a" => {
-            "taskset -a and chrt -a act on every thread of a running process; pinrun starts COMMAND, whose threads inherit its placement"
+            "taskset -a -p PID and chrt -a -p PID are --pid PID, which changes every thread of the process (--tid TID: one thread); a COMMAND's threads inherit its placement"
         }
         "-b" => "chrt -b is --batch",
         "-o" => "chrt -o is --other",

@@ -194,6 +194,13 @@ fn test_pause() {
 
 /// `--pid PID` with options: planned as a launch, applied to every thread.
 fn change(root: &Root, req: &Request, target: &Target, p: Process) -> Result<Exit, Error> {
+    if p.pid == std::process::id() {
+        return Err(Error::new(
+            ErrorCode::Usage,
+            "--pid self names pinrun itself, which exits right after: changing it changes nothing that lasts",
+        )
+        .hint("place a command with pinrun OPTIONS -- COMMAND, or name another process with --pid PID; --pid self alone shows pinrun's own placement"));
+    }
     // A zombie or a kernel thread is refused before anything is planned.
     let (state, kthread) = threads::kind(root, p.pid).unwrap_or(('?', false));
     crate::plan::threads::check_target(p.pid, state, kthread, None, &[])?;
@@ -321,7 +328,7 @@ fn migration_text(pid: u32, m: &crate::plan::threads::Migration) -> String {
         )
     };
     format!(
-        "pinrun: --pid {pid} --migrate: {what} (migrate_pages(2)); the process's memory policy stays as it is: no system call sets another process's\n"
+        "pinrun: --pid {pid} --migrate: {what} (migrate_pages(2)); the process's memory policy stays as it is: no system call sets another process's memory policy\n"
     )
 }
 
@@ -441,10 +448,38 @@ fn apply(
         }
         None => {}
     }
+    let what = changed_words(&planned.plan);
+    if out.json {
+        let mut v = crate::report::plan_json(req, &planned.plan, &planned.findings, None);
+        v["pid"] = pid.into();
+        v["changed"] = if what.is_empty() {
+            Vec::<u32>::new().into()
+        } else {
+            changed.clone().into()
+        };
+        v["passes"] = passes.into();
+        v["migrate"] = migration.as_ref().map_or(
+            serde_json::Value::Null,
+            |m| serde_json::json!({"from": m.from.to_vec(), "to": m.to.to_vec(), "bytes": m.bytes}),
+        );
+        print_out(&format!("{v}\n"))?;
+    }
+    let done = if what.is_empty() {
+        format!("pinrun: --pid {pid}: no thread attribute changed\n")
+    } else {
+        format!(
+            "pinrun: --pid {pid}: {what} for {} thread(s)\n",
+            changed.len()
+        )
+    };
+    if !out.quiet && !out.verbose && !out.json {
+        text.push_str(&done);
+    }
     if out.verbose {
         text.push_str(&summary);
+        text.push_str(&done);
         text.push_str(&format!(
-            "pinrun: --pid {pid}: changed {} thread(s) in {passes} pass(es) over /proc/{pid}/task\n",
+            "pinrun: --pid {pid}: {} thread(s) in {passes} pass(es) over /proc/{pid}/task\n",
             changed.len()
         ));
         text.push_str(&crate::report::plan_text(
@@ -456,6 +491,25 @@ fn apply(
     }
     to_stderr(&text);
     Ok(Exit::Success)
+}
+
+/// What a change sets on each thread, in words (`CPUs 1, SCHED_RR 3, nice
+/// 2`); empty when it sets nothing (`--migrate` alone).
+fn changed_words(plan: &crate::plan::Plan) -> String {
+    let mut parts = Vec::new();
+    if let Some(cpus) = &plan.cpus {
+        parts.push(format!("CPUs {cpus}"));
+    }
+    if let Some(policy) = plan.sched.policy {
+        parts.push(match policy.rt_priority() {
+            Some(prio) => format!("{} {prio}", policy.kernel_name()),
+            None => policy.kernel_name().to_string(),
+        });
+    }
+    if let Some(n) = plan.sched.nice {
+        parts.push(format!("nice {n}"));
+    }
+    parts.join(", ")
 }
 
 /// The error of a failed [`crate::apply::threads::apply_all`]: which

@@ -169,3 +169,55 @@ fn zombies_and_kernel_threads_are_refused() {
         "{e}"
     );
 }
+
+/// A change says what it did: `--json` prints the plan with the threads
+/// changed (what taskset -cp then reads back), text one line on stderr
+/// (the CPUs and how many threads); `--pid self` with a change is refused
+/// (pinrun exits right after: nothing would last).
+#[test]
+fn a_change_says_what_it_did() {
+    let cpus = std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("Cpus_allowed_list:")
+                .map(|v| v.trim().to_string())
+        })
+        .unwrap();
+    let cpu = pinrun::cpuset::CpuSet::parse_sysfs_list(&cpus, None)
+        .unwrap()
+        .last()
+        .unwrap()
+        .to_string();
+    let mut sleeper = std::process::Command::new("sleep")
+        .arg("60")
+        .spawn()
+        .unwrap();
+    let pid = sleeper.id().to_string();
+    let json = pinrun()
+        .args(["--pid", &pid, "--cpus", &cpu, "--json"])
+        .output()
+        .unwrap();
+    let taskset = std::process::Command::new("taskset")
+        .args(["-cp", &pid])
+        .output()
+        .unwrap();
+    let text = pinrun()
+        .args(["--pid", &pid, "--cpus", &cpu])
+        .output()
+        .unwrap();
+    let _ = sleeper.kill();
+    let _ = sleeper.wait();
+    assert_status(&json, 0);
+    let v: Value = serde_json::from_slice(&json.stdout).expect("JSON on stdout");
+    assert_eq!(v["changed"], serde_json::json!([sleeper.id()]), "{v}");
+    let read_back = String::from_utf8_lossy(&taskset.stdout);
+    assert_eq!(read_back.rsplit(' ').next().unwrap().trim(), cpu);
+    assert_eq!(v["cpulist"], cpu, "{v}");
+    assert_status(&text, 0);
+    assert_eq!(
+        String::from_utf8_lossy(&text.stderr),
+        format!("pinrun: --pid {pid}: CPUs {cpu} for 1 thread(s)\n")
+    );
+    assert_eq!(refused(&["--pid", "self", "--cpus", &cpu])["code"], "usage");
+}
