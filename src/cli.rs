@@ -339,7 +339,7 @@ pub struct Cli {
     /// memory; with placement or scheduling options, apply them to every
     /// thread (all or none). PID is a process id, or `self` (pinrun itself,
     /// as `numactl --show`). See RUNNING PROCESSES in pinrun(1).
-    #[arg(long, value_name = "PID", conflicts_with_all = ["command", "show", "emit", "sysroot"], help_heading = "Running processes")]
+    #[arg(long, value_name = "PID", value_hint = clap::ValueHint::Other, conflicts_with_all = ["command", "show", "emit", "sysroot"], help_heading = "Running processes")]
     pub pid: Option<String>,
 
     /// With --pid: only this thread of the process (`taskset -p` without -a).
@@ -440,7 +440,7 @@ pub struct Cli {
 
     /// Machine-readable output: one JSON object on stdout (errors too, as
     /// {"error": {...}}); with --dry-run, --check, --show or --probe without
-    /// a command. Refused, with
+    /// a command, and with --pid (the view, or what a change did). Refused, with
     /// the reason, with --emit (its output is unit directives) and with a
     /// launch (stdout belongs to the command).
     #[arg(long, help_heading = "Modes")]

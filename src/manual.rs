@@ -841,11 +841,11 @@ the caller's cgroup
 The command's own status once it runs (pinrun execs in place).
 .TP
 .B 0
---dry-run, --show, --emit, --pid, or --check without warnings (info findings do
-not count).
+--dry-run, --show, --emit, --pid PID alone (the view), a --pid change
+that was applied, or --check without warnings (info findings do not count).
 .TP
 .B 1
---check with warnings.
+--check with warnings (--pid PID --check too).
 .TP
 .B 125
 pinrun refused or failed; the command did not run.
