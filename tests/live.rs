@@ -1549,6 +1549,37 @@ fn pid_query_matches_proc_and_chrt() {
     assert_eq!(v["threads"][0]["name"], "pinrun");
 }
 
+/// The view places nothing: a process whose main thread is on the first
+/// CPU (taskset -p) and worker0 on the last shows both CPUs without
+/// `outside-inherited-affinity`, whose hint (choose CPUs inside the main
+/// thread's affinity) means nothing for a display.
+#[test]
+fn pid_view_has_no_placement_advice() {
+    let cpus = online();
+    if cpus.len() < 2 {
+        common::skip("needs two online CPUs");
+        return;
+    }
+    let h = Helper::start(1, 0);
+    let (first, last) = (cpus.first().unwrap(), cpus.last().unwrap());
+    for (cpu, tid) in [(first, h.pid()), (last, h.tid_named("worker0"))] {
+        let ok = std::process::Command::new("taskset")
+            .args(["-c", "-p", &cpu.to_string(), &tid.to_string()])
+            .output()
+            .unwrap();
+        assert!(ok.status.success());
+    }
+    let v: serde_json::Value =
+        serde_json::from_str(&run_stdout(&["--pid", &h.pid().to_string(), "--json"])).unwrap();
+    let codes: Vec<&str> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["code"].as_str())
+        .collect();
+    assert!(!codes.contains(&"outside-inherited-affinity"), "{codes:?}");
+}
+
 /// `--pid PID --cpus C --nice N` (N above the current nice value: no
 /// privilege needed) changes every thread, those the process
 /// creates while pinrun works included (a burst of 300 threads, one a

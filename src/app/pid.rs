@@ -152,7 +152,13 @@ fn query(root: &Root, req: &Request, p: Process) -> Result<Exit, Error> {
         // `--pid PID --check`: the findings of its CPUs, with --check's
         // output and exit status (1 on a warning).
         Ok(planned) if req.mode == Mode::Check => return check(&as_check, &planned),
-        Ok(planned) => planned.findings,
+        // A view places nothing: "choose inside the inherited affinity"
+        // means nothing for the CPUs it shows.
+        Ok(planned) => planned
+            .findings
+            .into_iter()
+            .filter(|f| f.code != crate::finding::Code::OutsideInheritedAffinity)
+            .collect(),
         Err(e) if req.mode == Mode::Check => return Err(e),
         Err(e) => {
             to_stderr(&format!(
@@ -164,6 +170,7 @@ fn query(root: &Root, req: &Request, p: Process) -> Result<Exit, Error> {
     };
     let view = ProcessView {
         pid: p.pid,
+        name: threads::comm(root, &format!("/proc/{}", p.pid)).unwrap_or_default(),
         start_time: Some(p.start_time),
         numa_maps: threads::read_numa_maps(root, p.pid),
         threads: p.threads,

@@ -17,7 +17,10 @@ use std::collections::BTreeMap;
 pub struct ThreadState {
     /// Thread id (`/proc/PID/task/TID`).
     pub tid: u32,
-    /// `Name` of `status` (the thread's `comm`, at most 15 bytes).
+    /// The thread's `comm` (at most 15 bytes) as `/proc/PID/task/TID/comm`
+    /// holds it, unescaped (`status`'s `Name` escapes `\\` and newlines,
+    /// `proc_task_name()`, fs/proc/array.c); `Name` when `comm` cannot be
+    /// read.
     pub name: String,
     /// `Cpus_allowed_list` of `status`: the thread's CPU affinity.
     pub cpus_allowed: Option<CpuSet>,
@@ -104,6 +107,14 @@ pub fn uids(root: &Root, pid: u32) -> Option<(u32, u32)> {
     Some((ids.next()?.parse().ok()?, ids.next()?.parse().ok()?))
 }
 
+/// The `comm` file of a task directory (`/proc/PID` or
+/// `/proc/PID/task/TID`), its newline stripped: the name as the kernel
+/// keeps it, the same text `--show` and `--thread-map` read.
+pub fn comm(root: &Root, dir: &str) -> Option<String> {
+    let text = root.read(&format!("{dir}/comm"))?;
+    Some(text.strip_suffix('\n').unwrap_or(&text).to_string())
+}
+
 /// Thread `tid` of process `pid`; `None` when it exited (its `stat` or
 /// `status` is gone). `live`: also ask `sched_getattr(2)` (only when
 /// `root` is this machine's `/`).
@@ -114,9 +125,11 @@ pub fn read_thread(root: &Root, pid: u32, tid: u32, live: bool) -> Option<Thread
     let list = |key| CpuSet::parse_sysfs_list(status_field(&status, key)?, None).ok();
     let mut t = ThreadState {
         tid,
-        name: status_field(&status, "Name")
-            .unwrap_or_default()
-            .to_string(),
+        name: comm(root, &dir).unwrap_or_else(|| {
+            status_field(&status, "Name")
+                .unwrap_or_default()
+                .to_string()
+        }),
         cpus_allowed: list("Cpus_allowed_list"),
         mems_allowed: list("Mems_allowed_list"),
         last_cpu: stat_field(&stat, 39),
@@ -351,10 +364,9 @@ pub fn tasks(pid: u32) -> std::io::Result<Vec<Task>> {
     Ok(task_ids(&root, pid)
         .into_iter()
         .filter_map(|tid| {
-            let comm = root.read(&format!("{dir}/{tid}/comm"))?;
             Some(Task {
                 tid,
-                name: comm.trim_end_matches('\n').to_string(),
+                name: comm(&root, &format!("{dir}/{tid}"))?,
             })
         })
         .collect())

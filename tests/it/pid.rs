@@ -221,3 +221,39 @@ fn a_change_says_what_it_did() {
     );
     assert_eq!(refused(&["--pid", "self", "--cpus", &cpu])["code"], "usage");
 }
+
+/// Names are the kernel's `comm` (what /proc/PID/comm holds), one rule in
+/// text and JSON: a backslash stays single (status's `Name` doubles it),
+/// and in text a control character (ESC) is shown as `?`, never sent to
+/// the terminal. The process is sleep(1) run through a symlink so named.
+#[test]
+fn thread_names_are_comm_and_never_raw_control_characters() {
+    let dir = crate::common::tempdir();
+    let link = dir.path().join("a\\b\x1bc");
+    std::os::unix::fs::symlink("/bin/sleep", &link).unwrap();
+    let mut child = std::process::Command::new(&link).arg("60").spawn().unwrap();
+    let pid = child.id().to_string();
+    // Until the child has exec'd (before, comm is this test thread's).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    let comm = loop {
+        let c = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap();
+        if c.starts_with('a') || std::time::Instant::now() > deadline {
+            break c.trim_end_matches('\n').to_string();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    };
+    let json = pinrun().args(["--pid", &pid, "--json"]).output().unwrap();
+    let text = pinrun().args(["--pid", &pid]).output().unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(comm, "a\\b\x1bc");
+    let v: Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(v["threads"][0]["name"], comm.as_str(), "{v}");
+    assert_eq!(v["name"], comm.as_str(), "{v}");
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(!text.contains('\x1b'), "{text:?}");
+    assert!(
+        text.contains(&format!("process {pid} (a\\b?c)")),
+        "{text:?}"
+    );
+}
