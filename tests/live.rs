@@ -1571,13 +1571,12 @@ fn pid_view_has_no_placement_advice() {
     }
     let v: serde_json::Value =
         serde_json::from_str(&run_stdout(&["--pid", &h.pid().to_string(), "--json"])).unwrap();
-    let codes: Vec<&str> = v["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|f| f["code"].as_str())
-        .collect();
-    assert!(!codes.contains(&"outside-inherited-affinity"), "{codes:?}");
+    let findings = v["findings"].to_string();
+    assert!(v["findings"].is_array(), "{v}");
+    assert!(
+        !findings.contains("\"outside-inherited-affinity\""),
+        "{findings}"
+    );
 }
 
 /// `--pid PID --cpus C --nice N` (N above the current nice value: no
