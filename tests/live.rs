@@ -1549,6 +1549,48 @@ fn pid_query_matches_proc_and_chrt() {
     assert_eq!(v["threads"][0]["name"], "pinrun");
 }
 
+/// A thread's SCHED_RESET_ON_FORK survives `--rr` without
+/// `--reset-on-fork` (sched_setattr(2) keeps it, as a launch keeps
+/// pinrun's own), and the dry run says so: worker0 set with `chrt -R -f -p
+/// 5`, the dry run lists it in keeps_reset_on_fork, and after the change
+/// `chrt -p` shows SCHED_RR|SCHED_RESET_ON_FORK.
+#[test]
+fn pid_dry_run_says_reset_on_fork_is_kept() {
+    if !is_root() {
+        common::skip("needs root (chrt -f)");
+        return;
+    }
+    let h = Helper::start(1, 0);
+    let w = h.tid_named("worker0");
+    let chrt = std::process::Command::new("chrt")
+        .args(["-R", "-f", "-p", "5", &w.to_string()])
+        .status()
+        .unwrap();
+    assert!(chrt.success());
+    let pid = h.pid().to_string();
+    let v: serde_json::Value = serde_json::from_str(&run_stdout(&[
+        "--pid",
+        &pid,
+        "--rr",
+        "3",
+        "--dry-run",
+        "--json",
+    ]))
+    .unwrap();
+    assert_eq!(v["keeps_reset_on_fork"], serde_json::json!([w]), "{v}");
+    let out = pinrun()
+        .args(["--pid", &pid, "--rr", "3"])
+        .output()
+        .unwrap();
+    assert_status(&out, 0);
+    let shown = std::process::Command::new("chrt")
+        .args(["-p", &w.to_string()])
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&shown.stdout);
+    assert!(shown.contains("SCHED_RR|SCHED_RESET_ON_FORK"), "{shown}");
+}
+
 /// The view places nothing: a process whose main thread is on the first
 /// CPU (taskset -p) and worker0 on the last shows both CPUs without
 /// `outside-inherited-affinity`, whose hint (choose CPUs inside the main

@@ -273,6 +273,23 @@ fn change(root: &Root, req: &Request, target: &Target, p: Process) -> Result<Exi
     if let Some(m) = &migration {
         summary.push_str(&migration_text(p.pid, m));
     }
+    // sched_setattr(2) keeps what pinrun does not set, as a launch keeps
+    // pinrun's own flag: a thread's SCHED_RESET_ON_FORK survives a new
+    // policy without --reset-on-fork. Said, so the dry run predicts it.
+    let keeps_reset: Vec<u32> = p
+        .threads
+        .iter()
+        .filter(|t| t.reset_on_fork == Some(true))
+        .map(|t| t.tid)
+        .collect();
+    if req.sched.policy.is_some() && !req.sched.reset_on_fork && !keeps_reset.is_empty() {
+        let tids: Vec<String> = keeps_reset.iter().map(u32::to_string).collect();
+        summary.push_str(&format!(
+            "pinrun: --pid {}: thread(s) {} keep SCHED_RESET_ON_FORK, set before (pinrun sets the flag only with --reset-on-fork and clears it never): their children start with SCHED_OTHER\n",
+            p.pid,
+            tids.join(",")
+        ));
+    }
     match req.mode {
         Mode::DryRun if req.output.json => {
             let mut v =
@@ -280,6 +297,11 @@ fn change(root: &Root, req: &Request, target: &Target, p: Process) -> Result<Exi
             v["pid"] = p.pid.into();
             v["threads"] = p.threads.iter().map(|t| t.tid).collect::<Vec<_>>().into();
             v["passes"] = p.passes.into();
+            v["keeps_reset_on_fork"] = if req.sched.policy.is_some() && !req.sched.reset_on_fork {
+                keeps_reset.clone().into()
+            } else {
+                Vec::<u32>::new().into()
+            };
             v["migrate"] = migration.as_ref().map_or(serde_json::Value::Null, |m| {
                 serde_json::json!({"from": m.from.to_vec(), "to": m.to.to_vec(), "bytes": m.bytes})
             });
