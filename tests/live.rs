@@ -1591,6 +1591,52 @@ fn pid_dry_run_says_reset_on_fork_is_kept() {
     assert!(shown.contains("SCHED_RR|SCHED_RESET_ON_FORK"), "{shown}");
 }
 
+/// A SCHED_DEADLINE thread's affinity must span its root domain: the
+/// kernel answers EBUSY to a smaller one (`dl_task_check_affinity()`), so
+/// `--cpus LAST` on a process with such a thread (chrt -d) is refused by
+/// the dry run as by the launch (affinity-failed, 125), and nothing
+/// changes; `taskset -c -p LAST` is refused the same.
+#[test]
+fn pid_deadline_thread_affinity_is_refused_by_the_dry_run_too() {
+    let cpus = online();
+    if !is_root() || cpus.len() < 2 {
+        common::skip("needs root and two online CPUs");
+        return;
+    }
+    let h = Helper::start(1, 0);
+    let w = h.tid_named("worker0").to_string();
+    let dl = std::process::Command::new("chrt")
+        .args([
+            "-d", "-T", "100000", "-D", "1000000", "-P", "1000000", "-p", "0", &w,
+        ])
+        .output()
+        .unwrap();
+    if !dl.status.success() {
+        common::skip("SCHED_DEADLINE refused here (chrt -d)");
+        return;
+    }
+    let before = h.status(w.parse().unwrap(), "Cpus_allowed_list");
+    let last = cpus.last().unwrap().to_string();
+    let taskset = std::process::Command::new("taskset")
+        .args(["-c", "-p", &last, &w])
+        .output()
+        .unwrap();
+    assert!(!taskset.status.success(), "taskset was allowed");
+    let pid = h.pid().to_string();
+    for dry in [true, false] {
+        let mut c = pinrun();
+        c.args(["--pid", &pid, "--cpus", &last, "--json"]);
+        if dry {
+            c.arg("--dry-run");
+        }
+        let out = c.output().unwrap();
+        assert_eq!(out.status.code(), Some(125), "dry {dry}: {out:?}");
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["error"]["code"], "affinity-failed", "{v}");
+    }
+    assert_eq!(h.status(w.parse().unwrap(), "Cpus_allowed_list"), before);
+}
+
 /// The view places nothing: a process whose main thread is on the first
 /// CPU (taskset -p) and worker0 on the last shows both CPUs without
 /// `outside-inherited-affinity`, whose hint (choose CPUs inside the main
