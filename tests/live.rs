@@ -1637,6 +1637,54 @@ fn pid_deadline_thread_affinity_is_refused_by_the_dry_run_too() {
     assert_eq!(h.status(w.parse().unwrap(), "Cpus_allowed_list"), before);
 }
 
+/// `--pid S --exclusive --wait` stops waiting when S exits: the CPU is
+/// held by another process's claim, pinrun waits, S is killed, and pinrun
+/// refuses (125, pid-reused, "exited while pinrun waited") rather than
+/// waiting out --wait for a process that is gone.
+#[test]
+fn pid_wait_ends_when_the_process_exits() {
+    let last = online().last().unwrap().to_string();
+    let dir = common::tempdir();
+    let state = dir.path().to_str().unwrap();
+    let mut holder = std::process::Command::new("sleep")
+        .arg("60")
+        .spawn()
+        .unwrap();
+    let mut target = std::process::Command::new("sleep")
+        .arg("60")
+        .spawn()
+        .unwrap();
+    let claim = |pid: u32, extra: &[&str]| {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_pinrun"));
+        c.env("PINRUN_CONFIG", "")
+            .args(["--pid", &pid.to_string(), "--exclusive", "--cpus", &last])
+            .args(["--state-dir", state, "-q", "--json"])
+            .args(extra);
+        c
+    };
+    assert_status(&claim(holder.id(), &[]).output().unwrap(), 0);
+    let waiting = claim(target.id(), &["--wait=20s"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let _ = target.kill();
+    let _ = target.wait();
+    let out = waiting.wait_with_output().unwrap();
+    let _ = holder.kill();
+    let _ = holder.wait();
+    assert_eq!(out.status.code(), Some(125), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["error"]["code"], "pid-reused", "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("exited while pinrun waited"),
+        "{v}"
+    );
+}
+
 /// The view places nothing: a process whose main thread is on the first
 /// CPU (taskset -p) and worker0 on the last shows both CPUs without
 /// `outside-inherited-affinity`, whose hint (choose CPUs inside the main

@@ -263,6 +263,11 @@ pub fn plan(
     let wait = req.claims.wait.filter(|_| run);
     let start = Instant::now();
     let mut said = String::new();
+    // --pid: the process waited for (its start time names it).
+    let target = req
+        .target
+        .as_ref()
+        .map(|t| (t.pid, crate::system::threads::start_time(root, t.pid)));
     loop {
         let (claims, dir) = read_claims(root, sys, req, claim)?;
         // The steering of ended claims is undone by the next --exclusive
@@ -318,6 +323,19 @@ pub fn plan(
                     )));
                 }
                 drop(dir);
+                // Waiting for a process that has exited is waiting for
+                // nothing.
+                if let Some((pid, started)) = target
+                    && crate::system::threads::start_time(root, pid) != started
+                {
+                    return Err(Error::new(
+                        ErrorCode::PidReused,
+                        format!(
+                            "--pid {pid}: the process exited while pinrun waited (--wait) for its cores; nothing was changed"
+                        ),
+                    )
+                    .hint("find the process again (pgrep NAME) and run pinrun again"));
+                }
                 if e.message != said {
                     crate::output::to_stderr(&format!(
                         "pinrun: waiting{}: {}\n",
