@@ -93,7 +93,7 @@ pub fn check_target(
             ErrorCode::PidNotPermitted,
             format!("--pid {pid}: a kernel thread (PF_KTHREAD in /proc/{pid}/stat): pinrun does not change kernel threads, whose placement the kernel manages"),
         )
-        .hint("keep kernel threads off CPUs with the kernel's parameters (isolcpus=, nohz_full=, rcu_nocbs=, kthread_cpus=) or a cgroup v2 isolated partition"));
+        .hint("keep kernel threads off CPUs with the kernel's parameters (isolcpus=, nohz_full=, rcu_nocbs=) or a cgroup v2 isolated partition"));
     }
     if let Some(cpus) = cpus
         && let Some((tid, span)) = deadline_threads.iter().find(|(_, a)| !a.is_subset(cpus))
