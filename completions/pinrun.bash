@@ -200,7 +200,10 @@ _pinrun() {
                     return 0
                     ;;
                 --pid)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --tid)
@@ -353,6 +356,9 @@ _pinrun_live() {
             return 0 ;;
         --node|--cpunodebind|-N|--membind|-m|--preferred|--preferred-many|--interleave|--weighted-interleave)
             COMPREPLY=( $(compgen -W "all $(_pinrun_ids /sys/devices/system/node/online)" -- "$cur") )
+            return 0 ;;
+        --pid)
+            COMPREPLY=( $(compgen -W "self $(cd /proc && echo [1-9]*)" -- "$cur") )
             return 0 ;;
     esac
     _pinrun "$@"

@@ -26,7 +26,7 @@ complete -c pinrun -l sched-runtime -d 'Deadline runtime T, with a unit: ns, us,
 complete -c pinrun -l sched-deadline -d 'Deadline relative deadline T (default: the period)' -r
 complete -c pinrun -l sched-period -d 'Deadline period T (default: the deadline)' -r
 complete -c pinrun -l nice -d 'Nice value N (-20..19); default: keep the current one' -r
-complete -c pinrun -l pid -d 'A running process instead of a command (`taskset -p`, `chrt -p`): alone, print each thread\'s CPUs, last CPU, scheduling policy and memory; with placement or scheduling options, apply them to every thread (all or none). PID is a process id, or `self` (pinrun itself, as `numactl --show`). See RUNNING PROCESSES in pinrun(1)' -r
+complete -c pinrun -l pid -d 'A running process instead of a command (`taskset -p`, `chrt -p`): alone, print each thread\'s CPUs, last CPU, scheduling policy and memory; with placement or scheduling options, apply them to every thread (all or none). PID is a process id, or `self` (pinrun itself, as `numactl --show`). See RUNNING PROCESSES in pinrun(1)' -r -f
 complete -c pinrun -l tid -d 'With --pid: only this thread of the process (`taskset -p` without -a)' -r
 complete -c pinrun -l migrate-limit -d 'With --migrate: refuse to move more than SIZE (bytes, or with K, M, G, T: KiB, MiB, GiB, TiB), counted from numa_maps before moving' -r
 complete -c pinrun -l probe -d 'Measure the noise on the chosen CPUs, with the chosen scheduling policy and priority, before running COMMAND (default 1s, at most 60s; --probe=5s): per CPU the gaps\' min, p50, p99, p99.9 and max, the time lost and what interrupted the CPU (IRQs, the timer tick, softirqs, tasks). Without COMMAND, only report (--json for JSON). Not with --deadline (a deadline task cannot be pinned to one CPU of its root domain). See PROBE in pinrun(1)' -r
@@ -137,7 +137,7 @@ complete -c pinrun -l dry-run -d 'Print the plan and findings, change nothing, r
 complete -c pinrun -l check -d 'Print findings only; exit 0 when clean, 1 when not'
 complete -c pinrun -l show -d 'Print the machine: nodes, packages, cores, CPUs'
 complete -c pinrun -l cgroup -d 'With --emit systemd: add AllowedCPUs= and AllowedMemoryNodes=, so that the unit\'s cgroup holds exactly the planned CPUs and nodes'
-complete -c pinrun -l json -d 'Machine-readable output: one JSON object on stdout (errors too, as {"error": {...}}); with --dry-run, --check, --show or --probe without a command. Refused, with the reason, with --emit (its output is unit directives) and with a launch (stdout belongs to the command)'
+complete -c pinrun -l json -d 'Machine-readable output: one JSON object on stdout (errors too, as {"error": {...}}); with --dry-run, --check, --show or --probe without a command, and with --pid (the view, or what a change did). Refused, with the reason, with --emit (its output is unit directives) and with a launch (stdout belongs to the command)'
 complete -c pinrun -l reclaim -d 'Undo the IRQ steering of every ended --steer-irqs launch (its journal in the state directory) and exit'
 complete -c pinrun -l strict -d 'Refuse the launch (exit 125) on any warning'
 complete -c pinrun -l omp-replace -d 'With --omp: replace the caller\'s OMP_PLACES, OMP_PROC_BIND, KMP_AFFINITY and GOMP_CPU_AFFINITY instead of refusing'

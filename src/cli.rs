@@ -339,7 +339,7 @@ pub struct Cli {
     /// memory; with placement or scheduling options, apply them to every
     /// thread (all or none). PID is a process id, or `self` (pinrun itself,
     /// as `numactl --show`). See RUNNING PROCESSES in pinrun(1).
-    #[arg(long, value_name = "PID", conflicts_with_all = ["command", "show", "emit", "sysroot"], help_heading = "Running processes")]
+    #[arg(long, value_name = "PID", value_hint = clap::ValueHint::Other, conflicts_with_all = ["command", "show", "emit", "sysroot"], help_heading = "Running processes")]
     pub pid: Option<String>,
 
     /// With --pid: only this thread of the process (`taskset -p` without -a).
@@ -442,7 +442,7 @@ pub struct Cli {
 
     /// Machine-readable output: one JSON object on stdout (errors too, as
     /// {"error": {...}}); with --dry-run, --check, --show or --probe without
-    /// a command. Refused, with
+    /// a command, and with --pid (the view, or what a change did). Refused, with
     /// the reason, with --emit (its output is unit directives) and with a
     /// launch (stdout belongs to the command).
     #[arg(long, help_heading = "Modes")]
@@ -578,12 +578,12 @@ impl clap::builder::TypedValueParser for AllowWords {
 pub fn peer_option_hint(arg: &str) -> Option<&'static str> {
     Some(match arg {
         "-p" => {
-            "numactl -p NODE is --preferred NODE; taskset -p and chrt -p change a running process, which pinrun does not do (it starts COMMAND)"
+            "numactl -p NODE is --preferred NODE; taskset -p PID and chrt -p PID are --pid PID (pinrun --pid PID --cpus 2 changes every thread of a running process)"
         }
         "-i" => "numactl -i NODES is --interleave NODES; chrt -i is --idle",
         "-l" => "numactl -l is --localalloc",
         "-a" => {
-            "taskset -a and chrt -a act on every thread of a running process; pinrun starts COMMAND, whose threads inherit its placement"
+            "taskset -a -p PID and chrt -a -p PID are --pid PID, which changes every thread of the process (--tid TID: one thread); a COMMAND's threads inherit its placement"
         }
         "-b" => "chrt -b is --batch",
         "-o" => "chrt -o is --other",
@@ -1160,8 +1160,11 @@ impl Cli {
         let pid = if text == "self" {
             std::process::id()
         } else {
+            // Canonical decimal only, as /proc names it: "+5" and "05"
+            // parse as 5 but are not how a process id is written.
+            let canonical = text.bytes().all(|b| b.is_ascii_digit()) && !text.starts_with('0');
             match text.parse::<u32>() {
-                Ok(p) if p > 0 && p <= i32::MAX as u32 => p,
+                Ok(p) if canonical && p > 0 && p <= i32::MAX as u32 => p,
                 _ => {
                     return Err(bad(
                         ErrorCode::BadPid,
@@ -1172,6 +1175,26 @@ impl Cli {
                 }
             }
         };
+        // What works on a command pinrun starts, not on a running
+        // process: refused rather than ignored.
+        if let Some(option) = [
+            (self.thread_map.is_some(), "--thread-map"),
+            (self.omp.is_some(), "--omp"),
+            (self.probe.is_some(), "--probe"),
+        ]
+        .iter()
+        .find_map(|(given, o)| given.then_some(*o))
+        {
+            return Err(Error::new(
+                ErrorCode::Usage,
+                format!(
+                    "{option} works on a command pinrun starts; with --pid it is not supported yet"
+                ),
+            )
+            .hint(format!(
+                "drop {option}, or start the program under pinrun: pinrun {option} ... -- COMMAND"
+            )));
+        }
         let migrate_limit = match self.migrate_limit.as_deref() {
             None => None,
             Some(t) => Some(parse_size("--migrate-limit", t)?),

@@ -2,7 +2,8 @@
 //! (`--generate bash|zsh|fish`): node and CPU numbers completed from the
 //! live machine (`/sys/devices/system/cpu/online`,
 //! `/sys/devices/system/node/online`, read when the user presses TAB, not
-//! when the script is generated) for the options that take them, and a
+//! when the script is generated) for the options that take them, process
+//! ids of `/proc` for `--pid` (bash), and a
 //! command after `--` (or after the options). Text only: rendered by
 //! [`crate::app`], which prints it.
 
@@ -60,6 +61,9 @@ _pinrun_live() {{
             return 0 ;;
         {nodes})
             COMPREPLY=( $(compgen -W "all $(_pinrun_ids /sys/devices/system/node/online)" -- "$cur") )
+            return 0 ;;
+        --pid)
+            COMPREPLY=( $(compgen -W "self $(cd /proc && echo [1-9]*)" -- "$cur") )
             return 0 ;;
     esac
     _pinrun "$@"

@@ -465,6 +465,27 @@ pub fn set_nice(nice: i32) -> io::Result<()> {
     set_nice_of(0, nice)
 }
 
+/// `getpriority(PRIO_PROCESS, tid)` (`getpriority(2)`): thread `tid`'s
+/// nice value (0: the calling thread), kept under every policy, unlike
+/// the `sched_nice` of `sched_getattr(2)`, which is 0 for SCHED_FIFO,
+/// SCHED_RR and SCHED_DEADLINE (`get_params()`, kernel/sched/syscalls.c).
+/// -1 is a valid answer, so errno is cleared before the call. ESRCH: no
+/// such thread.
+pub fn get_nice_of(tid: u32) -> io::Result<i32> {
+    let tid = libc::id_t::try_from(pid_arg(tid)?).unwrap_or(0);
+    // SAFETY: errno is this thread's; clearing it is what getpriority(2)
+    // tells callers to do.
+    unsafe { *libc::__errno_location() = 0 };
+    // SAFETY: plain integer arguments; no memory is shared with the kernel.
+    let r = unsafe { libc::getpriority(libc::PRIO_PROCESS, tid) };
+    let e = io::Error::last_os_error();
+    if r == -1 && e.raw_os_error().is_some_and(|n| n != 0) {
+        Err(e)
+    } else {
+        Ok(r)
+    }
+}
+
 /// `setpriority(PRIO_PROCESS, tid, nice)` (`setpriority(2)`): on Linux
 /// `PRIO_PROCESS` with a thread id sets that one thread's nice value.
 /// EPERM: another user's thread; EACCES: a lower nice value without

@@ -869,11 +869,11 @@ the caller's cgroup
 The command's own status once it runs (pinrun execs in place).
 .TP
 .B 0
---dry-run, --show, --emit, --pid, or --check without warnings (info findings do
-not count).
+--dry-run, --show, --emit, --pid PID alone (the view), a --pid change
+that was applied, or --check without warnings (info findings do not count).
 .TP
 .B 1
---check with warnings.
+--check with warnings (--pid PID --check too).
 .TP
 .B 125
 pinrun refused or failed; the command did not run.
@@ -934,10 +934,45 @@ RLIMIT_NICE). Threads that appear meanwhile are found by passes over
 says how many); a thread created by a changed thread inherits the change.
 The process is named by a pidfd (pidfd_open(2), Linux 5.3) and its start
 time: if it exits, or its PID names another process, between planning and
-applying, nothing is changed (pid\-reused, 125).
+applying, nothing is changed (pid\-reused, 125). Before each thread,
+pinrun checks that its TID is still a thread of the process
+(/proc/PID/task/TID, its Tgid, and for a planned thread its start time): a
+thread that exited is skipped, and with
+.B \-\-tid
+the change is refused (no\-such\-process, 125) rather than made on a TID
+another process now has.
+The permission checks weigh the strictest thread (highest nice value,
+SCHED_IDLE, lowest real-time priority), so the dry run refuses what the
+kernel would refuse on any thread. A rollback restores each attribute on
+its own, the nice value with setpriority(2) (sched_setattr(2) ignores it
+under SCHED_FIFO, SCHED_RR and SCHED_DEADLINE), and touches only what
+changed.
+.PP
+Refused before anything is planned: a zombie (state Z), a kernel thread
+(PF_KTHREAD in /proc/PID/stat; their placement is the kernel's),
+.B \-\-pid self
+with a change (pinrun exits right after), and
+.BR \-\-thread\-map ", " \-\-omp ", " \-\-probe
+(not supported with \-\-pid yet). A thread under SCHED_DEADLINE refuses
+a new affinity that does not include its current one (its root domain;
+the kernel answers EBUSY), dry run included. The plan is made inside the
+process's own cgroup (/proc/PID/cgroup and its cpuset's effective CPUs),
+not pinrun's. A thread's SCHED_RESET_ON_FORK is kept under a new policy
+without \-\-reset\-on\-fork (as sched_setattr(2) keeps it); the dry run
+names those threads (\-\-json: "keeps_reset_on_fork").
+.PP
+A change prints one line on stderr, what was set and on how many threads
+.RB ( \-q :
+nothing; \-v: the plan and the passes);
+.B \-\-json
+prints the plan with "changed" (the TIDs) on stdout.
+Thread names are the kernel's comm; control characters are shown as ? in
+text.
 .B \-\-exclusive
 claims the cores for the lifetime of that process (the record carries its
-PID and start time).
+PID and start time); one record per process: a new claim replaces the
+old, the process's own claim never counts against it, a change without
+\-\-exclusive removes it, and \-\-wait stops when the process exits.
 .PP
 No system call sets another process's memory policy: a memory policy option
 with

@@ -1016,6 +1016,36 @@ fn differential_requests(online: &pinrun::cpuset::CpuSet) -> Vec<Vec<String>> {
     out
 }
 
+/// Whether this test can run commands as another user: root and
+/// setpriv(1) (else it is skipped, and says so).
+fn can_setpriv() -> bool {
+    let ok = is_root()
+        && std::process::Command::new("setpriv")
+            .arg("--help")
+            .output()
+            .is_ok();
+    if !ok {
+        common::skip("needs root and setpriv(1)");
+    }
+    ok
+}
+
+/// setpriv(1) as user and group `uid`, without supplementary groups or
+/// capabilities, in `/`, with no pinrun configuration; the program to run
+/// is appended.
+fn setpriv(uid: &str) -> std::process::Command {
+    let mut c = std::process::Command::new("setpriv");
+    c.args([
+        &format!("--reuid={uid}"),
+        &format!("--regid={uid}"),
+        "--clear-groups",
+        "--inh-caps=-all",
+    ])
+    .env("PINRUN_CONFIG", "")
+    .current_dir("/");
+    c
+}
+
 /// pinrun run as `user` (`setpriv --reuid --regid --clear-groups`, which
 /// drops every capability), or as this user (`None`), in `/`.
 fn as_user(user: Option<u32>) -> std::process::Command {
@@ -1229,24 +1259,35 @@ fn pid_helper() {
         .unwrap_or(0);
     // Each thread is running (so its name is set: the new thread sets it
     // itself) before the helper says so.
+    // PINRUN_PID_HELPER_END_WORKER: after `ready`, the first line on stdin
+    // ends thread worker0 (joined, then `worker gone`).
+    static END: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
     let start = |name: String| {
         let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::Builder::new()
+        let t = std::thread::Builder::new()
             .name(name)
             .spawn(move || {
                 tx.send(()).unwrap();
-                loop {
+                while !END.load(std::sync::atomic::Ordering::SeqCst) {
                     std::thread::park();
                 }
             })
             .unwrap();
         rx.recv().unwrap();
+        t
     };
-    for i in 0..n {
-        start(format!("worker{i}"));
-    }
+    let workers: Vec<_> = (0..n).map(|i| start(format!("worker{i}"))).collect();
     let mut err = std::io::stderr();
     writeln!(err, "ready").unwrap();
+    if std::env::var_os("PINRUN_PID_HELPER_END_WORKER").is_some_and(|v| !v.is_empty()) {
+        let mut line = String::new();
+        std::io::stdin().read_line(&mut line).unwrap();
+        END.store(true, std::sync::atomic::Ordering::SeqCst);
+        let first = workers.into_iter().next().expect("a worker");
+        first.thread().unpark();
+        first.join().unwrap();
+        writeln!(err, "worker gone").unwrap();
+    }
     for i in 0..burst {
         start(format!("burst{i}"));
         std::thread::sleep(std::time::Duration::from_millis(1));
@@ -1288,9 +1329,30 @@ impl Helper {
     /// With `churn`: also a thread that keeps starting threads that live a
     /// millisecond (PINRUN_PID_HELPER_CHURN).
     fn start_with(threads: usize, burst: usize, churn: bool) -> Helper {
+        Self::start_cmd(
+            std::process::Command::new(std::env::current_exe().unwrap()),
+            threads,
+            burst,
+            churn,
+        )
+    }
+
+    /// Run as user `uid` (setpriv(1), no capabilities; root only).
+    fn start_as(uid: u32, threads: usize) -> Helper {
+        let mut c = setpriv(&uid.to_string());
+        c.arg(std::env::current_exe().unwrap());
+        Self::start_cmd(c, threads, 0, false)
+    }
+
+    fn start_cmd(
+        mut cmd: std::process::Command,
+        threads: usize,
+        burst: usize,
+        churn: bool,
+    ) -> Helper {
         use std::io::BufRead;
         use std::process::Stdio;
-        let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        let mut child = cmd
             .args([
                 "pid_helper",
                 "--exact",
@@ -1487,6 +1549,172 @@ fn pid_query_matches_proc_and_chrt() {
     assert_eq!(v["threads"][0]["name"], "pinrun");
 }
 
+/// A thread's SCHED_RESET_ON_FORK survives `--rr` without
+/// `--reset-on-fork` (sched_setattr(2) keeps it, as a launch keeps
+/// pinrun's own), and the dry run says so: worker0 set with `chrt -R -f -p
+/// 5`, the dry run lists it in keeps_reset_on_fork, and after the change
+/// `chrt -p` shows SCHED_RR|SCHED_RESET_ON_FORK.
+#[test]
+fn pid_dry_run_says_reset_on_fork_is_kept() {
+    if !is_root() {
+        common::skip("needs root (chrt -f)");
+        return;
+    }
+    let h = Helper::start(1, 0);
+    let w = h.tid_named("worker0");
+    let chrt = std::process::Command::new("chrt")
+        .args(["-R", "-f", "-p", "5", &w.to_string()])
+        .status()
+        .unwrap();
+    assert!(chrt.success());
+    let pid = h.pid().to_string();
+    let v: serde_json::Value = serde_json::from_str(&run_stdout(&[
+        "--pid",
+        &pid,
+        "--rr",
+        "3",
+        "--dry-run",
+        "--json",
+    ]))
+    .unwrap();
+    assert_eq!(v["keeps_reset_on_fork"], serde_json::json!([w]), "{v}");
+    let out = pinrun()
+        .args(["--pid", &pid, "--rr", "3"])
+        .output()
+        .unwrap();
+    assert_status(&out, 0);
+    let shown = std::process::Command::new("chrt")
+        .args(["-p", &w.to_string()])
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&shown.stdout);
+    assert!(shown.contains("SCHED_RR|SCHED_RESET_ON_FORK"), "{shown}");
+}
+
+/// A SCHED_DEADLINE thread's affinity must span its root domain: the
+/// kernel answers EBUSY to a smaller one (`dl_task_check_affinity()`), so
+/// `--cpus LAST` on a process with such a thread (chrt -d) is refused by
+/// the dry run as by the launch (affinity-failed, 125), and nothing
+/// changes; `taskset -c -p LAST` is refused the same.
+#[test]
+fn pid_deadline_thread_affinity_is_refused_by_the_dry_run_too() {
+    let cpus = online();
+    if !is_root() || cpus.len() < 2 {
+        common::skip("needs root and two online CPUs");
+        return;
+    }
+    let h = Helper::start(1, 0);
+    let w = h.tid_named("worker0").to_string();
+    let dl = std::process::Command::new("chrt")
+        .args([
+            "-d", "-T", "100000", "-D", "1000000", "-P", "1000000", "-p", "0", &w,
+        ])
+        .output()
+        .unwrap();
+    if !dl.status.success() {
+        common::skip("SCHED_DEADLINE refused here (chrt -d)");
+        return;
+    }
+    let before = h.status(w.parse().unwrap(), "Cpus_allowed_list");
+    let last = cpus.last().unwrap().to_string();
+    let taskset = std::process::Command::new("taskset")
+        .args(["-c", "-p", &last, &w])
+        .output()
+        .unwrap();
+    assert!(!taskset.status.success(), "taskset was allowed");
+    let pid = h.pid().to_string();
+    for dry in [true, false] {
+        let mut c = pinrun();
+        c.args(["--pid", &pid, "--cpus", &last, "--json"]);
+        if dry {
+            c.arg("--dry-run");
+        }
+        let out = c.output().unwrap();
+        assert_eq!(out.status.code(), Some(125), "dry {dry}: {out:?}");
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["error"]["code"], "affinity-failed", "{v}");
+    }
+    assert_eq!(h.status(w.parse().unwrap(), "Cpus_allowed_list"), before);
+}
+
+/// `--pid S --exclusive --wait` stops waiting when S exits: the CPU is
+/// held by another process's claim, pinrun waits, S is killed, and pinrun
+/// refuses (125, pid-reused, "exited while pinrun waited") rather than
+/// waiting out --wait for a process that is gone.
+#[test]
+fn pid_wait_ends_when_the_process_exits() {
+    let last = online().last().unwrap().to_string();
+    let dir = common::tempdir();
+    let state = dir.path().to_str().unwrap();
+    let mut holder = std::process::Command::new("sleep")
+        .arg("60")
+        .spawn()
+        .unwrap();
+    let mut target = std::process::Command::new("sleep")
+        .arg("60")
+        .spawn()
+        .unwrap();
+    let claim = |pid: u32, extra: &[&str]| {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_pinrun"));
+        c.env("PINRUN_CONFIG", "")
+            .args(["--pid", &pid.to_string(), "--exclusive", "--cpus", &last])
+            .args(["--state-dir", state, "-q", "--json"])
+            .args(extra);
+        c
+    };
+    assert_status(&claim(holder.id(), &[]).output().unwrap(), 0);
+    let waiting = claim(target.id(), &["--wait=20s"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let _ = target.kill();
+    let _ = target.wait();
+    let out = waiting.wait_with_output().unwrap();
+    let _ = holder.kill();
+    let _ = holder.wait();
+    assert_eq!(out.status.code(), Some(125), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["error"]["code"], "pid-reused", "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("exited while pinrun waited"),
+        "{v}"
+    );
+}
+
+/// The view places nothing: a process whose main thread is on the first
+/// CPU (taskset -p) and worker0 on the last shows both CPUs without
+/// `outside-inherited-affinity`, whose hint (choose CPUs inside the main
+/// thread's affinity) means nothing for a display.
+#[test]
+fn pid_view_has_no_placement_advice() {
+    let cpus = online();
+    if cpus.len() < 2 {
+        common::skip("needs two online CPUs");
+        return;
+    }
+    let h = Helper::start(1, 0);
+    let (first, last) = (cpus.first().unwrap(), cpus.last().unwrap());
+    for (cpu, tid) in [(first, h.pid()), (last, h.tid_named("worker0"))] {
+        let ok = std::process::Command::new("taskset")
+            .args(["-c", "-p", &cpu.to_string(), &tid.to_string()])
+            .output()
+            .unwrap();
+        assert!(ok.status.success());
+    }
+    let v: serde_json::Value =
+        serde_json::from_str(&run_stdout(&["--pid", &h.pid().to_string(), "--json"])).unwrap();
+    let findings = v["findings"].to_string();
+    assert!(v["findings"].is_array(), "{v}");
+    assert!(
+        !findings.contains("\"outside-inherited-affinity\""),
+        "{findings}"
+    );
+}
+
 /// `--pid PID --cpus C --nice N` (N above the current nice value: no
 /// privilege needed) changes every thread, those the process
 /// creates while pinrun works included (a burst of 300 threads, one a
@@ -1581,6 +1809,142 @@ fn pid_forced_failure_restores_the_others() {
     assert_eq!(after, before);
 }
 
+/// A failed change restores every attribute of every thread it touched,
+/// each on its own: as root, worker0 under SCHED_RR (chrt -r) and the
+/// others SCHED_OTHER, `--cpus C --nice N` failing on the last thread
+/// (PINRUN_TEST_FAIL_AT) leaves each thread's nice value (stat field 19:
+/// sched_setattr(2) ignores sched_nice under SCHED_RR, so it is restored
+/// with setpriority(2)), policy (field 41) and Cpus_allowed_list as they
+/// were, and says so.
+#[test]
+fn pid_failed_change_restores_the_nice_of_real_time_threads() {
+    if !is_root() {
+        common::skip("needs root (chrt -r, nice values back down)");
+        return;
+    }
+    let last = online().last().unwrap();
+    let h = Helper::start(3, 0);
+    let rr = h.tid_named("worker0");
+    let chrt = std::process::Command::new("chrt")
+        .args(["-r", "-p", "5", &rr.to_string()])
+        .status()
+        .unwrap();
+    assert!(chrt.success());
+    let read = || -> Vec<(u32, String, i64, i64)> {
+        h.tids()
+            .into_iter()
+            .map(|t| {
+                (
+                    t,
+                    h.status(t, "Cpus_allowed_list"),
+                    h.stat(t, 19),
+                    h.stat(t, 41),
+                )
+            })
+            .collect()
+    };
+    let before = read();
+    let n = before.len() - 1;
+    let nice = (before[0].2 + 3).min(19).to_string();
+    let (pid, cpu) = (h.pid().to_string(), last.to_string());
+    let out = pinrun()
+        .env("PINRUN_TEST_FAIL_AT", n.to_string())
+        .args(["--pid", &pid, "--cpus", &cpu, "--nice", &nice])
+        .output()
+        .unwrap();
+    assert_status(&out, 125);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(read(), before, "{err}");
+    assert!(
+        err.contains(&format!("the {n} thread(s) already changed were restored")),
+        "{err}"
+    );
+}
+
+/// The permission checks weigh every thread, not the main one: a process
+/// of uid 65534 whose worker0 is at nice +5 (renice as root) while the
+/// others are lower: `--nice` between them would lower worker0's, which
+/// needs RLIMIT_NICE or CAP_SYS_NICE (setpriority(2) EACCES), so the dry
+/// run and the launch refuse (nice-not-permitted) and nothing changes.
+#[test]
+fn pid_nice_is_planned_against_every_thread() {
+    if !can_setpriv() {
+        return;
+    }
+    let h = Helper::start_as(65534, 2);
+    let w = h.tid_named("worker0");
+    let base = h.stat(h.pid(), 19);
+    if base > 14 {
+        common::skip("the helper's nice value leaves no room above it");
+        return;
+    }
+    let renice = std::process::Command::new("renice")
+        .args(["-n", &(base + 5).to_string(), "-p", &w.to_string()])
+        .output()
+        .unwrap();
+    assert!(renice.status.success());
+    let read = || -> Vec<(String, i64)> {
+        h.tids()
+            .into_iter()
+            .map(|t| (h.status(t, "Cpus_allowed_list"), h.stat(t, 19)))
+            .collect()
+    };
+    let before = read();
+    let pid = h.pid().to_string();
+    let nice = (base + 3).to_string();
+    for dry in [true, false] {
+        let mut c = as_user(Some(65534));
+        c.args(["--json", "--pid", &pid, "--nice", &nice])
+            .env("PINRUN_CONFIG", "");
+        if dry {
+            c.arg("--dry-run");
+        }
+        let out = c.output().unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        assert_eq!(out.status.code(), Some(125), "dry {dry}: {out:?}");
+        assert_eq!(v["error"]["code"], "nice-not-permitted", "dry {dry}: {v}");
+        assert_eq!(read(), before, "dry {dry}");
+    }
+}
+
+/// Runs `script` with sh in a new PID namespace (`unshare --pid --fork
+/// --mount-proc`: pids predictable, `ns_last_pid` the namespace's own),
+/// with `$DIR` a fresh directory, `$FIFO` a path in it, `$PINRUN` and
+/// `$HELPER` (this test binary); the script prints `rc=RC nice=N (was M)`
+/// for pinrun's exit status and the nice value of the process that got
+/// the reused id. Asserts exit 125 and that nice value unchanged; returns
+/// pinrun's stderr (`$DIR/err`). `None` (skipped) without root or
+/// unshare(1).
+fn reuse_in_pid_namespace(script: &str) -> Option<String> {
+    if !is_root()
+        || std::process::Command::new("unshare")
+            .arg("--help")
+            .output()
+            .is_err()
+    {
+        common::skip("needs root and unshare(1)");
+        return None;
+    }
+    let dir = common::tempdir();
+    let out = std::process::Command::new("unshare")
+        .args(["--pid", "--fork", "--mount-proc", "sh", "-c", script])
+        .env("FIFO", dir.path().join("pause"))
+        .env("DIR", dir.path())
+        .env("PINRUN", env!("CARGO_BIN_EXE_pinrun"))
+        .env("HELPER", std::env::current_exe().unwrap())
+        .env("PINRUN_CONFIG", "")
+        .output()
+        .expect("unshare");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let err = std::fs::read_to_string(dir.path().join("err")).unwrap_or_default();
+    let (rc, nice) = stdout.trim().split_once(' ').unwrap_or_default();
+    assert_eq!(rc, "rc=125", "{out:?}\n{err}");
+    let (now, was) = nice.split_once(" (was ").unwrap();
+    assert_eq!(format!("{now})"), format!("nice={was}"), "{out:?}");
+    assert_ne!(now, "nice=9", "the process with the reused id was changed");
+    Some(err)
+}
+
 /// A PID reused between plan and apply is never touched: in a new PID
 /// namespace (`unshare --pid --fork --mount-proc`, pids predictable and
 /// `ns_last_pid` the namespace's own), process A is planned on, pinrun
@@ -1589,17 +1953,6 @@ fn pid_forced_failure_restores_the_others() {
 /// its nice value.
 #[test]
 fn pid_reused_between_plan_and_apply_is_refused() {
-    if !is_root()
-        || std::process::Command::new("unshare")
-            .arg("--help")
-            .output()
-            .is_err()
-    {
-        common::skip("needs root and unshare(1)");
-        return;
-    }
-    let dir = common::tempdir();
-    let fifo = dir.path().join("pause");
     let script = r#"
         mkfifo "$FIFO"
         sleep 1000 & A=$!
@@ -1615,22 +1968,96 @@ fn pid_reused_between_plan_and_apply_is_refused() {
         echo "rc=$rc nice=$(cut -d' ' -f19 /proc/$B/stat) (was $before)"
         kill $B
     "#;
-    let out = std::process::Command::new("unshare")
-        .args(["--pid", "--fork", "--mount-proc", "sh", "-c", script])
-        .env("FIFO", &fifo)
-        .env("DIR", dir.path())
-        .env("PINRUN", env!("CARGO_BIN_EXE_pinrun"))
-        .env("PINRUN_CONFIG", "")
-        .output()
-        .expect("unshare");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let err = std::fs::read_to_string(dir.path().join("err")).unwrap_or_default();
-    let (rc, nice) = stdout.trim().split_once(' ').unwrap_or_default();
-    assert_eq!(rc, "rc=125", "{out:?}\n{err}");
-    let (now, was) = nice.split_once(" (was ").unwrap();
-    assert_eq!(format!("{now})"), format!("nice={was}"), "{out:?}");
-    assert_ne!(now, "nice=9", "B was changed");
+    let Some(err) = reuse_in_pid_namespace(script) else {
+        return;
+    };
     assert!(err.contains("now names another process"), "{err}");
+}
+
+/// A thread id reused between plan and apply is never touched: in a new
+/// PID namespace, `--pid A --tid T` is planned on A's thread T (worker0 of
+/// a [`pid_helper`]), pinrun stops before applying, T exits and process B
+/// gets T as its PID (`ns_last_pid`); pinrun then refuses (exit 125,
+/// no-such-process, the thread named) and B keeps its nice value. The
+/// same check guards every thread of the every-thread mode.
+#[test]
+fn pid_tid_reused_between_plan_and_apply_is_refused() {
+    let script = r#"
+        mkfifo "$FIFO" "$DIR/in"
+        PINRUN_PID_HELPER=1 PINRUN_PID_HELPER_END_WORKER=1 "$HELPER" pid_helper --exact --ignored --nocapture --test-threads=1 -q <"$DIR/in" >/dev/null 2>"$DIR/helper" & A=$!
+        exec 3>"$DIR/in"
+        until grep -q ready "$DIR/helper"; do sleep 0.01; done
+        T=$(grep -l '^worker0$' /proc/$A/task/*/comm | cut -d/ -f5)
+        PINRUN_TEST_BEFORE_APPLY="$FIFO" "$PINRUN" --pid $A --tid $T --nice 9 2>"$DIR/err" & P=$!
+        read ready < "$FIFO"
+        echo end >&3
+        until grep -q "worker gone" "$DIR/helper"; do sleep 0.01; done
+        # The TID is freed a moment after the join (release_task()).
+        n=0
+        while :; do
+            echo $((T - 1)) > /proc/sys/kernel/ns_last_pid
+            sleep 1000 & B=$!
+            [ "$B" = "$T" ] && break
+            kill $B; n=$((n + 1))
+            [ $n -lt 100 ] || { echo "B=$B T=$T"; exit 99; }
+            sleep 0.01
+        done
+        before=$(cut -d' ' -f19 /proc/$B/stat)
+        echo go > "$FIFO"
+        wait $P; rc=$?
+        echo "rc=$rc nice=$(cut -d' ' -f19 /proc/$B/stat) (was $before)"
+        kill $B; exec 3>&-; wait $A
+    "#;
+    let Some(err) = reuse_in_pid_namespace(script) else {
+        return;
+    };
+    assert!(
+        err.contains("the thread exited after pinrun read it"),
+        "{err}"
+    );
+    assert!(err.contains("nothing was left changed"), "{err}");
+}
+
+/// One claim per process: `--pid S --exclusive --cores 1` run twice
+/// leaves one record of S (its pid and start time, field 22), S's own
+/// claim never counts against it (`--pid S --cpus ALL` is not refused as
+/// claimed by itself), and a change without --exclusive removes S's
+/// claim record (S is no longer on the claimed CPUs).
+#[test]
+fn pid_claims_are_replaced_not_hoarded() {
+    let all = online();
+    if all.len() < 2 {
+        common::skip("needs two online CPUs");
+        return;
+    }
+    let dir = common::tempdir();
+    let state = dir.path().to_str().unwrap();
+    let h = Helper::start(1, 0);
+    let pid = h.pid().to_string();
+    let prefix = format!("{pid}.{}.", h.stat(h.pid(), 22));
+    let records = || -> Vec<String> {
+        std::fs::read_dir(dir.path())
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|n| n.starts_with(&prefix))
+            .collect()
+    };
+    let run = |args: &[&str]| {
+        pinrun()
+            .args(["--pid", &pid, "--state-dir", state, "-q"])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    for _ in 0..2 {
+        assert_status(&run(&["--exclusive", "--cores", "1"]), 0);
+    }
+    assert_eq!(records().len(), 1, "{:?}", records());
+    let every = all.to_string();
+    assert_status(&run(&["--exclusive", "--cpus", &every]), 0);
+    assert_eq!(records().len(), 1, "{:?}", records());
+    assert_status(&run(&["--cpus", &all.last().unwrap().to_string()]), 0);
+    assert_eq!(records(), Vec::<String>::new());
 }
 
 /// `--pid PID --exclusive` claims the chosen cores for that process's
@@ -1847,6 +2274,102 @@ fn pid_threads_that_exit_meanwhile_are_skipped() {
     }
 }
 
+/// A cpuset cgroup this test creates (and removes when dropped): cgroup
+/// v1 `cpuset` (`cpuset.cpus`, `cpuset.mems`), else cgroup v2 with the
+/// cpuset controller enabled at the root. `None` when neither can be made.
+struct TestCpuset(std::path::PathBuf);
+
+impl TestCpuset {
+    fn new(cpus: &str) -> Option<TestCpuset> {
+        let name = format!("pinrun-test-{}", std::process::id());
+        let v1 = std::path::Path::new("/sys/fs/cgroup/cpuset");
+        let v2 = std::path::Path::new("/sys/fs/cgroup");
+        let v2_ok = std::fs::read_to_string(v2.join("cgroup.subtree_control"))
+            .is_ok_and(|c| c.split_whitespace().any(|w| w == "cpuset"));
+        let (dir, cpus_file, mems_file) = if v1.join("cpuset.cpus").exists() {
+            (v1.join(&name), "cpuset.cpus", "cpuset.mems")
+        } else if v2_ok {
+            (v2.join(&name), "cpuset.cpus", "cpuset.mems")
+        } else {
+            return None;
+        };
+        std::fs::create_dir(&dir).ok()?;
+        let g = TestCpuset(dir);
+        std::fs::write(g.0.join(cpus_file), cpus).ok()?;
+        std::fs::write(g.0.join(mems_file), "0").ok()?;
+        Some(g)
+    }
+
+    /// Moves process `pid` into the cgroup.
+    fn add(&self, pid: u32) {
+        std::fs::write(self.0.join("cgroup.procs"), pid.to_string()).unwrap();
+    }
+}
+
+impl Drop for TestCpuset {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.0);
+    }
+}
+
+/// `--pid` plans inside the TARGET's cgroup cpuset, not pinrun's: a
+/// process moved into a cpuset cgroup of the last online CPU (pinrun's own
+/// cgroup allows all) gets `--cores 1` there: the dry run's cpulist is what
+/// the kernel says the target may use (taskset -cp PID, which the kernel
+/// set from the cgroup), names that cgroup, and the launch sets it.
+#[test]
+fn pid_plans_inside_the_targets_cgroup() {
+    let cpus = online();
+    let last = cpus.last().unwrap();
+    if !is_root() || cpus.len() < 2 {
+        common::skip("needs root and two online CPUs");
+        return;
+    }
+    let Some(group) = TestCpuset::new(&last.to_string()) else {
+        common::skip("no cpuset cgroup can be created here");
+        return;
+    };
+    let mut sleeper = std::process::Command::new("sleep")
+        .arg("60")
+        .spawn()
+        .unwrap();
+    let pid = sleeper.id().to_string();
+    group.add(sleeper.id());
+    let taskset = std::process::Command::new("taskset")
+        .args(["-cp", &pid])
+        .output()
+        .unwrap();
+    let allowed = String::from_utf8_lossy(&taskset.stdout)
+        .rsplit(' ')
+        .next()
+        .unwrap()
+        .trim()
+        .to_string();
+    assert_eq!(allowed, last.to_string());
+    let dry = pinrun()
+        .args(["--pid", &pid, "--cores", "1", "--dry-run", "--json"])
+        .output()
+        .unwrap();
+    let launch = pinrun()
+        .args(["--pid", &pid, "--cores", "1"])
+        .output()
+        .unwrap();
+    let after = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let _ = sleeper.kill();
+    let _ = sleeper.wait();
+    assert_status(&dry, 0);
+    let v: serde_json::Value = serde_json::from_slice(&dry.stdout).unwrap();
+    assert_eq!(v["cpulist"], allowed, "{v}");
+    let name = group.0.file_name().unwrap().to_str().unwrap();
+    assert!(v["reasons"].to_string().contains(name), "{v}");
+    assert_status(&launch, 0);
+    assert!(
+        after.lines().any(|l| l.starts_with("Cpus_allowed_list:")
+            && l.trim_end().ends_with(&format!("\t{allowed}"))),
+        "{after}"
+    );
+}
+
 /// Permissions as the kernel applies them to another process, checked
 /// against chrt(1) run the same way (as root: processes of uid 65534 via
 /// setpriv(1)): the owner without CAP_SYS_NICE and RLIMIT_RTPRIO 0 is
@@ -1855,26 +2378,12 @@ fn pid_threads_that_exit_meanwhile_are_skipped() {
 /// 0 PID` fails too), and nothing changes.
 #[test]
 fn pid_permissions_match_chrt() {
-    if !is_root()
-        || std::process::Command::new("setpriv")
-            .arg("--help")
-            .output()
-            .is_err()
-    {
-        common::skip("needs root and setpriv(1)");
+    if !can_setpriv() {
         return;
     }
     let as_uid = |uid: &str, cmd: &[&str]| {
-        let mut c = std::process::Command::new("setpriv");
-        c.args([
-            &format!("--reuid={uid}"),
-            &format!("--regid={uid}"),
-            "--clear-groups",
-            "--inh-caps=-all",
-        ])
-        .args(cmd)
-        .env("PINRUN_CONFIG", "")
-        .current_dir("/");
+        let mut c = setpriv(uid);
+        c.args(cmd);
         c
     };
     let mut sleeper = as_uid("65534", &["sleep", "60"]).spawn().unwrap();

@@ -44,6 +44,9 @@ pub fn state_dir(req: &Request) -> PathBuf {
 pub struct Guard {
     dir: StateDir,
     record: Option<String>,
+    /// The process a `--pid` claim is for (pid, start time): its older
+    /// records are replaced by the new one when it is kept.
+    replaces: Option<(u32, u64)>,
     /// What to print once the lock is released (`--wait`'s "free after").
     pub notice: String,
 }
@@ -91,13 +94,23 @@ impl Guard {
         let name = crate::apply::claims::write_record(&self.dir, &rec)?;
         let path = self.dir.path().join(&name);
         self.record = Some(name);
+        self.replaces = Some((pid, start));
         Ok(path)
     }
 
     /// Keeps the record when the guard is dropped (a claim made for
-    /// another process outlives pinrun), and releases the lock.
+    /// another process outlives pinrun), removes the process's older
+    /// records (one claim per process: the new one replaces them), and
+    /// releases the lock.
     pub fn keep(&mut self) {
-        self.record = None;
+        let kept = self.record.take();
+        if let Some((pid, start)) = self.replaces {
+            for name in self.dir.records_of(pid, start) {
+                if Some(&name) != kept.as_ref() {
+                    crate::apply::claims::remove(&self.dir, &name);
+                }
+            }
+        }
         self.dir.unlock();
     }
 }
@@ -121,6 +134,29 @@ impl Drop for Guard {
             crate::apply::claims::remove(&self.dir, &name);
         }
     }
+}
+
+/// Removes the claim records of process `pid` started at `start` (a
+/// `--pid` change without `--exclusive` leaves the process on other CPUs
+/// than its claim said), under the state directory's exclusive lock;
+/// nothing when there is no state directory. A lock that cannot be taken
+/// is a warning on stderr (the stale record then lives until the process
+/// ends).
+pub fn forget(req: &Request, pid: u32, start: u64) {
+    let Ok(Some(mut d)) = StateDir::open(&state_dir(req), false) else {
+        return;
+    };
+    if let Err(e) = d.lock(LockKind::Exclusive) {
+        crate::output::to_stderr(&format!(
+            "pinrun: --pid {pid}: its claim record was left in place: {}\n",
+            e.message
+        ));
+        return;
+    }
+    for name in d.records_of(pid, start) {
+        crate::apply::claims::remove(&d, &name);
+    }
+    d.unlock();
 }
 
 /// Reads every claim: kubelet's (below the root, so `--sysroot` dumps
@@ -199,6 +235,15 @@ pub fn read_claims(
     }
     claims.claims.extend(kubelet);
     claims.state_warnings.extend(warning);
+    // --pid: the target's own claims never count against it (a new one
+    // replaces them).
+    if let Some(t) = &req.target {
+        let start = crate::system::threads::start_time(root, t.pid);
+        claims.claims.retain(|c| {
+            !matches!(&c.holder, crate::claim::Holder::Process { pid, start_time, .. }
+                if *pid == t.pid && Some(*start_time) == start)
+        });
+    }
     claims.narrow(|cpu| sys.core_of(cpu), nix::unistd::geteuid().as_raw());
     Ok((claims, dir))
 }
@@ -218,6 +263,11 @@ pub fn plan(
     let wait = req.claims.wait.filter(|_| run);
     let start = Instant::now();
     let mut said = String::new();
+    // --pid: the process waited for (its start time names it).
+    let target = req
+        .target
+        .as_ref()
+        .map(|t| (t.pid, crate::system::threads::start_time(root, t.pid)));
     loop {
         let (claims, dir) = read_claims(root, sys, req, claim)?;
         // The steering of ended claims is undone by the next --exclusive
@@ -244,6 +294,7 @@ pub fn plan(
                 let guard = dir.filter(|_| claim).map(|dir| Guard {
                     dir,
                     record: None,
+                    replaces: None,
                     notice: String::new(),
                 });
                 // Printed now only when no lock is held.
@@ -272,6 +323,19 @@ pub fn plan(
                     )));
                 }
                 drop(dir);
+                // Waiting for a process that has exited is waiting for
+                // nothing.
+                if let Some((pid, started)) = target
+                    && crate::system::threads::start_time(root, pid) != started
+                {
+                    return Err(Error::new(
+                        ErrorCode::PidReused,
+                        format!(
+                            "--pid {pid}: the process exited while pinrun waited (--wait) for its cores; nothing was changed"
+                        ),
+                    )
+                    .hint("find the process again (pgrep NAME) and run pinrun again"));
+                }
                 if e.message != said {
                     crate::output::to_stderr(&format!(
                         "pinrun: waiting{}: {}\n",

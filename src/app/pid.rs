@@ -102,9 +102,18 @@ fn as_target(mut sys: SystemState, root: &Root, p: &Process) -> SystemState {
     let main = &p.threads[0];
     sys.process.cpus_allowed = main.cpus_allowed.clone();
     sys.process.mems_allowed = main.mems_allowed.clone();
-    sys.process.policy = main.policy;
-    sys.process.rt_priority = main.rt_priority;
-    sys.process.nice = main.nice;
+    // Every thread is changed: the permission checks weigh the thread the
+    // kernel would refuse first.
+    let each: Vec<_> = p
+        .threads
+        .iter()
+        .map(|t| (t.policy, t.rt_priority, t.nice))
+        .collect();
+    (
+        sys.process.policy,
+        sys.process.rt_priority,
+        sys.process.nice,
+    ) = crate::plan::threads::strictest(&each);
     let (rtprio, nice) = crate::system::process::limits_of(root, p.pid);
     if sys.process.rtprio_limit.is_some() || rtprio.is_some() {
         sys.process.rtprio_limit = rtprio;
@@ -143,7 +152,13 @@ fn query(root: &Root, req: &Request, p: Process) -> Result<Exit, Error> {
         // `--pid PID --check`: the findings of its CPUs, with --check's
         // output and exit status (1 on a warning).
         Ok(planned) if req.mode == Mode::Check => return check(&as_check, &planned),
-        Ok(planned) => planned.findings,
+        // A view places nothing: "choose inside the inherited affinity"
+        // means nothing for the CPUs it shows.
+        Ok(planned) => planned
+            .findings
+            .into_iter()
+            .filter(|f| f.code != crate::finding::Code::OutsideInheritedAffinity)
+            .collect(),
         Err(e) if req.mode == Mode::Check => return Err(e),
         Err(e) => {
             to_stderr(&format!(
@@ -155,6 +170,7 @@ fn query(root: &Root, req: &Request, p: Process) -> Result<Exit, Error> {
     };
     let view = ProcessView {
         pid: p.pid,
+        name: threads::comm(root, &format!("/proc/{}", p.pid)).unwrap_or_default(),
         start_time: Some(p.start_time),
         numa_maps: threads::read_numa_maps(root, p.pid),
         threads: p.threads,
@@ -185,6 +201,16 @@ fn test_pause() {
 
 /// `--pid PID` with options: planned as a launch, applied to every thread.
 fn change(root: &Root, req: &Request, target: &Target, p: Process) -> Result<Exit, Error> {
+    if p.pid == std::process::id() {
+        return Err(Error::new(
+            ErrorCode::Usage,
+            "--pid self names pinrun itself, which exits right after: changing it changes nothing that lasts",
+        )
+        .hint("place a command with pinrun OPTIONS -- COMMAND, or name another process with --pid PID; --pid self alone shows pinrun's own placement"));
+    }
+    // A zombie or a kernel thread is refused before anything is planned.
+    let (state, kthread) = threads::kind(root, p.pid).unwrap_or(('?', false));
+    crate::plan::threads::check_target(p.pid, state, kthread, None, &[])?;
     if req.memory.is_some() && !target.migrate {
         return Err(Error::new(
             ErrorCode::PidMempolicy,
@@ -214,6 +240,24 @@ fn change(root: &Root, req: &Request, target: &Target, p: Process) -> Result<Exi
         return Err(e);
     }
     let planned = plan_and_check(root, sys, &as_launch)?;
+    let deadline: Vec<_> = p
+        .threads
+        .iter()
+        .filter(|t| t.policy == Some(crate::policy::Policy::SCHED_DEADLINE))
+        .filter(|_| {
+            req.sched
+                .policy
+                .is_none_or(crate::policy::Policy::is_deadline)
+        })
+        .filter_map(|t| Some((t.tid, t.cpus_allowed.clone()?)))
+        .collect();
+    crate::plan::threads::check_target(
+        p.pid,
+        state,
+        kthread,
+        planned.plan.cpus.as_ref(),
+        &deadline,
+    )?;
     let migration = if target.migrate {
         Some(plan_migration(root, target, &p, &planned)?)
     } else {
@@ -229,6 +273,23 @@ fn change(root: &Root, req: &Request, target: &Target, p: Process) -> Result<Exi
     if let Some(m) = &migration {
         summary.push_str(&migration_text(p.pid, m));
     }
+    // sched_setattr(2) keeps what pinrun does not set, as a launch keeps
+    // pinrun's own flag: a thread's SCHED_RESET_ON_FORK survives a new
+    // policy without --reset-on-fork. Said, so the dry run predicts it.
+    let keeps_reset: Vec<u32> = p
+        .threads
+        .iter()
+        .filter(|t| t.reset_on_fork == Some(true))
+        .map(|t| t.tid)
+        .collect();
+    if req.sched.policy.is_some() && !req.sched.reset_on_fork && !keeps_reset.is_empty() {
+        let tids: Vec<String> = keeps_reset.iter().map(u32::to_string).collect();
+        summary.push_str(&format!(
+            "pinrun: --pid {}: thread(s) {} keep SCHED_RESET_ON_FORK, set before (pinrun sets the flag only with --reset-on-fork and clears it never): their children start with SCHED_OTHER\n",
+            p.pid,
+            tids.join(",")
+        ));
+    }
     match req.mode {
         Mode::DryRun if req.output.json => {
             let mut v =
@@ -236,6 +297,11 @@ fn change(root: &Root, req: &Request, target: &Target, p: Process) -> Result<Exi
             v["pid"] = p.pid.into();
             v["threads"] = p.threads.iter().map(|t| t.tid).collect::<Vec<_>>().into();
             v["passes"] = p.passes.into();
+            v["keeps_reset_on_fork"] = if req.sched.policy.is_some() && !req.sched.reset_on_fork {
+                keeps_reset.clone().into()
+            } else {
+                Vec::<u32>::new().into()
+            };
             v["migrate"] = migration.as_ref().map_or(serde_json::Value::Null, |m| {
                 serde_json::json!({"from": m.from.to_vec(), "to": m.to.to_vec(), "bytes": m.bytes})
             });
@@ -291,7 +357,7 @@ fn migration_text(pid: u32, m: &crate::plan::threads::Migration) -> String {
         )
     };
     format!(
-        "pinrun: --pid {pid} --migrate: {what} (migrate_pages(2)); the process's memory policy stays as it is: no system call sets another process's\n"
+        "pinrun: --pid {pid} --migrate: {what} (migrate_pages(2)); the process's memory policy stays as it is: no system call sets another process's memory policy\n"
     )
 }
 
@@ -355,9 +421,31 @@ fn apply(
         .filter(|_| cfg!(debug_assertions))
         .and_then(|v| v.parse().ok());
     let pid = p.pid;
-    // Before each thread: the process is still the one planned on (a
-    // thread of it is then in /proc/PID/task; one that exited is skipped).
-    let check_thread = |_tid: u32| still_same(root, &p);
+    // Before each thread: the process is still the one planned on, and
+    // the TID still names a thread of it (the thread planned on, for
+    // --tid): a thread that exited is skipped (as ESRCH), a --tid thread
+    // that exited refuses; a TID reused by another process is never
+    // touched.
+    let check_thread = |tid: u32| {
+        still_same(root, &p)?;
+        let planned = p.threads.iter().find(|t| t.tid == tid);
+        match threads::thread_start_time(root, pid, tid) {
+            Some(now) if planned.and_then(|t| t.start_time).is_none_or(|s| s == now) => Ok(()),
+            _ if target.tid.is_some() => Err(Error::new(
+                ErrorCode::NoSuchProcess,
+                format!(
+                    "--tid {tid}: the thread exited after pinrun read it (/proc/{pid}/task/{tid} is gone or names another thread)"
+                ),
+            )
+            .hint(format!("its threads are listed in /proc/{pid}/task; run pinrun again"))),
+            _ => Err(Error::from_syscall(
+                ErrorCode::NoSuchProcess,
+                &format!("thread {tid} of process {pid}"),
+                crate::error::Step::SchedGetattr,
+                &std::io::Error::from_raw_os_error(libc::ESRCH),
+            )),
+        }
+    };
     let only = target.tid;
     let list = || match only {
         Some(tid) => vec![tid],
@@ -381,13 +469,46 @@ fn apply(
             return Err(e);
         }
     };
-    if let Some(g) = planned.guard.as_mut() {
-        g.keep();
+    match planned.guard.as_mut() {
+        Some(g) => g.keep(),
+        // The process left the CPUs of an earlier --exclusive claim.
+        None if planned.plan.cpus.is_some() => {
+            super::claims::forget(req, pid, p.start_time);
+        }
+        None => {}
+    }
+    let what = changed_words(&planned.plan);
+    if out.json {
+        let mut v = crate::report::plan_json(req, &planned.plan, &planned.findings, None);
+        v["pid"] = pid.into();
+        v["changed"] = if what.is_empty() {
+            Vec::<u32>::new().into()
+        } else {
+            changed.clone().into()
+        };
+        v["passes"] = passes.into();
+        v["migrate"] = migration.as_ref().map_or(
+            serde_json::Value::Null,
+            |m| serde_json::json!({"from": m.from.to_vec(), "to": m.to.to_vec(), "bytes": m.bytes}),
+        );
+        print_out(&format!("{v}\n"))?;
+    }
+    let done = if what.is_empty() {
+        format!("pinrun: --pid {pid}: no thread attribute changed\n")
+    } else {
+        format!(
+            "pinrun: --pid {pid}: {what} for {} thread(s)\n",
+            changed.len()
+        )
+    };
+    if !out.quiet && !out.verbose && !out.json {
+        text.push_str(&done);
     }
     if out.verbose {
         text.push_str(&summary);
+        text.push_str(&done);
         text.push_str(&format!(
-            "pinrun: --pid {pid}: changed {} thread(s) in {passes} pass(es) over /proc/{pid}/task\n",
+            "pinrun: --pid {pid}: {} thread(s) in {passes} pass(es) over /proc/{pid}/task\n",
             changed.len()
         ));
         text.push_str(&crate::report::plan_text(
@@ -401,21 +522,54 @@ fn apply(
     Ok(Exit::Success)
 }
 
+/// What a change sets on each thread, in words (`CPUs 1, SCHED_RR 3, nice
+/// 2`); empty when it sets nothing (`--migrate` alone).
+fn changed_words(plan: &crate::plan::Plan) -> String {
+    let mut parts = Vec::new();
+    if let Some(cpus) = &plan.cpus {
+        parts.push(format!("CPUs {cpus}"));
+    }
+    if let Some(policy) = plan.sched.policy {
+        parts.push(match policy.rt_priority() {
+            Some(prio) => format!("{} {prio}", policy.kernel_name()),
+            None => policy.kernel_name().to_string(),
+        });
+    }
+    if let Some(n) = plan.sched.nice {
+        parts.push(format!("nice {n}"));
+    }
+    parts.join(", ")
+}
+
 /// The error of a failed [`crate::apply::threads::apply_all`]: which
 /// thread and why, whether the others were restored, and the EPERM
 /// diagnosis of a launch.
 fn failed(root: &Root, planned: &Planned, pid: u32, f: crate::apply::threads::Failed) -> Error {
     let restored = if f.not_restored.is_empty() {
-        "the threads already changed were restored".to_string()
+        match f.index {
+            0 => "nothing was left changed".to_string(),
+            n => format!("the {n} thread(s) already changed were restored"),
+        }
     } else {
-        let list: Vec<String> = f
-            .not_restored
+        // One cause, said once, with the threads it left changed.
+        let mut by_cause: Vec<(String, Vec<String>)> = Vec::new();
+        for (t, e) in &f.not_restored {
+            match by_cause.iter_mut().find(|(m, _)| *m == e.message) {
+                Some((_, tids)) => tids.push(t.to_string()),
+                None => by_cause.push((e.message.clone(), vec![t.to_string()])),
+            }
+        }
+        let list: Vec<String> = by_cause
             .iter()
-            .map(|(t, e)| format!("thread {t}: {}", e.message))
+            .map(|(m, tids)| format!("thread(s) {}: {m}", tids.join(",")))
             .collect();
         format!("NOT restored: {}", list.join("; "))
     };
     let mut e = f.error;
+    // The kernel's facts are the target's, not pinrun's own.
+    e.hint = e
+        .hint
+        .map(|h| h.replace("/proc/self/", &format!("/proc/{pid}/")));
     e.message = format!(
         "--pid {pid}: thread {} (after {} changed): {}; {restored}",
         f.tid, f.index, e.message

@@ -22,6 +22,9 @@ pub struct Saved {
     /// Its attributes (`sched_getattr(2)`: policy, priority, nice, flags,
     /// deadline parameters).
     pub attr: ffi::SchedAttr,
+    /// Its nice value (`getpriority(2)`: `sched_getattr(2)` says 0 under
+    /// SCHED_FIFO, SCHED_RR and SCHED_DEADLINE, whatever it is).
+    pub nice: i32,
 }
 
 /// Reads what [`restore`] needs to undo a change of thread `tid`.
@@ -42,10 +45,19 @@ pub fn save(tid: u32, possible: &CpuSet) -> Result<Saved> {
             &e,
         )
     })?;
+    let nice = ffi::get_nice_of(tid).map_err(|e| {
+        Error::from_syscall(
+            ErrorCode::SchedFailed,
+            &format!("getpriority(thread {tid})"),
+            Step::SetPriority,
+            &e,
+        )
+    })?;
     Ok(Saved {
         tid,
         affinity,
         attr,
+        nice,
     })
 }
 
@@ -90,9 +102,19 @@ pub fn apply_thread(tid: u32, plan: &Plan, possible: &CpuSet) -> Result<()> {
 
 /// Gives thread `saved.tid` back its saved attributes and affinity (the
 /// affinity first when it was a SCHED_DEADLINE thread, whose affinity the
-/// kernel checks against its root domain, else last).
+/// kernel checks against its root domain, else last), each attribute
+/// independently: one that fails does not keep the others from being
+/// restored. The nice value is restored with `setpriority(2)` as well,
+/// since `sched_setattr(2)` ignores `sched_nice` for SCHED_FIFO, SCHED_RR
+/// and SCHED_DEADLINE (`__setscheduler_params()`, kernel/sched/syscalls.c,
+/// sets the static priority only for the fair policies). An attribute
+/// already as saved is not set again: a restore touches only what
+/// changed. Errors: the first failure.
 pub fn restore(saved: &Saved, possible: &CpuSet) -> Result<()> {
     let sched = || {
+        if ffi::sched_getattr_of(saved.tid).is_ok_and(|a| a == saved.attr) {
+            return Ok(());
+        }
         ffi::sched_setattr_of(saved.tid, &saved.attr).map_err(|e| {
             Error::from_syscall(
                 ErrorCode::SchedFailed,
@@ -102,13 +124,31 @@ pub fn restore(saved: &Saved, possible: &CpuSet) -> Result<()> {
             )
         })
     };
-    if saved.attr.sched_policy == Policy::SCHED_DEADLINE {
-        apply_affinity_of(saved.tid, &saved.affinity, possible)?;
-        sched()
-    } else {
-        sched()?;
+    let nice = || {
+        if ffi::get_nice_of(saved.tid).is_ok_and(|n| n == saved.nice) {
+            return Ok(());
+        }
+        ffi::set_nice_of(saved.tid, saved.nice).map_err(|e| {
+            Error::from_syscall(
+                ErrorCode::SchedFailed,
+                &format!("setpriority(nice {})", saved.nice),
+                Step::SetPriority,
+                &e,
+            )
+        })
+    };
+    let affinity = || {
+        if get_affinity_of(saved.tid, possible).is_ok_and(|a| a == saved.affinity) {
+            return Ok(());
+        }
         apply_affinity_of(saved.tid, &saved.affinity, possible)
-    }
+    };
+    let results = if saved.attr.sched_policy == Policy::SCHED_DEADLINE {
+        [affinity(), sched(), nice()]
+    } else {
+        [sched(), nice(), affinity()]
+    };
+    results.into_iter().collect::<Result<Vec<()>>>().map(|_| ())
 }
 
 /// How [`apply_all`] failed: the thread and why, and the threads whose

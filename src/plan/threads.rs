@@ -34,6 +34,79 @@ pub fn check_owner(
     )))
 }
 
+/// The scheduling facts of a process's threads that the kernel's
+/// permission checks weigh, the strictest of them all: every thread is
+/// changed, so the plan must hold for the thread the kernel would refuse
+/// first. Each thread gives `(policy, rt_priority, nice)` as its `stat`
+/// says (`None`: unknown). Returns the policy (SCHED_IDLE if a thread has
+/// it: leaving it needs RLIMIT_NICE; else a non-real-time policy if a
+/// thread has one: a new real-time policy needs RLIMIT_RTPRIO; else the
+/// first thread's), the lowest real-time priority (raising it is
+/// checked) and the highest nice value (lowering it is checked,
+/// `can_nice()`, kernel/sched/syscalls.c).
+pub fn strictest(
+    threads: &[(Option<u32>, Option<u32>, Option<i32>)],
+) -> (Option<u32>, Option<u32>, Option<i32>) {
+    use crate::policy::Policy;
+    let policies: Vec<u32> = threads.iter().filter_map(|t| t.0).collect();
+    let policy = policies
+        .iter()
+        .find(|p| **p == Policy::SCHED_IDLE)
+        .or_else(|| {
+            policies
+                .iter()
+                .find(|p| ![Policy::SCHED_FIFO, Policy::SCHED_RR].contains(p))
+        })
+        .or(policies.first())
+        .copied();
+    let rt_priority = threads.iter().filter_map(|t| t.1).min();
+    let nice = threads.iter().filter_map(|t| t.2).max();
+    (policy, rt_priority, nice)
+}
+
+/// Refuses a change of process `pid` the kernel would refuse, or that
+/// means nothing, from what its `stat` says: `state` (field 3) `Z`
+/// (zombie) or `X` (dead): its threads are gone; `kthread` (`PF_KTHREAD`
+/// in field 9): a kernel thread, whose affinity is the kernel's
+/// (`PF_NO_SETAFFINITY` answers EINVAL for most) and which pinrun never
+/// changes. `deadline_threads`: the threads under SCHED_DEADLINE with
+/// their affinity, when the plan sets `cpus` and no new policy: the
+/// kernel answers EBUSY unless the new affinity spans the thread's root
+/// domain (`dl_task_check_affinity()`, kernel/sched/syscalls.c), which
+/// its current affinity does.
+pub fn check_target(
+    pid: u32,
+    state: char,
+    kthread: bool,
+    cpus: Option<&crate::cpuset::CpuSet>,
+    deadline_threads: &[(u32, crate::cpuset::CpuSet)],
+) -> Result<()> {
+    if matches!(state, 'Z' | 'X') {
+        return Err(Error::new(
+            ErrorCode::NoSuchProcess,
+            format!("--pid {pid}: the process has exited (state {state}, a zombie its parent has not reaped): it has no thread to change"),
+        )
+        .hint(format!("its parent (grep PPid /proc/{pid}/status) reaps it; place the process that replaces it")));
+    }
+    if kthread {
+        return Err(Error::new(
+            ErrorCode::PidNotPermitted,
+            format!("--pid {pid}: a kernel thread (PF_KTHREAD in /proc/{pid}/stat): pinrun does not change kernel threads, whose placement the kernel manages"),
+        )
+        .hint("keep kernel threads off CPUs with the kernel's parameters (isolcpus=, nohz_full=, rcu_nocbs=) or a cgroup v2 isolated partition"));
+    }
+    if let Some(cpus) = cpus
+        && let Some((tid, span)) = deadline_threads.iter().find(|(_, a)| !a.is_subset(cpus))
+    {
+        return Err(Error::new(
+            ErrorCode::AffinityFailed,
+            format!("--pid {pid}: thread {tid} runs under SCHED_DEADLINE on CPUs {span}; the kernel refuses an affinity of CPUs {cpus} that does not span its root domain (sched_setaffinity: EBUSY)"),
+        )
+        .hint(format!("give CPUs including {span}, or change its policy in the same run (--fifo, --other), or place it in a cgroup v2 partition of its own")));
+    }
+    Ok(())
+}
+
 /// What `--migrate` moves with `migrate_pages(2)`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Migration {
@@ -110,6 +183,52 @@ mod tests {
         let e = check_owner(7, 1000, Some((1001, 1001)), Some(false)).unwrap_err();
         assert_eq!(e.code, ErrorCode::PidNotPermitted);
         assert!(e.message.contains("uid 1001"), "{}", e.message);
+    }
+
+    /// The thread the kernel refuses first decides: the highest nice
+    /// value, SCHED_IDLE before others, a non-real-time thread before
+    /// real-time ones, the lowest real-time priority.
+    #[test]
+    fn strictest_thread_decides() {
+        let t = |p, r, n| (Some(p), Some(r), Some(n));
+        assert_eq!(
+            strictest(&[t(0, 0, 0), t(0, 0, 5), t(0, 0, -2)]),
+            (Some(0), Some(0), Some(5))
+        );
+        assert_eq!(
+            strictest(&[t(1, 50, 0), t(5, 0, 3), t(0, 0, 0)]),
+            (Some(5), Some(0), Some(3))
+        );
+        assert_eq!(
+            strictest(&[t(1, 50, 0), t(2, 10, 0), t(0, 0, 0)]),
+            (Some(0), Some(0), Some(0))
+        );
+        assert_eq!(
+            strictest(&[t(1, 50, 0), t(2, 10, 0)]),
+            (Some(1), Some(10), Some(0))
+        );
+        assert_eq!(strictest(&[]), (None, None, None));
+    }
+
+    /// Zombies and kernel threads are refused; a SCHED_DEADLINE thread's
+    /// new affinity must include its current one (its root domain).
+    #[test]
+    fn targets_the_kernel_refuses() {
+        let set = |s: &str| crate::cpuset::CpuSet::parse_sysfs_list(s, None).unwrap();
+        assert!(check_target(9, 'S', false, Some(&set("1")), &[]).is_ok());
+        let e = check_target(9, 'Z', false, None, &[]).unwrap_err();
+        assert_eq!(e.code, ErrorCode::NoSuchProcess);
+        let e = check_target(2, 'S', true, None, &[]).unwrap_err();
+        assert!(e.message.contains("kernel thread"), "{}", e.message);
+        let dl = [(12, set("0-1"))];
+        assert!(check_target(9, 'S', false, Some(&set("0-3")), &dl).is_ok());
+        assert!(check_target(9, 'S', false, None, &dl).is_ok());
+        let e = check_target(9, 'R', false, Some(&set("1")), &dl).unwrap_err();
+        assert!(
+            e.message.contains("thread 12") && e.message.contains("EBUSY"),
+            "{}",
+            e.message
+        );
     }
 
     #[test]

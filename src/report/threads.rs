@@ -14,6 +14,9 @@ use serde_json::{Value, json};
 pub struct ProcessView {
     /// The process id.
     pub pid: u32,
+    /// The process's name (`/proc/PID/comm`: its main thread's), even when
+    /// `--tid` shows another thread.
+    pub name: String,
     /// Its start time (field 22 of `/proc/PID/stat`, clock ticks after boot).
     pub start_time: Option<u64>,
     /// Its threads (or the one `--tid` names), ascending by TID.
@@ -66,7 +69,9 @@ fn mib(bytes: u64) -> String {
 
 /// The text of `pinrun --pid PID`.
 pub fn process_text(v: &ProcessView) -> String {
-    let name = v.threads.first().map_or("?", |t| t.name.as_str());
+    // Names are the program's: control characters would reach the
+    // terminal (crate::claim::printable, as for other programs' text).
+    let name = crate::claim::printable(&v.name);
     let mut s = format!(
         "process {} ({name}): {} thread(s), read in {} pass(es) over /proc/{}/task\n",
         v.pid,
@@ -82,7 +87,7 @@ pub fn process_text(v: &ProcessView) -> String {
         s.push_str(&format!(
             "{:>8}  {:<16} {:<12} {:>4}  {}\n",
             t.tid,
-            t.name,
+            crate::claim::printable(&t.name),
             list(&t.cpus_allowed),
             t.last_cpu.map_or_else(|| "?".into(), |c| c.to_string()),
             sched_words(t)
@@ -149,6 +154,7 @@ pub fn thread_json(t: &ThreadState) -> Value {
 pub fn process_json(v: &ProcessView) -> Value {
     json!({
         "pid": v.pid,
+        "name": v.name,
         "start_time": v.start_time,
         "passes": v.passes,
         "threads": v.threads.iter().map(thread_json).collect::<Vec<_>>(),

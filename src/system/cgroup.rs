@@ -77,16 +77,28 @@ fn unescape(s: &str) -> String {
 #[derive(Debug)]
 pub struct SelfCgroup {
     mounts: Vec<Mount>,
-    /// `/proc/self/cgroup`, when readable.
+    /// The process's `/proc` directory: `/proc/self` or `/proc/PID`.
+    proc_dir: String,
+    /// `cgroup` in it, when readable.
     cgroup: Option<String>,
 }
 
 /// Reads the caller's mounts and `/proc/self/cgroup`, once for
 /// [`read_cpuset`] and [`read_rt_group`].
 pub fn read_self(root: &Root) -> SelfCgroup {
+    read_of(root, None)
+}
+
+/// [`read_self`] for process `pid` (`None`: this process): its
+/// `/proc/PID/cgroup`, whose paths the kernel shows relative to the
+/// reader's cgroup namespace (`proc_cgroup_show()`, kernel/cgroup/cgroup.c),
+/// so they are found below the caller's own mounts.
+pub fn read_of(root: &Root, pid: Option<u32>) -> SelfCgroup {
+    let proc_dir = pid.map_or_else(|| "/proc/self".to_string(), |p| format!("/proc/{p}"));
     SelfCgroup {
         mounts: read_mounts(root),
-        cgroup: root.read("/proc/self/cgroup"),
+        cgroup: root.read(&format!("{proc_dir}/cgroup")),
+        proc_dir,
     }
 }
 
@@ -133,7 +145,7 @@ fn cgroup_paths(root: &Root, me: &SelfCgroup) -> (Option<String>, Option<String>
     let Some(text) = &me.cgroup else {
         // Kernels and dumps without /proc/self/cgroup: /proc/self/cpuset names
         // the cpuset path for whichever hierarchy carries the controller.
-        let p = root.read_value("/proc/self/cpuset");
+        let p = root.read_value(&format!("{}/cpuset", me.proc_dir));
         return (p.clone(), p);
     };
     let (mut v2, mut v1) = (None, None);

@@ -410,6 +410,20 @@ impl StateDir {
         (claims, stale)
     }
 
+    /// The names of the records of process `pid` started at `start` (field
+    /// 22 of its stat): `<pid>.<start>` and `<pid>.<start>.<suffix>`
+    /// ([`claim::record_name`]); empty when the directory cannot be listed.
+    pub fn records_of(&self, pid: u32, start: u64) -> Vec<String> {
+        let exact = format!("{pid}.{start}");
+        let prefix = format!("{exact}.");
+        self.names()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(n, _)| n)
+            .filter(|n| *n == exact || n.starts_with(&prefix))
+            .collect()
+    }
+
     /// The names shaped like records, with their PIDs: every entry of the
     /// directory, or the reason it cannot be listed completely (an error
     /// of `getdents64(2)`, returned once and never retried, or more than

@@ -185,7 +185,7 @@ impl SystemState {
         let numa = root.exists("/sys/devices/system/node");
         let mut process =
             process::read_process(root, scope.rt || scope.details, scope.nice, scope.details);
-        let me = cgroup::read_self(root);
+        let me = cgroup::read_of(root, scope.cgroup_of);
         let cpuset = cgroup::read_cpuset(root, &me);
         // Without Mems_allowed_list (most dumps) the cgroup's effective
         // memory nodes limit the process, as its effective CPUs do.

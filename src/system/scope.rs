@@ -93,6 +93,10 @@ pub struct Scope {
     /// block device or file): its sysfs directory, `numa_node`,
     /// `local_cpulist` and `msi_irqs` ([`super::devices::read_device`]).
     pub near: Option<String>,
+    /// The process whose cgroup bounds the plan (`/proc/PID/cgroup`, its
+    /// cpuset's effective CPUs and mems, its RT group): `--pid`'s target;
+    /// `None`: this process (`/proc/self`).
+    pub cgroup_of: Option<u32>,
 }
 
 impl Scope {
@@ -110,6 +114,7 @@ impl Scope {
             details: true,
             units: true,
             near: None,
+            cgroup_of: None,
         }
     }
 }

@@ -17,7 +17,10 @@ use std::collections::BTreeMap;
 pub struct ThreadState {
     /// Thread id (`/proc/PID/task/TID`).
     pub tid: u32,
-    /// `Name` of `status` (the thread's `comm`, at most 15 bytes).
+    /// The thread's `comm` (at most 15 bytes) as `/proc/PID/task/TID/comm`
+    /// holds it, unescaped (`status`'s `Name` escapes `\\` and newlines,
+    /// `proc_task_name()`, fs/proc/array.c); `Name` when `comm` cannot be
+    /// read.
     pub name: String,
     /// `Cpus_allowed_list` of `status`: the thread's CPU affinity.
     pub cpus_allowed: Option<CpuSet>,
@@ -86,6 +89,35 @@ pub fn start_time(root: &Root, pid: u32) -> Option<u64> {
     stat_field(&root.read(&format!("/proc/{pid}/stat"))?, 22)
 }
 
+/// The start time of thread `tid` when it is a thread of process `pid`:
+/// `/proc/PID/task/TID` exists only for a thread of `pid`'s thread group
+/// (`proc_task_lookup()`, fs/proc/base.c), and its `status` `Tgid` is
+/// checked too; field 22 of its `stat`. `None` when `tid` is not (or no
+/// longer) a thread of `pid`: it exited, or its number now names a thread
+/// of another process.
+pub fn thread_start_time(root: &Root, pid: u32, tid: u32) -> Option<u64> {
+    let dir = format!("/proc/{pid}/task/{tid}");
+    let status = root.read(&format!("{dir}/status"))?;
+    if status_field(&status, "Tgid")?.trim().parse::<u32>().ok()? != pid {
+        return None;
+    }
+    stat_field(&root.read(&format!("{dir}/stat"))?, 22)
+}
+
+/// The kernel's `PF_KTHREAD` bit of a task's flags (include/linux/sched.h),
+/// field 9 of `/proc/PID/stat`.
+pub const PF_KTHREAD: u64 = 0x0020_0000;
+
+/// What `/proc/PID/stat` says of process `pid` that makes it no target of
+/// a change: its state (field 3; `Z` zombie, `X` dead) and whether it is a
+/// kernel thread (field 9 has [`PF_KTHREAD`]). `None` when it is gone.
+pub fn kind(root: &Root, pid: u32) -> Option<(char, bool)> {
+    let stat = root.read(&format!("/proc/{pid}/stat"))?;
+    let state = stat_fields(&stat)?.first()?.chars().next()?;
+    let flags: u64 = stat_field(&stat, 9)?;
+    Some((state, flags & PF_KTHREAD != 0))
+}
+
 /// The real and effective user ids of process `pid` (the first two
 /// fields of `Uid:` in `status`): an unprivileged caller may change its
 /// threads only when its own effective uid is one of them
@@ -94,6 +126,14 @@ pub fn uids(root: &Root, pid: u32) -> Option<(u32, u32)> {
     let status = root.read(&format!("/proc/{pid}/status"))?;
     let mut ids = status_field(&status, "Uid")?.split_whitespace();
     Some((ids.next()?.parse().ok()?, ids.next()?.parse().ok()?))
+}
+
+/// The `comm` file of a task directory (`/proc/PID` or
+/// `/proc/PID/task/TID`), its newline stripped: the name as the kernel
+/// keeps it, the same text `--show` and `--thread-map` read.
+pub fn comm(root: &Root, dir: &str) -> Option<String> {
+    let text = root.read(&format!("{dir}/comm"))?;
+    Some(text.strip_suffix('\n').unwrap_or(&text).to_string())
 }
 
 /// Thread `tid` of process `pid`; `None` when it exited (its `stat` or
@@ -106,9 +146,11 @@ pub fn read_thread(root: &Root, pid: u32, tid: u32, live: bool) -> Option<Thread
     let list = |key| CpuSet::parse_sysfs_list(status_field(&status, key)?, None).ok();
     let mut t = ThreadState {
         tid,
-        name: status_field(&status, "Name")
-            .unwrap_or_default()
-            .to_string(),
+        name: comm(root, &dir).unwrap_or_else(|| {
+            status_field(&status, "Name")
+                .unwrap_or_default()
+                .to_string()
+        }),
         cpus_allowed: list("Cpus_allowed_list"),
         mems_allowed: list("Mems_allowed_list"),
         last_cpu: stat_field(&stat, 39),
@@ -308,6 +350,43 @@ mod tests {
         assert_eq!(m.bytes_per_node.get(&1), Some(&((512 * 4 + 2048) * 1024)));
     }
 
+    /// A thread is a thread of the process whose `task` directory holds it
+    /// and whose `Tgid` its status names; a TID reused by another process
+    /// (its Tgid another) is not, nor one that exited.
+    #[test]
+    fn a_thread_belongs_to_its_tgid_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let put = |rel: &str, text: &str| {
+            let path = dir.path().join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        let stat = |tid: u32, start: u64| {
+            format!("{tid} (w) S 1 1 1 0 -1 4194624 0 0 0 0 0 0 0 0 20 0 2 0 {start} 0 0")
+        };
+        put("proc/10/task/11/status", "Name:\tw\nTgid:\t10\nPid:\t11\n");
+        put("proc/10/task/11/stat", &stat(11, 500));
+        // /proc/10/task/12 as a dump could hold it, with another Tgid.
+        put("proc/10/task/12/status", "Name:\tx\nTgid:\t12\nPid:\t12\n");
+        put("proc/10/task/12/stat", &stat(12, 900));
+        put(
+            "proc/2/stat",
+            "2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 0 0 0 0 20 0 1 0 5 0 0",
+        );
+        put(
+            "proc/7/stat",
+            "7 (a b) Z 1 7 7 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 5 0 0",
+        );
+        let root = Root::new(dir.path());
+        assert_eq!(thread_start_time(&root, 10, 11), Some(500));
+        assert_eq!(thread_start_time(&root, 10, 12), None);
+        assert_eq!(thread_start_time(&root, 10, 13), None);
+        // kthreadd's flags as the kernel shows them: PF_KTHREAD set.
+        assert_eq!(kind(&root, 2), Some(('S', true)));
+        assert_eq!(kind(&root, 7), Some(('Z', false)));
+        assert_eq!(kind(&root, 8), None);
+    }
+
     #[test]
     fn stat_fields_after_a_name_with_parentheses() {
         let stat = "42 (a) b (c) S 1 42 42 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 3 0 12345";
@@ -341,10 +420,9 @@ pub fn tasks(pid: u32) -> std::io::Result<Vec<Task>> {
     Ok(task_ids(&root, pid)
         .into_iter()
         .filter_map(|tid| {
-            let comm = root.read(&format!("{dir}/{tid}/comm"))?;
             Some(Task {
                 tid,
-                name: comm.trim_end_matches('\n').to_string(),
+                name: comm(&root, &format!("{dir}/{tid}"))?,
             })
         })
         .collect())

@@ -113,6 +113,16 @@ fn bash_completes_cpus_nodes_codes_and_commands() {
     assert!(!opts.iter().any(|c| c == "--fifo"), "{opts:?}");
     // Before --, options still complete.
     assert_eq!(bash_complete(&file, &["pinrun", "--fi"]), vec!["--fifo"]);
+    // --pid: process ids (this test's own among them) and self, never
+    // file names.
+    let me = std::process::id().to_string();
+    let pids = bash_complete(&file, &["pinrun", "--pid", &me]);
+    assert!(pids.contains(&me), "{pids:?}");
+    assert!(pids.iter().all(|p| p.starts_with(&me)), "{pids:?}");
+    assert_eq!(
+        bash_complete(&file, &["pinrun", "--pid", "se"]),
+        vec!["self"]
+    );
 }
 
 #[test]
