@@ -267,10 +267,20 @@ fn helpers_of(cmd: u32) -> Vec<u32> {
 /// directory `state`; returns once the journal and the helper exist and
 /// the IRQs differ from `snap`: (the command, its PID, the helper's PID).
 fn steered_sleep(snap: &Snapshot, state: &Path) -> (std::process::Child, u32, u32) {
+    steered_sleep_with(snap, state, &[])
+}
+
+/// [`steered_sleep`] with `extra` options before `--`.
+fn steered_sleep_with(
+    snap: &Snapshot,
+    state: &Path,
+    extra: &[&str],
+) -> (std::process::Child, u32, u32) {
     let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("pinrun"))
         .env("PINRUN_CONFIG", "")
         .args(STEER_CPU_1)
         .arg(state)
+        .args(extra)
         .args(["--", "sleep", "30"])
         .spawn()
         .unwrap();
@@ -579,25 +589,8 @@ fn one_helper_watches_threads_and_undoes_the_steering() {
     }
     let snap = Snapshot::take();
     let state = tempfile::tempdir().unwrap();
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("pinrun"))
-        .env("PINRUN_CONFIG", "")
-        .args(STEER_CPU_1)
-        .arg(state.path())
-        .args(["--thread-map", "main=@0", "--", "sleep", "30"])
-        .spawn()
-        .unwrap();
-    let cmd = child.id();
-    let start = Instant::now();
-    while journals(state.path()).is_empty() || helpers_of(cmd).is_empty() {
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "no journal or helper"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    std::thread::sleep(Duration::from_millis(300));
+    let (mut child, cmd, _) = steered_sleep_with(&snap, state.path(), &["--thread-map", "main=@0"]);
     assert_eq!(helpers_of(cmd).len(), 1, "helpers of {cmd}");
-    assert!(!snap.differences().is_empty(), "nothing was steered");
     let status = std::fs::read_to_string(format!("/proc/{cmd}/status")).unwrap();
     assert!(
         status.lines().any(|l| l == "Cpus_allowed_list:\t1"),

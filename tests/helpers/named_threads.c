@@ -22,34 +22,9 @@ static void *worker(void *arg) {
     return NULL;
 }
 
-/* Whether threads w1 and w2 each have one CPU in Cpus_allowed_list (the
- * watcher pinned them as the test's rules say). */
-static int w1_w2_pinned(void) {
-    DIR *d = opendir("/proc/self/task");
-    struct dirent *e;
-    int pinned = 0;
-    while (d && (e = readdir(d))) {
-        char path[256], line[512], name[64] = "?", cpus[256] = "?";
-        snprintf(path, sizeof path, "/proc/self/task/%s/status", e->d_name);
-        FILE *f = fopen(path, "r");
-        if (!f)
-            continue;
-        while (fgets(line, sizeof line, f)) {
-            if (!strncmp(line, "Name:\t", 6))
-                sscanf(line + 6, "%63s", name);
-            if (!strncmp(line, "Cpus_allowed_list:\t", 19))
-                sscanf(line + 19, "%255s", cpus);
-        }
-        fclose(f);
-        if ((!strcmp(name, "w1") || !strcmp(name, "w2")) && !strpbrk(cpus, ",-"))
-            pinned++;
-    }
-    if (d)
-        closedir(d);
-    return pinned == 2;
-}
-
-static void print_tasks(void) {
+/* Calls fn(name, Cpus_allowed_list) for each thread of /proc/self/task
+ * (its status file); "?" for a field it lacks. */
+static void each_task(void (*fn)(const char *, const char *, void *), void *arg) {
     DIR *d = opendir("/proc/self/task");
     struct dirent *e;
     while (d && (e = readdir(d))) {
@@ -67,10 +42,28 @@ static void print_tasks(void) {
                 sscanf(line + 19, "%255s", cpus);
         }
         fclose(f);
-        printf("%s %s\n", name, cpus);
+        fn(name, cpus, arg);
     }
     if (d)
         closedir(d);
+}
+
+static void count_pinned(const char *name, const char *cpus, void *arg) {
+    if ((!strcmp(name, "w1") || !strcmp(name, "w2")) && !strpbrk(cpus, ",-"))
+        ++*(int *)arg;
+}
+
+/* Whether threads w1 and w2 each have one CPU in Cpus_allowed_list (the
+ * watcher pinned them as the test's rules say). */
+static int w1_w2_pinned(void) {
+    int pinned = 0;
+    each_task(count_pinned, &pinned);
+    return pinned == 2;
+}
+
+static void print_task(const char *name, const char *cpus, void *arg) {
+    (void)arg;
+    printf("%s %s\n", name, cpus);
 }
 
 int main(int argc, char **argv) {
@@ -87,7 +80,7 @@ int main(int argc, char **argv) {
     for (int waited = 0; waited < settle_ms && !w1_w2_pinned(); waited += 10)
         usleep(10 * 1000);
     usleep(50 * 1000);
-    print_tasks();
+    each_task(print_task, NULL);
     fflush(stdout);
     pthread_barrier_wait(&done);
     for (int i = 0; i < 3; i++)
