@@ -134,9 +134,14 @@ error_codes! {
     /// `--steer-irqs`: a write failed in a way that is not understood, or
     /// the journal could not be written; everything written was undone.
     SteerFailed = "steer-failed",
-    /// `--steer-irqs` while irqbalance runs: it would move the IRQs back;
-    /// pinrun does not fight it.
+    /// `--steer-irqs` while irqbalance runs without its control socket (or
+    /// more than one runs): it would move the IRQs back; pinrun does not
+    /// fight it.
     IrqbalanceRuns = "irqbalance-runs",
+    /// `--steer-irqs`: irqbalance's control socket did not answer, refused
+    /// the ban, or did not apply it in time; nothing was changed (or it
+    /// was undone).
+    IrqbalanceSocket = "irqbalance-socket",
     /// Topology files that contradict each other beyond recovery.
     TopologyInconsistent = "topology-inconsistent",
     // Placement refusals.

@@ -11,7 +11,22 @@
 //! fsync'ed (file and directory) before the first IRQ is written. It holds
 //! the claimed CPUs, the original default mask and, per IRQ, its number,
 //! name, original and written cpulists, as one JSON object (version 1),
-//! at most [`MAX_JOURNAL`] bytes.
+//! at most [`MAX_JOURNAL`] bytes. When irqbalance runs with its control
+//! socket, the journal also holds its ban list before the launch changed
+//! it ([`JournalBan`], added to version 1 as an optional key).
+//!
+//! irqbalance's control socket (irqbalance ≥ 1.5.0:
+//! `/run/irqbalance/irqbalance<PID>.sock`, a unix stream socket;
+//! `irqbalance.c` `init_socket()`, `sock_handle()`): one command per
+//! connection, sent in one message with `SCM_CREDENTIALS` of uid 0.
+//! `setup` answers `SLEEP <s> [IRQ <n> LOAD <l> DIFF <d> CLASS <c> ]…BANNED
+//! <mask>` ([`parse_setup`]); `settings cpus <cpulist>` REPLACES the banned
+//! CPUs (isolated ∪ nohz_full, or `IRQBALANCE_BANNED_CPULIST`, by default)
+//! from its next rescan on, and `settings cpus NULL` returns to that
+//! default ([`ban_command`]). 1.2.0–1.4.0 bound an abstract socket with
+//! no PID in its name, and ≥ 1.5.0 falls back to an all-zero abstract name
+//! when `/run/irqbalance` is not writable: pinrun cannot tell which daemon
+//! answers there, and treats such a daemon as one without a socket.
 
 use crate::cpuset::CpuSet;
 use nix::errno::Errno;
@@ -36,6 +51,21 @@ pub struct JournalIrq {
     pub written: String,
 }
 
+/// irqbalance's ban list as a steering launch changed it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JournalBan {
+    /// The daemon's PID (its socket is `/run/irqbalance/irqbalance<PID>.sock`).
+    pub pid: u32,
+    /// Its banned CPUs before (the `setup` reply's `BANNED`), a cpulist.
+    pub original: String,
+    /// What it bans without a ban set through the socket (its environment's
+    /// `IRQBALANCE_BANNED_CPUS`/`IRQBALANCE_BANNED_CPULIST`, else isolated
+    /// ∪ nohz_full), a cpulist: a restore to exactly this sends `NULL`.
+    pub default: String,
+    /// The ban this launch sent (`original ∪ cpus`), a cpulist.
+    pub written: String,
+}
+
 /// A steering launch's write-ahead journal.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Journal {
@@ -55,6 +85,10 @@ pub struct Journal {
     /// Every IRQ written, in write order. An IRQ is added (and the journal
     /// re-synced) before its file is written.
     pub irqs: Vec<JournalIrq>,
+    /// irqbalance's ban, when this launch changed it through the socket;
+    /// written (and synced) before the `settings cpus` command is sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub irqbalance: Option<JournalBan>,
 }
 
 impl Journal {
@@ -69,6 +103,7 @@ impl Journal {
             default_original: None,
             default_written: None,
             irqs: Vec::new(),
+            irqbalance: None,
         }
     }
 
@@ -103,8 +138,115 @@ impl Journal {
                 CpuSet::parse(l).map_err(|e| format!("IRQ {}: cpulist {l:?}: {e}", i.irq))?;
             }
         }
+        if let Some(b) = &j.irqbalance {
+            for l in [&b.original, &b.default, &b.written] {
+                CpuSet::parse(l).map_err(|e| format!("irqbalance ban {l:?}: {e}"))?;
+            }
+        }
         Ok(j)
     }
+}
+
+/// The longest command irqbalance 1.9.4 reads whole: `sock_handle()`
+/// receives into `char buff[500]` with one `recvmsg()` (16384 bytes from
+/// 1.9.5 on); a longer `settings cpus` would be cut, silently in 1.9.4.
+pub const IRQBALANCE_MAX_COMMAND: usize = 499;
+/// The most read from irqbalance's socket for one reply (its `setup`
+/// reply is `SLEEP`, the banned IRQs and a mask: well under this).
+pub const IRQBALANCE_MAX_REPLY: usize = 64 << 10;
+
+/// irqbalance's `setup` reply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IrqbalanceSetup {
+    /// Its rebalance interval, seconds (`SLEEP`).
+    pub sleep: u32,
+    /// The IRQs it does not balance (`IRQ n …` entries).
+    pub banned_irqs: Vec<u32>,
+    /// Its banned CPUs (`BANNED`, a hex cpumask of comma-separated 32-bit
+    /// groups, `bitmap_scnprintf()`).
+    pub banned: CpuSet,
+}
+
+/// Parses irqbalance's reply to `setup`, as `irqbalance.c` `sock_handle()`
+/// writes it (`"SLEEP %d "`, then per banned IRQ `get_irq_data()`'s
+/// `"IRQ %d LOAD %lu DIFF %lu CLASS %d "`, then `"BANNED %s"` with
+/// `cpumask_scnprintf()`) and `ui/irqbalance-ui.c` `parse_setup()` reads
+/// it. Errors say what is missing or malformed.
+pub fn parse_setup(text: &str) -> Result<IrqbalanceSetup, String> {
+    if text.len() > IRQBALANCE_MAX_REPLY {
+        return Err(format!(
+            "{} bytes, more than {IRQBALANCE_MAX_REPLY}",
+            text.len()
+        ));
+    }
+    let mut w = text.split_ascii_whitespace();
+    let num = |w: Option<&str>, what: &str| -> Result<u64, String> {
+        w.and_then(|v| v.parse::<u64>().ok())
+            .ok_or_else(|| format!("{what} is not a number"))
+    };
+    if w.next() != Some("SLEEP") {
+        return Err("no SLEEP at its start".into());
+    }
+    let sleep = u32::try_from(num(w.next(), "SLEEP")?).map_err(|_| "SLEEP out of range")?;
+    let mut banned_irqs = Vec::new();
+    loop {
+        match w.next() {
+            Some("IRQ") => {
+                let n = u32::try_from(num(w.next(), "IRQ")?).map_err(|_| "IRQ out of range")?;
+                for key in ["LOAD", "DIFF", "CLASS"] {
+                    if w.next() != Some(key) {
+                        return Err(format!("IRQ {n}: no {key}"));
+                    }
+                    // CLASS is a signed int in irqbalance; LOAD/DIFF unsigned.
+                    let v = w.next().unwrap_or("");
+                    if v.trim_start_matches('-').parse::<u64>().is_err() {
+                        return Err(format!("IRQ {n}: {key} is not a number"));
+                    }
+                }
+                banned_irqs.push(n);
+            }
+            Some("BANNED") => break,
+            Some(other) => return Err(format!("unexpected {other:?}")),
+            None => return Err("no BANNED".into()),
+        }
+    }
+    let mask = w.next().ok_or("BANNED without a mask")?;
+    if w.next().is_some() {
+        return Err("words after the BANNED mask".into());
+    }
+    let banned = CpuSet::parse_sysfs_mask(mask).map_err(|e| format!("BANNED {mask:?}: {e}"))?;
+    Ok(IrqbalanceSetup {
+        sleep,
+        banned_irqs,
+        banned,
+    })
+}
+
+/// The command that makes irqbalance ban exactly `ban`, `default` being
+/// what it bans on its own: `settings cpus NULL` when they are equal (back
+/// to its own ban: `setup_banned_cpus()` then follows isolcpus/nohz_full
+/// again), else `settings cpus <cpulist>` (`cpulist_parse()`). Errors: an
+/// empty ban that is not its default (irqbalance reads an empty list as
+/// NULL, and 1.9.4 dereferences it), or a command longer than
+/// [`IRQBALANCE_MAX_COMMAND`].
+pub fn ban_command(ban: &CpuSet, default: &CpuSet) -> Result<String, String> {
+    if ban == default {
+        return Ok("settings cpus NULL".into());
+    }
+    if ban.is_empty() {
+        return Err(format!(
+            "irqbalance cannot be told to ban no CPU while its own ban is {}",
+            default.to_list()
+        ));
+    }
+    let c = format!("settings cpus {}", ban.to_list());
+    if c.len() > IRQBALANCE_MAX_COMMAND {
+        return Err(format!(
+            "the command is {} bytes; irqbalance reads at most {IRQBALANCE_MAX_COMMAND}",
+            c.len()
+        ));
+    }
+    Ok(c)
 }
 
 /// The journal's file name in the state directory.
@@ -168,6 +310,74 @@ pub fn classify(stage: Stage, errno: Errno) -> Disposition {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Replies as `sock_handle()` (irqbalance.c, 1.9.4 and master) writes
+    /// them: `"SLEEP %d "`, `get_irq_data()` per banned IRQ, `"BANNED %s"`
+    /// from `bitmap_scnprintf()` (32-bit groups, leading zero groups left
+    /// out, the last always written).
+    #[test]
+    fn irqbalance_setup_reply() {
+        let s = parse_setup("SLEEP 10 BANNED 00000000").unwrap();
+        assert_eq!((s.sleep, s.banned_irqs.len()), (10, 0));
+        assert!(s.banned.is_empty());
+        let s = parse_setup(
+            "SLEEP 1 IRQ 24 LOAD 0 DIFF 0 CLASS 5 IRQ 31 LOAD 17 DIFF 3 CLASS -1 BANNED 0000f0f0",
+        )
+        .unwrap();
+        assert_eq!(s.sleep, 1);
+        assert_eq!(s.banned_irqs, [24, 31]);
+        assert_eq!(s.banned.to_list(), "4-7,12-15");
+        // CPU 32 and 1: two groups.
+        let s = parse_setup("SLEEP 10 BANNED 00000001,00000002").unwrap();
+        assert_eq!(s.banned.to_list(), "1,32");
+        for bad in [
+            "",
+            "BANNED 0",
+            "SLEEP x BANNED 0",
+            "SLEEP 10 ",
+            "SLEEP 10 BANNED",
+            "SLEEP 10 IRQ 3 LOAD 1 BANNED 0",
+            "SLEEP 10 BANNED 0 extra",
+            "SLEEP 10 BANNED zz",
+        ] {
+            assert!(parse_setup(bad).is_err(), "{bad:?}");
+        }
+        assert!(
+            parse_setup(&format!(
+                "SLEEP 1 BANNED {}",
+                "0".repeat(IRQBALANCE_MAX_REPLY)
+            ))
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn irqbalance_ban_commands() {
+        let c = |s: &str| CpuSet::parse(s).unwrap();
+        assert_eq!(
+            ban_command(&c("4-7,16-17"), &c("4-7")).unwrap(),
+            "settings cpus 4-7,16-17"
+        );
+        assert_eq!(
+            ban_command(&c("4-7"), &c("4-7")).unwrap(),
+            "settings cpus NULL"
+        );
+        assert_eq!(
+            ban_command(&CpuSet::new(), &CpuSet::new()).unwrap(),
+            "settings cpus NULL"
+        );
+        assert!(ban_command(&CpuSet::new(), &c("4")).is_err());
+        // Every other CPU of 0-998: longer than 1.9.4's buffer.
+        let wide: String = (0..500)
+            .map(|i| (2 * i).to_string())
+            .collect::<Vec<_>>()
+            .join(",");
+        assert!(
+            ban_command(&c(&wide), &CpuSet::new())
+                .unwrap_err()
+                .contains("499")
+        );
+    }
 
     #[test]
     fn errno_classifier() {

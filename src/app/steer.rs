@@ -18,8 +18,9 @@ use std::path::Path;
 /// The steering plan of `req` (`None` without `--steer-irqs`): every IRQ
 /// of `/proc/irq` below `root` on the claimed CPUs of `plan`, the
 /// housekeeping CPUs not claimed by `claims`. On the live machine (dry
-/// run and launch alike) it refuses while irqbalance runs, and when
-/// `/proc/irq` is not writable.
+/// run and launch alike) it asks a running irqbalance for its ban through
+/// its control socket ([`irqbalance_ban`]; refused when it has none or it
+/// does not answer), and refuses when `/proc/irq` is not writable.
 pub fn plan_for(
     root: &Root,
     sys: &SystemState,
@@ -47,23 +48,11 @@ pub fn plan_for(
         crate::plan::steer::plan(&irqs, default.as_ref(), &sys.online, &chosen, &hk, &|n| {
             sys.nodes.get(&n).map(|node| node.cpus.clone())
         });
-    p.irqbalance = crate::system::steer::irqbalance(root)
-        .into_iter()
-        .map(|(pid, _)| pid)
-        .collect();
+    let daemons = crate::system::steer::irqbalance(root);
+    p.irqbalance = daemons.iter().map(|(pid, _)| *pid).collect();
     if req.sysroot.is_none() {
-        if let Some(pid) = p.irqbalance.first() {
-            return Err(Error::new(
-                ErrorCode::IrqbalanceRuns,
-                format!(
-                    "--steer-irqs: irqbalance runs (pid {pid}) and would move the IRQs back onto {}; pinrun does not fight it, nothing was changed",
-                    crate::words::cpus_phrase(&p.cpus)
-                ),
-            )
-            .hint(format!(
-                "ban the CPUs in irqbalance (IRQBALANCE_BANNED_CPULIST={} in /etc/default/irqbalance or /etc/sysconfig/irqbalance, then restart it), or stop it for the command's life",
-                p.cpus.to_list()
-            )));
+        if let Some(b) = irqbalance_ban(root, &daemons, &p.cpus)? {
+            p.ban = Some(b);
         }
         if let Err(e) = crate::system::steer::irq_writable() {
             return Err(Error::new(
@@ -77,6 +66,77 @@ pub fn plan_for(
         }
     }
     Ok(Some(p))
+}
+
+/// The ban to send the running irqbalance (`daemons`: PID and control
+/// socket) so it keeps its hands off `chosen`: its ban now (its `setup`
+/// reply) ∪ `chosen`. `None` when none runs. Refused (nothing changed):
+/// more than one daemon, one without a socket (it would move the IRQs
+/// back: pinrun never fights it silently), a socket that does not answer
+/// or answers what irqbalance's `setup` never says, a ban that cannot be
+/// sent.
+pub fn irqbalance_ban(
+    root: &Root,
+    daemons: &[(u32, Option<std::path::PathBuf>)],
+    chosen: &crate::cpuset::CpuSet,
+) -> Result<Option<crate::plan::steer::BanPlan>> {
+    let Some((pid, sock)) = daemons.first() else {
+        return Ok(None);
+    };
+    let cpus = crate::words::cpus_phrase(chosen);
+    let ban_hint = format!(
+        "ban the CPUs in irqbalance's configuration (IRQBALANCE_BANNED_CPULIST={} in /etc/default/irqbalance or /etc/sysconfig/irqbalance, then restart it), or stop it for the command's life",
+        chosen.to_list()
+    );
+    if daemons.len() > 1 {
+        let pids: Vec<String> = daemons.iter().map(|(p, _)| p.to_string()).collect();
+        return Err(Error::new(
+            ErrorCode::IrqbalanceRuns,
+            format!(
+                "--steer-irqs: {} irqbalance daemons run (pids {}): each would move IRQs onto {cpus}; nothing was changed",
+                daemons.len(),
+                pids.join(", ")
+            ),
+        )
+        .hint(format!("run one irqbalance; or {ban_hint}")));
+    }
+    let Some(sock) = sock else {
+        return Err(Error::new(
+            ErrorCode::IrqbalanceRuns,
+            format!(
+                "--steer-irqs: irqbalance runs (pid {pid}) without its control socket /run/irqbalance/irqbalance{pid}.sock (irqbalance before 1.5.0, built without its UI, or /run/irqbalance not writable) and would move the IRQs back onto {cpus}; pinrun does not fight it, nothing was changed"
+            ),
+        )
+        .hint(ban_hint));
+    };
+    let refused = |why: String| {
+        Error::new(
+            ErrorCode::IrqbalanceSocket,
+            format!(
+                "--steer-irqs: irqbalance (pid {pid}) at {}: {why}; nothing was changed",
+                sock.display()
+            ),
+        )
+        .hint(format!(
+            "irqbalance answers root only and between its rebalance passes: retry as root; or {ban_hint}"
+        ))
+    };
+    let setup = crate::system::steer::irqbalance_setup(sock).map_err(refused)?;
+    let default = crate::system::steer::irqbalance_default_ban(root, *pid).ok_or_else(|| {
+        refused(format!(
+            "cannot read /proc/{pid}/environ (its ban without the socket)"
+        ))
+    })?;
+    let to = crate::plan::steer::ban_for_launch(&setup.banned, chosen);
+    crate::steer::ban_command(&to, &default).map_err(refused)?;
+    Ok(Some(crate::plan::steer::BanPlan {
+        pid: *pid,
+        socket: sock.clone(),
+        now: setup.banned,
+        default,
+        to,
+        sleep: setup.sleep,
+    }))
 }
 
 /// Whether the holder of journal `j` still runs.
@@ -250,6 +310,19 @@ pub fn launch(dir: &StateDir, p: &SteerPlan, sys: &SystemState, quiet: bool) -> 
         crate::words::cpus_phrase(&p.cpus),
         dir.path().join(&out.journal).display()
     );
+    if let (Some(b), Some(ban)) = (&p.ban, &out.ban) {
+        let _ = writeln!(
+            s,
+            "pinrun: irqbalance (pid {}) bans {} (was {}) for the command's life",
+            b.pid,
+            crate::words::cpus_phrase(ban),
+            if b.now.is_empty() {
+                "no CPU".to_string()
+            } else {
+                b.now.to_list()
+            }
+        );
+    }
     let pending: Vec<String> = out
         .moved
         .iter()

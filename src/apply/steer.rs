@@ -8,11 +8,17 @@
 
 use crate::cpuset::CpuSet;
 use crate::error::{Error, ErrorCode, Result};
+use crate::plan::steer::{BanPlan, BanUndo, undo_ban};
 use crate::plan::steer::{SteerPlan, UndoStep, fallbacks, undo};
-use crate::steer::{Disposition, Journal, JournalIrq, Stage, classify, journal_name};
+use crate::steer::{
+    Disposition, Journal, JournalBan, JournalIrq, Stage, ban_command, classify, journal_name,
+};
 use crate::system::Root;
 use crate::system::claims::StateDir;
-use crate::system::steer::{SteerIrq, read_affinity, read_default, read_effective, read_online};
+use crate::system::steer::{
+    SteerIrq, irqbalance_exchange, irqbalance_setup, read_affinity, read_default, read_effective,
+    read_online,
+};
 use nix::errno::Errno;
 use nix::fcntl::{AtFlags, OFlag};
 use nix::sys::stat::Mode;
@@ -79,6 +85,8 @@ pub struct Outcome {
     pub skipped: Vec<(u32, String, String)>,
     /// `default_smp_affinity` written.
     pub default: Option<CpuSet>,
+    /// irqbalance's ban as sent and verified.
+    pub ban: Option<CpuSet>,
     /// Threaded handlers (`irq/N-…`) still allowed on a claimed CPU (they
     /// follow at the IRQ's next interrupt): (IRQ, thread PID).
     pub threads_pending: Vec<(u32, u32)>,
@@ -239,8 +247,34 @@ pub fn steer(
         j.default_original = Some(from.to_list());
         j.default_written = Some(to.to_list());
     }
+    if let Some(b) = &p.ban {
+        j.irqbalance = Some(JournalBan {
+            pid: b.pid,
+            original: b.now.to_list(),
+            default: b.default.to_list(),
+            written: b.to.to_list(),
+        });
+    }
     save(dir, &out.journal, &j, true)?;
     crash_point("journal");
+    // 2b. irqbalance's ban, before any IRQ is written: it must not move
+    // them back in between.
+    if let Some(b) = &p.ban {
+        if let Err((why, sent)) = send_ban(b, &p.cpus) {
+            rollback(dir, &out.journal, &j, &[], sent);
+            return Err(Error::new(
+                ErrorCode::IrqbalanceSocket,
+                format!(
+                    "--steer-irqs: irqbalance (pid {}) at {}: {why}; its ban was put back, no IRQ was written",
+                    b.pid,
+                    b.socket.display()
+                ),
+            )
+            .hint("retry (irqbalance answers between its rebalance passes); or ban the CPUs in its configuration (IRQBALANCE_BANNED_CPULIST) and restart it"));
+        }
+        out.ban = Some(b.to.clone());
+        crash_point("ban");
+    }
     // 3. The writes.
     let mut written: Vec<(u32, CpuSet)> = Vec::new();
     let mut first = true;
@@ -256,7 +290,7 @@ pub fn steer(
                 // The journal says what is written before it is.
                 j.irqs[i].written = to.to_list();
                 if let Err(e) = save(dir, &out.journal, &j, false) {
-                    rollback(dir, &out.journal, &j, &written);
+                    rollback(dir, &out.journal, &j, &written, out.ban.is_some());
                     return Err(e);
                 }
             }
@@ -315,7 +349,7 @@ pub fn steer(
                 out.skipped.push((m.irq, m.name.clone(), why));
             }
             WriteEnd::Fatal(e) => {
-                rollback(dir, &out.journal, &j, &written);
+                rollback(dir, &out.journal, &j, &written, out.ban.is_some());
                 return Err(Error::new(
                     ErrorCode::SteerFailed,
                     format!(
@@ -332,7 +366,7 @@ pub fn steer(
     // 4. The default affinity of new IRQs.
     if let (Some((_, to)), Some(fd)) = (&p.default, &default_fd) {
         if let Err(e) = write_text(fd, &to.to_mask()) {
-            rollback(dir, &out.journal, &j, &written);
+            rollback(dir, &out.journal, &j, &written, out.ban.is_some());
             return Err(Error::new(
                 ErrorCode::SteerFailed,
                 format!(
@@ -379,16 +413,138 @@ pub fn steer(
     Ok(out)
 }
 
+/// Sends irqbalance the ban of `b` and waits until its `setup` reply
+/// bans every CPU of `cpus`: irqbalance applies a `settings cpus` at its
+/// next rescan (`scan()`: `need_rescan` rebuilds the tree with
+/// `setup_banned_cpus()` and places nothing in that pass), at most its
+/// rebalance interval later; polled every 100 ms up to that interval + 3
+/// s. Errors say which step failed, and whether the command was sent.
+fn send_ban(b: &BanPlan, cpus: &CpuSet) -> std::result::Result<(), (String, bool)> {
+    let cmd = ban_command(&b.to, &b.default).map_err(|e| (e, false))?;
+    let now = irqbalance_setup(&b.socket).map_err(|e| (e, false))?.banned;
+    if now != b.now {
+        return Err((
+            format!(
+                "its ban changed since it was read ({} then, {} now)",
+                b.now.to_list(),
+                now.to_list()
+            ),
+            false,
+        ));
+    }
+    // Sent or not, a failed exchange may have reached it.
+    irqbalance_exchange(&b.socket, &cmd).map_err(|e| (format!("{cmd:?}: {e}"), true))?;
+    wait_ban(&b.socket, b.sleep, &|ban| cpus.is_subset(ban))
+        .map_err(|e| (format!("after {cmd:?}: {e}"), true))
+}
+
+/// Polls irqbalance's `setup` at `socket` until `ok` holds for its ban,
+/// up to `sleep` (its rebalance interval, capped at 60) + 3 seconds.
+fn wait_ban(
+    socket: &std::path::Path,
+    sleep: u32,
+    ok: &dyn Fn(&CpuSet) -> bool,
+) -> std::result::Result<(), String> {
+    let deadline =
+        std::time::Instant::now() + std::time::Duration::from_secs(u64::from(sleep.min(60)) + 3);
+    loop {
+        let ban = irqbalance_setup(socket)?.banned;
+        if ok(&ban) {
+            return Ok(());
+        }
+        if std::time::Instant::now() > deadline {
+            return Err(format!(
+                "its ban is still {} after {} s",
+                ban.to_list(),
+                sleep.min(60) + 3
+            ));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+/// irqbalance `pid`'s control socket.
+fn ban_socket(pid: u32) -> std::path::PathBuf {
+    std::path::PathBuf::from(format!("/run/irqbalance/irqbalance{pid}.sock"))
+}
+
 /// Puts back what a failed steering wrote (each IRQ its original; the
-/// default mask is written last, so a failure never follows it) and
-/// removes the journal; best effort.
-fn rollback(dir: &StateDir, name: &str, j: &Journal, written: &[(u32, CpuSet)]) {
+/// default mask is written last, so a failure never follows it; then
+/// irqbalance's ban when the journal has it and its ban is still what was
+/// sent) and removes the journal; best effort.
+fn rollback(dir: &StateDir, name: &str, j: &Journal, written: &[(u32, CpuSet)], ban_sent: bool) {
     for (n, _) in written {
         if let Some(e) = j.irqs.iter().find(|e| e.irq == *n) {
             let _ = write_path(&format!("{PROC_IRQ}/{n}/smp_affinity_list"), &e.original);
         }
     }
+    if let Some(b) = j.irqbalance.as_ref().filter(|_| ban_sent) {
+        // Its setup reply lags a sent ban until its next rescan: the
+        // original goes back unconditionally.
+        let orig = CpuSet::parse(&b.original).unwrap_or_default();
+        let default = CpuSet::parse(&b.default).unwrap_or_default();
+        if let Ok(cmd) = ban_command(&orig, &default) {
+            let _ = irqbalance_exchange(&ban_socket(b.pid), &cmd);
+        }
+    }
     remove(dir, name);
+}
+
+/// Ends journal `j`'s irqbalance ban composed with the live `others`
+/// ([`undo_ban`]): reads the daemon's ban, sends the restore and waits
+/// for it. `Ok(None)`: nothing journaled; `Ok(Some(line))`: what to say
+/// (empty when simply restored); `Err(line)`: the restore failed.
+fn restore_ban(j: &Journal, others: &mut [Journal]) -> std::result::Result<Option<String>, String> {
+    let Some(b) = &j.irqbalance else {
+        return Ok(None);
+    };
+    let sock = ban_socket(b.pid);
+    let alive = std::path::Path::new(&format!("/proc/{}", b.pid)).exists();
+    let now = match alive.then(|| irqbalance_setup(&sock)) {
+        None => {
+            return Ok(Some(format!(
+                "irqbalance (pid {}) has ended: its ban needs no restore",
+                b.pid
+            )));
+        }
+        Some(Err(e)) => {
+            return Err(format!(
+                "cannot read irqbalance's (pid {}) ban at {}: {e}",
+                b.pid,
+                sock.display()
+            ));
+        }
+        Some(Ok(s)) => s.banned,
+    };
+    match undo_ban(j, others, &now) {
+        None | Some(BanUndo::Unchanged) => Ok(Some(String::new())),
+        Some(BanUndo::Foreign(now, written)) => Ok(Some(format!(
+            "irqbalance's (pid {}) ban left alone: changed since (now {}, steering sent {})",
+            b.pid,
+            now.to_list(),
+            written.to_list()
+        ))),
+        Some(BanUndo::Restore(to)) => {
+            let default = CpuSet::parse(&b.default).unwrap_or_default();
+            let cmd = ban_command(&to, &default).map_err(|e| {
+                format!(
+                    "cannot restore irqbalance's (pid {}) ban to {}: {e}",
+                    b.pid,
+                    to.to_list()
+                )
+            })?;
+            irqbalance_exchange(&sock, &cmd)
+                .and_then(|_| wait_ban(&sock, 60, &|ban| *ban == to))
+                .map_err(|e| {
+                    format!(
+                        "cannot restore irqbalance's (pid {}) ban to {} ({cmd:?}): {e}",
+                        b.pid,
+                        to.to_list()
+                    )
+                })?;
+            Ok(Some(String::new()))
+        }
+    }
 }
 
 /// Ends the steering of journal `name` (`j`), composed with `others`
@@ -459,7 +615,16 @@ pub fn finish(
             written.to_list()
         ));
     }
-    for ((oname, old), new) in others.iter().zip(&u.others) {
+    let mut updated = u.others.clone();
+    match restore_ban(j, &mut updated) {
+        Ok(Some(l)) if !l.is_empty() => lines.push(l),
+        Ok(_) => {}
+        Err(l) => {
+            ok = false;
+            lines.push(l);
+        }
+    }
+    for ((oname, old), new) in others.iter().zip(&updated) {
         if old != new {
             let _ = save(dir, oname, new, false);
         }

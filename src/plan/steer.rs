@@ -58,9 +58,90 @@ pub struct SteerPlan {
     pub unmovable: Vec<Unmovable>,
     /// `default_smp_affinity`: (now, to write), when it includes a chosen CPU.
     pub default: Option<(CpuSet, CpuSet)>,
-    /// PIDs of running irqbalance daemons: it would move the IRQs back,
-    /// so the launch refuses (filled by the application layer).
+    /// PIDs of running irqbalance daemons (filled by the application
+    /// layer): it would move the IRQs back, so the launch bans the CPUs
+    /// through its socket ([`SteerPlan::ban`]) or refuses.
     pub irqbalance: Vec<u32>,
+    /// The ban to send irqbalance through its control socket, when it
+    /// runs with one.
+    pub ban: Option<BanPlan>,
+}
+
+/// The CPUs a launch adds to irqbalance's ban.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BanPlan {
+    /// The daemon's PID.
+    pub pid: u32,
+    /// Its control socket.
+    pub socket: std::path::PathBuf,
+    /// Its ban now (the `setup` reply).
+    pub now: CpuSet,
+    /// What it bans on its own (no ban set through the socket).
+    pub default: CpuSet,
+    /// The ban to send: `now ∪ the claimed CPUs` ([`ban_for_launch`]).
+    pub to: CpuSet,
+    /// Its rebalance interval, seconds: the ban applies at its next
+    /// rescan, at most this long after the command.
+    pub sleep: u32,
+}
+
+/// The ban a launch sends: irqbalance's `settings cpus` replaces its ban,
+/// so the new ban is its ban now ∪ the claimed CPUs.
+pub fn ban_for_launch(now: &CpuSet, chosen: &CpuSet) -> CpuSet {
+    now.union(chosen)
+}
+
+/// What ending a steering claim does to irqbalance's ban.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BanUndo {
+    /// Send this ban (the original ∪ the CPUs other live steering claims
+    /// still hold).
+    Restore(CpuSet),
+    /// Already the ban to restore (a crash before the command was sent,
+    /// or other claims hold every CPU): nothing to send.
+    Unchanged,
+    /// Someone else changed the ban since (now, what steering sent): left
+    /// alone.
+    Foreign(CpuSet, CpuSet),
+}
+
+/// Ends the irqbalance ban of `ended` with `others` the live steering
+/// claims' journals and `now` the daemon's ban now: when `now` is what
+/// `ended` or a live claim (of the same daemon) sent, restore `original ∪
+/// CPUs of the live claims`; the live journals are updated as
+/// [`undo`] does for IRQs (an original that was `ended`'s write becomes
+/// `ended`'s original; every written becomes the restored ban).
+pub fn undo_ban(ended: &Journal, others: &mut [Journal], now: &CpuSet) -> Option<BanUndo> {
+    let b = ended.irqbalance.as_ref()?;
+    let live: Vec<&Journal> = others
+        .iter()
+        .filter(|o| o.irqbalance.as_ref().is_some_and(|ob| ob.pid == b.pid))
+        .collect();
+    let held = live
+        .iter()
+        .fold(CpuSet::new(), |acc, o| acc.union(&o.cpu_set()));
+    let to = list(&b.original).union(&held);
+    if *now == to {
+        return Some(BanUndo::Unchanged);
+    }
+    let ours = *now == list(&b.written)
+        || live.iter().any(|o| {
+            o.irqbalance
+                .as_ref()
+                .is_some_and(|ob| list(&ob.written) == *now)
+        });
+    if !ours {
+        return Some(BanUndo::Foreign(now.clone(), list(&b.written)));
+    }
+    for o in others.iter_mut() {
+        if let Some(ob) = o.irqbalance.as_mut().filter(|ob| ob.pid == b.pid) {
+            if ob.original == b.written {
+                ob.original = b.original.clone();
+            }
+            ob.written = to.to_list();
+        }
+    }
+    Some(BanUndo::Restore(to))
 }
 
 /// The housekeeping CPUs: `given` (`--irq-housekeeping`) when set, else
@@ -365,6 +446,71 @@ mod tests {
             1 => Some(cpus("4-7")),
             _ => None,
         }
+    }
+
+    fn banned(pid: u32, start: u64, claimed: &str, original: &str) -> Journal {
+        let mut j = Journal::new(pid, start, &cpus(claimed));
+        let written = ban_for_launch(&cpus(original), &cpus(claimed));
+        j.irqbalance = Some(crate::steer::JournalBan {
+            pid: 900,
+            original: original.into(),
+            default: "4-7".into(),
+            written: written.to_list(),
+        });
+        j
+    }
+
+    /// Two overlapping claims on one irqbalance whose own ban is 4-7: A
+    /// (CPUs 16-17) bans 4-7,16-17; B (CPUs 17-18) reads that and bans
+    /// 4-7,16-18. A ends first: the ban becomes 4-7,17-18 (B still holds
+    /// 17-18) and B's journal learns A's original; B ends: 4-7 again. In
+    /// the other order the same. A foreign change in between is left alone.
+    #[test]
+    fn irqbalance_ban_composes_with_live_claims() {
+        let a = banned(1, 1, "16-17", "4-7");
+        let b = banned(2, 2, "17-18", "4-7,16-17");
+        let mut others = vec![b.clone()];
+        let u = undo_ban(&a, &mut others, &cpus("4-7,16-18")).unwrap();
+        assert_eq!(u, BanUndo::Restore(cpus("4-7,17-18")));
+        let b2 = &others[0];
+        let bb = b2.irqbalance.as_ref().unwrap();
+        assert_eq!(
+            (bb.original.as_str(), bb.written.as_str()),
+            ("4-7", "4-7,17-18")
+        );
+        let u = undo_ban(b2, &mut [], &cpus("4-7,17-18")).unwrap();
+        assert_eq!(u, BanUndo::Restore(cpus("4-7")));
+        // B ends first: A still holds 16-17.
+        let mut others = vec![a.clone()];
+        let u = undo_ban(&b, &mut others, &cpus("4-7,16-18")).unwrap();
+        assert_eq!(u, BanUndo::Restore(cpus("4-7,16-17")));
+        let u = undo_ban(&others[0], &mut [], &cpus("4-7,16-17")).unwrap();
+        assert_eq!(u, BanUndo::Restore(cpus("4-7")));
+        // Someone set the ban to 4-9 while both ran: A's end leaves it,
+        // and so does B's.
+        let mut others = vec![b.clone()];
+        let u = undo_ban(&a, &mut others, &cpus("4-9")).unwrap();
+        assert_eq!(u, BanUndo::Foreign(cpus("4-9"), cpus("4-7,16-17")));
+        assert_eq!(others[0], b);
+        assert!(matches!(
+            undo_ban(&b, &mut [], &cpus("4-9")),
+            Some(BanUndo::Foreign(..))
+        ));
+        // A crash after the journal, before the command: nothing to send.
+        assert_eq!(
+            undo_ban(&a, &mut [], &cpus("4-7")),
+            Some(BanUndo::Unchanged)
+        );
+        // Another daemon's claim does not hold CPUs in this one's ban.
+        let mut c = banned(3, 3, "20", "4-7");
+        c.irqbalance.as_mut().unwrap().pid = 901;
+        let u = undo_ban(&a, &mut [c], &cpus("4-7,16-17")).unwrap();
+        assert_eq!(u, BanUndo::Restore(cpus("4-7")));
+        // No ban journaled: nothing to do.
+        assert_eq!(
+            undo_ban(&Journal::new(1, 1, &cpus("1")), &mut [], &cpus("4")),
+            None
+        );
     }
 
     #[test]

@@ -10,8 +10,9 @@ use std::fmt::Write;
 /// Adds `"steer_irqs": {"cpus": [1], "housekeeping": [0], "move": [{"irq":
 /// 36, "name": "virtio1-req.0", "from": [0,1], "to": [0], "housekeeping":
 /// false}], "unmovable": [{"irq", "name", "cpus", "why"}],
-/// "default_smp_affinity": {"from": [...], "to": [...]} | null}` to `v`
-/// when planned (absent otherwise).
+/// "irqbalance": [PID…], "irqbalance_ban": {"pid", "socket", "now",
+/// "default", "to", "command"} | null, "default_smp_affinity": {"from":
+/// [...], "to": [...]} | null}` to `v` when planned (absent otherwise).
 pub fn add_json(v: &mut Value, plan: &Plan) {
     let Some(p) = &plan.steer else {
         return;
@@ -34,6 +35,14 @@ pub fn add_json(v: &mut Value, plan: &Plan) {
             "why": u.why,
         })).collect::<Vec<_>>(),
         "irqbalance": p.irqbalance,
+        "irqbalance_ban": p.ban.as_ref().map(|b| json!({
+            "pid": b.pid,
+            "socket": b.socket.display().to_string(),
+            "now": b.now.to_vec(),
+            "default": b.default.to_vec(),
+            "to": b.to.to_vec(),
+            "command": crate::steer::ban_command(&b.to, &b.default).ok(),
+        })),
         "default_smp_affinity": p.default.as_ref().map(|(from, to)| json!({
             "from": from.to_vec(),
             "to": to.to_vec(),
@@ -82,10 +91,19 @@ pub fn text(plan: &Plan) -> String {
             u.why
         );
     }
-    for pid in &p.irqbalance {
+    if let Some(b) = &p.ban {
         let _ = writeln!(
             s,
-            "irqs:    irqbalance runs (pid {pid}): the launch refuses, it would move the IRQs back"
+            "irqs:    irqbalance (pid {}): ban {} (now {}): send {:?} to {} first, and its original ban back when the command ends",
+            b.pid,
+            b.to.to_list(),
+            if b.now.is_empty() {
+                "none".to_string()
+            } else {
+                b.now.to_list()
+            },
+            crate::steer::ban_command(&b.to, &b.default).unwrap_or_default(),
+            b.socket.display()
         );
     }
     let unknown = p.moves.iter().filter(|m| m.managed.is_none()).count();

@@ -199,3 +199,114 @@ pub fn irq_writable() -> Result<(), nix::errno::Errno> {
         nix::unistd::AccessFlags::W_OK,
     )
 }
+
+/// How long one exchange with irqbalance's control socket may take
+/// (connect, send, reply): its main loop answers between rebalance passes.
+pub const IRQBALANCE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// Sends `command` to irqbalance's control socket `path` in one message
+/// with this process's `SCM_CREDENTIALS` (irqbalance answers uid 0 only:
+/// `sock_handle()`), and reads its reply until it closes the connection
+/// (empty for `settings …`), at most
+/// [`crate::steer::IRQBALANCE_MAX_REPLY`] bytes, within
+/// [`IRQBALANCE_TIMEOUT`] per step. Errors: the step that failed and its
+/// errno (ECONNREFUSED: the daemon is gone; EAGAIN: it did not answer in
+/// time), or a reply too long or not UTF-8. A `settings` command is a
+/// change: [`crate::apply::steer`] sends them; `setup` only reads.
+pub fn irqbalance_exchange(path: &std::path::Path, command: &str) -> Result<String, String> {
+    use nix::sys::socket::{
+        AddressFamily, ControlMessage, MsgFlags, SockFlag, SockType, UnixAddr, UnixCredentials,
+        connect, sendmsg, setsockopt, socket, sockopt,
+    };
+    use std::os::fd::AsRawFd;
+    if command.len() > crate::steer::IRQBALANCE_MAX_COMMAND {
+        return Err(format!("command of {} bytes is too long", command.len()));
+    }
+    let fd = socket(
+        AddressFamily::Unix,
+        SockType::Stream,
+        SockFlag::SOCK_CLOEXEC,
+        None,
+    )
+    .map_err(|e| format!("socket: {}", e.desc()))?;
+    let tv = nix::sys::time::TimeVal::new(
+        IRQBALANCE_TIMEOUT.as_secs() as _,
+        IRQBALANCE_TIMEOUT.subsec_micros() as _,
+    );
+    // SO_SNDTIMEO also bounds a connect to a full backlog
+    // (unix_stream_connect() waits sk_sndtimeo).
+    setsockopt(&fd, sockopt::SendTimeout, &tv).map_err(|e| format!("SO_SNDTIMEO: {}", e.desc()))?;
+    setsockopt(&fd, sockopt::ReceiveTimeout, &tv)
+        .map_err(|e| format!("SO_RCVTIMEO: {}", e.desc()))?;
+    let addr = UnixAddr::new(path).map_err(|e| format!("address: {}", e.desc()))?;
+    connect(fd.as_raw_fd(), &addr).map_err(|e| format!("connect: {}", e.desc()))?;
+    let creds = UnixCredentials::new();
+    let iov = [std::io::IoSlice::new(command.as_bytes())];
+    let sent = sendmsg::<()>(
+        fd.as_raw_fd(),
+        &iov,
+        &[ControlMessage::ScmCredentials(&creds)],
+        MsgFlags::MSG_NOSIGNAL,
+        None,
+    )
+    .map_err(|e| format!("send: {}", e.desc()))?;
+    if sent != command.len() {
+        return Err(format!("send: {sent} of {} bytes", command.len()));
+    }
+    let deadline = std::time::Instant::now() + IRQBALANCE_TIMEOUT;
+    let mut reply = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        if std::time::Instant::now() > deadline {
+            return Err("reply: timed out".into());
+        }
+        match nix::unistd::read(&fd, &mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                reply.extend_from_slice(&buf[..n]);
+                if reply.len() > crate::steer::IRQBALANCE_MAX_REPLY {
+                    return Err(format!(
+                        "reply: more than {} bytes",
+                        crate::steer::IRQBALANCE_MAX_REPLY
+                    ));
+                }
+            }
+            Err(nix::errno::Errno::EINTR) => {}
+            Err(e) => return Err(format!("reply: {}", e.desc())),
+        }
+    }
+    String::from_utf8(reply).map_err(|_| "reply: not UTF-8".into())
+}
+
+/// irqbalance's `setup` through `socket`, parsed
+/// ([`crate::steer::parse_setup`]).
+pub fn irqbalance_setup(socket: &std::path::Path) -> Result<crate::steer::IrqbalanceSetup, String> {
+    let reply = irqbalance_exchange(socket, "setup")?;
+    crate::steer::parse_setup(&reply).map_err(|e| format!("its setup reply: {e}"))
+}
+
+/// What irqbalance `pid` bans on its own, as `cputree.c`
+/// `setup_banned_cpus()` decides without a ban set through its socket:
+/// `IRQBALANCE_BANNED_CPUS` (a hex mask, deprecated) when set and not
+/// empty, else `IRQBALANCE_BANNED_CPULIST` when set (even empty), else
+/// `/sys/devices/system/cpu/isolated` ∪ `nohz_full`; from its environment
+/// (`/proc/PID/environ`, as it started). `None` when unreadable.
+pub fn irqbalance_default_ban(root: &Root, pid: u32) -> Option<CpuSet> {
+    let env = std::fs::read(root.path(&format!("/proc/{pid}/environ"))).ok()?;
+    let var = |name: &str| {
+        env.split(|b| *b == 0)
+            .filter_map(|kv| std::str::from_utf8(kv).ok())
+            .find_map(|kv| kv.strip_prefix(name)?.strip_prefix('=').map(str::to_string))
+    };
+    if let Some(m) = var("IRQBALANCE_BANNED_CPUS").filter(|m| !m.is_empty()) {
+        return CpuSet::parse_sysfs_mask(&m).ok();
+    }
+    if let Some(l) = var("IRQBALANCE_BANNED_CPULIST") {
+        return CpuSet::parse_sysfs_list(&l, None).ok();
+    }
+    let read = |f: &str| {
+        root.read_list(&format!("/sys/devices/system/cpu/{f}"))
+            .unwrap_or_default()
+    };
+    Some(read("isolated").union(&read("nohz_full")))
+}
