@@ -569,15 +569,42 @@ hold (the others' journals are updated), and an IRQ whose affinity is
 neither what a live steering launch wrote nor its original was changed by
 someone else: it is left alone and reported.
 .PP
-irqbalance moves IRQs back on its own schedule: while it runs, the launch
-and its dry run are refused (irqbalance\-runs) with the ban to set
-.RB ( IRQBALANCE_BANNED_CPULIST );
-pinrun never fights it. Not yet: the ban through irqbalance's control
-socket.
+irqbalance moves IRQs on its own schedule; pinrun never fights it. When it
+runs with its control socket
+.RI ( /run/irqbalance/irqbalance PID .sock ,
+irqbalance 1.5.0 and later built with its UI), the launch and its dry run
+ask it for its ban (its
+.B setup
+command: SLEEP, the banned IRQs and the BANNED CPU mask); the launch
+journals that ban, then, before any IRQ is written, sends
+.B "settings cpus"
+with its ban plus the claimed CPUs (the command replaces the ban: CPUs it
+bans on its own, isolcpus and nohz_full or
+.BR IRQBALANCE_BANNED_CPULIST ,
+stay banned) and waits until its
+.B setup
+reply shows them, which happens at its next rebalance pass (at most its
+interval, 10 s by default). When the claim ends the ban goes back to the
+original plus the CPUs other live steering launches still hold
+.RB ( "settings cpus NULL"
+when that is what irqbalance bans on its own, so it follows isolcpus again);
+a ban someone else changed in between is left alone and reported. A socket
+that does not answer in 3 s, answers what irqbalance never says, or a ban
+that does not show up in time refuses the launch with nothing changed
+(irqbalance\-socket, exit 125; a ban already sent is put back). irqbalance
+without its socket (before 1.5.0, or when it fell back to its abstract
+socket, whose name does not tell which daemon answers), or more than one
+irqbalance, refuses the launch and its dry run (irqbalance\-runs) with the
+ban to set in its configuration
+.RB ( IRQBALANCE_BANNED_CPULIST
+in /etc/default/irqbalance or /etc/sysconfig/irqbalance, then restart it).
+Not yet: an opt\-in to edit that file and restart irqbalance for the
+command's life.
 .B "\-\-dry\-run \-\-json"
 lists the plan under "steer_irqs": {"cpus", "housekeeping", "move": [{"irq",
 "name", "from", "to", "housekeeping", "managed": false|null}], "unmovable": [{"irq", "name", "cpus",
-"why"}], "irqbalance", "default_smp_affinity"}.
+"why"}], "irqbalance": [PID], "irqbalance_ban": {"pid", "socket", "now",
+"default", "to", "command"}|null, "default_smp_affinity"}.
 .SH CHECKS
 Before exec, pinrun checks what will still disturb the chosen CPUs. Each
 finding has a stable code, a severity, the CPUs (nodes, IRQs) concerned, a

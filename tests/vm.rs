@@ -1255,3 +1255,110 @@ fn vm_steer_irqs_msi_off_claimed_cpus_and_back() {
     assert!(listed.contains("listed"));
     assert!(!listed.contains(".journal"), "{listed}");
 }
+
+/// The `SLEEP … BANNED <mask>` lines of irqbalance's `setup` replies in a
+/// block's stdout (read by tests/helpers/irqbalance_query.c), in order.
+fn setup_replies(out: &str) -> Vec<pinrun::steer::IrqbalanceSetup> {
+    out.lines()
+        .filter(|l| l.starts_with("SLEEP "))
+        .map(|l| pinrun::steer::parse_setup(l).unwrap_or_else(|e| panic!("{l:?}: {e}")))
+        .collect()
+}
+
+/// Issue 21 item 4 with the real irqbalance 1.9.4 (Debian trixie) and its
+/// control socket, rebalancing every second: its ban is the kernel's
+/// isolated CPUs (isolcpus=…,4-7,12-15: mask f0f0) before; while
+/// `--exclusive --steer-irqs --cpus 16` runs, its own `setup` reply bans
+/// the claimed CPUs 16-17 too (4-7,12-17, as the dry run said it would
+/// send), and after 3 rebalance passes no IRQ lists a claimed CPU (the
+/// --banirq'd one by pinrun's write, the others by irqbalance honouring
+/// the ban); after the command ends the ban is f0f0 again, irqbalance
+/// still runs, the IRQ only pinrun moved is back at 0-31 and no journal
+/// is left.
+#[test]
+#[ignore = "boots QEMU: run by .ci/run with --ignored (README: VM tests)"]
+fn vm_steer_irqs_irqbalance_bans_claimed_cpus_through_its_socket() {
+    let g = boot("steer-irqbalance");
+    let x = g.ok("banned-irq").trim().to_string();
+    let before = setup_replies(g.ok("setup-before"));
+    assert_eq!(before.len(), 1, "{}", g.describe("setup-before"));
+    let cpus = |s: &str| pinrun::cpuset::CpuSet::parse(s).unwrap();
+    assert_eq!(before[0].sleep, 1);
+    assert_eq!(
+        before[0].banned,
+        cpus("4-7,12-15"),
+        "{}",
+        g.describe("setup-before")
+    );
+    assert_eq!(before[0].banned_irqs, [x.parse::<u32>().unwrap()]);
+    assert!(g.ok("setup-before").contains("BANNED 0000f0f0"));
+    let irqs_before = irq_lists(g.ok("before"));
+    assert_eq!(irqs_before[&x], "0-31");
+    let dry = g.json("dry");
+    let s = &dry["steer_irqs"];
+    assert_eq!(s["cpus"], serde_json::json!([16, 17]), "{s}");
+    let ban = &s["irqbalance_ban"];
+    assert_eq!(ban["command"], "settings cpus 4-7,12-17", "{s}");
+    assert_eq!(ban["now"], serde_json::json!([4, 5, 6, 7, 12, 13, 14, 15]));
+    let during_b = g.block("during");
+    assert_eq!(during_b.rc, 0, "{}", g.describe("during"));
+    let during = setup_replies(&during_b.out);
+    assert_eq!(during.len(), 2, "{}", g.describe("during"));
+    for d in &during {
+        assert_eq!(d.banned, cpus("4-7,12-17"), "{}", g.describe("during"));
+    }
+    assert!(during_b.out.contains("BANNED 0003f0f0"));
+    assert!(
+        during_b.err.contains("irqbalance (pid ") && during_b.err.contains("bans CPUs 4-7,12-17"),
+        "{}",
+        g.describe("during")
+    );
+    let unmovable: Vec<String> = s["unmovable"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["irq"].to_string())
+        .collect();
+    let lists = irq_lists(&during_b.out);
+    for (n, l) in lists.iter().filter(|(n, _)| !n.starts_with("SLEEP")) {
+        let set = pinrun::cpuset::CpuSet::parse_sysfs_list(l, None).unwrap();
+        // "pinrun: IRQ 2 not moved: …" or "pinrun: IRQ 0 (timer) not moved: …"
+        let kept = during_b.err.lines().any(|e| {
+            e.strip_prefix(&format!("pinrun: IRQ {n}"))
+                .is_some_and(|r| r.starts_with(' ') && r.contains(" not moved: "))
+        });
+        if unmovable.contains(n) || kept {
+            continue;
+        }
+        assert!(
+            !set.contains(16) && !set.contains(17),
+            "IRQ {n} on {l} after 3 rebalance passes: {}",
+            g.describe("during")
+        );
+    }
+    let moved_x = s["move"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["irq"] == x.parse::<u64>().unwrap())
+        .unwrap_or_else(|| panic!("IRQ {x} not planned: {s}"));
+    assert_eq!(lists[&x], "0-15,18-31", "{}", g.describe("during"));
+    assert_eq!(moved_x["to"].as_array().unwrap().len(), 30);
+    // After: the original ban, irqbalance alive, the IRQ only pinrun
+    // moved back, no journal.
+    let after_out = g.ok("after");
+    let after = setup_replies(after_out);
+    assert_eq!(after.len(), 1, "{}", g.describe("after"));
+    assert_eq!(
+        after[0].banned,
+        cpus("4-7,12-15"),
+        "{}",
+        g.describe("after")
+    );
+    assert!(after_out.contains("BANNED 0000f0f0"));
+    assert_eq!(irq_lists(after_out)[&x], "0-31", "{}", g.describe("after"));
+    g.ok("irqbalance-alive");
+    let listed = g.ok("journals");
+    assert!(listed.contains("listed"));
+    assert!(!listed.contains(".journal"), "{listed}");
+}

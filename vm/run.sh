@@ -39,6 +39,29 @@ sed -n 's/^#@ helper //p' "$scen" | while read -r hname hflags; do
   gcc -static $hflags "$REPO_DIR/tests/helpers/$hname.c" -o "$root/bin/$hname" ||
     { echo "vm/run: gcc could not build helper $hname (apt-get install gcc libgomp1)" >&2; exit 2; }
 done
+# "#@ debs SUITE PROGRAM PKG...": PROGRAM (an absolute path) from Debian
+# SUITE's packages PKG... (the program's and its libraries'), fetched once
+# into $PINRUN_VM_CACHE/debs-SUITE through setup.sh's private apt state;
+# the program, the libraries its own ld.so lists and that ld.so go into
+# the guest (/lib64 -> usr/lib64).
+sed -n 's/^#@ debs //p' "$scen" | while read -r dsuite dprog dpkgs; do
+  D=$PINRUN_VM_CACHE/debs-$dsuite; A=$PINRUN_VM_CACHE/apt-$dsuite
+  O="-o Dir::Etc::SourceList=$A/sources.list -o Dir::Etc::SourceParts=/dev/null -o Dir::State::Lists=$A/lists -o Dir::Cache=$A/cache -o Dir::State::status=/dev/null"
+  KERNEL_SUITE=$dsuite "$VM_DIR/setup.sh" > /dev/null   # the apt state
+  mkdir -p "$D/debs"
+  for p in $dpkgs; do
+    ls "$D/debs/${p}_"*.deb > /dev/null 2>&1 && continue
+    # shellcheck disable=SC2086  # the options are words
+    (cd "$D/debs" && { apt-get $O download "$p" || { apt-get $O update -qq && apt-get $O download "$p"; }; } >&2 2>/dev/null) ||
+      { echo "vm/run: cannot download $p from Debian $dsuite" >&2; exit 2; }
+  done
+  rm -rf "$D/x"; for f in "$D"/debs/*.deb; do dpkg-deb -x "$f" "$D/x"; done
+  ld=$D/x/usr/lib64/ld-linux-x86-64.so.2
+  mkdir -p "$root$(dirname "$dprog")" "$root/usr/lib64"
+  cp "$D/x$dprog" "$root$dprog"; cp "$ld" "$root/usr/lib64/"; ln -sfn usr/lib64 "$root/lib64"
+  "$ld" --library-path "$D/x/usr/lib/x86_64-linux-gnu" --list "$D/x$dprog" | awk '$2 == "=>" && $3 ~ /^\// {print $3}' |
+    while read -r l; do mkdir -p "$root$(dirname "${l#"$D"/x}")"; cp -L "$l" "$root${l#"$D"/x}"; done
+done
 chmod 644 "$root/lib.sh" "$root/scenario"
 printf 'root:x:0:0:root:/:/bin/sh\ntest:x:1000:1000:test:/tmp:/bin/sh\n' > "$root/etc/passwd"
 printf 'root:x:0:\ntest:x:1000:\n' > "$root/etc/group"

@@ -51,9 +51,6 @@ pub fn plan_for(
     let daemons = crate::system::steer::irqbalance(root);
     p.irqbalance = daemons.iter().map(|(pid, _)| *pid).collect();
     if req.sysroot.is_none() {
-        if let Some(b) = irqbalance_ban(root, &daemons, &p.cpus)? {
-            p.ban = Some(b);
-        }
         if let Err(e) = crate::system::steer::irq_writable() {
             return Err(Error::new(
                 ErrorCode::SteerNotPermitted,
@@ -64,6 +61,7 @@ pub fn plan_for(
             )
             .hint("steering IRQs needs root (CAP_SYS_ADMIN) and a writable /proc; run as root, or drop --steer-irqs"));
         }
+        p.ban = irqbalance_ban(root, &daemons, &p.cpus)?;
     }
     Ok(Some(p))
 }

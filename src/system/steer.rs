@@ -290,7 +290,11 @@ pub fn irqbalance_setup(socket: &std::path::Path) -> Result<crate::steer::Irqbal
 /// `IRQBALANCE_BANNED_CPUS` (a hex mask, deprecated) when set and not
 /// empty, else `IRQBALANCE_BANNED_CPULIST` when set (even empty), else
 /// `/sys/devices/system/cpu/isolated` ∪ `nohz_full`; from its environment
-/// (`/proc/PID/environ`, as it started). `None` when unreadable.
+/// (`/proc/PID/environ`, as it started). `None` when unreadable. An empty
+/// `IRQBALANCE_BANNED_CPULIST` bans no CPU in irqbalance after 1.9.5
+/// (commit 8929e4d) but means "unset" up to 1.9.5: read as the former, a
+/// guess that is wrong for those only makes a restore send the list instead of
+/// `NULL` (the same CPUs), never another ban.
 pub fn irqbalance_default_ban(root: &Root, pid: u32) -> Option<CpuSet> {
     let env = std::fs::read(root.path(&format!("/proc/{pid}/environ"))).ok()?;
     let var = |name: &str| {
@@ -309,4 +313,94 @@ pub fn irqbalance_default_ban(root: &Root, pid: u32) -> Option<CpuSet> {
             .unwrap_or_default()
     };
     Some(read("isolated").union(&read("nohz_full")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use std::os::unix::net::UnixListener;
+
+    /// A one-connection server that plays irqbalance's `sock_handle()`:
+    /// one `recvmsg()` with `SO_PASSCRED`, then `reply` and close; returns
+    /// what it received and the sender's uid from `SCM_CREDENTIALS`.
+    fn serve(
+        reply: Vec<u8>,
+    ) -> (
+        std::path::PathBuf,
+        std::thread::JoinHandle<(String, Option<u32>)>,
+    ) {
+        use nix::sys::socket::{ControlMessageOwned, MsgFlags, recvmsg, setsockopt, sockopt};
+        use std::os::fd::AsRawFd;
+        let dir = std::env::temp_dir().join(format!(
+            "pinrun-irqb-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("irqbalance1.sock");
+        let l = UnixListener::bind(&path).unwrap();
+        setsockopt(&l, sockopt::PassCred, &true).unwrap();
+        let h = std::thread::spawn(move || {
+            let (mut s, _) = l.accept().unwrap();
+            let mut buf = [0u8; 500];
+            let mut iov = [std::io::IoSliceMut::new(&mut buf)];
+            let mut cmsg = nix::cmsg_space!(nix::sys::socket::UnixCredentials);
+            let m =
+                recvmsg::<()>(s.as_raw_fd(), &mut iov, Some(&mut cmsg), MsgFlags::empty()).unwrap();
+            let uid = m.cmsgs().unwrap().find_map(|c| match c {
+                ControlMessageOwned::ScmCredentials(u) => Some(u.uid()),
+                _ => None,
+            });
+            let n = m.bytes;
+            let got = String::from_utf8_lossy(&buf[..n]).to_string();
+            let _ = s.write_all(&reply);
+            (got, uid)
+        });
+        (path, h)
+    }
+
+    #[test]
+    fn exchange_sends_one_message_with_credentials_and_reads_the_reply() {
+        let (path, h) = serve(b"SLEEP 10 BANNED 0000f0f0".to_vec());
+        let s = irqbalance_setup(&path).unwrap();
+        assert_eq!(s.banned.to_list(), "4-7,12-15");
+        let (got, uid) = h.join().unwrap();
+        assert_eq!(got, "setup");
+        assert_eq!(uid, Some(nix::unistd::getuid().as_raw()));
+        // A settings command: irqbalance closes without a reply.
+        let (path, h) = serve(Vec::new());
+        assert_eq!(
+            irqbalance_exchange(&path, "settings cpus 4-7,16").unwrap(),
+            ""
+        );
+        assert_eq!(h.join().unwrap().0, "settings cpus 4-7,16");
+    }
+
+    #[test]
+    fn exchange_bounds_hostile_replies() {
+        let (path, h) = serve(vec![b'A'; crate::steer::IRQBALANCE_MAX_REPLY + 4096]);
+        let e = irqbalance_exchange(&path, "setup").unwrap_err();
+        assert!(e.contains("more than"), "{e}");
+        let _ = h.join();
+        let (path, h) = serve(vec![0xff, 0xfe]);
+        assert_eq!(
+            irqbalance_exchange(&path, "setup").unwrap_err(),
+            "reply: not UTF-8"
+        );
+        let _ = h.join();
+        // Not listening: refused at connect, nothing else tried.
+        let e = irqbalance_exchange(
+            std::path::Path::new("/nonexistent/irqbalance1.sock"),
+            "setup",
+        )
+        .unwrap_err();
+        assert!(e.starts_with("connect: "), "{e}");
+        assert!(
+            irqbalance_exchange(&path, &"x".repeat(500))
+                .unwrap_err()
+                .contains("too long")
+        );
+    }
 }
