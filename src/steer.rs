@@ -422,6 +422,18 @@ mod tests {
         let bad = j.render().replace("\"0-1\"", "\"0-x\"");
         assert!(Journal::parse(&bad).unwrap_err().contains("IRQ 36"));
         assert!(Journal::parse(&" ".repeat(MAX_JOURNAL + 1)).is_err());
+        // irqbalance's ban: absent from the JSON when not changed (the
+        // journals of earlier pinruns parse), round-trips when present.
+        assert!(!j.render().contains("irqbalance"));
+        j.irqbalance = Some(JournalBan {
+            pid: 900,
+            original: "4-7".into(),
+            default: "4-7".into(),
+            written: "1,4-7".into(),
+        });
+        assert_eq!(Journal::parse(&j.render()).unwrap(), j);
+        let bad = j.render().replace("\"1,4-7\"", "\"1,x\"");
+        assert!(Journal::parse(&bad).unwrap_err().contains("irqbalance ban"));
     }
 
     #[test]

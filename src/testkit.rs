@@ -325,3 +325,52 @@ impl Machine {
         self.sys
     }
 }
+
+/// A one-connection stand-in for irqbalance's control socket, as
+/// `irqbalance.c` `sock_handle()` serves it: a unix stream socket
+/// `irqbalance1.sock` in a fresh directory below the temporary directory
+/// with `SO_PASSCRED`, one `recvmsg()` of at most 500 bytes (1.9.4's
+/// buffer), then `reply` and close. Returns the socket's path and a handle
+/// that yields what it received and the sender's uid from
+/// `SCM_CREDENTIALS` (`None` without them). Panics on any I/O error (test
+/// setup).
+pub fn irqbalance_server(
+    reply: Vec<u8>,
+) -> (
+    std::path::PathBuf,
+    std::thread::JoinHandle<(String, Option<u32>)>,
+) {
+    use nix::sys::socket::{ControlMessageOwned, MsgFlags, recvmsg, setsockopt, sockopt};
+    use std::io::Write;
+    use std::os::fd::AsRawFd;
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "pinrun-irqb-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    let path = dir.join("irqbalance1.sock");
+    let l = std::os::unix::net::UnixListener::bind(&path).expect("bind");
+    setsockopt(&l, sockopt::PassCred, &true).expect("SO_PASSCRED");
+    let h = std::thread::spawn(move || {
+        let (mut s, _) = l.accept().expect("accept");
+        let mut buf = [0u8; 500];
+        let mut iov = [std::io::IoSliceMut::new(&mut buf)];
+        let mut cmsg = nix::cmsg_space!(nix::sys::socket::UnixCredentials);
+        let m = recvmsg::<()>(s.as_raw_fd(), &mut iov, Some(&mut cmsg), MsgFlags::empty())
+            .expect("recvmsg");
+        let uid = m.cmsgs().expect("cmsgs").find_map(|c| match c {
+            ControlMessageOwned::ScmCredentials(u) => Some(u.uid()),
+            _ => None,
+        });
+        let n = m.bytes;
+        let got = String::from_utf8_lossy(&buf[..n]).to_string();
+        let _ = s.write_all(&reply);
+        let _ = std::fs::remove_dir_all(dir);
+        (got, uid)
+    });
+    (path, h)
+}

@@ -372,3 +372,109 @@ pub fn undo_own(dir: &StateDir) {
         let _ = undo_ended(dir, Some(&journal_name(pid, start)));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testkit::{cpus, irqbalance_server};
+
+    /// A root with `/proc/<pid>/environ` holding `env` (NUL-separated) and
+    /// the isolated/nohz_full files.
+    fn root_with(pid: u32, env: &str, isolated: &str) -> (Root, std::path::PathBuf) {
+        let d = std::env::temp_dir().join(format!("pinrun-irqb-root-{}-{pid}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(d.join(format!("proc/{pid}"))).unwrap();
+        std::fs::create_dir_all(d.join("sys/devices/system/cpu")).unwrap();
+        std::fs::write(
+            d.join(format!("proc/{pid}/environ")),
+            env.replace(' ', "\0"),
+        )
+        .unwrap();
+        std::fs::write(
+            d.join("sys/devices/system/cpu/isolated"),
+            format!("{isolated}\n"),
+        )
+        .unwrap();
+        std::fs::write(d.join("sys/devices/system/cpu/nohz_full"), "\n").unwrap();
+        (Root::new(&d), d)
+    }
+
+    #[test]
+    fn irqbalance_ban_is_its_ban_plus_the_claimed_cpus() {
+        let (root, d) = root_with(7, "PATH=/bin ", "4-7");
+        let (sock, h) = irqbalance_server(b"SLEEP 10 BANNED 000000f0".to_vec());
+        let b = irqbalance_ban(&root, &[(7, Some(sock.clone()))], &cpus("16-17"))
+            .unwrap()
+            .unwrap();
+        assert_eq!(h.join().unwrap().0, "setup");
+        assert_eq!(
+            (b.now.to_list(), b.to.to_list()),
+            ("4-7".into(), "4-7,16-17".into())
+        );
+        assert_eq!(b.default, cpus("4-7"));
+        assert_eq!(b.sleep, 10);
+        assert_eq!(
+            crate::steer::ban_command(&b.to, &b.default).unwrap(),
+            "settings cpus 4-7,16-17"
+        );
+        // IRQBALANCE_BANNED_CPULIST overrides isolcpus; the hex
+        // IRQBALANCE_BANNED_CPUS overrides both (cputree.c
+        // setup_banned_cpus()).
+        let (root, _) = root_with(8, "IRQBALANCE_BANNED_CPULIST=1-2 ", "4-7");
+        assert_eq!(
+            crate::system::steer::irqbalance_default_ban(&root, 8),
+            Some(cpus("1-2"))
+        );
+        let (root, _) = root_with(
+            9,
+            "IRQBALANCE_BANNED_CPULIST=1-2 IRQBALANCE_BANNED_CPUS=0c ",
+            "4-7",
+        );
+        assert_eq!(
+            crate::system::steer::irqbalance_default_ban(&root, 9),
+            Some(cpus("2-3"))
+        );
+        let _ = std::fs::remove_dir_all(d);
+    }
+
+    #[test]
+    fn irqbalance_refusals_name_the_daemon_and_change_nothing() {
+        let (root, _) = root_with(11, "", "");
+        let e = irqbalance_ban(&root, &[(11, None)], &cpus("3")).unwrap_err();
+        assert_eq!(e.code, ErrorCode::IrqbalanceRuns);
+        assert!(
+            e.message.contains("pid 11") && e.message.contains("/run/irqbalance/irqbalance11.sock"),
+            "{}",
+            e.message
+        );
+        assert!(
+            e.hint
+                .as_deref()
+                .unwrap()
+                .contains("IRQBALANCE_BANNED_CPULIST=3")
+        );
+        let e = irqbalance_ban(&root, &[(11, None), (12, None)], &cpus("3")).unwrap_err();
+        assert_eq!(e.code, ErrorCode::IrqbalanceRuns);
+        assert!(e.message.contains("pids 11, 12"), "{}", e.message);
+        // Not root: irqbalance closes without a reply.
+        let (sock, h) = irqbalance_server(Vec::new());
+        let e = irqbalance_ban(&root, &[(11, Some(sock))], &cpus("3")).unwrap_err();
+        let _ = h.join();
+        assert_eq!(e.code, ErrorCode::IrqbalanceSocket);
+        assert!(
+            e.message.contains("no SLEEP") && e.message.contains("nothing was changed"),
+            "{}",
+            e.message
+        );
+        // Gone: nobody answers at the path.
+        let e = irqbalance_ban(
+            &root,
+            &[(11, Some("/nonexistent/x.sock".into()))],
+            &cpus("3"),
+        )
+        .unwrap_err();
+        assert_eq!(e.code, ErrorCode::IrqbalanceSocket);
+        assert!(e.message.contains("connect: "), "{}", e.message);
+        assert!(irqbalance_ban(&root, &[], &cpus("3")).unwrap().is_none());
+    }
+}

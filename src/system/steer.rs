@@ -318,47 +318,14 @@ pub fn irqbalance_default_ban(root: &Root, pid: u32) -> Option<CpuSet> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::Write;
-    use std::os::unix::net::UnixListener;
 
-    /// A one-connection server that plays irqbalance's `sock_handle()`:
-    /// one `recvmsg()` with `SO_PASSCRED`, then `reply` and close; returns
-    /// what it received and the sender's uid from `SCM_CREDENTIALS`.
     fn serve(
         reply: Vec<u8>,
     ) -> (
         std::path::PathBuf,
         std::thread::JoinHandle<(String, Option<u32>)>,
     ) {
-        use nix::sys::socket::{ControlMessageOwned, MsgFlags, recvmsg, setsockopt, sockopt};
-        use std::os::fd::AsRawFd;
-        let dir = std::env::temp_dir().join(format!(
-            "pinrun-irqb-{}-{:?}",
-            std::process::id(),
-            std::thread::current().id()
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("irqbalance1.sock");
-        let l = UnixListener::bind(&path).unwrap();
-        setsockopt(&l, sockopt::PassCred, &true).unwrap();
-        let h = std::thread::spawn(move || {
-            let (mut s, _) = l.accept().unwrap();
-            let mut buf = [0u8; 500];
-            let mut iov = [std::io::IoSliceMut::new(&mut buf)];
-            let mut cmsg = nix::cmsg_space!(nix::sys::socket::UnixCredentials);
-            let m =
-                recvmsg::<()>(s.as_raw_fd(), &mut iov, Some(&mut cmsg), MsgFlags::empty()).unwrap();
-            let uid = m.cmsgs().unwrap().find_map(|c| match c {
-                ControlMessageOwned::ScmCredentials(u) => Some(u.uid()),
-                _ => None,
-            });
-            let n = m.bytes;
-            let got = String::from_utf8_lossy(&buf[..n]).to_string();
-            let _ = s.write_all(&reply);
-            (got, uid)
-        });
-        (path, h)
+        crate::testkit::irqbalance_server(reply)
     }
 
     #[test]
