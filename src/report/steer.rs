@@ -91,6 +91,14 @@ pub fn text(plan: &Plan) -> String {
             u.why
         );
     }
+    if p.ban.is_none() {
+        for pid in &p.irqbalance {
+            let _ = writeln!(
+                s,
+                "irqs:    irqbalance runs (pid {pid}): a launch bans the CPUs through its control socket, and refuses without one (it would move the IRQs back)"
+            );
+        }
+    }
     if let Some(b) = &p.ban {
         let _ = writeln!(
             s,
@@ -122,4 +130,47 @@ pub fn text(plan: &Plan) -> String {
         );
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::steer::{BanPlan, SteerPlan};
+    use crate::testkit::cpus;
+
+    /// The dry run names the exact command the launch sends.
+    #[test]
+    fn dry_run_shows_the_irqbalance_command() {
+        let sys = crate::testkit::Machine::new(1, 4, 1).build();
+        let mut plan =
+            crate::plan::plan(&sys, &crate::testkit::request(&["--cpus", "1", "--", "x"])).unwrap();
+        plan.steer = Some(SteerPlan {
+            cpus: cpus("16-17"),
+            irqbalance: vec![368],
+            ban: Some(BanPlan {
+                pid: 368,
+                socket: "/run/irqbalance/irqbalance368.sock".into(),
+                now: cpus("4-7,12-15"),
+                default: cpus("4-7,12-15"),
+                to: cpus("4-7,12-17"),
+                sleep: 10,
+            }),
+            ..Default::default()
+        });
+        let t = text(&plan);
+        assert!(
+            t.contains("irqs:    irqbalance (pid 368): ban 4-7,12-17 (now 4-7,12-15): send \"settings cpus 4-7,12-17\" to /run/irqbalance/irqbalance368.sock first"),
+            "{t}"
+        );
+        let mut v = serde_json::json!({});
+        add_json(&mut v, &plan);
+        assert_eq!(
+            v["steer_irqs"]["irqbalance_ban"]["command"],
+            "settings cpus 4-7,12-17"
+        );
+        assert_eq!(v["steer_irqs"]["irqbalance_ban"]["pid"], 368);
+        // A dump with irqbalance in it: what a launch would do.
+        plan.steer.as_mut().unwrap().ban = None;
+        assert!(text(&plan).contains("irqbalance runs (pid 368): a launch bans"));
+    }
 }
