@@ -588,7 +588,9 @@ interval, 10 s by default). When the claim ends the ban goes back to the
 original plus the CPUs other live steering launches still hold
 .RB ( "settings cpus NULL"
 when that is what irqbalance bans on its own, so it follows isolcpus again);
-a ban someone else changed in between is left alone and reported. A socket
+a ban someone else changed in between is left alone and reported, and an
+irqbalance that has ended (or restarted: it starts from its configuration)
+needs no restore. A socket
 that does not answer in 3 s, answers what irqbalance never says, or a ban
 that does not show up in time refuses the launch with nothing changed
 (irqbalance\-socket, exit 125; a ban already sent is put back). irqbalance

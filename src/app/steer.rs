@@ -105,7 +105,9 @@ pub fn irqbalance_ban(
                 "--steer-irqs: irqbalance runs (pid {pid}) without its control socket /run/irqbalance/irqbalance{pid}.sock (irqbalance before 1.5.0, built without its UI, or /run/irqbalance not writable) and would move the IRQs back onto {cpus}; pinrun does not fight it, nothing was changed"
             ),
         )
-        .hint(ban_hint));
+        .hint(format!(
+            "start irqbalance with /run/irqbalance present (its unit's RuntimeDirectory=irqbalance) so it has its control socket; or {ban_hint}"
+        )));
     };
     let refused = |why: String| {
         Error::new(

@@ -491,15 +491,26 @@ fn rollback(dir: &StateDir, name: &str, j: &Journal, written: &[(u32, CpuSet)], 
 }
 
 /// Ends journal `j`'s irqbalance ban composed with the live `others`
-/// ([`undo_ban`]): reads the daemon's ban, sends the restore and waits
+/// ([`undo_ban`]): when the daemon still runs (below `root`) with its
+/// socket, reads its ban, sends the restore and waits
 /// for it. `Ok(None)`: nothing journaled; `Ok(Some(line))`: what to say
 /// (empty when simply restored); `Err(line)`: the restore failed.
-fn restore_ban(j: &Journal, others: &mut [Journal]) -> std::result::Result<Option<String>, String> {
+fn restore_ban(
+    root: &Root,
+    j: &Journal,
+    others: &mut [Journal],
+) -> std::result::Result<Option<String>, String> {
     let Some(b) = &j.irqbalance else {
         return Ok(None);
     };
     let sock = ban_socket(b.pid);
-    let alive = std::path::Path::new(&format!("/proc/{}", b.pid)).exists();
+    // The daemon still runs with its socket: PID `pid` is an irqbalance
+    // (not a reused PID) and the socket file is there. Otherwise it ended
+    // (a restarted irqbalance starts from its configuration): nothing to
+    // restore.
+    let alive = crate::system::steer::irqbalance(root)
+        .iter()
+        .any(|(p, s)| *p == b.pid && s.is_some());
     let now = match alive.then(|| irqbalance_setup(&sock)) {
         None => {
             return Ok(Some(format!(
@@ -616,7 +627,7 @@ pub fn finish(
         ));
     }
     let mut updated = u.others.clone();
-    match restore_ban(j, &mut updated) {
+    match restore_ban(root, j, &mut updated) {
         Ok(Some(l)) if !l.is_empty() => lines.push(l),
         Ok(_) => {}
         Err(l) => {
