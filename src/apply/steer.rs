@@ -30,7 +30,7 @@ const PROC_IRQ: &str = "/proc/irq";
 
 /// A test build's crash hook: with `PINRUN_TEST_CRASH_AT=STEP` the process
 /// kills itself with SIGKILL at `STEP` (`journal`: journal synced, nothing
-/// written; `irq`: after the first IRQ write; `default`: after
+/// written; `ban`: irqbalance's ban sent and seen, no IRQ written; `irq`: after the first IRQ write; `default`: after
 /// `default_smp_affinity`; `steered`: every write done). Release builds
 /// ignore it.
 pub fn crash_point(step: &str) {
