@@ -18,8 +18,10 @@ use std::path::Path;
 /// The steering plan of `req` (`None` without `--steer-irqs`): every IRQ
 /// of `/proc/irq` below `root` on the claimed CPUs of `plan`, the
 /// housekeeping CPUs not claimed by `claims`. On the live machine (dry
-/// run and launch alike) it refuses while irqbalance runs, and when
-/// `/proc/irq` is not writable.
+/// run and launch alike) it asks the kernel, for each IRQ on a claimed
+/// CPU whose kind debugfs did not tell, whether it keeps it (a test
+/// write that changes nothing, [`crate::system::steer::test_write`]), and
+/// refuses while irqbalance runs, and when `/proc/irq` is not writable.
 pub fn plan_for(
     root: &Root,
     sys: &SystemState,
@@ -42,7 +44,19 @@ pub fn plan_for(
         &claims.cpus(),
         &chosen,
     );
-    let (irqs, default) = crate::system::steer::read_irqs(root);
+    let (mut irqs, default) = crate::system::steer::read_irqs(root);
+    if req.sysroot.is_none() {
+        // Without debugfs, the live kernel says which IRQs it keeps: a
+        // test write that changes nothing (the dry run predicts the launch).
+        let ask: std::collections::BTreeSet<u32> = crate::plan::steer::to_ask(&irqs, &chosen)
+            .into_iter()
+            .collect();
+        for irq in irqs.iter_mut().filter(|i| ask.contains(&i.number)) {
+            irq.kernel_keeps =
+                crate::steer::kernel_keeps(crate::system::steer::test_write(irq.number));
+            irq.chip = crate::system::steer::chip_name(root, irq.number);
+        }
+    }
     let mut p =
         crate::plan::steer::plan(&irqs, default.as_ref(), &sys.online, &chosen, &hk, &|n| {
             sys.nodes.get(&n).map(|node| node.cpus.clone())
