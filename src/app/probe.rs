@@ -24,7 +24,8 @@ fn watchdog_cpus(p: &Planned, probed: &crate::cpuset::CpuSet) -> Option<crate::c
     (!cpus.is_empty()).then_some(cpus)
 }
 
-/// Refuses an unsafe probe, then probes the planned CPUs.
+/// Refuses an unsafe probe, then probes the planned CPUs (device IRQs
+/// marked kernel-managed as `--steer-irqs`' plan found them).
 fn measure(root: &Root, p: &Planned, pr: &ProbeRequest) -> Result<ProbeRun, Error> {
     let probed = crate::plan::probe::probed_cpus(&p.sys, &p.plan);
     crate::plan::probe::refuse_unsafe(&p.sys, &p.plan, pr)?;
@@ -37,6 +38,14 @@ fn measure(root: &Root, p: &Planned, pr: &ProbeRequest) -> Result<ProbeRun, Erro
         watchdog_cpus(p, &probed).as_ref(),
     )?;
     run.rt_throttle = crate::plan::probe::rt_throttle(&p.sys, &p.plan, pr);
+    // Under --steer-irqs the probe runs after the steering: an IRQ still
+    // firing on a claimed CPU is named kernel-managed when the plan found
+    // it so.
+    if let Some(sp) = &p.plan.steer {
+        for sources in run.sources.values_mut() {
+            crate::noise::mark_managed(sources, |irq| crate::plan::steer::managed(sp, irq));
+        }
+    }
     Ok(run)
 }
 

@@ -175,6 +175,7 @@ mod tests {
                     irq: 24,
                     name: "nvme0q1".into(),
                     count: 3,
+                    managed: None,
                 }],
             )]
             .into_iter()
