@@ -470,6 +470,12 @@ pub enum Source {
         /// known.
         #[serde(skip_serializing_if = "Option::is_none")]
         managed: Option<bool>,
+        /// Steered off this CPU but still delivered here until its next
+        /// interrupt (the launch read back its effective affinity on a
+        /// claimed CPU: x86 moves an MSI IRQ without interrupt remapping
+        /// when it next fires, `irq_move_masked_irq()`); absent when false.
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        pending: bool,
     },
     /// A per-CPU interrupt: the local timer (`LOC`), an IPI (`RES`, `CAL`,
     /// `TLB`, `IWI`), …
@@ -528,7 +534,15 @@ impl Source {
                 name,
                 count,
                 managed: Some(true),
+                ..
             } => format!("IRQ {irq} ({name}, kernel-managed) ×{count}"),
+            Source::Irq {
+                irq,
+                name,
+                count,
+                pending: true,
+                ..
+            } => format!("IRQ {irq} ({name}, steered, move pending) ×{count}"),
             Source::Irq {
                 irq, name, count, ..
             } => format!("IRQ {irq} ({name}) ×{count}"),
@@ -601,6 +615,19 @@ pub fn mark_managed(sources: &mut [Source], managed: impl Fn(u32) -> Option<bool
     }
 }
 
+/// Marks each device IRQ of `sources` whose number is in `pending` (the
+/// IRQs a steering launch left with a pending move) as such.
+pub fn mark_pending(sources: &mut [Source], pending: &[u32]) {
+    for s in sources {
+        if let Source::Irq {
+            irq, pending: p, ..
+        } = s
+        {
+            *p = pending.contains(irq);
+        }
+    }
+}
+
 /// What disturbed `cpu` between two snapshots: device IRQs, per-CPU
 /// interrupts, softirqs (each with its count) and the tasks other than
 /// `own_pid`'s (the probe's threads) that ran on it (by their last CPU
@@ -644,6 +671,7 @@ pub fn attribute(before: &Snapshot, after: &Snapshot, cpu: u32, own_pid: u32) ->
                 name: irq_name(&desc),
                 count,
                 managed: None,
+                pending: false,
             }),
             Err(_) => percpu.push(Source::Interrupt {
                 label,
@@ -779,6 +807,7 @@ mod tests {
             name: name.into(),
             count: 7,
             managed: None,
+            pending: false,
         };
         let mut s = vec![irq(42, "nvme0q10"), irq(32, "nvme0q0"), irq(9, "acpi")];
         mark_managed(&mut s, |n| match n {
@@ -799,6 +828,12 @@ mod tests {
         assert_eq!(json[0]["managed"], true);
         assert_eq!(json[1]["managed"], false);
         assert!(json[2].get("managed").is_none());
+        assert!(json[1].get("pending").is_none());
+        // nvme0q0, steered off while its effective affinity was still on
+        // the CPU: its one last interrupt there is named so.
+        mark_pending(&mut s, &[32]);
+        assert_eq!(s[1].words(), "IRQ 32 (nvme0q0, steered, move pending) ×7");
+        assert_eq!(serde_json::to_value(&s[1]).unwrap()["pending"], true);
     }
 
     #[test]
@@ -972,6 +1007,7 @@ mod tests {
                     name: "nvme0q1".into(),
                     count: 12,
                     managed: None,
+                    pending: false,
                 },
                 Source::Interrupt {
                     label: "LOC".into(),

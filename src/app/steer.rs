@@ -240,8 +240,15 @@ pub fn helper_error(e: &std::io::Error) -> Error {
 /// Steers the IRQs of `p` for this launch in the locked `dir` (after the
 /// claim record; [`plan_for`] refused irqbalance and an unwritable
 /// `/proc/irq`; the helper with [`undo_duty`] is already running).
-/// Returns what to print once the lock is released.
-pub fn launch(dir: &StateDir, p: &SteerPlan, sys: &SystemState, quiet: bool) -> Result<String> {
+/// Returns what to print once the lock is released, and the IRQs whose
+/// effective affinity is still on a claimed CPU (the move is pending until
+/// their next interrupt; `--probe` names them).
+pub fn launch(
+    dir: &StateDir,
+    p: &SteerPlan,
+    sys: &SystemState,
+    quiet: bool,
+) -> Result<(String, Vec<u32>)> {
     let (pid, start, _, _) = identity()?;
     let root = Root::new("/");
     let (irqs, _) = crate::system::steer::read_irqs(&root);
@@ -254,8 +261,9 @@ pub fn launch(dir: &StateDir, p: &SteerPlan, sys: &SystemState, quiet: bool) -> 
         (pid, start),
     )?;
     let mut s = String::new();
+    let pending_irqs: Vec<u32> = out.moved.iter().filter(|m| m.3).map(|m| m.0).collect();
     if quiet {
-        return Ok(s);
+        return Ok((s, pending_irqs));
     }
     let _ = writeln!(
         s,
@@ -264,12 +272,7 @@ pub fn launch(dir: &StateDir, p: &SteerPlan, sys: &SystemState, quiet: bool) -> 
         crate::words::cpus_phrase(&p.cpus),
         dir.path().join(&out.journal).display()
     );
-    let pending: Vec<String> = out
-        .moved
-        .iter()
-        .filter(|m| m.3)
-        .map(|m| m.0.to_string())
-        .collect();
+    let pending: Vec<String> = pending_irqs.iter().map(u32::to_string).collect();
     if !pending.is_empty() {
         let _ = writeln!(
             s,
@@ -305,7 +308,7 @@ pub fn launch(dir: &StateDir, p: &SteerPlan, sys: &SystemState, quiet: bool) -> 
             t.join(", ")
         );
     }
-    Ok(s)
+    Ok((s, pending_irqs))
 }
 
 /// Undoes this launch's own steering in the locked `dir` (an apply step

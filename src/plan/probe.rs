@@ -213,6 +213,7 @@ mod tests {
                 name: "nvme0q1".into(),
                 count: 12,
                 managed: None,
+                pending: false,
             }],
         );
         let e = gate(&cpus, &sources, 20_000, None, None).unwrap_err();
@@ -262,6 +263,7 @@ mod tests {
             name: "virtio0".into(),
             count: 21,
             managed: None,
+            pending: false,
         };
         let sources = BTreeMap::from([(2, vec![task, irq.clone()])]);
         let e = gate(&cpus, &sources, 1_000_000, None, None).unwrap_err();

@@ -176,6 +176,7 @@ mod tests {
                     name: "nvme0q1".into(),
                     count: 3,
                     managed: None,
+                    pending: false,
                 }],
             )]
             .into_iter()
