@@ -1491,6 +1491,21 @@ fn vm_steer_irqs_nvme_managed_queues_stay_msi_moves() {
         "nvme0q0 effective {}",
         effective[&q0]
     );
+    // Every moved IRQ is delivered inside what was written, unless its
+    // move is still pending (it has not fired since).
+    for (n, m) in &moves {
+        let to: Vec<u32> = nums(&m["to"]).iter().map(|&c| c as u32).collect();
+        let outside: Vec<u32> = parse(&effective[n])
+            .to_vec()
+            .into_iter()
+            .filter(|c| !to.contains(c))
+            .collect();
+        assert!(
+            outside.is_empty() || pending.contains(&n.parse().unwrap()),
+            "IRQ {n}: effective {} outside {to:?} after the I/O",
+            effective[n]
+        );
+    }
     // Back after the command.
     assert_eq!(irq_lists(g.ok("after")), before, "{}", g.describe("after"));
     // --probe after the steering.
