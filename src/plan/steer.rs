@@ -171,12 +171,12 @@ pub fn plan(
             let msi = irq.chip.as_deref().is_some_and(|c| c.contains("MSI"));
             p.unmovable.push(if msi {
                 stays(
-                    "kernel-managed (the kernel refused a test write with EIO: write_irq_affinity(), irq_can_set_affinity_usr(); an MSI IRQ it does not manage is movable); isolcpus=managed_irq keeps such IRQs off isolated CPUs",
+                    "kernel-managed (the kernel refused a test write with EIO, EPERM on some kernels: write_irq_affinity(), irq_can_set_affinity_usr(); an MSI IRQ it does not manage is movable); isolcpus=managed_irq keeps such IRQs off isolated CPUs",
                     Some(true),
                 )
             } else {
                 stays(
-                    "the kernel keeps it (it refused a test write with EIO: write_irq_affinity(), irq_can_set_affinity_usr(): per-CPU, not balanceable or kernel-managed)",
+                    "the kernel keeps it (it refused a test write with EIO, EPERM on some kernels: write_irq_affinity(), irq_can_set_affinity_usr(): per-CPU, not balanceable or kernel-managed)",
                     None,
                 )
             });
