@@ -528,7 +528,16 @@ overrides them.
 .I /proc/irq/default_smp_affinity
 loses the claimed CPUs too. Kernel-managed IRQs (debugfs
 IRQD_AFFINITY_MANAGED) are listed and never written: the kernel keeps them
-(isolcpus=managed_irq is their switch).
+(isolcpus=managed_irq is their switch). Without debugfs (most distribution
+kernels), pinrun asks the kernel about each IRQ on a claimed CPU, in the
+dry run too: it writes "x", not a cpulist, to its
+.IR smp_affinity_list ,
+which changes nothing; write_irq_affinity() (kernel/irq/proc.c) refuses it
+with EIO (EPERM on some kernels) before parsing when
+irq_can_set_affinity_usr() is false, and with the parser's EINVAL
+otherwise. Refused: the IRQ is listed as unmovable, "kernel-managed" for an
+MSI IRQ (an NVMe or virtio queue), "the kernel keeps it" for another (the
+timer); parsed: it is a move known not to be managed.
 .PP
 A
 .I /proc/irq
@@ -605,8 +614,16 @@ command's life.
 .B "\-\-dry\-run \-\-json"
 lists the plan under "steer_irqs": {"cpus", "housekeeping", "move": [{"irq",
 "name", "from", "to", "housekeeping", "managed": false|null}], "unmovable": [{"irq", "name", "cpus",
-"why"}], "irqbalance": [PID], "irqbalance_ban": {"pid", "socket", "now",
-"default", "to", "command"}|null, "default_smp_affinity"}.
+"why", "managed": true|false|null}], "irqbalance": [PID], "irqbalance_ban":
+{"pid", "socket", "now", "default", "to", "command"}|null,
+"default_smp_affinity"}.
+With
+.BR \-\-probe ,
+the probe runs after the steering: a device IRQ it still sees on a claimed
+CPU is a kernel-managed one (named "kernel-managed", JSON "managed": true:
+a queue of that CPU fires for I/O submitted there) or a move still pending
+(named "steered, move pending", JSON "pending": true: its one last
+interrupt on the old CPU).
 .SH CHECKS
 Before exec, pinrun checks what will still disturb the chosen CPUs. Each
 finding has a stable code, a severity, the CPUs (nodes, IRQs) concerned, a

@@ -463,6 +463,19 @@ pub enum Source {
         name: String,
         /// Interrupts on the CPU during the probe.
         count: u64,
+        /// Kernel-managed, as `--steer-irqs` found it (its plan's
+        /// unmovable IRQs, [`mark_managed`]): `true` for a managed queue
+        /// IRQ the kernel keeps on its CPU, `false` for one steering moved
+        /// or could not move for another reason; absent (`None`) when not
+        /// known.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        managed: Option<bool>,
+        /// Steered off this CPU but still delivered here until its next
+        /// interrupt (the launch read back its effective affinity on a
+        /// claimed CPU: x86 moves an MSI IRQ without interrupt remapping
+        /// when it next fires, `irq_move_masked_irq()`); absent when false.
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        pending: bool,
     },
     /// A per-CPU interrupt: the local timer (`LOC`), an IPI (`RES`, `CAL`,
     /// `TLB`, `IWI`), …
@@ -516,7 +529,23 @@ impl Source {
     /// interrupts) ×1000`, `softirq TIMER ×1000`, `task stress (pid 42) 310ms`.
     pub fn words(&self) -> String {
         match self {
-            Source::Irq { irq, name, count } => format!("IRQ {irq} ({name}) ×{count}"),
+            Source::Irq {
+                irq,
+                name,
+                count,
+                managed: Some(true),
+                ..
+            } => format!("IRQ {irq} ({name}, kernel-managed) ×{count}"),
+            Source::Irq {
+                irq,
+                name,
+                count,
+                pending: true,
+                ..
+            } => format!("IRQ {irq} ({name}, steered, move pending) ×{count}"),
+            Source::Irq {
+                irq, name, count, ..
+            } => format!("IRQ {irq} ({name}) ×{count}"),
             Source::Interrupt { label, name, count } => format!("{label} ({name}) ×{count}"),
             Source::Softirq { name, count } => format!("softirq {name} ×{count}"),
             Source::Steal { ns } => format!(
@@ -571,6 +600,34 @@ fn irq_name(desc: &str) -> String {
     desc.split_whitespace().last().unwrap_or("").to_string()
 }
 
+/// Marks each device IRQ of `sources` with what `managed` says of it
+/// (`--steer-irqs`' plan: [`crate::plan::steer::managed`]); an IRQ it does
+/// not know keeps its mark.
+pub fn mark_managed(sources: &mut [Source], managed: impl Fn(u32) -> Option<bool>) {
+    for s in sources {
+        if let Source::Irq {
+            irq, managed: m, ..
+        } = s
+            && let Some(known) = managed(*irq)
+        {
+            *m = Some(known);
+        }
+    }
+}
+
+/// Marks each device IRQ of `sources` whose number is in `pending` (the
+/// IRQs a steering launch left with a pending move) as such.
+pub fn mark_pending(sources: &mut [Source], pending: &[u32]) {
+    for s in sources {
+        if let Source::Irq {
+            irq, pending: p, ..
+        } = s
+        {
+            *p = pending.contains(irq);
+        }
+    }
+}
+
 /// What disturbed `cpu` between two snapshots: device IRQs, per-CPU
 /// interrupts, softirqs (each with its count) and the tasks other than
 /// `own_pid`'s (the probe's threads) that ran on it (by their last CPU
@@ -613,6 +670,8 @@ pub fn attribute(before: &Snapshot, after: &Snapshot, cpu: u32, own_pid: u32) ->
                 irq,
                 name: irq_name(&desc),
                 count,
+                managed: None,
+                pending: false,
             }),
             Err(_) => percpu.push(Source::Interrupt {
                 label,
@@ -739,6 +798,44 @@ mod tests {
 
     /// Every value maps into a bucket whose bounds hold it, and buckets
     /// are contiguous and ordered.
+    /// `--steer-irqs`' plan marks the IRQs it knows: managed queue IRQs
+    /// are named so, moved ones are marked unmanaged, others untouched.
+    #[test]
+    fn steering_marks_managed_irqs() {
+        let irq = |n: u32, name: &str| Source::Irq {
+            irq: n,
+            name: name.into(),
+            count: 7,
+            managed: None,
+            pending: false,
+        };
+        let mut s = vec![irq(42, "nvme0q10"), irq(32, "nvme0q0"), irq(9, "acpi")];
+        mark_managed(&mut s, |n| match n {
+            42 => Some(true),
+            32 => Some(false),
+            _ => None,
+        });
+        let words: Vec<String> = s.iter().map(Source::words).collect();
+        assert_eq!(
+            words,
+            [
+                "IRQ 42 (nvme0q10, kernel-managed) ×7",
+                "IRQ 32 (nvme0q0) ×7",
+                "IRQ 9 (acpi) ×7"
+            ]
+        );
+        let json = serde_json::to_value(&s).unwrap();
+        assert_eq!(json[0]["managed"], true);
+        assert_eq!(json[1]["managed"], false);
+        assert!(json[2].get("managed").is_none());
+        assert!(json[1].get("pending").is_none());
+        // nvme0q0, steered off while its effective affinity was still on
+        // the CPU: its one last interrupt there is named so.
+        mark_pending(&mut s, &[32]);
+        assert_eq!(s[1].words(), "IRQ 32 (nvme0q0, steered, move pending) ×7");
+        assert_eq!(serde_json::to_value(&s[1]).unwrap()["pending"], true);
+    }
+
     #[test]
     fn histogram_buckets_hold_their_values() {
         for v in (0..5000u64).chain([1 << 20, (1 << 20) + 12345, u64::MAX / 3, u64::MAX]) {
@@ -908,7 +1005,9 @@ mod tests {
                 Source::Irq {
                     irq: 24,
                     name: "nvme0q1".into(),
-                    count: 12
+                    count: 12,
+                    managed: None,
+                    pending: false,
                 },
                 Source::Interrupt {
                     label: "LOC".into(),

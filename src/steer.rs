@@ -307,6 +307,29 @@ pub fn classify(stage: Stage, errno: Errno) -> Disposition {
     }
 }
 
+/// What pinrun writes to `/proc/irq/N/smp_affinity_list` to ask the
+/// kernel whether it keeps IRQ `N` where it is, when debugfs does not say:
+/// not a cpulist, so nothing is ever applied. `write_irq_affinity()`
+/// (`kernel/irq/proc.c`) returns EIO before it parses anything when
+/// `irq_can_set_affinity_usr()` is false (kernel-managed, per-CPU or not
+/// balanceable), and otherwise the parser's EINVAL
+/// (`cpumask_parselist_user()`); never an empty text, which the kernel
+/// takes as "reset to the default affinity" (`irq_select_affinity_usr()`).
+pub const TEST_WRITE: &str = "x";
+
+/// The kernel's answer to [`TEST_WRITE`]: `Some(true)` when it keeps the
+/// IRQ (EIO; EPERM on some kernels, as [`classify`] at write), `Some(false)`
+/// when it parsed the text (EINVAL: the IRQ's affinity can be set),
+/// `None` for anything else (not asked, not permitted, a write that
+/// succeeded).
+pub fn kernel_keeps(answer: Result<(), Errno>) -> Option<bool> {
+    match answer {
+        Err(Errno::EIO | Errno::EPERM) => Some(true),
+        Err(Errno::EINVAL) => Some(false),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -377,6 +400,22 @@ mod tests {
                 .unwrap_err()
                 .contains("499")
         );
+    }
+
+    /// `write_irq_affinity()`: EIO for an IRQ the kernel keeps (the
+    /// guest's nvme0q9, the timer IRQ 0), EINVAL from the parser for a
+    /// movable one (nvme0q0, a PCIe root port); an open that was refused
+    /// or a write that went through tells nothing.
+    #[test]
+    fn test_write_answers() {
+        assert_eq!(kernel_keeps(Err(Errno::EIO)), Some(true));
+        assert_eq!(kernel_keeps(Err(Errno::EPERM)), Some(true));
+        assert_eq!(kernel_keeps(Err(Errno::EINVAL)), Some(false));
+        assert_eq!(kernel_keeps(Err(Errno::EACCES)), None);
+        assert_eq!(kernel_keeps(Err(Errno::ENOENT)), None);
+        assert_eq!(kernel_keeps(Ok(())), None);
+        assert!(CpuSet::parse_sysfs_list(TEST_WRITE, None).is_err());
+        assert!(!TEST_WRITE.is_empty());
     }
 
     #[test]

@@ -12,8 +12,11 @@
 #   big       4 sockets x 4 cores x 2 threads (32 CPUs), one node per socket,
 #             8 PCIe root ports (pcieport is built in: a PCI-MSI IRQ each,
 #             spread over the CPUs; Debian 12's kernel has no built-in virtio)
+#   nvme      big plus an NVMe controller (QEMU's nvme, 1 GiB null-co namespace
+#             that reads without storage) behind root port rp1 (the nvme
+#             driver is a module: "#@ module nvme" and load_modules)
 # isolcpus=2,3 nohz_full=2,3 irqaffinity=0,1 on all but big, which has
-# isolcpus=nohz,domain,managed_irq,4-7,12-15.
+# isolcpus=nohz,domain,managed_irq,4-7,12-15 (and nvme).
 set -eu
 topo=$1 kernel=$2 initrd=$3 extra=${4:-}
 ram() { echo "-object memory-backend-ram,id=m$1,size=$2"; }
@@ -44,12 +47,14 @@ cpuless)
     -numa node,nodeid=2,memdev=m2
     -numa dist,src=0,dst=1,val=21 -numa dist,src=0,dst=2,val=30 -numa dist,src=1,dst=2,val=30"
   append=$iso ;;
-big)
+big|nvme)
   args="-smp 32,sockets=4,cores=4,threads=2 -m 1024M
     $(ram 0 256M) $(ram 1 256M) $(ram 2 256M) $(ram 3 256M)
     -numa node,nodeid=0,cpus=0-7,memdev=m0 -numa node,nodeid=1,cpus=8-15,memdev=m1
     -numa node,nodeid=2,cpus=16-23,memdev=m2 -numa node,nodeid=3,cpus=24-31,memdev=m3
     $(rp=1; while [ $rp -le 8 ]; do echo "-device pcie-root-port,id=rp$rp,chassis=$rp,slot=$rp"; rp=$((rp + 1)); done)"
+  [ "$topo" = nvme ] && args="$args
+    -drive file=null-co://,format=raw,if=none,id=nvd0 -device nvme,serial=pinrun0,drive=nvd0,bus=rp1"
   append="isolcpus=nohz,domain,managed_irq,4-7,12-15" ;;
 *) echo "boot.sh: unknown topology $topo" >&2; exit 2 ;;
 esac

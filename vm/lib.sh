@@ -12,3 +12,10 @@ mkdir -p "$PINRUN_VM_CACHE"
 export PINRUN_VM_CACHE
 VM_DIR=$(dirname "$(readlink -f "$0")")
 REPO_DIR=$(dirname "$VM_DIR")
+# The apt-get options for the kernel of SUITE: none for the host's, else a
+# private apt state under $PINRUN_VM_CACHE/apt-SUITE (vm/setup.sh makes it).
+kernel_apt_opts() {
+  [ "$1" = host ] && return 0
+  _A=$PINRUN_VM_CACHE/apt-$1
+  echo "-o Dir::Etc::SourceList=$_A/sources.list -o Dir::Etc::SourceParts=/dev/null -o Dir::State::Lists=$_A/lists -o Dir::Cache=$_A/cache -o Dir::State::status=/dev/null"
+}

@@ -11,7 +11,9 @@
 # "#@ timeout SECONDS" (a scenario that runs longer than the default 120 s;
 # PINRUN_VM_TIMEOUT overrides every scenario's), "#@ helper NAME GCC-FLAGS"
 # (each such line: tests/helpers/NAME.c built with gcc -static GCC-FLAGS into
-# the guest's /bin/NAME).
+# the guest's /bin/NAME), "#@ module NAME" (each such line: the kernel's module
+# NAME and its dependencies in the guest's /lib/modules, vm/modules.sh; the
+# scenario loads them with load_modules).
 set -eu
 . "$(dirname "$(readlink -f "$0")")/lib.sh"
 name=$1
@@ -62,6 +64,10 @@ sed -n 's/^#@ debs //p' "$scen" | while read -r dsuite dprog dpkgs; do
   "$ld" --library-path "$D/x/usr/lib/x86_64-linux-gnu" --list "$D/x$dprog" | awk '$2 == "=>" && $3 ~ /^\// {print $3}' |
     while read -r l; do mkdir -p "$root$(dirname "${l#"$D"/x}")"; cp -L "$l" "$root${l#"$D"/x}"; done
 done
+mods=$(sed -n 's/^#@ module //p' "$scen")
+# shellcheck disable=SC2086  # the names are words
+[ -z "$mods" ] || "$VM_DIR/modules.sh" "$suite" "$root" $mods ||
+  { echo "vm/run: vm/modules.sh could not provide modules $mods" >&2; exit 2; }
 chmod 644 "$root/lib.sh" "$root/scenario"
 printf 'root:x:0:0:root:/:/bin/sh\ntest:x:1000:1000:test:/tmp:/bin/sh\n' > "$root/etc/passwd"
 printf 'root:x:0:\ntest:x:1000:\n' > "$root/etc/group"

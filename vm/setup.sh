@@ -28,7 +28,7 @@ if [ ! -s "$K/vmlinux" ]; then
   else  # another Debian suite, through a private apt state: the host's apt is untouched
     A=$PINRUN_VM_CACHE/apt-$suite; mkdir -p "$A/lists/partial" "$A/cache/archives/partial"
     echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian $suite main" > "$A/sources.list"
-    O="-o Dir::Etc::SourceList=$A/sources.list -o Dir::Etc::SourceParts=/dev/null -o Dir::State::Lists=$A/lists -o Dir::Cache=$A/cache -o Dir::State::status=/dev/null"
+    O=$(kernel_apt_opts "$suite")
     apt-get $O update -qq >&2
   fi
   pkg=$(apt-cache $O depends linux-image-amd64 | awk '/Depends: linux-image-[0-9]/{print $2; exit}')

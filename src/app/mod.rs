@@ -354,10 +354,12 @@ fn launch(
     // --steer-irqs: under the lock, after the claim record, before any
     // policy is applied to pinrun; the journal is written first.
     let mut steered = false;
+    let mut pending = Vec::new();
     if let (Some(g), Some(sp)) = (p.guard.as_ref(), p.plan.steer.as_ref()) {
         match steer::launch(g.dir(), sp, &p.sys, out.quiet) {
-            Ok(said) => {
+            Ok((said, still)) => {
                 text.push_str(&said);
+                pending = still;
                 steered = true;
             }
             Err(e) => return fail(p, &text, e),
@@ -371,7 +373,7 @@ fn launch(
     // --probe: measured on the claimed CPUs once their IRQs are steered
     // (what the command will get), before anything is applied to pinrun.
     if req.probe.is_some() {
-        let (report, gated) = probe::before_launch(root, req, &p);
+        let (report, gated) = probe::before_launch(root, req, &p, &pending);
         text.push_str(&report);
         if let Err(e) = gated {
             undo(&p);

@@ -24,8 +24,15 @@ fn watchdog_cpus(p: &Planned, probed: &crate::cpuset::CpuSet) -> Option<crate::c
     (!cpus.is_empty()).then_some(cpus)
 }
 
-/// Refuses an unsafe probe, then probes the planned CPUs.
-fn measure(root: &Root, p: &Planned, pr: &ProbeRequest) -> Result<ProbeRun, Error> {
+/// Refuses an unsafe probe, then probes the planned CPUs (device IRQs
+/// marked kernel-managed as `--steer-irqs`' plan found them, and those
+/// whose move the launch left `pending`).
+fn measure(
+    root: &Root,
+    p: &Planned,
+    pr: &ProbeRequest,
+    pending: &[u32],
+) -> Result<ProbeRun, Error> {
     let probed = crate::plan::probe::probed_cpus(&p.sys, &p.plan);
     crate::plan::probe::refuse_unsafe(&p.sys, &p.plan, pr)?;
     let mut run = crate::probe::run(
@@ -37,6 +44,15 @@ fn measure(root: &Root, p: &Planned, pr: &ProbeRequest) -> Result<ProbeRun, Erro
         watchdog_cpus(p, &probed).as_ref(),
     )?;
     run.rt_throttle = crate::plan::probe::rt_throttle(&p.sys, &p.plan, pr);
+    // Under --steer-irqs the probe runs after the steering: an IRQ still
+    // firing on a claimed CPU is named kernel-managed when the plan found
+    // it so.
+    if let Some(sp) = &p.plan.steer {
+        for sources in run.sources.values_mut() {
+            crate::noise::mark_managed(sources, |irq| crate::plan::steer::managed(sp, irq));
+            crate::noise::mark_pending(sources, pending);
+        }
+    }
     Ok(run)
 }
 
@@ -61,7 +77,7 @@ pub(super) fn only(root: &Root, req: &Request, p: &Planned) -> Result<Exit, Erro
     if !req.output.quiet && !req.output.json {
         to_stderr(&crate::report::launch_text(&p.findings));
     }
-    let run = measure(root, p, &pr)?;
+    let run = measure(root, p, &pr, &[])?;
     let gated = gate(&run);
     if req.output.json {
         let mut v = serde_json::json!({"probe": crate::report::probe::probe_json(&run)});
@@ -81,16 +97,18 @@ pub(super) fn only(root: &Root, req: &Request, p: &Planned) -> Result<Exit, Erro
     }
 }
 
-/// The probe of a launch: the report for stderr (nothing with `--quiet`),
+/// The probe of a launch (`pending`: the IRQs steering left with a
+/// pending move): the report for stderr (nothing with `--quiet`),
 /// and the `--probe-max` refusal, if any (the report explains it, so it is
 /// printed either way).
 pub(super) fn before_launch(
     root: &Root,
     req: &Request,
     p: &Planned,
+    pending: &[u32],
 ) -> (String, Result<(), Error>) {
     let pr = req.probe.unwrap_or_default();
-    let run = match measure(root, p, &pr) {
+    let run = match measure(root, p, &pr, pending) {
         Ok(run) => run,
         Err(e) => return (String::new(), Err(e)),
     };

@@ -18,9 +18,12 @@ use std::path::Path;
 /// The steering plan of `req` (`None` without `--steer-irqs`): every IRQ
 /// of `/proc/irq` below `root` on the claimed CPUs of `plan`, the
 /// housekeeping CPUs not claimed by `claims`. On the live machine (dry
-/// run and launch alike) it asks a running irqbalance for its ban through
-/// its control socket ([`irqbalance_ban`]; refused when it has none or it
-/// does not answer), and refuses when `/proc/irq` is not writable.
+/// run and launch alike) it asks the kernel, for each IRQ on a claimed
+/// CPU whose kind debugfs did not tell, whether it keeps it (a test
+/// write that changes nothing, [`crate::system::steer::test_write`]),
+/// asks a running irqbalance for its ban through its control socket
+/// ([`irqbalance_ban`]; refused when it has none or it does not answer),
+/// and refuses when `/proc/irq` is not writable.
 pub fn plan_for(
     root: &Root,
     sys: &SystemState,
@@ -43,7 +46,19 @@ pub fn plan_for(
         &claims.cpus(),
         &chosen,
     );
-    let (irqs, default) = crate::system::steer::read_irqs(root);
+    let (mut irqs, default) = crate::system::steer::read_irqs(root);
+    if req.sysroot.is_none() {
+        // Without debugfs, the live kernel says which IRQs it keeps: a
+        // test write that changes nothing (the dry run predicts the launch).
+        let ask: std::collections::BTreeSet<u32> = crate::plan::steer::to_ask(&irqs, &chosen)
+            .into_iter()
+            .collect();
+        for irq in irqs.iter_mut().filter(|i| ask.contains(&i.number)) {
+            irq.kernel_keeps =
+                crate::steer::kernel_keeps(crate::system::steer::test_write(irq.number));
+            irq.chip = crate::system::steer::chip_name(root, irq.number);
+        }
+    }
     let mut p =
         crate::plan::steer::plan(&irqs, default.as_ref(), &sys.online, &chosen, &hk, &|n| {
             sys.nodes.get(&n).map(|node| node.cpus.clone())
@@ -286,8 +301,15 @@ pub fn helper_error(e: &std::io::Error) -> Error {
 /// Steers the IRQs of `p` for this launch in the locked `dir` (after the
 /// claim record; [`plan_for`] refused irqbalance and an unwritable
 /// `/proc/irq`; the helper with [`undo_duty`] is already running).
-/// Returns what to print once the lock is released.
-pub fn launch(dir: &StateDir, p: &SteerPlan, sys: &SystemState, quiet: bool) -> Result<String> {
+/// Returns what to print once the lock is released, and the IRQs whose
+/// effective affinity is still on a claimed CPU (the move is pending until
+/// their next interrupt; `--probe` names them).
+pub fn launch(
+    dir: &StateDir,
+    p: &SteerPlan,
+    sys: &SystemState,
+    quiet: bool,
+) -> Result<(String, Vec<u32>)> {
     let (pid, start, _, _) = identity()?;
     let root = Root::new("/");
     let (irqs, _) = crate::system::steer::read_irqs(&root);
@@ -300,8 +322,9 @@ pub fn launch(dir: &StateDir, p: &SteerPlan, sys: &SystemState, quiet: bool) -> 
         (pid, start),
     )?;
     let mut s = String::new();
+    let pending_irqs: Vec<u32> = out.moved.iter().filter(|m| m.3).map(|m| m.0).collect();
     if quiet {
-        return Ok(s);
+        return Ok((s, pending_irqs));
     }
     let _ = writeln!(
         s,
@@ -323,12 +346,7 @@ pub fn launch(dir: &StateDir, p: &SteerPlan, sys: &SystemState, quiet: bool) -> 
             }
         );
     }
-    let pending: Vec<String> = out
-        .moved
-        .iter()
-        .filter(|m| m.3)
-        .map(|m| m.0.to_string())
-        .collect();
+    let pending: Vec<String> = pending_irqs.iter().map(u32::to_string).collect();
     if !pending.is_empty() {
         let _ = writeln!(
             s,
@@ -364,7 +382,7 @@ pub fn launch(dir: &StateDir, p: &SteerPlan, sys: &SystemState, quiet: bool) -> 
             t.join(", ")
         );
     }
-    Ok(s)
+    Ok((s, pending_irqs))
 }
 
 /// Undoes this launch's own steering in the locked `dir` (an apply step

@@ -97,6 +97,24 @@ pub fn gate(
             format!("likely source: {}", s.words()),
             "on a virtual machine, ask for dedicated (pinned) host CPUs for this guest, or probe again when the host is less loaded".to_string(),
         ),
+        Some(
+            s @ Source::Irq {
+                irq,
+                managed: Some(true),
+                ..
+            },
+        ) => (
+            format!("likely source: {}", s.words()),
+            format!("IRQ {irq} is kernel-managed (a queue of CPU {cpu}; the kernel refuses to move it): it fires for I/O submitted on CPU {cpu}, so keep the device's I/O off it, or boot with isolcpus=managed_irq,{cpu} (it moves managed IRQs whose mask holds a housekeeping CPU)"),
+        ),
+        Some(
+            s @ Source::Irq {
+                irq, pending: true, ..
+            },
+        ) => (
+            format!("likely source: {}", s.words()),
+            format!("IRQ {irq} was steered off CPU {cpu} but was still delivered there until its next interrupt (x86 moves it then): probe again; it no longer fires there"),
+        ),
         Some(s @ Source::Irq { irq, .. }) => (
             format!("likely source: {}", s.words()),
             format!("steer IRQ {irq} to a housekeeping CPU (as root: echo LIST > /proc/irq/{irq}/smp_affinity_list; irqaffinity= at boot), or choose another CPU"),
@@ -202,6 +220,8 @@ mod tests {
                 irq: 24,
                 name: "nvme0q1".into(),
                 count: 12,
+                managed: None,
+                pending: false,
             }],
         );
         let e = gate(&cpus, &sources, 20_000, None, None).unwrap_err();
@@ -219,6 +239,30 @@ mod tests {
                 .contains("/proc/irq/24/smp_affinity_list")
         );
         assert!(gate(&cpus, &sources, 60_000, None, None).is_ok());
+        // A managed queue IRQ (as --steer-irqs found it): no write hint.
+        crate::noise::mark_managed(sources.get_mut(&2).unwrap(), |_| Some(true));
+        let e = gate(&cpus, &sources, 20_000, None, None).unwrap_err();
+        assert!(
+            e.message.contains("IRQ 24 (nvme0q1, kernel-managed) ×12"),
+            "{}",
+            e.message
+        );
+        let hint = e.hint.unwrap_or_default();
+        assert!(!hint.contains("smp_affinity_list"), "{hint}");
+        assert!(hint.contains("isolcpus=managed_irq,2"), "{hint}");
+        // A pending move: already steered, no write hint either.
+        crate::noise::mark_managed(sources.get_mut(&2).unwrap(), |_| Some(false));
+        crate::noise::mark_pending(sources.get_mut(&2).unwrap(), &[24]);
+        let e = gate(&cpus, &sources, 20_000, None, None).unwrap_err();
+        assert!(
+            e.message
+                .contains("IRQ 24 (nvme0q1, steered, move pending) ×12"),
+            "{}",
+            e.message
+        );
+        let hint = e.hint.unwrap_or_default();
+        assert!(!hint.contains("smp_affinity_list"), "{hint}");
+        assert!(hint.contains("next interrupt"), "{hint}");
     }
 
     /// A task's fix is pinrun's own (--pid moves every thread); a 20 ms
@@ -239,6 +283,8 @@ mod tests {
             irq: 36,
             name: "virtio0".into(),
             count: 21,
+            managed: None,
+            pending: false,
         };
         let sources = BTreeMap::from([(2, vec![task, irq.clone()])]);
         let e = gate(&cpus, &sources, 1_000_000, None, None).unwrap_err();

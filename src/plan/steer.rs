@@ -27,7 +27,8 @@ pub struct Move {
     pub to: CpuSet,
     /// Whether `to` is the housekeeping fallback (`from − chosen` was empty).
     pub housekeeping: bool,
-    /// Kernel-managed per debugfs: `Some(false)`, or `None` when unknown
+    /// Kernel-managed per debugfs or the kernel's answer to a test write
+    /// (`SteerIrq::kernel_keeps`): `Some(false)`, or `None` when unknown
     /// (never `Some(true)`: those are [`Unmovable`]).
     pub managed: Option<bool>,
 }
@@ -43,6 +44,12 @@ pub struct Unmovable {
     pub cpus: CpuSet,
     /// Why, in words.
     pub why: String,
+    /// Kernel-managed: `Some(true)` per debugfs, or when the kernel
+    /// refused a test write of an MSI IRQ (an MSI chip can move any IRQ
+    /// it does not manage); `Some(false)` when it stays for want of a
+    /// housekeeping CPU; `None` when the kernel keeps a non-MSI IRQ (the
+    /// timer, a per-CPU IRQ: not balanceable or managed, unknown which).
+    pub managed: Option<bool>,
 }
 
 /// The steering of one launch.
@@ -165,6 +172,33 @@ pub fn housekeeping(
     }
 }
 
+/// The IRQs of `irqs` on `chosen` whose kind debugfs did not tell: those
+/// to ask the kernel about with a test write
+/// ([`crate::system::steer::test_write`]) before planning.
+pub fn to_ask(irqs: &[SteerIrq], chosen: &CpuSet) -> Vec<u32> {
+    irqs.iter()
+        .filter(|i| i.managed.is_none())
+        .filter(|i| {
+            i.affinity
+                .as_ref()
+                .or(i.effective.as_ref())
+                .is_some_and(|a| a.intersects(chosen))
+        })
+        .map(|i| i.number)
+        .collect()
+}
+
+/// What steering knows of IRQ `irq`: `Some(true)` when it stays on the
+/// claimed CPUs as kernel-managed, `Some(false)` when it is moved or stays
+/// for another reason, `None` when the plan does not list it (for
+/// `--probe`'s sources).
+pub fn managed(p: &SteerPlan, irq: u32) -> Option<bool> {
+    if let Some(u) = p.unmovable.iter().find(|u| u.irq == irq) {
+        return Some(u.managed == Some(true));
+    }
+    p.moves.iter().any(|m| m.irq == irq).then_some(false)
+}
+
 /// The housekeeping CPUs for an IRQ of `node`: those of the node when
 /// there are any, else all of them.
 fn near(hk: &CpuSet, node: Option<u32>, node_cpus: &dyn Fn(u32) -> Option<CpuSet>) -> CpuSet {
@@ -200,16 +234,33 @@ pub fn plan(
         if !from.intersects(chosen) {
             continue;
         }
-        let stays = |why: &str| Unmovable {
+        let stays = |why: &str, managed: Option<bool>| Unmovable {
             irq: irq.number,
             name: irq.name.clone(),
             cpus: from.clone(),
             why: why.to_string(),
+            managed,
         };
         if irq.managed == Some(true) {
             p.unmovable.push(stays(
                 "kernel-managed (its affinity is the kernel's: irq_can_set_affinity_usr() refuses writes with EIO); isolcpus=managed_irq keeps such IRQs off isolated CPUs",
+                Some(true),
             ));
+            continue;
+        }
+        if irq.managed.is_none() && irq.kernel_keeps == Some(true) {
+            let msi = irq.chip.as_deref().is_some_and(|c| c.contains("MSI"));
+            p.unmovable.push(if msi {
+                stays(
+                    "kernel-managed (the kernel refused a test write with EIO, EPERM on some kernels: write_irq_affinity(), irq_can_set_affinity_usr(); an MSI IRQ it does not manage is movable); isolcpus=managed_irq keeps such IRQs off isolated CPUs",
+                    Some(true),
+                )
+            } else {
+                stays(
+                    "the kernel keeps it (it refused a test write with EIO, EPERM on some kernels: write_irq_affinity(), irq_can_set_affinity_usr(): per-CPU, not balanceable or kernel-managed)",
+                    None,
+                )
+            });
             continue;
         }
         let rest = from.difference(chosen).intersection(online);
@@ -221,6 +272,7 @@ pub fn plan(
         if to.is_empty() {
             p.unmovable.push(stays(
                 "no housekeeping CPU to move it to (every online CPU is isolated, nohz_full or claimed)",
+                Some(false),
             ));
             continue;
         }
@@ -230,7 +282,8 @@ pub fn plan(
             from: from.clone(),
             to,
             housekeeping,
-            managed: irq.managed,
+            // The kernel parsed the test write: it does not manage it.
+            managed: irq.managed.or(irq.kernel_keeps),
         });
     }
     if let Some(d) = default.filter(|d| d.intersects(chosen)) {
@@ -437,6 +490,8 @@ mod tests {
             effective: None,
             node,
             managed,
+            kernel_keeps: None,
+            chip: None,
         }
     }
 
@@ -586,6 +641,45 @@ mod tests {
         );
         assert!(p.moves.is_empty());
         assert!(p.unmovable[0].why.contains("no housekeeping CPU"));
+    }
+
+    /// The IRQs of the NVMe guest (vm/scenarios/steer-nvme.sh: 32 CPUs,
+    /// no debugfs) on claimed CPUs 16-17, with the kernel's answers to the
+    /// test write as the guest's shell got them: the managed queue IRQs
+    /// (PCI-MSI, EIO) and the timer (IO-APIC, EIO) stay, named as such;
+    /// the admin queue and a root port (PCI-MSI, EINVAL) move, known
+    /// unmanaged; an IRQ not asked stays unknown.
+    #[test]
+    fn the_kernels_answer_decides_without_debugfs() {
+        let asked = |n: u32, aff: &str, name: &str, chip: &str, keeps: Option<bool>| SteerIrq {
+            name: name.into(),
+            chip: Some(chip.into()),
+            kernel_keeps: keeps,
+            ..irq(n, aff, None, Some(0))
+        };
+        let irqs = [
+            asked(0, "0-31", "timer", "IO-APIC", Some(true)),
+            asked(24, "0-31", "aerdrv", "PCI-MSI", Some(false)),
+            asked(32, "16", "nvme0q0", "PCI-MSI", Some(false)),
+            asked(41, "16", "nvme0q9", "PCI-MSI", Some(true)),
+            asked(42, "17", "nvme0q10", "IR-PCI-MSIX-0000:01:00.0", Some(true)),
+            asked(43, "18", "nvme0q11", "PCI-MSI", Some(true)),
+            irq(5, "0-31", None, None),
+        ];
+        let chosen = cpus("16-17");
+        assert_eq!(to_ask(&irqs, &chosen), vec![0, 24, 32, 41, 42, 5]);
+        let p = plan(&irqs, None, &cpus("0-31"), &chosen, &cpus("0-3"), &nodes);
+        let moves: Vec<(u32, Option<bool>)> = p.moves.iter().map(|m| (m.irq, m.managed)).collect();
+        assert_eq!(moves, vec![(24, Some(false)), (32, Some(false)), (5, None)]);
+        let stays: Vec<(u32, Option<bool>)> =
+            p.unmovable.iter().map(|u| (u.irq, u.managed)).collect();
+        assert_eq!(stays, vec![(0, None), (41, Some(true)), (42, Some(true))]);
+        assert!(p.unmovable[0].why.starts_with("the kernel keeps it"));
+        assert!(p.unmovable[1].why.starts_with("kernel-managed"));
+        assert_eq!(managed(&p, 41), Some(true));
+        assert_eq!(managed(&p, 0), Some(false));
+        assert_eq!(managed(&p, 32), Some(false));
+        assert_eq!(managed(&p, 43), None);
     }
 
     /// An affinity naming CPUs that are not online (a dump's 0-3 on a

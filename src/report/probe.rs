@@ -175,6 +175,8 @@ mod tests {
                     irq: 24,
                     name: "nvme0q1".into(),
                     count: 3,
+                    managed: None,
+                    pending: false,
                 }],
             )]
             .into_iter()

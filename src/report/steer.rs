@@ -9,10 +9,11 @@ use std::fmt::Write;
 
 /// Adds `"steer_irqs": {"cpus": [1], "housekeeping": [0], "move": [{"irq":
 /// 36, "name": "virtio1-req.0", "from": [0,1], "to": [0], "housekeeping":
-/// false}], "unmovable": [{"irq", "name", "cpus", "why"}],
-/// "irqbalance": [PID…], "irqbalance_ban": {"pid", "socket", "now",
-/// "default", "to", "command"} | null, "default_smp_affinity": {"from":
-/// [...], "to": [...]} | null}` to `v` when planned (absent otherwise).
+/// false, "managed": false|null}], "unmovable": [{"irq", "name", "cpus",
+/// "why", "managed": true|false|null}], "irqbalance": [PID…],
+/// "irqbalance_ban": {"pid", "socket", "now", "default", "to", "command"}
+/// | null, "default_smp_affinity": {"from": [...], "to": [...]} | null}`
+/// to `v` when planned (absent otherwise).
 pub fn add_json(v: &mut Value, plan: &Plan) {
     let Some(p) = &plan.steer else {
         return;
@@ -33,6 +34,7 @@ pub fn add_json(v: &mut Value, plan: &Plan) {
             "name": u.name,
             "cpus": u.cpus.to_vec(),
             "why": u.why,
+            "managed": u.managed,
         })).collect::<Vec<_>>(),
         "irqbalance": p.irqbalance,
         "irqbalance_ban": p.ban.as_ref().map(|b| json!({

@@ -29,6 +29,15 @@ pub struct SteerIrq {
     pub node: Option<u32>,
     /// Kernel-managed (`IRQD_AFFINITY_MANAGED` in debugfs), when known.
     pub managed: Option<bool>,
+    /// Without debugfs: whether the kernel keeps it where it is, by its
+    /// answer to a test write ([`test_write`], [`crate::steer::kernel_keeps`]);
+    /// `None` when not asked (a dump, not root, debugfs answered, not on a
+    /// claimed CPU).
+    pub kernel_keeps: Option<bool>,
+    /// Its interrupt chip (`/sys/kernel/irq/N/chip_name`: `PCI-MSI`,
+    /// `IR-PCI-MSIX-0000:01:00.0`, `IO-APIC`), read with [`test_write`]'s
+    /// answer.
+    pub chip: Option<String>,
 }
 
 /// Every IRQ of `/proc/irq` below `root` and the default affinity of new
@@ -56,6 +65,8 @@ pub fn read_irqs(root: &Root) -> (Vec<SteerIrq>, Option<CpuSet>) {
                     .as_ref()
                     .and_then(|dd| dd.read(&n.to_string()))
                     .map(|t| t.contains("IRQD_AFFINITY_MANAGED")),
+                kernel_keeps: None,
+                chip: None,
             }
         })
         .collect();
@@ -126,6 +137,27 @@ fn read_journal(dir: &StateDir, name: &str) -> Result<Journal, String> {
         .read_to_string(&mut text)
         .map_err(|e| e.to_string())?;
     Journal::parse(&text)
+}
+
+/// Asks the live kernel whether it keeps IRQ `n` where it is: writes
+/// [`crate::steer::TEST_WRITE`] (not a cpulist) to
+/// `/proc/irq/N/smp_affinity_list`, which changes nothing (the kernel
+/// refuses it with EIO before parsing when it keeps the IRQ, else with the
+/// parser's EINVAL); read it with [`crate::steer::kernel_keeps`]. Live
+/// machine only, never below `--sysroot` (a dump's files are data); the
+/// open needs root (EACCES otherwise).
+pub fn test_write(n: u32) -> Result<(), nix::errno::Errno> {
+    let fd = nix::fcntl::open(
+        format!("/proc/irq/{n}/smp_affinity_list").as_str(),
+        OFlag::O_WRONLY | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    )?;
+    nix::unistd::write(&fd, crate::steer::TEST_WRITE.as_bytes()).map(|_| ())
+}
+
+/// `/sys/kernel/irq/N/chip_name` below `root`: the IRQ's interrupt chip.
+pub fn chip_name(root: &Root, n: u32) -> Option<String> {
+    root.read_value(&format!("/sys/kernel/irq/{n}/chip_name"))
 }
 
 /// `/proc/irq/N/smp_affinity_list` (fallback `smp_affinity`) below `root`:

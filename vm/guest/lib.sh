@@ -70,3 +70,11 @@ irq_sysroot() {
   done
   return 0
 }
+# Load the modules vm/run.sh put in /lib/modules ("#@ module NAME"), in
+# the order of /lib/modules/order (dependencies first); prints each.
+load_modules() {
+  while read -r _m; do
+    insmod "/lib/modules/$_m" || return 1
+    echo "loaded $_m"
+  done < /lib/modules/order
+}
