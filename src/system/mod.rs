@@ -181,8 +181,13 @@ impl SystemState {
         let (nodes, ignored_nodes) = numa::read_nodes(root, scope.details || scope.memory);
         let mut nodes: BTreeMap<u32, Node> = nodes.into_iter().map(|n| (n.id, n)).collect();
         let numa = root.exists("/sys/devices/system/node");
-        let mut process =
-            process::read_process(root, scope.rt || scope.details, scope.nice, scope.details);
+        let mut process = process::read_process(
+            root,
+            scope.rt || scope.details,
+            scope.nice,
+            scope.details,
+            scope.kernel,
+        );
         let me = cgroup::read_of(root, scope.cgroup_of);
         let cpuset = cgroup::read_cpuset(root, &me);
         // Without Mems_allowed_list (most dumps) the cgroup's effective
