@@ -6,7 +6,7 @@
 #   bench/hostile.sh [PINRUN] [BEFORE_PINRUN] [OUTDIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-T=${CARGO_TARGET_DIR:-target}
+T=${CARGO_TARGET_DIR:-target}/$(rustc -vV | sed -n "s/^host: //p")
 NEW=${1:-$T/release/pinrun}
 OLD=${2:-}
 OUT=${3:-bench/out/hostile}

@@ -4,7 +4,7 @@
 # SCHED_FIFO. Usage: bench/launch.sh [PINRUN] [OUTDIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PINRUN=${1:-${CARGO_TARGET_DIR:-target}/release/pinrun}
+PINRUN=${1:-${CARGO_TARGET_DIR:-target}/$(rustc -vV | sed -n "s/^host: //p")/release/pinrun}
 OUT=${2:-bench/out}
 mkdir -p "$OUT"
 [ -x "$PINRUN" ] || { echo "launch.sh: no pinrun at $PINRUN (cargo build --release)" >&2; exit 1; }

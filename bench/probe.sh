@@ -5,14 +5,14 @@
 # load. Needs root (oslat, cyclictest -p, SCHED_FIFO), rt-tests and
 # stress-ng (apt-get install -y rt-tests stress-ng). Prints a Markdown table.
 #
-#   CPU=1 D=3 PINRUN=target/release/pinrun bench/probe.sh
+#   CPU=1 D=3 PINRUN=target/x86_64-unknown-linux-gnu/release/pinrun bench/probe.sh
 #
 # The load: stress-ng --cpu 1 on the other CPUs (SCHED_OTHER) and a loop of
 # O_DIRECT reads (a device interrupt per read, on whichever CPU the disk's
 # IRQ targets); nothing on the host is reconfigured.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PINRUN=${PINRUN:-target/release/pinrun}
+PINRUN=${PINRUN:-target/$(rustc -vV | sed -n "s/^host: //p")/release/pinrun}
 CPU=${CPU:-1}
 D=${D:-3}
 out=$(mktemp -d)

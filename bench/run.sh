@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Reproduces BENCHMARKS.md: builds pinrun (release, and a static release
-# build unless STATIC=0), then runs bench/launch.sh and bench/scale.sh.
+# Reproduces BENCHMARKS.md: builds pinrun (release; static by default,
+# .cargo/config.toml), then runs bench/launch.sh and bench/scale.sh.
 # Under 5 minutes with a warm cargo cache (the first static build compiles
 # the dependencies once more, ~2 minutes on 2 cores). Needs root (SCHED_FIFO),
 # hyperfine, numactl, strace, jq, python3:
@@ -12,12 +12,10 @@ OUT=${OUT:-bench/out}
 mkdir -p "$OUT"
 start=$SECONDS
 cargo build --release --bin pinrun --example plan_bench --example read_cost
-PINRUN=$CARGO_TARGET_DIR/release/pinrun
+# .cargo/config.toml builds for the host triple, statically (issue 17): the
+# default build is the static one, in target/<triple>/release.
 TRIPLE=$(rustc -vV | sed -n 's/^host: //p')
-if [ "${STATIC:-1}" = 1 ]; then
-  RUSTFLAGS="-C target-feature=+crt-static" cargo build --release --bin pinrun --target "$TRIPLE"
-  export PINRUN_STATIC=$CARGO_TARGET_DIR/$TRIPLE/release/pinrun
-fi
+PINRUN=$CARGO_TARGET_DIR/$TRIPLE/release/pinrun
 {
   echo "## machine"
   echo
@@ -32,5 +30,5 @@ fi
 echo "## launch"
 bench/launch.sh "$PINRUN" "$OUT"
 echo "## scaling"
-bench/scale.sh "$PINRUN" "$CARGO_TARGET_DIR/release/examples/plan_bench" "$OUT"
+bench/scale.sh "$PINRUN" "$CARGO_TARGET_DIR/$TRIPLE/release/examples/plan_bench" "$OUT"
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg); total $((SECONDS - start)) s" | tee -a "$OUT/machine.md"

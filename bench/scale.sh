@@ -6,7 +6,7 @@
 #   bench/scale.sh [PINRUN] [PLAN_BENCH] [OUTDIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-T=${CARGO_TARGET_DIR:-target}
+T=${CARGO_TARGET_DIR:-target}/$(rustc -vV | sed -n "s/^host: //p")
 PINRUN=${1:-$T/release/pinrun}
 PLAN_BENCH=${2:-$T/release/examples/plan_bench}
 OUT=${3:-bench/out}

@@ -5,7 +5,7 @@
 # busy (issue 22). Usage: bench/threads.sh [PINRUN] [N]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PINRUN=${1:-${CARGO_TARGET_DIR:-target}/release/pinrun}
+PINRUN=${1:-${CARGO_TARGET_DIR:-target}/$(rustc -vV | sed -n "s/^host: //p")/release/pinrun}
 N=${2:-400}
 [ -x "$PINRUN" ] || { echo "threads.sh: no pinrun at $PINRUN (cargo build --release)" >&2; exit 1; }
 bin=$(mktemp -d)/thread_pin_latency

@@ -1051,7 +1051,12 @@ tid).
 .B cargo install \-\-locked \-\-path .
 in a checkout installs pinrun (add
 .B \-\-root /usr/local
-for /usr/local/bin). The man page and the shell completions come from
+for /usr/local/bin); the repository's
+.I .cargo/config.toml
+makes the build static (glibc linked in: no dynamic loader at each
+launch) for the host's own target, so
+.B cargo build \-\-release
+writes target/<triple>/release/pinrun. The man page and the shell completions come from
 the binary itself,
 .BR "pinrun \-\-generate man" | bash | zsh | fish ,
 written to stdout:

@@ -225,7 +225,7 @@ fn change(root: &Root, req: &Request, target: &Target, p: Process) -> Result<Exi
         p.pid,
         nix::unistd::geteuid().as_raw(),
         threads::uids(root, p.pid),
-        crate::system::process::read_process(root, false, false, false).cap_sys_nice,
+        crate::system::process::read_process(root, false, false, false, false).cap_sys_nice,
     )?;
     let mut as_launch = req.clone();
     // The process's current affinity is what is being replaced: it bounds

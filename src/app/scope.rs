@@ -35,6 +35,7 @@ pub fn for_request(req: &Request) -> Scope {
         rt: req.sched.policy.is_some(),
         nice: req.sched.nice.is_some(),
         sched: req.sched.is_requested(),
+        kernel: req.memory.is_some() || req.sched.is_requested() || req.uses_findings(),
         irqs: (req.uses_findings() && (req.latency_critical() || req.shows_info()))
             || p.near.is_some(),
         info: req.shows_info(),

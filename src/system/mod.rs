@@ -178,13 +178,16 @@ impl SystemState {
         } else {
             sets.dirs.clone()
         };
-        let mut nodes: BTreeMap<u32, Node> = numa::read_nodes(root, scope.details || scope.memory)
-            .into_iter()
-            .map(|n| (n.id, n))
-            .collect();
+        let (nodes, ignored_nodes) = numa::read_nodes(root, scope.details || scope.memory);
+        let mut nodes: BTreeMap<u32, Node> = nodes.into_iter().map(|n| (n.id, n)).collect();
         let numa = root.exists("/sys/devices/system/node");
-        let mut process =
-            process::read_process(root, scope.rt || scope.details, scope.nice, scope.details);
+        let mut process = process::read_process(
+            root,
+            scope.rt || scope.details,
+            scope.nice,
+            scope.details,
+            scope.kernel,
+        );
         let me = cgroup::read_of(root, scope.cgroup_of);
         let cpuset = cgroup::read_cpuset(root, &me);
         // Without Mems_allowed_list (most dumps) the cgroup's effective
@@ -320,7 +323,7 @@ impl SystemState {
         }
         let online = |id: u32| sets.online.contains(id);
         let mut topology_issues = sets.issues.clone();
-        topology_issues.extend(numa::ignored_nodes(root));
+        topology_issues.extend(ignored_nodes);
         let mut read_error = None;
         let mut cpus: BTreeMap<u32, Cpu> = if scope.details && scope.topology == Cpus::All {
             let mut lists = BTreeMap::new();

@@ -60,14 +60,12 @@ fn meminfo_kb(text: &str, key: &str) -> Option<u64> {
 /// `MAX_NUMNODES` (`1 << CONFIG_NODES_SHIFT`, at most 1024 today).
 pub const MAX_NODE_ID: u32 = 4095;
 
-/// The `nodeN` directories beyond the node ids the kernel can have
-/// (`node/possible`, "nodes that could possibly become online",
-/// `Documentation/ABI/stable/sysfs-devices-node`; without it
+/// The `nodeN` directories `far` beyond the node ids the kernel can have
+/// (`bound`: the last of `node/possible`, "nodes that could possibly become
+/// online", `Documentation/ABI/stable/sysfs-devices-node`; without it
 /// [`MAX_NODE_ID`]), which [`read_nodes`] ignores: a message for the
 /// `topology-inconsistent` finding, when there are any.
-pub fn ignored_nodes(root: &Root) -> Option<String> {
-    let bound = node_bound(root);
-    let (_, far) = root.numbered_entries_below(NODE_DIR, "node", bound);
+fn ignored_nodes(bound: u32, far: &[u64]) -> Option<String> {
     if far.is_empty() {
         return None;
     }
@@ -89,18 +87,22 @@ fn node_bound(root: &Root) -> u32 {
         .min(MAX_NODE_ID)
 }
 
-/// Reads every `nodeN` directory up to the possible nodes (see
-/// [`ignored_nodes`]). An empty result means the kernel exposes
-/// no NUMA information (no `node/` directory, as in some container dumps).
+/// Reads every `nodeN` directory up to the possible nodes, with the
+/// message of the ones beyond them ([`ignored_nodes`]; `node/possible` and
+/// the `node/` listing are read once for both). An empty list means the
+/// kernel exposes no NUMA information (no `node/` directory, as in some
+/// container dumps).
 ///
 /// Without `details`, `meminfo` is read only when `node/has_memory` is
 /// missing (it then decides `has_memory`), and `distance` only for nodes
 /// without memory (the planner's nearest-memory hint starts from those).
-pub fn read_nodes(root: &Root, details: bool) -> Vec<Node> {
-    let (ids, _) = root.numbered_entries_below(NODE_DIR, "node", node_bound(root));
+pub fn read_nodes(root: &Root, details: bool) -> (Vec<Node>, Option<String>) {
+    let bound = node_bound(root);
+    let (ids, far) = root.numbered_entries_below(NODE_DIR, "node", bound);
     let mut online: Option<NodeSet> = None;
     let has_memory = root.read_list(&format!("{NODE_DIR}/has_memory"));
-    ids.iter()
+    let nodes = ids
+        .iter()
         .map(|&id| {
             let dir = format!("{NODE_DIR}/node{id}");
             let meminfo = if details || has_memory.is_none() {
@@ -146,7 +148,8 @@ pub fn read_nodes(root: &Root, details: bool) -> Vec<Node> {
                 offline_cpus: CpuSet::new(),
             }
         })
-        .collect()
+        .collect();
+    (nodes, ignored_nodes(bound, &far))
 }
 
 /// The node of each CPU of `offline` (the offline CPUs) from its
@@ -183,5 +186,43 @@ pub fn without_numa(online: &CpuSet) -> Node {
         distances: vec![(0, 10)],
         has_memory: true,
         offline_cpus: CpuSet::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `node/possible` bounds the `nodeN` directories read; the ones beyond
+    /// it are named in one message, from the same listing.
+    #[test]
+    fn nodes_beyond_possible_are_ignored_and_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let node = dir.path().join("sys/devices/system/node");
+        for (rel, text) in [
+            ("possible", "0-1\n"),
+            ("has_memory", "0-1\n"),
+            ("node0/cpulist", "0-1\n"),
+            ("node1/cpulist", "2-3\n"),
+            ("node7/cpulist", "4\n"),
+        ] {
+            let f = node.join(rel);
+            std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+            std::fs::write(f, text).unwrap();
+        }
+        let (nodes, ignored) = read_nodes(&Root::new(dir.path()), false);
+        let ids: Vec<u32> = nodes.iter().map(|n| n.id).collect();
+        assert_eq!(ids, [0, 1]);
+        assert_eq!(nodes[1].cpus.to_list(), "2-3");
+        assert_eq!(
+            ignored.as_deref(),
+            Some(
+                "/sys/devices/system/node: 1 directory beyond the possible nodes (node 1): node7; ignoring it"
+            )
+        );
+        std::fs::write(node.join("possible"), "0-7\n").unwrap();
+        let (nodes, ignored) = read_nodes(&Root::new(dir.path()), false);
+        assert_eq!(nodes.len(), 3);
+        assert_eq!(ignored, None);
     }
 }

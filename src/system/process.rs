@@ -72,8 +72,10 @@ fn soft_limit(limits: &str, name: &str) -> Option<u64> {
 /// `/proc/self/limits`, which is skipped as well with `CAP_SYS_NICE`
 /// (which makes the limits moot, unless `details`); without `details`,
 /// `nice` (a `--nice` request) or `rt`, not `/proc/self/stat` (the current
-/// nice value, policy and priority) nor RLIMIT_NICE.
-pub fn read_process(root: &Root, rt: bool, nice: bool, details: bool) -> Process {
+/// nice value, policy and priority) nor RLIMIT_NICE; without `kernel`, not
+/// the kernel release (`/proc/sys/kernel/osrelease`, see
+/// [`super::Scope::kernel`]).
+pub fn read_process(root: &Root, rt: bool, nice: bool, details: bool, kernel: bool) -> Process {
     let status = root.read("/proc/self/status").unwrap_or_default();
     let list = |key| CpuSet::parse_sysfs_list(status_field(&status, key)?, None).ok();
     let cap_sys_nice = status_field(&status, "CapEff")
@@ -94,9 +96,11 @@ pub fn read_process(root: &Root, rt: bool, nice: bool, details: bool) -> Process
         nice_limit,
         ..Process::default()
     };
-    process.kernel_release = root
-        .read("/proc/sys/kernel/osrelease")
-        .map(|t| t.trim().to_string());
+    if kernel {
+        process.kernel_release = root
+            .read("/proc/sys/kernel/osrelease")
+            .map(|t| t.trim().to_string());
+    }
     if rt {
         process.rt_runtime_us = root.read_int("/proc/sys/kernel/sched_rt_runtime_us");
         process.rt_period_us = root.read_int("/proc/sys/kernel/sched_rt_period_us");

@@ -66,6 +66,12 @@ pub struct Scope {
     /// policies by it; an EPERM from the kernel is explained by it, with the
     /// kernel config read only then).
     pub sched: bool,
+    /// The kernel release (`/proc/sys/kernel/osrelease`), which only
+    /// memory policies (`--weighted-interleave` needs 6.9), scheduling
+    /// requests (SCHED_DEADLINE's period bounds before 5.9) and findings
+    /// (`cpuset-resets-affinity` before 6.2) look at: a `--quiet` launch
+    /// without them does not read it.
+    pub kernel: bool,
     /// Every IRQ (`/proc/interrupts`, `/proc/irq/N/`,
     /// `default_smp_affinity`): the IRQ findings are disturbances, seen
     /// only when the request is latency-critical or shows info
@@ -108,6 +114,7 @@ impl Scope {
             rt: true,
             nice: true,
             sched: true,
+            kernel: true,
             irqs: true,
             info: true,
             kthreads: true,

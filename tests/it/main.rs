@@ -35,6 +35,7 @@ mod pid;
 mod scope;
 mod show;
 mod show_json_stream;
+mod static_build;
 mod steer;
 mod synthetic;
 mod threads;

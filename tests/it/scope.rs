@@ -9,8 +9,8 @@
 //!
 //! Besides the 91 fixture dumps, a few synthetic machines cover what no
 //! dump has (isolated CPUs, RT group scheduling, RT throttling with an
-//! rlimit, governors, a node short of memory, packages numbered against
-//! the node order, IRQs in `/sys/kernel/irq`, whose names and counts a
+//! rlimit, a kernel release, governors, a node short of memory, packages
+//! numbered against the node order, IRQs in `/sys/kernel/irq`, whose names and counts a
 //! scoped read takes only for the checked CPUs). `scope_is_tight` shows the comparison has teeth: dropping any part of
 //! the scope makes some fixture and request differ.
 
@@ -159,6 +159,9 @@ fn synthetics() -> Vec<tempfile::TempDir> {
                 "proc/self/limits",
                 "Limit                     Soft Limit           Hard Limit           Units\nMax realtime priority     20                   20\n",
             ),
+            // No dump carries a kernel release: 6.1 has no weighted
+            // interleave (6.9) and SCHED_DEADLINE period bounds (5.9).
+            ("proc/sys/kernel/osrelease", "6.1.0-test\n"),
         ]),
     ]
 }
@@ -486,7 +489,7 @@ fn scoped_read_like_full_synthetic() {
 #[test]
 fn scope_is_tight() {
     type Narrow = fn(&mut Scope, &Request);
-    let narrowed: [(&str, Narrow); 9] = [
+    let narrowed: [(&str, Narrow); 10] = [
         ("the --near device", |s, _| s.near = None),
         ("placement units and core types", |s, _| s.units = false),
         ("topology of --cores candidates", |s, r| {
@@ -504,6 +507,7 @@ fn scope_is_tight() {
             s.rt = false
         }),
         ("RT group scheduling", |s, _| s.sched = false),
+        ("the kernel release", |s, _| s.kernel = false),
         ("IRQs", |s, _| s.irqs = false),
         ("numa_balancing", |s, _| s.info = false),
     ];
