@@ -442,8 +442,9 @@ fn probe_options_refused() {
 /// the kernel stops it for up to `period - runtime` once a period
 /// (sched-rt(7); less, or not at all, when RT_RUNTIME_SHARE lends it an
 /// idle CPU's runtime). A gap of a millisecond or more can then only be
-/// throttling or a task of at least its priority: the probe must say which,
-/// never a SCHED_OTHER task that ran meanwhile.
+/// throttling, a task of at least its priority, or (in a guest) time the
+/// hypervisor stole: the probe must say which, never a SCHED_OTHER task
+/// that ran meanwhile.
 #[test]
 fn rt_throttling_is_named_for_a_spinning_fifo_probe() {
     let _g = serial();
@@ -473,7 +474,10 @@ fn rt_throttling_is_named_for_a_spinning_fifo_probe() {
     let src = &c["likely_source"];
     let higher_task = src["kind"] == "task" && src["rt_priority"].as_u64() >= Some(10);
     let throttling = src["kind"] == "rt-throttling" && src["runtime_us"].as_i64() == Some(runtime);
-    assert!(higher_task || throttling, "{c}");
+    // A guest's CPU taken by the hypervisor (/proc/stat steal) stops a
+    // FIFO probe as well; on a loaded host that is the honest answer.
+    let steal = src["kind"] == "steal" && src["ns"].as_u64() >= Some(1_000_000);
+    assert!(higher_task || throttling || steal, "{c}");
 }
 
 /// `/proc/stat`'s steal time of `cpu`, ns (proc_stat(5): the 8th value of
