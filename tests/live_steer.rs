@@ -604,3 +604,78 @@ fn one_helper_watches_threads_and_undoes_the_steering() {
     child.wait().unwrap();
     assert_eq!(snap.wait_equal(), Vec::<String>::new());
 }
+
+/// The helper's report after a normal end (issue 21, item 6): an IRQ
+/// someone else changed while the command ran (here: the command itself,
+/// as root) is left as that edit put it, and the helper says so on the
+/// stderr it inherited from the command, in the house format; every other
+/// IRQ is restored. A run where nothing was changed says nothing after
+/// the command.
+#[test]
+fn helper_reports_an_irq_changed_during_the_command_and_leaves_it() {
+    if !usable() {
+        return;
+    }
+    let snap = Snapshot::take();
+    let moves = planned_moves();
+    let n = *moves.first().expect("an IRQ to move off CPU 1");
+    let original = snap.saved.irqs[&n].clone();
+    // Neither the original nor what steering writes (CPU 0).
+    let foreign = if original == "1" { "0-1" } else { "1" };
+    let state = tempfile::tempdir().unwrap();
+    let out = pinrun()
+        .args(["--exclusive", "--steer-irqs", "--cpus", "1", "--state-dir"])
+        .arg(state.path())
+        .args([
+            "--",
+            "sh",
+            "-c",
+            &format!("echo {foreign} > /proc/irq/{n}/smp_affinity_list && echo command-ended >&2"),
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "{stderr}");
+    // Read by .output() to EOF: the helper held the pipe until it ended.
+    let after = stderr
+        .split_once("command-ended\n")
+        .map(|(_, a)| a.to_string())
+        .unwrap_or_else(|| panic!("{stderr}"));
+    assert_eq!(
+        after,
+        format!(
+            "pinrun: IRQ {n} ({}) left alone: changed since (now {foreign}, steering wrote 0)\n",
+            irq_name(n)
+        ),
+        "{stderr}"
+    );
+    let now = read_state();
+    assert_eq!(now.irqs[&n], foreign);
+    let others: Vec<String> = snap
+        .differences()
+        .into_iter()
+        .filter(|d| !d.starts_with(&format!("IRQ {n}:")))
+        .collect();
+    assert_eq!(others, Vec::<String>::new(), "{stderr}");
+    assert_eq!(journals(state.path()), Vec::<String>::new());
+    // Nothing changed during the command: nothing said after it.
+    snap.restore();
+    assert_eq!(snap.differences(), Vec::<String>::new());
+    let out = pinrun()
+        .args([
+            "--exclusive",
+            "--steer-irqs",
+            "--cpus",
+            "1",
+            "-q",
+            "--state-dir",
+        ])
+        .arg(state.path())
+        .args(["--", "sh", "-c", "echo command-ended >&2"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(stderr, "command-ended\n");
+    assert_eq!(snap.wait_equal(), Vec::<String>::new());
+}

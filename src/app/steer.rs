@@ -149,8 +149,11 @@ fn holder_alive(j: &Journal) -> bool {
 
 /// Undoes, in the locked `dir`, every journal whose holder has ended (or
 /// only `only`'s, the caller's own, when given), composed with the live
-/// ones. Returns what to say, one line each, and whether every journal
-/// could be used and undone.
+/// ones. Returns what to say, one line each without the `pinrun: `
+/// prefix, and whether every journal could be used and undone. For
+/// `only`, nothing is said when every IRQ and ban is simply restored;
+/// otherwise each IRQ or ban left alone (changed since) and each failed
+/// restore has its line.
 fn undo_ended(dir: &StateDir, only: Option<&str>) -> (Vec<String>, bool) {
     let root = Root::new("/");
     let mut files = crate::system::steer::read_journals(dir);
@@ -187,15 +190,18 @@ fn undo_ended(dir: &StateDir, only: Option<&str>) -> (Vec<String>, bool) {
         let (said, done) = crate::apply::steer::finish(&root, dir, &name, &j, &others);
         ok &= done;
         let restored = j.irqs.len();
-        lines.push(format!(
-            "restored the IRQ steering of pid {} ({restored} IRQ(s) journaled){}",
-            j.pid,
-            if done {
-                ""
-            } else {
-                "; some restores failed, the journal is kept for --reclaim"
-            }
-        ));
+        // The launch's own helper says nothing when all is restored.
+        if !mine || !done {
+            lines.push(format!(
+                "restored the IRQ steering of pid {} ({restored} IRQ(s) journaled){}",
+                j.pid,
+                if done {
+                    ""
+                } else {
+                    "; some restores failed, the journal is kept for --reclaim"
+                }
+            ));
+        }
         lines.extend(said);
         // Re-read: the undo may have rewritten the other journals.
         files = crate::system::steer::read_journals(dir);
@@ -218,6 +224,11 @@ pub fn reclaim_stale(dir: &StateDir) -> String {
         return String::new();
     }
     let (lines, _) = undo_ended(dir, None);
+    report_text(&lines)
+}
+
+/// The undo's `lines` in the house format: `pinrun: LINE`, one per line.
+fn report_text(lines: &[String]) -> String {
     lines.iter().map(|l| format!("pinrun: {l}\n")).collect()
 }
 
@@ -231,8 +242,7 @@ pub fn reclaim(state_dir: &Path) -> Result<()> {
     dir.lock(LockKind::Exclusive)?;
     let (lines, ok) = undo_ended(&dir, None);
     drop(dir);
-    let text: String = lines.iter().map(|l| format!("pinrun: {l}\n")).collect();
-    crate::output::to_stderr(&text);
+    crate::output::to_stderr(&report_text(&lines));
     if ok {
         Ok(())
     } else {
@@ -252,7 +262,10 @@ pub fn reclaim(state_dir: &Path) -> Result<()> {
 /// The helper's duty for this launch's steering
 /// ([`crate::apply::helper::spawn_duties`], started before [`launch`]
 /// writes anything): once the command has ended (or pinrun died), undo
-/// this launch's journal in the state directory `dir` under its lock.
+/// this launch's journal in the state directory `dir` under its lock,
+/// and write to the stderr it inherited (the command's) one
+/// `pinrun: …` line per IRQ or ban left alone and per failed restore
+/// (nothing when all is restored).
 /// `Err`: this process's identity cannot be read.
 pub fn undo_duty(dir: &StateDir) -> Result<Duty> {
     let (pid, start, _, _) = identity()?;
@@ -269,7 +282,11 @@ pub fn undo_duty(dir: &StateDir) -> Result<Duty> {
         if d.lock(LockKind::Exclusive).is_err() {
             return 1;
         }
-        let (_, ok) = undo_ended(&d, Some(&name));
+        let (lines, ok) = undo_ended(&d, Some(&name));
+        drop(d);
+        // The helper's stderr is the command's (a terminal, the unit's
+        // journal): what was left alone or could not be restored.
+        crate::output::to_stderr(&report_text(&lines));
         i32::from(!ok)
     }))
 }
