@@ -61,7 +61,12 @@ pub fn plan_for(
             )
             .hint("steering IRQs needs root (CAP_SYS_ADMIN) and a writable /proc; run as root, or drop --steer-irqs"));
         }
-        p.ban = irqbalance_ban(root, &daemons, &p.cpus)?;
+        match daemons.as_slice() {
+            [(pid, None)] if req.claims.irqbalance_config => {
+                p.config = Some(irqbalance_config(root, *pid, &p.cpus)?);
+            }
+            _ => p.ban = irqbalance_ban(root, &daemons, &p.cpus)?,
+        }
     }
     Ok(Some(p))
 }
@@ -106,7 +111,8 @@ pub fn irqbalance_ban(
             ),
         )
         .hint(format!(
-            "start irqbalance with /run/irqbalance present (its unit's RuntimeDirectory=irqbalance) so it has its control socket; or {ban_hint}"
+            "add --irqbalance-config to ban {} in irqbalance.service's configuration file and restart it for the command's life (put back after); or start irqbalance with /run/irqbalance present (its unit's RuntimeDirectory=irqbalance) so it has its control socket; or stop it for the command's life",
+            chosen.to_list()
         )));
     };
     let refused = |why: String| {
@@ -137,6 +143,103 @@ pub fn irqbalance_ban(
         to,
         sleep: setup.sleep,
     }))
+}
+
+/// `--irqbalance-config` for irqbalance `pid` running without its
+/// control socket: the edit of the last existing `EnvironmentFile=` of
+/// irqbalance.service (systemd loads them in order, the last assignment
+/// wins) banning its own ban ∪ `chosen`. Refused, nothing changed: systemd
+/// does not run this machine, the unit is not active or its main PID is
+/// not `pid`, no environment file exists, the file's ban variables differ
+/// from what the daemon runs with (`/proc/PID/environ`: edited since it
+/// started, or set elsewhere), or it cannot be read or edited.
+pub fn irqbalance_config(
+    root: &Root,
+    pid: u32,
+    chosen: &crate::cpuset::CpuSet,
+) -> Result<crate::plan::steer::ConfigPlan> {
+    use crate::system::steer::IRQBALANCE_UNIT;
+    let refused = |why: String, hint: &str| {
+        Error::new(
+            ErrorCode::IrqbalanceRuns,
+            format!("--irqbalance-config: irqbalance (pid {pid}): {why}; nothing was changed"),
+        )
+        .hint(hint.to_string())
+    };
+    let stop_hint = "stop irqbalance for the command's life, or start it with /run/irqbalance present so it has its control socket";
+    if !crate::system::steer::systemd_booted(root) {
+        return Err(refused(
+            "systemd does not run this machine (no /run/systemd/system): pinrun restarts irqbalance only through systemctl try-restart irqbalance.service".into(),
+            stop_hint,
+        ));
+    }
+    let unit = crate::system::steer::irqbalance_unit()
+        .map_err(|e| refused(format!("cannot read {IRQBALANCE_UNIT}: {e}"), stop_hint))?;
+    if unit.active_state != "active" || unit.main_pid != pid {
+        return Err(refused(
+            format!(
+                "{IRQBALANCE_UNIT} is {} with main PID {}: this daemon is not the unit's",
+                unit.active_state, unit.main_pid
+            ),
+            stop_hint,
+        ));
+    }
+    let Some(path) = unit
+        .environment_files
+        .iter()
+        .rev()
+        .map(|(p, _)| p)
+        .find(|p| p.is_file())
+    else {
+        return Err(refused(
+            format!("{IRQBALANCE_UNIT} has no EnvironmentFile= that exists"),
+            "create the unit's configuration file (Debian: /etc/default/irqbalance, RHEL/Fedora: /etc/sysconfig/irqbalance) and restart irqbalance, or stop it for the command's life",
+        ));
+    };
+    let at = |e: String| {
+        refused(
+            format!("{}: {e}", path.display()),
+            "fix the file by hand (or stop irqbalance for the command's life)",
+        )
+    };
+    let now = crate::system::steer::read_config(path).map_err(at)?;
+    let env = crate::system::steer::irqbalance_environ(root, pid).ok_or_else(|| {
+        refused(
+            format!("cannot read /proc/{pid}/environ (what it runs with)"),
+            "run as root",
+        )
+    })?;
+    for var in crate::steer::BAN_VARS {
+        let file = crate::steer::env_file_value(&now, var).map_err(at)?;
+        let runs = crate::system::steer::environ_value(&env, var);
+        if file.is_some() && file != runs {
+            return Err(refused(
+                format!(
+                    "{} sets {var}={} but the daemon runs with {}: the file was edited since it started",
+                    path.display(),
+                    file.unwrap_or_default(),
+                    runs.map_or("it unset".to_string(), |r| format!("{var}={r}"))
+                ),
+                "systemctl restart irqbalance.service so it runs with its file, then retry",
+            ));
+        }
+    }
+    let ban_now = crate::system::steer::irqbalance_default_ban(root, pid).ok_or_else(|| {
+        refused(
+            format!("cannot read /proc/{pid}/environ (its ban)"),
+            "run as root",
+        )
+    })?;
+    let ban_to = ban_now.union(chosen);
+    let to = crate::steer::config_edit(&now, &ban_to).map_err(at)?;
+    Ok(crate::plan::steer::ConfigPlan {
+        pid,
+        path: path.clone(),
+        now,
+        ban_now,
+        ban_to,
+        to,
+    })
 }
 
 /// Whether the holder of journal `j` still runs.
@@ -327,6 +430,19 @@ pub fn launch(dir: &StateDir, p: &SteerPlan, sys: &SystemState, quiet: bool) -> 
         crate::words::cpus_phrase(&p.cpus),
         dir.path().join(&out.journal).display()
     );
+    if let Some(c) = &p.config {
+        let _ = writeln!(
+            s,
+            "pinrun: irqbalance bans {} (was {}) for the command's life: {} edited and irqbalance.service restarted",
+            crate::words::cpus_phrase(&c.ban_to),
+            if c.ban_now.is_empty() {
+                "no CPU".to_string()
+            } else {
+                c.ban_now.to_list()
+            },
+            c.path.display()
+        );
+    }
     if let (Some(b), Some(ban)) = (&p.ban, &out.ban) {
         let _ = writeln!(
             s,
@@ -467,10 +583,11 @@ mod tests {
             e.message
         );
         assert!(
+            e.hint.as_deref().unwrap().starts_with(
+                "add --irqbalance-config to ban 3 in irqbalance.service's configuration file"
+            ),
+            "{:?}",
             e.hint
-                .as_deref()
-                .unwrap()
-                .contains("IRQBALANCE_BANNED_CPULIST=3")
         );
         let e = irqbalance_ban(&root, &[(11, None), (12, None)], &cpus("3")).unwrap_err();
         assert_eq!(e.code, ErrorCode::IrqbalanceRuns);
