@@ -143,13 +143,24 @@ impl Journal {
                 CpuSet::parse(l).map_err(|e| format!("IRQ {}: cpulist {l:?}: {e}", i.irq))?;
             }
         }
+        // A ban may be empty (irqbalance bans no CPU without isolcpus=,
+        // nohz_full= or its variables): "" is the empty cpulist here.
+        let ban = |l: &String| {
+            if l.is_empty() {
+                Ok(())
+            } else {
+                CpuSet::parse(l)
+                    .map(|_| ())
+                    .map_err(|e| format!("irqbalance ban {l:?}: {e}"))
+            }
+        };
         if let Some(b) = &j.irqbalance {
             for l in [&b.original, &b.default, &b.written] {
-                CpuSet::parse(l).map_err(|e| format!("irqbalance ban {l:?}: {e}"))?;
+                ban(l)?;
             }
         }
         if let Some(c) = &j.irqbalance_config {
-            CpuSet::parse(&c.ban).map_err(|e| format!("irqbalance config ban {:?}: {e}", c.ban))?;
+            ban(&c.ban)?;
             if c.original.len() > MAX_CONFIG || c.written.len() > MAX_CONFIG {
                 return Err(format!(
                     "irqbalance config {}: more than {MAX_CONFIG} bytes",
@@ -751,5 +762,28 @@ mod tests {
             "MainPID=0\nActiveState=inactive\nEnvironmentFiles=/etc/sysconfig/irqbalance (ignore_errors=no)\n",
         );
         assert_eq!((u.main_pid, u.environment_files[0].1), (0, false));
+    }
+    /// irqbalance bans no CPU on a machine without isolcpus=, nohz_full=
+    /// or its variables: a journal of such a ban (empty cpulists) is
+    /// usable, or the helper could never undo it.
+    #[test]
+    fn journal_with_empty_bans_parses() {
+        let mut j = Journal::new(5, 9, &CpuSet::parse("1").unwrap());
+        j.irqbalance = Some(JournalBan {
+            pid: 7,
+            original: String::new(),
+            default: String::new(),
+            written: "1".into(),
+        });
+        j.irqbalance_config = Some(JournalConfig {
+            pid: 7,
+            path: "/etc/default/irqbalance".into(),
+            original: "#x\n".into(),
+            ban: String::new(),
+            written: "#x\nIRQBALANCE_BANNED_CPULIST=1\n".into(),
+        });
+        assert_eq!(Journal::parse(&j.render()), Ok(j.clone()));
+        j.irqbalance.as_mut().unwrap().original = "x".into();
+        assert!(Journal::parse(&j.render()).is_err());
     }
 }

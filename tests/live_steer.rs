@@ -679,3 +679,104 @@ fn helper_reports_an_irq_changed_during_the_command_and_leaves_it() {
     assert_eq!(stderr, "command-ended\n");
     assert_eq!(snap.wait_equal(), Vec::<String>::new());
 }
+
+/// `--irqbalance-config` end to end without touching this host's /etc or
+/// services: in a private mount and PID namespace (a tmpfs over /run with
+/// /run/systemd/system, so systemd "runs"; no /run/irqbalance, so the
+/// daemon has no control socket), a stand-in irqbalance (a copy of
+/// sleep(1) named irqbalance, started with Debian 13's shipped
+/// /etc/default/irqbalance as its environment, as systemd's
+/// EnvironmentFile= does) and a stub `systemctl` on PATH that answers
+/// `show` for it and, on `try-restart`, starts a new one with the file's
+/// environment. Proven here: the file chosen from EnvironmentFiles=, the
+/// two lines written, every other byte kept, the restart, the check of
+/// the new daemon's environ, and the restore with a second restart once
+/// the command ends. Proven by stubs only: systemctl's behaviour (the
+/// real daemon's socket path is proven in the VM, scenario
+/// steer-irqbalance).
+#[test]
+fn irqbalance_config_is_edited_restarted_and_put_back() {
+    if !usable() {
+        return;
+    }
+    let snap = Snapshot::take();
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    for sub in ["bin", "etc", "state"] {
+        std::fs::create_dir(d.join(sub)).unwrap();
+    }
+    let shipped = include_str!("data/irqbalance/debian-trixie-1.9.4.default");
+    std::fs::write(d.join("etc/irqbalance"), shipped).unwrap();
+    std::fs::copy("/bin/sleep", d.join("bin/irqbalance")).unwrap();
+    let dd = d.display();
+    let start_daemon = format!(
+        "(set -a; . {dd}/etc/irqbalance; exec {dd}/bin/irqbalance 1000) </dev/null >/dev/null 2>&1 & echo $! > {dd}/pid"
+    );
+    let stub = format!(
+        "#!/bin/sh\necho \"$*\" >> {dd}/log\ncase \"$1\" in\nshow) echo \"MainPID=$(cat {dd}/pid)\"; echo ActiveState=active; echo \"EnvironmentFiles=/nonexistent/defaults.env (ignore_errors=yes)\"; echo \"EnvironmentFiles={dd}/etc/irqbalance (ignore_errors=yes)\";;\ntry-restart) kill $(cat {dd}/pid); {start_daemon};;\nesac\n"
+    );
+    std::fs::write(d.join("bin/systemctl"), stub).unwrap();
+    std::process::Command::new("chmod")
+        .args(["755"])
+        .arg(d.join("bin/systemctl"))
+        .status()
+        .unwrap();
+    let pinrun_bin = assert_cmd::cargo::cargo_bin("pinrun");
+    let script = format!(
+        "set -e; mount -t tmpfs tmpfs /run; mkdir -p /run/systemd/system; export PATH={dd}/bin:$PATH PINRUN_CONFIG=; {start_daemon}; \
+         {pinrun} --exclusive --steer-irqs --irqbalance-config --cpus 1 --state-dir {dd}/state -- sh -c 'grep ^IRQBALANCE_BANNED {dd}/etc/irqbalance; tr \"\\0\" \"\\n\" < /proc/$(cat {dd}/pid)/environ | grep ^IRQBALANCE_BANNED | sort | sed s/^/daemon:/' 2>{dd}/stderr; \
+         i=0; while ls {dd}/state/steer.* >/dev/null 2>&1 && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; \
+         echo after: $(tr '\\0' '\\n' < /proc/$(cat {dd}/pid)/environ | grep -c ^IRQBALANCE_BANNED)",
+        pinrun = pinrun_bin.display()
+    );
+    let out = std::process::Command::new("unshare")
+        .args([
+            "--mount",
+            "--propagation",
+            "private",
+            "--pid",
+            "--fork",
+            "--mount-proc",
+            "sh",
+            "-c",
+        ])
+        .arg(&script)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    let stderr = std::fs::read_to_string(d.join("stderr")).unwrap_or_default();
+    let log = std::fs::read_to_string(d.join("log")).unwrap_or_default();
+    let ctx = format!(
+        "stdout:\n{stdout}\nstderr:\n{stderr}{}\nsystemctl log:\n{log}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{ctx}");
+    // While the command ran: the file and the restarted daemon ban CPU 1.
+    assert_eq!(
+        stdout,
+        "IRQBALANCE_BANNED_CPUS=00000002\nIRQBALANCE_BANNED_CPULIST=1\n\
+         daemon:IRQBALANCE_BANNED_CPULIST=1\ndaemon:IRQBALANCE_BANNED_CPUS=00000002\n\
+         after: 0\n",
+        "{ctx}"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "pinrun: irqbalance bans CPU 1 (was no CPU) for the command's life: {dd}/etc/irqbalance edited and irqbalance.service restarted"
+        )),
+        "{ctx}"
+    );
+    // Two restarts: the edit and the restore; the file byte for byte.
+    assert_eq!(
+        log.lines()
+            .filter(|l| *l == "try-restart irqbalance.service")
+            .count(),
+        2,
+        "{ctx}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(d.join("etc/irqbalance")).unwrap(),
+        shipped
+    );
+    assert_eq!(journals(&d.join("state")), Vec::<String>::new());
+    assert_eq!(snap.wait_equal(), Vec::<String>::new());
+}

@@ -270,7 +270,7 @@ fn undo_ended(dir: &StateDir, only: Option<&str>) -> (Vec<String>, bool) {
         let j = match &files[idx].journal {
             Ok(j) => j.clone(),
             Err(why) => {
-                if only.is_none() {
+                if only.is_none() || only == Some(name.as_str()) {
                     ok = false;
                     lines.push(format!(
                         "steering journal {} cannot be used: {why}; left in place",

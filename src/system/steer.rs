@@ -152,13 +152,18 @@ pub fn read_online(root: &Root) -> Option<CpuSet> {
 }
 
 /// The PIDs of running irqbalance daemons (`/proc/PID/comm` is
-/// `irqbalance`), each with its control socket when it has one
+/// `irqbalance`, not a zombie), each with its control socket when it has one
 /// (`/run/irqbalance/irqbalance<PID>.sock`, irqbalance's `ui/`).
 pub fn irqbalance(root: &Root) -> Vec<(u32, Option<std::path::PathBuf>)> {
     root.numbered_entries("/proc", "")
         .into_iter()
         .filter(|pid| {
             root.read_value(&format!("/proc/{pid}/comm")).as_deref() == Some("irqbalance")
+                // A zombie (state Z, field 3 of /proc/PID/stat) has ended.
+                && !root
+                    .read(&format!("/proc/{pid}/stat"))
+                    .and_then(|st| st.rsplit_once(')').map(|(_, r)| r.trim_start().starts_with('Z')))
+                    .unwrap_or(false)
         })
         .map(|pid| {
             let sock = format!("/run/irqbalance/irqbalance{pid}.sock");
