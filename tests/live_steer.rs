@@ -680,54 +680,56 @@ fn helper_reports_an_irq_changed_during_the_command_and_leaves_it() {
     assert_eq!(snap.wait_equal(), Vec::<String>::new());
 }
 
-/// `--irqbalance-config` end to end without touching this host's /etc or
-/// services: in a private mount and PID namespace (a tmpfs over /run with
-/// /run/systemd/system, so systemd "runs"; no /run/irqbalance, so the
-/// daemon has no control socket), a stand-in irqbalance (a copy of
-/// sleep(1) named irqbalance, started with Debian 13's shipped
-/// /etc/default/irqbalance as its environment, as systemd's
-/// EnvironmentFile= does) and a stub `systemctl` on PATH that answers
-/// `show` for it and, on `try-restart`, starts a new one with the file's
-/// environment. Proven here: the file chosen from EnvironmentFiles=, the
-/// two lines written, every other byte kept, the restart, the check of
-/// the new daemon's environ, and the restore with a second restart once
-/// the command ends. Proven by stubs only: systemctl's behaviour (the
-/// real daemon's socket path is proven in the VM, scenario
-/// steer-irqbalance).
-#[test]
-fn irqbalance_config_is_edited_restarted_and_put_back() {
-    if !usable() {
-        return;
-    }
-    let snap = Snapshot::take();
-    let t = tempfile::tempdir().unwrap();
-    let d = t.path();
+/// A stand-in for a socketless irqbalance run by systemd, in `d`: a copy
+/// of sleep(1) named irqbalance started with `d/etc/irqbalance` (Debian
+/// 13's shipped /etc/default/irqbalance) as its environment, as systemd's
+/// EnvironmentFile= does, and a stub `systemctl` in `d/bin` that records
+/// its arguments in `d/log`, answers `show` for it and, on `try-restart`,
+/// starts a new one with the file's environment. Returns the shell line
+/// that starts the daemon and waits until it has exec'ed (its comm is
+/// irqbalance).
+fn irqbalance_stand_in(d: &Path) -> String {
     for sub in ["bin", "etc", "state"] {
         std::fs::create_dir(d.join(sub)).unwrap();
     }
-    let shipped = include_str!("data/irqbalance/debian-trixie-1.9.4.default");
-    std::fs::write(d.join("etc/irqbalance"), shipped).unwrap();
+    std::fs::write(d.join("etc/irqbalance"), SHIPPED_DEFAULT).unwrap();
     std::fs::copy("/bin/sleep", d.join("bin/irqbalance")).unwrap();
     let dd = d.display();
     let start_daemon = format!(
-        "(set -a; . {dd}/etc/irqbalance; exec {dd}/bin/irqbalance 1000) </dev/null >/dev/null 2>&1 & echo $! > {dd}/pid"
+        "(set -a; . {dd}/etc/irqbalance; exec {dd}/bin/irqbalance 1000) </dev/null >/dev/null 2>&1 & echo $! > {dd}/pid; until [ \"$(cat /proc/$(cat {dd}/pid)/comm)\" = irqbalance ]; do sleep 0.01; done"
     );
     let stub = format!(
         "#!/bin/sh\necho \"$*\" >> {dd}/log\ncase \"$1\" in\nshow) echo \"MainPID=$(cat {dd}/pid)\"; echo ActiveState=active; echo \"EnvironmentFiles=/nonexistent/defaults.env (ignore_errors=yes)\"; echo \"EnvironmentFiles={dd}/etc/irqbalance (ignore_errors=yes)\";;\ntry-restart) kill $(cat {dd}/pid); {start_daemon};;\nesac\n"
     );
     std::fs::write(d.join("bin/systemctl"), stub).unwrap();
-    std::process::Command::new("chmod")
-        .args(["755"])
-        .arg(d.join("bin/systemctl"))
-        .status()
-        .unwrap();
-    let pinrun_bin = assert_cmd::cargo::cargo_bin("pinrun");
+    std::fs::set_permissions(
+        d.join("bin/systemctl"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    start_daemon
+}
+
+/// Debian 13's shipped /etc/default/irqbalance (tests/data/irqbalance).
+const SHIPPED_DEFAULT: &str = include_str!("data/irqbalance/debian-trixie-1.9.4.default");
+
+/// Runs `body` (shell) in a private mount and PID namespace with a tmpfs
+/// over /run (no /run/irqbalance: the daemon has no control socket; with
+/// `systemd`, /run/systemd/system so systemd "runs"), `d/bin` first on
+/// PATH and the stand-in daemon of [`irqbalance_stand_in`] started (its
+/// PID in `d/pid0`); `$P` is pinrun. Returns its stdout and a context for failures (stdout, the
+/// stderr, `d/stderr`, the systemctl log).
+fn in_irqbalance_namespace(d: &Path, systemd: bool, body: &str) -> (String, String) {
+    let start_daemon = irqbalance_stand_in(d);
+    let dd = d.display();
     let script = format!(
-        "set -e; mount -t tmpfs tmpfs /run; mkdir -p /run/systemd/system; export PATH={dd}/bin:$PATH PINRUN_CONFIG=; {start_daemon}; \
-         {pinrun} --exclusive --steer-irqs --irqbalance-config --cpus 1 --state-dir {dd}/state -- sh -c 'grep ^IRQBALANCE_BANNED {dd}/etc/irqbalance; tr \"\\0\" \"\\n\" < /proc/$(cat {dd}/pid)/environ | grep ^IRQBALANCE_BANNED | sort | sed s/^/daemon:/' 2>{dd}/stderr; \
-         i=0; while ls {dd}/state/steer.* >/dev/null 2>&1 && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; \
-         echo after: $(tr '\\0' '\\n' < /proc/$(cat {dd}/pid)/environ | grep -c ^IRQBALANCE_BANNED)",
-        pinrun = pinrun_bin.display()
+        "set -e; mount -t tmpfs tmpfs /run; {} export PATH={dd}/bin:$PATH PINRUN_CONFIG= P={}; {start_daemon}; cp {dd}/pid {dd}/pid0; {body}",
+        if systemd {
+            "mkdir -p /run/systemd/system;"
+        } else {
+            ""
+        },
+        assert_cmd::cargo::cargo_bin("pinrun").display()
     );
     let out = std::process::Command::new("unshare")
         .args([
@@ -744,28 +746,84 @@ fn irqbalance_config_is_edited_restarted_and_put_back() {
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-    let stderr = std::fs::read_to_string(d.join("stderr")).unwrap_or_default();
-    let log = std::fs::read_to_string(d.join("log")).unwrap_or_default();
     let ctx = format!(
-        "stdout:\n{stdout}\nstderr:\n{stderr}{}\nsystemctl log:\n{log}",
-        String::from_utf8_lossy(&out.stderr)
+        "{}\nstdout:\n{stdout}\nstderr:\n{}{}\nsystemctl log:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr),
+        std::fs::read_to_string(d.join("stderr")).unwrap_or_default(),
+        std::fs::read_to_string(d.join("log")).unwrap_or_default()
     );
     assert!(out.status.success(), "{ctx}");
-    // While the command ran: the file and the restarted daemon ban CPU 1.
+    (stdout, ctx)
+}
+
+/// Waits (in the namespace's shell, whose /proc shows its own processes)
+/// until the helper has ended (its undo and its report done: the
+/// namespace's processes die with its shell), up to 10 s.
+fn wait_helper() -> String {
+    "i=0; while pgrep -x pinrun-helper >/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done"
+        .into()
+}
+
+/// `--irqbalance-config` end to end without touching this host's /etc or
+/// services (see [`in_irqbalance_namespace`]). Proven here: the dry run's
+/// line, the file chosen from EnvironmentFiles=, the two lines written,
+/// every other byte kept, the restart, the check of the new daemon's
+/// environ, and the restore with a second restart once the command ends.
+/// Proven by stubs only: systemctl's behaviour (the real daemon's socket
+/// path is proven in the VM, scenario steer-irqbalance).
+#[test]
+fn irqbalance_config_is_edited_restarted_and_put_back() {
+    if !usable() {
+        return;
+    }
+    let snap = Snapshot::take();
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    let dd = d.display();
+    let steer =
+        format!("--exclusive --steer-irqs --irqbalance-config --cpus 1 --state-dir {dd}/state");
+    let (stdout, ctx) = in_irqbalance_namespace(
+        d,
+        true,
+        &format!(
+            "$P --dry-run {steer} -- true | grep 'irqbalance (pid'; \
+             $P {steer} -- sh -c 'grep ^IRQBALANCE_BANNED {dd}/etc/irqbalance; tr \"\\0\" \"\\n\" < /proc/$(cat {dd}/pid)/environ | grep ^IRQBALANCE_BANNED | sort | sed s/^/daemon:/' 2>{dd}/stderr; \
+             {}; echo after: $(tr '\\0' '\\n' < /proc/$(cat {dd}/pid)/environ | grep -c ^IRQBALANCE_BANNED || true)",
+            wait_helper()
+        ),
+    );
+    // The dry run: the lines, the file, the restart.
+    let pid0 = std::fs::read_to_string(d.join("pid0")).unwrap();
+    let pid0 = pid0.trim();
     assert_eq!(
-        stdout,
-        "IRQBALANCE_BANNED_CPUS=00000002\nIRQBALANCE_BANNED_CPULIST=1\n\
-         daemon:IRQBALANCE_BANNED_CPULIST=1\ndaemon:IRQBALANCE_BANNED_CPUS=00000002\n\
-         after: 0\n",
+        stdout.lines().next().unwrap_or_default(),
+        format!(
+            "irqs:    irqbalance (pid {pid0}) has no control socket: ban 1 (now none): set IRQBALANCE_BANNED_CPUS=00000002 and IRQBALANCE_BANNED_CPULIST=1 in {dd}/etc/irqbalance, then systemctl try-restart irqbalance.service; the file back and the same restart when the command ends"
+        ),
+        "{ctx}"
+    );
+    // While the command ran: the file and the restarted daemon ban CPU 1;
+    // after: a daemon without a ban variable again.
+    assert_eq!(
+        stdout.lines().skip(1).collect::<Vec<_>>(),
+        [
+            "IRQBALANCE_BANNED_CPUS=00000002",
+            "IRQBALANCE_BANNED_CPULIST=1",
+            "daemon:IRQBALANCE_BANNED_CPULIST=1",
+            "daemon:IRQBALANCE_BANNED_CPUS=00000002",
+            "after: 0"
+        ],
         "{ctx}"
     );
     assert!(
-        stderr.contains(&format!(
+        ctx.contains(&format!(
             "pinrun: irqbalance bans CPU 1 (was no CPU) for the command's life: {dd}/etc/irqbalance edited and irqbalance.service restarted"
         )),
         "{ctx}"
     );
     // Two restarts: the edit and the restore; the file byte for byte.
+    let log = std::fs::read_to_string(d.join("log")).unwrap();
     assert_eq!(
         log.lines()
             .filter(|l| *l == "try-restart irqbalance.service")
@@ -775,8 +833,111 @@ fn irqbalance_config_is_edited_restarted_and_put_back() {
     );
     assert_eq!(
         std::fs::read_to_string(d.join("etc/irqbalance")).unwrap(),
-        shipped
+        SHIPPED_DEFAULT
     );
     assert_eq!(journals(&d.join("state")), Vec::<String>::new());
     assert_eq!(snap.wait_equal(), Vec::<String>::new());
+}
+
+/// An administrator edits irqbalance's configuration while the command
+/// runs: the helper leaves the file as they left it, restarts nothing,
+/// says so on the command's stderr, and restores the IRQs.
+#[test]
+fn irqbalance_config_edited_meanwhile_is_left_alone_and_reported() {
+    if !usable() {
+        return;
+    }
+    let snap = Snapshot::take();
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    let dd = d.display();
+    let (_, ctx) = in_irqbalance_namespace(
+        d,
+        true,
+        &format!(
+            "$P --exclusive --steer-irqs --irqbalance-config --cpus 1 -q --state-dir {dd}/state -- sh -c 'echo IRQBALANCE_ARGS=--debug >> {dd}/etc/irqbalance' 2>{dd}/stderr; {}",
+            wait_helper()
+        ),
+    );
+    let stderr = std::fs::read_to_string(d.join("stderr")).unwrap();
+    assert_eq!(
+        stderr,
+        format!(
+            "pinrun: irqbalance's configuration {dd}/etc/irqbalance left alone: edited since steering wrote it (it still may ban CPUs 1); put it right by hand and systemctl restart irqbalance.service\n"
+        ),
+        "{ctx}"
+    );
+    let file = std::fs::read_to_string(d.join("etc/irqbalance")).unwrap();
+    // As steering wrote it plus the administrator's line.
+    let steered = SHIPPED_DEFAULT
+        .replace(
+            "#IRQBALANCE_BANNED_CPUS=\n",
+            "#IRQBALANCE_BANNED_CPUS=\nIRQBALANCE_BANNED_CPUS=00000002\n",
+        )
+        .replace(
+            "#IRQBALANCE_BANNED_CPULIST=\n",
+            "#IRQBALANCE_BANNED_CPULIST=\nIRQBALANCE_BANNED_CPULIST=1\n",
+        );
+    assert_eq!(file, format!("{steered}IRQBALANCE_ARGS=--debug\n"));
+    let log = std::fs::read_to_string(d.join("log")).unwrap();
+    assert_eq!(
+        log.lines()
+            .filter(|l| *l == "try-restart irqbalance.service")
+            .count(),
+        1,
+        "{ctx}"
+    );
+    assert_eq!(journals(&d.join("state")), Vec::<String>::new());
+    assert_eq!(snap.wait_equal(), Vec::<String>::new());
+}
+
+/// Refused before any change: a socketless irqbalance without the opt-in
+/// (the hint names it), and with it when systemd does not run the
+/// machine; neither the file, the daemon nor an IRQ is touched.
+#[test]
+fn irqbalance_without_socket_is_refused_without_the_opt_in_or_systemd() {
+    if !usable() {
+        return;
+    }
+    let snap = Snapshot::take();
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    let dd = d.display();
+    let (stdout, ctx) = in_irqbalance_namespace(
+        d,
+        false,
+        &format!(
+            "for o in '' --irqbalance-config; do $P --exclusive --steer-irqs $o --cpus 1 --state-dir {dd}/state -- touch {dd}/ran 2>&1 && exit 9; echo rc=$?; done"
+        ),
+    );
+    let lines: Vec<&str> = stdout.lines().collect();
+    let pid0 = std::fs::read_to_string(d.join("pid0")).unwrap();
+    let pid0 = pid0.trim();
+    assert_eq!(lines.len(), 6, "{ctx}");
+    assert!(
+        lines[0].starts_with(&format!("pinrun: --steer-irqs: irqbalance runs (pid {pid0}) without its control socket /run/irqbalance/irqbalance{pid0}.sock")),
+        "{ctx}"
+    );
+    assert!(
+        lines[1].starts_with(
+            "hint: add --irqbalance-config to ban 1 in irqbalance.service's configuration file"
+        ),
+        "{ctx}"
+    );
+    assert_eq!(lines[2], "rc=125", "{ctx}");
+    assert_eq!(
+        lines[3],
+        format!(
+            "pinrun: --irqbalance-config: irqbalance (pid {pid0}): systemd does not run this machine (no /run/systemd/system): pinrun restarts irqbalance only through systemctl try-restart irqbalance.service; nothing was changed"
+        ),
+        "{ctx}"
+    );
+    assert_eq!(lines[5], "rc=125", "{ctx}");
+    assert!(!d.join("ran").exists());
+    assert!(!d.join("log").exists(), "systemctl ran: {ctx}");
+    assert_eq!(
+        std::fs::read_to_string(d.join("etc/irqbalance")).unwrap(),
+        SHIPPED_DEFAULT
+    );
+    assert_eq!(snap.differences(), Vec::<String>::new());
 }
