@@ -759,9 +759,10 @@ fn in_irqbalance_namespace(d: &Path, systemd: bool, body: &str) -> (String, Stri
 
 /// Waits (in the namespace's shell, whose /proc shows its own processes)
 /// until the helper has ended (its undo and its report done: the
-/// namespace's processes die with its shell), up to 10 s.
+/// namespace's processes die with its shell), up to 10 s. A short command
+/// can end before the helper has named itself pinrun-helper.
 fn wait_helper() -> String {
-    "i=0; while pgrep -x pinrun-helper >/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done"
+    "i=0; while pgrep -x 'pinrun(-helper)?' >/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done"
         .into()
 }
 
