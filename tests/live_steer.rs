@@ -942,3 +942,51 @@ fn irqbalance_without_socket_is_refused_without_the_opt_in_or_systemd() {
     );
     assert_eq!(snap.differences(), Vec::<String>::new());
 }
+
+/// A restart that does not bring up a daemon with the ban (here: a
+/// `systemctl try-restart` that does nothing) refuses the launch after
+/// 10 s: the file is put back byte for byte, irqbalance restarted again,
+/// no IRQ written and the command never run.
+#[test]
+fn irqbalance_config_restart_without_the_ban_puts_the_file_back() {
+    if !usable() {
+        return;
+    }
+    let snap = Snapshot::take();
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    let dd = d.display();
+    let (stdout, ctx) = in_irqbalance_namespace(
+        d,
+        true,
+        &format!(
+            "sed -i 's/^try-restart) .*/try-restart) ;;/' {dd}/bin/systemctl; \
+             $P --exclusive --steer-irqs --irqbalance-config --cpus 1 --state-dir {dd}/state -- touch {dd}/ran 2>&1 && exit 9; echo rc=$?"
+        ),
+    );
+    let pid0 = std::fs::read_to_string(d.join("pid0")).unwrap();
+    let pid0 = pid0.trim();
+    assert_eq!(
+        stdout.lines().next().unwrap_or_default(),
+        format!(
+            "pinrun: --irqbalance-config: irqbalance (pid {pid0}), {dd}/etc/irqbalance: after systemctl try-restart, irqbalance.service still has main PID {pid0} (not restarted) after 10 s (wanted the ban 1); the file was put back and irqbalance restarted, no IRQ was written"
+        ),
+        "{ctx}"
+    );
+    assert!(stdout.ends_with("rc=125\n"), "{ctx}");
+    assert!(!d.join("ran").exists());
+    let log = std::fs::read_to_string(d.join("log")).unwrap();
+    assert_eq!(
+        log.lines()
+            .filter(|l| *l == "try-restart irqbalance.service")
+            .count(),
+        2,
+        "{ctx}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(d.join("etc/irqbalance")).unwrap(),
+        SHIPPED_DEFAULT
+    );
+    assert_eq!(journals(&d.join("state")), Vec::<String>::new());
+    assert_eq!(snap.differences(), Vec::<String>::new());
+}

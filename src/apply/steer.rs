@@ -284,12 +284,10 @@ pub fn steer(
     // written.
     if let Some(c) = &p.config {
         if let Err((why, written)) = edit_config(c) {
-            if written {
-                let orig = &j.irqbalance_config.as_ref().map(|jc| jc.original.clone());
-                let _ = write_config(&c.path, orig.as_deref().unwrap_or(&c.now))
-                    .and_then(|()| restart_irqbalance());
-            }
-            remove(dir, &out.journal);
+            // The file back (composed with the other launches that edited
+            // it, as an undo; untouched when it was not written) and the
+            // journal removed.
+            rollback(dir, &out.journal, &j, &[], false);
             return Err(Error::new(
                 ErrorCode::IrqbalanceRuns,
                 format!(
@@ -551,15 +549,28 @@ fn edit_config(c: &crate::plan::steer::ConfigPlan) -> std::result::Result<(), (S
             return Ok(());
         }
         if std::time::Instant::now() > deadline {
+            let unit_name = crate::system::steer::IRQBALANCE_UNIT;
+            let why = match (unit.main_pid, ban) {
+                (p, _) if p == c.pid => {
+                    format!("{unit_name} still has main PID {p} (not restarted)")
+                }
+                (0, _) => format!("{unit_name} has no main process"),
+                (p, None) => {
+                    format!("{unit_name} has main PID {p}, whose environment cannot be read")
+                }
+                (p, Some(b)) => format!(
+                    "{unit_name} has main PID {p} banning {}",
+                    if b.is_empty() {
+                        "no CPU".to_string()
+                    } else {
+                        b.to_list()
+                    }
+                ),
+            };
             return Err((
                 format!(
-                    "after systemctl try-restart, {} has main PID {} {} (wanted the ban {})",
-                    crate::system::steer::IRQBALANCE_UNIT,
-                    unit.main_pid,
-                    ban.map_or("without a readable ban".into(), |b| format!(
-                        "banning {}",
-                        b.to_list()
-                    )),
+                    "after systemctl try-restart, {why} after {} s (wanted the ban {})",
+                    RESTART_WAIT.as_secs(),
                     c.ban_to.to_list()
                 ),
                 true,
