@@ -990,3 +990,54 @@ fn irqbalance_config_restart_without_the_ban_puts_the_file_back() {
     assert_eq!(journals(&d.join("state")), Vec::<String>::new());
     assert_eq!(snap.differences(), Vec::<String>::new());
 }
+
+/// Killed right after irqbalance was restarted with the edited file
+/// (crash point `config`, test builds): `pinrun --reclaim` puts the file
+/// back byte for byte, restarts irqbalance and restores every IRQ.
+#[test]
+fn sigkill_after_the_irqbalance_restart_then_reclaim_restores_the_file() {
+    if !usable() {
+        return;
+    }
+    if !cfg!(debug_assertions) {
+        skip("the crash hook exists in debug builds only");
+        return;
+    }
+    let snap = Snapshot::take();
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    let dd = d.display();
+    let (stdout, ctx) = in_irqbalance_namespace(
+        d,
+        true,
+        &format!(
+            "PINRUN_TEST_CRASH_AT=config $P --exclusive --steer-irqs --irqbalance-config --cpus 1 -q --state-dir {dd}/state -- touch {dd}/ran 2>&1 && exit 9; echo rc=$?; \
+             grep -c ^IRQBALANCE_BANNED {dd}/etc/irqbalance; $P --reclaim --state-dir {dd}/state 2>&1; echo rc=$?"
+        ),
+    );
+    // (The shell's "Killed" aside.)
+    let lines: Vec<&str> = stdout.lines().filter(|l| *l != "Killed").collect();
+    // SIGKILL: 128 + 9; the file had both lines until --reclaim, which
+    // says only that it restored (nothing was changed by anyone else).
+    assert_eq!(lines[..2], ["rc=137", "2"], "{ctx}");
+    assert!(
+        lines[2].starts_with("pinrun: restored the IRQ steering of pid "),
+        "{ctx}"
+    );
+    assert_eq!(lines[3..], ["rc=0"], "{ctx}");
+    assert!(!d.join("ran").exists());
+    let log = std::fs::read_to_string(d.join("log")).unwrap();
+    assert_eq!(
+        log.lines()
+            .filter(|l| *l == "try-restart irqbalance.service")
+            .count(),
+        2,
+        "{ctx}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(d.join("etc/irqbalance")).unwrap(),
+        SHIPPED_DEFAULT
+    );
+    assert_eq!(journals(&d.join("state")), Vec::<String>::new());
+    assert_eq!(snap.differences(), Vec::<String>::new());
+}

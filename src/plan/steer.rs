@@ -479,7 +479,11 @@ pub fn undo(
     if let (Some(orig), Some(written)) = (&ended.default_original, &ended.default_written) {
         let written = list(written);
         let now = current_default.cloned().unwrap_or_default();
-        let ours = now == written
+        // Never written (a launch killed before its default write) or
+        // already back: nothing to do, as for an IRQ.
+        let unchanged = now == list(orig);
+        let ours = unchanged
+            || now == written
             || others
                 .iter()
                 .any(|o| o.default_written.as_deref().map(list) == Some(now.clone()));
@@ -487,7 +491,7 @@ pub fn undo(
             u.default_foreign = Some((now, written));
         } else {
             let to = list(orig).difference(&held);
-            if !to.is_empty() {
+            if !to.is_empty() && !unchanged {
                 for o in &mut others {
                     if o.default_written.is_some() {
                         if o.default_original.as_deref() == ended.default_written.as_deref() {
@@ -900,5 +904,9 @@ mod tests {
         let u = undo(&a, &[], &|_| None, Some(&cpus("0")));
         assert_eq!(u.default, None);
         assert_eq!(u.default_foreign, Some((cpus("0"), cpus("0,2-3"))));
+        // Killed after the journal, before the default write: the mask is
+        // its original: neither written nor reported as someone else's.
+        let u = undo(&a, &[], &|_| None, Some(&cpus("0-3")));
+        assert_eq!((u.default, u.default_foreign), (None, None));
     }
 }
