@@ -126,6 +126,7 @@ complete -c pinrun -l isolated -d 'Choose only isolated CPUs (isolcpus=, cgroup 
 complete -c pinrun -l housekeeping -d 'Choose only housekeeping CPUs: allowed CPUs that are neither isolated nor nohz_full (the kernel\'s domain and tick housekeeping), the opposite of --isolated; with --cpus, refuse any that is not'
 complete -c pinrun -l exclusive -d 'Claim the chosen cores (every SMT sibling of each) while COMMAND lives: other pinrun launches skip them (--cores), refuse them (--cpus) or warn. Choosing and claiming are one atomic step (a lock on the state directory); see CLAIMS in pinrun(1)'
 complete -c pinrun -l steer-irqs -d 'With --exclusive (root): move every movable IRQ off the claimed CPUs while COMMAND lives and put it back after (a write-ahead journal in the state directory; kernel-managed IRQs are reported, never written); see IRQ STEERING in pinrun(1)'
+complete -c pinrun -l irqbalance-config -d 'With --steer-irqs, when irqbalance runs without its control socket: ban the claimed CPUs in irqbalance.service\'s configuration file (its EnvironmentFile=) and restart it, and put the file back and restart it again when COMMAND ends; see IRQ STEERING in pinrun(1)'
 complete -c pinrun -l localalloc -d 'Allocate on the node of the CPU that touches the memory'
 complete -c pinrun -l other -d 'SCHED_OTHER (the default time-sharing policy)'
 complete -c pinrun -l batch -d 'SCHED_BATCH'

@@ -242,6 +242,13 @@ pub struct Cli {
     #[arg(long, value_name = "LIST", help_heading = "Claims")]
     pub irq_housekeeping: Option<String>,
 
+    /// With --steer-irqs, when irqbalance runs without its control socket:
+    /// ban the claimed CPUs in irqbalance.service's configuration file
+    /// (its EnvironmentFile=) and restart it, and put the file back and
+    /// restart it again when COMMAND ends; see IRQ STEERING in pinrun(1).
+    #[arg(long, help_heading = "Claims")]
+    pub irqbalance_config: bool,
+
     /// Allocate memory only on NODES (default: the nodes of the chosen CPUs).
     /// Write --membind=NODES, or put -- before the command, when COMMAND
     /// could be read as a node list.
@@ -1034,6 +1041,13 @@ impl Cli {
                 .hint("give CPUs as a kernel cpulist, e.g. --irq-housekeeping 0-1")
             })?),
         };
+        if self.irqbalance_config && !self.steer_irqs {
+            return Err(Error::new(
+                ErrorCode::Usage,
+                "--irqbalance-config: only IRQ steering edits irqbalance's configuration",
+            )
+            .hint("add --exclusive --steer-irqs, or drop --irqbalance-config"));
+        }
         let threads = self.threads(&placement, mode)?;
         let memory = self.memory()?;
         let policy = self.policy()?;
@@ -1049,6 +1063,7 @@ impl Cli {
             }),
             steer_irqs: self.steer_irqs,
             irq_housekeeping,
+            irqbalance_config: self.irqbalance_config,
         };
         Ok(Request {
             claims,

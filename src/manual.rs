@@ -605,17 +605,63 @@ that does not show up in time refuses the launch with nothing changed
 (irqbalance\-socket, exit 125; a ban already sent is put back). irqbalance
 without its socket (before 1.5.0, or when it fell back to its abstract
 socket, whose name does not tell which daemon answers), or more than one
-irqbalance, refuses the launch and its dry run (irqbalance\-runs) with the
-ban to set in its configuration
-.RB ( IRQBALANCE_BANNED_CPULIST
-in /etc/default/irqbalance or /etc/sysconfig/irqbalance, then restart it).
-Not yet: an opt\-in to edit that file and restart irqbalance for the
-command's life.
+irqbalance, refuses the launch and its dry run (irqbalance\-runs: it would
+move the IRQs back) with a hint naming
+.BR \-\-irqbalance\-config .
+.PP
+.B \-\-irqbalance\-config
+is that explicit opt\-in, for one irqbalance without its socket run by
+systemd
+.RI ( /run/systemd/system
+exists,
+.B irqbalance.service
+is active and its MainPID is that daemon): pinrun edits the last existing
+.B EnvironmentFile=
+of the unit, as
+.B "systemctl show \-p MainPID \-p ActiveState \-p EnvironmentFiles irqbalance.service"
+lists them (Debian: /etc/default/irqbalance; RHEL/Fedora:
+/etc/sysconfig/irqbalance; the last one loaded wins). The file's ban
+variables must be what the daemon runs with (its
+.IR /proc/PID/environ ;
+otherwise it was edited since the daemon started: refused). The edit sets
+.B IRQBALANCE_BANNED_CPULIST
+and the hex
+.B IRQBALANCE_BANNED_CPUS
+(irqbalance 1.2\-1.7 read only the latter; 1.8 and later prefer it when it
+is set) to the daemon's own ban (those variables, else isolcpus and
+nohz_full) plus the claimed CPUs, each replacing the last assignment of its
+variable or added after its commented template, every other line kept byte
+for byte; a file with a backslash or an unmatched quote, or larger than
+64 KiB, is refused. The original bytes are journalled (fsync'ed) first; the
+file is replaced atomically (a temporary file in its directory with its
+owner and mode, fsync, rename), then
+.B "systemctl try\-restart irqbalance.service"
+runs and the launch waits up to 10 s for a new main process whose
+environment has the ban, before any IRQ is written (otherwise the file is
+put back, irqbalance restarted, and the launch refused). When the claim
+ends, the file goes back to its original bytes (or, while other live
+steering launches edited the same file, to the original banning their CPUs)
+and irqbalance is restarted again; a file someone else edited since is left
+alone and reported. The dry run shows the lines written and the restart.
+Without systemd, another unit state, no environment file: refused, nothing
+changed. The edit, the journal, the restart and the verification are
+tested with a stand\-in daemon and a stub
+.B systemctl
+in a private mount and PID namespace; the real irqbalance's socket in a VM.
+.PP
+The helper that undoes the steering when the command ends writes one line
+per IRQ, ban or file it left alone (changed since) or could not restore to
+the stderr it inherited from the command (a terminal, the unit's journal),
+as
+.BR "pinrun: ..." ;
+nothing when everything was restored.
+.PP
 .B "\-\-dry\-run \-\-json"
 lists the plan under "steer_irqs": {"cpus", "housekeeping", "move": [{"irq",
 "name", "from", "to", "housekeeping", "managed": false|null}], "unmovable": [{"irq", "name", "cpus",
 "why", "managed": true|false|null}], "irqbalance": [PID], "irqbalance_ban":
 {"pid", "socket", "now", "default", "to", "command"}|null,
+"irqbalance_config": {"pid", "path", "now", "to", "lines", "restart"}|null,
 "default_smp_affinity"}.
 With
 .BR \-\-probe ,

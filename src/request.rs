@@ -339,6 +339,10 @@ pub struct ClaimRequest {
     /// affinity is left; `None`: the online CPUs that are not isolated,
     /// nohz_full or claimed.
     pub irq_housekeeping: Option<crate::cpuset::CpuSet>,
+    /// `--irqbalance-config`: a running irqbalance without its control
+    /// socket gets the claimed CPUs banned in its configuration file and
+    /// is restarted (refused without it).
+    pub irqbalance_config: bool,
 }
 
 /// A whole validated invocation.

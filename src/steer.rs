@@ -89,6 +89,10 @@ pub struct Journal {
     /// written (and synced) before the `settings cpus` command is sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub irqbalance: Option<JournalBan>,
+    /// irqbalance's configuration file, when this launch edited it
+    /// (`--irqbalance-config`); written (and synced) before the file is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub irqbalance_config: Option<JournalConfig>,
 }
 
 impl Journal {
@@ -104,6 +108,7 @@ impl Journal {
             default_written: None,
             irqs: Vec::new(),
             irqbalance: None,
+            irqbalance_config: None,
         }
     }
 
@@ -138,9 +143,29 @@ impl Journal {
                 CpuSet::parse(l).map_err(|e| format!("IRQ {}: cpulist {l:?}: {e}", i.irq))?;
             }
         }
+        // A ban may be empty (irqbalance bans no CPU without isolcpus=,
+        // nohz_full= or its variables): "" is the empty cpulist here.
+        let ban = |l: &String| {
+            if l.is_empty() {
+                Ok(())
+            } else {
+                CpuSet::parse(l)
+                    .map(|_| ())
+                    .map_err(|e| format!("irqbalance ban {l:?}: {e}"))
+            }
+        };
         if let Some(b) = &j.irqbalance {
             for l in [&b.original, &b.default, &b.written] {
-                CpuSet::parse(l).map_err(|e| format!("irqbalance ban {l:?}: {e}"))?;
+                ban(l)?;
+            }
+        }
+        if let Some(c) = &j.irqbalance_config {
+            ban(&c.ban)?;
+            if c.original.len() > MAX_CONFIG || c.written.len() > MAX_CONFIG {
+                return Err(format!(
+                    "irqbalance config {}: more than {MAX_CONFIG} bytes",
+                    c.path
+                ));
             }
         }
         Ok(j)
@@ -330,6 +355,189 @@ pub fn kernel_keeps(answer: Result<(), Errno>) -> Option<bool> {
     }
 }
 
+/// The two variables irqbalance reads its own ban from (`cputree.c`
+/// `setup_banned_cpus()`): the hex `IRQBALANCE_BANNED_CPUS` (the only one
+/// up to 1.7; from 1.8.0 deprecated but, when set and not empty, still
+/// taking precedence) and the cpulist `IRQBALANCE_BANNED_CPULIST`
+/// (1.8.0 on).
+pub const BAN_VARS: [&str; 2] = ["IRQBALANCE_BANNED_CPUS", "IRQBALANCE_BANNED_CPULIST"];
+
+/// The largest irqbalance configuration file `--irqbalance-config` edits
+/// and journals (64 KiB; the shipped ones are under 2 KiB).
+pub const MAX_CONFIG: usize = 64 << 10;
+
+/// One assignment line of a systemd `EnvironmentFile=` (systemd.exec(5)):
+/// `KEY=VALUE`, leading blanks and blanks around `=` ignored, a value in
+/// single or double quotes unquoted; lines starting with `#` or `;` are
+/// comments. `Err` for what this reader does not take as systemd does
+/// (a backslash: escapes and line continuations), so an edit never
+/// changes a value it misread.
+fn env_assignment(line: &str) -> Result<Option<(&str, String)>, String> {
+    let t = line.trim_start();
+    if t.is_empty() || t.starts_with('#') || t.starts_with(';') {
+        return Ok(None);
+    }
+    let Some((k, v)) = t.split_once('=') else {
+        return Ok(None);
+    };
+    let k = k.trim_end();
+    if line.contains('\\') {
+        return Err(format!(
+            "line {line:?} has a backslash (an escape or continuation this editor does not take)"
+        ));
+    }
+    let v = v.trim();
+    let v = match (v.chars().next(), v.chars().last()) {
+        (Some(q @ ('"' | '\'')), Some(e)) if v.len() >= 2 && e == q => &v[1..v.len() - 1],
+        (Some('"' | '\''), _) => return Err(format!("line {line:?} has an unmatched quote")),
+        _ => v,
+    };
+    Ok(Some((k, v.to_string())))
+}
+
+/// The value the systemd `EnvironmentFile=` `text` gives `key` (the last
+/// assignment wins, as systemd loads them in order); `None` when unset.
+/// `Err` as [`env_assignment`].
+pub fn env_file_value(text: &str, key: &str) -> Result<Option<String>, String> {
+    let mut v = None;
+    for line in text.lines() {
+        if let Some((k, val)) = env_assignment(line)?
+            && k == key
+        {
+            v = Some(val);
+        }
+    }
+    Ok(v)
+}
+
+/// irqbalance's configuration `text` with its own ban set to `ban`, for
+/// every irqbalance version: `IRQBALANCE_BANNED_CPULIST=<cpulist>` and
+/// `IRQBALANCE_BANNED_CPUS=<hex mask>` (both the same CPUs: 1.2–1.7 read
+/// only the hex mask, 1.8+ prefer it when set). Each replaces the last
+/// assignment of its variable; without one, the line is added after the
+/// shipped commented template (`#IRQBALANCE_BANNED_CPULIST=` in Debian's
+/// `/etc/default/irqbalance` and irqbalance's `misc/irqbalance.env`), else
+/// at the end. Every other line is kept byte for byte. `Err`: larger than
+/// [`MAX_CONFIG`], an empty `ban`, or a line [`env_assignment`] refuses.
+pub fn config_edit(text: &str, ban: &CpuSet) -> Result<String, String> {
+    if text.len() > MAX_CONFIG {
+        return Err(format!("{} bytes, more than {MAX_CONFIG}", text.len()));
+    }
+    if ban.is_empty() {
+        return Err("an empty ban".into());
+    }
+    let mut lines: Vec<String> = text.split_inclusive('\n').map(str::to_string).collect();
+    for (key, value) in [(BAN_VARS[0], ban.to_mask()), (BAN_VARS[1], ban.to_list())] {
+        let new = format!("{key}={value}\n");
+        let mut last = None;
+        let mut template = None;
+        for (i, l) in lines.iter().enumerate() {
+            if let Some((k, _)) = env_assignment(l)?
+                && k == key
+            {
+                last = Some(i);
+            }
+            let c = l.trim_start();
+            if c.strip_prefix('#')
+                .is_some_and(|c| c.trim_start().starts_with(&format!("{key}=")))
+            {
+                template = Some(i);
+            }
+        }
+        match (last, template) {
+            (Some(i), _) => {
+                lines[i] = new;
+            }
+            (None, Some(i)) => {
+                if !lines[i].ends_with('\n') {
+                    lines[i].push('\n');
+                }
+                lines.insert(i + 1, new);
+            }
+            (None, None) => {
+                if lines.last().is_some_and(|l| !l.ends_with('\n')) {
+                    lines.last_mut().unwrap().push('\n');
+                }
+                lines.push(new);
+            }
+        }
+    }
+    Ok(lines.concat())
+}
+
+/// The ban irqbalance reads from configuration `text` as its
+/// `setup_banned_cpus()` does: a non-empty `IRQBALANCE_BANNED_CPUS` (hex),
+/// else `IRQBALANCE_BANNED_CPULIST`; `Ok(None)` when neither is set
+/// (it bans the isolated and nohz_full CPUs then).
+pub fn config_ban(text: &str) -> Result<Option<CpuSet>, String> {
+    if let Some(m) = env_file_value(text, BAN_VARS[0])?.filter(|m| !m.is_empty()) {
+        return CpuSet::parse_sysfs_mask(&m)
+            .map(Some)
+            .map_err(|e| format!("{}={m:?}: {e}", BAN_VARS[0]));
+    }
+    match env_file_value(text, BAN_VARS[1])? {
+        Some(l) => CpuSet::parse_sysfs_list(&l, None)
+            .map(Some)
+            .map_err(|e| format!("{}={l:?}: {e}", BAN_VARS[1])),
+        None => Ok(None),
+    }
+}
+
+/// What `systemctl show -p MainPID -p ActiveState -p EnvironmentFiles
+/// UNIT` says: the unit's main PID (0: none), its active state, and its
+/// environment files in load order, each with whether a missing file is
+/// ignored (`-` in the unit, `(ignore_errors=yes)` in the output).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UnitShow {
+    /// `MainPID=`.
+    pub main_pid: u32,
+    /// `ActiveState=` (`active`, `inactive`, `failed`, …).
+    pub active_state: String,
+    /// `EnvironmentFiles=` lines: (path, ignore_errors).
+    pub environment_files: Vec<(std::path::PathBuf, bool)>,
+}
+
+/// Parses `systemctl show` output into a [`UnitShow`]; other properties
+/// are ignored.
+pub fn parse_unit_show(text: &str) -> UnitShow {
+    let mut u = UnitShow::default();
+    for line in text.lines() {
+        if let Some(v) = line.strip_prefix("MainPID=") {
+            u.main_pid = v.trim().parse().unwrap_or(0);
+        } else if let Some(v) = line.strip_prefix("ActiveState=") {
+            u.active_state = v.trim().to_string();
+        } else if let Some(v) = line.strip_prefix("EnvironmentFiles=") {
+            let (path, ignore) = match v.rsplit_once(" (ignore_errors=") {
+                Some((p, rest)) => (p, rest.starts_with("yes")),
+                None => (v.trim(), false),
+            };
+            if !path.is_empty() {
+                u.environment_files.push((path.into(), ignore));
+            }
+        }
+    }
+    u
+}
+
+/// irqbalance's configuration file as a steering launch edited it
+/// (`--irqbalance-config`), journaled before the file is written.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JournalConfig {
+    /// The daemon's PID before the restart.
+    pub pid: u32,
+    /// The file (an `EnvironmentFile=` of `irqbalance.service`).
+    pub path: String,
+    /// Its bytes before the first live launch edited it (at most
+    /// [`MAX_CONFIG`]; shared by every live launch's journal).
+    pub original: String,
+    /// The daemon's own ban before the first live launch (its
+    /// `/proc/PID/environ`, else isolated ∪ nohz_full), a cpulist.
+    pub ban: String,
+    /// The file's bytes as pinrun last wrote them (kept equal in every
+    /// live launch's journal).
+    pub written: String,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -482,5 +690,139 @@ mod tests {
         assert_eq!(crate::claim::record_pid(&n), None);
         assert_eq!(journal_owner("1234.99.00ff"), None);
         assert_eq!(journal_owner("steer.12x.9.journal"), None);
+    }
+    /// The shipped files (tests/data/irqbalance/README.md): the edit adds
+    /// both ban lines after their commented templates, every other line
+    /// byte for byte, and irqbalance reads the ban back from the result.
+    #[test]
+    fn config_edit_of_the_shipped_files() {
+        let debian = include_str!("../tests/data/irqbalance/debian-trixie-1.9.4.default");
+        let upstream = include_str!("../tests/data/irqbalance/upstream-misc-irqbalance.env");
+        let ban = CpuSet::parse("2-3,33").unwrap();
+        for text in [debian, upstream] {
+            assert_eq!(config_ban(text).unwrap(), None);
+            let out = config_edit(text, &ban).unwrap();
+            let added: Vec<&str> = out
+                .lines()
+                .filter(|l| !text.lines().any(|o| o == *l))
+                .collect();
+            assert_eq!(
+                added,
+                [
+                    "IRQBALANCE_BANNED_CPUS=00000002,0000000c",
+                    "IRQBALANCE_BANNED_CPULIST=2-3,33"
+                ]
+            );
+            // Removing the two added lines gives the file back exactly.
+            let back: String = out
+                .split_inclusive('\n')
+                .filter(|l| !added.contains(&l.trim_end()))
+                .collect();
+            assert_eq!(back, text);
+            // Each after its template.
+            let lines: Vec<&str> = out.lines().collect();
+            for (k, v) in [
+                ("IRQBALANCE_BANNED_CPUS", "00000002,0000000c"),
+                ("IRQBALANCE_BANNED_CPULIST", "2-3,33"),
+            ] {
+                let i = lines.iter().position(|l| *l == format!("{k}={v}")).unwrap();
+                assert_eq!(lines[i - 1], format!("#{k}="));
+            }
+            assert_eq!(config_ban(&out).unwrap(), Some(ban.clone()));
+            // Idempotent in shape: a second edit replaces, adds nothing.
+            let again = config_edit(&out, &CpuSet::parse("5").unwrap()).unwrap();
+            assert_eq!(again.lines().count(), out.lines().count());
+            assert_eq!(config_ban(&again).unwrap(), CpuSet::parse("5").ok());
+        }
+        // upstream's IRQBALANCE_ARGS="" is kept quoted as it was.
+        assert!(
+            config_edit(upstream, &ban)
+                .unwrap()
+                .ends_with("IRQBALANCE_ARGS=\"\"\n")
+        );
+    }
+
+    /// setup_banned_cpus(): a non-empty hex IRQBALANCE_BANNED_CPUS wins
+    /// over the cpulist (1.8+), an empty one does not; the last
+    /// assignment of a variable wins (systemd); the edit replaces the one
+    /// that counts and keeps quotes-free values.
+    #[test]
+    fn config_ban_precedence_and_edit_of_set_values() {
+        let t = "IRQBALANCE_BANNED_CPULIST=1-2\nIRQBALANCE_BANNED_CPUS=0c\n";
+        assert_eq!(config_ban(t).unwrap(), CpuSet::parse("2-3").ok());
+        let t = "IRQBALANCE_BANNED_CPUS=\nIRQBALANCE_BANNED_CPULIST=\"1-2\"\n";
+        assert_eq!(config_ban(t).unwrap(), CpuSet::parse("1-2").ok());
+        let t = "IRQBALANCE_BANNED_CPULIST=1\n  IRQBALANCE_BANNED_CPULIST = 4\nX=1";
+        assert_eq!(config_ban(t).unwrap(), CpuSet::parse("4").ok());
+        let out = config_edit(t, &CpuSet::parse("4,6").unwrap()).unwrap();
+        assert_eq!(
+            out,
+            "IRQBALANCE_BANNED_CPULIST=1\nIRQBALANCE_BANNED_CPULIST=4,6\nX=1\nIRQBALANCE_BANNED_CPUS=00000050\n"
+        );
+        let t = "IRQBALANCE_BANNED_CPUS='0f'\n";
+        assert_eq!(
+            config_edit(t, &CpuSet::parse("0-3,8").unwrap()).unwrap(),
+            "IRQBALANCE_BANNED_CPUS=0000010f\nIRQBALANCE_BANNED_CPULIST=0-3,8\n"
+        );
+        // Refused, never guessed: escapes, unmatched quotes, an empty ban.
+        assert!(config_edit("IRQBALANCE_ARGS=\"a\\\"b\"\n", &CpuSet::parse("1").unwrap()).is_err());
+        assert!(
+            config_edit(
+                "IRQBALANCE_BANNED_CPULIST=\"1\n",
+                &CpuSet::parse("1").unwrap()
+            )
+            .is_err()
+        );
+        assert!(config_edit("", &CpuSet::default()).is_err());
+        assert_eq!(
+            config_edit("", &CpuSet::parse("1").unwrap()).unwrap(),
+            "IRQBALANCE_BANNED_CPUS=00000002\nIRQBALANCE_BANNED_CPULIST=1\n"
+        );
+    }
+
+    /// `systemctl show -p MainPID -p ActiveState -p EnvironmentFiles
+    /// irqbalance.service` on Debian 13 (the unit in
+    /// tests/data/irqbalance/debian-trixie-1.9.4.service).
+    #[test]
+    fn unit_show_is_parsed() {
+        let u = parse_unit_show(
+            "MainPID=612\nActiveState=active\nEnvironmentFiles=/usr/lib/irqbalance/defaults.env (ignore_errors=yes)\nEnvironmentFiles=/etc/default/irqbalance (ignore_errors=yes)\n",
+        );
+        assert_eq!(u.main_pid, 612);
+        assert_eq!(u.active_state, "active");
+        assert_eq!(
+            u.environment_files,
+            [
+                ("/usr/lib/irqbalance/defaults.env".into(), true),
+                ("/etc/default/irqbalance".into(), true)
+            ]
+        );
+        let u = parse_unit_show(
+            "MainPID=0\nActiveState=inactive\nEnvironmentFiles=/etc/sysconfig/irqbalance (ignore_errors=no)\n",
+        );
+        assert_eq!((u.main_pid, u.environment_files[0].1), (0, false));
+    }
+    /// irqbalance bans no CPU on a machine without isolcpus=, nohz_full=
+    /// or its variables: a journal of such a ban (empty cpulists) is
+    /// usable, or the helper could never undo it.
+    #[test]
+    fn journal_with_empty_bans_parses() {
+        let mut j = Journal::new(5, 9, &CpuSet::parse("1").unwrap());
+        j.irqbalance = Some(JournalBan {
+            pid: 7,
+            original: String::new(),
+            default: String::new(),
+            written: "1".into(),
+        });
+        j.irqbalance_config = Some(JournalConfig {
+            pid: 7,
+            path: "/etc/default/irqbalance".into(),
+            original: "#x\n".into(),
+            ban: String::new(),
+            written: "#x\nIRQBALANCE_BANNED_CPULIST=1\n".into(),
+        });
+        assert_eq!(Journal::parse(&j.render()), Ok(j.clone()));
+        j.irqbalance.as_mut().unwrap().original = "x".into();
+        assert!(Journal::parse(&j.render()).is_err());
     }
 }

@@ -76,7 +76,12 @@ pub fn plan_for(
             )
             .hint("steering IRQs needs root (CAP_SYS_ADMIN) and a writable /proc; run as root, or drop --steer-irqs"));
         }
-        p.ban = irqbalance_ban(root, &daemons, &p.cpus)?;
+        match daemons.as_slice() {
+            [(pid, None)] if req.claims.irqbalance_config => {
+                p.config = Some(irqbalance_config(root, *pid, &p.cpus)?);
+            }
+            _ => p.ban = irqbalance_ban(root, &daemons, &p.cpus)?,
+        }
     }
     Ok(Some(p))
 }
@@ -121,7 +126,8 @@ pub fn irqbalance_ban(
             ),
         )
         .hint(format!(
-            "start irqbalance with /run/irqbalance present (its unit's RuntimeDirectory=irqbalance) so it has its control socket; or {ban_hint}"
+            "add --irqbalance-config to ban {} in irqbalance.service's configuration file and restart it for the command's life (put back after); or start irqbalance with /run/irqbalance present (its unit's RuntimeDirectory=irqbalance) so it has its control socket; or stop it for the command's life",
+            chosen.to_list()
         )));
     };
     let refused = |why: String| {
@@ -154,6 +160,103 @@ pub fn irqbalance_ban(
     }))
 }
 
+/// `--irqbalance-config` for irqbalance `pid` running without its
+/// control socket: the edit of the last existing `EnvironmentFile=` of
+/// irqbalance.service (systemd loads them in order, the last assignment
+/// wins) banning its own ban ∪ `chosen`. Refused, nothing changed: systemd
+/// does not run this machine, the unit is not active or its main PID is
+/// not `pid`, no environment file exists, the file's ban variables differ
+/// from what the daemon runs with (`/proc/PID/environ`: edited since it
+/// started, or set elsewhere), or it cannot be read or edited.
+pub fn irqbalance_config(
+    root: &Root,
+    pid: u32,
+    chosen: &crate::cpuset::CpuSet,
+) -> Result<crate::plan::steer::ConfigPlan> {
+    use crate::system::steer::IRQBALANCE_UNIT;
+    let refused = |why: String, hint: &str| {
+        Error::new(
+            ErrorCode::IrqbalanceRuns,
+            format!("--irqbalance-config: irqbalance (pid {pid}): {why}; nothing was changed"),
+        )
+        .hint(hint.to_string())
+    };
+    let stop_hint = "stop irqbalance for the command's life, or start it with /run/irqbalance present so it has its control socket";
+    if !crate::system::steer::systemd_booted(root) {
+        return Err(refused(
+            "systemd does not run this machine (no /run/systemd/system): pinrun restarts irqbalance only through systemctl try-restart irqbalance.service".into(),
+            stop_hint,
+        ));
+    }
+    let unit = crate::system::steer::irqbalance_unit()
+        .map_err(|e| refused(format!("cannot read {IRQBALANCE_UNIT}: {e}"), stop_hint))?;
+    if unit.active_state != "active" || unit.main_pid != pid {
+        return Err(refused(
+            format!(
+                "{IRQBALANCE_UNIT} is {} with main PID {}: this daemon is not the unit's",
+                unit.active_state, unit.main_pid
+            ),
+            stop_hint,
+        ));
+    }
+    let Some(path) = unit
+        .environment_files
+        .iter()
+        .rev()
+        .map(|(p, _)| p)
+        .find(|p| p.is_file())
+    else {
+        return Err(refused(
+            format!("{IRQBALANCE_UNIT} has no EnvironmentFile= that exists"),
+            "create the unit's configuration file (Debian: /etc/default/irqbalance, RHEL/Fedora: /etc/sysconfig/irqbalance) and restart irqbalance, or stop it for the command's life",
+        ));
+    };
+    let at = |e: String| {
+        refused(
+            format!("{}: {e}", path.display()),
+            "fix the file by hand (or stop irqbalance for the command's life)",
+        )
+    };
+    let now = crate::system::steer::read_config(path).map_err(at)?;
+    let env = crate::system::steer::irqbalance_environ(root, pid).ok_or_else(|| {
+        refused(
+            format!("cannot read /proc/{pid}/environ (what it runs with)"),
+            "run as root",
+        )
+    })?;
+    for var in crate::steer::BAN_VARS {
+        let file = crate::steer::env_file_value(&now, var).map_err(at)?;
+        let runs = crate::system::steer::environ_value(&env, var);
+        if file.is_some() && file != runs {
+            return Err(refused(
+                format!(
+                    "{} sets {var}={} but the daemon runs with {}: the file was edited since it started",
+                    path.display(),
+                    file.unwrap_or_default(),
+                    runs.map_or("it unset".to_string(), |r| format!("{var}={r}"))
+                ),
+                "systemctl restart irqbalance.service so it runs with its file, then retry",
+            ));
+        }
+    }
+    let ban_now = crate::system::steer::irqbalance_default_ban(root, pid).ok_or_else(|| {
+        refused(
+            format!("cannot read /proc/{pid}/environ (its ban)"),
+            "run as root",
+        )
+    })?;
+    let ban_to = ban_now.union(chosen);
+    let to = crate::steer::config_edit(&now, &ban_to).map_err(at)?;
+    Ok(crate::plan::steer::ConfigPlan {
+        pid,
+        path: path.clone(),
+        now,
+        ban_now,
+        ban_to,
+        to,
+    })
+}
+
 /// Whether the holder of journal `j` still runs.
 fn holder_alive(j: &Journal) -> bool {
     match liveness(j.pid) {
@@ -164,8 +267,11 @@ fn holder_alive(j: &Journal) -> bool {
 
 /// Undoes, in the locked `dir`, every journal whose holder has ended (or
 /// only `only`'s, the caller's own, when given), composed with the live
-/// ones. Returns what to say, one line each, and whether every journal
-/// could be used and undone.
+/// ones. Returns what to say, one line each without the `pinrun: `
+/// prefix, and whether every journal could be used and undone. For
+/// `only`, nothing is said when every IRQ and ban is simply restored;
+/// otherwise each IRQ or ban left alone (changed since) and each failed
+/// restore has its line.
 fn undo_ended(dir: &StateDir, only: Option<&str>) -> (Vec<String>, bool) {
     let root = Root::new("/");
     let mut files = crate::system::steer::read_journals(dir);
@@ -179,7 +285,7 @@ fn undo_ended(dir: &StateDir, only: Option<&str>) -> (Vec<String>, bool) {
         let j = match &files[idx].journal {
             Ok(j) => j.clone(),
             Err(why) => {
-                if only.is_none() {
+                if only.is_none() || only == Some(name.as_str()) {
                     ok = false;
                     lines.push(format!(
                         "steering journal {} cannot be used: {why}; left in place",
@@ -202,15 +308,18 @@ fn undo_ended(dir: &StateDir, only: Option<&str>) -> (Vec<String>, bool) {
         let (said, done) = crate::apply::steer::finish(&root, dir, &name, &j, &others);
         ok &= done;
         let restored = j.irqs.len();
-        lines.push(format!(
-            "restored the IRQ steering of pid {} ({restored} IRQ(s) journaled){}",
-            j.pid,
-            if done {
-                ""
-            } else {
-                "; some restores failed, the journal is kept for --reclaim"
-            }
-        ));
+        // The launch's own helper says nothing when all is restored.
+        if !mine || !done {
+            lines.push(format!(
+                "restored the IRQ steering of pid {} ({restored} IRQ(s) journaled){}",
+                j.pid,
+                if done {
+                    ""
+                } else {
+                    "; some restores failed, the journal is kept for --reclaim"
+                }
+            ));
+        }
         lines.extend(said);
         // Re-read: the undo may have rewritten the other journals.
         files = crate::system::steer::read_journals(dir);
@@ -233,6 +342,11 @@ pub fn reclaim_stale(dir: &StateDir) -> String {
         return String::new();
     }
     let (lines, _) = undo_ended(dir, None);
+    report_text(&lines)
+}
+
+/// The undo's `lines` in the house format: `pinrun: LINE`, one per line.
+fn report_text(lines: &[String]) -> String {
     lines.iter().map(|l| format!("pinrun: {l}\n")).collect()
 }
 
@@ -246,8 +360,7 @@ pub fn reclaim(state_dir: &Path) -> Result<()> {
     dir.lock(LockKind::Exclusive)?;
     let (lines, ok) = undo_ended(&dir, None);
     drop(dir);
-    let text: String = lines.iter().map(|l| format!("pinrun: {l}\n")).collect();
-    crate::output::to_stderr(&text);
+    crate::output::to_stderr(&report_text(&lines));
     if ok {
         Ok(())
     } else {
@@ -267,7 +380,10 @@ pub fn reclaim(state_dir: &Path) -> Result<()> {
 /// The helper's duty for this launch's steering
 /// ([`crate::apply::helper::spawn_duties`], started before [`launch`]
 /// writes anything): once the command has ended (or pinrun died), undo
-/// this launch's journal in the state directory `dir` under its lock.
+/// this launch's journal in the state directory `dir` under its lock,
+/// and write to the stderr it inherited (the command's) one
+/// `pinrun: …` line per IRQ or ban left alone and per failed restore
+/// (nothing when all is restored).
 /// `Err`: this process's identity cannot be read.
 pub fn undo_duty(dir: &StateDir) -> Result<Duty> {
     let (pid, start, _, _) = identity()?;
@@ -284,7 +400,11 @@ pub fn undo_duty(dir: &StateDir) -> Result<Duty> {
         if d.lock(LockKind::Exclusive).is_err() {
             return 1;
         }
-        let (_, ok) = undo_ended(&d, Some(&name));
+        let (lines, ok) = undo_ended(&d, Some(&name));
+        drop(d);
+        // The helper's stderr is the command's (a terminal, the unit's
+        // journal): what was left alone or could not be restored.
+        crate::output::to_stderr(&report_text(&lines));
         i32::from(!ok)
     }))
 }
@@ -333,6 +453,19 @@ pub fn launch(
         crate::words::cpus_phrase(&p.cpus),
         dir.path().join(&out.journal).display()
     );
+    if let Some(c) = &p.config {
+        let _ = writeln!(
+            s,
+            "pinrun: irqbalance bans {} (was {}) for the command's life: {} edited and irqbalance.service restarted",
+            crate::words::cpus_phrase(&c.ban_to),
+            if c.ban_now.is_empty() {
+                "no CPU".to_string()
+            } else {
+                c.ban_now.to_list()
+            },
+            c.path.display()
+        );
+    }
     if let (Some(b), Some(ban)) = (&p.ban, &out.ban) {
         let _ = writeln!(
             s,
@@ -468,10 +601,11 @@ mod tests {
             e.message
         );
         assert!(
+            e.hint.as_deref().unwrap().starts_with(
+                "add --irqbalance-config to ban 3 in irqbalance.service's configuration file"
+            ),
+            "{:?}",
             e.hint
-                .as_deref()
-                .unwrap()
-                .contains("IRQBALANCE_BANNED_CPULIST=3")
         );
         let e = irqbalance_ban(&root, &[(11, None), (12, None)], &cpus("3")).unwrap_err();
         assert_eq!(e.code, ErrorCode::IrqbalanceRuns);

@@ -8,10 +8,11 @@
 
 use crate::cpuset::CpuSet;
 use crate::error::{Error, ErrorCode, Result};
-use crate::plan::steer::{BanPlan, BanUndo, undo_ban};
+use crate::plan::steer::{BanPlan, BanUndo, ConfigUndo, undo_ban, undo_config};
 use crate::plan::steer::{SteerPlan, UndoStep, fallbacks, undo};
 use crate::steer::{
-    Disposition, Journal, JournalBan, JournalIrq, Stage, ban_command, classify, journal_name,
+    Disposition, Journal, JournalBan, JournalConfig, JournalIrq, Stage, ban_command, classify,
+    journal_name,
 };
 use crate::system::Root;
 use crate::system::claims::StateDir;
@@ -30,7 +31,9 @@ const PROC_IRQ: &str = "/proc/irq";
 
 /// A test build's crash hook: with `PINRUN_TEST_CRASH_AT=STEP` the process
 /// kills itself with SIGKILL at `STEP` (`journal`: journal synced, nothing
-/// written; `ban`: irqbalance's ban sent and seen, no IRQ written; `irq`: after the first IRQ write; `default`: after
+/// written; `ban`: irqbalance's ban sent and seen, no IRQ written;
+/// `config`: irqbalance's configuration edited and the daemon restarted
+/// with it, no IRQ written; `irq`: after the first IRQ write; `default`: after
 /// `default_smp_affinity`; `steered`: every write done). Release builds
 /// ignore it.
 pub fn crash_point(step: &str) {
@@ -255,8 +258,66 @@ pub fn steer(
             written: b.to.to_list(),
         });
     }
+    // irqbalance's configuration: the first original of the file when
+    // another launch's edit is what it holds now (the undo algebra of
+    // [`undo_config`] keeps one original per file).
+    let others = crate::system::steer::read_journals(dir);
+    if let Some(c) = &p.config {
+        let path = c.path.display().to_string();
+        let first = others
+            .iter()
+            .filter_map(|f| f.journal.as_ref().ok()?.irqbalance_config.clone())
+            .find(|oc| oc.path == path && oc.written == c.now);
+        j.irqbalance_config = Some(JournalConfig {
+            pid: c.pid,
+            path,
+            original: first.as_ref().map_or(c.now.clone(), |f| f.original.clone()),
+            ban: first
+                .as_ref()
+                .map_or(c.ban_now.to_list(), |f| f.ban.clone()),
+            written: c.to.clone(),
+        });
+    }
     save(dir, &out.journal, &j, true)?;
     crash_point("journal");
+    // 2a. irqbalance's configuration and its restart, before any IRQ is
+    // written.
+    if let Some(c) = &p.config {
+        if let Err((why, written)) = edit_config(c) {
+            // The file back (composed with the other launches that edited
+            // it, as an undo; untouched when it was not written) and the
+            // journal removed.
+            rollback(dir, &out.journal, &j, &[], false);
+            return Err(Error::new(
+                ErrorCode::IrqbalanceRuns,
+                format!(
+                    "--irqbalance-config: irqbalance (pid {}), {}: {why}; {}no IRQ was written",
+                    c.pid,
+                    c.path.display(),
+                    if written {
+                        "the file was put back and irqbalance restarted, "
+                    } else {
+                        ""
+                    }
+                ),
+            )
+            .hint("check `systemctl status irqbalance.service`; or stop irqbalance for the command's life"));
+        }
+        // Every other journal of the file learns the last write.
+        for f in &others {
+            if let Ok(o) = &f.journal
+                && let Some(oc) = &o.irqbalance_config
+                && oc.path == c.path.display().to_string()
+            {
+                let mut o = o.clone();
+                if let Some(oc) = o.irqbalance_config.as_mut() {
+                    oc.written = c.to.clone();
+                }
+                let _ = save(dir, &f.name, &o, false);
+            }
+        }
+        crash_point("config");
+    }
     // 2b. irqbalance's ban, before any IRQ is written: it must not move
     // them back in between.
     if let Some(b) = &p.ban {
@@ -463,6 +524,147 @@ fn wait_ban(
     }
 }
 
+/// How long a restarted irqbalance has to show up with its new ban.
+const RESTART_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Writes irqbalance's configuration `c.to` over `c.path` (still
+/// `c.now`), restarts irqbalance.service and waits until its new main
+/// process runs with the ban `c.ban_to` in its environment. Errors say
+/// which step failed, and whether the file was written.
+fn edit_config(c: &crate::plan::steer::ConfigPlan) -> std::result::Result<(), (String, bool)> {
+    let now = crate::system::steer::read_config(&c.path).map_err(|e| (e, false))?;
+    if now != c.now {
+        return Err(("the file changed since it was read".into(), false));
+    }
+    write_config(&c.path, &c.to).map_err(|e| (e, false))?;
+    restart_irqbalance().map_err(|e| (e, true))?;
+    let root = Root::new("/");
+    let deadline = std::time::Instant::now() + RESTART_WAIT;
+    loop {
+        let unit = crate::system::steer::irqbalance_unit().map_err(|e| (e, true))?;
+        let ban = (unit.main_pid != 0 && unit.main_pid != c.pid)
+            .then(|| crate::system::steer::irqbalance_default_ban(&root, unit.main_pid))
+            .flatten();
+        if ban.as_ref() == Some(&c.ban_to) {
+            return Ok(());
+        }
+        if std::time::Instant::now() > deadline {
+            let unit_name = crate::system::steer::IRQBALANCE_UNIT;
+            let why = match (unit.main_pid, ban) {
+                (p, _) if p == c.pid => {
+                    format!("{unit_name} still has main PID {p} (not restarted)")
+                }
+                (0, _) => format!("{unit_name} has no main process"),
+                (p, None) => {
+                    format!("{unit_name} has main PID {p}, whose environment cannot be read")
+                }
+                (p, Some(b)) => format!(
+                    "{unit_name} has main PID {p} banning {}",
+                    if b.is_empty() {
+                        "no CPU".to_string()
+                    } else {
+                        b.to_list()
+                    }
+                ),
+            };
+            return Err((
+                format!(
+                    "after systemctl try-restart, {why} after {} s (wanted the ban {})",
+                    RESTART_WAIT.as_secs(),
+                    c.ban_to.to_list()
+                ),
+                true,
+            ));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+/// `systemctl try-restart irqbalance.service` (restarts it only when it
+/// runs).
+fn restart_irqbalance() -> std::result::Result<(), String> {
+    crate::system::steer::systemctl(&["try-restart", crate::system::steer::IRQBALANCE_UNIT])
+        .map(|_| ())
+}
+
+/// Replaces the file `path` with `text` atomically: a temporary file in
+/// the same directory (`O_EXCL`, `O_NOFOLLOW`) with the file's owner and
+/// mode, written and fsync'ed, renamed over it, the directory fsync'ed.
+pub fn write_config(path: &std::path::Path, text: &str) -> std::result::Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::symlink_metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    if !meta.file_type().is_file() {
+        return Err(format!("{}: not a regular file", path.display()));
+    }
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let tmp = dir.join(format!(".{name}.pinrun-{}.tmp", std::process::id()));
+    let fail = |e: &dyn std::fmt::Display| format!("{}: {e}", tmp.display());
+    let fd = nix::fcntl::open(
+        &tmp,
+        OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+        Mode::from_bits_truncate(0o600),
+    )
+    .map_err(|e| fail(&e.desc()))?;
+    let done = write_text(&fd, text)
+        .and_then(|()| {
+            nix::unistd::fchown(
+                &fd,
+                Some(nix::unistd::Uid::from_raw(meta.uid())),
+                Some(nix::unistd::Gid::from_raw(meta.gid())),
+            )
+        })
+        .and_then(|()| nix::sys::stat::fchmod(&fd, Mode::from_bits_truncate(meta.mode() & 0o7777)))
+        .and_then(|()| nix::unistd::fsync(&fd))
+        .and_then(|()| {
+            nix::fcntl::renameat(nix::fcntl::AT_FDCWD, &tmp, nix::fcntl::AT_FDCWD, path)
+        });
+    drop(fd);
+    if let Err(e) = done {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(fail(&e.desc()));
+    }
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+/// Ends journal `j`'s edit of irqbalance's configuration composed with
+/// the live `others` ([`undo_config`]): writes what it says and restarts
+/// irqbalance.service. `Ok(None)`: nothing journaled; `Ok(Some(line))`:
+/// what to say (empty when simply restored); `Err(line)`: the restore
+/// failed.
+fn restore_config(
+    j: &Journal,
+    others: &mut [Journal],
+) -> std::result::Result<Option<String>, String> {
+    let Some(c) = &j.irqbalance_config else {
+        return Ok(None);
+    };
+    let path = std::path::Path::new(&c.path);
+    let now = crate::system::steer::read_config(path)
+        .map_err(|e| format!("cannot read irqbalance's configuration {}: {e}", c.path))?;
+    match undo_config(j, others, &now) {
+        None | Some(ConfigUndo::Unchanged) => Ok(Some(String::new())),
+        Some(ConfigUndo::Foreign) => Ok(Some(format!(
+            "irqbalance's configuration {} left alone: edited since steering wrote it (it still may ban CPUs {}); put it right by hand and systemctl restart irqbalance.service",
+            c.path, j.cpus
+        ))),
+        Some(ConfigUndo::Restore(to)) => {
+            write_config(path, &to)
+                .and_then(|()| restart_irqbalance())
+                .map_err(|e| {
+                    format!("cannot restore irqbalance's configuration {}: {e}", c.path)
+                })?;
+            Ok(Some(String::new()))
+        }
+    }
+}
+
 /// irqbalance `pid`'s control socket.
 fn ban_socket(pid: u32) -> std::path::PathBuf {
     std::path::PathBuf::from(format!("/run/irqbalance/irqbalance{pid}.sock"))
@@ -485,6 +687,22 @@ fn rollback(dir: &StateDir, name: &str, j: &Journal, written: &[(u32, CpuSet)], 
         let default = CpuSet::parse(&b.default).unwrap_or_default();
         if let Ok(cmd) = ban_command(&orig, &default) {
             let _ = irqbalance_exchange(&ban_socket(b.pid), &cmd);
+        }
+    }
+    if j.irqbalance_config.is_some() {
+        // Composed with the other journals of the file, as an undo.
+        let files = crate::system::steer::read_journals(dir);
+        let others: Vec<(String, Journal)> = files
+            .into_iter()
+            .filter(|f| f.name != name)
+            .filter_map(|f| Some((f.name, f.journal.ok()?)))
+            .collect();
+        let mut js: Vec<Journal> = others.iter().map(|(_, o)| o.clone()).collect();
+        let _ = restore_config(j, &mut js);
+        for ((oname, old), new) in others.iter().zip(&js) {
+            if old != new {
+                let _ = save(dir, oname, new, false);
+            }
         }
     }
     remove(dir, name);
@@ -627,12 +845,17 @@ pub fn finish(
         ));
     }
     let mut updated = u.others.clone();
-    match restore_ban(root, j, &mut updated) {
-        Ok(Some(l)) if !l.is_empty() => lines.push(l),
-        Ok(_) => {}
-        Err(l) => {
-            ok = false;
-            lines.push(l);
+    for r in [
+        restore_ban(root, j, &mut updated),
+        restore_config(j, &mut updated),
+    ] {
+        match r {
+            Ok(Some(l)) if !l.is_empty() => lines.push(l),
+            Ok(_) => {}
+            Err(l) => {
+                ok = false;
+                lines.push(l);
+            }
         }
     }
     for ((oname, old), new) in others.iter().zip(&updated) {

@@ -72,6 +72,89 @@ pub struct SteerPlan {
     /// The ban to send irqbalance through its control socket, when it
     /// runs with one.
     pub ban: Option<BanPlan>,
+    /// irqbalance's configuration to edit before restarting it
+    /// (`--irqbalance-config`, a daemon without its control socket).
+    pub config: Option<ConfigPlan>,
+}
+
+/// `--irqbalance-config`: the edit of the configuration file of
+/// `irqbalance.service` and its restart.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigPlan {
+    /// The daemon's PID (the unit's `MainPID`).
+    pub pid: u32,
+    /// The file edited (the unit's last `EnvironmentFile=`).
+    pub path: std::path::PathBuf,
+    /// Its bytes now.
+    pub now: String,
+    /// The daemon's own ban now (its `/proc/PID/environ`, else isolated ∪
+    /// nohz_full).
+    pub ban_now: CpuSet,
+    /// The ban written: `ban_now ∪ the claimed CPUs`.
+    pub ban_to: CpuSet,
+    /// The bytes written ([`crate::steer::config_edit`]).
+    pub to: String,
+}
+
+/// What ending a steering claim does to irqbalance's configuration file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConfigUndo {
+    /// Write these bytes (the original, or the original edited to ban the
+    /// CPUs live claims still hold) and restart the daemon.
+    Restore(String),
+    /// Already what to restore: nothing to write.
+    Unchanged,
+    /// Someone edited the file since (it is not what pinrun last wrote):
+    /// left alone.
+    Foreign,
+}
+
+/// Ends the configuration edit of `ended` with `others` the live
+/// steering claims' journals and `now` the file's bytes: when `now` is
+/// what pinrun last wrote (every live journal of the file keeps it),
+/// the original when no live claim edited the same file, else the
+/// original edited to ban its own ban ∪ the live claims' CPUs; the live
+/// journals' `written` become the restored bytes. `None`: `ended` did not
+/// edit it.
+pub fn undo_config(ended: &Journal, others: &mut [Journal], now: &str) -> Option<ConfigUndo> {
+    let c = ended.irqbalance_config.as_ref()?;
+    let same = |o: &Journal| {
+        o.irqbalance_config
+            .as_ref()
+            .is_some_and(|oc| oc.path == c.path)
+    };
+    let held = others
+        .iter()
+        .filter(|o| same(o))
+        .fold(CpuSet::new(), |acc, o| acc.union(&o.cpu_set()));
+    let to = if held.is_empty() {
+        c.original.clone()
+    } else {
+        match crate::steer::config_edit(&c.original, &list(&c.ban).union(&held)) {
+            Ok(t) => t,
+            // The original was edited once: it edits again.
+            Err(_) => c.original.clone(),
+        }
+    };
+    let ours = now == to
+        || now == c.written
+        || others
+            .iter()
+            .filter_map(|o| o.irqbalance_config.as_ref())
+            .any(|oc| oc.path == c.path && oc.written == now);
+    if !ours {
+        return Some(ConfigUndo::Foreign);
+    }
+    for o in others.iter_mut() {
+        if let Some(oc) = o.irqbalance_config.as_mut().filter(|oc| oc.path == c.path) {
+            oc.written = to.clone();
+        }
+    }
+    Some(if to == now {
+        ConfigUndo::Unchanged
+    } else {
+        ConfigUndo::Restore(to)
+    })
 }
 
 /// The CPUs a launch adds to irqbalance's ban.
@@ -449,7 +532,11 @@ pub fn undo(
     if let (Some(orig), Some(written)) = (&ended.default_original, &ended.default_written) {
         let written = list(written);
         let now = current_default.cloned().unwrap_or_default();
-        let ours = now == written
+        // Never written (a launch killed before its default write) or
+        // already back: nothing to do, as for an IRQ.
+        let unchanged = now == list(orig);
+        let ours = unchanged
+            || now == written
             || others
                 .iter()
                 .any(|o| o.default_written.as_deref().map(list) == Some(now.clone()));
@@ -457,7 +544,7 @@ pub fn undo(
             u.default_foreign = Some((now, written));
         } else {
             let to = list(orig).difference(&held);
-            if !to.is_empty() {
+            if !to.is_empty() && !unchanged {
                 for o in &mut others {
                     if o.default_written.is_some() {
                         if o.default_original.as_deref() == ended.default_written.as_deref() {
@@ -564,6 +651,79 @@ mod tests {
         // No ban journaled: nothing to do.
         assert_eq!(
             undo_ban(&Journal::new(1, 1, &cpus("1")), &mut [], &cpus("4")),
+            None
+        );
+    }
+
+    /// A journal of launch `pid` that edited `/etc/default/irqbalance`
+    /// (`original`, the daemon's own ban `ban`) and wrote `written`.
+    fn configured(pid: u32, claimed: &str, original: &str, ban: &str, written: &str) -> Journal {
+        let mut j = Journal::new(pid, pid.into(), &cpus(claimed));
+        j.irqbalance_config = Some(crate::steer::JournalConfig {
+            pid: 700,
+            path: "/etc/default/irqbalance".into(),
+            original: original.into(),
+            ban: ban.into(),
+            written: written.into(),
+        });
+        j
+    }
+
+    /// Two launches edit one file: A claims 16-17 (writes F0 + ban
+    /// 4-7,16-17), B then 18 (writes ban 4-7,16-18; both journals keep
+    /// the first original F0 and the last write). A ends: F0 edited to ban
+    /// 4-7,18, B's journal learns that write; B ends: F0 byte for byte.
+    /// The other order likewise. A file someone edited meanwhile is left
+    /// alone by both; a crash before the write needs no restore.
+    #[test]
+    fn irqbalance_config_undo_composes_with_live_claims() {
+        let f0 = "# shipped\nIRQBALANCE_ARGS=\"\"\n";
+        let ed = |b: &str| crate::steer::config_edit(f0, &cpus(b)).unwrap();
+        let a = configured(1, "16-17", f0, "4-7", &ed("4-7,16-18"));
+        let b = configured(2, "18", f0, "4-7", &ed("4-7,16-18"));
+        let mut others = vec![b.clone()];
+        let u = undo_config(&a, &mut others, &ed("4-7,16-18")).unwrap();
+        assert_eq!(u, ConfigUndo::Restore(ed("4-7,18")));
+        let b2 = others[0].clone();
+        assert_eq!(b2.irqbalance_config.as_ref().unwrap().written, ed("4-7,18"));
+        assert_eq!(
+            undo_config(&b2, &mut [], &ed("4-7,18")),
+            Some(ConfigUndo::Restore(f0.into()))
+        );
+        // B ends first.
+        let mut others = vec![a.clone()];
+        assert_eq!(
+            undo_config(&b, &mut others, &ed("4-7,16-18")),
+            Some(ConfigUndo::Restore(ed("4-7,16-17")))
+        );
+        assert_eq!(
+            undo_config(&others[0], &mut [], &ed("4-7,16-17")),
+            Some(ConfigUndo::Restore(f0.into()))
+        );
+        // An administrator's edit in between: left alone, journals as they were.
+        let foreign = format!("{f0}IRQBALANCE_BANNED_CPULIST=2\n");
+        let mut others = vec![b.clone()];
+        assert_eq!(
+            undo_config(&a, &mut others, &foreign),
+            Some(ConfigUndo::Foreign)
+        );
+        assert_eq!(others[0], b);
+        assert_eq!(
+            undo_config(&b, &mut [], &foreign),
+            Some(ConfigUndo::Foreign)
+        );
+        // Killed after the journal, before the file was written.
+        let c = configured(3, "16-17", f0, "4-7", &ed("4-7,16-17"));
+        assert_eq!(undo_config(&c, &mut [], f0), Some(ConfigUndo::Unchanged));
+        // Another file's claim holds nothing here; no edit: nothing to do.
+        let mut d = configured(4, "20", f0, "4-7", &ed("4-7,20"));
+        d.irqbalance_config.as_mut().unwrap().path = "/etc/sysconfig/irqbalance".into();
+        assert_eq!(
+            undo_config(&c, &mut [d], &ed("4-7,16-17")),
+            Some(ConfigUndo::Restore(f0.into()))
+        );
+        assert_eq!(
+            undo_config(&Journal::new(1, 1, &cpus("1")), &mut [], f0),
             None
         );
     }
@@ -838,5 +998,9 @@ mod tests {
         let u = undo(&a, &[], &|_| None, Some(&cpus("0")));
         assert_eq!(u.default, None);
         assert_eq!(u.default_foreign, Some((cpus("0"), cpus("0,2-3"))));
+        // Killed after the journal, before the default write: the mask is
+        // its original: neither written nor reported as someone else's.
+        let u = undo(&a, &[], &|_| None, Some(&cpus("0-3")));
+        assert_eq!((u.default, u.default_foreign), (None, None));
     }
 }

@@ -12,8 +12,9 @@ use std::fmt::Write;
 /// false, "managed": false|null}], "unmovable": [{"irq", "name", "cpus",
 /// "why", "managed": true|false|null}], "irqbalance": [PID…],
 /// "irqbalance_ban": {"pid", "socket", "now", "default", "to", "command"}
-/// | null, "default_smp_affinity": {"from": [...], "to": [...]} | null}`
-/// to `v` when planned (absent otherwise).
+/// | null, "irqbalance_config": {"pid", "path", "now", "to", "lines",
+/// "restart"} | null, "default_smp_affinity": {"from": [...], "to": [...]}
+/// | null}` to `v` when planned (absent otherwise).
 pub fn add_json(v: &mut Value, plan: &Plan) {
     let Some(p) = &plan.steer else {
         return;
@@ -45,11 +46,36 @@ pub fn add_json(v: &mut Value, plan: &Plan) {
             "to": b.to.to_vec(),
             "command": crate::steer::ban_command(&b.to, &b.default).ok(),
         })),
+        "irqbalance_config": p.config.as_ref().map(|c| json!({
+            "pid": c.pid,
+            "path": c.path.display().to_string(),
+            "now": c.ban_now.to_vec(),
+            "to": c.ban_to.to_vec(),
+            "lines": config_lines(c),
+            "restart": restart_command(),
+        })),
         "default_smp_affinity": p.default.as_ref().map(|(from, to)| json!({
             "from": from.to_vec(),
             "to": to.to_vec(),
         })),
     });
+}
+
+/// The lines `--irqbalance-config` writes (those of the edited file
+/// that the file did not have).
+fn config_lines(c: &crate::plan::steer::ConfigPlan) -> Vec<String> {
+    c.to.lines()
+        .filter(|l| !c.now.lines().any(|o| o == *l))
+        .map(str::to_string)
+        .collect()
+}
+
+/// The restart `--irqbalance-config` runs after each edit.
+fn restart_command() -> String {
+    format!(
+        "systemctl try-restart {}",
+        crate::system::steer::IRQBALANCE_UNIT
+    )
 }
 
 /// `IRQ 36 (virtio1-req.0)`, or `IRQ 2` when it has no name (no handler).
@@ -93,7 +119,23 @@ pub fn text(plan: &Plan) -> String {
             u.why
         );
     }
-    if p.ban.is_none() {
+    if let Some(c) = &p.config {
+        let _ = writeln!(
+            s,
+            "irqs:    irqbalance (pid {}) has no control socket: ban {} (now {}): set {} in {}, then {}; the file back and the same restart when the command ends",
+            c.pid,
+            c.ban_to.to_list(),
+            if c.ban_now.is_empty() {
+                "none".to_string()
+            } else {
+                c.ban_now.to_list()
+            },
+            config_lines(c).join(" and "),
+            c.path.display(),
+            restart_command()
+        );
+    }
+    if p.ban.is_none() && p.config.is_none() {
         for pid in &p.irqbalance {
             let _ = writeln!(
                 s,
@@ -139,6 +181,47 @@ mod tests {
     use super::*;
     use crate::plan::steer::{BanPlan, SteerPlan};
     use crate::testkit::cpus;
+
+    /// `--irqbalance-config`'s dry run names the file, the lines it
+    /// writes and the restart.
+    #[test]
+    fn dry_run_shows_the_irqbalance_config_edit() {
+        let sys = crate::testkit::Machine::new(1, 4, 1).build();
+        let mut plan =
+            crate::plan::plan(&sys, &crate::testkit::request(&["--cpus", "1", "--", "x"])).unwrap();
+        let now = include_str!("../../tests/data/irqbalance/debian-trixie-1.9.4.default");
+        plan.steer = Some(SteerPlan {
+            cpus: cpus("2-3"),
+            irqbalance: vec![612],
+            config: Some(crate::plan::steer::ConfigPlan {
+                pid: 612,
+                path: "/etc/default/irqbalance".into(),
+                now: now.into(),
+                ban_now: crate::cpuset::CpuSet::default(),
+                ban_to: cpus("2-3"),
+                to: crate::steer::config_edit(now, &cpus("2-3")).unwrap(),
+            }),
+            ..Default::default()
+        });
+        assert!(
+            text(&plan).contains("irqs:    irqbalance (pid 612) has no control socket: ban 2-3 (now none): set IRQBALANCE_BANNED_CPUS=0000000c and IRQBALANCE_BANNED_CPULIST=2-3 in /etc/default/irqbalance, then systemctl try-restart irqbalance.service;"),
+            "{}",
+            text(&plan)
+        );
+        let mut v = json!({});
+        add_json(&mut v, &plan);
+        let c = &v["steer_irqs"]["irqbalance_config"];
+        assert_eq!(c["path"], "/etc/default/irqbalance");
+        assert_eq!(c["to"], json!([2, 3]));
+        assert_eq!(c["restart"], "systemctl try-restart irqbalance.service");
+        assert_eq!(
+            c["lines"],
+            json!([
+                "IRQBALANCE_BANNED_CPUS=0000000c",
+                "IRQBALANCE_BANNED_CPULIST=2-3"
+            ])
+        );
+    }
 
     /// The dry run names the exact command the launch sends.
     #[test]

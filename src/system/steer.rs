@@ -184,13 +184,18 @@ pub fn read_online(root: &Root) -> Option<CpuSet> {
 }
 
 /// The PIDs of running irqbalance daemons (`/proc/PID/comm` is
-/// `irqbalance`), each with its control socket when it has one
+/// `irqbalance`, not a zombie), each with its control socket when it has one
 /// (`/run/irqbalance/irqbalance<PID>.sock`, irqbalance's `ui/`).
 pub fn irqbalance(root: &Root) -> Vec<(u32, Option<std::path::PathBuf>)> {
     root.numbered_entries("/proc", "")
         .into_iter()
         .filter(|pid| {
             root.read_value(&format!("/proc/{pid}/comm")).as_deref() == Some("irqbalance")
+                // A zombie (state Z, field 3 of /proc/PID/stat) has ended.
+                && !root
+                    .read(&format!("/proc/{pid}/stat"))
+                    .and_then(|st| st.rsplit_once(')').map(|(_, r)| r.trim_start().starts_with('Z')))
+                    .unwrap_or(false)
         })
         .map(|pid| {
             let sock = format!("/run/irqbalance/irqbalance{pid}.sock");
@@ -328,12 +333,8 @@ pub fn irqbalance_setup(socket: &std::path::Path) -> Result<crate::steer::Irqbal
 /// guess that is wrong for those only makes a restore send the list instead of
 /// `NULL` (the same CPUs), never another ban.
 pub fn irqbalance_default_ban(root: &Root, pid: u32) -> Option<CpuSet> {
-    let env = std::fs::read(root.path(&format!("/proc/{pid}/environ"))).ok()?;
-    let var = |name: &str| {
-        env.split(|b| *b == 0)
-            .filter_map(|kv| std::str::from_utf8(kv).ok())
-            .find_map(|kv| kv.strip_prefix(name)?.strip_prefix('=').map(str::to_string))
-    };
+    let env = irqbalance_environ(root, pid)?;
+    let var = |name: &str| environ_value(&env, name);
     if let Some(m) = var("IRQBALANCE_BANNED_CPUS").filter(|m| !m.is_empty()) {
         return CpuSet::parse_sysfs_mask(&m).ok();
     }
@@ -345,6 +346,84 @@ pub fn irqbalance_default_ban(root: &Root, pid: u32) -> Option<CpuSet> {
             .unwrap_or_default()
     };
     Some(read("isolated").union(&read("nohz_full")))
+}
+
+/// Process `pid`'s environment as it started (`/proc/PID/environ`, NUL
+/// separated); `None` when unreadable.
+pub fn irqbalance_environ(root: &Root, pid: u32) -> Option<Vec<u8>> {
+    std::fs::read(root.path(&format!("/proc/{pid}/environ"))).ok()
+}
+
+/// The value of `name` in an environment block `env` (`/proc/PID/environ`).
+pub fn environ_value(env: &[u8], name: &str) -> Option<String> {
+    env.split(|b| *b == 0)
+        .filter_map(|kv| std::str::from_utf8(kv).ok())
+        .find_map(|kv| kv.strip_prefix(name)?.strip_prefix('=').map(str::to_string))
+}
+
+/// The systemd unit that runs irqbalance in every packaging (upstream's
+/// `misc/irqbalance.service.in`, Debian, RHEL/Fedora).
+pub const IRQBALANCE_UNIT: &str = "irqbalance.service";
+
+/// Whether systemd runs this machine (`/run/systemd/system` below `root`
+/// is a directory: `sd_booted(3)`).
+pub fn systemd_booted(root: &Root) -> bool {
+    root.path("/run/systemd/system").is_dir()
+}
+
+/// `systemctl` with `args` (the first `systemctl` on `PATH`, as an
+/// administrator's shell runs it; stdin null); its stdout, or why it
+/// failed (the exit status and its stderr's first line).
+pub fn systemctl(args: &[&str]) -> Result<String, String> {
+    let out = std::process::Command::new("systemctl")
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("systemctl {}: {e}", args.join(" ")))?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        return Err(format!(
+            "systemctl {}: {}{}",
+            args.join(" "),
+            out.status,
+            err.lines()
+                .next()
+                .map(|l| format!(": {l}"))
+                .unwrap_or_default()
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// irqbalance.service as systemd runs it: `systemctl show -p MainPID -p
+/// ActiveState -p EnvironmentFiles irqbalance.service` (drop-ins
+/// included), parsed by [`crate::steer::parse_unit_show`].
+pub fn irqbalance_unit() -> Result<crate::steer::UnitShow, String> {
+    systemctl(&[
+        "show",
+        "-p",
+        "MainPID",
+        "-p",
+        "ActiveState",
+        "-p",
+        "EnvironmentFiles",
+        IRQBALANCE_UNIT,
+    ])
+    .map(|t| crate::steer::parse_unit_show(&t))
+}
+
+/// The bytes of irqbalance's configuration file `path` (at most
+/// [`crate::steer::MAX_CONFIG`], UTF-8); errors name the cause.
+pub fn read_config(path: &std::path::Path) -> Result<String, String> {
+    let f = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut b = Vec::new();
+    f.take(crate::steer::MAX_CONFIG as u64 + 1)
+        .read_to_end(&mut b)
+        .map_err(|e| e.to_string())?;
+    if b.len() > crate::steer::MAX_CONFIG {
+        return Err(format!("larger than {} bytes", crate::steer::MAX_CONFIG));
+    }
+    String::from_utf8(b).map_err(|_| "not UTF-8 text".to_string())
 }
 
 #[cfg(test)]

@@ -250,6 +250,19 @@ fn steer_options_refused_without_their_base() {
         String::from_utf8_lossy(&out.stderr)
             .contains("--irq-housekeeping: \"0-x\" is not a cpulist")
     );
+    // --irqbalance-config edits irqbalance's file for steering only.
+    let out = pinrun()
+        .args(["--irqbalance-config", "--cpus", "0", "--", "true"])
+        .output()
+        .unwrap();
+    assert_status(&out, 125);
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        e.contains(
+            "pinrun: --irqbalance-config: only IRQ steering edits irqbalance's configuration"
+        ) && e.contains("hint: add --exclusive --steer-irqs, or drop --irqbalance-config"),
+        "{e}"
+    );
     // Without --steer-irqs the plan has no steer_irqs key.
     let v = dry_json(
         "nto/e2e-gcp-worker-a",
