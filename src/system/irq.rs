@@ -485,13 +485,26 @@ impl PerCpuCount {
                 && last.is_some_and(digits)
                 && fields().nth(possible.len().saturating_sub(1)).is_some()
         };
-        // A cut text loses its last (maybe partial) field.
-        let mut fields = fields().peekable();
+        // A cut text loses its last (maybe partial) field. `pos` is where
+        // the next field starts; `more`, whether there is one.
+        let b = body.as_bytes();
+        let (mut pos, mut more) = (0, !body.is_empty());
         let mut counts = Vec::new();
         let mut covered = 0;
-        for &cpu in possible {
-            let Some(field) = fields.next() else { break };
-            if !whole && fields.peek().is_none() {
+        // Eight fields of `0`, each followed by a comma (so none is the
+        // last field): skipped at once. Most CPUs of a many-CPU machine
+        // never saw a given IRQ, and a whole-machine check parses one such
+        // page per IRQ (issue 17).
+        const ZEROS: &[u8; 16] = b"0,0,0,0,0,0,0,0,";
+        while more && covered < possible.len() {
+            if covered + 8 <= possible.len() && b[pos..].starts_with(ZEROS) {
+                pos += ZEROS.len();
+                covered += 8;
+                continue;
+            }
+            let end = b[pos..].iter().position(|&c| c == b',').map(|k| pos + k);
+            let field = &b[pos..end.unwrap_or(b.len())];
+            if !whole && end.is_none() {
                 break;
             }
             // `str::trim` then `str::parse::<u64>`: digits alone (at most
@@ -510,9 +523,14 @@ impl PerCpuCount {
                     None => break,
                 }
             };
+            let cpu = possible[covered];
             covered += 1;
             if c != 0 && online.contains(cpu) {
                 counts.push((cpu, c));
+            }
+            match end {
+                Some(e) => pos = e + 1,
+                None => more = false,
             }
         }
         Self {
@@ -595,7 +613,9 @@ impl Irqs {
         let Some(sys_dir) = root.dir(SYSFS_IRQ) else {
             return;
         };
-        let debug_dir = root.dir(DEBUG_IRQS);
+        // Listed once: an IRQ without a debugfs entry (every IRQ of a dump
+        // without debugfs) costs no failing open.
+        let debug_dir = listed(root, DEBUG_IRQS);
         let possible: Vec<u32> = possible.iter().collect();
         // What the check looks at: the IRQ's CPUs that are online and checked.
         let hits = |set: &CpuSet| {
@@ -677,7 +697,7 @@ impl Irqs {
                 description,
                 counts: count.counts,
                 counts_end: count.first_missing,
-                managed: managed(debug_dir.as_ref(), n),
+                managed: managed(known(&debug_dir, n), n),
             }
         };
         let details = super::parallel::map(&wanted, detail);
@@ -898,6 +918,40 @@ mod tests {
                 text.push('\n');
             }
             let possible: Vec<u32> = (0..ncpus as u32 + if page { 2100 } else { 0 }).collect();
+            let online: CpuSet = possible.iter().copied().filter(|&c| c != offline).collect();
+            proptest::prop_assert_eq!(
+                PerCpuCount::parse(&text, &possible, &online),
+                per_cpu_count_before(&text, &possible, &online)
+            );
+        }
+    }
+
+    proptest::proptest! {
+        /// Issue 17: runs of eight `0` fields are skipped at once; texts made
+        /// mostly of zeros (runs of every length, cut or not, more or fewer
+        /// fields than possible CPUs, a few counts and damaged fields among
+        /// them) parse as the parse before it did.
+        #[test]
+        fn per_cpu_count_zero_runs_unchanged(
+            fields in proptest::collection::vec(
+                proptest::prop_oneof![
+                    40 => proptest::strategy::Just("0".to_string()),
+                    2 => (1u64..1000).prop_map(|v| v.to_string()),
+                    1 => "[0 x]{0,2}",
+                ],
+                0..120,
+            ),
+            newline in proptest::bool::ANY,
+            extra in 0usize..20,
+            fewer in 0usize..20,
+            offline in 0u32..120,
+        ) {
+            let mut text = fields.join(",");
+            if newline {
+                text.push('\n');
+            }
+            let ncpus = (fields.len() + extra).saturating_sub(fewer).max(1);
+            let possible: Vec<u32> = (0..ncpus as u32).collect();
             let online: CpuSet = possible.iter().copied().filter(|&c| c != offline).collect();
             proptest::prop_assert_eq!(
                 PerCpuCount::parse(&text, &possible, &online),

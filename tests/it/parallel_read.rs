@@ -30,7 +30,12 @@ const REQUESTS: [&str; 5] = [
 /// [`REQUESTS`], plus a full read (what `--show` reads, every IRQ
 /// detailed), as text.
 fn everything(dump: &Path) -> String {
-    let root = Root::new(dump);
+    everything_from(&Root::new(dump), dump)
+}
+
+/// [`everything`], read through `root` (a root at `dump`).
+pub fn everything_from(root: &Root, dump: &Path) -> String {
+    let root = root.clone();
     let mut out = String::new();
     let mut full = SystemState::read(&root);
     let (possible, online) = (full.possible.clone(), full.online.clone());
