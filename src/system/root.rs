@@ -3,6 +3,7 @@
 //! can be replayed exactly as the live machine would be read.
 
 use crate::cpuset::CpuSet;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 /// The most [`Root::read`] reads of one file (4 MiB); a larger file is an
@@ -122,6 +123,33 @@ impl Dir {
         )
     }
 
+    /// Like [`Root::read_value`], relative to this directory.
+    pub fn read_value(&self, rel: &str) -> Option<String> {
+        Some(first_line(&self.read(rel)?))
+    }
+
+    /// Like [`Root::numbered_entries`], for the directory `rel` relative
+    /// to this one (one `openat(2)` from here, then `getdents64(2)`);
+    /// empty when it cannot be read.
+    pub fn numbered_entries(&self, rel: &str, prefix: &str) -> Vec<u32> {
+        use nix::fcntl::{OFlag, openat};
+        if let Some(dir) = &self.rec {
+            super::dump::note_list(&format!("{dir}/{rel}"), prefix);
+        }
+        let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
+        let Ok(fd) = openat(&self.fd, rel, flags, nix::sys::stat::Mode::empty()) else {
+            return Vec::new();
+        };
+        let Ok(mut dir) = nix::dir::Dir::from_fd(fd) else {
+            return Vec::new();
+        };
+        let names = dir
+            .iter()
+            .flatten()
+            .map(|e| std::ffi::OsStr::from_bytes(e.file_name().to_bytes()).to_os_string());
+        numbered(names, prefix, u32::MAX).0
+    }
+
     /// Whether `rel` (relative to this directory) exists.
     pub fn exists(&self, rel: &str) -> bool {
         nix::sys::stat::fstatat(&self.fd, rel, nix::fcntl::AtFlags::empty()).is_ok()
@@ -155,6 +183,44 @@ fn first_line(text: &str) -> String {
     let line = text.lines().next().unwrap_or("");
     line.trim_matches(|c: char| c == '\0' || c.is_whitespace())
         .to_string()
+}
+
+/// The ids `N` of the names `<prefix>N` among `names`, split at `bound`
+/// ([`Root::numbered_entries_below`]): canonical decimal only (`cpu1`, not
+/// `cpu+1` or `cpu01`), ascending, each once.
+fn numbered(
+    names: impl Iterator<Item = std::ffi::OsString>,
+    prefix: &str,
+    bound: u32,
+) -> (Vec<u32>, Vec<u64>) {
+    let mut far: Vec<u64> = Vec::new();
+    let mut ids: Vec<u32> = names
+        .filter_map(|name| {
+            let digits = name.to_str()?.strip_prefix(prefix)?;
+            let canonical = !digits.is_empty()
+                && digits.bytes().all(|b| b.is_ascii_digit())
+                && (digits.len() == 1 || !digits.starts_with('0'));
+            if !canonical {
+                return None;
+            }
+            match digits.parse::<u32>() {
+                Ok(id) if id <= bound => Some(id),
+                Ok(id) => {
+                    far.push(u64::from(id));
+                    None
+                }
+                Err(_) => {
+                    far.push(digits.parse().unwrap_or(u64::MAX));
+                    None
+                }
+            }
+        })
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    far.sort_unstable();
+    far.dedup();
+    (ids, far)
 }
 
 /// A file-system root under which absolute sysfs/procfs/cgroupfs paths are
@@ -349,38 +415,12 @@ impl Root {
         bound: u32,
     ) -> (Vec<u32>, Vec<u64>) {
         super::dump::note_list(abs, prefix);
-        let mut far: Vec<u64> = Vec::new();
-        let mut ids: Vec<u32> = std::fs::read_dir(self.path(abs))
+        let names = std::fs::read_dir(self.path(abs))
             .into_iter()
             .flatten()
             .flatten()
-            .filter_map(|e| {
-                let name = e.file_name();
-                let digits = name.to_str()?.strip_prefix(prefix)?;
-                let canonical = !digits.is_empty()
-                    && digits.bytes().all(|b| b.is_ascii_digit())
-                    && (digits.len() == 1 || !digits.starts_with('0'));
-                if !canonical {
-                    return None;
-                }
-                match digits.parse::<u32>() {
-                    Ok(id) if id <= bound => Some(id),
-                    Ok(id) => {
-                        far.push(u64::from(id));
-                        None
-                    }
-                    Err(_) => {
-                        far.push(digits.parse().unwrap_or(u64::MAX));
-                        None
-                    }
-                }
-            })
-            .collect();
-        ids.sort_unstable();
-        ids.dedup();
-        far.sort_unstable();
-        far.dedup();
-        (ids, far)
+            .map(|e| e.file_name());
+        numbered(names, prefix, bound)
     }
 
     /// Whether the path exists below the root.
