@@ -7,12 +7,10 @@
 //! findings (as JSON) are the same as when every file is read to end of
 //! file (`Root::reading_to_eof`), on one thread and on several.
 
-use crate::common;
-use crate::irq_sysfs;
-use crate::parallel_read::everything_from;
+use crate::parallel_read::{everything_from, on_every_fixture, on_sysfs_irq_machines};
 
 use pinrun::system::{Root, parallel};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 fn assert_same_read_to_eof(dump: &Path) {
     for threads in [1, 3] {
@@ -30,27 +28,10 @@ fn assert_same_read_to_eof(dump: &Path) {
 
 #[test]
 fn reads_ending_at_st_size_change_nothing_on_fixtures() {
-    let dumps: Vec<PathBuf> = common::all_machines()
-        .iter()
-        .map(|m| common::machine(m))
-        .filter(|p| p.join("sys/devices/system/cpu").is_dir())
-        .collect();
-    assert!(dumps.len() >= 50, "only {} dumps", dumps.len());
-    for d in &dumps {
-        assert_same_read_to_eof(d);
-    }
+    on_every_fixture(assert_same_read_to_eof);
 }
 
 #[test]
 fn reads_ending_at_st_size_change_nothing_on_sysfs_irqs() {
-    for (sysfs, interrupts, cut) in [
-        (true, true, false),
-        (true, false, true),
-        (false, true, false),
-    ] {
-        let m = irq_sysfs::machine(sysfs, interrupts, cut);
-        assert_same_read_to_eof(m.path());
-        let text = everything_from(&Root::new(m.path()), m.path());
-        assert!(text.contains("irq-on-cpu"), "{text}");
-    }
+    on_sysfs_irq_machines(assert_same_read_to_eof);
 }
