@@ -613,9 +613,7 @@ impl Irqs {
         let Some(sys_dir) = root.dir(SYSFS_IRQ) else {
             return;
         };
-        // Listed once: an IRQ without a debugfs entry (every IRQ of a dump
-        // without debugfs) costs no failing open.
-        let debug_dir = listed(root, DEBUG_IRQS);
+        let debug_dir = root.dir(DEBUG_IRQS);
         let possible: Vec<u32> = possible.iter().collect();
         // What the check looks at: the IRQ's CPUs that are online and checked.
         let hits = |set: &CpuSet| {
@@ -697,7 +695,7 @@ impl Irqs {
                 description,
                 counts: count.counts,
                 counts_end: count.first_missing,
-                managed: managed(known(&debug_dir, n), n),
+                managed: managed(debug_dir.as_ref(), n),
             }
         };
         let details = super::parallel::map(&wanted, detail);

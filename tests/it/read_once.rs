@@ -1,7 +1,6 @@
 //! Issue 17: a dump's file is read once when the first `read(2)` returns
-//! its whole `st_size` (no second read to see end of file), and the
-//! debugfs `managed` files of the sysfs IRQ details are opened only for
-//! the IRQs debugfs lists. Neither may change what is read: on every
+//! its whole `st_size` (no second read to see end of file). That may not
+//! change what is read: on every
 //! fixture dump and on the synthetic machines of `irq_sysfs` (both IRQ
 //! sources, a cut `per_cpu_count`), the state, the plan or refusal and the
 //! findings (as JSON) are the same as when every file is read to end of
