@@ -485,7 +485,8 @@ mod tests {
     /// (empty, 1, 4095, 4096, 4097 and 10 000 bytes) read the same as when
     /// read to end of file, through a `Dir` too; and kernel files linked
     /// into a dump, whose `st_size` is not their length (procfs 0, sysfs
-    /// 4096), are still read whole.
+    /// 4096), are still read whole, a seq file that returns short reads
+    /// before its end too.
     #[test]
     fn dump_files_end_at_their_size() {
         let dir = tempfile::tempdir().unwrap();
@@ -512,6 +513,18 @@ mod tests {
         assert!(status.len() > 100, "{status}");
         let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
         assert_eq!(d.read("online"), Some(online));
+        // A seq file longer than a page (`/proc/self/smaps` of this test
+        // process) returns whole records, fewer bytes than asked, before
+        // its end: the text goes on past the first read.
+        std::os::unix::fs::symlink("/proc/self/smaps", p.join("smaps")).unwrap();
+        let live = std::fs::read_to_string("/proc/self/smaps").unwrap();
+        assert!(live.len() > 2 * FIRST_READ, "{}", live.len());
+        let maps = d.read("smaps").unwrap();
+        assert!(
+            maps.len() > 2 * FIRST_READ && maps.ends_with('\n'),
+            "{}",
+            maps.len()
+        );
     }
 
     /// Below a dump, a FIFO, a directory and a link to a character device
