@@ -3,7 +3,6 @@
 //! can be replayed exactly as the live machine would be read.
 
 use crate::cpuset::CpuSet;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 /// The most [`Root::read`] reads of one file (4 MiB); a larger file is an
@@ -143,11 +142,7 @@ impl Dir {
         let Ok(mut dir) = nix::dir::Dir::from_fd(fd) else {
             return Vec::new();
         };
-        let names = dir
-            .iter()
-            .flatten()
-            .map(|e| std::ffi::OsStr::from_bytes(e.file_name().to_bytes()).to_os_string());
-        numbered(names, prefix, u32::MAX).0
+        numbered(dir.iter().flatten(), prefix, u32::MAX).0
     }
 
     /// Whether `rel` (relative to this directory) exists.
@@ -188,15 +183,20 @@ fn first_line(text: &str) -> String {
 /// The ids `N` of the names `<prefix>N` among `names`, split at `bound`
 /// ([`Root::numbered_entries_below`]): canonical decimal only (`cpu1`, not
 /// `cpu+1` or `cpu01`), ascending, each once.
+///
+/// The entries are `getdents64(2)` records read in place (`nix::dir`): no
+/// allocation per entry, unlike `std::fs::read_dir` (a `CString` each),
+/// which a listing of `/proc/irq` with 10 000 IRQs notices (issue 17).
 fn numbered(
-    names: impl Iterator<Item = std::ffi::OsString>,
+    entries: impl Iterator<Item = nix::dir::Entry>,
     prefix: &str,
     bound: u32,
 ) -> (Vec<u32>, Vec<u64>) {
     let mut far: Vec<u64> = Vec::new();
-    let mut ids: Vec<u32> = names
-        .filter_map(|name| {
-            let digits = name.to_str()?.strip_prefix(prefix)?;
+    let mut ids: Vec<u32> = entries
+        .filter_map(|entry| {
+            let name = std::str::from_utf8(entry.file_name().to_bytes()).ok()?;
+            let digits = name.strip_prefix(prefix)?;
             let canonical = !digits.is_empty()
                 && digits.bytes().all(|b| b.is_ascii_digit())
                 && (digits.len() == 1 || !digits.starts_with('0'));
@@ -414,13 +414,13 @@ impl Root {
         prefix: &str,
         bound: u32,
     ) -> (Vec<u32>, Vec<u64>) {
+        use nix::fcntl::OFlag;
         super::dump::note_list(abs, prefix);
-        let names = std::fs::read_dir(self.path(abs))
-            .into_iter()
-            .flatten()
-            .flatten()
-            .map(|e| e.file_name());
-        numbered(names, prefix, bound)
+        let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
+        match nix::dir::Dir::open(&self.path(abs), flags, nix::sys::stat::Mode::empty()) {
+            Ok(mut dir) => numbered(dir.iter().flatten(), prefix, bound),
+            Err(_) => (Vec::new(), Vec::new()),
+        }
     }
 
     /// Whether the path exists below the root.
