@@ -626,16 +626,18 @@ impl Irqs {
         // Each IRQ's files (on several threads when there are many), then
         // the results applied in order: the same files as one loop.
         // The IRQs to look at: not detailed before, and on the checked
-        // CPUs or of unknown affinity (placed by their counts below).
+        // CPUs or of unknown affinity (placed by their counts below). The
+        // online checked CPUs once, then one `intersects` per IRQ (what
+        // `hits(a).is_empty()` says, without two sets made per IRQ).
+        let checked_online = cpus.map(|c| online.intersection(c));
         let wanted: Vec<usize> = (0..self.list.len())
             .filter(|&i| {
                 let irq = &self.list[i];
                 irq.number.is_some()
                     && !irq.detailed
-                    && !irq
-                        .affinity
-                        .as_ref()
-                        .is_some_and(|a| cpus.is_some() && hits(a).is_empty())
+                    && !irq.affinity.as_ref().is_some_and(|a| {
+                        checked_online.as_ref().is_some_and(|co| !a.intersects(co))
+                    })
             })
             .collect();
         let list = &self.list;
