@@ -142,7 +142,7 @@ impl Dir {
         let Ok(mut dir) = nix::dir::Dir::from_fd(fd) else {
             return Vec::new();
         };
-        numbered(dir.iter().flatten(), prefix, u32::MAX).0
+        numbered(dir.iter().map_while(Result::ok), prefix, u32::MAX).0
     }
 
     /// Whether `rel` (relative to this directory) exists.
@@ -187,6 +187,9 @@ fn first_line(text: &str) -> String {
 /// The entries are `getdents64(2)` records read in place (`nix::dir`): no
 /// allocation per entry, unlike `std::fs::read_dir` (a `CString` each),
 /// which a listing of `/proc/irq` with 10 000 IRQs notices (issue 17).
+/// Callers pass the entries up to the first error (`map_while`): `nix`'s
+/// iterator repeats a failing `getdents64` forever, where `std`'s ends
+/// the listing after it.
 fn numbered(
     entries: impl Iterator<Item = nix::dir::Entry>,
     prefix: &str,
@@ -418,7 +421,7 @@ impl Root {
         super::dump::note_list(abs, prefix);
         let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
         match nix::dir::Dir::open(&self.path(abs), flags, nix::sys::stat::Mode::empty()) {
-            Ok(mut dir) => numbered(dir.iter().flatten(), prefix, bound),
+            Ok(mut dir) => numbered(dir.iter().map_while(Result::ok), prefix, bound),
             Err(_) => (Vec::new(), Vec::new()),
         }
     }
