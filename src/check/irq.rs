@@ -47,6 +47,9 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
     // look like per-queue MSI-X vectors (often kernel-managed).
     let mut undetermined = false;
     let mut queues: Vec<u32> = Vec::new();
+    // The online checked CPUs, once: an IRQ that misses them is skipped by
+    // one `intersects`, without making its `hit` set (issue 17).
+    let reach = sys.online.intersection(&ctx.cpus);
     for irq in sys.irqs.list.iter().filter(|i| !i.is_per_cpu()) {
         let Some(number) = irq.number else {
             continue;
@@ -68,10 +71,10 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
                 "CPUs with interrupt counts; no readable affinity in /proc/irq/N",
             ),
         };
-        let hit = aff.intersection(&sys.online).intersection(&ctx.cpus);
-        if hit.is_empty() {
+        if !aff.intersects(&reach) {
             continue;
         }
+        let hit = aff.intersection(&sys.online).intersection(&ctx.cpus);
         let sum: u64 = irq
             .counts
             .iter()

@@ -485,13 +485,26 @@ impl PerCpuCount {
                 && last.is_some_and(digits)
                 && fields().nth(possible.len().saturating_sub(1)).is_some()
         };
-        // A cut text loses its last (maybe partial) field.
-        let mut fields = fields().peekable();
+        // A cut text loses its last (maybe partial) field. `pos` is where
+        // the next field starts; `more`, whether there is one.
+        let b = body.as_bytes();
+        let (mut pos, mut more) = (0, !body.is_empty());
         let mut counts = Vec::new();
         let mut covered = 0;
-        for &cpu in possible {
-            let Some(field) = fields.next() else { break };
-            if !whole && fields.peek().is_none() {
+        // Eight fields of `0`, each followed by a comma (so none is the
+        // last field): skipped at once. Most CPUs of a many-CPU machine
+        // never saw a given IRQ, and a whole-machine check parses one such
+        // page per IRQ (issue 17).
+        const ZEROS: &[u8; 16] = b"0,0,0,0,0,0,0,0,";
+        while more && covered < possible.len() {
+            if covered + 8 <= possible.len() && b[pos..].starts_with(ZEROS) {
+                pos += ZEROS.len();
+                covered += 8;
+                continue;
+            }
+            let end = b[pos..].iter().position(|&c| c == b',').map(|k| pos + k);
+            let field = &b[pos..end.unwrap_or(b.len())];
+            if !whole && end.is_none() {
                 break;
             }
             // `str::trim` then `str::parse::<u64>`: digits alone (at most
@@ -510,9 +523,14 @@ impl PerCpuCount {
                     None => break,
                 }
             };
+            let cpu = possible[covered];
             covered += 1;
             if c != 0 && online.contains(cpu) {
                 counts.push((cpu, c));
+            }
+            match end {
+                Some(e) => pos = e + 1,
+                None => more = false,
             }
         }
         Self {
@@ -608,16 +626,18 @@ impl Irqs {
         // Each IRQ's files (on several threads when there are many), then
         // the results applied in order: the same files as one loop.
         // The IRQs to look at: not detailed before, and on the checked
-        // CPUs or of unknown affinity (placed by their counts below).
+        // CPUs or of unknown affinity (placed by their counts below). The
+        // online checked CPUs once, then one `intersects` per IRQ (what
+        // `hits(a).is_empty()` says, without two sets made per IRQ).
+        let checked_online = cpus.map(|c| online.intersection(c));
         let wanted: Vec<usize> = (0..self.list.len())
             .filter(|&i| {
                 let irq = &self.list[i];
                 irq.number.is_some()
                     && !irq.detailed
-                    && !irq
-                        .affinity
-                        .as_ref()
-                        .is_some_and(|a| cpus.is_some() && hits(a).is_empty())
+                    && !irq.affinity.as_ref().is_some_and(|a| {
+                        checked_online.as_ref().is_some_and(|co| !a.intersects(co))
+                    })
             })
             .collect();
         let list = &self.list;
@@ -898,6 +918,40 @@ mod tests {
                 text.push('\n');
             }
             let possible: Vec<u32> = (0..ncpus as u32 + if page { 2100 } else { 0 }).collect();
+            let online: CpuSet = possible.iter().copied().filter(|&c| c != offline).collect();
+            proptest::prop_assert_eq!(
+                PerCpuCount::parse(&text, &possible, &online),
+                per_cpu_count_before(&text, &possible, &online)
+            );
+        }
+    }
+
+    proptest::proptest! {
+        /// Issue 17: runs of eight `0` fields are skipped at once; texts made
+        /// mostly of zeros (runs of every length, cut or not, more or fewer
+        /// fields than possible CPUs, a few counts and damaged fields among
+        /// them) parse as the parse before it did.
+        #[test]
+        fn per_cpu_count_zero_runs_unchanged(
+            fields in proptest::collection::vec(
+                proptest::prop_oneof![
+                    40 => proptest::strategy::Just("0".to_string()),
+                    2 => (1u64..1000).prop_map(|v| v.to_string()),
+                    1 => "[0 x]{0,2}",
+                ],
+                0..120,
+            ),
+            newline in proptest::bool::ANY,
+            extra in 0usize..20,
+            fewer in 0usize..20,
+            offline in 0u32..120,
+        ) {
+            let mut text = fields.join(",");
+            if newline {
+                text.push('\n');
+            }
+            let ncpus = (fields.len() + extra).saturating_sub(fewer).max(1);
+            let possible: Vec<u32> = (0..ncpus as u32).collect();
             let online: CpuSet = possible.iter().copied().filter(|&c| c != offline).collect();
             proptest::prop_assert_eq!(
                 PerCpuCount::parse(&text, &possible, &online),

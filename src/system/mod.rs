@@ -545,14 +545,20 @@ impl SystemState {
         self.irqs
             .read_details(root, &self.possible, &self.online, Some(cpus));
         if info {
+            // `/sys/devices/system/cpu` opened once: each CPU's files are a
+            // short path walk from it (unopenable: nothing below it reads).
+            let cpu_dir = root.dir("/sys/devices/system/cpu");
             for id in cpus.iter() {
-                if let Some(cpu) = self.cpus.get_mut(&id) {
-                    topology::read_governor(root, cpu);
+                if let (Some(cpu), Some(dir)) = (self.cpus.get_mut(&id), &cpu_dir) {
+                    topology::read_governor_in(dir, cpu);
                 }
             }
             self.idle_states = cpus
                 .iter()
-                .map(|c| (c, cpuidle::read_idle_states(root, c)))
+                .map(|c| {
+                    let states = cpu_dir.as_ref().map(|d| cpuidle::read_idle_states(d, c));
+                    (c, states.unwrap_or_default())
+                })
                 .collect();
         }
         if rt {

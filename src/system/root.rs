@@ -16,24 +16,63 @@ pub const MAX_FILE: u64 = 4 << 20;
 /// ([`Root::over_budget`]) rather than parsing a cut file.
 type OverBudget = std::sync::Arc<std::sync::Mutex<Option<String>>>;
 
+/// The size of the first read of a file (one page: every sysfs attribute,
+/// and `per_cpu_count` cut at a page, fits in it).
+const FIRST_READ: usize = 4096;
+
+thread_local! {
+    /// A page-sized buffer for the first read of each file, reused by every
+    /// read on this thread (no allocation and no zeroing per file).
+    static SCRATCH: std::cell::RefCell<Box<[u8; FIRST_READ]>> =
+        std::cell::RefCell::new(Box::new([0; FIRST_READ]));
+}
+
 /// Reads an open file as [`Root::read`] does: at most [`MAX_FILE`] bytes,
 /// and, when `check`, only a regular file (its type checked on the
-/// descriptor, not by a second lookup of the path). A larger file reads as
-/// missing and is recorded in `over` under `what`.
+/// descriptor with `fstat(2)`, not by a second lookup of the path). A
+/// larger file reads as missing and is recorded in `over` under `what`.
+///
+/// When `check` (a dump), the `st_size` of that same `fstat` ends the read
+/// early: a first read that returns exactly `st_size` bytes, fewer than it
+/// asked, is the whole regular file, so the read that would only see end of
+/// file is not made (issue 17: one syscall less per dump file). Anything
+/// else (a short read of a file whose `st_size` differs, as a live sysfs or
+/// procfs file bind-mounted below `--sysroot` reports 4096 or 0) reads on
+/// to end of file as before; on the live root, without the `fstat`, every
+/// file is read to end of file (seq files may return short reads before
+/// it), and so is every file when `to_eof` ([`Root::reading_to_eof`]).
 fn read_open(
-    file: std::fs::File,
+    mut file: std::fs::File,
     check: bool,
+    to_eof: bool,
     over: &OverBudget,
     what: &dyn Fn() -> String,
 ) -> Option<String> {
-    use std::io::Read;
-    if check && !file.metadata().ok()?.is_file() {
-        return None;
+    use std::io::{ErrorKind, Read};
+    let mut size = None;
+    if check {
+        let st = nix::sys::stat::fstat(&file).ok()?;
+        if st.st_mode & libc::S_IFMT != libc::S_IFREG {
+            return None;
+        }
+        size = usize::try_from(st.st_size).ok().filter(|_| !to_eof);
     }
-    // sysfs attributes fit in one page: read into a page-sized buffer
-    // first, so most files take one read plus the read that sees EOF.
-    let mut buf = Vec::with_capacity(4096);
-    file.take(MAX_FILE + 1).read_to_end(&mut buf).ok()?;
+    let mut buf = Vec::new();
+    let whole = SCRATCH.with(|scratch| {
+        let mut scratch = scratch.borrow_mut();
+        let n = loop {
+            match file.read(&mut scratch[..]) {
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                r => break r.ok()?,
+            }
+        };
+        buf.extend_from_slice(&scratch[..n]);
+        Some(n < FIRST_READ && size == Some(n))
+    })?;
+    if !whole {
+        let left = (MAX_FILE + 1).saturating_sub(buf.len() as u64);
+        file.take(left).read_to_end(&mut buf).ok()?;
+    }
     if buf.len() as u64 > MAX_FILE {
         if let Ok(mut o) = over.lock() {
             o.get_or_insert_with(what);
@@ -55,6 +94,8 @@ pub struct Dir {
     fd: std::os::fd::OwnedFd,
     /// Whether file types are checked (see [`Root::new`]).
     check: bool,
+    /// Whether every file is read to end of file ([`Root::reading_to_eof`]).
+    to_eof: bool,
     /// Its absolute path, kept only while `--dump` records reads.
     rec: Option<String>,
     /// The directory's path below the root, for [`Root::over_budget`].
@@ -72,9 +113,36 @@ impl Dir {
         }
         let flags = OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
         let fd = openat(&self.fd, rel, flags, nix::sys::stat::Mode::empty()).ok()?;
-        read_open(std::fs::File::from(fd), self.check, &self.over, &|| {
-            format!("{}/{rel}", self.abs)
-        })
+        read_open(
+            std::fs::File::from(fd),
+            self.check,
+            self.to_eof,
+            &self.over,
+            &|| format!("{}/{rel}", self.abs),
+        )
+    }
+
+    /// Like [`Root::read_value`], relative to this directory.
+    pub fn read_value(&self, rel: &str) -> Option<String> {
+        Some(first_line(&self.read(rel)?))
+    }
+
+    /// Like [`Root::numbered_entries`], for the directory `rel` relative
+    /// to this one (one `openat(2)` from here, then `getdents64(2)`);
+    /// empty when it cannot be read.
+    pub fn numbered_entries(&self, rel: &str, prefix: &str) -> Vec<u32> {
+        use nix::fcntl::{OFlag, openat};
+        if let Some(dir) = &self.rec {
+            super::dump::note_list(&format!("{dir}/{rel}"), prefix);
+        }
+        let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
+        let Ok(fd) = openat(&self.fd, rel, flags, nix::sys::stat::Mode::empty()) else {
+            return Vec::new();
+        };
+        let Ok(mut dir) = nix::dir::Dir::from_fd(fd) else {
+            return Vec::new();
+        };
+        numbered(dir.iter().map_while(Result::ok), prefix, u32::MAX).0
     }
 
     /// Whether `rel` (relative to this directory) exists.
@@ -112,6 +180,52 @@ fn first_line(text: &str) -> String {
         .to_string()
 }
 
+/// The ids `N` of the names `<prefix>N` among `names`, split at `bound`
+/// ([`Root::numbered_entries_below`]): canonical decimal only (`cpu1`, not
+/// `cpu+1` or `cpu01`), ascending, each once.
+///
+/// The entries are `getdents64(2)` records read in place (`nix::dir`): no
+/// allocation per entry, unlike `std::fs::read_dir` (a `CString` each),
+/// which a listing of `/proc/irq` with 10 000 IRQs notices (issue 17).
+/// Callers pass the entries up to the first error (`map_while`): `nix`'s
+/// iterator repeats a failing `getdents64` forever, where `std`'s ends
+/// the listing after it.
+fn numbered(
+    entries: impl Iterator<Item = nix::dir::Entry>,
+    prefix: &str,
+    bound: u32,
+) -> (Vec<u32>, Vec<u64>) {
+    let mut far: Vec<u64> = Vec::new();
+    let mut ids: Vec<u32> = entries
+        .filter_map(|entry| {
+            let name = std::str::from_utf8(entry.file_name().to_bytes()).ok()?;
+            let digits = name.strip_prefix(prefix)?;
+            let canonical = !digits.is_empty()
+                && digits.bytes().all(|b| b.is_ascii_digit())
+                && (digits.len() == 1 || !digits.starts_with('0'));
+            if !canonical {
+                return None;
+            }
+            match digits.parse::<u32>() {
+                Ok(id) if id <= bound => Some(id),
+                Ok(id) => {
+                    far.push(u64::from(id));
+                    None
+                }
+                Err(_) => {
+                    far.push(digits.parse().unwrap_or(u64::MAX));
+                    None
+                }
+            }
+        })
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    far.sort_unstable();
+    far.dedup();
+    (ids, far)
+}
+
 /// A file-system root under which absolute sysfs/procfs/cgroupfs paths are
 /// resolved. `Root::new("/")` reads the live machine.
 #[derive(Debug, Clone)]
@@ -119,6 +233,8 @@ pub struct Root {
     base: PathBuf,
     /// Whether file types are checked: below a `--sysroot` dump, not on `/`.
     check: bool,
+    /// Whether every file is read to end of file ([`Root::reading_to_eof`]).
+    to_eof: bool,
     over: OverBudget,
 }
 
@@ -165,8 +281,18 @@ impl Root {
         Self {
             base,
             check,
+            to_eof: false,
             over: OverBudget::default(),
         }
+    }
+
+    /// This root, with every file (its [`Dir`]s' too) read until `read(2)`
+    /// returns 0, as before issue 17, instead of ending a dump's file at
+    /// its `st_size` (see [`Root::read`]). For tests, which compare what
+    /// both ways read: it must be the same.
+    pub fn reading_to_eof(mut self) -> Self {
+        self.to_eof = true;
+        self
     }
 
     /// The first file read through this root (or its [`Dir`]s) that was
@@ -196,7 +322,9 @@ impl Root {
     ///
     /// One path lookup per file: the file is opened non-blocking (so a FIFO
     /// opens without waiting for a writer) and its type checked on the open
-    /// descriptor, not by a second lookup of the path.
+    /// descriptor, not by a second lookup of the path. Below a dump a file
+    /// whose first read returns its whole `st_size` is not read again to
+    /// see end of file: `openat`, `fstat`, `read`, `close` per file.
     pub fn read(&self, abs: &str) -> Option<String> {
         use std::os::unix::fs::OpenOptionsExt;
         super::dump::note(abs);
@@ -205,7 +333,9 @@ impl Root {
             .custom_flags(libc::O_NONBLOCK)
             .open(self.path(abs))
             .ok()?;
-        read_open(file, self.check, &self.over, &|| abs.to_string())
+        read_open(file, self.check, self.to_eof, &self.over, &|| {
+            abs.to_string()
+        })
     }
 
     /// The file `abs` opened for reading when it is a regular file (as
@@ -234,6 +364,7 @@ impl Root {
         Some(Dir {
             fd,
             check: self.check,
+            to_eof: self.to_eof,
             rec: super::dump::recording().then(|| abs.trim_end_matches('/').to_string()),
             abs: abs.trim_end_matches('/').to_string(),
             over: self.over.clone(),
@@ -286,39 +417,13 @@ impl Root {
         prefix: &str,
         bound: u32,
     ) -> (Vec<u32>, Vec<u64>) {
+        use nix::fcntl::OFlag;
         super::dump::note_list(abs, prefix);
-        let mut far: Vec<u64> = Vec::new();
-        let mut ids: Vec<u32> = std::fs::read_dir(self.path(abs))
-            .into_iter()
-            .flatten()
-            .flatten()
-            .filter_map(|e| {
-                let name = e.file_name();
-                let digits = name.to_str()?.strip_prefix(prefix)?;
-                let canonical = !digits.is_empty()
-                    && digits.bytes().all(|b| b.is_ascii_digit())
-                    && (digits.len() == 1 || !digits.starts_with('0'));
-                if !canonical {
-                    return None;
-                }
-                match digits.parse::<u32>() {
-                    Ok(id) if id <= bound => Some(id),
-                    Ok(id) => {
-                        far.push(u64::from(id));
-                        None
-                    }
-                    Err(_) => {
-                        far.push(digits.parse().unwrap_or(u64::MAX));
-                        None
-                    }
-                }
-            })
-            .collect();
-        ids.sort_unstable();
-        ids.dedup();
-        far.sort_unstable();
-        far.dedup();
-        (ids, far)
+        let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
+        match nix::dir::Dir::open(&self.path(abs), flags, nix::sys::stat::Mode::empty()) {
+            Ok(mut dir) => numbered(dir.iter().map_while(Result::ok), prefix, bound),
+            Err(_) => (Vec::new(), Vec::new()),
+        }
     }
 
     /// Whether the path exists below the root.
@@ -376,6 +481,53 @@ mod tests {
         assert_eq!(root.over_budget(), None);
         assert_eq!(root.dir("/d").unwrap().read("big"), None);
         assert_eq!(root.over_budget().as_deref(), Some("/d/big"));
+    }
+
+    /// Issue 17: a dump's file ends at its `st_size` when the first read
+    /// returns all of it; files of every size around the first read's page
+    /// (empty, 1, 4095, 4096, 4097 and 10 000 bytes) read the same as when
+    /// read to end of file, through a `Dir` too; and kernel files linked
+    /// into a dump, whose `st_size` is not their length (procfs 0, sysfs
+    /// 4096), are still read whole, a seq file that returns short reads
+    /// before its end too.
+    #[test]
+    fn dump_files_end_at_their_size() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path();
+        let sizes = [0usize, 1, 4095, 4096, 4097, 10_000];
+        for n in sizes {
+            let text: String = (0..n).map(|i| char::from(b'0' + (i % 10) as u8)).collect();
+            std::fs::write(p.join(format!("f{n}")), &text).unwrap();
+        }
+        std::os::unix::fs::symlink("/proc/self/status", p.join("status")).unwrap();
+        std::os::unix::fs::symlink("/sys/devices/system/cpu/online", p.join("online")).unwrap();
+        let root = Root::new(p);
+        let eof = Root::new(p).reading_to_eof();
+        let (d, d_eof) = (root.dir("/").unwrap(), eof.dir("/").unwrap());
+        for n in sizes {
+            let f = format!("f{n}");
+            let want = std::fs::read_to_string(p.join(&f)).unwrap();
+            assert_eq!(root.read(&format!("/{f}")).as_deref(), Some(&*want), "{f}");
+            assert_eq!(d.read(&f).as_deref(), Some(&*want), "{f}");
+            assert_eq!(d_eof.read(&f).as_deref(), Some(&*want), "{f}");
+        }
+        let status = root.read("/status").unwrap();
+        assert!(status.ends_with('\n') && status.contains("Cpus_allowed_list:"));
+        assert!(status.len() > 100, "{status}");
+        let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
+        assert_eq!(d.read("online"), Some(online));
+        // A seq file longer than a page (`/proc/self/smaps` of this test
+        // process) returns whole records, fewer bytes than asked, before
+        // its end: the text goes on past the first read.
+        std::os::unix::fs::symlink("/proc/self/smaps", p.join("smaps")).unwrap();
+        let live = std::fs::read_to_string("/proc/self/smaps").unwrap();
+        assert!(live.len() > 2 * FIRST_READ, "{}", live.len());
+        let maps = d.read("smaps").unwrap();
+        assert!(
+            maps.len() > 2 * FIRST_READ && maps.ends_with('\n'),
+            "{}",
+            maps.len()
+        );
     }
 
     /// Below a dump, a FIFO, a directory and a link to a character device

@@ -31,6 +31,7 @@ mod near;
 mod parallel_read;
 mod peers;
 mod pid;
+mod read_once;
 
 mod scope;
 mod show;

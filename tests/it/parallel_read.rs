@@ -30,7 +30,12 @@ const REQUESTS: [&str; 5] = [
 /// [`REQUESTS`], plus a full read (what `--show` reads, every IRQ
 /// detailed), as text.
 fn everything(dump: &Path) -> String {
-    let root = Root::new(dump);
+    everything_from(&Root::new(dump), dump)
+}
+
+/// [`everything`], read through `root` (a root at `dump`).
+pub fn everything_from(root: &Root, dump: &Path) -> String {
+    let root = root.clone();
     let mut out = String::new();
     let mut full = SystemState::read(&root);
     let (possible, online) = (full.possible.clone(), full.online.clone());
@@ -78,8 +83,9 @@ fn assert_same_on_any_thread_count(dump: &Path) {
     }
 }
 
-#[test]
-fn threads_change_nothing_on_fixtures() {
+/// Runs `same` on every fixture dump with a CPU directory (at least 8 of
+/// them with IRQs).
+pub fn on_every_fixture(same: impl Fn(&Path)) {
     let dumps: Vec<PathBuf> = common::all_machines()
         .iter()
         .map(|m| common::machine(m))
@@ -91,22 +97,32 @@ fn threads_change_nothing_on_fixtures() {
         .count();
     assert!(with_irqs >= 8, "only {with_irqs} dumps with IRQs");
     for d in &dumps {
-        assert_same_on_any_thread_count(d);
+        same(d);
     }
 }
 
-#[test]
-fn threads_change_nothing_on_sysfs_irqs() {
+/// Runs `same` on the synthetic machines of `irq_sysfs` (both IRQ
+/// sources, a cut `per_cpu_count`), each with IRQs on the checked CPUs:
+/// the comparison is not of two empty lists.
+pub fn on_sysfs_irq_machines(same: impl Fn(&Path)) {
     for (sysfs, interrupts, cut) in [
         (true, true, false),
         (true, false, true),
         (false, true, false),
     ] {
         let m = irq_sysfs::machine(sysfs, interrupts, cut);
-        assert_same_on_any_thread_count(m.path());
-        // The machine has IRQs on the checked CPUs: the comparison is not
-        // of two empty lists.
+        same(m.path());
         let text = parallel::with_threads(3, || everything(m.path()));
         assert!(text.contains("irq-on-cpu"), "{text}");
     }
+}
+
+#[test]
+fn threads_change_nothing_on_fixtures() {
+    on_every_fixture(assert_same_on_any_thread_count);
+}
+
+#[test]
+fn threads_change_nothing_on_sysfs_irqs() {
+    on_sysfs_irq_machines(assert_same_on_any_thread_count);
 }

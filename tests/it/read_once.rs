@@ -1,0 +1,36 @@
+//! Issue 17: a dump's file is read once when the first `read(2)` returns
+//! its whole `st_size` (no second read to see end of file). That may not
+//! change what is read: on every
+//! fixture dump and on the synthetic machines of `irq_sysfs` (both IRQ
+//! sources, a cut `per_cpu_count`), the state, the plan or refusal and the
+//! findings (as JSON) are the same as when every file is read to end of
+//! file (`Root::reading_to_eof`), on one thread and on several.
+
+use crate::parallel_read::{everything_from, on_every_fixture, on_sysfs_irq_machines};
+
+use pinrun::system::{Root, parallel};
+use std::path::Path;
+
+fn assert_same_read_to_eof(dump: &Path) {
+    for threads in [1, 3] {
+        let once = parallel::with_threads(threads, || everything_from(&Root::new(dump), dump));
+        let eof = parallel::with_threads(threads, || {
+            everything_from(&Root::new(dump).reading_to_eof(), dump)
+        });
+        assert!(
+            once == eof,
+            "{} ({threads} threads): ending files at st_size read differently",
+            dump.display()
+        );
+    }
+}
+
+#[test]
+fn reads_ending_at_st_size_change_nothing_on_fixtures() {
+    on_every_fixture(assert_same_read_to_eof);
+}
+
+#[test]
+fn reads_ending_at_st_size_change_nothing_on_sysfs_irqs() {
+    on_sysfs_irq_machines(assert_same_read_to_eof);
+}
