@@ -668,8 +668,8 @@ With
 the probe runs after the steering: a device IRQ it still sees on a claimed
 CPU is a kernel-managed one (named "kernel-managed", JSON "managed": true:
 a queue of that CPU fires for I/O submitted there) or a move still pending
-(named "steered, move pending", JSON "pending": true: its one last
-interrupt on the old CPU).
+(named "steered, move pending", JSON "pending": true: its last
+interrupts on the old CPU, until the move takes effect).
 .SH CHECKS
 Before exec, pinrun checks what will still disturb the chosen CPUs. Each
 finding has a stable code, a severity, the CPUs (nodes, IRQs) concerned, a

@@ -1402,7 +1402,8 @@ fn deltas_on(before: &str, after: &str, cpus: &[u64]) -> BTreeMap<u64, u64> {
 /// The IRQs a launch said are still delivered to a claimed CPU ("pinrun:
 /// effective affinity pending for IRQ(s) 32 41"): x86 applies the move of
 /// an MSI IRQ without interrupt remapping when it next fires, on its old
-/// CPU (`irq_move_masked_irq()`), so each may fire once more there.
+/// CPU (`irq_move_masked_irq()`), so each may still fire there until the
+/// move takes effect.
 fn pending_irqs(stderr: &str) -> Vec<u64> {
     stderr
         .lines()
@@ -1571,10 +1572,16 @@ fn vm_steer_irqs_nvme_managed_queues_stay_msi_moves() {
     let all_deltas = deltas_on(i_before, i_after, &all);
     let pending = pending_irqs(&during_b.err);
     for (n, d) in &claimed_deltas {
-        if kept.get(&n.to_string()) != Some(&true) {
-            let most = u64::from(pending.contains(n));
+        // A move pinrun reported pending takes effect at the IRQ's next
+        // interrupts on its old CPU (x86 without interrupt remapping:
+        // `irq_move_masked_irq()`, the old vector cleaned up only once one
+        // arrives on the new one), so it may fire there until then, once
+        // or a few times when interrupts are back to back; that its
+        // effective affinity then lies inside what was written is checked
+        // after the I/O below.
+        if kept.get(&n.to_string()) != Some(&true) && !pending.contains(n) {
             assert!(
-                *d <= most,
+                *d == 0,
                 "movable IRQ {n} fired {d}× on CPUs 16-17 while steered (pending {pending:?}): {}",
                 g.describe("during")
             );
