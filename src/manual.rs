@@ -549,7 +549,7 @@ predicts it (steer\-not\-permitted). Every IRQ file is then opened before
 anything is written: EACCES or EPERM there refuses with nothing changed. Then a journal,
 .IR STATE_DIR /steer. PID . START .journal
 (JSON: the claimed CPUs, each IRQ's number, name, original and written
-cpulists, the original default mask; root-owned, at most 4 MiB), is written
+cpulists and effective affinity, the original default mask; root-owned, at most 4 MiB), is written
 and fsync'ed with its directory before the first IRQ is written. A write
 that fails with EIO or EPERM (kernel-managed or per-CPU) is skipped and
 reported; ENOSPC (no vector left on the target) tries the housekeeping CPUs
@@ -577,6 +577,23 @@ IRQ gets its original minus the CPUs other live steering launches still
 hold (the others' journals are updated), and an IRQ whose affinity is
 neither what a live steering launch wrote nor its original was changed by
 someone else: it is left alone and reported.
+.PP
+The journal also holds each IRQ's
+.I effective_affinity_list
+before the launch (the CPU it fired on). x86 keeps an IRQ on its current
+CPU when that CPU is in the new list (assign_vector_locked() in
+arch/x86/kernel/apic/vector.c), so restoring the list alone would leave it
+on the CPU steering moved it to. When the CPU(s) it fired on are online,
+inside the list being restored and not where it fires now, the undo first
+writes them, waits (every 10 ms, up to 2 s) until its effective affinity
+shows them (it moves at its next interrupt), then writes the restored list,
+which the kernel then keeps there. An IRQ that did not fire in that time
+still gets the restored list, and is reported: "IRQ N (name) now fires on
+CPU X (was CPU Y before steering): its next interrupt did not come within
+2000 ms". A crash in between leaves the journal, and
+.B \-\-reclaim
+finishes the restore. Journals of older pinrun versions (no effective
+affinity) restore the list only.
 .PP
 irqbalance moves IRQs on its own schedule; pinrun never fights it. When it
 runs with its control socket

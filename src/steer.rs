@@ -10,7 +10,8 @@
 //! a claim record, [`crate::claim::record_pid`]), written with `O_EXCL` and
 //! fsync'ed (file and directory) before the first IRQ is written. It holds
 //! the claimed CPUs, the original default mask and, per IRQ, its number,
-//! name, original and written cpulists, as one JSON object (version 1),
+//! name, original and written cpulists (and, optionally, its original
+//! effective affinity), as one JSON object (version 1),
 //! at most [`MAX_JOURNAL`] bytes. When irqbalance runs with its control
 //! socket, the journal also holds its ban list before the launch changed
 //! it ([`JournalBan`], added to version 1 as an optional key).
@@ -49,6 +50,12 @@ pub struct JournalIrq {
     pub original: String,
     /// What this launch wrote (a cpulist).
     pub written: String,
+    /// `effective_affinity_list` before this launch wrote it (a cpulist):
+    /// the CPU(s) the IRQ fired on. An undo puts it back there
+    /// ([`crate::plan::steer::pre_write`]); absent in journals of older
+    /// pinrun versions and when the kernel has no effective affinity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effective: Option<String>,
 }
 
 /// irqbalance's ban list as a steering launch changed it.
@@ -139,7 +146,7 @@ impl Journal {
         }
         CpuSet::parse(&j.cpus).map_err(|e| format!("cpus {:?}: {e}", j.cpus))?;
         for i in &j.irqs {
-            for l in [&i.original, &i.written] {
+            for l in [&i.original, &i.written].into_iter().chain(&i.effective) {
                 CpuSet::parse(l).map_err(|e| format!("IRQ {}: cpulist {l:?}: {e}", i.irq))?;
             }
         }
@@ -656,9 +663,14 @@ mod tests {
             name: "virtio1-req.0".into(),
             original: "0-1".into(),
             written: "0".into(),
+            effective: Some("1".into()),
         });
         j.default_original = Some("3".into());
         assert_eq!(Journal::parse(&j.render()).unwrap(), j);
+        // A journal of an older pinrun (no "effective") still parses.
+        let old = j.render().replace(",\"effective\":\"1\"", "");
+        assert!(!old.contains("effective"));
+        assert_eq!(Journal::parse(&old).unwrap().irqs[0].effective, None);
         assert!(
             Journal::parse("{")
                 .unwrap_err()

@@ -38,9 +38,22 @@ fn read_state() -> IrqState {
     IrqState { irqs, default }
 }
 
+/// `/proc/irq/N/effective_affinity_list`: the CPU(s) IRQ `n` fires on.
+fn effective(n: u32) -> String {
+    std::fs::read_to_string(format!("/proc/irq/{n}/effective_affinity_list"))
+        .unwrap_or_default()
+        .trim()
+        .to_string()
+}
+
 /// Holds the lock and the snapshot; restores on drop.
 struct Snapshot {
     saved: IrqState,
+    /// Every IRQ's effective affinity at the snapshot: restorable only
+    /// for an IRQ that fires (x86 moves it at its next interrupt), so
+    /// compared by [`Snapshot::effective_differences`] for the IRQs a
+    /// test makes fire.
+    saved_effective: BTreeMap<u32, String>,
     _lock: std::sync::MutexGuard<'static, ()>,
 }
 
@@ -49,8 +62,11 @@ impl Snapshot {
         let lock = STEERING
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let saved = read_state();
+        let saved_effective = saved.irqs.keys().map(|n| (*n, effective(*n))).collect();
         Snapshot {
-            saved: read_state(),
+            saved,
+            saved_effective,
             _lock: lock,
         }
     }
@@ -79,6 +95,21 @@ impl Snapshot {
             }
             std::thread::sleep(Duration::from_millis(50));
         }
+    }
+
+    /// The IRQs of `irqs` whose effective affinity is not the snapshot's.
+    fn effective_differences(&self, irqs: &[u32]) -> Vec<String> {
+        irqs.iter()
+            .filter(|n| effective(**n) != self.saved_effective[n])
+            .map(|n| {
+                format!(
+                    "IRQ {n} ({}) fires on {} (was {})",
+                    irq_name(*n),
+                    effective(*n),
+                    self.saved_effective[n]
+                )
+            })
+            .collect()
     }
 
     fn differences(&self) -> Vec<String> {
@@ -225,6 +256,93 @@ fn movable_irqs_leave_cpu_1_for_the_command_and_return() {
         std::thread::sleep(Duration::from_millis(50));
     }
     assert_eq!(journals(state.path()), Vec::<String>::new());
+}
+
+/// Sends a UDP datagram to the default gateway every 5 ms until `stop`:
+/// each makes the NIC's tx queue interrupt (virtio_net's `output.N`).
+fn traffic(stop: std::sync::Arc<std::sync::atomic::AtomicBool>) -> std::thread::JoinHandle<()> {
+    let gw = std::fs::read_to_string("/proc/net/route")
+        .unwrap_or_default()
+        .lines()
+        .skip(1)
+        .find_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() > 2 && f[1] == "00000000")
+                .then(|| u32::from_str_radix(f[2], 16).ok())
+                .flatten()
+        })
+        .map(|g| std::net::Ipv4Addr::from(g.swap_bytes()));
+    std::thread::spawn(move || {
+        let (Some(gw), Ok(s)) = (gw, std::net::UdpSocket::bind("0.0.0.0:0")) else {
+            return;
+        };
+        while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+            let _ = s.send_to(b"pinrun", (gw, 9));
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    })
+}
+
+/// The finding of the new-user trial: after a steered run, the undo
+/// restored `smp_affinity_list` but x86 kept the IRQ on the CPU steering
+/// had moved it to (`assign_vector_locked()`: the current target is in
+/// the new mask). The NIC's tx IRQ, kept firing by traffic, is back on
+/// the CPU it fired on before.
+#[test]
+fn undo_puts_a_firing_irq_back_on_the_cpu_it_fired_on() {
+    if !usable() {
+        return;
+    }
+    let snap = Snapshot::take();
+    // virtio_net's tx queues that may fire on CPU 0 or 1 and fire on one.
+    let tx: Vec<u32> = snap
+        .saved
+        .irqs
+        .iter()
+        .filter(|(n, l)| {
+            irq_name(**n).contains("-output.")
+                && *l == "0-1"
+                && ["0", "1"].contains(&snap.saved_effective[n].as_str())
+        })
+        .map(|(n, _)| *n)
+        .collect();
+    let Some(&irq) = tx.first() else {
+        skip("no virtio_net tx IRQ at 0-1 firing on CPU 0 or 1");
+        return;
+    };
+    let was = snap.saved_effective[&irq].clone();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let sender = traffic(stop.clone());
+    let state = tempfile::tempdir().unwrap();
+    // Claim the CPU it fires on: steering moves it to the other one.
+    let out = pinrun()
+        .args(["--exclusive", "--steer-irqs", "--cpus", &was, "--state-dir"])
+        .arg(state.path())
+        .args(["--", "sh", "-c"])
+        .arg(format!(
+            "sleep 0.5; cat /proc/irq/{irq}/effective_affinity_list"
+        ))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "{stderr}");
+    let during = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    assert_ne!(
+        during, was,
+        "IRQ {irq} did not move off CPU {was}: {stderr}"
+    );
+    assert_eq!(snap.wait_equal(), Vec::<String>::new());
+    let start = Instant::now();
+    while !journals(state.path()).is_empty() && start.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    sender.join().unwrap();
+    assert_eq!(
+        snap.effective_differences(&[irq]),
+        Vec::<String>::new(),
+        "{stderr}"
+    );
 }
 
 /// The helper of the command `cmd` (a `pinrun-helper` holding a pidfd

@@ -9,7 +9,7 @@
 use crate::cpuset::CpuSet;
 use crate::error::{Error, ErrorCode, Result};
 use crate::plan::steer::{BanPlan, BanUndo, ConfigUndo, undo_ban, undo_config};
-use crate::plan::steer::{SteerPlan, UndoStep, fallbacks, undo};
+use crate::plan::steer::{SteerPlan, UndoStep, fallbacks, not_back, pre_write, undo};
 use crate::steer::{
     Disposition, Journal, JournalBan, JournalConfig, JournalIrq, Stage, ban_command, classify,
     journal_name,
@@ -244,6 +244,7 @@ pub fn steer(
             name: m.name.clone(),
             original: m.from.to_list(),
             written: m.to.to_list(),
+            effective: read_effective(root, m.irq).map(|c| c.to_list()),
         });
     }
     if let Some((from, to)) = &p.default {
@@ -776,6 +777,27 @@ fn restore_ban(
     }
 }
 
+/// How long an undo waits for an IRQ's effective affinity to follow a
+/// pre-write ([`crate::plan::steer::pre_write`]), in milliseconds.
+pub const EFFECTIVE_WAIT_MS: u64 = 2000;
+
+/// Polls `/proc/irq/N/effective_affinity_list` every 10 ms, up to
+/// [`EFFECTIVE_WAIT_MS`], until it is `want`; whether it became so (an
+/// x86 IRQ moves at its next interrupt, `irq_move_masked_irq()`).
+fn wait_effective(root: &Root, irq: u32, want: &CpuSet) -> bool {
+    let step = std::time::Duration::from_millis(10);
+    let end = std::time::Instant::now() + std::time::Duration::from_millis(EFFECTIVE_WAIT_MS);
+    loop {
+        if read_effective(root, irq).as_ref() == Some(want) {
+            return true;
+        }
+        if std::time::Instant::now() >= end {
+            return false;
+        }
+        std::thread::sleep(step);
+    }
+}
+
 /// Ends the steering of journal `name` (`j`), composed with `others`
 /// (the live steering claims' journals, by name): restores, rewrites the
 /// other journals the undo changed, and removes `name` unless a restore
@@ -799,8 +821,25 @@ pub fn finish(
     let mut ok = true;
     for s in &u.steps {
         match s {
-            UndoStep::Restore { irq, name, to } => {
+            UndoStep::Restore {
+                irq,
+                name,
+                to,
+                effective,
+            } => {
                 let path = format!("{PROC_IRQ}/{irq}/smp_affinity_list");
+                let online = read_online(root).unwrap_or_default();
+                let now = read_effective(root, *irq);
+                if let Some(was) = pre_write(effective.as_ref(), to, &online, now.as_ref()) {
+                    // First the CPU(s) it fired on, until it fires there:
+                    // the kernel then keeps it there when `to` is written.
+                    if write_path(&path, &was.to_list()).is_ok()
+                        && !wait_effective(root, *irq, &was)
+                    {
+                        let now = read_effective(root, *irq).unwrap_or_default();
+                        lines.push(not_back(*irq, name, &now, &was, EFFECTIVE_WAIT_MS));
+                    }
+                }
                 if let Err(e) = write_path(&path, &to.to_list()) {
                     ok = false;
                     lines.push(format!(

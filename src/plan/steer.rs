@@ -418,6 +418,9 @@ pub enum UndoStep {
         name: String,
         /// What to write.
         to: CpuSet,
+        /// Its effective affinity before steering (the journal's
+        /// `effective`), when known: see [`pre_write`].
+        effective: Option<CpuSet>,
     },
     /// Someone else changed it since: left alone.
     Foreign {
@@ -465,6 +468,38 @@ pub struct Undo {
     pub others: Vec<Journal>,
 }
 
+/// What an undo writes to an IRQ's `smp_affinity_list` before `to`, so
+/// that the IRQ fires again on the CPU(s) it fired on before steering
+/// (`was`, the journal's effective affinity): x86 keeps an IRQ's current
+/// target when it is in the new mask (`assign_vector_locked()` in
+/// arch/x86/kernel/apic/vector.c: "no point in moving the interrupt"), so
+/// writing `to` alone would leave it on the CPU steering moved it to.
+/// `Some(was)` when `was` is known, non-empty, inside `to` and `online`,
+/// and differs from the effective affinity now (`now`, `None` when the
+/// kernel does not show one: nothing to put back then).
+pub fn pre_write(
+    was: Option<&CpuSet>,
+    to: &CpuSet,
+    online: &CpuSet,
+    now: Option<&CpuSet>,
+) -> Option<CpuSet> {
+    let (was, now) = (was?, now?);
+    (!was.is_empty() && was.is_subset(to) && was.is_subset(online) && was != now)
+        .then(|| was.clone())
+}
+
+/// The undo's report when the IRQ `irq` (`name`) was written `was` (see
+/// [`pre_write`]) but its effective affinity did not follow within
+/// `waited_ms` milliseconds (x86 moves a non-PCNTXT IRQ at its next
+/// interrupt, `irq_move_masked_irq()`): it now fires on `now`.
+pub fn not_back(irq: u32, name: &str, now: &CpuSet, was: &CpuSet, waited_ms: u64) -> String {
+    format!(
+        "IRQ {irq} ({name}) now fires on {} (was {} before steering): its next interrupt did not come within {waited_ms} ms",
+        crate::words::cpus_phrase(now),
+        crate::words::cpus_phrase(was)
+    )
+}
+
 fn list(s: &str) -> CpuSet {
     CpuSet::parse(s).unwrap_or_default()
 }
@@ -496,7 +531,16 @@ pub fn undo(
             u.steps.push(UndoStep::Unchanged { irq: e.irq });
             continue;
         }
+        // An undo interrupted between its pre-write (the effective
+        // affinity before steering, [`pre_write`]) and its restore left
+        // that: still pinrun's.
+        let pre_written = e
+            .effective
+            .as_deref()
+            .map(list)
+            .is_some_and(|w| !w.is_empty() && w == now && w.is_subset(&list(&e.original)));
         let ours = now == written
+            || pre_written
             || others
                 .iter()
                 .flat_map(|o| &o.irqs)
@@ -527,6 +571,7 @@ pub fn undo(
             irq: e.irq,
             name: e.name.clone(),
             to,
+            effective: e.effective.as_deref().and_then(|l| CpuSet::parse(l).ok()),
         });
     }
     if let (Some(orig), Some(written)) = (&ended.default_original, &ended.default_written) {
@@ -885,6 +930,7 @@ mod tests {
                 name: format!("dev{irq}"),
                 original: o.to_string(),
                 written: w.to_string(),
+                effective: None,
             });
         }
         j
@@ -921,7 +967,8 @@ mod tests {
                 UndoStep::Restore {
                     irq: 20,
                     name: "dev20".into(),
-                    to: cpus("0-1,3")
+                    to: cpus("0-1,3"),
+                    effective: None,
                 },
                 UndoStep::Foreign {
                     irq: 21,
@@ -1002,5 +1049,65 @@ mod tests {
         // its original: neither written nor reported as someone else's.
         let u = undo(&a, &[], &|_| None, Some(&cpus("0-3")));
         assert_eq!((u.default, u.default_foreign), (None, None));
+    }
+
+    #[test]
+    fn pre_write_puts_the_irq_back_where_it_fired() {
+        let online = cpus("0-1");
+        // The lead's host: IRQ 42 at 0-1 fired on CPU 0; steering wrote 1,
+        // it moved to CPU 1; the undo restores 0-1: write 0 first.
+        assert_eq!(
+            pre_write(Some(&cpus("0")), &cpus("0-1"), &online, Some(&cpus("1"))),
+            Some(cpus("0"))
+        );
+        // Already there: nothing first.
+        assert_eq!(
+            pre_write(Some(&cpus("0")), &cpus("0-1"), &online, Some(&cpus("0"))),
+            None
+        );
+        // Outside what is restored (another live claim holds CPU 0).
+        assert_eq!(
+            pre_write(Some(&cpus("0")), &cpus("1"), &online, Some(&cpus("1"))),
+            None
+        );
+        // Offline now.
+        assert_eq!(
+            pre_write(Some(&cpus("2")), &cpus("0-3"), &online, Some(&cpus("1"))),
+            None
+        );
+        // Unknown before (an older journal) or no effective affinity shown.
+        assert_eq!(
+            pre_write(None, &cpus("0-1"), &online, Some(&cpus("1"))),
+            None
+        );
+        assert_eq!(
+            pre_write(Some(&cpus("0")), &cpus("0-1"), &online, None),
+            None
+        );
+        assert_eq!(
+            not_back(42, "virtio0-input.0", &cpus("1"), &cpus("0"), 2000),
+            "IRQ 42 (virtio0-input.0) now fires on CPU 1 (was CPU 0 before steering): its next interrupt did not come within 2000 ms"
+        );
+    }
+
+    #[test]
+    fn undo_interrupted_after_its_pre_write_is_still_pinruns() {
+        let mut j = journal(1, "1", &[(42, "0-1", "1")]);
+        j.irqs[0].effective = Some("0".into());
+        // A crash left the pre-write "0": the restore is still done.
+        let u = undo(&j, &[], &|_| Some(cpus("0")), None);
+        assert_eq!(
+            u.steps,
+            vec![UndoStep::Restore {
+                irq: 42,
+                name: "dev42".into(),
+                to: cpus("0-1"),
+                effective: Some(cpus("0")),
+            }]
+        );
+        // Without the journaled effective affinity, "0" is a foreign edit.
+        j.irqs[0].effective = None;
+        let u = undo(&j, &[], &|_| Some(cpus("0")), None);
+        assert!(matches!(u.steps[0], UndoStep::Foreign { .. }));
     }
 }
