@@ -541,9 +541,11 @@ timer); parsed: it is a move known not to be managed.
 .PP
 A
 .I /proc/irq
-this user may not write
-.RB ( access (2)
-W_OK) refuses the launch, and
+this process may not write
+.RB ( faccessat (2)
+W_OK with AT_EACCESS: the effective uid and capabilities, as open(2)
+judges them; the files are root's, mode 0644, so uid 0 or CAP_DAC_OVERRIDE)
+refuses the launch, and
 .B \-\-dry\-run
 predicts it (steer\-not\-permitted). Every IRQ file is then opened before
 anything is written: EACCES or EPERM there refuses with nothing changed. Then a journal,

@@ -559,15 +559,53 @@ fn not_root_is_refused_before_any_change() {
     let out = as_nobody(false);
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
     assert_eq!(out.status.code(), Some(125), "{stderr}");
-    // access(2) W_OK on the file (mode 0644, root's) as uid 65534.
+    // faccessat(2) W_OK, AT_EACCESS on the file (mode 0644, root's,
+    // kernel/irq/proc.c) as uid 65534 without capabilities.
     assert!(
         stderr.contains("pinrun: --steer-irqs: /proc/irq/default_smp_affinity is not writable: Permission denied; nothing was changed"),
+        "{stderr}"
+    );
+    // The hint names what the kernel wants: uid 0 or CAP_DAC_OVERRIDE.
+    assert!(
+        stderr.contains("hint: /proc/irq/*/smp_affinity_list and default_smp_affinity are root's, mode 0644: run as root (or with CAP_DAC_OVERRIDE), or drop --steer-irqs"),
         "{stderr}"
     );
     // The dry run predicts the same refusal.
     let dry = as_nobody(true);
     assert_eq!(dry.status.code(), Some(125));
     assert_eq!(String::from_utf8_lossy(&dry.stderr), stderr);
+    // uid 65534 with CAP_DAC_OVERRIDE may open the files for writing
+    // (the kernel's open judges the effective capabilities; access(2)
+    // would drop them for a non-root real uid): not refused. A dry run
+    // only: nothing is ever written as that user here.
+    let dry_cap = std::process::Command::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "--inh-caps=+dac_override",
+            "--ambient-caps=+dac_override",
+        ])
+        .arg(&bin)
+        .env("PINRUN_CONFIG", "")
+        .args([
+            "--dry-run",
+            "--exclusive",
+            "--steer-irqs",
+            "--cpus",
+            "1",
+            "--state-dir",
+        ])
+        .arg(state.path())
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    let cap_err = String::from_utf8_lossy(&dry_cap.stderr).to_string();
+    assert!(
+        !cap_err.contains("steer-not-permitted") && !cap_err.contains("not writable"),
+        "{cap_err}"
+    );
+    assert_eq!(dry_cap.status.code(), Some(0), "{cap_err}");
     assert_eq!(snap.differences(), Vec::<String>::new());
     assert_eq!(journals(state.path()), Vec::<String>::new());
 }

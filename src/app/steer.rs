@@ -74,7 +74,7 @@ pub fn plan_for(
                     e.desc()
                 ),
             )
-            .hint("steering IRQs needs root (CAP_SYS_ADMIN) and a writable /proc; run as root, or drop --steer-irqs"));
+            .hint(crate::system::steer::NOT_PERMITTED_HINT));
         }
         match daemons.as_slice() {
             [(pid, None)] if req.claims.irqbalance_config => {

@@ -170,9 +170,12 @@ pub fn remove(dir: &StateDir, name: &str) {
 fn not_permitted(path: &str, e: Errno) -> Error {
     Error::new(
         ErrorCode::SteerNotPermitted,
-        format!("--steer-irqs: cannot open {path} for writing: {}; nothing was changed", e.desc()),
+        format!(
+            "--steer-irqs: cannot open {path} for writing: {}; nothing was changed",
+            e.desc()
+        ),
     )
-    .hint("steering IRQs needs root (CAP_SYS_ADMIN) and a writable /proc; run as root, or drop --steer-irqs")
+    .hint(crate::system::steer::NOT_PERMITTED_HINT)
 }
 
 /// Steers as `p` plans: opens every file first (not permitted: refused,

@@ -226,16 +226,28 @@ pub fn irq_threads(root: &Root, n: u32) -> Vec<(u32, Option<CpuSet>)> {
         .collect()
 }
 
-/// Whether this process may write `/proc/irq/default_smp_affinity`
-/// (`access(2)` `W_OK`, the real user's permission as the kernel judges
-/// it): `Err(errno)` when not. The launch still opens every file before
-/// writing; this lets `--dry-run` predict its refusal.
+/// Whether this process may write `/proc/irq/default_smp_affinity`:
+/// `faccessat(2)` with `AT_EACCESS`, so judged by the effective uid, gid
+/// and capabilities as `open(2)` would (the kernel's `do_faccessat()`
+/// otherwise switches to the real ids and drops the capabilities of a
+/// non-root real user: uid 65534 with CAP_DAC_OVERRIDE may open the file
+/// for writing, but `access(2)` says no). `Err(errno)` when not. The
+/// launch still opens every file before writing; this lets `--dry-run`
+/// predict its refusal.
 pub fn irq_writable() -> Result<(), nix::errno::Errno> {
-    nix::unistd::access(
+    nix::unistd::faccessat(
+        nix::fcntl::AT_FDCWD,
         "/proc/irq/default_smp_affinity",
         nix::unistd::AccessFlags::W_OK,
+        nix::fcntl::AtFlags::AT_EACCESS,
     )
 }
+
+/// The hint of a refusal to write `/proc/irq`: the files are root's,
+/// mode 0644 (`proc_create_data("smp_affinity", 0644, …)` and
+/// `proc_create("default_smp_affinity", 0644, …)` in kernel/irq/proc.c),
+/// so writing them takes uid 0 or CAP_DAC_OVERRIDE.
+pub const NOT_PERMITTED_HINT: &str = "/proc/irq/*/smp_affinity_list and default_smp_affinity are root's, mode 0644: run as root (or with CAP_DAC_OVERRIDE), or drop --steer-irqs";
 
 /// How long one exchange with irqbalance's control socket may take
 /// (connect, send, reply): its main loop answers between rebalance passes.
