@@ -563,7 +563,12 @@ written lists are read back; an
 still on a claimed CPU is reported pending (x86 moves an IRQ at its next
 interrupt), as are threaded handlers
 .RI ( irq/N\- ...)
-that follow at that interrupt.
+that follow at that interrupt. IRQs that stay for the same reason on the
+same CPUs are listed on one line (the dry run's "cannot move IRQs ...", the
+launch's "IRQs ... stay on ..."); when no IRQ can move because every online
+CPU outside the claimed ones is isolated, nohz_full or held by another
+steering launch, both say first "no IRQ moved: no housekeeping CPU left
+outside the claimed CPUs".
 .PP
 The undo: a helper process (with \-\-thread\-map the same one, which watches
 the threads first; forked after \-\-probe and before any policy is applied,

@@ -446,13 +446,24 @@ pub fn launch(
     if quiet {
         return Ok((s, pending_irqs));
     }
-    let _ = writeln!(
-        s,
-        "pinrun: steered {} IRQ(s) off {} (journal {})",
-        out.moved.len(),
-        crate::words::cpus_phrase(&p.cpus),
-        dir.path().join(&out.journal).display()
-    );
+    let journal = dir.path().join(&out.journal);
+    if out.moved.is_empty() {
+        let _ = writeln!(
+            s,
+            "pinrun: {} (off {}; journal {})",
+            crate::report::steer::nothing_moved(p).unwrap_or("no IRQ moved"),
+            crate::words::cpus_phrase(&p.cpus),
+            journal.display()
+        );
+    } else {
+        let _ = writeln!(
+            s,
+            "pinrun: steered {} IRQ(s) off {} (journal {})",
+            out.moved.len(),
+            crate::words::cpus_phrase(&p.cpus),
+            journal.display()
+        );
+    }
     if let Some(c) = &p.config {
         let _ = writeln!(
             s,
@@ -494,13 +505,12 @@ pub fn launch(
             crate::report::steer::named(*n, name)
         );
     }
-    for u in &p.unmovable {
+    for (who, cpus, why, n) in crate::report::steer::unmovable_groups(&p.unmovable) {
         let _ = writeln!(
             s,
-            "pinrun: {} stays on {}: {}",
-            crate::report::steer::named(u.irq, &u.name),
-            crate::words::cpus_phrase(&u.cpus),
-            u.why
+            "pinrun: {who} {} on {}: {why}",
+            if n == 1 { "stays" } else { "stay" },
+            crate::words::cpus_phrase(cpus)
         );
     }
     if !out.threads_pending.is_empty() {

@@ -354,7 +354,7 @@ pub fn plan(
         };
         if to.is_empty() {
             p.unmovable.push(stays(
-                "no housekeeping CPU to move it to (every online CPU is isolated, nohz_full or claimed)",
+                "no housekeeping CPU to move to (every online CPU is isolated, nohz_full or claimed)",
                 Some(false),
             ));
             continue;

@@ -2,7 +2,9 @@
 //! IRQ that would leave the claimed CPUs and where to, every one that
 //! cannot and why, and the default affinity of new IRQs.
 
+use crate::cpuset::CpuSet;
 use crate::plan::Plan;
+use crate::plan::steer::{SteerPlan, Unmovable};
 use crate::words::cpus_phrase;
 use serde_json::{Value, json};
 use std::fmt::Write;
@@ -87,6 +89,47 @@ pub fn named(irq: u32, name: &str) -> String {
     }
 }
 
+/// The IRQs of `unmovable` grouped by CPUs and reason, in first-seen
+/// order: (who, their CPUs, why, how many), who being "IRQ 36 (name)" for
+/// one and "IRQs 0 (timer), 2" for several (as the irq-on-cpu finding lists
+/// them: one line per reason, not one per IRQ).
+pub fn unmovable_groups(unmovable: &[Unmovable]) -> Vec<(String, &CpuSet, &str, usize)> {
+    let mut groups: Vec<(Vec<&Unmovable>, &CpuSet, &str)> = Vec::new();
+    for u in unmovable {
+        match groups
+            .iter_mut()
+            .find(|g| *g.1 == u.cpus && g.2 == u.why.as_str())
+        {
+            Some(g) => g.0.push(u),
+            None => groups.push((vec![u], &u.cpus, u.why.as_str())),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(us, cpus, why)| {
+            let who = match us.as_slice() {
+                [u] => named(u.irq, &u.name),
+                _ => format!(
+                    "IRQs {}",
+                    us.iter()
+                        .map(|u| named(u.irq, &u.name)["IRQ ".len()..].to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            };
+            (who, cpus, why, us.len())
+        })
+        .collect()
+}
+
+/// When steering moves no IRQ because no housekeeping CPU is left (every
+/// online CPU outside the claimed ones is isolated, nohz_full or held by
+/// another steering launch): the plain sentence saying so.
+pub fn nothing_moved(p: &SteerPlan) -> Option<&'static str> {
+    (p.moves.is_empty() && p.unmovable.iter().any(|u| u.managed == Some(false)))
+        .then_some("no IRQ moved: no housekeeping CPU left outside the claimed CPUs")
+}
+
 /// The `irqs:` lines of `--dry-run`'s text (empty without `--steer-irqs`).
 pub fn text(plan: &Plan) -> String {
     let Some(p) = &plan.steer else {
@@ -110,13 +153,14 @@ pub fn text(plan: &Plan) -> String {
             }
         );
     }
-    for u in &p.unmovable {
+    if let Some(n) = nothing_moved(p) {
+        let _ = writeln!(s, "irqs:    {n}");
+    }
+    for (who, cpus, why, _) in unmovable_groups(&p.unmovable) {
         let _ = writeln!(
             s,
-            "irqs:    cannot move {} on {}: {}",
-            named(u.irq, &u.name),
-            cpus_phrase(&u.cpus),
-            u.why
+            "irqs:    cannot move {who} on {}: {why}",
+            cpus_phrase(cpus)
         );
     }
     if let Some(c) = &p.config {
@@ -257,5 +301,67 @@ mod tests {
         // A dump with irqbalance in it: what a launch would do.
         plan.steer.as_mut().unwrap().ban = None;
         assert!(text(&plan).contains("irqbalance runs (pid 368): a launch bans"));
+    }
+
+    /// The new-user trial: CPU 0 held by another steering launch, a
+    /// second one on CPU 1 found no housekeeping CPU for 18 IRQs and said
+    /// so 18 times, then "steered 0 IRQ(s)". One line per reason, and the
+    /// plain sentence first.
+    #[test]
+    fn unmovable_irqs_are_grouped_by_reason() {
+        let sys = crate::testkit::Machine::new(1, 2, 1).build();
+        let mut plan =
+            crate::plan::plan(&sys, &crate::testkit::request(&["--cpus", "1", "--", "x"])).unwrap();
+        let no_hk =
+            "no housekeeping CPU to move to (every online CPU is isolated, nohz_full or claimed)";
+        let stay = |irq: u32, cpus_: &str, why: &str, managed: Option<bool>| Unmovable {
+            irq,
+            name: format!("dev{irq}"),
+            cpus: cpus(cpus_),
+            why: why.into(),
+            managed,
+        };
+        let mut unmovable: Vec<Unmovable> = [24, 25, 26]
+            .iter()
+            .map(|n| stay(*n, "1", no_hk, Some(false)))
+            .collect();
+        unmovable.insert(1, stay(36, "0-1", "kernel-managed", Some(true)));
+        plan.steer = Some(SteerPlan {
+            cpus: cpus("1"),
+            unmovable,
+            ..Default::default()
+        });
+        let p = plan.steer.as_ref().unwrap();
+        assert_eq!(
+            nothing_moved(p),
+            Some("no IRQ moved: no housekeeping CPU left outside the claimed CPUs")
+        );
+        let g: Vec<(String, String, usize)> = unmovable_groups(&p.unmovable)
+            .into_iter()
+            .map(|(who, c, _, n)| (who, c.to_list(), n))
+            .collect();
+        assert_eq!(
+            g,
+            vec![
+                (
+                    "IRQs 24 (dev24), 25 (dev25), 26 (dev26)".to_string(),
+                    "1".to_string(),
+                    3
+                ),
+                ("IRQ 36 (dev36)".to_string(), "0-1".to_string(), 1),
+            ]
+        );
+        assert_eq!(
+            text(&plan),
+            format!(
+                "irqs:    no IRQ moved: no housekeeping CPU left outside the claimed CPUs\n\
+                 irqs:    cannot move IRQs 24 (dev24), 25 (dev25), 26 (dev26) on CPU 1: {no_hk}\n\
+                 irqs:    cannot move IRQ 36 (dev36) on CPUs 0-1: kernel-managed\n"
+            )
+        );
+        // A kernel-managed IRQ alone is no "nothing moved" for want of CPUs.
+        let mut only_managed = p.clone();
+        only_managed.unmovable.retain(|u| u.irq == 36);
+        assert_eq!(nothing_moved(&only_managed), None);
     }
 }
