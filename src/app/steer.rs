@@ -138,8 +138,10 @@ pub fn irqbalance_ban(
                 sock.display()
             ),
         )
-        .hint(format!(
-            "irqbalance answers root only and between its rebalance passes: retry as root; or {ban_hint}"
+        .hint(socket_hint(
+            nix::unistd::geteuid().is_root(),
+            *pid,
+            &ban_hint,
         ))
     };
     let setup = crate::system::steer::irqbalance_setup(sock).map_err(refused)?;
@@ -374,6 +376,25 @@ pub fn reclaim(state_dir: &Path) -> Result<()> {
         .hint(
             "see the lines above; a journal that cannot be used names the IRQs to restore by hand",
         ))
+    }
+}
+
+/// The hint of a refused exchange with irqbalance's socket (pid `pid`),
+/// for a caller that is root (`root`: its effective uid is 0) or not;
+/// `ban_hint` is the way around the socket. irqbalance answers uid 0 only
+/// (`sock_handle()` checks the sender's `SCM_CREDENTIALS`), so "retry as
+/// root" fits only a caller that is not; to root, the daemon itself did
+/// not answer (busy in a rebalance pass, hung, or gone): retry, check it,
+/// or stop it for the command's life.
+fn socket_hint(root: bool, pid: u32, ban_hint: &str) -> String {
+    if root {
+        format!(
+            "irqbalance (pid {pid}) answers between its rebalance passes: retry; if it keeps failing check the daemon (systemctl status irqbalance.service, journalctl -u irqbalance.service), or {ban_hint}"
+        )
+    } else {
+        format!(
+            "irqbalance answers uid 0 only (sock_handle() checks the sender's credentials): run as root; or {ban_hint}"
+        )
     }
 }
 
@@ -640,5 +661,21 @@ mod tests {
         assert_eq!(e.code, ErrorCode::IrqbalanceSocket);
         assert!(e.message.contains("connect: "), "{}", e.message);
         assert!(irqbalance_ban(&root, &[], &cpus("3")).unwrap().is_none());
+    }
+
+    /// The new-user trial: as root, a socket that answered "Try again"
+    /// got "retry as root". The hint fits the caller.
+    #[test]
+    fn irqbalance_socket_hint_fits_the_caller() {
+        let root = socket_hint(true, 612, "stop it");
+        assert_eq!(
+            root,
+            "irqbalance (pid 612) answers between its rebalance passes: retry; if it keeps failing check the daemon (systemctl status irqbalance.service, journalctl -u irqbalance.service), or stop it"
+        );
+        assert!(!root.contains("as root"));
+        assert_eq!(
+            socket_hint(false, 612, "stop it"),
+            "irqbalance answers uid 0 only (sock_handle() checks the sender's credentials): run as root; or stop it"
+        );
     }
 }
