@@ -139,7 +139,7 @@ complete -c pinrun -l check -d 'Print findings only; exit 0 when clean, 1 when n
 complete -c pinrun -l show -d 'Print the machine: nodes, packages, cores, CPUs'
 complete -c pinrun -l cgroup -d 'With --emit systemd: add AllowedCPUs= and AllowedMemoryNodes=, so that the unit\'s cgroup holds exactly the planned CPUs and nodes'
 complete -c pinrun -l json -d 'Machine-readable output: one JSON object on stdout (errors too, as {"error": {...}}); with --dry-run, --check, --show or --probe without a command, and with --pid (the view, or what a change did). Refused, with the reason, with --emit (its output is unit directives) and with a launch (stdout belongs to the command)'
-complete -c pinrun -l reclaim -d 'Undo the IRQ steering of every ended --steer-irqs launch (its journal in the state directory) and exit'
+complete -c pinrun -l reclaim -d 'Undo the IRQ steering of every ended --steer-irqs launch (its journal in the state directory) and exit; prints "nothing to reclaim in DIR" when there is none'
 complete -c pinrun -l strict -d 'Refuse the launch (exit 125) on any warning'
 complete -c pinrun -l omp-replace -d 'With --omp: replace the caller\'s OMP_PLACES, OMP_PROC_BIND, KMP_AFFINITY and GOMP_CPU_AFFINITY instead of refusing'
 complete -c pinrun -s q -l quiet -d 'Print no warnings'

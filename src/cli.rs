@@ -469,7 +469,8 @@ pub struct Cli {
     pub dump: Option<PathBuf>,
 
     /// Undo the IRQ steering of every ended --steer-irqs launch (its
-    /// journal in the state directory) and exit.
+    /// journal in the state directory) and exit; prints "nothing to
+    /// reclaim in DIR" when there is none.
     #[arg(long, conflicts_with_all = ["mode", "json", "cpus", "node", "cpunodebind", "cores", "isolated", "exclusive", "wait", "policy", "mempolicy", "nice", "reset_on_fork", "command", "steer_irqs"], help_heading = "Modes")]
     pub reclaim: bool,
 

@@ -579,7 +579,8 @@ is killed, the next
 .B \-\-exclusive
 launch restores the steering of ended launches under the claim lock, and
 .B "pinrun \-\-reclaim"
-does it on demand. A restore is composed with the live steering claims: an
+does it on demand (and says "pinrun: nothing to reclaim in DIR" on stderr,
+exit 0, when no ended launch left a journal there). A restore is composed with the live steering claims: an
 IRQ gets its original minus the CPUs other live steering launches still
 hold (the others' journals are updated), and an IRQ whose affinity is
 neither what a live steering launch wrote nor its original was changed by

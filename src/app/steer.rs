@@ -353,15 +353,22 @@ fn report_text(lines: &[String]) -> String {
 }
 
 /// `pinrun --reclaim`: locks the state directory, undoes the steering of
-/// every ended launch and prints what it did; exit 125 when a journal
+/// every ended launch and prints what it did ("pinrun: nothing to reclaim
+/// in DIR" on stderr when no ended launch left a journal, or the directory
+/// does not exist); exit 125 when a journal
 /// cannot be used or a restore failed.
 pub fn reclaim(state_dir: &Path) -> Result<()> {
+    let nothing = format!("pinrun: nothing to reclaim in {}\n", state_dir.display());
     let Some(mut dir) = StateDir::open(state_dir, false)? else {
+        crate::output::to_stderr(&nothing);
         return Ok(());
     };
     dir.lock(LockKind::Exclusive)?;
     let (lines, ok) = undo_ended(&dir, None);
     drop(dir);
+    if lines.is_empty() {
+        crate::output::to_stderr(&nothing);
+    }
     crate::output::to_stderr(&report_text(&lines));
     if ok {
         Ok(())

@@ -271,24 +271,24 @@ fn steer_options_refused_without_their_base() {
     assert!(v.get("steer_irqs").is_none());
 }
 
-/// `--reclaim` with no state directory, or one without journals, does
-/// nothing and succeeds.
+/// `--reclaim` with nothing to undo says so (it printed nothing): an
+/// empty state directory, and one that does not exist.
 #[test]
-fn reclaim_without_journals_succeeds_quietly() {
-    let dir = common::tempdir();
-    let out = pinrun()
-        .arg("--reclaim")
-        .arg("--state-dir")
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    assert_status(&out, 0);
-    assert!(out.stderr.is_empty());
-    let out = pinrun()
-        .arg("--reclaim")
-        .arg("--state-dir")
-        .arg(dir.path().join("absent"))
-        .output()
-        .unwrap();
-    assert_status(&out, 0);
+fn reclaim_with_nothing_to_undo_says_so() {
+    let d = tempfile::tempdir().unwrap();
+    let missing = d.path().join("none");
+    for dir in [d.path(), missing.as_path()] {
+        let out = pinrun()
+            .arg("--reclaim")
+            .arg("--state-dir")
+            .arg(dir)
+            .output()
+            .unwrap();
+        assert_status(&out, 0);
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            format!("pinrun: nothing to reclaim in {}\n", dir.display())
+        );
+    }
 }
