@@ -784,19 +784,18 @@ fn restore_ban(
 /// pre-write ([`crate::plan::steer::pre_write`]), in milliseconds.
 pub const EFFECTIVE_WAIT_MS: u64 = 2000;
 
-/// Polls `/proc/irq/N/effective_affinity_list` every 10 ms, up to
-/// [`EFFECTIVE_WAIT_MS`], until it is `want`; whether it became so (an
-/// x86 IRQ moves at its next interrupt, `irq_move_masked_irq()`).
-fn wait_effective(root: &Root, irq: u32, want: &CpuSet) -> bool {
+/// Polls each `/proc/irq/N/effective_affinity_list` of `want` every
+/// 10 ms, up to [`EFFECTIVE_WAIT_MS`] in all, until every one is its
+/// CPU set (an x86 IRQ moves at its next interrupt,
+/// `irq_move_masked_irq()`).
+fn wait_effective(root: &Root, want: &[(u32, CpuSet)]) {
     let step = std::time::Duration::from_millis(10);
     let end = std::time::Instant::now() + std::time::Duration::from_millis(EFFECTIVE_WAIT_MS);
-    loop {
-        if read_effective(root, irq).as_ref() == Some(want) {
-            return true;
-        }
-        if std::time::Instant::now() >= end {
-            return false;
-        }
+    while want
+        .iter()
+        .any(|(n, w)| read_effective(root, *n).as_ref() != Some(w))
+        && std::time::Instant::now() < end
+    {
         std::thread::sleep(step);
     }
 }
@@ -822,26 +821,41 @@ pub fn finish(
     );
     let mut lines = Vec::new();
     let mut ok = true;
+    // First, every IRQ gets the CPU(s) it fired on before steering
+    // ([`pre_write`]), and the undo waits once, for all of them, until
+    // they fire there: the kernel then keeps each there when its
+    // restored list is written below.
+    let online = read_online(root).unwrap_or_default();
+    let mut pre_written: Vec<(u32, CpuSet)> = Vec::new();
+    for s in &u.steps {
+        if let UndoStep::Restore {
+            irq, to, effective, ..
+        } = s
+            && let Some(was) = pre_write(
+                effective.as_ref(),
+                to,
+                &online,
+                read_effective(root, *irq).as_ref(),
+            )
+            && write_path(
+                &format!("{PROC_IRQ}/{irq}/smp_affinity_list"),
+                &was.to_list(),
+            )
+            .is_ok()
+        {
+            pre_written.push((*irq, was));
+        }
+    }
+    wait_effective(root, &pre_written);
     for s in &u.steps {
         match s {
-            UndoStep::Restore {
-                irq,
-                name,
-                to,
-                effective,
-            } => {
+            UndoStep::Restore { irq, name, to, .. } => {
                 let path = format!("{PROC_IRQ}/{irq}/smp_affinity_list");
-                let online = read_online(root).unwrap_or_default();
-                let now = read_effective(root, *irq);
-                if let Some(was) = pre_write(effective.as_ref(), to, &online, now.as_ref()) {
-                    // First the CPU(s) it fired on, until it fires there:
-                    // the kernel then keeps it there when `to` is written.
-                    if write_path(&path, &was.to_list()).is_ok()
-                        && !wait_effective(root, *irq, &was)
-                    {
-                        let now = read_effective(root, *irq).unwrap_or_default();
-                        lines.push(not_back(*irq, name, &now, &was, EFFECTIVE_WAIT_MS));
-                    }
+                if let Some(was) = pre_written.iter().find(|(n, _)| n == irq).map(|p| &p.1)
+                    && read_effective(root, *irq).as_ref() != Some(was)
+                {
+                    let now = read_effective(root, *irq).unwrap_or_default();
+                    lines.push(not_back(*irq, name, &now, was, EFFECTIVE_WAIT_MS));
                 }
                 if let Err(e) = write_path(&path, &to.to_list()) {
                     ok = false;
