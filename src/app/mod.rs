@@ -105,7 +105,10 @@ fn run(req: Request) -> Result<Exit, Error> {
     let command = match req.mode {
         Mode::Run => Some(exec::resolve(&req.command[0])?),
         Mode::DryRun | Mode::Check if req.sysroot.is_none() && !req.command.is_empty() => {
-            Some(exec::resolve(&req.command[0])?)
+            let path = exec::resolve(&req.command[0])?;
+            // What execve(2) would answer for its #! interpreter.
+            exec::predict_exec(&req.command[0], &path)?;
+            Some(path)
         }
         _ => None,
     };

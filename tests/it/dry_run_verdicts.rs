@@ -101,3 +101,102 @@ fn dry_run_resolves_the_command_as_the_launch() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["exec"], serde_json::Value::Null);
 }
+
+/// A script's `#!` interpreter as `execve(2)` takes it (fs/binfmt_script.c
+/// `load_script()`, fs/exec.c `exec_binprm()`): `--dry-run` and `--check`
+/// give the launch's exit status and message, and the kernel's errno (the
+/// peer: `Command::spawn`, which calls execve) is the one named. Missing
+/// interpreter (ENOENT, 127), one without execute permission or a
+/// directory (EACCES, 126), a chain of six scripts (ELOOP, 126) and of
+/// five (runs); a `#!` line longer than BINPRM_BUF_SIZE without a space
+/// (ENOEXEC: run by /bin/sh, as execvp(3) does), spaces around the
+/// interpreter, and a binary run.
+#[test]
+fn dry_run_predicts_the_scripts_interpreter() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = common::tempdir();
+    let d = dir.path();
+    let script = |name: &str, text: &str| {
+        let p = d.join(name);
+        std::fs::write(&p, text).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    let plain = d.join("plain-interp");
+    std::fs::write(&plain, "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::set_permissions(&plain, std::fs::Permissions::from_mode(0o644)).unwrap();
+    // s0 -> s1 -> ... -> s5 -> /bin/sh: six scripts.
+    for k in (0..6).rev() {
+        let next = if k == 5 {
+            "/bin/sh".to_string()
+        } else {
+            d.join(format!("s{}", k + 1)).display().to_string()
+        };
+        script(&format!("s{k}"), &format!("#!{next}\nexit 0\n"));
+    }
+    let long = format!("#!/{}\nexit 0\n", "a".repeat(300));
+    let cases: Vec<(String, i32, Option<nix::errno::Errno>)> = vec![
+        (
+            script("missing", "#!/nonexistent/interp\necho hi\n"),
+            127,
+            Some(nix::errno::Errno::ENOENT),
+        ),
+        (
+            script("missing-arg", "#! /nonexistent/interp -e\n"),
+            127,
+            Some(nix::errno::Errno::ENOENT),
+        ),
+        (
+            script("dir", &format!("#!{}\n", d.display())),
+            126,
+            Some(nix::errno::Errno::EACCES),
+        ),
+        (
+            script("noexec", &format!("#!{}\n", plain.display())),
+            126,
+            Some(nix::errno::Errno::EACCES),
+        ),
+        (
+            d.join("s0").display().to_string(),
+            126,
+            Some(nix::errno::Errno::ELOOP),
+        ),
+        (d.join("s1").display().to_string(), 0, None),
+        (script("long", &long), 0, Some(nix::errno::Errno::ENOEXEC)),
+        (script("spaces", "#! \t/bin/sh \t-e \t\nexit 0\n"), 0, None),
+        ("/bin/true".to_string(), 0, None),
+    ];
+    for (cmd, status, errno) in cases {
+        let peer = std::process::Command::new(&cmd).status();
+        match errno {
+            Some(e) => assert_eq!(
+                peer.as_ref().err().and_then(|x| x.raw_os_error()),
+                Some(e as i32),
+                "{cmd}: {peer:?}"
+            ),
+            None => assert!(peer.unwrap().success(), "{cmd}"),
+        }
+        let launch = common::pinrun().args(["--", &cmd]).output().unwrap();
+        common::assert_status(&launch, status);
+        for mode in ["--dry-run", "--check"] {
+            let dry = common::pinrun().args([mode, "--", &cmd]).output().unwrap();
+            if status == 0 {
+                assert!(
+                    dry.status.code() == Some(0) || mode == "--check",
+                    "{mode} {cmd}: {dry:?}"
+                );
+                assert!(
+                    dry.stderr.is_empty() || mode == "--check",
+                    "{mode} {cmd}: {dry:?}"
+                );
+            } else {
+                common::assert_status(&dry, status);
+                assert_eq!(
+                    String::from_utf8_lossy(&dry.stderr),
+                    String::from_utf8_lossy(&launch.stderr),
+                    "{mode} {cmd}"
+                );
+            }
+        }
+    }
+}
