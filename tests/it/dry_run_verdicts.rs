@@ -200,3 +200,57 @@ fn dry_run_predicts_the_scripts_interpreter() {
         }
     }
 }
+
+/// `--strict`: a dry run whose launch would be refused prints its whole
+/// plan (text: the "strict:" line; JSON: one document with
+/// `"strict_refusal": true`), then the launch's refusal on stderr, and
+/// exits 125 as the launch does; with the warnings `--allow`ed it exits 0.
+/// Live, the dry run's refusal is the launch's, word for word.
+#[test]
+fn strict_dry_run_exits_as_the_launch() {
+    let m = common::machine("cadvisor/epyc7402");
+    let args = ["--dry-run", "--cpus", "1", "--fifo", "99", "--strict"];
+    let out = common::at(&m, &args);
+    common::assert_status(&out, 125);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("strict:  the launch would be refused"),
+        "{text}"
+    );
+    assert!(text.contains("[rt-priority-99]"), "{text}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("pinrun: refusing to run under --strict: ")
+            && err.contains("rt-priority-99"),
+        "{err}"
+    );
+    let mut json = args.to_vec();
+    json.push("--json");
+    let out = common::at(&m, &json);
+    common::assert_status(&out, 125);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    assert_eq!(v["strict_refusal"], true);
+    let mut allowed = args.to_vec();
+    allowed.extend(["--allow", "all"]);
+    common::assert_status(&common::at(&m, &allowed), 0);
+    // Live: the launch's refusal (root: the plan grants --fifo 99).
+    let live = ["--cpus", "0", "--fifo", "99", "--strict"];
+    let launch = common::pinrun()
+        .args(live)
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    let dry = common::pinrun()
+        .args(live)
+        .args(["--dry-run", "--", "true"])
+        .output()
+        .unwrap();
+    common::assert_status(&launch, 125);
+    common::assert_status(&dry, 125);
+    let tail = |o: &std::process::Output| {
+        let e = String::from_utf8_lossy(&o.stderr).into_owned();
+        let lines: Vec<&str> = e.lines().collect();
+        lines[lines.len().saturating_sub(2)..].join("\n")
+    };
+    assert_eq!(tail(&dry), tail(&launch));
+}
