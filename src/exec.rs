@@ -130,6 +130,106 @@ pub fn resolve(cmd: &OsStr) -> Result<PathBuf> {
     Err(not_found())
 }
 
+/// `BINPRM_BUF_SIZE` (include/uapi/linux/binfmts.h): the bytes of a file
+/// the kernel reads to find its format, `#!` line included.
+const BINPRM_BUF_SIZE: usize = 256;
+
+/// The deepest file of a chain of `#!` interpreters that `execve(2)`
+/// still loads (fs/exec.c `exec_binprm()`: `if (depth > 5) return
+/// -ELOOP;`, Linux 5.8 and later): scripts at depths 0 to 5 each name the
+/// next; a script at depth 5 is ELOOP once its interpreter is opened.
+const MAX_SCRIPT_DEPTH: usize = 5;
+
+/// The interpreter of a script's `#!` line as `load_script()`
+/// (fs/binfmt_script.c, Linux 5.1 and later) takes it from the first
+/// [`BINPRM_BUF_SIZE`] bytes `buf`: `None` when the kernel answers ENOEXEC
+/// (no `#!`, no interpreter name, or a line without a newline whose name
+/// has no space, tab or NUL after it within the buffer: a truncated path),
+/// after which `execvp(3)` (and pinrun) run the file with `/bin/sh`.
+fn script_interpreter(buf: &[u8]) -> Option<&[u8]> {
+    let buf = &buf[..buf.len().min(BINPRM_BUF_SIZE)];
+    if !buf.starts_with(b"#!") {
+        return None;
+    }
+    let spacetab = |b: u8| b == b' ' || b == b'\t';
+    let terminator = |b: u8| spacetab(b) || b == 0;
+    // The kernel's buffer is zero-filled past a short file; its last byte
+    // is never part of the line (`buf_end`).
+    let mut full = [0u8; BINPRM_BUF_SIZE];
+    full[..buf.len()].copy_from_slice(buf);
+    let buf_end = BINPRM_BUF_SIZE - 1;
+    // strnchr() stops at a NUL too.
+    let newline = full
+        .iter()
+        .take_while(|&&b| b != 0)
+        .position(|&b| b == b'\n');
+    let mut i_end = match newline {
+        Some(n) => n,
+        None => {
+            let start = (2..buf_end).find(|&i| !spacetab(full[i]))?;
+            (start..buf_end).find(|&i| terminator(full[i]))?;
+            buf_end
+        }
+    };
+    while i_end > 2 && spacetab(full[i_end - 1]) {
+        i_end -= 1;
+    }
+    let i_name = (2..i_end).find(|&i| !spacetab(full[i]))?;
+    let i_sep = (i_name..i_end)
+        .find(|&i| terminator(full[i]))
+        .unwrap_or(i_end);
+    buf.get(i_name..i_sep.min(buf.len()))
+}
+
+/// What `execve(2)` of the resolved `path` would answer because of its
+/// `#!` interpreter, found without executing anything (`--dry-run`,
+/// `--check`): the interpreter is opened by `open_exec()`, so a missing
+/// one is ENOENT (exit 127), one that is not a regular file or has no
+/// execute permission for this user is EACCES (exit 126); an interpreter
+/// that is itself a script is followed, ELOOP past the kernel's depth. A
+/// file that cannot be read here, or that the kernel would not run as a
+/// script (ENOEXEC: pinrun runs it with `/bin/sh`), is not refused. The
+/// error is the launch's, same message and exit status.
+pub fn predict_exec(cmd: &OsStr, path: &Path) -> Result<()> {
+    use nix::errno::Errno;
+    use std::io::Read;
+    let fail = |err| Err(exec_error(&cmd.to_string_lossy(), path, err));
+    let mut file = path.to_path_buf();
+    for _ in 0..=MAX_SCRIPT_DEPTH {
+        let mut buf = Vec::with_capacity(BINPRM_BUF_SIZE);
+        let Ok(f) = std::fs::File::open(&file) else {
+            return Ok(());
+        };
+        if f.take(BINPRM_BUF_SIZE as u64)
+            .read_to_end(&mut buf)
+            .is_err()
+        {
+            return Ok(());
+        }
+        let Some(interp) = script_interpreter(&buf) else {
+            return Ok(());
+        };
+        let interp = PathBuf::from(OsStr::from_bytes(interp));
+        match nix::sys::stat::stat(&interp) {
+            Err(e) => return fail(e),
+            Ok(st) if st.st_mode & nix::libc::S_IFMT != nix::libc::S_IFREG => {
+                return fail(Errno::EACCES);
+            }
+            Ok(_) => {}
+        }
+        if let Err(e) = nix::unistd::faccessat(
+            nix::fcntl::AT_FDCWD,
+            &interp,
+            nix::unistd::AccessFlags::X_OK,
+            nix::fcntl::AtFlags::AT_EACCESS,
+        ) {
+            return fail(e);
+        }
+        file = interp;
+    }
+    fail(Errno::ELOOP)
+}
+
 fn cstring(s: &OsStr) -> Result<CString> {
     CString::new(s.as_bytes()).map_err(|_| {
         Error::new(
@@ -202,6 +302,12 @@ pub fn exec(path: &Path, args: &[OsString], env: Option<&[CString]>) -> Error {
         .first()
         .map(|a| a.to_string_lossy().into_owned())
         .unwrap_or_default();
+    exec_error(&cmd, path, err)
+}
+
+/// The failure of `execv(path)` with `err` for the command named `cmd`:
+/// exit 127 for ENOENT, 126 otherwise (as the shells).
+fn exec_error(cmd: &str, path: &Path, err: nix::errno::Errno) -> Error {
     let exit = if err == nix::errno::Errno::ENOENT {
         Exit::NotFound
     } else {
@@ -223,4 +329,37 @@ pub fn exec(path: &Path, args: &[OsString], env: Option<&[CString]>) -> Error {
         crate::error::Step::Exec,
         &std::io::Error::from_raw_os_error(err as i32),
     )
+}
+
+#[cfg(test)]
+mod script_tests {
+    use super::script_interpreter;
+
+    /// fs/binfmt_script.c `load_script()` (Linux 5.1+) on the first 256
+    /// bytes: the interpreter name, or ENOEXEC (`None`).
+    #[test]
+    fn interpreter_as_load_script_takes_it() {
+        let name =
+            |b: &[u8]| script_interpreter(b).map(|n| String::from_utf8_lossy(n).into_owned());
+        assert_eq!(name(b"#!/bin/sh\n"), Some("/bin/sh".into()));
+        assert_eq!(
+            name(b"#! \t/usr/bin/env python3 -u\n"),
+            Some("/usr/bin/env".into())
+        );
+        assert_eq!(name(b"#!/bin/sh"), Some("/bin/sh".into()));
+        assert_eq!(name(b"#!/bin/sh   \n"), Some("/bin/sh".into()));
+        assert_eq!(name(b"\x7fELF\x02\x01"), None);
+        assert_eq!(name(b"#!\n"), None);
+        assert_eq!(name(b"#!   \t\n"), None);
+        // No newline in the buffer: a name without a space after it
+        // within 255 bytes is truncated, ENOEXEC; with one, it is whole.
+        let mut long = b"#!/".to_vec();
+        long.extend([b'a'; 300]);
+        assert_eq!(name(&long), None);
+        let mut arg = b"#!/bin/sh ".to_vec();
+        arg.extend([b'x'; 300]);
+        assert_eq!(name(&arg), Some("/bin/sh".into()));
+        // A NUL ends the line (strnchr() stops there).
+        assert_eq!(name(b"#!/bin/sh\0\n"), Some("/bin/sh".into()));
+    }
 }

@@ -986,8 +986,12 @@ the caller's cgroup
 The command's own status once it runs (pinrun execs in place).
 .TP
 .B 0
---dry-run, --show, --emit, --pid PID alone (the view), a --pid change
-that was applied, or --check without warnings (info findings do not count).
+--show, --emit, --pid PID alone (the view), a --pid change
+that was applied, --check without warnings (info findings do not count),
+or --dry-run when the launch would run the command; otherwise --dry-run
+exits with the launch's status: 125 for what it refuses (--strict with a
+warning, a state directory --exclusive cannot use), 126 or 127 for a
+command, or a script's #! interpreter, that execve(2) would refuse.
 .TP
 .B 1
 --check with warnings (--pid PID --check too).

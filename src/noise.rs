@@ -723,7 +723,7 @@ pub fn unattributed_ns(sources: &[Source], lost_ns: u64) -> u64 {
             Source::Steal { ns } => *ns,
             _ => 0,
         })
-        .sum();
+        .fold(0, u64::saturating_add);
     lost_ns.saturating_sub(explained)
 }
 

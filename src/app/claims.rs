@@ -177,6 +177,11 @@ pub fn read_claims(
     let mut dir = None;
     if req.sysroot.is_none() {
         let path = state_dir(req);
+        // --dry-run --exclusive: what the launch's open (creating the
+        // directory when missing) would refuse, refused the same way.
+        if !claim && req.claims.exclusive && req.mode == Mode::DryRun {
+            StateDir::probe(&path)?;
+        }
         let kind = if claim {
             LockKind::Exclusive
         } else {

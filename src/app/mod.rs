@@ -105,7 +105,10 @@ fn run(req: Request) -> Result<Exit, Error> {
     let command = match req.mode {
         Mode::Run => Some(exec::resolve(&req.command[0])?),
         Mode::DryRun | Mode::Check if req.sysroot.is_none() && !req.command.is_empty() => {
-            Some(exec::resolve(&req.command[0])?)
+            let path = exec::resolve(&req.command[0])?;
+            // What execve(2) would answer for its #! interpreter.
+            exec::predict_exec(&req.command[0], &path)?;
+            Some(path)
         }
         _ => None,
     };
@@ -202,7 +205,33 @@ fn dry_run(req: &Request, p: &Planned, exec: Option<&std::path::Path>) -> Result
     } else {
         print_out(&report::plan_text(req, &p.plan, &p.findings, exec))?;
     }
+    // --strict: the launch's refusal, on stderr after the whole plan, and
+    // its exit status (a second JSON document would break `jq`).
+    if let Some(e) = strict_refusal(req, &p.findings) {
+        crate::output::print_error(&e, false);
+        return Ok(Exit::Failure);
+    }
     Ok(Exit::Success)
+}
+
+/// Under `--strict`, the refusal of a launch with warnings among
+/// `findings` (after `--allow`): exit 125, the codes named.
+fn strict_refusal(req: &Request, findings: &[Finding]) -> Option<Error> {
+    let warnings: Vec<&Finding> = findings
+        .iter()
+        .filter(|f| f.severity == Severity::Warning)
+        .collect();
+    (req.output.strict && !warnings.is_empty()).then(|| {
+        Error::new(
+            ErrorCode::Strict,
+            format!(
+                "refusing to run under --strict: {} warning(s): {}",
+                warnings.len(),
+                crate::check::summarize_codes(warnings.iter().copied())
+            ),
+        )
+        .hint("fix what the warnings say, accept known ones with --allow CODE[,CODE], or drop --strict")
+    })
 }
 
 /// `--check`: the findings; exit 1 when one is a warning (info findings
@@ -300,11 +329,6 @@ fn launch(
     command: Option<PathBuf>,
 ) -> Result<Exit, Error> {
     let out = &req.output;
-    let warnings: Vec<&Finding> = p
-        .findings
-        .iter()
-        .filter(|f| f.severity == Severity::Warning)
-        .collect();
     // Nothing is printed while the state directory's lock is held (a
     // blocked stderr would hold every other --exclusive launch): the text
     // waits until the lock is released, right before exec or on failure.
@@ -330,16 +354,7 @@ fn launch(
         to_stderr(text);
         Err(e)
     };
-    if out.strict && !warnings.is_empty() {
-        let e = Error::new(
-            ErrorCode::Strict,
-            format!(
-                "refusing to run under --strict: {} warning(s): {}",
-                warnings.len(),
-                crate::check::summarize_codes(warnings.iter().copied())
-            ),
-        )
-        .hint("fix what the warnings say, accept known ones with --allow CODE[,CODE], or drop --strict");
+    if let Some(e) = strict_refusal(req, &p.findings) {
         return fail(p, &text, e);
     }
     if let Some(g) = p.guard.as_mut() {

@@ -79,8 +79,8 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
             .counts
             .iter()
             .filter(|(c, _)| hit.contains(*c))
-            .map(|(_, n)| n)
-            .sum();
+            .map(|(_, n)| *n)
+            .fold(0, u64::saturating_add);
         // per_cpu_count cut at one page (sysfs path, ~2000+ CPUs): the
         // counts of CPUs past the cut are unknown.
         let (count, count_note) = match irq
@@ -306,7 +306,10 @@ fn irqs_message(managed: bool, irqs: &[IrqDetail], cpus: &CpuSet) -> String {
     }
     let named: Vec<String> = fired.iter().take(NAMED).map(|d| one(d)).collect();
     let rest = fired.len().saturating_sub(NAMED);
-    let total: u64 = fired.iter().filter_map(|d| d.count).sum();
+    let total: u64 = fired
+        .iter()
+        .filter_map(|d| d.count)
+        .fold(0, u64::saturating_add);
     let unknown = fired.iter().any(|d| d.count.is_none());
     format!(
         "{} {kind}IRQ{} {} on {where_}{by}, {total}{} interrupts so far: {}{}{}",

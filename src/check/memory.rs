@@ -52,9 +52,12 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
             .iter()
             .map(|n| {
                 let node = sys.nodes.get(&n)?;
-                Some(node.mem_free_kb? + node.mem_reclaimable_kb.unwrap_or(0))
+                Some(
+                    node.mem_free_kb?
+                        .saturating_add(node.mem_reclaimable_kb.unwrap_or(0)),
+                )
             })
-            .sum();
+            .try_fold(0u64, |a, b| Some(a.saturating_add(b?)));
         if let Some(kb) = usable
             && kb / 1024 < LOW_FREE_MIB
             && !elsewhere.is_empty()

@@ -145,7 +145,7 @@ pub fn migration(
     let bytes = from
         .iter()
         .map(|n| bytes_per_node.get(&n).copied().unwrap_or(0))
-        .sum();
+        .fold(0, u64::saturating_add);
     if let Some(limit) = limit
         && bytes > limit
     {

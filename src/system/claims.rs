@@ -75,15 +75,7 @@ fn open_dir(path: &Path, create: bool) -> Result<Option<OwnedFd>> {
         Err(nix::errno::Errno::ENOENT) if create => {
             match nix::unistd::mkdir(path, Mode::from_bits_truncate(0o1777)) {
                 Ok(()) | Err(nix::errno::Errno::EEXIST) => {}
-                Err(e) => {
-                    return Err(dir_error(path, format!("cannot create it: {}", e.desc())).hint(
-                        format!(
-                            "create it once as root: install -d -m 1777 {} (or a systemd-tmpfiles line: d {} 1777 root root -), or use --state-dir DIR",
-                            path.display(),
-                            path.display()
-                        ),
-                    ));
-                }
+                Err(e) => return Err(cannot_create(path, e)),
             }
             let fd = open().map_err(|e| dir_error(path, e.desc()))?;
             // The umask narrowed mkdir's mode: set 1777 on what was opened
@@ -104,7 +96,62 @@ fn open_dir(path: &Path, create: bool) -> Result<Option<OwnedFd>> {
     }
 }
 
+/// The failure of `mkdir(path)` with `e`, and how to create it once.
+fn cannot_create(path: &Path, e: nix::errno::Errno) -> Error {
+    dir_error(path, format!("cannot create it: {}", e.desc())).hint(format!(
+        "create it once as root: install -d -m 1777 {} (or a systemd-tmpfiles line: d {} 1777 root root -), or use --state-dir DIR",
+        path.display(),
+        path.display()
+    ))
+}
+
+/// What `mkdir(path)` would answer, predicted without creating anything
+/// (`mkdir(2)` ERRORS): the parent must be a directory (`ENOENT`,
+/// `ENOTDIR`) this user may write and search (`faccessat(2)` with
+/// `AT_EACCESS`: `EACCES`), on a file system mounted read-write
+/// (`EROFS`); in procfs a name that does not exist fails its lookup
+/// (`proc_root_lookup()`, `proc_lookup()` in fs/proc/: `ENOENT`) before
+/// any directory could be made.
+fn predict_mkdir(path: &Path) -> Result<()> {
+    use nix::errno::Errno;
+    use nix::unistd::AccessFlags;
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let st = nix::sys::stat::stat(parent).map_err(|e| cannot_create(path, e))?;
+    if st.st_mode & nix::libc::S_IFMT != nix::libc::S_IFDIR {
+        return Err(cannot_create(path, Errno::ENOTDIR));
+    }
+    let fs = nix::sys::statfs::statfs(parent).map_err(|e| cannot_create(path, e))?;
+    if fs.filesystem_type() == nix::sys::statfs::PROC_SUPER_MAGIC {
+        return Err(cannot_create(path, Errno::ENOENT));
+    }
+    let vfs = nix::sys::statvfs::statvfs(parent).map_err(|e| cannot_create(path, e))?;
+    if vfs.flags().contains(nix::sys::statvfs::FsFlags::ST_RDONLY) {
+        return Err(cannot_create(path, Errno::EROFS));
+    }
+    nix::unistd::faccessat(
+        nix::fcntl::AT_FDCWD,
+        parent,
+        AccessFlags::W_OK | AccessFlags::X_OK,
+        nix::fcntl::AtFlags::AT_EACCESS,
+    )
+    .map_err(|e| cannot_create(path, e))
+}
+
 impl StateDir {
+    /// What [`StateDir::open`] with `create` would refuse, found without
+    /// creating, locking or changing anything (`--dry-run --exclusive`):
+    /// the same checks of an existing directory, or [`predict_mkdir`] for
+    /// a missing one.
+    pub fn probe(path: &Path) -> Result<()> {
+        match open_dir(path, false)? {
+            Some(fd) => Self::checked(path, fd).map(drop),
+            None => predict_mkdir(path),
+        }
+    }
+
     /// Opens `path` (creating it, mode 1777, when `create`) and checks that
     /// no other user could delete or replace records in it (owned by root
     /// or this user; writable by others only with the sticky bit); not yet
@@ -113,6 +160,12 @@ impl StateDir {
         let Some(fd) = open_dir(path, create)? else {
             return Ok(None);
         };
+        Self::checked(path, fd).map(Some)
+    }
+
+    /// `fd` (the directory `path`) as a state directory, if no other user
+    /// could delete or replace records in it (see [`StateDir::open`]).
+    fn checked(path: &Path, fd: OwnedFd) -> Result<StateDir> {
         let st = nix::sys::stat::fstat(fd.as_fd()).map_err(|e| dir_error(path, e.desc()))?;
         let me = nix::unistd::geteuid().as_raw();
         let mode = st.st_mode & 0o7777;
@@ -132,11 +185,11 @@ impl StateDir {
             )
             .hint(format!("chmod 1777 {} (as its owner)", path.display())));
         }
-        Ok(Some(StateDir {
+        Ok(StateDir {
             dir: File::from(fd),
             path: path.to_path_buf(),
             locked: false,
-        }))
+        })
     }
 
     /// The directory's path, for messages.

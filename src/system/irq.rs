@@ -87,7 +87,10 @@ impl Irq {
 
     /// Total count across CPUs.
     pub fn total(&self) -> u64 {
-        self.counts.iter().map(|(_, c)| c).sum()
+        self.counts
+            .iter()
+            .map(|(_, c)| *c)
+            .fold(0, u64::saturating_add)
     }
 }
 
@@ -207,9 +210,9 @@ fn parse_row(cpus: &[u32], line: &str) -> Option<InterruptRow> {
         } else {
             // Empty (end of line), too long for the fast path, `+N`, or
             // not a number: whatever `str::parse` says.
-            match rest[start..pos].parse::<u64>() {
-                Ok(v) => v,
-                Err(_) => {
+            match super::parse_count(&rest[start..pos]) {
+                Some(v) => v,
+                None => {
                     pos = start;
                     break;
                 }
@@ -231,7 +234,7 @@ fn parse_row_slow(cpus: &[u32], id: &str, rest: &str) -> InterruptRow {
     let mut words = rest.split_whitespace().peekable();
     let mut counts = Vec::new();
     for &cpu in cpus {
-        match words.peek().and_then(|w| w.parse::<u64>().ok()) {
+        match words.peek().and_then(|w| super::parse_count(w)) {
             Some(c) => {
                 if c != 0 {
                     counts.push((cpu, c));
@@ -448,10 +451,10 @@ const DEBUG_IRQS: &str = "/sys/kernel/debug/irq/irqs";
 /// with many CPUs (4096 zeros need 8 KiB) the text stops at `PAGE_SIZE -
 /// 1` bytes, possibly inside a number, and has no newline.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct PerCpuCount {
+pub(super) struct PerCpuCount {
     /// (CPU id, count) of the online CPUs the text covers, counts of 0
     /// left out.
-    counts: Vec<(u32, u64)>,
+    pub(super) counts: Vec<(u32, u64)>,
     /// The first possible CPU whose count the text lacks (`None`: it
     /// covers every possible CPU). Covered CPUs are the ones below it.
     first_missing: Option<u32>,
@@ -466,7 +469,7 @@ impl PerCpuCount {
     /// fields or its last field is not a number, and as whole (a dump that
     /// stripped the newline) otherwise. A field that is not a number ends
     /// the covered part.
-    fn parse(text: &str, possible: &[u32], online: &CpuSet) -> Self {
+    pub(super) fn parse(text: &str, possible: &[u32], online: &CpuSet) -> Self {
         let body = text.strip_suffix('\n').unwrap_or(text);
         // The fields as byte slices (`,` is ASCII, so each is a whole
         // UTF-8 string): a 4096-CPU text is 2048 fields, and a
@@ -515,10 +518,7 @@ impl PerCpuCount {
             } else if digits(field) && field.len() <= 19 {
                 field.iter().fold(0u64, |v, d| v * 10 + u64::from(d - b'0'))
             } else {
-                match std::str::from_utf8(field)
-                    .ok()
-                    .and_then(|f| f.trim().parse::<u64>().ok())
-                {
+                match std::str::from_utf8(field).ok().and_then(super::parse_count) {
                     Some(c) => c,
                     None => break,
                 }
@@ -849,7 +849,9 @@ mod tests {
     }
 
     /// `PerCpuCount::parse` as it was before issue 17 (a `Vec` of `&str`
-    /// fields, each trimmed and parsed): the oracle of the property below.
+    /// fields, each trimmed and parsed; since then a count past `u64::MAX`
+    /// saturates, [`super::super::parse_count`]): the oracle of the
+    /// property below.
     fn per_cpu_count_before(text: &str, possible: &[u32], online: &CpuSet) -> PerCpuCount {
         let body = text.strip_suffix('\n').unwrap_or(text);
         let mut fields: Vec<&str> = if body.is_empty() {
@@ -870,7 +872,7 @@ mod tests {
         let mut counts = Vec::new();
         let mut covered = 0;
         for (&cpu, field) in possible.iter().zip(&fields) {
-            let Ok(c) = field.trim().parse::<u64>() else {
+            let Some(c) = crate::system::parse_count(field) else {
                 break;
             };
             covered += 1;

@@ -22,6 +22,22 @@ pub mod steer;
 pub mod threads;
 pub mod topology;
 
+/// A kernel counter field (`/proc/interrupts`, `per_cpu_count`,
+/// `/proc/stat`, `schedstat`, meminfo's kB): leading and trailing
+/// whitespace and an optional `+` (as `str::parse::<u64>`), then decimal
+/// digits. A value past `u64::MAX` (a hostile or corrupt dump: the kernel
+/// prints these with `%u`/`%llu`) saturates at `u64::MAX` instead of
+/// failing, so that a column is never lost nor read as 0; `None` when the
+/// field is not a number.
+pub fn parse_count(field: &str) -> Option<u64> {
+    let t = field.trim();
+    let digits = t.strip_prefix('+').unwrap_or(t);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some(digits.parse::<u64>().unwrap_or(u64::MAX))
+}
+
 pub use cgroup::CgroupCpuset;
 pub use numa::Node;
 pub use process::Process;
@@ -895,5 +911,90 @@ fn settle_cores(
             format!("reading /sys/devices/system/cpu: {e}"),
         )
         .hint("the topology files named are damaged (a kernel bug, or a damaged dump): take the dump again, or report it with the files' contents")),
+    }
+}
+
+#[cfg(test)]
+mod count_tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A count field as a dump may hold it: near `u64::MAX`, or 20 to 40
+    /// digits past it.
+    fn field() -> impl Strategy<Value = String> {
+        prop_oneof![
+            (0u64..16).prop_map(|d| (u64::MAX - d).to_string()),
+            any::<u64>().prop_map(|n| n.to_string()),
+            "[1-9][0-9]{19,39}",
+        ]
+    }
+
+    #[test]
+    fn parse_count_saturates() {
+        assert_eq!(parse_count("18446744073709551615"), Some(u64::MAX));
+        assert_eq!(parse_count("18446744073709551616"), Some(u64::MAX));
+        assert_eq!(parse_count("99999999999999999999"), Some(u64::MAX));
+        assert_eq!(parse_count(" +7\n"), Some(7));
+        assert_eq!(parse_count("7x"), None);
+        assert_eq!(parse_count("-1"), None);
+        assert_eq!(parse_count(""), None);
+    }
+
+    proptest! {
+        /// Every count parser and summer over such fields: no panic, each
+        /// count is the field's value saturated at `u64::MAX`, and each sum
+        /// is the saturated sum (monotone: never below any of its counts).
+        #[test]
+        fn counts_near_u64_max(fields in proptest::collection::vec(field(), 1..5)) {
+            let want: Vec<u64> = fields
+                .iter()
+                .map(|f| f.parse::<u64>().unwrap_or(u64::MAX))
+                .collect();
+            let sum = want.iter().fold(0u64, |a, b| a.saturating_add(*b));
+            let n = fields.len() as u32;
+            let header: String = (0..n).map(|c| format!(" CPU{c}")).collect();
+            let text = format!("{header}\n 42: {} IO-APIC dev\n", fields.join(" "));
+            // /proc/interrupts for the checks (zeros left out) and the probe.
+            let rows = irq::parse_interrupts(&text);
+            let kept: Vec<(u32, u64)> = (0..n).zip(want.iter().copied()).filter(|x| x.1 != 0).collect();
+            prop_assert_eq!(&rows[0].1, &kept);
+            prop_assert_eq!(&rows[0].2, "IO-APIC dev");
+            let irq = irq::Irq {
+                id: "42".into(),
+                number: Some(42),
+                description: String::new(),
+                counts: kept.clone(),
+                affinity: None,
+                affinity_source: "",
+                managed: None,
+                detailed: true,
+                counts_end: None,
+            };
+            prop_assert_eq!(irq.total(), sum);
+            // per_cpu_count (the sysfs path).
+            let possible: Vec<u32> = (0..n).collect();
+            let online: CpuSet = possible.iter().copied().collect();
+            let pcc = irq::PerCpuCount::parse(&format!("{}\n", fields.join(",")), &possible, &online);
+            prop_assert_eq!(&pcc.counts, &kept);
+            let c = noise::parse_counters(&text);
+            for (cpu, w) in (0..n).zip(&want) {
+                prop_assert_eq!(c.count("42", cpu), *w);
+            }
+            // numa's meminfo, /proc/stat's steal, a task's utime + stime.
+            let node = numa::meminfo_kb(&format!("Node 0 MemFree: {} kB\n", fields[0]), "MemFree");
+            prop_assert_eq!(node, Some(want[0]));
+            let steal = noise::parse_steal(&format!("cpu0 0 0 0 0 0 0 0 {}\n", fields[0]));
+            prop_assert!(steal[&0] >= want[0].min(u64::MAX / 10_000_000));
+            let f = |i: usize| fields[i % fields.len()].clone();
+            let stat = format!("1 (t) S {}", (4..=40).map(|k| match k { 14 => f(0), 15 => f(1), _ => "0".into() }).collect::<Vec<_>>().join(" "));
+            let (_, _, ticks, _) = noise::parse_task_stat(&stat).unwrap();
+            prop_assert_eq!(ticks, want[0].saturating_add(want[1 % want.len()]));
+            // numa_maps: pages × page size, summed per node.
+            let maps = threads::parse_numa_maps(&format!("7f00 default N0={} N0={} kernelpagesize_kB=4\n", fields[0], f(1)));
+            prop_assert_eq!(
+                maps.bytes_per_node.get(&0).copied(),
+                Some(want[0].saturating_mul(4096).saturating_add(want[1 % want.len()].saturating_mul(4096)))
+            );
+        }
     }
 }

@@ -35,12 +35,12 @@ pub fn parse_counters(text: &str) -> Counters {
         let mut rest = rest.trim_start();
         while counts.len() < cpus.len() {
             let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
-            match rest[..end].parse::<u64>() {
-                Ok(n) => {
+            match super::parse_count(&rest[..end]) {
+                Some(n) => {
                     counts.push(n);
                     rest = rest[end..].trim_start();
                 }
-                Err(_) => break,
+                None => break,
             }
         }
         rows.insert(
@@ -61,8 +61,8 @@ pub fn parse_task_stat(stat: &str) -> Option<(String, u32, u64, u32)> {
     let comm = super::threads::stat_comm(stat)?.to_string();
     // Fields after the comm start at field 3 (state).
     let f = super::threads::stat_fields(stat)?;
-    let field = |n: usize| f.get(n - 3).and_then(|v| v.parse::<u64>().ok());
-    let ticks = field(14)? + field(15)?;
+    let field = |n: usize| f.get(n - 3).and_then(|v| super::parse_count(v));
+    let ticks = field(14)?.saturating_add(field(15)?);
     Some((
         comm,
         u32::try_from(field(39)?).ok()?,
@@ -93,8 +93,8 @@ pub fn read_tasks(root: &Root) -> BTreeMap<u32, TaskTime> {
             };
             let runtime_ns = root
                 .read(&format!("{dir}/{tid}/schedstat"))
-                .and_then(|s| s.split_whitespace().next()?.parse().ok())
-                .unwrap_or(ticks * USER_HZ_NS);
+                .and_then(|s| super::parse_count(s.split_whitespace().next()?))
+                .unwrap_or(ticks.saturating_mul(USER_HZ_NS));
             tasks.insert(
                 tid,
                 TaskTime {
@@ -144,8 +144,8 @@ pub fn parse_steal(text: &str) -> BTreeMap<u32, u64> {
         .filter_map(|l| {
             let mut f = l.split_whitespace();
             let cpu = f.next()?.strip_prefix("cpu")?.parse().ok()?;
-            let steal: u64 = f.nth(7)?.parse().ok()?;
-            Some((cpu, steal * USER_HZ_NS))
+            let steal = super::parse_count(f.nth(7)?)?;
+            Some((cpu, steal.saturating_mul(USER_HZ_NS)))
         })
         .collect()
 }

@@ -48,11 +48,11 @@ impl Node {
     }
 }
 
-fn meminfo_kb(text: &str, key: &str) -> Option<u64> {
+pub(super) fn meminfo_kb(text: &str, key: &str) -> Option<u64> {
     // "Node 0 MemTotal:       32768 kB"
     text.lines().find_map(|l| {
         let (_, rest) = l.split_once(&format!(" {key}:"))?;
-        rest.split_whitespace().next()?.parse().ok()
+        super::parse_count(rest.split_whitespace().next()?)
     })
 }
 

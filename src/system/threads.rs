@@ -225,15 +225,16 @@ pub fn parse_numa_maps(text: &str) -> NumaMaps {
         let mut pages: Vec<(u32, u64)> = Vec::new();
         for w in words {
             if let Some(kb) = w.strip_prefix("kernelpagesize_kB=") {
-                page_kb = kb.parse().unwrap_or(4);
+                page_kb = super::parse_count(kb).unwrap_or(4);
             } else if let Some((n, count)) = w.strip_prefix('N').and_then(|r| r.split_once('='))
-                && let (Ok(n), Ok(count)) = (n.parse(), count.parse())
+                && let (Ok(n), Some(count)) = (n.parse(), super::parse_count(count))
             {
                 pages.push((n, count));
             }
         }
         for (n, count) in pages {
-            *m.bytes_per_node.entry(n).or_default() += count.saturating_mul(page_kb * 1024);
+            let bytes = m.bytes_per_node.entry(n).or_default();
+            *bytes = bytes.saturating_add(count.saturating_mul(page_kb.saturating_mul(1024)));
         }
     }
     m

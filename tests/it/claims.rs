@@ -993,3 +993,72 @@ fn records_of_cpus_that_do_not_exist_are_clipped() {
         .count();
     assert_eq!(warned, 300, "{:#}", v["claim_warnings"]);
 }
+
+/// `--dry-run --exclusive` refuses every state directory the launch
+/// refuses, with the launch's exit status (125) and message, and creates
+/// nothing: world-writable without the sticky bit, another user's (as
+/// root), a symlink, a file (`/dev/null`), a directory that cannot be
+/// created (in procfs: ENOENT, in a missing parent: ENOENT). A missing
+/// directory the launch would create is not created by the dry run.
+#[test]
+fn dry_run_refuses_the_state_dirs_the_launch_refuses() {
+    let t = tempfile::tempdir().unwrap();
+    let sticky = t.path().join("nosticky");
+    std::fs::create_dir(&sticky).unwrap();
+    std::fs::set_permissions(&sticky, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let link = t.path().join("link");
+    std::os::unix::fs::symlink(&sticky, &link).unwrap();
+    let mut dirs = vec![
+        (sticky.clone(), "no sticky bit"),
+        (link, "is a symlink or not a directory"),
+        (
+            PathBuf::from("/dev/null"),
+            "is a symlink or not a directory",
+        ),
+        (
+            PathBuf::from("/proc/nope"),
+            "cannot create it: No such file or directory",
+        ),
+        (
+            t.path().join("missing/dir"),
+            "cannot create it: No such file or directory",
+        ),
+    ];
+    if nix::unistd::geteuid().is_root() {
+        let other = t.path().join("nobody");
+        std::fs::create_dir(&other).unwrap();
+        std::fs::set_permissions(&other, std::fs::Permissions::from_mode(0o1777)).unwrap();
+        nix::unistd::chown(&other, Some(nix::unistd::Uid::from_raw(65534)), None).unwrap();
+        dirs.push((other, "belongs to uid 65534"));
+    } else {
+        common::skip("another user's state directory: needs root to chown");
+    }
+    for (dir, why) in &dirs {
+        let launch = run(dir, &["--exclusive", "--cores", "1"], &["true"]);
+        let dry = run(
+            dir,
+            &["--exclusive", "--cores", "1", "--dry-run"],
+            &["true"],
+        );
+        assert_eq!(
+            launch.status.code(),
+            Some(125),
+            "{dir:?}: {}",
+            stderr(&launch)
+        );
+        assert_eq!(dry.status.code(), Some(125), "{dir:?}: {}", stderr(&dry));
+        assert!(stderr(&dry).contains(why), "{dir:?}: {}", stderr(&dry));
+        assert_eq!(stderr(&dry), stderr(&launch), "{dir:?}");
+        assert!(dry.stdout.is_empty(), "{dir:?}");
+    }
+    // A missing directory in a writable parent: the launch would create
+    // it; the dry run plans and leaves it missing.
+    let fresh = t.path().join("fresh");
+    let dry = run(
+        &fresh,
+        &["--exclusive", "--cores", "1", "--dry-run"],
+        &["true"],
+    );
+    assert_eq!(dry.status.code(), Some(0), "{}", stderr(&dry));
+    assert!(!fresh.exists());
+}

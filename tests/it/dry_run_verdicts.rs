@@ -101,3 +101,156 @@ fn dry_run_resolves_the_command_as_the_launch() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["exec"], serde_json::Value::Null);
 }
+
+/// A script's `#!` interpreter as `execve(2)` takes it (fs/binfmt_script.c
+/// `load_script()`, fs/exec.c `exec_binprm()`): `--dry-run` and `--check`
+/// give the launch's exit status and message, and the kernel's errno (the
+/// peer: `Command::spawn`, which calls execve) is the one named. Missing
+/// interpreter (ENOENT, 127), one without execute permission or a
+/// directory (EACCES, 126), a chain of six scripts (ELOOP, 126) and of
+/// five (runs); a `#!` line longer than BINPRM_BUF_SIZE without a space
+/// (ENOEXEC: run by /bin/sh, as execvp(3) does), spaces around the
+/// interpreter, and a binary run.
+#[test]
+fn dry_run_predicts_the_scripts_interpreter() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = common::tempdir();
+    let d = dir.path();
+    let script = |name: &str, text: &str| {
+        let p = d.join(name);
+        std::fs::write(&p, text).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    let plain = d.join("plain-interp");
+    std::fs::write(&plain, "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::set_permissions(&plain, std::fs::Permissions::from_mode(0o644)).unwrap();
+    // s0 -> s1 -> ... -> s5 -> /bin/sh: six scripts.
+    for k in (0..6).rev() {
+        let next = if k == 5 {
+            "/bin/sh".to_string()
+        } else {
+            d.join(format!("s{}", k + 1)).display().to_string()
+        };
+        script(&format!("s{k}"), &format!("#!{next}\nexit 0\n"));
+    }
+    let long = format!("#!/{}\nexit 0\n", "a".repeat(300));
+    let cases: Vec<(String, i32, Option<nix::errno::Errno>)> = vec![
+        (
+            script("missing", "#!/nonexistent/interp\necho hi\n"),
+            127,
+            Some(nix::errno::Errno::ENOENT),
+        ),
+        (
+            script("missing-arg", "#! /nonexistent/interp -e\n"),
+            127,
+            Some(nix::errno::Errno::ENOENT),
+        ),
+        (
+            script("dir", &format!("#!{}\n", d.display())),
+            126,
+            Some(nix::errno::Errno::EACCES),
+        ),
+        (
+            script("noexec", &format!("#!{}\n", plain.display())),
+            126,
+            Some(nix::errno::Errno::EACCES),
+        ),
+        (
+            d.join("s0").display().to_string(),
+            126,
+            Some(nix::errno::Errno::ELOOP),
+        ),
+        (d.join("s1").display().to_string(), 0, None),
+        (script("long", &long), 0, Some(nix::errno::Errno::ENOEXEC)),
+        (script("spaces", "#! \t/bin/sh \t-e \t\nexit 0\n"), 0, None),
+        ("/bin/true".to_string(), 0, None),
+    ];
+    for (cmd, status, errno) in cases {
+        let peer = std::process::Command::new(&cmd).status();
+        match errno {
+            Some(e) => assert_eq!(
+                peer.as_ref().err().and_then(|x| x.raw_os_error()),
+                Some(e as i32),
+                "{cmd}: {peer:?}"
+            ),
+            None => assert!(peer.unwrap().success(), "{cmd}"),
+        }
+        let launch = common::pinrun().args(["--", &cmd]).output().unwrap();
+        common::assert_status(&launch, status);
+        for mode in ["--dry-run", "--check"] {
+            let dry = common::pinrun().args([mode, "--", &cmd]).output().unwrap();
+            if status == 0 {
+                assert!(
+                    dry.status.code() == Some(0) || mode == "--check",
+                    "{mode} {cmd}: {dry:?}"
+                );
+                assert!(
+                    dry.stderr.is_empty() || mode == "--check",
+                    "{mode} {cmd}: {dry:?}"
+                );
+            } else {
+                common::assert_status(&dry, status);
+                assert_eq!(
+                    String::from_utf8_lossy(&dry.stderr),
+                    String::from_utf8_lossy(&launch.stderr),
+                    "{mode} {cmd}"
+                );
+            }
+        }
+    }
+}
+
+/// `--strict`: a dry run whose launch would be refused prints its whole
+/// plan (text: the "strict:" line; JSON: one document with
+/// `"strict_refusal": true`), then the launch's refusal on stderr, and
+/// exits 125 as the launch does; with the warnings `--allow`ed it exits 0.
+/// Live, the dry run's refusal is the launch's, word for word.
+#[test]
+fn strict_dry_run_exits_as_the_launch() {
+    let m = common::machine("cadvisor/epyc7402");
+    let args = ["--dry-run", "--cpus", "1", "--fifo", "99", "--strict"];
+    let out = common::at(&m, &args);
+    common::assert_status(&out, 125);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("strict:  the launch would be refused"),
+        "{text}"
+    );
+    assert!(text.contains("[rt-priority-99]"), "{text}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("pinrun: refusing to run under --strict: ")
+            && err.contains("rt-priority-99"),
+        "{err}"
+    );
+    let mut json = args.to_vec();
+    json.push("--json");
+    let out = common::at(&m, &json);
+    common::assert_status(&out, 125);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    assert_eq!(v["strict_refusal"], true);
+    let mut allowed = args.to_vec();
+    allowed.extend(["--allow", "all"]);
+    common::assert_status(&common::at(&m, &allowed), 0);
+    // Live: the launch's refusal (root: the plan grants --fifo 99).
+    let live = ["--cpus", "0", "--fifo", "99", "--strict"];
+    let launch = common::pinrun()
+        .args(live)
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    let dry = common::pinrun()
+        .args(live)
+        .args(["--dry-run", "--", "true"])
+        .output()
+        .unwrap();
+    common::assert_status(&launch, 125);
+    common::assert_status(&dry, 125);
+    let tail = |o: &std::process::Output| {
+        let e = String::from_utf8_lossy(&o.stderr).into_owned();
+        let lines: Vec<&str> = e.lines().collect();
+        lines[lines.len().saturating_sub(2)..].join("\n")
+    };
+    assert_eq!(tail(&dry), tail(&launch));
+}

@@ -384,3 +384,69 @@ fn sysfs_path_does_not_read_proc_interrupts() {
         }
     }
 }
+
+/// Counts at `u64::MAX` (a hostile dump: the kernel prints them with `%u`)
+/// and 20-digit fields past it saturate: the totals are `u64::MAX`, never
+/// a wrapped sum nor a panic, and a count past `u64::MAX` in
+/// `/proc/interrupts` keeps the columns after it (IRQ 9's 3 on CPU 1).
+/// Both sources, a check and a verbose dry run.
+#[test]
+fn hostile_counts_saturate() {
+    const MAX: &str = "18446744073709551615";
+    for sysfs in [true, false] {
+        let m = machine(sysfs, true, false);
+        let root = m.path();
+        if sysfs {
+            // IRQ 16 on CPUs 1-3, IRQ 9 on CPU 1.
+            write_file(
+                root,
+                "sys/kernel/irq/16/per_cpu_count",
+                &format!("0,{MAX},{MAX},0,0,0,0,0\n"),
+            );
+            write_file(
+                root,
+                "sys/kernel/irq/9/per_cpu_count",
+                "99999999999999999999,3,0,0,0,0,0,0\n",
+            );
+        } else {
+            let p = root.join("proc/interrupts");
+            let text = std::fs::read_to_string(&p).unwrap();
+            let text: String = text
+                .lines()
+                .map(|l| match l.split_once(':').map(|(id, _)| id.trim()) {
+                    Some("16") => {
+                        format!(" 16: 0 {MAX} {MAX} 0 0 0 0 PCI-MSI 16-edge PCIe PME, pciehp\n")
+                    }
+                    Some("9") => {
+                        "  9: 99999999999999999999 3 0 0 0 0 0 IO-APIC 9-fasteoi acpi\n".to_string()
+                    }
+                    _ => format!("{l}\n"),
+                })
+                .collect();
+            std::fs::write(&p, text).unwrap();
+        }
+        for args in [
+            &["--check", "--cpus", "1-2"][..],
+            &["--dry-run", "-v", "--cpus", "1-2", "--fifo", "10"][..],
+        ] {
+            let out = at(root, args);
+            assert!(
+                matches!(out.status.code(), Some(0 | 1)),
+                "sysfs {sysfs} {args:?}: {out:?}"
+            );
+            let text = String::from_utf8(out.stdout).unwrap();
+            assert!(
+                text.contains(&format!(
+                    "fired on CPUs 1-2, {MAX} interrupts so far: 16 pciehp ({MAX}), "
+                )),
+                "sysfs {sysfs} {args:?}:\n{text}"
+            );
+        }
+        let nine: Vec<_> = irq_findings(root, &["--cpus", "1"])
+            .into_iter()
+            .filter(|f| f.1 == [9])
+            .collect();
+        assert_eq!(nine.len(), 1, "sysfs {sysfs}: {nine:?}");
+        assert!(nine[0].2.ends_with("|3|"), "sysfs {sysfs}: {nine:?}");
+    }
+}
