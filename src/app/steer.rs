@@ -265,8 +265,8 @@ fn holder_alive(j: &Journal) -> bool {
     }
 }
 
-/// Undoes, in the locked `dir`, every journal whose holder has ended (or
-/// only `only`'s, the caller's own, when given), composed with the live
+/// Undoes, in the locked `dir`, every journal whose holder has ended (and
+/// `only`'s, the caller's own, last, when given), composed with the live
 /// ones. Returns what to say, one line each without the `pinrun: `
 /// prefix, and whether every journal could be used and undone. For
 /// `only`, nothing is said when every IRQ and ban is simply restored;
@@ -277,7 +277,11 @@ fn undo_ended(dir: &StateDir, only: Option<&str>) -> (Vec<String>, bool) {
     let mut files = crate::system::steer::read_journals(dir);
     let mut lines = Vec::new();
     let mut ok = true;
-    let names: Vec<String> = files.iter().map(|f| f.name.clone()).collect();
+    // The caller's own journal last: an ended launch's journal left by a
+    // crash (between an undo's hand-over and its writes) is finished
+    // first, composed with the live ones, so the own undo sees its writes.
+    let mut names: Vec<String> = files.iter().map(|f| f.name.clone()).collect();
+    names.sort_by_key(|n| only == Some(n.as_str()));
     for name in names {
         let Some(idx) = files.iter().position(|f| f.name == name) else {
             continue;
@@ -296,14 +300,13 @@ fn undo_ended(dir: &StateDir, only: Option<&str>) -> (Vec<String>, bool) {
             }
         };
         let mine = only == Some(name.as_str());
-        if (only.is_some() && !mine) || (only.is_none() && holder_alive(&j)) {
+        if !mine && holder_alive(&j) {
             continue;
         }
         let others: Vec<(String, Journal)> = files
             .iter()
             .filter(|f| f.name != name)
             .filter_map(|f| f.journal.as_ref().ok().map(|o| (f.name.clone(), o.clone())))
-            .filter(|(_, o)| holder_alive(o))
             .collect();
         let (said, done) = crate::apply::steer::finish(&root, dir, &name, &j, &others);
         ok &= done;

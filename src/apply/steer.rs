@@ -34,7 +34,8 @@ const PROC_IRQ: &str = "/proc/irq";
 /// written; `ban`: irqbalance's ban sent and seen, no IRQ written;
 /// `config`: irqbalance's configuration edited and the daemon restarted
 /// with it, no IRQ written; `irq`: after the first IRQ write; `default`: after
-/// `default_smp_affinity`; `steered`: every write done). Release builds
+/// `default_smp_affinity`; `steered`: every write done; `undo-adopted`: an
+/// undo's hand-over to the live journals synced, nothing restored). Release builds
 /// ignore it.
 pub fn crash_point(step: &str) {
     #[cfg(debug_assertions)]
@@ -797,6 +798,31 @@ pub fn finish(
     );
     let mut lines = Vec::new();
     let mut ok = true;
+    // Write-ahead: a live claim that takes over an IRQ or the default
+    // mask this undo narrows has it in its synced journal before the
+    // write, so whichever claim ends last (or --reclaim after a crash)
+    // restores the original.
+    for ((oname, old), new) in others.iter().zip(&u.others) {
+        if old != new
+            && let Err(e) = save(dir, oname, new, false)
+        {
+            lines.push(format!(
+                    "cannot hand the steering over to the journal {oname}: {}; nothing restored, the journal is kept for --reclaim",
+                    e.message
+                ));
+            return (lines, false);
+        }
+    }
+    if u.ended != *j
+        && let Err(e) = save(dir, name, &u.ended, false)
+    {
+        lines.push(format!(
+                "cannot update the journal {name}: {}; nothing restored, the journal is kept for --reclaim",
+                e.message
+            ));
+        return (lines, false);
+    }
+    crash_point("undo-adopted");
     for s in &u.steps {
         match s {
             UndoStep::Restore { irq, name, to } => {
@@ -844,6 +870,7 @@ pub fn finish(
             written.to_list()
         ));
     }
+    let adopted = u.others.clone();
     let mut updated = u.others.clone();
     for r in [
         restore_ban(root, j, &mut updated),
@@ -858,7 +885,7 @@ pub fn finish(
             }
         }
     }
-    for ((oname, old), new) in others.iter().zip(&updated) {
+    for (((oname, _), old), new) in others.iter().zip(&adopted).zip(&updated) {
         if old != new {
             let _ = save(dir, oname, new, false);
         }
