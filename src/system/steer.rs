@@ -184,13 +184,17 @@ pub fn read_online(root: &Root) -> Option<CpuSet> {
 }
 
 /// The PIDs of running irqbalance daemons (`/proc/PID/comm` is
-/// `irqbalance`, not a zombie), each with its control socket when it has one
-/// (`/run/irqbalance/irqbalance<PID>.sock`, irqbalance's `ui/`).
+/// `irqbalance`, not a zombie, run by root: real and effective uid 0 in
+/// `/proc/PID/status` `Uid:`), each with its control socket when it has one
+/// (`/run/irqbalance/irqbalance<PID>.sock`, irqbalance's `ui/`). A process
+/// of another user named `irqbalance` is not one: only root can change an
+/// IRQ's affinity, and any user can name a process so.
 pub fn irqbalance(root: &Root) -> Vec<(u32, Option<std::path::PathBuf>)> {
     root.numbered_entries("/proc", "")
         .into_iter()
         .filter(|pid| {
             root.read_value(&format!("/proc/{pid}/comm")).as_deref() == Some("irqbalance")
+                && crate::system::threads::uids(root, *pid) == Some((0, 0))
                 // A zombie (state Z, field 3 of /proc/PID/stat) has ended.
                 && !root
                     .read(&format!("/proc/{pid}/stat"))
@@ -480,5 +484,37 @@ mod tests {
                 .unwrap_err()
                 .contains("too long")
         );
+    }
+
+    /// Break test: any user's process named `irqbalance` (`cp /bin/sleep
+    /// /tmp/x/irqbalance` run as nobody) made every root `--steer-irqs`
+    /// refuse. Only a root-owned one (real and effective uid 0) is the
+    /// daemon; a zombie is not either.
+    #[test]
+    fn only_root_owned_irqbalance_counts() {
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path();
+        for (pid, uid, state) in [
+            (10, "0\t0\t0\t0", 'S'),
+            (11, "65534\t65534\t65534\t65534", 'S'),
+            (12, "1000\t0\t0\t0", 'S'),
+            (13, "0\t1000\t1000\t1000", 'S'),
+            (14, "0\t0\t0\t0", 'Z'),
+        ] {
+            let p = d.join(format!("proc/{pid}"));
+            std::fs::create_dir_all(&p).unwrap();
+            std::fs::write(p.join("comm"), "irqbalance\n").unwrap();
+            std::fs::write(
+                p.join("status"),
+                format!("Name:\tirqbalance\nUid:\t{uid}\n"),
+            )
+            .unwrap();
+            std::fs::write(p.join("stat"), format!("{pid} (irqbalance) {state} 1 1")).unwrap();
+        }
+        std::fs::create_dir_all(d.join("run/irqbalance")).unwrap();
+        std::fs::write(d.join("run/irqbalance/irqbalance11.sock"), "").unwrap();
+        let root = Root::new(d);
+        let found: Vec<u32> = irqbalance(&root).into_iter().map(|(p, _)| p).collect();
+        assert_eq!(found, [10]);
     }
 }
