@@ -79,9 +79,13 @@ pub fn read_irqs(root: &Root) -> (Vec<SteerIrq>, Option<CpuSet>) {
 pub struct JournalFile {
     /// Its file name.
     pub name: String,
-    /// The journal, or why it cannot be used (foreign-owned, not a
-    /// regular file, too large, corrupt).
+    /// The journal, or why it cannot be used (not a regular file, a
+    /// symbolic link, too large, corrupt).
     pub journal: Result<Journal, String>,
+    /// The uid owning it when that is not root: another user's file, not
+    /// pinrun's (steering needs root; any other owner could forge
+    /// restores). Ignored by the undo, named in one summary line.
+    pub foreign: Option<u32>,
 }
 
 /// Every steering journal in `dir` (names of [`crate::steer::journal_name`]'s
@@ -107,8 +111,22 @@ pub fn read_journals(dir: &StateDir) -> Vec<JournalFile> {
     names
         .into_iter()
         .map(|name| {
+            // The file itself (a symbolic link is not followed): its
+            // owner decides whether it is pinrun's at all.
+            let owner = nix::sys::stat::fstatat(
+                dir.fd(),
+                name.as_str(),
+                nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW,
+            )
+            .ok()
+            .map(|st| st.st_uid);
+            let foreign = owner.filter(|u| *u != 0);
             let journal = read_journal(dir, &name);
-            JournalFile { name, journal }
+            JournalFile {
+                name,
+                journal,
+                foreign,
+            }
         })
         .collect()
 }
@@ -120,7 +138,11 @@ fn read_journal(dir: &StateDir, name: &str) -> Result<Journal, String> {
         OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC,
         Mode::empty(),
     )
-    .map_err(|e| e.desc().to_string())?;
+    // O_NOFOLLOW on a symbolic link fails with ELOOP (open(2)).
+    .map_err(|e| match e {
+        nix::errno::Errno::ELOOP => "is a symbolic link".to_string(),
+        e => e.desc().to_string(),
+    })?;
     let st = nix::sys::stat::fstat(&fd).map_err(|e| e.desc().to_string())?;
     if st.st_mode & libc::S_IFMT != libc::S_IFREG {
         return Err("not a regular file".into());
