@@ -553,7 +553,7 @@ fn chain_root(original: &str, written: &str, pairs: &[(String, String)]) -> (Str
 /// pinrun's when its affinity is what `ended` or another live claim wrote;
 /// it gets `original − CPUs of the other live claims` (left as it is when
 /// that is empty). Any other affinity is a foreign edit, left alone.
-/// What stays narrowed is handed to the live claims ([`adopt`]) and the
+/// What stays narrowed is handed to the live claims (`adopt`) and the
 /// ended journal records what each IRQ is now ([`Undo::ended`]): the
 /// caller syncs both before its writes.
 pub fn undo(
