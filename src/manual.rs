@@ -584,7 +584,21 @@ exit 0, when no ended launch left a journal there). A restore is composed with t
 IRQ gets its original minus the CPUs other live steering launches still
 hold (the others' journals are updated), and an IRQ whose affinity is
 neither what a live steering launch wrote nor its original was changed by
-someone else: it is left alone and reported.
+someone else: it is left alone and reported. When an undo narrows an IRQ
+(or the default mask) for a live claim, that claim's journal takes it over
+(the true original and what stays), synced before the write, so whichever
+launch ends last, in any order and after a crash, restores the original.
+A rollback step that fails (an IRQ write, irqbalance's ban) keeps the
+journal and the message names what was not put back;
+.B "pinrun \-\-reclaim"
+retries it. Files in the state directory owned by another user than root
+are not pinrun's journals: ignored, named in one line by
+.BR \-\-reclaim .
+IRQs are host-wide: launches with different
+.B \-\-state\-dir
+directories do not see each other's journals and do not compose; use one
+state directory per host for steering. Only an irqbalance run by root (real
+and effective uid 0) counts as the daemon.
 .PP
 The journal also holds each IRQ's
 .I effective_affinity_list

@@ -1289,3 +1289,81 @@ fn dry_run_lists_exactly_the_irqs_the_kernel_keeps() {
     eprintln!("{kept} IRQ(s) on CPU 1 kept by the kernel");
     assert_eq!(snap.differences(), Vec::<String>::new());
 }
+
+/// Starts `pinrun --exclusive --steer-irqs --cpus CPU -q --state-dir
+/// STATE -- sleep 30` and waits until `journals` journals exist.
+fn steer_cpu(cpu: &str, state: &Path, journals_then: usize) -> std::process::Child {
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("pinrun"))
+        .env("PINRUN_CONFIG", "")
+        .args([
+            "--exclusive",
+            "--steer-irqs",
+            "--cpus",
+            cpu,
+            "-q",
+            "--state-dir",
+        ])
+        .arg(state)
+        .args(["--", "sleep", "30"])
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while journals(state).len() < journals_then || helper_of(child.id()).is_none() {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "no journal or helper for --cpus {cpu}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    child
+}
+
+/// Break test: two `--exclusive --steer-irqs` launches, on CPU 0 and on
+/// CPU 1 of a host whose other CPUs the first one's steering uses (the
+/// second one finds no housekeeping CPU on a 2-CPU host and journals no
+/// write). When the first ended first, its undo narrowed every IRQ and
+/// the default mask to CPU 0 and nobody owned that write: the host stayed
+/// changed after both ended. In both end orders, the host equals its
+/// snapshot once both have ended.
+#[test]
+fn two_claims_ending_in_either_order_restore_the_host() {
+    if !usable() {
+        return;
+    }
+    for first_ends_first in [true, false] {
+        let snap = Snapshot::take();
+        let state = tempfile::tempdir().unwrap();
+        let mut a = steer_cpu("0", state.path(), 1);
+        let mut b = steer_cpu("1", state.path(), 2);
+        let (x, y) = if first_ends_first {
+            (&mut a, &mut b)
+        } else {
+            (&mut b, &mut a)
+        };
+        let _ = x.kill();
+        let _ = x.wait();
+        let start = Instant::now();
+        while journals(state.path()).len() > 1 && start.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        assert_eq!(
+            journals(state.path()).len(),
+            1,
+            "first end: {first_ends_first}"
+        );
+        let _ = y.kill();
+        let _ = y.wait();
+        assert_eq!(
+            snap.wait_equal(),
+            Vec::<String>::new(),
+            "first launch ended first: {first_ends_first}"
+        );
+        let start = Instant::now();
+        while !journals(state.path()).is_empty() && start.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        assert_eq!(journals(state.path()), Vec::<String>::new());
+        drop(snap);
+    }
+}

@@ -267,8 +267,8 @@ fn holder_alive(j: &Journal) -> bool {
     }
 }
 
-/// Undoes, in the locked `dir`, every journal whose holder has ended (or
-/// only `only`'s, the caller's own, when given), composed with the live
+/// Undoes, in the locked `dir`, every journal whose holder has ended (and
+/// `only`'s, the caller's own, last, when given), composed with the live
 /// ones. Returns what to say, one line each without the `pinrun: `
 /// prefix, and whether every journal could be used and undone. For
 /// `only`, nothing is said when every IRQ and ban is simply restored;
@@ -279,7 +279,29 @@ fn undo_ended(dir: &StateDir, only: Option<&str>) -> (Vec<String>, bool) {
     let mut files = crate::system::steer::read_journals(dir);
     let mut lines = Vec::new();
     let mut ok = true;
-    let names: Vec<String> = files.iter().map(|f| f.name.clone()).collect();
+    // The caller's own journal last: an ended launch's journal left by a
+    // crash (between an undo's hand-over and its writes) is finished
+    // first, composed with the live ones, so the own undo sees its writes.
+    // Another user's files are not pinrun's: one line for them all.
+    let foreign: Vec<String> = files
+        .iter()
+        .filter(|f| f.foreign.is_some())
+        .map(|f| f.name.clone())
+        .collect();
+    if only.is_none() && !foreign.is_empty() {
+        lines.push(format!(
+            "ignored {} file(s) in {} not owned by root (not pinrun's steering journals): {}",
+            foreign.len(),
+            dir.path().display(),
+            crate::words::shorten(&foreign.join(" "), 200)
+        ));
+    }
+    let mut names: Vec<String> = files
+        .iter()
+        .filter(|f| f.foreign.is_none())
+        .map(|f| f.name.clone())
+        .collect();
+    names.sort_by_key(|n| only == Some(n.as_str()));
     for name in names {
         let Some(idx) = files.iter().position(|f| f.name == name) else {
             continue;
@@ -298,14 +320,14 @@ fn undo_ended(dir: &StateDir, only: Option<&str>) -> (Vec<String>, bool) {
             }
         };
         let mine = only == Some(name.as_str());
-        if (only.is_some() && !mine) || (only.is_none() && holder_alive(&j)) {
+        if !mine && holder_alive(&j) {
             continue;
         }
         let others: Vec<(String, Journal)> = files
             .iter()
             .filter(|f| f.name != name)
+            .filter(|f| f.foreign.is_none())
             .filter_map(|f| f.journal.as_ref().ok().map(|o| (f.name.clone(), o.clone())))
-            .filter(|(_, o)| holder_alive(o))
             .collect();
         let (said, done) = crate::apply::steer::finish(&root, dir, &name, &j, &others);
         ok &= done;
@@ -337,9 +359,11 @@ pub fn reclaim_stale(dir: &StateDir) -> String {
     if !nix::unistd::geteuid().is_root() {
         return String::new();
     }
+    // Another user's files alone: nothing to say at every launch
+    // (--reclaim names them).
     let has = crate::system::steer::read_journals(dir)
         .iter()
-        .any(|f| journal_owner(&f.name).is_some());
+        .any(|f| f.foreign.is_none() && journal_owner(&f.name).is_some());
     if !has {
         return String::new();
     }

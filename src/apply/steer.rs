@@ -34,7 +34,8 @@ const PROC_IRQ: &str = "/proc/irq";
 /// written; `ban`: irqbalance's ban sent and seen, no IRQ written;
 /// `config`: irqbalance's configuration edited and the daemon restarted
 /// with it, no IRQ written; `irq`: after the first IRQ write; `default`: after
-/// `default_smp_affinity`; `steered`: every write done). Release builds
+/// `default_smp_affinity`; `steered`: every write done; `undo-adopted`: an
+/// undo's hand-over to the live journals synced, nothing restored). Release builds
 /// ignore it.
 pub fn crash_point(step: &str) {
     #[cfg(debug_assertions)]
@@ -291,18 +292,19 @@ pub fn steer(
             // The file back (composed with the other launches that edited
             // it, as an undo; untouched when it was not written) and the
             // journal removed.
-            rollback(dir, &out.journal, &j, &[], false);
+            let failed = rollback(dir, &out.journal, &j, &[], None);
+            let done = if written {
+                "the file was put back and irqbalance restarted, no IRQ was written"
+            } else {
+                "no IRQ was written"
+            };
             return Err(Error::new(
                 ErrorCode::IrqbalanceRuns,
                 format!(
-                    "--irqbalance-config: irqbalance (pid {}), {}: {why}; {}no IRQ was written",
+                    "--irqbalance-config: irqbalance (pid {}), {}: {why}; {}",
                     c.pid,
                     c.path.display(),
-                    if written {
-                        "the file was put back and irqbalance restarted, "
-                    } else {
-                        ""
-                    }
+                    rolled_back(dir, &out.journal, &failed, done)
                 ),
             )
             .hint("check `systemctl status irqbalance.service`; or stop irqbalance for the command's life"));
@@ -326,13 +328,25 @@ pub fn steer(
     // them back in between.
     if let Some(b) = &p.ban {
         if let Err((why, sent)) = send_ban(b, &p.cpus) {
-            rollback(dir, &out.journal, &j, &[], sent);
+            let failed = rollback(
+                dir,
+                &out.journal,
+                &j,
+                &[],
+                sent.then_some(b.socket.as_path()),
+            );
+            let done = if sent {
+                "its ban was put back, no IRQ was written"
+            } else {
+                "its ban was not changed, no IRQ was written"
+            };
             return Err(Error::new(
                 ErrorCode::IrqbalanceSocket,
                 format!(
-                    "--steer-irqs: irqbalance (pid {}) at {}: {why}; its ban was put back, no IRQ was written",
+                    "--steer-irqs: irqbalance (pid {}) at {}: {why}; {}",
                     b.pid,
-                    b.socket.display()
+                    b.socket.display(),
+                    rolled_back(dir, &out.journal, &failed, done)
                 ),
             )
             .hint("retry (irqbalance answers between its rebalance passes); or ban the CPUs in its configuration (IRQBALANCE_BANNED_CPULIST) and restart it"));
@@ -354,8 +368,22 @@ pub fn steer(
             if j.irqs[i].written != to.to_list() {
                 // The journal says what is written before it is.
                 j.irqs[i].written = to.to_list();
-                if let Err(e) = save(dir, &out.journal, &j, false) {
-                    rollback(dir, &out.journal, &j, &written, out.ban.is_some());
+                if let Err(mut e) = save(dir, &out.journal, &j, false) {
+                    let sock = p.ban.as_ref().filter(|_| out.ban.is_some());
+                    let failed = rollback(
+                        dir,
+                        &out.journal,
+                        &j,
+                        &written,
+                        sock.map(|b| b.socket.as_path()),
+                    );
+                    if !failed.is_empty() {
+                        e.message = format!(
+                            "{}; {}",
+                            e.message,
+                            rolled_back(dir, &out.journal, &failed, "")
+                        );
+                    }
                     return Err(e);
                 }
             }
@@ -414,14 +442,22 @@ pub fn steer(
                 out.skipped.push((m.irq, m.name.clone(), why));
             }
             WriteEnd::Fatal(e) => {
-                rollback(dir, &out.journal, &j, &written, out.ban.is_some());
+                let sock = p.ban.as_ref().filter(|_| out.ban.is_some());
+                let failed = rollback(
+                    dir,
+                    &out.journal,
+                    &j,
+                    &written,
+                    sock.map(|b| b.socket.as_path()),
+                );
                 return Err(Error::new(
                     ErrorCode::SteerFailed,
                     format!(
-                        "--steer-irqs: writing {PROC_IRQ}/{}/smp_affinity_list ({}): {}; every IRQ written was put back",
+                        "--steer-irqs: writing {PROC_IRQ}/{}/smp_affinity_list ({}): {}; {}",
                         m.irq,
                         m.name,
-                        e.desc()
+                        e.desc(),
+                        rolled_back(dir, &out.journal, &failed, "every IRQ written was put back")
                     ),
                 )
                 .hint("retry; if it persists, report the kernel version and this message"));
@@ -431,12 +467,20 @@ pub fn steer(
     // 4. The default affinity of new IRQs.
     if let (Some((_, to)), Some(fd)) = (&p.default, &default_fd) {
         if let Err(e) = write_text(fd, &to.to_mask()) {
-            rollback(dir, &out.journal, &j, &written, out.ban.is_some());
+            let sock = p.ban.as_ref().filter(|_| out.ban.is_some());
+            let failed = rollback(
+                dir,
+                &out.journal,
+                &j,
+                &written,
+                sock.map(|b| b.socket.as_path()),
+            );
             return Err(Error::new(
                 ErrorCode::SteerFailed,
                 format!(
-                    "--steer-irqs: writing {default_path}: {}; every IRQ written was put back",
-                    e.desc()
+                    "--steer-irqs: writing {default_path}: {}; {}",
+                    e.desc(),
+                    rolled_back(dir, &out.journal, &failed, "every IRQ written was put back")
                 ),
             )
             .hint("retry; if it persists, report the kernel version and this message"));
@@ -518,9 +562,13 @@ fn wait_ban(
             return Ok(());
         }
         if std::time::Instant::now() > deadline {
+            let still = if ban.is_empty() {
+                "no CPU".to_string()
+            } else {
+                ban.to_list()
+            };
             return Err(format!(
-                "its ban is still {} after {} s",
-                ban.to_list(),
+                "its ban is still {still} after {} s",
                 sleep.min(60) + 3
             ));
         }
@@ -676,21 +724,48 @@ fn ban_socket(pid: u32) -> std::path::PathBuf {
 
 /// Puts back what a failed steering wrote (each IRQ its original; the
 /// default mask is written last, so a failure never follows it; then
-/// irqbalance's ban when the journal has it and its ban is still what was
-/// sent) and removes the journal; best effort.
-fn rollback(dir: &StateDir, name: &str, j: &Journal, written: &[(u32, CpuSet)], ban_sent: bool) {
+/// irqbalance's ban through `ban_socket` when given, the socket the ban
+/// was sent to; then irqbalance's configuration) and removes the journal
+/// when every step worked. Returns what was not put back, one phrase
+/// each (the journal is then kept for `--reclaim`); see [`rolled_back`].
+fn rollback(
+    dir: &StateDir,
+    name: &str,
+    j: &Journal,
+    written: &[(u32, CpuSet)],
+    ban_socket: Option<&std::path::Path>,
+) -> Vec<String> {
+    let mut failed = Vec::new();
     for (n, _) in written {
         if let Some(e) = j.irqs.iter().find(|e| e.irq == *n) {
-            let _ = write_path(&format!("{PROC_IRQ}/{n}/smp_affinity_list"), &e.original);
+            let path = format!("{PROC_IRQ}/{n}/smp_affinity_list");
+            if let Err(err) = write_path(&path, &e.original) {
+                failed.push(format!(
+                    "IRQ {n} ({}) to {} ({path}: {})",
+                    e.name,
+                    e.original,
+                    err.desc()
+                ));
+            }
         }
     }
-    if let Some(b) = j.irqbalance.as_ref().filter(|_| ban_sent) {
+    if let (Some(b), Some(sock)) = (j.irqbalance.as_ref(), ban_socket) {
         // Its setup reply lags a sent ban until its next rescan: the
         // original goes back unconditionally.
         let orig = CpuSet::parse(&b.original).unwrap_or_default();
         let default = CpuSet::parse(&b.default).unwrap_or_default();
-        if let Ok(cmd) = ban_command(&orig, &default) {
-            let _ = irqbalance_exchange(&ban_socket(b.pid), &cmd);
+        if let Err(e) = ban_command(&orig, &default).and_then(|cmd| irqbalance_exchange(sock, &cmd))
+        {
+            failed.push(format!(
+                "irqbalance's (pid {}) ban to {} ({}: {e})",
+                b.pid,
+                if orig.is_empty() {
+                    "no CPU".to_string()
+                } else {
+                    orig.to_list()
+                },
+                sock.display()
+            ));
         }
     }
     if j.irqbalance_config.is_some() {
@@ -702,14 +777,34 @@ fn rollback(dir: &StateDir, name: &str, j: &Journal, written: &[(u32, CpuSet)], 
             .filter_map(|f| Some((f.name, f.journal.ok()?)))
             .collect();
         let mut js: Vec<Journal> = others.iter().map(|(_, o)| o.clone()).collect();
-        let _ = restore_config(j, &mut js);
+        if let Err(e) = restore_config(j, &mut js) {
+            failed.push(e);
+        }
         for ((oname, old), new) in others.iter().zip(&js) {
             if old != new {
                 let _ = save(dir, oname, new, false);
             }
         }
     }
-    remove(dir, name);
+    if failed.is_empty() {
+        remove(dir, name);
+    }
+    failed
+}
+
+/// The end of a failed launch's message after [`rollback`]: `done` (what
+/// was put back) when `failed` is empty, else what was not and that
+/// `pinrun --reclaim` retries from the journal `name` kept in `dir`.
+fn rolled_back(dir: &StateDir, name: &str, failed: &[String], done: &str) -> String {
+    if failed.is_empty() {
+        done.to_string()
+    } else {
+        format!(
+            "NOT put back: {}; the journal {} is kept: `pinrun --reclaim` retries",
+            failed.join(", "),
+            dir.path().join(name).display()
+        )
+    }
 }
 
 /// Ends journal `j`'s irqbalance ban composed with the live `others`
@@ -821,6 +916,31 @@ pub fn finish(
     );
     let mut lines = Vec::new();
     let mut ok = true;
+    // Write-ahead: a live claim that takes over an IRQ or the default
+    // mask this undo narrows has it in its synced journal before the
+    // write, so whichever claim ends last (or --reclaim after a crash)
+    // restores the original.
+    for ((oname, old), new) in others.iter().zip(&u.others) {
+        if old != new
+            && let Err(e) = save(dir, oname, new, false)
+        {
+            lines.push(format!(
+                    "cannot hand the steering over to the journal {oname}: {}; nothing restored, the journal is kept for --reclaim",
+                    e.message
+                ));
+            return (lines, false);
+        }
+    }
+    if u.ended != *j
+        && let Err(e) = save(dir, name, &u.ended, false)
+    {
+        lines.push(format!(
+                "cannot update the journal {name}: {}; nothing restored, the journal is kept for --reclaim",
+                e.message
+            ));
+        return (lines, false);
+    }
+    crash_point("undo-adopted");
     // First, every IRQ gets the CPU(s) it fired on before steering
     // ([`pre_write`]), and the undo waits once, for all of them, until
     // they fire there: the kernel then keeps each there when its
@@ -900,6 +1020,7 @@ pub fn finish(
             written.to_list()
         ));
     }
+    let adopted = u.others.clone();
     let mut updated = u.others.clone();
     for r in [
         restore_ban(root, j, &mut updated),
@@ -914,7 +1035,7 @@ pub fn finish(
             }
         }
     }
-    for ((oname, old), new) in others.iter().zip(&updated) {
+    for (((oname, _), old), new) in others.iter().zip(&adopted).zip(&updated) {
         if old != new {
             let _ = save(dir, oname, new, false);
         }
@@ -923,4 +1044,70 @@ pub fn finish(
         remove(dir, name);
     }
     (lines, ok)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::steer::JournalBan;
+    use crate::testkit::irqbalance_server;
+
+    fn banned_journal() -> Journal {
+        let mut j = Journal::new(4242, 7, &crate::testkit::cpus("1"));
+        j.irqbalance = Some(JournalBan {
+            pid: 77,
+            original: String::new(),
+            default: String::new(),
+            written: "1".into(),
+        });
+        j
+    }
+
+    /// Break test: a ban restore that fails (the daemon died: connect
+    /// refused) was reported as put back and the journal removed. It keeps
+    /// the journal and names what was not put back; a restore the
+    /// stand-in daemon takes removes it.
+    #[test]
+    fn a_failed_ban_restore_keeps_the_journal_and_says_so() {
+        let t = tempfile::tempdir().unwrap();
+        let dir = StateDir::open(t.path(), true).unwrap().unwrap();
+        let j = banned_journal();
+        save(&dir, "steer.4242-7.journal", &j, true).unwrap();
+        let gone = t.path().join("irqbalance77.sock");
+        let failed = rollback(&dir, "steer.4242-7.journal", &j, &[], Some(&gone));
+        assert_eq!(failed.len(), 1, "{failed:?}");
+        assert!(
+            failed[0].starts_with("irqbalance's (pid 77) ban to no CPU ("),
+            "{failed:?}"
+        );
+        assert!(
+            failed[0].contains("Connection refused") || failed[0].contains("No such file"),
+            "{failed:?}"
+        );
+        assert!(t.path().join("steer.4242-7.journal").exists());
+        let said = rolled_back(
+            &dir,
+            "steer.4242-7.journal",
+            &failed,
+            "its ban was put back",
+        );
+        assert!(
+            said.starts_with("NOT put back: irqbalance's (pid 77) ban"),
+            "{said}"
+        );
+        assert!(
+            said.ends_with("is kept: `pinrun --reclaim` retries"),
+            "{said}"
+        );
+        // The stand-in daemon takes "settings cpus NULL" (the default ban).
+        let (sock, h) = irqbalance_server(b"OK".to_vec());
+        let failed = rollback(&dir, "steer.4242-7.journal", &j, &[], Some(&sock));
+        assert_eq!(failed, Vec::<String>::new());
+        assert_eq!(h.join().unwrap().0, "settings cpus NULL");
+        assert!(!t.path().join("steer.4242-7.journal").exists());
+        assert_eq!(
+            rolled_back(&dir, "x", &failed, "its ban was put back"),
+            "its ban was put back"
+        );
+    }
 }

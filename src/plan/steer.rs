@@ -454,7 +454,7 @@ pub enum UndoStep {
 }
 
 /// What ending a steering claim does.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Undo {
     /// Per IRQ of the journal, in its order.
     pub steps: Vec<UndoStep>,
@@ -466,6 +466,11 @@ pub struct Undo {
     /// originals that were this claim's writes become this claim's
     /// originals): rewrite those that changed.
     pub others: Vec<Journal>,
+    /// The ended journal with each IRQ (and the default mask) pinrun
+    /// holds written as it is now: saved with `others` before any write,
+    /// a crash before the writes leaves a journal whose rerun finds them
+    /// pinrun's.
+    pub ended: Journal,
 }
 
 /// What an undo writes to an IRQ's `smp_affinity_list` before `to`, so
@@ -504,12 +509,94 @@ fn list(s: &str) -> CpuSet {
     CpuSet::parse(s).unwrap_or_default()
 }
 
+/// Hands IRQ `e` of an ending claim to the live claims `others` once the
+/// undo leaves it at `stays`: a claim that already journaled it takes
+/// the ended claim's original when its own was the ended claim's write,
+/// and `stays` as what was written; a claim without an entry whose CPUs
+/// keep CPUs of the original out of `stays` gets one (the original and
+/// `stays`). Whichever live claim ends last then restores the original,
+/// and the caller saves `others` before it writes `stays` (write-ahead).
+/// Returns the true original.
+fn adopt(others: &mut [Journal], e: &crate::steer::JournalIrq, stays: &CpuSet) -> String {
+    let pairs: Vec<(String, String)> = others
+        .iter()
+        .flat_map(|o| &o.irqs)
+        .filter(|oe| oe.irq == e.irq)
+        .map(|oe| (oe.original.clone(), oe.written.clone()))
+        .collect();
+    let (root, chain) = chain_root(&e.original, &e.written, &pairs);
+    let orig = list(&root);
+    for o in others.iter_mut() {
+        let narrows = o.cpu_set().intersects(&orig);
+        match o.irqs.iter_mut().find(|oe| oe.irq == e.irq) {
+            Some(oe) => {
+                if chain.contains(&oe.original) {
+                    oe.original = root.clone();
+                    // Where it fired before steering goes with the
+                    // original it was journaled with.
+                    if e.original == root {
+                        oe.effective = e.effective.clone();
+                    }
+                }
+                oe.written = stays.to_list();
+            }
+            None if narrows => o.irqs.push(crate::steer::JournalIrq {
+                irq: e.irq,
+                name: e.name.clone(),
+                original: root.clone(),
+                written: stays.to_list(),
+                effective: (e.original == root).then(|| e.effective.clone()).flatten(),
+            }),
+            None => {}
+        }
+    }
+    root
+}
+
+/// The original of the chain of steering writes an ended claim's
+/// `original`/`written` belongs to, with `pairs` the live claims'
+/// (original, written) for the same IRQ or mask: a claim launched after
+/// another journaled that one's write as its original, so the true
+/// original is found by following originals back through writes. Returns
+/// it and every value of the chain (what a live claim may hold as its
+/// original and must replace by the true one).
+fn chain_root(original: &str, written: &str, pairs: &[(String, String)]) -> (String, Vec<String>) {
+    let mut root = original.to_string();
+    let mut chain = vec![written.to_string(), root.clone()];
+    for _ in 0..pairs.len() {
+        match pairs
+            .iter()
+            .find(|(o, w)| *w == root && *o != root && !chain.contains(o))
+        {
+            Some((o, _)) => {
+                root = o.clone();
+                chain.push(root.clone());
+            }
+            None => break,
+        }
+    }
+    // And forward: a claim launched after another journaled its write.
+    for _ in 0..pairs.len() {
+        match pairs
+            .iter()
+            .find(|(o, w)| chain.contains(o) && !chain.contains(w))
+        {
+            Some((_, w)) => chain.push(w.clone()),
+            None => break,
+        }
+    }
+    (root, chain)
+}
+
 /// Ends the steering of `ended`, with `others` the journals of the
 /// steering claims still live; `current` reads an IRQ's
 /// `smp_affinity_list` now, `current_default` the default mask. An IRQ is
 /// pinrun's when its affinity is what `ended` or another live claim wrote;
 /// it gets `original − CPUs of the other live claims` (left as it is when
 /// that is empty). Any other affinity is a foreign edit, left alone.
+/// What stays narrowed is handed to the live claims (`adopt`) and the
+/// ended journal records what each IRQ is now ([`Undo::ended`]): the
+/// caller syncs both before its writes.
 pub fn undo(
     ended: &Journal,
     others: &[Journal],
@@ -520,8 +607,14 @@ pub fn undo(
         .iter()
         .fold(CpuSet::new(), |acc, o| acc.union(&o.cpu_set()));
     let mut others = others.to_vec();
-    let mut u = Undo::default();
-    for e in &ended.irqs {
+    let mut u = Undo {
+        steps: Vec::new(),
+        default: None,
+        default_foreign: None,
+        others: Vec::new(),
+        ended: ended.clone(),
+    };
+    for (i, e) in ended.irqs.iter().enumerate() {
         let Some(now) = current(e.irq) else {
             u.steps.push(UndoStep::Gone { irq: e.irq });
             continue;
@@ -554,18 +647,19 @@ pub fn undo(
             });
             continue;
         }
+        u.ended.irqs[i].written = now.to_list();
         let to = list(&e.original).difference(&held);
+        // What the IRQ keeps after this undo: `to`, or what it is now
+        // when the other claims hold every CPU of the original.
+        let stays = if to.is_empty() {
+            now.clone()
+        } else {
+            to.clone()
+        };
+        u.ended.irqs[i].original = adopt(&mut others, e, &stays);
         if to.is_empty() {
             u.steps.push(UndoStep::Kept { irq: e.irq });
             continue;
-        }
-        for o in &mut others {
-            for oe in o.irqs.iter_mut().filter(|oe| oe.irq == e.irq) {
-                if oe.original == e.written {
-                    oe.original = e.original.clone();
-                }
-                oe.written = to.to_list();
-            }
         }
         u.steps.push(UndoStep::Restore {
             irq: e.irq,
@@ -589,16 +683,39 @@ pub fn undo(
             u.default_foreign = Some((now, written));
         } else {
             let to = list(orig).difference(&held);
-            if !to.is_empty() && !unchanged {
+            if !unchanged {
+                u.ended.default_written = Some(now.to_list());
+                let stays = if to.is_empty() {
+                    now.clone()
+                } else {
+                    to.clone()
+                };
+                let pairs: Vec<(String, String)> = others
+                    .iter()
+                    .filter_map(|o| Some((o.default_original.clone()?, o.default_written.clone()?)))
+                    .collect();
+                let (root, chain) = chain_root(orig, &written.to_list(), &pairs);
+                let orig_set = list(&root);
+                u.ended.default_original = Some(root.clone());
                 for o in &mut others {
                     if o.default_written.is_some() {
-                        if o.default_original.as_deref() == ended.default_written.as_deref() {
-                            o.default_original = ended.default_original.clone();
+                        if o.default_original
+                            .as_ref()
+                            .is_some_and(|d| chain.contains(d))
+                        {
+                            o.default_original = Some(root.clone());
                         }
-                        o.default_written = Some(to.to_list());
+                        o.default_written = Some(stays.to_list());
+                    } else if o.cpu_set().intersects(&orig_set) {
+                        // A live claim that keeps CPUs out of the mask owns
+                        // it from now on: its end restores the original.
+                        o.default_original = Some(root.clone());
+                        o.default_written = Some(stays.to_list());
                     }
                 }
-                u.default = Some(to);
+                if !to.is_empty() {
+                    u.default = Some(to);
+                }
             }
         }
     }
@@ -1109,5 +1226,213 @@ mod tests {
         j.irqs[0].effective = None;
         let u = undo(&j, &[], &|_| Some(cpus("0")), None);
         assert!(matches!(u.steps[0], UndoStep::Foreign { .. }));
+    }
+
+    /// A simulated host for the end-order tests: IRQs, the default mask
+    /// and the journals of the steering launches, each live or ended.
+    struct Host {
+        all: CpuSet,
+        hw: BTreeMap<u32, CpuSet>,
+        default: CpuSet,
+        js: Vec<(Journal, bool)>,
+    }
+
+    impl Host {
+        /// A launch claiming `c`: moves each IRQ (and the default mask) off
+        /// `c` to the CPUs no live claim holds; with none left (no
+        /// housekeeping CPU) it writes nothing and journals nothing.
+        fn launch(&mut self, pid: u32, c: &str) {
+            let c = cpus(c);
+            let held = self
+                .js
+                .iter()
+                .filter(|(_, live)| *live)
+                .fold(c.clone(), |a, (j, _)| a.union(&j.cpu_set()));
+            let hk = self.all.difference(&held);
+            let mut j = Journal::new(pid, 1, &c);
+            if !hk.is_empty() {
+                for (irq, now) in self.hw.iter_mut() {
+                    if now.intersects(&c) {
+                        let mut to = now.difference(&held);
+                        if to.is_empty() {
+                            to = hk.clone();
+                        }
+                        j.irqs.push(JournalIrq {
+                            irq: *irq,
+                            name: format!("dev{irq}"),
+                            original: now.to_list(),
+                            written: to.to_list(),
+                            effective: None,
+                        });
+                        *now = to;
+                    }
+                }
+                if self.default.intersects(&c) {
+                    let mut to = self.default.difference(&held);
+                    if to.is_empty() {
+                        to = hk.clone();
+                    }
+                    j.default_original = Some(self.default.to_list());
+                    j.default_written = Some(to.to_list());
+                    self.default = to;
+                }
+            }
+            self.js.push((j, true));
+        }
+
+        /// Launch `pid` ends: every ended journal is finished (its own
+        /// last), composed with the live ones, as `undo_ended` does; with
+        /// `crash`, the own undo stops after handing over (journals
+        /// saved, nothing written, its journal left).
+        fn end(&mut self, pid: u32, crash: bool) {
+            for (j, live) in &mut self.js {
+                if j.pid == pid {
+                    *live = false;
+                }
+            }
+            let mut order: Vec<u32> = self
+                .js
+                .iter()
+                .filter(|(j, live)| !*live && j.pid != pid)
+                .map(|(j, _)| j.pid)
+                .collect();
+            order.push(pid);
+            for p in order {
+                let i = self.js.iter().position(|(j, _)| j.pid == p).unwrap();
+                let ended = self.js[i].0.clone();
+                let live: Vec<usize> = (0..self.js.len()).filter(|k| *k != i).collect();
+                let others: Vec<Journal> = live.iter().map(|k| self.js[*k].0.clone()).collect();
+                let hw = self.hw.clone();
+                let u = undo(
+                    &ended,
+                    &others,
+                    &|n| hw.get(&n).cloned(),
+                    Some(&self.default),
+                );
+                for (k, o) in live.iter().zip(u.others) {
+                    self.js[*k].0 = o;
+                }
+                if crash && p == pid {
+                    self.js[i].0 = u.ended;
+                    return;
+                }
+                for st in &u.steps {
+                    if let UndoStep::Restore { irq, to, .. } = st {
+                        self.hw.insert(*irq, to.clone());
+                    }
+                }
+                if let Some(d) = u.default {
+                    self.default = d;
+                }
+                self.js.remove(i);
+            }
+        }
+    }
+
+    fn permutations(n: usize) -> Vec<Vec<usize>> {
+        if n == 1 {
+            return vec![vec![0]];
+        }
+        let mut out = Vec::new();
+        for p in permutations(n - 1) {
+            for at in 0..=p.len() {
+                let mut q = p.clone();
+                q.insert(at, n - 1);
+                out.push(q);
+            }
+        }
+        out
+    }
+
+    /// Break test: two `--exclusive --steer-irqs` launches on a 2-CPU host,
+    /// the second with no housekeeping CPU (an empty journal); the first
+    /// ending first narrowed every IRQ to CPU 0 and nobody owned it. Every
+    /// end order of two and three claims, with and without housekeeping
+    /// CPUs, with a crash of any undo between its hand-over and its
+    /// writes, ends with every IRQ and the default mask at the original.
+    #[test]
+    fn every_end_order_restores_the_originals() {
+        let cases: [(&str, &str, &[&str]); 5] = [
+            ("0-1", "0-1", &["0", "1"]),
+            ("0-3", "0-3", &["1", "2"]),
+            ("0-3", "0-2", &["0", "1", "2"]),
+            ("0-2", "0-2", &["0", "1", "2"]),
+            ("0-3", "0-3", &["0-1", "2", "1-2"]),
+        ];
+        for (all, orig, claims) in cases {
+            for order in permutations(claims.len()) {
+                for crash in [None, Some(0), Some(1)] {
+                    let mut h = Host {
+                        all: cpus(all),
+                        hw: BTreeMap::from([(20, cpus(orig)), (21, cpus("0")), (22, cpus(all))]),
+                        default: cpus(all),
+                        js: Vec::new(),
+                    };
+                    for (i, c) in claims.iter().enumerate() {
+                        h.launch(100 + i as u32, c);
+                    }
+                    for (step, i) in order.iter().enumerate() {
+                        h.end(100 + *i as u32, crash == Some(step));
+                    }
+                    // --reclaim after the last end (a crash leaves a journal).
+                    let left: Vec<u32> = h.js.iter().map(|(j, _)| j.pid).collect();
+                    for p in left {
+                        h.end(p, false);
+                    }
+                    let why =
+                        format!("{all} claims {claims:?} end order {order:?} crash {crash:?}");
+                    assert!(h.js.is_empty(), "{why}");
+                    assert_eq!(h.hw[&20], cpus(orig), "{why}");
+                    assert_eq!(h.hw[&21], cpus("0"), "{why}");
+                    assert_eq!(h.hw[&22], cpus(all), "{why}");
+                    assert_eq!(h.default, cpus(all), "{why}");
+                }
+            }
+        }
+    }
+
+    /// The second claim without housekeeping CPUs takes over what the
+    /// first one's end narrows: an entry with the true original, so a
+    /// foreign edit after the hand-over is still left alone.
+    #[test]
+    fn a_narrowing_undo_hands_the_irq_to_the_live_claim() {
+        let mut a = journal(100, "0", &[(20, "0-1", "1")]);
+        a.default_original = Some("0-1".into());
+        a.default_written = Some("1".into());
+        let b = journal(200, "1", &[]);
+        let hw = BTreeMap::from([(20, cpus("1"))]);
+        let u = undo(
+            &a,
+            std::slice::from_ref(&b),
+            &|n| hw.get(&n).cloned(),
+            Some(&cpus("1")),
+        );
+        assert_eq!(
+            u.steps,
+            vec![UndoStep::Restore {
+                irq: 20,
+                name: "dev20".into(),
+                to: cpus("0"),
+                effective: None,
+            }]
+        );
+        assert_eq!(u.default, Some(cpus("0")));
+        let b2 = &u.others[0];
+        assert_eq!(
+            (b2.irqs[0].original.as_str(), b2.irqs[0].written.as_str()),
+            ("0-1", "0")
+        );
+        assert_eq!(
+            (
+                b2.default_original.as_deref(),
+                b2.default_written.as_deref()
+            ),
+            (Some("0-1"), Some("0"))
+        );
+        // Someone sets IRQ 20 to CPU 1 after: B's end leaves it alone.
+        let hw = BTreeMap::from([(20, cpus("1"))]);
+        let ub = undo(b2, &[], &|n| hw.get(&n).cloned(), Some(&cpus("0")));
+        assert!(matches!(ub.steps[0], UndoStep::Foreign { irq: 20, .. }));
+        assert_eq!(ub.default, Some(cpus("0-1")));
     }
 }

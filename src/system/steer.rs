@@ -79,9 +79,13 @@ pub fn read_irqs(root: &Root) -> (Vec<SteerIrq>, Option<CpuSet>) {
 pub struct JournalFile {
     /// Its file name.
     pub name: String,
-    /// The journal, or why it cannot be used (foreign-owned, not a
-    /// regular file, too large, corrupt).
+    /// The journal, or why it cannot be used (not a regular file, a
+    /// symbolic link, too large, corrupt).
     pub journal: Result<Journal, String>,
+    /// The uid owning it when that is not root: another user's file, not
+    /// pinrun's (steering needs root; any other owner could forge
+    /// restores). Ignored by the undo, named in one summary line.
+    pub foreign: Option<u32>,
 }
 
 /// Every steering journal in `dir` (names of [`crate::steer::journal_name`]'s
@@ -107,8 +111,22 @@ pub fn read_journals(dir: &StateDir) -> Vec<JournalFile> {
     names
         .into_iter()
         .map(|name| {
+            // The file itself (a symbolic link is not followed): its
+            // owner decides whether it is pinrun's at all.
+            let owner = nix::sys::stat::fstatat(
+                dir.fd(),
+                name.as_str(),
+                nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW,
+            )
+            .ok()
+            .map(|st| st.st_uid);
+            let foreign = owner.filter(|u| *u != 0);
             let journal = read_journal(dir, &name);
-            JournalFile { name, journal }
+            JournalFile {
+                name,
+                journal,
+                foreign,
+            }
         })
         .collect()
 }
@@ -120,7 +138,11 @@ fn read_journal(dir: &StateDir, name: &str) -> Result<Journal, String> {
         OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC,
         Mode::empty(),
     )
-    .map_err(|e| e.desc().to_string())?;
+    // O_NOFOLLOW on a symbolic link fails with ELOOP (open(2)).
+    .map_err(|e| match e {
+        nix::errno::Errno::ELOOP => "is a symbolic link".to_string(),
+        e => e.desc().to_string(),
+    })?;
     let st = nix::sys::stat::fstat(&fd).map_err(|e| e.desc().to_string())?;
     if st.st_mode & libc::S_IFMT != libc::S_IFREG {
         return Err("not a regular file".into());
@@ -184,13 +206,17 @@ pub fn read_online(root: &Root) -> Option<CpuSet> {
 }
 
 /// The PIDs of running irqbalance daemons (`/proc/PID/comm` is
-/// `irqbalance`, not a zombie), each with its control socket when it has one
-/// (`/run/irqbalance/irqbalance<PID>.sock`, irqbalance's `ui/`).
+/// `irqbalance`, not a zombie, run by root: real and effective uid 0 in
+/// `/proc/PID/status` `Uid:`), each with its control socket when it has one
+/// (`/run/irqbalance/irqbalance<PID>.sock`, irqbalance's `ui/`). A process
+/// of another user named `irqbalance` is not one: only root can change an
+/// IRQ's affinity, and any user can name a process so.
 pub fn irqbalance(root: &Root) -> Vec<(u32, Option<std::path::PathBuf>)> {
     root.numbered_entries("/proc", "")
         .into_iter()
         .filter(|pid| {
             root.read_value(&format!("/proc/{pid}/comm")).as_deref() == Some("irqbalance")
+                && crate::system::threads::uids(root, *pid) == Some((0, 0))
                 // A zombie (state Z, field 3 of /proc/PID/stat) has ended.
                 && !root
                     .read(&format!("/proc/{pid}/stat"))
@@ -492,5 +518,37 @@ mod tests {
                 .unwrap_err()
                 .contains("too long")
         );
+    }
+
+    /// Break test: any user's process named `irqbalance` (`cp /bin/sleep
+    /// /tmp/x/irqbalance` run as nobody) made every root `--steer-irqs`
+    /// refuse. Only a root-owned one (real and effective uid 0) is the
+    /// daemon; a zombie is not either.
+    #[test]
+    fn only_root_owned_irqbalance_counts() {
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path();
+        for (pid, uid, state) in [
+            (10, "0\t0\t0\t0", 'S'),
+            (11, "65534\t65534\t65534\t65534", 'S'),
+            (12, "1000\t0\t0\t0", 'S'),
+            (13, "0\t1000\t1000\t1000", 'S'),
+            (14, "0\t0\t0\t0", 'Z'),
+        ] {
+            let p = d.join(format!("proc/{pid}"));
+            std::fs::create_dir_all(&p).unwrap();
+            std::fs::write(p.join("comm"), "irqbalance\n").unwrap();
+            std::fs::write(
+                p.join("status"),
+                format!("Name:\tirqbalance\nUid:\t{uid}\n"),
+            )
+            .unwrap();
+            std::fs::write(p.join("stat"), format!("{pid} (irqbalance) {state} 1 1")).unwrap();
+        }
+        std::fs::create_dir_all(d.join("run/irqbalance")).unwrap();
+        std::fs::write(d.join("run/irqbalance/irqbalance11.sock"), "").unwrap();
+        let root = Root::new(d);
+        let found: Vec<u32> = irqbalance(&root).into_iter().map(|(p, _)| p).collect();
+        assert_eq!(found, [10]);
     }
 }

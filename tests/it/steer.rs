@@ -292,3 +292,62 @@ fn reclaim_with_nothing_to_undo_says_so() {
         );
     }
 }
+
+/// Break test: another user's junk in the state directory (files with a
+/// journal's name, owned by nobody, one a symbolic link) made `--reclaim`
+/// exit 125 with one line per file, so an `ExecStartPre=` running it
+/// failed. They are not pinrun's: one summary line, exit 0. A root-owned
+/// symbolic link with a journal's name is named "is a symbolic link"
+/// (open(2)'s ELOOP under O_NOFOLLOW), not "Too many symbolic links".
+#[test]
+fn reclaim_ignores_other_users_junk_and_names_a_symlink() {
+    if !common::is_root() {
+        common::skip("chown to another user needs root");
+        return;
+    }
+    let dir = common::tempdir();
+    let d = dir.path();
+    std::fs::write(d.join("steer.1.2.journal"), "junk").unwrap();
+    std::fs::write(d.join("steer.3.4.journal"), "{}").unwrap();
+    std::os::unix::fs::symlink("/etc/passwd", d.join("steer.5.6.journal")).unwrap();
+    for n in [
+        "steer.1.2.journal",
+        "steer.3.4.journal",
+        "steer.5.6.journal",
+    ] {
+        std::os::unix::fs::lchown(d.join(n), Some(65534), Some(65534)).unwrap();
+    }
+    let out = pinrun()
+        .arg("--reclaim")
+        .arg("--state-dir")
+        .arg(d)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_status(&out, 0);
+    assert_eq!(
+        stderr,
+        format!(
+            "pinrun: ignored 3 file(s) in {} not owned by root (not pinrun's steering journals): steer.1.2.journal steer.3.4.journal steer.5.6.journal\n",
+            d.display()
+        )
+    );
+    // Root's own symbolic link is pinrun's to report, and not usable.
+    std::os::unix::fs::symlink("/etc/passwd", d.join("steer.7.8.journal")).unwrap();
+    let out = pinrun()
+        .arg("--reclaim")
+        .arg("--state-dir")
+        .arg(d)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_status(&out, 125);
+    assert!(
+        stderr.contains(&format!(
+            "steering journal {} cannot be used: is a symbolic link; left in place",
+            d.join("steer.7.8.journal").display()
+        )),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("Too many symbolic links"), "{stderr}");
+}
