@@ -35,11 +35,7 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
     } else {
         quiet
     };
-    let hk_list = if hk.is_empty() {
-        "<housekeeping CPUs>".to_string()
-    } else {
-        hk.to_list()
-    };
+    let hk_list = hk.to_list();
     // One finding per kind (movable, kernel-managed), listing its IRQs.
     let mut movable: Vec<IrqDetail> = Vec::new();
     let mut managed: Vec<IrqDetail> = Vec::new();
@@ -167,6 +163,11 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
                     ctx.cpus
                 )
             }
+        } else if hk.is_empty() {
+            format!(
+                "every online CPU is checked: no housekeeping CPU left to move {} to; leave at least one CPU out of the checked ones for IRQs",
+                if irqs.len() == 1 { "it" } else { "them" },
+            )
         } else if irqs.iter().all(|d| d.move_pending) {
             format!(
                 "nothing to write: {} already asked to leave {} (smp_affinity_list); the move takes effect at {} next interrupt",

@@ -441,3 +441,20 @@ fn pending_irq_moves_are_not_hinted_again() {
         assert!(!hint.contains("/proc/irq/"), "{hint}");
     }
 }
+
+/// Every online CPU checked: the irq-on-cpu hint has no CPU to name (no
+/// `<housekeeping CPUs>` placeholder, no IRQBALANCE_BANNED_CPULIST banning
+/// every CPU), as the default-irq-affinity hint says.
+#[test]
+fn no_housekeeping_cpu_left_to_move_irqs_to() {
+    let m = machine(true, true, false);
+    let f = irq_on_cpu(m.path(), "0-5,7");
+    assert_eq!(
+        f["hint"],
+        "every online CPU is checked: no housekeeping CPU left to move them to; leave at least one CPU out of the checked ones for IRQs"
+    );
+    // One CPU left: it is the target.
+    let f = irq_on_cpu(m.path(), "1-5,7");
+    let hint = f["hint"].as_str().unwrap();
+    assert!(hint.contains("echo 0 > /proc/irq/"), "{hint}");
+}
