@@ -707,7 +707,13 @@ and one line counting the notices, then runs the command;
 .B \-\-strict
 refuses on a warning instead (exit 125, nothing applied);
 .B \-\-quiet
-silences them in every mode (the exit status still says);
+silences them in every mode's text (the exit status still says):
+.B "\-\-check \-\-quiet"
+prints nothing and exits 1 on a warning,
+.B "\-\-dry\-run \-\-quiet"
+prints the plan without its findings, and
+.B \-\-json
+output keeps them;
 .B \-v
 shows everything.
 .B \-\-check
