@@ -336,11 +336,14 @@ impl CpuSet {
     pub fn parse(input: &str) -> Result<Self, ListError> {
         let t = input.trim();
         if let Some(hex) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-            let set = parse_mask_digits(input, hex, input.len() - hex.len())?;
+            // The digits' character offset: leading whitespace and `0x`.
+            let lead = input.len() - input.trim_start().len();
+            let offset = input[..lead].chars().count() + 2;
+            let set = parse_mask_digits(input, hex, offset)?;
             if set.is_empty() {
                 return Err(ListError {
                     input: input.to_string(),
-                    position: 0,
+                    position: offset - 2,
                     expected: "the mask selects nothing; give at least one set bit".into(),
                 });
             }
@@ -413,6 +416,8 @@ fn clean_sysfs(text: &str) -> &str {
     text.trim_matches(|c: char| c == '\0' || c.is_whitespace())
 }
 
+/// The cpumask `digits` (a part of `input` starting at character `offset`);
+/// an error's position is in characters of `input`.
 fn parse_mask_digits(input: &str, digits: &str, offset: usize) -> Result<CpuSet, ListError> {
     let err = |pos: usize, what: &str| ListError {
         input: input.to_string(),
@@ -424,12 +429,12 @@ fn parse_mask_digits(input: &str, digits: &str, offset: usize) -> Result<CpuSet,
     }
     let mut set = CpuSet::new();
     let mut bit: u32 = 0;
-    let chars: Vec<(usize, char)> = digits.char_indices().collect();
+    let chars: Vec<char> = digits.chars().collect();
     let mut prev_comma = true;
-    for (i, &(pos, c)) in chars.iter().enumerate().rev() {
+    for (i, &c) in chars.iter().enumerate().rev() {
         if c == ',' {
             if prev_comma || i == 0 {
-                return Err(err(offset + pos, "expected hexadecimal digits around ','"));
+                return Err(err(offset + i, "expected hexadecimal digits around ','"));
             }
             // A comma closes a 32-bit word: pad to the next word boundary.
             bit = bit.div_ceil(32) * 32;
@@ -438,13 +443,13 @@ fn parse_mask_digits(input: &str, digits: &str, offset: usize) -> Result<CpuSet,
         }
         prev_comma = false;
         let Some(v) = c.to_digit(16) else {
-            return Err(err(offset + pos, "expected a hexadecimal digit or ','"));
+            return Err(err(offset + i, "expected a hexadecimal digit or ','"));
         };
         for b in 0..4 {
             if v & (1 << b) != 0 {
                 let id = bit + b;
                 if id > MAX_ID {
-                    return Err(err(offset + pos, "mask is too long"));
+                    return Err(err(offset + i, "mask is too long"));
                 }
                 set.insert(id);
             }
@@ -533,26 +538,36 @@ fn parse_list(input: &str, last: Option<u32>, clip: u32) -> Result<CpuSet, ListE
         let item_start = c.pos;
         let a = c.number("expected a number")?;
         let (mut b, mut used, mut group) = (a, 1, 1);
+        // Each error points at its offending token: the range's end, the
+        // zero size, the used size larger than its group.
         if c.eat(b'-') {
+            let b_start = c.pos;
             b = c.number("expected a number after '-'")?;
             if b < a {
-                c.pos = item_start;
+                c.pos = b_start;
                 return Err(c.err(&format!("range {a}-{b} is reversed")));
             }
             if c.eat(b':') {
+                let u_start = c.pos;
                 let u = c.number("expected a stride or used/group after ':'")?;
+                let mut g_start = u_start;
                 if c.eat(b'/') {
+                    g_start = c.pos;
                     group = c.number("expected a group size after '/'")?;
                     used = u;
                 } else {
                     group = u;
                 }
-                if group == 0 || used == 0 {
-                    c.pos = item_start;
+                if used == 0 {
+                    c.pos = u_start;
+                    return Err(c.err("stride, used and group sizes must be at least 1"));
+                }
+                if group == 0 {
+                    c.pos = g_start;
                     return Err(c.err("stride, used and group sizes must be at least 1"));
                 }
                 if used > group {
-                    c.pos = item_start;
+                    c.pos = u_start;
                     return Err(c.err("used size must not exceed the group size"));
                 }
             }
@@ -582,10 +597,11 @@ fn parse_list(input: &str, last: Option<u32>, clip: u32) -> Result<CpuSet, ListE
         match c.peek() {
             None => break,
             Some(b',') => {
-                c.pos += 1;
-                if c.peek().is_none() {
+                if c.bytes.len() == c.pos + 1 {
+                    // At the comma itself: nothing follows it.
                     return Err(c.err("expected a number after ',' (trailing comma)"));
                 }
+                c.pos += 1;
             }
             Some(_) => return Err(c.err("expected ',', '-' or the end of the list")),
         }
@@ -662,6 +678,42 @@ mod tests {
         );
         // A short middle word is still a whole 32-bit word.
         assert_eq!(l("0x1,1"), "0,32");
+    }
+
+    /// Every error's position is the character of its offending token
+    /// (1-based in the message), past the end only when what is missing is
+    /// at the end; non-ASCII text before counts as one character each.
+    #[test]
+    fn error_positions_point_at_the_offending_token() {
+        for (bad, at) in [
+            ("0-1:0", 5),
+            ("0-7:0/4", 5),
+            ("0-7:2/0", 7),
+            ("0-7:3/2", 5),
+            ("0-7:0", 5),
+            ("2,5-3", 5),
+            ("0-3,8-6:2", 7),
+            ("0,1,", 4),
+            (" 0,,1", 4),
+            ("0,1x", 4),
+            ("0-", 3),
+            ("0-7:", 5),
+            ("0-7:1/", 7),
+            ("1,99999999999", 3),
+            ("0xfg", 4),
+            (" 0x1,,1", 5),
+            ("0x1z ", 4),
+            ("  0x0", 3),
+        ] {
+            let e = CpuSet::parse(bad).unwrap_err();
+            assert_eq!(e.position + 1, at, "{bad:?}: {e}");
+            assert!(
+                e.to_string().contains(&format!("at character {at}:")),
+                "{e}"
+            );
+        }
+        let e = CpuSet::parse_sysfs_mask("ff,é").unwrap_err();
+        assert_eq!(e.position, 3, "{e}");
     }
 
     #[test]

@@ -506,6 +506,16 @@ pub fn errno_words(errno: Errno) -> String {
     format!("{} ({errno:?})", errno.desc())
 }
 
+/// An I/O error in pinrun's words: [`errno_words`] when it carries an
+/// errno (`No space left on device (ENOSPC)`, never Rust's
+/// `(os error 28)`), else its own text.
+pub fn io_words(e: &std::io::Error) -> String {
+    match e.raw_os_error() {
+        Some(n) => errno_words(Errno::from_raw(n)),
+        None => e.to_string(),
+    }
+}
+
 /// A failed system call: which step, and the errno when the kernel gave one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Syscall {

@@ -336,6 +336,12 @@ pub struct IrqDetail {
     /// Why the count is unknown or partial, when it is.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub count_note: Option<String>,
+    /// Its requested affinity (`smp_affinity_list`) already excludes these
+    /// CPUs, but the effective one does not yet: the move takes effect at
+    /// its next interrupt (x86, `irq_move_irq()`), until then it is still
+    /// delivered here. JSON `move_pending`, absent when false.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub move_pending: bool,
 }
 
 /// One finding, with a stable kebab-case `code` (documented in pinrun(1)).

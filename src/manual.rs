@@ -746,7 +746,13 @@ and one line counting the notices, then runs the command;
 .B \-\-strict
 refuses on a warning instead (exit 125, nothing applied);
 .B \-\-quiet
-silences them in every mode (the exit status still says);
+silences them in every mode's text (the exit status still says):
+.B "\-\-check \-\-quiet"
+prints nothing and exits 1 on a warning,
+.B "\-\-dry\-run \-\-quiet"
+prints the plan without its findings, and
+.B \-\-json
+output keeps them;
 .B \-v
 shows everything.
 .B \-\-check
@@ -1261,8 +1267,8 @@ chrt \-o, \-b, \-i	\-\-other, \-\-batch, \-\-idle	short forms collide or are rar
 chrt \-d, \-\-deadline	\-\-deadline	
 chrt \-T, \-D, \-P (ns)	\-\-sched\-runtime, \-deadline, \-period	pinrun's take a unit (500us)
 chrt \-R, \-\-reset\-on\-fork	\-R, \-\-reset\-on\-fork	
-taskset \-p PID	\-\-pid PID \-\-tid PID	read-only without options; one thread
-taskset \-a \-p MASK PID	\-\-pid PID \-\-cpus LIST	every thread (all or none)
+taskset \-p [MASK] TID	\-\-pid PID \-\-tid TID [\-\-cpus LIST]	one thread; PID is its process (TID itself for the main thread); read-only without options
+taskset \-a \-p [MASK] PID	\-\-pid PID [\-\-cpus LIST]	every thread (all or none); read-only without options
 chrt \-p PID	\-\-pid PID	every thread's policy, priority, nice, deadline parameters
 chrt \-a \-p PRIO PID	\-\-pid PID \-\-fifo PRIO	every thread; \-\-tid TID for one (chrt \-p without \-a)
 migratepages PID FROM TO	\-\-pid PID \-\-migrate \-\-membind TO	FROM: the nodes holding its pages (numa_maps)

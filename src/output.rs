@@ -48,13 +48,31 @@ pub fn print_clap(e: &clap::Error) -> Result<(), Error> {
 }
 
 /// A failed write to stdout: death by SIGPIPE for a pipe without a reader
-/// (unless the caller ignores SIGPIPE), else pinrun's own failure.
+/// (unless the caller ignores SIGPIPE), else pinrun's own failure (exit
+/// 125), the errno in words ([`crate::error::io_words`]) and a hint where
+/// one is known: EPIPE (the reader went away), ENOSPC (a full file
+/// system), EBADF (stdout closed).
 pub fn stdout_failed(e: std::io::Error) -> Error {
     if e.kind() == std::io::ErrorKind::BrokenPipe && !ffi::sigpipe_ignored_at_start() {
         crate::system::archive::remove_unpacked();
         ffi::die_by_sigpipe();
     }
-    Error::new(ErrorCode::Io, format!("writing stdout: {e}"))
+    let err = Error::new(
+        ErrorCode::Io,
+        format!("writing stdout: {}", crate::error::io_words(&e)),
+    );
+    match e.raw_os_error() {
+        Some(libc::EPIPE) => err.hint(
+            "the reader of pinrun's output exited before reading it all, and SIGPIPE is ignored (trap '' PIPE), so the write fails instead of ending pinrun; read the whole output, or run pinrun with SIGPIPE at its default",
+        ),
+        Some(libc::ENOSPC) => err.hint(
+            "the file system of pinrun's standard output is full (or it is /dev/full): free space there or redirect the output elsewhere",
+        ),
+        Some(libc::EBADF) => {
+            err.hint("standard output is closed (>&-): give pinrun a stdout, e.g. >/dev/null")
+        }
+        _ => err,
+    }
 }
 
 /// Writes `text` to stderr, ignoring errors: notes and warnings before

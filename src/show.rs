@@ -194,12 +194,30 @@ pub fn text(sys: &SystemState, verbose: bool) -> String {
         let busiest = irqs
             .iter()
             .max_by_key(|(c, n)| (**n, std::cmp::Reverse(**c)));
+        // IRQs without a readable /proc/irq/N (dumps that omit it): their
+        // CPUs are unknown, not "none".
+        let unknown = sys
+            .irqs
+            .list
+            .iter()
+            .filter(|i| !i.is_per_cpu() && i.affinity.is_none())
+            .count();
+        let head = if unknown == device {
+            format!("device IRQs: {device}, on CPUs unknown (no readable /proc/irq/N affinity)")
+        } else if unknown > 0 {
+            format!(
+                "device IRQs (^): {device}, on CPUs {} ({unknown} of them unknown: no readable /proc/irq/N affinity)",
+                or_none(&on)
+            )
+        } else {
+            format!("device IRQs (^): {device}, on CPUs {}", or_none(&on))
+        };
         wrap(
             &mut s,
             "",
             "  ",
             &[
-                format!("device IRQs (^): {device}, on CPUs {}", or_none(&on)),
+                head,
                 busiest.map_or(String::new(), |(c, n)| format!("(most on CPU {c}: {n})")),
             ],
             " ",

@@ -731,9 +731,13 @@ fn sigpipe_disposition_passes_through_exec() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(125), "{out:?}");
+    // In pinrun's words (errno name, no Rust "(os error 32)"), with a hint.
+    let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        String::from_utf8_lossy(&out.stderr).starts_with("pinrun: writing stdout: Broken pipe")
+        err.starts_with("pinrun: writing stdout: Broken pipe (EPIPE)\nhint: the reader of pinrun's output exited before reading it all"),
+        "{err}"
     );
+    assert!(!err.contains("os error"), "{err}");
 }
 
 /// A standard descriptor the caller closed stays closed for the command
@@ -767,17 +771,19 @@ fn closed_std_fds_pass_through_and_fail_output() {
         let out = run(&format!("exec \"$0\" {args} >&-"));
         assert_eq!(out.status.code(), Some(125), "{args}: {out:?}");
         assert!(
-            String::from_utf8_lossy(&out.stderr)
-                .starts_with("pinrun: writing stdout: Bad file descriptor"),
+            String::from_utf8_lossy(&out.stderr).starts_with(
+                "pinrun: writing stdout: Bad file number (EBADF)\nhint: standard output is closed"
+            ),
             "{args}: {out:?}"
         );
         let out = run(&format!("exec \"$0\" {args} >/dev/full"));
         assert_eq!(out.status.code(), Some(125), "{args}: {out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
         assert!(
-            String::from_utf8_lossy(&out.stderr)
-                .starts_with("pinrun: writing stdout: No space left on device"),
-            "{args}: {out:?}"
+            err.starts_with("pinrun: writing stdout: No space left on device (ENOSPC)\nhint: the file system of pinrun's standard output is full"),
+            "{args}: {err}"
         );
+        assert!(!err.contains("os error"), "{args}: {err}");
     }
 }
 

@@ -35,11 +35,7 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
     } else {
         quiet
     };
-    let hk_list = if hk.is_empty() {
-        "<housekeeping CPUs>".to_string()
-    } else {
-        hk.to_list()
-    };
+    let hk_list = hk.to_list();
     // One finding per kind (movable, kernel-managed), listing its IRQs.
     let mut movable: Vec<IrqDetail> = Vec::new();
     let mut managed: Vec<IrqDetail> = Vec::new();
@@ -115,6 +111,12 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
             source: source.to_string(),
             count,
             count_note,
+            // Asked elsewhere already (its smp_affinity misses the checked
+            // CPUs), delivered here until it fires: the move is pending.
+            move_pending: irq
+                .requested
+                .as_ref()
+                .is_some_and(|r| !r.intersects(&reach)),
         };
         if irq.managed == Some(true) {
             managed.push(detail);
@@ -161,7 +163,29 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
                     ctx.cpus
                 )
             }
+        } else if hk.is_empty() {
+            format!(
+                "every online CPU is checked: no housekeeping CPU left to move {} to; leave at least one CPU out of the checked ones for IRQs",
+                if irqs.len() == 1 { "it" } else { "them" },
+            )
+        } else if irqs.iter().all(|d| d.move_pending) {
+            format!(
+                "nothing to write: {} already asked to leave {} (smp_affinity_list); the move takes effect at {} next interrupt",
+                if irqs.len() == 1 { "it is" } else { "they are" },
+                cpus_phrase(&cpus),
+                if irqs.len() == 1 { "its" } else { "each one's" },
+            )
         } else {
+            // Pending moves are not written again.
+            let numbers: Vec<u32> = {
+                let mut v: Vec<u32> = irqs
+                    .iter()
+                    .filter(|d| !d.move_pending)
+                    .map(|d| d.irq)
+                    .collect();
+                v.sort_unstable();
+                v
+            };
             let list: Vec<String> = numbers.iter().map(u32::to_string).collect();
             let move_cmd = if numbers.len() == 1 {
                 format!("echo {hk_list} > /proc/irq/{}/smp_affinity_list", list[0])
@@ -199,7 +223,8 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
             },
             &cpus,
             irqs_message(code == Code::ManagedIrqOnCpu, &irqs, &cpus)
-                + &maybe_managed(code, &queues),
+                + &maybe_managed(code, &queues)
+                + &pending(&irqs),
             hint,
         );
         f.irqs = numbers;
@@ -242,6 +267,26 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
             ));
         }
     }
+}
+
+/// The note on IRQs whose move away is pending ([`IrqDetail::move_pending`]).
+fn pending(irqs: &[IrqDetail]) -> String {
+    let mut list: Vec<u32> = irqs
+        .iter()
+        .filter(|d| d.move_pending)
+        .map(|d| d.irq)
+        .collect();
+    if list.is_empty() {
+        return String::new();
+    }
+    list.sort_unstable();
+    let list: Vec<String> = list.iter().map(u32::to_string).collect();
+    format!(
+        "; move pending for IRQ{} {} (smp_affinity_list excludes these CPUs, the effective affinity not yet: delivered here until {} next interrupt)",
+        if list.len() == 1 { "" } else { "s" },
+        list.join(", "),
+        if list.len() == 1 { "its" } else { "each one's" },
+    )
 }
 
 /// The note on movable IRQs that look like per-queue vectors: they may be

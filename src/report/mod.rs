@@ -188,7 +188,8 @@ pub fn launch_text(findings: &[Finding]) -> String {
     s
 }
 
-/// `--dry-run` as text.
+/// `--dry-run` as text; without findings under `--quiet` (a quiet launch
+/// prints none; `--strict`'s verdict is still said).
 /// `exec`: the resolved command, printed as `exec:` when given.
 pub fn plan_text(
     req: &Request,
@@ -266,7 +267,9 @@ pub fn plan_text(
             "strict:  the launch would be refused ({warnings} warning(s))"
         );
     }
-    if findings.is_empty() {
+    if req.output.quiet {
+        // --quiet silences findings in every mode, as the launch would.
+    } else if findings.is_empty() {
         let _ = writeln!(s, "findings: none");
     } else {
         let _ = writeln!(s, "findings:");

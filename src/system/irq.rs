@@ -7,7 +7,8 @@
 //! where the interrupt is actually delivered), falling back to
 //! `smp_affinity_list` and then the `effective_affinity` and `smp_affinity`
 //! masks, all in `/proc/irq/N/` (one file opened per IRQ, relative to
-//! `/proc/irq`).
+//! `/proc/irq`); an IRQ a check looks at also gets its requested affinity
+//! ([`Irq::requested`]), to tell a pending move.
 //!
 //! Two sources for the rest ([`IrqSource`]):
 //!
@@ -62,6 +63,15 @@ pub struct Irq {
     pub affinity: Option<CpuSet>,
     /// Which file `affinity` came from.
     pub affinity_source: &'static str,
+    /// The requested affinity (`smp_affinity_list`, else `smp_affinity`),
+    /// read when `affinity` is the effective one and the IRQ is detailed
+    /// (sysfs: [`Irqs::read_details`]; `/proc/interrupts`: every IRQ).
+    /// On x86 a write to `smp_affinity_list` takes effect at the IRQ's next
+    /// interrupt (`irq_move_irq()`, `kernel/irq/migration.c`): until then
+    /// the effective affinity keeps the old CPUs, and a requested affinity
+    /// that excludes them means the move is pending. `None` when unread or
+    /// unreadable (dumps may hold only one of the files).
+    pub requested: Option<CpuSet>,
     /// Kernel-managed (from debugfs `IRQD_AFFINITY_MANAGED`), when known.
     pub managed: Option<bool>,
     /// Whether `description`, `counts` and `managed` are read: always from
@@ -151,6 +161,18 @@ fn affinity(irq_dir: &Dir, n: u32) -> Option<(CpuSet, &'static str)> {
         }?;
         Some((set, file))
     })
+}
+
+/// The requested affinity of IRQ `n` ([`Irq::requested`]) when its
+/// `affinity` came from `source`, an effective affinity file; `irq_dir` is
+/// `/proc/irq`.
+fn requested(irq_dir: &Dir, n: u32, source: &str) -> Option<CpuSet> {
+    if !source.starts_with("effective_") {
+        return None;
+    }
+    irq_dir
+        .read_list(&format!("{n}/smp_affinity_list"))
+        .or_else(|| irq_dir.read_mask(&format!("{n}/smp_affinity")))
 }
 
 /// Whether IRQ `n` is kernel-managed; `debug_dir` is debugfs'
@@ -378,6 +400,7 @@ pub fn read_irqs(root: &Root, possible: &CpuSet, online: &CpuSet, all_details: b
                     counts: Vec::new(),
                     affinity: aff,
                     affinity_source: source,
+                    requested: None,
                     managed: None,
                     detailed: false,
                     counts_end: None,
@@ -410,29 +433,37 @@ pub fn read_irqs(root: &Root, possible: &CpuSet, online: &CpuSet, all_details: b
     // there are many): the same files as reading them row by row.
     let found = super::parallel::map(&rows, |(id, _, _)| {
         let number = id.parse::<u32>().ok();
+        let found = number.and_then(affinity_of);
+        let wanted = number
+            .zip(found.as_ref())
+            .and_then(|(n, (_, source))| requested(known(&irq_dir, n)?, n, source));
         (
             number,
-            number.and_then(affinity_of),
+            found,
+            wanted,
             number.and_then(|n| managed(known(&debug_dir, n), n)),
         )
     });
     let list = rows
         .into_iter()
         .zip(found)
-        .map(|((id, counts, description), (number, found, managed))| {
-            let (aff, source) = found.map_or((None, ""), |(s, f)| (Some(s), f));
-            Irq {
-                managed,
-                id,
-                number,
-                description,
-                counts,
-                affinity: aff,
-                affinity_source: source,
-                detailed: true,
-                counts_end: None,
-            }
-        })
+        .map(
+            |((id, counts, description), (number, found, wanted, managed))| {
+                let (aff, source) = found.map_or((None, ""), |(s, f)| (Some(s), f));
+                Irq {
+                    managed,
+                    id,
+                    number,
+                    description,
+                    counts,
+                    affinity: aff,
+                    affinity_source: source,
+                    requested: wanted,
+                    detailed: true,
+                    counts_end: None,
+                }
+            },
+        )
         .collect();
     Irqs {
         list,
@@ -577,12 +608,13 @@ enum Detail {
     Skip,
     /// Not an IRQ `/proc/interrupts` lists: removed from the list.
     Drop,
-    /// Its description, counts and managed flag.
+    /// Its description, counts, managed flag and requested affinity.
     Read {
         description: String,
         counts: Vec<(u32, u64)>,
         counts_end: Option<u32>,
         managed: Option<bool>,
+        requested: Option<CpuSet>,
     },
 }
 
@@ -614,6 +646,7 @@ impl Irqs {
             return;
         };
         let debug_dir = root.dir(DEBUG_IRQS);
+        let irq_dir = root.dir("/proc/irq");
         let possible: Vec<u32> = possible.iter().collect();
         // What the check looks at: the IRQ's CPUs that are online and checked.
         let hits = |set: &CpuSet| {
@@ -698,6 +731,9 @@ impl Irqs {
                 counts: count.counts,
                 counts_end: count.first_missing,
                 managed: managed(debug_dir.as_ref(), n),
+                requested: irq_dir
+                    .as_ref()
+                    .and_then(|d| requested(d, n, irq.affinity_source)),
             }
         };
         let details = super::parallel::map(&wanted, detail);
@@ -714,7 +750,9 @@ impl Irqs {
                     counts,
                     counts_end,
                     managed,
+                    requested,
                 } => {
+                    irq.requested = requested;
                     irq.description = description;
                     irq.counts_end = counts_end;
                     irq.counts = counts;

@@ -123,6 +123,37 @@ fn check_quiet_prints_nothing_and_keeps_the_status() {
     assert!(quiet.stdout.is_empty() && quiet.stderr.is_empty());
 }
 
+/// `--quiet` silences findings in `--dry-run`'s text too (a quiet launch
+/// prints none): the plan is the same, without its findings; `--strict`'s
+/// verdict is still said; `--json` keeps the findings.
+#[test]
+fn dry_run_quiet_prints_the_plan_without_findings() {
+    let m = machine("nto/bare-metal-worker1.internal");
+    let text = |args: &[&str]| String::from_utf8(at(&m, args).stdout).unwrap();
+    let loud = text(&["--dry-run", "--cpus", "11"]);
+    let quiet = text(&["--dry-run", "-q", "--cpus", "11"]);
+    let (plan, findings) = loud.split_once("findings:").unwrap();
+    assert!(findings.contains("[irq-on-cpu]"), "{loud}");
+    assert_eq!(quiet, plan);
+    let strict = text(&[
+        "--dry-run",
+        "-q",
+        "--strict",
+        "--fifo",
+        "10",
+        "--cpus",
+        "11",
+    ]);
+    assert!(
+        strict.contains("\nstrict:  the launch would be refused ("),
+        "{strict}"
+    );
+    assert!(!strict.contains("findings"), "{strict}");
+    let json: serde_json::Value =
+        serde_json::from_str(&text(&["--dry-run", "-q", "--json", "--cpus", "11"])).unwrap();
+    assert!(!json["findings"].as_array().unwrap().is_empty());
+}
+
 /// `--allow` takes families and `all`; an unknown word is refused.
 #[test]
 fn allow_takes_families_and_all() {

@@ -450,3 +450,77 @@ fn hostile_counts_saturate() {
         assert!(nine[0].2.ends_with("|3|"), "sysfs {sysfs}: {nine:?}");
     }
 }
+
+/// The irq-on-cpu finding and hint of `--check --json --cpus cpus`.
+fn irq_on_cpu(root: &Path, cpus: &str) -> Value {
+    let v: Value =
+        serde_json::from_str(&run(root, &["--check", "--json", "--cpus", cpus])).unwrap();
+    v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "irq-on-cpu")
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
+/// After `echo 0 > /proc/irq/9/smp_affinity_list` on x86 the effective
+/// affinity keeps CPU 1 until IRQ 9 fires again (`irq_move_irq()`,
+/// `kernel/irq/migration.c`): IRQ 9 is still counted on CPU 1, named
+/// "move pending", and left out of the hint's loop, on both IRQ sources.
+/// An IRQ whose only file is `smp_affinity_list` (16) or whose
+/// `smp_affinity_list` still includes the CPU (18) is not pending.
+#[test]
+fn pending_irq_moves_are_not_hinted_again() {
+    for sysfs in [true, false] {
+        let m = machine(sysfs, true, false);
+        write_file(m.path(), "proc/irq/9/smp_affinity_list", "0\n");
+        write_file(m.path(), "proc/irq/18/smp_affinity_list", "0-1\n");
+        let f = irq_on_cpu(m.path(), "1");
+        assert_eq!(f["irqs"], serde_json::json!([9, 16, 18]), "{f:#}");
+        let pending: Vec<u64> = f["irq_details"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|d| d["move_pending"] == true)
+            .map(|d| d["irq"].as_u64().unwrap())
+            .collect();
+        assert_eq!(pending, vec![9], "{f:#}");
+        let msg = f["message"].as_str().unwrap();
+        assert!(msg.starts_with("3 IRQs fired on CPU 1"), "{msg}");
+        assert!(msg.contains("; move pending for IRQ 9 ("), "{msg}");
+        let hint = f["hint"].as_str().unwrap();
+        assert!(
+            hint.contains("for i in 16 18; do echo 0,2-5,7 > /proc/irq/$i/smp_affinity_list; done"),
+            "{hint}"
+        );
+        // Every IRQ's move asked for: nothing left to write.
+        write_file(m.path(), "proc/irq/16/effective_affinity_list", "1\n");
+        write_file(m.path(), "proc/irq/16/smp_affinity_list", "2\n");
+        write_file(m.path(), "proc/irq/18/smp_affinity_list", "3\n");
+        let f = irq_on_cpu(m.path(), "1");
+        let hint = f["hint"].as_str().unwrap();
+        assert!(
+            hint.starts_with("nothing to write: they are already asked to leave CPU 1"),
+            "{hint}"
+        );
+        assert!(!hint.contains("/proc/irq/"), "{hint}");
+    }
+}
+
+/// Every online CPU checked: the irq-on-cpu hint has no CPU to name (no
+/// `<housekeeping CPUs>` placeholder, no IRQBALANCE_BANNED_CPULIST banning
+/// every CPU), as the default-irq-affinity hint says.
+#[test]
+fn no_housekeeping_cpu_left_to_move_irqs_to() {
+    let m = machine(true, true, false);
+    let f = irq_on_cpu(m.path(), "0-5,7");
+    assert_eq!(
+        f["hint"],
+        "every online CPU is checked: no housekeeping CPU left to move them to; leave at least one CPU out of the checked ones for IRQs"
+    );
+    // One CPU left: it is the target.
+    let f = irq_on_cpu(m.path(), "1-5,7");
+    let hint = f["hint"].as_str().unwrap();
+    assert!(hint.contains("echo 0 > /proc/irq/"), "{hint}");
+}

@@ -82,3 +82,20 @@ fn live_show_names_node0() {
         "{text}"
     );
 }
+
+/// A dump without /proc/irq/N (nto's 112-CPU master keeps only
+/// /proc/interrupts' 1862 device IRQs) does not know where its IRQs go:
+/// `--show` says unknown, never "on CPUs none", and marks no CPU `^`;
+/// a dump with the files still names the CPUs.
+#[test]
+fn device_irqs_of_unknown_affinity_are_not_on_no_cpu() {
+    let text = show(Some("nto/bare-metal-master.internal"), false);
+    assert!(
+        text.contains("device IRQs: 1862, on CPUs unknown (no readable /proc/irq/N affinity)"),
+        "{text}"
+    );
+    assert!(!text.contains("on CPUs none"), "{text}");
+    assert!(!text.contains('^'), "{text}");
+    let text = show(Some("nto/bare-metal-worker1.internal"), false);
+    assert!(text.contains("device IRQs (^): "), "{text}");
+}
