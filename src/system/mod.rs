@@ -966,6 +966,7 @@ mod count_tests {
                 counts: kept.clone(),
                 affinity: None,
                 affinity_source: "",
+                requested: None,
                 managed: None,
                 detailed: true,
                 counts_end: None,
