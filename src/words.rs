@@ -31,6 +31,16 @@ pub fn or_none(set: &CpuSet) -> String {
     }
 }
 
+/// The set as a cpulist, or "no CPU" when empty (in a sentence: "bans
+/// 4-7 (was no CPU)").
+pub fn or_no_cpu(set: &CpuSet) -> String {
+    if set.is_empty() {
+        "no CPU".into()
+    } else {
+        set.to_list()
+    }
+}
+
 /// An optional id, or "-" when unknown (sysfs ids the kernel reports as -1).
 pub fn or_dash(v: Option<u32>) -> String {
     v.map_or("-".into(), |v| v.to_string())

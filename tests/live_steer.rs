@@ -980,20 +980,30 @@ fn irqbalance_config_is_edited_restarted_and_put_back() {
         "{ctx}"
     );
     // Two restarts: the edit and the restore; the file byte for byte.
-    let log = std::fs::read_to_string(d.join("log")).unwrap();
-    assert_eq!(
-        log.lines()
-            .filter(|l| *l == "try-restart irqbalance.service")
-            .count(),
-        2,
-        "{ctx}"
-    );
+    file_back_after_two_restarts(d, &ctx);
+    assert_eq!(snap.wait_equal(), Vec::<String>::new());
+}
+
+/// How many `systemctl try-restart irqbalance.service` the stub
+/// `systemctl` of test directory `d` recorded (its `log`).
+fn restarts(d: &Path) -> usize {
+    std::fs::read_to_string(d.join("log"))
+        .unwrap()
+        .lines()
+        .filter(|l| *l == "try-restart irqbalance.service")
+        .count()
+}
+
+/// After a launch that edited irqbalance's configuration in test
+/// directory `d` and put it back: two restarts (the edit and the
+/// restore), the shipped file byte for byte, no journal left.
+fn file_back_after_two_restarts(d: &Path, ctx: &str) {
+    assert_eq!(restarts(d), 2, "{ctx}");
     assert_eq!(
         std::fs::read_to_string(d.join("etc/irqbalance")).unwrap(),
         SHIPPED_DEFAULT
     );
     assert_eq!(journals(&d.join("state")), Vec::<String>::new());
-    assert_eq!(snap.wait_equal(), Vec::<String>::new());
 }
 
 /// An administrator edits irqbalance's configuration while the command
@@ -1036,14 +1046,7 @@ fn irqbalance_config_edited_meanwhile_is_left_alone_and_reported() {
             "#IRQBALANCE_BANNED_CPULIST=\nIRQBALANCE_BANNED_CPULIST=1\n",
         );
     assert_eq!(file, format!("{steered}IRQBALANCE_ARGS=--debug\n"));
-    let log = std::fs::read_to_string(d.join("log")).unwrap();
-    assert_eq!(
-        log.lines()
-            .filter(|l| *l == "try-restart irqbalance.service")
-            .count(),
-        1,
-        "{ctx}"
-    );
+    assert_eq!(restarts(d), 1, "{ctx}");
     assert_eq!(journals(&d.join("state")), Vec::<String>::new());
     assert_eq!(snap.wait_equal(), Vec::<String>::new());
 }
@@ -1131,19 +1134,7 @@ fn irqbalance_config_restart_without_the_ban_puts_the_file_back() {
     );
     assert!(stdout.ends_with("rc=125\n"), "{ctx}");
     assert!(!d.join("ran").exists());
-    let log = std::fs::read_to_string(d.join("log")).unwrap();
-    assert_eq!(
-        log.lines()
-            .filter(|l| *l == "try-restart irqbalance.service")
-            .count(),
-        2,
-        "{ctx}"
-    );
-    assert_eq!(
-        std::fs::read_to_string(d.join("etc/irqbalance")).unwrap(),
-        SHIPPED_DEFAULT
-    );
-    assert_eq!(journals(&d.join("state")), Vec::<String>::new());
+    file_back_after_two_restarts(d, &ctx);
     assert_eq!(snap.differences(), Vec::<String>::new());
 }
 
@@ -1182,19 +1173,7 @@ fn sigkill_after_the_irqbalance_restart_then_reclaim_restores_the_file() {
     );
     assert_eq!(lines[3..], ["rc=0"], "{ctx}");
     assert!(!d.join("ran").exists());
-    let log = std::fs::read_to_string(d.join("log")).unwrap();
-    assert_eq!(
-        log.lines()
-            .filter(|l| *l == "try-restart irqbalance.service")
-            .count(),
-        2,
-        "{ctx}"
-    );
-    assert_eq!(
-        std::fs::read_to_string(d.join("etc/irqbalance")).unwrap(),
-        SHIPPED_DEFAULT
-    );
-    assert_eq!(journals(&d.join("state")), Vec::<String>::new());
+    file_back_after_two_restarts(d, &ctx);
     assert_eq!(snap.differences(), Vec::<String>::new());
 }
 

@@ -521,11 +521,7 @@ pub fn launch(
             s,
             "pinrun: irqbalance bans {} (was {}) for the command's life: {} edited and irqbalance.service restarted",
             crate::words::cpus_phrase(&c.ban_to),
-            if c.ban_now.is_empty() {
-                "no CPU".to_string()
-            } else {
-                c.ban_now.to_list()
-            },
+            crate::words::or_no_cpu(&c.ban_now),
             c.path.display()
         );
     }
@@ -535,11 +531,7 @@ pub fn launch(
             "pinrun: irqbalance (pid {}) bans {} (was {}) for the command's life",
             b.pid,
             crate::words::cpus_phrase(ban),
-            if b.now.is_empty() {
-                "no CPU".to_string()
-            } else {
-                b.now.to_list()
-            }
+            crate::words::or_no_cpu(&b.now)
         );
     }
     let pending: Vec<String> = pending_irqs.iter().map(u32::to_string).collect();

@@ -562,11 +562,7 @@ fn wait_ban(
             return Ok(());
         }
         if std::time::Instant::now() > deadline {
-            let still = if ban.is_empty() {
-                "no CPU".to_string()
-            } else {
-                ban.to_list()
-            };
+            let still = crate::words::or_no_cpu(&ban);
             return Err(format!(
                 "its ban is still {still} after {} s",
                 sleep.min(60) + 3
@@ -612,11 +608,7 @@ fn edit_config(c: &crate::plan::steer::ConfigPlan) -> std::result::Result<(), (S
                 }
                 (p, Some(b)) => format!(
                     "{unit_name} has main PID {p} banning {}",
-                    if b.is_empty() {
-                        "no CPU".to_string()
-                    } else {
-                        b.to_list()
-                    }
+                    crate::words::or_no_cpu(&b)
                 ),
             };
             return Err((
@@ -759,11 +751,7 @@ fn rollback(
             failed.push(format!(
                 "irqbalance's (pid {}) ban to {} ({}: {e})",
                 b.pid,
-                if orig.is_empty() {
-                    "no CPU".to_string()
-                } else {
-                    orig.to_list()
-                },
+                crate::words::or_no_cpu(&orig),
                 sock.display()
             ));
         }

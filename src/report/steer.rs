@@ -169,11 +169,7 @@ pub fn text(plan: &Plan) -> String {
             "irqs:    irqbalance (pid {}) has no control socket: ban {} (now {}): set {} in {}, then {}; the file back and the same restart when the command ends",
             c.pid,
             c.ban_to.to_list(),
-            if c.ban_now.is_empty() {
-                "none".to_string()
-            } else {
-                c.ban_now.to_list()
-            },
+            crate::words::or_none(&c.ban_now),
             config_lines(c).join(" and "),
             c.path.display(),
             restart_command()
@@ -193,11 +189,7 @@ pub fn text(plan: &Plan) -> String {
             "irqs:    irqbalance (pid {}): ban {} (now {}): send {:?} to {} first, and its original ban back when the command ends",
             b.pid,
             b.to.to_list(),
-            if b.now.is_empty() {
-                "none".to_string()
-            } else {
-                b.now.to_list()
-            },
+            crate::words::or_none(&b.now),
             crate::steer::ban_command(&b.to, &b.default).unwrap_or_default(),
             b.socket.display()
         );
