@@ -14,7 +14,7 @@ use std::path::Path;
 pub fn watcher_error(e: &std::io::Error) -> Error {
     Error::new(
         ErrorCode::WatcherFailed,
-        format!("--thread-map: cannot start the watcher process: {e}"),
+        format!("--thread-map: cannot start the watcher process: {}", crate::error::io_words(e)),
     )
     .hint("pidfd_open(2) needs Linux 5.3; check the process limit (ulimit -u) and that /proc is mounted")
 }

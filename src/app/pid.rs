@@ -45,7 +45,7 @@ fn open(root: &Root, target: &Target) -> Result<Process, Error> {
         )),
         _ => Error::new(
             ErrorCode::NoSuchProcess,
-            format!("--pid {pid}: pidfd_open: {e}"),
+            format!("--pid {pid}: pidfd_open: {}", crate::error::io_words(&e)),
         )
         .hint("pinrun needs pidfd_open(2), Linux 5.3 or later, to name a running process safely"),
     })?;

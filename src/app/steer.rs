@@ -465,7 +465,7 @@ pub fn undo_duty(dir: &StateDir) -> Result<Duty> {
 pub fn helper_error(e: &std::io::Error) -> Error {
     Error::new(
         ErrorCode::SteerFailed,
-        format!("--steer-irqs: cannot start the helper that undoes the steering: {e}; nothing was changed"),
+        format!("--steer-irqs: cannot start the helper that undoes the steering: {}; nothing was changed", crate::error::io_words(e)),
     )
     .hint("pidfd_open(2) needs Linux 5.3; check the process limit (ulimit -u)")
 }

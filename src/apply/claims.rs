@@ -48,7 +48,7 @@ pub fn write_record(dir: &StateDir, rec: &Record) -> Result<String> {
     for _ in 0..NAME_ATTEMPTS {
         let suffix = crate::ffi::random_u64().map_err(|e| {
             fail(
-                format!("getrandom: {e}"),
+                format!("getrandom: {}", crate::error::io_words(&e)),
                 "the kernel's random number generator must be usable (Linux 3.17+)",
             )
         })?;
@@ -68,7 +68,7 @@ pub fn write_record(dir: &StateDir, rec: &Record) -> Result<String> {
         let mut file = std::fs::File::from(fd);
         if let Err(e) = file.write_all(text.as_bytes()) {
             remove(dir, &name);
-            return Err(fail(e.to_string(), not_writable));
+            return Err(fail(crate::error::io_words(&e), not_writable));
         }
         return Ok(name);
     }

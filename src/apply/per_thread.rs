@@ -66,8 +66,9 @@ impl Log {
             return None;
         }
         Some(format!(
-            "pinrun: --thread-log {}: cannot write: {e}; the threads are still pinned, further entries are lost",
-            self.path.display()
+            "pinrun: --thread-log {}: cannot write: {}; the threads are still pinned, further entries are lost",
+            self.path.display(),
+            crate::error::io_words(e)
         ))
     }
 
@@ -117,10 +118,18 @@ impl Log {
 /// or why it failed (ESRCH: the thread ended meanwhile).
 fn pin(tid: u32, cpus: &CpuSet, possible: &CpuSet) -> Result<CpuSet, String> {
     let bytes = super::mask_bytes(possible, cpus);
-    ffi::sched_setaffinity_of(tid, &cpus.to_kernel_bytes(bytes))
-        .map_err(|e| format!("sched_setaffinity(TID {tid}, CPUs {cpus}): {e}"))?;
-    let got = super::get_affinity_of(tid, possible)
-        .map_err(|e| format!("sched_getaffinity(TID {tid}): {e}"))?;
+    ffi::sched_setaffinity_of(tid, &cpus.to_kernel_bytes(bytes)).map_err(|e| {
+        format!(
+            "sched_setaffinity(TID {tid}, CPUs {cpus}): {}",
+            crate::error::io_words(&e)
+        )
+    })?;
+    let got = super::get_affinity_of(tid, possible).map_err(|e| {
+        format!(
+            "sched_getaffinity(TID {tid}): {}",
+            crate::error::io_words(&e)
+        )
+    })?;
     if &got != cpus {
         return Err(format!(
             "sched_setaffinity(TID {tid}, CPUs {cpus}): the kernel kept CPUs {got}"
@@ -169,7 +178,8 @@ fn watch(
                 if !h.ended_within(0) {
                     let _ = writeln!(
                         std::io::stderr(),
-                        "pinrun: --thread-map: cannot read /proc/{pid}/task: {e}; threads created from now on keep the affinity they inherit"
+                        "pinrun: --thread-map: cannot read /proc/{pid}/task: {}; threads created from now on keep the affinity they inherit",
+                        crate::error::io_words(&e)
                     );
                     status = 1;
                 }

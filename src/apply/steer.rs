@@ -636,7 +636,8 @@ fn restart_irqbalance() -> std::result::Result<(), String> {
 /// mode, written and fsync'ed, renamed over it, the directory fsync'ed.
 pub fn write_config(path: &std::path::Path, text: &str) -> std::result::Result<(), String> {
     use std::os::unix::fs::MetadataExt;
-    let meta = std::fs::symlink_metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let meta = std::fs::symlink_metadata(path)
+        .map_err(|e| format!("{}: {}", path.display(), crate::error::io_words(&e)))?;
     if !meta.file_type().is_file() {
         return Err(format!("{}: not a regular file", path.display()));
     }

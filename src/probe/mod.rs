@@ -283,7 +283,9 @@ fn lock_memory() -> Option<String> {
             soft / 1024
         ));
     }
-    ffi::mlockall().err().map(|e| format!("mlockall: {e}"))
+    ffi::mlockall()
+        .err()
+        .map(|e| format!("mlockall: {}", crate::error::io_words(&e)))
 }
 
 /// Ends pinrun (exit 125) with `pinrun: --probe: <what>`: for a probe
@@ -328,7 +330,12 @@ fn run_locked(
             }
             watchdog(rx, n, limit, wd_stop)
         })
-        .map_err(|e| fail(format!("cannot start the watchdog thread: {e}")))?;
+        .map_err(|e| {
+            fail(format!(
+                "cannot start the watchdog thread: {}",
+                crate::error::io_words(&e)
+            ))
+        })?;
     let mut handles = Vec::new();
     for cpu in cpus.iter() {
         let mut p = plan.clone();
@@ -349,7 +356,10 @@ fn run_locked(
                 // ones that will never come: end the process instead of
                 // leaving them (no command has run; nothing was applied
                 // to pinrun itself).
-                die(&format!("cannot start the probe thread of CPU {cpu}: {e}"));
+                die(&format!(
+                    "cannot start the probe thread of CPU {cpu}: {}",
+                    crate::error::io_words(&e)
+                ));
             }
         }
     }

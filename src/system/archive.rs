@@ -119,18 +119,19 @@ pub fn open(path: Option<&Path>) -> Result<Sysroot> {
         // directory that is not a dump), as before.
         _ => return plain(),
     }
-    let mut file =
-        std::fs::File::open(path).map_err(|e| archive_error(path, format!("cannot open: {e}")))?;
+    let mut file = std::fs::File::open(path)
+        .map_err(|e| archive_error(path, format!("cannot open: {}", crate::error::io_words(&e))))?;
     let mut head = Vec::with_capacity(512);
     (&mut file)
         .take(512)
         .read_to_end(&mut head)
-        .map_err(|e| archive_error(path, format!("cannot read: {e}")))?;
+        .map_err(|e| archive_error(path, format!("cannot read: {}", crate::error::io_words(&e))))?;
     let k = kind(&head);
     let input: Box<dyn Read> = {
         use std::io::Seek;
-        file.rewind()
-            .map_err(|e| archive_error(path, format!("cannot read: {e}")))?;
+        file.rewind().map_err(|e| {
+            archive_error(path, format!("cannot read: {}", crate::error::io_words(&e)))
+        })?;
         match k {
             Kind::Gzip => Box::new(flate2::read::MultiGzDecoder::new(std::io::BufReader::new(
                 file,
@@ -152,7 +153,15 @@ pub fn open(path: Option<&Path>) -> Result<Sysroot> {
     let tmp = tempfile::Builder::new()
         .prefix("pinrun-sysroot-")
         .tempdir()
-        .map_err(|e| archive_error(path, format!("cannot create a temporary directory: {e}")))?;
+        .map_err(|e| {
+            archive_error(
+                path,
+                format!(
+                    "cannot create a temporary directory: {}",
+                    crate::error::io_words(&e)
+                ),
+            )
+        })?;
     unpack(input, tmp.path(), Limits::SYSROOT).map_err(|why| {
         archive_error(path, why).hint(
             "a pinrun dump holds only directories, regular files and links inside the tree; make one with pinrun --dump FILE.tar.gz",
@@ -196,21 +205,36 @@ impl<W: std::io::Write> std::io::Write for CappedWriter<W> {
 /// with pinrun however it ends), rewound for reading.
 fn unxz(file: std::fs::File) -> std::result::Result<std::fs::File, String> {
     use std::io::{Seek, Write};
-    let out = tempfile::tempfile().map_err(|e| format!("cannot create a temporary file: {e}"))?;
+    let out = tempfile::tempfile().map_err(|e| {
+        format!(
+            "cannot create a temporary file: {}",
+            crate::error::io_words(&e)
+        )
+    })?;
     let mut w = CappedWriter {
         inner: std::io::BufWriter::new(out),
         left: MAX_STREAM_BYTES,
     };
     lzma_rs::xz_decompress(&mut std::io::BufReader::new(file), &mut w)
         .map_err(|e| format!("damaged xz data: {e}"))?;
-    w.flush()
-        .map_err(|e| format!("cannot write a temporary file: {e}"))?;
-    let mut out = w
-        .inner
-        .into_inner()
-        .map_err(|e| format!("cannot write a temporary file: {e}"))?;
-    out.rewind()
-        .map_err(|e| format!("cannot read a temporary file: {e}"))?;
+    w.flush().map_err(|e| {
+        format!(
+            "cannot write a temporary file: {}",
+            crate::error::io_words(&e)
+        )
+    })?;
+    let mut out = w.inner.into_inner().map_err(|e| {
+        format!(
+            "cannot write a temporary file: {}",
+            crate::error::io_words(e.error())
+        )
+    })?;
+    out.rewind().map_err(|e| {
+        format!(
+            "cannot read a temporary file: {}",
+            crate::error::io_words(&e)
+        )
+    })?;
     Ok(out)
 }
 
@@ -267,7 +291,8 @@ fn make_dirs(root: &Path, parts: &[String], shown: &str) -> std::result::Result<
             Ok(_) => {
                 return Err(format!("{shown}: written through a link or a file"));
             }
-            Err(_) => std::fs::create_dir(&p).map_err(|e| format!("{shown}: {e}"))?,
+            Err(_) => std::fs::create_dir(&p)
+                .map_err(|e| format!("{shown}: {}", crate::error::io_words(&e)))?,
         }
     }
     Ok(())
@@ -278,7 +303,9 @@ fn make_dirs(root: &Path, parts: &[String], shown: &str) -> std::result::Result<
 fn clear(p: &Path, shown: &str) -> std::result::Result<(), String> {
     match std::fs::symlink_metadata(p) {
         Ok(m) if m.is_dir() => Err(format!("{shown}: both a directory and a file")),
-        Ok(_) => std::fs::remove_file(p).map_err(|e| format!("{shown}: {e}")),
+        Ok(_) => {
+            std::fs::remove_file(p).map_err(|e| format!("{shown}: {}", crate::error::io_words(&e)))
+        }
         Err(_) => Ok(()),
     }
 }
@@ -342,9 +369,10 @@ pub fn unpack(input: impl Read, dest: &Path, limits: Limits) -> std::result::Res
     let mut total: u64 = 0;
     let entries = ar
         .entries()
-        .map_err(|e| format!("not a tar archive: {e}"))?;
+        .map_err(|e| format!("not a tar archive: {}", crate::error::io_words(&e)))?;
     for entry in entries {
-        let mut entry = entry.map_err(|e| format!("damaged archive: {e}"))?;
+        let mut entry =
+            entry.map_err(|e| format!("damaged archive: {}", crate::error::io_words(&e)))?;
         let ty = entry.header().entry_type();
         if matches!(ty, EntryType::XGlobalHeader) {
             continue;
@@ -356,7 +384,9 @@ pub fn unpack(input: impl Read, dest: &Path, limits: Limits) -> std::result::Res
                 limits.entries
             ));
         }
-        let raw = entry.path().map_err(|e| format!("damaged archive: {e}"))?;
+        let raw = entry
+            .path()
+            .map_err(|e| format!("damaged archive: {}", crate::error::io_words(&e)))?;
         let parts = components(&raw)?;
         let shown = parts.join("/");
         let Some((_, parent)) = parts.split_last() else {
@@ -391,10 +421,11 @@ pub fn unpack(input: impl Read, dest: &Path, limits: Limits) -> std::result::Res
                     .write(true)
                     .create_new(true)
                     .open(&p)
-                    .map_err(|e| format!("{shown}: {e}"))?;
+                    .map_err(|e| format!("{shown}: {}", crate::error::io_words(&e)))?;
                 // Never more than declared, whatever the stream holds.
-                let n = std::io::copy(&mut (&mut entry).take(size), &mut out)
-                    .map_err(|e| format!("damaged archive: {shown}: {e}"))?;
+                let n = std::io::copy(&mut (&mut entry).take(size), &mut out).map_err(|e| {
+                    format!("damaged archive: {shown}: {}", crate::error::io_words(&e))
+                })?;
                 if n != size {
                     return Err(format!("damaged archive: {shown}: truncated"));
                 }
@@ -403,7 +434,7 @@ pub fn unpack(input: impl Read, dest: &Path, limits: Limits) -> std::result::Res
             EntryType::Symlink => {
                 let target = entry
                     .link_name()
-                    .map_err(|e| format!("damaged archive: {e}"))?
+                    .map_err(|e| format!("damaged archive: {}", crate::error::io_words(&e)))?
                     .ok_or_else(|| format!("{shown}: a link without a target"))?;
                 let t = target
                     .to_str()
@@ -414,7 +445,8 @@ pub fn unpack(input: impl Read, dest: &Path, limits: Limits) -> std::result::Res
                 make_dirs(dest, parent, &shown)?;
                 let p = dest.join(&shown);
                 clear(&p, &shown)?;
-                std::os::unix::fs::symlink(t, &p).map_err(|e| format!("{shown}: {e}"))?;
+                std::os::unix::fs::symlink(t, &p)
+                    .map_err(|e| format!("{shown}: {}", crate::error::io_words(&e)))?;
             }
             EntryType::Link => return Err(format!("{shown}: a hard link")),
             EntryType::Char | EntryType::Block => {

@@ -240,7 +240,10 @@ impl StateDir {
                     )));
                 }
                 Err(std::fs::TryLockError::Error(e)) => {
-                    return Err(dir_error(&self.path, format!("flock: {e}")));
+                    return Err(dir_error(
+                        &self.path,
+                        format!("flock: {}", crate::error::io_words(&e)),
+                    ));
                 }
             }
         }
@@ -522,9 +525,9 @@ impl StateDir {
             e => RecordError::Unreadable(format!("open: {}", e.desc())),
         })?;
         let file = File::from(fd);
-        let meta = file
-            .metadata()
-            .map_err(|e| RecordError::Unreadable(format!("fstat: {e}")))?;
+        let meta = file.metadata().map_err(|e| {
+            RecordError::Unreadable(format!("fstat: {}", crate::error::io_words(&e)))
+        })?;
         if !meta.is_file() {
             return Err(RecordError::Invalid("not a regular file".into()));
         }
@@ -538,7 +541,9 @@ impl StateDir {
         let mut buf = Vec::new();
         file.take(claim::MAX_RECORD + 1)
             .read_to_end(&mut buf)
-            .map_err(|e| RecordError::Unreadable(format!("read: {e}")))?;
+            .map_err(|e| {
+                RecordError::Unreadable(format!("read: {}", crate::error::io_words(&e)))
+            })?;
         let text =
             std::str::from_utf8(&buf).map_err(|_| RecordError::Invalid("not UTF-8".into()))?;
         let (rec, cpus) = Record::parse(text).map_err(RecordError::Invalid)?;

@@ -94,12 +94,20 @@ pub fn read(candidates: &[PathBuf], explicit: bool) -> Result<Option<Loaded>, Er
         let file = match std::fs::File::open(path) {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => continue,
-            Err(e) => return Err(config_error(path, format!("cannot open it: {e}"))),
+            Err(e) => {
+                return Err(config_error(
+                    path,
+                    format!("cannot open it: {}", crate::error::io_words(&e)),
+                ));
+            }
         };
         let mut text = String::new();
         let read = file.take(MAX_BYTES + 1).read_to_string(&mut text);
         if let Err(e) = read {
-            return Err(config_error(path, format!("cannot read it: {e}")));
+            return Err(config_error(
+                path,
+                format!("cannot read it: {}", crate::error::io_words(&e)),
+            ));
         }
         if text.len() as u64 > MAX_BYTES {
             return Err(config_error(

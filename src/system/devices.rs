@@ -100,7 +100,8 @@ pub fn read_device(root: &Root, spec: &str, live: bool) -> Result<Device, String
             ));
         }
         use std::os::unix::fs::{FileTypeExt, MetadataExt};
-        let meta = std::fs::metadata(spec).map_err(|e| format!("{spec}: {e}"))?;
+        let meta = std::fs::metadata(spec)
+            .map_err(|e| format!("{spec}: {}", crate::error::io_words(&e)))?;
         let dev = if meta.file_type().is_block_device() {
             meta.rdev()
         } else {

@@ -483,11 +483,11 @@ pub fn dump(root: &Root, file: &Path) -> Result<String> {
     let mut w = std::io::BufWriter::new(tmp.as_file());
     write_tar_gz(&tree, &mut w)
         .and_then(|()| std::io::Write::flush(&mut w))
-        .map_err(|e| dump_error(file, format!("writing: {e}")))?;
+        .map_err(|e| dump_error(file, format!("writing: {}", crate::error::io_words(&e))))?;
     drop(w);
     tmp.as_file()
         .sync_all()
-        .map_err(|e| dump_error(file, format!("writing: {e}")))?;
+        .map_err(|e| dump_error(file, format!("writing: {}", crate::error::io_words(&e))))?;
     // Readable by others: the dump is meant to be sent.
     {
         use std::os::unix::fs::PermissionsExt;

@@ -249,7 +249,11 @@ impl Root {
         if let Err(e) = std::fs::metadata(dir) {
             return Err(Error::new(
                 ErrorCode::SysrootMissing,
-                format!("--sysroot: {}: {e}", dir.display()),
+                format!(
+                    "--sysroot: {}: {}",
+                    dir.display(),
+                    crate::error::io_words(&e)
+                ),
             )
             .hint(
                 "name a machine dump: a directory laid out like / (sys/, proc/) or its .tar.gz",

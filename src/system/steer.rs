@@ -157,7 +157,7 @@ fn read_journal(dir: &StateDir, name: &str) -> Result<Journal, String> {
     std::fs::File::from(fd)
         .take(MAX_JOURNAL as u64 + 1)
         .read_to_string(&mut text)
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| crate::error::io_words(&e))?;
     Journal::parse(&text)
 }
 
@@ -417,7 +417,13 @@ pub fn systemctl(args: &[&str]) -> Result<String, String> {
         .args(args)
         .stdin(std::process::Stdio::null())
         .output()
-        .map_err(|e| format!("systemctl {}: {e}", args.join(" ")))?;
+        .map_err(|e| {
+            format!(
+                "systemctl {}: {}",
+                args.join(" "),
+                crate::error::io_words(&e)
+            )
+        })?;
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
         return Err(format!(
@@ -453,11 +459,11 @@ pub fn irqbalance_unit() -> Result<crate::steer::UnitShow, String> {
 /// The bytes of irqbalance's configuration file `path` (at most
 /// [`crate::steer::MAX_CONFIG`], UTF-8); errors name the cause.
 pub fn read_config(path: &std::path::Path) -> Result<String, String> {
-    let f = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let f = std::fs::File::open(path).map_err(|e| crate::error::io_words(&e))?;
     let mut b = Vec::new();
     f.take(crate::steer::MAX_CONFIG as u64 + 1)
         .read_to_end(&mut b)
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| crate::error::io_words(&e))?;
     if b.len() > crate::steer::MAX_CONFIG {
         return Err(format!("larger than {} bytes", crate::steer::MAX_CONFIG));
     }

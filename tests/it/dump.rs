@@ -843,7 +843,7 @@ fn missing_paths_are_named() {
     assert_eq!(out.status.code(), Some(125));
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
-        "pinrun: --sysroot: /nonexistent-pinrun-dump: No such file or directory (os error 2)\nhint: name a machine dump: a directory laid out like / (sys/, proc/) or its .tar.gz\n"
+        "pinrun: --sysroot: /nonexistent-pinrun-dump: No such file or directory (ENOENT)\nhint: name a machine dump: a directory laid out like / (sys/, proc/) or its .tar.gz\n"
     );
     let out = pinrun()
         .args(["--dump", "/nonexistent-pinrun-dir/m.tar.gz"])

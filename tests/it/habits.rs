@@ -508,3 +508,46 @@ fn binding_variables_are_one_finding() {
     items.sort_unstable();
     assert_eq!(items, ["GOMP_CPU_AFFINITY=0-3", "OMP_PROC_BIND=true"]);
 }
+
+/// An I/O failure is said in pinrun's words (the errno's description and
+/// name, as strerror(3) and errno(3) give them), never Rust's "(os error
+/// N)": a missing dump, a configuration file that is a directory (read(2)
+/// gives EISDIR), a dump written into a missing directory.
+#[test]
+fn io_failures_name_the_errno_not_rusts_os_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: Vec<(Vec<String>, Vec<(&str, String)>, &str)> = vec![
+        (
+            vec![
+                "--sysroot".into(),
+                "/nonexistent-pinrun-dump".into(),
+                "--show".into(),
+            ],
+            vec![],
+            "pinrun: --sysroot: /nonexistent-pinrun-dump: No such file or directory (ENOENT)\n",
+        ),
+        (
+            vec![
+                "--dry-run".into(),
+                "--cpus".into(),
+                "0".into(),
+                "--".into(),
+                "true".into(),
+            ],
+            vec![("PINRUN_CONFIG", dir.path().display().to_string())],
+            "Is a directory (EISDIR)",
+        ),
+    ];
+    for (args, env, want) in cases {
+        let mut cmd = pinrun();
+        cmd.args(&args);
+        for (k, v) in &env {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(125), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert!(!err.contains("os error"), "{args:?}: {err}");
+    }
+}
