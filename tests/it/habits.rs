@@ -516,7 +516,8 @@ fn binding_variables_are_one_finding() {
 #[test]
 fn io_failures_name_the_errno_not_rusts_os_error() {
     let dir = tempfile::tempdir().unwrap();
-    let cases: Vec<(Vec<String>, Vec<(&str, String)>, &str)> = vec![
+    type Case<'a> = (Vec<String>, Vec<(&'a str, String)>, &'a str);
+    let cases: Vec<Case> = vec![
         (
             vec![
                 "--sysroot".into(),
