@@ -605,6 +605,60 @@ pub fn peer_option_hint(arg: &str) -> Option<&'static str> {
     })
 }
 
+/// The hint for a command-line error clap reports (`clap::Error`), from
+/// the options it names: for two options that cannot be used together
+/// (`ErrorKind::ArgumentConflict`), which one each is for; for an option
+/// whose value is missing or invalid, that option's usage and one-line help
+/// (`pinrun --help` shows them). `None` when clap names no pinrun option:
+/// the caller says "see pinrun --help".
+pub fn usage_hint(e: &clap::Error) -> Option<String> {
+    use clap::CommandFactory;
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let names = |kind| match e.get(kind) {
+        Some(ContextValue::String(s)) => vec![s.clone()],
+        Some(ContextValue::Strings(v)) => v.clone(),
+        _ => Vec::new(),
+    };
+    let cmd = Cli::command();
+    // clap names an option as its usage, "--fifo <PRIO>" or "--cpus <CPUS>".
+    let explain = |usage: &str| {
+        let long = usage.split_whitespace().next()?.strip_prefix("--")?;
+        let arg = cmd.get_arguments().find(|a| a.get_long() == Some(long))?;
+        let help = arg.get_help()?.to_string();
+        let help = help
+            .split(". ")
+            .next()
+            .unwrap_or(&help)
+            .trim_end_matches('.');
+        // "Print the plan…" reads "print the plan…" after a colon;
+        // "SCHED_FIFO…" stays.
+        let mut chars = help.chars();
+        let help: String = match (chars.next(), chars.next()) {
+            (Some(c), Some(n)) if c.is_uppercase() && n.is_lowercase() => {
+                c.to_lowercase().chain(help.chars().skip(1)).collect()
+            }
+            _ => help.to_string(),
+        };
+        Some(format!("{usage}: {help}"))
+    };
+    let invalid = names(ContextKind::InvalidArg);
+    match e.kind() {
+        ErrorKind::ArgumentConflict => {
+            let mut both: Vec<String> = invalid;
+            both.extend(names(ContextKind::PriorArg));
+            let lines: Vec<String> = both.iter().filter_map(|u| explain(u)).collect();
+            (lines.len() >= 2).then(|| format!("use only one: {}", lines.join("; ")))
+        }
+        ErrorKind::InvalidValue
+        | ErrorKind::ValueValidation
+        | ErrorKind::MissingRequiredArgument => {
+            let lines: Vec<String> = invalid.iter().filter_map(|u| explain(u)).collect();
+            (!lines.is_empty()).then(|| lines.join("; "))
+        }
+        _ => None,
+    }
+}
+
 /// Parses a user node list (same grammar as cpulists).
 fn node_list(option: &str, text: &str) -> Result<NodeSet> {
     CpuSet::parse(text).map_err(|e| bad(ErrorCode::BadNodeList, option, e).hint(LIST_HINT))

@@ -618,7 +618,11 @@ pub fn main() -> ExitCode {
                 ErrorCode::Usage,
                 message.trim_start_matches("error: ").to_string(),
             )
-            .hint(tip.map_or_else(|| "see pinrun --help".to_string(), str::to_string));
+            .hint(
+                tip.map(str::to_string)
+                    .or_else(|| crate::cli::usage_hint(&e))
+                    .unwrap_or_else(|| "see pinrun --help".to_string()),
+            );
             if let Some(hint) = e
                 .get(clap::error::ContextKind::InvalidArg)
                 .map(|v| v.to_string())

@@ -552,3 +552,30 @@ fn io_failures_name_the_errno_not_rusts_os_error() {
         assert!(!err.contains("os error"), "{args:?}: {err}");
     }
 }
+
+/// A command-line mistake's hint names the options involved and what each
+/// does (their `--help` line), not only "see pinrun --help": two policies
+/// at once (chrt takes one), a mode pair, a missing value.
+#[test]
+fn usage_errors_explain_the_options_they_name() {
+    for (args, hint) in [
+        (
+            &["--fifo", "10", "--rr", "5", "--", "true"][..],
+            "hint: use only one: --fifo <PRIO>: SCHED_FIFO with priority PRIO (1-99); --rr <PRIO>: SCHED_RR with priority PRIO (1-99)\n",
+        ),
+        (
+            &["--dry-run", "--check"][..],
+            "hint: use only one: --dry-run: print the plan and findings, change nothing, run nothing; --check: print findings only; exit 0 when clean, 1 when not\n",
+        ),
+        (
+            &["--cpus", "0", "--fifo", "--", "true"][..],
+            "hint: --fifo <PRIO>: SCHED_FIFO with priority PRIO (1-99)\n",
+        ),
+    ] {
+        let out = pinrun().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(125), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.ends_with(hint), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 2, "{args:?}: {err}");
+    }
+}
