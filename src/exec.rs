@@ -268,9 +268,10 @@ pub fn environment(set: &[(String, String)], unset: &[String]) -> Option<Vec<CSt
 /// Replaces this process with `path`, argv `args` (`argv[0]` as typed),
 /// environment `env` (`None`: unchanged, see [`environment`]); a
 /// file without a `#!` line is run by `/bin/sh`, as `execvp(3)` does.
-/// Returns only on failure. SIGPIPE, which the Rust runtime ignores, is
-/// first given back the disposition the caller left
-/// ([`crate::ffi::reset_sigpipe`]).
+/// Returns only on failure. SIGPIPE, which pinrun ignores (`ffi`'s
+/// constructor, before `main`), is first given back the disposition the
+/// caller left ([`crate::ffi::reset_sigpipe`]), and the standard
+/// descriptors the caller closed are closed again.
 pub fn exec(path: &Path, args: &[OsString], env: Option<&[CString]>) -> Error {
     let argv: Result<Vec<CString>> = args.iter().map(|a| cstring(a)).collect();
     let (argv, prog) = match (argv, cstring(path.as_os_str())) {

@@ -502,40 +502,118 @@ pub fn set_nice_of(tid: u32, nice: i32) -> io::Result<()> {
 }
 
 /// Whether SIGPIPE was ignored when the process started (`trap '' PIPE`,
-/// `nohup`-style launchers), before the Rust runtime set it to `SIG_IGN`.
+/// `nohup`-style launchers), before [`start`] set it to `SIG_IGN`.
 static SIGPIPE_IGNORED_AT_START: std::sync::atomic::AtomicBool =
     std::sync::atomic::AtomicBool::new(false);
 
-/// Reads SIGPIPE's disposition into [`SIGPIPE_IGNORED_AT_START`] and which
-/// standard descriptors are closed into [`STD_FDS_CLOSED_AT_START`]; run by
-/// the C runtime from `.init_array`, before `main` and so before the Rust
-/// runtime changes it (the constructor pattern glibc runs for every ELF
-/// object, static builds included).
-extern "C" fn capture_sigpipe() {
-    let mut old = std::mem::MaybeUninit::<libc::sigaction>::uninit();
-    // SAFETY: a null new action only reads the current one into `old`,
-    // which sigaction(2) fills when it returns 0.
+/// What pinrun needs before `main`, in place of the Rust runtime's start
+/// (`src/main.rs` is `#![no_main]`, BENCHMARKS.md "Round 4: the quiet
+/// launch's fixed costs"); run by the C runtime from `.init_array`, the
+/// constructor pattern glibc runs for every ELF object, static builds
+/// included. It does what std's `sys::pal::unix::init` does that pinrun
+/// relies on, in the same order, and records what it found:
+///
+/// - fds 0, 1, 2 closed by the caller are opened on `/dev/null` (one
+///   `poll(2)`, `fcntl(2)` if `poll` cannot run), so that no file pinrun
+///   opens takes a standard descriptor and no note written to stderr lands
+///   in one; which were closed goes to [`STD_FDS_CLOSED_AT_START`]
+///   ([`restore_std_fds`] closes them again before exec). As std, it aborts
+///   when `/dev/null` cannot be opened.
+/// - SIGPIPE is set to `SIG_IGN` (a write to a pipe without a reader is
+///   then `EPIPE`: [`die_by_sigpipe`] after cleaning up, and no death by a
+///   stderr without a reader during a launch); the caller's disposition,
+///   read by the same `sigaction(2)`, goes to [`SIGPIPE_IGNORED_AT_START`]
+///   ([`reset_sigpipe`] gives it back before exec).
+///
+/// In a binary with std's own start (the test harnesses), std then finds
+/// fds 0-2 open and sets `SIG_IGN` again: the same state.
+extern "C" fn start() {
+    let closed = open_closed_std_fds();
+    STD_FDS_CLOSED_AT_START.store(closed, std::sync::atomic::Ordering::Relaxed);
+    // std's `signal(SIGPIPE, SIG_IGN)`: glibc's signal() sets SA_RESTART
+    // and blocks the signal in its own handler.
+    // SAFETY: an all-zero `sigaction` is a valid value; SIG_IGN runs no
+    // code; `old` is filled by sigaction(2) when it returns 0.
     let ignored = unsafe {
-        libc::sigaction(libc::SIGPIPE, std::ptr::null(), old.as_mut_ptr()) == 0
-            && old.assume_init().sa_sigaction == libc::SIG_IGN
+        let mut ign: libc::sigaction = std::mem::zeroed();
+        ign.sa_sigaction = libc::SIG_IGN;
+        ign.sa_flags = libc::SA_RESTART;
+        libc::sigemptyset(&mut ign.sa_mask);
+        libc::sigaddset(&mut ign.sa_mask, libc::SIGPIPE);
+        let mut old = std::mem::MaybeUninit::<libc::sigaction>::uninit();
+        if libc::sigaction(libc::SIGPIPE, &ign, old.as_mut_ptr()) != 0 {
+            libc::abort();
+        }
+        old.assume_init().sa_sigaction == libc::SIG_IGN
     };
     SIGPIPE_IGNORED_AT_START.store(ignored, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Opens `/dev/null` on each of fds 0, 1, 2 that is closed (std's
+/// `sanitize_standard_fds`); returns which were (bits 0-2).
+fn open_closed_std_fds() -> u8 {
+    let mut fds = [0, 1, 2].map(|fd| libc::pollfd {
+        fd,
+        events: 0,
+        revents: 0,
+    });
     let mut closed = 0u8;
-    for fd in 0..3 {
-        // SAFETY: F_GETFD only reads the descriptor's flags.
-        if unsafe { libc::fcntl(fd, libc::F_GETFD) } == -1 {
-            closed |= 1 << fd;
+    loop {
+        // SAFETY: `fds` is a writable array of 3 `pollfd`; timeout 0.
+        if unsafe { libc::poll(fds.as_mut_ptr(), 3, 0) } != -1 {
+            for (i, p) in fds.iter().enumerate() {
+                if p.revents & libc::POLLNVAL != 0 {
+                    closed |= 1 << i;
+                }
+            }
+            break;
+        }
+        match io::Error::last_os_error().raw_os_error() {
+            Some(libc::EINTR) => continue,
+            // RLIMIT_NOFILE below 3 or no memory: ask each descriptor.
+            Some(libc::EINVAL | libc::EAGAIN | libc::ENOMEM) => {
+                for fd in 0..3 {
+                    // SAFETY: F_GETFD only reads the descriptor's flags.
+                    if unsafe { libc::fcntl(fd, libc::F_GETFD) } == -1
+                        && io::Error::last_os_error().raw_os_error() == Some(libc::EBADF)
+                    {
+                        closed |= 1 << fd;
+                    }
+                }
+                break;
+            }
+            // SAFETY: abort(3) ends the process.
+            _ => unsafe { libc::abort() },
         }
     }
-    STD_FDS_CLOSED_AT_START.store(closed, std::sync::atomic::Ordering::Relaxed);
+    // The lowest free descriptor is the lowest closed standard one, so
+    // each open (or dup of the first) lands on the next closed fd.
+    let mut null = -1;
+    for fd in 0..3 {
+        if closed & (1 << fd) == 0 {
+            continue;
+        }
+        // SAFETY: dup(2) and open(2) of a constant path; the descriptors
+        // are the process's standard ones, never closed by pinrun but
+        // before exec (restore_std_fds).
+        unsafe {
+            if null == -1 || libc::dup(null) == -1 {
+                null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR, 0);
+                if null == -1 {
+                    libc::abort();
+                }
+            }
+        }
+    }
+    closed
 }
 
 /// Which of fds 0, 1, 2 (bits 0–2) were closed when the process started;
-/// the Rust runtime then opens `/dev/null` on them before `main`.
+/// [`start`] then opened `/dev/null` on them.
 static STD_FDS_CLOSED_AT_START: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
 
 /// Whether standard descriptor `fd` (0, 1 or 2) was closed when pinrun
-/// started (the Rust runtime has since put `/dev/null` there).
+/// started ([`start`] has since put `/dev/null` there).
 pub fn std_fd_closed_at_start(fd: i32) -> bool {
     (0..3).contains(&fd)
         && STD_FDS_CLOSED_AT_START.load(std::sync::atomic::Ordering::Relaxed) & (1 << fd) != 0
@@ -543,13 +621,13 @@ pub fn std_fd_closed_at_start(fd: i32) -> bool {
 
 /// Closes again the standard descriptors that were closed when pinrun
 /// started, right before exec, so that the command gets the descriptors
-/// the caller gave (`taskset` keeps a closed fd closed), not the runtime's
+/// the caller gave (`taskset` keeps a closed fd closed), not [`start`]'s
 /// `/dev/null`.
 pub fn restore_std_fds() {
     for fd in 0..3 {
         if std_fd_closed_at_start(fd) {
-            // SAFETY: the descriptor is the runtime's /dev/null, which
-            // nothing in pinrun uses; it is closed only before exec.
+            // SAFETY: the descriptor is start's /dev/null, which nothing
+            // in pinrun uses; it is closed only before exec.
             unsafe { libc::close(fd) };
         }
     }
@@ -557,17 +635,17 @@ pub fn restore_std_fds() {
 
 #[used]
 // SAFETY: `.init_array` holds `extern "C" fn()` pointers the C runtime
-// calls once at start; `capture_sigpipe` only reads a signal disposition.
+// calls once at start; `start` only sets up fds 0-2 and SIGPIPE.
 #[unsafe(link_section = ".init_array")]
-static CAPTURE_SIGPIPE: extern "C" fn() = capture_sigpipe;
+static START: extern "C" fn() = start;
 
 /// Whether the caller started pinrun with SIGPIPE ignored.
 pub fn sigpipe_ignored_at_start() -> bool {
     SIGPIPE_IGNORED_AT_START.load(std::sync::atomic::Ordering::Relaxed)
 }
 
-/// Gives SIGPIPE back the disposition the caller left before exec: the
-/// Rust runtime sets it to `SIG_IGN`, and an ignored signal stays ignored
+/// Gives SIGPIPE back the disposition the caller left before exec:
+/// [`start`] sets it to `SIG_IGN`, and an ignored signal stays ignored
 /// across `execve(2)`; so `SIG_DFL` unless it was ignored at start (then
 /// the command inherits `SIG_IGN`, as under `taskset`).
 pub fn reset_sigpipe() {
@@ -583,7 +661,7 @@ pub fn reset_sigpipe() {
 }
 
 /// Ends the process by SIGPIPE, as a write to a pipe without readers ends
-/// other tools (`numactl --hardware | head -1`); the Rust runtime ignores
+/// other tools (`numactl --hardware | head -1`); [`start`] ignores
 /// SIGPIPE, so pinrun sees `EPIPE` instead and calls this (unless the
 /// caller ignored SIGPIPE: [`sigpipe_ignored_at_start`]). Status 141 if the
 /// signal does not end it.

@@ -787,6 +787,108 @@ fn closed_std_fds_pass_through_and_fail_output() {
     }
 }
 
+/// What the command inherits is what `taskset` passes on (BENCHMARKS.md
+/// "Round 4: the quiet launch's fixed costs": pinrun starts without the
+/// Rust runtime's start): standard descriptors open or closed as the
+/// caller left them (never pinrun's `/dev/null`), ignored signals still
+/// ignored and no others (SIGPIPE included, which pinrun ignores while it
+/// runs), the caller's signal mask, no handler and nothing pending. The
+/// caller's state is set up by `tests/helpers/inherited.c`, which also
+/// probes it in the command, before opening anything, into a file.
+#[test]
+fn exec_inherits_what_taskset_passes_on() {
+    if !std::path::Path::new("/usr/bin/taskset").exists() {
+        common::skip("needs taskset");
+        return;
+    }
+    let dir = common::tempdir();
+    let Some(helper) = common::compile("inherited", &["-O2"], dir.path()) else {
+        return;
+    };
+    let cpu = online().iter().next().unwrap().to_string();
+    let pinrun_bin = env!("CARGO_BIN_EXE_pinrun");
+    // First the probe run by the setup itself, without a launcher.
+    let launchers: [&[&str]; 5] = [
+        &[],
+        &["taskset", "-c", &cpu],
+        &[pinrun_bin, "--cpus", &cpu, "--quiet", "--"],
+        &[pinrun_bin, "--cpus", &cpu, "--"],
+        &[pinrun_bin, "-v", "--cpus", &cpu, "--"],
+    ];
+    // (closed fds, ignored signals, blocked signals); SIGHUP 1, SIGINT 2,
+    // SIGUSR1 10, SIGPIPE 13, SIGTERM 15.
+    let cases = [
+        ("-", "-", "-"),
+        ("-", "13,2,1", "10,15"),
+        ("0", "-", "-"),
+        ("1", "-", "-"),
+        ("2", "-", "-"),
+        ("012", "13", "10"),
+    ];
+    let line = |report: &str, key: &str| -> String {
+        report
+            .lines()
+            .find_map(|l| l.strip_prefix(key))
+            .unwrap_or_else(|| panic!("no {key} in {report}"))
+            .trim()
+            .to_string()
+    };
+    for (close, ignore, block) in cases {
+        let mut reports = Vec::new();
+        for launcher in launchers {
+            let file = dir.path().join("report");
+            let _ = std::fs::remove_file(&file);
+            let out = std::process::Command::new(&helper)
+                .args(["as", close, ignore, block, "--"])
+                .args(launcher)
+                .arg(&helper)
+                .arg("probe")
+                .arg(&file)
+                .output()
+                .unwrap();
+            assert_eq!(out.status.code(), Some(0), "{launcher:?} {close}: {out:?}");
+            let report = std::fs::read_to_string(&file).unwrap();
+            for fd in 0..3 {
+                let target = line(&report, &format!("fd {fd}:"));
+                if close.contains(&fd.to_string()) {
+                    assert_eq!(target, "closed", "{launcher:?}: {report}");
+                } else {
+                    assert_ne!(target, "closed", "{launcher:?}: {report}");
+                }
+            }
+            let mask = |list: &str| {
+                list.split(',')
+                    .filter_map(|n| n.parse::<u32>().ok())
+                    .fold(0u64, |m, n| m | 1 << (n - 1))
+            };
+            let hex = |key: &str| u64::from_str_radix(&line(&report, key), 16).unwrap();
+            // Beside the signals this test's ancestors ignore (glibc's
+            // internal 32 and 33 here); SIGPIPE as set up.
+            let ignored = hex("SigIgn:");
+            assert_eq!(
+                ignored & mask(ignore),
+                mask(ignore),
+                "{launcher:?}: {report}"
+            );
+            assert_eq!(
+                ignored & 1 << 12,
+                mask(ignore) & 1 << 12,
+                "{launcher:?}: {report}"
+            );
+            assert_eq!(hex("SigBlk:"), mask(block), "{launcher:?}: {report}");
+            assert_eq!(hex("SigCgt:"), 0, "{launcher:?}: {report}");
+            assert_eq!(hex("SigPnd:"), 0, "{launcher:?}: {report}");
+            reports.push(report);
+        }
+        for (launcher, report) in launchers.iter().zip(&reports).skip(1) {
+            assert_eq!(
+                report, &reports[0],
+                "{launcher:?} against no launcher, {close} {ignore} {block}"
+            );
+        }
+    }
+}
+
 /// A path that cannot be looked up for another reason than "nothing
 /// there" is 126 with the reason, as execvp(3) and the shells report it:
 /// a file used as a directory, a symlink loop; nothing there is 127

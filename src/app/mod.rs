@@ -27,7 +27,6 @@ use crate::{apply, exec, report};
 use clap::{CommandFactory, Parser};
 use std::io::Write;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 /// pinrun(1): clap_mangen's generated sections plus the hand-written ones.
 fn render_man(cmd: clap::Command, out: &mut dyn Write) -> std::io::Result<()> {
@@ -57,7 +56,7 @@ fn render_man(cmd: clap::Command, out: &mut dyn Write) -> std::io::Result<()> {
     man.render_version_section(out)
 }
 
-fn generate(what: Generate) -> ExitCode {
+fn generate(what: Generate) -> Exit {
     let mut cmd = Cli::command();
     // Into a buffer first: clap_complete panics on a write error.
     let mut buf = Vec::new();
@@ -83,10 +82,10 @@ fn generate(what: Generate) -> ExitCode {
         Generate::Fish => format!("{generated}{}", crate::completion::fish()),
     };
     match print_out(&text) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) => Exit::Success,
         Err(e) => {
             print_error(&e, false);
-            ExitCode::from(Exit::Failure)
+            Exit::Failure
         }
     }
 }
@@ -583,17 +582,17 @@ fn with_policy_file(mut req: Request) -> Result<Request, Error> {
 /// (0, or 1 for `--check` with warnings), 125 for pinrun's own failures
 /// and refusals, 126/127 when the command cannot be executed or found;
 /// does not return when the command is exec'd (its status is then its own).
-pub fn main() -> ExitCode {
+pub fn main() -> Exit {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
             use clap::error::ErrorKind;
             if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
                 return match crate::output::print_clap(&e) {
-                    Ok(()) => ExitCode::SUCCESS,
+                    Ok(()) => Exit::Success,
                     Err(err) => {
                         print_error(&err, false);
-                        ExitCode::from(Exit::Failure)
+                        Exit::Failure
                     }
                 };
             }
@@ -636,7 +635,7 @@ pub fn main() -> ExitCode {
                 ));
             }
             print_error(&err, pinrun_args().iter().any(|a| a == "--json"));
-            return ExitCode::from(Exit::Failure);
+            return Exit::Failure;
         }
     };
     if let Some(what) = cli.generate {
@@ -644,10 +643,10 @@ pub fn main() -> ExitCode {
     }
     if let Some(file) = &cli.dump {
         return match crate::system::dump::run(file, cli.sysroot.as_deref()) {
-            Ok(()) => ExitCode::SUCCESS,
+            Ok(()) => Exit::Success,
             Err(e) => {
                 print_error(&e, false);
-                ExitCode::from(e.exit)
+                e.exit
             }
         };
     }
@@ -659,16 +658,16 @@ pub fn main() -> ExitCode {
         });
         let dir = dir.unwrap_or_else(|| crate::system::claims::DEFAULT_STATE_DIR.into());
         return match steer::reclaim(&dir) {
-            Ok(()) => ExitCode::SUCCESS,
+            Ok(()) => Exit::Success,
             Err(e) => {
                 print_error(&e, false);
-                ExitCode::from(e.exit)
+                e.exit
             }
         };
     }
     let json = cli.json;
     match cli.into_request().and_then(with_policy_file).and_then(run) {
-        Ok(exit) => ExitCode::from(exit),
+        Ok(exit) => exit,
         Err(mut e) => {
             if e.code == ErrorCode::NoCommand
                 && let Some(word) = membind_swallowed_command()
@@ -678,7 +677,7 @@ pub fn main() -> ExitCode {
                 ));
             }
             print_error(&e, json);
-            ExitCode::from(e.exit)
+            e.exit
         }
     }
 }

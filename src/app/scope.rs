@@ -35,6 +35,7 @@ pub fn for_request(req: &Request) -> Scope {
         rt: req.sched.policy.is_some(),
         nice: req.sched.nice.is_some(),
         sched: req.sched.is_requested(),
+        isolation: req.uses_findings() || !cpus_named_only(req),
         kernel: req.memory.is_some() || req.sched.is_requested() || req.uses_findings(),
         irqs: (req.uses_findings() && (req.latency_critical() || req.shows_info()))
             || p.near.is_some(),
@@ -51,6 +52,28 @@ pub fn for_request(req: &Request) -> Scope {
         // --pid: the target's cgroup bounds the plan, not pinrun's.
         cgroup_of: req.target.as_ref().map(|t| t.pid),
     }
+}
+
+/// Whether the plan of `req` takes its CPUs as named (`--cpus LIST` or a
+/// list form, with or without `--node`, `--smt` or `--core-type`), without
+/// anything that chooses or refuses by the isolation sets
+/// ([`Scope::isolation`]): no `--cores`, `--llc`/`--dies`/`--clusters`,
+/// `--isolated`, `--housekeeping` or `--near` (the inherited affinity's
+/// bound names them in a refusal), no SCHED_DEADLINE (its root domain),
+/// no `--thread-map`, `--steer-irqs`, `--probe` or `--pid`.
+fn cpus_named_only(req: &Request) -> bool {
+    let p = &req.placement;
+    (p.cpus.is_some() || p.cpus_form.is_some())
+        && p.cores.is_none()
+        && p.units.is_none()
+        && !p.isolated
+        && !p.housekeeping
+        && p.near.is_none()
+        && !req.sched.policy.is_some_and(Policy::is_deadline)
+        && req.threads.thread_map.is_empty()
+        && !req.claims.steer_irqs
+        && req.probe.is_none()
+        && req.target.is_none()
 }
 
 /// [`SystemState::read_extras`] for `req` on the checked CPUs `cpus`:

@@ -246,11 +246,20 @@ impl SystemState {
             (None, Some(status)) => (sets.online.intersection(status), AllowedSource::Status),
             (None, None) => (sets.online.clone(), AllowedSource::Online),
         };
-        let cmdline = root.read_value("/proc/cmdline").unwrap_or_default();
+        // Without `scope.isolation`: nothing read, no CPU isolated.
+        let iso = scope.isolation;
+        let cmdline = iso
+            .then(|| root.read_value("/proc/cmdline"))
+            .flatten()
+            .unwrap_or_default();
         let boot = crate::boot_params::parse(&cmdline, sets.possible.last());
         let cpu_dir = "/sys/devices/system/cpu";
-        let sysfs_isolated = root.read_list(&format!("{cpu_dir}/isolated"));
-        let sysfs_nohz = root.read_list(&format!("{cpu_dir}/nohz_full"));
+        let sysfs_isolated = iso
+            .then(|| root.read_list(&format!("{cpu_dir}/isolated")))
+            .flatten();
+        let sysfs_nohz = iso
+            .then(|| root.read_list(&format!("{cpu_dir}/nohz_full")))
+            .flatten();
         // Kernel sysfs is authoritative; a dump without these files (the
         // isolation lives only on its command line) falls back to what the
         // command line asks for.
@@ -284,8 +293,8 @@ impl SystemState {
                 ))
             })
             .union(
-                &root
-                    .read_list("/sys/fs/cgroup/cpuset.cpus.isolated")
+                &iso.then(|| root.read_list("/sys/fs/cgroup/cpuset.cpus.isolated"))
+                    .flatten()
                     .unwrap_or_default(),
             );
         let nohz_asked = keep_boot(boot.nohz_full.clone().unwrap_or_default().union(&boot_cpus(

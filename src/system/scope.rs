@@ -33,9 +33,8 @@ pub enum Cpus {
 /// The parts of the machine to read. Always read, whatever the scope:
 /// the CPU sets, every node's cpulist (node of every CPU, `firmware-data`
 /// warnings), `has_memory`, the caller's status and cgroup cpuset
-/// (allowed CPUs and memory nodes, partition), `/proc/cmdline` and the
-/// isolation sets (`isolated`, `nohz_full` and their sources: the
-/// isolation checks run on every launch) and the OpenMP variables. With
+/// (allowed CPUs and memory nodes, partition) and the OpenMP variables;
+/// with `isolation`, `/proc/cmdline` and the isolation sets. With
 /// `irqs`, every IRQ's number and affinity (`/sys/kernel/irq` or else
 /// `/proc/interrupts`, `/proc/irq/N/`, `default_smp_affinity`). The
 /// governors and idle states of the checked CPUs (only when info findings
@@ -66,6 +65,16 @@ pub struct Scope {
     /// policies by it; an EPERM from the kernel is explained by it, with the
     /// kernel config read only then).
     pub sched: bool,
+    /// `/proc/cmdline` and the isolation sets (`cpu/isolated`,
+    /// `cpu/nohz_full`, the root `cpuset.cpus.isolated`; their sources and
+    /// disagreements): the isolation checks, and the planner wherever it
+    /// chooses or refuses by them (the inherited affinity's bound, which
+    /// leaves the isolated CPUs aside, `--isolated`, `--housekeeping`,
+    /// SCHED_DEADLINE's root domain, the housekeeping CPUs of
+    /// `--thread-map`, `--steer-irqs` and `--probe`). Without it
+    /// `isolated`, `nohz_full` and `cmdline` are empty: only a launch that
+    /// uses no finding and names its CPUs leaves it out.
+    pub isolation: bool,
     /// The kernel release (`/proc/sys/kernel/osrelease`), which only
     /// memory policies (`--weighted-interleave` needs 6.9), scheduling
     /// requests (SCHED_DEADLINE's period bounds before 5.9) and findings
@@ -114,6 +123,7 @@ impl Scope {
             rt: true,
             nice: true,
             sched: true,
+            isolation: true,
             kernel: true,
             irqs: true,
             info: true,

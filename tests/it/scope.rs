@@ -19,7 +19,8 @@ use crate::common;
 use clap::Parser;
 use pinrun::app::scope::{for_request, read_extras_for};
 use pinrun::cli::Cli;
-use pinrun::request::Request;
+use pinrun::policy::Policy;
+use pinrun::request::{Mode, Request};
 use pinrun::system::{Cpus, Root, Scope, SystemState};
 use pinrun::{check, plan, report};
 use std::path::{Path, PathBuf};
@@ -127,7 +128,8 @@ const SYSFS_IRQS: &[(&str, &str)] = &[
 ];
 
 /// The synthetic machines: plain, with IRQs in `/sys/kernel/irq`, with isolated CPUs whose siblings are
-/// not isolated, with RT group scheduling (no runtime) and RT throttling.
+/// not isolated (and a caller whose affinity leaves them out), with RT
+/// group scheduling (no runtime) and RT throttling.
 fn synthetics() -> Vec<tempfile::TempDir> {
     vec![
         synthetic(&[]),
@@ -135,6 +137,21 @@ fn synthetics() -> Vec<tempfile::TempDir> {
         synthetic(&[
             ("sys/devices/system/cpu/isolated", "2,5-7\n"),
             ("sys/devices/system/cpu/nohz_full", "5-7\n"),
+        ]),
+        // A caller under isolcpus (init's affinity: every CPU but the
+        // isolated ones) in a cgroup v2 cpuset of every CPU: the affinity
+        // is no narrowing of the choice.
+        synthetic(&[
+            ("sys/devices/system/cpu/isolated", "2,5-7\n"),
+            ("sys/devices/system/cpu/nohz_full", "5-7\n"),
+            ("proc/self/status", "Cpus_allowed_list:\t0-1,3-4\n"),
+            ("proc/self/cgroup", "0::/\n"),
+            (
+                "proc/self/mountinfo",
+                "35 31 0:29 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n",
+            ),
+            ("sys/fs/cgroup/cpuset.cpus.effective", "0-7\n"),
+            ("sys/fs/cgroup/cpuset.mems.effective", "0-1\n"),
         ]),
         synthetic(&[
             ("proc/self/cgroup", "4:cpu,cpuacct:/batch\n"),
@@ -277,6 +294,14 @@ fn requests(full: &SystemState) -> Vec<Vec<String>> {
     // show needs is not read.
     for base in [
         "--cpus 0",
+        "--cpus 1",
+        "--cpus 2",
+        "--cpus 0-3 --smt",
+        "--cpus 0 --node 0",
+        "--cpus 1 --exclusive",
+        "--cpus 0-3 --cores 1",
+        "--cpus 2 --housekeeping",
+        "--cpus 2 --deadline --sched-runtime 1ms --sched-period 10ms",
         "--cores 1",
         "--isolated",
         "--membind --cores 1",
@@ -312,7 +337,12 @@ fn parse(dump: &Path, args: &[String]) -> Option<Request> {
         .any(|a| a == "--check" || a == "--emit" || a == "--show");
     let mut argv: Vec<String> = vec!["pinrun".into(), "--sysroot".into()];
     argv.push(dump.display().to_string());
-    if !mode_given && !launch {
+    // A launch below --sysroot is refused on the command line: it is
+    // parsed as the dry run and made a launch (`Mode::Run`) after, as the
+    // request of the same launch on the live machine (the dry run differs
+    // from it in its mode only). Without this, every launch request was
+    // refused and left out of the comparison.
+    if !mode_given {
         argv.push("--dry-run".into());
     }
     argv.extend(args.iter().cloned());
@@ -322,7 +352,12 @@ fn parse(dump: &Path, args: &[String]) -> Option<Request> {
     let req = Cli::try_parse_from(argv)
         .map_err(|e| e.to_string())
         .and_then(|c| c.into_request().map_err(|e| e.message));
-    req.ok()
+    let mut req = req.ok()?;
+    if launch {
+        assert_eq!(req.mode, Mode::DryRun, "{args:?}");
+        req.mode = Mode::Run;
+    }
+    Some(req)
 }
 
 /// What `main` computes from a read: the plan (or refusal) and the
@@ -489,8 +524,26 @@ fn scoped_read_like_full_synthetic() {
 #[test]
 fn scope_is_tight() {
     type Narrow = fn(&mut Scope, &Request);
-    let narrowed: [(&str, Narrow); 10] = [
+    let narrowed: [(&str, Narrow); 14] = [
         ("the --near device", |s, _| s.near = None),
+        ("the isolation sets", |s, _| s.isolation = false),
+        // Each request `for_request` keeps them for although it names its
+        // CPUs and uses no finding: each exclusion is needed.
+        ("the isolation sets of a --housekeeping launch", |s, r| {
+            if r.placement.housekeeping && !r.uses_findings() {
+                s.isolation = false;
+            }
+        }),
+        ("the isolation sets of a SCHED_DEADLINE launch", |s, r| {
+            if r.sched.policy.is_some_and(Policy::is_deadline) && !r.uses_findings() {
+                s.isolation = false;
+            }
+        }),
+        ("the isolation sets of a --cores launch", |s, r| {
+            if r.placement.cores.is_some() && !r.uses_findings() {
+                s.isolation = false;
+            }
+        }),
         ("placement units and core types", |s, _| s.units = false),
         ("topology of --cores candidates", |s, r| {
             if r.placement.cores.is_some() && s.topology == Cpus::All {

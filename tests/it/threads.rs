@@ -122,6 +122,50 @@ fn thread_map_follows_renames_with(watch: Option<&str>) {
     }
 }
 
+/// A caller that closed stdin and stdout (a daemon's `<&- >&-`) gets the
+/// same watcher: pinrun opens `/dev/null` on the closed standard
+/// descriptors before `main` (`ffi`'s constructor, as the Rust runtime's
+/// start did), so its pidfd, pipe and log cannot take fds 0 and 1, which
+/// the helper points at `/dev/null`. Without that, the helper lost its log
+/// (and its watch) and the log stayed empty (checked with such a build).
+#[test]
+fn thread_map_works_with_stdin_and_stdout_closed() {
+    let Some((a, b)) = two_cpus() else { return };
+    let dir = common::tempdir();
+    let (Some(threads), Some(setup)) = (
+        compile("named_threads", &["-O2", "-pthread"], dir.path()),
+        compile("inherited", &["-O2"], dir.path()),
+    ) else {
+        return;
+    };
+    let log = dir.path().join("threads.jsonl");
+    let out = std::process::Command::new(&setup)
+        .args(["as", "01", "-", "-", "--", env!("CARGO_BIN_EXE_pinrun")])
+        .arg("--cpus")
+        .arg(format!("{a},{b}"))
+        .args(["--thread-map", "w1=@0,w2=@1,*=rest", "--thread-log"])
+        .arg(&log)
+        .arg("--")
+        .arg(&threads)
+        .arg("3000")
+        .output()
+        .unwrap();
+    assert_status(&out, 0);
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    for (name, cpu) in [("w1", a), ("w2", b)] {
+        let l = lines
+            .iter()
+            .find(|l| l["name"] == name)
+            .unwrap_or_else(|| panic!("no {name} in {lines:?}"));
+        assert_eq!(l["event"], "rename");
+        assert_eq!(l["read_back"], cpu.to_string());
+    }
+}
+
 /// The helper process is gone once the command has ended (no process
 /// left but, at most, a zombie init has yet to reap: no descriptors), and
 /// the command gets exactly the descriptors it gets without pinrun.
