@@ -275,22 +275,29 @@ fn numbered(
     let mut far: Vec<u64> = Vec::new();
     let mut ids: Vec<u32> = entries
         .filter_map(|entry| {
-            let name = std::str::from_utf8(entry.file_name().to_bytes()).ok()?;
-            let digits = name.strip_prefix(prefix)?;
+            // Bytes throughout (a name of ASCII digits after a `&str`
+            // prefix is UTF-8), the prefix compared only when there is one:
+            // `/proc/irq` and `/sys/kernel/irq` list 10 000 names.
+            let name = entry.file_name().to_bytes();
+            let digits = if prefix.is_empty() {
+                name
+            } else {
+                name.strip_prefix(prefix.as_bytes())?
+            };
             let canonical = !digits.is_empty()
-                && digits.bytes().all(|b| b.is_ascii_digit())
-                && (digits.len() == 1 || !digits.starts_with('0'));
+                && digits.iter().all(u8::is_ascii_digit)
+                && (digits.len() == 1 || digits[0] != b'0');
             if !canonical {
                 return None;
             }
-            match digits.parse::<u32>() {
-                Ok(id) if id <= bound => Some(id),
-                Ok(id) => {
-                    far.push(u64::from(id));
-                    None
-                }
-                Err(_) => {
-                    far.push(digits.parse().unwrap_or(u64::MAX));
+            // The value, u64::MAX past it.
+            let value = digits.iter().try_fold(0u64, |v, &d| {
+                v.checked_mul(10)?.checked_add(u64::from(d - b'0'))
+            });
+            match value.map(u32::try_from) {
+                Some(Ok(id)) if id <= bound => Some(id),
+                _ => {
+                    far.push(value.unwrap_or(u64::MAX));
                     None
                 }
             }
@@ -604,6 +611,47 @@ mod tests {
             maps.len() > 2 * FIRST_READ && maps.ends_with('\n'),
             "{}",
             maps.len()
+        );
+    }
+
+    /// Numbered names, read as bytes (issue 17): canonical decimal only,
+    /// split at the bound, ids past `u32` (and past `u64`: `u64::MAX`)
+    /// beyond it; with a prefix and without.
+    #[test]
+    fn numbered_names_canonical_and_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path();
+        for name in [
+            "0",
+            "1",
+            "7",
+            "01",
+            "+1",
+            "1x",
+            "4294967295",
+            "4294967296",
+            "99999999999999999999999",
+            "cpu5",
+            "cpu05",
+            "cpu",
+            "cpu12",
+            "x",
+        ] {
+            std::fs::create_dir(p.join(name)).unwrap();
+        }
+        let root = Root::new(p);
+        assert_eq!(
+            root.numbered_entries_below("/", "", 7),
+            (vec![0, 1, 7], vec![4_294_967_295, 4_294_967_296, u64::MAX])
+        );
+        assert_eq!(root.numbered_entries("/", ""), vec![0, 1, 7, 4_294_967_295]);
+        assert_eq!(
+            root.numbered_entries_below("/", "cpu", 5),
+            (vec![5], vec![12])
+        );
+        assert_eq!(
+            root.dir("/").unwrap().numbered_entries(".", "cpu"),
+            vec![5, 12]
         );
     }
 
