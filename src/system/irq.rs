@@ -635,8 +635,17 @@ impl PerCpuCount {
         // last field): skipped at once. Most CPUs of a many-CPU machine
         // never saw a given IRQ, and a whole-machine check parses one such
         // page per IRQ (issue 17).
+        // Thirty-two at once first (64 bytes: a 4096-CPU page is 64 such
+        // runs, against 256 of eight).
         const ZEROS: &[u8; 16] = b"0,0,0,0,0,0,0,0,";
+        const ZEROS32: &[u8; 64] =
+            b"0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,";
         while more && covered < possible.len() {
+            if covered + 32 <= possible.len() && b[pos..].starts_with(ZEROS32) {
+                pos += ZEROS32.len();
+                covered += 32;
+                continue;
+            }
             if covered + 8 <= possible.len() && b[pos..].starts_with(ZEROS) {
                 pos += ZEROS.len();
                 covered += 8;
@@ -1170,12 +1179,12 @@ mod tests {
                     2 => (1u64..1000).prop_map(|v| v.to_string()),
                     1 => "[0 x]{0,2}",
                 ],
-                0..120,
+                0..300,
             ),
             newline in proptest::bool::ANY,
-            extra in 0usize..20,
-            fewer in 0usize..20,
-            offline in 0u32..120,
+            extra in 0usize..40,
+            fewer in 0usize..40,
+            offline in 0u32..300,
         ) {
             let mut text = fields.join(",");
             if newline {
