@@ -70,7 +70,23 @@ fn text_of(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
 /// zeroing per file); `f` runs while it is borrowed, so a read that `f`
 /// itself made on this thread would use a page of its own.
 fn read_raw<R>(
-    mut file: std::fs::File,
+    file: std::fs::File,
+    check: bool,
+    to_eof: bool,
+    over: &OverBudget,
+    what: &dyn Fn() -> String,
+    f: impl FnOnce(Bytes<'_>) -> R,
+) -> Option<R> {
+    let out = read_raw_from(&file, check, to_eof, over, what, f);
+    crate::ffi::close_nocancel(file.into());
+    out
+}
+
+/// [`read_raw`] of an open file, which the caller closes. The first read,
+/// the one most files need, is a plain `read(2)` without glibc's
+/// cancellation wrapper ([`crate::ffi::read_nocancel`]).
+fn read_raw_from<R>(
+    file: &std::fs::File,
     check: bool,
     to_eof: bool,
     over: &OverBudget,
@@ -78,9 +94,10 @@ fn read_raw<R>(
     f: impl FnOnce(Bytes<'_>) -> R,
 ) -> Option<R> {
     use std::io::{ErrorKind, Read};
+    use std::os::fd::AsFd;
     let mut size = None;
     if check {
-        let st = nix::sys::stat::fstat(&file).ok()?;
+        let st = nix::sys::stat::fstat(file).ok()?;
         if st.st_mode & libc::S_IFMT != libc::S_IFREG {
             return None;
         }
@@ -91,7 +108,7 @@ fn read_raw<R>(
     let mut buf = Vec::new();
     let mut first = |scratch: &mut [u8; FIRST_READ]| -> Option<()> {
         let n = loop {
-            match file.read(&mut scratch[..]) {
+            match crate::ffi::read_nocancel(file.as_fd(), &mut scratch[..]) {
                 Err(e) if e.kind() == ErrorKind::Interrupted => continue,
                 r => break r.ok()?,
             }
@@ -190,12 +207,12 @@ impl Dir {
     /// The file `rel` opened for reading (non-blocking, close-on-exec),
     /// noted when `--dump` records reads.
     fn open(&self, rel: &str) -> Option<std::fs::File> {
-        use nix::fcntl::{OFlag, openat};
+        use std::os::fd::AsFd;
         if let Some(dir) = &self.rec {
             super::dump::note(&format!("{dir}/{rel}"));
         }
-        let flags = OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
-        let fd = openat(&self.fd, rel, flags, nix::sys::stat::Mode::empty()).ok()?;
+        let flags = libc::O_RDONLY | libc::O_NONBLOCK | libc::O_CLOEXEC;
+        let fd = crate::ffi::openat_nocancel(self.fd.as_fd(), rel, flags).ok()?;
         Some(std::fs::File::from(fd))
     }
 
@@ -705,6 +722,11 @@ mod tests {
         assert_eq!(d.read_with("big", |t| t.len()), None);
         assert_eq!(root.over_budget().as_deref(), Some("/big"));
         assert_eq!(d.read_with("missing", str::to_string), None);
+        // Opened without glibc's wrapper: a NUL byte is refused, a path
+        // longer than the stack buffer (256 bytes) still opens.
+        assert_eq!(d.read_with("f1\0x", str::to_string), None);
+        let long = format!("{}f1", "./".repeat(200));
+        assert_eq!(d.read_with(&long, str::to_string).as_deref(), Some("a"));
     }
 
     /// Below a dump, a FIFO, a directory and a link to a character device
