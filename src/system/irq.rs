@@ -38,6 +38,7 @@
 use super::root::{Dir, Root};
 use crate::cpuset::CpuSet;
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 /// One interrupt: a row of `/proc/interrupts` or an IRQ descriptor of
 /// `/sys/kernel/irq`, with the affinity from `/proc/irq/N/`.
@@ -70,8 +71,9 @@ pub struct Irq {
     /// interrupt (`irq_move_irq()`, `kernel/irq/migration.c`): until then
     /// the effective affinity keeps the old CPUs, and a requested affinity
     /// that excludes them means the move is pending. `None` when unread or
-    /// unreadable (dumps may hold only one of the files).
-    pub requested: Option<CpuSet>,
+    /// unreadable (dumps may hold only one of the files). Shared between
+    /// IRQs that request the same CPUs (see `requested` in this module).
+    pub requested: Option<Arc<CpuSet>>,
     /// Kernel-managed (from debugfs `IRQD_AFFINITY_MANAGED`), when known.
     pub managed: Option<bool>,
     /// Whether `description`, `counts` and `managed` are read: always from
@@ -166,13 +168,52 @@ fn affinity(irq_dir: &Dir, n: u32) -> Option<(CpuSet, &'static str)> {
 /// The requested affinity of IRQ `n` ([`Irq::requested`]) when its
 /// `affinity` came from `source`, an effective affinity file; `irq_dir` is
 /// `/proc/irq`.
-fn requested(irq_dir: &Dir, n: u32, source: &str) -> Option<CpuSet> {
+///
+/// IRQs mostly request the same CPUs (every CPU, or a device's node): a
+/// set equal to the one this thread read last is shared with it, not made
+/// again (issue 17: a 4096-CPU set is 512 bytes, 5 MB for 10 000 IRQs).
+/// Equal means the same file (list or mask) with the same text, which the
+/// same parser makes into the same set.
+fn requested(irq_dir: &Dir, n: u32, source: &str) -> Option<Arc<CpuSet>> {
     if !source.starts_with("effective_") {
         return None;
     }
+    let shared = |is_list: bool, text: &str| {
+        LAST_REQUESTED.with(|last| {
+            let mut last = last.borrow_mut();
+            if let Some((l, t, set)) = last.as_ref()
+                && *l == is_list
+                && t == text
+            {
+                return set.clone();
+            }
+            let set = if is_list {
+                CpuSet::parse_sysfs_list(text, None)
+            } else {
+                CpuSet::parse_sysfs_mask(text)
+            }
+            .ok()
+            .map(Arc::new);
+            *last = Some((is_list, text.to_string(), set.clone()));
+            set
+        })
+    };
     irq_dir
-        .read_list(&format!("{n}/smp_affinity_list"))
-        .or_else(|| irq_dir.read_mask(&format!("{n}/smp_affinity")))
+        .read_with(&format!("{n}/smp_affinity_list"), |t| shared(true, t))
+        .flatten()
+        .or_else(|| {
+            irq_dir
+                .read_with(&format!("{n}/smp_affinity"), |t| shared(false, t))
+                .flatten()
+        })
+}
+
+thread_local! {
+    /// The requested affinity this thread read last ([`requested`]):
+    /// whether it was a list, its text, and the set (or `None`: malformed).
+    #[allow(clippy::type_complexity)]
+    static LAST_REQUESTED: std::cell::RefCell<Option<(bool, String, Option<Arc<CpuSet>>)>> =
+        const { std::cell::RefCell::new(None) };
 }
 
 /// Whether IRQ `n` is kernel-managed; `debug_dir` is debugfs'
@@ -367,6 +408,71 @@ fn known(dir: &Listed, n: u32) -> Option<&Dir> {
         .map(|(_, d)| d)
 }
 
+/// IRQs found without their `/proc/irq/N` before [`ProcIrq`] lists the
+/// directory.
+const MISSES_BEFORE_LISTING: usize = 8;
+
+/// `/proc/irq`, opened once and listed only when IRQs turn out to lack
+/// their directory (issue 17). A machine, and a dump of one, has
+/// `/proc/irq/N` for nearly every IRQ of `/sys/kernel/irq`: each IRQ's
+/// files are opened directly, and a listing (10 000 entries cost about
+/// 2 ms of ext4's `getdents64` plus their parsing) would only confirm
+/// them. Dumps that kept few of the directories would pay four failing
+/// opens per IRQ without one: after [`MISSES_BEFORE_LISTING`] IRQs
+/// without any affinity file, the directory is listed once and IRQs it
+/// does not list are not opened. Either way an IRQ gets the affinity its
+/// files give (none without a directory): the listing only saves opens
+/// that would fail.
+struct ProcIrq<'r> {
+    root: &'r Root,
+    dir: Option<Dir>,
+    misses: std::sync::atomic::AtomicUsize,
+    ids: std::sync::OnceLock<BTreeSet<u32>>,
+}
+
+impl<'r> ProcIrq<'r> {
+    const PATH: &'static str = "/proc/irq";
+
+    fn open(root: &'r Root) -> Self {
+        Self {
+            root,
+            dir: root.dir(Self::PATH),
+            misses: std::sync::atomic::AtomicUsize::new(0),
+            ids: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// `/proc/irq`, unless its listing, once made, lacks `n`.
+    fn known(&self, n: u32) -> Option<&Dir> {
+        let dir = self.dir.as_ref()?;
+        match self.ids.get() {
+            Some(ids) if !ids.contains(&n) => None,
+            _ => Some(dir),
+        }
+    }
+
+    /// The affinity of IRQ `n` ([`affinity`]); an IRQ with none counts
+    /// towards the listing.
+    fn affinity(&self, n: u32) -> Option<(CpuSet, &'static str)> {
+        let found = affinity(self.known(n)?, n);
+        if found.is_none()
+            && self
+                .misses
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                + 1
+                >= MISSES_BEFORE_LISTING
+        {
+            self.ids.get_or_init(|| {
+                self.root
+                    .numbered_entries(Self::PATH, "")
+                    .into_iter()
+                    .collect()
+            });
+        }
+        found
+    }
+}
+
 /// The sysfs IRQ directory, when it exists below the root.
 const SYSFS_IRQ: &str = "/sys/kernel/irq";
 
@@ -379,8 +485,8 @@ const SYSFS_IRQ: &str = "/sys/kernel/irq";
 /// its checked CPUs need. `online` is `cpu/online`.
 pub fn read_irqs(root: &Root, possible: &CpuSet, online: &CpuSet, all_details: bool) -> Irqs {
     let default_affinity = root.read_mask("/proc/irq/default_smp_affinity");
-    let irq_dir = listed(root, "/proc/irq");
-    let affinity_of = |n: u32| affinity(known(&irq_dir, n)?, n);
+    let irq_dir = ProcIrq::open(root);
+    let affinity_of = |n: u32| irq_dir.affinity(n);
     let numbers = if possible.is_empty() {
         Vec::new()
     } else {
@@ -436,7 +542,7 @@ pub fn read_irqs(root: &Root, possible: &CpuSet, online: &CpuSet, all_details: b
         let found = number.and_then(affinity_of);
         let wanted = number
             .zip(found.as_ref())
-            .and_then(|(n, (_, source))| requested(known(&irq_dir, n)?, n, source));
+            .and_then(|(n, (_, source))| requested(irq_dir.known(n)?, n, source));
         (
             number,
             found,
@@ -529,8 +635,17 @@ impl PerCpuCount {
         // last field): skipped at once. Most CPUs of a many-CPU machine
         // never saw a given IRQ, and a whole-machine check parses one such
         // page per IRQ (issue 17).
+        // Thirty-two at once first (64 bytes: a 4096-CPU page is 64 such
+        // runs, against 256 of eight).
         const ZEROS: &[u8; 16] = b"0,0,0,0,0,0,0,0,";
+        const ZEROS32: &[u8; 64] =
+            b"0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,";
         while more && covered < possible.len() {
+            if covered + 32 <= possible.len() && b[pos..].starts_with(ZEROS32) {
+                pos += ZEROS32.len();
+                covered += 32;
+                continue;
+            }
             if covered + 8 <= possible.len() && b[pos..].starts_with(ZEROS) {
                 pos += ZEROS.len();
                 covered += 8;
@@ -614,7 +729,7 @@ enum Detail {
         counts: Vec<(u32, u64)>,
         counts_end: Option<u32>,
         managed: Option<bool>,
-        requested: Option<CpuSet>,
+        requested: Option<Arc<CpuSet>>,
     },
 }
 
@@ -680,16 +795,16 @@ impl Irqs {
                 return Detail::Skip;
             };
             let read = |file: &str| {
-                let text = sys_dir.read(&format!("{n}/{file}")).unwrap_or_default();
-                text.trim_end().to_string()
+                sys_dir
+                    .read_with(&format!("{n}/{file}"), |t| t.trim_end().to_string())
+                    .unwrap_or_default()
             };
-            let count = PerCpuCount::parse(
-                &sys_dir
-                    .read(&format!("{n}/per_cpu_count"))
-                    .unwrap_or_default(),
-                &possible,
-                online,
-            );
+            // Parsed where it was read: a 4096-CPU text is a page.
+            let count = sys_dir
+                .read_with(&format!("{n}/per_cpu_count"), |t| {
+                    PerCpuCount::parse(t, &possible, online)
+                })
+                .unwrap_or_else(|| PerCpuCount::parse("", &possible, online));
             if irq.affinity.is_none() {
                 let counted: CpuSet = count.counts.iter().map(|(c, _)| *c).collect();
                 // Not placed on the checked CPUs (as far as the page
@@ -771,6 +886,91 @@ impl Irqs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A dump below `dir` with `/proc/irq/N/effective_affinity_list` =
+    /// `N % 4` for the IRQs `with`, and `/proc/irq` itself.
+    fn proc_irq_dump(dir: &std::path::Path, with: impl Iterator<Item = u32>) -> Root {
+        std::fs::create_dir_all(dir.join("proc/irq")).unwrap();
+        for n in with {
+            let d = dir.join(format!("proc/irq/{n}"));
+            std::fs::create_dir(&d).unwrap();
+            std::fs::write(d.join("effective_affinity_list"), format!("{}\n", n % 4)).unwrap();
+        }
+        Root::new(dir)
+    }
+
+    /// Issue 17: `/proc/irq` is listed only once IRQs lack their
+    /// directory, and every IRQ gets the affinity its files give either
+    /// way (none without a directory, before and after the listing).
+    #[test]
+    fn proc_irq_is_listed_only_after_misses() {
+        let all = tempfile::tempdir().unwrap();
+        let root = proc_irq_dump(all.path(), 0..40);
+        let irq = ProcIrq::open(&root);
+        for n in 0..40 {
+            assert_eq!(
+                irq.affinity(n).map(|(s, f)| (s.to_list(), f)),
+                Some(((n % 4).to_string(), "effective_affinity_list")),
+                "{n}"
+            );
+        }
+        assert!(irq.ids.get().is_none(), "listed without a miss");
+        // Every third IRQ kept its directory: the first misses open
+        // directly, then the listing answers.
+        let few = tempfile::tempdir().unwrap();
+        let root = proc_irq_dump(few.path(), (0..60).filter(|n| n % 3 == 0));
+        let irq = ProcIrq::open(&root);
+        let mut listed_at = None;
+        for n in 0..60 {
+            let want = (n % 3 == 0).then(|| ((n % 4).to_string(), "effective_affinity_list"));
+            assert_eq!(irq.affinity(n).map(|(s, f)| (s.to_list(), f)), want, "{n}");
+            if listed_at.is_none() && irq.ids.get().is_some() {
+                listed_at = Some(n);
+            }
+        }
+        // The eighth IRQ without a directory is 11 (1, 2, 4, 5, 7, 8, 10, 11).
+        assert_eq!(listed_at, Some(11));
+        assert_eq!(irq.ids.get().map(BTreeSet::len), Some(20));
+        assert!(irq.known(4).is_none() && irq.known(6).is_some());
+        // No /proc/irq at all: nothing is opened or listed.
+        let none = tempfile::tempdir().unwrap();
+        let root = Root::new(none.path());
+        let irq = ProcIrq::open(&root);
+        assert!((0..20).all(|n| irq.affinity(n).is_none()));
+        assert!(irq.ids.get().is_none());
+    }
+
+    /// Issue 17: equal requested affinities are one shared set; the same
+    /// text as a list and as a mask are different sets (`1`: CPU 1 and
+    /// CPU 0), and a different text is a set of its own.
+    #[test]
+    fn requested_affinities_are_shared_when_equal() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path();
+        for (n, file, text) in [
+            (1, "smp_affinity_list", "0-3\n"),
+            (2, "smp_affinity_list", "0-3\n"),
+            (3, "smp_affinity", "1\n"),
+            (4, "smp_affinity_list", "1\n"),
+            (5, "smp_affinity_list", "0-3\n"),
+            (6, "smp_affinity_list", "x\n"),
+        ] {
+            std::fs::create_dir_all(p.join(format!("proc/irq/{n}"))).unwrap();
+            std::fs::write(p.join(format!("proc/irq/{n}/{file}")), text).unwrap();
+        }
+        let root = Root::new(p);
+        let d = root.dir("/proc/irq").unwrap();
+        let r = |n| requested(&d, n, "effective_affinity_list");
+        let (a, b) = (r(1).unwrap(), r(2).unwrap());
+        assert_eq!(a.to_list(), "0-3");
+        assert!(Arc::ptr_eq(&a, &b));
+        assert_eq!(r(3).unwrap().to_list(), "0");
+        assert_eq!(r(4).unwrap().to_list(), "1");
+        let c = r(5).unwrap();
+        assert_eq!(*c, *a);
+        assert_eq!(r(6), None);
+        assert_eq!(requested(&d, 1, "smp_affinity_list"), None);
+    }
 
     #[test]
     fn parses_rows_with_short_and_per_cpu_lines() {
@@ -979,12 +1179,12 @@ mod tests {
                     2 => (1u64..1000).prop_map(|v| v.to_string()),
                     1 => "[0 x]{0,2}",
                 ],
-                0..120,
+                0..300,
             ),
             newline in proptest::bool::ANY,
-            extra in 0usize..20,
-            fewer in 0usize..20,
-            offline in 0u32..120,
+            extra in 0usize..40,
+            fewer in 0usize..40,
+            offline in 0u32..300,
         ) {
             let mut text = fields.join(",");
             if newline {

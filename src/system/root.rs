@@ -27,10 +27,34 @@ thread_local! {
         std::cell::RefCell::new(Box::new([0; FIRST_READ]));
 }
 
+/// A file's bytes as [`read_raw`] hands them over: still in this thread's
+/// page when the first read returned the whole file, else read on into a
+/// `Vec`.
+enum Bytes<'a> {
+    /// The whole file, in the reading thread's page.
+    Page(&'a [u8]),
+    /// The whole file, read on past the first page.
+    Owned(Vec<u8>),
+}
+
+/// The text of `bytes`: valid UTF-8 (every sysfs/procfs file pinrun
+/// reads) as it is, anything else with U+FFFD.
+fn text_of(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
+    // `from_utf8` first: its validation runs a word at a time over ASCII,
+    // where `from_utf8_lossy`'s chunking goes byte by byte (a 4096-CPU
+    // `per_cpu_count` is a page of ASCII per IRQ).
+    match std::str::from_utf8(bytes) {
+        Ok(text) => std::borrow::Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(bytes),
+    }
+}
+
 /// Reads an open file as [`Root::read`] does: at most [`MAX_FILE`] bytes,
 /// and, when `check`, only a regular file (its type checked on the
 /// descriptor with `fstat(2)`, not by a second lookup of the path). A
 /// larger file reads as missing and is recorded in `over` under `what`.
+/// The bytes go to `f` (see [`Bytes`]), which runs once when the file was
+/// read.
 ///
 /// When `check` (a dump), the `st_size` of that same `fstat` ends the read
 /// early: a first read that returns exactly `st_size` bytes, fewer than it
@@ -41,50 +65,95 @@ thread_local! {
 /// to end of file as before; on the live root, without the `fstat`, every
 /// file is read to end of file (seq files may return short reads before
 /// it), and so is every file when `to_eof` ([`Root::reading_to_eof`]).
-fn read_open(
-    mut file: std::fs::File,
+///
+/// The first read goes into a page kept per thread (no allocation and no
+/// zeroing per file); `f` runs while it is borrowed, so a read that `f`
+/// itself made on this thread would use a page of its own.
+fn read_raw<R>(
+    file: std::fs::File,
     check: bool,
     to_eof: bool,
     over: &OverBudget,
     what: &dyn Fn() -> String,
-) -> Option<String> {
+    f: impl FnOnce(Bytes<'_>) -> R,
+) -> Option<R> {
+    let out = read_raw_from(&file, check, to_eof, over, what, f);
+    crate::ffi::close_nocancel(file.into());
+    out
+}
+
+/// [`read_raw`] of an open file, which the caller closes. The first read,
+/// the one most files need, is a plain `read(2)` without glibc's
+/// cancellation wrapper ([`crate::ffi::read_nocancel`]).
+fn read_raw_from<R>(
+    file: &std::fs::File,
+    check: bool,
+    to_eof: bool,
+    over: &OverBudget,
+    what: &dyn Fn() -> String,
+    f: impl FnOnce(Bytes<'_>) -> R,
+) -> Option<R> {
     use std::io::{ErrorKind, Read};
+    use std::os::fd::AsFd;
     let mut size = None;
     if check {
-        let st = nix::sys::stat::fstat(&file).ok()?;
+        let st = nix::sys::stat::fstat(file).ok()?;
         if st.st_mode & libc::S_IFMT != libc::S_IFREG {
             return None;
         }
         size = usize::try_from(st.st_size).ok().filter(|_| !to_eof);
     }
+    let mut f = Some(f);
+    let mut done = None;
     let mut buf = Vec::new();
-    let whole = SCRATCH.with(|scratch| {
-        let mut scratch = scratch.borrow_mut();
+    let mut first = |scratch: &mut [u8; FIRST_READ]| -> Option<()> {
         let n = loop {
-            match file.read(&mut scratch[..]) {
+            match crate::ffi::read_nocancel(file.as_fd(), &mut scratch[..]) {
                 Err(e) if e.kind() == ErrorKind::Interrupted => continue,
                 r => break r.ok()?,
             }
         };
-        buf.extend_from_slice(&scratch[..n]);
-        Some(n < FIRST_READ && size == Some(n))
+        if n < FIRST_READ && size == Some(n) {
+            done = f.take().map(|f| f(Bytes::Page(&scratch[..n])));
+        } else {
+            buf.extend_from_slice(&scratch[..n]);
+        }
+        Some(())
+    };
+    SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
+        Ok(mut scratch) => first(&mut scratch),
+        Err(_) => first(&mut Box::new([0; FIRST_READ])),
     })?;
-    if !whole {
-        let left = (MAX_FILE + 1).saturating_sub(buf.len() as u64);
-        file.take(left).read_to_end(&mut buf).ok()?;
+    if done.is_some() {
+        return done;
     }
+    let left = (MAX_FILE + 1).saturating_sub(buf.len() as u64);
+    file.take(left).read_to_end(&mut buf).ok()?;
     if buf.len() as u64 > MAX_FILE {
         if let Ok(mut o) = over.lock() {
             o.get_or_insert_with(what);
         }
         return None;
     }
-    // Valid UTF-8 (every sysfs/procfs file pinrun reads) is taken as it
-    // is: no second pass, no copy; anything else gets U+FFFD as before.
-    Some(
-        String::from_utf8(buf)
-            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
-    )
+    f.take().map(|f| f(Bytes::Owned(buf)))
+}
+
+/// [`read_raw`] into a `String`: valid UTF-8 is taken as it is (read on
+/// past the first page: no second pass, no copy), anything else gets
+/// U+FFFD.
+fn read_open(
+    file: std::fs::File,
+    check: bool,
+    to_eof: bool,
+    over: &OverBudget,
+    what: &dyn Fn() -> String,
+) -> Option<String> {
+    read_raw(file, check, to_eof, over, what, |bytes| match bytes {
+        Bytes::Page(b) => text_of(b).into_owned(),
+        Bytes::Owned(v) => {
+            String::from_utf8(v).unwrap_or_else(|e| text_of(e.as_bytes()).into_owned())
+        }
+    })
 }
 
 /// A directory below a [`Root`] (see [`Root::dir`]): its files are opened
@@ -107,14 +176,8 @@ impl Dir {
     /// The text of the file `rel` (a path relative to this directory),
     /// like [`Root::read`].
     pub fn read(&self, rel: &str) -> Option<String> {
-        use nix::fcntl::{OFlag, openat};
-        if let Some(dir) = &self.rec {
-            super::dump::note(&format!("{dir}/{rel}"));
-        }
-        let flags = OFlag::O_RDONLY | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
-        let fd = openat(&self.fd, rel, flags, nix::sys::stat::Mode::empty()).ok()?;
         read_open(
-            std::fs::File::from(fd),
+            self.open(rel)?,
             self.check,
             self.to_eof,
             &self.over,
@@ -122,9 +185,40 @@ impl Dir {
         )
     }
 
+    /// `f` of the text of the file `rel`, read as [`Dir::read`] reads it
+    /// (the same text, the same bounds) but, for a file that one read
+    /// returns whole, without a `String` made for it: for the many small
+    /// per-IRQ files, parsed where they were read (issue 17). `None` when
+    /// the file cannot be read, as [`Dir::read`].
+    pub fn read_with<R>(&self, rel: &str, f: impl FnOnce(&str) -> R) -> Option<R> {
+        read_raw(
+            self.open(rel)?,
+            self.check,
+            self.to_eof,
+            &self.over,
+            &|| format!("{}/{rel}", self.abs),
+            |bytes| match bytes {
+                Bytes::Page(b) => f(&text_of(b)),
+                Bytes::Owned(v) => f(&text_of(&v)),
+            },
+        )
+    }
+
+    /// The file `rel` opened for reading (non-blocking, close-on-exec),
+    /// noted when `--dump` records reads.
+    fn open(&self, rel: &str) -> Option<std::fs::File> {
+        use std::os::fd::AsFd;
+        if let Some(dir) = &self.rec {
+            super::dump::note(&format!("{dir}/{rel}"));
+        }
+        let flags = libc::O_RDONLY | libc::O_NONBLOCK | libc::O_CLOEXEC;
+        let fd = crate::ffi::openat_nocancel(self.fd.as_fd(), rel, flags).ok()?;
+        Some(std::fs::File::from(fd))
+    }
+
     /// Like [`Root::read_value`], relative to this directory.
     pub fn read_value(&self, rel: &str) -> Option<String> {
-        Some(first_line(&self.read(rel)?))
+        self.read_with(rel, first_line)
     }
 
     /// Like [`Root::numbered_entries`], for the directory `rel` relative
@@ -152,17 +246,17 @@ impl Dir {
 
     /// Like [`Root::read_list`], relative to this directory.
     pub fn read_list(&self, rel: &str) -> Option<CpuSet> {
-        CpuSet::parse_sysfs_list(&self.read(rel)?, None).ok()
+        self.read_with(rel, |t| CpuSet::parse_sysfs_list(t, None).ok())?
     }
 
     /// Like [`Root::read_mask`], relative to this directory.
     pub fn read_mask(&self, rel: &str) -> Option<CpuSet> {
-        CpuSet::parse_sysfs_mask(&self.read(rel)?).ok()
+        self.read_with(rel, |t| CpuSet::parse_sysfs_mask(t).ok())?
     }
 
     /// Like [`Root::read_int`], relative to this directory.
     pub fn read_int(&self, rel: &str) -> Option<i64> {
-        first_line(&self.read(rel)?).parse().ok()
+        self.read_with(rel, |t| first_line(t).parse().ok())?
     }
 
     /// Like [`Root::read_list_or_mask`], relative to this directory.
@@ -198,22 +292,29 @@ fn numbered(
     let mut far: Vec<u64> = Vec::new();
     let mut ids: Vec<u32> = entries
         .filter_map(|entry| {
-            let name = std::str::from_utf8(entry.file_name().to_bytes()).ok()?;
-            let digits = name.strip_prefix(prefix)?;
+            // Bytes throughout (a name of ASCII digits after a `&str`
+            // prefix is UTF-8), the prefix compared only when there is one:
+            // `/proc/irq` and `/sys/kernel/irq` list 10 000 names.
+            let name = entry.file_name().to_bytes();
+            let digits = if prefix.is_empty() {
+                name
+            } else {
+                name.strip_prefix(prefix.as_bytes())?
+            };
             let canonical = !digits.is_empty()
-                && digits.bytes().all(|b| b.is_ascii_digit())
-                && (digits.len() == 1 || !digits.starts_with('0'));
+                && digits.iter().all(u8::is_ascii_digit)
+                && (digits.len() == 1 || digits[0] != b'0');
             if !canonical {
                 return None;
             }
-            match digits.parse::<u32>() {
-                Ok(id) if id <= bound => Some(id),
-                Ok(id) => {
-                    far.push(u64::from(id));
-                    None
-                }
-                Err(_) => {
-                    far.push(digits.parse().unwrap_or(u64::MAX));
+            // The value, u64::MAX past it.
+            let value = digits.iter().try_fold(0u64, |v, &d| {
+                v.checked_mul(10)?.checked_add(u64::from(d - b'0'))
+            });
+            match value.map(u32::try_from) {
+                Some(Ok(id)) if id <= bound => Some(id),
+                _ => {
+                    far.push(value.unwrap_or(u64::MAX));
                     None
                 }
             }
@@ -532,6 +633,104 @@ mod tests {
             "{}",
             maps.len()
         );
+    }
+
+    /// Numbered names, read as bytes (issue 17): canonical decimal only,
+    /// split at the bound, ids past `u32` (and past `u64`: `u64::MAX`)
+    /// beyond it; with a prefix and without.
+    #[test]
+    fn numbered_names_canonical_and_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path();
+        for name in [
+            "0",
+            "1",
+            "7",
+            "01",
+            "+1",
+            "1x",
+            "4294967295",
+            "4294967296",
+            "99999999999999999999999",
+            "cpu5",
+            "cpu05",
+            "cpu",
+            "cpu12",
+            "x",
+        ] {
+            std::fs::create_dir(p.join(name)).unwrap();
+        }
+        let root = Root::new(p);
+        assert_eq!(
+            root.numbered_entries_below("/", "", 7),
+            (vec![0, 1, 7], vec![4_294_967_295, 4_294_967_296, u64::MAX])
+        );
+        assert_eq!(root.numbered_entries("/", ""), vec![0, 1, 7, 4_294_967_295]);
+        assert_eq!(
+            root.numbered_entries_below("/", "cpu", 5),
+            (vec![5], vec![12])
+        );
+        assert_eq!(
+            root.dir("/").unwrap().numbered_entries(".", "cpu"),
+            vec![5, 12]
+        );
+    }
+
+    /// Issue 17: `Dir::read_with` hands `f` the text `Dir::read` returns,
+    /// for files parsed where they were read (one page, no `String`) and
+    /// for longer ones (read on into a `Vec`): empty, 1, 4095, 4096, 4097
+    /// and 10 000 bytes, invalid UTF-8 (replaced alike), a live procfs
+    /// file linked into the dump (read to its end), a read made from
+    /// inside `f` (its own page: the outer text is intact), a FIFO and a
+    /// file past the budget (`None`, the latter recorded).
+    #[test]
+    fn read_with_sees_what_read_returns() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path();
+        let sizes = [0usize, 1, 4095, 4096, 4097, 10_000];
+        for n in sizes {
+            let text: String = (0..n).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
+            std::fs::write(p.join(format!("f{n}")), &text).unwrap();
+        }
+        std::fs::write(p.join("bad"), b"0-3\xff\xfe,7\n").unwrap();
+        std::os::unix::fs::symlink("/proc/self/smaps", p.join("smaps")).unwrap();
+        nix::unistd::mkfifo(&p.join("fifo"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+        std::fs::write(p.join("big"), vec![b'1'; MAX_FILE as usize + 1]).unwrap();
+        let root = Root::new(p);
+        let d = root.dir("/").unwrap();
+        for f in sizes.iter().map(|n| format!("f{n}")).chain(["bad".into()]) {
+            let want = d.read(&f).unwrap();
+            assert_eq!(
+                d.read_with(&f, str::to_string).as_deref(),
+                Some(&*want),
+                "{f}"
+            );
+        }
+        assert_eq!(
+            d.read_with("bad", str::to_string).as_deref(),
+            Some("0-3\u{fffd}\u{fffd},7\n")
+        );
+        let maps = d.read_with("smaps", str::to_string).unwrap();
+        assert!(
+            maps.len() > 2 * FIRST_READ && maps.ends_with('\n'),
+            "{}",
+            maps.len()
+        );
+        let nested = d.read_with("f4095", |outer| {
+            let inner = d.read_with("f10000", |t| t.len());
+            (outer.len(), outer.as_bytes()[4094], inner)
+        });
+        assert_eq!(nested, Some((4095, b'a' + (4094 % 26) as u8, Some(10_000))));
+        assert_eq!(d.read_with("fifo", str::to_string), None);
+        assert_eq!(root.over_budget(), None);
+        assert_eq!(d.read_with("big", |t| t.len()), None);
+        assert_eq!(root.over_budget().as_deref(), Some("/big"));
+        assert_eq!(d.read_with("missing", str::to_string), None);
+        // Opened without glibc's wrapper: a NUL byte is refused, a path
+        // longer than the stack buffer (256 bytes) still opens.
+        assert_eq!(d.read_with("f1\0x", str::to_string), None);
+        let long = format!("{}f1", "./".repeat(200));
+        assert_eq!(d.read_with(&long, str::to_string).as_deref(), Some("a"));
     }
 
     /// Below a dump, a FIFO, a directory and a link to a character device
