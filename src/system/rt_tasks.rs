@@ -1,7 +1,8 @@
 //! Competing real-time tasks: every user-space SCHED_FIFO/SCHED_RR process
 //! (`sched_getscheduler(2)` on a live machine, `/proc/<pid>/stat` and
-//! `status`). Read after planning, only for `--fifo`/`--rr` launches whose
-//! findings are used (`rt-competitor`).
+//! `status`). Read only for `--fifo`/`--rr` launches whose findings are
+//! used (`rt-competitor`): after planning, or on a helper thread while the
+//! machine is read and planned ([`RtScan`]), joined before the checks.
 
 use super::root::Root;
 use crate::cpuset::CpuSet;
