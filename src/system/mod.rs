@@ -494,11 +494,8 @@ impl SystemState {
                 ns[0]
             ));
         }
-        let irqs = match irqs_ahead.and_then(|rx| rx.recv().ok()) {
-            Some((irqs, read_through)) => {
-                root.adopt_over_budget(&read_through);
-                irqs
-            }
+        let irqs = match irqs_ahead.and_then(|rx| irqs_read_ahead(root, rx)) {
+            Some(irqs) => irqs,
             None if scope.irqs => {
                 irq::read_irqs(root, &sets.possible, scope.details.then_some(&sets.online))
             }
@@ -776,11 +773,23 @@ fn online_checked(
 /// soon as they are read, with the root they were read through.
 type IrqsAhead = std::sync::mpsc::Receiver<(irq::Irqs, Root)>;
 
+/// The IRQs [`SystemState::read_scoped_ahead`]'s helper read, once sent;
+/// its file over budget, if any, becomes `root`'s unless `root` has one
+/// already (the IRQs were the last read of a one-thread read). `None` when
+/// the helper ended without sending them.
+#[inline(never)]
+fn irqs_read_ahead(root: &Root, rx: IrqsAhead) -> Option<irq::Irqs> {
+    let (irqs, read_through) = rx.recv().ok()?;
+    root.adopt_over_budget(&read_through);
+    Some(irqs)
+}
+
 /// Starts [`SystemState::read_scoped_ahead`]'s helper thread
 /// ([`parallel::ahead`]): the IRQs when `irqs` ([`irq::read_irqs`] without
 /// details, sent on the returned channel), then the real-time tasks but
 /// `self_pid`'s (its result), each through a root of its own over-budget
 /// record. `None` when no helper is started.
+#[inline(never)]
 fn start_helper(
     root: &Root,
     possible: &CpuSet,

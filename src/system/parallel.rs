@@ -110,6 +110,7 @@ impl<T> Ahead<T> {
     /// The helper's result, once it has ended (its thread joined). A panic
     /// on the helper (none is expected: readers return `None`) is re-raised
     /// here rather than lost.
+    #[inline(never)]
     pub fn join(mut self) -> T {
         match self.handle.take().map(std::thread::JoinHandle::join) {
             Some(Ok(out)) => out,
@@ -121,6 +122,7 @@ impl<T> Ahead<T> {
 }
 
 impl<T> Drop for Ahead<T> {
+    #[inline(never)]
     fn drop(&mut self) {
         if let Some(h) = self.handle.take() {
             let _ = h.join();
@@ -178,6 +180,7 @@ fn runnable_tasks() -> Option<usize> {
 /// round 4). The helper only reads: whatever is applied to this process
 /// (affinity, memory policy, scheduling: per thread) must wait until it is
 /// joined.
+#[inline(never)]
 pub fn ahead<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Option<Ahead<T>> {
     if !FORCED_AHEAD.get().unwrap_or_else(|| {
         let cpus = allowed_cpus();

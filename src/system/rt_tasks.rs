@@ -99,6 +99,7 @@ impl RtScan {
     /// over budget on the helper becomes `root`'s unless `root` has one
     /// already, as if the scan had been made here, after the caller's
     /// reads so far.
+    #[inline(never)]
     pub fn tasks(self, root: &Root) -> Vec<RtTask> {
         match self {
             Self::Here(self_pid) => read_rt_tasks(root, self_pid),
