@@ -51,7 +51,12 @@ fn main() {
             Some(pinrun::request::Policy::Fifo(_) | pinrun::request::Policy::Rr(_))
         );
         let checked = p.cpus.clone().unwrap_or_else(|| sys.allowed.clone());
-        sys.read_extras(&root, &checked, true, rt, None);
+        sys.read_extras(
+            &root,
+            &checked,
+            true,
+            rt.then_some(pinrun::system::rt_tasks::RtScan::Here(None)),
+        );
     }
     let t = Instant::now();
     for _ in 0..iters {

@@ -333,24 +333,8 @@ fn threaded_scans_find_what_one_thread_finds() {
             )
         })
         .collect();
-    // A sleeping SCHED_FIFO process (state S: the scans list it, no
-    // `rt-competitor` finding of the other tests, which run beside this
-    // one, can count it).
     let fifo = if is_root() {
-        let s = Spinner(
-            Command::new("chrt")
-                .args(["-f", "9", "sleep", "600"])
-                .spawn()
-                .expect("spawn chrt"),
-        );
-        let t = Instant::now();
-        while std::fs::read_to_string(format!("/proc/{}/stat", s.pid()))
-            .map_or(true, |st| !st.contains("(sleep)"))
-        {
-            assert!(t.elapsed() < Duration::from_secs(5), "chrt never ran sleep");
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        Some(s)
+        Some(sleeping_fifo(9))
     } else {
         common::skip("the SCHED_FIFO child needs root; idle processes only");
         None
@@ -379,6 +363,84 @@ fn threaded_scans_find_what_one_thread_finds() {
     }
     assert!(agreed, "threaded scans disagree with one thread");
     drop(idle);
+}
+
+/// A sleeping `chrt -f PRIO sleep 600` (state S: listed by the scans, no
+/// `rt-competitor` finding of the other tests, which run beside this one,
+/// can count it), once `sleep` runs.
+fn sleeping_fifo(prio: u32) -> Spinner {
+    let s = Spinner(
+        Command::new("chrt")
+            .args(["-f", &prio.to_string(), "sleep", "600"])
+            .spawn()
+            .expect("spawn chrt"),
+    );
+    let t = Instant::now();
+    while std::fs::read_to_string(format!("/proc/{}/stat", s.pid()))
+        .map_or(true, |st| !st.contains("(sleep)"))
+    {
+        assert!(t.elapsed() < Duration::from_secs(5), "chrt never ran sleep");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    s
+}
+
+/// Issue 17: the real-time tasks a `--fifo` request scans ahead, on a
+/// helper thread while the machine is read and planned
+/// (`SystemState::read_scoped_ahead` with the overlap forced on), are the
+/// ones it scans after planning on one thread (forced off): a sleeping
+/// SCHED_FIFO 9 child is found either way, and this process (the helper is
+/// one of its threads) is not listed.
+#[test]
+fn scan_ahead_finds_what_the_scan_after_planning_finds() {
+    use clap::Parser;
+    use pinrun::app::scope::{for_request, read_extras_for, rt_scan_ahead};
+    use pinrun::system::rt_tasks::RtScan;
+    use pinrun::system::{SystemState, parallel};
+    if !is_root() {
+        common::skip("the SCHED_FIFO child needs root");
+        return;
+    }
+    let fifo = sleeping_fifo(9);
+    let req =
+        pinrun::cli::Cli::try_parse_from(["pinrun", "--dry-run", "--fifo", "1", "--", "true"])
+            .unwrap()
+            .into_request()
+            .unwrap();
+    let scan = |on: bool| {
+        parallel::overlapping(on, || {
+            let root = Root::new("/");
+            let (mut sys, ahead) =
+                SystemState::read_scoped_ahead(&root, &for_request(&req), rt_scan_ahead(&req));
+            assert!(
+                matches!(
+                    (&ahead, on),
+                    (Some(RtScan::Ahead(_)), true) | (Some(RtScan::Here(_)), false)
+                ),
+                "{ahead:?}"
+            );
+            let p = pinrun::plan::plan(&sys, &req).expect("plan");
+            let checked = pinrun::check::checked_cpus(&sys, &p);
+            read_extras_for(&mut sys, &root, &req, &checked, ahead);
+            sys.rt_tasks
+        })
+    };
+    // Another test's child may start or exit between two scans: retried.
+    let mut last = None;
+    for _ in 0..5 {
+        let (off, on) = (scan(false), scan(true));
+        if off == on {
+            assert!(
+                on.iter()
+                    .any(|t| t.pid == fifo.pid() && t.priority == 9 && t.state == 'S'),
+                "{on:?}"
+            );
+            assert!(!on.iter().any(|t| t.pid == std::process::id()), "{on:?}");
+            return;
+        }
+        last = Some((off, on));
+    }
+    panic!("the scans ahead and after planning disagree: {last:?}");
 }
 
 /// `tests/helpers/rt_threads.c` running: main thread SCHED_OTHER, thread

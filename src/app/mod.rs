@@ -114,19 +114,28 @@ fn run(req: Request) -> Result<Exit, Error> {
     // Held to the end of the run: an unpacked archive is removed on drop.
     let sysroot = crate::system::archive::open(req.sysroot.as_deref())?;
     let root = Root::machine(sysroot.dir())?;
-    let sys = SystemState::read_scoped(&root, &scope::for_request(&req));
+    // The real-time tasks need only the request: scanned, with the IRQs,
+    // on a helper thread while this one reads the rest and plans (when a
+    // second allowed CPU is idle), joined before the checks, long before
+    // anything is applied.
+    let (sys, ahead) = SystemState::read_scoped_ahead(
+        &root,
+        &scope::for_request(&req),
+        scope::rt_scan_ahead(&req),
+    );
     let mut sys = fleet::settle(&root, sys, &req);
     if let Some(e) = sys.read_error.take() {
         return Err(e);
     }
+    let planned = |sys| plan_and_check(&root, sys, &req, ahead);
     match req.mode {
         Mode::Show => show(&root, &sys, &req),
-        Mode::DryRun => dry_run(&req, &plan_and_check(&root, sys, &req)?, command.as_deref()),
-        Mode::Check => check(&req, &plan_and_check(&root, sys, &req)?),
-        Mode::Emit => emit(&root, &req, &plan_and_check(&root, sys, &req)?),
+        Mode::DryRun => dry_run(&req, &planned(sys)?, command.as_deref()),
+        Mode::Check => check(&req, &planned(sys)?),
+        Mode::Emit => emit(&root, &req, &planned(sys)?),
         Mode::CheckEmitted => fleet::check_emitted(&req, &sys),
-        Mode::Run => launch(&root, &req, plan_and_check(&root, sys, &req)?, command),
-        Mode::Probe => probe::only(&root, &req, &plan_and_check(&root, sys, &req)?),
+        Mode::Run => launch(&root, &req, planned(sys)?, command),
+        Mode::Probe => probe::only(&root, &req, &planned(sys)?),
     }
 }
 
@@ -170,15 +179,21 @@ struct Planned {
 }
 
 /// Plans `req` against the claims (waiting with `--wait`), reads what the
-/// checks of the chosen CPUs need, and checks.
-fn plan_and_check(root: &Root, mut sys: SystemState, req: &Request) -> Result<Planned, Error> {
+/// checks of the chosen CPUs need (the real-time tasks from `ahead` when
+/// they were scanned ahead, [`scope::rt_scan_ahead`]), and checks.
+fn plan_and_check(
+    root: &Root,
+    mut sys: SystemState,
+    req: &Request,
+    ahead: Option<crate::system::rt_tasks::RtScan>,
+) -> Result<Planned, Error> {
     // Claims (issue 5): `guard` holds the state directory's lock and, once
     // written, this launch's record; dropping it on failure removes both.
     let (mut plan, claims, guard) = claims::plan(root, &sys, req)?;
     // --steer-irqs (issue 21): the IRQs on the claimed CPUs, planned now.
     plan.steer = steer::plan_for(root, &sys, req, &plan, &claims)?;
     let checked = crate::check::checked_cpus(&sys, &plan);
-    scope::read_extras_for(&mut sys, root, req, &checked);
+    scope::read_extras_for(&mut sys, root, req, &checked, ahead);
     if let Some(e) = sys.read_error.take() {
         return Err(e);
     }

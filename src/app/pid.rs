@@ -148,7 +148,7 @@ fn query(root: &Root, req: &Request, p: Process) -> Result<Exit, Error> {
     as_check.placement.cpus = Some(cpus);
     let sys = SystemState::read_scoped(root, &super::scope::for_request(&as_check));
     let sys = as_target(sys, root, &p);
-    let findings = match plan_and_check(root, sys, &as_check) {
+    let findings = match plan_and_check(root, sys, &as_check, None) {
         // `--pid PID --check`: the findings of its CPUs, with --check's
         // output and exit status (1 on a warning).
         Ok(planned) if req.mode == Mode::Check => return check(&as_check, &planned),
@@ -239,7 +239,7 @@ fn change(root: &Root, req: &Request, target: &Target, p: Process) -> Result<Exi
     if let Some(e) = sys.read_error.take() {
         return Err(e);
     }
-    let planned = plan_and_check(root, sys, &as_launch)?;
+    let planned = plan_and_check(root, sys, &as_launch, None)?;
     let deadline: Vec<_> = p
         .threads
         .iter()

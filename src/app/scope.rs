@@ -8,6 +8,7 @@
 use crate::cpuset::CpuSet;
 use crate::policy::Policy;
 use crate::request::{Mode, Request};
+use crate::system::rt_tasks::RtScan;
 use crate::system::{Cpus, Root, Scope, SystemState};
 
 /// What planning and checking `req` look at.
@@ -76,25 +77,50 @@ fn cpus_named_only(req: &Request) -> bool {
         && req.target.is_none()
 }
 
+/// Whether `req`'s checks look at the machine's real-time tasks: a
+/// `--fifo`/`--rr` request whose findings are used
+/// ([`crate::request::Request::uses_findings`]).
+fn scans_rt_tasks(req: &Request) -> bool {
+    req.sched.policy.is_some_and(Policy::is_rt) && req.uses_findings()
+}
+
+/// The process being placed, which is not its own competitor: pinrun's,
+/// or the `--pid` process's, on a live machine (not below `--sysroot`).
+fn self_pid(req: &Request) -> Option<u32> {
+    req.sysroot
+        .is_none()
+        .then(|| req.target.as_ref().map_or_else(std::process::id, |t| t.pid))
+}
+
+/// `Some(self_pid)` when the real-time tasks of `req` may be scanned
+/// ahead, while the machine is read and the plan made
+/// ([`SystemState::read_scoped_ahead`]; [`read_extras_for`] takes them):
+/// the scan needs only the request. Not when nothing would be scanned, nor
+/// when anything can wait between the read and the plan (`--wait` for
+/// claimed cores, `--settle` for kubelet's cpuset: the scan would be older
+/// than the plan by that wait), nor for `--pid` and the modes that do not
+/// plan (`--show`, `--check-emitted`).
+pub fn rt_scan_ahead(req: &Request) -> Option<Option<u32>> {
+    let plans = !matches!(req.mode, Mode::Show | Mode::CheckEmitted);
+    let waits = req.claims.wait.is_some() || req.fleet.settle.is_some();
+    (plans && scans_rt_tasks(req) && !waits && req.target.is_none()).then(|| self_pid(req))
+}
+
 /// [`SystemState::read_extras`] for `req` on the checked CPUs `cpus`:
 /// real-time tasks when `--fifo`/`--rr` is requested and findings are
 /// used ([`crate::request::Request::uses_findings`]), excluding this
-/// process on a live machine (not below `--sysroot`); governors and idle
+/// process on a live machine (not below `--sysroot`): those of `ahead`
+/// ([`rt_scan_ahead`], [`SystemState::read_scoped_ahead`]) when given,
+/// else scanned now; governors and idle
 /// states only when info findings can be shown
 /// ([`crate::request::Request::shows_info`]).
-pub fn read_extras_for(sys: &mut SystemState, root: &Root, req: &Request, cpus: &CpuSet) {
-    let rt = req.sched.policy.is_some_and(Policy::is_rt);
-    // The process being placed is not its own competitor: pinrun's, or
-    // the --pid process's.
-    let self_pid = req
-        .sysroot
-        .is_none()
-        .then(|| req.target.as_ref().map_or_else(std::process::id, |t| t.pid));
-    sys.read_extras(
-        root,
-        cpus,
-        req.shows_info(),
-        rt && req.uses_findings(),
-        self_pid,
-    );
+pub fn read_extras_for(
+    sys: &mut SystemState,
+    root: &Root,
+    req: &Request,
+    cpus: &CpuSet,
+    ahead: Option<RtScan>,
+) {
+    let rt = scans_rt_tasks(req).then(|| ahead.unwrap_or_else(|| RtScan::Here(self_pid(req))));
+    sys.read_extras(root, cpus, req.shows_info(), rt);
 }

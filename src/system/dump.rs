@@ -98,7 +98,12 @@ pub fn read_everything(root: &Root) -> Vec<RtTask> {
     let mut sys = super::SystemState::read(root);
     let every: crate::cpuset::CpuSet = sys.cpus.keys().copied().collect();
     let live = root.base() == Path::new("/");
-    sys.read_extras(root, &every, true, true, live.then(std::process::id));
+    sys.read_extras(
+        root,
+        &every,
+        true,
+        Some(super::rt_tasks::RtScan::Here(live.then(std::process::id))),
+    );
     let _ = super::claims::read_kubelet(root, &sys.possible);
     super::rt_tasks::read_placed_tasks(root, &sys.online)
 }

@@ -482,8 +482,10 @@ const SYSFS_IRQ: &str = "/sys/kernel/irq";
 /// device IRQs only, relative to `/proc/irq`, each opened once. From sysfs
 /// the IRQs are not detailed yet: `all_details` (`--show`) details every
 /// one with [`Irqs::read_details`]; otherwise the caller details the ones
-/// its checked CPUs need. `online` is `cpu/online`.
-pub fn read_irqs(root: &Root, possible: &CpuSet, online: &CpuSet, all_details: bool) -> Irqs {
+/// its checked CPUs need. `all_details` is `Some(online)` (`cpu/online`)
+/// for those: nothing else needs the online CPUs, so that without it the
+/// IRQs can be read as soon as `possible` is known.
+pub fn read_irqs(root: &Root, possible: &CpuSet, all_details: Option<&CpuSet>) -> Irqs {
     let default_affinity = root.read_mask("/proc/irq/default_smp_affinity");
     let irq_dir = ProcIrq::open(root);
     let affinity_of = |n: u32| irq_dir.affinity(n);
@@ -519,7 +521,7 @@ pub fn read_irqs(root: &Root, possible: &CpuSet, online: &CpuSet, all_details: b
             source: IrqSource::Sysfs,
             error: None,
         };
-        if all_details {
+        if let Some(online) = all_details {
             irqs.read_details(root, possible, online, None);
         }
         return irqs;
@@ -1015,12 +1017,7 @@ mod tests {
         assert_eq!(rows.len(), n + 3);
         assert_eq!(rows, expected);
         assert_eq!(rows.last().unwrap().2, "bad\u{fffd}name");
-        assert_eq!(
-            read_irqs(&root, &CpuSet::new(), &CpuSet::new(), false)
-                .list
-                .len(),
-            n + 3
-        );
+        assert_eq!(read_irqs(&root, &CpuSet::new(), None).list.len(), n + 3);
     }
 
     /// Issue 15: `/proc/interrupts` is read within budgets (a line, the
@@ -1038,7 +1035,7 @@ mod tests {
         let mut t = b"CPU0 CPU1\n 5: ".to_vec();
         t.extend(std::iter::repeat_n(b'1', MAX_INTERRUPTS_LINE + 10));
         write(&t);
-        let irqs = read_irqs(&root, &possible, &possible, false);
+        let irqs = read_irqs(&root, &possible, None);
         assert!(
             irqs.error.as_deref().unwrap().contains("longer than"),
             "{irqs:?}"
@@ -1046,14 +1043,14 @@ mod tests {
         assert!(irqs.list.is_empty());
         // More CPU columns than possible CPUs.
         write(b"CPU0 CPU1 CPU2\n 5: 1 2 3 x\n");
-        let irqs = read_irqs(&root, &possible, &possible, false);
+        let irqs = read_irqs(&root, &possible, None);
         assert!(
             irqs.error.as_deref().unwrap().contains("3 CPU columns"),
             "{irqs:?}"
         );
         // Within the budgets: read whole, no error.
         write(b"CPU0 CPU1\n 5: 1 2 x\n");
-        let irqs = read_irqs(&root, &possible, &possible, false);
+        let irqs = read_irqs(&root, &possible, None);
         assert_eq!((irqs.error, irqs.list.len()), (None, 1));
     }
 

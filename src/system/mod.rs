@@ -186,7 +186,35 @@ impl SystemState {
     /// and checks look at are exactly as [`SystemState::read`] gives them;
     /// the others are left `None`/empty (see [`Scope`]).
     pub fn read_scoped(root: &Root, scope: &Scope) -> Self {
+        Self::read_scoped_ahead(root, scope, None).0
+    }
+
+    /// [`SystemState::read_scoped`], and, with `rt_tasks` =
+    /// `Some(self_pid)`, the real-time tasks for
+    /// [`SystemState::read_extras`] ([`rt_tasks::read_rt_tasks`]`(root,
+    /// self_pid)`), which need nothing this read gives: when
+    /// [`parallel::ahead`] allows a helper thread (2 allowed CPUs or more,
+    /// one of them idle), that thread scans them, and first reads the IRQs
+    /// (without details: they need only `cpu/possible`), as soon as the CPU
+    /// sets are read, while this one reads the rest; otherwise
+    /// [`rt_tasks::RtScan::Here`]: `read_extras` scans them, as before.
+    /// The state is the same either way, and so is `read_error`: each
+    /// helper read goes through a root with its own over-budget record,
+    /// adopted where the read would have been made on one thread.
+    pub fn read_scoped_ahead(
+        root: &Root,
+        scope: &Scope,
+        rt_tasks: Option<Option<u32>>,
+    ) -> (Self, Option<rt_tasks::RtScan>) {
         let sets = topology::read_sets(root);
+        let irqs_ahead = scope.irqs && !scope.details;
+        let (irqs_ahead, rt_scan) = match rt_tasks {
+            None => (None, None),
+            Some(self_pid) => match start_helper(root, &sets.possible, irqs_ahead, self_pid) {
+                Some((irqs, scan)) => (irqs, Some(rt_tasks::RtScan::Ahead(scan))),
+                None => (None, Some(rt_tasks::RtScan::Here(self_pid))),
+            },
+        };
         // Every CPU the kernel knows has a cpuN directory; ids only named in
         // `online` (a damaged dump) are not read one by one.
         let known = if sets.dirs.is_empty() {
@@ -475,10 +503,12 @@ impl SystemState {
                 ns[0]
             ));
         }
-        let irqs = if scope.irqs {
-            irq::read_irqs(root, &sets.possible, &sets.online, scope.details)
-        } else {
-            irq::Irqs::default()
+        let irqs = match irqs_ahead.and_then(|rx| irqs_read_ahead(root, rx)) {
+            Some(irqs) => irqs,
+            None if scope.irqs => {
+                irq::read_irqs(root, &sets.possible, scope.details.then_some(&sets.online))
+            }
+            None => irq::Irqs::default(),
         };
         if let Some(e) = &irqs.error {
             read_error.get_or_insert_with(|| {
@@ -489,7 +519,7 @@ impl SystemState {
         if let Some(e) = budget_error(root) {
             read_error.get_or_insert(e);
         }
-        Self {
+        let state = Self {
             nohz_full,
             nohz_full_source: match (sysfs_nohz.is_some(), no_hz_full_config) {
                 (true, _) => IsolationSource::Sysfs,
@@ -547,7 +577,8 @@ impl SystemState {
                 Vec::new()
             },
             read_error,
-        }
+        };
+        (state, rt_scan)
     }
 
     /// Reads what only some plans need, for the checked CPUs `cpus` (the
@@ -555,17 +586,18 @@ impl SystemState {
     /// counts of the IRQs delivered to them ([`irq::Irqs::read_details`];
     /// only IRQs read from `/sys/kernel/irq` lack them); when `info`, their
     /// idle states and cpufreq governors (the `cpufreq-governor` check looks
-    /// at no other CPU's; both give info findings only); and, when `rt` (a
+    /// at no other CPU's; both give info findings only); and, with `rt` (a
     /// real-time policy is requested), the machine's other real-time tasks
-    /// (`self_pid` excluded). A file beyond its reading budget sets
-    /// `read_error` (the caller refuses with it).
+    /// ([`rt_tasks::RtScan`]: scanned here, or joined from the helper that
+    /// scanned them ahead). A file beyond its reading budget sets
+    /// `read_error` (the caller refuses with it): the first one in the
+    /// order of a read on one thread.
     pub fn read_extras(
         &mut self,
         root: &Root,
         cpus: &CpuSet,
         info: bool,
-        rt: bool,
-        self_pid: Option<u32>,
+        rt: Option<rt_tasks::RtScan>,
     ) {
         self.irqs
             .read_details(root, &self.possible, &self.online, Some(cpus));
@@ -586,8 +618,8 @@ impl SystemState {
                 })
                 .collect();
         }
-        if rt {
-            self.rt_tasks = rt_tasks::read_rt_tasks(root, self_pid);
+        if let Some(scan) = rt {
+            self.rt_tasks = scan.tasks(root);
         }
         if let Some(e) = budget_error(root) {
             self.read_error.get_or_insert(e);
@@ -744,6 +776,47 @@ fn online_checked(
         });
     }
     sets.online.union(&up)
+}
+
+/// What [`SystemState::read_scoped_ahead`]'s helper sends: the IRQs, as
+/// soon as they are read, with the root they were read through.
+type IrqsAhead = std::sync::mpsc::Receiver<(irq::Irqs, Root)>;
+
+/// The IRQs [`SystemState::read_scoped_ahead`]'s helper read, once sent;
+/// its file over budget, if any, becomes `root`'s unless `root` has one
+/// already (the IRQs were the last read of a one-thread read). `None` when
+/// the helper ended without sending them.
+#[inline(never)]
+fn irqs_read_ahead(root: &Root, rx: IrqsAhead) -> Option<irq::Irqs> {
+    let (irqs, read_through) = rx.recv().ok()?;
+    root.adopt_over_budget(&read_through);
+    Some(irqs)
+}
+
+/// Starts [`SystemState::read_scoped_ahead`]'s helper thread
+/// ([`parallel::ahead`]): the IRQs when `irqs` ([`irq::read_irqs`] without
+/// details, sent on the returned channel), then the real-time tasks but
+/// `self_pid`'s (its result), each through a root of its own over-budget
+/// record. `None` when no helper is started.
+#[inline(never)]
+fn start_helper(
+    root: &Root,
+    possible: &CpuSet,
+    irqs: bool,
+    self_pid: Option<u32>,
+) -> Option<(Option<IrqsAhead>, rt_tasks::RtAhead)> {
+    let (tx, rx) = std::sync::mpsc::sync_channel(1);
+    let (irq_root, rt_root) = (root.with_own_budget(), root.with_own_budget());
+    let possible = possible.clone();
+    let scan = parallel::ahead(move || {
+        if irqs {
+            // The receiver is gone only when the caller has stopped waiting.
+            let _ = tx.send((irq::read_irqs(&irq_root, &possible, None), irq_root));
+        }
+        drop(tx);
+        (rt_tasks::read_rt_tasks(&rt_root, self_pid), rt_root)
+    })?;
+    Some((irqs.then_some(rx), scan))
 }
 
 /// The error for the first file read below `root` that was larger than

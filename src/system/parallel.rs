@@ -97,6 +97,111 @@ pub fn map_on<T: Sync, R: Send>(items: &[T], threads: usize, f: impl Fn(&T) -> R
     })
 }
 
+/// A read started on one helper thread by [`ahead`]: [`Ahead::join`]
+/// waits for its result. Dropped without being joined (the caller returned
+/// early with an error), it is joined by the drop: the helper never
+/// outlives its owner, so nothing runs beside what follows.
+#[derive(Debug)]
+pub struct Ahead<T> {
+    handle: Option<std::thread::JoinHandle<T>>,
+}
+
+impl<T> Ahead<T> {
+    /// The helper's result, once it has ended (its thread joined). A panic
+    /// on the helper (none is expected: readers return `None`) is re-raised
+    /// here rather than lost.
+    #[inline(never)]
+    pub fn join(mut self) -> T {
+        match self.handle.take().map(std::thread::JoinHandle::join) {
+            Some(Ok(out)) => out,
+            Some(Err(e)) => std::panic::resume_unwind(e),
+            // `handle` is only taken here and by the drop.
+            None => unreachable!("an Ahead is joined once"),
+        }
+    }
+}
+
+impl<T> Drop for Ahead<T> {
+    #[inline(never)]
+    fn drop(&mut self) {
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+thread_local! {
+    /// Whether [`overlapping`] imposes [`ahead`]'s choice on this thread.
+    static FORCED_AHEAD: std::cell::Cell<Option<bool>> = const { std::cell::Cell::new(None) };
+}
+
+/// Runs `f` with every [`ahead`] it makes on this thread starting its
+/// helper (`true`) or declining (`false`), whatever the allowed CPUs (for
+/// tests, which compare both: the results must be equal). The previous
+/// setting is restored afterwards.
+pub fn overlapping<R>(on: bool, f: impl FnOnce() -> R) -> R {
+    let before = FORCED_AHEAD.replace(Some(on));
+    let out = f();
+    FORCED_AHEAD.set(before);
+    out
+}
+
+/// How many tasks are runnable on the machine now, this thread included
+/// (`nr_running`, the numerator of the fourth field of `/proc/loadavg`,
+/// proc(5)); `None` when it cannot be read.
+fn runnable_tasks() -> Option<usize> {
+    use std::io::Read;
+    // One read: the line is under 100 bytes (three loads, two counts, a pid).
+    let mut buf = [0u8; 128];
+    let n = std::fs::File::open("/proc/loadavg")
+        .ok()?
+        .read(&mut buf)
+        .ok()?;
+    let text = std::str::from_utf8(&buf[..n]).ok()?;
+    text.split_whitespace()
+        .nth(3)?
+        .split('/')
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// Starts `f` on one helper thread, to run while the caller reads
+/// something else, when this process may run on at least 2 CPUs
+/// ([`allowed_cpus`]) and fewer tasks are runnable than that (this one
+/// included: another allowed CPU is idle now); `None` otherwise, or when
+/// the thread cannot be started (`EAGAIN` under `RLIMIT_NPROC`): the
+/// caller then does the read itself, on its own thread, as before. On one
+/// CPU the helper would only take turns with the caller; with every CPU
+/// busy the scheduler queues it behind another task (no wake-up
+/// preemption of a running task for a new thread), and the caller, which
+/// needs its result, waits for that task's slice: measured here, a full
+/// launch 1.5× slower under load without this test (BENCHMARKS.md,
+/// round 4). The helper only reads: whatever is applied to this process
+/// (affinity, memory policy, scheduling: per thread) must wait until it is
+/// joined.
+#[inline(never)]
+pub fn ahead<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Option<Ahead<T>> {
+    if !FORCED_AHEAD.get().unwrap_or_else(|| {
+        let cpus = allowed_cpus();
+        cpus >= 2 && runnable_tasks().is_some_and(|n| n < cpus)
+    }) {
+        return None;
+    }
+    // The thread count tests impose on this thread's maps holds on the
+    // helper's too.
+    let threads = FORCED.get();
+    let handle = std::thread::Builder::new()
+        .spawn(move || {
+            FORCED.set(threads);
+            f()
+        })
+        .ok()?;
+    Some(Ahead {
+        handle: Some(handle),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -114,6 +219,28 @@ mod tests {
         }
         assert_eq!(map(&items, |&i| u64::from(i) * 3), seq);
         assert!(map_on(&[] as &[u32], 4, |&i| i).is_empty());
+    }
+
+    #[test]
+    fn ahead_runs_on_another_thread_and_is_joined() {
+        let me = std::thread::current().id();
+        let a = overlapping(true, || ahead(move || std::thread::current().id() != me));
+        assert!(a.expect("forced on").join());
+        assert!(overlapping(false, || ahead(|| 1)).is_none());
+        // Dropped unjoined: the drop waits for the helper to end.
+        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = done.clone();
+        drop(overlapping(true, || {
+            ahead(move || {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                flag.store(true, std::sync::atomic::Ordering::SeqCst);
+            })
+        }));
+        assert!(done.load(std::sync::atomic::Ordering::SeqCst));
+        // The thread count imposed on the caller's maps holds on the helper.
+        let forced = with_threads(3, || overlapping(true, || ahead(|| FORCED.get())));
+        assert_eq!(forced.expect("forced on").join(), Some(3));
+        assert!(runnable_tasks().is_some_and(|n| n >= 1));
     }
 
     #[test]

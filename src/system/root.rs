@@ -408,6 +408,26 @@ impl Root {
         self.over.lock().ok()?.clone()
     }
 
+    /// This root with a record of files over budget of its own, empty:
+    /// for reads on another thread ([`super::parallel::ahead`]), whose
+    /// over-budget file must not become the caller's before the point where
+    /// the caller would have read it ([`Root::adopt_over_budget`]).
+    pub fn with_own_budget(&self) -> Root {
+        Root {
+            over: OverBudget::default(),
+            ..self.clone()
+        }
+    }
+
+    /// Records `other`'s first file over budget ([`Root::over_budget`]) as
+    /// this root's when this root has none yet: the reads made through
+    /// `other` then count as made after this root's so far.
+    pub fn adopt_over_budget(&self, other: &Root) {
+        if let (Some(f), Ok(mut o)) = (other.over_budget(), self.over.lock()) {
+            o.get_or_insert(f);
+        }
+    }
+
     /// The directory this root reads from.
     pub fn base(&self) -> &Path {
         &self.base

@@ -1,7 +1,8 @@
 //! Competing real-time tasks: every user-space SCHED_FIFO/SCHED_RR process
 //! (`sched_getscheduler(2)` on a live machine, `/proc/<pid>/stat` and
-//! `status`). Read after planning, only for `--fifo`/`--rr` launches whose
-//! findings are used (`rt-competitor`).
+//! `status`). Read only for `--fifo`/`--rr` launches whose findings are
+//! used (`rt-competitor`): after planning, or on a helper thread while the
+//! machine is read and planned ([`RtScan`]), joined before the checks.
 
 use super::root::Root;
 use crate::cpuset::CpuSet;
@@ -75,6 +76,40 @@ pub fn read_rt_tasks(root: &Root, self_pid: Option<u32>) -> Vec<RtTask> {
             let me = self_pid.map(|p| proc_self_pid(root).unwrap_or(p));
             read_rt_tasks_files(root, me)
         })
+}
+
+/// A scan of the real-time tasks on a helper thread, with the root it read
+/// through (its own over-budget record).
+pub type RtAhead = super::parallel::Ahead<(Vec<RtTask>, Root)>;
+
+/// Where [`super::SystemState::read_extras`] gets the real-time tasks.
+#[derive(Debug)]
+pub enum RtScan {
+    /// Scanned there, on the caller's thread ([`read_rt_tasks`] with this
+    /// `self_pid`).
+    Here(Option<u32>),
+    /// Scanned ahead on a helper thread
+    /// ([`super::SystemState::read_scoped_ahead`]), through a root with an
+    /// over-budget record of its own: joined there.
+    Ahead(RtAhead),
+}
+
+impl RtScan {
+    /// The tasks: scanned now, or the helper's once it has ended. A file
+    /// over budget on the helper becomes `root`'s unless `root` has one
+    /// already, as if the scan had been made here, after the caller's
+    /// reads so far.
+    #[inline(never)]
+    pub fn tasks(self, root: &Root) -> Vec<RtTask> {
+        match self {
+            Self::Here(self_pid) => read_rt_tasks(root, self_pid),
+            Self::Ahead(a) => {
+                let (tasks, read_through) = a.join();
+                root.adopt_over_budget(&read_through);
+                tasks
+            }
+        }
+    }
 }
 
 /// The pid `/proc/self` names below `root`, when it is a number.

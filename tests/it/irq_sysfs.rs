@@ -135,6 +135,15 @@ fn irqs() -> Vec<Irq> {
     ]
 }
 
+/// The three ways other tests replay [`machine`], as its arguments
+/// (`sysfs`, `interrupts`, `cut`): both IRQ sources; sysfs alone with a
+/// cut `per_cpu_count`; `/proc/interrupts` alone.
+pub(crate) const WAYS: [(bool, bool, bool); 3] = [
+    (true, true, false),
+    (true, false, true),
+    (false, true, false),
+];
+
 /// The machine: 8 possible CPUs, 6 offline; each CPU a core of its own;
 /// with `cut`, IRQ 24's `per_cpu_count` is cut inside CPU 7's count.
 pub(crate) fn machine(sysfs: bool, interrupts: bool, cut: bool) -> tempfile::TempDir {

@@ -28,6 +28,7 @@ mod integration_ecosystem;
 mod irq_sysfs;
 mod kernel_sources;
 mod near;
+mod overlap;
 mod parallel_read;
 mod peers;
 mod pid;

@@ -57,7 +57,7 @@ pub fn everything_from(root: &Root, dump: &Path) -> String {
             Err(e) => out.push_str(&format!("{args}: refused {} {}\n", e.code, e.message)),
             Ok(p) => {
                 let checked = check::checked_cpus(&sys, &p);
-                read_extras_for(&mut sys, &root, &req, &checked);
+                read_extras_for(&mut sys, &root, &req, &checked, None);
                 let findings = check::check(&sys, &req, &p);
                 out.push_str(&format!(
                     "{args}: {:?}\n{:?}\n{}\n",
@@ -105,11 +105,7 @@ pub fn on_every_fixture(same: impl Fn(&Path)) {
 /// sources, a cut `per_cpu_count`), each with IRQs on the checked CPUs:
 /// the comparison is not of two empty lists.
 pub fn on_sysfs_irq_machines(same: impl Fn(&Path)) {
-    for (sysfs, interrupts, cut) in [
-        (true, true, false),
-        (true, false, true),
-        (false, true, false),
-    ] {
+    for (sysfs, interrupts, cut) in irq_sysfs::WAYS {
         let m = irq_sysfs::machine(sysfs, interrupts, cut);
         same(m.path());
         let text = parallel::with_threads(3, || everything(m.path()));

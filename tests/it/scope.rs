@@ -369,7 +369,7 @@ fn outcome(root: &Root, sys: &SystemState, req: &Request) -> String {
     };
     let mut sys = sys.clone();
     let checked = check::checked_cpus(&sys, &p);
-    read_extras_for(&mut sys, root, req, &checked);
+    read_extras_for(&mut sys, root, req, &checked, None);
     let findings = check::check(&sys, req, &p);
     format!("{p:?}\n{}", report::findings_json(&findings))
 }
