@@ -819,3 +819,72 @@ pub fn munlockall() -> io::Result<()> {
         Ok(())
     }
 }
+
+/// The signals that end a process by default when a user or a supervisor
+/// asks it to stop: SIGINT (Ctrl-C), SIGTERM (`timeout`, `kill`), SIGHUP
+/// (a closed terminal), SIGQUIT.
+const ENDING_SIGNALS: [libc::c_int; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
+
+/// The set of [`ENDING_SIGNALS`].
+fn ending_set() -> libc::sigset_t {
+    // SAFETY: sigemptyset(3) initialises the set it is given; sigaddset(3)
+    // adds valid signal numbers to an initialised set.
+    unsafe {
+        let mut set = std::mem::zeroed::<libc::sigset_t>();
+        libc::sigemptyset(&mut set);
+        for s in ENDING_SIGNALS {
+            libc::sigaddset(&mut set, s);
+        }
+        set
+    }
+}
+
+/// The calling thread's signal mask before [`defer_ending_signals`], to
+/// give back with [`deliver_ending_signals`].
+#[derive(Clone, Copy)]
+pub struct SavedMask(libc::sigset_t);
+
+impl std::fmt::Debug for SavedMask {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SavedMask")
+    }
+}
+
+/// Blocks [`ENDING_SIGNALS`] in the calling thread (and the threads it
+/// starts after this, which inherit the mask: `pthread_sigmask(3)`), so
+/// that one arriving while pinrun holds something to clean up (an unpacked
+/// `--sysroot` archive) stays pending instead of ending the process; an
+/// ignored one is still discarded. Returns the previous mask, `None` if
+/// `pthread_sigmask` failed (nothing changed).
+pub fn defer_ending_signals() -> Option<SavedMask> {
+    let set = ending_set();
+    // SAFETY: `set` is initialised; `old` is filled when the call returns 0.
+    unsafe {
+        let mut old = std::mem::zeroed::<libc::sigset_t>();
+        (libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old) == 0).then_some(SavedMask(old))
+    }
+}
+
+/// Whether one of [`ENDING_SIGNALS`] is pending (blocked since
+/// [`defer_ending_signals`]): the work it defers should stop.
+pub fn ending_signal_pending() -> bool {
+    // SAFETY: sigpending(2) fills the initialised set; sigismember(3) reads it.
+    unsafe {
+        let mut pending = std::mem::zeroed::<libc::sigset_t>();
+        libc::sigemptyset(&mut pending);
+        libc::sigpending(&mut pending) == 0
+            && ENDING_SIGNALS
+                .iter()
+                .any(|&s| libc::sigismember(&pending, s) == 1)
+    }
+}
+
+/// Gives the calling thread back the mask [`defer_ending_signals`] saved:
+/// a signal that arrived meanwhile is delivered now, and ends the process
+/// by its default action as it would have at its arrival.
+pub fn deliver_ending_signals(saved: SavedMask) {
+    // SAFETY: `saved.0` is the mask pthread_sigmask returned.
+    unsafe {
+        libc::pthread_sigmask(libc::SIG_SETMASK, &saved.0, std::ptr::null_mut());
+    }
+}

@@ -7,7 +7,10 @@
 //! An archive may come from anyone, so it is unpacked as untrusted input
 //! into a private temporary directory (mode 0700), removed when pinrun
 //! ends ([`Sysroot`]'s drop, or [`remove_unpacked`] before pinrun ends by
-//! SIGPIPE): only directories, regular files and relative symbolic links
+//! SIGPIPE; SIGINT, SIGTERM, SIGHUP and SIGQUIT are deferred from the
+//! archive's opening until the directory is removed, then end pinrun as
+//! they would have, and an unpack stops at the next entry when one is
+//! pending): only directories, regular files and relative symbolic links
 //! that stay inside the tree ([`super::dump::stays_inside`]); no absolute
 //! path, no `..`, nothing written through a link, no device node, FIFO or
 //! hard link; at most [`MAX_ENTRIES`] entries, [`MAX_ENTRY_BYTES`] per file
@@ -31,6 +34,10 @@ pub struct Sysroot {
     dir: PathBuf,
     /// The temporary directory holding an unpacked archive.
     tmp: Option<tempfile::TempDir>,
+    /// The signal mask before SIGINT, SIGTERM, SIGHUP and SIGQUIT were
+    /// deferred for the unpacked directory's life (given back after it is
+    /// removed, so that such a signal ends pinrun without leaving it).
+    mask: Option<crate::ffi::SavedMask>,
 }
 
 impl Sysroot {
@@ -46,6 +53,25 @@ impl Drop for Sysroot {
             && let Ok(mut u) = UNPACKED.lock()
         {
             *u = None;
+        }
+        // The directory first, then a deferred Ctrl-C or SIGTERM ends
+        // pinrun.
+        drop(self.tmp.take());
+        if let Some(mask) = self.mask.take() {
+            crate::ffi::deliver_ending_signals(mask);
+        }
+    }
+}
+
+/// SIGINT, SIGTERM, SIGHUP and SIGQUIT deferred while an archive is
+/// unpacked and replayed ([`crate::ffi::defer_ending_signals`]): given back
+/// when dropped, after the directory it guards is removed.
+struct Deferred(Option<crate::ffi::SavedMask>);
+
+impl Drop for Deferred {
+    fn drop(&mut self) {
+        if let Some(mask) = self.0.take() {
+            crate::ffi::deliver_ending_signals(mask);
         }
     }
 }
@@ -105,12 +131,14 @@ pub fn open(path: Option<&Path>) -> Result<Sysroot> {
         return Ok(Sysroot {
             dir: PathBuf::from("/"),
             tmp: None,
+            mask: None,
         });
     };
     let plain = || {
         Ok(Sysroot {
             dir: path.to_path_buf(),
             tmp: None,
+            mask: None,
         })
     };
     match std::fs::metadata(path) {
@@ -119,6 +147,9 @@ pub fn open(path: Option<&Path>) -> Result<Sysroot> {
         // directory that is not a dump), as before.
         _ => return plain(),
     }
+    // Declared before the directory: on an error return the directory is
+    // removed first, then a deferred signal ends pinrun.
+    let mut deferred = Deferred(crate::ffi::defer_ending_signals());
     let mut file = std::fs::File::open(path)
         .map_err(|e| archive_error(path, format!("cannot open: {}", crate::error::io_words(&e))))?;
     let mut head = Vec::with_capacity(512);
@@ -177,6 +208,7 @@ pub fn open(path: Option<&Path>) -> Result<Sysroot> {
     Ok(Sysroot {
         dir,
         tmp: Some(tmp),
+        mask: deferred.0.take(),
     })
 }
 
@@ -371,6 +403,9 @@ pub fn unpack(input: impl Read, dest: &Path, limits: Limits) -> std::result::Res
         .entries()
         .map_err(|e| format!("not a tar archive: {}", crate::error::io_words(&e)))?;
     for entry in entries {
+        if crate::ffi::ending_signal_pending() {
+            return Err("interrupted by a signal".to_string());
+        }
         let mut entry =
             entry.map_err(|e| format!("damaged archive: {}", crate::error::io_words(&e)))?;
         let ty = entry.header().entry_type();

@@ -855,3 +855,58 @@ fn missing_paths_are_named() {
         "pinrun: --dump /nonexistent-pinrun-dir/m.tar.gz: cannot create a file in /nonexistent-pinrun-dir: no such directory\nhint: name a FILE in an existing directory you can write (mkdir -p /nonexistent-pinrun-dir first, or --dump /tmp/machine.tar.gz)\n"
     );
 }
+
+/// Ctrl-C, `timeout` (SIGTERM) or a closed terminal (SIGHUP) while an
+/// archive is replayed removes its unpacked directory before the signal
+/// ends pinrun, as any other end does: pinrun is held inside the replay by
+/// its stdout (a pipe nobody reads, fuller than the kernel's 64 KiB pipe
+/// buffer), signalled, then let go; it dies by that signal (as bash sees
+/// it: 128 + the signal number) with nothing left in TMPDIR.
+#[test]
+fn a_signal_during_the_replay_leaves_no_unpacked_archive() {
+    use std::io::Read;
+    use std::os::unix::process::ExitStatusExt;
+    let archive = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/machines/nto/bare-metal-master.internal.tar.gz");
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_pinrun"))
+            .arg("--sysroot")
+            .arg(&archive)
+            .args(["--show", "--json"])
+            .env("TMPDIR", tmp.path())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut out = child.stdout.take().unwrap();
+        // Past the unpacking: the pipe holds output (FIONREAD), the rest of
+        // the 83 KB --show --json is waiting for a reader.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        loop {
+            let mut n: libc::c_int = 0;
+            // SAFETY: FIONREAD writes the byte count into `n`.
+            let r = unsafe {
+                libc::ioctl(
+                    std::os::fd::AsRawFd::as_raw_fd(&out),
+                    libc::FIONREAD,
+                    &mut n,
+                )
+            };
+            assert_eq!(r, 0);
+            if n >= 65536 {
+                break;
+            }
+            assert!(std::time::Instant::now() < deadline, "no output");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 1);
+        // SAFETY: kill(2) of our own child.
+        assert_eq!(unsafe { libc::kill(child.id() as i32, sig) }, 0);
+        let mut rest = Vec::new();
+        let _ = out.read_to_end(&mut rest);
+        let status = child.wait().unwrap();
+        assert_eq!(status.signal(), Some(sig), "signal {sig}: {status:?}");
+        assert_empty(tmp.path());
+    }
+}
