@@ -91,7 +91,16 @@ pub fn read(candidates: &[PathBuf], explicit: bool) -> Result<Option<Loaded>, Er
         {
             continue;
         }
-        let file = match std::fs::File::open(path) {
+        // O_NONBLOCK: opening a FIFO must not wait for a writer (it is
+        // refused below); reads of a regular file ignore the flag (open(2)).
+        let opened = {
+            use std::os::unix::fs::OpenOptionsExt;
+            std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_NONBLOCK)
+                .open(path)
+        };
+        let file = match opened {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => continue,
             Err(e) => {
@@ -101,6 +110,29 @@ pub fn read(candidates: &[PathBuf], explicit: bool) -> Result<Option<Loaded>, Er
                 ));
             }
         };
+        // A FIFO, socket or device would hang the launch or feed it
+        // endless bytes: a policy file is a regular file (a directory is
+        // said by read(2): EISDIR).
+        if let Ok(m) = file.metadata()
+            && !m.is_file()
+            && !m.is_dir()
+        {
+            use std::os::unix::fs::FileTypeExt;
+            let t = m.file_type();
+            let kind = if t.is_fifo() {
+                "a FIFO"
+            } else if t.is_socket() {
+                "a socket"
+            } else if t.is_char_device() || t.is_block_device() {
+                "a device"
+            } else {
+                "not a file"
+            };
+            return Err(config_error(
+                path,
+                format!("not a regular file ({kind}): not a pinrun policy file"),
+            ));
+        }
         let mut text = String::new();
         let read = file.take(MAX_BYTES + 1).read_to_string(&mut text);
         if let Err(e) = read {

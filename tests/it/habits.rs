@@ -579,3 +579,34 @@ fn usage_errors_explain_the_options_they_name() {
         assert_eq!(err.lines().count(), 2, "{args:?}: {err}");
     }
 }
+
+/// A policy file that is not a regular file is refused at once, as a
+/// directory is: a FIFO without a writer (open(2) would wait for one, and
+/// the launch with it) and a character device (/dev/zero: endless bytes).
+#[test]
+fn a_policy_file_that_is_a_fifo_or_device_is_refused_without_waiting() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("config.toml");
+    let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: mkfifo(3) of a path in our own temporary directory.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    for (path, kind) in [
+        (fifo.display().to_string(), "a FIFO"),
+        ("/dev/zero".to_string(), "a device"),
+    ] {
+        let out = pinrun()
+            .args(["--quiet", "--cpus", "0", "--", "true"])
+            .env("PINRUN_CONFIG", &path)
+            .timeout(std::time::Duration::from_secs(20))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(125), "{path}: {err}");
+        assert!(
+            err.starts_with(&format!(
+                "pinrun: policy file {path}: not a regular file ({kind}): not a pinrun policy file\n"
+            )),
+            "{path}: {err}"
+        );
+    }
+}
