@@ -888,3 +888,34 @@ pub fn deliver_ending_signals(saved: SavedMask) {
         libc::pthread_sigmask(libc::SIG_SETMASK, &saved.0, std::ptr::null_mut());
     }
 }
+
+/// SIGCHLD's disposition before [`default_sigchld`], to give back with
+/// [`restore_sigchld`].
+pub struct SavedAction(libc::sigaction);
+
+/// Sets SIGCHLD to `SIG_DFL` (no flags) and returns the caller's action:
+/// with SIGCHLD ignored or `SA_NOCLDWAIT` the kernel reaps children at once
+/// and `waitpid(2)` fails with ECHILD (`sigaction(2)`, "POSIX.1-2001
+/// specifies that if the disposition of SIGCHLD is set to SIG_IGN or the
+/// SA_NOCLDWAIT flag is set…"), so a child pinrun must wait for is forked
+/// under the default. `None` if sigaction failed (nothing changed).
+pub fn default_sigchld() -> Option<SavedAction> {
+    // SAFETY: an all-zero sigaction with SIG_DFL and an empty mask is
+    // valid; `old` is filled when the call returns 0.
+    unsafe {
+        let mut dfl = std::mem::zeroed::<libc::sigaction>();
+        dfl.sa_sigaction = libc::SIG_DFL;
+        libc::sigemptyset(&mut dfl.sa_mask);
+        let mut old = std::mem::zeroed::<libc::sigaction>();
+        (libc::sigaction(libc::SIGCHLD, &dfl, &mut old) == 0).then_some(SavedAction(old))
+    }
+}
+
+/// Gives SIGCHLD back the action [`default_sigchld`] saved (the command
+/// exec'd later inherits an ignored SIGCHLD as under taskset).
+pub fn restore_sigchld(saved: SavedAction) {
+    // SAFETY: `saved.0` is the action sigaction(2) returned.
+    unsafe {
+        libc::sigaction(libc::SIGCHLD, &saved.0, std::ptr::null_mut());
+    }
+}

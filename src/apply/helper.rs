@@ -81,7 +81,24 @@ pub fn spawn(keep: &[RawFd], work: impl FnOnce(Helper) -> i32) -> io::Result<Own
     let target_pid = std::process::id();
     let target = ffi::pidfd_open(target_pid)?;
     let (started, started_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
-    match ffi::fork()? {
+    // The first child is waited for: forked under the default SIGCHLD so
+    // that an ignored one (the kernel would reap it: ECHILD) does not fail
+    // the launch; the caller's action is back before this returns, so the
+    // command inherits it as under taskset.
+    let sigchld = ffi::default_sigchld();
+    let restore = move || {
+        if let Some(s) = sigchld {
+            ffi::restore_sigchld(s);
+        }
+    };
+    let forked = match ffi::fork() {
+        Ok(pid) => pid,
+        Err(e) => {
+            restore();
+            return Err(e);
+        }
+    };
+    match forked {
         0 => {
             // The intermediate child: fork the helper, then leave at once.
             drop(started_w);
@@ -124,16 +141,18 @@ pub fn spawn(keep: &[RawFd], work: impl FnOnce(Helper) -> i32) -> io::Result<Own
             drop(started);
             drop(target);
             let pid = nix::unistd::Pid::from_raw(child);
-            loop {
+            let waited = loop {
                 match nix::sys::wait::waitpid(pid, None) {
                     Err(nix::errno::Errno::EINTR) => continue,
-                    Ok(nix::sys::wait::WaitStatus::Exited(_, 0)) => return Ok(started_w),
+                    Ok(nix::sys::wait::WaitStatus::Exited(_, 0)) => break Ok(started_w),
                     Ok(_) => {
-                        return Err(io::Error::other("the helper's first child failed to fork"));
+                        break Err(io::Error::other("the helper's first child failed to fork"));
                     }
-                    Err(e) => return Err(e.into()),
+                    Err(e) => break Err(e.into()),
                 }
-            }
+            };
+            restore();
+            waited
         }
     }
 }

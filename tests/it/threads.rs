@@ -528,3 +528,84 @@ fn thread_log_refuses_another_users_file_in_a_sticky_dir() {
             .contains("\"start\"")
     );
 }
+
+/// `--thread-map` works when the caller ignores SIGCHLD (the kernel then
+/// reaps children itself, and pinrun's wait for its helper's first child
+/// failed with ECHILD: the launch was refused), and the command still
+/// inherits SIGCHLD ignored, as under taskset.
+#[test]
+fn thread_map_works_with_sigchld_ignored() {
+    let Some((a, b)) = two_cpus() else { return };
+    let dir = common::tempdir();
+    let (Some(threads), Some(setup)) = (
+        compile("named_threads", &["-O2", "-pthread"], dir.path()),
+        compile("inherited", &["-O2"], dir.path()),
+    ) else {
+        return;
+    };
+    let log = dir.path().join("threads.jsonl");
+    let out = std::process::Command::new(&setup)
+        .args(["as", "-", "17", "-", "--", env!("CARGO_BIN_EXE_pinrun")])
+        .arg("--cpus")
+        .arg(format!("{a},{b}"))
+        .args(["--thread-map", "w1=@0,w2=@1,*=rest", "--thread-log"])
+        .arg(&log)
+        .arg("--")
+        .arg(&threads)
+        .arg("3000")
+        .output()
+        .unwrap();
+    assert_status(&out, 0);
+    let text = std::fs::read_to_string(&log).unwrap();
+    for (name, cpu) in [("w1", a), ("w2", b)] {
+        assert!(
+            text.lines().any(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).expect("a JSON line");
+                v["name"] == name && v["read_back"] == cpu.to_string()
+            }),
+            "no {name} on CPU {cpu} in {text}"
+        );
+    }
+    // What the command inherits: the same signal lines as under taskset.
+    let probe = |prefix: &[&str], file: &str| {
+        let f = dir.path().join(file);
+        let out = std::process::Command::new(&setup)
+            .args(["as", "-", "17", "-", "--"])
+            .args(prefix)
+            .arg(&setup)
+            .arg("probe")
+            .arg(&f)
+            .output()
+            .unwrap();
+        assert_status(&out, 0);
+        std::fs::read_to_string(&f)
+            .unwrap()
+            .lines()
+            .filter(|l| l.starts_with("Sig"))
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    let cpus = format!("{a}");
+    let pinrun = env!("CARGO_BIN_EXE_pinrun");
+    let under_pinrun = probe(
+        &[
+            pinrun,
+            "--quiet",
+            "--cpus",
+            &cpus,
+            "--thread-map",
+            "*=@0",
+            "--",
+        ],
+        "pinrun.txt",
+    );
+    let under_taskset = probe(&["taskset", "-c", &cpus], "taskset.txt");
+    assert_eq!(under_pinrun, under_taskset);
+    assert!(
+        under_pinrun
+            .iter()
+            .filter_map(|l| l.strip_prefix("SigIgn:"))
+            .any(|m| u64::from_str_radix(m.trim(), 16).is_ok_and(|m| m & (1 << 16) != 0)),
+        "{under_pinrun:?}"
+    );
+}
