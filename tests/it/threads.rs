@@ -561,7 +561,8 @@ fn thread_map_works_with_sigchld_ignored() {
         assert!(
             text.lines().any(|l| {
                 let v: serde_json::Value = serde_json::from_str(l).expect("a JSON line");
-                v["name"] == name && v["read_back"] == cpu.to_string()
+                v["name"] == name
+                    && v["read_back"].as_str().and_then(|s| s.parse::<u32>().ok()) == Some(cpu)
             }),
             "no {name} on CPU {cpu} in {text}"
         );
