@@ -83,10 +83,17 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
             .counts_end
             .filter(|&end| hit.last().is_some_and(|l| l >= end))
         {
+            // A sum at the saturation point holds a field past 2^64 (the
+            // kernel's per-CPU counts are `unsigned int`): damaged, not a
+            // count to show.
+            _ if sum == u64::MAX => (
+                None,
+                Some("per_cpu_count holds a count past 2^64 (damaged)".to_string()),
+            ),
             None => (Some(sum), None),
             Some(end) if sys.possible.first() == Some(end) => (
                 None,
-                Some("per_cpu_count is empty or unreadable".to_string()),
+                Some("per_cpu_count is empty, unreadable or damaged".to_string()),
             ),
             Some(end) => {
                 let known: crate::cpuset::CpuSet = hit.iter().filter(|&c| c < end).collect();

@@ -66,22 +66,34 @@ fn sysfs_irq_dir_aliases_give_one_finding() {
     );
 }
 
-/// An empty `per_cpu_count` leaves the count unknown and says so, rather
-/// than "ends before CPU 0" (found by a break test).
+/// An empty `per_cpu_count`, or one damaged from its first field, leaves
+/// the count unknown and says so, rather than "ends before CPU 0" (found by
+/// a break test); a field past 2^64 (the kernel's per-CPU counts are
+/// `unsigned int`) is damage, not a count of 18446744073709551615 (found by
+/// the round-4 break test).
 #[test]
 fn empty_per_cpu_count_says_unknown() {
-    let dir = common::tempdir();
-    machine(dir.path());
-    write_file(dir.path(), "sys/kernel/irq/1/per_cpu_count", "");
-    let f = irq_findings(dir.path());
-    assert_eq!(f.len(), 1);
-    let d = &f[0]["irq_details"][0];
-    assert_eq!(d["count"], Value::Null);
-    assert_eq!(d["count_note"], "per_cpu_count is empty or unreadable");
-    let msg = f[0]["message"].as_str().unwrap();
-    assert!(
-        msg.contains("may have fired")
-            && msg.contains("(count unknown: per_cpu_count is empty or unreadable)"),
-        "{msg}"
-    );
+    for (text, note) in [
+        ("", "per_cpu_count is empty, unreadable or damaged"),
+        ("abc,7\n", "per_cpu_count is empty, unreadable or damaged"),
+        (
+            "99999999999999999999999,99999999999999999999999\n",
+            "per_cpu_count holds a count past 2^64 (damaged)",
+        ),
+    ] {
+        let dir = common::tempdir();
+        machine(dir.path());
+        write_file(dir.path(), "sys/kernel/irq/1/per_cpu_count", text);
+        let f = irq_findings(dir.path());
+        assert_eq!(f.len(), 1, "{text:?}");
+        let d = &f[0]["irq_details"][0];
+        assert_eq!(d["count"], Value::Null, "{text:?}");
+        assert_eq!(d["count_note"], note, "{text:?}");
+        let msg = f[0]["message"].as_str().unwrap();
+        assert!(
+            msg.contains("may have fired") && msg.contains(&format!("(count unknown: {note})")),
+            "{text:?}: {msg}"
+        );
+        assert!(!msg.contains("18446744073709551615"), "{msg}");
+    }
 }
