@@ -88,7 +88,13 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
             // count to show.
             _ if sum == u64::MAX => (
                 None,
-                Some("per_cpu_count holds a count past 2^64 (damaged)".to_string()),
+                Some(format!(
+                    "{} holds a count past 2^64 (damaged)",
+                    match sys.irqs.source {
+                        crate::system::irq::IrqSource::Sysfs => "per_cpu_count",
+                        crate::system::irq::IrqSource::Interrupts => "/proc/interrupts",
+                    }
+                )),
             ),
             None => (Some(sum), None),
             Some(end) if sys.possible.first() == Some(end) => (
