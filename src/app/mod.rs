@@ -137,7 +137,8 @@ fn run(req: Request) -> Result<Exit, Error> {
             // The machine's state is not freed (issue 17: 10 000 IRQ
             // records and their sets, ≈ 4 % of a `--check`'s user time
             // on a 10 000-IRQ dump); it holds memory only, which the exit
-            // gives back. The claims guard is dropped as before.
+            // gives back. The claims guard (none: only a launch claims,
+            // `claims::plan`) is dropped as before.
             let Planned { sys, guard, .. } = p;
             std::mem::forget(sys);
             drop(guard);
