@@ -685,6 +685,75 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// `parse_list` (with its one-range fast path) equals the general
+    /// parser alone on `text`: the same set with the same words, or the
+    /// same error.
+    fn fast_path_equals_general(text: &str, last: Option<u32>, clip: u32) {
+        let trimmed = text.trim_end();
+        let c = Cursor {
+            input: text,
+            bytes: trimmed.as_bytes(),
+            pos: text.len() - text.trim_start().len(),
+            last,
+        };
+        let general = if c.pos == trimmed.len() {
+            Err(c.err("expected a CPU number, the list is empty"))
+        } else {
+            parse_items(c, clip)
+        };
+        let fast = parse_list(text, last, clip);
+        if let (Ok(f), Ok(g)) = (&fast, &general) {
+            assert_eq!(f.words, g.words, "{text:?}");
+        }
+        assert_eq!(fast, general, "{text:?} last {last:?} clip {clip}");
+    }
+
+    /// The fast path's edges, one by one.
+    #[test]
+    fn one_range_fast_path_edges() {
+        for text in [
+            "0",
+            "1",
+            "63",
+            "64",
+            "63-64",
+            "5-5",
+            "1-0",
+            "01",
+            "007-9",
+            "+1",
+            "1-+2",
+            "-1",
+            "1-",
+            "4194303",
+            "4194304",
+            "0-4194303",
+            "0-4194304",
+            "9999999",
+            "99999999",
+            "4294967296",
+            "N",
+            "1-N",
+            " 5 ",
+            "\t3-4\n",
+            " ",
+            "",
+            "1 ",
+            "1 -2",
+            "1,2",
+            "1-3:2",
+            "\u{a0}7",
+            "7\u{a0}",
+            "٣",
+        ] {
+            for last in [None, Some(4095)] {
+                for clip in [MAX_ID, 4095, 64, 63, 0] {
+                    fast_path_equals_general(text, last, clip);
+                }
+            }
+        }
+    }
+
     fn l(s: &str) -> String {
         CpuSet::parse(s).unwrap().to_list()
     }
@@ -914,27 +983,22 @@ mod tests {
         /// oversized ids, and clipping.
         #[test]
         fn one_range_fast_path_equals_general_parser(
-            text in "[ \t]{0,2}[0-9N+]{0,8}(-[0-9N]{0,8})?(,[0-9]{1,3}|:[0-9]{1,2})?[ \t\n]{0,2}",
+            text in "[ \\t]{0,2}[0-9N+]{0,8}(-[0-9N]{0,8})?(,[0-9]{1,3}|:[0-9]{1,2})?[ \\t\\n]{0,2}",
             last in proptest::option::of(0u32..5000),
             clip in prop_oneof![Just(MAX_ID), 0u32..5000],
         ) {
-            let trimmed = text.trim_end();
-            let c = Cursor {
-                input: &text,
-                bytes: trimmed.as_bytes(),
-                pos: text.len() - text.trim_start().len(),
-                last,
-            };
-            let general = if c.pos == trimmed.len() {
-                Err(c.err("expected a CPU number, the list is empty"))
-            } else {
-                parse_items(c, clip)
-            };
-            let fast = parse_list(&text, last, clip);
-            if let (Ok(f), Ok(g)) = (&fast, &general) {
-                prop_assert_eq!(&f.words, &g.words);
-            }
-            prop_assert_eq!(fast, general);
+            fast_path_equals_general(&text, last, clip);
+        }
+
+        /// The same near `MAX_ID` (ids of 7 digits, one past it).
+        #[test]
+        fn one_range_fast_path_near_max_id(
+            a in (MAX_ID - 70)..=(MAX_ID + 70),
+            b in proptest::option::of((MAX_ID - 70)..=(MAX_ID + 70)),
+            clip in prop_oneof![Just(MAX_ID), (MAX_ID - 70)..=MAX_ID],
+        ) {
+            let text = b.map_or(a.to_string(), |b| format!("{a}-{b}"));
+            fast_path_equals_general(&text, None, clip);
         }
 
         #[test]
