@@ -68,6 +68,17 @@ impl CpuSet {
         Self::default()
     }
 
+    /// The set of `a..=b` (`a <= b`) in one allocation of exactly the
+    /// words up to `b`: what [`CpuSet::insert_range`] makes of an empty
+    /// set, without its growth path.
+    fn of_range(a: u32, b: u32) -> Self {
+        let mut set = Self {
+            words: vec![0; b as usize / 64 + 1],
+        };
+        set.insert_range(a, b);
+        set
+    }
+
     /// Adds `id` to the set, growing the bitmap as needed.
     pub fn insert(&mut self, id: u32) {
         let (w, b) = (id as usize / 64, id % 64);
@@ -515,10 +526,33 @@ impl Cursor<'_> {
 /// keeps a list of many such items from costing seconds.
 pub const MAX_STRIDE_GROUPS: u64 = 1 << 23;
 
+/// `N` or `A-B` (ASCII digits, `A <= B <= MAX_ID`): a list of one id or
+/// one range, as every per-IRQ affinity file holds; `None` for anything
+/// else, which the general parser takes (and gives its errors for).
+fn one_range(bytes: &[u8]) -> Option<(u32, u32)> {
+    fn id(digits: &[u8]) -> Option<u32> {
+        // At most 7 digits (`MAX_ID` has 7): no overflow below.
+        if digits.is_empty() || digits.len() > 7 || !digits.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        let v = digits
+            .iter()
+            .fold(0u32, |v, d| v * 10 + u32::from(d - b'0'));
+        (v <= MAX_ID).then_some(v)
+    }
+    match bytes.iter().position(|&c| c == b'-') {
+        None => id(bytes).map(|a| (a, a)),
+        Some(dash) => {
+            let (a, b) = (id(&bytes[..dash])?, id(&bytes[dash + 1..])?);
+            (a <= b).then_some((a, b))
+        }
+    }
+}
+
 /// Parses a cpulist; ids above `clip` are dropped (`MAX_ID`: none).
 fn parse_list(input: &str, last: Option<u32>, clip: u32) -> Result<CpuSet, ListError> {
     let trimmed = input.trim_end();
-    let mut c = Cursor {
+    let c = Cursor {
         input,
         bytes: trimmed.as_bytes(),
         pos: input.len() - input.trim_start().len(),
@@ -527,6 +561,18 @@ fn parse_list(input: &str, last: Option<u32>, clip: u32) -> Result<CpuSet, ListE
     if c.pos == trimmed.len() {
         return Err(c.err("expected a CPU number, the list is empty"));
     }
+    // (A blank input has `pos` past `trimmed`: no fast path.)
+    if let Some((a, b)) = trimmed.as_bytes().get(c.pos..).and_then(one_range)
+        && a <= clip
+    {
+        return Ok(CpuSet::of_range(a, b.min(clip)));
+    }
+    parse_items(c, clip)
+}
+
+/// [`parse_list`] past its one-range fast path: any list, from `c`'s
+/// position (the first non-blank byte).
+fn parse_items(mut c: Cursor<'_>, clip: u32) -> Result<CpuSet, ListError> {
     // Plain ranges are collected, sorted and merged, then filled a word at
     // a time: the cost is linear in the text (plus the sort) and in the
     // bitmap's words, however often a range repeats (`0-4194303` 6 400
@@ -638,6 +684,75 @@ mod tests {
 
     use super::*;
     use proptest::prelude::*;
+
+    /// `parse_list` (with its one-range fast path) equals the general
+    /// parser alone on `text`: the same set with the same words, or the
+    /// same error.
+    fn fast_path_equals_general(text: &str, last: Option<u32>, clip: u32) {
+        let trimmed = text.trim_end();
+        let c = Cursor {
+            input: text,
+            bytes: trimmed.as_bytes(),
+            pos: text.len() - text.trim_start().len(),
+            last,
+        };
+        let general = if c.pos == trimmed.len() {
+            Err(c.err("expected a CPU number, the list is empty"))
+        } else {
+            parse_items(c, clip)
+        };
+        let fast = parse_list(text, last, clip);
+        if let (Ok(f), Ok(g)) = (&fast, &general) {
+            assert_eq!(f.words, g.words, "{text:?}");
+        }
+        assert_eq!(fast, general, "{text:?} last {last:?} clip {clip}");
+    }
+
+    /// The fast path's edges, one by one.
+    #[test]
+    fn one_range_fast_path_edges() {
+        for text in [
+            "0",
+            "1",
+            "63",
+            "64",
+            "63-64",
+            "5-5",
+            "1-0",
+            "01",
+            "007-9",
+            "+1",
+            "1-+2",
+            "-1",
+            "1-",
+            "4194303",
+            "4194304",
+            "0-4194303",
+            "0-4194304",
+            "9999999",
+            "99999999",
+            "4294967296",
+            "N",
+            "1-N",
+            " 5 ",
+            "\t3-4\n",
+            " ",
+            "",
+            "1 ",
+            "1 -2",
+            "1,2",
+            "1-3:2",
+            "\u{a0}7",
+            "7\u{a0}",
+            "٣",
+        ] {
+            for last in [None, Some(4095)] {
+                for clip in [MAX_ID, 4095, 64, 63, 0] {
+                    fast_path_equals_general(text, last, clip);
+                }
+            }
+        }
+    }
 
     fn l(s: &str) -> String {
         CpuSet::parse(s).unwrap().to_list()
@@ -860,6 +975,30 @@ mod tests {
             let (a, b): (CpuSet, CpuSet) = (a.into_iter().collect(), b.into_iter().collect());
             prop_assert_eq!(a.intersects(&b), !a.intersection(&b).is_empty());
             prop_assert_eq!(b.intersects(&a), !b.intersection(&a).is_empty());
+        }
+
+        /// Issue 17: the one-range fast path of `parse_list` gives what
+        /// the general parser gives (set, words, error) for lists of one
+        /// id or range, with blanks, leading zeros, `N`, reversed or
+        /// oversized ids, and clipping.
+        #[test]
+        fn one_range_fast_path_equals_general_parser(
+            text in "[ \\t]{0,2}[0-9N+]{0,8}(-[0-9N]{0,8})?(,[0-9]{1,3}|:[0-9]{1,2})?[ \\t\\n]{0,2}",
+            last in proptest::option::of(0u32..5000),
+            clip in prop_oneof![Just(MAX_ID), 0u32..5000],
+        ) {
+            fast_path_equals_general(&text, last, clip);
+        }
+
+        /// The same near `MAX_ID` (ids of 7 digits, one past it).
+        #[test]
+        fn one_range_fast_path_near_max_id(
+            a in (MAX_ID - 70)..=(MAX_ID + 70),
+            b in proptest::option::of((MAX_ID - 70)..=(MAX_ID + 70)),
+            clip in prop_oneof![Just(MAX_ID), (MAX_ID - 70)..=MAX_ID],
+        ) {
+            let text = b.map_or(a.to_string(), |b| format!("{a}-{b}"));
+            fast_path_equals_general(&text, None, clip);
         }
 
         #[test]

@@ -155,14 +155,37 @@ fn affinity(irq_dir: &Dir, n: u32) -> Option<(CpuSet, &'static str)> {
     ]
     .into_iter()
     .find_map(|(file, is_list)| {
-        let path = format!("{n}/{file}");
+        let mut buf = [0u8; 40];
+        let path = irq_file(&mut buf, n, file);
         let set = if is_list {
-            irq_dir.read_list(&path)
+            irq_dir.read_list(path)
         } else {
-            irq_dir.read_mask(&path)
+            irq_dir.read_mask(path)
         }?;
         Some((set, file))
     })
+}
+
+/// `{n}/{file}` written into `buf` (no allocation: one path per IRQ on
+/// 10 000-IRQ machines, issue 17); `file` is one of [`affinity`]'s names
+/// (at most 23 bytes, with 10 digits of `n` and the `/`: 34).
+fn irq_file<'b>(buf: &'b mut [u8; 40], n: u32, file: &str) -> &'b str {
+    let mut digits = [0u8; 10];
+    let (mut i, mut v) = (digits.len(), n);
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    let number = &digits[i..];
+    let len = number.len() + 1 + file.len();
+    buf[..number.len()].copy_from_slice(number);
+    buf[number.len()] = b'/';
+    buf[number.len() + 1..len].copy_from_slice(file.as_bytes());
+    std::str::from_utf8(&buf[..len]).unwrap_or_default()
 }
 
 /// The requested affinity of IRQ `n` ([`Irq::requested`]) when its
@@ -945,6 +968,23 @@ mod tests {
     /// Issue 17: equal requested affinities are one shared set; the same
     /// text as a list and as a mask are different sets (`1`: CPU 1 and
     /// CPU 0), and a different text is a set of its own.
+    /// `irq_file` writes what `format!` writes, for the longest name and
+    /// number too.
+    #[test]
+    fn irq_file_is_the_formatted_path() {
+        for n in [0, 1, 9, 10, 99, 100, 4095, 10_000, 1_000_000_007, u32::MAX] {
+            for file in [
+                "effective_affinity_list",
+                "smp_affinity_list",
+                "effective_affinity",
+                "smp_affinity",
+            ] {
+                let mut buf = [0u8; 40];
+                assert_eq!(irq_file(&mut buf, n, file), format!("{n}/{file}"));
+            }
+        }
+    }
+
     #[test]
     fn requested_affinities_are_shared_when_equal() {
         let dir = tempfile::tempdir().unwrap();
