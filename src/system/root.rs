@@ -608,6 +608,19 @@ mod tests {
         assert_eq!(root.over_budget().as_deref(), Some("/d/big"));
     }
 
+    /// File sizes around the first read's page: empty, 1, 4095, 4096,
+    /// 4097 and 10 000 bytes.
+    const SIZES_AROUND_A_PAGE: [usize; 6] = [0, 1, 4095, 4096, 4097, 10_000];
+
+    /// Writes `p/fN` for each of [`SIZES_AROUND_A_PAGE`]: N bytes cycling
+    /// through `alphabet`.
+    fn write_sized(p: &std::path::Path, alphabet: &[u8]) {
+        for n in SIZES_AROUND_A_PAGE {
+            let text: Vec<u8> = (0..n).map(|i| alphabet[i % alphabet.len()]).collect();
+            std::fs::write(p.join(format!("f{n}")), text).unwrap();
+        }
+    }
+
     /// Issue 17: a dump's file ends at its `st_size` when the first read
     /// returns all of it; files of every size around the first read's page
     /// (empty, 1, 4095, 4096, 4097 and 10 000 bytes) read the same as when
@@ -619,11 +632,8 @@ mod tests {
     fn dump_files_end_at_their_size() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path();
-        let sizes = [0usize, 1, 4095, 4096, 4097, 10_000];
-        for n in sizes {
-            let text: String = (0..n).map(|i| char::from(b'0' + (i % 10) as u8)).collect();
-            std::fs::write(p.join(format!("f{n}")), &text).unwrap();
-        }
+        let sizes = SIZES_AROUND_A_PAGE;
+        write_sized(p, b"0123456789");
         std::os::unix::fs::symlink("/proc/self/status", p.join("status")).unwrap();
         std::os::unix::fs::symlink("/sys/devices/system/cpu/online", p.join("online")).unwrap();
         let root = Root::new(p);
@@ -707,11 +717,8 @@ mod tests {
     fn read_with_sees_what_read_returns() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path();
-        let sizes = [0usize, 1, 4095, 4096, 4097, 10_000];
-        for n in sizes {
-            let text: String = (0..n).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
-            std::fs::write(p.join(format!("f{n}")), &text).unwrap();
-        }
+        let sizes = SIZES_AROUND_A_PAGE;
+        write_sized(p, b"abcdefghijklmnopqrstuvwxyz");
         std::fs::write(p.join("bad"), b"0-3\xff\xfe,7\n").unwrap();
         std::os::unix::fs::symlink("/proc/self/smaps", p.join("smaps")).unwrap();
         nix::unistd::mkfifo(&p.join("fifo"), nix::sys::stat::Mode::S_IRWXU).unwrap();

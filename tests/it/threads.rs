@@ -130,17 +130,27 @@ fn thread_map_follows_renames_with(watch: Option<&str>) {
 /// (and its watch) and the log stayed empty (checked with such a build).
 #[test]
 fn thread_map_works_with_stdin_and_stdout_closed() {
-    let Some((a, b)) = two_cpus() else { return };
+    thread_map_places_workers_under("01", "-");
+}
+
+/// Runs `pinrun --cpus A,B --thread-map w1=@0,w2=@1,*=rest` on the
+/// `named_threads` program under a caller that closed the standard
+/// descriptors `close` and ignores the signal numbers `ignore` (the
+/// `inherited` helper's `as` mode), and checks that the thread log has w1
+/// renamed on CPU A and w2 on CPU B (read back by the watcher). Returns the
+/// temporary directory (with the built `inherited` helper in it) and the
+/// CPUs, `None` where the machine or compiler cannot run the test.
+fn thread_map_places_workers_under(
+    close: &str,
+    ignore: &str,
+) -> Option<(tempfile::TempDir, std::path::PathBuf, u32)> {
+    let (a, b) = two_cpus()?;
     let dir = common::tempdir();
-    let (Some(threads), Some(setup)) = (
-        compile("named_threads", &["-O2", "-pthread"], dir.path()),
-        compile("inherited", &["-O2"], dir.path()),
-    ) else {
-        return;
-    };
+    let threads = compile("named_threads", &["-O2", "-pthread"], dir.path())?;
+    let setup = compile("inherited", &["-O2"], dir.path())?;
     let log = dir.path().join("threads.jsonl");
     let out = std::process::Command::new(&setup)
-        .args(["as", "01", "-", "-", "--", env!("CARGO_BIN_EXE_pinrun")])
+        .args(["as", close, ignore, "-", "--", env!("CARGO_BIN_EXE_pinrun")])
         .arg("--cpus")
         .arg(format!("{a},{b}"))
         .args(["--thread-map", "w1=@0,w2=@1,*=rest", "--thread-log"])
@@ -164,6 +174,7 @@ fn thread_map_works_with_stdin_and_stdout_closed() {
         assert_eq!(l["event"], "rename");
         assert_eq!(l["read_back"], cpu.to_string());
     }
+    Some((dir, setup, a))
 }
 
 /// The helper process is gone once the command has ended (no process
@@ -535,38 +546,9 @@ fn thread_log_refuses_another_users_file_in_a_sticky_dir() {
 /// inherits SIGCHLD ignored, as under taskset.
 #[test]
 fn thread_map_works_with_sigchld_ignored() {
-    let Some((a, b)) = two_cpus() else { return };
-    let dir = common::tempdir();
-    let (Some(threads), Some(setup)) = (
-        compile("named_threads", &["-O2", "-pthread"], dir.path()),
-        compile("inherited", &["-O2"], dir.path()),
-    ) else {
+    let Some((dir, setup, a)) = thread_map_places_workers_under("-", "17") else {
         return;
     };
-    let log = dir.path().join("threads.jsonl");
-    let out = std::process::Command::new(&setup)
-        .args(["as", "-", "17", "-", "--", env!("CARGO_BIN_EXE_pinrun")])
-        .arg("--cpus")
-        .arg(format!("{a},{b}"))
-        .args(["--thread-map", "w1=@0,w2=@1,*=rest", "--thread-log"])
-        .arg(&log)
-        .arg("--")
-        .arg(&threads)
-        .arg("3000")
-        .output()
-        .unwrap();
-    assert_status(&out, 0);
-    let text = std::fs::read_to_string(&log).unwrap();
-    for (name, cpu) in [("w1", a), ("w2", b)] {
-        assert!(
-            text.lines().any(|l| {
-                let v: serde_json::Value = serde_json::from_str(l).expect("a JSON line");
-                v["name"] == name
-                    && v["read_back"].as_str().and_then(|s| s.parse::<u32>().ok()) == Some(cpu)
-            }),
-            "no {name} on CPU {cpu} in {text}"
-        );
-    }
     // What the command inherits: the same signal lines as under taskset.
     let probe = |prefix: &[&str], file: &str| {
         let f = dir.path().join(file);
