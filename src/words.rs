@@ -41,6 +41,23 @@ pub fn or_no_cpu(set: &CpuSet) -> String {
     }
 }
 
+/// What kind of file a `st_mode` (`stat(2)`, `inode(7)`: its `S_IFMT`
+/// bits) names, for messages that refuse anything but a regular file:
+/// "a FIFO", "a character device", "a block device", "a socket", "a
+/// directory", "a symbolic link", "a regular file", else "not a file".
+pub fn file_kind(mode: u32) -> &'static str {
+    match mode & libc::S_IFMT {
+        libc::S_IFIFO => "a FIFO",
+        libc::S_IFCHR => "a character device",
+        libc::S_IFBLK => "a block device",
+        libc::S_IFSOCK => "a socket",
+        libc::S_IFDIR => "a directory",
+        libc::S_IFLNK => "a symbolic link",
+        libc::S_IFREG => "a regular file",
+        _ => "not a file",
+    }
+}
+
 /// An optional id, or "-" when unknown (sysfs ids the kernel reports as -1).
 pub fn or_dash(v: Option<u32>) -> String {
     v.map_or("-".into(), |v| v.to_string())

@@ -89,16 +89,8 @@ pub fn open_thread_log(path: &Path, create: bool) -> Result<Option<File>, Error>
         Err(e) => return Err(fail(e.desc().into(), WRITABLE)),
     };
     let st = fstat(&fd).map_err(|e| fail(e.desc().into(), WRITABLE))?;
-    let kind = SFlag::from_bits_truncate(st.st_mode & SFlag::S_IFMT.bits());
-    if kind != SFlag::S_IFREG {
-        let what = match kind {
-            SFlag::S_IFIFO => "a FIFO",
-            SFlag::S_IFCHR => "a character device",
-            SFlag::S_IFBLK => "a block device",
-            SFlag::S_IFSOCK => "a socket",
-            SFlag::S_IFDIR => "a directory",
-            _ => "not a file",
-        };
+    if st.st_mode & SFlag::S_IFMT.bits() != SFlag::S_IFREG.bits() {
+        let what = crate::words::file_kind(st.st_mode);
         return Err(fail(
             format!("is {what}, not a regular file; pinrun writes its log only to a regular file"),
             "give a regular file; to follow the log as it grows: tail -f FILE",

@@ -117,17 +117,8 @@ pub fn read(candidates: &[PathBuf], explicit: bool) -> Result<Option<Loaded>, Er
             && !m.is_file()
             && !m.is_dir()
         {
-            use std::os::unix::fs::FileTypeExt;
-            let t = m.file_type();
-            let kind = if t.is_fifo() {
-                "a FIFO"
-            } else if t.is_socket() {
-                "a socket"
-            } else if t.is_char_device() || t.is_block_device() {
-                "a device"
-            } else {
-                "not a file"
-            };
+            use std::os::unix::fs::MetadataExt;
+            let kind = crate::words::file_kind(m.mode());
             return Err(config_error(
                 path,
                 format!("not a regular file ({kind}): not a pinrun policy file"),

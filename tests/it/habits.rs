@@ -592,7 +592,7 @@ fn a_policy_file_that_is_a_fifo_or_device_is_refused_without_waiting() {
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
     for (path, kind) in [
         (fifo.display().to_string(), "a FIFO"),
-        ("/dev/zero".to_string(), "a device"),
+        ("/dev/zero".to_string(), "a character device"),
     ] {
         let out = pinrun()
             .args(["--quiet", "--cpus", "0", "--", "true"])
