@@ -32,17 +32,17 @@ pub fn threads_for(items: usize, cpus: usize) -> usize {
 }
 
 /// `items.iter().map(f).collect()`, computed on up to
-/// [`threads_for`]`(items.len(), `[`allowed_cpus`]`())` threads: the items
-/// are cut into that many consecutive chunks, each chunk mapped by one
-/// scoped thread (the first by the caller), and the chunks' results joined
-/// in order. Fewer than `2 × MIN_ITEMS_PER_THREAD` items are mapped on the
-/// caller's thread without asking the kernel anything. A thread that cannot
-/// be started (`EAGAIN` under `RLIMIT_NPROC`) leaves its chunk to the
-/// caller; nothing panics. Every thread has ended when this returns.
+/// [`threads_for`]`(items.len(), `[`allowed_cpus`]`())` threads (the
+/// caller's included; see [`map_on`] for how the work is shared). Fewer
+/// than `2 × MIN_ITEMS_PER_THREAD` items are mapped on the caller's thread
+/// without asking the kernel anything. A thread that cannot be started
+/// (`EAGAIN` under `RLIMIT_NPROC`) leaves its share to the others; nothing
+/// panics. Every thread has ended when this returns.
 pub fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let threads = if let Some(n) = FORCED.get() {
-        n
-    } else if items.len() < 2 * MIN_ITEMS_PER_THREAD {
+    if let Some(n) = FORCED.get() {
+        return map_in_blocks(items, n, 1, f);
+    }
+    let threads = if items.len() < 2 * MIN_ITEMS_PER_THREAD {
         1
     } else {
         threads_for(items.len(), allowed_cpus())
@@ -56,9 +56,10 @@ thread_local! {
 }
 
 /// Runs `f` with every [`map`] it makes on this thread using exactly
-/// `threads` threads, whatever the item count (for tests, which compare a
+/// `threads` threads, whatever the item count, and blocks of one item (the
+/// finest interleaving of the threads' reads), for tests, which compare a
 /// read on one thread with the same read on several: the results must be
-/// equal). The previous setting is restored afterwards.
+/// equal. The previous setting is restored afterwards.
 pub fn with_threads<R>(threads: usize, f: impl FnOnce() -> R) -> R {
     let before = FORCED.replace(Some(threads.max(1)));
     let out = f();
@@ -66,35 +67,75 @@ pub fn with_threads<R>(threads: usize, f: impl FnOnce() -> R) -> R {
     out
 }
 
-/// [`map`] on exactly `threads` threads (at least 1); for tests, which
-/// compare it with the sequential map.
+/// Items in a block of [`map_on`]: what a thread takes at a time. Small
+/// enough that threads slowed by something else (another task on their
+/// CPU, a slower file) end within a block's time of each other; large
+/// enough that taking one (an atomic add) is nothing beside its reads
+/// (32 small sysfs files: some 100 µs).
+pub const BLOCK: usize = 32;
+
+/// [`map`] on exactly `threads` threads (at least 1; the caller's and
+/// `threads - 1` scoped ones); for tests, which compare it with the
+/// sequential map.
+///
+/// The items are cut into blocks of [`BLOCK`], which the threads take in
+/// turn from a shared counter until none is left (the caller starts
+/// before the others have): a thread that is slowed takes fewer blocks,
+/// where a fixed share per thread left the others waiting for it at the
+/// end (issue 17: on 2 CPUs the dump check's helper thread ran its half
+/// several ms after the caller had ended its own). Each block's results
+/// are put back at its place, so the result is the sequential map's,
+/// whatever thread mapped what.
 pub fn map_on<T: Sync, R: Send>(items: &[T], threads: usize, f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    map_in_blocks(items, threads, BLOCK, f)
+}
+
+/// [`map_on`] with blocks of `block` items (at least 1).
+fn map_in_blocks<T: Sync, R: Send>(
+    items: &[T],
+    threads: usize,
+    block: usize,
+    f: impl Fn(&T) -> R + Sync,
+) -> Vec<R> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
     if threads <= 1 || items.len() < 2 {
         return items.iter().map(&f).collect();
     }
-    let chunk = items.len().div_ceil(threads);
-    let f = &f;
-    std::thread::scope(|s| {
-        let mut chunks = items.chunks(chunk);
-        let first = chunks.next().unwrap_or(&[]);
-        let handles: Vec<_> = chunks
-            .map(|c| {
-                std::thread::Builder::new()
-                    .spawn_scoped(s, move || c.iter().map(f).collect::<Vec<R>>())
-                    .map_err(|_| c)
-            })
-            .collect();
-        let mut out: Vec<R> = first.iter().map(f).collect();
-        for h in handles {
-            match h {
-                // A panic in `f` (none is expected: readers return None)
-                // is re-raised here rather than lost.
-                Ok(h) => out.extend(h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))),
-                Err(c) => out.extend(c.iter().map(f)),
-            }
+    let blocks: Vec<&[T]> = items.chunks(block.max(1)).collect();
+    let next = AtomicUsize::new(0);
+    // Blocks taken in turn: (index, results) of each block this thread mapped.
+    let work = || {
+        let mut done: Vec<(usize, Vec<R>)> = Vec::new();
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(block) = blocks.get(i) else {
+                return done;
+            };
+            done.push((i, block.iter().map(&f).collect()));
         }
-        out
-    })
+    };
+    let work = &work;
+    let mut slots: Vec<Option<Vec<R>>> =
+        std::iter::repeat_with(|| None).take(blocks.len()).collect();
+    std::thread::scope(|s| {
+        // At most one thread per block beside the caller's.
+        let handles: Vec<_> = (1..threads.min(blocks.len()))
+            .filter_map(|_| std::thread::Builder::new().spawn_scoped(s, work).ok())
+            .collect();
+        let mut place = |done: Vec<(usize, Vec<R>)>| {
+            for (i, r) in done {
+                slots[i] = Some(r);
+            }
+        };
+        place(work());
+        for h in handles {
+            // A panic in `f` (none is expected: readers return None) is
+            // re-raised here rather than lost.
+            place(h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+        }
+    });
+    // Every block was taken by one thread, which returned its results.
+    slots.into_iter().flatten().flatten().collect()
 }
 
 /// A read started on one helper thread by [`ahead`]: [`Ahead::join`]
@@ -219,6 +260,53 @@ mod tests {
         }
         assert_eq!(map(&items, |&i| u64::from(i) * 3), seq);
         assert!(map_on(&[] as &[u32], 4, |&i| i).is_empty());
+    }
+
+    /// Blocks of any size, on any thread count, give the sequential map.
+    #[test]
+    fn same_result_in_any_blocks() {
+        let items: Vec<u32> = (0..300).collect();
+        let seq: Vec<u32> = items.iter().map(|&i| i ^ 0x55).collect();
+        for block in [1, 2, 31, 32, 33, 299, 300, 301] {
+            for threads in [2, 3, 16] {
+                let got = map_in_blocks(&items, threads, block, |&i| i ^ 0x55);
+                assert_eq!(got, seq, "block {block}, {threads} threads");
+            }
+        }
+    }
+
+    /// A thread held up on its first block does not hold up the others:
+    /// they take every other block meanwhile. With a fixed share per
+    /// thread (the map before issue 17's round 5) the caller ended its
+    /// half and then waited, and the held thread's wait below ran into
+    /// its 10 s limit.
+    #[test]
+    fn a_slowed_thread_leaves_its_share_to_the_others() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use std::time::{Duration, Instant};
+        let n = BLOCK * 8;
+        let items: Vec<usize> = (0..n).collect();
+        let caller = std::thread::current().id();
+        let mapped = AtomicUsize::new(0);
+        let by_caller = AtomicUsize::new(0);
+        let start = Instant::now();
+        let out = map_on(&items, 2, |&i| {
+            if std::thread::current().id() == caller {
+                by_caller.fetch_add(1, Ordering::SeqCst);
+            } else {
+                // Held until every block but this thread's one is mapped.
+                while mapped.load(Ordering::SeqCst) < n - BLOCK
+                    && start.elapsed() < Duration::from_secs(10)
+                {
+                    std::thread::yield_now();
+                }
+            }
+            mapped.fetch_add(1, Ordering::SeqCst);
+            i * 2
+        });
+        assert_eq!(out, items.iter().map(|i| i * 2).collect::<Vec<_>>());
+        assert!(by_caller.load(Ordering::SeqCst) >= n - BLOCK);
+        assert!(start.elapsed() < Duration::from_secs(10));
     }
 
     #[test]

@@ -544,13 +544,15 @@ pub fn read_governor(root: &Root, cpu: &mut Cpu) {
     cpu.governor = root.read_value(&format!("{CPU_DIR}/{}", governor_file(cpu.id)));
 }
 
-/// [`read_governor`], relative to `cpu_dir` ([`CPU_DIR`] opened once, for
-/// the many CPUs of a check: a short path walk each).
-pub fn read_governor_in(cpu_dir: &Dir, cpu: &mut Cpu) {
-    if !cpu.online {
-        return;
-    }
-    cpu.governor = cpu_dir.read_value(&governor_file(cpu.id));
+/// What [`read_governor`] would set `cpu.governor` to, read relative to
+/// `cpu_dir` ([`CPU_DIR`] opened once, for the many CPUs of a check: a
+/// short path walk each) without changing `cpu` (so that many CPUs can be
+/// read on several threads): `None` for an offline CPU, whose governor is
+/// not read (it keeps what it has), else `Some` of the file's first line
+/// (`Some(None)` when it cannot be read).
+pub fn governor_in(cpu_dir: &Dir, cpu: &Cpu) -> Option<Option<String>> {
+    cpu.online
+        .then(|| cpu_dir.read_value(&governor_file(cpu.id)))
 }
 
 /// Fills what only `--show` prints: `die`, `cluster`, the placement units

@@ -1,6 +1,7 @@
 //! Issue 17: the per-IRQ files (`/proc/irq/N` affinities, debugfs'
-//! `managed` flag, the `/sys/kernel/irq/N` details) are read on several
-//! threads when there are many (`system::parallel::map`). The threads must
+//! `managed` flag, the `/sys/kernel/irq/N` details) and the checked CPUs'
+//! governors and idle states are read on several threads when there are
+//! many (`system::parallel::map`). The threads must
 //! change nothing: on every fixture dump and on the synthetic machines of
 //! `irq_sysfs` (both IRQ sources, a cut `per_cpu_count`), the state read,
 //! the plan or refusal and the findings (as JSON) are the same with one
@@ -59,10 +60,12 @@ pub fn everything_from(root: &Root, dump: &Path) -> String {
                 let checked = check::checked_cpus(&sys, &p);
                 read_extras_for(&mut sys, &root, &req, &checked, None);
                 let findings = check::check(&sys, &req, &p);
+                let governors: Vec<_> = sys.cpus.values().map(|c| (c.id, &c.governor)).collect();
                 out.push_str(&format!(
-                    "{args}: {:?}\n{:?}\n{}\n",
+                    "{args}: {:?}\n{:?}\n{:?}\n{governors:?}\n{}\n",
                     p,
                     sys.irqs,
+                    sys.idle_states,
                     report::findings_json(&findings)
                 ));
             }
@@ -121,4 +124,88 @@ fn threads_change_nothing_on_fixtures() {
 #[test]
 fn threads_change_nothing_on_sysfs_irqs() {
     on_sysfs_irq_machines(assert_same_on_any_thread_count);
+}
+
+/// A 40-CPU machine whose CPUs have governors and idle states of every
+/// kind the readers tell apart: governors `performance`/`powersave`/none
+/// (no `cpufreq`), CPU 37 offline (its governor is not read), idle states
+/// enabled, disabled (`disable` 1) and without a `disable` file, with
+/// their kernel names and exit latencies (`cpuidle.rst`'s sysfs layout).
+fn machine_with_idle_states() -> tempfile::TempDir {
+    let dir = common::tempdir();
+    let cpu = dir.path().join("sys/devices/system/cpu");
+    let write = |rel: &str, text: &str| {
+        let p = cpu.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    write("online", "0-36,38-39\n");
+    write("possible", "0-39\n");
+    for c in 0..40u32 {
+        write(
+            &format!("cpu{c}/online"),
+            if c == 37 { "0\n" } else { "1\n" },
+        );
+        match c % 3 {
+            0 => write(&format!("cpu{c}/cpufreq/scaling_governor"), "performance\n"),
+            1 => write(&format!("cpu{c}/cpufreq/scaling_governor"), "powersave\n"),
+            _ => {}
+        }
+        let states = [("POLL", 0), ("C1", 2), ("C6", 133 + c)];
+        for (k, (name, latency)) in states.iter().enumerate().take(1 + c as usize % 3) {
+            let s = format!("cpu{c}/cpuidle/state{k}");
+            write(&format!("{s}/name"), &format!("{name}\n"));
+            write(&format!("{s}/latency"), &format!("{latency}\n"));
+            if k != 1 {
+                write(
+                    &format!("{s}/disable"),
+                    if c % 4 == 0 { "1\n" } else { "0\n" },
+                );
+            }
+        }
+    }
+    dir
+}
+
+/// The checked CPUs' governors and idle states read on several threads
+/// (blocks of one CPU each, interleaved) are those read on one, and they
+/// are the files' values: no fixture dump has `cpuidle` or `cpufreq`.
+#[test]
+fn threads_change_nothing_on_idle_states_and_governors() {
+    let m = machine_with_idle_states();
+    assert_same_on_any_thread_count(m.path());
+    let root = Root::new(m.path());
+    let all: pinrun::cpuset::CpuSet = (0..40).collect();
+    let read = |threads| {
+        parallel::with_threads(threads, || {
+            let mut sys = SystemState::read(&root);
+            sys.read_extras(&root, &all, true, None);
+            sys
+        })
+    };
+    let (one, many) = (read(1), read(3));
+    assert_eq!(one.idle_states, many.idle_states);
+    let names = |sys: &SystemState, c: u32| -> Vec<(String, u64)> {
+        sys.idle_states[&c]
+            .iter()
+            .map(|s| (s.name.clone(), s.latency_us))
+            .collect()
+    };
+    for sys in [&one, &many] {
+        let governor = |c: u32| sys.cpus[&c].governor.clone();
+        assert_eq!(governor(3).as_deref(), Some("performance"));
+        assert_eq!(governor(4).as_deref(), Some("powersave"));
+        assert_eq!(governor(5), None);
+        // Offline: not read (`performance` is in its file).
+        assert_eq!(governor(37), None);
+        // CPU 4: POLL and C1 disabled by `disable` 1 (C1 has no such file).
+        assert_eq!(names(sys, 4), [("C1".to_string(), 2)]);
+        assert_eq!(
+            names(sys, 5),
+            [("POLL".into(), 0), ("C1".into(), 2), ("C6".into(), 138)]
+        );
+        assert_eq!(names(sys, 6), [("POLL".to_string(), 0)]);
+        assert_eq!(names(sys, 9), [("POLL".into(), 0)]);
+        assert_eq!(names(sys, 10), [("POLL".into(), 0), ("C1".into(), 2)]);
+    }
 }
