@@ -54,23 +54,27 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
         // /proc/interrupts still show where the IRQ has been delivered
         // (per_cpu_count's, the same numbers, on the sysfs path: the
         // message names /proc/interrupts either way, so both read alike).
-        let counted: crate::cpuset::CpuSet = irq
-            .counts
-            .iter()
-            .filter(|(_, n)| *n > 0)
-            .map(|(c, _)| *c)
-            .collect();
+        // (made only for an IRQ without an affinity: issue 17)
+        let counted: crate::cpuset::CpuSet;
         let (aff, source) = match &irq.affinity {
             Some(a) => (a, irq.affinity_source),
-            None => (
-                &counted,
-                "CPUs with interrupt counts; no readable affinity in /proc/irq/N",
-            ),
+            None => {
+                counted = irq
+                    .counts
+                    .iter()
+                    .filter(|(_, n)| *n > 0)
+                    .map(|(c, _)| *c)
+                    .collect();
+                (
+                    &counted,
+                    "CPUs with interrupt counts; no readable affinity in /proc/irq/N",
+                )
+            }
         };
         if !aff.intersects(&reach) {
             continue;
         }
-        let hit = aff.intersection(&sys.online).intersection(&ctx.cpus);
+        let hit = aff.intersection(&reach);
         let sum: u64 = irq
             .counts
             .iter()
