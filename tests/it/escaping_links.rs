@@ -353,3 +353,65 @@ fn absolute_link_reads_the_dump() {
     let r: serde_json::Value = serde_json::from_slice(&replay.stdout).unwrap();
     assert_eq!(common::ids(&r["nodes"][0]["cpus"]), vec![0, 1, 2]);
 }
+
+/// A kernel that refuses `openat2(2)` (`ENOSYS` before Linux 5.6, `EPERM`
+/// from a seccomp filter; here a filter, `tests/helpers/no_openat2.c`):
+/// a dump directory is refused (exit 125, `sysroot-unconfined`) before
+/// anything below it is opened, rather than read with links that may
+/// leave it; an archive, checked as it is unpacked, still reads as with
+/// `openat2`.
+#[test]
+fn kernel_without_openat2_refuses_a_dump_directory() {
+    let tools = tempfile::tempdir().unwrap();
+    let Some(helper) = common::compile("no_openat2", &["-O2"], tools.path()) else {
+        return;
+    };
+    let dump = common::tempdir();
+    machine(dump.path());
+    let archive = tools.path().join("m.tar.gz");
+    let made = common::pinrun()
+        .arg("--sysroot")
+        .arg(dump.path())
+        .arg("--dump")
+        .arg(&archive)
+        .output()
+        .unwrap();
+    common::assert_status(&made, 0);
+    let out = tempfile::tempdir().unwrap();
+    let fifo = out.path().join("evil.fifo");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+    let online = dump.path().join("sys/devices/system/cpu/online");
+    std::fs::remove_file(&online).unwrap();
+    std::os::unix::fs::symlink(&fifo, &online).unwrap();
+    let pinrun = assert_cmd::cargo::cargo_bin("pinrun");
+    let filtered = |errno: i32, sysroot: &Path| {
+        std::process::Command::new(&helper)
+            .arg(errno.to_string())
+            .arg("--")
+            .arg(&pinrun)
+            .arg("--sysroot")
+            .arg(sysroot)
+            .args(CHECK)
+            .env("PINRUN_CONFIG", "")
+            .output()
+            .unwrap()
+    };
+    for errno in [libc::ENOSYS, libc::EPERM] {
+        let w = BlockedWriter::on(&fifo);
+        let got = filtered(errno, dump.path());
+        assert!(!w.was_opened(), "errno {errno}: the FIFO was opened");
+        common::assert_status(&got, 125);
+        let v: serde_json::Value = serde_json::from_slice(&got.stdout).unwrap();
+        assert_eq!(v["error"]["code"], "sysroot-unconfined", "{v}");
+        let msg = v["error"]["message"].as_str().unwrap();
+        assert!(
+            msg.starts_with(&format!("--sysroot {}: ", dump.path().display()))
+                && msg.contains("openat2"),
+            "{msg}"
+        );
+        let want = at(&archive, CHECK);
+        let got = filtered(errno, &archive);
+        assert_eq!(got.status.code(), want.status.code(), "errno {errno}");
+        assert_eq!(got.stdout, want.stdout, "errno {errno}");
+    }
+}
