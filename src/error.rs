@@ -104,6 +104,9 @@ error_codes! {
     SysrootMissing = "sysroot-missing",
     /// `--sysroot ARCHIVE` cannot be unpacked (damaged, hostile, over a limit).
     SysrootArchive = "sysroot-archive",
+    /// `--sysroot DIR` cannot be read confined to DIR: the kernel refuses
+    /// `openat2(2)` (before Linux 5.6, or a seccomp filter).
+    SysrootUnconfined = "sysroot-unconfined",
     /// `--dump FILE` could not be written.
     DumpFailed = "dump-failed",
     /// `--emit systemd` with a command `ExecStart=` cannot name exactly.

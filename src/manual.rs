@@ -1226,6 +1226,26 @@ links leaving the tree, writing through a link, hard links, device nodes
 and FIFOs are refused, as are more than 200000 entries, a file over 64 MiB
 or more than 256 MiB in all (exit 125,
 .IR "pinrun: \-\-sysroot FILE: <cause>" ).
+.PP
+Below
+.B "\-\-sysroot DIR"
+(which another user may have written) every path is resolved inside DIR,
+as the kernel resolves it for a process chrooted there
+.RB ( openat2 (2)
+with RESOLVE_IN_ROOT and RESOLVE_NO_MAGICLINKS, from DIR opened once): an
+absolute link or one climbing past DIR's top with
+.I ..
+names a path of the dump, never a file of this host, and nothing outside
+DIR is opened, listed or read (opening a FIFO wakes its writer, a device's
+open can arm a watchdog or rewind a tape). A link whose target is missing
+inside the dump reads as that missing file; only regular files are read.
+A kernel that refuses
+.BR openat2 (2)
+(before Linux 5.6, or a seccomp filter) cannot confine these reads: DIR is
+refused (exit 125,
+.IR "pinrun: \-\-sysroot DIR: this kernel refuses openat2(2) ..." ,
+code sysroot\-unconfined) with a hint; an archive, checked as it is
+unpacked, is still read there.
 .SH "POLICY FILE"
 A fleet accepts its known state once, in TOML:
 .PP

@@ -63,6 +63,19 @@ impl Drop for Sysroot {
     }
 }
 
+/// Whether `dir` is (below) the directory an archive was unpacked into by
+/// [`open`]: a tree pinrun checked as it wrote it (no link leaving it, no
+/// device, no FIFO), in a temporary directory only pinrun's user can
+/// write ([`super::Root::machine`] reads it by path when the kernel
+/// refuses `openat2(2)`).
+pub(crate) fn unpacked_here(dir: &Path) -> bool {
+    UNPACKED
+        .lock()
+        .ok()
+        .and_then(|u| u.clone())
+        .is_some_and(|t| dir.starts_with(t))
+}
+
 /// SIGINT, SIGTERM, SIGHUP and SIGQUIT deferred while an archive is
 /// unpacked and replayed ([`crate::ffi::defer_ending_signals`]): given back
 /// when dropped, after the directory it guards is removed.

@@ -115,7 +115,7 @@ pub fn read_everything(root: &Root) -> Vec<RtTask> {
 /// [`super::rt_tasks::read_nocb_kthreads`] counts (`kthreadd`, `rcuo*/N`,
 /// read again from `base`): the scans read every process's `stat` or
 /// `comm`, the dump holds no other process's name. Other paths are kept.
-fn keeps(base: &Path, abs: &str, kept: &[RtTask]) -> bool {
+fn keeps(root: &Root, abs: &str, kept: &[RtTask]) -> bool {
     let parts: Vec<&str> = abs.split('/').filter(|c| !c.is_empty()).collect();
     let Some(pid) = (parts.first() == Some(&"proc"))
         .then(|| parts.get(1)?.parse::<u32>().ok())
@@ -125,8 +125,13 @@ fn keeps(base: &Path, abs: &str, kept: &[RtTask]) -> bool {
     };
     let has = |tid: u32| kept.iter().any(|t| t.pid == pid && t.tid == tid);
     match parts[2..] {
-        ["comm"] => std::fs::read_to_string(base.join(abs.trim_start_matches('/')))
-            .is_ok_and(|c| super::rt_tasks::nocb_scan_reads(pid, c.trim_end())),
+        ["comm"] => {
+            use std::io::Read;
+            let mut c = String::new();
+            root.open_file_unnoted(abs)
+                .is_some_and(|mut f| f.read_to_string(&mut c).is_ok())
+                && super::rt_tasks::nocb_scan_reads(pid, c.trim_end())
+        }
         ["stat" | "status"] => has(pid),
         ["task", tid, "stat" | "status"] => tid.parse().is_ok_and(has),
         _ => true,
@@ -147,7 +152,7 @@ fn record(root: &Root) -> Vec<Noted> {
         .map(|mut v| std::mem::take(&mut *v))
         .unwrap_or_default();
     noted.retain(|n| match n {
-        Noted::Path(p) => keeps(root.base(), p, &kept),
+        Noted::Path(p) => keeps(root, p, &kept),
         Noted::List(..) => true,
     });
     noted
@@ -179,6 +184,8 @@ fn dump_error(file: &Path, why: impl std::fmt::Display) -> Error {
 /// What [`collect`] found: the tree, and the first file too large to store.
 struct Collector<'a> {
     base: &'a Path,
+    /// The root read (its files are opened through it: inside a dump).
+    root: &'a Root,
     tree: Tree,
     bytes: u64,
     too_large: Option<(String, u64)>,
@@ -271,7 +278,7 @@ impl Collector<'_> {
             if meta.is_dir() {
                 self.add_dirs(&cur);
             } else if meta.is_file()
-                && let Some(bytes) = self.read_file(&rel, &real)
+                && let Some(bytes) = self.read_file(&rel)
             {
                 self.add_dirs(&cur[..cur.len() - 1]);
                 if !self.tree.contains_key(&rel) {
@@ -282,20 +289,13 @@ impl Collector<'_> {
         }
     }
 
-    /// The bytes of the regular file `real` (opened non-blocking, its type
-    /// checked on the descriptor), at most [`MAX_ENTRY_BYTES`]; `None` when
-    /// unreadable (as pinrun's own read would fail) or larger (noted).
-    fn read_file(&mut self, rel: &str, real: &Path) -> Option<Vec<u8>> {
+    /// The bytes of the regular file `rel` (opened through the root, so
+    /// inside a dump, non-blocking, its type checked on the descriptor),
+    /// at most [`MAX_ENTRY_BYTES`]; `None` when unreadable (as pinrun's
+    /// own read would fail) or larger (noted).
+    fn read_file(&mut self, rel: &str) -> Option<Vec<u8>> {
         use std::io::Read;
-        use std::os::unix::fs::OpenOptionsExt;
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NONBLOCK)
-            .open(real)
-            .ok()?;
-        if !file.metadata().ok()?.is_file() {
-            return None;
-        }
+        let file = self.root.open_file_unnoted(&format!("/{rel}"))?;
         let mut buf = Vec::new();
         file.take(MAX_ENTRY_BYTES + 1).read_to_end(&mut buf).ok()?;
         if buf.len() as u64 > MAX_ENTRY_BYTES {
@@ -319,12 +319,11 @@ impl Collector<'_> {
         if (trimmed == "proc" || threads) && prefix.is_empty() {
             return;
         }
-        let Ok(rd) = std::fs::read_dir(self.base.join(trimmed)) else {
+        let Some(names) = self.root.list_unnoted(&format!("/{trimmed}")) else {
             return;
         };
-        let mut names: Vec<String> = rd
-            .flatten()
-            .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        let mut names: Vec<String> = names
+            .into_iter()
             .filter(|n| {
                 n.strip_prefix(prefix)
                     .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
@@ -368,6 +367,7 @@ pub fn collect(root: &Root, file: &Path) -> Result<Tree> {
     let noted = record(root);
     let mut c = Collector {
         base: root.base(),
+        root,
         tree: Tree::new(),
         bytes: 0,
         too_large: None,
@@ -588,8 +588,10 @@ mod tests {
             p.join("sys/devices/system/cpu/cpu0/cpufreq"),
         )
         .unwrap();
+        let root = Root::new(p);
         let mut c = Collector {
             base: p,
+            root: &root,
             tree: Tree::new(),
             bytes: 0,
             too_large: None,

@@ -114,11 +114,7 @@ impl RtScan {
 
 /// The pid `/proc/self` names below `root`, when it is a number.
 fn proc_self_pid(root: &Root) -> Option<u32> {
-    std::fs::read_link(root.path("/proc/self"))
-        .ok()?
-        .to_str()?
-        .parse()
-        .ok()
+    root.read_link("/proc/self")?.to_str()?.parse().ok()
 }
 
 /// The threads of process `pid` ([`super::threads::task_ids`]), each as

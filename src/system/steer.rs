@@ -389,7 +389,11 @@ pub fn irqbalance_default_ban(root: &Root, pid: u32) -> Option<CpuSet> {
 /// Process `pid`'s environment as it started (`/proc/PID/environ`, NUL
 /// separated); `None` when unreadable.
 pub fn irqbalance_environ(root: &Root, pid: u32) -> Option<Vec<u8>> {
-    std::fs::read(root.path(&format!("/proc/{pid}/environ"))).ok()
+    let mut env = Vec::new();
+    root.open_file_unnoted(&format!("/proc/{pid}/environ"))?
+        .read_to_end(&mut env)
+        .ok()?;
+    Some(env)
 }
 
 /// The value of `name` in an environment block `env` (`/proc/PID/environ`).
@@ -406,7 +410,7 @@ pub const IRQBALANCE_UNIT: &str = "irqbalance.service";
 /// Whether systemd runs this machine (`/run/systemd/system` below `root`
 /// is a directory: `sd_booted(3)`).
 pub fn systemd_booted(root: &Root) -> bool {
-    root.path("/run/systemd/system").is_dir()
+    root.is_dir("/run/systemd/system")
 }
 
 /// `systemctl` with `args` (the first `systemctl` on `PATH`, as an

@@ -16,6 +16,7 @@ mod completions;
 mod damaged_sysfs;
 mod dry_run_verdicts;
 mod dump;
+mod escaping_links;
 mod fixtures_plan;
 mod fleet;
 mod fuzz_trees;
