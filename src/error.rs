@@ -105,7 +105,8 @@ error_codes! {
     /// `--sysroot ARCHIVE` cannot be unpacked (damaged, hostile, over a limit).
     SysrootArchive = "sysroot-archive",
     /// `--sysroot DIR` cannot be read confined to DIR: the kernel refuses
-    /// `openat2(2)` (before Linux 5.6, or a seccomp filter).
+    /// `openat2(2)` (before Linux 5.6, or a seccomp filter), or a confined
+    /// lookup kept being interrupted by renames or mounts on the host.
     SysrootUnconfined = "sysroot-unconfined",
     /// `--dump FILE` could not be written.
     DumpFailed = "dump-failed",

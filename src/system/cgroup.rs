@@ -174,8 +174,10 @@ fn cgroup_paths(root: &Root, me: &SelfCgroup) -> (Option<String>, Option<String>
 /// `Cpus_allowed_list` rather than read the root cgroup's files.
 fn cgroup_dir(mount: &Mount, path: &str) -> Option<String> {
     // `..` in the mount's root or the cgroup path (a cgroup outside the
-    // namespace, `/../x`) leaves what can be located (and a --sysroot dump).
-    if [mount.root.as_str(), path]
+    // namespace, `/../x`) leaves what can be located; in the mount point
+    // (never so in the kernel's mountinfo, which prints canonical paths) it
+    // would climb out of a --sysroot dump read by path.
+    if [mount.root.as_str(), mount.point.as_str(), path]
         .iter()
         .any(|p| p.split('/').any(|c| c == ".."))
     {
@@ -430,5 +432,13 @@ mod tests {
             ..m2
         };
         assert_eq!(cgroup_dir(&m3, "/"), None);
+        // A mount point with `..` (never in the kernel's mountinfo; a
+        // hostile dump's, read by path, would climb out of the dump).
+        let m4 = Mount {
+            root: "/".into(),
+            point: "/../../../tmp/outside".into(),
+            ..m3
+        };
+        assert_eq!(cgroup_dir(&m4, "/cgx"), None);
     }
 }

@@ -826,9 +826,24 @@ fn start_helper(
     Some((irqs.then_some(rx), scan))
 }
 
-/// The error for the first file read below `root` that was larger than
-/// [`root::MAX_FILE`] (such a file reads as missing), if any.
+/// The error for a file below `root` that was not read: one whose
+/// confined lookup kept being interrupted ([`root::interrupted_lookup`]),
+/// else the first one larger than [`root::MAX_FILE`] (either reads as
+/// missing), if any.
 fn budget_error(root: &Root) -> Option<crate::error::Error> {
+    if let Some(p) = root::interrupted_lookup() {
+        return Some(
+            crate::error::Error::new(
+                crate::error::ErrorCode::SysrootUnconfined,
+                format!(
+                    "reading {p} below --sysroot {}: its lookup confined to the dump was interrupted {} times in a row by renames or mounts elsewhere on this host (EAGAIN from openat2)",
+                    root.base().display(),
+                    root::EAGAIN_TRIES
+                ),
+            )
+            .hint("run it again when the host's renames or mounts have settled; nothing was read outside the dump"),
+        );
+    }
     let f = root.over_budget()?;
     Some(
         crate::error::Error::new(
