@@ -488,7 +488,9 @@ pub fn unpack(input: impl Read, dest: &Path, limits: Limits) -> std::result::Res
                     .to_str()
                     .ok_or_else(|| format!("{shown}: a link target that is not UTF-8"))?;
                 if !stays_inside(parent.len(), t) {
-                    return Err(format!("{shown}: a link leaving the tree (-> {t})"));
+                    return Err(format!(
+                        "{shown}: a link that may leave the tree (-> {t}): only relative links whose .. come first, no more of them than the link is deep, are accepted"
+                    ));
                 }
                 make_dirs(dest, parent, &shown)?;
                 let p = dest.join(&shown);

@@ -214,9 +214,8 @@ impl Collector<'_> {
         let mut links = 0;
         while let Some(comp) = rest.pop() {
             if comp == ".." {
-                if cur.pop().is_none() {
-                    return;
-                }
+                // At the top it stays there (the in-root resolution).
+                cur.pop();
                 continue;
             }
             cur.push(comp);
@@ -240,26 +239,33 @@ impl Collector<'_> {
                 // An absolute target is taken below the base (on the live
                 // machine, the base is `/`), stored as the relative link
                 // that reaches the same place.
-                let (stored, resolved) = if let Some(t) = target.strip_prefix('/') {
-                    let up = "../".repeat(cur.len());
-                    (format!("{up}{t}"), true)
-                } else {
-                    (target.clone(), false)
+                let up = "../".repeat(cur.len());
+                let lexical = match target.strip_prefix('/') {
+                    Some(t) => (format!("{up}{t}"), Some(t.to_string())),
+                    None => (target.clone(), None),
                 };
-                // The link must stay inside the tree: lexically, from its
-                // directory (what the unpacker accepts).
-                if !stays_inside(cur.len(), &stored) {
-                    return;
-                }
-                self.add_dirs(&cur);
-                self.tree.insert(rel, Entry::Link(stored.clone()));
-                if resolved {
-                    cur.clear();
-                }
-                let t = if resolved {
-                    target.trim_start_matches('/').to_string()
+                // The unpacker accepts only links that stay inside the tree
+                // lexically from their directory. One it would refuse but
+                // pinrun reads (climbing past the top, where the in-root
+                // resolution stays at it; a `..` after a name) is stored
+                // as the link from the top to where it resolves here.
+                let (stored, from_top) = if stays_inside(cur.len(), &lexical.0) {
+                    lexical
                 } else {
-                    target
+                    let Some(to) = self.resolve_link(&cur, &target) else {
+                        return;
+                    };
+                    let to = to.join("/");
+                    (format!("{up}{to}"), Some(to))
+                };
+                self.add_dirs(&cur);
+                self.tree.insert(rel, Entry::Link(stored));
+                let t = match from_top {
+                    Some(t) => {
+                        cur.clear();
+                        t
+                    }
+                    None => target,
                 };
                 rest.extend(
                     t.split('/')
@@ -287,6 +293,58 @@ impl Collector<'_> {
                 self.tree.insert(rel, Entry::File(bytes));
             }
         }
+    }
+
+    /// Where the link `target`, in the directory `dir` (components below
+    /// the base), resolves below the base as the kernel resolves it inside
+    /// a dump (`RESOLVE_IN_ROOT`): an absolute target from the top, `..`
+    /// at the top staying there, every link on the way followed (at most
+    /// [`MAX_LINKS`]). The components of a path holding no link; `None`
+    /// when a component before the last is missing or not a directory
+    /// (the read fails there: nothing to store), or on too many links.
+    fn resolve_link(&self, dir: &[String], target: &str) -> Option<Vec<String>> {
+        let parts = |t: &str| -> Vec<String> {
+            t.split('/')
+                .filter(|c| !c.is_empty() && *c != ".")
+                .rev()
+                .map(str::to_string)
+                .collect()
+        };
+        let mut cur: Vec<String> = if target.starts_with('/') {
+            Vec::new()
+        } else {
+            dir.to_vec()
+        };
+        let mut rest = parts(target);
+        let mut links = 0;
+        while let Some(comp) = rest.pop() {
+            if comp == ".." {
+                cur.pop();
+                continue;
+            }
+            cur.push(comp);
+            let Ok(meta) = std::fs::symlink_metadata(self.base.join(cur.join("/"))) else {
+                // A missing last component: the link names it (read as
+                // missing, as pinrun's read).
+                return rest.is_empty().then_some(cur);
+            };
+            if meta.file_type().is_symlink() {
+                links += 1;
+                if links > MAX_LINKS {
+                    return None;
+                }
+                let t = std::fs::read_link(self.base.join(cur.join("/"))).ok()?;
+                let t = t.to_str()?.to_string();
+                cur.pop();
+                if t.starts_with('/') {
+                    cur.clear();
+                }
+                rest.extend(parts(&t));
+            } else if !rest.is_empty() && !meta.is_dir() {
+                return None;
+            }
+        }
+        Some(cur)
     }
 
     /// The bytes of the regular file `rel` (opened through the root, so

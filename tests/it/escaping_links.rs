@@ -354,6 +354,68 @@ fn absolute_link_reads_the_dump() {
     assert_eq!(common::ids(&r["nodes"][0]["cpus"]), vec![0, 1, 2]);
 }
 
+/// `--dump` of a dump directory keeps what pinrun read through links the
+/// unpacker would refuse as written: one climbing past the dump's top
+/// (`proc/cmdline`, which the in-root resolution keeps at the top) and one
+/// with `..` after a name (`cpu1/cpufreq`). Each is stored as the link to
+/// where it resolves; the archive replays the directory's findings, the
+/// isolation asked on the command line and the governor included.
+#[test]
+fn dump_keeps_links_resolved_inside() {
+    let dump = common::tempdir();
+    machine(dump.path());
+    let d = dump.path();
+    write_file(d, "proc/cmdline_real", "isolcpus=1 nohz_full=1\n");
+    let cpu = "sys/devices/system/cpu";
+    write_file(
+        d,
+        &format!("{cpu}/cpufreq/policy1/scaling_governor"),
+        "powersave\n",
+    );
+    std::os::unix::fs::symlink(
+        "../../../../../../proc/cmdline_real",
+        d.join("proc/cmdline"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(
+        "../cpufreq/../cpufreq/policy1",
+        d.join(format!("{cpu}/cpu1/cpufreq")),
+    )
+    .unwrap();
+    let args = ["--check", "--cpus", "1", "--json"];
+    let direct = at(d, &args);
+    let text = String::from_utf8_lossy(&direct.stdout).to_string();
+    assert!(
+        text.contains("cpufreq-governor") && text.contains("powersave"),
+        "{text}"
+    );
+    // The command line read through the climbing link isolates CPU 1
+    // (this dump has no `cpu/isolated`: the command line is the source).
+    let shown = |root: &Path| -> serde_json::Value {
+        let out = at(root, SHOW);
+        common::assert_status(&out, 0);
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    assert_eq!(common::ids(&shown(d)["isolated"]), vec![1]);
+    let archive = tempfile::tempdir().unwrap();
+    let file = archive.path().join("d.tar.gz");
+    let made = common::pinrun()
+        .arg("--sysroot")
+        .arg(d)
+        .arg("--dump")
+        .arg(&file)
+        .output()
+        .unwrap();
+    common::assert_status(&made, 0);
+    let replay = at(&file, &args);
+    assert_eq!(
+        String::from_utf8_lossy(&replay.stdout),
+        text.replace(&d.display().to_string(), &file.display().to_string())
+    );
+    assert_eq!(replay.status.code(), direct.status.code());
+    assert_eq!(common::ids(&shown(&file)["isolated"]), vec![1]);
+}
+
 /// A kernel that refuses `openat2(2)` (`ENOSYS` before Linux 5.6, `EPERM`
 /// from a seccomp filter; here a filter, `tests/helpers/no_openat2.c`):
 /// a dump directory is refused (exit 125, `sysroot-unconfined`) before
