@@ -50,6 +50,23 @@ pub fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> 
     map_on(items, threads, f)
 }
 
+/// A number per threaded [`map`], told apart in [`current_item`].
+static MAPS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+thread_local! {
+    /// The (map, item index) this thread is mapping ([`current_item`]).
+    static ITEM: std::cell::Cell<Option<(u64, usize)>> = const { std::cell::Cell::new(None) };
+}
+
+/// The threaded [`map`] and the index of its item that this thread is
+/// mapping now, `None` outside one (and in a map on one thread, whose items
+/// are mapped in order): for records that must name what a read on one
+/// thread meets first (`Root::over_budget`), whatever thread read which
+/// item.
+pub fn current_item() -> Option<(u64, usize)> {
+    ITEM.get()
+}
+
 thread_local! {
     /// The thread count [`with_threads`] imposes on this thread's [`map`]s.
     static FORCED: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
@@ -101,17 +118,30 @@ fn map_in_blocks<T: Sync, R: Send>(
     if threads <= 1 || items.len() < 2 {
         return items.iter().map(&f).collect();
     }
-    let blocks: Vec<&[T]> = items.chunks(block.max(1)).collect();
+    let block = block.max(1);
+    let blocks: Vec<&[T]> = items.chunks(block).collect();
     let next = AtomicUsize::new(0);
-    // Blocks taken in turn: (index, results) of each block this thread mapped.
+    let map = MAPS.fetch_add(1, Ordering::Relaxed);
+    // Blocks taken in turn: (index, results) of each block this thread
+    // mapped, each item mapped with its index in `current_item`.
     let work = || {
+        let outer = ITEM.get();
         let mut done: Vec<(usize, Vec<R>)> = Vec::new();
         loop {
             let i = next.fetch_add(1, Ordering::Relaxed);
-            let Some(block) = blocks.get(i) else {
+            let Some(items) = blocks.get(i) else {
+                ITEM.set(outer);
                 return done;
             };
-            done.push((i, block.iter().map(&f).collect()));
+            let mapped = items
+                .iter()
+                .enumerate()
+                .map(|(k, item)| {
+                    ITEM.set(Some((map, i * block + k)));
+                    f(item)
+                })
+                .collect();
+            done.push((i, mapped));
         }
     };
     let work = &work;

@@ -138,8 +138,29 @@ pub const MAX_FILE: u64 = 4 << 20;
 
 /// Files that were larger than [`MAX_FILE`] (the first one is kept), shared
 /// by a [`Root`] and its [`Dir`]s: the reader turns it into an error
-/// ([`Root::over_budget`]) rather than parsing a cut file.
-type OverBudget = std::sync::Arc<std::sync::Mutex<Option<String>>>;
+/// ([`Root::over_budget`]) rather than parsing a cut file. With the file,
+/// the item of the [`super::parallel::map`] that read it, if any
+/// ([`super::parallel::current_item`]).
+type OverBudget = std::sync::Arc<std::sync::Mutex<Option<(Option<(u64, usize)>, String)>>>;
+
+/// Records a file over budget in `over`: the first one, as a read on one
+/// thread meets them. Within one [`super::parallel::map`], whose items
+/// several threads read in any order, that is the one of the lowest item;
+/// a map's files come after the files recorded before it started.
+fn record_over(over: &OverBudget, what: &dyn Fn() -> String) {
+    let Ok(mut o) = over.lock() else {
+        return;
+    };
+    let item = super::parallel::current_item();
+    let earlier = match (&*o, item) {
+        (None, _) => true,
+        (Some((Some((map, i)), _)), Some((now_map, now_i))) => *map == now_map && now_i < *i,
+        _ => false,
+    };
+    if earlier {
+        *o = Some((item, what()));
+    }
+}
 
 /// The size of the first read of a file (one page: every sysfs attribute,
 /// and `per_cpu_count` cut at a page, fits in it).
@@ -255,9 +276,7 @@ fn read_raw_from<R>(
     let left = (MAX_FILE + 1).saturating_sub(buf.len() as u64);
     file.take(left).read_to_end(&mut buf).ok()?;
     if buf.len() as u64 > MAX_FILE {
-        if let Ok(mut o) = over.lock() {
-            o.get_or_insert_with(what);
-        }
+        record_over(over, what);
         return None;
     }
     f.take().map(|f| f(Bytes::Owned(buf)))
@@ -686,7 +705,7 @@ impl Root {
     /// missing, and the reader refuses with this error (exit 125) rather
     /// than use a cut or absent file.
     pub fn over_budget(&self) -> Option<String> {
-        self.over.lock().ok()?.clone()
+        self.over.lock().ok()?.as_ref().map(|(_, f)| f.clone())
     }
 
     /// This root with a record of files over budget of its own, empty:
@@ -705,7 +724,7 @@ impl Root {
     /// `other` then count as made after this root's so far.
     pub fn adopt_over_budget(&self, other: &Root) {
         if let (Some(f), Ok(mut o)) = (other.over_budget(), self.over.lock()) {
-            o.get_or_insert(f);
+            o.get_or_insert((None, f));
         }
     }
 

@@ -209,3 +209,46 @@ fn threads_change_nothing_on_idle_states_and_governors() {
         assert_eq!(names(sys, 10), [("POLL".into(), 0), ("C1".into(), 2)]);
     }
 }
+
+/// Two files over budget read by different threads: CPU 30's idle state
+/// `name` (read after its governor and the state's `disable`) and CPU 31's
+/// governor (its item's first read, so usually met first in time). The
+/// read error names the one a read on one thread meets first, CPU 30's,
+/// on any thread count and whichever thread got there first (each read
+/// repeated: the threads race).
+#[test]
+fn over_budget_files_are_named_in_item_order_on_any_thread() {
+    let m = machine_with_idle_states();
+    let cpu = m.path().join("sys/devices/system/cpu");
+    for rel in [
+        "cpu30/cpuidle/state0/name",
+        "cpu31/cpufreq/scaling_governor",
+    ] {
+        std::fs::File::create(cpu.join(rel))
+            .unwrap()
+            .set_len(pinrun::system::root::MAX_FILE + 1)
+            .unwrap();
+    }
+    let all: pinrun::cpuset::CpuSet = (0..40).collect();
+    for threads in [1, 2, 3, 40] {
+        for _ in 0..10 {
+            let root = Root::new(m.path());
+            let error = parallel::with_threads(threads, || {
+                // Not `SystemState::read`: its details (`--show`'s) read
+                // every governor already, in CPU order.
+                let scope = pinrun::system::scope::Scope {
+                    details: false,
+                    ..pinrun::system::scope::Scope::full()
+                };
+                let mut sys = SystemState::read_scoped(&root, &scope);
+                sys.read_extras(&root, &all, true, None);
+                sys.read_error.map(|e| e.message)
+            });
+            let error = error.expect("a read error");
+            assert!(
+                error.contains("/cpu30/cpuidle/state0/name:"),
+                "{threads} threads: {error}"
+            );
+        }
+    }
+}
