@@ -1239,6 +1239,12 @@ names a path of the dump, never a file of this host, and nothing outside
 DIR is opened, listed or read (opening a FIFO wakes its writer, a device's
 open can arm a watchdog or rewind a tape). A link whose target is missing
 inside the dump reads as that missing file; only regular files are read.
+A mount inside DIR (a bind mount, which only root can make) is part of
+the dump as the kernel sees it, and is crossed. A FIFO or device node
+inside DIR is opened (non-blocking) before its type is checked.
+A lookup interrupted again and again by renames or mounts elsewhere on
+the host (EAGAIN, retried 1000 times) refuses the dump rather than read
+that file as missing (code sysroot\-unconfined).
 A kernel that refuses
 .BR openat2 (2)
 (before Linux 5.6, or a seccomp filter) cannot confine these reads: DIR is
