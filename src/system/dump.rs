@@ -204,12 +204,7 @@ impl Collector<'_> {
     /// the file or directory at the end. Missing or unreadable paths add
     /// only what exists on the way; a link leaving the base is not followed.
     fn add(&mut self, abs: &str) {
-        let mut rest: Vec<String> = abs
-            .split('/')
-            .filter(|c| !c.is_empty() && *c != ".")
-            .rev()
-            .map(str::to_string)
-            .collect();
+        let mut rest = components_to_walk(abs);
         let mut cur: Vec<String> = Vec::new();
         let mut links = 0;
         while let Some(comp) = rest.pop() {
@@ -267,12 +262,7 @@ impl Collector<'_> {
                     }
                     None => target,
                 };
-                rest.extend(
-                    t.split('/')
-                        .filter(|c| !c.is_empty() && *c != ".")
-                        .rev()
-                        .map(str::to_string),
-                );
+                rest.extend(components_to_walk(&t));
                 continue;
             }
             if !rest.is_empty() {
@@ -303,19 +293,12 @@ impl Collector<'_> {
     /// when a component before the last is missing or not a directory
     /// (the read fails there: nothing to store), or on too many links.
     fn resolve_link(&self, dir: &[String], target: &str) -> Option<Vec<String>> {
-        let parts = |t: &str| -> Vec<String> {
-            t.split('/')
-                .filter(|c| !c.is_empty() && *c != ".")
-                .rev()
-                .map(str::to_string)
-                .collect()
-        };
         let mut cur: Vec<String> = if target.starts_with('/') {
             Vec::new()
         } else {
             dir.to_vec()
         };
-        let mut rest = parts(target);
+        let mut rest = components_to_walk(target);
         let mut links = 0;
         while let Some(comp) = rest.pop() {
             if comp == ".." {
@@ -339,7 +322,7 @@ impl Collector<'_> {
                 if t.starts_with('/') {
                     cur.clear();
                 }
-                rest.extend(parts(&t));
+                rest.extend(components_to_walk(&t));
             } else if !rest.is_empty() && !meta.is_dir() {
                 return None;
             }
@@ -392,6 +375,18 @@ impl Collector<'_> {
             self.add(&format!("/{trimmed}/{n}"));
         }
     }
+}
+
+/// The components of `path` (empty ones and `.` left out) in reverse
+/// order: a stack whose top is the first component, as the walks of
+/// [`Collector::add`] and [`Collector::resolve_link`] pop them (a link's
+/// target is pushed onto the rest the same way).
+fn components_to_walk(path: &str) -> Vec<String> {
+    path.split('/')
+        .filter(|c| !c.is_empty() && *c != ".")
+        .rev()
+        .map(str::to_string)
+        .collect()
 }
 
 /// Whether the relative link `target`, in a directory `depth` levels below
