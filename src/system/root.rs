@@ -783,20 +783,10 @@ impl Root {
         self.check && abs.split('/').any(|c| c == "..")
     }
 
-    /// `abs` opened for reading, non-blocking: by path on the live root (as
-    /// `std` opens it: `openat(AT_FDCWD, …)`), else inside the dump.
+    /// `abs` opened for reading, non-blocking ([`Root::open_below`]: by
+    /// path on the live root, `openat(AT_FDCWD, …)` as `std` opens it; else
+    /// inside the dump).
     fn open_read(&self, abs: &str) -> Option<std::fs::File> {
-        use std::os::unix::fs::OpenOptionsExt;
-        if self.plain {
-            if self.climbs(abs) {
-                return None;
-            }
-            return std::fs::OpenOptions::new()
-                .read(true)
-                .custom_flags(libc::O_NONBLOCK)
-                .open(self.path(abs))
-                .ok();
-        }
         self.open_below(abs, READ_FLAGS).map(std::fs::File::from)
     }
 
