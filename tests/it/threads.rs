@@ -60,6 +60,25 @@ fn thread_map_follows_renames_polling() {
     thread_map_follows_renames_with(Some("poll"));
 }
 
+/// pinrun's arguments placing the `named_threads` program's workers:
+/// `--cpus A,B --thread-map w1=@0,w2=@1,*=rest --thread-log LOG --
+/// PROGRAM MS` (its threads live MS milliseconds).
+fn thread_map_argv(
+    a: u32,
+    b: u32,
+    log: &std::path::Path,
+    program: &std::path::Path,
+    ms: &str,
+) -> Vec<std::ffi::OsString> {
+    let mut v: Vec<std::ffi::OsString> = ["--cpus".into(), format!("{a},{b}").into()].into();
+    v.extend(["--thread-map", "w1=@0,w2=@1,*=rest", "--thread-log"].map(Into::into));
+    v.push(log.into());
+    v.push("--".into());
+    v.push(program.into());
+    v.push(ms.into());
+    v
+}
+
 fn thread_map_follows_renames_with(watch: Option<&str>) {
     let Some((a, b)) = two_cpus() else { return };
     let dir = common::tempdir();
@@ -73,13 +92,7 @@ fn thread_map_follows_renames_with(watch: Option<&str>) {
         None => cmd.env_remove("PINRUN_THREAD_WATCH"),
     };
     let out = cmd
-        .arg("--cpus")
-        .arg(format!("{a},{b}"))
-        .args(["--thread-map", "w1=@0,w2=@1,*=rest", "--thread-log"])
-        .arg(&log)
-        .arg("--")
-        .arg(&helper)
-        .arg("5000")
+        .args(thread_map_argv(a, b, &log, &helper, "5000"))
         .output()
         .unwrap();
     assert_status(&out, 0);
@@ -151,13 +164,7 @@ fn thread_map_places_workers_under(
     let log = dir.path().join("threads.jsonl");
     let out = std::process::Command::new(&setup)
         .args(["as", close, ignore, "-", "--", env!("CARGO_BIN_EXE_pinrun")])
-        .arg("--cpus")
-        .arg(format!("{a},{b}"))
-        .args(["--thread-map", "w1=@0,w2=@1,*=rest", "--thread-log"])
-        .arg(&log)
-        .arg("--")
-        .arg(&threads)
-        .arg("3000")
+        .args(thread_map_argv(a, b, &log, &threads, "3000"))
         .output()
         .unwrap();
     assert_status(&out, 0);
