@@ -1151,7 +1151,9 @@ for /usr/local/bin); the repository's
 makes the build static (glibc linked in: no dynamic loader at each
 launch) for the host's own target, so
 .B cargo build \-\-release
-writes target/<triple>/release/pinrun. The man page and the shell completions come from
+writes target/<triple>/release/pinrun. Where the linker is LLD (Rust's
+default on x86_64 Linux), the build lays the code a launch runs out in one
+place (build.rs, link/hot-functions.txt): fewer page faults at exec. The man page and the shell completions come from
 the binary itself,
 .BR "pinrun \-\-generate man" | bash | zsh | fish ,
 written to stdout:
