@@ -3,9 +3,10 @@
 # runs, as the linker names them (mangled), one per line, sorted. build.rs
 # hands the file to LLD (--symbol-ordering-file), which lays these out first
 # in .text (issue 17, BENCHMARKS.md "Round 6"). Rerun after a change that
-# adds or renames much of what a launch runs, or a toolchain update (the
-# standard library's names carry the compiler's hashes); a stale file only
-# costs speed: names the build lacks are skipped.
+# adds or renames much of what a launch runs, a toolchain update (the
+# standard library's names carry the compiler's hashes) or a dependency
+# update (a crate's version or features change its names' hashes); a stale
+# file only costs speed: names the build lacks are skipped.
 #
 # Needs valgrind (callgrind). The runs: launches (profiled up to their
 # execve(2): --dump-before), dry runs, --check, --show, --json, and a dump's
