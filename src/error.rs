@@ -108,6 +108,9 @@ error_codes! {
     /// `openat2(2)` (before Linux 5.6, or a seccomp filter), or a confined
     /// lookup kept being interrupted by renames or mounts on the host.
     SysrootUnconfined = "sysroot-unconfined",
+    /// `--sysroot DIR` holds a directory pinrun's user may not search or a
+    /// file it may not read (`EACCES`): refused rather than read in part.
+    SysrootUnreadable = "sysroot-unreadable",
     /// `--dump FILE` could not be written.
     DumpFailed = "dump-failed",
     /// `--emit systemd` with a command `ExecStart=` cannot name exactly.

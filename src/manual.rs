@@ -1247,6 +1247,13 @@ inside DIR is opened (non-blocking) before its type is checked.
 A lookup interrupted again and again by renames or mounts elsewhere on
 the host (EAGAIN, retried 1000 times) refuses the dump rather than read
 that file as missing (code sysroot\-unconfined).
+A directory below DIR that pinrun's user may not search or list, or a
+file it may not read (EACCES: a dump written with a private umask, or
+another user's), refuses the dump too (exit 125,
+.IR "pinrun: \-\-sysroot DIR: reading PATH: permission denied ..." ,
+code sysroot\-unreadable, hint: chmod \-R a+rX DIR): read in part, a
+dump would give another machine's answers (a CPU directory that cannot be
+searched reads as no CPUs at all).
 A kernel that refuses
 .BR openat2 (2)
 (before Linux 5.6, or a seccomp filter) cannot confine these reads: DIR is

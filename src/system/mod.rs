@@ -844,6 +844,9 @@ fn budget_error(root: &Root) -> Option<crate::error::Error> {
             .hint("run it again when the host's renames or mounts have settled; nothing was read outside the dump"),
         );
     }
+    if let Some(e) = root.unreadable_error() {
+        return Some(e);
+    }
     let f = root.over_budget()?;
     Some(
         crate::error::Error::new(

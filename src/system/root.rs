@@ -97,7 +97,7 @@ pub fn interrupted_lookup() -> Option<&'static str> {
 /// decides it, `None` when the path must be resolved with [`IN_ROOT`]
 /// instead (a link on the way, `ELOOP`; or a path that is empty,
 /// absolute or holds a `..` component, which could climb out of `dir`).
-fn open_linkless(dir: BorrowedFd<'_>, rel: &str, flags: OFlag) -> Option<Option<OwnedFd>> {
+fn open_linkless(dir: BorrowedFd<'_>, rel: &str, flags: OFlag) -> Option<nix::Result<OwnedFd>> {
     if rel.is_empty()
         || rel.starts_with('/')
         || (rel.contains("..") && rel.split('/').any(|c| c == ".."))
@@ -106,7 +106,45 @@ fn open_linkless(dir: BorrowedFd<'_>, rel: &str, flags: OFlag) -> Option<Option<
     }
     match open2(dir, rel, flags, NO_LINKS) {
         Err(Errno::ELOOP) => None,
-        r => Some(r.ok()),
+        r => Some(r),
+    }
+}
+
+/// A dump's root directory, opened `O_PATH` ([`Root::anchor`]), shared by
+/// its [`Root`] and [`Dir`]s, with the first path below it that pinrun's
+/// user was refused ([`Root::unreadable`]).
+#[derive(Debug)]
+struct Anchor {
+    fd: OwnedFd,
+    denied: std::sync::OnceLock<String>,
+}
+
+/// `rel` opened with `flags` below a dump, from `dir` (its root or a
+/// directory in it): following no link ([`open_linkless`]), else resolved
+/// inside the dump from its root as `full()` (an absolute path of the
+/// dump, [`IN_ROOT`]). `None` when it cannot be opened. A path the kernel
+/// refuses to pinrun's user (`EACCES`: a directory on the way it may not
+/// search, or a file it may not read, in a dump another user wrote) is
+/// recorded in `anchor` ([`Root::unreadable`]): the reader refuses rather
+/// than take the file as missing.
+fn open_confined(
+    anchor: &Anchor,
+    dir: BorrowedFd<'_>,
+    rel: &str,
+    full: &dyn Fn() -> String,
+    flags: OFlag,
+) -> Option<OwnedFd> {
+    let opened = match open_linkless(dir, rel, flags) {
+        Some(r) => r,
+        None => open2(anchor.fd.as_fd(), &full(), flags, IN_ROOT),
+    };
+    match opened {
+        Ok(fd) => Some(fd),
+        Err(Errno::EACCES) => {
+            anchor.denied.get_or_init(full);
+            None
+        }
+        Err(_) => None,
     }
 }
 
@@ -313,7 +351,7 @@ pub struct Dir {
     fd: std::os::fd::OwnedFd,
     /// The dump's root ([`Root::anchor`]); `None` when files are opened by
     /// path (the live root).
-    anchor: Option<Arc<OwnedFd>>,
+    anchor: Option<Arc<Anchor>>,
     /// Whether file types are checked (see [`Root::new`]).
     check: bool,
     /// Whether every file is read to end of file ([`Root::reading_to_eof`]).
@@ -379,16 +417,8 @@ impl Dir {
     /// resolved again). `None` on the live root, which has no anchor.
     fn open_in(&self, rel: &str, flags: OFlag) -> Option<OwnedFd> {
         let anchor = self.anchor.as_ref()?;
-        if let Some(fd) = open_linkless(self.fd.as_fd(), rel, flags) {
-            return fd;
-        }
-        open2(
-            anchor.as_fd(),
-            &format!("{}/{rel}", self.abs),
-            flags,
-            IN_ROOT,
-        )
-        .ok()
+        let full = || format!("{}/{rel}", self.abs);
+        open_confined(anchor, self.fd.as_fd(), rel, &full, flags)
     }
 
     /// Like [`Root::read_value`], relative to this directory.
@@ -530,7 +560,7 @@ pub struct Root {
     /// is opened from it with `RESOLVE_IN_ROOT`. `None` on the live root,
     /// and when the dump's root cannot be opened (then nothing below it
     /// can).
-    anchor: Option<Arc<OwnedFd>>,
+    anchor: Option<Arc<Anchor>>,
     /// Whether every file is read to end of file ([`Root::reading_to_eof`]).
     to_eof: bool,
     over: OverBudget,
@@ -570,7 +600,7 @@ impl Root {
         if let Some(anchor) = &root.anchor {
             // The dump's root itself, which exists (it was just opened):
             // any error is the kernel refusing `openat2` or its flags.
-            let probe = open2(anchor.as_fd(), "/", OFlag::O_PATH, IN_ROOT);
+            let probe = open2(anchor.fd.as_fd(), "/", OFlag::O_PATH, IN_ROOT);
             if let Err(e) = probe {
                 if !super::archive::unpacked_here(dir) {
                     return Err(Error::new(
@@ -587,7 +617,11 @@ impl Root {
                 root.anchor = None;
             }
         }
-        if !root.exists("/sys/devices/system/cpu") {
+        let has_cpus = root.exists("/sys/devices/system/cpu");
+        if let Some(e) = root.unreadable_error() {
+            return Err(e);
+        }
+        if !has_cpus {
             return Err(Error::new(
                 ErrorCode::SysrootMissing,
                 format!(
@@ -638,7 +672,12 @@ impl Root {
         let flags = OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
         let anchor = nix::fcntl::open(&base, flags, nix::sys::stat::Mode::empty())
             .ok()
-            .map(Arc::new);
+            .map(|fd| {
+                Arc::new(Anchor {
+                    fd,
+                    denied: std::sync::OnceLock::new(),
+                })
+            });
         Self {
             base,
             check: true,
@@ -661,11 +700,9 @@ impl Root {
             let flags = flags | OFlag::O_CLOEXEC;
             nix::fcntl::open(&self.path(abs), flags, nix::sys::stat::Mode::empty()).ok()
         } else {
-            let anchor = self.anchor.as_ref()?.as_fd();
-            if let Some(fd) = open_linkless(anchor, abs.trim_start_matches('/'), flags) {
-                return fd;
-            }
-            open2(anchor, abs, flags, IN_ROOT).ok()
+            let anchor = self.anchor.as_ref()?;
+            let rel = abs.trim_start_matches('/');
+            open_confined(anchor, anchor.fd.as_fd(), rel, &|| abs.to_string(), flags)
         }
     }
 
@@ -726,6 +763,36 @@ impl Root {
         if let (Some(f), Ok(mut o)) = (other.over_budget(), self.over.lock()) {
             o.get_or_insert((None, f));
         }
+    }
+
+    /// The first path below this dump (absolute, as the dumped machine
+    /// names it) that the kernel refused to pinrun's user (`EACCES`): a
+    /// directory it may not search or a file it may not read. Such a file
+    /// read as missing; the reader refuses with
+    /// [`Root::unreadable_error`] rather than use the state without it.
+    /// `None` on the live root, where a file pinrun may not read (debugfs
+    /// as another user than root) is one it does without.
+    pub fn unreadable(&self) -> Option<&str> {
+        self.anchor.as_ref()?.denied.get().map(String::as_str)
+    }
+
+    /// The error for [`Root::unreadable`] (`sysroot-unreadable`, exit 125),
+    /// naming the dump and the path.
+    pub fn unreadable_error(&self) -> Option<crate::error::Error> {
+        let path = self.unreadable()?;
+        Some(
+            crate::error::Error::new(
+                crate::error::ErrorCode::SysrootUnreadable,
+                format!(
+                    "--sysroot {}: reading {path}: permission denied: a dump read in part would give another machine's answers",
+                    self.base.display()
+                ),
+            )
+            .hint(format!(
+                "run as the user who wrote the dump, or make it readable: chmod -R a+rX {}",
+                self.base.display()
+            )),
+        )
     }
 
     /// The directory this root reads from.

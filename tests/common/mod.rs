@@ -192,6 +192,34 @@ pub fn is_root() -> bool {
         .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"))
 }
 
+/// Runs pinrun as user nobody with no capabilities (setpriv, util-linux),
+/// from a copy in a world-readable directory; `None` when that cannot be
+/// done here (not root, or no setpriv).
+pub fn as_nobody(args: &[&str]) -> Option<std::process::Output> {
+    if !std::path::Path::new("/usr/bin/setpriv").exists() || !is_root() {
+        skip("needs root to drop to nobody, and setpriv");
+        return None;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let copy = tmp.path().join("pinrun");
+    std::fs::copy(assert_cmd::cargo::cargo_bin("pinrun"), &copy).unwrap();
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    Some(
+        std::process::Command::new("setpriv")
+            .args([
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                "--inh-caps=-all",
+            ])
+            .arg(&copy)
+            .args(args)
+            .output()
+            .unwrap(),
+    )
+}
+
 /// Writes `text` to `root/rel`, creating the directories on the way (for
 /// the sysroot trees tests build).
 pub fn write_file(root: &std::path::Path, rel: &str, text: &str) {

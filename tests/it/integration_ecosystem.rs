@@ -4,7 +4,7 @@
 //! plans within it and names the cgroup when a request falls outside.
 
 use crate::common;
-use common::{at, ids, is_root, machine, pinrun};
+use common::{at, ids, machine, pinrun};
 use serde_json::Value;
 
 fn unit_exec_start() -> Vec<String> {
@@ -303,7 +303,7 @@ fn unprivileged_placement_needs_no_capability() {
     // unprivileged user may only lower its priority.
     let own = common::stat_field(&std::fs::read_to_string("/proc/self/stat").unwrap(), 19);
     let nice = (own + 3).min(19).to_string();
-    let Some(out) = as_nobody(&[
+    let Some(out) = common::as_nobody(&[
         "--cpus",
         "0",
         "--nice",
@@ -325,7 +325,7 @@ fn unprivileged_placement_needs_no_capability() {
     assert!(text.contains("CapEff:\t0000000000000000"), "{text}");
     assert!(text.contains("Cpus_allowed_list:\t0"), "{text}");
     // A real-time policy is refused up front, naming both fixes.
-    let out = as_nobody(&["--fifo", "10", "--", "true"]).unwrap();
+    let out = common::as_nobody(&["--fifo", "10", "--", "true"]).unwrap();
     assert_eq!(out.status.code(), Some(125));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -340,7 +340,7 @@ fn unprivileged_placement_needs_no_capability() {
 /// ExecStart=.
 #[test]
 fn emit_ignores_the_callers_own_limits() {
-    let Some(out) = as_nobody(&[
+    let Some(out) = common::as_nobody(&[
         "--emit",
         "systemd",
         "--cpus",
@@ -406,32 +406,4 @@ fn emit_quotes_exec_start_and_keeps_pinrun_when_needed() {
         !exec.contains("--emit") && !exec.contains("--sysroot"),
         "{exec}"
     );
-}
-
-/// Runs pinrun as user nobody with no capabilities (setpriv, util-linux),
-/// from a copy in a world-readable directory; `None` when that cannot be
-/// done here (not root, or no setpriv).
-fn as_nobody(args: &[&str]) -> Option<std::process::Output> {
-    if !std::path::Path::new("/usr/bin/setpriv").exists() || !is_root() {
-        common::skip("needs root to drop to nobody, and setpriv");
-        return None;
-    }
-    use std::os::unix::fs::PermissionsExt;
-    let tmp = tempfile::tempdir().unwrap();
-    let copy = tmp.path().join("pinrun");
-    std::fs::copy(assert_cmd::cargo::cargo_bin("pinrun"), &copy).unwrap();
-    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    Some(
-        std::process::Command::new("setpriv")
-            .args([
-                "--reuid=65534",
-                "--regid=65534",
-                "--clear-groups",
-                "--inh-caps=-all",
-            ])
-            .arg(&copy)
-            .args(args)
-            .output()
-            .unwrap(),
-    )
 }

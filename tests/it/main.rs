@@ -43,3 +43,4 @@ mod steer;
 mod synthetic;
 mod threads;
 mod units;
+mod unreadable_dump;

@@ -1,0 +1,147 @@
+//! A dump directory that pinrun's user may read only in part (another user
+//! wrote it with a private umask, or made one subtree private). Read in
+//! part, it would give another machine's answers: a CPU directory that
+//! cannot be searched read as a machine with no CPUs and "no findings"
+//! (exit 0), and an SMT sibling list that cannot be read as a core of one
+//! thread. Every kind of read below `--sysroot DIR` that the kernel refuses
+//! with `EACCES` (a file from the dump's root, a directory listed, a file
+//! from an opened directory: the per-IRQ and per-CPU reads) makes pinrun
+//! refuse with `sysroot-unreadable` (exit 125), naming the path; the same
+//! dump read by a user who may read all of it gives its normal answer.
+//!
+//! pinrun runs as user nobody (`common::as_nobody`, setpriv): root may read
+//! every file whatever its mode.
+
+use crate::common;
+use serde_json::Value;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+/// A private copy of the `nto/e2e-gcp-worker-a` dump (IRQs in
+/// `/proc/irq`), every directory on the way searchable by all.
+fn readable_copy() -> (tempfile::TempDir, std::path::PathBuf) {
+    let tmp = common::tempdir();
+    let dump = tmp.path().join("dump");
+    common::copy_tree(&common::machine("nto/e2e-gcp-worker-a"), &dump);
+    for d in [tmp.path(), &dump] {
+        std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    chmod_tree(&dump);
+    (tmp, dump)
+}
+
+/// Directories 0755 and files 0644 below `dir`, as a dump meant for
+/// others is.
+fn chmod_tree(dir: &Path) {
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let ty = e.file_type().unwrap();
+        if ty.is_dir() {
+            std::fs::set_permissions(e.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+            chmod_tree(&e.path());
+        } else if ty.is_file() {
+            std::fs::set_permissions(e.path(), std::fs::Permissions::from_mode(0o644)).unwrap();
+        }
+    }
+}
+
+fn set_mode(path: &Path, mode: u32) {
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+/// pinrun's `--json` error as nobody: (exit status, error code, message).
+fn refusal(dump: &Path, args: &[&str]) -> Option<(i32, String, String)> {
+    let mut all = vec!["--sysroot", dump.to_str().unwrap(), "--json"];
+    all.extend_from_slice(args);
+    let out = common::as_nobody(&all)?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let v: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| {
+        panic!(
+            "{args:?}: not JSON ({e}): {stdout} / {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    Some((
+        out.status.code().unwrap(),
+        v["error"]["code"].as_str().unwrap_or("").to_string(),
+        v["error"]["message"].as_str().unwrap_or("").to_string(),
+    ))
+}
+
+#[test]
+fn a_dump_read_in_part_is_refused_naming_the_path() {
+    let (_tmp, dump) = readable_copy();
+    // Readable by all: nobody gets the dump's findings (exit 1), as root.
+    let Some(out) = common::as_nobody(&[
+        "--sysroot",
+        dump.to_str().unwrap(),
+        "--check",
+        "--cpus",
+        "0",
+    ]) else {
+        return;
+    };
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let root = common::at(&dump, &["--check", "--cpus", "0"]);
+    assert_eq!(out.stdout, root.stdout);
+
+    let cpu = dump.join("sys/devices/system/cpu");
+    let cases: Vec<(std::path::PathBuf, u32, &[&str], &str)> = vec![
+        // A directory that cannot be searched: every CPU file below it
+        // (was: "no findings", exit 0, a machine with no CPUs).
+        (cpu.clone(), 0o700, &["--check"], "/sys/devices/system/cpu/"),
+        // A directory pinrun lists, whose files it may still open.
+        (cpu.clone(), 0o311, &["--check"], "/sys/devices/system/cpu"),
+        // The SMT siblings of the CPU a request plans on (was: planned as
+        // a core of one thread).
+        (
+            cpu.join("cpu1/topology/core_cpus_list"),
+            0o600,
+            &["--dry-run", "--cpus", "1", "--", "true"],
+            "/sys/devices/system/cpu/cpu1/topology/core_cpus_list",
+        ),
+        // A per-IRQ directory, read from the opened /proc/irq.
+        (
+            dump.join("proc/irq/1"),
+            0o700,
+            &["--check", "--cpus", "0"],
+            "/proc/irq/1/",
+        ),
+        // The dump's top directory (was: "not a machine dump").
+        (dump.clone(), 0o700, &["--check"], "/sys/devices/system/cpu"),
+    ];
+    for (path, mode, args, named) in cases {
+        assert!(path.exists(), "{} not in the fixture", path.display());
+        set_mode(&path, mode);
+        let (code, error, message) = refusal(&dump, args).unwrap();
+        set_mode(&path, if path.is_dir() { 0o755 } else { 0o644 });
+        assert_eq!(
+            (code, error.as_str()),
+            (125, "sysroot-unreadable"),
+            "{}: {message}",
+            path.display()
+        );
+        // A directory: the first path refused is below it, or itself.
+        let names = message.contains(&format!("reading {named}"))
+            || message.contains(&format!("reading {}: ", named.trim_end_matches('/')));
+        assert!(
+            names && message.contains("permission denied"),
+            "{}: {message}",
+            path.display()
+        );
+    }
+    // Every mode given back: the same answer as at first.
+    let again = common::as_nobody(&[
+        "--sysroot",
+        dump.to_str().unwrap(),
+        "--check",
+        "--cpus",
+        "0",
+    ])
+    .unwrap();
+    assert_eq!(again.stdout, root.stdout);
+}
