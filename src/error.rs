@@ -111,6 +111,10 @@ error_codes! {
     /// `--sysroot DIR` holds a directory pinrun's user may not search or a
     /// file it may not read (`EACCES`): refused rather than read in part.
     SysrootUnreadable = "sysroot-unreadable",
+    /// A file pinrun needs could not be opened for want of a resource
+    /// (`EMFILE`: the open-files limit; `ENFILE`; `ENOMEM`): refused
+    /// rather than read as missing.
+    ReadStarved = "read-starved",
     /// `--dump FILE` could not be written.
     DumpFailed = "dump-failed",
     /// `--emit systemd` with a command `ExecStart=` cannot name exactly.

@@ -1017,7 +1017,12 @@ command, or a script's #! interpreter, that execve(2) would refuse.
 --check with warnings (--pid PID --check too).
 .TP
 .B 125
-pinrun refused or failed; the command did not run.
+pinrun refused or failed; the command did not run. This includes a file
+of the machine pinrun could not open for want of a resource (EMFILE under
+a small
+.BR "ulimit \-n" ,
+ENFILE, ENOMEM: code read\-starved, naming the file), which is never
+taken as missing.
 .TP
 .B 126
 the command was found but cannot be executed.

@@ -82,6 +82,65 @@ fn open2(
     }
 }
 
+/// The first file an open failed on for want of a resource, with the
+/// error: see [`starved_open`].
+static STARVED: std::sync::OnceLock<(String, Errno)> = std::sync::OnceLock::new();
+
+/// Records `err`, from opening `what()` on any root, when it says the
+/// process or the system ran out of something (`EMFILE`: this process's
+/// open-files limit, `ulimit -n`; `ENFILE`: the system's file table;
+/// `ENOMEM`), not that the file is absent or unreadable: the file was not
+/// read, and the reader refuses ([`starved_open`]) rather than take it as
+/// missing (an IRQ's affinity, a CPU's siblings, the real-time scan's
+/// `/proc`). Other errors are left to the caller.
+pub fn note_open_error(err: Errno, what: &dyn Fn() -> String) {
+    if matches!(err, Errno::EMFILE | Errno::ENFILE | Errno::ENOMEM) {
+        STARVED.get_or_init(|| (what(), err));
+    }
+}
+
+/// The first file (an absolute path; relative to the directory it was
+/// opened from for a [`Dir`]'s) whose open failed for want of a resource
+/// ([`note_open_error`]), with the error; `None` when none did. Such a
+/// file was not read: the reader refuses (exit 125) rather than use the
+/// machine's state without it.
+pub fn starved_open() -> Option<(&'static str, Errno)> {
+    STARVED.get().map(|(p, e)| (p.as_str(), *e))
+}
+
+/// [`note_open_error`] for an `std::io::Error`.
+pub fn note_io_error(err: &std::io::Error, what: &dyn Fn() -> String) {
+    if let Some(n) = err.raw_os_error() {
+        note_open_error(Errno::from_raw(n), what);
+    }
+}
+
+/// The error for [`starved_open`] (`read-starved`, exit 125), naming the
+/// file, the error and, for `EMFILE`, the open-files limit.
+pub fn starved_error() -> Option<crate::error::Error> {
+    let (path, e) = starved_open()?;
+    let hint = match e {
+        Errno::EMFILE => {
+            let limit = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE)
+                .map(|(soft, _)| format!(" (it is {soft} here)"))
+                .unwrap_or_default();
+            format!("raise the open-files limit and run again: ulimit -n 1024{limit}")
+        }
+        _ => "the system ran out of open files or memory: run again when it has recovered"
+            .to_string(),
+    };
+    Some(
+        crate::error::Error::new(
+            crate::error::ErrorCode::ReadStarved,
+            format!(
+                "reading {path}: {} ({e:?}): the file could not be opened, so what it holds is unknown",
+                e.desc()
+            ),
+        )
+        .hint(hint),
+    )
+}
+
 /// The first path below a dump whose confined lookup was interrupted
 /// [`EAGAIN_TRIES`] times in a row by renames or mounts on this host
 /// (`EAGAIN` from `openat2(2)`), as given to it (relative to the dump's
@@ -144,7 +203,10 @@ fn open_confined(
             anchor.denied.get_or_init(full);
             None
         }
-        Err(_) => None,
+        Err(e) => {
+            note_open_error(e, full);
+            None
+        }
     }
 }
 
@@ -405,7 +467,9 @@ impl Dir {
             return self.open_in(rel, READ_FLAGS).map(std::fs::File::from);
         }
         let flags = libc::O_RDONLY | libc::O_NONBLOCK | libc::O_CLOEXEC;
-        let fd = crate::ffi::openat_nocancel(self.fd.as_fd(), rel, flags).ok()?;
+        let fd = crate::ffi::openat_nocancel(self.fd.as_fd(), rel, flags)
+            .map_err(|e| note_io_error(&e, &|| format!("{}/{rel}", self.abs)))
+            .ok()?;
         Some(std::fs::File::from(fd))
     }
 
@@ -438,7 +502,9 @@ impl Dir {
             self.open_in(rel, LIST_FLAGS)
         } else {
             let flags = LIST_FLAGS | OFlag::O_CLOEXEC;
-            openat(&self.fd, rel, flags, nix::sys::stat::Mode::empty()).ok()
+            openat(&self.fd, rel, flags, nix::sys::stat::Mode::empty())
+                .map_err(|e| note_open_error(e, &|| format!("{}/{rel}", self.abs)))
+                .ok()
         };
         let Some(fd) = fd else {
             return Vec::new();
@@ -602,6 +668,10 @@ impl Root {
             // any error is the kernel refusing `openat2` or its flags.
             let probe = open2(anchor.fd.as_fd(), "/", OFlag::O_PATH, IN_ROOT);
             if let Err(e) = probe {
+                note_open_error(e, &|| dir.display().to_string());
+                if let Some(starved) = starved_error() {
+                    return Err(starved);
+                }
                 if !super::archive::unpacked_here(dir) {
                     return Err(Error::new(
                         ErrorCode::SysrootUnconfined,
@@ -618,7 +688,7 @@ impl Root {
             }
         }
         let has_cpus = root.exists("/sys/devices/system/cpu");
-        if let Some(e) = root.unreadable_error() {
+        if let Some(e) = root.unreadable_error().or_else(starved_error) {
             return Err(e);
         }
         if !has_cpus {
@@ -671,6 +741,7 @@ impl Root {
     fn confined(base: PathBuf) -> Self {
         let flags = OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
         let anchor = nix::fcntl::open(&base, flags, nix::sys::stat::Mode::empty())
+            .map_err(|e| note_open_error(e, &|| base.display().to_string()))
             .ok()
             .map(|fd| {
                 Arc::new(Anchor {
@@ -698,7 +769,9 @@ impl Root {
                 return None;
             }
             let flags = flags | OFlag::O_CLOEXEC;
-            nix::fcntl::open(&self.path(abs), flags, nix::sys::stat::Mode::empty()).ok()
+            nix::fcntl::open(&self.path(abs), flags, nix::sys::stat::Mode::empty())
+                .map_err(|e| note_open_error(e, &|| abs.to_string()))
+                .ok()
         } else {
             let anchor = self.anchor.as_ref()?;
             let rel = abs.trim_start_matches('/');
@@ -719,7 +792,9 @@ impl Root {
     /// without noting it for `--dump`; `None` when it cannot be listed.
     pub(crate) fn list_unnoted(&self, abs: &str) -> Option<Vec<String>> {
         if self.plain {
-            let rd = std::fs::read_dir(self.path(abs)).ok()?;
+            let rd = std::fs::read_dir(self.path(abs))
+                .map_err(|e| note_io_error(&e, &|| abs.to_string()))
+                .ok()?;
             return Some(
                 rd.flatten()
                     .filter_map(|e| e.file_name().to_str().map(String::from))

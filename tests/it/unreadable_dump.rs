@@ -145,3 +145,100 @@ fn a_dump_read_in_part_is_refused_naming_the_path() {
     .unwrap();
     assert_eq!(again.stdout, root.stdout);
 }
+
+/// pinrun run with its open-files limit (`RLIMIT_NOFILE`, `ulimit -n`)
+/// set to `limit`, through `sh`.
+fn with_nofile(limit: u32, args: &[&str]) -> std::process::Output {
+    std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit -n {limit} && exec \"$0\" \"$@\""))
+        .arg(assert_cmd::cargo::cargo_bin("pinrun"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// An open that fails for want of a resource (`EMFILE` here: the
+/// open-files limit) is not a missing file: with any limit, pinrun gives
+/// the answer it gives without one, or refuses (`read-starved`, exit 125,
+/// naming the file and the limit). Was: the IRQ files it could not open
+/// read as missing, and `irq-on-cpu` went unreported (exit 1 with one
+/// warning fewer on this machine at `ulimit -n 5`). On a dump (per-IRQ
+/// files from an opened directory, the topology from the root) and on
+/// this machine's own files.
+#[test]
+fn running_out_of_file_descriptors_never_changes_the_answer() {
+    let dump = common::machine("nto/e2e-gcp-worker-a");
+    let dump = dump.to_str().unwrap();
+    let runs: [&[&str]; 4] = [
+        &["--sysroot", dump, "--check", "--json"],
+        &[
+            "--sysroot",
+            dump,
+            "--dry-run",
+            "--json",
+            "--node",
+            "0",
+            "--cores",
+            "1",
+            "--",
+            "true",
+        ],
+        &["--show", "--json"],
+        &["--check", "--cpus", "0", "--json"],
+    ];
+    for args in runs {
+        let full = with_nofile(1024, args);
+        let mut refused = 0;
+        for limit in 4..=12 {
+            let out = with_nofile(limit, args);
+            if out.status.code() == Some(125) {
+                let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+                assert_eq!(
+                    v["error"]["code"], "read-starved",
+                    "{args:?} at {limit}: {v}"
+                );
+                let message = v["error"]["message"].as_str().unwrap();
+                assert!(message.contains("(EMFILE)"), "{message}");
+                let hint = v["error"]["hint"].as_str().unwrap();
+                assert!(hint.contains(&format!("(it is {limit} here)")), "{hint}");
+                refused += 1;
+                continue;
+            }
+            assert_eq!(
+                out.status.code(),
+                full.status.code(),
+                "{args:?} at ulimit -n {limit}"
+            );
+            if args[0] != "--sysroot" {
+                // This machine: its topology, and the codes of its
+                // findings (IRQ counts move between runs; an IRQ that has
+                // fired on CPU 0 stays counted).
+                let (a, b): (Value, Value) = (
+                    serde_json::from_slice(&out.stdout).unwrap(),
+                    serde_json::from_slice(&full.stdout).unwrap(),
+                );
+                assert_eq!(a["cpus"], b["cpus"], "{args:?} at ulimit -n {limit}");
+                let codes = |v: &Value| -> Vec<String> {
+                    v["findings"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .map(|f| f["code"].to_string())
+                        .collect()
+                };
+                assert_eq!(codes(&a), codes(&b), "{args:?} at ulimit -n {limit}");
+            } else {
+                assert_eq!(
+                    String::from_utf8_lossy(&out.stdout),
+                    String::from_utf8_lossy(&full.stdout),
+                    "{args:?} at ulimit -n {limit}"
+                );
+            }
+        }
+        assert!(
+            refused > 0,
+            "{args:?}: never short of descriptors from ulimit -n 4"
+        );
+    }
+}
