@@ -351,7 +351,7 @@ impl StateDir {
                 claims.foreign_warnings.push(w);
             }
         }
-        let mut groups: Option<HashMap<u32, Vec<u32>>> = None;
+        let mut groups: Option<std::result::Result<HashMap<u32, Vec<u32>>, String>> = None;
         for (name, pid, owner) in owned {
             if over.iter().any(|(u, _)| *u == owner) {
                 continue;
@@ -420,16 +420,28 @@ impl StateDir {
             };
             let follows_group = rec.pgid == rec.pid && pid_gone;
             let members: Vec<Liveness> = if follows_group && group_exists(rec.pgid) {
-                groups
-                    .get_or_insert_with(process_groups)
-                    .get(&rec.pgid)
-                    .map(|pids| {
-                        pids.iter()
-                            .map(|p| liveness(*p))
-                            .filter(|l| *l != Liveness::Dead)
-                            .collect()
-                    })
-                    .unwrap_or_default()
+                match groups.get_or_insert_with(process_groups) {
+                    Ok(groups) => groups
+                        .get(&rec.pgid)
+                        .map(|pids| {
+                            pids.iter()
+                                .map(|p| liveness(*p))
+                                .filter(|l| *l != Liveness::Dead)
+                                .collect()
+                        })
+                        .unwrap_or_default(),
+                    // A group whose members could not all be read is
+                    // neither live nor stale: its CPUs are unknown, and
+                    // the record is kept.
+                    Err(why) => {
+                        claims.unreadable.push(format!(
+                            "claims: record {}: cannot tell whether process group {} still runs: {why}",
+                            shown.display(),
+                            rec.pgid
+                        ));
+                        continue;
+                    }
+                }
             } else {
                 Vec::new()
             };
@@ -611,22 +623,38 @@ fn group_exists(pgid: u32) -> bool {
 /// Every process group of `/proc` with its members' PIDs (field 5 of each
 /// `/proc/<pid>/stat`); read once per listing, only when a record's PID is
 /// gone and its group may live.
-fn process_groups() -> HashMap<u32, Vec<u32>> {
-    let mut out: HashMap<u32, Vec<u32>> = HashMap::new();
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return out;
+///
+/// Errors: `/proc` that cannot be listed, or a process's `stat` that
+/// cannot be read for another reason than the process having exited
+/// (`ENOENT`, `ESRCH`): `EMFILE` under a small `ulimit -n` hid every
+/// member, and a live group read as empty would have its claim judged
+/// stale and its record removed. The message names the path and the
+/// error; a resource error is also noted for `read-starved`
+/// ([`super::root::note_io_error`]).
+fn process_groups() -> std::result::Result<HashMap<u32, Vec<u32>>, String> {
+    let failed = |path: &str, e: &std::io::Error| {
+        super::root::note_io_error(e, &|| path.to_string());
+        format!("reading {path}: {}", crate::error::io_words(e))
     };
-    for e in dir.flatten() {
+    let mut out: HashMap<u32, Vec<u32>> = HashMap::new();
+    let dir = std::fs::read_dir("/proc").map_err(|e| failed("/proc", &e))?;
+    for e in dir {
+        let e = e.map_err(|e| failed("/proc", &e))?;
         let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
             continue;
         };
-        if let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            && let Some(pgrp) = stat_field::<u32>(&stat, 5)
-        {
-            out.entry(pgrp).or_default().push(pid);
+        let path = format!("/proc/{pid}/stat");
+        match std::fs::read_to_string(&path) {
+            Ok(stat) => {
+                if let Some(pgrp) = stat_field::<u32>(&stat, 5) {
+                    out.entry(pgrp).or_default().push(pid);
+                }
+            }
+            Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ESRCH)) => {}
+            Err(e) => return Err(failed(&path, &e)),
         }
     }
-    out
+    Ok(out)
 }
 
 /// Whether `pid` runs, and as whom. `/proc` hidden by `hidepid=` cannot

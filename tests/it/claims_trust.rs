@@ -677,6 +677,66 @@ fn a_claim_follows_the_process_group() {
     }
 }
 
+/// Fault 11 (session 7's break test): the members of a claim's process
+/// group are found by reading every `/proc/PID/stat`; under a small
+/// `ulimit -n` those opens failed with EMFILE, the live group read as
+/// empty, the claim was judged stale, its record removed and the CPUs
+/// granted (`ulimit -n 5`: the command ran on the claimed core, exit 0).
+/// At every limit the launch is refused and the record kept.
+#[test]
+fn a_group_that_cannot_be_read_keeps_its_claim() {
+    let cores = free_cores();
+    if cores.is_empty() {
+        common::skip("no free core");
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("state");
+    let all = cores.len().to_string();
+    let mut c = pinrun_in(
+        &dir,
+        &["--exclusive", "--cores", &all],
+        &["sh", "-c", "sleep 60 </dev/null >/dev/null 2>&1 & exit 0"],
+    );
+    c.process_group(0)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut leader = c.spawn().unwrap();
+    let pgid = leader.id() as i32;
+    assert!(leader.wait().unwrap().success());
+    let before = listing(&dir);
+    let ran = t.path().join("ran");
+    let mut outcomes = Vec::new();
+    for n in 4..=12 {
+        let o = Command::new("sh")
+            .arg("-c")
+            .arg(format!("ulimit -n {n} && exec \"$0\" \"$@\""))
+            .arg(bin())
+            .arg("--state-dir")
+            .arg(&dir)
+            .args(["--exclusive", "--cores", "1", "--", "touch"])
+            .arg(&ran)
+            .output()
+            .unwrap();
+        outcomes.push((n, o.status.code(), stderr(&o)));
+    }
+    let after = listing(&dir);
+    let killed = nix::sys::signal::killpg(
+        nix::unistd::Pid::from_raw(pgid),
+        nix::sys::signal::Signal::SIGKILL,
+    );
+    assert!(killed.is_ok());
+    assert_eq!(before.len(), 1, "{before:?}");
+    assert_eq!(after, before, "the live group's record was removed");
+    assert!(
+        !ran.exists(),
+        "the command ran on a claimed core: {outcomes:#?}"
+    );
+    for (n, code, err) in &outcomes {
+        assert_eq!(*code, Some(125), "ulimit -n {n}: {err}");
+    }
+}
+
 /// Fault 10: `PINRUN_STATE_DIR=` (set, empty) is unset, as for most tools; an
 /// empty `--state-dir` typed on the command line is refused naming it.
 #[test]
