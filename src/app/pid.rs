@@ -29,6 +29,14 @@ struct Process {
     passes: usize,
 }
 
+/// `e`, unless a file of the process could not be opened for want of a
+/// resource (EMFILE under a small `ulimit -n`): then the process was not
+/// read, not found missing, and the error is `read-starved`
+/// ([`crate::system::root::starved_error`]).
+fn starved_or(e: Error) -> Error {
+    crate::system::root::starved_error().unwrap_or(e)
+}
+
 fn no_such(pid: u32, why: &str) -> Error {
     Error::new(ErrorCode::NoSuchProcess, format!("--pid {pid}: {why}"))
         .hint("list processes with ps -e (or pgrep NAME); a process of another PID namespace has another id here")
@@ -38,7 +46,10 @@ fn no_such(pid: u32, why: &str) -> Error {
 /// `--tid`'s when given).
 fn open(root: &Root, target: &Target) -> Result<Process, Error> {
     let pid = target.pid;
-    let id = Identity::open(root, pid).map_err(|e| match e.raw_os_error() {
+    let id =
+        Identity::open(root, pid).map_err(|e| {
+            crate::system::root::note_io_error(&e, &|| format!("/proc/{pid} (pidfd_open)"));
+            starved_or(match e.raw_os_error() {
         Some(libc::ESRCH) => no_such(pid, "no such process"),
         Some(libc::EINVAL) => no_such(pid, "this is a thread id, not a process id").hint(format!(
             "give its process (grep Tgid /proc/{pid}/status) with --tid {pid}"
@@ -48,7 +59,8 @@ fn open(root: &Root, target: &Target) -> Result<Process, Error> {
             format!("--pid {pid}: pidfd_open: {}", crate::error::io_words(&e)),
         )
         .hint("pinrun needs pidfd_open(2), Linux 5.3 or later, to name a running process safely"),
-    })?;
+    })
+        })?;
     let start_time = id.start_time;
     let live = threads::is_live(root);
     let (mut list, passes) = threads::read_threads(root, pid, live, MAX_PASSES);
@@ -63,7 +75,7 @@ fn open(root: &Root, target: &Target) -> Result<Process, Error> {
         }
     }
     if list.is_empty() {
-        return Err(no_such(pid, "it has exited"));
+        return Err(starved_or(no_such(pid, "it has exited")));
     }
     Ok(Process {
         pid,
@@ -159,7 +171,9 @@ fn query(root: &Root, req: &Request, p: Process) -> Result<Exit, Error> {
             .into_iter()
             .filter(|f| f.code != crate::finding::Code::OutsideInheritedAffinity)
             .collect(),
-        Err(e) if req.mode == Mode::Check => return Err(e),
+        // The machine not read whole (a file not opened for want of a
+        // resource): no view claims "no findings".
+        Err(e) if req.mode == Mode::Check || e.code == ErrorCode::ReadStarved => return Err(e),
         Err(e) => {
             to_stderr(&format!(
                 "pinrun: --pid {}: its CPUs cannot be checked: {}\n",
@@ -177,6 +191,9 @@ fn query(root: &Root, req: &Request, p: Process) -> Result<Exit, Error> {
         passes: p.passes,
         findings,
     };
+    if let Some(e) = crate::system::root::starved_error() {
+        return Err(e);
+    }
     if req.output.json {
         print_out(&format!("{}\n", process_json(&view)))?;
     } else {

@@ -56,7 +56,9 @@ impl Drop for Sysroot {
         }
         // The directory first, then a deferred Ctrl-C or SIGTERM ends
         // pinrun.
-        drop(self.tmp.take());
+        if let Some(tmp) = self.tmp.take() {
+            discard(tmp);
+        }
         if let Some(mask) = self.mask.take() {
             crate::ffi::deliver_ending_signals(mask);
         }
@@ -95,8 +97,45 @@ pub fn remove_unpacked() {
     if let Ok(mut u) = UNPACKED.lock()
         && let Some(dir) = u.take()
     {
-        let _ = std::fs::remove_dir_all(dir);
+        if std::fs::remove_dir_all(&dir).is_err() {
+            remove_tree(&dir);
+        }
     }
+}
+
+/// Removes the temporary directory `tmp` and what it holds, with
+/// [`remove_tree`] where `remove_dir_all` fails.
+fn discard(tmp: tempfile::TempDir) {
+    let path = tmp.path().to_path_buf();
+    if tmp.close().is_err() {
+        remove_tree(&path);
+    }
+}
+
+/// Removes the unpacked tree `dir` holding one descriptor at a time (each
+/// directory's names are read whole and its descriptor closed before
+/// going down): what `remove_dir_all`, which keeps one open per level,
+/// leaves behind under a small `ulimit -n` (it left the whole 6.7 MB tree
+/// in /tmp at `ulimit -n 4` to 12). By path, links not followed: the tree
+/// is pinrun's own, in a directory only its user can write. Best effort.
+fn remove_tree(dir: &Path) {
+    let Ok(list) = std::fs::read_dir(dir) else {
+        let _ = std::fs::remove_dir(dir);
+        return;
+    };
+    // Names and kinds only: a `DirEntry` keeps its directory open.
+    let entries: Vec<(PathBuf, bool)> = list
+        .flatten()
+        .map(|e| (e.path(), e.file_type().is_ok_and(|t| t.is_dir())))
+        .collect();
+    for (path, is_dir) in entries {
+        if is_dir {
+            remove_tree(&path);
+        } else {
+            let _ = std::fs::remove_file(&path);
+        }
+    }
+    let _ = std::fs::remove_dir(dir);
 }
 
 /// Kinds of input by their first bytes.
@@ -163,8 +202,12 @@ pub fn open(path: Option<&Path>) -> Result<Sysroot> {
     // Declared before the directory: on an error return the directory is
     // removed first, then a deferred signal ends pinrun.
     let mut deferred = Deferred(crate::ffi::defer_ending_signals());
-    let mut file = std::fs::File::open(path)
-        .map_err(|e| archive_error(path, format!("cannot open: {}", crate::error::io_words(&e))))?;
+    let mut file = std::fs::File::open(path).map_err(|e| {
+        super::root::note_io_error(&e, &|| path.display().to_string());
+        super::root::starved_error().unwrap_or_else(|| {
+            archive_error(path, format!("cannot open: {}", crate::error::io_words(&e)))
+        })
+    })?;
     let mut head = Vec::with_capacity(512);
     (&mut file)
         .take(512)
@@ -206,15 +249,21 @@ pub fn open(path: Option<&Path>) -> Result<Sysroot> {
                 ),
             )
         })?;
-    unpack(input, tmp.path(), Limits::SYSROOT).map_err(|why| {
-        archive_error(path, why).hint(
+    if let Err(why) = unpack(input, tmp.path(), Limits::SYSROOT) {
+        discard(tmp);
+        // Out of descriptors (a small `ulimit -n`): not the archive's fault.
+        if let Some(e) = super::root::starved_error() {
+            return Err(e);
+        }
+        return Err(archive_error(path, why).hint(
             "a pinrun dump holds only directories, regular files and links inside the tree; make one with pinrun --dump FILE.tar.gz",
-        )
-    })?;
-    let dir = dump_root(tmp.path()).ok_or_else(|| {
-        archive_error(path, "not a machine dump (no sys/devices/system/cpu in it)")
-            .hint("the archive must hold sys/ and proc/ laid out like /, as pinrun --dump FILE.tar.gz writes")
-    })?;
+        ));
+    }
+    let Some(dir) = dump_root(tmp.path()) else {
+        discard(tmp);
+        return Err(archive_error(path, "not a machine dump (no sys/devices/system/cpu in it)")
+            .hint("the archive must hold sys/ and proc/ laid out like /, as pinrun --dump FILE.tar.gz writes"));
+    };
     if let Ok(mut u) = UNPACKED.lock() {
         *u = Some(tmp.path().to_path_buf());
     }
@@ -469,7 +518,10 @@ pub fn unpack(input: impl Read, dest: &Path, limits: Limits) -> std::result::Res
                     .write(true)
                     .create_new(true)
                     .open(&p)
-                    .map_err(|e| format!("{shown}: {}", crate::error::io_words(&e)))?;
+                    .map_err(|e| {
+                        super::root::note_io_error(&e, &|| p.display().to_string());
+                        format!("{shown}: {}", crate::error::io_words(&e))
+                    })?;
                 // Never more than declared, whatever the stream holds.
                 let n = std::io::copy(&mut (&mut entry).take(size), &mut out).map_err(|e| {
                     format!("damaged archive: {shown}: {}", crate::error::io_words(&e))

@@ -431,6 +431,12 @@ pub fn collect(root: &Root, file: &Path) -> Result<Tree> {
             Noted::List(p, prefix) => c.add_list(p, prefix),
         }
     }
+    // A file that could not be opened for want of a resource (EMFILE
+    // under a small `ulimit -n`), or refused below a dump, is not in the
+    // tree: the archive would replay as a machine without it.
+    if let Some(e) = super::root::starved_error().or_else(|| root.unreadable_error()) {
+        return Err(e);
+    }
     if let Some((rel, len)) = c.too_large {
         return Err(dump_error(
             file,

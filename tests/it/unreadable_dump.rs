@@ -242,3 +242,149 @@ fn running_out_of_file_descriptors_never_changes_the_answer() {
         );
     }
 }
+
+/// The same rule for the modes that read the machine for something else
+/// than a plan (session 7's break test): `--dump FILE` wrote a partial
+/// dump and exited 0 (`ulimit -n 4`: 88 files of 163, every
+/// `/proc/irq/*` missing; its replay lost `irq-on-cpu`), and `--pid PID`
+/// printed "no findings" with exit 0 (5, 6) or called a live process
+/// missing (`no-such-process`, 3, 4). At every limit each gives the
+/// answer of the normal limit, or refuses with `read-starved` (exit 125)
+/// and, for `--dump`, writes no file.
+#[test]
+fn a_dump_or_a_process_view_never_comes_out_partial() {
+    let t = tempfile::tempdir().unwrap();
+    let archive_entries = |path: &Path| -> Vec<String> {
+        let o = std::process::Command::new("tar")
+            .arg("tzf")
+            .arg(path)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "tar tzf {}", path.display());
+        // `/proc/self` is each run's own PID.
+        let mut v: Vec<String> = String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .map(
+                |l| match l.strip_prefix("proc/").and_then(|r| r.split_once('/')) {
+                    Some((pid, rest)) if pid.bytes().all(|b| b.is_ascii_digit()) => {
+                        format!("proc/PID/{rest}")
+                    }
+                    _ => l.to_string(),
+                },
+            )
+            .collect();
+        v.sort();
+        v
+    };
+    let refused = |out: &std::process::Output, what: &str| {
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(125), "{what}: {err}");
+        assert!(
+            err.contains("(EMFILE)") && err.contains("hint: raise the open-files limit"),
+            "{what}: {err}"
+        );
+    };
+    let full_path = t.path().join("full.tar.gz");
+    let full = with_nofile(1024, &["--dump", full_path.to_str().unwrap()]);
+    assert_eq!(full.status.code(), Some(0));
+    let want = archive_entries(&full_path);
+    assert!(want.iter().any(|e| e.starts_with("proc/irq/")), "{want:?}");
+    let mut dump_refused = 0;
+    for limit in 3..=12 {
+        let p = t.path().join(format!("n{limit}.tar.gz"));
+        let out = with_nofile(limit, &["--dump", p.to_str().unwrap()]);
+        if out.status.code() == Some(125) {
+            refused(&out, &format!("--dump at ulimit -n {limit}"));
+            assert!(
+                !p.exists(),
+                "--dump at ulimit -n {limit} left {}",
+                p.display()
+            );
+            dump_refused += 1;
+        } else {
+            assert_eq!(out.status.code(), Some(0));
+            assert_eq!(archive_entries(&p), want, "--dump at ulimit -n {limit}");
+        }
+    }
+    assert!(dump_refused > 0, "--dump never short of descriptors");
+
+    let mut child = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
+    let pid = child.id().to_string();
+    let codes = |out: &std::process::Output| -> Vec<String> {
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["findings"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{v}"))
+            .iter()
+            .map(|f| f["code"].to_string())
+            .collect()
+    };
+    let want = codes(&with_nofile(1024, &["--pid", &pid, "--json"]));
+    let mut pid_refused = 0;
+    let mut results = Vec::new();
+    for limit in 3..=12 {
+        let out = with_nofile(limit, &["--pid", &pid, "--json"]);
+        results.push((limit, out));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(!want.is_empty(), "no findings on this machine's CPUs");
+    for (limit, out) in &results {
+        if out.status.code() == Some(125) {
+            refused(out, &format!("--pid at ulimit -n {limit}"));
+            pid_refused += 1;
+        } else {
+            assert_eq!(out.status.code(), Some(0), "--pid at ulimit -n {limit}");
+            assert_eq!(codes(out), want, "--pid at ulimit -n {limit}");
+        }
+    }
+    assert!(pid_refused > 0, "--pid never short of descriptors");
+}
+
+/// An archive given to `--sysroot` is unpacked into a temporary directory
+/// that goes when pinrun ends, whatever its open-files limit: the removal
+/// kept one descriptor per level and failed under a small `ulimit -n`,
+/// leaving the unpacked tree (6.7 MB for this dump) behind at every limit
+/// from 4 to 12, exits 0 included (session 7's break test); and an
+/// archive that could not be opened or unpacked for want of descriptors
+/// was called damaged (`sysroot-archive`). At every limit the answer is
+/// the normal one or `read-starved`, and the directory is gone.
+#[test]
+fn an_unpacked_archive_goes_whatever_the_limit() {
+    let archive = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/machines/cadvisor/epyc7402.tar.gz");
+    let tmp = tempfile::tempdir().unwrap();
+    let run = |limit: u32| {
+        std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("ulimit -n {limit} && exec \"$0\" \"$@\""))
+            .arg(assert_cmd::cargo::cargo_bin("pinrun"))
+            .args(["--sysroot", archive.to_str().unwrap(), "--show", "--json"])
+            .env("TMPDIR", tmp.path())
+            .output()
+            .unwrap()
+    };
+    let full = run(1024);
+    assert_eq!(full.status.code(), Some(0));
+    let mut refused = 0;
+    for limit in 3..=12 {
+        let out = run(limit);
+        let left: Vec<_> = std::fs::read_dir(tmp.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert!(left.is_empty(), "ulimit -n {limit} left {left:?}");
+        if out.status.code() == Some(125) {
+            let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+            assert_eq!(v["error"]["code"], "read-starved", "ulimit -n {limit}: {v}");
+            refused += 1;
+        } else {
+            assert_eq!(out.status.code(), Some(0), "ulimit -n {limit}");
+            assert_eq!(out.stdout, full.stdout, "ulimit -n {limit}");
+        }
+    }
+    assert!(refused > 0, "never short of descriptors from ulimit -n 3");
+}
