@@ -96,10 +96,9 @@ impl Drop for Deferred {
 pub fn remove_unpacked() {
     if let Ok(mut u) = UNPACKED.lock()
         && let Some(dir) = u.take()
+        && std::fs::remove_dir_all(&dir).is_err()
     {
-        if std::fs::remove_dir_all(&dir).is_err() {
-            remove_tree(&dir);
-        }
+        remove_tree(&dir);
     }
 }
 
