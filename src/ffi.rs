@@ -919,3 +919,91 @@ pub fn restore_sigchld(saved: SavedAction) {
         libc::sigaction(libc::SIGCHLD, &saved.0, std::ptr::null_mut());
     }
 }
+
+/// The global allocator of the `pinrun` binary: the system's `malloc`,
+/// and, when it fails (`ulimit -v` too small, the machine out of memory),
+/// `before_exit` once (removing an unpacked archive's directory), then
+/// `pinrun: allocating N bytes: out of memory` with a `hint:` line on
+/// stderr and exit 125, where Rust's default handler printed "memory
+/// allocation of N bytes failed" and aborted (SIGABRT, exit 134). The
+/// message is written from a stack buffer: nothing more is allocated
+/// unless `before_exit` does (a failure there exits at once).
+pub struct ExitOnOom {
+    /// Run once before the message, where it can still free what pinrun
+    /// leaves on disk.
+    pub before_exit: fn(),
+}
+
+static OOM_ONCE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+impl ExitOnOom {
+    #[cold]
+    fn out_of_memory(&self, size: usize) -> ! {
+        if !OOM_ONCE.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            (self.before_exit)();
+        }
+        let mut buf = [0u8; 160];
+        let mut n = 0;
+        let mut put = |b: &[u8]| {
+            let k = b.len().min(buf.len() - n);
+            buf[n..n + k].copy_from_slice(&b[..k]);
+            n += k;
+        };
+        put(b"pinrun: allocating ");
+        let mut digits = [0u8; 20];
+        let mut i = digits.len();
+        let mut v = size;
+        loop {
+            i -= 1;
+            digits[i] = b'0' + (v % 10) as u8;
+            v /= 10;
+            if v == 0 {
+                break;
+            }
+        }
+        put(&digits[i..]);
+        put(b" bytes: out of memory\nhint: raise the address-space limit (ulimit -v) or free memory, and run again\n");
+        // SAFETY: write(2) of our own stack buffer to fd 2; _exit never
+        // returns.
+        unsafe {
+            libc::write(2, buf.as_ptr().cast(), n);
+            libc::_exit(125)
+        }
+    }
+}
+
+// SAFETY: every call is passed to `std::alloc::System` unchanged; a null
+// result never returns to the caller (the process ends).
+unsafe impl std::alloc::GlobalAlloc for ExitOnOom {
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        // SAFETY: the caller's contract, passed on.
+        let p = unsafe { std::alloc::System.alloc(layout) };
+        if p.is_null() {
+            self.out_of_memory(layout.size());
+        }
+        p
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: std::alloc::Layout) -> *mut u8 {
+        // SAFETY: as alloc.
+        let p = unsafe { std::alloc::System.alloc_zeroed(layout) };
+        if p.is_null() {
+            self.out_of_memory(layout.size());
+        }
+        p
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
+        // SAFETY: the caller's contract, passed on.
+        unsafe { std::alloc::System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: the caller's contract, passed on.
+        let p = unsafe { std::alloc::System.realloc(ptr, layout, new_size) };
+        if p.is_null() {
+            self.out_of_memory(new_size);
+        }
+        p
+    }
+}

@@ -11,6 +11,15 @@
 //! cleanup (flushing stdout), as returning from a Rust `main` does.
 #![cfg_attr(not(test), no_main)]
 
+/// The system's allocator, ending pinrun with exit 125 and a message
+/// where an allocation fails ([`pinrun::ffi::ExitOnOom`]), after removing
+/// an unpacked `--sysroot` archive.
+#[cfg(not(test))]
+#[global_allocator]
+static ALLOC: pinrun::ffi::ExitOnOom = pinrun::ffi::ExitOnOom {
+    before_exit: pinrun::system::archive::remove_unpacked,
+};
+
 /// The process's `main(argc, argv)`; std reads the arguments itself (glibc
 /// passes them to its `.init_array` hook).
 #[cfg(not(test))]

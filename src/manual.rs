@@ -1022,7 +1022,10 @@ of the machine pinrun could not open for want of a resource (EMFILE under
 a small
 .BR "ulimit \-n" ,
 ENFILE, ENOMEM: code read\-starved, naming the file), which is never
-taken as missing.
+taken as missing, and an allocation that failed
+.RB ( "ulimit \-v" ,
+no memory left):
+.IR "pinrun: allocating N bytes: out of memory" .
 .TP
 .B 126
 the command was found but cannot be executed.

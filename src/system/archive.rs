@@ -49,10 +49,8 @@ impl Sysroot {
 
 impl Drop for Sysroot {
     fn drop(&mut self) {
-        if self.tmp.is_some()
-            && let Ok(mut u) = UNPACKED.lock()
-        {
-            *u = None;
+        if self.tmp.is_some() {
+            forget_unpacked();
         }
         // The directory first, then a deferred Ctrl-C or SIGTERM ends
         // pinrun.
@@ -91,10 +89,22 @@ impl Drop for Deferred {
     }
 }
 
+/// Memory set aside while an archive is unpacked (256 KiB, `calloc`ed:
+/// mapped, never touched) and given back by [`remove_unpacked`] first:
+/// when an allocation fails (`ulimit -v`), removing the directory needs
+/// a little memory.
+static RESERVE: Mutex<Option<Vec<u8>>> = Mutex::new(None);
+
 /// Removes an unpacked archive's directory now: for the paths that end
-/// pinrun without unwinding (death by SIGPIPE).
+/// pinrun without unwinding (death by SIGPIPE, an allocation that failed).
+///
+/// Never blocks: a lock already held (an allocation failing while this
+/// thread holds it) is left alone, as is its directory.
 pub fn remove_unpacked() {
-    if let Ok(mut u) = UNPACKED.lock()
+    if let Ok(mut r) = RESERVE.try_lock() {
+        drop(r.take());
+    }
+    if let Ok(mut u) = UNPACKED.try_lock()
         && let Some(dir) = u.take()
         && std::fs::remove_dir_all(&dir).is_err()
     {
@@ -102,9 +112,21 @@ pub fn remove_unpacked() {
     }
 }
 
+/// No unpacked directory for [`remove_unpacked`] (it is being removed by
+/// its owner), and no memory set aside for it.
+fn forget_unpacked() {
+    if let Ok(mut u) = UNPACKED.lock() {
+        *u = None;
+    }
+    if let Ok(mut r) = RESERVE.lock() {
+        *r = None;
+    }
+}
+
 /// Removes the temporary directory `tmp` and what it holds, with
 /// [`remove_tree`] where `remove_dir_all` fails.
 fn discard(tmp: tempfile::TempDir) {
+    forget_unpacked();
     let path = tmp.path().to_path_buf();
     if tmp.close().is_err() {
         remove_tree(&path);
@@ -248,6 +270,16 @@ pub fn open(path: Option<&Path>) -> Result<Sysroot> {
                 ),
             )
         })?;
+    // Known before a byte is written, so that a pinrun ended before its
+    // drop (an allocation failing while unpacking) removes it too.
+    // Allocated before the locks are taken (see remove_unpacked).
+    let (path_copy, reserve) = (tmp.path().to_path_buf(), vec![0; 256 << 10]);
+    if let Ok(mut u) = UNPACKED.lock() {
+        *u = Some(path_copy);
+    }
+    if let Ok(mut r) = RESERVE.lock() {
+        *r = Some(reserve);
+    }
     if let Err(why) = unpack(input, tmp.path(), Limits::SYSROOT) {
         discard(tmp);
         // Out of descriptors (a small `ulimit -n`): not the archive's fault.
@@ -263,9 +295,7 @@ pub fn open(path: Option<&Path>) -> Result<Sysroot> {
         return Err(archive_error(path, "not a machine dump (no sys/devices/system/cpu in it)")
             .hint("the archive must hold sys/ and proc/ laid out like /, as pinrun --dump FILE.tar.gz writes"));
     };
-    if let Ok(mut u) = UNPACKED.lock() {
-        *u = Some(tmp.path().to_path_buf());
-    }
+
     Ok(Sysroot {
         dir,
         tmp: Some(tmp),

@@ -29,6 +29,7 @@ mod integration_ecosystem;
 mod irq_sysfs;
 mod kernel_sources;
 mod near;
+mod out_of_memory;
 mod overlap;
 mod parallel_read;
 mod peers;
