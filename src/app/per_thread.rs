@@ -16,7 +16,12 @@ pub fn watcher_error(e: &std::io::Error) -> Error {
         ErrorCode::WatcherFailed,
         format!("--thread-map: cannot start the watcher process: {}", crate::error::io_words(e)),
     )
-    .hint("pidfd_open(2) needs Linux 5.3; check the process limit (ulimit -u) and that /proc is mounted")
+    .hint(match e.raw_os_error() {
+        Some(libc::EMFILE) => {
+            "the watcher needs a few descriptors (a pidfd, a pipe): raise the open-files limit (ulimit -n 1024) and run again"
+        }
+        _ => "pidfd_open(2) needs Linux 5.3; check the process limit (ulimit -u) and that /proc is mounted",
+    })
 }
 
 /// Opens `--thread-log` as the launch does (`create`: appending, created

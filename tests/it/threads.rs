@@ -599,3 +599,43 @@ fn thread_map_works_with_sigchld_ignored() {
         "{under_pinrun:?}"
     );
 }
+
+/// Under a small open-files limit the `--thread-map` watcher cannot get
+/// its pidfd and pipe: the launch runs, or is refused (exit 125) with the limit in
+/// the hint (`ulimit -n`), not sent to "pidfd_open(2) needs Linux 5.3"
+/// as it was (session 7's break test, limits 5-8).
+#[test]
+fn thread_map_short_of_descriptors_names_the_limit() {
+    if two_cpus().is_none() {
+        common::skip("needs two CPUs");
+        return;
+    }
+    let mut refused = 0;
+    for n in 4..=8 {
+        let o = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("ulimit -n {n} && exec \"$0\" \"$@\""))
+            .arg(assert_cmd::cargo::cargo_bin("pinrun"))
+            .args([
+                "--cpus",
+                "0-1",
+                "--thread-map",
+                "main=@0,*=@1",
+                "--",
+                "true",
+            ])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        if o.status.code() == Some(0) {
+            continue;
+        }
+        assert_eq!(o.status.code(), Some(125), "ulimit -n {n}: {err}");
+        assert!(
+            err.contains("ulimit -n 1024") && !err.contains("Linux 5.3"),
+            "ulimit -n {n}: {err}"
+        );
+        refused += 1;
+    }
+    assert!(refused > 0, "never short of descriptors from ulimit -n 4");
+}
