@@ -15,7 +15,7 @@ cgroup\t'The caller\'s cgroup cpuset (its online effective CPUs)'"
 complete -c pinrun -l wait -d 'Wait for claimed cores to become free instead of refusing, printing what it waits for; without DURATION as long as it takes (--wait=30s; units ns, us, ms, s, m, h)' -r
 complete -c pinrun -l state-dir -d 'Directory of the claim records (default: PINRUN_STATE_DIR when set and not empty, else /run/pinrun, created with mode 1777 like /tmp)' -r -F
 complete -c pinrun -l irq-housekeeping -d 'With --steer-irqs: the CPUs an IRQ goes to when none of its own is left (default: online CPUs not isolated, not nohz_full, not claimed; the device\'s node first)' -r
-complete -c pinrun -s m -l membind -d 'Allocate memory only on NODES (default: the nodes of the chosen CPUs). Write --membind=NODES, or put -- before the command, when COMMAND could be read as a node list' -r -f
+complete -c pinrun -s m -l membind -d 'Allocate memory only on NODES (default: the nodes of the chosen CPUs, which needs a placement). Write --membind=NODES, or put -- before the command, when COMMAND could be read as a node list' -r -f
 complete -c pinrun -l preferred -d 'Prefer memory on NODE, falling back to others' -r -f
 complete -c pinrun -l preferred-many -d 'Prefer memory on any of NODES (Linux 5.15+)' -r -f
 complete -c pinrun -l interleave -d 'Interleave memory across NODES, or all nodes with memory' -r -f

@@ -249,7 +249,7 @@ pub struct Cli {
     #[arg(long, help_heading = "Claims")]
     pub irqbalance_config: bool,
 
-    /// Allocate memory only on NODES (default: the nodes of the chosen CPUs).
+    /// Allocate memory only on NODES (default: the nodes of the chosen CPUs, which needs a placement).
     /// Write --membind=NODES, or put -- before the command, when COMMAND
     /// could be read as a node list.
     #[arg(long, short = 'm', value_name = "NODES", num_args = 0..=1, default_missing_value = "", value_hint = clap::ValueHint::Other, help_heading = "Memory policy")]

@@ -368,7 +368,8 @@ Set with
 .BR set_mempolicy (2)
 before exec, inherited by the command:
 .B bind
-(allocate only on the nodes; without NODES, the nodes of the chosen CPUs),
+(allocate only on the nodes; without NODES, the nodes of the chosen CPUs, which needs
+a placement option),
 .B preferred
 (one node first),
 .B preferred-many

@@ -587,9 +587,10 @@ mod tests {
 
     /// A root with `/proc/<pid>/environ` holding `env` (NUL-separated) and
     /// the isolated/nohz_full files.
-    fn root_with(pid: u32, env: &str, isolated: &str) -> (Root, std::path::PathBuf) {
-        let d = std::env::temp_dir().join(format!("pinrun-irqb-root-{}-{pid}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
+    /// The directory goes with the returned `TempDir`.
+    fn root_with(pid: u32, env: &str, isolated: &str) -> (Root, tempfile::TempDir) {
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path();
         std::fs::create_dir_all(d.join(format!("proc/{pid}"))).unwrap();
         std::fs::create_dir_all(d.join("sys/devices/system/cpu")).unwrap();
         std::fs::write(
@@ -603,12 +604,12 @@ mod tests {
         )
         .unwrap();
         std::fs::write(d.join("sys/devices/system/cpu/nohz_full"), "\n").unwrap();
-        (Root::new(&d), d)
+        (Root::new(d), t)
     }
 
     #[test]
     fn irqbalance_ban_is_its_ban_plus_the_claimed_cpus() {
-        let (root, d) = root_with(7, "PATH=/bin ", "4-7");
+        let (root, _t7) = root_with(7, "PATH=/bin ", "4-7");
         let (sock, h) = irqbalance_server(b"SLEEP 10 BANNED 000000f0".to_vec());
         let b = irqbalance_ban(&root, &[(7, Some(sock.clone()))], &cpus("16-17"))
             .unwrap()
@@ -627,12 +628,12 @@ mod tests {
         // IRQBALANCE_BANNED_CPULIST overrides isolcpus; the hex
         // IRQBALANCE_BANNED_CPUS overrides both (cputree.c
         // setup_banned_cpus()).
-        let (root, _) = root_with(8, "IRQBALANCE_BANNED_CPULIST=1-2 ", "4-7");
+        let (root, _t8) = root_with(8, "IRQBALANCE_BANNED_CPULIST=1-2 ", "4-7");
         assert_eq!(
             crate::system::steer::irqbalance_default_ban(&root, 8),
             Some(cpus("1-2"))
         );
-        let (root, _) = root_with(
+        let (root, _t9) = root_with(
             9,
             "IRQBALANCE_BANNED_CPULIST=1-2 IRQBALANCE_BANNED_CPUS=0c ",
             "4-7",
@@ -641,12 +642,11 @@ mod tests {
             crate::system::steer::irqbalance_default_ban(&root, 9),
             Some(cpus("2-3"))
         );
-        let _ = std::fs::remove_dir_all(d);
     }
 
     #[test]
     fn irqbalance_refusals_name_the_daemon_and_change_nothing() {
-        let (root, _) = root_with(11, "", "");
+        let (root, _t11) = root_with(11, "", "");
         let e = irqbalance_ban(&root, &[(11, None)], &cpus("3")).unwrap_err();
         assert_eq!(e.code, ErrorCode::IrqbalanceRuns);
         assert!(

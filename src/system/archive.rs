@@ -258,6 +258,11 @@ pub fn open(path: Option<&Path>) -> Result<Sysroot> {
             }
         }
     };
+    // Allocated before the directory exists (an allocation failing in
+    // between would leave it) and before the locks are taken (see
+    // remove_unpacked): the reserve, and room for the directory's path.
+    let reserve = vec![0u8; 256 << 10];
+    let mut path_copy = PathBuf::with_capacity(std::env::temp_dir().as_os_str().len() + 64);
     let tmp = tempfile::Builder::new()
         .prefix("pinrun-sysroot-")
         .tempdir()
@@ -272,8 +277,7 @@ pub fn open(path: Option<&Path>) -> Result<Sysroot> {
         })?;
     // Known before a byte is written, so that a pinrun ended before its
     // drop (an allocation failing while unpacking) removes it too.
-    // Allocated before the locks are taken (see remove_unpacked).
-    let (path_copy, reserve) = (tmp.path().to_path_buf(), vec![0; 256 << 10]);
+    path_copy.push(tmp.path());
     if let Ok(mut u) = UNPACKED.lock() {
         *u = Some(path_copy);
     }
