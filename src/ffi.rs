@@ -920,6 +920,22 @@ pub fn restore_sigchld(saved: SavedAction) {
     }
 }
 
+/// `v` in decimal ASCII digits, written at the end of `buf` (no
+/// allocation: a path per IRQ on 10 000-IRQ machines, a message when
+/// memory has run out); the slice of `buf` holding them.
+pub fn decimal(buf: &mut [u8; 20], v: u64) -> &[u8] {
+    let (mut i, mut v) = (buf.len(), v);
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    &buf[i..]
+}
+
 /// The global allocator of the `pinrun` binary: the system's `malloc`,
 /// and, when it fails (`ulimit -v` too small, the machine out of memory),
 /// `before_exit` once (removing an unpacked archive's directory), then
@@ -950,18 +966,7 @@ impl ExitOnOom {
             n += k;
         };
         put(b"pinrun: allocating ");
-        let mut digits = [0u8; 20];
-        let mut i = digits.len();
-        let mut v = size;
-        loop {
-            i -= 1;
-            digits[i] = b'0' + (v % 10) as u8;
-            v /= 10;
-            if v == 0 {
-                break;
-            }
-        }
-        put(&digits[i..]);
+        put(decimal(&mut [0; 20], size as u64));
         put(b" bytes: out of memory\nhint: raise the address-space limit (ulimit -v) or free memory, and run again\n");
         // SAFETY: write(2) of our own stack buffer to fd 2; _exit never
         // returns.

@@ -49,9 +49,6 @@ impl Sysroot {
 
 impl Drop for Sysroot {
     fn drop(&mut self) {
-        if self.tmp.is_some() {
-            forget_unpacked();
-        }
         // The directory first, then a deferred Ctrl-C or SIGTERM ends
         // pinrun.
         if let Some(tmp) = self.tmp.take() {

@@ -170,17 +170,8 @@ fn affinity(irq_dir: &Dir, n: u32) -> Option<(CpuSet, &'static str)> {
 /// 10 000-IRQ machines, issue 17); `file` is one of [`affinity`]'s names
 /// (at most 23 bytes, with 10 digits of `n` and the `/`: 34).
 fn irq_file<'b>(buf: &'b mut [u8; 40], n: u32, file: &str) -> &'b str {
-    let mut digits = [0u8; 10];
-    let (mut i, mut v) = (digits.len(), n);
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    let number = &digits[i..];
+    let mut digits = [0u8; 20];
+    let number = crate::ffi::decimal(&mut digits, u64::from(n));
     let len = number.len() + 1 + file.len();
     buf[..number.len()].copy_from_slice(number);
     buf[number.len()] = b'/';

@@ -1012,3 +1012,15 @@ pub fn cap_memory(cmd: &mut std::process::Command, bytes: u64) {
         });
     }
 }
+
+/// pinrun under a resource limit set by `sh`'s `ulimit OPTION VALUE`
+/// (`-n`: open files, `RLIMIT_NOFILE`; `-v`: address space in KiB,
+/// `RLIMIT_AS`), killed after 120 s by `timeout`, outside the limit (a
+/// hang then exits 137 and fails the test). Add pinrun's arguments.
+pub fn pinrun_under_ulimit(option: &str, value: u32) -> std::process::Command {
+    let mut c = std::process::Command::new("timeout");
+    c.args(["-s", "KILL", "120", "sh", "-c"])
+        .arg(format!("ulimit {option} {value} && exec \"$0\" \"$@\""))
+        .arg(assert_cmd::cargo::cargo_bin("pinrun"));
+    c
+}

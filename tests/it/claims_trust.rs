@@ -609,16 +609,14 @@ fn files_that_only_look_like_records_are_never_deleted() {
     assert!(!dir.join(format!("{dp}.5")).exists());
 }
 
-/// Fault 9: A command that forks and exits (a daemon, `sh -c 'cmd &'`) leaves
-/// its children on the claimed cores: when the launch leads its process
-/// group (a shell job, a systemd service) the claim lasts while the group
-/// has a live member, and ends with it. It used to end with the PID.
-#[test]
-fn a_claim_follows_the_process_group() {
+/// Every free core claimed (`--exclusive`) by a launch that leads its
+/// process group and exits, leaving a `sleep 60` of its group behind: the
+/// temporary directory, the state directory in it, and the group's id
+/// (the caller kills the group). `None` without a free core.
+fn claim_by_a_group() -> Option<(tempfile::TempDir, PathBuf, i32)> {
     let cores = free_cores();
     if cores.is_empty() {
-        common::skip("no free core");
-        return;
+        return None;
     }
     let t = tempfile::tempdir().unwrap();
     let dir = t.path().join("state");
@@ -634,6 +632,19 @@ fn a_claim_follows_the_process_group() {
     let mut leader = c.spawn().unwrap();
     let pgid = leader.id() as i32;
     assert!(leader.wait().unwrap().success());
+    Some((t, dir, pgid))
+}
+
+/// Fault 9: A command that forks and exits (a daemon, `sh -c 'cmd &'`) leaves
+/// its children on the claimed cores: when the launch leads its process
+/// group (a shell job, a systemd service) the claim lasts while the group
+/// has a live member, and ends with it. It used to end with the PID.
+#[test]
+fn a_claim_follows_the_process_group() {
+    let Some((_t, dir, pgid)) = claim_by_a_group() else {
+        common::skip("no free core");
+        return;
+    };
     let o = pinrun_in(&dir, &["--dry-run", "--cores", "1"], &[])
         .output()
         .unwrap();
@@ -685,33 +696,15 @@ fn a_claim_follows_the_process_group() {
 /// At every limit the launch is refused and the record kept.
 #[test]
 fn a_group_that_cannot_be_read_keeps_its_claim() {
-    let cores = free_cores();
-    if cores.is_empty() {
+    let Some((t, dir, pgid)) = claim_by_a_group() else {
         common::skip("no free core");
         return;
-    }
-    let t = tempfile::tempdir().unwrap();
-    let dir = t.path().join("state");
-    let all = cores.len().to_string();
-    let mut c = pinrun_in(
-        &dir,
-        &["--exclusive", "--cores", &all],
-        &["sh", "-c", "sleep 60 </dev/null >/dev/null 2>&1 & exit 0"],
-    );
-    c.process_group(0)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    let mut leader = c.spawn().unwrap();
-    let pgid = leader.id() as i32;
-    assert!(leader.wait().unwrap().success());
+    };
     let before = listing(&dir);
     let ran = t.path().join("ran");
     let mut outcomes = Vec::new();
     for n in 4..=12 {
-        let o = Command::new("sh")
-            .arg("-c")
-            .arg(format!("ulimit -n {n} && exec \"$0\" \"$@\""))
-            .arg(bin())
+        let o = common::pinrun_under_ulimit("-n", n)
             .arg("--state-dir")
             .arg(&dir)
             .args(["--exclusive", "--cores", "1", "--", "touch"])

@@ -6,13 +6,9 @@
 
 use std::os::unix::process::ExitStatusExt;
 
-/// `pinrun ARGS` under `ulimit -v KB`, through `sh`, killed after 60 s.
+/// `pinrun ARGS` under `ulimit -v KB`, killed if it hangs.
 fn with_address_space(kb: u32, args: &[&str]) -> std::process::Output {
-    // `timeout`, outside the limit: a pinrun that hangs fails the test.
-    std::process::Command::new("timeout")
-        .args(["-s", "KILL", "60", "sh", "-c"])
-        .arg(format!("ulimit -v {kb} && exec \"$0\" \"$@\""))
-        .arg(assert_cmd::cargo::cargo_bin("pinrun"))
+    crate::common::pinrun_under_ulimit("-v", kb)
         .args(args)
         .output()
         .unwrap()

@@ -612,10 +612,7 @@ fn thread_map_short_of_descriptors_names_the_limit() {
     }
     let mut refused = 0;
     for n in 4..=8 {
-        let o = std::process::Command::new("sh")
-            .arg("-c")
-            .arg(format!("ulimit -n {n} && exec \"$0\" \"$@\""))
-            .arg(assert_cmd::cargo::cargo_bin("pinrun"))
+        let o = common::pinrun_under_ulimit("-n", n)
             .args([
                 "--cpus",
                 "0-1",

@@ -147,12 +147,9 @@ fn a_dump_read_in_part_is_refused_naming_the_path() {
 }
 
 /// pinrun run with its open-files limit (`RLIMIT_NOFILE`, `ulimit -n`)
-/// set to `limit`, through `sh`.
+/// set to `limit`.
 fn with_nofile(limit: u32, args: &[&str]) -> std::process::Output {
-    std::process::Command::new("sh")
-        .arg("-c")
-        .arg(format!("ulimit -n {limit} && exec \"$0\" \"$@\""))
-        .arg(assert_cmd::cargo::cargo_bin("pinrun"))
+    common::pinrun_under_ulimit("-n", limit)
         .args(args)
         .output()
         .unwrap()
@@ -358,10 +355,7 @@ fn an_unpacked_archive_goes_whatever_the_limit() {
         .join("tests/data/machines/cadvisor/epyc7402.tar.gz");
     let tmp = tempfile::tempdir().unwrap();
     let run = |limit: u32| {
-        std::process::Command::new("sh")
-            .arg("-c")
-            .arg(format!("ulimit -n {limit} && exec \"$0\" \"$@\""))
-            .arg(assert_cmd::cargo::cargo_bin("pinrun"))
+        common::pinrun_under_ulimit("-n", limit)
             .args(["--sysroot", archive.to_str().unwrap(), "--show", "--json"])
             .env("TMPDIR", tmp.path())
             .output()
