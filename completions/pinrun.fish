@@ -1,7 +1,7 @@
 complete -c pinrun -s C -l cpus -l physcpubind -l cpu-list -d 'Run on exactly these CPUs: a cpulist (0-3,8,0-14:2,0-15:2/4) or a hex cpumask (0xff, 0xff,00000000). Every CPU must exist, be online and allowed by the cgroup cpuset; all, !LIST (all but) and +LIST (indices among the allowed) as numactl. Aliases: -C, -c, --physcpubind (numactl), --cpu-list (taskset -c)' -r -f
 complete -c pinrun -l node -d 'Take CPUs from these NUMA nodes (a node list such as 0 or 0,2; all, !LIST, +LIST as numactl)' -r -f
 complete -c pinrun -s N -l cpunodebind -d 'Run on every allowed CPU of NODES, as numactl --cpunodebind (-N) does: the same as --node NODES alone, and therefore not combined with --cores, --cpus, --node or --isolated (which choose among them)' -r -f
-complete -c pinrun -l cores -d 'Choose N whole physical cores (all SMT siblings allowed), one CPU (the lowest-numbered thread) of each' -r
+complete -c pinrun -l cores -d 'Choose N whole physical cores (all SMT siblings allowed), one CPU of each. With latency intent (--fifo/--rr/--deadline, --exclusive, --isolated, --probe, --steer-irqs) the quietest: isolated and nohz_full first, no device IRQs, never the boot CPU while others fit; without it, housekeeping cores first. Then compactly (pinrun(1) CHOOSING CORES)' -r
 complete -c pinrun -l llc -d 'Choose N whole last-level-cache groups (the CPUs sharing an L3 or the highest cache: an AMD CCX, an Intel package): every allowed CPU of each, or, with --cores, cores inside them. Compactly, in the order node, package, die' -r
 complete -c pinrun -l dies -d 'Choose N whole dies (die_cpus_list), as --llc does for caches; refused where the kernel exposes no dies' -r
 complete -c pinrun -l clusters -d 'Choose N whole clusters (cluster_cpus_list: CPUs sharing an L2 or a firmware cluster), as --llc does for caches; refused where the kernel exposes no clusters' -r
@@ -89,6 +89,8 @@ env-thread-binding\t''
 firmware-data\t''
 irq-on-cpu\t''
 isolated-no-balancing\t''
+isolated-without-intent\t''
+isolation-mixed\t''
 isolation-not-applied\t''
 isolcpus-unknown-flag\t''
 k8s-cpuset-unsettled\t''

@@ -130,8 +130,12 @@ pub struct Cli {
     #[arg(long, short = 'N', value_name = "NODES", conflicts_with_all = ["node", "cores", "cpus", "isolated"], value_hint = clap::ValueHint::Other, help_heading = "Placement")]
     pub cpunodebind: Option<String>,
 
-    /// Choose N whole physical cores (all SMT siblings allowed), one CPU (the
-    /// lowest-numbered thread) of each.
+    /// Choose N whole physical cores (all SMT siblings allowed), one CPU of
+    /// each. With latency intent (--fifo/--rr/--deadline, --exclusive,
+    /// --isolated, --probe, --steer-irqs) the quietest: isolated and
+    /// nohz_full first, no device IRQs, never the boot CPU while others fit;
+    /// without it, housekeeping cores first. Then compactly (pinrun(1)
+    /// CHOOSING CORES).
     #[arg(long, value_name = "N", help_heading = "Placement")]
     pub cores: Option<usize>,
 

@@ -73,6 +73,18 @@ boot CPU); pinrun trusts sysfs.
     SiblingNotIsolated = "sibling-not-isolated",
         r#"an SMT sibling of an isolated chosen CPU is not isolated.
 "#;
+    /// `isolation-mixed`.
+    IsolationMixed = "isolation-mixed",
+        r#"(warning) the chosen CPUs mix domain-isolated and housekeeping CPUs: the
+scheduler balances no task onto the isolated ones, so a thread stays on the
+kind of CPU it starts on.
+"#;
+    /// `isolated-without-intent`.
+    IsolatedWithoutIntent = "isolated-without-intent",
+        r#"(notice) a request without latency intent (no real-time or deadline
+policy, --exclusive, --isolated, --probe or --steer-irqs) was given isolated or
+nohz_full CPUs because nothing else fit.
+"#;
     /// `efficiency-core`.
     EfficiencyCore = "efficiency-core",
         r#"a real-time or --isolated launch lands on CPUs that are not performance cores

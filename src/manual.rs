@@ -48,10 +48,11 @@ and
 then
 .BR \-\-isolated .
 .B \-\-cores N
-then picks N whole cores (every SMT sibling a candidate) compactly: the lowest
+then picks N whole cores (every SMT sibling a candidate) by the rule of
+CHOOSING CORES, ties compactly: the lowest
 node that can hold all N, in it the lowest package that can, then the lowest
 die, LLC and cluster that can (PLACEMENT UNITS), then the lowest
-cores; one CPU of each (its lowest-numbered thread), or every thread with
+cores; one CPU of each, or every thread with
 .BR \-\-smt .
 SMT siblings are read from
 .I topology/core_cpus_list
@@ -93,6 +94,93 @@ always across the cgroup's CPUs.
 .B \-\-cpus
 may name CPUs outside the inherited affinity (finding
 .BR outside\-inherited\-affinity ).
+.SH "CHOOSING CORES"
+A request carries latency intent when it asks for a real-time or deadline
+policy
+.RB ( \-\-fifo ", " \-\-rr ", " \-\-deadline ),
+.BR \-\-exclusive ,
+.BR \-\-isolated ,
+.B \-\-probe
+or
+.BR \-\-steer\-irqs .
+The mode plays no part:
+.BR \-\-dry\-run ,
+.BR \-\-check ,
+.B \-\-emit
+and the launch choose alike. The plan's first
+.B why:
+line and its JSON
+.B choice
+object
+.RB ( intent ", " rule ", " compact )
+say which intent was read and which rule chose.
+.PP
+.B With latency intent
+(rule
+.BR quietest ),
+.B \-\-cores N
+takes the quietest whole cores among the candidates (node, LLC, core type,
+.BR \-\-within ,
+claims narrow them as before), ranking each core by all its threads:
+.IP 1. 4
+cores with a CPU the host names for housekeeping come last, the boot CPU
+(CPU 0) last of all: CPUs in
+.BR irqaffinity= ,
+in a /proc/irq/default_smp_affinity narrower than the online CPUs, in the
+affinity of PID 1 when narrower (systemd's
+.BR CPUAffinity= ),
+or outside a non-empty nohz_full set;
+.IP 2. 4
+then the fewest CPUs that are not domain-isolated (cpu/isolated and cgroup v2
+isolated partitions), then not nohz_full, then not in rcu_nocbs= (nohz_full=
+implies it);
+.IP 3. 4
+then no device IRQ routed there (effective affinity, else smp_affinity_list,
+else where its counts show it fired);
+.IP 4. 4
+then the fewest interrupts those IRQs delivered there, by order of magnitude
+(3 and 5 since boot are a tie).
+.PP
+Cores that tie are chosen compactly, near the ones already taken (the same
+LLC, else node); without
+.BR \-\-smt ,
+the quietest thread of each core runs the command.
+.BR \-\-node ,
+.BR \-\-llc ,
+.B \-\-near
+and the cgroup stay constraints; inside them the rule decides.
+.PP
+.B Without latency intent
+(rule
+.BR housekeeping\-first ),
+.B \-\-cores N
+takes the cores with the fewest isolated or nohz_full threads first (then
+compactly), and a placement without
+.B \-\-cores
+.RB ( \-\-node ,
+.BR \-\-llc )
+leaves the isolated and nohz_full CPUs out of its mask while others remain, as
+init's affinity does under isolcpus=. An isolated CPU is used only when named
+.RB ( \-\-cpus ", " \-\-isolated )
+or when nothing else fits, and then with the notice
+.BR isolated\-without\-intent ;
+a mask mixing isolated and housekeeping CPUs is the warning
+.BR isolation\-mixed .
+.PP
+When the rule moves the choice away from the compact, lowest-numbered CPUs
+(what taskset users and kubelet's static policy expect), a launch says so on
+its first stderr line, e.g. on a 2-CPU host:
+.PP
+.RS
+.nf
+pinrun: chose CPU 1 by the quietest rule (\-\-fifo), not CPU 0: \-\-dry\-run says why
+.fi
+.RE
+.PP
+Hints name what works on this host first ("CPUs 2\-3 are isolated and
+free: \-\-isolated, or \-\-cpus 2"), and never the boot CPU in a boot
+parameter: it keeps the kernel's housekeeping, and kernels before 6.5 clear
+it from nohz_full= (tick_nohz_init()).
 .SH "PLACEMENT UNITS"
 The compact-choice order is node, package, die, LLC, cluster, core: each
 level is the lowest one that holds everything asked for, and where none
@@ -741,9 +829,13 @@ warnings; an
 .B \-\-allow
 ed code is info.
 .PP
-A launch prints its warnings (message and hint) to standard error as
-.B "pinrun: warning:"
-and one line counting the notices, then runs the command;
+A launch prints at most two lines of at most 160 characters to standard
+error: the CPUs chosen, when the rule of CHOOSING CORES moved away from the
+lowest-numbered ones, then one line counting its warnings and notices by
+code, e.g.
+.B "pinrun: CPU 1: 1 warning (irq\-on\-cpu); 5 notices: pinrun \-v or \-\-check shows them" ;
+then it runs the command. A fact no launch on the host can change (a kernel
+built without NO_HZ_FULL) is a notice.
 .B \-\-strict
 refuses on a warning instead (exit 125, nothing applied);
 .B \-\-quiet

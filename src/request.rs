@@ -532,6 +532,36 @@ impl ThreadRule {
 }
 
 impl Request {
+    /// The options that carry latency intent (pinrun(1) CHOOSING CORES):
+    /// a real-time or deadline policy (`--fifo`, `--rr`, `--deadline`),
+    /// `--exclusive`, `--isolated`, `--probe`, `--steer-irqs`; empty: none.
+    /// With intent, `--cores` takes the quietest whole cores; without, it
+    /// keeps off the isolated and nohz_full CPUs
+    /// ([`crate::plan::quiet`]). The mode plays no part: `--dry-run`,
+    /// `--check`, `--emit` and the launch choose alike.
+    pub fn latency_intent(&self) -> Vec<&'static str> {
+        let mut v = Vec::new();
+        match self.sched.policy {
+            Some(Policy::Fifo(_)) => v.push("--fifo"),
+            Some(Policy::Rr(_)) => v.push("--rr"),
+            Some(Policy::Deadline { .. }) => v.push("--deadline"),
+            _ => {}
+        }
+        if self.claims.exclusive {
+            v.push("--exclusive");
+        }
+        if self.placement.isolated {
+            v.push("--isolated");
+        }
+        if self.probe.is_some() {
+            v.push("--probe");
+        }
+        if self.claims.steer_irqs {
+            v.push("--steer-irqs");
+        }
+        v
+    }
+
     /// Whether the launch is latency-critical: a real-time or deadline
     /// policy, `--isolated`, or `--check` itself. Disturbances (no
     /// isolation, IRQs) are then warnings rather than info.

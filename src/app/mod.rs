@@ -372,7 +372,7 @@ fn launch(
             command.as_deref(),
         ));
     } else if !out.quiet {
-        text.push_str(&report::launch_text(&p.findings));
+        text.push_str(&report::launch_text(&p.plan, &p.findings));
     }
     let fail = |mut p: Planned, text: &str, e: Error| -> Result<Exit, Error> {
         // Removes the record and releases the lock, then prints.

@@ -409,7 +409,7 @@ fn apply(
     let mut text = if out.quiet {
         String::new()
     } else {
-        crate::report::launch_text(&planned.findings)
+        crate::report::launch_text(&planned.plan, &planned.findings)
     };
     test_pause();
     still_same(root, &p)?;

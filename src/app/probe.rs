@@ -75,7 +75,7 @@ fn gate(run: &ProbeRun) -> Result<(), Error> {
 pub(super) fn only(root: &Root, req: &Request, p: &Planned) -> Result<Exit, Error> {
     let pr = req.probe.unwrap_or_default();
     if !req.output.quiet && !req.output.json {
-        to_stderr(&crate::report::launch_text(&p.findings));
+        to_stderr(&crate::report::launch_text(&p.plan, &p.findings));
     }
     let run = measure(root, p, &pr, &[])?;
     let gated = gate(&run);

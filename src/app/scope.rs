@@ -42,6 +42,7 @@ pub fn for_request(req: &Request) -> Scope {
             || p.near.is_some(),
         info: req.shows_info(),
         kthreads: req.mode == Mode::Check,
+        quiet: ranks_quietest(req),
         details: false,
         units: p.is_requested()
             && (p.cores.is_some()
@@ -53,6 +54,17 @@ pub fn for_request(req: &Request) -> Scope {
         // --pid: the target's cgroup bounds the plan, not pinrun's.
         cgroup_of: req.target.as_ref().map(|t| t.pid),
     }
+}
+
+/// Whether the plan of `req` ranks cores by the latency rule
+/// (`crate::plan::quiet`): `--cores N` chosen (no `--cpus`) with latency
+/// intent.
+fn ranks_quietest(req: &Request) -> bool {
+    let p = &req.placement;
+    p.cores.is_some()
+        && p.cpus.is_none()
+        && p.cpus_form.is_none()
+        && !req.latency_intent().is_empty()
 }
 
 /// Whether the plan of `req` takes its CPUs as named (`--cpus LIST` or a

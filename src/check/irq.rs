@@ -55,21 +55,12 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
         // (per_cpu_count's, the same numbers, on the sysfs path: the
         // message names /proc/interrupts either way, so both read alike).
         // (made only for an IRQ without an affinity: issue 17)
-        let counted: crate::cpuset::CpuSet;
-        let (aff, source) = match &irq.affinity {
-            Some(a) => (a, irq.affinity_source),
-            None => {
-                counted = irq
-                    .counts
-                    .iter()
-                    .filter(|(_, n)| *n > 0)
-                    .map(|(c, _)| *c)
-                    .collect();
-                (
-                    &counted,
-                    "CPUs with interrupt counts; no readable affinity in /proc/irq/N",
-                )
-            }
+        let delivered = irq.delivered();
+        let aff: &CpuSet = &delivered;
+        let source = if irq.affinity.is_some() {
+            irq.affinity_source
+        } else {
+            "CPUs with interrupt counts; no readable affinity in /proc/irq/N"
         };
         if !aff.intersects(&reach) {
             continue;

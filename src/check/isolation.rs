@@ -18,6 +18,8 @@ pub(super) const CODES: &[Code] = &[
     Code::IsolatedNoBalancing,
     Code::SiblingNotIsolated,
     Code::PartitionInvalid,
+    Code::IsolationMixed,
+    Code::IsolatedWithoutIntent,
 ];
 
 fn verb(set: &CpuSet) -> &'static str {
@@ -49,6 +51,53 @@ fn not_applied(
         ),
         format!("trust {file}; leave the boot CPU (usually CPU 0) out of {}", param.split('=').next().unwrap_or(param)),
     ));
+}
+
+/// What a hint says when the only CPU it would name is the boot CPU.
+const BOOT_CPU_KEPT: &str = "CPU 0 is the boot CPU, where the kernel keeps its housekeeping (before Linux 6.5 tick_nohz_init() also clears it from nohz_full=): run on another CPU";
+
+/// `cpus` without the boot CPU (CPU 0, when online): kernels before 6.5
+/// ignore it in `nohz_full=` (`tick_nohz_init()`, `kernel/time/tick-sched.c`,
+/// "Clearing 0 from nohz_full range for timekeeping"), and it keeps the
+/// kernel's housekeeping on every kernel, so a hint never names it.
+fn without_boot(sys: &crate::system::SystemState, cpus: &CpuSet) -> CpuSet {
+    let mut c = cpus.clone();
+    if sys.online.contains(0) {
+        c.remove(0);
+    }
+    c
+}
+
+/// `then`, preceded by what works on this host now: the allowed CPUs of
+/// `quiet` that are neither chosen nor claimed ("CPUs 2-3 are isolated
+/// and free: --isolated, or --cpus 2; else …"). `isolated_option`: the
+/// `--isolated` option chooses among them (domain isolation).
+fn alternatives_first(
+    ctx: &Context,
+    quiet: &CpuSet,
+    what: &str,
+    isolated_option: bool,
+    then: String,
+) -> String {
+    let free = ctx
+        .sys
+        .allowed
+        .intersection(quiet)
+        .difference(&ctx.cpus)
+        .difference(&ctx.claims.cpus());
+    let Some(first) = free.first() else {
+        return then;
+    };
+    format!(
+        "{} {} {what} and free: {}--cpus {first}; else {then}",
+        cpus_phrase(&free),
+        verb(&free),
+        if isolated_option {
+            "--isolated, or "
+        } else {
+            ""
+        }
+    )
 }
 
 pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
@@ -126,17 +175,40 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
             ctx.possible_disturbance(),
             &not_iso,
             message,
-            format!(
-                "isolate at boot with isolcpus=domain,managed_irq,{list} nohz_full={list} rcu_nocbs={list}, or at run time with a cgroup v2 isolated partition (cpuset.cpus.partition=isolated)"
-            ),
+            alternatives_first(ctx, &sys.isolated, "isolated", true, {
+                let asked = without_boot(sys, &not_iso);
+                if asked.is_empty() {
+                    BOOT_CPU_KEPT.to_string()
+                } else {
+                    let a = asked.to_list();
+                    let nohz = if sys.nohz_full_source == IsolationSource::NotBuilt {
+                        String::new()
+                    } else {
+                        format!(" nohz_full={a}")
+                    };
+                    format!(
+                        "isolate at boot with isolcpus=domain,managed_irq,{a}{nohz} rcu_nocbs={a}, or at run time with a cgroup v2 isolated partition (cpuset.cpus.partition=isolated)"
+                    )
+                }
+            }),
         ));
     }
 
     let ticking = cpus.difference(&sys.nohz_full);
     if !ticking.is_empty() {
+        // A kernel built without NO_HZ_FULL: no launch on this host can
+        // change it, so a launch says it as a notice (issue 31); --check,
+        // the audit of the host, keeps it a warning.
+        let severity = if sys.nohz_full_source == IsolationSource::NotBuilt
+            && ctx.req.mode != crate::request::Mode::Check
+        {
+            ctx.possible_disturbance()
+        } else {
+            ctx.disturbance()
+        };
         out.push(Finding::new(
             Code::NotNohzFull,
-            ctx.disturbance(),
+            severity,
             &ticking,
             format!(
                 "{} {} not nohz_full: the scheduler tick interrupts {} up to HZ times a second even with one task running{}",
@@ -145,8 +217,11 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
                 if ticking.len() == 1 { "it" } else { "them" },
                 from_cmdline(sys.nohz_full_source)
             ),
-            if sys.nohz_full_source == IsolationSource::NotBuilt {
-                format!("boot a kernel built with CONFIG_NO_HZ_FULL=y, with nohz_full={list}")
+            alternatives_first(ctx, &sys.nohz_full, "nohz_full", false, if sys.nohz_full_source == IsolationSource::NotBuilt {
+                match without_boot(sys, &ticking) {
+                    a if a.is_empty() => format!("boot a kernel built with CONFIG_NO_HZ_FULL=y; {BOOT_CPU_KEPT}"),
+                    a => format!("boot a kernel built with CONFIG_NO_HZ_FULL=y, with nohz_full={a}"),
+                }
             } else if sys
                 .boot
                 .nohz_full
@@ -158,9 +233,14 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
                     "nohz_full= already lists {} but the kernel did not apply it (it keeps a housekeeping CPU, and needs CONFIG_NO_HZ_FULL): run on other CPUs, or leave the boot CPU out of nohz_full=",
                     cpus_phrase(&ticking)
                 )
+            } else if without_boot(sys, &ticking).is_empty() {
+                BOOT_CPU_KEPT.to_string()
             } else {
-                format!("boot with nohz_full={list} (CONFIG_NO_HZ_FULL)")
-            },
+                format!(
+                    "boot with nohz_full={} (CONFIG_NO_HZ_FULL)",
+                    without_boot(sys, &ticking).to_list()
+                )
+            }),
         ));
     }
 
@@ -243,6 +323,8 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
         ));
     }
 
+    mixed(ctx, out);
+
     let mut shared = CpuSet::new();
     for c in cpus.intersection(&sys.isolated).iter() {
         shared = shared.union(&ctx.sys.core_of(c).difference(&sys.isolated));
@@ -271,6 +353,53 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
             &cs.cpus,
             format!("the cgroup {} partition reads \"{p}\": it gives no isolation", cs.cgroup),
             "fix what the reason says (CPUs must be exclusive to the partition and its parent must be a valid partition root)",
+        ));
+    }
+}
+
+/// `isolation-mixed` and `isolated-without-intent` (issue 31): what the
+/// choosing rules (`crate::plan::quiet`) avoid, said when it happens
+/// anyway (`--cpus` named it, or nothing else fit).
+fn mixed(ctx: &Context, out: &mut Vec<Finding>) {
+    let sys = ctx.sys;
+    let Some(cpus) = &ctx.plan.cpus else {
+        return;
+    };
+    let iso = cpus.intersection(&sys.isolated);
+    let hk = cpus.difference(&sys.isolated);
+    if !iso.is_empty() && !hk.is_empty() {
+        out.push(Finding::new(
+            Code::IsolationMixed,
+            Severity::Warning,
+            cpus,
+            format!(
+                "the chosen CPUs mix isolated {} and housekeeping {}: the scheduler balances no task onto isolated CPUs, so each thread stays on the kind of CPU it starts on",
+                cpus_phrase(&iso),
+                cpus_phrase(&hk)
+            ),
+            format!(
+                "choose one kind: --cpus {} (isolated; --isolated chooses among them) or --cpus {} (housekeeping)",
+                iso.to_list(),
+                hk.to_list()
+            ),
+        ));
+    }
+    let quiet = cpus.intersection(&sys.isolated.union(&sys.nohz_full));
+    if let Some(c) = &ctx.plan.choice
+        && c.intent.is_empty()
+        && c.rule != crate::plan::quiet::Rule::Named
+        && !quiet.is_empty()
+    {
+        out.push(Finding::new(
+            Code::IsolatedWithoutIntent,
+            Severity::Notice,
+            &quiet,
+            format!(
+                "{} {} isolated or nohz_full and chosen without latency intent: no other CPUs fit the request",
+                cpus_phrase(&quiet),
+                verb(&quiet)
+            ),
+            "ask for fewer cores to stay on housekeeping CPUs, or state the intent (a real-time policy, --isolated, --exclusive)",
         ));
     }
 }

@@ -11,6 +11,7 @@ pub mod near;
 pub mod per_thread;
 pub mod placement;
 pub mod probe;
+pub mod quiet;
 pub mod sched;
 pub mod steer;
 pub mod threads;
@@ -63,6 +64,9 @@ pub struct Plan {
     pub omp: Option<per_thread::OmpPlan>,
     /// `--thread-map`: the resolved rules; `None` without it.
     pub thread_map: Option<per_thread::ThreadMap>,
+    /// The latency intent read and the rule that chose the CPUs; `None`
+    /// without a placement.
+    pub choice: Option<quiet::Choice>,
     /// `--steer-irqs`: the IRQs to move off the claimed CPUs; `None`
     /// without it (filled by the application layer from
     /// [`crate::system::steer::read_irqs`], issue 21).
@@ -93,7 +97,12 @@ pub fn plan(sys: &SystemState, req: &Request) -> Result<Plan> {
 /// a core any part of which is claimed.
 pub fn plan_claimed(sys: &SystemState, req: &Request, claims: &Claims) -> Result<Plan> {
     let placed = if req.placement.is_requested() {
-        Some(placement::place(sys, &req.placement, claims)?)
+        Some(placement::place(
+            sys,
+            &req.placement,
+            &req.latency_intent(),
+            claims,
+        )?)
     } else {
         None
     };
@@ -125,12 +134,13 @@ pub fn plan_claimed(sys: &SystemState, req: &Request, claims: &Claims) -> Result
         placed.as_ref().map(|p| &p.cpus),
         req.mode != crate::request::Mode::Emit,
     )?;
-    let (cpus, cores, mut reasons) = match placed {
-        Some(p) => (Some(p.cpus), p.cores, p.reasons),
+    let (cpus, cores, mut reasons, choice) = match placed {
+        Some(p) => (Some(p.cpus), p.cores, p.reasons, Some(p.choice)),
         None => (
             None,
             Vec::new(),
             vec!["no placement requested: CPU affinity unchanged".to_string()],
+            None,
         ),
     };
     reasons.extend(sched_notes);
@@ -143,6 +153,7 @@ pub fn plan_claimed(sys: &SystemState, req: &Request, claims: &Claims) -> Result
         reasons,
         omp: None,
         thread_map: None,
+        choice,
         steer: None,
     };
     plan.omp = per_thread::plan_omp(sys, req, &plan)?;

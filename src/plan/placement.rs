@@ -5,6 +5,7 @@
 use super::CoreChoice;
 use super::claims::{refuse_claimed, skip_claimed};
 use super::near;
+use super::quiet::{self, Choice, Rule};
 use super::units::{self, Place};
 use crate::claim::Claims;
 use crate::cpuset::{CpuSet, NodeSet};
@@ -225,6 +226,8 @@ pub(super) struct Placed {
     pub cores: Vec<CoreChoice>,
     /// Why, one sentence each.
     pub reasons: Vec<String>,
+    /// The intent read and the rule that chose.
+    pub choice: Choice,
 }
 
 /// The inherited affinity (`Cpus_allowed_list` of the caller: what
@@ -279,7 +282,16 @@ fn resolve_forms(sys: &SystemState, p: &Placement) -> Result<Placement> {
     Ok(p)
 }
 
-pub(super) fn place(sys: &SystemState, p: &Placement, claims: &Claims) -> Result<Placed> {
+/// Resolves the placement `p` on `sys` with the latency `intent` read
+/// from the request ([`crate::request::Request::latency_intent`]): the
+/// CPUs, their cores, the reasons and the rule that chose
+/// ([`quiet::Rule`]); a refusal names the object and the fix.
+pub(super) fn place(
+    sys: &SystemState,
+    p: &Placement,
+    intent: &[&'static str],
+    claims: &Claims,
+) -> Result<Placed> {
     let mut p = resolve_forms(sys, p)?;
     let mut reasons = vec![format!(
         "allowed CPUs: {} (online {}, limited by {})",
@@ -459,6 +471,22 @@ pub(super) fn place(sys: &SystemState, p: &Placement, claims: &Claims) -> Result
         c
     };
     let Some(n) = p.cores else {
+        let named = p.cpus.is_some();
+        let mut candidate = candidate;
+        // Without latency intent, the isolated and nohz_full CPUs are left
+        // out of a chosen mask while others remain (as init's affinity
+        // leaves out isolcpus=): the scheduler balances nothing onto them.
+        let quiet_cpus = sys.isolated.union(&sys.nohz_full);
+        if !named && intent.is_empty() && candidate.intersects(&quiet_cpus) {
+            let rest = candidate.difference(&quiet_cpus);
+            if !rest.is_empty() {
+                reasons.push(format!(
+                    "left out the isolated or nohz_full {} (no latency intent: housekeeping CPUs first; --isolated or --cpus takes them)",
+                    cpus_phrase(&candidate.intersection(&quiet_cpus))
+                ));
+                candidate = rest;
+            }
+        }
         let cores = cores_of(sys, &candidate)
             .into_iter()
             .map(|c| core_choice(sys, c))
@@ -467,6 +495,11 @@ pub(super) fn place(sys: &SystemState, p: &Placement, claims: &Claims) -> Result
             cpus: candidate,
             cores,
             reasons,
+            choice: Choice {
+                intent: intent.to_vec(),
+                rule: if named { Rule::Named } else { Rule::Candidates },
+                compact: None,
+            },
         });
     };
     let all = cores_of(sys, &candidate);
@@ -505,13 +538,22 @@ pub(super) fn place(sys: &SystemState, p: &Placement, claims: &Claims) -> Result
     }
     let (whole, skipped) = skip_claimed(n, &candidate, whole, claims)?;
     let total = whole.len();
+    let whole: Vec<CoreChoice> = whole.into_iter().map(|c| core_choice(sys, c)).collect();
     let ranks = units::KindRanks::of(sys);
-    let chosen = units::choose_compact(
-        whole.into_iter().map(|c| core_choice(sys, c)).collect(),
-        n,
-        |c| Place::of(sys, &ranks, c.cpus.first().unwrap_or_default()),
-    );
-    let cpus: CpuSet = chosen
+    // What the compact, lowest-numbered rule alone gives (pinrun's choice
+    // before issue 31, taskset's and kubelet's habit): the launch says so
+    // when the rule moved away from it.
+    let compact = units::choose_compact(whole.clone(), n, |c| {
+        Place::of(sys, &ranks, c.cpus.first().unwrap_or_default())
+    });
+    let rule = if intent.is_empty() {
+        Rule::HousekeepingFirst
+    } else {
+        Rule::Quietest
+    };
+    let facts = quiet::Facts::of(sys, &candidate);
+    let (chosen, cpus, why) = quiet::choose(sys, &facts, whole, n, rule, p.smt);
+    let compact_cpus: CpuSet = compact
         .iter()
         .flat_map(|c| {
             if p.smt {
@@ -522,10 +564,35 @@ pub(super) fn place(sys: &SystemState, p: &Placement, claims: &Claims) -> Result
         })
         .collect();
     reasons.push(format!(
-        "{total} whole core{} available; chose {n} compactly (the lowest node, package, die, LLC and cluster that hold them, else the fewest){}",
+        "{total} whole core{} available; chose {n} {}{}",
         if total == 1 { "" } else { "s" },
-        if p.smt { ", every SMT thread" } else { ", the lowest-numbered thread of each" }
+        match rule {
+            Rule::Quietest => format!(
+                "by the latency rule (intent: {}): the quietest first (not named for housekeeping, isolated, nohz_full, rcu_nocbs, without device IRQs, the fewest interrupts), then compactly",
+                intent.join(", ")
+            ),
+            _ => "by the housekeeping-first rule (no latency intent): cores without isolated or nohz_full CPUs first, then compactly (the lowest node, package, die, LLC and cluster that hold them, else the fewest)".to_string(),
+        },
+        if p.smt {
+            ", every SMT thread"
+        } else if rule == Rule::Quietest {
+            ", the quietest thread of each"
+        } else {
+            ", the lowest-numbered thread of each"
+        }
     ));
+    reasons.extend(why);
+    if cpus != compact_cpus {
+        reasons.push(format!(
+            "the compact rule alone would have chosen {}",
+            cpus_phrase(&compact_cpus)
+        ));
+    }
+    let choice = Choice {
+        intent: intent.to_vec(),
+        rule,
+        compact: (cpus != compact_cpus).then_some(compact_cpus),
+    };
     // The cache the chosen cores share (pinrun(1) PLACEMENT UNITS: node,
     // package, die, LLC, cluster, core), where the kernel lists it.
     let threads = chosen.iter().fold(CpuSet::new(), |a, c| a.union(&c.cpus));
@@ -546,5 +613,6 @@ pub(super) fn place(sys: &SystemState, p: &Placement, claims: &Claims) -> Result
         cpus,
         cores: chosen,
         reasons,
+        choice,
     })
 }

@@ -170,6 +170,7 @@ mod tests {
             reasons: vec![],
             omp: None,
             thread_map: None,
+            choice: None,
             steer: None,
         }
     }

@@ -90,6 +90,15 @@ pub fn plan_json(
         },
         "sched": policy_json(&plan.sched),
         "reasons": plan.reasons,
+        // Which latency intent was read and which rule chose (issue 31):
+        // intent lists the options, rule is named, quietest,
+        // housekeeping-first or candidates; compact lists what the
+        // compact, lowest-numbered rule alone would have chosen when it
+        // differs (null otherwise).
+        "choice": plan.choice.as_ref().map(|c| json!({
+            "intent": c.intent, "rule": c.rule.name(),
+            "compact": c.compact.as_ref().map(CpuSet::to_vec)
+        })),
         "findings": findings_json(findings),
         // What --strict would do with these findings: the real launch exits 125.
         "strict_refusal": req.output.strict
@@ -106,6 +115,19 @@ pub fn plan_json(
     per_thread::add_json(&mut v, req, plan);
     steer::add_json(&mut v, plan);
     v
+}
+
+/// "rule: quietest (latency intent: --fifo)": the first `why:` line.
+fn choice_text(c: &crate::plan::quiet::Choice) -> String {
+    format!(
+        "rule: {} ({})",
+        c.rule.name(),
+        if c.intent.is_empty() {
+            "no latency intent: no real-time or deadline policy, --exclusive, --isolated, --probe or --steer-irqs".to_string()
+        } else {
+            format!("latency intent: {}", c.intent.join(", "))
+        }
+    )
 }
 
 /// One finding as text lines (`warning: message [code]` + `hint:`).
@@ -165,26 +187,80 @@ pub fn check_summary(findings: &[Finding]) -> String {
     s
 }
 
-/// What a launch prints on stderr before exec (without `-v`): each
-/// warning with its hint, then one line counting the notices, if any.
-pub fn launch_text(findings: &[Finding]) -> String {
-    let mut s: String = findings
-        .iter()
-        .filter(|f| f.severity == Severity::Warning)
-        .map(|f| format!("pinrun: {}", finding_text(f)))
-        .collect();
-    let notices: Vec<&Finding> = findings
-        .iter()
-        .filter(|f| f.severity == Severity::Notice)
-        .collect();
-    if !notices.is_empty() {
-        let _ = writeln!(
-            s,
-            "pinrun: {} that could disturb these CPUs ({}): pinrun -v or --check shows them",
-            severity_counts(&notices.iter().map(|f| (*f).clone()).collect::<Vec<_>>()),
-            crate::check::summarize_codes(notices.iter().copied())
+/// The longest line a launch prints on stderr (issue 31: a default
+/// launch says what it chose and what it found in at most two lines).
+pub const LAUNCH_LINE: usize = 160;
+
+/// What a launch prints on stderr before exec (without `-v`): at most two
+/// lines of at most [`LAUNCH_LINE`] characters. The first says which CPUs
+/// were chosen when the rule moved away from the compact, lowest-numbered
+/// ones (what taskset's habit would expect); the second counts the
+/// warnings and notices by code, naming the CPUs checked (`pinrun -v` or
+/// `--check` shows them whole).
+pub fn launch_text(plan: &Plan, findings: &[Finding]) -> String {
+    let mut s = String::new();
+    if let (Some(c), Some(cpus)) = (&plan.choice, &plan.cpus)
+        && let Some(compact) = &c.compact
+    {
+        let line = format!(
+            "pinrun: chose {} by the {} rule{}, not {}: --dry-run says why",
+            crate::words::cpus_phrase(cpus),
+            c.rule.name(),
+            if c.intent.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", c.intent.join(" "))
+            },
+            crate::words::cpus_phrase(compact)
         );
+        let _ = writeln!(s, "{}", crate::words::shorten(&line, LAUNCH_LINE));
     }
+    let shown: Vec<&Finding> = findings
+        .iter()
+        .filter(|f| matches!(f.severity, Severity::Warning | Severity::Notice))
+        .collect();
+    if shown.is_empty() {
+        return s;
+    }
+    let tail = ": pinrun -v or --check shows them";
+    let head = match &plan.cpus {
+        Some(c) => format!("pinrun: {}: ", crate::words::cpus_phrase(c)),
+        None => "pinrun: ".to_string(),
+    };
+    let room = LAUNCH_LINE.saturating_sub(head.chars().count() + tail.chars().count());
+    // Each severity with its codes while they fit, else counted only.
+    let mut counts = Vec::new();
+    for sev in [Severity::Warning, Severity::Notice] {
+        let these: Vec<&Finding> = shown
+            .iter()
+            .copied()
+            .filter(|f| f.severity == sev)
+            .collect();
+        if these.is_empty() {
+            continue;
+        }
+        let count = format!(
+            "{} {}{}",
+            these.len(),
+            sev.as_str(),
+            if these.len() == 1 { "" } else { "s" }
+        );
+        let used: usize = counts.iter().map(|c: &String| c.chars().count() + 2).sum();
+        let full = format!(
+            "{count} ({})",
+            crate::check::summarize_codes(these.iter().copied())
+        );
+        counts.push(if used + full.chars().count() <= room {
+            full
+        } else {
+            count
+        });
+    }
+    let _ = writeln!(
+        s,
+        "{head}{}{tail}",
+        crate::words::shorten(&counts.join("; "), room)
+    );
     s
 }
 
@@ -254,6 +330,9 @@ pub fn plan_text(
         }
     }
     let _ = writeln!(s, "why:");
+    if let Some(c) = &plan.choice {
+        let _ = writeln!(s, "  - {}", choice_text(c));
+    }
     for r in &plan.reasons {
         let _ = writeln!(s, "  - {r}");
     }

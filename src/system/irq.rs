@@ -97,6 +97,23 @@ impl Irq {
         self.description.split_whitespace().last().unwrap_or("")
     }
 
+    /// The CPUs the IRQ is delivered to: its affinity, else (no readable
+    /// `/proc/irq/N`) the CPUs with a count, which show where it has been
+    /// delivered. Borrowed when the affinity is known (made only for an
+    /// IRQ without one: issue 17).
+    pub fn delivered(&self) -> std::borrow::Cow<'_, CpuSet> {
+        match &self.affinity {
+            Some(a) => std::borrow::Cow::Borrowed(a),
+            None => std::borrow::Cow::Owned(
+                self.counts
+                    .iter()
+                    .filter(|(_, n)| *n > 0)
+                    .map(|(c, _)| *c)
+                    .collect(),
+            ),
+        }
+    }
+
     /// Total count across CPUs.
     pub fn total(&self) -> u64 {
         self.counts

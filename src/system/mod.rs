@@ -232,6 +232,9 @@ impl SystemState {
             scope.details,
             scope.kernel,
         );
+        if scope.quiet || scope.details {
+            process.init_cpus_allowed = process::init_affinity(root);
+        }
         let me = cgroup::read_of(root, scope.cgroup_of);
         let cpuset = cgroup::read_cpuset(root, &me);
         // Without Mems_allowed_list (most dumps) the cgroup's effective
@@ -505,11 +508,17 @@ impl SystemState {
         }
         let irqs = match irqs_ahead.and_then(|rx| irqs_read_ahead(root, rx)) {
             Some(irqs) => irqs,
-            None if scope.irqs => {
+            None if scope.irqs || scope.quiet => {
                 irq::read_irqs(root, &sets.possible, scope.details.then_some(&sets.online))
             }
             None => irq::Irqs::default(),
         };
+        // The latency rule ranks the allowed CPUs by their IRQs' counts
+        // before the plan exists (`crate::plan::quiet`).
+        let mut irqs = irqs;
+        if scope.quiet && !scope.details {
+            irqs.read_details(root, &sets.possible, &sets.online, Some(&allowed));
+        }
         if let Some(e) = &irqs.error {
             read_error.get_or_insert_with(|| {
                 crate::error::Error::new(crate::error::ErrorCode::ReadBudget, format!("reading /proc/interrupts: {e}"))

@@ -45,6 +45,11 @@ pub struct Process {
     /// Soft `RLIMIT_NICE` ("Max nice priority" in `/proc/self/limits`,
     /// `20 - nice` units as `setrlimit(2)` says); `u64::MAX` for unlimited.
     pub nice_limit: Option<u64>,
+    /// `Cpus_allowed_list` of `/proc/1/status`: the affinity PID 1 runs
+    /// with (systemd's `CPUAffinity=` in system.conf, `systemd-system.conf(5)`),
+    /// read for the latency rule of `--cores` and `--show`; `None` when
+    /// unread or unreadable.
+    pub init_cpus_allowed: Option<CpuSet>,
 }
 
 /// The value of `key:` in a `/proc/PID/status` text, trimmed.
@@ -65,6 +70,13 @@ fn soft_limit(limits: &str, name: &str) -> Option<u64> {
     } else {
         soft.parse().ok()
     }
+}
+
+/// `Cpus_allowed_list` of `/proc/1/status` below `root` (`proc(5)`);
+/// `None` when the file or the field cannot be read.
+pub fn init_affinity(root: &Root) -> Option<CpuSet> {
+    let status = root.read("/proc/1/status")?;
+    CpuSet::parse_sysfs_list(status_field(&status, "Cpus_allowed_list")?, None).ok()
 }
 
 /// Reads `/proc/self/*` and the RT sysctls below `root`. Without `rt`, not

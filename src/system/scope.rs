@@ -93,6 +93,13 @@ pub struct Scope {
     /// `comm`): `--check` and `--show` only, so that a dry run and the
     /// launch read the same sources.
     pub kthreads: bool,
+    /// What the latency rule of `--cores` ranks by (`crate::plan::quiet`):
+    /// the names and counts of the IRQs on the allowed CPUs (from
+    /// `/sys/kernel/irq`, detailed before planning rather than after it for
+    /// the chosen CPUs only) and the affinity of PID 1
+    /// (`/proc/1/status`: systemd's `CPUAffinity=`). Implies reading the
+    /// IRQs' affinities whatever `irqs` says.
+    pub quiet: bool,
     /// What only `--show` prints: die, cluster, the LLC (`cache/index*`)
     /// and governor of every CPU, `/proc/self/stat` (nice).
     pub details: bool,
@@ -128,6 +135,7 @@ impl Scope {
             irqs: true,
             info: true,
             kthreads: true,
+            quiet: true,
             details: true,
             units: true,
             near: None,

@@ -225,7 +225,11 @@ fn concurrent_launches_never_share_a_core() {
     assert!(stderr(&o).contains("claimed"), "{}", stderr(&o));
     let o = run(&dir, &["--nice", "1"], &["true"]);
     assert_eq!(o.status.code(), Some(0));
-    assert!(stderr(&o).contains("[cpu-claimed]"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("1 warning (cpu-claimed)"),
+        "{}",
+        stderr(&o)
+    );
     let o = run(&dir, &["--strict", "--nice", "1"], &["true"]);
     assert_eq!(o.status.code(), Some(125));
     // --wait: waits with a message, then runs once the holders exit.
@@ -517,7 +521,7 @@ fn unsafe_state_dirs_are_refused() {
     let o = run(&fresh, &["--nice", "1"], &["true"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(
-        stderr(&o).contains("[claim-state-unusable]"),
+        stderr(&o).contains("(claim-state-unusable)"),
         "{}",
         stderr(&o)
     );

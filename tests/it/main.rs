@@ -10,6 +10,7 @@
 mod common;
 
 mod checks;
+mod choose;
 mod claims;
 mod claims_trust;
 mod completions;

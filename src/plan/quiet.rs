@@ -1,0 +1,555 @@
+//! Choosing cores by what the checks know (issue 31): with latency intent
+//! ([`crate::request::Request::latency_intent`]) the quietest whole cores,
+//! without it the housekeeping cores first. pinrun(1) CHOOSING CORES
+//! states the rule; this module is its one home.
+//!
+//! A core is ranked by all its threads (an SMT sibling shares the core's
+//! pipeline, so its interrupts and tick disturb the other thread), the
+//! lowest key first:
+//!
+//! 1. named for housekeeping: a thread is the boot CPU (CPU 0, whose
+//!    timekeeping tick `tick_nohz_init()` in `kernel/time/tick-sched.c`
+//!    always keeps; the last of all), or is in `irqaffinity=`, a `/proc/irq/default_smp_affinity` narrower
+//!    than the online CPUs, the affinity of PID 1 narrower than them
+//!    (systemd's `CPUAffinity=`), or outside a non-empty `nohz_full` set;
+//! 2. threads not domain-isolated (`cpu/isolated`, cgroup v2 isolated
+//!    partitions), then not nohz_full (`cpu/nohz_full`), then not in
+//!    `rcu_nocbs=` (with `nohz_full`, as `rcu_init_nohz()` adds it);
+//! 3. a device IRQ routed to a thread (effective affinity, else
+//!    `smp_affinity_list`, else where its counts show it fired;
+//!    `Documentation/core-api/irq/irq-affinity.rst`);
+//! 4. the interrupts those IRQs delivered there, by order of magnitude
+//!    (decimal digits: 3 and 5 interrupts since boot are a tie).
+//!
+//! Cores of equal key are chosen compactly ([`super::units::choose_compact`]),
+//! near the cores already taken; within a core without `--smt`, the
+//! thread of the lowest key (the lowest-numbered on a tie).
+
+use super::CoreChoice;
+use super::units::{self, KindRanks, Place};
+use crate::cpuset::CpuSet;
+use crate::system::SystemState;
+use crate::words::cpus_phrase;
+use std::collections::BTreeMap;
+
+/// Which rule chose the CPUs (the plan's `choice.rule` in JSON).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rule {
+    /// `--cpus`: the CPUs named.
+    Named,
+    /// Latency intent: the quietest whole cores.
+    Quietest,
+    /// No latency intent: housekeeping CPUs first, compactly.
+    HousekeepingFirst,
+    /// Every candidate CPU (no `--cores`): a node, a unit, the allowed set.
+    Candidates,
+}
+
+impl Rule {
+    /// The JSON name: `named`, `quietest`, `housekeeping-first`,
+    /// `candidates`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Rule::Named => "named",
+            Rule::Quietest => "quietest",
+            Rule::HousekeepingFirst => "housekeeping-first",
+            Rule::Candidates => "candidates",
+        }
+    }
+}
+
+/// The intent read from the request and the rule that chose.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Choice {
+    /// The options that carry latency intent (empty: none).
+    pub intent: Vec<&'static str>,
+    /// The rule.
+    pub rule: Rule,
+    /// What the compact, lowest-numbered rule alone (taskset's and
+    /// kubelet's habit, pinrun's before issue 31) would have chosen, when
+    /// it differs from the choice: the launch then says so.
+    pub compact: Option<CpuSet>,
+}
+
+/// What the rule knows of each CPU, read from [`SystemState`].
+pub struct Facts {
+    /// CPUs the host names for housekeeping.
+    pub housekeeping: CpuSet,
+    /// Whether CPU 0, the boot CPU, is online (it is taken after every
+    /// other CPU named for housekeeping).
+    boot: bool,
+    /// Why [`Facts::housekeeping`] holds its CPUs, one phrase per source.
+    pub housekeeping_why: Vec<String>,
+    /// Domain-isolated CPUs.
+    isolated: CpuSet,
+    /// nohz_full CPUs.
+    nohz_full: CpuSet,
+    /// CPUs whose RCU callbacks are offloaded.
+    nocbs: CpuSet,
+    /// Per CPU: (device IRQs routed there, their interrupts there).
+    irqs: BTreeMap<u32, (u32, u64)>,
+}
+
+/// The ranking key of one CPU or core (see the module's list).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+struct Key {
+    /// 2: the boot CPU; 1: another CPU named for housekeeping; 0: none.
+    named: u8,
+    /// Threads not domain-isolated, per mille of the threads.
+    not_isolated: usize,
+    not_nohz: usize,
+    not_nocbs: usize,
+    irq_routed: bool,
+    magnitude: u32,
+}
+
+/// Decimal digits of `n` (0 for 0).
+fn magnitude(n: u64) -> u32 {
+    if n == 0 { 0 } else { n.ilog10() + 1 }
+}
+
+impl Facts {
+    /// The facts of `candidates` on `sys` (IRQs counted on them only).
+    pub fn of(sys: &SystemState, candidates: &CpuSet) -> Self {
+        let (housekeeping, housekeeping_why) = named_housekeeping(sys);
+        let nocbs = sys
+            .boot
+            .rcu_nocbs
+            .clone()
+            .unwrap_or_default()
+            .union(&sys.nohz_full);
+        let reach = sys.online.intersection(candidates);
+        let mut irqs: BTreeMap<u32, (u32, u64)> = BTreeMap::new();
+        for irq in sys.irqs.list.iter().filter(|i| !i.is_per_cpu()) {
+            let aff = irq.delivered();
+            if !aff.intersects(&reach) {
+                continue;
+            }
+            for c in aff.intersection(&reach).iter() {
+                let e = irqs.entry(c).or_default();
+                e.0 += 1;
+            }
+            for &(c, n) in &irq.counts {
+                if aff.contains(c) && reach.contains(c) {
+                    let e = irqs.entry(c).or_default();
+                    e.1 = e.1.saturating_add(n);
+                }
+            }
+        }
+        Facts {
+            boot: sys.online.contains(0),
+            housekeeping,
+            housekeeping_why,
+            isolated: sys.isolated.clone(),
+            nohz_full: sys.nohz_full.clone(),
+            nocbs,
+            irqs,
+        }
+    }
+
+    /// The key of the CPUs `cpus` (a core's threads, or one CPU).
+    fn key(&self, cpus: &CpuSet) -> Key {
+        let mut k = Key::default();
+        let (mut routed, mut interrupts) = (0u32, 0u64);
+        let n = cpus.len().max(1);
+        for c in cpus.iter() {
+            let named = if c == 0 && self.boot {
+                2
+            } else {
+                u8::from(self.housekeeping.contains(c))
+            };
+            k.named = k.named.max(named);
+            k.not_isolated += usize::from(!self.isolated.contains(c));
+            k.not_nohz += usize::from(!self.nohz_full.contains(c));
+            k.not_nocbs += usize::from(!self.nocbs.contains(c));
+            if let Some(&(r, n)) = self.irqs.get(&c) {
+                routed += r;
+                interrupts = interrupts.saturating_add(n);
+            }
+        }
+        // As shares of the threads (per mille): a core of two threads is
+        // not worse than a core of one for having two.
+        for f in [&mut k.not_isolated, &mut k.not_nohz, &mut k.not_nocbs] {
+            *f = *f * 1000 / n;
+        }
+        k.irq_routed = routed > 0;
+        k.magnitude = magnitude(interrupts);
+        k
+    }
+
+    /// The key of no-intent choosing: how many of `cpus` are isolated or
+    /// nohz_full (the fewest first).
+    fn isolated_count(&self, cpus: &CpuSet) -> usize {
+        cpus.iter()
+            .filter(|&c| self.isolated.contains(c) || self.nohz_full.contains(c))
+            .count()
+    }
+
+    /// "CPU 1: isolated, nohz_full, no device IRQ" and the like: what the
+    /// rule saw of `cpus`, for the plan's reasons.
+    fn describe(&self, cpus: &CpuSet) -> String {
+        let k = self.key(cpus);
+        let n = cpus.len();
+        let missing = |set: &CpuSet| cpus.iter().filter(|&c| !set.contains(c)).count();
+        let mut parts = Vec::new();
+        if k.named > 0 {
+            parts.push("named for housekeeping".to_string());
+        }
+        let of = |missing: usize, what: &str| match missing {
+            0 => what.to_string(),
+            m if m == n => format!("not {what}"),
+            m => format!("{} of {n} threads {what}", n - m),
+        };
+        parts.push(of(missing(&self.isolated), "isolated"));
+        parts.push(of(missing(&self.nohz_full), "nohz_full"));
+        if missing(&self.nocbs) != n {
+            parts.push(of(missing(&self.nocbs), "rcu_nocbs"));
+        }
+        // The IRQs, not their counts: a plan read from a dump of this
+        // moment reads the same (the counts only rank).
+        let routed: u32 = cpus
+            .iter()
+            .filter_map(|c| self.irqs.get(&c))
+            .map(|&(r, _)| r)
+            .sum();
+        parts.push(match routed {
+            0 => "no device IRQ".to_string(),
+            r => format!(
+                "{r} device IRQ{} routed there",
+                if r == 1 { "" } else { "s" }
+            ),
+        });
+        format!("{}: {}", cpus_phrase(cpus), parts.join(", "))
+    }
+}
+
+/// The CPUs the host names for housekeeping (see the module's list), and
+/// why, one phrase per source that names any.
+pub fn named_housekeeping(sys: &SystemState) -> (CpuSet, Vec<String>) {
+    let online = &sys.online;
+    let mut set = CpuSet::new();
+    let mut why = Vec::new();
+    let mut add = |cpus: CpuSet, what: String| {
+        let cpus = cpus.intersection(online);
+        if !cpus.is_empty() {
+            why.push(format!("{} ({what})", cpus_phrase(&cpus)));
+            set.union_with(&cpus);
+        }
+    };
+    if online.contains(0) {
+        add(std::iter::once(0).collect(), "the boot CPU".into());
+    }
+    if let Some(a) = &sys.boot.irqaffinity {
+        add(a.clone(), "irqaffinity=".into());
+    }
+    let narrower = |s: &CpuSet| {
+        let on = s.intersection(online);
+        !on.is_empty() && on != *online
+    };
+    if let Some(d) = sys.irqs.default_affinity.as_ref().filter(|d| narrower(d)) {
+        add(d.clone(), "/proc/irq/default_smp_affinity".into());
+    }
+    if let Some(a) = sys
+        .process
+        .init_cpus_allowed
+        .as_ref()
+        .filter(|a| narrower(a))
+    {
+        add(
+            a.clone(),
+            "the affinity of PID 1, systemd's CPUAffinity=".into(),
+        );
+    }
+    if !sys.nohz_full.is_empty() {
+        add(
+            online.difference(&sys.nohz_full),
+            "outside nohz_full=".into(),
+        );
+    }
+    (set, why)
+}
+
+/// Chooses `n` of the whole `cores` (free, in candidate order) by `rule`
+/// ([`Rule::Quietest`] or [`Rule::HousekeepingFirst`]): tiers of equal
+/// key, the best first, each taken whole while it fits, the last one
+/// compactly near what was taken. Returns the chosen cores (in (node,
+/// package, CPU) order), the CPUs to use (every thread with `smt`, else
+/// the best thread of each) and the reasons.
+pub fn choose(
+    sys: &SystemState,
+    facts: &Facts,
+    cores: Vec<CoreChoice>,
+    n: usize,
+    rule: Rule,
+    smt: bool,
+) -> (Vec<CoreChoice>, CpuSet, Vec<String>) {
+    let ranks = KindRanks::of(sys);
+    let place = |c: &CoreChoice| Place::of(sys, &ranks, c.cpus.first().unwrap_or_default());
+    let quiet = rule == Rule::Quietest;
+    // The threads used of a core: all with `smt`, else its best thread.
+    let used = |c: &CoreChoice| -> CpuSet {
+        if smt {
+            return c.cpus.clone();
+        }
+        let one = |t: u32| -> CpuSet { std::iter::once(t).collect() };
+        let best = c.cpus.iter().min_by_key(|&t| {
+            let t1 = one(t);
+            if quiet {
+                (facts.key(&t1), 0, t)
+            } else {
+                (Key::default(), facts.isolated_count(&t1), t)
+            }
+        });
+        best.map(one).unwrap_or_default()
+    };
+    // The key of a core: that of the threads used, then of all its
+    // threads (a sibling disturbs the core); for housekeeping-first, how
+    // many of them are isolated or nohz_full.
+    let key_of = |c: &CoreChoice| -> [(Key, usize); 2] {
+        let u = used(c);
+        if quiet {
+            [(facts.key(&u), 0), (facts.key(&c.cpus), 0)]
+        } else {
+            [
+                (Key::default(), facts.isolated_count(&u)),
+                (Key::default(), facts.isolated_count(&c.cpus)),
+            ]
+        }
+    };
+    let mut tiers: BTreeMap<[(Key, usize); 2], Vec<CoreChoice>> = BTreeMap::new();
+    for c in cores {
+        tiers.entry(key_of(&c)).or_default().push(c);
+    }
+    let mut chosen: Vec<CoreChoice> = Vec::new();
+    for (_, tier) in tiers {
+        let want = n - chosen.len();
+        if want == 0 {
+            break;
+        }
+        if tier.len() <= want {
+            chosen.extend(tier);
+            continue;
+        }
+        let near = near_chosen(sys, &chosen, tier, want);
+        chosen.extend(units::choose_compact(near, want, place));
+    }
+    chosen.sort_by_key(|c| {
+        let p = place(c);
+        (
+            p.node.unwrap_or(u32::MAX),
+            p.package.unwrap_or(u32::MAX),
+            p.first,
+        )
+    });
+    let cpus: CpuSet = chosen.iter().flat_map(|c| used(c).to_vec()).collect();
+    let mut reasons = Vec::new();
+    if quiet {
+        if !facts.housekeeping_why.is_empty() {
+            reasons.push(format!(
+                "named for housekeeping, chosen only when nothing else fits: {}",
+                facts.housekeeping_why.join("; ")
+            ));
+        }
+        reasons.push(format!("chosen: {}", facts.describe(&cpus)));
+    }
+    (chosen, cpus, reasons)
+}
+
+/// The cores of `tier` in the LLC, else the node, of the cores already
+/// `chosen`, when they hold `want`; else the whole tier.
+fn near_chosen(
+    sys: &SystemState,
+    chosen: &[CoreChoice],
+    tier: Vec<CoreChoice>,
+    want: usize,
+) -> Vec<CoreChoice> {
+    let Some(first) = chosen.first().and_then(|c| c.cpus.first()) else {
+        return tier;
+    };
+    let llc = units::unit_of_core(sys, first, crate::request::Unit::Llc).cloned();
+    let node = sys.node_of(first);
+    let same_llc: Vec<CoreChoice> = tier
+        .iter()
+        .filter(|c| {
+            llc.as_ref()
+                .is_some_and(|l| c.cpus.first().is_some_and(|f| l.contains(f)))
+        })
+        .cloned()
+        .collect();
+    if same_llc.len() >= want {
+        return same_llc;
+    }
+    let same_node: Vec<CoreChoice> = tier
+        .iter()
+        .filter(|c| node.is_some() && c.cpus.first().and_then(|f| sys.node_of(f)) == node)
+        .cloned()
+        .collect();
+    if same_node.len() >= want {
+        return same_node;
+    }
+    tier
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::claim::{Claim, Claims, Holder};
+    use crate::cpuset::CpuSet;
+    use crate::plan::{plan, plan_claimed};
+    use crate::system::SystemState;
+    use crate::system::irq::Irq;
+    use crate::testkit::{Machine, cpus, request};
+
+    fn chosen(sys: &SystemState, args: &str) -> CpuSet {
+        let mut a = vec!["--dry-run"];
+        a.extend(args.split_whitespace());
+        plan(sys, &request(&a)).unwrap().cpus.unwrap()
+    }
+
+    /// A device IRQ routed to `aff` (effective affinity) with `counts`.
+    fn irq(n: u32, aff: &str, counts: &[(u32, u64)]) -> Irq {
+        Irq {
+            id: n.to_string(),
+            number: Some(n),
+            description: format!("dev{n}"),
+            counts: counts.to_vec(),
+            affinity: Some(cpus(aff)),
+            affinity_source: "effective_affinity_list",
+            requested: None,
+            managed: None,
+            detailed: true,
+            counts_end: None,
+        }
+    }
+
+    /// 4 cores × 2 threads (CPU c's sibling is c + 4), booted with
+    /// isolcpus=domain,managed_irq,2-3,6-7 nohz_full=2-3,6-7 (the issue's
+    /// third machine).
+    fn isolated_machine() -> SystemState {
+        let mut sys = Machine::new(1, 4, 2).isolated("2-3,6-7").build();
+        sys.nohz_full = cpus("2-3,6-7");
+        sys
+    }
+
+    #[test]
+    fn latency_lands_on_isolated_cores_and_plain_requests_stay_off_them() {
+        let sys = isolated_machine();
+        assert_eq!(chosen(&sys, "--cores 1 --fifo 90"), cpus("2"));
+        assert_eq!(chosen(&sys, "--cores 2 --fifo 90"), cpus("2-3"));
+        assert_eq!(chosen(&sys, "--cores 1 --smt --exclusive"), cpus("2,6"));
+        assert_eq!(chosen(&sys, "--cores 1 --isolated"), cpus("2"));
+        // Three: the isolated pair, then core 1 (core 0 holds the boot CPU).
+        assert_eq!(chosen(&sys, "--cores 3 --fifo 90"), cpus("1-3"));
+        // No intent: housekeeping cores first; the node without the
+        // isolated CPUs.
+        assert_eq!(chosen(&sys, "--cores 1"), cpus("0"));
+        assert_eq!(chosen(&sys, "--cores 2"), cpus("0-1"));
+        assert_eq!(chosen(&sys, "--node 0"), cpus("0-1,4-5"));
+        // Nothing else fits: an isolated core, said by a finding.
+        let req = request(&["--dry-run", "--cores", "3"]);
+        let p = plan(&sys, &req).unwrap();
+        assert_eq!(p.cpus, Some(cpus("0-2")));
+        let codes: Vec<_> = crate::check::check_claimed(&sys, &req, &p, &Claims::default())
+            .into_iter()
+            .map(|f| f.code.to_string())
+            .collect();
+        assert!(codes.contains(&"isolation-mixed".to_string()), "{codes:?}");
+        assert!(
+            codes.contains(&"isolated-without-intent".to_string()),
+            "{codes:?}"
+        );
+    }
+
+    #[test]
+    fn the_boot_cpu_is_taken_last() {
+        let sys = Machine::new(1, 2, 1).build();
+        assert_eq!(chosen(&sys, "--cores 1 --fifo 1"), cpus("1"));
+        assert_eq!(chosen(&sys, "--cores 1 --rr 1"), cpus("1"));
+        assert_eq!(chosen(&sys, "--cores 2 --fifo 1"), cpus("0-1"));
+        assert_eq!(chosen(&sys, "--cores 1"), cpus("0"));
+        let p = plan(
+            &sys,
+            &request(&["--dry-run", "--cores", "1", "--fifo", "1"]),
+        )
+        .unwrap();
+        let c = p.choice.unwrap();
+        assert_eq!(c.intent, vec!["--fifo"]);
+        assert_eq!(c.rule.name(), "quietest");
+        assert_eq!(c.compact, Some(cpus("0")));
+    }
+
+    #[test]
+    fn device_irqs_and_their_counts_rank_cores() {
+        let mut sys = Machine::new(1, 4, 1).build();
+        sys.irqs.list = vec![
+            irq(30, "1", &[(1, 5000)]),
+            irq(31, "2", &[(2, 3)]),
+            // Routed to CPU 3 once, moved since: only where it is routed counts.
+            irq(32, "1", &[(3, 90_000)]),
+        ];
+        assert_eq!(chosen(&sys, "--cores 1 --fifo 1"), cpus("3"));
+        assert_eq!(chosen(&sys, "--cores 2 --fifo 1"), cpus("2-3"));
+        assert_eq!(chosen(&sys, "--cores 3 --fifo 1"), cpus("1-3"));
+        // An IRQ without affinity is placed by its counts.
+        sys.irqs.list.push(Irq {
+            affinity: None,
+            ..irq(33, "3", &[(3, 7)])
+        });
+        assert_eq!(chosen(&sys, "--cores 1 --fifo 1"), cpus("2"));
+    }
+
+    #[test]
+    fn cpus_the_host_names_for_housekeeping_come_last() {
+        let base = || Machine::new(1, 4, 1).build();
+        let mut a = base();
+        a.boot.irqaffinity = Some(cpus("0-1"));
+        let mut b = base();
+        b.process.init_cpus_allowed = Some(cpus("0,2"));
+        let mut c = base();
+        c.irqs.default_affinity = Some(cpus("0,3"));
+        let mut d = base();
+        d.nohz_full = cpus("3");
+        assert_eq!(chosen(&a, "--cores 2 --fifo 1"), cpus("2-3"));
+        assert_eq!(chosen(&b, "--cores 2 --fifo 1"), cpus("1,3"));
+        assert_eq!(chosen(&c, "--cores 2 --fifo 1"), cpus("1-2"));
+        assert_eq!(chosen(&d, "--cores 1 --fifo 1"), cpus("3"));
+        // A mask of every online CPU names nothing.
+        let mut e = base();
+        e.irqs.default_affinity = Some(cpus("0-3"));
+        e.process.init_cpus_allowed = Some(cpus("0-3"));
+        assert_eq!(chosen(&e, "--cores 2 --fifo 1"), cpus("1-2"));
+    }
+
+    #[test]
+    fn claims_smt_threads_and_narrow_cgroups() {
+        let sys = isolated_machine();
+        let claims = Claims {
+            claims: vec![Claim {
+                holder: Holder::Kubelet {
+                    pod: "p".into(),
+                    container: "c".into(),
+                },
+                cpus: cpus("2,6"),
+            }],
+            ..Default::default()
+        };
+        let p = plan_claimed(
+            &sys,
+            &request(&["--dry-run", "--cores", "1", "--fifo", "9"]),
+            &claims,
+        )
+        .unwrap();
+        assert_eq!(p.cpus, Some(cpus("3")));
+        // The quietest thread of a core: CPU 1's core {1,3} has its IRQ
+        // on CPU 1, so CPU 3 runs the command.
+        let mut smt = Machine::new(1, 2, 2).build();
+        smt.irqs.list = vec![irq(40, "1", &[(1, 10)])];
+        assert_eq!(chosen(&smt, "--cores 1 --fifo 1"), cpus("3"));
+        assert_eq!(chosen(&smt, "--cores 1 --smt --fifo 1"), cpus("1,3"));
+        // A cgroup narrower than the node: only its CPUs are candidates.
+        let narrow = Machine::new(1, 4, 2)
+            .isolated("2-3,6-7")
+            .cgroup_cpuset("/pod", "0-1,4-5")
+            .build();
+        assert_eq!(chosen(&narrow, "--cores 1 --fifo 9"), cpus("1"));
+    }
+}
