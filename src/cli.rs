@@ -5,9 +5,9 @@ use crate::cpuset::{CpuSet, NodeSet};
 use crate::error::{Error, ErrorCode, Result};
 use crate::finding::Code;
 use crate::request::{
-    ClaimRequest, CoreType, EmitFormat, FleetRequest, MemoryRequest, Mode, NearIrqs, NodeChoice,
-    OmpPlaces, Output, Placement, Policy, Request, SchedRequest, Target, ThreadRequest, ThreadRule,
-    Unit, Within,
+    Choose, ClaimRequest, CoreType, EmitFormat, FleetRequest, MemoryRequest, Mode, NearIrqs,
+    NodeChoice, OmpPlaces, Output, Placement, Policy, Request, SchedRequest, Target, ThreadRequest,
+    ThreadRule, Unit, Within,
 };
 use clap::{ArgGroup, Parser, ValueEnum};
 use std::ffi::OsString;
@@ -208,6 +208,13 @@ pub struct Cli {
     /// leave the inherited affinity (with a finding).
     #[arg(long, value_enum, value_name = "BOUND", help_heading = "Placement")]
     pub within: Option<WithinArg>,
+
+    /// How --cores ranks cores: rule (default: by what pinrun reads,
+    /// pinrun(1) CHOOSING CORES) or measured[=DURATION]: run the spin probe
+    /// on every candidate core at once (default 1s, 10ms to 10s) and take
+    /// the N with the smallest worst gap. Live machine only.
+    #[arg(long, value_name = "RULE", requires = "cores", conflicts_with_all = ["cpus", "sysroot", "pid"], help_heading = "Placement")]
+    pub choose: Option<String>,
 
     /// Choose only housekeeping CPUs: allowed CPUs that are neither
     /// isolated nor nohz_full (the kernel's domain and tick housekeeping),
@@ -692,6 +699,39 @@ fn placement_list(
 const DURATION_HINT: &str =
     "write a positive number with a unit: ns, us, ms, s, m or h, e.g. 500us";
 
+/// `--choose rule|measured[=DURATION]` ([`Choose`]); errors
+/// (bad-choose, bad-duration) name the text and the range.
+fn parse_choose(text: &str) -> Result<Choose> {
+    let (rule, duration) = match text.split_once('=') {
+        Some((r, d)) => (r, Some(d)),
+        None => (text, None),
+    };
+    match (rule, duration) {
+        ("rule", None) => Ok(Choose::Rule),
+        ("measured", d) => {
+            let duration_ns = match d {
+                None => Choose::DEFAULT_MEASURE_NS,
+                Some(d) => parse_duration("--choose measured", d)?,
+            };
+            if !(Choose::MIN_MEASURE_NS..=Choose::MAX_MEASURE_NS).contains(&duration_ns) {
+                return Err(bad(
+                    ErrorCode::BadDuration,
+                    "--choose measured",
+                    format!("\"{}\" is outside 10ms to 10s", d.unwrap_or_default()),
+                )
+                .hint("--choose measured=1s (the default), at least 10ms, at most 10s"));
+            }
+            Ok(Choose::Measured { duration_ns })
+        }
+        _ => Err(bad(
+            ErrorCode::Usage,
+            "--choose",
+            format!("\"{text}\" is not a rule: rule, measured or measured=DURATION"),
+        )
+        .hint("--choose measured (1s of probing), --choose measured=300ms, or leave it out (the rule)")),
+    }
+}
+
 /// Parses a duration with a unit (`500us`, `1.5ms`, `2s`) into nanoseconds:
 /// from 1ns to 2^63-1 ns (about 292 years). Errors (bad-duration), each
 /// naming `option` and `text` with a hint: no unit, not a number, a
@@ -1067,6 +1107,10 @@ impl Cli {
                 None => NearIrqs::Report,
                 Some(NearIrqsArg::Avoid) => NearIrqs::Avoid,
                 Some(NearIrqsArg::Share) => NearIrqs::Share,
+            },
+            choose: match &self.choose {
+                None => Choose::Rule,
+                Some(t) => parse_choose(t)?,
             },
         };
         if self.exclusive && !placement.is_requested() {

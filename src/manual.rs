@@ -167,6 +167,27 @@ or when nothing else fits, and then with the notice
 a mask mixing isolated and housekeeping CPUs is the warning
 .BR isolation\-mixed .
 .PP
+.B \-\-choose measured\fR[\fB=\fIDURATION\fR]
+chooses by measurement instead: pinrun plans every free whole candidate
+core (the quietest thread of each, every thread with
+.BR \-\-smt ),
+runs the spin probe of PROBE on all of them at once for DURATION (default 1s,
+10ms to 10s) under the request's scheduling policy, and takes the N cores
+whose threads had the smallest worst gap; the rule above breaks ties. Each
+probed CPU's worst gap is in the
+.B why:
+lines and in the JSON as
+.BR choice.measured .
+It is refused where
+.B \-\-probe
+is (a real-time spin without RT throttling on CPUs shared with other tasks),
+below
+.B \-\-sysroot
+(a dump cannot be measured) and with
+.BR \-\-pid ;
+it carries latency intent. A dry run measures too, and as a measurement it
+may choose otherwise than a later launch.
+.PP
 When the rule moves the choice away from the compact, lowest-numbered CPUs
 (what taskset users and kubelet's static policy expect), a launch says so on
 its first stderr line, e.g. on a 2-CPU host:
@@ -1321,7 +1342,7 @@ It is unpacked into a private temporary directory (in
 mode 0700, named pinrun\-sysroot\-*) removed when pinrun ends, on errors
 and on death by SIGPIPE too; a pinrun killed by another signal (SIGINT,
 SIGTERM, SIGHUP) leaves it behind, as an interrupted --dump leaves its
-.pinrun\-dump\-* temporary file. An archive is untrusted input: only
+\&.pinrun\-dump\-* temporary file. An archive is untrusted input: only
 directories, regular files and relative symbolic links that stay inside
 the tree are accepted; absolute paths,
 .IR .. ,

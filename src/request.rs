@@ -41,6 +41,33 @@ pub struct Placement {
     /// `--near-irqs`: what to do with the CPUs the device's IRQs are
     /// steered to.
     pub near_irqs: NearIrqs,
+    /// `--choose`: how `--cores` ranks the candidate cores.
+    pub choose: Choose,
+}
+
+/// How `--cores` ranks the candidate cores (`--choose`; pinrun(1)
+/// CHOOSING CORES).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Choose {
+    /// By what pinrun reads (`crate::plan::quiet`).
+    #[default]
+    Rule,
+    /// `--choose measured[=DURATION]`: by the worst gap the spin probe
+    /// measures on every candidate core at once for `duration_ns`
+    /// (default [`Choose::DEFAULT_MEASURE_NS`]), then by the rule.
+    Measured {
+        /// How long to measure, ns.
+        duration_ns: u64,
+    },
+}
+
+impl Choose {
+    /// The default measuring time of `--choose measured`: 1 s.
+    pub const DEFAULT_MEASURE_NS: u64 = 1_000_000_000;
+    /// The longest measuring time `--choose measured=DURATION` takes: 10 s.
+    pub const MAX_MEASURE_NS: u64 = 10_000_000_000;
+    /// The shortest: 10 ms (a scheduler tick at HZ=100 must fit).
+    pub const MIN_MEASURE_NS: u64 = 10_000_000;
 }
 
 /// The CPUs a `--near` device's IRQs are steered to (their effective
@@ -534,7 +561,8 @@ impl ThreadRule {
 impl Request {
     /// The options that carry latency intent (pinrun(1) CHOOSING CORES):
     /// a real-time or deadline policy (`--fifo`, `--rr`, `--deadline`),
-    /// `--exclusive`, `--isolated`, `--probe`, `--steer-irqs`; empty: none.
+    /// `--exclusive`, `--isolated`, `--probe`, `--steer-irqs`,
+    /// `--choose measured`; empty: none.
     /// With intent, `--cores` takes the quietest whole cores; without, it
     /// keeps off the isolated and nohz_full CPUs
     /// ([`crate::plan::quiet`]). The mode plays no part: `--dry-run`,
@@ -558,6 +586,9 @@ impl Request {
         }
         if self.claims.steer_irqs {
             v.push("--steer-irqs");
+        }
+        if matches!(self.placement.choose, Choose::Measured { .. }) {
+            v.push("--choose measured");
         }
         v
     }

@@ -122,6 +122,7 @@ impl Machine {
                 topology_issues: Vec::new(),
                 disagreements: Vec::new(),
                 nocb_kthreads: None,
+                measured: None,
                 hybrid: Default::default(),
                 near: None,
                 devices: Vec::new(),

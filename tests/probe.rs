@@ -527,3 +527,62 @@ fn steal_and_unattributed_time_add_up() {
         "{c}"
     );
 }
+
+/// `--choose measured` (issue 31): a CPU made noisy on purpose is never
+/// chosen. A SCHED_FIFO busy loop pinned to the last CPU (runs of tens of
+/// ms, a 1 ms sleep between: the kernel keeps every other task off that
+/// CPU for each run) takes it from a SCHED_OTHER probe; the measured choice
+/// of one core then avoids it, where the rule alone (the boot CPU last)
+/// would take it on a 2-CPU machine. The hog's placement and policy are
+/// read back from the kernel (`/proc/PID/stat`) before the choice.
+#[test]
+fn measured_choice_never_takes_a_noisy_cpu() {
+    let _g = serial();
+    if !is_root() {
+        skip("a SCHED_FIFO hog needs root here");
+        return;
+    }
+    let last = last_cpu();
+    if last == 0 {
+        skip("needs two CPUs");
+        return;
+    }
+    let cpu = last.to_string();
+    let mut hog = spawnable()
+        .args(["--quiet", "--cpus", &cpu, "--fifo", "50", "--", "sh", "-c"])
+        .arg("while :; do i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; sleep 0.001; done")
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", hog.id())).unwrap();
+    assert_eq!(stat_field(&stat, 41), 1, "SCHED_FIFO: {stat}");
+    let out = pinrun()
+        .args([
+            "--dry-run",
+            "--json",
+            "--cores",
+            "1",
+            "--choose",
+            "measured=1s",
+        ])
+        .output()
+        .unwrap();
+    let _ = hog.kill();
+    let _ = hog.wait();
+    assert_status(&out, 0);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let chosen = common::ids(&v["cpus"]);
+    assert_eq!(chosen.len(), 1, "{v}");
+    assert_ne!(chosen[0], last, "the noisy CPU was chosen: {}", v["choice"]);
+    assert_eq!(v["choice"]["rule"], "measured");
+    let gap = |c: u32| {
+        v["choice"]["measured"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["cpu"] == c)
+            .map(|m| m["max_ns"].as_u64().unwrap())
+            .unwrap()
+    };
+    assert!(gap(last) > gap(chosen[0]), "{}", v["choice"]);
+}

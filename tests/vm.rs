@@ -924,15 +924,18 @@ fn vm_fleet_slurm_ranks_and_emit() {
     assert!(dry.contains("cpus:    6 (1 CPU)"), "{dry}");
     let err = g.refused("rank1-cores2");
     assert!(err.contains("Slurm task 1 mask 6-7"), "{err}");
+    // No latency intent (issue 31): each task gets a housekeeping core
+    // first, and the isolated core 2-3 (isolcpus=2,3) goes last, to the
+    // task nothing else fits.
     let s = g.ok("emit-slurm4");
     assert!(
-        s.contains("--cpu-bind=verbose,map_cpu:0,2,4,6 COMMAND"),
+        s.contains("--cpu-bind=verbose,map_cpu:0,4,6,2 COMMAND"),
         "{s}"
     );
     let s = g.ok("emit-slurm4-smt");
-    // Each mask is one core of core_cpus_list: 0-1, 2-3, 4-5, 6-7.
+    // Each mask is one core of core_cpus_list: 0-1, 4-5, 6-7, then 2-3.
     assert!(
-        s.contains("--cpu-bind=verbose,mask_cpu:0x3,0xc,0x30,0xc0 COMMAND"),
+        s.contains("--cpu-bind=verbose,mask_cpu:0x3,0x30,0xc0,0xc COMMAND"),
         "{s}"
     );
     assert!(
@@ -1182,6 +1185,39 @@ fn vm_probe_tick_on_nohz_full() {
         nohz * 5 <= housekeeping,
         "nohz_full CPU 2 LOC {nohz} vs housekeeping CPU 1 {housekeeping}: {v}"
     );
+
+    // Issue 31: --probe carries latency intent, so `--cores 1` lands on the
+    // isolated nohz_full CPU 2 (isolcpus=2,3 nohz_full=2,3: the kernel's
+    // cpu/isolated), not on CPU 0, the compact rule's choice; the probe
+    // there counts a fifth of CPU 0's local timer interrupts or fewer.
+    let new = g.json("choose-rule");
+    let cpus: Vec<u64> = new["probe"]["cpus"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["cpu"].as_u64().unwrap())
+        .collect();
+    assert_eq!(cpus, [2], "{new}");
+    let old = g.json("choose-old");
+    let (loc_new, loc_old) = (probe_loc(&new, 2), probe_loc(&old, 0));
+    eprintln!(
+        "vm_probe: 3 s probe, LOC on CPU 2 (the rule's choice) {loc_new}, on CPU 0 (the compact rule's) {loc_old}"
+    );
+    assert!(loc_old >= 50, "CPU 0 LOC {loc_old}: {old}");
+    assert!(
+        loc_new * 5 <= loc_old,
+        "CPU 2 LOC {loc_new} vs CPU 0 {loc_old}"
+    );
+    // --choose measured with CPU 2 made noisy: never chosen.
+    let m = g.json("choose-measured");
+    let chosen = nums(&m["cpus"]);
+    eprintln!(
+        "vm_probe: --choose measured with CPU 2 busy: chose {chosen:?}; {}",
+        m["choice"]["measured"]
+    );
+    assert_eq!(chosen.len(), 1, "{m}");
+    assert_ne!(chosen[0], 2, "the noisy CPU 2 was chosen: {}", m["choice"]);
+    assert_eq!(m["choice"]["rule"], "measured", "{m}");
 }
 
 /// `N LIST` lines (and `default MASK`) of the steer scenario's listing.

@@ -127,6 +127,13 @@ fn run(req: Request) -> Result<Exit, Error> {
     if let Some(e) = sys.read_error.take() {
         return Err(e);
     }
+    // --choose measured: the candidates probed before the plan chooses.
+    if matches!(
+        req.mode,
+        Mode::Run | Mode::DryRun | Mode::Check | Mode::Probe
+    ) {
+        sys = probe::measure_choice(&root, sys, &req)?;
+    }
     let planned = |sys| plan_and_check(&root, sys, &req, ahead);
     match req.mode {
         Mode::Show => show(&root, &sys, &req),

@@ -14,8 +14,10 @@ use crate::system::Root;
 /// The housekeeping CPUs outside `probed` the watchdog may run on (allowed,
 /// neither isolated nor nohz_full); `None` when there is none (it then
 /// keeps pinrun's inherited affinity).
-fn watchdog_cpus(p: &Planned, probed: &crate::cpuset::CpuSet) -> Option<crate::cpuset::CpuSet> {
-    let s = &p.sys;
+fn watchdog_cpus(
+    s: &crate::system::SystemState,
+    probed: &crate::cpuset::CpuSet,
+) -> Option<crate::cpuset::CpuSet> {
     let cpus = s
         .allowed
         .difference(probed)
@@ -41,7 +43,7 @@ fn measure(
         &p.sys.possible,
         &probed,
         pr,
-        watchdog_cpus(p, &probed).as_ref(),
+        watchdog_cpus(&p.sys, &probed).as_ref(),
     )?;
     run.rt_throttle = crate::plan::probe::rt_throttle(&p.sys, &p.plan, pr);
     // Under --steer-irqs the probe runs after the steering: an IRQ still
@@ -118,4 +120,41 @@ pub(super) fn before_launch(
         crate::report::probe::probe_text(&run, req.output.verbose)
     };
     (report, gate(&run))
+}
+
+/// `--choose measured` (issue 31): plans the candidates (every free whole
+/// core, the quietest thread of each: `crate::plan::placement`), runs the
+/// spin probe on all of them at once for the requested time under the
+/// request's scheduling policy, and returns `sys` with each CPU's worst
+/// gap, from which the final plan chooses. Refused where `--probe` is
+/// (`crate::plan::probe::refuse_unsafe`); `sys` unchanged without it.
+pub(super) fn measure_choice(
+    root: &Root,
+    mut sys: crate::system::SystemState,
+    req: &Request,
+) -> Result<crate::system::SystemState, Error> {
+    let crate::request::Choose::Measured { duration_ns } = req.placement.choose else {
+        return Ok(sys);
+    };
+    // The candidates as the launch would see them; the lock an
+    // --exclusive launch takes is released until the final plan.
+    let (plan, _, guard) = super::claims::plan(root, &sys, req)?;
+    drop(guard);
+    let probed = plan.cpus.clone().unwrap_or_default();
+    let pr = ProbeRequest {
+        duration_ns,
+        ..ProbeRequest::default()
+    };
+    crate::plan::probe::refuse_unsafe(&sys, &plan, &pr)
+        .map_err(|e| e.hint("--choose measured runs the spin probe on every candidate core at once: choose by the rule (leave --choose out), or narrow the candidates (--node, --isolated)"))?;
+    let run = crate::probe::run(
+        root,
+        &plan,
+        &sys.possible,
+        &probed,
+        &pr,
+        watchdog_cpus(&sys, &probed).as_ref(),
+    )?;
+    sys.measured = Some(run.cpus.iter().map(|c| (c.cpu, c.max_ns)).collect());
+    Ok(sys)
 }

@@ -10,7 +10,7 @@ use super::units::{self, Place};
 use crate::claim::Claims;
 use crate::cpuset::{CpuSet, NodeSet};
 use crate::error::{Error, ErrorCode, Result};
-use crate::request::{Placement, Unit, Within};
+use crate::request::{Choose, Placement, Unit, Within};
 use crate::system::SystemState;
 use crate::words::{cpus_phrase, nodes_phrase, or_none};
 
@@ -499,6 +499,7 @@ pub(super) fn place(
                 intent: intent.to_vec(),
                 rule: if named { Rule::Named } else { Rule::Candidates },
                 compact: None,
+                measured: None,
             },
         });
     };
@@ -546,10 +547,20 @@ pub(super) fn place(
     let compact = units::choose_compact(whole.clone(), n, |c| {
         Place::of(sys, &ranks, c.cpus.first().unwrap_or_default())
     });
-    let rule = if intent.is_empty() {
+    let rule = if matches!(p.choose, Choose::Measured { .. }) {
+        Rule::Measured
+    } else if intent.is_empty() {
         Rule::HousekeepingFirst
     } else {
         Rule::Quietest
+    };
+    // `--choose measured` before the measurement: every free whole core,
+    // the quietest thread of each, is what the probe measures
+    // (`crate::app::probe::measure_choice`); the plan made after it chooses.
+    let n = if rule == Rule::Measured && sys.measured.is_none() {
+        total
+    } else {
+        n
     };
     let facts = quiet::Facts::of(sys, &candidate);
     let (chosen, cpus, why) = quiet::choose(sys, &facts, whole, n, rule, p.smt);
@@ -567,6 +578,10 @@ pub(super) fn place(
         "{total} whole core{} available; chose {n} {}{}",
         if total == 1 { "" } else { "s" },
         match rule {
+            Rule::Measured => format!(
+                "by the smallest worst gap measured (--choose measured), then by the latency rule (intent: {})",
+                intent.join(", ")
+            ),
             Rule::Quietest => format!(
                 "by the latency rule (intent: {}): the quietest first (not named for housekeeping, isolated, nohz_full, rcu_nocbs, without device IRQs, the fewest interrupts), then compactly",
                 intent.join(", ")
@@ -575,7 +590,7 @@ pub(super) fn place(
         },
         if p.smt {
             ", every SMT thread"
-        } else if rule == Rule::Quietest {
+        } else if rule != Rule::HousekeepingFirst {
             ", the quietest thread of each"
         } else {
             ", the lowest-numbered thread of each"
@@ -592,6 +607,7 @@ pub(super) fn place(
         intent: intent.to_vec(),
         rule,
         compact: (cpus != compact_cpus).then_some(compact_cpus),
+        measured: sys.measured.clone().filter(|_| rule == Rule::Measured),
     };
     // The cache the chosen cores share (pinrun(1) PLACEMENT UNITS: node,
     // package, die, LLC, cluster, core), where the kernel lists it.

@@ -7,11 +7,13 @@
 //! pipeline, so its interrupts and tick disturb the other thread), the
 //! lowest key first:
 //!
-//! 1. named for housekeeping: a thread is the boot CPU (CPU 0, whose
-//!    timekeeping tick `tick_nohz_init()` in `kernel/time/tick-sched.c`
-//!    always keeps; the last of all), or is in `irqaffinity=`, a `/proc/irq/default_smp_affinity` narrower
-//!    than the online CPUs, the affinity of PID 1 narrower than them
-//!    (systemd's `CPUAffinity=`), or outside a non-empty `nohz_full` set;
+//! 1. named for housekeeping: a thread is the boot CPU (CPU 0, which keeps
+//!    the kernel's housekeeping; before Linux 6.5 `tick_nohz_init()` in
+//!    `kernel/time/tick-sched.c` also clears it from `nohz_full=`; the
+//!    last of all), or is in `irqaffinity=`, a
+//!    `/proc/irq/default_smp_affinity` narrower than the online CPUs, the
+//!    affinity of PID 1 narrower than them (systemd's `CPUAffinity=`), or
+//!    outside a non-empty `nohz_full` set;
 //! 2. threads not domain-isolated (`cpu/isolated`, cgroup v2 isolated
 //!    partitions), then not nohz_full (`cpu/nohz_full`), then not in
 //!    `rcu_nocbs=` (with `nohz_full`, as `rcu_init_nohz()` adds it);
@@ -23,7 +25,9 @@
 //!
 //! Cores of equal key are chosen compactly ([`super::units::choose_compact`]),
 //! near the cores already taken; within a core without `--smt`, the
-//! thread of the lowest key (the lowest-numbered on a tie).
+//! thread of the lowest key (the lowest-numbered on a tie). `--choose
+//! measured` ranks by the worst gap the probe measured first
+//! ([`Rule::Measured`]).
 
 use super::CoreChoice;
 use super::units::{self, KindRanks, Place};
@@ -43,17 +47,21 @@ pub enum Rule {
     HousekeepingFirst,
     /// Every candidate CPU (no `--cores`): a node, a unit, the allowed set.
     Candidates,
+    /// `--choose measured`: the smallest worst gap the probe measured,
+    /// then [`Rule::Quietest`].
+    Measured,
 }
 
 impl Rule {
     /// The JSON name: `named`, `quietest`, `housekeeping-first`,
-    /// `candidates`.
+    /// `candidates`, `measured`.
     pub fn name(self) -> &'static str {
         match self {
             Rule::Named => "named",
             Rule::Quietest => "quietest",
             Rule::HousekeepingFirst => "housekeeping-first",
             Rule::Candidates => "candidates",
+            Rule::Measured => "measured",
         }
     }
 }
@@ -69,6 +77,8 @@ pub struct Choice {
     /// kubelet's habit, pinrun's before issue 31) would have chosen, when
     /// it differs from the choice: the launch then says so.
     pub compact: Option<CpuSet>,
+    /// `--choose measured`: the worst gap measured on each probed CPU, ns.
+    pub measured: Option<BTreeMap<u32, u64>>,
 }
 
 /// What the rule knows of each CPU, read from [`SystemState`].
@@ -88,6 +98,8 @@ pub struct Facts {
     nocbs: CpuSet,
     /// Per CPU: (device IRQs routed there, their interrupts there).
     irqs: BTreeMap<u32, (u32, u64)>,
+    /// `--choose measured`: the worst gap measured per CPU, ns.
+    measured: BTreeMap<u32, u64>,
 }
 
 /// The ranking key of one CPU or core (see the module's list).
@@ -102,6 +114,12 @@ struct Key {
     irq_routed: bool,
     magnitude: u32,
 }
+
+/// A core's rank: the worst gap measured on its threads used
+/// (`--choose measured`, else 0), then the key of those threads and of all
+/// its threads (with, for housekeeping-first, how many of them are
+/// isolated or nohz_full).
+type CoreKey = (u64, [(Key, usize); 2]);
 
 /// Decimal digits of `n` (0 for 0).
 fn magnitude(n: u64) -> u32 {
@@ -144,7 +162,17 @@ impl Facts {
             nohz_full: sys.nohz_full.clone(),
             nocbs,
             irqs,
+            measured: sys.measured.clone().unwrap_or_default(),
         }
+    }
+
+    /// The largest worst gap measured on `cpus`, ns (`u64::MAX` for a CPU
+    /// not measured: last).
+    fn worst_gap(&self, cpus: &CpuSet) -> u64 {
+        cpus.iter()
+            .map(|c| self.measured.get(&c).copied().unwrap_or(u64::MAX))
+            .max()
+            .unwrap_or(u64::MAX)
     }
 
     /// The key of the CPUs `cpus` (a core's threads, or one CPU).
@@ -285,7 +313,8 @@ pub fn choose(
 ) -> (Vec<CoreChoice>, CpuSet, Vec<String>) {
     let ranks = KindRanks::of(sys);
     let place = |c: &CoreChoice| Place::of(sys, &ranks, c.cpus.first().unwrap_or_default());
-    let quiet = rule == Rule::Quietest;
+    let measured = rule == Rule::Measured;
+    let quiet = rule == Rule::Quietest || measured;
     // The threads used of a core: all with `smt`, else its best thread.
     let used = |c: &CoreChoice| -> CpuSet {
         if smt {
@@ -295,9 +324,14 @@ pub fn choose(
         let best = c.cpus.iter().min_by_key(|&t| {
             let t1 = one(t);
             if quiet {
-                (facts.key(&t1), 0, t)
+                (
+                    facts.key(&t1),
+                    if measured { facts.worst_gap(&t1) } else { 0 },
+                    0,
+                    t,
+                )
             } else {
-                (Key::default(), facts.isolated_count(&t1), t)
+                (Key::default(), 0, facts.isolated_count(&t1), t)
             }
         });
         best.map(one).unwrap_or_default()
@@ -305,18 +339,23 @@ pub fn choose(
     // The key of a core: that of the threads used, then of all its
     // threads (a sibling disturbs the core); for housekeeping-first, how
     // many of them are isolated or nohz_full.
-    let key_of = |c: &CoreChoice| -> [(Key, usize); 2] {
+    // Measured: the worst gap of the threads used comes first.
+    let key_of = |c: &CoreChoice| -> CoreKey {
         let u = used(c);
+        let gap = if measured { facts.worst_gap(&u) } else { 0 };
         if quiet {
-            [(facts.key(&u), 0), (facts.key(&c.cpus), 0)]
+            (gap, [(facts.key(&u), 0), (facts.key(&c.cpus), 0)])
         } else {
-            [
-                (Key::default(), facts.isolated_count(&u)),
-                (Key::default(), facts.isolated_count(&c.cpus)),
-            ]
+            (
+                gap,
+                [
+                    (Key::default(), facts.isolated_count(&u)),
+                    (Key::default(), facts.isolated_count(&c.cpus)),
+                ],
+            )
         }
     };
-    let mut tiers: BTreeMap<[(Key, usize); 2], Vec<CoreChoice>> = BTreeMap::new();
+    let mut tiers: BTreeMap<CoreKey, Vec<CoreChoice>> = BTreeMap::new();
     for c in cores {
         tiers.entry(key_of(&c)).or_default().push(c);
     }
@@ -343,6 +382,24 @@ pub fn choose(
     });
     let cpus: CpuSet = chosen.iter().flat_map(|c| used(c).to_vec()).collect();
     let mut reasons = Vec::new();
+    if measured {
+        let words = |ns: u64| {
+            if ns == u64::MAX {
+                "not measured".to_string()
+            } else {
+                crate::words::duration_approx(ns)
+            }
+        };
+        let all: Vec<String> = facts
+            .measured
+            .iter()
+            .map(|(c, ns)| format!("CPU {c} {}", words(*ns)))
+            .collect();
+        reasons.push(format!(
+            "measured worst gaps (spin probe, all candidates at once): {}",
+            all.join(", ")
+        ));
+    }
     if quiet {
         if !facts.housekeeping_why.is_empty() {
             reasons.push(format!(
@@ -551,5 +608,32 @@ mod tests {
             .cgroup_cpuset("/pod", "0-1,4-5")
             .build();
         assert_eq!(chosen(&narrow, "--cores 1 --fifo 9"), cpus("1"));
+    }
+
+    /// `--choose measured`: before the measurement every free whole core
+    /// is planned (what the probe measures); with the worst gaps set, the
+    /// N smallest win over the rule (here the boot CPU), the rule breaking
+    /// ties.
+    #[test]
+    fn measured_gaps_decide_before_the_rule() {
+        let mut sys = Machine::new(1, 4, 1).build();
+        let p = plan(
+            &sys,
+            &request(&["--dry-run", "--cores", "2", "--choose", "measured"]),
+        )
+        .unwrap();
+        assert_eq!(p.cpus, Some(cpus("0-3")));
+        sys.measured = Some([(0, 10), (1, 500), (2, 50), (3, 10)].into_iter().collect());
+        let p = plan(
+            &sys,
+            &request(&["--dry-run", "--cores", "2", "--choose", "measured"]),
+        )
+        .unwrap();
+        assert_eq!(p.cpus, Some(cpus("0,3")));
+        let c = p.choice.unwrap();
+        assert_eq!(c.rule.name(), "measured");
+        assert_eq!(c.intent, vec!["--choose measured"]);
+        // A tie in the gap: the rule decides (the boot CPU last).
+        assert_eq!(chosen(&sys, "--cores 1 --choose measured"), cpus("3"));
     }
 }

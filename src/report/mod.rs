@@ -97,7 +97,11 @@ pub fn plan_json(
         // differs (null otherwise).
         "choice": plan.choice.as_ref().map(|c| json!({
             "intent": c.intent, "rule": c.rule.name(),
-            "compact": c.compact.as_ref().map(CpuSet::to_vec)
+            "compact": c.compact.as_ref().map(CpuSet::to_vec),
+            // --choose measured: each probed CPU's worst gap, ns.
+            "measured": c.measured.as_ref().map(|m| m.iter()
+                .map(|(cpu, ns)| json!({"cpu": cpu, "max_ns": ns}))
+                .collect::<Vec<_>>()),
         })),
         "findings": findings_json(findings),
         // What --strict would do with these findings: the real launch exits 125.

@@ -174,6 +174,11 @@ pub struct SystemState {
     /// A read that must stop the run (exit 125): topology that cannot be
     /// made consistent, or a file beyond its reading budget.
     pub read_error: Option<crate::error::Error>,
+    /// `--choose measured`: the worst gap (ns) the spin probe measured on
+    /// each probed CPU, set by the application layer before the final plan
+    /// (`crate::app::probe::measure_choice`); `None` otherwise. A reading
+    /// of the machine like the others, made by running on it.
+    pub measured: Option<BTreeMap<u32, u64>>,
 }
 
 impl SystemState {
@@ -586,6 +591,7 @@ impl SystemState {
                 Vec::new()
             },
             read_error,
+            measured: None,
         };
         (state, rt_scan)
     }

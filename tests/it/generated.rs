@@ -22,3 +22,30 @@ fn generated_files_are_fresh() {
         );
     }
 }
+
+/// Every line of pinrun(1) that starts with troff's control characters
+/// (`.` or `'`) is a request or macro the page means (issue 37 item 4: a
+/// text line starting `.pinrun\-dump\-*` was read as an undefined macro
+/// and its sentence dropped from the rendered page); text that must start
+/// with a dot is written `\&.`. The names are those of groff_man(7) and
+/// the few troff requests the generated parts use.
+#[test]
+fn no_text_line_starts_with_a_control_character() {
+    const KNOWN: &[&str] = &[
+        "TH", "SH", "SS", "PP", "TP", "IP", "RS", "RE", "B", "I", "BR", "RB", "BI", "IB", "IR",
+        "RI", "br", "nf", "fi", "ie", "el", "TS", "TE", "sp", "in", "ti", "ad", "na", "\\\"",
+    ];
+    let out = pinrun().args(["--generate", "man"]).output().unwrap();
+    let page = String::from_utf8(out.stdout).unwrap();
+    for (i, line) in page.lines().enumerate() {
+        let Some(rest) = line.strip_prefix('.').or_else(|| line.strip_prefix('\'')) else {
+            continue;
+        };
+        let name = rest.split_whitespace().next().unwrap_or("");
+        assert!(
+            name.is_empty() || KNOWN.contains(&name) || name.starts_with("\\\""),
+            "man/pinrun.1 line {}: {line:?} starts with a control character but {name:?} is no macro the page means (write \\& before the dot)",
+            i + 1
+        );
+    }
+}
