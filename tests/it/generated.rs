@@ -48,4 +48,18 @@ fn no_text_line_starts_with_a_control_character() {
             i + 1
         );
     }
+    // groff itself, where it is installed (.ci/run installs groff-base):
+    // no warning at all with every warning class on.
+    let groff = std::process::Command::new("groff")
+        .args(["-ww", "-z", "-man"])
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn();
+    if let Ok(mut g) = groff {
+        use std::io::Write;
+        g.stdin.take().unwrap().write_all(page.as_bytes()).unwrap();
+        let out = g.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.is_empty(), "groff -ww -z -man man/pinrun.1: {err}");
+    }
 }
