@@ -211,9 +211,15 @@ pub struct Cli {
 
     /// How --cores ranks cores: rule (default: by what pinrun reads,
     /// pinrun(1) CHOOSING CORES) or measured[=DURATION]: run the spin probe
-    /// on every candidate core at once (default 1s, 10ms to 10s) and take
-    /// the N with the smallest worst gap. Live machine only.
-    #[arg(long, value_name = "RULE", requires = "cores", conflicts_with_all = ["cpus", "sysroot", "pid"], help_heading = "Placement")]
+    /// (SCHED_OTHER) on every candidate core at once, for 1s by default
+    /// (10ms to 10s; --dry-run measures too), and take the N with the
+    /// smallest worst gap. Live machine only.
+    #[arg(
+        long,
+        value_name = "RULE",
+        requires = "cores",
+        help_heading = "Placement"
+    )]
     pub choose: Option<String>,
 
     /// Choose only housekeeping CPUs: allowed CPUs that are neither
@@ -711,7 +717,9 @@ fn parse_choose(text: &str) -> Result<Choose> {
         ("measured", d) => {
             let duration_ns = match d {
                 None => Choose::DEFAULT_MEASURE_NS,
-                Some(d) => parse_duration("--choose measured", d)?,
+                Some(d) => parse_duration("--choose measured", d).map_err(|e| {
+                    e.hint("--choose measured=1s (the default), at least 10ms, at most 10s")
+                })?,
             };
             if !(Choose::MIN_MEASURE_NS..=Choose::MAX_MEASURE_NS).contains(&duration_ns) {
                 return Err(bad(
@@ -812,6 +820,49 @@ fn rt_prio(option: &str, prio: u32) -> Result<u32> {
 }
 
 impl Cli {
+    /// `choose`, refused when it is `measured` where nothing can be
+    /// measured: below `--sysroot` (a dump), for `--pid`, with `--cpus`
+    /// (the CPUs are named), `--emit`/`--check-emitted` (for another time)
+    /// and `--deadline` (a SCHED_DEADLINE task cannot be probed pinned to
+    /// one CPU of its root domain, as `--probe` refuses).
+    fn measurable(&self, choose: Choose) -> Result<Choose> {
+        if choose == Choose::Rule {
+            return Ok(choose);
+        }
+        let with = [
+            (
+                "--sysroot",
+                self.sysroot.is_some(),
+                "a dump cannot be measured",
+            ),
+            (
+                "--pid",
+                self.pid.is_some(),
+                "the process runs where it runs",
+            ),
+            ("--cpus", self.cpus.is_some(), "the CPUs are named"),
+            (
+                "--emit",
+                self.emit.is_some() || self.check_emitted.is_some(),
+                "emitted files run at another time",
+            ),
+            (
+                "--deadline",
+                self.deadline,
+                "a SCHED_DEADLINE task cannot be pinned to one CPU of its root domain to be probed",
+            ),
+        ];
+        match with.iter().find(|(_, on, _)| *on) {
+            Some((option, _, why)) => Err(bad(
+                ErrorCode::Usage,
+                "--choose measured",
+                format!("not with {option}: {why}"),
+            )
+            .hint("leave out --choose measured: the rule chooses (pinrun(1) CHOOSING CORES)")),
+            None => Ok(choose),
+        }
+    }
+
     fn policy(&self) -> Result<Option<Policy>> {
         Ok(if let Some(p) = self.fifo {
             Some(Policy::Fifo(rt_prio("--fifo", p)?))
@@ -1110,7 +1161,7 @@ impl Cli {
             },
             choose: match &self.choose {
                 None => Choose::Rule,
-                Some(t) => parse_choose(t)?,
+                Some(t) => self.measurable(parse_choose(t)?)?,
             },
         };
         if self.exclusive && !placement.is_requested() {

@@ -81,8 +81,10 @@ or a batch scheduler's per-task binding) bounds what
 and
 .B \-\-isolated
 choose when it is an explicit narrowing: when it lacks an allowed CPU that is
-not isolated. The mask a shell started by init inherits (every CPU but the
-isolcpus ones) is not a narrowing, so
+not isolated, and does not hold PID 1's affinity. The mask a shell started by
+init inherits (every CPU but the isolcpus ones, or systemd's
+.BR CPUAffinity= )
+is not a narrowing, so
 .B \-\-isolated
 still reaches the isolated CPUs from a login shell. Two ranks of one job
 started with their own masks thus get different cores, as with
@@ -127,8 +129,10 @@ cores with a CPU the host names for housekeeping come last, the boot CPU
 (CPU 0) last of all: CPUs in
 .BR irqaffinity= ,
 in a /proc/irq/default_smp_affinity narrower than the online CPUs, in the
-affinity of PID 1 when narrower (systemd's
-.BR CPUAffinity= ),
+affinity of PID 1 when narrower than the CPUs pinrun may use (systemd's
+.B CPUAffinity=
+on a host; in a container PID 1 runs on the container's cpuset and names
+nothing),
 or outside a non-empty nohz_full set;
 .IP 2. 4
 then the fewest CPUs that are not domain-isolated (cpu/isolated and cgroup v2
@@ -172,16 +176,15 @@ chooses by measurement instead: pinrun plans every free whole candidate
 core (the quietest thread of each, every thread with
 .BR \-\-smt ),
 runs the spin probe of PROBE on all of them at once for DURATION (default 1s,
-10ms to 10s) under the request's scheduling policy, and takes the N cores
-whose threads had the smallest worst gap; the rule above breaks ties. Each
+10ms to 10s) under SCHED_OTHER whatever the request asks (a real-time spin
+on every candidate would take every CPU from the host for that long), and
+takes the N cores whose threads had the smallest worst gap; gaps within a
+factor of two tie, and the rule above breaks ties. Each
 probed CPU's worst gap is in the
 .B why:
 lines and in the JSON as
 .BR choice.measured .
-It is refused where
-.B \-\-probe
-is (a real-time spin without RT throttling on CPUs shared with other tasks),
-below
+It is refused below
 .B \-\-sysroot
 (a dump cannot be measured) and with
 .BR \-\-pid ;

@@ -593,13 +593,12 @@ impl Request {
         v
     }
 
-    /// Whether the launch is latency-critical: a real-time or deadline
-    /// policy, `--isolated`, or `--check` itself. Disturbances (no
-    /// isolation, IRQs) are then warnings rather than info.
+    /// Whether the launch is latency-critical: it carries latency intent
+    /// ([`Request::latency_intent`]: the same notion that chooses its
+    /// cores), or it is `--check` itself. Disturbances (no isolation, IRQs)
+    /// are then warnings rather than info.
     pub fn latency_critical(&self) -> bool {
-        self.mode == Mode::Check
-            || self.placement.isolated
-            || self.sched.policy.is_some_and(Policy::ignores_nice)
+        self.mode == Mode::Check || !self.latency_intent().is_empty()
     }
 
     /// Whether any finding can be printed or refuse the launch: every mode

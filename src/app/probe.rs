@@ -124,9 +124,9 @@ pub(super) fn before_launch(
 
 /// `--choose measured` (issue 31): plans the candidates (every free whole
 /// core, the quietest thread of each: `crate::plan::placement`), runs the
-/// spin probe on all of them at once for the requested time under the
-/// request's scheduling policy, and returns `sys` with each CPU's worst
-/// gap, from which the final plan chooses. Refused where `--probe` is
+/// spin probe on all of them at once for the requested time under
+/// SCHED_OTHER, and returns `sys` with each CPU's worst gap, from which
+/// the final plan chooses. Refused where `--probe` is
 /// (`crate::plan::probe::refuse_unsafe`); `sys` unchanged without it.
 pub(super) fn measure_choice(
     root: &Root,
@@ -136,10 +136,18 @@ pub(super) fn measure_choice(
     let crate::request::Choose::Measured { duration_ns } = req.placement.choose else {
         return Ok(sys);
     };
-    // The candidates as the launch would see them; the lock an
-    // --exclusive launch takes is released until the final plan.
-    let (plan, _, guard) = super::claims::plan(root, &sys, req)?;
+    // The candidates as the launch would see them (an empty measurement:
+    // every free whole core); the lock an --exclusive launch takes is
+    // released until the final plan.
+    sys.measured = Some(std::collections::BTreeMap::new());
+    let (mut plan, _, guard) = super::claims::plan(root, &sys, req)?;
     drop(guard);
+    // Measured under SCHED_OTHER whatever the request asks: a real-time
+    // spin on every candidate at once would take every CPU from the rest
+    // of the host for the whole measurement (a 1 s stall seen with --fifo
+    // 90 on this machine); an ordinary thread measures what would
+    // disturb the command there (IRQs, kernel work, other tasks).
+    plan.sched = crate::request::SchedRequest::default();
     let probed = plan.cpus.clone().unwrap_or_default();
     let pr = ProbeRequest {
         duration_ns,

@@ -43,6 +43,9 @@ pub fn for_request(req: &Request) -> Scope {
         info: req.shows_info(),
         kthreads: req.mode == Mode::Check,
         quiet: ranks_quietest(req),
+        // inherited_bound() looks at PID 1's affinity wherever a placement
+        // chooses (no --cpus).
+        init: p.is_requested() && p.cpus.is_none() && p.cpus_form.is_none(),
         details: false,
         units: p.is_requested()
             && (p.cores.is_some()
@@ -57,14 +60,10 @@ pub fn for_request(req: &Request) -> Scope {
 }
 
 /// Whether the plan of `req` ranks cores by the latency rule
-/// (`crate::plan::quiet`): `--cores N` chosen (no `--cpus`) with latency
-/// intent.
+/// (`crate::plan::quiet`): `--cores N` with latency intent (inside
+/// `--cpus LIST` too).
 fn ranks_quietest(req: &Request) -> bool {
-    let p = &req.placement;
-    p.cores.is_some()
-        && p.cpus.is_none()
-        && p.cpus_form.is_none()
-        && !req.latency_intent().is_empty()
+    req.placement.cores.is_some() && !req.latency_intent().is_empty()
 }
 
 /// Whether the plan of `req` takes its CPUs as named (`--cpus LIST` or a

@@ -166,10 +166,18 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
                     cpus_phrase(&cpus)
                 )
             } else {
-                format!(
-                    "managed IRQs cannot be moved through /proc (the write fails: EIO, EPERM on some kernels); boot with isolcpus=managed_irq,{} so the kernel steers them to housekeeping CPUs",
-                    ctx.cpus
-                )
+                match super::isolation::boot_params_for(
+                    sys,
+                    &ctx.cpus,
+                    &[super::isolation::Param::ManagedIrq],
+                ) {
+                    Ok(line) => format!(
+                        "managed IRQs cannot be moved through /proc (the write fails: EIO, EPERM on some kernels); boot with {line} so the kernel steers them to housekeeping CPUs"
+                    ),
+                    Err(why) => format!(
+                        "managed IRQs cannot be moved through /proc (the write fails: EIO, EPERM on some kernels); {why}"
+                    ),
+                }
             }
         } else if hk.is_empty() {
             format!(
@@ -213,7 +221,14 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
                         if steered {
                             "isolcpus=managed_irq already covers these CPUs, and the kernel keeps it here only when its mask has no housekeeping CPU".to_string()
                         } else {
-                            format!("boot with isolcpus=managed_irq,{} instead", ctx.cpus)
+                            match super::isolation::boot_params_for(
+                                sys,
+                                &ctx.cpus,
+                                &[super::isolation::Param::ManagedIrq],
+                            ) {
+                                Ok(line) => format!("boot with {line} instead"),
+                                Err(why) => why,
+                            }
                         }
                     )
                 } else {

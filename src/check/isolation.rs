@@ -68,10 +68,96 @@ fn without_boot(sys: &crate::system::SystemState, cpus: &CpuSet) -> CpuSet {
     c
 }
 
-/// `then`, preceded by what works on this host now: the allowed CPUs of
-/// `quiet` that are neither chosen nor claimed ("CPUs 2-3 are isolated
-/// and free: --isolated, or --cpus 2; else …"). `isolated_option`: the
-/// `--isolated` option chooses among them (domain isolation).
+/// A boot parameter a hint can ask for ([`boot_params_for`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Param {
+    /// `isolcpus=` with `domain,managed_irq` (and the flags it has).
+    Isolcpus,
+    /// `isolcpus=` with `managed_irq` (and the flags it has).
+    ManagedIrq,
+    /// `nohz_full=`.
+    NohzFull,
+    /// `rcu_nocbs=`.
+    RcuNocbs,
+}
+
+/// The kernel command line a hint asks for to add `cpus` (the boot CPU
+/// left out) to each parameter of `params`, each written whole: the CPUs
+/// the parameter already lists are kept, with its flags, since the
+/// kernel's parsers (`housekeeping_isolcpus_setup()` and
+/// `housekeeping_nohz_full_setup()` in `kernel/sched/isolation.c`,
+/// `rcu_nocb_setup()`) take one list per parameter and a hint that named
+/// only the new CPUs would un-isolate the others; a note says when the
+/// lists leave CPU 0 alone for housekeeping, or when `isolcpus=`'s flags
+/// would isolate the added CPUs further than asked. `Err` with the reason
+/// when nothing is left to name (only the boot CPU).
+pub(super) fn boot_params_for(
+    sys: &crate::system::SystemState,
+    cpus: &CpuSet,
+    params: &[Param],
+) -> Result<String, String> {
+    let add = without_boot(sys, cpus);
+    if add.is_empty() {
+        return Err(BOOT_CPU_KEPT.to_string());
+    }
+    let iso = sys
+        .boot
+        .isolcpus
+        .as_ref()
+        .filter(|i| i.unknown_flags.is_empty());
+    let mut words = Vec::new();
+    let mut quiet = CpuSet::new();
+    for &p in params {
+        let (name, had) = match p {
+            Param::Isolcpus | Param::ManagedIrq => ("isolcpus", iso.and_then(|i| i.cpus.clone())),
+            Param::NohzFull => ("nohz_full", sys.boot.nohz_full.clone()),
+            Param::RcuNocbs => ("rcu_nocbs", sys.boot.rcu_nocbs.clone()),
+        };
+        let list = had.unwrap_or_default().union(&add);
+        if p != Param::RcuNocbs && p != Param::ManagedIrq {
+            quiet.union_with(&list);
+        }
+        let flags = match p {
+            Param::Isolcpus | Param::ManagedIrq => {
+                let mut f = Vec::new();
+                if iso.is_some_and(|i| i.nohz) {
+                    f.push("nohz");
+                }
+                if p == Param::Isolcpus || iso.is_some_and(|i| i.domain && i.cpus.is_some()) {
+                    f.push("domain");
+                }
+                f.push("managed_irq");
+                format!("{},", f.join(","))
+            }
+            _ => String::new(),
+        };
+        words.push(format!("{name}={flags}{}", list.to_list()));
+    }
+    let mut line = words.join(" ");
+    // isolcpus= gives every CPU it lists the same flags.
+    if params.contains(&Param::ManagedIrq)
+        && iso.is_some_and(|i| i.domain || i.nohz)
+        && !add.is_subset(&iso.and_then(|i| i.cpus.clone()).unwrap_or_default())
+    {
+        line.push_str(&format!(
+            " (isolcpus= gives every CPU it lists the same flags: {} would be isolated from the scheduler too)",
+            cpus_phrase(&add)
+        ));
+    }
+    let left = without_boot(sys, &sys.online.difference(&quiet));
+    if !quiet.is_empty() && left.is_empty() {
+        line.push_str(" (it leaves CPU 0 alone for housekeeping)");
+    }
+    Ok(line)
+}
+
+/// `then`, preceded by what works on this host now, each checked against
+/// the planner before it is offered (issue 31: a hint never names what
+/// would be refused): `--isolated` (when `isolated_option`) and `--cpus
+/// LIST` with one CPU of `quiet` per core for each CPU checked, among the
+/// allowed CPUs of the request's nodes that no chosen core holds, no
+/// claim holds and that are not the boot CPU ("CPUs 5-6 are isolated and
+/// free: --isolated, or --cpus 5; else …").
 fn alternatives_first(
     ctx: &Context,
     quiet: &CpuSet,
@@ -79,24 +165,78 @@ fn alternatives_first(
     isolated_option: bool,
     then: String,
 ) -> String {
-    let free = ctx
-        .sys
-        .allowed
-        .intersection(quiet)
-        .difference(&ctx.cpus)
-        .difference(&ctx.claims.cpus());
-    let Some(first) = free.first() else {
+    let sys = ctx.sys;
+    let Some(chosen) = &ctx.plan.cpus else {
         return then;
     };
+    let taken = ctx
+        .plan
+        .cores
+        .iter()
+        .fold(chosen.clone(), |a, c| a.union(&c.cpus));
+    let mut free = without_boot(
+        sys,
+        &sys.allowed
+            .intersection(quiet)
+            .difference(&taken)
+            .difference(&ctx.claims.cpus()),
+    );
+    if let Some(nodes) = &ctx.req.placement.nodes {
+        free = free
+            .iter()
+            .filter(|&c| sys.node_of(c).is_some_and(|n| nodes.contains(n)))
+            .collect();
+    }
+    if free.is_empty() {
+        return then;
+    }
+    let works = |r: &crate::request::Request| {
+        crate::plan::plan_claimed(sys, r, ctx.claims).is_ok_and(|p| {
+            p.cpus
+                .as_ref()
+                .is_some_and(|c| !c.is_empty() && c.is_subset(quiet))
+        })
+    };
+    let mut options = Vec::new();
+    let p = &ctx.req.placement;
+    if isolated_option && !p.isolated && p.cpus.is_none() && p.cpus_form.is_none() {
+        let mut r = ctx.req.clone();
+        r.placement.isolated = true;
+        if works(&r) {
+            options.push("--isolated".to_string());
+        }
+    }
+    // One CPU of each free core, as many as the CPUs checked.
+    let mut seen = CpuSet::new();
+    let mut list = CpuSet::new();
+    for c in free.iter() {
+        if list.len() == chosen.len() {
+            break;
+        }
+        if !seen.contains(c) {
+            seen.union_with(&sys.core_of(c));
+            list.insert(c);
+        }
+    }
+    if list.len() == chosen.len() {
+        let mut r = ctx.req.clone();
+        r.placement.cpus = Some(list.clone());
+        r.placement.cpus_form = None;
+        r.placement.cores = None;
+        r.placement.units = None;
+        r.placement.choose = crate::request::Choose::Rule;
+        if works(&r) {
+            options.push(format!("--cpus {list}"));
+        }
+    }
+    if options.is_empty() {
+        return then;
+    }
     format!(
-        "{} {} {what} and free: {}--cpus {first}; else {then}",
+        "{} {} {what} and free: {}; else {then}",
         cpus_phrase(&free),
         verb(&free),
-        if isolated_option {
-            "--isolated, or "
-        } else {
-            ""
-        }
+        options.join(", or ")
     )
 }
 
@@ -104,7 +244,6 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
     let sys = ctx.sys;
     let cpus = &ctx.cpus;
     let boot_iso = sys.boot.isolcpus.as_ref();
-    let list = cpus.to_list();
     let from_cmdline = |src: IsolationSource| match src {
         IsolationSource::Sysfs => "",
         IsolationSource::Cmdline => " (per the kernel command line; the sysfs file is absent)",
@@ -176,19 +315,17 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
             &not_iso,
             message,
             alternatives_first(ctx, &sys.isolated, "isolated", true, {
-                let asked = without_boot(sys, &not_iso);
-                if asked.is_empty() {
-                    BOOT_CPU_KEPT.to_string()
-                } else {
-                    let a = asked.to_list();
-                    let nohz = if sys.nohz_full_source == IsolationSource::NotBuilt {
-                        String::new()
-                    } else {
-                        format!(" nohz_full={a}")
-                    };
-                    format!(
-                        "isolate at boot with isolcpus=domain,managed_irq,{a}{nohz} rcu_nocbs={a}, or at run time with a cgroup v2 isolated partition (cpuset.cpus.partition=isolated)"
-                    )
+                let mut params = vec![Param::Isolcpus];
+                if sys.nohz_full_source != IsolationSource::NotBuilt {
+                    params.push(Param::NohzFull);
+                }
+                params.push(Param::RcuNocbs);
+                match boot_params_for(sys, &not_iso, &params) {
+                    Ok(line) if sys.cgroup_v2() => format!(
+                        "isolate at boot with {line}, or at run time with a cgroup v2 isolated partition (cpuset.cpus.partition=isolated)"
+                    ),
+                    Ok(line) => format!("isolate at boot with {line}"),
+                    Err(why) => why,
                 }
             }),
         ));
@@ -197,11 +334,9 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
     let ticking = cpus.difference(&sys.nohz_full);
     if !ticking.is_empty() {
         // A kernel built without NO_HZ_FULL: no launch on this host can
-        // change it, so a launch says it as a notice (issue 31); --check,
-        // the audit of the host, keeps it a warning.
-        let severity = if sys.nohz_full_source == IsolationSource::NotBuilt
-            && ctx.req.mode != crate::request::Mode::Check
-        {
+        // change it, so it is a notice (issue 31), in every mode alike
+        // (--check, --strict and --allow judge the same findings).
+        let severity = if sys.nohz_full_source == IsolationSource::NotBuilt {
             ctx.possible_disturbance()
         } else {
             ctx.disturbance()
@@ -218,9 +353,9 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
                 from_cmdline(sys.nohz_full_source)
             ),
             alternatives_first(ctx, &sys.nohz_full, "nohz_full", false, if sys.nohz_full_source == IsolationSource::NotBuilt {
-                match without_boot(sys, &ticking) {
-                    a if a.is_empty() => format!("boot a kernel built with CONFIG_NO_HZ_FULL=y; {BOOT_CPU_KEPT}"),
-                    a => format!("boot a kernel built with CONFIG_NO_HZ_FULL=y, with nohz_full={a}"),
+                match boot_params_for(sys, &ticking, &[Param::NohzFull]) {
+                    Ok(line) => format!("boot a kernel built with CONFIG_NO_HZ_FULL=y, with {line}"),
+                    Err(why) => format!("boot a kernel built with CONFIG_NO_HZ_FULL=y; {why}"),
                 }
             } else if sys
                 .boot
@@ -233,13 +368,11 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
                     "nohz_full= already lists {} but the kernel did not apply it (it keeps a housekeeping CPU, and needs CONFIG_NO_HZ_FULL): run on other CPUs, or leave the boot CPU out of nohz_full=",
                     cpus_phrase(&ticking)
                 )
-            } else if without_boot(sys, &ticking).is_empty() {
-                BOOT_CPU_KEPT.to_string()
             } else {
-                format!(
-                    "boot with nohz_full={} (CONFIG_NO_HZ_FULL)",
-                    without_boot(sys, &ticking).to_list()
-                )
+                match boot_params_for(sys, &ticking, &[Param::NohzFull]) {
+                    Ok(line) => format!("boot with {line} (CONFIG_NO_HZ_FULL)"),
+                    Err(why) => why,
+                }
             }),
         ));
     }
@@ -279,7 +412,10 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
                 // Asked for, and the kthreads show the kernel did not.
                 "rcu_nocbs=/nohz_full= already list them but the kernel runs no rcuo kthread for them: boot a kernel built with CONFIG_RCU_NOCB_CPU=y".to_string()
             } else {
-                format!("boot with rcu_nocbs={list} (nohz_full= implies it)")
+                match boot_params_for(sys, &callbacks, &[Param::RcuNocbs]) {
+                    Ok(line) => format!("boot with {line} (nohz_full= implies it)"),
+                    Err(why) => why,
+                }
             },
         ));
     }
@@ -399,7 +535,11 @@ fn mixed(ctx: &Context, out: &mut Vec<Finding>) {
                 cpus_phrase(&quiet),
                 verb(&quiet)
             ),
-            "ask for fewer cores to stay on housekeeping CPUs, or state the intent (a real-time policy, --isolated, --exclusive)",
+            match (ctx.req.placement.cores, quiet.is_subset(&sys.isolated)) {
+                (Some(_), true) => "ask for fewer cores to stay on housekeeping CPUs, or state the intent (a real-time policy, --isolated, --exclusive)",
+                (Some(_), false) => "ask for fewer cores to stay on housekeeping CPUs, or state the intent (a real-time policy, --exclusive)",
+                (None, _) => "widen the candidates to reach housekeeping CPUs (--node, the cgroup cpuset), or state the intent (a real-time policy, --exclusive)",
+            },
         ));
     }
 }

@@ -242,6 +242,36 @@ mod tests {
         // The full mask is no narrowing either.
         let sys = machine().inherited("0-15").build();
         assert_eq!(cores1(&sys, &["--node", "1"]).unwrap(), Some(cpus("4")));
+        // Nor is PID 1's mask, which every process inherits (systemd's
+        // CPUAffinity= keeping 0-1,8-9 for housekeeping, isolated CPUs
+        // elsewhere): a latency request from a login shell reaches the
+        // isolated cores; a narrower mask (taskset) still bounds.
+        let mut sys = machine().isolated("2-3,10-11").inherited("0-1,8-9").build();
+        sys.process.init_cpus_allowed = Some(cpus("0-1,8-9"));
+        assert_eq!(cores1(&sys, &["--fifo", "9"]).unwrap(), Some(cpus("2")));
+        sys.process.cpus_allowed = Some(cpus("1,9"));
+        assert_eq!(cores1(&sys, &["--fifo", "9"]).unwrap(), Some(cpus("1")));
+    }
+
+    /// In a container PID 1 runs on the container's cpuset: its affinity
+    /// names no housekeeping CPU (it would name every candidate).
+    #[test]
+    fn a_containers_pid_1_names_no_housekeeping() {
+        let mut sys = Machine::new(1, 8, 1)
+            .cgroup_cpuset("/kubepods/pod1", "4-7")
+            .build();
+        sys.process.init_cpus_allowed = Some(cpus("4-7"));
+        let (named, why) = quiet::named_housekeeping(&sys, &cpus("4-7"));
+        assert_eq!(
+            (named.intersection(&cpus("4-7")), why.len()),
+            (CpuSet::new(), 0)
+        );
+        let p = plan(
+            &sys,
+            &request(&["--dry-run", "--cores", "2", "--fifo", "1"]),
+        )
+        .unwrap();
+        assert_eq!(p.cpus, Some(cpus("4-5")));
     }
 
     /// A kernel without NUMA: node 0 is every CPU, a memory policy on it

@@ -72,6 +72,16 @@ fn validate_cpus(sys: &SystemState, cpus: &CpuSet) -> Result<()> {
     Ok(())
 }
 
+/// "isolate CPUS at boot (PARAMS)", and a cgroup v2 isolated partition
+/// where the caller's cpuset is a v2 one (partitions exist nowhere else).
+fn isolate_hint(sys: &SystemState, what: &str, params: &str) -> String {
+    if sys.cgroup_v2() {
+        format!("isolate {what} at boot ({params}) or with a cgroup v2 isolated partition")
+    } else {
+        format!("isolate {what} at boot ({params})")
+    }
+}
+
 /// Refuses node ids that do not exist (listing those that do), or any node
 /// id on a machine that exposes no NUMA nodes.
 pub(super) fn require_nodes(sys: &SystemState, option: &str, nodes: &NodeSet) -> Result<()> {
@@ -235,14 +245,24 @@ pub(super) struct Placed {
 /// and `--isolated` choose ([`Within`]): with `--within inherited`, always;
 /// by default, when it is an explicit narrowing: it lacks an allowed CPU
 /// that is not isolated (a shell started by init has every CPU but the
-/// isolcpus ones, and that is no narrowing); never with `--within cgroup`
-/// or when it is unknown. The result is within the allowed CPUs.
+/// isolcpus ones, and that is no narrowing) and does not hold PID 1's
+/// affinity (systemd's `CPUAffinity=`, which every process inherits);
+/// never with `--within cgroup` or when it is unknown. The result is
+/// within the allowed CPUs.
 pub fn inherited_bound(sys: &SystemState, within: Within) -> Option<CpuSet> {
     let inherited = sys.process.cpus_allowed.as_ref()?;
+    // The mask every process inherits from PID 1 (systemd's CPUAffinity=
+    // on a host that keeps its housekeeping CPUs apart) is no narrowing
+    // either: a login shell has it without anyone asking.
+    let from_init = sys
+        .process
+        .init_cpus_allowed
+        .as_ref()
+        .is_some_and(|i| i.intersection(&sys.allowed).is_subset(inherited));
     let narrows = match within {
         Within::Cgroup => false,
         Within::Inherited => true,
-        Within::Auto => !sys.allowed.difference(&sys.isolated).is_subset(inherited),
+        Within::Auto => !sys.allowed.difference(&sys.isolated).is_subset(inherited) && !from_init,
     };
     narrows.then(|| sys.allowed.intersection(inherited))
 }
@@ -321,9 +341,17 @@ pub(super) fn place(
             if !not_iso.is_empty() {
                 return Err(Error::new(
                     ErrorCode::CpuNotIsolated,
-                    format!("--isolated: {} not isolated (isolated CPUs: {})", cpus_phrase(&not_iso), or_none(&sys.isolated)),
+                    format!(
+                        "--isolated: {} not isolated (isolated CPUs: {})",
+                        cpus_phrase(&not_iso),
+                        or_none(&sys.isolated)
+                    ),
                 )
-                .hint("isolate them at boot (isolcpus=domain,managed_irq,LIST nohz_full=LIST) or with a cgroup v2 isolated partition"));
+                .hint(isolate_hint(
+                    sys,
+                    "them",
+                    "isolcpus=domain,managed_irq,LIST nohz_full=LIST",
+                )));
             }
         }
         if p.housekeeping {
@@ -424,7 +452,7 @@ pub(super) fn place(
                     ErrorCode::NoIsolatedCpus,
                     format!("--isolated: no isolated CPU is available here (isolated: {}, candidates: {})", or_none(&sys.isolated), sys.allowed),
                 )
-                .hint("isolate CPUs at boot (isolcpus=domain,managed_irq,LIST nohz_full=LIST rcu_nocbs=LIST) or with a cgroup v2 isolated partition"));
+                .hint(isolate_hint(sys, "CPUs", "isolcpus=domain,managed_irq,LIST nohz_full=LIST rcu_nocbs=LIST")));
             }
             reasons.push(format!("isolated candidates: {c}"));
         }
@@ -557,10 +585,19 @@ pub(super) fn place(
     // `--choose measured` before the measurement: every free whole core,
     // the quietest thread of each, is what the probe measures
     // (`crate::app::probe::measure_choice`); the plan made after it chooses.
-    let n = if rule == Rule::Measured && sys.measured.is_none() {
-        total
-    } else {
-        n
+    let n = match &sys.measured {
+        _ if rule != Rule::Measured => n,
+        Some(m) if m.is_empty() => total,
+        Some(_) => n,
+        // Nothing measured (a mode that does not measure, such as
+        // --emit): refused, never the candidates' whole set.
+        None => {
+            return Err(Error::new(
+                ErrorCode::Usage,
+                "--choose measured: nothing was measured here (only a launch, --dry-run, --check and --probe measure)".to_string(),
+            )
+            .hint("choose by the rule here (leave --choose out), or measure on the machine itself"));
+        }
     };
     let facts = quiet::Facts::of(sys, &candidate);
     let (chosen, cpus, why) = quiet::choose(sys, &facts, whole, n, rule, p.smt);
@@ -583,7 +620,7 @@ pub(super) fn place(
                 intent.join(", ")
             ),
             Rule::Quietest => format!(
-                "by the latency rule (intent: {}): the quietest first (not named for housekeeping, isolated, nohz_full, rcu_nocbs, without device IRQs, the fewest interrupts), then compactly",
+                "by the latency rule (intent: {}): CPUs named for housekeeping last; isolated, nohz_full and rcu_nocbs CPUs first; then no device IRQ; then the fewest interrupts; ties compactly",
                 intent.join(", ")
             ),
             _ => "by the housekeeping-first rule (no latency intent): cores without isolated or nohz_full CPUs first, then compactly (the lowest node, package, die, LLC and cluster that hold them, else the fewest)".to_string(),

@@ -116,8 +116,8 @@ struct Key {
 }
 
 /// A core's rank: the worst gap measured on its threads used
-/// (`--choose measured`, else 0), then the key of those threads and of all
-/// its threads (with, for housekeeping-first, how many of them are
+/// (`--choose measured`, else 0), then the key of all its threads and of
+/// those used (with, for housekeeping-first, how many of them are
 /// isolated or nohz_full).
 type CoreKey = (u64, [(Key, usize); 2]);
 
@@ -129,7 +129,7 @@ fn magnitude(n: u64) -> u32 {
 impl Facts {
     /// The facts of `candidates` on `sys` (IRQs counted on them only).
     pub fn of(sys: &SystemState, candidates: &CpuSet) -> Self {
-        let (housekeeping, housekeeping_why) = named_housekeeping(sys);
+        let (housekeeping, housekeeping_why) = named_housekeeping(sys, candidates);
         let nocbs = sys
             .boot
             .rcu_nocbs
@@ -166,11 +166,18 @@ impl Facts {
         }
     }
 
-    /// The largest worst gap measured on `cpus`, ns (`u64::MAX` for a CPU
-    /// not measured: last).
+    /// The class of the largest worst gap measured on `cpus`: its bit
+    /// length, so that gaps within a factor of two tie and the rule
+    /// decides between them (a short measurement's worst gap is noisy:
+    /// 7 ms against 12 ms on two idle CPUs of this machine); a CPU not
+    /// measured is last.
     fn worst_gap(&self, cpus: &CpuSet) -> u64 {
         cpus.iter()
-            .map(|c| self.measured.get(&c).copied().unwrap_or(u64::MAX))
+            .map(|c| {
+                self.measured
+                    .get(&c)
+                    .map_or(u64::MAX, |&ns| u64::from(u64::BITS - ns.leading_zeros()))
+            })
             .max()
             .unwrap_or(u64::MAX)
     }
@@ -252,17 +259,20 @@ impl Facts {
 }
 
 /// The CPUs the host names for housekeeping (see the module's list), and
-/// why, one phrase per source that names any.
-pub fn named_housekeeping(sys: &SystemState) -> (CpuSet, Vec<String>) {
+/// why, one phrase per source that names any of `candidates` not named
+/// by an earlier source.
+pub fn named_housekeeping(sys: &SystemState, candidates: &CpuSet) -> (CpuSet, Vec<String>) {
     let online = &sys.online;
     let mut set = CpuSet::new();
     let mut why = Vec::new();
+    // Each source's candidates not named by an earlier one.
     let mut add = |cpus: CpuSet, what: String| {
         let cpus = cpus.intersection(online);
-        if !cpus.is_empty() {
-            why.push(format!("{} ({what})", cpus_phrase(&cpus)));
-            set.union_with(&cpus);
+        let new = cpus.intersection(candidates).difference(&set);
+        if !new.is_empty() {
+            why.push(format!("{} ({what})", cpus_phrase(&new)));
         }
+        set.union_with(&cpus);
     };
     if online.contains(0) {
         add(std::iter::once(0).collect(), "the boot CPU".into());
@@ -281,11 +291,13 @@ pub fn named_housekeeping(sys: &SystemState) -> (CpuSet, Vec<String>) {
         .process
         .init_cpus_allowed
         .as_ref()
-        .filter(|a| narrower(a))
+        // Only narrower than the CPUs the caller may use: in a container
+        // PID 1 runs on the container's cpuset, which names nothing.
+        .filter(|a| narrower(a) && !sys.allowed.is_subset(a))
     {
         add(
             a.clone(),
-            "the affinity of PID 1, systemd's CPUAffinity=".into(),
+            "the affinity of PID 1, systemd's CPUAffinity= on a host".into(),
         );
     }
     if !sys.nohz_full.is_empty() {
@@ -336,21 +348,21 @@ pub fn choose(
         });
         best.map(one).unwrap_or_default()
     };
-    // The key of a core: that of the threads used, then of all its
-    // threads (a sibling disturbs the core); for housekeeping-first, how
-    // many of them are isolated or nohz_full.
+    // The key of a core: that of all its threads (a sibling disturbs the
+    // core), then of the threads used; for housekeeping-first, how many of
+    // them are isolated or nohz_full.
     // Measured: the worst gap of the threads used comes first.
     let key_of = |c: &CoreChoice| -> CoreKey {
         let u = used(c);
         let gap = if measured { facts.worst_gap(&u) } else { 0 };
         if quiet {
-            (gap, [(facts.key(&u), 0), (facts.key(&c.cpus), 0)])
+            (gap, [(facts.key(&c.cpus), 0), (facts.key(&u), 0)])
         } else {
             (
                 gap,
                 [
-                    (Key::default(), facts.isolated_count(&u)),
                     (Key::default(), facts.isolated_count(&c.cpus)),
+                    (Key::default(), facts.isolated_count(&u)),
                 ],
             )
         }
@@ -403,7 +415,12 @@ pub fn choose(
     if quiet {
         if !facts.housekeeping_why.is_empty() {
             reasons.push(format!(
-                "named for housekeeping, chosen only when nothing else fits: {}",
+                "named for housekeeping, {}: {}",
+                if measured {
+                    "last among equal measurements"
+                } else {
+                    "chosen only when nothing else fits"
+                },
                 facts.housekeeping_why.join("; ")
             ));
         }
@@ -617,12 +634,18 @@ mod tests {
     #[test]
     fn measured_gaps_decide_before_the_rule() {
         let mut sys = Machine::new(1, 4, 1).build();
-        let p = plan(
-            &sys,
-            &request(&["--dry-run", "--cores", "2", "--choose", "measured"]),
-        )
-        .unwrap();
-        assert_eq!(p.cpus, Some(cpus("0-3")));
+        let req = request(&["--dry-run", "--cores", "2", "--choose", "measured"]);
+        // Nothing measured (--emit's case): refused, never every core.
+        assert_eq!(
+            plan(&sys, &req).unwrap_err().code,
+            crate::error::ErrorCode::Usage
+        );
+        // While measuring: every free core, what the probe measures.
+        sys.measured = Some(Default::default());
+        assert_eq!(plan(&sys, &req).unwrap().cpus, Some(cpus("0-3")));
+        // Gaps of 10 and 15 ns tie (within a factor of two): the rule.
+        sys.measured = Some([(0, 10), (1, 500), (2, 50), (3, 15)].into_iter().collect());
+        assert_eq!(chosen(&sys, "--cores 1 --choose measured"), cpus("3"));
         sys.measured = Some([(0, 10), (1, 500), (2, 50), (3, 10)].into_iter().collect());
         let p = plan(
             &sys,

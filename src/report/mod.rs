@@ -227,8 +227,12 @@ pub fn launch_text(plan: &Plan, findings: &[Finding]) -> String {
         return s;
     }
     let tail = ": pinrun -v or --check shows them";
+    // The CPUs named at most in 40 characters: the counts must fit.
     let head = match &plan.cpus {
-        Some(c) => format!("pinrun: {}: ", crate::words::cpus_phrase(c)),
+        Some(c) => format!(
+            "pinrun: {}: ",
+            crate::words::shorten(&crate::words::cpus_phrase(c), 40)
+        ),
         None => "pinrun: ".to_string(),
     };
     let room = LAUNCH_LINE.saturating_sub(head.chars().count() + tail.chars().count());
@@ -260,11 +264,11 @@ pub fn launch_text(plan: &Plan, findings: &[Finding]) -> String {
             count
         });
     }
-    let _ = writeln!(
-        s,
+    let line = format!(
         "{head}{}{tail}",
         crate::words::shorten(&counts.join("; "), room)
     );
+    let _ = writeln!(s, "{}", crate::words::shorten(&line, LAUNCH_LINE));
     s
 }
 
@@ -535,4 +539,44 @@ fn show_json_rest(sys: &SystemState) -> Value {
             "numa_node": d.numa_node, "irqs": d.irqs,
         })).collect::<Vec<_>>(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::Code;
+    use crate::testkit::{Machine, request};
+
+    /// A launch prints at most two lines of at most [`LAUNCH_LINE`]
+    /// characters, whatever the CPUs and findings (a 128-CPU choice with
+    /// every code a check can emit).
+    #[test]
+    fn launch_lines_stay_short() {
+        let sys = Machine::new(1, 128, 1).build();
+        let mut plan = crate::plan::plan(
+            &sys,
+            &request(&["--dry-run", "--cores", "43", "--fifo", "1"]),
+        )
+        .unwrap();
+        // CPUs a list cannot shorten: every third one.
+        let cpus: crate::cpuset::CpuSet = (0..128).step_by(3).collect();
+        plan.cpus = Some(cpus.clone());
+        let mut findings = Vec::new();
+        for (i, code) in Code::sorted_names().iter().enumerate() {
+            let code = Code::parse(code).unwrap();
+            let sev = if i % 2 == 0 {
+                Severity::Warning
+            } else {
+                Severity::Notice
+            };
+            findings.push(Finding::new(code, sev, &cpus, "m".into(), "h"));
+        }
+        let text = launch_text(&plan, &findings);
+        assert!(text.lines().count() <= 2, "{text}");
+        assert!(
+            text.lines().all(|l| l.chars().count() <= LAUNCH_LINE),
+            "{text}"
+        );
+        assert!(text.lines().last().unwrap().contains("warnings"), "{text}");
+    }
 }

@@ -176,8 +176,10 @@ pub struct SystemState {
     pub read_error: Option<crate::error::Error>,
     /// `--choose measured`: the worst gap (ns) the spin probe measured on
     /// each probed CPU, set by the application layer before the final plan
-    /// (`crate::app::probe::measure_choice`); `None` otherwise. A reading
-    /// of the machine like the others, made by running on it.
+    /// (`crate::app::probe::measure_choice`; empty while it plans what to
+    /// measure); `None`: nothing measured (the plan then refuses
+    /// `--choose measured`). A reading of the machine like the others,
+    /// made by running on it.
     pub measured: Option<BTreeMap<u32, u64>>,
 }
 
@@ -237,7 +239,7 @@ impl SystemState {
             scope.details,
             scope.kernel,
         );
-        if scope.quiet || scope.details {
+        if scope.quiet || scope.init || scope.details {
             process.init_cpus_allowed = process::init_affinity(root);
         }
         let me = cgroup::read_of(root, scope.cgroup_of);
@@ -646,6 +648,14 @@ impl SystemState {
         if let Some(e) = budget_error(root) {
             self.read_error.get_or_insert(e);
         }
+    }
+
+    /// Whether the caller's cpuset is a cgroup v2 one (its effective CPUs
+    /// read from `cpuset.cpus.effective`): only there do cpuset partitions
+    /// (`cpuset.cpus.partition`, `Documentation/admin-guide/cgroup-v2.rst`)
+    /// exist, so only there may a hint offer one.
+    pub fn cgroup_v2(&self) -> bool {
+        matches!(&self.allowed_source, AllowedSource::Cgroup(cs) if cs.file.ends_with("cpuset.cpus.effective"))
     }
 
     /// The SMT siblings of `cpu` including itself; a CPU without topology

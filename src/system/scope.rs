@@ -96,10 +96,14 @@ pub struct Scope {
     /// What the latency rule of `--cores` ranks by (`crate::plan::quiet`):
     /// the names and counts of the IRQs on the allowed CPUs (from
     /// `/sys/kernel/irq`, detailed before planning rather than after it for
-    /// the chosen CPUs only) and the affinity of PID 1
-    /// (`/proc/1/status`: systemd's `CPUAffinity=`). Implies reading the
-    /// IRQs' affinities whatever `irqs` says.
+    /// the chosen CPUs only), and PID 1's affinity (as `init`). Implies
+    /// reading the IRQs' affinities whatever `irqs` says.
     pub quiet: bool,
+    /// The affinity of PID 1 (`/proc/1/status`: systemd's `CPUAffinity=`
+    /// on a host): the latency rule names it for housekeeping, and the
+    /// inherited affinity is no narrowing when it holds it
+    /// (`crate::plan::inherited_bound`): any placement that chooses.
+    pub init: bool,
     /// What only `--show` prints: die, cluster, the LLC (`cache/index*`)
     /// and governor of every CPU, `/proc/self/stat` (nice).
     pub details: bool,
@@ -136,6 +140,7 @@ impl Scope {
             info: true,
             kthreads: true,
             quiet: true,
+            init: true,
             details: true,
             units: true,
             near: None,

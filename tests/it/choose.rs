@@ -39,6 +39,31 @@ fn isolating_dumps() -> Vec<(&'static str, Set, &'static str)> {
     ]
 }
 
+/// `pinrun --sysroot DUMP ARGS --json` as JSON, `None` when refused.
+fn sysroot_json(m: &str, args: &[&str]) -> Option<serde_json::Value> {
+    let out = common::pinrun()
+        .arg("--sysroot")
+        .arg(common::machine(m))
+        .args(args)
+        .arg("--json")
+        .output()
+        .unwrap();
+    out.status
+        .success()
+        .then(|| serde_json::from_slice(&out.stdout).unwrap())
+}
+
+/// The CPUs of a boot parameter's value (`domain,managed_irq,1-3` →
+/// 1-3): the comma-separated words after its flags.
+fn param_cpus(value: &str) -> pinrun::cpuset::CpuSet {
+    let mut list: Vec<&str> = value
+        .rsplit(',')
+        .take_while(|w| !w.chars().any(char::is_alphabetic))
+        .collect();
+    list.reverse();
+    pinrun::cpuset::CpuSet::parse(&list.join(",")).unwrap_or_default()
+}
+
 #[test]
 fn latency_lands_on_isolated_cpus_and_plain_requests_stay_off() {
     let table = isolating_dumps();
@@ -75,15 +100,7 @@ fn latency_lands_on_isolated_cpus_and_plain_requests_stay_off() {
                 }
                 let mut args = vec!["--dry-run", "--cores", n];
                 args.extend_from_slice(intent);
-                let out = common::pinrun()
-                    .arg("--sysroot")
-                    .arg(common::machine(m))
-                    .args(&args)
-                    .arg("--json")
-                    .output()
-                    .unwrap();
-                assert!(out.status.success(), "{m} {args:?}");
-                let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+                let v = sysroot_json(m, &args).unwrap_or_else(|| panic!("{m} {args:?}"));
                 let got: Set = ids(&v["cpus"]).into_iter().collect();
                 assert!(
                     got.is_subset(quiet),
@@ -144,4 +161,158 @@ fn live_latency_request_avoids_the_boot_cpu() {
     assert_eq!(ids(&v["cpus"]), vec![1]);
     assert_eq!(ids(&v["choice"]["compact"]), vec![0]);
     assert_eq!(v["choice"]["intent"], serde_json::json!(["--fifo"]));
+}
+
+/// Every hint that offers `--isolated` or `--cpus LIST` ("… are isolated
+/// and free: --isolated, or --cpus 5") names a request that the planner
+/// accepts, and every boot parameter a hint writes names CPU 0 only when
+/// the dump's own command line already lists it there (issue 31: a hint
+/// names what works on this host, never the boot CPU).
+#[test]
+fn hints_name_what_works_here() {
+    let requests: &[&[&str]] = &[
+        &["--cores", "1", "--fifo", "90"],
+        &["--cores", "2", "--fifo", "90"],
+        &["--node", "0", "--cores", "2", "--fifo", "90"],
+        &["--node", "0", "--cores", "1", "--exclusive"],
+        &["--cores", "8", "--fifo", "90"],
+        &["--cpus", "0", "--fifo", "90"],
+        &["--cpus", "8", "--fifo", "90"],
+        &["--node", "0"],
+        &["--cores", "3"],
+    ];
+    let mut offered = 0;
+    for (m, _, _) in isolating_dumps() {
+        let cmdline = std::fs::read_to_string(common::machine(m).join("proc/cmdline"))
+            .unwrap_or_default()
+            .replace('\0', " ");
+        for req in requests {
+            let mut args = vec!["--dry-run"];
+            args.extend_from_slice(req);
+            let Some(v) = sysroot_json(m, &args) else {
+                continue; // a refusal: no findings to judge
+            };
+            for f in v["findings"].as_array().unwrap() {
+                let hint = f["hint"].as_str().unwrap_or("");
+                // Boot parameters: CPU 0 only where the dump has it already.
+                for param in ["isolcpus=", "nohz_full=", "rcu_nocbs="] {
+                    for (i, _) in hint.match_indices(param) {
+                        let value = hint[i + param.len()..]
+                            .split(|c: char| c.is_whitespace() || c == ')')
+                            .next()
+                            .unwrap();
+                        if param_cpus(value).contains(0) {
+                            let own = cmdline
+                                .split_whitespace()
+                                .filter_map(|w| w.strip_prefix(param))
+                                .any(|v| param_cpus(v).contains(0));
+                            assert!(
+                                own,
+                                "{m} {req:?}: {param}{value} names the boot CPU: {hint}"
+                            );
+                        }
+                    }
+                }
+                let Some((_, offer)) = hint.split_once(" and free: ") else {
+                    continue;
+                };
+                let offer = offer.split("; else").next().unwrap();
+                for option in offer.split(", or ") {
+                    let mut tried: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+                    if option == "--isolated" {
+                        tried.push("--isolated".into());
+                    } else if let Some(list) = option.strip_prefix("--cpus ") {
+                        // --cpus replaces --cores and any --cpus.
+                        let mut t = Vec::new();
+                        let mut it = tried.iter();
+                        while let Some(a) = it.next() {
+                            if a == "--cores" || a == "--cpus" {
+                                it.next();
+                            } else {
+                                t.push(a.clone());
+                            }
+                        }
+                        t.extend(["--cpus".to_string(), list.to_string()]);
+                        tried = t;
+                    } else {
+                        panic!("{m} {req:?}: an offer pinrun does not make: {option:?} in {hint}");
+                    }
+                    let o = common::pinrun()
+                        .arg("--sysroot")
+                        .arg(common::machine(m))
+                        .args(&tried)
+                        .output()
+                        .unwrap();
+                    assert!(
+                        o.status.success(),
+                        "{m}: the hint of {req:?} offers {option:?}, refused: {}",
+                        String::from_utf8_lossy(&o.stderr)
+                    );
+                    offered += 1;
+                }
+            }
+        }
+    }
+    assert!(offered > 0, "no hint offered an alternative");
+}
+
+/// `--choose measured` is refused where nothing is measured (--emit, a
+/// dump, --deadline); `--choose rule`, the default, is accepted anywhere.
+#[test]
+fn measured_choice_is_refused_where_nothing_is_measured() {
+    let m = common::machine("nto/e2e-gcp-worker-a");
+    for args in [
+        &[
+            "--emit",
+            "systemd",
+            "--cores",
+            "1",
+            "--choose",
+            "measured",
+            "--",
+            "/bin/true",
+        ][..],
+        &[
+            "--sysroot",
+            m.to_str().unwrap(),
+            "--dry-run",
+            "--cores",
+            "1",
+            "--choose",
+            "measured",
+        ],
+        &[
+            "--dry-run",
+            "--cores",
+            "1",
+            "--deadline",
+            "--sched-runtime",
+            "1ms",
+            "--sched-period",
+            "10ms",
+            "--choose",
+            "measured",
+        ],
+    ] {
+        let o = common::pinrun().args(args).output().unwrap();
+        assert_eq!(o.status.code(), Some(125), "{args:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.starts_with("pinrun: --choose measured: not with"),
+            "{err}"
+        );
+    }
+    let v = dry_json(
+        "nto/e2e-gcp-worker-a",
+        &[
+            "--dry-run",
+            "--cores",
+            "1",
+            "--fifo",
+            "1",
+            "--choose",
+            "rule",
+        ],
+    );
+    assert_eq!(ids(&v["cpus"]), vec![1]);
 }

@@ -298,7 +298,9 @@ fn sigkilled_holder_is_reclaimed() {
         }
         let o = run(&dir, &["--exclusive", "--cores", "1"], &["true"]);
         assert_eq!(o.status.code(), Some(0), "reap {reap}: {}", stderr(&o));
-        assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
+        // No claim finding: the dead holder's claim is gone (--exclusive
+        // is latency-critical, so this host's own findings may show).
+        assert!(!stderr(&o).contains("claim"), "{}", stderr(&o));
         let _ = h.wait();
     }
 }

@@ -870,7 +870,18 @@ fn a_signal_during_the_replay_leaves_no_unpacked_archive() {
         .join("tests/data/machines/nto/bare-metal-master.internal.tar.gz");
     for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
         let tmp = tempfile::tempdir().unwrap();
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_pinrun"))
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_pinrun"));
+        // The signal's default action in the child, whatever the test runs
+        // under: `cargo test &` or nohup starts it with SIGINT or SIGHUP
+        // ignored, which pinrun rightly keeps (a fresh user's run failed so).
+        // SAFETY: signal(2) between fork and exec, async-signal-safe.
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(&mut cmd, move || {
+                libc::signal(sig, libc::SIG_DFL);
+                Ok(())
+            });
+        }
+        let mut child = cmd
             .arg("--sysroot")
             .arg(&archive)
             .args(["--show", "--json"])

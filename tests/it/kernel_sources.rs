@@ -296,8 +296,12 @@ fn irq_hints_match_the_tree() {
         hint.contains("echo 0 > /proc/irq/30/smp_affinity_list"),
         "{hint}"
     );
+    // One isolcpus= for all its CPUs (issue 31): the list it has is kept,
+    // and the hint says CPU 1 would take its domain flag too.
     assert!(
-        hint.contains("EIO") && hint.contains("isolcpus=managed_irq,1"),
+        hint.contains("EIO")
+            && hint.contains("isolcpus=domain,managed_irq,1-3")
+            && hint.contains("CPU 1 would be isolated from the scheduler too"),
         "{hint}"
     );
     // Known movable (debugfs without IRQD_AFFINITY_MANAGED): no caveat.
@@ -324,7 +328,11 @@ fn irq_hints_match_the_tree() {
         .as_str()
         .unwrap()
         .to_string();
-    assert!(hint.contains("boot with isolcpus=managed_irq,3"), "{hint}");
+    // The isolcpus=domain,2-3 already there is kept whole (issue 31).
+    assert!(
+        hint.contains("boot with isolcpus=domain,managed_irq,2-3 so"),
+        "{hint}"
+    );
 }
 
 /// A kernel without NUMA (no /sys/devices/system/node; hwloc/2arm-2c,
@@ -490,6 +498,6 @@ fn nohz_full_hint_never_asks_for_what_is_configured() {
     let f = check_json(dir.path(), &["--cpus", "1"]);
     assert_eq!(
         finding(&f, "not-nohz-full")["hint"],
-        "CPUs 2-3 are nohz_full and free: --cpus 2; else boot with nohz_full=1 (CONFIG_NO_HZ_FULL)"
+        "CPUs 2-3 are nohz_full and free: --cpus 2; else boot with nohz_full=1-3 (it leaves CPU 0 alone for housekeeping) (CONFIG_NO_HZ_FULL)"
     );
 }

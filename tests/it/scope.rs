@@ -300,6 +300,11 @@ fn requests(full: &SystemState) -> Vec<Vec<String>> {
         "--cpus 0 --node 0",
         "--cpus 1 --exclusive",
         "--cpus 0-3 --cores 1",
+        // Latency intent inside named CPUs (issue 31): the rule ranks by
+        // IRQs and PID 1's affinity, read whatever the launch prints.
+        "--cpus 0-3 --cores 1 --exclusive",
+        "--cpus 0-3 --cores 1 --fifo 10",
+        "--cores 2 --exclusive",
         "--cpus 2 --housekeeping",
         "--cpus 2 --deadline --sched-runtime 1ms --sched-period 10ms",
         "--cores 1",
