@@ -318,9 +318,13 @@ fn probe_max_refuses_and_names_the_cpu() {
         "{stderr}"
     );
     assert!(stderr.contains("\nhint: "), "{stderr}");
-    // The report that explains the refusal comes first.
+    // The report that explains the refusal comes before it (after the
+    // launch's line counting the findings: --probe is latency intent).
+    let report = stderr
+        .find(&format!("probe: spin for 100ms on CPU {cpu}"))
+        .expect("the report");
     assert!(
-        stderr.starts_with(&format!("probe: spin for 100ms on CPU {cpu}")),
+        report < stderr.find("pinrun: --probe-max").unwrap(),
         "{stderr}"
     );
     assert!(!marker.exists(), "the command ran");
