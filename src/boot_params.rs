@@ -55,13 +55,23 @@ pub struct BootParams {
     /// offloading); a list the kernel's `cpulist_parse()` rejects offloads
     /// every CPU ("rcu_nocbs= bad CPU range, all CPUs set"). `None` when the
     /// parameter is absent. nohz_full CPUs are offloaded too
-    /// (`rcu_init_nohz()`); that union is the check's, not the parser's.
+    /// (`rcu_init_nohz()`): [`BootParams::rcu_nocbs_asked`] is that union.
     pub rcu_nocbs: Option<CpuSet>,
     /// `rcu_nocbs=` was given with a list the kernel rejects (every CPU
     /// offloaded): the value as written.
     pub rcu_nocbs_bad: Option<String>,
     /// `irqaffinity=`: the default affinity of new IRQs.
     pub irqaffinity: Option<CpuSet>,
+}
+
+impl BootParams {
+    /// The CPUs whose RCU callbacks the command line asks to offload:
+    /// `rcu_nocbs=` and the `nohz_full` CPUs, which `rcu_init_nohz()`
+    /// (`kernel/rcu/tree_nocb.h`) adds; empty when neither is given.
+    /// Whether the kernel did is another question (its rcuo kthreads).
+    pub fn rcu_nocbs_asked(&self, nohz_full: &CpuSet) -> CpuSet {
+        self.rcu_nocbs.clone().unwrap_or_default().union(nohz_full)
+    }
 }
 
 fn list(value: &str, last: Option<u32>) -> Option<CpuSet> {

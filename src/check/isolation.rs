@@ -380,12 +380,7 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
     // rcu_init_nohz() (kernel/rcu/tree_nocb.h) ORs the nohz_full CPUs into
     // rcu_nocb_mask; `boot.rcu_nocbs` is what rcu_nocb_setup() set.
     // A CPU without an rcuo kthread is not offloaded (when they are seen).
-    let asked = sys
-        .boot
-        .rcu_nocbs
-        .clone()
-        .unwrap_or_default()
-        .union(&sys.nohz_full);
+    let asked = sys.boot.rcu_nocbs_asked(&sys.nohz_full);
     let nocb = match &sys.nocb_kthreads {
         Some(k) => asked.intersection(k),
         None => asked.clone(),

@@ -130,12 +130,7 @@ impl Facts {
     /// The facts of `candidates` on `sys` (IRQs counted on them only).
     pub fn of(sys: &SystemState, candidates: &CpuSet) -> Self {
         let (housekeeping, housekeeping_why) = named_housekeeping(sys, candidates);
-        let nocbs = sys
-            .boot
-            .rcu_nocbs
-            .clone()
-            .unwrap_or_default()
-            .union(&sys.nohz_full);
+        let nocbs = sys.boot.rcu_nocbs_asked(&sys.nohz_full);
         let reach = sys.online.intersection(candidates);
         let mut irqs: BTreeMap<u32, (u32, u64)> = BTreeMap::new();
         for irq in sys.irqs.list.iter().filter(|i| !i.is_per_cpu()) {

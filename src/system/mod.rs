@@ -364,12 +364,7 @@ impl SystemState {
             .flatten();
         if let Some(k) = &nocb_kthreads {
             // rcu_init_nohz() adds the nohz_full CPUs.
-            let asked = boot
-                .rcu_nocbs
-                .clone()
-                .unwrap_or_default()
-                .union(&nohz_full)
-                .intersection(&sets.online);
+            let asked = boot.rcu_nocbs_asked(&nohz_full).intersection(&sets.online);
             let missing = asked.difference(k);
             if !missing.is_empty() {
                 disagreements.push(Disagreement {
