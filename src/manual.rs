@@ -187,7 +187,11 @@ lines and in the JSON as
 It is refused below
 .B \-\-sysroot
 (a dump cannot be measured) and with
-.BR \-\-pid ;
+.BR \-\-pid ,
+.BR \-\-cpus ,
+.B \-\-emit
+(emitted files run at another time) and
+.BR \-\-deadline ;
 it carries latency intent. A dry run measures too, and as a measurement it
 may choose otherwise than a later launch.
 .PP

@@ -126,8 +126,9 @@ pub(super) fn before_launch(
 /// core, the quietest thread of each: `crate::plan::placement`), runs the
 /// spin probe on all of them at once for the requested time under
 /// SCHED_OTHER, and returns `sys` with each CPU's worst gap, from which
-/// the final plan chooses. Refused where `--probe` is
-/// (`crate::plan::probe::refuse_unsafe`); `sys` unchanged without it.
+/// the final plan chooses (SCHED_OTHER is never what
+/// `crate::plan::probe::refuse_unsafe` refuses); `sys` unchanged without
+/// `--choose measured`.
 pub(super) fn measure_choice(
     root: &Root,
     mut sys: crate::system::SystemState,
@@ -153,8 +154,6 @@ pub(super) fn measure_choice(
         duration_ns,
         ..ProbeRequest::default()
     };
-    crate::plan::probe::refuse_unsafe(&sys, &plan, &pr)
-        .map_err(|e| e.hint("--choose measured runs the spin probe on every candidate core at once: choose by the rule (leave --choose out), or narrow the candidates (--node, --isolated)"))?;
     let run = crate::probe::run(
         root,
         &plan,

@@ -92,7 +92,7 @@ pub fn plan_json(
         "reasons": plan.reasons,
         // Which latency intent was read and which rule chose (issue 31):
         // intent lists the options, rule is named, quietest,
-        // housekeeping-first or candidates; compact lists what the
+        // housekeeping-first, candidates or measured; compact lists what the
         // compact, lowest-numbered rule alone would have chosen when it
         // differs (null otherwise).
         "choice": plan.choice.as_ref().map(|c| json!({
