@@ -179,7 +179,9 @@ runs the spin probe of PROBE on all of them at once for DURATION (default 1s,
 10ms to 10s) under SCHED_OTHER whatever the request asks (a real-time spin
 on every candidate would take every CPU from the host for that long), and
 takes the N cores whose threads had the smallest worst gap; gaps within a
-factor of two tie, and the rule above breaks ties. Each
+factor of two tie, and the rule above breaks ties. A CPU whose probe thread
+could not measure its whole time (held off it by a real-time task until the
+probe's watchdog stopped it) ranks last, its gap null in the JSON. Each
 probed CPU's worst gap is in the
 .B why:
 lines and in the JSON as

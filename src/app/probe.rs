@@ -154,14 +154,13 @@ pub(super) fn measure_choice(
         duration_ns,
         ..ProbeRequest::default()
     };
-    let run = crate::probe::run(
+    sys.measured = Some(crate::probe::worst_gaps(
         root,
         &plan,
         &sys.possible,
         &probed,
         &pr,
         watchdog_cpus(&sys, &probed).as_ref(),
-    )?;
-    sys.measured = Some(run.cpus.iter().map(|c| (c.cpu, c.max_ns)).collect());
+    )?);
     Ok(sys)
 }

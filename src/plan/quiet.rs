@@ -392,7 +392,7 @@ pub fn choose(
     if measured {
         let words = |ns: u64| {
             if ns == u64::MAX {
-                "not measured".to_string()
+                "held off the CPU by the watchdog's limit (the noisiest)".to_string()
             } else {
                 crate::words::duration_approx(ns)
             }

@@ -226,27 +226,23 @@ pub fn run(
     req: &ProbeRequest,
     watchdog_cpus: Option<&CpuSet>,
 ) -> Result<ProbeRun> {
-    let clock = match req.mode {
-        ProbeMode::Spin => crate::system::noise::spin_clock(root),
-        ProbeMode::Wakeup => ProbeClock::Monotonic,
-    };
-    let mlock_error = lock_memory();
-    let result = run_locked(root, plan, possible, cpus, req, clock, watchdog_cpus);
-    // The command starts without pinrun's lock, whatever happened.
-    let _ = ffi::munlockall();
-    let (raws, before, after) = result?;
+    let (clock, mlock_error, (raws, before, after), overran) =
+        measure(root, plan, possible, cpus, req, watchdog_cpus)?;
+    if let Some(limit) = overran {
+        return Err(Error::new(
+            ErrorCode::ProbeFailed,
+            format!(
+                "--probe: the probe overran its watchdog's limit ({:.1}s: twice its duration and pre-heat, at least 1s more than them): its threads could not run",
+                limit.as_secs_f64()
+            ),
+        )
+        .hint("a higher-priority task or an interrupt storm held a probed CPU; run pinrun --probe -v again, or probe with --probe-mode wakeup"));
+    }
     let own = std::process::id();
     let mut out = Vec::new();
     let mut sources = BTreeMap::new();
     for (cpu, raw) in raws {
-        let (t0, t1) = raw.ticks;
-        let (r0, r1) = raw.raw_ns;
-        let ns_per_tick = if clock == ProbeClock::Tsc && t1 > t0 {
-            (r1 - r0) as f64 / (t1 - t0) as f64
-        } else {
-            1.0
-        };
-        out.push(raw.series.summarize(cpu, ns_per_tick, t0, r1 - r0));
+        out.push(summarize(clock, cpu, &raw));
         sources.insert(cpu, crate::noise::attribute(&before, &after, cpu, own));
     }
     Ok(ProbeRun {
@@ -265,6 +261,67 @@ pub fn run(
             .policy
             .and_then(crate::policy::Policy::rt_priority),
     })
+}
+
+/// The probe of `cpus` ([`run`]'s measurement): its clock, why memory
+/// was not locked, the raw series with the counters before and after, and
+/// the watchdog's limit when it had to stop the threads (`None`: every
+/// thread measured its whole duration).
+fn measure(
+    root: &Root,
+    plan: &Plan,
+    possible: &CpuSet,
+    cpus: &CpuSet,
+    req: &ProbeRequest,
+    watchdog_cpus: Option<&CpuSet>,
+) -> Result<(ProbeClock, Option<String>, Measured, Option<Duration>)> {
+    let clock = match req.mode {
+        ProbeMode::Spin => crate::system::noise::spin_clock(root),
+        ProbeMode::Wakeup => ProbeClock::Monotonic,
+    };
+    let mlock_error = lock_memory();
+    let result = run_locked(root, plan, possible, cpus, req, clock, watchdog_cpus);
+    // The command starts without pinrun's lock, whatever happened.
+    let _ = ffi::munlockall();
+    let (measured, overran) = result?;
+    Ok((clock, mlock_error, measured, overran))
+}
+
+/// One CPU's series in ns (the TSC calibrated over the measurement).
+fn summarize(clock: ProbeClock, cpu: u32, raw: &Raw) -> crate::noise::CpuNoise {
+    let (t0, t1) = raw.ticks;
+    let (r0, r1) = raw.raw_ns;
+    let ns_per_tick = if clock == ProbeClock::Tsc && t1 > t0 {
+        (r1 - r0) as f64 / (t1 - t0) as f64
+    } else {
+        1.0
+    };
+    raw.series.summarize(cpu, ns_per_tick, t0, r1 - r0)
+}
+
+/// `--choose measured` (issue 31): the worst gap of each of `cpus` (ns)
+/// under `plan`'s policies, as [`run`] measures it, where a probe the
+/// watchdog had to stop is no error: a CPU whose thread did not measure
+/// its whole duration (held off it: the noisiest there is) gets
+/// `u64::MAX`, never the small gaps of the little it measured.
+pub fn worst_gaps(
+    root: &Root,
+    plan: &Plan,
+    possible: &CpuSet,
+    cpus: &CpuSet,
+    req: &ProbeRequest,
+    watchdog_cpus: Option<&CpuSet>,
+) -> Result<BTreeMap<u32, u64>> {
+    let (clock, _, (raws, _, _), overran) =
+        measure(root, plan, possible, cpus, req, watchdog_cpus)?;
+    let mut gaps: BTreeMap<u32, u64> = cpus.iter().map(|c| (c, u64::MAX)).collect();
+    for (cpu, raw) in &raws {
+        let (r0, r1) = raw.raw_ns;
+        if overran.is_none() || r1.saturating_sub(r0) >= req.duration_ns {
+            gaps.insert(*cpu, summarize(clock, *cpu, raw).max_ns);
+        }
+    }
+    Ok(gaps)
 }
 
 /// `mlockall(MCL_CURRENT | MCL_FUTURE)` when it cannot starve pinrun of
@@ -298,6 +355,7 @@ fn die(what: &str) -> ! {
     std::process::exit(i32::from(crate::error::Exit::Failure.code()))
 }
 
+/// The raw series of each CPU, and the counters before and after.
 type Measured = (Vec<(u32, Raw)>, Snapshot, Snapshot);
 
 fn run_locked(
@@ -308,7 +366,7 @@ fn run_locked(
     req: &ProbeRequest,
     clock: ProbeClock,
     watchdog_cpus: Option<&CpuSet>,
-) -> Result<Measured> {
+) -> Result<(Measured, Option<Duration>)> {
     let fail = |what: String| Error::new(ErrorCode::ProbeFailed, format!("--probe: {what}"));
     let before = crate::system::noise::snapshot(root, true);
     let n = cpus.len();
@@ -382,15 +440,9 @@ fn run_locked(
     if let Some(e) = first_err {
         return Err(e);
     }
-    if stop.load(Ordering::Relaxed) {
-        return Err(fail(format!(
-            "the probe overran its watchdog's limit ({:.1}s: twice its duration and pre-heat, at least 1s more than them): its threads could not run",
-            limit.as_secs_f64()
-        ))
-        .hint("a higher-priority task or an interrupt storm held a probed CPU; run pinrun --probe -v again, or probe with --probe-mode wakeup"));
-    }
+    let overran = stop.load(Ordering::Relaxed).then_some(limit);
     let after = crate::system::noise::snapshot(root, true);
-    Ok((raws, before, after))
+    Ok(((raws, before, after), overran))
 }
 
 #[cfg(test)]

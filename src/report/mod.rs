@@ -98,9 +98,10 @@ pub fn plan_json(
         "choice": plan.choice.as_ref().map(|c| json!({
             "intent": c.intent, "rule": c.rule.name(),
             "compact": c.compact.as_ref().map(CpuSet::to_vec),
-            // --choose measured: each probed CPU's worst gap, ns.
+            // --choose measured: each probed CPU's worst gap, ns; null
+            // where the probe thread could not measure its whole time.
             "measured": c.measured.as_ref().map(|m| m.iter()
-                .map(|(cpu, ns)| json!({"cpu": cpu, "max_ns": ns}))
+                .map(|(cpu, ns)| json!({"cpu": cpu, "max_ns": (*ns != u64::MAX).then_some(*ns)}))
                 .collect::<Vec<_>>()),
         })),
         "findings": findings_json(findings),
