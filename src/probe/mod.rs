@@ -12,8 +12,10 @@
 //! touches PM QoS (`/dev/cpu_dma_latency`), so the idle states it sees are
 //! the ones the command will get. A watchdog thread, on a CPU outside the
 //! probed ones when there is one, stops the probe at twice its duration
-//! and pre-heat, at least one second after them ([`watchdog_limit`]), and, should a probe thread still not return, ends pinrun (exit 125)
-//! rather than exec the command on a machine in an unknown state.
+//! and pre-heat, at least one second after them ([`watchdog_limit`]),
+//! moves a thread held off its CPU to where it can run and return, and,
+//! should a probe thread still not return a second later, ends pinrun
+//! (exit 125) rather than exec the command beside a thread it lost.
 
 use crate::cpuset::CpuSet;
 use crate::error::{Error, ErrorCode, Result};
@@ -22,7 +24,7 @@ use crate::noise::{ProbeClock, ProbeMode, ProbeRequest, ProbeRun, Series, Snapsh
 use crate::plan::Plan;
 use crate::system::Root;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Barrier, mpsc};
 use std::time::Duration;
 
@@ -176,40 +178,69 @@ fn probe_thread(
     })
 }
 
-/// The watchdog: waits for `threads` completions; at `limit` it stops the
-/// probe, and when a thread still has not returned a second later, ends
-/// the process (exit 125): a probe thread that cannot be stopped must not
-/// be left behind an exec'd command.
-fn watchdog(done: mpsc::Receiver<()>, threads: usize, limit: Duration, stop: Arc<AtomicBool>) {
+/// The watchdog: waits for every probe thread's completion (its index in
+/// `tids`); at `limit` it stops the probe and moves each thread that has
+/// not returned onto `rescue` (`sched_setaffinity(2)` on its TID, again
+/// every 20 ms, since a thread may still be pinning itself): a thread held
+/// off its CPU (a real-time task spinning there) can then run, see the
+/// stop and return, cut short. When one still has not returned a second
+/// later, it ends the process (exit 125): a probe thread that cannot be
+/// stopped must not be left behind an exec'd command.
+fn watchdog(
+    done: mpsc::Receiver<usize>,
+    tids: &[AtomicU32],
+    limit: Duration,
+    stop: &AtomicBool,
+    rescue: Option<&[u8]>,
+) {
     let start = std::time::Instant::now();
-    let mut left = threads;
-    while left > 0 {
-        let remaining = limit.saturating_sub(start.elapsed());
-        match done.recv_timeout(remaining) {
-            Ok(()) => left -= 1,
+    let mut left: Vec<bool> = vec![true; tids.len()];
+    let mut count = tids.len();
+    let mut grace: Option<std::time::Instant> = None;
+    while count > 0 {
+        let wait = match grace {
+            None => limit.saturating_sub(start.elapsed()),
+            Some(_) => Duration::from_millis(20),
+        };
+        match done.recv_timeout(wait) {
+            Ok(i) => {
+                if std::mem::replace(&mut left[i], false) {
+                    count -= 1;
+                }
+            }
             Err(mpsc::RecvTimeoutError::Disconnected) => return,
             Err(mpsc::RecvTimeoutError::Timeout) => {
-                stop.store(true, Ordering::Relaxed);
-                for _ in 0..left {
-                    if done.recv_timeout(Duration::from_secs(1)).is_err() {
-                        die(&format!(
-                            "a probe thread did not stop 1s after the watchdog's limit of {:.1}s",
-                            limit.as_secs_f64()
-                        ));
+                let since = *grace.get_or_insert_with(|| {
+                    stop.store(true, Ordering::Relaxed);
+                    std::time::Instant::now()
+                });
+                if since.elapsed() >= Duration::from_secs(1) {
+                    die(&format!(
+                        "a probe thread did not stop 1s after the watchdog's limit of {:.1}s",
+                        limit.as_secs_f64()
+                    ));
+                }
+                if let Some(mask) = rescue {
+                    for (i, tid) in tids.iter().enumerate() {
+                        let tid = tid.load(Ordering::Acquire);
+                        if left[i] && tid != 0 {
+                            // ESRCH: it has just returned.
+                            let _ = ffi::sched_setaffinity_of(tid, mask);
+                        }
                     }
                 }
-                return;
             }
         }
     }
 }
 
-/// Sends on drop: a probe thread's completion, even when it panics.
-struct Done(mpsc::Sender<()>);
+/// Sends on drop: a probe thread's completion (its index), even when it
+/// panics.
+struct Done(mpsc::Sender<usize>, usize);
 
 impl Drop for Done {
     fn drop(&mut self) {
-        let _ = self.0.send(());
+        let _ = self.0.send(self.1);
     }
 }
 
@@ -374,19 +405,25 @@ fn run_locked(
     let stop = Arc::new(AtomicBool::new(false));
     let (tx, rx) = mpsc::channel();
     let limit = watchdog_limit(req.duration_ns);
-    let wd_stop = stop.clone();
-    let wd_cpus = watchdog_cpus.cloned();
-    let wd_possible = possible.clone();
+    let tids: Arc<Vec<AtomicU32>> = Arc::new((0..n).map(|_| AtomicU32::new(0)).collect());
+    let bytes = (possible.last().unwrap_or(0) as usize / 64 + 1) * 8;
+    // Where a probe thread held off its CPU is moved to when the watchdog
+    // stops the probe: the watchdog's CPUs, else pinrun's own affinity.
+    let rescue = match watchdog_cpus {
+        Some(c) => Some(c.to_kernel_bytes(bytes)),
+        None => ffi::sched_getaffinity(bytes).ok(),
+    };
+    let (wd_stop, wd_tids) = (stop.clone(), tids.clone());
+    let wd_cpus = watchdog_cpus.map(|c| c.to_kernel_bytes(bytes));
     let wd = std::thread::Builder::new()
         .name("pinrun-watchdog".into())
         .stack_size(STACK)
         .spawn(move || {
             if let Some(c) = wd_cpus {
                 // Best effort: the inherited affinity otherwise.
-                let bytes = (wd_possible.last().unwrap_or(0) as usize / 64 + 1) * 8;
-                let _ = ffi::sched_setaffinity(&c.to_kernel_bytes(bytes));
+                let _ = ffi::sched_setaffinity(&c);
             }
-            watchdog(rx, n, limit, wd_stop)
+            watchdog(rx, &wd_tids, limit, &wd_stop, rescue.as_deref())
         })
         .map_err(|e| {
             fail(format!(
@@ -395,16 +432,18 @@ fn run_locked(
             ))
         })?;
     let mut handles = Vec::new();
-    for cpu in cpus.iter() {
+    for (i, cpu) in cpus.iter().enumerate() {
         let mut p = plan.clone();
         p.cpus = Some(std::iter::once(cpu).collect());
         let (possible, req, start, stop) = (possible.clone(), *req, start.clone(), stop.clone());
-        let done = Done(tx.clone());
+        let tids = tids.clone();
+        let done = Done(tx.clone(), i);
         let h = std::thread::Builder::new()
             .name(format!("pinrun-probe{cpu}"))
             .stack_size(STACK)
             .spawn(move || {
                 let _done = done;
+                tids[i].store(nix::unistd::gettid().as_raw() as u32, Ordering::Release);
                 probe_thread(p, possible, req, clock, start, stop)
             });
         match h {
@@ -448,6 +487,47 @@ fn run_locked(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A probe thread held off its CPU (here: one that waits for its
+    /// affinity to change, deaf to the stop flag, as a thread that never
+    /// gets its CPU is) is moved onto the rescue CPUs once the watchdog's
+    /// limit passes, and returns; the watchdog then returns instead of
+    /// ending the process (CI's VM run of 1cd1395 ended `--choose
+    /// measured` there, a SCHED_FIFO hog holding a SCHED_OTHER probe
+    /// thread off CPU 2).
+    #[test]
+    fn watchdog_moves_a_held_off_thread_where_it_can_return() {
+        let bytes = 128;
+        let own = ffi::sched_getaffinity(bytes).unwrap();
+        let allowed = CpuSet::from_kernel_bytes(&own);
+        let Some(first) = allowed.iter().next().filter(|_| allowed.len() > 1) else {
+            eprintln!("skipped: needs two allowed CPUs");
+            return;
+        };
+        let pinned = std::iter::once(first)
+            .collect::<CpuSet>()
+            .to_kernel_bytes(bytes);
+        let tids: Arc<Vec<AtomicU32>> = Arc::new(vec![AtomicU32::new(0)]);
+        let stop = Arc::new(AtomicBool::new(false));
+        let (tx, rx) = mpsc::channel();
+        let (t, s) = (tids.clone(), stop.clone());
+        let pin = pinned.clone();
+        let held = std::thread::spawn(move || {
+            let _done = Done(tx, 0);
+            ffi::sched_setaffinity(&pin).unwrap();
+            t[0].store(nix::unistd::gettid().as_raw() as u32, Ordering::Release);
+            let only = CpuSet::from_kernel_bytes(&pin);
+            while CpuSet::from_kernel_bytes(&ffi::sched_getaffinity(bytes).unwrap()) == only {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            s.load(Ordering::Relaxed)
+        });
+        let t0 = std::time::Instant::now();
+        watchdog(rx, &tids, Duration::from_millis(100), &stop, Some(&own));
+        assert!(t0.elapsed() < Duration::from_secs(1), "{:?}", t0.elapsed());
+        assert!(held.join().unwrap(), "moved before the stop was set");
+        assert!(stop.load(Ordering::Relaxed));
+    }
 
     /// The watchdog's floor: a 100 ms probe (plus its 100 ms pre-heat) on
     /// a loaded machine gets 1.2 s, not 0.4 s; a long one gets twice its
