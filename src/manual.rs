@@ -181,7 +181,10 @@ on every candidate would take every CPU from the host for that long), and
 takes the N cores whose threads had the smallest worst gap; gaps within a
 factor of two tie, and the rule above breaks ties. A CPU whose probe thread
 could not measure its whole time (held off it by a real-time task until the
-probe's watchdog stopped it) ranks last, its gap null in the JSON. Each
+probe's watchdog stopped it, then moved it off that CPU) ranks last, its gap
+null in the JSON; when the choice would still need such a CPU (every
+candidate held off, on a host too loaded for the probe), pinrun refuses
+(exit 125) rather than choose by the rule alone. Each
 probed CPU's worst gap is in the
 .B why:
 lines and in the JSON as

@@ -601,6 +601,7 @@ pub(super) fn place(
     };
     let facts = quiet::Facts::of(sys, &candidate);
     let (chosen, cpus, why) = quiet::choose(sys, &facts, whole, n, rule, p.smt);
+    quiet::require_measured(sys, rule, &cpus)?;
     let compact_cpus: CpuSet = compact
         .iter()
         .flat_map(|c| {

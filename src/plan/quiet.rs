@@ -32,6 +32,7 @@
 use super::CoreChoice;
 use super::units::{self, KindRanks, Place};
 use crate::cpuset::CpuSet;
+use crate::error::{Error, ErrorCode};
 use crate::system::SystemState;
 use crate::words::cpus_phrase;
 use std::collections::BTreeMap;
@@ -424,6 +425,38 @@ pub fn choose(
     (chosen, cpus, reasons)
 }
 
+/// `--choose measured` after the measurement: every chosen CPU has a
+/// worst gap measured over the whole duration. When the best the choice
+/// could take includes a CPU whose probe thread was held off it past the
+/// watchdog's limit (`u64::MAX`) or that was not probed, nothing was
+/// measured that tells the candidates apart (a host too loaded for the
+/// probe's threads to run): refused, not chosen by the rule alone under
+/// the name of a measurement. Errors: [`ErrorCode::ProbeFailed`].
+pub fn require_measured(sys: &SystemState, rule: Rule, cpus: &CpuSet) -> Result<(), Error> {
+    let Some(measured) = sys
+        .measured
+        .as_ref()
+        .filter(|m| rule == Rule::Measured && !m.is_empty())
+    else {
+        return Ok(());
+    };
+    let unmeasured: CpuSet = cpus
+        .iter()
+        .filter(|c| measured.get(c).is_none_or(|&ns| ns == u64::MAX))
+        .collect();
+    if unmeasured.is_empty() {
+        return Ok(());
+    }
+    Err(Error::new(
+        ErrorCode::ProbeFailed,
+        format!(
+            "--choose measured: {} could not be measured (the probe thread was held off the CPU past the watchdog's limit), and no other candidate measured better",
+            cpus_phrase(&unmeasured)
+        ),
+    )
+    .hint("run again when the host is less loaded, measure longer (--choose measured=3s), or choose by the rule alone (leave --choose out)"))
+}
+
 /// The cores of `tier` in the LLC, else the node, of the cores already
 /// `chosen`, when they hold `want`; else the whole tier.
 fn near_chosen(
@@ -653,5 +686,38 @@ mod tests {
         assert_eq!(c.intent, vec!["--choose measured"]);
         // A tie in the gap: the rule decides (the boot CPU last).
         assert_eq!(chosen(&sys, "--cores 1 --choose measured"), cpus("3"));
+    }
+
+    /// A CPU whose probe thread was held off it (`u64::MAX`) ranks after
+    /// every CPU measured; when the choice still needs one (every
+    /// candidate held off, or more cores asked than were measured), it is
+    /// refused, never taken by the rule alone (the isolated CPU 3 here,
+    /// which a SCHED_FIFO hog may be the reason the probe could not run
+    /// on).
+    #[test]
+    fn a_cpu_not_measured_is_last_and_never_chosen_unmeasured() {
+        let mut sys = Machine::new(1, 4, 1).isolated("3").build();
+        let max = u64::MAX;
+        sys.measured = Some(
+            [(0, 10), (1, max), (2, 900), (3, max)]
+                .into_iter()
+                .collect(),
+        );
+        assert_eq!(chosen(&sys, "--cores 1 --choose measured"), cpus("0"));
+        assert_eq!(chosen(&sys, "--cores 2 --choose measured"), cpus("0,2"));
+        let refused = |sys: &SystemState, n: &str| {
+            let e = plan(
+                sys,
+                &request(&["--dry-run", "--cores", n, "--choose", "measured"]),
+            )
+            .unwrap_err();
+            assert_eq!(e.code, crate::error::ErrorCode::ProbeFailed, "{e:?}");
+            e.message
+        };
+        let e = refused(&sys, "3");
+        assert!(e.contains("CPU 3 could not be measured"), "{e}");
+        sys.measured = Some((0..4).map(|c| (c, max)).collect());
+        let e = refused(&sys, "1");
+        assert!(e.contains("CPU 3 could not be measured"), "{e}");
     }
 }

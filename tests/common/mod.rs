@@ -192,19 +192,39 @@ pub fn is_root() -> bool {
         .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"))
 }
 
+/// A copy of the pinrun binary in a world-readable directory (for tests
+/// that run it as another user), made once per test process by `cp(1)`:
+/// the test process never holds the copy open for writing, so a child
+/// another test thread forks meanwhile cannot inherit that descriptor and
+/// make the copy's exec fail with ETXTBSY ("Text file busy"), as
+/// `std::fs::copy` in each test did.
+pub fn world_readable_copy() -> &'static Path {
+    use std::os::unix::fs::PermissionsExt;
+    static COPY: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
+    &COPY
+        .get_or_init(|| {
+            let tmp = tempfile::tempdir().unwrap();
+            let copy = tmp.path().join("pinrun");
+            let st = std::process::Command::new("cp")
+                .arg(assert_cmd::cargo::cargo_bin("pinrun"))
+                .arg(&copy)
+                .status()
+                .unwrap();
+            assert!(st.success(), "cp: {st}");
+            std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+            (tmp, copy)
+        })
+        .1
+}
+
 /// Runs pinrun as user nobody with no capabilities (setpriv, util-linux),
-/// from a copy in a world-readable directory; `None` when that cannot be
-/// done here (not root, or no setpriv).
+/// from [`world_readable_copy`]; `None` when that cannot be done here (not
+/// root, or no setpriv).
 pub fn as_nobody(args: &[&str]) -> Option<std::process::Output> {
     if !std::path::Path::new("/usr/bin/setpriv").exists() || !is_root() {
         skip("needs root to drop to nobody, and setpriv");
         return None;
     }
-    use std::os::unix::fs::PermissionsExt;
-    let tmp = tempfile::tempdir().unwrap();
-    let copy = tmp.path().join("pinrun");
-    std::fs::copy(assert_cmd::cargo::cargo_bin("pinrun"), &copy).unwrap();
-    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     Some(
         std::process::Command::new("setpriv")
             .args([
@@ -213,7 +233,7 @@ pub fn as_nobody(args: &[&str]) -> Option<std::process::Output> {
                 "--clear-groups",
                 "--inh-caps=-all",
             ])
-            .arg(&copy)
+            .arg(world_readable_copy())
             .args(args)
             .output()
             .unwrap(),

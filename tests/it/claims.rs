@@ -699,8 +699,7 @@ fn users_share_one_state_directory() {
     }
     let t = tempfile::tempdir().unwrap();
     std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let copy = t.path().join("pinrun");
-    std::fs::copy(bin(), &copy).unwrap();
+    let copy = common::world_readable_copy();
     let dir = t.path().join("state");
     let d = dir.to_str().unwrap();
     // Root claims the first core (and creates the directory, mode 1777).
@@ -710,7 +709,7 @@ fn users_share_one_state_directory() {
     // nobody gets another core.
     let mut nobody = as_user(
         65534,
-        &copy,
+        copy,
         &[
             "--exclusive",
             "--cores",
@@ -779,7 +778,7 @@ fn users_share_one_state_directory() {
     }
     let o = as_user(
         65533,
-        &copy,
+        copy,
         &[
             "--exclusive",
             "--cores",
