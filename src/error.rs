@@ -283,6 +283,10 @@ error_codes! {
     /// The process exited, or its PID now names another process, between
     /// planning and applying: nothing is applied.
     PidReused = "pid-reused",
+    /// `--pid`: threads kept appearing with the old placement or policy
+    /// (created by threads pinrun had not reached yet) for every pass;
+    /// the threads changed are restored.
+    ThreadsUnsettled = "threads-unsettled",
     /// A memory policy (`--membind`, ...) asked for another process: no
     /// system call sets another process's mempolicy.
     PidMempolicy = "pid-mempolicy",

@@ -15,8 +15,10 @@ use crate::request::{Mode, Request, Target};
 use crate::system::threads::{self, Identity, ThreadState};
 use crate::system::{Root, SystemState};
 
-/// At most this many passes over `/proc/PID/task` before pinrun settles
-/// for the threads it found (a process creating threads without pause).
+/// At most this many passes over `/proc/PID/task`: when reading, before
+/// pinrun settles for the threads it found (a process creating threads
+/// without pause); when changing, before it refuses and restores
+/// ([`crate::apply::threads::apply_all`]: threads-unsettled).
 pub const MAX_PASSES: usize = 16;
 
 /// The process being worked on: its pidfd and start time (its identity),
@@ -443,11 +445,13 @@ fn apply(
     // --tid): a thread that exited is skipped (as ESRCH), a --tid thread
     // that exited refuses; a TID reused by another process is never
     // touched.
+    let planned_start: std::collections::HashMap<u32, Option<u64>> =
+        p.threads.iter().map(|t| (t.tid, t.start_time)).collect();
     let check_thread = |tid: u32| {
         still_same(root, &p)?;
-        let planned = p.threads.iter().find(|t| t.tid == tid);
+        let planned = planned_start.get(&tid).copied().flatten();
         match threads::thread_start_time(root, pid, tid) {
-            Some(now) if planned.and_then(|t| t.start_time).is_none_or(|s| s == now) => Ok(()),
+            Some(now) if planned.is_none_or(|s| s == now) => Ok(now),
             _ if target.tid.is_some() => Err(Error::new(
                 ErrorCode::NoSuchProcess,
                 format!(
@@ -468,12 +472,16 @@ fn apply(
         Some(tid) => vec![tid],
         None => threads::task_ids(root, pid),
     };
+    let start_time = |tid: u32| threads::thread_start_time(root, pid, tid);
     let applied = crate::apply::threads::apply_all(
-        &list,
+        &crate::apply::threads::Threads {
+            list: &list,
+            check: &check_thread,
+            start_time: &start_time,
+        },
         MAX_PASSES,
         &planned.plan,
         &planned.sys.possible,
-        &check_thread,
         fail_at,
     );
     let (changed, passes) = match applied {

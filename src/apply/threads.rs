@@ -161,55 +161,192 @@ pub struct Failed {
     pub index: usize,
     /// Why.
     pub error: Error,
-    /// Threads already changed that could not be restored.
+    /// Threads already changed that could not be restored, or were not
+    /// (a TID that names another thread now is never touched).
     pub not_restored: Vec<(u32, Error)>,
 }
 
-/// Applies the plan to every thread `list()` names ([`apply_thread`]),
-/// saving each first, in passes: after each pass `list()` is asked again,
-/// and a pass that finds no thread not yet changed ends the work (a thread
-/// created by a changed thread inherits its affinity and policy), at most
-/// `max_passes`. On a failure, restores the threads already changed (the
-/// failing one too, which may be half changed), newest first. A thread
-/// that exits meanwhile (ESRCH) is skipped. `check(tid)` runs before each
-/// thread (the caller refuses a process that exited or a
-/// PID that was reused); `fail_at`: a test hook making the apply of the
-/// n-th thread (from 0) fail with EPERM, as if the kernel refused it.
-/// Returns the threads changed, in order, and the passes made.
+/// What [`apply_all`] asks of the caller about the process it changes.
+pub struct Threads<'a> {
+    /// The thread ids now (`/proc/PID/task`, or the one `--tid`).
+    pub list: &'a dyn Fn() -> Vec<u32>,
+    /// Before each write: the thread's start time when the process is
+    /// still the one planned on and the TID still names a thread of it,
+    /// else the caller's refusal (ESRCH: the thread is gone).
+    pub check: &'a dyn Fn(u32) -> Result<u64>,
+    /// A thread's identity: its start time (field 22 of
+    /// `/proc/PID/task/TID/stat`, proc(5)), `None` once it is gone or
+    /// names a thread of another process.
+    pub start_time: &'a dyn Fn(u32) -> Option<u64>,
+}
+
+/// A thread saved before its change, with its identity then.
+struct Changed {
+    saved: Saved,
+    start_time: Option<u64>,
+}
+
+/// Whether thread state `s` is already what `plan` sets: the affinity
+/// (when the plan sets one), and the scheduling attributes [`apply_thread`]
+/// would set ([`super::sched_attr`]: policy, priority, deadline
+/// parameters, reset-on-fork; the nice value by `getpriority(2)`). A
+/// thread created by a changed thread inherits all of it (`clone(2)`:
+/// the affinity and policy are copied from the creator), and needs no
+/// change of its own.
+fn is_as_planned(s: &Saved, plan: &Plan) -> bool {
+    if plan.cpus.as_ref().is_some_and(|c| *c != s.affinity) {
+        return false;
+    }
+    if !plan.sched.is_requested() {
+        return true;
+    }
+    let want = super::sched_attr(s.attr, &plan.sched);
+    let flags = |a: &ffi::SchedAttr| a.sched_flags & super::SCHED_FLAG_RESET_ON_FORK;
+    want.sched_policy == s.attr.sched_policy
+        && want.sched_priority == s.attr.sched_priority
+        && (want.sched_runtime, want.sched_deadline, want.sched_period)
+            == (
+                s.attr.sched_runtime,
+                s.attr.sched_deadline,
+                s.attr.sched_period,
+            )
+        && flags(&want) == flags(&s.attr)
+        && plan.sched.nice.is_none_or(|n| n == s.nice)
+}
+
+/// Pause between the passes that verify the result: long enough for a
+/// thread in the middle of `clone(2)` (it copies its creator's old
+/// attributes and is not yet in `/proc/PID/task`) to appear.
+const SETTLE: std::time::Duration = std::time::Duration::from_millis(2);
+
+/// Applies the plan to every thread `t.list()` names ([`apply_thread`]),
+/// in passes, and verifies the result. Every pass lists the threads again
+/// and reads each one not seen before (`sched_getaffinity(2)`,
+/// `sched_getattr(2)`, `getpriority(2)`: cheap, so that a short-lived
+/// thread is read before it exits); one already as planned
+/// ([`is_as_planned`]: a thread created by a changed thread inherits the
+/// change) is left, any other is changed. A pass agrees when it changed
+/// nothing and read every new thread: one gone before it was read may have
+/// started threads with the old placement. The work ends when two
+/// consecutive passes, [`SETTLE`] apart, agree; when `max_passes` end
+/// without that (threads keep appearing with the old placement: a thread
+/// in the middle of `clone(2)` copies its creator's old attributes and is
+/// not yet listed, and a chain of short-lived threads can stay ahead of
+/// pinrun), it fails with `threads-unsettled`, restoring what it changed:
+/// pinrun never reports success with a thread left on the old placement
+/// (issue 33).
+///
+/// Before each change, `t.check(tid)` runs (the caller refuses a process
+/// that exited or a PID that was reused, and gives the thread's start
+/// time); after it, the start time is read again: a TID that names
+/// another thread now (the thread exited and its TID was reused while
+/// pinrun wrote it) fails the change, naming it, and that thread is not
+/// "restored" to another thread's state. On a failure the threads already
+/// changed are restored (the failing one too, which may be half changed),
+/// newest first, each only while its TID still names the thread saved; a
+/// thread that exited meanwhile (ESRCH) is skipped. `fail_at`: a test hook
+/// making the change of the n-th thread (from 0) fail with EPERM, as if
+/// the kernel refused it. Returns the threads changed, in order, and the
+/// passes made. Time and memory are linear in the threads.
 pub fn apply_all(
-    list: &dyn Fn() -> Vec<u32>,
+    t: &Threads,
     max_passes: usize,
     plan: &Plan,
     possible: &CpuSet,
-    check: &dyn Fn(u32) -> Result<()>,
     fail_at: Option<usize>,
 ) -> std::result::Result<(Vec<u32>, usize), Failed> {
-    let mut done: Vec<Saved> = Vec::new();
-    // A thread that exited (ESRCH) needs no restore.
-    let rollback = |done: &[Saved]| -> Vec<(u32, Error)> {
+    use std::collections::HashSet;
+    let mut done: Vec<Changed> = Vec::new();
+    // Threads changed, found as planned, or gone: not looked at again.
+    let mut seen: HashSet<u32> = HashSet::new();
+    let rollback = |done: &[Changed]| -> Vec<(u32, Error)> {
         done.iter()
             .rev()
-            .filter_map(|s| restore(s, possible).err().map(|e| (s.tid, e)))
+            .filter_map(|c| {
+                let tid = c.saved.tid;
+                match (t.start_time)(tid) {
+                    // Gone: nothing to restore.
+                    None => None,
+                    Some(now) if c.start_time.is_some_and(|was| was != now) => Some((
+                        tid,
+                        Error::new(
+                            ErrorCode::NoSuchProcess,
+                            format!(
+                                "it exited and TID {tid} now names another thread (started at {now}, not {}): not touched",
+                                c.start_time.unwrap_or_default()
+                            ),
+                        ),
+                    )),
+                    Some(_) => restore(&c.saved, possible).err().map(|e| (tid, e)),
+                }
+            })
             .filter(|(_, e)| e.errno() != Some(nix::errno::Errno::ESRCH))
             .collect()
     };
-    let mut gone: Vec<u32> = Vec::new();
     let mut passes = 0;
-    while passes < max_passes.max(1) {
-        passes += 1;
-        let new: Vec<u32> = list()
-            .into_iter()
-            .filter(|t| !done.iter().any(|s| s.tid == *t) && !gone.contains(t))
-            .collect();
-        if new.is_empty() {
-            break;
+    let mut agreeing = 0;
+    while agreeing < 2 {
+        if passes == max_passes.max(2) {
+            let error = Error::new(
+                ErrorCode::ThreadsUnsettled,
+                format!(
+                    "threads kept appearing with the old placement or policy after {passes} passes over the process's threads"
+                ),
+            )
+            .hint("a thread was created from one pinrun had not reached yet, each pass; run pinrun again when the process creates threads less often, or set the policy and affinity at launch (pinrun -- COMMAND)");
+            return Err(Failed {
+                tid: done.last().map_or(0, |c| c.saved.tid),
+                index: done.len(),
+                error,
+                not_restored: rollback(&done),
+            });
         }
+        if passes > 0 {
+            std::thread::sleep(SETTLE);
+        }
+        passes += 1;
+        let new: Vec<u32> = (t.list)()
+            .into_iter()
+            .filter(|tid| !seen.contains(tid))
+            .collect();
+        // A pass agrees when it changed nothing and every new thread was
+        // read: one gone before pinrun read it may have started threads
+        // with the old placement, so its pass proves nothing.
+        let mut agrees = true;
         for tid in new {
+            seen.insert(tid);
             let index = done.len();
-            let step = check(tid)
-                .and_then(|()| save(tid, possible))
+            // The cheap read first (three system calls): a short-lived
+            // thread is read before it exits, and one already as planned
+            // needs nothing more.
+            match save(tid, possible) {
+                Ok(s) if is_as_planned(&s, plan) && fail_at != Some(index) => continue,
+                Ok(_) => {}
+                Err(e) if e.errno() == Some(nix::errno::Errno::ESRCH) => {
+                    agrees = false;
+                    continue;
+                }
+                Err(error) => {
+                    return Err(Failed {
+                        tid,
+                        error,
+                        index,
+                        not_restored: rollback(&done),
+                    });
+                }
+            }
+            agrees = false;
+            let mut before = None;
+            let step = (t.check)(tid)
+                .and_then(|start| {
+                    before = Some(start);
+                    save(tid, possible)
+                })
                 .and_then(|saved| {
-                    done.push(saved);
+                    done.push(Changed {
+                        saved,
+                        start_time: before,
+                    });
                     if fail_at == Some(index) {
                         return Err(Error::from_syscall(
                             ErrorCode::SchedFailed,
@@ -218,32 +355,48 @@ pub fn apply_all(
                             &std::io::Error::from_raw_os_error(libc::EPERM),
                         ));
                     }
-                    apply_thread(tid, plan, possible)
+                    apply_thread(tid, plan, possible)?;
+                    match (t.start_time)(tid) {
+                        Some(now) if before.is_some_and(|was| was != now) => Err(Error::new(
+                            ErrorCode::NoSuchProcess,
+                            format!(
+                                "thread {tid} exited while pinrun changed it, and its TID now names another thread (started at {now}, not {}), which pinrun may have changed: not restored, since its earlier state is unknown",
+                                before.unwrap_or_default()
+                            ),
+                        )
+                        .hint(format!("check that thread (grep Tgid /proc/{tid}/status; taskset -p {tid}; chrt -p {tid})"))),
+                        _ => Ok(()),
+                    }
                 });
-            // A thread that exited meanwhile (ESRCH) is not a failure: it is
-            // gone, with whatever was set on it.
-            if step
-                .as_ref()
-                .is_err_and(|e| e.errno() == Some(nix::errno::Errno::ESRCH))
-                && fail_at != Some(index)
-            {
-                if done.last().is_some_and(|s| s.tid == tid) {
-                    done.pop();
+            match step {
+                Ok(()) => {}
+                // A thread that exited meanwhile (ESRCH) is not a failure:
+                // it is gone, with whatever was set on it.
+                Err(e) if e.errno() == Some(nix::errno::Errno::ESRCH) && fail_at != Some(index) => {
+                    if done.len() > index {
+                        done.pop();
+                    }
                 }
-                gone.push(tid);
-                continue;
-            }
-            if let Err(error) = step {
-                return Err(Failed {
-                    tid,
-                    error,
-                    index,
-                    not_restored: rollback(&done),
-                });
+                Err(error) => {
+                    // A TID reused by another thread is not restored.
+                    if error.code == ErrorCode::NoSuchProcess
+                        && error.errno().is_none()
+                        && done.len() > index
+                    {
+                        done.pop();
+                    }
+                    return Err(Failed {
+                        tid,
+                        error,
+                        index,
+                        not_restored: rollback(&done),
+                    });
+                }
             }
         }
+        agreeing = if agrees { agreeing + 1 } else { 0 };
     }
-    Ok((done.iter().map(|s| s.tid).collect(), passes))
+    Ok((done.iter().map(|c| c.saved.tid).collect(), passes))
 }
 
 /// Moves the pages of process `pid` as `m` says (`migrate_pages(2)`, what
@@ -281,4 +434,182 @@ pub fn migrate(pid: u32, m: &crate::plan::threads::Migration) -> Result<u64> {
             _ => err.hint("run pinrun again; migratepages(8) does the same"),
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+
+    /// Two threads of this test process, parked until dropped; their TIDs.
+    struct Parked {
+        tids: Vec<u32>,
+        stop: Arc<AtomicBool>,
+        handles: Vec<std::thread::JoinHandle<()>>,
+    }
+
+    impl Parked {
+        fn start(n: usize) -> Parked {
+            let stop = Arc::new(AtomicBool::new(false));
+            let mut tids = Vec::new();
+            let mut handles = Vec::new();
+            for _ in 0..n {
+                let (tid, s) = (Arc::new(AtomicU32::new(0)), stop.clone());
+                let t = tid.clone();
+                handles.push(std::thread::spawn(move || {
+                    t.store(nix::unistd::gettid().as_raw() as u32, Ordering::SeqCst);
+                    while !s.load(Ordering::SeqCst) {
+                        std::thread::park_timeout(std::time::Duration::from_millis(5));
+                    }
+                }));
+                while tid.load(Ordering::SeqCst) == 0 {
+                    std::thread::yield_now();
+                }
+                tids.push(tid.load(Ordering::SeqCst));
+            }
+            Parked {
+                tids,
+                stop,
+                handles,
+            }
+        }
+    }
+
+    impl Drop for Parked {
+        fn drop(&mut self) {
+            self.stop.store(true, Ordering::SeqCst);
+            for h in self.handles.drain(..) {
+                let _ = h.join();
+            }
+        }
+    }
+
+    fn allowed() -> (CpuSet, CpuSet) {
+        let possible: CpuSet = (0..1024).collect();
+        (get_affinity_of(0, &possible).unwrap(), possible)
+    }
+
+    fn plan_on(cpus: CpuSet) -> Plan {
+        Plan {
+            cpus: Some(cpus),
+            cores: Vec::new(),
+            nodes: Default::default(),
+            memory: None,
+            sched: Default::default(),
+            reasons: Vec::new(),
+            omp: None,
+            thread_map: None,
+            choice: None,
+            steer: None,
+        }
+    }
+
+    /// Issue 33, item 2: a TID that names another thread after pinrun
+    /// wrote it (the thread exited and its TID was reused meanwhile) fails
+    /// the change, naming what happened, and is never "restored" to the
+    /// old thread's state; the thread changed before it is restored.
+    /// The reuse is simulated by the start time the caller reports.
+    #[test]
+    fn a_tid_reused_during_the_write_is_named_and_never_restored() {
+        let (own, possible) = allowed();
+        let Some(first) = own.iter().next().filter(|_| own.len() > 1) else {
+            eprintln!("skipped: needs two allowed CPUs");
+            return;
+        };
+        let p = Parked::start(2);
+        let (a, b) = (p.tids[0], p.tids[1]);
+        let one: CpuSet = std::iter::once(first).collect();
+        let list = || vec![a, b];
+        // The identity checked before each write: start time 100.
+        let check = |_tid: u32| -> Result<u64> { Ok(100) };
+        // Read again after the write: b's TID names another thread.
+        let start_time = |tid: u32| Some(if tid == b { 200 } else { 100 });
+        let t = Threads {
+            list: &list,
+            check: &check,
+            start_time: &start_time,
+        };
+        let f = apply_all(&t, 16, &plan_on(one.clone()), &possible, None).unwrap_err();
+        assert_eq!(f.tid, b);
+        assert_eq!(f.index, 1);
+        assert!(
+            f.error.message.contains("now names another thread"),
+            "{}",
+            f.error.message
+        );
+        assert!(f.not_restored.is_empty(), "{:?}", f.not_restored);
+        // a restored; b (the "other" thread) left as written, not touched.
+        assert_eq!(get_affinity_of(a, &possible).unwrap(), own);
+        assert_eq!(get_affinity_of(b, &possible).unwrap(), one);
+    }
+
+    /// A rollback restores a thread only while its TID names the thread
+    /// saved: one reused meanwhile is named as not touched.
+    #[test]
+    fn a_rollback_never_restores_a_reused_tid() {
+        let (own, possible) = allowed();
+        let Some(first) = own.iter().next().filter(|_| own.len() > 1) else {
+            eprintln!("skipped: needs two allowed CPUs");
+            return;
+        };
+        let p = Parked::start(2);
+        let (a, b) = (p.tids[0], p.tids[1]);
+        let one: CpuSet = std::iter::once(first).collect();
+        let reused = Cell::new(false);
+        let list = || vec![a, b];
+        let check = |tid: u32| -> Result<u64> {
+            // Checking b (after a was changed): a's TID is reused.
+            if tid == b {
+                reused.set(true);
+            }
+            Ok(100)
+        };
+        let start_time = |tid: u32| Some(if tid == a && reused.get() { 300 } else { 100 });
+        let t = Threads {
+            list: &list,
+            check: &check,
+            start_time: &start_time,
+        };
+        // The second thread's change fails (EPERM, the test hook).
+        let f = apply_all(&t, 16, &plan_on(one.clone()), &possible, Some(1)).unwrap_err();
+        assert_eq!(f.tid, b);
+        assert_eq!(f.not_restored.len(), 1, "{:?}", f.not_restored);
+        assert_eq!(f.not_restored[0].0, a);
+        assert!(f.not_restored[0].1.message.contains("not touched"));
+        assert_eq!(get_affinity_of(a, &possible).unwrap(), one);
+        assert_eq!(get_affinity_of(b, &possible).unwrap(), own);
+    }
+
+    /// Threads already as planned (created by a changed thread: they
+    /// inherit it) are not changed, and the result is verified by two
+    /// passes that agree: three passes in all for a process whose threads
+    /// all need the change.
+    #[test]
+    fn threads_already_as_planned_are_left_and_two_passes_verify() {
+        let (own, possible) = allowed();
+        let p = Parked::start(2);
+        let list = || p.tids.clone();
+        let check = |_tid: u32| -> Result<u64> { Ok(1) };
+        let start_time = |_tid: u32| Some(1);
+        let t = Threads {
+            list: &list,
+            check: &check,
+            start_time: &start_time,
+        };
+        let (changed, passes) = apply_all(&t, 16, &plan_on(own.clone()), &possible, None).unwrap();
+        assert_eq!(changed, Vec::<u32>::new());
+        assert_eq!(passes, 2);
+        let Some(first) = own.iter().next().filter(|_| own.len() > 1) else {
+            return;
+        };
+        let one: CpuSet = std::iter::once(first).collect();
+        let (changed, passes) = apply_all(&t, 16, &plan_on(one.clone()), &possible, None).unwrap();
+        assert_eq!(changed, p.tids);
+        assert_eq!(passes, 3);
+        for &tid in &p.tids {
+            assert_eq!(get_affinity_of(tid, &possible).unwrap(), one);
+        }
+    }
 }
