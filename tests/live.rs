@@ -2458,6 +2458,108 @@ fn pid_never_exits_0_with_a_thread_on_the_old_placement() {
     eprintln!("chain: {ok} changed, {refused} refused");
 }
 
+/// Before `main`, with `PINRUN_LEADER_EXITS` set: this test binary
+/// becomes a process whose main thread exits while two threads keep
+/// running, as `pthread_exit(3)` called in `main` does (the kernel keeps
+/// the leader a zombie, `Z`, until the last thread exits:
+/// `delay_group_leader()`, kernel/exit.c). One thread ends the process
+/// when stdin closes, the other sleeps. The main thread ends with the raw
+/// `exit(2)` system call (this thread only), not `pthread_exit(3)`, whose
+/// forced unwinding must not cross Rust frames.
+extern "C" fn leader_exits() {
+    if std::env::var_os("PINRUN_LEADER_EXITS").is_none() {
+        return;
+    }
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = tx.clone();
+    std::thread::spawn(move || {
+        reader.send(()).unwrap();
+        let _ = std::io::Read::read_to_end(&mut std::io::stdin(), &mut Vec::new());
+        std::process::exit(0);
+    });
+    std::thread::spawn(move || {
+        tx.send(()).unwrap();
+        loop {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    });
+    rx.recv().unwrap();
+    rx.recv().unwrap();
+    // SAFETY: SYS_exit ends the calling thread only; the other threads
+    // use nothing of its stack.
+    unsafe {
+        libc::syscall(libc::SYS_exit, 0);
+    }
+}
+
+#[used]
+// SAFETY: `.init_array` holds `extern "C" fn()` pointers the C runtime
+// calls once at start; `leader_exits` does nothing without its variable.
+#[unsafe(link_section = ".init_array")]
+static LEADER_EXITS: extern "C" fn() = leader_exits;
+
+/// Issue 33 item 6, issue 35 class 2: a process whose main thread has
+/// exited (`Z`) while two threads run is its live threads, not a zombie:
+/// `--pid PID --cpus C` changes every thread (as `taskset -a -p` does;
+/// the zombie leader takes the change harmlessly), read back from
+/// /proc/PID/task/*/status; `--pid PID` alone names the exited main
+/// thread. pinrun used to refuse "the process has exited".
+#[test]
+fn pid_whose_main_thread_exited_is_its_live_threads() {
+    let last = online().last().unwrap();
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .env("PINRUN_LEADER_EXITS", "1")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let state = || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|s| s.rsplit(')').next().and_then(|r| r.trim().chars().next()))
+    };
+    let t0 = std::time::Instant::now();
+    while state() != Some('Z') && t0.elapsed() < std::time::Duration::from_secs(10) {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert_eq!(state(), Some('Z'), "the main thread did not exit");
+    let out = pinrun()
+        .args(["--pid", &pid.to_string(), "--cpus", &last.to_string()])
+        .output()
+        .unwrap();
+    let shown = pinrun().args(["--pid", &pid.to_string()]).output().unwrap();
+    let tasks: Vec<String> = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    let lists: Vec<String> = tasks
+        .iter()
+        .filter_map(|t| {
+            let s = std::fs::read_to_string(format!("/proc/{pid}/task/{t}/status")).ok()?;
+            Some(
+                s.lines()
+                    .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))?
+                    .trim()
+                    .to_string(),
+            )
+        })
+        .collect();
+    drop(child.stdin.take());
+    let _ = child.wait();
+    assert_status(&out, 0);
+    assert_eq!(tasks.len(), 3, "{tasks:?}");
+    assert_eq!(lists, vec![last.to_string(); 3]);
+    let shown = String::from_utf8_lossy(&shown.stdout);
+    assert!(
+        shown.contains(&format!(
+            "the main thread {pid} has exited (state Z: a zombie until the last thread exits); the process is its 2 live thread(s)"
+        )),
+        "{shown}"
+    );
+}
+
 /// A cpuset cgroup this test creates (and removes when dropped): cgroup
 /// v1 `cpuset` (`cpuset.cpus`, `cpuset.mems`), else cgroup v2 with the
 /// cpuset controller enabled at the root. `None` when neither can be made.

@@ -113,7 +113,13 @@ fn still_same(root: &Root, p: &Process) -> Result<(), Error> {
 /// memory nodes, scheduling and limits in place of pinrun's (what the
 /// kernel checks for `sched_setattr(2)` on it).
 fn as_target(mut sys: SystemState, root: &Root, p: &Process) -> SystemState {
-    let main = &p.threads[0];
+    // The facts of a live thread: a main thread that exited keeps the
+    // affinity it had then.
+    let main = p
+        .threads
+        .iter()
+        .find(|t| !t.exited())
+        .unwrap_or(&p.threads[0]);
     sys.process.cpus_allowed = main.cpus_allowed.clone();
     sys.process.mems_allowed = main.mems_allowed.clone();
     // Every thread is changed: the permission checks weigh the thread the
@@ -121,6 +127,7 @@ fn as_target(mut sys: SystemState, root: &Root, p: &Process) -> SystemState {
     let each: Vec<_> = p
         .threads
         .iter()
+        .filter(|t| !t.exited())
         .map(|t| (t.policy, t.rt_priority, t.nice))
         .collect();
     (
@@ -228,7 +235,8 @@ fn change(root: &Root, req: &Request, target: &Target, p: Process) -> Result<Exi
         .hint("place a command with pinrun OPTIONS -- COMMAND, or name another process with --pid PID; --pid self alone shows pinrun's own placement"));
     }
     // A zombie or a kernel thread is refused before anything is planned.
-    let (state, kthread) = threads::kind(root, p.pid).unwrap_or(('?', false));
+    // A main thread that exited while others run is no zombie process.
+    let (state, kthread, _) = threads::kind(root, p.pid).unwrap_or(('?', false, None));
     crate::plan::threads::check_target(p.pid, state, kthread, None, &[])?;
     if req.memory.is_some() && !target.migrate {
         return Err(Error::new(
@@ -484,7 +492,7 @@ fn apply(
         &planned.sys.possible,
         fail_at,
     );
-    let (changed, passes) = match applied {
+    let (changed, already, passes) = match applied {
         Ok(done) => done,
         Err(f) => {
             let e = failed(root, &planned, pid, f);
@@ -511,6 +519,13 @@ fn apply(
         } else {
             changed.clone().into()
         };
+        // Threads that were already as planned (created by a changed
+        // thread, or placed so before): verified, not changed.
+        v["already"] = if what.is_empty() {
+            Vec::<u32>::new().into()
+        } else {
+            already.clone().into()
+        };
         v["passes"] = passes.into();
         v["migrate"] = migration.as_ref().map_or(
             serde_json::Value::Null,
@@ -522,8 +537,13 @@ fn apply(
         format!("pinrun: --pid {pid}: no thread attribute changed\n")
     } else {
         format!(
-            "pinrun: --pid {pid}: {what} for {} thread(s)\n",
-            changed.len()
+            "pinrun: --pid {pid}: {what} for {} thread(s){}\n",
+            changed.len() + already.len(),
+            match already.len() {
+                0 => String::new(),
+                _ if changed.is_empty() => " (already so: none changed)".to_string(),
+                n => format!(" ({n} of them already so)"),
+            }
         )
     };
     if !out.quiet && !out.verbose && !out.json {
@@ -534,7 +554,7 @@ fn apply(
         text.push_str(&done);
         text.push_str(&format!(
             "pinrun: --pid {pid}: {} thread(s) in {passes} pass(es) over /proc/{pid}/task\n",
-            changed.len()
+            changed.len() + already.len()
         ));
         text.push_str(&crate::report::plan_text(
             req,

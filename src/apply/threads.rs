@@ -246,17 +246,19 @@ const SETTLE: std::time::Duration = std::time::Duration::from_millis(2);
 /// newest first, each only while its TID still names the thread saved; a
 /// thread that exited meanwhile (ESRCH) is skipped. `fail_at`: a test hook
 /// making the change of the n-th thread (from 0) fail with EPERM, as if
-/// the kernel refused it. Returns the threads changed, in order, and the
-/// passes made. Time and memory are linear in the threads.
+/// the kernel refused it. Returns the threads changed, in order, the
+/// threads found already as planned, and the passes made. Time and memory
+/// are linear in the threads.
 pub fn apply_all(
     t: &Threads,
     max_passes: usize,
     plan: &Plan,
     possible: &CpuSet,
     fail_at: Option<usize>,
-) -> std::result::Result<(Vec<u32>, usize), Failed> {
+) -> std::result::Result<(Vec<u32>, Vec<u32>, usize), Failed> {
     use std::collections::HashSet;
     let mut done: Vec<Changed> = Vec::new();
+    let mut already: Vec<u32> = Vec::new();
     // Threads changed, found as planned, or gone: not looked at again.
     let mut seen: HashSet<u32> = HashSet::new();
     let rollback = |done: &[Changed]| -> Vec<(u32, Error)> {
@@ -320,7 +322,10 @@ pub fn apply_all(
             // thread is read before it exits, and one already as planned
             // needs nothing more.
             match save(tid, possible) {
-                Ok(s) if is_as_planned(&s, plan) && fail_at != Some(index) => continue,
+                Ok(s) if is_as_planned(&s, plan) && fail_at != Some(index) => {
+                    already.push(tid);
+                    continue;
+                }
                 Ok(_) => {}
                 Err(e) if e.errno() == Some(nix::errno::Errno::ESRCH) => {
                     agrees = false;
@@ -396,7 +401,7 @@ pub fn apply_all(
         }
         agreeing = if agrees { agreeing + 1 } else { 0 };
     }
-    Ok((done.iter().map(|c| c.saved.tid).collect(), passes))
+    Ok((done.iter().map(|c| c.saved.tid).collect(), already, passes))
 }
 
 /// Moves the pages of process `pid` as `m` says (`migrate_pages(2)`, what
@@ -598,15 +603,19 @@ mod tests {
             check: &check,
             start_time: &start_time,
         };
-        let (changed, passes) = apply_all(&t, 16, &plan_on(own.clone()), &possible, None).unwrap();
+        let (changed, already, passes) =
+            apply_all(&t, 16, &plan_on(own.clone()), &possible, None).unwrap();
         assert_eq!(changed, Vec::<u32>::new());
+        assert_eq!(already, p.tids);
         assert_eq!(passes, 2);
         let Some(first) = own.iter().next().filter(|_| own.len() > 1) else {
             return;
         };
         let one: CpuSet = std::iter::once(first).collect();
-        let (changed, passes) = apply_all(&t, 16, &plan_on(one.clone()), &possible, None).unwrap();
+        let (changed, already, passes) =
+            apply_all(&t, 16, &plan_on(one.clone()), &possible, None).unwrap();
         assert_eq!(changed, p.tids);
+        assert_eq!(already, Vec::<u32>::new());
         assert_eq!(passes, 3);
         for &tid in &p.tids {
             assert_eq!(get_affinity_of(tid, &possible).unwrap(), one);

@@ -93,7 +93,20 @@ pub fn process_text(v: &ProcessView) -> String {
             sched_words(t)
         ));
     }
-    let mems = v.threads.first().map(|t| list(&t.mems_allowed));
+    if let Some(t) = v.threads.iter().find(|t| t.exited()) {
+        s.push_str(&format!(
+            "the main thread {} has exited (state {}: a zombie until the last thread exits); the process is its {} live thread(s)\n",
+            t.tid,
+            t.state.unwrap_or('Z'),
+            v.threads.iter().filter(|t| !t.exited()).count()
+        ));
+    }
+    let mems = v
+        .threads
+        .iter()
+        .find(|t| !t.exited())
+        .or(v.threads.first())
+        .map(|t| list(&t.mems_allowed));
     s.push_str(&format!(
         "memory: nodes allowed {}",
         mems.as_deref().unwrap_or("?")
@@ -147,6 +160,7 @@ pub fn thread_json(t: &ThreadState) -> Value {
         "period_ns": t.deadline.map(|d| d.2),
         "reset_on_fork": t.reset_on_fork,
         "start_time": t.start_time,
+        "state": t.state.map(String::from),
     })
 }
 

@@ -36,6 +36,9 @@ pub struct ThreadState {
     pub nice: Option<i32>,
     /// Field 22 of `stat`: start time, clock ticks after boot.
     pub start_time: Option<u64>,
+    /// Field 3 of `stat`: the state (`R`, `S`, ...; `Z` for a main thread
+    /// that exited while other threads run, [`ThreadState::exited`]).
+    pub state: Option<char>,
     /// `sched_getattr(2)` (live machine only): SCHED_DEADLINE runtime,
     /// deadline and period in ns, all 0 for other policies.
     pub deadline: Option<(u64, u64, u64)>,
@@ -108,14 +111,41 @@ pub fn thread_start_time(root: &Root, pid: u32, tid: u32) -> Option<u64> {
 /// field 9 of `/proc/PID/stat`.
 pub const PF_KTHREAD: u64 = 0x0020_0000;
 
+impl ThreadState {
+    /// Whether the thread has exited (state `Z` or `X`): a main thread
+    /// that called `pthread_exit(3)` stays in `/proc/PID/task` as a zombie
+    /// until the last thread exits (`delay_group_leader()`,
+    /// kernel/exit.c), and is no fact about the process.
+    pub fn exited(&self) -> bool {
+        self.state.is_some_and(|c| matches!(c, 'Z' | 'X'))
+    }
+}
+
 /// What `/proc/PID/stat` says of process `pid` that makes it no target of
 /// a change: its state (field 3; `Z` zombie, `X` dead) and whether it is a
-/// kernel thread (field 9 has [`PF_KTHREAD`]). `None` when it is gone.
-pub fn kind(root: &Root, pid: u32) -> Option<(char, bool)> {
+/// kernel thread (field 9 has [`PF_KTHREAD`]). A process is its live
+/// threads: when the main thread has exited (`Z`) while others run
+/// (`pthread_exit(3)` in `main`), the state is that of the first live
+/// thread of `/proc/PID/task`, whose TID is returned third (`None`: the
+/// main thread's own). `None` when the process is gone.
+pub fn kind(root: &Root, pid: u32) -> Option<(char, bool, Option<u32>)> {
     let stat = root.read(&format!("/proc/{pid}/stat"))?;
-    let state = stat_fields(&stat)?.first()?.chars().next()?;
+    let state = stat_state(&stat)?;
     let flags: u64 = stat_field(&stat, 9)?;
-    Some((state, flags & PF_KTHREAD != 0))
+    let kthread = flags & PF_KTHREAD != 0;
+    if matches!(state, 'Z' | 'X') {
+        let live = task_ids(root, pid)
+            .into_iter()
+            .filter(|&t| t != pid)
+            .find_map(|t| {
+                let s = stat_state(&root.read(&format!("/proc/{pid}/task/{t}/stat"))?)?;
+                (!matches!(s, 'Z' | 'X')).then_some((s, t))
+            });
+        if let Some((s, t)) = live {
+            return Some((s, kthread, Some(t)));
+        }
+    }
+    Some((state, kthread, None))
 }
 
 /// The real and effective user ids of process `pid` (the first two
@@ -158,6 +188,7 @@ pub fn read_thread(root: &Root, pid: u32, tid: u32, live: bool) -> Option<Thread
         rt_priority: stat_field(&stat, 40),
         nice: stat_field(&stat, 19),
         start_time: stat_field(&stat, 22),
+        state: stat_state(&stat),
         deadline: None,
         reset_on_fork: None,
     };
@@ -383,9 +414,21 @@ mod tests {
         assert_eq!(thread_start_time(&root, 10, 12), None);
         assert_eq!(thread_start_time(&root, 10, 13), None);
         // kthreadd's flags as the kernel shows them: PF_KTHREAD set.
-        assert_eq!(kind(&root, 2), Some(('S', true)));
-        assert_eq!(kind(&root, 7), Some(('Z', false)));
+        assert_eq!(kind(&root, 2), Some(('S', true, None)));
+        assert_eq!(kind(&root, 7), Some(('Z', false, None)));
         assert_eq!(kind(&root, 8), None);
+        // A main thread that exited while thread 72 runs: the process is
+        // its live thread (pthread_exit(3) in main).
+        put(
+            "proc/70/stat",
+            "70 (m) Z 1 70 70 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 2 0 5 0 0",
+        );
+        put(
+            "proc/70/task/70/stat",
+            "70 (m) Z 1 70 70 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 2 0 5 0 0",
+        );
+        put("proc/70/task/72/stat", &stat(72, 600));
+        assert_eq!(kind(&root, 70), Some(('S', false, Some(72))));
     }
 
     #[test]

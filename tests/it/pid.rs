@@ -211,13 +211,15 @@ fn a_change_says_what_it_did() {
     assert_status(&json, 0);
     let v: Value = serde_json::from_slice(&json.stdout).expect("JSON on stdout");
     assert_eq!(v["changed"], serde_json::json!([sleeper.id()]), "{v}");
+    assert_eq!(v["already"], serde_json::json!([]), "{v}");
     let read_back = String::from_utf8_lossy(&taskset.stdout);
     assert_eq!(read_back.rsplit(' ').next().unwrap().trim(), cpu);
     assert_eq!(v["cpulist"], cpu, "{v}");
     assert_status(&text, 0);
     assert_eq!(
         String::from_utf8_lossy(&text.stderr),
-        format!("pinrun: --pid {pid}: CPUs {cpu} for 1 thread(s)\n")
+        // The JSON run moved it: this one verifies and changes nothing.
+        format!("pinrun: --pid {pid}: CPUs {cpu} for 1 thread(s) (already so: none changed)\n")
     );
     assert_eq!(refused(&["--pid", "self", "--cpus", &cpu])["code"], "usage");
 }
