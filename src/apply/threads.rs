@@ -256,34 +256,14 @@ pub fn apply_all(
     possible: &CpuSet,
     fail_at: Option<usize>,
 ) -> std::result::Result<(Vec<u32>, Vec<u32>, usize), Failed> {
-    use std::collections::HashSet;
-    let mut done: Vec<Changed> = Vec::new();
-    let mut already: Vec<u32> = Vec::new();
-    // Threads changed, found as planned, or gone: not looked at again.
-    let mut seen: HashSet<u32> = HashSet::new();
-    let rollback = |done: &[Changed]| -> Vec<(u32, Error)> {
-        done.iter()
-            .rev()
-            .filter_map(|c| {
-                let tid = c.saved.tid;
-                match (t.start_time)(tid) {
-                    // Gone: nothing to restore.
-                    None => None,
-                    Some(now) if c.start_time.is_some_and(|was| was != now) => Some((
-                        tid,
-                        Error::new(
-                            ErrorCode::NoSuchProcess,
-                            format!(
-                                "it exited and TID {tid} now names another thread (started at {now}, not {}): not touched",
-                                c.start_time.unwrap_or_default()
-                            ),
-                        ),
-                    )),
-                    Some(_) => restore(&c.saved, possible).err().map(|e| (tid, e)),
-                }
-            })
-            .filter(|(_, e)| e.errno() != Some(nix::errno::Errno::ESRCH))
-            .collect()
+    let mut w = Work {
+        t,
+        plan,
+        possible,
+        fail_at,
+        done: Vec::new(),
+        already: Vec::new(),
+        seen: std::collections::HashSet::new(),
     };
     let mut passes = 0;
     let mut agreeing = 0;
@@ -296,34 +276,52 @@ pub fn apply_all(
                 ),
             )
             .hint("a thread was created from one pinrun had not reached yet, each pass; run pinrun again when the process creates threads less often, or set the policy and affinity at launch (pinrun -- COMMAND)");
-            return Err(Failed {
-                tid: done.last().map_or(0, |c| c.saved.tid),
-                index: done.len(),
-                error,
-                not_restored: rollback(&done),
-            });
+            let tid = w.done.last().map_or(0, |c| c.saved.tid);
+            return Err(w.fail(tid, w.done.len(), error));
         }
         if passes > 0 {
             std::thread::sleep(SETTLE);
         }
         passes += 1;
-        let new: Vec<u32> = (t.list)()
+        agreeing = if w.pass()? { agreeing + 1 } else { 0 };
+    }
+    let changed = w.done.iter().map(|c| c.saved.tid).collect();
+    Ok((changed, w.already, passes))
+}
+
+/// [`apply_all`]'s state: what it was asked, the threads changed (in
+/// order, saved), found as planned, and seen.
+struct Work<'a> {
+    t: &'a Threads<'a>,
+    plan: &'a Plan,
+    possible: &'a CpuSet,
+    fail_at: Option<usize>,
+    done: Vec<Changed>,
+    already: Vec<u32>,
+    /// Threads changed, found as planned, or gone: not looked at again.
+    seen: std::collections::HashSet<u32>,
+}
+
+impl Work<'_> {
+    /// One pass over the threads listed now: each new one read, and
+    /// changed unless already as planned. `Ok(true)` when the pass agrees
+    /// (nothing changed, every new thread read: one gone before pinrun
+    /// read it may have started threads with the old placement).
+    fn pass(&mut self) -> std::result::Result<bool, Failed> {
+        let new: Vec<u32> = (self.t.list)()
             .into_iter()
-            .filter(|tid| !seen.contains(tid))
+            .filter(|tid| !self.seen.contains(tid))
             .collect();
-        // A pass agrees when it changed nothing and every new thread was
-        // read: one gone before pinrun read it may have started threads
-        // with the old placement, so its pass proves nothing.
         let mut agrees = true;
         for tid in new {
-            seen.insert(tid);
-            let index = done.len();
+            self.seen.insert(tid);
+            let index = self.done.len();
             // The cheap read first (three system calls): a short-lived
             // thread is read before it exits, and one already as planned
             // needs nothing more.
-            match save(tid, possible) {
-                Ok(s) if is_as_planned(&s, plan) && fail_at != Some(index) => {
-                    already.push(tid);
+            match save(tid, self.possible) {
+                Ok(s) if is_as_planned(&s, self.plan) && self.fail_at != Some(index) => {
+                    self.already.push(tid);
                     continue;
                 }
                 Ok(_) => {}
@@ -331,77 +329,103 @@ pub fn apply_all(
                     agrees = false;
                     continue;
                 }
-                Err(error) => {
-                    return Err(Failed {
-                        tid,
-                        error,
-                        index,
-                        not_restored: rollback(&done),
-                    });
-                }
+                Err(error) => return Err(self.fail(tid, index, error)),
             }
             agrees = false;
-            let mut before = None;
-            let step = (t.check)(tid)
-                .and_then(|start| {
-                    before = Some(start);
-                    save(tid, possible)
-                })
-                .and_then(|saved| {
-                    done.push(Changed {
-                        saved,
-                        start_time: before,
-                    });
-                    if fail_at == Some(index) {
-                        return Err(Error::from_syscall(
-                            ErrorCode::SchedFailed,
-                            "sched_setattr (PINRUN_TEST_FAIL_AT)",
-                            Step::SchedSetattr,
-                            &std::io::Error::from_raw_os_error(libc::EPERM),
-                        ));
-                    }
-                    apply_thread(tid, plan, possible)?;
-                    match (t.start_time)(tid) {
-                        Some(now) if before.is_some_and(|was| was != now) => Err(Error::new(
-                            ErrorCode::NoSuchProcess,
-                            format!(
-                                "thread {tid} exited while pinrun changed it, and its TID now names another thread (started at {now}, not {}), which pinrun may have changed: not restored, since its earlier state is unknown",
-                                before.unwrap_or_default()
-                            ),
-                        )
-                        .hint(format!("check that thread (grep Tgid /proc/{tid}/status; taskset -p {tid}; chrt -p {tid})"))),
-                        _ => Ok(()),
-                    }
-                });
-            match step {
+            match self.change(tid, index) {
                 Ok(()) => {}
                 // A thread that exited meanwhile (ESRCH) is not a failure:
                 // it is gone, with whatever was set on it.
-                Err(e) if e.errno() == Some(nix::errno::Errno::ESRCH) && fail_at != Some(index) => {
-                    if done.len() > index {
-                        done.pop();
-                    }
+                Err(e)
+                    if e.errno() == Some(nix::errno::Errno::ESRCH)
+                        && self.fail_at != Some(index) =>
+                {
+                    self.done.truncate(index);
                 }
                 Err(error) => {
                     // A TID reused by another thread is not restored.
-                    if error.code == ErrorCode::NoSuchProcess
-                        && error.errno().is_none()
-                        && done.len() > index
-                    {
-                        done.pop();
+                    if error.code == ErrorCode::NoSuchProcess && error.errno().is_none() {
+                        self.done.truncate(index);
                     }
-                    return Err(Failed {
-                        tid,
-                        error,
-                        index,
-                        not_restored: rollback(&done),
-                    });
+                    return Err(self.fail(tid, index, error));
                 }
             }
         }
-        agreeing = if agrees { agreeing + 1 } else { 0 };
+        Ok(agrees)
     }
-    Ok((done.iter().map(|c| c.saved.tid).collect(), already, passes))
+
+    /// Changes thread `tid` (the `index`-th changed): its identity checked
+    /// first, its state saved, the plan applied, its start time read
+    /// again (a TID that names another thread now fails, naming it).
+    fn change(&mut self, tid: u32, index: usize) -> Result<()> {
+        let before = (self.t.check)(tid)?;
+        let saved = save(tid, self.possible)?;
+        self.done.push(Changed {
+            saved,
+            start_time: Some(before),
+        });
+        if self.fail_at == Some(index) {
+            return Err(Error::from_syscall(
+                ErrorCode::SchedFailed,
+                "sched_setattr (PINRUN_TEST_FAIL_AT)",
+                Step::SchedSetattr,
+                &std::io::Error::from_raw_os_error(libc::EPERM),
+            ));
+        }
+        apply_thread(tid, self.plan, self.possible)?;
+        match (self.t.start_time)(tid) {
+            Some(now) if now != before => Err(Error::new(
+                ErrorCode::NoSuchProcess,
+                format!(
+                    "thread {tid} exited while pinrun changed it, and its TID now names another thread (started at {now}, not {before}), which pinrun may have changed: not restored, since its earlier state is unknown"
+                ),
+            )
+            .hint(format!(
+                "check that thread (grep Tgid /proc/{tid}/status; taskset -p {tid}; chrt -p {tid})"
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    /// The failure on thread `tid` (after `index` changed), with the
+    /// threads changed restored ([`Work::rollback`]).
+    fn fail(&self, tid: u32, index: usize, error: Error) -> Failed {
+        Failed {
+            tid,
+            index,
+            error,
+            not_restored: self.rollback(),
+        }
+    }
+
+    /// Restores the threads changed, newest first, each only while its
+    /// TID still names the thread saved; returns those not restored (a
+    /// thread gone needs no restore) with why.
+    fn rollback(&self) -> Vec<(u32, Error)> {
+        self.done
+            .iter()
+            .rev()
+            .filter_map(|c| {
+                let tid = c.saved.tid;
+                match (self.t.start_time)(tid) {
+                    // Gone: nothing to restore.
+                    None => None,
+                    Some(now) if c.start_time.is_some_and(|was| was != now) => Some((
+                        tid,
+                        Error::new(
+                            ErrorCode::NoSuchProcess,
+                            format!(
+                                "it exited and TID {tid} now names another thread (started at {now}, not {}): not touched",
+                                c.start_time.unwrap_or_default()
+                            ),
+                        ),
+                    )),
+                    Some(_) => restore(&c.saved, self.possible).err().map(|e| (tid, e)),
+                }
+            })
+            .filter(|(_, e)| e.errno() != Some(nix::errno::Errno::ESRCH))
+            .collect()
+    }
 }
 
 /// Moves the pages of process `pid` as `m` says (`migrate_pages(2)`, what
