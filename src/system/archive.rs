@@ -17,7 +17,7 @@
 //! and [`MAX_TOTAL_BYTES`] in all (counted as unpacked, not as declared).
 //! The archive's modes, owners and times are ignored.
 
-use super::dump::{MAX_ENTRIES, MAX_ENTRY_BYTES, MAX_TOTAL_BYTES, stays_inside};
+use super::dump::{MAX_DEPTH, MAX_ENTRIES, MAX_ENTRY_BYTES, MAX_TOTAL_BYTES, stays_inside};
 use crate::error::{Error, ErrorCode, Result};
 use std::io::Read;
 use std::path::{Component, Path, PathBuf};
@@ -381,10 +381,17 @@ fn dump_root(tree: &Path) -> Option<PathBuf> {
 }
 
 /// The components of an entry's path, or why it is refused: absolute,
-/// `..`, or not UTF-8-free of NUL (`.` components are dropped).
+/// `..`, not UTF-8, or more than [`MAX_DEPTH`] levels (`.` components are
+/// dropped).
 fn components(raw: &Path) -> std::result::Result<Vec<String>, String> {
     let mut out = Vec::new();
     for c in raw.components() {
+        if out.len() == MAX_DEPTH {
+            return Err(format!(
+                "{}...: a path deeper than {MAX_DEPTH} levels (a machine dump is under 20)",
+                raw.iter().take(4).collect::<PathBuf>().display()
+            ));
+        }
         match c {
             Component::Normal(n) => out.push(
                 n.to_str()
@@ -667,6 +674,19 @@ mod tests {
     #[test]
     fn entry_paths() {
         assert_eq!(components(Path::new("./sys/x")).unwrap(), vec!["sys", "x"]);
+        // At most MAX_DEPTH levels: a nested archive is refused at once.
+        let deep = |n: usize| vec!["d"; n].join("/");
+        assert_eq!(
+            components(Path::new(&deep(MAX_DEPTH))).unwrap().len(),
+            MAX_DEPTH
+        );
+        let e = components(Path::new(&deep(3000))).unwrap_err();
+        assert_eq!(
+            e,
+            format!(
+                "d/d/d/d...: a path deeper than {MAX_DEPTH} levels (a machine dump is under 20)"
+            )
+        );
         assert!(
             components(Path::new("/etc/x"))
                 .unwrap_err()
