@@ -124,6 +124,7 @@ pub fn read(candidates: &[PathBuf], explicit: bool) -> Result<Option<Loaded>, Er
                 format!("not a regular file ({kind}): not a pinrun policy file"),
             ));
         }
+        trusted(path, &file)?;
         let mut text = String::new();
         let read = file.take(MAX_BYTES + 1).read_to_string(&mut text);
         if let Err(e) = read {
@@ -153,6 +154,68 @@ pub fn read(candidates: &[PathBuf], explicit: bool) -> Result<Option<Loaded>, Er
         }));
     }
     Ok(None)
+}
+
+/// Refuses a policy file another user could have written, with the state
+/// directory's trust rule (issue 33): the file (`fstat(2)` of the one
+/// opened) must belong to root or to this user and be writable by neither
+/// group nor others, and its directory must belong to root or to this
+/// user and be writable by others only with the sticky bit (else another
+/// user could replace the file). A policy turns findings into info and
+/// moves the state directory: one written by someone else is never
+/// obeyed, as ssh(1) refuses a config file with bad owner or permissions.
+fn trusted(path: &Path, file: &std::fs::File) -> Result<(), Error> {
+    use std::os::unix::fs::MetadataExt;
+    let me = nix::unistd::geteuid().as_raw();
+    let check = |what: &str, m: &std::fs::Metadata, dir: bool| -> Result<(), Error> {
+        let mode = m.mode() & 0o7777;
+        if m.uid() != 0 && m.uid() != me {
+            return Err(config_error(
+                path,
+                format!("{what} belongs to uid {}, not to root or to this user (uid {me}): another user could change this policy", m.uid()),
+            )
+            .hint("keep the policy file where only root or you can write it (/etc/pinrun.toml, ~/.config/pinrun/config.toml), or point PINRUN_CONFIG at one"));
+        }
+        let open = if dir {
+            mode & 0o022 != 0 && mode & 0o1000 == 0
+        } else {
+            mode & 0o022 != 0
+        };
+        if open {
+            return Err(config_error(
+                path,
+                format!("{what} has mode {mode:04o}: other users could change this policy"),
+            )
+            .hint(if dir {
+                "chmod go-w (or +t) the directory, as its owner".to_string()
+            } else {
+                format!("chmod go-w {}, as its owner", path.display())
+            }));
+        }
+        Ok(())
+    };
+    let m = file.metadata().map_err(|e| {
+        config_error(
+            path,
+            format!("cannot stat it: {}", crate::error::io_words(&e)),
+        )
+    })?;
+    check("the file", &m, false)?;
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let d = std::fs::metadata(dir).map_err(|e| {
+        config_error(
+            path,
+            format!(
+                "cannot stat its directory {}: {}",
+                dir.display(),
+                crate::error::io_words(&e)
+            ),
+        )
+    })?;
+    check(&format!("its directory {}", dir.display()), &d, true)
 }
 
 /// Parses a policy file's text: the config, or the line (1-based, when
@@ -244,5 +307,60 @@ mod tests {
         // A directory where the file should be: opened, then unreadable.
         let e = read(&[dir.path().to_path_buf()], false).unwrap_err();
         assert_eq!(e.code, ErrorCode::BadConfig);
+    }
+
+    /// Issue 33: a policy file another user could write is refused, as
+    /// the state directory is: group- or world-writable, in a directory
+    /// others may write without the sticky bit, or (as root) owned by
+    /// another user.
+    #[test]
+    fn a_policy_others_could_write_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("config.toml");
+        std::fs::write(&f, "strict = true\n").unwrap();
+        let mode = |p: &Path, m: u32| {
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap()
+        };
+        mode(&f, 0o644);
+        assert!(
+            read(std::slice::from_ref(&f), true)
+                .unwrap()
+                .unwrap()
+                .config
+                .strict
+        );
+        mode(&f, 0o666);
+        let e = read(std::slice::from_ref(&f), true).unwrap_err();
+        assert_eq!(e.code, ErrorCode::BadConfig);
+        assert!(
+            e.message
+                .ends_with("the file has mode 0666: other users could change this policy"),
+            "{}",
+            e.message
+        );
+        mode(&f, 0o644);
+        mode(dir.path(), 0o777);
+        let e = read(std::slice::from_ref(&f), true).unwrap_err();
+        assert!(
+            e.message
+                .contains("has mode 0777: other users could change"),
+            "{}",
+            e.message
+        );
+        // Sticky, as /tmp: others cannot replace a file they do not own.
+        mode(dir.path(), 0o1777);
+        assert!(read(std::slice::from_ref(&f), true).is_ok());
+        mode(dir.path(), 0o755);
+        if nix::unistd::geteuid().is_root() {
+            nix::unistd::chown(&f, Some(nix::unistd::Uid::from_raw(65534)), None).unwrap();
+            let e = read(std::slice::from_ref(&f), true).unwrap_err();
+            assert!(
+                e.message
+                    .contains("the file belongs to uid 65534, not to root or to this user"),
+                "{}",
+                e.message
+            );
+        }
     }
 }
