@@ -38,6 +38,12 @@ pub fn plan_for(
         plan.cpus.as_ref().unwrap_or(&Default::default()),
         &plan.cores,
     );
+    crate::plan::steer::refuse_claimed_housekeeping(
+        req.claims.irq_housekeeping.as_ref(),
+        claims,
+        &sys.online,
+        &chosen,
+    )?;
     let hk = crate::plan::steer::housekeeping(
         req.claims.irq_housekeeping.as_ref(),
         &sys.online,

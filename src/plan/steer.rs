@@ -255,6 +255,43 @@ pub fn housekeeping(
     }
 }
 
+/// Refuses `--irq-housekeeping LIST` naming CPUs another live launch
+/// claims (issue 33): steering would move IRQs onto the CPUs that launch
+/// keeps quiet. Errors: `cpu-claimed`, naming the holders, with the
+/// housekeeping CPUs no one claims as the hint.
+pub fn refuse_claimed_housekeeping(
+    given: Option<&CpuSet>,
+    claims: &crate::claim::Claims,
+    online: &CpuSet,
+    chosen: &CpuSet,
+) -> crate::error::Result<()> {
+    let Some(given) = given else {
+        return Ok(());
+    };
+    let claimed = claims.cpus();
+    let taken = given.intersection(&claimed);
+    if taken.is_empty() {
+        return Ok(());
+    }
+    let free = online.difference(&claimed).difference(chosen);
+    Err(crate::error::Error::new(
+        crate::error::ErrorCode::CpuClaimed,
+        format!(
+            "--irq-housekeeping: {} claimed by another launch ({}): its IRQs would be moved onto CPUs it keeps quiet",
+            crate::words::cpus_phrase(&taken),
+            claims.describe(&taken)
+        ),
+    )
+    .hint(if free.is_empty() {
+        "no online CPU is free of claims: leave --irq-housekeeping out, or stop a holder".to_string()
+    } else {
+        format!(
+            "name CPUs no launch claims (--irq-housekeeping {}), or leave it out: pinrun then takes the unclaimed housekeeping CPUs",
+            free.to_list()
+        )
+    }))
+}
+
 /// The IRQs of `irqs` on `chosen` whose kind debugfs did not tell: those
 /// to ask the kernel about with a test write
 /// ([`crate::system::steer::test_write`]) before planning.
@@ -1434,5 +1471,43 @@ mod tests {
         let ub = undo(b2, &[], &|n| hw.get(&n).cloned(), Some(&cpus("0")));
         assert!(matches!(ub.steps[0], UndoStep::Foreign { irq: 20, .. }));
         assert_eq!(ub.default, Some(cpus("0-1")));
+    }
+
+    /// `--irq-housekeeping` naming a CPU another launch claims is refused
+    /// (cpu-claimed), the holder named and the free CPUs offered; free
+    /// CPUs, or no list, pass.
+    #[test]
+    fn irq_housekeeping_on_claimed_cpus_is_refused() {
+        use crate::claim::{Claim, Claims, Holder};
+        let claims = Claims {
+            claims: vec![Claim {
+                holder: Holder::Kubelet {
+                    pod: "p".into(),
+                    container: "c".into(),
+                },
+                cpus: cpus("2-3"),
+            }],
+            ..Default::default()
+        };
+        let online = cpus("0-7");
+        let chosen = cpus("6-7");
+        let refuse =
+            |l: &str| refuse_claimed_housekeeping(Some(&cpus(l)), &claims, &online, &chosen);
+        let e = refuse("0,3").unwrap_err();
+        assert_eq!(e.code, crate::error::ErrorCode::CpuClaimed);
+        assert!(
+            e.message
+                .starts_with("--irq-housekeeping: CPU 3 claimed by another launch ("),
+            "{}",
+            e.message
+        );
+        assert_eq!(
+            e.hint.as_deref(),
+            Some(
+                "name CPUs no launch claims (--irq-housekeeping 0-1,4-5), or leave it out: pinrun then takes the unclaimed housekeeping CPUs"
+            )
+        );
+        assert!(refuse("0-1").is_ok());
+        assert!(refuse_claimed_housekeeping(None, &claims, &online, &chosen).is_ok());
     }
 }
