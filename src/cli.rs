@@ -1350,6 +1350,9 @@ impl Cli {
             (self.thread_map.is_some(), "--thread-map"),
             (self.omp.is_some(), "--omp"),
             (self.probe.is_some(), "--probe"),
+            // Steering's undo lives as long as the command pinrun starts
+            // (issue 33: the dry run listed moves the change never made).
+            (self.steer_irqs, "--steer-irqs"),
         ]
         .iter()
         .find_map(|(given, o)| given.then_some(*o))

@@ -63,6 +63,17 @@ fn pid_conflicts_and_requirements() {
             "--dry-run",
         ],
         &["--pid", "self", "--cpus", "0", "--probe=10ms", "--dry-run"],
+        // Issue 33: the dry run listed IRQ moves the change never made.
+        &[
+            "--pid",
+            "1",
+            "--exclusive",
+            "--steer-irqs",
+            "--cpus",
+            "0",
+            "--dry-run",
+        ],
+        &["--pid", "1", "--exclusive", "--steer-irqs", "--cpus", "0"],
     ] {
         assert_eq!(refused(args)["code"], "usage", "{args:?}");
     }
