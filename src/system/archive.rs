@@ -451,11 +451,15 @@ pub const MAX_STREAM_BYTES: u64 = 512 << 20;
 struct Capped<R> {
     inner: R,
     left: u64,
+    /// The stream ended where tar wanted more: a tar archive ends with
+    /// zero blocks, read before its end, so this is an archive cut short.
+    ended: bool,
 }
 
 impl<R: Read> Read for Capped<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.inner.read(buf)?;
+        self.ended |= n == 0 && !buf.is_empty();
         self.left = self.left.checked_sub(n as u64).ok_or_else(|| {
             std::io::Error::other("more tar data than the limit (a dump holds a few MiB)")
         })?;
@@ -495,6 +499,7 @@ pub fn unpack(input: impl Read, dest: &Path, limits: Limits) -> std::result::Res
     let mut ar = tar::Archive::new(Capped {
         inner: input,
         left: limits.stream_bytes,
+        ended: false,
     });
     let mut count: u64 = 0;
     let mut total: u64 = 0;
@@ -594,6 +599,11 @@ pub fn unpack(input: impl Read, dest: &Path, limits: Limits) -> std::result::Res
             EntryType::Fifo => return Err(format!("{shown}: a FIFO")),
             other => return Err(format!("{shown}: an entry of type {other:?}")),
         }
+    }
+    if ar.into_inner().ended {
+        return Err(
+            "damaged archive: it ends before tar's end-of-archive blocks (cut short)".to_string(),
+        );
     }
     Ok(())
 }

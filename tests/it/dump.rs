@@ -631,6 +631,21 @@ fn deep_dirs(n: usize) -> Vec<u8> {
     b.into_inner().unwrap().finish().unwrap()
 }
 
+/// The machine dump archive `archive` (gzip) cut short: its tar stream
+/// truncated to its first half, at a 512-byte block boundary, and
+/// compressed again (a download or a copy that stopped).
+fn cut_short(archive: &Path) -> Vec<u8> {
+    use std::io::{Read, Write};
+    let mut tar = Vec::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(archive).unwrap())
+        .read_to_end(&mut tar)
+        .unwrap();
+    tar.truncate(tar.len() / 2 / 512 * 512);
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    e.write_all(&tar).unwrap();
+    e.finish().unwrap()
+}
+
 /// `members` as a gzip-compressed tar (with the end-of-archive blocks).
 fn gz(members: &[Vec<u8>]) -> Vec<u8> {
     use std::io::Write;
@@ -737,6 +752,32 @@ fn hostile_archives_are_refused() {
             "not-an-archive",
             b"0-3\n".to_vec(),
             "neither a directory nor a .tar.gz or .tar archive",
+        ),
+        (
+            // Issue 33: read as "not a machine dump" before.
+            "cut-short",
+            cut_short(
+                &Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("tests/data/machines/nto/e2e-gcp-worker-a.tar.gz"),
+            ),
+            "damaged archive: it ends before tar's end-of-archive blocks (cut short)",
+        ),
+        (
+            "no-end-blocks",
+            {
+                let mut tar: Vec<u8> = ok.clone();
+                tar.extend(raw(
+                    "sys/devices/system/cpu/cpu0/online",
+                    b'0',
+                    2,
+                    "",
+                    b"1\n",
+                ));
+                let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+                std::io::Write::write_all(&mut e, &tar).unwrap();
+                e.finish().unwrap()
+            },
+            "damaged archive: it ends before tar's end-of-archive blocks (cut short)",
         ),
         (
             "xz-damaged",
