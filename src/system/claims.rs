@@ -59,14 +59,26 @@ fn dir_error(path: &Path, what: impl std::fmt::Display) -> Error {
 /// The directory's fd, opened without following a symlink at its last
 /// component; created (mode 1777) when missing and `create`.
 fn open_dir(path: &Path, create: bool) -> Result<Option<OwnedFd>> {
-    // "dir/" would make the kernel resolve a symlink "dir" before O_NOFOLLOW
-    // applies: drop trailing slashes first.
-    let trimmed = path.to_string_lossy();
-    let trimmed = trimmed.trim_end_matches('/');
-    let path = if trimmed.is_empty() {
-        Path::new("/")
+    // "dir/" and "dir/." would make the kernel resolve a symlink "dir"
+    // before O_NOFOLLOW applies to the last component: the path is rebuilt
+    // from its components (which drop trailing slashes and "." after the
+    // first), and one ending in ".." (the parent of whatever the rest
+    // resolves to) is refused.
+    let normal: PathBuf = path.components().collect();
+    if matches!(
+        path.components().next_back(),
+        Some(std::path::Component::ParentDir)
+    ) {
+        return Err(dir_error(
+            path,
+            "ends in '..': pinrun names the state directory itself, never through a link",
+        )
+        .hint("give the directory's own path, e.g. --state-dir /run/pinrun"));
+    }
+    let path = if normal.as_os_str().is_empty() {
+        Path::new(".")
     } else {
-        Path::new(trimmed)
+        normal.as_path()
     };
     let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
     let open = || nix::fcntl::open(path, flags, Mode::empty());
@@ -766,5 +778,26 @@ mod tests {
                 .unwrap_err()
                 .contains("more than 1048576 entries")
         );
+    }
+
+    /// A state directory named through a symlink is refused however the
+    /// path ends: `link`, `link/`, `link/.` (which slipped past O_NOFOLLOW,
+    /// issue 33) and `link/..`; the real directory as `d/.` is opened.
+    #[test]
+    fn a_state_directory_is_never_reached_through_its_link() {
+        let t = tempfile::tempdir().unwrap();
+        let real = t.path().join("d");
+        std::fs::create_dir(&real).unwrap();
+        std::os::unix::fs::symlink(&real, t.path().join("link")).unwrap();
+        for p in ["link", "link/", "link/.", "link/./", "link/.."] {
+            let e = StateDir::open(&t.path().join(p), false).unwrap_err();
+            assert_eq!(e.code, ErrorCode::StateDir, "{p}");
+        }
+        for p in ["d", "d/", "d/."] {
+            assert!(
+                StateDir::open(&t.path().join(p), false).unwrap().is_some(),
+                "{p}"
+            );
+        }
     }
 }
