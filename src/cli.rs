@@ -819,6 +819,55 @@ fn rt_prio(option: &str, prio: u32) -> Result<u32> {
     }
 }
 
+/// `--emit slurm N`'s task count: N is the first word of `command` (after
+/// the format), taken from it with the `--` clap kept after it. Refused
+/// when it is missing or not 1..=u32::MAX (a number out of range is named
+/// for what it is, not taken for a missing count), or when an option
+/// follows it (it would be the command).
+fn slurm_tasks(command: &mut Vec<OsString>) -> Result<u32> {
+    let word = command.first().and_then(|w| w.to_str());
+    if let Some(w) = word.filter(|w| !w.is_empty() && w.bytes().all(|b| b.is_ascii_digit())) {
+        let what = match w.parse::<u32>() {
+            Ok(0) => Some("is not a count: at least 1 task is needed".to_string()),
+            Ok(_) => None,
+            Err(_) => Some(format!("is too large (at most {})", u32::MAX)),
+        };
+        if let Some(what) = what {
+            return Err(Error::new(
+                ErrorCode::Usage,
+                format!("--emit slurm: {w} tasks per node {what}"),
+            )
+            .hint("write the tasks per node srun starts, e.g. pinrun --cores 2 --emit slurm 4"));
+        }
+    }
+    let n = word.and_then(|w| w.parse::<u32>().ok()).filter(|n| *n >= 1);
+    let Some(n) = n else {
+        return Err(Error::new(
+            ErrorCode::Usage,
+            "--emit slurm: needs the number of tasks per node",
+        )
+        .hint("write --emit slurm N, e.g. pinrun --cores 2 --emit slurm 4"));
+    };
+    command.remove(0);
+    // `--emit slurm 4 -- cmd`: clap kept the `--` after N.
+    if command.first().is_some_and(|w| w == "--") {
+        command.remove(0);
+    } else if let Some(opt) = command
+        .first()
+        .and_then(|w| w.to_str())
+        .filter(|w| w.starts_with('-'))
+    {
+        return Err(Error::new(
+            ErrorCode::Usage,
+            format!("--emit slurm {n}: {opt} after the task count would be the command"),
+        )
+        .hint(format!(
+            "put the options before --emit: pinrun {opt} ... --emit slurm {n}"
+        )));
+    }
+    Ok(n)
+}
+
 impl Cli {
     /// `choose`, refused when it is `measured` where nothing can be
     /// measured: below `--sysroot` (a dump), for `--pid`, with `--cpus`
@@ -942,7 +991,77 @@ impl Cli {
     /// Validates the parsed options into a [`Request`]. Errors name the
     /// option and the input (exit 125).
     pub fn into_request(mut self) -> Result<Request> {
-        let mode = if self.emit.is_some() {
+        let mode = self.mode();
+        let probe = self.probe_request()?;
+        self.check_mode(mode)?;
+        let mut command = std::mem::take(&mut self.command);
+        let emit = self.emit_format(&mut command)?;
+        let settle = self.settle()?;
+        let target = self.target()?;
+        if mode == Mode::Run && command.is_empty() && target.is_none() {
+            return Err(Error::new(ErrorCode::NoCommand, "no command given")
+                .hint("pinrun [OPTIONS] -- COMMAND [ARG]...; or --dry-run, --check, --show"));
+        }
+        self.check_counts()?;
+        let wait = self.wait(&command)?;
+        self.check_nice()?;
+        let allow = self.allow_codes()?;
+        let placement = self.placement()?;
+        let irq_housekeeping = self.steering()?;
+        let threads = self.threads(&placement, mode)?;
+        let memory = self.memory()?;
+        let policy = self.policy()?;
+        let claims = ClaimRequest {
+            exclusive: self.exclusive,
+            wait,
+            // An empty PINRUN_STATE_DIR is unset, as for most tools'
+            // variables; an empty --state-dir is refused by clap.
+            state_dir: self.state_dir.or_else(|| {
+                std::env::var_os("PINRUN_STATE_DIR")
+                    .filter(|d| !d.is_empty())
+                    .map(PathBuf::from)
+            }),
+            steer_irqs: self.steer_irqs,
+            irq_housekeeping,
+            irqbalance_config: self.irqbalance_config,
+        };
+        Ok(Request {
+            claims,
+            memory,
+            sched: SchedRequest {
+                policy,
+                nice: self.nice,
+                reset_on_fork: self.reset_on_fork,
+            },
+            placement,
+            mode,
+            output: Output {
+                json: self.json,
+                verbose: self.verbose,
+                quiet: self.quiet,
+                strict: self.strict,
+                allow,
+                config_file: None,
+            },
+            sysroot: self.sysroot,
+            command,
+            target,
+            fleet: FleetRequest {
+                emit,
+                cgroup: self.cgroup,
+                settle,
+                emitted: self.check_emitted,
+            },
+            threads,
+            probe,
+        })
+    }
+
+    /// The mode the options ask for: `--emit`, `--check-emitted`,
+    /// `--dry-run`, `--check`, `--show`, `--probe` without a command, else
+    /// a launch (the first of these given).
+    fn mode(&self) -> Mode {
+        if self.emit.is_some() {
             Mode::Emit
         } else if self.check_emitted.is_some() {
             Mode::CheckEmitted
@@ -956,8 +1075,14 @@ impl Cli {
             Mode::Probe
         } else {
             Mode::Run
-        };
-        let probe = self.probe_request()?;
+        }
+    }
+
+    /// Refuses output options `mode` cannot honour: `--json` with
+    /// `--emit` (unit directives) or a launch (but `--pid PID` alone,
+    /// whose JSON is the process), and `--sysroot` with a launch (a dump
+    /// runs nothing).
+    fn check_mode(&self, mode: Mode) -> Result<()> {
         if self.json {
             let why = match mode {
                 Mode::Emit => Some((
@@ -982,61 +1107,18 @@ impl Cli {
             )
             .hint("add --dry-run, --check, --show or --emit systemd"));
         }
-        let mut command = std::mem::take(&mut self.command);
+        Ok(())
+    }
+
+    /// `--emit`'s format; for `--emit slurm N` the task count
+    /// ([`slurm_tasks`]) is taken from the front of `command`. Then
+    /// refuses `--cgroup` but with `--emit systemd`.
+    fn emit_format(&self, command: &mut Vec<OsString>) -> Result<Option<EmitFormat>> {
         let emit = match self.emit {
             None => None,
             Some(Emit::Systemd) => Some(EmitFormat::Systemd),
             Some(Emit::K8s) => Some(EmitFormat::K8s),
-            Some(Emit::Slurm) => {
-                // `--emit slurm N`: N is the first word after the format.
-                let word = command.first().and_then(|w| w.to_str());
-                // A number that is not 1..=u32::MAX is named for what it
-                // is, not taken for a missing count.
-                if let Some(w) =
-                    word.filter(|w| !w.is_empty() && w.bytes().all(|b| b.is_ascii_digit()))
-                {
-                    let what = match w.parse::<u32>() {
-                        Ok(0) => Some("is not a count: at least 1 task is needed".to_string()),
-                        Ok(_) => None,
-                        Err(_) => Some(format!("is too large (at most {})", u32::MAX)),
-                    };
-                    if let Some(what) = what {
-                        return Err(Error::new(
-                            ErrorCode::Usage,
-                            format!("--emit slurm: {w} tasks per node {what}"),
-                        )
-                        .hint("write the tasks per node srun starts, e.g. pinrun --cores 2 --emit slurm 4"));
-                    }
-                }
-                let n = word.and_then(|w| w.parse::<u32>().ok()).filter(|n| *n >= 1);
-                let Some(n) = n else {
-                    return Err(Error::new(
-                        ErrorCode::Usage,
-                        "--emit slurm: needs the number of tasks per node",
-                    )
-                    .hint("write --emit slurm N, e.g. pinrun --cores 2 --emit slurm 4"));
-                };
-                command.remove(0);
-                // `--emit slurm 4 -- cmd`: clap kept the `--` after N.
-                if command.first().is_some_and(|w| w == "--") {
-                    command.remove(0);
-                } else if let Some(opt) = command
-                    .first()
-                    .and_then(|w| w.to_str())
-                    .filter(|w| w.starts_with('-'))
-                {
-                    return Err(Error::new(
-                        ErrorCode::Usage,
-                        format!(
-                            "--emit slurm {n}: {opt} after the task count would be the command"
-                        ),
-                    )
-                    .hint(format!(
-                        "put the options before --emit: pinrun {opt} ... --emit slurm {n}"
-                    )));
-                }
-                Some(EmitFormat::Slurm(n))
-            }
+            Some(Emit::Slurm) => Some(EmitFormat::Slurm(slurm_tasks(command)?)),
         };
         if self.cgroup && emit != Some(EmitFormat::Systemd) {
             return Err(Error::new(
@@ -1045,15 +1127,20 @@ impl Cli {
             )
             .hint("use --emit systemd --cgroup"));
         }
-        let settle = match self.settle.as_deref() {
-            None => None,
-            Some(t) => Some(parse_duration("--settle", t)?),
-        };
-        let target = self.target()?;
-        if mode == Mode::Run && command.is_empty() && target.is_none() {
-            return Err(Error::new(ErrorCode::NoCommand, "no command given")
-                .hint("pinrun [OPTIONS] -- COMMAND [ARG]...; or --dry-run, --check, --show"));
+        Ok(emit)
+    }
+
+    /// `--settle`'s duration in nanoseconds ([`parse_duration`]), if given.
+    fn settle(&self) -> Result<Option<u64>> {
+        match self.settle.as_deref() {
+            None => Ok(None),
+            Some(t) => Ok(Some(parse_duration("--settle", t)?)),
         }
+    }
+
+    /// Refuses a count of 0 for `--cores`, `--llc`, `--dies` or
+    /// `--clusters`, in that order.
+    fn check_counts(&self) -> Result<()> {
         if self.cores == Some(0) {
             return Err(
                 Error::new(ErrorCode::BadCores, "--cores: must be at least 1")
@@ -1073,12 +1160,19 @@ impl Cli {
                 .hint(format!("ask for one or more, e.g. {option} 1")));
             }
         }
+        Ok(())
+    }
+
+    /// `--wait`: `None` when not given, `Some(None)` without a duration
+    /// (wait as long as it takes), else the duration in nanoseconds.
+    /// `--wait 30s -- cmd` is refused: the value needs `=`, else "30s",
+    /// the first word of `command`, is the command.
+    fn wait(&self, command: &[OsString]) -> Result<Option<Option<u64>>> {
         let wait = match self.wait.as_deref() {
             None => None,
             Some("") => Some(None),
             Some(t) => Some(Some(parse_duration("--wait", t)?)),
         };
-        // `--wait 30s -- cmd`: the value needs `=`, else "30s" is the command.
         if wait == Some(None)
             && let Some(first) = command.first().and_then(|c| c.to_str())
             && parse_duration("--wait", first).is_ok()
@@ -1089,6 +1183,11 @@ impl Cli {
             )
             .hint(format!("write --wait={first}")));
         }
+        Ok(wait)
+    }
+
+    /// Refuses a `--nice` outside -20..19 (setpriority(2)'s range).
+    fn check_nice(&self) -> Result<()> {
         if let Some(n) = self.nice
             && !(-20..=19).contains(&n)
         {
@@ -1098,6 +1197,13 @@ impl Cli {
             )
             .hint("nice values run from -20 (most CPU) to 19 (least)"));
         }
+        Ok(())
+    }
+
+    /// The finding codes `--allow` names ([`Code::matching`]: codes,
+    /// families ending in `*`, or `all`), sorted and without repeats;
+    /// refused for a word that names none.
+    fn allow_codes(&self) -> Result<Vec<Code>> {
         let mut allow: Vec<Code> = Vec::new();
         for word in &self.allow {
             let Some(codes) = Code::matching(word) else {
@@ -1114,6 +1220,16 @@ impl Cli {
         }
         allow.sort_unstable();
         allow.dedup();
+        Ok(allow)
+    }
+
+    /// The placement options: `--cpus`, `--node` (or `--cpunodebind`)
+    /// with numactl's list forms ([`placement_list`]), `--cores`, `--smt`,
+    /// `--isolated`, `--within`, `--housekeeping`, the unit counts,
+    /// `--core-type`, `--near`, `--near-irqs` and `--choose` (refused where
+    /// nothing can be measured: [`Cli::measurable`]); then refuses
+    /// `--exclusive` without a placement.
+    fn placement(&self) -> Result<Placement> {
         let (cpus, cpus_form) = match self.cpus.as_deref() {
             None => (None, None),
             Some(t) => placement_list("--cpus", t, |t| {
@@ -1171,6 +1287,14 @@ impl Cli {
             )
             .hint("say which cores to claim: --cores N, --cpus LIST or --node NODES"));
         }
+        Ok(placement)
+    }
+
+    /// The IRQ steering options: refuses `--steer-irqs` without
+    /// `--exclusive`, and `--irq-housekeeping` or `--irqbalance-config`
+    /// without `--steer-irqs`; returns `--irq-housekeeping`'s CPUs, refused
+    /// when not a cpulist.
+    fn steering(&self) -> Result<Option<CpuSet>> {
         if self.steer_irqs && !self.exclusive {
             return Err(Error::new(
                 ErrorCode::SteerNeedsExclusive,
@@ -1202,53 +1326,7 @@ impl Cli {
             )
             .hint("add --exclusive --steer-irqs, or drop --irqbalance-config"));
         }
-        let threads = self.threads(&placement, mode)?;
-        let memory = self.memory()?;
-        let policy = self.policy()?;
-        let claims = ClaimRequest {
-            exclusive: self.exclusive,
-            wait,
-            // An empty PINRUN_STATE_DIR is unset, as for most tools'
-            // variables; an empty --state-dir is refused by clap.
-            state_dir: self.state_dir.or_else(|| {
-                std::env::var_os("PINRUN_STATE_DIR")
-                    .filter(|d| !d.is_empty())
-                    .map(PathBuf::from)
-            }),
-            steer_irqs: self.steer_irqs,
-            irq_housekeeping,
-            irqbalance_config: self.irqbalance_config,
-        };
-        Ok(Request {
-            claims,
-            memory,
-            sched: SchedRequest {
-                policy,
-                nice: self.nice,
-                reset_on_fork: self.reset_on_fork,
-            },
-            placement,
-            mode,
-            output: Output {
-                json: self.json,
-                verbose: self.verbose,
-                quiet: self.quiet,
-                strict: self.strict,
-                allow,
-                config_file: None,
-            },
-            sysroot: self.sysroot,
-            command,
-            target,
-            fleet: FleetRequest {
-                emit,
-                cgroup: self.cgroup,
-                settle,
-                emitted: self.check_emitted,
-            },
-            threads,
-            probe,
-        })
+        Ok(irq_housekeeping)
     }
 
     /// `--omp`, `--thread-map`, `--thread-log`: both need a placement

@@ -75,105 +75,35 @@ pub fn systemd(
         || plan.memory.as_ref().is_some_and(|m| {
             matches!(m.mode, MemMode::PreferredMany | MemMode::WeightedInterleave)
         });
-    let mut line = |text: String| {
-        let _ = writeln!(s, "{text}");
-    };
     // --exclusive: the cores are chosen and claimed at launch by the
     // ExecStart= pinrun; fixed lists here would pin every instance of the
     // unit to the cores chosen now, and two would collide on them.
     let exclusive = req.claims.exclusive;
     match &plan.cpus {
-        Some(_) if exclusive => line("# no CPUAffinity=: with --exclusive, pinrun in ExecStart= chooses and claims free cores at each start (fixed CPUs would make two such units collide)".into()),
-        Some(cpus) => line(format!("CPUAffinity={}", cpus.to_list().replace(',', " "))),
-        None => line("# CPU affinity unchanged (no placement requested)".into()),
+        Some(_) if exclusive => line(&mut s, "# no CPUAffinity=: with --exclusive, pinrun in ExecStart= chooses and claims free cores at each start (fixed CPUs would make two such units collide)".into()),
+        Some(cpus) => line(&mut s, format!("CPUAffinity={}", cpus.to_list().replace(',', " "))),
+        None => line(&mut s, "# CPU affinity unchanged (no placement requested)".into()),
     }
-    if let Some(m) = plan.memory.as_ref().filter(|_| exclusive) {
-        line(format!(
-            "# no NUMAPolicy=: with --exclusive, pinrun in ExecStart= sets the {} memory policy for the nodes of the cores it chooses",
-            m.mode.name()
-        ));
-    } else if let Some(m) = &plan.memory {
-        let nodes = m.nodes.to_list().replace(',', " ");
-        match m.mode {
-            MemMode::Bind | MemMode::Preferred | MemMode::Interleave => {
-                let name = match m.mode {
-                    MemMode::Bind => "bind",
-                    MemMode::Preferred => "preferred",
-                    _ => "interleave",
-                };
-                line(format!("NUMAPolicy={name}"));
-                line(format!("NUMAMask={nodes}"));
-            }
-            MemMode::Local => line("NUMAPolicy=local".into()),
-            MemMode::PreferredMany | MemMode::WeightedInterleave => line(format!(
-                "# NUMAPolicy= has no {} mode: keep pinrun as the ExecStart= prefix for it (nodes {nodes})",
-                m.mode.name()
-            )),
-        }
-    }
-    let sched = &plan.sched;
-    match sched.policy {
-        Some(Policy::Deadline {
-            runtime,
-            deadline,
-            period,
-        }) => line(format!(
-            "# SCHED_DEADLINE (runtime {runtime}ns, deadline {deadline}ns, period {period}ns) has no systemd directive: keep pinrun as the ExecStart= prefix"
-        )),
-        Some(p) if p.systemd_name().is_none() => line(format!(
-            "# {} has no systemd directive: keep pinrun as the ExecStart= prefix",
-            p.kernel_name()
-        )),
-        Some(p) => {
-            line(format!(
-                "CPUSchedulingPolicy={}",
-                p.systemd_name().unwrap_or(p.name())
-            ));
-            if let Some(prio) = p.rt_priority() {
-                line(format!("CPUSchedulingPriority={prio}"));
-                line("# systemd sets the policy before dropping privileges: these directives need no LimitRTPRIO=".into());
-            }
-        }
-        None => {}
-    }
-    if sched.reset_on_fork {
-        line("CPUSchedulingResetOnFork=yes".into());
-    }
+    memory_lines(&mut s, plan, exclusive);
+    sched_lines(&mut s, plan);
     if req.fleet.cgroup {
-        match &plan.cpus {
-            Some(_) if exclusive => line("# --cgroup with --exclusive: no AllowedCPUs=/AllowedMemoryNodes=, the cores are chosen at each start".into()),
-            Some(cpus) => {
-                line(format!("AllowedCPUs={}", cpus.to_list().replace(',', " ")));
-                let mut nodes = plan.nodes.clone();
-                if let Some(m) = &plan.memory {
-                    nodes.union_with(&m.nodes);
-                }
-                if !nodes.is_empty() {
-                    line(format!(
-                        "AllowedMemoryNodes={}",
-                        nodes.to_list().replace(',', " ")
-                    ));
-                }
-                line("# AllowedCPUs=/AllowedMemoryNodes= need cgroup v2 with the cpuset controller (systemd.resource-control(5))".into());
-            }
-            None => line("# --cgroup: no placement requested, so no AllowedCPUs=".into()),
-        }
+        cgroup_lines(&mut s, plan, exclusive);
     }
-    if let Some(n) = sched.nice {
-        line(format!("Nice={n}"));
+    if let Some(n) = plan.sched.nice {
+        line(&mut s, format!("Nice={n}"));
     }
     if !exclusive
         && (req.placement.cores.is_some()
             || req.placement.nodes.is_some()
             || req.placement.isolated)
     {
-        line("# the CPUs above were chosen on this machine now; systemd will not re-resolve --cores/--node/--isolated on another machine or after hotplug".into());
+        line(&mut s, "# the CPUs above were chosen on this machine now; systemd will not re-resolve --cores/--node/--isolated on another machine or after hotplug".into());
     }
     if req.claims.exclusive {
-        line("# --exclusive has no systemd directive: keep `pinrun --exclusive` as the ExecStart= prefix so the cores are claimed".into());
+        line(&mut s, "# --exclusive has no systemd directive: keep `pinrun --exclusive` as the ExecStart= prefix so the cores are claimed".into());
     }
     if req.output.strict {
-        line("# --strict: systemd cannot refuse on findings; add ExecStartPre=pinrun --check with the same options (it exits 1 on warnings)".into());
+        line(&mut s, "# --strict: systemd cannot refuse on findings; add ExecStartPre=pinrun --check with the same options (it exits 1 on warnings)".into());
     }
     if !req.command.is_empty() {
         let words: Vec<String> = if inexpressible {
@@ -185,19 +115,130 @@ pub fn systemd(
                 .collect()
         };
         let quoted: Vec<String> = words.iter().map(|w| systemd_word(w)).collect();
-        line(format!("ExecStart={}", quoted.join(" ")));
+        line(&mut s, format!("ExecStart={}", quoted.join(" ")));
     }
-    line("# systemd does not run pinrun's checks (isolation, IRQs, RT throttling); run `pinrun --check` with the same options at deploy time".into());
+    line(&mut s, "# systemd does not run pinrun's checks (isolation, IRQs, RT throttling); run `pinrun --check` with the same options at deploy time".into());
     let warnings = findings
         .iter()
         .filter(|f| f.severity == Severity::Warning)
         .count();
     if warnings > 0 {
-        line(format!(
-            "# {warnings} warning(s) for this placement now: see `pinrun --check`"
-        ));
+        line(
+            &mut s,
+            format!("# {warnings} warning(s) for this placement now: see `pinrun --check`"),
+        );
     }
     s
+}
+
+/// Appends `text` and a newline to `s`: one line of a unit.
+fn line(s: &mut String, text: String) {
+    let _ = writeln!(s, "{text}");
+}
+
+/// The memory policy's lines of a unit for `plan`: `NUMAPolicy=` and
+/// `NUMAMask=` (`systemd.exec(5)`), or a comment for a mode systemd has
+/// not, or, with `exclusive`, for the policy `pinrun` in `ExecStart=`
+/// sets for the cores it chooses.
+fn memory_lines(s: &mut String, plan: &Plan, exclusive: bool) {
+    if let Some(m) = plan.memory.as_ref().filter(|_| exclusive) {
+        line(
+            s,
+            format!(
+                "# no NUMAPolicy=: with --exclusive, pinrun in ExecStart= sets the {} memory policy for the nodes of the cores it chooses",
+                m.mode.name()
+            ),
+        );
+    } else if let Some(m) = &plan.memory {
+        let nodes = m.nodes.to_list().replace(',', " ");
+        match m.mode {
+            MemMode::Bind | MemMode::Preferred | MemMode::Interleave => {
+                let name = match m.mode {
+                    MemMode::Bind => "bind",
+                    MemMode::Preferred => "preferred",
+                    _ => "interleave",
+                };
+                line(s, format!("NUMAPolicy={name}"));
+                line(s, format!("NUMAMask={nodes}"));
+            }
+            MemMode::Local => line(s, "NUMAPolicy=local".into()),
+            MemMode::PreferredMany | MemMode::WeightedInterleave => line(
+                s,
+                format!(
+                    "# NUMAPolicy= has no {} mode: keep pinrun as the ExecStart= prefix for it (nodes {nodes})",
+                    m.mode.name()
+                ),
+            ),
+        }
+    }
+}
+
+/// The scheduling lines of a unit for `plan`: `CPUSchedulingPolicy=`,
+/// `CPUSchedulingPriority=` and `CPUSchedulingResetOnFork=`
+/// (`systemd.exec(5)`), or a comment for a policy systemd has not.
+fn sched_lines(s: &mut String, plan: &Plan) {
+    let sched = &plan.sched;
+    match sched.policy {
+        Some(Policy::Deadline {
+            runtime,
+            deadline,
+            period,
+        }) => line(
+            s,
+            format!(
+                "# SCHED_DEADLINE (runtime {runtime}ns, deadline {deadline}ns, period {period}ns) has no systemd directive: keep pinrun as the ExecStart= prefix"
+            ),
+        ),
+        Some(p) if p.systemd_name().is_none() => line(
+            s,
+            format!(
+                "# {} has no systemd directive: keep pinrun as the ExecStart= prefix",
+                p.kernel_name()
+            ),
+        ),
+        Some(p) => {
+            line(
+                s,
+                format!(
+                    "CPUSchedulingPolicy={}",
+                    p.systemd_name().unwrap_or(p.name())
+                ),
+            );
+            if let Some(prio) = p.rt_priority() {
+                line(s, format!("CPUSchedulingPriority={prio}"));
+                line(s, "# systemd sets the policy before dropping privileges: these directives need no LimitRTPRIO=".into());
+            }
+        }
+        None => {}
+    }
+    if sched.reset_on_fork {
+        line(s, "CPUSchedulingResetOnFork=yes".into());
+    }
+}
+
+/// `--cgroup`'s lines of a unit for `plan`: `AllowedCPUs=` and
+/// `AllowedMemoryNodes=` (`systemd.resource-control(5)`: the nodes of the
+/// CPUs and of the memory policy), or a comment when there is no
+/// placement or, with `exclusive`, the cores are chosen at each start.
+fn cgroup_lines(s: &mut String, plan: &Plan, exclusive: bool) {
+    match &plan.cpus {
+        Some(_) if exclusive => line(s, "# --cgroup with --exclusive: no AllowedCPUs=/AllowedMemoryNodes=, the cores are chosen at each start".into()),
+        Some(cpus) => {
+            line(s, format!("AllowedCPUs={}", cpus.to_list().replace(',', " ")));
+            let mut nodes = plan.nodes.clone();
+            if let Some(m) = &plan.memory {
+                nodes.union_with(&m.nodes);
+            }
+            if !nodes.is_empty() {
+                line(s, format!(
+                    "AllowedMemoryNodes={}",
+                    nodes.to_list().replace(',', " ")
+                ));
+            }
+            line(s, "# AllowedCPUs=/AllowedMemoryNodes= need cgroup v2 with the cpuset controller (systemd.resource-control(5))".into());
+        }
+        None => line(s, "# --cgroup: no placement requested, so no AllowedCPUs=".into()),
+    }
 }
 
 /// The CPUs a container needs for `plan` from kubelet's static CPU

@@ -361,138 +361,21 @@ fn launch(
     mut p: Planned,
     command: Option<PathBuf>,
 ) -> Result<Exit, Error> {
-    let out = &req.output;
-    // Nothing is printed while the state directory's lock is held (a
-    // blocked stderr would hold every other --exclusive launch): the text
-    // waits until the lock is released, right before exec or on failure.
-    let mut text = p
-        .guard
-        .as_mut()
-        .map(|g| std::mem::take(&mut g.notice))
-        .unwrap_or_default();
-    if out.verbose {
-        // The plan with every finding (info included), once.
-        text.push_str(&report::plan_text(
-            req,
-            &p.plan,
-            &p.findings,
-            command.as_deref(),
-        ));
-    } else if !out.quiet {
-        text.push_str(&report::launch_text(&p.plan, &p.findings));
-    }
-    let fail = |mut p: Planned, text: &str, e: Error| -> Result<Exit, Error> {
-        // Removes the record and releases the lock, then prints.
-        drop(p.guard.take());
-        to_stderr(text);
-        Err(e)
+    let mut text = launch_text(req, &mut p, command.as_deref());
+    let (steered, pending) = match claim_and_steer(req, &mut p, &mut text) {
+        Ok(s) => s,
+        Err(e) => return fail(p, &text, e),
     };
-    if let Some(e) = strict_refusal(req, &p.findings) {
-        return fail(p, &text, e);
-    }
-    if let Some(g) = p.guard.as_mut() {
-        match g.claim(&p.plan, req) {
-            Ok(record) if out.verbose => {
-                text.push_str(&format!("pinrun: claimed in {}\n", record.display()));
-            }
-            Ok(_) => {}
-            Err(e) => return fail(p, &text, e),
-        }
-    }
-    // --steer-irqs: under the lock, after the claim record, before any
-    // policy is applied to pinrun; the journal is written first.
-    let mut steered = false;
-    let mut pending = Vec::new();
-    if let (Some(g), Some(sp)) = (p.guard.as_ref(), p.plan.steer.as_ref()) {
-        match steer::launch(g.dir(), sp, &p.sys, out.quiet) {
-            Ok((said, still)) => {
-                text.push_str(&said);
-                pending = still;
-                steered = true;
-            }
-            Err(e) => return fail(p, &text, e),
-        }
-    }
-    let undo = |p: &Planned| {
-        if let (true, Some(g)) = (steered, p.guard.as_ref()) {
-            steer::undo_own(g.dir());
-        }
-    };
-    // --probe: measured on the claimed CPUs once their IRQs are steered
-    // (what the command will get), before anything is applied to pinrun.
-    if req.probe.is_some() {
-        let (report, gated) = probe::before_launch(root, req, &p, &pending);
-        text.push_str(&report);
-        if let Err(e) = gated {
-            undo(&p);
-            return fail(p, &text, e);
-        }
-    }
-    // The helper: one process for every duty that outlives exec (the
-    // --thread-map watcher, then the steering's undo), forked after the
-    // probe (the watcher's perf events, inherited by every thread pinrun
-    // starts, would otherwise count the probe's threads) and before any
-    // policy is applied (it keeps pinrun's own policy and affinity). A
-    // pinrun killed before this point leaves its steering to the next
-    // launch or --reclaim, as a killed helper does.
-    let mut keep = Vec::new();
-    let mut duties = Vec::new();
-    match per_thread::watcher_duty(req, &p.plan, &p.sys.possible) {
-        Ok(Some((fds, duty))) => {
-            keep = fds;
-            duties.push(duty);
-        }
-        Ok(None) => {}
-        Err(e) => {
-            undo(&p);
-            return fail(p, &text, e);
-        }
-    }
-    if let (true, Some(g)) = (steered, p.guard.as_ref()) {
-        match steer::undo_duty(g.dir()) {
-            Ok(duty) => duties.push(duty),
-            Err(e) => {
-                undo(&p);
-                return fail(p, &text, e);
-            }
-        }
-    }
-    let helper = match apply::helper::spawn_duties(&keep, duties) {
+    let helper = match after_steering(root, req, &p, steered, &pending, &mut text) {
         Ok(h) => h,
         Err(e) => {
-            undo(&p);
-            let e = if steered {
-                steer::helper_error(&e)
-            } else {
-                per_thread::watcher_error(&e)
-            };
+            // The steering put back before the record goes.
+            if let (true, Some(g)) = (steered, p.guard.as_ref()) {
+                steer::undo_own(g.dir());
+            }
             return fail(p, &text, e);
         }
     };
-    let applied = apply::apply(&p.plan, &p.sys.possible).map_err(|mut e| {
-        // SCHED_DEADLINE admission control: the numbers that can be read.
-        if e.errno() == Some(nix::errno::Errno::EBUSY)
-            && let Some(bw) = p.plan.sched.policy.and_then(|pol| {
-                let aff = p.plan.cpus.as_ref().or(p.sys.process.cpus_allowed.as_ref());
-                crate::plan::sched::dl_bandwidth(&p.sys, pol, aff)
-            })
-        {
-            e.message = format!("{}; {}", e.message, bw.words());
-            return e;
-        }
-        if e.code != ErrorCode::SchedFailed || e.errno() != Some(nix::errno::Errno::EPERM) {
-            return e;
-        }
-        let config = crate::system::cgroup::read_rt_group_config(root);
-        match crate::check::rt::eperm_diagnosis(&p.sys, config) {
-            Some(why) => e.hint(why),
-            None => e,
-        }
-    });
-    if let Err(e) = applied {
-        undo(&p);
-        return fail(p, &text, e);
-    }
     // The record is written and the affinity set: other launches may
     // choose now (an exclusive reader sees this process on its CPUs).
     if let Some(g) = p.guard.as_mut() {
@@ -514,6 +397,148 @@ fn launch(
         &req.command,
         env.as_deref(),
     ))
+}
+
+/// The text a launch prints once the state directory's lock is released:
+/// the claim's notice (taken from `p`'s guard), then the plan with every
+/// finding with `--verbose`, else the launch's findings unless `--quiet`.
+/// Nothing is printed while the lock is held (a blocked stderr would hold
+/// every other --exclusive launch): the text waits until the lock is
+/// released, right before exec or on failure.
+fn launch_text(req: &Request, p: &mut Planned, command: Option<&std::path::Path>) -> String {
+    let out = &req.output;
+    let mut text = p
+        .guard
+        .as_mut()
+        .map(|g| std::mem::take(&mut g.notice))
+        .unwrap_or_default();
+    if out.verbose {
+        // The plan with every finding (info included), once.
+        text.push_str(&report::plan_text(req, &p.plan, &p.findings, command));
+    } else if !out.quiet {
+        text.push_str(&report::launch_text(&p.plan, &p.findings));
+    }
+    text
+}
+
+/// A failed launch's end: removes the claim record and releases the lock
+/// (dropping `p`'s guard), then prints `text`, and returns `e`.
+fn fail(mut p: Planned, text: &str, e: Error) -> Result<Exit, Error> {
+    drop(p.guard.take());
+    to_stderr(text);
+    Err(e)
+}
+
+/// The first changes of a launch, under the lock: `--strict`'s refusal,
+/// the claim record (named in `text` with `--verbose`), then
+/// `--steer-irqs` after the record and before any policy is applied to
+/// pinrun (the journal is written first; [`steer::launch`], whose report
+/// joins `text`). Returns whether IRQs were steered, and the IRQs whose
+/// move is pending. On `Err` nothing was steered.
+fn claim_and_steer(
+    req: &Request,
+    p: &mut Planned,
+    text: &mut String,
+) -> Result<(bool, Vec<u32>), Error> {
+    let out = &req.output;
+    if let Some(e) = strict_refusal(req, &p.findings) {
+        return Err(e);
+    }
+    if let Some(g) = p.guard.as_mut() {
+        let record = g.claim(&p.plan, req)?;
+        if out.verbose {
+            text.push_str(&format!("pinrun: claimed in {}\n", record.display()));
+        }
+    }
+    if let (Some(g), Some(sp)) = (p.guard.as_ref(), p.plan.steer.as_ref()) {
+        let (said, still) = steer::launch(g.dir(), sp, &p.sys, out.quiet)?;
+        text.push_str(&said);
+        return Ok((true, still));
+    }
+    Ok((false, Vec::new()))
+}
+
+/// The rest of a launch before exec, once IRQs are `steered` (or not):
+/// `--probe` measured on the claimed CPUs once their IRQs are steered
+/// (what the command will get; `pending`: the IRQs still moving), its
+/// report in `text`; the helper ([`spawn_helper`]); then the plan applied
+/// to pinrun ([`apply_plan`]). Returns the helper's start pipe. On `Err`
+/// the caller undoes the steering.
+fn after_steering(
+    root: &Root,
+    req: &Request,
+    p: &Planned,
+    steered: bool,
+    pending: &[u32],
+    text: &mut String,
+) -> Result<Option<std::os::fd::OwnedFd>, Error> {
+    if req.probe.is_some() {
+        let (report, gated) = probe::before_launch(root, req, p, pending);
+        text.push_str(&report);
+        gated?;
+    }
+    let helper = spawn_helper(req, p, steered)?;
+    apply_plan(root, p)?;
+    Ok(helper)
+}
+
+/// The helper: one process for every duty that outlives exec (the
+/// --thread-map watcher, then the steering's undo when `steered`), forked
+/// after the probe (the watcher's perf events, inherited by every thread
+/// pinrun starts, would otherwise count the probe's threads) and before
+/// any policy is applied (it keeps pinrun's own policy and affinity). A
+/// pinrun killed before this point leaves its steering to the next
+/// launch or --reclaim, as a killed helper does. Returns its start pipe
+/// ([`apply::helper::spawn_duties`]), `None` without duties.
+fn spawn_helper(
+    req: &Request,
+    p: &Planned,
+    steered: bool,
+) -> Result<Option<std::os::fd::OwnedFd>, Error> {
+    let mut keep = Vec::new();
+    let mut duties = Vec::new();
+    if let Some((fds, duty)) = per_thread::watcher_duty(req, &p.plan, &p.sys.possible)? {
+        keep = fds;
+        duties.push(duty);
+    }
+    if let (true, Some(g)) = (steered, p.guard.as_ref()) {
+        duties.push(steer::undo_duty(g.dir())?);
+    }
+    apply::helper::spawn_duties(&keep, duties).map_err(|e| {
+        if steered {
+            steer::helper_error(&e)
+        } else {
+            per_thread::watcher_error(&e)
+        }
+    })
+}
+
+/// Applies `p`'s plan to pinrun ([`apply::apply`]: memory policy,
+/// scheduling, affinity). A SCHED_DEADLINE refusal (EBUSY: admission
+/// control) adds the bandwidth numbers that can be read; an EPERM for
+/// the scheduling policy gets [`crate::check::rt::eperm_diagnosis`]'s
+/// hint, from the RT group configuration read below `root`.
+fn apply_plan(root: &Root, p: &Planned) -> Result<(), Error> {
+    apply::apply(&p.plan, &p.sys.possible).map_err(|mut e| {
+        // SCHED_DEADLINE admission control: the numbers that can be read.
+        if e.errno() == Some(nix::errno::Errno::EBUSY)
+            && let Some(bw) = p.plan.sched.policy.and_then(|pol| {
+                let aff = p.plan.cpus.as_ref().or(p.sys.process.cpus_allowed.as_ref());
+                crate::plan::sched::dl_bandwidth(&p.sys, pol, aff)
+            })
+        {
+            e.message = format!("{}; {}", e.message, bw.words());
+            return e;
+        }
+        if e.code != ErrorCode::SchedFailed || e.errno() != Some(nix::errno::Errno::EPERM) {
+            return e;
+        }
+        let config = crate::system::cgroup::read_rt_group_config(root);
+        match crate::check::rt::eperm_diagnosis(&p.sys, config) {
+            Some(why) => e.hint(why),
+            None => e,
+        }
+    })
 }
 
 /// pinrun's own arguments (before `--`), lossily as text; never panics on

@@ -399,23 +399,7 @@ fn apply(
     summary: String,
 ) -> Result<Exit, Error> {
     let out = &req.output;
-    let warnings: Vec<_> = planned
-        .findings
-        .iter()
-        .filter(|f| f.severity == Severity::Warning)
-        .collect();
-    if out.strict && !warnings.is_empty() {
-        return Err(Error::new(
-            ErrorCode::Strict,
-            format!(
-                "refusing to change --pid {} under --strict: {} warning(s): {}",
-                p.pid,
-                warnings.len(),
-                crate::check::summarize_codes(warnings.iter().copied())
-            ),
-        )
-        .hint("fix what the warnings say, accept known ones with --allow CODE[,CODE], or drop --strict"));
-    }
+    refuse_strict(req, &p, &planned)?;
     let mut text = if out.quiet {
         String::new()
     } else {
@@ -431,16 +415,7 @@ fn apply(
     // Pages first: a migration cannot be undone, so threads are changed
     // (and restored on failure) only once it is done.
     if let Some(m) = migration.as_ref().filter(|m| !m.from.is_empty()) {
-        let left = crate::apply::threads::migrate(p.pid, m)?;
-        if !out.quiet && !out.verbose {
-            text.push_str(&migration_text(p.pid, m));
-        }
-        if left > 0 {
-            text.push_str(&format!(
-                "pinrun: --pid {} --migrate: {left} page(s) could not be moved (in use or pinned)\n",
-                p.pid
-            ));
-        }
+        text.push_str(&migrate_pages(req, p.pid, m)?);
     }
     // Test hook (debug builds only): fail on the Nth thread applied.
     let fail_at = std::env::var("PINRUN_TEST_FAIL_AT")
@@ -448,15 +423,100 @@ fn apply(
         .filter(|_| cfg!(debug_assertions))
         .and_then(|v| v.parse().ok());
     let pid = p.pid;
-    // Before each thread: the process is still the one planned on, and
-    // the TID still names a thread of it (the thread planned on, for
-    // --tid): a thread that exited is skipped (as ESRCH), a --tid thread
-    // that exited refuses; a TID reused by another process is never
-    // touched.
+    let (changed, already, passes) = match apply_threads(root, target, &p, &planned, fail_at) {
+        Ok(done) => done,
+        Err(f) => {
+            let e = failed(root, &planned, pid, f);
+            // Removes the claim record and releases the lock, then prints.
+            drop(planned.guard.take());
+            to_stderr(&text);
+            return Err(e);
+        }
+    };
+    match planned.guard.as_mut() {
+        Some(g) => g.keep(),
+        // The process left the CPUs of an earlier --exclusive claim.
+        None if planned.plan.cpus.is_some() => {
+            super::claims::forget(req, pid, p.start_time);
+        }
+        None => {}
+    }
+    let done = Done {
+        pid,
+        changed,
+        already,
+        passes,
+    };
+    report_change(req, &planned, &done, migration.as_ref(), &summary, text)?;
+    Ok(Exit::Success)
+}
+
+/// Refuses, under `--strict`, to change process `p` when `planned` has
+/// warnings.
+fn refuse_strict(req: &Request, p: &Process, planned: &Planned) -> Result<(), Error> {
+    let warnings: Vec<_> = planned
+        .findings
+        .iter()
+        .filter(|f| f.severity == Severity::Warning)
+        .collect();
+    if req.output.strict && !warnings.is_empty() {
+        return Err(Error::new(
+            ErrorCode::Strict,
+            format!(
+                "refusing to change --pid {} under --strict: {} warning(s): {}",
+                p.pid,
+                warnings.len(),
+                crate::check::summarize_codes(warnings.iter().copied())
+            ),
+        )
+        .hint("fix what the warnings say, accept known ones with --allow CODE[,CODE], or drop --strict"));
+    }
+    Ok(())
+}
+
+/// Moves process `pid`'s pages as `m` says (migrate_pages(2),
+/// [`crate::apply::threads::migrate`]). Returns what to print: the move
+/// in words ([`migration_text`]) unless `--quiet` or `--verbose`, and the
+/// pages that could not be moved.
+fn migrate_pages(
+    req: &Request,
+    pid: u32,
+    m: &crate::plan::threads::Migration,
+) -> Result<String, Error> {
+    let out = &req.output;
+    let mut text = String::new();
+    let left = crate::apply::threads::migrate(pid, m)?;
+    if !out.quiet && !out.verbose {
+        text.push_str(&migration_text(pid, m));
+    }
+    if left > 0 {
+        text.push_str(&format!(
+            "pinrun: --pid {pid} --migrate: {left} page(s) could not be moved (in use or pinned)\n"
+        ));
+    }
+    Ok(text)
+}
+
+/// Applies `planned`'s plan to every thread of process `p` (only
+/// `--tid`'s with one), all or nothing ([`crate::apply::threads::apply_all`],
+/// up to [`MAX_PASSES`] over `/proc/PID/task`; `fail_at`: the test hook).
+/// Before each thread: the process is still the one planned on, and the
+/// TID still names a thread of it (the thread planned on, for --tid): a
+/// thread that exited is skipped (as ESRCH), a --tid thread that exited
+/// refuses; a TID reused by another process is never touched. Returns the
+/// threads changed, those already as planned and the passes made.
+fn apply_threads(
+    root: &Root,
+    target: &Target,
+    p: &Process,
+    planned: &Planned,
+    fail_at: Option<usize>,
+) -> Result<(Vec<u32>, Vec<u32>, usize), crate::apply::threads::Failed> {
+    let pid = p.pid;
     let planned_start: std::collections::HashMap<u32, Option<u64>> =
         p.threads.iter().map(|t| (t.tid, t.start_time)).collect();
     let check_thread = |tid: u32| {
-        still_same(root, &p)?;
+        still_same(root, p)?;
         let planned = planned_start.get(&tid).copied().flatten();
         match threads::thread_start_time(root, pid, tid) {
             Some(now) if planned.is_none_or(|s| s == now) => Ok(now),
@@ -481,7 +541,7 @@ fn apply(
         None => threads::task_ids(root, pid),
     };
     let start_time = |tid: u32| threads::thread_start_time(root, pid, tid);
-    let applied = crate::apply::threads::apply_all(
+    crate::apply::threads::apply_all(
         &crate::apply::threads::Threads {
             list: &list,
             check: &check_thread,
@@ -491,25 +551,36 @@ fn apply(
         &planned.plan,
         &planned.sys.possible,
         fail_at,
-    );
-    let (changed, already, passes) = match applied {
-        Ok(done) => done,
-        Err(f) => {
-            let e = failed(root, &planned, pid, f);
-            // Removes the claim record and releases the lock, then prints.
-            drop(planned.guard.take());
-            to_stderr(&text);
-            return Err(e);
-        }
-    };
-    match planned.guard.as_mut() {
-        Some(g) => g.keep(),
-        // The process left the CPUs of an earlier --exclusive claim.
-        None if planned.plan.cpus.is_some() => {
-            super::claims::forget(req, pid, p.start_time);
-        }
-        None => {}
-    }
+    )
+}
+
+/// What a change of process `pid` did.
+struct Done {
+    /// The process.
+    pid: u32,
+    /// The threads changed.
+    changed: Vec<u32>,
+    /// The threads found already as planned (verified, not changed).
+    already: Vec<u32>,
+    /// The passes made over `/proc/PID/task`.
+    passes: usize,
+}
+
+/// Reports a change `done` as `planned`: the plan as JSON with the
+/// process, the threads changed, the passes and the `migration` with
+/// `--json` (printed on stdout); then `text` with a line saying what
+/// changed (with `--verbose` also `summary`, the passes and the plan) on
+/// stderr.
+fn report_change(
+    req: &Request,
+    planned: &Planned,
+    done: &Done,
+    migration: Option<&crate::plan::threads::Migration>,
+    summary: &str,
+    mut text: String,
+) -> Result<(), Error> {
+    let out = &req.output;
+    let (pid, changed, already, passes) = (done.pid, &done.changed, &done.already, done.passes);
     let what = changed_words(&planned.plan);
     if out.json {
         let mut v = crate::report::plan_json(req, &planned.plan, &planned.findings, None);
@@ -527,7 +598,7 @@ fn apply(
             already.clone().into()
         };
         v["passes"] = passes.into();
-        v["migrate"] = migration.as_ref().map_or(
+        v["migrate"] = migration.map_or(
             serde_json::Value::Null,
             |m| serde_json::json!({"from": m.from.to_vec(), "to": m.to.to_vec(), "bytes": m.bytes}),
         );
@@ -550,7 +621,7 @@ fn apply(
         text.push_str(&done);
     }
     if out.verbose {
-        text.push_str(&summary);
+        text.push_str(summary);
         text.push_str(&done);
         text.push_str(&format!(
             "pinrun: --pid {pid}: {} thread(s) in {passes} pass(es) over /proc/{pid}/task\n",
@@ -564,7 +635,7 @@ fn apply(
         ));
     }
     to_stderr(&text);
-    Ok(Exit::Success)
+    Ok(())
 }
 
 /// What a change sets on each thread, in words (`CPUs 1, SCHED_RR 3, nice

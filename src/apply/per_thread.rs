@@ -152,7 +152,7 @@ fn watch(
         return 0;
     }
     let (file, path) = file.unzip();
-    let mut log = Log {
+    let log = Log {
         file,
         path: path.unwrap_or_default(),
         failed: false,
@@ -163,12 +163,18 @@ fn watch(
         .map(ffi::PerfRing::map)
         .collect::<Result<_, _>>()
         .unwrap_or_default();
-    log.start(if rings.is_empty() { "poll" } else { "perf" });
     let pid = h.target_pid;
-    let mut seen: BTreeMap<u32, Seen> = BTreeMap::new();
-    let mut next_order = 1u32;
-    let mut each = Vec::new();
-    let mut status = 0;
+    let mut w = Watcher {
+        map,
+        possible,
+        pid,
+        log,
+        seen: BTreeMap::new(),
+        next_order: 1,
+        each: Vec::new(),
+        status: 0,
+    };
+    w.log.start(if rings.is_empty() { "poll" } else { "perf" });
     let interval_ms = (POLL_INTERVAL_US / 1000).max(1) as i32;
     loop {
         let now = match tasks(pid) {
@@ -181,99 +187,152 @@ fn watch(
                         "pinrun: --thread-map: cannot read /proc/{pid}/task: {}; threads created from now on keep the affinity they inherit",
                         crate::error::io_words(&e)
                     );
-                    status = 1;
+                    w.status = 1;
                 }
                 break;
             }
         };
-        seen.retain(|tid, _| now.iter().any(|t| t.tid == *tid));
-        for t in now {
-            let (event, order, prev) = match seen.get(&t.tid) {
-                Some(s) if s.name == t.name => continue,
-                Some(s) => ("rename", s.order, s.pinned.clone()),
-                None if t.tid == pid => ("new", 0, None),
-                None => {
-                    next_order += 1;
-                    ("new", next_order - 1, None)
-                }
-            };
-            let info = ThreadInfo {
-                main: t.tid == pid,
-                order,
-                name: t.name.clone(),
-            };
-            let decision = map.decide(&info, &mut each);
-            let entry = Seen {
-                order,
-                name: t.name,
-                pinned: decision.as_ref().map(|d| d.cpus.clone()).or(prev.clone()),
-            };
-            let rule = decision
-                .as_ref()
-                .map(|d| map.rules[d.rule].rule.text.as_str());
-            let mut e = Entry {
-                tid: t.tid,
-                seen: &entry,
-                event,
-                rule,
-                read_back: None,
-                error: None,
-            };
-            let got;
-            match &decision {
-                Some(d) if prev.as_ref() != Some(&d.cpus) => match pin(t.tid, &d.cpus, possible) {
-                    Ok(g) => {
-                        got = g;
-                        e.read_back = Some(&got);
-                    }
-                    // The thread ended meanwhile.
-                    Err(why) if why.contains("No such process") => continue,
-                    Err(why) => {
-                        // Not eprintln!: a closed stderr must not end the watcher.
-                        let _ = writeln!(
-                            std::io::stderr(),
-                            "pinrun: --thread-map: thread {} ({}): {why}",
-                            t.tid,
-                            entry.name
-                        );
-                        e.error = Some(why);
-                        status = 1;
-                    }
-                },
-                _ => {}
-            }
-            log.write(e);
-            seen.insert(t.tid, entry);
-        }
-        if rings.is_empty() {
-            if h.ended_within(interval_ms) {
-                break;
-            }
-            continue;
-        }
-        // Perf events: woken by a thread's creation or rename, and every
-        // PERF_BACKSTOP_MS in case a record was lost.
-        let mut fds = vec![h.target.as_fd()];
-        fds.extend(rings.iter().map(ffi::PerfRing::fd));
-        let Ok(rev) = ffi::poll_any(&fds, PERF_BACKSTOP_MS) else {
-            break;
-        };
-        if rev[0] != 0 {
+        w.scan(now);
+        if !wait_for_change(h, &mut rings, &mut w.log, interval_ms) {
             break;
         }
-        if rev[1..]
-            .iter()
-            .any(|r| r & (libc::POLLHUP | libc::POLLERR) != 0)
-        {
-            // The events ended (the main thread exited before the others):
-            // polling from now on.
-            rings.clear();
-            log.start("poll");
-            continue;
-        }
-        rings.iter().for_each(ffi::PerfRing::consume);
     }
-    status
+    w.status
+}
+
+/// The watcher's state between scans ([`watch`]).
+struct Watcher<'a> {
+    /// The plan's rules.
+    map: &'a ThreadMap,
+    /// The possible CPUs (the affinity masks' size).
+    possible: &'a CpuSet,
+    /// The command's PID (its main thread's TID).
+    pid: u32,
+    /// `--thread-log`.
+    log: Log,
+    /// The threads seen, by TID.
+    seen: BTreeMap<u32, Seen>,
+    /// The order the next new thread gets (the main thread's is 0).
+    next_order: u32,
+    /// The rules' `each` counters ([`ThreadMap::decide`]).
+    each: Vec<usize>,
+    /// The exit status: 1 once a thread could not be pinned.
+    status: i32,
+}
+
+impl Watcher<'_> {
+    /// One scan: forgets the threads gone from `now` (the command's
+    /// threads with their names), then decides each new or renamed one
+    /// ([`Watcher::decide`]).
+    fn scan(&mut self, now: Vec<crate::system::threads::Task>) {
+        self.seen.retain(|tid, _| now.iter().any(|t| t.tid == *tid));
+        for t in now {
+            self.decide(t);
+        }
+    }
+
+    /// Asks the rules where thread `t` goes when it is new or renamed,
+    /// pins it there when that changes its CPUs ([`pin`]; a failure is said
+    /// on stderr and sets the status to 1), and logs the decision. A thread
+    /// that ended meanwhile is left out.
+    fn decide(&mut self, t: crate::system::threads::Task) {
+        let (map, pid) = (self.map, self.pid);
+        let (event, order, prev) = match self.seen.get(&t.tid) {
+            Some(s) if s.name == t.name => return,
+            Some(s) => ("rename", s.order, s.pinned.clone()),
+            None if t.tid == pid => ("new", 0, None),
+            None => {
+                self.next_order += 1;
+                ("new", self.next_order - 1, None)
+            }
+        };
+        let info = ThreadInfo {
+            main: t.tid == pid,
+            order,
+            name: t.name.clone(),
+        };
+        let decision = map.decide(&info, &mut self.each);
+        let entry = Seen {
+            order,
+            name: t.name,
+            pinned: decision.as_ref().map(|d| d.cpus.clone()).or(prev.clone()),
+        };
+        let rule = decision
+            .as_ref()
+            .map(|d| map.rules[d.rule].rule.text.as_str());
+        let mut e = Entry {
+            tid: t.tid,
+            seen: &entry,
+            event,
+            rule,
+            read_back: None,
+            error: None,
+        };
+        let got;
+        match &decision {
+            Some(d) if prev.as_ref() != Some(&d.cpus) => match pin(t.tid, &d.cpus, self.possible) {
+                Ok(g) => {
+                    got = g;
+                    e.read_back = Some(&got);
+                }
+                // The thread ended meanwhile.
+                Err(why) if why.contains("No such process") => return,
+                Err(why) => {
+                    // Not eprintln!: a closed stderr must not end the watcher.
+                    let _ = writeln!(
+                        std::io::stderr(),
+                        "pinrun: --thread-map: thread {} ({}): {why}",
+                        t.tid,
+                        entry.name
+                    );
+                    e.error = Some(why);
+                    self.status = 1;
+                }
+            },
+            _ => {}
+        }
+        self.log.write(e);
+        self.seen.insert(t.tid, entry);
+    }
+}
+
+/// Waits for the next scan: polling, up to `interval_ms` for the command
+/// to end (`h`); with perf events (`rings`), until a thread's creation or
+/// rename wakes it, or every [`PERF_BACKSTOP_MS`] in case a record was
+/// lost. When the events end (the main thread exited before the others)
+/// it polls from then on, saying so in `log`. Returns `false` when the
+/// command ended (or cannot be waited for).
+fn wait_for_change(
+    h: &super::helper::Helper,
+    rings: &mut Vec<ffi::PerfRing>,
+    log: &mut Log,
+    interval_ms: i32,
+) -> bool {
+    if rings.is_empty() {
+        return !h.ended_within(interval_ms);
+    }
+    // Perf events: woken by a thread's creation or rename, and every
+    // PERF_BACKSTOP_MS in case a record was lost.
+    let mut fds = vec![h.target.as_fd()];
+    fds.extend(rings.iter().map(ffi::PerfRing::fd));
+    let Ok(rev) = ffi::poll_any(&fds, PERF_BACKSTOP_MS) else {
+        return false;
+    };
+    if rev[0] != 0 {
+        return false;
+    }
+    if rev[1..]
+        .iter()
+        .any(|r| r & (libc::POLLHUP | libc::POLLERR) != 0)
+    {
+        // The events ended (the main thread exited before the others):
+        // polling from now on.
+        rings.clear();
+        log.start("poll");
+        return true;
+    }
+    rings.iter().for_each(ffi::PerfRing::consume);
+    true
 }
 
 /// With perf events, the scan that runs even without a record (a lost

@@ -8,14 +8,15 @@
 
 use crate::cpuset::CpuSet;
 use crate::error::{Error, ErrorCode, Result};
-use crate::plan::steer::{BanPlan, BanUndo, ConfigUndo, undo_ban, undo_config};
-use crate::plan::steer::{SteerPlan, UndoStep, fallbacks, not_back, pre_write, undo};
+use crate::plan::steer::{BanPlan, BanUndo, ConfigPlan, ConfigUndo, Move, undo_ban, undo_config};
+use crate::plan::steer::{SteerPlan, Undo, UndoStep, fallbacks, not_back, pre_write, undo};
 use crate::steer::{
     Disposition, Journal, JournalBan, JournalConfig, JournalIrq, Stage, ban_command, classify,
     journal_name,
 };
 use crate::system::Root;
 use crate::system::claims::StateDir;
+use crate::system::steer::JournalFile;
 use crate::system::steer::{
     SteerIrq, irqbalance_exchange, irqbalance_setup, read_affinity, read_default, read_effective,
     read_online,
@@ -198,12 +199,82 @@ pub fn steer(
         ..Default::default()
     };
     // 1. Open everything: a refusal comes before any change.
+    let files = open_moves(p, &mut out.skipped)?;
+    let default_path = format!("{PROC_IRQ}/default_smp_affinity");
+    let default_fd = match &p.default {
+        None => None,
+        Some(_) => Some(open_w(&default_path).map_err(|e| {
+            match classify(Stage::Open, e) {
+                Disposition::Refuse => not_permitted(&default_path, e),
+                _ => Error::new(
+                    ErrorCode::SteerFailed,
+                    format!(
+                        "--steer-irqs: cannot open {default_path}: {}; nothing was changed",
+                        e.desc()
+                    ),
+                )
+                .hint("retry; if it persists, report the kernel version and this message"),
+            }
+        })?),
+    };
+    // 2. The journal, synced before the first write.
+    let (j, others) = first_journal(root, dir, p, &files, (pid, start));
+    save(dir, &out.journal, &j, true)?;
+    crash_point("journal");
+    let mut s = Steering {
+        root,
+        dir,
+        p,
+        node_cpus,
+        j,
+        out,
+        written: Vec::new(),
+    };
+    // 2a. irqbalance's configuration and its restart, before any IRQ is
+    // written.
+    if let Some(c) = &p.config {
+        s.apply_config(c, &others)?;
+    }
+    // 2b. irqbalance's ban, before any IRQ is written: it must not move
+    // them back in between.
+    if let Some(b) = &p.ban {
+        s.apply_ban(b)?;
+    }
+    // 3. The writes.
+    s.write_irqs(&files, irqs)?;
+    // 4. The default affinity of new IRQs.
+    if let (Some((_, to)), Some(fd)) = (&p.default, &default_fd) {
+        s.write_default(fd, to, &default_path)?;
+    }
+    // Skipped IRQs leave the journal (an undo reports them as unchanged
+    // either way).
+    let before = s.j.irqs.len();
+    let written = &s.written;
+    s.j.irqs
+        .retain(|e| written.iter().any(|(n, _)| *n == e.irq));
+    if s.j.irqs.len() != before {
+        save(dir, &s.out.journal, &s.j, false)?;
+    }
+    crash_point("steered");
+    // 5. Read back.
+    s.read_back();
+    Ok(s.out)
+}
+
+/// Opens each IRQ file `p` moves (`/proc/irq/N/smp_affinity_list`) for
+/// writing, in order, before anything is changed: an IRQ gone
+/// (`ENOENT`: its device was removed) goes to `skipped`; not permitted
+/// ([`not_permitted`]) or any other errno is refused, nothing changed.
+fn open_moves(
+    p: &SteerPlan,
+    skipped: &mut Vec<(u32, String, String)>,
+) -> Result<Vec<(Move, OwnedFd)>> {
     let mut files = Vec::new();
     for m in &p.moves {
         let path = format!("{PROC_IRQ}/{}/smp_affinity_list", m.irq);
         match open_w(&path) {
             Ok(fd) => files.push((m.clone(), fd)),
-            Err(Errno::ENOENT) => out.skipped.push((
+            Err(Errno::ENOENT) => skipped.push((
                 m.irq,
                 m.name.clone(),
                 "gone (its device was removed)".into(),
@@ -223,26 +294,25 @@ pub fn steer(
             }
         }
     }
-    let default_path = format!("{PROC_IRQ}/default_smp_affinity");
-    let default_fd = match &p.default {
-        None => None,
-        Some(_) => Some(open_w(&default_path).map_err(|e| {
-            match classify(Stage::Open, e) {
-                Disposition::Refuse => not_permitted(&default_path, e),
-                _ => Error::new(
-                    ErrorCode::SteerFailed,
-                    format!(
-                        "--steer-irqs: cannot open {default_path}: {}; nothing was changed",
-                        e.desc()
-                    ),
-                )
-                .hint("retry; if it persists, report the kernel version and this message"),
-            }
-        })?),
-    };
-    // 2. The journal, synced before the first write.
+    Ok(files)
+}
+
+/// The journal of launch `(pid, start)` before its first write: each
+/// opened IRQ of `files` (its original, the CPUs to write and its
+/// effective affinity, read below `root`), the default mask, irqbalance's
+/// ban and configuration as `p` plans them; and the other journals in
+/// `dir`, read after the IRQs. The configuration's original is the first
+/// original of the file when another launch's edit is what it holds now
+/// (the undo algebra of [`undo_config`] keeps one original per file).
+fn first_journal(
+    root: &Root,
+    dir: &StateDir,
+    p: &SteerPlan,
+    files: &[(Move, OwnedFd)],
+    (pid, start): (u32, u64),
+) -> (Journal, Vec<JournalFile>) {
     let mut j = Journal::new(pid, start, &p.cpus);
-    for (m, _) in &files {
+    for (m, _) in files {
         j.irqs.push(JournalIrq {
             irq: m.irq,
             name: m.name.clone(),
@@ -263,9 +333,6 @@ pub fn steer(
             written: b.to.to_list(),
         });
     }
-    // irqbalance's configuration: the first original of the file when
-    // another launch's edit is what it holds now (the undo algebra of
-    // [`undo_config`] keeps one original per file).
     let others = crate::system::steer::read_journals(dir);
     if let Some(c) = &p.config {
         let path = c.path.display().to_string();
@@ -283,16 +350,54 @@ pub fn steer(
             written: c.to.clone(),
         });
     }
-    save(dir, &out.journal, &j, true)?;
-    crash_point("journal");
-    // 2a. irqbalance's configuration and its restart, before any IRQ is
-    // written.
-    if let Some(c) = &p.config {
+    (j, others)
+}
+
+/// A steering under way ([`steer`]), once its journal is synced: what it
+/// has changed so far, for the next change and for the rollback of all
+/// of them.
+struct Steering<'a> {
+    /// Where the IRQs are read back.
+    root: &'a Root,
+    /// The locked state directory holding the journal.
+    dir: &'a StateDir,
+    /// The plan.
+    p: &'a SteerPlan,
+    /// The CPUs of a node (for [`fallbacks`]).
+    node_cpus: &'a dyn Fn(u32) -> Option<CpuSet>,
+    /// The journal, as last saved (or about to be).
+    j: Journal,
+    /// What was done so far.
+    out: Outcome,
+    /// Each IRQ written so far, with the CPUs written.
+    written: Vec<(u32, CpuSet)>,
+}
+
+impl Steering<'_> {
+    /// Puts back everything written so far ([`rollback`]): the IRQs of
+    /// `written`, and irqbalance's ban when it was sent and seen. Returns
+    /// what was not put back.
+    fn undo_written(&self) -> Vec<String> {
+        let sock = self.p.ban.as_ref().filter(|_| self.out.ban.is_some());
+        rollback(
+            self.dir,
+            &self.out.journal,
+            &self.j,
+            &self.written,
+            sock.map(|b| b.socket.as_path()),
+        )
+    }
+
+    /// Edits irqbalance's configuration `c` and restarts it ([`edit_config`])
+    /// before any IRQ is written; then every other journal of `others`
+    /// that edited the same file learns the last write. On failure the
+    /// file is put back (composed with the other launches that edited it,
+    /// as an undo; untouched when it was not written), the journal removed,
+    /// and the error returned.
+    fn apply_config(&self, c: &ConfigPlan, others: &[JournalFile]) -> Result<()> {
+        let (dir, name, j) = (self.dir, &self.out.journal, &self.j);
         if let Err((why, written)) = edit_config(c) {
-            // The file back (composed with the other launches that edited
-            // it, as an undo; untouched when it was not written) and the
-            // journal removed.
-            let failed = rollback(dir, &out.journal, &j, &[], None);
+            let failed = rollback(dir, name, j, &[], None);
             let done = if written {
                 "the file was put back and irqbalance restarted, no IRQ was written"
             } else {
@@ -304,13 +409,13 @@ pub fn steer(
                     "--irqbalance-config: irqbalance (pid {}), {}: {why}; {}",
                     c.pid,
                     c.path.display(),
-                    rolled_back(dir, &out.journal, &failed, done)
+                    rolled_back(dir, name, &failed, done)
                 ),
             )
             .hint("check `systemctl status irqbalance.service`; or stop irqbalance for the command's life"));
         }
         // Every other journal of the file learns the last write.
-        for f in &others {
+        for f in others {
             if let Ok(o) = &f.journal
                 && let Some(oc) = &o.irqbalance_config
                 && oc.path == c.path.display().to_string()
@@ -323,18 +428,17 @@ pub fn steer(
             }
         }
         crash_point("config");
+        Ok(())
     }
-    // 2b. irqbalance's ban, before any IRQ is written: it must not move
-    // them back in between.
-    if let Some(b) = &p.ban {
-        if let Err((why, sent)) = send_ban(b, &p.cpus) {
-            let failed = rollback(
-                dir,
-                &out.journal,
-                &j,
-                &[],
-                sent.then_some(b.socket.as_path()),
-            );
+
+    /// Sends irqbalance the ban `b` and waits until it holds
+    /// ([`send_ban`]) before any IRQ is written: it must not move them
+    /// back in between. On failure the ban is put back when it was sent,
+    /// the journal removed, and the error returned.
+    fn apply_ban(&mut self, b: &BanPlan) -> Result<()> {
+        let (dir, name) = (self.dir, &self.out.journal);
+        if let Err((why, sent)) = send_ban(b, &self.p.cpus) {
+            let failed = rollback(dir, name, &self.j, &[], sent.then_some(b.socket.as_path()));
             let done = if sent {
                 "its ban was put back, no IRQ was written"
             } else {
@@ -346,180 +450,206 @@ pub fn steer(
                     "--steer-irqs: irqbalance (pid {}) at {}: {why}; {}",
                     b.pid,
                     b.socket.display(),
-                    rolled_back(dir, &out.journal, &failed, done)
+                    rolled_back(dir, name, &failed, done)
                 ),
             )
             .hint("retry (irqbalance answers between its rebalance passes); or ban the CPUs in its configuration (IRQBALANCE_BANNED_CPULIST) and restart it"));
         }
-        out.ban = Some(b.to.clone());
+        self.out.ban = Some(b.to.clone());
         crash_point("ban");
+        Ok(())
     }
-    // 3. The writes.
-    let mut written: Vec<(u32, CpuSet)> = Vec::new();
-    let mut first = true;
-    for (i, (m, fd)) in files.iter().enumerate() {
-        let node = irqs.iter().find(|q| q.number == m.irq).and_then(|q| q.node);
+
+    /// Writes each opened IRQ of `files` in order ([`Steering::write_irq`];
+    /// `irqs` give their nodes): a written one joins `written`, one the
+    /// kernel keeps stays at its original in the journal and goes to
+    /// `skipped`. An errno not understood puts back everything written
+    /// ([`Steering::undo_written`]) and is returned.
+    fn write_irqs(&mut self, files: &[(Move, OwnedFd)], irqs: &[SteerIrq]) -> Result<()> {
+        let mut first = true;
+        for (i, (m, fd)) in files.iter().enumerate() {
+            let node = irqs.iter().find(|q| q.number == m.irq).and_then(|q| q.node);
+            match self.write_irq(i, m, fd, node)? {
+                WriteEnd::Done(to) => {
+                    self.written.push((m.irq, to));
+                    if first {
+                        crash_point("irq");
+                        first = false;
+                    }
+                }
+                WriteEnd::Kept(why) => {
+                    // Kept by the kernel: it stays at its original.
+                    self.j.irqs[i].written = m.from.to_list();
+                    self.out.skipped.push((m.irq, m.name.clone(), why));
+                }
+                WriteEnd::Fatal(e) => {
+                    let failed = self.undo_written();
+                    return Err(Error::new(
+                        ErrorCode::SteerFailed,
+                        format!(
+                            "--steer-irqs: writing {PROC_IRQ}/{}/smp_affinity_list ({}): {}; {}",
+                            m.irq,
+                            m.name,
+                            e.desc(),
+                            rolled_back(
+                                self.dir,
+                                &self.out.journal,
+                                &failed,
+                                "every IRQ written was put back"
+                            )
+                        ),
+                    )
+                    .hint("retry; if it persists, report the kernel version and this message"));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes IRQ `m` (the journal's `i`th, opened as `fd`; on `node`)
+    /// until it ends ([`WriteEnd`]), each errno handled as [`classify`]
+    /// says: EIO/EPERM kept; ENOSPC the next of [`fallbacks`]; EINVAL the
+    /// online CPUs read again and one retry. Each target is journaled
+    /// before it is written ([`Steering::journal_target`]), whose failure
+    /// is returned.
+    fn write_irq(
+        &mut self,
+        i: usize,
+        m: &Move,
+        fd: &OwnedFd,
+        node: Option<u32>,
+    ) -> Result<WriteEnd> {
+        let p = self.p;
         let mut targets = vec![m.to.clone()];
         let mut tried_offline = false;
         let mut attempts = 0usize;
         let mut k = 0;
-        let result = loop {
+        loop {
             let to = targets[k].clone();
-            if j.irqs[i].written != to.to_list() {
-                // The journal says what is written before it is.
-                j.irqs[i].written = to.to_list();
-                if let Err(mut e) = save(dir, &out.journal, &j, false) {
-                    let sock = p.ban.as_ref().filter(|_| out.ban.is_some());
-                    let failed = rollback(
-                        dir,
-                        &out.journal,
-                        &j,
-                        &written,
-                        sock.map(|b| b.socket.as_path()),
-                    );
-                    if !failed.is_empty() {
-                        e.message = format!(
-                            "{}; {}",
-                            e.message,
-                            rolled_back(dir, &out.journal, &failed, "")
-                        );
-                    }
-                    return Err(e);
-                }
-            }
+            self.journal_target(i, &to)?;
             attempts += 1;
             let Err(e) = injected_errno(m.irq, attempts - 1)
                 .map_or_else(|| write_text(fd, &to.to_list()), Err)
             else {
-                break WriteEnd::Done(to);
+                return Ok(WriteEnd::Done(to));
             };
             match classify(Stage::Write, e) {
                 Disposition::Unmovable => {
-                    break WriteEnd::Kept(format!(
+                    return Ok(WriteEnd::Kept(format!(
                         "the kernel keeps it ({}: kernel-managed, per-CPU or not balanceable, irq_can_set_affinity_usr())",
                         e.desc()
-                    ));
+                    )));
                 }
                 Disposition::NoVector => {
                     if k == 0 {
-                        targets.extend(fallbacks(m, node, &p.housekeeping, node_cpus));
+                        targets.extend(fallbacks(m, node, &p.housekeeping, self.node_cpus));
                     }
                     k += 1;
                     if k >= targets.len() {
-                        break WriteEnd::Kept(format!(
+                        return Ok(WriteEnd::Kept(format!(
                             "no interrupt vector free on any housekeeping CPU ({})",
                             e.desc()
-                        ));
+                        )));
                     }
                 }
                 Disposition::Offline if !tried_offline => {
                     tried_offline = true;
-                    let online = read_online(root).unwrap_or_default();
+                    let online = read_online(self.root).unwrap_or_default();
                     let mut t = to.intersection(&online);
                     if t.is_empty() {
                         t = p.housekeeping.intersection(&online);
                     }
                     if t.is_empty() {
-                        break WriteEnd::Kept("no online housekeeping CPU left".into());
+                        return Ok(WriteEnd::Kept("no online housekeeping CPU left".into()));
                     }
                     targets.truncate(k + 1);
                     targets[k] = t;
                 }
-                _ => break WriteEnd::Fatal(e),
-            }
-        };
-        match result {
-            WriteEnd::Done(to) => {
-                written.push((m.irq, to));
-                if first {
-                    crash_point("irq");
-                    first = false;
-                }
-            }
-            WriteEnd::Kept(why) => {
-                // Kept by the kernel: it stays at its original.
-                j.irqs[i].written = m.from.to_list();
-                out.skipped.push((m.irq, m.name.clone(), why));
-            }
-            WriteEnd::Fatal(e) => {
-                let sock = p.ban.as_ref().filter(|_| out.ban.is_some());
-                let failed = rollback(
-                    dir,
-                    &out.journal,
-                    &j,
-                    &written,
-                    sock.map(|b| b.socket.as_path()),
-                );
-                return Err(Error::new(
-                    ErrorCode::SteerFailed,
-                    format!(
-                        "--steer-irqs: writing {PROC_IRQ}/{}/smp_affinity_list ({}): {}; {}",
-                        m.irq,
-                        m.name,
-                        e.desc(),
-                        rolled_back(dir, &out.journal, &failed, "every IRQ written was put back")
-                    ),
-                )
-                .hint("retry; if it persists, report the kernel version and this message"));
+                _ => return Ok(WriteEnd::Fatal(e)),
             }
         }
     }
-    // 4. The default affinity of new IRQs.
-    if let (Some((_, to)), Some(fd)) = (&p.default, &default_fd) {
+
+    /// The journal says what is written before it is: saves it with `to`
+    /// as the journal's `i`th IRQ's written CPUs when it says otherwise.
+    /// A failed save puts back everything written
+    /// ([`Steering::undo_written`]) and is returned, naming what was not
+    /// put back.
+    fn journal_target(&mut self, i: usize, to: &CpuSet) -> Result<()> {
+        if self.j.irqs[i].written == to.to_list() {
+            return Ok(());
+        }
+        self.j.irqs[i].written = to.to_list();
+        if let Err(mut e) = save(self.dir, &self.out.journal, &self.j, false) {
+            let failed = self.undo_written();
+            if !failed.is_empty() {
+                e.message = format!(
+                    "{}; {}",
+                    e.message,
+                    rolled_back(self.dir, &self.out.journal, &failed, "")
+                );
+            }
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// Writes the default affinity of new IRQs `to` (as a mask) on `fd`,
+    /// opened from `path`; a failure puts back everything written
+    /// ([`Steering::undo_written`]) and is returned.
+    fn write_default(&mut self, fd: &OwnedFd, to: &CpuSet, path: &str) -> Result<()> {
         if let Err(e) = write_text(fd, &to.to_mask()) {
-            let sock = p.ban.as_ref().filter(|_| out.ban.is_some());
-            let failed = rollback(
-                dir,
-                &out.journal,
-                &j,
-                &written,
-                sock.map(|b| b.socket.as_path()),
-            );
+            let failed = self.undo_written();
             return Err(Error::new(
                 ErrorCode::SteerFailed,
                 format!(
-                    "--steer-irqs: writing {default_path}: {}; {}",
+                    "--steer-irqs: writing {path}: {}; {}",
                     e.desc(),
-                    rolled_back(dir, &out.journal, &failed, "every IRQ written was put back")
+                    rolled_back(
+                        self.dir,
+                        &self.out.journal,
+                        &failed,
+                        "every IRQ written was put back"
+                    )
                 ),
             )
             .hint("retry; if it persists, report the kernel version and this message"));
         }
-        out.default = Some(to.clone());
+        self.out.default = Some(to.clone());
         crash_point("default");
+        Ok(())
     }
-    // Skipped IRQs leave the journal (an undo reports them as unchanged
-    // either way).
-    let before = j.irqs.len();
-    j.irqs.retain(|e| written.iter().any(|(n, _)| *n == e.irq));
-    if j.irqs.len() != before {
-        save(dir, &out.journal, &j, false)?;
-    }
-    crash_point("steered");
-    // 5. Read back.
-    for (n, to) in &written {
-        let name = j
-            .irqs
-            .iter()
-            .find(|e| e.irq == *n)
-            .map(|e| e.name.clone())
-            .unwrap_or_default();
-        let pending = read_effective(root, *n).is_some_and(|eff| eff.intersects(&p.cpus));
-        if read_affinity(root, *n).is_some_and(|now| now != *to) {
-            out.skipped.push((
-                *n,
-                name.clone(),
-                "changed by someone else right after the write".into(),
-            ));
-        }
-        for (tid, allowed) in crate::system::steer::irq_threads(root, *n) {
-            if allowed.is_some_and(|a| a.intersects(&p.cpus)) {
-                out.threads_pending.push((*n, tid));
+
+    /// Reads back each IRQ written: moved (with whether its effective
+    /// affinity is still on a claimed CPU), skipped when someone else
+    /// changed it right after the write, and its threaded handlers still
+    /// allowed on a claimed CPU.
+    fn read_back(&mut self) {
+        let (root, p, out) = (self.root, self.p, &mut self.out);
+        for (n, to) in &self.written {
+            let name = self
+                .j
+                .irqs
+                .iter()
+                .find(|e| e.irq == *n)
+                .map(|e| e.name.clone())
+                .unwrap_or_default();
+            let pending = read_effective(root, *n).is_some_and(|eff| eff.intersects(&p.cpus));
+            if read_affinity(root, *n).is_some_and(|now| now != *to) {
+                out.skipped.push((
+                    *n,
+                    name.clone(),
+                    "changed by someone else right after the write".into(),
+                ));
             }
+            for (tid, allowed) in crate::system::steer::irq_threads(root, *n) {
+                if allowed.is_some_and(|a| a.intersects(&p.cpus)) {
+                    out.threads_pending.push((*n, tid));
+                }
+            }
+            out.moved.push((*n, name, to.clone(), pending));
         }
-        out.moved.push((*n, name, to.clone(), pending));
     }
-    Ok(out)
 }
 
 /// Sends irqbalance the ban of `b` and waits until its `setup` reply
@@ -903,40 +1033,65 @@ pub fn finish(
         &|n| read_affinity(root, n),
         read_default(root).as_ref(),
     );
+    if let Err(line) = hand_over(dir, name, j, others, &u) {
+        return (vec![line], false);
+    }
+    crash_point("undo-adopted");
     let mut lines = Vec::new();
-    let mut ok = true;
-    // Write-ahead: a live claim that takes over an IRQ or the default
-    // mask this undo narrows has it in its synced journal before the
-    // write, so whichever claim ends last (or --reclaim after a crash)
-    // restores the original.
+    let pre_written = pre_write_all(root, &u.steps);
+    wait_effective(root, &pre_written);
+    let mut ok = restore_irqs(root, &u.steps, &pre_written, &mut lines);
+    ok &= restore_default(&u, &mut lines);
+    ok &= restore_daemon(root, dir, j, others, &u, &mut lines);
+    if ok {
+        remove(dir, name);
+    }
+    (lines, ok)
+}
+
+/// Write-ahead of [`finish`]: a live claim that takes over an IRQ or the
+/// default mask the undo `u` narrows has it in its synced journal before
+/// the write, so whichever claim ends last (or --reclaim after a crash)
+/// restores the original. Saves each journal of `others` that `u`
+/// changed, then the ended journal `name` (`j`) when `u` changed it.
+/// `Err`: the line saying which save failed (nothing restored, the
+/// journal kept for --reclaim).
+fn hand_over(
+    dir: &StateDir,
+    name: &str,
+    j: &Journal,
+    others: &[(String, Journal)],
+    u: &Undo,
+) -> std::result::Result<(), String> {
     for ((oname, old), new) in others.iter().zip(&u.others) {
         if old != new
             && let Err(e) = save(dir, oname, new, false)
         {
-            lines.push(format!(
-                    "cannot hand the steering over to the journal {oname}: {}; nothing restored, the journal is kept for --reclaim",
-                    e.message
-                ));
-            return (lines, false);
+            return Err(format!(
+                "cannot hand the steering over to the journal {oname}: {}; nothing restored, the journal is kept for --reclaim",
+                e.message
+            ));
         }
     }
     if u.ended != *j
         && let Err(e) = save(dir, name, &u.ended, false)
     {
-        lines.push(format!(
-                "cannot update the journal {name}: {}; nothing restored, the journal is kept for --reclaim",
-                e.message
-            ));
-        return (lines, false);
+        return Err(format!(
+            "cannot update the journal {name}: {}; nothing restored, the journal is kept for --reclaim",
+            e.message
+        ));
     }
-    crash_point("undo-adopted");
-    // First, every IRQ gets the CPU(s) it fired on before steering
-    // ([`pre_write`]), and the undo waits once, for all of them, until
-    // they fire there: the kernel then keeps each there when its
-    // restored list is written below.
+    Ok(())
+}
+
+/// First step of [`finish`]'s restores: every IRQ of `steps` gets the
+/// CPU(s) it fired on before steering ([`pre_write`]), so that the kernel
+/// keeps it there when its restored list is written. Returns the IRQs
+/// written, with those CPUs, for [`wait_effective`].
+fn pre_write_all(root: &Root, steps: &[UndoStep]) -> Vec<(u32, CpuSet)> {
     let online = read_online(root).unwrap_or_default();
     let mut pre_written: Vec<(u32, CpuSet)> = Vec::new();
-    for s in &u.steps {
+    for s in steps {
         if let UndoStep::Restore {
             irq, to, effective, ..
         } = s
@@ -955,8 +1110,21 @@ pub fn finish(
             pre_written.push((*irq, was));
         }
     }
-    wait_effective(root, &pre_written);
-    for s in &u.steps {
+    pre_written
+}
+
+/// Restores each IRQ of `steps` (after [`pre_write_all`]'s `pre_written`
+/// and its wait): a pre-written IRQ that did not move back says so, and
+/// an IRQ left alone or kept says why, in `lines`. Returns whether every
+/// restore was written.
+fn restore_irqs(
+    root: &Root,
+    steps: &[UndoStep],
+    pre_written: &[(u32, CpuSet)],
+    lines: &mut Vec<String>,
+) -> bool {
+    let mut ok = true;
+    for s in steps {
         match s {
             UndoStep::Restore { irq, name, to, .. } => {
                 let path = format!("{PROC_IRQ}/{irq}/smp_affinity_list");
@@ -991,6 +1159,14 @@ pub fn finish(
             UndoStep::Unchanged { .. } | UndoStep::Gone { .. } => {}
         }
     }
+    ok
+}
+
+/// Restores `default_smp_affinity` as the undo `u` says, or says in
+/// `lines` that it was left alone (changed since). Returns whether the
+/// restore, if any, was written.
+fn restore_default(u: &Undo, lines: &mut Vec<String>) -> bool {
+    let mut ok = true;
     if let Some(to) = &u.default {
         let path = format!("{PROC_IRQ}/default_smp_affinity");
         if let Err(e) = write_path(&path, &to.to_mask()) {
@@ -1009,6 +1185,23 @@ pub fn finish(
             written.to_list()
         ));
     }
+    ok
+}
+
+/// Ends journal `j`'s irqbalance ban ([`restore_ban`]) and configuration
+/// ([`restore_config`]), composed with the other journals as the undo
+/// `u` adopted them, and saves each journal of `others` those restores
+/// changed. What to say goes to `lines`; returns whether both restores
+/// succeeded.
+fn restore_daemon(
+    root: &Root,
+    dir: &StateDir,
+    j: &Journal,
+    others: &[(String, Journal)],
+    u: &Undo,
+    lines: &mut Vec<String>,
+) -> bool {
+    let mut ok = true;
     let adopted = u.others.clone();
     let mut updated = u.others.clone();
     for r in [
@@ -1029,10 +1222,7 @@ pub fn finish(
             let _ = save(dir, oname, new, false);
         }
     }
-    if ok {
-        remove(dir, name);
-    }
-    (lines, ok)
+    ok
 }
 
 #[cfg(test)]

@@ -43,6 +43,10 @@ fn container(sys: &SystemState) -> String {
     }
 }
 
+/// The fleet findings (see the module doc): kubelet's pool
+/// ([`pool_findings`]), a CFS quota ([`cfs_quota`]), a kernel that resets
+/// affinities on a cpuset change ([`resets_affinity`]) and Slurm tasks
+/// sharing a mask ([`slurm_shared_mask`]), in that order.
 pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
     let sys = ctx.sys;
     let rt = ctx.req.sched.policy.is_some_and(|p| p.ignores_nice());
@@ -51,8 +55,31 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
         AllowedSource::Cgroup(cs) => cs.cpus.clone(),
         _ => sys.allowed.clone(),
     };
-    match &pool {
-        Some(Pool::Exclusive { container: name, cpus }) => out.push(Finding::new(
+    if let Some(pool) = &pool {
+        pool_findings(ctx, pool, &shared_cpus, rt, out);
+    }
+    cfs_quota(sys, rt, out);
+    resets_affinity(ctx, pool.as_ref(), &shared_cpus, out);
+    slurm_shared_mask(ctx, out);
+}
+
+/// `k8s-pool` for kubelet's `pool` of the container (exclusive CPUs, or
+/// the shared pool of `shared_cpus`); `k8s-shared-pool` for a real-time
+/// (`rt`) or `--isolated` launch in the shared pool; `k8s-cpuset-unsettled`
+/// when kubelet has not applied the CPUs it assigned yet.
+fn pool_findings(
+    ctx: &Context,
+    pool: &Pool,
+    shared_cpus: &CpuSet,
+    rt: bool,
+    out: &mut Vec<Finding>,
+) {
+    let sys = ctx.sys;
+    match pool {
+        Pool::Exclusive {
+            container: name,
+            cpus,
+        } => out.push(Finding::new(
             Code::K8sPool,
             Severity::Info,
             cpus,
@@ -63,15 +90,15 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
             ),
             "no other container runs there; pinrun plans inside them",
         )),
-        Some(Pool::Shared) => {
+        Pool::Shared => {
             out.push(Finding::new(
                 Code::K8sPool,
                 Severity::Info,
-                &shared_cpus,
+                shared_cpus,
                 format!(
                     "{}: kubelet's shared CPU pool ({})",
                     container(sys),
-                    cpus_phrase(&shared_cpus)
+                    cpus_phrase(shared_cpus)
                 ),
                 "exclusive CPUs need a Guaranteed pod with integer CPU requests under --cpu-manager-policy=static",
             ));
@@ -84,16 +111,16 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
                         "{}: a {} launch in kubelet's shared CPU pool ({}): other containers run on these CPUs, and kubelet shrinks the pool's cpuset whenever it assigns exclusive CPUs",
                         container(sys),
                         if rt { "real-time" } else { "--isolated" },
-                        cpus_phrase(&shared_cpus)
+                        cpus_phrase(shared_cpus)
                     ),
                     "give the pod integer CPUs with requests = limits (Guaranteed QoS) under kubelet's static CPU manager: pinrun --emit k8s prints the stanza",
                 ));
             }
         }
-        Some(Pool::Unsettled {
+        Pool::Unsettled {
             container: name,
             assigned,
-        }) => out.push(Finding::new(
+        } => out.push(Finding::new(
             Code::K8sCpusetUnsettled,
             Severity::Warning,
             assigned,
@@ -116,8 +143,13 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
                 ),
             },
         )),
-        None => {}
     }
+}
+
+/// `cfs-quota`: the caller's CFS quota (`cpu.max`,
+/// `Documentation/scheduler/sched-bwc.rst`) throttles the command's
+/// SCHED_OTHER threads (a notice for a real-time launch, `rt`).
+fn cfs_quota(sys: &SystemState, rt: bool, out: &mut Vec<Finding>) {
     if let Some(q) = &sys.fleet.cpu_max {
         let share = q.quota_us as f64 / q.period_us.max(1) as f64;
         out.push(Finding::new(
@@ -139,7 +171,20 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
             "remove the CPU limit (in Kubernetes: the pod annotation cpu-quota.crio.io: \"disable\" with a performance runtime class, or no CPU limit; in systemd: CPUQuota=)",
         ));
     }
-    let narrower = ctx.plan.cpus.as_ref().is_some_and(|c| *c != shared_cpus);
+}
+
+/// `cpuset-resets-affinity`: in Kubernetes, outside an exclusive `pool`,
+/// a plan narrower than the cpuset (`shared_cpus`) on a kernel before 6.2,
+/// which resets every task's affinity to the whole cpuset when the cpuset
+/// changes.
+fn resets_affinity(
+    ctx: &Context,
+    pool: Option<&Pool>,
+    shared_cpus: &CpuSet,
+    out: &mut Vec<Finding>,
+) {
+    let sys = ctx.sys;
+    let narrower = ctx.plan.cpus.as_ref().is_some_and(|c| c != shared_cpus);
     if sys.fleet.kubernetes
         && !matches!(pool, Some(Pool::Exclusive { .. }))
         && narrower
@@ -157,6 +202,13 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
             "run in a Guaranteed pod with exclusive CPUs (its cpuset does not change), or on Linux 6.2 or later",
         ));
     }
+}
+
+/// `slurm-shared-mask`: a placed launch in a Slurm task whose node runs
+/// several tasks with one mask (unbound, or a mask repeated in
+/// `SLURM_CPU_BIND_LIST`): each task's pinrun plans the same CPUs.
+fn slurm_shared_mask(ctx: &Context, out: &mut Vec<Finding>) {
+    let sys = ctx.sys;
     if let Some(t) = &sys.fleet.slurm
         && t.tasks_on_node.unwrap_or(1) > 1
         && ctx.req.placement.is_requested()

@@ -240,19 +240,40 @@ fn alternatives_first(
     )
 }
 
+/// The isolation findings on the checked CPUs, in this order: an
+/// `isolcpus=` the kernel rejects, CPUs not isolated, not nohz_full and
+/// not in rcu_nocbs, isolation the command line asks for but the kernel
+/// did not apply, isolated CPUs without load balancing, [`mixed`]
+/// isolation, SMT siblings not isolated, and an invalid cpuset partition.
 pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
-    let sys = ctx.sys;
-    let cpus = &ctx.cpus;
-    let boot_iso = sys.boot.isolcpus.as_ref();
-    let from_cmdline = |src: IsolationSource| match src {
+    unknown_flag(ctx, out);
+    not_isolated(ctx, out);
+    not_nohz_full(ctx, out);
+    not_rcu_nocbs(ctx, out);
+    not_applied_at_boot(ctx, out);
+    no_balancing(ctx, out);
+    mixed(ctx, out);
+    sibling_not_isolated(ctx, out);
+    partition_invalid(ctx, out);
+}
+
+/// What a message adds about where a set came from (`src`): nothing for
+/// sysfs, else that it is the command line's or that the kernel lacks
+/// nohz_full support.
+fn from_cmdline(src: IsolationSource) -> &'static str {
+    match src {
         IsolationSource::Sysfs => "",
         IsolationSource::Cmdline => " (per the kernel command line; the sysfs file is absent)",
         IsolationSource::NotBuilt => {
             " (this kernel has no nohz_full support: /sys/devices/system/cpu/nohz_full is absent beside cpu/isolated, CONFIG_NO_HZ_FULL is off)"
         }
-    };
+    }
+}
 
-    if let Some(iso) = boot_iso
+/// `isolcpus-unknown-flag`: the kernel rejects an `isolcpus=` with an
+/// unknown flag and isolates nothing.
+fn unknown_flag(ctx: &Context, out: &mut Vec<Finding>) {
+    if let Some(iso) = ctx.sys.boot.isolcpus.as_ref()
         && !iso.unknown_flags.is_empty()
     {
         out.push(Finding::new(
@@ -267,156 +288,191 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
             "use only the flags nohz, domain and managed_irq",
         ));
     }
+}
 
-    let not_iso = cpus.difference(&sys.isolated);
-    if !not_iso.is_empty() {
-        // What the command line does for these CPUs when it lists them
-        // without the domain flag (kernel/sched/isolation.c: explicit flags
-        // replace the default "domain").
-        let listed = boot_iso
-            .filter(|i| !i.domain && i.unknown_flags.is_empty())
-            .and_then(|i| Some((i, i.cpus.as_ref()?.intersection(&not_iso))))
-            .filter(|(_, c)| !c.is_empty());
-        let message = match listed {
-            Some((i, c)) => format!(
-                "{} {} not isolated from the scheduler: isolcpus={} lists {} but without the `domain` flag, so {}; other tasks are still balanced onto {}{}",
-                cpus_phrase(&not_iso),
-                verb(&not_iso),
-                i.raw,
-                if c != not_iso {
-                    cpus_phrase(&c)
-                } else if c.len() == 1 {
-                    "it".to_string()
-                } else {
-                    "them".to_string()
-                },
-                match (i.managed_irq, i.nohz) {
-                    (true, true) =>
-                        "it only keeps managed IRQs off them (best effort) and stops their tick",
-                    (true, false) =>
-                        "it only keeps kernel-managed IRQs off them where a housekeeping CPU shares the IRQ's mask (best effort)",
-                    (false, true) => "it only stops their tick (as nohz_full=)",
-                    (false, false) => "it does nothing for them",
-                },
-                if not_iso.len() == 1 { "it" } else { "them" },
-                from_cmdline(sys.isolation_source),
-            ),
-            None => format!(
-                "{} {} not isolated: the scheduler balances other tasks onto {}{}",
-                cpus_phrase(&not_iso),
-                verb(&not_iso),
-                if not_iso.len() == 1 { "it" } else { "them" },
-                from_cmdline(sys.isolation_source),
-            ),
-        };
-        out.push(Finding::new(
-            Code::NotIsolated,
-            ctx.possible_disturbance(),
-            &not_iso,
-            message,
-            alternatives_first(ctx, &sys.isolated, "isolated", true, {
-                let mut params = vec![Param::Isolcpus];
-                if sys.nohz_full_source != IsolationSource::NotBuilt {
-                    params.push(Param::NohzFull);
-                }
-                params.push(Param::RcuNocbs);
-                match boot_params_for(sys, &not_iso, &params) {
-                    Ok(line) if sys.cgroup_v2() => format!(
-                        "isolate at boot with {line}, or at run time with a cgroup v2 isolated partition (cpuset.cpus.partition=isolated)"
-                    ),
-                    Ok(line) => format!("isolate at boot with {line}"),
-                    Err(why) => why,
-                }
-            }),
-        ));
+/// `not-isolated`: checked CPUs the scheduler balances other tasks onto,
+/// saying what an `isolcpus=` without the `domain` flag does for them
+/// instead (kernel/sched/isolation.c: explicit flags replace the default
+/// "domain"); the hint offers isolated alternatives first, else the boot
+/// parameters or a cgroup v2 isolated partition.
+fn not_isolated(ctx: &Context, out: &mut Vec<Finding>) {
+    let sys = ctx.sys;
+    let not_iso = ctx.cpus.difference(&sys.isolated);
+    if not_iso.is_empty() {
+        return;
     }
-
-    let ticking = cpus.difference(&sys.nohz_full);
-    if !ticking.is_empty() {
-        // A kernel built without NO_HZ_FULL: no launch on this host can
-        // change it, so it is a notice (issue 31), in every mode alike
-        // (--check, --strict and --allow judge the same findings).
-        let severity = if sys.nohz_full_source == IsolationSource::NotBuilt {
-            ctx.possible_disturbance()
-        } else {
-            ctx.disturbance()
-        };
-        out.push(Finding::new(
-            Code::NotNohzFull,
-            severity,
-            &ticking,
-            format!(
-                "{} {} not nohz_full: the scheduler tick interrupts {} up to HZ times a second even with one task running{}",
-                cpus_phrase(&ticking),
-                verb(&ticking),
-                if ticking.len() == 1 { "it" } else { "them" },
-                from_cmdline(sys.nohz_full_source)
-            ),
-            alternatives_first(ctx, &sys.nohz_full, "nohz_full", false, if sys.nohz_full_source == IsolationSource::NotBuilt {
-                match boot_params_for(sys, &ticking, &[Param::NohzFull]) {
-                    Ok(line) => format!("boot a kernel built with CONFIG_NO_HZ_FULL=y, with {line}"),
-                    Err(why) => format!("boot a kernel built with CONFIG_NO_HZ_FULL=y; {why}"),
-                }
-            } else if sys
-                .boot
-                .nohz_full
-                .as_ref()
-                .is_some_and(|b| ticking.is_subset(b))
-            {
-                // Never ask for what the command line already has.
-                format!(
-                    "nohz_full= already lists {} but the kernel did not apply it (it keeps a housekeeping CPU, and needs CONFIG_NO_HZ_FULL): run on other CPUs, or leave the boot CPU out of nohz_full=",
-                    cpus_phrase(&ticking)
-                )
+    // What the command line does for these CPUs when it lists them
+    // without the domain flag (kernel/sched/isolation.c: explicit flags
+    // replace the default "domain").
+    let listed = sys
+        .boot
+        .isolcpus
+        .as_ref()
+        .filter(|i| !i.domain && i.unknown_flags.is_empty())
+        .and_then(|i| Some((i, i.cpus.as_ref()?.intersection(&not_iso))))
+        .filter(|(_, c)| !c.is_empty());
+    let message = match listed {
+        Some((i, c)) => format!(
+            "{} {} not isolated from the scheduler: isolcpus={} lists {} but without the `domain` flag, so {}; other tasks are still balanced onto {}{}",
+            cpus_phrase(&not_iso),
+            verb(&not_iso),
+            i.raw,
+            if c != not_iso {
+                cpus_phrase(&c)
+            } else if c.len() == 1 {
+                "it".to_string()
             } else {
-                match boot_params_for(sys, &ticking, &[Param::NohzFull]) {
-                    Ok(line) => format!("boot with {line} (CONFIG_NO_HZ_FULL)"),
-                    Err(why) => why,
-                }
-            }),
-        ));
-    }
+                "them".to_string()
+            },
+            match (i.managed_irq, i.nohz) {
+                (true, true) =>
+                    "it only keeps managed IRQs off them (best effort) and stops their tick",
+                (true, false) =>
+                    "it only keeps kernel-managed IRQs off them where a housekeeping CPU shares the IRQ's mask (best effort)",
+                (false, true) => "it only stops their tick (as nohz_full=)",
+                (false, false) => "it does nothing for them",
+            },
+            if not_iso.len() == 1 { "it" } else { "them" },
+            from_cmdline(sys.isolation_source),
+        ),
+        None => format!(
+            "{} {} not isolated: the scheduler balances other tasks onto {}{}",
+            cpus_phrase(&not_iso),
+            verb(&not_iso),
+            if not_iso.len() == 1 { "it" } else { "them" },
+            from_cmdline(sys.isolation_source),
+        ),
+    };
+    out.push(Finding::new(
+        Code::NotIsolated,
+        ctx.possible_disturbance(),
+        &not_iso,
+        message,
+        alternatives_first(ctx, &sys.isolated, "isolated", true, {
+            let mut params = vec![Param::Isolcpus];
+            if sys.nohz_full_source != IsolationSource::NotBuilt {
+                params.push(Param::NohzFull);
+            }
+            params.push(Param::RcuNocbs);
+            match boot_params_for(sys, &not_iso, &params) {
+                Ok(line) if sys.cgroup_v2() => format!(
+                    "isolate at boot with {line}, or at run time with a cgroup v2 isolated partition (cpuset.cpus.partition=isolated)"
+                ),
+                Ok(line) => format!("isolate at boot with {line}"),
+                Err(why) => why,
+            }
+        }),
+    ));
+}
 
-    // rcu_init_nohz() (kernel/rcu/tree_nocb.h) ORs the nohz_full CPUs into
-    // rcu_nocb_mask; `boot.rcu_nocbs` is what rcu_nocb_setup() set.
-    // A CPU without an rcuo kthread is not offloaded (when they are seen).
+/// `not-nohz-full`: checked CPUs whose scheduler tick still runs; a
+/// notice on a kernel built without NO_HZ_FULL, where no launch on this
+/// host can change it (issue 31), in every mode alike (--check, --strict
+/// and --allow judge the same findings). The hint never asks for what the
+/// command line already has.
+fn not_nohz_full(ctx: &Context, out: &mut Vec<Finding>) {
+    let sys = ctx.sys;
+    let ticking = ctx.cpus.difference(&sys.nohz_full);
+    if ticking.is_empty() {
+        return;
+    }
+    let not_built = sys.nohz_full_source == IsolationSource::NotBuilt;
+    let severity = if not_built {
+        ctx.possible_disturbance()
+    } else {
+        ctx.disturbance()
+    };
+    let then = if not_built {
+        match boot_params_for(sys, &ticking, &[Param::NohzFull]) {
+            Ok(line) => format!("boot a kernel built with CONFIG_NO_HZ_FULL=y, with {line}"),
+            Err(why) => format!("boot a kernel built with CONFIG_NO_HZ_FULL=y; {why}"),
+        }
+    } else if sys
+        .boot
+        .nohz_full
+        .as_ref()
+        .is_some_and(|b| ticking.is_subset(b))
+    {
+        // Never ask for what the command line already has.
+        format!(
+            "nohz_full= already lists {} but the kernel did not apply it (it keeps a housekeeping CPU, and needs CONFIG_NO_HZ_FULL): run on other CPUs, or leave the boot CPU out of nohz_full=",
+            cpus_phrase(&ticking)
+        )
+    } else {
+        match boot_params_for(sys, &ticking, &[Param::NohzFull]) {
+            Ok(line) => format!("boot with {line} (CONFIG_NO_HZ_FULL)"),
+            Err(why) => why,
+        }
+    };
+    out.push(Finding::new(
+        Code::NotNohzFull,
+        severity,
+        &ticking,
+        format!(
+            "{} {} not nohz_full: the scheduler tick interrupts {} up to HZ times a second even with one task running{}",
+            cpus_phrase(&ticking),
+            verb(&ticking),
+            if ticking.len() == 1 { "it" } else { "them" },
+            from_cmdline(sys.nohz_full_source)
+        ),
+        alternatives_first(ctx, &sys.nohz_full, "nohz_full", false, then),
+    ));
+}
+
+/// `not-rcu-nocbs`: checked CPUs whose RCU callbacks are not offloaded.
+/// rcu_init_nohz() (kernel/rcu/tree_nocb.h) ORs the nohz_full CPUs into
+/// rcu_nocb_mask; `boot.rcu_nocbs` is what rcu_nocb_setup() set. A CPU
+/// without an rcuo kthread is not offloaded (when they are seen).
+fn not_rcu_nocbs(ctx: &Context, out: &mut Vec<Finding>) {
+    let sys = ctx.sys;
     let asked = sys.boot.rcu_nocbs_asked(&sys.nohz_full);
     let nocb = match &sys.nocb_kthreads {
         Some(k) => asked.intersection(k),
         None => asked.clone(),
     };
-    let callbacks = cpus.difference(&nocb);
-    if !callbacks.is_empty() {
-        let why = match (&sys.boot.rcu_nocbs, &sys.boot.rcu_nocbs_bad) {
-            (Some(set), None) if set.is_empty() => {
-                " (a bare rcu_nocbs on the command line offloads no CPU: rcu_nocb_setup() in kernel/rcu/tree_nocb.h reads a list only after `=`; since 5.17 the bare word only allows offloading at run time)"
-            }
-            _ => "",
-        };
-        out.push(Finding::new(
-            Code::NotRcuNocbs,
-            ctx.possible_disturbance(),
-            &callbacks,
-            format!(
-                "{} {} not in rcu_nocbs={why}: RCU callbacks run on {} in softirq context",
-                cpus_phrase(&callbacks),
-                verb(&callbacks),
-                if callbacks.len() == 1 { "it" } else { "them" }
-            ),
-            if callbacks.is_subset(&asked) {
-                // Asked for, and the kthreads show the kernel did not.
-                "rcu_nocbs=/nohz_full= already list them but the kernel runs no rcuo kthread for them: boot a kernel built with CONFIG_RCU_NOCB_CPU=y".to_string()
-            } else {
-                match boot_params_for(sys, &callbacks, &[Param::RcuNocbs]) {
-                    Ok(line) => format!("boot with {line} (nohz_full= implies it)"),
-                    Err(why) => why,
-                }
-            },
-        ));
+    let callbacks = ctx.cpus.difference(&nocb);
+    if callbacks.is_empty() {
+        return;
     }
+    let why = match (&sys.boot.rcu_nocbs, &sys.boot.rcu_nocbs_bad) {
+        (Some(set), None) if set.is_empty() => {
+            " (a bare rcu_nocbs on the command line offloads no CPU: rcu_nocb_setup() in kernel/rcu/tree_nocb.h reads a list only after `=`; since 5.17 the bare word only allows offloading at run time)"
+        }
+        _ => "",
+    };
+    out.push(Finding::new(
+        Code::NotRcuNocbs,
+        ctx.possible_disturbance(),
+        &callbacks,
+        format!(
+            "{} {} not in rcu_nocbs={why}: RCU callbacks run on {} in softirq context",
+            cpus_phrase(&callbacks),
+            verb(&callbacks),
+            if callbacks.len() == 1 { "it" } else { "them" }
+        ),
+        if callbacks.is_subset(&asked) {
+            // Asked for, and the kthreads show the kernel did not.
+            "rcu_nocbs=/nohz_full= already list them but the kernel runs no rcuo kthread for them: boot a kernel built with CONFIG_RCU_NOCB_CPU=y".to_string()
+        } else {
+            match boot_params_for(sys, &callbacks, &[Param::RcuNocbs]) {
+                Ok(line) => format!("boot with {line} (nohz_full= implies it)"),
+                Err(why) => why,
+            }
+        },
+    ));
+}
 
+/// `isolation-not-applied` ([`not_applied`]) for `isolcpus=` (with the
+/// domain flag) against `cpu/isolated`, then `nohz_full=` against
+/// `cpu/nohz_full`, each when the kernel's file was read.
+fn not_applied_at_boot(ctx: &Context, out: &mut Vec<Finding>) {
+    let sys = ctx.sys;
     if sys.isolation_source == IsolationSource::Sysfs
-        && let Some(iso) = boot_iso.filter(|i| i.domain && i.unknown_flags.is_empty())
+        && let Some(iso) = sys
+            .boot
+            .isolcpus
+            .as_ref()
+            .filter(|i| i.domain && i.unknown_flags.is_empty())
         && let Some(asked) = &iso.cpus
     {
         not_applied(
@@ -440,8 +496,13 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
             "cpu/nohz_full",
         );
     }
+}
 
-    if cpus.len() > 1 && cpus.is_subset(&sys.isolated) {
+/// `isolated-no-balancing`: several checked CPUs, all domain-isolated,
+/// between which the scheduler moves no thread.
+fn no_balancing(ctx: &Context, out: &mut Vec<Finding>) {
+    let cpus = &ctx.cpus;
+    if cpus.len() > 1 && cpus.is_subset(&ctx.sys.isolated) {
         out.push(Finding::new(
             Code::IsolatedNoBalancing,
             Severity::Warning,
@@ -453,11 +514,14 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
             "pin each thread to its own CPU (pthread_setaffinity_np, or one pinrun per CPU), or choose a single CPU",
         ));
     }
+}
 
-    mixed(ctx, out);
-
+/// `sibling-not-isolated`: SMT siblings of isolated checked CPUs that are
+/// not isolated themselves.
+fn sibling_not_isolated(ctx: &Context, out: &mut Vec<Finding>) {
+    let sys = ctx.sys;
     let mut shared = CpuSet::new();
-    for c in cpus.intersection(&sys.isolated).iter() {
+    for c in ctx.cpus.intersection(&sys.isolated).iter() {
         shared = shared.union(&ctx.sys.core_of(c).difference(&sys.isolated));
     }
     if !shared.is_empty() {
@@ -473,8 +537,13 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
             "isolate every thread of each core (add the siblings to isolcpus=/the isolated partition), or disable SMT",
         ));
     }
+}
 
-    if let crate::system::AllowedSource::Cgroup(cs) = &sys.allowed_source
+/// `partition-invalid`: the caller's cgroup v2 cpuset partition reads
+/// invalid (`cpuset.cpus.partition`,
+/// `Documentation/admin-guide/cgroup-v2.rst`) and gives no isolation.
+fn partition_invalid(ctx: &Context, out: &mut Vec<Finding>) {
+    if let crate::system::AllowedSource::Cgroup(cs) = &ctx.sys.allowed_source
         && let Some(p) = &cs.partition
         && p.contains("invalid")
     {

@@ -3,7 +3,7 @@
 
 use super::{Code, Context, Finding, Severity};
 use crate::cpuset::{CpuSet, NodeSet};
-use crate::plan::MemMode;
+use crate::plan::{MemMode, MemPlan};
 
 /// The codes the memory check can emit.
 pub(super) const CODES: &[Code] = &[
@@ -17,6 +17,9 @@ pub(super) const CODES: &[Code] = &[
 /// A strict bind with less free memory than this (MiB) is a hazard.
 const LOW_FREE_MIB: u64 = 512;
 
+/// The memory-policy findings: a policy on a kernel without NUMA, then
+/// for the plan's policy, those of a strict bind ([`bind_findings`]) and
+/// of memory remote to the chosen CPUs ([`remote_findings`]).
 pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
     let sys = ctx.sys;
     if !sys.numa && ctx.req.memory.is_some() {
@@ -31,65 +34,84 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
     let Some(mem) = &ctx.plan.memory else {
         return;
     };
-    let with_nodes = |mut f: Finding, nodes: &NodeSet| {
-        f.nodes = nodes.to_vec();
-        f
-    };
     if mem.mode == MemMode::Bind {
-        // Other nodes with memory, which the bind forbids: without them the
-        // bind restricts nothing, and the OOM killer comes as it would
-        // without pinrun.
-        let elsewhere: NodeSet = sys
-            .nodes
-            .values()
-            .filter(|n| n.has_memory && !mem.nodes.contains(n.id))
-            .map(|n| n.id)
-            .collect();
-        // Free memory plus what reclaim frees first (page cache,
-        // reclaimable slab): the kernel reclaims before it kills.
-        let usable: Option<u64> = mem
-            .nodes
-            .iter()
-            .map(|n| {
-                let node = sys.nodes.get(&n)?;
-                Some(
-                    node.mem_free_kb?
-                        .saturating_add(node.mem_reclaimable_kb.unwrap_or(0)),
-                )
-            })
-            .try_fold(0u64, |a, b| Some(a.saturating_add(b?)));
-        if let Some(kb) = usable
-            && kb / 1024 < LOW_FREE_MIB
-            && !elsewhere.is_empty()
-        {
-            out.push(with_nodes(
-                Finding::new(
-                    Code::BindLowMemory,
-                    Severity::Warning,
-                    &CpuSet::new(),
-                    format!(
-                        "strict bind to node(s) {} with {} MiB free or reclaimable: allocations beyond that invoke the OOM killer even while node(s) {elsewhere} have memory",
-                        mem.nodes,
-                        kb / 1024
-                    ),
-                    format!("use --preferred {} (falls back to other nodes), or free memory on the node", mem.nodes.first().unwrap_or(0)),
-                ),
-                &mem.nodes,
-            ));
-        }
-        if sys.numa_balancing.is_some_and(|v| v != 0) {
-            out.push(with_nodes(
-                Finding::new(
-                    Code::NumaBalancing,
-                    Severity::Info,
-                    &CpuSet::new(),
-                    "kernel.numa_balancing is on: it still scans the bound process's memory (page faults) though it cannot move pages off the bound nodes".into(),
-                    "sysctl kernel.numa_balancing=0 on machines dedicated to pinned workloads",
-                ),
-                &mem.nodes,
-            ));
-        }
+        bind_findings(ctx, mem, out);
     }
+    remote_findings(ctx, mem, out);
+}
+
+/// `f` naming the memory nodes `nodes`.
+fn with_nodes(mut f: Finding, nodes: &NodeSet) -> Finding {
+    f.nodes = nodes.to_vec();
+    f
+}
+
+/// The findings of the strict bind `mem`: `bind-low-memory` when its
+/// nodes have little memory free or reclaimable while other nodes have
+/// memory (the OOM killer comes first), and `numa-balancing` when
+/// `kernel.numa_balancing` still scans the bound memory.
+fn bind_findings(ctx: &Context, mem: &MemPlan, out: &mut Vec<Finding>) {
+    let sys = ctx.sys;
+    // Other nodes with memory, which the bind forbids: without them the
+    // bind restricts nothing, and the OOM killer comes as it would
+    // without pinrun.
+    let elsewhere: NodeSet = sys
+        .nodes
+        .values()
+        .filter(|n| n.has_memory && !mem.nodes.contains(n.id))
+        .map(|n| n.id)
+        .collect();
+    // Free memory plus what reclaim frees first (page cache,
+    // reclaimable slab): the kernel reclaims before it kills.
+    let usable: Option<u64> = mem
+        .nodes
+        .iter()
+        .map(|n| {
+            let node = sys.nodes.get(&n)?;
+            Some(
+                node.mem_free_kb?
+                    .saturating_add(node.mem_reclaimable_kb.unwrap_or(0)),
+            )
+        })
+        .try_fold(0u64, |a, b| Some(a.saturating_add(b?)));
+    if let Some(kb) = usable
+        && kb / 1024 < LOW_FREE_MIB
+        && !elsewhere.is_empty()
+    {
+        out.push(with_nodes(
+            Finding::new(
+                Code::BindLowMemory,
+                Severity::Warning,
+                &CpuSet::new(),
+                format!(
+                    "strict bind to node(s) {} with {} MiB free or reclaimable: allocations beyond that invoke the OOM killer even while node(s) {elsewhere} have memory",
+                    mem.nodes,
+                    kb / 1024
+                ),
+                format!("use --preferred {} (falls back to other nodes), or free memory on the node", mem.nodes.first().unwrap_or(0)),
+            ),
+            &mem.nodes,
+        ));
+    }
+    if sys.numa_balancing.is_some_and(|v| v != 0) {
+        out.push(with_nodes(
+            Finding::new(
+                Code::NumaBalancing,
+                Severity::Info,
+                &CpuSet::new(),
+                "kernel.numa_balancing is on: it still scans the bound process's memory (page faults) though it cannot move pages off the bound nodes".into(),
+                "sysctl kernel.numa_balancing=0 on machines dedicated to pinned workloads",
+            ),
+            &mem.nodes,
+        ));
+    }
+}
+
+/// `memory-remote` when the memory of a bind or preferred policy `mem` is
+/// remote to every node of the chosen CPUs (by the nodes' distances),
+/// `memory-partly-remote` when to some of them.
+fn remote_findings(ctx: &Context, mem: &MemPlan, out: &mut Vec<Finding>) {
+    let sys = ctx.sys;
     if !matches!(
         mem.mode,
         MemMode::Bind | MemMode::Preferred | MemMode::PreferredMany

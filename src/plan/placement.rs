@@ -334,7 +334,63 @@ pub(super) fn place(
     let p = &p;
     let bound = inherited_bound(sys, p.within);
     let node_set = p.nodes.as_ref().map(|n| node_cpus(sys, n)).transpose()?;
+    let scene = Scene {
+        sys,
+        p,
+        claims,
+        intent,
+        bound,
+        node_set,
+    };
     let candidate = if let Some(cpus) = &p.cpus {
+        scene.named(cpus, &mut reasons)?
+    } else {
+        scene.candidates(near.as_ref(), &mut reasons)?
+    };
+    match p.cores {
+        None => Ok(scene.place_candidates(candidate, reasons)),
+        Some(n) => scene.place_cores(n, &candidate, reasons),
+    }
+}
+
+/// What [`place`] chooses in, once the placement's list forms and
+/// `--near` are resolved.
+struct Scene<'a> {
+    /// The machine.
+    sys: &'a SystemState,
+    /// The placement asked for.
+    p: &'a Placement,
+    /// The CPUs other pinrun runs claim.
+    claims: &'a Claims,
+    /// The latency intent read from the request.
+    intent: &'a [&'static str],
+    /// The inherited affinity when it bounds the choice
+    /// ([`inherited_bound`]).
+    bound: Option<CpuSet>,
+    /// The CPUs of `--node` ([`node_cpus`]).
+    node_set: Option<CpuSet>,
+}
+
+impl Scene<'_> {
+    /// The CPUs `--cpus` names, refused when [`Scene::refuse_named`] or
+    /// [`refuse_claimed`] refuse them, or when `--core-type` does not hold
+    /// them all ([`units::of_core_type`]); their reasons go to `reasons`.
+    fn named(&self, cpus: &CpuSet, reasons: &mut Vec<String>) -> Result<CpuSet> {
+        self.refuse_named(cpus)?;
+        refuse_claimed("--cpus", cpus, self.claims)?;
+        reasons.push(format!("requested {}", cpus_phrase(cpus)));
+        if let Some(t) = self.p.core_type {
+            reasons.push(units::of_core_type(self.sys, cpus, t, true)?.1);
+        }
+        Ok(cpus.clone())
+    }
+
+    /// Refuses the CPUs `--cpus` names when [`validate_cpus`] does, when
+    /// `--isolated` is asked and one is not isolated, when
+    /// `--housekeeping` is asked and one is isolated or nohz_full, or when
+    /// one is not on `--node`'s nodes.
+    fn refuse_named(&self, cpus: &CpuSet) -> Result<()> {
+        let (sys, p) = (self.sys, self.p);
         validate_cpus(sys, cpus)?;
         if p.isolated {
             let not_iso = cpus.difference(&sys.isolated);
@@ -372,7 +428,7 @@ pub(super) fn place(
                 )));
             }
         }
-        if let (Some(nodes), Some(ncpus)) = (&p.nodes, &node_set) {
+        if let (Some(nodes), Some(ncpus)) = (&p.nodes, &self.node_set) {
             let off = cpus.difference(ncpus);
             if !off.is_empty() {
                 return Err(Error::new(
@@ -386,15 +442,43 @@ pub(super) fn place(
                 ));
             }
         }
-        refuse_claimed("--cpus", cpus, claims)?;
-        reasons.push(format!("requested {}", cpus_phrase(cpus)));
-        if let Some(t) = p.core_type {
-            reasons.push(units::of_core_type(sys, cpus, t, true)?.1);
+        Ok(())
+    }
+
+    /// The candidate CPUs without `--cpus`: the allowed ones
+    /// ([`Scene::bounded`]) narrowed to the isolated or housekeeping ones
+    /// when asked ([`Scene::narrowed`]), then to those `--near`'s IRQs
+    /// leave ([`near::apply_irqs`]), to `--core-type`'s
+    /// ([`units::of_core_type`]) and to `--units`' ([`units::choose_units`]);
+    /// each step's reason goes to `reasons`. Refused when a step leaves
+    /// none.
+    fn candidates(&self, near: Option<&near::Near>, reasons: &mut Vec<String>) -> Result<CpuSet> {
+        let (sys, p) = (self.sys, self.p);
+        let mut c = self.bounded(reasons)?;
+        c = self.narrowed(c, reasons)?;
+        if let Some(n) = near {
+            c = near::apply_irqs(n, p.near_irqs, c, reasons)?;
         }
-        cpus.clone()
-    } else {
+        if let Some(t) = p.core_type {
+            let (kept, why) = units::of_core_type(sys, &c, t, false)?;
+            c = kept;
+            reasons.push(why);
+        }
+        if let Some((unit, n)) = p.units {
+            let (kept, why) = units::choose_units(sys, &c, unit, n, self.claims)?;
+            c = kept;
+            reasons.extend(why);
+        }
+        Ok(c)
+    }
+
+    /// The allowed CPUs within the inherited affinity when it bounds the
+    /// choice, and within `--node`'s CPUs; refused when either leaves
+    /// none. The reasons go to `reasons`.
+    fn bounded(&self, reasons: &mut Vec<String>) -> Result<CpuSet> {
+        let (sys, p, bound) = (self.sys, self.p, &self.bound);
         let mut c = sys.allowed.clone();
-        if let Some(b) = &bound {
+        if let Some(b) = bound {
             if b.is_empty() {
                 return Err(Error::new(
                     ErrorCode::NoCpusAllowed,
@@ -417,7 +501,7 @@ pub(super) fn place(
             ));
             c = b.clone();
         }
-        if let (Some(nodes), Some(ncpus)) = (&p.nodes, &node_set) {
+        if let (Some(nodes), Some(ncpus)) = (&p.nodes, &self.node_set) {
             c = c.intersection(ncpus);
             if c.is_empty() {
                 return Err(Error::new(
@@ -426,13 +510,13 @@ pub(super) fn place(
                         "--node: {} has CPUs {}, none of them online and inside {}",
                         nodes_phrase(nodes),
                         ncpus,
-                        match &bound {
+                        match bound {
                             Some(b) => format!("the inherited affinity's allowed CPUs ({b})"),
                             None => sys.allowed_phrase(),
                         }
                     ),
                 )
-                .hint(match &bound {
+                .hint(match bound {
                     Some(b) => format!(
                         "choose a node with CPUs in {b}, or choose across the cgroup's CPUs ({}) with --within cgroup",
                         sys.allowed
@@ -445,6 +529,14 @@ pub(super) fn place(
             }
             reasons.push(format!("{}: allowed CPUs {}", nodes_phrase(nodes), c));
         }
+        Ok(c)
+    }
+
+    /// `c` narrowed to the isolated CPUs with `--isolated` and to the
+    /// housekeeping ones with `--housekeeping`; refused when that leaves
+    /// none, or when `c` is empty. The reasons go to `reasons`.
+    fn narrowed(&self, mut c: CpuSet, reasons: &mut Vec<String>) -> Result<CpuSet> {
+        let (sys, p) = (self.sys, self.p);
         if p.isolated {
             c = c.intersection(&sys.isolated);
             if c.is_empty() {
@@ -483,27 +575,16 @@ pub(super) fn place(
                 ),
             ));
         }
-        if let Some(n) = &near {
-            c = near::apply_irqs(n, p.near_irqs, c, &mut reasons)?;
-        }
-        if let Some(t) = p.core_type {
-            let (kept, why) = units::of_core_type(sys, &c, t, false)?;
-            c = kept;
-            reasons.push(why);
-        }
-        if let Some((unit, n)) = p.units {
-            let (kept, why) = units::choose_units(sys, &c, unit, n, claims)?;
-            c = kept;
-            reasons.extend(why);
-        }
-        c
-    };
-    let Some(n) = p.cores else {
-        let named = p.cpus.is_some();
-        let mut candidate = candidate;
-        // Without latency intent, the isolated and nohz_full CPUs are left
-        // out of a chosen mask while others remain (as init's affinity
-        // leaves out isolcpus=): the scheduler balances nothing onto them.
+        Ok(c)
+    }
+
+    /// The placement without `--cores`: the `candidate` CPUs and their
+    /// cores. Without latency intent, the isolated and nohz_full CPUs are
+    /// left out of a chosen mask while others remain (as init's affinity
+    /// leaves out isolcpus=): the scheduler balances nothing onto them.
+    fn place_candidates(&self, mut candidate: CpuSet, mut reasons: Vec<String>) -> Placed {
+        let (sys, intent) = (self.sys, self.intent);
+        let named = self.p.cpus.is_some();
         let quiet_cpus = sys.isolated.union(&sys.nohz_full);
         if !named && intent.is_empty() && candidate.intersects(&quiet_cpus) {
             let rest = candidate.difference(&quiet_cpus);
@@ -519,7 +600,7 @@ pub(super) fn place(
             .into_iter()
             .map(|c| core_choice(sys, c))
             .collect();
-        return Ok(Placed {
+        Placed {
             cpus: candidate,
             cores,
             reasons,
@@ -529,90 +610,159 @@ pub(super) fn place(
                 compact: None,
                 measured: None,
             },
+        }
+    }
+
+    /// The placement with `--cores n`: `n` of the whole cores of
+    /// `candidate` ([`Scene::whole_cores`]) not claimed ([`skip_claimed`]),
+    /// chosen by the rule ([`quiet::choose`]: measured, latency or
+    /// housekeeping-first), with `reasons` saying how, what the compact
+    /// rule alone would have chosen when it differs, and the cache the
+    /// chosen cores share.
+    fn place_cores(
+        &self,
+        n: usize,
+        candidate: &CpuSet,
+        mut reasons: Vec<String>,
+    ) -> Result<Placed> {
+        let (sys, p, intent) = (self.sys, self.p, self.intent);
+        let (whole, partial) = self.whole_cores(n, candidate)?;
+        let (whole, skipped) = skip_claimed(n, candidate, whole, self.claims)?;
+        let total = whole.len();
+        let whole: Vec<CoreChoice> = whole.into_iter().map(|c| core_choice(sys, c)).collect();
+        let ranks = units::KindRanks::of(sys);
+        // What the compact, lowest-numbered rule alone gives (pinrun's choice
+        // before issue 31, taskset's and kubelet's habit): the launch says so
+        // when the rule moved away from it.
+        let compact = units::choose_compact(whole.clone(), n, |c| {
+            Place::of(sys, &ranks, c.cpus.first().unwrap_or_default())
         });
-    };
-    let all = cores_of(sys, &candidate);
-    let (whole, partial): (Vec<CpuSet>, Vec<CpuSet>) =
-        all.into_iter().partition(|c| all_in(c, &candidate));
-    if whole.len() < n {
-        let mut msg = format!(
-            "--cores {n}: only {} whole core{} available in the candidates {}",
-            whole.len(),
-            if whole.len() == 1 { " is" } else { "s are" },
-            candidate
-        );
-        if bound.is_some() {
-            msg.push_str(&format!(
-                ", bounded by the inherited affinity ({})",
-                sys.inherited_phrase()
+        let rule = if matches!(p.choose, Choose::Measured { .. }) {
+            Rule::Measured
+        } else if intent.is_empty() {
+            Rule::HousekeepingFirst
+        } else {
+            Rule::Quietest
+        };
+        let n = measured_count(sys, rule, n, total)?;
+        let facts = quiet::Facts::of(sys, candidate);
+        let (chosen, cpus, why) = quiet::choose(sys, &facts, whole, n, rule, p.smt);
+        quiet::require_measured(sys, rule, &cpus)?;
+        let compact_cpus: CpuSet = compact
+            .iter()
+            .flat_map(|c| {
+                if p.smt {
+                    c.cpus.to_vec()
+                } else {
+                    c.cpus.first().into_iter().collect()
+                }
+            })
+            .collect();
+        reasons.push(rule_reason(total, n, rule, intent, p.smt));
+        reasons.extend(why);
+        if cpus != compact_cpus {
+            reasons.push(format!(
+                "the compact rule alone would have chosen {}",
+                cpus_phrase(&compact_cpus)
             ));
+        }
+        let choice = Choice {
+            intent: intent.to_vec(),
+            rule,
+            compact: (cpus != compact_cpus).then_some(compact_cpus),
+            measured: sys.measured.clone().filter(|_| rule == Rule::Measured),
+        };
+        // The cache the chosen cores share (pinrun(1) PLACEMENT UNITS: node,
+        // package, die, LLC, cluster, core), where the kernel lists it.
+        let threads = chosen.iter().fold(CpuSet::new(), |a, c| a.union(&c.cpus));
+        if let Some(spread) = units::spread(sys, &threads, Unit::Llc) {
+            reasons.push(format!("the chosen cores are {spread}"));
+        }
+        if let Some(why) = skipped {
+            reasons.push(why);
         }
         if !partial.is_empty() {
-            msg.push_str(&format!(
-                "; {} more core{} a sibling outside them ({})",
+            reasons.push(format!(
+                "skipped {} core{} with a sibling outside the candidates",
                 partial.len(),
-                if partial.len() == 1 { " has" } else { "s have" },
-                partial
-                    .iter()
-                    .map(|c| c.to_list())
-                    .collect::<Vec<_>>()
-                    .join(" ")
+                if partial.len() == 1 { "" } else { "s" }
             ));
         }
-        return Err(Error::new(ErrorCode::NotEnoughCores, msg).hint(if bound.is_some() {
-            "ask for fewer cores, or widen the candidates: the inherited affinity bounds them (start pinrun with whole cores in its affinity, or choose across the cgroup's CPUs with --within cgroup)"
-        } else {
-            "ask for fewer cores, or widen the candidates (--node, --cpus, the cgroup cpuset)"
-        }));
-    }
-    let (whole, skipped) = skip_claimed(n, &candidate, whole, claims)?;
-    let total = whole.len();
-    let whole: Vec<CoreChoice> = whole.into_iter().map(|c| core_choice(sys, c)).collect();
-    let ranks = units::KindRanks::of(sys);
-    // What the compact, lowest-numbered rule alone gives (pinrun's choice
-    // before issue 31, taskset's and kubelet's habit): the launch says so
-    // when the rule moved away from it.
-    let compact = units::choose_compact(whole.clone(), n, |c| {
-        Place::of(sys, &ranks, c.cpus.first().unwrap_or_default())
-    });
-    let rule = if matches!(p.choose, Choose::Measured { .. }) {
-        Rule::Measured
-    } else if intent.is_empty() {
-        Rule::HousekeepingFirst
-    } else {
-        Rule::Quietest
-    };
-    // `--choose measured` before the measurement: every free whole core,
-    // the quietest thread of each, is what the probe measures
-    // (`crate::app::probe::measure_choice`); the plan made after it chooses.
-    let n = match &sys.measured {
-        _ if rule != Rule::Measured => n,
-        Some(m) if m.is_empty() => total,
-        Some(_) => n,
-        // Nothing measured (a mode that does not measure, such as
-        // --emit): refused, never the candidates' whole set.
-        None => {
-            return Err(Error::new(
-                ErrorCode::Usage,
-                "--choose measured: nothing was measured here (only a launch, --dry-run, --check and --probe measure)".to_string(),
-            )
-            .hint("choose by the rule here (leave --choose out), or measure on the machine itself"));
-        }
-    };
-    let facts = quiet::Facts::of(sys, &candidate);
-    let (chosen, cpus, why) = quiet::choose(sys, &facts, whole, n, rule, p.smt);
-    quiet::require_measured(sys, rule, &cpus)?;
-    let compact_cpus: CpuSet = compact
-        .iter()
-        .flat_map(|c| {
-            if p.smt {
-                c.cpus.to_vec()
-            } else {
-                c.cpus.first().into_iter().collect()
-            }
+        Ok(Placed {
+            cpus,
+            cores: chosen,
+            reasons,
+            choice,
         })
-        .collect();
-    reasons.push(format!(
+    }
+
+    /// The cores touching `candidate`, split into the whole ones (every
+    /// thread a candidate) and the partial ones; refused when fewer than
+    /// `n` are whole, naming the partial ones and the inherited affinity
+    /// when it bounds the candidates.
+    fn whole_cores(&self, n: usize, candidate: &CpuSet) -> Result<(Vec<CpuSet>, Vec<CpuSet>)> {
+        let all = cores_of(self.sys, candidate);
+        let (whole, partial): (Vec<CpuSet>, Vec<CpuSet>) =
+            all.into_iter().partition(|c| all_in(c, candidate));
+        if whole.len() < n {
+            let mut msg = format!(
+                "--cores {n}: only {} whole core{} available in the candidates {}",
+                whole.len(),
+                if whole.len() == 1 { " is" } else { "s are" },
+                candidate
+            );
+            if self.bound.is_some() {
+                msg.push_str(&format!(
+                    ", bounded by the inherited affinity ({})",
+                    self.sys.inherited_phrase()
+                ));
+            }
+            if !partial.is_empty() {
+                msg.push_str(&format!(
+                    "; {} more core{} a sibling outside them ({})",
+                    partial.len(),
+                    if partial.len() == 1 { " has" } else { "s have" },
+                    partial
+                        .iter()
+                        .map(|c| c.to_list())
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                ));
+            }
+            return Err(Error::new(ErrorCode::NotEnoughCores, msg).hint(if self.bound.is_some() {
+                "ask for fewer cores, or widen the candidates: the inherited affinity bounds them (start pinrun with whole cores in its affinity, or choose across the cgroup's CPUs with --within cgroup)"
+            } else {
+                "ask for fewer cores, or widen the candidates (--node, --cpus, the cgroup cpuset)"
+            }));
+        }
+        Ok((whole, partial))
+    }
+}
+
+/// How many of the `total` free whole cores the `rule` chooses, `n` asked:
+/// `--choose measured` before the measurement takes every free whole core,
+/// the quietest thread of each, which is what the probe measures
+/// (`crate::app::probe::measure_choice`); the plan made after it chooses
+/// `n`. Refused when nothing was measured (a mode that does not measure,
+/// such as --emit): never the candidates' whole set.
+fn measured_count(sys: &SystemState, rule: Rule, n: usize, total: usize) -> Result<usize> {
+    match &sys.measured {
+        _ if rule != Rule::Measured => Ok(n),
+        Some(m) if m.is_empty() => Ok(total),
+        Some(_) => Ok(n),
+        None => Err(Error::new(
+            ErrorCode::Usage,
+            "--choose measured: nothing was measured here (only a launch, --dry-run, --check and --probe measure)".to_string(),
+        )
+        .hint("choose by the rule here (leave --choose out), or measure on the machine itself")),
+    }
+}
+
+/// The reason saying how `n` of `total` whole cores were chosen: by
+/// `rule` (with the latency `intent` it read), and which threads of each
+/// (every one with `smt`).
+fn rule_reason(total: usize, n: usize, rule: Rule, intent: &[&'static str], smt: bool) -> String {
+    format!(
         "{total} whole core{} available; chose {n} {}{}",
         if total == 1 { "" } else { "s" },
         match rule {
@@ -626,47 +776,12 @@ pub(super) fn place(
             ),
             _ => "by the housekeeping-first rule (no latency intent): cores without isolated or nohz_full CPUs first, then compactly (the lowest node, package, die, LLC and cluster that hold them, else the fewest)".to_string(),
         },
-        if p.smt {
+        if smt {
             ", every SMT thread"
         } else if rule != Rule::HousekeepingFirst {
             ", the quietest thread of each"
         } else {
             ", the lowest-numbered thread of each"
         }
-    ));
-    reasons.extend(why);
-    if cpus != compact_cpus {
-        reasons.push(format!(
-            "the compact rule alone would have chosen {}",
-            cpus_phrase(&compact_cpus)
-        ));
-    }
-    let choice = Choice {
-        intent: intent.to_vec(),
-        rule,
-        compact: (cpus != compact_cpus).then_some(compact_cpus),
-        measured: sys.measured.clone().filter(|_| rule == Rule::Measured),
-    };
-    // The cache the chosen cores share (pinrun(1) PLACEMENT UNITS: node,
-    // package, die, LLC, cluster, core), where the kernel lists it.
-    let threads = chosen.iter().fold(CpuSet::new(), |a, c| a.union(&c.cpus));
-    if let Some(spread) = units::spread(sys, &threads, Unit::Llc) {
-        reasons.push(format!("the chosen cores are {spread}"));
-    }
-    if let Some(why) = skipped {
-        reasons.push(why);
-    }
-    if !partial.is_empty() {
-        reasons.push(format!(
-            "skipped {} core{} with a sibling outside the candidates",
-            partial.len(),
-            if partial.len() == 1 { "" } else { "s" }
-        ));
-    }
-    Ok(Placed {
-        cpus,
-        cores: chosen,
-        reasons,
-        choice,
-    })
+    )
 }

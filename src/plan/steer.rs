@@ -652,112 +652,157 @@ pub fn undo(
         ended: ended.clone(),
     };
     for (i, e) in ended.irqs.iter().enumerate() {
-        let Some(now) = current(e.irq) else {
-            u.steps.push(UndoStep::Gone { irq: e.irq });
-            continue;
-        };
-        let written = list(&e.written);
-        if now == list(&e.original) {
-            u.steps.push(UndoStep::Unchanged { irq: e.irq });
-            continue;
-        }
-        // An undo interrupted between its pre-write (the effective
-        // affinity before steering, [`pre_write`]) and its restore left
-        // that: still pinrun's.
-        let pre_written = e
-            .effective
-            .as_deref()
-            .map(list)
-            .is_some_and(|w| !w.is_empty() && w == now && w.is_subset(&list(&e.original)));
-        let ours = now == written
-            || pre_written
-            || others
-                .iter()
-                .flat_map(|o| &o.irqs)
-                .any(|oe| oe.irq == e.irq && list(&oe.written) == now);
-        if !ours {
-            u.steps.push(UndoStep::Foreign {
-                irq: e.irq,
-                name: e.name.clone(),
-                now,
-                written,
-            });
-            continue;
-        }
-        u.ended.irqs[i].written = now.to_list();
-        let to = list(&e.original).difference(&held);
-        // What the IRQ keeps after this undo: `to`, or what it is now
-        // when the other claims hold every CPU of the original.
-        let stays = if to.is_empty() {
-            now.clone()
-        } else {
-            to.clone()
-        };
-        u.ended.irqs[i].original = adopt(&mut others, e, &stays);
-        if to.is_empty() {
-            u.steps.push(UndoStep::Kept { irq: e.irq });
-            continue;
-        }
-        u.steps.push(UndoStep::Restore {
-            irq: e.irq,
-            name: e.name.clone(),
-            to,
-            effective: e.effective.as_deref().and_then(|l| CpuSet::parse(l).ok()),
-        });
+        let step = undo_irq(e, current(e.irq), &held, &mut others, &mut u.ended.irqs[i]);
+        u.steps.push(step);
     }
-    if let (Some(orig), Some(written)) = (&ended.default_original, &ended.default_written) {
-        let written = list(written);
-        let now = current_default.cloned().unwrap_or_default();
-        // Never written (a launch killed before its default write) or
-        // already back: nothing to do, as for an IRQ.
-        let unchanged = now == list(orig);
-        let ours = unchanged
-            || now == written
-            || others
-                .iter()
-                .any(|o| o.default_written.as_deref().map(list) == Some(now.clone()));
-        if !ours {
-            u.default_foreign = Some((now, written));
-        } else {
-            let to = list(orig).difference(&held);
-            if !unchanged {
-                u.ended.default_written = Some(now.to_list());
-                let stays = if to.is_empty() {
-                    now.clone()
-                } else {
-                    to.clone()
-                };
-                let pairs: Vec<(String, String)> = others
-                    .iter()
-                    .filter_map(|o| Some((o.default_original.clone()?, o.default_written.clone()?)))
-                    .collect();
-                let (root, chain) = chain_root(orig, &written.to_list(), &pairs);
-                let orig_set = list(&root);
-                u.ended.default_original = Some(root.clone());
-                for o in &mut others {
-                    if o.default_written.is_some() {
-                        if o.default_original
-                            .as_ref()
-                            .is_some_and(|d| chain.contains(d))
-                        {
-                            o.default_original = Some(root.clone());
-                        }
-                        o.default_written = Some(stays.to_list());
-                    } else if o.cpu_set().intersects(&orig_set) {
-                        // A live claim that keeps CPUs out of the mask owns
-                        // it from now on: its end restores the original.
-                        o.default_original = Some(root.clone());
-                        o.default_written = Some(stays.to_list());
-                    }
-                }
-                if !to.is_empty() {
-                    u.default = Some(to);
-                }
-            }
-        }
-    }
+    undo_default(ended, current_default, &held, &mut others, &mut u);
     u.others = others;
     u
+}
+
+/// The undo of IRQ `e` of an ended journal, its affinity `now` (`None`:
+/// gone), with `held` the CPUs of the live claims `others`: unchanged
+/// when it is the original; foreign when it is neither what a claim wrote
+/// nor an interrupted undo's pre-write ([`pre_write`]); else pinrun's,
+/// and `entry` (the ended journal's copy) records it as written now, the
+/// IRQ handed to `others` ([`adopt`]) at what it keeps, and it is kept
+/// (the live claims hold every CPU of its original) or restored to
+/// `original − held`.
+fn undo_irq(
+    e: &crate::steer::JournalIrq,
+    now: Option<CpuSet>,
+    held: &CpuSet,
+    others: &mut [Journal],
+    entry: &mut crate::steer::JournalIrq,
+) -> UndoStep {
+    let Some(now) = now else {
+        return UndoStep::Gone { irq: e.irq };
+    };
+    let written = list(&e.written);
+    if now == list(&e.original) {
+        return UndoStep::Unchanged { irq: e.irq };
+    }
+    // An undo interrupted between its pre-write (the effective
+    // affinity before steering, [`pre_write`]) and its restore left
+    // that: still pinrun's.
+    let pre_written = e
+        .effective
+        .as_deref()
+        .map(list)
+        .is_some_and(|w| !w.is_empty() && w == now && w.is_subset(&list(&e.original)));
+    let ours = now == written
+        || pre_written
+        || others
+            .iter()
+            .flat_map(|o| &o.irqs)
+            .any(|oe| oe.irq == e.irq && list(&oe.written) == now);
+    if !ours {
+        return UndoStep::Foreign {
+            irq: e.irq,
+            name: e.name.clone(),
+            now,
+            written,
+        };
+    }
+    entry.written = now.to_list();
+    let to = list(&e.original).difference(held);
+    // What the IRQ keeps after this undo: `to`, or what it is now
+    // when the other claims hold every CPU of the original.
+    let stays = if to.is_empty() {
+        now.clone()
+    } else {
+        to.clone()
+    };
+    entry.original = adopt(others, e, &stays);
+    if to.is_empty() {
+        return UndoStep::Kept { irq: e.irq };
+    }
+    UndoStep::Restore {
+        irq: e.irq,
+        name: e.name.clone(),
+        to,
+        effective: e.effective.as_deref().and_then(|l| CpuSet::parse(l).ok()),
+    }
+}
+
+/// The undo of the default mask of `ended`, when it journaled one, with
+/// `now` the mask now (`current_default`) and `held` the CPUs of the live
+/// claims `others`: foreign (in `u.default_foreign`) when it is neither
+/// the original nor what a claim wrote; else, unless it is the original
+/// already, `u.ended` records it as written now and its true original,
+/// the mask is handed to `others` ([`adopt_default`]) and restored to
+/// `original − held` (`u.default`) unless that is empty.
+fn undo_default(
+    ended: &Journal,
+    current_default: Option<&CpuSet>,
+    held: &CpuSet,
+    others: &mut [Journal],
+    u: &mut Undo,
+) {
+    let (Some(orig), Some(written)) = (&ended.default_original, &ended.default_written) else {
+        return;
+    };
+    let written = list(written);
+    let now = current_default.cloned().unwrap_or_default();
+    // Never written (a launch killed before its default write) or
+    // already back: nothing to do, as for an IRQ.
+    let unchanged = now == list(orig);
+    let ours = unchanged
+        || now == written
+        || others
+            .iter()
+            .any(|o| o.default_written.as_deref().map(list) == Some(now.clone()));
+    if !ours {
+        u.default_foreign = Some((now, written));
+        return;
+    }
+    let to = list(orig).difference(held);
+    if unchanged {
+        return;
+    }
+    u.ended.default_written = Some(now.to_list());
+    let stays = if to.is_empty() {
+        now.clone()
+    } else {
+        to.clone()
+    };
+    u.ended.default_original = Some(adopt_default(others, orig, &written, &stays));
+    if !to.is_empty() {
+        u.default = Some(to);
+    }
+}
+
+/// Hands the default mask of an ending claim (its `orig`inal and
+/// `written`) to the live claims `others` once the undo leaves it at
+/// `stays`, as [`adopt`] does an IRQ: a claim that wrote the mask takes
+/// the true original when its own is of the chain ([`chain_root`]) and
+/// `stays` as written; a live claim that keeps CPUs of the original out
+/// of the mask owns it from now on (its end restores the original).
+/// Returns the true original.
+fn adopt_default(others: &mut [Journal], orig: &str, written: &CpuSet, stays: &CpuSet) -> String {
+    let pairs: Vec<(String, String)> = others
+        .iter()
+        .filter_map(|o| Some((o.default_original.clone()?, o.default_written.clone()?)))
+        .collect();
+    let (root, chain) = chain_root(orig, &written.to_list(), &pairs);
+    let orig_set = list(&root);
+    for o in others.iter_mut() {
+        if o.default_written.is_some() {
+            if o.default_original
+                .as_ref()
+                .is_some_and(|d| chain.contains(d))
+            {
+                o.default_original = Some(root.clone());
+            }
+            o.default_written = Some(stays.to_list());
+        } else if o.cpu_set().intersects(&orig_set) {
+            // A live claim that keeps CPUs out of the mask owns
+            // it from now on: its end restores the original.
+            o.default_original = Some(root.clone());
+            o.default_written = Some(stays.to_list());
+        }
+    }
+    root
 }
 
 #[cfg(test)]

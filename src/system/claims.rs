@@ -309,21 +309,48 @@ impl StateDir {
     /// into the sticky state directory, costs what a record of the
     /// machine's CPUs costs, and memory stays linear in the records.
     pub fn read(&self, possible: &CpuSet) -> (Claims, Vec<String>) {
-        let mut claims = Claims::default();
-        let mut stale = Vec::new();
-        let me = nix::unistd::geteuid().as_raw();
+        let mut r = RecordsRead {
+            possible,
+            me: nix::unistd::geteuid().as_raw(),
+            groups: None,
+            claims: Claims::default(),
+            stale: Vec::new(),
+        };
         let names = match self.names() {
             Ok(n) => n,
             Err(why) => {
-                claims.unreadable.push(format!(
+                r.claims.unreadable.push(format!(
                     "claims: cannot list {}: {why}",
                     self.path.display()
                 ));
-                return (claims, stale);
+                return (r.claims, r.stale);
             }
         };
-        // Owners first (one fstatat each, no read): a user over the cap
-        // hides only its own records.
+        let (owned, over) = self.owners(names, &mut r);
+        for (name, pid, owner) in owned {
+            if over.iter().any(|(u, _)| *u == owner) {
+                continue;
+            }
+            self.read_owned(&mut r, name, pid, owner);
+        }
+        r.claims.claims.sort_by_key(|c| match c.holder {
+            Holder::Process { pid, .. } => pid,
+            Holder::Kubelet { .. } => u32::MAX,
+        });
+        (r.claims, r.stale)
+    }
+
+    /// The owner of each record of `names` (one fstatat each, no read):
+    /// `(name, pid, uid)`, a record gone meanwhile left out, one that
+    /// cannot be stat'ed unreadable in `r`; and the users over
+    /// [`claim::MAX_RECORDS_PER_USER`] with their counts, sorted, each
+    /// warned about in `r` (a user over the cap hides only its own
+    /// records).
+    fn owners(
+        &self,
+        names: Vec<(String, u32)>,
+        r: &mut RecordsRead,
+    ) -> (Vec<Owned>, Vec<(u32, usize)>) {
         let mut owned = Vec::with_capacity(names.len());
         let mut per_user: HashMap<u32, usize> = HashMap::new();
         for (name, pid) in names {
@@ -339,7 +366,7 @@ impl StateDir {
                     owned.push((name, pid, st.st_uid));
                 }
                 Err(nix::errno::Errno::ENOENT) => {}
-                Err(e) => claims.unreadable.push(format!(
+                Err(e) => r.claims.unreadable.push(format!(
                     "claims: record {}: fstatat: {}",
                     self.path.join(&name).display(),
                     e.desc()
@@ -357,137 +384,106 @@ impl StateDir {
                 self.path.display(),
                 claim::MAX_RECORDS_PER_USER
             );
-            if *uid == me {
-                claims.warnings.push(w);
+            if *uid == r.me {
+                r.claims.warnings.push(w);
             } else {
-                claims.foreign_warnings.push(w);
+                r.claims.foreign_warnings.push(w);
             }
         }
-        let mut groups: Option<std::result::Result<HashMap<u32, Vec<u32>>, String>> = None;
-        for (name, pid, owner) in owned {
-            if over.iter().any(|(u, _)| *u == owner) {
-                continue;
+        (owned, over)
+    }
+
+    /// Reads record `name` of process `pid`, owned by `owner`, into `r`:
+    /// its holder's liveness, then the record ([`StateDir::usable_record`]),
+    /// its CPUs clipped to the possible ones, its process group's members
+    /// when the claim lives by its group ([`StateDir::group_members`]), and
+    /// [`claim::judge`]'s verdict: a live claim, a stale record this user
+    /// may remove (only pinrun's own: parsed, the owner they name), or a
+    /// forged one warned about.
+    fn read_owned(&self, r: &mut RecordsRead, name: String, pid: u32, owner: u32) {
+        let me = r.me;
+        let live = liveness(pid);
+        let shown = self.path.join(&name);
+        let foreign = owner != 0 && owner != me;
+        let Some((rec, cpus, file_uid)) = self.usable_record(r, &name, &live, foreign) else {
+            return;
+        };
+        let Some(cpus) = clip_to_possible(r, &shown, cpus, foreign) else {
+            return;
+        };
+        if rec.pid != pid {
+            r.claims.warnings.push(format!(
+                "claims: record {} names pid {}, not {pid}: ignored",
+                shown.display(),
+                rec.pid
+            ));
+            return;
+        }
+        let Some((follows_group, members)) = group_members(r, &shown, &rec, &live) else {
+            return;
+        };
+        match claim::judge(&rec, file_uid, &live, &members) {
+            Verdict::Stale => {
+                // Only pinrun's own records (parsed, the owner they
+                // name) are ever removed.
+                if rec.uid == file_uid && (file_uid == me || me == 0) {
+                    r.stale.push(name);
+                }
             }
-            let live = liveness(pid);
-            let shown = self.path.join(&name);
-            let foreign = owner != 0 && owner != me;
-            let (rec, cpus, file_uid) = match self.read_record(&name) {
-                Ok(r) => r,
-                Err(RecordError::Gone) => continue,
-                Err(RecordError::Unreadable(why)) => {
-                    claims.unreadable.push(format!(
-                        "claims: record {} cannot be read ({why}); its CPUs are unknown",
-                        shown.display()
-                    ));
-                    continue;
-                }
-                Err(RecordError::Invalid(why)) => {
-                    warnings_of(&mut claims, foreign).push(format!(
-                        "claims: {} is not a usable claim record ({why}); {}",
-                        shown.display(),
-                        if live == Liveness::Dead {
-                            "its pid is gone: ignored (pinrun removes only its own records)"
-                        } else {
-                            "its pid may be alive: ignored, CPUs unknown"
-                        }
-                    ));
-                    continue;
-                }
-            };
-            let named = (cpus.len(), cpus.last().unwrap_or(0));
-            let cpus = cpus.intersection(possible);
-            let beyond = named.0 - cpus.len();
-            if beyond > 0 {
-                warnings_of(&mut claims, foreign).push(format!(
-                    "claims: record {} names {} CPUs that do not exist (up to CPU {}; possible: {}): {}",
+            Verdict::Forged(why) => warnings_of(&mut r.claims, file_uid != 0 && file_uid != me)
+                .push(format!("claims: record {} {why}: ignored", shown.display())),
+            Verdict::Live { affinity } => r.claims.claims.push(Claim {
+                holder: Holder::Process {
+                    pid: rec.pid,
+                    start_time: rec.start_time,
+                    uid: file_uid,
+                    pgid: rec.pgid,
+                    command: rec.command,
+                    since: rec.time,
+                    record: name,
+                    affinity,
+                    group_only: follows_group,
+                },
+                cpus,
+            }),
+        }
+    }
+
+    /// Record `name` as [`StateDir::read_record`] reads it: `None` when it
+    /// is gone, cannot be read (unreadable in `r`: its CPUs are unknown) or
+    /// is not a usable record (warned about in `r`, as `foreign` or not,
+    /// saying whether its holder, `live`, may be alive).
+    fn usable_record(
+        &self,
+        r: &mut RecordsRead,
+        name: &str,
+        live: &Liveness,
+        foreign: bool,
+    ) -> Option<(Record, CpuSet, u32)> {
+        let shown = self.path.join(name);
+        match self.read_record(name) {
+            Ok(rec) => Some(rec),
+            Err(RecordError::Gone) => None,
+            Err(RecordError::Unreadable(why)) => {
+                r.claims.unreadable.push(format!(
+                    "claims: record {} cannot be read ({why}); its CPUs are unknown",
+                    shown.display()
+                ));
+                None
+            }
+            Err(RecordError::Invalid(why)) => {
+                warnings_of(&mut r.claims, foreign).push(format!(
+                    "claims: {} is not a usable claim record ({why}); {}",
                     shown.display(),
-                    beyond,
-                    named.1,
-                    possible.to_compact_list(),
-                    if cpus.is_empty() {
-                        "it claims nothing, ignored"
+                    if *live == Liveness::Dead {
+                        "its pid is gone: ignored (pinrun removes only its own records)"
                     } else {
-                        "only the possible ones count"
+                        "its pid may be alive: ignored, CPUs unknown"
                     }
                 ));
-                if cpus.is_empty() {
-                    continue;
-                }
-            }
-            if rec.pid != pid {
-                claims.warnings.push(format!(
-                    "claims: record {} names pid {}, not {pid}: ignored",
-                    shown.display(),
-                    rec.pid
-                ));
-                continue;
-            }
-            // The PID is gone (or names another process): the claim can
-            // live only by its process group.
-            let pid_gone = match &live {
-                Liveness::Dead => true,
-                Liveness::Alive { start_time, .. } => {
-                    start_time.is_some_and(|s| s != rec.start_time)
-                }
-            };
-            let follows_group = rec.pgid == rec.pid && pid_gone;
-            let members: Vec<Liveness> = if follows_group && group_exists(rec.pgid) {
-                match groups.get_or_insert_with(process_groups) {
-                    Ok(groups) => groups
-                        .get(&rec.pgid)
-                        .map(|pids| {
-                            pids.iter()
-                                .map(|p| liveness(*p))
-                                .filter(|l| *l != Liveness::Dead)
-                                .collect()
-                        })
-                        .unwrap_or_default(),
-                    // A group whose members could not all be read is
-                    // neither live nor stale: its CPUs are unknown, and
-                    // the record is kept.
-                    Err(why) => {
-                        claims.unreadable.push(format!(
-                            "claims: record {}: cannot tell whether process group {} still runs: {why}",
-                            shown.display(),
-                            rec.pgid
-                        ));
-                        continue;
-                    }
-                }
-            } else {
-                Vec::new()
-            };
-            match claim::judge(&rec, file_uid, &live, &members) {
-                Verdict::Stale => {
-                    // Only pinrun's own records (parsed, the owner they
-                    // name) are ever removed.
-                    if rec.uid == file_uid && (file_uid == me || me == 0) {
-                        stale.push(name);
-                    }
-                }
-                Verdict::Forged(why) => warnings_of(&mut claims, file_uid != 0 && file_uid != me)
-                    .push(format!("claims: record {} {why}: ignored", shown.display())),
-                Verdict::Live { affinity } => claims.claims.push(Claim {
-                    holder: Holder::Process {
-                        pid: rec.pid,
-                        start_time: rec.start_time,
-                        uid: file_uid,
-                        pgid: rec.pgid,
-                        command: rec.command,
-                        since: rec.time,
-                        record: name,
-                        affinity,
-                        group_only: follows_group,
-                    },
-                    cpus,
-                }),
+                None
             }
         }
-        claims.claims.sort_by_key(|c| match c.holder {
-            Holder::Process { pid, .. } => pid,
-            Holder::Kubelet { .. } => u32::MAX,
-        });
-        (claims, stale)
     }
 
     /// The names of the records of process `pid` started at `start` (field
@@ -573,6 +569,104 @@ impl StateDir {
         let (rec, cpus) = Record::parse(text).map_err(RecordError::Invalid)?;
         Ok((rec, cpus, meta.uid()))
     }
+}
+
+/// A record's name, the PID it names and its owner's uid.
+type Owned = (String, u32, u32);
+
+/// A reading of the claim records under way ([`StateDir::read`]).
+struct RecordsRead<'a> {
+    /// The CPUs that exist: a record's CPUs are clipped to them.
+    possible: &'a CpuSet,
+    /// This process's effective uid.
+    me: u32,
+    /// The machine's process groups, read once when a claim first lives
+    /// by its group ([`process_groups`]).
+    groups: Option<std::result::Result<HashMap<u32, Vec<u32>>, String>>,
+    /// The claims read so far, with their warnings.
+    claims: Claims,
+    /// The stale records this user may remove.
+    stale: Vec<String>,
+}
+
+/// The CPUs of record `shown` within the possible ones: a record naming
+/// CPUs that do not exist is warned about in `r` (as `foreign` or not),
+/// and `None` when none of its CPUs exists (it claims nothing).
+fn clip_to_possible(
+    r: &mut RecordsRead,
+    shown: &Path,
+    cpus: CpuSet,
+    foreign: bool,
+) -> Option<CpuSet> {
+    let possible = r.possible;
+    let named = (cpus.len(), cpus.last().unwrap_or(0));
+    let cpus = cpus.intersection(possible);
+    let beyond = named.0 - cpus.len();
+    if beyond > 0 {
+        warnings_of(&mut r.claims, foreign).push(format!(
+            "claims: record {} names {} CPUs that do not exist (up to CPU {}; possible: {}): {}",
+            shown.display(),
+            beyond,
+            named.1,
+            possible.to_compact_list(),
+            if cpus.is_empty() {
+                "it claims nothing, ignored"
+            } else {
+                "only the possible ones count"
+            }
+        ));
+        if cpus.is_empty() {
+            return None;
+        }
+    }
+    Some(cpus)
+}
+
+/// Whether record `rec` (`shown`) lives by its process group only (its
+/// PID, `live`, is gone or names another process, and it leads its group),
+/// and the group's members still alive when the group exists. `None`
+/// when the group's members could not all be read: neither live nor
+/// stale, its CPUs unknown (unreadable in `r`) and the record kept.
+fn group_members(
+    r: &mut RecordsRead,
+    shown: &Path,
+    rec: &Record,
+    live: &Liveness,
+) -> Option<(bool, Vec<Liveness>)> {
+    // The PID is gone (or names another process): the claim can
+    // live only by its process group.
+    let pid_gone = match live {
+        Liveness::Dead => true,
+        Liveness::Alive { start_time, .. } => start_time.is_some_and(|s| s != rec.start_time),
+    };
+    let follows_group = rec.pgid == rec.pid && pid_gone;
+    let members: Vec<Liveness> = if follows_group && group_exists(rec.pgid) {
+        match r.groups.get_or_insert_with(process_groups) {
+            Ok(groups) => groups
+                .get(&rec.pgid)
+                .map(|pids| {
+                    pids.iter()
+                        .map(|p| liveness(*p))
+                        .filter(|l| *l != Liveness::Dead)
+                        .collect()
+                })
+                .unwrap_or_default(),
+            // A group whose members could not all be read is
+            // neither live nor stale: its CPUs are unknown, and
+            // the record is kept.
+            Err(why) => {
+                r.claims.unreadable.push(format!(
+                    "claims: record {}: cannot tell whether process group {} still runs: {why}",
+                    shown.display(),
+                    rec.pgid
+                ));
+                return None;
+            }
+        }
+    } else {
+        Vec::new()
+    };
+    Some((follows_group, members))
 }
 
 /// Where a warning about a record goes: `foreign_warnings` for a record

@@ -796,95 +796,19 @@ impl Irqs {
         let debug_dir = root.dir(DEBUG_IRQS);
         let irq_dir = root.dir("/proc/irq");
         let possible: Vec<u32> = possible.iter().collect();
-        // What the check looks at: the IRQ's CPUs that are online and checked.
-        let hits = |set: &CpuSet| {
-            let on = set.intersection(online);
-            match cpus {
-                Some(c) => on.intersection(c),
-                None => on,
-            }
+        let reader = DetailReader {
+            sys_dir: &sys_dir,
+            debug_dir: debug_dir.as_ref(),
+            irq_dir: irq_dir.as_ref(),
+            possible: &possible,
+            online,
+            cpus,
         };
         // Each IRQ's files (on several threads when there are many), then
         // the results applied in order: the same files as one loop.
-        // The IRQs to look at: not detailed before, and on the checked
-        // CPUs or of unknown affinity (placed by their counts below). The
-        // online checked CPUs once, then one `intersects` per IRQ (what
-        // `hits(a).is_empty()` says, without two sets made per IRQ).
-        let checked_online = cpus.map(|c| online.intersection(c));
-        let wanted: Vec<usize> = (0..self.list.len())
-            .filter(|&i| {
-                let irq = &self.list[i];
-                irq.number.is_some()
-                    && !irq.detailed
-                    && !irq.affinity.as_ref().is_some_and(|a| {
-                        checked_online.as_ref().is_some_and(|co| !a.intersects(co))
-                    })
-            })
-            .collect();
+        let wanted = self.wanted(online, cpus);
         let list = &self.list;
-        let detail = |&i: &usize| -> Detail {
-            let irq = &list[i];
-            let Some(n) = irq.number else {
-                return Detail::Skip;
-            };
-            let read = |file: &str| {
-                sys_dir
-                    .read_with(&format!("{n}/{file}"), |t| t.trim_end().to_string())
-                    .unwrap_or_default()
-            };
-            // Parsed where it was read: a 4096-CPU text is a page.
-            let count = sys_dir
-                .read_with(&format!("{n}/per_cpu_count"), |t| {
-                    PerCpuCount::parse(t, &possible, online)
-                })
-                .unwrap_or_else(|| PerCpuCount::parse("", &possible, online));
-            if irq.affinity.is_none() {
-                let counted: CpuSet = count.counts.iter().map(|(c, _)| *c).collect();
-                // Not placed on the checked CPUs (as far as the page
-                // reaches); with `None` every IRQ is detailed (or dropped),
-                // as `--show` counts them.
-                if cpus.is_some() && hits(&counted).is_empty() {
-                    return Detail::Skip;
-                }
-            }
-            let actions = read("actions");
-            if actions == "IPI" {
-                return Detail::Drop;
-            }
-            let handler = !actions.is_empty() && actions != "(null)";
-            // Listed by /proc/interrupts only with a handler or a count on
-            // an online CPU. Beyond a cut page nothing is known: a
-            // handler-less IRQ without counts where the page reaches is
-            // dropped too (nothing requested it; it disturbs no CPU now).
-            if !handler && count.counts.is_empty() {
-                return Detail::Drop;
-            }
-            // The findings show the last word (`Irq::name`): the last
-            // action's name. The chip part is read only for IRQs without a
-            // handler, whose name it then is (`18-fasteoi`): four files
-            // fewer per IRQ.
-            let description = if handler {
-                actions.replace(',', ", ")
-            } else {
-                describe(
-                    &read("chip_name"),
-                    &read("hwirq"),
-                    &read("type"),
-                    &read("name"),
-                    &actions,
-                )
-            };
-            Detail::Read {
-                description,
-                counts: count.counts,
-                counts_end: count.first_missing,
-                managed: managed(debug_dir.as_ref(), n),
-                requested: irq_dir
-                    .as_ref()
-                    .and_then(|d| requested(d, n, irq.affinity_source)),
-            }
-        };
-        let details = super::parallel::map(&wanted, detail);
+        let details = super::parallel::map(&wanted, |&i| reader.detail(&list[i]));
         let mut dropped = BTreeSet::new();
         for (i, d) in wanted.into_iter().zip(details) {
             let irq = &mut self.list[i];
@@ -912,6 +836,122 @@ impl Irqs {
         if !dropped.is_empty() {
             self.list
                 .retain(|i| !i.number.is_some_and(|n| dropped.contains(&n)));
+        }
+    }
+
+    /// The indices of the IRQs [`Irqs::read_details`] looks at: numbered,
+    /// not detailed before, and on the checked CPUs `cpus` among the
+    /// `online` ones or of unknown affinity (placed by their counts). The
+    /// online checked CPUs once, then one `intersects` per IRQ (without
+    /// two sets made per IRQ).
+    fn wanted(&self, online: &CpuSet, cpus: Option<&CpuSet>) -> Vec<usize> {
+        let checked_online = cpus.map(|c| online.intersection(c));
+        (0..self.list.len())
+            .filter(|&i| {
+                let irq = &self.list[i];
+                irq.number.is_some()
+                    && !irq.detailed
+                    && !irq.affinity.as_ref().is_some_and(|a| {
+                        checked_online.as_ref().is_some_and(|co| !a.intersects(co))
+                    })
+            })
+            .collect()
+    }
+}
+
+/// What [`Irqs::read_details`] reads one IRQ's details with
+/// ([`DetailReader::detail`]).
+struct DetailReader<'a> {
+    /// `/sys/kernel/irq`.
+    sys_dir: &'a Dir,
+    /// debugfs' `irq/irqs`, when readable (the managed flag).
+    debug_dir: Option<&'a Dir>,
+    /// `/proc/irq`, when readable (the requested affinity).
+    irq_dir: Option<&'a Dir>,
+    /// The possible CPUs, in order (`per_cpu_count`'s columns).
+    possible: &'a [u32],
+    /// The online CPUs.
+    online: &'a CpuSet,
+    /// The checked CPUs (`None`: every IRQ is detailed).
+    cpus: Option<&'a CpuSet>,
+}
+
+impl DetailReader<'_> {
+    /// What the check looks at of `set`: its CPUs that are online and
+    /// checked.
+    fn hits(&self, set: &CpuSet) -> CpuSet {
+        let on = set.intersection(self.online);
+        match self.cpus {
+            Some(c) => on.intersection(c),
+            None => on,
+        }
+    }
+
+    /// The details of `irq` (see [`Irqs::read_details`]): its
+    /// `per_cpu_count` first (an IRQ of unknown affinity not counted on the
+    /// checked CPUs is skipped), then its `actions` (no handler and no
+    /// count, or `IPI`: dropped), the chip files for a name only without a
+    /// handler, its managed flag and its requested affinity.
+    fn detail(&self, irq: &Irq) -> Detail {
+        let sys_dir = self.sys_dir;
+        let Some(n) = irq.number else {
+            return Detail::Skip;
+        };
+        let read = |file: &str| {
+            sys_dir
+                .read_with(&format!("{n}/{file}"), |t| t.trim_end().to_string())
+                .unwrap_or_default()
+        };
+        // Parsed where it was read: a 4096-CPU text is a page.
+        let count = sys_dir
+            .read_with(&format!("{n}/per_cpu_count"), |t| {
+                PerCpuCount::parse(t, self.possible, self.online)
+            })
+            .unwrap_or_else(|| PerCpuCount::parse("", self.possible, self.online));
+        if irq.affinity.is_none() {
+            let counted: CpuSet = count.counts.iter().map(|(c, _)| *c).collect();
+            // Not placed on the checked CPUs (as far as the page
+            // reaches); with `None` every IRQ is detailed (or dropped),
+            // as `--show` counts them.
+            if self.cpus.is_some() && self.hits(&counted).is_empty() {
+                return Detail::Skip;
+            }
+        }
+        let actions = read("actions");
+        if actions == "IPI" {
+            return Detail::Drop;
+        }
+        let handler = !actions.is_empty() && actions != "(null)";
+        // Listed by /proc/interrupts only with a handler or a count on
+        // an online CPU. Beyond a cut page nothing is known: a
+        // handler-less IRQ without counts where the page reaches is
+        // dropped too (nothing requested it; it disturbs no CPU now).
+        if !handler && count.counts.is_empty() {
+            return Detail::Drop;
+        }
+        // The findings show the last word (`Irq::name`): the last
+        // action's name. The chip part is read only for IRQs without a
+        // handler, whose name it then is (`18-fasteoi`): four files
+        // fewer per IRQ.
+        let description = if handler {
+            actions.replace(',', ", ")
+        } else {
+            describe(
+                &read("chip_name"),
+                &read("hwirq"),
+                &read("type"),
+                &read("name"),
+                &actions,
+            )
+        };
+        Detail::Read {
+            description,
+            counts: count.counts,
+            counts_end: count.first_missing,
+            managed: managed(self.debug_dir, n),
+            requested: self
+                .irq_dir
+                .and_then(|d| requested(d, n, irq.affinity_source)),
         }
     }
 }

@@ -213,15 +213,8 @@ impl SystemState {
         scope: &Scope,
         rt_tasks: Option<Option<u32>>,
     ) -> (Self, Option<rt_tasks::RtScan>) {
-        let sets = topology::read_sets(root);
-        let irqs_ahead = scope.irqs && !scope.details;
-        let (irqs_ahead, rt_scan) = match rt_tasks {
-            None => (None, None),
-            Some(self_pid) => match start_helper(root, &sets.possible, irqs_ahead, self_pid) {
-                Some((irqs, scan)) => (irqs, Some(rt_tasks::RtScan::Ahead(scan))),
-                None => (None, Some(rt_tasks::RtScan::Here(self_pid))),
-            },
-        };
+        let mut sets = topology::read_sets(root);
+        let (irqs_ahead, rt_scan) = start_ahead(root, scope, &sets.possible, rt_tasks);
         // Every CPU the kernel knows has a cpuN directory; ids only named in
         // `online` (a damaged dump) are not read one by one.
         let known = if sets.dirs.is_empty() {
@@ -232,313 +225,36 @@ impl SystemState {
         let (nodes, ignored_nodes) = numa::read_nodes(root, scope.details || scope.memory);
         let mut nodes: BTreeMap<u32, Node> = nodes.into_iter().map(|n| (n.id, n)).collect();
         let numa = root.exists("/sys/devices/system/node");
-        let mut process = process::read_process(
-            root,
-            scope.rt || scope.details,
-            scope.nice,
-            scope.details,
-            scope.kernel,
-        );
-        if scope.quiet || scope.init || scope.details {
-            process.init_cpus_allowed = process::init_affinity(root);
-        }
-        let me = cgroup::read_of(root, scope.cgroup_of);
-        let cpuset = cgroup::read_cpuset(root, &me);
-        // Without Mems_allowed_list (most dumps) the cgroup's effective
-        // memory nodes limit the process, as its effective CPUs do.
-        if process.mems_allowed.is_none() {
-            process.mems_allowed = cpuset.as_ref().and_then(|cs| cs.mems.clone());
-        }
+        let (process, me, cpuset) = read_caller(root, scope);
         let mut disagreements = Vec::new();
-        let mut sets = sets;
-        // Only an effective set is kept within the online CPUs; a configured
-        // one (cgroup v1 `cpus`, the old /dev/cpuset) may name offline CPUs.
-        match (&cpuset, &process.cpus_allowed) {
-            (Some(cs), _)
-                if cs.file.ends_with("cpus.effective") || cs.file.ends_with("effective_cpus") =>
-            {
-                let witness = OnlineWitness::Cgroup(&cs.file);
-                sets.online = online_checked(root, &sets, &cs.cpus, witness, &mut disagreements);
-            }
-            (None, Some(affinity)) => {
-                let witness = OnlineWitness::Affinity;
-                sets.online = online_checked(root, &sets, affinity, witness, &mut disagreements);
-            }
-            _ => {}
-        }
-        if !nodes.is_empty() {
-            for (cpu, node) in numa::offline_cpu_nodes(root, &known.difference(&sets.online)) {
-                if let Some(n) = nodes.get_mut(&node) {
-                    n.offline_cpus.insert(cpu);
-                }
-            }
-        }
-        if !numa {
-            nodes.insert(0, numa::without_numa(&sets.online));
-        }
-        let (allowed, allowed_source) = match (cpuset, &process.cpus_allowed) {
-            (Some(cs), _) => (
-                sets.online.intersection(&cs.cpus),
-                AllowedSource::Cgroup(cs),
-            ),
-            (None, Some(status)) => (sets.online.intersection(status), AllowedSource::Status),
-            (None, None) => (sets.online.clone(), AllowedSource::Online),
-        };
-        // Without `scope.isolation`: nothing read, no CPU isolated.
-        let iso = scope.isolation;
-        let cmdline = iso
-            .then(|| root.read_value("/proc/cmdline"))
-            .flatten()
-            .unwrap_or_default();
-        let boot = crate::boot_params::parse(&cmdline, sets.possible.last());
-        let cpu_dir = "/sys/devices/system/cpu";
-        let sysfs_isolated = iso
-            .then(|| root.read_list(&format!("{cpu_dir}/isolated")))
-            .flatten();
-        let sysfs_nohz = iso
-            .then(|| root.read_list(&format!("{cpu_dir}/nohz_full")))
-            .flatten();
-        // Kernel sysfs is authoritative; a dump without these files (the
-        // isolation lives only on its command line) falls back to what the
-        // command line asks for.
-        let isolation_source = if sysfs_isolated.is_some() {
-            IsolationSource::Sysfs
-        } else {
-            IsolationSource::Cmdline
-        };
-        let boot_iso = boot.isolcpus.as_ref();
-        let boot_cpus = |want: bool| {
-            boot_iso
-                .filter(|_| want)
-                .and_then(|i| i.cpus.clone())
-                .unwrap_or_default()
-        };
-        // housekeeping_setup() (kernel/sched/isolation.c) keeps the boot
-        // CPU (taken as the lowest online one) for housekeeping when every
-        // CPU is listed, for isolcpus= and nohz_full= alike.
-        let keep_boot = |mut asked: CpuSet| {
-            if let Some(boot) = sets.online.first()
-                && sets.online.is_subset(&asked)
-            {
-                asked.remove(boot);
-            }
-            asked
-        };
-        let isolated = sysfs_isolated
-            .unwrap_or_else(|| {
-                keep_boot(boot_cpus(
-                    boot_iso.is_some_and(|i| i.domain && i.unknown_flags.is_empty()),
-                ))
-            })
-            .union(
-                &iso.then(|| root.read_list("/sys/fs/cgroup/cpuset.cpus.isolated"))
-                    .flatten()
-                    .unwrap_or_default(),
-            );
-        let nohz_asked = keep_boot(boot.nohz_full.clone().unwrap_or_default().union(&boot_cpus(
-            boot_iso.is_some_and(|i| i.nohz && i.unknown_flags.is_empty()),
-        )));
-        // cpu/nohz_full and cpu/isolated came in the same release (both
-        // "Date: Apr 2015", Documentation/ABI/testing/sysfs-devices-system-cpu),
-        // and drivers/base/cpu.c creates nohz_full only with
-        // CONFIG_NO_HZ_FULL: `isolated` without `nohz_full` is a kernel built
-        // without it, where no CPU is nohz_full whatever the command line says.
-        let no_hz_full_config = sysfs_nohz.is_none() && isolation_source == IsolationSource::Sysfs;
-        if no_hz_full_config && !nohz_asked.is_empty() {
-            disagreements.push(Disagreement {
-                message: format!(
-                    "the kernel command line asks for nohz_full CPUs {nohz_asked}, but {cpu_dir}/nohz_full is absent while {cpu_dir}/isolated exists (both since Linux 4.1): the kernel is built without CONFIG_NO_HZ_FULL, so no CPU is nohz_full"
-                ),
-                hint: "boot a kernel built with CONFIG_NO_HZ_FULL=y for nohz_full= to take effect".into(),
-                cpus: nohz_asked.clone(),
-            });
-        }
-        let nohz_full = match (&sysfs_nohz, no_hz_full_config) {
-            (Some(set), _) => set.clone(),
-            (None, true) => CpuSet::new(),
-            (None, false) => nohz_asked,
-        };
-        let nocb_kthreads = scope
-            .kthreads
-            .then(|| rt_tasks::read_nocb_kthreads(root))
-            .flatten();
-        if let Some(k) = &nocb_kthreads {
-            // rcu_init_nohz() adds the nohz_full CPUs.
-            let asked = boot.rcu_nocbs_asked(&nohz_full).intersection(&sets.online);
-            let missing = asked.difference(k);
-            if !missing.is_empty() {
-                disagreements.push(Disagreement {
-                    message: format!(
-                        "the kernel command line offloads the RCU callbacks of {} (rcu_nocbs=, nohz_full=), but no rcuo kthread runs for {}: the kernel does not offload {} (built without CONFIG_RCU_NOCB_CPU, or a kthread failed to start)",
-                        crate::words::cpus_phrase(&asked),
-                        crate::words::cpus_phrase(&missing),
-                        if missing.len() == 1 { "it" } else { "them" },
-                    ),
-                    hint: "boot a kernel built with CONFIG_RCU_NOCB_CPU=y for rcu_nocbs= to take effect".into(),
-                    cpus: missing,
-                });
-            }
-        }
-        let online = |id: u32| sets.online.contains(id);
+        let affinity = process.cpus_allowed.as_ref();
+        sets.online = online_of(root, &sets, cpuset.as_ref(), affinity, &mut disagreements);
+        add_offline_cpus(root, &mut nodes, numa, &known, &sets.online);
+        let (allowed, allowed_source) = allowed_of(&sets.online, cpuset, affinity);
+        let iso = read_isolation(root, scope.isolation, &sets, &mut disagreements);
+        let nocb_kthreads = read_nocb(root, scope.kthreads, &iso, &sets.online, &mut disagreements);
         let mut topology_issues = sets.issues.clone();
         topology_issues.extend(ignored_nodes);
-        let mut read_error = None;
-        let mut cpus: BTreeMap<u32, Cpu> = if scope.details && scope.topology == Cpus::All {
-            let mut lists = BTreeMap::new();
-            let mut cpus: BTreeMap<u32, Cpu> = known
-                .iter()
-                .take(MAX_CPUS)
-                .map(|id| {
-                    let (cpu, read) = topology::read_cpu(root, id, online(id));
-                    if let Some(r) = read {
-                        lists.insert(id, r);
-                    }
-                    (id, cpu)
-                })
-                .collect();
-            if let Some(dir) = topology::cpu_dir(root) {
-                match settle_cores(&dir, &mut cpus, lists) {
-                    Ok(issues) => topology_issues.extend(issues),
-                    Err(e) => read_error = Some(e),
-                }
-            }
-            cpus
-        } else {
-            // The CPUs whose cores the plan and the checks look at: the
-            // placement's candidates, or, without a placement, the allowed
-            // isolated CPUs (whose siblings `sibling-not-isolated` names).
-            let targets = topology_targets(&scope.topology, &known, &allowed, &isolated, &nodes);
-            let (cpus, settled) = read_cores(root, &known, &targets, online);
-            match settled {
-                Ok(issues) => topology_issues.extend(issues),
-                Err(e) => read_error = Some(e),
-            }
-            cpus
+        let topology = TopologyRead {
+            root,
+            scope,
+            known: &known,
+            online: &sets.online,
+            allowed: &allowed,
+            isolated: &iso.isolated,
+            nodes: &nodes,
         };
-        // The placement units (die, cluster, LLC, capacity) of the first
-        // CPU of each of the topology targets' cores (the planner keys a
-        // core by it); a full read has them already.
-        if scope.units && !(scope.details && scope.topology == Cpus::All) {
-            let targets = topology_targets(&scope.topology, &known, &allowed, &isolated, &nodes);
-            // A unit holds whole cores: the planner asks for the units of
-            // each core's lowest CPU only (`plan::units::unit_of_core`).
-            let mut read = CpuSet::new();
-            for id in targets.iter() {
-                let first = cpus
-                    .get(&id)
-                    .and_then(|c| c.siblings.as_ref().filter(|s| s.contains(id))?.first());
-                read.insert(first.unwrap_or(id));
-            }
-            // A unit's CPUs share its list (`cputopology.rst`: the same
-            // from each of its CPUs; the LLC's `shared_cpu_list` likewise):
-            // read once per unit, from its first core read, and given to
-            // its other cores, as packages are. `it::scope` checks this
-            // against each CPU's own files on every fixture dump.
-            // The kernel gives every CPU a cpu_capacity file or none
-            // (`drivers/base/arch_topology.c`): a first online CPU without
-            // it ends the search.
-            let any_capacity = cpus.values().find(|c| c.online).is_some_and(|c| {
-                root.exists(&format!("/sys/devices/system/cpu/cpu{}/cpu_capacity", c.id))
-            });
-            let mut known: [Vec<CpuSet>; 3] = Default::default();
-            for id in read.iter() {
-                let Some(cpu) = cpus.get_mut(&id).filter(|c| c.online) else {
-                    continue;
-                };
-                for (i, k) in known.iter_mut().enumerate() {
-                    *topology::unit_slot(cpu, i) = match k.iter().find(|s| s.contains(id)) {
-                        Some(set) => Some(set.clone()),
-                        None => {
-                            let set = topology::read_unit(root, id, i);
-                            k.extend(set.clone());
-                            set
-                        }
-                    };
-                }
-                if any_capacity {
-                    topology::read_capacity(root, cpu);
-                }
-            }
-            // Core types compare every CPU's capacity (the most capable
-            // ones are the performance cores).
-            if any_capacity {
-                for cpu in cpus.values_mut().filter(|c| !read.contains(c.id)) {
-                    topology::read_capacity(root, cpu);
-                }
-            }
-        }
-        let hybrid = if scope.units || scope.details {
-            topology::read_hybrid(root)
-        } else {
-            topology::HybridPmus::default()
-        };
-        let mut warnings = Vec::new();
-        // A CPU listed by several nodes keeps the lowest; one warning per
-        // distinct set of nodes (firmware that lists every CPU in every
-        // node would otherwise give CPUs × nodes warnings).
-        let mut multi: BTreeMap<u32, NodeSet> = BTreeMap::new();
-        for node in nodes.values() {
-            for id in node.cpus.iter() {
-                if let Some(cpu) = cpus.get_mut(&id) {
-                    match cpu.node {
-                        None => cpu.node = Some(node.id),
-                        Some(first) => {
-                            multi
-                                .entry(id)
-                                .or_insert_with(|| std::iter::once(first).collect())
-                                .insert(node.id);
-                        }
-                    }
-                }
-            }
-        }
-        let mut by_nodes: BTreeMap<Vec<u32>, CpuSet> = BTreeMap::new();
-        for (id, ns) in &multi {
-            by_nodes.entry(ns.to_vec()).or_default().insert(*id);
-        }
-        for (ns, ids) in by_nodes {
-            let set: NodeSet = ns.iter().copied().collect();
-            let what = if ids.len() == 1 {
-                format!("CPU {ids} is")
-            } else {
-                format!("CPUs {ids} are each")
-            };
-            warnings.push(format!(
-                "firmware data: {what} listed in the cpulists of nodes {set}; using node {}",
-                ns[0]
-            ));
-        }
-        let irqs = match irqs_ahead.and_then(|rx| irqs_read_ahead(root, rx)) {
-            Some(irqs) => irqs,
-            None if scope.irqs || scope.quiet => {
-                irq::read_irqs(root, &sets.possible, scope.details.then_some(&sets.online))
-            }
-            None => irq::Irqs::default(),
-        };
-        // The latency rule ranks the allowed CPUs by their IRQs' counts
-        // before the plan exists (`crate::plan::quiet`).
-        let mut irqs = irqs;
-        if scope.quiet && !scope.details {
-            irqs.read_details(root, &sets.possible, &sets.online, Some(&allowed));
-        }
-        if let Some(e) = &irqs.error {
-            read_error.get_or_insert_with(|| {
-                crate::error::Error::new(crate::error::ErrorCode::ReadBudget, format!("reading /proc/interrupts: {e}"))
-                    .hint("the file is damaged or not a kernel's /proc/interrupts; without --sysroot, report it")
-            });
-        }
-        if let Some(e) = budget_error(root) {
-            read_error.get_or_insert(e);
-        }
+        let (mut cpus, mut read_error) = topology.read_cpus(&mut topology_issues);
+        topology.read_units(&mut cpus);
+        let hybrid = topology.read_hybrid();
+        let warnings = assign_nodes(&nodes, &mut cpus);
+        let irqs = read_irqs_scoped(root, scope, &sets, &allowed, irqs_ahead);
+        first_read_error(root, &irqs, &mut read_error);
         let state = Self {
-            nohz_full,
-            nohz_full_source: match (sysfs_nohz.is_some(), no_hz_full_config) {
-                (true, _) => IsolationSource::Sysfs,
-                (false, true) => IsolationSource::NotBuilt,
-                (false, false) => IsolationSource::Cmdline,
-            },
-            isolation_source,
-            boot,
+            nohz_full: iso.nohz_full,
+            nohz_full_source: iso.nohz_full_source,
+            isolation_source: iso.isolation_source,
+            boot: iso.boot,
             irqs,
             numa_balancing: if scope.info {
                 root.read_int("/proc/sys/kernel/numa_balancing")
@@ -553,17 +269,9 @@ impl SystemState {
             rt_tasks: Vec::new(),
             idle_states: BTreeMap::new(),
             fleet: fleet::read(root, &me, &sets.possible),
-            env_affinity: [
-                "OMP_PROC_BIND",
-                "OMP_PLACES",
-                "GOMP_CPU_AFFINITY",
-                "KMP_AFFINITY",
-            ]
-            .into_iter()
-            .filter_map(|k| Some((k.to_string(), std::env::var(k).ok()?)))
-            .collect(),
+            env_affinity: env_affinity(),
             env_omp_num_threads: std::env::var("OMP_NUM_THREADS").ok(),
-            cmdline,
+            cmdline: iso.cmdline,
             possible: sets.possible,
             present: sets.present,
             online: sets.online,
@@ -572,7 +280,7 @@ impl SystemState {
             numa,
             allowed,
             allowed_source,
-            isolated,
+            isolated: iso.isolated,
             process,
             warnings,
             topology_issues,
@@ -713,6 +421,539 @@ impl SystemState {
             .filter(|n| n.has_memory)
             .map(|n| n.id)
             .collect()
+    }
+}
+
+/// Starts [`SystemState::read_scoped_ahead`]'s helper when `rt_tasks` is
+/// `Some(self_pid)` ([`start_helper`]; the IRQs read ahead only when
+/// `scope` wants them without details): the channel the IRQs come on, if
+/// the helper reads them, and how the real-time tasks are scanned
+/// ([`rt_tasks::RtScan::Ahead`] by the helper, or
+/// [`rt_tasks::RtScan::Here`] when none could start). `(None, None)`
+/// without `rt_tasks`.
+fn start_ahead(
+    root: &Root,
+    scope: &Scope,
+    possible: &CpuSet,
+    rt_tasks: Option<Option<u32>>,
+) -> (Option<IrqsAhead>, Option<rt_tasks::RtScan>) {
+    let irqs_ahead = scope.irqs && !scope.details;
+    match rt_tasks {
+        None => (None, None),
+        Some(self_pid) => match start_helper(root, possible, irqs_ahead, self_pid) {
+            Some((irqs, scan)) => (irqs, Some(rt_tasks::RtScan::Ahead(scan))),
+            None => (None, Some(rt_tasks::RtScan::Here(self_pid))),
+        },
+    }
+}
+
+/// Reads the caller below `root`: its process ([`process::read_process`]
+/// with what `scope` asks for, and init's affinity for the quiet and init
+/// rules or details), its cgroup ([`cgroup::read_of`]) and that cgroup's
+/// cpuset ([`cgroup::read_cpuset`]), in that order. Without
+/// `Mems_allowed_list` (most dumps) the cgroup's effective memory nodes
+/// limit the process, as its effective CPUs do.
+fn read_caller(root: &Root, scope: &Scope) -> (Process, cgroup::SelfCgroup, Option<CgroupCpuset>) {
+    let mut process = process::read_process(
+        root,
+        scope.rt || scope.details,
+        scope.nice,
+        scope.details,
+        scope.kernel,
+    );
+    if scope.quiet || scope.init || scope.details {
+        process.init_cpus_allowed = process::init_affinity(root);
+    }
+    let me = cgroup::read_of(root, scope.cgroup_of);
+    let cpuset = cgroup::read_cpuset(root, &me);
+    if process.mems_allowed.is_none() {
+        process.mems_allowed = cpuset.as_ref().and_then(|cs| cs.mems.clone());
+    }
+    (process, me, cpuset)
+}
+
+/// The online CPUs ([`online_checked`]) against the caller's limit: its
+/// cgroup's effective CPUs (`cpuset`) when that is the file read, else,
+/// without a cpuset, its `affinity`. Only an effective set is kept within
+/// the online CPUs; a configured one (cgroup v1 `cpus`, the old
+/// /dev/cpuset) may name offline CPUs, so `cpu/online` stands then.
+/// Disagreements go to `out`.
+fn online_of(
+    root: &Root,
+    sets: &topology::CpuSets,
+    cpuset: Option<&CgroupCpuset>,
+    affinity: Option<&CpuSet>,
+    out: &mut Vec<Disagreement>,
+) -> CpuSet {
+    match (cpuset, affinity) {
+        (Some(cs), _)
+            if cs.file.ends_with("cpus.effective") || cs.file.ends_with("effective_cpus") =>
+        {
+            online_checked(root, sets, &cs.cpus, OnlineWitness::Cgroup(&cs.file), out)
+        }
+        (None, Some(affinity)) => {
+            online_checked(root, sets, affinity, OnlineWitness::Affinity, out)
+        }
+        _ => sets.online.clone(),
+    }
+}
+
+/// Gives `nodes` their offline CPUs among `known` ([`numa::offline_cpu_nodes`]:
+/// those not in `online`), when there are nodes; without NUMA (`numa`
+/// false) adds node 0 holding every `online` CPU
+/// ([`numa::without_numa`]).
+fn add_offline_cpus(
+    root: &Root,
+    nodes: &mut BTreeMap<u32, Node>,
+    numa: bool,
+    known: &CpuSet,
+    online: &CpuSet,
+) {
+    if !nodes.is_empty() {
+        for (cpu, node) in numa::offline_cpu_nodes(root, &known.difference(online)) {
+            if let Some(n) = nodes.get_mut(&node) {
+                n.offline_cpus.insert(cpu);
+            }
+        }
+    }
+    if !numa {
+        nodes.insert(0, numa::without_numa(online));
+    }
+}
+
+/// The isolation of the CPUs, as [`read_isolation`] reads it.
+struct Isolation {
+    /// `/proc/cmdline` (empty when not read).
+    cmdline: String,
+    /// Its isolation parameters.
+    boot: crate::boot_params::BootParams,
+    /// [`SystemState::isolated`].
+    isolated: CpuSet,
+    /// [`SystemState::nohz_full`].
+    nohz_full: CpuSet,
+    /// [`SystemState::nohz_full_source`].
+    nohz_full_source: IsolationSource,
+    /// [`SystemState::isolation_source`].
+    isolation_source: IsolationSource,
+}
+
+/// Reads the isolated and nohz_full CPUs when `iso` (without it: nothing
+/// read, no CPU isolated): `/proc/cmdline`, `cpu/isolated`,
+/// `cpu/nohz_full` and the root `cpuset.cpus.isolated`, in that order. The
+/// kernel's sysfs files are authoritative; a dump without them falls back
+/// to what the command line asks for (`isolcpus=`, `nohz_full=`;
+/// `Documentation/admin-guide/kernel-parameters.txt`). A kernel built
+/// without CONFIG_NO_HZ_FULL whose command line asks for nohz_full CPUs
+/// adds a disagreement to `out`.
+fn read_isolation(
+    root: &Root,
+    iso: bool,
+    sets: &topology::CpuSets,
+    out: &mut Vec<Disagreement>,
+) -> Isolation {
+    let cmdline = iso
+        .then(|| root.read_value("/proc/cmdline"))
+        .flatten()
+        .unwrap_or_default();
+    let boot = crate::boot_params::parse(&cmdline, sets.possible.last());
+    let cpu_dir = "/sys/devices/system/cpu";
+    let sysfs_isolated = iso
+        .then(|| root.read_list(&format!("{cpu_dir}/isolated")))
+        .flatten();
+    let sysfs_nohz = iso
+        .then(|| root.read_list(&format!("{cpu_dir}/nohz_full")))
+        .flatten();
+    // Kernel sysfs is authoritative; a dump without these files (the
+    // isolation lives only on its command line) falls back to what the
+    // command line asks for.
+    let isolation_source = if sysfs_isolated.is_some() {
+        IsolationSource::Sysfs
+    } else {
+        IsolationSource::Cmdline
+    };
+    let boot_iso = boot.isolcpus.as_ref();
+    let boot_cpus = |want: bool| {
+        boot_iso
+            .filter(|_| want)
+            .and_then(|i| i.cpus.clone())
+            .unwrap_or_default()
+    };
+    // housekeeping_setup() (kernel/sched/isolation.c) keeps the boot
+    // CPU (taken as the lowest online one) for housekeeping when every
+    // CPU is listed, for isolcpus= and nohz_full= alike.
+    let keep_boot = |mut asked: CpuSet| {
+        if let Some(boot) = sets.online.first()
+            && sets.online.is_subset(&asked)
+        {
+            asked.remove(boot);
+        }
+        asked
+    };
+    let isolated = sysfs_isolated
+        .unwrap_or_else(|| {
+            keep_boot(boot_cpus(
+                boot_iso.is_some_and(|i| i.domain && i.unknown_flags.is_empty()),
+            ))
+        })
+        .union(
+            &iso.then(|| root.read_list("/sys/fs/cgroup/cpuset.cpus.isolated"))
+                .flatten()
+                .unwrap_or_default(),
+        );
+    let nohz_asked = keep_boot(boot.nohz_full.clone().unwrap_or_default().union(&boot_cpus(
+        boot_iso.is_some_and(|i| i.nohz && i.unknown_flags.is_empty()),
+    )));
+    let (nohz_full, nohz_full_source) = nohz_full_of(sysfs_nohz, isolation_source, nohz_asked, out);
+    Isolation {
+        cmdline,
+        boot,
+        isolated,
+        nohz_full,
+        nohz_full_source,
+        isolation_source,
+    }
+}
+
+/// The nohz_full CPUs and where they came from: `cpu/nohz_full` when read
+/// (`sysfs_nohz`), else none on a kernel built without CONFIG_NO_HZ_FULL,
+/// else `nohz_asked` (what the command line asks for). Such a kernel
+/// (`isolation_source` is sysfs: `cpu/isolated` exists) whose command
+/// line asks for nohz_full CPUs adds a disagreement to `out`.
+fn nohz_full_of(
+    sysfs_nohz: Option<CpuSet>,
+    isolation_source: IsolationSource,
+    nohz_asked: CpuSet,
+    out: &mut Vec<Disagreement>,
+) -> (CpuSet, IsolationSource) {
+    let cpu_dir = "/sys/devices/system/cpu";
+    // cpu/nohz_full and cpu/isolated came in the same release (both
+    // "Date: Apr 2015", Documentation/ABI/testing/sysfs-devices-system-cpu),
+    // and drivers/base/cpu.c creates nohz_full only with
+    // CONFIG_NO_HZ_FULL: `isolated` without `nohz_full` is a kernel built
+    // without it, where no CPU is nohz_full whatever the command line says.
+    let no_hz_full_config = sysfs_nohz.is_none() && isolation_source == IsolationSource::Sysfs;
+    if no_hz_full_config && !nohz_asked.is_empty() {
+        out.push(Disagreement {
+            message: format!(
+                "the kernel command line asks for nohz_full CPUs {nohz_asked}, but {cpu_dir}/nohz_full is absent while {cpu_dir}/isolated exists (both since Linux 4.1): the kernel is built without CONFIG_NO_HZ_FULL, so no CPU is nohz_full"
+            ),
+            hint: "boot a kernel built with CONFIG_NO_HZ_FULL=y for nohz_full= to take effect".into(),
+            cpus: nohz_asked.clone(),
+        });
+    }
+    let nohz_full_source = match (sysfs_nohz.is_some(), no_hz_full_config) {
+        (true, _) => IsolationSource::Sysfs,
+        (false, true) => IsolationSource::NotBuilt,
+        (false, false) => IsolationSource::Cmdline,
+    };
+    let nohz_full = match (sysfs_nohz, no_hz_full_config) {
+        (Some(set), _) => set,
+        (None, true) => CpuSet::new(),
+        (None, false) => nohz_asked,
+    };
+    (nohz_full, nohz_full_source)
+}
+
+/// The CPUs with an RCU callback-offload kthread, read when `kthreads`
+/// ([`rt_tasks::read_nocb_kthreads`]). The online CPUs whose callbacks
+/// the command line offloads (`rcu_nocbs=`, and the nohz_full CPUs
+/// rcu_init_nohz() adds) but that have no rcuo kthread add a
+/// disagreement to `out`: the kernel does not offload them.
+fn read_nocb(
+    root: &Root,
+    kthreads: bool,
+    iso: &Isolation,
+    online: &CpuSet,
+    out: &mut Vec<Disagreement>,
+) -> Option<CpuSet> {
+    let nocb_kthreads = kthreads
+        .then(|| rt_tasks::read_nocb_kthreads(root))
+        .flatten();
+    if let Some(k) = &nocb_kthreads {
+        // rcu_init_nohz() adds the nohz_full CPUs.
+        let asked = iso
+            .boot
+            .rcu_nocbs_asked(&iso.nohz_full)
+            .intersection(online);
+        let missing = asked.difference(k);
+        if !missing.is_empty() {
+            out.push(Disagreement {
+                message: format!(
+                    "the kernel command line offloads the RCU callbacks of {} (rcu_nocbs=, nohz_full=), but no rcuo kthread runs for {}: the kernel does not offload {} (built without CONFIG_RCU_NOCB_CPU, or a kthread failed to start)",
+                    crate::words::cpus_phrase(&asked),
+                    crate::words::cpus_phrase(&missing),
+                    if missing.len() == 1 { "it" } else { "them" },
+                ),
+                hint: "boot a kernel built with CONFIG_RCU_NOCB_CPU=y for rcu_nocbs= to take effect".into(),
+                cpus: missing,
+            });
+        }
+    }
+    nocb_kthreads
+}
+
+/// What [`SystemState::read_scoped_ahead`] reads the CPUs' topology with:
+/// the scope, and the sets [`topology_targets`] picks the CPUs from.
+struct TopologyRead<'a> {
+    /// Where the machine is read.
+    root: &'a Root,
+    /// What the read is for.
+    scope: &'a Scope,
+    /// Every CPU the kernel knows (its `cpuN` directories).
+    known: &'a CpuSet,
+    /// The online CPUs.
+    online: &'a CpuSet,
+    /// The CPUs the caller may use.
+    allowed: &'a CpuSet,
+    /// The isolated CPUs.
+    isolated: &'a CpuSet,
+    /// The NUMA nodes.
+    nodes: &'a BTreeMap<u32, Node>,
+}
+
+impl TopologyRead<'_> {
+    /// Whether every CPU's topology is read in full (`--show`'s details).
+    fn full(&self) -> bool {
+        self.scope.details && self.scope.topology == Cpus::All
+    }
+
+    /// The CPUs whose cores the plan and the checks look at
+    /// ([`topology_targets`]).
+    fn targets(&self) -> CpuSet {
+        topology_targets(
+            &self.scope.topology,
+            self.known,
+            self.allowed,
+            self.isolated,
+            self.nodes,
+        )
+    }
+
+    /// Every known CPU (up to [`MAX_CPUS`]): read in full when
+    /// [`TopologyRead::full`] ([`topology::read_cpu`]), else with the
+    /// topology of the targets' cores only ([`read_cores`]); the cores
+    /// settled ([`settle_cores`]). What was inconsistent goes to `issues`;
+    /// the second value is the refusal when the cores cannot be settled.
+    fn read_cpus(
+        &self,
+        issues: &mut Vec<String>,
+    ) -> (BTreeMap<u32, Cpu>, Option<crate::error::Error>) {
+        let root = self.root;
+        let online = |id: u32| self.online.contains(id);
+        let mut read_error = None;
+        let cpus = if self.full() {
+            let mut lists = BTreeMap::new();
+            let mut cpus: BTreeMap<u32, Cpu> = self
+                .known
+                .iter()
+                .take(MAX_CPUS)
+                .map(|id| {
+                    let (cpu, read) = topology::read_cpu(root, id, online(id));
+                    if let Some(r) = read {
+                        lists.insert(id, r);
+                    }
+                    (id, cpu)
+                })
+                .collect();
+            if let Some(dir) = topology::cpu_dir(root) {
+                match settle_cores(&dir, &mut cpus, lists) {
+                    Ok(found) => issues.extend(found),
+                    Err(e) => read_error = Some(e),
+                }
+            }
+            cpus
+        } else {
+            // The CPUs whose cores the plan and the checks look at: the
+            // placement's candidates, or, without a placement, the allowed
+            // isolated CPUs (whose siblings `sibling-not-isolated` names).
+            let (cpus, settled) = read_cores(root, self.known, &self.targets(), online);
+            match settled {
+                Ok(found) => issues.extend(found),
+                Err(e) => read_error = Some(e),
+            }
+            cpus
+        };
+        (cpus, read_error)
+    }
+
+    /// The hybrid x86 core types ([`topology::read_hybrid`]), read with
+    /// [`Scope::units`] or details; none otherwise.
+    fn read_hybrid(&self) -> topology::HybridPmus {
+        if self.scope.units || self.scope.details {
+            topology::read_hybrid(self.root)
+        } else {
+            topology::HybridPmus::default()
+        }
+    }
+
+    /// Reads into `cpus`, with [`Scope::units`] (a full read has them
+    /// already), the placement units (die, cluster, LLC, capacity) of the
+    /// first CPU of each of the topology targets' cores (the planner keys a
+    /// core by it), and every CPU's capacity when the CPUs have one.
+    fn read_units(&self, cpus: &mut BTreeMap<u32, Cpu>) {
+        if !self.scope.units || self.full() {
+            return;
+        }
+        let root = self.root;
+        let targets = self.targets();
+        // A unit holds whole cores: the planner asks for the units of
+        // each core's lowest CPU only (`plan::units::unit_of_core`).
+        let mut read = CpuSet::new();
+        for id in targets.iter() {
+            let first = cpus
+                .get(&id)
+                .and_then(|c| c.siblings.as_ref().filter(|s| s.contains(id))?.first());
+            read.insert(first.unwrap_or(id));
+        }
+        // A unit's CPUs share its list (`cputopology.rst`: the same
+        // from each of its CPUs; the LLC's `shared_cpu_list` likewise):
+        // read once per unit, from its first core read, and given to
+        // its other cores, as packages are. `it::scope` checks this
+        // against each CPU's own files on every fixture dump.
+        // The kernel gives every CPU a cpu_capacity file or none
+        // (`drivers/base/arch_topology.c`): a first online CPU without
+        // it ends the search.
+        let any_capacity = cpus.values().find(|c| c.online).is_some_and(|c| {
+            root.exists(&format!("/sys/devices/system/cpu/cpu{}/cpu_capacity", c.id))
+        });
+        let mut known: [Vec<CpuSet>; 3] = Default::default();
+        for id in read.iter() {
+            let Some(cpu) = cpus.get_mut(&id).filter(|c| c.online) else {
+                continue;
+            };
+            for (i, k) in known.iter_mut().enumerate() {
+                *topology::unit_slot(cpu, i) = match k.iter().find(|s| s.contains(id)) {
+                    Some(set) => Some(set.clone()),
+                    None => {
+                        let set = topology::read_unit(root, id, i);
+                        k.extend(set.clone());
+                        set
+                    }
+                };
+            }
+            if any_capacity {
+                topology::read_capacity(root, cpu);
+            }
+        }
+        // Core types compare every CPU's capacity (the most capable
+        // ones are the performance cores).
+        if any_capacity {
+            for cpu in cpus.values_mut().filter(|c| !read.contains(c.id)) {
+                topology::read_capacity(root, cpu);
+            }
+        }
+    }
+}
+
+/// Gives each CPU of `cpus` its node from `nodes`' cpulists, and returns
+/// the firmware-data warnings: a CPU listed by several nodes keeps the
+/// lowest; one warning per distinct set of nodes (firmware that lists
+/// every CPU in every node would otherwise give CPUs × nodes warnings).
+fn assign_nodes(nodes: &BTreeMap<u32, Node>, cpus: &mut BTreeMap<u32, Cpu>) -> Vec<String> {
+    let mut warnings = Vec::new();
+    let mut multi: BTreeMap<u32, NodeSet> = BTreeMap::new();
+    for node in nodes.values() {
+        for id in node.cpus.iter() {
+            if let Some(cpu) = cpus.get_mut(&id) {
+                match cpu.node {
+                    None => cpu.node = Some(node.id),
+                    Some(first) => {
+                        multi
+                            .entry(id)
+                            .or_insert_with(|| std::iter::once(first).collect())
+                            .insert(node.id);
+                    }
+                }
+            }
+        }
+    }
+    let mut by_nodes: BTreeMap<Vec<u32>, CpuSet> = BTreeMap::new();
+    for (id, ns) in &multi {
+        by_nodes.entry(ns.to_vec()).or_default().insert(*id);
+    }
+    for (ns, ids) in by_nodes {
+        let set: NodeSet = ns.iter().copied().collect();
+        let what = if ids.len() == 1 {
+            format!("CPU {ids} is")
+        } else {
+            format!("CPUs {ids} are each")
+        };
+        warnings.push(format!(
+            "firmware data: {what} listed in the cpulists of nodes {set}; using node {}",
+            ns[0]
+        ));
+    }
+    warnings
+}
+
+/// The IRQs `scope` asks for: those the helper read `ahead`, if it sent
+/// them ([`irqs_read_ahead`]), else read here when `scope` wants IRQs or
+/// the quiet rule ([`irq::read_irqs`], with details for `--show`), else
+/// none. The latency rule ranks the allowed CPUs by their IRQs' counts
+/// before the plan exists (`crate::plan::quiet`): with `scope.quiet` the
+/// details of the IRQs on `allowed` are read too.
+fn read_irqs_scoped(
+    root: &Root,
+    scope: &Scope,
+    sets: &topology::CpuSets,
+    allowed: &CpuSet,
+    ahead: Option<IrqsAhead>,
+) -> irq::Irqs {
+    let mut irqs = match ahead.and_then(|rx| irqs_read_ahead(root, rx)) {
+        Some(irqs) => irqs,
+        None if scope.irqs || scope.quiet => {
+            irq::read_irqs(root, &sets.possible, scope.details.then_some(&sets.online))
+        }
+        None => irq::Irqs::default(),
+    };
+    if scope.quiet && !scope.details {
+        irqs.read_details(root, &sets.possible, &sets.online, Some(allowed));
+    }
+    irqs
+}
+
+/// The CPUs the caller may use among the `online` ones, and where that
+/// limit came from: its cgroup's `cpuset`, else its `Cpus_allowed_list`
+/// (`status`), else every online CPU.
+fn allowed_of(
+    online: &CpuSet,
+    cpuset: Option<CgroupCpuset>,
+    status: Option<&CpuSet>,
+) -> (CpuSet, AllowedSource) {
+    match (cpuset, status) {
+        (Some(cs), _) => (online.intersection(&cs.cpus), AllowedSource::Cgroup(cs)),
+        (None, Some(status)) => (online.intersection(status), AllowedSource::Status),
+        (None, None) => (online.clone(), AllowedSource::Online),
+    }
+}
+
+/// The thread-binding variables of OpenMP runtimes set in the
+/// environment (`OMP_PROC_BIND`, `OMP_PLACES`, `GOMP_CPU_AFFINITY`,
+/// `KMP_AFFINITY`), with their values, in that order.
+fn env_affinity() -> Vec<(String, String)> {
+    [
+        "OMP_PROC_BIND",
+        "OMP_PLACES",
+        "GOMP_CPU_AFFINITY",
+        "KMP_AFFINITY",
+    ]
+    .into_iter()
+    .filter_map(|k| Some((k.to_string(), std::env::var(k).ok()?)))
+    .collect()
+}
+
+/// Makes `read_error` (unless it has one already) the IRQs' read error
+/// (`/proc/interrupts` damaged), else a file below `root` not read
+/// ([`budget_error`]).
+fn first_read_error(root: &Root, irqs: &irq::Irqs, read_error: &mut Option<crate::error::Error>) {
+    if let Some(e) = &irqs.error {
+        read_error.get_or_insert_with(|| {
+            crate::error::Error::new(crate::error::ErrorCode::ReadBudget, format!("reading /proc/interrupts: {e}"))
+                .hint("the file is damaged or not a kernel's /proc/interrupts; without --sysroot, report it")
+        });
+    }
+    if let Some(e) = budget_error(root) {
+        read_error.get_or_insert(e);
     }
 }
 

@@ -339,28 +339,12 @@ pub fn reconcile_siblings(
     lists: &std::collections::BTreeMap<u32, SiblingRead>,
     mut key: impl FnMut(u32) -> Option<CoreKey>,
 ) -> Result<(std::collections::BTreeMap<u32, CpuSet>, Vec<String>), String> {
-    use std::collections::BTreeMap;
-    let online: CpuSet = lists.keys().copied().collect();
-    let usable = |c: u32| lists.get(&c).and_then(|r| r.set.as_ref());
-    let mut named_by: BTreeMap<u32, CpuSet> = BTreeMap::new();
-    for (&c, r) in lists {
-        if let Some(set) = &r.set {
-            for m in set.intersection(&online).iter() {
-                named_by.entry(m).or_default().insert(c);
-            }
-        }
-    }
-    let mut cores: BTreeMap<u32, CpuSet> = BTreeMap::new();
-    for (&c, r) in lists {
-        let Some(g) = &r.set else { continue };
-        let agreed = g
-            .intersection(&online)
-            .iter()
-            .all(|m| usable(m) == Some(g) && named_by.get(&m).is_none_or(|n| n.is_subset(g)));
-        if agreed {
-            cores.insert(c, g.clone());
-        }
-    }
+    let s = Siblings {
+        lists,
+        online: lists.keys().copied().collect(),
+    };
+    let online = &s.online;
+    let mut cores = s.agreed();
     let mut issues = Vec::new();
     let mut unresolved: CpuSet = online.iter().filter(|c| !cores.contains_key(c)).collect();
     if unresolved.is_empty() {
@@ -383,30 +367,124 @@ pub fn reconcile_siblings(
         }
         return Ok((cores, issues));
     }
-    let describe = |c: u32| -> String {
-        let r = &lists[&c];
+    for c in online.iter() {
+        if !unresolved.contains(c) {
+            continue;
+        }
+        let cands = s.candidates(c, &unresolved);
+        let chosen = s.choose(c, &cands, &unresolved, &mut key);
+        if chosen.is_none() && cands.is_empty() && !lists[&c].has_topology {
+            // No topology directory (the kernel removes it with an offline
+            // CPU; a dump may keep the CPU online) and no list names it:
+            // nothing says anything, a core of its own as always.
+            unresolved.remove(c);
+            cores.insert(c, std::iter::once(c).collect());
+            continue;
+        }
+        let chosen = chosen.or_else(|| {
+            (cands.is_empty() && s.usable(c).is_none()).then(|| {
+                (
+                    std::iter::once(c).collect(),
+                    "nothing (no sibling list names it and core_id does not group it): a core of its own".into(),
+                )
+            })
+        });
+        let Some((g, source)) = chosen else {
+            return Err(s.refusal(c, &unresolved));
+        };
+        let members = g.intersection(online);
+        let why = s.why(&g, &members, &unresolved);
+        issues.push(format!("{}; core {g} taken from {source}", why.join("; ")));
+        for m in members.iter() {
+            unresolved.remove(m);
+            cores.insert(m, g.clone());
+        }
+    }
+    Ok((cores, issues))
+}
+
+/// The sibling lists [`reconcile_siblings`] settles: one [`SiblingRead`]
+/// per online CPU.
+struct Siblings<'a> {
+    /// The lists, by CPU.
+    lists: &'a std::collections::BTreeMap<u32, SiblingRead>,
+    /// The online CPUs (those with a list read).
+    online: CpuSet,
+}
+
+impl Siblings<'_> {
+    /// CPU `c`'s usable sibling list, if any.
+    fn usable(&self, c: u32) -> Option<&CpuSet> {
+        self.lists.get(&c).and_then(|r| r.set.as_ref())
+    }
+
+    /// What CPU `c`'s files say, for a message: its problem, or the list
+    /// it gives.
+    fn describe(&self, c: u32) -> String {
+        let r = &self.lists[&c];
         match (&r.problem, &r.set) {
             (Some(p), None) => p.clone(),
             (_, Some(s)) => format!("{} lists {s}", r.file),
             (None, None) => format!("cpu{c}/topology has no sibling list"),
         }
-    };
-    for c in online.iter() {
-        if !unresolved.contains(c) {
-            continue;
+    }
+
+    /// The agreed cores, by CPU: each usable list every one of whose
+    /// online CPUs lists exactly it, and that no other CPU names a CPU of.
+    fn agreed(&self) -> std::collections::BTreeMap<u32, CpuSet> {
+        use std::collections::BTreeMap;
+        let online = &self.online;
+        let mut named_by: BTreeMap<u32, CpuSet> = BTreeMap::new();
+        for (&c, r) in self.lists {
+            if let Some(set) = &r.set {
+                for m in set.intersection(online).iter() {
+                    named_by.entry(m).or_default().insert(c);
+                }
+            }
         }
+        let mut cores: BTreeMap<u32, CpuSet> = BTreeMap::new();
+        for (&c, r) in self.lists {
+            let Some(g) = &r.set else { continue };
+            let agreed = g.intersection(online).iter().all(|m| {
+                self.usable(m) == Some(g) && named_by.get(&m).is_none_or(|n| n.is_subset(g))
+            });
+            if agreed {
+                cores.insert(c, g.clone());
+            }
+        }
+        cores
+    }
+
+    /// The distinct usable lists of the `unresolved` CPUs that hold CPU
+    /// `c`, in the order of those CPUs.
+    fn candidates(&self, c: u32, unresolved: &CpuSet) -> Vec<&CpuSet> {
         let mut cands: Vec<&CpuSet> = Vec::new();
         for m in unresolved.iter() {
-            if let Some(s) = usable(m).filter(|s| s.contains(c))
+            if let Some(s) = self.usable(m).filter(|s| s.contains(c))
                 && !cands.contains(&s)
             {
                 cands.push(s);
             }
         }
+        cands
+    }
+
+    /// The core of unresolved CPU `c` by rules 1 to 4 of
+    /// [`reconcile_siblings`] from its candidate lists `cands`, with the
+    /// source a message names; `key` (its [`CoreKey`], and those of the
+    /// `unresolved` CPUs) is asked only when rule 1 does not settle it.
+    fn choose(
+        &self,
+        c: u32,
+        cands: &[&CpuSet],
+        unresolved: &CpuSet,
+        key: &mut impl FnMut(u32) -> Option<CoreKey>,
+    ) -> Option<(CpuSet, String)> {
+        let online = &self.online;
         let members_ok = |g: &CpuSet| {
-            g.intersection(&online)
+            g.intersection(online)
                 .iter()
-                .all(|m| unresolved.contains(m) && usable(m).is_none_or(|s| s == g))
+                .all(|m| unresolved.contains(m) && self.usable(m).is_none_or(|s| s == g))
         };
         let chosen: Option<(CpuSet, String)> = if cands.len() == 1 && members_ok(cands[0]) {
             Some((
@@ -415,12 +493,12 @@ pub fn reconcile_siblings(
             ))
         } else if let Some(k) = key(c) {
             let group: CpuSet = unresolved.iter().filter(|&m| key(m) == Some(k)).collect();
-            if let Some(g) = cands.iter().find(|g| g.intersection(&online) == group) {
+            if let Some(g) = cands.iter().find(|g| g.intersection(online) == group) {
                 Some((
                     (*g).clone(),
                     "the sibling list that agrees with core_id within the package".into(),
                 ))
-            } else if cands.is_empty() && group.iter().all(|m| usable(m).is_none()) {
+            } else if cands.is_empty() && group.iter().all(|m| self.usable(m).is_none()) {
                 Some((
                     group,
                     "core_id within the package (no sibling list names these CPUs)".into(),
@@ -434,15 +512,15 @@ pub fn reconcile_siblings(
         // The other CPUs of one candidate all list exactly it, and this
         // CPU's own list is part of it: the larger core (never a smaller
         // one) that every other CPU of it agrees on.
-        let chosen = chosen.or_else(|| {
+        chosen.or_else(|| {
             cands
                 .iter()
                 .find(|g| {
-                    usable(c).is_none_or(|own| own.is_subset(g))
-                        && g.intersection(&online).len() > 1
-                        && g.intersection(&online)
-                            .iter()
-                            .all(|m| unresolved.contains(m) && (m == c || usable(m) == Some(*g)))
+                    self.usable(c).is_none_or(|own| own.is_subset(g))
+                        && g.intersection(online).len() > 1
+                        && g.intersection(online).iter().all(|m| {
+                            unresolved.contains(m) && (m == c || self.usable(m) == Some(*g))
+                        })
                 })
                 .map(|g| {
                     (
@@ -450,56 +528,43 @@ pub fn reconcile_siblings(
                         "the sibling lists of the core's other CPUs, which all agree".into(),
                     )
                 })
-        });
-        if chosen.is_none() && cands.is_empty() && !lists[&c].has_topology {
-            // No topology directory (the kernel removes it with an offline
-            // CPU; a dump may keep the CPU online) and no list names it:
-            // nothing says anything, a core of its own as always.
-            unresolved.remove(c);
-            cores.insert(c, std::iter::once(c).collect());
-            continue;
-        }
-        let chosen = chosen.or_else(|| {
-            (cands.is_empty() && usable(c).is_none()).then(|| {
-                (
-                    std::iter::once(c).collect(),
-                    "nothing (no sibling list names it and core_id does not group it): a core of its own".into(),
-                )
-            })
-        });
-        let Some((g, source)) = chosen else {
-            let named: Vec<String> = unresolved
-                .iter()
-                .filter(|&m| m == c || usable(m).is_some_and(|s| s.contains(c)))
-                .map(describe)
-                .collect();
-            return Err(format!(
-                "the SMT sibling lists of CPU {c} disagree and core_id does not settle them: {}",
-                named.join("; ")
-            ));
-        };
-        let members = g.intersection(&online);
-        let why: Vec<String> = members
+        })
+    }
+
+    /// The refusal when nothing settles CPU `c`: what its files and the
+    /// `unresolved` CPUs' lists that name it say.
+    fn refusal(&self, c: u32, unresolved: &CpuSet) -> String {
+        let named: Vec<String> = unresolved
             .iter()
-            .filter(|&m| usable(m) != Some(&g) || lists[&m].problem.is_some())
-            .map(describe)
+            .filter(|&m| m == c || self.usable(m).is_some_and(|s| s.contains(c)))
+            .map(|m| self.describe(m))
+            .collect();
+        format!(
+            "the SMT sibling lists of CPU {c} disagree and core_id does not settle them: {}",
+            named.join("; ")
+        )
+    }
+
+    /// Why core `g` (its online `members`) was settled: what the files of
+    /// its CPUs whose list is not `g` or has a problem say, then those of
+    /// the `unresolved` CPUs outside it that name one of its CPUs.
+    fn why(&self, g: &CpuSet, members: &CpuSet, unresolved: &CpuSet) -> Vec<String> {
+        members
+            .iter()
+            .filter(|&m| self.usable(m) != Some(g) || self.lists[&m].problem.is_some())
+            .map(|m| self.describe(m))
             .chain(
                 // CPUs outside the core that name one of its CPUs.
                 unresolved
                     .iter()
                     .filter(|&m| {
-                        !members.contains(m) && usable(m).is_some_and(|s| s.intersects(&members))
+                        !members.contains(m)
+                            && self.usable(m).is_some_and(|s| s.intersects(members))
                     })
-                    .map(describe),
+                    .map(|m| self.describe(m)),
             )
-            .collect();
-        issues.push(format!("{}; core {g} taken from {source}", why.join("; ")));
-        for m in members.iter() {
-            unresolved.remove(m);
-            cores.insert(m, g.clone());
-        }
+            .collect()
     }
-    Ok((cores, issues))
 }
 
 /// Fills `core_id` of an online CPU; `dir` is [`cpu_dir`].
