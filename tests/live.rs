@@ -2560,6 +2560,49 @@ fn pid_whose_main_thread_exited_is_its_live_threads() {
     );
 }
 
+/// Issue 35, class 1 (the live case of ../shared/cases): a capability is
+/// the kernel's answer, never its version. In a private mount namespace
+/// `/proc/sys/kernel/osrelease` says RHEL 9's `5.14.0-503.11.1.el9_5`
+/// (before mainline's 5.15 MPOL_PREFERRED_MANY and 6.9
+/// MPOL_WEIGHTED_INTERLEAVE); on this kernel, which has both, pinrun
+/// applies them, read back from the command's /proc/self/numa_maps
+/// (`prefer (many)` and `weighted interleave`), where it used to refuse
+/// "Linux 5.15 or later". Needs root (unshare -m, mount --bind).
+#[test]
+fn memory_modes_are_asked_of_the_kernel_not_its_version() {
+    if !is_root() || !std::path::Path::new("/usr/bin/unshare").exists() {
+        common::skip("needs root and unshare(1)");
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let fake = t.path().join("osrelease");
+    std::fs::write(&fake, "5.14.0-503.11.1.el9_5.x86_64\n").unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("pinrun");
+    let script = format!(
+        "mount --bind {fake} /proc/sys/kernel/osrelease && cat /proc/sys/kernel/osrelease && \
+         {bin} --preferred-many 0 -- sh -c 'head -c0 /dev/zero; grep -m1 -o \"prefer (many)\\|prefer:\" /proc/self/numa_maps || true' && \
+         {bin} --weighted-interleave 0 -- sh -c 'grep -m1 -o \"weighted interleave\" /proc/self/numa_maps || true'",
+        fake = fake.display(),
+        bin = bin.display()
+    );
+    let out = std::process::Command::new("unshare")
+        .args(["-m", "--propagation", "private", "sh", "-c", &script])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    // Kernels without NUMA have no mempolicy at all: then nothing to say.
+    if err.contains("set_mempolicy") && err.contains("ENOSYS") {
+        common::skip("kernel without CONFIG_NUMA");
+        return;
+    }
+    assert!(out.status.success(), "{text}\n{err}");
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("5.14.0-503.11.1.el9_5.x86_64"));
+    assert_eq!(lines.next(), Some("prefer (many)"), "{text}");
+    assert_eq!(lines.next(), Some("weighted interleave"), "{text}");
+}
+
 /// A cpuset cgroup this test creates (and removes when dropped): cgroup
 /// v1 `cpuset` (`cpuset.cpus`, `cpuset.mems`), else cgroup v2 with the
 /// cpuset controller enabled at the root. `None` when neither can be made.

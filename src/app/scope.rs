@@ -7,7 +7,7 @@
 
 use crate::cpuset::CpuSet;
 use crate::policy::Policy;
-use crate::request::{Mode, Request};
+use crate::request::{MemoryRequest, Mode, Request};
 use crate::system::rt_tasks::RtScan;
 use crate::system::{Cpus, Root, Scope, SystemState};
 
@@ -38,6 +38,10 @@ pub fn for_request(req: &Request) -> Scope {
         sched: req.sched.is_requested(),
         isolation: req.uses_findings() || !cpus_named_only(req),
         kernel: req.memory.is_some() || req.sched.is_requested() || req.uses_findings(),
+        mempolicy_modes: matches!(
+            req.memory,
+            Some(MemoryRequest::PreferredMany(_) | MemoryRequest::WeightedInterleave(_))
+        ),
         irqs: (req.uses_findings() && (req.latency_critical() || req.shows_info()))
             || p.near.is_some(),
         info: req.shows_info(),

@@ -149,26 +149,28 @@ pub(super) fn plan_memory(
         }
     };
     // set_mempolicy(2) answers EINVAL for a mode the kernel lacks
-    // (mm/mempolicy.c: `mode >= MPOL_MAX`).
-    let since = match mode {
-        MemMode::PreferredMany => Some((5, 15)),
-        MemMode::WeightedInterleave => Some((6, 9)),
+    // (mm/mempolicy.c: `mode >= MPOL_MAX`): refused when the kernel said
+    // so to a test call (crate::system::process::mempolicy_modes), never
+    // for its version (distribution kernels backport modes); a dump's
+    // kernel cannot be asked, and is not refused.
+    let modes = &sys.process.mempolicy_modes;
+    let has = match mode {
+        MemMode::PreferredMany => modes.preferred_many,
+        MemMode::WeightedInterleave => modes.weighted_interleave,
         _ => None,
     };
-    if let Some((major, minor)) = since
-        && super::kernel_at_least(sys, major, minor) == Some(false)
-    {
+    if has == Some(false) {
         return Err(Error::new(
             ErrorCode::MempolicyUnsupported,
             format!(
-                "{option}: this kernel ({}) has no {} memory policy (Linux {major}.{minor} or later); set_mempolicy would answer EINVAL",
+                "{option}: this kernel ({}) has no {} memory policy: set_mempolicy(2) answered EINVAL to a test call on a throwaway thread",
                 sys.process.kernel_release.as_deref().unwrap_or("?"),
                 mode.name()
             ),
         )
         .hint(match mode {
-            MemMode::WeightedInterleave => "use --interleave, or run on Linux 6.9 or later",
-            _ => "use --preferred NODE, or run on Linux 5.15 or later",
+            MemMode::WeightedInterleave => "use --interleave (mainline has the mode since Linux 6.9)",
+            _ => "use --preferred NODE, or --membind NODES (mainline has the mode since Linux 5.15)",
         }));
     }
     validate_mem_nodes(sys, option, &nodes)?;

@@ -469,6 +469,14 @@ fn read_caller(root: &Root, scope: &Scope) -> (Process, cgroup::SelfCgroup, Opti
     if process.mems_allowed.is_none() {
         process.mems_allowed = cpuset.as_ref().and_then(|cs| cs.mems.clone());
     }
+    if scope.mempolicy_modes {
+        let node = process
+            .mems_allowed
+            .as_ref()
+            .and_then(|m| m.first())
+            .unwrap_or(0);
+        process.mempolicy_modes = process::mempolicy_modes(root, node);
+    }
     (process, me, cpuset)
 }
 

@@ -38,10 +38,15 @@ pub struct Process {
     pub dl_period_min_us: Option<u64>,
     /// `/proc/sys/kernel/sched_deadline_period_max_us` (Linux 5.1+).
     pub dl_period_max_us: Option<u64>,
-    /// `/proc/sys/kernel/osrelease` (`6.8.0-45-generic`): which memory
-    /// policies the kernel has, and whether the absence of the
-    /// SCHED_DEADLINE period sysctls means a kernel before 5.9 (no bounds).
+    /// `/proc/sys/kernel/osrelease` (`6.8.0-45-generic`): for a dump
+    /// only, whether the absence of the SCHED_DEADLINE period sysctls means
+    /// a kernel before 5.9 (no bounds), and for messages. Capabilities are
+    /// never judged by it on a live system ([`MempolicyModes`]).
     pub kernel_release: Option<String>,
+    /// Whether the kernel accepts the newer `set_mempolicy(2)` modes,
+    /// asked of the kernel ([`mempolicy_modes`]); read only for a memory
+    /// policy request.
+    pub mempolicy_modes: MempolicyModes,
     /// Soft `RLIMIT_NICE` ("Max nice priority" in `/proc/self/limits`,
     /// `20 - nice` units as `setrlimit(2)` says); `u64::MAX` for unlimited.
     pub nice_limit: Option<u64>,
@@ -50,6 +55,72 @@ pub struct Process {
     /// read for the latency rule of `--cores` and `--show`; `None` when
     /// unread or unreadable.
     pub init_cpus_allowed: Option<CpuSet>,
+}
+
+/// Which of the `set_mempolicy(2)` modes newer than Linux 5.14 the kernel
+/// accepts: `Some(true)` or `Some(false)` as the kernel answered, `None`
+/// when it cannot be told (a dump: its kernel is not here to ask).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MempolicyModes {
+    /// `MPOL_PREFERRED_MANY` (mainline 5.15; backported to distribution
+    /// kernels such as RHEL 9's 5.14).
+    pub preferred_many: Option<bool>,
+    /// `MPOL_WEIGHTED_INTERLEAVE` (mainline 6.9).
+    pub weighted_interleave: Option<bool>,
+}
+
+/// `MPOL_PREFERRED_MANY` and `MPOL_WEIGHTED_INTERLEAVE`
+/// (include/uapi/linux/mempolicy.h).
+const MPOL_PREFERRED_MANY: i32 = 5;
+const MPOL_WEIGHTED_INTERLEAVE: i32 = 6;
+
+/// Asks the kernel which newer memory policy modes it has (issue 35: a
+/// capability is the kernel's answer, never a version: RHEL 9's 5.14
+/// backports `MPOL_PREFERRED_MANY`). On the live machine (`root` is `/`)
+/// each mode is tried with `set_mempolicy(2)` on a throwaway thread, on
+/// `node` (one the process may use): the kernel answers `EINVAL` for a
+/// mode it lacks (`mode >= MPOL_MAX` in `sanitize_mpol_flags()`,
+/// mm/mempolicy.c); the thread's policy ends with it, so pinrun's own is
+/// untouched. Below a dump, weighted interleaving is known present when
+/// the dump holds `/sys/kernel/mm/mempolicy/weighted_interleave` (the
+/// directory the mode's sysfs interface creates), and nothing else can be
+/// told.
+pub fn mempolicy_modes(root: &Root, node: u32) -> MempolicyModes {
+    if root.base() != std::path::Path::new("/") {
+        return MempolicyModes {
+            preferred_many: None,
+            weighted_interleave: root
+                .is_dir("/sys/kernel/mm/mempolicy/weighted_interleave")
+                .then_some(true),
+        };
+    }
+    MempolicyModes {
+        preferred_many: try_mode(MPOL_PREFERRED_MANY, node),
+        weighted_interleave: try_mode(MPOL_WEIGHTED_INTERLEAVE, node),
+    }
+}
+
+/// `set_mempolicy(mode, {node})` on a thread started for it: `Some(true)`
+/// when accepted, `Some(false)` on `EINVAL`, `None` otherwise (the thread
+/// could not start, or another error says nothing about the mode).
+fn try_mode(mode: i32, node: u32) -> Option<bool> {
+    std::thread::Builder::new()
+        .name("pinrun-mpol".into())
+        .stack_size(64 * 1024)
+        .spawn(move || {
+            let nodes: NodeSet = std::iter::once(node).collect();
+            let maxnode = u64::from(node) + 2;
+            let mask = nodes.to_kernel_bytes((maxnode - 1).div_ceil(64) as usize * 8);
+            match crate::ffi::set_mempolicy(mode, Some(&mask), maxnode) {
+                Ok(()) => Some(true),
+                Err(e) if e.raw_os_error() == Some(libc::EINVAL) => Some(false),
+                Err(_) => None,
+            }
+        })
+        .ok()?
+        .join()
+        .ok()
+        .flatten()
 }
 
 /// The value of `key:` in a `/proc/PID/status` text, trimmed.

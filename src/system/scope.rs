@@ -75,12 +75,15 @@ pub struct Scope {
     /// `isolated`, `nohz_full` and `cmdline` are empty: only a launch that
     /// uses no finding and names its CPUs leaves it out.
     pub isolation: bool,
-    /// The kernel release (`/proc/sys/kernel/osrelease`), which only
-    /// memory policies (`--weighted-interleave` needs 6.9), scheduling
-    /// requests (SCHED_DEADLINE's period bounds before 5.9) and findings
-    /// (`cpuset-resets-affinity` before 6.2) look at: a `--quiet` launch
+    /// The kernel release (`/proc/sys/kernel/osrelease`), for messages
+    /// and, below a dump only, SCHED_DEADLINE's period bounds before 5.9
+    /// and `cpuset-resets-affinity` before 6.2: a `--quiet` launch
     /// without them does not read it.
     pub kernel: bool,
+    /// Ask the kernel which newer memory policy modes it has
+    /// ([`super::process::mempolicy_modes`]): a request for
+    /// `--preferred-many` or `--weighted-interleave`.
+    pub mempolicy_modes: bool,
     /// Every IRQ (`/proc/interrupts`, `/proc/irq/N/`,
     /// `default_smp_affinity`): the IRQ findings are disturbances, seen
     /// only when the request is latency-critical or shows info
@@ -136,6 +139,7 @@ impl Scope {
             sched: true,
             isolation: true,
             kernel: true,
+            mempolicy_modes: false,
             irqs: true,
             info: true,
             kthreads: true,
