@@ -16,9 +16,11 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
     // pinrun's OMP_PLACES and OMP_PROC_BIND instead (a differing one, and
     // KMP_AFFINITY or GOMP_CPU_AFFINITY, were refused by the plan or
     // removed by --omp-replace): nothing is left to re-bind the threads.
-    // An empty OMP_PLACES or OMP_PROC_BIND binds nothing (libgomp ignores it).
+    // An empty OMP_PLACES or OMP_PROC_BIND binds nothing (libgomp ignores
+    // it), nor does a value that turns binding off (OMP_PROC_BIND=false,
+    // KMP_AFFINITY=none|disabled): crate::plan::per_thread::rebinding_env.
     let binding: Vec<&(String, String)> =
-        crate::plan::per_thread::binding_env(&ctx.sys.env_affinity).collect();
+        crate::plan::per_thread::rebinding_env(&ctx.sys.env_affinity).collect();
     if !binding.is_empty() && ctx.plan.omp.is_none() {
         let set: Vec<String> = binding.iter().map(|(k, v)| format!("{k}={v}")).collect();
         let names: Vec<&str> = binding.iter().map(|(k, _)| k.as_str()).collect();
@@ -132,6 +134,52 @@ mod tests {
                 .iter()
                 .any(|f| f.code == Code::EnvThreadBinding);
             assert_eq!(found, warns, "{k}={v:?}");
+        }
+    }
+
+    /// A value that turns binding off is no re-binding (issue 35, the live
+    /// case: `OMP_PROC_BIND=false` warned and `--strict` refused a correct
+    /// launch): OMP_PROC_BIND=false in any case, with OMP_PLACES or
+    /// GOMP_CPU_AFFINITY then ignored by libgomp; KMP_AFFINITY of type
+    /// none or disabled. KMP_AFFINITY of another type still binds, even
+    /// beside OMP_PROC_BIND=false (the LLVM runtime follows KMP_AFFINITY).
+    #[test]
+    fn values_that_turn_binding_off_do_not_warn() {
+        let mut sys = Machine::new(1, 4, 1).build();
+        let cases: &[(&[(&str, &str)], bool)] = &[
+            (&[("OMP_PROC_BIND", "false")], false),
+            (&[("OMP_PROC_BIND", " FALSE ")], false),
+            (
+                &[("OMP_PROC_BIND", "False"), ("OMP_PLACES", "{0},{1}")],
+                false,
+            ),
+            (
+                &[("OMP_PROC_BIND", "false"), ("GOMP_CPU_AFFINITY", "0-3")],
+                false,
+            ),
+            (&[("KMP_AFFINITY", "none")], false),
+            (&[("KMP_AFFINITY", "verbose,disabled")], false),
+            (&[("KMP_AFFINITY", "granularity=fine,None")], false),
+            (&[("OMP_PROC_BIND", "true")], true),
+            (&[("OMP_PROC_BIND", "close")], true),
+            (&[("KMP_AFFINITY", "compact")], true),
+            (&[("KMP_AFFINITY", "explicit,proclist=[0,1]")], true),
+            (
+                &[("OMP_PROC_BIND", "false"), ("KMP_AFFINITY", "scatter")],
+                true,
+            ),
+        ];
+        for (env, warns) in cases {
+            sys.env_affinity = env
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            let req = request(&["--dry-run", "--cpus", "0-1"]);
+            let plan = crate::plan::plan(&sys, &req).expect("a plan");
+            let found = crate::check::check(&sys, &req, &plan)
+                .iter()
+                .any(|f| f.code == Code::EnvThreadBinding);
+            assert_eq!(found, *warns, "{env:?}");
         }
     }
 }

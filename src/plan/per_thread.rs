@@ -90,6 +90,44 @@ pub fn binding_env(env: &[(String, String)]) -> impl Iterator<Item = &(String, S
     })
 }
 
+/// The variables of `env` (the caller's thread-binding variables) that
+/// make an OpenMP runtime bind its threads itself, each read as its
+/// owner's parser reads it (issue 35: a value can turn the feature off):
+///
+/// - `OMP_PROC_BIND=false` (any case, white space around) binds nothing,
+///   and makes libgomp ignore `OMP_PLACES` and `GOMP_CPU_AFFINITY` ("If
+///   OMP_PROC_BIND was set explicitly to false, don't populate places
+///   list", `initialize_env()` in libgomp/env.c, which passes `ignore` to
+///   `parse_places_var`; the LLVM runtime maps it to no binding too);
+/// - `KMP_AFFINITY` whose type is `none` or `disabled` binds nothing
+///   (LLVM/Intel `__kmp_parse_affinity_env()`, openmp/runtime/src/
+///   kmp_settings.cpp: `none` leaves threads unbound, `disabled` turns
+///   the affinity interface off);
+/// - an empty `OMP_PLACES` or `OMP_PROC_BIND` is ignored ([`binding_env`]).
+///
+/// Unset variables bind nothing (their defaults: no places, binding off).
+pub fn rebinding_env(env: &[(String, String)]) -> impl Iterator<Item = &(String, String)> {
+    let bind_off = env
+        .iter()
+        .any(|(k, v)| k == "OMP_PROC_BIND" && v.trim().eq_ignore_ascii_case("false"));
+    binding_env(env).filter(move |(k, v)| match k.as_str() {
+        "OMP_PROC_BIND" => !v.trim().eq_ignore_ascii_case("false"),
+        "OMP_PLACES" | "GOMP_CPU_AFFINITY" => !bind_off,
+        "KMP_AFFINITY" => !kmp_affinity_off(v),
+        _ => true,
+    })
+}
+
+/// Whether a `KMP_AFFINITY` value's type is `none` or `disabled`: the
+/// value is `[modifier,...]type[,permute][,offset]`, items separated by
+/// `,` (a `proclist=[...]` modifier holds numbers, never a type name),
+/// case-insensitive as `__kmp_match_str` compares.
+fn kmp_affinity_off(v: &str) -> bool {
+    v.split(',')
+        .map(str::trim)
+        .any(|t| t.eq_ignore_ascii_case("none") || t.eq_ignore_ascii_case("disabled"))
+}
+
 /// Whether the caller's value `theirs` of `key` means what pinrun's
 /// `ours` means: `OMP_PLACES` compared as parsed place lists
 /// ([`parse_omp_places`]: `{0}, {1}` is `{0},{1}`), `OMP_PROC_BIND` as

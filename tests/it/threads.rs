@@ -345,6 +345,45 @@ fn omp_conflicts_are_refused() {
     }
 }
 
+/// Issue 35 class 3 (the live case): a value that turns binding off is
+/// no re-binding, so `--strict` runs the command (exit 0) and the plan
+/// lists no `env-thread-binding`; a value that binds still refuses (125,
+/// `strict`). The pinrun binary reads its own environment, as a launch.
+#[test]
+fn binding_turned_off_by_its_value_does_not_refuse_strict() {
+    let Some((cpu, _)) = two_cpus() else { return };
+    let cpu = cpu.to_string();
+    for (env, status) in [
+        (&[("OMP_PROC_BIND", "false")][..], 0),
+        (&[("OMP_PROC_BIND", "FALSE"), ("OMP_PLACES", "cores")], 0),
+        (&[("KMP_AFFINITY", "disabled")], 0),
+        (&[("KMP_AFFINITY", "verbose,none")], 0),
+        (&[("OMP_PROC_BIND", "true")], 125),
+        (&[("KMP_AFFINITY", "compact")], 125),
+    ] {
+        let mut c = pinrun();
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        let out = c
+            .args(["--strict", "--cpus", &cpu, "--", "true"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(status),
+            "{env:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        if status == 125 {
+            assert!(
+                String::from_utf8_lossy(&out.stderr).contains("env-thread-binding"),
+                "{env:?}"
+            );
+        }
+    }
+}
+
 /// A static libgomp program under --omp: OpenMP thread i runs on place i
 /// (sched_getcpu(3) in the thread, and the runtime's own place number),
 /// and a caller's GOMP_CPU_AFFINITY is gone under --omp-replace.
