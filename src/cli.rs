@@ -114,7 +114,8 @@ pub struct Cli {
     /// Run on exactly these CPUs: a cpulist (0-3,8,0-14:2,0-15:2/4) or a
     /// hex cpumask (0xff, 0xff,00000000). Every CPU must exist, be online
     /// and allowed by the cgroup cpuset; all, !LIST (all but) and +LIST
-    /// (indices among the allowed) as numactl. Aliases: -C, -c,
+    /// (indices among the task's CPUs, its inherited affinity) as numactl.
+    /// Aliases: -C, -c,
     /// --physcpubind (numactl), --cpu-list (taskset -c).
     #[arg(long, short = 'C', short_alias = 'c', visible_aliases = ["physcpubind", "cpu-list"], value_name = "LIST", value_hint = clap::ValueHint::Other, help_heading = "Placement")]
     pub cpus: Option<String>,
@@ -266,7 +267,7 @@ pub struct Cli {
     #[arg(long, help_heading = "Claims")]
     pub irqbalance_config: bool,
 
-    /// Allocate memory only on NODES (default: the nodes of the chosen CPUs, which needs a placement).
+    /// Allocate memory only on NODES (default: the nodes of the chosen CPUs, or of the task's CPUs without a placement).
     /// Write --membind=NODES, or put -- before the command, when COMMAND
     /// could be read as a node list.
     #[arg(long, short = 'm', value_name = "NODES", num_args = 0..=1, default_missing_value = "", value_hint = clap::ValueHint::Other, help_heading = "Memory policy")]

@@ -2603,6 +2603,107 @@ fn memory_modes_are_asked_of_the_kernel_not_its_version() {
     assert_eq!(lines.next(), Some("weighted interleave"), "{text}");
 }
 
+/// Issue 34: the default scope is the task. Under `taskset -c LAST` (a
+/// Slurm rank bound by srun), `--cpus +0` runs on LAST, as `numactl
+/// --physcpubind=+0` does (libnuma counts among the task's Cpus_allowed;
+/// compared when numactl is installed), where pinrun gave CPU 0; a dry run
+/// with no placement checks LAST only (its findings name no other CPU),
+/// where it reported on every allowed CPU; `--membind` without NODES binds
+/// to LAST's node (read back from the command's numa_maps), where it was
+/// refused.
+#[test]
+fn the_default_scope_is_the_task() {
+    let last = online().last().unwrap();
+    if last == 0 {
+        common::skip("needs two CPUs");
+        return;
+    }
+    let l = last.to_string();
+    let bin = assert_cmd::cargo::cargo_bin("pinrun");
+    let under_taskset = |args: &[&str]| {
+        std::process::Command::new("taskset")
+            .args(["-c", &l])
+            .arg(&bin)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = under_taskset(&[
+        "--cpus",
+        "+0",
+        "--",
+        "grep",
+        "Cpus_allowed_list",
+        "/proc/self/status",
+    ]);
+    assert_status(&out, 0);
+    let got = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    assert_eq!(got, format!("Cpus_allowed_list:\t{last}"));
+    if std::path::Path::new("/usr/bin/numactl").exists() {
+        let peer = std::process::Command::new("taskset")
+            .args([
+                "-c",
+                &l,
+                "numactl",
+                "--physcpubind=+0",
+                "--",
+                "grep",
+                "Cpus_allowed_list",
+                "/proc/self/status",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&peer.stdout).trim(), got);
+    }
+    let out = under_taskset(&["--fifo", "50", "--dry-run", "--json"]);
+    assert_status(&out, 0);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let named: std::collections::BTreeSet<u64> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|f| {
+            f["cpus"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c.as_u64().unwrap())
+        })
+        .collect();
+    assert!(
+        named.iter().all(|&c| c == u64::from(last)),
+        "{named:?}: {v}"
+    );
+    let out = under_taskset(&[
+        "--membind",
+        "--",
+        "sh",
+        "-c",
+        "head -c0 /dev/null; grep -m1 -o 'bind:[0-9,-]*' /proc/self/numa_maps || echo no-numa",
+    ]);
+    assert_status(&out, 0);
+    let node = std::fs::read_dir(format!("/sys/devices/system/cpu/cpu{last}"))
+        .map(|d| {
+            d.flatten()
+                .filter_map(|e| {
+                    e.file_name()
+                        .to_str()?
+                        .strip_prefix("node")
+                        .map(str::to_string)
+                })
+                .next()
+        })
+        .ok()
+        .flatten();
+    let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    match node {
+        Some(n) if std::path::Path::new("/sys/devices/system/node").exists() => {
+            assert_eq!(text, format!("bind:{n}"))
+        }
+        _ => assert_eq!(text, "no-numa"),
+    }
+}
+
 /// A cpuset cgroup this test creates (and removes when dropped): cgroup
 /// v1 `cpuset` (`cpuset.cpus`, `cpuset.mems`), else cgroup v2 with the
 /// cpuset controller enabled at the root. `None` when neither can be made.

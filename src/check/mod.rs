@@ -128,10 +128,13 @@ const CHECKS: &[Check] = &[
     (fleet::check, fleet::CODES),
 ];
 
-/// The CPUs the checks look at: the chosen ones, or every allowed CPU when
-/// the affinity is left unchanged.
+/// The CPUs the checks look at: the chosen ones, or, when the affinity is
+/// left unchanged, the task's CPUs ([`crate::plan::placement::task_cpus`]:
+/// where the command will run).
 pub fn checked_cpus(sys: &SystemState, plan: &Plan) -> CpuSet {
-    plan.cpus.clone().unwrap_or_else(|| sys.allowed.clone())
+    plan.cpus
+        .clone()
+        .unwrap_or_else(|| crate::plan::placement::task_cpus(sys))
 }
 
 /// All findings about running `plan` on `sys`, in a stable order: only

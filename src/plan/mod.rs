@@ -119,10 +119,20 @@ pub fn plan_claimed(sys: &SystemState, req: &Request, claims: &Claims) -> Result
         .as_ref()
         .map(|p| p.cpus.iter().filter_map(|c| sys.node_of(c)).collect())
         .unwrap_or_default();
+    // `--membind` without NODES: the nodes of the chosen CPUs, or of the
+    // task's CPUs when the affinity is left as it is (issue 34: a Slurm
+    // rank bound by srun binds to its own node).
+    let task_nodes: NodeSet = match &placed {
+        Some(_) => nodes.clone(),
+        None => placement::task_cpus(sys)
+            .iter()
+            .filter_map(|c| sys.node_of(c))
+            .collect(),
+    };
     let memory = req
         .memory
         .as_ref()
-        .map(|m| memory::plan_memory(sys, m, placed.as_ref().map(|_| &nodes)))
+        .map(|m| memory::plan_memory(sys, m, Some(&task_nodes)))
         .transpose()?
         // Validated (only node 0 exists), never applied: set_mempolicy(2)
         // fails with ENOSYS on a kernel without NUMA, and its one node
@@ -139,7 +149,10 @@ pub fn plan_claimed(sys: &SystemState, req: &Request, claims: &Claims) -> Result
         None => (
             None,
             Vec::new(),
-            vec!["no placement requested: CPU affinity unchanged".to_string()],
+            vec![format!(
+                "no placement requested: CPU affinity unchanged ({}, the task's CPUs: the checks look there)",
+                cpus_phrase(&placement::task_cpus(sys))
+            )],
             None,
         ),
     };
@@ -440,10 +453,43 @@ mod tests {
         let p = plan(&sys, &request(&["--dry-run", "--node", "1", "--membind"])).unwrap();
         let m = p.memory.expect("a memory policy");
         assert_eq!((m.mode, m.nodes), (MemMode::Bind, cpus("1")));
-        assert_eq!(
-            refusal(&sys, &["--dry-run", "--membind"]),
-            ErrorCode::MembindNeedsNodes
-        );
+        // No placement (issue 34: a Slurm rank bound by srun): the nodes
+        // of the task's CPUs, its inherited affinity; every node with
+        // an affinity of every CPU.
+        let mut rank1 = machine().build();
+        rank1.process.cpus_allowed = Some(cpus("5,13"));
+        let m = plan(&rank1, &request(&["--dry-run", "--membind"]))
+            .unwrap()
+            .memory
+            .unwrap();
+        assert_eq!((m.mode, m.nodes), (MemMode::Bind, cpus("1")));
+        let m = plan(&sys, &request(&["--dry-run", "--membind"]))
+            .unwrap()
+            .memory
+            .unwrap();
+        assert_eq!(m.nodes, cpus("0-1"));
+    }
+
+    /// With no placement option the task's CPUs (its inherited affinity
+    /// within the allowed CPUs) are where the command runs: the checks
+    /// look there, and numactl's `+N` counts among them, as libnuma's
+    /// `numa_all_cpus_ptr` (the task's Cpus_allowed) does: under `taskset
+    /// -c 5`, `--cpus +0` is CPU 5, as `numactl --physcpubind=+0` (issue
+    /// 34; pinrun gave CPU 0).
+    #[test]
+    fn the_default_scope_is_the_task() {
+        let mut sys = machine().build();
+        sys.process.cpus_allowed = Some(cpus("5"));
+        let req = request(&["--dry-run", "--cpus", "+0"]);
+        assert_eq!(plan(&sys, &req).unwrap().cpus, Some(cpus("5")));
+        let req = request(&["--dry-run", "--cpus", "all"]);
+        assert_eq!(plan(&sys, &req).unwrap().cpus, Some(cpus("5")));
+        let p = plan(&sys, &request(&["--dry-run", "--fifo", "50"])).unwrap();
+        assert_eq!(crate::check::checked_cpus(&sys, &p), cpus("5"));
+        // An affinity outside the allowed CPUs (a cpuset changed since):
+        // the allowed CPUs.
+        sys.process.cpus_allowed = Some(cpus("40"));
+        assert_eq!(placement::task_cpus(&sys), sys.allowed);
     }
 
     #[test]

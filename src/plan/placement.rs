@@ -267,6 +267,24 @@ pub fn inherited_bound(sys: &SystemState, within: Within) -> Option<CpuSet> {
     narrows.then(|| sys.allowed.intersection(inherited))
 }
 
+/// The task's CPUs (issue 34: the default scope is the task): the
+/// inherited affinity (`Cpus_allowed_list`, what `taskset`, `srun
+/// --cpu-bind` or systemd's `CPUAffinity=` gave the process) within the
+/// allowed CPUs; the allowed CPUs when it is unknown or holds none of
+/// them. With no placement option the command runs there (its affinity is
+/// left as it is), so the checks, `--probe` and `--membind` without NODES
+/// look there; numactl's list forms (`+N`, `all`, `!LIST`) count among
+/// them as libnuma's do (`numa_all_cpus_ptr`, from the task's
+/// `Cpus_allowed` in `set_task_constraints()`, libnuma.c).
+pub fn task_cpus(sys: &SystemState) -> CpuSet {
+    sys.process
+        .cpus_allowed
+        .as_ref()
+        .map(|a| sys.allowed.intersection(a))
+        .filter(|t| !t.is_empty())
+        .unwrap_or_else(|| sys.allowed.clone())
+}
+
 /// The housekeeping CPUs: allowed, neither isolated (domain housekeeping)
 /// nor nohz_full (tick housekeeping; `kernel/sched/isolation.c`).
 pub(super) fn housekeeping(sys: &SystemState) -> CpuSet {
@@ -280,10 +298,10 @@ pub(super) fn housekeeping(sys: &SystemState) -> CpuSet {
 fn resolve_forms(sys: &SystemState, p: &Placement) -> Result<Placement> {
     let mut p = p.clone();
     if let Some(form) = p.cpus_form.take() {
-        let cpus = form.resolve(&sys.allowed).map_err(|why| {
+        let task = task_cpus(sys);
+        let cpus = form.resolve(&task).map_err(|why| {
             Error::new(ErrorCode::BadCpuList, format!("--cpus: {why}")).hint(format!(
-                "+LIST counts from 0 among the allowed CPUs {}",
-                sys.allowed
+                "+LIST counts from 0 among the task's CPUs {task} (its inherited affinity within the allowed CPUs, as numactl counts)"
             ))
         })?;
         p.cpus = Some(cpus);

@@ -11,13 +11,12 @@ use crate::words::{cpus_phrase, duration_approx};
 use std::collections::BTreeMap;
 
 /// The CPUs the probe measures: the plan's CPUs, or, when the launch
-/// keeps its affinity, the inherited affinity (`Cpus_allowed_list`), else
-/// the allowed CPUs. One probe thread runs on each.
+/// keeps its affinity, the task's CPUs
+/// ([`super::placement::task_cpus`]). One probe thread runs on each.
 pub fn probed_cpus(sys: &SystemState, plan: &Plan) -> CpuSet {
     plan.cpus
         .clone()
-        .or_else(|| sys.process.cpus_allowed.clone())
-        .unwrap_or_else(|| sys.allowed.clone())
+        .unwrap_or_else(|| super::placement::task_cpus(sys))
 }
 
 /// Refuses a spinning SCHED_FIFO/SCHED_RR probe on any CPU that is not
