@@ -619,8 +619,58 @@ pub fn peer_option_hint(arg: &str) -> Option<&'static str> {
         "-P" => "chrt -P NS is --sched-period T (T takes a unit: 500us)",
         "-H" | "-s" => "numactl --hardware / --show: pinrun --show",
         "-w" => "numactl -w NODES is --weighted-interleave NODES",
+        // Long options of numactl(8), taskset(1) and chrt(1) pinrun does
+        // not take under their own name (issue 37: clap suggested
+        // '--physcpubind' for --cpubind, '--allow' for --all).
+        "--all-tasks" => {
+            "taskset --all-tasks and chrt --all-tasks are pinrun --pid PID, which changes every thread of the process (--tid TID: one thread)"
+        }
+        "--hardware" => "numactl --hardware is pinrun --show (--show --json for a script)",
+        "--cpubind" => {
+            "numactl --cpubind (the old name of --cpunodebind) takes NODES: pinrun --cpunodebind NODES, or --node NODES to choose cores on them"
+        }
+        "--all" => {
+            "numactl --all ignores the cpuset when resolving lists; pinrun resolves within the task's CPUs and the cgroup cpuset (pinrun(1) CPU LISTS), and --within cgroup chooses across the cgroup's CPUs"
+        }
+        "--balancing" => {
+            "numactl --balancing (MPOL_F_NUMA_BALANCING) has no pinrun option: kernel.numa_balancing applies; pinrun --check says whether it is on"
+        }
+        "--touch" => {
+            "numactl --touch applies a policy to shared memory; pinrun sets the process's policy (--membind, --interleave, ...), which its allocations follow"
+        }
+        "--max" => {
+            "chrt --max: the real-time priorities are 1 to 99 (SCHED_FIFO, SCHED_RR; sched_get_priority_max(2)); pinrun --check --fifo 99 says what this process may use"
+        }
+        "--shm" | "--file" | "--huge" | "--offset" | "--length" | "--shmmode" | "--shmid"
+        | "--dump-nodes" => {
+            "numactl's shared-memory policy options have no pinrun equivalent: pinrun sets the process's policy before exec (--membind, --interleave, ...)"
+        }
         _ => return None,
     })
+}
+
+/// The hint for taskset's `-p MASK PID` habit given to pinrun as `--pid
+/// MASK PID` or `-p MASK PID` (`args`: pinrun's arguments): the exact
+/// pinrun command, the mask read as taskset reads it (hexadecimal; a list
+/// after `-c`/`--cpu-list`). `None` when the arguments are not that form.
+pub fn taskset_pid_hint(args: &[String]) -> Option<String> {
+    let i = args
+        .iter()
+        .position(|a| a == "--pid" || a == "-p" || a == "-pc")?;
+    let (mask, pid) = (args.get(i + 1)?, args.get(i + 2)?);
+    pid.parse::<u32>().ok()?;
+    let list_form = args[i] == "-pc" || args.iter().any(|a| a == "-c" || a == "--cpu-list");
+    let cpus = if list_form {
+        CpuSet::parse(mask).ok()?
+    } else {
+        let hex = mask.strip_prefix("0x").unwrap_or(mask);
+        CpuSet::parse(&format!("0x{hex}")).ok()?
+    };
+    Some(format!(
+        "taskset's -p {} PID form: pinrun --pid {pid} --cpus {} (every thread of the process; --tid TID for one)",
+        if list_form { "LIST" } else { "MASK" },
+        cpus.to_list()
+    ))
 }
 
 /// The hint for a command-line error clap reports (`clap::Error`), from
@@ -640,7 +690,9 @@ pub fn usage_hint(e: &clap::Error) -> Option<String> {
     let cmd = Cli::command();
     // clap names an option as its usage, "--fifo <PRIO>" or "--cpus <CPUS>".
     let explain = |usage: &str| {
+        // "--probe[=<DURATION>]": the name ends at '[' or '='.
         let long = usage.split_whitespace().next()?.strip_prefix("--")?;
+        let long = long.split(['[', '=']).next()?;
         let arg = cmd.get_arguments().find(|a| a.get_long() == Some(long))?;
         let help = arg.get_help()?.to_string();
         let help = help
@@ -1234,8 +1286,17 @@ impl Cli {
         let (cpus, cpus_form) = match self.cpus.as_deref() {
             None => (None, None),
             Some(t) => placement_list("--cpus", t, |t| {
-                CpuSet::parse(t)
-                    .map_err(|e| bad(ErrorCode::BadCpuList, "--cpus", e).hint(LIST_HINT))
+                CpuSet::parse(t).map_err(|e| {
+                    let err = bad(ErrorCode::BadCpuList, "--cpus", e);
+                    // taskset's bare hexadecimal mask (`taskset ff CMD`).
+                    match CpuSet::parse(&format!("0x{t}")).ok().filter(|_| !t.is_empty()) {
+                        Some(m) => err.hint(format!(
+                            "{t} looks like taskset's hexadecimal mask: write it --cpus 0x{t} (CPUs {})",
+                            m.to_list()
+                        )),
+                        None => err.hint(LIST_HINT),
+                    }
+                })
             })?,
         };
         let (nodes, nodes_form) = match (&self.node, &self.cpunodebind) {

@@ -76,18 +76,81 @@ fn is_executable_file(path: &Path) -> Option<std::result::Result<(), NotExecutab
 /// The search path `execvp(3)` uses when `PATH` is unset (glibc).
 const DEFAULT_PATH: &str = "/bin:/usr/bin";
 
-/// Finds the command as `execvp(3)` would: a name with a `/` is a path;
-/// otherwise the first executable match in `$PATH` (the `which` crate).
-/// Not found: exit 127; found but not executable: exit 126.
-pub fn resolve(cmd: &OsStr) -> Result<PathBuf> {
+/// `arg` as one POSIX shell word (sh(1) "Quoting"): as it is when made of
+/// characters no shell treats specially, else in single quotes, a `'`
+/// written `'\''`.
+fn sh_word(arg: &str) -> String {
+    let plain = !arg.is_empty()
+        && arg
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-./=:,+@%".contains(c));
+    if plain {
+        arg.to_string()
+    } else {
+        format!("'{}'", arg.replace('\'', "'\\''"))
+    }
+}
+
+/// The hint for taskset's `taskset MASK COMMAND [ARG]...` form given to
+/// pinrun (`command[0]` is the mask): taskset(1) reads MASK as a
+/// hexadecimal cpumask (`2` is CPU 1) unless `-c` makes it a cpulist, so
+/// the exact pinrun command names the mask's CPUs, and the list reading
+/// is offered second. `None` when `command[0]` is neither.
+pub fn taskset_form_hint(command: &[std::ffi::OsString]) -> Option<String> {
+    use crate::cpuset::CpuSet;
+    let name = command.first()?.to_str()?;
+    let rest: Vec<String> = command[1..]
+        .iter()
+        .map(|a| sh_word(&a.to_string_lossy()))
+        .collect();
+    let tail = if rest.is_empty() {
+        "COMMAND".to_string()
+    } else {
+        rest.join(" ")
+    };
+    let hex = name.strip_prefix("0x").unwrap_or(name);
+    // The kernel keeps the mask's online CPUs (sched_setaffinity(2)):
+    // those are the CPUs taskset would run on here.
+    let online = crate::system::Root::new("/").read_list("/sys/devices/system/cpu/online");
+    let mask = (!hex.is_empty() && hex.chars().all(|c| c.is_ascii_hexdigit() || c == ','))
+        .then(|| CpuSet::parse(&format!("0x{hex}")).ok())
+        .flatten()
+        .map(|m| match &online {
+            Some(on) if m.intersects(on) => m.intersection(on),
+            _ => m,
+        })
+        .filter(|m| !m.is_empty());
+    let list = CpuSet::parse(name).ok().filter(|_| !name.starts_with("0x"));
+    Some(match (mask, list) {
+        (Some(m), Some(l)) if m != l => format!(
+            "taskset's MASK form: taskset reads {name} as the hexadecimal mask 0x{hex}: pinrun --cpus {} -- {tail} (as a list, as taskset -c reads it: pinrun --cpus {} -- {tail})",
+            m.to_list(),
+            l.to_list()
+        ),
+        (Some(m), _) => format!(
+            "taskset's MASK form: taskset reads {name} as the hexadecimal mask 0x{hex}: pinrun --cpus {} -- {tail}",
+            m.to_list()
+        ),
+        (None, Some(l)) => format!(
+            "taskset -c's list form: pinrun takes the CPUs as an option: pinrun --cpus {} -- {tail}",
+            l.to_list()
+        ),
+        (None, None) => return None,
+    })
+}
+
+/// Finds the command (`command[0]`) as `execvp(3)` would: a name with a
+/// `/` is a path; otherwise the first executable match in `$PATH` (the
+/// `which` crate). Not found: exit 127 (with taskset's positional form
+/// recognised, [`taskset_form_hint`]); found but not executable: exit 126.
+pub fn resolve(command: &[std::ffi::OsString]) -> Result<PathBuf> {
+    let empty = std::ffi::OsString::new();
+    let cmd: &OsStr = command.first().unwrap_or(&empty);
     let not_found = || {
         let name = cmd.to_string_lossy();
         let is_path = cmd.as_bytes().contains(&b'/');
-        let hint = if !is_path && crate::cpuset::CpuSet::parse(&name).is_ok() {
-            // taskset's `taskset MASK COMMAND` form.
-            format!(
-                "taskset's positional form: pinrun takes the CPUs as an option: pinrun --cpus {name} -- COMMAND"
-            )
+        let hint = if let Some(h) = taskset_form_hint(command).filter(|_| !is_path) {
+            h
         } else if is_path {
             let cwd = std::env::current_dir()
                 .map(|d| d.display().to_string())

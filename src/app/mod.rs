@@ -101,13 +101,26 @@ fn run(req: Request) -> Result<Exit, Error> {
     // is read. `--dry-run` and `--check` look it up as the launch does
     // (same exit 126/127 and message), except below `--sysroot`: the dump
     // holds no programs, and this host's PATH is not the dumped machine's.
+    // A dry run shows the plan first and the verdict on the command after
+    // it (issue 37: on a planning host without the program, the plan is
+    // what the user asked to see); its exit status is the verdict's.
+    let mut verdict: Option<Error> = None;
     let command = match req.mode {
-        Mode::Run => Some(exec::resolve(&req.command[0])?),
+        Mode::Run => Some(exec::resolve(&req.command)?),
         Mode::DryRun | Mode::Check if req.sysroot.is_none() && !req.command.is_empty() => {
-            let path = exec::resolve(&req.command[0])?;
-            // What execve(2) would answer for its #! interpreter.
-            exec::predict_exec(&req.command[0], &path)?;
-            Some(path)
+            let resolved = exec::resolve(&req.command).and_then(|path| {
+                // What execve(2) would answer for its #! interpreter.
+                exec::predict_exec(&req.command[0], &path)?;
+                Ok(path)
+            });
+            match resolved {
+                Ok(path) => Some(path),
+                Err(e) if req.mode == Mode::DryRun => {
+                    verdict = Some(e);
+                    None
+                }
+                Err(e) => return Err(e),
+            }
         }
         _ => None,
     };
@@ -137,7 +150,19 @@ fn run(req: Request) -> Result<Exit, Error> {
     let planned = |sys| plan_and_check(&root, sys, &req, ahead);
     match req.mode {
         Mode::Show => show(&root, &sys, &req),
-        Mode::DryRun => dry_run(&req, &planned(sys)?, command.as_deref()),
+        Mode::DryRun => {
+            let exit = dry_run(&req, &planned(sys)?, command.as_deref())?;
+            // The verdict on stderr after the whole plan, with its exit
+            // status (as --strict's refusal: a second JSON document would
+            // break `jq`).
+            match verdict {
+                Some(e) => {
+                    crate::output::print_error(&e, false);
+                    Ok(e.exit)
+                }
+                None => Ok(exit),
+            }
+        }
         Mode::Check => {
             let p = planned(sys)?;
             let exit = check(&req, &p);
@@ -588,13 +613,19 @@ fn invocation_without_emit() -> Vec<String> {
     out
 }
 
-/// The word after a bare `--membind` when it is not a node list: the usual
-/// cause of a usage error is `--membind COMMAND -flag` without `--`.
+/// The hint when a bare `--membind` (or numactl's `-m`) took the next word,
+/// which is not a node list, as its value: the usual cause of a usage
+/// error is `--membind COMMAND -flag` without `--`.
 fn membind_swallowed_command() -> Option<String> {
     let args = pinrun_args();
-    let i = args.iter().position(|a| a == "--membind")?;
+    let i = args.iter().position(|a| a == "--membind" || a == "-m")?;
     let next = args.get(i + 1)?;
-    (!next.starts_with('-') && crate::cpuset::CpuSet::parse(next).is_err()).then(|| next.clone())
+    (!next.starts_with('-') && crate::cpuset::CpuSet::parse(next).is_err()).then(|| {
+        format!(
+            "{} took '{next}' as its node list: write --membind=NODES, or put -- before the command",
+            args[i]
+        )
+    })
 }
 
 /// `req` with the policy file's `allow`, `strict` and `state_dir` merged
@@ -688,10 +719,11 @@ pub fn main() -> Exit {
             {
                 err = err.hint(hint);
             }
-            if let Some(word) = membind_swallowed_command() {
-                err = err.hint(format!(
-                    "--membind took '{word}' as its node list: write --membind=NODES, or put -- before the command"
-                ));
+            if let Some(hint) = crate::cli::taskset_pid_hint(&pinrun_args()) {
+                err = err.hint(hint);
+            }
+            if let Some(hint) = membind_swallowed_command() {
+                err = err.hint(hint);
             }
             print_error(&err, pinrun_args().iter().any(|a| a == "--json"));
             return Exit::Failure;
@@ -729,11 +761,9 @@ pub fn main() -> Exit {
         Ok(exit) => exit,
         Err(mut e) => {
             if e.code == ErrorCode::NoCommand
-                && let Some(word) = membind_swallowed_command()
+                && let Some(hint) = membind_swallowed_command()
             {
-                e = e.hint(format!(
-                    "--membind took '{word}' as its node list: write --membind=NODES, or put -- before the command"
-                ));
+                e = e.hint(hint);
             }
             print_error(&e, json);
             e.exit

@@ -431,7 +431,7 @@ fn small_texts_say_what_is_true() {
     );
     let out = pinrun().args(["0x3", "true"]).output().unwrap();
     assert_status(&out, 127);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("pinrun --cpus 0x3 -- COMMAND"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("pinrun --cpus 0-1 -- true"));
 }
 
 /// `--housekeeping` on nto/bare-metal-worker1 (isolcpus=managed_irq,0-4,11-79
@@ -610,4 +610,117 @@ fn a_policy_file_that_is_a_fifo_or_device_is_refused_without_waiting() {
             "{path}: {err}"
         );
     }
+}
+
+/// Issue 37, items 1-3: the habits numactl, taskset and chrt users bring
+/// get the exact pinrun command, or what the option means here, never
+/// clap's generic advice ("to pass '--all-tasks' as a value") or a wrong
+/// suggestion ('--physcpubind' for numactl's --cpubind, '--allow' for
+/// --all). Each row: the arguments, the exit status, and the hint line.
+#[test]
+fn peer_tool_habits_get_the_pinrun_command() {
+    let rows: &[(&[&str], i32, &str)] = &[
+        // taskset MASK COMMAND: the mask is hexadecimal (2 is CPU 1).
+        (
+            &["2", "true"],
+            127,
+            "hint: taskset's MASK form: taskset reads 2 as the hexadecimal mask 0x2: pinrun --cpus 1 -- true (as a list, as taskset -c reads it: pinrun --cpus 2 -- true)",
+        ),
+        (
+            &["0-1", "true"],
+            127,
+            "hint: taskset -c's list form: pinrun takes the CPUs as an option: pinrun --cpus 0-1 -- true",
+        ),
+        (
+            &["--cpus", "ff", "true"],
+            125,
+            "hint: ff looks like taskset's hexadecimal mask: write it --cpus 0xff (CPUs 0-7)",
+        ),
+        // taskset -p MASK PID.
+        (
+            &["--pid", "0x1", "1234"],
+            125,
+            "hint: taskset's -p MASK PID form: pinrun --pid 1234 --cpus 0 (every thread of the process; --tid TID for one)",
+        ),
+        (
+            &["-p", "03", "700"],
+            125,
+            "hint: taskset's -p MASK PID form: pinrun --pid 700 --cpus 0-1 (every thread of the process; --tid TID for one)",
+        ),
+        (
+            &["--all-tasks", "--pid", "1"],
+            125,
+            "hint: taskset --all-tasks and chrt --all-tasks are pinrun --pid PID, which changes every thread of the process (--tid TID: one thread)",
+        ),
+        (
+            &["--hardware"],
+            125,
+            "hint: numactl --hardware is pinrun --show (--show --json for a script)",
+        ),
+        (
+            &["--cpubind", "0", "true"],
+            125,
+            "hint: numactl --cpubind (the old name of --cpunodebind) takes NODES: pinrun --cpunodebind NODES, or --node NODES to choose cores on them",
+        ),
+        (
+            &["--max"],
+            125,
+            "hint: chrt --max: the real-time priorities are 1 to 99 (SCHED_FIFO, SCHED_RR; sched_get_priority_max(2)); pinrun --check --fifo 99 says what this process may use",
+        ),
+        (
+            &["-m", "./app"],
+            125,
+            "hint: -m took './app' as its node list: write --membind=NODES, or put -- before the command",
+        ),
+    ];
+    for (args, status, hint) in rows {
+        let out = pinrun().args(*args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(*status), "{args:?}: {err}");
+        assert_eq!(err.lines().nth(1), Some(*hint), "{args:?}: {err}");
+    }
+    for opt in ["--all", "--balancing", "--touch", "--shm", "--huge"] {
+        let out = pinrun().arg(opt).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.lines()
+                .nth(1)
+                .is_some_and(|h| h.starts_with("hint: numactl")),
+            "{opt}: {err}"
+        );
+    }
+    // Two options that cannot be used together: what each is for.
+    let out = pinrun()
+        .args(["--probe", "--deadline", "--", "true"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("hint: use only one: --probe[=<DURATION>]: measure the noise"),
+        "{err}"
+    );
+}
+
+/// Issue 37, item 6: `--dry-run` on a planning host without the program
+/// shows the plan, then the verdict on the command (exit 127).
+#[test]
+fn a_dry_run_shows_the_plan_before_the_missing_command() {
+    let out = pinrun()
+        .args([
+            "--dry-run",
+            "--json",
+            "--cpus",
+            "0",
+            "--",
+            "no-such-program-here",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(127));
+    let v: Value = serde_json::from_slice(&out.stdout).expect("the plan on stdout");
+    assert_eq!(v["cpus"], serde_json::json!([0]));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .starts_with("pinrun: no-such-program-here: command not found"),
+    );
 }
