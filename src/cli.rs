@@ -598,6 +598,77 @@ impl clap::builder::TypedValueParser for AllowWords {
     }
 }
 
+/// The options `-h` shows, each with its one-line summary (issue 37: `-h`
+/// fits one screen, at most 40 lines; `--help` and pinrun(1) keep every
+/// option, with the whole text).
+const SHORT_HELP: &[(&str, &str)] = &[
+    ("cpus", "Run on exactly these CPUs (0-3,8; 0xff; +0)"),
+    ("node", "Take CPUs from these NUMA nodes"),
+    (
+        "cores",
+        "Choose N whole cores (the quietest with latency intent)",
+    ),
+    ("fifo", "SCHED_FIFO at PRIO (1-99), as chrt -f"),
+    ("rr", "SCHED_RR at PRIO (1-99), as chrt -r"),
+    (
+        "membind",
+        "Allocate memory only on NODES (default: the CPUs' nodes)",
+    ),
+    (
+        "exclusive",
+        "Claim the chosen cores while the command lives",
+    ),
+    ("dry_run", "Print the plan and its findings; change nothing"),
+    ("check", "Audit the CPUs; exit 1 on a warning"),
+    (
+        "show",
+        "Show the machine: topology, isolation, IRQs, claims",
+    ),
+    ("pid", "A running process: show or change every thread"),
+    ("json", "Machine-readable output"),
+];
+
+/// The command line parser: [`Cli`]'s, with `-h` cut to one screen
+/// ([`SHORT_HELP`]: a one-line summary for the options people use most,
+/// the others hidden from `-h` only); `--help` shows each option's whole
+/// text. The man page and completions are generated from [`Cli`] itself.
+pub fn command() -> clap::Command {
+    use clap::CommandFactory;
+    let mut cmd = Cli::command();
+    let ids: Vec<String> = cmd
+        .get_arguments()
+        .map(|a| a.get_id().to_string())
+        .collect();
+    for id in ids {
+        let short = SHORT_HELP.iter().find(|(k, _)| *k == id).map(|(_, h)| *h);
+        cmd = cmd.mut_arg(&id, |a| match short {
+            Some(h) => match a.get_long_help().or(a.get_help()).cloned() {
+                Some(long) => a.long_help(long).help(h),
+                None => a.help(h),
+            },
+            None if id == "help" || id == "version" || id == "command" => a,
+            None => a.hide_short_help(true),
+        });
+    }
+    let long_after = cmd.get_after_help().cloned().unwrap_or_default();
+    let more = cmd
+        .get_arguments()
+        .filter(|a| a.is_hide_short_help_set())
+        .count();
+    let short_after = format!(
+        "Example: pinrun --node 0 --cores 4 --fifo 90 -- ./app\n{more} more options: pinrun --help; every rule: man pinrun"
+    );
+    let long_about = cmd
+        .get_long_about()
+        .or(cmd.get_about())
+        .cloned()
+        .unwrap_or_default();
+    cmd.about("Run a command on chosen CPUs with memory and scheduling policies, checked first")
+        .long_about(long_about)
+        .after_help(short_after)
+        .after_long_help(long_after)
+}
+
 /// pinrun's option for a short option of numactl, taskset or chrt that
 /// pinrun does not take (`-p`, `-l`, …): the hint of the usage error, so
 /// that `pinrun -l ./app` is not told to pass `-l` as a command.

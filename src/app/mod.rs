@@ -24,7 +24,7 @@ use crate::plan::Plan;
 use crate::request::{Mode, Request};
 use crate::system::{Root, SystemState};
 use crate::{apply, exec, report};
-use clap::{CommandFactory, Parser};
+use clap::CommandFactory;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -673,7 +673,10 @@ fn with_policy_file(mut req: Request) -> Result<Request, Error> {
 /// and refusals, 126/127 when the command cannot be executed or found;
 /// does not return when the command is exec'd (its status is then its own).
 pub fn main() -> Exit {
-    let cli = match Cli::try_parse() {
+    let parsed = crate::cli::command()
+        .try_get_matches()
+        .and_then(|m| <Cli as clap::FromArgMatches>::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(c) => c,
         Err(e) => {
             use clap::error::ErrorKind;

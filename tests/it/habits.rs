@@ -724,3 +724,50 @@ fn a_dry_run_shows_the_plan_before_the_missing_command() {
             .starts_with("pinrun: no-such-program-here: command not found"),
     );
 }
+
+/// Issue 37, item 5: `-h` is one screen (at most 40 lines at 80 columns,
+/// none wider) with the options people use most and where the rest is;
+/// `--help` keeps every option with its whole text (219 and 349 lines
+/// before, for 70+ options).
+#[test]
+fn short_help_fits_a_screen_and_long_help_keeps_everything() {
+    let short = pinrun().env("COLUMNS", "80").arg("-h").output().unwrap();
+    assert_status(&short, 0);
+    let short = String::from_utf8_lossy(&short.stdout);
+    let lines: Vec<&str> = short.lines().collect();
+    assert!(lines.len() <= 40, "{} lines:\n{short}", lines.len());
+    assert!(lines.iter().all(|l| l.chars().count() <= 80), "{short}");
+    for opt in [
+        "--cpus",
+        "--node",
+        "--cores",
+        "--fifo",
+        "--membind",
+        "--exclusive",
+        "--dry-run",
+        "--check",
+        "--show",
+        "--pid",
+    ] {
+        assert!(short.contains(opt), "{opt}: {short}");
+    }
+    assert!(!short.contains("--steer-irqs"), "{short}");
+    assert!(
+        lines
+            .last()
+            .unwrap()
+            .ends_with("more options: pinrun --help; every rule: man pinrun")
+    );
+    let long = pinrun().arg("--help").output().unwrap();
+    let long = String::from_utf8_lossy(&long.stdout);
+    for opt in [
+        "--steer-irqs",
+        "--thread-map",
+        "--probe-mode",
+        "--sched-runtime",
+        "--dump",
+    ] {
+        assert!(long.contains(opt), "{opt}");
+    }
+    assert!(long.contains("CHOOSING CORES"), "the whole --cores text");
+}
