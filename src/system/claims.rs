@@ -916,6 +916,28 @@ pub fn liveness(pid: u32) -> Liveness {
     }
 }
 
+/// Whether process `pid` started at `start` (field 22 of its stat) still
+/// runs, its PID numbered in PID namespace `ns` (`None`: this `/proc`'s,
+/// as in journals of older versions): judged in this `/proc` when it is
+/// that namespace's (a zombie or another start time has ended), else
+/// found by its namespace among every process ([`claim::locate`]).
+/// `Err(why)`: this reader cannot see into that namespace and cannot
+/// tell.
+pub fn still_runs(pid: u32, start: u64, ns: Option<PidNs>) -> std::result::Result<bool, String> {
+    let runs = |l: Liveness| match l {
+        Liveness::Dead => false,
+        Liveness::Alive { start_time, .. } => start_time.is_none_or(|s| s == start),
+    };
+    let view = if ns.is_some() { view_pid_ns() } else { None };
+    let Some(ns) = ns.filter(|n| Some(*n) != view) else {
+        return Ok(runs(liveness(pid)));
+    };
+    match claim::locate(&scan_pid_namespaces(view), ns, pid, 0) {
+        Sight::Unseen(why) => Err(why),
+        Sight::Seen { holder, .. } => Ok(holder.is_some_and(|h| runs(liveness(h)))),
+    }
+}
+
 /// The PID namespace of `path` (`/proc/<pid>/ns/pid`): `stat(2)` of
 /// the link's target, an nsfs file.
 fn pid_ns_of(path: &str) -> std::io::Result<PidNs> {
@@ -1127,6 +1149,27 @@ mod tests {
             vec![4242, 1]
         );
         assert_eq!(ns_ids("Name:\tx\n", "NSpgid:"), Vec::<u32>::new());
+    }
+
+    /// A launch is judged in the PID namespace its PID is numbered in:
+    /// this process runs, under another start time it has ended, and in a
+    /// namespace that does not exist it has ended as seen from the initial
+    /// namespace (which sees every process) and cannot be told elsewhere.
+    #[test]
+    fn a_launch_is_judged_in_its_namespace() {
+        let (pid, start, _, _) = identity().unwrap();
+        let own = own_pid_ns();
+        assert_eq!(still_runs(pid, start, None), Ok(true));
+        assert_eq!(still_runs(pid, start + 1, None), Ok(false));
+        assert_eq!(still_runs(pid, start, own), Ok(true));
+        let gone = PidNs {
+            dev: own.map_or(0, |n| n.dev),
+            ino: 0xF000_0000,
+        };
+        match (view_pid_ns(), still_runs(pid, start, Some(gone))) {
+            (Some(v), r) if v.is_initial() => assert_eq!(r, Ok(false)),
+            (_, r) => assert!(r.is_err(), "{r:?}"),
+        }
     }
 
     /// A state directory named through a symlink is refused however the

@@ -351,3 +351,110 @@ fn a_claim_made_in_a_pid_namespace_holds_on_the_host() {
     assert_eq!(ran_on(&o), cpu);
     assert!(!records(&dir).contains(&rec), "{:?}", records(&dir));
 }
+
+/// A steering journal (`steer.PID.START.journal`) as a launch of PID
+/// namespace `ns` (dev, ino) would leave it, with no IRQ in it: undoing it
+/// changes nothing on this machine, it only removes the file.
+fn write_journal(dir: &Path, pid: u32, start: u64, ns: (u64, u64)) -> String {
+    std::fs::create_dir_all(dir).unwrap();
+    let name = format!("steer.{pid}.{start}.journal");
+    let j = serde_json::json!({
+        "version": 1, "pid": pid, "start_time": start,
+        "pid_ns": {"dev": ns.0, "ino": ns.1},
+        "cpus": "0", "default_original": null, "default_written": null, "irqs": [],
+    });
+    std::fs::write(dir.join(&name), format!("{j}\n")).unwrap();
+    name
+}
+
+/// Field 22 of `/proc/PID/stat`.
+fn start_of(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    pinrun::system::threads::stat_field(&stat, 22).unwrap()
+}
+
+/// The journals in `dir`.
+fn journals(dir: &Path) -> Vec<String> {
+    records(dir)
+        .into_iter()
+        .filter(|n| n.starts_with("steer."))
+        .collect()
+}
+
+/// IRQ steering journals name their launch's PID namespace too, and
+/// `--reclaim` judges a launch in it: a namespace's live launch (PID 1
+/// there, the host's init here) is not undone by the host, a host's live
+/// launch not by a namespace, which cannot see it and says so; once the
+/// launch has ended the host restores it. Before, each side took the
+/// other's PID for one of its own and undid a live launch's steering.
+#[test]
+fn steering_of_a_live_launch_in_another_namespace_is_never_undone() {
+    if !namespaces_usable() {
+        return;
+    }
+    let t = common::tempdir();
+    let dir = t.path().join("state");
+    let reclaim = |mut c: Command| -> String {
+        let o = c.output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        stderr(&o)
+    };
+    let mut kids = Children(Vec::new());
+
+    // A launch in a new namespace: its PID 1, seen from the host.
+    let unshare = Command::new("unshare")
+        .args(["-p", "-f", "--mount-proc", "--kill-child", "sleep", "60"])
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let up = unshare.id();
+    kids.0.push(unshare);
+    let hp = child_of(up, "sleep");
+    let link = std::fs::metadata(format!("/proc/{hp}/ns/pid")).unwrap();
+    let name = write_journal(&dir, 1, start_of(hp), (link.dev(), link.ino()));
+    let e = reclaim(on_host(&dir, &["--reclaim"], &[]));
+    assert!(!e.contains("restored"), "{e}");
+    assert_eq!(journals(&dir), vec![name.clone()], "{e}");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(hp as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    for mut k in kids.0.drain(..) {
+        k.wait().unwrap();
+    }
+    let e = reclaim(on_host(&dir, &["--reclaim"], &[]));
+    assert!(e.contains("restored the IRQ steering of pid 1"), "{e}");
+    assert_eq!(journals(&dir), Vec::<String>::new(), "{e}");
+
+    // A launch on the host, seen from a new namespace.
+    let sleeper = Command::new("sleep").arg("60").spawn().unwrap();
+    let sp = sleeper.id();
+    kids.0.push(sleeper);
+    let link = std::fs::metadata("/proc/self/ns/pid").unwrap();
+    let name = write_journal(&dir, sp, start_of(sp), (link.dev(), link.ino()));
+    let e = reclaim(in_new_ns(&dir, &["--reclaim"], &[]));
+    assert!(
+        e.contains(&format!(
+            "kept the IRQ steering of pid {sp} in PID namespace pid:[{}]",
+            link.ino()
+        )) && !e.contains("restored"),
+        "{e}"
+    );
+    assert_eq!(journals(&dir), vec![name.clone()], "{e}");
+    for mut k in kids.0.drain(..) {
+        k.kill().unwrap();
+        k.wait().unwrap();
+    }
+    // Ended, but the namespace cannot tell: still kept there; the host
+    // restores it.
+    let e = reclaim(in_new_ns(&dir, &["--reclaim"], &[]));
+    assert!(e.contains("kept the IRQ steering"), "{e}");
+    assert_eq!(journals(&dir), vec![name], "{e}");
+    let e = reclaim(on_host(&dir, &["--reclaim"], &[]));
+    assert!(
+        e.contains(&format!("restored the IRQ steering of pid {sp}")),
+        "{e}"
+    );
+    assert_eq!(journals(&dir), Vec::<String>::new(), "{e}");
+}
