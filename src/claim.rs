@@ -5,6 +5,12 @@
 //! locked by [`crate::system::claims`], written by [`crate::apply::claims`];
 //! planning with claims is [`crate::plan::claims`], their findings
 //! `crate::check::claims`, the flow [`crate::app::claims`].
+//!
+//! A record names its holder by PID, and a PID is a number in one PID
+//! namespace: a record carries that namespace ([`PidNs`]), and a reader
+//! whose `/proc` numbers processes in another one finds the holder by its
+//! namespace ([`locate`]) or, when it cannot see into that namespace,
+//! honours the record unchecked ([`judge_unseen`]), never removes it.
 
 use crate::cpuset::CpuSet;
 use crate::words::{cpus_phrase, shorten};
@@ -57,6 +63,10 @@ pub enum Holder {
         affinity: Option<CpuSet>,
         /// The PID has exited and the claim lives by its process group.
         group_only: bool,
+        /// `pid` is numbered in another PID namespace than this reader's
+        /// `/proc`: which, and what this reader knows of it. `None`: the
+        /// reader's own (or a record of an older pinrun, which names none).
+        elsewhere: Option<Elsewhere>,
     },
     /// A container to which kubelet's static CPU manager assigned CPUs.
     Kubelet {
@@ -65,6 +75,21 @@ pub enum Holder {
         /// Container name (empty in the old checkpoint format).
         container: String,
     },
+}
+
+/// Where the holder of a record from another PID namespace is, as this
+/// reader sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Elsewhere {
+    /// The namespace the record's PID is numbered in.
+    pub ns: PidNs,
+    /// The holder's PID in this reader's `/proc`, when it was found there
+    /// (`None`: its process group holds the claim, or it cannot be seen).
+    pub here: Option<u32>,
+    /// Why the holder could not be checked from here (the namespace
+    /// cannot be seen into, or not completely): the record is honoured as
+    /// written and never removed. `None`: checked.
+    pub unchecked: Option<String>,
 }
 
 /// One claim: a holder and the CPUs it holds (every SMT sibling).
@@ -78,7 +103,11 @@ pub struct Claim {
 
 impl Claim {
     /// "pid 123 (sleep 3)", "pid 123 (engine) of uid 1000", "process group
-    /// 123 (sh -c ...; pid 123 exited)" or "kubelet pod P container C".
+    /// 123 (sh -c ...; pid 123 exited)" or "kubelet pod P container C"; a
+    /// holder of another PID namespace is named with it: "pid 4242 (sleep
+    /// 3; pid 1 in PID namespace pid:[4026532451])", or "pid 1 in PID
+    /// namespace pid:[4026532451] (sleep 3; not visible from here:
+    /// honoured unchecked)".
     pub fn who(&self) -> String {
         match &self.holder {
             Holder::Process {
@@ -86,13 +115,32 @@ impl Claim {
                 command,
                 uid,
                 group_only,
+                elsewhere,
                 ..
             } => {
                 let cmd = shorten(&command.join(" "), 60);
-                let mut s = if *group_only {
-                    format!("process group {pid} ({cmd}; pid {pid} exited)")
-                } else {
-                    format!("pid {pid} ({cmd})")
+                let mut s = match elsewhere {
+                    None if *group_only => {
+                        format!("process group {pid} ({cmd}; pid {pid} exited)")
+                    }
+                    None => format!("pid {pid} ({cmd})"),
+                    Some(Elsewhere {
+                        ns,
+                        unchecked: Some(_),
+                        ..
+                    }) => format!(
+                        "pid {pid} in PID namespace {ns} ({cmd}; not visible from here: honoured unchecked)"
+                    ),
+                    Some(Elsewhere {
+                        ns,
+                        here: Some(here),
+                        ..
+                    }) if !*group_only => {
+                        format!("pid {here} ({cmd}; pid {pid} in PID namespace {ns})")
+                    }
+                    Some(Elsewhere { ns, .. }) => format!(
+                        "process group {pid} in PID namespace {ns} ({cmd}; pid {pid} exited)"
+                    ),
                 };
                 if *uid != 0 {
                     s.push_str(&format!(" of uid {uid}"));
@@ -105,6 +153,25 @@ impl Claim {
             Holder::Kubelet { pod, container } => {
                 format!("kubelet pod {pod} container {container}")
             }
+        }
+    }
+}
+
+impl Holder {
+    /// The holder's PID in this reader's `/proc`: the record's own PID,
+    /// or the one it was found under in another namespace; `None` for
+    /// kubelet and a holder not seen from here.
+    pub fn pid_here(&self) -> Option<u32> {
+        match self {
+            Holder::Process {
+                pid,
+                elsewhere: None,
+                ..
+            } => Some(*pid),
+            Holder::Process {
+                elsewhere: Some(e), ..
+            } => e.here,
+            Holder::Kubelet { .. } => None,
         }
     }
 }
@@ -242,6 +309,13 @@ pub struct Record {
     /// children live; 0 (or absent): the PID only.
     #[serde(default)]
     pub pgid: u32,
+    /// The PID namespace `pid` (and `pgid`) are numbered in: the
+    /// claimant's own (`stat(2)` of `/proc/self/ns/pid`), or for `--pid`
+    /// that of the `/proc` the target was found in. Absent in records of
+    /// older pinrun versions: their PID is taken as the reader's, as
+    /// those versions did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid_ns: Option<PidNs>,
     /// The claimed CPUs, a kernel cpulist.
     pub cpus: String,
     /// The command line (shortened: [`MAX_ARGS`] arguments of [`MAX_ARG`] chars).
@@ -253,6 +327,7 @@ pub struct Record {
 impl Record {
     /// A record for `pid` (following process group `pgid`, 0: none),
     /// shortening the command so that the text fits in [`MAX_RECORD`].
+    /// It names no PID namespace until [`Record::in_ns`] gives one.
     pub fn new(
         pid: u32,
         start_time: u64,
@@ -262,12 +337,13 @@ impl Record {
         command: &[String],
         time: u64,
     ) -> Self {
-        let mut r = Self {
+        Self {
             version: RECORD_VERSION,
             pid,
             start_time,
             uid,
             pgid,
+            pid_ns: None,
             cpus: cpus.to_list(),
             command: command
                 .iter()
@@ -275,21 +351,34 @@ impl Record {
                 .map(|a| a.chars().take(MAX_ARG).collect())
                 .collect(),
             time,
-        };
-        // Escapes (`\u0001`) and a long cpulist can make the record too
-        // long: drop the last arguments until it fits (the writer refuses
-        // a record that still does not).
-        while r.render().len() as u64 > MAX_RECORD && r.command.len() > 1 {
-            r.command.pop();
         }
-        while r.render().len() as u64 > MAX_RECORD
-            && let Some(a) = r.command.first_mut()
+        .fit()
+    }
+
+    /// The record with its PID numbered in namespace `ns` (`None`: not
+    /// known, the record is read as older versions wrote it), shortened
+    /// again to fit.
+    pub fn in_ns(mut self, ns: Option<PidNs>) -> Self {
+        self.pid_ns = ns;
+        self.fit()
+    }
+
+    /// The record with its command shortened until its text fits in
+    /// [`MAX_RECORD`] (escapes such as `\u0001` and a long cpulist can
+    /// make it too long): the last arguments dropped, then the first
+    /// halved (the writer refuses a record that still does not fit).
+    fn fit(mut self) -> Self {
+        while self.render().len() as u64 > MAX_RECORD && self.command.len() > 1 {
+            self.command.pop();
+        }
+        while self.render().len() as u64 > MAX_RECORD
+            && let Some(a) = self.command.first_mut()
             && !a.is_empty()
         {
             let keep = a.chars().count() / 2;
             *a = a.chars().take(keep).collect();
         }
-        r
+        self
     }
 
     /// Whether the record's text fits in [`MAX_RECORD`] (else readers
@@ -470,6 +559,208 @@ pub fn judge(rec: &Record, file_uid: u32, proc: &Liveness, group: &[Liveness]) -
     Verdict::Live {
         affinity: affinity.clone().filter(|_| file_uid != 0),
     }
+}
+
+/// The inode of the initial PID namespace (`PROC_PID_INIT_INO` in the
+/// kernel's include/linux/proc_ns.h), the same at every boot; namespaces
+/// created later get numbers from `0xF0000000` up.
+pub const INITIAL_PID_NS_INO: u64 = 0xEFFF_FFFC;
+
+/// A PID namespace, as `stat(2)` of `/proc/<pid>/ns/pid` names it: the
+/// device and inode of its nsfs file (what `readlink` shows as
+/// `pid:[INODE]`, and `lsns(8)` lists). Both are unique among the live
+/// namespaces of the machine, whichever namespace reads them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PidNs {
+    /// `st_dev` of the nsfs file.
+    pub dev: u64,
+    /// `st_ino` of the nsfs file.
+    pub ino: u64,
+}
+
+impl PidNs {
+    /// Whether this is the machine's initial PID namespace, whose `/proc`
+    /// shows every process of every namespace.
+    pub fn is_initial(&self) -> bool {
+        self.ino == INITIAL_PID_NS_INO
+    }
+}
+
+impl std::fmt::Display for PidNs {
+    /// `pid:[4026532451]`, as `readlink /proc/PID/ns/pid` says.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "pid:[{}]", self.ino)
+    }
+}
+
+/// One process of this reader's `/proc`, with its PID namespace
+/// ([`NsScan`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NsProcess {
+    /// Its PID in this reader's `/proc`.
+    pub pid: u32,
+    /// Its own PID namespace (`/proc/<pid>/ns/pid`); `None`: it could not
+    /// be read (`EACCES`: the link needs ptrace access to the process).
+    pub ns: Option<PidNs>,
+    /// The `NSpid:` line of its `status` (readable by all): its PID in
+    /// each namespace from the one of this `/proc` down to its own, so one
+    /// number for a process of this `/proc`'s own namespace. Empty when
+    /// not read (a process known to be of this `/proc`'s namespace).
+    pub nspid: Vec<u32>,
+    /// The `NSpgid:` line, its process group likewise.
+    pub nspgid: Vec<u32>,
+}
+
+impl NsProcess {
+    /// Whether this process may be of namespace `ns`, for a `/proc` of
+    /// namespace `view`: it is, or its namespace is not known and its
+    /// `NSpid:` does not place it in `view` (one number) itself.
+    fn may_be_in(&self, ns: PidNs, view: Option<PidNs>) -> bool {
+        match self.ns {
+            Some(n) => n == ns,
+            None => self.nspid.len() >= 2 || view.is_none(),
+        }
+    }
+}
+
+/// Every process of this reader's `/proc` with its PID namespace, read
+/// once when a record of another namespace is judged.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NsScan {
+    /// The namespace this `/proc` numbers processes in (`None`: not known).
+    pub view: Option<PidNs>,
+    /// The processes.
+    pub procs: Vec<NsProcess>,
+    /// Why some process could not be read at all, neither its namespace
+    /// nor its `status` (`hidepid=`, `EMFILE`), or the listing was cut: a
+    /// holder not found may be among them. `None`: every process was read.
+    pub gap: Option<String>,
+}
+
+/// Where the holder of a record of another PID namespace is, for a reader
+/// whose `/proc` is `scan` ([`locate`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Sight {
+    /// This reader sees into the namespace: `holder` is the holder's PID
+    /// in this `/proc` (`None`: gone), `members` those of its process
+    /// group's members (when the record follows its group).
+    Seen {
+        /// The holder, when it runs.
+        holder: Option<u32>,
+        /// Its group's members.
+        members: Vec<u32>,
+    },
+    /// This reader cannot tell whether the holder runs (why): the record
+    /// is honoured as written, never removed.
+    Unseen(String),
+}
+
+/// Whether record `rec` names its PID in another namespace than `view`
+/// (the namespace of this reader's `/proc`, `None`: not known), and which.
+/// A record without one (older pinrun versions) is read as theirs were:
+/// its PID is this `/proc`'s.
+pub fn foreign_ns(rec: &Record, view: Option<PidNs>) -> Option<PidNs> {
+    rec.pid_ns.filter(|ns| Some(*ns) != view)
+}
+
+/// Finds the holder of a record of PID `pid` (following process group
+/// `pgid` when it is `pid`; 0: none) numbered in namespace `ns` (not this
+/// reader's) among `scan`'s processes. A process's own namespace never
+/// changes, so the holder, while it runs, is the process of namespace `ns`
+/// whose last `NSpid:` is `pid`. When it is not there:
+///
+/// - a process that could not be read at all (`scan.gap`), or whose
+///   namespace could not and whose last `NSpid:` is `pid`, may
+///   be it: unseen;
+/// - some process of `ns` was seen: this `/proc` shows every process of
+///   that namespace (a namespace's processes are seen from its ancestors'
+///   `/proc`, all of them), so the holder is gone;
+/// - none, and this `/proc` is the initial namespace's, which shows every
+///   process: the holder is gone (and when a namespace's first process
+///   ends the kernel kills every other);
+/// - none, from another namespace: `ns` is not below this one (a parent's,
+///   a sibling's), and nothing here can tell: unseen.
+///
+/// A group's members (for a record that follows its process group) are
+/// the processes whose `NSpgid:` at `ns`'s level is `pgid`:
+/// processes of namespaces below `ns` count too, and so, not being told
+/// apart, do those of other namespaces at the same depth (a claim kept
+/// longer, never dropped early). A group whose level is not known (no
+/// process of `ns` seen, some of unknown namespace) is unseen.
+pub fn locate(scan: &NsScan, ns: PidNs, pid: u32, pgid: u32) -> Sight {
+    let unseen = |why: String| Sight::Unseen(why);
+    let holder = scan
+        .procs
+        .iter()
+        .find(|p| p.ns == Some(ns) && p.nspid.last() == Some(&pid))
+        .map(|p| p.pid);
+    let follows_group = pgid != 0 && pgid == pid;
+    if holder.is_none() || follows_group {
+        if let Some(gap) = &scan.gap {
+            return unseen(format!("not every process can be read here: {gap}"));
+        }
+        if let Some(p) = scan.procs.iter().find(|p| {
+            holder.is_none()
+                && p.ns.is_none()
+                && p.may_be_in(ns, scan.view)
+                && p.nspid.last() == Some(&pid)
+        }) {
+            return unseen(format!(
+                "pid {} here, whose namespace cannot be read, may be its holder",
+                p.pid
+            ));
+        }
+    }
+    let depth = scan
+        .procs
+        .iter()
+        .find(|p| p.ns == Some(ns))
+        .map(|p| p.nspid.len());
+    let gone = || Sight::Seen {
+        holder: None,
+        members: Vec::new(),
+    };
+    match (depth, scan.view) {
+        (Some(depth), _) => {
+            let members = if follows_group && depth > 0 {
+                scan.procs
+                    .iter()
+                    .filter(|p| p.nspid.len() >= depth && p.nspgid.get(depth - 1) == Some(&pgid))
+                    .map(|p| p.pid)
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            Sight::Seen { holder, members }
+        }
+        (None, Some(v)) if v.is_initial() => {
+            let unknown = scan.procs.iter().any(|p| p.may_be_in(ns, scan.view));
+            if follows_group && unknown {
+                unseen(
+                    "its process group cannot be followed: some processes' namespaces cannot be read here"
+                        .into(),
+                )
+            } else {
+                gone()
+            }
+        }
+        (None, Some(v)) => unseen(format!("cannot be seen from this PID namespace, {v}")),
+        (None, None) => unseen("this /proc's PID namespace is not known".into()),
+    }
+}
+
+/// Judges a record of another PID namespace whose holder this reader
+/// cannot see ([`Sight::Unseen`]): it claims its CPUs as written (no
+/// affinity to narrow them to), unless it lies about its owner.
+pub fn judge_unseen(rec: &Record, file_uid: u32) -> Verdict {
+    if rec.uid != file_uid {
+        return Verdict::Forged(format!(
+            "says uid {} but the file belongs to uid {file_uid}",
+            rec.uid
+        ));
+    }
+    Verdict::Live { affinity: None }
 }
 
 impl Liveness {
@@ -738,6 +1029,7 @@ mod tests {
                 record: "9.1".into(),
                 affinity: affinity.map(set),
                 group_only: false,
+                elsewhere: None,
             },
             cpus: set("0-7"),
         };
@@ -766,6 +1058,257 @@ mod tests {
                 .iter()
                 .all(|c| matches!(c.holder, Holder::Process { affinity: None, .. }))
         );
+    }
+
+    const HOST: PidNs = PidNs {
+        dev: 4,
+        ino: INITIAL_PID_NS_INO,
+    };
+    const CONTAINER: PidNs = PidNs {
+        dev: 4,
+        ino: 4026532451,
+    };
+    const NESTED: PidNs = PidNs {
+        dev: 4,
+        ino: 4026532460,
+    };
+    const SIBLING: PidNs = PidNs {
+        dev: 4,
+        ino: 4026532470,
+    };
+
+    /// A process of a scan: PID here, namespace, NSpid, NSpgid.
+    fn proc(pid: u32, ns: Option<PidNs>, nspid: &[u32], nspgid: &[u32]) -> NsProcess {
+        NsProcess {
+            pid,
+            ns,
+            nspid: nspid.to_vec(),
+            nspgid: nspgid.to_vec(),
+        }
+    }
+
+    fn scan(view: Option<PidNs>, procs: Vec<NsProcess>) -> NsScan {
+        NsScan {
+            view,
+            procs,
+            gap: None,
+        }
+    }
+
+    fn seen(holder: Option<u32>, members: &[u32]) -> Sight {
+        Sight::Seen {
+            holder,
+            members: members.to_vec(),
+        }
+    }
+
+    /// Records name their PID namespace; one of an older pinrun (without
+    /// it) is read as before: its PID is this `/proc`'s.
+    #[test]
+    fn records_name_their_pid_namespace() {
+        let r = rec(1, 7, 0).in_ns(Some(CONTAINER));
+        let text = r.render();
+        assert!(
+            text.contains(r#""pid_ns":{"dev":4,"ino":4026532451}"#),
+            "{text}"
+        );
+        assert_eq!(Record::parse(&text).unwrap().0, r);
+        let old = r#"{"version":1,"pid":42,"start_time":7,"uid":0,"pgid":0,"cpus":"2-3","command":["sleep","3"],"time":1000}"#;
+        let (old, _) = Record::parse(old).unwrap();
+        assert_eq!(old.pid_ns, None);
+        assert_eq!(old, rec(42, 7, 0));
+        assert!(!rec(42, 7, 0).render().contains("pid_ns"));
+        // Which records are of another namespace than this /proc's.
+        assert_eq!(foreign_ns(&old, Some(HOST)), None);
+        assert_eq!(foreign_ns(&old, None), None);
+        assert_eq!(foreign_ns(&r, Some(CONTAINER)), None);
+        assert_eq!(foreign_ns(&r, Some(HOST)), Some(CONTAINER));
+        assert_eq!(foreign_ns(&r, None), Some(CONTAINER));
+        assert!(HOST.is_initial() && !CONTAINER.is_initial());
+        assert_eq!(CONTAINER.to_string(), "pid:[4026532451]");
+        // A namespace does not make a record too long to write.
+        let cmd: Vec<String> = (0..40).map(|_| "\u{1}".repeat(200)).collect();
+        let every_other: CpuSet = (0..8192).step_by(2).collect();
+        let r = Record::new(1, 1, 0, 0, &every_other, &cmd, 0).in_ns(Some(CONTAINER));
+        assert!(r.fits() && r.pid_ns.is_some(), "{}", r.render().len());
+    }
+
+    /// From the host (the initial namespace, which sees every process):
+    /// the holder of a container's record is the process of that
+    /// namespace whose last NSpid is the record's PID; when it is not
+    /// there the holder is gone, whether the container still runs or not.
+    #[test]
+    fn a_container_record_is_judged_from_the_host() {
+        let host = |more: Vec<NsProcess>| {
+            let mut p = vec![proc(1, Some(HOST), &[], &[]), proc(2, Some(HOST), &[], &[])];
+            p.extend(more);
+            scan(Some(HOST), p)
+        };
+        let holder = proc(4242, Some(CONTAINER), &[4242, 1], &[4242, 1]);
+        let other = proc(4250, Some(CONTAINER), &[4250, 9], &[4250, 9]);
+        // PID 1 of the container runs as 4242 here.
+        assert_eq!(
+            locate(&host(vec![holder.clone(), other.clone()]), CONTAINER, 1, 0),
+            seen(Some(4242), &[])
+        );
+        // The same number in another namespace is not the holder.
+        let lookalike = proc(4300, Some(SIBLING), &[4300, 1], &[4300, 1]);
+        assert_eq!(
+            locate(&host(vec![lookalike.clone()]), CONTAINER, 1, 0),
+            seen(None, &[])
+        );
+        // The container runs, its PID 1 is not the holder's number.
+        assert_eq!(
+            locate(&host(vec![other.clone()]), CONTAINER, 1, 0),
+            seen(None, &[])
+        );
+        // The container is gone: from the initial namespace, no process
+        // of it means none is left.
+        assert_eq!(locate(&host(vec![]), CONTAINER, 1, 0), seen(None, &[]));
+        // This /proc's PID 1 refuses its namespace link (EACCES) but its
+        // NSpid places it in this namespace: not a candidate.
+        let mut unreadable_init = host(vec![]);
+        unreadable_init.procs[0] = proc(1, None, &[1], &[1]);
+        assert_eq!(locate(&unreadable_init, CONTAINER, 1, 0), seen(None, &[]));
+        // A process of an unreadable namespace with the holder's number
+        // may be it.
+        let maybe = proc(4400, None, &[4400, 1], &[4400, 1]);
+        assert!(matches!(
+            locate(&host(vec![maybe]), CONTAINER, 1, 0),
+            Sight::Unseen(w) if w.contains("pid 4400 here")
+        ));
+        // A process not read at all may be it too.
+        let mut gap = host(vec![]);
+        gap.gap = Some("/proc/77/status: Too many open files (EMFILE)".into());
+        assert!(matches!(
+            locate(&gap, CONTAINER, 1, 0),
+            Sight::Unseen(w) if w.contains("EMFILE")
+        ));
+        // ...but not when the holder was found.
+        gap.procs.push(holder.clone());
+        assert_eq!(locate(&gap, CONTAINER, 1, 0), seen(Some(4242), &[]));
+    }
+
+    /// From a namespace that cannot see the record's (the host's record
+    /// read in a container, or a sibling container's), nothing can prove
+    /// the holder gone: the record is unseen, honoured.
+    #[test]
+    fn a_record_of_an_unseen_namespace_is_honoured() {
+        let inside = scan(
+            Some(CONTAINER),
+            vec![
+                proc(1, Some(CONTAINER), &[], &[]),
+                proc(7, Some(CONTAINER), &[], &[]),
+            ],
+        );
+        for ns in [HOST, SIBLING] {
+            assert!(matches!(
+                locate(&inside, ns, 7, 0),
+                Sight::Unseen(w) if w == "cannot be seen from this PID namespace, pid:[4026532451]"
+            ));
+        }
+        // A /proc whose namespace is not known, and a /proc without PID 1.
+        let unknown = scan(None, vec![proc(1, None, &[1], &[1])]);
+        assert!(matches!(
+            locate(&unknown, CONTAINER, 1, 0),
+            Sight::Unseen(_)
+        ));
+        let empty = scan(None, vec![]);
+        assert!(matches!(locate(&empty, CONTAINER, 5, 0), Sight::Unseen(_)));
+        // Honoured as written, unless it lies about its owner.
+        let r = rec(7, 1, 1000).in_ns(Some(HOST));
+        assert_eq!(judge_unseen(&r, 1000), Verdict::Live { affinity: None });
+        assert!(matches!(judge_unseen(&r, 1001), Verdict::Forged(_)));
+    }
+
+    /// A record that follows its process group: its members are the
+    /// processes whose NSpgid at the namespace's level is the group, those
+    /// of namespaces below included.
+    #[test]
+    fn a_container_records_group_is_followed_from_the_host() {
+        let procs = vec![
+            proc(1, Some(HOST), &[], &[]),
+            // Group 5 of the container: 4501 in it, 4502 in a namespace
+            // below it; 4503 is of group 6.
+            proc(4501, Some(CONTAINER), &[4501, 8], &[4500, 5]),
+            proc(4502, Some(NESTED), &[4502, 9, 1], &[4500, 5, 0]),
+            proc(4503, Some(CONTAINER), &[4503, 10], &[4503, 6]),
+        ];
+        assert_eq!(
+            locate(&scan(Some(HOST), procs.clone()), CONTAINER, 5, 5),
+            seen(None, &[4501, 4502])
+        );
+        // Not following its group: no members.
+        assert_eq!(
+            locate(&scan(Some(HOST), procs.clone()), CONTAINER, 5, 0),
+            seen(None, &[])
+        );
+        // With a gap, the group cannot be followed even when the leader
+        // is seen.
+        let mut gap = scan(Some(HOST), procs);
+        gap.procs
+            .push(proc(4504, Some(CONTAINER), &[4504, 5], &[4500, 5]));
+        gap.gap = Some("x".into());
+        assert!(matches!(locate(&gap, CONTAINER, 5, 5), Sight::Unseen(_)));
+        // No process of the namespace seen, some of unknown namespace: the
+        // group's level is unknown.
+        let unknown = scan(
+            Some(HOST),
+            vec![
+                proc(1, Some(HOST), &[], &[]),
+                proc(4600, None, &[4600, 3], &[4600, 3]),
+            ],
+        );
+        assert!(matches!(
+            locate(&unknown, CONTAINER, 5, 5),
+            Sight::Unseen(_)
+        ));
+        assert_eq!(locate(&unknown, CONTAINER, 5, 0), seen(None, &[]));
+    }
+
+    /// A holder of another namespace is named with it.
+    #[test]
+    fn holders_of_other_namespaces_are_named_with_it() {
+        let claim = |elsewhere: Option<Elsewhere>, group_only| Claim {
+            holder: Holder::Process {
+                pid: 1,
+                start_time: 1,
+                uid: 0,
+                pgid: 0,
+                command: vec!["sleep".into(), "60".into()],
+                since: 0,
+                record: "1.1".into(),
+                affinity: None,
+                group_only,
+                elsewhere,
+            },
+            cpus: set("0"),
+        };
+        let at = |here, unchecked: Option<&str>| {
+            Some(Elsewhere {
+                ns: CONTAINER,
+                here,
+                unchecked: unchecked.map(String::from),
+            })
+        };
+        assert_eq!(claim(None, false).who(), "pid 1 (sleep 60)");
+        let c = claim(at(Some(4242), None), false);
+        assert_eq!(
+            c.who(),
+            "pid 4242 (sleep 60; pid 1 in PID namespace pid:[4026532451])"
+        );
+        assert_eq!(c.holder.pid_here(), Some(4242));
+        let c = claim(at(None, Some("x")), false);
+        assert_eq!(
+            c.who(),
+            "pid 1 in PID namespace pid:[4026532451] (sleep 60; not visible from here: honoured unchecked)"
+        );
+        assert_eq!(c.holder.pid_here(), None);
+        assert_eq!(
+            claim(at(None, None), true).who(),
+            "process group 1 in PID namespace pid:[4026532451] (sleep 60; pid 1 exited)"
+        );
+        assert_eq!(claim(None, false).holder.pid_here(), Some(1));
     }
 
     #[test]

@@ -9,6 +9,8 @@
 //! `steer.<pid>.<start_time>.journal` ([`journal_name`]; never the shape of
 //! a claim record, [`crate::claim::record_pid`]), written with `O_EXCL` and
 //! fsync'ed (file and directory) before the first IRQ is written. It holds
+//! the launch's PID namespace (as a claim record names it: a pinrun of
+//! another namespace never takes the PID for one of its own processes),
 //! the claimed CPUs, the original default mask and, per IRQ, its number,
 //! name, original and written cpulists (and, optionally, its original
 //! effective affinity), as one JSON object (version 1),
@@ -83,6 +85,13 @@ pub struct Journal {
     /// Its start time (field 22 of `/proc/PID/stat`, clock ticks since
     /// boot): a reused PID is not the holder.
     pub start_time: u64,
+    /// The PID namespace `pid` is numbered in (the launch's own, as a
+    /// claim record names it: [`crate::claim::Record::pid_ns`]), so that a
+    /// pinrun of another namespace never takes `pid` for one of its own
+    /// processes and undoes a live launch's steering; absent in journals
+    /// of older pinrun versions (`pid` is then the reader's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid_ns: Option<crate::claim::PidNs>,
     /// The CPUs the IRQs were moved off (the claimed CPUs), a cpulist.
     pub cpus: String,
     /// `/proc/irq/default_smp_affinity` before (as a cpulist), when written.
@@ -110,6 +119,7 @@ impl Journal {
             version: JOURNAL_VERSION,
             pid,
             start_time,
+            pid_ns: None,
             cpus: cpus.to_list(),
             default_original: None,
             default_written: None,

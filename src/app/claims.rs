@@ -10,7 +10,9 @@ use crate::claim::{Claims, Record};
 use crate::error::{Error, ErrorCode, Result};
 use crate::plan::{Plan, claim_set, plan_claimed};
 use crate::request::{Mode, Request};
-use crate::system::claims::{DEFAULT_STATE_DIR, LockKind, StateDir, identity, read_kubelet};
+use crate::system::claims::{
+    DEFAULT_STATE_DIR, LockKind, StateDir, identity, own_pid_ns, read_kubelet, view_pid_ns,
+};
 use crate::system::{Root, SystemState};
 use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime};
@@ -52,8 +54,11 @@ pub struct Guard {
 }
 
 impl Guard {
-    /// Writes this process's record for every thread of the chosen cores.
-    /// Returns the record's path.
+    /// Writes this process's record for every thread of the chosen cores,
+    /// its PID named with this process's own PID namespace (the one
+    /// `getpid(2)` numbers it in), so that a reader of another namespace
+    /// finds it, or honours it, rather than judge another process by the
+    /// same number. Returns the record's path.
     pub fn claim(&mut self, plan: &Plan, req: &Request) -> Result<PathBuf> {
         let cpus = claim_set(
             plan.cpus.as_ref().unwrap_or(&Default::default()),
@@ -65,7 +70,7 @@ impl Guard {
             .iter()
             .map(|a| a.to_string_lossy().into_owned())
             .collect();
-        let rec = Record::new(pid, start, uid, pgid, &cpus, &command, now());
+        let rec = Record::new(pid, start, uid, pgid, &cpus, &command, now()).in_ns(own_pid_ns());
         let name = crate::apply::claims::write_record(&self.dir, &rec)?;
         let path = self.dir.path().join(&name);
         self.record = Some(name);
@@ -77,7 +82,8 @@ impl Guard {
     /// Writes a record for running process `pid` (started at `start`,
     /// field 22 of its stat; owned by `uid`) for every thread of the
     /// chosen cores (`--pid --exclusive`): the claim lives as long as that
-    /// process. Returns the record's path.
+    /// process; `pid` is numbered in the PID namespace of this `/proc`,
+    /// which the record names. Returns the record's path.
     pub fn claim_for(
         &mut self,
         plan: &Plan,
@@ -90,7 +96,7 @@ impl Guard {
             plan.cpus.as_ref().unwrap_or(&Default::default()),
             &plan.cores,
         );
-        let rec = Record::new(pid, start, uid, 0, &cpus, command, now());
+        let rec = Record::new(pid, start, uid, 0, &cpus, command, now()).in_ns(view_pid_ns());
         let name = crate::apply::claims::write_record(&self.dir, &rec)?;
         let path = self.dir.path().join(&name);
         self.record = Some(name);
@@ -245,8 +251,8 @@ pub fn read_claims(
     if let Some(t) = &req.target {
         let start = crate::system::threads::start_time(root, t.pid);
         claims.claims.retain(|c| {
-            !matches!(&c.holder, crate::claim::Holder::Process { pid, start_time, .. }
-                if *pid == t.pid && Some(*start_time) == start)
+            !matches!(&c.holder, crate::claim::Holder::Process { start_time, .. }
+                if c.holder.pid_here() == Some(t.pid) && Some(*start_time) == start)
         });
     }
     claims.narrow(|cpu| sys.core_of(cpu), nix::unistd::geteuid().as_raw());

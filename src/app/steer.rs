@@ -4,13 +4,13 @@
 //! next `--exclusive` launch, and `pinrun --reclaim`.
 
 use crate::apply::helper::Duty;
-use crate::claim::{Claims, Liveness};
+use crate::claim::Claims;
 use crate::error::{Error, ErrorCode, Result};
 use crate::plan::Plan;
 use crate::plan::steer::SteerPlan;
 use crate::request::Request;
 use crate::steer::{Journal, journal_name, journal_owner};
-use crate::system::claims::{LockKind, StateDir, identity, liveness};
+use crate::system::claims::{LockKind, StateDir, identity, still_runs};
 use crate::system::{Root, SystemState};
 use std::fmt::Write;
 use std::path::Path;
@@ -265,25 +265,27 @@ pub fn irqbalance_config(
     })
 }
 
-/// Whether the holder of journal `j` still runs.
-fn holder_alive(j: &Journal) -> bool {
-    match liveness(j.pid) {
-        Liveness::Dead => false,
-        Liveness::Alive { start_time, .. } => start_time.is_none_or(|s| s == j.start_time),
-    }
+/// Whether the launch of journal `j` still runs, judged in the PID
+/// namespace its PID is numbered in ([`still_runs`]); `Err(why)`: it
+/// cannot be seen from here, and its steering is left alone.
+fn holder_runs(j: &Journal) -> std::result::Result<bool, String> {
+    still_runs(j.pid, j.start_time, j.pid_ns)
 }
 
 /// Undoes, in the locked `dir`, every journal whose holder has ended (and
 /// `only`'s, the caller's own, last, when given), composed with the live
 /// ones. Returns what to say, one line each without the `pinrun: `
-/// prefix, and whether every journal could be used and undone. For
-/// `only`, nothing is said when every IRQ and ban is simply restored;
-/// otherwise each IRQ or ban left alone (changed since) and each failed
-/// restore has its line.
-fn undo_ended(dir: &StateDir, only: Option<&str>) -> (Vec<String>, bool) {
+/// prefix, whether every journal could be used and undone, and a line for
+/// each journal left alone because its launch, of another PID namespace,
+/// cannot be seen from this one (never taken for ended). For `only`,
+/// nothing is said when every IRQ and ban is simply restored; otherwise
+/// each IRQ or ban left alone (changed since) and each failed restore has
+/// its line.
+fn undo_ended(dir: &StateDir, only: Option<&str>) -> (Vec<String>, bool, Vec<String>) {
     let root = Root::new("/");
     let mut files = crate::system::steer::read_journals(dir);
     let mut lines = Vec::new();
+    let mut unseen = Vec::new();
     let mut ok = true;
     // The caller's own journal last: an ended launch's journal left by a
     // crash (between an undo's hand-over and its writes) is finished
@@ -326,8 +328,20 @@ fn undo_ended(dir: &StateDir, only: Option<&str>) -> (Vec<String>, bool) {
             }
         };
         let mine = only == Some(name.as_str());
-        if !mine && holder_alive(&j) {
-            continue;
+        if !mine {
+            match holder_runs(&j) {
+                Ok(true) => continue,
+                Ok(false) => {}
+                Err(why) => {
+                    unseen.push(format!(
+                        "kept the IRQ steering of pid {} in PID namespace {} ({}): that launch cannot be checked from here ({why}); a pinrun on the host restores it once the launch has ended",
+                        j.pid,
+                        j.pid_ns.map_or(String::new(), |n| n.to_string()),
+                        dir.path().join(&name).display()
+                    ));
+                    continue;
+                }
+            }
         }
         let others: Vec<(String, Journal)> = files
             .iter()
@@ -354,7 +368,7 @@ fn undo_ended(dir: &StateDir, only: Option<&str>) -> (Vec<String>, bool) {
         // Re-read: the undo may have rewritten the other journals.
         files = crate::system::steer::read_journals(dir);
     }
-    (lines, ok)
+    (lines, ok, unseen)
 }
 
 /// Undoes the ended claims' steering in `dir` (already locked
@@ -373,7 +387,7 @@ pub fn reclaim_stale(dir: &StateDir) -> String {
     if !has {
         return String::new();
     }
-    let (lines, _) = undo_ended(dir, None);
+    let (lines, _, _) = undo_ended(dir, None);
     report_text(&lines)
 }
 
@@ -383,10 +397,11 @@ fn report_text(lines: &[String]) -> String {
 }
 
 /// `pinrun --reclaim`: locks the state directory, undoes the steering of
-/// every ended launch and prints what it did ("pinrun: nothing to reclaim
-/// in DIR" on stderr when no ended launch left a journal, or the directory
-/// does not exist); exit 125 when a journal
-/// cannot be used or a restore failed.
+/// every ended launch and prints what it did, and names each journal left
+/// alone because its launch, of a PID namespace this one cannot see into,
+/// cannot be checked ("pinrun: nothing to reclaim in DIR" on stderr when
+/// there is none of either, or the directory does not exist); exit 125
+/// when a journal cannot be used or a restore failed.
 pub fn reclaim(state_dir: &Path) -> Result<()> {
     let nothing = format!("pinrun: nothing to reclaim in {}\n", state_dir.display());
     let Some(mut dir) = StateDir::open(state_dir, false)? else {
@@ -394,8 +409,9 @@ pub fn reclaim(state_dir: &Path) -> Result<()> {
         return Ok(());
     };
     dir.lock(LockKind::Exclusive)?;
-    let (lines, ok) = undo_ended(&dir, None);
+    let (mut lines, ok, unseen) = undo_ended(&dir, None);
     drop(dir);
+    lines.extend(unseen);
     if lines.is_empty() {
         crate::output::to_stderr(&nothing);
     }
@@ -458,7 +474,7 @@ pub fn undo_duty(dir: &StateDir) -> Result<Duty> {
         if d.lock(LockKind::Exclusive).is_err() {
             return 1;
         }
-        let (lines, ok) = undo_ended(&d, Some(&name));
+        let (lines, ok, _) = undo_ended(&d, Some(&name));
         drop(d);
         // The helper's stderr is the command's (a terminal, the unit's
         // journal): what was left alone or could not be restored.

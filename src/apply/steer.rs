@@ -297,7 +297,8 @@ fn open_moves(
     Ok(files)
 }
 
-/// The journal of launch `(pid, start)` before its first write: each
+/// The journal of launch `(pid, start)` (in this process's own PID
+/// namespace, which it names) before its first write: each
 /// opened IRQ of `files` (its original, the CPUs to write and its
 /// effective affinity, read below `root`), the default mask, irqbalance's
 /// ban and configuration as `p` plans them; and the other journals in
@@ -312,6 +313,7 @@ fn first_journal(
     (pid, start): (u32, u64),
 ) -> (Journal, Vec<JournalFile>) {
     let mut j = Journal::new(pid, start, &p.cpus);
+    j.pid_ns = crate::system::claims::own_pid_ns();
     for (m, _) in files {
         j.irqs.push(JournalIrq {
             irq: m.irq,

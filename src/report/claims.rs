@@ -1,6 +1,6 @@
 //! The claims in `--show` (issue 5): text lines and the JSON fields.
 
-use crate::claim::{Claims, Holder};
+use crate::claim::{Claims, Elsewhere, Holder};
 use crate::words::shorten;
 use serde_json::{Value, json};
 use std::fmt::Write;
@@ -16,7 +16,11 @@ fn age(now: u64, since: u64) -> String {
 }
 
 /// Adds the claims to `--show --json`'s object: `claims` (one object per
-/// live claim), `claimed_cpus`, and `claim_warnings`.
+/// live claim), `claimed_cpus`, and `claim_warnings`. A claim whose PID is
+/// numbered in another PID namespace than this `/proc`'s names it
+/// (`pid_ns`: `{"dev", "ino"}`), with `pid_here` (its PID here, when seen)
+/// and `unchecked` (why it could not be checked from here, honoured as
+/// written; null when checked); all three null for a PID of this `/proc`.
 pub fn add_claims_json(v: &mut Value, claims: &Claims, now: u64) {
     let list: Vec<Value> = claims
         .claims
@@ -31,10 +35,14 @@ pub fn add_claims_json(v: &mut Value, claims: &Claims, now: u64) {
                 record,
                 pgid,
                 group_only,
+                elsewhere,
                 ..
             } => json!({
                 "holder": "pinrun", "pid": pid, "start_time": start_time, "uid": uid, "pgid": pgid,
                 "group_only": group_only,
+                "pid_ns": elsewhere.as_ref().map(|e| json!({"dev": e.ns.dev, "ino": e.ns.ino})),
+                "pid_here": elsewhere.as_ref().and_then(|e| e.here),
+                "unchecked": elsewhere.as_ref().and_then(|e| e.unchecked.as_deref()),
                 "command": command, "cpus": c.cpus.to_vec(), "cpulist": c.cpus.to_list(),
                 "since": since, "age_s": now.saturating_sub(*since), "record": record,
             }),
@@ -56,8 +64,23 @@ pub fn add_claims_json(v: &mut Value, claims: &Claims, now: u64) {
     );
 }
 
+/// The line under a claim of another PID namespace: "pid 1 in PID
+/// namespace pid:[4026532451]", then that it was checked, or why not and
+/// that it is honoured as written.
+fn elsewhere_line(pid: u32, e: &Elsewhere) -> String {
+    match &e.unchecked {
+        None => format!("pid {pid} in PID namespace {} (checked from here)", e.ns),
+        Some(why) => format!(
+            "pid {pid} in PID namespace {}: not checked ({why}); honoured as written, never removed from here",
+            e.ns
+        ),
+    }
+}
+
 /// The claims section of `--show`: one line per claim (pid, CPUs, age,
-/// command). `state_dir`: where they were read (live machine only).
+/// command), and under a claim of another PID namespace a line naming it
+/// (the PID shown is the holder's here when it was found). `state_dir`:
+/// where they were read (live machine only).
 pub fn claims_text(claims: &Claims, now: u64, state_dir: Option<&std::path::Path>) -> String {
     let mut s = String::new();
     if claims.claims.is_empty()
@@ -79,16 +102,21 @@ pub fn claims_text(claims: &Claims, now: u64, state_dir: Option<&std::path::Path
                     pid,
                     command,
                     since,
+                    elsewhere,
                     ..
                 } => {
                     // One line of at most 80 columns: the command is shortened.
+                    let shown = elsewhere.as_ref().and_then(|e| e.here).unwrap_or(*pid);
                     let head = format!(
-                        "  pid {pid:<8} CPUs {:<10} age {:<5} ",
+                        "  pid {shown:<8} CPUs {:<10} age {:<5} ",
                         c.cpus.to_list(),
                         age(now, *since)
                     );
                     let room = 80usize.saturating_sub(head.chars().count()).max(12);
                     let _ = writeln!(s, "{head}{}", shorten(&command.join(" "), room));
+                    if let Some(e) = elsewhere {
+                        let _ = writeln!(s, "    {}", elsewhere_line(*pid, e));
+                    }
                 }
                 Holder::Kubelet { pod, container } => {
                     let _ = writeln!(

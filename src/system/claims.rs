@@ -5,7 +5,10 @@
 
 use super::root::Root;
 use super::threads::{stat_field, stat_state};
-use crate::claim::{self, Claim, Claims, Holder, Liveness, Record, Verdict};
+use crate::claim::{
+    self, Claim, Claims, Elsewhere, Holder, Liveness, NsProcess, NsScan, PidNs, Record, Sight,
+    Verdict,
+};
 use crate::cpuset::CpuSet;
 use crate::error::{Error, ErrorCode, Result};
 use nix::fcntl::OFlag;
@@ -315,6 +318,8 @@ impl StateDir {
             groups: None,
             claims: Claims::default(),
             stale: Vec::new(),
+            view: None,
+            scan: None,
         };
         let names = match self.names() {
             Ok(n) => n,
@@ -395,11 +400,11 @@ impl StateDir {
 
     /// Reads record `name` of process `pid`, owned by `owner`, into `r`:
     /// its holder's liveness, then the record ([`StateDir::usable_record`]),
-    /// its CPUs clipped to the possible ones, its process group's members
-    /// when the claim lives by its group ([`StateDir::group_members`]), and
-    /// [`claim::judge`]'s verdict: a live claim, a stale record this user
-    /// may remove (only pinrun's own: parsed, the owner they name), or a
-    /// forged one warned about.
+    /// its CPUs clipped to the possible ones, and its verdict
+    /// ([`judge_here`] for a PID of this reader's `/proc`,
+    /// [`judge_elsewhere`] for one of another PID namespace): a live claim,
+    /// a stale record this user may remove (only pinrun's own: parsed, the
+    /// owner they name), or a forged one warned about.
     fn read_owned(&self, r: &mut RecordsRead, name: String, pid: u32, owner: u32) {
         let me = r.me;
         let live = liveness(pid);
@@ -419,10 +424,15 @@ impl StateDir {
             ));
             return;
         }
-        let Some((follows_group, members)) = group_members(r, &shown, &rec, &live) else {
+        let view = if rec.pid_ns.is_some() { r.view() } else { None };
+        let judged = match claim::foreign_ns(&rec, view) {
+            None => judge_here(r, &shown, &rec, file_uid, &live),
+            Some(ns) => Some(judge_elsewhere(r, ns, &rec, file_uid)),
+        };
+        let Some((verdict, follows_group, elsewhere)) = judged else {
             return;
         };
-        match claim::judge(&rec, file_uid, &live, &members) {
+        match verdict {
             Verdict::Stale => {
                 // Only pinrun's own records (parsed, the owner they
                 // name) are ever removed.
@@ -443,6 +453,7 @@ impl StateDir {
                     record: name,
                     affinity,
                     group_only: follows_group,
+                    elsewhere,
                 },
                 cpus,
             }),
@@ -487,16 +498,27 @@ impl StateDir {
     }
 
     /// The names of the records of process `pid` started at `start` (field
-    /// 22 of its stat): `<pid>.<start>` and `<pid>.<start>.<suffix>`
-    /// ([`claim::record_name`]); empty when the directory cannot be listed.
+    /// 22 of its stat), `pid` numbered in this `/proc`: `<pid>.<start>`
+    /// and `<pid>.<start>.<suffix>` ([`claim::record_name`]) that parse as
+    /// records naming that PID in this `/proc`'s PID namespace or in none
+    /// (older versions); a record of another namespace's process with the
+    /// same number is not its. Empty when the directory cannot be listed.
     pub fn records_of(&self, pid: u32, start: u64) -> Vec<String> {
         let exact = format!("{pid}.{start}");
         let prefix = format!("{exact}.");
+        let mut view = None;
         self.names()
             .unwrap_or_default()
             .into_iter()
             .map(|(n, _)| n)
             .filter(|n| *n == exact || n.starts_with(&prefix))
+            .filter(|n| match self.read_record(n) {
+                Ok((rec, _, _)) => {
+                    rec.pid_ns.is_none()
+                        || claim::foreign_ns(&rec, *view.get_or_insert_with(view_pid_ns)).is_none()
+                }
+                Err(_) => false,
+            })
             .collect()
     }
 
@@ -587,6 +609,25 @@ struct RecordsRead<'a> {
     claims: Claims,
     /// The stale records this user may remove.
     stale: Vec<String>,
+    /// The PID namespace of this `/proc` ([`view_pid_ns`]), read when a
+    /// record first names one.
+    view: Option<Option<PidNs>>,
+    /// Every process with its namespace ([`scan_pid_namespaces`]), read
+    /// when a record of another namespace is first judged.
+    scan: Option<NsScan>,
+}
+
+impl RecordsRead<'_> {
+    /// The PID namespace of this `/proc`, read once.
+    fn view(&mut self) -> Option<PidNs> {
+        *self.view.get_or_insert_with(view_pid_ns)
+    }
+
+    /// Every process with its PID namespace, read once.
+    fn scan(&mut self) -> &NsScan {
+        let view = self.view();
+        self.scan.get_or_insert_with(|| scan_pid_namespaces(view))
+    }
 }
 
 /// The CPUs of record `shown` within the possible ones: a record naming
@@ -667,6 +708,77 @@ fn group_members(
         Vec::new()
     };
     Some((follows_group, members))
+}
+
+/// What a record is worth, whether its claim lives by its process group
+/// only, and where its holder is when in another PID namespace.
+type Judged = (Verdict, bool, Option<Elsewhere>);
+
+/// Judges record `rec` (`shown`), whose PID is this reader's `/proc`'s,
+/// its process being `live` ([`claim::judge`], with its group's members
+/// from [`group_members`]). `None`: the group's members could not all be
+/// read (unreadable in `r`), the record is kept.
+fn judge_here(
+    r: &mut RecordsRead,
+    shown: &Path,
+    rec: &Record,
+    file_uid: u32,
+    live: &Liveness,
+) -> Option<Judged> {
+    let (follows_group, members) = group_members(r, shown, rec, live)?;
+    Some((
+        claim::judge(rec, file_uid, live, &members),
+        follows_group,
+        None,
+    ))
+}
+
+/// Judges record `rec`, whose PID is numbered in PID namespace `ns`, not
+/// this reader's `/proc`'s: the holder is found by its namespace among
+/// every process ([`claim::locate`] on [`RecordsRead::scan`]) and judged
+/// under the PID it has here ([`claim::judge`]); a holder this reader
+/// cannot see is honoured unchecked ([`claim::judge_unseen`]), its record
+/// never removed.
+fn judge_elsewhere(r: &mut RecordsRead, ns: PidNs, rec: &Record, file_uid: u32) -> Judged {
+    match claim::locate(r.scan(), ns, rec.pid, rec.pgid) {
+        Sight::Unseen(why) => (
+            claim::judge_unseen(rec, file_uid),
+            false,
+            Some(Elsewhere {
+                ns,
+                here: None,
+                unchecked: Some(why),
+            }),
+        ),
+        Sight::Seen { holder, members } => {
+            let live = holder.map_or(Liveness::Dead, liveness);
+            let pid_gone = match &live {
+                Liveness::Dead => true,
+                Liveness::Alive { start_time, .. } => {
+                    start_time.is_some_and(|s| s != rec.start_time)
+                }
+            };
+            let follows_group = rec.pgid == rec.pid && pid_gone;
+            let members: Vec<Liveness> = if follows_group {
+                members
+                    .iter()
+                    .map(|p| liveness(*p))
+                    .filter(|l| *l != Liveness::Dead)
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            (
+                claim::judge(rec, file_uid, &live, &members),
+                follows_group,
+                Some(Elsewhere {
+                    ns,
+                    here: holder.filter(|_| !pid_gone),
+                    unchecked: None,
+                }),
+            )
+        }
+    }
 }
 
 /// Where a warning about a record goes: `foreign_warnings` for a record
@@ -804,6 +916,143 @@ pub fn liveness(pid: u32) -> Liveness {
     }
 }
 
+/// Whether process `pid` started at `start` (field 22 of its stat) still
+/// runs, its PID numbered in PID namespace `ns` (`None`: this `/proc`'s,
+/// as in journals of older versions): judged in this `/proc` when it is
+/// that namespace's (a zombie or another start time has ended), else
+/// found by its namespace among every process ([`claim::locate`]).
+/// `Err(why)`: this reader cannot see into that namespace and cannot
+/// tell.
+pub fn still_runs(pid: u32, start: u64, ns: Option<PidNs>) -> std::result::Result<bool, String> {
+    let runs = |l: Liveness| match l {
+        Liveness::Dead => false,
+        Liveness::Alive { start_time, .. } => start_time.is_none_or(|s| s == start),
+    };
+    let view = if ns.is_some() { view_pid_ns() } else { None };
+    let Some(ns) = ns.filter(|n| Some(*n) != view) else {
+        return Ok(runs(liveness(pid)));
+    };
+    match claim::locate(&scan_pid_namespaces(view), ns, pid, 0) {
+        Sight::Unseen(why) => Err(why),
+        Sight::Seen { holder, .. } => Ok(holder.is_some_and(|h| runs(liveness(h)))),
+    }
+}
+
+/// The PID namespace of `path` (`/proc/<pid>/ns/pid`): `stat(2)` of
+/// the link's target, an nsfs file.
+fn pid_ns_of(path: &str) -> std::io::Result<PidNs> {
+    std::fs::metadata(path).map(|m| PidNs {
+        dev: m.dev(),
+        ino: m.ino(),
+    })
+}
+
+/// This process's own PID namespace, the one [`std::process::id`] is
+/// numbered in (`None`: `/proc/self/ns/pid` cannot be read, a kernel
+/// without namespaces).
+pub fn own_pid_ns() -> Option<PidNs> {
+    pid_ns_of("/proc/self/ns/pid").ok()
+}
+
+/// The PID namespace `/proc` numbers processes in: this process's own
+/// when its `NSpid:` has one number (or none, before Linux 4.1), else
+/// that of `/proc`'s PID 1, the init of the namespace it was mounted for
+/// (a `/proc` of a parent namespace). `None`: not known.
+pub fn view_pid_ns() -> Option<PidNs> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let levels = ns_ids(&status, "NSpid:").len();
+    if levels <= 1 {
+        own_pid_ns()
+    } else {
+        pid_ns_of("/proc/1/ns/pid").ok()
+    }
+}
+
+/// The numbers of line `key` (`NSpid:`, `NSpgid:`) of a `status` text.
+fn ns_ids(status: &str, key: &str) -> Vec<u32> {
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(key))
+        .map(|v| {
+            v.split_whitespace()
+                .filter_map(|n| n.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Every process of `/proc` with its PID namespace, and for those not
+/// known to be of `view` (this `/proc`'s namespace) their `NSpid:` and
+/// `NSpgid:` ([`NsScan`]). A process whose namespace link cannot be read
+/// (`EACCES`: it needs ptrace access) is kept with its `status`, readable
+/// by all, which tells whether it is of `view`. A process that exits
+/// meanwhile (`ENOENT`, `ESRCH`) is left out; one that cannot be read at
+/// all (`hidepid=`, `EMFILE`), a listing error and a `/proc` without PID 1
+/// (`hidepid=`) are the scan's gap, named: a process not read may be a
+/// record's holder.
+pub fn scan_pid_namespaces(view: Option<PidNs>) -> NsScan {
+    let mut scan = NsScan {
+        view,
+        ..NsScan::default()
+    };
+    let mut gap = None;
+    let failed = |path: &str, e: &std::io::Error| {
+        super::root::note_io_error(e, &|| path.to_string());
+        format!("{path}: {}", crate::error::io_words(e))
+    };
+    let gone = |e: &std::io::Error| matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ESRCH));
+    let dir = match std::fs::read_dir("/proc") {
+        Ok(d) => d,
+        Err(e) => {
+            scan.gap = Some(failed("/proc", &e));
+            return scan;
+        }
+    };
+    for e in dir {
+        let e = match e {
+            Ok(e) => e,
+            Err(e) => {
+                gap.get_or_insert_with(|| failed("/proc", &e));
+                break;
+            }
+        };
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        let ns = match pid_ns_of(&format!("/proc/{pid}/ns/pid")) {
+            Ok(ns) => Some(ns),
+            Err(e) if gone(&e) => continue,
+            Err(_) => None,
+        };
+        let mut p = NsProcess {
+            pid,
+            ns,
+            nspid: Vec::new(),
+            nspgid: Vec::new(),
+        };
+        if ns.is_none() || ns != view {
+            let path = format!("/proc/{pid}/status");
+            match std::fs::read_to_string(&path) {
+                Ok(status) => {
+                    p.nspid = ns_ids(&status, "NSpid:");
+                    p.nspgid = ns_ids(&status, "NSpgid:");
+                }
+                Err(e) if gone(&e) => continue,
+                Err(e) => {
+                    gap.get_or_insert_with(|| failed(&path, &e));
+                    continue;
+                }
+            }
+        }
+        scan.procs.push(p);
+    }
+    if gap.is_none() && !scan.procs.iter().any(|p| p.pid == 1) {
+        gap = Some("/proc shows no PID 1 (mounted with hidepid=?)".into());
+    }
+    scan.gap = gap;
+    scan
+}
+
 /// This process: (pid, start time, effective uid, process group to
 /// follow), for its own record. The group is followed only when this
 /// process leads it (a shell job, a systemd service): otherwise it is the
@@ -872,6 +1121,55 @@ mod tests {
                 .unwrap_err()
                 .contains("more than 1048576 entries")
         );
+    }
+
+    /// This process is found in the scan by its own PID namespace, and
+    /// `NSpid:`/`NSpgid:` lines are read as numbers.
+    #[test]
+    fn this_process_is_found_by_its_pid_namespace() {
+        let own = own_pid_ns().expect("/proc/self/ns/pid");
+        let status = std::fs::read_to_string("/proc/self/status").unwrap();
+        if ns_ids(&status, "NSpid:").len() == 1 {
+            assert_eq!(view_pid_ns(), Some(own));
+        }
+        // As if /proc were another namespace's: NSpid is read too.
+        let scan = scan_pid_namespaces(None);
+        let me = scan
+            .procs
+            .iter()
+            .find(|p| p.pid == std::process::id())
+            .expect("this process in the scan");
+        assert_eq!(me.ns, Some(own));
+        assert_eq!(
+            me.nspid.last(),
+            Some(&nix::unistd::getpid().as_raw().cast_unsigned())
+        );
+        assert_eq!(
+            ns_ids("Name:\tx\nNSpid:\t4242\t1\nNSpgid:\t4240\t0\n", "NSpid:"),
+            vec![4242, 1]
+        );
+        assert_eq!(ns_ids("Name:\tx\n", "NSpgid:"), Vec::<u32>::new());
+    }
+
+    /// A launch is judged in the PID namespace its PID is numbered in:
+    /// this process runs, under another start time it has ended, and in a
+    /// namespace that does not exist it has ended as seen from the initial
+    /// namespace (which sees every process) and cannot be told elsewhere.
+    #[test]
+    fn a_launch_is_judged_in_its_namespace() {
+        let (pid, start, _, _) = identity().unwrap();
+        let own = own_pid_ns();
+        assert_eq!(still_runs(pid, start, None), Ok(true));
+        assert_eq!(still_runs(pid, start + 1, None), Ok(false));
+        assert_eq!(still_runs(pid, start, own), Ok(true));
+        let gone = PidNs {
+            dev: own.map_or(0, |n| n.dev),
+            ino: 0xF000_0000,
+        };
+        match (view_pid_ns(), still_runs(pid, start, Some(gone))) {
+            (Some(v), r) if v.is_initial() => assert_eq!(r, Ok(false)),
+            (_, r) => assert!(r.is_err(), "{r:?}"),
+        }
     }
 
     /// A state directory named through a symlink is refused however the

@@ -120,7 +120,7 @@ fn codes(v: &Value) -> Vec<String> {
         .collect()
 }
 
-fn records(dir: &Path) -> Vec<String> {
+pub(super) fn records(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(dir)
         .map(|d| {
             d.flatten()
@@ -162,6 +162,8 @@ fn write_record(dir: &Path, name: &str, pid: u32, start: u64, uid: u32, cpus: &s
         start_time: start,
         uid,
         pgid: 0,
+        // As older pinrun versions wrote them: the PID is the reader's.
+        pid_ns: None,
         cpus: cpus.into(),
         command: vec!["holder".into()],
         time: 0,

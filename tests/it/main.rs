@@ -12,6 +12,7 @@ mod common;
 mod checks;
 mod choose;
 mod claims;
+mod claims_ns;
 mod claims_trust;
 mod completions;
 mod damaged_sysfs;
