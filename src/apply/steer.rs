@@ -998,7 +998,7 @@ fn restore_ban(
     };
     let (sleep, now) = (now.sleep, now.banned);
     match undo_ban(j, others, &now) {
-        None | Some(BanUndo::Unchanged) => Ok(Some(String::new())),
+        None => Ok(Some(String::new())),
         Some(BanUndo::Foreign(now, written)) => Ok(Some(format!(
             "irqbalance's (pid {}) ban left alone: changed since (now {}, steering sent {})",
             b.pid,
