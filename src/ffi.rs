@@ -484,6 +484,17 @@ pub fn fork() -> io::Result<i32> {
     }
 }
 
+/// The descriptors an `SCM_RIGHTS` message just gave this process
+/// (`unix(7)`: installed in its table by `recvmsg(2)`), owned from now on.
+pub fn received_fds(fds: Vec<std::os::fd::RawFd>) -> Vec<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
+    fds.into_iter()
+        // SAFETY: recvmsg(2) installed each descriptor for this process
+        // alone; nothing else owns or closes it.
+        .map(|fd| unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) })
+        .collect()
+}
+
 /// `_exit(2)`: ends the process at once, without running atexit handlers
 /// or flushing the parent's buffers (a forked child's way out).
 pub fn exit_now(status: i32) -> ! {

@@ -92,6 +92,14 @@ pub struct Journal {
     /// of older pinrun versions (`pid` is then the reader's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pid_ns: Option<crate::claim::PidNs>,
+    /// The process group the steering also follows, as the launch's claim
+    /// record does ([`crate::claim::Record::pgid`]): the PID itself when
+    /// the launch led its group, so the IRQs stay off the claimed CPUs
+    /// while the group has a live member after the PID exits (a command
+    /// that forks and exits, systemd `Type=forking`); 0 (absent in older
+    /// journals): the PID only.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub pgid: u32,
     /// The CPUs the IRQs were moved off (the claimed CPUs), a cpulist.
     pub cpus: String,
     /// `/proc/irq/default_smp_affinity` before (as a cpulist), when written.
@@ -111,6 +119,11 @@ pub struct Journal {
     pub irqbalance_config: Option<JournalConfig>,
 }
 
+/// Whether a journal's `pgid` is absent (serde's `skip_serializing_if`).
+fn is_zero(v: &u32) -> bool {
+    *v == 0
+}
+
 impl Journal {
     /// An empty journal for the launch `pid` started at `start_time`
     /// steering off `cpus`.
@@ -120,6 +133,7 @@ impl Journal {
             pid,
             start_time,
             pid_ns: None,
+            pgid: 0,
             cpus: cpus.to_list(),
             default_original: None,
             default_written: None,
@@ -193,6 +207,108 @@ impl Journal {
 /// receives into `char buff[500]` with one `recvmsg()` (16384 bytes from
 /// 1.9.5 on); a longer `settings cpus` would be cut, silently in 1.9.4.
 pub const IRQBALANCE_MAX_COMMAND: usize = 499;
+/// irqbalance's rebalance interval when its command line does not set
+/// one (`constants.h` `SLEEP_INTERVAL`, seconds; `-t N`/`--interval=N`
+/// sets another, `settings sleep N` through the socket changes it).
+pub const IRQBALANCE_DEFAULT_SLEEP: u32 = 10;
+
+/// The longest rebalance interval pinrun waits on (seconds): a longer one
+/// is waited on as this long.
+pub const IRQBALANCE_MAX_SLEEP: u32 = 60;
+
+/// What pinrun adds to irqbalance's own delays for the machine (a loaded
+/// guest, a slow rebalance pass).
+pub const IRQBALANCE_MARGIN: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// How long one exchange with irqbalance (connect, command, its reply or
+/// its close) may take when it rebalances every `sleep` seconds: its main
+/// loop serves the socket between passes, and before 1.9.4 a pass that
+/// rescans the CPU tree (after every `settings cpus`) sleeps its whole
+/// interval inside `scan()` (`sleep_approx(sleep_interval)`, removed by
+/// commit de0fe4a "Fix socket API being blocked for 10s"): up to `sleep`
+/// (at most [`IRQBALANCE_MAX_SLEEP`]) + [`IRQBALANCE_MARGIN`].
+pub fn answer_within(sleep: u32) -> std::time::Duration {
+    std::time::Duration::from_secs(u64::from(sleep.min(IRQBALANCE_MAX_SLEEP))) + IRQBALANCE_MARGIN
+}
+
+/// How long irqbalance may take to show a ban sent with `settings cpus`
+/// in its `setup` reply when it rebalances every `sleep` seconds: the
+/// command only sets `need_rescan`; the next pass (up to `sleep` later)
+/// rebuilds the tree with the new ban (`setup_banned_cpus()`), and before
+/// 1.9.4 then sleeps `sleep` more with its socket unserved
+/// ([`answer_within`]): 2 × `sleep` (each at most
+/// [`IRQBALANCE_MAX_SLEEP`]) + [`IRQBALANCE_MARGIN`].
+pub fn ban_within(sleep: u32) -> std::time::Duration {
+    std::time::Duration::from_secs(2 * u64::from(sleep.min(IRQBALANCE_MAX_SLEEP)))
+        + IRQBALANCE_MARGIN
+}
+
+/// Whether irqbalance writes a reply to `command` before it closes the
+/// connection (`irqbalance.c` `sock_handle()`: `setup` and `stats` are
+/// answered with `send()`; `settings …` are taken and the connection
+/// closed without a word). Its `send()` has no `MSG_NOSIGNAL` and the
+/// daemon does not ignore SIGPIPE: a client that closes before the reply
+/// is written kills it, so such a connection is never closed unread.
+pub fn irqbalance_replies(command: &str) -> bool {
+    command.starts_with("setup") || command.starts_with("stats")
+}
+
+/// irqbalance's rebalance interval from its command line `argv` (without
+/// the program name), as `irqbalance.c` `parse_command_line()` reads it
+/// with `getopt_long(argc, argv, "odfjVi:p:s:c:l:m:t:e:", …)`: `-t N`,
+/// `-tN`, a cluster ending in `t` (`-ft N`), `--interval N`,
+/// `--interval=N`; the last one wins; [`IRQBALANCE_DEFAULT_SLEEP`] without
+/// one (or when it is not a number ≥ 1, which irqbalance refuses).
+pub fn irqbalance_interval(argv: &[String]) -> u32 {
+    const WITH_VALUE: &str = "ipsclmte";
+    let mut sleep = IRQBALANCE_DEFAULT_SLEEP;
+    let mut set = |v: &str| {
+        if let Ok(n) = v.trim().parse::<u32>()
+            && n >= 1
+        {
+            sleep = n;
+        }
+    };
+    let mut args = argv.iter();
+    while let Some(a) = args.next() {
+        if a == "--" {
+            break;
+        }
+        if let Some(long) = a.strip_prefix("--") {
+            match long.split_once('=') {
+                Some(("interval", v)) => set(v),
+                None if long == "interval" => {
+                    if let Some(v) = args.next() {
+                        set(v);
+                    }
+                }
+                _ => {}
+            }
+            continue;
+        }
+        let Some(short) = a.strip_prefix('-') else {
+            continue;
+        };
+        for (i, c) in short.char_indices() {
+            if WITH_VALUE.contains(c) {
+                let rest = &short[i + c.len_utf8()..];
+                let v = if rest.is_empty() {
+                    args.next().map(String::as_str)
+                } else {
+                    Some(rest)
+                };
+                if c == 't'
+                    && let Some(v) = v
+                {
+                    set(v);
+                }
+                break;
+            }
+        }
+    }
+    sleep
+}
+
 /// The most read from irqbalance's socket for one reply (its `setup`
 /// reply is `SLEEP`, the banned IRQs and a mask: well under this).
 pub const IRQBALANCE_MAX_REPLY: usize = 64 << 10;
@@ -597,6 +713,29 @@ mod tests {
             ))
             .is_err()
         );
+    }
+
+    #[test]
+    fn irqbalance_interval_from_its_command_line() {
+        let v =
+            |a: &[&str]| irqbalance_interval(&a.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        assert_eq!(v(&[]), 10);
+        assert_eq!(v(&["--foreground"]), 10);
+        assert_eq!(v(&["--foreground", "--interval=1"]), 1);
+        assert_eq!(v(&["--interval", "4", "-f"]), 4);
+        assert_eq!(v(&["-t5"]), 5);
+        assert_eq!(v(&["-ft", "7"]), 7);
+        // -i takes a value: the t in it is not -t.
+        assert_eq!(v(&["-it", "-t", "3"]), 3);
+        assert_eq!(v(&["--banirq=5", "-t", "0"]), 10);
+        assert_eq!(v(&["-t", "2", "--interval=6"]), 6);
+        assert_eq!(v(&["--", "-t", "2"]), 10);
+        // The bounds of an exchange and of a ban's verification.
+        assert_eq!(answer_within(10).as_secs(), 13);
+        assert_eq!(ban_within(10).as_secs(), 23);
+        assert_eq!(ban_within(1000).as_secs(), 123);
+        assert!(irqbalance_replies("setup") && irqbalance_replies("stats"));
+        assert!(!irqbalance_replies("settings cpus 1") && !irqbalance_replies("settings sleep 2"));
     }
 
     #[test]

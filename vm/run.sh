@@ -49,7 +49,7 @@ done
 sed -n 's/^#@ debs //p' "$scen" | while read -r dsuite dprog dpkgs; do
   D=$PINRUN_VM_CACHE/debs-$dsuite; A=$PINRUN_VM_CACHE/apt-$dsuite
   O="-o Dir::Etc::SourceList=$A/sources.list -o Dir::Etc::SourceParts=/dev/null -o Dir::State::Lists=$A/lists -o Dir::Cache=$A/cache -o Dir::State::status=/dev/null"
-  KERNEL_SUITE=$dsuite "$VM_DIR/setup.sh" > /dev/null   # the apt state
+  KERNEL_SUITE=$dsuite "$VM_DIR/setup.sh" --apt   # the apt state (no kernel)
   mkdir -p "$D/debs"
   for p in $dpkgs; do
     ls "$D/debs/${p}_"*.deb > /dev/null 2>&1 && continue
@@ -58,10 +58,12 @@ sed -n 's/^#@ debs //p' "$scen" | while read -r dsuite dprog dpkgs; do
       { echo "vm/run: cannot download $p from Debian $dsuite" >&2; exit 2; }
   done
   rm -rf "$D/x"; for f in "$D"/debs/*.deb; do dpkg-deb -x "$f" "$D/x"; done
-  ld=$D/x/usr/lib64/ld-linux-x86-64.so.2
+  # usr-merged packages (trixie) ship /usr/lib64 and /usr/lib/...; bookworm's
+  # /lib64 and /lib/x86_64-linux-gnu.
+  ld=$(ls "$D"/x/usr/lib64/ld-linux-x86-64.so.2 "$D"/x/lib64/ld-linux-x86-64.so.2 2>/dev/null | head -1)
   mkdir -p "$root$(dirname "$dprog")" "$root/usr/lib64"
   cp "$D/x$dprog" "$root$dprog"; cp "$ld" "$root/usr/lib64/"; ln -sfn usr/lib64 "$root/lib64"
-  "$ld" --library-path "$D/x/usr/lib/x86_64-linux-gnu" --list "$D/x$dprog" | awk '$2 == "=>" && $3 ~ /^\// {print $3}' |
+  "$ld" --library-path "$D/x/usr/lib/x86_64-linux-gnu:$D/x/lib/x86_64-linux-gnu" --list "$D/x$dprog" | awk '$2 == "=>" && $3 ~ /^\// {print $3}' |
     while read -r l; do mkdir -p "$root$(dirname "${l#"$D"/x}")"; cp -L "$l" "$root${l#"$D"/x}"; done
 done
 mods=$(sed -n 's/^#@ module //p' "$scen")

@@ -20,16 +20,26 @@ if [ -n "$need" ]; then
   apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends $need >&2
 fi
 suite=${KERNEL_SUITE:-host}
+# Another suite's apt state (for vm/run.sh's "#@ debs SUITE ..."), without
+# its kernel: `KERNEL_SUITE=SUITE vm/setup.sh --apt`.
+apt_state() {
+  A=$PINRUN_VM_CACHE/apt-$suite; mkdir -p "$A/lists/partial" "$A/cache/archives/partial"
+  echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian $suite main" > "$A/sources.list"
+  O=$(kernel_apt_opts "$suite")
+  apt-get $O update -qq >&2
+}
+if [ "${1:-}" = --apt ]; then
+  [ "$suite" = host ] && exit 0
+  ls "$PINRUN_VM_CACHE/apt-$suite/lists/"*_Packages* > /dev/null 2>&1 || apt_state
+  exit 0
+fi
 K=$PINRUN_VM_CACHE/kernel-$suite
 if [ ! -s "$K/vmlinux" ]; then
   rm -rf "$K"; mkdir -p "$K/tmp"
   if [ "$suite" = host ]; then
     O=
   else  # another Debian suite, through a private apt state: the host's apt is untouched
-    A=$PINRUN_VM_CACHE/apt-$suite; mkdir -p "$A/lists/partial" "$A/cache/archives/partial"
-    echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian $suite main" > "$A/sources.list"
-    O=$(kernel_apt_opts "$suite")
-    apt-get $O update -qq >&2
+    apt_state
   fi
   pkg=$(apt-cache $O depends linux-image-amd64 | awk '/Depends: linux-image-[0-9]/{print $2; exit}')
   if [ -z "$pkg" ] && [ "$suite" = host ]; then

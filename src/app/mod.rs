@@ -378,8 +378,8 @@ fn emittable_command(command: &[std::ffi::OsString]) -> Result<(), Error> {
 }
 
 /// A launch: the warnings (or, under `--strict`, the refusal), the claim
-/// record, then memory policy, scheduling and affinity, then exec. Returns
-/// only on failure.
+/// record, the helper, the steering, then memory policy, scheduling and
+/// affinity, then exec. Returns only on failure.
 fn launch(
     root: &Root,
     req: &Request,
@@ -387,20 +387,20 @@ fn launch(
     command: Option<PathBuf>,
 ) -> Result<Exit, Error> {
     let mut text = launch_text(req, &mut p, command.as_deref());
-    let (steered, pending) = match claim_and_steer(req, &mut p, &mut text) {
+    let (steered, pending, helper) = match claim_and_steer(req, &mut p, &mut text) {
         Ok(s) => s,
         Err(e) => return fail(p, &text, e),
     };
-    let helper = match after_steering(root, req, &p, steered, &pending, &mut text) {
-        Ok(h) => h,
-        Err(e) => {
-            // The steering put back before the record goes.
-            if let (true, Some(g)) = (steered, p.guard.as_ref()) {
-                steer::undo_own(g.dir());
-            }
-            return fail(p, &text, e);
+    if let Err(e) = after_steering(root, req, &p, helper.as_ref(), &pending, &mut text) {
+        // The steering put back before the record goes (the helper
+        // would, once pinrun has ended; a refused launch ends with
+        // nothing changed).
+        if let (true, Some(g)) = (steered, p.guard.as_ref()) {
+            steer::undo_own(g.dir());
         }
-    };
+        return fail(p, &text, e);
+    }
+    apply::steer::crash_point("applied");
     // The record is written and the affinity set: other launches may
     // choose now (an exclusive reader sees this process on its CPUs).
     if let Some(g) = p.guard.as_mut() {
@@ -455,16 +455,17 @@ fn fail(mut p: Planned, text: &str, e: Error) -> Result<Exit, Error> {
 }
 
 /// The first changes of a launch, under the lock: `--strict`'s refusal,
-/// the claim record (named in `text` with `--verbose`), then
-/// `--steer-irqs` after the record and before any policy is applied to
-/// pinrun (the journal is written first; [`steer::launch`], whose report
-/// joins `text`). Returns whether IRQs were steered, and the IRQs whose
-/// move is pending. On `Err` nothing was steered.
+/// the claim record (named in `text` with `--verbose`), the helper
+/// ([`spawn_helper`]), then `--steer-irqs` after the record and before any
+/// policy is applied to pinrun (the journal is written first;
+/// [`steer::launch`], whose report joins `text`). Returns whether IRQs
+/// were steered, the IRQs whose move is pending, and the helper's socket.
+/// On `Err` nothing was steered (or it was all put back).
 fn claim_and_steer(
     req: &Request,
     p: &mut Planned,
     text: &mut String,
-) -> Result<(bool, Vec<u32>), Error> {
+) -> Result<(bool, Vec<u32>, Option<std::os::fd::OwnedFd>), Error> {
     let out = &req.output;
     if let Some(e) = strict_refusal(req, &p.findings) {
         return Err(e);
@@ -475,62 +476,61 @@ fn claim_and_steer(
             text.push_str(&format!("pinrun: claimed in {}\n", record.display()));
         }
     }
+    let helper = spawn_helper(req, p)?;
     if let (Some(g), Some(sp)) = (p.guard.as_ref(), p.plan.steer.as_ref()) {
         let (said, still) = steer::launch(g.dir(), sp, &p.sys, out.quiet)?;
         text.push_str(&said);
-        return Ok((true, still));
+        return Ok((true, still, helper));
     }
-    Ok((false, Vec::new()))
+    Ok((false, Vec::new(), helper))
 }
 
-/// The rest of a launch before exec, once IRQs are `steered` (or not):
+/// The rest of a launch before exec, once IRQs are steered (or not):
 /// `--probe` measured on the claimed CPUs once their IRQs are steered
 /// (what the command will get; `pending`: the IRQs still moving), its
-/// report in `text`; the helper ([`spawn_helper`]); then the plan applied
-/// to pinrun ([`apply_plan`]). Returns the helper's start pipe. On `Err`
-/// the caller undoes the steering.
+/// report in `text`; the watcher's descriptors handed to the `helper`
+/// ([`per_thread::hand_watcher_fds`]: after the probe, whose threads its
+/// perf events would count); then the plan applied to pinrun
+/// ([`apply_plan`]). On `Err` the caller undoes the steering.
 fn after_steering(
     root: &Root,
     req: &Request,
     p: &Planned,
-    steered: bool,
+    helper: Option<&std::os::fd::OwnedFd>,
     pending: &[u32],
     text: &mut String,
-) -> Result<Option<std::os::fd::OwnedFd>, Error> {
+) -> Result<(), Error> {
     if req.probe.is_some() {
         let (report, gated) = probe::before_launch(root, req, p, pending);
         text.push_str(&report);
         gated?;
     }
-    let helper = spawn_helper(req, p, steered)?;
-    apply_plan(root, p)?;
-    Ok(helper)
+    if let Some(w) = helper {
+        per_thread::hand_watcher_fds(req, &p.plan, w)?;
+    }
+    apply_plan(root, p)
 }
 
 /// The helper: one process for every duty that outlives exec (the
-/// --thread-map watcher, then the steering's undo when `steered`), forked
-/// after the probe (the watcher's perf events, inherited by every thread
-/// pinrun starts, would otherwise count the probe's threads) and before
-/// any policy is applied (it keeps pinrun's own policy and affinity). A
-/// pinrun killed before this point leaves its steering to the next
-/// launch or --reclaim, as a killed helper does. Returns its start pipe
-/// ([`apply::helper::spawn_duties`]), `None` without duties.
-fn spawn_helper(
-    req: &Request,
-    p: &Planned,
-    steered: bool,
-) -> Result<Option<std::os::fd::OwnedFd>, Error> {
-    let mut keep = Vec::new();
+/// --thread-map watcher, then the steering's undo), forked before the
+/// first change to the host and before any policy is applied (it keeps
+/// pinrun's own policy and affinity). Its undo is armed before the
+/// steering's journal exists: it waits on pinrun's pidfd from the start,
+/// so pinrun's death at any step (SIGTERM from systemd, SIGHUP, SIGKILL,
+/// a failed apply) puts the IRQs and irqbalance's ban back without
+/// `--reclaim`. Returns its socket ([`apply::helper::spawn_duties`]),
+/// `None` without duties.
+fn spawn_helper(req: &Request, p: &Planned) -> Result<Option<std::os::fd::OwnedFd>, Error> {
+    let steering = p.plan.steer.is_some() && p.guard.is_some();
     let mut duties = Vec::new();
-    if let Some((fds, duty)) = per_thread::watcher_duty(req, &p.plan, &p.sys.possible)? {
-        keep = fds;
+    if let Some(duty) = per_thread::watcher_duty(req, &p.plan, &p.sys.possible) {
         duties.push(duty);
     }
-    if let (true, Some(g)) = (steered, p.guard.as_ref()) {
+    if let (true, Some(g)) = (steering, p.guard.as_ref()) {
         duties.push(steer::undo_duty(g.dir())?);
     }
-    apply::helper::spawn_duties(&keep, duties).map_err(|e| {
-        if steered {
+    apply::helper::spawn_duties(&[], duties).map_err(|e| {
+        if steering {
             steer::helper_error(&e)
         } else {
             per_thread::watcher_error(&e)

@@ -127,26 +127,36 @@ pub fn check_thread_log(req: &Request, plan: &Plan) -> Result<(), Error> {
     }
 }
 
-/// Opens `--thread-log` ([`open_thread_log`]) and prepares the watcher
-/// when the plan has a thread map: the descriptors the helper keeps and
-/// its duty ([`crate::apply::helper::spawn_duties`] starts it); `None`
-/// without a thread map.
-pub fn watcher_duty(
-    req: &Request,
-    plan: &Plan,
-    possible: &CpuSet,
-) -> Result<Option<(Vec<i32>, Duty)>, Error> {
-    let Some(map) = &plan.thread_map else {
-        return Ok(None);
-    };
-    let log = match &req.threads.thread_log {
-        None => None,
-        Some(path) => open_thread_log(path, true)?.map(|f| (f, path.clone())),
-    };
-    Ok(Some(crate::apply::per_thread::duty(
+/// The watcher's duty when the plan has a thread map
+/// ([`crate::apply::per_thread::duty`]; its descriptors are handed over
+/// later, [`hand_watcher_fds`]); `None` without a thread map.
+pub fn watcher_duty(req: &Request, plan: &Plan, possible: &CpuSet) -> Option<Duty> {
+    let map = plan.thread_map.as_ref()?;
+    Some(crate::apply::per_thread::duty(
         map.clone(),
         possible.clone(),
-        log,
-        !req.threads.poll_only,
-    )))
+        req.threads.thread_log.clone(),
+    ))
+}
+
+/// Opens `--thread-log` ([`open_thread_log`]) and the watcher's perf
+/// events ([`crate::apply::per_thread::events`]) when the plan has a
+/// thread map, and hands them to the helper over `w`
+/// ([`crate::apply::helper::hand_fds`]); after `--probe`, so that the
+/// events do not count its threads. pinrun's copies close at exec.
+pub fn hand_watcher_fds(req: &Request, plan: &Plan, w: &std::os::fd::OwnedFd) -> Result<(), Error> {
+    use std::os::fd::AsRawFd;
+    let Some(map) = &plan.thread_map else {
+        return Ok(());
+    };
+    if let Some(path) = &req.threads.thread_log
+        && let Some(f) = open_thread_log(path, true)?
+    {
+        crate::apply::helper::hand_fds(w, crate::apply::per_thread::LOG_FD, &[f.as_raw_fd()])
+            .map_err(|e| watcher_error(&e))?;
+    }
+    let events = crate::apply::per_thread::events(map, !req.threads.poll_only);
+    let raw: Vec<i32> = events.iter().map(|f| f.as_raw_fd()).collect();
+    crate::apply::helper::hand_fds(w, crate::apply::per_thread::PERF_FDS, &raw)
+        .map_err(|e| watcher_error(&e))
 }

@@ -10,7 +10,7 @@ use crate::plan::Plan;
 use crate::plan::steer::SteerPlan;
 use crate::request::Request;
 use crate::steer::{Journal, journal_name, journal_owner};
-use crate::system::claims::{LockKind, StateDir, identity, still_runs};
+use crate::system::claims::{LockKind, StateDir, claim_lives, identity, still_runs};
 use crate::system::{Root, SystemState};
 use std::fmt::Write;
 use std::path::Path;
@@ -150,7 +150,10 @@ pub fn irqbalance_ban(
             &ban_hint,
         ))
     };
-    let setup = crate::system::steer::irqbalance_setup(sock).map_err(refused)?;
+    // Bounded by its interval from its command line: a pass may hold its
+    // socket that long (crate::steer::answer_within).
+    let within = crate::steer::answer_within(crate::system::steer::irqbalance_interval(root, *pid));
+    let setup = crate::system::steer::irqbalance_setup(sock, within).map_err(refused)?;
     let default = crate::system::steer::irqbalance_default_ban(root, *pid).ok_or_else(|| {
         refused(format!(
             "cannot read /proc/{pid}/environ (its ban without the socket)"
@@ -265,10 +268,18 @@ pub fn irqbalance_config(
     })
 }
 
-/// Whether the launch of journal `j` still runs, judged in the PID
-/// namespace its PID is numbered in ([`still_runs`]); `Err(why)`: it
-/// cannot be seen from here, and its steering is left alone.
+/// Whether the launch of journal `j` still runs: judged in the PID
+/// namespace its PID is numbered in ([`still_runs`]); in this reader's
+/// own, its process group too, as its claim lives ([`claim_lives`]: the
+/// IRQs stay off the claimed CPUs while the group has a live member).
+/// `Err(why)`: it cannot be seen from here, and its steering is left
+/// alone.
 fn holder_runs(j: &Journal) -> std::result::Result<bool, String> {
+    let view = crate::system::claims::view_pid_ns();
+    let here = j.pid_ns.is_none() || j.pid_ns == view;
+    if here {
+        return Ok(claim_lives(j.pid, j.start_time, j.pgid));
+    }
     still_runs(j.pid, j.start_time, j.pid_ns)
 }
 
@@ -453,21 +464,24 @@ fn socket_hint(root: bool, pid: u32, ban_hint: &str) -> String {
 
 /// The helper's duty for this launch's steering
 /// ([`crate::apply::helper::spawn_duties`], started before [`launch`]
-/// writes anything): once the command has ended (or pinrun died), undo
-/// this launch's journal in the state directory `dir` under its lock,
-/// and write to the stderr it inherited (the command's) one
-/// `pinrun: …` line per IRQ or ban left alone and per failed restore
-/// (nothing when all is restored).
+/// writes anything, its journal included): once the steering's lifetime
+/// has ended ([`wait_for_the_end`]: pinrun died before exec, or the
+/// command has ended and with it, when the launch led its process group,
+/// the group, as the claim does), undo this launch's journal in the state
+/// directory `dir` under its lock, and write to the stderr it inherited
+/// (the command's) one `pinrun: …` line per IRQ or ban left alone and per
+/// failed restore (nothing when all is restored; nothing at all when
+/// pinrun already put everything back or steered nothing).
 /// `Err`: this process's identity cannot be read.
 pub fn undo_duty(dir: &StateDir) -> Result<Duty> {
-    let (pid, start, _, _) = identity()?;
+    let (pid, start, _, pgid) = identity()?;
     let name = journal_name(pid, start);
     let path = dir.path().to_path_buf();
     // SIGTERM (systemd stopping the unit) is blocked in the helper: it
     // outlives the command by this undo (a SIGKILL leaves the undo to the
     // next launch or --reclaim).
     Ok(Box::new(move |h| {
-        while !h.ended_within(-1) {}
+        wait_for_the_end(h, pid, start, pgid);
         let Ok(Some(mut d)) = StateDir::open(&path, false) else {
             return 1;
         };
@@ -481,6 +495,46 @@ pub fn undo_duty(dir: &StateDir) -> Result<Duty> {
         crate::output::to_stderr(&report_text(&lines));
         i32::from(!ok)
     }))
+}
+
+/// How often the helper looks whether the process group it follows is
+/// empty (`kill(-PGID, 0)`: one system call).
+const GROUP_POLL: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// How often the helper reads whether the group's members it knows are
+/// still live members (zombies and members that moved to another group
+/// end the claim too: [`crate::claim::judge`]).
+const GROUP_MEMBERS_EVERY: u32 = 20;
+
+/// Blocks until the steering of launch `pid` (started at `start`,
+/// following process group `pgid`: see [`crate::steer::Journal::pgid`])
+/// has ended: pinrun ended (its pidfd in `h`) before exec (nothing runs
+/// for it: at once), or the command ended and, when the launch led its
+/// group, the group has no live member any more, as its claim judges
+/// ([`crate::system::claims::claim_lives`]; the group polled every
+/// [`GROUP_POLL`], its known members read every [`GROUP_MEMBERS_EVERY`]
+/// polls, the whole of `/proc` only when those have ended).
+fn wait_for_the_end(h: &crate::apply::helper::Helper, pid: u32, start: u64, pgid: u32) {
+    use crate::system::claims::{group_exists, live_member, live_members};
+    while !h.ended_within(-1) {}
+    if pgid == 0 || pgid != pid || !h.wait_for_exec() {
+        return;
+    }
+    let mut known: Vec<u32> = Vec::new();
+    let mut polls = 0u32;
+    while group_exists(pgid) {
+        if polls.is_multiple_of(GROUP_MEMBERS_EVERY) {
+            known.retain(|m| live_member(*m, pgid));
+            if known.is_empty() {
+                if !claim_lives(pid, start, pgid) {
+                    return;
+                }
+                known = live_members(pgid).unwrap_or_default();
+            }
+        }
+        polls = polls.wrapping_add(1);
+        std::thread::sleep(GROUP_POLL);
+    }
 }
 
 /// The error of a helper that could not be started for `--steer-irqs`.
@@ -504,7 +558,7 @@ pub fn launch(
     sys: &SystemState,
     quiet: bool,
 ) -> Result<(String, Vec<u32>)> {
-    let (pid, start, _, _) = identity()?;
+    let (pid, start, _, pgid) = identity()?;
     let root = Root::new("/");
     let (irqs, _) = crate::system::steer::read_irqs(&root);
     let out = crate::apply::steer::steer(
@@ -513,7 +567,7 @@ pub fn launch(
         p,
         &irqs,
         &|n| sys.nodes.get(&n).map(|node| node.cpus.clone()),
-        (pid, start),
+        (pid, start, pgid),
     )?;
     let mut s = String::new();
     let pending_irqs: Vec<u32> = out.moved.iter().filter(|m| m.3).map(|m| m.0).collect();

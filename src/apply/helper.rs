@@ -10,13 +10,20 @@
 //! subreaper or init) and no zombie. The helper stays in pinrun's cgroup
 //! (fork keeps it: `cgroups(7)`), so systemd stops it with the unit, and
 //! keeps the scheduling policy, affinity and mempolicy pinrun was started
-//! with (it is forked before any is applied). It holds:
+//! with (it is forked before any is applied, and before the first change
+//! to the host: `--steer-irqs`' undo is armed before its journal exists,
+//! so that pinrun's death at any step, SIGKILL included, is undone by the
+//! helper). It holds:
 //!
 //! - a pidfd of pinrun's process (`pidfd_open(2)`), readable when the
 //!   command (same PID after exec) ends, whatever its parent does;
-//! - the read end of a close-on-exec pipe whose write end only pinrun
-//!   holds: end of file once pinrun has exec'd (or died), so the helper
-//!   starts its work only after every policy is applied;
+//! - one end of a socket pair (`SOCK_SEQPACKET`) whose other end only
+//!   pinrun holds, close-on-exec: pinrun hands descriptors it opens later
+//!   over it (the watcher's perf events and log, opened after `--probe`:
+//!   [`hand_fds`]), then says "exec follows" ([`about_to_exec`]); end of
+//!   file once pinrun has exec'd (or died), so the helper starts its work
+//!   only after every policy is applied, or learns that pinrun died
+//!   before exec;
 //! - its own session (`setsid(2)`): terminal signals go to the command;
 //! - SIGTERM blocked: systemd stopping the unit signals the whole cgroup,
 //!   and the helper must outlive the command by its last duty (putting the
@@ -28,8 +35,16 @@
 //!   ends.
 
 use crate::ffi;
+use std::cell::{Cell, RefCell};
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
+
+/// The tag of [`about_to_exec`]'s message.
+const EXEC: u8 = b'X';
+
+/// The most descriptors in one `SCM_RIGHTS` message (the kernel's
+/// `SCM_MAX_FD` is 253).
+const FDS_PER_MESSAGE: usize = 250;
 
 /// What the helper's work is given.
 #[derive(Debug)]
@@ -38,25 +53,75 @@ pub struct Helper {
     pub target_pid: u32,
     /// Its pidfd: readable when it has ended.
     pub target: OwnedFd,
-    /// End of file once the target has exec'd or ended.
+    /// pinrun's messages ([`hand_fds`], [`about_to_exec`]); end of file
+    /// once the target has exec'd or ended.
     pub started: OwnedFd,
+    /// What [`Helper::wait_for_exec`] found, once it has.
+    exec: Cell<Option<bool>>,
+    /// The descriptors handed over so far, with their tags.
+    fds: RefCell<Vec<(u8, OwnedFd)>>,
 }
 
 impl Helper {
-    /// Blocks until the target has exec'd: true once it wrote the byte
-    /// of [`about_to_exec`] and the pipe then closed (exec, or its death
-    /// after a failed exec); false when it closed without the byte (pinrun
-    /// failed before exec: the helper has nothing to do).
+    /// Blocks until the target has exec'd: true once it sent
+    /// [`about_to_exec`]'s message and the socket then closed (exec, or
+    /// its death after a failed exec); false when it closed without it
+    /// (pinrun failed or died before exec: there is no command to watch).
+    /// The descriptors handed over meanwhile are kept for
+    /// [`Helper::take_fds`]. The answer is kept: a later call returns it.
     pub fn wait_for_exec(&self) -> bool {
-        let mut b = [0u8; 1];
+        if let Some(done) = self.exec.get() {
+            return done;
+        }
         let mut got = false;
         loop {
-            match nix::unistd::read(&self.started, &mut b) {
+            match self.receive() {
                 Err(nix::errno::Errno::EINTR) => continue,
-                Ok(1) => got = true,
-                _ => return got,
+                Ok(Some(EXEC)) => got = true,
+                Ok(Some(_)) => {}
+                Ok(None) | Err(_) => break,
             }
         }
+        self.exec.set(Some(got));
+        got
+    }
+
+    /// One message of pinrun: its tag (`None`: end of file), its
+    /// descriptors kept under the tag.
+    fn receive(&self) -> nix::Result<Option<u8>> {
+        use nix::sys::socket::{ControlMessageOwned, MsgFlags, recvmsg};
+        let mut tag = [0u8; 1];
+        let mut iov = [io::IoSliceMut::new(&mut tag)];
+        let mut cmsg = nix::cmsg_space!([RawFd; FDS_PER_MESSAGE]);
+        let m = recvmsg::<()>(
+            self.started.as_raw_fd(),
+            &mut iov,
+            Some(&mut cmsg),
+            MsgFlags::MSG_CMSG_CLOEXEC,
+        )?;
+        if m.bytes == 0 {
+            return Ok(None);
+        }
+        let mut got = Vec::new();
+        for c in m.cmsgs()? {
+            if let ControlMessageOwned::ScmRights(fds) = c {
+                got.extend(ffi::received_fds(fds));
+            }
+        }
+        let t = tag[0];
+        self.fds
+            .borrow_mut()
+            .extend(got.into_iter().map(|fd| (t, fd)));
+        Ok(Some(t))
+    }
+
+    /// The descriptors pinrun handed over with `tag` ([`hand_fds`]), in
+    /// order; call after [`Helper::wait_for_exec`].
+    pub fn take_fds(&self, tag: u8) -> Vec<OwnedFd> {
+        let mut all = self.fds.borrow_mut();
+        let (mine, rest): (Vec<_>, Vec<_>) = all.drain(..).partition(|(t, _)| *t == tag);
+        *all = rest;
+        mine.into_iter().map(|(_, fd)| fd).collect()
     }
 
     /// Waits up to `timeout_ms` for the target to end; true when it has.
@@ -65,22 +130,46 @@ impl Helper {
     }
 }
 
-/// Tells the helper that every policy is applied and exec follows: one
-/// byte on the start pipe (its end of file then comes with exec, which
-/// closes the close-on-exec write end).
-pub fn about_to_exec(started_w: &OwnedFd) -> io::Result<()> {
-    nix::unistd::write(started_w, &[1])?;
+/// Sends one message on the helper's socket `w`: `tag` and `fds`.
+fn send(w: &OwnedFd, tag: u8, fds: &[RawFd]) -> io::Result<()> {
+    use nix::sys::socket::{ControlMessage, MsgFlags, sendmsg};
+    let iov = [io::IoSlice::new(std::slice::from_ref(&tag))];
+    let rights = [ControlMessage::ScmRights(fds)];
+    let cmsgs: &[ControlMessage] = if fds.is_empty() { &[] } else { &rights };
+    sendmsg::<()>(w.as_raw_fd(), &iov, cmsgs, MsgFlags::MSG_NOSIGNAL, None)?;
     Ok(())
+}
+
+/// Hands `fds` (opened by pinrun after the helper started: the watcher's
+/// perf events and log) to the helper under `tag` ([`Helper::take_fds`]);
+/// pinrun may close its own copies afterwards.
+pub fn hand_fds(started_w: &OwnedFd, tag: u8, fds: &[RawFd]) -> io::Result<()> {
+    for chunk in fds.chunks(FDS_PER_MESSAGE) {
+        send(started_w, tag, chunk)?;
+    }
+    Ok(())
+}
+
+/// Tells the helper that every policy is applied and exec follows (its
+/// end of file then comes with exec, which closes the close-on-exec
+/// socket).
+pub fn about_to_exec(started_w: &OwnedFd) -> io::Result<()> {
+    send(started_w, EXEC, &[])
 }
 
 /// Starts the helper running `work` (its return value is the helper's exit
 /// status), keeping `keep` open in it. Returns in pinrun once the
-/// intermediate child is reaped; the pipe's write end stays in pinrun,
-/// close-on-exec. Errors are the failing system call's.
+/// intermediate child is reaped; pinrun's end of the socket pair stays in
+/// pinrun, close-on-exec. Errors are the failing system call's.
 pub fn spawn(keep: &[RawFd], work: impl FnOnce(Helper) -> i32) -> io::Result<OwnedFd> {
     let target_pid = std::process::id();
     let target = ffi::pidfd_open(target_pid)?;
-    let (started, started_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
+    let (started, started_w) = nix::sys::socket::socketpair(
+        nix::sys::socket::AddressFamily::Unix,
+        nix::sys::socket::SockType::SeqPacket,
+        None,
+        nix::sys::socket::SockFlag::SOCK_CLOEXEC,
+    )?;
     // The first child is waited for: forked under the default SIGCHLD so
     // that an ignored one (the kernel would reap it: ECHILD) does not fail
     // the launch; the caller's action is back before this returns, so the
@@ -134,6 +223,8 @@ pub fn spawn(keep: &[RawFd], work: impl FnOnce(Helper) -> i32) -> io::Result<Own
                 target_pid,
                 target,
                 started,
+                exec: Cell::new(None),
+                fds: RefCell::new(Vec::new()),
             });
             ffi::exit_now(status)
         }
@@ -164,8 +255,9 @@ pub type Duty = Box<dyn FnOnce(&Helper) -> i32>;
 
 /// Starts one helper for all `duties` (none: no helper, `Ok(None)`),
 /// keeping `keep` open in it; it runs them in order and exits with the
-/// largest status. Returns the start pipe's write end, to keep open until
-/// exec and to pass to [`about_to_exec`]. Errors are [`spawn`]'s.
+/// largest status. Returns pinrun's end of the socket pair, to keep open
+/// until exec and to pass to [`hand_fds`] and [`about_to_exec`]. Errors
+/// are [`spawn`]'s.
 pub fn spawn_duties(keep: &[RawFd], duties: Vec<Duty>) -> io::Result<Option<OwnedFd>> {
     if duties.is_empty() {
         return Ok(None);

@@ -14,7 +14,7 @@ use crate::plan::per_thread::{POLL_INTERVAL_US, ThreadInfo, ThreadMap};
 use crate::system::threads::tasks;
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, OwnedFd};
 
 /// What the watcher knows of one thread.
 struct Seen {
@@ -148,9 +148,6 @@ fn watch(
     file: Option<(std::fs::File, std::path::PathBuf)>,
     perf: Vec<OwnedFd>,
 ) -> i32 {
-    if !h.wait_for_exec() {
-        return 0;
-    }
     let (file, path) = file.unzip();
     let log = Log {
         file,
@@ -343,36 +340,57 @@ const PERF_BACKSTOP_MS: i32 = 100;
 /// pages per CPU of the plan); a larger plan is polled.
 const PERF_MAX_CPUS: usize = 512;
 
+/// The tag of the `--thread-log` descriptor handed to the helper
+/// ([`super::helper::hand_fds`]).
+pub const LOG_FD: u8 = b'L';
+
+/// The tag of the perf event descriptors handed to the helper.
+pub const PERF_FDS: u8 = b'P';
+
 /// The watcher for `map` as a duty of the helper process (started by the
-/// caller, with the other duties, before anything is applied); `log`
-/// (`--thread-log`, opened and checked by the caller, with its path for
-/// messages) receives its decisions. With `perf`, one [`ffi::perf_task_events`] per CPU of the
-/// plan (where every thread of the command runs) wakes the watcher at each
-/// thread creation and rename; where `perf_event_open(2)` is refused
-/// (`perf_event_paranoid` 3, seccomp) or the plan has more than
-/// [`PERF_MAX_CPUS`] CPUs, the watcher polls. Returns the descriptors the
-/// helper must keep open (the events and the log) and the duty.
+/// caller, with the other duties, before anything is changed). Its
+/// descriptors come later, handed over by pinrun after `--probe`
+/// ([`events`] under [`PERF_FDS`], `--thread-log` under [`LOG_FD`], whose
+/// path `log` names it in messages): opened earlier, the perf events
+/// (inherited by every thread pinrun starts) would count the probe's
+/// threads. With perf events, one per CPU of the plan (where every thread
+/// of the command runs) wakes the watcher at each thread creation and
+/// rename; without (refused, or more than [`PERF_MAX_CPUS`] CPUs), the
+/// watcher polls.
 pub fn duty(
     map: ThreadMap,
     possible: CpuSet,
-    log: Option<(std::fs::File, std::path::PathBuf)>,
-    perf: bool,
-) -> (Vec<i32>, super::helper::Duty) {
+    log: Option<std::path::PathBuf>,
+) -> super::helper::Duty {
+    Box::new(move |h| {
+        if !h.wait_for_exec() {
+            return 0;
+        }
+        let file = h
+            .take_fds(LOG_FD)
+            .into_iter()
+            .next()
+            .map(std::fs::File::from);
+        let perf = h.take_fds(PERF_FDS);
+        watch(&map, &possible, h, file.zip(log), perf)
+    })
+}
+
+/// The perf events of the watcher of `map` ([`ffi::perf_task_events`],
+/// one per CPU of the plan), opened by pinrun on itself and inherited by
+/// the threads the command starts; none without `perf`, when the plan has
+/// more than [`PERF_MAX_CPUS`] CPUs, or when `perf_event_open(2)` is
+/// refused (`perf_event_paranoid` 3, seccomp): the watcher then polls.
+pub fn events(map: &ThreadMap, perf: bool) -> Vec<OwnedFd> {
     let cpus: CpuSet = map.positions.iter().fold(CpuSet::new(), |a, p| a.union(p));
-    let events: Vec<OwnedFd> = if perf && cpus.len() <= PERF_MAX_CPUS {
+    if perf && cpus.len() <= PERF_MAX_CPUS {
         cpus.iter()
             .map(ffi::perf_task_events)
             .collect::<Result<_, _>>()
             .unwrap_or_default()
     } else {
         Vec::new()
-    };
-    let mut keep: Vec<i32> = events.iter().map(|f| f.as_raw_fd()).collect();
-    keep.extend(log.iter().map(|(f, _)| f.as_raw_fd()));
-    (
-        keep,
-        Box::new(move |h| watch(&map, &possible, h, log, events)),
-    )
+    }
 }
 
 #[cfg(test)]

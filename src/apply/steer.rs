@@ -31,17 +31,29 @@ use std::os::fd::OwnedFd;
 const PROC_IRQ: &str = "/proc/irq";
 
 /// A test build's crash hook: with `PINRUN_TEST_CRASH_AT=STEP` the process
-/// kills itself with SIGKILL at `STEP` (`journal`: journal synced, nothing
+/// kills itself at `STEP` with SIGKILL, or with the signal
+/// `PINRUN_TEST_CRASH_SIGNAL` names (`TERM`, `HUP`, `INT`: ended by its
+/// default action) (`journal`: journal synced, nothing
 /// written; `ban`: irqbalance's ban sent and seen, no IRQ written;
 /// `config`: irqbalance's configuration edited and the daemon restarted
 /// with it, no IRQ written; `irq`: after the first IRQ write; `default`: after
-/// `default_smp_affinity`; `steered`: every write done; `undo-adopted`: an
+/// `default_smp_affinity`; `steered`: every write done; `applied`: the probe run and
+/// every policy applied, exec next; `undo-adopted`: an
 /// undo's hand-over to the live journals synced, nothing restored). Release builds
 /// ignore it.
 pub fn crash_point(step: &str) {
     #[cfg(debug_assertions)]
     if std::env::var("PINRUN_TEST_CRASH_AT").as_deref() == Ok(step) {
-        let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGKILL);
+        use nix::sys::signal::Signal;
+        let sig = match std::env::var("PINRUN_TEST_CRASH_SIGNAL").as_deref() {
+            Ok("TERM") => Signal::SIGTERM,
+            Ok("HUP") => Signal::SIGHUP,
+            Ok("INT") => Signal::SIGINT,
+            _ => Signal::SIGKILL,
+        };
+        let _ = nix::sys::signal::raise(sig);
+        // A signal pinrun's caller ignores does not end it: SIGKILL does.
+        let _ = nix::sys::signal::raise(Signal::SIGKILL);
     }
     #[cfg(not(debug_assertions))]
     let _ = step;
@@ -192,7 +204,7 @@ pub fn steer(
     p: &SteerPlan,
     irqs: &[SteerIrq],
     node_cpus: &dyn Fn(u32) -> Option<CpuSet>,
-    (pid, start): (u32, u64),
+    (pid, start, pgid): (u32, u64, u32),
 ) -> Result<Outcome> {
     let mut out = Outcome {
         journal: journal_name(pid, start),
@@ -218,7 +230,8 @@ pub fn steer(
         })?),
     };
     // 2. The journal, synced before the first write.
-    let (j, others) = first_journal(root, dir, p, &files, (pid, start));
+    let (mut j, others) = first_journal(root, dir, p, &files, (pid, start));
+    j.pgid = pgid;
     save(dir, &out.journal, &j, true)?;
     crash_point("journal");
     let mut s = Steering {
@@ -386,7 +399,7 @@ impl Steering<'_> {
             &self.out.journal,
             &self.j,
             &self.written,
-            sock.map(|b| b.socket.as_path()),
+            sock.map(|b| (b.socket.as_path(), b.sleep)),
         )
     }
 
@@ -440,7 +453,13 @@ impl Steering<'_> {
     fn apply_ban(&mut self, b: &BanPlan) -> Result<()> {
         let (dir, name) = (self.dir, &self.out.journal);
         if let Err((why, sent)) = send_ban(b, &self.p.cpus) {
-            let failed = rollback(dir, name, &self.j, &[], sent.then_some(b.socket.as_path()));
+            let failed = rollback(
+                dir,
+                name,
+                &self.j,
+                &[],
+                sent.then_some((b.socket.as_path(), b.sleep)),
+            );
             let done = if sent {
                 "its ban was put back, no IRQ was written"
             } else {
@@ -658,11 +677,16 @@ impl Steering<'_> {
 /// bans every CPU of `cpus`: irqbalance applies a `settings cpus` at its
 /// next rescan (`scan()`: `need_rescan` rebuilds the tree with
 /// `setup_banned_cpus()` and places nothing in that pass), at most its
-/// rebalance interval later; polled every 100 ms up to that interval + 3
-/// s. Errors say which step failed, and whether the command was sent.
+/// rebalance interval later, and before 1.9.4 then holds its socket for
+/// one more interval ([`crate::steer::ban_within`]). One exchange at a
+/// time, each answered before the next ([`irqbalance_exchange`]). Errors
+/// say which step failed, and whether the command was sent.
 fn send_ban(b: &BanPlan, cpus: &CpuSet) -> std::result::Result<(), (String, bool)> {
+    let within = crate::steer::answer_within(b.sleep);
     let cmd = ban_command(&b.to, &b.default).map_err(|e| (e, false))?;
-    let now = irqbalance_setup(&b.socket).map_err(|e| (e, false))?.banned;
+    let now = irqbalance_setup(&b.socket, within)
+        .map_err(|e| (e, false))?
+        .banned;
     if now != b.now {
         return Err((
             format!(
@@ -674,30 +698,34 @@ fn send_ban(b: &BanPlan, cpus: &CpuSet) -> std::result::Result<(), (String, bool
         ));
     }
     // Sent or not, a failed exchange may have reached it.
-    irqbalance_exchange(&b.socket, &cmd).map_err(|e| (format!("{cmd:?}: {e}"), true))?;
+    irqbalance_exchange(&b.socket, &cmd, within).map_err(|e| (format!("{cmd:?}: {e}"), true))?;
     wait_ban(&b.socket, b.sleep, &|ban| cpus.is_subset(ban))
         .map_err(|e| (format!("after {cmd:?}: {e}"), true))
 }
 
-/// Polls irqbalance's `setup` at `socket` until `ok` holds for its ban,
-/// up to `sleep` (its rebalance interval, capped at 60) + 3 seconds.
+/// Polls irqbalance's `setup` at `socket` (rebalancing every `sleep`
+/// seconds) until `ok` holds for its ban: one exchange at a time, each
+/// answered within [`crate::steer::answer_within`], the next 100 ms after
+/// it, until [`crate::steer::ban_within`] has passed (the exchange under
+/// way then is still answered, never dropped).
 fn wait_ban(
     socket: &std::path::Path,
     sleep: u32,
     ok: &dyn Fn(&CpuSet) -> bool,
 ) -> std::result::Result<(), String> {
-    let deadline =
-        std::time::Instant::now() + std::time::Duration::from_secs(u64::from(sleep.min(60)) + 3);
+    let started = std::time::Instant::now();
+    let limit = crate::steer::ban_within(sleep);
     loop {
-        let ban = irqbalance_setup(socket)?.banned;
+        let ban = irqbalance_setup(socket, crate::steer::answer_within(sleep))?.banned;
         if ok(&ban) {
             return Ok(());
         }
-        if std::time::Instant::now() > deadline {
+        if started.elapsed() > limit {
             let still = crate::words::or_no_cpu(&ban);
             return Err(format!(
-                "its ban is still {still} after {} s",
-                sleep.min(60) + 3
+                "its ban is still {still} after {:.1} s (it rebalances every {sleep} s; waited up to {} s)",
+                started.elapsed().as_secs_f64(),
+                limit.as_secs()
             ));
         }
         std::thread::sleep(std::time::Duration::from_millis(100));
@@ -858,7 +886,7 @@ fn rollback(
     name: &str,
     j: &Journal,
     written: &[(u32, CpuSet)],
-    ban_socket: Option<&std::path::Path>,
+    ban_socket: Option<(&std::path::Path, u32)>,
 ) -> Vec<String> {
     let mut failed = Vec::new();
     for (n, _) in written {
@@ -874,12 +902,13 @@ fn rollback(
             }
         }
     }
-    if let (Some(b), Some(sock)) = (j.irqbalance.as_ref(), ban_socket) {
+    if let (Some(b), Some((sock, sleep))) = (j.irqbalance.as_ref(), ban_socket) {
         // Its setup reply lags a sent ban until its next rescan: the
         // original goes back unconditionally.
         let orig = CpuSet::parse(&b.original).unwrap_or_default();
         let default = CpuSet::parse(&b.default).unwrap_or_default();
-        if let Err(e) = ban_command(&orig, &default).and_then(|cmd| irqbalance_exchange(sock, &cmd))
+        if let Err(e) = ban_command(&orig, &default)
+            .and_then(|cmd| irqbalance_exchange(sock, &cmd, crate::steer::answer_within(sleep)))
         {
             failed.push(format!(
                 "irqbalance's (pid {}) ban to {} ({}: {e})",
@@ -949,7 +978,11 @@ fn restore_ban(
     let alive = crate::system::steer::irqbalance(root)
         .iter()
         .any(|(p, s)| *p == b.pid && s.is_some());
-    let now = match alive.then(|| irqbalance_setup(&sock)) {
+    // Its interval from its command line bounds the first exchange; its
+    // setup reply then says the interval it runs with.
+    let within =
+        crate::steer::answer_within(crate::system::steer::irqbalance_interval(root, b.pid));
+    let now = match alive.then(|| irqbalance_setup(&sock, within)) {
         None => {
             return Ok(Some(format!(
                 "irqbalance (pid {}) has ended: its ban needs no restore",
@@ -963,10 +996,11 @@ fn restore_ban(
                 sock.display()
             ));
         }
-        Some(Ok(s)) => s.banned,
+        Some(Ok(s)) => s,
     };
+    let (sleep, now) = (now.sleep, now.banned);
     match undo_ban(j, others, &now) {
-        None | Some(BanUndo::Unchanged) => Ok(Some(String::new())),
+        None => Ok(Some(String::new())),
         Some(BanUndo::Foreign(now, written)) => Ok(Some(format!(
             "irqbalance's (pid {}) ban left alone: changed since (now {}, steering sent {})",
             b.pid,
@@ -982,8 +1016,8 @@ fn restore_ban(
                     to.to_list()
                 )
             })?;
-            irqbalance_exchange(&sock, &cmd)
-                .and_then(|_| wait_ban(&sock, 60, &|ban| *ban == to))
+            irqbalance_exchange(&sock, &cmd, crate::steer::answer_within(sleep))
+                .and_then(|_| wait_ban(&sock, sleep, &|ban| *ban == to))
                 .map_err(|e| {
                     format!(
                         "cannot restore irqbalance's (pid {}) ban to {} ({cmd:?}): {e}",
@@ -1244,6 +1278,75 @@ mod tests {
         j
     }
 
+    /// A stand-in irqbalance serving `setup` one connection at a time:
+    /// the first `old` replies ban CPU 4, then (after a held reply, as
+    /// 1.9.2 holds its socket while it rescans for `hold`) CPUs 4 and 16.
+    /// Returns its socket and what it saw: (connections, whether another
+    /// connection was ever waiting while one was served, whether every
+    /// reply was read).
+    fn serial_server(
+        old: usize,
+        hold: std::time::Duration,
+    ) -> (
+        tempfile::TempDir,
+        std::path::PathBuf,
+        std::thread::JoinHandle<(usize, bool, bool)>,
+    ) {
+        use std::io::Read;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("irqbalance1.sock");
+        let l = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        let h = std::thread::spawn(move || {
+            let (mut n, mut overlap, mut all_read) = (0, false, true);
+            loop {
+                l.set_nonblocking(false).unwrap();
+                let (mut s, _) = l.accept().unwrap();
+                n += 1;
+                let mut buf = [0u8; 500];
+                let got = s.read(&mut buf).unwrap();
+                assert_eq!(&buf[..got], b"setup");
+                if n == old + 1 {
+                    std::thread::sleep(hold);
+                }
+                l.set_nonblocking(true).unwrap();
+                overlap |= l.accept().is_ok();
+                let reply: &[u8] = if n <= old {
+                    b"SLEEP 1 BANNED 00000010"
+                } else {
+                    b"SLEEP 1 BANNED 00010010"
+                };
+                all_read &= nix::sys::socket::send(
+                    std::os::fd::AsRawFd::as_raw_fd(&s),
+                    reply,
+                    nix::sys::socket::MsgFlags::MSG_NOSIGNAL,
+                )
+                .is_ok();
+                if n > old {
+                    return (n, overlap, all_read);
+                }
+            }
+        });
+        (dir, path, h)
+    }
+
+    /// Issue 33 item 3: waiting for irqbalance to take a ban opened a
+    /// connection every 100 ms and dropped each after 3 s unanswered;
+    /// 1.9.2 (which holds its socket for its interval while it rescans)
+    /// saw its backlog fill and died of SIGPIPE answering the dropped
+    /// ones. One request at a time now, each answered before the next,
+    /// even when an answer takes longer than the old 3 s.
+    #[test]
+    fn a_ban_is_awaited_one_answered_request_at_a_time() {
+        let (_d, sock, h) = serial_server(3, std::time::Duration::from_millis(1500));
+        let t0 = std::time::Instant::now();
+        wait_ban(&sock, 1, &|b| b.contains(16)).unwrap();
+        let (n, overlap, all_read) = h.join().unwrap();
+        assert_eq!(n, 4);
+        assert!(!overlap, "a second connection waited while one was served");
+        assert!(all_read, "a reply found its connection closed");
+        assert!(t0.elapsed() >= std::time::Duration::from_millis(1500));
+    }
+
     /// Break test: a ban restore that fails (the daemon died: connect
     /// refused) was reported as put back and the journal removed. It keeps
     /// the journal and names what was not put back; a restore the
@@ -1255,7 +1358,7 @@ mod tests {
         let j = banned_journal();
         save(&dir, "steer.4242-7.journal", &j, true).unwrap();
         let gone = t.path().join("irqbalance77.sock");
-        let failed = rollback(&dir, "steer.4242-7.journal", &j, &[], Some(&gone));
+        let failed = rollback(&dir, "steer.4242-7.journal", &j, &[], Some((&gone, 1)));
         assert_eq!(failed.len(), 1, "{failed:?}");
         assert!(
             failed[0].starts_with("irqbalance's (pid 77) ban to no CPU ("),
@@ -1282,7 +1385,7 @@ mod tests {
         );
         // The stand-in daemon takes "settings cpus NULL" (the default ban).
         let (sock, h) = irqbalance_server(b"OK".to_vec());
-        let failed = rollback(&dir, "steer.4242-7.journal", &j, &[], Some(&sock));
+        let failed = rollback(&dir, "steer.4242-7.journal", &j, &[], Some((&sock, 1)));
         assert_eq!(failed, Vec::<String>::new());
         assert_eq!(h.join().unwrap().0, "settings cpus NULL");
         assert!(!t.path().join("steer.4242-7.journal").exists());

@@ -185,20 +185,23 @@ pub fn ban_for_launch(now: &CpuSet, chosen: &CpuSet) -> CpuSet {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BanUndo {
     /// Send this ban (the original ∪ the CPUs other live steering claims
-    /// still hold).
+    /// still hold), also when irqbalance's `setup` already says it: a
+    /// `settings cpus` it has taken shows in `setup` only from its next
+    /// rescan on, so a launch that died after sending its ban and before
+    /// seeing it (issue 33 item 4: the launch killed by SIGKILL 1 s into
+    /// the wait) looks unchanged while the ban is still to come; the
+    /// restore, taken after it, overrides it (irqbalance serves its
+    /// connections in order).
     Restore(CpuSet),
-    /// Already the ban to restore (a crash before the command was sent,
-    /// or other claims hold every CPU): nothing to send.
-    Unchanged,
     /// Someone else changed the ban since (now, what steering sent): left
     /// alone.
     Foreign(CpuSet, CpuSet),
 }
 
 /// Ends the irqbalance ban of `ended` with `others` the live steering
-/// claims' journals and `now` the daemon's ban now: when `now` is what
-/// `ended` or a live claim (of the same daemon) sent, restore `original ∪
-/// CPUs of the live claims`; the live journals are updated as
+/// claims' journals and `now` the daemon's ban now: when `now` is the ban
+/// to restore or what `ended` or a live claim (of the same daemon) sent,
+/// restore `original ∪ CPUs of the live claims` ([`BanUndo::Restore`]); the live journals are updated as
 /// [`undo`] does for IRQs (an original that was `ended`'s write becomes
 /// `ended`'s original; every written becomes the restored ban).
 pub fn undo_ban(ended: &Journal, others: &mut [Journal], now: &CpuSet) -> Option<BanUndo> {
@@ -211,10 +214,8 @@ pub fn undo_ban(ended: &Journal, others: &mut [Journal], now: &CpuSet) -> Option
         .iter()
         .fold(CpuSet::new(), |acc, o| acc.union(&o.cpu_set()));
     let to = list(&b.original).union(&held);
-    if *now == to {
-        return Some(BanUndo::Unchanged);
-    }
-    let ours = *now == list(&b.written)
+    let ours = *now == to
+        || *now == list(&b.written)
         || live.iter().any(|o| {
             o.irqbalance
                 .as_ref()
@@ -882,10 +883,12 @@ mod tests {
             undo_ban(&b, &mut [], &cpus("4-9")),
             Some(BanUndo::Foreign(..))
         ));
-        // A crash after the journal, before the command: nothing to send.
+        // A crash after the journal, before the command or before
+        // irqbalance showed it (its setup lags a taken `settings cpus`
+        // until its next rescan): the original is sent all the same.
         assert_eq!(
             undo_ban(&a, &mut [], &cpus("4-7")),
-            Some(BanUndo::Unchanged)
+            Some(BanUndo::Restore(cpus("4-7")))
         );
         // Another daemon's claim does not hold CPUs in this one's ban.
         let mut c = banned(3, 3, "20", "4-7");

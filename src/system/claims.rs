@@ -830,12 +830,55 @@ pub fn record_names(
 
 /// Whether process group `pgid` has a member (`kill(-pgid, 0)`: `ESRCH`
 /// means none; `EPERM` means members this user may not signal).
-fn group_exists(pgid: u32) -> bool {
+pub fn group_exists(pgid: u32) -> bool {
     claim::valid_pid(pgid)
         && !matches!(
             nix::sys::signal::kill(nix::unistd::Pid::from_raw(-(pgid as i32)), None),
             Err(nix::errno::Errno::ESRCH)
         )
+}
+
+/// Whether `pid` is a live (not zombie) member of process group `pgid`
+/// (field 5 of its `/proc/<pid>/stat`): what a claim following its group
+/// counts ([`crate::claim::judge`] takes a zombie as ended).
+pub fn live_member(pid: u32, pgid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|st| {
+        !matches!(stat_state(&st), Some('Z' | 'X')) && stat_field::<u32>(&st, 5) == Some(pgid)
+    })
+}
+
+/// The live members of process group `pgid` ([`live_member`]), from one
+/// listing of `/proc` ([`process_groups`]); its errors.
+pub fn live_members(pgid: u32) -> std::result::Result<Vec<u32>, String> {
+    if !group_exists(pgid) {
+        return Ok(Vec::new());
+    }
+    Ok(process_groups()?
+        .remove(&pgid)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|p| live_member(*p, pgid))
+        .collect())
+}
+
+/// Whether a claim of `pid` started at `start_time`, following process
+/// group `pgid` (its PID when the launch led its group, 0: none), still
+/// lives, as [`crate::claim::judge`] judges a record: its process runs, or
+/// it led its group, its PID is not reused, and the group has a live
+/// member. A group whose members cannot be read lives (nothing is undone
+/// for a claim that may still run).
+pub fn claim_lives(pid: u32, start_time: u64, pgid: u32) -> bool {
+    match liveness(pid) {
+        Liveness::Alive {
+            start_time: Some(s),
+            ..
+        } if s != start_time => false,
+        Liveness::Alive { .. } => true,
+        Liveness::Dead if pgid != 0 && pgid == pid => {
+            live_members(pgid).map_or(true, |m| !m.is_empty())
+        }
+        Liveness::Dead => false,
+    }
 }
 
 /// Every process group of `/proc` with its members' PIDs (field 5 of each

@@ -275,28 +275,52 @@ pub fn irq_writable() -> Result<(), nix::errno::Errno> {
 /// so writing them takes uid 0 or CAP_DAC_OVERRIDE.
 pub const NOT_PERMITTED_HINT: &str = "/proc/irq/*/smp_affinity_list and default_smp_affinity are root's, mode 0644: run as root (or with CAP_DAC_OVERRIDE), or drop --steer-irqs";
 
-/// How long one exchange with irqbalance's control socket may take
-/// (connect, send, reply): its main loop answers between rebalance passes.
-pub const IRQBALANCE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3);
-
 /// Sends `command` to irqbalance's control socket `path` in one message
 /// with this process's `SCM_CREDENTIALS` (irqbalance answers uid 0 only:
-/// `sock_handle()`), and reads its reply until it closes the connection
-/// (empty for `settings …`), at most
-/// [`crate::steer::IRQBALANCE_MAX_REPLY`] bytes, within
-/// [`IRQBALANCE_TIMEOUT`] per step. Errors: the step that failed and its
-/// errno (ECONNREFUSED: the daemon is gone; EAGAIN: it did not answer in
-/// time), or a reply too long or not UTF-8. A `settings` command is a
+/// `sock_handle()`), and reads until it closes the connection: its reply
+/// to `setup` (a `settings …` gets none, and its close says the command
+/// was taken), at most [`crate::steer::IRQBALANCE_MAX_REPLY`] bytes. One
+/// exchange at a time, each whole before the next: the connect, the send
+/// and the reply together take at most `within`
+/// ([`crate::steer::answer_within`] of its interval). The ending signals
+/// (SIGTERM, SIGHUP, SIGINT, SIGQUIT) are held meanwhile and delivered
+/// after it ([`crate::ffi::defer_ending_signals`]): pinrun never dies with
+/// a reply unread. A `setup` not answered within `within` (a stopped or
+/// hung daemon) is not closed unread either: its connection goes to a
+/// process of its own that waits for the reply ([`drain_later`]), since
+/// irqbalance would die of SIGPIPE writing it to a closed socket.
+/// Errors: the step that failed and its errno (ECONNREFUSED: the daemon is
+/// gone; a connect that times out: its backlog is full), no answer in
+/// time, or a reply too long or not UTF-8. A `settings` command is a
 /// change: [`crate::apply::steer`] sends them; `setup` only reads.
-pub fn irqbalance_exchange(path: &std::path::Path, command: &str) -> Result<String, String> {
+pub fn irqbalance_exchange(
+    path: &std::path::Path,
+    command: &str,
+    within: std::time::Duration,
+) -> Result<String, String> {
+    if command.len() > crate::steer::IRQBALANCE_MAX_COMMAND {
+        return Err(format!("command of {} bytes is too long", command.len()));
+    }
+    let held = crate::ffi::defer_ending_signals();
+    let r = exchange(path, command, within);
+    if let Some(saved) = held {
+        crate::ffi::deliver_ending_signals(saved);
+    }
+    r
+}
+
+/// [`irqbalance_exchange`]'s work, the ending signals held.
+fn exchange(
+    path: &std::path::Path,
+    command: &str,
+    within: std::time::Duration,
+) -> Result<String, String> {
     use nix::sys::socket::{
         AddressFamily, ControlMessage, MsgFlags, SockFlag, SockType, UnixAddr, UnixCredentials,
         connect, sendmsg, setsockopt, socket, sockopt,
     };
-    use std::os::fd::AsRawFd;
-    if command.len() > crate::steer::IRQBALANCE_MAX_COMMAND {
-        return Err(format!("command of {} bytes is too long", command.len()));
-    }
+    use std::os::fd::{AsFd, AsRawFd};
+    let deadline = std::time::Instant::now() + within;
     let fd = socket(
         AddressFamily::Unix,
         SockType::Stream,
@@ -304,17 +328,18 @@ pub fn irqbalance_exchange(path: &std::path::Path, command: &str) -> Result<Stri
         None,
     )
     .map_err(|e| format!("socket: {}", e.desc()))?;
-    let tv = nix::sys::time::TimeVal::new(
-        IRQBALANCE_TIMEOUT.as_secs() as _,
-        IRQBALANCE_TIMEOUT.subsec_micros() as _,
-    );
-    // SO_SNDTIMEO also bounds a connect to a full backlog
-    // (unix_stream_connect() waits sk_sndtimeo).
+    let tv = nix::sys::time::TimeVal::new(within.as_secs() as _, within.subsec_micros() as _);
+    // SO_SNDTIMEO bounds a connect to a full backlog
+    // (unix_stream_connect() waits sk_sndtimeo) and the send.
     setsockopt(&fd, sockopt::SendTimeout, &tv).map_err(|e| format!("SO_SNDTIMEO: {}", e.desc()))?;
-    setsockopt(&fd, sockopt::ReceiveTimeout, &tv)
-        .map_err(|e| format!("SO_RCVTIMEO: {}", e.desc()))?;
     let addr = UnixAddr::new(path).map_err(|e| format!("address: {}", e.desc()))?;
-    connect(fd.as_raw_fd(), &addr).map_err(|e| format!("connect: {}", e.desc()))?;
+    connect(fd.as_raw_fd(), &addr).map_err(|e| match e {
+        nix::errno::Errno::EAGAIN => format!(
+            "connect: its backlog stayed full for {} (it serves no connection)",
+            seconds(within)
+        ),
+        e => format!("connect: {}", e.desc()),
+    })?;
     let creds = UnixCredentials::new();
     let iov = [std::io::IoSlice::new(command.as_bytes())];
     let sent = sendmsg::<()>(
@@ -328,12 +353,24 @@ pub fn irqbalance_exchange(path: &std::path::Path, command: &str) -> Result<Stri
     if sent != command.len() {
         return Err(format!("send: {sent} of {} bytes", command.len()));
     }
-    let deadline = std::time::Instant::now() + IRQBALANCE_TIMEOUT;
     let mut reply = Vec::new();
     let mut buf = [0u8; 4096];
     loop {
-        if std::time::Instant::now() > deadline {
-            return Err("reply: timed out".into());
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        let ms = i32::try_from(left.as_millis()).unwrap_or(i32::MAX);
+        match crate::ffi::poll_readable(fd.as_fd(), ms) {
+            Ok(true) => {}
+            Ok(false) => {
+                if crate::steer::irqbalance_replies(command) {
+                    drain_later(fd);
+                }
+                return Err(format!(
+                    "no answer in {} (its rebalance pass holds its socket, or it is stopped)",
+                    seconds(within)
+                ));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(format!("reply: poll: {}", crate::error::io_words(&e))),
         }
         match nix::unistd::read(&fd, &mut buf) {
             Ok(0) => break,
@@ -346,18 +383,87 @@ pub fn irqbalance_exchange(path: &std::path::Path, command: &str) -> Result<Stri
                     ));
                 }
             }
-            Err(nix::errno::Errno::EINTR) => {}
+            Err(nix::errno::Errno::EINTR | nix::errno::Errno::EAGAIN) => {}
             Err(e) => return Err(format!("reply: {}", e.desc())),
         }
     }
     String::from_utf8(reply).map_err(|_| "reply: not UTF-8".into())
 }
 
-/// irqbalance's `setup` through `socket`, parsed
-/// ([`crate::steer::parse_setup`]).
-pub fn irqbalance_setup(socket: &std::path::Path) -> Result<crate::steer::IrqbalanceSetup, String> {
-    let reply = irqbalance_exchange(socket, "setup")?;
+/// `d` in seconds for a message: "13 s", "0.3 s".
+fn seconds(d: std::time::Duration) -> String {
+    if d.subsec_millis() == 0 {
+        format!("{} s", d.as_secs())
+    } else {
+        format!("{:.1} s", d.as_secs_f64())
+    }
+}
+
+/// Leaves a connection to irqbalance whose reply is still to come to a
+/// process of its own (double-forked, every other descriptor closed, its
+/// own session, named `pinrun-drain`) that reads until irqbalance writes
+/// the reply and closes, or ends (its listening socket then resets the
+/// connection): closing it unread would kill irqbalance by SIGPIPE when it
+/// gets to it ([`crate::steer::irqbalance_replies`]). Nothing else is
+/// done; a fork that fails closes the connection after all.
+pub fn drain_later(fd: std::os::fd::OwnedFd) {
+    use std::os::fd::AsRawFd;
+    // Forked under the default SIGCHLD so that the first child can be
+    // waited for (as the helper is, apply/helper.rs).
+    let sigchld = crate::ffi::default_sigchld();
+    match crate::ffi::fork() {
+        Ok(0) => {
+            match crate::ffi::fork() {
+                Ok(0) => {}
+                _ => crate::ffi::exit_now(0),
+            }
+            crate::ffi::close_fds_except(&[fd.as_raw_fd()]);
+            let _ = nix::unistd::setsid();
+            let _ = nix::sys::prctl::set_name(c"pinrun-drain");
+            let mut buf = [0u8; 4096];
+            loop {
+                match nix::unistd::read(&fd, &mut buf) {
+                    Ok(0) => break,
+                    Ok(_) | Err(nix::errno::Errno::EINTR) => {}
+                    Err(_) => break,
+                }
+            }
+            crate::ffi::exit_now(0)
+        }
+        Ok(child) => {
+            let child = nix::unistd::Pid::from_raw(child);
+            while let Err(nix::errno::Errno::EINTR) = nix::sys::wait::waitpid(child, None) {}
+        }
+        Err(_) => {}
+    }
+    if let Some(s) = sigchld {
+        crate::ffi::restore_sigchld(s);
+    }
+}
+
+/// irqbalance's `setup` through `socket`, answered within `within`
+/// ([`irqbalance_exchange`]), parsed ([`crate::steer::parse_setup`]).
+pub fn irqbalance_setup(
+    socket: &std::path::Path,
+    within: std::time::Duration,
+) -> Result<crate::steer::IrqbalanceSetup, String> {
+    let reply = irqbalance_exchange(socket, "setup", within)?;
     crate::steer::parse_setup(&reply).map_err(|e| format!("its setup reply: {e}"))
+}
+
+/// irqbalance `pid`'s rebalance interval from its command line
+/// (`/proc/PID/cmdline` below `root`, [`crate::steer::irqbalance_interval`]):
+/// what bounds the first exchange with it, before its `setup` reply says.
+pub fn irqbalance_interval(root: &Root, pid: u32) -> u32 {
+    let argv: Vec<String> = root
+        .read(&format!("/proc/{pid}/cmdline"))
+        .unwrap_or_default()
+        .split('\0')
+        .skip(1)
+        .filter(|a| !a.is_empty())
+        .map(str::to_string)
+        .collect();
+    crate::steer::irqbalance_interval(&argv)
 }
 
 /// What irqbalance `pid` bans on its own, as `cputree.c`
@@ -478,6 +584,8 @@ pub fn read_config(path: &std::path::Path) -> Result<String, String> {
 mod tests {
     use super::*;
 
+    const SECOND: std::time::Duration = std::time::Duration::from_secs(1);
+
     fn serve(
         reply: Vec<u8>,
     ) -> (
@@ -490,7 +598,7 @@ mod tests {
     #[test]
     fn exchange_sends_one_message_with_credentials_and_reads_the_reply() {
         let (path, h) = serve(b"SLEEP 10 BANNED 0000f0f0".to_vec());
-        let s = irqbalance_setup(&path).unwrap();
+        let s = irqbalance_setup(&path, SECOND).unwrap();
         assert_eq!(s.banned.to_list(), "4-7,12-15");
         let (got, uid) = h.join().unwrap();
         assert_eq!(got, "setup");
@@ -498,7 +606,7 @@ mod tests {
         // A settings command: irqbalance closes without a reply.
         let (path, h) = serve(Vec::new());
         assert_eq!(
-            irqbalance_exchange(&path, "settings cpus 4-7,16").unwrap(),
+            irqbalance_exchange(&path, "settings cpus 4-7,16", SECOND).unwrap(),
             ""
         );
         assert_eq!(h.join().unwrap().0, "settings cpus 4-7,16");
@@ -507,12 +615,12 @@ mod tests {
     #[test]
     fn exchange_bounds_hostile_replies() {
         let (path, h) = serve(vec![b'A'; crate::steer::IRQBALANCE_MAX_REPLY + 4096]);
-        let e = irqbalance_exchange(&path, "setup").unwrap_err();
+        let e = irqbalance_exchange(&path, "setup", SECOND).unwrap_err();
         assert!(e.contains("more than"), "{e}");
         let _ = h.join();
         let (path, h) = serve(vec![0xff, 0xfe]);
         assert_eq!(
-            irqbalance_exchange(&path, "setup").unwrap_err(),
+            irqbalance_exchange(&path, "setup", SECOND).unwrap_err(),
             "reply: not UTF-8"
         );
         let _ = h.join();
@@ -520,14 +628,52 @@ mod tests {
         let e = irqbalance_exchange(
             std::path::Path::new("/nonexistent/irqbalance1.sock"),
             "setup",
+            SECOND,
         )
         .unwrap_err();
         assert!(e.starts_with("connect: "), "{e}");
         assert!(
-            irqbalance_exchange(&path, &"x".repeat(500))
+            irqbalance_exchange(&path, &"x".repeat(500), SECOND)
                 .unwrap_err()
                 .contains("too long")
         );
+    }
+
+    /// Issue 33 item 3: a `setup` irqbalance answers late (1.9.2 holds
+    /// its socket for a whole interval while it rescans) was closed
+    /// unread after 3 s, and irqbalance died of SIGPIPE writing the reply.
+    /// Now the exchange gives up after its bound but the connection stays
+    /// open in a process of its own until the reply is read: the daemon's
+    /// send succeeds. A `settings` command that is taken (closed without a
+    /// reply) is answered by its close.
+    #[test]
+    fn an_unanswered_setup_is_never_closed_unread() {
+        use std::io::{Read, Write};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("irqbalance1.sock");
+        let l = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        let h = std::thread::spawn(move || {
+            let (mut s, _) = l.accept().unwrap();
+            let mut buf = [0u8; 500];
+            let n = s.read(&mut buf).unwrap();
+            // The rescan's sleep: the client has given up meanwhile.
+            std::thread::sleep(std::time::Duration::from_millis(1200));
+            let sent = nix::sys::socket::send(
+                std::os::fd::AsRawFd::as_raw_fd(&s),
+                b"SLEEP 10 BANNED 00000000",
+                nix::sys::socket::MsgFlags::MSG_NOSIGNAL,
+            );
+            let _ = s.flush();
+            (String::from_utf8_lossy(&buf[..n]).to_string(), sent)
+        });
+        let t0 = std::time::Instant::now();
+        let e =
+            irqbalance_exchange(&path, "setup", std::time::Duration::from_millis(300)).unwrap_err();
+        assert!(e.starts_with("no answer in 0.3 s"), "{e}");
+        assert!(t0.elapsed() < std::time::Duration::from_millis(1000));
+        let (got, sent) = h.join().unwrap();
+        assert_eq!(got, "setup");
+        assert_eq!(sent, Ok(24), "the daemon's reply must find its reader");
     }
 
     /// Break test: any user's process named `irqbalance` (`cp /bin/sleep
