@@ -656,7 +656,7 @@ pub fn command() -> clap::Command {
         .filter(|a| a.is_hide_short_help_set())
         .count();
     let short_after = format!(
-        "Example: pinrun --node 0 --cores 4 --fifo 90 -- ./app\n{more} more options: pinrun --help; every rule: man pinrun"
+        "Example: pinrun --node 0 --cores 4 --fifo 90 -- ./app\n{more} more options: pinrun --help; every rule: pinrun(1)"
     );
     let long_about = cmd
         .get_long_about()
@@ -688,7 +688,8 @@ pub fn peer_option_hint(arg: &str) -> Option<&'static str> {
         "-T" => "chrt -T NS is --sched-runtime T (T takes a unit: 500us)",
         "-D" => "chrt -D NS is --sched-deadline T (T takes a unit: 500us)",
         "-P" => "chrt -P NS is --sched-period T (T takes a unit: 500us)",
-        "-H" | "-s" => "numactl --hardware / --show: pinrun --show",
+        "-H" => "numactl -H (--hardware) is pinrun --show",
+        "-s" => "numactl -s (--show, the caller's policy) is pinrun --pid self",
         "-w" => "numactl -w NODES is --weighted-interleave NODES",
         // Long options of numactl(8), taskset(1) and chrt(1) pinrun does
         // not take under their own name (issue 37: clap suggested
@@ -718,6 +719,31 @@ pub fn peer_option_hint(arg: &str) -> Option<&'static str> {
         }
         _ => return None,
     })
+}
+
+/// The hint for numactl's old `--cpubind NODES` (its name for
+/// `--cpunodebind`) in `args` (pinrun's arguments): the same command line
+/// with pinrun's name. `None` without it.
+pub fn renamed_option_hint(args: &[String]) -> Option<String> {
+    let i = args
+        .iter()
+        .position(|a| a == "--cpubind" || a.starts_with("--cpubind="))?;
+    let words: Vec<String> = args
+        .iter()
+        .enumerate()
+        .map(|(j, a)| {
+            let a = if j == i {
+                a.replacen("--cpubind", "--cpunodebind", 1)
+            } else {
+                a.clone()
+            };
+            crate::exec::sh_word(&a)
+        })
+        .collect();
+    Some(format!(
+        "numactl's --cpubind is the old name of --cpunodebind: pinrun {}",
+        words.join(" ")
+    ))
 }
 
 /// The hint for taskset's `-p MASK PID` habit given to pinrun as `--pid
@@ -1360,10 +1386,13 @@ impl Cli {
                 CpuSet::parse(t).map_err(|e| {
                     let err = bad(ErrorCode::BadCpuList, "--cpus", e);
                     // taskset's bare hexadecimal mask (`taskset ff CMD`).
-                    match CpuSet::parse(&format!("0x{t}")).ok().filter(|_| !t.is_empty()) {
-                        Some(m) => err.hint(format!(
-                            "{t} looks like taskset's hexadecimal mask: write it --cpus 0x{t} (CPUs {})",
+                    match crate::exec::taskset_mask(t) {
+                        Some(Ok(m)) => err.hint(format!(
+                            "{t} looks like taskset's hexadecimal mask, whose CPUs here are {m}: write --cpus {}",
                             m.to_list()
+                        )),
+                        Some(Err(why)) => err.hint(format!(
+                            "{t} looks like taskset's hexadecimal mask: {why}"
                         )),
                         None => err.hint(LIST_HINT),
                     }

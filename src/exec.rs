@@ -79,7 +79,7 @@ const DEFAULT_PATH: &str = "/bin:/usr/bin";
 /// `arg` as one POSIX shell word (sh(1) "Quoting"): as it is when made of
 /// characters no shell treats specially, else in single quotes, a `'`
 /// written `'\''`.
-fn sh_word(arg: &str) -> String {
+pub fn sh_word(arg: &str) -> String {
     let plain = !arg.is_empty()
         && arg
             .chars()
@@ -91,11 +91,43 @@ fn sh_word(arg: &str) -> String {
     }
 }
 
+/// taskset's reading of `text` as a hexadecimal cpumask (`2` is CPU 1,
+/// `0x` optional, 32-bit words separated by `,`), as it would run here:
+/// `Ok(cpus)` the mask's online CPUs (`sched_setaffinity(2)` keeps those;
+/// the mask as written when the online CPUs cannot be read), `Err(what)`
+/// when none of its CPUs is online (taskset fails with EINVAL), naming
+/// them and the online ones. `None`: not a hexadecimal mask.
+pub fn taskset_mask(text: &str) -> Option<std::result::Result<crate::cpuset::CpuSet, String>> {
+    use crate::cpuset::CpuSet;
+    let hex = text.strip_prefix("0x").unwrap_or(text);
+    if hex.is_empty() || !hex.chars().all(|c| c.is_ascii_hexdigit() || c == ',') {
+        return None;
+    }
+    let mask = CpuSet::parse(&format!("0x{hex}"))
+        .ok()
+        .filter(|m| !m.is_empty())?;
+    let online = crate::system::Root::new("/").read_list("/sys/devices/system/cpu/online");
+    Some(match online {
+        Some(on) if !mask.intersects(&on) => Err(format!(
+            "0x{hex} is {}, {} online here (CPUs {on})",
+            crate::words::cpus_phrase(&mask),
+            if mask.len() == 1 {
+                "not"
+            } else {
+                "none of them"
+            }
+        )),
+        Some(on) => Ok(mask.intersection(&on)),
+        None => Ok(mask),
+    })
+}
+
 /// The hint for taskset's `taskset MASK COMMAND [ARG]...` form given to
 /// pinrun (`command[0]` is the mask): taskset(1) reads MASK as a
-/// hexadecimal cpumask (`2` is CPU 1) unless `-c` makes it a cpulist, so
-/// the exact pinrun command names the mask's CPUs, and the list reading
-/// is offered second. `None` when `command[0]` is neither.
+/// hexadecimal cpumask ([`taskset_mask`]: `2` is CPU 1) unless `-c` makes
+/// it a cpulist, so the exact pinrun command names the mask's CPUs; the
+/// list reading is offered second, only when its CPUs are online. `None`
+/// when `command[0]` is neither.
 pub fn taskset_form_hint(command: &[std::ffi::OsString]) -> Option<String> {
     use crate::cpuset::CpuSet;
     let name = command.first()?.to_str()?;
@@ -108,32 +140,29 @@ pub fn taskset_form_hint(command: &[std::ffi::OsString]) -> Option<String> {
     } else {
         rest.join(" ")
     };
-    let hex = name.strip_prefix("0x").unwrap_or(name);
-    // The kernel keeps the mask's online CPUs (sched_setaffinity(2)):
-    // those are the CPUs taskset would run on here.
     let online = crate::system::Root::new("/").read_list("/sys/devices/system/cpu/online");
-    let mask = (!hex.is_empty() && hex.chars().all(|c| c.is_ascii_hexdigit() || c == ','))
-        .then(|| CpuSet::parse(&format!("0x{hex}")).ok())
-        .flatten()
-        .map(|m| match &online {
-            Some(on) if m.intersects(on) => m.intersection(on),
-            _ => m,
-        })
-        .filter(|m| !m.is_empty());
-    let list = CpuSet::parse(name).ok().filter(|_| !name.starts_with("0x"));
-    Some(match (mask, list) {
-        (Some(m), Some(l)) if m != l => format!(
-            "taskset's MASK form: taskset reads {name} as the hexadecimal mask 0x{hex}: pinrun --cpus {} -- {tail} (as a list, as taskset -c reads it: pinrun --cpus {} -- {tail})",
+    let list = CpuSet::parse(name)
+        .ok()
+        .filter(|l| !name.starts_with("0x") && online.as_ref().is_none_or(|on| l.is_subset(on)));
+    let as_list = |l: &CpuSet| format!("pinrun --cpus {} -- {tail}", l.to_list());
+    Some(match (taskset_mask(name), list) {
+        (Some(Ok(m)), Some(l)) if m != l => format!(
+            "taskset's MASK form: taskset reads {name} as a hexadecimal mask: pinrun --cpus {} -- {tail} (as a list, as taskset -c reads it: {})",
             m.to_list(),
-            l.to_list()
+            as_list(&l)
         ),
-        (Some(m), _) => format!(
-            "taskset's MASK form: taskset reads {name} as the hexadecimal mask 0x{hex}: pinrun --cpus {} -- {tail}",
+        (Some(Ok(m)), _) => format!(
+            "taskset's MASK form: taskset reads {name} as a hexadecimal mask: pinrun --cpus {} -- {tail}",
             m.to_list()
         ),
+        (Some(Err(why)), Some(l)) => format!(
+            "taskset's MASK form: {why}; as a list, as taskset -c reads it: {}",
+            as_list(&l)
+        ),
+        (Some(Err(why)), None) => format!("taskset's MASK form: {why}"),
         (None, Some(l)) => format!(
-            "taskset -c's list form: pinrun takes the CPUs as an option: pinrun --cpus {} -- {tail}",
-            l.to_list()
+            "taskset -c's list form: pinrun takes the CPUs as an option: {}",
+            as_list(&l)
         ),
         (None, None) => return None,
     })

@@ -148,6 +148,12 @@ fn usable() -> bool {
         skip("IRQ steering needs root");
         return false;
     }
+    // README: a root run that must not write this machine's /proc/irq
+    // (each test snapshots and restores it) sets PINRUN_NO_IRQ_WRITES=1.
+    if std::env::var_os("PINRUN_NO_IRQ_WRITES").is_some_and(|v| v == "1") {
+        skip("PINRUN_NO_IRQ_WRITES=1: no writes to /proc/irq");
+        return false;
+    }
     let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
     let cpus = pinrun::cpuset::CpuSet::parse_sysfs_list(&online, None).unwrap();
     if !cpus.contains(0) || !cpus.contains(1) {

@@ -151,7 +151,7 @@ fn run(req: Request) -> Result<Exit, Error> {
     match req.mode {
         Mode::Show => show(&root, &sys, &req),
         Mode::DryRun => {
-            let exit = dry_run(&req, &planned(sys)?, command.as_deref())?;
+            let exit = dry_run(&req, &planned(sys)?, command.as_deref(), verdict.as_ref())?;
             // The verdict on stderr after the whole plan, with its exit
             // status (as --strict's refusal: a second JSON document would
             // break `jq`).
@@ -252,14 +252,21 @@ fn plan_and_check(
 }
 
 /// `--dry-run`: the plan and its findings; `exec`, the resolved command.
-fn dry_run(req: &Request, p: &Planned, exec: Option<&std::path::Path>) -> Result<Exit, Error> {
+fn dry_run(
+    req: &Request,
+    p: &Planned,
+    exec: Option<&std::path::Path>,
+    verdict: Option<&Error>,
+) -> Result<Exit, Error> {
     // What the launch would refuse, the dry run refuses too.
     per_thread::check_thread_log(req, &p.plan)?;
     if req.output.json {
-        print_out(&format!(
-            "{}\n",
-            report::plan_json(req, &p.plan, &p.findings, exec)
-        ))?;
+        let mut v = report::plan_json(req, &p.plan, &p.findings, exec);
+        // The command cannot be run here: its error in the one document.
+        if let Some(e) = verdict {
+            v["error"] = report::error_json(e)["error"].clone();
+        }
+        print_out(&format!("{v}\n"))?;
     } else {
         print_out(&report::plan_text(req, &p.plan, &p.findings, exec))?;
     }
@@ -722,7 +729,14 @@ pub fn main() -> Exit {
             {
                 err = err.hint(hint);
             }
-            if let Some(hint) = crate::cli::taskset_pid_hint(&pinrun_args()) {
+            if let Some(hint) = crate::cli::taskset_pid_hint(&pinrun_args()).or_else(|| {
+                // The whole command line: the hint is the command to run.
+                let all: Vec<String> = std::env::args_os()
+                    .skip(1)
+                    .map(|a| a.to_string_lossy().into_owned())
+                    .collect();
+                crate::cli::renamed_option_hint(&all)
+            }) {
                 err = err.hint(hint);
             }
             if let Some(hint) = membind_swallowed_command() {

@@ -337,7 +337,7 @@ fn change(root: &Root, req: &Request, target: &Target, p: Process) -> Result<Exi
         }
         Mode::DryRun => {
             print_out(&summary)?;
-            dry_run(&as_launch, &planned, None)
+            dry_run(&as_launch, &planned, None, None)
         }
         Mode::Check => check(&as_launch, &planned),
         _ => apply(root, req, target, p, planned, migration, summary),

@@ -247,7 +247,7 @@ pub fn plan_omp(sys: &SystemState, req: &Request, plan: &Plan) -> Result<Option<
         return Err(Error::new(
             ErrorCode::OmpConflict,
             format!(
-                "--omp: the environment already binds OpenMP threads ({}), and the runtime would follow it, not OMP_PLACES={value}",
+                "--omp: the environment already sets OpenMP's binding ({}), and the runtime would follow it, not OMP_PLACES={value}",
                 conflicts.join(", ")
             ),
         )

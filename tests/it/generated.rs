@@ -62,4 +62,20 @@ fn no_text_line_starts_with_a_control_character() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.is_empty(), "groff -ww -z -man man/pinrun.1: {err}");
     }
+    // Rendered at 80 columns as man(1) does: no warning ("table wider
+    // than line width" was one, issue 37).
+    let page_path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("man/pinrun.1");
+    if let Ok(out) = std::process::Command::new("man")
+        .env("MANWIDTH", "80")
+        .env("MANPAGER", "cat")
+        .arg("-l")
+        .arg(&page_path)
+        .output()
+    {
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.trim().is_empty(),
+            "man -l man/pinrun.1 at 80 columns: {err}"
+        );
+    }
 }

@@ -619,23 +619,31 @@ fn a_policy_file_that_is_a_fifo_or_device_is_refused_without_waiting() {
 /// --all). Each row: the arguments, the exit status, and the hint line.
 #[test]
 fn peer_tool_habits_get_the_pinrun_command() {
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
+    let online = online.trim();
+    let ff = format!(
+        "hint: ff looks like taskset's hexadecimal mask, whose CPUs here are {online}: write --cpus {online}"
+    );
     let rows: &[(&[&str], i32, &str)] = &[
-        // taskset MASK COMMAND: the mask is hexadecimal (2 is CPU 1).
+        // taskset MASK COMMAND: the mask is hexadecimal (1 is CPU 0); the
+        // list reading second.
         (
-            &["2", "true"],
+            &["1", "true"],
             127,
-            "hint: taskset's MASK form: taskset reads 2 as the hexadecimal mask 0x2: pinrun --cpus 1 -- true (as a list, as taskset -c reads it: pinrun --cpus 2 -- true)",
+            "hint: taskset's MASK form: taskset reads 1 as a hexadecimal mask: pinrun --cpus 0 -- true (as a list, as taskset -c reads it: pinrun --cpus 1 -- true)",
         ),
         (
             &["0-1", "true"],
             127,
             "hint: taskset -c's list form: pinrun takes the CPUs as an option: pinrun --cpus 0-1 -- true",
         ),
+        // A mask of no CPU here: said, and no command that would fail.
         (
-            &["--cpus", "ff", "true"],
-            125,
-            "hint: ff looks like taskset's hexadecimal mask: write it --cpus 0xff (CPUs 0-7)",
+            &["0x10000000,00000000,00000000,00000000", "true"],
+            127,
+            "hint: taskset's MASK form: 0x10000000,00000000,00000000,00000000 is CPU 124, not online here (CPUs ONLINE)",
         ),
+        (&["--cpus", "ff", "true"], 125, ff.as_str()),
         // taskset -p MASK PID.
         (
             &["--pid", "0x1", "1234"],
@@ -660,7 +668,12 @@ fn peer_tool_habits_get_the_pinrun_command() {
         (
             &["--cpubind", "0", "true"],
             125,
-            "hint: numactl --cpubind (the old name of --cpunodebind) takes NODES: pinrun --cpunodebind NODES, or --node NODES to choose cores on them",
+            "hint: numactl's --cpubind is the old name of --cpunodebind: pinrun --cpunodebind 0 true",
+        ),
+        (
+            &["--cpubind=0", "--", "sh", "-c", "x y"],
+            125,
+            "hint: numactl's --cpubind is the old name of --cpunodebind: pinrun --cpunodebind=0 -- sh -c 'x y'",
         ),
         (
             &["--max"],
@@ -677,7 +690,8 @@ fn peer_tool_habits_get_the_pinrun_command() {
         let out = pinrun().args(*args).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(*status), "{args:?}: {err}");
-        assert_eq!(err.lines().nth(1), Some(*hint), "{args:?}: {err}");
+        let hint = hint.replace("ONLINE", online);
+        assert_eq!(err.lines().nth(1), Some(hint.as_str()), "{args:?}: {err}");
     }
     for opt in ["--all", "--balancing", "--touch", "--shm", "--huge"] {
         let out = pinrun().arg(opt).output().unwrap();
@@ -719,6 +733,8 @@ fn a_dry_run_shows_the_plan_before_the_missing_command() {
     assert_eq!(out.status.code(), Some(127));
     let v: Value = serde_json::from_slice(&out.stdout).expect("the plan on stdout");
     assert_eq!(v["cpus"], serde_json::json!([0]));
+    // One JSON document: the plan, with the command's error in it.
+    assert_eq!(v["error"]["code"], "command-not-found", "{v}");
     assert!(
         String::from_utf8_lossy(&out.stderr)
             .starts_with("pinrun: no-such-program-here: command not found"),
@@ -756,7 +772,7 @@ fn short_help_fits_a_screen_and_long_help_keeps_everything() {
         lines
             .last()
             .unwrap()
-            .ends_with("more options: pinrun --help; every rule: man pinrun")
+            .ends_with("more options: pinrun --help; every rule: pinrun(1)")
     );
     let long = pinrun().arg("--help").output().unwrap();
     let long = String::from_utf8_lossy(&long.stdout);
