@@ -675,7 +675,7 @@ pub fn command() -> clap::Command {
 pub fn peer_option_hint(arg: &str) -> Option<&'static str> {
     Some(match arg {
         "-p" => {
-            "numactl -p NODE is --preferred NODE; taskset -p PID and chrt -p PID are --pid PID (pinrun --pid PID --cpus 2 changes every thread of a running process)"
+            "numactl -p NODE is --preferred NODE; taskset -p PID and chrt -p PID are --pid PID (pinrun --pid PID --cpus LIST changes every thread of a running process)"
         }
         "-i" => "numactl -i NODES is --interleave NODES; chrt -i is --idle",
         "-l" => "numactl -l is --localalloc",
@@ -755,13 +755,15 @@ pub fn taskset_pid_hint(args: &[String]) -> Option<String> {
         .iter()
         .position(|a| a == "--pid" || a == "-p" || a == "-pc")?;
     let (mask, pid) = (args.get(i + 1)?, args.get(i + 2)?);
-    pid.parse::<u32>().ok()?;
+    pid.parse::<u32>().ok().filter(|&p| p > 0)?;
     let list_form = args[i] == "-pc" || args.iter().any(|a| a == "-c" || a == "--cpu-list");
     let cpus = if list_form {
         CpuSet::parse(mask).ok()?
     } else {
-        let hex = mask.strip_prefix("0x").unwrap_or(mask);
-        CpuSet::parse(&format!("0x{hex}")).ok()?
+        match crate::exec::taskset_mask(mask)? {
+            Ok(m) => m,
+            Err(why) => return Some(format!("taskset's -p MASK PID form: {why}")),
+        }
     };
     Some(format!(
         "taskset's -p {} PID form: pinrun --pid {pid} --cpus {} (every thread of the process; --tid TID for one)",

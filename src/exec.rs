@@ -131,10 +131,12 @@ pub fn taskset_mask(text: &str) -> Option<std::result::Result<crate::cpuset::Cpu
 pub fn taskset_form_hint(command: &[std::ffi::OsString]) -> Option<String> {
     use crate::cpuset::CpuSet;
     let name = command.first()?.to_str()?;
-    let rest: Vec<String> = command[1..]
-        .iter()
-        .map(|a| sh_word(&a.to_string_lossy()))
-        .collect();
+    // `pinrun 1 -- true`: the `--` was taken as the command's first word.
+    let args = match command.get(1) {
+        Some(a) if a == "--" => &command[2..],
+        _ => &command[1..],
+    };
+    let rest: Vec<String> = args.iter().map(|a| sh_word(&a.to_string_lossy())).collect();
     let tail = if rest.is_empty() {
         "COMMAND".to_string()
     } else {

@@ -1428,6 +1428,24 @@ fn pid_helper() {
             })
             .unwrap();
     }
+    // PINRUN_PID_HELPER_REPIN: a thread that keeps setting its own
+    // affinity back to CPU 0 (a program with its own pinning).
+    if std::env::var_os("PINRUN_PID_HELPER_REPIN").is_some_and(|v| !v.is_empty()) {
+        std::thread::Builder::new()
+            .name("repin".into())
+            .spawn(|| {
+                loop {
+                    // SAFETY: a zeroed cpu_set_t with CPU 0 set, its size.
+                    unsafe {
+                        let mut set: libc::cpu_set_t = std::mem::zeroed();
+                        libc::CPU_SET(0, &mut set);
+                        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+                    }
+                    std::thread::yield_now();
+                }
+            })
+            .unwrap();
+    }
     // PINRUN_PID_HELPER_CHAIN: a chain of short-lived threads, each
     // starting its successor and exiting (issue 33's break test): the
     // process always has a thread in the middle of clone(2).
@@ -1467,6 +1485,14 @@ impl Helper {
     fn start_as(uid: u32, threads: usize) -> Helper {
         let mut c = setpriv(&uid.to_string());
         c.arg(std::env::current_exe().unwrap());
+        Self::start_cmd(c, threads, 0, false)
+    }
+
+    /// With a thread that keeps setting its own affinity back to CPU 0
+    /// (PINRUN_PID_HELPER_REPIN).
+    fn start_repin(threads: usize) -> Helper {
+        let mut c = std::process::Command::new(std::env::current_exe().unwrap());
+        c.env("PINRUN_PID_HELPER_REPIN", "1");
         Self::start_cmd(c, threads, 0, false)
     }
 
@@ -2406,6 +2432,44 @@ fn pid_threads_that_exit_meanwhile_are_skipped() {
             .to_string();
         assert_eq!(cpus, last.to_string(), "thread {tid}");
     }
+}
+
+/// The break test of issue 33's fix: a thread that sets its own affinity
+/// back after pinrun changed it was counted as verified (exit 0, every
+/// thread back on CPU 0). Every pass now reads every live thread again: a
+/// thread set back is changed again, and one that keeps doing so ends in
+/// `threads-unsettled` (125) naming it, never an exit 0.
+#[test]
+fn pid_never_calls_a_thread_that_sets_itself_back_verified() {
+    let last = online().last().unwrap();
+    if last == 0 {
+        common::skip("needs two CPUs");
+        return;
+    }
+    let h = Helper::start_repin(2);
+    // The thread sets itself back only when it gets a CPU: on a loaded
+    // machine that may come after pinrun's passes (then it was as
+    // planned when verified). Each refusal must say why; one of five
+    // tries must see it.
+    let mut seen = 0;
+    for _ in 0..5 {
+        let out = pinrun()
+            .args(["--pid", &h.pid().to_string(), "--cpus", &last.to_string()])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        if out.status.code() == Some(125) {
+            // Between passes, or between a write and its read-back.
+            assert!(
+                err.contains("found set back") || err.contains("the thread set its own affinity"),
+                "{err}"
+            );
+            seen += 1;
+        } else {
+            assert_status(&out, 0);
+        }
+    }
+    assert!(seen > 0, "a thread setting itself back was never seen");
 }
 
 /// Issue 33, item 1: a thread in the middle of clone(2) when its creator

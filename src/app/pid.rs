@@ -68,6 +68,15 @@ fn open(root: &Root, target: &Target) -> Result<Process, Error> {
     let (mut list, passes) = threads::read_threads(root, pid, live, MAX_PASSES);
     if let Some(tid) = target.tid {
         list.retain(|t| t.tid == tid);
+        // A main thread that exited (a zombie while others run) has no
+        // placement to change: refused as a thread that is gone.
+        if list.first().is_some_and(ThreadState::exited) {
+            return Err(Error::new(
+                ErrorCode::NoSuchProcess,
+                format!("--tid {tid}: the thread has exited (state Z: the main thread, kept until the last thread exits)"),
+            )
+            .hint(format!("its live threads are listed in /proc/{pid}/task; --pid {pid} alone changes all of them")));
+        }
         if list.is_empty() {
             return Err(Error::new(
                 ErrorCode::NoSuchProcess,
@@ -540,7 +549,9 @@ fn apply_threads(
         Some(tid) => vec![tid],
         None => threads::task_ids(root, pid),
     };
-    let start_time = |tid: u32| threads::thread_start_time(root, pid, tid);
+    // Whatever process the TID names now (/proc/TID/stat): a TID another
+    // process took has another start time, and is never taken for gone.
+    let start_time = |tid: u32| threads::start_time(root, tid);
     crate::apply::threads::apply_all(
         &crate::apply::threads::Threads {
             list: &list,

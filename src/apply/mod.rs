@@ -205,12 +205,20 @@ pub fn apply_affinity_of(tid: u32, cpus: &CpuSet, possible: &CpuSet) -> Result<(
             &e,
         )
     })?;
-    if &got != cpus {
+    if &got != cpus && tid == 0 {
         return Err(Error::new(
             ErrorCode::AffinityNarrowed,
             format!("sched_setaffinity(CPUs {cpus}): the kernel set CPUs {got} instead (cgroup cpuset changed?)"),
         )
         .hint("the cgroup's cpuset no longer allows every chosen CPU; run pinrun again"));
+    }
+    // Another thread may also have set its own affinity in between.
+    if &got != cpus {
+        return Err(Error::new(
+            ErrorCode::AffinityNarrowed,
+            format!("sched_setaffinity(CPUs {cpus}): read back CPUs {got}: the thread set its own affinity meanwhile, or the cgroup's cpuset changed"),
+        )
+        .hint("a program that pins its own threads undoes pinrun's change: use the program's own setting, or run pinrun again"));
     }
     Ok(())
 }

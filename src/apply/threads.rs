@@ -174,9 +174,10 @@ pub struct Threads<'a> {
     /// still the one planned on and the TID still names a thread of it,
     /// else the caller's refusal (ESRCH: the thread is gone).
     pub check: &'a dyn Fn(u32) -> Result<u64>,
-    /// A thread's identity: its start time (field 22 of
-    /// `/proc/PID/task/TID/stat`, proc(5)), `None` once it is gone or
-    /// names a thread of another process.
+    /// The start time of whatever task the TID names now (field 22 of
+    /// `/proc/TID/stat`, proc(5)): with the TID, a thread's identity;
+    /// `None` once no task has it. A TID another process took has that
+    /// task's start time, never `None`.
     pub start_time: &'a dyn Fn(u32) -> Option<u64>,
 }
 
@@ -264,20 +265,38 @@ pub fn apply_all(
         done: Vec::new(),
         already: Vec::new(),
         seen: std::collections::HashSet::new(),
+        set_back: 0,
     };
     let mut passes = 0;
     let mut agreeing = 0;
     while agreeing < 2 {
         if passes == max_passes.max(2) {
-            let error = Error::new(
-                ErrorCode::ThreadsUnsettled,
+            let why = if w.set_back > 0 {
+                format!(
+                    "threads kept leaving the plan after {passes} passes over the process's threads: {} time(s) a thread pinrun had changed was found set back (the program sets its own affinity or policy, or a thread's execve(2) replaced the process)",
+                    w.set_back
+                )
+            } else {
                 format!(
                     "threads kept appearing with the old placement or policy after {passes} passes over the process's threads"
-                ),
-            )
+                )
+            };
+            let error = Error::new(ErrorCode::ThreadsUnsettled, why)
             .hint("a thread was created from one pinrun had not reached yet, each pass; run pinrun again when the process creates threads less often, or set the policy and affinity at launch (pinrun -- COMMAND)");
             let tid = w.done.last().map_or(0, |c| c.saved.tid);
-            return Err(w.fail(tid, w.done.len(), error));
+            let mut failed = w.fail(tid, w.done.len(), error);
+            // Threads created from changed threads inherited the change
+            // and were never saved: not restorable, and said.
+            let kept = (t.list)()
+                .into_iter()
+                .filter(|&tid| save(tid, possible).is_ok_and(|s| is_as_planned(&s, plan)))
+                .count();
+            if kept > 0 {
+                failed.error.message.push_str(&format!(
+                    "; {kept} live thread(s) are on the new placement after the restore (created from changed threads, they inherited it)"
+                ));
+            }
+            return Err(failed);
         }
         if passes > 0 {
             std::thread::sleep(SETTLE);
@@ -298,8 +317,10 @@ struct Work<'a> {
     fail_at: Option<usize>,
     done: Vec<Changed>,
     already: Vec<u32>,
-    /// Threads changed, found as planned, or gone: not looked at again.
+    /// Threads read once (changed, found as planned, or gone).
     seen: std::collections::HashSet<u32>,
+    /// How many times a thread read before was found off the plan again.
+    set_back: usize,
 }
 
 impl Work<'_> {
@@ -308,23 +329,29 @@ impl Work<'_> {
     /// (nothing changed, every new thread read: one gone before pinrun
     /// read it may have started threads with the old placement).
     fn pass(&mut self) -> std::result::Result<bool, Failed> {
-        let new: Vec<u32> = (self.t.list)()
-            .into_iter()
-            .filter(|tid| !self.seen.contains(tid))
-            .collect();
         let mut agrees = true;
-        for tid in new {
-            self.seen.insert(tid);
+        for tid in (self.t.list)() {
+            let seen = !self.seen.insert(tid);
             let index = self.done.len();
             // The cheap read first (three system calls): a short-lived
             // thread is read before it exits, and one already as planned
-            // needs nothing more.
+            // needs nothing more. Every live thread is read again on each
+            // pass: one changed before may have been set back (a thread
+            // that sets its own affinity), or replaced (a thread's
+            // execve(2) takes over the main thread's TID with its own,
+            // old attributes).
             match save(tid, self.possible) {
                 Ok(s) if is_as_planned(&s, self.plan) && self.fail_at != Some(index) => {
-                    self.already.push(tid);
+                    if !seen {
+                        self.already.push(tid);
+                    }
                     continue;
                 }
+                Ok(_) if seen => {
+                    self.set_back += 1;
+                }
                 Ok(_) => {}
+                Err(e) if seen && e.errno() == Some(nix::errno::Errno::ESRCH) => continue,
                 Err(e) if e.errno() == Some(nix::errno::Errno::ESRCH) => {
                     agrees = false;
                     continue;

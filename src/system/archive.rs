@@ -412,11 +412,28 @@ fn components(raw: &Path) -> std::result::Result<Vec<String>, String> {
 
 /// Creates the directories `parts` below `root` for the entry `shown`,
 /// refusing to go through anything that is not a real directory (a link,
-/// a file).
-fn make_dirs(root: &Path, parts: &[String], shown: &str) -> std::result::Result<(), String> {
+/// a file). `known` holds the directories (relative paths) already
+/// checked or made: each is looked at once per archive, so the cost is
+/// linear in the entries however deep they are (199 990 entries 63 deep
+/// took 121 s to refuse, issue 33's break test). A directory checked
+/// stays one: a later entry of its name is refused by [`clear`].
+fn make_dirs(
+    root: &Path,
+    parts: &[String],
+    shown: &str,
+    known: &mut std::collections::HashSet<String>,
+) -> std::result::Result<(), String> {
     let mut p = root.to_path_buf();
+    let mut rel = String::new();
     for c in parts {
         p.push(c);
+        if !rel.is_empty() {
+            rel.push('/');
+        }
+        rel.push_str(c);
+        if known.contains(&rel) {
+            continue;
+        }
         match std::fs::symlink_metadata(&p) {
             Ok(m) if m.is_dir() => {}
             Ok(_) => {
@@ -425,6 +442,7 @@ fn make_dirs(root: &Path, parts: &[String], shown: &str) -> std::result::Result<
             Err(_) => std::fs::create_dir(&p)
                 .map_err(|e| format!("{shown}: {}", crate::error::io_words(&e)))?,
         }
+        known.insert(rel.clone());
     }
     Ok(())
 }
@@ -503,6 +521,7 @@ pub fn unpack(input: impl Read, dest: &Path, limits: Limits) -> std::result::Res
     });
     let mut count: u64 = 0;
     let mut total: u64 = 0;
+    let mut dirs = std::collections::HashSet::new();
     let entries = ar
         .entries()
         .map_err(|e| format!("not a tar archive: {}", crate::error::io_words(&e)))?;
@@ -539,7 +558,7 @@ pub fn unpack(input: impl Read, dest: &Path, limits: Limits) -> std::result::Res
             ));
         }
         match ty {
-            EntryType::Directory => make_dirs(dest, &parts, &shown)?,
+            EntryType::Directory => make_dirs(dest, &parts, &shown, &mut dirs)?,
             EntryType::Regular | EntryType::Continuous => {
                 if size > limits.entry_bytes {
                     return Err(format!(
@@ -553,7 +572,7 @@ pub fn unpack(input: impl Read, dest: &Path, limits: Limits) -> std::result::Res
                         bytes(limits.total_bytes)
                     ));
                 }
-                make_dirs(dest, parent, &shown)?;
+                make_dirs(dest, parent, &shown, &mut dirs)?;
                 let p = dest.join(&shown);
                 clear(&p, &shown)?;
                 let mut out = std::fs::OpenOptions::new()
@@ -586,7 +605,7 @@ pub fn unpack(input: impl Read, dest: &Path, limits: Limits) -> std::result::Res
                         "{shown}: a link that may leave the tree (-> {t}): only relative links whose .. come first, no more of them than the link is deep, are accepted"
                     ));
                 }
-                make_dirs(dest, parent, &shown)?;
+                make_dirs(dest, parent, &shown, &mut dirs)?;
                 let p = dest.join(&shown);
                 clear(&p, &shown)?;
                 std::os::unix::fs::symlink(t, &p)

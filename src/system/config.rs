@@ -201,10 +201,15 @@ fn trusted(path: &Path, file: &std::fs::File) -> Result<(), Error> {
         )
     })?;
     check("the file", &m, false)?;
-    let dir = path
+    // The directory the file really is in (a link to it may live
+    // elsewhere): the one whose writers could replace it.
+    let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let dir = real
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+        .unwrap_or(Path::new("."))
+        .to_path_buf();
+    let dir = dir.as_path();
     let d = std::fs::metadata(dir).map_err(|e| {
         config_error(
             path,
@@ -362,5 +367,24 @@ mod tests {
                 e.message
             );
         }
+    }
+
+    /// The directory checked is the one the file really is in: a link in
+    /// a safe directory to a file in a world-writable one (non-sticky) is
+    /// refused (the break test's case: the link's directory was checked).
+    #[test]
+    fn a_link_to_a_policy_in_an_open_directory_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let t = tempfile::tempdir().unwrap();
+        let open = t.path().join("open");
+        std::fs::create_dir(&open).unwrap();
+        let f = open.join("c.toml");
+        std::fs::write(&f, "strict = true\n").unwrap();
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o644)).unwrap();
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let link = t.path().join("link.toml");
+        std::os::unix::fs::symlink(&f, &link).unwrap();
+        let e = read(std::slice::from_ref(&link), true).unwrap_err();
+        assert!(e.message.contains("has mode 0777"), "{}", e.message);
     }
 }
