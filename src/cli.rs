@@ -760,7 +760,7 @@ pub fn taskset_pid_hint(args: &[String]) -> Option<String> {
     let cpus = if list_form {
         CpuSet::parse(mask).ok()?
     } else {
-        match crate::exec::taskset_mask(mask)? {
+        match crate::exec::taskset_mask(mask, crate::exec::online_here().as_ref())? {
             Ok(m) => m,
             Err(why) => return Some(format!("taskset's -p MASK PID form: {why}")),
         }
@@ -1388,7 +1388,7 @@ impl Cli {
                 CpuSet::parse(t).map_err(|e| {
                     let err = bad(ErrorCode::BadCpuList, "--cpus", e);
                     // taskset's bare hexadecimal mask (`taskset ff CMD`).
-                    match crate::exec::taskset_mask(t) {
+                    match crate::exec::taskset_mask(t, crate::exec::online_here().as_ref()) {
                         Some(Ok(m)) => err.hint(format!(
                             "{t} looks like taskset's hexadecimal mask, whose CPUs here are {m}: write --cpus {}",
                             m.to_list()

@@ -240,6 +240,16 @@ impl CpuSet {
         self.words.iter().zip(&other.words).any(|(a, b)| a & b != 0)
     }
 
+    /// The set as a node mask with its `maxnode` for `set_mempolicy(2)`
+    /// and `migrate_pages(2)`: the kernel reads `maxnode - 1` bits, so
+    /// `maxnode` is the highest node id + 2 (≥ 2 on a one-node machine);
+    /// the buffer is whole 64-bit words.
+    pub fn to_kernel_nodemask(&self) -> (Vec<u8>, u64) {
+        let maxnode = u64::from(self.last().unwrap_or(0)) + 2;
+        let bytes = (maxnode - 1).div_ceil(64) as usize * 8;
+        (self.to_kernel_bytes(bytes), maxnode)
+    }
+
     /// The set as bytes in the kernel's `unsigned long` bitmap layout
     /// (little-endian 64-bit words), padded with zeros to `len` bytes.
     /// Used for `sched_setaffinity(2)` and `set_mempolicy(2)` masks.

@@ -91,13 +91,23 @@ pub fn sh_word(arg: &str) -> String {
     }
 }
 
+/// This machine's online CPUs (`/sys/devices/system/cpu/online`), for
+/// the hints about taskset's forms; `None` when unreadable.
+pub fn online_here() -> Option<crate::cpuset::CpuSet> {
+    crate::system::Root::new("/").read_list("/sys/devices/system/cpu/online")
+}
+
 /// taskset's reading of `text` as a hexadecimal cpumask (`2` is CPU 1,
-/// `0x` optional, 32-bit words separated by `,`), as it would run here:
-/// `Ok(cpus)` the mask's online CPUs (`sched_setaffinity(2)` keeps those;
-/// the mask as written when the online CPUs cannot be read), `Err(what)`
-/// when none of its CPUs is online (taskset fails with EINVAL), naming
-/// them and the online ones. `None`: not a hexadecimal mask.
-pub fn taskset_mask(text: &str) -> Option<std::result::Result<crate::cpuset::CpuSet, String>> {
+/// `0x` optional, 32-bit words separated by `,`), as it would run on a
+/// machine whose online CPUs are `online` ([`online_here`]): `Ok(cpus)`
+/// the mask's online CPUs (`sched_setaffinity(2)` keeps those; the mask
+/// as written when the online CPUs are unknown), `Err(what)` when none of
+/// its CPUs is online (taskset fails with EINVAL), naming them and the
+/// online ones. `None`: not a hexadecimal mask.
+pub fn taskset_mask(
+    text: &str,
+    online: Option<&crate::cpuset::CpuSet>,
+) -> Option<std::result::Result<crate::cpuset::CpuSet, String>> {
     use crate::cpuset::CpuSet;
     let hex = text.strip_prefix("0x").unwrap_or(text);
     if hex.is_empty() || !hex.chars().all(|c| c.is_ascii_hexdigit() || c == ',') {
@@ -106,9 +116,8 @@ pub fn taskset_mask(text: &str) -> Option<std::result::Result<crate::cpuset::Cpu
     let mask = CpuSet::parse(&format!("0x{hex}"))
         .ok()
         .filter(|m| !m.is_empty())?;
-    let online = crate::system::Root::new("/").read_list("/sys/devices/system/cpu/online");
     Some(match online {
-        Some(on) if !mask.intersects(&on) => Err(format!(
+        Some(on) if !mask.intersects(on) => Err(format!(
             "0x{hex} is {}, {} online here (CPUs {on})",
             crate::words::cpus_phrase(&mask),
             if mask.len() == 1 {
@@ -117,7 +126,7 @@ pub fn taskset_mask(text: &str) -> Option<std::result::Result<crate::cpuset::Cpu
                 "none of them"
             }
         )),
-        Some(on) => Ok(mask.intersection(&on)),
+        Some(on) => Ok(mask.intersection(on)),
         None => Ok(mask),
     })
 }
@@ -142,12 +151,12 @@ pub fn taskset_form_hint(command: &[std::ffi::OsString]) -> Option<String> {
     } else {
         rest.join(" ")
     };
-    let online = crate::system::Root::new("/").read_list("/sys/devices/system/cpu/online");
+    let online = online_here();
     let list = CpuSet::parse(name)
         .ok()
         .filter(|l| !name.starts_with("0x") && online.as_ref().is_none_or(|on| l.is_subset(on)));
     let as_list = |l: &CpuSet| format!("pinrun --cpus {} -- {tail}", l.to_list());
-    Some(match (taskset_mask(name), list) {
+    Some(match (taskset_mask(name, online.as_ref()), list) {
         (Some(Ok(m)), Some(l)) if m != l => format!(
             "taskset's MASK form: taskset reads {name} as a hexadecimal mask: pinrun --cpus {} -- {tail} (as a list, as taskset -c reads it: {})",
             m.to_list(),

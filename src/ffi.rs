@@ -205,6 +205,19 @@ pub fn set_mempolicy(mode: i32, mask: Option<&[u8]>, maxnode: u64) -> io::Result
     Ok(())
 }
 
+/// The `set_mempolicy(2)` modes (include/uapi/linux/mempolicy.h).
+pub const MPOL_PREFERRED: i32 = 1;
+/// `MPOL_BIND`.
+pub const MPOL_BIND: i32 = 2;
+/// `MPOL_INTERLEAVE`.
+pub const MPOL_INTERLEAVE: i32 = 3;
+/// `MPOL_LOCAL`.
+pub const MPOL_LOCAL: i32 = 4;
+/// `MPOL_PREFERRED_MANY` (mainline 5.15).
+pub const MPOL_PREFERRED_MANY: i32 = 5;
+/// `MPOL_WEIGHTED_INTERLEAVE` (mainline 6.9).
+pub const MPOL_WEIGHTED_INTERLEAVE: i32 = 6;
+
 /// `sched_setaffinity(0, mask.len(), mask)`.
 pub fn sched_setaffinity(mask: &[u8]) -> io::Result<()> {
     sched_setaffinity_of(0, mask)

@@ -18,16 +18,13 @@ use crate::policy::Policy;
 use crate::request::SchedRequest;
 use std::io;
 
-const MPOL_PREFERRED: i32 = 1;
-const MPOL_BIND: i32 = 2;
-const MPOL_INTERLEAVE: i32 = 3;
-const MPOL_LOCAL: i32 = 4;
-const MPOL_PREFERRED_MANY: i32 = 5;
-const MPOL_WEIGHTED_INTERLEAVE: i32 = 6;
-
 const SCHED_FLAG_RESET_ON_FORK: u64 = 0x01;
 
 fn mempolicy_mode(mode: MemMode) -> i32 {
+    use ffi::{
+        MPOL_BIND, MPOL_INTERLEAVE, MPOL_LOCAL, MPOL_PREFERRED, MPOL_PREFERRED_MANY,
+        MPOL_WEIGHTED_INTERLEAVE,
+    };
     match mode {
         MemMode::Bind => MPOL_BIND,
         MemMode::Preferred => MPOL_PREFERRED,
@@ -38,20 +35,11 @@ fn mempolicy_mode(mode: MemMode) -> i32 {
     }
 }
 
-/// The node mask and `maxnode` for `nodes`: the kernel reads `maxnode - 1`
-/// bits, so `maxnode` is the highest node id + 2 (≥ 2 on a one-node
-/// machine); the buffer is whole 64-bit words.
-pub fn nodemask(nodes: &CpuSet) -> (Vec<u8>, u64) {
-    let maxnode = u64::from(nodes.last().unwrap_or(0)) + 2;
-    let bytes = (maxnode - 1).div_ceil(64) as usize * 8;
-    (nodes.to_kernel_bytes(bytes), maxnode)
-}
-
 fn apply_memory(mode: MemMode, nodes: &CpuSet) -> Result<()> {
     let res = if mode == MemMode::Local {
-        ffi::set_mempolicy(MPOL_LOCAL, None, 0)
+        ffi::set_mempolicy(ffi::MPOL_LOCAL, None, 0)
     } else {
-        let (mask, maxnode) = nodemask(nodes);
+        let (mask, maxnode) = nodes.to_kernel_nodemask();
         ffi::set_mempolicy(mempolicy_mode(mode), Some(&mask), maxnode)
     };
     res.map_err(|e| {
@@ -250,11 +238,12 @@ mod tests {
 
     #[test]
     fn maxnode_covers_highest_node() {
-        let (mask, maxnode) = nodemask(&[0].into_iter().collect());
+        let nodemask = |n: &[u32]| n.iter().copied().collect::<CpuSet>().to_kernel_nodemask();
+        let (mask, maxnode) = nodemask(&[0]);
         assert_eq!((mask.len(), maxnode), (8, 2));
-        let (mask, maxnode) = nodemask(&[0, 8].into_iter().collect());
+        let (mask, maxnode) = nodemask(&[0, 8]);
         assert_eq!((maxnode, mask[1]), (10, 1));
-        let (mask, maxnode) = nodemask(&[255].into_iter().collect());
+        let (mask, maxnode) = nodemask(&[255]);
         assert_eq!((mask.len(), maxnode), (32, 257));
     }
 

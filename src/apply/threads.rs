@@ -460,8 +460,8 @@ impl Work<'_> {
 /// (busy or pinned pages are left where they are).
 pub fn migrate(pid: u32, m: &crate::plan::threads::Migration) -> Result<u64> {
     let all = m.from.union(&m.to);
-    let (_, maxnode) = super::nodemask(&all);
-    let bytes = (maxnode - 1).div_ceil(64) as usize * 8;
+    let (mask, maxnode) = all.to_kernel_nodemask();
+    let bytes = mask.len();
     ffi::migrate_pages(
         pid,
         maxnode,

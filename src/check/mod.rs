@@ -132,9 +132,7 @@ const CHECKS: &[Check] = &[
 /// left unchanged, the task's CPUs ([`crate::plan::placement::task_cpus`]:
 /// where the command will run).
 pub fn checked_cpus(sys: &SystemState, plan: &Plan) -> CpuSet {
-    plan.cpus
-        .clone()
-        .unwrap_or_else(|| crate::plan::placement::task_cpus(sys))
+    crate::plan::placement::command_cpus(sys, plan)
 }
 
 /// All findings about running `plan` on `sys`, in a stable order: only

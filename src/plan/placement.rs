@@ -285,6 +285,13 @@ pub fn task_cpus(sys: &SystemState) -> CpuSet {
         .unwrap_or_else(|| sys.allowed.clone())
 }
 
+/// The CPUs the command runs on under `plan`: the chosen ones, or, when
+/// the affinity is left unchanged, the task's ([`task_cpus`]). What the
+/// checks look at and `--probe` measures.
+pub fn command_cpus(sys: &SystemState, plan: &super::Plan) -> CpuSet {
+    plan.cpus.clone().unwrap_or_else(|| task_cpus(sys))
+}
+
 /// The housekeeping CPUs: allowed, neither isolated (domain housekeeping)
 /// nor nohz_full (tick housekeeping; `kernel/sched/isolation.c`).
 pub(super) fn housekeeping(sys: &SystemState) -> CpuSet {

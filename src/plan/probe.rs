@@ -14,9 +14,7 @@ use std::collections::BTreeMap;
 /// keeps its affinity, the task's CPUs
 /// ([`super::placement::task_cpus`]). One probe thread runs on each.
 pub fn probed_cpus(sys: &SystemState, plan: &Plan) -> CpuSet {
-    plan.cpus
-        .clone()
-        .unwrap_or_else(|| super::placement::task_cpus(sys))
+    super::placement::command_cpus(sys, plan)
 }
 
 /// Refuses a spinning SCHED_FIFO/SCHED_RR probe on any CPU that is not

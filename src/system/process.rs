@@ -69,11 +69,6 @@ pub struct MempolicyModes {
     pub weighted_interleave: Option<bool>,
 }
 
-/// `MPOL_PREFERRED_MANY` and `MPOL_WEIGHTED_INTERLEAVE`
-/// (include/uapi/linux/mempolicy.h).
-const MPOL_PREFERRED_MANY: i32 = 5;
-const MPOL_WEIGHTED_INTERLEAVE: i32 = 6;
-
 /// Asks the kernel which newer memory policy modes it has (issue 35: a
 /// capability is the kernel's answer, never a version: RHEL 9's 5.14
 /// backports `MPOL_PREFERRED_MANY`). On the live machine (`root` is `/`)
@@ -95,8 +90,8 @@ pub fn mempolicy_modes(root: &Root, node: u32) -> MempolicyModes {
         };
     }
     MempolicyModes {
-        preferred_many: try_mode(MPOL_PREFERRED_MANY, node),
-        weighted_interleave: try_mode(MPOL_WEIGHTED_INTERLEAVE, node),
+        preferred_many: try_mode(crate::ffi::MPOL_PREFERRED_MANY, node),
+        weighted_interleave: try_mode(crate::ffi::MPOL_WEIGHTED_INTERLEAVE, node),
     }
 }
 
@@ -109,8 +104,7 @@ fn try_mode(mode: i32, node: u32) -> Option<bool> {
         .stack_size(64 * 1024)
         .spawn(move || {
             let nodes: NodeSet = std::iter::once(node).collect();
-            let maxnode = u64::from(node) + 2;
-            let mask = nodes.to_kernel_bytes((maxnode - 1).div_ceil(64) as usize * 8);
+            let (mask, maxnode) = nodes.to_kernel_nodemask();
             match crate::ffi::set_mempolicy(mode, Some(&mask), maxnode) {
                 Ok(()) => Some(true),
                 Err(e) if e.raw_os_error() == Some(libc::EINVAL) => Some(false),
