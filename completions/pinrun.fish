@@ -43,6 +43,9 @@ complete -c pinrun -l check-emitted -d 'Refuse (exit 125) when this machine\'s t
 complete -c pinrun -l settle -d 'In a Kubernetes container: when kubelet\'s CPU manager state assigns this container CPUs its cpuset does not show yet, wait up to DURATION for them (--settle=10s; units ns, us, ms, s, m, h) before planning. Outside Kubernetes there is nothing to wait for (-v says so)' -r
 complete -c pinrun -l sysroot -d 'Read sysfs, procfs and cgroupfs below DIR (a machine dump), or from a .tar.gz, .tar.xz or .tar archive of one (unpacked into a temporary directory, removed at exit); only with --dry-run, --check, --show, --emit or --dump' -r -F
 complete -c pinrun -l dump -d 'Save the files pinrun reads of this machine (or of --sysroot) to FILE, a .tar.gz that --sysroot FILE replays: attach it to a bug report. Never replaces an existing FILE. See DUMPS in pinrun(1)' -r -F
+complete -c pinrun -l housekeeping-count -d 'With --plan-host: keep N CPUs for housekeeping, whole cores, taken from the boot CPU\'s core and node on (OpenShift\'s reserved-cpu-count)' -r
+complete -c pinrun -l latency-cores -d 'With --plan-host: make N whole cores latency CPUs; every other core is housekeeping' -r
+complete -c pinrun -l offline-count -d 'With --plan-host: take N CPUs offline: whole packages without housekeeping first, then the SMT siblings of latency cores, then any latency CPU (OpenShift\'s offlined-cpu-count)' -r
 complete -c pinrun -l allow -d 'Accept these finding codes (comma-separated: codes such as rt-throttling, families such as irq-*, or all): they become info, so --strict and --check pass over them' -r -f -a "all\t''
 bind-*\t''
 cfs-*\t''
@@ -143,6 +146,9 @@ complete -c pinrun -l show -d 'Print the machine: nodes, packages, cores, CPUs'
 complete -c pinrun -l cgroup -d 'With --emit systemd: add AllowedCPUs= and AllowedMemoryNodes=, so that the unit\'s cgroup holds exactly the planned CPUs and nodes'
 complete -c pinrun -l json -d 'Machine-readable output: one JSON object on stdout (errors too, as {"error": {...}}); with --dry-run, --check, --show or --probe without a command, and with --pid (the view, or what a change did). Refused, with the reason, with --emit (its output is unit directives) and with a launch (stdout belongs to the command)'
 complete -c pinrun -l reclaim -d 'Undo the IRQ steering of every ended --steer-irqs launch (its journal in the state directory) and exit; prints "nothing to reclaim in DIR" when there is none'
+complete -c pinrun -l plan-host -d 'Plan the boot-time split of this host into housekeeping and latency CPUs (whole cores; the boot CPU\'s core is housekeeping) and print every setting that makes it so, each in its owner\'s form: the kernel command line (each parameter checked against this kernel), systemd\'s CPUAffinity=, irqbalance\'s ban list, tuned\'s cpu-partitioning variables, a cgroup v2 isolated partition, kubelet\'s reservedSystemCPUs and OpenShift\'s PerformanceProfile spec.cpu. With --check: how the running host differs from the split (exit 1 when it does). Needs --housekeeping-count N or --latency-cores N, but with --check (then the split is the one the running kernel isolates). See PREPARE THE HOST in pinrun(1)'
+complete -c pinrun -l no-smt -d 'With --plan-host: boot with nosmt, so only the first CPU of each core stays (OpenShift\'s disable-ht)'
+complete -c pinrun -l split-numa -d 'With --plan-host: spread the housekeeping CPUs evenly over the NUMA nodes (OpenShift\'s split-reserved-cpus-across-numa)'
 complete -c pinrun -l strict -d 'Refuse the launch (exit 125) on any warning'
 complete -c pinrun -l omp-replace -d 'With --omp: replace the caller\'s OMP_PLACES, OMP_PROC_BIND, KMP_AFFINITY and GOMP_CPU_AFFINITY instead of refusing'
 complete -c pinrun -s q -l quiet -d 'Print no warnings'

@@ -5,9 +5,9 @@ use crate::cpuset::{CpuSet, NodeSet};
 use crate::error::{Error, ErrorCode, Result};
 use crate::finding::Code;
 use crate::request::{
-    Choose, ClaimRequest, CoreType, EmitFormat, FleetRequest, MemoryRequest, Mode, NearIrqs,
-    NodeChoice, OmpPlaces, Output, Placement, Policy, Request, SchedRequest, Target, ThreadRequest,
-    ThreadRule, Unit, Within,
+    Choose, ClaimRequest, CoreType, EmitFormat, FleetRequest, HostRequest, HostSize, MemoryRequest,
+    Mode, NearIrqs, NodeChoice, OmpPlaces, Output, Placement, Policy, Request, SchedRequest,
+    Target, ThreadRequest, ThreadRule, Unit, Within,
 };
 use clap::{ArgGroup, Parser, ValueEnum};
 use std::ffi::OsString;
@@ -491,6 +491,59 @@ pub struct Cli {
     /// reclaim in DIR" when there is none.
     #[arg(long, conflicts_with_all = ["mode", "json", "cpus", "node", "cpunodebind", "cores", "isolated", "exclusive", "wait", "policy", "mempolicy", "nice", "reset_on_fork", "command", "steer_irqs"], help_heading = "Modes")]
     pub reclaim: bool,
+
+    /// Plan the boot-time split of this host into housekeeping and
+    /// latency CPUs (whole cores; the boot CPU's core is housekeeping) and
+    /// print every setting that makes it so, each in its owner's form: the
+    /// kernel command line (each parameter checked against this kernel),
+    /// systemd's CPUAffinity=, irqbalance's ban list, tuned's
+    /// cpu-partitioning variables, a cgroup v2 isolated partition,
+    /// kubelet's reservedSystemCPUs and OpenShift's PerformanceProfile
+    /// spec.cpu. With --check: how the running host differs from the
+    /// split (exit 1 when it does). Needs --housekeeping-count N or
+    /// --latency-cores N, but with --check (then the split is the one the
+    /// running kernel isolates). See PREPARE THE HOST in pinrun(1).
+    #[arg(long, conflicts_with_all = ["dry_run", "show", "emit", "check_emitted", "dump", "reclaim", "cpus", "node", "cpunodebind", "cores", "isolated", "units", "core_type", "near", "exclusive", "wait", "policy", "mempolicy", "nice", "reset_on_fork", "command", "pid", "probe", "steer_irqs"], help_heading = "Host")]
+    pub plan_host: bool,
+
+    /// With --plan-host: keep N CPUs for housekeeping, whole cores, taken
+    /// from the boot CPU's core and node on (OpenShift's
+    /// reserved-cpu-count).
+    #[arg(
+        long,
+        value_name = "N",
+        requires = "plan_host",
+        conflicts_with = "latency_cores",
+        help_heading = "Host"
+    )]
+    pub housekeeping_count: Option<u32>,
+
+    /// With --plan-host: make N whole cores latency CPUs; every other core
+    /// is housekeeping.
+    #[arg(
+        long,
+        value_name = "N",
+        requires = "plan_host",
+        conflicts_with = "offline_count",
+        help_heading = "Host"
+    )]
+    pub latency_cores: Option<u32>,
+
+    /// With --plan-host: take N CPUs offline: whole packages without
+    /// housekeeping first, then the SMT siblings of latency cores, then
+    /// any latency CPU (OpenShift's offlined-cpu-count).
+    #[arg(long, value_name = "N", requires = "plan_host", help_heading = "Host")]
+    pub offline_count: Option<u32>,
+
+    /// With --plan-host: boot with nosmt, so only the first CPU of each
+    /// core stays (OpenShift's disable-ht).
+    #[arg(long, requires = "plan_host", help_heading = "Host")]
+    pub no_smt: bool,
+
+    /// With --plan-host: spread the housekeeping CPUs evenly over the NUMA
+    /// nodes (OpenShift's split-reserved-cpus-across-numa).
+    #[arg(long, requires = "plan_host", help_heading = "Host")]
+    pub split_numa: bool,
 
     /// Refuse the launch (exit 125) on any warning.
     #[arg(long, help_heading = "Output")]
@@ -1145,6 +1198,7 @@ impl Cli {
     pub fn into_request(mut self) -> Result<Request> {
         let mode = self.mode();
         let probe = self.probe_request()?;
+        let host = self.host()?;
         self.check_mode(mode)?;
         let mut command = std::mem::take(&mut self.command);
         let emit = self.emit_format(&mut command)?;
@@ -1206,14 +1260,51 @@ impl Cli {
             },
             threads,
             probe,
+            host,
         })
+    }
+
+    /// `--plan-host`'s options; `None` without it. Without a size it needs
+    /// `--check` (the running host's own split).
+    fn host(&self) -> Result<Option<HostRequest>> {
+        if !self.plan_host {
+            return Ok(None);
+        }
+        let size = match (self.housekeeping_count, self.latency_cores) {
+            (Some(n), _) => HostSize::Housekeeping(n),
+            (None, Some(n)) => HostSize::LatencyCores(n),
+            (None, None) if self.check => HostSize::Running,
+            (None, None) => {
+                return Err(Error::new(
+                    ErrorCode::Usage,
+                    "--plan-host: how many CPUs stay housekeeping is not given",
+                )
+                .hint("add --housekeeping-count N (CPUs) or --latency-cores N (cores); --plan-host --check alone audits the split the running kernel has"));
+            }
+        };
+        if matches!(size, HostSize::Housekeeping(0) | HostSize::LatencyCores(0)) {
+            return Err(Error::new(
+                ErrorCode::Usage,
+                "--plan-host: a split needs at least one housekeeping CPU and one latency core",
+            )
+            .hint("--housekeeping-count and --latency-cores take 1 or more"));
+        }
+        Ok(Some(HostRequest {
+            size,
+            offline: self.offline_count.unwrap_or(0),
+            no_smt: self.no_smt,
+            split_numa: self.split_numa,
+            verify: self.check,
+        }))
     }
 
     /// The mode the options ask for: `--emit`, `--check-emitted`,
     /// `--dry-run`, `--check`, `--show`, `--probe` without a command, else
     /// a launch (the first of these given).
     fn mode(&self) -> Mode {
-        if self.emit.is_some() {
+        if self.plan_host {
+            Mode::PlanHost
+        } else if self.emit.is_some() {
             Mode::Emit
         } else if self.check_emitted.is_some() {
             Mode::CheckEmitted

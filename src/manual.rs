@@ -14,12 +14,15 @@ pub const SECTIONS_AFTER_CHECKS: &str = include_str!("../man/sections-after-chec
 /// pinrun(1)'s PROBE section (`--probe`, issue 20).
 pub const PROBE_SECTION: &str = include_str!("../man/probe.roff");
 
+/// pinrun(1)'s PREPARE THE HOST section (`--plan-host`, issue 38).
+pub const HOST_SECTION: &str = include_str!("../man/host.roff");
+
 /// Every hand-written section: [`SECTIONS_BEFORE_CODES`], the finding
-/// codes ([`crate::finding::Code::man_list`]), [`PROBE_SECTION`],
+/// codes ([`crate::finding::Code::man_list`]), [`PROBE_SECTION`], [`HOST_SECTION`],
 /// [`SECTIONS_AFTER_CHECKS`].
 pub fn sections() -> String {
     format!(
-        "{SECTIONS_BEFORE_CODES}{}{PROBE_SECTION}{SECTIONS_AFTER_CHECKS}",
+        "{SECTIONS_BEFORE_CODES}{}{PROBE_SECTION}{HOST_SECTION}{SECTIONS_AFTER_CHECKS}",
         crate::finding::Code::man_list()
     )
 }

@@ -301,6 +301,43 @@ pub enum Mode {
     /// `--probe` without a command: plan, check, measure the noise on the
     /// chosen CPUs and print it; nothing is applied to pinrun itself.
     Probe,
+    /// `--plan-host`: the boot-time split of the host into housekeeping
+    /// and latency CPUs and every setting that realises it (issue 38);
+    /// with `--check`, how the running host differs from it.
+    PlanHost,
+}
+
+/// How many CPUs `--plan-host` keeps for housekeeping.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostSize {
+    /// `--housekeeping-count N`: N CPUs (whole cores), as OpenShift's
+    /// Performance Profile Creator's `--reserved-cpu-count`.
+    Housekeeping(u32),
+    /// `--latency-cores N`: every core but N is housekeeping.
+    LatencyCores(u32),
+    /// Neither (only with `--check`): the running host's own split, its
+    /// latency CPUs those the kernel isolates (`cpu/isolated` ∪
+    /// `cpu/nohz_full`).
+    Running,
+}
+
+/// `--plan-host` and its options (issue 38).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostRequest {
+    /// The housekeeping size.
+    pub size: HostSize,
+    /// `--offline-count N`: CPUs to take offline (PPC's
+    /// `--offlined-cpu-count`).
+    pub offline: u32,
+    /// `--no-smt`: the plan boots with `nosmt` (PPC's `--disable-ht`):
+    /// only the first CPU of each core stays.
+    pub no_smt: bool,
+    /// `--split-numa`: housekeeping spread evenly over the NUMA nodes
+    /// (PPC's `--split-reserved-cpus-across-numa`).
+    pub split_numa: bool,
+    /// `--check`: compare the running host with the split instead of
+    /// printing the settings.
+    pub verify: bool,
 }
 
 /// The native configuration `--emit` prints (issue 23).
@@ -401,6 +438,8 @@ pub struct Request {
     /// `--probe[=DURATION]` and its options: measure the noise on the
     /// chosen CPUs before the launch (or, in [`Mode::Probe`], only that).
     pub probe: Option<crate::noise::ProbeRequest>,
+    /// `--plan-host` (with [`Mode::PlanHost`]).
+    pub host: Option<HostRequest>,
 }
 
 /// A running process to show or change (`--pid`, `--tid`, `--migrate`;

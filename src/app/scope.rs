@@ -13,7 +13,7 @@ use crate::system::{Cpus, Root, Scope, SystemState};
 
 /// What planning and checking `req` look at.
 pub fn for_request(req: &Request) -> Scope {
-    if req.mode == Mode::Show {
+    if matches!(req.mode, Mode::Show | Mode::PlanHost) {
         return Scope::full();
     }
     let p = &req.placement;

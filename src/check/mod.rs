@@ -11,6 +11,7 @@
 mod claims;
 mod env;
 pub mod fleet;
+pub mod host;
 mod irq;
 mod isolation;
 mod memory;

@@ -2,6 +2,7 @@
 //! Pure: returns strings; [`crate::output`] prints them.
 
 pub mod claims;
+pub mod host;
 pub mod per_thread;
 pub mod probe;
 pub mod steer;

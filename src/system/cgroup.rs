@@ -362,15 +362,12 @@ pub fn read_rt_group(root: &Root, me: &SelfCgroup) -> RtGroup {
     }
 }
 
-/// Whether the running kernel was built with `CONFIG_RT_GROUP_SCHED=y`,
-/// from `/boot/config-$(uname -r)` (`/proc/sys/kernel/osrelease`); `None`
-/// when the file is unreadable. Read only to explain an EPERM.
+/// Whether the running kernel was built with `CONFIG_RT_GROUP_SCHED=y`
+/// ([`super::kernel_config::read`]: `/proc/config.gz`, else
+/// `/boot/config-$(uname -r)`); `None` when neither is readable. Read only
+/// to explain an EPERM.
 pub fn read_rt_group_config(root: &Root) -> Option<bool> {
-    let release = root
-        .read_value("/proc/sys/kernel/osrelease")
-        .unwrap_or_default();
-    root.read(&format!("/boot/config-{release}"))
-        .map(|t| t.lines().any(|l| l == "CONFIG_RT_GROUP_SCHED=y"))
+    super::kernel_config::read(root).map(|c| c.enabled("RT_GROUP_SCHED"))
 }
 
 #[cfg(test)]

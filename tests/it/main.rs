@@ -36,6 +36,7 @@ mod overlap;
 mod parallel_read;
 mod peers;
 mod pid;
+mod plan_host;
 mod read_once;
 
 mod scope;

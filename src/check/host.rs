@@ -1,0 +1,154 @@
+//! `--plan-host --check` (issue 38): how the running host differs from a
+//! split, setting by setting, each judged by what the kernel enforces now
+//! (its sysfs sets, PID 1's affinity, the IRQs' affinity), not by the
+//! command line. Pure.
+
+use crate::cpuset::CpuSet;
+use crate::plan::host::{BootParam, HostSplit, Support};
+use crate::system::SystemState;
+use crate::system::host::HostFacts;
+use crate::words::or_none;
+
+/// One setting of the split that the running host does not have.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Difference {
+    /// The setting, as the user sets it (`isolcpus=`, `CPUAffinity=`).
+    pub setting: String,
+    /// What the kernel shows now, and where.
+    pub have: String,
+    /// What the split needs.
+    pub want: String,
+}
+
+fn differs(setting: &str, source: &str, have: &CpuSet, want: &CpuSet) -> Option<Difference> {
+    (have != want).then(|| Difference {
+        setting: setting.to_string(),
+        have: format!("{source} = {}", or_none(have)),
+        want: or_none(want),
+    })
+}
+
+fn applies(params: &[BootParam], name: &str) -> bool {
+    params
+        .iter()
+        .any(|p| p.name == name && !matches!(p.support, Support::No(_)))
+}
+
+/// The settings of `split` the running host lacks; empty when it matches.
+/// A boot parameter this kernel would not act on ([`Support::No`]) is not
+/// asked of it.
+pub fn verify(
+    sys: &SystemState,
+    facts: &HostFacts,
+    split: &HostSplit,
+    params: &[BootParam],
+) -> Vec<Difference> {
+    let mut out = Vec::new();
+    let online = |s: &CpuSet| s.intersection(&sys.online);
+    if applies(params, "isolcpus") {
+        out.extend(differs(
+            "isolcpus=",
+            "cpu/isolated",
+            &online(&sys.isolated),
+            &split.latency,
+        ));
+    }
+    if applies(params, "nohz_full") {
+        out.extend(differs(
+            "nohz_full=",
+            "cpu/nohz_full",
+            &online(&sys.nohz_full),
+            &split.latency,
+        ));
+    }
+    if applies(params, "rcu_nocbs") {
+        let (have, source) = match &sys.nocb_kthreads {
+            Some(k) => (k.clone(), "CPUs with an rcuo kthread"),
+            None => (
+                sys.boot.rcu_nocbs_asked(&sys.nohz_full),
+                "rcu_nocbs= and nohz_full= of /proc/cmdline",
+            ),
+        };
+        if !split.latency.is_subset(&have) {
+            out.push(Difference {
+                setting: "rcu_nocbs=".into(),
+                have: format!("{source} = {}", or_none(&have)),
+                want: format!("at least {}", split.latency.to_list()),
+            });
+        }
+    }
+    if let Some(default) = &sys.irqs.default_affinity {
+        out.extend(differs(
+            "irqaffinity=",
+            "/proc/irq/default_smp_affinity",
+            &online(default),
+            &split.housekeeping,
+        ));
+    }
+    let still_online = split.offline.intersection(&sys.online);
+    if !still_online.is_empty() {
+        out.push(Difference {
+            setting: "offline CPUs (chcpu --disable)".into(),
+            have: format!("online: {}", still_online.to_list()),
+            want: format!("offline: {}", split.offline.to_list()),
+        });
+    }
+    if applies(params, "nosmt") && !matches!(facts.smt_control.as_deref(), Some("off" | "forceoff"))
+    {
+        out.push(Difference {
+            setting: "nosmt".into(),
+            have: format!(
+                "cpu/smt/control = {}",
+                facts.smt_control.as_deref().unwrap_or("missing")
+            ),
+            want: "off".into(),
+        });
+    }
+    if let Some(init) = &sys.process.init_cpus_allowed {
+        out.extend(differs(
+            "systemd CPUAffinity=",
+            "PID 1's Cpus_allowed_list",
+            &online(init),
+            &split.housekeeping,
+        ));
+    }
+    out.extend(irqs_on_latency(sys, &split.latency));
+    out
+}
+
+/// Device IRQs (not kernel-managed, not per-CPU) delivered to a latency
+/// CPU: irqbalance's ban list or `irqaffinity=` has not kept them off.
+fn irqs_on_latency(sys: &SystemState, latency: &CpuSet) -> Option<Difference> {
+    let on: Vec<String> = sys
+        .irqs
+        .list
+        .iter()
+        .filter(|i| i.number.is_some() && !i.is_per_cpu() && i.managed != Some(true))
+        .filter(|i| i.affinity.as_ref().is_some_and(|a| a.intersects(latency)))
+        .map(|i| format!("{} ({})", i.id, i.name()))
+        .collect();
+    (!on.is_empty()).then(|| Difference {
+        setting: "IRQBALANCE_BANNED_CPULIST= (and irqaffinity=)".into(),
+        have: format!(
+            "{} device IRQ{} delivered to latency CPUs: {}",
+            on.len(),
+            if on.len() == 1 { "" } else { "s" },
+            list_of(&on, 8)
+        ),
+        want: "none on the latency CPUs".into(),
+    })
+}
+
+/// The first `max` of `items`, joined, with how many more.
+fn list_of(items: &[String], max: usize) -> String {
+    let shown = items
+        .iter()
+        .take(max)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    match items.len().saturating_sub(max) {
+        0 => shown,
+        more => format!("{shown} and {more} more"),
+    }
+}
