@@ -2,6 +2,8 @@
 # vm/boot.sh TOPOLOGY KERNEL INITRD [EXTRA_APPEND]: exec QEMU (TCG) with an
 # emulated topology; the guest's console is on stdout.
 #   basic     2 sockets x 2 cores x 2 threads, nodes {0-3} {4-7}, 256M each
+#   plain     basic without isolcpus/nohz_full/irqaffinity: the host
+#             --plan-host prepares (its parameters come with EXTRA_APPEND)
 #   wide      basic with 512M per node (for possible_cpus=1100's per-CPU areas)
 #   memless   basic, but node 1 = CPUs 4-5 and node 2 = CPUs 6-7 without memory;
 #             distances 0-1 20, 0-2 30, 1-2 15 (node 1 is node 2's nearest memory)
@@ -15,7 +17,7 @@
 #   nvme      big plus an NVMe controller (QEMU's nvme, 1 GiB null-co namespace
 #             that reads without storage) behind root port rp1 (the nvme
 #             driver is a module: "#@ module nvme" and load_modules)
-# isolcpus=2,3 nohz_full=2,3 irqaffinity=0,1 on all but big, which has
+# isolcpus=2,3 nohz_full=2,3 irqaffinity=0,1 on all but plain and big, which has
 # isolcpus=nohz,domain,managed_irq,4-7,12-15 (and nvme).
 set -eu
 topo=$1 kernel=$2 initrd=$3 extra=${4:-}
@@ -23,11 +25,11 @@ ram() { echo "-object memory-backend-ram,id=m$1,size=$2"; }
 iso="isolcpus=2,3 nohz_full=2,3 irqaffinity=0,1"
 smp8="-smp 8,sockets=2,cores=2,threads=2"
 case $topo in
-basic|wide)
+basic|wide|plain)
   [ "$topo" = wide ] && M=512M || M=256M
   args="$smp8 -m $((2 * ${M%M}))M $(ram 0 $M) $(ram 1 $M)
     -numa node,nodeid=0,cpus=0-3,memdev=m0 -numa node,nodeid=1,cpus=4-7,memdev=m1"
-  append=$iso ;;
+  [ "$topo" = plain ] && append= || append=$iso ;;
 near)
   args="$smp8 -m 512M $(ram 0 256M) $(ram 1 256M)
     -numa node,nodeid=0,cpus=0-3,memdev=m0 -numa node,nodeid=1,cpus=4-7,memdev=m1

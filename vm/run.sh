@@ -5,7 +5,9 @@
 # to the end (the host test judges the output); 2 when it did not boot or hung
 # (after one retry), with the console's tail on stderr.
 # Env: PINRUN_VM_BIN (static pinrun; default: vm/build.sh builds one),
-#      PINRUN_VM_TIMEOUT (seconds per boot, default 120), PINRUN_VM_CACHE.
+#      PINRUN_VM_TIMEOUT (seconds per boot, default 120), PINRUN_VM_CACHE,
+#      PINRUN_VM_APPEND (kernel parameters after the scenario's own: a
+#      command line the host test learnt from an earlier boot).
 # Header lines of a scenario: "#@ topology NAME" (vm/boot.sh), "#@ append ARGS"
 # (extra kernel parameters), "#@ kernel SUITE" (host = this Debian's, or e.g. trixie),
 # "#@ timeout SECONDS" (a scenario that runs longer than the default 120 s;
@@ -23,7 +25,7 @@ mkdir -p "$PINRUN_VM_CACHE/logs"
 log=${2:-$PINRUN_VM_CACHE/logs/$name.log}
 hdr() { sed -n "s/^#@ $1 //p" "$scen" | head -1; }
 topo=$(hdr topology); topo=${topo:-basic}
-append=$(hdr append)
+append="$(hdr append) ${PINRUN_VM_APPEND:-}"
 suite=$(hdr kernel); suite=${suite:-host}
 kernel=$(KERNEL_SUITE=$suite "$VM_DIR/setup.sh")
 bin=${PINRUN_VM_BIN:-$("$VM_DIR/build.sh")}

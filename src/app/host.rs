@@ -15,6 +15,7 @@ pub fn run(root: &Root, sys: &SystemState, req: &Request) -> Result<Exit, Error>
     };
     let facts = crate::system::host::read(root, &sys.present);
     let split = plan::host::split(sys, host)?;
+    plan::host::check_offline(&split, &facts)?;
     let params = plan::host::boot_params(sys, &facts, &split);
     if !host.verify {
         let text = if req.output.json {

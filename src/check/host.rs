@@ -152,3 +152,45 @@ fn list_of(items: &[String], max: usize) -> String {
         more => format!("{shown} and {more} more"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::host::{boot_params, split};
+    use crate::request::{HostRequest, HostSize};
+    use crate::testkit::{Machine, cpus};
+
+    fn settings(sys: &SystemState) -> Vec<String> {
+        let req = HostRequest {
+            size: HostSize::LatencyCores(2),
+            offline: 0,
+            no_smt: false,
+            split_numa: false,
+            verify: true,
+        };
+        let s = split(sys, &req).unwrap();
+        let facts = HostFacts::default();
+        let params = boot_params(sys, &facts, &s);
+        verify(sys, &facts, &s, &params)
+            .into_iter()
+            .map(|d| d.setting)
+            .collect()
+    }
+
+    /// 2 packages × 2 cores × 2 threads (cores 0,4 1,5 2,6 3,7): 2 latency
+    /// cores are package 1's, CPUs 2-3,6-7. A host isolating exactly them with
+    /// nohz_full and the default IRQ affinity on housekeeping matches; one
+    /// isolating a CPU less differs in isolcpus=, nohz_full= and rcu_nocbs=
+    /// (nohz_full= offloads RCU callbacks too, `rcu_init_nohz()`), not in
+    /// the IRQ affinity.
+    #[test]
+    fn a_host_with_the_split_matches_and_one_without_differs() {
+        let mut sys = Machine::new(2, 2, 2).isolated("2-3,6-7").build();
+        sys.nohz_full = cpus("2-3,6-7");
+        sys.irqs.default_affinity = Some(cpus("0-1,4-5"));
+        assert_eq!(settings(&sys), Vec::<String>::new());
+        sys.isolated = cpus("2-3,6");
+        sys.nohz_full = cpus("2-3,6");
+        assert_eq!(settings(&sys), ["isolcpus=", "nohz_full=", "rcu_nocbs="]);
+    }
+}

@@ -474,6 +474,24 @@ fn check_sizes(
     Ok(())
 }
 
+/// Refuses a split whose offline CPUs include one the kernel cannot take
+/// offline: no `cpuN/online` file (`cpu_down()` is not offered; usually
+/// the boot CPU). Not judged when no CPU has the file (a dump without
+/// them).
+pub fn check_offline(split: &HostSplit, facts: &HostFacts) -> Result<()> {
+    let fixed = split.offline.difference(&facts.hotpluggable);
+    if facts.hotpluggable.is_empty() || fixed.is_empty() {
+        return Ok(());
+    }
+    Err(host_error(
+        format!(
+            "{} cannot be taken offline: no cpuN/online file (the kernel does not hotplug it)",
+            cpus_phrase(&fixed)
+        ),
+        "ask for fewer offline CPUs".into(),
+    ))
+}
+
 /// The kernel command line of `split`, each parameter judged against this
 /// kernel ([`HostFacts`], the isolation sources of `sys`).
 pub fn boot_params(sys: &SystemState, facts: &HostFacts, split: &HostSplit) -> Vec<BootParam> {
