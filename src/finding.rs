@@ -116,6 +116,19 @@ isolcpus=managed_irq,LIST.
         r#"(notice) a real-time policy while kernel.sched_rt_runtime_us is below the period: the
 message gives the stall per period.
 "#;
+    /// `rt-time-limit`: a finite `RLIMIT_RTTIME` under SCHED_FIFO/SCHED_RR
+    /// (`getrlimit(2)`; `watchdog()`, kernel/sched/rt.c;
+    /// `check_thread_timers()`, kernel/time/posix-cpu-timers.c).
+    RtTimeLimit = "rt-time-limit",
+        r#"(warning) SCHED_FIFO or SCHED_RR under a finite RLIMIT_RTTIME ("Max realtime
+timeout" in /proc/self/limits; the process's /proc/PID/limits for \-\-pid): once the
+command has used that much CPU time without a blocking system call (counted in
+scheduler ticks), the kernel sends SIGXCPU, whose default action ends it with a core
+dump (again after each further second if it is caught or ignored), and SIGKILL at
+the hard limit. SCHED_DEADLINE is not counted. Fix: prlimit
+\-\-rttime=unlimited:unlimited, bash's ulimit \-R (\-r is RLIMIT_RTPRIO), or
+LimitRTTIME=infinity in a systemd unit.
+"#;
     /// `rt-competitor`.
     RtCompetitor = "rt-competitor",
         r#"runnable user-space SCHED_FIFO/SCHED_RR processes (one finding for all) confined to the chosen CPUs

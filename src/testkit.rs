@@ -226,6 +226,16 @@ impl Machine {
         self
     }
 
+    /// `RLIMIT_RTTIME` ("Max realtime timeout" of `/proc/self/limits`),
+    /// soft and hard, in microseconds (`u64::MAX`: unlimited).
+    pub fn rttime(mut self, soft_us: u64, hard_us: u64) -> Self {
+        self.sys.process.rttime_limit = Some(crate::system::process::Rlimit {
+            soft: soft_us,
+            hard: hard_us,
+        });
+        self
+    }
+
     /// `kernel.sched_rt_runtime_us` and `sched_rt_period_us` (µs; runtime
     /// -1: no throttling, no deadline admission control).
     pub fn rt_sysctls(mut self, runtime_us: i64, period_us: i64) -> Self {

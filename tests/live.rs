@@ -3051,3 +3051,235 @@ fn near_the_nic() {
         assert_eq!(v["error"]["code"], "device-node-unknown");
     }
 }
+
+/// `prlimit --rttime=SOFT:HARD COMMAND` (util-linux prlimit(1): the limit,
+/// in µs, set on prlimit itself, then COMMAND exec'd) around pinrun.
+fn with_rttime(limits: &str) -> std::process::Command {
+    let mut c = std::process::Command::new("prlimit");
+    c.arg(format!("--rttime={limits}"));
+    c
+}
+
+/// A CPU-bound `sh` (a loop of builtins: no system call, so the kernel's
+/// count is never set back) launched by pinrun with `args` under RLIMIT_RTTIME
+/// `limits`: the signal that ended it and the CPU time it used
+/// (`/proc/PID/stat` utime + stime, read while it runs), or `None` when it
+/// still runs after `wait` (then it is killed here).
+fn spin_under_rttime(
+    limits: &str,
+    args: &[&str],
+    wait: std::time::Duration,
+) -> (Option<i32>, std::time::Duration) {
+    use std::os::unix::process::ExitStatusExt;
+    let child = with_rttime(limits)
+        .arg(assert_cmd::cargo::cargo_bin("pinrun"))
+        .args(["--quiet"])
+        .args(args)
+        .args(["--", "sh", "-c", "while :; do :; done"])
+        .spawn()
+        .expect("prlimit");
+    let pid = child.id();
+    let mut reap = Reap(vec![child]);
+    // USER_HZ: the unit of /proc/PID/stat's times (proc(5)).
+    let tick = 1.0 / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    let mut used = std::time::Duration::ZERO;
+    let start = std::time::Instant::now();
+    loop {
+        if let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            let t = stat_field(&stat, 14) + stat_field(&stat, 15);
+            used = used.max(std::time::Duration::from_secs_f64(t as f64 * tick));
+        }
+        if let Some(status) = reap.0[0].try_wait().expect("wait") {
+            return (status.signal(), used);
+        }
+        if start.elapsed() > wait {
+            return (None, used);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// A finite RLIMIT_RTTIME (issue 35, the field case `rlimit-rttime`), set
+/// by prlimit(1) for pinrun: the dry run and the launch name it (and
+/// `--pid` the target's own), as root
+/// and as `nobody` (with an ambient CAP_SYS_NICE, so that SCHED_FIFO 10 is
+/// allowed under this host's RLIMIT_RTPRIO 0; the capability does not lift
+/// RLIMIT_RTTIME), and the kernel does what the finding says (getrlimit(2);
+/// `check_thread_timers()`, kernel/time/posix-cpu-timers.c): a CPU-bound
+/// SCHED_FIFO command dies of SIGXCPU at a soft limit below the hard one,
+/// of SIGKILL when they are equal (the hard limit is checked first), and a
+/// SCHED_DEADLINE one is not counted (no watchdog in kernel/sched/deadline.c)
+/// and outlives the hard limit. Nothing on the host is changed: the limits
+/// are the test's children's.
+#[test]
+fn rttime_limit_is_named_and_enforced_by_the_kernel() {
+    if !is_root()
+        || std::process::Command::new("prlimit")
+            .arg("--version")
+            .output()
+            .is_err()
+    {
+        common::skip("needs root and prlimit(1)");
+        return;
+    }
+    let bin = assert_cmd::cargo::cargo_bin("pinrun");
+    let finding = |cmd: &mut std::process::Command| {
+        let out = cmd
+            .arg(&bin)
+            .args(["--fifo", "10", "--dry-run", "--json", "--", "true"])
+            .output()
+            .expect("prlimit");
+        assert_status(&out, 0);
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        let f = v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["code"] == "rt-time-limit")
+            .cloned();
+        f.unwrap_or_else(|| panic!("no rt-time-limit in {v}"))
+    };
+    // As root: the values prlimit gave, and what the kernel does at each.
+    let f = finding(&mut with_rttime("100000:200000"));
+    assert_eq!(f["severity"], "warning");
+    let msg = f["message"].as_str().unwrap();
+    assert!(
+        msg.starts_with("RLIMIT_RTTIME is 100ms soft, 200ms hard ("),
+        "{msg}"
+    );
+    assert!(msg.contains("under SCHED_FIFO"), "{msg}");
+    assert!(msg.contains("SIGXCPU at 100ms"), "{msg}");
+    assert!(msg.contains("SIGKILL at 200ms"), "{msg}");
+    // As nobody, who reads its own /proc/self/limits.
+    let mut nobody = with_rttime("100000:200000");
+    nobody.args([
+        "setpriv",
+        "--reuid=65534",
+        "--regid=65534",
+        "--clear-groups",
+        "--inh-caps=-all,+sys_nice",
+        "--ambient-caps=+sys_nice",
+    ]);
+    nobody.env("PINRUN_CONFIG", "").current_dir("/");
+    let msg = finding(&mut nobody)["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        msg.starts_with("RLIMIT_RTTIME is 100ms soft, 200ms hard ("),
+        "{msg}"
+    );
+    // The launch says it too, on stderr before exec: its code in the
+    // summary line, the whole finding with -v.
+    let launch = |extra: &[&str]| {
+        let out = with_rttime("100000:200000")
+            .arg(&bin)
+            .args(extra)
+            .args(["--fifo", "10", "--", "true"])
+            .output()
+            .expect("prlimit");
+        assert_status(&out, 0);
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let err = launch(&[]);
+    assert!(err.contains("rt-time-limit"), "{err}");
+    let err = launch(&["-v"]);
+    assert!(
+        err.contains("RLIMIT_RTTIME is 100ms soft, 200ms hard") && err.contains("[rt-time-limit]"),
+        "{err}"
+    );
+    // --pid: the target's own limit (its /proc/PID/limits), not pinrun's.
+    let target = with_rttime("300000:unlimited")
+        .args(["sleep", "30"])
+        .spawn()
+        .expect("prlimit");
+    let pid = target.id().to_string();
+    let _reap = Reap(vec![target]);
+    let limits = format!("/proc/{pid}/limits");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !std::fs::read_to_string(&limits).is_ok_and(|t| t.contains("300000")) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "prlimit did not set {limits}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let out = pinrun()
+        .args(["--pid", &pid, "--fifo", "10", "--dry-run", "--json"])
+        .output()
+        .expect("run");
+    assert_status(&out, 0);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let f = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "rt-time-limit")
+        .unwrap_or_else(|| panic!("no rt-time-limit in {v}"));
+    let msg = f["message"].as_str().unwrap();
+    assert!(
+        msg.starts_with(&format!(
+            "RLIMIT_RTTIME is 300ms soft, unlimited hard (\"Max realtime timeout\" in {limits})"
+        )),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("SIGXCPU at 300ms") && !msg.contains("SIGKILL"),
+        "{msg}"
+    );
+    assert!(
+        f["hint"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("prlimit --pid {pid} --rttime=unlimited:unlimited")),
+        "{f}"
+    );
+    // Unlimited: nothing.
+    let out = with_rttime("unlimited:unlimited")
+        .arg(&bin)
+        .args(["--fifo", "10", "--dry-run", "--", "true"])
+        .output()
+        .expect("prlimit");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("rt-time-limit"));
+    // The kernel: SIGXCPU at 100 ms of CPU, SIGKILL at 200 ms when soft =
+    // hard. The CPU time sampled every 20 ms while it ran (pinrun's own
+    // start included; here it read 100ms and 200ms) is not past the limit
+    // by more than a few ticks.
+    let last = online().last().unwrap().to_string();
+    let fifo = ["--cpus", last.as_str(), "--fifo", "10"];
+    let ten = std::time::Duration::from_secs(10);
+    let ms = std::time::Duration::from_millis;
+    let (signal, used) = spin_under_rttime("100000:200000", &fifo, ten);
+    eprintln!("rttime 100000:200000: signal {signal:?} after {used:?} of CPU");
+    assert_eq!(signal, Some(libc::SIGXCPU), "used {used:?}");
+    assert!(used <= ms(150), "{used:?}");
+    let (signal, used) = spin_under_rttime("200000:200000", &fifo, ten);
+    eprintln!("rttime 200000:200000: signal {signal:?} after {used:?} of CPU");
+    assert_eq!(signal, Some(libc::SIGKILL), "used {used:?}");
+    assert!(used <= ms(250), "{used:?}");
+    // SCHED_DEADLINE: 50 ms of every 100 ms, past the 200 ms hard limit
+    // and still running; and no finding for it.
+    let _bw = deadline_lock();
+    let dl = [
+        "--deadline",
+        "--sched-runtime",
+        "50ms",
+        "--sched-period",
+        "100ms",
+        "--reset-on-fork",
+    ];
+    let (signal, used) =
+        spin_under_rttime("100000:200000", &dl, std::time::Duration::from_millis(1500));
+    assert_eq!(
+        signal, None,
+        "SCHED_DEADLINE ended by a signal after {used:?}"
+    );
+    assert!(used > std::time::Duration::from_millis(300), "{used:?}");
+    let out = with_rttime("100000:200000")
+        .arg(&bin)
+        .args(dl)
+        .args(["--dry-run", "--", "true"])
+        .output()
+        .expect("prlimit");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("rt-time-limit"));
+}

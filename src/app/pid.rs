@@ -144,12 +144,16 @@ fn as_target(mut sys: SystemState, root: &Root, p: &Process) -> SystemState {
         sys.process.rt_priority,
         sys.process.nice,
     ) = crate::plan::threads::strictest(&each);
-    let (rtprio, nice) = crate::system::process::limits_of(root, p.pid);
-    if sys.process.rtprio_limit.is_some() || rtprio.is_some() {
-        sys.process.rtprio_limit = rtprio;
+    let limits = crate::system::process::limits_of(root, p.pid);
+    if sys.process.rtprio_limit.is_some() || limits.rtprio.is_some() {
+        sys.process.rtprio_limit = limits.rtprio;
     }
-    if sys.process.nice_limit.is_some() || nice.is_some() {
-        sys.process.nice_limit = nice;
+    if sys.process.nice_limit.is_some() || limits.nice.is_some() {
+        sys.process.nice_limit = limits.nice;
+    }
+    // The target's RLIMIT_RTTIME, not pinrun's: its ticks count against it.
+    if sys.process.rttime_limit.is_some() || limits.rttime.is_some() {
+        sys.process.rttime_limit = limits.rttime;
     }
     sys
 }

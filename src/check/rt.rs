@@ -1,6 +1,6 @@
-//! Real-time findings: throttling, priority 99, deadline tasks that cannot
-//! fork, nice values that do not apply (`sched(7)`,
-//! `Documentation/scheduler/sched-rt-group.rst`).
+//! Real-time findings: throttling, RLIMIT_RTTIME, priority 99, deadline
+//! tasks that cannot fork, nice values that do not apply (`sched(7)`,
+//! `getrlimit(2)`, `Documentation/scheduler/sched-rt-group.rst`).
 
 use super::{Code, Context, Finding, Severity};
 use crate::cpuset::CpuSet;
@@ -9,6 +9,7 @@ use crate::policy::Policy;
 /// The codes the rt check can emit.
 pub(super) const CODES: &[Code] = &[
     Code::RtThrottling,
+    Code::RtTimeLimit,
     Code::RtCompetitor,
     Code::RtPriority99,
     Code::DeadlineCannotFork,
@@ -34,6 +35,7 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
             "if the program never yields, disable throttling with `sysctl kernel.sched_rt_runtime_us=-1` (only with your own watchdog), or keep a housekeeping CPU free of real-time load",
         ));
     }
+    rt_time_limit(ctx, out);
     if let Some(prio) = policy.and_then(Policy::rt_priority) {
         // One finding for every competitor, the highest priority first.
         let mut competitors: Vec<_> = ctx
@@ -122,6 +124,80 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
     }
 }
 
+/// `rt-time-limit`: a SCHED_FIFO/SCHED_RR request under a finite
+/// RLIMIT_RTTIME (the launch's own, or the `--pid` target's). The kernel
+/// counts it only for the real-time class: `task_tick_rt()` calls
+/// `watchdog()` (kernel/sched/rt.c), which adds one to `p->rt.timeout`
+/// per tick the task is running and arms the thread's CPU timer once it
+/// passes `min(soft, hard)`; `enqueue_task_rt()` sets it back to 0 on a
+/// wakeup (`ENQUEUE_WAKEUP`: after a blocking call, not after a preemption
+/// or `sched_yield(2)`). `check_thread_timers()`
+/// (kernel/time/posix-cpu-timers.c) then sends SIGKILL when the count
+/// reaches the hard limit, checked first, else SIGXCPU at the soft limit,
+/// raising the soft limit by a second each time. `task_tick_dl()`
+/// (kernel/sched/deadline.c) has no watchdog: SCHED_DEADLINE is not
+/// counted. Under `--emit` systemd, not this shell, sets the unit's limit.
+fn rt_time_limit(ctx: &Context, out: &mut Vec<Finding>) {
+    use crate::request::Mode;
+    let (Some(policy), Some(limit)) = (ctx.req.sched.policy, ctx.sys.process.rttime_limit) else {
+        return;
+    };
+    if !policy.is_rt()
+        || !limit.is_finite()
+        || matches!(ctx.req.mode, Mode::Emit | Mode::CheckEmitted)
+    {
+        return;
+    }
+    let us = |v: u64| match v.checked_mul(1000) {
+        Some(ns) => crate::plan::sched::ns_words(ns),
+        None => format!("{v}us"),
+    };
+    let soft = us(limit.soft);
+    let hard = if limit.hard == u64::MAX {
+        "unlimited".to_string()
+    } else {
+        us(limit.hard)
+    };
+    let (who, file) = match &ctx.req.target {
+        Some(t) => (
+            format!("process {}", t.pid),
+            format!("/proc/{}/limits", t.pid),
+        ),
+        None => ("the command".to_string(), "/proc/self/limits".to_string()),
+    };
+    let xcpu = format!(
+        "SIGXCPU at {soft}, whose default action ends it with a core dump (exit status 152 in a shell; if it is caught or ignored, again after each further second)"
+    );
+    let signals = if limit.hard == u64::MAX {
+        xcpu
+    } else if limit.soft >= limit.hard {
+        format!("SIGKILL at {hard}")
+    } else {
+        format!("{xcpu}, and SIGKILL at {hard}")
+    };
+    let raise = match &ctx.req.target {
+        Some(t) => format!("`prlimit --pid {} --rttime=unlimited:unlimited`", t.pid),
+        None => "`prlimit --rttime=unlimited:unlimited pinrun ...`, `ulimit -R unlimited` in bash (-R; -r is RLIMIT_RTPRIO), or LimitRTTIME=infinity in a systemd unit".to_string(),
+    };
+    let privilege = if limit.hard == u64::MAX {
+        String::new()
+    } else {
+        format!(" (above the hard limit {hard}, CAP_SYS_RESOURCE is needed)")
+    };
+    out.push(Finding::new(
+        Code::RtTimeLimit,
+        Severity::Warning,
+        &CpuSet::new(),
+        format!(
+            "RLIMIT_RTTIME is {soft} soft, {hard} hard (\"Max realtime timeout\" in {file}): under {} the kernel counts the CPU time {who} uses without a blocking system call, in scheduler ticks, and sends {signals}",
+            policy.kernel_name()
+        ),
+        format!(
+            "lift the limit: {raise}{privilege}; or let the program block (any blocking system call sets the count back to 0)"
+        ),
+    ));
+}
+
 /// Why the kernel may still refuse a real-time policy with EPERM after the
 /// capability and rlimit checks passed: RT group scheduling. Names the
 /// cgroup and the setting, or `None` when nothing points there. `config`:
@@ -143,4 +219,117 @@ pub fn eperm_diagnosis(sys: &crate::system::SystemState, config: Option<bool>) -
         ));
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testkit::{Machine, request};
+
+    /// The `rt-time-limit` finding of `pinrun ARGS` on a 1×4×1 machine with
+    /// RLIMIT_RTTIME `soft`/`hard` µs: (severity, message, hint).
+    fn rt_time(soft: u64, hard: u64, args: &[&str]) -> Option<(Severity, String, String)> {
+        let sys = Machine::new(1, 4, 1).rttime(soft, hard).build();
+        let req = request(args);
+        let plan = crate::plan::plan(&sys, &req).expect("a plan");
+        crate::check::check(&sys, &req, &plan)
+            .into_iter()
+            .find(|f| f.code == Code::RtTimeLimit)
+            .map(|f| (f.severity, f.message, f.hint))
+    }
+
+    /// soft 100 ms < hard 200 ms (`prlimit --rttime=100000:200000`):
+    /// check_thread_timers() sends SIGXCPU at the soft limit and SIGKILL at
+    /// the hard one; a warning, for SCHED_FIFO and SCHED_RR alike.
+    #[test]
+    fn finite_rttime_under_a_realtime_policy_is_a_warning() {
+        for (args, name) in [
+            (
+                &["--dry-run", "--cpus", "1", "--fifo", "10"][..],
+                "SCHED_FIFO",
+            ),
+            (&["--check", "--cpus", "1", "--rr", "5"][..], "SCHED_RR"),
+        ] {
+            let (severity, message, hint) = rt_time(100_000, 200_000, args).expect(name);
+            assert_eq!(severity, Severity::Warning, "{name}");
+            assert!(
+                message.starts_with("RLIMIT_RTTIME is 100ms soft, 200ms hard ("),
+                "{message}"
+            );
+            assert!(message.contains(&format!("under {name} ")), "{message}");
+            assert!(message.contains("SIGXCPU at 100ms"), "{message}");
+            assert!(message.contains("SIGKILL at 200ms"), "{message}");
+            assert!(message.contains("/proc/self/limits"), "{message}");
+            assert!(
+                hint.contains("prlimit --rttime=unlimited:unlimited"),
+                "{hint}"
+            );
+            assert!(hint.contains("ulimit -R"), "{hint}");
+            assert!(hint.contains("LimitRTTIME=infinity"), "{hint}");
+            assert!(hint.contains("above the hard limit 200ms"), "{hint}");
+        }
+    }
+
+    /// soft = hard: the hard limit is checked first, so SIGKILL comes
+    /// without a SIGXCPU; a soft limit under an unlimited hard one sends
+    /// only SIGXCPU, and raising it needs no privilege.
+    #[test]
+    fn which_signal_follows_the_kernels_order() {
+        let (_, message, _) = rt_time(200_000, 200_000, &["--dry-run", "--fifo", "1"]).unwrap();
+        assert!(message.contains("sends SIGKILL at 200ms"), "{message}");
+        assert!(!message.contains("SIGXCPU"), "{message}");
+        let (_, message, hint) =
+            rt_time(1_500_000, u64::MAX, &["--dry-run", "--fifo", "1"]).unwrap();
+        assert!(
+            message.contains("is 1500ms soft, unlimited hard ("),
+            "{message}"
+        );
+        assert!(message.contains("SIGXCPU at 1500ms"), "{message}");
+        assert!(!message.contains("SIGKILL"), "{message}");
+        assert!(!hint.contains("CAP_SYS_RESOURCE"), "{hint}");
+    }
+
+    /// No finding where the kernel counts nothing: an unlimited soft limit,
+    /// SCHED_DEADLINE (task_tick_dl() has no watchdog), the other policies,
+    /// no policy, and `--emit` (systemd sets the unit's limit).
+    #[test]
+    fn nothing_where_the_kernel_does_not_count() {
+        let rt = ["--dry-run", "--fifo", "10"];
+        assert_eq!(rt_time(u64::MAX, u64::MAX, &rt), None);
+        for args in [
+            &[
+                "--dry-run",
+                "--deadline",
+                "--sched-runtime",
+                "1ms",
+                "--sched-period",
+                "10ms",
+                "--reset-on-fork",
+            ][..],
+            &["--dry-run", "--other"][..],
+            &["--dry-run", "--batch"][..],
+            &["--dry-run", "--idle"][..],
+            &["--dry-run", "--cpus", "1"][..],
+            &["--emit", "systemd", "--fifo", "10"][..],
+        ] {
+            assert_eq!(rt_time(100_000, 200_000, args), None, "{args:?}");
+        }
+    }
+
+    /// `--pid`: the target's own limit, and the hint changes that process.
+    #[test]
+    fn pid_target_is_named() {
+        let (_, message, hint) = rt_time(
+            100_000,
+            200_000,
+            &["--pid", "4242", "--fifo", "10", "--dry-run"],
+        )
+        .unwrap();
+        assert!(message.contains("/proc/4242/limits"), "{message}");
+        assert!(message.contains("process 4242 uses"), "{message}");
+        assert!(
+            hint.contains("prlimit --pid 4242 --rttime=unlimited:unlimited"),
+            "{hint}"
+        );
+    }
 }

@@ -1,6 +1,7 @@
 //! The calling process's limits, read from procfs (`proc(5)`):
-//! `/proc/self/status`, `/proc/self/limits`, `/proc/self/stat`, and the
-//! real-time throttling sysctls (`Documentation/scheduler/sched-rt-group.rst`).
+//! `/proc/self/status`, `/proc/self/limits` (and `/proc/PID/limits` of a
+//! `--pid` target), `/proc/self/stat`, and the real-time throttling sysctls
+//! (`Documentation/scheduler/sched-rt-group.rst`).
 
 use super::root::Root;
 use crate::cpuset::{CpuSet, NodeSet};
@@ -50,11 +51,64 @@ pub struct Process {
     /// Soft `RLIMIT_NICE` ("Max nice priority" in `/proc/self/limits`,
     /// `20 - nice` units as `setrlimit(2)` says); `u64::MAX` for unlimited.
     pub nice_limit: Option<u64>,
+    /// `RLIMIT_RTTIME`, soft and hard, in microseconds ("Max realtime
+    /// timeout" in `/proc/self/limits`, units "us"): the CPU time a
+    /// SCHED_FIFO/SCHED_RR task may use without blocking before the kernel
+    /// sends SIGXCPU (soft) and SIGKILL (hard) (`getrlimit(2)`;
+    /// `watchdog()` in kernel/sched/rt.c, `check_thread_timers()` in
+    /// kernel/time/posix-cpu-timers.c). Read for any policy request,
+    /// whatever the capabilities: CAP_SYS_NICE does not lift it.
+    pub rttime_limit: Option<Rlimit>,
     /// `Cpus_allowed_list` of `/proc/1/status`: the affinity PID 1 runs
     /// with (systemd's `CPUAffinity=` in system.conf, `systemd-system.conf(5)`),
     /// read for the latency rule of `--cores` and `--show`; `None` when
     /// unread or unreadable.
     pub init_cpus_allowed: Option<CpuSet>,
+}
+
+/// A resource limit as `/proc/PID/limits` shows it (`proc(5)`;
+/// `proc_pid_limits()` in fs/proc/base.c prints "unlimited" for
+/// `RLIM_INFINITY`): the soft and the hard value, `u64::MAX` for unlimited.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rlimit {
+    /// The soft limit (`rlim_cur`), what the kernel enforces.
+    pub soft: u64,
+    /// The hard limit (`rlim_max`), the ceiling of the soft one.
+    pub hard: u64,
+}
+
+impl Rlimit {
+    /// Whether the soft limit is finite (not `RLIM_INFINITY`).
+    pub fn is_finite(self) -> bool {
+        self.soft != u64::MAX
+    }
+}
+
+/// The limits of `/proc/PID/limits` that decide what `sched_setattr(2)`
+/// may do to a process and what happens to it after: see [`limits_of`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Limits {
+    /// Soft `RLIMIT_RTPRIO` ("Max realtime priority").
+    pub rtprio: Option<u64>,
+    /// Soft `RLIMIT_NICE` ("Max nice priority").
+    pub nice: Option<u64>,
+    /// `RLIMIT_RTTIME` ("Max realtime timeout", µs).
+    pub rttime: Option<Rlimit>,
+}
+
+impl Limits {
+    /// The limits of a `/proc/PID/limits` text; each `None` when its row
+    /// is missing or unparsable.
+    fn parse(limits: &str) -> Limits {
+        Limits {
+            rtprio: limit_columns(limits, "Max realtime priority")[0],
+            nice: limit_columns(limits, "Max nice priority")[0],
+            rttime: match limit_columns(limits, "Max realtime timeout") {
+                [Some(soft), Some(hard)] => Some(Rlimit { soft, hard }),
+                _ => None,
+            },
+        }
+    }
 }
 
 /// Which of the `set_mempolicy(2)` modes newer than Linux 5.14 the kernel
@@ -125,16 +179,22 @@ pub(crate) fn status_field<'a>(status: &'a str, key: &str) -> Option<&'a str> {
     })
 }
 
-/// The soft limit of the `/proc/self/limits` line starting with `name`
-/// (`u64::MAX` for unlimited).
-fn soft_limit(limits: &str, name: &str) -> Option<u64> {
-    let line = limits.lines().find(|l| l.starts_with(name))?;
-    let soft = line[name.len()..].split_whitespace().next()?;
-    if soft == "unlimited" {
-        Some(u64::MAX)
-    } else {
-        soft.parse().ok()
-    }
+/// The soft and hard values of the `/proc/PID/limits` row starting with
+/// `name` (`u64::MAX` for "unlimited"; `None` each when missing or not a
+/// number). The row is `name`, then the soft limit, the hard limit and
+/// the units (`proc_pid_limits()`, fs/proc/base.c).
+fn limit_columns(limits: &str, name: &str) -> [Option<u64>; 2] {
+    let Some(line) = limits.lines().find(|l| l.starts_with(name)) else {
+        return [None, None];
+    };
+    let mut words = line[name.len()..].split_whitespace().map(|w| {
+        if w == "unlimited" {
+            Some(u64::MAX)
+        } else {
+            w.parse().ok()
+        }
+    });
+    [words.next().flatten(), words.next().flatten()]
 }
 
 /// `Cpus_allowed_list` of `/proc/1/status` below `root` (`proc(5)`);
@@ -146,8 +206,9 @@ pub fn init_affinity(root: &Root) -> Option<CpuSet> {
 
 /// Reads `/proc/self/*` and the RT sysctls below `root`. Without `rt`, not
 /// the RT and SCHED_DEADLINE sysctls (`--fifo`/`--rr`/`--deadline`) nor
-/// `/proc/self/limits`, which is skipped as well with `CAP_SYS_NICE`
-/// (which makes the limits moot, unless `details`); without `details`,
+/// `/proc/self/limits` (with `rt` it is read whatever the capabilities:
+/// RLIMIT_RTTIME applies to a privileged task too; for `nice` alone it is
+/// skipped with `CAP_SYS_NICE`, which makes RLIMIT_NICE moot); without `details`,
 /// `nice` (a `--nice` request) or `rt`, not `/proc/self/stat` (the current
 /// nice value, policy and priority) nor RLIMIT_NICE; without `kernel`, not
 /// the kernel release (`/proc/sys/kernel/osrelease`, see
@@ -158,19 +219,21 @@ pub fn read_process(root: &Root, rt: bool, nice: bool, details: bool, kernel: bo
     let cap_sys_nice = status_field(&status, "CapEff")
         .and_then(|hex| u64::from_str_radix(hex, 16).ok())
         .map(|caps| caps & (1 << CAP_SYS_NICE) != 0);
-    let need_limit = details || ((rt || nice) && cap_sys_nice != Some(true));
+    let need_limit = details || rt || (nice && cap_sys_nice != Some(true));
+    // Root::read is bounded (root::MAX_FILE); the live file is the
+    // kernel's own answer for this process.
     let limits = need_limit
         .then(|| root.read("/proc/self/limits"))
         .flatten()
+        .map(|t| Limits::parse(&t))
         .unwrap_or_default();
-    let rtprio_limit = soft_limit(&limits, "Max realtime priority");
-    let nice_limit = soft_limit(&limits, "Max nice priority");
     let mut process = Process {
         cpus_allowed: list("Cpus_allowed_list"),
         mems_allowed: list("Mems_allowed_list"),
         cap_sys_nice,
-        rtprio_limit,
-        nice_limit,
+        rtprio_limit: limits.rtprio,
+        nice_limit: limits.nice,
+        rttime_limit: limits.rttime,
         ..Process::default()
     };
     if kernel {
@@ -198,17 +261,51 @@ pub fn read_process(root: &Root, rt: bool, nice: bool, details: bool, kernel: bo
     process
 }
 
-/// The soft RLIMIT_RTPRIO and RLIMIT_NICE of process `pid`
-/// (`/proc/PID/limits`), which the kernel checks against the target of
-/// `sched_setattr(2)` when the caller lacks CAP_SYS_NICE
-/// (`__sched_setscheduler()`: `task_rlimit(p, RLIMIT_RTPRIO)`); `None`
-/// each when unreadable.
-pub fn limits_of(root: &Root, pid: u32) -> (Option<u64>, Option<u64>) {
-    let limits = root
-        .read(&format!("/proc/{pid}/limits"))
-        .unwrap_or_default();
-    (
-        soft_limit(&limits, "Max realtime priority"),
-        soft_limit(&limits, "Max nice priority"),
-    )
+/// The limits of process `pid` (`/proc/PID/limits`, read under
+/// [`super::root::MAX_FILE`]): the soft RLIMIT_RTPRIO and RLIMIT_NICE,
+/// which the kernel checks against the target of `sched_setattr(2)` when
+/// the caller lacks CAP_SYS_NICE (`__sched_setscheduler()`:
+/// `task_rlimit(p, RLIMIT_RTPRIO)`), and RLIMIT_RTTIME, which the
+/// target's own ticks count against once it runs under a real-time policy
+/// (`watchdog()`, kernel/sched/rt.c); `None` each when unreadable.
+pub fn limits_of(root: &Root, pid: u32) -> Limits {
+    root.read(&format!("/proc/{pid}/limits"))
+        .map(|t| Limits::parse(&t))
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Rows as `proc_pid_limits()` prints them (fs/proc/base.c: "%-25s
+    /// %-20s %-20s %-10s", "unlimited" for RLIM_INFINITY): this host's
+    /// defaults and the field case `rlimit-rttime`'s.
+    #[test]
+    fn limits_rows_are_read_as_the_kernel_prints_them() {
+        let text = "Limit                     Soft Limit           Hard Limit           Units     \n\
+                    Max nice priority         0                    0                    \n\
+                    Max realtime priority     20                   20                   \n\
+                    Max realtime timeout      200000               200000               us        \n";
+        assert_eq!(
+            Limits::parse(text),
+            Limits {
+                rtprio: Some(20),
+                nice: Some(0),
+                rttime: Some(Rlimit {
+                    soft: 200_000,
+                    hard: 200_000
+                }),
+            }
+        );
+        let unlimited =
+            "Max realtime timeout      unlimited            unlimited            us        \n";
+        let r = Limits::parse(unlimited).rttime.unwrap();
+        assert_eq!((r.soft, r.hard, r.is_finite()), (u64::MAX, u64::MAX, false));
+        let soft_only =
+            "Max realtime timeout      100000               unlimited            us        \n";
+        let r = Limits::parse(soft_only).rttime.unwrap();
+        assert_eq!((r.soft, r.hard, r.is_finite()), (100_000, u64::MAX, true));
+        assert_eq!(Limits::parse(""), Limits::default());
+    }
 }

@@ -52,8 +52,9 @@ pub struct Scope {
     /// is read only when `node/has_memory` is missing, and `distance` only
     /// of nodes without memory (the planner's nearest-memory hint).
     pub memory: bool,
-    /// `RLIMIT_RTPRIO` (`/proc/self/limits`, only when `CapEff` lacks
-    /// `CAP_SYS_NICE`; RLIMIT_NICE too), the RT throttling sysctls (the
+    /// `/proc/self/limits` (`RLIMIT_RTPRIO` and RLIMIT_NICE, which matter
+    /// only without `CAP_SYS_NICE`, and `RLIMIT_RTTIME`, which the
+    /// capability does not lift), the RT throttling sysctls (the
     /// deadline bandwidth too), the SCHED_DEADLINE period bounds and the
     /// current policy (`/proc/self/stat`): any policy option.
     pub rt: bool,

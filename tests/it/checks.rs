@@ -760,3 +760,76 @@ fn dry_run_predicts_strict_refusal() {
     assert_eq!(run(&["--fifo", "10"]), Value::Bool(false));
     assert_eq!(run(&["--strict"]), Value::Bool(false));
 }
+
+/// The field case `rlimit-rttime` (tests/data/cases/README.md):
+/// `proc/self/limits` has `Max realtime timeout 200000 200000 us`. Under
+/// SCHED_FIFO or SCHED_RR the kernel counts the command's CPU time without
+/// blocking against it and, soft and hard being equal, sends SIGKILL at
+/// 200 ms (`check_thread_timers()` checks the hard limit first, so no
+/// SIGXCPU comes before it): `--check` and `--dry-run` warn
+/// `rt-time-limit` naming 200ms, `--strict` refuses; SCHED_OTHER,
+/// SCHED_BATCH and no policy do not.
+#[test]
+fn field_case_rlimit_rttime() {
+    let case = common::field_case("rlimit-rttime");
+    for policy in [&["--fifo", "10"][..], &["--rr", "10"][..]] {
+        let f = findings(&case, &[&["--cpus", "1"][..], policy].concat());
+        let rt = with(&f, "rt-time-limit");
+        assert_eq!(rt.len(), 1, "{policy:?}: {:?}", codes(&f));
+        assert_eq!(rt[0]["severity"], "warning");
+        assert_eq!(rt[0]["cpus"], serde_json::json!([]));
+        let msg = rt[0]["message"].as_str().unwrap();
+        assert!(
+            msg.starts_with("RLIMIT_RTTIME is 200ms soft, 200ms hard ("),
+            "{msg}"
+        );
+        assert!(msg.contains("sends SIGKILL at 200ms"), "{msg}");
+        assert!(!msg.contains("SIGXCPU"), "{msg}");
+        let hint = rt[0]["hint"].as_str().unwrap();
+        assert!(
+            hint.contains("prlimit --rttime=unlimited:unlimited"),
+            "{hint}"
+        );
+        assert!(hint.contains("ulimit -R unlimited"), "{hint}");
+        assert!(hint.contains("LimitRTTIME=infinity"), "{hint}");
+    }
+    // The text of --check exits 1 on the warning and names it.
+    let out = at(&case, &["--check", "--cpus", "1", "--fifo", "10"]);
+    assert_status(&out, 1);
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .contains("warning rt-time-limit: RLIMIT_RTTIME is 200ms")
+    );
+    // The dry run shows it, and --strict would refuse the launch.
+    let dry = |extra: &[&str]| {
+        let out = at(
+            &case,
+            &[
+                &["--dry-run", "--json", "--cpus", "1", "--fifo", "10"][..],
+                extra,
+                &["--", "true"],
+            ]
+            .concat(),
+        );
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    };
+    let v = dry(&[]);
+    assert_eq!(
+        codes(v["findings"].as_array().unwrap())
+            .iter()
+            .filter(|c| *c == "rt-time-limit")
+            .count(),
+        1
+    );
+    assert_eq!(dry(&["--strict"])["strict_refusal"], Value::Bool(true));
+    // The case's process lacks CAP_SYS_NICE: SCHED_DEADLINE is refused
+    // there (the unit and live tests show it is not counted).
+    for other in [&["--other"][..], &["--batch"][..], &[][..]] {
+        let f = findings(&case, &[&["--cpus", "1"][..], other].concat());
+        assert!(
+            with(&f, "rt-time-limit").is_empty(),
+            "{other:?}: {:?}",
+            codes(&f)
+        );
+    }
+}

@@ -9,7 +9,7 @@
 //!
 //! Besides the 91 fixture dumps, a few synthetic machines cover what no
 //! dump has (isolated CPUs, RT group scheduling, RT throttling with an
-//! rlimit, a kernel release, governors, a node short of memory, packages
+//! rlimit, a finite RLIMIT_RTTIME with CAP_SYS_NICE, a kernel release, governors, a node short of memory, packages
 //! numbered against the node order, IRQs in `/sys/kernel/irq`, whose names and counts a
 //! scoped read takes only for the checked CPUs). `scope_is_tight` shows the comparison has teeth: dropping any part of
 //! the scope makes some fixture and request differ.
@@ -180,6 +180,15 @@ fn synthetics() -> Vec<tempfile::TempDir> {
             // period bounds (5.9); memory policy modes are asked of the
             // kernel, never judged by the release.
             ("proc/sys/kernel/osrelease", "6.1.0-test\n"),
+        ]),
+        // A finite RLIMIT_RTTIME with CAP_SYS_NICE: the limits are read
+        // for every policy request, the capability notwithstanding.
+        synthetic(&[
+            ("proc/self/status", "CapEff:\t0000000000800000\n"),
+            (
+                "proc/self/limits",
+                "Limit                     Soft Limit           Hard Limit           Units\nMax realtime priority     0                    0\nMax realtime timeout      100000               200000               us\n",
+            ),
         ]),
     ]
 }
