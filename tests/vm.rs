@@ -2089,7 +2089,9 @@ fn vm_plan_host_boots_into_the_split() {
         g.describe("clocksource")
     );
     let lat = g.json("probe-latency");
-    let lat_cpu = nums(&lat["cpus"])[0];
+    let lat_cpu = lat["probe"]["cpus"][0]["cpu"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{lat}"));
     assert!((4..=7).contains(&lat_cpu), "{lat}");
     let (loc_lat, loc_hk) = (
         probe_loc(&lat, lat_cpu),
