@@ -296,7 +296,7 @@ pub fn k8s(plan: &Plan, fp: &Fingerprint, pinrun_invocation: &[String], command:
     if command {
         let words: Vec<String> = std::iter::once("pinrun".to_string())
             .chain(pinrun_invocation.iter().skip(1).cloned())
-            .map(|w| serde_json::Value::String(w).to_string())
+            .map(|w| k8s_word(&w))
             .collect();
         s.push_str(&format!("command: [{}]\n", words.join(", ")));
     }
@@ -312,6 +312,32 @@ pub fn k8s(plan: &Plan, fp: &Fingerprint, pinrun_invocation: &[String], command:
     s.push_str("#   cpu-load-balancing.crio.io: \"disable\"\n");
     s.push_str("#   irq-load-balancing.crio.io: \"disable\"\n");
     s
+}
+
+/// One word of a container's `command` as kubelet will pass it to the
+/// runtime: a YAML double-quoted scalar (YAML 1.2 §7.3.1; JSON's escapes
+/// are a subset) in which every `$` is doubled, because kubelet expands
+/// `$(VAR)` in `command` and `args` and reduces `$$` to `$` (the
+/// Kubernetes API's `Container.command`; `third_party/forked/golang/
+/// expansion`), and every character a YAML reader may fold or reject is
+/// escaped: `"`, `\`, the C0 and C1 controls (U+0085, NEL, is a line
+/// break to YAML 1.1 readers), DEL, U+2028, U+2029 and U+FEFF.
+pub fn k8s_word(w: &str) -> String {
+    let mut out = String::with_capacity(w.len() + 2);
+    out.push('"');
+    for c in w.chars() {
+        match c {
+            '$' => out.push_str("$$"),
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}' | '\u{feff}') => {
+                out.push_str(&format!("\\u{:04x}", c as u32));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 /// Why `plan` needs `CAP_SYS_NICE` in a container, as the words for a
@@ -375,11 +401,13 @@ pub fn slurm(plans: &[Plan], fp: &Fingerprint, command: &[String], policies: boo
         let masks: Vec<String> = sets.iter().map(slurm_mask).collect();
         format!("mask_cpu:{}", masks.join(","))
     };
+    // `--` ends srun's options (getopt_long): a command word starting
+    // with `-` is the program, never an srun option.
     let cmd = if command.is_empty() {
         "COMMAND".to_string()
     } else {
-        command
-            .iter()
+        std::iter::once(&"--".to_string())
+            .chain(command.iter())
             .map(|w| {
                 if w.chars()
                     .all(|c| c.is_ascii_alphanumeric() || "/._-=:,+@%".contains(c))
@@ -393,6 +421,15 @@ pub fn slurm(plans: &[Plan], fp: &Fingerprint, command: &[String], policies: boo
             .collect::<Vec<_>>()
             .join(" ")
     };
+    // What the line needs to run as printed (issue 34 item 4).
+    s.push_str("# the masks name CPU ids: the job must hold the whole node (sbatch/salloc --exclusive); in a partial allocation srun refuses them (\"CPU binding outside of job step allocation\")\n");
+    let partial = plans.iter().any(|p| {
+        let whole: CpuSet = p.cores.iter().flat_map(|c| c.cpus.iter()).collect();
+        p.cpus.as_ref().is_some_and(|c| !p.cores.is_empty() && *c != whole)
+    });
+    if partial {
+        s.push_str("# each task's mask is part of its cores (no --smt): inside a task run pinrun without a placement, which plans on the task's CPUs; for whole-core masks emit with --smt\n");
+    }
     if policies {
         s.push_str("# srun sets no scheduling or memory policy: run `pinrun` with those options and without a placement before the command; it plans inside each task's mask\n");
     }

@@ -72,6 +72,29 @@ pub fn emit(
     invocation: &[String],
 ) -> Result<Exit, Error> {
     let fp = fingerprint(sys);
+    let (format, carries) = match req.fleet.emit {
+        Some(EmitFormat::K8s) => ("--emit k8s", "a pod spec (YAML strings)"),
+        _ => ("--emit slurm", "the srun line"),
+    };
+    // Words that are not UTF-8 would come out replaced: the emitted line
+    // would run another argv than the one given (issue 34 item 5).
+    let k8s_words: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let words = match req.fleet.emit {
+        Some(EmitFormat::K8s) => &k8s_words,
+        _ => &req.command,
+    };
+    if let Some(w) = words.iter().find(|w| w.to_str().is_none()) {
+        return Err(Error::new(
+            ErrorCode::EmitCommand,
+            format!(
+                "{format}: {} is not UTF-8, which {carries} cannot carry",
+                w.to_string_lossy()
+            ),
+        )
+        .hint(
+            "rename the argument, or keep pinrun as the entrypoint in a spec you write yourself",
+        ));
+    }
     let command: Vec<String> = req
         .command
         .iter()

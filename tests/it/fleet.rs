@@ -196,7 +196,7 @@ fn emit_slurm_tasks_are_disjoint_whole_cores() {
     assert_status(&out, 0);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        text.contains("srun --ntasks-per-node=4 --cpu-bind=verbose,map_cpu:0,1,2,3 /app -x\n"),
+        text.contains("srun --ntasks-per-node=4 --cpu-bind=verbose,map_cpu:0,1,2,3 -- /app -x\n"),
         "{text}"
     );
     let out = common::at(&m, &["--cores", "1", "--smt", "--emit", "slurm", "2"]);
@@ -829,4 +829,166 @@ fn settle_says_what_it_waited_for() {
         !String::from_utf8_lossy(&out.stderr).contains("--settle"),
         "{out:?}"
     );
+}
+
+/// Hostile command words for the emitters (issue 34 item 5): options of
+/// srun, kubelet's `$(VAR)` and `$$`, shell metacharacters, quotes,
+/// YAML's line breaks (U+0085 NEL, U+2028) and controls, an empty word.
+const HOSTILE: &[&str] = &[
+    "-o",
+    "/etc/cron.d/x",
+    "--export=ALL,LD_PRELOAD=/tmp/x.so",
+    "$(HOME)",
+    "$$",
+    "$HOME",
+    "$(",
+    "a b",
+    "'q'",
+    "\"dq\"",
+    "back\\slash",
+    "new\nline",
+    "tab\t",
+    "\u{85}nel",
+    "\u{2028}ls",
+    "\u{7f}del",
+    "é",
+    "*",
+    "~",
+    "`id`",
+    ";",
+    "&&",
+    "",
+    "{a,b}",
+    "#c",
+    "-",
+];
+
+/// `--emit slurm`: the srun line, run by bash with a stand-in `srun` that
+/// prints its argv, passes exactly the words given after `--` (getopt's
+/// end of options: a word starting with `-` is the program, never an srun
+/// option).
+#[test]
+fn emit_slurm_runs_exactly_the_argv_given() {
+    let m = machine("cadvisor/xeon4214_2socket");
+    let mut args = vec!["--cores", "1", "--emit", "slurm", "2", "--"];
+    args.extend(HOSTILE);
+    let out = common::at(&m, &args);
+    assert_status(&out, 0);
+    let text = String::from_utf8(out.stdout).unwrap();
+    // The line is the last of the output; a quoted word may hold a newline.
+    let line = &text[text.find("\nsrun ").expect("srun line") + 1..];
+    let dir = common::tempdir();
+    let fake = dir.path().join("srun");
+    std::fs::write(&fake, "#!/bin/sh\nprintf '%s\\0' \"$@\"\n").unwrap();
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let run = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(line)
+        .env("PATH", format!("{}:/usr/bin:/bin", dir.path().display()))
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let argv: Vec<String> = String::from_utf8(run.stdout)
+        .unwrap()
+        .split_terminator('\0')
+        .map(String::from)
+        .collect();
+    let after = argv.iter().position(|a| a == "--").expect("--");
+    assert!(
+        argv[..after]
+            .iter()
+            .all(|a| a.starts_with("--ntasks") || a.starts_with("--cpu-bind")),
+        "{argv:?}"
+    );
+    assert_eq!(
+        argv[after + 1..],
+        HOSTILE.iter().map(|s| s.to_string()).collect::<Vec<_>>()[..]
+    );
+}
+
+/// `--emit k8s`: the container command, read by a YAML reader (PyYAML,
+/// YAML 1.1 like kubectl's) and expanded as kubelet expands `command`
+/// (`$$` → `$`, `$(VAR)` → the variable, an unknown one left as written:
+/// `third_party/forked/golang/expansion`, with HOME defined to show an
+/// expansion would happen), is exactly pinrun's argv.
+#[test]
+fn emit_k8s_command_is_exactly_the_argv_given() {
+    let m = machine("cadvisor/xeon4214_2socket");
+    let mut args = vec!["--cores", "1", "--emit", "k8s", "--"];
+    args.extend(HOSTILE);
+    let out = common::at(&m, &args);
+    assert_status(&out, 0);
+    let script = r#"
+import json, sys, yaml
+def expand(s, env):
+    out, i = "", 0
+    while i < len(s):
+        if s[i] == "$" and i + 1 < len(s):
+            n = s[i + 1]
+            if n == "$":
+                out += "$"; i += 2; continue
+            if n == "(":
+                j = s.find(")", i + 2)
+                if j < 0:
+                    out += "$("; i += 2; continue
+                name = s[i + 2:j]
+                out += env.get(name, "$(" + name + ")"); i = j + 1; continue
+            out += "$" + n; i += 2; continue
+        out += s[i]; i += 1
+    return out
+d = yaml.safe_load(sys.stdin.buffer.read().decode())
+print(json.dumps([expand(w, {"HOME": "/root"}) for w in d["command"]]))
+"#;
+    let Ok(mut child) = std::process::Command::new("python3")
+        .args(["-c", script])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+    else {
+        return common::skip("python3 is not installed");
+    };
+    use std::io::Write;
+    child.stdin.take().unwrap().write_all(&out.stdout).unwrap();
+    let res = child.wait_with_output().unwrap();
+    if String::from_utf8_lossy(&res.stderr).contains("No module named 'yaml'") {
+        return common::skip("PyYAML is not installed");
+    }
+    assert!(
+        res.status.success(),
+        "{}",
+        String::from_utf8_lossy(&res.stderr)
+    );
+    let got: Vec<String> = serde_json::from_slice(&res.stdout).unwrap();
+    let mut want: Vec<String> = ["pinrun", "--cores", "1", "--"].map(String::from).to_vec();
+    want.extend(HOSTILE.iter().map(|s| s.to_string()));
+    assert_eq!(got, want);
+}
+
+/// A word that is not UTF-8 cannot be carried by an srun line or a pod
+/// spec without being replaced: refused (125), naming it.
+#[test]
+fn emit_k8s_and_slurm_refuse_words_that_are_not_utf8() {
+    use std::os::unix::ffi::OsStrExt;
+    let m = machine("cadvisor/xeon4214_2socket");
+    let bad = std::ffi::OsStr::from_bytes(b"x\xff");
+    for format in [&["k8s"][..], &["slurm", "2"][..]] {
+        let out = common::pinrun()
+            .arg("--sysroot")
+            .arg(&m)
+            .args(["--cores", "1", "--emit"])
+            .args(format)
+            .arg("--")
+            .arg("/app")
+            .arg(bad)
+            .output()
+            .unwrap();
+        assert_status(&out, 125);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("is not UTF-8"), "{format:?}: {err}");
+    }
 }
