@@ -1,74 +1,134 @@
 #!/usr/bin/env bash
-# The import graph between pinrun's top-level modules (ARCHITECTURE.md):
-# one edge `from -> to` per module of src/ that names `crate::to` (in a
-# `use` line or a path; `//` comments are ignored, and so is test code: a
-# file's `#[cfg(test)]` module, last in the file, may use anything). Fails (exit 1) on a
-# cycle or on an edge that runs up a layer. Usage: scripts/import-graph.sh
-# [SRC_DIR]; prints the edges, then the layers, then "ok" or the faults.
+# The import graph of pinrun's modules (ARCHITECTURE.md §2 and §7), on two
+# levels. The core: one node per top-level module of src/, each in a layer.
+# A wing (issue 32, listed in WINGS below): a folder src/WING/ whose files are its layers (mod.rs
+# the vocabulary, read.rs, plan.rs, report.rs, apply.rs, run.rs), one node
+# per file (`steer/plan`). An edge `from -> to` is every `crate::to` path
+# (in a `use` line or a path; `//` comments and the `#[cfg(test)]` module,
+# last in a file, are left out); a path into a wing names its file
+# (`crate::steer::plan::X` is `steer/plan`, `crate::steer::Journal` is
+# `steer/mod`), and so does a wing file's `super::`. Fails (exit 1) on a
+# cycle, an edge that runs up a layer (a wing's file sits in the layer of
+# its name, for edges inside the wing and to the core alike), an unknown
+# module, or a core module other than the run layer's `app` importing a
+# wing. Usage: scripts/import-graph.sh [SRC_DIR]; prints the edges, the
+# layers, then "ok" or the faults.
 set -euo pipefail
 src=${1:-"$(dirname "$0")/../src"}
+exec python3 - "$src" <<'PY'
+import os, re, subprocess, sys
 
+src = sys.argv[1]
 # Layers, lowest first: a module may use modules of its own layer (without
 # a cycle) or of lower layers only.
-layer_of() {
-    case $1 in
-        cpuset | error | words | ffi | request | policy | claim | finding | boot_params | fleet | noise | steer) echo 0 ;; # vocabulary, FFI
-        system) echo 1 ;;                                                      # reads
-        plan | check) echo 2 ;;                                                # decides (pure)
-        report | show | emit | manual | completion | output) echo 3 ;;                     # renders, prints
-        apply | exec | probe) echo 4 ;;                                             # changes the process
-        cli | app | testkit | lib | main) echo 5 ;;                            # the run
-        *) echo 9 ;;                                                           # unknown: fails
-    esac
+CORE = {
+    0: "cpuset error words ffi request policy claim finding boot_params fleet noise",  # vocabulary, FFI
+    1: "system",                                       # reads
+    2: "plan check",                                   # decides (pure)
+    3: "report show emit manual completion output",    # renders, prints
+    4: "apply exec probe",                             # changes the process
+    5: "cli app testkit lib main",                     # the run
 }
-names=(vocabulary system decide render apply run "" "" "" UNKNOWN)
+NAMES = ["vocabulary", "system", "decide", "render", "apply", "run"]
+WING_FILES = {"mod": 0, "read": 1, "plan": 2, "report": 3, "apply": 4, "run": 5}
+# Wings: folders whose files are layers (ARCHITECTURE.md §3). Only `app`
+# may import them; a wing imports the core and its own files.
+WINGS = {"steer"}
+core_layer = {m: l for l, ms in CORE.items() for m in ms.split()}
 
-edges=$(
-    find "$src" -name '*.rs' | sort | while read -r f; do
-        rel=${f#"$src"/}
-        from=${rel%%/*}
-        from=${from%.rs}
-        # Strip comments, join lines, then every `crate::x` and every name of
-        # a `crate::{a, b::c}` group.
-        sed -e '/^#\[cfg(test)\]/,$d' -e 's://.*$::' "$f" | tr '\n' ' ' |
-            grep -oE 'crate::(\{[^}]*\}|[a-z_][a-z0-9_]*)' |
-            sed -e 's/^crate:://' -e 's/[{}]//g' | tr ',' '\n' |
-            sed -e 's/^ *//' -e 's/::.*//' -e 's/ .*//' | grep -E '^[a-z_]' |
-            while read -r to; do
-                [ "$to" != "$from" ] && echo "$from $to"
-            done
-    done | sort -u
-)
+def layer(node):
+    if "/" in node:
+        return WING_FILES.get(node.split("/")[1], 9)
+    return core_layer.get(node, 9)
 
-echo "# edges (from -> to)"
-echo "$edges" | awk 'NF { print $1 " -> " $2 }'
-echo "# layers"
-for m in $(echo "$edges" | tr ' ' '\n' | sort -u); do
-    l=$(layer_of "$m")
-    echo "$l ${names[$l]} $m"
-done | sort -k1,1n -k3 | awk '{ k = $1 " " $2; if (k != last) { if (last != "") print line; line = k ":"; last = k } line = line " " $3 } END { print line }'
+def node_of(rel):
+    parts = rel[:-3].split("/")
+    if parts[0] in WINGS:
+        return f"{parts[0]}/{parts[1] if len(parts) > 1 else 'mod'}"
+    return parts[0]
 
-fail=0
-while read -r from to; do
-    [ -z "$from" ] && continue
-    for m in "$from" "$to"; do
-        if [ "$(layer_of "$m")" = 9 ]; then
-            echo "UNKNOWN: module $m has no layer in $0"
-            fail=1
-        fi
-    done
-    if [ "$(layer_of "$from")" -lt "$(layer_of "$to")" ]; then
-        echo "UPWARD: $from (layer $(layer_of "$from")) -> $to (layer $(layer_of "$to"))"
-        fail=1
-    fi
-done <<<"$edges"
-if ! echo "$edges" | tsort >/dev/null 2>/tmp/import-graph.$$; then
-    echo "CYCLE:"; cat /tmp/import-graph.$$
-    fail=1
-elif [ -s /tmp/import-graph.$$ ]; then
-    echo "CYCLE:"; cat /tmp/import-graph.$$
-    fail=1
-fi
-rm -f /tmp/import-graph.$$
-if [ $fail = 0 ]; then echo "ok: no cycle, no upward edge"; fi
-exit $fail
+PATH = re.compile(r"\b(crate|super)::((?:\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\}|[A-Za-z_][A-Za-z0-9_]*)(?:::[A-Za-z_{][^\s;,()<>]*)?)")
+
+def targets(frm, kind, path):
+    """The nodes a `crate::PATH` (or a wing file's `super::PATH`) names."""
+    if kind == "super":
+        if "/" not in frm:
+            return []
+        path = frm.split("/")[0] + "::" + path
+    head, _, rest = path.partition("::")
+    if head.startswith("{"):
+        inner = head[1:-1]
+        out = []
+        depth, cur = 0, ""
+        for ch in inner + ",":
+            if ch == "{": depth += 1
+            if ch == "}": depth -= 1
+            if ch == "," and depth == 0:
+                if cur.strip(): out += targets(frm, "crate", cur.strip())
+                cur = ""
+            else:
+                cur += ch
+        return out
+    if head in WINGS:
+        sub = re.match(r"\{?\s*([A-Za-z_][A-Za-z0-9_]*)", rest or "")
+        if rest.startswith("{"):
+            names = [n.strip().split("::")[0] for n in rest.strip("{}").split(",") if n.strip()]
+            return [f"{head}/{n if n in WING_FILES else 'mod'}" for n in names]
+        name = sub.group(1) if sub else "mod"
+        return [f"{head}/{name if name in WING_FILES else 'mod'}"]
+    return [head] if re.match(r"[a-z_]", head) else []
+
+edges = set()
+for dirpath, _, files in os.walk(src):
+    for f in files:
+        if not f.endswith(".rs"):
+            continue
+        path = os.path.join(dirpath, f)
+        rel = os.path.relpath(path, src)
+        frm = node_of(rel)
+        text = open(path, encoding="utf-8").read()
+        text = text.split("\n#[cfg(test)]", 1)[0]
+        text = "\n".join(l.split("//", 1)[0] for l in text.splitlines())
+        text = re.sub(r"\s+", " ", text)
+        for m in PATH.finditer(text):
+            for to in targets(frm, m.group(1), m.group(2)):
+                if to != frm and to != "self":
+                    edges.add((frm, to))
+
+print("# edges (from -> to)")
+for a, b in sorted(edges):
+    print(f"{a} -> {b}")
+print("# layers")
+nodes = sorted({n for e in edges for n in e})
+by_layer = {}
+for n in nodes:
+    by_layer.setdefault(layer(n), []).append(n)
+for l in sorted(by_layer):
+    name = NAMES[l] if l < len(NAMES) else "UNKNOWN"
+    print(f"{l} {name}: " + " ".join(by_layer[l]))
+
+fail = False
+for a, b in sorted(edges):
+    for n in (a, b):
+        if layer(n) == 9:
+            print(f"UNKNOWN: module {n} has no layer in scripts/import-graph.sh")
+            fail = True
+    if layer(a) < layer(b):
+        print(f"UPWARD: {a} (layer {layer(a)}) -> {b} (layer {layer(b)})")
+        fail = True
+    if "/" in b and "/" not in a and a != "app":
+        print(f"CORE IMPORTS A WING: {a} -> {b} (only app composes wings)")
+        fail = True
+    if "/" in a and "/" in b and a.split("/")[0] != b.split("/")[0]:
+        print(f"WING IMPORTS A WING: {a} -> {b}")
+        fail = True
+tsort = subprocess.run(["tsort"], input="\n".join(f"{a} {b}" for a, b in sorted(edges)) + "\n",
+                       capture_output=True, text=True)
+if tsort.returncode != 0 or tsort.stderr.strip():
+    print("CYCLE:")
+    print(tsort.stderr, end="")
+    fail = True
+if not fail:
+    print("ok: no cycle, no upward edge, no core module imports a wing")
+sys.exit(1 if fail else 0)
+PY

@@ -601,7 +601,7 @@ fn irq_name(desc: &str) -> String {
 }
 
 /// Marks each device IRQ of `sources` with what `managed` says of it
-/// (`--steer-irqs`' plan: [`crate::plan::steer::managed`]); an IRQ it does
+/// (`--steer-irqs`' plan: [`crate::steer::plan::managed`]); an IRQ it does
 /// not know keeps its mark.
 pub fn mark_managed(sources: &mut [Source], managed: impl Fn(u32) -> Option<bool>) {
     for s in sources {

@@ -284,7 +284,7 @@ pub fn plan(
         // The steering of ended claims is undone by the next --exclusive
         // launch, under the same lock (issue 21).
         let undone = match &dir {
-            Some(d) if claim => super::steer::reclaim_stale(d),
+            Some(d) if claim => crate::steer::run::reclaim_stale(d),
             _ => String::new(),
         };
         match plan_claimed(sys, req, &claims) {

@@ -15,7 +15,6 @@ pub mod per_thread;
 pub mod pid;
 pub mod probe;
 pub mod scope;
-pub mod steer;
 
 use crate::check::{Finding, Severity};
 use crate::cli::{Cli, Generate};
@@ -23,6 +22,8 @@ use crate::error::{Error, ErrorCode, Exit};
 use crate::output::{print_error, print_out, print_out_with, to_stderr};
 use crate::plan::Plan;
 use crate::request::{Mode, Request};
+use crate::steer::plan::SteerPlan;
+use crate::steer::run as steer;
 use crate::system::{Root, SystemState};
 use crate::{apply, exec, report};
 use clap::CommandFactory;
@@ -222,6 +223,9 @@ struct Planned {
     findings: Vec<Finding>,
     /// For `--exclusive`: the locked state directory (see [`claims::Guard`]).
     guard: Option<claims::Guard>,
+    /// `--steer-irqs`: the IRQs to move off the claimed CPUs (the steer
+    /// wing's plan, beside the core's).
+    steer: Option<SteerPlan>,
 }
 
 /// Plans `req` against the claims (waiting with `--wait`), reads what the
@@ -235,9 +239,9 @@ fn plan_and_check(
 ) -> Result<Planned, Error> {
     // Claims (issue 5): `guard` holds the state directory's lock and, once
     // written, this launch's record; dropping it on failure removes both.
-    let (mut plan, claims, guard) = claims::plan(root, &sys, req)?;
+    let (plan, claims, guard) = claims::plan(root, &sys, req)?;
     // --steer-irqs (issue 21): the IRQs on the claimed CPUs, planned now.
-    plan.steer = steer::plan_for(root, &sys, req, &plan, &claims)?;
+    let steer = steer::plan_for(root, &sys, req, &plan, &claims)?;
     let checked = crate::check::checked_cpus(&sys, &plan);
     scope::read_extras_for(&mut sys, root, req, &checked, ahead);
     if let Some(e) = sys.read_error.take() {
@@ -250,6 +254,7 @@ fn plan_and_check(
         plan,
         findings,
         guard,
+        steer,
     })
 }
 
@@ -264,13 +269,20 @@ fn dry_run(
     per_thread::check_thread_log(req, &p.plan)?;
     if req.output.json {
         let mut v = report::plan_json(req, &p.plan, &p.findings, exec);
+        crate::steer::report::add_json(&mut v, p.steer.as_ref());
         // The command cannot be run here: its error in the one document.
         if let Some(e) = verdict {
             v["error"] = report::error_json(e)["error"].clone();
         }
         print_out(&format!("{v}\n"))?;
     } else {
-        print_out(&report::plan_text(req, &p.plan, &p.findings, exec))?;
+        print_out(&report::plan_text(
+            req,
+            &p.plan,
+            &p.findings,
+            exec,
+            &crate::steer::report::text(p.steer.as_ref()),
+        ))?;
     }
     // --strict: the launch's refusal, on stderr after the whole plan, and
     // its exit status (a second JSON document would break `jq`).
@@ -409,7 +421,7 @@ fn launch(
         }
         return fail(p, &text, e);
     }
-    apply::steer::crash_point("applied");
+    crate::steer::apply::crash_point("applied");
     // The record is written and the affinity set: other launches may
     // choose now (an exclusive reader sees this process on its CPUs).
     if let Some(g) = p.guard.as_mut() {
@@ -448,7 +460,13 @@ fn launch_text(req: &Request, p: &mut Planned, command: Option<&std::path::Path>
         .unwrap_or_default();
     if out.verbose {
         // The plan with every finding (info included), once.
-        text.push_str(&report::plan_text(req, &p.plan, &p.findings, command));
+        text.push_str(&report::plan_text(
+            req,
+            &p.plan,
+            &p.findings,
+            command,
+            &crate::steer::report::text(p.steer.as_ref()),
+        ));
     } else if !out.quiet {
         text.push_str(&report::launch_text(&p.plan, &p.findings));
     }
@@ -486,7 +504,7 @@ fn claim_and_steer(
         }
     }
     let helper = spawn_helper(req, p)?;
-    if let (Some(g), Some(sp)) = (p.guard.as_ref(), p.plan.steer.as_ref()) {
+    if let (Some(g), Some(sp)) = (p.guard.as_ref(), p.steer.as_ref()) {
         let (said, still) = steer::launch(g.dir(), sp, &p.sys, out.quiet)?;
         text.push_str(&said);
         return Ok((true, still, helper));
@@ -530,7 +548,7 @@ fn after_steering(
 /// `--reclaim`. Returns its socket ([`apply::helper::spawn_duties`]),
 /// `None` without duties.
 fn spawn_helper(req: &Request, p: &Planned) -> Result<Option<std::os::fd::OwnedFd>, Error> {
-    let steering = p.plan.steer.is_some() && p.guard.is_some();
+    let steering = p.steer.is_some() && p.guard.is_some();
     let mut duties = Vec::new();
     if let Some(duty) = per_thread::watcher_duty(req, &p.plan, &p.sys.possible) {
         duties.push(duty);

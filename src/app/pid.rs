@@ -647,6 +647,7 @@ fn report_change(
             &planned.plan,
             &planned.findings,
             None,
+            "",
         ));
     }
     to_stderr(&text);

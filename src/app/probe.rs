@@ -49,9 +49,9 @@ fn measure(
     // Under --steer-irqs the probe runs after the steering: an IRQ still
     // firing on a claimed CPU is named kernel-managed when the plan found
     // it so.
-    if let Some(sp) = &p.plan.steer {
+    if let Some(sp) = &p.steer {
         for sources in run.sources.values_mut() {
-            crate::noise::mark_managed(sources, |irq| crate::plan::steer::managed(sp, irq));
+            crate::noise::mark_managed(sources, |irq| crate::steer::plan::managed(sp, irq));
             crate::noise::mark_pending(sources, pending);
         }
     }

@@ -7,7 +7,6 @@
 pub mod claims;
 pub mod helper;
 pub mod per_thread;
-pub mod steer;
 pub mod threads;
 
 use crate::cpuset::CpuSet;

@@ -558,7 +558,6 @@ mod tests {
             omp: None,
             thread_map: None,
             choice: None,
-            steer: None,
         }
     }
 

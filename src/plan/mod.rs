@@ -14,7 +14,6 @@ pub mod placement;
 pub mod probe;
 pub mod quiet;
 pub mod sched;
-pub mod steer;
 pub mod threads;
 pub mod units;
 
@@ -68,10 +67,6 @@ pub struct Plan {
     /// The latency intent read and the rule that chose the CPUs; `None`
     /// without a placement.
     pub choice: Option<quiet::Choice>,
-    /// `--steer-irqs`: the IRQs to move off the claimed CPUs; `None`
-    /// without it (filled by the application layer from
-    /// [`crate::system::steer::read_irqs`], issue 21).
-    pub steer: Option<steer::SteerPlan>,
 }
 
 /// Whether the kernel (`/proc/sys/kernel/osrelease`, `6.8.0-45-generic`) is
@@ -168,7 +163,6 @@ pub fn plan_claimed(sys: &SystemState, req: &Request, claims: &Claims) -> Result
         omp: None,
         thread_map: None,
         choice,
-        steer: None,
     };
     plan.omp = per_thread::plan_omp(sys, req, &plan)?;
     plan.thread_map = per_thread::plan_thread_map(sys, req, &plan)?;

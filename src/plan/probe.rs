@@ -168,7 +168,6 @@ mod tests {
             omp: None,
             thread_map: None,
             choice: None,
-            steer: None,
         }
     }
 

@@ -5,7 +5,6 @@ pub mod claims;
 pub mod host;
 pub mod per_thread;
 pub mod probe;
-pub mod steer;
 pub mod threads;
 
 pub use claims::{add_claims_json, claims_text};
@@ -119,7 +118,6 @@ pub fn plan_json(
         v["exec"] = json!(exec.map(|p| p.to_string_lossy()));
     }
     per_thread::add_json(&mut v, req, plan);
-    steer::add_json(&mut v, plan);
     v
 }
 
@@ -276,12 +274,15 @@ pub fn launch_text(plan: &Plan, findings: &[Finding]) -> String {
 
 /// `--dry-run` as text; without findings under `--quiet` (a quiet launch
 /// prints none; `--strict`'s verdict is still said).
-/// `exec`: the resolved command, printed as `exec:` when given.
+/// `exec`: the resolved command, printed as `exec:` when given. `wings`:
+/// the lines of the wings' plans (`irqs:` of `--steer-irqs`), put after
+/// `sched:` and the threads' lines, before the command.
 pub fn plan_text(
     req: &Request,
     plan: &Plan,
     findings: &[Finding],
     exec: Option<&std::path::Path>,
+    wings: &str,
 ) -> String {
     let mut s = String::new();
     let _ = writeln!(
@@ -331,7 +332,7 @@ pub fn plan_text(
     );
     let _ = writeln!(s, "sched:   {}", sched_text(&plan.sched));
     s.push_str(&per_thread::text(req, plan));
-    s.push_str(&steer::text(plan));
+    s.push_str(wings);
     if !req.command.is_empty() {
         let cmd: Vec<_> = req.command.iter().map(|a| a.to_string_lossy()).collect();
         let _ = writeln!(s, "command: {}", cmd.join(" "));

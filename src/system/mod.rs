@@ -20,7 +20,6 @@ pub mod process;
 pub mod root;
 pub mod rt_tasks;
 pub mod scope;
-pub mod steer;
 pub mod threads;
 pub mod topology;
 

@@ -7,8 +7,8 @@ use crate::apply::helper::Duty;
 use crate::claim::Claims;
 use crate::error::{Error, ErrorCode, Result};
 use crate::plan::Plan;
-use crate::plan::steer::SteerPlan;
 use crate::request::Request;
+use crate::steer::plan::SteerPlan;
 use crate::steer::{Journal, journal_name, journal_owner};
 use crate::system::claims::{LockKind, StateDir, claim_lives, identity, still_runs};
 use crate::system::{Root, SystemState};
@@ -20,7 +20,7 @@ use std::path::Path;
 /// housekeeping CPUs not claimed by `claims`. On the live machine (dry
 /// run and launch alike) it asks the kernel, for each IRQ on a claimed
 /// CPU whose kind debugfs did not tell, whether it keeps it (a test
-/// write that changes nothing, [`crate::system::steer::test_write`]),
+/// write that changes nothing, [`crate::steer::read::test_write`]),
 /// asks a running irqbalance for its ban through its control socket
 /// ([`irqbalance_ban`]; refused when it has none or it does not answer),
 /// and refuses when `/proc/irq` is not writable.
@@ -38,13 +38,13 @@ pub fn plan_for(
         plan.cpus.as_ref().unwrap_or(&Default::default()),
         &plan.cores,
     );
-    crate::plan::steer::refuse_claimed_housekeeping(
+    crate::steer::plan::refuse_claimed_housekeeping(
         req.claims.irq_housekeeping.as_ref(),
         claims,
         &sys.online,
         &chosen,
     )?;
-    let hk = crate::plan::steer::housekeeping(
+    let hk = crate::steer::plan::housekeeping(
         req.claims.irq_housekeeping.as_ref(),
         &sys.online,
         &sys.isolated,
@@ -52,27 +52,27 @@ pub fn plan_for(
         &claims.cpus(),
         &chosen,
     );
-    let (mut irqs, default) = crate::system::steer::read_irqs(root);
+    let (mut irqs, default) = crate::steer::read::read_irqs(root);
     if req.sysroot.is_none() {
         // Without debugfs, the live kernel says which IRQs it keeps: a
         // test write that changes nothing (the dry run predicts the launch).
-        let ask: std::collections::BTreeSet<u32> = crate::plan::steer::to_ask(&irqs, &chosen)
+        let ask: std::collections::BTreeSet<u32> = crate::steer::plan::to_ask(&irqs, &chosen)
             .into_iter()
             .collect();
         for irq in irqs.iter_mut().filter(|i| ask.contains(&i.number)) {
             irq.kernel_keeps =
-                crate::steer::kernel_keeps(crate::system::steer::test_write(irq.number));
-            irq.chip = crate::system::steer::chip_name(root, irq.number);
+                crate::steer::kernel_keeps(crate::steer::read::test_write(irq.number));
+            irq.chip = crate::steer::read::chip_name(root, irq.number);
         }
     }
     let mut p =
-        crate::plan::steer::plan(&irqs, default.as_ref(), &sys.online, &chosen, &hk, &|n| {
+        crate::steer::plan::plan(&irqs, default.as_ref(), &sys.online, &chosen, &hk, &|n| {
             sys.nodes.get(&n).map(|node| node.cpus.clone())
         });
-    let daemons = crate::system::steer::irqbalance(root);
+    let daemons = crate::steer::read::irqbalance(root);
     p.irqbalance = daemons.iter().map(|(pid, _)| *pid).collect();
     if req.sysroot.is_none() {
-        if let Err(e) = crate::system::steer::irq_writable() {
+        if let Err(e) = crate::steer::read::irq_writable() {
             return Err(Error::new(
                 ErrorCode::SteerNotPermitted,
                 format!(
@@ -80,7 +80,7 @@ pub fn plan_for(
                     e.desc()
                 ),
             )
-            .hint(crate::system::steer::NOT_PERMITTED_HINT));
+            .hint(crate::steer::read::NOT_PERMITTED_HINT));
         }
         match daemons.as_slice() {
             [(pid, None)] if req.claims.irqbalance_config => {
@@ -103,7 +103,7 @@ pub fn irqbalance_ban(
     root: &Root,
     daemons: &[(u32, Option<std::path::PathBuf>)],
     chosen: &crate::cpuset::CpuSet,
-) -> Result<Option<crate::plan::steer::BanPlan>> {
+) -> Result<Option<crate::steer::plan::BanPlan>> {
     let Some((pid, sock)) = daemons.first() else {
         return Ok(None);
     };
@@ -152,16 +152,16 @@ pub fn irqbalance_ban(
     };
     // Bounded by its interval from its command line: a pass may hold its
     // socket that long (crate::steer::answer_within).
-    let within = crate::steer::answer_within(crate::system::steer::irqbalance_interval(root, *pid));
-    let setup = crate::system::steer::irqbalance_setup(sock, within).map_err(refused)?;
-    let default = crate::system::steer::irqbalance_default_ban(root, *pid).ok_or_else(|| {
+    let within = crate::steer::answer_within(crate::steer::read::irqbalance_interval(root, *pid));
+    let setup = crate::steer::read::irqbalance_setup(sock, within).map_err(refused)?;
+    let default = crate::steer::read::irqbalance_default_ban(root, *pid).ok_or_else(|| {
         refused(format!(
             "cannot read /proc/{pid}/environ (its ban without the socket)"
         ))
     })?;
-    let to = crate::plan::steer::ban_for_launch(&setup.banned, chosen);
+    let to = crate::steer::plan::ban_for_launch(&setup.banned, chosen);
     crate::steer::ban_command(&to, &default).map_err(refused)?;
-    Ok(Some(crate::plan::steer::BanPlan {
+    Ok(Some(crate::steer::plan::BanPlan {
         pid: *pid,
         socket: sock.clone(),
         now: setup.banned,
@@ -183,8 +183,8 @@ pub fn irqbalance_config(
     root: &Root,
     pid: u32,
     chosen: &crate::cpuset::CpuSet,
-) -> Result<crate::plan::steer::ConfigPlan> {
-    use crate::system::steer::IRQBALANCE_UNIT;
+) -> Result<crate::steer::plan::ConfigPlan> {
+    use crate::steer::read::IRQBALANCE_UNIT;
     let refused = |why: String, hint: &str| {
         Error::new(
             ErrorCode::IrqbalanceRuns,
@@ -193,13 +193,13 @@ pub fn irqbalance_config(
         .hint(hint.to_string())
     };
     let stop_hint = "stop irqbalance for the command's life, or start it with /run/irqbalance present so it has its control socket";
-    if !crate::system::steer::systemd_booted(root) {
+    if !crate::steer::read::systemd_booted(root) {
         return Err(refused(
             "systemd does not run this machine (no /run/systemd/system): pinrun restarts irqbalance only through systemctl try-restart irqbalance.service".into(),
             stop_hint,
         ));
     }
-    let unit = crate::system::steer::irqbalance_unit()
+    let unit = crate::steer::read::irqbalance_unit()
         .map_err(|e| refused(format!("cannot read {IRQBALANCE_UNIT}: {e}"), stop_hint))?;
     if unit.active_state != "active" || unit.main_pid != pid {
         return Err(refused(
@@ -228,8 +228,8 @@ pub fn irqbalance_config(
             "fix the file by hand (or stop irqbalance for the command's life)",
         )
     };
-    let now = crate::system::steer::read_config(path).map_err(at)?;
-    let env = crate::system::steer::irqbalance_environ(root, pid).ok_or_else(|| {
+    let now = crate::steer::read::read_config(path).map_err(at)?;
+    let env = crate::steer::read::irqbalance_environ(root, pid).ok_or_else(|| {
         refused(
             format!("cannot read /proc/{pid}/environ (what it runs with)"),
             "run as root",
@@ -237,7 +237,7 @@ pub fn irqbalance_config(
     })?;
     for var in crate::steer::BAN_VARS {
         let file = crate::steer::env_file_value(&now, var).map_err(at)?;
-        let runs = crate::system::steer::environ_value(&env, var);
+        let runs = crate::steer::read::environ_value(&env, var);
         if file.is_some() && file != runs {
             return Err(refused(
                 format!(
@@ -250,7 +250,7 @@ pub fn irqbalance_config(
             ));
         }
     }
-    let ban_now = crate::system::steer::irqbalance_default_ban(root, pid).ok_or_else(|| {
+    let ban_now = crate::steer::read::irqbalance_default_ban(root, pid).ok_or_else(|| {
         refused(
             format!("cannot read /proc/{pid}/environ (its ban)"),
             "run as root",
@@ -258,7 +258,7 @@ pub fn irqbalance_config(
     })?;
     let ban_to = ban_now.union(chosen);
     let to = crate::steer::config_edit(&now, &ban_to).map_err(at)?;
-    Ok(crate::plan::steer::ConfigPlan {
+    Ok(crate::steer::plan::ConfigPlan {
         pid,
         path: path.clone(),
         now,
@@ -294,7 +294,7 @@ fn holder_runs(j: &Journal) -> std::result::Result<bool, String> {
 /// its line.
 fn undo_ended(dir: &StateDir, only: Option<&str>) -> (Vec<String>, bool, Vec<String>) {
     let root = Root::new("/");
-    let mut files = crate::system::steer::read_journals(dir);
+    let mut files = crate::steer::read::read_journals(dir);
     let mut lines = Vec::new();
     let mut unseen = Vec::new();
     let mut ok = true;
@@ -360,7 +360,7 @@ fn undo_ended(dir: &StateDir, only: Option<&str>) -> (Vec<String>, bool, Vec<Str
             .filter(|f| f.foreign.is_none())
             .filter_map(|f| f.journal.as_ref().ok().map(|o| (f.name.clone(), o.clone())))
             .collect();
-        let (said, done) = crate::apply::steer::finish(&root, dir, &name, &j, &others);
+        let (said, done) = crate::steer::apply::finish(&root, dir, &name, &j, &others);
         ok &= done;
         let restored = j.irqs.len();
         // The launch's own helper says nothing when all is restored.
@@ -377,7 +377,7 @@ fn undo_ended(dir: &StateDir, only: Option<&str>) -> (Vec<String>, bool, Vec<Str
         }
         lines.extend(said);
         // Re-read: the undo may have rewritten the other journals.
-        files = crate::system::steer::read_journals(dir);
+        files = crate::steer::read::read_journals(dir);
     }
     (lines, ok, unseen)
 }
@@ -392,7 +392,7 @@ pub fn reclaim_stale(dir: &StateDir) -> String {
     }
     // Another user's files alone: nothing to say at every launch
     // (--reclaim names them).
-    let has = crate::system::steer::read_journals(dir)
+    let has = crate::steer::read::read_journals(dir)
         .iter()
         .any(|f| f.foreign.is_none() && journal_owner(&f.name).is_some());
     if !has {
@@ -560,8 +560,8 @@ pub fn launch(
 ) -> Result<(String, Vec<u32>)> {
     let (pid, start, _, pgid) = identity()?;
     let root = Root::new("/");
-    let (irqs, _) = crate::system::steer::read_irqs(&root);
-    let out = crate::apply::steer::steer(
+    let (irqs, _) = crate::steer::read::read_irqs(&root);
+    let out = crate::steer::apply::steer(
         &root,
         dir,
         p,
@@ -579,7 +579,7 @@ pub fn launch(
         let _ = writeln!(
             s,
             "pinrun: {} (off {}; journal {})",
-            crate::report::steer::nothing_moved(p).unwrap_or("no IRQ moved"),
+            crate::steer::report::nothing_moved(p).unwrap_or("no IRQ moved"),
             crate::words::cpus_phrase(&p.cpus),
             journal.display()
         );
@@ -622,10 +622,10 @@ pub fn launch(
         let _ = writeln!(
             s,
             "pinrun: {} not moved: {why}",
-            crate::report::steer::named(*n, name)
+            crate::steer::report::named(*n, name)
         );
     }
-    for (who, cpus, why, n) in crate::report::steer::unmovable_groups(&p.unmovable) {
+    for (who, cpus, why, n) in crate::steer::report::unmovable_groups(&p.unmovable) {
         let _ = writeln!(
             s,
             "pinrun: {who} {} on {}: {why}",
@@ -706,7 +706,7 @@ mod tests {
         // setup_banned_cpus()).
         let (root, _t8) = root_with(8, "IRQBALANCE_BANNED_CPULIST=1-2 ", "4-7");
         assert_eq!(
-            crate::system::steer::irqbalance_default_ban(&root, 8),
+            crate::steer::read::irqbalance_default_ban(&root, 8),
             Some(cpus("1-2"))
         );
         let (root, _t9) = root_with(
@@ -715,7 +715,7 @@ mod tests {
             "4-7",
         );
         assert_eq!(
-            crate::system::steer::irqbalance_default_ban(&root, 9),
+            crate::steer::read::irqbalance_default_ban(&root, 9),
             Some(cpus("2-3"))
         );
     }

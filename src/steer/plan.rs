@@ -12,7 +12,7 @@
 
 use crate::cpuset::CpuSet;
 use crate::steer::Journal;
-use crate::system::steer::SteerIrq;
+use crate::steer::read::SteerIrq;
 
 /// One IRQ to move.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -295,7 +295,7 @@ pub fn refuse_claimed_housekeeping(
 
 /// The IRQs of `irqs` on `chosen` whose kind debugfs did not tell: those
 /// to ask the kernel about with a test write
-/// ([`crate::system::steer::test_write`]) before planning.
+/// ([`crate::steer::read::test_write`]) before planning.
 pub fn to_ask(irqs: &[SteerIrq], chosen: &CpuSet) -> Vec<u32> {
     irqs.iter()
         .filter(|i| i.managed.is_none())

@@ -3,8 +3,7 @@
 //! cannot and why, and the default affinity of new IRQs.
 
 use crate::cpuset::CpuSet;
-use crate::plan::Plan;
-use crate::plan::steer::{SteerPlan, Unmovable};
+use crate::steer::plan::{SteerPlan, Unmovable};
 use crate::words::cpus_phrase;
 use serde_json::{Value, json};
 use std::fmt::Write;
@@ -17,8 +16,8 @@ use std::fmt::Write;
 /// | null, "irqbalance_config": {"pid", "path", "now", "to", "lines",
 /// "restart"} | null, "default_smp_affinity": {"from": [...], "to": [...]}
 /// | null}` to `v` when planned (absent otherwise).
-pub fn add_json(v: &mut Value, plan: &Plan) {
-    let Some(p) = &plan.steer else {
+pub fn add_json(v: &mut Value, steer: Option<&SteerPlan>) {
+    let Some(p) = steer else {
         return;
     };
     v["steer_irqs"] = json!({
@@ -65,7 +64,7 @@ pub fn add_json(v: &mut Value, plan: &Plan) {
 
 /// The lines `--irqbalance-config` writes (those of the edited file
 /// that the file did not have).
-fn config_lines(c: &crate::plan::steer::ConfigPlan) -> Vec<String> {
+fn config_lines(c: &crate::steer::plan::ConfigPlan) -> Vec<String> {
     c.to.lines()
         .filter(|l| !c.now.lines().any(|o| o == *l))
         .map(str::to_string)
@@ -76,7 +75,7 @@ fn config_lines(c: &crate::plan::steer::ConfigPlan) -> Vec<String> {
 fn restart_command() -> String {
     format!(
         "systemctl try-restart {}",
-        crate::system::steer::IRQBALANCE_UNIT
+        crate::steer::read::IRQBALANCE_UNIT
     )
 }
 
@@ -131,8 +130,8 @@ pub fn nothing_moved(p: &SteerPlan) -> Option<&'static str> {
 }
 
 /// The `irqs:` lines of `--dry-run`'s text (empty without `--steer-irqs`).
-pub fn text(plan: &Plan) -> String {
-    let Some(p) = &plan.steer else {
+pub fn text(steer: Option<&SteerPlan>) -> String {
+    let Some(p) = steer else {
         return String::new();
     };
     let mut s = String::new();
@@ -215,21 +214,18 @@ pub fn text(plan: &Plan) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::steer::{BanPlan, SteerPlan};
+    use crate::steer::plan::{BanPlan, SteerPlan};
     use crate::testkit::cpus;
 
     /// `--irqbalance-config`'s dry run names the file, the lines it
     /// writes and the restart.
     #[test]
     fn dry_run_shows_the_irqbalance_config_edit() {
-        let sys = crate::testkit::Machine::new(1, 4, 1).build();
-        let mut plan =
-            crate::plan::plan(&sys, &crate::testkit::request(&["--cpus", "1", "--", "x"])).unwrap();
         let now = include_str!("../../tests/data/irqbalance/debian-trixie-1.9.4.default");
-        plan.steer = Some(SteerPlan {
+        let plan = Some(SteerPlan {
             cpus: cpus("2-3"),
             irqbalance: vec![612],
-            config: Some(crate::plan::steer::ConfigPlan {
+            config: Some(crate::steer::plan::ConfigPlan {
                 pid: 612,
                 path: "/etc/default/irqbalance".into(),
                 now: now.into(),
@@ -240,12 +236,12 @@ mod tests {
             ..Default::default()
         });
         assert!(
-            text(&plan).contains("irqs:    irqbalance (pid 612) has no control socket: ban 2-3 (now none): set IRQBALANCE_BANNED_CPUS=0000000c and IRQBALANCE_BANNED_CPULIST=2-3 in /etc/default/irqbalance, then systemctl try-restart irqbalance.service;"),
+            text(plan.as_ref()).contains("irqs:    irqbalance (pid 612) has no control socket: ban 2-3 (now none): set IRQBALANCE_BANNED_CPUS=0000000c and IRQBALANCE_BANNED_CPULIST=2-3 in /etc/default/irqbalance, then systemctl try-restart irqbalance.service;"),
             "{}",
-            text(&plan)
+            text(plan.as_ref())
         );
         let mut v = json!({});
-        add_json(&mut v, &plan);
+        add_json(&mut v, plan.as_ref());
         let c = &v["steer_irqs"]["irqbalance_config"];
         assert_eq!(c["path"], "/etc/default/irqbalance");
         assert_eq!(c["to"], json!([2, 3]));
@@ -262,10 +258,7 @@ mod tests {
     /// The dry run names the exact command the launch sends.
     #[test]
     fn dry_run_shows_the_irqbalance_command() {
-        let sys = crate::testkit::Machine::new(1, 4, 1).build();
-        let mut plan =
-            crate::plan::plan(&sys, &crate::testkit::request(&["--cpus", "1", "--", "x"])).unwrap();
-        plan.steer = Some(SteerPlan {
+        let mut plan = Some(SteerPlan {
             cpus: cpus("16-17"),
             irqbalance: vec![368],
             ban: Some(BanPlan {
@@ -278,21 +271,21 @@ mod tests {
             }),
             ..Default::default()
         });
-        let t = text(&plan);
+        let t = text(plan.as_ref());
         assert!(
             t.contains("irqs:    irqbalance (pid 368): ban 4-7,12-17 (now 4-7,12-15): send \"settings cpus 4-7,12-17\" to /run/irqbalance/irqbalance368.sock first"),
             "{t}"
         );
         let mut v = serde_json::json!({});
-        add_json(&mut v, &plan);
+        add_json(&mut v, plan.as_ref());
         assert_eq!(
             v["steer_irqs"]["irqbalance_ban"]["command"],
             "settings cpus 4-7,12-17"
         );
         assert_eq!(v["steer_irqs"]["irqbalance_ban"]["pid"], 368);
         // A dump with irqbalance in it: what a launch would do.
-        plan.steer.as_mut().unwrap().ban = None;
-        assert!(text(&plan).contains("irqbalance runs (pid 368): a launch bans"));
+        plan.as_mut().unwrap().ban = None;
+        assert!(text(plan.as_ref()).contains("irqbalance runs (pid 368): a launch bans"));
     }
 
     /// The new-user trial: CPU 0 held by another steering launch, a
@@ -301,9 +294,6 @@ mod tests {
     /// plain sentence first.
     #[test]
     fn unmovable_irqs_are_grouped_by_reason() {
-        let sys = crate::testkit::Machine::new(1, 2, 1).build();
-        let mut plan =
-            crate::plan::plan(&sys, &crate::testkit::request(&["--cpus", "1", "--", "x"])).unwrap();
         let no_hk =
             "no housekeeping CPU to move to (every online CPU is isolated, nohz_full or claimed)";
         let stay = |irq: u32, cpus_: &str, why: &str, managed: Option<bool>| Unmovable {
@@ -318,12 +308,12 @@ mod tests {
             .map(|n| stay(*n, "1", no_hk, Some(false)))
             .collect();
         unmovable.insert(1, stay(36, "0-1", "kernel-managed", Some(true)));
-        plan.steer = Some(SteerPlan {
+        let plan = Some(SteerPlan {
             cpus: cpus("1"),
             unmovable,
             ..Default::default()
         });
-        let p = plan.steer.as_ref().unwrap();
+        let p = plan.as_ref().unwrap();
         assert_eq!(
             nothing_moved(p),
             Some("no IRQ moved: no housekeeping CPU left outside the claimed CPUs")
@@ -344,7 +334,7 @@ mod tests {
             ]
         );
         assert_eq!(
-            text(&plan),
+            text(plan.as_ref()),
             format!(
                 "irqs:    no IRQ moved: no housekeeping CPU left outside the claimed CPUs\n\
                  irqs:    cannot move IRQs 24 (dev24), 25 (dev25), 26 (dev26) on CPU 1: {no_hk}\n\

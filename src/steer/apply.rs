@@ -8,19 +8,19 @@
 
 use crate::cpuset::CpuSet;
 use crate::error::{Error, ErrorCode, Result};
-use crate::plan::steer::{BanPlan, BanUndo, ConfigPlan, ConfigUndo, Move, undo_ban, undo_config};
-use crate::plan::steer::{SteerPlan, Undo, UndoStep, fallbacks, not_back, pre_write, undo};
+use crate::steer::plan::{BanPlan, BanUndo, ConfigPlan, ConfigUndo, Move, undo_ban, undo_config};
+use crate::steer::plan::{SteerPlan, Undo, UndoStep, fallbacks, not_back, pre_write, undo};
+use crate::steer::read::JournalFile;
+use crate::steer::read::{
+    SteerIrq, irqbalance_exchange, irqbalance_setup, read_affinity, read_default, read_effective,
+    read_online,
+};
 use crate::steer::{
     Disposition, Journal, JournalBan, JournalConfig, JournalIrq, Stage, ban_command, classify,
     journal_name,
 };
 use crate::system::Root;
 use crate::system::claims::StateDir;
-use crate::system::steer::JournalFile;
-use crate::system::steer::{
-    SteerIrq, irqbalance_exchange, irqbalance_setup, read_affinity, read_default, read_effective,
-    read_online,
-};
 use nix::errno::Errno;
 use nix::fcntl::{AtFlags, OFlag};
 use nix::sys::stat::Mode;
@@ -189,7 +189,7 @@ fn not_permitted(path: &str, e: Errno) -> Error {
             e.desc()
         ),
     )
-    .hint(crate::system::steer::NOT_PERMITTED_HINT)
+    .hint(crate::steer::read::NOT_PERMITTED_HINT)
 }
 
 /// Steers as `p` plans: opens every file first (not permitted: refused,
@@ -348,7 +348,7 @@ fn first_journal(
             written: b.to.to_list(),
         });
     }
-    let others = crate::system::steer::read_journals(dir);
+    let others = crate::steer::read::read_journals(dir);
     if let Some(c) = &p.config {
         let path = c.path.display().to_string();
         let first = others
@@ -663,7 +663,7 @@ impl Steering<'_> {
                     "changed by someone else right after the write".into(),
                 ));
             }
-            for (tid, allowed) in crate::system::steer::irq_threads(root, *n) {
+            for (tid, allowed) in crate::steer::read::irq_threads(root, *n) {
                 if allowed.is_some_and(|a| a.intersects(&p.cpus)) {
                     out.threads_pending.push((*n, tid));
                 }
@@ -739,8 +739,8 @@ const RESTART_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 /// `c.now`), restarts irqbalance.service and waits until its new main
 /// process runs with the ban `c.ban_to` in its environment. Errors say
 /// which step failed, and whether the file was written.
-fn edit_config(c: &crate::plan::steer::ConfigPlan) -> std::result::Result<(), (String, bool)> {
-    let now = crate::system::steer::read_config(&c.path).map_err(|e| (e, false))?;
+fn edit_config(c: &crate::steer::plan::ConfigPlan) -> std::result::Result<(), (String, bool)> {
+    let now = crate::steer::read::read_config(&c.path).map_err(|e| (e, false))?;
     if now != c.now {
         return Err(("the file changed since it was read".into(), false));
     }
@@ -749,15 +749,15 @@ fn edit_config(c: &crate::plan::steer::ConfigPlan) -> std::result::Result<(), (S
     let root = Root::new("/");
     let deadline = std::time::Instant::now() + RESTART_WAIT;
     loop {
-        let unit = crate::system::steer::irqbalance_unit().map_err(|e| (e, true))?;
+        let unit = crate::steer::read::irqbalance_unit().map_err(|e| (e, true))?;
         let ban = (unit.main_pid != 0 && unit.main_pid != c.pid)
-            .then(|| crate::system::steer::irqbalance_default_ban(&root, unit.main_pid))
+            .then(|| crate::steer::read::irqbalance_default_ban(&root, unit.main_pid))
             .flatten();
         if ban.as_ref() == Some(&c.ban_to) {
             return Ok(());
         }
         if std::time::Instant::now() > deadline {
-            let unit_name = crate::system::steer::IRQBALANCE_UNIT;
+            let unit_name = crate::steer::read::IRQBALANCE_UNIT;
             let why = match (unit.main_pid, ban) {
                 (p, _) if p == c.pid => {
                     format!("{unit_name} still has main PID {p} (not restarted)")
@@ -787,8 +787,7 @@ fn edit_config(c: &crate::plan::steer::ConfigPlan) -> std::result::Result<(), (S
 /// `systemctl try-restart irqbalance.service` (restarts it only when it
 /// runs).
 fn restart_irqbalance() -> std::result::Result<(), String> {
-    crate::system::steer::systemctl(&["try-restart", crate::system::steer::IRQBALANCE_UNIT])
-        .map(|_| ())
+    crate::steer::read::systemctl(&["try-restart", crate::steer::read::IRQBALANCE_UNIT]).map(|_| ())
 }
 
 /// Replaces the file `path` with `text` atomically: a temporary file in
@@ -851,7 +850,7 @@ fn restore_config(
         return Ok(None);
     };
     let path = std::path::Path::new(&c.path);
-    let now = crate::system::steer::read_config(path)
+    let now = crate::steer::read::read_config(path)
         .map_err(|e| format!("cannot read irqbalance's configuration {}: {e}", c.path))?;
     match undo_config(j, others, &now) {
         None | Some(ConfigUndo::Unchanged) => Ok(Some(String::new())),
@@ -920,7 +919,7 @@ fn rollback(
     }
     if j.irqbalance_config.is_some() {
         // Composed with the other journals of the file, as an undo.
-        let files = crate::system::steer::read_journals(dir);
+        let files = crate::steer::read::read_journals(dir);
         let others: Vec<(String, Journal)> = files
             .into_iter()
             .filter(|f| f.name != name)
@@ -975,13 +974,12 @@ fn restore_ban(
     // (not a reused PID) and the socket file is there. Otherwise it ended
     // (a restarted irqbalance starts from its configuration): nothing to
     // restore.
-    let alive = crate::system::steer::irqbalance(root)
+    let alive = crate::steer::read::irqbalance(root)
         .iter()
         .any(|(p, s)| *p == b.pid && s.is_some());
     // Its interval from its command line bounds the first exchange; its
     // setup reply then says the interval it runs with.
-    let within =
-        crate::steer::answer_within(crate::system::steer::irqbalance_interval(root, b.pid));
+    let within = crate::steer::answer_within(crate::steer::read::irqbalance_interval(root, b.pid));
     let now = match alive.then(|| irqbalance_setup(&sock, within)) {
         None => {
             return Ok(Some(format!(
@@ -1031,7 +1029,7 @@ fn restore_ban(
 }
 
 /// How long an undo waits for an IRQ's effective affinity to follow a
-/// pre-write ([`crate::plan::steer::pre_write`]), in milliseconds.
+/// pre-write ([`crate::steer::plan::pre_write`]), in milliseconds.
 pub const EFFECTIVE_WAIT_MS: u64 = 2000;
 
 /// Polls each `/proc/irq/N/effective_affinity_list` of `want` every

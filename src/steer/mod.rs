@@ -1,9 +1,16 @@
-//! IRQ steering's vocabulary (`--steer-irqs`, issue 21): the write-ahead
-//! journal a steering launch keeps in the state directory, and what each
-//! errno of a `/proc/irq/N/smp_affinity_list` open or write means
-//! ([`classify`]). No I/O here: [`crate::system::steer`] reads journals,
-//! [`crate::apply::steer`] writes them and the IRQ files, and
-//! [`crate::plan::steer`] decides what to write and what to restore.
+//! IRQ steering (`--steer-irqs`, `--reclaim`; issue 21), a wing in one
+//! folder (issue 32): this file is its vocabulary, and its other files are
+//! its layers, each using the core's layers up to its own and the wing's
+//! files below it (ARCHITECTURE.md §2, checked by scripts/import-graph.sh):
+//! [`read`] (`/proc/irq`, the journals, irqbalance; the system layer),
+//! [`plan`] (what to write and what to restore; pure), [`report`] (text and
+//! JSON), [`apply`] (the writes, the journal, the undo) and [`run`] (the
+//! flow the application layer calls). The core imports none of them.
+//!
+//! The vocabulary: the write-ahead journal a steering launch keeps in the
+//! state directory, and what each errno of a
+//! `/proc/irq/N/smp_affinity_list` open or write means ([`classify`]). No
+//! I/O here.
 //!
 //! The journal is one file per steering launch, named
 //! `steer.<pid>.<start_time>.journal` ([`journal_name`]; never the shape of
@@ -31,6 +38,12 @@
 //! when `/run/irqbalance` is not writable: pinrun cannot tell which daemon
 //! answers there, and treats such a daemon as one without a socket.
 
+pub mod apply;
+pub mod plan;
+pub mod read;
+pub mod report;
+pub mod run;
+
 use crate::cpuset::CpuSet;
 use nix::errno::Errno;
 use serde::{Deserialize, Serialize};
@@ -54,7 +67,7 @@ pub struct JournalIrq {
     pub written: String,
     /// `effective_affinity_list` before this launch wrote it (a cpulist):
     /// the CPU(s) the IRQ fired on. An undo puts it back there
-    /// ([`crate::plan::steer::pre_write`]); absent in journals of older
+    /// ([`crate::steer::plan::pre_write`]); absent in journals of older
     /// pinrun versions and when the kernel has no effective affinity.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub effective: Option<String>,
@@ -857,8 +870,8 @@ mod tests {
     /// byte for byte, and irqbalance reads the ban back from the result.
     #[test]
     fn config_edit_of_the_shipped_files() {
-        let debian = include_str!("../tests/data/irqbalance/debian-trixie-1.9.4.default");
-        let upstream = include_str!("../tests/data/irqbalance/upstream-misc-irqbalance.env");
+        let debian = include_str!("../../tests/data/irqbalance/debian-trixie-1.9.4.default");
+        let upstream = include_str!("../../tests/data/irqbalance/upstream-misc-irqbalance.env");
         let ban = CpuSet::parse("2-3,33").unwrap();
         for text in [debian, upstream] {
             assert_eq!(config_ban(text).unwrap(), None);

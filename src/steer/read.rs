@@ -5,10 +5,10 @@
 //! (`Documentation/core-api/irq/irq-affinity.rst`); and the steering
 //! journals of the state directory ([`crate::steer::Journal`]).
 
-use super::claims::StateDir;
-use super::root::Root;
 use crate::cpuset::CpuSet;
 use crate::steer::{Journal, MAX_JOURNAL, journal_owner};
+use crate::system::Root;
+use crate::system::claims::StateDir;
 use nix::fcntl::OFlag;
 use nix::sys::stat::Mode;
 use std::io::Read;
@@ -292,7 +292,7 @@ pub const NOT_PERMITTED_HINT: &str = "/proc/irq/*/smp_affinity_list and default_
 /// Errors: the step that failed and its errno (ECONNREFUSED: the daemon is
 /// gone; a connect that times out: its backlog is full), no answer in
 /// time, or a reply too long or not UTF-8. A `settings` command is a
-/// change: [`crate::apply::steer`] sends them; `setup` only reads.
+/// change: [`crate::steer::apply`] sends them; `setup` only reads.
 pub fn irqbalance_exchange(
     path: &std::path::Path,
     command: &str,
