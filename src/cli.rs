@@ -503,7 +503,7 @@ pub struct Cli {
     /// split (exit 1 when it does). Needs --housekeeping-count N or
     /// --latency-cores N, but with --check (then the split is the one the
     /// running kernel isolates). See PREPARE THE HOST in pinrun(1).
-    #[arg(long, conflicts_with_all = ["dry_run", "show", "emit", "check_emitted", "dump", "reclaim", "cpus", "node", "cpunodebind", "cores", "isolated", "units", "core_type", "near", "exclusive", "wait", "policy", "mempolicy", "nice", "reset_on_fork", "command", "pid", "probe", "steer_irqs"], help_heading = "Host")]
+    #[arg(long, conflicts_with_all = ["dry_run", "show", "emit", "check_emitted", "dump", "reclaim", "cpus", "node", "cpunodebind", "cores", "isolated", "units", "core_type", "near", "smt", "exclusive", "wait", "policy", "mempolicy", "nice", "reset_on_fork", "command", "pid", "probe", "steer_irqs", "omp", "thread_map"], help_heading = "Host")]
     pub plan_host: bool,
 
     /// With --plan-host: keep N CPUs for housekeeping, whole cores, taken
@@ -1273,7 +1273,16 @@ impl Cli {
         let size = match (self.housekeeping_count, self.latency_cores) {
             (Some(n), _) => HostSize::Housekeeping(n),
             (None, Some(n)) => HostSize::LatencyCores(n),
-            (None, None) if self.check => HostSize::Running,
+            (None, None) if self.check => {
+                if self.offline_count.is_some() || self.no_smt || self.split_numa {
+                    return Err(Error::new(
+                        ErrorCode::Usage,
+                        "--plan-host --check without a size audits the running kernel's split: --offline-count, --no-smt and --split-numa shape a split to plan",
+                    )
+                    .hint("give the split they shape: --housekeeping-count N or --latency-cores N"));
+                }
+                HostSize::Running
+            }
             (None, None) => {
                 return Err(Error::new(
                     ErrorCode::Usage,

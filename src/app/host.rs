@@ -14,19 +14,24 @@ pub fn run(root: &Root, sys: &SystemState, req: &Request) -> Result<Exit, Error>
         return Ok(Exit::Failure);
     };
     let facts = crate::system::host::read(root, &sys.present);
-    let split = plan::host::split(sys, host)?;
+    let split = plan::host::split(sys, &facts, host)?;
     plan::host::check_offline(&split, &facts)?;
     let params = plan::host::boot_params(sys, &facts, &split);
     if !host.verify {
+        let warnings =
+            plan::host::cmdline_warnings(sys, &params, &report::host::kernel_cmdline(&params));
         let text = if req.output.json {
-            format!("{}\n", report::host::json(&split, &params, &facts))
+            format!(
+                "{}\n",
+                report::host::json(&split, &params, &facts, &warnings)
+            )
         } else {
-            report::host::text(&split, &params, &facts)
+            report::host::text(&split, &params, &facts, &warnings)
         };
         print_out(&text)?;
         return Ok(Exit::Success);
     }
-    let differences = check::host::verify(sys, &facts, &split, &params);
+    let differences = check::host::verify(sys, &facts, host, &split, &params);
     let text = if req.output.json {
         format!("{}\n", report::host::verify_json(&split, &differences))
     } else if req.output.quiet {

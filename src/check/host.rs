@@ -5,6 +5,7 @@
 
 use crate::cpuset::CpuSet;
 use crate::plan::host::{BootParam, HostSplit, Support};
+use crate::request::HostRequest;
 use crate::system::SystemState;
 use crate::system::host::HostFacts;
 use crate::words::or_none;
@@ -20,11 +21,23 @@ pub struct Difference {
     pub want: String,
 }
 
+/// `setting` differs when the kernel's set `have` (read from `source`) is
+/// not `want`; the words name what is missing and what is extra.
 fn differs(setting: &str, source: &str, have: &CpuSet, want: &CpuSet) -> Option<Difference> {
-    (have != want).then(|| Difference {
-        setting: setting.to_string(),
-        have: format!("{source} = {}", or_none(have)),
-        want: or_none(want),
+    (have != want).then(|| {
+        let (missing, extra) = (want.difference(have), have.difference(want));
+        let mut parts = Vec::new();
+        if !missing.is_empty() {
+            parts.push(format!("lacks {}", missing.to_list()));
+        }
+        if !extra.is_empty() {
+            parts.push(format!("has {} too", extra.to_list()));
+        }
+        Difference {
+            setting: setting.to_string(),
+            have: format!("{source} = {} ({})", or_none(have), parts.join(", ")),
+            want: or_none(want),
+        }
     })
 }
 
@@ -40,6 +53,7 @@ fn applies(params: &[BootParam], name: &str) -> bool {
 pub fn verify(
     sys: &SystemState,
     facts: &HostFacts,
+    req: &HostRequest,
     split: &HostSplit,
     params: &[BootParam],
 ) -> Vec<Difference> {
@@ -85,14 +99,7 @@ pub fn verify(
             &split.housekeeping,
         ));
     }
-    let still_online = split.offline.intersection(&sys.online);
-    if !still_online.is_empty() {
-        out.push(Difference {
-            setting: "offline CPUs (chcpu --disable)".into(),
-            have: format!("online: {}", still_online.to_list()),
-            want: format!("offline: {}", split.offline.to_list()),
-        });
-    }
+    out.extend(offline_differs(req, split, sys));
     if applies(params, "nosmt") && !matches!(facts.smt_control.as_deref(), Some("off" | "forceoff"))
     {
         out.push(Difference {
@@ -106,13 +113,47 @@ pub fn verify(
     }
     if let Some(init) = &sys.process.init_cpus_allowed {
         out.extend(differs(
-            "systemd CPUAffinity=",
+            "PID 1's affinity (systemd's CPUAffinity=)",
             "PID 1's Cpus_allowed_list",
             &online(init),
             &split.housekeeping,
         ));
     }
     out.extend(irqs_on_latency(sys, &split.latency));
+    out
+}
+
+/// The offline CPUs: every CPU the split takes offline among the online
+/// ones is a difference; the CPUs offline now (whose topology is gone)
+/// are judged by number: without `--no-smt` there must be exactly as many
+/// as `--offline-count` (with it, [`HostSplit::unjudged`] says what
+/// cannot be told).
+fn offline_differs(req: &HostRequest, split: &HostSplit, sys: &SystemState) -> Vec<Difference> {
+    let mut out = Vec::new();
+    let still_online = split.offline.intersection(&sys.online);
+    if !still_online.is_empty() {
+        out.push(Difference {
+            setting: "offline CPUs (chcpu --disable)".into(),
+            have: format!("online: {}", still_online.to_list()),
+            want: format!("offline: {}", split.offline.to_list()),
+        });
+    }
+    let now = split.already_offline.len();
+    if !req.no_smt && now > req.offline as usize {
+        out.push(Difference {
+            setting: "offline CPUs (chcpu --disable)".into(),
+            have: format!(
+                "{} offline: {}",
+                if now == 1 {
+                    "1 CPU".to_string()
+                } else {
+                    format!("{now} CPUs")
+                },
+                split.already_offline.to_list()
+            ),
+            want: format!("{} (--offline-count)", req.offline),
+        });
+    }
     out
 }
 
@@ -168,10 +209,10 @@ mod tests {
             split_numa: false,
             verify: true,
         };
-        let s = split(sys, &req).unwrap();
         let facts = HostFacts::default();
+        let s = split(sys, &facts, &req).unwrap();
         let params = boot_params(sys, &facts, &s);
-        verify(sys, &facts, &s, &params)
+        verify(sys, &facts, &req, &s, &params)
             .into_iter()
             .map(|d| d.setting)
             .collect()

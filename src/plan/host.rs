@@ -36,6 +36,9 @@ struct Core {
     package: Option<u32>,
     die: Option<u32>,
     core_id: Option<u32>,
+    /// An efficiency core of a hybrid CPU (`cpu_atom`, or a
+    /// `cpu_capacity` below the highest): housekeeping takes these first.
+    efficient: bool,
 }
 
 /// The split of the host's online CPUs.
@@ -50,9 +53,13 @@ pub struct HostSplit {
     pub offline: CpuSet,
     /// CPUs `nosmt` turns off (every core's CPUs but its first).
     pub smt_off: CpuSet,
-    /// Present CPUs offline now: outside the split (their topology is
-    /// gone); with `--check` they count toward the offline CPUs asked for.
+    /// Present CPUs offline now. Their topology is gone (the kernel
+    /// removes an offline CPU's `topology/`), so they are outside the
+    /// choice; a plan keeps them offline (in `offline`), a check judges
+    /// them by number ([`HostSplit::unjudged`] when it cannot).
     pub already_offline: CpuSet,
+    /// What `--check` cannot judge on this host, and why.
+    pub unjudged: Vec<String>,
     /// The boot CPU (the lowest online CPU): housekeeping with its core.
     pub boot_cpu: Option<u32>,
     /// How each set was chosen, in words.
@@ -101,6 +108,20 @@ impl BootParam {
 fn cores(sys: &SystemState, no_smt: bool) -> Vec<Core> {
     let mut seen = CpuSet::new();
     let mut out = Vec::new();
+    let top = sys
+        .online
+        .iter()
+        .filter_map(|c| sys.cpus.get(&c)?.capacity)
+        .max();
+    let efficient = |cpu: u32| {
+        sys.hybrid.atom.as_ref().is_some_and(|a| a.contains(cpu))
+            || sys
+                .cpus
+                .get(&cpu)
+                .and_then(|c| c.capacity)
+                .zip(top)
+                .is_some_and(|(c, t)| c < t)
+    };
     for cpu in sys.online.iter() {
         if seen.contains(cpu) {
             continue;
@@ -118,6 +139,7 @@ fn cores(sys: &SystemState, no_smt: bool) -> Vec<Core> {
             package: c.and_then(|c| c.package),
             die: c.and_then(|c| c.die),
             core_id: c.and_then(|c| c.core_id),
+            efficient: efficient(cpu),
         });
     }
     out
@@ -140,19 +162,20 @@ impl Unit {
 }
 
 /// The cores in housekeeping order, grouped by node: the boot CPU's node
-/// first, then the others by id (CPUs without a node last); in a node the
-/// boot CPU's core first, then by lowest CPU.
+/// first (its CPUs may have no node), then the others by id (CPUs without
+/// a node last); in a node the boot CPU's core first, then the efficiency
+/// cores of a hybrid CPU, then by lowest CPU.
 fn housekeeping_order(cores: &[Core], boot: Option<u32>) -> Vec<(Option<u32>, Vec<&Core>)> {
     let boot_core = |c: &Core| boot.is_some_and(|b| c.cpus.contains(&b));
     let boot_node = cores.iter().find(|c| boot_core(c)).and_then(|c| c.node);
     let mut nodes: Vec<Option<u32>> = cores.iter().map(|c| c.node).collect();
-    nodes.sort_by_key(|n| (*n != boot_node || n.is_none(), n.is_none(), *n));
+    nodes.sort_by_key(|n| (*n != boot_node, n.is_none(), *n));
     nodes.dedup();
     nodes
         .into_iter()
         .map(|n| {
             let mut list: Vec<&Core> = cores.iter().filter(|c| c.node == n).collect();
-            list.sort_by_key(|c| (!boot_core(c), c.cpus[0]));
+            list.sort_by_key(|c| (!boot_core(c), !c.efficient, c.cpus[0]));
             (n, list)
         })
         .collect()
@@ -198,49 +221,33 @@ fn host_error(what: String, hint: String) -> Error {
     Error::new(ErrorCode::Usage, format!("--plan-host: {what}")).hint(hint)
 }
 
-/// The housekeeping CPUs: `want` units of whole cores in
-/// [`housekeeping_order`], over all nodes in turn, or (`split`) shared
-/// evenly by the nodes, the first `want % nodes` one more.
-fn choose_housekeeping(
+/// Where a housekeeping count fails: the node (or the host) whose share
+/// would split a core or does not fit.
+struct Misfit {
+    scope: String,
+    share: usize,
+    /// Whether the cores ran out (else the next core would pass the share).
+    short: bool,
+}
+
+/// One attempt at `want` units: whole cores in [`housekeeping_order`],
+/// over all nodes in turn, or (`split`) shared evenly by the nodes, the
+/// first `want % nodes` one more. The set and each node's share.
+fn try_housekeeping(
     order: &[(Option<u32>, Vec<&Core>)],
     want: usize,
     unit: Unit,
     split: bool,
-    why: &mut Vec<String>,
-) -> Result<CpuSet> {
-    let split_error = |(below, above): (usize, usize), scope: String, share: usize| {
-        let what = if below == above {
-            format!(
-                "{scope} has only {} for {}",
-                unit_words(unit, below),
-                unit_words(unit, share)
-            )
-        } else {
-            format!(
-                "{} of housekeeping on {scope} would split a core: housekeeping is whole cores",
-                unit_words(unit, share)
-            )
-        };
-        let hint = if below == above {
-            "ask for fewer housekeeping CPUs, or drop --split-numa".to_string()
-        } else {
-            format!(
-                "the nearest counts that keep whole cores there give it {} or {}",
-                unit_words(unit, below),
-                unit_words(unit, above)
-            )
-        };
-        host_error(what, hint)
+) -> std::result::Result<(CpuSet, Vec<String>), Misfit> {
+    let misfit = |scope: String, share: usize, (below, above): (usize, usize)| Misfit {
+        scope,
+        share,
+        short: below == above,
     };
     if !split {
         let all: Vec<&Core> = order.iter().flat_map(|(_, l)| l.iter().copied()).collect();
-        let set =
-            take_whole(&all, want, unit).map_err(|e| split_error(e, "this host".into(), want))?;
-        why.push(format!(
-            "housekeeping: {}, whole cores from the boot CPU's core on, node by node",
-            unit_words(unit, want)
-        ));
-        return Ok(set);
+        let set = take_whole(&all, want, unit).map_err(|e| misfit("this host".into(), want, e))?;
+        return Ok((set, Vec::new()));
     }
     let n = order.len();
     let mut set = CpuSet::new();
@@ -250,17 +257,93 @@ fn choose_housekeeping(
         let scope = node.map_or("the CPUs without a node".to_string(), |n| {
             format!("node {n}")
         });
-        let part =
-            take_whole(list, share, unit).map_err(|e| split_error(e, scope.clone(), share))?;
+        let part = take_whole(list, share, unit).map_err(|e| misfit(scope.clone(), share, e))?;
         set.union_with(&part);
         shares.push(format!("{scope}: {}", unit_words(unit, share)));
     }
-    why.push(format!(
-        "housekeeping: {} spread over the nodes ({})",
-        unit_words(unit, want),
-        shares.join(", ")
-    ));
-    Ok(set)
+    Ok((set, shares))
+}
+
+/// The most counts tried on either side of a refused one for the hint.
+const NEAREST_TRIES: usize = 4096;
+
+/// The housekeeping CPUs for `want` units ([`try_housekeeping`]); a count
+/// that cannot be whole cores is refused with the nearest counts, below
+/// and above, that can (found by trying them; none when there is none).
+fn choose_housekeeping(
+    order: &[(Option<u32>, Vec<&Core>)],
+    want: usize,
+    unit: Unit,
+    split: bool,
+    limit: usize,
+    why: &mut Vec<String>,
+) -> Result<CpuSet> {
+    match try_housekeeping(order, want, unit, split) {
+        Ok((set, shares)) => {
+            why.push(if split {
+                format!(
+                    "housekeeping: {} spread over the nodes ({})",
+                    unit_words(unit, want),
+                    shares.join(", ")
+                )
+            } else {
+                format!(
+                    "housekeeping: {}, whole cores from the boot CPU's core on, node by node{}",
+                    unit_words(unit, want),
+                    if order.iter().flat_map(|(_, l)| l).any(|c| c.efficient) {
+                        ", efficiency cores first (the latency CPUs get the performance cores)"
+                    } else {
+                        ""
+                    }
+                )
+            });
+            Ok(set)
+        }
+        Err(m) => {
+            let works = |t: &usize| try_housekeeping(order, *t, unit, split).is_ok();
+            let below = (1..want).rev().take(NEAREST_TRIES).find(works);
+            let above = (want + 1..limit).take(NEAREST_TRIES).find(works);
+            let what = if m.short {
+                format!(
+                    "{} has fewer cores than its share of {}",
+                    m.scope,
+                    unit_words(unit, m.share)
+                )
+            } else {
+                format!(
+                    "{} of housekeeping on {} would split a core: housekeeping is whole cores",
+                    unit_words(unit, m.share),
+                    m.scope
+                )
+            };
+            let option = match unit {
+                Unit::Cpus => "--housekeeping-count",
+                Unit::Cores => "--latency-cores",
+            };
+            let hint = match (below, above, unit) {
+                (None, None, _) => "no count of whole cores fits here".to_string(),
+                (b, a, Unit::Cpus) => format!(
+                    "the nearest counts that keep whole cores: {}",
+                    [b, a]
+                        .into_iter()
+                        .flatten()
+                        .map(|t| format!("{option} {t}"))
+                        .collect::<Vec<_>>()
+                        .join(" or ")
+                ),
+                (b, a, Unit::Cores) => format!(
+                    "the nearest that keep whole cores: {}",
+                    [a, b]
+                        .into_iter()
+                        .flatten()
+                        .map(|t| format!("{option} {}", limit - t))
+                        .collect::<Vec<_>>()
+                        .join(" or ")
+                ),
+            };
+            Err(host_error(what, hint))
+        }
+    }
 }
 
 /// The cores in PPC's offlining order: by package id (unknown last), in a
@@ -332,9 +415,18 @@ fn choose_offline(
     off
 }
 
+/// Whether `nosmt` works on this kernel: not when `cpu/smt/control` is
+/// `notsupported`/`notimplemented`, or is missing on a kernel built
+/// without `CONFIG_HOTPLUG_SMT` ([`smt_support`]); a dump that kept
+/// neither the file nor the configuration cannot tell, and is planned as
+/// if it did.
+pub fn nosmt_works(facts: &HostFacts) -> bool {
+    !matches!(smt_support(facts), Support::No(_))
+}
+
 /// The split `req` asks for on `sys`. Refused (exit 125) when the sizes
 /// leave no housekeeping or no latency CPU, or cannot be whole cores.
-pub fn split(sys: &SystemState, req: &HostRequest) -> Result<HostSplit> {
+pub fn split(sys: &SystemState, facts: &HostFacts, req: &HostRequest) -> Result<HostSplit> {
     let smt = sys
         .online
         .iter()
@@ -343,66 +435,90 @@ pub fn split(sys: &SystemState, req: &HostRequest) -> Result<HostSplit> {
     let cores = cores(sys, no_smt);
     let boot_cpu = sys.online.first();
     let mut why = Vec::new();
-    let already_offline = sys.present.difference(&sys.online);
-    let smt_off: CpuSet = if no_smt {
+    let mut unjudged = Vec::new();
+    let mut already_offline = sys.present.difference(&sys.online);
+    // SMT turned off at run time (`cpu/smt/control` off): the CPUs offline
+    // now are its siblings as far as pinrun can tell; with --no-smt they
+    // are nosmt's, and the boot line keeps them off.
+    let smt_now_off = matches!(facts.smt_control.as_deref(), Some("off" | "forceoff"));
+    let siblings: CpuSet = if no_smt {
         let kept: CpuSet = cores.iter().map(|c| c.cpus[0]).collect();
-        why.push("nosmt: every core keeps its first CPU only".to_string());
         sys.online.difference(&kept)
+    } else if req.no_smt && smt_now_off && !already_offline.is_empty() {
+        why.push(format!(
+            "SMT is off now (cpu/smt/control): {} offline are taken for its siblings, which nosmt keeps off at boot",
+            cpus_phrase(&already_offline)
+        ));
+        if req.verify && req.offline > 0 {
+            unjudged.push(format!(
+                "which CPUs are offline ({}): with SMT off pinrun cannot tell a sibling from a CPU --offline-count took (the kernel removes an offline CPU's topology)",
+                already_offline.to_list()
+            ));
+        }
+        std::mem::take(&mut already_offline)
     } else {
-        if req.no_smt {
+        CpuSet::new()
+    };
+    // Where nosmt does nothing, the siblings are taken offline instead.
+    let (smt_off, siblings_offline) = if no_smt && !nosmt_works(facts) {
+        why.push(format!(
+            "nosmt does nothing on this kernel ({}): the other CPUs of each core are taken offline instead",
+            match smt_support(facts) {
+                Support::No(why) => why,
+                _ => String::new(),
+            }
+        ));
+        (CpuSet::new(), siblings)
+    } else {
+        if no_smt {
+            why.push("nosmt: every core keeps its first CPU only".to_string());
+        } else if req.no_smt && siblings.is_empty() && already_offline.is_empty() {
             why.push(
                 "--no-smt: no core has two online CPUs here, nosmt would change nothing".into(),
             );
         }
-        CpuSet::new()
+        (siblings, CpuSet::new())
     };
-    let considered = sys.online.difference(&smt_off);
+    let considered = sys
+        .online
+        .difference(&smt_off)
+        .difference(&siblings_offline);
     let total = considered.len();
     if let HostSize::Running = req.size {
-        let latency = sys.isolated.union(&sys.nohz_full).intersection(&sys.online);
-        if latency.is_empty() {
-            return Err(host_error(
-                "the running kernel isolates no CPU (cpu/isolated and cpu/nohz_full are empty)"
-                    .into(),
-                "give the split to check: --housekeeping-count N or --latency-cores N".into(),
-            ));
-        }
-        why.push("the running kernel's split: latency = cpu/isolated ∪ cpu/nohz_full".into());
-        return Ok(HostSplit {
-            housekeeping: considered.difference(&latency),
-            latency,
-            offline: CpuSet::new(),
-            smt_off,
-            already_offline,
-            boot_cpu,
-            why,
-        });
+        return running(sys, considered, smt_off, already_offline, boot_cpu, why);
     }
     let mut offline = req.offline as usize;
     if !already_offline.is_empty() {
-        if req.verify {
-            offline = offline.saturating_sub(already_offline.len());
+        let words = cpus_phrase(&already_offline);
+        if !req.verify {
             why.push(format!(
-                "{} offline now: counted toward the {} offline CPUs asked for",
-                cpus_phrase(&already_offline),
-                req.offline
+                "{words} offline now: without their topology (the kernel removes it) they stay out of the choice, and offline: bring them online and plan again to place them"
             ));
         } else {
-            why.push(format!(
-                "{} offline now: outside the split (the kernel removes an offline CPU's topology)",
-                cpus_phrase(&already_offline)
-            ));
+            offline = offline.saturating_sub(already_offline.len());
         }
     }
-    let (want, unit) = match req.size {
-        HostSize::Housekeeping(n) => (n as usize, Unit::Cpus),
-        HostSize::LatencyCores(n) => (cores.len().saturating_sub(n as usize), Unit::Cores),
+    if !unjudged.is_empty() {
+        // Which CPUs --offline-count took cannot be told: none is asked.
+        offline = 0;
+    }
+    let (want, unit, limit) = match req.size {
+        HostSize::Housekeeping(n) => (n as usize, Unit::Cpus, total),
+        HostSize::LatencyCores(n) => (
+            cores.len().saturating_sub(n as usize),
+            Unit::Cores,
+            cores.len(),
+        ),
         HostSize::Running => unreachable!("returned above"),
     };
-    check_sizes(req, want, unit, total, cores.len(), offline)?;
+    check_sizes(req, want, unit, total, cores.len(), offline, no_smt)?;
     let order = housekeeping_order(&cores, boot_cpu);
-    let housekeeping = choose_housekeeping(&order, want, unit, req.split_numa, &mut why)?;
-    let off = choose_offline(&cores, &housekeeping, offline, &mut why);
+    let housekeeping = choose_housekeeping(&order, want, unit, req.split_numa, limit, &mut why)?;
+    let mut off = choose_offline(&cores, &housekeeping, offline, &mut why);
+    off.union_with(&siblings_offline);
+    if !req.verify {
+        off.union_with(&already_offline);
+    }
     let latency = considered.difference(&housekeeping).difference(&off);
     why.extend(devices_without_latency(sys, &latency));
     Ok(HostSplit {
@@ -411,6 +527,38 @@ pub fn split(sys: &SystemState, req: &HostRequest) -> Result<HostSplit> {
         offline: off,
         smt_off,
         already_offline,
+        unjudged,
+        boot_cpu,
+        why,
+    })
+}
+
+/// The running kernel's own split (`--plan-host --check` without a size):
+/// latency = `cpu/isolated` ∪ `cpu/nohz_full`, the other online CPUs
+/// housekeeping.
+fn running(
+    sys: &SystemState,
+    considered: CpuSet,
+    smt_off: CpuSet,
+    already_offline: CpuSet,
+    boot_cpu: Option<u32>,
+    mut why: Vec<String>,
+) -> Result<HostSplit> {
+    let latency = sys.isolated.union(&sys.nohz_full).intersection(&considered);
+    if latency.is_empty() {
+        return Err(host_error(
+            "the running kernel isolates no CPU (cpu/isolated and cpu/nohz_full are empty)".into(),
+            "give the split to check: --housekeeping-count N or --latency-cores N".into(),
+        ));
+    }
+    why.push("the running kernel's split: latency = cpu/isolated ∪ cpu/nohz_full".into());
+    Ok(HostSplit {
+        housekeeping: considered.difference(&latency),
+        latency,
+        offline: CpuSet::new(),
+        smt_off,
+        already_offline,
+        unjudged: Vec::new(),
         boot_cpu,
         why,
     })
@@ -443,16 +591,28 @@ fn check_sizes(
     total: usize,
     ncores: usize,
     offline: usize,
+    no_smt: bool,
 ) -> Result<()> {
-    let after = if req.no_smt { " with nosmt" } else { "" };
+    let after = if no_smt { " with nosmt" } else { "" };
+    if ncores < 2 {
+        return Err(host_error(
+            format!(
+                "this host has {} online{after}: no split is possible",
+                unit_words(Unit::Cores, ncores)
+            ),
+            "housekeeping and latency need a core each".into(),
+        ));
+    }
     if let HostSize::LatencyCores(n) = req.size
         && n as usize >= ncores
     {
         return Err(host_error(
             format!(
-                "{n} latency cores leave no housekeeping core: this host has {ncores} cores online{after}"
+                "{} leave no housekeeping core: this host has {} online{after}",
+                latency_cores_words(n as usize),
+                unit_words(Unit::Cores, ncores)
             ),
-            format!("--latency-cores takes 1 to {}", ncores.saturating_sub(1)),
+            format!("--latency-cores takes 1 to {}", ncores - 1),
         ));
     }
     let cpus = match unit {
@@ -462,8 +622,10 @@ fn check_sizes(
     if cpus >= total || cpus + offline >= total || offline >= total {
         return Err(host_error(
             format!(
-                "{} housekeeping and {offline} offline CPUs leave no latency CPU: this host has {total} CPUs online{after}",
-                unit_words(unit, want)
+                "{} of housekeeping and {} offline leave no latency CPU: this host has {} online{after}",
+                unit_words(unit, want),
+                unit_words(Unit::Cpus, offline),
+                unit_words(Unit::Cpus, total)
             ),
             format!(
                 "housekeeping plus offline CPUs must be at most {}",
@@ -472,6 +634,14 @@ fn check_sizes(
         ));
     }
     Ok(())
+}
+
+fn latency_cores_words(n: usize) -> String {
+    if n == 1 {
+        "1 latency core".into()
+    } else {
+        format!("{n} latency cores")
+    }
 }
 
 /// Refuses a split whose offline CPUs include one the kernel cannot take
@@ -502,7 +672,7 @@ pub fn boot_params(sys: &SystemState, facts: &HostFacts, split: &HostSplit) -> V
             value: Some(format!("managed_irq,domain,{latency}")),
             purpose: "takes the latency CPUs out of the scheduler's load balancing (domain) and keeps managed IRQs off them where a housekeeping CPU can serve the queue (managed_irq)",
             parser: "housekeeping_isolcpus_setup(), kernel/sched/isolation.c",
-            support: config_support(facts, "CPU_ISOLATION", None),
+            support: isolcpus_support(sys, facts),
         },
         BootParam {
             name: "nohz_full",
@@ -536,6 +706,58 @@ pub fn boot_params(sys: &SystemState, facts: &HostFacts, split: &HostSplit) -> V
         });
     }
     params
+}
+
+/// `isolcpus=managed_irq,domain,…`: needs `CONFIG_CPU_ISOLATION`, and
+/// the `managed_irq` flag is Linux 5.6's (and backports', RHEL 8's 4.18
+/// among them): a kernel that does not know a flag refuses the whole
+/// parameter ("isolcpus: Error, unknown flag",
+/// `housekeeping_isolcpus_setup()`). No call asks a kernel which boot
+/// flags it knows, so a release before 5.6 is "cannot tell", unless the
+/// running command line uses the flag and the kernel isolates CPUs by it.
+fn isolcpus_support(sys: &SystemState, facts: &HostFacts) -> Support {
+    let running =
+        sys.boot.isolcpus.as_ref().is_some_and(|i| {
+            i.managed_irq && i.unknown_flags.is_empty() && !sys.isolated.is_empty()
+        });
+    let evidence = running.then(|| {
+        "the running kernel isolates CPUs with an isolcpus= that has managed_irq".to_string()
+    });
+    match config_support(facts, "CPU_ISOLATION", evidence) {
+        Support::Yes(why) if !running && crate::plan::kernel_at_least(sys, 5, 6) == Some(false) => {
+            Support::Unknown(format!(
+                "{why}, but managed_irq is an isolcpus= flag of Linux 5.6 and later (or a backport, as in RHEL 8's 4.18): a kernel without it refuses the whole parameter"
+            ))
+        }
+        s => s,
+    }
+}
+
+/// The length limit of the kernel command line on x86, arm64, powerpc and
+/// RISC-V (`COMMAND_LINE_SIZE`, 2048 bytes with its NUL; s390's is
+/// configurable, others differ): a longer line is cut.
+pub const COMMAND_LINE_SIZE: usize = 2048;
+
+/// Warnings about the command line `line` would make with the running one
+/// (`sys.cmdline`, its parameters of the same names replaced): longer than
+/// [`COMMAND_LINE_SIZE`].
+pub fn cmdline_warnings(sys: &SystemState, params: &[BootParam], line: &str) -> Vec<String> {
+    let names: Vec<&str> = params.iter().map(|p| p.name).collect();
+    let kept: Vec<&str> = sys
+        .cmdline
+        .split_whitespace()
+        .filter(|w| !names.contains(&w.split('=').next().unwrap_or(w)))
+        .collect();
+    let len = kept.iter().map(|w| w.len() + 1).sum::<usize>() + line.len();
+    let mut out = Vec::new();
+    if len >= COMMAND_LINE_SIZE {
+        out.push(format!(
+            "the command line would be {len} bytes with the running one's other parameters ({} alone): x86, arm64, powerpc and RISC-V cut it at {} (COMMAND_LINE_SIZE), dropping what comes after",
+            line.len(),
+            COMMAND_LINE_SIZE - 1
+        ));
+    }
+    out
 }
 
 /// Support from a config option, with `evidence` first when given.
@@ -588,17 +810,23 @@ fn smt_support(facts: &HostFacts) -> Support {
             Support::Yes("cpu/smt/control exists (CONFIG_HOTPLUG_SMT)".into())
         }
         Some(other) => Support::No(format!(
-            "cpu/smt/control is '{other}': nosmt does nothing here; take the siblings offline instead"
+            "cpu/smt/control is '{}': nosmt does nothing here; take the siblings offline instead",
+            other.escape_debug()
         )),
-        None => Support::No(
-            "no cpu/smt/control: built without CONFIG_HOTPLUG_SMT, nosmt is ignored; take the siblings offline instead".into(),
-        ),
+        None => match config_support(facts, "HOTPLUG_SMT", None) {
+            Support::No(why) => Support::No(format!(
+                "no cpu/smt/control, {why}: nosmt is ignored; take the siblings offline instead"
+            )),
+            Support::Unknown(why) => Support::Unknown(format!("no cpu/smt/control, and {why}")),
+            yes => yes,
+        },
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::system::host::HostFacts;
     use crate::testkit::{Machine, cpus};
 
     fn req(size: HostSize) -> HostRequest {
@@ -622,14 +850,16 @@ mod tests {
     #[test]
     fn housekeeping_is_whole_cores_from_the_boot_cpu() {
         let sys = machine();
-        let s = split(&sys, &req(HostSize::Housekeeping(4))).unwrap();
+        let s = split(&sys, &HostFacts::default(), &req(HostSize::Housekeeping(4))).unwrap();
         assert_eq!(s.housekeeping, cpus("0-1,8-9"));
         assert_eq!(s.latency, sys.online.difference(&s.housekeeping));
-        let e = split(&sys, &req(HostSize::Housekeeping(3))).unwrap_err();
+        let e = split(&sys, &HostFacts::default(), &req(HostSize::Housekeeping(3))).unwrap_err();
         assert!(e.to_string().contains("would split a core"), "{e}");
-        assert!(
-            e.hint.as_deref().unwrap_or("").contains("2 CPUs or 4 CPUs"),
-            "{e:?}"
+        assert_eq!(
+            e.hint.as_deref(),
+            Some(
+                "the nearest counts that keep whole cores: --housekeeping-count 2 or --housekeeping-count 4"
+            )
         );
     }
 
@@ -639,7 +869,7 @@ mod tests {
         let sys = machine();
         let mut r = req(HostSize::LatencyCores(3));
         r.split_numa = true;
-        let s = split(&sys, &r).unwrap();
+        let s = split(&sys, &HostFacts::default(), &r).unwrap();
         let on = |n: u32| s.housekeeping.intersection(&sys.nodes[&n].cpus).len();
         assert_eq!((on(0), on(1)), (6, 4));
         assert_eq!(s.latency.len(), 6);
@@ -649,13 +879,20 @@ mod tests {
     #[test]
     fn sizes_leaving_no_latency_cpu_are_refused() {
         let sys = machine();
-        assert!(split(&sys, &req(HostSize::Housekeeping(16))).is_err());
-        assert!(split(&sys, &req(HostSize::LatencyCores(8))).is_err());
-        let s = split(&sys, &req(HostSize::LatencyCores(7))).unwrap();
+        assert!(
+            split(
+                &sys,
+                &HostFacts::default(),
+                &req(HostSize::Housekeeping(16))
+            )
+            .is_err()
+        );
+        assert!(split(&sys, &HostFacts::default(), &req(HostSize::LatencyCores(8))).is_err());
+        let s = split(&sys, &HostFacts::default(), &req(HostSize::LatencyCores(7))).unwrap();
         assert_eq!(s.housekeeping, cpus("0,8"));
         let mut r = req(HostSize::Housekeeping(2));
         r.offline = 14;
-        assert!(split(&sys, &r).is_err());
+        assert!(split(&sys, &HostFacts::default(), &r).is_err());
     }
 
     /// nosmt: the second CPU of each core is off and counts for nothing.
@@ -664,10 +901,108 @@ mod tests {
         let sys = machine();
         let mut r = req(HostSize::Housekeeping(3));
         r.no_smt = true;
-        let s = split(&sys, &r).unwrap();
-        assert_eq!(s.smt_off.len(), 8);
-        assert_eq!(s.housekeeping.len(), 3);
-        assert!(!s.housekeeping.intersects(&s.smt_off));
-        assert_eq!(s.latency.len(), 5);
+        let facts = HostFacts {
+            smt_control: Some("on".into()),
+            ..Default::default()
+        };
+        let s = split(&sys, &facts, &r).unwrap();
+        assert_eq!(s.smt_off, cpus("8-15"));
+        assert_eq!(s.housekeeping, cpus("0-2"));
+        assert_eq!(s.latency, cpus("3-7"));
+        assert!(s.offline.is_empty());
+        // Where nosmt does nothing (no cpu/smt/control, built without
+        // CONFIG_HOTPLUG_SMT), the siblings are taken offline instead,
+        // never left on beside the latency CPUs.
+        let without = HostFacts {
+            config: Some(crate::system::kernel_config::KernelConfig::parse(
+                "# CONFIG_HOTPLUG_SMT is not set\n",
+                "t",
+            )),
+            ..Default::default()
+        };
+        let s = split(&sys, &without, &r).unwrap();
+        assert!(s.smt_off.is_empty());
+        assert_eq!(s.offline, cpus("8-15"));
+        assert_eq!(s.latency, cpus("3-7"));
+    }
+
+    /// The boot CPU's core is housekeeping even when its CPUs have no
+    /// node (a firmware that names only some CPUs' node); the hint never
+    /// offers a count that cannot work.
+    #[test]
+    fn the_boot_cpu_is_housekeeping_wherever_it_is() {
+        let mut sys = machine();
+        for c in [0, 8] {
+            sys.cpus.get_mut(&c).unwrap().node = None;
+        }
+        let s = split(&sys, &HostFacts::default(), &req(HostSize::Housekeeping(2))).unwrap();
+        assert_eq!(s.housekeeping, cpus("0,8"));
+        let e = split(&sys, &HostFacts::default(), &req(HostSize::Housekeeping(1))).unwrap_err();
+        assert_eq!(
+            e.hint.as_deref(),
+            Some("the nearest counts that keep whole cores: --housekeeping-count 2")
+        );
+    }
+
+    /// A hybrid CPU: housekeeping takes the efficiency cores after the boot
+    /// CPU's core, so the latency cores are performance cores.
+    #[test]
+    fn hybrid_latency_cores_are_performance_cores() {
+        let mut sys = Machine::new(1, 4, 1).build();
+        sys.hybrid.atom = Some(cpus("2-3"));
+        let s = split(&sys, &HostFacts::default(), &req(HostSize::LatencyCores(1))).unwrap();
+        assert_eq!(s.housekeeping, cpus("0,2-3"));
+        assert_eq!(s.latency, cpus("1"));
+    }
+
+    /// isolcpus= with managed_irq on a release before 5.6 is "cannot tell"
+    /// (a kernel without the flag drops the whole parameter), unless the
+    /// running line uses the flag and the kernel isolates by it.
+    #[test]
+    fn managed_irq_before_5_6_cannot_be_told() {
+        use crate::system::kernel_config::KernelConfig;
+        let mut sys = Machine::new(1, 4, 1).kernel("5.4.0-216-generic").build();
+        let facts = HostFacts {
+            config: Some(KernelConfig::parse(
+                "CONFIG_CPU_ISOLATION=y\n",
+                "/boot/config-5.4.0",
+            )),
+            ..Default::default()
+        };
+        let s = split(&sys, &facts, &req(HostSize::LatencyCores(2))).unwrap();
+        let iso = |sys: &SystemState| boot_params(sys, &facts, &s)[0].support.clone();
+        assert!(matches!(iso(&sys), Support::Unknown(w) if w.contains("Linux 5.6")));
+        sys.boot.isolcpus = Some(crate::boot_params::parse_isolcpus(
+            "managed_irq,domain,2-3",
+            None,
+        ));
+        sys.isolated = cpus("2-3");
+        assert!(matches!(iso(&sys), Support::Yes(_)));
+        let new = Machine::new(1, 4, 1).kernel("6.1.0").build();
+        assert!(matches!(iso(&new), Support::Yes(_)));
+    }
+
+    /// A line the kernel would cut at COMMAND_LINE_SIZE is said, counted
+    /// with the running line's other parameters (its own isolcpus= is
+    /// replaced, not added).
+    #[test]
+    fn a_line_past_command_line_size_is_said() {
+        let mut sys = Machine::new(1, 4, 1).build();
+        sys.cmdline = format!("ro isolcpus=1 {}", "x".repeat(2000));
+        let facts = HostFacts::default();
+        let s = split(&sys, &facts, &req(HostSize::LatencyCores(2))).unwrap();
+        let params = boot_params(&sys, &facts, &s);
+        let line = "isolcpus=managed_irq,domain,2-3 irqaffinity=0-1";
+        let w = cmdline_warnings(&sys, &params, line);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].starts_with(&format!(
+                "the command line would be {} bytes",
+                3 + 2001 + line.len()
+            )),
+            "{w:?}"
+        );
+        sys.cmdline = "ro isolcpus=1".into();
+        assert!(cmdline_warnings(&sys, &params, line).is_empty());
     }
 }

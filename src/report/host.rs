@@ -96,8 +96,8 @@ pub fn blocks(split: &HostSplit, params: &[BootParam], facts: &HostFacts) -> Vec
     }
     out.push(Block {
         key: "tuned",
-        title: format!("or tuned instead of the kernel line and systemd above: {TUNED_VARIABLES}, then tuned-adm profile cpu-partitioning and reboot"),
-        text: format!("isolated_cores={lat}"),
+        title: format!("or tuned's cpu-partitioning instead of the kernel line, systemd and irqbalance above (it sets nohz_full, rcu_nocbs, systemd's CPUAffinity and the IRQs' affinity from isolated_cores, isolcpus domain from no_balance_cores, managed_irq with isolate_managed_irq=Y, which needs a kernel with the flag; nosmt and the offline CPUs are not its: keep those): {TUNED_VARIABLES}, then tuned-adm profile cpu-partitioning and reboot"),
+        text: format!("isolated_cores={lat}\nno_balance_cores={lat}\nisolate_managed_irq=Y"),
     });
     out.push(partition_block(split, facts));
     out.push(Block {
@@ -146,7 +146,10 @@ fn performance_profile(split: &HostSplit, params: &[BootParam]) -> String {
     if !split.offline.is_empty() {
         t.push_str(&format!("    offlined: \"{}\"\n", split.offline.to_list()));
     }
-    if params.iter().any(|p| p.name == "nosmt") {
+    if params
+        .iter()
+        .any(|p| p.name == "nosmt" && !matches!(p.support, Support::No(_)))
+    {
         t.push_str("  additionalKernelArgs:\n  - nosmt\n");
     }
     t.push_str("  nodeSelector:\n    node-role.kubernetes.io/worker: \"\"");
@@ -189,8 +192,18 @@ fn sets_text(split: &HostSplit) -> String {
     t
 }
 
-/// The text of `--plan-host`.
-pub fn text(split: &HostSplit, params: &[BootParam], facts: &HostFacts) -> String {
+fn warnings_text(warnings: &[String]) -> String {
+    warnings.iter().map(|w| format!("WARNING: {w}\n")).collect()
+}
+
+/// The text of `--plan-host`; `warnings` about the command line
+/// ([`crate::plan::host::cmdline_warnings`]).
+pub fn text(
+    split: &HostSplit,
+    params: &[BootParam],
+    facts: &HostFacts,
+    warnings: &[String],
+) -> String {
     let mut t = sets_text(split);
     t.push_str("boot parameters:\n");
     for p in params {
@@ -207,6 +220,7 @@ pub fn text(split: &HostSplit, params: &[BootParam], facts: &HostFacts) -> Strin
             t.push_str(&format!("  {verdict}{why}\n"));
         }
     }
+    t.push_str(&warnings_text(warnings));
     for b in blocks(split, params, facts) {
         t.push_str(&format!("\n# {}\n{}\n", b.title, b.text));
     }
@@ -216,8 +230,15 @@ pub fn text(split: &HostSplit, params: &[BootParam], facts: &HostFacts) -> Strin
 /// The text of `--plan-host --check`.
 pub fn verify_text(split: &HostSplit, differences: &[Difference]) -> String {
     let mut t = sets_text(split);
+    for u in &split.unjudged {
+        t.push_str(&format!("not judged: {u}\n"));
+    }
     if differences.is_empty() {
-        t.push_str("the running host matches this split\n");
+        t.push_str(if split.unjudged.is_empty() {
+            "the running host matches this split\n"
+        } else {
+            "the running host matches this split in everything judged\n"
+        });
         return t;
     }
     t.push_str(&format!(
@@ -240,12 +261,19 @@ fn split_json(split: &HostSplit) -> Value {
         "already_offline": split.already_offline.to_list(),
         "boot_cpu": split.boot_cpu,
         "why": split.why,
+        "unjudged": split.unjudged,
     })
 }
 
 /// `--plan-host --json`.
-pub fn json(split: &HostSplit, params: &[BootParam], facts: &HostFacts) -> Value {
+pub fn json(
+    split: &HostSplit,
+    params: &[BootParam],
+    facts: &HostFacts,
+    warnings: &[String],
+) -> Value {
     let mut v = split_json(split);
+    v["warnings"] = json!(warnings);
     v["kernel_cmdline"] = json!(kernel_cmdline(params));
     v["boot_params"] = params
         .iter()

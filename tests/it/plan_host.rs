@@ -7,6 +7,7 @@
 use crate::common;
 use serde_json::Value;
 use std::collections::BTreeMap;
+use std::path::Path;
 
 /// A cpulist as a sorted list of CPU ids ("" is empty).
 fn cpus(list: &str) -> Vec<u32> {
@@ -156,7 +157,10 @@ fn a_count_splitting_a_core_is_refused_with_the_nearest_counts() {
     common::assert_status(&out, 125);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("would split a core"), "{err}");
-    assert!(err.contains("4 CPUs or 6 CPUs"), "{err}");
+    assert!(
+        err.contains("hint: the nearest counts that keep whole cores: --housekeeping-count 4 or --housekeeping-count 6"),
+        "{err}"
+    );
 }
 
 /// `--latency-cores N` on the bare-metal worker: 40 cores, so 36 cores
@@ -329,9 +333,11 @@ print(json.dumps(d))
     }
 }
 
-/// Every fixture dump: a plan of one housekeeping core either splits the
-/// host into housekeeping, latency and offline CPUs that cover every
-/// online CPU once, or is refused (125) with a reason, never a panic.
+/// Every fixture dump: a plan of one latency core either splits the host
+/// into housekeeping, latency and offline CPUs that cover every present
+/// CPU once (a CPU offline now stays offline: its topology is gone), with
+/// the boot CPU (the lowest online one) housekeeping, or is refused (125)
+/// with a reason, never a panic.
 #[test]
 fn every_dump_splits_into_disjoint_sets_or_says_why() {
     for dump in common::all_machines() {
@@ -360,11 +366,160 @@ fn every_dump_splits_into_disjoint_sets_or_says_why() {
         );
         assert!(!h.is_empty() && !l.is_empty(), "{dump}: {v}");
         assert!(h.iter().all(|c| !l.contains(c)), "{dump}: overlap {v}");
-        let online = common::show_json(&dump)["online"].clone();
+        let show = common::show_json(&dump);
+        let online = common::ids(&show["online"]);
+        assert!(
+            h.contains(&online[0]),
+            "{dump}: boot CPU {} not housekeeping: {v}",
+            online[0]
+        );
         let mut all: Vec<u32> = h.iter().chain(&l).copied().collect();
         all.extend(cpus(v["offline"].as_str().unwrap()));
         all.extend(cpus(v["smt_off"].as_str().unwrap()));
         all.sort_unstable();
-        assert_eq!(all, common::ids(&online), "{dump}: {v}");
+        assert_eq!(all, cpus(show["present"].as_str().unwrap()), "{dump}: {v}");
     }
+}
+
+/// The bare-metal worker with CPUs 40-79 (every core's second CPU) offline
+/// as `echo 0 > cpuN/online` leaves them (no topology/), and
+/// `cpu/smt/control` = `smt`.
+fn with_siblings_offline(smt: &str) -> tempfile::TempDir {
+    let tree = common::tempdir();
+    common::copy_tree(
+        &common::machine("nto/bare-metal-worker1.internal"),
+        tree.path(),
+    );
+    let cpu = tree.path().join("sys/devices/system/cpu");
+    std::fs::write(cpu.join("online"), "0-39\n").unwrap();
+    for c in 40..80 {
+        let _ = std::fs::remove_dir_all(cpu.join(format!("cpu{c}/topology")));
+        std::fs::write(cpu.join(format!("cpu{c}/online")), "0\n").unwrap();
+    }
+    std::fs::write(cpu.join("smt/control"), format!("{smt}\n")).unwrap();
+    tree
+}
+
+fn host(tree: &Path, args: &[&str]) -> (i32, Value) {
+    let out = common::pinrun()
+        .arg("--sysroot")
+        .arg(tree)
+        .arg("--plan-host")
+        .args(args)
+        .arg("--json")
+        .output()
+        .unwrap();
+    let v = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    (out.status.code().unwrap(), v)
+}
+
+/// CPUs offline when the plan is made come back at the next boot unless
+/// the plan keeps them off: with SMT off at run time and --no-smt they
+/// are nosmt's (the line carries nosmt); taken offline by hand they go
+/// into the offline block. A check judges what it can tell: 40 CPUs
+/// offline where the split takes 4 differs; with SMT off it cannot tell a
+/// sibling from a CPU --offline-count took, and says so.
+#[test]
+fn cpus_offline_now_are_kept_off_and_judged_by_what_can_be_told() {
+    let off = with_siblings_offline("off");
+    let (_, v) = host(off.path(), &["--housekeeping-count", "4", "--no-smt"]);
+    assert_eq!(v["smt_off"], "40-79", "{v}");
+    assert!(
+        v["kernel_cmdline"].as_str().unwrap().ends_with(" nosmt"),
+        "{v}"
+    );
+    let by_hand = with_siblings_offline("on");
+    let (_, v) = host(by_hand.path(), &["--housekeeping-count", "4"]);
+    assert_eq!(v["offline"], "40-79", "{v}");
+    assert!(
+        v["settings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["key"] == "offline"
+                && s["text"]
+                    .as_str()
+                    .unwrap()
+                    .contains("w /sys/devices/system/cpu/cpu79/online - - - - 0")),
+        "{v}"
+    );
+    let (code, v) = host(
+        by_hand.path(),
+        &[
+            "--housekeeping-count",
+            "4",
+            "--offline-count",
+            "4",
+            "--check",
+        ],
+    );
+    assert_eq!(code, 1, "{v}");
+    let offline: Vec<&Value> = v["differences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["setting"] == "offline CPUs (chcpu --disable)")
+        .collect();
+    assert_eq!(offline.len(), 1, "{v}");
+    assert_eq!(offline[0]["have"], "40 CPUs offline: 40-79", "{v}");
+    let (_, v) = host(
+        off.path(),
+        &[
+            "--housekeeping-count",
+            "4",
+            "--offline-count",
+            "4",
+            "--no-smt",
+            "--check",
+        ],
+    );
+    assert_eq!(v["unjudged"].as_array().unwrap().len(), 1, "{v}");
+    assert_eq!(v["matches"], false, "{v}");
+}
+
+/// `--plan-host --check` without a size audits the running split: the
+/// options that shape a split to plan are refused, not ignored.
+#[test]
+fn running_check_refuses_the_options_of_a_plan() {
+    for extra in [
+        &["--offline-count", "2"][..],
+        &["--no-smt"],
+        &["--split-numa"],
+    ] {
+        let out = common::pinrun()
+            .arg("--sysroot")
+            .arg(common::machine("nto/bare-metal-worker1.internal"))
+            .args(["--plan-host", "--check"])
+            .args(extra)
+            .output()
+            .unwrap();
+        common::assert_status(&out, 125);
+        assert!(String::from_utf8_lossy(&out.stderr).contains("shape a split to plan"));
+    }
+}
+
+/// tuned's cpu-partitioning block sets what the kernel line does: domain
+/// isolation through no_balance_cores and managed_irq through
+/// isolate_managed_irq (tuned-profiles-cpu-partitioning(7)).
+#[test]
+fn the_tuned_block_isolates_as_the_kernel_line_does() {
+    let v = plan(
+        "nto/bare-metal-worker1.internal",
+        &[
+            "--plan-host".into(),
+            "--housekeeping-count".into(),
+            "4".into(),
+        ],
+    );
+    let tuned = v["settings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["key"] == "tuned")
+        .unwrap();
+    assert_eq!(
+        tuned["text"],
+        "isolated_cores=1,3-39,41,43-79\nno_balance_cores=1,3-39,41,43-79\nisolate_managed_irq=Y"
+    );
 }
