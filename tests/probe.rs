@@ -660,3 +660,74 @@ fn measured_choice_never_takes_a_noisy_cpu() {
     };
     assert!(gap(last) > gap(chosen[0]), "{}", v["choice"]);
 }
+
+/// The preemption model this kernel runs with, as the test reads it
+/// itself: debugfs' `sched/preempt` (the word in parentheses), else the
+/// configuration's `CONFIG_PREEMPT_*` choice (`zcat /proc/config.gz`)
+/// with `preempt=` from /proc/cmdline under PREEMPT_DYNAMIC.
+fn preempt_model_here() -> Option<String> {
+    if let Ok(t) = std::fs::read_to_string("/sys/kernel/debug/sched/preempt") {
+        return t
+            .split_whitespace()
+            .find_map(|w| Some(w.strip_prefix('(')?.strip_suffix(')')?.to_string()));
+    }
+    if std::fs::read_to_string("/sys/kernel/realtime").is_ok_and(|v| v.trim() == "1") {
+        return Some("PREEMPT_RT".into());
+    }
+    let out = Command::new("zcat").arg("/proc/config.gz").output().ok()?;
+    let config = String::from_utf8_lossy(&out.stdout).into_owned();
+    let set = |o: &str| config.lines().any(|l| l == format!("CONFIG_{o}=y"));
+    if set("PREEMPT_RT") {
+        return Some("PREEMPT_RT".into());
+    }
+    let cmdline = std::fs::read_to_string("/proc/cmdline").unwrap_or_default();
+    let param = cmdline
+        .split_whitespace()
+        .take_while(|w| *w != "--")
+        .filter_map(|w| w.strip_prefix("preempt="))
+        .last()
+        .filter(|v| ["none", "voluntary", "full", "lazy"].contains(v));
+    if set("PREEMPT_DYNAMIC")
+        && let Some(v) = param
+    {
+        return Some(v.to_string());
+    }
+    [
+        ("PREEMPT_NONE", "none"),
+        ("PREEMPT_VOLUNTARY", "voluntary"),
+        ("PREEMPT_LAZY", "lazy"),
+        ("PREEMPT", "full"),
+    ]
+    .into_iter()
+    .find(|(o, _)| set(o))
+    .map(|(_, m)| m.to_string())
+}
+
+/// Issue 36 item 4: `--check --fifo 10` names this kernel's preemption
+/// model (this machine: CONFIG_PREEMPT_DYNAMIC with CONFIG_PREEMPT_NONE,
+/// no preempt=, no debugfs mounted: "none at boot"), a notice under none
+/// or voluntary, info otherwise.
+#[test]
+fn preempt_model_is_this_kernels() {
+    let Some(model) = preempt_model_here() else {
+        return skip("neither debugfs, /sys/kernel/realtime nor /proc/config.gz tells the model");
+    };
+    let out = pinrun()
+        .args(["--check", "--json", "--cpus", "0", "--fifo", "10"])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let f = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "preempt-model")
+        .unwrap_or_else(|| panic!("no preempt-model finding: {v}"));
+    let message = f["message"].as_str().unwrap();
+    assert!(
+        message.starts_with(&format!("the kernel's preemption model is {model}")),
+        "{message}"
+    );
+    let notice = model == "none" || model == "voluntary";
+    assert_eq!(f["severity"], if notice { "notice" } else { "info" }, "{f}");
+}
