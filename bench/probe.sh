@@ -80,14 +80,14 @@ def pct(hist, q):
 def us(ns):
     return f"{ns / 1000:.3f}"
 
-print("| run | tool | CPU | samples | p50 µs | p99 µs | max µs | avail % | likely source of the worst gap |")
-print("|---|---|---|---|---|---|---|---|---|")
+print("| run | tool | CPU | samples | p50 µs | p99 µs | max µs | over threshold | avail % | likely source of the worst gap |")
+print("|---|---|---|---|---|---|---|---|---|---|")
 for name in ["idle", "hog", "wakeup-unpinned-other", "wakeup-cpu-fifo90", "spin-cpu-other", "spin-cpu-fifo90"]:
     p = os.path.join(out, f"{name}.pinrun.json")
     try:
         probe = json.load(open(p))["probe"]
     except Exception as e:
-        print(f"| {name} | pinrun | - | failed: {e} | | | | | |")
+        print(f"| {name} | pinrun | - | failed: {e} | | | | | | |")
         probe = None
     if probe:
         for c in probe["cpus"]:
@@ -97,7 +97,12 @@ for name in ["idle", "hog", "wakeup-unpinned-other", "wakeup-cpu-fifo90", "spin-
                     "interrupt": lambda s: f"{s['label']} ×{s['count']}",
                     "softirq": lambda s: f"softirq {s['name']} ×{s['count']}",
                     "rt-throttling": lambda s: f"RT throttling ({s['runtime_us']} of {s['period_us']} µs)"}.get(src.get("kind"), lambda s: "-")(src)
-            print(f"| {name} | pinrun ({probe['mode']}, {probe['sched']}) | {c['cpu']} | {c['samples']} | {us(c['p50_ns'])} | {us(c['p99_ns'])} | {us(c['max_ns'])} | {c['available_pct']:.2f} | {what} |")
+            # Issue 36: spin mode reports gaps (no per-read percentile: it
+            # would measure the loop), wakeup mode latencies (no time lost).
+            if probe["mode"] == "spin":
+                print(f"| {name} | pinrun ({probe['mode']}, {probe['sched']}) | {c['cpu']} | {c['reads']} | - | - | {us(c['max_ns'])} | {c['gaps']} | {c['available_pct']:.2f} | {what} |")
+            else:
+                print(f"| {name} | pinrun ({probe['mode']}, {probe['sched']}) | {c['cpu']} | {c['wakeups']} | {us(c['p50_ns'])} | {us(c['p99_ns'])} | {us(c['max_ns'])} | {c['over_threshold']} | | {what} |")
     q = os.path.join(out, f"{name}.peer.json")
     if os.path.exists(q):
         d = json.load(open(q))
@@ -105,5 +110,5 @@ for name in ["idle", "hog", "wakeup-unpinned-other", "wakeup-cpu-fifo90", "spin-
         for t in d["thread"].values():
             h = t.get("histogram", {})
             n = sum(h.values())
-            print(f"| {name} | {tool} | {t.get('cpu', '-')} | {t.get('cycles', n)} | {pct(h, 0.5)} | {pct(h, 0.99)} | {t['max']} | | |")
+            print(f"| {name} | {tool} | {t.get('cpu', '-')} | {t.get('cycles', n)} | {pct(h, 0.5)} | {pct(h, 0.99)} | {t['max']} | | | |")
 EOF

@@ -23,7 +23,7 @@ _pinrun() {
 
     case "${cmd}" in
         pinrun)
-            opts="-C -N -m -f -r -R -q -v -h -V --physcpubind --cpu-list --cpus --node --cpunodebind --cores --llc --dies --clusters --core-type --near --near-irqs --smt --isolated --within --choose --housekeeping --exclusive --wait --state-dir --steer-irqs --irq-housekeeping --irqbalance-config --membind --preferred --preferred-many --interleave --weighted-interleave --localalloc --fifo --rr --other --batch --idle --deadline --sched-runtime --sched-deadline --sched-period --nice --reset-on-fork --pid --tid --migrate --migrate-limit --probe --probe-mode --probe-threshold --probe-interval --probe-max --dry-run --check --show --emit --cgroup --check-emitted --settle --json --sysroot --dump --reclaim --plan-host --housekeeping-count --latency-cores --offline-count --no-smt --split-numa --strict --allow --omp --omp-replace --thread-map --thread-log --quiet --verbose --generate --help --version"
+            opts="-C -N -m -f -r -R -q -v -h -V --physcpubind --cpu-list --cpus --node --cpunodebind --cores --llc --dies --clusters --core-type --near --near-irqs --smt --isolated --within --choose --housekeeping --exclusive --wait --state-dir --steer-irqs --irq-housekeeping --irqbalance-config --membind --preferred --preferred-many --interleave --weighted-interleave --localalloc --fifo --rr --other --batch --idle --deadline --sched-runtime --sched-deadline --sched-period --nice --reset-on-fork --pid --tid --migrate --migrate-limit --probe --probe-mode --probe-threshold --probe-interval --probe-max --probe-dma-latency --dry-run --check --show --emit --cgroup --check-emitted --settle --json --sysroot --dump --reclaim --plan-host --housekeeping-count --latency-cores --offline-count --no-smt --split-numa --strict --allow --omp --omp-replace --thread-map --thread-log --quiet --verbose --generate --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -238,6 +238,10 @@ _pinrun() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --probe-dma-latency)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --emit)
                     COMPREPLY=($(compgen -W "systemd k8s slurm" -- "${cur}"))
                     return 0
@@ -293,7 +297,7 @@ _pinrun() {
                     return 0
                     ;;
                 --allow)
-                    COMPREPLY=($(compgen -W "all bind-* cfs-* claim-* cpu-* cpufreq-* cpuidle-* cpuset-* deadline-* default-* efficiency-* env-* firmware-* irq-* isolated-* isolation-* isolcpus-* k8s-* managed-* memory-* nice-* no-* not-* numa-* outside-* partition-* rt-* sibling-* slurm-* smt-* sources-* topology-* bind-low-memory cfs-quota claim-record-unusable claim-state-unusable cpu-claimed cpufreq-governor cpuidle-deep-states cpuset-resets-affinity deadline-cannot-fork default-irq-affinity efficiency-core env-thread-binding firmware-data irq-on-cpu isolated-no-balancing isolated-without-intent isolation-mixed isolation-not-applied isolcpus-unknown-flag k8s-cpuset-unsettled k8s-pool k8s-shared-pool managed-irq-on-cpu memory-partly-remote memory-remote nice-ignored no-numa not-isolated not-nohz-full not-rcu-nocbs numa-balancing outside-inherited-affinity partition-invalid rt-competitor rt-priority-99 rt-throttling rt-time-limit sibling-not-isolated slurm-shared-mask smt-siblings-shared sources-disagree topology-inconsistent" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "all bind-* cfs-* claim-* cpu-* cpufreq-* cpuidle-* cpuset-* deadline-* default-* efficiency-* env-* firmware-* irq-* isolated-* isolation-* isolcpus-* k8s-* managed-* memory-* nice-* no-* not-* numa-* outside-* partition-* preempt-* rt-* sibling-* slurm-* smt-* sources-* topology-* bind-low-memory cfs-quota claim-record-unusable claim-state-unusable cpu-claimed cpufreq-governor cpuidle-deep-states cpuset-resets-affinity deadline-cannot-fork default-irq-affinity efficiency-core env-thread-binding firmware-data irq-on-cpu isolated-no-balancing isolated-without-intent isolation-mixed isolation-not-applied isolcpus-unknown-flag k8s-cpuset-unsettled k8s-pool k8s-shared-pool managed-irq-on-cpu memory-partly-remote memory-remote nice-ignored no-numa not-isolated not-nohz-full not-rcu-nocbs numa-balancing outside-inherited-affinity partition-invalid preempt-model rt-competitor rt-priority-99 rt-throttling rt-time-limit sibling-not-isolated slurm-shared-mask smt-siblings-shared sources-disagree topology-inconsistent" -- "${cur}"))
                     return 0
                     ;;
                 --omp)

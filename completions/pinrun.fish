@@ -30,12 +30,13 @@ complete -c pinrun -l nice -d 'Nice value N (-20..19); default: keep the current
 complete -c pinrun -l pid -d 'A running process instead of a command (`taskset -p`, `chrt -p`): alone, print each thread\'s CPUs, last CPU, scheduling policy and memory; with placement or scheduling options, apply them to every thread (all or none). PID is a process id, or `self` (pinrun itself, as `numactl --show`). See RUNNING PROCESSES in pinrun(1)' -r -f
 complete -c pinrun -l tid -d 'With --pid: only this thread of the process (`taskset -p` without -a)' -r
 complete -c pinrun -l migrate-limit -d 'With --migrate: refuse to move more than SIZE (bytes, or with K, M, G, T: KiB, MiB, GiB, TiB), counted from numa_maps before moving' -r
-complete -c pinrun -l probe -d 'Measure the noise on the chosen CPUs, with the chosen scheduling policy and priority, before running COMMAND (default 1s, at most 60s; --probe=5s): per CPU the gaps\' min, p50, p99, p99.9 and max, the time lost and what interrupted the CPU (IRQs, the timer tick, softirqs, tasks). Without COMMAND, only report (--json for JSON). Not with --deadline (a deadline task cannot be pinned to one CPU of its root domain). See PROBE in pinrun(1)' -r
+complete -c pinrun -l probe -d 'Measure the noise on the chosen CPUs, with the chosen scheduling policy and priority, before running COMMAND (default 1s, at most 60s; --probe=5s): per CPU the gaps above the threshold (spin: a histogram, their count, the time lost, the largest) or the wake-up latencies (wakeup: min, p50, p99, p99.9, max, a histogram), and what interrupted the CPU (IRQs, the timer tick, softirqs, tasks). Without COMMAND, only report (--json for JSON). Not with --deadline (a deadline task cannot be pinned to one CPU of its root domain). See PROBE in pinrun(1)' -r
 complete -c pinrun -l probe-mode -d 'What --probe measures: spin (default) or wakeup' -r -f -a "spin\t'A tight loop reading a clock on each CPU; every gap between two reads is a sample (oslat, sysjitter): what a polling program sees'
 wakeup\t'Sleeps to an absolute deadline every --probe-interval; a sample is how late the wake-up was (cyclictest): what an event-driven program sees'"
 complete -c pinrun -l probe-threshold -d 'Gaps (or wake-up latencies) above T are counted and their time is lost time (default 1us; wakeup: 100us, above a SCHED_OTHER thread\'s 50us timer slack)' -r
 complete -c pinrun -l probe-interval -d 'Wake-up interval of --probe-mode wakeup (default 1ms, as cyclictest; at least 10us, below which the timer slack and the hrtimer\'s own expiry are all the probe would see)' -r
-complete -c pinrun -l probe-max -d 'Refuse the launch (exit 125) when a probed CPU\'s worst gap exceeds T, naming the CPU, the gap and its most likely source' -r
+complete -c pinrun -l probe-max -d 'Refuse the launch (exit 125) when a probed CPU\'s worst gap (wakeup: latest wake-up) exceeds T, naming the CPU, the gap and its most likely source' -r
+complete -c pinrun -l probe-dma-latency -d 'Hold /dev/cpu_dma_latency open with US microseconds written (default 0, as cyclictest does) during the probe only, closed before COMMAND runs: idle states slower than US to leave are not entered meanwhile. Never by default (the probe then sees the idle states COMMAND gets)' -r
 complete -c pinrun -l emit -d 'Print the plan as native directives of FORMAT instead of running (systemd: CPUAffinity=, NUMAPolicy=, CPUSchedulingPolicy=, ...)' -r -f -a "systemd\t'systemd `[Service]` directives (`systemd.exec(5)`)'
 k8s\t'A Kubernetes container resources stanza for kubelet\'s static CPU manager, with the CRI-O annotations as comments'
 slurm\t'srun --cpu-bind=map_cpu:/mask_cpu: for N tasks per node: `--emit slurm N`'"
@@ -72,6 +73,7 @@ not-*\t''
 numa-*\t''
 outside-*\t''
 partition-*\t''
+preempt-*\t''
 rt-*\t''
 sibling-*\t''
 slurm-*\t''
@@ -111,6 +113,7 @@ not-rcu-nocbs\t''
 numa-balancing\t''
 outside-inherited-affinity\t''
 partition-invalid\t''
+preempt-model\t''
 rt-competitor\t''
 rt-priority-99\t''
 rt-throttling\t''

@@ -159,6 +159,16 @@ pub fn words(cmdline: &str) -> Vec<String> {
     out
 }
 
+/// The value of the last `KEY=VALUE` parameter of `cmdline` named `key`
+/// (a `__setup()` handler runs for each occurrence, so the last one
+/// stands: `preempt=`'s `setup_preempt_mode()`, kernel/sched/core.c).
+pub fn last_value(cmdline: &str, key: &str) -> Option<String> {
+    words(cmdline)
+        .into_iter()
+        .filter_map(|w| Some(w.strip_prefix(key)?.strip_prefix('=')?.to_string()))
+        .next_back()
+}
+
 /// Parses the isolation parameters of a kernel command line. `last` is the
 /// highest possible CPU id (for `N`).
 pub fn parse(cmdline: &str, last: Option<u32>) -> BootParams {

@@ -395,9 +395,10 @@ pub struct Cli {
 
     /// Measure the noise on the chosen CPUs, with the chosen scheduling
     /// policy and priority, before running COMMAND (default 1s, at most
-    /// 60s; --probe=5s): per CPU the gaps' min, p50, p99, p99.9 and max,
-    /// the time lost and what interrupted the CPU (IRQs, the timer tick,
-    /// softirqs, tasks). Without COMMAND, only report (--json for JSON).
+    /// 60s; --probe=5s): per CPU the gaps above the threshold (spin: a
+    /// histogram, their count, the time lost, the largest) or the wake-up
+    /// latencies (wakeup: min, p50, p99, p99.9, max, a histogram), and
+    /// what interrupted the CPU (IRQs, the timer tick, softirqs, tasks). Without COMMAND, only report (--json for JSON).
     /// Not with --deadline (a deadline task cannot be pinned to one CPU of
     /// its root domain). See PROBE in pinrun(1).
     #[arg(long, value_name = "DURATION", num_args = 0..=1, require_equals = true, default_missing_value = "", conflicts_with_all = ["dry_run", "check", "show", "emit", "check_emitted", "sysroot", "dump", "deadline"], help_heading = "Probe")]
@@ -419,10 +420,18 @@ pub struct Cli {
     #[arg(long, value_name = "T", help_heading = "Probe")]
     pub probe_interval: Option<String>,
 
-    /// Refuse the launch (exit 125) when a probed CPU's worst gap exceeds
-    /// T, naming the CPU, the gap and its most likely source.
+    /// Refuse the launch (exit 125) when a probed CPU's worst gap (wakeup:
+    /// latest wake-up) exceeds T, naming the CPU, the gap and its most
+    /// likely source.
     #[arg(long, value_name = "T", help_heading = "Probe")]
     pub probe_max: Option<String>,
+
+    /// Hold /dev/cpu_dma_latency open with US microseconds written (default
+    /// 0, as cyclictest does) during the probe only, closed before COMMAND
+    /// runs: idle states slower than US to leave are not entered meanwhile.
+    /// Never by default (the probe then sees the idle states COMMAND gets).
+    #[arg(long, value_name = "US", num_args = 0..=1, require_equals = true, default_missing_value = "0", help_heading = "Probe")]
+    pub probe_dma_latency: Option<String>,
 
     /// Print the plan and findings, change nothing, run nothing.
     #[arg(long, help_heading = "Modes")]
@@ -1734,6 +1743,7 @@ impl Cli {
                 ("--probe-threshold", self.probe_threshold.is_some()),
                 ("--probe-interval", self.probe_interval.is_some()),
                 ("--probe-max", self.probe_max.is_some()),
+                ("--probe-dma-latency", self.probe_dma_latency.is_some()),
             ];
             if let Some((option, _)) = given.iter().find(|(_, set)| *set) {
                 return Err(Error::new(
@@ -1788,7 +1798,24 @@ impl Cli {
             }
             p.interval_ns = t;
         }
-        p.max_ns = dur("--probe-max", &self.probe_max)?;
+        p.gate_max_ns = dur("--probe-max", &self.probe_max)?;
+        if let Some(us) = self.probe_dma_latency.as_deref() {
+            // cpu_latency_qos_write() takes an s32 (kernel/power/qos.c);
+            // a negative one is not a latency.
+            p.dma_latency_us = Some(
+                us.parse::<u32>()
+                    .ok()
+                    .filter(|v| i32::try_from(*v).is_ok())
+                    .ok_or_else(|| {
+                        bad(
+                            ErrorCode::Usage,
+                            "--probe-dma-latency",
+                            format!("\"{us}\" is not a whole number of microseconds from 0 to 2147483647"),
+                        )
+                        .hint("e.g. --probe-dma-latency (0, as cyclictest) or --probe-dma-latency=10")
+                    })?,
+            );
+        }
         // `--probe 2s -- cmd`: the value needs `=`, else "2s" is the command.
         if text.is_empty()
             && let Some(first) = self.command.first().and_then(|c| c.to_str())
@@ -1875,8 +1902,9 @@ mod tests {
                 duration_ns: 250_000_000,
                 mode: ProbeMode::Wakeup,
                 threshold_ns: 20_000,
-                max_ns: Some(50_000),
+                gate_max_ns: Some(50_000),
                 interval_ns: 500_000,
+                dma_latency_us: None,
             })
         );
         assert!(req(&["--probe=60s", "true"]).is_ok());
@@ -1887,6 +1915,34 @@ mod tests {
         let e = req(&["--probe=1s", "--probe-interval", "1s"]).unwrap_err();
         assert_eq!(e.code, ErrorCode::BadDuration);
         assert!(req(&["--probe=1s", "--probe-max", "20"]).is_err());
+    }
+
+    /// `--probe-dma-latency[=US]`: never by default; 0 (cyclictest's
+    /// value) without a value; an s32 of microseconds at most; only with
+    /// --probe.
+    #[test]
+    fn probe_dma_latency_option() {
+        let probe = |args: &[&str]| req(args).map(|r| r.probe.unwrap().dma_latency_us);
+        assert_eq!(probe(&["--probe"]).unwrap(), None);
+        assert_eq!(probe(&["--probe", "--probe-dma-latency"]).unwrap(), Some(0));
+        assert_eq!(
+            probe(&["--probe", "--probe-dma-latency=20", "--", "true"]).unwrap(),
+            Some(20)
+        );
+        assert_eq!(
+            probe(&["--probe", "--probe-dma-latency=2147483647"]).unwrap(),
+            Some(i32::MAX as u32)
+        );
+        for bad in ["-1", "2147483648", "10us"] {
+            let e = probe(&["--probe", &format!("--probe-dma-latency={bad}")]).unwrap_err();
+            assert_eq!(e.code, ErrorCode::Usage, "{bad}");
+        }
+        let e = req(&["--probe-dma-latency", "--", "true"]).unwrap_err();
+        assert!(
+            e.message.starts_with("--probe-dma-latency needs --probe"),
+            "{}",
+            e.message
+        );
     }
 
     /// The wake-up mode's own default threshold (100 µs: a SCHED_OTHER

@@ -129,6 +129,23 @@ the hard limit. SCHED_DEADLINE is not counted. Fix: prlimit
 \-\-rttime=unlimited:unlimited, bash's ulimit \-R (\-r is RLIMIT_RTPRIO), or
 LimitRTTIME=infinity in a systemd unit.
 "#;
+    /// `preempt-model`: the kernel's preemption model under a real-time
+    /// or deadline request with `--probe` or `--check` (kernel/Kconfig.preempt;
+    /// `sched_dynamic_update()`, kernel/sched/core.c).
+    PreemptModel = "preempt-model",
+        r#"(notice under preempt=none or voluntary, info otherwise) with \-\-probe or
+\-\-check, a SCHED_FIFO, SCHED_RR or SCHED_DEADLINE request is told the kernel's
+preemption model, from /sys/kernel/debug/sched/preempt (root; the active model in
+parentheses), else /sys/kernel/realtime (PREEMPT_RT), else the kernel configuration
+(CONFIG_PREEMPT_NONE, _VOLUNTARY, CONFIG_PREEMPT, _LAZY, _RT; under
+CONFIG_PREEMPT_DYNAMIC the model at boot, preempt= included). Under none (and
+voluntary) kernel code is not preempted when an interrupt wakes a higher-priority
+task: the task runs once that code reaches cond_resched() (or a might_sleep() point
+under voluntary) or returns to user space, so its wake-up latency is bounded by the
+longest such kernel section on its CPU, often milliseconds. Fix: preempt=full on the
+kernel command line (PREEMPT_DYNAMIC; as root also at run time: echo full >
+/sys/kernel/debug/sched/preempt), or a PREEMPT_RT kernel.
+"#;
     /// `rt-competitor`.
     RtCompetitor = "rt-competitor",
         r#"runnable user-space SCHED_FIFO/SCHED_RR processes (one finding for all) confined to the chosen CPUs

@@ -74,7 +74,8 @@ impl ProbeMode {
     }
 }
 
-/// `--probe[=DURATION]`, `--probe-mode`, `--probe-threshold`, `--probe-max`.
+/// `--probe[=DURATION]`, `--probe-mode`, `--probe-threshold`, `--probe-max`,
+/// `--probe-interval`, `--probe-dma-latency`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ProbeRequest {
     /// How long to measure, ns (≤ [`MAX_DURATION_NS`]).
@@ -84,10 +85,16 @@ pub struct ProbeRequest {
     /// Gaps (spin) or wake-up latencies (wakeup) above this many ns are
     /// counted and their time is lost time.
     pub threshold_ns: u64,
-    /// `--probe-max`: refuse the launch when a CPU's worst gap exceeds it, ns.
-    pub max_ns: Option<u64>,
+    /// `--probe-max`: refuse the launch when a CPU's worst gap (spin) or
+    /// latest wake-up (wakeup) exceeds it, ns (a setting: JSON
+    /// `gate_max_ns`, never to be confused with a measured `max_ns`).
+    pub gate_max_ns: Option<u64>,
     /// Wake-up interval, ns (wakeup mode).
     pub interval_ns: u64,
+    /// `--probe-dma-latency[=US]`: hold `/dev/cpu_dma_latency` open with
+    /// this value written, µs, during the probe only (cyclictest's default
+    /// holds 0: rt-tests' `set_latency_target()`); `None`: never touched.
+    pub dma_latency_us: Option<u32>,
 }
 
 impl Default for ProbeRequest {
@@ -96,8 +103,9 @@ impl Default for ProbeRequest {
             duration_ns: DEFAULT_DURATION_NS,
             mode: ProbeMode::Spin,
             threshold_ns: DEFAULT_THRESHOLD_NS,
-            max_ns: None,
+            gate_max_ns: None,
             interval_ns: DEFAULT_INTERVAL_NS,
+            dma_latency_us: None,
         }
     }
 }
@@ -226,14 +234,44 @@ pub struct RawGap {
     pub at: u64,
 }
 
+/// Buckets of the reported histogram ([`bucket_edges_ns`]): below 1 µs,
+/// then 27 powers of two from 1 µs, the last one open.
+pub const REPORT_BUCKETS: usize = 28;
+
+/// The lower edges of the reported histogram's buckets, ns: 0, then
+/// 1 µs · 2^k for k = 0..=26 (1 µs, 2 µs, 4 µs, … 33.6 s, 67.1 s). A bucket
+/// holds the values from its edge up to the next one (excluded); the last,
+/// from 2^26 µs (67 s, longer than the longest probe), has no end. Powers
+/// of two, as the kernel's own latency histograms (`hist:` triggers'
+/// `.log2`, Documentation/trace/histogram.rst) and bcc's `runqlat` bucket
+/// them: 27 buckets reach from 1 µs to a minute; oslat's and cyclictest's
+/// 1 µs-wide linear buckets would need 60 million.
+pub fn bucket_edges_ns() -> [u64; REPORT_BUCKETS] {
+    let mut e = [0; REPORT_BUCKETS];
+    for (k, edge) in e.iter_mut().enumerate().skip(1) {
+        *edge = 1000 << (k - 1);
+    }
+    e
+}
+
 /// What one probe thread recorded, in ticks of its clock.
+///
+/// Spin mode records only the gaps above the threshold ([`Series::gap`]):
+/// a gap below it is the loop's own iteration, not something the CPU did
+/// to the program, and a percentile over them measures the loop (p50
+/// 11 ns, p99.9 ~40 ns idle or loaded, issue 36). Wakeup mode records
+/// every wake-up's latency ([`Series::record`]): each one is a
+/// measurement of the kernel's wake-up path.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Series {
-    /// Every sample.
+    /// Every latency (wakeup mode; empty in spin mode).
     pub hist: Histogram,
-    /// Smallest sample (`u64::MAX` when none).
+    /// Samples: clock reads compared (spin), wake-ups (wakeup).
+    pub samples: u64,
+    /// Smallest sample (`u64::MAX` when none; wakeup mode).
     pub min: u64,
-    /// Largest sample.
+    /// Largest sample: the longest gap between two clock reads, counted
+    /// or not (spin), the latest wake-up (wakeup).
     pub max: u64,
     /// Samples above the threshold.
     pub above: u64,
@@ -243,36 +281,76 @@ pub struct Series {
     pub top: Vec<RawGap>,
     /// Threshold, ticks.
     pub threshold: u64,
+    /// The lower edges of the reported buckets in ticks
+    /// ([`bucket_edges_ns`] converted with the pre-heat's calibration).
+    pub edges: [u64; REPORT_BUCKETS],
+    /// Counts per reported bucket: the gaps above the threshold (spin),
+    /// every latency (wakeup).
+    pub buckets: [u64; REPORT_BUCKETS],
+    /// Ticks the spin loop spent on its own housekeeping and did not watch
+    /// (the end check every 1024 reads, the recording of a gap): the gap
+    /// timer restarts after each, so none is counted as a gap.
+    pub housekeeping: u64,
 }
 
 impl Series {
-    /// An empty series counting samples above `threshold` ticks.
-    pub fn new(threshold: u64) -> Self {
+    /// An empty series counting samples above `threshold` ticks, with the
+    /// reported buckets at `ticks_per_ns` (1.0 for the clock_gettime
+    /// clocks; the TSC's rate from the pre-heat).
+    pub fn new(threshold: u64, ticks_per_ns: f64) -> Self {
+        let mut edges = bucket_edges_ns();
+        for e in &mut edges {
+            *e = (*e as f64 * ticks_per_ns) as u64;
+        }
         Self {
             hist: Histogram::default(),
+            samples: 0,
             min: u64::MAX,
             max: 0,
             above: 0,
             lost: 0,
             top: Vec::with_capacity(TOP_GAPS + 1),
             threshold,
+            edges,
+            buckets: [0; REPORT_BUCKETS],
+            housekeeping: 0,
         }
     }
 
-    /// Records a sample of `len` ticks that started at tick `at`.
+    /// Records a wake-up latency of `len` ticks whose deadline was tick
+    /// `at` (wakeup mode): in the percentiles' histogram, the reported
+    /// buckets, and, above the threshold, the count and the top list.
     #[inline]
     pub fn record(&mut self, len: u64, at: u64) {
         self.hist.record(len);
+        self.samples += 1;
         self.min = self.min.min(len);
         self.max = self.max.max(len);
+        self.bucket(len);
         if len > self.threshold {
             self.above += 1;
-            self.lost += len;
+            self.lost = self.lost.saturating_add(len);
             self.keep_top(RawGap { len, at });
         }
     }
 
+    /// Records a gap above the threshold of `len` ticks that started at
+    /// tick `at` (spin mode: the loop counts its reads and keeps the
+    /// maximum itself, and calls this only for a gap above the threshold).
     #[cold]
+    #[inline(never)]
+    pub fn gap(&mut self, len: u64, at: u64) {
+        self.above += 1;
+        self.lost = self.lost.saturating_add(len);
+        self.bucket(len);
+        self.keep_top(RawGap { len, at });
+    }
+
+    fn bucket(&mut self, len: u64) {
+        let i = self.edges.partition_point(|&e| e <= len).max(1) - 1;
+        self.buckets[i] += 1;
+    }
+
     fn keep_top(&mut self, g: RawGap) {
         if self.top.len() == TOP_GAPS && self.top[TOP_GAPS - 1].len >= g.len {
             return;
@@ -283,74 +361,123 @@ impl Series {
     }
 }
 
-/// One of a CPU's largest gaps.
+/// One of a CPU's largest gaps (spin) or latest wake-ups (wakeup).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct Gap {
     /// Length, ns.
     pub ns: u64,
-    /// Start, ns after the probe started on this CPU.
+    /// Start (spin), deadline (wakeup), ns after the probe started on this
+    /// CPU.
     pub at_ns: u64,
 }
 
-/// The measured noise of one CPU.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct CpuNoise {
-    /// The CPU.
-    pub cpu: u32,
-    /// Samples: clock reads (spin) or wake-ups (wakeup).
-    pub samples: u64,
-    /// Smallest sample, ns.
+/// One bucket of the reported histogram ([`bucket_edges_ns`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Bucket {
+    /// Lower edge, ns (included).
+    pub from_ns: u64,
+    /// Upper edge, ns (excluded); `None` for the last, open bucket.
+    pub to_ns: Option<u64>,
+    /// Gaps (spin) or wake-ups (wakeup) of that length.
+    pub count: u64,
+}
+
+/// The wake-up latency's distribution (wakeup mode): every wake-up is a
+/// measurement of the kernel's wake-up path, so its percentiles mean
+/// something (cyclictest's min, avg and max; its histogram's percentiles).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Latency {
+    /// Smallest latency, ns.
     pub min_ns: u64,
-    /// Median, ns (nearest rank, bucket upper bound).
+    /// Median, ns (nearest rank, the bucket's upper bound: within 1.6 %).
     pub p50_ns: u64,
     /// 99th percentile, ns.
     pub p99_ns: u64,
     /// 99.9th percentile, ns.
     pub p999_ns: u64,
-    /// Largest sample, ns.
+}
+
+/// The measured noise of one CPU, in ns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CpuNoise {
+    /// The CPU.
+    pub cpu: u32,
+    /// How it was measured: which fields mean what (pinrun(1) PROBE, JSON).
+    pub mode: ProbeMode,
+    /// Samples: clock reads compared (spin), wake-ups (wakeup).
+    pub samples: u64,
+    /// The longest gap between two clock reads (spin; below the threshold
+    /// when no gap was counted), the latest wake-up (wakeup), ns.
     pub max_ns: u64,
-    /// Samples above the threshold.
+    /// Samples above the threshold: gaps (spin), late wake-ups (wakeup).
     pub above_threshold: u64,
-    /// Their sum, ns: time the CPU was taken from the probe (spin), or
-    /// the total lateness (wakeup).
+    /// The gaps' sum, ns: time the CPU was taken from the probe (spin;
+    /// the sum of the late wake-ups' latencies in wakeup mode, which
+    /// reports it nowhere: a late wake-up loses no CPU time).
     pub lost_ns: u64,
     /// How long the probe measured on this CPU, ns.
     pub duration_ns: u64,
-    /// `100 × (duration − lost) / duration`.
-    pub available_pct: f64,
-    /// The largest gaps, largest first.
-    pub top_gaps: Vec<Gap>,
+    /// The gaps above the threshold (spin) or every latency (wakeup) per
+    /// bucket of [`bucket_edges_ns`], non-empty buckets only, ascending.
+    pub histogram: Vec<Bucket>,
+    /// The largest gaps (spin) or latest wake-ups (wakeup), largest first.
+    pub top: Vec<Gap>,
+    /// Wakeup mode's distribution; `None` in spin mode.
+    pub latency: Option<Latency>,
+    /// Time the spin loop did not watch, spent on its own housekeeping, ns
+    /// ([`Series::housekeeping`]; 0 in wakeup mode).
+    pub housekeeping_ns: u64,
+}
+
+impl CpuNoise {
+    /// `100 × (duration − lost) / duration` (spin mode's available share).
+    pub fn available_pct(&self) -> f64 {
+        if self.duration_ns == 0 {
+            0.0
+        } else {
+            100.0 * (self.duration_ns - self.lost_ns.min(self.duration_ns)) as f64
+                / self.duration_ns as f64
+        }
+    }
 }
 
 impl Series {
     /// The series in ns: `ns_per_tick` converts ticks (1.0 for the
     /// clock_gettime clocks; the calibrated period for the TSC); `start`
-    /// is the tick the measurement began at and `duration_ns` how long it ran.
-    pub fn summarize(&self, cpu: u32, ns_per_tick: f64, start: u64, duration_ns: u64) -> CpuNoise {
+    /// is the tick the measurement began at and `duration_ns` how long it
+    /// ran; `mode` says what was recorded.
+    pub fn summarize(
+        &self,
+        cpu: u32,
+        mode: ProbeMode,
+        ns_per_tick: f64,
+        start: u64,
+        duration_ns: u64,
+    ) -> CpuNoise {
         let ns = |t: u64| (t as f64 * ns_per_tick).round() as u64;
         let q = |p: f64| ns(self.hist.quantile(p).unwrap_or(0).min(self.max));
-        let lost_ns = ns(self.lost).min(duration_ns);
+        let edges = bucket_edges_ns();
+        let histogram = self
+            .buckets
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| **c > 0)
+            .map(|(i, c)| Bucket {
+                from_ns: edges[i],
+                to_ns: edges.get(i + 1).copied(),
+                count: *c,
+            })
+            .collect();
         CpuNoise {
             cpu,
-            samples: self.hist.total(),
-            min_ns: if self.hist.total() == 0 {
-                0
-            } else {
-                ns(self.min)
-            },
-            p50_ns: q(0.5),
-            p99_ns: q(0.99),
-            p999_ns: q(0.999),
+            mode,
+            samples: self.samples,
             max_ns: ns(self.max),
             above_threshold: self.above,
-            lost_ns,
+            lost_ns: ns(self.lost).min(duration_ns),
             duration_ns,
-            available_pct: if duration_ns == 0 {
-                0.0
-            } else {
-                100.0 * (duration_ns - lost_ns) as f64 / duration_ns as f64
-            },
-            top_gaps: self
+            histogram,
+            top: self
                 .top
                 .iter()
                 .map(|g| Gap {
@@ -358,8 +485,26 @@ impl Series {
                     at_ns: ns(g.at.saturating_sub(start)),
                 })
                 .collect(),
+            latency: (mode == ProbeMode::Wakeup).then(|| Latency {
+                min_ns: if self.samples == 0 { 0 } else { ns(self.min) },
+                p50_ns: q(0.5),
+                p99_ns: q(0.99),
+                p999_ns: q(0.999),
+            }),
+            housekeeping_ns: ns(self.housekeeping),
         }
     }
+}
+
+/// `/dev/cpu_dma_latency` during the probe (`--probe-dma-latency`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DmaLatency {
+    /// The value written, µs.
+    pub us: u32,
+    /// The system-wide limit read back from the open file while it was
+    /// held, µs (`cpu_latency_qos_read()`: the smallest request of all
+    /// holders, kernel/power/qos.c), or why it could not be held.
+    pub held: Result<i32, String>,
 }
 
 /// A probe's outcome.
@@ -384,6 +529,9 @@ pub struct ProbeRun {
     /// The probe's real-time priority under SCHED_FIFO/SCHED_RR
     /// ([`likely_source`]).
     pub rt_priority: Option<u32>,
+    /// `/dev/cpu_dma_latency` as the probe held it (`--probe-dma-latency`);
+    /// `None`: not touched.
+    pub dma_latency: Option<DmaLatency>,
 }
 
 /// A per-CPU counter file: `/proc/interrupts` or `/proc/softirqs`.
@@ -850,11 +998,11 @@ mod tests {
         assert!(Histogram::index(u64::MAX) < BUCKETS);
     }
 
-    /// Nearest-rank percentiles of a synthetic series: 990 gaps of 20
-    /// ticks, 9 of 1000, one of 50000.
+    /// Nearest-rank percentiles of a synthetic wake-up series: 990
+    /// latencies of 20 ticks, 9 of 1000, one of 50000.
     #[test]
-    fn percentiles_of_a_synthetic_gap_series() {
-        let mut s = Series::new(100);
+    fn percentiles_of_a_synthetic_latency_series() {
+        let mut s = Series::new(100, 1.0);
         let mut t = 0;
         for i in 0..1000u64 {
             let len = match i {
@@ -866,30 +1014,105 @@ mod tests {
             t += len;
         }
         assert_eq!(s.hist.total(), 1000);
-        let n = s.summarize(3, 1.0, 0, t);
-        assert_eq!((n.min_ns, n.p50_ns, n.max_ns), (20, 20, 50_000));
+        let n = s.summarize(3, ProbeMode::Wakeup, 1.0, 0, t);
+        let l = n.latency.unwrap();
+        assert_eq!((l.min_ns, l.p50_ns, n.max_ns), (20, 20, 50_000));
         // Rank 990 is the last 20; rank 999 a 1000 (1000 lies in a bucket
         // of width 16 whose upper bound is 1007).
-        assert_eq!(n.p99_ns, 20);
-        assert!((1000..=1007).contains(&n.p999_ns), "{}", n.p999_ns);
+        assert_eq!(l.p99_ns, 20);
+        assert!((1000..=1007).contains(&l.p999_ns), "{}", l.p999_ns);
         assert_eq!(n.above_threshold, 10);
-        assert_eq!(n.lost_ns, 9 * 1000 + 50_000);
         assert_eq!(
-            n.top_gaps[0],
+            n.top[0],
             Gap {
                 ns: 50_000,
                 at_ns: 495 * 20 + 5 * 1000 // after 495 gaps of 20 and five of 1000
             }
         );
-        assert_eq!(n.top_gaps.len(), 10);
-        let avail = 100.0 * (t - n.lost_ns) as f64 / t as f64;
-        assert!((n.available_pct - avail).abs() < 1e-9);
+        assert_eq!(n.top.len(), 10);
+        // Every latency is in the histogram: 990 below 1 us, 9 in 1-2 us
+        // (1000 ns is the edge, included above), one in 32-64 us.
+        assert_eq!(
+            n.histogram,
+            [
+                Bucket {
+                    from_ns: 0,
+                    to_ns: Some(1000),
+                    count: 990
+                },
+                Bucket {
+                    from_ns: 1000,
+                    to_ns: Some(2000),
+                    count: 9
+                },
+                Bucket {
+                    from_ns: 32_000,
+                    to_ns: Some(64_000),
+                    count: 1
+                },
+            ]
+        );
+    }
+
+    /// The reported buckets: powers of two from 1 us, each holding its
+    /// lower edge and not its upper one, the last one open; a spin
+    /// series counts only its gaps there, in ticks converted by the
+    /// calibration (3 ticks per ns: 2999 ticks are 999.7 ns, under 1 us).
+    #[test]
+    fn buckets_are_powers_of_two_from_one_microsecond() {
+        let e = bucket_edges_ns();
+        assert_eq!(e[..5], [0, 1000, 2000, 4000, 8000]);
+        assert_eq!(e[REPORT_BUCKETS - 1], 67_108_864_000); // 2^26 us, 67 s
+        let mut s = Series::new(0, 3.0);
+        for ticks in [2999, 3000, 5999, 6000, 3 * 67_108_864_000, u64::MAX] {
+            s.gap(ticks, 0);
+        }
+        let n = s.summarize(0, ProbeMode::Spin, 1.0 / 3.0, 0, u64::MAX);
+        let got: Vec<(u64, Option<u64>, u64)> = n
+            .histogram
+            .iter()
+            .map(|b| (b.from_ns, b.to_ns, b.count))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (0, Some(1000), 1),
+                (1000, Some(2000), 2),
+                (2000, Some(4000), 1),
+                (67_108_864_000, None, 2)
+            ]
+        );
+        assert!(n.latency.is_none());
+    }
+
+    /// A spin series: only the gaps above the threshold, their sum and
+    /// the available share.
+    #[test]
+    fn spin_series_counts_gaps_and_time_lost() {
+        let mut s = Series::new(1000, 1.0);
+        s.samples = 1_000_000;
+        s.max = 50_000;
+        s.gap(50_000, 500);
+        s.gap(2_000, 90_000);
+        let n = s.summarize(1, ProbeMode::Spin, 1.0, 0, 1_000_000);
+        assert_eq!(
+            (n.above_threshold, n.lost_ns, n.max_ns),
+            (2, 52_000, 50_000)
+        );
+        assert!((n.available_pct() - 94.8).abs() < 1e-9);
+        assert_eq!(
+            n.top[1],
+            Gap {
+                ns: 2000,
+                at_ns: 90_000
+            }
+        );
     }
 
     /// The top list keeps the largest TOP_GAPS, largest first.
     #[test]
     fn top_gaps_are_the_largest() {
-        let mut s = Series::new(0);
+        let mut s = Series::new(0, 1.0);
         for i in 1..=100u64 {
             s.record(i * 7 % 101, i);
         }
@@ -900,12 +1123,18 @@ mod tests {
     /// TSC ticks are converted with the calibrated period.
     #[test]
     fn tsc_ticks_convert_to_ns() {
-        let mut s = Series::new(3000);
+        let mut s = Series::new(3000, 3.0);
         s.record(30, 1000);
         s.record(30_000, 2000);
-        let n = s.summarize(0, 1.0 / 3.0, 1000, 1_000_000);
-        assert_eq!((n.min_ns, n.max_ns, n.lost_ns), (10, 10_000, 10_000));
-        assert_eq!(n.top_gaps[0].at_ns, 333);
+        let n = s.summarize(0, ProbeMode::Wakeup, 1.0 / 3.0, 1000, 1_000_000);
+        assert_eq!(
+            (n.latency.unwrap().min_ns, n.max_ns, n.lost_ns),
+            (10, 10_000, 10_000)
+        );
+        assert_eq!(n.top[0].at_ns, 333);
+        // 30 ticks are 10 ns (below 1 us), 30000 are 10 us (8-16 us).
+        let b: Vec<u64> = n.histogram.iter().map(|b| b.from_ns).collect();
+        assert_eq!(b, [0, 8000]);
     }
 
     #[test]

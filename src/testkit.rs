@@ -112,6 +112,7 @@ impl Machine {
                 rt_tasks: Vec::new(),
                 idle_states: BTreeMap::new(),
                 rt_group: Default::default(),
+                preempt: None,
                 numa_balancing: None,
                 fleet: Default::default(),
                 env_affinity: Vec::new(),
@@ -241,6 +242,23 @@ impl Machine {
     pub fn rt_sysctls(mut self, runtime_us: i64, period_us: i64) -> Self {
         self.sys.process.rt_runtime_us = Some(runtime_us);
         self.sys.process.rt_period_us = Some(period_us);
+        self
+    }
+
+    /// The preemption model, as read from `source` (`dynamic`:
+    /// `CONFIG_PREEMPT_DYNAMIC`, read from the running kernel).
+    pub fn preempt(
+        mut self,
+        model: crate::system::preempt::PreemptModel,
+        source: &str,
+        dynamic: bool,
+    ) -> Self {
+        self.sys.preempt = Some(crate::system::preempt::Preemption {
+            model,
+            source: source.into(),
+            dynamic,
+            at_boot: false,
+        });
         self
     }
 

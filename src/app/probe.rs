@@ -59,7 +59,7 @@ fn measure(
 }
 
 fn gate(run: &ProbeRun) -> Result<(), Error> {
-    match run.request.max_ns {
+    match run.request.gate_max_ns {
         Some(max) => crate::plan::probe::gate(
             &run.cpus,
             &run.sources,

@@ -58,6 +58,7 @@ pub fn for_request(req: &Request) -> Scope {
                 || (req.uses_findings()
                     && (p.isolated || req.sched.policy.is_some_and(Policy::is_rt)))),
         near: p.near.clone(),
+        preempt: crate::check::rt::judges_preemption(req),
         // --pid: the target's cgroup bounds the plan, not pinrun's.
         cgroup_of: req.target.as_ref().map(|t| t.pid),
     }

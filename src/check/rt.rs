@@ -10,6 +10,7 @@ use crate::policy::Policy;
 pub(super) const CODES: &[Code] = &[
     Code::RtThrottling,
     Code::RtTimeLimit,
+    Code::PreemptModel,
     Code::RtCompetitor,
     Code::RtPriority99,
     Code::DeadlineCannotFork,
@@ -36,6 +37,7 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
         ));
     }
     rt_time_limit(ctx, out);
+    preempt_model(ctx, out);
     if let Some(prio) = policy.and_then(Policy::rt_priority) {
         // One finding for every competitor, the highest priority first.
         let mut competitors: Vec<_> = ctx
@@ -198,6 +200,90 @@ fn rt_time_limit(ctx: &Context, out: &mut Vec<Finding>) {
     ));
 }
 
+/// Whether `req` is told the kernel's preemption model (`preempt-model`):
+/// a SCHED_FIFO, SCHED_RR or SCHED_DEADLINE request with `--probe` (the
+/// probe's wake-ups measure it) or `--check`. The read scope follows it
+/// (`crate::app::scope::for_request`).
+pub fn judges_preemption(req: &crate::request::Request) -> bool {
+    req.sched
+        .policy
+        .is_some_and(|p| p.is_rt() || p.is_deadline())
+        && (req.probe.is_some() || req.mode == crate::request::Mode::Check)
+}
+
+/// `preempt-model`: the preemption model under a real-time or deadline
+/// request ([`judges_preemption`]). Under `none` the kernel is preempted
+/// only at `cond_resched()` and on the way back to user space:
+/// `sched_dynamic_update()` (kernel/sched/core.c) disables
+/// `preempt_schedule()` and `irqentry_exit_cond_resched()` (the
+/// preemption when an interrupt returns to kernel code) and keeps
+/// `cond_resched()`; `voluntary` adds `might_resched()` (kernel/Kconfig.preempt:
+/// "explicit preemption points"). A SCHED_FIFO task woken by its timer
+/// while kernel code runs on its CPU waits for the next such point.
+/// `full`, `lazy` (full for the real-time and deadline classes:
+/// `resched_curr_lazy()` is used for fair tasks only) and PREEMPT_RT
+/// preempt at once: info.
+fn preempt_model(ctx: &Context, out: &mut Vec<Finding>) {
+    use crate::system::preempt::PreemptModel;
+    let Some(p) = ctx
+        .sys
+        .preempt
+        .as_ref()
+        .filter(|_| judges_preemption(ctx.req))
+    else {
+        return;
+    };
+    let policy = ctx
+        .req
+        .sched
+        .policy
+        .map_or("real-time", |p| p.kernel_name());
+    let when = if p.at_boot { " at boot" } else { "" };
+    let (severity, message, hint) = match p.model {
+        PreemptModel::None | PreemptModel::Voluntary => {
+            let point = if p.model == PreemptModel::None {
+                "calls cond_resched()"
+            } else {
+                "calls cond_resched() or reaches a might_sleep() point"
+            };
+            (
+                ctx.possible_disturbance(),
+                format!(
+                    "the kernel's preemption model is {}{when} ({}): a {policy} task woken while kernel code runs on its CPU waits until that code {point} or returns to user space, so its wake-up latency is bounded by the longest such kernel section there (often milliseconds), not by its priority",
+                    p.model.name(),
+                    p.source
+                ),
+                if p.dynamic {
+                    "boot with preempt=full (as root, also now: echo full > /sys/kernel/debug/sched/preempt), or use a PREEMPT_RT kernel; keep kernel work (I/O, page reclaim, other tasks' system calls) off the CPU"
+                } else {
+                    "use a kernel built with CONFIG_PREEMPT or CONFIG_PREEMPT_DYNAMIC (then boot with preempt=full), or a PREEMPT_RT kernel; keep kernel work (I/O, page reclaim, other tasks' system calls) off the CPU"
+                },
+            )
+        }
+        PreemptModel::Full | PreemptModel::Lazy | PreemptModel::Rt => (
+            Severity::Info,
+            format!(
+                "the kernel's preemption model is {}{when} ({}): a {policy} task preempts kernel code as soon as it is woken, outside sections that disable preemption{}",
+                p.model.name(),
+                p.source,
+                if p.model == PreemptModel::Rt {
+                    " (spinlocks and interrupt handlers are preemptible too)"
+                } else {
+                    ", interrupts or hold a spinlock"
+                }
+            ),
+            "nothing to do",
+        ),
+    };
+    out.push(Finding::new(
+        Code::PreemptModel,
+        severity,
+        &ctx.cpus,
+        message,
+        hint,
+    ));
+}
+
 /// Why the kernel may still refuse a real-time policy with EPERM after the
 /// capability and rlimit checks passed: RT group scheduling. Names the
 /// cgroup and the setting, or `None` when nothing points there. `config`:
@@ -313,6 +399,80 @@ mod tests {
             &["--emit", "systemd", "--fifo", "10"][..],
         ] {
             assert_eq!(rt_time(100_000, 200_000, args), None, "{args:?}");
+        }
+    }
+
+    /// The `preempt-model` finding of `pinrun ARGS` on a machine whose
+    /// preemption model is `model` (from debugfs, PREEMPT_DYNAMIC).
+    fn preempt(
+        model: crate::system::preempt::PreemptModel,
+        args: &[&str],
+    ) -> Option<(Severity, String, String)> {
+        let sys = Machine::new(1, 4, 1)
+            .preempt(
+                model,
+                "/sys/kernel/debug/sched/preempt \"(none) voluntary full lazy\"",
+                true,
+            )
+            .build();
+        let req = request(args);
+        let plan = crate::plan::plan(&sys, &req).expect("a plan");
+        crate::check::check(&sys, &req, &plan)
+            .into_iter()
+            .find(|f| f.code == Code::PreemptModel)
+            .map(|f| (f.severity, f.message, f.hint))
+    }
+
+    /// Under preempt=none a SCHED_FIFO wake-up waits for cond_resched():
+    /// a notice naming the model and where it was read, under --check and
+    /// --probe; full, lazy and PREEMPT_RT preempt at once: info.
+    #[test]
+    fn preemption_model_under_a_realtime_request() {
+        use crate::system::preempt::PreemptModel;
+        for args in [
+            &["--check", "--cpus", "1", "--fifo", "10"][..],
+            &["--probe", "--cpus", "1", "--fifo", "10", "--", "true"][..],
+            &["--probe", "--cpus", "1", "--rr", "10"][..],
+        ] {
+            let (severity, message, hint) = preempt(PreemptModel::None, args).expect("a finding");
+            assert_eq!(severity, Severity::Notice, "{args:?}");
+            assert!(
+                message.starts_with("the kernel's preemption model is none (/sys/kernel/debug/sched/preempt \"(none) voluntary full lazy\"): a SCHED_"),
+                "{message}"
+            );
+            assert!(
+                message.contains("calls cond_resched() or returns to user space"),
+                "{message}"
+            );
+            assert!(hint.contains("preempt=full"), "{hint}");
+        }
+        let (severity, message, _) =
+            preempt(PreemptModel::Voluntary, &["--check", "--fifo", "10"]).unwrap();
+        assert_eq!(severity, Severity::Notice);
+        assert!(message.contains("might_sleep()"), "{message}");
+        for model in [PreemptModel::Full, PreemptModel::Lazy, PreemptModel::Rt] {
+            let (severity, message, _) = preempt(model, &["--check", "--fifo", "10"]).unwrap();
+            assert_eq!(severity, Severity::Info, "{model:?}");
+            assert!(
+                message.contains("preempts kernel code as soon as it is woken"),
+                "{message}"
+            );
+        }
+    }
+
+    /// Not told: a launch or dry run without --probe, and --check or
+    /// --probe without a real-time or deadline policy.
+    #[test]
+    fn preemption_model_only_where_it_is_judged() {
+        use crate::system::preempt::PreemptModel;
+        for args in [
+            &["--dry-run", "--fifo", "10"][..],
+            &["--fifo", "10", "--", "true"][..],
+            &["--check"][..],
+            &["--check", "--other"][..],
+            &["--probe", "--cpus", "1"][..],
+        ] {
+            assert_eq!(preempt(PreemptModel::None, args), None, "{args:?}");
         }
     }
 

@@ -60,9 +60,10 @@ pub fn rt_throttle(sys: &SystemState, plan: &Plan, req: &ProbeRequest) -> Option
     (0..period).contains(&runtime).then_some((runtime, period))
 }
 
-/// `--probe-max`: refuses (exit 125) when a probed CPU's worst gap
-/// exceeds `max_ns`, naming the CPU, the gap and its most likely source
-/// ([`likely_source`]) with the fix for that kind of source.
+/// `--probe-max`: refuses (exit 125) when a probed CPU's worst gap (spin)
+/// or latest wake-up (wakeup) exceeds `max_ns`, naming the CPU, the gap or
+/// latency and its most likely source ([`likely_source`]) with the fix for
+/// that kind of source.
 pub fn gate(
     cpus: &[CpuNoise],
     sources: &BTreeMap<u32, Vec<Source>>,
@@ -124,6 +125,10 @@ pub fn gate(
             format!("likely source: {}", s.words()),
             format!("choose an isolated CPU (--isolated), or see pinrun --probe -v for every source on CPU {cpu}"),
         ),
+        None if worst.mode == ProbeMode::Wakeup => (
+            "unattributed: no task, steal time or interrupt seen explains it: preemption by short-lived tasks, a non-preemptible kernel section (see the preempt-model finding), SMIs, or a hypervisor that reports no steal time".to_string(),
+            format!("see pinrun --probe -v for every source on CPU {cpu}; check the BIOS's power and SMI settings, or on a virtual machine the host's load"),
+        ),
         None => (
             format!(
                 "unattributed: no task, steal time or throttling seen explains it ({} of {} lost unexplained): preemption by short-lived tasks, SMIs, or a hypervisor that reports no steal time",
@@ -136,13 +141,17 @@ pub fn gate(
             format!("see pinrun --probe -v for every source on CPU {cpu}; check the BIOS's power and SMI settings, or on a virtual machine the host's load"),
         ),
     };
+    let what = match worst.mode {
+        ProbeMode::Spin => "worst gap",
+        ProbeMode::Wakeup => "latest wake-up",
+    };
     Err(Error::new(
         ErrorCode::ProbeOverMax,
         format!(
-            "--probe-max {}: CPU {cpu}: worst gap {} at +{}; {why}",
+            "--probe-max {}: CPU {cpu}: {what} {} at +{}; {why}",
             duration_approx(max_ns),
             duration_approx(worst.max_ns),
-            duration_approx(worst.top_gaps.first().map_or(0, |g| g.at_ns)),
+            duration_approx(worst.top.first().map_or(0, |g| g.at_ns)),
         ),
     )
     .hint(hint))
@@ -199,10 +208,11 @@ mod tests {
     }
 
     fn noise(cpu: u32, max_ns: u64) -> CpuNoise {
-        let mut s = crate::noise::Series::new(1000);
-        s.record(20, 0);
-        s.record(max_ns, 20);
-        s.summarize(cpu, 1.0, 0, 1_000_000_000)
+        let mut s = crate::noise::Series::new(1000, 1.0);
+        s.samples = 2;
+        s.max = max_ns;
+        s.gap(max_ns, 20);
+        s.summarize(cpu, ProbeMode::Spin, 1.0, 0, 1_000_000_000)
     }
 
     /// The gate names the CPU with the worst gap over the limit and, from

@@ -8,9 +8,11 @@
 //!
 //! What it changes, and undoes before returning: `mlockall(2)` for the
 //! probe only (no page fault in the measurement; `munlockall(2)` after),
-//! and its threads (joined: the command starts with one thread). It never
-//! touches PM QoS (`/dev/cpu_dma_latency`), so the idle states it sees are
-//! the ones the command will get. A watchdog thread, on a CPU outside the
+//! and its threads (joined: the command starts with one thread). It
+//! touches PM QoS (`/dev/cpu_dma_latency`) only when asked
+//! (`--probe-dma-latency`, held during the probe and closed before exec),
+//! so by default the idle states it sees are the ones the command will
+//! get. A watchdog thread, on a CPU outside the
 //! probed ones when there is one, stops the probe at twice its duration
 //! and pre-heat, at least one second after them ([`watchdog_limit`]),
 //! moves a thread held off its CPU to where it can run and return, and,
@@ -20,7 +22,7 @@
 use crate::cpuset::CpuSet;
 use crate::error::{Error, ErrorCode, Result};
 use crate::ffi;
-use crate::noise::{ProbeClock, ProbeMode, ProbeRequest, ProbeRun, Series, Snapshot};
+use crate::noise::{DmaLatency, ProbeClock, ProbeMode, ProbeRequest, ProbeRun, Series, Snapshot};
 use crate::plan::Plan;
 use crate::system::Root;
 use std::collections::BTreeMap;
@@ -80,22 +82,46 @@ fn preheat(clock: ProbeClock, ns: u64) -> f64 {
     }
 }
 
-/// oslat's loop: read the clock, record the difference from the previous
-/// read, until `end_raw` of `CLOCK_MONOTONIC_RAW` or the watchdog.
-fn spin<F: Fn() -> u64>(read: F, series: &mut Series, end_raw: u64, stop: &AtomicBool) {
+/// oslat's loop: read the clock, compare with the previous read, until
+/// `done` (checked every 1024 reads: a `clock_gettime` per read would
+/// double the TSC loop's period). A difference above the series'
+/// threshold is a gap ([`Series::gap`]); the others are only counted and
+/// their maximum kept (no per-read histogram: it would measure the loop).
+/// The gap timer restarts after every step of the probe's own
+/// housekeeping (recording a gap, the end check and its `clock_gettime`),
+/// so that no gap holds the probe's own work: the restart's read, not the
+/// last read before the housekeeping, is the next gap's start. The time
+/// between them is not watched, and is added up in
+/// [`Series::housekeeping`] (oslat instead counts its bucket update and
+/// stop check into the next sample).
+fn spin<R: FnMut() -> u64, D: FnMut() -> bool>(mut read: R, series: &mut Series, mut done: D) {
+    let threshold = series.threshold;
+    let (mut reads, mut max, mut unwatched) = (0u64, 0u64, 0u64);
     let mut prev = read();
-    let mut n: u32 = 0;
     loop {
         let now = read();
-        series.record(now.wrapping_sub(prev), prev);
+        let gap = now.wrapping_sub(prev);
         prev = now;
-        n = n.wrapping_add(1);
-        // The end is checked every 1024 samples: a clock_gettime per
-        // sample would double the TSC loop's period.
-        if n & 1023 == 0 && (ffi::monotonic_raw_ns() >= end_raw || stop.load(Ordering::Relaxed)) {
-            return;
+        max = max.max(gap);
+        reads += 1;
+        if gap > threshold {
+            series.gap(gap, now.wrapping_sub(gap));
+            let again = read();
+            unwatched = unwatched.wrapping_add(again.wrapping_sub(prev));
+            prev = again;
+        }
+        if reads & 1023 == 0 {
+            if done() {
+                break;
+            }
+            let again = read();
+            unwatched = unwatched.wrapping_add(again.wrapping_sub(prev));
+            prev = again;
         }
     }
+    series.samples = reads;
+    series.max = max;
+    series.housekeeping = unwatched;
 }
 
 /// cyclictest's loop: sleep to an absolute deadline every `interval` ns of
@@ -129,7 +155,7 @@ fn probe_thread(
         Ok(()) if req.mode == ProbeMode::Spin => preheat(clock, PREHEAT_NS),
         Ok(()) => {
             // Wake-ups are what is measured: pre-heat by waking.
-            let mut warm = Series::new(u64::MAX);
+            let mut warm = Series::new(u64::MAX, 1.0);
             wakeup(
                 &mut warm,
                 req.interval_ns,
@@ -144,23 +170,15 @@ fn probe_thread(
     start.wait();
     applied?;
     let threshold = (req.threshold_ns as f64 * ticks_per_ns) as u64;
-    let mut series = Series::new(threshold);
+    let mut series = Series::new(threshold, ticks_per_ns);
     let r0 = ffi::monotonic_raw_ns();
     let t0 = read_clock(clock);
+    let end_raw = r0 + req.duration_ns;
+    let done = || ffi::monotonic_raw_ns() >= end_raw || stop.load(Ordering::Relaxed);
     match req.mode {
         ProbeMode::Spin => match clock {
-            ProbeClock::Tsc => spin(
-                || ffi::tsc().unwrap_or(0),
-                &mut series,
-                r0 + req.duration_ns,
-                &stop,
-            ),
-            _ => spin(
-                ffi::monotonic_raw_ns,
-                &mut series,
-                r0 + req.duration_ns,
-                &stop,
-            ),
+            ProbeClock::Tsc => spin(|| ffi::tsc().unwrap_or(0), &mut series, done),
+            _ => spin(ffi::monotonic_raw_ns, &mut series, done),
         },
         ProbeMode::Wakeup => wakeup(
             &mut series,
@@ -257,9 +275,9 @@ pub fn run(
     req: &ProbeRequest,
     watchdog_cpus: Option<&CpuSet>,
 ) -> Result<ProbeRun> {
-    let (clock, mlock_error, (raws, before, after), overran) =
-        measure(root, plan, possible, cpus, req, watchdog_cpus)?;
-    if let Some(limit) = overran {
+    let m = measure(root, plan, possible, cpus, req, watchdog_cpus)?;
+    let (clock, (raws, before, after)) = (m.clock, m.measured);
+    if let Some(limit) = m.overran {
         return Err(Error::new(
             ErrorCode::ProbeFailed,
             format!(
@@ -273,7 +291,7 @@ pub fn run(
     let mut out = Vec::new();
     let mut sources = BTreeMap::new();
     for (cpu, raw) in raws {
-        out.push(summarize(clock, cpu, &raw));
+        out.push(summarize(clock, req.mode, cpu, &raw));
         sources.insert(cpu, crate::noise::attribute(&before, &after, cpu, own));
     }
     Ok(ProbeRun {
@@ -285,7 +303,8 @@ pub fn run(
         )),
         cpus: out,
         sources,
-        mlock_error,
+        mlock_error: m.mlock_error,
+        dma_latency: m.dma_latency,
         rt_throttle: None,
         rt_priority: plan
             .sched
@@ -294,10 +313,23 @@ pub fn run(
     })
 }
 
-/// The probe of `cpus` ([`run`]'s measurement): its clock, why memory
-/// was not locked, the raw series with the counters before and after, and
-/// the watchdog's limit when it had to stop the threads (`None`: every
-/// thread measured its whole duration).
+/// What [`measure`] returns.
+struct Measurement {
+    /// The clock the samples were read from.
+    clock: ProbeClock,
+    /// Why memory was not locked.
+    mlock_error: Option<String>,
+    /// `/dev/cpu_dma_latency` as held (`--probe-dma-latency`).
+    dma_latency: Option<DmaLatency>,
+    /// The raw series with the counters before and after.
+    measured: Measured,
+    /// The watchdog's limit when it had to stop the threads (`None`:
+    /// every thread measured its whole duration).
+    overran: Option<Duration>,
+}
+
+/// The probe of `cpus` ([`run`]'s measurement), with `/dev/cpu_dma_latency`
+/// held during it only when asked ([`hold_dma_latency`]).
 fn measure(
     root: &Root,
     plan: &Plan,
@@ -305,21 +337,73 @@ fn measure(
     cpus: &CpuSet,
     req: &ProbeRequest,
     watchdog_cpus: Option<&CpuSet>,
-) -> Result<(ProbeClock, Option<String>, Measured, Option<Duration>)> {
+) -> Result<Measurement> {
     let clock = match req.mode {
         ProbeMode::Spin => crate::system::noise::spin_clock(root),
         ProbeMode::Wakeup => ProbeClock::Monotonic,
     };
     let mlock_error = lock_memory();
+    let (held, dma_latency) = match req.dma_latency_us {
+        Some(us) => {
+            let (file, held) = hold_dma_latency(us);
+            (file, Some(DmaLatency { us, held }))
+        }
+        None => (None, None),
+    };
     let result = run_locked(root, plan, possible, cpus, req, clock, watchdog_cpus);
-    // The command starts without pinrun's lock, whatever happened.
+    // The command starts without pinrun's PM QoS request and lock,
+    // whatever happened: closing the file removes the request
+    // (`cpu_latency_qos_release()`).
+    drop(held);
     let _ = ffi::munlockall();
     let (measured, overran) = result?;
-    Ok((clock, mlock_error, measured, overran))
+    Ok(Measurement {
+        clock,
+        mlock_error,
+        dma_latency,
+        measured,
+        overran,
+    })
+}
+
+/// PM QoS's CPU latency device (Documentation/power/pm_qos_interface.rst).
+const CPU_DMA_LATENCY: &str = "/dev/cpu_dma_latency";
+
+/// `--probe-dma-latency`: opens [`CPU_DMA_LATENCY`] read-write and writes
+/// `us` as a 32-bit binary value, as cyclictest does
+/// (`set_latency_target()`: `write(fd, &latency_target_value, 4)`, the
+/// value 0 by default); `cpu_latency_qos_write()` (kernel/power/qos.c)
+/// takes 4 bytes as binary. The request lasts while the file is open.
+/// Returns the open file and the system-wide limit read back from it
+/// (`cpu_latency_qos_read()`: the smallest request of every holder, µs),
+/// or why it could not be held (no file: the kernel lacks PM QoS, or
+/// pinrun is not root, the device being mode 0600).
+fn hold_dma_latency(us: u32) -> (Option<std::fs::File>, std::result::Result<i32, String>) {
+    use std::io::Write;
+    use std::os::unix::fs::FileExt;
+    let words = |e: &std::io::Error| format!("{CPU_DMA_LATENCY}: {}", crate::error::io_words(e));
+    let mut file = match std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(CPU_DMA_LATENCY)
+    {
+        Ok(f) => f,
+        Err(e) => return (None, Err(words(&e))),
+    };
+    let value = i32::try_from(us).unwrap_or(i32::MAX);
+    if let Err(e) = file.write_all(&value.to_ne_bytes()) {
+        return (None, Err(words(&e)));
+    }
+    let mut limit = [0u8; 4];
+    let held = match file.read_exact_at(&mut limit, 0) {
+        Ok(()) => Ok(i32::from_ne_bytes(limit)),
+        Err(e) => Err(words(&e)),
+    };
+    (Some(file), held)
 }
 
 /// One CPU's series in ns (the TSC calibrated over the measurement).
-fn summarize(clock: ProbeClock, cpu: u32, raw: &Raw) -> crate::noise::CpuNoise {
+fn summarize(clock: ProbeClock, mode: ProbeMode, cpu: u32, raw: &Raw) -> crate::noise::CpuNoise {
     let (t0, t1) = raw.ticks;
     let (r0, r1) = raw.raw_ns;
     let ns_per_tick = if clock == ProbeClock::Tsc && t1 > t0 {
@@ -327,7 +411,7 @@ fn summarize(clock: ProbeClock, cpu: u32, raw: &Raw) -> crate::noise::CpuNoise {
     } else {
         1.0
     };
-    raw.series.summarize(cpu, ns_per_tick, t0, r1 - r0)
+    raw.series.summarize(cpu, mode, ns_per_tick, t0, r1 - r0)
 }
 
 /// `--choose measured` (issue 31): the worst gap of each of `cpus` (ns)
@@ -343,13 +427,13 @@ pub fn worst_gaps(
     req: &ProbeRequest,
     watchdog_cpus: Option<&CpuSet>,
 ) -> Result<BTreeMap<u32, u64>> {
-    let (clock, _, (raws, _, _), overran) =
-        measure(root, plan, possible, cpus, req, watchdog_cpus)?;
+    let m = measure(root, plan, possible, cpus, req, watchdog_cpus)?;
+    let (clock, (raws, _, _), overran) = (m.clock, m.measured, m.overran);
     let mut gaps: BTreeMap<u32, u64> = cpus.iter().map(|c| (c, u64::MAX)).collect();
     for (cpu, raw) in &raws {
         let (r0, r1) = raw.raw_ns;
         if overran.is_none() || r1.saturating_sub(r0) >= req.duration_ns {
-            gaps.insert(*cpu, summarize(clock, *cpu, raw).max_ns);
+            gaps.insert(*cpu, summarize(clock, req.mode, *cpu, raw).max_ns);
         }
     }
     Ok(gaps)
@@ -527,6 +611,60 @@ mod tests {
         assert!(t0.elapsed() < Duration::from_secs(1), "{:?}", t0.elapsed());
         assert!(held.join().unwrap(), "moved before the stop was set");
         assert!(stop.load(Ordering::Relaxed));
+    }
+
+    /// An idle loop's own housekeeping is never a gap (issue 36 item 1):
+    /// on a simulated clock where each read advances 10 ticks and each end
+    /// check costs 5000 (five times the 1000-tick threshold; a slow
+    /// `clock_gettime`), 100 checks of an idle loop count no gap, and the
+    /// 100 × 5000 ticks are the unwatched housekeeping. One preemption of
+    /// 50000 ticks between two reads is one gap of 50010 (the read's own
+    /// 10 included) that started at the read before it, and the recording
+    /// of it (another 5000 ticks here) is not the next gap either.
+    /// oslat's loop, which counts the check into the next sample, would
+    /// count 100 gaps of 5010.
+    #[test]
+    fn spin_never_counts_its_own_housekeeping() {
+        use std::cell::Cell;
+        let run = |preempt_at: Option<u64>| {
+            let clock = Cell::new(0u64);
+            let reads = Cell::new(0u64);
+            let read = || {
+                reads.set(reads.get() + 1);
+                let mut t = clock.get() + 10;
+                if Some(reads.get()) == preempt_at {
+                    t += 50_000;
+                }
+                clock.set(t);
+                t
+            };
+            let checks = Cell::new(0u32);
+            let done = || {
+                clock.set(clock.get() + 5000);
+                checks.set(checks.get() + 1);
+                checks.get() == 100
+            };
+            let mut s = Series::new(1000, 1.0);
+            spin(read, &mut s, done);
+            s
+        };
+        let idle = run(None);
+        assert_eq!(idle.above, 0, "{:?}", idle.top);
+        assert_eq!(idle.samples, 100 * 1024);
+        assert_eq!(idle.max, 10);
+        // Each check costs 5000 ticks and its restart read 10 more.
+        assert_eq!(idle.housekeeping, 99 * 5010);
+        let hit = run(Some(3000));
+        assert_eq!(hit.above, 1);
+        assert_eq!(
+            (hit.top[0].len, hit.max, hit.lost),
+            (50_010, 50_010, 50_010)
+        );
+        // It started at the 2999th read of the clock (the restart reads
+        // are among them): 2999 × 10 ticks plus the 5000 of each of the
+        // two end checks before it.
+        assert_eq!(hit.top[0].at, 2999 * 10 + 2 * 5000);
+        assert_eq!(hit.samples, 100 * 1024);
     }
 
     /// The watchdog's floor: a 100 ms probe (plus its 100 ms pre-heat) on

@@ -1,9 +1,15 @@
-//! `--probe`'s results (issue 20) as text and JSON: per CPU the samples,
-//! min, p50, p99, p99.9, max, the gaps above the threshold, the time lost,
-//! the available share, the largest gaps with their time, and what
-//! disturbed the CPU.
+//! `--probe`'s results (issue 20) as text and JSON, in each mode's own
+//! words (issue 36): spin mode reports **gaps** (the histogram of the
+//! gaps above the threshold, their count, the time lost, the available
+//! share, the largest gaps with their time), wakeup mode reports
+//! **latencies** (min, p50, p99, p99.9, max, their histogram, the latest
+//! wake-ups); both then what disturbed the CPU. The JSON fields of each
+//! mode are pinrun(1) PROBE's list (`man/probe.roff`), which a test holds
+//! to the output.
 
-use crate::noise::{COUNTER_GAP_MAX_NS, ProbeMode, ProbeRun, likely_source, unattributed_ns};
+use crate::noise::{
+    Bucket, COUNTER_GAP_MAX_NS, CpuNoise, ProbeMode, ProbeRun, likely_source, unattributed_ns,
+};
 use crate::words::{cpus_phrase, duration_approx as d};
 use serde_json::{Value, json};
 use std::fmt::Write;
@@ -11,55 +17,124 @@ use std::fmt::Write;
 /// How many sources the text names per CPU (every one with `-v`).
 const SOURCES_SHOWN: usize = 6;
 
-/// The probe as text: a header line, one table row per CPU, then per CPU
-/// its largest gaps and its sources (the first [`SOURCES_SHOWN`], all with
-/// `verbose`).
-pub fn probe_text(run: &ProbeRun, verbose: bool) -> String {
+/// A bucket of the histogram in words: `<1us`, `2-4us`, `512us-1.02ms`,
+/// `>=67.1s`.
+fn bucket_words(b: &Bucket) -> String {
+    let edge = |ns: u64| {
+        if ns < 1_000_000 {
+            format!("{}us", ns / 1000)
+        } else {
+            d(ns)
+        }
+    };
+    match (b.from_ns, b.to_ns) {
+        (0, Some(to)) => format!("<{}", edge(to)),
+        (from, None) => format!(">={}", edge(from)),
+        (from, Some(to)) if to < 1_000_000 => format!("{}-{}us", from / 1000, to / 1000),
+        (from, Some(to)) => format!("{}-{}", edge(from), edge(to)),
+    }
+}
+
+/// The header line: mode, duration, CPUs, scheduling, clock, threshold,
+/// interval (wakeup), and `/dev/cpu_dma_latency` when it was asked for.
+fn header(run: &ProbeRun) -> String {
     let r = &run.request;
     let cpus: crate::cpuset::CpuSet = run.cpus.iter().map(|c| c.cpu).collect();
-    let mut s = format!(
-        "probe: {} for {} on {}, {}, clock {}, threshold {}{}\n",
+    let interval = match r.mode {
+        ProbeMode::Wakeup => format!(", interval {}", d(r.interval_ns)),
+        ProbeMode::Spin => String::new(),
+    };
+    let dma = match &run.dma_latency {
+        None => String::new(),
+        Some(q) => match &q.held {
+            Ok(limit) => format!(
+                ", /dev/cpu_dma_latency held at {}us (system-wide limit {limit}us)",
+                q.us
+            ),
+            Err(e) => format!(", /dev/cpu_dma_latency NOT held at {}us ({e})", q.us),
+        },
+    };
+    format!(
+        "probe: {} for {} on {}, {}, clock {}, threshold {}{interval}{dma}\n",
         r.mode.name(),
         d(r.duration_ns),
         cpus_phrase(&cpus),
         run.sched,
         run.clock.name(),
         d(r.threshold_ns),
-        if r.mode == ProbeMode::Wakeup {
-            format!(", interval {}", d(r.interval_ns))
-        } else {
-            String::new()
+    )
+}
+
+/// The table: spin mode's gaps, wakeup mode's latencies.
+fn table(run: &ProbeRun, s: &mut String) {
+    match run.request.mode {
+        ProbeMode::Spin => {
+            let _ = writeln!(
+                s,
+                "{:>5} {:>12} {:>8} {:>8} {:>8} {:>9}",
+                "CPU", "reads", "gaps", "max", "lost", "avail%"
+            );
+            for c in &run.cpus {
+                let _ = writeln!(
+                    s,
+                    "{:>5} {:>12} {:>8} {:>8} {:>8} {:>9.3}",
+                    c.cpu,
+                    c.samples,
+                    c.above_threshold,
+                    d(c.max_ns),
+                    d(c.lost_ns),
+                    c.available_pct()
+                );
+            }
         }
-    );
+        ProbeMode::Wakeup => {
+            let _ = writeln!(
+                s,
+                "{:>5} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>6}",
+                "CPU", "wakeups", "min", "p50", "p99", "p99.9", "max", "over"
+            );
+            for c in &run.cpus {
+                let l = c.latency.unwrap_or_default();
+                let _ = writeln!(
+                    s,
+                    "{:>5} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>6}",
+                    c.cpu,
+                    c.samples,
+                    d(l.min_ns),
+                    d(l.p50_ns),
+                    d(l.p99_ns),
+                    d(l.p999_ns),
+                    d(c.max_ns),
+                    c.above_threshold,
+                );
+            }
+        }
+    }
+}
+
+/// The probe as text: a header line, one table row per CPU, then per CPU
+/// its histogram, its largest gaps (latest wake-ups) and its sources (the
+/// first [`SOURCES_SHOWN`], all with `verbose`).
+pub fn probe_text(run: &ProbeRun, verbose: bool) -> String {
+    let r = &run.request;
+    let mut s = header(run);
+    table(run, &mut s);
     let (what, one) = match r.mode {
         ProbeMode::Spin => ("gaps", "gap"),
         ProbeMode::Wakeup => ("latencies", "latency"),
     };
-    let _ = writeln!(
-        s,
-        "{:>5} {:>10} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9}",
-        "CPU", "samples", "min", "p50", "p99", "p99.9", "max", "over", "lost", "avail%"
-    );
     for c in &run.cpus {
-        let _ = writeln!(
-            s,
-            "{:>5} {:>10} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9.3}",
-            c.cpu,
-            c.samples,
-            d(c.min_ns),
-            d(c.p50_ns),
-            d(c.p99_ns),
-            d(c.p999_ns),
-            d(c.max_ns),
-            c.above_threshold,
-            d(c.lost_ns),
-            c.available_pct
-        );
-    }
-    for c in &run.cpus {
-        if !c.top_gaps.is_empty() {
+        if !c.histogram.is_empty() {
+            let b: Vec<String> = c
+                .histogram
+                .iter()
+                .map(|b| format!("{} ×{}", bucket_words(b), b.count))
+                .collect();
+            let _ = writeln!(s, "  CPU {} {what} by length: {}", c.cpu, b.join(", "));
+        }
+        if !c.top.is_empty() {
             let gaps: Vec<String> = c
-                .top_gaps
+                .top
                 .iter()
                 .map(|g| format!("{} at +{}", d(g.ns), d(g.at_ns)))
                 .collect();
@@ -88,9 +163,7 @@ pub fn probe_text(run: &ProbeRun, verbose: bool) -> String {
                 String::new()
             }
         );
-        if c.max_ns > r.threshold_ns
-            && let Some(l) = likely_source(sources, c.max_ns, run.rt_throttle, run.rt_priority)
-        {
+        if let Some(l) = likely(run, c) {
             let _ = writeln!(
                 s,
                 "  CPU {} worst {} {}: likely {}",
@@ -101,7 +174,7 @@ pub fn probe_text(run: &ProbeRun, verbose: bool) -> String {
             );
         }
         let unexplained = unattributed_ns(sources, c.lost_ns);
-        if unexplained >= COUNTER_GAP_MAX_NS {
+        if r.mode == ProbeMode::Spin && unexplained >= COUNTER_GAP_MAX_NS {
             let _ = writeln!(
                 s,
                 "  CPU {} unattributed: {} of {} lost — no task or steal time seen explains it: preemption by short-lived tasks, interrupts, SMIs, or a hypervisor that reports no steal time",
@@ -117,58 +190,102 @@ pub fn probe_text(run: &ProbeRun, verbose: bool) -> String {
     s
 }
 
-/// The probe as JSON: `{"mode", "duration_ns", "threshold_ns",
-/// "interval_ns", "max_ns", "clock", "sched", "mlock_error", "cpus": [
-/// {"cpu", "samples", "min_ns", "p50_ns", "p99_ns", "p999_ns", "max_ns",
-/// "above_threshold", "lost_ns", "duration_ns", "available_pct",
-/// "top_gaps": [{"ns", "at_ns"}], "sources": [{"kind": "irq"|"interrupt"|
-/// "softirq"|"steal"|"task", …}], "likely_source", "unattributed_ns"
-/// ([`unattributed_ns`])} ]}`.
+/// The likely source of `c`'s worst gap or latency, when it is above the
+/// threshold ([`likely_source`]).
+fn likely(run: &ProbeRun, c: &CpuNoise) -> Option<crate::noise::Source> {
+    let sources = run.sources.get(&c.cpu).map_or(&[][..], Vec::as_slice);
+    (c.max_ns > run.request.threshold_ns)
+        .then(|| likely_source(sources, c.max_ns, run.rt_throttle, run.rt_priority))
+        .flatten()
+}
+
+/// One CPU's JSON object in its mode's fields (pinrun(1) PROBE).
+fn cpu_json(run: &ProbeRun, c: &CpuNoise) -> Value {
+    let sources = run.sources.get(&c.cpu).map_or(&[][..], Vec::as_slice);
+    match c.mode {
+        ProbeMode::Spin => json!({
+            "cpu": c.cpu,
+            "duration_ns": c.duration_ns,
+            "reads": c.samples,
+            "max_ns": c.max_ns,
+            "gaps": c.above_threshold,
+            "lost_ns": c.lost_ns,
+            "available_pct": c.available_pct(),
+            "housekeeping_ns": c.housekeeping_ns,
+            "histogram": c.histogram,
+            "top_gaps": c.top,
+            "sources": sources,
+            "likely_source": likely(run, c),
+            "unattributed_ns": unattributed_ns(sources, c.lost_ns),
+        }),
+        ProbeMode::Wakeup => {
+            let l = c.latency.unwrap_or_default();
+            json!({
+                "cpu": c.cpu,
+                "duration_ns": c.duration_ns,
+                "wakeups": c.samples,
+                "min_ns": l.min_ns,
+                "p50_ns": l.p50_ns,
+                "p99_ns": l.p99_ns,
+                "p999_ns": l.p999_ns,
+                "max_ns": c.max_ns,
+                "over_threshold": c.above_threshold,
+                "histogram": c.histogram,
+                "top_latencies": c.top,
+                "sources": sources,
+                "likely_source": likely(run, c),
+            })
+        }
+    }
+}
+
+/// The probe as JSON, in its mode's fields: pinrun(1) PROBE lists them
+/// (`man/probe.roff`, "JSON"), and `tests::json_fields_are_the_documented_ones`
+/// holds the two to each other.
 pub fn probe_json(run: &ProbeRun) -> Value {
     let r = &run.request;
-    let cpus: Vec<Value> = run
-        .cpus
-        .iter()
-        .map(|c| {
-            let mut v = json!(c);
-            let sources = run.sources.get(&c.cpu).map_or(&[][..], Vec::as_slice);
-            v["sources"] = json!(sources);
-            v["likely_source"] = json!(
-                (c.max_ns > r.threshold_ns)
-                    .then(|| likely_source(sources, c.max_ns, run.rt_throttle, run.rt_priority))
-                    .flatten()
-            );
-            v["unattributed_ns"] = json!(unattributed_ns(sources, c.lost_ns));
-            v
+    let cpus: Vec<Value> = run.cpus.iter().map(|c| cpu_json(run, c)).collect();
+    let dma = run.dma_latency.as_ref().map(|q| {
+        json!({
+            "us": q.us,
+            "held": q.held.is_ok(),
+            "limit_us": q.held.as_ref().ok(),
+            "error": q.held.as_ref().err(),
         })
-        .collect();
-    json!({
+    });
+    let mut v = json!({
         "mode": r.mode.name(),
         "duration_ns": r.duration_ns,
         "threshold_ns": r.threshold_ns,
-        "interval_ns": (r.mode == ProbeMode::Wakeup).then_some(r.interval_ns),
-        "max_ns": r.max_ns,
+        "gate_max_ns": r.gate_max_ns,
         "clock": run.clock.name(),
         "sched": run.sched,
         "mlock_error": run.mlock_error,
+        "dma_latency": dma,
         "cpus": cpus,
-    })
+    });
+    if r.mode == ProbeMode::Wakeup {
+        v["interval_ns"] = json!(r.interval_ns);
+    }
+    v
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::noise::{ProbeClock, ProbeRequest, Series, Source};
+    use crate::noise::{DmaLatency, ProbeClock, ProbeRequest, Series, Source};
+    use std::collections::{BTreeMap, BTreeSet};
 
     fn run() -> ProbeRun {
-        let mut s = Series::new(1000);
-        s.record(20, 100);
-        s.record(40_000, 120);
+        let mut s = Series::new(1000, 1.0);
+        s.samples = 2;
+        s.max = 40_000;
+        s.gap(40_000, 120);
         ProbeRun {
             request: ProbeRequest::default(),
             clock: ProbeClock::MonotonicRaw,
             sched: "SCHED_OTHER nice 0".into(),
-            cpus: vec![s.summarize(1, 1.0, 100, 1_000_000_000)],
+            cpus: vec![s.summarize(1, ProbeMode::Spin, 1.0, 100, 1_000_000_000)],
             sources: [(
                 1,
                 vec![Source::Irq {
@@ -184,18 +301,58 @@ mod tests {
             mlock_error: None,
             rt_throttle: None,
             rt_priority: None,
+            dma_latency: None,
         }
+    }
+
+    /// A wakeup run: 1000 wake-ups of 5 us and one of 150 us.
+    fn wakeup_run() -> ProbeRun {
+        let mut r = run();
+        r.request.mode = ProbeMode::Wakeup;
+        r.request.threshold_ns = 100_000;
+        r.request.gate_max_ns = Some(500_000);
+        r.clock = ProbeClock::Monotonic;
+        let mut s = Series::new(100_000, 1.0);
+        for i in 0..1000 {
+            s.record(5_000, i * 1_000_000);
+        }
+        s.record(150_000, 1_000_000_000);
+        r.cpus = vec![s.summarize(1, ProbeMode::Wakeup, 1.0, 0, 1_001_000_000)];
+        r
     }
 
     #[test]
     fn text_names_the_worst_gap_and_its_source() {
         let t = probe_text(&run(), false);
         assert!(t.starts_with("probe: spin for 1.00s on CPU 1, SCHED_OTHER nice 0, clock CLOCK_MONOTONIC_RAW, threshold 1.00us\n"), "{t}");
+        assert!(t.contains("  CPU 1 gaps by length: 32-64us ×1\n"), "{t}");
         assert!(t.contains("  CPU 1 largest gaps: 40.0us at +20ns\n"), "{t}");
         assert!(
             t.contains("  CPU 1 worst gap 40.0us: likely IRQ 24 (nvme0q1) ×3\n"),
             "{t}"
         );
+        // No per-read percentile in spin mode.
+        assert!(!t.contains("p50") && !t.contains("p99"), "{t}");
+    }
+
+    /// Wakeup mode speaks of latencies, with their percentiles, and of no
+    /// time lost.
+    #[test]
+    fn wakeup_text_speaks_of_latencies() {
+        let t = probe_text(&wakeup_run(), false);
+        for want in [
+            "  CPU  wakeups      min      p50      p99    p99.9      max   over\n",
+            // p50 to p99.9: the upper bound of 5000's bucket, 4992-5055.
+            "    1     1001   5.00us   5.05us   5.05us   5.05us    150us      1\n",
+            "  CPU 1 latencies by length: 4-8us ×1000, 128-256us ×1\n",
+            "  CPU 1 largest latencies: 150us at +1.00s\n",
+            "  CPU 1 worst latency 150us: likely IRQ 24 (nvme0q1) ×3\n",
+        ] {
+            assert!(t.contains(want), "{want:?} in:\n{t}");
+        }
+        for unwanted in ["gap", "lost", "avail"] {
+            assert!(!t.contains(unwanted), "{unwanted:?} in:\n{t}");
+        }
     }
 
     #[test]
@@ -203,15 +360,113 @@ mod tests {
         let v = probe_json(&run());
         let c = &v["cpus"][0];
         assert_eq!(c["cpu"], 1);
-        assert_eq!(c["samples"], 2);
+        assert_eq!(c["reads"], 2);
+        assert_eq!(c["gaps"], 1);
         assert_eq!(c["max_ns"], 40_000);
         assert_eq!(c["lost_ns"], 40_000);
         assert_eq!(c["top_gaps"][0]["at_ns"], 20);
+        assert_eq!(
+            c["histogram"],
+            json!([{"from_ns": 32_000, "to_ns": 64_000, "count": 1}])
+        );
         assert_eq!(c["likely_source"]["kind"], "irq");
         assert_eq!(c["likely_source"]["irq"], 24);
         // Interrupts are counted, not timed: the 40 us are unexplained.
         assert_eq!(c["unattributed_ns"], 40_000);
         assert_eq!(v["mode"], "spin");
+        assert_eq!(v["gate_max_ns"], Value::Null);
+        assert_eq!(v["dma_latency"], Value::Null);
+        let w = probe_json(&wakeup_run());
+        assert_eq!(w["gate_max_ns"], 500_000);
+        assert_eq!(w["interval_ns"], 1_000_000);
+        let c = &w["cpus"][0];
+        assert_eq!(
+            (c["wakeups"].as_u64(), c["p50_ns"].as_u64()),
+            (Some(1001), Some(5055))
+        );
+        assert_eq!(c["top_latencies"][0]["ns"], 150_000);
+    }
+
+    /// The fields of pinrun(1) PROBE's JSON list (`man/probe.roff`, its
+    /// `.\" json: GROUP [MODE]` markers), by group and mode.
+    fn documented() -> BTreeMap<(String, String), BTreeSet<String>> {
+        let mut out: BTreeMap<(String, String), BTreeSet<String>> = BTreeMap::new();
+        let mut group: Option<(String, String)> = None;
+        let mut lines = crate::manual::PROBE_SECTION.lines();
+        while let Some(line) = lines.next() {
+            if let Some(g) = line.strip_prefix(".\\\" json: ") {
+                let mut w = g.split_whitespace();
+                group = match (w.next(), w.next()) {
+                    (Some("end"), _) => None,
+                    (Some(g), mode) => Some((g.into(), mode.unwrap_or("").into())),
+                    (None, _) => None,
+                };
+            } else if line == ".TP"
+                && let Some(g) = &group
+                && let Some(names) = lines.next().and_then(|l| l.strip_prefix(".B "))
+            {
+                let set = out.entry(g.clone()).or_default();
+                set.extend(names.split(", ").map(str::to_string));
+            }
+        }
+        out
+    }
+
+    fn keys(v: &Value) -> BTreeSet<String> {
+        v.as_object().unwrap().keys().cloned().collect()
+    }
+
+    /// Every field pinrun(1) documents for a mode is in that mode's JSON,
+    /// and no other: the top level, each CPU, a histogram bucket and
+    /// `dma_latency`, in both modes.
+    #[test]
+    fn json_fields_are_the_documented_ones() {
+        let doc = documented();
+        let fields = |g: &str, mode: &str| -> BTreeSet<String> {
+            let mut s = doc
+                .get(&(g.into(), String::new()))
+                .cloned()
+                .unwrap_or_default();
+            s.extend(
+                doc.get(&(g.into(), mode.into()))
+                    .cloned()
+                    .unwrap_or_default(),
+            );
+            s
+        };
+        assert!(fields("cpu", "spin").contains("available_pct"), "{doc:?}");
+        for (mode, mut r) in [("spin", run()), ("wakeup", wakeup_run())] {
+            r.dma_latency = Some(DmaLatency { us: 0, held: Ok(0) });
+            let v = probe_json(&r);
+            assert_eq!(keys(&v), fields("probe", mode), "{mode}");
+            assert_eq!(keys(&v["cpus"][0]), fields("cpu", mode), "{mode}");
+            assert_eq!(keys(&v["cpus"][0]["histogram"][0]), fields("bucket", ""));
+            assert_eq!(keys(&v["dma_latency"]), fields("dma_latency", ""));
+        }
+        // The two modes' words are their own.
+        assert!(!fields("cpu", "wakeup").contains("lost_ns"));
+        assert!(!fields("cpu", "wakeup").contains("top_gaps"));
+        assert!(!fields("cpu", "spin").contains("p99_ns"));
+    }
+
+    /// `--probe-dma-latency`: the header says whether it was held.
+    #[test]
+    fn dma_latency_is_reported() {
+        let mut r = run();
+        r.dma_latency = Some(DmaLatency { us: 0, held: Ok(0) });
+        assert!(probe_text(&r, false).lines().next().unwrap().ends_with(
+            ", threshold 1.00us, /dev/cpu_dma_latency held at 0us (system-wide limit 0us)"
+        ));
+        r.dma_latency = Some(DmaLatency {
+            us: 10,
+            held: Err("/dev/cpu_dma_latency: permission denied".into()),
+        });
+        assert!(probe_text(&r, false).contains(
+            ", /dev/cpu_dma_latency NOT held at 10us (/dev/cpu_dma_latency: permission denied)\n"
+        ));
+        let v = probe_json(&r);
+        assert_eq!(v["dma_latency"]["held"], false);
+        assert_eq!(v["dma_latency"]["limit_us"], Value::Null);
     }
 
     /// A 93 ms loss that a 2.6 ms task does not explain: no likely source
@@ -220,11 +475,11 @@ mod tests {
     #[test]
     fn unexplained_time_is_said() {
         let mut r = run();
-        let mut s = Series::new(1000);
-        s.record(20, 0);
-        s.record(90_000_000, 20);
-        s.record(3_000_000, 90_000_020);
-        r.cpus = vec![s.summarize(1, 1.0, 0, 1_000_000_000)];
+        let mut s = Series::new(1000, 1.0);
+        s.max = 90_000_000;
+        s.gap(90_000_000, 20);
+        s.gap(3_000_000, 90_000_020);
+        r.cpus = vec![s.summarize(1, ProbeMode::Spin, 1.0, 0, 1_000_000_000)];
         r.sources.get_mut(&1).unwrap().insert(
             0,
             Source::Task {

@@ -16,6 +16,7 @@ pub mod kernel_config;
 pub mod noise;
 pub mod numa;
 pub mod parallel;
+pub mod preempt;
 pub mod process;
 pub mod root;
 pub mod rt_tasks;
@@ -137,6 +138,9 @@ pub struct SystemState {
     pub idle_states: BTreeMap<u32, Vec<cpuidle::IdleState>>,
     /// RT group scheduling limits on the caller.
     pub rt_group: cgroup::RtGroup,
+    /// The kernel's preemption model ([`preempt::read`]), read with
+    /// [`Scope::preempt`]; `None` when not read or unknown.
+    pub preempt: Option<preempt::Preemption>,
     /// `kernel.numa_balancing`.
     pub numa_balancing: Option<i64>,
     /// Kubernetes, Slurm and the CFS quota around the caller (issue 23).
@@ -266,6 +270,11 @@ impl SystemState {
                 cgroup::read_rt_group(root, &me)
             } else {
                 cgroup::RtGroup::default()
+            },
+            preempt: if scope.preempt {
+                preempt::read(root)
+            } else {
+                None
             },
             rt_tasks: Vec::new(),
             idle_states: BTreeMap::new(),

@@ -123,6 +123,11 @@ pub struct Scope {
     /// block device or file): its sysfs directory, `numa_node`,
     /// `local_cpulist` and `msi_irqs` ([`super::devices::read_device`]).
     pub near: Option<String>,
+    /// The kernel's preemption model ([`super::preempt::read`]: debugfs,
+    /// `/sys/kernel/realtime`, else the kernel configuration, ~250 KB):
+    /// the `preempt-model` check of a real-time or deadline request with
+    /// `--probe` or `--check`.
+    pub preempt: bool,
     /// The process whose cgroup bounds the plan (`/proc/PID/cgroup`, its
     /// cpuset's effective CPUs and mems, its RT group): `--pid`'s target;
     /// `None`: this process (`/proc/self`).
@@ -149,6 +154,7 @@ impl Scope {
             details: true,
             units: true,
             near: None,
+            preempt: true,
             cgroup_of: None,
         }
     }

@@ -190,6 +190,12 @@ fn synthetics() -> Vec<tempfile::TempDir> {
                 "Limit                     Soft Limit           Hard Limit           Units\nMax realtime priority     0                    0\nMax realtime timeout      100000               200000               us\n",
             ),
         ]),
+        // A PREEMPT_DYNAMIC kernel under preempt=none (issue 36): the
+        // preemption model is read for a real-time --check.
+        synthetic(&[(
+            "sys/kernel/debug/sched/preempt",
+            "(none) voluntary full lazy \n",
+        )]),
     ]
 }
 
@@ -543,7 +549,7 @@ fn scoped_read_like_full_synthetic() {
 #[test]
 fn scope_is_tight() {
     type Narrow = fn(&mut Scope, &Request);
-    let narrowed: [(&str, Narrow); 14] = [
+    let narrowed: [(&str, Narrow); 15] = [
         ("the --near device", |s, _| s.near = None),
         ("the isolation sets", |s, _| s.isolation = false),
         // Each request `for_request` keeps them for although it names its
@@ -582,6 +588,7 @@ fn scope_is_tight() {
         ("the kernel release", |s, _| s.kernel = false),
         ("IRQs", |s, _| s.irqs = false),
         ("numa_balancing", |s, _| s.info = false),
+        ("the preemption model", |s, _| s.preempt = false),
     ];
     // The synthetic machines first: they hold what most narrowings break,
     // and the search stops at the first difference.
