@@ -258,6 +258,50 @@ fn emitted_lines_read_back_by_their_owners() {
     for key in ["performance_profile", "kubelet"] {
         pyyaml_reads(&setting(key), key, &hk, &lat, &v["offline"]);
     }
+    tmpfiles_take_the_cpus_offline(&setting("offline"), v["offline"].as_str().unwrap());
+}
+
+/// The tmpfiles.d lines, applied by systemd-tmpfiles itself below a root
+/// whose cpuN/online files read 1: exactly the offline CPUs' files read 0
+/// after (type `w` writes an existing file, tmpfiles.d(5)).
+fn tmpfiles_take_the_cpus_offline(conf: &str, offline: &str) {
+    let Ok(v) = std::process::Command::new("systemd-tmpfiles")
+        .arg("--version")
+        .output()
+    else {
+        return common::skip("systemd-tmpfiles is not installed");
+    };
+    if !v.status.success() {
+        return common::skip("systemd-tmpfiles does not run here");
+    }
+    let root = common::tempdir();
+    let cpu = root.path().join("sys/devices/system/cpu");
+    for c in 0..80 {
+        std::fs::create_dir_all(cpu.join(format!("cpu{c}"))).unwrap();
+        std::fs::write(cpu.join(format!("cpu{c}/online")), "1\n").unwrap();
+    }
+    let file = root.path().join("50-pinrun-offline.conf");
+    std::fs::write(&file, format!("{conf}\n")).unwrap();
+    let out = std::process::Command::new("systemd-tmpfiles")
+        .arg(format!("--root={}", root.path().display()))
+        .arg("--create")
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let now_off: Vec<u32> = (0..80)
+        .filter(|c| {
+            std::fs::read_to_string(cpu.join(format!("cpu{c}/online")))
+                .unwrap()
+                .trim()
+                == "0"
+        })
+        .collect();
+    assert_eq!(now_off, cpus(offline));
 }
 
 fn systemd_accepts_cpu_affinity(dropin: &str, hk: &str) {
