@@ -425,7 +425,9 @@ pub fn slurm(plans: &[Plan], fp: &Fingerprint, command: &[String], policies: boo
     s.push_str("# the masks name CPU ids: the job must hold the whole node (sbatch/salloc --exclusive); in a partial allocation srun refuses them (\"CPU binding outside of job step allocation\")\n");
     let partial = plans.iter().any(|p| {
         let whole: CpuSet = p.cores.iter().flat_map(|c| c.cpus.iter()).collect();
-        p.cpus.as_ref().is_some_and(|c| !p.cores.is_empty() && *c != whole)
+        p.cpus
+            .as_ref()
+            .is_some_and(|c| !p.cores.is_empty() && *c != whole)
     });
     if partial {
         s.push_str("# each task's mask is part of its cores (no --smt): inside a task run pinrun without a placement, which plans on the task's CPUs; for whole-core masks emit with --smt\n");
