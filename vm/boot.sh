@@ -4,7 +4,8 @@
 #   basic     2 sockets x 2 cores x 2 threads, nodes {0-3} {4-7}, 256M each
 #   plain     basic without isolcpus/nohz_full/irqaffinity: the host
 #             --plan-host prepares (its parameters come with EXTRA_APPEND)
-#   wide      basic with 512M per node (for possible_cpus=1100's per-CPU areas)
+#   wide      basic with 512M per node (for possible_cpus=1100's per-CPU areas,
+#             and "#@ rootfs" guests: a Debian root unpacked into RAM)
 #   memless   basic, but node 1 = CPUs 4-5 and node 2 = CPUs 6-7 without memory;
 #             distances 0-1 20, 0-2 30, 1-2 15 (node 1 is node 2's nearest memory)
 #   cpuless   basic plus node 2 with 256M and no CPUs, distances 0-1 21, x-2 30

@@ -15,7 +15,10 @@
 # (each such line: tests/helpers/NAME.c built with gcc -static GCC-FLAGS into
 # the guest's /bin/NAME), "#@ module NAME" (each such line: the kernel's module
 # NAME and its dependencies in the guest's /lib/modules, vm/modules.sh; the
-# scenario loads them with load_modules).
+# scenario loads them with load_modules), "#@ rootfs NAME" (a Debian root
+# from vm/rootfs.sh instead of busybox, booted with rdinit=/lib/systemd/systemd:
+# systemd 252 is PID 1 and runs the scenario as pinrun-scenario.service,
+# vm/guest/systemd/; give it RAM: topology wide).
 set -eu
 . "$(dirname "$(readlink -f "$0")")/lib.sh"
 name=$1
@@ -32,10 +35,36 @@ bin=${PINRUN_VM_BIN:-$("$VM_DIR/build.sh")}
 
 root=$(mktemp -d); chmod 755 "$root"   # mktemp's 0700 would keep uid 1000 out
 trap 'rm -rf "$root"' EXIT
-mkdir -p "$root/bin" "$root/proc" "$root/sys" "$root/dev" "$root/tmp" "$root/etc"
-cp /bin/busybox "$root/bin/busybox"
-cp "$bin" "$root/bin/pinrun"
-cp "$VM_DIR/guest/init" "$root/init"; chmod 755 "$root/init"
+rootfs=$(hdr rootfs)
+if [ -n "$rootfs" ]; then
+  # "#@ rootfs NAME": a Debian root from vm/rootfs.sh (cached) whose own init
+  # is PID 1: for systemd, /lib/systemd/systemd runs pinrun-scenario.service
+  # (vm/guest/systemd/), which runs /scenario and powers off.
+  tarball=$("$VM_DIR/rootfs.sh" "$rootfs")
+  tar -C "$root" --numeric-owner -xpzf "$tarball"
+  cp "$bin" "$root/usr/bin/pinrun"   # /bin/pinrun: /bin is usr/bin
+  ln -s /usr/bin/pinrun "$root/usr/local/bin/pinrun"   # the docs' path
+  cp "$VM_DIR/guest/systemd/engine" "$root/usr/local/bin/engine"; chmod 755 "$root/usr/local/bin/engine"
+  cp "$VM_DIR/guest/systemd/run-scenario" "$root/run-scenario"
+  S=$root/etc/systemd/system
+  # docs/deploy.md's recipes: the units (not enabled) and the emission
+  # commands (/recipes/NAME.sh) the scenario runs
+  cp "$VM_DIR"/guest/systemd/units/*.service "$VM_DIR/guest/systemd/pinrun-scenario.service" "$S/"
+  mkdir "$root/recipes"; cp "$VM_DIR"/guest/systemd/units/*.sh "$root/recipes/"
+  mkdir -p "$S/multi-user.target.wants"
+  ln -s ../pinrun-scenario.service "$S/multi-user.target.wants/"
+  # No logins on the console the scenario prints to; no devices to wait for.
+  for u in getty@tty1.service serial-getty@ttyS0.service; do ln -sfn /dev/null "$S/$u"; done
+  rm -f "$S/getty.target.wants/getty@tty1.service"
+  append="rdinit=/lib/systemd/systemd $append"
+else
+  mkdir -p "$root/bin" "$root/proc" "$root/sys" "$root/dev" "$root/tmp" "$root/etc"
+  cp /bin/busybox "$root/bin/busybox"
+  cp "$bin" "$root/bin/pinrun"
+  cp "$VM_DIR/guest/init" "$root/init"; chmod 755 "$root/init"
+  printf 'root:x:0:0:root:/:/bin/sh\ntest:x:1000:1000:test:/tmp:/bin/sh\n' > "$root/etc/passwd"
+  printf 'root:x:0:\ntest:x:1000:\n' > "$root/etc/group"
+fi
 cp "$VM_DIR/guest/lib.sh" "$root/lib.sh"
 cp "$scen" "$root/scenario"
 sed -n 's/^#@ helper //p' "$scen" | while read -r hname hflags; do
@@ -73,11 +102,12 @@ mods=$(sed -n 's/^#@ module //p' "$scen")
 [ -z "$mods" ] || "$VM_DIR/modules.sh" "$suite" "$root" $mods ||
   { echo "vm/run: vm/modules.sh could not provide modules $mods" >&2; exit 2; }
 chmod 644 "$root/lib.sh" "$root/scenario"
-printf 'root:x:0:0:root:/:/bin/sh\ntest:x:1000:1000:test:/tmp:/bin/sh\n' > "$root/etc/passwd"
-printf 'root:x:0:\ntest:x:1000:\n' > "$root/etc/group"
-(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1 > initrd.cpio.gz.tmp)
-mv "$root/initrd.cpio.gz.tmp" "$root.cpio.gz"
+# A Debian root goes in uncompressed: the guest's kernel would gunzip its
+# ~110 MB under TCG at every boot.
+[ -n "$rootfs" ] && z=cat || z="gzip -1"
 trap 'rm -rf "$root" "$root.cpio.gz"' EXIT
+# (written beside the root, not in it: find would list a file being written)
+(cd "$root" && find . | cpio -o -H newc --quiet | $z > "$root.cpio.gz")
 
 for try in 1 2; do
   start=$(date +%s.%N)

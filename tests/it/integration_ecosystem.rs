@@ -407,3 +407,27 @@ fn emit_quotes_exec_start_and_keeps_pinrun_when_needed() {
         "{exec}"
     );
 }
+
+/// docs/deploy.md's systemd recipes are the units and commands the VM
+/// test `vm_systemd_pid1_units_run_pinrun_as_documented` runs under a real
+/// systemd (vm/guest/systemd/units/): each file is a fenced block of the
+/// page, byte for byte.
+#[test]
+fn deploy_md_systemd_recipes_are_the_vm_units() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("docs/deploy.md")).unwrap();
+    let mut names: Vec<_> = std::fs::read_dir(root.join("vm/guest/systemd/units"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    names.sort();
+    assert!(names.len() >= 8, "{names:?}");
+    for p in names {
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert!(
+            doc.contains(&format!("\n```\n{text}```\n")),
+            "docs/deploy.md has no fenced block equal to {}:\n{text}",
+            p.display()
+        );
+    }
+}
