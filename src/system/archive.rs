@@ -472,6 +472,79 @@ struct Capped<R> {
     /// The stream ended where tar wanted more: a tar archive ends with
     /// zero blocks, read before its end, so this is an archive cut short.
     ended: bool,
+    /// Bytes read so far.
+    pos: u64,
+    /// Where the next header block starts.
+    next_header: u64,
+    /// The header block being read (it may come in several reads).
+    header: Vec<u8>,
+}
+
+/// The most bytes of one metadata entry: a GNU long name or link (`L`,
+/// `K`) or a pax header (`x`, `g`). The tar reader holds such an entry in
+/// memory whole before the file it describes; a path is at most 4096
+/// bytes (`PATH_MAX`), so 64 KiB is plenty.
+pub const MAX_META_BYTES: u64 = 64 << 10;
+
+impl<R> Capped<R> {
+    fn new(inner: R, left: u64) -> Self {
+        Capped {
+            inner,
+            left,
+            ended: false,
+            pos: 0,
+            next_header: 0,
+            header: Vec::with_capacity(512),
+        }
+    }
+
+    /// Follows the tar headers in `bytes` (read at `self.pos`): refuses a
+    /// metadata entry over [`MAX_META_BYTES`] before the tar reader
+    /// allocates it (`tar(5)` ustar: type flag at offset 156, size at 124
+    /// in octal, or base-256 when its first byte has the high bit).
+    fn watch(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        let end = self.pos + bytes.len() as u64;
+        let mut at = self.pos;
+        while at < end {
+            if at < self.next_header {
+                at = self.next_header.min(end);
+                continue;
+            }
+            let from = (at - self.pos) as usize;
+            let take = (512 - self.header.len()).min((end - at) as usize);
+            self.header.extend_from_slice(&bytes[from..from + take]);
+            at += take as u64;
+            if self.header.len() < 512 {
+                break;
+            }
+            let h = std::mem::take(&mut self.header);
+            let size = tar_size(&h[124..136]);
+            if matches!(h[156], b'L' | b'K' | b'x' | b'g') && size > MAX_META_BYTES {
+                return Err(std::io::Error::other(format!(
+                    "a long name or pax header of {size} bytes (at most {MAX_META_BYTES})"
+                )));
+            }
+            self.next_header = at + size.div_ceil(512).saturating_mul(512);
+        }
+        Ok(())
+    }
+}
+
+/// A tar header's size field: octal digits (NUL or space ended), or
+/// base-256 (GNU) when the first byte's high bit is set; saturating.
+fn tar_size(field: &[u8]) -> u64 {
+    if field[0] & 0x80 != 0 {
+        return field[1..].iter().fold(u64::from(field[0] & 0x7f), |n, b| {
+            n.saturating_mul(256).saturating_add(u64::from(*b))
+        });
+    }
+    field
+        .iter()
+        .skip_while(|b| **b == b' ')
+        .take_while(|b| (b'0'..=b'7').contains(*b))
+        .fold(0u64, |n, b| {
+            n.saturating_mul(8).saturating_add(u64::from(b - b'0'))
+        })
 }
 
 impl<R: Read> Read for Capped<R> {
@@ -481,6 +554,8 @@ impl<R: Read> Read for Capped<R> {
         self.left = self.left.checked_sub(n as u64).ok_or_else(|| {
             std::io::Error::other("more tar data than the limit (a dump holds a few MiB)")
         })?;
+        self.watch(&buf[..n])?;
+        self.pos += n as u64;
         Ok(n)
     }
 }
@@ -514,11 +589,7 @@ impl Limits {
 /// <cause>`.
 pub fn unpack(input: impl Read, dest: &Path, limits: Limits) -> std::result::Result<(), String> {
     use tar::EntryType;
-    let mut ar = tar::Archive::new(Capped {
-        inner: input,
-        left: limits.stream_bytes,
-        ended: false,
-    });
+    let mut ar = tar::Archive::new(Capped::new(input, limits.stream_bytes));
     let mut count: u64 = 0;
     let mut total: u64 = 0;
     let mut dirs = std::collections::HashSet::new();
@@ -639,6 +710,67 @@ mod tests {
         tar[257..262].copy_from_slice(b"ustar");
         assert_eq!(kind(&tar), Kind::Tar);
         assert_eq!(kind(b"0-3\n"), Kind::Other);
+    }
+
+    /// A GNU long name (`L`) or pax header (`x`) entry of more than
+    /// MAX_META_BYTES is refused from its header, before the tar reader
+    /// holds it in memory (a 400 MiB one made pinrun use 2.3 GB); one of
+    /// 300 bytes, a real long path, unpacks; so does a file whose size is
+    /// written in base-256.
+    #[test]
+    fn metadata_entries_are_bounded_by_their_header() {
+        for (ty, size, ok) in [
+            (tar::EntryType::GNULongName, MAX_META_BYTES + 1, false),
+            (tar::EntryType::XHeader, 1 << 20, false),
+            (tar::EntryType::GNULongName, 300, true),
+        ] {
+            let mut b = tar::Builder::new(Vec::new());
+            let mut h = tar::Header::new_gnu();
+            h.set_path("././@LongLink").unwrap();
+            h.set_entry_type(ty);
+            h.set_size(size);
+            h.set_mode(0o644);
+            h.set_cksum();
+            let body = if ty == tar::EntryType::XHeader {
+                let rec =
+                    |n: usize| format!("{n} path=d/{}\n", "a".repeat(n - 9 - n.to_string().len()));
+                rec(size as usize).into_bytes()
+            } else {
+                // Components of 50 bytes (a name is at most 255), then the
+                // file's name, and the NUL.
+                let dirs = "a".repeat(49) + "/";
+                let head = format!("d/{}", dirs.repeat(((size as usize - 3) / 50).min(5)));
+                let mut v =
+                    format!("{head}{}", "b".repeat(size as usize - 1 - head.len())).into_bytes();
+                v.push(0);
+                v
+            };
+            assert_eq!(body.len() as u64, size);
+            b.append(&h, body.as_slice()).unwrap();
+            let mut f = tar::Header::new_gnu();
+            f.set_path("x").unwrap();
+            f.set_size(2);
+            f.set_mode(0o644);
+            f.set_cksum();
+            b.append(&f, &b"1\n"[..]).unwrap();
+            let tar = b.into_inner().unwrap();
+            let dir = tempfile::tempdir().unwrap();
+            let r = unpack(tar.as_slice(), dir.path(), Limits::SYSROOT);
+            if ok {
+                assert_eq!(r, Ok(()));
+            } else {
+                let e = r.unwrap_err();
+                assert!(
+                    e.contains(&format!("a long name or pax header of {size} bytes")),
+                    "{e}"
+                );
+            }
+        }
+        let mut field = [0u8; 12];
+        field[0] = 0x80;
+        field[11] = 5;
+        assert_eq!(tar_size(&field), 5);
+        assert_eq!(tar_size(b"00000001000\0"), 512);
     }
 
     /// A tar of `n` files of `len` bytes each.
