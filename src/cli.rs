@@ -731,81 +731,96 @@ pub fn command() -> clap::Command {
         .after_long_help(long_after)
 }
 
-/// pinrun's option for a short option of numactl, taskset or chrt that
-/// pinrun does not take (`-p`, `-l`, …): the hint of the usage error, so
-/// that `pinrun -l ./app` is not told to pass `-l` as a command.
-pub fn peer_option_hint(arg: &str) -> Option<&'static str> {
-    Some(match arg {
-        "-p" => {
-            "numactl -p NODE is --preferred NODE; taskset -p PID and chrt -p PID are --pid PID (pinrun --pid PID --cpus LIST changes every thread of a running process)"
-        }
-        "-i" => "numactl -i NODES is --interleave NODES; chrt -i is --idle",
-        "-l" => "numactl -l is --localalloc",
-        "-a" => {
-            "taskset -a -p PID and chrt -a -p PID are --pid PID, which changes every thread of the process (--tid TID: one thread); a COMMAND's threads inherit its placement"
-        }
-        "-b" => "chrt -b is --batch",
-        "-o" => "chrt -o is --other",
-        "-d" => "chrt -d is --deadline (with --sched-runtime T; T takes a unit: 500us)",
-        "-T" => "chrt -T NS is --sched-runtime T (T takes a unit: 500us)",
-        "-D" => "chrt -D NS is --sched-deadline T (T takes a unit: 500us)",
-        "-P" => "chrt -P NS is --sched-period T (T takes a unit: 500us)",
-        "-H" => "numactl -H (--hardware) is pinrun --show",
-        "-s" => "numactl -s (--show, the caller's policy) is pinrun --pid self",
-        "-w" => "numactl -w NODES is --weighted-interleave NODES",
-        // Long options of numactl(8), taskset(1) and chrt(1) pinrun does
-        // not take under their own name (issue 37: clap suggested
-        // '--physcpubind' for --cpubind, '--allow' for --all).
-        "--all-tasks" => {
-            "taskset --all-tasks and chrt --all-tasks are pinrun --pid PID, which changes every thread of the process (--tid TID: one thread)"
-        }
-        "--hardware" => "numactl --hardware is pinrun --show (--show --json for a script)",
-        "--cpubind" => {
-            "numactl --cpubind (the old name of --cpunodebind) takes NODES: pinrun --cpunodebind NODES, or --node NODES to choose cores on them"
-        }
-        "--all" => {
-            "numactl --all ignores the cpuset when resolving lists; pinrun resolves within the task's CPUs and the cgroup cpuset (pinrun(1) CPU LISTS), and --within cgroup chooses across the cgroup's CPUs"
-        }
-        "--balancing" => {
-            "numactl --balancing (MPOL_F_NUMA_BALANCING) has no pinrun option: kernel.numa_balancing applies; pinrun --check says whether it is on"
-        }
-        "--touch" => {
-            "numactl --touch applies a policy to shared memory; pinrun sets the process's policy (--membind, --interleave, ...), which its allocations follow"
-        }
-        "--max" => {
-            "chrt --max: the real-time priorities are 1 to 99 (SCHED_FIFO, SCHED_RR; sched_get_priority_max(2)); pinrun --check --fifo 99 says what this process may use"
-        }
-        "--shm" | "--file" | "--huge" | "--offset" | "--length" | "--shmmode" | "--shmid"
-        | "--dump-nodes" => {
-            "numactl's shared-memory policy options have no pinrun equivalent: pinrun sets the process's policy before exec (--membind, --interleave, ...)"
-        }
-        _ => return None,
-    })
-}
-
-/// The hint for numactl's old `--cpubind NODES` (its name for
-/// `--cpunodebind`) in `args` (pinrun's arguments): the same command line
-/// with pinrun's name. `None` without it.
-pub fn renamed_option_hint(args: &[String]) -> Option<String> {
-    let i = args
-        .iter()
-        .position(|a| a == "--cpubind" || a.starts_with("--cpubind="))?;
-    let words: Vec<String> = args
-        .iter()
-        .enumerate()
-        .map(|(j, a)| {
-            let a = if j == i {
-                a.replacen("--cpubind", "--cpunodebind", 1)
-            } else {
-                a.clone()
-            };
-            crate::exec::sh_word(&a)
-        })
+/// The hint for an option of numactl(8), taskset(1) or chrt(1) that
+/// pinrun does not take under that spelling (`arg`, as clap names it:
+/// `-p`, `--cpubind=0`), from the habits table ([`crate::habits::HABITS`]),
+/// so that `pinrun -l ./app` is not told to pass `-l` as a value. `args`
+/// is pinrun's whole command line. Rows that say the same (taskset's and
+/// chrt's `--all-tasks`) are one; with one, the exact pinrun command: the
+/// command line with the option and its value replaced by pinrun's; with
+/// several (`-p` is numactl's `--preferred`, taskset's and chrt's `--pid`),
+/// each tool's equivalent. `None` when no row has the spelling.
+pub fn peer_hint(arg: &str, args: &[String]) -> Option<String> {
+    use crate::habits::{Habit, Pinrun};
+    let name = arg.split('=').next()?;
+    let rows: Vec<&Habit> = crate::habits::rows_of(name)
+        .into_iter()
+        .filter(|h| !h.form && !h.accepted.contains(&name))
         .collect();
-    Some(format!(
-        "numactl's --cpubind is the old name of --cpunodebind: pinrun {}",
-        words.join(" ")
-    ))
+    // Rows that say the same, their tools joined: "taskset and chrt".
+    let mut groups: Vec<(String, &Habit)> = Vec::new();
+    for h in rows {
+        match groups
+            .iter_mut()
+            .find(|(_, g)| g.pinrun == h.pinrun && g.note == h.note && g.arg == h.arg)
+        {
+            Some((tools, _)) => *tools = format!("{tools} and {}", h.tool.name()),
+            None => groups.push((h.tool.name().to_string(), h)),
+        }
+    }
+    let before: Vec<&String> = args.iter().take_while(|a| *a != "--").collect();
+    let at = before
+        .iter()
+        .position(|a| *a == name || a.starts_with(&format!("{name}=")));
+    // The option's value as given: after '=', or the next word.
+    let given = |h: &Habit| -> (Option<String>, usize) {
+        let i = at.unwrap_or(0);
+        match (h.arg, args.get(i).and_then(|a| a.split_once('='))) {
+            (None, _) => (None, 1),
+            (Some(_), Some((_, v))) => (Some(v.to_string()), 1),
+            (Some(_), None) => match args.get(i + 1).filter(|v| !v.starts_with('-')) {
+                Some(v) => (Some(v.clone()), 2),
+                None => (None, 1),
+            },
+        }
+    };
+    let note = |h: &Habit| {
+        if h.note.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", h.note)
+        }
+    };
+    let phrase = |(tools, h): &(String, &Habit)| {
+        let (value, _) = given(h);
+        let shown = value
+            .clone()
+            .or(h.arg.map(|a| a.name.to_string()))
+            .unwrap_or_default();
+        let with = if h.arg.is_some() {
+            format!(" {shown}")
+        } else {
+            String::new()
+        };
+        match h.pinrun {
+            Pinrun::Use(_) => format!(
+                "{tools} {name}{with} is {}{}",
+                h.command_with(&shown).unwrap_or_default(),
+                note(h)
+            ),
+            Pinrun::Default(why) | Pinrun::None(why) => format!("{tools} {name}: {why}"),
+        }
+    };
+    match (&groups[..], at) {
+        ([], _) => None,
+        ([(tools, h)], Some(i)) if !matches!(h.pinrun, Pinrun::None(_)) => {
+            let (value, used) = given(h);
+            let value = value.or(h.arg.map(|a| a.name.to_string()));
+            let replaced = h.command_with(value.as_deref().unwrap_or_default())?;
+            let words: Vec<String> = args[..i]
+                .iter()
+                .map(|a| crate::exec::sh_word(a))
+                .chain(replaced.split_whitespace().map(str::to_string))
+                .chain(args[i + used..].iter().map(|a| crate::exec::sh_word(a)))
+                .collect();
+            let why = match h.pinrun {
+                Pinrun::Default(why) => format!(" ({why})"),
+                _ => note(h),
+            };
+            Some(format!("{tools} {name}: pinrun {}{why}", words.join(" ")))
+        }
+        (groups, _) => Some(groups.iter().map(phrase).collect::<Vec<_>>().join("; ")),
+    }
 }
 
 /// The hint for taskset's `-p MASK PID` habit given to pinrun as `--pid
@@ -813,25 +828,111 @@ pub fn renamed_option_hint(args: &[String]) -> Option<String> {
 /// pinrun command, the mask read as taskset reads it (hexadecimal; a list
 /// after `-c`/`--cpu-list`). `None` when the arguments are not that form.
 pub fn taskset_pid_hint(args: &[String]) -> Option<String> {
+    use crate::habits::{Tool, form};
     let i = args
         .iter()
         .position(|a| a == "--pid" || a == "-p" || a == "-pc")?;
     let (mask, pid) = (args.get(i + 1)?, args.get(i + 2)?);
     pid.parse::<u32>().ok().filter(|&p| p > 0)?;
     let list_form = args[i] == "-pc" || args.iter().any(|a| a == "-c" || a == "--cpu-list");
+    // chrt -p PRIO PID: a SCHED_RR priority (chrt's default policy).
+    let chrt = mask
+        .parse::<u32>()
+        .ok()
+        .filter(|p| !list_form && (1..=99).contains(p) && !mask.starts_with('0'))
+        .and_then(|p| {
+            let command = form(Tool::Chrt, "-p PRIO PID").command_with(&p.to_string())?;
+            Some(format!(
+                "; as chrt -p PRIO PID: pinrun {}",
+                command.replace("PID", pid)
+            ))
+        })
+        .unwrap_or_default();
     let cpus = if list_form {
         CpuSet::parse(mask).ok()?
     } else {
         match crate::exec::taskset_mask(mask, crate::exec::online_here().as_ref())? {
             Ok(m) => m,
-            Err(why) => return Some(format!("taskset's -p MASK PID form: {why}")),
+            Err(why) => return Some(format!("taskset's -p MASK PID form: {why}{chrt}")),
         }
     };
+    let shape = if list_form {
+        "-pc LIST PID"
+    } else {
+        "-p MASK PID"
+    };
+    let command = form(Tool::Taskset, shape)
+        .command_with(&cpus.to_list())?
+        .replace("PID", pid);
     Some(format!(
-        "taskset's -p {} PID form: pinrun --pid {pid} --cpus {} (every thread of the process; --tid TID for one)",
-        if list_form { "LIST" } else { "MASK" },
-        cpus.to_list()
+        "taskset's {shape} form: pinrun {command} (every thread of the process; --tid TID for one){chrt}"
     ))
+}
+
+/// A command-line error clap reports (`clap::Error`) in pinrun's form,
+/// `<what>: <cause>` (pinrun prints `pinrun: ` before it, [`usage_hint`]
+/// and the habits table's hints after): the option clap names (`--fifo`,
+/// not its usage `--fifo <PRIO>`) and what is wrong with it, for an
+/// unknown option, a missing or invalid value, a conflict, a missing
+/// required option; clap's own sentence for any other kind, after the
+/// option it names (or "command line").
+pub fn clap_message(e: &clap::Error) -> String {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let names = |kind| match e.get(kind) {
+        Some(ContextValue::String(s)) => vec![s.clone()],
+        Some(ContextValue::Strings(v)) => v.clone(),
+        _ => Vec::new(),
+    };
+    // "--probe[=<DURATION>]" and "--fifo <PRIO>" name --probe and --fifo.
+    // "[COMMAND]..." names COMMAND.
+    let name = |usage: &str| {
+        let u = usage.trim_start_matches(['[', '<']);
+        u.split([' ', '[', '=', ']', '>'])
+            .next()
+            .unwrap_or(u)
+            .to_string()
+    };
+    let args = names(ContextKind::InvalidArg);
+    let what = args.first().map_or("command line".to_string(), |a| name(a));
+    let value = names(ContextKind::InvalidValue).pop().unwrap_or_default();
+    let cause = match e.kind() {
+        ErrorKind::UnknownArgument if what.starts_with('-') => "unknown option".to_string(),
+        ErrorKind::UnknownArgument => "unexpected argument".to_string(),
+        ErrorKind::InvalidValue if value.is_empty() => {
+            let usage = args.first().cloned().unwrap_or_default();
+            let shape = usage.split_once(' ').map_or("a value", |(_, v)| v);
+            format!("needs a value ({})", shape.trim_matches(['<', '>']))
+        }
+        ErrorKind::InvalidValue => format!(
+            "'{value}' is not one of {}",
+            names(ContextKind::ValidValue).join(", ")
+        ),
+        ErrorKind::ValueValidation => {
+            let why = std::error::Error::source(e)
+                .map(|s| s.to_string())
+                .unwrap_or_else(|| "invalid".to_string())
+                .replace("invalid digit found in string", "expected a whole number");
+            format!("'{value}': {why}")
+        }
+        ErrorKind::ArgumentConflict => {
+            let prior: Vec<String> = names(ContextKind::PriorArg)
+                .iter()
+                .map(|a| name(a))
+                .collect();
+            format!("cannot be used with {}", prior.join(", "))
+        }
+        ErrorKind::MissingRequiredArgument => {
+            let all: Vec<String> = args.iter().map(|a| name(a)).collect();
+            return format!("{}: required with the options given", all.join(", "));
+        }
+        ErrorKind::NoEquals => format!("takes its value after '=' ({what}=VALUE)"),
+        _ => {
+            let text = e.render().to_string();
+            let first = text.lines().next().unwrap_or_default();
+            first.trim_start_matches("error: ").to_string()
+        }
+    };
+    format!("{what}: {cause}")
 }
 
 /// The hint for a command-line error clap reports (`clap::Error`), from
@@ -1001,7 +1102,7 @@ pub fn parse_duration(option: &str, text: &str) -> Result<u64> {
                     format!("\"{text}\" has an unknown unit \"{unit}\"")
                 },
             )
-            .hint(DURATION_HINT));
+            .hint(chrt_nanoseconds(option, t).unwrap_or_else(|| DURATION_HINT.into())));
         }
     };
     let ns = (value * scale).round();
@@ -1016,6 +1117,21 @@ pub fn parse_duration(option: &str, text: &str) -> Result<u64> {
         .hint(DURATION_HINT));
     }
     Ok(ns as u64)
+}
+
+/// The hint for chrt(1)'s habit of a deadline parameter in bare
+/// nanoseconds (`--sched-runtime 500000`, as `chrt -T 500000`): pinrun's
+/// option with the unit, from the habits table. `None` for another option
+/// or a value that is not a whole number.
+fn chrt_nanoseconds(option: &str, text: &str) -> Option<String> {
+    text.parse::<u64>().ok()?;
+    let row = crate::habits::rows_of(option)
+        .into_iter()
+        .find(|h| h.tool == crate::habits::Tool::Chrt)?;
+    Some(format!(
+        "chrt {option} takes nanoseconds, pinrun's a unit: write {}",
+        row.command_with(text)?
+    ))
 }
 
 fn rt_prio(option: &str, prio: u32) -> Result<u32> {

@@ -135,8 +135,10 @@ pub fn taskset_mask(
 /// pinrun (`command[0]` is the mask): taskset(1) reads MASK as a
 /// hexadecimal cpumask ([`taskset_mask`]: `2` is CPU 1) unless `-c` makes
 /// it a cpulist, so the exact pinrun command names the mask's CPUs; the
-/// list reading is offered second, only when its CPUs are online. `None`
-/// when `command[0]` is neither.
+/// list reading is offered second, only when its CPUs are online, and
+/// chrt's `PRIO COMMAND` reading (SCHED_RR) last for 1 to 99; the
+/// commands from the habits table's forms ([`crate::habits::form`]).
+/// `None` when `command[0]` is neither.
 pub fn taskset_form_hint(command: &[std::ffi::OsString]) -> Option<String> {
     use crate::cpuset::CpuSet;
     let name = command.first()?.to_str()?;
@@ -155,16 +157,36 @@ pub fn taskset_form_hint(command: &[std::ffi::OsString]) -> Option<String> {
     let list = CpuSet::parse(name)
         .ok()
         .filter(|l| !name.starts_with("0x") && online.as_ref().is_none_or(|on| l.is_subset(on)));
-    let as_list = |l: &CpuSet| format!("pinrun --cpus {} -- {tail}", l.to_list());
-    Some(match (taskset_mask(name, online.as_ref()), list) {
+    let template = crate::habits::form(crate::habits::Tool::Taskset, "MASK COMMAND");
+    let with = |cpus: &str| {
+        template
+            .command_with(cpus)
+            .unwrap_or_default()
+            .replace("COMMAND", &tail)
+    };
+    let as_list = |l: &CpuSet| format!("pinrun {}", with(&l.to_list()));
+    // chrt PRIO COMMAND: a real-time priority (SCHED_RR, chrt's default).
+    let chrt = name
+        .parse::<u32>()
+        .ok()
+        .filter(|p| (1..=99).contains(p) && !name.starts_with('0'))
+        .and_then(|p| {
+            let row = crate::habits::form(crate::habits::Tool::Chrt, "PRIO COMMAND");
+            Some(format!(
+                "; as chrt reads it, a SCHED_RR priority: pinrun {}",
+                row.command_with(&p.to_string())?.replace("COMMAND", &tail)
+            ))
+        })
+        .unwrap_or_default();
+    let hint = match (taskset_mask(name, online.as_ref()), list) {
         (Some(Ok(m)), Some(l)) if m != l => format!(
-            "taskset's MASK form: taskset reads {name} as a hexadecimal mask: pinrun --cpus {} -- {tail} (as a list, as taskset -c reads it: {})",
-            m.to_list(),
+            "taskset's MASK form: taskset reads {name} as a hexadecimal mask: pinrun {} (as a list, as taskset -c reads it: {})",
+            with(&m.to_list()),
             as_list(&l)
         ),
         (Some(Ok(m)), _) => format!(
-            "taskset's MASK form: taskset reads {name} as a hexadecimal mask: pinrun --cpus {} -- {tail}",
-            m.to_list()
+            "taskset's MASK form: taskset reads {name} as a hexadecimal mask: pinrun {}",
+            with(&m.to_list())
         ),
         (Some(Err(why)), Some(l)) => format!(
             "taskset's MASK form: {why}; as a list, as taskset -c reads it: {}",
@@ -176,7 +198,8 @@ pub fn taskset_form_hint(command: &[std::ffi::OsString]) -> Option<String> {
             as_list(&l)
         ),
         (None, None) => return None,
-    })
+    };
+    Some(format!("{hint}{chrt}"))
 }
 
 /// Finds the command (`command[0]`) as `execvp(3)` would: a name with a

@@ -1,7 +1,7 @@
 //! pinrun: run a command on chosen CPUs, NUMA memory and scheduling policy,
 //! replacing `numactl … chrt … taskset …`. Layers (ARCHITECTURE.md §2),
 //! lowest first: the vocabulary ([`cpuset`], [`request`], [`policy`], [`claim`],
-//! [`finding`], [`fleet`], [`error`], [`words`], [`boot_params`], [`ffi`], [`steer`]); [`system`]
+//! [`finding`], [`fleet`], [`habits`], [`error`], [`words`], [`boot_params`], [`ffi`], [`steer`]); [`system`]
 //! reads; [`plan`] and [`check`] decide (pure); [`report`], [`show`],
 //! [`emit`], [`manual`] and [`completion`] render, [`output`] prints; [`apply`] changes the
 //! process, [`exec`] runs the command; [`cli`] parses and [`app`] is the
@@ -23,6 +23,7 @@ pub mod exec;
 pub mod ffi;
 pub mod finding;
 pub mod fleet;
+pub mod habits;
 pub mod manual;
 pub mod noise;
 pub mod output;

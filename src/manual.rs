@@ -17,12 +17,68 @@ pub const PROBE_SECTION: &str = include_str!("../man/probe.roff");
 /// pinrun(1)'s PREPARE THE HOST section (`--plan-host`, issue 38).
 pub const HOST_SECTION: &str = include_str!("../man/host.roff");
 
+/// The line of [`SECTIONS_AFTER_CHECKS`] that [`habits_list`] replaces.
+const HABITS_MARK: &str = ".\\\" HABITS\n";
+
 /// Every hand-written section: [`SECTIONS_BEFORE_CODES`], the finding
 /// codes ([`crate::finding::Code::man_list`]), [`PROBE_SECTION`], [`HOST_SECTION`],
-/// [`SECTIONS_AFTER_CHECKS`].
+/// [`SECTIONS_AFTER_CHECKS`] with the habits table ([`habits_list`]) in
+/// its NUMACTL, TASKSET AND CHRT section.
 pub fn sections() -> String {
     format!(
-        "{SECTIONS_BEFORE_CODES}{}{PROBE_SECTION}{HOST_SECTION}{SECTIONS_AFTER_CHECKS}",
-        crate::finding::Code::man_list()
+        "{SECTIONS_BEFORE_CODES}{}{PROBE_SECTION}{HOST_SECTION}{}",
+        crate::finding::Code::man_list(),
+        SECTIONS_AFTER_CHECKS.replacen(HABITS_MARK, &habits_list(), 1)
     )
+}
+
+/// `text` as roff text (man(7), groff(7)): `\` as `\e`, `-` as `\-` (a
+/// minus, as options are written), and `\&` before a `.` or `'` that would
+/// start a line (troff would read the line as a request, issue 37 item 4).
+pub fn escape(text: &str) -> String {
+    text.replace('\\', "\\e")
+        .replace('-', "\\-")
+        .lines()
+        .map(|l| {
+            if l.starts_with(['.', '\'']) {
+                format!("\\&{l}")
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// pinrun(1)'s list of numactl(8), taskset(1) and chrt(1) options and
+/// forms, one `.TP` entry per row of [`crate::habits::HABITS`]: the tool
+/// and its spellings, then pinrun's command (or why there is none), the
+/// spellings pinrun takes with that meaning, those it reads otherwise,
+/// and the row's note.
+pub fn habits_list() -> String {
+    use crate::habits::{HABITS, Pinrun};
+    let mut out = String::new();
+    for h in HABITS {
+        let arg = h.arg.map(|a| format!(" {}", a.name)).unwrap_or_default();
+        let tag = format!("{} {}{arg}", h.tool.name(), h.spellings.join(", "));
+        let mut body = match h.pinrun {
+            Pinrun::Use(_) => {
+                let name = h.arg.map_or("", |a| a.name);
+                format!("pinrun {}", h.command_with(name).unwrap_or_default())
+            }
+            Pinrun::Default(why) => format!("pinrun's default: {why}"),
+            Pinrun::None(why) => format!("no pinrun equivalent: {why}"),
+        };
+        if !h.accepted.is_empty() {
+            body.push_str(&format!("; pinrun takes {}", h.accepted.join(", ")));
+        }
+        for (spelling, meaning) in h.taken {
+            body.push_str(&format!("; pinrun reads {spelling} as {meaning}"));
+        }
+        if !h.note.is_empty() {
+            body.push_str(&format!("; {}", h.note));
+        }
+        out.push_str(&format!(".TP\n.B {}\n{}\n", escape(&tag), escape(&body)));
+    }
+    out
 }

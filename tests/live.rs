@@ -316,7 +316,7 @@ fn bad_input_refuses_without_running() {
             ],
             "narrower than its root domain",
         ),
-        (vec!["--bogus-option"], "unexpected argument"),
+        (vec!["--bogus-option"], "--bogus-option: unknown option"),
         (
             vec!["--membind", "sh", "-c"],
             "--membind took 'sh' as its node list",

@@ -717,46 +717,30 @@ pub fn main() -> Exit {
                 };
             }
             let text = e.render().to_string();
-            // clap's body up to "Usage:", on one line; its "tip:" becomes the hint.
-            let body: Vec<&str> = text
+            // clap's "tip:" becomes the hint, but for its "use '-- --x'",
+            // which would run --x as a command.
+            let tip = text
                 .lines()
-                .map(str::trim)
-                .take_while(|l| !l.starts_with("Usage:"))
-                .filter(|l| !l.is_empty() && !l.starts_with("For more information"))
-                .collect();
-            let message: Vec<&str> = body
-                .iter()
-                .copied()
-                .filter(|l| !l.starts_with("tip: "))
-                .collect();
-            let tip = body.iter().find_map(|l| l.strip_prefix("tip: "));
-            let message = message
-                .join(" ")
-                .replace("invalid digit found in string", "expected a whole number");
-            let mut err = Error::new(
-                ErrorCode::Usage,
-                message.trim_start_matches("error: ").to_string(),
-            )
-            .hint(
-                tip.map(str::to_string)
-                    .or_else(|| crate::cli::usage_hint(&e))
+                .find_map(|l| l.trim().strip_prefix("tip: "))
+                .filter(|t| !t.starts_with("to pass '"))
+                .map(str::to_string);
+            let mut err = Error::new(ErrorCode::Usage, crate::cli::clap_message(&e)).hint(
+                tip.or_else(|| crate::cli::usage_hint(&e))
                     .unwrap_or_else(|| "see pinrun --help".to_string()),
             );
+            // The whole command line: the hint is the command to run.
+            let all: Vec<String> = std::env::args_os()
+                .skip(1)
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect();
             if let Some(hint) = e
                 .get(clap::error::ContextKind::InvalidArg)
                 .map(|v| v.to_string())
-                .and_then(|a| crate::cli::peer_option_hint(&a))
+                .and_then(|a| crate::cli::peer_hint(&a, &all))
             {
                 err = err.hint(hint);
             }
-            if let Some(hint) = crate::cli::taskset_pid_hint(&pinrun_args()).or_else(|| {
-                // The whole command line: the hint is the command to run.
-                let all: Vec<String> = std::env::args_os()
-                    .skip(1)
-                    .map(|a| a.to_string_lossy().into_owned())
-                    .collect();
-                crate::cli::renamed_option_hint(&all)
-            }) {
+            if let Some(hint) = crate::cli::taskset_pid_hint(&pinrun_args()) {
                 err = err.hint(hint);
             }
             if let Some(hint) = membind_swallowed_command() {

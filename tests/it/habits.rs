@@ -630,7 +630,7 @@ fn peer_tool_habits_get_the_pinrun_command() {
         (
             &["1", "true"],
             127,
-            "hint: taskset's MASK form: taskset reads 1 as a hexadecimal mask: pinrun --cpus 0 -- true (as a list, as taskset -c reads it: pinrun --cpus 1 -- true)",
+            "hint: taskset's MASK form: taskset reads 1 as a hexadecimal mask: pinrun --cpus 0 -- true (as a list, as taskset -c reads it: pinrun --cpus 1 -- true); as chrt reads it, a SCHED_RR priority: pinrun --rr 1 -- true",
         ),
         (
             &["0-1", "true"],
@@ -658,22 +658,22 @@ fn peer_tool_habits_get_the_pinrun_command() {
         (
             &["--all-tasks", "--pid", "1"],
             125,
-            "hint: taskset --all-tasks and chrt --all-tasks are pinrun --pid PID, which changes every thread of the process (--tid TID: one thread)",
+            "hint: taskset and chrt --all-tasks: pinrun --pid 1 (every thread is --pid's default, --tid TID for one; a COMMAND's threads inherit what pinrun sets)",
         ),
         (
             &["--hardware"],
             125,
-            "hint: numactl --hardware is pinrun --show (--show --json for a script)",
+            "hint: numactl --hardware: pinrun --show (--show --json for a script)",
         ),
         (
             &["--cpubind", "0", "true"],
             125,
-            "hint: numactl's --cpubind is the old name of --cpunodebind: pinrun --cpunodebind 0 true",
+            "hint: numactl --cpubind: pinrun --cpunodebind 0 true (numactl's old name of --cpunodebind)",
         ),
         (
             &["--cpubind=0", "--", "sh", "-c", "x y"],
             125,
-            "hint: numactl's --cpubind is the old name of --cpunodebind: pinrun --cpunodebind=0 -- sh -c 'x y'",
+            "hint: numactl --cpubind: pinrun --cpunodebind 0 -- sh -c 'x y' (numactl's old name of --cpunodebind)",
         ),
         (
             &["--max"],
@@ -786,4 +786,395 @@ fn short_help_fits_a_screen_and_long_help_keeps_everything() {
         assert!(long.contains(opt), "{opt}");
     }
     assert!(long.contains("CHOOSING CORES"), "the whole --cores text");
+}
+
+/// A `--dry-run --json` plan without its findings (IRQ counts change
+/// between two runs): what the request means.
+fn plan_of(out: &std::process::Output) -> Value {
+    let mut v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    if let Some(o) = v.as_object_mut() {
+        o.remove("findings");
+    }
+    v
+}
+
+/// The pinrun arguments a row needs before it: chrt's deadline
+/// parameters go with --deadline and the other two (pinrun(1) SCHEDULING).
+fn habit_context(h: &pinrun::habits::Habit) -> Vec<String> {
+    let template = match h.pinrun {
+        pinrun::habits::Pinrun::Use(t) => t,
+        _ => "",
+    };
+    let mut out = Vec::new();
+    if template.starts_with("--sched-") {
+        out.push("--deadline");
+    }
+    if template.starts_with("--sched-") || template == "--deadline" {
+        for (opt, v) in [("--sched-runtime", "100us"), ("--sched-deadline", "10ms")] {
+            if !template.starts_with(opt) {
+                out.extend([opt, v]);
+            }
+        }
+    }
+    out.into_iter().map(String::from).collect()
+}
+
+/// Issue 37: every row of the habits table (src/habits.rs), every
+/// spelling: the spellings pinrun takes with the row's meaning give the
+/// plan of the row's pinrun command (`--dry-run --json`; the output of
+/// `--help`, `--version`; a `--pid` view); those it takes with another
+/// meaning are not refused as unknown; every other one is refused (exit
+/// 125) with a `hint:` line naming the row's pinrun command filled with
+/// the argument given (`--preferred 0`), or its reason.
+#[test]
+fn every_habit_row_is_accepted_or_refused_with_its_hint() {
+    use pinrun::habits::{HABITS, Pinrun};
+    let run = |args: &[String]| {
+        pinrun()
+            .env("PINRUN_CONFIG", "")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let mut refused = 0;
+    let mut accepted = 0;
+    for h in HABITS.iter().filter(|h| !h.form) {
+        for &s in h.spellings {
+            let value: Vec<String> = h
+                .arg
+                .map(|a| vec![a.example.to_string()])
+                .unwrap_or_default();
+            let before = habit_context(h);
+            let mut peer = before.clone();
+            peer.push(s.to_string());
+            peer.extend(value.iter().cloned());
+            let what = format!("{} {s}", h.tool.name());
+            if h.accepted.contains(&s) {
+                accepted += 1;
+                let Pinrun::Use(_) = h.pinrun else {
+                    panic!("{what}: accepted without a pinrun command")
+                };
+                let mut ours = before.clone();
+                let example = h.arg.map_or("", |a| a.example);
+                ours.extend(
+                    h.command_with(example)
+                        .unwrap()
+                        .split_whitespace()
+                        .map(String::from),
+                );
+                let tail: Vec<String> = match ours.first().map(String::as_str) {
+                    Some("--help" | "--version") => vec![],
+                    Some("--pid") => vec!["--json".into()],
+                    _ => ["--dry-run", "--json", "--", "true"]
+                        .map(String::from)
+                        .to_vec(),
+                };
+                let (a, b) = (
+                    run(&[peer, tail.clone()].concat()),
+                    run(&[ours.clone(), tail].concat()),
+                );
+                assert_eq!(a.status.code(), b.status.code(), "{what} vs {ours:?}");
+                match ours[0].as_str() {
+                    // -h is the one-screen summary, --help the whole.
+                    "--help" => {
+                        assert_status(&a, 0);
+                        assert!(
+                            String::from_utf8_lossy(&a.stdout).contains("Usage: pinrun"),
+                            "{what}"
+                        );
+                    }
+                    "--version" => assert_eq!(
+                        String::from_utf8_lossy(&a.stdout),
+                        String::from_utf8_lossy(&b.stdout),
+                        "{what}"
+                    ),
+                    "--pid" => assert!(plan_of(&a)["threads"].is_array(), "{what}"),
+                    _ => {
+                        assert_status(&a, 0);
+                        assert_eq!(plan_of(&a), plan_of(&b), "{what} vs {ours:?}");
+                    }
+                }
+            } else if let Some((_, meaning)) = h.taken.iter().find(|(t, _)| *t == s) {
+                let out = run(&[peer, vec!["--dry-run".into()]].concat());
+                let err = String::from_utf8_lossy(&out.stderr);
+                assert!(!err.contains("unknown option"), "{what} ({meaning}): {err}");
+            } else {
+                refused += 1;
+                peer.extend(["--".into(), "true".into()]);
+                let out = run(&peer);
+                let err = String::from_utf8_lossy(&out.stderr);
+                assert_eq!(out.status.code(), Some(125), "{what}: {err}");
+                let hint = err.lines().find(|l| l.starts_with("hint: ")).unwrap_or("");
+                let want = match h.pinrun {
+                    Pinrun::Use(_) => h.command_with(h.arg.map_or("", |a| a.example)).unwrap(),
+                    Pinrun::Default(why) | Pinrun::None(why) => why.to_string(),
+                };
+                assert!(
+                    hint.contains(&want) && hint.contains(h.tool.name()),
+                    "{what}: the hint names {want:?}: {err}"
+                );
+            }
+        }
+    }
+    assert!(
+        accepted >= 20 && refused >= 40,
+        "{accepted} accepted, {refused} refused"
+    );
+}
+
+/// The exact hint for a few rows: a short option three tools use, an old
+/// alias rewritten in place, chrt's nanoseconds.
+#[test]
+fn habit_hints_give_the_exact_command() {
+    for (args, hint) in [
+        (
+            &["-p", "0", "true"][..],
+            "hint: numactl -p 0 is --preferred 0; taskset -p 0 is --pid 0 (alone, every thread's CPUs; with --cpus, changes them); chrt -p 0 is --pid 0 (alone, every thread's policy, priority, nice and deadline parameters)",
+        ),
+        (
+            &["-l", "./app"],
+            "hint: numactl -l: pinrun --localalloc ./app",
+        ),
+        (
+            &["-s"],
+            "hint: numactl -s: pinrun --pid self (the caller's own policy and CPUs)",
+        ),
+        (
+            &[
+                "--deadline",
+                "--sched-runtime",
+                "500000",
+                "--sched-period",
+                "1ms",
+                "--",
+                "true",
+            ],
+            "hint: chrt --sched-runtime takes nanoseconds, pinrun's a unit: write --sched-runtime 500000ns",
+        ),
+        (
+            &["-i", "0", "true"],
+            "hint: numactl -i 0 is --interleave 0; chrt -i is --idle (chrt -i 0 COMMAND: no priority)",
+        ),
+    ] {
+        let out = pinrun().args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(125), "{args:?}: {err}");
+        assert_eq!(err.lines().nth(1), Some(hint), "{args:?}: {err}");
+    }
+}
+
+/// The forms of the table (positional arguments' shapes), each run with
+/// its exact hint: the CPUs of a mask are this machine's online ones
+/// (/sys/devices/system/cpu/online), chrt's number a SCHED_RR priority.
+#[test]
+fn every_habit_form_gets_its_command() {
+    use pinrun::habits::HABITS;
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
+    let online = online.trim().to_string();
+    // 0x3 is CPUs 0 and 1: those of them online here.
+    let first_two = if online == "0" { "0" } else { "0-1" };
+    let cases: Vec<(&str, Vec<&str>, i32, String)> = vec![
+        (
+            "MASK COMMAND",
+            vec!["0x3", "true"],
+            127,
+            format!("hint: taskset's MASK form: taskset reads 0x3 as a hexadecimal mask: pinrun --cpus {first_two} -- true"),
+        ),
+        (
+            "-p MASK PID",
+            vec!["-p", "0x3", "700"],
+            125,
+            format!("hint: taskset's -p MASK PID form: pinrun --pid 700 --cpus {first_two} (every thread of the process; --tid TID for one)"),
+        ),
+        (
+            "-pc LIST PID",
+            vec!["-pc", "0", "700"],
+            125,
+            "hint: taskset's -pc LIST PID form: pinrun --pid 700 --cpus 0 (every thread of the process; --tid TID for one)".into(),
+        ),
+        (
+            "PRIO COMMAND",
+            vec!["10", "true"],
+            127,
+            "; as chrt reads it, a SCHED_RR priority: pinrun --rr 10 -- true".into(),
+        ),
+        (
+            "-p PRIO PID",
+            vec!["--pid", "10", "700"],
+            125,
+            "; as chrt -p PRIO PID: pinrun --pid 700 --rr 10".into(),
+        ),
+    ];
+    let forms: Vec<&str> = HABITS
+        .iter()
+        .filter(|h| h.form)
+        .map(|h| h.spellings[0])
+        .collect();
+    let covered: Vec<&str> = cases.iter().map(|c| c.0).collect();
+    assert_eq!(forms, covered, "a case per form row of src/habits.rs");
+    for (form, args, status, hint) in cases {
+        let out = pinrun().args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(status), "{form}: {err}");
+        let line = err.lines().nth(1).unwrap_or("");
+        if hint.starts_with("hint: ") {
+            assert_eq!(line, hint, "{form}: {err}");
+        } else {
+            assert!(
+                line.starts_with("hint: ") && line.ends_with(&hint),
+                "{form}: {err}"
+            );
+        }
+    }
+}
+
+/// The option spellings a tool's own help names: numactl's usage (every
+/// `-x` and `--word` of it, its complaint about `--help` left out);
+/// util-linux's option lines (`-a, --all-tasks`) and the options right
+/// after the tool's name in its examples (`taskset -pc 0,3 700`).
+fn help_spellings(tool: &str, help: &str) -> std::collections::BTreeSet<String> {
+    let token = |w: &str| {
+        let w = w.trim_matches(|c: char| "[](),|".contains(c));
+        let w = w.split('=').next().unwrap_or(w);
+        let body = w.trim_start_matches('-');
+        let dashes = w.len() - body.len();
+        ((dashes == 1 || dashes == 2)
+            && body.starts_with(|c: char| c.is_ascii_alphabetic())
+            && body.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'))
+        .then(|| w.to_string())
+    };
+    let mut out = std::collections::BTreeSet::new();
+    for line in help.lines() {
+        let t = line.trim();
+        if tool == "numactl" {
+            if !t.starts_with("numactl:") {
+                out.extend(t.split_whitespace().filter_map(token));
+            }
+        } else if t.starts_with('-') {
+            let left = t.split("  ").next().unwrap_or(t);
+            out.extend(left.split_whitespace().filter_map(token));
+        } else if let Some(rest) = t.strip_prefix(tool) {
+            out.extend(rest.split_whitespace().map_while(token));
+        }
+    }
+    out
+}
+
+/// Issue 37, done when: the habits table has a row for every option of
+/// numactl(8), taskset(1) and chrt(1) as shipped on this machine, counted
+/// against the tools' own `--help` (numactl 2.0.16 prints its usage on
+/// stderr, exit 1); and pinrun(1) lists every row.
+#[test]
+fn habits_table_has_a_row_for_every_option_in_the_tools_help() {
+    use pinrun::habits::HABITS;
+    let man = pinrun().args(["--generate", "man"]).output().unwrap();
+    let man = String::from_utf8_lossy(&man.stdout);
+    for h in HABITS {
+        let tag = format!("{} {}", h.tool.name(), h.spellings.join(", ")).replace('-', "\\-");
+        assert!(
+            man.contains(&format!(".TP\n.B {tag}")),
+            "pinrun(1) lacks {tag}"
+        );
+    }
+    for tool in ["numactl", "taskset", "chrt"] {
+        let Ok(out) = std::process::Command::new(tool).arg("--help").output() else {
+            skip(format!(
+                "{tool} is not installed (apt-get install numactl util-linux)"
+            ));
+            continue;
+        };
+        let help = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let spellings = help_spellings(tool, &help);
+        let rows: Vec<_> = HABITS.iter().filter(|h| h.tool.name() == tool).collect();
+        let missing: Vec<&String> = spellings
+            .iter()
+            .filter(|s| {
+                !rows.iter().any(|h| {
+                    h.spelled(s) || h.spellings.iter().any(|f| f.starts_with(&format!("{s} ")))
+                })
+            })
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "{tool} --help names {missing:?}, which src/habits.rs has no row for"
+        );
+        let hit = rows
+            .iter()
+            .filter(|h| {
+                h.spellings
+                    .iter()
+                    .any(|f| spellings.contains(f.split(' ').next().unwrap()))
+            })
+            .count();
+        eprintln!(
+            "{tool}: {} spellings in --help, {hit} of its {} rows",
+            spellings.len(),
+            rows.len()
+        );
+        // What this machine's versions print (numactl 2.0.16, util-linux 2.38).
+        let want = match tool {
+            "numactl" => (45, 23),
+            "taskset" => (11, 7),
+            _ => (32, 17),
+        };
+        if (spellings.len(), hit) != want {
+            eprintln!(
+                "{tool}: another version than numactl 2.0.16 / util-linux 2.38 (expected {want:?})"
+            );
+        }
+    }
+}
+
+/// Issue 37: every kind of command-line error clap finds comes out in
+/// pinrun's form, `pinrun: <what>: <cause>` then a `hint:` line, exit
+/// 125: an unknown option, a missing value, an invalid value, a conflict.
+#[test]
+fn clap_errors_are_said_in_pinruns_form() {
+    for (args, first, hint) in [
+        (
+            &["--nosuch"][..],
+            "pinrun: --nosuch: unknown option",
+            "hint: see pinrun --help",
+        ),
+        (
+            &["--cpus"][..],
+            "pinrun: --cpus: needs a value (LIST)",
+            "hint: --cpus <LIST>: run on exactly these CPUs: a cpulist (0-3,8,0-14:2,0-15:2/4) or a hex cpumask (0xff, 0xff,00000000)",
+        ),
+        (
+            &["--fifo", "x", "--", "true"][..],
+            "pinrun: --fifo: 'x': expected a whole number",
+            "hint: --fifo <PRIO>: SCHED_FIFO with priority PRIO (1-99)",
+        ),
+        (
+            &["--emit", "nope"][..],
+            "pinrun: --emit: 'nope' is not one of systemd, k8s, slurm",
+            "hint: --emit <FORMAT>: print the plan as native directives of FORMAT instead of running (systemd: CPUAffinity=, NUMAPolicy=, CPUSchedulingPolicy=, ...)",
+        ),
+        (
+            &["--dry-run", "--show"][..],
+            "pinrun: --dry-run: cannot be used with --show",
+            "hint: use only one: --dry-run: print the plan and findings, change nothing, run nothing; --show: print the machine: nodes, packages, cores, CPUs",
+        ),
+        (
+            &["--pid", "1", "true"][..],
+            "pinrun: --pid: cannot be used with COMMAND",
+            "",
+        ),
+    ] {
+        let out = pinrun().args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(125), "{args:?}: {err}");
+        let lines: Vec<&str> = err.lines().collect();
+        assert_eq!(lines.len(), 2, "{args:?}: {err}");
+        assert_eq!(lines[0], first, "{args:?}");
+        assert!(lines[1].starts_with("hint: "), "{args:?}: {err}");
+        if !hint.is_empty() {
+            assert_eq!(lines[1], hint, "{args:?}");
+        }
+    }
 }
