@@ -29,7 +29,6 @@ use crate::error::{Error, ErrorCode, Result};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The largest file a dump stores (and [`super::archive`] unpacks): 64 MiB
 /// (`/proc/interrupts` of a machine with thousands of CPUs and IRQs).
@@ -48,11 +47,6 @@ pub const MAX_DEPTH: usize = 64;
 /// `MAXSYMLINKS`).
 const MAX_LINKS: usize = 40;
 
-/// Whether [`Root`] notes what it reads (only during [`dump`]).
-static RECORDING: AtomicBool = AtomicBool::new(false);
-/// What [`Root`] was asked for while recording.
-static NOTED: Mutex<Vec<Noted>> = Mutex::new(Vec::new());
-
 /// One path [`Root`] was asked for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Noted {
@@ -62,30 +56,35 @@ enum Noted {
     List(String, String),
 }
 
-/// Whether reads are being recorded (one atomic load: the hook in [`Root`]
-/// costs nothing otherwise).
-pub fn recording() -> bool {
-    RECORDING.load(Ordering::Relaxed)
-}
+/// What a recording [`Root`] ([`Root::recording`]) was asked for, in
+/// order: the recording backend of `--dump`, held by the root and the
+/// directories opened from it (no global state: a root that does not
+/// record has none and pays nothing).
+#[derive(Debug, Default)]
+pub struct Recorder(Mutex<Vec<Noted>>);
 
-/// Notes that `abs` was opened, read or tested (a hook in [`Root`]).
-pub fn note(abs: &str) {
-    if recording() {
-        push(Noted::Path(abs.to_string()));
+impl Recorder {
+    /// Notes that `abs` was opened, read or tested.
+    pub fn note(&self, abs: &str) {
+        self.push(Noted::Path(abs.to_string()));
     }
-}
 
-/// Notes that `abs` was listed for entries named `<prefix>N` (a hook in
-/// [`Root::numbered_entries`]).
-pub fn note_list(abs: &str, prefix: &str) {
-    if recording() {
-        push(Noted::List(abs.to_string(), prefix.to_string()));
+    /// Notes that `abs` was listed for entries named `<prefix>N`.
+    pub fn note_list(&self, abs: &str, prefix: &str) {
+        self.push(Noted::List(abs.to_string(), prefix.to_string()));
     }
-}
 
-fn push(n: Noted) {
-    if let Ok(mut v) = NOTED.lock() {
-        v.push(n);
+    fn push(&self, n: Noted) {
+        if let Ok(mut v) = self.0.lock() {
+            v.push(n);
+        }
+    }
+
+    fn take(&self) -> Vec<Noted> {
+        self.0
+            .lock()
+            .map(|mut v| std::mem::take(&mut *v))
+            .unwrap_or_default()
     }
 }
 
@@ -144,19 +143,12 @@ fn keeps(root: &Root, abs: &str, kept: &[RtTask]) -> bool {
     }
 }
 
-/// Runs [`read_everything`] with recording on; returns what was noted
-/// that the dump [`keeps`].
+/// Runs [`read_everything`] through a recording copy of `root`; returns
+/// what was noted that the dump [`keeps`].
 fn record(root: &Root) -> Vec<Noted> {
-    if let Ok(mut v) = NOTED.lock() {
-        v.clear();
-    }
-    RECORDING.store(true, Ordering::Relaxed);
-    let kept = read_everything(root);
-    RECORDING.store(false, Ordering::Relaxed);
-    let mut noted = NOTED
-        .lock()
-        .map(|mut v| std::mem::take(&mut *v))
-        .unwrap_or_default();
+    let recorder = std::sync::Arc::new(Recorder::default());
+    let kept = read_everything(&root.recording(recorder.clone()));
+    let mut noted = recorder.take();
     noted.retain(|n| match n {
         Noted::Path(p) => keeps(root, p, &kept),
         Noted::List(..) => true,

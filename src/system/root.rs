@@ -418,8 +418,9 @@ pub struct Dir {
     check: bool,
     /// Whether every file is read to end of file ([`Root::reading_to_eof`]).
     to_eof: bool,
-    /// Its absolute path, kept only while `--dump` records reads.
-    rec: Option<String>,
+    /// Its absolute path and the root's recorder, only while `--dump`
+    /// records reads ([`Root::recording`]).
+    rec: Option<(String, Arc<super::dump::Recorder>)>,
     /// The directory's path below the root, for [`Root::over_budget`].
     abs: String,
     over: OverBudget,
@@ -460,8 +461,8 @@ impl Dir {
     /// The file `rel` opened for reading (non-blocking, close-on-exec),
     /// noted when `--dump` records reads.
     fn open(&self, rel: &str) -> Option<std::fs::File> {
-        if let Some(dir) = &self.rec {
-            super::dump::note(&format!("{dir}/{rel}"));
+        if let Some((dir, r)) = &self.rec {
+            r.note(&format!("{dir}/{rel}"));
         }
         if self.anchor.is_some() {
             return self.open_in(rel, READ_FLAGS).map(std::fs::File::from);
@@ -495,8 +496,8 @@ impl Dir {
     /// empty when it cannot be read.
     pub fn numbered_entries(&self, rel: &str, prefix: &str) -> Vec<u32> {
         use nix::fcntl::openat;
-        if let Some(dir) = &self.rec {
-            super::dump::note_list(&format!("{dir}/{rel}"), prefix);
+        if let Some((dir, r)) = &self.rec {
+            r.note_list(&format!("{dir}/{rel}"), prefix);
         }
         let fd = if self.anchor.is_some() {
             self.open_in(rel, LIST_FLAGS)
@@ -630,6 +631,8 @@ pub struct Root {
     /// Whether every file is read to end of file ([`Root::reading_to_eof`]).
     to_eof: bool,
     over: OverBudget,
+    /// `--dump`'s recorder ([`Root::recording`]); `None` otherwise.
+    recorder: Option<Arc<super::dump::Recorder>>,
 }
 
 impl Root {
@@ -731,7 +734,29 @@ impl Root {
                 anchor: None,
                 to_eof: false,
                 over: OverBudget::default(),
+                recorder: None,
             }
+        }
+    }
+
+    /// This root, noting every path it and the directories opened from it
+    /// are asked for in `recorder` (`--dump`, [`super::dump`]).
+    pub fn recording(&self, recorder: Arc<super::dump::Recorder>) -> Root {
+        Root {
+            recorder: Some(recorder),
+            ..self.clone()
+        }
+    }
+
+    fn note(&self, abs: &str) {
+        if let Some(r) = &self.recorder {
+            r.note(abs);
+        }
+    }
+
+    fn note_list(&self, abs: &str, prefix: &str) {
+        if let Some(r) = &self.recorder {
+            r.note_list(abs, prefix);
         }
     }
 
@@ -756,6 +781,7 @@ impl Root {
             anchor,
             to_eof: false,
             over: OverBudget::default(),
+            recorder: None,
         }
     }
 
@@ -899,7 +925,7 @@ impl Root {
     /// outside the dump is opened (a link to a FIFO or a device elsewhere
     /// reads as the missing file it is inside the dump).
     pub fn read(&self, abs: &str) -> Option<String> {
-        super::dump::note(abs);
+        self.note(abs);
         let file = self.open_read(abs)?;
         read_open(file, self.check, self.to_eof, &self.over, &|| {
             abs.to_string()
@@ -912,7 +938,7 @@ impl Root {
     /// cap; `None` when it is missing, unreadable or not a regular file.
     /// Below a dump, resolved inside it as [`Root::read`] resolves paths.
     pub fn open_regular(&self, abs: &str) -> Option<std::fs::File> {
-        super::dump::note(abs);
+        self.note(abs);
         let file = self.open_read(abs)?;
         file.metadata().ok()?.is_file().then_some(file)
     }
@@ -938,14 +964,17 @@ impl Root {
     /// Below a dump it is resolved inside it, and so are the paths
     /// below it ([`Dir`]).
     pub fn dir(&self, abs: &str) -> Option<Dir> {
-        super::dump::note(abs);
+        self.note(abs);
         let fd = self.open_below(abs, OFlag::O_PATH | OFlag::O_DIRECTORY)?;
         Some(Dir {
             fd,
             anchor: self.anchor.clone(),
             check: self.check,
             to_eof: self.to_eof,
-            rec: super::dump::recording().then(|| abs.trim_end_matches('/').to_string()),
+            rec: self
+                .recorder
+                .as_ref()
+                .map(|r| (abs.trim_end_matches('/').to_string(), r.clone())),
             abs: abs.trim_end_matches('/').to_string(),
             over: self.over.clone(),
         })
@@ -997,7 +1026,7 @@ impl Root {
         prefix: &str,
         bound: u32,
     ) -> (Vec<u32>, Vec<u64>) {
-        super::dump::note_list(abs, prefix);
+        self.note_list(abs, prefix);
         let dir = match self.open_below(abs, LIST_FLAGS) {
             Some(fd) => nix::dir::Dir::from_fd(fd).ok(),
             None => None,
@@ -1011,7 +1040,7 @@ impl Root {
     /// Whether the path exists below the root (below a dump, resolved
     /// inside it: an `O_PATH` open, which opens no file for reading).
     pub fn exists(&self, abs: &str) -> bool {
-        super::dump::note(abs);
+        self.note(abs);
         if self.plain {
             return self.path(abs).exists();
         }
@@ -1051,7 +1080,7 @@ impl Root {
     /// names a path of the dump): the path the kernel reports for the
     /// `O_PATH` descriptor it opened (`/proc/self/fd/N`).
     pub fn resolve(&self, abs: &str) -> Option<String> {
-        super::dump::note(abs);
+        self.note(abs);
         let base = self.base.canonicalize().ok()?;
         let real = if self.plain {
             self.path(abs).canonicalize().ok()?
@@ -1067,7 +1096,7 @@ impl Root {
     /// The names in the directory `abs`, sorted; empty when it cannot be
     /// read.
     pub fn names(&self, abs: &str) -> Vec<String> {
-        super::dump::note_list(abs, "");
+        self.note_list(abs, "");
         let mut v = self.list_unnoted(abs).unwrap_or_default();
         v.sort();
         v
