@@ -1997,7 +1997,7 @@ fn vm_plan_host_boots_into_the_split() {
         "isolcpus=",
         "nohz_full=",
         "irqaffinity=",
-        "systemd CPUAffinity=",
+        "PID 1's affinity (systemd's CPUAffinity=)",
     ] {
         assert!(
             settings(&before).iter().any(|x| x == s),
