@@ -153,7 +153,12 @@ fn run(req: Request) -> Result<Exit, Error> {
     match req.mode {
         Mode::Show => show(&root, &sys, &req),
         Mode::DryRun => {
-            let exit = dry_run(&req, &planned(sys)?, command.as_deref(), verdict.as_ref())?;
+            let p = planned(sys)?;
+            // What the kernel answers the launch's own calls (a seccomp
+            // filter, a cgroup, a security module): asked on a throwaway
+            // thread, the dry run's verdict when it refuses.
+            let verdict = verdict.or_else(|| rehearse(&root, &req, &p));
+            let exit = dry_run(&req, &p, command.as_deref(), verdict.as_ref())?;
             // The verdict on stderr after the whole plan, with its exit
             // status (as --strict's refusal: a second JSON document would
             // break `jq`).
@@ -167,7 +172,14 @@ fn run(req: Request) -> Result<Exit, Error> {
         }
         Mode::Check => {
             let p = planned(sys)?;
+            let refused = rehearse(&root, &req, &p);
             let exit = check(&req, &p);
+            // The launch would fail: its error after the findings, its status.
+            if let Some(e) = refused {
+                exit?;
+                crate::output::print_error(&e, false);
+                return Ok(e.exit);
+            }
             // The machine's state is not freed (issue 17: 10 000 IRQ
             // records and their sets, ≈ 4 % of a `--check`'s user time
             // on a 10 000-IRQ dump); it holds memory only, which the exit
@@ -563,6 +575,29 @@ fn spawn_helper(req: &Request, p: &Planned) -> Result<Option<std::os::fd::OwnedF
             per_thread::watcher_error(&e)
         }
     })
+}
+
+/// The launch's memory policy, scheduling and affinity calls
+/// ([`apply_plan`]) made on a throwaway thread, whose attributes end with
+/// it: the error the launch would meet that nothing read can predict (a
+/// seccomp filter or a security module refusing a call, issue 33's break
+/// test D1), so that `--dry-run` and `--check` say what the launch will.
+/// Not below `--sysroot` (the dump is another machine), not for
+/// SCHED_DEADLINE (its admission would reserve bandwidth, even briefly,
+/// that a concurrent launch may need; the planner judges it from the
+/// bandwidth read), and not when the plan changes nothing.
+fn rehearse(root: &Root, req: &Request, p: &Planned) -> Option<Error> {
+    let changes = p.plan.memory.is_some() || p.plan.sched.is_requested() || p.plan.cpus.is_some();
+    if req.sysroot.is_some()
+        || !changes
+        || p.plan
+            .sched
+            .policy
+            .is_some_and(crate::policy::Policy::is_deadline)
+    {
+        return None;
+    }
+    std::thread::scope(|s| s.spawn(|| apply_plan(root, p).err()).join().ok().flatten())
 }
 
 /// Applies `p`'s plan to pinrun ([`apply::apply`]: memory policy,

@@ -816,3 +816,46 @@ fn another_users_state_directory_is_refused() {
         stderr(&o)
     );
 }
+
+/// Issue 33's break test D1: a seccomp filter fails the launch's own calls
+/// with EPERM (sched_setaffinity(2), x86_64 203; set_mempolicy(2), 238;
+/// sched_setattr(2), 314). The dry run and --check asked the files only
+/// and said 0 while the launch exited 125; they now make the launch's
+/// calls on a throwaway thread and end as it does: the same status and
+/// the same error line.
+#[test]
+fn a_dry_run_meets_the_seccomp_filter_the_launch_meets() {
+    if !cfg!(target_arch = "x86_64") {
+        return common::skip("the seccomp filter reads x86_64 system call numbers");
+    }
+    let dir = common::tempdir();
+    for (nr, args) in [
+        (203, &["--cpus", "0"][..]),
+        (238, &["--membind", "0"][..]),
+        (314, &["--batch"][..]),
+    ] {
+        let run = |mode: Option<&str>| {
+            let mut a: Vec<&str> = mode.into_iter().collect();
+            a.extend(args);
+            under_seccomp(
+                dir.path(),
+                &a,
+                &["true"],
+                fail_syscall(nr, None, libc::EPERM),
+            )
+        };
+        let launch = run(None);
+        assert_eq!(launch.status.code(), Some(125), "{args:?}: {launch:?}");
+        let error = |o: &std::process::Output| {
+            String::from_utf8_lossy(&o.stderr)
+                .lines()
+                .find(|l| l.starts_with("pinrun: "))
+                .map(String::from)
+        };
+        for mode in ["--dry-run", "--check"] {
+            let o = run(Some(mode));
+            assert_eq!(o.status.code(), Some(125), "{mode} {args:?}: {o:?}");
+            assert_eq!(error(&o), error(&launch), "{mode} {args:?}");
+        }
+    }
+}
