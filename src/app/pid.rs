@@ -553,9 +553,10 @@ fn apply_threads(
         Some(tid) => vec![tid],
         None => threads::task_ids(root, pid),
     };
-    // Whatever process the TID names now (/proc/TID/stat): a TID another
-    // process took has another start time, and is never taken for gone.
-    let start_time = |tid: u32| threads::start_time(root, tid);
+    // Whatever task the TID names now, in any process (one task's stat,
+    // not the group's): a TID another process took has another start
+    // time, and is never taken for gone.
+    let start_time = |tid: u32| threads::task_start_time(root, tid);
     crate::apply::threads::apply_all(
         &crate::apply::threads::Threads {
             list: &list,

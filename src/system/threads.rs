@@ -92,6 +92,14 @@ pub fn start_time(root: &Root, pid: u32) -> Option<u64> {
     stat_field(&root.read(&format!("/proc/{pid}/stat"))?, 22)
 }
 
+/// The start time of whatever task `tid` names now, in any process:
+/// field 22 of `/proc/TID/task/TID/stat`, one task's `stat`
+/// (`proc_tid_stat()`), where `/proc/TID/stat` of a thread group leader
+/// reads the whole group. `None` when no task has the id.
+pub fn task_start_time(root: &Root, tid: u32) -> Option<u64> {
+    stat_field(&root.read(&format!("/proc/{tid}/task/{tid}/stat"))?, 22)
+}
+
 /// The start time of thread `tid` when it is a thread of process `pid`:
 /// `/proc/PID/task/TID` exists only for a thread of `pid`'s thread group
 /// (`proc_task_lookup()`, fs/proc/base.c), and its `status` `Tgid` is
@@ -313,10 +321,16 @@ impl Identity {
         })
     }
 
-    /// Whether the process has not exited (`pidfd_send_signal(2)` with
-    /// signal 0) and `/proc/PID` still names it (same start time).
-    pub fn is_same(&self, root: &Root) -> bool {
-        crate::ffi::pidfd_alive(&self.pidfd) && start_time(root, self.pid) == Some(self.start_time)
+    /// Whether the process has not exited: `pidfd_send_signal(2)` with
+    /// signal 0 on its pidfd, which names the process itself, not its
+    /// number (a PID reused by another process is another `struct pid`:
+    /// ESRCH). Reading `/proc/PID/stat` again would add nothing and cost
+    /// the whole thread group per call (`do_task_stat()` sums every
+    /// thread, fs/proc/array.c): `--pid` checks before every thread's
+    /// change, and that made it quadratic in the threads (issue 33 item
+    /// 12). `_root` is kept for the callers' symmetry with [`start_time`].
+    pub fn is_same(&self, _root: &Root) -> bool {
+        crate::ffi::pidfd_alive(&self.pidfd)
     }
 }
 
