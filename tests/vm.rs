@@ -2363,3 +2363,196 @@ fn vm_systemd_pid1_units_run_pinrun_as_documented() {
     // the dead launch's claim record may stay; it claims nothing
     assert!(state.contains("\"claimed_cpus\":[]"), "{state}");
 }
+
+/// The findings of `v` with `code`.
+fn findings_with<'a>(v: &'a Value, code: &str) -> Vec<&'a Value> {
+    v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == code)
+        .collect()
+}
+
+/// The one finding of `v` with `code`: its message.
+fn only_message(v: &Value, code: &str) -> String {
+    let f = findings_with(v, code);
+    assert_eq!(f.len(), 1, "{code}: {v}");
+    f[0]["message"].as_str().unwrap().to_string()
+}
+
+/// Issue 34, Kubernetes, with the closest real substitute for a kubelet
+/// (vm/scenarios/k8s-runc.sh): Debian 12's runc 1.1.5 with its systemd
+/// cgroup driver starts containers in the pod-shaped cgroup
+/// `kubepods.slice/kubepods-pod<UID>.slice/cri-containerd-<ID>.scope` with
+/// a cpuset and a CFS quota, and a hand-written `cpu_manager_state` in
+/// kubelet's checkpoint format is bind-mounted in. pinrun, the container's
+/// entrypoint, names the pod and the container, plans inside the cpuset
+/// runc gave, reports the quota, and `--settle` times out with its hint or
+/// waits for `runc update` (kubelet's UpdateContainerResources). No
+/// kubelet, CRI runtime or CPU manager runs: docs/deploy.md says so.
+#[test]
+#[ignore = "boots QEMU: run by .ci/run with --ignored (README: VM tests)"]
+fn vm_k8s_runc_pod_cgroup_cpuset_quota_and_settle() {
+    let g = boot("k8s-runc");
+    let v = g.ok("versions");
+    assert!(v.starts_with("runc version 1.1.5"), "{v}");
+    assert!(v.contains("\nrunning\ncpuset cpu "), "{v}");
+    let fifo10 = (10, libc::SCHED_FIFO as i64);
+    let uid = "4c2a9e1b-7d3f-4e8a-9b6c-1f2e3d4c5b6a";
+    let scope = |id: &str| {
+        format!(
+            "/kubepods.slice/kubepods-pod{}.slice/cri-containerd-{id}.scope",
+            uid.replace('-', "_")
+        )
+    };
+    let exclusive = format!(
+        "pod {uid} (Guaranteed): container engine has exclusive CPUs 2-3,6-7 from kubelet's static CPU manager"
+    );
+
+    // 1. Exclusive CPUs 2-3,6-7 and a CFS quota of 2 CPUs, the pod path
+    // in /proc/self/cgroup: the pod (UID, QoS), the checkpoint's container
+    // name and its CPUs; the quota as a notice (a real-time launch); the
+    // plan inside runc's cpuset: CPU 2, the isolated core's first thread.
+    let d = g.json("dry-quota");
+    assert_eq!(d["cpus"], serde_json::json!([2]), "{d}");
+    assert_eq!(d["cores"][0]["cpus"], serde_json::json!([2, 3]), "{d}");
+    assert_eq!(only_message(&d, "k8s-pool"), exclusive);
+    let q = findings_with(&d, "cfs-quota");
+    assert_eq!(q.len(), 1, "{d}");
+    assert_eq!(q[0]["severity"], "notice");
+    assert!(
+        q[0]["message"].as_str().unwrap().starts_with(&format!(
+            "/sys/fs/cgroup{}/cpu.max = 200000 100000: a CFS quota of 2.00 CPUs per 100000 us period",
+            scope("c0ffee01")
+        )),
+        "{d}"
+    );
+    for code in ["k8s-shared-pool", "k8s-cpuset-unsettled"] {
+        assert!(findings_with(&d, code).is_empty(), "{code}: {d}");
+    }
+    let why = d["reasons"][0].as_str().unwrap();
+    assert_eq!(
+        why,
+        format!(
+            "allowed CPUs: 2-3,6-7 (online 0-7, limited by the cpuset of cgroup {s}: /sys/fs/cgroup{s}/cpuset.cpus.effective = 2-3,6-7)",
+            s = scope("c0ffee01")
+        )
+    );
+    // the launch: /app on CPU 2 with SCHED_FIFO 10, in the container's
+    // scope with the quota and cpuset runc set
+    let out = g.ok("launch-quota");
+    assert_eq!(g.allowed("launch-quota"), "2");
+    assert_eq!(rt(&field(out, "stat:").unwrap()), fifo10, "{out}");
+    assert!(
+        out.ends_with(&format!(
+            "cgroup: {}\ncpu.max: 200000 100000\ncpuset.cpus: 2-3,6-7\ncpuset.cpus.effective: 2-3,6-7\n",
+            scope("c0ffee03")
+        )),
+        "{out}"
+    );
+    let err = &g.block("launch-quota").err;
+    assert!(
+        err.contains("pinrun: CPU 2: 2 notices (rt-throttling, cfs-quota)"),
+        "{err}"
+    );
+
+    // 2. No quota: no cfs-quota finding, the same pool and plan.
+    let d = g.json("dry-noquota");
+    assert!(findings_with(&d, "cfs-quota").is_empty(), "{d}");
+    assert_eq!(only_message(&d, "k8s-pool"), exclusive);
+    assert_eq!(d["cpus"], serde_json::json!([2]), "{d}");
+
+    // 3. A private cgroup namespace (containerd's default on cgroup v2):
+    // the path is "/", KUBERNETES_SERVICE_HOST marks the container, and
+    // the pool is found by its cpuset among the checkpoint's entries.
+    let d = g.json("dry-cgroupns");
+    assert_eq!(
+        only_message(&d, "k8s-pool"),
+        "this container: container engine has exclusive CPUs 2-3,6-7 from kubelet's static CPU manager"
+    );
+    assert!(
+        d["reasons"][0]
+            .as_str()
+            .unwrap()
+            .contains("cpuset of cgroup /: /sys/fs/cgroup/cpuset.cpus.effective = 2-3,6-7"),
+        "{d}"
+    );
+    assert_eq!(d["cpus"], serde_json::json!([2]), "{d}");
+    let out = g.ok("launch-cgroupns");
+    assert_eq!(g.allowed("launch-cgroupns"), "2");
+    assert_eq!(rt(&field(out, "stat:").unwrap()), fifo10, "{out}");
+    assert!(
+        out.ends_with(
+            "cgroup: /\ncpu.max: max 100000\ncpuset.cpus: 2-3,6-7\ncpuset.cpus.effective: 2-3,6-7\n"
+        ),
+        "{out}"
+    );
+
+    // 4. The checkpoint assigns 2-3,6-7 but the cpuset is the shared pool
+    // 0-1,4-5: --settle=1s gives up with the documented hint and plans
+    // in the cpuset as it is ...
+    let d = g.json("settle-timeout");
+    let f = findings_with(&d, "k8s-cpuset-unsettled");
+    assert_eq!(f.len(), 1, "{d}");
+    assert_eq!(f[0]["severity"], "warning");
+    assert_eq!(f[0]["cpus"], serde_json::json!([2, 3, 6, 7]));
+    assert_eq!(
+        f[0]["message"],
+        format!(
+            "pod {uid} (Guaranteed): kubelet's CPU manager state assigns container engine CPUs 2-3,6-7, but its cpuset.cpus.effective is 0-1,4-5: kubelet has not applied them yet, and when it does, the kernel moves this process to them and the plan's CPUs are lost"
+        )
+    );
+    assert_eq!(
+        f[0]["hint"],
+        "kubelet did not apply them within --settle=1s: check that kubelet runs (its reconcile loop writes the cpuset every few seconds), or wait longer"
+    );
+    assert_eq!(d["cpus"], serde_json::json!([0]), "{d}");
+    // ... and --settle=60s waits (pinrun still pinrun, on the shared pool,
+    // a second after it started) until `runc update --cpuset-cpus
+    // 2-3,6-7`, then plans and runs in the assigned CPUs
+    let out = g.ok("settle-update");
+    assert!(
+        out.starts_with(
+            "before update: pinrun Cpus_allowed_list:\t0-1,4-5\nupdate rc=0\ncontainer rc=0\n"
+        ),
+        "{out}"
+    );
+    assert_eq!(
+        field(out, "Cpus_allowed_list:").as_deref(),
+        Some("2"),
+        "{out}"
+    );
+    assert_eq!(rt(&field(out, "stat:").unwrap()), fifo10, "{out}");
+    assert!(
+        out.ends_with("cpuset.cpus: 2-3,6-7\ncpuset.cpus.effective: 2-3,6-7\n"),
+        "{out}"
+    );
+
+    // 5. --emit k8s in the container: one whole core (2 CPUs) with
+    // requests = limits, the argv given, CAP_SYS_NICE for SCHED_FIFO ...
+    let y = g.ok("emit");
+    for want in [
+        "resources:\n  requests:\n    cpu: \"2\"\n",
+        "  limits:\n    cpu: \"2\"\n",
+        "\ncommand: [\"pinrun\", \"--cores\", \"1\", \"--fifo\", \"10\", \"--\", \"/app\"]\n",
+        "    add: [\"SYS_NICE\"]\n",
+    ] {
+        assert!(y.contains(want), "{want:?} in {y}");
+    }
+    // ... and its command, run as printed in a container of that size
+    // (CPUs 6-7, the checkpoint rewritten to match), runs /app on CPU 6
+    // with SCHED_FIFO 10 (pinrun found through the image's PATH)
+    let out = g.ok("emitted-run");
+    assert_eq!(g.allowed("emitted-run"), "6");
+    assert_eq!(rt(&field(out, "stat:").unwrap()), fifo10, "{out}");
+    assert!(
+        out.ends_with(&format!(
+            "cgroup: {}\ncpu.max: max 100000\ncpuset.cpus: 6-7\ncpuset.cpus.effective: 6-7\n",
+            scope("c0ffee0a")
+        )),
+        "{out}"
+    );
+    // every container deleted, no scope left
+    assert_eq!(g.ok("leftovers"), "");
+}

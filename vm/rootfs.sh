@@ -7,6 +7,10 @@
 #   systemd   Debian 12 (bookworm) minbase with systemd 252 as /sbin/init
 #             (systemd-sysv), dbus, and procps; ~230 MB unpacked,
 #             ~1.5-3 min to build from a cold cache (network bound)
+#   runc      systemd plus Debian's runc 1.1 (OCI runtime; its systemd
+#             cgroup driver creates kubelet-shaped slices and scopes over
+#             D-Bus) and busybox-static (a container's only tool besides
+#             pinrun, vm/scenarios/k8s-runc.sh)
 # The documentation, man pages, locales and apt's package lists are left
 # out (the guests unpack the root into RAM on every boot).
 set -eu
@@ -15,6 +19,7 @@ name=${1:?usage: vm/rootfs.sh NAME}
 mirror=${PINRUN_VM_MIRROR:-http://deb.debian.org/debian}
 case $name in
 systemd) suite=bookworm include=systemd,systemd-sysv,dbus,procps ;;
+runc) suite=bookworm include=systemd,systemd-sysv,dbus,procps,runc,busybox-static ;;
 *) echo "vm/rootfs: unknown root $name" >&2; exit 2 ;;
 esac
 out=$PINRUN_VM_CACHE/rootfs-$suite-minbase-$(echo "$include" | tr , +).tar.gz
