@@ -831,23 +831,39 @@ pub fn taskset_pid_hint(args: &[String]) -> Option<String> {
     use crate::habits::{Tool, form};
     let i = args
         .iter()
-        .position(|a| a == "--pid" || a == "-p" || a == "-pc")?;
+        .position(|a| a == "--pid" || a == "-p" || a == "-pc" || a == "-cp")?;
     let (mask, pid) = (args.get(i + 1)?, args.get(i + 2)?);
     pid.parse::<u32>().ok().filter(|&p| p > 0)?;
-    let list_form = args[i] == "-pc" || args.iter().any(|a| a == "-c" || a == "--cpu-list");
-    // chrt -p PRIO PID: a SCHED_RR priority (chrt's default policy).
+    let list_form =
+        args[i] == "-pc" || args[i] == "-cp" || args.iter().any(|a| a == "-c" || a == "--cpu-list");
+    // chrt -p PRIO PID: a SCHED_RR priority (chrt's default policy), or
+    // the policy a chrt option before it names (`chrt -f -p 10 PID`).
+    let policy = args[..i].iter().rev().find_map(|a| match a.as_str() {
+        "-f" | "--fifo" => Some(("-f ", "--fifo")),
+        "-r" | "--rr" => Some(("-r ", "--rr")),
+        _ => None,
+    });
     let chrt = mask
         .parse::<u32>()
         .ok()
         .filter(|p| !list_form && (1..=99).contains(p) && !mask.starts_with('0'))
         .and_then(|p| {
             let command = form(Tool::Chrt, "-p PRIO PID").command_with(&p.to_string())?;
+            let command = match policy {
+                Some((_, option)) => command.replace("--rr", option),
+                None => command,
+            };
             Some(format!(
-                "; as chrt -p PRIO PID: pinrun {}",
+                "as chrt {}-p PRIO PID: pinrun {}",
+                policy.map_or("", |(short, _)| short),
                 command.replace("PID", pid)
             ))
-        })
-        .unwrap_or_default();
+        });
+    // A chrt policy option names chrt's form: only that reading.
+    if let (Some(_), Some(c)) = (policy, &chrt) {
+        return Some(c.clone());
+    }
+    let chrt = chrt.map(|c| format!("; {c}")).unwrap_or_default();
     let cpus = if list_form {
         CpuSet::parse(mask).ok()?
     } else {
@@ -1621,6 +1637,14 @@ impl Cli {
                         Some(Err(why)) => err.hint(format!(
                             "{t} looks like taskset's hexadecimal mask: {why}"
                         )),
+                        // taskset's combined -cp LIST PID: -c took "p".
+                        None if t == "p" => {
+                            let args: Vec<String> = std::env::args().skip(1).collect();
+                            match taskset_pid_hint(&args) {
+                                Some(h) => err.hint(h),
+                                None => err.hint(LIST_HINT),
+                            }
+                        }
                         None => err.hint(LIST_HINT),
                     }
                 })

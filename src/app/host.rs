@@ -32,6 +32,8 @@ pub fn run(root: &Root, sys: &SystemState, req: &Request) -> Result<Exit, Error>
         return Ok(Exit::Success);
     }
     let differences = check::host::verify(sys, &facts, host, &split, &params);
+    let mut split = split;
+    split.unjudged.extend(check::host::unreadable(sys));
     let text = if req.output.json {
         format!("{}\n", report::host::verify_json(&split, &differences))
     } else if req.output.quiet {
@@ -40,7 +42,8 @@ pub fn run(root: &Root, sys: &SystemState, req: &Request) -> Result<Exit, Error>
         report::host::verify_text(&split, &differences)
     };
     print_out(&text)?;
-    Ok(if differences.is_empty() {
+    // What could not be judged is not a match (never fail open).
+    Ok(if differences.is_empty() && split.unjudged.is_empty() {
         Exit::Success
     } else {
         Exit::Findings

@@ -153,7 +153,18 @@ fn run(req: Request) -> Result<Exit, Error> {
     match req.mode {
         Mode::Show => show(&root, &sys, &req),
         Mode::DryRun => {
-            let p = planned(sys)?;
+            // A launch looks the command up first: with a command it would
+            // not find, its status is that one (127/126) whatever the plan
+            // says; the dry run says both, the plan's refusal first.
+            let p = match (planned(sys), &verdict) {
+                (Ok(p), _) => p,
+                (Err(e), Some(v)) => {
+                    crate::output::print_error(&e, false);
+                    crate::output::print_error(v, req.output.json);
+                    return Ok(v.exit);
+                }
+                (Err(e), None) => return Err(e),
+            };
             // What the kernel answers the launch's own calls (a seccomp
             // filter, a cgroup, a security module): asked on a throwaway
             // thread, the dry run's verdict when it refuses.

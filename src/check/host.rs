@@ -123,6 +123,26 @@ pub fn verify(
     out
 }
 
+/// What [`verify`] could not read on this host (a dump without the file,
+/// a file pinrun may not read): each is "not judged", never taken as
+/// matching.
+pub fn unreadable(sys: &SystemState) -> Vec<String> {
+    let mut out = Vec::new();
+    if sys.irqs.default_affinity.is_none() {
+        out.push("the IRQs' default affinity (irqaffinity=): /proc/irq/default_smp_affinity could not be read".to_string());
+    }
+    if sys.process.init_cpus_allowed.is_none() {
+        out.push(
+            "PID 1's affinity (systemd's CPUAffinity=): /proc/1/status could not be read"
+                .to_string(),
+        );
+    }
+    if sys.irqs.list.is_empty() {
+        out.push("the IRQs on the latency CPUs: neither /proc/interrupts nor /sys/kernel/irq could be read".to_string());
+    }
+    out
+}
+
 /// The offline CPUs: every CPU the split takes offline among the online
 /// ones is a difference; the CPUs offline now (whose topology is gone)
 /// are judged by number: without `--no-smt` there must be exactly as many

@@ -237,7 +237,7 @@ pub fn verify_text(split: &HostSplit, differences: &[Difference]) -> String {
         t.push_str(if split.unjudged.is_empty() {
             "the running host matches this split\n"
         } else {
-            "the running host matches this split in everything judged\n"
+            "the running host matches this split in everything judged, but not all could be: exit 1\n"
         });
         return t;
     }
@@ -293,7 +293,7 @@ pub fn json(
 /// `--plan-host --check --json`.
 pub fn verify_json(split: &HostSplit, differences: &[Difference]) -> Value {
     let mut v = split_json(split);
-    v["matches"] = json!(differences.is_empty());
+    v["matches"] = json!(differences.is_empty() && split.unjudged.is_empty());
     v["differences"] = differences
         .iter()
         .map(|d| json!({"setting": d.setting, "have": d.have, "want": d.want}))

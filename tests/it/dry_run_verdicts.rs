@@ -254,3 +254,31 @@ fn strict_dry_run_exits_as_the_launch() {
     };
     assert_eq!(tail(&dry), tail(&launch));
 }
+
+/// A plan the planner refuses and a command that is not there: the launch
+/// looks the command up first and exits 127; the dry run ends with the
+/// same status and says both, the plan's refusal first (a new user's
+/// trial: the dry run said 125 and only the plan's error).
+#[test]
+fn a_missing_command_and_a_refused_plan_end_the_dry_run_as_the_launch() {
+    let run = |dry: bool| {
+        let mut c = crate::common::pinrun();
+        if dry {
+            c.arg("--dry-run");
+        }
+        c.args(["--cpus", "4095", "--", "./no-such-program-here"])
+            .output()
+            .unwrap()
+    };
+    let (launch, dry) = (run(false), run(true));
+    assert_eq!(launch.status.code(), Some(127));
+    assert_eq!(dry.status.code(), Some(127));
+    let err = String::from_utf8_lossy(&dry.stderr);
+    let plan = err
+        .find("pinrun: --cpus: CPU 4095")
+        .expect("the plan's refusal");
+    let cmd = err
+        .find("pinrun: ./no-such-program-here: command not found")
+        .expect("the command's");
+    assert!(plan < cmd, "{err}");
+}

@@ -1178,3 +1178,30 @@ fn clap_errors_are_said_in_pinruns_form() {
         }
     }
 }
+
+/// A new user's trial: taskset's combined `-cp LIST PID` (clap read `p` as
+/// --cpus' list) and chrt's `-f -p PRIO PID` (the hint dropped -f and said
+/// --rr) get the exact pinrun command.
+#[test]
+fn taskset_cp_and_chrt_policy_p_get_the_exact_command() {
+    let hint = |args: &[&str]| {
+        let out = common::pinrun().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(125), "{args:?}");
+        String::from_utf8_lossy(&out.stderr)
+            .lines()
+            .find_map(|l| l.strip_prefix("hint: ").map(String::from))
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        hint(&["-cp", "1", "1234"]),
+        "taskset's -pc LIST PID form: pinrun --pid 1234 --cpus 1 (every thread of the process; --tid TID for one)"
+    );
+    assert_eq!(
+        hint(&["-f", "-p", "10", "1"]),
+        "as chrt -f -p PRIO PID: pinrun --pid 1 --fifo 10"
+    );
+    assert_eq!(
+        hint(&["-r", "-p", "10", "1"]),
+        "as chrt -r -p PRIO PID: pinrun --pid 1 --rr 10"
+    );
+}
