@@ -485,7 +485,7 @@ pub struct Cli {
     /// Read sysfs, procfs and cgroupfs below DIR (a machine dump), or from
     /// a .tar.gz, .tar.xz or .tar archive of one (unpacked into a temporary
     /// directory, removed at exit); only with --dry-run, --check, --show,
-    /// --emit or --dump.
+    /// --emit, --plan-host or --dump.
     #[arg(long, value_name = "DIR|ARCHIVE", value_hint = clap::ValueHint::AnyPath, help_heading = "Modes")]
     pub sysroot: Option<PathBuf>,
 

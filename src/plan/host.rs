@@ -612,7 +612,11 @@ fn check_sizes(
                 latency_cores_words(n as usize),
                 unit_words(Unit::Cores, ncores)
             ),
-            format!("--latency-cores takes 1 to {}", ncores - 1),
+            if ncores == 2 {
+                "--latency-cores takes 1 here".to_string()
+            } else {
+                format!("--latency-cores takes 1 to {}", ncores - 1)
+            },
         ));
     }
     let cpus = match unit {

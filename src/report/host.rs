@@ -94,22 +94,30 @@ pub fn blocks(split: &HostSplit, params: &[BootParam], facts: &HostFacts) -> Vec
             text: lines.join("\n"),
         });
     }
+    let nohz = if params
+        .iter()
+        .any(|p| p.name == "nohz_full" && matches!(p.support, Support::No(_)))
+    {
+        "; its nohz_full= does nothing on this kernel either (see nohz_full above)"
+    } else {
+        ""
+    };
     out.push(Block {
         key: "tuned",
-        title: format!("or tuned's cpu-partitioning instead of the kernel line, systemd and irqbalance above (it sets nohz_full, rcu_nocbs, systemd's CPUAffinity and the IRQs' affinity from isolated_cores, isolcpus domain from no_balance_cores, managed_irq with isolate_managed_irq=Y, which needs a kernel with the flag; nosmt and the offline CPUs are not its: keep those): {TUNED_VARIABLES}, then tuned-adm profile cpu-partitioning and reboot"),
+        title: format!("or tuned's cpu-partitioning instead of the kernel line, systemd and irqbalance above (it sets nohz_full, rcu_nocbs, systemd's CPUAffinity and the IRQs' affinity from isolated_cores, isolcpus domain from no_balance_cores, managed_irq with isolate_managed_irq=Y, which needs a kernel with the flag; nosmt and the offline CPUs are not its: keep those{nohz}): {TUNED_VARIABLES}, then tuned-adm profile cpu-partitioning and reboot"),
         text: format!("isolated_cores={lat}\nno_balance_cores={lat}\nisolate_managed_irq=Y"),
     });
     out.push(partition_block(split, facts));
     out.push(Block {
         key: "kubelet",
-        title: "Kubernetes: the kubelet configuration file (KubeletConfiguration)".into(),
+        title: "Kubernetes: merge into the node's KubeletConfiguration (changing cpuManagerPolicy needs the node drained, kubelet stopped and /var/lib/kubelet/cpu_manager_state removed); a pod's exclusive CPUs are latency CPUs, isolcpus domain: the scheduler moves no thread between them, so pin each (pinrun --thread-map or --omp in the container)".into(),
         text: format!(
             "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ncpuManagerPolicy: static\nreservedSystemCPUs: \"{hk}\""
         ),
     });
     out.push(Block {
         key: "performance_profile",
-        title: "OpenShift: a PerformanceProfile (set nodeSelector to your nodes)".into(),
+        title: "OpenShift: a PerformanceProfile instead of every block above (the Node Tuning Operator writes the kernel line, systemd, irqbalance and kubelet itself; set nodeSelector to your nodes). It isolates with isolcpus=managed_irq without domain (CRI-O turns load balancing off per pod), so pinrun --plan-host --check on such a node reports isolcpus= (cpu/isolated) as differing: domain is what pinrun holds a latency CPU to".into(),
         text: performance_profile(split, params),
     });
     out
