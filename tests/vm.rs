@@ -2556,3 +2556,240 @@ fn vm_k8s_runc_pod_cgroup_cpuset_quota_and_settle() {
     // every container deleted, no scope left
     assert_eq!(g.ok("leftovers"), "");
 }
+
+/// The lines `/job/rank` printed in a Slurm scenario block (one per rank,
+/// `rank=N cpus=… mems=… policy=… prio=… numa=POLICY*COUNT,… slurm=…
+/// cpu_bind=…`), by rank.
+fn slurm_ranks(out: &str) -> BTreeMap<u64, BTreeMap<String, String>> {
+    out.lines()
+        .filter(|l| l.starts_with("rank="))
+        .map(|l| {
+            let kv: BTreeMap<String, String> = l
+                .split(' ')
+                .filter_map(|w| w.split_once('='))
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            (kv["rank"].parse().unwrap(), kv)
+        })
+        .collect()
+}
+
+/// Each rank's CPUs, scheduling (policy, rt_priority) and memory policy
+/// on every mapping (`bind:N`, or `default`: numa_maps shows the task's
+/// policy on mappings without their own) in a Slurm scenario block.
+fn assert_ranks(g: &Guest, n: &str, want: &[(&str, (i64, i64), &str)]) {
+    let out = g.ok(n);
+    let ranks = slurm_ranks(out);
+    assert_eq!(ranks.len(), want.len(), "{}", g.describe(n));
+    for (r, (cpus, sched, mem)) in want.iter().enumerate() {
+        let k = &ranks[&(r as u64)];
+        assert_eq!(k["cpus"], *cpus, "{n} rank {r}: {out}");
+        assert_eq!(
+            (k["prio"].parse().unwrap(), k["policy"].parse().unwrap()),
+            *sched,
+            "{n} rank {r}: {out}"
+        );
+        // one policy on every mapping, `mem` (mappings*COUNT)
+        let (policy, count) = k["numa"].split_once('*').unwrap();
+        assert_eq!(policy, *mem, "{n} rank {r}: {out}");
+        assert!(count.parse::<u64>().unwrap() > 10, "{n} rank {r}: {out}");
+        assert_eq!(k["mems"], "0-1", "{n} rank {r}: {out}");
+    }
+}
+
+/// Issue 34, Slurm part: Debian 12's slurm-wlm 22.05 for real (slurmctld,
+/// slurmd and munge started by their Debian units under systemd 252 as
+/// PID 1; select/cons_tres with CR_Core, task/affinity and task/cgroup on
+/// cgroup v2; vm/guest/root-slurm/) on one node shaped as the guest, 2
+/// sockets x 2 cores x 2 threads, node 0 = CPUs 0-3 and node 1 = CPUs
+/// 4-7, no isolcpus (vm/scenarios/slurm.sh). srun binds each task
+/// (`--cpu-bind=cores|threads|map_cpu|mask_cpu|none`), pinrun plans inside
+/// the task's mask, and each rank reads back from the kernel its CPUs,
+/// policy and priority, and its memory policy; docs/deploy.md's batch
+/// script runs as written; the line `--emit slurm 4` prints runs as
+/// printed; `--cpus +0` counts from each task's CPUs.
+#[test]
+#[ignore = "boots QEMU: run by .ci/run with --ignored (README: VM tests)"]
+fn vm_slurm_daemons_bind_and_pinrun_plans_inside() {
+    let g = boot("slurm");
+    assert_eq!(
+        g.ok("pid1"),
+        "systemd\nrunning\npinrun-slurm\n127.0.1.1       pinrun-slurm\n"
+    );
+    let daemons = g.ok("daemons");
+    assert_eq!(
+        daemons.matches("ActiveState=active").count(),
+        3,
+        "{daemons}"
+    );
+    let idle = g.ok("idle");
+    assert!(idle.starts_with("slurm-wlm 22.05."), "{idle}");
+    assert!(idle.contains("\npinrun-slurm idle 8 2 2 2\n"), "{idle}");
+    let c = g.ok("slurmd-C");
+    assert!(
+        c.starts_with(
+            "NodeName=pinrun-slurm CPUs=8 Boards=1 SocketsPerBoard=2 CoresPerSocket=2 ThreadsPerCore=2 "
+        ),
+        "{c}"
+    );
+    let none = (0, 0);
+    let fifo50 = (50, libc::SCHED_FIFO as i64);
+    // a task's --dry-run line, "R: ..." (sed-labelled by SLURM_PROCID)
+    let dry = |n: &str, r: u64, text: &str| {
+        let out = g.ok(n);
+        assert!(
+            out.lines().any(|l| l
+                .strip_prefix(&format!("{r}: "))
+                .is_some_and(|l| l.contains(text))),
+            "{n}: task {r} has no line with {text:?}:\n{out}"
+        );
+    };
+
+    // 1. --cpu-bind=cores, -n2: under CR_Core the two tasks share one
+    // core (0-1, mask 0x03 twice), and pinrun --cores 1 in both picks CPU
+    // 0, warning that the mask is shared
+    assert_ranks(
+        &g,
+        "cores",
+        &[("0", none, "default"), ("0", none, "default")],
+    );
+    assert_eq!(
+        slurm_ranks(g.ok("cores"))[&0]["slurm"],
+        "mask_cpu:0x03,0x03"
+    );
+    assert_eq!(g.block("cores").err.matches("slurm-shared-mask").count(), 2);
+    // ... with -c2 a core each: 0-1 and 2-3, and pinrun names the mask
+    assert_ranks(
+        &g,
+        "cores-c2",
+        &[("0", none, "default"), ("2", none, "default")],
+    );
+    dry("cores-c2", 0, "(Slurm task 0 mask 0-1)");
+    dry("cores-c2", 1, "(Slurm task 1 mask 2-3)");
+    // --cpu-bind=threads: a CPU each, no whole core in it: --cores 1 is
+    // refused naming the task's mask ...
+    let err = &g.block("threads").err;
+    assert_ne!(g.block("threads").rc, 0);
+    assert!(
+        err.contains("--cores 1: only 0 whole cores are available in the candidates 0, bounded by the inherited affinity (Slurm task 0 mask 0); 1 more core has a sibling outside them (0-1)"),
+        "{err}"
+    );
+    assert!(err.contains("(Slurm task 1 mask 1)"), "{err}");
+    // ... and with no placement pinrun plans and checks on the task's CPU
+    // (issue 34 item 2), binding memory to its node (item 1)
+    assert_ranks(
+        &g,
+        "threads-task",
+        &[("0", fifo50, "bind:0"), ("1", fifo50, "bind:0")],
+    );
+    dry(
+        "threads-task",
+        0,
+        "no placement requested: CPU affinity unchanged (CPU 0, the task's CPUs: the checks look there)",
+    );
+    dry(
+        "threads-task",
+        1,
+        "no placement requested: CPU affinity unchanged (CPU 1, the task's CPUs: the checks look there)",
+    );
+    // map_cpu:5,2 and mask_cpu:0x30,0xc in an exclusive allocation: each
+    // rank on its CPU, memory bound to that CPU's node
+    assert_ranks(
+        &g,
+        "map",
+        &[("5", fifo50, "bind:1"), ("2", fifo50, "bind:0")],
+    );
+    assert_ranks(&g, "mask", &[("4", none, "bind:1"), ("2", none, "bind:0")]);
+    dry("mask", 0, "(Slurm task 0 mask 4-5)");
+    dry("mask", 1, "(Slurm task 1 mask 2-3)");
+    // --cpu-bind=none: both tasks have the step's CPUs (its cgroup, 0-1),
+    // which srun 22.05 reports as one mask for both (SLURM_CPU_BIND_LIST
+    // 0x03 once: slurm-shared-mask, which looks for a repeated mask, does
+    // not warn), and pinrun --cores 1 puts both on CPU 0
+    assert_ranks(
+        &g,
+        "none",
+        &[("0", none, "default"), ("0", none, "default")],
+    );
+    assert_eq!(slurm_ranks(g.ok("none"))[&1]["slurm"], "mask_cpu:0x03");
+
+    // 2. docs/deploy.md's recipe (vm/guest/root-slurm/job/recipe.sbatch):
+    // the fingerprint matches, and each rank is SCHED_FIFO 50 on its
+    // mapped CPU with memory bound to that CPU's node
+    let out = g.ok("recipe");
+    assert!(
+        out.contains("topology matches this machine (8 CPUs in 4 cores, 2 packages, 2 nodes"),
+        "{out}"
+    );
+    for (task, mask) in ["0x1", "0x4", "0x10", "0x40"].iter().enumerate() {
+        assert!(
+            out.contains(&format!(
+                "cpu-bind=MAP  - pinrun-slurm, task  {task}  {task} ["
+            )),
+            "{out}"
+        );
+        assert!(out.contains(&format!("]: mask {mask} set")), "{out}");
+    }
+    assert_ranks(
+        &g,
+        "recipe",
+        &[
+            ("0", fifo50, "bind:0"),
+            ("2", fifo50, "bind:0"),
+            ("4", fifo50, "bind:1"),
+            ("6", fifo50, "bind:1"),
+        ],
+    );
+
+    // 3. --emit slurm 4 in the guest: its fingerprint is the recipe's,
+    // its line runs as printed in an exclusive allocation ...
+    let emit = g.ok("emit");
+    let recipe =
+        std::fs::read_to_string(repo().join("vm/guest/root-slurm/job/recipe.sbatch")).unwrap();
+    let print = recipe
+        .lines()
+        .find(|l| l.starts_with("# pinrun-topology: "))
+        .unwrap();
+    assert!(emit.starts_with(&format!("{print}\n")), "{emit}");
+    assert!(
+        emit.ends_with("\nsrun --ntasks-per-node=4 --cpu-bind=verbose,map_cpu:0,2,4,6 -- ./rank\n"),
+        "{emit}"
+    );
+    assert!(emit.contains("(sbatch/salloc --exclusive)"), "{emit}");
+    assert_ranks(
+        &g,
+        "emitted",
+        &[
+            ("0", none, "default"),
+            ("2", none, "default"),
+            ("4", none, "default"),
+            ("6", none, "default"),
+        ],
+    );
+    // ... and in a partial allocation srun refuses it, as the comment says
+    let b = g.block("emitted-partial");
+    assert_ne!(b.rc, 0);
+    assert!(
+        b.err.contains("CPU binding outside of job step allocation"),
+        "{}",
+        g.describe("emitted-partial")
+    );
+
+    // 4. --cpus +0 under --cpu-bind=threads: the first CPU of each task's
+    // own mask (0x01,0x10,0x02,0x20), four CPUs (issue 34 item 3)
+    assert_ranks(
+        &g,
+        "plus0",
+        &[
+            ("0", none, "default"),
+            ("4", none, "default"),
+            ("1", none, "default"),
+            ("5", none, "default"),
+        ],
+    );
+    assert_eq!(
+        slurm_ranks(g.ok("plus0"))[&0]["slurm"],
+        "mask_cpu:0x01,0x10,0x02,0x20"
+    );
+    assert_eq!(g.ok("failed"), "");
+}

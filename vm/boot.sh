@@ -6,6 +6,8 @@
 #             --plan-host prepares (its parameters come with EXTRA_APPEND)
 #   wide      basic with 512M per node (for possible_cpus=1100's per-CPU areas,
 #             and "#@ rootfs" guests: a Debian root unpacked into RAM)
+#   wideplain wide without isolcpus/nohz_full/irqaffinity (the Slurm guest:
+#             every CPU alike to slurmd and to the tasks it starts)
 #   memless   basic, but node 1 = CPUs 4-5 and node 2 = CPUs 6-7 without memory;
 #             distances 0-1 20, 0-2 30, 1-2 15 (node 1 is node 2's nearest memory)
 #   cpuless   basic plus node 2 with 256M and no CPUs, distances 0-1 21, x-2 30
@@ -18,7 +20,7 @@
 #   nvme      big plus an NVMe controller (QEMU's nvme, 1 GiB null-co namespace
 #             that reads without storage) behind root port rp1 (the nvme
 #             driver is a module: "#@ module nvme" and load_modules)
-# isolcpus=2,3 nohz_full=2,3 irqaffinity=0,1 on all but plain and big, which has
+# isolcpus=2,3 nohz_full=2,3 irqaffinity=0,1 on all but plain, wideplain and big, which has
 # isolcpus=nohz,domain,managed_irq,4-7,12-15 (and nvme).
 set -eu
 topo=$1 kernel=$2 initrd=$3 extra=${4:-}
@@ -26,11 +28,11 @@ ram() { echo "-object memory-backend-ram,id=m$1,size=$2"; }
 iso="isolcpus=2,3 nohz_full=2,3 irqaffinity=0,1"
 smp8="-smp 8,sockets=2,cores=2,threads=2"
 case $topo in
-basic|wide|plain)
-  [ "$topo" = wide ] && M=512M || M=256M
+basic|wide|plain|wideplain)
+  case $topo in wide*) M=512M ;; *) M=256M ;; esac
   args="$smp8 -m $((2 * ${M%M}))M $(ram 0 $M) $(ram 1 $M)
     -numa node,nodeid=0,cpus=0-3,memdev=m0 -numa node,nodeid=1,cpus=4-7,memdev=m1"
-  [ "$topo" = plain ] && append= || append=$iso ;;
+  case $topo in *plain) append= ;; *) append=$iso ;; esac ;;
 near)
   args="$smp8 -m 512M $(ram 0 256M) $(ram 1 256M)
     -numa node,nodeid=0,cpus=0-3,memdev=m0 -numa node,nodeid=1,cpus=4-7,memdev=m1

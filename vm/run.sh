@@ -18,7 +18,8 @@
 # scenario loads them with load_modules), "#@ rootfs NAME" (a Debian root
 # from vm/rootfs.sh instead of busybox, booted with rdinit=/lib/systemd/systemd:
 # systemd 252 is PID 1 and runs the scenario as pinrun-scenario.service,
-# vm/guest/systemd/; give it RAM: topology wide).
+# vm/guest/systemd/; give it RAM: topology wide or wideplain; the files of
+# vm/guest/root-NAME/, when there is one, go over the root).
 set -eu
 . "$(dirname "$(readlink -f "$0")")/lib.sh"
 name=$1
@@ -51,6 +52,9 @@ if [ -n "$rootfs" ]; then
   # commands (/recipes/NAME.sh) the scenario runs
   cp "$VM_DIR"/guest/systemd/units/*.service "$VM_DIR/guest/systemd/pinrun-scenario.service" "$S/"
   mkdir "$root/recipes"; cp "$VM_DIR"/guest/systemd/units/*.sh "$root/recipes/"
+  # vm/guest/root-NAME/, when there is one, goes over root NAME (the
+  # Slurm guest's configuration, host name and job files)
+  [ ! -d "$VM_DIR/guest/root-$rootfs" ] || cp -R "$VM_DIR/guest/root-$rootfs/." "$root/"
   mkdir -p "$S/multi-user.target.wants"
   ln -s ../pinrun-scenario.service "$S/multi-user.target.wants/"
   # No logins on the console the scenario prints to; no devices to wait for.

@@ -431,3 +431,23 @@ fn deploy_md_systemd_recipes_are_the_vm_units() {
         );
     }
 }
+
+/// docs/deploy.md's Slurm recipe is the batch script the VM test
+/// `vm_slurm_daemons_bind_and_pinrun_plans_inside` submits to a real
+/// slurmctld/slurmd 22.05 (vm/guest/root-slurm/job/recipe.sbatch): a
+/// fenced block of the page, byte for byte, with the fingerprint of the
+/// guest's node type and the masks `--emit slurm` printed there.
+#[test]
+fn deploy_md_slurm_recipe_is_the_vm_job() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("docs/deploy.md")).unwrap();
+    let job = std::fs::read_to_string(root.join("vm/guest/root-slurm/job/recipe.sbatch")).unwrap();
+    assert!(
+        job.contains("srun --ntasks-per-node=4 --cpu-bind=verbose,map_cpu:0,2,4,6 -- \\\n     pinrun --fifo 50 --membind -- ./rank"),
+        "{job}"
+    );
+    assert!(
+        doc.contains(&format!("\n```bash\n{job}```\n")),
+        "docs/deploy.md has no fenced block equal to vm/guest/root-slurm/job/recipe.sbatch:\n{job}"
+    );
+}
