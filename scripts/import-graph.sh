@@ -2,7 +2,7 @@
 # The import graph of pinrun's modules (ARCHITECTURE.md §2 and §7), on two
 # levels. The core: one node per top-level module of src/, each in a layer.
 # A wing (issue 32, listed in WINGS below): a folder src/WING/ whose files are its layers (mod.rs
-# the vocabulary, read.rs, plan.rs, report.rs, apply.rs, run.rs), one node
+# the vocabulary, read.rs, plan.rs and check.rs, report.rs, apply.rs, run.rs), one node
 # per file (`steer/plan`). An edge `from -> to` is every `crate::to` path
 # (in a `use` line or a path; `//` comments and the `#[cfg(test)]` module,
 # last in a file, are left out); a path into a wing names its file
@@ -30,10 +30,10 @@ CORE = {
     5: "cli app testkit lib main",                     # the run
 }
 NAMES = ["vocabulary", "system", "decide", "render", "apply", "run"]
-WING_FILES = {"mod": 0, "read": 1, "plan": 2, "report": 3, "apply": 4, "run": 5}
+WING_FILES = {"mod": 0, "read": 1, "plan": 2, "check": 2, "report": 3, "apply": 4, "run": 5}
 # Wings: folders whose files are layers (ARCHITECTURE.md §3). Only `app`
 # may import them; a wing imports the core and its own files.
-WINGS = {"steer"}
+WINGS = {"steer", "host"}
 core_layer = {m: l for l, ms in CORE.items() for m in ms.split()}
 
 def layer(node):

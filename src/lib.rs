@@ -24,6 +24,7 @@ pub mod ffi;
 pub mod finding;
 pub mod fleet;
 pub mod habits;
+pub mod host;
 pub mod manual;
 pub mod noise;
 pub mod output;

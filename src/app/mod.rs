@@ -10,7 +10,6 @@
 
 pub mod claims;
 pub mod fleet;
-pub mod host;
 pub mod per_thread;
 pub mod pid;
 pub mod probe;
@@ -205,7 +204,7 @@ fn run(req: Request) -> Result<Exit, Error> {
         Mode::CheckEmitted => fleet::check_emitted(&req, &sys),
         Mode::Run => launch(&root, &req, planned(sys)?, command),
         Mode::Probe => probe::only(&root, &req, &planned(sys)?),
-        Mode::PlanHost => host::run(&root, &sys, &req),
+        Mode::PlanHost => crate::host::run::run(&root, &sys, &req),
     }
 }
 

@@ -11,7 +11,6 @@
 mod claims;
 mod env;
 pub mod fleet;
-pub mod host;
 mod irq;
 mod isolation;
 mod memory;

@@ -6,7 +6,6 @@
 
 pub mod claims;
 pub mod fleet;
-pub mod host;
 pub mod memory;
 pub mod near;
 pub mod per_thread;

@@ -2,7 +2,6 @@
 //! Pure: returns strings; [`crate::output`] prints them.
 
 pub mod claims;
-pub mod host;
 pub mod per_thread;
 pub mod probe;
 pub mod threads;

@@ -10,7 +10,6 @@ pub mod cpuidle;
 pub mod devices;
 pub mod dump;
 pub mod fleet;
-pub mod host;
 pub mod irq;
 pub mod kernel_config;
 pub mod noise;

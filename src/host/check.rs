@@ -4,10 +4,10 @@
 //! command line. Pure.
 
 use crate::cpuset::CpuSet;
-use crate::plan::host::{BootParam, HostSplit, Support};
+use crate::host::plan::{BootParam, HostSplit, Support};
+use crate::host::read::HostFacts;
 use crate::request::HostRequest;
 use crate::system::SystemState;
-use crate::system::host::HostFacts;
 use crate::words::or_none;
 
 /// One setting of the split that the running host does not have.
@@ -217,7 +217,7 @@ fn list_of(items: &[String], max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::host::{boot_params, split};
+    use crate::host::plan::{boot_params, split};
     use crate::request::{HostRequest, HostSize};
     use crate::testkit::{Machine, cpus};
 

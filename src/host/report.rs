@@ -6,10 +6,10 @@
 //! PerformanceProfile); or, with `--check`, how the running host differs.
 //! Text or JSON. Pure.
 
-use crate::check::host::Difference;
 use crate::cpuset::CpuSet;
-use crate::plan::host::{BootParam, HostSplit, Support};
-use crate::system::host::HostFacts;
+use crate::host::check::Difference;
+use crate::host::plan::{BootParam, HostSplit, Support};
+use crate::host::read::HostFacts;
 use crate::words::or_none;
 use serde_json::{Value, json};
 
@@ -205,7 +205,7 @@ fn warnings_text(warnings: &[String]) -> String {
 }
 
 /// The text of `--plan-host`; `warnings` about the command line
-/// ([`crate::plan::host::cmdline_warnings`]).
+/// ([`crate::host::plan::cmdline_warnings`]).
 pub fn text(
     split: &HostSplit,
     params: &[BootParam],

@@ -3,9 +3,9 @@
 //! each read from the file the feature itself creates where there is one,
 //! else from the kernel's build configuration.
 
-use super::kernel_config::{self, KernelConfig};
-use super::root::Root;
 use crate::cpuset::CpuSet;
+use crate::system::Root;
+use crate::system::kernel_config::{self, KernelConfig};
 
 const CPU_DIR: &str = "/sys/devices/system/cpu";
 

@@ -22,9 +22,9 @@
 
 use crate::cpuset::CpuSet;
 use crate::error::{Error, ErrorCode, Result};
+use crate::host::read::HostFacts;
 use crate::request::{HostRequest, HostSize};
 use crate::system::SystemState;
-use crate::system::host::HostFacts;
 use crate::words::cpus_phrase;
 
 /// One core as the split sees it: its online CPUs (lowest first; with
@@ -830,7 +830,7 @@ fn smt_support(facts: &HostFacts) -> Support {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::system::host::HostFacts;
+    use crate::host::read::HostFacts;
     use crate::testkit::{Machine, cpus};
 
     fn req(size: HostSize) -> HostRequest {
