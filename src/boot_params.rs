@@ -16,6 +16,13 @@
 //!   the check).
 //! - `irqaffinity=`: `irq_affinity_setup()` (kernel/irq/irqdesc.c), which
 //!   also adds the boot CPU (done by the check).
+//! - `nohz=`: `setup_tick_nohz()` (kernel/time/tick-sched.c), a
+//!   `kstrtobool()` (lib/kstrtox.c) value, see [`kstrtobool`]. `nohz=off`
+//!   keeps every CPU's tick running, nohz_full ones included:
+//!   `tick_nohz_activate()` returns before setting `TS_FLAG_NOHZ` when
+//!   `tick_nohz_enabled` is false, and `tick_nohz_full_update_tick()`
+//!   stops nothing without that flag (`cpu/nohz_full` still lists the
+//!   CPUs, and their RCU offloading and housekeeping stay).
 //!
 //! CPU lists use the kernel's `bitmap_parselist()` grammar (`cpulist_parse()`),
 //! including `N` for the last CPU and `a-b:u/g` groups.
@@ -62,6 +69,10 @@ pub struct BootParams {
     pub rcu_nocbs_bad: Option<String>,
     /// `irqaffinity=`: the default affinity of new IRQs.
     pub irqaffinity: Option<CpuSet>,
+    /// `nohz=` as `setup_tick_nohz()` leaves `tick_nohz_enabled`: `None`
+    /// when no occurrence parses (the default, on), else the last value
+    /// [`kstrtobool`] accepts (one it rejects leaves the previous value).
+    pub nohz: Option<bool>,
 }
 
 impl BootParams {
@@ -169,6 +180,25 @@ pub fn last_value(cmdline: &str, key: &str) -> Option<String> {
         .next_back()
 }
 
+/// A boolean parameter as the kernel's `kstrtobool()` (lib/kstrtox.c)
+/// reads it: the first character `y`, `Y`, `t`, `T` or `1` is true; `n`,
+/// `N`, `f`, `F` or `0` is false; `o`/`O` followed by `n`/`N` (on) is
+/// true, by `f`/`F` (off) false; anything else (empty included) is
+/// rejected (`None`). Only the first one or two characters count.
+pub fn kstrtobool(s: &str) -> Option<bool> {
+    let b = s.as_bytes();
+    match b.first()? {
+        b'y' | b'Y' | b't' | b'T' | b'1' => Some(true),
+        b'n' | b'N' | b'f' | b'F' | b'0' => Some(false),
+        b'o' | b'O' => match b.get(1)? {
+            b'n' | b'N' => Some(true),
+            b'f' | b'F' => Some(false),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 /// Parses the isolation parameters of a kernel command line. `last` is the
 /// highest possible CPU id (for `N`).
 pub fn parse(cmdline: &str, last: Option<u32>) -> BootParams {
@@ -188,6 +218,8 @@ pub fn parse(cmdline: &str, last: Option<u32>) -> BootParams {
                 p.rcu_nocbs_bad = bad;
             }
             "irqaffinity" => p.irqaffinity = list(value, last),
+            // `__setup("nohz=", setup_tick_nohz)`: only with the `=`.
+            "nohz" if word.contains('=') => p.nohz = kstrtobool(value).or(p.nohz),
             _ => {}
         }
     }
@@ -251,6 +283,24 @@ mod tests {
     /// `rcu_nocb_setup()` (kernel/rcu/tree_nocb.h): bare and empty offload
     /// nothing, a bad range offloads every CPU, a list is taken as
     /// `cpulist_parse()` reads it; the last occurrence wins.
+    /// `nohz=` through setup_tick_nohz()'s kstrtobool(): the last value
+    /// it accepts stands; a rejected one ("nohz=maybe") or a bare `nohz`
+    /// changes nothing.
+    #[test]
+    fn nohz_as_setup_tick_nohz() {
+        assert_eq!(parse("nohz_full=2-3", Some(3)).nohz, None);
+        assert_eq!(parse("nohz=off nohz_full=2-3", Some(3)).nohz, Some(false));
+        assert_eq!(parse("nohz=OFF", Some(3)).nohz, Some(false));
+        assert_eq!(parse("nohz=0", Some(3)).nohz, Some(false));
+        assert_eq!(parse("nohz=n", Some(3)).nohz, Some(false));
+        assert_eq!(parse("nohz=off nohz=on", Some(3)).nohz, Some(true));
+        assert_eq!(parse("nohz=off nohz=maybe", Some(3)).nohz, Some(false));
+        assert_eq!(parse("nohz=off nohz", Some(3)).nohz, Some(false));
+        assert_eq!(parse("nohz=", Some(3)).nohz, None);
+        assert_eq!(kstrtobool("o"), None);
+        assert_eq!(kstrtobool("yes"), Some(true));
+    }
+
     #[test]
     fn rcu_nocbs_as_rcu_nocb_setup() {
         let p = parse("ro rcu_nocbs", Some(3));

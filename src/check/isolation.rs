@@ -372,6 +372,9 @@ fn not_isolated(ctx: &Context, out: &mut Vec<Finding>) {
 /// command line already has.
 fn not_nohz_full(ctx: &Context, out: &mut Vec<Finding>) {
     let sys = ctx.sys;
+    if sys.boot.nohz == Some(false) {
+        return tick_turned_off(ctx, out);
+    }
     let ticking = ctx.cpus.difference(&sys.nohz_full);
     if ticking.is_empty() {
         return;
@@ -416,6 +419,37 @@ fn not_nohz_full(ctx: &Context, out: &mut Vec<Finding>) {
             from_cmdline(sys.nohz_full_source)
         ),
         alternatives_first(ctx, &sys.nohz_full, "nohz_full", false, then),
+    ));
+}
+
+/// `not-nohz-full` under `nohz=off` on the command line: every checked
+/// CPU ticks, nohz_full ones included. `setup_tick_nohz()`
+/// (kernel/time/tick-sched.c) clears `tick_nohz_enabled`, so
+/// `tick_nohz_activate()` never sets `TS_FLAG_NOHZ` and
+/// `tick_nohz_full_update_tick()` never stops the tick, while
+/// `cpu/nohz_full` still lists the CPUs (issue 35: a value that turns the
+/// feature off).
+fn tick_turned_off(ctx: &Context, out: &mut Vec<Finding>) {
+    let sys = ctx.sys;
+    let listed = ctx.cpus.intersection(&sys.nohz_full);
+    let also = if listed.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " ({} {} nohz_full, but the kernel never stops a tick under nohz=off: setup_tick_nohz() and tick_nohz_activate(), kernel/time/tick-sched.c)",
+            cpus_phrase(&listed),
+            if listed.len() == 1 { "is" } else { "are" }
+        )
+    };
+    out.push(Finding::new(
+        Code::NotNohzFull,
+        ctx.disturbance(),
+        &ctx.cpus,
+        format!(
+            "nohz=off on the kernel command line: the scheduler tick interrupts {} up to HZ times a second even with one task running{also}",
+            cpus_phrase(&ctx.cpus)
+        ),
+        "remove nohz=off from the kernel command line (the tick of a nohz_full CPU stops only with it on, the default)",
     ));
 }
 

@@ -223,6 +223,25 @@ mod tests {
         );
     }
 
+    /// Issue 35 class 3: `nohz=off` (setup_tick_nohz()'s kstrtobool)
+    /// keeps the tick of the nohz_full CPUs running: tick_nohz_activate()
+    /// never sets TS_FLAG_NOHZ, which tick_nohz_full_update_tick() needs
+    /// (kernel/time/tick-sched.c), though cpu/nohz_full lists them.
+    #[test]
+    fn nohz_off_keeps_the_tick_of_nohz_full_cpus() {
+        let mut sys = machine().isolated("4-7").build();
+        let args = ["--check", "--cpus", "4-5"];
+        assert_eq!(find(&findings(&sys, &args), Code::NotNohzFull), None);
+        sys.boot = crate::boot_params::parse("nohz_full=4-7 nohz=off", Some(15));
+        assert_eq!(
+            find(&findings(&sys, &args), Code::NotNohzFull),
+            Some((Severity::Warning, cpus("4-5")))
+        );
+        // The last value kstrtobool() accepts stands.
+        sys.boot = crate::boot_params::parse("nohz=off nohz_full=4-7 nohz=1", Some(15));
+        assert_eq!(find(&findings(&sys, &args), Code::NotNohzFull), None);
+    }
+
     #[test]
     fn disturbances_are_info_unless_latency_critical() {
         let sys = machine().build();
