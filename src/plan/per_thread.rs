@@ -158,6 +158,17 @@ pub fn omp_proc_bind(v: &str) -> Option<bool> {
     rest.is_empty().then_some(true)
 }
 
+/// Whether libgomp accepts an `OMP_NUM_THREADS` value
+/// (`parse_unsigned_long_list()`, libgomp/env.c): a `,`-separated list of
+/// decimal numbers above 0, white space around each. Anything else (empty,
+/// `0`, `four`) is "Invalid value" and the variable counts as unset: the
+/// runtime then starts one thread per CPU of its affinity, so `--omp` sets
+/// it as when it is unset.
+fn omp_num_threads_valid(v: &str) -> bool {
+    v.split(',')
+        .all(|n| n.trim().parse::<u64>().is_ok_and(|n| n > 0))
+}
+
 /// Whether a `KMP_AFFINITY` value's type is `none` or `disabled`: the
 /// value is `[modifier,...]type[,permute][,offset]`, items separated by
 /// `,` (a `proclist=[...]` modifier holds numbers, never a type name),
@@ -303,7 +314,11 @@ pub fn plan_omp(sys: &SystemState, req: &Request, plan: &Plan) -> Result<Option<
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-    if sys.env_omp_num_threads.is_none() {
+    if !sys
+        .env_omp_num_threads
+        .as_deref()
+        .is_some_and(omp_num_threads_valid)
+    {
         set.push(("OMP_NUM_THREADS".into(), places.len().to_string()));
     }
     let unset = sys
@@ -575,6 +590,16 @@ mod tests {
         let (req, plan) = planned(&sys, &["--dry-run", "--cpus", "0-1", "--omp"]);
         let o = plan_omp(&sys, &req, &plan).unwrap().unwrap();
         assert_eq!(o.set.len(), 2);
+        // A value libgomp rejects (parse_unsigned_long_list) is unset:
+        // pinrun sets OMP_NUM_THREADS to the number of places.
+        for bad in ["", " ", "0", "four", "2,"] {
+            sys.env_omp_num_threads = Some(bad.into());
+            let o = plan_omp(&sys, &req, &plan).unwrap().unwrap();
+            assert_eq!(o.set[2], ("OMP_NUM_THREADS".into(), "2".into()), "{bad:?}");
+        }
+        sys.env_omp_num_threads = Some(" 4,2 ".into());
+        assert_eq!(plan_omp(&sys, &req, &plan).unwrap().unwrap().set.len(), 2);
+        sys.env_omp_num_threads = Some("3".into());
         sys.env_affinity = vec![("OMP_PLACES".into(), "{0},{1}".into())];
         assert!(plan_omp(&sys, &req, &plan).is_ok());
         // The same places written otherwise (libgomp's parse_one_place
