@@ -5,8 +5,11 @@
 //! - `isolcpus=`: `housekeeping_isolcpus_setup()` (kernel/sched/isolation.c):
 //!   flags are consumed while the value starts with a letter: `nohz,`,
 //!   `domain,`, `managed_irq,`; anything else up to the next comma is an
-//!   unknown flag (the kernel warns and ignores the whole parameter); with
-//!   no flag at all the default is `domain`.
+//!   unknown flag: one of letters only is skipped ("isolcpus: Skipped
+//!   unknown flag", since Linux 5.7, commit 3662daf02350; before, the whole
+//!   parameter was rejected), one with another character rejects the whole
+//!   parameter ("isolcpus: Invalid flag"); with no known flag the default
+//!   is `domain`.
 //! - `nohz_full=`: `housekeeping_nohz_full_setup()` (same file); both go
 //!   through `housekeeping_setup()`, which keeps the boot CPU for
 //!   housekeeping when every CPU is listed (applied by the reader, which
@@ -40,12 +43,26 @@ pub struct Isolcpus {
     /// `managed_irq`: kernel-managed IRQs avoid these CPUs where their mask
     /// also has housekeeping CPUs (best effort).
     pub managed_irq: bool,
-    /// Flags the kernel does not know (it then rejects the parameter).
+    /// Flags the kernel does not know (see [`Isolcpus::rejected`]).
     pub unknown_flags: Vec<String>,
     /// The CPUs, or `None` when the list does not parse.
     pub cpus: Option<CpuSet>,
     /// The parameter as written.
     pub raw: String,
+}
+
+impl Isolcpus {
+    /// Whether the kernel rejects the whole parameter for its unknown
+    /// flags: one with a character other than a letter ("isolcpus: Invalid
+    /// flag", `housekeeping_isolcpus_setup()`). One of letters only is
+    /// skipped, the rest applied ("isolcpus: Skipped unknown flag"), since
+    /// Linux 5.7; older kernels rejected it too, which `cpu/isolated`
+    /// shows (the check compares).
+    pub fn rejected(&self) -> bool {
+        self.unknown_flags
+            .iter()
+            .any(|f| !f.chars().all(|c| c.is_ascii_alphabetic()))
+    }
 }
 
 /// The isolation-related parameters of `/proc/cmdline`; the last occurrence
@@ -247,8 +264,15 @@ mod tests {
         let i = parse_isolcpus("nohz,domain,managed_irq,4-7,12-15", Some(31));
         assert!(i.domain && i.nohz && i.managed_irq);
         assert_eq!(i.cpus, Some(set("4-7,12-15")));
+        // housekeeping_isolcpus_setup() since 5.7: a flag of letters only
+        // is skipped (no known flag left: domain), one with another
+        // character rejects the parameter.
         let i = parse_isolcpus("bogus,1", Some(7));
         assert_eq!(i.unknown_flags, vec!["bogus"]);
+        assert!(!i.rejected() && i.domain);
+        assert_eq!(i.cpus, Some(set("1")));
+        let i = parse_isolcpus("nohz_full,1", Some(7));
+        assert!(i.rejected());
         // N is the last CPU; groups as in bitmap_parselist.
         assert_eq!(parse_isolcpus("1-N", Some(7)).cpus, Some(set("1-7")));
         assert_eq!(

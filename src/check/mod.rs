@@ -242,6 +242,36 @@ mod tests {
         assert_eq!(find(&findings(&sys, &args), Code::NotNohzFull), None);
     }
 
+    /// Issue 35 class 3: an unknown isolcpus= flag of letters only is
+    /// skipped since 5.7 (housekeeping_isolcpus_setup(): "Skipped unknown
+    /// flag"), so the rest applies: a notice; cpu/isolated listing none of
+    /// its CPUs says this kernel rejected it; a flag with another
+    /// character ("Invalid flag") always rejects it.
+    #[test]
+    fn unknown_isolcpus_flags_as_the_kernel_reads_them() {
+        let args = ["--check", "--cpus", "4-5"];
+        let flag = |cmdline: &str, isolated: Option<&str>| {
+            let m = machine();
+            let mut sys = match isolated {
+                Some(list) => m.isolated(list),
+                None => m,
+            }
+            .build();
+            sys.boot = crate::boot_params::parse(cmdline, Some(15));
+            find(&findings(&sys, &args), Code::IsolcpusUnknownFlag).map(|(s, _)| s)
+        };
+        assert_eq!(
+            flag("isolcpus=bogus,4-7", Some("4-7")),
+            Some(Severity::Notice)
+        );
+        assert_eq!(flag("isolcpus=bogus,4-7", None), Some(Severity::Warning));
+        assert_eq!(
+            flag("isolcpus=no_hz,4-7", Some("4-7")),
+            Some(Severity::Warning)
+        );
+        assert_eq!(flag("isolcpus=domain,4-7", Some("4-7")), None);
+    }
+
     #[test]
     fn disturbances_are_info_unless_latency_critical() {
         let sys = machine().build();
