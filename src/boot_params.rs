@@ -130,6 +130,23 @@ pub fn parse_isolcpus(value: &str, last: Option<u32>) -> Isolcpus {
     iso
 }
 
+/// `irqaffinity=` as `irq_affinity_setup()` (kernel/irq/irqdesc.c) sets
+/// the default IRQ affinity, before it adds the boot CPU: `cpulist_parse()`
+/// (`bitmap_parselist()`, lib/bitmap-str.c) clears the mask, then sets
+/// each `,`-separated region in turn and stops at the first it rejects,
+/// keeping those before it; an empty or wholly rejected list leaves only
+/// the boot CPU.
+pub fn parse_irqaffinity(value: &str, last: Option<u32>) -> CpuSet {
+    let mut set = CpuSet::new();
+    for region in value.split(',') {
+        match list(region, last) {
+            Some(r) => set.union_with(&r),
+            None => break,
+        }
+    }
+    set
+}
+
 /// `rcu_nocb_setup()`'s reading of what follows `rcu_nocbs` on the command
 /// line (`rest` is `""` for a bare word, `"=LIST"` otherwise): no `=` or an
 /// empty list offloads no CPU; a list `cpulist_parse()` rejects offloads
@@ -234,7 +251,7 @@ pub fn parse(cmdline: &str, last: Option<u32>) -> BootParams {
                 p.rcu_nocbs = Some(set);
                 p.rcu_nocbs_bad = bad;
             }
-            "irqaffinity" => p.irqaffinity = list(value, last),
+            "irqaffinity" => p.irqaffinity = Some(parse_irqaffinity(value, last)),
             // `__setup("nohz=", setup_tick_nohz)`: only with the `=`.
             "nohz" if word.contains('=') => p.nohz = kstrtobool(value).or(p.nohz),
             _ => {}
@@ -307,6 +324,29 @@ mod tests {
     /// `rcu_nocb_setup()` (kernel/rcu/tree_nocb.h): bare and empty offload
     /// nothing, a bad range offloads every CPU, a list is taken as
     /// `cpulist_parse()` reads it; the last occurrence wins.
+    /// irq_affinity_setup(): bitmap_parselist() keeps the regions before
+    /// the first it rejects (the boot CPU is added by the readers).
+    #[test]
+    fn irqaffinity_as_irq_affinity_setup() {
+        assert_eq!(
+            parse("irqaffinity=0-1", Some(7)).irqaffinity,
+            Some(set("0-1"))
+        );
+        assert_eq!(
+            parse("irqaffinity=0-1,x,4", Some(7)).irqaffinity,
+            Some(set("0-1"))
+        );
+        assert_eq!(
+            parse("irqaffinity=x", Some(7)).irqaffinity,
+            Some(CpuSet::new())
+        );
+        assert_eq!(
+            parse("irqaffinity=", Some(7)).irqaffinity,
+            Some(CpuSet::new())
+        );
+        assert_eq!(parse("quiet", Some(7)).irqaffinity, None);
+    }
+
     /// `nohz=` through setup_tick_nohz()'s kstrtobool(): the last value
     /// it accepts stands; a rejected one ("nohz=maybe") or a bare `nohz`
     /// changes nothing.
