@@ -204,16 +204,6 @@ pub fn words(cmdline: &str) -> Vec<String> {
     out
 }
 
-/// The value of the last `KEY=VALUE` parameter of `cmdline` named `key`
-/// (a `__setup()` handler runs for each occurrence, so the last one
-/// stands: `preempt=`'s `setup_preempt_mode()`, kernel/sched/core.c).
-pub fn last_value(cmdline: &str, key: &str) -> Option<String> {
-    words(cmdline)
-        .into_iter()
-        .filter_map(|w| Some(w.strip_prefix(key)?.strip_prefix('=')?.to_string()))
-        .next_back()
-}
-
 /// A boolean parameter as the kernel's `kstrtobool()` (lib/kstrtox.c)
 /// reads it: the first character `y`, `Y`, `t`, `T` or `1` is true; `n`,
 /// `N`, `f`, `F` or `0` is false; `o`/`O` followed by `n`/`N` (on) is
