@@ -5,8 +5,11 @@
 //! - `isolcpus=`: `housekeeping_isolcpus_setup()` (kernel/sched/isolation.c):
 //!   flags are consumed while the value starts with a letter: `nohz,`,
 //!   `domain,`, `managed_irq,`; anything else up to the next comma is an
-//!   unknown flag (the kernel warns and ignores the whole parameter); with
-//!   no flag at all the default is `domain`.
+//!   unknown flag: one of letters only is skipped ("isolcpus: Skipped
+//!   unknown flag", since Linux 5.7, commit 3662daf02350; before, the whole
+//!   parameter was rejected), one with another character rejects the whole
+//!   parameter ("isolcpus: Invalid flag"); with no known flag the default
+//!   is `domain`.
 //! - `nohz_full=`: `housekeeping_nohz_full_setup()` (same file); both go
 //!   through `housekeeping_setup()`, which keeps the boot CPU for
 //!   housekeeping when every CPU is listed (applied by the reader, which
@@ -16,6 +19,13 @@
 //!   the check).
 //! - `irqaffinity=`: `irq_affinity_setup()` (kernel/irq/irqdesc.c), which
 //!   also adds the boot CPU (done by the check).
+//! - `nohz=`: `setup_tick_nohz()` (kernel/time/tick-sched.c), a
+//!   `kstrtobool()` (lib/kstrtox.c) value, see [`kstrtobool`]. `nohz=off`
+//!   keeps every CPU's tick running, nohz_full ones included:
+//!   `tick_nohz_activate()` returns before setting `TS_FLAG_NOHZ` when
+//!   `tick_nohz_enabled` is false, and `tick_nohz_full_update_tick()`
+//!   stops nothing without that flag (`cpu/nohz_full` still lists the
+//!   CPUs, and their RCU offloading and housekeeping stay).
 //!
 //! CPU lists use the kernel's `bitmap_parselist()` grammar (`cpulist_parse()`),
 //! including `N` for the last CPU and `a-b:u/g` groups.
@@ -33,12 +43,26 @@ pub struct Isolcpus {
     /// `managed_irq`: kernel-managed IRQs avoid these CPUs where their mask
     /// also has housekeeping CPUs (best effort).
     pub managed_irq: bool,
-    /// Flags the kernel does not know (it then rejects the parameter).
+    /// Flags the kernel does not know (see [`Isolcpus::rejected`]).
     pub unknown_flags: Vec<String>,
     /// The CPUs, or `None` when the list does not parse.
     pub cpus: Option<CpuSet>,
     /// The parameter as written.
     pub raw: String,
+}
+
+impl Isolcpus {
+    /// Whether the kernel rejects the whole parameter for its unknown
+    /// flags: one with a character other than a letter ("isolcpus: Invalid
+    /// flag", `housekeeping_isolcpus_setup()`). One of letters only is
+    /// skipped, the rest applied ("isolcpus: Skipped unknown flag"), since
+    /// Linux 5.7; older kernels rejected it too, which `cpu/isolated`
+    /// shows (the check compares).
+    pub fn rejected(&self) -> bool {
+        self.unknown_flags
+            .iter()
+            .any(|f| !f.chars().all(|c| c.is_ascii_alphabetic()))
+    }
 }
 
 /// The isolation-related parameters of `/proc/cmdline`; the last occurrence
@@ -62,6 +86,10 @@ pub struct BootParams {
     pub rcu_nocbs_bad: Option<String>,
     /// `irqaffinity=`: the default affinity of new IRQs.
     pub irqaffinity: Option<CpuSet>,
+    /// `nohz=` as `setup_tick_nohz()` leaves `tick_nohz_enabled`: `None`
+    /// when no occurrence parses (the default, on), else the last value
+    /// [`kstrtobool`] accepts (one it rejects leaves the previous value).
+    pub nohz: Option<bool>,
 }
 
 impl BootParams {
@@ -100,6 +128,23 @@ pub fn parse_isolcpus(value: &str, last: Option<u32>) -> Isolcpus {
     }
     iso.cpus = list(rest, last);
     iso
+}
+
+/// `irqaffinity=` as `irq_affinity_setup()` (kernel/irq/irqdesc.c) sets
+/// the default IRQ affinity, before it adds the boot CPU: `cpulist_parse()`
+/// (`bitmap_parselist()`, lib/bitmap-str.c) clears the mask, then sets
+/// each `,`-separated region in turn and stops at the first it rejects,
+/// keeping those before it; an empty or wholly rejected list leaves only
+/// the boot CPU.
+pub fn parse_irqaffinity(value: &str, last: Option<u32>) -> CpuSet {
+    let mut set = CpuSet::new();
+    for region in value.split(',') {
+        match list(region, last) {
+            Some(r) => set.union_with(&r),
+            None => break,
+        }
+    }
+    set
 }
 
 /// `rcu_nocb_setup()`'s reading of what follows `rcu_nocbs` on the command
@@ -159,14 +204,23 @@ pub fn words(cmdline: &str) -> Vec<String> {
     out
 }
 
-/// The value of the last `KEY=VALUE` parameter of `cmdline` named `key`
-/// (a `__setup()` handler runs for each occurrence, so the last one
-/// stands: `preempt=`'s `setup_preempt_mode()`, kernel/sched/core.c).
-pub fn last_value(cmdline: &str, key: &str) -> Option<String> {
-    words(cmdline)
-        .into_iter()
-        .filter_map(|w| Some(w.strip_prefix(key)?.strip_prefix('=')?.to_string()))
-        .next_back()
+/// A boolean parameter as the kernel's `kstrtobool()` (lib/kstrtox.c)
+/// reads it: the first character `y`, `Y`, `t`, `T` or `1` is true; `n`,
+/// `N`, `f`, `F` or `0` is false; `o`/`O` followed by `n`/`N` (on) is
+/// true, by `f`/`F` (off) false; anything else (empty included) is
+/// rejected (`None`). Only the first one or two characters count.
+pub fn kstrtobool(s: &str) -> Option<bool> {
+    let b = s.as_bytes();
+    match b.first()? {
+        b'y' | b'Y' | b't' | b'T' | b'1' => Some(true),
+        b'n' | b'N' | b'f' | b'F' | b'0' => Some(false),
+        b'o' | b'O' => match b.get(1)? {
+            b'n' | b'N' => Some(true),
+            b'f' | b'F' => Some(false),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// Parses the isolation parameters of a kernel command line. `last` is the
@@ -187,7 +241,9 @@ pub fn parse(cmdline: &str, last: Option<u32>) -> BootParams {
                 p.rcu_nocbs = Some(set);
                 p.rcu_nocbs_bad = bad;
             }
-            "irqaffinity" => p.irqaffinity = list(value, last),
+            "irqaffinity" => p.irqaffinity = Some(parse_irqaffinity(value, last)),
+            // `__setup("nohz=", setup_tick_nohz)`: only with the `=`.
+            "nohz" if word.contains('=') => p.nohz = kstrtobool(value).or(p.nohz),
             _ => {}
         }
     }
@@ -215,8 +271,15 @@ mod tests {
         let i = parse_isolcpus("nohz,domain,managed_irq,4-7,12-15", Some(31));
         assert!(i.domain && i.nohz && i.managed_irq);
         assert_eq!(i.cpus, Some(set("4-7,12-15")));
+        // housekeeping_isolcpus_setup() since 5.7: a flag of letters only
+        // is skipped (no known flag left: domain), one with another
+        // character rejects the parameter.
         let i = parse_isolcpus("bogus,1", Some(7));
         assert_eq!(i.unknown_flags, vec!["bogus"]);
+        assert!(!i.rejected() && i.domain);
+        assert_eq!(i.cpus, Some(set("1")));
+        let i = parse_isolcpus("nohz_full,1", Some(7));
+        assert!(i.rejected());
         // N is the last CPU; groups as in bitmap_parselist.
         assert_eq!(parse_isolcpus("1-N", Some(7)).cpus, Some(set("1-7")));
         assert_eq!(
@@ -251,6 +314,47 @@ mod tests {
     /// `rcu_nocb_setup()` (kernel/rcu/tree_nocb.h): bare and empty offload
     /// nothing, a bad range offloads every CPU, a list is taken as
     /// `cpulist_parse()` reads it; the last occurrence wins.
+    /// irq_affinity_setup(): bitmap_parselist() keeps the regions before
+    /// the first it rejects (the boot CPU is added by the readers).
+    #[test]
+    fn irqaffinity_as_irq_affinity_setup() {
+        assert_eq!(
+            parse("irqaffinity=0-1", Some(7)).irqaffinity,
+            Some(set("0-1"))
+        );
+        assert_eq!(
+            parse("irqaffinity=0-1,x,4", Some(7)).irqaffinity,
+            Some(set("0-1"))
+        );
+        assert_eq!(
+            parse("irqaffinity=x", Some(7)).irqaffinity,
+            Some(CpuSet::new())
+        );
+        assert_eq!(
+            parse("irqaffinity=", Some(7)).irqaffinity,
+            Some(CpuSet::new())
+        );
+        assert_eq!(parse("quiet", Some(7)).irqaffinity, None);
+    }
+
+    /// `nohz=` through setup_tick_nohz()'s kstrtobool(): the last value
+    /// it accepts stands; a rejected one ("nohz=maybe") or a bare `nohz`
+    /// changes nothing.
+    #[test]
+    fn nohz_as_setup_tick_nohz() {
+        assert_eq!(parse("nohz_full=2-3", Some(3)).nohz, None);
+        assert_eq!(parse("nohz=off nohz_full=2-3", Some(3)).nohz, Some(false));
+        assert_eq!(parse("nohz=OFF", Some(3)).nohz, Some(false));
+        assert_eq!(parse("nohz=0", Some(3)).nohz, Some(false));
+        assert_eq!(parse("nohz=n", Some(3)).nohz, Some(false));
+        assert_eq!(parse("nohz=off nohz=on", Some(3)).nohz, Some(true));
+        assert_eq!(parse("nohz=off nohz=maybe", Some(3)).nohz, Some(false));
+        assert_eq!(parse("nohz=off nohz", Some(3)).nohz, Some(false));
+        assert_eq!(parse("nohz=", Some(3)).nohz, None);
+        assert_eq!(kstrtobool("o"), None);
+        assert_eq!(kstrtobool("yes"), Some(true));
+    }
+
     #[test]
     fn rcu_nocbs_as_rcu_nocb_setup() {
         let p = parse("ro rcu_nocbs", Some(3));

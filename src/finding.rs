@@ -63,7 +63,8 @@ boot CPU); pinrun trusts sysfs.
 "#;
     /// `isolcpus-unknown-flag`.
     IsolcpusUnknownFlag = "isolcpus-unknown-flag",
-        r#"isolcpus= has a flag other than nohz, domain, managed_irq: the kernel ignores it.
+        r#"isolcpus= has a flag other than nohz, domain, managed_irq: since 5.7 the kernel
+skips one of letters only; another (any, before 5.7) rejects the parameter.
 "#;
     /// `isolated-no-balancing`.
     IsolatedNoBalancing = "isolated-no-balancing",

@@ -115,16 +115,18 @@ mod tests {
         assert!(!codes(&["--dry-run", "--cpus", "0-1", "--omp"]).contains(&Code::EnvThreadBinding));
     }
 
-    /// An empty OMP_PLACES or OMP_PROC_BIND binds nothing: libgomp
-    /// (env.c parse_places_var, parse_bind_var) rejects it and runs as if
-    /// it were unset, so no finding; any other empty variable still warns.
+    /// An empty OMP_PLACES, OMP_PROC_BIND or GOMP_CPU_AFFINITY binds
+    /// nothing: libgomp (env.c parse_places_var, parse_bind_var,
+    /// parse_affinity, where strtoul reading nothing is invalid) rejects
+    /// it and runs as if it were unset, so no finding.
     #[test]
     fn empty_omp_binding_is_unset() {
         let mut sys = Machine::new(1, 4, 1).build();
         for (k, v, warns) in [
             ("OMP_PLACES", "", false),
             ("OMP_PROC_BIND", " ", false),
-            ("GOMP_CPU_AFFINITY", "", true),
+            ("GOMP_CPU_AFFINITY", "", false),
+            ("GOMP_CPU_AFFINITY", "2", true),
             ("OMP_PLACES", "{0}", true),
         ] {
             sys.env_affinity = vec![(k.into(), v.into())];

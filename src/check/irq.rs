@@ -295,7 +295,7 @@ impl Kind<'_> {
             .boot
             .isolcpus
             .as_ref()
-            .filter(|i| i.unknown_flags.is_empty() && i.managed_irq)
+            .filter(|i| !i.rejected() && i.managed_irq)
             .and_then(|i| i.cpus.as_ref())
             .is_some_and(|c| cpus.is_subset(c))
     }

@@ -100,11 +100,7 @@ pub(super) fn boot_params_for(
     if add.is_empty() {
         return Err(BOOT_CPU_KEPT.to_string());
     }
-    let iso = sys
-        .boot
-        .isolcpus
-        .as_ref()
-        .filter(|i| i.unknown_flags.is_empty());
+    let iso = sys.boot.isolcpus.as_ref().filter(|i| !i.rejected());
     let mut words = Vec::new();
     let mut quiet = CpuSet::new();
     for &p in params {
@@ -270,24 +266,71 @@ fn from_cmdline(src: IsolationSource) -> &'static str {
     }
 }
 
-/// `isolcpus-unknown-flag`: the kernel rejects an `isolcpus=` with an
-/// unknown flag and isolates nothing.
+/// `isolcpus-unknown-flag`: an `isolcpus=` flag the kernel does not know
+/// (`housekeeping_isolcpus_setup()`, kernel/sched/isolation.c). One with a
+/// character other than a letter rejects the parameter: nothing isolated
+/// (a warning). One of letters only is skipped and the rest applied since
+/// Linux 5.7 ("isolcpus: Skipped unknown flag"), rejected before: the
+/// kernel is asked, not its version: where `cpu/isolated` is read and
+/// lists none of the parameter's online domain CPUs, this kernel rejected
+/// it (a warning); otherwise a notice.
 fn unknown_flag(ctx: &Context, out: &mut Vec<Finding>) {
-    if let Some(iso) = ctx.sys.boot.isolcpus.as_ref()
-        && !iso.unknown_flags.is_empty()
-    {
-        out.push(Finding::new(
-            Code::IsolcpusUnknownFlag,
+    let sys = ctx.sys;
+    let Some(iso) = sys
+        .boot
+        .isolcpus
+        .as_ref()
+        .filter(|i| !i.unknown_flags.is_empty())
+    else {
+        return;
+    };
+    let flags = iso.unknown_flags.join(", ");
+    let asked = iso
+        .cpus
+        .clone()
+        .unwrap_or_default()
+        .intersection(&sys.online);
+    let refused_here = sys.isolation_source == IsolationSource::Sysfs
+        && iso.domain
+        && !asked.is_empty()
+        && asked.intersection(&sys.isolated).is_empty();
+    let (severity, message) = if iso.rejected() {
+        (
             Severity::Warning,
-            &CpuSet::new(),
             format!(
-                "isolcpus={} has unknown flag(s) {}: the kernel rejects the parameter (\"isolcpus: Error, unknown flag\") and isolates nothing",
-                iso.raw,
-                iso.unknown_flags.join(", ")
+                "isolcpus={} has flag(s) {flags} with characters other than letters: the kernel rejects the parameter (\"isolcpus: Invalid flag\") and isolates nothing",
+                iso.raw
             ),
-            "use only the flags nohz, domain and managed_irq",
-        ));
-    }
+        )
+    } else if refused_here {
+        (
+            Severity::Warning,
+            format!(
+                "isolcpus={} has unknown flag(s) {flags}: this kernel rejected the parameter (cpu/isolated lists none of {asked}; kernels before 5.7 reject an unknown flag, later ones skip it)",
+                iso.raw
+            ),
+        )
+    } else {
+        (
+            Severity::Notice,
+            format!(
+                "isolcpus={} has unknown flag(s) {flags}: the kernel skips {} (\"isolcpus: Skipped unknown flag\", since Linux 5.7) and applies the rest; older kernels reject the whole parameter",
+                iso.raw,
+                if iso.unknown_flags.len() == 1 {
+                    "it"
+                } else {
+                    "them"
+                }
+            ),
+        )
+    };
+    out.push(Finding::new(
+        Code::IsolcpusUnknownFlag,
+        severity,
+        &CpuSet::new(),
+        message,
+        "use only the flags nohz, domain and managed_irq",
+    ));
 }
 
 /// `not-isolated`: checked CPUs the scheduler balances other tasks onto,
@@ -308,7 +351,7 @@ fn not_isolated(ctx: &Context, out: &mut Vec<Finding>) {
         .boot
         .isolcpus
         .as_ref()
-        .filter(|i| !i.domain && i.unknown_flags.is_empty())
+        .filter(|i| !i.domain && !i.rejected())
         .and_then(|i| Some((i, i.cpus.as_ref()?.intersection(&not_iso))))
         .filter(|(_, c)| !c.is_empty());
     let message = match listed {
@@ -372,6 +415,9 @@ fn not_isolated(ctx: &Context, out: &mut Vec<Finding>) {
 /// command line already has.
 fn not_nohz_full(ctx: &Context, out: &mut Vec<Finding>) {
     let sys = ctx.sys;
+    if sys.boot.nohz == Some(false) {
+        return tick_turned_off(ctx, out);
+    }
     let ticking = ctx.cpus.difference(&sys.nohz_full);
     if ticking.is_empty() {
         return;
@@ -416,6 +462,37 @@ fn not_nohz_full(ctx: &Context, out: &mut Vec<Finding>) {
             from_cmdline(sys.nohz_full_source)
         ),
         alternatives_first(ctx, &sys.nohz_full, "nohz_full", false, then),
+    ));
+}
+
+/// `not-nohz-full` under `nohz=off` on the command line: every checked
+/// CPU ticks, nohz_full ones included. `setup_tick_nohz()`
+/// (kernel/time/tick-sched.c) clears `tick_nohz_enabled`, so
+/// `tick_nohz_activate()` never sets `TS_FLAG_NOHZ` and
+/// `tick_nohz_full_update_tick()` never stops the tick, while
+/// `cpu/nohz_full` still lists the CPUs (issue 35: a value that turns the
+/// feature off).
+fn tick_turned_off(ctx: &Context, out: &mut Vec<Finding>) {
+    let sys = ctx.sys;
+    let listed = ctx.cpus.intersection(&sys.nohz_full);
+    let also = if listed.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " ({} {} nohz_full, but the kernel never stops a tick under nohz=off: setup_tick_nohz() and tick_nohz_activate(), kernel/time/tick-sched.c)",
+            cpus_phrase(&listed),
+            if listed.len() == 1 { "is" } else { "are" }
+        )
+    };
+    out.push(Finding::new(
+        Code::NotNohzFull,
+        ctx.disturbance(),
+        &ctx.cpus,
+        format!(
+            "nohz=off on the kernel command line: the scheduler tick interrupts {} up to HZ times a second even with one task running{also}",
+            cpus_phrase(&ctx.cpus)
+        ),
+        "remove nohz=off from the kernel command line (the tick of a nohz_full CPU stops only with it on, the default)",
     ));
 }
 
@@ -472,7 +549,7 @@ fn not_applied_at_boot(ctx: &Context, out: &mut Vec<Finding>) {
             .boot
             .isolcpus
             .as_ref()
-            .filter(|i| i.domain && i.unknown_flags.is_empty())
+            .filter(|i| i.domain && !i.rejected())
         && let Some(asked) = &iso.cpus
     {
         not_applied(

@@ -4,6 +4,7 @@
 use super::{Code, Context, Finding, Severity};
 use crate::cpuset::{CpuSet, NodeSet};
 use crate::plan::{MemMode, MemPlan};
+use crate::system::SystemState;
 
 /// The codes the memory check can emit.
 pub(super) const CODES: &[Code] = &[
@@ -93,18 +94,52 @@ fn bind_findings(ctx: &Context, mem: &MemPlan, out: &mut Vec<Finding>) {
             &mem.nodes,
         ));
     }
-    if sys.numa_balancing.is_some_and(|v| v != 0) {
+    if let Some(message) = sys
+        .numa_balancing
+        .and_then(|mode| numa_balancing_scans(sys, mode, &mem.nodes))
+    {
         out.push(with_nodes(
             Finding::new(
                 Code::NumaBalancing,
                 Severity::Info,
                 &CpuSet::new(),
-                "kernel.numa_balancing is on: it still scans the bound process's memory (page faults) though it cannot move pages off the bound nodes".into(),
+                message,
                 "sysctl kernel.numa_balancing=0 on machines dedicated to pinned workloads",
             ),
             &mem.nodes,
         ));
     }
+}
+
+/// `NUMA_BALANCING_NORMAL`, the bit of `kernel.numa_balancing`
+/// (include/linux/sched/sysctl.h) for balancing between all nodes.
+const NUMA_BALANCING_NORMAL: i64 = 1;
+/// `NUMA_BALANCING_MEMORY_TIERING`: promotion from lower memory tiers only.
+const NUMA_BALANCING_MEMORY_TIERING: i64 = 2;
+
+/// What `kernel.numa_balancing` = `mode` does to memory bound to `nodes`,
+/// or `None` when it scans none of it (issue 35: a value that turns the
+/// feature off). 0 is off; with `NUMA_BALANCING_NORMAL` (1, 3) every page
+/// is scanned; `NUMA_BALANCING_MEMORY_TIERING` alone (2) skips the pages of
+/// top-tier nodes (`change_pte_range()`, mm/mprotect.c: "Skip scanning top
+/// tier node if normal numa balancing is disabled"), and a node with CPUs
+/// is always top tier (`establish_demotion_targets()`, mm/memory-tiers.c,
+/// sets the top tier to the lowest one holding a CPU node), so only bound
+/// nodes without CPUs may be scanned (pinrun does not read the tiers).
+fn numa_balancing_scans(sys: &SystemState, mode: i64, nodes: &NodeSet) -> Option<String> {
+    if mode & NUMA_BALANCING_NORMAL != 0 {
+        return Some("kernel.numa_balancing is on: it still scans the bound process's memory (page faults) though it cannot move pages off the bound nodes".into());
+    }
+    if mode & NUMA_BALANCING_MEMORY_TIERING == 0 {
+        return None;
+    }
+    let cpuless: NodeSet = nodes
+        .iter()
+        .filter(|&n| sys.nodes.get(&n).is_some_and(|node| node.cpus.is_empty()))
+        .collect();
+    (!cpuless.is_empty()).then(|| format!(
+        "kernel.numa_balancing = {mode} (memory tiering): it scans the bound memory on node(s) {cpuless}, which have no CPUs and may be below the top memory tier (page faults), though it cannot move pages off the bound nodes"
+    ))
 }
 
 /// `memory-remote` when the memory of a bind or preferred policy `mem` is

@@ -222,6 +222,55 @@ mod tests {
         );
     }
 
+    /// Issue 35 class 3: `nohz=off` (setup_tick_nohz()'s kstrtobool)
+    /// keeps the tick of the nohz_full CPUs running: tick_nohz_activate()
+    /// never sets TS_FLAG_NOHZ, which tick_nohz_full_update_tick() needs
+    /// (kernel/time/tick-sched.c), though cpu/nohz_full lists them.
+    #[test]
+    fn nohz_off_keeps_the_tick_of_nohz_full_cpus() {
+        let mut sys = machine().isolated("4-7").build();
+        let args = ["--check", "--cpus", "4-5"];
+        assert_eq!(find(&findings(&sys, &args), Code::NotNohzFull), None);
+        sys.boot = crate::boot_params::parse("nohz_full=4-7 nohz=off", Some(15));
+        assert_eq!(
+            find(&findings(&sys, &args), Code::NotNohzFull),
+            Some((Severity::Warning, cpus("4-5")))
+        );
+        // The last value kstrtobool() accepts stands.
+        sys.boot = crate::boot_params::parse("nohz=off nohz_full=4-7 nohz=1", Some(15));
+        assert_eq!(find(&findings(&sys, &args), Code::NotNohzFull), None);
+    }
+
+    /// Issue 35 class 3: an unknown isolcpus= flag of letters only is
+    /// skipped since 5.7 (housekeeping_isolcpus_setup(): "Skipped unknown
+    /// flag"), so the rest applies: a notice; cpu/isolated listing none of
+    /// its CPUs says this kernel rejected it; a flag with another
+    /// character ("Invalid flag") always rejects it.
+    #[test]
+    fn unknown_isolcpus_flags_as_the_kernel_reads_them() {
+        let args = ["--check", "--cpus", "4-5"];
+        let flag = |cmdline: &str, isolated: Option<&str>| {
+            let m = machine();
+            let mut sys = match isolated {
+                Some(list) => m.isolated(list),
+                None => m,
+            }
+            .build();
+            sys.boot = crate::boot_params::parse(cmdline, Some(15));
+            find(&findings(&sys, &args), Code::IsolcpusUnknownFlag).map(|(s, _)| s)
+        };
+        assert_eq!(
+            flag("isolcpus=bogus,4-7", Some("4-7")),
+            Some(Severity::Notice)
+        );
+        assert_eq!(flag("isolcpus=bogus,4-7", None), Some(Severity::Warning));
+        assert_eq!(
+            flag("isolcpus=no_hz,4-7", Some("4-7")),
+            Some(Severity::Warning)
+        );
+        assert_eq!(flag("isolcpus=domain,4-7", Some("4-7")), None);
+    }
+
     #[test]
     fn disturbances_are_info_unless_latency_critical() {
         let sys = machine().build();

@@ -720,10 +720,11 @@ pub fn boot_params(sys: &SystemState, facts: &HostFacts, split: &HostSplit) -> V
 /// flags it knows, so a release before 5.6 is "cannot tell", unless the
 /// running command line uses the flag and the kernel isolates CPUs by it.
 fn isolcpus_support(sys: &SystemState, facts: &HostFacts) -> Support {
-    let running =
-        sys.boot.isolcpus.as_ref().is_some_and(|i| {
-            i.managed_irq && i.unknown_flags.is_empty() && !sys.isolated.is_empty()
-        });
+    let running = sys
+        .boot
+        .isolcpus
+        .as_ref()
+        .is_some_and(|i| i.managed_irq && !i.rejected() && !sys.isolated.is_empty());
     let evidence = running.then(|| {
         "the running kernel isolates CPUs with an isolcpus= that has managed_irq".to_string()
     });

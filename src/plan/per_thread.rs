@@ -80,13 +80,17 @@ pub fn omp_places_value(places: &[CpuSet]) -> String {
 pub const OMP_PROC_BIND: &str = "close";
 
 /// The caller's thread-binding variables that bind: all but an
-/// `OMP_PLACES` or `OMP_PROC_BIND` that is empty or only white space,
-/// which libgomp rejects as invalid and then ignores as if unset
-/// (libgomp/env.c `parse_places_var`, `parse_bind_var`: `if (*env ==
-/// '\0') goto invalid;` ... `return false`).
+/// `OMP_PLACES`, `OMP_PROC_BIND` or `GOMP_CPU_AFFINITY` that is empty or
+/// only white space, which libgomp rejects as invalid and then ignores as
+/// if unset (libgomp/env.c `parse_places_var`, `parse_bind_var`: `if
+/// (*env == '\0') goto invalid;`; `parse_affinity`: `end == env` after
+/// `strtoul` is invalid).
 pub fn binding_env(env: &[(String, String)]) -> impl Iterator<Item = &(String, String)> {
     env.iter().filter(|(k, v)| {
-        !(matches!(k.as_str(), "OMP_PLACES" | "OMP_PROC_BIND") && v.trim().is_empty())
+        !(matches!(
+            k.as_str(),
+            "OMP_PLACES" | "OMP_PROC_BIND" | "GOMP_CPU_AFFINITY"
+        ) && v.trim().is_empty())
     })
 }
 
@@ -94,28 +98,75 @@ pub fn binding_env(env: &[(String, String)]) -> impl Iterator<Item = &(String, S
 /// make an OpenMP runtime bind its threads itself, each read as its
 /// owner's parser reads it (issue 35: a value can turn the feature off):
 ///
-/// - `OMP_PROC_BIND=false` (any case, white space around) binds nothing,
-///   and makes libgomp ignore `OMP_PLACES` and `GOMP_CPU_AFFINITY` ("If
-///   OMP_PROC_BIND was set explicitly to false, don't populate places
-///   list", `initialize_env()` in libgomp/env.c, which passes `ignore` to
-///   `parse_places_var`; the LLVM runtime maps it to no binding too);
+/// - `OMP_PROC_BIND` as [`omp_proc_bind`] reads it: `false` binds
+///   nothing, and makes libgomp ignore `OMP_PLACES` and
+///   `GOMP_CPU_AFFINITY` ("If OMP_PROC_BIND was set explicitly to false,
+///   don't populate places list", `initialize_env()` in libgomp/env.c,
+///   which passes `ignore` to `parse_places_var`; the LLVM runtime maps it
+///   to no binding too); an invalid value (`yes`, `false,close`) is
+///   ignored as if unset;
 /// - `KMP_AFFINITY` whose type is `none` or `disabled` binds nothing
 ///   (LLVM/Intel `__kmp_parse_affinity_env()`, openmp/runtime/src/
 ///   kmp_settings.cpp: `none` leaves threads unbound, `disabled` turns
 ///   the affinity interface off);
-/// - an empty `OMP_PLACES` or `OMP_PROC_BIND` is ignored ([`binding_env`]).
+/// - an empty `OMP_PLACES`, `OMP_PROC_BIND` or `GOMP_CPU_AFFINITY` is
+///   ignored ([`binding_env`]).
 ///
 /// Unset variables bind nothing (their defaults: no places, binding off).
 pub fn rebinding_env(env: &[(String, String)]) -> impl Iterator<Item = &(String, String)> {
     let bind_off = env
         .iter()
-        .any(|(k, v)| k == "OMP_PROC_BIND" && v.trim().eq_ignore_ascii_case("false"));
+        .any(|(k, v)| k == "OMP_PROC_BIND" && omp_proc_bind(v) == Some(false));
     binding_env(env).filter(move |(k, v)| match k.as_str() {
-        "OMP_PROC_BIND" => !v.trim().eq_ignore_ascii_case("false"),
+        "OMP_PROC_BIND" => omp_proc_bind(v) == Some(true),
         "OMP_PLACES" | "GOMP_CPU_AFFINITY" => !bind_off,
         "KMP_AFFINITY" => !kmp_affinity_off(v),
         _ => true,
     })
+}
+
+/// `OMP_PROC_BIND` as libgomp's `parse_bind_var()` (libgomp/env.c) reads
+/// it: `Some(false)` for `false`, `Some(true)` for `true`, `master`,
+/// `primary`, `close`, `spread` or a list of the last four (white space
+/// around each, names case-insensitive, matched as prefixes with
+/// `strncasecmp` as libgomp does), `None` for anything else (empty,
+/// `false,close`, `yes`): libgomp says "Invalid value" and treats the
+/// variable as unset.
+pub fn omp_proc_bind(v: &str) -> Option<bool> {
+    const KINDS: [&str; 6] = ["false", "true", "master", "primary", "close", "spread"];
+    /// The index in `KINDS[from..]` matching the start of `s`, and the rest.
+    fn kind(s: &str, from: usize) -> Option<(usize, &str)> {
+        let s = s.trim_start();
+        (from..KINDS.len()).find_map(|i| {
+            let n = KINDS[i].len();
+            let head = s.get(..n)?;
+            head.eq_ignore_ascii_case(KINDS[i])
+                .then(|| (i, s[n..].trim_start()))
+        })
+    }
+    let (first, mut rest) = kind(v, 0)?;
+    if rest.is_empty() {
+        return Some(first != 0);
+    }
+    // A list: only of master, primary, close and spread.
+    if first < 2 {
+        return None;
+    }
+    while let Some(tail) = rest.strip_prefix(',') {
+        rest = kind(tail, 2)?.1;
+    }
+    rest.is_empty().then_some(true)
+}
+
+/// Whether libgomp accepts an `OMP_NUM_THREADS` value
+/// (`parse_unsigned_long_list()`, libgomp/env.c): a `,`-separated list of
+/// decimal numbers above 0, white space around each. Anything else (empty,
+/// `0`, `four`) is "Invalid value" and the variable counts as unset: the
+/// runtime then starts one thread per CPU of its affinity, so `--omp` sets
+/// it as when it is unset.
+fn omp_num_threads_valid(v: &str) -> bool {
+    v.split(',')
+        .all(|n| n.trim().parse::<u64>().is_ok_and(|n| n > 0))
 }
 
 /// Whether a `KMP_AFFINITY` value's type is `none` or `disabled`: the
@@ -263,7 +314,11 @@ pub fn plan_omp(sys: &SystemState, req: &Request, plan: &Plan) -> Result<Option<
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-    if sys.env_omp_num_threads.is_none() {
+    if !sys
+        .env_omp_num_threads
+        .as_deref()
+        .is_some_and(omp_num_threads_valid)
+    {
         set.push(("OMP_NUM_THREADS".into(), places.len().to_string()));
     }
     let unset = sys
@@ -454,6 +509,52 @@ mod tests {
         }
     }
 
+    /// Issue 35 class 3: each variable read as libgomp's and the LLVM
+    /// runtime's parsers read it (libgomp/env.c `parse_bind_var`,
+    /// `parse_affinity`, `initialize_env`; kmp_settings.cpp).
+    #[test]
+    fn rebinding_env_reads_values_as_their_runtimes_do() {
+        let keys = |env: &[(&str, &str)]| -> Vec<String> {
+            let env: Vec<(String, String)> = env
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            rebinding_env(&env).map(|(k, _)| k.clone()).collect()
+        };
+        assert_eq!(omp_proc_bind(" False "), Some(false));
+        assert_eq!(omp_proc_bind("spread, CLOSE ,primary"), Some(true));
+        assert_eq!(omp_proc_bind("TRUE"), Some(true));
+        // A list may not start with true or false; unknown words and
+        // trailing text are invalid (ignored as unset).
+        assert_eq!(omp_proc_bind("false,close"), None);
+        assert_eq!(omp_proc_bind("true,spread"), None);
+        assert_eq!(omp_proc_bind("yes"), None);
+        assert_eq!(omp_proc_bind("falsey"), None);
+        assert_eq!(omp_proc_bind("close,"), None);
+        assert_eq!(omp_proc_bind(""), None);
+        assert!(keys(&[("OMP_PROC_BIND", "false,close")]).is_empty());
+        assert!(keys(&[("OMP_PROC_BIND", "yes")]).is_empty());
+        // Invalid OMP_PROC_BIND is unset: OMP_PLACES then binds.
+        assert_eq!(
+            keys(&[("OMP_PROC_BIND", "yes"), ("OMP_PLACES", "cores")]),
+            ["OMP_PLACES"]
+        );
+        assert_eq!(
+            keys(&[("OMP_PROC_BIND", "close,spread")]),
+            ["OMP_PROC_BIND"]
+        );
+        // An empty GOMP_CPU_AFFINITY: strtoul reads nothing, invalid.
+        assert!(keys(&[("GOMP_CPU_AFFINITY", "")]).is_empty());
+        assert!(keys(&[("GOMP_CPU_AFFINITY", "  ")]).is_empty());
+        assert_eq!(keys(&[("GOMP_CPU_AFFINITY", "0-3")]), ["GOMP_CPU_AFFINITY"]);
+        assert!(keys(&[("OMP_PROC_BIND", "false"), ("GOMP_CPU_AFFINITY", "0-3")]).is_empty());
+        assert!(keys(&[("KMP_AFFINITY", "granularity=fine,none")]).is_empty());
+        assert_eq!(
+            keys(&[("KMP_AFFINITY", "granularity=fine,compact")]),
+            ["KMP_AFFINITY"]
+        );
+    }
+
     /// 2×4×2: CPU 0's sibling is 8. --cores 2 --smt plans cores {0,8} and
     /// {1,9}: one place per core with --smt, one per CPU with =threads.
     #[test]
@@ -489,6 +590,16 @@ mod tests {
         let (req, plan) = planned(&sys, &["--dry-run", "--cpus", "0-1", "--omp"]);
         let o = plan_omp(&sys, &req, &plan).unwrap().unwrap();
         assert_eq!(o.set.len(), 2);
+        // A value libgomp rejects (parse_unsigned_long_list) is unset:
+        // pinrun sets OMP_NUM_THREADS to the number of places.
+        for bad in ["", " ", "0", "four", "2,"] {
+            sys.env_omp_num_threads = Some(bad.into());
+            let o = plan_omp(&sys, &req, &plan).unwrap().unwrap();
+            assert_eq!(o.set[2], ("OMP_NUM_THREADS".into(), "2".into()), "{bad:?}");
+        }
+        sys.env_omp_num_threads = Some(" 4,2 ".into());
+        assert_eq!(plan_omp(&sys, &req, &plan).unwrap().unwrap().set.len(), 2);
+        sys.env_omp_num_threads = Some("3".into());
         sys.env_affinity = vec![("OMP_PLACES".into(), "{0},{1}".into())];
         assert!(plan_omp(&sys, &req, &plan).is_ok());
         // The same places written otherwise (libgomp's parse_one_place

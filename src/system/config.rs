@@ -59,9 +59,12 @@ pub fn candidates(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> Vec<PathB
         };
     }
     let mut out = Vec::new();
+    // XDG Base Directory Specification: XDG_CONFIG_HOME unset or empty
+    // means $HOME/.config, and a relative path "is invalid and should be
+    // ignored" (issue 35: a value that turns the setting off).
     let xdg = var("XDG_CONFIG_HOME")
-        .filter(|x| !x.is_empty())
         .map(PathBuf::from)
+        .filter(|x| x.is_absolute())
         .or_else(|| {
             var("HOME")
                 .filter(|h| !h.is_empty())
@@ -273,14 +276,18 @@ mod tests {
                 PathBuf::from(SYSTEM_FILE)
             ]
         );
-        // XDG Base Directory: an empty XDG_CONFIG_HOME means unset.
-        assert_eq!(
-            candidates(env(&[("XDG_CONFIG_HOME", ""), ("HOME", "/h")])),
-            vec![
-                PathBuf::from("/h/.config/pinrun/config.toml"),
-                PathBuf::from(SYSTEM_FILE)
-            ]
-        );
+        // XDG Base Directory: an empty XDG_CONFIG_HOME means unset, and a
+        // relative one is invalid and ignored.
+        for xdg in ["", "conf", "./conf"] {
+            assert_eq!(
+                candidates(env(&[("XDG_CONFIG_HOME", xdg), ("HOME", "/h")])),
+                vec![
+                    PathBuf::from("/h/.config/pinrun/config.toml"),
+                    PathBuf::from(SYSTEM_FILE)
+                ],
+                "{xdg:?}"
+            );
+        }
     }
 
     #[test]

@@ -609,7 +609,7 @@ fn read_isolation(
     let isolated = sysfs_isolated
         .unwrap_or_else(|| {
             keep_boot(boot_cpus(
-                boot_iso.is_some_and(|i| i.domain && i.unknown_flags.is_empty()),
+                boot_iso.is_some_and(|i| i.domain && !i.rejected()),
             ))
         })
         .union(
@@ -618,7 +618,7 @@ fn read_isolation(
                 .unwrap_or_default(),
         );
     let nohz_asked = keep_boot(boot.nohz_full.clone().unwrap_or_default().union(&boot_cpus(
-        boot_iso.is_some_and(|i| i.nohz && i.unknown_flags.is_empty()),
+        boot_iso.is_some_and(|i| i.nohz && !i.rejected()),
     )));
     let (nohz_full, nohz_full_source) = nohz_full_of(sysfs_nohz, isolation_source, nohz_asked, out);
     Isolation {

@@ -103,9 +103,14 @@ pub fn from_config(config: &KernelConfig, cmdline: &str) -> Option<Preemption> {
             at_boot: false,
         });
     }
+    // setup_preempt_mode() (kernel/sched/core.c) runs for each preempt=
+    // and leaves the mode as it was for a value sched_dynamic_mode()
+    // refuses: the last accepted value stands.
     if dynamic
-        && let Some(model) =
-            crate::boot_params::last_value(cmdline, "preempt").and_then(|v| PreemptModel::parse(&v))
+        && let Some(model) = crate::boot_params::words(cmdline)
+            .iter()
+            .filter_map(|w| PreemptModel::parse(w.strip_prefix("preempt=")?))
+            .next_back()
     {
         return Some(Preemption {
             model,
@@ -203,6 +208,11 @@ mod tests {
         assert_eq!(
             from_config(&c, "preempt=fast").unwrap().model,
             PreemptModel::None
+        );
+        // ... and leaves the mode an earlier preempt= set.
+        assert_eq!(
+            from_config(&c, "preempt=full preempt=fast").unwrap().model,
+            PreemptModel::Full
         );
         let fixed = KernelConfig::parse("CONFIG_PREEMPT_VOLUNTARY=y\n", "/boot/config-6.1");
         let p = from_config(&fixed, "preempt=full").unwrap();

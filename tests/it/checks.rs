@@ -229,6 +229,38 @@ fn rt_and_memory_findings() {
     // One node with memory: the bind restricts nothing, no finding.
     let f = findings(tree(&[node0_low]).path(), &["--cpus", "1", "--membind=0"]);
     assert!(with(&f, "bind-low-memory").is_empty());
+
+    // Issue 35 class 3: kernel.numa_balancing = 2 is memory tiering
+    // alone, which skips the pages of top-tier nodes (change_pte_range(),
+    // mm/mprotect.c), and node 0 has CPUs (always top tier,
+    // establish_demotion_targets()); 0 is off; 3 includes normal balancing.
+    for (mode, bind, want) in [
+        ("2\n", "--membind=0", None),
+        ("0\n", "--membind=0", None),
+        (
+            "3\n",
+            "--membind=0",
+            Some(
+                "kernel.numa_balancing is on: it still scans the bound process's memory (page faults) though it cannot move pages off the bound nodes",
+            ),
+        ),
+        (
+            "2\n",
+            "--membind=0,1",
+            Some(
+                "kernel.numa_balancing = 2 (memory tiering): it scans the bound memory on node(s) 1, which have no CPUs and may be below the top memory tier (page faults), though it cannot move pages off the bound nodes",
+            ),
+        ),
+    ] {
+        let mut files = vec![("proc/sys/kernel/numa_balancing", mode)];
+        files.extend_from_slice(&node1);
+        let f = findings(tree(&files).path(), &["--cpus", "1", bind]);
+        let got: Vec<&str> = with(&f, "numa-balancing")
+            .iter()
+            .map(|x| x["message"].as_str().unwrap())
+            .collect();
+        assert_eq!(got, want.into_iter().collect::<Vec<_>>(), "{mode:?} {bind}");
+    }
 }
 
 /// Remote memory on a two-node dump (nto/bare-metal-worker1: node

@@ -358,6 +358,12 @@ fn binding_turned_off_by_its_value_does_not_refuse_strict() {
         (&[("OMP_PROC_BIND", "FALSE"), ("OMP_PLACES", "cores")], 0),
         (&[("KMP_AFFINITY", "disabled")], 0),
         (&[("KMP_AFFINITY", "verbose,none")], 0),
+        // Invalid to libgomp's parse_bind_var (a list may not start with
+        // false), so ignored as unset; an empty GOMP_CPU_AFFINITY is
+        // invalid to parse_affinity.
+        (&[("OMP_PROC_BIND", "false,close")], 0),
+        (&[("GOMP_CPU_AFFINITY", "")], 0),
+        (&[("OMP_PROC_BIND", "spread,close")], 125),
         (&[("OMP_PROC_BIND", "true")], 125),
         (&[("KMP_AFFINITY", "compact")], 125),
     ] {
