@@ -973,11 +973,19 @@ pub fn usage_hint(e: &clap::Error) -> Option<String> {
         let long = long.split(['[', '=']).next()?;
         let arg = cmd.get_arguments().find(|a| a.get_long() == Some(long))?;
         let help = arg.get_help()?.to_string();
-        let help = help
-            .split(". ")
-            .next()
-            .unwrap_or(&help)
-            .trim_end_matches('.');
+        // Its first sentence, or its first clause when that is long: a
+        // hint of two options stays a line or two.
+        let help = help.split(". ").next().unwrap_or(&help);
+        let cut = if help.len() > 150 {
+            [": ", " (", "; ", ", "]
+                .iter()
+                .filter_map(|sep| help.find(sep))
+                .min()
+                .unwrap_or(help.len())
+        } else {
+            help.len()
+        };
+        let help = help[..cut].trim_end_matches('.');
         // "Print the plan…" reads "print the plan…" after a colon;
         // "SCHED_FIFO…" stays.
         let mut chars = help.chars();

@@ -474,7 +474,7 @@ fn probe_options_refused() {
     assert_status(&out, 125);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("'--dry-run'") && !stderr.contains("--show"),
+        stderr.contains("cannot be used with --dry-run") && !stderr.contains("--show"),
         "{stderr}"
     );
     // A probe option without --probe says so.
