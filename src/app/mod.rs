@@ -587,15 +587,20 @@ fn spawn_helper(req: &Request, p: &Planned) -> Result<Option<std::os::fd::OwnedF
     })
 }
 
-/// The launch's memory policy, scheduling and affinity calls
-/// ([`apply_plan`]) made on a throwaway thread, whose attributes end with
-/// it: the error the launch would meet that nothing read can predict (a
-/// seccomp filter or a security module refusing a call, issue 33's break
-/// test D1), so that `--dry-run` and `--check` say what the launch will.
-/// Not below `--sysroot` (the dump is another machine), not for
-/// SCHED_DEADLINE (its admission would reserve bandwidth, even briefly,
-/// that a concurrent launch may need; the planner judges it from the
-/// bandwidth read), and not when the plan changes nothing.
+/// The launch's memory policy, scheduling and affinity calls made on a
+/// throwaway thread: the error the launch would meet that nothing read can
+/// predict (a seccomp filter or a security module refusing a call, issue
+/// 33's break test D1), so that `--dry-run` and `--check` say what the
+/// launch will. The thread sets its own memory policy (no call sets
+/// another thread's), then waits while this thread sets its policy and
+/// affinity by TID ([`apply::threads::apply_thread`], the launch's order
+/// and calls) and puts them back, so that it never has to run on the
+/// planned CPUs: a real-time thread there behind a busier real-time task
+/// would never get to end. Not below `--sysroot` (the dump is another
+/// machine), not for SCHED_DEADLINE (its admission would reserve
+/// bandwidth, even briefly, that a concurrent launch may need; the planner
+/// judges it from the bandwidth read), and not when the plan changes
+/// nothing.
 fn rehearse(root: &Root, req: &Request, p: &Planned) -> Option<Error> {
     let changes = p.plan.memory.is_some() || p.plan.sched.is_requested() || p.plan.cpus.is_some();
     if req.sysroot.is_some()
@@ -607,7 +612,32 @@ fn rehearse(root: &Root, req: &Request, p: &Planned) -> Option<Error> {
     {
         return None;
     }
-    std::thread::scope(|s| s.spawn(|| apply_plan(root, p).err()).join().ok().flatten())
+    let possible = &p.sys.possible;
+    let (to_main, from_thread) = std::sync::mpsc::channel();
+    let (to_thread, from_main) = std::sync::mpsc::channel::<()>();
+    std::thread::scope(|s| {
+        s.spawn(move || {
+            let memory = p
+                .plan
+                .memory
+                .as_ref()
+                .and_then(|m| apply::apply_memory(m.mode, &m.nodes).err());
+            let tid = nix::unistd::gettid().as_raw() as u32;
+            let _ = to_main.send((tid, memory));
+            let _ = from_main.recv();
+        });
+        let (tid, memory) = from_thread.recv().ok()?;
+        let saved = apply::threads::save(tid, possible).ok();
+        let result = match memory {
+            Some(e) => Err(e),
+            None => apply::threads::apply_thread(tid, &p.plan, possible),
+        };
+        if let Some(saved) = &saved {
+            let _ = apply::threads::restore(saved, possible);
+        }
+        let _ = to_thread.send(());
+        result.err().map(|e| explain_apply_error(root, p, e))
+    })
 }
 
 /// Applies `p`'s plan to pinrun ([`apply::apply`]: memory policy,
@@ -616,26 +646,32 @@ fn rehearse(root: &Root, req: &Request, p: &Planned) -> Option<Error> {
 /// the scheduling policy gets [`crate::check::rt::eperm_diagnosis`]'s
 /// hint, from the RT group configuration read below `root`.
 fn apply_plan(root: &Root, p: &Planned) -> Result<(), Error> {
-    apply::apply(&p.plan, &p.sys.possible).map_err(|mut e| {
-        // SCHED_DEADLINE admission control: the numbers that can be read.
-        if e.errno() == Some(nix::errno::Errno::EBUSY)
-            && let Some(bw) = p.plan.sched.policy.and_then(|pol| {
-                let aff = p.plan.cpus.as_ref().or(p.sys.process.cpus_allowed.as_ref());
-                crate::plan::sched::dl_bandwidth(&p.sys, pol, aff)
-            })
-        {
-            e.message = format!("{}; {}", e.message, bw.words());
-            return e;
-        }
-        if e.code != ErrorCode::SchedFailed || e.errno() != Some(nix::errno::Errno::EPERM) {
-            return e;
-        }
-        let config = crate::system::cgroup::read_rt_group_config(root);
-        match crate::check::rt::eperm_diagnosis(&p.sys, config) {
-            Some(why) => e.hint(why),
-            None => e,
-        }
-    })
+    apply::apply(&p.plan, &p.sys.possible).map_err(|e| explain_apply_error(root, p, e))
+}
+
+/// An apply failure with what can be read to explain it: a SCHED_DEADLINE
+/// refusal (EBUSY: admission control) gets the bandwidth numbers, an EPERM
+/// for the scheduling policy [`crate::check::rt::eperm_diagnosis`]'s hint,
+/// from the RT group configuration read below `root`.
+fn explain_apply_error(root: &Root, p: &Planned, mut e: Error) -> Error {
+    // SCHED_DEADLINE admission control: the numbers that can be read.
+    if e.errno() == Some(nix::errno::Errno::EBUSY)
+        && let Some(bw) = p.plan.sched.policy.and_then(|pol| {
+            let aff = p.plan.cpus.as_ref().or(p.sys.process.cpus_allowed.as_ref());
+            crate::plan::sched::dl_bandwidth(&p.sys, pol, aff)
+        })
+    {
+        e.message = format!("{}; {}", e.message, bw.words());
+        return e;
+    }
+    if e.code != ErrorCode::SchedFailed || e.errno() != Some(nix::errno::Errno::EPERM) {
+        return e;
+    }
+    let config = crate::system::cgroup::read_rt_group_config(root);
+    match crate::check::rt::eperm_diagnosis(&p.sys, config) {
+        Some(why) => e.hint(why),
+        None => e,
+    }
 }
 
 /// pinrun's own arguments (before `--`), lossily as text; never panics on

@@ -34,7 +34,9 @@ fn mempolicy_mode(mode: MemMode) -> i32 {
     }
 }
 
-fn apply_memory(mode: MemMode, nodes: &CpuSet) -> Result<()> {
+/// Sets the calling thread's memory policy to `mode` over `nodes`
+/// (`set_mempolicy(2)`; no call sets another thread's).
+pub fn apply_memory(mode: MemMode, nodes: &CpuSet) -> Result<()> {
     let res = if mode == MemMode::Local {
         ffi::set_mempolicy(ffi::MPOL_LOCAL, None, 0)
     } else {
