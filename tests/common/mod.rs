@@ -1044,3 +1044,65 @@ pub fn pinrun_under_ulimit(option: &str, value: u32) -> std::process::Command {
         .arg(assert_cmd::cargo::cargo_bin("pinrun"));
     c
 }
+
+/// Runs `python3 -c script` with `input` on its standard input, for the
+/// tests that load pinrun's YAML with PyYAML (`yaml.safe_load`), the
+/// loader Kubernetes tooling and OpenShift's scripts use. Returns its
+/// standard output; `None` (the test skipped, saying why) when python3 or
+/// PyYAML is not installed. Panics when the script fails otherwise.
+pub fn python_yaml(what: &str, script: &str, input: &[u8]) -> Option<Vec<u8>> {
+    use std::io::Write;
+    let Ok(mut child) = std::process::Command::new("python3")
+        .args(["-c", script])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+    else {
+        skip("python3 is not installed");
+        return None;
+    };
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    if err.contains("No module named 'yaml'") {
+        skip("PyYAML is not installed");
+        return None;
+    }
+    assert!(out.status.success(), "{what}: python3: {err}");
+    Some(out.stdout)
+}
+
+/// `systemd-analyze verify --man=no` of a unit file `name` holding `text`
+/// (systemd's own parser, systemd.unit(5)): whether it exited 0, and its
+/// standard error (where systemd names each line it rejects as
+/// `NAME:LINE: ...`). `None` (the test skipped) when systemd-analyze is not
+/// installed or does not run here.
+pub fn systemd_verify(name: &str, text: &str) -> Option<(bool, String)> {
+    let runs = std::process::Command::new("systemd-analyze")
+        .arg("--version")
+        .output();
+    match runs {
+        Err(_) => {
+            skip("systemd-analyze is not installed");
+            return None;
+        }
+        Ok(v) if !v.status.success() => {
+            skip("systemd-analyze does not run here");
+            return None;
+        }
+        Ok(_) => {}
+    }
+    let dir = tempdir();
+    let unit = dir.path().join(name);
+    std::fs::write(&unit, text).unwrap();
+    let out = std::process::Command::new("systemd-analyze")
+        .args(["verify", "--man=no"])
+        .arg(&unit)
+        .output()
+        .unwrap();
+    Some((
+        out.status.success(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    ))
+}

@@ -319,26 +319,12 @@ fn emit_systemd_cgroup_is_a_valid_unit() {
     assert!(text.contains("\nCPUAffinity=0-1 24-25\n"), "{text}");
     assert!(text.contains("\nAllowedCPUs=0-1 24-25\n"), "{text}");
     assert!(text.contains("\nAllowedMemoryNodes=0\n"), "{text}");
-    let Ok(v) = std::process::Command::new("systemd-analyze")
-        .arg("--version")
-        .output()
-    else {
-        return common::skip("systemd-analyze is not installed");
+    let unit = format!("[Unit]\nDescription=pinrun test\n{text}");
+    let Some((ok, err)) = common::systemd_verify("pinrun-fleet-test.service", &unit) else {
+        return;
     };
-    if !v.status.success() {
-        return common::skip("systemd-analyze does not run here");
-    }
-    let dir = common::tempdir();
-    let unit = dir.path().join("pinrun-fleet-test.service");
-    std::fs::write(&unit, format!("[Unit]\nDescription=pinrun test\n{text}")).unwrap();
-    let out = std::process::Command::new("systemd-analyze")
-        .args(["verify", "--man=no"])
-        .arg(&unit)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        out.status.success() && !err.contains("pinrun-fleet-test.service:"),
+        ok && !err.contains("pinrun-fleet-test.service:"),
         "systemd-analyze verify: {err}"
     );
 }
@@ -943,27 +929,10 @@ def expand(s, env):
 d = yaml.safe_load(sys.stdin.buffer.read().decode())
 print(json.dumps([expand(w, {"HOME": "/root"}) for w in d["command"]]))
 "#;
-    let Ok(mut child) = std::process::Command::new("python3")
-        .args(["-c", script])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-    else {
-        return common::skip("python3 is not installed");
+    let Some(res) = common::python_yaml("k8s command", script, &out.stdout) else {
+        return;
     };
-    use std::io::Write;
-    child.stdin.take().unwrap().write_all(&out.stdout).unwrap();
-    let res = child.wait_with_output().unwrap();
-    if String::from_utf8_lossy(&res.stderr).contains("No module named 'yaml'") {
-        return common::skip("PyYAML is not installed");
-    }
-    assert!(
-        res.status.success(),
-        "{}",
-        String::from_utf8_lossy(&res.stderr)
-    );
-    let got: Vec<String> = serde_json::from_slice(&res.stdout).unwrap();
+    let got: Vec<String> = serde_json::from_slice(&res).unwrap();
     let mut want: Vec<String> = ["pinrun", "--cores", "1", "--"].map(String::from).to_vec();
     want.extend(HOSTILE.iter().map(|s| s.to_string()));
     assert_eq!(got, want);

@@ -310,28 +310,10 @@ fn systemd_accepts_cpu_affinity(dropin: &str, hk: &str) {
         .find_map(|l| l.strip_prefix("CPUAffinity="))
         .expect("CPUAffinity=");
     assert_eq!(value, hk);
-    let Ok(v) = std::process::Command::new("systemd-analyze")
-        .arg("--version")
-        .output()
-    else {
-        return common::skip("systemd-analyze is not installed");
+    let unit = format!("[Service]\nType=oneshot\nExecStart=/bin/true\nCPUAffinity={value}\n");
+    let Some((_, err)) = common::systemd_verify("hk.service", &unit) else {
+        return;
     };
-    if !v.status.success() {
-        return common::skip("systemd-analyze does not run here");
-    }
-    let dir = common::tempdir();
-    let unit = dir.path().join("hk.service");
-    std::fs::write(
-        &unit,
-        format!("[Service]\nType=oneshot\nExecStart=/bin/true\nCPUAffinity={value}\n"),
-    )
-    .unwrap();
-    let out = std::process::Command::new("systemd-analyze")
-        .arg("verify")
-        .arg(&unit)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
     assert!(!err.contains("CPUAffinity"), "systemd-analyze: {err}");
 }
 
@@ -341,32 +323,10 @@ import json, sys, yaml
 d = yaml.safe_load(sys.stdin)
 print(json.dumps(d))
 "#;
-    let Ok(mut child) = std::process::Command::new("python3")
-        .args(["-c", script])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-    else {
-        return common::skip("python3 is not installed");
+    let Some(out) = common::python_yaml(key, script, text.as_bytes()) else {
+        return;
     };
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(text.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    if String::from_utf8_lossy(&out.stderr).contains("No module named 'yaml'") {
-        return common::skip("PyYAML is not installed");
-    }
-    assert!(
-        out.status.success(),
-        "{key}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let d: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let d: Value = serde_json::from_slice(&out).unwrap();
     if key == "kubelet" {
         assert_eq!(d["reservedSystemCPUs"], hk);
         assert_eq!(d["cpuManagerPolicy"], "static");
