@@ -255,8 +255,10 @@ fn make(change: &Own, possible: &CpuSet) -> Result<()> {
     }
 }
 
-/// Applies the plan to the calling thread ([`own_changes`]' order). Stops
-/// at the first failure; the caller must then not exec.
+/// Applies the plan to the calling thread: memory policy, scheduling,
+/// affinity last (first under SCHED_DEADLINE, whose affinity the kernel
+/// checks against its root domain). Stops at the first failure; the
+/// caller must then not exec.
 pub fn apply(plan: &Plan, possible: &CpuSet) -> Result<()> {
     for c in own_changes(plan) {
         make(&c, possible)?;
@@ -264,16 +266,74 @@ pub fn apply(plan: &Plan, possible: &CpuSet) -> Result<()> {
     Ok(())
 }
 
+/// What one change of [`own_changes`] changes, read before it is made
+/// (`None`: it could not be read, and is not put back).
+#[derive(Clone)]
+enum Before {
+    /// `get_mempolicy(2)`: mode, node mask, `maxnode`.
+    Memory(Option<(i32, Vec<u8>, u64)>),
+    /// `sched_getattr(2)` and `getpriority(2)` (the nice value, which
+    /// `sched_getattr(2)` says is 0 under the real-time policies).
+    Sched(Option<(ffi::SchedAttr, i32)>),
+    /// `sched_getaffinity(2)`.
+    Affinity(Option<CpuSet>),
+}
+
+impl Before {
+    /// Reads what `change` changes on the calling thread.
+    fn of(change: &Own, possible: &CpuSet) -> Before {
+        match change {
+            Own::Memory(_) => Before::Memory(ffi::get_mempolicy().ok()),
+            Own::Sched(_) => {
+                Before::Sched(ffi::sched_getattr_of(0).ok().zip(ffi::get_nice_of(0).ok()))
+            }
+            Own::Affinity(_) => Before::Affinity(get_affinity(possible).ok()),
+        }
+    }
+
+    /// Sets it back on the calling thread where it differs now; best
+    /// effort (what cannot be set back ends with pinrun).
+    fn put_back(&self, possible: &CpuSet) {
+        match self {
+            Before::Memory(Some((mode, mask, maxnode))) => {
+                if ffi::get_mempolicy().ok().as_ref() != Some(&(*mode, mask.clone(), *maxnode)) {
+                    // MPOL_DEFAULT takes no node mask.
+                    let _ = match *mode {
+                        0 => ffi::set_mempolicy(0, None, 0),
+                        m => ffi::set_mempolicy(m, Some(mask), *maxnode),
+                    };
+                }
+            }
+            Before::Sched(Some((attr, nice))) => {
+                if ffi::sched_getattr_of(0).ok() != Some(*attr) {
+                    let _ = ffi::sched_setattr_of(0, attr);
+                }
+                if ffi::get_nice_of(0).ok() != Some(*nice) {
+                    let _ = ffi::set_nice_of(0, *nice);
+                }
+            }
+            Before::Affinity(Some(cpus)) => {
+                if get_affinity(possible).ok().as_ref() != Some(cpus) {
+                    let _ = apply_affinity(cpus, possible);
+                }
+            }
+            Before::Memory(None) | Before::Sched(None) | Before::Affinity(None) => {}
+        }
+    }
+}
+
 /// Applies the plan to the calling thread as steps of `tx`, with the same
-/// system calls in the same order as [`apply`]; before each change, the
-/// attribute it changes is read (`get_mempolicy(2)`; `sched_getattr(2)`
-/// and `getpriority(2)`; `sched_getaffinity(2)`) and its undo registered:
-/// set back when it differs. The undos are quiet ([`Undone::Quiet`]):
-/// pinrun's own attributes end with it, and a failure's error is the same
-/// as the dry run's rehearsal of these calls; they are put back so that
-/// the rest of the rollback (the IRQ steering's undo, which may start
-/// `systemctl`) runs as pinrun was started. A failure goes through
-/// `explain` before the rollback's words are added.
+/// system calls in the same order as [`apply`]; before each change, what
+/// it changes is read (`Before::of`: `get_mempolicy(2)`;
+/// `sched_getattr(2)` and `getpriority(2)`; `sched_getaffinity(2)`) and
+/// its undo registered: set back where it differs. A change that fails
+/// puts back its own part too (the nice value set before a refused
+/// `sched_setattr(2)`). The undos are quiet ([`Undone::Quiet`]): pinrun's
+/// own attributes end with it, and a failure's error is the same as the
+/// dry run's rehearsal of these calls; they are put back so that the rest
+/// of the rollback (the IRQ steering's undo, which may start `systemctl`)
+/// runs as pinrun was started. A failure goes through `explain` before
+/// the rollback's words are added.
 pub fn apply_steps<'a>(
     tx: &mut Transaction<'a>,
     plan: &'a Plan,
@@ -281,50 +341,26 @@ pub fn apply_steps<'a>(
     explain: &dyn Fn(Error) -> Error,
 ) -> Result<()> {
     for c in own_changes(plan) {
-        let (what, undo): (&str, Box<dyn FnOnce() -> Undone + 'a>) = match &c {
-            Own::Memory(_) => {
-                let saved = ffi::get_mempolicy().ok();
-                let undo = move || {
-                    if let Some((mode, mask, maxnode)) = saved
-                        && ffi::get_mempolicy().ok().as_ref()
-                            != Some(&(mode, mask.clone(), maxnode))
-                    {
-                        let mask = (mode != 0).then_some(mask.as_slice());
-                        let _ = ffi::set_mempolicy(mode, mask, if mode == 0 { 0 } else { maxnode });
-                    }
-                    Undone::Quiet
-                };
-                ("pinrun's memory policy", Box::new(undo))
-            }
-            Own::Sched(_) => {
-                let saved = ffi::sched_getattr_of(0).ok().zip(ffi::get_nice_of(0).ok());
-                let undo = move || {
-                    if let Some((attr, nice)) = saved {
-                        if ffi::sched_getattr_of(0).ok() != Some(attr) {
-                            let _ = ffi::sched_setattr_of(0, &attr);
-                        }
-                        if ffi::get_nice_of(0).ok() != Some(nice) {
-                            let _ = ffi::set_nice_of(0, nice);
-                        }
-                    }
-                    Undone::Quiet
-                };
-                ("pinrun's scheduling policy", Box::new(undo))
-            }
-            Own::Affinity(_) => {
-                let saved = get_affinity(possible).ok();
-                let undo = move || {
-                    if let Some(cpus) = saved
-                        && get_affinity(possible).ok().as_ref() != Some(&cpus)
-                    {
-                        let _ = apply_affinity(&cpus, possible);
-                    }
-                    Undone::Quiet
-                };
-                ("pinrun's affinity", Box::new(undo))
-            }
+        let what = match c {
+            Own::Memory(_) => "pinrun's memory policy",
+            Own::Sched(_) => "pinrun's scheduling policy",
+            Own::Affinity(_) => "pinrun's affinity",
         };
-        tx.step(what, undo, || make(&c, possible).map_err(explain))?;
+        let saved = Before::of(&c, possible);
+        let undo = saved.clone();
+        tx.step(
+            what,
+            move || {
+                undo.put_back(possible);
+                Undone::Quiet
+            },
+            || {
+                make(&c, possible).map_err(|e| {
+                    saved.put_back(possible);
+                    explain(e)
+                })
+            },
+        )?;
     }
     Ok(())
 }
@@ -425,6 +461,41 @@ mod tests {
             );
             assert_eq!(ffi::get_mempolicy().unwrap(), before_mem);
             assert_eq!(ffi::get_nice_of(0).unwrap(), before_nice);
+        })
+        .join()
+        .unwrap();
+    }
+
+    /// A scheduling step the kernel refuses (SCHED_DEADLINE with a
+    /// runtime above its deadline: EINVAL from `sched_setattr(2)`) after
+    /// its `setpriority(2)` changed the nice value puts that back itself:
+    /// the thread's nice value read back is the one before.
+    #[test]
+    fn a_refused_sched_setattr_puts_back_the_nice_it_set() {
+        std::thread::spawn(|| {
+            let possible = CpuSet::parse("0").unwrap();
+            let before = ffi::get_nice_of(0).unwrap();
+            let sched = SchedRequest {
+                policy: Some(Policy::Deadline {
+                    runtime: 20_000_000,
+                    deadline: 10_000_000,
+                    period: 10_000_000,
+                }),
+                nice: Some((before + 2).min(19)),
+                ..Default::default()
+            };
+            let p = plan(None, None, sched);
+            let mut tx = transaction::Transaction::new();
+            let set = std::cell::Cell::new(None);
+            let e = apply_steps(&mut tx, &p, &possible, &|e| {
+                set.set(ffi::get_nice_of(0).ok());
+                e
+            })
+            .unwrap_err();
+            assert_eq!(e.errno(), Some(nix::errno::Errno::EINVAL), "{e:?}");
+            // Put back before the error was explained, as the kernel reads it.
+            assert_eq!(set.get(), Some(before));
+            assert_eq!(ffi::get_nice_of(0).unwrap(), before);
         })
         .join()
         .unwrap();
