@@ -205,6 +205,35 @@ pub fn set_mempolicy(mode: i32, mask: Option<&[u8]>, maxnode: u64) -> io::Result
     Ok(())
 }
 
+/// The bits of the node mask [`get_mempolicy`] reads: the kernel refuses
+/// (EINVAL) a `maxnode` below its `nr_node_ids`, at most `MAX_NUMNODES`
+/// (1 << `CONFIG_NODES_SHIFT`, 10 at most on x86_64).
+const GET_MEMPOLICY_NODES: usize = 4096;
+
+/// The calling thread's memory policy (`get_mempolicy(2)` with no flags):
+/// its mode with its mode flags (`MPOL_F_STATIC_NODES`,
+/// `MPOL_F_RELATIVE_NODES`), the node mask it was given and the `maxnode`
+/// to give [`set_mempolicy`] back, which sets the same policy again.
+pub fn get_mempolicy() -> io::Result<(i32, Vec<u8>, u64)> {
+    let mut mode: libc::c_int = 0;
+    let mut mask = vec![0u8; GET_MEMPOLICY_NODES / 8];
+    let maxnode = GET_MEMPOLICY_NODES as u64 + 1;
+    // SAFETY: `mode` is a live int and `mask` a live, writable buffer of
+    // (maxnode-1) bits, as the kernel requires; no address is given
+    // (flags 0: the thread's policy).
+    check(unsafe {
+        libc::syscall(
+            libc::SYS_get_mempolicy,
+            &mut mode as *mut libc::c_int,
+            mask.as_mut_ptr(),
+            maxnode,
+            std::ptr::null_mut::<libc::c_void>(),
+            0,
+        )
+    })?;
+    Ok((mode, mask, maxnode))
+}
+
 /// The `set_mempolicy(2)` modes (include/uapi/linux/mempolicy.h).
 pub const MPOL_PREFERRED: i32 = 1;
 /// `MPOL_BIND`.

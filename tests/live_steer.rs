@@ -745,6 +745,42 @@ fn unknown_write_errno_undoes_everything_and_eio_skips() {
     assert_eq!(snap.wait_equal(), Vec::<String>::new());
 }
 
+/// Issue 32: a launch is one transaction. A failure after the IRQs are
+/// steered (`--probe-max 1ns`: a gate no CPU meets, checked once the
+/// probe ran on the steered CPU) puts them back before pinrun exits 125,
+/// and says so after the gate's error; the journal and the claim record
+/// are gone and the command never ran.
+#[test]
+fn a_failure_after_steering_is_rolled_back_and_said() {
+    if !usable() {
+        return;
+    }
+    let snap = Snapshot::take();
+    let state = tempfile::tempdir().unwrap();
+    let marker = state.path().join("ran");
+    let out = pinrun()
+        .args(STEER_CPU_1)
+        .arg(state.path())
+        .args(["--probe=50ms", "--probe-max", "1ns", "--", "touch"])
+        .arg(&marker)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(125), "{stderr}");
+    let error = stderr
+        .lines()
+        .find(|l| l.starts_with("pinrun: --probe-max 1ns: CPU 1: worst gap "))
+        .unwrap_or_default();
+    assert!(
+        error.ends_with("; the IRQ steering off CPU 1 was put back"),
+        "{stderr}"
+    );
+    let left: Vec<_> = std::fs::read_dir(state.path()).unwrap().flatten().collect();
+    assert!(left.is_empty(), "{left:?}");
+    // Put back by pinrun itself, before it exited.
+    assert_eq!(snap.differences(), Vec::<String>::new(), "{stderr}");
+}
+
 /// Issue 33 item 8: the claim follows the launch's process group when
 /// pinrun leads it (a command that forks and exits, systemd
 /// `Type=forking`), but the steering ended with the PID: under

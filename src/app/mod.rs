@@ -15,6 +15,7 @@ pub mod pid;
 pub mod probe;
 pub mod scope;
 
+use crate::apply::transaction::{Transaction, Undone};
 use crate::check::{Finding, Severity};
 use crate::cli::{Cli, Generate};
 use crate::error::{Error, ErrorCode, Exit};
@@ -26,6 +27,7 @@ use crate::steer::run as steer;
 use crate::system::{Root, SystemState};
 use crate::{apply, exec, report};
 use clap::CommandFactory;
+use std::cell::RefCell;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -420,9 +422,10 @@ fn emittable_command(command: &[std::ffi::OsString]) -> Result<(), Error> {
     Ok(())
 }
 
-/// A launch: the warnings (or, under `--strict`, the refusal), the claim
-/// record, the helper, the steering, then memory policy, scheduling and
-/// affinity, then exec. Returns only on failure.
+/// A launch: the warnings (or, under `--strict`, the refusal), then its
+/// changes as one transaction ([`launch_steps`]), then exec. The text is
+/// printed once the state directory's lock is released: right before
+/// exec, or after a failure has been rolled back. Returns only on failure.
 fn launch(
     root: &Root,
     req: &Request,
@@ -430,23 +433,19 @@ fn launch(
     command: Option<PathBuf>,
 ) -> Result<Exit, Error> {
     let mut text = launch_text(req, &mut p, command.as_deref());
-    let (steered, pending, helper) = match claim_and_steer(req, &mut p, &mut text) {
-        Ok(s) => s,
-        Err(e) => return fail(p, &text, e),
-    };
-    if let Err(e) = after_steering(root, req, &p, helper.as_ref(), &pending, &mut text) {
-        // The steering put back before the record goes (the helper
-        // would, once pinrun has ended; a refused launch ends with
-        // nothing changed).
-        if let (true, Some(g)) = (steered, p.guard.as_ref()) {
-            steer::undo_own(g.dir());
+    let guard = RefCell::new(p.guard.take());
+    let helper = match launch_steps(root, req, &p, &guard, &mut text) {
+        Ok(helper) => helper,
+        Err(e) => {
+            // Rolled back: the record removed and the lock released.
+            drop(guard);
+            to_stderr(&text);
+            return Err(e);
         }
-        return fail(p, &text, e);
-    }
-    crate::steer::apply::crash_point("applied");
+    };
     // The record is written and the affinity set: other launches may
     // choose now (an exclusive reader sees this process on its CPUs).
-    if let Some(g) = p.guard.as_mut() {
+    if let Some(g) = guard.borrow_mut().as_mut() {
         g.unlock();
     }
     to_stderr(&text);
@@ -465,6 +464,101 @@ fn launch(
         &req.command,
         env.as_deref(),
     ))
+}
+
+/// A launch's changes, in order, as steps of one [`Transaction`], each
+/// with its undo registered before it is made; a failure at any step
+/// undoes the steps made, the last first, and its error says what was
+/// put back ([`crate::apply::transaction::with_undo`]). Under the state
+/// directory's lock (`guard`, held from planning):
+///
+/// 1. `--strict`'s refusal, before any change;
+/// 2. the claim record (named in `text` with `--verbose`); undo: removed,
+///    and the lock released (no one saw it);
+/// 3. the helper ([`spawn_helper`]), armed before the first change to the
+///    host: should pinrun die at any later point, it puts the IRQs back;
+///    undo: none (it ends once pinrun has, undoing what is left);
+/// 4. `--steer-irqs` ([`steer::launch`], journal first; its report joins
+///    `text`); undo: [`steer::undo_own`];
+/// 5. `--probe` on the claimed CPUs once their IRQs are steered (its
+///    report in `text`; `--probe-max` may refuse), then the watcher's
+///    descriptors handed to the helper ([`per_thread::hand_watcher_fds`]:
+///    after the probe, whose threads its perf events would count);
+///    neither changes anything;
+/// 6. pinrun's memory policy, scheduling and affinity
+///    ([`apply::apply_steps`]: [`apply::apply`]'s calls and order, the
+///    affinity last except under SCHED_DEADLINE); undo: each put back.
+///
+/// Then committed, exec next. Returns the helper's socket.
+fn launch_steps<'a>(
+    root: &'a Root,
+    req: &Request,
+    p: &'a Planned,
+    guard: &'a RefCell<Option<claims::Guard>>,
+    text: &mut String,
+) -> Result<Option<std::os::fd::OwnedFd>, Error> {
+    let mut tx = Transaction::new();
+    if let Some(e) = strict_refusal(req, &p.findings) {
+        return Err(e);
+    }
+    // Read once: a borrow held across a step would be the claim's undo's.
+    let claimed = guard.borrow().is_some();
+    if claimed {
+        let record = tx.step(
+            "the claim record",
+            || {
+                drop(guard.borrow_mut().take());
+                Undone::Quiet
+            },
+            || {
+                let mut g = guard.borrow_mut();
+                g.as_mut().map(|g| g.claim(&p.plan, req)).transpose()
+            },
+        )?;
+        if let (true, Some(record)) = (req.output.verbose, record) {
+            text.push_str(&format!("pinrun: claimed in {}\n", record.display()));
+        }
+    }
+    let helper = tx.step(
+        "the helper",
+        || Undone::Quiet,
+        || spawn_helper(req, p, guard.borrow().as_ref()),
+    )?;
+    let mut pending = Vec::new();
+    if let (true, Some(sp)) = (claimed, p.steer.as_ref()) {
+        let (said, still) = tx.step(
+            format!(
+                "the IRQ steering off {}",
+                crate::words::cpus_phrase(&sp.cpus)
+            ),
+            || match guard.borrow().as_ref() {
+                Some(g) => steer::undo_own(g.dir()),
+                None => Undone::Quiet,
+            },
+            || match guard.borrow().as_ref() {
+                Some(g) => steer::launch(g.dir(), sp, &p.sys, req.output.quiet),
+                None => Ok((String::new(), Vec::new())),
+            },
+        )?;
+        text.push_str(&said);
+        pending = still;
+    }
+    if req.probe.is_some() {
+        tx.run(|| {
+            let (report, gated) = probe::before_launch(root, req, p, &pending);
+            text.push_str(&report);
+            gated
+        })?;
+    }
+    if let Some(w) = &helper {
+        tx.run(|| per_thread::hand_watcher_fds(req, &p.plan, w))?;
+    }
+    apply::apply_steps(&mut tx, &p.plan, &p.sys.possible, &|e| {
+        explain_apply_error(root, p, e)
+    })?;
+    crate::steer::apply::crash_point("applied");
+    tx.commit();
+    Ok(helper)
 }
 
 /// The text a launch prints once the state directory's lock is released:
@@ -495,71 +589,6 @@ fn launch_text(req: &Request, p: &mut Planned, command: Option<&std::path::Path>
     text
 }
 
-/// A failed launch's end: removes the claim record and releases the lock
-/// (dropping `p`'s guard), then prints `text`, and returns `e`.
-fn fail(mut p: Planned, text: &str, e: Error) -> Result<Exit, Error> {
-    drop(p.guard.take());
-    to_stderr(text);
-    Err(e)
-}
-
-/// The first changes of a launch, under the lock: `--strict`'s refusal,
-/// the claim record (named in `text` with `--verbose`), the helper
-/// ([`spawn_helper`]), then `--steer-irqs` after the record and before any
-/// policy is applied to pinrun (the journal is written first;
-/// [`steer::launch`], whose report joins `text`). Returns whether IRQs
-/// were steered, the IRQs whose move is pending, and the helper's socket.
-/// On `Err` nothing was steered (or it was all put back).
-fn claim_and_steer(
-    req: &Request,
-    p: &mut Planned,
-    text: &mut String,
-) -> Result<(bool, Vec<u32>, Option<std::os::fd::OwnedFd>), Error> {
-    let out = &req.output;
-    if let Some(e) = strict_refusal(req, &p.findings) {
-        return Err(e);
-    }
-    if let Some(g) = p.guard.as_mut() {
-        let record = g.claim(&p.plan, req)?;
-        if out.verbose {
-            text.push_str(&format!("pinrun: claimed in {}\n", record.display()));
-        }
-    }
-    let helper = spawn_helper(req, p)?;
-    if let (Some(g), Some(sp)) = (p.guard.as_ref(), p.steer.as_ref()) {
-        let (said, still) = steer::launch(g.dir(), sp, &p.sys, out.quiet)?;
-        text.push_str(&said);
-        return Ok((true, still, helper));
-    }
-    Ok((false, Vec::new(), helper))
-}
-
-/// The rest of a launch before exec, once IRQs are steered (or not):
-/// `--probe` measured on the claimed CPUs once their IRQs are steered
-/// (what the command will get; `pending`: the IRQs still moving), its
-/// report in `text`; the watcher's descriptors handed to the `helper`
-/// ([`per_thread::hand_watcher_fds`]: after the probe, whose threads its
-/// perf events would count); then the plan applied to pinrun
-/// ([`apply_plan`]). On `Err` the caller undoes the steering.
-fn after_steering(
-    root: &Root,
-    req: &Request,
-    p: &Planned,
-    helper: Option<&std::os::fd::OwnedFd>,
-    pending: &[u32],
-    text: &mut String,
-) -> Result<(), Error> {
-    if req.probe.is_some() {
-        let (report, gated) = probe::before_launch(root, req, p, pending);
-        text.push_str(&report);
-        gated?;
-    }
-    if let Some(w) = helper {
-        per_thread::hand_watcher_fds(req, &p.plan, w)?;
-    }
-    apply_plan(root, p)
-}
-
 /// The helper: one process for every duty that outlives exec (the
 /// --thread-map watcher, then the steering's undo), forked before the
 /// first change to the host and before any policy is applied (it keeps
@@ -568,14 +597,19 @@ fn after_steering(
 /// so pinrun's death at any step (SIGTERM from systemd, SIGHUP, SIGKILL,
 /// a failed apply) puts the IRQs and irqbalance's ban back without
 /// `--reclaim`. Returns its socket ([`apply::helper::spawn_duties`]),
-/// `None` without duties.
-fn spawn_helper(req: &Request, p: &Planned) -> Result<Option<std::os::fd::OwnedFd>, Error> {
-    let steering = p.steer.is_some() && p.guard.is_some();
+/// `None` without duties. `guard`: the launch's claim (steering needs
+/// one), taken out of `p` by [`launch`].
+fn spawn_helper(
+    req: &Request,
+    p: &Planned,
+    guard: Option<&claims::Guard>,
+) -> Result<Option<std::os::fd::OwnedFd>, Error> {
+    let steering = p.steer.is_some() && guard.is_some();
     let mut duties = Vec::new();
     if let Some(duty) = per_thread::watcher_duty(req, &p.plan, &p.sys.possible) {
         duties.push(duty);
     }
-    if let (true, Some(g)) = (steering, p.guard.as_ref()) {
+    if let (true, Some(g)) = (steering, guard) {
         duties.push(steer::undo_duty(g.dir())?);
     }
     apply::helper::spawn_duties(&[], duties).map_err(|e| {
@@ -638,15 +672,6 @@ fn rehearse(root: &Root, req: &Request, p: &Planned) -> Option<Error> {
         let _ = to_thread.send(());
         result.err().map(|e| explain_apply_error(root, p, e))
     })
-}
-
-/// Applies `p`'s plan to pinrun ([`apply::apply`]: memory policy,
-/// scheduling, affinity). A SCHED_DEADLINE refusal (EBUSY: admission
-/// control) adds the bandwidth numbers that can be read; an EPERM for
-/// the scheduling policy gets [`crate::check::rt::eperm_diagnosis`]'s
-/// hint, from the RT group configuration read below `root`.
-fn apply_plan(root: &Root, p: &Planned) -> Result<(), Error> {
-    apply::apply(&p.plan, &p.sys.possible).map_err(|e| explain_apply_error(root, p, e))
 }
 
 /// An apply failure with what can be read to explain it: a SCHED_DEADLINE

@@ -8,14 +8,16 @@ pub mod claims;
 pub mod helper;
 pub mod per_thread;
 pub mod threads;
+pub mod transaction;
 
 use crate::cpuset::CpuSet;
 use crate::error::{Error, ErrorCode, Result, Step};
 use crate::ffi;
-use crate::plan::{MemMode, Plan};
+use crate::plan::{MemMode, MemPlan, Plan};
 use crate::policy::Policy;
 use crate::request::SchedRequest;
 use std::io;
+use transaction::{Transaction, Undone};
 
 const SCHED_FLAG_RESET_ON_FORK: u64 = 0x01;
 
@@ -212,23 +214,153 @@ pub fn apply_affinity_of(tid: u32, cpus: &CpuSet, possible: &CpuSet) -> Result<(
     Ok(())
 }
 
-/// Applies the plan to the calling thread. Stops at the first failure; the
-/// caller must then not exec. Affinity goes last, except for
+/// One change [`apply`] makes to the calling thread.
+enum Own<'p> {
+    /// `set_mempolicy(2)`.
+    Memory(&'p MemPlan),
+    /// `setpriority(2)` for the nice value, then `sched_setattr(2)`.
+    Sched(&'p SchedRequest),
+    /// `sched_setaffinity(2)`, read back.
+    Affinity(&'p CpuSet),
+}
+
+/// The changes `plan` makes to the calling thread, in the order they are
+/// made: the memory policy, the scheduling, the affinity last, except for
 /// SCHED_DEADLINE: the kernel checks a deadline task's current affinity
 /// against its root domain, so the affinity is set before the policy.
-pub fn apply(plan: &Plan, possible: &CpuSet) -> Result<()> {
+fn own_changes(plan: &Plan) -> Vec<Own<'_>> {
+    let mut out = Vec::new();
     if let Some(m) = &plan.memory {
-        apply_memory(m.mode, &m.nodes)?;
+        out.push(Own::Memory(m));
     }
     let deadline = plan.sched.policy.is_some_and(Policy::is_deadline);
     if let (true, Some(cpus)) = (deadline, &plan.cpus) {
-        apply_affinity(cpus, possible)?;
+        out.push(Own::Affinity(cpus));
     }
     if plan.sched.is_requested() {
-        apply_sched(&plan.sched)?;
+        out.push(Own::Sched(&plan.sched));
     }
     if let (false, Some(cpus)) = (deadline, &plan.cpus) {
-        apply_affinity(cpus, possible)?;
+        out.push(Own::Affinity(cpus));
+    }
+    out
+}
+
+/// Makes one change of [`own_changes`] to the calling thread.
+fn make(change: &Own, possible: &CpuSet) -> Result<()> {
+    match change {
+        Own::Memory(m) => apply_memory(m.mode, &m.nodes),
+        Own::Sched(s) => apply_sched(s),
+        Own::Affinity(cpus) => apply_affinity(cpus, possible),
+    }
+}
+
+/// Applies the plan to the calling thread: memory policy, scheduling,
+/// affinity last (first under SCHED_DEADLINE, whose affinity the kernel
+/// checks against its root domain). Stops at the first failure; the
+/// caller must then not exec.
+pub fn apply(plan: &Plan, possible: &CpuSet) -> Result<()> {
+    for c in own_changes(plan) {
+        make(&c, possible)?;
+    }
+    Ok(())
+}
+
+/// What one change of [`own_changes`] changes, read before it is made
+/// (`None`: it could not be read, and is not put back).
+#[derive(Clone)]
+enum Before {
+    /// `get_mempolicy(2)`: mode, node mask, `maxnode`.
+    Memory(Option<(i32, Vec<u8>, u64)>),
+    /// `sched_getattr(2)` and `getpriority(2)` (the nice value, which
+    /// `sched_getattr(2)` says is 0 under the real-time policies).
+    Sched(Option<(ffi::SchedAttr, i32)>),
+    /// `sched_getaffinity(2)`.
+    Affinity(Option<CpuSet>),
+}
+
+impl Before {
+    /// Reads what `change` changes on the calling thread.
+    fn of(change: &Own, possible: &CpuSet) -> Before {
+        match change {
+            Own::Memory(_) => Before::Memory(ffi::get_mempolicy().ok()),
+            Own::Sched(_) => {
+                Before::Sched(ffi::sched_getattr_of(0).ok().zip(ffi::get_nice_of(0).ok()))
+            }
+            Own::Affinity(_) => Before::Affinity(get_affinity(possible).ok()),
+        }
+    }
+
+    /// Sets it back on the calling thread where it differs now; best
+    /// effort (what cannot be set back ends with pinrun).
+    fn put_back(&self, possible: &CpuSet) {
+        match self {
+            Before::Memory(Some((mode, mask, maxnode))) => {
+                if ffi::get_mempolicy().ok().as_ref() != Some(&(*mode, mask.clone(), *maxnode)) {
+                    // MPOL_DEFAULT takes no node mask.
+                    let _ = match *mode {
+                        0 => ffi::set_mempolicy(0, None, 0),
+                        m => ffi::set_mempolicy(m, Some(mask), *maxnode),
+                    };
+                }
+            }
+            Before::Sched(Some((attr, nice))) => {
+                if ffi::sched_getattr_of(0).ok() != Some(*attr) {
+                    let _ = ffi::sched_setattr_of(0, attr);
+                }
+                if ffi::get_nice_of(0).ok() != Some(*nice) {
+                    let _ = ffi::set_nice_of(0, *nice);
+                }
+            }
+            Before::Affinity(Some(cpus)) => {
+                if get_affinity(possible).ok().as_ref() != Some(cpus) {
+                    let _ = apply_affinity(cpus, possible);
+                }
+            }
+            Before::Memory(None) | Before::Sched(None) | Before::Affinity(None) => {}
+        }
+    }
+}
+
+/// Applies the plan to the calling thread as steps of `tx`, with the same
+/// system calls in the same order as [`apply`]; before each change, what
+/// it changes is read (`Before::of`: `get_mempolicy(2)`;
+/// `sched_getattr(2)` and `getpriority(2)`; `sched_getaffinity(2)`) and
+/// its undo registered: set back where it differs. A change that fails
+/// puts back its own part too (the nice value set before a refused
+/// `sched_setattr(2)`). The undos are quiet ([`Undone::Quiet`]): pinrun's
+/// own attributes end with it, and a failure's error is the same as the
+/// dry run's rehearsal of these calls; they are put back so that the rest
+/// of the rollback (the IRQ steering's undo, which may start `systemctl`)
+/// runs as pinrun was started. A failure goes through `explain` before
+/// the rollback's words are added.
+pub fn apply_steps<'a>(
+    tx: &mut Transaction<'a>,
+    plan: &'a Plan,
+    possible: &'a CpuSet,
+    explain: &dyn Fn(Error) -> Error,
+) -> Result<()> {
+    for c in own_changes(plan) {
+        let what = match c {
+            Own::Memory(_) => "pinrun's memory policy",
+            Own::Sched(_) => "pinrun's scheduling policy",
+            Own::Affinity(_) => "pinrun's affinity",
+        };
+        let saved = Before::of(&c, possible);
+        let undo = saved.clone();
+        tx.step(
+            what,
+            move || {
+                undo.put_back(possible);
+                Undone::Quiet
+            },
+            || {
+                make(&c, possible).map_err(|e| {
+                    saved.put_back(possible);
+                    explain(e)
+                })
+            },
+        )?;
     }
     Ok(())
 }
@@ -236,6 +368,138 @@ pub fn apply(plan: &Plan, possible: &CpuSet) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn plan(cpus: Option<&str>, memory: Option<MemMode>, sched: SchedRequest) -> Plan {
+        Plan {
+            cpus: cpus.map(|c| CpuSet::parse(c).unwrap()),
+            cores: vec![],
+            nodes: Default::default(),
+            memory: memory.map(|mode| MemPlan {
+                mode,
+                nodes: Default::default(),
+            }),
+            sched,
+            reasons: vec![],
+            omp: None,
+            thread_map: None,
+            choice: None,
+        }
+    }
+
+    fn names(plan: &Plan) -> Vec<&'static str> {
+        own_changes(plan)
+            .iter()
+            .map(|c| match c {
+                Own::Memory(_) => "memory",
+                Own::Sched(_) => "sched",
+                Own::Affinity(_) => "affinity",
+            })
+            .collect()
+    }
+
+    /// ARCHITECTURE.md §1: the affinity last, except under SCHED_DEADLINE
+    /// (the kernel checks a deadline task's affinity against its root
+    /// domain, so it is set before the policy).
+    #[test]
+    fn own_changes_keep_the_launch_order() {
+        let fifo = SchedRequest {
+            policy: Some(Policy::Fifo(10)),
+            ..Default::default()
+        };
+        let p = plan(Some("0"), Some(MemMode::Local), fifo);
+        assert_eq!(names(&p), ["memory", "sched", "affinity"]);
+        let dl = SchedRequest {
+            policy: Some(Policy::Deadline {
+                runtime: 1_000_000,
+                deadline: 10_000_000,
+                period: 10_000_000,
+            }),
+            ..Default::default()
+        };
+        let p = plan(Some("0"), Some(MemMode::Local), dl);
+        assert_eq!(names(&p), ["memory", "affinity", "sched"]);
+        let p = plan(None, None, SchedRequest::default());
+        assert!(names(&p).is_empty());
+    }
+
+    /// A launch whose affinity fails (no CPU 4095 here: EINVAL) puts
+    /// back the memory policy and the nice value it had set, on this
+    /// thread, as the kernel reads them back; the error is the affinity's,
+    /// unchanged (what the dry run's rehearsal says).
+    #[test]
+    fn a_failed_affinity_puts_back_the_memory_policy_and_the_nice_value() {
+        std::thread::spawn(|| {
+            let possible = CpuSet::parse("0").unwrap();
+            let before_mem = ffi::get_mempolicy().unwrap();
+            let before_nice = ffi::get_nice_of(0).unwrap();
+            let nice = SchedRequest {
+                nice: Some((before_nice + 3).min(19)),
+                ..Default::default()
+            };
+            let p = plan(Some("4095"), Some(MemMode::Local), nice);
+            let mut tx = transaction::Transaction::new();
+            let made = std::cell::RefCell::new(Vec::new());
+            let e = apply_steps(&mut tx, &p, &possible, &|e| {
+                // By the failure, the earlier steps are still made.
+                made.borrow_mut().push((
+                    ffi::get_mempolicy().unwrap().0,
+                    ffi::get_nice_of(0).unwrap(),
+                ));
+                e
+            })
+            .unwrap_err();
+            assert_eq!(e.code, ErrorCode::AffinityFailed, "{e:?}");
+            assert!(
+                e.message
+                    .starts_with("sched_setaffinity(CPUs 4095): Invalid argument (EINVAL)")
+                    && !e.message.contains("put back"),
+                "{e:?}"
+            );
+            assert_eq!(
+                *made.borrow(),
+                [(ffi::MPOL_LOCAL, (before_nice + 3).min(19))]
+            );
+            assert_eq!(ffi::get_mempolicy().unwrap(), before_mem);
+            assert_eq!(ffi::get_nice_of(0).unwrap(), before_nice);
+        })
+        .join()
+        .unwrap();
+    }
+
+    /// A scheduling step the kernel refuses (SCHED_DEADLINE with a
+    /// runtime above its deadline: EINVAL from `sched_setattr(2)`) after
+    /// its `setpriority(2)` changed the nice value puts that back itself:
+    /// the thread's nice value read back is the one before.
+    #[test]
+    fn a_refused_sched_setattr_puts_back_the_nice_it_set() {
+        std::thread::spawn(|| {
+            let possible = CpuSet::parse("0").unwrap();
+            let before = ffi::get_nice_of(0).unwrap();
+            let sched = SchedRequest {
+                policy: Some(Policy::Deadline {
+                    runtime: 20_000_000,
+                    deadline: 10_000_000,
+                    period: 10_000_000,
+                }),
+                nice: Some((before + 2).min(19)),
+                ..Default::default()
+            };
+            let p = plan(None, None, sched);
+            let mut tx = transaction::Transaction::new();
+            let set = std::cell::Cell::new(None);
+            let e = apply_steps(&mut tx, &p, &possible, &|e| {
+                set.set(ffi::get_nice_of(0).ok());
+                e
+            })
+            .unwrap_err();
+            assert_eq!(e.errno(), Some(nix::errno::Errno::EINVAL), "{e:?}");
+            // Put back before the error was explained, as the kernel reads it.
+            assert_eq!(set.get(), Some(before));
+            assert_eq!(ffi::get_nice_of(0).unwrap(), before);
+        })
+        .join()
+        .unwrap();
+    }
 
     #[test]
     fn maxnode_covers_highest_node() {

@@ -4,6 +4,7 @@
 //! next `--exclusive` launch, and `pinrun --reclaim`.
 
 use crate::apply::helper::Duty;
+use crate::apply::transaction::Undone;
 use crate::claim::Claims;
 use crate::error::{Error, ErrorCode, Result};
 use crate::plan::Plan;
@@ -648,11 +649,29 @@ pub fn launch(
     Ok((s, pending_irqs))
 }
 
-/// Undoes this launch's own steering in the locked `dir` (an apply step
-/// failed after steering).
-pub fn undo_own(dir: &StateDir) {
-    if let Ok((pid, start, _, _)) = identity() {
-        let _ = undo_ended(dir, Some(&journal_name(pid, start)));
+/// Undoes this launch's own steering in the locked `dir` (the launch's
+/// transaction, [`crate::apply::transaction`], failed after steering):
+/// put back, with the lines of what was left alone (an IRQ or ban changed
+/// since); or failed, with the lines of what could not be restored (the
+/// journal stays: the helper tries again once pinrun has ended).
+pub fn undo_own(dir: &StateDir) -> Undone {
+    let (pid, start, _, _) = match identity() {
+        Ok(id) => id,
+        Err(e) => {
+            return Undone::Failed(format!(
+                "{}; the helper puts it back once pinrun has ended",
+                e.message
+            ));
+        }
+    };
+    let (lines, ok, _) = undo_ended(dir, Some(&journal_name(pid, start)));
+    match (ok, lines.is_empty()) {
+        (true, true) => Undone::PutBack,
+        (true, false) => Undone::PutBackWith(lines.join("; ")),
+        (false, _) => Undone::Failed(format!(
+            "{}; the helper tries again once pinrun has ended (else pinrun --reclaim)",
+            lines.join("; ")
+        )),
     }
 }
 
