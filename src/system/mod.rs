@@ -1105,11 +1105,11 @@ fn start_helper(
 }
 
 /// The error for a file below `root` that was not read: one whose
-/// confined lookup kept being interrupted ([`root::interrupted_lookup`]),
+/// confined lookup kept being interrupted ([`Root::interrupted_lookup`]),
 /// else the first one larger than [`root::MAX_FILE`] (either reads as
 /// missing), if any.
 fn budget_error(root: &Root) -> Option<crate::error::Error> {
-    if let Some(p) = root::interrupted_lookup() {
+    if let Some(p) = root.interrupted_lookup() {
         return Some(
             crate::error::Error::new(
                 crate::error::ErrorCode::SysrootUnconfined,
