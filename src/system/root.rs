@@ -1,6 +1,10 @@
 //! The one place pinrun reads files: every path is taken below a root
-//! (`/` on a live system, `--sysroot DIR` for a machine dump), so any dump
-//! can be replayed exactly as the live machine would be read.
+//! (`/` on a live system, `--sysroot DIR` or `--sysroot ARCHIVE` for a
+//! machine dump), so any dump can be replayed exactly as the live machine
+//! would be read. A [`Root`] has a backend (live, a confined dump
+//! directory, an archive in memory: [`super::archive`]) and no global
+//! state but [`starved_open`]'s; `--dump`'s recorder wraps any of them
+//! ([`Root::recording`]).
 //!
 //! Below a dump every path is resolved inside the dump, as the kernel
 //! resolves it for a process chrooted there: `openat2(2)` with
@@ -415,17 +419,7 @@ impl Dir {
     /// The text of the file `rel` (a path relative to this directory),
     /// like [`Root::read`].
     pub fn read(&self, rel: &str) -> Option<String> {
-        if let At::Archive(a, names) = &self.at {
-            return self.in_archive(a, names, rel, str::to_string);
-        }
-        let bytes = read_raw(
-            self.open(rel)?,
-            self.check(),
-            self.to_eof,
-            &self.over,
-            &|| format!("{}/{rel}", self.abs),
-        )?;
-        Some(into_text(bytes))
+        self.read_with(rel, str::to_string)
     }
 
     /// `f` of the text of the file `rel`, read as [`Dir::read`] reads it
