@@ -526,7 +526,7 @@ pub fn read_irqs(root: &Root, possible: &CpuSet, all_details: Option<&CpuSet>) -
         root.numbered_entries(SYSFS_IRQ, "")
     };
     if !numbers.is_empty() {
-        let found = super::parallel::map(&numbers, |&n| affinity_of(n));
+        let found = super::parallel::map(root, &numbers, |&n| affinity_of(n));
         let list = numbers
             .into_iter()
             .zip(found)
@@ -571,7 +571,7 @@ pub fn read_irqs(root: &Root, possible: &CpuSet, all_details: Option<&CpuSet>) -
     // The rows first, then each device IRQ's files (on several threads when
     // there are many): the same files as reading them row by row.
     let last = LastRequested::default();
-    let found = super::parallel::map(&rows, |(id, _, _)| {
+    let found = super::parallel::map(root, &rows, |(id, _, _)| {
         let number = id.parse::<u32>().ok();
         let found = number.and_then(affinity_of);
         let wanted = number
@@ -810,7 +810,7 @@ impl Irqs {
         // the results applied in order: the same files as one loop.
         let wanted = self.wanted(online, cpus);
         let list = &self.list;
-        let details = super::parallel::map(&wanted, |&i| reader.detail(&list[i]));
+        let details = super::parallel::map(root, &wanted, |&i| reader.detail(&list[i]));
         let mut dropped = BTreeSet::new();
         for (i, d) in wanted.into_iter().zip(details) {
             let irq = &mut self.list[i];

@@ -253,27 +253,15 @@ pub const MAX_FILE: u64 = 4 << 20;
 
 /// Files that were larger than [`MAX_FILE`] (the first one is kept), shared
 /// by a [`Root`] and its [`Dir`]s: the reader turns it into an error
-/// ([`Root::over_budget`]) rather than parsing a cut file. With the file,
-/// the item of the [`super::parallel::map`] that read it, if any
-/// ([`super::parallel::current_item`]).
-type OverBudget = std::sync::Arc<std::sync::Mutex<Option<(Option<(u64, usize)>, String)>>>;
+/// ([`Root::over_budget`]) rather than parsing a cut file. Within one
+/// [`super::parallel::map`] on several threads the first in time may not
+/// be the first in order: the map then reads its items again on one thread.
+type OverBudget = std::sync::Arc<std::sync::Mutex<Option<String>>>;
 
-/// Records a file over budget in `over`: the first one, as a read on one
-/// thread meets them. Within one [`super::parallel::map`], whose items
-/// several threads read in any order, that is the one of the lowest item;
-/// a map's files come after the files recorded before it started.
+/// Records a file over budget in `over` unless one is already.
 fn record_over(over: &OverBudget, what: &dyn Fn() -> String) {
-    let Ok(mut o) = over.lock() else {
-        return;
-    };
-    let item = super::parallel::current_item();
-    let earlier = match (&*o, item) {
-        (None, _) => true,
-        (Some((Some((map, i)), _)), Some((now_map, now_i))) => *map == now_map && now_i < *i,
-        _ => false,
-    };
-    if earlier {
-        *o = Some((item, what()));
+    if let Ok(mut o) = over.lock() {
+        o.get_or_insert_with(what);
     }
 }
 
@@ -662,6 +650,12 @@ pub struct Root {
     over: OverBudget,
     /// `--dump`'s recorder ([`Root::recording`]); `None` otherwise.
     recorder: Option<Arc<super::dump::Recorder>>,
+    /// The thread count tests impose on [`super::parallel::map`]
+    /// ([`Root::with_threads`]); `None`: as the machine allows.
+    threads: Option<usize>,
+    /// Whether tests impose [`super::parallel::ahead`]'s helper
+    /// ([`Root::overlapping`]); `None`: as the machine allows.
+    ahead: Option<bool>,
 }
 
 /// Where a [`Root`]'s files are.
@@ -808,6 +802,8 @@ impl Root {
             to_eof: false,
             over: OverBudget::default(),
             recorder: None,
+            threads: None,
+            ahead: None,
         }
     }
 
@@ -972,7 +968,43 @@ impl Root {
     /// missing, and the reader refuses with this error (exit 125) rather
     /// than use a cut or absent file.
     pub fn over_budget(&self) -> Option<String> {
-        self.over.lock().ok()?.as_ref().map(|(_, f)| f.clone())
+        self.over.lock().ok()?.clone()
+    }
+
+    /// Forgets this root's file over budget ([`Root::over_budget`]): for
+    /// [`super::parallel::map`], which reads its items again in order.
+    pub(crate) fn clear_over_budget(&self) {
+        if let Ok(mut o) = self.over.lock() {
+            *o = None;
+        }
+    }
+
+    /// This root, with every [`super::parallel::map`] of its reads (its
+    /// clones' too) on exactly `threads` threads (at least 1) in blocks of
+    /// one item, the finest interleaving of the threads' reads, whatever
+    /// the item count: for tests, which compare a read on one thread with
+    /// the same read on several (they must be equal).
+    pub fn with_threads(mut self, threads: usize) -> Self {
+        self.threads = Some(threads.max(1));
+        self
+    }
+
+    /// The thread count [`Root::with_threads`] imposes, if any.
+    pub fn threads(&self) -> Option<usize> {
+        self.threads
+    }
+
+    /// This root, with [`super::parallel::ahead`] starting its helper
+    /// (`true`) or declining (`false`) for it, whatever the allowed CPUs:
+    /// for tests, which compare both (the results must be equal).
+    pub fn overlapping(mut self, on: bool) -> Self {
+        self.ahead = Some(on);
+        self
+    }
+
+    /// The choice [`Root::overlapping`] imposes, if any.
+    pub fn ahead(&self) -> Option<bool> {
+        self.ahead
     }
 
     /// This root with a record of files over budget of its own, empty:
@@ -991,7 +1023,7 @@ impl Root {
     /// `other` then count as made after this root's so far.
     pub fn adopt_over_budget(&self, other: &Root) {
         if let (Some(f), Ok(mut o)) = (other.over_budget(), self.over.lock()) {
-            o.get_or_insert((None, f));
+            o.get_or_insert(f);
         }
     }
 

@@ -9,15 +9,16 @@
 use crate::common;
 use crate::parallel_read::{everything_from, on_every_fixture, on_sysfs_irq_machines};
 
-use pinrun::system::{Root, parallel};
+use pinrun::system::Root;
 use std::path::Path;
 
 fn assert_same_read_to_eof(dump: &Path) {
     for threads in [1, 3] {
-        let once = parallel::with_threads(threads, || everything_from(&Root::new(dump), dump));
-        let eof = parallel::with_threads(threads, || {
-            everything_from(&Root::new(dump).reading_to_eof(), dump)
-        });
+        let once = everything_from(&Root::new(dump).with_threads(threads), dump);
+        let eof = everything_from(
+            &Root::new(dump).reading_to_eof().with_threads(threads),
+            dump,
+        );
         assert!(
             once == eof,
             "{} ({threads} threads): ending files at st_size read differently",
@@ -54,8 +55,8 @@ fn an_archive_reads_as_its_directory_on_fixtures() {
         let from_archive = Root::sysroot(Some(&archive)).unwrap();
         assert!(!from_archive.is_live());
         for threads in [1, 3] {
-            let dir = parallel::with_threads(threads, || everything_from(&Root::new(&dump), &dump));
-            let mem = parallel::with_threads(threads, || everything_from(&from_archive, &dump));
+            let dir = everything_from(&Root::new(&dump).with_threads(threads), &dump);
+            let mem = everything_from(&from_archive.clone().with_threads(threads), &dump);
             assert!(
                 dir == mem,
                 "{m} ({threads} threads): the archive read differently from its directory"
