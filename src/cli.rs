@@ -483,9 +483,9 @@ pub struct Cli {
     pub json: bool,
 
     /// Read sysfs, procfs and cgroupfs below DIR (a machine dump), or from
-    /// a .tar.gz, .tar.xz or .tar archive of one (unpacked into a temporary
-    /// directory, removed at exit); only with --dry-run, --check, --show,
-    /// --emit, --plan-host or --dump.
+    /// a .tar.gz, .tar.xz or .tar archive of one (read into memory, never
+    /// unpacked); only with --dry-run, --check, --show, --emit, --plan-host
+    /// or --dump.
     #[arg(long, value_name = "DIR|ARCHIVE", value_hint = clap::ValueHint::AnyPath, help_heading = "Modes")]
     pub sysroot: Option<PathBuf>,
 

@@ -58,6 +58,30 @@ pub fn read_nocancel(fd: std::os::fd::BorrowedFd<'_>, buf: &mut [u8]) -> io::Res
     Ok(n as usize)
 }
 
+/// [`read_nocancel`] into the spare capacity of `buf` (not zeroed
+/// first), its length grown by the bytes read: the first read of a file,
+/// into a page that needs no clearing.
+pub fn read_nocancel_spare(
+    fd: std::os::fd::BorrowedFd<'_>,
+    buf: &mut Vec<u8>,
+) -> io::Result<usize> {
+    use std::os::fd::AsRawFd;
+    let spare = buf.spare_capacity_mut();
+    // SAFETY: the kernel writes at most `spare.len()` bytes into memory
+    // the vector owns.
+    let n = check(unsafe {
+        libc::syscall(
+            libc::SYS_read,
+            fd.as_raw_fd(),
+            spare.as_mut_ptr(),
+            spare.len(),
+        )
+    })? as usize;
+    // SAFETY: `n <= spare.len()` bytes after the length were written.
+    unsafe { buf.set_len(buf.len() + n) };
+    Ok(n)
+}
+
 /// `close(2)` through `syscall(2)` (see [`openat_nocancel`]); as `OwnedFd`'s
 /// drop, an error is ignored (the descriptor is released either way).
 pub fn close_nocancel(fd: std::os::fd::OwnedFd) {
@@ -905,8 +929,8 @@ impl std::fmt::Debug for SavedMask {
 
 /// Blocks [`ENDING_SIGNALS`] in the calling thread (and the threads it
 /// starts after this, which inherit the mask: `pthread_sigmask(3)`), so
-/// that one arriving while pinrun holds something to clean up (an unpacked
-/// `--sysroot` archive) stays pending instead of ending the process; an
+/// that one arriving while pinrun holds something to clean up (the IRQ
+/// affinities `--steer-irqs` changed) stays pending instead of ending the process; an
 /// ignored one is still discarded. Returns the previous mask, `None` if
 /// `pthread_sigmask` failed (nothing changed).
 pub fn defer_ending_signals() -> Option<SavedMask> {
@@ -915,20 +939,6 @@ pub fn defer_ending_signals() -> Option<SavedMask> {
     unsafe {
         let mut old = std::mem::zeroed::<libc::sigset_t>();
         (libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old) == 0).then_some(SavedMask(old))
-    }
-}
-
-/// Whether one of [`ENDING_SIGNALS`] is pending (blocked since
-/// [`defer_ending_signals`]): the work it defers should stop.
-pub fn ending_signal_pending() -> bool {
-    // SAFETY: sigpending(2) fills the initialised set; sigismember(3) reads it.
-    unsafe {
-        let mut pending = std::mem::zeroed::<libc::sigset_t>();
-        libc::sigemptyset(&mut pending);
-        libc::sigpending(&mut pending) == 0
-            && ENDING_SIGNALS
-                .iter()
-                .any(|&s| libc::sigismember(&pending, s) == 1)
     }
 }
 
@@ -989,28 +999,20 @@ pub fn decimal(buf: &mut [u8; 20], v: u64) -> &[u8] {
     &buf[i..]
 }
 
-/// The global allocator of the `pinrun` binary: the system's `malloc`,
+/// The global allocator of the `pinrun` binary (a `static` in main.rs,
+/// process-wide by nature, and holding no state): the system's `malloc`,
 /// and, when it fails (`ulimit -v` too small, the machine out of memory),
-/// `before_exit` once (removing an unpacked archive's directory), then
 /// `pinrun: allocating N bytes: out of memory` with a `hint:` line on
 /// stderr and exit 125, where Rust's default handler printed "memory
 /// allocation of N bytes failed" and aborted (SIGABRT, exit 134). The
-/// message is written from a stack buffer: nothing more is allocated
-/// unless `before_exit` does (a failure there exits at once).
-pub struct ExitOnOom {
-    /// Run once before the message, where it can still free what pinrun
-    /// leaves on disk.
-    pub before_exit: fn(),
-}
-
-static OOM_ONCE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// message is written from a stack buffer: nothing more is allocated.
+/// Nothing is left to clean up: a `--sysroot` archive is read into
+/// memory, not unpacked on disk.
+pub struct ExitOnOom;
 
 impl ExitOnOom {
     #[cold]
     fn out_of_memory(&self, size: usize) -> ! {
-        if !OOM_ONCE.swap(true, std::sync::atomic::Ordering::SeqCst) {
-            (self.before_exit)();
-        }
         let mut buf = [0u8; 160];
         let mut n = 0;
         let mut put = |b: &[u8]| {

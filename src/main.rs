@@ -12,13 +12,10 @@
 #![cfg_attr(not(test), no_main)]
 
 /// The system's allocator, ending pinrun with exit 125 and a message
-/// where an allocation fails ([`pinrun::ffi::ExitOnOom`]), after removing
-/// an unpacked `--sysroot` archive.
+/// where an allocation fails ([`pinrun::ffi::ExitOnOom`]; no state).
 #[cfg(not(test))]
 #[global_allocator]
-static ALLOC: pinrun::ffi::ExitOnOom = pinrun::ffi::ExitOnOom {
-    before_exit: pinrun::system::archive::remove_unpacked,
-};
+static ALLOC: pinrun::ffi::ExitOnOom = pinrun::ffi::ExitOnOom;
 
 /// The process's `main(argc, argv)`; std reads the arguments itself (glibc
 /// passes them to its `.init_array` hook).

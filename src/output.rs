@@ -54,7 +54,6 @@ pub fn print_clap(e: &clap::Error) -> Result<(), Error> {
 /// system), EBADF (stdout closed).
 pub fn stdout_failed(e: std::io::Error) -> Error {
     if e.kind() == std::io::ErrorKind::BrokenPipe && !ffi::sigpipe_ignored_at_start() {
-        crate::system::archive::remove_unpacked();
         ffi::die_by_sigpipe();
     }
     let err = Error::new(

@@ -322,7 +322,6 @@ fn show_lists_who_runs_where() {
 /// processes is found (as root).
 #[test]
 fn threaded_scans_find_what_one_thread_finds() {
-    use pinrun::system::parallel::with_threads;
     let idle: Vec<Spinner> = (0..600)
         .map(|_| {
             Spinner(
@@ -339,9 +338,8 @@ fn threaded_scans_find_what_one_thread_finds() {
         common::skip("the SCHED_FIFO child needs root; idle processes only");
         None
     };
-    let root = Root::new("/");
     let me = Some(std::process::id());
-    let scan = || {
+    let scan = |root: Root| {
         (
             read_rt_tasks_live(&root, me).expect("live /proc"),
             read_rt_tasks_files(&root, me),
@@ -350,9 +348,9 @@ fn threaded_scans_find_what_one_thread_finds() {
     // Another test's child may start or exit between two scans: retried.
     let mut agreed = false;
     for _ in 0..5 {
-        let one = with_threads(1, scan);
-        let many = with_threads(3, scan);
-        let default = scan();
+        let one = scan(Root::new("/").with_threads(1));
+        let many = scan(Root::new("/").with_threads(3));
+        let default = scan(Root::new("/"));
         if one == many && many == default && one.0 == one.1 {
             if let Some(f) = &fifo {
                 assert!(one.0.iter().any(|t| t.pid == f.pid() && t.priority == 9));
@@ -395,8 +393,8 @@ fn sleeping_fifo(prio: u32) -> Spinner {
 fn scan_ahead_finds_what_the_scan_after_planning_finds() {
     use clap::Parser;
     use pinrun::app::scope::{for_request, read_extras_for, rt_scan_ahead};
+    use pinrun::system::SystemState;
     use pinrun::system::rt_tasks::RtScan;
-    use pinrun::system::{SystemState, parallel};
     if !is_root() {
         common::skip("the SCHED_FIFO child needs root");
         return;
@@ -408,22 +406,20 @@ fn scan_ahead_finds_what_the_scan_after_planning_finds() {
             .into_request()
             .unwrap();
     let scan = |on: bool| {
-        parallel::overlapping(on, || {
-            let root = Root::new("/");
-            let (mut sys, ahead) =
-                SystemState::read_scoped_ahead(&root, &for_request(&req), rt_scan_ahead(&req));
-            assert!(
-                matches!(
-                    (&ahead, on),
-                    (Some(RtScan::Ahead(_)), true) | (Some(RtScan::Here(_)), false)
-                ),
-                "{ahead:?}"
-            );
-            let p = pinrun::plan::plan(&sys, &req).expect("plan");
-            let checked = pinrun::check::checked_cpus(&sys, &p);
-            read_extras_for(&mut sys, &root, &req, &checked, ahead);
-            sys.rt_tasks
-        })
+        let root = Root::new("/").overlapping(on);
+        let (mut sys, ahead) =
+            SystemState::read_scoped_ahead(&root, &for_request(&req), rt_scan_ahead(&req));
+        assert!(
+            matches!(
+                (&ahead, on),
+                (Some(RtScan::Ahead(_)), true) | (Some(RtScan::Here(_)), false)
+            ),
+            "{ahead:?}"
+        );
+        let p = pinrun::plan::plan(&sys, &req).expect("plan");
+        let checked = pinrun::check::checked_cpus(&sys, &p);
+        read_extras_for(&mut sys, &root, &req, &checked, ahead);
+        sys.rt_tasks
     };
     // Another test's child may start or exit between two scans: retried.
     let mut last = None;

@@ -127,9 +127,7 @@ fn run(req: Request) -> Result<Exit, Error> {
         }
         _ => None,
     };
-    // Held to the end of the run: an unpacked archive is removed on drop.
-    let sysroot = crate::system::archive::open(req.sysroot.as_deref())?;
-    let root = Root::machine(sysroot.dir())?;
+    let root = Root::sysroot(req.sysroot.as_deref())?;
     // The real-time tasks need only the request: scanned, with the IRQs,
     // on a helper thread while this one reads the rest and plans (when a
     // second allowed CPU is idle), joined before the checks, long before

@@ -4,158 +4,115 @@
 //! its name; an xz-compressed one (`fd 37 7a 58 5a 00`) is decompressed
 //! first; a directory is used as it is.
 //!
-//! An archive may come from anyone, so it is unpacked as untrusted input
-//! into a private temporary directory (mode 0700), removed when pinrun
-//! ends ([`Sysroot`]'s drop, or [`remove_unpacked`] before pinrun ends by
-//! SIGPIPE; SIGINT, SIGTERM, SIGHUP and SIGQUIT are deferred from the
-//! archive's opening until the directory is removed, then end pinrun as
-//! they would have, and an unpack stops at the next entry when one is
-//! pending): only directories, regular files and relative symbolic links
-//! that stay inside the tree ([`super::dump::stays_inside`]); no absolute
-//! path, no `..`, nothing written through a link, no device node, FIFO or
-//! hard link; at most [`MAX_ENTRIES`] entries, [`MAX_ENTRY_BYTES`] per file
-//! and [`MAX_TOTAL_BYTES`] in all (counted as unpacked, not as declared).
-//! The archive's modes, owners and times are ignored.
+//! An archive may come from anyone, so it is read as untrusted input into
+//! memory ([`Archive`]: nothing is written anywhere, so nothing is left to
+//! remove however pinrun ends; issue 32), and [`super::Root`] serves its
+//! reads from there, resolving paths inside it as the confined backend
+//! does below a dump directory ([`Archive::walk`]). Only directories,
+//! regular files and relative symbolic links that stay inside the tree
+//! ([`super::dump::stays_inside`]) are accepted; no absolute path, no
+//! `..`, nothing written through a link, no device node, FIFO or hard
+//! link; at most [`MAX_ENTRIES`] entries, [`MAX_ENTRY_BYTES`] per file and
+//! [`MAX_TOTAL_BYTES`] in all (counted as read, not as declared), paths at
+//! most [`MAX_DEPTH`] deep: memory stays linear in the archive. The
+//! archive's modes, owners and times are ignored.
 
-use super::dump::{MAX_DEPTH, MAX_ENTRIES, MAX_ENTRY_BYTES, MAX_TOTAL_BYTES, stays_inside};
+use super::dump::{
+    MAX_DEPTH, MAX_ENTRIES, MAX_ENTRY_BYTES, MAX_LINKS, MAX_TOTAL_BYTES, stays_inside,
+};
 use crate::error::{Error, ErrorCode, Result};
+use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Component, Path, PathBuf};
-use std::sync::Mutex;
 
-/// The temporary directory of the unpacked archive, for [`remove_unpacked`].
-static UNPACKED: Mutex<Option<PathBuf>> = Mutex::new(None);
-
-/// The directory a `--sysroot` names, or the one its archive was unpacked
-/// into (removed when this is dropped).
-#[derive(Debug)]
-pub struct Sysroot {
-    /// The directory laid out like `/`.
-    dir: PathBuf,
-    /// The temporary directory holding an unpacked archive.
-    tmp: Option<tempfile::TempDir>,
-    /// The signal mask before SIGINT, SIGTERM, SIGHUP and SIGQUIT were
-    /// deferred for the unpacked directory's life (given back after it is
-    /// removed, so that such a signal ends pinrun without leaving it).
-    mask: Option<crate::ffi::SavedMask>,
+/// One entry of an archive held in memory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Node {
+    /// A directory: its entries by name.
+    Dir(BTreeMap<String, Node>),
+    /// A regular file's bytes.
+    File(Vec<u8>),
+    /// A symbolic link's target (relative, staying inside the tree).
+    Link(String),
 }
 
-impl Sysroot {
-    /// The directory to read below (what [`super::Root::new`] takes).
-    pub fn dir(&self) -> &Path {
-        &self.dir
-    }
+/// A `--sysroot` archive read into memory ([`open`]): the dump's root
+/// directory, laid out like `/`.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Archive {
+    /// The dump's root (a [`Node::Dir`]).
+    root: Node,
 }
 
-impl Drop for Sysroot {
-    fn drop(&mut self) {
-        // The directory first, then a deferred Ctrl-C or SIGTERM ends
-        // pinrun.
-        if let Some(tmp) = self.tmp.take() {
-            discard(tmp);
-        }
-        if let Some(mask) = self.mask.take() {
-            crate::ffi::deliver_ending_signals(mask);
+impl Archive {
+    /// An archive whose root directory is `root` (for tests and
+    /// [`open`]).
+    pub fn new(root: BTreeMap<String, Node>) -> Self {
+        Archive {
+            root: Node::Dir(root),
         }
     }
-}
 
-/// Whether `dir` is (below) the directory an archive was unpacked into by
-/// [`open`]: a tree pinrun checked as it wrote it (no link leaving it, no
-/// device, no FIFO), in a temporary directory only pinrun's user can
-/// write ([`super::Root::machine`] reads it by path when the kernel
-/// refuses `openat2(2)`).
-pub(crate) fn unpacked_here(dir: &Path) -> bool {
-    UNPACKED
-        .lock()
-        .ok()
-        .and_then(|u| u.clone())
-        .is_some_and(|t| dir.starts_with(t))
-}
-
-/// SIGINT, SIGTERM, SIGHUP and SIGQUIT deferred while an archive is
-/// unpacked and replayed ([`crate::ffi::defer_ending_signals`]): given back
-/// when dropped, after the directory it guards is removed.
-struct Deferred(Option<crate::ffi::SavedMask>);
-
-impl Drop for Deferred {
-    fn drop(&mut self) {
-        if let Some(mask) = self.0.take() {
-            crate::ffi::deliver_ending_signals(mask);
-        }
-    }
-}
-
-/// Memory set aside while an archive is unpacked (256 KiB, `calloc`ed:
-/// mapped, never touched) and given back by [`remove_unpacked`] first:
-/// when an allocation fails (`ulimit -v`), removing the directory needs
-/// a little memory.
-static RESERVE: Mutex<Option<Vec<u8>>> = Mutex::new(None);
-
-/// Removes an unpacked archive's directory now: for the paths that end
-/// pinrun without unwinding (death by SIGPIPE, an allocation that failed).
-///
-/// Never blocks: a lock already held (an allocation failing while this
-/// thread holds it) is left alone, as is its directory.
-pub fn remove_unpacked() {
-    if let Ok(mut r) = RESERVE.try_lock() {
-        drop(r.take());
-    }
-    if let Ok(mut u) = UNPACKED.try_lock()
-        && let Some(dir) = u.take()
-        && std::fs::remove_dir_all(&dir).is_err()
+    /// Where `path` leads inside the archive, resolved as the kernel
+    /// resolves it for a process chrooted there (`openat2(2)`
+    /// `RESOLVE_IN_ROOT`): from the directory `from` (the names below the
+    /// root of a directory [`Archive::walk`] returned) or, for an
+    /// absolute path, from the root; `..` at the root stays there; a
+    /// link's absolute target starts again from the root, a relative one
+    /// from the link's directory; the last component's link is followed
+    /// only when `follow`. The names on the way from the root (no link,
+    /// no `..` among them) and the entry; `None` when a component is
+    /// missing, a component before the last (or before a `..`) is not a
+    /// directory, or more than [`MAX_LINKS`] links are met (a loop).
+    pub fn walk<'a, 'b>(
+        &'a self,
+        from: &'b [String],
+        path: &'b str,
+        follow: bool,
+    ) -> Option<(Vec<&'a str>, &'a Node)>
+    where
+        'a: 'b,
     {
-        remove_tree(&dir);
-    }
-}
-
-/// No unpacked directory for [`remove_unpacked`] (it is being removed by
-/// its owner), and no memory set aside for it.
-fn forget_unpacked() {
-    if let Ok(mut u) = UNPACKED.lock() {
-        *u = None;
-    }
-    if let Ok(mut r) = RESERVE.lock() {
-        *r = None;
-    }
-}
-
-/// Removes the temporary directory `tmp` and what it holds, with
-/// [`remove_tree`] where `remove_dir_all` fails.
-fn discard(tmp: tempfile::TempDir) {
-    forget_unpacked();
-    let path = tmp.path().to_path_buf();
-    if tmp.close().is_err() {
-        remove_tree(&path);
-    }
-}
-
-/// Removes the unpacked tree `dir` holding one descriptor at a time (each
-/// directory's names are read whole and its descriptor closed before
-/// going down): what `remove_dir_all`, which keeps one open per level,
-/// leaves behind under a small `ulimit -n` (it left the whole 6.7 MB tree
-/// in /tmp at `ulimit -n 4` to 12). By path, links not followed: the tree
-/// is pinrun's own, in a directory only its user can write. Best effort.
-fn remove_tree(dir: &Path) {
-    let Ok(list) = std::fs::read_dir(dir) else {
-        let _ = std::fs::remove_dir(dir);
-        return;
-    };
-    // Names and kinds only: a `DirEntry` keeps its directory open.
-    let entries: Vec<(PathBuf, bool)> = list
-        .flatten()
-        .map(|e| (e.path(), e.file_type().is_ok_and(|t| t.is_dir())))
-        .collect();
-    for (path, is_dir) in entries {
-        if is_dir {
-            remove_tree(&path);
-        } else {
-            let _ = std::fs::remove_file(&path);
+        let mut names: Vec<&'a str> = Vec::new();
+        let mut nodes: Vec<&'a Node> = vec![&self.root];
+        let parts = |p: &'b str| p.split('/').filter(|c| !c.is_empty() && *c != ".").rev();
+        let from = from.iter().rev().map(String::as_str);
+        let from = from.filter(|_| !path.starts_with('/'));
+        // A stack: the first component to walk on top.
+        let mut rest: Vec<&'b str> = parts(path).chain(from).collect();
+        let mut links = 0;
+        while let Some(c) = rest.pop() {
+            let Node::Dir(entries) = nodes.last()? else {
+                return None;
+            };
+            if c == ".." {
+                if names.pop().is_some() {
+                    nodes.pop();
+                }
+                continue;
+            }
+            let (name, node) = entries.get_key_value(c)?;
+            match node {
+                Node::Link(t) if follow || !rest.is_empty() => {
+                    links += 1;
+                    if links > MAX_LINKS || t.is_empty() {
+                        return None;
+                    }
+                    if t.starts_with('/') {
+                        names.clear();
+                        nodes.truncate(1);
+                    }
+                    rest.extend(parts(t));
+                }
+                _ => {
+                    names.push(name);
+                    nodes.push(node);
+                }
+            }
         }
+        Some((names, nodes.last()?))
     }
-    let _ = std::fs::remove_dir(dir);
 }
-
 /// Kinds of input by their first bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -194,190 +151,126 @@ fn archive_error(file: &Path, why: impl std::fmt::Display) -> Error {
     )
 }
 
-/// `--sysroot PATH`: a directory as it is, or an archive unpacked into a
-/// temporary directory. `None` (no `--sysroot`) is the live machine, `/`.
-pub fn open(path: Option<&Path>) -> Result<Sysroot> {
-    let Some(path) = path else {
-        return Ok(Sysroot {
-            dir: PathBuf::from("/"),
-            tmp: None,
-            mask: None,
-        });
-    };
-    let plain = || {
-        Ok(Sysroot {
-            dir: path.to_path_buf(),
-            tmp: None,
-            mask: None,
-        })
-    };
+/// `--sysroot PATH`: the archive at `path` read into memory; `Ok(None)`
+/// when `path` is not a regular file (a directory, used as it is, or a
+/// missing path, which the caller reports). Errors: `sysroot-archive`
+/// naming the file and the cause (not an archive, damaged, refused by the
+/// rules of this module), with a hint; `read-starved` when it cannot be
+/// opened for want of descriptors or memory.
+pub fn open(path: &Path) -> Result<Option<Archive>> {
     match std::fs::metadata(path) {
         Ok(m) if m.is_file() => {}
-        // Directories, and missing paths (reported by the caller as a
-        // directory that is not a dump), as before.
-        _ => return plain(),
+        _ => return Ok(None),
     }
-    // Declared before the directory: on an error return the directory is
-    // removed first, then a deferred signal ends pinrun.
-    let mut deferred = Deferred(crate::ffi::defer_ending_signals());
+    let cannot = |what: &str, e: &std::io::Error| {
+        archive_error(
+            path,
+            format!("cannot {what}: {}", crate::error::io_words(e)),
+        )
+    };
     let mut file = std::fs::File::open(path).map_err(|e| {
-        super::root::note_io_error(&e, &|| path.display().to_string());
-        super::root::starved_error().unwrap_or_else(|| {
-            archive_error(path, format!("cannot open: {}", crate::error::io_words(&e)))
-        })
+        let errno = nix::errno::Errno::from_raw(e.raw_os_error().unwrap_or(0));
+        super::root::starved_error_of(&path.display().to_string(), errno)
+            .unwrap_or_else(|| cannot("open", &e))
     })?;
     let mut head = Vec::with_capacity(512);
     (&mut file)
         .take(512)
         .read_to_end(&mut head)
-        .map_err(|e| archive_error(path, format!("cannot read: {}", crate::error::io_words(&e))))?;
-    let k = kind(&head);
-    let input: Box<dyn Read> = {
+        .map_err(|e| cannot("read", &e))?;
+    {
         use std::io::Seek;
-        file.rewind().map_err(|e| {
-            archive_error(path, format!("cannot read: {}", crate::error::io_words(&e)))
-        })?;
-        match k {
-            Kind::Gzip => Box::new(flate2::read::MultiGzDecoder::new(std::io::BufReader::new(
-                file,
-            ))),
-            Kind::Tar => Box::new(std::io::BufReader::new(file)),
-            Kind::Xz => Box::new(unxz(file).map_err(|why| {
-                archive_error(path, why)
-                    .hint("a .tar.xz must hold a tar archive, as tar cJf writes")
-            })?),
-            Kind::Other => {
-                return Err(archive_error(
-                    path,
-                    "neither a directory nor a .tar.gz or .tar archive",
-                )
-                .hint("give a dump directory laid out like /, or an archive made by pinrun --dump FILE.tar.gz"));
-            }
+        file.rewind().map_err(|e| cannot("read", &e))?;
+    }
+    let input: Box<dyn Read> = match kind(&head) {
+        Kind::Gzip => Box::new(flate2::read::MultiGzDecoder::new(std::io::BufReader::new(
+            file,
+        ))),
+        Kind::Tar => Box::new(std::io::BufReader::new(file)),
+        Kind::Xz => Box::new(std::io::Cursor::new(unxz(file).map_err(|why| {
+            archive_error(path, why).hint("a .tar.xz must hold a tar archive, as tar cJf writes")
+        })?)),
+        Kind::Other => {
+            return Err(archive_error(
+                path,
+                "neither a directory nor a .tar.gz or .tar archive",
+            )
+            .hint("give a dump directory laid out like /, or an archive made by pinrun --dump FILE.tar.gz"));
         }
     };
-    // Allocated before the directory exists (an allocation failing in
-    // between would leave it) and before the locks are taken (see
-    // remove_unpacked): the reserve, and room for the directory's path.
-    let reserve = vec![0u8; 256 << 10];
-    let mut path_copy = PathBuf::with_capacity(std::env::temp_dir().as_os_str().len() + 64);
-    let tmp = tempfile::Builder::new()
-        .prefix("pinrun-sysroot-")
-        .tempdir()
-        .map_err(|e| {
-            archive_error(
-                path,
-                format!(
-                    "cannot create a temporary directory: {}",
-                    crate::error::io_words(&e)
-                ),
-            )
-        })?;
-    // Known before a byte is written, so that a pinrun ended before its
-    // drop (an allocation failing while unpacking) removes it too.
-    path_copy.push(tmp.path());
-    if let Ok(mut u) = UNPACKED.lock() {
-        *u = Some(path_copy);
-    }
-    if let Ok(mut r) = RESERVE.lock() {
-        *r = Some(reserve);
-    }
-    if let Err(why) = unpack(input, tmp.path(), Limits::SYSROOT) {
-        discard(tmp);
-        // Out of descriptors (a small `ulimit -n`): not the archive's fault.
-        if let Some(e) = super::root::starved_error() {
-            return Err(e);
-        }
-        return Err(archive_error(path, why).hint(
+    let tree = unpack(input, Limits::SYSROOT).map_err(|why| {
+        archive_error(path, why).hint(
             "a pinrun dump holds only directories, regular files and links inside the tree; make one with pinrun --dump FILE.tar.gz",
-        ));
-    }
-    let Some(dir) = dump_root(tmp.path()) else {
-        discard(tmp);
+        )
+    })?;
+    let Some(root) = dump_root(tree) else {
         return Err(archive_error(path, "not a machine dump (no sys/devices/system/cpu in it)")
             .hint("the archive must hold sys/ and proc/ laid out like /, as pinrun --dump FILE.tar.gz writes"));
     };
-
-    Ok(Sysroot {
-        dir,
-        tmp: Some(tmp),
-        mask: deferred.0.take(),
-    })
+    Ok(Some(Archive { root }))
 }
 
-/// A writer failing once more than `left` bytes were written to it.
-struct CappedWriter<W> {
-    inner: W,
+/// A writer into memory failing once more than `left` bytes were written
+/// to it.
+struct CappedWriter {
+    inner: Vec<u8>,
     left: u64,
 }
 
-impl<W: std::io::Write> std::io::Write for CappedWriter<W> {
+impl std::io::Write for CappedWriter {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         self.left = self.left.checked_sub(buf.len() as u64).ok_or_else(|| {
             std::io::Error::other("more tar data than the limit (a dump holds a few MiB)")
         })?;
-        self.inner.write_all(buf)?;
+        self.inner.extend_from_slice(buf);
         Ok(buf.len())
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
-        self.inner.flush()
+        Ok(())
     }
 }
 
-/// The tar stream of an xz-compressed `file`, decompressed (at most
-/// [`MAX_STREAM_BYTES`]) into an unnamed temporary file (`O_TMPFILE`: gone
-/// with pinrun however it ends), rewound for reading.
-fn unxz(file: std::fs::File) -> std::result::Result<std::fs::File, String> {
-    use std::io::{Seek, Write};
-    let out = tempfile::tempfile().map_err(|e| {
-        format!(
-            "cannot create a temporary file: {}",
-            crate::error::io_words(&e)
-        )
-    })?;
+/// The tar stream of an xz-compressed `file`, decompressed into memory
+/// (at most [`MAX_STREAM_BYTES`]: `lzma_rs` writes, it cannot be read
+/// from as a stream).
+fn unxz(file: std::fs::File) -> std::result::Result<Vec<u8>, String> {
     let mut w = CappedWriter {
-        inner: std::io::BufWriter::new(out),
+        inner: Vec::new(),
         left: MAX_STREAM_BYTES,
     };
     lzma_rs::xz_decompress(&mut std::io::BufReader::new(file), &mut w)
         .map_err(|e| format!("damaged xz data: {e}"))?;
-    w.flush().map_err(|e| {
-        format!(
-            "cannot write a temporary file: {}",
-            crate::error::io_words(&e)
-        )
-    })?;
-    let mut out = w.inner.into_inner().map_err(|e| {
-        format!(
-            "cannot write a temporary file: {}",
-            crate::error::io_words(e.error())
-        )
-    })?;
-    out.rewind().map_err(|e| {
-        format!(
-            "cannot read a temporary file: {}",
-            crate::error::io_words(&e)
-        )
-    })?;
-    Ok(out)
+    Ok(w.inner)
 }
 
-/// The dump's root in the unpacked tree: the tree itself, or its only
+/// Whether the directory `tree` holds the directory
+/// `sys/devices/system/cpu` (no link followed).
+fn is_dump(tree: &Node) -> bool {
+    let mut cur = tree;
+    for name in ["sys", "devices", "system", "cpu"] {
+        match cur {
+            Node::Dir(entries) => match entries.get(name) {
+                Some(n) => cur = n,
+                None => return false,
+            },
+            _ => return false,
+        }
+    }
+    matches!(cur, Node::Dir(_))
+}
+
+/// The dump's root in the archive's tree: the tree itself, or its only
 /// top-level directory (`tar czf m.tar.gz machine/`).
-fn dump_root(tree: &Path) -> Option<PathBuf> {
-    let is_dump = |d: &Path| {
-        std::fs::symlink_metadata(d.join("sys/devices/system/cpu")).is_ok_and(|m| m.is_dir())
-    };
-    if is_dump(tree) {
-        return Some(tree.to_path_buf());
+fn dump_root(tree: Node) -> Option<Node> {
+    if is_dump(&tree) {
+        return Some(tree);
     }
-    let mut entries = std::fs::read_dir(tree).ok()?.flatten();
-    let only = entries.next()?;
-    if entries.next().is_some() || !only.file_type().ok()?.is_dir() {
+    let Node::Dir(mut top) = tree else {
         return None;
-    }
-    let dir = only.path();
-    is_dump(&dir).then_some(dir)
+    };
+    let (_, only) = top.pop_first()?;
+    (top.is_empty() && matches!(only, Node::Dir(_)) && is_dump(&only)).then_some(only)
 }
 
 /// The components of an entry's path, or why it is refused: absolute,
@@ -410,53 +303,45 @@ fn components(raw: &Path) -> std::result::Result<Vec<String>, String> {
     Ok(out)
 }
 
-/// Creates the directories `parts` below `root` for the entry `shown`,
-/// refusing to go through anything that is not a real directory (a link,
-/// a file). `known` holds the directories (relative paths) already
-/// checked or made: each is looked at once per archive, so the cost is
-/// linear in the entries however deep they are (199 990 entries 63 deep
-/// took 121 s to refuse, issue 33's break test). A directory checked
-/// stays one: a later entry of its name is refused by [`clear`].
-fn make_dirs(
-    root: &Path,
+/// The directory `parts` below `root` for the entry `shown`, made where
+/// missing, refusing to go through anything that is not a directory (a
+/// link, a file).
+fn dir_at<'t>(
+    root: &'t mut Node,
     parts: &[String],
     shown: &str,
-    known: &mut std::collections::HashSet<String>,
-) -> std::result::Result<(), String> {
-    let mut p = root.to_path_buf();
-    let mut rel = String::new();
+) -> std::result::Result<&'t mut BTreeMap<String, Node>, String> {
+    let through = || format!("{shown}: written through a link or a file");
+    let mut cur = root;
     for c in parts {
-        p.push(c);
-        if !rel.is_empty() {
-            rel.push('/');
+        let Node::Dir(entries) = cur else {
+            return Err(through());
+        };
+        if !entries.contains_key(c.as_str()) {
+            entries.insert(c.clone(), Node::Dir(BTreeMap::new()));
         }
-        rel.push_str(c);
-        if known.contains(&rel) {
-            continue;
-        }
-        match std::fs::symlink_metadata(&p) {
-            Ok(m) if m.is_dir() => {}
-            Ok(_) => {
-                return Err(format!("{shown}: written through a link or a file"));
-            }
-            Err(_) => std::fs::create_dir(&p)
-                .map_err(|e| format!("{shown}: {}", crate::error::io_words(&e)))?,
-        }
-        known.insert(rel.clone());
+        cur = entries.get_mut(c.as_str()).ok_or_else(through)?;
     }
-    Ok(())
+    match cur {
+        Node::Dir(entries) => Ok(entries),
+        _ => Err(through()),
+    }
 }
 
-/// Removes whatever is at `p` unless it is a directory (a later entry of
-/// the same name replaces an earlier one, as tar does).
-fn clear(p: &Path, shown: &str) -> std::result::Result<(), String> {
-    match std::fs::symlink_metadata(p) {
-        Ok(m) if m.is_dir() => Err(format!("{shown}: both a directory and a file")),
-        Ok(_) => {
-            std::fs::remove_file(p).map_err(|e| format!("{shown}: {}", crate::error::io_words(&e)))
-        }
-        Err(_) => Ok(()),
+/// Puts `node` at `name` in `dir`, replacing a file or link of that name
+/// (a later entry replaces an earlier one, as tar does), never a
+/// directory.
+fn put(
+    dir: &mut BTreeMap<String, Node>,
+    name: &str,
+    node: Node,
+    shown: &str,
+) -> std::result::Result<(), String> {
+    if matches!(dir.get(name), Some(Node::Dir(_))) {
+        return Err(format!("{shown}: both a directory and a file"));
     }
+    dir.insert(name.to_string(), node);
+    Ok(())
 }
 
 /// The most bytes read from the (decompressed) tar stream: the files'
@@ -584,24 +469,21 @@ impl Limits {
     };
 }
 
-/// Unpacks the tar stream `input` into `dest` under the rules of this
-/// module and `limits`; the error is the cause, for `--sysroot FILE:
-/// <cause>`.
-pub fn unpack(input: impl Read, dest: &Path, limits: Limits) -> std::result::Result<(), String> {
+/// Reads the tar stream `input` into memory under the rules of this
+/// module and `limits`: the tree of its entries (a [`Node::Dir`]); the
+/// error is the cause, for `--sysroot FILE: <cause>`.
+pub fn unpack(input: impl Read, limits: Limits) -> std::result::Result<Node, String> {
     use tar::EntryType;
     let mut ar = tar::Archive::new(Capped::new(input, limits.stream_bytes));
+    let mut tree = Node::Dir(BTreeMap::new());
     let mut count: u64 = 0;
     let mut total: u64 = 0;
-    let mut dirs = std::collections::HashSet::new();
+    let damaged = |e: std::io::Error| format!("damaged archive: {}", crate::error::io_words(&e));
     let entries = ar
         .entries()
         .map_err(|e| format!("not a tar archive: {}", crate::error::io_words(&e)))?;
     for entry in entries {
-        if crate::ffi::ending_signal_pending() {
-            return Err("interrupted by a signal".to_string());
-        }
-        let mut entry =
-            entry.map_err(|e| format!("damaged archive: {}", crate::error::io_words(&e)))?;
+        let mut entry = entry.map_err(damaged)?;
         let ty = entry.header().entry_type();
         if matches!(ty, EntryType::XGlobalHeader) {
             continue;
@@ -613,12 +495,9 @@ pub fn unpack(input: impl Read, dest: &Path, limits: Limits) -> std::result::Res
                 limits.entries
             ));
         }
-        let raw = entry
-            .path()
-            .map_err(|e| format!("damaged archive: {}", crate::error::io_words(&e)))?;
-        let parts = components(&raw)?;
+        let parts = components(&entry.path().map_err(damaged)?)?;
         let shown = parts.join("/");
-        let Some((_, parent)) = parts.split_last() else {
+        let Some((name, parent)) = parts.split_last() else {
             // The archive's own top directory (`./`).
             continue;
         };
@@ -628,8 +507,11 @@ pub fn unpack(input: impl Read, dest: &Path, limits: Limits) -> std::result::Res
                 "{shown}: {size} bytes of data in an entry that holds none"
             ));
         }
-        match ty {
-            EntryType::Directory => make_dirs(dest, &parts, &shown, &mut dirs)?,
+        let node = match ty {
+            EntryType::Directory => {
+                dir_at(&mut tree, &parts, &shown)?;
+                continue;
+            }
             EntryType::Regular | EntryType::Continuous => {
                 if size > limits.entry_bytes {
                     return Err(format!(
@@ -643,30 +525,24 @@ pub fn unpack(input: impl Read, dest: &Path, limits: Limits) -> std::result::Res
                         bytes(limits.total_bytes)
                     ));
                 }
-                make_dirs(dest, parent, &shown, &mut dirs)?;
-                let p = dest.join(&shown);
-                clear(&p, &shown)?;
-                let mut out = std::fs::OpenOptions::new()
-                    .write(true)
-                    .create_new(true)
-                    .open(&p)
-                    .map_err(|e| {
-                        super::root::note_io_error(&e, &|| p.display().to_string());
-                        format!("{shown}: {}", crate::error::io_words(&e))
-                    })?;
                 // Never more than declared, whatever the stream holds.
-                let n = std::io::copy(&mut (&mut entry).take(size), &mut out).map_err(|e| {
-                    format!("damaged archive: {shown}: {}", crate::error::io_words(&e))
-                })?;
-                if n != size {
+                let mut data = Vec::with_capacity(size.min(1 << 20) as usize);
+                (&mut entry)
+                    .take(size)
+                    .read_to_end(&mut data)
+                    .map_err(|e| {
+                        format!("damaged archive: {shown}: {}", crate::error::io_words(&e))
+                    })?;
+                if data.len() as u64 != size {
                     return Err(format!("damaged archive: {shown}: truncated"));
                 }
-                total += n;
+                total += size;
+                Node::File(data)
             }
             EntryType::Symlink => {
                 let target = entry
                     .link_name()
-                    .map_err(|e| format!("damaged archive: {}", crate::error::io_words(&e)))?
+                    .map_err(damaged)?
                     .ok_or_else(|| format!("{shown}: a link without a target"))?;
                 let t = target
                     .to_str()
@@ -676,11 +552,7 @@ pub fn unpack(input: impl Read, dest: &Path, limits: Limits) -> std::result::Res
                         "{shown}: a link that may leave the tree (-> {t}): only relative links whose .. come first, no more of them than the link is deep, are accepted"
                     ));
                 }
-                make_dirs(dest, parent, &shown, &mut dirs)?;
-                let p = dest.join(&shown);
-                clear(&p, &shown)?;
-                std::os::unix::fs::symlink(t, &p)
-                    .map_err(|e| format!("{shown}: {}", crate::error::io_words(&e)))?;
+                Node::Link(t.to_string())
             }
             EntryType::Link => return Err(format!("{shown}: a hard link")),
             EntryType::Char | EntryType::Block => {
@@ -688,14 +560,15 @@ pub fn unpack(input: impl Read, dest: &Path, limits: Limits) -> std::result::Res
             }
             EntryType::Fifo => return Err(format!("{shown}: a FIFO")),
             other => return Err(format!("{shown}: an entry of type {other:?}")),
-        }
+        };
+        put(dir_at(&mut tree, parent, &shown)?, name, node, &shown)?;
     }
     if ar.into_inner().ended {
         return Err(
             "damaged archive: it ends before tar's end-of-archive blocks (cut short)".to_string(),
         );
     }
-    Ok(())
+    Ok(tree)
 }
 
 #[cfg(test)]
@@ -754,10 +627,9 @@ mod tests {
             f.set_cksum();
             b.append(&f, &b"1\n"[..]).unwrap();
             let tar = b.into_inner().unwrap();
-            let dir = tempfile::tempdir().unwrap();
-            let r = unpack(tar.as_slice(), dir.path(), Limits::SYSROOT);
+            let r = unpack(tar.as_slice(), Limits::SYSROOT);
             if ok {
-                assert_eq!(r, Ok(()));
+                assert!(r.is_ok(), "{r:?}");
             } else {
                 let e = r.unwrap_err();
                 assert!(
@@ -796,10 +668,7 @@ mod tests {
             total_bytes: 250,
             stream_bytes: 1 << 20,
         };
-        let run = |tar: Vec<u8>, lim: Limits| {
-            let dir = tempfile::tempdir().unwrap();
-            unpack(tar.as_slice(), dir.path(), lim)
-        };
+        let run = |tar: Vec<u8>, lim: Limits| unpack(tar.as_slice(), lim).map(|_| ());
         assert_eq!(run(tar_of(3, 10), lim), Ok(()));
         assert_eq!(
             run(tar_of(4, 10), lim),
@@ -827,8 +696,7 @@ mod tests {
     fn truncated_entries_are_refused() {
         let mut tar = tar_of(1, 100);
         tar.truncate(512 + 50);
-        let dir = tempfile::tempdir().unwrap();
-        let e = unpack(tar.as_slice(), dir.path(), Limits::SYSROOT).unwrap_err();
+        let e = unpack(tar.as_slice(), Limits::SYSROOT).unwrap_err();
         assert!(e.starts_with("damaged archive: f0"), "{e}");
     }
 

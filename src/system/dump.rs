@@ -24,6 +24,7 @@
 //! dumped (below `--sysroot` they are never read).
 
 use super::Root;
+use super::root::Kind;
 use super::rt_tasks::RtTask;
 use crate::error::{Error, ErrorCode, Result};
 use std::collections::BTreeMap;
@@ -45,7 +46,7 @@ pub const MAX_ENTRIES: u64 = 200_000;
 pub const MAX_DEPTH: usize = 64;
 /// The most symbolic links followed while resolving one path (as Linux's
 /// `MAXSYMLINKS`).
-const MAX_LINKS: usize = 40;
+pub const MAX_LINKS: usize = 40;
 
 /// One path [`Root`] was asked for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -181,7 +182,6 @@ fn dump_error(file: &Path, why: impl std::fmt::Display) -> Error {
 
 /// What [`collect`] found: the tree, and the first file too large to store.
 struct Collector<'a> {
-    base: &'a Path,
     /// The root read (its files are opened through it: inside a dump).
     root: &'a Root,
     tree: Tree,
@@ -213,18 +213,11 @@ impl Collector<'_> {
             }
             cur.push(comp);
             let rel = cur.join("/");
-            let real = self.base.join(&rel);
-            let Ok(meta) = std::fs::symlink_metadata(&real) else {
+            let Some(kind) = self.root.entry_unnoted(&format!("/{rel}")) else {
                 return;
             };
-            if meta.file_type().is_symlink() {
+            if let Kind::Link(target) = kind {
                 links += 1;
-                let Ok(target) = std::fs::read_link(&real) else {
-                    return;
-                };
-                let Some(target) = target.to_str().map(str::to_string) else {
-                    return;
-                };
                 if links > MAX_LINKS {
                     return;
                 }
@@ -263,17 +256,18 @@ impl Collector<'_> {
                 rest.extend(components_to_walk(&t));
                 continue;
             }
+            if kind == Kind::Other {
+                return;
+            }
             if !rest.is_empty() {
-                if !meta.is_dir() {
+                if kind != Kind::Dir {
                     return;
                 }
                 continue;
             }
-            if meta.is_dir() {
+            if kind == Kind::Dir {
                 self.add_dirs(&cur);
-            } else if meta.is_file()
-                && let Some(bytes) = self.read_file(&rel)
-            {
+            } else if let Some(bytes) = self.read_file(&rel) {
                 self.add_dirs(&cur[..cur.len() - 1]);
                 if !self.tree.contains_key(&rel) {
                     self.bytes += bytes.len() as u64;
@@ -304,24 +298,22 @@ impl Collector<'_> {
                 continue;
             }
             cur.push(comp);
-            let Ok(meta) = std::fs::symlink_metadata(self.base.join(cur.join("/"))) else {
+            let Some(kind) = self.root.entry_unnoted(&format!("/{}", cur.join("/"))) else {
                 // A missing last component: the link names it (read as
                 // missing, as pinrun's read).
                 return rest.is_empty().then_some(cur);
             };
-            if meta.file_type().is_symlink() {
+            if let Kind::Link(t) = kind {
                 links += 1;
                 if links > MAX_LINKS {
                     return None;
                 }
-                let t = std::fs::read_link(self.base.join(cur.join("/"))).ok()?;
-                let t = t.to_str()?.to_string();
                 cur.pop();
                 if t.starts_with('/') {
                     cur.clear();
                 }
                 rest.extend(components_to_walk(&t));
-            } else if !rest.is_empty() && !meta.is_dir() {
+            } else if !rest.is_empty() && kind != Kind::Dir {
                 return None;
             }
         }
@@ -417,7 +409,6 @@ pub fn stays_inside(depth: usize, target: &str) -> bool {
 pub fn collect(root: &Root, file: &Path) -> Result<Tree> {
     let noted = record(root);
     let mut c = Collector {
-        base: root.base(),
         root,
         tree: Tree::new(),
         bytes: 0,
@@ -595,8 +586,7 @@ pub fn dump(root: &Root, file: &Path) -> Result<String> {
 /// machine, or of a dump (a directory or an archive: converts it), with
 /// the summary line on stderr.
 pub fn run(file: &Path, sysroot: Option<&Path>) -> Result<()> {
-    let src = super::archive::open(sysroot)?;
-    let root = Root::machine(src.dir())?;
+    let root = Root::sysroot(sysroot)?;
     let line = dump(&root, file)?;
     use std::io::Write;
     let _ = std::io::stderr().lock().write_all(line.as_bytes());
@@ -647,7 +637,6 @@ mod tests {
         .unwrap();
         let root = Root::new(p);
         let mut c = Collector {
-            base: p,
             root: &root,
             tree: Tree::new(),
             bytes: 0,

@@ -201,33 +201,34 @@ fn irq_file<'b>(buf: &'b mut [u8; 40], n: u32, file: &str) -> &'b str {
 /// `/proc/irq`.
 ///
 /// IRQs mostly request the same CPUs (every CPU, or a device's node): a
-/// set equal to the one this thread read last is shared with it, not made
-/// again (issue 17: a 4096-CPU set is 512 bytes, 5 MB for 10 000 IRQs).
-/// Equal means the same file (list or mask) with the same text, which the
-/// same parser makes into the same set.
-fn requested(irq_dir: &Dir, n: u32, source: &str) -> Option<Arc<CpuSet>> {
+/// set equal to the one read last in `last` (one per read of the IRQs,
+/// shared by its threads) is shared with it, not made again (issue 17: a
+/// 4096-CPU set is 512 bytes, 5 MB for 10 000 IRQs). Equal means the same
+/// file (list or mask) with the same text, which the same parser makes
+/// into the same set.
+fn requested(irq_dir: &Dir, n: u32, source: &str, last: &LastRequested) -> Option<Arc<CpuSet>> {
     if !source.starts_with("effective_") {
         return None;
     }
     let shared = |is_list: bool, text: &str| {
-        LAST_REQUESTED.with(|last| {
-            let mut last = last.borrow_mut();
-            if let Some((l, t, set)) = last.as_ref()
-                && *l == is_list
-                && t == text
-            {
-                return set.clone();
-            }
-            let set = if is_list {
-                CpuSet::parse_sysfs_list(text, None)
-            } else {
-                CpuSet::parse_sysfs_mask(text)
-            }
-            .ok()
-            .map(Arc::new);
+        let mut last = last.0.lock().ok();
+        if let Some(Some((l, t, set))) = last.as_deref()
+            && *l == is_list
+            && t == text
+        {
+            return set.clone();
+        }
+        let set = if is_list {
+            CpuSet::parse_sysfs_list(text, None)
+        } else {
+            CpuSet::parse_sysfs_mask(text)
+        }
+        .ok()
+        .map(Arc::new);
+        if let Some(last) = last.as_deref_mut() {
             *last = Some((is_list, text.to_string(), set.clone()));
-            set
-        })
+        }
+        set
     };
     irq_dir
         .read_with(&format!("{n}/smp_affinity_list"), |t| shared(true, t))
@@ -239,13 +240,12 @@ fn requested(irq_dir: &Dir, n: u32, source: &str) -> Option<Arc<CpuSet>> {
         })
 }
 
-thread_local! {
-    /// The requested affinity this thread read last ([`requested`]):
-    /// whether it was a list, its text, and the set (or `None`: malformed).
-    #[allow(clippy::type_complexity)]
-    static LAST_REQUESTED: std::cell::RefCell<Option<(bool, String, Option<Arc<CpuSet>>)>> =
-        const { std::cell::RefCell::new(None) };
-}
+/// The requested affinity read last ([`requested`]) in one read of the
+/// IRQs, by any of its threads: whether it was a list, its text, and the
+/// set (or `None`: malformed).
+#[derive(Debug, Default)]
+#[allow(clippy::type_complexity)]
+struct LastRequested(std::sync::Mutex<Option<(bool, String, Option<Arc<CpuSet>>)>>);
 
 /// Whether IRQ `n` is kernel-managed; `debug_dir` is debugfs'
 /// `irq/irqs`, opened once (absent without debugfs or root).
@@ -526,7 +526,7 @@ pub fn read_irqs(root: &Root, possible: &CpuSet, all_details: Option<&CpuSet>) -
         root.numbered_entries(SYSFS_IRQ, "")
     };
     if !numbers.is_empty() {
-        let found = super::parallel::map(&numbers, |&n| affinity_of(n));
+        let found = super::parallel::map(root, &numbers, |&n| affinity_of(n));
         let list = numbers
             .into_iter()
             .zip(found)
@@ -570,12 +570,13 @@ pub fn read_irqs(root: &Root, possible: &CpuSet, all_details: Option<&CpuSet>) -
     }
     // The rows first, then each device IRQ's files (on several threads when
     // there are many): the same files as reading them row by row.
-    let found = super::parallel::map(&rows, |(id, _, _)| {
+    let last = LastRequested::default();
+    let found = super::parallel::map(root, &rows, |(id, _, _)| {
         let number = id.parse::<u32>().ok();
         let found = number.and_then(affinity_of);
         let wanted = number
             .zip(found.as_ref())
-            .and_then(|(n, (_, source))| requested(irq_dir.known(n)?, n, source));
+            .and_then(|(n, (_, source))| requested(irq_dir.known(n)?, n, source, &last));
         (
             number,
             found,
@@ -803,12 +804,13 @@ impl Irqs {
             possible: &possible,
             online,
             cpus,
+            last: LastRequested::default(),
         };
         // Each IRQ's files (on several threads when there are many), then
         // the results applied in order: the same files as one loop.
         let wanted = self.wanted(online, cpus);
         let list = &self.list;
-        let details = super::parallel::map(&wanted, |&i| reader.detail(&list[i]));
+        let details = super::parallel::map(root, &wanted, |&i| reader.detail(&list[i]));
         let mut dropped = BTreeSet::new();
         for (i, d) in wanted.into_iter().zip(details) {
             let irq = &mut self.list[i];
@@ -874,6 +876,8 @@ struct DetailReader<'a> {
     online: &'a CpuSet,
     /// The checked CPUs (`None`: every IRQ is detailed).
     cpus: Option<&'a CpuSet>,
+    /// The requested affinity read last ([`requested`]).
+    last: LastRequested,
 }
 
 impl DetailReader<'_> {
@@ -951,7 +955,7 @@ impl DetailReader<'_> {
             managed: managed(self.debug_dir, n),
             requested: self
                 .irq_dir
-                .and_then(|d| requested(d, n, irq.affinity_source)),
+                .and_then(|d| requested(d, n, irq.affinity_source, &self.last)),
         }
     }
 }
@@ -1050,7 +1054,8 @@ mod tests {
         }
         let root = Root::new(p);
         let d = root.dir("/proc/irq").unwrap();
-        let r = |n| requested(&d, n, "effective_affinity_list");
+        let last = LastRequested::default();
+        let r = |n| requested(&d, n, "effective_affinity_list", &last);
         let (a, b) = (r(1).unwrap(), r(2).unwrap());
         assert_eq!(a.to_list(), "0-3");
         assert!(Arc::ptr_eq(&a, &b));
@@ -1059,7 +1064,7 @@ mod tests {
         let c = r(5).unwrap();
         assert_eq!(*c, *a);
         assert_eq!(r(6), None);
-        assert_eq!(requested(&d, 1, "smp_affinity_list"), None);
+        assert_eq!(requested(&d, 1, "smp_affinity_list", &last), None);
     }
 
     #[test]

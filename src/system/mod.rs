@@ -339,7 +339,7 @@ impl SystemState {
             // for the whole check of a 4096-CPU machine.
             let ids: Vec<u32> = cpus.iter().collect();
             let known = &self.cpus;
-            let read = parallel::map(&ids, |&id| {
+            let read = parallel::map(root, &ids, |&id| {
                 let Some(dir) = &cpu_dir else {
                     return (None, Vec::new());
                 };
@@ -1093,7 +1093,7 @@ fn start_helper(
     let (tx, rx) = std::sync::mpsc::sync_channel(1);
     let (irq_root, rt_root) = (root.with_own_budget(), root.with_own_budget());
     let possible = possible.clone();
-    let scan = parallel::ahead(move || {
+    let scan = parallel::ahead(root.ahead(), move || {
         if irqs {
             // The receiver is gone only when the caller has stopped waiting.
             let _ = tx.send((irq::read_irqs(&irq_root, &possible, None), irq_root));
@@ -1105,11 +1105,11 @@ fn start_helper(
 }
 
 /// The error for a file below `root` that was not read: one whose
-/// confined lookup kept being interrupted ([`root::interrupted_lookup`]),
+/// confined lookup kept being interrupted ([`Root::interrupted_lookup`]),
 /// else the first one larger than [`root::MAX_FILE`] (either reads as
 /// missing), if any.
 fn budget_error(root: &Root) -> Option<crate::error::Error> {
-    if let Some(p) = root::interrupted_lookup() {
+    if let Some(p) = root.interrupted_lookup() {
         return Some(
             crate::error::Error::new(
                 crate::error::ErrorCode::SysrootUnconfined,

@@ -4,7 +4,11 @@
 //! each other. [`map`] spreads such reads over scoped threads on the CPUs
 //! this process may run on (`sched_getaffinity(2)`), all joined before it
 //! returns, so nothing runs beside the launch's `execve(2)` and the result
-//! is the sequential one, in order.
+//! is the sequential one, in order. What tests impose (a thread count,
+//! the helper of [`ahead`] on or off) is carried by the [`Root`] read
+//! ([`Root::with_threads`], [`Root::overlapping`]): no global state.
+
+use super::Root;
 
 /// Items per thread below which a thread is not worth its start (about
 /// 30–60 µs to create and join; one small procfs/sysfs file costs 5–8 µs).
@@ -31,56 +35,35 @@ pub fn threads_for(items: usize, cpus: usize) -> usize {
         .clamp(1, MAX_THREADS)
 }
 
-/// `items.iter().map(f).collect()`, computed on up to
+/// `items.iter().map(f).collect()`, for reads through `root` (and its
+/// [`super::root::Dir`]s), computed on up to
 /// [`threads_for`]`(items.len(), `[`allowed_cpus`]`())` threads (the
-/// caller's included; see [`map_on`] for how the work is shared). Fewer
-/// than `2 × MIN_ITEMS_PER_THREAD` items are mapped on the caller's thread
-/// without asking the kernel anything. A thread that cannot be started
-/// (`EAGAIN` under `RLIMIT_NPROC`) leaves its share to the others; nothing
-/// panics. Every thread has ended when this returns.
-pub fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    if let Some(n) = FORCED.get() {
-        return map_in_blocks(items, n, 1, f);
-    }
-    let threads = if items.len() < 2 * MIN_ITEMS_PER_THREAD {
-        1
-    } else {
-        threads_for(items.len(), allowed_cpus())
+/// caller's included; see [`map_on`] for how the work is shared), or on
+/// the count `root` imposes ([`Root::with_threads`], blocks of one item).
+/// Fewer than `2 × MIN_ITEMS_PER_THREAD` items are mapped on the caller's
+/// thread without asking the kernel anything. A thread that cannot be
+/// started (`EAGAIN` under `RLIMIT_NPROC`) leaves its share to the others;
+/// nothing panics. Every thread has ended when this returns.
+///
+/// A file over budget ([`Root::over_budget`]) met by the threads, when
+/// `root` had none before, may not be the one a read on one thread meets
+/// first: the record is cleared and the items mapped again on the
+/// caller's thread, in order (an error path: the read is refused anyway).
+pub fn map<T: Sync, R: Send>(root: &Root, items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let (threads, block) = match root.threads() {
+        Some(n) => (n, 1),
+        None if items.len() < 2 * MIN_ITEMS_PER_THREAD => (1, BLOCK),
+        None => (threads_for(items.len(), allowed_cpus()), BLOCK),
     };
-    map_on(items, threads, f)
-}
-
-/// A number per threaded [`map`], told apart in [`current_item`].
-static MAPS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-
-thread_local! {
-    /// The (map, item index) this thread is mapping ([`current_item`]).
-    static ITEM: std::cell::Cell<Option<(u64, usize)>> = const { std::cell::Cell::new(None) };
-}
-
-/// The threaded [`map`] and the index of its item that this thread is
-/// mapping now, `None` outside one (and in a map on one thread, whose items
-/// are mapped in order): for records that must name what a read on one
-/// thread meets first (`Root::over_budget`), whatever thread read which
-/// item.
-pub fn current_item() -> Option<(u64, usize)> {
-    ITEM.get()
-}
-
-thread_local! {
-    /// The thread count [`with_threads`] imposes on this thread's [`map`]s.
-    static FORCED: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
-}
-
-/// Runs `f` with every [`map`] it makes on this thread using exactly
-/// `threads` threads, whatever the item count, and blocks of one item (the
-/// finest interleaving of the threads' reads), for tests, which compare a
-/// read on one thread with the same read on several: the results must be
-/// equal. The previous setting is restored afterwards.
-pub fn with_threads<R>(threads: usize, f: impl FnOnce() -> R) -> R {
-    let before = FORCED.replace(Some(threads.max(1)));
-    let out = f();
-    FORCED.set(before);
+    if threads <= 1 || items.len() < 2 {
+        return items.iter().map(f).collect();
+    }
+    let clean = root.over_budget().is_none();
+    let out = map_in_blocks(items, threads, block, &f);
+    if clean && root.over_budget().is_some() {
+        root.clear_over_budget();
+        return items.iter().map(f).collect();
+    }
     out
 }
 
@@ -121,27 +104,16 @@ fn map_in_blocks<T: Sync, R: Send>(
     let block = block.max(1);
     let blocks: Vec<&[T]> = items.chunks(block).collect();
     let next = AtomicUsize::new(0);
-    let map = MAPS.fetch_add(1, Ordering::Relaxed);
     // Blocks taken in turn: (index, results) of each block this thread
-    // mapped, each item mapped with its index in `current_item`.
+    // mapped.
     let work = || {
-        let outer = ITEM.get();
         let mut done: Vec<(usize, Vec<R>)> = Vec::new();
         loop {
             let i = next.fetch_add(1, Ordering::Relaxed);
             let Some(items) = blocks.get(i) else {
-                ITEM.set(outer);
                 return done;
             };
-            let mapped = items
-                .iter()
-                .enumerate()
-                .map(|(k, item)| {
-                    ITEM.set(Some((map, i * block + k)));
-                    f(item)
-                })
-                .collect();
-            done.push((i, mapped));
+            done.push((i, items.iter().map(&f).collect()));
         }
     };
     let work = &work;
@@ -201,22 +173,6 @@ impl<T> Drop for Ahead<T> {
     }
 }
 
-thread_local! {
-    /// Whether [`overlapping`] imposes [`ahead`]'s choice on this thread.
-    static FORCED_AHEAD: std::cell::Cell<Option<bool>> = const { std::cell::Cell::new(None) };
-}
-
-/// Runs `f` with every [`ahead`] it makes on this thread starting its
-/// helper (`true`) or declining (`false`), whatever the allowed CPUs (for
-/// tests, which compare both: the results must be equal). The previous
-/// setting is restored afterwards.
-pub fn overlapping<R>(on: bool, f: impl FnOnce() -> R) -> R {
-    let before = FORCED_AHEAD.replace(Some(on));
-    let out = f();
-    FORCED_AHEAD.set(before);
-    out
-}
-
 /// How many tasks are runnable on the machine now, this thread included
 /// (`nr_running`, the numerator of the fourth field of `/proc/loadavg`,
 /// proc(5)); `None` when it cannot be read.
@@ -250,24 +206,19 @@ fn runnable_tasks() -> Option<usize> {
 /// launch 1.5× slower under load without this test (BENCHMARKS.md,
 /// round 4). The helper only reads: whatever is applied to this process
 /// (affinity, memory policy, scheduling: per thread) must wait until it is
-/// joined.
+/// joined. `forced` is what a test imposes instead ([`Root::ahead`]).
 #[inline(never)]
-pub fn ahead<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Option<Ahead<T>> {
-    if !FORCED_AHEAD.get().unwrap_or_else(|| {
+pub fn ahead<T: Send + 'static>(
+    forced: Option<bool>,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Option<Ahead<T>> {
+    if !forced.unwrap_or_else(|| {
         let cpus = allowed_cpus();
         cpus >= 2 && runnable_tasks().is_some_and(|n| n < cpus)
     }) {
         return None;
     }
-    // The thread count tests impose on this thread's maps holds on the
-    // helper's too.
-    let threads = FORCED.get();
-    let handle = std::thread::Builder::new()
-        .spawn(move || {
-            FORCED.set(threads);
-            f()
-        })
-        .ok()?;
+    let handle = std::thread::Builder::new().spawn(f).ok()?;
     Some(Ahead {
         handle: Some(handle),
     })
@@ -288,7 +239,10 @@ mod tests {
                 "{threads}"
             );
         }
-        assert_eq!(map(&items, |&i| u64::from(i) * 3), seq);
+        let root = Root::new("/");
+        assert_eq!(map(&root, &items, |&i| u64::from(i) * 3), seq);
+        let forced = root.with_threads(7);
+        assert_eq!(map(&forced, &items, |&i| u64::from(i) * 3), seq);
         assert!(map_on(&[] as &[u32], 4, |&i| i).is_empty());
     }
 
@@ -342,21 +296,22 @@ mod tests {
     #[test]
     fn ahead_runs_on_another_thread_and_is_joined() {
         let me = std::thread::current().id();
-        let a = overlapping(true, || ahead(move || std::thread::current().id() != me));
+        let a = ahead(Some(true), move || std::thread::current().id() != me);
         assert!(a.expect("forced on").join());
-        assert!(overlapping(false, || ahead(|| 1)).is_none());
+        assert!(ahead(Some(false), || 1).is_none());
         // Dropped unjoined: the drop waits for the helper to end.
         let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let flag = done.clone();
-        drop(overlapping(true, || {
-            ahead(move || {
-                std::thread::sleep(std::time::Duration::from_millis(20));
-                flag.store(true, std::sync::atomic::Ordering::SeqCst);
-            })
+        drop(ahead(Some(true), move || {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            flag.store(true, std::sync::atomic::Ordering::SeqCst);
         }));
         assert!(done.load(std::sync::atomic::Ordering::SeqCst));
-        // The thread count imposed on the caller's maps holds on the helper.
-        let forced = with_threads(3, || overlapping(true, || ahead(|| FORCED.get())));
+        // The thread count imposed on a root's maps holds on the helper,
+        // which reads through a clone of it.
+        let root = Root::new("/").with_threads(3).overlapping(true);
+        let helper = root.clone();
+        let forced = ahead(root.ahead(), move || helper.threads());
         assert_eq!(forced.expect("forced on").join(), Some(3));
         assert!(runnable_tasks().is_some_and(|n| n >= 1));
     }

@@ -1,6 +1,10 @@
 //! The one place pinrun reads files: every path is taken below a root
-//! (`/` on a live system, `--sysroot DIR` for a machine dump), so any dump
-//! can be replayed exactly as the live machine would be read.
+//! (`/` on a live system, `--sysroot DIR` or `--sysroot ARCHIVE` for a
+//! machine dump), so any dump can be replayed exactly as the live machine
+//! would be read. A [`Root`] has a backend (live, a confined dump
+//! directory, an archive in memory: [`super::archive`]) and no global
+//! state but [`starved_open`]'s; `--dump`'s recorder wraps any of them
+//! ([`Root::recording`]).
 //!
 //! Below a dump every path is resolved inside the dump, as the kernel
 //! resolves it for a process chrooted there: `openat2(2)` with
@@ -14,6 +18,7 @@
 //! common case, as fast as `openat(2)`); only a path with a link on the
 //! way is resolved with `RESOLVE_IN_ROOT`.
 
+use super::archive::{Archive, Node};
 use crate::cpuset::CpuSet;
 use nix::errno::Errno;
 use nix::fcntl::{OFlag, ResolveFlag};
@@ -42,24 +47,21 @@ const NO_LINKS: ResolveFlag =
 /// `EAGAIN` before giving up on it.
 pub const EAGAIN_TRIES: u32 = 1000;
 
-/// The first path whose confined lookup [`open2`] gave up on: see
-/// [`interrupted_lookup`].
-static INTERRUPTED: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-
 /// `openat2(2)` of `path` relative to `dir` with `flags` (`O_CLOEXEC`
 /// added) and `resolve`. A scoped lookup (`RESOLVE_IN_ROOT`) that crossed
 /// `..` while any rename or mount happened anywhere on the host fails with
 /// `EAGAIN`: the kernel cannot prove it stayed inside, and `openat2(2)`
 /// says to retry. It is retried up to [`EAGAIN_TRIES`] times (yielding the
-/// CPU after the first few); beyond that `path` is recorded
-/// ([`interrupted_lookup`]: the reader then refuses, rather than let the
-/// file read as missing) and `EAGAIN` returned. Other errors are returned
-/// at once.
+/// CPU after the first few); beyond that `path` is recorded in
+/// `interrupted` ([`Root::interrupted_lookup`]: the reader then refuses,
+/// rather than let the file read as missing) and `EAGAIN` returned. Other
+/// errors are returned at once.
 fn open2(
     dir: BorrowedFd<'_>,
     path: &str,
     flags: OFlag,
     resolve: ResolveFlag,
+    interrupted: &std::sync::OnceLock<String>,
 ) -> nix::Result<OwnedFd> {
     let how = nix::fcntl::OpenHow::new()
         .flags(flags | OFlag::O_CLOEXEC)
@@ -74,7 +76,7 @@ fn open2(
                 }
             }
             Err(Errno::EAGAIN) => {
-                INTERRUPTED.get_or_init(|| path.to_string());
+                interrupted.get_or_init(|| path.to_string());
                 return Err(Errno::EAGAIN);
             }
             r => return r,
@@ -119,6 +121,13 @@ pub fn note_io_error(err: &std::io::Error, what: &dyn Fn() -> String) {
 /// file, the error and, for `EMFILE`, the open-files limit.
 pub fn starved_error() -> Option<crate::error::Error> {
     let (path, e) = starved_open()?;
+    starved_error_of(path, e)
+}
+
+/// The `read-starved` error for `path`, whose open failed with `e`, when
+/// `e` says the process or the system ran out of something (`EMFILE`,
+/// `ENFILE`, `ENOMEM`, see [`note_open_error`]); `None` for another error.
+pub fn starved_error_of(path: &str, e: Errno) -> Option<crate::error::Error> {
     let hint = match e {
         Errno::EMFILE => {
             let limit = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE)
@@ -126,8 +135,11 @@ pub fn starved_error() -> Option<crate::error::Error> {
                 .unwrap_or_default();
             format!("raise the open-files limit and run again: ulimit -n 1024{limit}")
         }
-        _ => "the system ran out of open files or memory: run again when it has recovered"
-            .to_string(),
+        Errno::ENFILE | Errno::ENOMEM => {
+            "the system ran out of open files or memory: run again when it has recovered"
+                .to_string()
+        }
+        _ => return None,
     };
     Some(
         crate::error::Error::new(
@@ -141,41 +153,38 @@ pub fn starved_error() -> Option<crate::error::Error> {
     )
 }
 
-/// The first path below a dump whose confined lookup was interrupted
-/// [`EAGAIN_TRIES`] times in a row by renames or mounts on this host
-/// (`EAGAIN` from `openat2(2)`), as given to it (relative to the dump's
-/// root or to a directory in it); `None` when none was. Such a file was
-/// not read: the reader refuses (`sysroot-unconfined`, exit 125) rather
-/// than take it as missing.
-pub fn interrupted_lookup() -> Option<&'static str> {
-    INTERRUPTED.get().map(String::as_str)
-}
-
 /// `rel` opened below `dir` (a dump's root or a directory in it) without
 /// following any link ([`NO_LINKS`]): `Some` with the outcome when that
 /// decides it, `None` when the path must be resolved with [`IN_ROOT`]
 /// instead (a link on the way, `ELOOP`; or a path that is empty,
 /// absolute or holds a `..` component, which could climb out of `dir`).
-fn open_linkless(dir: BorrowedFd<'_>, rel: &str, flags: OFlag) -> Option<nix::Result<OwnedFd>> {
+fn open_linkless(
+    anchor: &Anchor,
+    dir: BorrowedFd<'_>,
+    rel: &str,
+    flags: OFlag,
+) -> Option<nix::Result<OwnedFd>> {
     if rel.is_empty()
         || rel.starts_with('/')
         || (rel.contains("..") && rel.split('/').any(|c| c == ".."))
     {
         return None;
     }
-    match open2(dir, rel, flags, NO_LINKS) {
+    match open2(dir, rel, flags, NO_LINKS, &anchor.interrupted) {
         Err(Errno::ELOOP) => None,
         r => Some(r),
     }
 }
 
-/// A dump's root directory, opened `O_PATH` ([`Root::anchor`]), shared by
-/// its [`Root`] and [`Dir`]s, with the first path below it that pinrun's
-/// user was refused ([`Root::unreadable`]).
+/// A dump directory's root, opened `O_PATH` ([`Backend::Confined`]),
+/// shared by its [`Root`] and [`Dir`]s, with the first path below it that
+/// pinrun's user was refused ([`Root::unreadable`]) and the first whose
+/// lookup kept being interrupted ([`Root::interrupted_lookup`]).
 #[derive(Debug)]
 struct Anchor {
     fd: OwnedFd,
     denied: std::sync::OnceLock<String>,
+    interrupted: std::sync::OnceLock<String>,
 }
 
 /// `rel` opened with `flags` below a dump, from `dir` (its root or a
@@ -193,9 +202,15 @@ fn open_confined(
     full: &dyn Fn() -> String,
     flags: OFlag,
 ) -> Option<OwnedFd> {
-    let opened = match open_linkless(dir, rel, flags) {
+    let opened = match open_linkless(anchor, dir, rel, flags) {
         Some(r) => r,
-        None => open2(anchor.fd.as_fd(), &full(), flags, IN_ROOT),
+        None => open2(
+            anchor.fd.as_fd(),
+            &full(),
+            flags,
+            IN_ROOT,
+            &anchor.interrupted,
+        ),
     };
     match opened {
         Ok(fd) => Some(fd),
@@ -238,50 +253,21 @@ pub const MAX_FILE: u64 = 4 << 20;
 
 /// Files that were larger than [`MAX_FILE`] (the first one is kept), shared
 /// by a [`Root`] and its [`Dir`]s: the reader turns it into an error
-/// ([`Root::over_budget`]) rather than parsing a cut file. With the file,
-/// the item of the [`super::parallel::map`] that read it, if any
-/// ([`super::parallel::current_item`]).
-type OverBudget = std::sync::Arc<std::sync::Mutex<Option<(Option<(u64, usize)>, String)>>>;
+/// ([`Root::over_budget`]) rather than parsing a cut file. Within one
+/// [`super::parallel::map`] on several threads the first in time may not
+/// be the first in order: the map then reads its items again on one thread.
+type OverBudget = std::sync::Arc<std::sync::Mutex<Option<String>>>;
 
-/// Records a file over budget in `over`: the first one, as a read on one
-/// thread meets them. Within one [`super::parallel::map`], whose items
-/// several threads read in any order, that is the one of the lowest item;
-/// a map's files come after the files recorded before it started.
+/// Records a file over budget in `over` unless one is already.
 fn record_over(over: &OverBudget, what: &dyn Fn() -> String) {
-    let Ok(mut o) = over.lock() else {
-        return;
-    };
-    let item = super::parallel::current_item();
-    let earlier = match (&*o, item) {
-        (None, _) => true,
-        (Some((Some((map, i)), _)), Some((now_map, now_i))) => *map == now_map && now_i < *i,
-        _ => false,
-    };
-    if earlier {
-        *o = Some((item, what()));
+    if let Ok(mut o) = over.lock() {
+        o.get_or_insert_with(what);
     }
 }
 
 /// The size of the first read of a file (one page: every sysfs attribute,
 /// and `per_cpu_count` cut at a page, fits in it).
 const FIRST_READ: usize = 4096;
-
-thread_local! {
-    /// A page-sized buffer for the first read of each file, reused by every
-    /// read on this thread (no allocation and no zeroing per file).
-    static SCRATCH: std::cell::RefCell<Box<[u8; FIRST_READ]>> =
-        std::cell::RefCell::new(Box::new([0; FIRST_READ]));
-}
-
-/// A file's bytes as [`read_raw`] hands them over: still in this thread's
-/// page when the first read returned the whole file, else read on into a
-/// `Vec`.
-enum Bytes<'a> {
-    /// The whole file, in the reading thread's page.
-    Page(&'a [u8]),
-    /// The whole file, read on past the first page.
-    Owned(Vec<u8>),
-}
 
 /// The text of `bytes`: valid UTF-8 (every sysfs/procfs file pinrun
 /// reads) as it is, anything else with U+FFFD.
@@ -299,8 +285,7 @@ fn text_of(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
 /// and, when `check`, only a regular file (its type checked on the
 /// descriptor with `fstat(2)`, not by a second lookup of the path). A
 /// larger file reads as missing and is recorded in `over` under `what`.
-/// The bytes go to `f` (see [`Bytes`]), which runs once when the file was
-/// read.
+/// The file is closed without glibc's cancellation wrapper.
 ///
 /// When `check` (a dump), the `st_size` of that same `fstat` ends the read
 /// early: a first read that returns exactly `st_size` bytes, fewer than it
@@ -312,33 +297,29 @@ fn text_of(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
 /// file is read to end of file (seq files may return short reads before
 /// it), and so is every file when `to_eof` ([`Root::reading_to_eof`]).
 ///
-/// The first read goes into a page kept per thread (no allocation and no
-/// zeroing per file); `f` runs while it is borrowed, so a read that `f`
-/// itself made on this thread would use a page of its own.
-fn read_raw<R>(
+/// The first read, the one most files need, is a plain `read(2)` without
+/// glibc's cancellation wrapper into a page that is not zeroed first
+/// ([`crate::ffi::read_nocancel_spare`]).
+fn read_raw(
     file: std::fs::File,
     check: bool,
     to_eof: bool,
     over: &OverBudget,
     what: &dyn Fn() -> String,
-    f: impl FnOnce(Bytes<'_>) -> R,
-) -> Option<R> {
-    let out = read_raw_from(&file, check, to_eof, over, what, f);
+) -> Option<Vec<u8>> {
+    let out = read_raw_from(&file, check, to_eof, over, what);
     crate::ffi::close_nocancel(file.into());
     out
 }
 
-/// [`read_raw`] of an open file, which the caller closes. The first read,
-/// the one most files need, is a plain `read(2)` without glibc's
-/// cancellation wrapper ([`crate::ffi::read_nocancel`]).
-fn read_raw_from<R>(
+/// [`read_raw`] of an open file, which the caller closes.
+fn read_raw_from(
     file: &std::fs::File,
     check: bool,
     to_eof: bool,
     over: &OverBudget,
     what: &dyn Fn() -> String,
-    f: impl FnOnce(Bytes<'_>) -> R,
-) -> Option<R> {
+) -> Option<Vec<u8>> {
     use std::io::{ErrorKind, Read};
     use std::os::fd::AsFd;
     let mut size = None;
@@ -349,73 +330,57 @@ fn read_raw_from<R>(
         }
         size = usize::try_from(st.st_size).ok().filter(|_| !to_eof);
     }
-    let mut f = Some(f);
-    let mut done = None;
-    let mut buf = Vec::new();
-    let mut first = |scratch: &mut [u8; FIRST_READ]| -> Option<()> {
-        let n = loop {
-            match crate::ffi::read_nocancel(file.as_fd(), &mut scratch[..]) {
-                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-                r => break r.ok()?,
-            }
-        };
-        if n < FIRST_READ && size == Some(n) {
-            done = f.take().map(|f| f(Bytes::Page(&scratch[..n])));
-        } else {
-            buf.extend_from_slice(&scratch[..n]);
+    let mut buf = Vec::with_capacity(FIRST_READ);
+    let n = loop {
+        match crate::ffi::read_nocancel_spare(file.as_fd(), &mut buf) {
+            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+            r => break r.ok()?,
         }
-        Some(())
     };
-    SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
-        Ok(mut scratch) => first(&mut scratch),
-        Err(_) => first(&mut Box::new([0; FIRST_READ])),
-    })?;
-    if done.is_some() {
-        return done;
+    if n < FIRST_READ && size == Some(n) {
+        return Some(buf);
     }
     let left = (MAX_FILE + 1).saturating_sub(buf.len() as u64);
     file.take(left).read_to_end(&mut buf).ok()?;
-    if buf.len() as u64 > MAX_FILE {
+    within_budget(buf, over, what)
+}
+
+/// `bytes` when at most [`MAX_FILE`] long; else `None`, recorded in `over`
+/// under `what`.
+fn within_budget<B: AsRef<[u8]>>(
+    bytes: B,
+    over: &OverBudget,
+    what: &dyn Fn() -> String,
+) -> Option<B> {
+    if bytes.as_ref().len() as u64 > MAX_FILE {
         record_over(over, what);
         return None;
     }
-    f.take().map(|f| f(Bytes::Owned(buf)))
+    Some(bytes)
 }
 
-/// [`read_raw`] into a `String`: valid UTF-8 is taken as it is (read on
-/// past the first page: no second pass, no copy), anything else gets
-/// U+FFFD.
-fn read_open(
-    file: std::fs::File,
-    check: bool,
-    to_eof: bool,
-    over: &OverBudget,
-    what: &dyn Fn() -> String,
-) -> Option<String> {
-    read_raw(file, check, to_eof, over, what, |bytes| match bytes {
-        Bytes::Page(b) => text_of(b).into_owned(),
-        Bytes::Owned(v) => {
-            String::from_utf8(v).unwrap_or_else(|e| text_of(e.as_bytes()).into_owned())
-        }
-    })
+/// A file's bytes as text ([`text_of`]): valid UTF-8 taken as it is (no
+/// second pass, no copy), anything else with U+FFFD.
+fn into_text(bytes: Vec<u8>) -> String {
+    String::from_utf8(bytes).unwrap_or_else(|e| text_of(e.as_bytes()).into_owned())
 }
 
-/// A directory below a [`Root`] (see [`Root::dir`]): its files are opened
-/// with `openat(2)` relative to it, read as [`Root::read`] reads them.
-/// Below a dump, with `openat2(2)` following no link ([`NO_LINKS`]), and
-/// when there is one on the way (`ELOOP`: a sysfs link to a sibling such
-/// as `cpu0/cpufreq -> ../cpufreq/policy0`, an absolute link), once more
-/// from the dump's root with the directory's path below it and
-/// `RESOLVE_IN_ROOT`: as the kernel would resolve it for a process
-/// chrooted in the dump.
+/// A file opened for reading: a descriptor, or an archive's bytes in
+/// memory ([`Root::open_regular`]).
+pub type Reader<'a> = Box<dyn std::io::Read + 'a>;
+
+/// A directory below a [`Root`] (see [`Root::dir`]): its files are read as
+/// [`Root::read`] reads them, relative to it. On the live root with
+/// `openat(2)` from its descriptor. Below a dump directory with
+/// `openat2(2)` following no link ([`NO_LINKS`]), and when there is one on
+/// the way (`ELOOP`: a sysfs link to a sibling such as `cpu0/cpufreq ->
+/// ../cpufreq/policy0`, an absolute link), once more from the dump's root
+/// with the directory's path below it and `RESOLVE_IN_ROOT`: as the kernel
+/// would resolve it for a process chrooted in the dump. In an archive,
+/// walked from the directory in memory the same way ([`Archive::walk`]).
 #[derive(Debug)]
 pub struct Dir {
-    fd: std::os::fd::OwnedFd,
-    /// The dump's root ([`Root::anchor`]); `None` when files are opened by
-    /// path (the live root).
-    anchor: Option<Arc<Anchor>>,
-    /// Whether file types are checked (see [`Root::new`]).
-    check: bool,
+    at: At,
     /// Whether every file is read to end of file ([`Root::reading_to_eof`]).
     to_eof: bool,
     /// Its absolute path and the root's recorder, only while `--dump`
@@ -426,64 +391,98 @@ pub struct Dir {
     over: OverBudget,
 }
 
+/// Where a [`Dir`] is, by backend.
+#[derive(Debug)]
+enum At {
+    /// A directory of the live root, opened `O_PATH`.
+    Live(OwnedFd),
+    /// A directory of a dump, opened `O_PATH`, and the dump's root.
+    Confined(OwnedFd, Arc<Anchor>),
+    /// A directory of an archive: the names on the way to it from the root
+    /// (no link among them).
+    Archive(Arc<Archive>, Vec<String>),
+}
+
 impl Dir {
     /// The text of the file `rel` (a path relative to this directory),
     /// like [`Root::read`].
     pub fn read(&self, rel: &str) -> Option<String> {
-        read_open(
-            self.open(rel)?,
-            self.check,
-            self.to_eof,
-            &self.over,
-            &|| format!("{}/{rel}", self.abs),
-        )
+        self.read_with(rel, str::to_string)
     }
 
     /// `f` of the text of the file `rel`, read as [`Dir::read`] reads it
-    /// (the same text, the same bounds) but, for a file that one read
-    /// returns whole, without a `String` made for it: for the many small
-    /// per-IRQ files, parsed where they were read (issue 17). `None` when
-    /// the file cannot be read, as [`Dir::read`].
+    /// (the same text, the same bounds) but without a `String` made for
+    /// it: for the many small per-IRQ files, parsed where they were read
+    /// (issue 17). `None` when the file cannot be read, as [`Dir::read`].
     pub fn read_with<R>(&self, rel: &str, f: impl FnOnce(&str) -> R) -> Option<R> {
-        read_raw(
+        if let At::Archive(a, names) = &self.at {
+            return self.in_archive(a, names, rel, f);
+        }
+        let bytes = read_raw(
             self.open(rel)?,
-            self.check,
+            self.check(),
             self.to_eof,
             &self.over,
             &|| format!("{}/{rel}", self.abs),
-            |bytes| match bytes {
-                Bytes::Page(b) => f(&text_of(b)),
-                Bytes::Owned(v) => f(&text_of(&v)),
-            },
-        )
+        )?;
+        Some(f(&text_of(&bytes)))
     }
 
-    /// The file `rel` opened for reading (non-blocking, close-on-exec),
-    /// noted when `--dump` records reads.
-    fn open(&self, rel: &str) -> Option<std::fs::File> {
+    /// Whether file types are checked: below a dump, not on `/`.
+    fn check(&self) -> bool {
+        !matches!(self.at, At::Live(_))
+    }
+
+    /// Notes `rel` when `--dump` records reads.
+    fn note(&self, rel: &str) {
         if let Some((dir, r)) = &self.rec {
             r.note(&format!("{dir}/{rel}"));
         }
-        if self.anchor.is_some() {
-            return self.open_in(rel, READ_FLAGS).map(std::fs::File::from);
-        }
-        let flags = libc::O_RDONLY | libc::O_NONBLOCK | libc::O_CLOEXEC;
-        let fd = crate::ffi::openat_nocancel(self.fd.as_fd(), rel, flags)
-            .map_err(|e| note_io_error(&e, &|| format!("{}/{rel}", self.abs)))
-            .ok()?;
+    }
+
+    /// `f` of the text of the archive's file `rel` below the directory
+    /// `names` (at most [`MAX_FILE`] bytes, noted as [`Dir::open`] notes).
+    fn in_archive<R>(
+        &self,
+        a: &Archive,
+        names: &[String],
+        rel: &str,
+        f: impl FnOnce(&str) -> R,
+    ) -> Option<R> {
+        self.note(rel);
+        let Some((_, Node::File(bytes))) = a.walk(names, rel, true) else {
+            return None;
+        };
+        let bytes = within_budget(bytes, &self.over, &|| format!("{}/{rel}", self.abs))?;
+        Some(f(&text_of(bytes)))
+    }
+
+    /// The file `rel` opened for reading (non-blocking, close-on-exec),
+    /// noted when `--dump` records reads; `None` in an archive.
+    fn open(&self, rel: &str) -> Option<std::fs::File> {
+        self.note(rel);
+        let fd = match &self.at {
+            At::Confined(fd, anchor) => self.open_in(fd, anchor, rel, READ_FLAGS)?,
+            At::Live(fd) => {
+                let flags = libc::O_RDONLY | libc::O_NONBLOCK | libc::O_CLOEXEC;
+                crate::ffi::openat_nocancel(fd.as_fd(), rel, flags)
+                    .map_err(|e| note_io_error(&e, &|| format!("{}/{rel}", self.abs)))
+                    .ok()?
+            }
+            At::Archive(..) => return None,
+        };
         Some(std::fs::File::from(fd))
     }
 
-    /// `rel` opened below a dump's directory with `flags`: from it,
+    /// `rel` opened below a dump's directory `fd` with `flags`: from it,
     /// following no link (one short walk, [`open_linkless`]), else, for a
     /// path with a link or `..`, from the dump's root as `<this
     /// directory>/<rel>`, confined to the dump ([`IN_ROOT`]: the same
     /// file the kernel reaches from this directory, its own path
-    /// resolved again). `None` on the live root, which has no anchor.
-    fn open_in(&self, rel: &str, flags: OFlag) -> Option<OwnedFd> {
-        let anchor = self.anchor.as_ref()?;
+    /// resolved again).
+    fn open_in(&self, fd: &OwnedFd, anchor: &Anchor, rel: &str, flags: OFlag) -> Option<OwnedFd> {
         let full = || format!("{}/{rel}", self.abs);
-        open_confined(anchor, self.fd.as_fd(), rel, &full, flags)
+        open_confined(anchor, fd.as_fd(), rel, &full, flags)
     }
 
     /// Like [`Root::read_value`], relative to this directory.
@@ -499,13 +498,22 @@ impl Dir {
         if let Some((dir, r)) = &self.rec {
             r.note_list(&format!("{dir}/{rel}"), prefix);
         }
-        let fd = if self.anchor.is_some() {
-            self.open_in(rel, LIST_FLAGS)
-        } else {
-            let flags = LIST_FLAGS | OFlag::O_CLOEXEC;
-            openat(&self.fd, rel, flags, nix::sys::stat::Mode::empty())
-                .map_err(|e| note_open_error(e, &|| format!("{}/{rel}", self.abs)))
-                .ok()
+        let fd = match &self.at {
+            At::Confined(fd, anchor) => self.open_in(fd, anchor, rel, LIST_FLAGS),
+            At::Live(fd) => {
+                let flags = LIST_FLAGS | OFlag::O_CLOEXEC;
+                openat(fd, rel, flags, nix::sys::stat::Mode::empty())
+                    .map_err(|e| note_open_error(e, &|| format!("{}/{rel}", self.abs)))
+                    .ok()
+            }
+            At::Archive(a, names) => {
+                return match a.walk(names, rel, true) {
+                    Some((_, Node::Dir(entries))) => {
+                        numbered(entries.keys(), key_name, prefix, u32::MAX).0
+                    }
+                    _ => Vec::new(),
+                };
+            }
         };
         let Some(fd) = fd else {
             return Vec::new();
@@ -513,17 +521,24 @@ impl Dir {
         let Ok(mut dir) = nix::dir::Dir::from_fd(fd) else {
             return Vec::new();
         };
-        numbered(dir.iter().map_while(Result::ok), prefix, u32::MAX).0
+        numbered(
+            dir.iter().map_while(Result::ok),
+            entry_name,
+            prefix,
+            u32::MAX,
+        )
+        .0
     }
 
     /// Whether `rel` (relative to this directory) exists; below a dump,
     /// resolved inside it (an `O_PATH` open: no file is opened for
     /// reading).
     pub fn exists(&self, rel: &str) -> bool {
-        if self.anchor.is_some() {
-            return self.open_in(rel, OFlag::O_PATH).is_some();
+        match &self.at {
+            At::Confined(fd, anchor) => self.open_in(fd, anchor, rel, OFlag::O_PATH).is_some(),
+            At::Live(fd) => nix::sys::stat::fstatat(fd, rel, nix::fcntl::AtFlags::empty()).is_ok(),
+            At::Archive(a, names) => a.walk(names, rel, true).is_some(),
         }
-        nix::sys::stat::fstatat(&self.fd, rel, nix::fcntl::AtFlags::empty()).is_ok()
     }
 
     /// Like [`Root::read_list`], relative to this directory.
@@ -560,14 +575,16 @@ fn first_line(text: &str) -> String {
 /// ([`Root::numbered_entries_below`]): canonical decimal only (`cpu1`, not
 /// `cpu+1` or `cpu01`), ascending, each once.
 ///
-/// The entries are `getdents64(2)` records read in place (`nix::dir`): no
+/// The entries (named by `name_of`) are an archive directory's keys, or
+/// `getdents64(2)` records read in place (`nix::dir`): no
 /// allocation per entry, unlike `std::fs::read_dir` (a `CString` each),
 /// which a listing of `/proc/irq` with 10 000 IRQs notices (issue 17).
 /// Callers pass the entries up to the first error (`map_while`): `nix`'s
 /// iterator repeats a failing `getdents64` forever, where `std`'s ends
 /// the listing after it.
-fn numbered(
-    entries: impl Iterator<Item = nix::dir::Entry>,
+fn numbered<E>(
+    entries: impl Iterator<Item = E>,
+    name_of: impl Fn(&E) -> &[u8],
     prefix: &str,
     bound: u32,
 ) -> (Vec<u32>, Vec<u64>) {
@@ -577,7 +594,7 @@ fn numbered(
             // Bytes throughout (a name of ASCII digits after a `&str`
             // prefix is UTF-8), the prefix compared only when there is one:
             // `/proc/irq` and `/sys/kernel/irq` list 10 000 names.
-            let name = entry.file_name().to_bytes();
+            let name = name_of(&entry);
             let digits = if prefix.is_empty() {
                 name
             } else {
@@ -609,50 +626,92 @@ fn numbered(
     (ids, far)
 }
 
+/// A directory entry's name, for [`numbered`].
+fn entry_name(e: &nix::dir::Entry) -> &[u8] {
+    e.file_name().to_bytes()
+}
+
+/// An archive directory's key, for [`numbered`].
+fn key_name<'r>(k: &'r &String) -> &'r [u8] {
+    k.as_bytes()
+}
+
 /// A file-system root under which absolute sysfs/procfs/cgroupfs paths are
-/// resolved. `Root::new("/")` reads the live machine; below any other root
-/// (a dump) paths are resolved inside it, as for a process chrooted there
-/// (see the module's text).
+/// resolved: the live machine (`/`), a dump directory, or an archive read
+/// into memory (its [`Backend`]). Below a dump every path is resolved
+/// inside it, as for a process chrooted there (see the module's text).
 #[derive(Debug, Clone)]
 pub struct Root {
+    /// The directory read, or the archive's file (for messages).
     base: PathBuf,
-    /// Whether file types are checked: below a `--sysroot` dump, not on `/`.
-    check: bool,
-    /// Whether files are opened by path, `base` joined with the absolute
-    /// path: on the live root, and below an archive pinrun unpacked and
-    /// checked itself when the kernel refuses `openat2(2)`
-    /// ([`Root::machine`]). Otherwise through [`Root::anchor`] only.
-    plain: bool,
-    /// The dump's root directory, opened `O_PATH`: every file below a dump
-    /// is opened from it with `RESOLVE_IN_ROOT`. `None` on the live root,
-    /// and when the dump's root cannot be opened (then nothing below it
-    /// can).
-    anchor: Option<Arc<Anchor>>,
+    backend: Backend,
     /// Whether every file is read to end of file ([`Root::reading_to_eof`]).
     to_eof: bool,
     over: OverBudget,
     /// `--dump`'s recorder ([`Root::recording`]); `None` otherwise.
     recorder: Option<Arc<super::dump::Recorder>>,
+    /// The thread count tests impose on [`super::parallel::map`]
+    /// ([`Root::with_threads`]); `None`: as the machine allows.
+    threads: Option<usize>,
+    /// Whether tests impose [`super::parallel::ahead`]'s helper
+    /// ([`Root::overlapping`]); `None`: as the machine allows.
+    ahead: Option<bool>,
+}
+
+/// Where a [`Root`]'s files are.
+#[derive(Debug, Clone)]
+enum Backend {
+    /// The live machine, `/`: opened by path, file types not checked.
+    Live,
+    /// A dump directory: every path resolved inside it from its root,
+    /// opened `O_PATH` (`None`: it could not be opened, and nothing below
+    /// it reads).
+    Confined(Option<Arc<Anchor>>),
+    /// An archive read into memory ([`super::archive`]).
+    Archive(Arc<Archive>),
+}
+
+/// What a path is, its last link not followed ([`Root::entry_unnoted`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// A directory.
+    Dir,
+    /// A regular file.
+    File,
+    /// A symbolic link, and its target (UTF-8).
+    Link(String),
+    /// Anything else (a FIFO, a device, a link whose target is not UTF-8).
+    Other,
 }
 
 impl Root {
+    /// The root `--sysroot PATH` names (`None`: the live machine, `/`): an
+    /// archive read into memory ([`super::archive::open`]), else a
+    /// directory ([`Root::machine`]). Errors: those of both.
+    pub fn sysroot(path: Option<&std::path::Path>) -> Result<Root, crate::error::Error> {
+        let Some(path) = path else {
+            return Root::machine(std::path::Path::new("/"));
+        };
+        match super::archive::open(path)? {
+            Some(archive) => Ok(Root::archive(path.to_path_buf(), archive)),
+            None => Root::machine(path),
+        }
+    }
+
     /// The root of a machine: `dir` must exist and hold
     /// `sys/devices/system/cpu` (`/` always does; a `--sysroot` directory
-    /// or unpacked archive may not). Errors: `sysroot-missing`, naming the
-    /// path, with a hint.
+    /// may not). Errors: `sysroot-missing`, naming the path, with a hint.
     ///
     /// Below a dump every file is opened with `openat2(2)`
     /// (`RESOLVE_IN_ROOT`, Linux 5.6). A kernel that refuses it (`ENOSYS`
     /// before 5.6, `EPERM` from a seccomp filter) leaves no way to open a
     /// dump directory's files confined to it: the directory is refused
     /// (`sysroot-unconfined`), rather than read with links that may leave
-    /// it. An archive unpacked by pinrun (`--sysroot ARCHIVE`) holds no
-    /// link leaving it, no device and no FIFO (checked while unpacking,
-    /// into a directory only pinrun's user can write) and is then read by
-    /// path as before.
+    /// it. An archive (`--sysroot ARCHIVE`) is read into memory and needs
+    /// no `openat2` ([`Root::sysroot`]).
     pub fn machine(dir: &std::path::Path) -> Result<Root, crate::error::Error> {
         use crate::error::{Error, ErrorCode};
-        let mut root = Root::new(dir);
+        let root = Root::new(dir);
         if let Err(e) = std::fs::metadata(dir) {
             return Err(Error::new(
                 ErrorCode::SysrootMissing,
@@ -666,28 +725,30 @@ impl Root {
                 "name a machine dump: a directory laid out like / (sys/, proc/) or its .tar.gz",
             ));
         }
-        if let Some(anchor) = &root.anchor {
+        if let Backend::Confined(Some(anchor)) = &root.backend {
             // The dump's root itself, which exists (it was just opened):
             // any error is the kernel refusing `openat2` or its flags.
-            let probe = open2(anchor.fd.as_fd(), "/", OFlag::O_PATH, IN_ROOT);
+            let probe = open2(
+                anchor.fd.as_fd(),
+                "/",
+                OFlag::O_PATH,
+                IN_ROOT,
+                &anchor.interrupted,
+            );
             if let Err(e) = probe {
                 note_open_error(e, &|| dir.display().to_string());
                 if let Some(starved) = starved_error() {
                     return Err(starved);
                 }
-                if !super::archive::unpacked_here(dir) {
-                    return Err(Error::new(
-                        ErrorCode::SysrootUnconfined,
-                        format!(
-                            "--sysroot {}: this kernel refuses openat2(2) ({}), which pinrun needs to read a dump directory without following its links out of it",
-                            dir.display(),
-                            e.desc()
-                        ),
-                    )
-                    .hint("run on Linux 5.6 or later without a seccomp filter on openat2, or pack the directory (tar czf dump.tar.gz -C DIR .) and pass the archive, which pinrun checks as it unpacks"));
-                }
-                root.plain = true;
-                root.anchor = None;
+                return Err(Error::new(
+                    ErrorCode::SysrootUnconfined,
+                    format!(
+                        "--sysroot {}: this kernel refuses openat2(2) ({}), which pinrun needs to read a dump directory without following its links out of it",
+                        dir.display(),
+                        e.desc()
+                    ),
+                )
+                .hint("run on Linux 5.6 or later without a seccomp filter on openat2, or pack the directory (tar czf dump.tar.gz -C DIR .) and pass the archive, which pinrun checks as it reads it"));
             }
         }
         let has_cpus = root.exists("/sys/devices/system/cpu");
@@ -723,19 +784,26 @@ impl Root {
     /// When `base` cannot be opened, nothing below it reads.
     pub fn new(base: impl Into<PathBuf>) -> Self {
         let base = base.into();
-        let check = base != Path::new("/");
-        if check {
-            Self::confined(base)
-        } else {
-            Self {
-                base,
-                check,
-                plain: true,
-                anchor: None,
-                to_eof: false,
-                over: OverBudget::default(),
-                recorder: None,
-            }
+        if base != Path::new("/") {
+            return Self::confined(base);
+        }
+        Self::with(base, Backend::Live)
+    }
+
+    /// The root of `archive`, read from the file `file` ([`Root::sysroot`]).
+    pub fn archive(file: PathBuf, archive: Archive) -> Self {
+        Self::with(file, Backend::Archive(Arc::new(archive)))
+    }
+
+    fn with(base: PathBuf, backend: Backend) -> Self {
+        Self {
+            base,
+            backend,
+            to_eof: false,
+            over: OverBudget::default(),
+            recorder: None,
+            threads: None,
+            ahead: None,
         }
     }
 
@@ -772,36 +840,50 @@ impl Root {
                 Arc::new(Anchor {
                     fd,
                     denied: std::sync::OnceLock::new(),
+                    interrupted: std::sync::OnceLock::new(),
                 })
             });
-        Self {
-            base,
-            check: true,
-            plain: false,
-            anchor,
-            to_eof: false,
-            over: OverBudget::default(),
-            recorder: None,
-        }
+        Self::with(base, Backend::Confined(anchor))
+    }
+
+    /// Whether file types are checked: below a dump, not on `/`.
+    fn check(&self) -> bool {
+        !matches!(self.backend, Backend::Live)
+    }
+
+    /// Whether this is the live machine (`/`).
+    pub fn is_live(&self) -> bool {
+        matches!(self.backend, Backend::Live)
     }
 
     /// `abs` opened with `flags` (`O_CLOEXEC` added): by path on the live
     /// root, else resolved inside the dump (following no link, else
     /// [`IN_ROOT`]: [`open_linkless`]); not noted for `--dump`. `None`
-    /// when it cannot be opened.
+    /// when it cannot be opened, and in an archive.
     fn open_below(&self, abs: &str, flags: OFlag) -> Option<OwnedFd> {
-        if self.plain {
-            if self.climbs(abs) {
-                return None;
+        match &self.backend {
+            Backend::Live => {
+                let flags = flags | OFlag::O_CLOEXEC;
+                nix::fcntl::open(&self.path(abs), flags, nix::sys::stat::Mode::empty())
+                    .map_err(|e| note_open_error(e, &|| abs.to_string()))
+                    .ok()
             }
-            let flags = flags | OFlag::O_CLOEXEC;
-            nix::fcntl::open(&self.path(abs), flags, nix::sys::stat::Mode::empty())
-                .map_err(|e| note_open_error(e, &|| abs.to_string()))
-                .ok()
-        } else {
-            let anchor = self.anchor.as_ref()?;
-            let rel = abs.trim_start_matches('/');
-            open_confined(anchor, anchor.fd.as_fd(), rel, &|| abs.to_string(), flags)
+            Backend::Confined(anchor) => {
+                let anchor = anchor.as_ref()?;
+                let rel = abs.trim_start_matches('/');
+                open_confined(anchor, anchor.fd.as_fd(), rel, &|| abs.to_string(), flags)
+            }
+            Backend::Archive(_) => None,
+        }
+    }
+
+    /// Where `abs` leads in this root's archive ([`Archive::walk`], the
+    /// last link followed when `follow`); `None` when it leads nowhere or
+    /// this is no archive.
+    fn walk(&self, abs: &str, follow: bool) -> Option<(Vec<&str>, &Node)> {
+        match &self.backend {
+            Backend::Archive(a) => a.walk(&[], abs, follow),
+            _ => None,
         }
     }
 
@@ -809,26 +891,69 @@ impl Root {
     /// noting it for `--dump`: for the writer of a dump, which copies the
     /// files it noted. `None` when it is missing, unreadable or not a
     /// regular file.
-    pub(crate) fn open_file_unnoted(&self, abs: &str) -> Option<std::fs::File> {
+    pub(crate) fn open_file_unnoted(&self, abs: &str) -> Option<Reader<'_>> {
+        if let Backend::Archive(_) = &self.backend {
+            let Some((_, Node::File(bytes))) = self.walk(abs, true) else {
+                return None;
+            };
+            return Some(Box::new(bytes.as_slice()));
+        }
         let file = std::fs::File::from(self.open_below(abs, READ_FLAGS)?);
-        file.metadata().ok()?.is_file().then_some(file)
+        file.metadata()
+            .ok()?
+            .is_file()
+            .then(|| Box::new(file) as Reader<'_>)
     }
 
     /// The names in the directory `abs` (without `.` and `..`), unsorted,
     /// without noting it for `--dump`; `None` when it cannot be listed.
     pub(crate) fn list_unnoted(&self, abs: &str) -> Option<Vec<String>> {
-        if self.plain {
-            let rd = std::fs::read_dir(self.path(abs))
-                .map_err(|e| note_io_error(&e, &|| abs.to_string()))
-                .ok()?;
-            return Some(
-                rd.flatten()
-                    .filter_map(|e| e.file_name().to_str().map(String::from))
-                    .collect(),
-            );
+        match &self.backend {
+            Backend::Live => {
+                let rd = std::fs::read_dir(self.path(abs))
+                    .map_err(|e| note_io_error(&e, &|| abs.to_string()))
+                    .ok()?;
+                Some(
+                    rd.flatten()
+                        .filter_map(|e| e.file_name().to_str().map(String::from))
+                        .collect(),
+                )
+            }
+            Backend::Confined(_) => list_fd(self.open_below(abs, LIST_FLAGS)?),
+            Backend::Archive(_) => match self.walk(abs, true)? {
+                (_, Node::Dir(entries)) => Some(entries.keys().cloned().collect()),
+                _ => None,
+            },
         }
-        list_fd(self.open_below(abs, LIST_FLAGS)?)
     }
+
+    /// What `abs` is, its last component's link not followed (those
+    /// before it are: the dump's writer walks paths holding none), without
+    /// noting it for `--dump`; `None` when it does not exist.
+    pub(crate) fn entry_unnoted(&self, abs: &str) -> Option<Kind> {
+        if let Backend::Archive(_) = &self.backend {
+            return Some(match self.walk(abs, false)?.1 {
+                Node::Dir(_) => Kind::Dir,
+                Node::File(_) => Kind::File,
+                Node::Link(t) => Kind::Link(t.clone()),
+            });
+        }
+        let path = self.path(abs);
+        let meta = std::fs::symlink_metadata(&path).ok()?;
+        Some(if meta.file_type().is_symlink() {
+            match std::fs::read_link(&path).ok()?.to_str() {
+                Some(t) => Kind::Link(t.to_string()),
+                None => Kind::Other,
+            }
+        } else if meta.is_dir() {
+            Kind::Dir
+        } else if meta.is_file() {
+            Kind::File
+        } else {
+            Kind::Other
+        })
+    }
+
     /// This root, with every file (its [`Dir`]s' too) read until `read(2)`
     /// returns 0, as before issue 17, instead of ending a dump's file at
     /// its `st_size` (see [`Root::read`]). For tests, which compare what
@@ -843,7 +968,43 @@ impl Root {
     /// missing, and the reader refuses with this error (exit 125) rather
     /// than use a cut or absent file.
     pub fn over_budget(&self) -> Option<String> {
-        self.over.lock().ok()?.as_ref().map(|(_, f)| f.clone())
+        self.over.lock().ok()?.clone()
+    }
+
+    /// Forgets this root's file over budget ([`Root::over_budget`]): for
+    /// [`super::parallel::map`], which reads its items again in order.
+    pub(crate) fn clear_over_budget(&self) {
+        if let Ok(mut o) = self.over.lock() {
+            *o = None;
+        }
+    }
+
+    /// This root, with every [`super::parallel::map`] of its reads (its
+    /// clones' too) on exactly `threads` threads (at least 1) in blocks of
+    /// one item, the finest interleaving of the threads' reads, whatever
+    /// the item count: for tests, which compare a read on one thread with
+    /// the same read on several (they must be equal).
+    pub fn with_threads(mut self, threads: usize) -> Self {
+        self.threads = Some(threads.max(1));
+        self
+    }
+
+    /// The thread count [`Root::with_threads`] imposes, if any.
+    pub fn threads(&self) -> Option<usize> {
+        self.threads
+    }
+
+    /// This root, with [`super::parallel::ahead`] starting its helper
+    /// (`true`) or declining (`false`) for it, whatever the allowed CPUs:
+    /// for tests, which compare both (the results must be equal).
+    pub fn overlapping(mut self, on: bool) -> Self {
+        self.ahead = Some(on);
+        self
+    }
+
+    /// The choice [`Root::overlapping`] imposes, if any.
+    pub fn ahead(&self) -> Option<bool> {
+        self.ahead
     }
 
     /// This root with a record of files over budget of its own, empty:
@@ -862,7 +1023,7 @@ impl Root {
     /// `other` then count as made after this root's so far.
     pub fn adopt_over_budget(&self, other: &Root) {
         if let (Some(f), Ok(mut o)) = (other.over_budget(), self.over.lock()) {
-            o.get_or_insert((None, f));
+            o.get_or_insert(f);
         }
     }
 
@@ -872,9 +1033,28 @@ impl Root {
     /// read as missing; the reader refuses with
     /// [`Root::unreadable_error`] rather than use the state without it.
     /// `None` on the live root, where a file pinrun may not read (debugfs
-    /// as another user than root) is one it does without.
+    /// as another user than root) is one it does without, and in an
+    /// archive (read whole by pinrun).
     pub fn unreadable(&self) -> Option<&str> {
-        self.anchor.as_ref()?.denied.get().map(String::as_str)
+        self.anchor()?.denied.get().map(String::as_str)
+    }
+
+    /// The first path below this dump directory whose confined lookup was
+    /// interrupted [`EAGAIN_TRIES`] times in a row by renames or mounts on
+    /// this host (`EAGAIN` from `openat2(2)`), as given to it (relative to
+    /// the dump's root or to a directory in it); `None` when none was.
+    /// Such a file was not read: the reader refuses (`sysroot-unconfined`,
+    /// exit 125) rather than take it as missing.
+    pub fn interrupted_lookup(&self) -> Option<&str> {
+        self.anchor()?.interrupted.get().map(String::as_str)
+    }
+
+    /// The dump directory's root ([`Backend::Confined`]).
+    fn anchor(&self) -> Option<&Anchor> {
+        match &self.backend {
+            Backend::Confined(a) => a.as_deref(),
+            _ => None,
+        }
     }
 
     /// The error for [`Root::unreadable`] (`sysroot-unreadable`, exit 125),
@@ -896,13 +1076,14 @@ impl Root {
         )
     }
 
-    /// The directory this root reads from.
+    /// The directory this root reads from (an archive's file for an
+    /// archive).
     pub fn base(&self) -> &Path {
         &self.base
     }
 
     /// `abs` (an absolute path such as `/sys/devices/system/cpu/online`)
-    /// resolved below the root.
+    /// below the root's directory (for an archive, shown below its file).
     pub fn path(&self, abs: &str) -> PathBuf {
         self.base.join(abs.trim_start_matches('/'))
     }
@@ -920,16 +1101,25 @@ impl Root {
     /// see end of file: `openat`, `fstat`, `read`, `close` per file.
     ///
     /// Below a dump the path is resolved inside it (`openat2(2)`,
-    /// `RESOLVE_IN_ROOT`): a link to `/sys/…` reads the dump's `/sys/…`,
-    /// a link climbing above the dump's top stays at it, and nothing
-    /// outside the dump is opened (a link to a FIFO or a device elsewhere
-    /// reads as the missing file it is inside the dump).
+    /// `RESOLVE_IN_ROOT`, or [`Archive::walk`] in an archive): a link to
+    /// `/sys/…` reads the dump's `/sys/…`, a link climbing above the
+    /// dump's top stays at it, and nothing outside the dump is opened (a
+    /// link to a FIFO or a device elsewhere reads as the missing file it
+    /// is inside the dump).
     pub fn read(&self, abs: &str) -> Option<String> {
         self.note(abs);
+        if let Backend::Archive(_) = &self.backend {
+            let Some((_, Node::File(bytes))) = self.walk(abs, true) else {
+                return None;
+            };
+            let bytes = within_budget(bytes, &self.over, &|| abs.to_string())?;
+            return Some(text_of(bytes).into_owned());
+        }
         let file = self.open_read(abs)?;
-        read_open(file, self.check, self.to_eof, &self.over, &|| {
+        let bytes = read_raw(file, self.check(), self.to_eof, &self.over, &|| {
             abs.to_string()
-        })
+        })?;
+        Some(into_text(bytes))
     }
 
     /// The file `abs` opened for reading when it is a regular file (as
@@ -937,18 +1127,9 @@ impl Root {
     /// descriptor), for a caller that streams it without the [`MAX_FILE`]
     /// cap; `None` when it is missing, unreadable or not a regular file.
     /// Below a dump, resolved inside it as [`Root::read`] resolves paths.
-    pub fn open_regular(&self, abs: &str) -> Option<std::fs::File> {
+    pub fn open_regular(&self, abs: &str) -> Option<Reader<'_>> {
         self.note(abs);
-        let file = self.open_read(abs)?;
-        file.metadata().ok()?.is_file().then_some(file)
-    }
-
-    /// Whether `abs` has a `..` component below a dump read by path (an
-    /// archive pinrun unpacked, on a kernel refusing `openat2(2)`): such
-    /// a path (only a content-derived one could have it) could climb out of
-    /// the dump, and is not opened.
-    fn climbs(&self, abs: &str) -> bool {
-        self.check && abs.split('/').any(|c| c == "..")
+        self.open_file_unnoted(abs)
     }
 
     /// `abs` opened for reading, non-blocking ([`Root::open_below`]: by
@@ -965,17 +1146,25 @@ impl Root {
     /// below it ([`Dir`]).
     pub fn dir(&self, abs: &str) -> Option<Dir> {
         self.note(abs);
-        let fd = self.open_below(abs, OFlag::O_PATH | OFlag::O_DIRECTORY)?;
+        let at = match &self.backend {
+            Backend::Archive(a) => match a.walk(&[], abs, true)? {
+                (names, Node::Dir(_)) => {
+                    At::Archive(a.clone(), names.into_iter().map(String::from).collect())
+                }
+                _ => return None,
+            },
+            Backend::Live => At::Live(self.open_below(abs, OFlag::O_PATH | OFlag::O_DIRECTORY)?),
+            Backend::Confined(anchor) => At::Confined(
+                self.open_below(abs, OFlag::O_PATH | OFlag::O_DIRECTORY)?,
+                anchor.clone()?,
+            ),
+        };
+        let abs = abs.trim_end_matches('/').to_string();
         Some(Dir {
-            fd,
-            anchor: self.anchor.clone(),
-            check: self.check,
+            at,
             to_eof: self.to_eof,
-            rec: self
-                .recorder
-                .as_ref()
-                .map(|r| (abs.trim_end_matches('/').to_string(), r.clone())),
-            abs: abs.trim_end_matches('/').to_string(),
+            rec: self.recorder.as_ref().map(|r| (abs.clone(), r.clone())),
+            abs,
             over: self.over.clone(),
         })
     }
@@ -1027,12 +1216,18 @@ impl Root {
         bound: u32,
     ) -> (Vec<u32>, Vec<u64>) {
         self.note_list(abs, prefix);
+        if let Backend::Archive(_) = &self.backend {
+            return match self.walk(abs, true) {
+                Some((_, Node::Dir(entries))) => numbered(entries.keys(), key_name, prefix, bound),
+                _ => (Vec::new(), Vec::new()),
+            };
+        }
         let dir = match self.open_below(abs, LIST_FLAGS) {
             Some(fd) => nix::dir::Dir::from_fd(fd).ok(),
             None => None,
         };
         match dir {
-            Some(mut dir) => numbered(dir.iter().map_while(Result::ok), prefix, bound),
+            Some(mut dir) => numbered(dir.iter().map_while(Result::ok), entry_name, prefix, bound),
             None => (Vec::new(), Vec::new()),
         }
     }
@@ -1041,33 +1236,42 @@ impl Root {
     /// inside it: an `O_PATH` open, which opens no file for reading).
     pub fn exists(&self, abs: &str) -> bool {
         self.note(abs);
-        if self.plain {
-            return self.path(abs).exists();
+        match &self.backend {
+            Backend::Live => self.path(abs).exists(),
+            Backend::Confined(_) => self.open_below(abs, OFlag::O_PATH).is_some(),
+            Backend::Archive(_) => self.walk(abs, true).is_some(),
         }
-        self.open_below(abs, OFlag::O_PATH).is_some()
     }
 
     /// Whether the path is a directory below the root (resolved as
     /// [`Root::exists`] resolves it).
     pub fn is_dir(&self, abs: &str) -> bool {
-        if self.plain {
-            return self.path(abs).is_dir();
+        match &self.backend {
+            Backend::Live => self.path(abs).is_dir(),
+            Backend::Confined(_) => self
+                .open_below(abs, OFlag::O_PATH | OFlag::O_DIRECTORY)
+                .is_some(),
+            Backend::Archive(_) => matches!(self.walk(abs, true), Some((_, Node::Dir(_)))),
         }
-        self.open_below(abs, OFlag::O_PATH | OFlag::O_DIRECTORY)
-            .is_some()
     }
 
     /// The target of the symbolic link `abs` (`readlink(2)`; the link
     /// itself is not followed, the directories above it are, inside the
     /// dump below one); `None` when it is not a link or cannot be read.
     pub fn read_link(&self, abs: &str) -> Option<PathBuf> {
-        if self.plain {
-            return std::fs::read_link(self.path(abs)).ok();
+        match &self.backend {
+            Backend::Live => std::fs::read_link(self.path(abs)).ok(),
+            Backend::Confined(_) => {
+                let (dir, name) = abs.rsplit_once('/').unwrap_or(("", abs));
+                let dir = if dir.is_empty() { "/" } else { dir };
+                let fd = self.open_below(dir, OFlag::O_PATH | OFlag::O_DIRECTORY)?;
+                nix::fcntl::readlinkat(&fd, name).ok().map(PathBuf::from)
+            }
+            Backend::Archive(_) => match self.walk(abs, false)? {
+                (_, Node::Link(t)) => Some(PathBuf::from(t)),
+                _ => None,
+            },
         }
-        let (dir, name) = abs.rsplit_once('/').unwrap_or(("", abs));
-        let dir = if dir.is_empty() { "/" } else { dir };
-        let fd = self.open_below(dir, OFlag::O_PATH | OFlag::O_DIRECTORY)?;
-        nix::fcntl::readlinkat(&fd, name).ok().map(PathBuf::from)
     }
 
     /// `abs` with every symbolic link resolved (`realpath(3)`), as an
@@ -1078,17 +1282,20 @@ impl Root {
     ///
     /// Below a dump the links are resolved inside it (an absolute link
     /// names a path of the dump): the path the kernel reports for the
-    /// `O_PATH` descriptor it opened (`/proc/self/fd/N`).
+    /// `O_PATH` descriptor it opened (`/proc/self/fd/N`), or the names
+    /// [`Archive::walk`] went through.
     pub fn resolve(&self, abs: &str) -> Option<String> {
         self.note(abs);
-        let base = self.base.canonicalize().ok()?;
-        let real = if self.plain {
-            self.path(abs).canonicalize().ok()?
-        } else {
-            use std::os::fd::AsRawFd;
-            let fd = self.open_below(abs, OFlag::O_PATH)?;
-            std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).ok()?
+        let real = match &self.backend {
+            Backend::Archive(_) => return Some(format!("/{}", self.walk(abs, true)?.0.join("/"))),
+            Backend::Live => self.path(abs).canonicalize().ok()?,
+            Backend::Confined(_) => {
+                use std::os::fd::AsRawFd;
+                let fd = self.open_below(abs, OFlag::O_PATH)?;
+                std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).ok()?
+            }
         };
+        let base = self.base.canonicalize().ok()?;
         let rel = real.strip_prefix(&base).ok()?;
         Some(format!("/{}", rel.to_str()?))
     }
@@ -1106,9 +1313,43 @@ impl Root {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeMap;
+
+    /// The directory `dir` as an archive in memory: its directories,
+    /// regular files and links (whatever their targets, absolute or
+    /// climbing: what a hand-made [`Archive`] may hold beyond what the
+    /// unpacker accepts); anything else left out.
+    fn archive_of(dir: &Path) -> Archive {
+        fn entries(dir: &Path) -> BTreeMap<String, Node> {
+            let mut out = BTreeMap::new();
+            for e in std::fs::read_dir(dir).unwrap().flatten() {
+                let p = e.path();
+                let t = e.file_type().unwrap();
+                let node = if t.is_symlink() {
+                    Node::Link(std::fs::read_link(&p).unwrap().to_str().unwrap().into())
+                } else if t.is_dir() {
+                    Node::Dir(entries(&p))
+                } else if t.is_file() {
+                    Node::File(std::fs::read(&p).unwrap())
+                } else {
+                    continue;
+                };
+                out.insert(e.file_name().into_string().unwrap(), node);
+            }
+            out
+        }
+        Archive::new(entries(dir))
+    }
+
+    /// The directory `p` read both ways: as a dump directory (confined
+    /// opens) and as an archive in memory ([`archive_of`]).
+    fn both_backends(p: &Path) -> [Root; 2] {
+        [Root::new(p), Root::archive(p.into(), archive_of(p))]
+    }
 
     /// A file larger than MAX_FILE reads as missing and is reported by
-    /// `over_budget` (through a `Dir` too), never parsed cut.
+    /// `over_budget` (through a `Dir` too), never parsed cut; in a dump
+    /// directory and in an archive alike.
     #[test]
     fn files_beyond_the_budget_are_errors() {
         let dir = tempfile::tempdir().unwrap();
@@ -1116,13 +1357,17 @@ mod tests {
         std::fs::create_dir(p.join("d")).unwrap();
         std::fs::write(p.join("d/big"), vec![b'1'; MAX_FILE as usize + 1]).unwrap();
         std::fs::write(p.join("d/max"), vec![b'1'; MAX_FILE as usize]).unwrap();
-        let root = Root::new(p);
-        assert_eq!(
-            root.read("/d/max").map(|t| t.len()),
-            Some(MAX_FILE as usize)
-        );
-        assert_eq!(root.over_budget(), None);
-        assert_eq!(root.dir("/d").unwrap().read("big"), None);
+        for root in both_backends(p) {
+            assert_eq!(
+                root.read("/d/max").map(|t| t.len()),
+                Some(MAX_FILE as usize)
+            );
+            assert_eq!(root.over_budget(), None);
+            assert_eq!(root.dir("/d").unwrap().read("big"), None);
+            assert_eq!(root.over_budget().as_deref(), Some("/d/big"));
+        }
+        let root = both_backends(p)[1].clone();
+        assert_eq!(root.read("/d/big"), None);
         assert_eq!(root.over_budget().as_deref(), Some("/d/big"));
     }
 
@@ -1155,7 +1400,7 @@ mod tests {
         let sizes = SIZES_AROUND_A_PAGE;
         write_sized(p, b"0123456789");
         let kernel = Root::confined("/".into());
-        assert!(kernel.check && !kernel.plain);
+        assert!(kernel.check() && !kernel.is_live());
         let root = Root::new(p);
         let eof = Root::new(p).reading_to_eof();
         let (d, d_eof) = (root.dir("/").unwrap(), eof.dir("/").unwrap());
@@ -1293,7 +1538,7 @@ mod tests {
         std::fs::create_dir(p.join("dir")).unwrap();
         std::os::unix::fs::symlink("/dev/zero", p.join("zero")).unwrap();
         let root = Root::new(p);
-        assert!(root.check);
+        assert!(root.check());
         assert_eq!(root.read("/plain").as_deref(), Some("0-3\n"));
         for f in ["/fifo", "/dir", "/zero"] {
             assert_eq!(root.read(f), None, "{f}");
@@ -1305,7 +1550,7 @@ mod tests {
             Some("0-3")
         );
         let live = Root::new("/");
-        assert!(!live.check);
+        assert!(!live.check());
         assert!(
             live.read("/proc/self/status")
                 .unwrap()
@@ -1357,7 +1602,7 @@ mod tests {
             stop.store(true, Ordering::Relaxed);
             assert!(read.iter().all(|r| r.as_deref() == Some("0-3\n")));
         });
-        assert_eq!(interrupted_lookup(), None);
+        assert_eq!(root.interrupted_lookup(), None);
     }
 
     #[test]
@@ -1389,68 +1634,77 @@ mod tests {
         symlink(&fifo, p.join("a/fifo")).unwrap();
         symlink(outside.path(), p.join("a/out")).unwrap();
         std::fs::write(outside.path().join("7"), "x").unwrap();
-        let root = Root::new(p);
-        let dump = "0-2,9999\n";
-        assert_eq!(root.read("/a/abs").as_deref(), Some(dump));
-        assert_eq!(root.read("/a/b/up").as_deref(), Some(dump));
-        assert_eq!(root.read("/a/b/../../a/b/up").as_deref(), Some(dump));
-        let a = root.dir("/a").unwrap();
-        assert_eq!(a.read("abs").as_deref(), Some(dump));
-        assert_eq!(a.read("b/up").as_deref(), Some(dump));
-        assert_eq!(
-            a.read("../sys/devices/system/cpu/online").as_deref(),
-            Some(dump)
-        );
-        let cpu0 = root.dir("/sys/devices/system/cpu/cpu0").unwrap();
-        assert_eq!(
-            cpu0.read_value("cpufreq/scaling_governor").as_deref(),
-            Some("gov")
-        );
-        assert_eq!(cpu0.read("all/online").as_deref(), Some(dump));
-        assert!(cpu0.exists("all/online") && cpu0.exists("cpufreq"));
-        assert_eq!(
-            root.dir("/a/proc").unwrap().numbered_entries(".", ""),
-            vec![7]
-        );
-        // Outside the dump: nothing there (the FIFO is not opened: a
-        // blocking open would hang this test; the type check comes after).
-        assert_eq!(root.read("/a/fifo"), None);
-        assert_eq!(a.read("fifo"), None);
-        assert!(root.open_regular("/a/fifo").is_none());
-        assert!(!root.exists("/a/fifo") && !a.exists("fifo"));
-        assert!(root.dir("/a/out").is_none() && !root.is_dir("/a/out"));
-        assert_eq!(root.names("/a/out"), Vec::<String>::new());
-        assert_eq!(root.numbered_entries("/a/out", ""), Vec::<u32>::new());
-        assert_eq!(root.read("/a/out/7"), None);
-        // Listings through an absolute link list the dump's directory.
-        assert_eq!(root.numbered_entries("/a/proc", ""), vec![7]);
-        assert_eq!(root.names("/a/proc"), vec!["7", "self"]);
-        assert!(root.is_dir("/a/proc") && root.is_dir("/sys"));
-        assert_eq!(
-            root.read_link("/a/proc/self").as_deref(),
-            Some(std::path::Path::new("7"))
-        );
-        assert_eq!(
-            root.read_link("/a/abs").unwrap(),
-            PathBuf::from("/sys/devices/system/cpu/online")
-        );
-        assert_eq!(
-            root.resolve("/a/abs").as_deref(),
-            Some("/sys/devices/system/cpu/online")
-        );
-        assert_eq!(
-            root.resolve("/sys/devices/system/cpu/cpu0/cpufreq")
-                .as_deref(),
-            Some("/sys/devices/system/cpu/cpufreq/policy0")
-        );
-        assert_eq!(root.resolve("/a/fifo"), None);
-        // A loop of links fails both ways; a name with two dots is a name.
         symlink("loop", p.join("a/loop")).unwrap();
         std::fs::write(p.join("a/x..y"), "dots\n").unwrap();
-        assert_eq!(root.read("/a/loop"), None);
-        assert_eq!(a.read("loop"), None);
-        assert_eq!(a.read_value("x..y").as_deref(), Some("dots"));
-        assert_eq!(root.read_value("/a/./x..y").as_deref(), Some("dots"));
+        // A dump directory (confined opens) and the same tree as an archive
+        // in memory: the same answers.
+        for root in both_backends(p) {
+            let dump = "0-2,9999\n";
+            assert_eq!(root.read("/a/abs").as_deref(), Some(dump));
+            assert_eq!(root.read("/a/b/up").as_deref(), Some(dump));
+            assert_eq!(root.read("/a/b/../../a/b/up").as_deref(), Some(dump));
+            let a = root.dir("/a").unwrap();
+            assert_eq!(a.read("abs").as_deref(), Some(dump));
+            assert_eq!(a.read("b/up").as_deref(), Some(dump));
+            assert_eq!(
+                a.read("../sys/devices/system/cpu/online").as_deref(),
+                Some(dump)
+            );
+            let cpu0 = root.dir("/sys/devices/system/cpu/cpu0").unwrap();
+            assert_eq!(
+                cpu0.read_value("cpufreq/scaling_governor").as_deref(),
+                Some("gov")
+            );
+            assert_eq!(cpu0.read("all/online").as_deref(), Some(dump));
+            assert!(cpu0.exists("all/online") && cpu0.exists("cpufreq"));
+            assert_eq!(
+                root.dir("/a/proc").unwrap().numbered_entries(".", ""),
+                vec![7]
+            );
+            // Outside the dump: nothing there (the FIFO is not opened: a
+            // blocking open would hang this test; the type check comes after).
+            assert_eq!(root.read("/a/fifo"), None);
+            assert_eq!(a.read("fifo"), None);
+            assert!(root.open_regular("/a/fifo").is_none());
+            assert!(!root.exists("/a/fifo") && !a.exists("fifo"));
+            assert!(root.dir("/a/out").is_none() && !root.is_dir("/a/out"));
+            assert_eq!(root.names("/a/out"), Vec::<String>::new());
+            assert_eq!(root.numbered_entries("/a/out", ""), Vec::<u32>::new());
+            assert_eq!(root.read("/a/out/7"), None);
+            // Listings through an absolute link list the dump's directory.
+            assert_eq!(root.numbered_entries("/a/proc", ""), vec![7]);
+            assert_eq!(root.names("/a/proc"), vec!["7", "self"]);
+            assert!(root.is_dir("/a/proc") && root.is_dir("/sys"));
+            assert_eq!(
+                root.read_link("/a/proc/self").as_deref(),
+                Some(std::path::Path::new("7"))
+            );
+            assert_eq!(
+                root.read_link("/a/abs").unwrap(),
+                PathBuf::from("/sys/devices/system/cpu/online")
+            );
+            assert_eq!(
+                root.resolve("/a/abs").as_deref(),
+                Some("/sys/devices/system/cpu/online")
+            );
+            assert_eq!(
+                root.resolve("/sys/devices/system/cpu/cpu0/cpufreq")
+                    .as_deref(),
+                Some("/sys/devices/system/cpu/cpufreq/policy0")
+            );
+            assert_eq!(root.resolve("/a/fifo"), None);
+            // A loop of links fails both ways; a name with two dots is a name.
+            assert_eq!(root.read("/a/loop"), None);
+            assert_eq!(a.read("loop"), None);
+            assert_eq!(a.read_value("x..y").as_deref(), Some("dots"));
+            assert_eq!(root.read_value("/a/./x..y").as_deref(), Some("dots"));
+            // A file is no directory: not gone through, nor climbed from.
+            assert_eq!(root.read("/sys/devices/system/cpu/online/.."), None);
+            assert!(!root.exists("/sys/devices/system/cpu/online/x"));
+            assert_eq!(a.read("abs/x"), None);
+            assert_eq!(root.read_link("/a/b"), None);
+            assert_eq!(root.resolve("/a/b/..").as_deref(), Some("/a"));
+        }
     }
 
     /// The live root still opens by path and follows every link (its
@@ -1458,14 +1712,14 @@ mod tests {
     #[test]
     fn the_live_root_opens_by_path() {
         let live = Root::new("/");
-        assert!(live.plain && live.anchor.is_none() && !live.check);
+        assert!(live.is_live() && live.anchor().is_none() && !live.check());
         assert!(live.is_dir("/proc/self"));
         assert_eq!(
             live.read_link("/proc/self"),
             Some(PathBuf::from(std::process::id().to_string()))
         );
         let d = live.dir("/proc/self").unwrap();
-        assert!(d.anchor.is_none());
+        assert!(matches!(d.at, At::Live(_)));
         assert!(d.read("status").unwrap().contains("Cpus_allowed_list:"));
     }
 }

@@ -167,7 +167,7 @@ pub fn read_rt_tasks_files(root: &Root, self_pid: Option<u32>) -> Vec<RtTask> {
 fn scan_files(root: &Root, self_pid: Option<u32>, pinned_in: Option<&CpuSet>) -> Vec<RtTask> {
     let mut pids = root.numbered_entries("/proc", "");
     pids.retain(|p| Some(*p) != self_pid);
-    super::parallel::map(&pids, |&pid| {
+    super::parallel::map(root, &pids, |&pid| {
         threads_of(root, pid)
             .into_iter()
             .filter_map(|tid| read_task(root, pid, tid, pinned_in))

@@ -19,7 +19,7 @@ use pinrun::app::scope::{for_request, read_extras_for, rt_scan_ahead};
 use pinrun::cli::Cli;
 use pinrun::request::Request;
 use pinrun::system::rt_tasks::RtScan;
-use pinrun::system::{Root, SystemState, parallel};
+use pinrun::system::{Root, SystemState};
 use pinrun::{check, plan, report};
 use std::path::Path;
 
@@ -52,32 +52,30 @@ fn request(dump: &Path, args: &str) -> Option<Request> {
 /// request scans real-time tasks.
 fn outcome(dump: &Path, req: &Request, on: bool) -> String {
     // A root per run, as per process: over-budget records are per root.
-    let root = Root::new(dump);
-    parallel::overlapping(on, || {
-        let rt = rt_scan_ahead(req);
-        let (mut sys, ahead) = SystemState::read_scoped_ahead(&root, &for_request(req), rt);
-        match (&rt, &ahead) {
-            (None, None) => {}
-            (Some(_), Some(RtScan::Ahead(_))) if on => {}
-            (Some(_), Some(RtScan::Here(_))) if !on => {}
-            _ => panic!("{}: helper with overlap {on}: {ahead:?}", dump.display()),
-        }
-        if let Some(e) = sys.read_error.take() {
-            return format!("read error {} {}\n", e.code, e.message);
-        }
-        match plan::plan(&sys, req) {
-            Err(e) => format!("refused {} {}\n", e.code, e.message),
-            Ok(p) => {
-                let checked = check::checked_cpus(&sys, &p);
-                read_extras_for(&mut sys, &root, req, &checked, ahead);
-                if let Some(e) = sys.read_error.take() {
-                    return format!("read error {} {}\n", e.code, e.message);
-                }
-                let findings = check::check(&sys, req, &p);
-                format!("{sys:?}\n{p:?}\n{}\n", report::findings_json(&findings))
+    let root = Root::new(dump).overlapping(on);
+    let rt = rt_scan_ahead(req);
+    let (mut sys, ahead) = SystemState::read_scoped_ahead(&root, &for_request(req), rt);
+    match (&rt, &ahead) {
+        (None, None) => {}
+        (Some(_), Some(RtScan::Ahead(_))) if on => {}
+        (Some(_), Some(RtScan::Here(_))) if !on => {}
+        _ => panic!("{}: helper with overlap {on}: {ahead:?}", dump.display()),
+    }
+    if let Some(e) = sys.read_error.take() {
+        return format!("read error {} {}\n", e.code, e.message);
+    }
+    match plan::plan(&sys, req) {
+        Err(e) => format!("refused {} {}\n", e.code, e.message),
+        Ok(p) => {
+            let checked = check::checked_cpus(&sys, &p);
+            read_extras_for(&mut sys, &root, req, &checked, ahead);
+            if let Some(e) = sys.read_error.take() {
+                return format!("read error {} {}\n", e.code, e.message);
             }
+            let findings = check::check(&sys, req, &p);
+            format!("{sys:?}\n{p:?}\n{}\n", report::findings_json(&findings))
         }
-    })
+    }
 }
 
 /// [`outcome`] of every request of [`REQUESTS`] on `dump`, with the

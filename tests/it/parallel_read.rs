@@ -6,7 +6,7 @@
 //! `irq_sysfs` (both IRQ sources, a cut `per_cpu_count`), the state read,
 //! the plan or refusal and the findings (as JSON) are the same with one
 //! thread, with 3 (uneven chunks) and with more threads than IRQs.
-//! `parallel::with_threads` forces the count, so even a dump with a few
+//! `Root::with_threads` forces the count, so even a dump with a few
 //! IRQs goes through the threaded path.
 
 use crate::common;
@@ -15,7 +15,7 @@ use crate::irq_sysfs;
 use clap::Parser;
 use pinrun::app::scope::{for_request, read_extras_for};
 use pinrun::cli::Cli;
-use pinrun::system::{Root, SystemState, parallel};
+use pinrun::system::{Root, SystemState};
 use pinrun::{check, plan, report};
 use std::path::{Path, PathBuf};
 
@@ -29,9 +29,9 @@ const REQUESTS: [&str; 5] = [
 
 /// Everything `main` computes from one read of `dump` for each of
 /// [`REQUESTS`], plus a full read (what `--show` reads, every IRQ
-/// detailed), as text.
-fn everything(dump: &Path) -> String {
-    everything_from(&Root::new(dump), dump)
+/// detailed), as text, read on `threads` threads.
+fn everything(dump: &Path, threads: usize) -> String {
+    everything_from(&Root::new(dump).with_threads(threads), dump)
 }
 
 /// [`everything`], read through `root` (a root at `dump`).
@@ -75,9 +75,9 @@ pub fn everything_from(root: &Root, dump: &Path) -> String {
 }
 
 fn assert_same_on_any_thread_count(dump: &Path) {
-    let one = parallel::with_threads(1, || everything(dump));
+    let one = everything(dump, 1);
     for threads in [3, 1000] {
-        let many = parallel::with_threads(threads, || everything(dump));
+        let many = everything(dump, threads);
         assert!(
             one == many,
             "{}: {threads} threads read differently from one",
@@ -111,7 +111,7 @@ pub fn on_sysfs_irq_machines(same: impl Fn(&Path)) {
     for (sysfs, interrupts, cut) in irq_sysfs::WAYS {
         let m = irq_sysfs::machine(sysfs, interrupts, cut);
         same(m.path());
-        let text = parallel::with_threads(3, || everything(m.path()));
+        let text = everything(m.path(), 3);
         assert!(text.contains("irq-on-cpu"), "{text}");
     }
 }
@@ -177,11 +177,10 @@ fn threads_change_nothing_on_idle_states_and_governors() {
     let root = Root::new(m.path());
     let all: pinrun::cpuset::CpuSet = (0..40).collect();
     let read = |threads| {
-        parallel::with_threads(threads, || {
-            let mut sys = SystemState::read(&root);
-            sys.read_extras(&root, &all, true, None);
-            sys
-        })
+        let root = root.clone().with_threads(threads);
+        let mut sys = SystemState::read(&root);
+        sys.read_extras(&root, &all, true, None);
+        sys
     };
     let (one, many) = (read(1), read(3));
     assert_eq!(one.idle_states, many.idle_states);
@@ -232,18 +231,16 @@ fn over_budget_files_are_named_in_item_order_on_any_thread() {
     let all: pinrun::cpuset::CpuSet = (0..40).collect();
     for threads in [1, 2, 3, 40] {
         for _ in 0..10 {
-            let root = Root::new(m.path());
-            let error = parallel::with_threads(threads, || {
-                // Not `SystemState::read`: its details (`--show`'s) read
-                // every governor already, in CPU order.
-                let scope = pinrun::system::scope::Scope {
-                    details: false,
-                    ..pinrun::system::scope::Scope::full()
-                };
-                let mut sys = SystemState::read_scoped(&root, &scope);
-                sys.read_extras(&root, &all, true, None);
-                sys.read_error.map(|e| e.message)
-            });
+            let root = Root::new(m.path()).with_threads(threads);
+            // Not `SystemState::read`: its details (`--show`'s) read
+            // every governor already, in CPU order.
+            let scope = pinrun::system::scope::Scope {
+                details: false,
+                ..pinrun::system::scope::Scope::full()
+            };
+            let mut sys = SystemState::read_scoped(&root, &scope);
+            sys.read_extras(&root, &all, true, None);
+            let error = sys.read_error.map(|e| e.message);
             let error = error.expect("a read error");
             assert!(
                 error.contains("/cpu30/cpuidle/state0/name:"),

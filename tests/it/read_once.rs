@@ -6,17 +6,19 @@
 //! findings (as JSON) are the same as when every file is read to end of
 //! file (`Root::reading_to_eof`), on one thread and on several.
 
+use crate::common;
 use crate::parallel_read::{everything_from, on_every_fixture, on_sysfs_irq_machines};
 
-use pinrun::system::{Root, parallel};
+use pinrun::system::Root;
 use std::path::Path;
 
 fn assert_same_read_to_eof(dump: &Path) {
     for threads in [1, 3] {
-        let once = parallel::with_threads(threads, || everything_from(&Root::new(dump), dump));
-        let eof = parallel::with_threads(threads, || {
-            everything_from(&Root::new(dump).reading_to_eof(), dump)
-        });
+        let once = everything_from(&Root::new(dump).with_threads(threads), dump);
+        let eof = everything_from(
+            &Root::new(dump).reading_to_eof().with_threads(threads),
+            dump,
+        );
         assert!(
             once == eof,
             "{} ({threads} threads): ending files at st_size read differently",
@@ -33,4 +35,34 @@ fn reads_ending_at_st_size_change_nothing_on_fixtures() {
 #[test]
 fn reads_ending_at_st_size_change_nothing_on_sysfs_irqs() {
     on_sysfs_irq_machines(assert_same_read_to_eof);
+}
+
+/// Issue 32: an archive is read into memory and its paths walked there
+/// (`system::archive::Archive::walk`), not unpacked and opened: on every
+/// fixture, the state, the plans or refusals and the findings read from
+/// its archive (`tests/data/machines/<source>/<machine>.tar.gz`) are those
+/// read from the same dump unpacked into a directory, on one thread and
+/// on several.
+#[test]
+fn an_archive_reads_as_its_directory_on_fixtures() {
+    let mut n = 0;
+    for m in common::all_machines() {
+        let dump = common::machine(&m);
+        let archive = common::archives().join(format!("{m}.tar.gz"));
+        if !dump.join("sys/devices/system/cpu").is_dir() {
+            continue;
+        }
+        let from_archive = Root::sysroot(Some(&archive)).unwrap();
+        assert!(!from_archive.is_live());
+        for threads in [1, 3] {
+            let dir = everything_from(&Root::new(&dump).with_threads(threads), &dump);
+            let mem = everything_from(&from_archive.clone().with_threads(threads), &dump);
+            assert!(
+                dir == mem,
+                "{m} ({threads} threads): the archive read differently from its directory"
+            );
+        }
+        n += 1;
+    }
+    assert!(n >= 80, "only {n} machines");
 }
