@@ -2522,6 +2522,105 @@ fn pid_never_exits_0_with_a_thread_on_the_old_placement() {
     eprintln!("chain: {ok} changed, {refused} refused");
 }
 
+/// strace(1) (`-e inject=SYSCALL:…`: a tracer that stops pinrun at an
+/// exact system call, no test hook in pinrun), or `None` (skipped) without
+/// root or strace.
+fn strace() -> Option<std::process::Command> {
+    if !is_root()
+        || std::process::Command::new("strace")
+            .arg("-V")
+            .output()
+            .is_err()
+    {
+        common::skip("needs root and strace(1)");
+        return None;
+    }
+    let mut c = std::process::Command::new("strace");
+    c.args(["-o", "/dev/null", "-qq"]);
+    Some(c)
+}
+
+/// Each thread's `Cpus_allowed_list` and policy (`sched_getscheduler(2)`)
+/// of process `h`, by TID.
+fn placement_of(h: &Helper) -> Vec<(u32, String, i32)> {
+    h.tids()
+        .into_iter()
+        .map(|tid| {
+            // SAFETY: sched_getscheduler takes a TID and reads nothing else.
+            let policy = unsafe { libc::sched_getscheduler(tid as i32) };
+            (tid, h.status(tid, "Cpus_allowed_list"), policy)
+        })
+        .collect()
+}
+
+/// Issue 33: pinrun killed (SIGKILL) in the middle of `--pid` left the
+/// target half-changed. The undo helper, armed before the first thread
+/// is changed, puts every thread back: strace kills pinrun right before
+/// its 1st, a middle and its last `sched_setaffinity(2)` (each thread's
+/// policy is set before its affinity), before its first
+/// `sched_setattr(2)`, and right before it tells the helper the work is
+/// settled (its one `sendmsg(2)`: every thread changed and verified).
+/// Every thread's Cpus_allowed_list (/proc/PID/task/TID/status) and
+/// policy (sched_getscheduler) are then as before; the helper says what
+/// it put back. pinrun's stderr is the helper's too: reading it to its
+/// end waits for the helper.
+#[test]
+fn pid_killed_midway_leaves_every_thread_as_before() {
+    let last = online().last().unwrap();
+    if last == 0 {
+        common::skip("needs two CPUs");
+        return;
+    }
+    if strace().is_none() {
+        return;
+    }
+    let h = Helper::start(64, 0);
+    let before = placement_of(&h);
+    let n = before.len();
+    assert!(before.iter().all(|(_, _, p)| *p == libc::SCHED_OTHER));
+    let points = [
+        "sched_setaffinity:signal=SIGKILL:when=1".to_string(),
+        format!("sched_setaffinity:signal=SIGKILL:when={}", n / 2),
+        format!("sched_setaffinity:signal=SIGKILL:when={n}"),
+        "sched_setattr:signal=SIGKILL:when=1".to_string(),
+        "sendmsg:signal=SIGKILL:when=1".to_string(),
+    ];
+    for point in &points {
+        let out = strace()
+            .unwrap()
+            .args(["-e", &format!("inject={point}")])
+            .arg(env!("CARGO_BIN_EXE_pinrun"))
+            .args(["--pid", &h.pid().to_string(), "--cpus", &last.to_string()])
+            .args(["--rr", "1"])
+            .env("PINRUN_CONFIG", "")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{point}: not killed: {err}");
+        assert!(
+            err.contains("pinrun ended before its change of the threads was settled"),
+            "{point}: {err}"
+        );
+        assert_eq!(placement_of(&h), before, "{point}: {err}");
+    }
+    // Not killed: every thread changed, and the helper leaves it so.
+    let out = pinrun()
+        .args(["--pid", &h.pid().to_string(), "--cpus", &last.to_string()])
+        .args(["--rr", "1"])
+        .output()
+        .unwrap();
+    assert_status(&out, 0);
+    let after = placement_of(&h);
+    assert_eq!(after.len(), n);
+    for (tid, cpus, policy) in after {
+        assert_eq!(
+            (cpus.as_str(), policy),
+            (last.to_string().as_str(), libc::SCHED_RR),
+            "thread {tid}"
+        );
+    }
+}
+
 /// Before `main`, with `PINRUN_LEADER_EXITS` set: this test binary
 /// becomes a process whose main thread exits while two threads keep
 /// running, as `pthread_exit(3)` called in `main` does (the kernel keeps

@@ -7,6 +7,7 @@
 pub mod claims;
 pub mod helper;
 pub mod per_thread;
+pub mod thread_undo;
 pub mod threads;
 
 use crate::cpuset::CpuSet;

@@ -164,6 +164,9 @@ pub struct Failed {
     /// Threads already changed that could not be restored, or were not
     /// (a TID that names another thread now is never touched).
     pub not_restored: Vec<(u32, Error)>,
+    /// Threads already changed that exited before the restore (nothing
+    /// to restore: the whole process, when it ended meanwhile).
+    pub gone: usize,
 }
 
 /// What [`apply_all`] asks of the caller about the process it changes.
@@ -179,6 +182,11 @@ pub struct Threads<'a> {
     /// `None` once no task has it. A TID another process took has that
     /// task's start time, never `None`.
     pub start_time: &'a dyn Fn(u32) -> Option<u64>,
+    /// Before each change, once the thread is saved: hands its saved
+    /// state and start time to whatever undoes the change should pinrun
+    /// die ([`crate::apply::thread_undo::Undo::record`]); an error
+    /// refuses the change.
+    pub record: &'a dyn Fn(&Saved, u64) -> Result<()>,
 }
 
 /// A thread saved before its change, with its identity then.
@@ -387,6 +395,7 @@ impl Work<'_> {
     fn change(&mut self, tid: u32, index: usize) -> Result<()> {
         let before = (self.t.check)(tid)?;
         let saved = save(tid, self.possible)?;
+        (self.t.record)(&saved, before)?;
         self.done.push(Changed {
             saved,
             start_time: Some(before),
@@ -404,7 +413,8 @@ impl Work<'_> {
             Some(now) if now != before => Err(Error::new(
                 ErrorCode::NoSuchProcess,
                 format!(
-                    "thread {tid} exited while pinrun changed it, and its TID now names another thread (started at {now}, not {before}), which pinrun may have changed: not restored, since its earlier state is unknown"
+                    "thread {tid} exited while pinrun changed it, and its TID now names another thread (started at {now}, not {before}), which pinrun's write may have reached{}: not restored, since its earlier state is unknown",
+                    reached(tid, self.plan, self.possible)
                 ),
             )
             .hint(format!(
@@ -417,18 +427,23 @@ impl Work<'_> {
     /// The failure on thread `tid` (after `index` changed), with the
     /// threads changed restored ([`Work::rollback`]).
     fn fail(&self, tid: u32, index: usize, error: Error) -> Failed {
+        let gone = std::cell::Cell::new(0);
+        let not_restored = self.rollback(&gone);
         Failed {
             tid,
             index,
             error,
-            not_restored: self.rollback(),
+            not_restored,
+            gone: gone.get(),
         }
     }
 
     /// Restores the threads changed, newest first, each only while its
     /// TID still names the thread saved; returns those not restored (a
-    /// thread gone needs no restore) with why.
-    fn rollback(&self) -> Vec<(u32, Error)> {
+    /// thread gone needs no restore) with why, and counts in `gone` those
+    /// that exited.
+    fn rollback(&self, gone: &std::cell::Cell<usize>) -> Vec<(u32, Error)> {
+        let exited = |_| gone.set(gone.get() + 1);
         self.done
             .iter()
             .rev()
@@ -436,7 +451,10 @@ impl Work<'_> {
                 let tid = c.saved.tid;
                 match (self.t.start_time)(tid) {
                     // Gone: nothing to restore.
-                    None => None,
+                    None => {
+                        exited(tid);
+                        None
+                    }
                     Some(now) if c.start_time.is_some_and(|was| was != now) => Some((
                         tid,
                         Error::new(
@@ -450,8 +468,27 @@ impl Work<'_> {
                     Some(_) => restore(&c.saved, self.possible).err().map(|e| (tid, e)),
                 }
             })
-            .filter(|(_, e)| e.errno() != Some(nix::errno::Errno::ESRCH))
+            .filter(|(tid, e)| {
+                let esrch = e.errno() == Some(nix::errno::Errno::ESRCH);
+                if esrch {
+                    exited(*tid);
+                }
+                !esrch
+            })
             .collect()
+    }
+}
+
+/// What thread `tid` (a TID reused by another thread) has now, said when
+/// it is what `plan` sets: ` (it runs on CPUs 1 now, as planned)`;
+/// otherwise empty.
+fn reached(tid: u32, plan: &Plan, possible: &CpuSet) -> String {
+    match (&plan.cpus, get_affinity_of(tid, possible)) {
+        (Some(cpus), Ok(now)) if *cpus == now => format!(
+            " (it runs on {} now, as planned)",
+            crate::words::cpus_phrase(cpus)
+        ),
+        _ => String::new(),
     }
 }
 
@@ -585,6 +622,7 @@ mod tests {
             list: &list,
             check: &check,
             start_time: &start_time,
+            record: &|_, _| Ok(()),
         };
         let f = apply_all(&t, 16, &plan_on(one.clone()), &possible, None).unwrap_err();
         assert_eq!(f.tid, b);
@@ -626,6 +664,7 @@ mod tests {
             list: &list,
             check: &check,
             start_time: &start_time,
+            record: &|_, _| Ok(()),
         };
         // The second thread's change fails (EPERM, the test hook).
         let f = apply_all(&t, 16, &plan_on(one.clone()), &possible, Some(1)).unwrap_err();
@@ -652,6 +691,7 @@ mod tests {
             list: &list,
             check: &check,
             start_time: &start_time,
+            record: &|_, _| Ok(()),
         };
         let (changed, already, passes) =
             apply_all(&t, 16, &plan_on(own.clone()), &possible, None).unwrap();
