@@ -2178,6 +2178,93 @@ fn pid_tid_reused_between_plan_and_apply_is_refused() {
     assert!(err.contains("nothing was left changed"), "{err}");
 }
 
+/// Issue 33 item 2, live: the PID reused during pinrun's write. In a new
+/// PID namespace, pinrun changes process A (`sleep`, one thread) under
+/// strace, which holds pinrun at the entry of its `sched_setaffinity(2)`
+/// (`inject=…:delay_enter`; the script waits for pinrun to be there:
+/// `/proc/P/syscall` says 203, x86-64's number); meanwhile A is killed
+/// and reaped and process B takes its PID (`ns_last_pid`), started on
+/// CPU 0 only. The write, naming a TID, reaches B (no system call sets a
+/// thread's affinity by pidfd); pinrun then finds the TID's start time
+/// changed and says exactly that: B is named as possibly changed, its
+/// CPUs said, not "restored" to A's mask (B stays on the planned CPU,
+/// not A's CPUs 0-N), and pinrun does not say "nothing was changed"
+/// (exit 125). The delay is a window, not an assertion: a script that
+/// missed it (pinrun left the system call first) tries a longer one.
+#[test]
+fn pid_reused_during_the_write_is_named_and_never_restored() {
+    let last = online().last().unwrap();
+    if last == 0 {
+        common::skip("needs two CPUs");
+        return;
+    }
+    if !cfg!(target_arch = "x86_64") || strace().is_none() {
+        common::skip("needs x86-64 (the system call's number), root and strace(1)");
+        return;
+    }
+    let script = r#"
+        sleep 1000 & A=$!
+        strace -o /dev/null -qq -e inject=sched_setaffinity:delay_enter=$DELAY "$PINRUN" --pid $A --cpus $LAST 2>"$DIR/err" & S=$!
+        # strace's children: pinrun, and at its start a short-lived one
+        # of its own (a check of the kernel's ptrace).
+        n=0; P=
+        while :; do
+            for c in $(cat /proc/$S/task/$S/children 2>/dev/null); do
+                read s _ < /proc/$c/syscall 2>/dev/null && [ "$s" = 203 ] && P=$c
+            done
+            [ -z "$P" ] || break
+            n=$((n + 1)); [ $n -lt 6000 ] || { echo "never stopped"; kill $S $A; exit 99; }
+            sleep 0.01
+        done
+        kill $A; wait $A
+        echo $((A - 1)) > /proc/sys/kernel/ns_last_pid
+        taskset -c 0 sleep 1000 & B=$!
+        [ "$B" = "$A" ] || { echo "B=$B A=$A"; exit 99; }
+        read s _ < /proc/$P/syscall; m=; [ "$s" = 203 ] || m=missed
+        wait $S; rc=$?
+        echo "rc=$rc b=$(grep Cpus_allowed_list /proc/$B/status | cut -f2) $m"
+        kill $B
+    "#;
+    for delay in ["2000000", "8000000", "30000000"] {
+        let dir = common::tempdir();
+        let out = std::process::Command::new("unshare")
+            .args(["--pid", "--fork", "--mount-proc", "sh", "-c", script])
+            .env("DIR", dir.path())
+            .env("DELAY", delay)
+            .env("LAST", last.to_string())
+            .env("PINRUN", env!("CARGO_BIN_EXE_pinrun"))
+            .env("PINRUN_CONFIG", "")
+            .output()
+            .expect("unshare");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let err = std::fs::read_to_string(dir.path().join("err")).unwrap_or_default();
+        if stdout.contains("missed") {
+            eprintln!("window of {delay} us missed: {stdout}");
+            continue;
+        }
+        assert_eq!(stdout.trim(), format!("rc=125 b={last}"), "{out:?}\n{err}");
+        assert!(
+            err.contains(
+                "thread 2 exited while pinrun changed it, and its TID now names another thread"
+            ),
+            "{err}"
+        );
+        assert!(
+            err.contains(&format!(
+                "(it runs on CPU {last} now, as planned): not restored"
+            )),
+            "{err}"
+        );
+        assert!(
+            err.contains("no thread of process 2 was left changed"),
+            "{err}"
+        );
+        assert!(!err.contains("nothing was"), "{err}");
+        return;
+    }
+    panic!("every window missed");
+}
+
 /// One claim per process: `--pid S --exclusive --cores 1` run twice
 /// leaves one record of S (its pid and start time, field 22), S's own
 /// claim never counts against it (`--pid S --cpus ALL` is not refused as

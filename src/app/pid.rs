@@ -730,6 +730,10 @@ fn failed(root: &Root, planned: &Planned, pid: u32, f: crate::apply::threads::Fa
     };
     let restored = if f.not_restored.is_empty() {
         match f.index {
+            // The other thread's change is said before: not "nothing".
+            0 if f.reached_other.is_some() => {
+                format!("no thread of process {pid} was left changed")
+            }
             0 => "nothing was left changed".to_string(),
             n if n == f.gone => {
                 format!("the {n} thread(s) already changed have exited: nothing was left changed")

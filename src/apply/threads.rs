@@ -167,6 +167,10 @@ pub struct Failed {
     /// Threads already changed that exited before the restore (nothing
     /// to restore: the whole process, when it ended meanwhile).
     pub gone: usize,
+    /// A TID that named another thread after pinrun's write to it (the
+    /// thread exited and its TID was reused meanwhile): that thread may
+    /// have been changed, and is not restored.
+    pub reached_other: Option<u32>,
 }
 
 /// What [`apply_all`] asks of the caller about the process it changes.
@@ -274,6 +278,7 @@ pub fn apply_all(
         already: Vec::new(),
         seen: std::collections::HashSet::new(),
         set_back: 0,
+        reached_other: None,
     };
     let mut passes = 0;
     let mut agreeing = 0;
@@ -329,6 +334,8 @@ struct Work<'a> {
     seen: std::collections::HashSet<u32>,
     /// How many times a thread read before was found off the plan again.
     set_back: usize,
+    /// [`Failed::reached_other`].
+    reached_other: Option<u32>,
 }
 
 impl Work<'_> {
@@ -410,7 +417,9 @@ impl Work<'_> {
         }
         apply_thread(tid, self.plan, self.possible)?;
         match (self.t.start_time)(tid) {
-            Some(now) if now != before => Err(Error::new(
+            Some(now) if now != before => {
+                self.reached_other = Some(tid);
+                Err(Error::new(
                 ErrorCode::NoSuchProcess,
                 format!(
                     "thread {tid} exited while pinrun changed it, and its TID now names another thread (started at {now}, not {before}), which pinrun's write may have reached{}: not restored, since its earlier state is unknown",
@@ -419,7 +428,8 @@ impl Work<'_> {
             )
             .hint(format!(
                 "check that thread (grep Tgid /proc/{tid}/status; taskset -p {tid}; chrt -p {tid})"
-            ))),
+            )))
+            }
             _ => Ok(()),
         }
     }
@@ -435,6 +445,7 @@ impl Work<'_> {
             error,
             not_restored,
             gone: gone.get(),
+            reached_other: self.reached_other,
         }
     }
 

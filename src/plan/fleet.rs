@@ -237,12 +237,34 @@ pub fn unit_lists(
     Ok(out)
 }
 
+/// The value of the `--cpu-bind` srun uses on a line: its last one
+/// (srun's option parser, `getopt_long(3)`, hands each occurrence in turn
+/// to `arg_set_cpu_bind()`, src/common/slurm_opt.c, which replaces the
+/// one before), in any of its spellings: `--cpu-bind=V`, `--cpu-bind V`,
+/// and the old `--cpu_bind` of either form. `None` without one.
+fn last_cpu_bind(line: &str) -> Option<&str> {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let mut last = None;
+    for (i, w) in words.iter().enumerate() {
+        for name in ["--cpu-bind", "--cpu_bind"] {
+            if let Some(rest) = w.strip_prefix(name) {
+                if let Some(v) = rest.strip_prefix('=') {
+                    last = Some(v);
+                } else if rest.is_empty() {
+                    last = words.get(i + 1).copied();
+                }
+            }
+        }
+    }
+    last
+}
+
 /// The CPUs of the `--cpu-bind=...map_cpu:LIST` or `mask_cpu:LIST` on a
 /// line (`srun(1)`: decimal CPU ids, or hex masks, one per task, comma
-/// separated), with the setting's name; `None` when the line has neither.
+/// separated), with the setting's name; the last `--cpu-bind` counts, as
+/// for srun ([`last_cpu_bind`]). `None` when it names neither.
 fn srun_bind(line: &str) -> Option<std::result::Result<(&'static str, CpuSet), String>> {
-    let at = line.find("--cpu-bind=")?;
-    let value = line[at + "--cpu-bind=".len()..].split_whitespace().next()?;
+    let value = last_cpu_bind(line)?;
     let (name, list) = if let Some((_, l)) = value.split_once("map_cpu:") {
         ("srun --cpu-bind map_cpu", l)
     } else {
@@ -358,6 +380,29 @@ mod tests {
         assert!(task_plans(&sys, &same, &Claims::default(), 2).is_err());
         let none = request(&["--emit", "slurm", "2"]);
         assert!(task_plans(&sys, &none, &Claims::default(), 2).is_err());
+    }
+
+    /// Issue 33 (low): every spelling of srun's option is judged, and of
+    /// two the last, which srun uses (`arg_set_cpu_bind()` replaces the
+    /// value before): the list pinrun reads is the one srun would bind.
+    #[test]
+    fn srun_lines_are_judged_by_their_last_cpu_bind() {
+        let cpus_of = |line: &str| unit_lists(line).unwrap().first().map(|l| l.3.clone());
+        let map = Some(cpus("2-3"));
+        assert_eq!(cpus_of("srun --cpu-bind=map_cpu:2,3 app"), map);
+        assert_eq!(cpus_of("srun --cpu-bind map_cpu:2,3 app"), map);
+        assert_eq!(cpus_of("srun --cpu_bind=map_cpu:2,3 app"), map);
+        assert_eq!(cpus_of("srun --cpu_bind map_cpu:2,3 app"), map);
+        assert_eq!(
+            cpus_of("srun --cpu-bind=map_cpu:0,1 --cpu-bind=verbose,mask_cpu:0xc app"),
+            map
+        );
+        assert!(unit_lists("srun --cpu-bind=map_cpu:0,1 --cpu_bind map_cpu:9x app").is_err());
+        // The last one binds no list: nothing to judge on this line.
+        assert_eq!(
+            cpus_of("srun --cpu-bind=map_cpu:0,1 --cpu-bind=cores app"),
+            None
+        );
     }
 
     /// The fingerprint follows the core/package/node map, and its line
