@@ -278,6 +278,8 @@ pub fn apply_all(
         already: Vec::new(),
         seen: std::collections::HashSet::new(),
         set_back: 0,
+        unread: 0,
+        unread_passes: 0,
         reached_other: None,
     };
     let mut passes = 0;
@@ -288,6 +290,11 @@ pub fn apply_all(
                 format!(
                     "threads kept leaving the plan after {passes} passes over the process's threads: {} time(s) a thread pinrun had changed was found set back (the program sets its own affinity or policy, or a thread's execve(2) replaced the process)",
                     w.set_back
+                )
+            } else if w.unread_passes > 0 {
+                format!(
+                    "threads kept appearing with the old placement or policy, or exiting before pinrun could read them, for {passes} passes over the process's threads: in {} pass(es) nothing needed a change but {} listed thread(s) had exited before pinrun read them, so threads they may have created on the old placement were not ruled out (threads living less than a pass, or pinrun kept off the CPU on a busy machine)",
+                    w.unread_passes, w.unread
                 )
             } else {
                 format!(
@@ -334,6 +341,10 @@ struct Work<'a> {
     seen: std::collections::HashSet<u32>,
     /// How many times a thread read before was found off the plan again.
     set_back: usize,
+    /// How many new threads exited between the listing and their read.
+    unread: usize,
+    /// Passes that changed nothing but did not agree for such a thread.
+    unread_passes: usize,
     /// [`Failed::reached_other`].
     reached_other: Option<u32>,
 }
@@ -345,6 +356,7 @@ impl Work<'_> {
     /// read it may have started threads with the old placement).
     fn pass(&mut self) -> std::result::Result<bool, Failed> {
         let mut agrees = true;
+        let (mut changed, mut unread) = (false, false);
         for tid in (self.t.list)() {
             let seen = !self.seen.insert(tid);
             let index = self.done.len();
@@ -369,11 +381,14 @@ impl Work<'_> {
                 Err(e) if seen && e.errno() == Some(nix::errno::Errno::ESRCH) => continue,
                 Err(e) if e.errno() == Some(nix::errno::Errno::ESRCH) => {
                     agrees = false;
+                    unread = true;
+                    self.unread += 1;
                     continue;
                 }
                 Err(error) => return Err(self.fail(tid, index, error)),
             }
             agrees = false;
+            changed = true;
             match self.change(tid, index) {
                 Ok(()) => {}
                 // A thread that exited meanwhile (ESRCH) is not a failure:
@@ -392,6 +407,9 @@ impl Work<'_> {
                     return Err(self.fail(tid, index, error));
                 }
             }
+        }
+        if unread && !changed {
+            self.unread_passes += 1;
         }
         Ok(agrees)
     }
