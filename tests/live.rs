@@ -2769,6 +2769,27 @@ fn pid_killed_midway_leaves_every_thread_as_before() {
         );
         assert_eq!(placement_of(&h), before, "{point}: {err}");
     }
+    // --exclusive: the claim record written for the change goes too.
+    let dir = common::tempdir();
+    let out = strace()
+        .unwrap()
+        .args(["-e", "inject=sched_setaffinity:signal=SIGKILL:when=2"])
+        .arg(env!("CARGO_BIN_EXE_pinrun"))
+        .args(["--pid", &h.pid().to_string(), "--cpus", &last.to_string()])
+        .args(["--exclusive", "--state-dir"])
+        .arg(dir.path())
+        .env("PINRUN_CONFIG", "")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("its claim record was removed"), "{err}");
+    assert_eq!(placement_of(&h), before, "{err}");
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.contains(&h.pid().to_string()))
+        .collect();
+    assert!(left.is_empty(), "records left: {left:?}");
     // Not killed: every thread changed, and the helper leaves it so.
     let out = pinrun()
         .args(["--pid", &h.pid().to_string(), "--cpus", &last.to_string()])

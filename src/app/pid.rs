@@ -428,7 +428,9 @@ fn apply(
     if let Some(g) = planned.guard.as_mut() {
         let uid = threads::uids(root, p.pid).map_or(0, |(_, e)| e);
         let name = p.threads[0].name.clone();
-        g.claim_for(&planned.plan, p.pid, p.start_time, uid, &[name])?;
+        let path = g.claim_for(&planned.plan, p.pid, p.start_time, uid, &[name])?;
+        // pinrun's death before the change is settled removes it too.
+        undo.claim(&path).map_err(|e| undo_error(p.pid, &e))?;
     }
     // Pages first: a migration cannot be undone, so threads are changed
     // (and restored on failure) only once it is done.

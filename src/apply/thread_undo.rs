@@ -17,7 +17,9 @@
 //! ([`super::threads::restore`]: only what differs is set), and only while
 //! its TID still names a thread of the process with the recorded start
 //! time (`/proc/PID/task/TID`: a TID reused by another thread or process
-//! is never touched), and says on the stderr it inherited what it did.
+//! is never touched), removes the claim record written for the change
+//! (`--exclusive`, [`Undo::claim`]), and says on the stderr it inherited
+//! what it did.
 
 use super::threads::{Saved, restore};
 use crate::cpuset::CpuSet;
@@ -69,11 +71,44 @@ impl Undo {
         (&self.records).write_all(encode(saved, start_time).as_bytes())
     }
 
+    /// Hands the path of the claim record written for this change
+    /// (`--exclusive`) to the helper, which removes it, under the state
+    /// directory's lock, if pinrun ends before [`Undo::settle`]: a claim
+    /// for a placement the threads were put back from claims nothing.
+    /// Errors: the write's; a path with a line feed is refused
+    /// (`InvalidInput`).
+    pub fn claim(&self, path: &std::path::Path) -> io::Result<()> {
+        let text = path.to_str().filter(|t| !t.contains('\n')).ok_or_else(|| {
+            io::Error::new(io::ErrorKind::InvalidInput, "a claim path with a line feed")
+        })?;
+        (&self.records).write_all(format!("{CLAIM}{text}\n").as_bytes())
+    }
+
     /// Tells the helper the work is settled (verified, or restored by
     /// pinrun): it ends without touching anything. Errors: the send's.
     pub fn settle(self) -> io::Result<()> {
         super::helper::settled(&self.started)
     }
+}
+
+/// The start of the line naming the claim record ([`Undo::claim`]).
+const CLAIM: &str = "claim ";
+
+/// Removes the claim record at `path` ([`Undo::claim`]) under its state
+/// directory's exclusive lock; false when it could not.
+fn remove_claim(path: &str) -> bool {
+    let path = std::path::Path::new(path);
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) else {
+        return false;
+    };
+    let Ok(Some(mut d)) = crate::system::claims::StateDir::open(dir, false) else {
+        return false;
+    };
+    if d.lock(crate::system::claims::LockKind::Exclusive).is_err() {
+        return false;
+    }
+    super::claims::remove(&d, name);
+    true
 }
 
 /// One record: `TID START NICE POLICY FLAGS ATTR_NICE PRIORITY RUNTIME
@@ -138,8 +173,24 @@ fn records(text: &str) -> Vec<(Saved, u64)> {
 /// every thread still there was restored.
 fn undo(pid: u32, text: &str, possible: &CpuSet) -> (Option<String>, bool) {
     let recs = records(text);
+    let claim = text
+        .split_inclusive('\n')
+        .find_map(|l| l.strip_suffix('\n')?.strip_prefix(CLAIM))
+        .map(|path| (path, remove_claim(path)));
+    let claim_words = match claim {
+        None => String::new(),
+        Some((_, true)) => "; its claim record was removed".into(),
+        Some((path, false)) => {
+            format!(
+                "; its claim record {path} could not be removed (the next launch drops it once the process ends)"
+            )
+        }
+    };
     if recs.is_empty() {
-        return (None, true);
+        let line = claim.map(|_| {
+            format!("pinrun: --pid {pid}: pinrun ended before changing any thread{claim_words}\n")
+        });
+        return (line, claim.is_none_or(|(_, ok)| ok));
     }
     let Ok(root) = crate::system::Root::machine(std::path::Path::new("/")) else {
         return (None, false);
@@ -178,6 +229,7 @@ fn undo(pid: u32, text: &str, possible: &CpuSet) -> (Option<String>, bool) {
     if !failed.is_empty() {
         line.push_str(&format!("; NOT restored: {}", failed.join("; ")));
     }
+    line.push_str(&claim_words);
     line.push('\n');
     (Some(line), failed.is_empty())
 }
