@@ -2,8 +2,11 @@
 //! "one helper process"): one process per launch runs every duty the
 //! launch has, in order ([`spawn_duties`]): the `--thread-map` watcher,
 //! then `--steer-irqs`' undo; `--pid` has one of its own, the undo of
-//! the threads it changes ([`crate::apply::thread_undo`]). Only the process plumbing lives here; what
-//! the helper does is the closures given to it.
+//! the threads it changes ([`crate::apply::thread_undo`]). The watcher
+//! runs in a child of the helper (`pinrun-watcher`), so that its death by
+//! a signal is reported and the steering's undo still runs. Only the
+//! process plumbing lives here; what the helper does is the closures
+//! given to it.
 //!
 //! [`spawn`] double-forks: pinrun forks a child that forks the helper and
 //! exits at once, and pinrun reaps that child, so the command pinrun execs
