@@ -444,6 +444,11 @@ fn apply(
         .and_then(|v| v.parse().ok());
     let pid = p.pid;
     let result = apply_threads(root, target, &p, &planned, &undo, fail_at);
+    if result.is_err() {
+        // The threads are back: the claim record goes (and releases the
+        // lock) before the helper is told, so no death between leaves it.
+        drop(planned.guard.take());
+    }
     // Verified, or put back by pinrun itself: the helper has nothing to
     // do. A settle that fails leaves the helper to restore the threads
     // when pinrun exits: not a success.
@@ -460,8 +465,6 @@ fn apply(
         }
         (Err(f), _) => {
             let e = failed(root, &planned, pid, f);
-            // Removes the claim record and releases the lock, then prints.
-            drop(planned.guard.take());
             to_stderr(&text);
             return Err(e);
         }
