@@ -287,6 +287,10 @@ error_codes! {
     /// (created by threads pinrun had not reached yet) for every pass;
     /// the threads changed are restored.
     ThreadsUnsettled = "threads-unsettled",
+    /// `--pid`: the helper that puts the threads back should pinrun die
+    /// could not be started, or went away: nothing more is changed, and
+    /// what was is restored.
+    UndoFailed = "undo-failed",
     /// A memory policy (`--membind`, ...) asked for another process: no
     /// system call sets another process's mempolicy.
     PidMempolicy = "pid-mempolicy",

@@ -420,10 +420,17 @@ fn apply(
     };
     test_pause();
     still_same(root, &p)?;
+    // What outlives pinrun is undone by a helper armed before the first
+    // change: pinrun's death at any step (SIGKILL included) puts every
+    // thread it changed back.
+    let undo = crate::apply::thread_undo::arm(p.pid, &planned.sys.possible)
+        .map_err(|e| undo_error(p.pid, &e))?;
     if let Some(g) = planned.guard.as_mut() {
         let uid = threads::uids(root, p.pid).map_or(0, |(_, e)| e);
         let name = p.threads[0].name.clone();
-        g.claim_for(&planned.plan, p.pid, p.start_time, uid, &[name])?;
+        let path = g.claim_for(&planned.plan, p.pid, p.start_time, uid, &[name])?;
+        // pinrun's death before the change is settled removes it too.
+        undo.claim(&path).map_err(|e| undo_error(p.pid, &e))?;
     }
     // Pages first: a migration cannot be undone, so threads are changed
     // (and restored on failure) only once it is done.
@@ -436,12 +443,28 @@ fn apply(
         .filter(|_| cfg!(debug_assertions))
         .and_then(|v| v.parse().ok());
     let pid = p.pid;
-    let (changed, already, passes) = match apply_threads(root, target, &p, &planned, fail_at) {
-        Ok(done) => done,
-        Err(f) => {
-            let e = failed(root, &planned, pid, f);
-            // Removes the claim record and releases the lock, then prints.
+    let result = apply_threads(root, target, &p, &planned, &undo, fail_at);
+    if result.is_err() {
+        // The threads are back: the claim record goes (and releases the
+        // lock) before the helper is told, so no death between leaves it.
+        drop(planned.guard.take());
+    }
+    // Verified, or put back by pinrun itself: the helper has nothing to
+    // do. A settle that fails leaves the helper to restore the threads
+    // when pinrun exits: not a success.
+    let settled = undo.settle();
+    let (changed, already, passes) = match (result, settled) {
+        (Ok(done), Ok(())) => done,
+        (Ok(_), Err(e)) => {
             drop(planned.guard.take());
+            to_stderr(&text);
+            let mut e = undo_error(pid, &e);
+            e.message
+                .push_str("; the helper puts every changed thread back as pinrun exits");
+            return Err(e);
+        }
+        (Err(f), _) => {
+            let e = failed(root, &planned, pid, f);
             to_stderr(&text);
             return Err(e);
         }
@@ -523,13 +546,27 @@ fn apply_threads(
     target: &Target,
     p: &Process,
     planned: &Planned,
+    undo: &crate::apply::thread_undo::Undo,
     fail_at: Option<usize>,
 ) -> Result<(Vec<u32>, Vec<u32>, usize), crate::apply::threads::Failed> {
     let pid = p.pid;
+    let record = |s: &crate::apply::threads::Saved, start: u64| {
+        undo.record(s, start).map_err(|e| {
+            let mut e = undo_error(pid, &e);
+            e.message
+                .push_str(&format!(" (before thread {}: it was not changed)", s.tid));
+            e
+        })
+    };
     let planned_start: std::collections::HashMap<u32, Option<u64>> =
         p.threads.iter().map(|t| (t.tid, t.start_time)).collect();
     let check_thread = |tid: u32| {
-        still_same(root, p)?;
+        still_same(root, p).map_err(|mut e| {
+            // Threads may have been changed already: failed() says what
+            // became of them.
+            e.message = e.message.replace("; nothing was changed", "");
+            e
+        })?;
         let planned = planned_start.get(&tid).copied().flatten();
         match threads::thread_start_time(root, pid, tid) {
             Some(now) if planned.is_none_or(|s| s == now) => Ok(now),
@@ -562,6 +599,7 @@ fn apply_threads(
             list: &list,
             check: &check_thread,
             start_time: &start_time,
+            record: &record,
         },
         MAX_PASSES,
         &planned.plan,
@@ -674,14 +712,38 @@ fn changed_words(plan: &crate::plan::Plan) -> String {
     parts.join(", ")
 }
 
+/// The error of an undo helper for process `pid` that could not be
+/// started or took no record (`e`): the change is refused.
+fn undo_error(pid: u32, e: &std::io::Error) -> Error {
+    Error::new(
+        ErrorCode::UndoFailed,
+        format!(
+            "--pid {pid}: the helper that puts the threads back should pinrun die is not there: {}",
+            crate::error::io_words(e)
+        ),
+    )
+    .hint("pidfd_open(2) needs Linux 5.3; check the process limit (ulimit -u); run pinrun again")
+}
+
 /// The error of a failed [`crate::apply::threads::apply_all`]: which
 /// thread and why, whether the others were restored, and the EPERM
 /// diagnosis of a launch.
 fn failed(root: &Root, planned: &Planned, pid: u32, f: crate::apply::threads::Failed) -> Error {
+    let gone = match f.gone {
+        0 => String::new(),
+        n => format!(" ({n} of them had exited: nothing to restore)"),
+    };
     let restored = if f.not_restored.is_empty() {
         match f.index {
+            // The other thread's change is said before: not "nothing".
+            0 if f.reached_other.is_some() => {
+                format!("no thread of process {pid} was left changed")
+            }
             0 => "nothing was left changed".to_string(),
-            n => format!("the {n} thread(s) already changed were restored"),
+            n if n == f.gone => {
+                format!("the {n} thread(s) already changed have exited: nothing was left changed")
+            }
+            n => format!("the {n} thread(s) already changed were restored{gone}"),
         }
     } else {
         // One cause, said once, with the threads it left changed.
@@ -696,7 +758,7 @@ fn failed(root: &Root, planned: &Planned, pid: u32, f: crate::apply::threads::Fa
             .iter()
             .map(|(m, tids)| format!("thread(s) {}: {m}", tids.join(",")))
             .collect();
-        format!("NOT restored: {}", list.join("; "))
+        format!("NOT restored: {}{gone}", list.join("; "))
     };
     let mut e = f.error;
     // The kernel's facts are the target's, not pinrun's own.

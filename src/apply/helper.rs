@@ -1,8 +1,12 @@
 //! The helper process that outlives pinrun's exec (ARCHITECTURE.md §10,
 //! "one helper process"): one process per launch runs every duty the
 //! launch has, in order ([`spawn_duties`]): the `--thread-map` watcher,
-//! then `--steer-irqs`' undo. Only the process plumbing lives here; what
-//! the helper does is the closures given to it.
+//! then `--steer-irqs`' undo; `--pid` has one of its own, the undo of
+//! the threads it changes ([`crate::apply::thread_undo`]). The watcher
+//! runs in a child of the helper (`pinrun-watcher`), so that its death by
+//! a signal is reported and the steering's undo still runs. Only the
+//! process plumbing lives here; what the helper does is the closures
+//! given to it.
 //!
 //! [`spawn`] double-forks: pinrun forks a child that forks the helper and
 //! exits at once, and pinrun reaps that child, so the command pinrun execs
@@ -42,6 +46,9 @@ use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
 /// The tag of [`about_to_exec`]'s message.
 const EXEC: u8 = b'X';
 
+/// The tag of [`settled`]'s message.
+const SETTLED: u8 = b'S';
+
 /// The most descriptors in one `SCM_RIGHTS` message (the kernel's
 /// `SCM_MAX_FD` is 253).
 const FDS_PER_MESSAGE: usize = 250;
@@ -60,6 +67,8 @@ pub struct Helper {
     exec: Cell<Option<bool>>,
     /// The descriptors handed over so far, with their tags.
     fds: RefCell<Vec<(u8, OwnedFd)>>,
+    /// The tags of the messages received so far, in order.
+    tags: RefCell<Vec<u8>>,
 }
 
 impl Helper {
@@ -73,17 +82,25 @@ impl Helper {
         if let Some(done) = self.exec.get() {
             return done;
         }
-        let mut got = false;
         loop {
             match self.receive() {
                 Err(nix::errno::Errno::EINTR) => continue,
-                Ok(Some(EXEC)) => got = true,
                 Ok(Some(_)) => {}
                 Ok(None) | Err(_) => break,
             }
         }
+        let got = self.tags.borrow().contains(&EXEC);
         self.exec.set(Some(got));
         got
+    }
+
+    /// Blocks until pinrun has exited or died (end of file on the
+    /// socket); true when it said [`settled`] before: its work on another
+    /// process is verified, or put back by pinrun itself, and the
+    /// helper's undo has nothing to do.
+    pub fn was_settled(&self) -> bool {
+        self.wait_for_exec();
+        self.tags.borrow().contains(&SETTLED)
     }
 
     /// One message of pinrun: its tag (`None`: end of file), its
@@ -109,6 +126,7 @@ impl Helper {
             }
         }
         let t = tag[0];
+        self.tags.borrow_mut().push(t);
         self.fds
             .borrow_mut()
             .extend(got.into_iter().map(|fd| (t, fd)));
@@ -155,6 +173,15 @@ pub fn hand_fds(started_w: &OwnedFd, tag: u8, fds: &[RawFd]) -> io::Result<()> {
 /// socket).
 pub fn about_to_exec(started_w: &OwnedFd) -> io::Result<()> {
     send(started_w, EXEC, &[])
+}
+
+/// Tells the helper that pinrun's work on another process (`--pid`) is
+/// settled: verified, or put back by pinrun itself after a failure; its
+/// undo ([`crate::apply::thread_undo`]) then does nothing. A message of
+/// its own (`sendmsg(2)`, where the records are `send(2)`s: a tracer can
+/// stop pinrun right before it, as the live test does).
+pub fn settled(started_w: &OwnedFd) -> io::Result<()> {
+    send(started_w, SETTLED, &[])
 }
 
 /// Starts the helper running `work` (its return value is the helper's exit
@@ -225,6 +252,7 @@ pub fn spawn(keep: &[RawFd], work: impl FnOnce(Helper) -> i32) -> io::Result<Own
                 started,
                 exec: Cell::new(None),
                 fds: RefCell::new(Vec::new()),
+                tags: RefCell::new(Vec::new()),
             });
             ffi::exit_now(status)
         }

@@ -7,6 +7,7 @@
 pub mod claims;
 pub mod helper;
 pub mod per_thread;
+pub mod thread_undo;
 pub mod threads;
 pub mod transaction;
 
@@ -196,22 +197,60 @@ pub fn apply_affinity_of(tid: u32, cpus: &CpuSet, possible: &CpuSet) -> Result<(
             &e,
         )
     })?;
-    if &got != cpus && tid == 0 {
-        return Err(Error::new(
-            ErrorCode::AffinityNarrowed,
-            format!("sched_setaffinity(CPUs {cpus}): the kernel set CPUs {got} instead (cgroup cpuset changed?)"),
-        )
-        .hint("the cgroup's cpuset no longer allows every chosen CPU; run pinrun again"));
-    }
-    // Another thread may also have set its own affinity in between.
     if &got != cpus {
+        let me = (tid != 0).then_some(tid);
+        let cgroup = crate::system::Root::machine(std::path::Path::new("/"))
+            .ok()
+            .and_then(|root| {
+                let of = crate::system::cgroup::read_of(&root, me);
+                crate::system::cgroup::read_cpuset(&root, &of)
+            });
+        let (why, hint) = narrowed_words(
+            cpus,
+            &got,
+            cgroup.as_ref().map(|c| (c.file.as_str(), &c.cpus)),
+        );
         return Err(Error::new(
             ErrorCode::AffinityNarrowed,
-            format!("sched_setaffinity(CPUs {cpus}): read back CPUs {got}: the thread set its own affinity meanwhile, or the cgroup's cpuset changed"),
+            format!("sched_setaffinity(CPUs {cpus}): read back CPUs {got}: {why}"),
         )
-        .hint("a program that pins its own threads undoes pinrun's change: use the program's own setting, or run pinrun again"));
+        .hint(hint));
     }
     Ok(())
+}
+
+/// Why an affinity read back as `got` differs from `cpus`, just set, and
+/// the hint, from what is known: the thread's own affinity is not what
+/// was set, and its cgroup's effective cpuset, read now (`cgroup`: the
+/// file and its CPUs; `None`: unreadable), either lacks a chosen CPU (the
+/// cpuset was narrowed: the kernel narrows every task's mask with it) or
+/// allows them all (then the thread, or another of its process, set its
+/// own affinity after pinrun's write).
+fn narrowed_words(
+    cpus: &CpuSet,
+    got: &CpuSet,
+    cgroup: Option<(&str, &CpuSet)>,
+) -> (String, String) {
+    match cgroup {
+        Some((file, cg)) if !cpus.is_subset(cg) => (
+            format!(
+                "the thread's affinity is not what was set, and its cgroup's cpuset ({file}) is CPUs {cg} now, without CPUs {}: the cpuset was narrowed meanwhile",
+                cpus.difference(cg)
+            ),
+            "the cgroup's cpuset no longer allows every chosen CPU; run pinrun again".into(),
+        ),
+        Some((file, cg)) => (
+            format!(
+                "the thread's affinity is not what was set, though its cgroup's cpuset ({file}: CPUs {cg}) allows every chosen CPU: the thread set its own affinity after pinrun's write{}",
+                if got.is_subset(cpus) { "" } else { " (to CPUs pinrun did not choose)" }
+            ),
+            "a program that pins its own threads undoes pinrun's change: use the program's own setting, or run pinrun again".into(),
+        ),
+        None => (
+            "the thread's affinity is not what was set, and its cgroup's cpuset could not be read to tell whether it was narrowed or the thread set its own affinity".into(),
+            "compare the thread's Cpus_allowed_list (/proc/TID/status) with its cgroup's cpuset.cpus.effective; run pinrun again".into(),
+        ),
+    }
 }
 
 /// One change [`apply`] makes to the calling thread.
@@ -499,6 +538,29 @@ mod tests {
         })
         .join()
         .unwrap();
+    }
+
+    /// Issue 33 (low): a thread that re-pins itself was called "(cgroup
+    /// cpuset changed?)". What is known is said: the cgroup's cpuset, read,
+    /// lacks a chosen CPU (narrowed), or allows them all (the thread set
+    /// its own affinity), or could not be read.
+    #[test]
+    fn a_narrowed_affinity_says_what_the_cgroup_explains() {
+        let set = |s: &str| CpuSet::parse(s).unwrap();
+        let file = "/sys/fs/cgroup/a/cpuset.cpus.effective";
+        let (why, hint) = narrowed_words(&set("2-3"), &set("0"), Some((file, &set("0-3"))));
+        assert!(
+            why.contains("allows every chosen CPU: the thread set its own affinity"),
+            "{why}"
+        );
+        assert!(why.contains("(to CPUs pinrun did not choose)"), "{why}");
+        assert!(hint.contains("pins its own threads"), "{hint}");
+        let (why, hint) = narrowed_words(&set("2-3"), &set("2"), Some((file, &set("0-2"))));
+        assert!(why.contains("is CPUs 0-2 now, without CPUs 3"), "{why}");
+        assert!(hint.contains("no longer allows"), "{hint}");
+        let (why, _) = narrowed_words(&set("2-3"), &set("2"), None);
+        assert!(why.contains("could not be read"), "{why}");
+        assert!(!why.contains("changed?"), "{why}");
     }
 
     #[test]

@@ -370,10 +370,51 @@ pub fn duty(
             .take_fds(LOG_FD)
             .into_iter()
             .next()
-            .map(std::fs::File::from);
+            .map(std::fs::File::from)
+            .zip(log);
         let perf = h.take_fds(PERF_FDS);
-        watch(&map, &possible, h, file.zip(log), perf)
+        // The watcher runs in a child of the helper, which says when it
+        // is killed: threads would no longer be placed, silently.
+        match ffi::fork() {
+            Ok(0) => {
+                let _ = nix::sys::prctl::set_name(c"pinrun-watcher");
+                ffi::exit_now(watch(&map, &possible, h, file, perf))
+            }
+            Ok(child) => {
+                drop((file, perf));
+                reap_watcher(child, h.target_pid)
+            }
+            Err(_) => watch(&map, &possible, h, file, perf),
+        }
     })
+}
+
+/// Waits for the watcher `child` of command `pid` and returns its status;
+/// one killed by a signal (SIGKILL, the OOM killer) is said on the
+/// helper's stderr (the command's), since the command's threads are no
+/// longer placed from then on.
+fn reap_watcher(child: i32, pid: u32) -> i32 {
+    let id = nix::unistd::Pid::from_raw(child);
+    loop {
+        match nix::sys::wait::waitpid(id, None) {
+            Err(nix::errno::Errno::EINTR) => continue,
+            Ok(nix::sys::wait::WaitStatus::Exited(_, code)) => return code,
+            Ok(nix::sys::wait::WaitStatus::Signaled(_, sig, _)) => {
+                crate::output::to_stderr(&watcher_killed(pid, child, sig.as_str()));
+                return 1;
+            }
+            Ok(_) => continue,
+            Err(_) => return 1,
+        }
+    }
+}
+
+/// The line saying that the `--thread-map` watcher (pid `child`) of
+/// command `pid` was killed by signal `sig`.
+fn watcher_killed(pid: u32, child: i32, sig: &str) -> String {
+    format!(
+        "pinrun: --thread-map: the watcher of process {pid} (pid {child}, pinrun-watcher) was killed by {sig}: threads the command creates or renames from now on are not placed (they keep the affinity of the thread that creates them)\n"
+    )
 }
 
 /// The perf events of the watcher of `map` ([`ffi::perf_task_events`],

@@ -164,6 +164,13 @@ pub struct Failed {
     /// Threads already changed that could not be restored, or were not
     /// (a TID that names another thread now is never touched).
     pub not_restored: Vec<(u32, Error)>,
+    /// Threads already changed that exited before the restore (nothing
+    /// to restore: the whole process, when it ended meanwhile).
+    pub gone: usize,
+    /// A TID that named another thread after pinrun's write to it (the
+    /// thread exited and its TID was reused meanwhile): that thread may
+    /// have been changed, and is not restored.
+    pub reached_other: Option<u32>,
 }
 
 /// What [`apply_all`] asks of the caller about the process it changes.
@@ -179,6 +186,11 @@ pub struct Threads<'a> {
     /// `None` once no task has it. A TID another process took has that
     /// task's start time, never `None`.
     pub start_time: &'a dyn Fn(u32) -> Option<u64>,
+    /// Before each change, once the thread is saved: hands its saved
+    /// state and start time to whatever undoes the change should pinrun
+    /// die ([`crate::apply::thread_undo::Undo::record`]); an error
+    /// refuses the change.
+    pub record: &'a dyn Fn(&Saved, u64) -> Result<()>,
 }
 
 /// A thread saved before its change, with its identity then.
@@ -266,6 +278,9 @@ pub fn apply_all(
         already: Vec::new(),
         seen: std::collections::HashSet::new(),
         set_back: 0,
+        unread: 0,
+        unread_passes: 0,
+        reached_other: None,
     };
     let mut passes = 0;
     let mut agreeing = 0;
@@ -275,6 +290,11 @@ pub fn apply_all(
                 format!(
                     "threads kept leaving the plan after {passes} passes over the process's threads: {} time(s) a thread pinrun had changed was found set back (the program sets its own affinity or policy, or a thread's execve(2) replaced the process)",
                     w.set_back
+                )
+            } else if w.unread_passes > 0 {
+                format!(
+                    "threads kept appearing with the old placement or policy, or exiting before pinrun could read them, for {passes} passes over the process's threads: in {} pass(es) nothing needed a change but {} listed thread(s) had exited before pinrun read them, so threads they may have created on the old placement were not ruled out (threads living less than a pass, or pinrun kept off the CPU on a busy machine)",
+                    w.unread_passes, w.unread
                 )
             } else {
                 format!(
@@ -321,6 +341,12 @@ struct Work<'a> {
     seen: std::collections::HashSet<u32>,
     /// How many times a thread read before was found off the plan again.
     set_back: usize,
+    /// How many new threads exited between the listing and their read.
+    unread: usize,
+    /// Passes that changed nothing but did not agree for such a thread.
+    unread_passes: usize,
+    /// [`Failed::reached_other`].
+    reached_other: Option<u32>,
 }
 
 impl Work<'_> {
@@ -330,6 +356,7 @@ impl Work<'_> {
     /// read it may have started threads with the old placement).
     fn pass(&mut self) -> std::result::Result<bool, Failed> {
         let mut agrees = true;
+        let (mut changed, mut unread) = (false, false);
         for tid in (self.t.list)() {
             let seen = !self.seen.insert(tid);
             let index = self.done.len();
@@ -354,11 +381,14 @@ impl Work<'_> {
                 Err(e) if seen && e.errno() == Some(nix::errno::Errno::ESRCH) => continue,
                 Err(e) if e.errno() == Some(nix::errno::Errno::ESRCH) => {
                     agrees = false;
+                    unread = true;
+                    self.unread += 1;
                     continue;
                 }
                 Err(error) => return Err(self.fail(tid, index, error)),
             }
             agrees = false;
+            changed = true;
             match self.change(tid, index) {
                 Ok(()) => {}
                 // A thread that exited meanwhile (ESRCH) is not a failure:
@@ -378,6 +408,9 @@ impl Work<'_> {
                 }
             }
         }
+        if unread && !changed {
+            self.unread_passes += 1;
+        }
         Ok(agrees)
     }
 
@@ -387,6 +420,7 @@ impl Work<'_> {
     fn change(&mut self, tid: u32, index: usize) -> Result<()> {
         let before = (self.t.check)(tid)?;
         let saved = save(tid, self.possible)?;
+        (self.t.record)(&saved, before)?;
         self.done.push(Changed {
             saved,
             start_time: Some(before),
@@ -401,15 +435,19 @@ impl Work<'_> {
         }
         apply_thread(tid, self.plan, self.possible)?;
         match (self.t.start_time)(tid) {
-            Some(now) if now != before => Err(Error::new(
+            Some(now) if now != before => {
+                self.reached_other = Some(tid);
+                Err(Error::new(
                 ErrorCode::NoSuchProcess,
                 format!(
-                    "thread {tid} exited while pinrun changed it, and its TID now names another thread (started at {now}, not {before}), which pinrun may have changed: not restored, since its earlier state is unknown"
+                    "thread {tid} exited while pinrun changed it, and its TID now names another thread (started at {now}, not {before}), which pinrun's write may have reached{}: not restored, since its earlier state is unknown",
+                    reached(tid, self.plan, self.possible)
                 ),
             )
             .hint(format!(
                 "check that thread (grep Tgid /proc/{tid}/status; taskset -p {tid}; chrt -p {tid})"
-            ))),
+            )))
+            }
             _ => Ok(()),
         }
     }
@@ -417,18 +455,24 @@ impl Work<'_> {
     /// The failure on thread `tid` (after `index` changed), with the
     /// threads changed restored ([`Work::rollback`]).
     fn fail(&self, tid: u32, index: usize, error: Error) -> Failed {
+        let gone = std::cell::Cell::new(0);
+        let not_restored = self.rollback(&gone);
         Failed {
             tid,
             index,
             error,
-            not_restored: self.rollback(),
+            not_restored,
+            gone: gone.get(),
+            reached_other: self.reached_other,
         }
     }
 
     /// Restores the threads changed, newest first, each only while its
     /// TID still names the thread saved; returns those not restored (a
-    /// thread gone needs no restore) with why.
-    fn rollback(&self) -> Vec<(u32, Error)> {
+    /// thread gone needs no restore) with why, and counts in `gone` those
+    /// that exited.
+    fn rollback(&self, gone: &std::cell::Cell<usize>) -> Vec<(u32, Error)> {
+        let exited = |_| gone.set(gone.get() + 1);
         self.done
             .iter()
             .rev()
@@ -436,7 +480,10 @@ impl Work<'_> {
                 let tid = c.saved.tid;
                 match (self.t.start_time)(tid) {
                     // Gone: nothing to restore.
-                    None => None,
+                    None => {
+                        exited(tid);
+                        None
+                    }
                     Some(now) if c.start_time.is_some_and(|was| was != now) => Some((
                         tid,
                         Error::new(
@@ -450,8 +497,27 @@ impl Work<'_> {
                     Some(_) => restore(&c.saved, self.possible).err().map(|e| (tid, e)),
                 }
             })
-            .filter(|(_, e)| e.errno() != Some(nix::errno::Errno::ESRCH))
+            .filter(|(tid, e)| {
+                let esrch = e.errno() == Some(nix::errno::Errno::ESRCH);
+                if esrch {
+                    exited(*tid);
+                }
+                !esrch
+            })
             .collect()
+    }
+}
+
+/// What thread `tid` (a TID reused by another thread) has now, said when
+/// it is what `plan` sets: ` (it runs on CPUs 1 now, as planned)`;
+/// otherwise empty.
+fn reached(tid: u32, plan: &Plan, possible: &CpuSet) -> String {
+    match (&plan.cpus, get_affinity_of(tid, possible)) {
+        (Some(cpus), Ok(now)) if *cpus == now => format!(
+            " (it runs on {} now, as planned)",
+            crate::words::cpus_phrase(cpus)
+        ),
+        _ => String::new(),
     }
 }
 
@@ -585,6 +651,7 @@ mod tests {
             list: &list,
             check: &check,
             start_time: &start_time,
+            record: &|_, _| Ok(()),
         };
         let f = apply_all(&t, 16, &plan_on(one.clone()), &possible, None).unwrap_err();
         assert_eq!(f.tid, b);
@@ -626,6 +693,7 @@ mod tests {
             list: &list,
             check: &check,
             start_time: &start_time,
+            record: &|_, _| Ok(()),
         };
         // The second thread's change fails (EPERM, the test hook).
         let f = apply_all(&t, 16, &plan_on(one.clone()), &possible, Some(1)).unwrap_err();
@@ -652,6 +720,7 @@ mod tests {
             list: &list,
             check: &check,
             start_time: &start_time,
+            record: &|_, _| Ok(()),
         };
         let (changed, already, passes) =
             apply_all(&t, 16, &plan_on(own.clone()), &possible, None).unwrap();

@@ -237,17 +237,120 @@ pub fn unit_lists(
     Ok(out)
 }
 
+/// The `--cpu-bind` values of a line, in order, in any of srun's
+/// spellings: `--cpu-bind=V`, `--cpu-bind V`, and the old `--cpu_bind`
+/// of either form.
+fn cpu_bind_values(line: &str) -> Vec<&str> {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let mut values = Vec::new();
+    for (i, w) in words.iter().enumerate() {
+        for name in ["--cpu-bind", "--cpu_bind"] {
+            if let Some(rest) = w.strip_prefix(name) {
+                if let Some(v) = rest.strip_prefix('=') {
+                    values.push(v);
+                } else if rest.is_empty()
+                    && let Some(v) = words.get(i + 1)
+                {
+                    values.push(*v);
+                }
+            }
+        }
+    }
+    values
+}
+
+/// The `map_cpu:`/`mask_cpu:` list srun binds with after every
+/// `--cpu-bind` of a line ([`cpu_bind_values`]), as
+/// `slurm_verify_cpu_bind()` (src/common/proc_args.c) reads them, each
+/// option in turn (getopt_long(3) order): a value is comma-separated
+/// tokens, a number continuing the list before it; `verbose`, `quiet`
+/// (`v`, `q`) and `one_thread` change no binding; `map_cpu`/`mapcpu` and
+/// `mask_cpu`/`maskcpu` (`:` or `=` before the list) replace it; any
+/// other type (`cores`, `none`, `rank`, `map_ldom:`, …) clears it; an
+/// unknown word is an error (srun refuses it). The setting's name and
+/// the list; `None` when no list is left.
+fn effective_cpu_bind(line: &str) -> Option<std::result::Result<(&'static str, String), String>> {
+    const FLAGS: [&str; 5] = ["q", "quiet", "v", "verbose", "one_thread"];
+    const OTHER: [&str; 18] = [
+        "no",
+        "none",
+        "rank",
+        "rank_ldom",
+        "sockets",
+        "socket",
+        "cores",
+        "core",
+        "threads",
+        "thread",
+        "ldoms",
+        "ldom",
+        "boards",
+        "board",
+        "map_ldom",
+        "mapldom",
+        "mask_ldom",
+        "maskldom",
+    ];
+    let mut bind: Option<(&'static str, Vec<&str>)> = None;
+    // Whether a number continues a list: the CPU list in `bind`, or
+    // another type's (map_ldom's domains).
+    let (mut cpu_list, mut other_list) = (false, false);
+    let values = cpu_bind_values(line);
+    if values.is_empty() {
+        return None;
+    }
+    for value in values {
+        for tok in value.split(',') {
+            let lower = tok.to_ascii_lowercase();
+            let is_value =
+                !tok.is_empty() && lower.chars().all(|c| c.is_ascii_hexdigit() || c == 'x');
+            if is_value && (cpu_list || other_list) {
+                if let (true, Some((_, l))) = (cpu_list, bind.as_mut()) {
+                    l.push(tok);
+                }
+                continue;
+            }
+            (cpu_list, other_list) = (false, false);
+            if FLAGS.contains(&lower.as_str()) {
+                continue;
+            }
+            let word = lower.split([':', '=']).next().unwrap_or_default();
+            let name = match word {
+                "map_cpu" | "mapcpu" => "srun --cpu-bind map_cpu",
+                "mask_cpu" | "maskcpu" => "srun --cpu-bind mask_cpu",
+                w if OTHER.contains(&w) => {
+                    bind = None;
+                    other_list = true;
+                    continue;
+                }
+                _ => {
+                    return Some(Err(format!(
+                        "srun --cpu-bind {value}: {tok} is no type srun knows (it refuses the line)"
+                    )));
+                }
+            };
+            let first = tok[word.len()..].trim_start_matches([':', '=']);
+            bind = Some((
+                name,
+                [first].into_iter().filter(|f| !f.is_empty()).collect(),
+            ));
+            cpu_list = true;
+        }
+    }
+    let (name, list) = bind?;
+    Some(Ok((name, list.join(","))))
+}
+
 /// The CPUs of the `--cpu-bind=...map_cpu:LIST` or `mask_cpu:LIST` on a
 /// line (`srun(1)`: decimal CPU ids, or hex masks, one per task, comma
-/// separated), with the setting's name; `None` when the line has neither.
+/// separated), with the setting's name; the list srun ends with counts
+/// ([`effective_cpu_bind`]). `None` when there is none.
 fn srun_bind(line: &str) -> Option<std::result::Result<(&'static str, CpuSet), String>> {
-    let at = line.find("--cpu-bind=")?;
-    let value = line[at + "--cpu-bind=".len()..].split_whitespace().next()?;
-    let (name, list) = if let Some((_, l)) = value.split_once("map_cpu:") {
-        ("srun --cpu-bind map_cpu", l)
-    } else {
-        ("srun --cpu-bind mask_cpu", value.split_once("mask_cpu:")?.1)
+    let (name, list) = match effective_cpu_bind(line)? {
+        Ok(b) => b,
+        Err(e) => return Some(Err(e)),
     };
+    let list = list.as_str();
     let mut set = CpuSet::new();
     for w in list.split(',').filter(|w| !w.is_empty()) {
         // srun reads a mask with or without its 0x.
@@ -358,6 +461,37 @@ mod tests {
         assert!(task_plans(&sys, &same, &Claims::default(), 2).is_err());
         let none = request(&["--emit", "slurm", "2"]);
         assert!(task_plans(&sys, &none, &Claims::default(), 2).is_err());
+    }
+
+    /// Issue 33 (low): every spelling of srun's option is judged, and of
+    /// two the last, which srun uses (`arg_set_cpu_bind()` replaces the
+    /// value before): the list pinrun reads is the one srun would bind.
+    #[test]
+    fn srun_lines_are_judged_by_their_last_cpu_bind() {
+        let cpus_of = |line: &str| unit_lists(line).unwrap().first().map(|l| l.3.clone());
+        let map = Some(cpus("2-3"));
+        assert_eq!(cpus_of("srun --cpu-bind=map_cpu:2,3 app"), map);
+        assert_eq!(cpus_of("srun --cpu-bind map_cpu:2,3 app"), map);
+        assert_eq!(cpus_of("srun --cpu_bind=map_cpu:2,3 app"), map);
+        assert_eq!(cpus_of("srun --cpu_bind map_cpu:2,3 app"), map);
+        assert_eq!(
+            cpus_of("srun --cpu-bind=map_cpu:0,1 --cpu-bind=verbose,mask_cpu:0xc app"),
+            map
+        );
+        // verbose changes no binding: the list before stays.
+        assert_eq!(
+            cpus_of("srun --cpu-bind=map_cpu:2,3 --cpu-bind verbose app"),
+            map
+        );
+        assert_eq!(cpus_of("srun --cpu-bind=v,mapcpu=2,3 app"), map);
+        assert_eq!(cpus_of("srun --cpu-bind=map_ldom:0,1 app"), None);
+        assert!(unit_lists("srun --cpu-bind=map_cpu:2,zz app").is_err());
+        assert!(unit_lists("srun --cpu-bind=map_cpu:0,1 --cpu_bind map_cpu:9x app").is_err());
+        // The last one binds no list: nothing to judge on this line.
+        assert_eq!(
+            cpus_of("srun --cpu-bind=map_cpu:0,1 --cpu-bind=cores app"),
+            None
+        );
     }
 
     /// The fingerprint follows the core/package/node map, and its line

@@ -113,6 +113,22 @@ fn open_w(path: &str) -> nix::Result<OwnedFd> {
     nix::fcntl::open(path, OFlag::O_WRONLY | OFlag::O_CLOEXEC, Mode::empty())
 }
 
+/// The hint of an IRQ file that could not be opened (`e`) after `held`
+/// were: out of descriptors (`EMFILE`: this process's `RLIMIT_NOFILE`;
+/// `ENFILE`: the system's `fs.file-max`), pinrun holds one per IRQ it
+/// moves until all are written, and the limit is the user's to raise;
+/// any other errno is unexpected of procfs.
+fn open_hint(e: Errno, held: usize) -> String {
+    match e {
+        Errno::EMFILE => format!(
+            "pinrun holds one descriptor per IRQ it moves until all are written ({held} open when it ran out): raise the limit (ulimit -n {}) and run pinrun again",
+            (held + 64).next_power_of_two().max(1024)
+        ),
+        Errno::ENFILE => "the system's open files are at fs.file-max (cat /proc/sys/fs/file-nr): close some or raise it, and run pinrun again".into(),
+        _ => "retry; if it persists, report the kernel version and this message".into(),
+    }
+}
+
 /// Opens `path` for writing and writes `text` (one write, as the kernel's
 /// `/proc/irq` files take it).
 fn write_path(path: &str, text: &str) -> nix::Result<()> {
@@ -225,7 +241,7 @@ pub fn steer(
                         e.desc()
                     ),
                 )
-                .hint("retry; if it persists, report the kernel version and this message"),
+                .hint(open_hint(e, files.len())),
             }
         })?),
     };
@@ -303,7 +319,7 @@ fn open_moves(
                         e.desc()
                     ),
                 )
-                .hint("retry; if it persists, report the kernel version and this message"));
+                .hint(open_hint(e, files.len())));
             }
         }
     }
@@ -1264,6 +1280,20 @@ mod tests {
     use super::*;
     use crate::steer::JournalBan;
     use crate::testkit::irqbalance_server;
+
+    /// Issue 33 (low): out of descriptors (EMFILE, a small `ulimit -n`)
+    /// an IRQ file's open is the user's limit, named with a limit that
+    /// fits, not "report the kernel version"; ENFILE names fs.file-max;
+    /// another errno stays unexpected.
+    #[test]
+    fn out_of_descriptors_names_the_limit() {
+        let h = open_hint(Errno::EMFILE, 1500);
+        assert!(h.contains("ulimit -n 2048"), "{h}");
+        assert!(h.contains("1500 open"), "{h}");
+        assert!(open_hint(Errno::EMFILE, 3).contains("ulimit -n 1024"));
+        assert!(open_hint(Errno::ENFILE, 3).contains("fs.file-max"));
+        assert!(open_hint(Errno::EIO, 3).contains("report the kernel version"));
+    }
 
     fn banned_journal() -> Journal {
         let mut j = Journal::new(4242, 7, &crate::testkit::cpus("1"));

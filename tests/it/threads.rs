@@ -681,3 +681,71 @@ fn thread_map_short_of_descriptors_names_the_limit() {
     }
     assert!(refused > 0, "never short of descriptors from ulimit -n 4");
 }
+
+/// Issue 33 (low): a `--thread-map` watcher killed while the command runs
+/// (SIGKILL, as the OOM killer sends) was not reported: threads created
+/// afterwards were silently left unplaced. The watcher now runs in a
+/// child of the helper (`pinrun-watcher`), and the helper says on the
+/// command's stderr that it was killed, by what, and what that means.
+#[test]
+fn a_killed_watcher_is_reported() {
+    use std::io::Read;
+    let Some((cpu, _)) = two_cpus() else { return };
+    let mark = format!("PINRUN_TEST_MARK=watcher-{}", std::process::id());
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_pinrun"))
+        .env("PINRUN_CONFIG", "")
+        .env(
+            "PINRUN_TEST_MARK",
+            format!("watcher-{}", std::process::id()),
+        )
+        .args(["--cpus", &cpu.to_string(), "--thread-map", "*=@0"])
+        .args(["--", "cat"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let watcher = || {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+            .find(|pid| {
+                let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+                let env = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+                comm.trim() == "pinrun-watcher"
+                    && env.split(|&c| c == 0).any(|v| v == mark.as_bytes())
+            })
+    };
+    let pid = loop {
+        if let Some(pid) = watcher() {
+            break pid;
+        }
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the command ended first"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    // The command ends; its stderr (the helper's too) is read to its end.
+    drop(child.stdin.take());
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+    assert!(
+        err.contains(&format!(
+            "the watcher of process {} (pid {pid}, pinrun-watcher) was killed by SIGKILL",
+            child.id()
+        )),
+        "{err}"
+    );
+}

@@ -1,0 +1,273 @@
+//! `--pid`'s undo helper (issue 33): what pinrun changes in another
+//! process outlives pinrun, so a helper process armed before the first
+//! thread is changed ([`arm`]) keeps each thread's earlier state and puts
+//! it back when pinrun ends, SIGKILL included, before it said the work was
+//! settled ([`Undo::settle`]: verified, or put back by pinrun itself).
+//!
+//! The helper is [`super::helper::spawn`]'s (its own session, SIGTERM
+//! blocked, pinrun's pidfd and socket). It also holds one end of a
+//! stream socket (`socketpair(2)`) whose other end only pinrun holds:
+//! before changing a thread, pinrun writes the thread's identity and
+//! state to it ([`Undo::record`], one `send(2)` of one line, which the
+//! kernel has queued to the helper when it returns), so a thread is never
+//! changed before the helper could put it back. The helper reads to the
+//! end of the stream (pinrun exited or died), then looks whether pinrun
+//! said [`super::helper::settled`]; if not, it restores each recorded
+//! thread, newest first, to the state recorded first for it
+//! ([`super::threads::restore`]: only what differs is set), and only while
+//! its TID still names a thread of the process with the recorded start
+//! time (`/proc/PID/task/TID`: a TID reused by another thread or process
+//! is never touched), removes the claim record written for the change
+//! (`--exclusive`, [`Undo::claim`]), and says on the stderr it inherited
+//! what it did.
+
+use super::threads::{Saved, restore};
+use crate::cpuset::CpuSet;
+use crate::ffi::SchedAttr;
+use std::io::{self, Read, Write};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::net::UnixStream;
+
+/// The armed undo of a `--pid` change: pinrun's ends of the helper's
+/// socket and record stream.
+#[derive(Debug)]
+pub struct Undo {
+    records: UnixStream,
+    started: OwnedFd,
+}
+
+/// Starts the helper that undoes the changes of process `pid`'s threads
+/// if pinrun ends before [`Undo::settle`] (`possible`: the possible CPUs,
+/// the affinity masks' size). Errors: the failing system call's
+/// (`socketpair(2)`, `pidfd_open(2)`, `fork(2)`).
+pub fn arm(pid: u32, possible: &CpuSet) -> io::Result<Undo> {
+    let (records, theirs) = UnixStream::pair()?;
+    let possible = possible.clone();
+    let keep = [theirs.as_raw_fd()];
+    let started = super::helper::spawn(&keep, move |h| {
+        let mut text = Vec::new();
+        let mut r = &theirs;
+        // End of file: pinrun exited or died (it alone holds the other end).
+        let _ = r.read_to_end(&mut text);
+        if h.was_settled() {
+            return 0;
+        }
+        let (line, ok) = undo(pid, &String::from_utf8_lossy(&text), &possible);
+        if let Some(line) = line {
+            crate::output::to_stderr(&line);
+        }
+        i32::from(!ok)
+    })?;
+    // pinrun's copy of the helper's end went with the closure.
+    Ok(Undo { records, started })
+}
+
+impl Undo {
+    /// Hands thread `saved.tid`'s state, with its start time `start_time`
+    /// (its identity), to the helper; call before changing the thread.
+    /// Errors: the write's (the helper is gone: the thread must not be
+    /// changed).
+    pub fn record(&self, saved: &Saved, start_time: u64) -> io::Result<()> {
+        (&self.records).write_all(encode(saved, start_time).as_bytes())
+    }
+
+    /// Hands the path of the claim record written for this change
+    /// (`--exclusive`) to the helper, which removes it, under the state
+    /// directory's lock, if pinrun ends before [`Undo::settle`]: a claim
+    /// for a placement the threads were put back from claims nothing.
+    /// Errors: the write's; a path with a line feed is refused
+    /// (`InvalidInput`).
+    pub fn claim(&self, path: &std::path::Path) -> io::Result<()> {
+        let text = path.to_str().filter(|t| !t.contains('\n')).ok_or_else(|| {
+            io::Error::new(io::ErrorKind::InvalidInput, "a claim path with a line feed")
+        })?;
+        (&self.records).write_all(format!("{CLAIM}{text}\n").as_bytes())
+    }
+
+    /// Tells the helper the work is settled (verified, or restored by
+    /// pinrun): it ends without touching anything. Errors: the send's.
+    pub fn settle(self) -> io::Result<()> {
+        super::helper::settled(&self.started)
+    }
+}
+
+/// The start of the line naming the claim record ([`Undo::claim`]).
+const CLAIM: &str = "claim ";
+
+/// Removes the claim record at `path` ([`Undo::claim`]) under its state
+/// directory's exclusive lock; false when it could not.
+fn remove_claim(path: &str) -> bool {
+    let path = std::path::Path::new(path);
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) else {
+        return false;
+    };
+    let Ok(Some(mut d)) = crate::system::claims::StateDir::open(dir, false) else {
+        return false;
+    };
+    if d.lock(crate::system::claims::LockKind::Exclusive).is_err() {
+        return false;
+    }
+    super::claims::remove(&d, name);
+    true
+}
+
+/// One record: `TID START NICE POLICY FLAGS ATTR_NICE PRIORITY RUNTIME
+/// DEADLINE PERIOD CPULIST`, a line.
+fn encode(s: &Saved, start_time: u64) -> String {
+    let a = &s.attr;
+    format!(
+        "{} {start_time} {} {} {} {} {} {} {} {} {}\n",
+        s.tid,
+        s.nice,
+        a.sched_policy,
+        a.sched_flags,
+        a.sched_nice,
+        a.sched_priority,
+        a.sched_runtime,
+        a.sched_deadline,
+        a.sched_period,
+        s.affinity.to_list()
+    )
+}
+
+/// [`encode`]'s line read back; `None` for a line cut short (pinrun died
+/// while writing it: that thread was not changed yet).
+fn decode(line: &str) -> Option<(Saved, u64)> {
+    let f: Vec<&str> = line.split(' ').collect();
+    if f.len() != 11 {
+        return None;
+    }
+    let n = |i: usize| f[i].parse::<u64>().ok();
+    let attr = SchedAttr {
+        size: std::mem::size_of::<SchedAttr>() as u32,
+        sched_policy: u32::try_from(n(3)?).ok()?,
+        sched_flags: n(4)?,
+        sched_nice: f[5].parse().ok()?,
+        sched_priority: u32::try_from(n(6)?).ok()?,
+        sched_runtime: n(7)?,
+        sched_deadline: n(8)?,
+        sched_period: n(9)?,
+    };
+    let saved = Saved {
+        tid: u32::try_from(n(0)?).ok()?,
+        affinity: CpuSet::parse(f[10]).ok()?,
+        attr,
+        nice: f[2].parse().ok()?,
+    };
+    Some((saved, n(1)?))
+}
+
+/// The records of `text` (complete lines only), each thread once with the
+/// state recorded first for it, in the order of their first record.
+fn records(text: &str) -> Vec<(Saved, u64)> {
+    let mut seen = std::collections::HashSet::new();
+    text.split_inclusive('\n')
+        .filter_map(|l| decode(l.strip_suffix('\n')?))
+        .filter(|(s, _)| seen.insert(s.tid))
+        .collect()
+}
+
+/// Restores the threads of process `pid` that `text` records, newest
+/// first, each while `/proc/PID/task/TID` has its recorded start time.
+/// Returns the line to print (`None`: nothing was recorded) and whether
+/// every thread still there was restored.
+fn undo(pid: u32, text: &str, possible: &CpuSet) -> (Option<String>, bool) {
+    let recs = records(text);
+    let claim = text
+        .split_inclusive('\n')
+        .find_map(|l| l.strip_suffix('\n')?.strip_prefix(CLAIM))
+        .map(|path| (path, remove_claim(path)));
+    let claim_words = match claim {
+        None => String::new(),
+        Some((_, true)) => "; its claim record was removed".into(),
+        Some((path, false)) => {
+            format!(
+                "; its claim record {path} could not be removed (the next launch drops it once the process ends)"
+            )
+        }
+    };
+    if recs.is_empty() {
+        let line = claim.map(|_| {
+            format!("pinrun: --pid {pid}: pinrun ended before changing any thread{claim_words}\n")
+        });
+        return (line, claim.is_none_or(|(_, ok)| ok));
+    }
+    let Ok(root) = crate::system::Root::machine(std::path::Path::new("/")) else {
+        return (None, false);
+    };
+    let (mut put_back, mut gone) = (0, 0);
+    let mut other = Vec::new();
+    let mut failed = Vec::new();
+    for (saved, start) in recs.iter().rev() {
+        let tid = saved.tid;
+        match crate::system::threads::thread_start_time(&root, pid, tid) {
+            Some(now) if now == *start => match restore(saved, possible) {
+                Ok(()) => put_back += 1,
+                Err(e) if e.errno() == Some(nix::errno::Errno::ESRCH) => gone += 1,
+                Err(e) => failed.push(format!("thread {tid}: {}", e.message)),
+            },
+            // A TID that names another task now: never touched.
+            None if crate::system::threads::task_start_time(&root, tid).is_some() => {
+                other.push(tid.to_string())
+            }
+            Some(_) => other.push(tid.to_string()),
+            None => gone += 1,
+        }
+    }
+    let mut line = format!(
+        "pinrun: --pid {pid}: pinrun ended before its change of the threads was settled (killed?); its undo helper put back {put_back} thread(s)"
+    );
+    if gone > 0 {
+        line.push_str(&format!(", {gone} had exited"));
+    }
+    if !other.is_empty() {
+        line.push_str(&format!(
+            "; thread(s) {}: the TID names another thread now, not touched",
+            other.join(",")
+        ));
+    }
+    if !failed.is_empty() {
+        line.push_str(&format!("; NOT restored: {}", failed.join("; ")));
+    }
+    line.push_str(&claim_words);
+    line.push('\n');
+    (Some(line), failed.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn saved(tid: u32, cpus: &str, policy: u32, prio: u32, nice: i32) -> Saved {
+        Saved {
+            tid,
+            affinity: CpuSet::parse(cpus).unwrap(),
+            attr: SchedAttr {
+                size: 48,
+                sched_policy: policy,
+                sched_flags: 1,
+                sched_nice: nice,
+                sched_priority: prio,
+                sched_runtime: 7,
+                sched_deadline: 8,
+                sched_period: 9,
+            },
+            nice,
+        }
+    }
+
+    /// A record reads back as written (every attribute, the affinity as
+    /// a list); a line cut short is no record; a thread recorded twice
+    /// keeps its first (earliest) state.
+    #[test]
+    fn records_read_back_and_keep_the_first_state() {
+        let a = saved(41, "0-3,8", 2, 5, -3);
+        let b = saved(42, "1", 0, 0, 4);
+        let a2 = saved(41, "2", 1, 9, 0);
+        let full = format!("{}{}{}", encode(&a, 100), encode(&b, 101), encode(&a2, 100));
+        let cut = &encode(&b, 7)[..12];
+        let got = records(&format!("{full}{cut}"));
+        assert_eq!(got, vec![(a, 100), (b, 101)]);
+        assert_eq!(decode("41 100 0 0"), None);
+    }
+}
