@@ -46,11 +46,14 @@ finding_codes! {
     NotIsolated = "not-isolated",
         r#"(notice) a chosen CPU is not in /sys/devices/system/cpu/isolated nor a cgroup v2
 isolated partition; when isolcpus= lists it without the domain flag, the
-message says what the given flags do instead. Fix: isolcpus=domain,managed_irq,LIST.
+message says what the given flags do instead; or it is isolated but in
+/sys/devices/virtual/workqueue/cpumask, where unbound workqueue workers run.
+Fix: isolcpus=domain,managed_irq,LIST.
 "#;
     /// `not-nohz-full`.
     NotNohzFull = "not-nohz-full",
-        r#"the scheduler tick still runs on the CPU. Fix: nohz_full=LIST.
+        r#"the scheduler tick still runs on the CPU: not nohz_full, nohz=off, or a
+SCHED_DEADLINE command (which keeps the tick). Fix: nohz_full=LIST.
 "#;
     /// `not-rcu-nocbs`.
     NotRcuNocbs = "not-rcu-nocbs",
@@ -154,8 +157,8 @@ has the same or a higher priority.
 "#;
     /// `cpuidle-deep-states`.
     CpuidleDeepStates = "cpuidle-deep-states",
-        r#"(info) a chosen CPU may enter an idle state with an exit latency above 10 us.
-Fix: cpupower idle-set -D 10.
+        r#"(info) a chosen CPU may enter an idle state with an exit latency above 10 us
+(one enabled and within its pm_qos_resume_latency_us). Fix: cpupower idle-set -D 10.
 "#;
     /// `rt-priority-99`.
     RtPriority99 = "rt-priority-99",

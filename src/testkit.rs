@@ -106,6 +106,7 @@ impl Machine {
                 isolated: CpuSet::new(),
                 nohz_full: CpuSet::new(),
                 nohz_full_source: IsolationSource::Sysfs,
+                workqueue_cpus: None,
                 isolation_source: IsolationSource::Sysfs,
                 boot: BootParams::default(),
                 irqs: Default::default(),

@@ -2910,6 +2910,198 @@ fn pid_whose_main_thread_exited_is_its_live_threads() {
     );
 }
 
+/// Issue 35 class 2: threads of one process in different cgroups. A
+/// cgroup v1 hierarchy moves one thread by writing its TID to `tasks`;
+/// here worker1 of a two-worker process goes alone into a cpuset of CPU
+/// 0, the rest stays in the root cpuset. The kernel bounds each thread's
+/// affinity by its own cpuset (`__sched_setaffinity()` with
+/// `cpuset_cpus_allowed()`): `--pid P --cpus LAST` is refused for
+/// worker1 (EINVAL) and `--cpus 0,LAST` narrowed to 0, so the launch
+/// fails and undoes (exit 125). The dry run must say so too: it read the
+/// process's cgroup from its main thread and said 0 (a disagreement of
+/// the differential test). Now both refuse, the dry run naming worker1.
+#[test]
+fn pid_threads_in_different_cpusets() {
+    let online = online();
+    let last = online.last().unwrap();
+    if !is_root() || last == 0 {
+        common::skip("needs root and a second CPU");
+        return;
+    }
+    // cgroup v1 only: v2 moves single threads only inside a threaded
+    // subtree (cgroup.threads).
+    if !std::path::Path::new("/sys/fs/cgroup/cpuset/cpuset.cpus").exists() {
+        common::skip("no cgroup v1 cpuset hierarchy");
+        return;
+    }
+    let Some(set) = TestCpuset::new("0") else {
+        common::skip("cannot make a cpuset cgroup");
+        return;
+    };
+    let h = Helper::start(2, 0);
+    let pid = h.pid().to_string();
+    let worker1 = h.tid_named("worker1");
+    set.take(worker1);
+    assert_eq!(h.status(worker1, "Cpus_allowed_list"), "0");
+    let before: Vec<String> = h
+        .tids()
+        .iter()
+        .map(|&t| h.status(t, "Cpus_allowed_list"))
+        .collect();
+    for (cpus, code) in [
+        (last.to_string(), "affinity-failed"),
+        (format!("0,{last}"), "affinity-narrowed"),
+    ] {
+        let dry = pinrun()
+            .args(["--pid", &pid, "--cpus", &cpus, "--dry-run", "--json"])
+            .output()
+            .unwrap();
+        let launch = pinrun()
+            .args(["--pid", &pid, "--cpus", &cpus])
+            .output()
+            .unwrap();
+        assert_eq!(launch.status.code(), Some(125), "launch --cpus {cpus}");
+        assert_eq!(
+            dry.status.code(),
+            Some(125),
+            "dry run --cpus {cpus}: {}",
+            String::from_utf8_lossy(&dry.stdout)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&dry.stdout).unwrap();
+        assert_eq!(v["error"]["code"], code, "{v}");
+        let msg = v["error"]["message"].as_str().unwrap();
+        assert!(
+            msg.contains(&format!("thread {worker1} is in cgroup /pinrun-test-")),
+            "{msg}"
+        );
+        // Nothing changed by either.
+        let now: Vec<String> = h
+            .tids()
+            .iter()
+            .map(|&t| h.status(t, "Cpus_allowed_list"))
+            .collect();
+        assert_eq!(now, before, "--cpus {cpus}");
+    }
+    // Every thread's cpuset allows CPU 0: dry run and launch agree on 0.
+    let dry = pinrun()
+        .args(["--pid", &pid, "--cpus", "0", "--dry-run"])
+        .output()
+        .unwrap();
+    assert_status(&dry, 0);
+    let launch = pinrun()
+        .args(["--pid", &pid, "--cpus", "0"])
+        .output()
+        .unwrap();
+    assert_status(&launch, 0);
+    for t in h.tids() {
+        assert_eq!(h.status(t, "Cpus_allowed_list"), "0", "thread {t}");
+    }
+    drop(h);
+    drop(set);
+}
+
+/// Issue 35 class 2: threads of one process with different uids.
+/// Credentials are per thread: a raw `setresuid(2)` changes the calling
+/// thread only (glibc's wrapper broadcasts it, nptl's setxid). The
+/// helper's main thread runs as uid 65534, thread "other" as 65533; the
+/// kernel lets uid 65534 without CAP_SYS_NICE change the first and not
+/// the second (`check_same_owner()`, EPERM), so `--pid P --cpus C` as
+/// 65534 fails and undoes (exit 125), as does taskset -a -p. pinrun read
+/// the owner from the main thread's status, and its dry run said 0. Now
+/// both refuse with pid-not-permitted, the dry run naming the thread;
+/// as root both change every thread.
+#[test]
+fn pid_threads_of_different_users() {
+    if !can_setpriv() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let Some(bin) = common::compile("thread_uids", &["-O2", "-pthread"], dir.path()) else {
+        return;
+    };
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(&bin)
+        .args(["65534", "65533"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line, "ready\n");
+    let pid = child.id();
+    let uid_of = |t: u32| {
+        let s = std::fs::read_to_string(format!("/proc/{pid}/task/{t}/status")).unwrap();
+        s.lines()
+            .find_map(|l| l.strip_prefix("Uid:"))
+            .unwrap()
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    let mut tids: Vec<u32> = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .collect();
+    tids.sort_unstable();
+    let other = *tids.iter().find(|&&t| t != pid).unwrap();
+    assert_eq!(
+        (uid_of(pid), uid_of(other)),
+        ("65534".to_string(), "65533".to_string())
+    );
+    let affinity = |t: u32| {
+        let s = std::fs::read_to_string(format!("/proc/{pid}/task/{t}/status")).unwrap();
+        s.lines()
+            .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+            .unwrap()
+            .trim()
+            .to_string()
+    };
+    let before: Vec<String> = tids.iter().map(|&t| affinity(t)).collect();
+    let p = pid.to_string();
+    let dry = as_user(Some(65534))
+        .args(["--pid", &p, "--cpus", "0", "--dry-run", "--json"])
+        .output()
+        .unwrap();
+    let launch = as_user(Some(65534))
+        .args(["--pid", &p, "--cpus", "0"])
+        .output()
+        .unwrap();
+    let after: Vec<String> = tids.iter().map(|&t| affinity(t)).collect();
+    let as_root = pinrun()
+        .args(["--pid", &p, "--cpus", "0"])
+        .output()
+        .unwrap();
+    let root_after: Vec<String> = tids.iter().map(|&t| affinity(t)).collect();
+    drop(child.stdin.take());
+    let _ = child.wait();
+    assert_eq!(
+        launch.status.code(),
+        Some(125),
+        "{}",
+        String::from_utf8_lossy(&launch.stderr)
+    );
+    assert_eq!(
+        dry.status.code(),
+        Some(125),
+        "{}",
+        String::from_utf8_lossy(&dry.stdout)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&dry.stdout).unwrap();
+    assert_eq!(v["error"]["code"], "pid-not-permitted", "{v}");
+    let msg = v["error"]["message"].as_str().unwrap();
+    assert!(
+        msg.contains(&format!("thread {other} runs as uid 65533")),
+        "{msg}"
+    );
+    assert_eq!(after, before, "nothing changed");
+    assert_status(&as_root, 0);
+    assert_eq!(root_after, vec!["0".to_string(); tids.len()]);
+}
+
 /// Issue 35, class 1 (the live case of ../shared/cases): a capability is
 /// the kernel's answer, never its version. In a private mount namespace
 /// `/proc/sys/kernel/osrelease` says RHEL 9's `5.14.0-503.11.1.el9_5`
@@ -3083,6 +3275,12 @@ impl TestCpuset {
     /// Moves process `pid` into the cgroup.
     fn add(&self, pid: u32) {
         std::fs::write(self.0.join("cgroup.procs"), pid.to_string()).unwrap();
+    }
+
+    /// Moves thread `tid` alone into the cgroup (cgroup v1 `tasks` takes
+    /// a TID; `cgroup.procs` would move its whole process).
+    fn take(&self, tid: u32) {
+        std::fs::write(self.0.join("tasks"), tid.to_string()).unwrap();
     }
 }
 

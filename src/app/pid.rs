@@ -158,6 +158,45 @@ fn as_target(mut sys: SystemState, root: &Root, p: &Process) -> SystemState {
     sys
 }
 
+/// Refuses a change the kernel would refuse for one of the live threads
+/// of `p` for its owner ([`crate::plan::threads::check_owners`]): each
+/// thread's own uids, credentials being per thread.
+fn check_owners(root: &Root, p: &Process) -> Result<(), Error> {
+    let owners: Vec<_> = p
+        .threads
+        .iter()
+        .filter(|t| !t.exited())
+        .map(|t| (t.tid, t.uids.or_else(|| threads::uids(root, p.pid))))
+        .collect();
+    crate::plan::threads::check_owners(
+        p.pid,
+        nix::unistd::geteuid().as_raw(),
+        &owners,
+        crate::system::process::read_process(root, false, false, false, false).cap_sys_nice,
+    )
+}
+
+/// The live threads of `p` in another cgroup than the process's own
+/// `/proc/PID/cgroup` (the one the plan is bounded by), each with its
+/// cgroup's path and cpuset CPUs: one `cgroup` file per thread, a cpuset
+/// read per thread that differs.
+fn thread_cpusets(root: &Root, p: &Process) -> Vec<(u32, String, crate::cpuset::CpuSet)> {
+    let own = root.read(&format!("/proc/{}/cgroup", p.pid));
+    p.threads
+        .iter()
+        .filter(|t| !t.exited())
+        .filter_map(|t| {
+            let text = threads::task_cgroup(root, p.pid, t.tid)?;
+            if own.as_deref() == Some(text.as_str()) {
+                return None;
+            }
+            let me = crate::system::cgroup::read_of_task(root, p.pid, t.tid);
+            let cs = crate::system::cgroup::read_cpuset(root, &me)?;
+            Some((t.tid, cs.cgroup, cs.cpus))
+        })
+        .collect()
+}
+
 /// Runs a `--pid` request.
 pub fn run(req: &Request, target: &Target) -> Result<Exit, Error> {
     let root = Root::machine(std::path::Path::new("/"))?;
@@ -261,12 +300,7 @@ fn change(root: &Root, req: &Request, target: &Target, p: Process) -> Result<Exi
         )
         .hint("start the process under pinrun with the policy, or move its pages with --migrate"));
     }
-    crate::plan::threads::check_owner(
-        p.pid,
-        nix::unistd::geteuid().as_raw(),
-        threads::uids(root, p.pid),
-        crate::system::process::read_process(root, false, false, false, false).cap_sys_nice,
-    )?;
+    check_owners(root, &p)?;
     let mut as_launch = req.clone();
     // The process's current affinity is what is being replaced: it bounds
     // --cores/--node/--isolated only with an explicit --within inherited;
@@ -298,6 +332,9 @@ fn change(root: &Root, req: &Request, target: &Target, p: Process) -> Result<Exi
         planned.plan.cpus.as_ref(),
         &deadline,
     )?;
+    if let Some(cpus) = &planned.plan.cpus {
+        crate::plan::threads::check_thread_cpusets(p.pid, cpus, &thread_cpusets(root, &p))?;
+    }
     let migration = if target.migrate {
         Some(plan_migration(root, target, &p, &planned)?)
     } else {

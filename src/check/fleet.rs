@@ -176,7 +176,11 @@ fn cfs_quota(sys: &SystemState, rt: bool, out: &mut Vec<Finding>) {
 /// `cpuset-resets-affinity`: in Kubernetes, outside an exclusive `pool`,
 /// a plan narrower than the cpuset (`shared_cpus`) on a kernel before 6.2,
 /// which resets every task's affinity to the whole cpuset when the cpuset
-/// changes.
+/// changes. The kernel cannot be asked (the change keeps the user's mask,
+/// `user_cpus_ptr`, which no file shows, and seeing it would take a cpuset
+/// change), so the release is the only evidence: the notice says "may",
+/// names the version as its source, and that a distribution kernel may
+/// carry the change (issue 35 class 1: a version is "cannot tell").
 fn resets_affinity(
     ctx: &Context,
     pool: Option<&Pool>,
@@ -195,7 +199,7 @@ fn resets_affinity(
             Severity::Notice,
             &ctx.cpus,
             format!(
-                "kernel {} resets every task's CPU affinity to the whole cpuset when the cpuset changes (fixed in 6.2), and kubelet changes the shared pool's cpuset whenever it assigns exclusive CPUs: {} would be lost",
+                "kernel {} may reset every task's CPU affinity to the whole cpuset when the cpuset changes (Linux before 6.2 does; pinrun can tell only by the version, and a distribution kernel may carry the change), and kubelet changes the shared pool's cpuset whenever it assigns exclusive CPUs: {} would be lost",
                 sys.process.kernel_release.as_deref().unwrap_or("?"),
                 cpus_phrase(&ctx.cpus)
             ),

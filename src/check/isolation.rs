@@ -244,6 +244,7 @@ fn alternatives_first(
 pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
     unknown_flag(ctx, out);
     not_isolated(ctx, out);
+    workqueues_on_isolated(ctx, out);
     not_nohz_full(ctx, out);
     not_rcu_nocbs(ctx, out);
     not_applied_at_boot(ctx, out);
@@ -408,6 +409,50 @@ fn not_isolated(ctx: &Context, out: &mut Vec<Finding>) {
     ));
 }
 
+/// `not-isolated` for checked CPUs that are domain-isolated but where
+/// unbound workqueue workers may still run: `wq_unbound_cpumask`
+/// (kernel/workqueue.c, `/sys/devices/virtual/workqueue/cpumask`) is the
+/// affinity of every unbound worker; `workqueue_init_early()` takes the
+/// `nohz_full=` CPUs out of it (`HK_TYPE_WQ`) and since Linux 6.6 the
+/// `isolcpus=domain` ones (`HK_TYPE_DOMAIN`), since 6.7 isolated cpuset
+/// partitions; an administrator may write it. An input of "which tasks
+/// the scheduler may place there" (issue 35 class 4).
+fn workqueues_on_isolated(ctx: &Context, out: &mut Vec<Finding>) {
+    let sys = ctx.sys;
+    let Some(wq) = &sys.workqueue_cpus else {
+        return;
+    };
+    let exposed = ctx.cpus.intersection(&sys.isolated).intersection(wq);
+    if exposed.is_empty() {
+        return;
+    }
+    let keep = sys
+        .online
+        .difference(&sys.isolated)
+        .difference(&sys.nohz_full);
+    let hint = if keep.is_empty() {
+        "leave a housekeeping CPU out of the isolated ones, and write it to /sys/devices/virtual/workqueue/cpumask".to_string()
+    } else {
+        format!(
+            "echo {} > /sys/devices/virtual/workqueue/cpumask (as root; a mask, not kept across boots), or boot with nohz_full= for them (Linux 6.6+: isolcpus=domain suffices)",
+            keep.to_mask()
+        )
+    };
+    out.push(Finding::new(
+        Code::NotIsolated,
+        ctx.disturbance(),
+        &exposed,
+        format!(
+            "{} {} isolated from the scheduler's load balancing, but unbound workqueue workers may run there: /sys/devices/virtual/workqueue/cpumask ({}) includes {} (wq_unbound_cpumask, kernel/workqueue.c)",
+            cpus_phrase(&exposed),
+            verb(&exposed),
+            wq,
+            if exposed.len() == 1 { "it" } else { "them" }
+        ),
+        hint,
+    ));
+}
+
 /// `not-nohz-full`: checked CPUs whose scheduler tick still runs; a
 /// notice on a kernel built without NO_HZ_FULL, where no launch on this
 /// host can change it (issue 31), in every mode alike (--check, --strict
@@ -418,6 +463,7 @@ fn not_nohz_full(ctx: &Context, out: &mut Vec<Finding>) {
     if sys.boot.nohz == Some(false) {
         return tick_turned_off(ctx, out);
     }
+    deadline_keeps_the_tick(ctx, out);
     let ticking = ctx.cpus.difference(&sys.nohz_full);
     if ticking.is_empty() {
         return;
@@ -462,6 +508,40 @@ fn not_nohz_full(ctx: &Context, out: &mut Vec<Finding>) {
             from_cmdline(sys.nohz_full_source)
         ),
         alternatives_first(ctx, &sys.nohz_full, "nohz_full", false, then),
+    ));
+}
+
+/// `not-nohz-full` for nohz_full CPUs the command runs on under
+/// SCHED_DEADLINE: `sched_can_stop_tick()` (kernel/sched/core.c) answers
+/// false while a deadline task is queued on the CPU ("Deadline tasks,
+/// even if single, need the tick"), so `TICK_DEP_BIT_SCHED` stays set and
+/// `can_stop_full_tick()` (kernel/time/tick-sched.c) keeps the tick; one
+/// SCHED_FIFO task, one SCHED_RR task or one fair task lets it stop.
+/// An input of the tick's decision that the request gives (issue 35
+/// class 4).
+fn deadline_keeps_the_tick(ctx: &Context, out: &mut Vec<Finding>) {
+    if !ctx
+        .plan
+        .sched
+        .policy
+        .is_some_and(crate::policy::Policy::is_deadline)
+    {
+        return;
+    }
+    let listed = ctx.cpus.intersection(&ctx.sys.nohz_full);
+    if listed.is_empty() {
+        return;
+    }
+    out.push(Finding::new(
+        Code::NotNohzFull,
+        ctx.disturbance(),
+        &listed,
+        format!(
+            "{} {} nohz_full, but a SCHED_DEADLINE task keeps the scheduler tick running: sched_can_stop_tick() (kernel/sched/core.c) never lets it stop while a deadline task is queued on the CPU",
+            cpus_phrase(&listed),
+            verb(&listed)
+        ),
+        "the tick of a nohz_full CPU stops under one SCHED_FIFO task (or one SCHED_RR or SCHED_OTHER task): use --fifo where the tick must stop, or accept it with --allow not-nohz-full",
     ));
 }
 

@@ -241,6 +241,61 @@ mod tests {
         assert_eq!(find(&findings(&sys, &args), Code::NotNohzFull), None);
     }
 
+    /// Issue 35 class 4: unbound workqueue workers run anywhere in
+    /// `wq_unbound_cpumask` (kernel/workqueue.c), isolated CPUs included
+    /// when the mask has them (isolcpus=domain before Linux 6.6, or a
+    /// mask written so): `not-isolated` for those of the checked CPUs;
+    /// none when the mask leaves them out, or was not read.
+    #[test]
+    fn workqueues_may_run_on_isolated_cpus() {
+        let mut sys = machine().isolated("4-7").build();
+        let args = ["--check", "--cpus", "4-5"];
+        assert_eq!(find(&findings(&sys, &args), Code::NotIsolated), None);
+        sys.workqueue_cpus = Some(cpus("0-3,8-15"));
+        assert_eq!(find(&findings(&sys, &args), Code::NotIsolated), None);
+        sys.workqueue_cpus = Some(cpus("0-4,8-15"));
+        assert_eq!(
+            find(&findings(&sys, &args), Code::NotIsolated),
+            Some((Severity::Warning, cpus("4")))
+        );
+    }
+
+    /// Issue 35 class 4: a SCHED_DEADLINE task keeps the tick of a
+    /// nohz_full CPU (`sched_can_stop_tick()`, kernel/sched/core.c:
+    /// "Deadline tasks, even if single, need the tick"); one SCHED_FIFO
+    /// task lets it stop. So a deadline launch on nohz_full CPUs is
+    /// `not-nohz-full` for them, a FIFO one is not.
+    #[test]
+    fn deadline_keeps_the_tick_of_nohz_full_cpus() {
+        let mut sys = machine().build();
+        sys.nohz_full = cpus("4-7");
+        let ticking = |args: &[&str]| -> Vec<CpuSet> {
+            findings(&sys, args)
+                .into_iter()
+                .filter(|(c, _, _)| *c == Code::NotNohzFull)
+                .map(|(_, _, set)| set)
+                .collect()
+        };
+        let all = "0-15";
+        assert_eq!(
+            ticking(&["--check", "--cpus", all, "--fifo", "10"]),
+            vec![cpus("0-3,8-15")]
+        );
+        assert_eq!(
+            ticking(&[
+                "--check",
+                "--cpus",
+                all,
+                "--deadline",
+                "--sched-runtime",
+                "1ms",
+                "--sched-period",
+                "10ms"
+            ]),
+            vec![cpus("4-7"), cpus("0-3,8-15")]
+        );
+    }
+
     /// Issue 35 class 3: an unknown isolcpus= flag of letters only is
     /// skipped since 5.7 (housekeeping_isolcpus_setup(): "Skipped unknown
     /// flag"), so the rest applies: a notice; cpu/isolated listing none of

@@ -15,8 +15,13 @@
 //!    affinity of PID 1 narrower than them (systemd's `CPUAffinity=`), or
 //!    outside a non-empty `nohz_full` set;
 //! 2. threads not domain-isolated (`cpu/isolated`, cgroup v2 isolated
-//!    partitions), then not nohz_full (`cpu/nohz_full`), then not in
-//!    `rcu_nocbs=` (with `nohz_full`, as `rcu_init_nohz()` adds it);
+//!    partitions), then not nohz_full (`cpu/nohz_full`; under `nohz=off`
+//!    no CPU is, for its tick: `setup_tick_nohz()` clears
+//!    `tick_nohz_enabled` and `tick_nohz_activate()`,
+//!    kernel/time/tick-sched.c, then never lets a tick stop, while
+//!    `cpu/nohz_full` still lists the CPUs; the `not-nohz-full` check
+//!    reads the same), then not in `rcu_nocbs=` (with `nohz_full`, as
+//!    `rcu_init_nohz()` adds it, `nohz=off` or not);
 //! 3. a device IRQ routed to a thread (effective affinity, else
 //!    `smp_affinity_list`, else where its counts show it fired;
 //!    `Documentation/core-api/irq/irq-affinity.rst`);
@@ -95,6 +100,8 @@ pub struct Facts {
     isolated: CpuSet,
     /// nohz_full CPUs.
     nohz_full: CpuSet,
+    /// The nohz_full CPUs whose tick can stop: none under `nohz=off`.
+    tickless: CpuSet,
     /// CPUs whose RCU callbacks are offloaded.
     nocbs: CpuSet,
     /// Per CPU: (device IRQs routed there, their interrupts there).
@@ -156,6 +163,11 @@ impl Facts {
             housekeeping_why,
             isolated: sys.isolated.clone(),
             nohz_full: sys.nohz_full.clone(),
+            tickless: if sys.boot.nohz == Some(false) {
+                CpuSet::new()
+            } else {
+                sys.nohz_full.clone()
+            },
             nocbs,
             irqs,
             measured: sys.measured.clone().unwrap_or_default(),
@@ -191,7 +203,7 @@ impl Facts {
             };
             k.named = k.named.max(named);
             k.not_isolated += usize::from(!self.isolated.contains(c));
-            k.not_nohz += usize::from(!self.nohz_full.contains(c));
+            k.not_nohz += usize::from(!self.tickless.contains(c));
             k.not_nocbs += usize::from(!self.nocbs.contains(c));
             if let Some(&(r, n)) = self.irqs.get(&c) {
                 routed += r;
@@ -232,7 +244,12 @@ impl Facts {
             m => format!("{} of {n} threads {what}", n - m),
         };
         parts.push(of(missing(&self.isolated), "isolated"));
-        parts.push(of(missing(&self.nohz_full), "nohz_full"));
+        let nohz_full = if self.tickless.is_empty() && !self.nohz_full.is_empty() {
+            "nohz_full (its tick kept: nohz=off)"
+        } else {
+            "nohz_full"
+        };
+        parts.push(of(missing(&self.nohz_full), nohz_full));
         if missing(&self.nocbs) != n {
             parts.push(of(missing(&self.nocbs), "rcu_nocbs"));
         }
@@ -597,6 +614,28 @@ mod tests {
             ..irq(33, "3", &[(3, 7)])
         });
         assert_eq!(chosen(&sys, "--cores 1 --fifo 1"), cpus("2"));
+    }
+
+    /// Issue 35: under `nohz=off` no CPU's tick stops
+    /// (`setup_tick_nohz()`, `tick_nohz_activate()`,
+    /// kernel/time/tick-sched.c), so a nohz_full CPU is not ranked as
+    /// tickless: with the same RCU offloading (`rcu_nocbs=1-3`) and the
+    /// same housekeeping naming (CPU 2 in `irqaffinity=`, CPU 1 outside
+    /// `nohz_full=`), the device IRQ routed to CPU 2 decides. CPU 3 is
+    /// first either way (nothing names it for housekeeping).
+    #[test]
+    fn nohz_off_is_no_tickless_cpu() {
+        let mut sys = Machine::new(1, 4, 1).build();
+        sys.nohz_full = cpus("2-3");
+        sys.irqs.list = vec![irq(30, "2", &[(2, 500)])];
+        sys.boot =
+            crate::boot_params::parse("nohz_full=2-3 rcu_nocbs=1-3 irqaffinity=0,2", Some(3));
+        assert_eq!(chosen(&sys, "--cores 2 --fifo 1"), cpus("2-3"));
+        sys.boot = crate::boot_params::parse(
+            "nohz_full=2-3 rcu_nocbs=1-3 irqaffinity=0,2 nohz=off",
+            Some(3),
+        );
+        assert_eq!(chosen(&sys, "--cores 2 --fifo 1"), cpus("1,3"));
     }
 
     #[test]

@@ -34,6 +34,87 @@ pub fn check_owner(
     )))
 }
 
+/// [`check_owner`] for every live thread of process `pid`, each given as
+/// `(tid, its real and effective uids)`, the process's first live thread
+/// first. Credentials are per thread: the kernel checks the target
+/// thread's own (`check_same_owner()`, kernel/sched/syscalls.c), and a
+/// thread that called `setresuid(2)` by raw system call (glibc's wrapper
+/// broadcasts the change to every thread, the raw call does not) runs as
+/// another uid than its process's main thread. The first thread the
+/// kernel would refuse refuses the change (all or nothing); named when
+/// its uids differ from the first thread's.
+pub fn check_owners(
+    pid: u32,
+    caller_euid: u32,
+    threads: &[(u32, Option<(u32, u32)>)],
+    cap_sys_nice: Option<bool>,
+) -> Result<()> {
+    let first = threads.first().and_then(|t| t.1);
+    for &(tid, uids) in threads {
+        let Err(e) = check_owner(pid, caller_euid, uids, cap_sys_nice) else {
+            continue;
+        };
+        let (Some((ruid, euid)), Some((_, first_euid))) = (uids, first) else {
+            return Err(e);
+        };
+        if uids == first {
+            return Err(e);
+        }
+        return Err(Error::new(
+            ErrorCode::PidNotPermitted,
+            format!(
+                "--pid {pid}: thread {tid} runs as uid {euid} (real uid {ruid}; the process's thread {} runs as uid {first_euid}) and pinrun runs as uid {caller_euid} without CAP_SYS_NICE; the kernel checks each thread's own credentials and refuses to change another user's thread (EPERM), so no thread is changed",
+                threads[0].0
+            ),
+        )
+        .hint(format!(
+            "credentials are per thread (grep Uid /proc/{pid}/task/*/status): run pinrun with CAP_SYS_NICE, or change only this user's threads with --tid TID"
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses an affinity of `cpus` for a process whose threads are in
+/// cgroups of their own: each `(tid, cgroup, cpus)` is a live thread in
+/// another cgroup than the first live thread, with its cgroup's cpuset
+/// CPUs. The kernel bounds each thread's affinity by its own cpuset
+/// (`__sched_setaffinity()` ANDs the request with
+/// `cpuset_cpus_allowed()`, kernel/sched/syscalls.c and
+/// kernel/cgroup/cpuset.c): CPUs outside it all are refused (EINVAL),
+/// some of them silently dropped (pinrun reads the affinity back and
+/// undoes the change). The plan is bounded by the first thread's
+/// cgroup; this is the rest of the process.
+pub fn check_thread_cpusets(
+    pid: u32,
+    cpus: &crate::cpuset::CpuSet,
+    threads: &[(u32, String, crate::cpuset::CpuSet)],
+) -> Result<()> {
+    let Some((tid, cgroup, allowed)) = threads.iter().find(|t| !cpus.is_subset(&t.2)) else {
+        return Ok(());
+    };
+    let kept = cpus.intersection(allowed);
+    let (code, what) = if kept.is_empty() {
+        (
+            ErrorCode::AffinityFailed,
+            "refuses them for it (sched_setaffinity: EINVAL)".to_string(),
+        )
+    } else {
+        (
+            ErrorCode::AffinityNarrowed,
+            format!("would set CPUs {kept} instead"),
+        )
+    };
+    Err(Error::new(
+        code,
+        format!(
+            "--pid {pid}: thread {tid} is in cgroup {cgroup}, whose cpuset allows CPUs {allowed}: the kernel bounds each thread's affinity by its own cpuset (cpuset_cpus_allowed(), kernel/cgroup/cpuset.c), so for CPUs {cpus} it {what}; no thread is changed"
+        ),
+    )
+    .hint(format!(
+        "give CPUs of every thread's cpuset (grep cpuset /proc/{pid}/task/*/cgroup), or place thread {tid} apart with --tid {tid}"
+    )))
+}
+
 /// The scheduling facts of a process's threads that the kernel's
 /// permission checks weigh, the strictest of them all: every thread is
 /// changed, so the plan must hold for the thread the kernel would refuse
@@ -183,6 +264,51 @@ mod tests {
         let e = check_owner(7, 1000, Some((1001, 1001)), Some(false)).unwrap_err();
         assert_eq!(e.code, ErrorCode::PidNotPermitted);
         assert!(e.message.contains("uid 1001"), "{}", e.message);
+    }
+
+    /// Credentials are per thread: a thread of another uid than the
+    /// caller refuses the change, named when its uids differ from the
+    /// first thread's; CAP_SYS_NICE changes every thread.
+    #[test]
+    fn owner_rule_per_thread() {
+        let threads = [(10, Some((1000, 1000))), (11, Some((1001, 1001)))];
+        assert!(check_owners(10, 1000, &threads[..1], Some(false)).is_ok());
+        assert!(check_owners(10, 1000, &threads, Some(true)).is_ok());
+        let e = check_owners(10, 1000, &threads, Some(false)).unwrap_err();
+        assert_eq!(e.code, ErrorCode::PidNotPermitted);
+        assert!(
+            e.message.contains("thread 11 runs as uid 1001")
+                && e.message.contains("thread 10 runs as uid 1000"),
+            "{}",
+            e.message
+        );
+        // The whole process another user's: the process-wide message.
+        let e = check_owners(10, 1002, &threads, Some(false)).unwrap_err();
+        assert!(!e.message.contains("thread 10"), "{}", e.message);
+    }
+
+    /// A thread in a cpuset without some planned CPUs: EINVAL when it has
+    /// none of them, narrowed when some (`__sched_setaffinity()`).
+    #[test]
+    fn each_thread_is_bounded_by_its_own_cpuset() {
+        let set = |s: &str| crate::cpuset::CpuSet::parse_sysfs_list(s, None).unwrap();
+        let apart = [(12, "/rt".to_string(), set("0-1"))];
+        assert!(check_thread_cpusets(10, &set("0"), &apart).is_ok());
+        assert!(check_thread_cpusets(10, &set("2"), &[]).is_ok());
+        let e = check_thread_cpusets(10, &set("2-3"), &apart).unwrap_err();
+        assert_eq!(e.code, ErrorCode::AffinityFailed);
+        assert!(
+            e.message.contains("thread 12 is in cgroup /rt"),
+            "{}",
+            e.message
+        );
+        let e = check_thread_cpusets(10, &set("1-2"), &apart).unwrap_err();
+        assert_eq!(e.code, ErrorCode::AffinityNarrowed);
+        assert!(
+            e.message.contains("would set CPUs 1 instead"),
+            "{}",
+            e.message
+        );
     }
 
     /// The thread the kernel refuses first decides: the highest nice

@@ -102,6 +102,18 @@ pub fn read_of(root: &Root, pid: Option<u32>) -> SelfCgroup {
     }
 }
 
+/// [`read_self`] for thread `tid` of process `pid`: its own
+/// `/proc/PID/task/TID/cgroup` (a thread may be in another cgroup than
+/// its process's main thread, [`super::threads::task_cgroup`]).
+pub fn read_of_task(root: &Root, pid: u32, tid: u32) -> SelfCgroup {
+    let proc_dir = format!("/proc/{pid}/task/{tid}");
+    SelfCgroup {
+        mounts: read_mounts(root),
+        cgroup: root.read(&format!("{proc_dir}/cgroup")),
+        proc_dir,
+    }
+}
+
 fn read_mounts(root: &Root) -> Vec<Mount> {
     if let Some(text) = root.read("/proc/self/mountinfo") {
         // id parent major:minor root mount-point options [optional...] - fstype source super-options

@@ -838,13 +838,66 @@ pub fn group_exists(pgid: u32) -> bool {
         )
 }
 
-/// Whether `pid` is a live (not zombie) member of process group `pgid`
-/// (field 5 of its `/proc/<pid>/stat`): what a claim following its group
-/// counts ([`crate::claim::judge`] takes a zombie as ended).
+/// Whether `pid` is a live member of process group `pgid` (field 5 of
+/// its `/proc/<pid>/stat`): what a claim following its group counts
+/// ([`crate::claim::judge`] takes a zombie as ended; a zombie main thread
+/// whose other threads run is a live process, [`live_threads`]).
 pub fn live_member(pid: u32, pgid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|st| {
-        !matches!(stat_state(&st), Some('Z' | 'X')) && stat_field::<u32>(&st, 5) == Some(pgid)
+        stat_field::<u32>(&st, 5) == Some(pgid)
+            && (!matches!(stat_state(&st), Some('Z' | 'X')) || !live_threads(pid).is_empty())
     })
+}
+
+/// The live threads of process `pid` with their `status` texts
+/// (`/proc/PID/task/TID/status`; a thread in state `Z` or `X`, field 3
+/// of its `stat`, left out), ascending by TID. A process is its live
+/// threads (issue 35 class 2): its main thread may have exited
+/// (`pthread_exit(3)` in `main`: the leader stays a zombie in `/proc`
+/// until the last thread exits, `delay_group_leader()`, kernel/exit.c)
+/// while the others run, and each thread has its own credentials
+/// (`setresuid(2)` by raw system call changes one thread) and affinity.
+fn live_threads(pid: u32) -> Vec<(u32, String)> {
+    let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    let mut tids: Vec<u32> = dir
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse().ok())
+        .collect();
+    tids.sort_unstable();
+    tids.into_iter()
+        .filter_map(|t| {
+            let task = format!("/proc/{pid}/task/{t}");
+            let stat = std::fs::read_to_string(format!("{task}/stat")).ok()?;
+            if matches!(stat_state(&stat), Some('Z' | 'X')) {
+                return None;
+            }
+            Some((t, std::fs::read_to_string(format!("{task}/status")).ok()?))
+        })
+        .collect()
+}
+
+/// The uids (`Uid:`: real, effective, saved, filesystem) and the
+/// `Cpus_allowed_list` of one `status` text, added to `uids` and
+/// `affinity`.
+fn add_status(status: &str, uids: &mut Vec<u32>, affinity: &mut Option<crate::cpuset::CpuSet>) {
+    for line in status.lines() {
+        if let Some(u) = line.strip_prefix("Uid:") {
+            for u in u.split_whitespace().filter_map(|u| u.parse::<u32>().ok()) {
+                if !uids.contains(&u) {
+                    uids.push(u);
+                }
+            }
+        } else if let Some(l) = line.strip_prefix("Cpus_allowed_list:")
+            && let Ok(set) = crate::cpuset::CpuSet::parse_sysfs_list(l.trim(), None)
+        {
+            match affinity {
+                Some(a) => a.union_with(&set),
+                None => *affinity = Some(set),
+            }
+        }
+    }
 }
 
 /// The live members of process group `pgid` ([`live_member`]), from one
@@ -918,15 +971,24 @@ fn process_groups() -> std::result::Result<HashMap<u32, Vec<u32>>, String> {
     Ok(out)
 }
 
-/// Whether `pid` runs, and as whom. `/proc` hidden by `hidepid=` cannot
-/// prove a process dead: `kill(pid, 0)` decides (ESRCH: dead).
+/// Whether `pid` runs, and as whom: judged by its live threads
+/// ([`live_threads`]; a main thread that exited while others run is no
+/// ended process), their uids and `Cpus_allowed_list`s together (one
+/// `status` per thread). `/proc` hidden by `hidepid=` cannot prove a
+/// process dead: `kill(pid, 0)` decides (ESRCH: dead).
 pub fn liveness(pid: u32) -> Liveness {
     if !claim::valid_pid(pid) {
         return Liveness::Dead;
     }
     let dir = format!("/proc/{pid}");
     if let Ok(stat) = std::fs::read_to_string(format!("{dir}/stat")) {
-        if let Some('Z' | 'X') = stat_state(&stat) {
+        // Its live threads: a zombie main thread with live threads is a
+        // running process; their uids and affinities together are the
+        // process's (a thread may run as another uid, or be pinned apart
+        // from the main thread inside the claimed CPUs).
+        let threads = live_threads(pid);
+        let zombie = matches!(stat_state(&stat), Some('Z' | 'X'));
+        if zombie && threads.is_empty() {
             return Liveness::Dead;
         }
         let mut uids: Vec<u32> = std::fs::metadata(&dir)
@@ -934,14 +996,13 @@ pub fn liveness(pid: u32) -> Liveness {
             .into_iter()
             .collect();
         let mut affinity = None;
-        if let Ok(status) = std::fs::read_to_string(format!("{dir}/status")) {
-            for line in status.lines() {
-                if let Some(u) = line.strip_prefix("Uid:") {
-                    uids.extend(u.split_whitespace().filter_map(|u| u.parse::<u32>().ok()));
-                } else if let Some(l) = line.strip_prefix("Cpus_allowed_list:") {
-                    affinity = crate::cpuset::CpuSet::parse_sysfs_list(l.trim(), None).ok();
-                }
-            }
+        if threads.is_empty()
+            && let Ok(status) = std::fs::read_to_string(format!("{dir}/status"))
+        {
+            add_status(&status, &mut uids, &mut affinity);
+        }
+        for (_, status) in &threads {
+            add_status(status, &mut uids, &mut affinity);
         }
         return Liveness::Alive {
             start_time: stat_field(&stat, 22),

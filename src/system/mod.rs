@@ -120,6 +120,11 @@ pub struct SystemState {
     pub nohz_full: CpuSet,
     /// Where `nohz_full` came from.
     pub nohz_full_source: IsolationSource,
+    /// `/sys/devices/virtual/workqueue/cpumask`: the CPUs unbound
+    /// workqueue workers may run on (`wq_unbound_cpumask`,
+    /// kernel/workqueue.c; Linux 4.2+). Read only when some CPU is
+    /// domain-isolated; `None` when not read or absent.
+    pub workqueue_cpus: Option<CpuSet>,
     /// Where `isolated` came from.
     pub isolation_source: IsolationSource,
     /// The isolation parameters of `/proc/cmdline`.
@@ -237,6 +242,12 @@ impl SystemState {
         let (allowed, allowed_source) = allowed_of(&sets.online, cpuset, affinity);
         let iso = read_isolation(root, scope.isolation, &sets, &mut disagreements);
         let nocb_kthreads = read_nocb(root, scope.kthreads, &iso, &sets.online, &mut disagreements);
+        // Unbound workqueue workers may still run on isolated CPUs (before
+        // Linux 6.6 isolcpus=domain did not take them out of
+        // wq_unbound_cpumask): read where some CPU is isolated.
+        let workqueue_cpus = (scope.isolation && !iso.isolated.is_empty())
+            .then(|| root.read_mask("/sys/devices/virtual/workqueue/cpumask"))
+            .flatten();
         let mut topology_issues = sets.issues.clone();
         topology_issues.extend(ignored_nodes);
         let topology = TopologyRead {
@@ -257,6 +268,7 @@ impl SystemState {
         let state = Self {
             nohz_full: iso.nohz_full,
             nohz_full_source: iso.nohz_full_source,
+            workqueue_cpus,
             isolation_source: iso.isolation_source,
             boot: iso.boot,
             irqs,

@@ -44,6 +44,13 @@ pub struct ThreadState {
     pub deadline: Option<(u64, u64, u64)>,
     /// `sched_getattr(2)` (live machine only): `SCHED_FLAG_RESET_ON_FORK`.
     pub reset_on_fork: Option<bool>,
+    /// The real and effective uids (the first two fields of `Uid:` in the
+    /// thread's `status`): credentials are per thread (`setresuid(2)` by
+    /// raw system call changes one thread; glibc's wrapper broadcasts to
+    /// every thread), and the kernel checks each thread's own for a
+    /// change of its policy or affinity (`check_same_owner()`,
+    /// kernel/sched/syscalls.c).
+    pub uids: Option<(u32, u32)>,
 }
 
 /// The fields of a `stat` line after the command name (field 2, which may
@@ -161,9 +168,26 @@ pub fn kind(root: &Root, pid: u32) -> Option<(char, bool, Option<u32>)> {
 /// threads only when its own effective uid is one of them
 /// (`sched_setattr(2)`, EPERM).
 pub fn uids(root: &Root, pid: u32) -> Option<(u32, u32)> {
-    let status = root.read(&format!("/proc/{pid}/status"))?;
-    let mut ids = status_field(&status, "Uid")?.split_whitespace();
+    uids_of(&root.read(&format!("/proc/{pid}/status"))?)
+}
+
+/// The real and effective uids of a `status` text (`Uid:`).
+fn uids_of(status: &str) -> Option<(u32, u32)> {
+    let mut ids = status_field(status, "Uid")?.split_whitespace();
     Some((ids.next()?.parse().ok()?, ids.next()?.parse().ok()?))
+}
+
+/// The `cgroup` file of thread `tid` of process `pid`
+/// (`/proc/PID/task/TID/cgroup`), as the kernel writes it
+/// (`proc_cgroup_show()`, kernel/cgroup/cgroup.c: one line per
+/// hierarchy). Threads of one process may be in different cgroups: a
+/// cgroup v1 hierarchy moves one thread by writing its TID to `tasks`,
+/// cgroup v2 a thread of a threaded subtree to `cgroup.threads`; each
+/// thread's cpuset then bounds its own affinity
+/// (`cpuset_cpus_allowed()`, kernel/cgroup/cpuset.c). `None` when it
+/// cannot be read (the thread exited).
+pub fn task_cgroup(root: &Root, pid: u32, tid: u32) -> Option<String> {
+    root.read(&format!("/proc/{pid}/task/{tid}/cgroup"))
 }
 
 /// The `comm` file of a task directory (`/proc/PID` or
@@ -199,6 +223,7 @@ pub fn read_thread(root: &Root, pid: u32, tid: u32, live: bool) -> Option<Thread
         state: stat_state(&stat),
         deadline: None,
         reset_on_fork: None,
+        uids: uids_of(&status),
     };
     if live && let Ok(a) = crate::ffi::sched_getattr_of(tid) {
         t.deadline = Some((a.sched_runtime, a.sched_deadline, a.sched_period));

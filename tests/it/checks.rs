@@ -529,6 +529,85 @@ fn rt_competitors_and_idle_states() {
     assert!(with(&findings(t.path(), &["--cpus", "0"]), "cpuidle-deep-states").is_empty());
 }
 
+/// Issue 35 class 4: isolated CPUs (cpu/isolated 2-3) that
+/// `/sys/devices/virtual/workqueue/cpumask` still holds (`f`: CPUs 0-3,
+/// as isolcpus=domain leaves it before Linux 6.6) may run unbound
+/// workqueue workers (`wq_unbound_cpumask`, kernel/workqueue.c):
+/// `not-isolated` names them and the mask to write (CPUs 0-1:
+/// `00000003`, cpumask_parse() text); a
+/// mask of the housekeeping CPUs (`3`) gives nothing.
+#[test]
+fn workqueue_cpumask_on_isolated_cpus() {
+    for (mask, exposed) in [("f", Some(vec![2, 3])), ("3", None), ("7", Some(vec![2]))] {
+        let t = tree(&[
+            ("sys/devices/system/cpu/isolated", "2-3\n"),
+            (
+                "sys/devices/virtual/workqueue/cpumask",
+                &format!("{mask}\n"),
+            ),
+        ]);
+        let f = findings(t.path(), &["--cpus", "2-3", "--fifo", "10"]);
+        let wq: Vec<&Value> = with(&f, "not-isolated")
+            .into_iter()
+            .filter(|x| x["message"].as_str().unwrap().contains("workqueue"))
+            .collect();
+        match exposed {
+            None => assert!(wq.is_empty(), "{mask}: {wq:?}"),
+            Some(cpus) => {
+                assert_eq!(ids(&wq[0]["cpus"]), cpus, "{mask}");
+                let hint = wq[0]["hint"].as_str().unwrap();
+                assert!(
+                    hint.starts_with("echo 00000003 > /sys/devices/virtual/workqueue/cpumask"),
+                    "{hint}"
+                );
+            }
+        }
+    }
+}
+
+/// Issue 35 class 4: the cpuidle governor never selects a state whose
+/// exit latency exceeds the CPU's resume latency QoS
+/// (`cpuidle_governor_latency_req()`, drivers/cpuidle/governor.c, read by
+/// `menu_select()` and `teo_select()`): `pm_qos_resume_latency_us` of
+/// `n/a` (a limit of 0: polling only) or 100 keeps CPU 1 out of C6 (133
+/// us), so `cpuidle-deep-states` said a wake-up cost the CPU never pays;
+/// `0` (no constraint) and 200 leave C6 in.
+#[test]
+fn idle_states_beyond_the_resume_latency_limit_are_never_entered() {
+    let cpu1 = "sys/devices/system/cpu/cpu1";
+    for (qos, deep) in [
+        (None, true),
+        (Some("0"), true),
+        (Some("200"), true),
+        (Some("100"), false),
+        (Some("n/a"), false),
+    ] {
+        let mut files = vec![
+            (format!("{cpu1}/cpuidle/state0/name"), "POLL\n".to_string()),
+            (format!("{cpu1}/cpuidle/state0/latency"), "0\n".into()),
+            (format!("{cpu1}/cpuidle/state1/name"), "C6\n".into()),
+            (format!("{cpu1}/cpuidle/state1/latency"), "133\n".into()),
+        ];
+        if let Some(q) = qos {
+            files.push((
+                format!("{cpu1}/power/pm_qos_resume_latency_us"),
+                format!("{q}\n"),
+            ));
+        }
+        let refs: Vec<(&str, &str)> = files
+            .iter()
+            .map(|(p, t)| (p.as_str(), t.as_str()))
+            .collect();
+        let t = tree(&refs);
+        let f = findings(t.path(), &["--cpus", "1", "--fifo", "10"]);
+        assert_eq!(
+            !with(&f, "cpuidle-deep-states").is_empty(),
+            deep,
+            "{qos:?}: {f:?}"
+        );
+    }
+}
+
 /// Each of these findings fires on one tree and stays quiet on its twin.
 #[test]
 fn findings_fire_only_when_their_cause_is_present() {

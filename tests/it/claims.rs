@@ -307,6 +307,56 @@ fn sigkilled_holder_is_reclaimed() {
     }
 }
 
+/// Issue 35 class 2: a holder whose main thread exited (`pthread_exit(3)`
+/// in `main`) while another thread runs still holds its claim: the
+/// kernel keeps the leader in `/proc` as a zombie (state `Z`,
+/// `delay_group_leader()`, kernel/exit.c) until the last thread exits,
+/// and the process runs on. pinrun judged the claim by the leader's state
+/// alone, took it as ended, and gave the CPUs of a running holder to the
+/// next `--exclusive` launch (exit 0). Once the last thread ends the
+/// claim is reclaimed.
+#[test]
+fn holder_whose_main_thread_exited_keeps_its_claim() {
+    let cores = free_cores();
+    if cores.is_empty() {
+        common::skip("no free core");
+        return;
+    }
+    let tools = tempfile::tempdir().unwrap();
+    let Some(helper) = common::compile("leader_exits", &["-O2", "-pthread"], tools.path()) else {
+        return;
+    };
+    let (_t, dir) = state_dir();
+    let n = cores.len().to_string();
+    let helper = helper.to_str().unwrap();
+    let mut h = spawn(&dir, &["--exclusive", "--cores", &n], &[helper]);
+    let pid = h.id();
+    let state = || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|s| s.rsplit(')').next().and_then(|r| r.trim().chars().next()))
+    };
+    let t0 = Instant::now();
+    while (state() != Some('Z') || records(&dir).is_empty())
+        && t0.elapsed() < Duration::from_secs(20)
+    {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(state(), Some('Z'), "the main thread did not exit");
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .count();
+    assert_eq!(tasks, 2, "the zombie leader and its worker");
+    let o = run(&dir, &["--exclusive", "--cores", "1"], &["true"]);
+    assert_eq!(o.status.code(), Some(125), "{}", stderr(&o));
+    assert!(stderr(&o).contains(&format!("pid {pid}")), "{}", stderr(&o));
+    // The worker ends the process when its stdin closes.
+    drop(h.stdin.take());
+    h.wait().unwrap();
+    let o = run(&dir, &["--exclusive", "--cores", "1"], &["true"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
+
 /// One race: 20 concurrent `--exclusive --cores 1` launches. Winners print
 /// their affinity and hold their core until their stdin closes, so every
 /// loser decides while all winners still hold.

@@ -321,3 +321,38 @@ fn cores_of_each_core_once() {
     assert_eq!(threads, union.len(), "a CPU in two cores");
     assert!(cpus.is_subset(&union));
 }
+
+/// Issue 35: `nohz=off` keeps every CPU's tick (`setup_tick_nohz()`, then
+/// `tick_nohz_activate()` never lets it stop, kernel/time/tick-sched.c)
+/// while `cpu/nohz_full` still lists the CPUs, and the quietest rule must
+/// read it as the `not-nohz-full` check does. 4 CPUs, nohz_full 2-3,
+/// RCU offloaded on 1-3, `irqaffinity=0,2` (CPU 2 named for
+/// housekeeping, as CPU 1 is for being outside nohz_full), a device IRQ
+/// routed to CPU 2: with the tick stopping, CPU 2's tick decides before
+/// the IRQ and `--cores 2 --fifo 1` takes 2-3; under `nohz=off` CPU 2 is
+/// no quieter for its tick, the IRQ decides, and CPU 1 is taken. CPU 3
+/// (nothing names it for housekeeping) is first either way.
+#[test]
+fn nohz_off_ranks_no_cpu_as_tickless() {
+    let m = Machine::smt(1, 4, 1, |_, c, _| c).build();
+    let r = m.path();
+    write(r, "sys/devices/system/cpu/isolated", "\n");
+    write(r, "sys/devices/system/cpu/nohz_full", "2-3\n");
+    write(
+        r,
+        "proc/interrupts",
+        "           CPU0       CPU1       CPU2       CPU3\n 30:          0          0        500          0   PCI-MSI 1-edge      dev30\n",
+    );
+    write(r, "proc/irq/30/effective_affinity_list", "2\n");
+    let base = "nohz_full=2-3 rcu_nocbs=1-3 irqaffinity=0,2";
+    let chosen = |cmdline: &str| {
+        write(r, "proc/cmdline", &format!("{cmdline}\n"));
+        let v = dry(r, &["--cores", "2", "--fifo", "1"]);
+        (ids(&v["cpus"]), v["reasons"].to_string())
+    };
+    let (on, _) = chosen(base);
+    assert_eq!(on, vec![2, 3]);
+    let (off, reasons) = chosen(&format!("{base} nohz=off"));
+    assert_eq!(off, vec![1, 3]);
+    assert!(reasons.contains("its tick kept: nohz=off"), "{reasons}");
+}
