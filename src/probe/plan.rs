@@ -12,9 +12,9 @@ use std::collections::BTreeMap;
 
 /// The CPUs the probe measures: the plan's CPUs, or, when the launch
 /// keeps its affinity, the task's CPUs
-/// ([`super::placement::task_cpus`]). One probe thread runs on each.
+/// ([`crate::plan::placement::task_cpus`]). One probe thread runs on each.
 pub fn probed_cpus(sys: &SystemState, plan: &Plan) -> CpuSet {
-    super::placement::command_cpus(sys, plan)
+    crate::plan::placement::command_cpus(sys, plan)
 }
 
 /// Refuses a spinning SCHED_FIFO/SCHED_RR probe on any CPU that is not
