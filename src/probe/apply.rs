@@ -19,6 +19,7 @@
 //! should a probe thread still not return a second later, ends pinrun
 //! (exit 125) rather than exec the command beside a thread it lost.
 
+use super::{Readings, Sampled};
 use crate::cpuset::CpuSet;
 use crate::error::{Error, ErrorCode, Result};
 use crate::ffi;
@@ -55,6 +56,9 @@ struct Raw {
     /// the measurement (the TSC's calibration).
     ticks: (u64, u64),
     raw_ns: (u64, u64),
+    /// `CLOCK_MONOTONIC` at the start, ns: the sampler's clock, for
+    /// lining the gaps up with its samples.
+    mono0: u64,
 }
 
 /// The clock read in the hot loop.
@@ -172,6 +176,7 @@ fn probe_thread(
     let threshold = (req.threshold_ns as f64 * ticks_per_ns) as u64;
     let mut series = Series::new(threshold, ticks_per_ns);
     let r0 = ffi::monotonic_raw_ns();
+    let mono0 = ffi::monotonic_ns();
     let t0 = read_clock(clock);
     let end_raw = r0 + req.duration_ns;
     let done = || ffi::monotonic_raw_ns() >= end_raw || stop.load(Ordering::Relaxed);
@@ -193,6 +198,7 @@ fn probe_thread(
         series,
         ticks: (t0, t1),
         raw_ns: (r0, r1),
+        mono0,
     })
 }
 
@@ -274,9 +280,9 @@ pub fn run(
     cpus: &CpuSet,
     req: &ProbeRequest,
     watchdog_cpus: Option<&CpuSet>,
-) -> Result<ProbeRun> {
+) -> Result<(ProbeRun, Sampled)> {
     let m = measure(root, plan, possible, cpus, req, watchdog_cpus)?;
-    let (clock, (raws, before, after)) = (m.clock, m.measured);
+    let (clock, (raws, before, after, sampled)) = (m.clock, m.measured);
     if let Some(limit) = m.overran {
         return Err(Error::new(
             ErrorCode::ProbeFailed,
@@ -290,11 +296,15 @@ pub fn run(
     let own = std::process::id();
     let mut out = Vec::new();
     let mut sources = BTreeMap::new();
+    let mut sampled = sampled;
     for (cpu, raw) in raws {
         out.push(summarize(clock, req.mode, cpu, &raw));
         sources.insert(cpu, crate::noise::attribute(&before, &after, cpu, own));
+        if let Ok(s) = &mut sampled {
+            s.starts.insert(cpu, raw.mono0);
+        }
     }
-    Ok(ProbeRun {
+    let run = ProbeRun {
         request: *req,
         clock,
         sched: crate::apply::attr_words(&crate::apply::sched_attr(
@@ -310,7 +320,9 @@ pub fn run(
             .sched
             .policy
             .and_then(crate::policy::Policy::rt_priority),
-    })
+        timed: Err(String::new()),
+    };
+    Ok((run, sampled))
 }
 
 /// What [`measure`] returns.
@@ -428,7 +440,7 @@ pub fn worst_gaps(
     watchdog_cpus: Option<&CpuSet>,
 ) -> Result<BTreeMap<u32, u64>> {
     let m = measure(root, plan, possible, cpus, req, watchdog_cpus)?;
-    let (clock, (raws, _, _), overran) = (m.clock, m.measured, m.overran);
+    let (clock, (raws, _, _, _), overran) = (m.clock, m.measured, m.overran);
     let mut gaps: BTreeMap<u32, u64> = cpus.iter().map(|c| (c, u64::MAX)).collect();
     for (cpu, raw) in &raws {
         let (r0, r1) = raw.raw_ns;
@@ -470,8 +482,9 @@ fn die(what: &str) -> ! {
     std::process::exit(i32::from(crate::error::Exit::Failure.code()))
 }
 
-/// The raw series of each CPU, and the counters before and after.
-type Measured = (Vec<(u32, Raw)>, Snapshot, Snapshot);
+/// The raw series of each CPU, the counters before and after, and the
+/// sampler's readings.
+type Measured = (Vec<(u32, Raw)>, Snapshot, Snapshot, Sampled);
 
 fn run_locked(
     root: &Root,
@@ -515,6 +528,16 @@ fn run_locked(
                 crate::error::io_words(&e)
             ))
         })?;
+    let finished = Arc::new(AtomicBool::new(false));
+    let sampler = start_sampler(
+        root,
+        cpus,
+        req,
+        watchdog_cpus,
+        bytes,
+        finished.clone(),
+        &before,
+    );
     let mut handles = Vec::new();
     for (i, cpu) in cpus.iter().enumerate() {
         let mut p = plan.clone();
@@ -560,12 +583,113 @@ fn run_locked(
         }
     }
     let _ = wd.join();
+    finished.store(true, Ordering::Relaxed);
+    let sampled = match sampler {
+        Ok(h) => h
+            .join()
+            .unwrap_or_else(|_| Err("the sampler thread panicked".to_string())),
+        Err(e) => Err(e),
+    };
     if let Some(e) = first_err {
         return Err(e);
     }
     let overran = stop.load(Ordering::Relaxed).then_some(limit);
     let after = crate::system::noise::snapshot(root, true);
-    Ok(((raws, before, after), overran))
+    Ok(((raws, before, after, sampled), overran))
+}
+
+/// Starts the sampler of attribution in time (issue 36) on `watchdog_cpus`
+/// (a housekeeping CPU outside the probed ones; without one, no sampler:
+/// on a probed CPU it would be the noise it measures): every
+/// [`super::sample_period_ns`] it reads [`super::read::sample`], stamped
+/// with `CLOCK_MONOTONIC` before and after, into a vector allocated up
+/// front for the whole probe (pre-heat included, [`super::MAX_SAMPLES`] at
+/// most), until `finished` or full; it looks for new candidate tasks every
+/// [`super::RESCAN_EVERY`] samples (the first look against `first`, the
+/// probe's first snapshot). A deadline already passed is skipped. It runs
+/// at SCHED_FIFO priority 1 where pinrun may.
+fn start_sampler(
+    root: &Root,
+    cpus: &CpuSet,
+    req: &ProbeRequest,
+    watchdog_cpus: Option<&CpuSet>,
+    bytes: usize,
+    finished: Arc<AtomicBool>,
+    first: &Snapshot,
+) -> std::result::Result<std::thread::JoinHandle<Sampled>, String> {
+    let Some(mask) = watchdog_cpus.map(|c| c.to_kernel_bytes(bytes)) else {
+        return Err("no housekeeping CPU outside the probed ones to sample from".into());
+    };
+    let (root, cpus) = (root.clone(), cpus.iter().collect::<Vec<u32>>());
+    let mut seen: BTreeMap<u32, u64> = first
+        .tasks
+        .iter()
+        .map(|(tid, t)| (*tid, t.runtime_ns))
+        .collect();
+    let period = super::sample_period_ns(req.duration_ns, PREHEAT_NS);
+    let cap = (req
+        .duration_ns
+        .saturating_add(2 * PREHEAT_NS)
+        .div_ceil(period)
+        .saturating_add(2) as usize)
+        .min(super::MAX_SAMPLES);
+    std::thread::Builder::new()
+        .name("pinrun-sampler".into())
+        .stack_size(STACK)
+        .spawn(move || {
+            ffi::sched_setaffinity(&mask)
+                .map_err(|e| format!("sched_setaffinity: {}", crate::error::io_words(&e)))?;
+            // SCHED_FIFO 1 where pinrun may (root, RLIMIT_RTPRIO): on a
+            // loaded housekeeping CPU an ordinary thread samples every
+            // 40-100 ms instead of 2 (measured here at load average 7);
+            // the lowest real-time priority, for well under a millisecond
+            // per period. Refused: it stays as it is.
+            let _ = ffi::sched_setattr(&ffi::SchedAttr {
+                sched_policy: libc::SCHED_FIFO as u32,
+                sched_priority: 1,
+                ..ffi::SchedAttr::default()
+            });
+            let own = std::process::id();
+            let mut layout = super::read::layout(&root, &cpus);
+            let mut tids = super::read::candidates(&root, &mut layout, own, &mut seen);
+            let mut samples = Vec::with_capacity(cap);
+            let mut next = ffi::monotonic_ns();
+            // One more sample once the probe threads have returned, so
+            // that their last gaps have a sample after them.
+            loop {
+                let last = finished.load(Ordering::Relaxed);
+                if samples.len() % super::RESCAN_EVERY == super::RESCAN_EVERY - 1 {
+                    tids = super::read::candidates(&root, &mut layout, own, &mut seen);
+                }
+                let at_ns = ffi::monotonic_ns();
+                if let Some(mut s) = super::read::sample(&root, &layout, &tids, samples.last()) {
+                    s.at_ns = at_ns;
+                    s.done_ns = ffi::monotonic_ns();
+                    samples.push(s);
+                }
+                if last || samples.len() >= cap {
+                    break;
+                }
+                let now = ffi::monotonic_ns();
+                next += period;
+                while next <= now {
+                    next += period;
+                }
+                ffi::sleep_until_monotonic(next);
+            }
+            Ok(Readings {
+                layout,
+                samples,
+                period_ns: period,
+                starts: BTreeMap::new(),
+            })
+        })
+        .map_err(|e| {
+            format!(
+                "cannot start the sampler thread: {}",
+                crate::error::io_words(&e)
+            )
+        })
 }
 
 #[cfg(test)]

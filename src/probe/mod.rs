@@ -1,9 +1,12 @@
 //! The noise probe (`--probe`, `--choose measured`; issues 20, 31, 36), a
 //! wing in one folder (issue 32; ARCHITECTURE.md §2). Its files are its
 //! layers, each using the core's layers up to its own and the wing's files
-//! below it (checked by scripts/import-graph.sh): [`plan`] (which CPUs are
+//! below it (checked by scripts/import-graph.sh): this file (the samples
+//! of attribution in time, [`Layout`], [`Sample`]), [`read`] (one sample),
+//! [`plan`] (which CPUs are
 //! probed, what is refused as unsafe, the RT throttling that applies, the
-//! `--probe-max` gate; pure), [`report`] (text and JSON), [`apply`] (the
+//! `--probe-max` gate, each large gap lined up with the samples around it;
+//! pure), [`report`] (text and JSON), [`apply`] (the
 //! probe threads, the watchdog, the counters read around them) and [`run`]
 //! (the flow the application layer calls). Its vocabulary and analysis are
 //! the core's `noise` (the request is part of `request::Request`), its
@@ -13,5 +16,144 @@
 
 pub mod apply;
 pub mod plan;
+pub mod read;
 pub mod report;
 pub mod run;
+
+use crate::noise::{CounterRow, Counters, Snapshot, TaskTime};
+use std::collections::BTreeMap;
+
+/// Shortest period of the sampler of attribution in time (issue 36): 2 ms.
+/// One sample reads `/proc/interrupts`, `/proc/softirqs`, `/proc/stat` and
+/// two small files per candidate task (tens of µs each on a small
+/// machine), from a housekeeping CPU; a gap is lined up with the two
+/// samples around it, so a window is two to three periods long.
+pub const SAMPLE_PERIOD_NS: u64 = 2_000_000;
+/// Most samples one probe keeps: 8192 (the period grows for a longer
+/// probe: [`sample_period_ns`]), about 1 KiB each with a few dozen
+/// counter rows and candidate tasks on one probed CPU.
+pub const MAX_SAMPLES: usize = 8192;
+/// Every how many samples the sampler looks for new candidate tasks (every
+/// task's last CPU, `/proc/PID/task/TID/stat` field 39): 50, about 0.1 s.
+pub const RESCAN_EVERY: usize = 50;
+
+/// The sampler's period for a probe that lasts `duration_ns` (with its
+/// pre-heat, `lead_ns`): [`SAMPLE_PERIOD_NS`], or longer so that
+/// [`MAX_SAMPLES`] cover it all.
+pub fn sample_period_ns(duration_ns: u64, lead_ns: u64) -> u64 {
+    let whole = duration_ns.saturating_add(lead_ns).saturating_add(lead_ns);
+    SAMPLE_PERIOD_NS.max(whole / (MAX_SAMPLES as u64 - 2) + 1)
+}
+
+/// What each [`Sample`] holds, fixed when the sampler starts (a row that
+/// appears later, an IRQ requested during the probe, is not sampled): the
+/// probed CPUs, the rows of `/proc/interrupts` (label and description)
+/// and `/proc/softirqs`, and the candidate tasks by TID (its PID, comm,
+/// real-time priority).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Layout {
+    /// The probed CPUs, the columns of every sample.
+    pub cpus: Vec<u32>,
+    /// `/proc/interrupts` rows: label (`LOC`, `24`) and description.
+    pub irqs: Vec<(String, String)>,
+    /// `/proc/softirqs` rows (`TIMER`, `NET_RX`).
+    pub softirqs: Vec<String>,
+    /// Candidate tasks by TID: (PID, comm, `rt_priority`).
+    pub tasks: BTreeMap<u32, (u32, String, u32)>,
+}
+
+/// One reading of the sampler: its `CLOCK_MONOTONIC` time (ns) before the
+/// first file was read (`at_ns`) and after the last (`done_ns`); the
+/// counts of each [`Layout`] row on each probed CPU (row-major: row `r`,
+/// CPU `k` at `r × cpus + k`); steal time per probed CPU (ns, 10 ms
+/// resolution); and each candidate task read: (TID, the CPU it last ran
+/// on, its run time in ns).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Sample {
+    /// `CLOCK_MONOTONIC` before the reads, ns.
+    pub at_ns: u64,
+    /// `CLOCK_MONOTONIC` after the reads, ns.
+    pub done_ns: u64,
+    /// `/proc/interrupts` counts, row-major over [`Layout::irqs`] × CPUs.
+    pub irqs: Vec<u64>,
+    /// `/proc/softirqs` counts, row-major over [`Layout::softirqs`] × CPUs.
+    pub softirqs: Vec<u64>,
+    /// Steal time per probed CPU, ns.
+    pub steal_ns: Vec<u64>,
+    /// (TID, last CPU, run time ns) of each candidate task read.
+    pub tasks: Vec<(u32, u32, u64)>,
+}
+
+impl Layout {
+    /// `s` as a [`Snapshot`] of the probed CPUs, for
+    /// [`crate::noise::attribute`].
+    pub fn snapshot(&self, s: &Sample) -> Snapshot {
+        let n = self.cpus.len();
+        let rows = |labels: &mut dyn Iterator<Item = (&String, &String)>, counts: &[u64]| {
+            let rows = labels
+                .enumerate()
+                .map(|(r, (label, desc))| {
+                    let counts = counts.get(r * n..(r + 1) * n).unwrap_or(&[]).to_vec();
+                    (
+                        label.clone(),
+                        CounterRow {
+                            counts,
+                            desc: desc.clone(),
+                        },
+                    )
+                })
+                .collect();
+            Counters {
+                cpus: self.cpus.clone(),
+                rows,
+            }
+        };
+        let none = String::new();
+        Snapshot {
+            interrupts: rows(&mut self.irqs.iter().map(|(l, d)| (l, d)), &s.irqs),
+            softirqs: rows(&mut self.softirqs.iter().map(|l| (l, &none)), &s.softirqs),
+            tasks: s
+                .tasks
+                .iter()
+                .filter_map(|&(tid, cpu, runtime_ns)| {
+                    let (pid, comm, rt_priority) = self.tasks.get(&tid)?;
+                    Some((
+                        tid,
+                        TaskTime {
+                            pid: *pid,
+                            tid,
+                            comm: comm.clone(),
+                            cpu,
+                            runtime_ns,
+                            rt_priority: *rt_priority,
+                        },
+                    ))
+                })
+                .collect(),
+            steal_ns: self
+                .cpus
+                .iter()
+                .copied()
+                .zip(s.steal_ns.iter().copied())
+                .collect(),
+        }
+    }
+}
+
+/// The sampler's readings over one probe: the layout, the samples in time
+/// order, the period, and each probed CPU's measurement start
+/// (`CLOCK_MONOTONIC`, ns; filled once the probe threads return).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Readings {
+    /// What each sample holds.
+    pub layout: Layout,
+    /// The samples, in time order.
+    pub samples: Vec<Sample>,
+    /// The sampler's period, ns.
+    pub period_ns: u64,
+    /// Each probed CPU's measurement start, `CLOCK_MONOTONIC` ns.
+    pub starts: BTreeMap<u32, u64>,
+}
+
+/// The sampler's readings, or why there were none.
+pub type Sampled = Result<Readings, String>;

@@ -2,9 +2,13 @@
 //! CPUs the probe measures, and whether a spinning real-time probe could
 //! lock a CPU up.
 
+use super::{Layout, Sample, Sampled};
 use crate::cpuset::CpuSet;
 use crate::error::{Error, ErrorCode, Result};
-use crate::noise::{CpuNoise, ProbeMode, ProbeRequest, Source, likely_source, unattributed_ns};
+use crate::noise::{
+    COUNTER_GAP_MAX_NS, CpuNoise, ProbeMode, ProbeRequest, ProbeRun, Source, Timed, TimedGap,
+    attribute, likely_source, unattributed_ns,
+};
 use crate::plan::Plan;
 use crate::system::SystemState;
 use crate::words::{cpus_phrase, duration_approx};
@@ -155,6 +159,162 @@ pub fn gate(
         ),
     )
     .hint(hint))
+}
+
+/// How the probe ran, as lining its gaps up needs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Lining {
+    /// pinrun's PID: its threads (the probe's) are never a source.
+    pub own_pid: u32,
+    /// Wakeup mode's interval, ns: the probe's own timer fires once per
+    /// deadline on its CPU, counted in `LOC` (`hrtimer_interrupt()` from
+    /// the local APIC timer); `None` in spin mode.
+    pub own_timer_ns: Option<u64>,
+    /// RT throttling's runtime and period, µs ([`rt_throttle`]).
+    pub rt_throttle: Option<(i64, i64)>,
+    /// The probe's real-time priority.
+    pub rt_priority: Option<u32>,
+}
+
+/// A gap of `gap_ns` that started at `start_ns` (`CLOCK_MONOTONIC`) on
+/// `cpu`, lined up with `samples` (in time order, read with `layout`):
+/// the window runs from the last sample whose reads ended at or before the
+/// gap's start to the first whose reads began at or after its end, and
+/// its sources are what changed on `cpu` across it
+/// ([`crate::noise::attribute`]: a task only when its last CPU at either
+/// end of the window is `cpu`, steal time only when it advanced in the
+/// window). Then the probe's own timer is subtracted from `LOC` (one per
+/// deadline in the window, `lining.own_timer_ns`), and a gap that RT
+/// throttling explains (a spinning real-time probe with throttling on, the
+/// gap between 1 ms and 110 % of `period − runtime`, as
+/// [`crate::noise::likely_source`] decides) is throttling: the tasks below
+/// the probe's priority that ran in it ran because the probe was stopped,
+/// and are left out. The likely cause is [`likely_source`]'s, else the
+/// busiest of the tasks that together ran half the gap ([`busiest_task`]).
+/// `at_ns` is the gap's start after the probe's start.
+pub fn line_up(
+    layout: &Layout,
+    samples: &[Sample],
+    cpu: u32,
+    (start_ns, at_ns, gap_ns): (u64, u64, u64),
+    lining: &Lining,
+) -> TimedGap {
+    let end = start_ns.saturating_add(gap_ns);
+    let before = samples.iter().rev().find(|s| s.done_ns <= start_ns);
+    let after = samples.iter().find(|s| s.at_ns >= end);
+    let (Some(b), Some(a)) = (before, after) else {
+        return TimedGap {
+            ns: gap_ns,
+            at_ns,
+            window_ns: None,
+            sources: Vec::new(),
+            likely_source: None,
+        };
+    };
+    let window = a.done_ns.saturating_sub(b.at_ns);
+    let mut sources = attribute(
+        &layout.snapshot(b),
+        &layout.snapshot(a),
+        cpu,
+        lining.own_pid,
+    );
+    if let Some(interval) = lining.own_timer_ns.filter(|i| *i > 0) {
+        let own = window.div_ceil(interval);
+        sources.retain_mut(|s| match s {
+            Source::Interrupt { label, count, .. } if label == "LOC" => {
+                *count = count.saturating_sub(own);
+                *count > 0
+            }
+            _ => true,
+        });
+    }
+    if let Some((runtime, period)) = lining.rt_throttle {
+        let stopped = ((period - runtime).max(0) as u64) * 1000;
+        if gap_ns >= COUNTER_GAP_MAX_NS && gap_ns <= stopped + stopped / 10 {
+            let prio = lining.rt_priority.unwrap_or(0);
+            sources
+                .retain(|s| !matches!(s, Source::Task { rt_priority, .. } if *rt_priority < prio));
+            sources.insert(
+                0,
+                Source::RtThrottling {
+                    runtime_us: runtime,
+                    period_us: period,
+                },
+            );
+        }
+    }
+    let likely_source = likely_source(&sources, gap_ns, lining.rt_throttle, lining.rt_priority)
+        .or_else(|| busiest_task(&sources, gap_ns, lining.rt_priority));
+    TimedGap {
+        ns: gap_ns,
+        at_ns,
+        window_ns: Some(window),
+        sources,
+        likely_source,
+    }
+}
+
+/// The task that ran longest on the CPU in a gap's window, when the tasks
+/// that could preempt the probe (every task; under a real-time probe of
+/// priority `rt_priority`, those of at least that priority) ran, together,
+/// at least half the gap: a gap of a spinning probe is the time other
+/// tasks ran in its place, and on a shared CPU several take turns in one
+/// gap, none of them for half of it. `sources` lists tasks longest first
+/// ([`attribute`]).
+fn busiest_task(sources: &[Source], gap_ns: u64, rt_priority: Option<u32>) -> Option<Source> {
+    let tasks: Vec<&Source> = sources
+        .iter()
+        .filter(|s| matches!(s, Source::Task { rt_priority: p, .. } if rt_priority.is_none_or(|r| *p >= r)))
+        .collect();
+    let total: u64 = tasks
+        .iter()
+        .map(|s| match s {
+            Source::Task { runtime_ns, .. } => *runtime_ns,
+            _ => 0,
+        })
+        .sum();
+    (total.saturating_mul(2) >= gap_ns)
+        .then(|| tasks.first().map(|t| (*t).clone()))
+        .flatten()
+}
+
+/// Attribution in time for `run` (issue 36): each CPU's largest gaps
+/// ([`crate::noise::CpuNoise::top`]) lined up with the sampler's
+/// readings ([`line_up`]), the probe's own timer and RT throttling taken
+/// from `run`; the sampler's error when there were no readings.
+pub fn line_up_all(
+    sampled: &Sampled,
+    run: &ProbeRun,
+    own_pid: u32,
+) -> std::result::Result<Timed, String> {
+    let r = sampled.as_ref().map_err(Clone::clone)?;
+    let lining = Lining {
+        own_pid,
+        own_timer_ns: (run.request.mode == ProbeMode::Wakeup).then_some(run.request.interval_ns),
+        rt_throttle: run.rt_throttle,
+        rt_priority: run.rt_priority,
+    };
+    let gaps = run
+        .cpus
+        .iter()
+        .filter_map(|c| {
+            let start = *r.starts.get(&c.cpu)?;
+            let lined = c
+                .top
+                .iter()
+                .map(|g| {
+                    let at = (start + g.at_ns, g.at_ns, g.ns);
+                    line_up(&r.layout, &r.samples, c.cpu, at, &lining)
+                })
+                .collect();
+            Some((c.cpu, lined))
+        })
+        .collect();
+    Ok(Timed {
+        period_ns: r.period_ns,
+        samples: r.samples.len(),
+        gaps,
+    })
 }
 
 #[cfg(test)]
@@ -319,5 +479,255 @@ mod tests {
             e.message
         );
         assert!(e.hint.as_deref().unwrap_or("").contains("virtual machine"));
+    }
+
+    /// CPU 1 sampled every 2 ms: rows IRQ 24 and LOC, softirq TIMER; task
+    /// 100 ("hog", SCHED_OTHER) and task 200 ("other").
+    fn layout() -> Layout {
+        Layout {
+            cpus: vec![1],
+            irqs: vec![
+                ("24".into(), "IR-PCI-MSI 524288-edge nvme0q1".into()),
+                ("LOC".into(), "Local timer interrupts".into()),
+            ],
+            softirqs: vec!["TIMER".into()],
+            tasks: [
+                (100, (100, "hog".into(), 0)),
+                (200, (200, "other".into(), 0)),
+            ]
+            .into_iter()
+            .collect(),
+        }
+    }
+
+    /// A sample read from `at` to `at` + 50 µs.
+    fn sample(at: u64, irq24: u64, loc: u64, steal: u64, tasks: &[(u32, u32, u64)]) -> Sample {
+        Sample {
+            at_ns: at,
+            done_ns: at + 50_000,
+            irqs: vec![irq24, loc],
+            softirqs: vec![0],
+            steal_ns: vec![steal],
+            tasks: tasks.to_vec(),
+        }
+    }
+
+    const OTHER: Lining = Lining {
+        own_pid: 1,
+        own_timer_ns: None,
+        rt_throttle: None,
+        rt_priority: None,
+    };
+
+    /// Samples at 0, 2, 4 and 6 ms: IRQ 24 fires 5 times on CPU 1 in the
+    /// first window and once in the second; steal time advances by one
+    /// tick (10 ms) in the first window only; task 200 runs 2 ms in the
+    /// second window on CPU 0.
+    fn samples() -> Vec<Sample> {
+        vec![
+            sample(0, 10, 100, 0, &[(100, 1, 0), (200, 0, 0)]),
+            sample(2_000_000, 15, 100, 10_000_000, &[(100, 1, 0), (200, 0, 0)]),
+            sample(
+                4_000_000,
+                16,
+                100,
+                10_000_000,
+                &[(100, 1, 0), (200, 0, 2_000_000)],
+            ),
+            sample(
+                6_000_000,
+                16,
+                100,
+                10_000_000,
+                &[(100, 1, 1_500_000), (200, 0, 2_000_000)],
+            ),
+        ]
+    }
+
+    /// A 100 µs gap inside the second window is the one IRQ 24 interrupt
+    /// of that window (not the first window's five); the task that ran on
+    /// CPU 0 in it and the steal time of the first window are not blamed.
+    #[test]
+    fn a_gap_is_what_changed_in_its_window() {
+        let g = line_up(
+            &layout(),
+            &samples(),
+            1,
+            (2_500_000, 500_000, 100_000),
+            &OTHER,
+        );
+        assert_eq!(g.window_ns, Some(2_050_000));
+        let irq = Source::Irq {
+            irq: 24,
+            name: "nvme0q1".into(),
+            count: 1,
+            managed: None,
+            pending: false,
+        };
+        assert_eq!(g.sources, vec![irq.clone()]);
+        assert_eq!(g.likely_source, Some(irq));
+    }
+
+    /// A gap in the first window sees the steal time that advanced there.
+    #[test]
+    fn steal_only_in_its_own_window() {
+        let g = line_up(
+            &layout(),
+            &samples(),
+            1,
+            (500_000, 500_000, 100_000),
+            &OTHER,
+        );
+        assert_eq!(g.sources[0], Source::Steal { ns: 10_000_000 });
+        let later = line_up(
+            &layout(),
+            &samples(),
+            1,
+            (4_500_000, 4_500_000, 1_400_000),
+            &OTHER,
+        );
+        assert!(
+            !later
+                .sources
+                .iter()
+                .any(|s| matches!(s, Source::Steal { .. })),
+            "{later:?}"
+        );
+    }
+
+    /// A 1.4 ms gap in the third window, where task 100 ran 1.5 ms on
+    /// CPU 1: that task, by PID.
+    #[test]
+    fn a_task_on_the_cpu_is_the_cause() {
+        let g = line_up(
+            &layout(),
+            &samples(),
+            1,
+            (4_500_000, 4_500_000, 1_400_000),
+            &OTHER,
+        );
+        assert!(
+            matches!(
+                &g.likely_source,
+                Some(Source::Task {
+                    pid: 100,
+                    runtime_ns: 1_500_000,
+                    ..
+                })
+            ),
+            "{g:?}"
+        );
+        // Task 200 ran on CPU 0 (its last CPU at both ends): never on CPU 1.
+        let g = line_up(
+            &layout(),
+            &samples(),
+            1,
+            (2_500_000, 500_000, 1_000_000),
+            &OTHER,
+        );
+        assert!(
+            !g.sources.iter().any(|s| matches!(s, Source::Task { .. })),
+            "{g:?}"
+        );
+    }
+
+    /// A gap before the first sample or after the last: not sampled.
+    #[test]
+    fn a_gap_outside_the_samples_is_not_sampled() {
+        let g = line_up(&layout(), &samples(), 1, (5_990_000, 0, 100_000), &OTHER);
+        assert_eq!(g.window_ns, None);
+        assert!(g.sources.is_empty() && g.likely_source.is_none());
+    }
+
+    /// Wakeup mode: one local timer interrupt per deadline of the probe's
+    /// 1 ms timer in the window is the probe's own; only the rest is noise.
+    #[test]
+    fn the_probes_own_timer_is_not_noise() {
+        let own = Lining {
+            own_timer_ns: Some(1_000_000),
+            ..OTHER
+        };
+        let mut s = samples();
+        // 3 deadlines in the 2.05 ms window (ceil): LOC +3 is the probe's.
+        s[2].irqs[1] = 103;
+        s[3].irqs[1] = 103;
+        let g = line_up(&layout(), &s, 1, (2_500_000, 500_000, 100_000), &own);
+        assert!(
+            !g.sources
+                .iter()
+                .any(|x| matches!(x, Source::Interrupt { .. })),
+            "{g:?}"
+        );
+        s[2].irqs[1] = 104;
+        let g = line_up(&layout(), &s, 1, (2_500_000, 500_000, 100_000), &own);
+        assert!(
+            g.sources.contains(&Source::Interrupt {
+                label: "LOC".into(),
+                name: "Local timer interrupts".into(),
+                count: 1
+            }),
+            "{g:?}"
+        );
+    }
+
+    /// A spinning SCHED_FIFO 50 probe stopped 50 ms by RT throttling
+    /// (950 ms of every 1 s): the gap is throttling, and the SCHED_OTHER
+    /// task that ran on the CPU meanwhile is not its cause.
+    #[test]
+    fn throttled_time_is_throttling() {
+        let fifo = Lining {
+            rt_throttle: Some((950_000, 1_000_000)),
+            rt_priority: Some(50),
+            ..OTHER
+        };
+        let s = vec![
+            sample(0, 10, 100, 0, &[(100, 1, 0)]),
+            sample(52_000_000, 10, 100, 0, &[(100, 1, 49_000_000)]),
+        ];
+        let g = line_up(&layout(), &s, 1, (1_000_000, 1_000_000, 50_000_000), &fifo);
+        let throttling = Source::RtThrottling {
+            runtime_us: 950_000,
+            period_us: 1_000_000,
+        };
+        assert_eq!(g.sources, vec![throttling.clone()]);
+        assert_eq!(g.likely_source, Some(throttling));
+    }
+
+    /// Three tasks took turns on the CPU in a 30 ms gap, none for half of
+    /// it (12, 9 and 6 ms): the gap is theirs, named by the busiest.
+    #[test]
+    fn tasks_taking_turns_name_the_busiest() {
+        let mut l = layout();
+        l.tasks.insert(300, (300, "cc1".into(), 0));
+        let s = vec![
+            sample(0, 10, 100, 0, &[(100, 1, 0), (200, 1, 0), (300, 1, 0)]),
+            sample(
+                64_000_000,
+                10,
+                100,
+                0,
+                &[
+                    (100, 1, 12_000_000),
+                    (200, 1, 9_000_000),
+                    (300, 1, 6_000_000),
+                ],
+            ),
+        ];
+        let g = line_up(&l, &s, 1, (1_000_000, 1_000_000, 30_000_000), &OTHER);
+        assert!(
+            matches!(
+                &g.likely_source,
+                Some(Source::Task {
+                    pid: 100,
+                    runtime_ns: 12_000_000,
+                    ..
+                })
+            ),
+            "{g:?}"
+        );
+        // 12 + 9 + 6 ms do not make half of a 60 ms gap.
+        let g = line_up(&l, &s, 1, (1_000_000, 1_000_000, 60_000_000), &OTHER);
+        assert_eq!(g.window_ns, Some(64_050_000));
+        assert_eq!(g.likely_source, None);
     }
 }

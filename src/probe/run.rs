@@ -48,7 +48,7 @@ fn watchdog_cpus(
 fn measure(root: &Root, p: &Probed, pr: &ProbeRequest, pending: &[u32]) -> Result<ProbeRun, Error> {
     let probed = crate::probe::plan::probed_cpus(p.sys, p.plan);
     crate::probe::plan::refuse_unsafe(p.sys, p.plan, pr)?;
-    let mut run = crate::probe::apply::run(
+    let (mut run, sampled) = crate::probe::apply::run(
         root,
         p.plan,
         &p.sys.possible,
@@ -57,6 +57,7 @@ fn measure(root: &Root, p: &Probed, pr: &ProbeRequest, pending: &[u32]) -> Resul
         watchdog_cpus(p.sys, &probed).as_ref(),
     )?;
     run.rt_throttle = crate::probe::plan::rt_throttle(p.sys, p.plan, pr);
+    run.timed = crate::probe::plan::line_up_all(&sampled, &run, std::process::id());
     // Under --steer-irqs the probe runs after the steering: an IRQ still
     // firing on a claimed CPU is named kernel-managed when the plan found
     // it so.
