@@ -128,3 +128,96 @@ pub fn sample(root: &Root, l: &Layout, tids: &[u32], prev: Option<&Sample>) -> O
         tasks,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A `stat` line (proc(5)) of task `tid` with `comm`, last on `cpu`
+    /// (field 39, `processor`), 52 fields as Linux 6.x prints them.
+    fn stat(tid: u32, comm: &str, cpu: u32) -> String {
+        let mut f: Vec<String> = format!(
+            "{tid} ({comm}) R 1 {tid} {tid} 0 -1 4194304 0 0 0 0 300 20 0 0 20 0 1 0 100 0 0 18446744073709551615"
+        )
+        .split(' ')
+        .map(str::to_string)
+        .collect();
+        f.resize(52, "0".into());
+        f[38] = cpu.to_string();
+        f.join(" ") + "\n"
+    }
+
+    /// A dump of this machine's counters (lines of its `/proc/interrupts`,
+    /// `/proc/softirqs` and `/proc/stat`, kernel 6.18) and three tasks:
+    /// 42 last on CPU 1, 43 (of 42) on CPU 0, 50 (pinrun's own, on CPU 1).
+    fn dump() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |p: &str, t: &str| {
+            let f = dir.path().join(p);
+            std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+            std::fs::write(f, t).unwrap();
+        };
+        write(
+            "proc/interrupts",
+            "           CPU0       CPU1       \n 26:          0          1  IO-APIC   4-edge      ttyS0\nLOC:    9949738   10454060   Local timer interrupts\nRES:    3504480    2994239   Rescheduling interrupts\n",
+        );
+        write(
+            "proc/softirqs",
+            "                    CPU0       CPU1       \n          HI:          0          0\n       TIMER:    1340872    1042260\n",
+        );
+        write(
+            "proc/stat",
+            "cpu  4358799 36733 704221 2132630 15912 0 22576 78143 0 0\ncpu0 2087289 17793 380262 1130809 9044 0 10763 39130 0 0\ncpu1 2271510 18940 323959 1001821 6868 0 11813 39013 0 0\n",
+        );
+        for (pid, tid, comm, cpu, run) in [
+            (42, 42, "hog", 1, "118018994 32009107 959\n"),
+            (42, 43, "hog-io", 0, "5000 0 1\n"),
+            (50, 50, "pinrun", 1, "7000 0 1\n"),
+        ] {
+            write(
+                &format!("proc/{pid}/task/{tid}/stat"),
+                &stat(tid, comm, cpu),
+            );
+            write(&format!("proc/{pid}/task/{tid}/schedstat"), run);
+        }
+        dir
+    }
+
+    /// The probed CPU's column of each row, its steal (ticks of 10 ms:
+    /// 39013 → 390.13 s), and the one candidate: a task last on the probed
+    /// CPU, not pinrun's own, nor one on CPU 0.
+    #[test]
+    fn a_sample_reads_the_probed_cpus_only() {
+        let dir = dump();
+        let root = Root::new(dir.path());
+        let mut l = layout(&root, &[1]);
+        let mut seen = BTreeMap::new();
+        let tids = candidates(&root, &mut l, 50, &mut seen);
+        assert_eq!(tids, vec![42]);
+        assert_eq!(l.tasks[&42], (42, "hog".to_string(), 0));
+        let labels: Vec<&str> = l.irqs.iter().map(|(label, _)| label.as_str()).collect();
+        assert_eq!(labels, ["26", "LOC", "RES"]);
+        let s = sample(&root, &l, &tids, None).unwrap();
+        assert_eq!(s.irqs, vec![1, 10_454_060, 2_994_239]);
+        assert_eq!(s.softirqs, vec![0, 1_042_260]);
+        assert_eq!(s.steal_ns, vec![390_130_000_000]);
+        assert_eq!(s.tasks, vec![(42, 1, 118_018_994)]);
+        // A task that has not run since the last look is no candidate.
+        assert_eq!(candidates(&root, &mut l, 50, &mut seen), Vec::<u32>::new());
+        // Asleep since the last sample: its stat is not read again (here:
+        // gone), its CPU is the last one seen.
+        std::fs::remove_file(dir.path().join("proc/42/task/42/stat")).unwrap();
+        let again = sample(&root, &l, &tids, Some(&s)).unwrap();
+        assert_eq!(again.tasks, vec![(42, 1, 118_018_994)]);
+        // Run since: its stat is read, and a task that has gone is left out.
+        std::fs::write(
+            dir.path().join("proc/42/task/42/schedstat"),
+            "118019994 0 960\n",
+        )
+        .unwrap();
+        assert_eq!(sample(&root, &l, &tids, Some(&s)).unwrap().tasks, vec![]);
+        // Without /proc/interrupts, no sample (never one of zeros).
+        std::fs::remove_file(dir.path().join("proc/interrupts")).unwrap();
+        assert_eq!(sample(&root, &l, &tids, None), None);
+    }
+}
