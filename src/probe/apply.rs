@@ -281,7 +281,11 @@ pub fn run(
     req: &ProbeRequest,
     watchdog_cpus: Option<&CpuSet>,
 ) -> Result<(ProbeRun, Sampled)> {
-    let m = measure(root, plan, possible, cpus, req, watchdog_cpus)?;
+    let helpers = Helpers {
+        cpus: watchdog_cpus,
+        sample: true,
+    };
+    let m = measure(root, plan, possible, cpus, req, helpers)?;
     let (clock, (raws, before, after, sampled)) = (m.clock, m.measured);
     if let Some(limit) = m.overran {
         return Err(Error::new(
@@ -325,6 +329,17 @@ pub fn run(
     Ok((run, sampled))
 }
 
+/// Where the probe's helper threads (the watchdog, the sampler) may run
+/// (`None`: pinrun's inherited affinity, and no sampler), and whether the
+/// sampler of attribution in time runs at all.
+#[derive(Debug, Clone, Copy)]
+struct Helpers<'a> {
+    /// The housekeeping CPUs outside the probed ones.
+    cpus: Option<&'a CpuSet>,
+    /// Start the sampler ([`start_sampler`]).
+    sample: bool,
+}
+
 /// What [`measure`] returns.
 struct Measurement {
     /// The clock the samples were read from.
@@ -348,7 +363,7 @@ fn measure(
     possible: &CpuSet,
     cpus: &CpuSet,
     req: &ProbeRequest,
-    watchdog_cpus: Option<&CpuSet>,
+    helpers: Helpers,
 ) -> Result<Measurement> {
     let clock = match req.mode {
         ProbeMode::Spin => crate::system::noise::spin_clock(root),
@@ -362,7 +377,7 @@ fn measure(
         }
         None => (None, None),
     };
-    let result = run_locked(root, plan, possible, cpus, req, clock, watchdog_cpus);
+    let result = run_locked(root, plan, possible, cpus, req, clock, helpers);
     // The command starts without pinrun's PM QoS request and lock,
     // whatever happened: closing the file removes the request
     // (`cpu_latency_qos_release()`).
@@ -439,7 +454,12 @@ pub fn worst_gaps(
     req: &ProbeRequest,
     watchdog_cpus: Option<&CpuSet>,
 ) -> Result<BTreeMap<u32, u64>> {
-    let m = measure(root, plan, possible, cpus, req, watchdog_cpus)?;
+    // Only each CPU's worst gap is wanted: no sampler.
+    let helpers = Helpers {
+        cpus: watchdog_cpus,
+        sample: false,
+    };
+    let m = measure(root, plan, possible, cpus, req, helpers)?;
     let (clock, (raws, _, _, _), overran) = (m.clock, m.measured, m.overran);
     let mut gaps: BTreeMap<u32, u64> = cpus.iter().map(|c| (c, u64::MAX)).collect();
     for (cpu, raw) in &raws {
@@ -493,9 +513,10 @@ fn run_locked(
     cpus: &CpuSet,
     req: &ProbeRequest,
     clock: ProbeClock,
-    watchdog_cpus: Option<&CpuSet>,
+    helpers: Helpers,
 ) -> Result<(Measured, Option<Duration>)> {
     let fail = |what: String| Error::new(ErrorCode::ProbeFailed, format!("--probe: {what}"));
+    let watchdog_cpus = helpers.cpus;
     let before = crate::system::noise::snapshot(root, true);
     let n = cpus.len();
     let start = Arc::new(Barrier::new(n));
@@ -529,15 +550,19 @@ fn run_locked(
             ))
         })?;
     let finished = Arc::new(AtomicBool::new(false));
-    let sampler = start_sampler(
-        root,
-        cpus,
-        req,
-        watchdog_cpus,
-        bytes,
-        finished.clone(),
-        &before,
-    );
+    let sampler = if helpers.sample {
+        start_sampler(
+            root,
+            cpus,
+            req,
+            watchdog_cpus,
+            bytes,
+            finished.clone(),
+            &before,
+        )
+    } else {
+        Err("not sampled".to_string())
+    };
     let mut handles = Vec::new();
     for (i, cpu) in cpus.iter().enumerate() {
         let mut p = plan.clone();
