@@ -625,11 +625,11 @@ fn run_locked(
 
 /// Starts the sampler of attribution in time (issue 36) on `watchdog_cpus`
 /// (a housekeeping CPU outside the probed ones; without one, no sampler:
-/// on a probed CPU it would be the noise it measures): every
-/// [`super::sample_period_ns`] it reads [`super::read::sample`], stamped
+/// on a probed CPU it would be the noise it measures): every period of
+/// [`super::sample_budget`] it reads [`super::read::sample`], stamped
 /// with `CLOCK_MONOTONIC` before and after, into a vector allocated up
-/// front for the whole probe (pre-heat included, [`super::MAX_SAMPLES`] at
-/// most), until `finished` or full; it looks for new candidate tasks every
+/// front for the whole probe (pre-heat included; [`super::MAX_SAMPLES`]
+/// and [`super::MAX_SAMPLE_BYTES`] at most), until `finished` or full; it looks for new candidate tasks every
 /// [`super::RESCAN_EVERY`] samples (the first look against `first`, the
 /// probe's first snapshot). A deadline already passed is skipped. It runs
 /// at SCHED_FIFO priority 1 where pinrun may.
@@ -651,13 +651,7 @@ fn start_sampler(
         .iter()
         .map(|(tid, t)| (*tid, t.runtime_ns))
         .collect();
-    let period = super::sample_period_ns(req.duration_ns, PREHEAT_NS);
-    let cap = (req
-        .duration_ns
-        .saturating_add(2 * PREHEAT_NS)
-        .div_ceil(period)
-        .saturating_add(2) as usize)
-        .min(super::MAX_SAMPLES);
+    let whole = req.duration_ns.saturating_add(2 * PREHEAT_NS);
     std::thread::Builder::new()
         .name("pinrun-sampler".into())
         .stack_size(STACK)
@@ -677,6 +671,7 @@ fn start_sampler(
             let own = std::process::id();
             let mut layout = super::read::layout(&root, &cpus);
             let mut tids = super::read::candidates(&root, &mut layout, own, &mut seen);
+            let (period, cap) = super::sample_budget(whole, &layout);
             let mut samples = Vec::with_capacity(cap);
             let mut next = ffi::monotonic_ns();
             // One more sample once the probe threads have returned, so

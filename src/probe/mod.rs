@@ -30,19 +30,29 @@ use std::collections::BTreeMap;
 /// samples around it, so a window is two to three periods long.
 pub const SAMPLE_PERIOD_NS: u64 = 2_000_000;
 /// Most samples one probe keeps: 8192 (the period grows for a longer
-/// probe: [`sample_period_ns`]), about 1 KiB each with a few dozen
+/// probe: [`sample_budget`]), about 1.5 KiB each with a few dozen
 /// counter rows and candidate tasks on one probed CPU.
 pub const MAX_SAMPLES: usize = 8192;
+/// Most memory the samples of one probe take: 16 MiB (the counts of every
+/// row on every probed CPU, [`sample_budget`]; locked by `mlockall(2)`
+/// during the probe).
+pub const MAX_SAMPLE_BYTES: usize = 16 << 20;
 /// Every how many samples the sampler looks for new candidate tasks (every
 /// task's last CPU, `/proc/PID/task/TID/stat` field 39): 50, about 0.1 s.
 pub const RESCAN_EVERY: usize = 50;
 
-/// The sampler's period for a probe that lasts `duration_ns` (with its
-/// pre-heat, `lead_ns`): [`SAMPLE_PERIOD_NS`], or longer so that
-/// [`MAX_SAMPLES`] cover it all.
-pub fn sample_period_ns(duration_ns: u64, lead_ns: u64) -> u64 {
-    let whole = duration_ns.saturating_add(lead_ns).saturating_add(lead_ns);
-    SAMPLE_PERIOD_NS.max(whole / (MAX_SAMPLES as u64 - 2) + 1)
+/// The sampler's period (ns) and how many samples it keeps, for a probe
+/// whose pre-heat, measurement and end last `whole_ns`, with samples of
+/// `layout`: [`SAMPLE_PERIOD_NS`], longer when [`MAX_SAMPLES`]
+/// or [`MAX_SAMPLE_BYTES`] would not cover `whole_ns` (a sample holds 8
+/// bytes per row and probed CPU, 8 per CPU of steal, and about 16 per
+/// candidate task, reckoned as 64 tasks), at least 2 samples.
+pub fn sample_budget(whole_ns: u64, layout: &Layout) -> (u64, usize) {
+    let cpus = layout.cpus.len().max(1);
+    let per = 8 * (layout.irqs.len() + layout.softirqs.len() + 1) * cpus + 16 * 64 + 128;
+    let cap = MAX_SAMPLES.min(MAX_SAMPLE_BYTES / per).max(2);
+    let period = SAMPLE_PERIOD_NS.max(whole_ns / (cap as u64 - 1) + 1);
+    (period, cap)
 }
 
 /// What each [`Sample`] holds, fixed when the sampler starts (a row that
@@ -157,3 +167,36 @@ pub struct Readings {
 
 /// The sampler's readings, or why there were none.
 pub type Sampled = Result<Readings, String>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layout(cpus: u32, rows: usize) -> Layout {
+        Layout {
+            cpus: (0..cpus).collect(),
+            irqs: (0..rows).map(|r| (r.to_string(), String::new())).collect(),
+            ..Layout::default()
+        }
+    }
+
+    /// One probed CPU, 60 rows, a 1 s probe and its 0.2 s of pre-heat and
+    /// end: every 2 ms, 8192 at most. A 60 s probe: 8191 periods of at
+    /// least 7.35 ms. 256 CPUs of 100 rows (207 960 bytes a sample): 80
+    /// samples in 16 MiB, 79 periods of 762 ms over 60.2 s.
+    #[test]
+    fn samples_fit_their_budget() {
+        assert_eq!(
+            sample_budget(1_200_000_000, &layout(1, 60)),
+            (2_000_000, 8192)
+        );
+        assert_eq!(
+            sample_budget(60_200_000_000, &layout(1, 60)),
+            (7_349_530, 8192)
+        );
+        assert_eq!(
+            sample_budget(60_200_000_000, &layout(256, 100)),
+            (762_025_317, 80)
+        );
+    }
+}

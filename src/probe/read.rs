@@ -1,5 +1,5 @@
 //! What the sampler of attribution in time reads (issue 36), every
-//! [`super::sample_period_ns`] from a housekeeping CPU while the probe
+//! [`super::sample_budget`] from a housekeeping CPU while the probe
 //! runs: the probed CPUs' columns of `/proc/interrupts` and
 //! `/proc/softirqs`, their steal time (`/proc/stat`), and each candidate
 //! task's CPU (`/proc/PID/task/TID/stat` field 39, `processor`) and run
