@@ -26,14 +26,14 @@ CORE = {
     1: "system",                                       # reads
     2: "plan check",                                   # decides (pure)
     3: "report show emit manual completion output",    # renders, prints
-    4: "apply exec probe",                             # changes the process
+    4: "apply exec",                                   # changes the process
     5: "cli app testkit lib main",                     # the run
 }
 NAMES = ["vocabulary", "system", "decide", "render", "apply", "run"]
 WING_FILES = {"mod": 0, "read": 1, "plan": 2, "check": 2, "report": 3, "apply": 4, "run": 5}
 # Wings: folders whose files are layers (ARCHITECTURE.md §3). Only `app`
 # may import them; a wing imports the core and its own files.
-WINGS = {"steer", "host"}
+WINGS = {"steer", "host", "probe"}
 core_layer = {m: l for l, ms in CORE.items() for m in ms.split()}
 
 def layer(node):

@@ -532,6 +532,45 @@ pub struct ProbeRun {
     /// `/dev/cpu_dma_latency` as the probe held it (`--probe-dma-latency`);
     /// `None`: not touched.
     pub dma_latency: Option<DmaLatency>,
+    /// Attribution in time (issue 36): each CPU's largest gaps lined up
+    /// with the sampler's readings around them, or why there was no
+    /// sampler (no housekeeping CPU outside the probed ones).
+    pub timed: Result<Timed, String>,
+}
+
+/// The sampler's outcome: its period, how many samples it kept, and per
+/// probed CPU its largest gaps (latest wake-ups) in time, in the order of
+/// [`CpuNoise::top`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Timed {
+    /// The sampler's period, ns.
+    pub period_ns: u64,
+    /// Samples read.
+    pub samples: usize,
+    /// Per CPU, its largest gaps lined up with the samples.
+    pub gaps: BTreeMap<u32, Vec<TimedGap>>,
+}
+
+/// One large gap (or late wake-up) lined up with the two samples around
+/// it: what changed on its CPU between the last sample read before it
+/// started and the first read after it ended.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct TimedGap {
+    /// The gap's length, ns.
+    pub ns: u64,
+    /// Its start after the start of the probe, ns ([`Gap::at_ns`]).
+    pub at_ns: u64,
+    /// The window's length, ns: from the start of the sample before the
+    /// gap to the end of the one after it; `None` when no sample was read
+    /// on one side of it (the probe's first or last moments).
+    pub window_ns: Option<u64>,
+    /// What changed on the CPU in the window ([`attribute`]), the probe's
+    /// own timer subtracted from `LOC` in wakeup mode, and under RT
+    /// throttling the throttling instead of the lower-priority tasks that
+    /// ran while the probe was stopped.
+    pub sources: Vec<Source>,
+    /// The likely cause ([`likely_source`] over `sources`).
+    pub likely_source: Option<Source>,
 }
 
 /// A per-CPU counter file: `/proc/interrupts` or `/proc/softirqs`.

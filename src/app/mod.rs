@@ -12,7 +12,6 @@ pub mod claims;
 pub mod fleet;
 pub mod per_thread;
 pub mod pid;
-pub mod probe;
 pub mod scope;
 
 use crate::apply::transaction::{Transaction, Undone};
@@ -21,6 +20,7 @@ use crate::cli::{Cli, Generate};
 use crate::error::{Error, ErrorCode, Exit};
 use crate::output::{print_error, print_out, print_out_with, to_stderr};
 use crate::plan::Plan;
+use crate::probe::run as probe;
 use crate::request::{Mode, Request};
 use crate::steer::plan::SteerPlan;
 use crate::steer::run as steer;
@@ -146,7 +146,7 @@ fn run(req: Request) -> Result<Exit, Error> {
         req.mode,
         Mode::Run | Mode::DryRun | Mode::Check | Mode::Probe
     ) {
-        sys = probe::measure_choice(&root, sys, &req)?;
+        sys = probe::measure_choice(&root, sys, &req, |s| candidates(&root, s, &req))?;
     }
     let planned = |sys| plan_and_check(&root, sys, &req, ahead);
     match req.mode {
@@ -203,7 +203,10 @@ fn run(req: Request) -> Result<Exit, Error> {
         Mode::Emit => emit(&root, &req, &planned(sys)?),
         Mode::CheckEmitted => fleet::check_emitted(&req, &sys),
         Mode::Run => launch(&root, &req, planned(sys)?, command),
-        Mode::Probe => probe::only(&root, &req, &planned(sys)?),
+        Mode::Probe => {
+            let p = planned(sys)?;
+            probe::only(&root, &req, &probed(&p, &managed(&p)))
+        }
         Mode::PlanHost => crate::host::run::run(&root, &sys, &req),
     }
 }
@@ -248,6 +251,32 @@ struct Planned {
     /// `--steer-irqs`: the IRQs to move off the claimed CPUs (the steer
     /// wing's plan, beside the core's).
     steer: Option<SteerPlan>,
+}
+
+/// `--choose measured`'s candidates: the plan against the claims, the lock
+/// an `--exclusive` launch takes released until the final plan.
+fn candidates(root: &Root, sys: &SystemState, req: &Request) -> Result<Plan, Error> {
+    claims::plan(root, sys, req).map(|(plan, _, _)| plan)
+}
+
+/// Whether `--steer-irqs`' plan found an IRQ kernel-managed, for the probe
+/// ([`crate::steer::plan::managed`]; `None` for every IRQ without it).
+fn managed(p: &Planned) -> impl Fn(u32) -> Option<bool> + '_ {
+    move |irq| {
+        p.steer
+            .as_ref()
+            .and_then(|sp| crate::steer::plan::managed(sp, irq))
+    }
+}
+
+/// The probe wing's view of a planned request.
+fn probed<'a>(p: &'a Planned, managed: &'a dyn Fn(u32) -> Option<bool>) -> probe::Probed<'a> {
+    probe::Probed {
+        sys: &p.sys,
+        plan: &p.plan,
+        findings: &p.findings,
+        managed: p.steer.is_some().then_some(managed),
+    }
 }
 
 /// Plans `req` against the claims (waiting with `--wait`), reads what the
@@ -543,7 +572,8 @@ fn launch_steps<'a>(
     }
     if req.probe.is_some() {
         tx.run(|| {
-            let (report, gated) = probe::before_launch(root, req, p, &pending);
+            let (report, gated) =
+                probe::before_launch(root, req, &probed(p, &managed(p)), &pending);
             text.push_str(&report);
             gated
         })?;

@@ -10,7 +10,6 @@ pub mod memory;
 pub mod near;
 pub mod per_thread;
 pub mod placement;
-pub mod probe;
 pub mod quiet;
 pub mod sched;
 pub mod threads;

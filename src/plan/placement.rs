@@ -767,7 +767,7 @@ impl Scene<'_> {
 /// How many of the `total` free whole cores the `rule` chooses, `n` asked:
 /// `--choose measured` before the measurement takes every free whole core,
 /// the quietest thread of each, which is what the probe measures
-/// (`crate::app::probe::measure_choice`); the plan made after it chooses
+/// (`crate::probe::run::measure_choice`); the plan made after it chooses
 /// `n`. Refused when nothing was measured (a mode that does not measure,
 /// such as --emit): never the candidates' whole set.
 fn measured_count(sys: &SystemState, rule: Rule, n: usize, total: usize) -> Result<usize> {

@@ -3,7 +3,6 @@
 
 pub mod claims;
 pub mod per_thread;
-pub mod probe;
 pub mod threads;
 
 pub use claims::{add_claims_json, claims_text};

@@ -185,7 +185,7 @@ pub struct SystemState {
     pub read_error: Option<crate::error::Error>,
     /// `--choose measured`: the worst gap (ns) the spin probe measured on
     /// each probed CPU, set by the application layer before the final plan
-    /// (`crate::app::probe::measure_choice`; empty while it plans what to
+    /// (`crate::probe::run::measure_choice`; empty while it plans what to
     /// measure); `None`: nothing measured (the plan then refuses
     /// `--choose measured`). A reading of the machine like the others,
     /// made by running on it.

@@ -1,15 +1,31 @@
 //! `--probe` in the run (issue 20): after the plan and the checks, before
 //! anything is applied to pinrun itself, measure the noise on the planned
-//! CPUs with the planned policies ([`crate::probe::run`]), print it, and
+//! CPUs with the planned policies ([`crate::probe::apply::run`]), print it, and
 //! gate the launch on `--probe-max`. Without a command ([`Mode::Probe`]
 //! (crate::request::Mode::Probe)) only the report.
 
-use super::Planned;
 use crate::error::{Error, Exit};
+use crate::finding::Finding;
 use crate::noise::{ProbeRequest, ProbeRun};
 use crate::output::{print_error, print_out, to_stderr};
+use crate::plan::Plan;
 use crate::request::Request;
-use crate::system::Root;
+use crate::system::{Root, SystemState};
+
+/// What the probe needs of a planned request: the machine, the plan, its
+/// findings, and (under `--steer-irqs`) whether the steering plan found an
+/// IRQ kernel-managed (`Some(true)`), movable (`Some(false)`) or did not
+/// say (`None`); the application layer builds it from its own `Planned`.
+pub struct Probed<'a> {
+    /// The machine, with what the checks of the chosen CPUs read.
+    pub sys: &'a SystemState,
+    /// The plan.
+    pub plan: &'a Plan,
+    /// Every finding, `--allow`ed codes downgraded to info.
+    pub findings: &'a [Finding],
+    /// Under `--steer-irqs`: the steering plan's word on an IRQ number.
+    pub managed: Option<&'a dyn Fn(u32) -> Option<bool>>,
+}
 
 /// The housekeeping CPUs outside `probed` the watchdog may run on (allowed,
 /// neither isolated nor nohz_full); `None` when there is none (it then
@@ -29,29 +45,25 @@ fn watchdog_cpus(
 /// Refuses an unsafe probe, then probes the planned CPUs (device IRQs
 /// marked kernel-managed as `--steer-irqs`' plan found them, and those
 /// whose move the launch left `pending`).
-fn measure(
-    root: &Root,
-    p: &Planned,
-    pr: &ProbeRequest,
-    pending: &[u32],
-) -> Result<ProbeRun, Error> {
-    let probed = crate::plan::probe::probed_cpus(&p.sys, &p.plan);
-    crate::plan::probe::refuse_unsafe(&p.sys, &p.plan, pr)?;
-    let mut run = crate::probe::run(
+fn measure(root: &Root, p: &Probed, pr: &ProbeRequest, pending: &[u32]) -> Result<ProbeRun, Error> {
+    let probed = crate::probe::plan::probed_cpus(p.sys, p.plan);
+    crate::probe::plan::refuse_unsafe(p.sys, p.plan, pr)?;
+    let (mut run, sampled) = crate::probe::apply::run(
         root,
-        &p.plan,
+        p.plan,
         &p.sys.possible,
         &probed,
         pr,
-        watchdog_cpus(&p.sys, &probed).as_ref(),
+        watchdog_cpus(p.sys, &probed).as_ref(),
     )?;
-    run.rt_throttle = crate::plan::probe::rt_throttle(&p.sys, &p.plan, pr);
+    run.rt_throttle = crate::probe::plan::rt_throttle(p.sys, p.plan, pr);
+    run.timed = crate::probe::plan::line_up_all(&sampled, &run, std::process::id());
     // Under --steer-irqs the probe runs after the steering: an IRQ still
     // firing on a claimed CPU is named kernel-managed when the plan found
     // it so.
-    if let Some(sp) = &p.steer {
+    if let Some(managed) = p.managed {
         for sources in run.sources.values_mut() {
-            crate::noise::mark_managed(sources, |irq| crate::steer::plan::managed(sp, irq));
+            crate::noise::mark_managed(sources, managed);
             crate::noise::mark_pending(sources, pending);
         }
     }
@@ -60,7 +72,7 @@ fn measure(
 
 fn gate(run: &ProbeRun) -> Result<(), Error> {
     match run.request.gate_max_ns {
-        Some(max) => crate::plan::probe::gate(
+        Some(max) => crate::probe::plan::gate(
             &run.cpus,
             &run.sources,
             max,
@@ -74,21 +86,21 @@ fn gate(run: &ProbeRun) -> Result<(), Error> {
 /// `pinrun --probe [placement] [scheduling]` without a command: the
 /// findings' warnings on stderr, the probe on stdout (`--json`: one object,
 /// with `"error"` when `--probe-max` refuses); exit 125 when it refuses.
-pub(super) fn only(root: &Root, req: &Request, p: &Planned) -> Result<Exit, Error> {
+pub fn only(root: &Root, req: &Request, p: &Probed) -> Result<Exit, Error> {
     let pr = req.probe.unwrap_or_default();
     if !req.output.quiet && !req.output.json {
-        to_stderr(&crate::report::launch_text(&p.plan, &p.findings));
+        to_stderr(&crate::report::launch_text(p.plan, p.findings));
     }
     let run = measure(root, p, &pr, &[])?;
     let gated = gate(&run);
     if req.output.json {
-        let mut v = serde_json::json!({"probe": crate::report::probe::probe_json(&run)});
+        let mut v = serde_json::json!({"probe": crate::probe::report::probe_json(&run)});
         if let Err(e) = &gated {
             v["error"] = crate::report::error_json(e)["error"].clone();
         }
         print_out(&format!("{v}\n"))?;
     } else {
-        print_out(&crate::report::probe::probe_text(&run, req.output.verbose))?;
+        print_out(&crate::probe::report::probe_text(&run, req.output.verbose))?;
     }
     match gated {
         Ok(()) => Ok(Exit::Success),
@@ -103,10 +115,10 @@ pub(super) fn only(root: &Root, req: &Request, p: &Planned) -> Result<Exit, Erro
 /// pending move): the report for stderr (nothing with `--quiet`),
 /// and the `--probe-max` refusal, if any (the report explains it, so it is
 /// printed either way).
-pub(super) fn before_launch(
+pub fn before_launch(
     root: &Root,
     req: &Request,
-    p: &Planned,
+    p: &Probed,
     pending: &[u32],
 ) -> (String, Result<(), Error>) {
     let pr = req.probe.unwrap_or_default();
@@ -117,7 +129,7 @@ pub(super) fn before_launch(
     let report = if req.output.quiet {
         String::new()
     } else {
-        crate::report::probe::probe_text(&run, req.output.verbose)
+        crate::probe::report::probe_text(&run, req.output.verbose)
     };
     (report, gate(&run))
 }
@@ -127,13 +139,16 @@ pub(super) fn before_launch(
 /// spin probe on all of them at once for the requested time under
 /// SCHED_OTHER, and returns `sys` with each CPU's worst gap, from which
 /// the final plan chooses (SCHED_OTHER is never what
-/// `crate::plan::probe::refuse_unsafe` refuses); `sys` unchanged without
-/// `--choose measured`.
-pub(super) fn measure_choice(
+/// `crate::probe::plan::refuse_unsafe` refuses); `sys` unchanged without
+/// `--choose measured`. `plan_candidates` is the application layer's
+/// planning against the claims (any lock it takes released before it
+/// returns).
+pub fn measure_choice(
     root: &Root,
-    mut sys: crate::system::SystemState,
+    mut sys: SystemState,
     req: &Request,
-) -> Result<crate::system::SystemState, Error> {
+    plan_candidates: impl FnOnce(&SystemState) -> Result<Plan, Error>,
+) -> Result<SystemState, Error> {
     let crate::request::Choose::Measured { duration_ns } = req.placement.choose else {
         return Ok(sys);
     };
@@ -141,8 +156,7 @@ pub(super) fn measure_choice(
     // every free whole core); the lock an --exclusive launch takes is
     // released until the final plan.
     sys.measured = Some(std::collections::BTreeMap::new());
-    let (mut plan, _, guard) = super::claims::plan(root, &sys, req)?;
-    drop(guard);
+    let mut plan = plan_candidates(&sys)?;
     // Measured under SCHED_OTHER whatever the request asks: a real-time
     // spin on every candidate at once would take every CPU from the rest
     // of the host for the whole measurement (a 1 s stall seen with --fifo
@@ -154,7 +168,7 @@ pub(super) fn measure_choice(
         duration_ns,
         ..ProbeRequest::default()
     };
-    sys.measured = Some(crate::probe::worst_gaps(
+    sys.measured = Some(crate::probe::apply::worst_gaps(
         root,
         &plan,
         &sys.possible,

@@ -8,7 +8,8 @@
 //! to the output.
 
 use crate::noise::{
-    Bucket, COUNTER_GAP_MAX_NS, CpuNoise, ProbeMode, ProbeRun, likely_source, unattributed_ns,
+    Bucket, COUNTER_GAP_MAX_NS, CpuNoise, ProbeMode, ProbeRun, Source, TimedGap, likely_source,
+    unattributed_ns,
 };
 use crate::words::{cpus_phrase, duration_approx as d};
 use serde_json::{Value, json};
@@ -16,6 +17,68 @@ use std::fmt::Write;
 
 /// How many sources the text names per CPU (every one with `-v`).
 const SOURCES_SHOWN: usize = 6;
+/// How many of the largest gaps the text lines up in time (every one with
+/// `-v`).
+const TIMED_SHOWN: usize = 3;
+
+/// `c`'s largest gaps lined up in time (issue 36), `None` without a sampler.
+fn timed<'a>(run: &'a ProbeRun, c: &CpuNoise) -> Option<&'a [TimedGap]> {
+    let t = run.timed.as_ref().ok()?;
+    Some(t.gaps.get(&c.cpu).map_or(&[][..], Vec::as_slice))
+}
+
+/// The part of `c`'s time lost that neither the tasks' run time and steal
+/// time over the probe nor the gaps lined up with RT throttling explain,
+/// ns ([`unattributed_ns`]).
+fn unexplained(run: &ProbeRun, c: &CpuNoise, sources: &[Source]) -> u64 {
+    let throttled: u64 = timed(run, c)
+        .unwrap_or(&[])
+        .iter()
+        .filter(|g| matches!(g.likely_source, Some(Source::RtThrottling { .. })))
+        .map(|g| g.ns)
+        .sum();
+    unattributed_ns(sources, c.lost_ns).saturating_sub(throttled)
+}
+
+/// The line of `c`'s largest gaps in time: each with its likely cause in
+/// the window around it, `nothing seen` when the window shows no change
+/// that explains it, `not sampled` when no sample was read on one side.
+fn timed_line(run: &ProbeRun, c: &CpuNoise, what: &str, verbose: bool, s: &mut String) {
+    match (&run.timed, timed(run, c)) {
+        (Err(e), _) if !e.is_empty() => {
+            let _ = writeln!(s, "  CPU {} {what} in time: not sampled ({e})", c.cpu);
+        }
+        (Ok(t), Some(gaps)) if !gaps.is_empty() => {
+            let shown = if verbose { gaps.len() } else { TIMED_SHOWN };
+            let words: Vec<String> = gaps
+                .iter()
+                .take(shown)
+                .map(|g| {
+                    let cause = match (&g.likely_source, g.window_ns) {
+                        (_, None) => "not sampled".to_string(),
+                        (Some(l), Some(_)) => l.words(),
+                        (None, Some(_)) => "nothing seen".to_string(),
+                    };
+                    format!("{} at +{}: {cause}", d(g.ns), d(g.at_ns))
+                })
+                .collect();
+            let more = gaps.len().saturating_sub(shown);
+            let _ = writeln!(
+                s,
+                "  CPU {} {what} in time (sampled every {}): {}{}",
+                c.cpu,
+                d(t.period_ns),
+                words.join("; "),
+                if more > 0 {
+                    format!("; {more} more (-v)")
+                } else {
+                    String::new()
+                }
+            );
+        }
+        _ => {}
+    }
+}
 
 /// A bucket of the histogram in words: `<1us`, `2-4us`, `512us-1.02ms`,
 /// `>=67.1s`.
@@ -139,6 +202,7 @@ pub fn probe_text(run: &ProbeRun, verbose: bool) -> String {
                 .map(|g| format!("{} at +{}", d(g.ns), d(g.at_ns)))
                 .collect();
             let _ = writeln!(s, "  CPU {} largest {what}: {}", c.cpu, gaps.join(", "));
+            timed_line(run, c, &format!("largest {what}"), verbose, &mut s);
         }
         let sources = run.sources.get(&c.cpu).map_or(&[][..], Vec::as_slice);
         let shown = if verbose {
@@ -173,7 +237,7 @@ pub fn probe_text(run: &ProbeRun, verbose: bool) -> String {
                 l.words()
             );
         }
-        let unexplained = unattributed_ns(sources, c.lost_ns);
+        let unexplained = unexplained(run, c, sources);
         if r.mode == ProbeMode::Spin && unexplained >= COUNTER_GAP_MAX_NS {
             let _ = writeln!(
                 s,
@@ -216,7 +280,8 @@ fn cpu_json(run: &ProbeRun, c: &CpuNoise) -> Value {
             "top_gaps": c.top,
             "sources": sources,
             "likely_source": likely(run, c),
-            "unattributed_ns": unattributed_ns(sources, c.lost_ns),
+            "unattributed_ns": unexplained(run, c, sources),
+            "timed_gaps": timed(run, c),
         }),
         ProbeMode::Wakeup => {
             let l = c.latency.unwrap_or_default();
@@ -234,6 +299,7 @@ fn cpu_json(run: &ProbeRun, c: &CpuNoise) -> Value {
                 "top_latencies": c.top,
                 "sources": sources,
                 "likely_source": likely(run, c),
+                "timed_latencies": timed(run, c),
             })
         }
     }
@@ -262,6 +328,9 @@ pub fn probe_json(run: &ProbeRun) -> Value {
         "sched": run.sched,
         "mlock_error": run.mlock_error,
         "dma_latency": dma,
+        "sample_period_ns": run.timed.as_ref().ok().map(|t| t.period_ns),
+        "samples": run.timed.as_ref().ok().map(|t| t.samples),
+        "sampler_error": run.timed.as_ref().err(),
         "cpus": cpus,
     });
     if r.mode == ProbeMode::Wakeup {
@@ -273,7 +342,7 @@ pub fn probe_json(run: &ProbeRun) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::noise::{DmaLatency, ProbeClock, ProbeRequest, Series, Source};
+    use crate::noise::{DmaLatency, ProbeClock, ProbeRequest, Series, Source, Timed};
     use std::collections::{BTreeMap, BTreeSet};
 
     fn run() -> ProbeRun {
@@ -302,6 +371,32 @@ mod tests {
             rt_throttle: None,
             rt_priority: None,
             dma_latency: None,
+            timed: Ok(Timed {
+                period_ns: 2_000_000,
+                samples: 500,
+                gaps: [(
+                    1,
+                    vec![TimedGap {
+                        ns: 40_000,
+                        at_ns: 20,
+                        window_ns: Some(4_100_000),
+                        sources: vec![irq24(1)],
+                        likely_source: Some(irq24(1)),
+                    }],
+                )]
+                .into_iter()
+                .collect(),
+            }),
+        }
+    }
+
+    fn irq24(count: u64) -> Source {
+        Source::Irq {
+            irq: 24,
+            name: "nvme0q1".into(),
+            count,
+            managed: None,
+            pending: false,
         }
     }
 
@@ -441,6 +536,12 @@ mod tests {
             assert_eq!(keys(&v), fields("probe", mode), "{mode}");
             assert_eq!(keys(&v["cpus"][0]), fields("cpu", mode), "{mode}");
             assert_eq!(keys(&v["cpus"][0]["histogram"][0]), fields("bucket", ""));
+            let timed = if mode == "spin" {
+                "timed_gaps"
+            } else {
+                "timed_latencies"
+            };
+            assert_eq!(keys(&v["cpus"][0][timed][0]), fields("timed", ""), "{mode}");
             assert_eq!(keys(&v["dma_latency"]), fields("dma_latency", ""));
         }
         // The two modes' words are their own.
@@ -507,5 +608,61 @@ mod tests {
             "{t}"
         );
         assert!(!t.contains("unattributed"), "{t}");
+    }
+
+    /// Attribution in time: the largest gaps with the likely cause in
+    /// their window; without a sampler, why; a gap lined up with RT
+    /// throttling is not unattributed time.
+    #[test]
+    fn gaps_in_time_are_said() {
+        let mut r = run();
+        let t = probe_text(&r, false);
+        assert!(
+            t.contains("  CPU 1 largest gaps in time (sampled every 2.00ms): 40.0us at +20ns: IRQ 24 (nvme0q1) ×1\n"),
+            "{t}"
+        );
+        let v = probe_json(&r);
+        assert_eq!(v["sample_period_ns"], 2_000_000);
+        assert_eq!(v["cpus"][0]["timed_gaps"][0]["window_ns"], 4_100_000);
+        assert_eq!(v["cpus"][0]["timed_gaps"][0]["likely_source"]["irq"], 24);
+        r.timed = Err("no housekeeping CPU outside the probed ones to sample from".into());
+        let t = probe_text(&r, false);
+        assert!(
+            t.contains("  CPU 1 largest gaps in time: not sampled (no housekeeping CPU outside the probed ones to sample from)\n"),
+            "{t}"
+        );
+        let v = probe_json(&r);
+        assert_eq!(v["cpus"][0]["timed_gaps"], Value::Null);
+        assert_eq!(v["sample_period_ns"], Value::Null);
+        // A 50 ms gap RT throttling explains (950 ms of 1 s): lost, but
+        // not unattributed.
+        let mut s = Series::new(1000, 1.0);
+        s.max = 50_000_000;
+        s.gap(50_000_000, 20);
+        r.cpus = vec![s.summarize(1, ProbeMode::Spin, 1.0, 0, 1_000_000_000)];
+        let throttling = Source::RtThrottling {
+            runtime_us: 950_000,
+            period_us: 1_000_000,
+        };
+        r.timed = Ok(Timed {
+            period_ns: 2_000_000,
+            samples: 500,
+            gaps: [(
+                1,
+                vec![TimedGap {
+                    ns: 50_000_000,
+                    at_ns: 0,
+                    window_ns: Some(54_000_000),
+                    sources: vec![throttling.clone()],
+                    likely_source: Some(throttling),
+                }],
+            )]
+            .into_iter()
+            .collect(),
+        });
+        let v = probe_json(&r);
+        assert_eq!(v["cpus"][0]["lost_ns"], 50_000_000);
+        assert_eq!(v["cpus"][0]["unattributed_ns"], 0);
+        assert!(!probe_text(&r, false).contains("unattributed"));
     }
 }

@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# pinrun's probe against rt-tests on the same CPU, in one interleaved run
+# (issue 36, BENCHMARKS.md "Probe against oslat and cyclictest"): for each
+# condition (idle, loaded) and each of R repeats, pinrun's spin probe and
+# oslat, then pinrun's wakeup probe and cyclictest, D seconds each, the two
+# tools of a pair one right after the other and in alternating order, so
+# that both see the same load. Prints every run, then the ratios
+# pinrun / peer of the worst gap and the gaps over 1 us per second (spin,
+# SCHED_OTHER, against oslat) and of the wake-up p99 and max (SCHED_FIFO 90
+# pinned to the CPU, against cyclictest -p 90; both hold
+# /dev/cpu_dma_latency at 0 during the run: cyclictest's default, pinrun's
+# --probe-dma-latency 0).
+#
+# Needs root (SCHED_FIFO, /dev/cpu_dma_latency) and rt-tests, which CI does
+# not install: apt-get install -y rt-tests (Debian, Ubuntu; oslat from 1.10).
+#
+#   CPU=1 D=5 R=3 PINRUN=target/x86_64-unknown-linux-gnu/release/pinrun bench/probe-rt.sh
+#
+# "loaded": a SCHED_OTHER busy loop pinned to the CPU and a loop of 4 KiB
+# O_DIRECT reads (a device interrupt per read); nothing on the host is
+# reconfigured, and both are ended on exit.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PINRUN=${PINRUN:-target/$(rustc -vV | sed -n "s/^host: //p")/release/pinrun}
+CPU=${CPU:-1}
+D=${D:-5}
+R=${R:-3}
+for tool in oslat cyclictest; do
+    command -v "$tool" >/dev/null || {
+        echo "bench/probe-rt.sh: $tool not found; apt-get install -y rt-tests" >&2
+        exit 1
+    }
+done
+out=$(mktemp -d)
+blocks=$(mktemp -p "${TMPDIR:-/var/tmp}" probe-rt.XXXXXX)
+trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$out" "$blocks"' EXIT
+dd if=/dev/zero of="$blocks" bs=1M count=64 oflag=direct status=none
+
+load_on() {
+    taskset -c "$CPU" sh -c 'while :; do :; done' &
+    (while :; do dd if="$blocks" of=/dev/null bs=4k iflag=direct status=none; done) &
+    sleep 1
+}
+load_off() {
+    kill $(jobs -p) 2>/dev/null || true
+    wait 2>/dev/null || true
+}
+
+spin_pinrun() { "$PINRUN" --json --probe="${D}s" --cpus "$CPU" >"$1" 2>/dev/null || true; }
+spin_oslat() { oslat -q -c "$CPU" -D "$D" --json="$1" >/dev/null 2>&1 || true; }
+wake_pinrun() {
+    "$PINRUN" --json --probe="${D}s" --probe-mode wakeup --probe-dma-latency=0 \
+        --cpus "$CPU" --fifo 90 >"$1" 2>/dev/null || true
+}
+wake_cyclictest() {
+    cyclictest -q -m -t1 -a "$CPU" -p 90 -i 1000 -h 20000 -D "$D" --json="$1" >/dev/null 2>&1 || true
+}
+
+for cond in idle loaded; do
+    [ "$cond" = loaded ] && load_on
+    for r in $(seq 1 "$R"); do
+        echo "# $cond $r: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/load"
+        if [ $((r % 2)) = 1 ]; then
+            spin_pinrun "$out/$cond.$r.spin.pinrun"; spin_oslat "$out/$cond.$r.spin.peer"
+            wake_cyclictest "$out/$cond.$r.wake.peer"; wake_pinrun "$out/$cond.$r.wake.pinrun"
+        else
+            spin_oslat "$out/$cond.$r.spin.peer"; spin_pinrun "$out/$cond.$r.spin.pinrun"
+            wake_pinrun "$out/$cond.$r.wake.pinrun"; wake_cyclictest "$out/$cond.$r.wake.peer"
+        fi
+    done
+    [ "$cond" = loaded ] && load_off
+done
+
+python3 - "$out" "$R" <<'EOF'
+import json, os, statistics, sys
+out, R = sys.argv[1], int(sys.argv[2])
+
+def load(p):
+    try:
+        return json.load(open(p))
+    except Exception:
+        return None
+
+def peer_hist(d):
+    t = next(iter(d["thread"].values()))
+    return {int(k): v for k, v in t.get("histogram", {}).items()}, t
+
+def pct(h, q):
+    n = sum(h.values())
+    rank, seen = max(1, -(-int(q * n * 1000) // 1000)), 0
+    for k in sorted(h):
+        seen += h[k]
+        if seen >= rank:
+            return k
+    return None
+
+print(open(os.path.join(out, "load")).read(), end="")
+rows, ratios = [], {}
+for cond in ["idle", "loaded"]:
+    for r in range(1, R + 1):
+        base = os.path.join(out, f"{cond}.{r}")
+        p, o = load(base + ".spin.pinrun"), load(base + ".spin.peer")
+        if p and o:
+            c = p["probe"]["cpus"][0]
+            h, t = peer_hist(o)
+            # oslat's bucket k holds the gaps in (k-1, k] us: above 1 us is k >= 2.
+            og = sum(v for k, v in h.items() if k >= 2)
+            pw, ow = c["max_ns"] / 1000, float(t["max"])
+            pg, ogs = c["gaps"] / (c["duration_ns"] / 1e9), og / float(t.get("duration", 1) or 1)
+            rows.append(f"| {cond} | {r} | spin | worst gap {pw:.0f} us / {ow:.0f} us | gaps >1us/s {pg:.0f} / {ogs:.0f} |")
+            ratios.setdefault((cond, "worst gap"), []).append(pw / ow if ow else float("nan"))
+            ratios.setdefault((cond, "gaps >1us per s"), []).append(pg / ogs if ogs else float("nan"))
+        p, o = load(base + ".wake.pinrun"), load(base + ".wake.peer")
+        if p and o:
+            c = p["probe"]["cpus"][0]
+            h, t = peer_hist(o)
+            p99, pmax = c["p99_ns"] / 1000, c["max_ns"] / 1000
+            o99, omax = pct(h, 0.99), float(t["max"])
+            rows.append(f"| {cond} | {r} | wakeup | p99 {p99:.1f} us / {o99} us | max {pmax:.0f} us / {omax:.0f} us |")
+            ratios.setdefault((cond, "wake-up p99"), []).append(p99 / o99 if o99 else float("nan"))
+            ratios.setdefault((cond, "wake-up max"), []).append(pmax / omax if omax else float("nan"))
+print("| condition | repeat | mode | pinrun / peer | pinrun / peer |")
+print("|---|---|---|---|---|")
+print("\n".join(rows))
+print()
+print("| condition | figure | ratios pinrun / peer (each repeat) | median |")
+print("|---|---|---|---|")
+for (cond, what), v in ratios.items():
+    print(f"| {cond} | {what} | {', '.join(f'{x:.2f}' for x in v)} | {statistics.median(v):.2f} |")
+EOF

@@ -1,0 +1,733 @@
+//! Refusals of `--probe` (issue 20), decided before anything runs: which
+//! CPUs the probe measures, and whether a spinning real-time probe could
+//! lock a CPU up.
+
+use super::{Layout, Sample, Sampled};
+use crate::cpuset::CpuSet;
+use crate::error::{Error, ErrorCode, Result};
+use crate::noise::{
+    COUNTER_GAP_MAX_NS, CpuNoise, ProbeMode, ProbeRequest, ProbeRun, Source, Timed, TimedGap,
+    attribute, likely_source, unattributed_ns,
+};
+use crate::plan::Plan;
+use crate::system::SystemState;
+use crate::words::{cpus_phrase, duration_approx};
+use std::collections::BTreeMap;
+
+/// The CPUs the probe measures: the plan's CPUs, or, when the launch
+/// keeps its affinity, the task's CPUs
+/// ([`crate::plan::placement::task_cpus`]). One probe thread runs on each.
+pub fn probed_cpus(sys: &SystemState, plan: &Plan) -> CpuSet {
+    crate::plan::placement::command_cpus(sys, plan)
+}
+
+/// Refuses a spinning SCHED_FIFO/SCHED_RR probe on any CPU that is not
+/// isolated while RT throttling is off (`kernel.sched_rt_runtime_us` =
+/// -1, `sched-rt(7)`): for the whole probe nothing of lower priority could
+/// run there, kernel threads (RCU, kworkers) included. The wakeup mode
+/// sleeps between samples and is never refused; SCHED_DEADLINE is bounded
+/// by its own runtime.
+pub fn refuse_unsafe(sys: &SystemState, plan: &Plan, req: &ProbeRequest) -> Result<()> {
+    let Some(policy) = plan.sched.policy.filter(|p| p.is_rt()) else {
+        return Ok(());
+    };
+    if req.mode != ProbeMode::Spin || sys.process.rt_runtime_us != Some(-1) {
+        return Ok(());
+    }
+    let shared = probed_cpus(sys, plan).difference(&sys.isolated);
+    if shared.is_empty() {
+        return Ok(());
+    }
+    Err(Error::new(
+        ErrorCode::ProbeUnsafe,
+        format!(
+            "--probe: a spinning {} probe on {} (not isolated) with RT throttling off (kernel.sched_rt_runtime_us = -1) would keep every other task and kernel thread off {} for {}",
+            policy.kernel_name(),
+            cpus_phrase(&shared),
+            if shared.len() == 1 { "it" } else { "them" },
+            duration_approx(req.duration_ns),
+        ),
+    )
+    .hint("probe an isolated CPU (--isolated), use --probe-mode wakeup (it sleeps between samples), or turn RT throttling back on: sysctl kernel.sched_rt_runtime_us=950000"))
+}
+
+/// RT throttling's runtime and period (µs) for a spinning probe under
+/// SCHED_FIFO/SCHED_RR when throttling is on (`kernel.sched_rt_runtime_us`
+/// below `sched_rt_period_us`); `None` otherwise (a wake-up probe sleeps
+/// and is not throttled).
+pub fn rt_throttle(sys: &SystemState, plan: &Plan, req: &ProbeRequest) -> Option<(i64, i64)> {
+    plan.sched.policy.filter(|p| p.is_rt())?;
+    if req.mode != ProbeMode::Spin {
+        return None;
+    }
+    let (runtime, period) = (sys.process.rt_runtime_us?, sys.process.rt_period_us?);
+    (0..period).contains(&runtime).then_some((runtime, period))
+}
+
+/// `--probe-max`: refuses (exit 125) when a probed CPU's worst gap (spin)
+/// or latest wake-up (wakeup) exceeds `max_ns`, naming the CPU, the gap or
+/// latency and its most likely source ([`likely_source`]) with the fix for
+/// that kind of source.
+pub fn gate(
+    cpus: &[CpuNoise],
+    sources: &BTreeMap<u32, Vec<Source>>,
+    max_ns: u64,
+    rt_throttle: Option<(i64, i64)>,
+    rt_priority: Option<u32>,
+) -> Result<()> {
+    let Some(worst) = cpus
+        .iter()
+        .filter(|c| c.max_ns > max_ns)
+        .max_by_key(|c| c.max_ns)
+    else {
+        return Ok(());
+    };
+    let cpu = worst.cpu;
+    let likely = sources
+        .get(&cpu)
+        .and_then(|s| likely_source(s, worst.max_ns, rt_throttle, rt_priority));
+    let (why, hint) = match &likely {
+        Some(s @ Source::RtThrottling { .. }) => (
+            format!("likely source: {}", s.words()),
+            format!("a real-time task that never sleeps is stopped by RT throttling: give it an isolated CPU (--isolated) where kernel.sched_rt_runtime_us=-1 is safe, or let it sleep (--probe-mode wakeup shows what an event-driven program sees on CPU {cpu})"),
+        ),
+        Some(s @ Source::Task { pid, .. }) => (
+            format!("likely source: {}", s.words()),
+            format!("move pid {pid} off CPU {cpu} (pinrun --pid {pid} --cpus LIST, every thread), or choose a CPU where nothing else runs (--isolated)"),
+        ),
+        Some(s @ Source::Steal { .. }) => (
+            format!("likely source: {}", s.words()),
+            "on a virtual machine, ask for dedicated (pinned) host CPUs for this guest, or probe again when the host is less loaded".to_string(),
+        ),
+        Some(
+            s @ Source::Irq {
+                irq,
+                managed: Some(true),
+                ..
+            },
+        ) => (
+            format!("likely source: {}", s.words()),
+            format!("IRQ {irq} is kernel-managed (a queue of CPU {cpu}; the kernel refuses to move it): it fires for I/O submitted on CPU {cpu}, so keep the device's I/O off it, or boot with isolcpus=managed_irq,{cpu} (it moves managed IRQs whose mask holds a housekeeping CPU)"),
+        ),
+        Some(
+            s @ Source::Irq {
+                irq, pending: true, ..
+            },
+        ) => (
+            format!("likely source: {}", s.words()),
+            format!("IRQ {irq} was steered off CPU {cpu} but was still delivered there until its next interrupt (x86 moves it then): probe again; it no longer fires there"),
+        ),
+        Some(s @ Source::Irq { irq, .. }) => (
+            format!("likely source: {}", s.words()),
+            format!("steer IRQ {irq} to a housekeeping CPU (as root: echo LIST > /proc/irq/{irq}/smp_affinity_list; irqaffinity= at boot), or choose another CPU"),
+        ),
+        Some(s @ Source::Interrupt { label, .. }) if label == "LOC" => (
+            format!("likely source: {}", s.words()),
+            format!("the scheduler tick: boot with nohz_full={cpu} (and isolcpus) so that a single task there runs without it"),
+        ),
+        Some(s) => (
+            format!("likely source: {}", s.words()),
+            format!("choose an isolated CPU (--isolated), or see pinrun --probe -v for every source on CPU {cpu}"),
+        ),
+        None if worst.mode == ProbeMode::Wakeup => (
+            "unattributed: no task, steal time or interrupt seen explains it: preemption by short-lived tasks, a non-preemptible kernel section (see the preempt-model finding), SMIs, or a hypervisor that reports no steal time".to_string(),
+            format!("see pinrun --probe -v for every source on CPU {cpu}; check the BIOS's power and SMI settings, or on a virtual machine the host's load"),
+        ),
+        None => (
+            format!(
+                "unattributed: no task, steal time or throttling seen explains it ({} of {} lost unexplained): preemption by short-lived tasks, SMIs, or a hypervisor that reports no steal time",
+                duration_approx(unattributed_ns(
+                    sources.get(&cpu).map_or(&[][..], Vec::as_slice),
+                    worst.lost_ns
+                )),
+                duration_approx(worst.lost_ns)
+            ),
+            format!("see pinrun --probe -v for every source on CPU {cpu}; check the BIOS's power and SMI settings, or on a virtual machine the host's load"),
+        ),
+    };
+    let what = match worst.mode {
+        ProbeMode::Spin => "worst gap",
+        ProbeMode::Wakeup => "latest wake-up",
+    };
+    Err(Error::new(
+        ErrorCode::ProbeOverMax,
+        format!(
+            "--probe-max {}: CPU {cpu}: {what} {} at +{}; {why}",
+            duration_approx(max_ns),
+            duration_approx(worst.max_ns),
+            duration_approx(worst.top.first().map_or(0, |g| g.at_ns)),
+        ),
+    )
+    .hint(hint))
+}
+
+/// How the probe ran, as lining its gaps up needs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Lining {
+    /// pinrun's PID: its threads (the probe's) are never a source.
+    pub own_pid: u32,
+    /// Wakeup mode's interval, ns: the probe's own timer fires once per
+    /// deadline on its CPU, counted in `LOC` (`hrtimer_interrupt()` from
+    /// the local APIC timer); `None` in spin mode.
+    pub own_timer_ns: Option<u64>,
+    /// RT throttling's runtime and period, µs ([`rt_throttle`]).
+    pub rt_throttle: Option<(i64, i64)>,
+    /// The probe's real-time priority.
+    pub rt_priority: Option<u32>,
+}
+
+/// A gap of `gap_ns` that started at `start_ns` (`CLOCK_MONOTONIC`) on
+/// `cpu`, lined up with `samples` (in time order, read with `layout`):
+/// the window runs from the last sample whose reads ended at or before the
+/// gap's start to the first whose reads began at or after its end, and
+/// its sources are what changed on `cpu` across it
+/// ([`crate::noise::attribute`]: a task only when its last CPU at either
+/// end of the window is `cpu`, steal time only when it advanced in the
+/// window). Then the probe's own timer is subtracted from `LOC` (one per
+/// deadline in the window, `lining.own_timer_ns`), and a gap that RT
+/// throttling explains (a spinning real-time probe with throttling on, the
+/// gap between 1 ms and 110 % of `period − runtime`, as
+/// [`crate::noise::likely_source`] decides) is throttling: the tasks below
+/// the probe's priority that ran in it ran because the probe was stopped,
+/// and are left out. The likely cause is [`likely_source`]'s, else the
+/// busiest of the tasks that together ran half the gap ([`busiest_task`]).
+/// `at_ns` is the gap's start after the probe's start.
+pub fn line_up(
+    layout: &Layout,
+    samples: &[Sample],
+    cpu: u32,
+    (start_ns, at_ns, gap_ns): (u64, u64, u64),
+    lining: &Lining,
+) -> TimedGap {
+    let end = start_ns.saturating_add(gap_ns);
+    let before = samples.iter().rev().find(|s| s.done_ns <= start_ns);
+    let after = samples.iter().find(|s| s.at_ns >= end);
+    let (Some(b), Some(a)) = (before, after) else {
+        return TimedGap {
+            ns: gap_ns,
+            at_ns,
+            window_ns: None,
+            sources: Vec::new(),
+            likely_source: None,
+        };
+    };
+    let window = a.done_ns.saturating_sub(b.at_ns);
+    let mut sources = attribute(
+        &layout.snapshot(b),
+        &layout.snapshot(a),
+        cpu,
+        lining.own_pid,
+    );
+    if let Some(interval) = lining.own_timer_ns.filter(|i| *i > 0) {
+        let own = window.div_ceil(interval);
+        sources.retain_mut(|s| match s {
+            Source::Interrupt { label, count, .. } if label == "LOC" => {
+                *count = count.saturating_sub(own);
+                *count > 0
+            }
+            _ => true,
+        });
+    }
+    if let Some((runtime, period)) = lining.rt_throttle {
+        let stopped = ((period - runtime).max(0) as u64) * 1000;
+        if gap_ns >= COUNTER_GAP_MAX_NS && gap_ns <= stopped + stopped / 10 {
+            let prio = lining.rt_priority.unwrap_or(0);
+            sources
+                .retain(|s| !matches!(s, Source::Task { rt_priority, .. } if *rt_priority < prio));
+            sources.insert(
+                0,
+                Source::RtThrottling {
+                    runtime_us: runtime,
+                    period_us: period,
+                },
+            );
+        }
+    }
+    let likely_source = likely_source(&sources, gap_ns, lining.rt_throttle, lining.rt_priority)
+        .or_else(|| busiest_task(&sources, gap_ns, lining.rt_priority));
+    TimedGap {
+        ns: gap_ns,
+        at_ns,
+        window_ns: Some(window),
+        sources,
+        likely_source,
+    }
+}
+
+/// The task that ran longest on the CPU in a gap's window, when the tasks
+/// that could preempt the probe (every task; under a real-time probe of
+/// priority `rt_priority`, those of at least that priority) ran, together,
+/// at least half the gap: a gap of a spinning probe is the time other
+/// tasks ran in its place, and on a shared CPU several take turns in one
+/// gap, none of them for half of it. `sources` lists tasks longest first
+/// ([`attribute`]).
+fn busiest_task(sources: &[Source], gap_ns: u64, rt_priority: Option<u32>) -> Option<Source> {
+    let tasks: Vec<&Source> = sources
+        .iter()
+        .filter(|s| matches!(s, Source::Task { rt_priority: p, .. } if rt_priority.is_none_or(|r| *p >= r)))
+        .collect();
+    let total: u64 = tasks
+        .iter()
+        .map(|s| match s {
+            Source::Task { runtime_ns, .. } => *runtime_ns,
+            _ => 0,
+        })
+        .sum();
+    (total.saturating_mul(2) >= gap_ns)
+        .then(|| tasks.first().map(|t| (*t).clone()))
+        .flatten()
+}
+
+/// Attribution in time for `run` (issue 36): each CPU's largest gaps
+/// ([`crate::noise::CpuNoise::top`]) lined up with the sampler's
+/// readings ([`line_up`]), the probe's own timer and RT throttling taken
+/// from `run`; the sampler's error when there were no readings.
+pub fn line_up_all(
+    sampled: &Sampled,
+    run: &ProbeRun,
+    own_pid: u32,
+) -> std::result::Result<Timed, String> {
+    let r = sampled.as_ref().map_err(Clone::clone)?;
+    let lining = Lining {
+        own_pid,
+        own_timer_ns: (run.request.mode == ProbeMode::Wakeup).then_some(run.request.interval_ns),
+        rt_throttle: run.rt_throttle,
+        rt_priority: run.rt_priority,
+    };
+    let gaps = run
+        .cpus
+        .iter()
+        .filter_map(|c| {
+            let start = *r.starts.get(&c.cpu)?;
+            let lined = c
+                .top
+                .iter()
+                .map(|g| {
+                    let at = (start + g.at_ns, g.at_ns, g.ns);
+                    line_up(&r.layout, &r.samples, c.cpu, at, &lining)
+                })
+                .collect();
+            Some((c.cpu, lined))
+        })
+        .collect();
+    Ok(Timed {
+        period_ns: r.period_ns,
+        samples: r.samples.len(),
+        gaps,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::request::{Policy, SchedRequest};
+    use crate::testkit::Machine;
+
+    fn plan(cpus: &str, policy: Option<Policy>) -> Plan {
+        Plan {
+            cpus: Some(CpuSet::parse(cpus).unwrap()),
+            cores: vec![],
+            nodes: Default::default(),
+            memory: None,
+            sched: SchedRequest {
+                policy,
+                ..Default::default()
+            },
+            reasons: vec![],
+            omp: None,
+            thread_map: None,
+            choice: None,
+        }
+    }
+
+    /// sched-rt(7): with sched_rt_runtime_us = -1 a spinning FIFO task owns
+    /// its CPU; only isolated CPUs (nothing else scheduled there) are safe.
+    #[test]
+    fn spinning_rt_probe_refused_without_throttling_on_shared_cpus() {
+        let sys = Machine::new(1, 4, 1)
+            .isolated("3")
+            .rt_sysctls(-1, 1_000_000)
+            .build();
+        let spin = ProbeRequest::default();
+        let fifo = Some(Policy::Fifo(90));
+        let e = refuse_unsafe(&sys, &plan("2-3", fifo), &spin).unwrap_err();
+        assert_eq!(e.code, ErrorCode::ProbeUnsafe);
+        assert!(e.message.contains("CPU 2 "), "{}", e.message);
+        assert!(refuse_unsafe(&sys, &plan("3", fifo), &spin).is_ok());
+        let wakeup = ProbeRequest {
+            mode: ProbeMode::Wakeup,
+            ..spin
+        };
+        assert!(refuse_unsafe(&sys, &plan("2", fifo), &wakeup).is_ok());
+        assert!(refuse_unsafe(&sys, &plan("2", None), &spin).is_ok());
+        let sys = Machine::new(1, 4, 1)
+            .isolated("3")
+            .rt_sysctls(950_000, 1_000_000)
+            .build();
+        assert!(refuse_unsafe(&sys, &plan("2", fifo), &spin).is_ok());
+    }
+
+    fn noise(cpu: u32, max_ns: u64) -> CpuNoise {
+        let mut s = crate::noise::Series::new(1000, 1.0);
+        s.samples = 2;
+        s.max = max_ns;
+        s.gap(max_ns, 20);
+        s.summarize(cpu, ProbeMode::Spin, 1.0, 0, 1_000_000_000)
+    }
+
+    /// The gate names the CPU with the worst gap over the limit and, from
+    /// its sources, the likely cause and its kind's fix.
+    #[test]
+    fn gate_names_cpu_gap_and_source() {
+        let cpus = [noise(1, 35_000), noise(2, 50_000), noise(3, 5_000)];
+        let mut sources = BTreeMap::new();
+        sources.insert(
+            2,
+            vec![Source::Irq {
+                irq: 24,
+                name: "nvme0q1".into(),
+                count: 12,
+                managed: None,
+                pending: false,
+            }],
+        );
+        let e = gate(&cpus, &sources, 20_000, None, None).unwrap_err();
+        assert_eq!(e.code, ErrorCode::ProbeOverMax);
+        assert!(
+            e.message.contains("CPU 2: worst gap 50.0us"),
+            "{}",
+            e.message
+        );
+        assert!(e.message.contains("IRQ 24 (nvme0q1)"), "{}", e.message);
+        assert!(
+            e.hint
+                .as_deref()
+                .unwrap_or("")
+                .contains("/proc/irq/24/smp_affinity_list")
+        );
+        assert!(gate(&cpus, &sources, 60_000, None, None).is_ok());
+        // A managed queue IRQ (as --steer-irqs found it): no write hint.
+        crate::noise::mark_managed(sources.get_mut(&2).unwrap(), |_| Some(true));
+        let e = gate(&cpus, &sources, 20_000, None, None).unwrap_err();
+        assert!(
+            e.message.contains("IRQ 24 (nvme0q1, kernel-managed) ×12"),
+            "{}",
+            e.message
+        );
+        let hint = e.hint.unwrap_or_default();
+        assert!(!hint.contains("smp_affinity_list"), "{hint}");
+        assert!(hint.contains("isolcpus=managed_irq,2"), "{hint}");
+        // A pending move: already steered, no write hint either.
+        crate::noise::mark_managed(sources.get_mut(&2).unwrap(), |_| Some(false));
+        crate::noise::mark_pending(sources.get_mut(&2).unwrap(), &[24]);
+        let e = gate(&cpus, &sources, 20_000, None, None).unwrap_err();
+        assert!(
+            e.message
+                .contains("IRQ 24 (nvme0q1, steered, move pending) ×12"),
+            "{}",
+            e.message
+        );
+        let hint = e.hint.unwrap_or_default();
+        assert!(!hint.contains("smp_affinity_list"), "{hint}");
+        assert!(hint.contains("next interrupt"), "{hint}");
+    }
+
+    /// A task's fix is pinrun's own (--pid moves every thread); a 20 ms
+    /// gap that only IRQ counts could explain is said to be unattributed,
+    /// with the lost time no source explains; steal time gets the
+    /// hypervisor's fix.
+    #[test]
+    fn gate_fixes_tasks_with_pinrun_and_says_unattributed_time() {
+        let cpus = [noise(2, 20_000_000)];
+        let task = Source::Task {
+            pid: 4242,
+            tid: 4242,
+            comm: "hog".into(),
+            runtime_ns: 15_000_000,
+            rt_priority: 0,
+        };
+        let irq = Source::Irq {
+            irq: 36,
+            name: "virtio0".into(),
+            count: 21,
+            managed: None,
+            pending: false,
+        };
+        let sources = BTreeMap::from([(2, vec![task, irq.clone()])]);
+        let e = gate(&cpus, &sources, 1_000_000, None, None).unwrap_err();
+        assert!(
+            e.hint
+                .as_deref()
+                .unwrap_or("")
+                .starts_with("move pid 4242 off CPU 2 (pinrun --pid 4242 --cpus LIST"),
+            "{:?}",
+            e.hint
+        );
+        let sources = BTreeMap::from([(2, vec![irq.clone()])]);
+        let e = gate(&cpus, &sources, 1_000_000, None, None).unwrap_err();
+        assert!(!e.message.contains("IRQ 36"), "{}", e.message);
+        assert!(
+            e.message.contains("; unattributed: no task, steal time or throttling seen explains it (20.0ms of 20.0ms lost unexplained)"),
+            "{}",
+            e.message
+        );
+        let sources = BTreeMap::from([(2, vec![Source::Steal { ns: 30_000_000 }, irq])]);
+        let e = gate(&cpus, &sources, 1_000_000, None, None).unwrap_err();
+        assert!(
+            e.message.contains("likely source: steal time 30.0ms"),
+            "{}",
+            e.message
+        );
+        assert!(e.hint.as_deref().unwrap_or("").contains("virtual machine"));
+    }
+
+    /// CPU 1 sampled every 2 ms: rows IRQ 24 and LOC, softirq TIMER; task
+    /// 100 ("hog", SCHED_OTHER) and task 200 ("other").
+    fn layout() -> Layout {
+        Layout {
+            cpus: vec![1],
+            irqs: vec![
+                ("24".into(), "IR-PCI-MSI 524288-edge nvme0q1".into()),
+                ("LOC".into(), "Local timer interrupts".into()),
+            ],
+            softirqs: vec!["TIMER".into()],
+            tasks: [
+                (100, (100, "hog".into(), 0)),
+                (200, (200, "other".into(), 0)),
+            ]
+            .into_iter()
+            .collect(),
+        }
+    }
+
+    /// A sample read from `at` to `at` + 50 µs.
+    fn sample(at: u64, irq24: u64, loc: u64, steal: u64, tasks: &[(u32, u32, u64)]) -> Sample {
+        Sample {
+            at_ns: at,
+            done_ns: at + 50_000,
+            irqs: vec![irq24, loc],
+            softirqs: vec![0],
+            steal_ns: vec![steal],
+            tasks: tasks.to_vec(),
+        }
+    }
+
+    const OTHER: Lining = Lining {
+        own_pid: 1,
+        own_timer_ns: None,
+        rt_throttle: None,
+        rt_priority: None,
+    };
+
+    /// Samples at 0, 2, 4 and 6 ms: IRQ 24 fires 5 times on CPU 1 in the
+    /// first window and once in the second; steal time advances by one
+    /// tick (10 ms) in the first window only; task 200 runs 2 ms in the
+    /// second window on CPU 0.
+    fn samples() -> Vec<Sample> {
+        vec![
+            sample(0, 10, 100, 0, &[(100, 1, 0), (200, 0, 0)]),
+            sample(2_000_000, 15, 100, 10_000_000, &[(100, 1, 0), (200, 0, 0)]),
+            sample(
+                4_000_000,
+                16,
+                100,
+                10_000_000,
+                &[(100, 1, 0), (200, 0, 2_000_000)],
+            ),
+            sample(
+                6_000_000,
+                16,
+                100,
+                10_000_000,
+                &[(100, 1, 1_500_000), (200, 0, 2_000_000)],
+            ),
+        ]
+    }
+
+    /// A 100 µs gap inside the second window is the one IRQ 24 interrupt
+    /// of that window (not the first window's five); the task that ran on
+    /// CPU 0 in it and the steal time of the first window are not blamed.
+    #[test]
+    fn a_gap_is_what_changed_in_its_window() {
+        let g = line_up(
+            &layout(),
+            &samples(),
+            1,
+            (2_500_000, 500_000, 100_000),
+            &OTHER,
+        );
+        assert_eq!(g.window_ns, Some(2_050_000));
+        let irq = Source::Irq {
+            irq: 24,
+            name: "nvme0q1".into(),
+            count: 1,
+            managed: None,
+            pending: false,
+        };
+        assert_eq!(g.sources, vec![irq.clone()]);
+        assert_eq!(g.likely_source, Some(irq));
+    }
+
+    /// A gap in the first window sees the steal time that advanced there.
+    #[test]
+    fn steal_only_in_its_own_window() {
+        let g = line_up(
+            &layout(),
+            &samples(),
+            1,
+            (500_000, 500_000, 100_000),
+            &OTHER,
+        );
+        assert_eq!(g.sources[0], Source::Steal { ns: 10_000_000 });
+        let later = line_up(
+            &layout(),
+            &samples(),
+            1,
+            (4_500_000, 4_500_000, 1_400_000),
+            &OTHER,
+        );
+        assert!(
+            !later
+                .sources
+                .iter()
+                .any(|s| matches!(s, Source::Steal { .. })),
+            "{later:?}"
+        );
+    }
+
+    /// A 1.4 ms gap in the third window, where task 100 ran 1.5 ms on
+    /// CPU 1: that task, by PID.
+    #[test]
+    fn a_task_on_the_cpu_is_the_cause() {
+        let g = line_up(
+            &layout(),
+            &samples(),
+            1,
+            (4_500_000, 4_500_000, 1_400_000),
+            &OTHER,
+        );
+        assert!(
+            matches!(
+                &g.likely_source,
+                Some(Source::Task {
+                    pid: 100,
+                    runtime_ns: 1_500_000,
+                    ..
+                })
+            ),
+            "{g:?}"
+        );
+        // Task 200 ran on CPU 0 (its last CPU at both ends): never on CPU 1.
+        let g = line_up(
+            &layout(),
+            &samples(),
+            1,
+            (2_500_000, 500_000, 1_000_000),
+            &OTHER,
+        );
+        assert!(
+            !g.sources.iter().any(|s| matches!(s, Source::Task { .. })),
+            "{g:?}"
+        );
+    }
+
+    /// A gap before the first sample or after the last: not sampled.
+    #[test]
+    fn a_gap_outside_the_samples_is_not_sampled() {
+        let g = line_up(&layout(), &samples(), 1, (5_990_000, 0, 100_000), &OTHER);
+        assert_eq!(g.window_ns, None);
+        assert!(g.sources.is_empty() && g.likely_source.is_none());
+    }
+
+    /// Wakeup mode: one local timer interrupt per deadline of the probe's
+    /// 1 ms timer in the window is the probe's own; only the rest is noise.
+    #[test]
+    fn the_probes_own_timer_is_not_noise() {
+        let own = Lining {
+            own_timer_ns: Some(1_000_000),
+            ..OTHER
+        };
+        let mut s = samples();
+        // 3 deadlines in the 2.05 ms window (ceil): LOC +3 is the probe's.
+        s[2].irqs[1] = 103;
+        s[3].irqs[1] = 103;
+        let g = line_up(&layout(), &s, 1, (2_500_000, 500_000, 100_000), &own);
+        assert!(
+            !g.sources
+                .iter()
+                .any(|x| matches!(x, Source::Interrupt { .. })),
+            "{g:?}"
+        );
+        s[2].irqs[1] = 104;
+        let g = line_up(&layout(), &s, 1, (2_500_000, 500_000, 100_000), &own);
+        assert!(
+            g.sources.contains(&Source::Interrupt {
+                label: "LOC".into(),
+                name: "Local timer interrupts".into(),
+                count: 1
+            }),
+            "{g:?}"
+        );
+    }
+
+    /// A spinning SCHED_FIFO 50 probe stopped 50 ms by RT throttling
+    /// (950 ms of every 1 s): the gap is throttling, and the SCHED_OTHER
+    /// task that ran on the CPU meanwhile is not its cause.
+    #[test]
+    fn throttled_time_is_throttling() {
+        let fifo = Lining {
+            rt_throttle: Some((950_000, 1_000_000)),
+            rt_priority: Some(50),
+            ..OTHER
+        };
+        let s = vec![
+            sample(0, 10, 100, 0, &[(100, 1, 0)]),
+            sample(52_000_000, 10, 100, 0, &[(100, 1, 49_000_000)]),
+        ];
+        let g = line_up(&layout(), &s, 1, (1_000_000, 1_000_000, 50_000_000), &fifo);
+        let throttling = Source::RtThrottling {
+            runtime_us: 950_000,
+            period_us: 1_000_000,
+        };
+        assert_eq!(g.sources, vec![throttling.clone()]);
+        assert_eq!(g.likely_source, Some(throttling));
+    }
+
+    /// Three tasks took turns on the CPU in a 30 ms gap, none for half of
+    /// it (12, 9 and 6 ms): the gap is theirs, named by the busiest.
+    #[test]
+    fn tasks_taking_turns_name_the_busiest() {
+        let mut l = layout();
+        l.tasks.insert(300, (300, "cc1".into(), 0));
+        let s = vec![
+            sample(0, 10, 100, 0, &[(100, 1, 0), (200, 1, 0), (300, 1, 0)]),
+            sample(
+                64_000_000,
+                10,
+                100,
+                0,
+                &[
+                    (100, 1, 12_000_000),
+                    (200, 1, 9_000_000),
+                    (300, 1, 6_000_000),
+                ],
+            ),
+        ];
+        let g = line_up(&l, &s, 1, (1_000_000, 1_000_000, 30_000_000), &OTHER);
+        assert!(
+            matches!(
+                &g.likely_source,
+                Some(Source::Task {
+                    pid: 100,
+                    runtime_ns: 12_000_000,
+                    ..
+                })
+            ),
+            "{g:?}"
+        );
+        // 12 + 9 + 6 ms do not make half of a 60 ms gap.
+        let g = line_up(&l, &s, 1, (1_000_000, 1_000_000, 60_000_000), &OTHER);
+        assert_eq!(g.window_ns, Some(64_050_000));
+        assert_eq!(g.likely_source, None);
+    }
+}
