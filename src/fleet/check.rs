@@ -30,7 +30,7 @@ pub fn pool(fleet: &Fleet, sys: &SystemState) -> Option<Pool> {
     if !fleet.kubernetes {
         return None;
     }
-    let state = fleet.kubelet.as_ref()?.as_ref().ok()?;
+    let state = fleet.kubelet.as_ref()?;
     let AllowedSource::Cgroup(cs) = &sys.allowed_source else {
         return None;
     };
@@ -313,7 +313,7 @@ mod tests {
         Fleet {
             pod: parse_pod(&cgroup()),
             kubernetes: true,
-            kubelet: Some(parse_kubelet_state(state, crate::cpuset::MAX_ID)),
+            kubelet: parse_kubelet_state(state, crate::cpuset::MAX_ID).ok(),
             ..Fleet::default()
         }
     }

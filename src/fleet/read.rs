@@ -22,29 +22,21 @@ pub struct Fleet {
     /// `KUBERNETES_SERVICE_HOST` in the environment (kubelet sets it in
     /// every container; the path is `/` inside a cgroup namespace).
     pub kubernetes: bool,
-    /// kubelet's CPU manager state, or why it cannot be used; `None` when
-    /// the file does not exist below the root.
-    pub kubelet: Option<Result<KubeletState, String>>,
+    /// kubelet's CPU manager state; `None` when the file does not exist
+    /// below the root or cannot be used (the claims say why:
+    /// `system::claims::read_kubelet`).
+    pub kubelet: Option<KubeletState>,
     /// The Slurm task of the environment (`SLURM_JOB_ID` set).
     pub slurm: Option<SlurmTask>,
 }
 
-/// The environment variables the fleet reads: `SLURM_*` and
-/// `KUBERNETES_SERVICE_HOST`, those that are UTF-8.
-fn fleet_vars() -> Vec<(String, String)> {
-    std::env::vars_os()
-        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
-        .filter(|(k, _)| k.starts_with("SLURM_") || k == "KUBERNETES_SERVICE_HOST")
-        .collect()
-}
-
-/// The Slurm task of this process's environment (`SLURM_JOB_ID` set).
+/// The Slurm task of this process's environment (`SLURM_JOB_ID` set;
+/// variables that are not UTF-8 are left out).
 pub fn slurm_task() -> Option<SlurmTask> {
-    slurm_of(&fleet_vars())
-}
-
-/// [`SlurmTask::from_env`] of `vars`.
-fn slurm_of(vars: &[(String, String)]) -> Option<SlurmTask> {
+    let vars: Vec<(String, String)> = std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .filter(|(k, _)| k.starts_with("SLURM_"))
+        .collect();
     SlurmTask::from_env(vars.iter().map(|(k, v)| (k.as_str(), v.as_str())))
 }
 
@@ -54,20 +46,13 @@ fn slurm_of(vars: &[(String, String)]) -> Option<SlurmTask> {
 /// ([`crate::claim::parse_kubelet_state`]).
 pub fn read(root: &Root, sys: &SystemState) -> Fleet {
     let pod = sys.cgroup_paths.iter().find_map(|p| super::parse_pod(p));
-    let kubelet = root.exists(KUBELET_STATE).then(|| {
-        let shown = root.path(KUBELET_STATE);
-        match root.read(KUBELET_STATE) {
-            None => Err(format!("cannot read {}", shown.display())),
-            Some(t) => parse_kubelet_state(&t, sys.possible.last().unwrap_or(0))
-                .map_err(|e| format!("{}: {e}", shown.display())),
-        }
-    });
-    let vars = fleet_vars();
-    let kubernetes = pod.is_some() || vars.iter().any(|(k, _)| k == "KUBERNETES_SERVICE_HOST");
+    let upto = sys.possible.last().unwrap_or(0);
     Fleet {
+        kubernetes: pod.is_some() || std::env::var("KUBERNETES_SERVICE_HOST").is_ok(),
         pod,
-        kubernetes,
-        kubelet,
-        slurm: slurm_of(&vars),
+        kubelet: root
+            .read(KUBELET_STATE)
+            .and_then(|t| parse_kubelet_state(&t, upto).ok()),
+        slurm: slurm_task(),
     }
 }

@@ -460,10 +460,11 @@ mod tests {
         Fleet {
             pod: parse_pod(CGROUP),
             kubernetes: true,
-            kubelet: Some(parse_kubelet_state(
+            kubelet: parse_kubelet_state(
                 r#"{"policyName":"static","defaultCpuSet":"0-1","entries":{"0f3e2d1c-4b5a-6978-8a9b-0c1d2e3f4a5b":{"app":"2-3"}}}"#,
                 crate::cpuset::MAX_ID,
-            )),
+            )
+            .ok(),
             ..Fleet::default()
         }
     }
