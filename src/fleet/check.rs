@@ -50,7 +50,7 @@ fn container(fleet: &Fleet) -> String {
 /// `fleet` returns (read only when needed), as the core's
 /// [`crate::check::check_claimed`] gives its own: none when the request
 /// uses no findings, info ones only when it shows them; in the order of
-/// [`check`]. `app` appends them to the core's, before `--allow`
+/// `check`. `app` appends them to the core's, before `--allow`
 /// ([`crate::check::accept`]).
 pub fn findings(
     sys: &SystemState,

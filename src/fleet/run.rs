@@ -163,7 +163,7 @@ fn emit_fleet(
 }
 
 /// `--emit systemd`: the plan (on `sys`, with its `findings`) as unit
-/// directives; `--emit k8s|slurm N`: [`emit_fleet`], with `claims`.
+/// directives; `--emit k8s|slurm N`: `emit_fleet`, with `claims`.
 pub fn emit(
     req: &Request,
     sys: &SystemState,
