@@ -22,10 +22,10 @@ src = sys.argv[1]
 # Layers, lowest first: a module may use modules of its own layer (without
 # a cycle) or of lower layers only.
 CORE = {
-    0: "cpuset error words ffi request policy claim finding boot_params fleet noise habits",  # vocabulary, FFI
+    0: "cpuset error words ffi request policy claim finding boot_params noise habits",  # vocabulary, FFI
     1: "system",                                       # reads
     2: "plan check",                                   # decides (pure)
-    3: "report show emit manual completion output",    # renders, prints
+    3: "report show manual completion output",         # renders, prints
     4: "apply exec",                                   # changes the process
     5: "cli app testkit lib main",                     # the run
 }
@@ -33,7 +33,7 @@ NAMES = ["vocabulary", "system", "decide", "render", "apply", "run"]
 WING_FILES = {"mod": 0, "read": 1, "plan": 2, "check": 2, "report": 3, "apply": 4, "run": 5}
 # Wings: folders whose files are layers (ARCHITECTURE.md §3). Only `app`
 # may import them; a wing imports the core and its own files.
-WINGS = {"steer", "host", "probe"}
+WINGS = {"steer", "host", "probe", "fleet"}
 core_layer = {m: l for l, ms in CORE.items() for m in ms.split()}
 
 def layer(node):

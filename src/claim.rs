@@ -15,6 +15,7 @@
 use crate::cpuset::CpuSet;
 use crate::words::{cpus_phrase, shorten};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// Version of the record format.
 pub const RECORD_VERSION: u32 = 1;
@@ -800,13 +801,13 @@ pub fn lock_holders(locks: &str, major: u64, minor: u64, ino: u64) -> Vec<u32> {
 
 /// The claims of kubelet's CPU manager state file
 /// (`/var/lib/kubelet/cpu_manager_state`, parsed by
-/// [`crate::fleet::parse_kubelet_state`]): under the static policy, every
+/// [`parse_kubelet_state`]): under the static policy, every
 /// container's (or pod's) exclusive CPUs; older kubelets' container id →
 /// cpulist is a claim by that container. `defaultCpuSet` is the shared
 /// pool and not claimed. CPUs above `upto` (the highest possible CPU)
 /// are dropped.
 pub fn parse_kubelet(text: &str, upto: u32) -> Result<Vec<Claim>, String> {
-    let state = crate::fleet::parse_kubelet_state(text, upto)?;
+    let state = parse_kubelet_state(text, upto)?;
     let mut out = Vec::new();
     for (pod, containers) in state.entries {
         for (name, cpus) in containers {
@@ -826,6 +827,190 @@ pub fn parse_kubelet(text: &str, upto: u32) -> Result<Vec<Claim>, String> {
     }
     out.retain(|c| !c.cpus.is_empty());
     Ok(out)
+}
+
+/// kubelet's CPU manager checkpoint (`/var/lib/kubelet/cpu_manager_state`,
+/// `pkg/kubelet/cm/cpumanager/state/checkpoint.go`
+/// `CPUManagerCheckpointV2`): the policy, the shared pool and the
+/// exclusive assignments.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KubeletState {
+    /// `policyName`: `none` or `static`.
+    pub policy: String,
+    /// `defaultCpuSet`: the shared pool (every CPU not assigned
+    /// exclusively, the reserved CPUs included).
+    pub default_cpus: CpuSet,
+    /// `entries`: pod UID → container name → exclusive CPUs (a V1
+    /// checkpoint's container id → CPUs is kept under the pod key "").
+    pub entries: BTreeMap<String, BTreeMap<String, CpuSet>>,
+}
+
+/// The value of `key` in a JSON object, matched as Go's `encoding/json`
+/// matches struct fields: the exact name first, else any case
+/// (kubelet's own tests write `defaultCPUSet` for `defaultCpuSet`).
+fn field<'a>(v: &'a serde_json::Value, key: &str) -> Option<&'a serde_json::Value> {
+    let m = v.as_object()?;
+    m.get(key).or_else(|| {
+        m.iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(key))
+            .map(|(_, v)| v)
+    })
+}
+
+/// Parses kubelet's CPU manager checkpoint, as kubelet restores it
+/// (`pkg/kubelet/cm/cpumanager/state/state_checkpoint.go`, the cases of
+/// `state_checkpoint_test.go`): a V4 checkpoint's `data` string holds the
+/// state (its outer fields are not used); `entries` maps pod UID →
+/// container name → cpulist (V2; a V1 checkpoint's container id →
+/// cpulist is kept under the pod key ""), `podEntries` pod UID →
+/// `{"cpuSet": cpulist}` (V3, pod-level resources: kept as container "").
+/// Keys match in any case, as Go's JSON decoder does. CPUs above `upto`
+/// (the highest possible CPU, `cpu/possible`) are dropped while parsing:
+/// no such CPU can be assigned on this machine, and the sets cost memory
+/// linear in the file's size however wide its ranges (a hostile
+/// `0-4194303` per entry once took 1 GB for 1 000 entries). Errors say
+/// what is malformed.
+pub fn parse_kubelet_state(text: &str, upto: u32) -> Result<KubeletState, String> {
+    let outer: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+    let inner;
+    let v = match field(&outer, "data") {
+        Some(serde_json::Value::String(d)) => {
+            inner = serde_json::from_str::<serde_json::Value>(d)
+                .map_err(|e| format!("\"data\" is not JSON: {e}"))?;
+            &inner
+        }
+        _ => &outer,
+    };
+    let list = |s: &serde_json::Value| -> Result<CpuSet, String> {
+        let t = s.as_str().ok_or("a cpulist is not a string")?;
+        CpuSet::parse_sysfs_list_upto(t, upto).map_err(|e| format!("bad cpulist {t:?}: {e}"))
+    };
+    let policy = field(v, "policyName")
+        .and_then(|p| p.as_str())
+        .unwrap_or("")
+        .to_string();
+    let default_cpus = match field(v, "defaultCpuSet") {
+        None | Some(serde_json::Value::Null) => CpuSet::new(),
+        Some(s) => list(s)?,
+    };
+    let mut entries: BTreeMap<String, BTreeMap<String, CpuSet>> = BTreeMap::new();
+    match field(v, "entries") {
+        None | Some(serde_json::Value::Null) => {}
+        Some(serde_json::Value::Object(m)) => {
+            for (pod, containers) in m {
+                match containers {
+                    serde_json::Value::Object(c) => {
+                        let e = entries.entry(pod.clone()).or_default();
+                        for (name, cpus) in c {
+                            e.insert(name.clone(), list(cpus)?);
+                        }
+                    }
+                    s @ serde_json::Value::String(_) => {
+                        entries
+                            .entry(String::new())
+                            .or_default()
+                            .insert(pod.clone(), list(s)?);
+                    }
+                    _ => return Err(format!("entry {pod:?} is neither an object nor a cpulist")),
+                }
+            }
+        }
+        Some(_) => return Err("\"entries\" is not an object".into()),
+    }
+    match field(v, "podEntries") {
+        None | Some(serde_json::Value::Null) => {}
+        Some(serde_json::Value::Object(m)) => {
+            for (pod, e) in m {
+                let cpus =
+                    field(e, "cpuSet").ok_or_else(|| format!("pod entry {pod:?} has no cpuSet"))?;
+                entries
+                    .entry(pod.clone())
+                    .or_default()
+                    .insert(String::new(), list(cpus)?);
+            }
+        }
+        Some(_) => return Err("\"podEntries\" is not an object".into()),
+    }
+    Ok(KubeletState {
+        policy,
+        default_cpus,
+        entries,
+    })
+}
+
+/// Which of kubelet's CPU pools a container runs in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Pool {
+    /// Exclusive CPUs of the static CPU manager, and the container's name
+    /// in the state file.
+    Exclusive {
+        /// The container's name in `entries`.
+        container: String,
+        /// Its CPUs.
+        cpus: CpuSet,
+    },
+    /// The shared pool (`defaultCpuSet`, or every CPU under the `none`
+    /// policy): other containers' threads run on the same CPUs and the
+    /// pool shrinks when kubelet assigns exclusive CPUs.
+    Shared,
+    /// The state file assigns the container CPUs that its
+    /// `cpuset.cpus.effective` does not show yet (kubelet's reconcile loop
+    /// has not written them).
+    Unsettled {
+        /// The container's name in `entries`.
+        container: String,
+        /// The CPUs the state file assigns.
+        assigned: CpuSet,
+    },
+}
+
+impl KubeletState {
+    /// The pool of the container of pod `uid` whose cgroup's effective
+    /// CPUs are `effective`. A pod without entries (or the `none` policy)
+    /// is in the shared pool. Of a pod's entries, the one equal to
+    /// `effective` is the container's; a pod with a single entry that
+    /// differs is unsettled (the state file does not say which container
+    /// is which, only names). With several entries and none equal, the
+    /// container is one of the pod's shared-pool containers when
+    /// `effective` is the shared pool, and unsettled on the first
+    /// otherwise. `uid` `None` (a cgroup namespace hides the path): the
+    /// entry equal to `effective` among all pods, else shared when
+    /// `effective` is the shared pool, else `None`.
+    pub fn pool(&self, uid: Option<&str>, effective: &CpuSet) -> Option<Pool> {
+        if self.policy != "static" {
+            return Some(Pool::Shared);
+        }
+        let exclusive = |(name, cpus): (&String, &CpuSet)| Pool::Exclusive {
+            container: name.clone(),
+            cpus: cpus.clone(),
+        };
+        let Some(uid) = uid else {
+            let hit = self
+                .entries
+                .values()
+                .flat_map(|c| c.iter())
+                .find(|(_, cpus)| *cpus == effective);
+            return match hit {
+                Some(h) => Some(exclusive(h)),
+                None => (*effective == self.default_cpus).then_some(Pool::Shared),
+            };
+        };
+        let Some(containers) = self.entries.get(uid).filter(|c| !c.is_empty()) else {
+            return Some(Pool::Shared);
+        };
+        if let Some(hit) = containers.iter().find(|(_, cpus)| *cpus == effective) {
+            return Some(exclusive(hit));
+        }
+        if containers.len() > 1 && *effective == self.default_cpus {
+            return Some(Pool::Shared);
+        }
+        let (name, cpus) = containers.iter().next()?;
+        Some(Pool::Unsettled {
+            container: name.clone(),
+            assigned: cpus.clone(),
+        })
+    }
 }
 
 #[cfg(test)]
@@ -1348,5 +1533,104 @@ mod tests {
         ] {
             assert!(parse_kubelet(bad, crate::cpuset::MAX_ID).is_err(), "{bad}");
         }
+    }
+
+    /// The checkpoint shapes of kubelet's own tests
+    /// (`pkg/kubelet/cm/cpumanager/state/state_checkpoint_test.go`,
+    /// kubernetes/kubernetes 0411cc70): V2 `entries`, V3 `podEntries`, V4
+    /// `data`, `defaultCPUSet` spelled as Go's decoder accepts it.
+    #[test]
+    fn kubelet_state_and_pools() {
+        let s = parse_kubelet_state(
+            r#"{"policyName":"static","defaultCpuSet":"0,5-15","entries":{"pod":{"container1":"1-2","container2":"3-4"},"pod2":{"c":"5"}},"checksum":4198766049}"#, crate::cpuset::MAX_ID
+        )
+        .unwrap();
+        assert_eq!(s.default_cpus, set("0,5-15"));
+        assert_eq!(
+            s.pool(Some("pod"), &set("3-4")),
+            Some(Pool::Exclusive {
+                container: "container2".into(),
+                cpus: set("3-4")
+            })
+        );
+        // A pod with no entry: the shared pool.
+        assert_eq!(s.pool(Some("other"), &set("0,5-15")), Some(Pool::Shared));
+        // One entry, a different cpuset: kubelet has not applied it yet.
+        assert_eq!(
+            s.pool(Some("pod2"), &set("0-15")),
+            Some(Pool::Unsettled {
+                container: "c".into(),
+                assigned: set("5")
+            })
+        );
+        // Several entries, the shared pool: a shared container of the pod.
+        assert_eq!(s.pool(Some("pod"), &set("0,5-15")), Some(Pool::Shared));
+        // Path hidden by a cgroup namespace: matched by CPUs.
+        assert_eq!(
+            s.pool(None, &set("1-2")),
+            Some(Pool::Exclusive {
+                container: "container1".into(),
+                cpus: set("1-2")
+            })
+        );
+        assert_eq!(s.pool(None, &set("0-1")), None);
+        let none = parse_kubelet_state(
+            r#"{"policyName":"none","defaultCpuSet":"","checksum":1}"#,
+            crate::cpuset::MAX_ID,
+        )
+        .unwrap();
+        assert_eq!(none.pool(Some("pod"), &set("0-3")), Some(Pool::Shared));
+        // state_checkpoint_test.go "Restore valid checkpoint ...": V4, the
+        // outer (V2) fields deliberately wrong, the state in "data".
+        let v4 = parse_kubelet_state(
+            r#"{"policyName":"other","defaultCPUSet":"1-9","checksum":1234,"data":"{\"policyName\":\"static\",\"defaultCPUSet\":\"7-9\",\"entries\":{\"pod\":{\"container1\":\"4-6\",\"container2\":\"1-3\"}}}","dataChecksum":1420829534}"#, crate::cpuset::MAX_ID
+        )
+        .unwrap();
+        assert_eq!(v4.policy, "static");
+        assert_eq!(v4.default_cpus, set("7-9"));
+        assert_eq!(v4.entries["pod"]["container1"], set("4-6"));
+        // "Restore checkpoint from v3 (migration)": podEntries.
+        let v3 = parse_kubelet_state(
+            r#"{"policyName":"static","defaultCPUSet":"1-2","entries":{"pod1":{"container1":"5-6","container2":"3-4"}},"podEntries":{"pod2":{"cpuSet":"7-9"}},"checksum":766259872}"#, crate::cpuset::MAX_ID
+        )
+        .unwrap();
+        assert_eq!(v3.entries["pod2"][""], set("7-9"));
+        assert_eq!(v3.entries["pod1"]["container2"], set("3-4"));
+        for bad in [
+            r#"{"entries":[]}"#,
+            r#"{"defaultCpuSet":"x"}"#,
+            "{",
+            r#"{"data":"{"}"#,
+        ] {
+            assert!(
+                parse_kubelet_state(bad, crate::cpuset::MAX_ID).is_err(),
+                "{bad}"
+            );
+        }
+    }
+
+    /// kubelet's lists are clipped to the possible CPUs while parsing:
+    /// `0-4194303` on a 4-CPU machine is 0-3 in one word, strides and
+    /// singles above the last CPU drop out, and syntax errors stay errors.
+    #[test]
+    fn kubelet_lists_are_clipped_to_the_possible_cpus() {
+        let s = parse_kubelet_state(
+            r#"{"policyName":"static","defaultCpuSet":"0-4194303","entries":{"p":{"a":"0-4194303","b":"2-4194303:2","c":"9,4194303","d":"1,7"}}}"#,
+            3,
+        )
+        .unwrap();
+        assert_eq!(s.default_cpus, set("0-3"));
+        let p = &s.entries["p"];
+        assert_eq!(
+            (
+                p["a"].clone(),
+                p["b"].clone(),
+                p["c"].clone(),
+                p["d"].clone()
+            ),
+            (set("0-3"), set("2"), CpuSet::new(), set("1"))
+        );
+        assert!(parse_kubelet_state(r#"{"entries":{"p":{"a":"0-4194304"}}}"#, 3).is_err());
+        assert!(parse_kubelet_state(r#"{"entries":{"p":{"a":"3-1"}}}"#, 3).is_err());
     }
 }

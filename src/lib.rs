@@ -1,11 +1,13 @@
 //! pinrun: run a command on chosen CPUs, NUMA memory and scheduling policy,
 //! replacing `numactl … chrt … taskset …`. Layers (ARCHITECTURE.md §2),
 //! lowest first: the vocabulary ([`cpuset`], [`request`], [`policy`], [`claim`],
-//! [`finding`], [`fleet`], [`habits`], [`error`], [`words`], [`boot_params`], [`ffi`], [`steer`]); [`system`]
+//! [`finding`], [`habits`], [`error`], [`words`], [`boot_params`], [`ffi`]); [`system`]
 //! reads; [`plan`] and [`check`] decide (pure); [`report`], [`show`],
-//! [`emit`], [`manual`] and [`completion`] render, [`output`] prints; [`apply`] changes the
+//! [`manual`] and [`completion`] render, [`output`] prints; [`apply`] changes the
 //! process, [`exec`] runs the command; [`cli`] parses and [`app`] is the
-//! whole run of the `pinrun` command. The only `unsafe` code is in [`ffi`].
+//! whole run of the `pinrun` command. The wings ([`steer`], [`host`],
+//! [`fleet`]) are folders whose files are their layers; [`app`] composes
+//! them. The only `unsafe` code is in [`ffi`].
 #![deny(unsafe_code)]
 
 pub mod app;
@@ -16,7 +18,6 @@ pub mod claim;
 pub mod cli;
 pub mod completion;
 pub mod cpuset;
-pub mod emit;
 pub mod error;
 pub mod exec;
 #[allow(unsafe_code)]

@@ -1,6 +1,6 @@
 //! Where pinrun's own output goes, and what a failed write means: every
 //! write to stdout and stderr goes through here (the renderers in
-//! [`crate::report`], [`crate::show`] and [`crate::emit`] only return text).
+//! [`crate::report`], [`crate::show`] and [`crate::fleet::report`] only return text).
 //!
 //! - stdout ([`print_out`]): a reader that has gone away (`pinrun --show |
 //!   head -1`) ends pinrun by SIGPIPE, silently, as it ends other tools;

@@ -115,7 +115,9 @@ impl Machine {
                 rt_group: Default::default(),
                 preempt: None,
                 numa_balancing: None,
-                fleet: Default::default(),
+                cpu_max: None,
+                cgroup_paths: Vec::new(),
+                inherited_from: None,
                 env_affinity: Vec::new(),
                 env_omp_num_threads: None,
                 cmdline: String::new(),
@@ -295,13 +297,6 @@ impl Machine {
             mems: None,
             partition: None,
         });
-        self
-    }
-
-    /// The fleet context (issue 23): the pod, kubelet's state, the CFS
-    /// quota, the Slurm task.
-    pub fn fleet(mut self, fleet: crate::system::fleet::Fleet) -> Self {
-        self.sys.fleet = fleet;
         self
     }
 

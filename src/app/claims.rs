@@ -241,7 +241,9 @@ pub fn read_claims(
     // In a container with exclusive CPUs, kubelet's claim on them is this
     // container's own (issue 23): it bounds the cpuset, it does not
     // compete with it.
-    if let Some(crate::fleet::Pool::Exclusive { cpus, .. }) = crate::check::fleet::pool(sys) {
+    if !kubelet.is_empty()
+        && let Some(cpus) = crate::fleet::run::own_exclusive_cpus(root, sys)
+    {
         kubelet.retain(|c| c.cpus != cpus);
     }
     claims.claims.extend(kubelet);

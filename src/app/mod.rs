@@ -9,7 +9,6 @@
 //! only turns [`main`]'s result into the process's exit status.
 
 pub mod claims;
-pub mod fleet;
 pub mod per_thread;
 pub mod pid;
 pub mod scope;
@@ -18,6 +17,7 @@ use crate::apply::transaction::{Transaction, Undone};
 use crate::check::{Finding, Severity};
 use crate::cli::{Cli, Generate};
 use crate::error::{Error, ErrorCode, Exit};
+use crate::fleet::run as fleet;
 use crate::output::{print_error, print_out, print_out_with, to_stderr};
 use crate::plan::Plan;
 use crate::probe::run as probe;
@@ -137,7 +137,10 @@ fn run(req: Request) -> Result<Exit, Error> {
         &scope::for_request(&req),
         scope::rt_scan_ahead(&req),
     );
-    let mut sys = fleet::settle(&root, sys, &req);
+    let mut sys = fleet::settle(&root, sys, &req, || {
+        SystemState::read_scoped(&root, &scope::for_request(&req))
+    });
+    fleet::name_inherited(&mut sys);
     if let Some(e) = sys.read_error.take() {
         return Err(e);
     }
@@ -288,6 +291,7 @@ fn plan_and_check(
     req: &Request,
     ahead: Option<crate::system::rt_tasks::RtScan>,
 ) -> Result<Planned, Error> {
+    fleet::name_inherited(&mut sys);
     // Claims (issue 5): `guard` holds the state directory's lock and, once
     // written, this launch's record; dropping it on failure removes both.
     let (plan, claims, guard) = claims::plan(root, &sys, req)?;
@@ -299,6 +303,14 @@ fn plan_and_check(
         return Err(e);
     }
     let mut findings = crate::check::check_claimed(&sys, req, &plan, &claims);
+    // The fleet wing's findings (issue 23), after the core's.
+    findings.extend(crate::fleet::check::findings(
+        &sys,
+        req,
+        &plan,
+        &claims,
+        || crate::fleet::read::read(root, &sys),
+    ));
     crate::check::accept(&mut findings, &req.output.allow);
     Ok(Planned {
         sys,
@@ -391,62 +403,12 @@ fn check(req: &Request, p: &Planned) -> Result<Exit, Error> {
     })
 }
 
-/// `--emit systemd`: the plan as unit directives; `--emit k8s|slurm N`:
-/// [`fleet::emit`].
+/// `--emit`: the fleet wing's ([`fleet::emit`]), with the claims that
+/// `--emit slurm N`'s tasks plan around.
 fn emit(root: &Root, req: &Request, p: &Planned) -> Result<Exit, Error> {
-    if req.fleet.emit != Some(crate::request::EmitFormat::Systemd) {
-        return fleet::emit(root, req, &p.sys, &p.plan, &invocation_without_emit());
-    }
-    emittable_command(&req.command)?;
-    print_out(&crate::emit::systemd(
-        req,
-        &p.plan,
-        &p.findings,
-        &invocation_without_emit(),
-        &crate::plan::fleet::fingerprint(&p.sys),
-    ))?;
-    Ok(Exit::Success)
-}
-
-/// Refuses a command that `ExecStart=` (systemd.service(5), "COMMAND
-/// LINES") would run differently from a launch: bytes that are not UTF-8
-/// (they would be replaced), a first word starting with one of systemd's
-/// prefixes (`-@:+!|`), or a relative path with a `/` (systemd takes an
-/// absolute path or a bare name it looks up in its own PATH).
-fn emittable_command(command: &[std::ffi::OsString]) -> Result<(), Error> {
-    let refuse = |why: String, hint: &str| {
-        Err(Error::new(ErrorCode::EmitCommand, format!("--emit systemd: {why}")).hint(hint))
-    };
-    for word in command {
-        if word.to_str().is_none() {
-            return refuse(
-                format!(
-                    "{} is not UTF-8, which ExecStart= cannot carry",
-                    word.to_string_lossy()
-                ),
-                "keep pinrun as the ExecStart= prefix in a unit you write yourself, or rename the argument",
-            );
-        }
-    }
-    if let Some(first) = command.first().and_then(|w| w.to_str()) {
-        if let Some(c) = first.chars().next().filter(|c| "-@:+!|".contains(*c)) {
-            return refuse(
-                format!(
-                    "systemd reads the leading '{c}' of {first} as an ExecStart= prefix, not as part of the command"
-                ),
-                "name the command by its absolute path",
-            );
-        }
-        if first.contains('/') && !first.starts_with('/') {
-            return refuse(
-                format!(
-                    "{first} is a relative path; ExecStart= takes an absolute path or a bare name on systemd's PATH"
-                ),
-                "name the command by its absolute path",
-            );
-        }
-    }
-    Ok(())
+    fleet::emit(req, &p.sys, &p.plan, &p.findings, || {
+        claims::read_claims(root, &p.sys, req, false).map(|(c, _)| c)
+    })
 }
 
 /// A launch: the warnings (or, under `--strict`, the refusal), then its
@@ -735,43 +697,6 @@ fn pinrun_args() -> Vec<String> {
         .map(|a| a.to_string_lossy().into_owned())
         .take_while(|a| a != "--")
         .collect()
-}
-
-/// This pinrun's command line without `--emit FORMAT` and `--sysroot DIR`,
-/// argv[0] replaced by
-/// the binary's absolute path (for `ExecStart=`).
-fn invocation_without_emit() -> Vec<String> {
-    let mut out = vec![
-        std::env::current_exe()
-            .map(|p| p.to_string_lossy().into_owned())
-            .unwrap_or_else(|_| "pinrun".into()),
-    ];
-    let mut args = std::env::args_os()
-        .skip(1)
-        .map(|a| a.to_string_lossy().into_owned());
-    let mut in_command = false;
-    while let Some(a) = args.next() {
-        // --emit, --cgroup and --sysroot describe this run, not the
-        // service's (and --emit slurm's task count).
-        if !in_command && (a == "--emit" || a == "--sysroot") {
-            if args.next().as_deref() == Some("slurm") {
-                args.next();
-            }
-            continue;
-        }
-        if !in_command && a.starts_with("--emit=slurm") {
-            args.next();
-            continue;
-        }
-        if !in_command
-            && (a.starts_with("--emit=") || a.starts_with("--sysroot=") || a == "--cgroup")
-        {
-            continue;
-        }
-        in_command |= a == "--";
-        out.push(a);
-    }
-    out
 }
 
 /// The hint when a bare `--membind` (or numactl's `-m`) took the next word,

@@ -5,7 +5,6 @@
 //! [`sched`], [`claims`].
 
 pub mod claims;
-pub mod fleet;
 pub mod memory;
 pub mod near;
 pub mod per_thread;

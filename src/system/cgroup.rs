@@ -314,17 +314,14 @@ pub fn pod_paths(root: &Root, me: &SelfCgroup) -> Vec<String> {
 /// of the nearest ancestor (below the mount point) whose `cpu.max` is not
 /// `max` (each level limits its whole subtree). `None` without cgroup v2,
 /// or when no level is limited.
-pub fn read_cpu_max(root: &Root, me: &SelfCgroup) -> Option<crate::fleet::CpuMax> {
+pub fn read_cpu_max(root: &Root, me: &SelfCgroup) -> Option<CpuMax> {
     let mount = me.mounts.iter().find(|m| m.is_v2())?;
     let dir = cgroup_dir(mount, &v2_path(root, me)?)?;
     let top = mount.point.trim_end_matches('/');
     let mut d = dir.as_str();
     while d.len() > top.len() {
         let file = format!("{d}/cpu.max");
-        if let Some(max) = root
-            .read(&file)
-            .and_then(|t| crate::fleet::parse_cpu_max(&file, &t))
-        {
+        if let Some(max) = root.read(&file).and_then(|t| parse_cpu_max(&file, &t)) {
             return Some(max);
         }
         d = &d[..d.rfind('/')?];
@@ -380,6 +377,37 @@ pub fn read_rt_group(root: &Root, me: &SelfCgroup) -> RtGroup {
 /// to explain an EPERM.
 pub fn read_rt_group_config(root: &Root) -> Option<bool> {
     super::kernel_config::read(root).map(|c| c.enabled("RT_GROUP_SCHED"))
+}
+
+/// A cgroup v2 CFS bandwidth limit (`cpu.max`: `$MAX $PERIOD`, both in
+/// microseconds; `Documentation/admin-guide/cgroup-v2.rst` "cpu.max").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CpuMax {
+    /// The file it was read from (absolute path on the machine).
+    pub file: String,
+    /// The quota per period, in microseconds.
+    pub quota_us: u64,
+    /// The period, in microseconds.
+    pub period_us: u64,
+}
+
+/// Parses `cpu.max` (`max 100000` or `200000 100000`; a lone quota keeps
+/// the default period of 100000 us). `None` when unlimited or malformed.
+pub fn parse_cpu_max(file: &str, text: &str) -> Option<CpuMax> {
+    let mut w = text.split_whitespace();
+    let quota = w.next()?;
+    if quota == "max" {
+        return None;
+    }
+    let period_us = match w.next() {
+        Some(p) => p.parse().ok()?,
+        None => 100_000,
+    };
+    Some(CpuMax {
+        file: file.to_string(),
+        quota_us: quota.parse().ok()?,
+        period_us,
+    })
 }
 
 #[cfg(test)]
@@ -449,5 +477,15 @@ mod tests {
             ..m3
         };
         assert_eq!(cgroup_dir(&m4, "/cgx"), None);
+    }
+
+    /// cgroup-v2.rst "cpu.max": "$MAX $PERIOD", "max" for no limit.
+    #[test]
+    fn cpu_max() {
+        assert_eq!(parse_cpu_max("f", "max 100000\n"), None);
+        let q = parse_cpu_max("f", "150000 100000\n").unwrap();
+        assert_eq!((q.quota_us, q.period_us), (150_000, 100_000));
+        assert_eq!(parse_cpu_max("f", "50000").unwrap().period_us, 100_000);
+        assert_eq!(parse_cpu_max("f", "x 1"), None);
     }
 }

@@ -1178,7 +1178,7 @@ pub fn identity() -> Result<(u32, u64, u32, u32)> {
 
 /// kubelet's exclusive CPU assignments below `root`, and a warning when
 /// its state file exists but cannot be used. CPUs outside `possible`
-/// are dropped ([`crate::fleet::parse_kubelet_state`]).
+/// are dropped ([`crate::claim::parse_kubelet_state`]).
 pub fn read_kubelet(root: &Root, possible: &CpuSet) -> (Vec<Claim>, Option<String>) {
     if !root.exists(KUBELET_STATE) {
         return (Vec::new(), None);

@@ -9,7 +9,6 @@ pub mod config;
 pub mod cpuidle;
 pub mod devices;
 pub mod dump;
-pub mod fleet;
 pub mod irq;
 pub mod kernel_config;
 pub mod noise;
@@ -147,8 +146,17 @@ pub struct SystemState {
     pub preempt: Option<preempt::Preemption>,
     /// `kernel.numa_balancing`.
     pub numa_balancing: Option<i64>,
-    /// Kubernetes, Slurm and the CFS quota around the caller (issue 23).
-    pub fleet: fleet::Fleet,
+    /// The CFS bandwidth limit on the caller's cgroup v2 (or an ancestor;
+    /// [`cgroup::read_cpu_max`]).
+    pub cpu_max: Option<cgroup::CpuMax>,
+    /// The caller's cgroup paths, most telling first: the v2 path, then the
+    /// v1 paths of the `cpuset`, `cpu` and `cpuacct` controllers
+    /// ([`cgroup::pod_paths`]; a Kubernetes pod is recognised in them).
+    pub cgroup_paths: Vec<String>,
+    /// Who set the inherited affinity, for messages ("Slurm task 3"; see
+    /// [`Self::inherited_phrase`]): read by no code of the core, set by the
+    /// application (the fleet wing's Slurm task); `None` otherwise.
+    pub inherited_from: Option<String>,
     /// Thread-binding variables of OpenMP runtimes set in the environment.
     pub env_affinity: Vec<(String, String)>,
     /// `OMP_NUM_THREADS` from the environment (`--omp` keeps it when set).
@@ -289,7 +297,9 @@ impl SystemState {
             },
             rt_tasks: Vec::new(),
             idle_states: BTreeMap::new(),
-            fleet: fleet::read(root, &me, &sets.possible),
+            cpu_max: cgroup::read_cpu_max(root, &me),
+            cgroup_paths: cgroup::pod_paths(root, &me),
+            inherited_from: None,
             env_affinity: env_affinity(),
             env_omp_num_threads: std::env::var("OMP_NUM_THREADS").ok(),
             cmdline: iso.cmdline,
@@ -424,8 +434,8 @@ impl SystemState {
             .cpus_allowed
             .as_ref()
             .map_or("none".to_string(), crate::words::or_none);
-        match &self.fleet.slurm {
-            Some(t) => format!("{} mask {mask}", t.name()),
+        match &self.inherited_from {
+            Some(who) => format!("{who} mask {mask}"),
             None => format!("Cpus_allowed_list = {mask}"),
         }
     }

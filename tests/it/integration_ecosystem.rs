@@ -369,18 +369,21 @@ fn emit_ignores_the_callers_own_limits() {
 /// systemd cannot express keep pinrun itself as ExecStart=.
 #[test]
 fn emit_quotes_exec_start_and_keeps_pinrun_when_needed() {
-    assert_eq!(pinrun::emit::systemd_word("plain-arg"), "plain-arg");
-    assert_eq!(pinrun::emit::systemd_word("a b"), "\"a b\"");
-    assert_eq!(pinrun::emit::systemd_word("$HOME"), "$$HOME");
-    assert_eq!(pinrun::emit::systemd_word("%h"), "%%h");
-    assert_eq!(pinrun::emit::systemd_word("it's"), "\"it's\"");
-    assert_eq!(pinrun::emit::systemd_word("c\\"), "\"c\\\\\"");
     assert_eq!(
-        pinrun::emit::systemd_word("say \"hi\""),
+        pinrun::fleet::report::systemd_word("plain-arg"),
+        "plain-arg"
+    );
+    assert_eq!(pinrun::fleet::report::systemd_word("a b"), "\"a b\"");
+    assert_eq!(pinrun::fleet::report::systemd_word("$HOME"), "$$HOME");
+    assert_eq!(pinrun::fleet::report::systemd_word("%h"), "%%h");
+    assert_eq!(pinrun::fleet::report::systemd_word("it's"), "\"it's\"");
+    assert_eq!(pinrun::fleet::report::systemd_word("c\\"), "\"c\\\\\"");
+    assert_eq!(
+        pinrun::fleet::report::systemd_word("say \"hi\""),
         "\"say \\\"hi\\\"\""
     );
-    assert_eq!(pinrun::emit::systemd_word(";"), "\\;");
-    assert_eq!(pinrun::emit::systemd_word(""), "\"\"");
+    assert_eq!(pinrun::fleet::report::systemd_word(";"), "\\;");
+    assert_eq!(pinrun::fleet::report::systemd_word(""), "\"\"");
     let m = machine("nto/bare-metal-worker1.internal");
     let out = at(
         &m,

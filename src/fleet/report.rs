@@ -1,15 +1,15 @@
-//! `--emit systemd`: the plan as native `[Service]` directives
+//! The fleet wing's emitters. `--emit systemd`: the plan as native `[Service]` directives
 //! (`systemd.exec(5)`: CPUAffinity=, NUMAPolicy=, NUMAMask=,
 //! CPUSchedulingPolicy=, CPUSchedulingPriority=, CPUSchedulingResetOnFork=,
 //! Nice=), with a comment line for each thing systemd cannot express;
 //! `--emit k8s` and `--emit slurm N` (issue 23). Every emitted text
 //! carries the machine's topology fingerprint as a comment
-//! ([`crate::plan::fleet::Fingerprint`]), which `--check-emitted` compares.
+//! ([`super::plan::Fingerprint`]), which `--check-emitted` compares.
 //! Pure: returns the text.
 
+use super::plan::Fingerprint;
 use crate::check::{Finding, Severity};
 use crate::cpuset::CpuSet;
-use crate::plan::fleet::Fingerprint;
 use crate::plan::{MemMode, Plan};
 use crate::policy::Policy;
 use crate::request::Request;
@@ -378,7 +378,7 @@ fn slurm_mask(cpus: &CpuSet) -> String {
 }
 
 /// `--emit slurm N`: the `srun(1)` options that bind N tasks per node to
-/// `plans` (one per task, from [`crate::plan::fleet::task_plans`]):
+/// `plans` (one per task, from [`super::plan::task_plans`]):
 /// `--cpu-bind=map_cpu:` when every task has one CPU, `mask_cpu:`
 /// otherwise, and the command (`command`, or `COMMAND`). The fingerprint
 /// is the first comment. `policies`: the request also sets a scheduling or

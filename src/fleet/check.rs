@@ -1,15 +1,19 @@
 //! Fleet findings (issue 23): kubelet's CPU pool of a Kubernetes
 //! container, a cpuset kubelet has not settled, a CFS quota, kernels that
-//! reset affinities on a cpuset change, Slurm tasks sharing a mask.
+//! reset affinities on a cpuset change, Slurm tasks sharing a mask. Pure;
+//! `app` adds them after the core's findings ([`findings`]).
 
-use super::{Code, Context, Finding, Severity};
+use super::read::Fleet;
+use crate::check::{Code, Context, Finding, Severity};
+use crate::claim::{Claims, Pool};
 use crate::cpuset::CpuSet;
-use crate::fleet::Pool;
+use crate::plan::Plan;
+use crate::request::Request;
 use crate::system::{AllowedSource, SystemState};
 use crate::words::cpus_phrase;
 
 /// The codes the fleet check can emit.
-pub(super) const CODES: &[Code] = &[
+pub const CODES: &[Code] = &[
     Code::K8sPool,
     Code::K8sSharedPool,
     Code::K8sCpusetUnsettled,
@@ -19,48 +23,84 @@ pub(super) const CODES: &[Code] = &[
 ];
 
 /// kubelet's pool of the caller's container: from the state file and the
-/// cgroup's effective CPUs (see [`crate::fleet::KubeletState::pool`]).
+/// cgroup's effective CPUs (see [`crate::claim::KubeletState::pool`]).
 /// `None` outside Kubernetes, without a readable state file, or without a
 /// cgroup cpuset.
-pub fn pool(sys: &SystemState) -> Option<Pool> {
-    let f = &sys.fleet;
-    if !f.kubernetes {
+pub fn pool(fleet: &Fleet, sys: &SystemState) -> Option<Pool> {
+    if !fleet.kubernetes {
         return None;
     }
-    let state = f.kubelet.as_ref()?.as_ref().ok()?;
+    let state = fleet.kubelet.as_ref()?;
     let AllowedSource::Cgroup(cs) = &sys.allowed_source else {
         return None;
     };
-    state.pool(f.pod.as_ref().map(|p| p.uid.as_str()), &cs.cpus)
+    state.pool(fleet.pod.as_ref().map(|p| p.uid.as_str()), &cs.cpus)
 }
 
 /// The container's name for messages: "pod UID (Burstable)" or "this
 /// container".
-fn container(sys: &SystemState) -> String {
-    match &sys.fleet.pod {
+fn container(fleet: &Fleet) -> String {
+    match &fleet.pod {
         Some(p) => format!("pod {} ({})", p.uid, p.qos.name()),
         None => "this container".into(),
     }
+}
+
+/// The fleet findings of running `plan` on `sys` in the fleet context
+/// `fleet` returns (read only when needed), as the core's
+/// [`crate::check::check_claimed`] gives its own: none when the request
+/// uses no findings, info ones only when it shows them; in the order of
+/// `check`. `app` appends them to the core's, before `--allow`
+/// ([`crate::check::accept`]).
+pub fn findings(
+    sys: &SystemState,
+    req: &Request,
+    plan: &Plan,
+    claims: &Claims,
+    fleet: impl FnOnce() -> Fleet,
+) -> Vec<Finding> {
+    if !req.uses_findings() {
+        return Vec::new();
+    }
+    let fleet = &fleet();
+    let ctx = Context {
+        sys,
+        req,
+        plan,
+        claims,
+        cpus: crate::check::checked_cpus(sys, plan),
+        critical: req.latency_critical(),
+    };
+    let mut out = Vec::new();
+    check(&ctx, fleet, &mut out);
+    debug_assert!(
+        out.iter().all(|f| CODES.contains(&f.code)),
+        "the fleet check emitted a code missing from its CODES"
+    );
+    if !req.shows_info() {
+        out.retain(|f| f.severity >= Severity::Notice);
+    }
+    out
 }
 
 /// The fleet findings (see the module doc): kubelet's pool
 /// ([`pool_findings`]), a CFS quota ([`cfs_quota`]), a kernel that resets
 /// affinities on a cpuset change ([`resets_affinity`]) and Slurm tasks
 /// sharing a mask ([`slurm_shared_mask`]), in that order.
-pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
+fn check(ctx: &Context, fleet: &Fleet, out: &mut Vec<Finding>) {
     let sys = ctx.sys;
     let rt = ctx.req.sched.policy.is_some_and(|p| p.ignores_nice());
-    let pool = pool(sys);
+    let pool = pool(fleet, sys);
     let shared_cpus = match &sys.allowed_source {
         AllowedSource::Cgroup(cs) => cs.cpus.clone(),
         _ => sys.allowed.clone(),
     };
     if let Some(pool) = &pool {
-        pool_findings(ctx, pool, &shared_cpus, rt, out);
+        pool_findings(ctx, fleet, pool, &shared_cpus, rt, out);
     }
     cfs_quota(sys, rt, out);
-    resets_affinity(ctx, pool.as_ref(), &shared_cpus, out);
-    slurm_shared_mask(ctx, out);
+    resets_affinity(ctx, fleet, pool.as_ref(), &shared_cpus, out);
+    slurm_shared_mask(ctx, fleet, out);
 }
 
 /// `k8s-pool` for kubelet's `pool` of the container (exclusive CPUs, or
@@ -69,12 +109,12 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
 /// when kubelet has not applied the CPUs it assigned yet.
 fn pool_findings(
     ctx: &Context,
+    fleet: &Fleet,
     pool: &Pool,
     shared_cpus: &CpuSet,
     rt: bool,
     out: &mut Vec<Finding>,
 ) {
-    let sys = ctx.sys;
     match pool {
         Pool::Exclusive {
             container: name,
@@ -85,7 +125,7 @@ fn pool_findings(
             cpus,
             format!(
                 "{}: container {name} has exclusive {} from kubelet's static CPU manager",
-                container(sys),
+                container(fleet),
                 cpus_phrase(cpus)
             ),
             "no other container runs there; pinrun plans inside them",
@@ -97,7 +137,7 @@ fn pool_findings(
                 shared_cpus,
                 format!(
                     "{}: kubelet's shared CPU pool ({})",
-                    container(sys),
+                    container(fleet),
                     cpus_phrase(shared_cpus)
                 ),
                 "exclusive CPUs need a Guaranteed pod with integer CPU requests under --cpu-manager-policy=static",
@@ -109,7 +149,7 @@ fn pool_findings(
                     &ctx.cpus,
                     format!(
                         "{}: a {} launch in kubelet's shared CPU pool ({}): other containers run on these CPUs, and kubelet shrinks the pool's cpuset whenever it assigns exclusive CPUs",
-                        container(sys),
+                        container(fleet),
                         if rt { "real-time" } else { "--isolated" },
                         cpus_phrase(shared_cpus)
                     ),
@@ -126,7 +166,7 @@ fn pool_findings(
             assigned,
             format!(
                 "{}: kubelet's CPU manager state assigns container {name} {}, but its cpuset.cpus.effective is {}: kubelet has not applied them yet, and when it does, the kernel moves this process to them and the plan's CPUs are lost",
-                container(sys),
+                container(fleet),
                 cpus_phrase(assigned),
                 shared_cpus
             ),
@@ -150,7 +190,7 @@ fn pool_findings(
 /// `Documentation/scheduler/sched-bwc.rst`) throttles the command's
 /// SCHED_OTHER threads (a notice for a real-time launch, `rt`).
 fn cfs_quota(sys: &SystemState, rt: bool, out: &mut Vec<Finding>) {
-    if let Some(q) = &sys.fleet.cpu_max {
+    if let Some(q) = &sys.cpu_max {
         let share = q.quota_us as f64 / q.period_us.max(1) as f64;
         out.push(Finding::new(
             Code::CfsQuota,
@@ -183,13 +223,14 @@ fn cfs_quota(sys: &SystemState, rt: bool, out: &mut Vec<Finding>) {
 /// carry the change (issue 35 class 1: a version is "cannot tell").
 fn resets_affinity(
     ctx: &Context,
+    fleet: &Fleet,
     pool: Option<&Pool>,
     shared_cpus: &CpuSet,
     out: &mut Vec<Finding>,
 ) {
     let sys = ctx.sys;
     let narrower = ctx.plan.cpus.as_ref().is_some_and(|c| c != shared_cpus);
-    if sys.fleet.kubernetes
+    if fleet.kubernetes
         && !matches!(pool, Some(Pool::Exclusive { .. }))
         && narrower
         && crate::plan::kernel_at_least(sys, 6, 2) == Some(false)
@@ -211,9 +252,9 @@ fn resets_affinity(
 /// `slurm-shared-mask`: a placed launch in a Slurm task whose node runs
 /// several tasks with one mask (unbound, or a mask repeated in
 /// `SLURM_CPU_BIND_LIST`): each task's pinrun plans the same CPUs.
-fn slurm_shared_mask(ctx: &Context, out: &mut Vec<Finding>) {
+fn slurm_shared_mask(ctx: &Context, fleet: &Fleet, out: &mut Vec<Finding>) {
     let sys = ctx.sys;
-    if let Some(t) = &sys.fleet.slurm
+    if let Some(t) = &fleet.slurm
         && t.tasks_on_node.unwrap_or(1) > 1
         && ctx.req.placement.is_requested()
         && (t.unbound() || t.masks_repeat())
@@ -249,35 +290,48 @@ fn slurm_shared_mask(ctx: &Context, out: &mut Vec<Finding>) {
 
 #[cfg(test)]
 mod tests {
-    use crate::check::{Code, Severity, check};
-    use crate::fleet::{CpuMax, SlurmTask, parse_kubelet_state, parse_pod};
+    use super::findings;
+    use crate::check::{Code, Severity};
+    use crate::claim::{Claims, parse_kubelet_state};
+    use crate::fleet::read::Fleet;
+    use crate::fleet::{SlurmTask, parse_pod};
     use crate::plan::plan;
-    use crate::system::fleet::Fleet;
+    use crate::system::SystemState;
+    use crate::system::cgroup::CpuMax;
     use crate::testkit::{Machine, request};
 
     const UID: &str = "2f1b4b5c-2c1e-4a34-9b1c-7f8e2b7d9a10";
 
-    /// A 1×8×2 machine in a pod whose cgroup cpuset is `effective`, with
-    /// kubelet's state `state`.
-    fn pod(effective: &str, state: &str) -> Machine {
-        let cgroup = format!("/kubepods/burstable/pod{UID}/abc");
-        let fleet = Fleet {
-            pod: parse_pod(&cgroup),
-            kubernetes: true,
-            kubelet: Some(parse_kubelet_state(state, crate::cpuset::MAX_ID)),
-            ..Fleet::default()
-        };
-        Machine::new(1, 8, 2)
-            .cgroup_cpuset(&cgroup, effective)
-            .fleet(fleet)
+    /// The cgroup of [`pod`]'s container.
+    fn cgroup() -> String {
+        format!("/kubepods/burstable/pod{UID}/abc")
     }
 
-    fn codes(sys: &crate::system::SystemState, args: &[&str]) -> Vec<(Code, Severity)> {
+    /// A 1×8×2 machine in a pod whose cgroup cpuset is `effective`.
+    fn pod(effective: &str) -> Machine {
+        Machine::new(1, 8, 2).cgroup_cpuset(&cgroup(), effective)
+    }
+
+    /// [`pod`]'s fleet context, with kubelet's state `state`.
+    fn in_pod(state: &str) -> Fleet {
+        Fleet {
+            pod: parse_pod(&cgroup()),
+            kubernetes: true,
+            kubelet: parse_kubelet_state(state, crate::cpuset::MAX_ID).ok(),
+            ..Fleet::default()
+        }
+    }
+
+    /// The fleet findings of `pinrun ARGS` on `sys` in `fleet`.
+    fn found(sys: &SystemState, fleet: &Fleet, args: &[&str]) -> Vec<crate::check::Finding> {
         let req = request(args);
         let p = plan(sys, &req).unwrap();
-        check(sys, &req, &p)
+        findings(sys, &req, &p, &Claims::default(), || fleet.clone())
+    }
+
+    fn codes(sys: &SystemState, fleet: &Fleet, args: &[&str]) -> Vec<(Code, Severity)> {
+        found(sys, fleet, args)
             .into_iter()
-            .filter(|f| super::CODES.contains(&f.code))
             .map(|f| (f.code, f.severity))
             .collect()
     }
@@ -285,27 +339,28 @@ mod tests {
     #[test]
     fn shared_pool_real_time_is_a_warning() {
         let state = r#"{"policyName":"static","defaultCpuSet":"0-3,8-11","entries":{"other":{"c":"4-7,12-15"}},"checksum":1}"#;
-        let sys = pod("0-3,8-11", state).build();
+        let sys = pod("0-3,8-11").build();
+        let fleet = in_pod(state);
         assert_eq!(
-            codes(&sys, &["--dry-run", "--cores", "1", "--fifo", "10"]),
+            codes(&sys, &fleet, &["--dry-run", "--cores", "1", "--fifo", "10"]),
             vec![
                 (Code::K8sPool, Severity::Info),
                 (Code::K8sSharedPool, Severity::Warning)
             ]
         );
         assert_eq!(
-            codes(&sys, &["--dry-run", "--cores", "1"]),
+            codes(&sys, &fleet, &["--dry-run", "--cores", "1"]),
             vec![(Code::K8sPool, Severity::Info)]
         );
         // Before 6.2 a narrower placement is lost on the next cpuset change.
-        let old = pod("0-3,8-11", state).kernel("5.15.0-91-generic").build();
+        let old = pod("0-3,8-11").kernel("5.15.0-91-generic").build();
         assert!(
-            codes(&old, &["--dry-run", "--cores", "1"])
+            codes(&old, &fleet, &["--dry-run", "--cores", "1"])
                 .contains(&(Code::CpusetResetsAffinity, Severity::Notice))
         );
-        let new = pod("0-3,8-11", state).kernel("6.8.0").build();
+        let new = pod("0-3,8-11").kernel("6.8.0").build();
         assert!(
-            !codes(&new, &["--dry-run", "--cores", "1"])
+            !codes(&new, &fleet, &["--dry-run", "--cores", "1"])
                 .iter()
                 .any(|(c, _)| *c == Code::CpusetResetsAffinity)
         );
@@ -316,22 +371,21 @@ mod tests {
         let state = format!(
             r#"{{"policyName":"static","defaultCpuSet":"0-1,4-9,12-15","entries":{{"{UID}":{{"app":"2-3,10-11"}}}},"checksum":1}}"#
         );
-        let sys = pod("2-3,10-11", &state).kernel("5.15.0").build();
+        let sys = pod("2-3,10-11").kernel("5.15.0").build();
+        let fleet = in_pod(&state);
         assert_eq!(
-            codes(&sys, &["--dry-run", "--cores", "1", "--fifo", "10"]),
+            codes(&sys, &fleet, &["--dry-run", "--cores", "1", "--fifo", "10"]),
             vec![(Code::K8sPool, Severity::Info)]
         );
-        let unsettled = pod("0-15", &state).build();
+        let unsettled = pod("0-15").build();
         assert_eq!(
-            codes(&unsettled, &["--dry-run", "--cores", "1"]),
+            codes(&unsettled, &fleet, &["--dry-run", "--cores", "1"]),
             vec![(Code::K8sCpusetUnsettled, Severity::Warning)]
         );
         // The message is whole, and the hint does not recommend --settle
         // to a launch that already waited with it.
         let finding = |args: &[&str]| {
-            let req = request(args);
-            let p = plan(&unsettled, &req).unwrap();
-            check(&unsettled, &req, &p)
+            found(&unsettled, &fleet, args)
                 .into_iter()
                 .find(|f| f.code == Code::K8sCpusetUnsettled)
                 .unwrap()
@@ -360,21 +414,20 @@ mod tests {
 
     #[test]
     fn cfs_quota_and_slurm_masks() {
-        let quota = Fleet {
-            cpu_max: Some(CpuMax {
-                file: "/sys/fs/cgroup/x/cpu.max".into(),
-                quota_us: 200_000,
-                period_us: 100_000,
-            }),
-            ..Fleet::default()
+        let quota = CpuMax {
+            file: "/sys/fs/cgroup/x/cpu.max".into(),
+            quota_us: 200_000,
+            period_us: 100_000,
         };
-        let sys = Machine::new(1, 4, 1).fleet(quota).build();
+        let mut sys = Machine::new(1, 4, 1).build();
+        sys.cpu_max = Some(quota);
+        let fleet = Fleet::default();
         assert_eq!(
-            codes(&sys, &["--dry-run", "--cores", "1"]),
+            codes(&sys, &fleet, &["--dry-run", "--cores", "1"]),
             vec![(Code::CfsQuota, Severity::Warning)]
         );
         assert_eq!(
-            codes(&sys, &["--dry-run", "--cores", "1", "--fifo", "1"]),
+            codes(&sys, &fleet, &["--dry-run", "--cores", "1", "--fifo", "1"]),
             vec![(Code::CfsQuota, Severity::Notice)]
         );
         let slurm = |bind: &str| Fleet {
@@ -386,12 +439,14 @@ mod tests {
             ]),
             ..Fleet::default()
         };
-        let unbound = Machine::new(1, 4, 1).fleet(slurm("none")).build();
+        let plain = Machine::new(1, 4, 1).build();
         assert_eq!(
-            codes(&unbound, &["--dry-run", "--cores", "1"]),
+            codes(&plain, &slurm("none"), &["--dry-run", "--cores", "1"]),
             vec![(Code::SlurmSharedMask, Severity::Warning)]
         );
-        let bound = Machine::new(1, 4, 1).fleet(slurm("mask_cpu:")).build();
-        assert_eq!(codes(&bound, &["--dry-run", "--cores", "1"]), vec![]);
+        assert_eq!(
+            codes(&plain, &slurm("mask_cpu:"), &["--dry-run", "--cores", "1"]),
+            vec![]
+        );
     }
 }

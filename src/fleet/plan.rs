@@ -2,10 +2,10 @@
 //! that every emitted file carries, and the disjoint per-task placements of
 //! `--emit slurm N`, from the same planner as a launch. Pure.
 
-use super::{Plan, plan_claimed};
 use crate::claim::Claims;
 use crate::cpuset::CpuSet;
 use crate::error::{Error, ErrorCode, Result};
+use crate::plan::{Plan, plan_claimed};
 use crate::request::Request;
 use crate::system::SystemState;
 use crate::words::cpus_phrase;

@@ -1,13 +1,21 @@
-//! The fleet engines' flow (issue 23): waiting for kubelet to settle a
-//! container's cpuset (`--settle`), `--emit k8s`, `--emit slurm N`, and
-//! `--check-emitted FILE` (the topology fingerprint against this machine).
+//! The fleet engines' flow (issue 23), the fleet wing's run layer:
+//! waiting for kubelet to settle a container's cpuset (`--settle`),
+//! `--emit systemd|k8s|slurm N`, and `--check-emitted FILE` (the topology
+//! fingerprint against this machine). `app` calls these with what only it
+//! holds (the re-read of the machine, the claims).
 
-use crate::error::{Error, ErrorCode, Exit};
-use crate::fleet::Pool;
-use crate::output::print_out;
-use crate::plan::fleet::{
-    Fingerprint, Found, fingerprint, fingerprint_difference, task_plans, unit_lists,
+use super::check::pool;
+use super::plan::{
+    FINGERPRINT_TAG, Fingerprint, Found, fingerprint, fingerprint_difference, task_plans,
+    unit_lists,
 };
+use super::read::{self, Fleet};
+use crate::check::Finding;
+use crate::claim::{Claims, Pool};
+use crate::cpuset::CpuSet;
+use crate::error::{Error, ErrorCode, Exit};
+use crate::output::print_out;
+use crate::plan::Plan;
 use crate::request::{EmitFormat, Request};
 use crate::system::{Root, SystemState};
 use std::time::{Duration, Instant};
@@ -20,12 +28,18 @@ const SETTLE_POLL: Duration = Duration::from_millis(100);
 /// 100 ms until they agree or DURATION has passed, and returns the last
 /// read. The `k8s-cpuset-unsettled` finding then says whether they agree.
 /// Below `--sysroot` nothing changes, so nothing is waited for; outside
-/// Kubernetes nothing is either, and `-v` says so on stderr.
-pub fn settle(root: &Root, sys: SystemState, req: &Request) -> SystemState {
+/// Kubernetes nothing is either, and `-v` says so on stderr. `reread`
+/// reads the machine again, as the caller read it.
+pub fn settle(
+    root: &Root,
+    sys: SystemState,
+    req: &Request,
+    reread: impl FnMut() -> SystemState,
+) -> SystemState {
     let Some(limit) = req.fleet.settle else {
         return sys;
     };
-    if !sys.fleet.kubernetes {
+    if !read::read(root, &sys).kubernetes {
         // Accepted (one command line serves every machine of a fleet),
         // but said at -v: nothing here is waited for.
         if req.output.verbose {
@@ -38,24 +52,25 @@ pub fn settle(root: &Root, sys: SystemState, req: &Request) -> SystemState {
     if req.sysroot.is_some() {
         return sys;
     }
-    let scope = super::scope::for_request(req);
-    settle_with(sys, Duration::from_nanos(limit), || {
-        SystemState::read_scoped(root, &scope)
-    })
+    settle_with(
+        sys,
+        Duration::from_nanos(limit),
+        |sys| read::read(root, sys),
+        reread,
+    )
 }
 
-/// [`settle`]'s loop: `reread` until kubelet's pool is no longer
-/// unsettled or `limit` has passed.
+/// [`settle`]'s loop: `reread` until kubelet's pool (of the fleet context
+/// `fleet` reads) is no longer unsettled or `limit` has passed.
 fn settle_with(
     mut sys: SystemState,
     limit: Duration,
+    fleet: impl Fn(&SystemState) -> Fleet,
     mut reread: impl FnMut() -> SystemState,
 ) -> SystemState {
     let deadline = Instant::now() + limit;
-    while matches!(
-        crate::check::fleet::pool(&sys),
-        Some(Pool::Unsettled { .. })
-    ) && Instant::now() < deadline
+    while matches!(pool(&fleet(&sys), &sys), Some(Pool::Unsettled { .. }))
+        && Instant::now() < deadline
     {
         std::thread::sleep(SETTLE_POLL.min(deadline.saturating_duration_since(Instant::now())));
         sys = reread();
@@ -63,13 +78,14 @@ fn settle_with(
     sys
 }
 
-/// `--emit k8s` and `--emit slurm N` (systemd is `super::emit`).
-pub fn emit(
-    root: &Root,
+/// `--emit k8s` and `--emit slurm N` (systemd is [`emit`]'s own);
+/// `claims` reads the claims that `--emit slurm N`'s tasks plan around.
+fn emit_fleet(
     req: &Request,
     sys: &SystemState,
-    plan: &crate::plan::Plan,
+    plan: &Plan,
     invocation: &[String],
+    claims: impl FnOnce() -> Result<Claims, Error>,
 ) -> Result<Exit, Error> {
     let fp = fingerprint(sys);
     let (format, carries) = match req.fleet.emit {
@@ -129,22 +145,140 @@ pub fn emit(
                 )
                 .hint("say what the container gets, e.g. pinrun --cores 2 --emit k8s -- /app"));
             }
-            crate::emit::k8s(plan, &fp, invocation, !command.is_empty())
+            super::report::k8s(plan, &fp, invocation, !command.is_empty())
         }
         Some(EmitFormat::Slurm(n)) => {
-            let (claims, _) = super::claims::read_claims(root, sys, req, false)?;
-            let plans = task_plans(sys, req, &claims, n)?;
-            crate::emit::slurm(
+            let plans = task_plans(sys, req, &claims()?, n)?;
+            super::report::slurm(
                 &plans,
                 &fp,
                 &command,
                 req.sched.is_requested() || req.memory.is_some(),
             )
         }
-        _ => unreachable!("systemd is emitted by app::emit"),
+        _ => unreachable!("systemd is emitted by emit"),
     };
     print_out(&text)?;
     Ok(Exit::Success)
+}
+
+/// `--emit systemd`: the plan (on `sys`, with its `findings`) as unit
+/// directives; `--emit k8s|slurm N`: `emit_fleet`, with `claims`.
+pub fn emit(
+    req: &Request,
+    sys: &SystemState,
+    plan: &Plan,
+    findings: &[Finding],
+    claims: impl FnOnce() -> Result<Claims, Error>,
+) -> Result<Exit, Error> {
+    if req.fleet.emit != Some(EmitFormat::Systemd) {
+        return emit_fleet(req, sys, plan, &invocation_without_emit(), claims);
+    }
+    emittable_command(&req.command)?;
+    print_out(&super::report::systemd(
+        req,
+        plan,
+        findings,
+        &invocation_without_emit(),
+        &fingerprint(sys),
+    ))?;
+    Ok(Exit::Success)
+}
+
+/// Refuses a command that `ExecStart=` (systemd.service(5), "COMMAND
+/// LINES") would run differently from a launch: bytes that are not UTF-8
+/// (they would be replaced), a first word starting with one of systemd's
+/// prefixes (`-@:+!|`), or a relative path with a `/` (systemd takes an
+/// absolute path or a bare name it looks up in its own PATH).
+fn emittable_command(command: &[std::ffi::OsString]) -> Result<(), Error> {
+    let refuse = |why: String, hint: &str| {
+        Err(Error::new(ErrorCode::EmitCommand, format!("--emit systemd: {why}")).hint(hint))
+    };
+    for word in command {
+        if word.to_str().is_none() {
+            return refuse(
+                format!(
+                    "{} is not UTF-8, which ExecStart= cannot carry",
+                    word.to_string_lossy()
+                ),
+                "keep pinrun as the ExecStart= prefix in a unit you write yourself, or rename the argument",
+            );
+        }
+    }
+    if let Some(first) = command.first().and_then(|w| w.to_str()) {
+        if let Some(c) = first.chars().next().filter(|c| "-@:+!|".contains(*c)) {
+            return refuse(
+                format!(
+                    "systemd reads the leading '{c}' of {first} as an ExecStart= prefix, not as part of the command"
+                ),
+                "name the command by its absolute path",
+            );
+        }
+        if first.contains('/') && !first.starts_with('/') {
+            return refuse(
+                format!(
+                    "{first} is a relative path; ExecStart= takes an absolute path or a bare name on systemd's PATH"
+                ),
+                "name the command by its absolute path",
+            );
+        }
+    }
+    Ok(())
+}
+
+/// This pinrun's command line without `--emit FORMAT` and `--sysroot DIR`,
+/// argv[0] replaced by
+/// the binary's absolute path (for `ExecStart=`).
+fn invocation_without_emit() -> Vec<String> {
+    let mut out = vec![
+        std::env::current_exe()
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_else(|_| "pinrun".into()),
+    ];
+    let mut args = std::env::args_os()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned());
+    let mut in_command = false;
+    while let Some(a) = args.next() {
+        // --emit, --cgroup and --sysroot describe this run, not the
+        // service's (and --emit slurm's task count).
+        if !in_command && (a == "--emit" || a == "--sysroot") {
+            if args.next().as_deref() == Some("slurm") {
+                args.next();
+            }
+            continue;
+        }
+        if !in_command && a.starts_with("--emit=slurm") {
+            args.next();
+            continue;
+        }
+        if !in_command
+            && (a.starts_with("--emit=") || a.starts_with("--sysroot=") || a == "--cgroup")
+        {
+            continue;
+        }
+        in_command |= a == "--";
+        out.push(a);
+    }
+    out
+}
+
+/// kubelet's exclusive CPUs of the caller's own container (issue 23): in
+/// a container with exclusive CPUs, kubelet's claim on them bounds the
+/// cpuset rather than competes with it. Reads the fleet context
+/// ([`read::read`]); `None` outside such a container.
+pub fn own_exclusive_cpus(root: &Root, sys: &SystemState) -> Option<CpuSet> {
+    match pool(&read::read(root, sys), sys)? {
+        Pool::Exclusive { cpus, .. } => Some(cpus),
+        _ => None,
+    }
+}
+
+/// Names, in `sys`, the Slurm task that set the inherited affinity
+/// ([`SystemState::inherited_from`]: "Slurm task 3 mask 4-7" in the
+/// core's messages), from this process's environment.
+pub fn name_inherited(sys: &mut SystemState) {
+    sys.inherited_from = read::slurm_task().map(|t| t.name());
 }
 
 /// Largest file `--check-emitted` reads: a unit, pod spec or script that
@@ -207,7 +341,7 @@ fn read_emitted(file: &std::path::Path) -> Result<String, (String, &'static str)
 
 /// `--check-emitted FILE`: exit 0 when FILE's topology fingerprint is this
 /// machine's and every CPU and node list a unit or srun line sets
-/// ([`crate::plan::fleet::unit_lists`]) exists here; refuses (125) when it
+/// ([`super::plan::unit_lists`]) exists here; refuses (125) when it
 /// differs, naming the difference, or when FILE has no fingerprint line,
 /// a malformed one or several. FILE is read from the host, not below
 /// `--sysroot` (it is the user's file, as the policy file), as a bounded
@@ -232,7 +366,7 @@ pub fn check_emitted(req: &Request, sys: &SystemState) -> Result<Exit, Error> {
         "emit it again with pinrun --emit on a machine of its type; {machine}'s line is: # {}",
         here.line()
     );
-    let tag = crate::plan::fleet::FINGERPRINT_TAG;
+    let tag = FINGERPRINT_TAG;
     let emitted = match Fingerprint::find_in(&text) {
         Found::One(f) => f,
         Found::None => {
@@ -307,32 +441,39 @@ pub fn check_emitted(req: &Request, sys: &SystemState) -> Result<Exit, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fleet::{parse_kubelet_state, parse_pod};
-    use crate::system::fleet::Fleet;
+    use crate::claim::parse_kubelet_state;
+    use crate::fleet::parse_pod;
     use crate::testkit::Machine;
 
-    /// A Guaranteed pod whose state file gives container "app" CPUs 2-3,
-    /// with the cgroup cpuset `effective`.
+    const CGROUP: &str = "/kubepods/pod0f3e2d1c-4b5a-6978-8a9b-0c1d2e3f4a5b/abc";
+
+    /// A machine in a Guaranteed pod with the cgroup cpuset `effective`.
     fn pod(effective: &str) -> SystemState {
-        let cgroup = "/kubepods/pod0f3e2d1c-4b5a-6978-8a9b-0c1d2e3f4a5b/abc";
         Machine::new(1, 4, 1)
-            .cgroup_cpuset(cgroup, effective)
-            .fleet(Fleet {
-                pod: parse_pod(cgroup),
-                kubernetes: true,
-                kubelet: Some(parse_kubelet_state(
-                    r#"{"policyName":"static","defaultCpuSet":"0-1","entries":{"0f3e2d1c-4b5a-6978-8a9b-0c1d2e3f4a5b":{"app":"2-3"}}}"#, crate::cpuset::MAX_ID
-                )),
-                ..Fleet::default()
-            })
+            .cgroup_cpuset(CGROUP, effective)
             .build()
+    }
+
+    /// The pod's fleet context: its state file gives container "app"
+    /// CPUs 2-3.
+    fn fleet(_: &SystemState) -> Fleet {
+        Fleet {
+            pod: parse_pod(CGROUP),
+            kubernetes: true,
+            kubelet: parse_kubelet_state(
+                r#"{"policyName":"static","defaultCpuSet":"0-1","entries":{"0f3e2d1c-4b5a-6978-8a9b-0c1d2e3f4a5b":{"app":"2-3"}}}"#,
+                crate::cpuset::MAX_ID,
+            )
+            .ok(),
+            ..Fleet::default()
+        }
     }
 
     /// --settle re-reads until kubelet has written the cpuset, then stops.
     #[test]
     fn settle_rereads_until_the_cpuset_matches() {
         let mut reads = 0;
-        let sys = settle_with(pod("0-3"), Duration::from_secs(60), || {
+        let sys = settle_with(pod("0-3"), Duration::from_secs(60), fleet, || {
             reads += 1;
             pod(if reads < 3 { "0-3" } else { "2-3" })
         });
@@ -340,17 +481,22 @@ mod tests {
         assert_eq!(sys.allowed, crate::testkit::cpus("2-3"));
         // Never settled: bounded by the limit, the last read returned.
         let mut reads = 0;
-        let sys = settle_with(pod("0-3"), Duration::from_millis(250), || {
+        let sys = settle_with(pod("0-3"), Duration::from_millis(250), fleet, || {
             reads += 1;
             pod("0-3")
         });
         assert!((1..=3).contains(&reads), "{reads} reads");
         assert!(matches!(
-            crate::check::fleet::pool(&sys),
+            pool(&fleet(&sys), &sys),
             Some(Pool::Unsettled { .. })
         ));
         // Settled from the start: nothing is re-read.
-        let sys = settle_with(pod("2-3"), Duration::from_secs(60), || unreachable!());
+        let sys = settle_with(
+            pod("2-3"),
+            Duration::from_secs(60),
+            fleet,
+            || unreachable!(),
+        );
         assert_eq!(sys.allowed, crate::testkit::cpus("2-3"));
     }
 }
