@@ -1709,6 +1709,40 @@ fn pid_query_matches_proc_and_chrt() {
     assert_eq!(v["threads"][0]["name"], "pinrun");
 }
 
+/// `--pid --other`, `--batch` and `--idle` take every thread of a process
+/// to that policy, as `chrt -o/-b/-i -a -p 0 PID` would, and end 0: the
+/// verification compares the deadline parameters only under
+/// SCHED_DEADLINE (since 6.12 sched_getattr(2) reports a fair task's slice
+/// in sched_runtime, which pinrun took for "set back" and refused with
+/// threads-unsettled: a new user's trial). Threads first made SCHED_FIFO 7
+/// with chrt(1); read back from stat field 41 (policy) and chrt -p.
+#[test]
+fn pid_fair_policies_take_every_thread() {
+    if !is_root() {
+        common::skip("needs root (chrt -f)");
+        return;
+    }
+    for (option, policy, number) in [
+        ("--other", "SCHED_OTHER", 0),
+        ("--batch", "SCHED_BATCH", 3),
+        ("--idle", "SCHED_IDLE", 5),
+    ] {
+        let h = Helper::start(3, 0);
+        let pid = h.pid().to_string();
+        let st = std::process::Command::new("chrt")
+            .args(["-f", "-a", "-p", "7", &pid])
+            .status()
+            .unwrap();
+        assert!(st.success(), "chrt -f -a -p 7");
+        let out = pinrun().args(["--pid", &pid, option]).output().unwrap();
+        assert_status(&out, 0);
+        for tid in h.tids() {
+            assert_eq!(h.stat(tid, 41), number, "{option}: thread {tid}");
+            assert_eq!(chrt_p(tid).0, policy, "{option}: thread {tid}");
+        }
+    }
+}
+
 /// A thread's SCHED_RESET_ON_FORK survives `--rr` without
 /// `--reset-on-fork` (sched_setattr(2) keeps it, as a launch keeps
 /// pinrun's own), and the dry run says so: worker0 set with `chrt -R -f -p

@@ -215,14 +215,15 @@ fn is_as_planned(s: &Saved, plan: &Plan) -> bool {
     }
     let want = super::sched_attr(s.attr, &plan.sched);
     let flags = |a: &ffi::SchedAttr| a.sched_flags & super::SCHED_FLAG_RESET_ON_FORK;
+    // The deadline parameters only under SCHED_DEADLINE: for the fair
+    // policies sched_getattr(2) reports the task's slice in sched_runtime
+    // (get_params() in kernel/sched/syscalls.c, 6.12+: p->se.slice, the
+    // base slice after a write of 0), never the 0 a change writes.
+    let deadline = want.sched_policy == Policy::SCHED_DEADLINE;
+    let dl = |a: &ffi::SchedAttr| (a.sched_runtime, a.sched_deadline, a.sched_period);
     want.sched_policy == s.attr.sched_policy
         && want.sched_priority == s.attr.sched_priority
-        && (want.sched_runtime, want.sched_deadline, want.sched_period)
-            == (
-                s.attr.sched_runtime,
-                s.attr.sched_deadline,
-                s.attr.sched_period,
-            )
+        && (!deadline || dl(&want) == dl(&s.attr))
         && flags(&want) == flags(&s.attr)
         && plan.sched.nice.is_none_or(|n| n == s.nice)
 }

@@ -182,14 +182,23 @@ pub fn open(path: &Path) -> Result<Option<Archive>> {
         use std::io::Seek;
         file.rewind().map_err(|e| cannot("read", &e))?;
     }
-    let input: Box<dyn Read> = match kind(&head) {
-        Kind::Gzip => Box::new(flate2::read::MultiGzDecoder::new(std::io::BufReader::new(
-            file,
-        ))),
-        Kind::Tar => Box::new(std::io::BufReader::new(file)),
-        Kind::Xz => Box::new(std::io::Cursor::new(unxz(file).map_err(|why| {
-            archive_error(path, why).hint("a .tar.xz must hold a tar archive, as tar cJf writes")
-        })?)),
+    let tar_error = |why: String| {
+        archive_error(path, why).hint(
+            "a pinrun dump holds only directories, regular files and links inside the tree; make one with pinrun --dump FILE.tar.gz",
+        )
+    };
+    let tree = match kind(&head) {
+        Kind::Gzip => unpack(
+            flate2::read::MultiGzDecoder::new(std::io::BufReader::new(file)),
+            Limits::SYSROOT,
+        )
+        .map_err(tar_error)?,
+        Kind::Tar => unpack(std::io::BufReader::new(file), Limits::SYSROOT).map_err(tar_error)?,
+        Kind::Xz => unpack_xz(file).map_err(|e| match e {
+            XzFailure::Xz(why) => archive_error(path, why)
+                .hint("a .tar.xz must hold a tar archive, as tar cJf writes"),
+            XzFailure::Tar(why) => tar_error(why),
+        })?,
         Kind::Other => {
             return Err(archive_error(
                 path,
@@ -198,11 +207,6 @@ pub fn open(path: &Path) -> Result<Option<Archive>> {
             .hint("give a dump directory laid out like /, or an archive made by pinrun --dump FILE.tar.gz"));
         }
     };
-    let tree = unpack(input, Limits::SYSROOT).map_err(|why| {
-        archive_error(path, why).hint(
-            "a pinrun dump holds only directories, regular files and links inside the tree; make one with pinrun --dump FILE.tar.gz",
-        )
-    })?;
     let Some(root) = dump_root(tree) else {
         return Err(archive_error(path, "not a machine dump (no sys/devices/system/cpu in it)")
             .hint("the archive must hold sys/ and proc/ laid out like /, as pinrun --dump FILE.tar.gz writes"));
@@ -210,38 +214,51 @@ pub fn open(path: &Path) -> Result<Option<Archive>> {
     Ok(Some(Archive { root }))
 }
 
-/// A writer into memory failing once more than `left` bytes were written
-/// to it.
-struct CappedWriter {
-    inner: Vec<u8>,
-    left: u64,
+/// Why an xz archive was refused: its xz data, or its tar stream.
+enum XzFailure {
+    /// `damaged xz data: ...` (the decoder's words).
+    Xz(String),
+    /// The tar stream's refusal ([`unpack`]'s words).
+    Tar(String),
 }
 
-impl std::io::Write for CappedWriter {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.left = self.left.checked_sub(buf.len() as u64).ok_or_else(|| {
-            std::io::Error::other("more tar data than the limit (a dump holds a few MiB)")
-        })?;
-        self.inner.extend_from_slice(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-/// The tar stream of an xz-compressed `file`, decompressed into memory
-/// (at most [`MAX_STREAM_BYTES`]: `lzma_rs` writes, it cannot be read
-/// from as a stream).
-fn unxz(file: std::fs::File) -> std::result::Result<Vec<u8>, String> {
-    let mut w = CappedWriter {
-        inner: Vec::new(),
-        left: MAX_STREAM_BYTES,
-    };
-    lzma_rs::xz_decompress(&mut std::io::BufReader::new(file), &mut w)
-        .map_err(|e| format!("damaged xz data: {e}"))?;
-    Ok(w.inner)
+/// The tree of an xz-compressed tar `file`, read as [`unpack`] reads any
+/// tar stream: `lzma_rs` only writes what it decodes, so it decodes on a
+/// scoped thread into a pipe(2) that [`unpack`] reads, and memory holds
+/// the pipe's buffer rather than the whole stream (an xz bomb is cut at
+/// [`MAX_STREAM_BYTES`] by [`unpack`]'s cap, the decoder ending on EPIPE).
+/// Once the tar stream has ended, the rest is decoded (within the same
+/// cap) so that the xz integrity check is met. A decoder's error is the
+/// cause when there is one; the pipe closed by the reader is not.
+fn unpack_xz(file: std::fs::File) -> std::result::Result<Node, XzFailure> {
+    let (mut r, w) = std::io::pipe()
+        .map_err(|e| XzFailure::Tar(format!("cannot read: {}", crate::error::io_words(&e))))?;
+    std::thread::scope(|s| {
+        let decoder = s.spawn(move || {
+            let mut w = std::io::BufWriter::new(w);
+            lzma_rs::xz_decompress(&mut std::io::BufReader::new(file), &mut w)?;
+            std::io::Write::flush(&mut w)?;
+            Ok::<(), lzma_rs::error::Error>(())
+        });
+        let tree = unpack(&mut r, Limits::SYSROOT);
+        if tree.is_ok() {
+            let _ = std::io::copy(&mut (&mut r).take(MAX_STREAM_BYTES), &mut std::io::sink());
+        }
+        drop(r);
+        let xz = match decoder.join() {
+            Ok(Err(lzma_rs::error::Error::IoError(e)))
+                if e.kind() == std::io::ErrorKind::BrokenPipe =>
+            {
+                Ok(())
+            }
+            Ok(done) => done.map_err(|e| format!("damaged xz data: {e}")),
+            Err(_) => Err("damaged xz data: the decoder failed".to_string()),
+        };
+        match (tree, xz) {
+            (_, Err(why)) => Err(XzFailure::Xz(why)),
+            (tree, Ok(())) => tree.map_err(XzFailure::Tar),
+        }
+    })
 }
 
 /// Whether the directory `tree` holds the directory
