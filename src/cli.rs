@@ -951,6 +951,62 @@ pub fn clap_message(e: &clap::Error) -> String {
     format!("{what}: {cause}")
 }
 
+/// An option's help cut to a hint's length: its first sentence (a ". "
+/// after "e.g" or "i.e" ends none); when that passes 150 characters, without
+/// its parenthesised asides; when it still does, up to its last clause
+/// (`; `, `: `, `, ` outside parentheses) or word within 150 characters. A
+/// hint of two options stays a line or two and never ends mid-aside (a new
+/// user's trial: `--generate <WHAT>: ..., e.g`, `--within <BOUND>: where
+/// --cores`).
+fn short_help(help: &str) -> String {
+    const MAX: usize = 150;
+    let mut end = help.len();
+    let mut from = 0;
+    while let Some(i) = help[from..].find(". ") {
+        let at = from + i;
+        let before = help[..at].to_ascii_lowercase();
+        if !(before.ends_with("e.g") || before.ends_with("i.e")) {
+            end = at;
+            break;
+        }
+        from = at + 2;
+    }
+    let sentence = &help[..end];
+    if sentence.len() <= MAX {
+        return sentence.to_string();
+    }
+    let mut plain = String::new();
+    let mut depth = 0usize;
+    for c in sentence.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' if depth > 0 => depth -= 1,
+            _ if depth == 0 => plain.push(c),
+            _ => {}
+        }
+    }
+    let plain = plain.split_whitespace().collect::<Vec<_>>().join(" ");
+    let plain = plain
+        .replace(" ,", ",")
+        .replace(" ;", ";")
+        .replace(" :", ":");
+    if plain.len() <= MAX {
+        return plain;
+    }
+    let mut cut = MAX;
+    while !plain.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let head = &plain[..cut];
+    let at = ["; ", ": ", ", "]
+        .iter()
+        .filter_map(|sep| head.rfind(sep))
+        .max()
+        .or_else(|| head.rfind(' '))
+        .unwrap_or(head.len());
+    plain[..at].to_string()
+}
+
 /// The hint for a command-line error clap reports (`clap::Error`), from
 /// the options it names: for two options that cannot be used together
 /// (`ErrorKind::ArgumentConflict`), which one each is for; for an option
@@ -973,19 +1029,8 @@ pub fn usage_hint(e: &clap::Error) -> Option<String> {
         let long = long.split(['[', '=']).next()?;
         let arg = cmd.get_arguments().find(|a| a.get_long() == Some(long))?;
         let help = arg.get_help()?.to_string();
-        // Its first sentence, or its first clause when that is long: a
-        // hint of two options stays a line or two.
-        let help = help.split(". ").next().unwrap_or(&help);
-        let cut = if help.len() > 150 {
-            [": ", " (", "; ", ", "]
-                .iter()
-                .filter_map(|sep| help.find(sep))
-                .min()
-                .unwrap_or(help.len())
-        } else {
-            help.len()
-        };
-        let help = help[..cut].trim_end_matches('.');
+        let help = short_help(&help);
+        let help = help.trim_end_matches('.');
         // "Print the plan…" reads "print the plan…" after a colon;
         // "SCHED_FIFO…" stays.
         let mut chars = help.chars();
@@ -2012,6 +2057,45 @@ pub fn parse_size(option: &str, text: &str) -> Result<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every option's hint text (what a usage error's hint quotes) is at
+    /// most 150 characters, has balanced parentheses and backquotes, and
+    /// never ends inside an "e.g." or on a dangling word: the class of a
+    /// new user's `--generate <WHAT>: ..., e.g` and `--within <BOUND>:
+    /// where --cores`.
+    #[test]
+    fn every_option_hint_is_whole() {
+        use clap::CommandFactory;
+        let cmd = Cli::command();
+        let mut n = 0;
+        for arg in cmd.get_arguments() {
+            let Some(help) = arg.get_help() else { continue };
+            let h = short_help(&help.to_string());
+            let name = arg.get_id().to_string();
+            n += 1;
+            assert!(h.len() <= 150, "{name}: {h}");
+            assert_eq!(
+                h.matches('(').count(),
+                h.matches(')').count(),
+                "{name}: {h}"
+            );
+            assert_eq!(h.matches('`').count() % 2, 0, "{name}: {h}");
+            let last = h.trim_end_matches('.').rsplit(' ').next().unwrap_or("");
+            assert!(
+                !matches!(
+                    last,
+                    "e.g" | "i.e" | "with" | "where" | "the" | "a" | "and" | "or"
+                ),
+                "{name}: {h}"
+            );
+            assert!(!h.is_empty(), "{name}");
+        }
+        assert!(n > 50);
+        assert_eq!(
+            short_help("Write it, e.g. `x > y` (see Z). More."),
+            "Write it, e.g. `x > y` (see Z)"
+        );
+    }
 
     fn req(args: &[&str]) -> Result<Request> {
         let mut v = vec!["pinrun"];

@@ -63,8 +63,22 @@ pub fn habits_list() -> String {
         let tag = format!("{} {}{arg}", h.tool.name(), h.spellings.join(", "));
         let mut body = match h.pinrun {
             Pinrun::Use(_) => {
-                let name = h.arg.map_or("", |a| a.name);
-                format!("pinrun {}", h.command_with(name).unwrap_or_default())
+                // A form row (`taskset MASK COMMAND`) names its argument
+                // in its shape: the first placeholder that is not the
+                // command or the process.
+                let name = h.arg.map(|a| a.name).or_else(|| {
+                    h.spellings.first().and_then(|shape| {
+                        shape.split(' ').find(|w| {
+                            w.len() > 1
+                                && w.chars().all(|c| c.is_ascii_uppercase())
+                                && !matches!(*w, "COMMAND" | "PID")
+                        })
+                    })
+                });
+                format!(
+                    "pinrun {}",
+                    h.command_with(name.unwrap_or("")).unwrap_or_default()
+                )
             }
             Pinrun::Default(why) => format!("pinrun's default: {why}"),
             Pinrun::None(why) => format!("no pinrun equivalent: {why}"),
@@ -81,4 +95,35 @@ pub fn habits_list() -> String {
         out.push_str(&format!(".TP\n.B {}\n{}\n", escape(&tag), escape(&body)));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::habits_list;
+
+    /// Every habit row's pinrun command carries its argument's name: a form
+    /// row (`taskset MASK COMMAND`, `chrt -p PRIO PID`) names it in its
+    /// shape, and the man page printed `pinrun --cpus  -- COMMAND` with
+    /// none (a new user's trial). No command line has an empty argument:
+    /// no double space, no space before `;`.
+    #[test]
+    fn every_habit_command_names_its_argument() {
+        let list = habits_list();
+        let commands: Vec<&str> = list.lines().filter(|l| l.starts_with("pinrun ")).collect();
+        assert!(commands.len() > 20, "{list}");
+        for c in &commands {
+            assert!(!c.contains("  ") && !c.contains(" ;"), "{c}");
+        }
+        let row = |tag: &str| {
+            let i = list.find(&format!(".B {tag}\n")).expect(tag);
+            list[i..].lines().nth(1).unwrap().to_string()
+        };
+        assert!(
+            row("taskset MASK COMMAND").starts_with(r"pinrun \-\-cpus MASK \-\- COMMAND;"),
+            "{}",
+            row("taskset MASK COMMAND")
+        );
+        assert!(row(r"taskset \-pc LIST PID").starts_with(r"pinrun \-\-pid PID \-\-cpus LIST"));
+        assert!(row(r"chrt \-p PRIO PID").starts_with(r"pinrun \-\-pid PID \-\-rr PRIO"));
+    }
 }

@@ -257,10 +257,10 @@ impl Kind<'_> {
                     cpus_phrase(cpus)
                 )
             } else {
-                match super::isolation::boot_params_for(
+                match crate::plan::boot_hint::boot_params_for(
                     sys,
                     &ctx.cpus,
-                    &[super::isolation::Param::ManagedIrq],
+                    &[crate::plan::boot_hint::Param::ManagedIrq],
                 ) {
                     Ok(line) => format!(
                         "managed IRQs cannot be moved through /proc (the write fails: EIO, EPERM on some kernels); boot with {line} so the kernel steers them to housekeeping CPUs"
@@ -335,10 +335,10 @@ impl Kind<'_> {
                     if self.steered(cpus) {
                         "isolcpus=managed_irq already covers these CPUs, and the kernel keeps it here only when its mask has no housekeeping CPU".to_string()
                     } else {
-                        match super::isolation::boot_params_for(
+                        match crate::plan::boot_hint::boot_params_for(
                             sys,
                             &ctx.cpus,
-                            &[super::isolation::Param::ManagedIrq],
+                            &[crate::plan::boot_hint::Param::ManagedIrq],
                         ) {
                             Ok(line) => format!("boot with {line} instead"),
                             Err(why) => why,

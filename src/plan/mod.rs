@@ -4,6 +4,7 @@
 //! applied. One submodule per subject: [`placement`], [`memory`],
 //! [`sched`], [`claims`].
 
+pub mod boot_hint;
 pub mod claims;
 pub mod memory;
 pub mod near;

@@ -3,6 +3,7 @@
 //! the allowed set, and choosing whole cores compactly.
 
 use super::CoreChoice;
+use super::boot_hint;
 use super::claims::{refuse_claimed, skip_claimed};
 use super::near;
 use super::quiet::{self, Choice, Rule};
@@ -72,13 +73,28 @@ fn validate_cpus(sys: &SystemState, cpus: &CpuSet) -> Result<()> {
     Ok(())
 }
 
-/// "isolate CPUS at boot (PARAMS)", and a cgroup v2 isolated partition
-/// where the caller's cpuset is a v2 one (partitions exist nowhere else).
-fn isolate_hint(sys: &SystemState, what: &str, params: &str) -> String {
-    if sys.cgroup_v2() {
-        format!("isolate {what} at boot ({params}) or with a cgroup v2 isolated partition")
-    } else {
-        format!("isolate {what} at boot ({params})")
+/// "isolate them at boot with LINE", LINE naming `cpus` (the boot CPU left
+/// out) in `isolcpus=` (with `rcu_nocbs=` when `rcu`) and in `nohz_full=`
+/// when the kernel can act on it ([`boot_hint::boot_params_for`], the line
+/// the isolation findings give; no `nohz_full=` on a kernel built without
+/// `CONFIG_NO_HZ_FULL`), and a cgroup v2 isolated partition where the
+/// caller's cpuset is a v2 one (partitions exist nowhere else).
+fn isolate_hint(sys: &SystemState, cpus: &CpuSet, rcu: bool) -> String {
+    use crate::system::IsolationSource;
+    use boot_hint::Param;
+    let mut params = vec![Param::Isolcpus];
+    if sys.nohz_full_source != IsolationSource::NotBuilt {
+        params.push(Param::NohzFull);
+    }
+    if rcu {
+        params.push(Param::RcuNocbs);
+    }
+    match boot_hint::boot_params_for(sys, cpus, &params) {
+        Ok(line) if sys.cgroup_v2() => {
+            format!("isolate them at boot with {line}, or with a cgroup v2 isolated partition")
+        }
+        Ok(line) => format!("isolate them at boot with {line}"),
+        Err(why) => why,
     }
 }
 
@@ -428,11 +444,7 @@ impl Scene<'_> {
                         or_none(&sys.isolated)
                     ),
                 )
-                .hint(isolate_hint(
-                    sys,
-                    "them",
-                    "isolcpus=domain,managed_irq,LIST nohz_full=LIST",
-                )));
+                .hint(isolate_hint(sys, &not_iso, false)));
             }
         }
         if p.housekeeping {
@@ -563,13 +575,14 @@ impl Scene<'_> {
     fn narrowed(&self, mut c: CpuSet, reasons: &mut Vec<String>) -> Result<CpuSet> {
         let (sys, p) = (self.sys, self.p);
         if p.isolated {
+            let candidates = c.clone();
             c = c.intersection(&sys.isolated);
             if c.is_empty() {
                 return Err(Error::new(
                     ErrorCode::NoIsolatedCpus,
                     format!("--isolated: no isolated CPU is available here (isolated: {}, candidates: {})", or_none(&sys.isolated), sys.allowed),
                 )
-                .hint(isolate_hint(sys, "CPUs", "isolcpus=domain,managed_irq,LIST nohz_full=LIST rcu_nocbs=LIST")));
+                .hint(isolate_hint(sys, &candidates, true)));
             }
             reasons.push(format!("isolated candidates: {c}"));
         }
@@ -809,4 +822,53 @@ fn rule_reason(total: usize, n: usize, rule: Rule, intent: &[&'static str], smt:
             ", the lowest-numbered thread of each"
         }
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::error::ErrorCode;
+    use crate::plan::plan;
+    use crate::system::IsolationSource;
+    use crate::testkit::{Machine, request};
+
+    /// `--isolated` with nothing isolated names the boot line the isolation
+    /// findings give, with the CPUs themselves (the boot CPU left out), and
+    /// `nohz_full=` only where the kernel can act on it: a kernel built
+    /// without CONFIG_NO_HZ_FULL refuses `nohz_full=` whole
+    /// (housekeeping_setup(), kernel/sched/isolation.c), so the hint leaves
+    /// it out (a new user's trial: `isolcpus=domain,managed_irq,LIST
+    /// nohz_full=LIST` on such a kernel).
+    #[test]
+    fn the_isolated_hint_names_a_line_this_kernel_takes() {
+        let hint = |built: bool, args: &[&str]| {
+            let mut sys = Machine::new(1, 4, 1).build();
+            if !built {
+                sys.nohz_full_source = IsolationSource::NotBuilt;
+            }
+            let e = plan(&sys, &request(args)).expect_err("refused");
+            (e.code, e.hint.unwrap_or_default())
+        };
+        let (code, h) = hint(true, &["--isolated", "--", "x"]);
+        assert_eq!(code, ErrorCode::NoIsolatedCpus);
+        assert!(
+            h.starts_with("isolate them at boot with isolcpus=domain,managed_irq,1-3 nohz_full=1-3 rcu_nocbs=1-3"),
+            "{h}"
+        );
+        let (_, h) = hint(false, &["--isolated", "--", "x"]);
+        assert!(
+            h.starts_with(
+                "isolate them at boot with isolcpus=domain,managed_irq,1-3 rcu_nocbs=1-3"
+            ),
+            "{h}"
+        );
+        let (code, h) = hint(false, &["--isolated", "--cpus", "2", "--", "x"]);
+        assert_eq!(code, ErrorCode::CpuNotIsolated);
+        assert!(
+            h.starts_with("isolate them at boot with isolcpus=domain,managed_irq,2"),
+            "{h}"
+        );
+        assert!(!h.contains("LIST") && !h.contains("nohz_full"), "{h}");
+        let (_, h) = hint(true, &["--isolated", "--cpus", "0", "--", "x"]);
+        assert!(h.starts_with("CPU 0 is the boot CPU"), "{h}");
+    }
 }
