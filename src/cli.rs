@@ -219,6 +219,7 @@ pub struct Cli {
         long,
         value_name = "RULE",
         requires = "cores",
+        conflicts_with = "cpus",
         help_heading = "Placement"
     )]
     pub choose: Option<String>,

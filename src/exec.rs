@@ -319,7 +319,13 @@ fn script_interpreter(buf: &[u8]) -> Option<&[u8]> {
 pub fn predict_exec(cmd: &OsStr, path: &Path) -> Result<()> {
     use nix::errno::Errno;
     use std::io::Read;
-    let fail = |err| Err(exec_error(&cmd.to_string_lossy(), path, err));
+    let fail = |err, interp: Option<&Path>| {
+        let e = exec_error(&cmd.to_string_lossy(), path, err);
+        Err(match interp {
+            Some(i) => interpreter_error(e, path, i, err),
+            None => e,
+        })
+    };
     let mut file = path.to_path_buf();
     for _ in 0..=MAX_SCRIPT_DEPTH {
         let mut buf = Vec::with_capacity(BINPRM_BUF_SIZE);
@@ -337,9 +343,9 @@ pub fn predict_exec(cmd: &OsStr, path: &Path) -> Result<()> {
         };
         let interp = PathBuf::from(OsStr::from_bytes(interp));
         match nix::sys::stat::stat(&interp) {
-            Err(e) => return fail(e),
+            Err(e) => return fail(e, Some(&interp)),
             Ok(st) if st.st_mode & nix::libc::S_IFMT != nix::libc::S_IFREG => {
-                return fail(Errno::EACCES);
+                return fail(Errno::EACCES, Some(&interp));
             }
             Ok(_) => {}
         }
@@ -349,11 +355,11 @@ pub fn predict_exec(cmd: &OsStr, path: &Path) -> Result<()> {
             nix::unistd::AccessFlags::X_OK,
             nix::fcntl::AtFlags::AT_EACCESS,
         ) {
-            return fail(e);
+            return fail(e, Some(&interp));
         }
         file = interp;
     }
-    fail(Errno::ELOOP)
+    fail(Errno::ELOOP, None)
 }
 
 fn cstring(s: &OsStr) -> Result<CString> {
@@ -429,7 +435,38 @@ pub fn exec(path: &Path, args: &[OsString], env: Option<&[CString]>) -> Error {
         .first()
         .map(|a| a.to_string_lossy().into_owned())
         .unwrap_or_default();
+    // A file that is there but fails for its `#!` interpreter: the
+    // prediction names the interpreter (same errno, same exit status).
+    if matches!(err, nix::errno::Errno::ENOENT | nix::errno::Errno::EACCES) && path.is_file() {
+        if let Err(e) = predict_exec(OsStr::new(&cmd), path) {
+            if e.errno() == Some(err) {
+                return e;
+            }
+        }
+    }
     exec_error(&cmd, path, err)
+}
+
+/// `e` (the `execve(2)` failure `err` of the script `path`) said of its
+/// `#!` interpreter `interp`, which is missing (ENOENT) or not an
+/// executable regular file (EACCES): the kernel's `open_exec()` of the
+/// interpreter failed, not the script's (fs/binfmt_script.c).
+fn interpreter_error(mut e: Error, path: &Path, interp: &Path, err: nix::errno::Errno) -> Error {
+    let (what, fix) = if err == nix::errno::Errno::ENOENT {
+        ("does not exist", "install it")
+    } else {
+        ("is not an executable regular file", "make it executable")
+    };
+    e.message = format!(
+        "{}: its interpreter {} (the #! line) {what}",
+        e.message.split(": execv ").next().unwrap_or(&e.message),
+        interp.display()
+    );
+    e.hint = Some(format!(
+        "{fix}, or correct the first line of {} (#!/path/to/interpreter)",
+        path.display()
+    ));
+    e
 }
 
 /// The failure of `execv(path)` with `err` for the command named `cmd`:

@@ -2238,7 +2238,8 @@ fn pid_reused_during_the_write_is_named_and_never_restored() {
     }
     let script = r#"
         sleep 1000 & A=$!
-        strace -o /dev/null -qq -e inject=sched_setaffinity:delay_enter=$DELAY "$PINRUN" --pid $A --cpus $LAST 2>"$DIR/err" & S=$!
+        mkdir -m 700 "$DIR/state"
+        strace -o /dev/null -qq -e inject=sched_setaffinity:delay_enter=$DELAY "$PINRUN" --state-dir "$DIR/state" --pid $A --cpus $LAST 2>"$DIR/err" & S=$!
         # strace's children: pinrun, and at its start a short-lived one
         # of its own (a check of the kernel's ptrace).
         n=0; P=
@@ -2259,6 +2260,8 @@ fn pid_reused_during_the_write_is_named_and_never_restored() {
         echo "rc=$rc b=$(grep Cpus_allowed_list /proc/$B/status | cut -f2) $m"
         kill $B
     "#;
+    // Its own state directory: in a new PID namespace a record of the
+    // host's (another test's, a user's) is honoured unchecked.
     for delay in ["2000000", "8000000", "30000000"] {
         let dir = common::tempdir();
         let out = std::process::Command::new("unshare")

@@ -539,6 +539,49 @@ mod tests {
         let narrow: Vec<&str> = dl.iter().copied().chain(["--cpus", "0-3"]).collect();
         assert_eq!(refusal(&sys, &narrow), ErrorCode::DeadlineAffinity);
         assert!(plan(&sys, &request(&dl)).is_ok());
+        // The hint names what this host admits first: the whole root
+        // domain (0-15 here), then a root domain made as the host's cpuset
+        // controller makes one: a v2 partition only under cgroup v2, v1's
+        // cpu_exclusive under v1 (a new user's trial on a v1 host was
+        // told of v2 partitions only), either when no cpuset was read.
+        let hint = plan(&sys, &request(&narrow)).unwrap_err().hint.unwrap();
+        assert!(
+            hint.starts_with("place it on its whole root domain (--cpus 0-15)"),
+            "{hint}"
+        );
+        assert!(
+            hint.contains("partition=root") && hint.contains("cpu_exclusive=1"),
+            "{hint}"
+        );
+        let v2 = machine().cgroup_cpuset("/rt", "0-15").build();
+        let hint = plan(&v2, &request(&narrow)).unwrap_err().hint.unwrap();
+        assert!(
+            hint.contains("partition=root") && !hint.contains("cpu_exclusive"),
+            "{hint}"
+        );
+        let mut v1 = machine().cgroup_cpuset("/rt", "0-15").build();
+        if let crate::system::AllowedSource::Cgroup(c) = &mut v1.allowed_source {
+            c.file = "/sys/fs/cgroup/cpuset/rt/cpuset.cpus".into();
+        }
+        let hint = plan(&v1, &request(&narrow)).unwrap_err().hint.unwrap();
+        assert!(
+            hint.contains("cpu_exclusive=1") && !hint.contains("partition"),
+            "{hint}"
+        );
+        let narrowed = machine().inherited("0-3").build();
+        let hint = plan(&narrowed, &request(&dl)).unwrap_err().hint.unwrap();
+        assert!(
+            hint.starts_with(
+                "start pinrun with an affinity that covers its root domain (taskset -c 0-15"
+            ),
+            "{hint}"
+        );
+        let caged = machine().allowed("0-3").build();
+        let hint = plan(&caged, &request(&dl)).unwrap_err().hint.unwrap();
+        assert!(
+            hint.starts_with("widen the cgroup's cpuset (0-3) to its whole root domain"),
+            "{hint}"
+        );
     }
 
     #[test]

@@ -327,6 +327,38 @@ pub(super) fn plan_sched(
     Ok(notes)
 }
 
+/// How a SCHED_DEADLINE task whose affinity is narrower than its root
+/// domain `span` can be admitted on this host, what works here first: the
+/// placement widened to the whole root domain (`--cpus SPAN`, when the
+/// allowed CPUs hold it), or, without a placement, an inherited affinity
+/// that covers it; then a root domain of the CPUs' own, made the way this
+/// host's cpuset controller makes one (cgroup v2: a partition root,
+/// `cpuset.cpus.partition=root`; v1: `cpuset.cpu_exclusive=1` under a
+/// parent with `cpuset.sched_load_balance=0`; Documentation/admin-guide/
+/// cgroup-v1/cpusets.rst, cgroup-v2.rst).
+fn deadline_domain_hint(sys: &SystemState, placed: bool, span: &CpuSet) -> String {
+    let first = match (placed, span.is_subset(&sys.allowed)) {
+        (true, true) => format!("place it on its whole root domain (--cpus {span})"),
+        (false, true) => format!(
+            "start pinrun with an affinity that covers its root domain (taskset -c {} pinrun ...)",
+            span.to_list()
+        ),
+        (_, false) => format!(
+            "widen the cgroup's cpuset ({}) to its whole root domain {span}",
+            sys.allowed
+        ),
+    };
+    const V2: &str = "a cgroup v2 cpuset partition of these CPUs (cpuset.cpus.partition=root)";
+    const V1: &str = "a cgroup v1 cpuset of these CPUs with cpuset.cpu_exclusive=1 under a parent with cpuset.sched_load_balance=0";
+    let own = match &sys.allowed_source {
+        _ if sys.cgroup_v2() => V2.to_string(),
+        crate::system::AllowedSource::Cgroup(_) => V1.to_string(),
+        // No cpuset read (a dump without it): either, as the host has it.
+        _ => format!("{V2} or, under cgroup v1, {V1}"),
+    };
+    format!("{first}, or give the CPUs a root domain of their own: run pinrun inside {own}")
+}
+
 /// The root domain, bandwidth and admission of a SCHED_DEADLINE request,
 /// all only while admission control is on (`dl_bandwidth_enabled()`:
 /// `sched_rt_runtime_us >= 0`; unknown counts as on).
@@ -353,7 +385,7 @@ fn plan_deadline(
                 "--deadline: the affinity {aff} is narrower than its root domain {span}; the kernel refuses SCHED_DEADLINE tasks that cannot run on every CPU of their root domain (EPERM/EBUSY)"
             ),
         )
-        .hint("create an exclusive cpuset partition for these CPUs (cgroup v2 cpuset.cpus.partition=root) and run pinrun inside it, or drop the placement"));
+        .hint(deadline_domain_hint(sys, cpus.is_some(), &span)));
     }
     let Some(bw) = dl_bandwidth(sys, policy, affinity) else {
         notes.push("SCHED_DEADLINE admission cannot be predicted: kernel.sched_rt_runtime_us and sched_rt_period_us were not read".into());

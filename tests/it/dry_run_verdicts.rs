@@ -178,6 +178,26 @@ fn dry_run_predicts_the_scripts_interpreter() {
         }
         let launch = common::pinrun().args(["--", &cmd]).output().unwrap();
         common::assert_status(&launch, status);
+        // A script whose interpreter fails names the interpreter (a new
+        // user's trial: "the file, its interpreter or a library").
+        let named = match cmd.rsplit('/').next() {
+            Some("missing" | "missing-arg") => {
+                Some("/nonexistent/interp (the #! line) does not exist")
+            }
+            Some("dir" | "noexec") => Some("(the #! line) is not an executable regular file"),
+            _ => None,
+        };
+        if let Some(words) = named {
+            let err = String::from_utf8_lossy(&launch.stderr);
+            assert!(
+                err.contains(&format!("its interpreter ")) && err.contains(words),
+                "{cmd}: {err}"
+            );
+            assert!(
+                err.contains("hint: ") && err.contains("#!/path/to/interpreter"),
+                "{cmd}: {err}"
+            );
+        }
         for mode in ["--dry-run", "--check"] {
             let dry = common::pinrun().args([mode, "--", &cmd]).output().unwrap();
             if status == 0 {
