@@ -437,12 +437,12 @@ pub fn exec(path: &Path, args: &[OsString], env: Option<&[CString]>) -> Error {
         .unwrap_or_default();
     // A file that is there but fails for its `#!` interpreter: the
     // prediction names the interpreter (same errno, same exit status).
-    if matches!(err, nix::errno::Errno::ENOENT | nix::errno::Errno::EACCES) && path.is_file() {
-        if let Err(e) = predict_exec(OsStr::new(&cmd), path) {
-            if e.errno() == Some(err) {
-                return e;
-            }
-        }
+    if matches!(err, nix::errno::Errno::ENOENT | nix::errno::Errno::EACCES)
+        && path.is_file()
+        && let Err(e) = predict_exec(OsStr::new(&cmd), path)
+        && e.errno() == Some(err)
+    {
+        return e;
     }
     exec_error(&cmd, path, err)
 }
