@@ -190,7 +190,7 @@ fn dry_run_predicts_the_scripts_interpreter() {
         if let Some(words) = named {
             let err = String::from_utf8_lossy(&launch.stderr);
             assert!(
-                err.contains(&format!("its interpreter ")) && err.contains(words),
+                err.contains("its interpreter ") && err.contains(words),
                 "{cmd}: {err}"
             );
             assert!(
