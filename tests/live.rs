@@ -1729,6 +1729,16 @@ fn pid_fair_policies_take_every_thread() {
     ] {
         let h = Helper::start(3, 0);
         let pid = h.pid().to_string();
+        // Nice 7 first: kept under SCHED_FIFO, and kept by the change back
+        // (as chrt -o keeps it; pinrun reset it to 0, a break test found:
+        // sched_getattr(2) says nice 0 under a real-time policy).
+        for tid in h.tids() {
+            let st = std::process::Command::new("renice")
+                .args(["-n", "7", "-p", &tid.to_string()])
+                .output()
+                .unwrap();
+            assert!(st.status.success(), "renice");
+        }
         let st = std::process::Command::new("chrt")
             .args(["-f", "-a", "-p", "7", &pid])
             .status()
@@ -1739,6 +1749,7 @@ fn pid_fair_policies_take_every_thread() {
         for tid in h.tids() {
             assert_eq!(h.stat(tid, 41), number, "{option}: thread {tid}");
             assert_eq!(chrt_p(tid).0, policy, "{option}: thread {tid}");
+            assert_eq!(h.stat(tid, 19), 7, "{option}: thread {tid}'s nice");
         }
     }
 }

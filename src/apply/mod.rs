@@ -136,8 +136,17 @@ pub fn apply_sched_of(tid: u32, req: &SchedRequest) -> Result<()> {
     }
     let mut current =
         ffi::sched_getattr_of(tid).map_err(|e| fail(Step::SchedGetattr, "sched_getattr", e))?;
-    if let Some(n) = req.nice {
-        current.sched_nice = n;
+    match req.nice {
+        Some(n) => current.sched_nice = n,
+        // sched_getattr(2) says nice 0 under SCHED_FIFO, SCHED_RR and
+        // SCHED_DEADLINE (get_params(), kernel/sched/syscalls.c), while the
+        // task keeps its nice value: leaving a real-time policy would reset
+        // it to 0. getpriority(2) reads the one kept (as chrt -o keeps it).
+        None => {
+            if let Ok(n) = ffi::get_nice_of(tid) {
+                current.sched_nice = n;
+            }
+        }
     }
     let attr = sched_attr(current, req);
     ffi::sched_setattr_of(tid, &attr).map_err(|e| {

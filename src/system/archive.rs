@@ -144,10 +144,18 @@ fn bytes(n: u64) -> String {
     }
 }
 
+/// `--sysroot FILE: WHY`, the cause's control and bidirectional
+/// characters (an entry's name, the tar reader's words on a hostile
+/// header) shown as `?` ([`crate::claim::printable`]): an archive's text
+/// never reaches a terminal as escape sequences.
 fn archive_error(file: &Path, why: impl std::fmt::Display) -> Error {
     Error::new(
         ErrorCode::SysrootArchive,
-        format!("--sysroot {}: {why}", file.display()),
+        format!(
+            "--sysroot {}: {}",
+            file.display(),
+            crate::claim::printable(&why.to_string())
+        ),
     )
 }
 
@@ -214,6 +222,41 @@ pub fn open(path: &Path) -> Result<Option<Archive>> {
     Ok(Some(Archive { root }))
 }
 
+/// The most tar data an `.tar.xz` may decode to: 64 MiB (a machine dump
+/// holds a few MiB).
+pub const XZ_STREAM_BYTES: u64 = 64 << 20;
+
+/// What is decoded after the tar stream's end-of-archive blocks: 1 MiB
+/// (`tar` pads to 10 KiB records).
+const XZ_TRAILER_BYTES: u64 = 1 << 20;
+
+/// A writer that fails once more than `left` bytes were written through
+/// it (the xz decoder's output, [`XZ_STREAM_BYTES`]).
+struct CappedWriter<W> {
+    inner: W,
+    left: u64,
+}
+
+impl<W: std::io::Write> std::io::Write for CappedWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.left = self.left.checked_sub(buf.len() as u64).ok_or_else(|| {
+            std::io::Error::new(
+                std::io::ErrorKind::FileTooLarge,
+                format!(
+                    "more than {} of tar data in an .xz (a dump holds a few MiB)",
+                    bytes(XZ_STREAM_BYTES)
+                ),
+            )
+        })?;
+        self.inner.write_all(buf)?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
 /// Why an xz archive was refused: its xz data, or its tar stream.
 enum XzFailure {
     /// `damaged xz data: ...` (the decoder's words).
@@ -224,38 +267,51 @@ enum XzFailure {
 
 /// The tree of an xz-compressed tar `file`, read as [`unpack`] reads any
 /// tar stream: `lzma_rs` only writes what it decodes, so it decodes on a
-/// scoped thread into a pipe(2) that [`unpack`] reads, and memory holds
-/// the pipe's buffer rather than the whole stream (an xz bomb is cut at
-/// [`MAX_STREAM_BYTES`] by [`unpack`]'s cap, the decoder ending on EPIPE).
-/// Once the tar stream has ended, the rest is decoded (within the same
-/// cap) so that the xz integrity check is met. A decoder's error is the
-/// cause when there is one; the pipe closed by the reader is not.
+/// scoped thread into a pipe(2) that [`unpack`] reads, at most
+/// [`XZ_STREAM_BYTES`] of it. Its LZMA2 decoder holds each block's decoded
+/// data until the block ends (`LzAccumBuffer`), so the memory of a hostile
+/// block is bounded only by what the decoder produces before it writes:
+/// a known limit of this decoder (a streaming one with a memory limit,
+/// liblzma's, is the fix). Once the tar stream has ended, at most
+/// [`XZ_TRAILER_BYTES`] more are read. A decoder's error is the cause when
+/// there is one; the pipe closed by the reader is not.
 fn unpack_xz(file: std::fs::File) -> std::result::Result<Node, XzFailure> {
     let (mut r, w) = std::io::pipe()
         .map_err(|e| XzFailure::Tar(format!("cannot read: {}", crate::error::io_words(&e))))?;
     std::thread::scope(|s| {
         let decoder = s.spawn(move || {
-            let mut w = std::io::BufWriter::new(w);
+            // What it may write is capped: a hostile stream ends at the
+            // cap, not at the end of its data.
+            let mut w = CappedWriter {
+                inner: std::io::BufWriter::new(w),
+                left: XZ_STREAM_BYTES,
+            };
             lzma_rs::xz_decompress(&mut std::io::BufReader::new(file), &mut w)?;
-            std::io::Write::flush(&mut w)?;
+            std::io::Write::flush(&mut w.inner)?;
             Ok::<(), lzma_rs::error::Error>(())
         });
-        let tree = unpack(&mut r, Limits::SYSROOT);
+        let limits = Limits {
+            stream_bytes: XZ_STREAM_BYTES,
+            ..Limits::SYSROOT
+        };
+        let tree = unpack(&mut r, limits);
         if tree.is_ok() {
-            let _ = std::io::copy(&mut (&mut r).take(MAX_STREAM_BYTES), &mut std::io::sink());
+            // tar's record padding after its end-of-archive blocks; more
+            // is not read (the decoder ends on EPIPE).
+            let _ = std::io::copy(&mut (&mut r).take(XZ_TRAILER_BYTES), &mut std::io::sink());
         }
         drop(r);
+        use lzma_rs::error::Error::IoError;
         let xz = match decoder.join() {
-            Ok(Err(lzma_rs::error::Error::IoError(e)))
-                if e.kind() == std::io::ErrorKind::BrokenPipe =>
-            {
-                Ok(())
+            Ok(Err(IoError(e))) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+            Ok(Err(IoError(e))) if e.kind() == std::io::ErrorKind::FileTooLarge => {
+                Err(XzFailure::Tar(e.to_string()))
             }
-            Ok(done) => done.map_err(|e| format!("damaged xz data: {e}")),
-            Err(_) => Err("damaged xz data: the decoder failed".to_string()),
+            Ok(done) => done.map_err(|e| XzFailure::Xz(format!("damaged xz data: {e}"))),
+            Err(_) => Err(XzFailure::Xz("damaged xz data: the decoder failed".into())),
         };
         match (tree, xz) {
-            (_, Err(why)) => Err(XzFailure::Xz(why)),
+            (_, Err(why)) => Err(why),
             (tree, Ok(())) => tree.map_err(XzFailure::Tar),
         }
     })
@@ -293,6 +349,9 @@ fn dump_root(tree: Node) -> Option<Node> {
 /// The components of an entry's path, or why it is refused: absolute,
 /// `..`, not UTF-8, or more than [`MAX_DEPTH`] levels (`.` components are
 /// dropped).
+/// The longest name of one path component (`NAME_MAX`, limits.h).
+const NAME_MAX: usize = 255;
+
 fn components(raw: &Path) -> std::result::Result<Vec<String>, String> {
     let mut out = Vec::new();
     for c in raw.components() {
@@ -303,6 +362,12 @@ fn components(raw: &Path) -> std::result::Result<Vec<String>, String> {
             ));
         }
         match c {
+            Component::Normal(n) if n.len() > NAME_MAX => {
+                return Err(format!(
+                    "a name of {} bytes (sysfs and procfs names are at most {NAME_MAX})",
+                    n.len()
+                ));
+            }
             Component::Normal(n) => out.push(
                 n.to_str()
                     .ok_or_else(|| format!("{}: a name that is not UTF-8", raw.display()))?
@@ -426,7 +491,9 @@ impl<R> Capped<R> {
                     "a long name or pax header of {size} bytes (at most {MAX_META_BYTES})"
                 )));
             }
-            self.next_header = at + size.div_ceil(512).saturating_mul(512);
+            // A base-256 size can pass any offset: saturating, so the
+            // stream's own cap ends it (never an overflow).
+            self.next_header = at.saturating_add(size.div_ceil(512).saturating_mul(512));
         }
         Ok(())
     }
@@ -514,6 +581,14 @@ pub fn unpack(input: impl Read, limits: Limits) -> std::result::Result<Node, Str
         }
         let parts = components(&entry.path().map_err(damaged)?)?;
         let shown = parts.join("/");
+        // Every entry's name is held too: counted with the files' bytes.
+        total = total.saturating_add(shown.len() as u64);
+        if total > limits.total_bytes {
+            return Err(format!(
+                "more than {} unpacked (a dump holds a few MiB)",
+                bytes(limits.total_bytes)
+            ));
+        }
         let Some((name, parent)) = parts.split_last() else {
             // The archive's own top directory (`./`).
             continue;

@@ -667,7 +667,40 @@ fn hostile_archives_are_refused() {
     let tmp = t.path().join("tmp");
     std::fs::create_dir(&tmp).unwrap();
     let ok = raw("sys/devices/system/cpu/online", b'0', 4, "", b"0-3\n");
+    // A header whose size field is base-256 all ones: the stream watcher
+    // added it to its offset and overflowed (abort, exit 134: a break test).
+    let mut huge = raw("junk", b'0', 0, "", b"");
+    huge[124..136].copy_from_slice(&[0xff; 12]);
+    // A name longer than NAME_MAX (GNU long name), held in memory outside
+    // every cap before (742 MB from 3.7 MB of such names: a break test).
+    let long_name = {
+        let mut b = tar::Builder::new(Vec::new());
+        let mut h = tar::Header::new_gnu();
+        h.set_entry_type(tar::EntryType::Directory);
+        h.set_mode(0o755);
+        h.set_size(0);
+        b.append_data(&mut h, format!("sys/{}", "n".repeat(300)), std::io::empty())
+            .unwrap();
+        b.into_inner().unwrap()
+    };
     let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        (
+            "size-overflow",
+            gz(&[raw("sys", b'5', 0, "", b""), huge]),
+            "damaged archive: ",
+        ),
+        (
+            // An entry's name reaches stderr with its control characters
+            // as '?' (it carried a terminal's escape sequences: a break test).
+            "escape-name",
+            gz(&[raw("sys/\x1b[2J\x07x", b'6', 0, "", b"")]),
+            "sys/?[2J?x: ",
+        ),
+        (
+            "name-max",
+            gz(&[long_name]),
+            "a name of 300 bytes (sysfs and procfs names are at most 255)",
+        ),
         (
             "dotdot",
             gz(&[ok.clone(), raw("../evil", b'0', 5, "", b"evil\n")]),
