@@ -2767,6 +2767,103 @@ fn placement_of(h: &Helper) -> Vec<(u32, String, i32)> {
         .collect()
 }
 
+/// The pinrun traced by strace (`strace_pid`'s child) that is held
+/// inside `sched_setaffinity(2)` now (`/proc/PID/syscall` says 203,
+/// x86-64's number, during the injected `delay_enter`).
+fn held_in_setaffinity(strace_pid: u32) -> Option<u32> {
+    let children =
+        std::fs::read_to_string(format!("/proc/{strace_pid}/task/{strace_pid}/children"))
+            .unwrap_or_default();
+    children
+        .split_whitespace()
+        .filter_map(|c| c.parse::<u32>().ok())
+        .find(|c| {
+            std::fs::read_to_string(format!("/proc/{c}/syscall"))
+                .is_ok_and(|s| s.split_whitespace().next() == Some("203"))
+        })
+}
+
+/// Issue 33 (break test): two `--pid` changes of one process at once
+/// interleaved, each saving the other's half-done work as "before". The
+/// first (`--cpus LAST --rr 1`) is held by strace at the entry of its
+/// first `sched_setaffinity(2)` (`delay_enter`, `when=1`: after its first
+/// thread's policy, before its affinity); meanwhile a second
+/// (`--cpus 0 --batch`) runs to its end. It is refused: exit 125,
+/// `pid-busy`, naming the holder as `/proc/locks` and `/proc` do (the
+/// first pinrun's PID, comm `pinrun`, uid 0), nothing changed. Then every
+/// thread of the target has the first plan in full (its
+/// `Cpus_allowed_list` and `sched_getscheduler(2)` SCHED_RR). The delay
+/// is a window, not an assertion: when the first pinrun has left the
+/// system call before the second ended, a longer one is tried.
+#[test]
+fn pid_concurrent_changes_never_interleave() {
+    let last = online().last().unwrap();
+    if last == 0 {
+        common::skip("needs two CPUs");
+        return;
+    }
+    if !cfg!(target_arch = "x86_64") || strace().is_none() {
+        common::skip("needs x86-64 (the system call's number), root and strace(1)");
+        return;
+    }
+    let h = Helper::start(8, 0);
+    let pid = h.pid().to_string();
+    let n_threads = placement_of(&h).len();
+    for delay in ["8000000", "20000000", "60000000"] {
+        let first = strace()
+            .unwrap()
+            .args([
+                "-e",
+                &format!("inject=sched_setaffinity:delay_enter={delay}:when=1"),
+            ])
+            .arg(env!("CARGO_BIN_EXE_pinrun"))
+            .args(["--pid", &pid, "--cpus", &last.to_string(), "--rr", "1"])
+            .env("PINRUN_CONFIG", "")
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut n = 0;
+        let held = loop {
+            if let Some(p) = held_in_setaffinity(first.id()) {
+                break p;
+            }
+            n += 1;
+            assert!(n < 6000, "the first pinrun never reached sched_setaffinity");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        };
+        let second = pinrun()
+            .args(["--pid", &pid, "--cpus", "0", "--batch"])
+            .output()
+            .unwrap();
+        let missed = held_in_setaffinity(first.id()) != Some(held);
+        let first = first.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&second.stderr);
+        if missed {
+            eprintln!("window of {delay} us missed: {err}");
+            continue;
+        }
+        assert_status(&first, 0);
+        assert_eq!(second.status.code(), Some(125), "{err}");
+        assert!(
+            err.contains(&format!(
+                "pinrun: --pid {pid}: another change of this process is under way, still after 5s: its lock is held by pid {held} (pinrun) of uid 0; nothing was changed"
+            )),
+            "{err}"
+        );
+        let after = placement_of(&h);
+        assert_eq!(after.len(), n_threads, "{after:?}");
+        for (tid, cpus, policy) in after {
+            assert_eq!(
+                (cpus.as_str(), policy),
+                (last.to_string().as_str(), libc::SCHED_RR),
+                "thread {tid}"
+            );
+        }
+        return;
+    }
+    panic!("every window missed");
+}
+
 /// Issue 33: pinrun killed (SIGKILL) in the middle of `--pid` left the
 /// target half-changed. The undo helper, armed before the first thread
 /// is changed, puts every thread back: strace kills pinrun right before

@@ -21,6 +21,13 @@ use crate::system::{Root, SystemState};
 /// ([`crate::apply::threads::apply_all`]: threads-unsettled).
 pub const MAX_PASSES: usize = 16;
 
+/// How long a change of a process waits for another pinrun's change of
+/// it to end (its per-process lock, [`Identity::try_lock`]) before it
+/// refuses (`pid-busy`). A change takes milliseconds (BENCHMARKS.md:
+/// 10 000 threads well under a second); a `--migrate` of many pages, an
+/// undo helper putting threads back, or a stuck pinrun take longer.
+pub const LOCK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// The process being worked on: its pidfd and start time (its identity),
 /// its threads and how many passes found them.
 struct Process {
@@ -46,7 +53,7 @@ fn no_such(pid: u32, why: &str) -> Error {
 
 /// Opens the process (pidfd, start time) and reads its threads (only
 /// `--tid`'s when given).
-fn open(root: &Root, target: &Target) -> Result<Process, Error> {
+fn open(root: &Root, target: &Target, lock: bool) -> Result<Process, Error> {
     let pid = target.pid;
     let id =
         Identity::open(root, pid).map_err(|e| {
@@ -63,6 +70,11 @@ fn open(root: &Root, target: &Target) -> Result<Process, Error> {
         .hint("pinrun needs pidfd_open(2), Linux 5.3 or later, to name a running process safely"),
     })
         })?;
+    if lock {
+        // Before the threads are read: what a change saves as "before"
+        // is never another change's half-done work.
+        wait_for_lock(&id)?;
+    }
     let start_time = id.start_time;
     let live = threads::is_live(root);
     let (mut list, passes) = threads::read_threads(root, pid, live, MAX_PASSES);
@@ -95,6 +107,52 @@ fn open(root: &Root, target: &Target) -> Result<Process, Error> {
         threads: list,
         passes,
     })
+}
+
+/// Takes process `id`'s change lock ([`Identity::try_lock`]), polling
+/// up to [`LOCK_TIMEOUT`]: two changes of one process never interleave
+/// (each would save the other's half-done work as the state to put back).
+/// Errors: `pid-busy` naming the holder (PID, command, uid, from
+/// `/proc/locks`), or `flock(2)`'s error.
+fn wait_for_lock(id: &Identity) -> Result<(), Error> {
+    let pid = id.pid;
+    let start = std::time::Instant::now();
+    loop {
+        match id.try_lock() {
+            Ok(true) => return Ok(()),
+            Ok(false) if start.elapsed() < LOCK_TIMEOUT => {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            Ok(false) => {
+                let holders = crate::system::claims::flock_holders(id.fd());
+                let who = if holders.is_empty() {
+                    "a process of another PID namespace (not in this /proc/locks)".to_string()
+                } else {
+                    holders.join(", ")
+                };
+                return Err(Error::new(
+                    ErrorCode::PidBusy,
+                    format!(
+                        "--pid {pid}: another change of this process is under way, still after {}s: its lock is held by {who}; nothing was changed",
+                        LOCK_TIMEOUT.as_secs()
+                    ),
+                )
+                .hint(format!(
+                    "one pinrun changes a process at a time; run pinrun again once that one has ended (a pinrun-helper holding it is putting threads back), or stop it if it is stuck; `pinrun --pid {pid}` shows the threads now"
+                )));
+            }
+            Err(e) => {
+                return Err(Error::new(
+                    ErrorCode::PidBusy,
+                    format!(
+                        "--pid {pid}: cannot lock the process (flock(2) on its pidfd): {}; nothing was changed",
+                        crate::error::io_words(&e)
+                    ),
+                )
+                .hint("pinrun locks a process's pidfd so two changes never interleave; run pinrun again"));
+            }
+        }
+    }
 }
 
 /// Refuses when the process exited or its PID now names another process
@@ -200,7 +258,8 @@ fn thread_cpusets(root: &Root, p: &Process) -> Vec<(u32, String, crate::cpuset::
 /// Runs a `--pid` request.
 pub fn run(req: &Request, target: &Target) -> Result<Exit, Error> {
     let root = Root::machine(std::path::Path::new("/"))?;
-    let p = open(&root, target)?;
+    let changes = !target.is_query(req) && !matches!(req.mode, Mode::DryRun | Mode::Check);
+    let p = open(&root, target, changes)?;
     if target.is_query(req) {
         return query(&root, req, p);
     }
@@ -460,7 +519,7 @@ fn apply(
     // What outlives pinrun is undone by a helper armed before the first
     // change: pinrun's death at any step (SIGKILL included) puts every
     // thread it changed back.
-    let undo = crate::apply::thread_undo::arm(p.pid, &planned.sys.possible)
+    let undo = crate::apply::thread_undo::arm(p.pid, &planned.sys.possible, p.id.fd())
         .map_err(|e| undo_error(p.pid, &e))?;
     if let Some(g) = planned.guard.as_mut() {
         let uid = threads::uids(root, p.pid).map_or(0, |(_, e)| e);

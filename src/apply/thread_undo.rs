@@ -25,7 +25,7 @@ use super::threads::{Saved, restore};
 use crate::cpuset::CpuSet;
 use crate::ffi::SchedAttr;
 use std::io::{self, Read, Write};
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 
 /// The armed undo of a `--pid` change: pinrun's ends of the helper's
@@ -38,12 +38,14 @@ pub struct Undo {
 
 /// Starts the helper that undoes the changes of process `pid`'s threads
 /// if pinrun ends before [`Undo::settle`] (`possible`: the possible CPUs,
-/// the affinity masks' size). Errors: the failing system call's
-/// (`socketpair(2)`, `pidfd_open(2)`, `fork(2)`).
-pub fn arm(pid: u32, possible: &CpuSet) -> io::Result<Undo> {
+/// the affinity masks' size). `lock`, the process's pidfd that holds its
+/// change lock, stays open in the helper until it ends: a change by
+/// another pinrun waits for the helper's undo too. Errors: the failing
+/// system call's (`socketpair(2)`, `pidfd_open(2)`, `fork(2)`).
+pub fn arm(pid: u32, possible: &CpuSet, lock: BorrowedFd) -> io::Result<Undo> {
     let (records, theirs) = UnixStream::pair()?;
     let possible = possible.clone();
-    let keep = [theirs.as_raw_fd()];
+    let keep = [theirs.as_raw_fd(), lock.as_raw_fd()];
     let started = super::helper::spawn(&keep, move |h| {
         let mut text = Vec::new();
         let mut r = &theirs;

@@ -264,31 +264,9 @@ impl StateDir {
         }
     }
 
-    /// Who holds a lock on the directory, from `/proc/locks`: "pid 123
-    /// (flock) of uid 65534" each.
+    /// Who holds a lock on the directory ([`flock_holders`]).
     fn lock_holders(&self) -> Vec<String> {
-        let Ok(st) = nix::sys::stat::fstat(self.dir.as_fd()) else {
-            return Vec::new();
-        };
-        let locks = std::fs::read_to_string("/proc/locks").unwrap_or_default();
-        #[allow(clippy::useless_conversion)]
-        let dev = u64::from(st.st_dev);
-        let (major, minor) = (nix::sys::stat::major(dev), nix::sys::stat::minor(dev));
-        let mut pids = claim::lock_holders(&locks, major, minor, st.st_ino);
-        pids.sort_unstable();
-        pids.dedup();
-        pids.into_iter()
-            .map(|pid| {
-                // /proc/locks names the process that took the lock; once it
-                // exits, a child that inherited the descriptor holds it.
-                let comm = std::fs::read_to_string(format!("/proc/{pid}/comm"))
-                    .map(|c| claim::printable(c.trim_end()));
-                match (comm, std::fs::metadata(format!("/proc/{pid}"))) {
-                    (Ok(comm), Ok(m)) => format!("pid {pid} ({comm}) of uid {}", m.uid()),
-                    _ => format!("a process that inherited it from pid {pid} (exited)"),
-                }
-            })
-            .collect()
+        flock_holders(self.dir.as_fd())
     }
 
     /// Releases the lock (the directory stays open).
@@ -595,6 +573,37 @@ impl StateDir {
 
 /// A record's name, the PID it names and its owner's uid.
 type Owned = (String, u32, u32);
+
+/// Who holds a `flock(2)` lock on the file `fd` is open on, from
+/// `/proc/locks` (`proc(5)`: the lock's device and inode, and the PID
+/// that took it): "pid 123 (engine) of uid 65534" each, the command from
+/// `/proc/PID/comm` and the user from the owner of `/proc/PID`. Once
+/// that process exits, a process that inherited the descriptor holds the
+/// lock: "a process that inherited it from pid 123 (exited)". Empty when
+/// `/proc/locks` names no holder (another PID namespace's).
+pub fn flock_holders(fd: BorrowedFd) -> Vec<String> {
+    let Ok(st) = nix::sys::stat::fstat(fd) else {
+        return Vec::new();
+    };
+    let locks = std::fs::read_to_string("/proc/locks").unwrap_or_default();
+    #[allow(clippy::useless_conversion)]
+    let dev = u64::from(st.st_dev);
+    let (major, minor) = (nix::sys::stat::major(dev), nix::sys::stat::minor(dev));
+    #[allow(clippy::useless_conversion)]
+    let mut pids = claim::lock_holders(&locks, major, minor, u64::from(st.st_ino));
+    pids.sort_unstable();
+    pids.dedup();
+    pids.into_iter()
+        .map(|pid| {
+            let comm = std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                .map(|c| claim::printable(c.trim_end()));
+            match (comm, std::fs::metadata(format!("/proc/{pid}"))) {
+                (Ok(comm), Ok(m)) => format!("pid {pid} ({comm}) of uid {}", m.uid()),
+                _ => format!("a process that inherited it from pid {pid} (exited)"),
+            }
+        })
+        .collect()
+}
 
 /// A reading of the claim records under way ([`StateDir::read`]).
 struct RecordsRead<'a> {

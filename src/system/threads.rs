@@ -357,6 +357,33 @@ impl Identity {
     pub fn is_same(&self, _root: &Root) -> bool {
         crate::ffi::pidfd_alive(&self.pidfd)
     }
+
+    /// Tries to take the process's change lock without waiting: an
+    /// exclusive `flock(2)` on its pidfd. Since Linux 6.9 a pidfd is a
+    /// file of pidfs (fs/pidfs.c), one inode per `struct pid`, which every
+    /// pidfd of the process shares whatever PID namespace opened it, and
+    /// which lives while a pidfd is open; so every pinrun that changes the
+    /// process takes the same lock, and it ends with the last descriptor
+    /// of the open file (a helper that inherited it keeps it). Before
+    /// Linux 6.9 every pidfd is the one anonymous inode
+    /// (`anon_inode_getfile()`): the lock is then one for the whole
+    /// machine, never weaker. `Ok(false)`: another open file holds it
+    /// (EWOULDBLOCK). Errors: `flock(2)`'s others.
+    pub fn try_lock(&self) -> std::io::Result<bool> {
+        let file = std::fs::File::from(self.pidfd.try_clone()?);
+        match file.try_lock() {
+            Ok(()) => Ok(true),
+            Err(std::fs::TryLockError::WouldBlock) => Ok(false),
+            Err(std::fs::TryLockError::Error(e)) => Err(e),
+        }
+    }
+
+    /// The pidfd, to name the lock's holders ([`Identity::try_lock`]) or
+    /// to hand it, with its lock, to a helper process.
+    pub fn fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        use std::os::fd::AsFd;
+        self.pidfd.as_fd()
+    }
 }
 
 /// Whether `root` is this machine's live procfs, whose ids system calls
