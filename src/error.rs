@@ -351,6 +351,97 @@ pub struct Cause {
     pub hint: &'static str,
 }
 
+/// What the kernel's own files say about who may change a thread, to
+/// tell the causes of an EPERM apart: the caller's effective uid and
+/// `CAP_SYS_NICE` (`Uid:`, `CapEff:` of `/proc/self/status`), the
+/// thread's real and effective uids (`Uid:` of its `status`), and the
+/// caller's `Seccomp:` mode (0 none, 1 strict, 2 filter) and
+/// `NoNewPrivs:` (`proc(5)`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PermFacts {
+    /// The caller's effective uid.
+    pub caller_euid: u32,
+    /// `CAP_SYS_NICE` in the caller's `CapEff`; `None`: not read.
+    pub cap_sys_nice: Option<bool>,
+    /// The thread's (real, effective) uid; `None`: not read.
+    pub target_uids: Option<(u32, u32)>,
+    /// The caller's `Seccomp:` mode; `None`: not read (before Linux 3.8).
+    pub seccomp: Option<u8>,
+    /// The caller's `NoNewPrivs:`.
+    pub no_new_privs: bool,
+}
+
+impl PermFacts {
+    /// Why `step` (`setpriority(2)`, `sched_setaffinity(2)`,
+    /// `sched_setattr(2)`) on the thread answered EPERM, with its fix, or
+    /// `None` when the step's own [`Step::cause`] says it. The kernel
+    /// lets the caller change the thread when its effective uid is the
+    /// thread's real or effective uid, or with `CAP_SYS_NICE`
+    /// (`check_same_owner()`, kernel/sched/syscalls.c; `set_one_prio()`,
+    /// kernel/sys.c); past that, a seccomp filter (`SECCOMP_RET_ERRNO`)
+    /// or a security module (`security_task_setscheduler()`) answers
+    /// EPERM too. So the owner is named only when it is the cause.
+    pub fn eperm_cause(&self, step: Step) -> Option<(String, String)> {
+        let owner = self
+            .target_uids
+            .is_none_or(|(r, e)| self.caller_euid == r || self.caller_euid == e);
+        let filter = self.seccomp == Some(2);
+        let filter_words = || {
+            format!(
+                "a seccomp filter on pinrun refused the system call (Seccomp: 2 in /proc/self/status{}; inherited from what started pinrun: a container runtime's profile, systemd's SystemCallFilter=)",
+                if self.no_new_privs {
+                    ", NoNewPrivs: 1"
+                } else {
+                    ""
+                }
+            )
+        };
+        let filter_hint = format!(
+            "allow {}(2) in that filter (docker/podman: --security-opt seccomp=PROFILE; systemd: SystemCallFilter=@resources), or run pinrun outside it",
+            step.name()
+        );
+        match (owner, self.cap_sys_nice, step) {
+            (false, Some(false), _) => {
+                let (r, e) = self.target_uids.unwrap_or_default();
+                Some((
+                    format!(
+                        "the thread runs as uid {e} (real uid {r}) and pinrun as uid {}, without CAP_SYS_NICE (CapEff in /proc/self/status)",
+                        self.caller_euid
+                    ),
+                    format!("run pinrun as uid {e}, or grant it CAP_SYS_NICE"),
+                ))
+            }
+            (false, _, _) if filter => Some((filter_words(), filter_hint)),
+            (false, _, _) => Some((
+                "pinrun has CAP_SYS_NICE, but the kernel counts it only in the thread's user namespace and those above it (ns_capable()), or a security module (SELinux, AppArmor) refused the call".to_string(),
+                "run pinrun in the thread's user namespace (nsenter -U) or as its user; for a security module see the audit log (ausearch -m AVC, dmesg)".to_string(),
+            )),
+            // The thread is pinrun's own user's: a real-time policy's
+            // limits are sched_setattr's own causes, else a filter.
+            (true, _, Step::SchedSetattr) if !filter => None,
+            (true, _, Step::SchedSetattr) => Some((
+                format!(
+                    "{}; or {}",
+                    step.cause(Errno::EPERM).words,
+                    filter_words()
+                ),
+                filter_hint,
+            )),
+            (true, _, _) if filter => Some((
+                format!("not the thread's owner (it runs as pinrun's uid {}): {}", self.caller_euid, filter_words()),
+                filter_hint,
+            )),
+            (true, _, _) => Some((
+                format!(
+                    "not the thread's owner (it runs as pinrun's uid {}) and no seccomp filter (Seccomp: 0): a security module (SELinux, AppArmor, Landlock) refused the call",
+                    self.caller_euid
+                ),
+                "see the audit log (ausearch -m AVC, dmesg) and the security module's policy for pinrun".to_string(),
+            )),
+        }
+    }
+}
+
 impl Step {
     /// The system call's name, `sched_setattr`.
     pub fn name(self) -> &'static str {
@@ -617,6 +708,25 @@ impl Error {
         Error::new(code, text).hint(hint).syscall(step, e)
     }
 
+    /// An EPERM of `setpriority(2)`, `sched_setaffinity(2)` or
+    /// `sched_setattr(2)` with its cause told from `facts`
+    /// ([`PermFacts::eperm_cause`]) in place of the step's generic one;
+    /// any other error unchanged.
+    pub fn explain_eperm(mut self, facts: &PermFacts) -> Self {
+        let Some(Syscall {
+            step: step @ (Step::SetPriority | Step::SchedSetaffinity | Step::SchedSetattr),
+            errno: Some(Errno::EPERM),
+        }) = self.syscall
+        else {
+            return self;
+        };
+        if let Some((words, hint)) = facts.eperm_cause(step) {
+            self.message = self.message.replace(step.cause(Errno::EPERM).words, &words);
+            self.hint = Some(hint);
+        }
+        self
+    }
+
     /// The errno of a failed system call, if this is one.
     pub fn errno(&self) -> Option<Errno> {
         self.syscall.and_then(|s| s.errno)
@@ -637,6 +747,72 @@ pub type Result<T> = std::result::Result<T, Error>;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The facts of a caller of uid `caller` (with `CAP_SYS_NICE` when
+    /// `cap`) and a thread of uids (`r`, `e`), under seccomp `mode`.
+    fn facts(caller: u32, cap: bool, r: u32, e: u32, mode: u8) -> PermFacts {
+        PermFacts {
+            caller_euid: caller,
+            cap_sys_nice: Some(cap),
+            target_uids: Some((r, e)),
+            seccomp: Some(mode),
+            no_new_privs: mode == 2,
+        }
+    }
+
+    /// An EPERM names the owner only when `check_same_owner()`
+    /// (kernel/sched/syscalls.c: the caller's euid is the thread's euid
+    /// or real uid, else CAP_SYS_NICE) refuses; a thread of pinrun's own
+    /// uid (its real uid counts: setuid programs) is refused by a seccomp
+    /// filter when `Seccomp:` is 2, else by a security module;
+    /// `sched_setattr(2)`'s own causes (RLIMIT_RTPRIO, ...) stay.
+    #[test]
+    fn eperm_names_the_cause_the_kernel_applied() {
+        let cause = |f: PermFacts, s| f.eperm_cause(s).map(|(w, _)| w);
+        let aff = Step::SchedSetaffinity;
+        let other = cause(facts(1000, false, 0, 0, 0), aff).unwrap();
+        assert!(
+            other.starts_with(
+                "the thread runs as uid 0 (real uid 0) and pinrun as uid 1000, without CAP_SYS_NICE"
+            ),
+            "{other}"
+        );
+        for (r, e) in [(1000, 1000), (1000, 0), (0, 1000)] {
+            let w = cause(facts(1000, false, r, e, 2), aff).unwrap();
+            assert!(w.contains("a seccomp filter on pinrun refused the system call (Seccomp: 2 in /proc/self/status, NoNewPrivs: 1"), "{w}");
+            assert!(!w.contains("runs as uid 0"), "{w}");
+            let w = cause(facts(1000, false, r, e, 0), Step::SetPriority).unwrap();
+            assert!(w.contains("a security module"), "{w}");
+        }
+        assert_eq!(cause(facts(0, true, 0, 0, 0), Step::SchedSetattr), None);
+        let w = cause(facts(0, true, 0, 0, 2), Step::SchedSetattr).unwrap();
+        assert!(
+            w.starts_with(Step::SchedSetattr.cause(Errno::EPERM).words),
+            "{w}"
+        );
+        assert!(w.ends_with("systemd's SystemCallFilter=)"), "{w}");
+        // CAP_SYS_NICE held and still refused: the user namespace or a filter.
+        assert!(
+            cause(facts(0, true, 5, 5, 0), aff)
+                .unwrap()
+                .contains("ns_capable()")
+        );
+        assert!(
+            cause(facts(0, true, 5, 5, 2), aff)
+                .unwrap()
+                .contains("seccomp")
+        );
+        // The generic cause is replaced in the message.
+        let e = Error::from_syscall(
+            ErrorCode::AffinityFailed,
+            "sched_setaffinity(0)",
+            aff,
+            &std::io::Error::from_raw_os_error(libc::EPERM),
+        )
+        .explain_eperm(&facts(1000, false, 1000, 1000, 2));
+        assert!(!e.message.contains("another user"), "{}", e.message);
+        assert!(e.message.contains("seccomp filter"), "{}", e.message);
+    }
 
     #[test]
     fn exit_statuses_are_the_documented_numbers() {

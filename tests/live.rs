@@ -2767,6 +2767,209 @@ fn placement_of(h: &Helper) -> Vec<(u32, String, i32)> {
         .collect()
 }
 
+/// Makes `cmd`'s process, before it execs, answer EPERM to system call
+/// `nr` (x86-64's numbering) by a seccomp filter (`seccomp(2)`:
+/// `SECCOMP_RET_ERRNO`; `PR_SET_NO_NEW_PRIVS` first, as the kernel asks
+/// of a filter), every other call allowed.
+fn deny_with_seccomp(cmd: &mut std::process::Command, nr: u32) {
+    use std::os::unix::process::CommandExt;
+    const AUDIT_ARCH_X86_64: u32 = 0xc000_003e;
+    const RET_ALLOW: u32 = 0x7fff_0000;
+    const RET_ERRNO: u32 = 0x0005_0000;
+    let ld = |k| libc::sock_filter {
+        code: 0x20,
+        jt: 0,
+        jf: 0,
+        k,
+    }; // BPF_LD|BPF_W|BPF_ABS
+    let jeq = |k, jt, jf| libc::sock_filter {
+        code: 0x15,
+        jt,
+        jf,
+        k,
+    }; // BPF_JMP|BPF_JEQ|BPF_K
+    let ret = |k| libc::sock_filter {
+        code: 0x06,
+        jt: 0,
+        jf: 0,
+        k,
+    }; // BPF_RET|BPF_K
+    let filter = [
+        ld(4), // seccomp_data.arch
+        jeq(AUDIT_ARCH_X86_64, 1, 0),
+        ret(RET_ALLOW),
+        ld(0), // seccomp_data.nr
+        jeq(nr, 0, 1),
+        ret(RET_ERRNO | libc::EPERM as u32),
+        ret(RET_ALLOW),
+    ];
+    // SAFETY: prctl(2) with a filter program that lives as long as the
+    // closure; nothing else is touched between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            let prog = libc::sock_fprog {
+                len: filter.len() as u16,
+                filter: filter.as_ptr().cast_mut(),
+            };
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+                || libc::prctl(
+                    libc::PR_SET_SECCOMP,
+                    libc::SECCOMP_MODE_FILTER,
+                    &prog as *const libc::sock_fprog,
+                ) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Issue 33 (break test): an EPERM from a seccomp filter was explained
+/// as "the process belongs to another user". Under a filter answering
+/// EPERM to `sched_setaffinity(2)` (203), which makes taskset(1) fail the
+/// same way (the kernel's answer), a launch (pinrun's own thread) and a
+/// `--pid` change of a process of pinrun's own uid each exit 125 naming
+/// the filter (`Seccomp: 2`, `NoNewPrivs: 1` of /proc/self/status), never
+/// another user; the target keeps its affinity.
+#[test]
+fn eperm_of_a_seccomp_filter_is_named_as_such() {
+    if !cfg!(target_arch = "x86_64") {
+        common::skip("the filter names x86-64's system call number");
+        return;
+    }
+    let mut taskset = std::process::Command::new("taskset");
+    taskset.args(["-c", "0", "true"]);
+    deny_with_seccomp(&mut taskset, 203);
+    let out = taskset.output().expect("taskset");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("Operation not permitted"),
+        "{out:?}"
+    );
+    let h = Helper::start(2, 0);
+    let before = placement_of(&h);
+    let pid = h.pid().to_string();
+    for args in [
+        vec!["--cpus", "0", "--", "true"],
+        vec!["--pid", &pid, "--cpus", "0"],
+    ] {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_pinrun"));
+        c.args(&args).env("PINRUN_CONFIG", "");
+        deny_with_seccomp(&mut c, 203);
+        let out = c.output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(125), "{args:?}: {err}");
+        assert!(
+            err.contains("a seccomp filter on pinrun refused the system call (Seccomp: 2 in /proc/self/status, NoNewPrivs: 1"),
+            "{args:?}: {err}"
+        );
+        assert!(
+            err.contains("hint: allow sched_setaffinity(2) in that filter"),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("another user"), "{args:?}: {err}");
+    }
+    assert_eq!(placement_of(&h), before);
+}
+
+/// Issue 33 (break test): when `--pid`'s undo helper could not be
+/// started, the hint said "pidfd_open(2) needs Linux 5.3" whatever the
+/// error. strace makes pinrun's second `pidfd_open(2)` (the first opens
+/// the target; the second, its own, is the helper's) fail with each
+/// errno: each is refused (125, undo-failed, the target unchanged), with
+/// the hint of that errno: EMFILE names `ulimit -n`, ENOSYS the kernel
+/// version, EPERM (no seccomp filter here) a security module; only ENOSYS
+/// names Linux 5.3.
+#[test]
+fn pid_undo_helper_failures_are_hinted_by_their_errno() {
+    let Some(_) = strace() else {
+        return;
+    };
+    let h = Helper::start(2, 0);
+    let before = placement_of(&h);
+    let nice_before: Vec<i64> = h.tids().iter().map(|t| h.stat(*t, 19)).collect();
+    let pid = h.pid().to_string();
+    for (errno, hint) in [
+        ("EMFILE", "raise the limit (ulimit -n 1024)"),
+        ("ENOSYS", "it needs Linux 5.3 or later"),
+        (
+            "EPERM",
+            "a security module (SELinux, AppArmor) refuses pidfd_open(2) or fork(2)",
+        ),
+    ] {
+        let out = strace()
+            .unwrap()
+            .args(["-e", &format!("inject=pidfd_open:error={errno}:when=2")])
+            .arg(env!("CARGO_BIN_EXE_pinrun"))
+            .args(["--pid", &pid, "--nice", "3"])
+            .env("PINRUN_CONFIG", "")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(125), "{errno}: {err}");
+        assert!(
+            err.contains("the helper that puts the threads back should pinrun die is not there"),
+            "{errno}: {err}"
+        );
+        assert!(err.contains(hint), "{errno}: {err}");
+        assert_eq!(
+            err.contains("Linux 5.3"),
+            errno == "ENOSYS",
+            "{errno}: {err}"
+        );
+        assert_eq!(placement_of(&h), before, "{errno}");
+        let nice: Vec<i64> = h.tids().iter().map(|t| h.stat(*t, 19)).collect();
+        assert_eq!(nice, nice_before, "{errno}: the threads' nice");
+    }
+}
+
+/// Issue 33 item 12: `--pid` took time growing with the square of the
+/// threads, as each thread's change read the whole group's
+/// `/proc/PID/stat` (`do_task_stat()` sums every thread, fs/proc/array.c).
+/// Counted, not timed: strace (`-f`, every thread of pinrun) lists the
+/// files pinrun opens for a `--nice` change of a process of 8 threads
+/// and of one of 64; the opens of the group's `/proc/PID/stat` are as
+/// many for both (none per thread), and the opens of its threads' files
+/// (`/proc/PID/task/...`) per thread at 64 are at most twice those at 8
+/// (passes may differ).
+#[test]
+fn pid_change_reads_grow_linearly_with_the_threads() {
+    if strace().is_none() {
+        return;
+    }
+    let opens = |threads: usize| -> (usize, usize, usize) {
+        let h = Helper::start(threads, 0);
+        let n = placement_of(&h).len();
+        let dir = common::tempdir();
+        let log = dir.path().join("trace");
+        let out = std::process::Command::new("strace")
+            .args(["-f", "-qq", "-e", "trace=openat,open", "-o"])
+            .arg(&log)
+            .arg(env!("CARGO_BIN_EXE_pinrun"))
+            .args(["--pid", &h.pid().to_string(), "--nice", "1"])
+            .env("PINRUN_CONFIG", "")
+            .output()
+            .unwrap();
+        assert_status(&out, 0);
+        let trace = std::fs::read_to_string(&log).unwrap();
+        let group = format!("\"/proc/{}/stat\"", h.pid());
+        let tasks = format!("\"/proc/{}/task/", h.pid());
+        let whole = trace.lines().filter(|l| l.contains(&group)).count();
+        let each = trace.lines().filter(|l| l.contains(&tasks)).count();
+        (whole, each, n)
+    };
+    let (whole8, each8, n8) = opens(8);
+    let (whole64, each64, n64) = opens(64);
+    assert!(n64 > n8, "{n8} {n64}");
+    assert_eq!(whole64, whole8, "the group's stat is read per thread");
+    // Per thread, with room for more passes over the larger process (a
+    // cost per thread growing with the threads would be 8 times more).
+    assert!(
+        each64 * n8 <= 2 * each8 * n64,
+        "per-thread opens grew: {each8} for {n8} threads, {each64} for {n64}"
+    );
+}
+
 /// The pinrun traced by strace (`strace_pid`'s child) that is held
 /// inside `sched_setaffinity(2)` now (`/proc/PID/syscall` says 203,
 /// x86-64's number, during the injected `delay_enter`).

@@ -428,6 +428,9 @@ fn steered_sleep_with(
     (child, cmd, helper)
 }
 
+/// The helper killed (SIGKILL), then the command: the IRQs stay steered
+/// and the journal stays until `pinrun --reclaim`, which restores them,
+/// removes the journal and the launch's claim record, and says both.
 #[test]
 fn sigkill_of_the_helper_then_reclaim_restores() {
     if !usable() {
@@ -461,6 +464,18 @@ fn sigkill_of_the_helper_then_reclaim_restores() {
     );
     assert_eq!(snap.differences(), Vec::<String>::new(), "{stderr}");
     assert_eq!(journals(state.path()), Vec::<String>::new());
+    // Issue 33 (break test): the ended launch's claim record went with
+    // its steering, under the same lock, and the line says so.
+    let left: Vec<String> = std::fs::read_dir(state.path())
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().into_string().ok())
+        .collect();
+    assert_eq!(left, Vec::<String>::new(), "{stderr}");
+    assert!(
+        stderr.contains(&format!("; removed its claim record(s) {cmd}.")),
+        "{stderr}"
+    );
 }
 
 /// Issue 33 item 4: the helper that undoes the steering was started
@@ -794,6 +809,82 @@ fn a_failure_after_steering_is_rolled_back_and_said() {
     assert!(left.is_empty(), "{left:?}");
     // Put back by pinrun itself, before it exited.
     assert_eq!(snap.differences(), Vec::<String>::new(), "{stderr}");
+}
+
+/// Issue 33 (break test): an exec failure after the IRQs were steered
+/// (exit 126: the program is open for writing, `execve(2)` ETXTBSY,
+/// which the plan cannot foresee) did not say the IRQs were put back.
+/// pinrun now undoes its own steering under the lock before it exits
+/// and says so at the end of the error line; the host's IRQs and
+/// default mask are the snapshot's and no journal is left.
+#[test]
+fn an_exec_failure_after_steering_puts_the_irqs_back_and_says_so() {
+    if !usable() {
+        return;
+    }
+    let snap = Snapshot::take();
+    let state = tempfile::tempdir().unwrap();
+    let prog = state.path().join("busy");
+    std::fs::copy("/bin/true", &prog).unwrap();
+    // Open for writing while pinrun runs: execve(2) answers ETXTBSY.
+    let _writer = std::fs::OpenOptions::new().write(true).open(&prog).unwrap();
+    let out = pinrun()
+        .args(STEER_CPU_1)
+        .arg(state.path())
+        .arg("--")
+        .arg(&prog)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(126), "{stderr}");
+    let error = stderr
+        .lines()
+        .find(|l| l.contains("Text file busy"))
+        .unwrap_or_default();
+    assert!(
+        error.ends_with("; the IRQ steering off CPU 1 was put back"),
+        "{stderr}"
+    );
+    assert_eq!(journals(state.path()), Vec::<String>::new(), "{stderr}");
+    assert_eq!(snap.differences(), Vec::<String>::new(), "{stderr}");
+}
+
+/// Issue 33 (break test): a launch whose steering moved nothing said
+/// "the IRQ steering ... was put back" when it failed afterwards. Every
+/// IRQ the kernel lets the test move is first put on CPU 0 and
+/// `default_smp_affinity` set to CPU 0 (the snapshot restores both), so
+/// steering off CPU 1 finds nothing to change; `--probe-max 1ns` then
+/// refuses the launch (125): its error says nothing was put back, and
+/// the host is as the test left it (no IRQ written by pinrun).
+#[test]
+fn a_failure_after_steering_that_moved_nothing_says_nothing_was_put_back() {
+    if !usable() {
+        return;
+    }
+    let snap = Snapshot::take();
+    for n in snap.saved.irqs.keys() {
+        // A managed IRQ refuses (EIO): it stays, and pinrun cannot move it either.
+        let _ = std::fs::write(format!("/proc/irq/{n}/smp_affinity_list"), "0");
+    }
+    std::fs::write("/proc/irq/default_smp_affinity", "1").unwrap();
+    let set = read_state();
+    let state = tempfile::tempdir().unwrap();
+    let out = pinrun()
+        .args(STEER_CPU_1)
+        .arg(state.path())
+        .args(["--probe=50ms", "--probe-max", "1ns", "--", "true"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(125), "{stderr}");
+    let error = stderr
+        .lines()
+        .find(|l| l.starts_with("pinrun: --probe-max 1ns: CPU 1: worst gap "))
+        .unwrap_or_default();
+    assert!(!error.is_empty(), "{stderr}");
+    assert!(!error.contains("put back"), "{stderr}");
+    let now = read_state();
+    assert_eq!((now.irqs, now.default), (set.irqs, set.default), "{stderr}");
 }
 
 /// Issue 33 item 8: the claim follows the launch's process group when

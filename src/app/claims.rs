@@ -127,6 +127,13 @@ impl Guard {
         &self.dir
     }
 
+    /// Takes the state directory's exclusive lock again after
+    /// [`Guard::unlock`] (to undo this launch's steering once its exec
+    /// failed). Errors: [`StateDir::lock`]'s.
+    pub fn relock(&mut self) -> Result<()> {
+        self.dir.lock(crate::system::claims::LockKind::Exclusive)
+    }
+
     /// Releases the lock, keeping the record: other launches may choose
     /// now, and see this claim.
     pub fn unlock(&mut self) {

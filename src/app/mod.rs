@@ -423,7 +423,8 @@ fn launch(
 ) -> Result<Exit, Error> {
     let mut text = launch_text(req, &mut p, command.as_deref());
     let guard = RefCell::new(p.guard.take());
-    let helper = match launch_steps(root, req, &p, &guard, &mut text) {
+    let steered = std::cell::Cell::new(false);
+    let helper = match launch_steps(root, req, &p, &guard, &steered, &mut text) {
         Ok(helper) => helper,
         Err(e) => {
             // Rolled back: the record removed and the lock released.
@@ -448,11 +449,44 @@ fn launch(
         .omp
         .as_ref()
         .and_then(|o| exec::environment(&o.set, &o.unset));
-    Err(exec::exec(
-        &command.unwrap_or_default(),
-        &req.command,
-        env.as_deref(),
-    ))
+    let e = exec::exec(&command.unwrap_or_default(), &req.command, env.as_deref());
+    // No command runs (126, 127): the steering is put back now, and said,
+    // not left to the helper once pinrun has exited.
+    match (steered.get(), p.steer.as_ref(), guard.borrow_mut().as_mut()) {
+        (true, Some(sp), Some(g)) => Err(steering_put_back(g, sp, e)),
+        _ => Err(e),
+    }
+}
+
+/// "the IRQ steering off CPUs 2-3", the steering step's name.
+fn steering_words(sp: &SteerPlan) -> String {
+    format!(
+        "the IRQ steering off {}",
+        crate::words::cpus_phrase(&sp.cpus)
+    )
+}
+
+/// The exec error `e` of a launch whose steering `sp` changed the host,
+/// once that steering is undone under the state directory's lock taken
+/// again ([`steer::undo_own`]), the outcome said as a failed transaction
+/// says it.
+fn steering_put_back(g: &mut claims::Guard, sp: &SteerPlan, mut e: Error) -> Error {
+    let what = steering_words(sp);
+    let clause = match g.relock() {
+        Err(l) => format!(
+            "{what} is left to the helper, which puts it back as pinrun exits: {}",
+            l.message
+        ),
+        Ok(()) => match steer::undo_own(g.dir()) {
+            Undone::Quiet => return e,
+            Undone::PutBack => format!("{what} was put back"),
+            Undone::PutBackWith(d) => format!("{what} was put back ({d})"),
+            Undone::Failed(why) => format!("{what} could not be put back: {why}"),
+        },
+    };
+    g.unlock();
+    e.message = format!("{}; {clause}", e.message);
+    e
 }
 
 /// A launch's changes, in order, as steps of one [`Transaction`], each
@@ -478,12 +512,14 @@ fn launch(
 ///    ([`apply::apply_steps`]: [`apply::apply`]'s calls and order, the
 ///    affinity last except under SCHED_DEADLINE); undo: each put back.
 ///
-/// Then committed, exec next. Returns the helper's socket.
+/// Then committed, exec next. Returns the helper's socket; `steered` says
+/// whether the steering changed anything.
 fn launch_steps<'a>(
     root: &'a Root,
     req: &Request,
     p: &'a Planned,
     guard: &'a RefCell<Option<claims::Guard>>,
+    steered: &'a std::cell::Cell<bool>,
     text: &mut String,
 ) -> Result<Option<std::os::fd::OwnedFd>, Error> {
     let mut tx = Transaction::new();
@@ -516,16 +552,23 @@ fn launch_steps<'a>(
     let mut pending = Vec::new();
     if let (true, Some(sp)) = (claimed, p.steer.as_ref()) {
         let (said, still) = tx.step(
-            format!(
-                "the IRQ steering off {}",
-                crate::words::cpus_phrase(&sp.cpus)
-            ),
+            steering_words(sp),
+            // Nothing moved: nothing to say was put back (the journal
+            // goes all the same).
             || match guard.borrow().as_ref() {
-                Some(g) => steer::undo_own(g.dir()),
+                Some(g) => match steer::undo_own(g.dir()) {
+                    Undone::PutBack if !steered.get() => Undone::Quiet,
+                    u => u,
+                },
                 None => Undone::Quiet,
             },
             || match guard.borrow().as_ref() {
-                Some(g) => steer::launch(g.dir(), sp, &p.sys, req.output.quiet),
+                Some(g) => steer::launch(g.dir(), sp, &p.sys, req.output.quiet).map(
+                    |(said, still, changed)| {
+                        steered.set(changed);
+                        (said, still)
+                    },
+                ),
                 None => Ok((String::new(), Vec::new())),
             },
         )?;
@@ -678,6 +721,11 @@ fn explain_apply_error(root: &Root, p: &Planned, mut e: Error) -> Error {
     {
         e.message = format!("{}; {}", e.message, bw.words());
         return e;
+    }
+    if e.errno() == Some(nix::errno::Errno::EPERM) {
+        // pinrun's own threads: never another user's.
+        let me = std::process::id();
+        e = e.explain_eperm(&crate::system::process::perm_facts(me, me));
     }
     if e.code != ErrorCode::SchedFailed || e.errno() != Some(nix::errno::Errno::EPERM) {
         return e;

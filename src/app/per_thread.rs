@@ -14,14 +14,12 @@ use std::path::Path;
 pub fn watcher_error(e: &std::io::Error) -> Error {
     Error::new(
         ErrorCode::WatcherFailed,
-        format!("--thread-map: cannot start the watcher process: {}", crate::error::io_words(e)),
+        format!(
+            "--thread-map: cannot start the watcher process: {}",
+            crate::error::io_words(e)
+        ),
     )
-    .hint(match e.raw_os_error() {
-        Some(libc::EMFILE) => {
-            "the watcher needs a few descriptors (a pidfd, a pipe): raise the open-files limit (ulimit -n 1024) and run again"
-        }
-        _ => "pidfd_open(2) needs Linux 5.3; check the process limit (ulimit -u) and that /proc is mounted",
-    })
+    .hint(crate::apply::helper::start_hint(e))
 }
 
 /// Opens `--thread-log` as the launch does (`create`: appending, created

@@ -818,7 +818,7 @@ fn undo_error(pid: u32, e: &std::io::Error) -> Error {
             crate::error::io_words(e)
         ),
     )
-    .hint("pidfd_open(2) needs Linux 5.3; check the process limit (ulimit -u); run pinrun again")
+    .hint(crate::apply::helper::start_hint(e))
 }
 
 /// The error of a failed [`crate::apply::threads::apply_all`]: which
@@ -856,7 +856,9 @@ fn failed(root: &Root, planned: &Planned, pid: u32, f: crate::apply::threads::Fa
             .collect();
         format!("NOT restored: {}{gone}", list.join("; "))
     };
-    let mut e = f.error;
+    let mut e = f
+        .error
+        .explain_eperm(&crate::system::process::perm_facts(pid, f.tid));
     // The kernel's facts are the target's, not pinrun's own.
     e.hint = e
         .hint

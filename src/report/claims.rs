@@ -16,7 +16,8 @@ fn age(now: u64, since: u64) -> String {
 }
 
 /// Adds the claims to `--show --json`'s object: `claims` (one object per
-/// live claim), `claimed_cpus`, and `claim_warnings`. A claim whose PID is
+/// live claim), `claimed_cpus`, `claim_warnings`, and `claim_info` (those
+/// of `claim_warnings` about another user's files: info). A claim whose PID is
 /// numbered in another PID namespace than this `/proc`'s names it
 /// (`pid_ns`: `{"dev", "ino"}`), with `pid_here` (its PID here, when seen)
 /// and `unchecked` (why it could not be checked from here, honoured as
@@ -62,6 +63,9 @@ pub fn add_claims_json(v: &mut Value, claims: &Claims, now: u64) {
             .chain(&claims.state_warnings)
             .collect::<Vec<_>>()
     );
+    // Those of claim_warnings that are info (another user's files),
+    // as --show's text and the findings label them.
+    v["claim_info"] = json!(claims.foreign_warnings);
 }
 
 /// The line under a claim of another PID namespace: "pid 1 in PID
@@ -128,13 +132,14 @@ pub fn claims_text(claims: &Claims, now: u64, state_dir: Option<&std::path::Path
             }
         }
     }
-    for w in claims
-        .warnings
-        .iter()
-        .chain(&claims.foreign_warnings)
-        .chain(&claims.state_warnings)
-    {
+    // One rule, the findings' (claim-record-unusable): a file of another
+    // user than root and this one holds nothing and is ignored (info);
+    // one of root's or this user's, or the directory itself, a warning.
+    for w in claims.warnings.iter().chain(&claims.state_warnings) {
         let _ = writeln!(s, "warning: {w}");
+    }
+    for w in &claims.foreign_warnings {
+        let _ = writeln!(s, "info: {w}");
     }
     s
 }

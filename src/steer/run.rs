@@ -364,10 +364,18 @@ fn undo_ended(dir: &StateDir, only: Option<&str>) -> (Vec<String>, bool, Vec<Str
         let (said, done) = crate::steer::apply::finish(&root, dir, &name, &j, &others);
         ok &= done;
         let restored = j.irqs.len();
+        // An ended launch's claim records claim nothing: removed under the
+        // same lock, with its steering (those of this /proc's PID
+        // namespace: another's are judged there).
+        let removed = if !mine && done {
+            stale_records_removed(dir, &name, &j)
+        } else {
+            String::new()
+        };
         // The launch's own helper says nothing when all is restored.
         if !mine || !done {
             lines.push(format!(
-                "restored the IRQ steering of pid {} ({restored} IRQ(s) journaled){}",
+                "restored the IRQ steering of pid {} ({restored} IRQ(s) journaled){}{removed}",
                 j.pid,
                 if done {
                     ""
@@ -381,6 +389,29 @@ fn undo_ended(dir: &StateDir, only: Option<&str>) -> (Vec<String>, bool, Vec<Str
         files = crate::steer::read::read_journals(dir);
     }
     (lines, ok, unseen)
+}
+
+/// Removes the claim records of the ended launch whose steering journal
+/// is `journal` ([`crate::steer::journal_owner`]: its PID and start
+/// time) from the exclusively locked `dir`; "; removed its claim
+/// record(s) NAMES", or empty when there was none, or when the launch
+/// (`j`) was of another PID namespace than this `/proc`'s (its records
+/// are judged there).
+fn stale_records_removed(dir: &StateDir, journal: &str, j: &Journal) -> String {
+    let Some((pid, start)) = crate::steer::journal_owner(journal) else {
+        return String::new();
+    };
+    if j.pid_ns.is_some() && j.pid_ns != crate::system::claims::view_pid_ns() {
+        return String::new();
+    }
+    let names = dir.records_of(pid, start);
+    for n in &names {
+        crate::apply::claims::remove(dir, n);
+    }
+    if names.is_empty() {
+        return String::new();
+    }
+    format!("; removed its claim record(s) {}", names.join(" "))
 }
 
 /// Undoes the ended claims' steering in `dir` (already locked
@@ -544,21 +575,23 @@ pub fn helper_error(e: &std::io::Error) -> Error {
         ErrorCode::SteerFailed,
         format!("--steer-irqs: cannot start the helper that undoes the steering: {}; nothing was changed", crate::error::io_words(e)),
     )
-    .hint("pidfd_open(2) needs Linux 5.3; check the process limit (ulimit -u)")
+    .hint(crate::apply::helper::start_hint(e))
 }
 
 /// Steers the IRQs of `p` for this launch in the locked `dir` (after the
 /// claim record; [`plan_for`] refused irqbalance and an unwritable
 /// `/proc/irq`; the helper with [`undo_duty`] is already running).
-/// Returns what to print once the lock is released, and the IRQs whose
+/// Returns what to print once the lock is released, the IRQs whose
 /// effective affinity is still on a claimed CPU (the move is pending until
-/// their next interrupt; `--probe` names them).
+/// their next interrupt; `--probe` names them), and whether anything was
+/// changed (an IRQ, `default_smp_affinity`, irqbalance's ban or its
+/// configuration file): without, there is nothing to say was put back.
 pub fn launch(
     dir: &StateDir,
     p: &SteerPlan,
     sys: &SystemState,
     quiet: bool,
-) -> Result<(String, Vec<u32>)> {
+) -> Result<(String, Vec<u32>, bool)> {
     let (pid, start, _, pgid) = identity()?;
     let root = Root::new("/");
     let (irqs, _) = crate::steer::read::read_irqs(&root);
@@ -572,8 +605,10 @@ pub fn launch(
     )?;
     let mut s = String::new();
     let pending_irqs: Vec<u32> = out.moved.iter().filter(|m| m.3).map(|m| m.0).collect();
+    let changed =
+        !out.moved.is_empty() || out.default.is_some() || out.ban.is_some() || p.config.is_some();
     if quiet {
-        return Ok((s, pending_irqs));
+        return Ok((s, pending_irqs, changed));
     }
     let journal = dir.path().join(&out.journal);
     if out.moved.is_empty() {
@@ -646,7 +681,7 @@ pub fn launch(
             t.join(", ")
         );
     }
-    Ok((s, pending_irqs))
+    Ok((s, pending_irqs, changed))
 }
 
 /// Undoes this launch's own steering in the locked `dir` (the launch's

@@ -274,6 +274,30 @@ pub fn limits_of(root: &Root, pid: u32) -> Limits {
         .unwrap_or_default()
 }
 
+/// The facts that tell an EPERM's causes apart for a change of thread
+/// `tid` of process `pid` ([`crate::error::PermFacts`]): this process's
+/// `Uid:`, `CapEff:`, `Seccomp:` and `NoNewPrivs:` from
+/// `/proc/self/status`, the thread's `Uid:` from
+/// `/proc/PID/task/TID/status` (`proc(5)`). A field that cannot be read
+/// is `None` (or false).
+pub fn perm_facts(pid: u32, tid: u32) -> crate::error::PermFacts {
+    let own = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let theirs = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/status")).ok();
+    let uids = |status: &str| -> Option<(u32, u32)> {
+        let mut f = status_field(status, "Uid")?.split_whitespace();
+        Some((f.next()?.parse().ok()?, f.next()?.parse().ok()?))
+    };
+    crate::error::PermFacts {
+        caller_euid: nix::unistd::geteuid().as_raw(),
+        cap_sys_nice: status_field(&own, "CapEff")
+            .and_then(|hex| u64::from_str_radix(hex, 16).ok())
+            .map(|caps| caps & (1 << CAP_SYS_NICE) != 0),
+        target_uids: theirs.as_deref().and_then(uids),
+        seccomp: status_field(&own, "Seccomp").and_then(|v| v.parse().ok()),
+        no_new_privs: status_field(&own, "NoNewPrivs") == Some("1"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -859,3 +859,55 @@ fn a_dry_run_meets_the_seccomp_filter_the_launch_meets() {
         }
     }
 }
+
+/// Issue 33 (break test): `--show` labelled every unusable file in the
+/// state directory "warning:" while the `claim-record-unusable` finding
+/// calls another user's info. One rule (pinrun(1) SECURITY, Other users'
+/// files): a file of root or this user that is not a record is a
+/// warning, another user's (uid 65534 here, by chown) info, in `--show`'s
+/// text, in its JSON (`claim_info`) and in `--check`'s finding.
+#[test]
+fn other_users_files_are_info_wherever_they_are_shown() {
+    if !common::is_root() {
+        common::skip("needs root to chown a file to another user");
+        return;
+    }
+    let s = shared();
+    let theirs = s.dir.join("1.1");
+    let ours = s.dir.join("1.2");
+    std::fs::write(&theirs, "not a record").unwrap();
+    std::fs::write(&ours, "not a record").unwrap();
+    std::os::unix::fs::chown(&theirs, Some(NOBODY), Some(NOBODY)).unwrap();
+    let o = pinrun_in(&s.dir, &["--show"], &[]).output().unwrap();
+    let text = String::from_utf8_lossy(&o.stdout).to_string();
+    let label = |f: &Path| {
+        let name = f.display().to_string();
+        text.lines()
+            .find(|l| l.contains(&name))
+            .and_then(|l| l.split_once(':'))
+            .map(|(k, _)| k.to_string())
+    };
+    assert_eq!(label(&theirs).as_deref(), Some("info"), "{text}");
+    assert_eq!(label(&ours).as_deref(), Some("warning"), "{text}");
+    let o = pinrun_in(&s.dir, &["--show", "--json"], &[])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let info = v["claim_info"].to_string();
+    assert!(info.contains(&theirs.display().to_string()), "{info}");
+    assert!(!info.contains(&ours.display().to_string()), "{info}");
+    // The finding alone of the other user's file: info.
+    std::fs::remove_file(&ours).unwrap();
+    let o = pinrun_in(&s.dir, &["--check", "--json", "--cpus", "0"], &[])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let f = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "claim-record-unusable")
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(f["severity"], "info", "{v}");
+}
