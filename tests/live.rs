@@ -2223,6 +2223,23 @@ fn pid_tid_reused_between_plan_and_apply_is_refused() {
     assert!(err.contains("nothing was left changed"), "{err}");
 }
 
+/// The last online CPU, for a test that holds pinrun in a system call
+/// named by x86-64's number under strace and moves a process off CPU 0;
+/// `None` (skipped) with one CPU, on another architecture, or without
+/// root and strace(1).
+fn last_cpu_for_strace() -> Option<u32> {
+    let last = online().last().unwrap();
+    if last == 0 {
+        common::skip("needs two CPUs");
+        return None;
+    }
+    if !cfg!(target_arch = "x86_64") || strace().is_none() {
+        common::skip("needs x86-64 (the system call's number), root and strace(1)");
+        return None;
+    }
+    Some(last)
+}
+
 /// Issue 33 item 2, live: the PID reused during pinrun's write. In a new
 /// PID namespace, pinrun changes process A (`sleep`, one thread) under
 /// strace, which holds pinrun at the entry of its `sched_setaffinity(2)`
@@ -2238,15 +2255,9 @@ fn pid_tid_reused_between_plan_and_apply_is_refused() {
 /// missed it (pinrun left the system call first) tries a longer one.
 #[test]
 fn pid_reused_during_the_write_is_named_and_never_restored() {
-    let last = online().last().unwrap();
-    if last == 0 {
-        common::skip("needs two CPUs");
+    let Some(last) = last_cpu_for_strace() else {
         return;
-    }
-    if !cfg!(target_arch = "x86_64") || strace().is_none() {
-        common::skip("needs x86-64 (the system call's number), root and strace(1)");
-        return;
-    }
+    };
     let script = r#"
         sleep 1000 & A=$!
         mkdir -m 700 "$DIR/state"
@@ -3000,15 +3011,9 @@ fn held_in_setaffinity(strace_pid: u32) -> Option<u32> {
 /// system call before the second ended, a longer one is tried.
 #[test]
 fn pid_concurrent_changes_never_interleave() {
-    let last = online().last().unwrap();
-    if last == 0 {
-        common::skip("needs two CPUs");
+    let Some(last) = last_cpu_for_strace() else {
         return;
-    }
-    if !cfg!(target_arch = "x86_64") || strace().is_none() {
-        common::skip("needs x86-64 (the system call's number), root and strace(1)");
-        return;
-    }
+    };
     let h = Helper::start(8, 0);
     let pid = h.pid().to_string();
     let n_threads = placement_of(&h).len();

@@ -780,6 +780,32 @@ fn unknown_write_errno_undoes_everything_and_eio_skips() {
 /// probe ran on the steered CPU) puts them back before pinrun exits 125,
 /// and says so after the gate's error; the journal and the claim record
 /// are gone and the command never ran.
+/// `pinrun --exclusive --steer-irqs --cpus 1 -q --state-dir STATE REST`:
+/// its exit status, its stderr, and the line of it that starts with
+/// `error` (empty when none does).
+fn steer_cpu_1_failing(
+    state: &Path,
+    rest: &[&std::ffi::OsStr],
+    error: &str,
+) -> (Option<i32>, String, String) {
+    let out = pinrun()
+        .args(STEER_CPU_1)
+        .arg(state)
+        .args(rest)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with(error))
+        .unwrap_or_default()
+        .to_string();
+    (out.status.code(), stderr, line)
+}
+
+/// The start of `--probe-max 1ns`'s refusal of CPU 1.
+const PROBE_MAX_ERROR: &str = "pinrun: --probe-max 1ns: CPU 1: worst gap ";
+
 #[test]
 fn a_failure_after_steering_is_rolled_back_and_said() {
     if !usable() {
@@ -788,19 +814,11 @@ fn a_failure_after_steering_is_rolled_back_and_said() {
     let snap = Snapshot::take();
     let state = tempfile::tempdir().unwrap();
     let marker = state.path().join("ran");
-    let out = pinrun()
-        .args(STEER_CPU_1)
-        .arg(state.path())
-        .args(["--probe=50ms", "--probe-max", "1ns", "--", "touch"])
-        .arg(&marker)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-    assert_eq!(out.status.code(), Some(125), "{stderr}");
-    let error = stderr
-        .lines()
-        .find(|l| l.starts_with("pinrun: --probe-max 1ns: CPU 1: worst gap "))
-        .unwrap_or_default();
+    let args = ["--probe=50ms", "--probe-max", "1ns", "--", "touch"];
+    let mut rest: Vec<&std::ffi::OsStr> = args.iter().map(std::ffi::OsStr::new).collect();
+    rest.push(marker.as_os_str());
+    let (code, stderr, error) = steer_cpu_1_failing(state.path(), &rest, PROBE_MAX_ERROR);
+    assert_eq!(code, Some(125), "{stderr}");
     assert!(
         error.ends_with("; the IRQ steering off CPU 1 was put back"),
         "{stderr}"
@@ -828,19 +846,11 @@ fn an_exec_failure_after_steering_puts_the_irqs_back_and_says_so() {
     std::fs::copy("/bin/true", &prog).unwrap();
     // Open for writing while pinrun runs: execve(2) answers ETXTBSY.
     let _writer = std::fs::OpenOptions::new().write(true).open(&prog).unwrap();
-    let out = pinrun()
-        .args(STEER_CPU_1)
-        .arg(state.path())
-        .arg("--")
-        .arg(&prog)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-    assert_eq!(out.status.code(), Some(126), "{stderr}");
-    let error = stderr
-        .lines()
-        .find(|l| l.contains("Text file busy"))
-        .unwrap_or_default();
+    let rest = [std::ffi::OsStr::new("--"), prog.as_os_str()];
+    let busy = format!("pinrun: {}: execv", prog.display());
+    let (code, stderr, error) = steer_cpu_1_failing(state.path(), &rest, &busy);
+    assert_eq!(code, Some(126), "{stderr}");
+    assert!(error.contains("Text file busy"), "{stderr}");
     assert!(
         error.ends_with("; the IRQ steering off CPU 1 was put back"),
         "{stderr}"
@@ -869,18 +879,9 @@ fn a_failure_after_steering_that_moved_nothing_says_nothing_was_put_back() {
     std::fs::write("/proc/irq/default_smp_affinity", "1").unwrap();
     let set = read_state();
     let state = tempfile::tempdir().unwrap();
-    let out = pinrun()
-        .args(STEER_CPU_1)
-        .arg(state.path())
-        .args(["--probe=50ms", "--probe-max", "1ns", "--", "true"])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-    assert_eq!(out.status.code(), Some(125), "{stderr}");
-    let error = stderr
-        .lines()
-        .find(|l| l.starts_with("pinrun: --probe-max 1ns: CPU 1: worst gap "))
-        .unwrap_or_default();
+    let rest = ["--probe=50ms", "--probe-max", "1ns", "--", "true"].map(std::ffi::OsStr::new);
+    let (code, stderr, error) = steer_cpu_1_failing(state.path(), &rest, PROBE_MAX_ERROR);
+    assert_eq!(code, Some(125), "{stderr}");
     assert!(!error.is_empty(), "{stderr}");
     assert!(!error.contains("put back"), "{stderr}");
     let now = read_state();
