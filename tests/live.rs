@@ -2981,6 +2981,92 @@ fn pid_change_reads_grow_linearly_with_the_threads() {
     );
 }
 
+/// The lock of `--pid` held from a parent PID namespace: a pinrun in a
+/// new PID namespace (`unshare --pid --fork --mount-proc`) changing a
+/// process of it while this test (the host's namespace) holds the
+/// process's lock (`flock(2)` on a pidfd it opened by the host's PID of
+/// it) waits, then refuses (125), and says its `/proc/locks` does not
+/// name the holder (the namespace's `/proc/locks` does not list a lock
+/// whose owner it cannot see: Linux 6.18, as this test finds), never
+/// "pid 0" nor another process. The target's nice value is unchanged.
+#[test]
+fn pid_lock_held_from_another_namespace_is_named_so() {
+    if !is_root()
+        || std::process::Command::new("unshare")
+            .arg("--help")
+            .output()
+            .is_err()
+    {
+        common::skip("needs root and unshare(1)");
+        return;
+    }
+    let dir = common::tempdir();
+    let fifo = dir.path().join("go");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let script = r#"
+        sleep 1000 & A=$!
+        echo $A > "$DIR/a"
+        read go < "$DIR/go"
+        before=$(cut -d' ' -f19 /proc/$A/stat)
+        "$PINRUN" --pid $A --nice 1 2>"$DIR/err"; rc=$?
+        echo "rc=$rc nice=$(cut -d' ' -f19 /proc/$A/stat) was=$before"
+        kill $A
+    "#;
+    let ns = std::process::Command::new("unshare")
+        .args(["--pid", "--fork", "--mount-proc", "sh", "-c", script])
+        .env("DIR", dir.path())
+        .env("PINRUN", env!("CARGO_BIN_EXE_pinrun"))
+        .env("PINRUN_CONFIG", "")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let a = dir.path().join("a");
+    let mut n = 0;
+    while std::fs::read_to_string(&a).map_or(true, |t| !t.ends_with('\n')) {
+        n += 1;
+        assert!(n < 3000, "the namespace never started its process");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    // The host's PID of the namespace's sleep: the child of its sh, the
+    // child of unshare.
+    let children = |p: u32| -> Vec<u32> {
+        std::fs::read_to_string(format!("/proc/{p}/task/{p}/children"))
+            .unwrap_or_default()
+            .split_whitespace()
+            .filter_map(|c| c.parse().ok())
+            .collect()
+    };
+    let sh = children(ns.id())[0];
+    let sleep = children(sh)
+        .into_iter()
+        .find(|c| std::fs::read_to_string(format!("/proc/{c}/comm")).is_ok_and(|c| c == "sleep\n"))
+        .expect("the namespace's sleep");
+    // SAFETY: pidfd_open(2) and flock(2) on a descriptor this test owns.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, sleep as i32, 0) } as i32;
+    assert!(fd >= 0, "pidfd_open: {}", std::io::Error::last_os_error());
+    assert_eq!(unsafe { libc::flock(fd, libc::LOCK_EX) }, 0);
+    std::fs::write(&fifo, "go\n").unwrap();
+    let out = ns.wait_with_output().unwrap();
+    // SAFETY: the descriptor opened above, closed once.
+    unsafe { libc::close(fd) };
+    let err = std::fs::read_to_string(dir.path().join("err")).unwrap_or_default();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let (rc, nice) = stdout.trim().split_once(' ').unwrap_or_default();
+    assert_eq!(rc, "rc=125", "{stdout}\n{err}");
+    let (now, was) = nice.split_once(" was=").unwrap();
+    assert_eq!(now, format!("nice={was}"), "{stdout}");
+    assert!(
+        err.contains("its lock is held by a process /proc/locks does not name (of a PID namespace this one cannot see into, or one that has just ended); nothing was changed"),
+        "{err}"
+    );
+}
+
 /// The pinrun traced by strace (`strace_pid`'s child) that is held
 /// inside `sched_setaffinity(2)` now (`/proc/PID/syscall` says 203,
 /// x86-64's number, during the injected `delay_enter`).

@@ -126,7 +126,7 @@ fn wait_for_lock(id: &Identity) -> Result<(), Error> {
             Ok(false) => {
                 let holders = crate::system::claims::flock_holders(id.fd());
                 let who = if holders.is_empty() {
-                    "a process of another PID namespace (not in this /proc/locks)".to_string()
+                    "a process /proc/locks does not name (of a PID namespace this one cannot see into, or one that has just ended)".to_string()
                 } else {
                     holders.join(", ")
                 };

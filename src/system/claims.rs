@@ -579,8 +579,9 @@ type Owned = (String, u32, u32);
 /// that took it): "pid 123 (engine) of uid 65534" each, the command from
 /// `/proc/PID/comm` and the user from the owner of `/proc/PID`. Once
 /// that process exits, a process that inherited the descriptor holds the
-/// lock: "a process that inherited it from pid 123 (exited)". Empty when
-/// `/proc/locks` names no holder (another PID namespace's).
+/// lock: "a process that inherited it from pid 123 (exited)"; a holder
+/// `/proc/locks` shows as PID 0 is one this `/proc` cannot see. Empty
+/// when `/proc/locks` names no holder.
 pub fn flock_holders(fd: BorrowedFd) -> Vec<String> {
     let Ok(st) = nix::sys::stat::fstat(fd) else {
         return Vec::new();
@@ -595,6 +596,12 @@ pub fn flock_holders(fd: BorrowedFd) -> Vec<String> {
     pids.dedup();
     pids.into_iter()
         .map(|pid| {
+            // locks_translate_pid() (fs/locks.c) shows 0 for a holder not
+            // visible in this /proc's PID namespace, or whose PID is freed.
+            if pid == 0 {
+                return "a process this /proc cannot see (of another PID namespace, or gone)"
+                    .to_string();
+            }
             let comm = std::fs::read_to_string(format!("/proc/{pid}/comm"))
                 .map(|c| claim::printable(c.trim_end()));
             match (comm, std::fs::metadata(format!("/proc/{pid}"))) {
