@@ -402,15 +402,31 @@ fn outcome(root: &Root, sys: &SystemState, req: &Request) -> String {
 /// Scoped reads of one dump, by scope (many requests share one).
 type Reads = Vec<(Scope, SystemState)>;
 
-/// Compares every request on each of `dumps`; returns the first mismatch
-/// ("dump args") when `stop_at_first` (else panics on it), and the number
-/// of requests compared.
-fn run(
-    dumps: &[PathBuf],
-    scope_of: &dyn Fn(&Request) -> Scope,
-    stop_at_first: bool,
-) -> (Option<String>, usize) {
+/// Compares every request on each of `dumps` (panics on a mismatch);
+/// returns the number of requests compared.
+fn run(dumps: &[PathBuf], scope_of: &dyn Fn(&Request) -> Scope) -> usize {
     let mut compared = 0;
+    each_request(dumps, &mut |dump, root, full, reads, args, req| {
+        let scoped = scoped_read(reads, root, scope_of(req));
+        compared += 1;
+        let near = near_read(root, req);
+        let a = outcome(root, near.as_ref().unwrap_or(full), req);
+        let b = outcome(root, scoped, req);
+        assert_eq!(a, b, "{} {args:?}: scoped read differs", dump.display());
+        true
+    });
+    compared
+}
+
+/// What [`each_request`] calls: the machine's path, root and full read,
+/// its scoped reads so far, and one request (its arguments, parsed);
+/// `false` stops the walk.
+type OnRequest<'f> =
+    dyn FnMut(&Path, &Root, &SystemState, &mut Reads, &[String], &Request) -> bool + 'f;
+
+/// Calls `f` for every request of [`requests`] that parses on each of
+/// `dumps`, in order, until it returns `false`.
+fn each_request(dumps: &[PathBuf], f: &mut OnRequest) {
     for dump in dumps {
         let root = Root::new(dump);
         let full = SystemState::read(&root);
@@ -419,20 +435,11 @@ fn run(
             let Some(req) = parse(dump, &args) else {
                 continue;
             };
-            let scoped = scoped_read(&mut reads, &root, scope_of(&req));
-            compared += 1;
-            let near = near_read(&root, &req);
-            let a = outcome(&root, near.as_ref().unwrap_or(&full), &req);
-            let b = outcome(&root, scoped, &req);
-            if a != b {
-                if stop_at_first {
-                    return (Some(format!("{} {args:?}", dump.display())), compared);
-                }
-                assert_eq!(a, b, "{} {args:?}: scoped read differs", dump.display());
+            if !f(dump, &root, &full, &mut reads, &args, &req) {
+                return;
             }
         }
     }
-    (None, compared)
 }
 
 /// The read of `scope` among `reads` (one machine's scoped reads so far),
@@ -483,8 +490,7 @@ fn scoped_like_full(source: &str) {
         .map(|m| common::machine(m))
         .collect();
     assert!(!dumps.is_empty(), "no machine in {source}");
-    let (bad, compared) = run(&dumps, &for_request, false);
-    assert_eq!(bad, None);
+    let compared = run(&dumps, &for_request);
     assert!(
         compared > dumps.len() * 50,
         "{source}: only {compared} requests compared on {} machines",
@@ -541,8 +547,7 @@ scoped_like_full! {
 fn scoped_read_like_full_synthetic() {
     let synthetic = synthetics();
     let dumps: Vec<PathBuf> = synthetic.iter().map(|t| t.path().to_path_buf()).collect();
-    let (bad, compared) = run(&dumps, &for_request, false);
-    assert_eq!(bad, None);
+    let compared = run(&dumps, &for_request);
     assert!(
         compared > dumps.len() * 50,
         "only {compared} requests compared"
@@ -609,31 +614,21 @@ fn scope_is_tight() {
     // reads shared by the narrowings that ask the same scope), until each
     // narrowing has a witness: a request whose outcome it changes.
     let mut witness: Vec<Option<String>> = vec![None; narrowed.len()];
-    'machines: for dump in &dumps {
-        let root = Root::new(dump);
-        let full = SystemState::read(&root);
-        let mut reads = Reads::new();
-        for args in requests(&full) {
-            let Some(req) = parse(dump, &args) else {
+    each_request(&dumps, &mut |dump, root, full, reads, args, req| {
+        let near = near_read(root, req);
+        let a = outcome(root, near.as_ref().unwrap_or(full), req);
+        for ((_, narrow), w) in narrowed.iter().zip(&mut witness) {
+            if w.is_some() {
                 continue;
-            };
-            let near = near_read(&root, &req);
-            let a = outcome(&root, near.as_ref().unwrap_or(&full), &req);
-            for ((_, narrow), w) in narrowed.iter().zip(&mut witness) {
-                if w.is_some() {
-                    continue;
-                }
-                let mut scope = for_request(&req);
-                narrow(&mut scope, &req);
-                if outcome(&root, scoped_read(&mut reads, &root, scope), &req) != a {
-                    *w = Some(format!("{} {args:?}", dump.display()));
-                }
             }
-            if witness.iter().all(Option::is_some) {
-                break 'machines;
+            let mut scope = for_request(req);
+            narrow(&mut scope, req);
+            if outcome(root, scoped_read(reads, root, scope), req) != a {
+                *w = Some(format!("{} {args:?}", dump.display()));
             }
         }
-    }
+        !witness.iter().all(Option::is_some)
+    });
     for ((what, _), w) in narrowed.iter().zip(&witness) {
         assert!(
             w.is_some(),
