@@ -80,3 +80,44 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
         ));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::machine;
+    use super::super::{accept, check_claimed};
+    use crate::claim::{Claim, Claims, Holder};
+    use crate::finding::{Code, Severity};
+    use crate::testkit::{cpus, request};
+
+    #[test]
+    fn claimed_cpus_come_from_check_claimed_and_allow_downgrades() {
+        let sys = machine().build();
+        let req = request(&["--dry-run", "--cpus", "1-2"]);
+        let plan = crate::plan::plan(&sys, &req).unwrap();
+        let claims = Claims {
+            claims: vec![Claim {
+                holder: Holder::Kubelet {
+                    pod: "p".into(),
+                    container: "c".into(),
+                },
+                cpus: cpus("2,10"),
+            }],
+            ..Default::default()
+        };
+        let mut f = check_claimed(&sys, &req, &plan, &claims);
+        let claimed = f
+            .iter()
+            .find(|f| f.code == Code::CpuClaimed)
+            .expect("cpu-claimed");
+        assert_eq!(
+            (claimed.severity, claimed.cpus.clone()),
+            (Severity::Warning, vec![2])
+        );
+        assert_eq!(f.last().map(|f| f.code), Some(Code::CpuClaimed));
+        accept(&mut f, &[Code::CpuClaimed]);
+        assert!(
+            f.iter()
+                .all(|f| f.code != Code::CpuClaimed || f.severity == Severity::Info)
+        );
+    }
+}

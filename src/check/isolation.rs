@@ -671,3 +671,166 @@ fn mixed(ctx: &Context, out: &mut Vec<Finding>) {
         ));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{find, findings, machine};
+    use crate::cpuset::CpuSet;
+    use crate::finding::{Code, Severity};
+    use crate::testkit::cpus;
+
+    #[test]
+    fn cpus_that_are_not_isolated_are_named() {
+        let sys = machine().isolated("4-7").build();
+        let f = findings(&sys, &["--check", "--cpus", "2-5"]);
+        // The scheduler could balance tasks there: a notice; the tick
+        // interrupts them now: a warning.
+        assert_eq!(
+            find(&f, Code::NotIsolated),
+            Some((Severity::Notice, cpus("2-3")))
+        );
+        assert_eq!(
+            find(&f, Code::NotNohzFull),
+            Some((Severity::Warning, cpus("2-3")))
+        );
+    }
+
+    /// Issue 35 class 3: `nohz=off` (setup_tick_nohz()'s kstrtobool)
+    /// keeps the tick of the nohz_full CPUs running: tick_nohz_activate()
+    /// never sets TS_FLAG_NOHZ, which tick_nohz_full_update_tick() needs
+    /// (kernel/time/tick-sched.c), though cpu/nohz_full lists them.
+    #[test]
+    fn nohz_off_keeps_the_tick_of_nohz_full_cpus() {
+        let mut sys = machine().isolated("4-7").build();
+        let args = ["--check", "--cpus", "4-5"];
+        assert_eq!(find(&findings(&sys, &args), Code::NotNohzFull), None);
+        sys.boot = crate::boot_params::parse("nohz_full=4-7 nohz=off", Some(15));
+        assert_eq!(
+            find(&findings(&sys, &args), Code::NotNohzFull),
+            Some((Severity::Warning, cpus("4-5")))
+        );
+        // The last value kstrtobool() accepts stands.
+        sys.boot = crate::boot_params::parse("nohz=off nohz_full=4-7 nohz=1", Some(15));
+        assert_eq!(find(&findings(&sys, &args), Code::NotNohzFull), None);
+    }
+
+    /// Issue 35 class 4: unbound workqueue workers run anywhere in
+    /// `wq_unbound_cpumask` (kernel/workqueue.c), isolated CPUs included
+    /// when the mask has them (isolcpus=domain before Linux 6.6, or a
+    /// mask written so): `not-isolated` for those of the checked CPUs;
+    /// none when the mask leaves them out, or was not read.
+    #[test]
+    fn workqueues_may_run_on_isolated_cpus() {
+        let mut sys = machine().isolated("4-7").build();
+        let args = ["--check", "--cpus", "4-5"];
+        assert_eq!(find(&findings(&sys, &args), Code::NotIsolated), None);
+        sys.workqueue_cpus = Some(cpus("0-3,8-15"));
+        assert_eq!(find(&findings(&sys, &args), Code::NotIsolated), None);
+        sys.workqueue_cpus = Some(cpus("0-4,8-15"));
+        assert_eq!(
+            find(&findings(&sys, &args), Code::NotIsolated),
+            Some((Severity::Warning, cpus("4")))
+        );
+    }
+
+    /// Issue 35 class 4: a SCHED_DEADLINE task keeps the tick of a
+    /// nohz_full CPU (`sched_can_stop_tick()`, kernel/sched/core.c:
+    /// "Deadline tasks, even if single, need the tick"); one SCHED_FIFO
+    /// task lets it stop. So a deadline launch on nohz_full CPUs is
+    /// `not-nohz-full` for them, a FIFO one is not.
+    #[test]
+    fn deadline_keeps_the_tick_of_nohz_full_cpus() {
+        let mut sys = machine().build();
+        sys.nohz_full = cpus("4-7");
+        let ticking = |args: &[&str]| -> Vec<CpuSet> {
+            findings(&sys, args)
+                .into_iter()
+                .filter(|(c, _, _)| *c == Code::NotNohzFull)
+                .map(|(_, _, set)| set)
+                .collect()
+        };
+        let all = "0-15";
+        assert_eq!(
+            ticking(&["--check", "--cpus", all, "--fifo", "10"]),
+            vec![cpus("0-3,8-15")]
+        );
+        assert_eq!(
+            ticking(&[
+                "--check",
+                "--cpus",
+                all,
+                "--deadline",
+                "--sched-runtime",
+                "1ms",
+                "--sched-period",
+                "10ms"
+            ]),
+            vec![cpus("4-7"), cpus("0-3,8-15")]
+        );
+    }
+
+    /// Issue 35 class 3: an unknown isolcpus= flag of letters only is
+    /// skipped since 5.7 (housekeeping_isolcpus_setup(): "Skipped unknown
+    /// flag"), so the rest applies: a notice; cpu/isolated listing none of
+    /// its CPUs says this kernel rejected it; a flag with another
+    /// character ("Invalid flag") always rejects it.
+    #[test]
+    fn unknown_isolcpus_flags_as_the_kernel_reads_them() {
+        let args = ["--check", "--cpus", "4-5"];
+        let flag = |cmdline: &str, isolated: Option<&str>| {
+            let m = machine();
+            let mut sys = match isolated {
+                Some(list) => m.isolated(list),
+                None => m,
+            }
+            .build();
+            sys.boot = crate::boot_params::parse(cmdline, Some(15));
+            find(&findings(&sys, &args), Code::IsolcpusUnknownFlag).map(|(s, _)| s)
+        };
+        assert_eq!(
+            flag("isolcpus=bogus,4-7", Some("4-7")),
+            Some(Severity::Notice)
+        );
+        assert_eq!(flag("isolcpus=bogus,4-7", None), Some(Severity::Warning));
+        assert_eq!(
+            flag("isolcpus=no_hz,4-7", Some("4-7")),
+            Some(Severity::Warning)
+        );
+        assert_eq!(flag("isolcpus=domain,4-7", Some("4-7")), None);
+    }
+
+    #[test]
+    fn disturbances_are_info_unless_latency_critical() {
+        let sys = machine().build();
+        let plain = findings(&sys, &["--dry-run", "--cpus", "1"]);
+        assert_eq!(
+            find(&plain, Code::NotIsolated),
+            Some((Severity::Info, cpus("1")))
+        );
+        let rt = findings(&sys, &["--dry-run", "--cpus", "1", "--fifo", "10"]);
+        assert_eq!(
+            find(&rt, Code::NotIsolated),
+            Some((Severity::Notice, cpus("1")))
+        );
+        assert_eq!(
+            find(&rt, Code::NotNohzFull),
+            Some((Severity::Warning, cpus("1")))
+        );
+        assert_eq!(
+            find(&plain, Code::NotNohzFull),
+            Some((Severity::Info, cpus("1")))
+        );
+    }
+
+    #[test]
+    fn an_isolated_cpu_whose_sibling_is_not_is_found() {
+        // CPU 4's sibling is 12, which is not isolated.
+        let sys = machine().isolated("4").build();
+        let f = findings(&sys, &["--check", "--cpus", "4"]);
+        assert_eq!(find(&f, Code::NotIsolated), None);
+        assert_eq!(
+            find(&f, Code::SiblingNotIsolated).map(|(s, _)| s),
+            Some(Severity::Warning)
+        );
+    }
+}

@@ -195,3 +195,40 @@ fn remote_findings(ctx: &Context, mem: &MemPlan, out: &mut Vec<Finding>) {
         ));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{find, findings, machine};
+    use crate::finding::{Code, Severity};
+
+    #[test]
+    fn memory_bound_to_a_remote_node_is_found() {
+        let sys = machine().build();
+        let f = findings(&sys, &["--dry-run", "--cpus", "0", "--membind", "1"]);
+        assert!(find(&f, Code::MemoryRemote).is_some());
+        let local = findings(&sys, &["--dry-run", "--cpus", "0", "--membind", "0"]);
+        assert_eq!(find(&local, Code::MemoryRemote), None);
+    }
+
+    #[test]
+    fn a_strict_bind_to_a_nearly_full_node_is_a_hazard() {
+        let sys = machine().free_mib(1, 100).build();
+        let f = findings(&sys, &["--dry-run", "--membind", "1"]);
+        assert_eq!(
+            find(&f, Code::BindLowMemory).map(|(s, _)| s),
+            Some(Severity::Warning)
+        );
+        // The kernel reclaims page cache and reclaimable slab before it
+        // kills: 100 MiB free and 1 GiB of them is no hazard.
+        let cached = machine().free_mib(1, 100).reclaimable_mib(1, 1024).build();
+        let f = findings(&cached, &["--dry-run", "--membind", "1"]);
+        assert_eq!(find(&f, Code::BindLowMemory), None);
+        // A bind to every node with memory restricts nothing: no hazard
+        // pinrun adds, whatever is free.
+        let f = findings(&sys, &["--dry-run", "--membind", "0-1"]);
+        assert_eq!(find(&f, Code::BindLowMemory), None);
+        let one_node = machine().free_mib(1, 100).without_memory(0).build();
+        let f = findings(&one_node, &["--dry-run", "--membind", "1"]);
+        assert_eq!(find(&f, Code::BindLowMemory), None);
+    }
+}

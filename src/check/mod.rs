@@ -176,20 +176,21 @@ pub fn check_claimed(
     out
 }
 
+/// What the checks' unit tests share: a machine and the findings of a
+/// request on it.
 #[cfg(test)]
-mod tests {
+mod testing {
     use super::*;
-    use crate::claim::{Claim, Holder};
-    use crate::testkit::{Machine, cpus, request};
+    use crate::testkit::{Machine, request};
 
     /// 2 packages (nodes 0 and 1) × 4 cores × 2 threads: CPU 0's sibling
     /// is 8; node 0 holds 0-3,8-11, node 1 holds 4-7,12-15.
-    fn machine() -> Machine {
+    pub(super) fn machine() -> Machine {
         Machine::new(2, 4, 2)
     }
 
     /// The findings of `pinrun ARGS` on `sys`, as (code, severity, CPUs).
-    fn findings(sys: &SystemState, args: &[&str]) -> Vec<(Code, Severity, CpuSet)> {
+    pub(super) fn findings(sys: &SystemState, args: &[&str]) -> Vec<(Code, Severity, CpuSet)> {
         let req = request(args);
         let plan = crate::plan::plan(sys, &req).expect("a plan");
         check(sys, &req, &plan)
@@ -198,264 +199,18 @@ mod tests {
             .collect()
     }
 
-    fn find(all: &[(Code, Severity, CpuSet)], code: Code) -> Option<(Severity, CpuSet)> {
+    /// The finding of `code` among `all`, as (severity, CPUs).
+    pub(super) fn find(all: &[(Code, Severity, CpuSet)], code: Code) -> Option<(Severity, CpuSet)> {
         all.iter()
             .find(|(c, _, _)| *c == code)
             .map(|(_, s, set)| (*s, set.clone()))
     }
+}
 
-    #[test]
-    fn cpus_that_are_not_isolated_are_named() {
-        let sys = machine().isolated("4-7").build();
-        let f = findings(&sys, &["--check", "--cpus", "2-5"]);
-        // The scheduler could balance tasks there: a notice; the tick
-        // interrupts them now: a warning.
-        assert_eq!(
-            find(&f, Code::NotIsolated),
-            Some((Severity::Notice, cpus("2-3")))
-        );
-        assert_eq!(
-            find(&f, Code::NotNohzFull),
-            Some((Severity::Warning, cpus("2-3")))
-        );
-    }
-
-    /// Issue 35 class 3: `nohz=off` (setup_tick_nohz()'s kstrtobool)
-    /// keeps the tick of the nohz_full CPUs running: tick_nohz_activate()
-    /// never sets TS_FLAG_NOHZ, which tick_nohz_full_update_tick() needs
-    /// (kernel/time/tick-sched.c), though cpu/nohz_full lists them.
-    #[test]
-    fn nohz_off_keeps_the_tick_of_nohz_full_cpus() {
-        let mut sys = machine().isolated("4-7").build();
-        let args = ["--check", "--cpus", "4-5"];
-        assert_eq!(find(&findings(&sys, &args), Code::NotNohzFull), None);
-        sys.boot = crate::boot_params::parse("nohz_full=4-7 nohz=off", Some(15));
-        assert_eq!(
-            find(&findings(&sys, &args), Code::NotNohzFull),
-            Some((Severity::Warning, cpus("4-5")))
-        );
-        // The last value kstrtobool() accepts stands.
-        sys.boot = crate::boot_params::parse("nohz=off nohz_full=4-7 nohz=1", Some(15));
-        assert_eq!(find(&findings(&sys, &args), Code::NotNohzFull), None);
-    }
-
-    /// Issue 35 class 4: unbound workqueue workers run anywhere in
-    /// `wq_unbound_cpumask` (kernel/workqueue.c), isolated CPUs included
-    /// when the mask has them (isolcpus=domain before Linux 6.6, or a
-    /// mask written so): `not-isolated` for those of the checked CPUs;
-    /// none when the mask leaves them out, or was not read.
-    #[test]
-    fn workqueues_may_run_on_isolated_cpus() {
-        let mut sys = machine().isolated("4-7").build();
-        let args = ["--check", "--cpus", "4-5"];
-        assert_eq!(find(&findings(&sys, &args), Code::NotIsolated), None);
-        sys.workqueue_cpus = Some(cpus("0-3,8-15"));
-        assert_eq!(find(&findings(&sys, &args), Code::NotIsolated), None);
-        sys.workqueue_cpus = Some(cpus("0-4,8-15"));
-        assert_eq!(
-            find(&findings(&sys, &args), Code::NotIsolated),
-            Some((Severity::Warning, cpus("4")))
-        );
-    }
-
-    /// Issue 35 class 4: a SCHED_DEADLINE task keeps the tick of a
-    /// nohz_full CPU (`sched_can_stop_tick()`, kernel/sched/core.c:
-    /// "Deadline tasks, even if single, need the tick"); one SCHED_FIFO
-    /// task lets it stop. So a deadline launch on nohz_full CPUs is
-    /// `not-nohz-full` for them, a FIFO one is not.
-    #[test]
-    fn deadline_keeps_the_tick_of_nohz_full_cpus() {
-        let mut sys = machine().build();
-        sys.nohz_full = cpus("4-7");
-        let ticking = |args: &[&str]| -> Vec<CpuSet> {
-            findings(&sys, args)
-                .into_iter()
-                .filter(|(c, _, _)| *c == Code::NotNohzFull)
-                .map(|(_, _, set)| set)
-                .collect()
-        };
-        let all = "0-15";
-        assert_eq!(
-            ticking(&["--check", "--cpus", all, "--fifo", "10"]),
-            vec![cpus("0-3,8-15")]
-        );
-        assert_eq!(
-            ticking(&[
-                "--check",
-                "--cpus",
-                all,
-                "--deadline",
-                "--sched-runtime",
-                "1ms",
-                "--sched-period",
-                "10ms"
-            ]),
-            vec![cpus("4-7"), cpus("0-3,8-15")]
-        );
-    }
-
-    /// Issue 35 class 3: an unknown isolcpus= flag of letters only is
-    /// skipped since 5.7 (housekeeping_isolcpus_setup(): "Skipped unknown
-    /// flag"), so the rest applies: a notice; cpu/isolated listing none of
-    /// its CPUs says this kernel rejected it; a flag with another
-    /// character ("Invalid flag") always rejects it.
-    #[test]
-    fn unknown_isolcpus_flags_as_the_kernel_reads_them() {
-        let args = ["--check", "--cpus", "4-5"];
-        let flag = |cmdline: &str, isolated: Option<&str>| {
-            let m = machine();
-            let mut sys = match isolated {
-                Some(list) => m.isolated(list),
-                None => m,
-            }
-            .build();
-            sys.boot = crate::boot_params::parse(cmdline, Some(15));
-            find(&findings(&sys, &args), Code::IsolcpusUnknownFlag).map(|(s, _)| s)
-        };
-        assert_eq!(
-            flag("isolcpus=bogus,4-7", Some("4-7")),
-            Some(Severity::Notice)
-        );
-        assert_eq!(flag("isolcpus=bogus,4-7", None), Some(Severity::Warning));
-        assert_eq!(
-            flag("isolcpus=no_hz,4-7", Some("4-7")),
-            Some(Severity::Warning)
-        );
-        assert_eq!(flag("isolcpus=domain,4-7", Some("4-7")), None);
-    }
-
-    #[test]
-    fn disturbances_are_info_unless_latency_critical() {
-        let sys = machine().build();
-        let plain = findings(&sys, &["--dry-run", "--cpus", "1"]);
-        assert_eq!(
-            find(&plain, Code::NotIsolated),
-            Some((Severity::Info, cpus("1")))
-        );
-        let rt = findings(&sys, &["--dry-run", "--cpus", "1", "--fifo", "10"]);
-        assert_eq!(
-            find(&rt, Code::NotIsolated),
-            Some((Severity::Notice, cpus("1")))
-        );
-        assert_eq!(
-            find(&rt, Code::NotNohzFull),
-            Some((Severity::Warning, cpus("1")))
-        );
-        assert_eq!(
-            find(&plain, Code::NotNohzFull),
-            Some((Severity::Info, cpus("1")))
-        );
-    }
-
-    #[test]
-    fn an_isolated_cpu_whose_sibling_is_not_is_found() {
-        // CPU 4's sibling is 12, which is not isolated.
-        let sys = machine().isolated("4").build();
-        let f = findings(&sys, &["--check", "--cpus", "4"]);
-        assert_eq!(find(&f, Code::NotIsolated), None);
-        assert_eq!(
-            find(&f, Code::SiblingNotIsolated).map(|(s, _)| s),
-            Some(Severity::Warning)
-        );
-    }
-
-    #[test]
-    fn requested_smt_siblings_are_one_finding() {
-        let sys = machine().build();
-        let f = findings(&sys, &["--check", "--cpus", "0,8"]);
-        assert_eq!(
-            find(&f, Code::SmtSiblingsShared).map(|(_, c)| c),
-            Some(cpus("0,8"))
-        );
-        let apart = findings(&sys, &["--check", "--cpus", "0-1"]);
-        assert_eq!(find(&apart, Code::SmtSiblingsShared), None);
-    }
-
-    #[test]
-    fn rt_priority_99_and_nice_with_rt_are_warnings() {
-        let sys = machine().build();
-        let f = findings(&sys, &["--dry-run", "--fifo", "99", "--nice", "5"]);
-        assert_eq!(
-            find(&f, Code::RtPriority99).map(|(s, _)| s),
-            Some(Severity::Warning)
-        );
-        assert!(find(&f, Code::NiceIgnored).is_some());
-        let dl = findings(
-            &sys,
-            &[
-                "--dry-run",
-                "--deadline",
-                "--sched-runtime",
-                "1ms",
-                "--sched-period",
-                "10ms",
-            ],
-        );
-        assert!(find(&dl, Code::DeadlineCannotFork).is_some());
-    }
-
-    #[test]
-    fn memory_bound_to_a_remote_node_is_found() {
-        let sys = machine().build();
-        let f = findings(&sys, &["--dry-run", "--cpus", "0", "--membind", "1"]);
-        assert!(find(&f, Code::MemoryRemote).is_some());
-        let local = findings(&sys, &["--dry-run", "--cpus", "0", "--membind", "0"]);
-        assert_eq!(find(&local, Code::MemoryRemote), None);
-    }
-
-    #[test]
-    fn a_strict_bind_to_a_nearly_full_node_is_a_hazard() {
-        let sys = machine().free_mib(1, 100).build();
-        let f = findings(&sys, &["--dry-run", "--membind", "1"]);
-        assert_eq!(
-            find(&f, Code::BindLowMemory).map(|(s, _)| s),
-            Some(Severity::Warning)
-        );
-        // The kernel reclaims page cache and reclaimable slab before it
-        // kills: 100 MiB free and 1 GiB of them is no hazard.
-        let cached = machine().free_mib(1, 100).reclaimable_mib(1, 1024).build();
-        let f = findings(&cached, &["--dry-run", "--membind", "1"]);
-        assert_eq!(find(&f, Code::BindLowMemory), None);
-        // A bind to every node with memory restricts nothing: no hazard
-        // pinrun adds, whatever is free.
-        let f = findings(&sys, &["--dry-run", "--membind", "0-1"]);
-        assert_eq!(find(&f, Code::BindLowMemory), None);
-        let one_node = machine().free_mib(1, 100).without_memory(0).build();
-        let f = findings(&one_node, &["--dry-run", "--membind", "1"]);
-        assert_eq!(find(&f, Code::BindLowMemory), None);
-    }
-
-    #[test]
-    fn claimed_cpus_come_from_check_claimed_and_allow_downgrades() {
-        let sys = machine().build();
-        let req = request(&["--dry-run", "--cpus", "1-2"]);
-        let plan = crate::plan::plan(&sys, &req).unwrap();
-        let claims = Claims {
-            claims: vec![Claim {
-                holder: Holder::Kubelet {
-                    pod: "p".into(),
-                    container: "c".into(),
-                },
-                cpus: cpus("2,10"),
-            }],
-            ..Default::default()
-        };
-        let mut f = check_claimed(&sys, &req, &plan, &claims);
-        let claimed = f
-            .iter()
-            .find(|f| f.code == Code::CpuClaimed)
-            .expect("cpu-claimed");
-        assert_eq!(
-            (claimed.severity, claimed.cpus.clone()),
-            (Severity::Warning, vec![2])
-        );
-        assert_eq!(f.last().map(|f| f.code), Some(Code::CpuClaimed));
-        accept(&mut f, &[Code::CpuClaimed]);
-        assert!(
-            f.iter()
-                .all(|f| f.code != Code::CpuClaimed || f.severity == Severity::Info)
-        );
-    }
+#[cfg(test)]
+mod tests {
+    use super::testing::{findings, machine};
+    use super::*;
 
     #[test]
     fn a_quiet_launch_computes_no_findings() {

@@ -309,6 +309,7 @@ pub fn eperm_diagnosis(sys: &crate::system::SystemState, config: Option<bool>) -
 
 #[cfg(test)]
 mod tests {
+    use super::super::testing::{find, findings, machine};
     use super::*;
     use crate::testkit::{Machine, request};
 
@@ -491,5 +492,28 @@ mod tests {
             hint.contains("prlimit --pid 4242 --rttime=unlimited:unlimited"),
             "{hint}"
         );
+    }
+
+    #[test]
+    fn rt_priority_99_and_nice_with_rt_are_warnings() {
+        let sys = machine().build();
+        let f = findings(&sys, &["--dry-run", "--fifo", "99", "--nice", "5"]);
+        assert_eq!(
+            find(&f, Code::RtPriority99).map(|(s, _)| s),
+            Some(Severity::Warning)
+        );
+        assert!(find(&f, Code::NiceIgnored).is_some());
+        let dl = findings(
+            &sys,
+            &[
+                "--dry-run",
+                "--deadline",
+                "--sched-runtime",
+                "1ms",
+                "--sched-period",
+                "10ms",
+            ],
+        );
+        assert!(find(&dl, Code::DeadlineCannotFork).is_some());
     }
 }

@@ -138,3 +138,22 @@ fn efficiency_core(ctx: &Context, out: &mut Vec<Finding>) {
         ),
     ));
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{find, findings, machine};
+    use crate::finding::Code;
+    use crate::testkit::cpus;
+
+    #[test]
+    fn requested_smt_siblings_are_one_finding() {
+        let sys = machine().build();
+        let f = findings(&sys, &["--check", "--cpus", "0,8"]);
+        assert_eq!(
+            find(&f, Code::SmtSiblingsShared).map(|(_, c)| c),
+            Some(cpus("0,8"))
+        );
+        let apart = findings(&sys, &["--check", "--cpus", "0-1"]);
+        assert_eq!(find(&apart, Code::SmtSiblingsShared), None);
+    }
+}

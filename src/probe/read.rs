@@ -10,26 +10,22 @@
 
 use super::{Layout, Sample};
 use crate::system::Root;
-use crate::system::noise::{parse_counters, parse_steal, parse_task_stat, read_tasks};
+use crate::system::irq::{INTERRUPTS, SOFTIRQS, read_counters};
+use crate::system::noise::{parse_steal, parse_task_stat, read_tasks};
 use std::collections::BTreeMap;
 
 /// The layout of the samples of `cpus`: every row of `/proc/interrupts`
 /// and `/proc/softirqs` now (the candidate tasks are added by
 /// [`candidates`]).
 pub fn layout(root: &Root, cpus: &[u32]) -> Layout {
-    let rows = |path: &str| {
-        root.read(path)
-            .map(|t| parse_counters(&t))
-            .unwrap_or_default()
-            .rows
-    };
+    let rows = |path: &str| read_counters(root, path).unwrap_or_default().rows;
     Layout {
         cpus: cpus.to_vec(),
-        irqs: rows("/proc/interrupts")
+        irqs: rows(INTERRUPTS)
             .into_iter()
             .map(|(label, row)| (label, row.desc))
             .collect(),
-        softirqs: rows("/proc/softirqs").into_keys().collect(),
+        softirqs: rows(SOFTIRQS).into_keys().collect(),
         tasks: Default::default(),
     }
 }
@@ -73,18 +69,15 @@ pub fn candidates(
 /// left out.
 pub fn sample(root: &Root, l: &Layout, tids: &[u32], prev: Option<&Sample>) -> Option<Sample> {
     let columns = |path: &str, labels: &mut dyn Iterator<Item = &String>| {
-        let c = parse_counters(&root.read(path)?);
+        let c = read_counters(root, path)?;
         let mut out = Vec::new();
         for label in labels {
             out.extend(l.cpus.iter().map(|&cpu| c.count(label, cpu)));
         }
         Some(out)
     };
-    let irqs = columns(
-        "/proc/interrupts",
-        &mut l.irqs.iter().map(|(label, _)| label),
-    )?;
-    let softirqs = columns("/proc/softirqs", &mut l.softirqs.iter())?;
+    let irqs = columns(INTERRUPTS, &mut l.irqs.iter().map(|(label, _)| label))?;
+    let softirqs = columns(SOFTIRQS, &mut l.softirqs.iter())?;
     let steal = parse_steal(&root.read("/proc/stat")?);
     // Samples list their tasks by TID, ascending (the layout's order).
     let last = |tid: u32| {

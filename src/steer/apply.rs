@@ -11,16 +11,14 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::steer::plan::{BanPlan, BanUndo, ConfigPlan, ConfigUndo, Move, undo_ban, undo_config};
 use crate::steer::plan::{SteerPlan, Undo, UndoStep, fallbacks, not_back, pre_write, undo};
 use crate::steer::read::JournalFile;
-use crate::steer::read::{
-    SteerIrq, irqbalance_exchange, irqbalance_setup, read_affinity, read_default, read_effective,
-    read_online,
-};
+use crate::steer::read::{SteerIrq, irqbalance_exchange, irqbalance_setup, read_online};
 use crate::steer::{
     Disposition, Journal, JournalBan, JournalConfig, JournalIrq, Stage, ban_command, classify,
     journal_name,
 };
 use crate::system::Root;
 use crate::system::claims::StateDir;
+use crate::system::irq::{read_default, read_effective, read_requested};
 use nix::errno::Errno;
 use nix::fcntl::{AtFlags, OFlag};
 use nix::sys::stat::Mode;
@@ -672,7 +670,7 @@ impl Steering<'_> {
                 .map(|e| e.name.clone())
                 .unwrap_or_default();
             let pending = read_effective(root, *n).is_some_and(|eff| eff.intersects(&p.cpus));
-            if read_affinity(root, *n).is_some_and(|now| now != *to) {
+            if read_requested(root, *n).is_some_and(|now| now != *to) {
                 out.skipped.push((
                     *n,
                     name.clone(),
@@ -1080,7 +1078,7 @@ pub fn finish(
     let u = undo(
         j,
         &other_j,
-        &|n| read_affinity(root, n),
+        &|n| read_requested(root, n),
         read_default(root).as_ref(),
     );
     if let Err(line) = hand_over(dir, name, j, others, &u) {

@@ -9,6 +9,9 @@ use crate::cpuset::CpuSet;
 use crate::steer::{Journal, MAX_JOURNAL, journal_owner};
 use crate::system::Root;
 use crate::system::claims::StateDir;
+use crate::system::irq;
+use crate::system::process::status_cpus_allowed;
+use crate::system::threads::stat_state;
 use nix::fcntl::OFlag;
 use nix::sys::stat::Mode;
 use std::io::Read;
@@ -43,12 +46,11 @@ pub struct SteerIrq {
 /// Every IRQ of `/proc/irq` below `root` and the default affinity of new
 /// IRQs (`/proc/irq/default_smp_affinity`, a cpumask).
 pub fn read_irqs(root: &Root) -> (Vec<SteerIrq>, Option<CpuSet>) {
-    let debug = root.dir("/sys/kernel/debug/irq/irqs");
+    let debug = root.dir(irq::DEBUG_IRQS);
     let list = root
-        .numbered_entries("/proc/irq", "")
+        .numbered_entries(irq::PROC_IRQ, "")
         .into_iter()
         .map(|n| {
-            let d = format!("/proc/irq/{n}");
             let name = root
                 .read_value(&format!("/sys/kernel/irq/{n}/actions"))
                 .and_then(|a| a.split(',').next_back().map(|s| s.trim().to_string()))
@@ -56,22 +58,16 @@ pub fn read_irqs(root: &Root) -> (Vec<SteerIrq>, Option<CpuSet>) {
             SteerIrq {
                 number: n,
                 name,
-                affinity: root.read_list_or_mask(&d, "smp_affinity"),
-                effective: root.read_list_or_mask(&d, "effective_affinity"),
-                node: root
-                    .read_int(&format!("{d}/node"))
-                    .and_then(|v| u32::try_from(v).ok()),
-                managed: debug
-                    .as_ref()
-                    .and_then(|dd| dd.read(&n.to_string()))
-                    .map(|t| t.contains("IRQD_AFFINITY_MANAGED")),
+                affinity: irq::read_requested(root, n),
+                effective: irq::read_effective(root, n),
+                node: irq::read_node(root, n),
+                managed: irq::managed(debug.as_ref(), n),
                 kernel_keeps: None,
                 chip: None,
             }
         })
         .collect();
-    let default = root.read_mask("/proc/irq/default_smp_affinity");
-    (list, default)
+    (list, irq::read_default(root))
 }
 
 /// A journal file of the state directory, read.
@@ -182,23 +178,6 @@ pub fn chip_name(root: &Root, n: u32) -> Option<String> {
     root.read_value(&format!("/sys/kernel/irq/{n}/chip_name"))
 }
 
-/// `/proc/irq/N/smp_affinity_list` (fallback `smp_affinity`) below `root`:
-/// what an undo compares with what was written.
-pub fn read_affinity(root: &Root, n: u32) -> Option<CpuSet> {
-    root.read_list_or_mask(&format!("/proc/irq/{n}"), "smp_affinity")
-}
-
-/// `/proc/irq/N/effective_affinity_list` (fallback the mask): where the
-/// IRQ is delivered now.
-pub fn read_effective(root: &Root, n: u32) -> Option<CpuSet> {
-    root.read_list_or_mask(&format!("/proc/irq/{n}"), "effective_affinity")
-}
-
-/// `/proc/irq/default_smp_affinity`.
-pub fn read_default(root: &Root) -> Option<CpuSet> {
-    root.read_mask("/proc/irq/default_smp_affinity")
-}
-
 /// The online CPUs (`/sys/devices/system/cpu/online`), read again after
 /// an EINVAL (a CPU went offline).
 pub fn read_online(root: &Root) -> Option<CpuSet> {
@@ -218,10 +197,10 @@ pub fn irqbalance(root: &Root) -> Vec<(u32, Option<std::path::PathBuf>)> {
             root.read_value(&format!("/proc/{pid}/comm")).as_deref() == Some("irqbalance")
                 && crate::system::threads::uids(root, *pid) == Some((0, 0))
                 // A zombie (state Z, field 3 of /proc/PID/stat) has ended.
-                && !root
+                && root
                     .read(&format!("/proc/{pid}/stat"))
-                    .and_then(|st| st.rsplit_once(')').map(|(_, r)| r.trim_start().starts_with('Z')))
-                    .unwrap_or(false)
+                    .and_then(|st| stat_state(&st))
+                    != Some('Z')
         })
         .map(|pid| {
             let sock = format!("/run/irqbalance/irqbalance{pid}.sock");
@@ -242,11 +221,9 @@ pub fn irq_threads(root: &Root, n: u32) -> Vec<(u32, Option<CpuSet>)> {
                 .is_some_and(|c| c.starts_with(&prefix))
         })
         .map(|pid| {
-            let allowed = root.read(&format!("/proc/{pid}/status")).and_then(|s| {
-                s.lines()
-                    .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-                    .and_then(|l| CpuSet::parse_sysfs_list(l.trim(), None).ok())
-            });
+            let allowed = root
+                .read(&format!("/proc/{pid}/status"))
+                .and_then(|s| status_cpus_allowed(&s));
             (pid, allowed)
         })
         .collect()

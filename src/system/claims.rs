@@ -3,6 +3,7 @@
 //! against `/proc`, and kubelet's CPU manager state file. Records are
 //! written by [`crate::apply::claims`] under the same lock.
 
+use super::process::{status_cpus_allowed, status_ids, status_uids};
 use super::root::Root;
 use super::threads::{stat_field, stat_state};
 use crate::claim::{
@@ -898,20 +899,15 @@ fn live_threads(pid: u32) -> Vec<(u32, String)> {
 /// `Cpus_allowed_list` of one `status` text, added to `uids` and
 /// `affinity`.
 fn add_status(status: &str, uids: &mut Vec<u32>, affinity: &mut Option<crate::cpuset::CpuSet>) {
-    for line in status.lines() {
-        if let Some(u) = line.strip_prefix("Uid:") {
-            for u in u.split_whitespace().filter_map(|u| u.parse::<u32>().ok()) {
-                if !uids.contains(&u) {
-                    uids.push(u);
-                }
-            }
-        } else if let Some(l) = line.strip_prefix("Cpus_allowed_list:")
-            && let Ok(set) = crate::cpuset::CpuSet::parse_sysfs_list(l.trim(), None)
-        {
-            match affinity {
-                Some(a) => a.union_with(&set),
-                None => *affinity = Some(set),
-            }
+    for u in status_uids(status).flatten() {
+        if !uids.contains(&u) {
+            uids.push(u);
+        }
+    }
+    if let Some(set) = status_cpus_allowed(status) {
+        match affinity {
+            Some(a) => a.union_with(&set),
+            None => *affinity = Some(set),
         }
     }
 }
@@ -1080,25 +1076,12 @@ pub fn own_pid_ns() -> Option<PidNs> {
 /// (a `/proc` of a parent namespace). `None`: not known.
 pub fn view_pid_ns() -> Option<PidNs> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let levels = ns_ids(&status, "NSpid:").len();
+    let levels = status_ids(&status, "NSpid").len();
     if levels <= 1 {
         own_pid_ns()
     } else {
         pid_ns_of("/proc/1/ns/pid").ok()
     }
-}
-
-/// The numbers of line `key` (`NSpid:`, `NSpgid:`) of a `status` text.
-fn ns_ids(status: &str, key: &str) -> Vec<u32> {
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix(key))
-        .map(|v| {
-            v.split_whitespace()
-                .filter_map(|n| n.parse().ok())
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// Every process of `/proc` with its PID namespace, and for those not
@@ -1154,8 +1137,8 @@ pub fn scan_pid_namespaces(view: Option<PidNs>) -> NsScan {
             let path = format!("/proc/{pid}/status");
             match std::fs::read_to_string(&path) {
                 Ok(status) => {
-                    p.nspid = ns_ids(&status, "NSpid:");
-                    p.nspgid = ns_ids(&status, "NSpgid:");
+                    p.nspid = status_ids(&status, "NSpid");
+                    p.nspgid = status_ids(&status, "NSpgid");
                 }
                 Err(e) if gone(&e) => continue,
                 Err(e) => {
@@ -1249,7 +1232,7 @@ mod tests {
     fn this_process_is_found_by_its_pid_namespace() {
         let own = own_pid_ns().expect("/proc/self/ns/pid");
         let status = std::fs::read_to_string("/proc/self/status").unwrap();
-        if ns_ids(&status, "NSpid:").len() == 1 {
+        if status_ids(&status, "NSpid").len() == 1 {
             assert_eq!(view_pid_ns(), Some(own));
         }
         // As if /proc were another namespace's: NSpid is read too.
@@ -1265,10 +1248,10 @@ mod tests {
             Some(&nix::unistd::getpid().as_raw().cast_unsigned())
         );
         assert_eq!(
-            ns_ids("Name:\tx\nNSpid:\t4242\t1\nNSpgid:\t4240\t0\n", "NSpid:"),
+            status_ids("Name:\tx\nNSpid:\t4242\t1\nNSpgid:\t4240\t0\n", "NSpid"),
             vec![4242, 1]
         );
-        assert_eq!(ns_ids("Name:\tx\n", "NSpgid:"), Vec::<u32>::new());
+        assert_eq!(status_ids("Name:\tx\n", "NSpgid"), Vec::<u32>::new());
     }
 
     /// A launch is judged in the PID namespace its PID is numbered in:

@@ -37,7 +37,8 @@
 
 use super::root::{Dir, Root};
 use crate::cpuset::CpuSet;
-use std::collections::BTreeSet;
+use crate::noise::{CounterRow, Counters};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 /// One interrupt: a row of `/proc/interrupts` or an IRQ descriptor of
@@ -196,6 +197,41 @@ fn irq_file<'b>(buf: &'b mut [u8; 40], n: u32, file: &str) -> &'b str {
     std::str::from_utf8(&buf[..len]).unwrap_or_default()
 }
 
+/// `/proc/irq/N/smp_affinity_list` (fallback the `smp_affinity` mask)
+/// below `root`: the CPUs IRQ `n` is asked to go to, what a write
+/// replaces (`Documentation/core-api/irq/irq-affinity.rst`). `None` when
+/// neither file reads as a set.
+pub fn read_requested(root: &Root, n: u32) -> Option<CpuSet> {
+    root.read_list_or_mask(&format!("{PROC_IRQ}/{n}"), "smp_affinity")
+}
+
+/// `/proc/irq/N/effective_affinity_list` (fallback the
+/// `effective_affinity` mask) below `root`: the CPUs IRQ `n` is delivered
+/// to now (x86: one CPU; `irq_effective_aff_list_proc_show()`,
+/// `kernel/irq/proc.c`). `None` when
+/// neither file reads as a set.
+pub fn read_effective(root: &Root, n: u32) -> Option<CpuSet> {
+    root.read_list_or_mask(&format!("{PROC_IRQ}/{n}"), "effective_affinity")
+}
+
+/// `/proc/irq/default_smp_affinity` below `root` (a cpumask): the CPUs a
+/// new IRQ may go to (`Documentation/core-api/irq/irq-affinity.rst`).
+pub fn read_default(root: &Root) -> Option<CpuSet> {
+    root.read_mask(DEFAULT_AFFINITY)
+}
+
+/// `/proc/irq/N/node` below `root`: the NUMA node of IRQ `n`'s device;
+/// `None` when unreadable or `-1` (no node).
+pub fn read_node(root: &Root, n: u32) -> Option<u32> {
+    root.read_int(&format!("{PROC_IRQ}/{n}/node"))
+        .and_then(|v| u32::try_from(v).ok())
+}
+
+/// `/proc/irq`: one directory per IRQ with a handler requested.
+pub const PROC_IRQ: &str = "/proc/irq";
+/// `/proc/irq/default_smp_affinity`, a cpumask.
+pub const DEFAULT_AFFINITY: &str = "/proc/irq/default_smp_affinity";
+
 /// The requested affinity of IRQ `n` ([`Irq::requested`]) when its
 /// `affinity` came from `source`, an effective affinity file; `irq_dir` is
 /// `/proc/irq`.
@@ -247,9 +283,11 @@ fn requested(irq_dir: &Dir, n: u32, source: &str, last: &LastRequested) -> Optio
 #[allow(clippy::type_complexity)]
 struct LastRequested(std::sync::Mutex<Option<(bool, String, Option<Arc<CpuSet>>)>>);
 
-/// Whether IRQ `n` is kernel-managed; `debug_dir` is debugfs'
-/// `irq/irqs`, opened once (absent without debugfs or root).
-fn managed(debug_dir: Option<&Dir>, n: u32) -> Option<bool> {
+/// Whether IRQ `n` is kernel-managed (`IRQD_AFFINITY_MANAGED` in its
+/// debugfs file, `kernel/irq/debugfs.c`); `debug_dir` is
+/// [`DEBUG_IRQS`], opened once (absent without debugfs or root). `None`
+/// when the file cannot be read.
+pub fn managed(debug_dir: Option<&Dir>, n: u32) -> Option<bool> {
     debug_dir?
         .read(&n.to_string())
         .map(|t| t.contains("IRQD_AFFINITY_MANAGED"))
@@ -271,15 +309,34 @@ fn parse_header(header: &str) -> Vec<u32> {
 /// IRQ hits; a 4096-CPU row is mostly zeros).
 fn parse_row(cpus: &[u32], line: &str) -> Option<InterruptRow> {
     let (id, rest) = line.split_once(':')?;
+    let mut counts = Vec::new();
+    let desc = scan_counts(cpus, rest, |cpu, value| {
+        if value != 0 {
+            counts.push((cpu, value));
+        }
+    });
+    Some((
+        id.trim().to_string(),
+        counts,
+        desc.split_whitespace().collect::<Vec<_>>().join(" "),
+    ))
+}
+
+/// The counts of one row of `/proc/interrupts` or `/proc/softirqs` (`rest`:
+/// the text after the row's `LABEL:`), one per column of `cpus` while the
+/// words are counts, each given to `count` with its CPU (zeros too);
+/// returns the text after the last count (the description, untrimmed).
+/// A row with fewer counts (`ERR`, `MIS`) stops at its first word that is
+/// not one.
+fn scan_counts<'a>(cpus: &[u32], rest: &'a str, mut count: impl FnMut(u32, u64)) -> &'a str {
     if !rest.is_ascii() {
-        return Some(parse_row_slow(cpus, id, rest));
+        return scan_counts_slow(cpus, rest, count);
     }
     // ASCII: the same words as `split_whitespace` (whose ASCII whitespace
     // is U+0009..U+000D and the space), scanned as bytes.
     let ws = |b: u8| b == b' ' || (b'\t'..=b'\r').contains(&b);
     let bytes = rest.as_bytes();
     let mut pos = 0;
-    let mut counts = Vec::new();
     for &cpu in cpus {
         // Columns are right-aligned in wide fields: skip runs of spaces
         // eight bytes at a time (the file can be hundreds of MB).
@@ -292,6 +349,7 @@ fn parse_row(cpus: &[u32], line: &str) -> Option<InterruptRow> {
         // The usual column: a lone 0.
         if bytes.get(pos) == Some(&b'0') && bytes.get(pos + 1).is_none_or(|&b| ws(b)) {
             pos += 1;
+            count(cpu, 0);
             continue;
         }
         let start = pos;
@@ -312,38 +370,71 @@ fn parse_row(cpus: &[u32], line: &str) -> Option<InterruptRow> {
                 }
             }
         };
-        if value != 0 {
-            counts.push((cpu, value));
-        }
+        count(cpu, value);
     }
-    Some((
-        id.trim().to_string(),
-        counts,
-        rest[pos..].split_whitespace().collect::<Vec<_>>().join(" "),
-    ))
+    &rest[pos..]
 }
 
-/// [`parse_row`] for rows with non-ASCII bytes (Unicode whitespace).
-fn parse_row_slow(cpus: &[u32], id: &str, rest: &str) -> InterruptRow {
-    let mut words = rest.split_whitespace().peekable();
-    let mut counts = Vec::new();
+/// [`scan_counts`] for rows with non-ASCII bytes (Unicode whitespace).
+fn scan_counts_slow<'a>(cpus: &[u32], rest: &'a str, mut count: impl FnMut(u32, u64)) -> &'a str {
+    let mut rest = rest.trim_start();
     for &cpu in cpus {
-        match words.peek().and_then(|w| super::parse_count(w)) {
+        let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        match super::parse_count(&rest[..end]) {
             Some(c) => {
-                if c != 0 {
-                    counts.push((cpu, c));
-                }
-                words.next();
+                count(cpu, c);
+                rest = rest[end..].trim_start();
             }
             None => break,
         }
     }
-    (
-        id.trim().to_string(),
-        counts,
-        words.collect::<Vec<_>>().join(" "),
-    )
+    rest
 }
+
+/// Parses `/proc/interrupts` or `/proc/softirqs` for the probe
+/// (`show_interrupts()`, `show_softirqs()`; `proc(5)`): a header of `CPUn`
+/// columns (online CPUs only), then one row per label: `LABEL:` and up to
+/// one count per column, then (in `/proc/interrupts`) the chip, hardware
+/// IRQ and action names. Rows with fewer counts (`ERR`, `MIS`) keep what
+/// they have; lines that do not parse, or whose label is empty or holds a
+/// space, are skipped. Each row's counts are every column's (zeros
+/// included), its description trimmed.
+pub fn parse_counters(text: &str) -> Counters {
+    let mut lines = text.lines();
+    let cpus = parse_header(lines.next().unwrap_or(""));
+    let mut rows = BTreeMap::new();
+    for line in lines {
+        let Some((label, rest)) = line.split_once(':') else {
+            continue;
+        };
+        let label = label.trim();
+        if label.is_empty() || label.contains(' ') {
+            continue;
+        }
+        let mut counts = Vec::with_capacity(cpus.len());
+        let desc = scan_counts(&cpus, rest, |_, n| counts.push(n));
+        rows.insert(
+            label.to_string(),
+            CounterRow {
+                counts,
+                desc: desc.trim().to_string(),
+            },
+        );
+    }
+    Counters { cpus, rows }
+}
+
+/// [`parse_counters`] of `path` below `root` (`/proc/interrupts` or
+/// `/proc/softirqs`), read whole under [`super::root::MAX_FILE`]; `None`
+/// when it cannot be read.
+pub fn read_counters(root: &Root, path: &str) -> Option<Counters> {
+    root.read(path).map(|t| parse_counters(&t))
+}
+
+/// `/proc/interrupts`: per-CPU counts of every IRQ and per-CPU interrupt.
+pub const INTERRUPTS: &str = "/proc/interrupts";
+/// `/proc/softirqs`: per-CPU counts of each softirq.
+pub const SOFTIRQS: &str = "/proc/softirqs";
 
 /// Parses `/proc/interrupts` text: the header names the CPU columns.
 pub fn parse_interrupts(text: &str) -> Vec<InterruptRow> {
@@ -365,7 +456,7 @@ fn for_each_row(
     mut row: impl FnMut(InterruptRow),
 ) -> Result<(), String> {
     use std::io::BufRead;
-    let Some(file) = root.open_regular("/proc/interrupts") else {
+    let Some(file) = root.open_regular(INTERRUPTS) else {
         return Ok(());
     };
     let mut reader = std::io::BufReader::with_capacity(64 << 10, file);
@@ -462,7 +553,7 @@ struct ProcIrq<'r> {
 }
 
 impl<'r> ProcIrq<'r> {
-    const PATH: &'static str = "/proc/irq";
+    const PATH: &'static str = PROC_IRQ;
 
     fn open(root: &'r Root) -> Self {
         Self {
@@ -517,7 +608,7 @@ const SYSFS_IRQ: &str = "/sys/kernel/irq";
 /// for those: nothing else needs the online CPUs, so that without it the
 /// IRQs can be read as soon as `possible` is known.
 pub fn read_irqs(root: &Root, possible: &CpuSet, all_details: Option<&CpuSet>) -> Irqs {
-    let default_affinity = root.read_mask("/proc/irq/default_smp_affinity");
+    let default_affinity = read_default(root);
     let irq_dir = ProcIrq::open(root);
     let affinity_of = |n: u32| irq_dir.affinity(n);
     let numbers = if possible.is_empty() {
@@ -614,7 +705,7 @@ pub fn read_irqs(root: &Root, possible: &CpuSet, all_details: Option<&CpuSet>) -
 }
 
 /// debugfs' per-IRQ directory (`kernel/irq/debugfs.c`).
-const DEBUG_IRQS: &str = "/sys/kernel/debug/irq/irqs";
+pub const DEBUG_IRQS: &str = "/sys/kernel/debug/irq/irqs";
 
 /// `per_cpu_count` of an IRQ (`kernel/irq/irqdesc.c` `per_cpu_count_show`):
 /// `%u` per possible CPU in CPU order, joined by `,`, then a newline.
@@ -963,6 +1054,31 @@ impl DetailReader<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The format of `show_interrupts()` (kernel/irq/proc.c) and
+    /// arch_show_interrupts() on x86, from a 4.x-6.x machine.
+    #[test]
+    fn interrupts_rows_and_names() {
+        let text = "           CPU0       CPU1       \n  0:         33          0   IO-APIC   2-edge      timer\n 24:          0      12345  IR-PCI-MSI 524288-edge      nvme0q1\nNMI:          0          0   Non-maskable interrupts\nLOC:    1234567     765432   Local timer interrupts\nERR:          0\nMIS:          0\n";
+        let c = parse_counters(text);
+        assert_eq!(c.cpus, vec![0, 1]);
+        assert_eq!(c.count("24", 1), 12345);
+        assert_eq!(c.rows["24"].desc, "IR-PCI-MSI 524288-edge      nvme0q1");
+        assert_eq!(c.count("LOC", 0), 1234567);
+        assert_eq!(c.rows["LOC"].desc, "Local timer interrupts");
+        assert_eq!(c.rows["ERR"].counts, vec![0]);
+        assert_eq!(c.count("ERR", 1), 0);
+    }
+
+    /// `show_softirqs()` (fs/proc/softirqs.c): `%12s:` names, `%10u` counts.
+    #[test]
+    fn softirqs() {
+        let text = "                    CPU0       CPU2\n          HI:          1          0\n       TIMER:     123456      65432\n      NET_RX:         10         20\n";
+        let c = parse_counters(text);
+        assert_eq!(c.cpus, vec![0, 2]);
+        assert_eq!(c.count("TIMER", 2), 65432);
+        assert_eq!(c.count("NET_RX", 0), 10);
+    }
 
     /// A dump below `dir` with `/proc/irq/N/effective_affinity_list` =
     /// `N % 4` for the IRQs `with`, and `/proc/irq` itself.

@@ -1387,7 +1387,7 @@ mod count_tests {
             let online: CpuSet = possible.iter().copied().collect();
             let pcc = irq::PerCpuCount::parse(&format!("{}\n", fields.join(",")), &possible, &online);
             prop_assert_eq!(&pcc.counts, &kept);
-            let c = noise::parse_counters(&text);
+            let c = irq::parse_counters(&text);
             for (cpu, w) in (0..n).zip(&want) {
                 prop_assert_eq!(c.count("42", cpu), *w);
             }

@@ -4,55 +4,10 @@
 //! (`/proc/cpuinfo`'s flags, the current clocksource). Plain data for
 //! `crate::noise`; every file through [`Root`].
 
+use super::irq::{INTERRUPTS, SOFTIRQS, read_counters};
 use super::root::Root;
-use crate::noise::{CounterRow, Counters, ProbeClock, Snapshot, TaskTime};
+use crate::noise::{ProbeClock, Snapshot, TaskTime};
 use std::collections::BTreeMap;
-
-/// Parses `/proc/interrupts` or `/proc/softirqs` (`show_interrupts()`,
-/// `show_softirqs()`): a header of `CPUn` columns (online CPUs only), then
-/// one row per label: `LABEL:` and up to one count per column, then (in
-/// `/proc/interrupts`) the chip, hardware IRQ and action names. Rows with
-/// fewer counts (`ERR`, `MIS`) keep what they have; lines that do not
-/// parse are skipped.
-pub fn parse_counters(text: &str) -> Counters {
-    let mut lines = text.lines();
-    let cpus: Vec<u32> = lines
-        .next()
-        .unwrap_or("")
-        .split_whitespace()
-        .filter_map(|w| w.strip_prefix("CPU")?.parse().ok())
-        .collect();
-    let mut rows = BTreeMap::new();
-    for line in lines {
-        let Some((label, rest)) = line.split_once(':') else {
-            continue;
-        };
-        let label = label.trim();
-        if label.is_empty() || label.contains(' ') {
-            continue;
-        }
-        let mut counts = Vec::with_capacity(cpus.len());
-        let mut rest = rest.trim_start();
-        while counts.len() < cpus.len() {
-            let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
-            match super::parse_count(&rest[..end]) {
-                Some(n) => {
-                    counts.push(n);
-                    rest = rest[end..].trim_start();
-                }
-                None => break,
-            }
-        }
-        rows.insert(
-            label.to_string(),
-            CounterRow {
-                counts,
-                desc: rest.trim().to_string(),
-            },
-        );
-    }
-    Counters { cpus, rows }
-}
 
 /// A task's `stat` line: (`comm`, field 39 `processor`, utime + stime in
 /// clock ticks, field 40 `rt_priority`); the comm is between the first `(`
@@ -114,14 +69,10 @@ pub fn read_tasks(root: &Root) -> BTreeMap<u32, TaskTime> {
 /// The counters now. With `tasks`, every task too (a few thousand small
 /// files on a busy machine).
 pub fn snapshot(root: &Root, tasks: bool) -> Snapshot {
-    let counters = |path: &str| {
-        root.read(path)
-            .map(|t| parse_counters(&t))
-            .unwrap_or_default()
-    };
+    let counters = |path: &str| read_counters(root, path).unwrap_or_default();
     Snapshot {
-        interrupts: counters("/proc/interrupts"),
-        softirqs: counters("/proc/softirqs"),
+        interrupts: counters(INTERRUPTS),
+        softirqs: counters(SOFTIRQS),
         tasks: if tasks {
             read_tasks(root)
         } else {
@@ -171,31 +122,6 @@ pub fn spin_clock(root: &Root) -> ProbeClock {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The format of `show_interrupts()` (kernel/irq/proc.c) and
-    /// arch_show_interrupts() on x86, from a 4.x-6.x machine.
-    #[test]
-    fn interrupts_rows_and_names() {
-        let text = "           CPU0       CPU1       \n  0:         33          0   IO-APIC   2-edge      timer\n 24:          0      12345  IR-PCI-MSI 524288-edge      nvme0q1\nNMI:          0          0   Non-maskable interrupts\nLOC:    1234567     765432   Local timer interrupts\nERR:          0\nMIS:          0\n";
-        let c = parse_counters(text);
-        assert_eq!(c.cpus, vec![0, 1]);
-        assert_eq!(c.count("24", 1), 12345);
-        assert_eq!(c.rows["24"].desc, "IR-PCI-MSI 524288-edge      nvme0q1");
-        assert_eq!(c.count("LOC", 0), 1234567);
-        assert_eq!(c.rows["LOC"].desc, "Local timer interrupts");
-        assert_eq!(c.rows["ERR"].counts, vec![0]);
-        assert_eq!(c.count("ERR", 1), 0);
-    }
-
-    /// `show_softirqs()` (fs/proc/softirqs.c): `%12s:` names, `%10u` counts.
-    #[test]
-    fn softirqs() {
-        let text = "                    CPU0       CPU2\n          HI:          1          0\n       TIMER:     123456      65432\n      NET_RX:         10         20\n";
-        let c = parse_counters(text);
-        assert_eq!(c.cpus, vec![0, 2]);
-        assert_eq!(c.count("TIMER", 2), 65432);
-        assert_eq!(c.count("NET_RX", 0), 10);
-    }
 
     /// proc_stat(5): `cpuN user nice system idle iowait irq softirq steal
     /// guest guest_nice`; the aggregate line is not a CPU; a line from a

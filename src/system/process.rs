@@ -171,12 +171,51 @@ fn try_mode(mode: i32, node: u32) -> Option<bool> {
         .flatten()
 }
 
-/// The value of `key:` in a `/proc/PID/status` text, trimmed.
-pub(crate) fn status_field<'a>(status: &'a str, key: &str) -> Option<&'a str> {
+/// The value of `key:` in a `/proc/PID/status` text, trimmed: the
+/// crate's one `status` parser (`proc_pid_status()`, fs/proc/array.c:
+/// one `Key:\tvalue` line each; `proc(5)`). Every reader of
+/// `/proc/PID/status` and `/proc/PID/task/TID/status` goes through it,
+/// [`status_list`], [`status_cpus_allowed`] or [`status_uids`].
+pub fn status_field<'a>(status: &'a str, key: &str) -> Option<&'a str> {
     status.lines().find_map(|l| {
         let (k, v) = l.split_once(':')?;
         (k == key).then(|| v.trim())
     })
+}
+
+/// The cpulist of field `key` of a `status` text (`Cpus_allowed_list`,
+/// `Mems_allowed_list`); `None` when missing or malformed.
+pub fn status_list(status: &str, key: &str) -> Option<CpuSet> {
+    CpuSet::parse_sysfs_list(status_field(status, key)?, None).ok()
+}
+
+/// The numbers of field `key` of a `status` text (`NSpid`, `NSpgid`: the
+/// task's ids in each PID namespace, outermost first); words that are not
+/// numbers skipped, empty when the field is missing.
+pub fn status_ids(status: &str, key: &str) -> Vec<u32> {
+    status_field(status, key)
+        .map(|v| {
+            v.split_whitespace()
+                .filter_map(|n| n.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// `Cpus_allowed_list` of a `status` text: the task's CPU affinity
+/// (`sched_setaffinity(2)`); `None` when missing or malformed.
+pub fn status_cpus_allowed(status: &str) -> Option<CpuSet> {
+    status_list(status, "Cpus_allowed_list")
+}
+
+/// The ids of `Uid:` in a `status` text, in the kernel's order (real,
+/// effective, saved set, filesystem); `None` each for a word that is not a
+/// number, nothing when the field is missing.
+pub fn status_uids(status: &str) -> impl Iterator<Item = Option<u32>> + '_ {
+    status_field(status, "Uid")
+        .unwrap_or("")
+        .split_whitespace()
+        .map(|u| u.parse().ok())
 }
 
 /// The soft and hard values of the `/proc/PID/limits` row starting with
@@ -200,8 +239,7 @@ fn limit_columns(limits: &str, name: &str) -> [Option<u64>; 2] {
 /// `Cpus_allowed_list` of `/proc/1/status` below `root` (`proc(5)`);
 /// `None` when the file or the field cannot be read.
 pub fn init_affinity(root: &Root) -> Option<CpuSet> {
-    let status = root.read("/proc/1/status")?;
-    CpuSet::parse_sysfs_list(status_field(&status, "Cpus_allowed_list")?, None).ok()
+    status_cpus_allowed(&root.read("/proc/1/status")?)
 }
 
 /// Reads `/proc/self/*` and the RT sysctls below `root`. Without `rt`, not
@@ -215,7 +253,7 @@ pub fn init_affinity(root: &Root) -> Option<CpuSet> {
 /// [`super::Scope::kernel`]).
 pub fn read_process(root: &Root, rt: bool, nice: bool, details: bool, kernel: bool) -> Process {
     let status = root.read("/proc/self/status").unwrap_or_default();
-    let list = |key| CpuSet::parse_sysfs_list(status_field(&status, key)?, None).ok();
+    let list = |key| status_list(&status, key);
     let cap_sys_nice = status_field(&status, "CapEff")
         .and_then(|hex| u64::from_str_radix(hex, 16).ok())
         .map(|caps| caps & (1 << CAP_SYS_NICE) != 0);

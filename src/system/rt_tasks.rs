@@ -255,11 +255,7 @@ fn read_task(
     if (!rt && pinned_in.is_none()) || flags & PF_KTHREAD != 0 {
         return None;
     }
-    let status = root.read(&format!("{dir}/status"))?;
-    let cpus = status
-        .lines()
-        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-        .and_then(|v| CpuSet::parse_sysfs_list(v, None).ok())?;
+    let cpus = super::process::status_cpus_allowed(&root.read(&format!("{dir}/status"))?)?;
     if !rt && pinned_in.is_some_and(|online| online.difference(&cpus).is_empty()) {
         return None;
     }

@@ -7,7 +7,7 @@
 //! what no file shows (SCHED_DEADLINE runtime/deadline/period, the
 //! reset-on-fork flag).
 
-use super::process::status_field;
+use super::process::{status_field, status_list, status_uids};
 use super::root::Root;
 use crate::cpuset::{CpuSet, NodeSet};
 use std::collections::BTreeMap;
@@ -173,8 +173,8 @@ pub fn uids(root: &Root, pid: u32) -> Option<(u32, u32)> {
 
 /// The real and effective uids of a `status` text (`Uid:`).
 fn uids_of(status: &str) -> Option<(u32, u32)> {
-    let mut ids = status_field(status, "Uid")?.split_whitespace();
-    Some((ids.next()?.parse().ok()?, ids.next()?.parse().ok()?))
+    let mut ids = status_uids(status);
+    Some((ids.next()??, ids.next()??))
 }
 
 /// The `cgroup` file of thread `tid` of process `pid`
@@ -205,7 +205,7 @@ pub fn read_thread(root: &Root, pid: u32, tid: u32, live: bool) -> Option<Thread
     let dir = format!("/proc/{pid}/task/{tid}");
     let status = root.read(&format!("{dir}/status"))?;
     let stat = root.read(&format!("{dir}/stat"))?;
-    let list = |key| CpuSet::parse_sysfs_list(status_field(&status, key)?, None).ok();
+    let list = |key| status_list(&status, key);
     let mut t = ThreadState {
         tid,
         name: comm(root, &dir).unwrap_or_else(|| {

@@ -90,6 +90,21 @@ enum Damage {
     SelfExcluding,
 }
 
+/// Puts back in `copy` the sibling files of the CPUs of `core` as they are
+/// in `orig` (all that [`damage`] changes), removing those `orig` lacks.
+fn restore(orig: &Path, copy: &Path, core: &CpuSet) {
+    for c in core.iter() {
+        for f in SIB {
+            let (from, to) = (topo(orig, c).join(f), topo(copy, c).join(f));
+            if from.exists() {
+                std::fs::copy(&from, &to).unwrap();
+            } else {
+                let _ = std::fs::remove_file(&to);
+            }
+        }
+    }
+}
+
 fn damage(root: &Path, x: u32, core: &CpuSet, how: Damage) {
     match how {
         Damage::Missing => {
@@ -127,6 +142,9 @@ fn recovers(rel: &str, x: u32, plans: &[&[&str]]) {
         .map(|v| v.as_u64().unwrap() as u32)
         .collect();
     assert!(core.len() >= 2, "{rel}: CPU {x} has SMT siblings");
+    // One copy, its damaged files put back before each damage.
+    let dir = tempfile::tempdir().unwrap();
+    common::copy_tree(&m, dir.path());
     for how in [
         Damage::Missing,
         Damage::Empty,
@@ -134,8 +152,7 @@ fn recovers(rel: &str, x: u32, plans: &[&[&str]]) {
         Damage::Asymmetric,
         Damage::SelfExcluding,
     ] {
-        let dir = tempfile::tempdir().unwrap();
-        common::copy_tree(&m, dir.path());
+        restore(&m, dir.path(), &core);
         damage(dir.path(), x, &core, how);
         let ctx = format!("{rel}, CPU {x} {how:?}");
         assert_eq!(siblings(dir.path()), want_sib, "{ctx}");

@@ -402,15 +402,31 @@ fn outcome(root: &Root, sys: &SystemState, req: &Request) -> String {
 /// Scoped reads of one dump, by scope (many requests share one).
 type Reads = Vec<(Scope, SystemState)>;
 
-/// Compares every request on each of `dumps`; returns the first mismatch
-/// ("dump args") when `stop_at_first` (else panics on it), and the number
-/// of requests compared.
-fn run(
-    dumps: &[PathBuf],
-    scope_of: &dyn Fn(&Request) -> Scope,
-    stop_at_first: bool,
-) -> (Option<String>, usize) {
+/// Compares every request on each of `dumps` (panics on a mismatch);
+/// returns the number of requests compared.
+fn run(dumps: &[PathBuf], scope_of: &dyn Fn(&Request) -> Scope) -> usize {
     let mut compared = 0;
+    each_request(dumps, &mut |dump, root, full, reads, args, req| {
+        let scoped = scoped_read(reads, root, scope_of(req));
+        compared += 1;
+        let near = near_read(root, req);
+        let a = outcome(root, near.as_ref().unwrap_or(full), req);
+        let b = outcome(root, scoped, req);
+        assert_eq!(a, b, "{} {args:?}: scoped read differs", dump.display());
+        true
+    });
+    compared
+}
+
+/// What [`each_request`] calls: the machine's path, root and full read,
+/// its scoped reads so far, and one request (its arguments, parsed);
+/// `false` stops the walk.
+type OnRequest<'f> =
+    dyn FnMut(&Path, &Root, &SystemState, &mut Reads, &[String], &Request) -> bool + 'f;
+
+/// Calls `f` for every request of [`requests`] that parses on each of
+/// `dumps`, in order, until it returns `false`.
+fn each_request(dumps: &[PathBuf], f: &mut OnRequest) {
     for dump in dumps {
         let root = Root::new(dump);
         let full = SystemState::read(&root);
@@ -419,42 +435,39 @@ fn run(
             let Some(req) = parse(dump, &args) else {
                 continue;
             };
-            let scope = scope_of(&req);
-            let i = match reads.iter().position(|(s, _)| *s == scope) {
-                Some(i) => i,
-                None => {
-                    reads.push((scope.clone(), SystemState::read_scoped(&root, &scope)));
-                    reads.len() - 1
-                }
-            };
-            compared += 1;
-            // The full read of a request that names a device (`--near`)
-            // includes that device: nothing else could know it.
-            let full_near;
-            let full = match &req.placement.near {
-                Some(spec) => {
-                    full_near = SystemState::read_scoped(
-                        &root,
-                        &Scope {
-                            near: Some(spec.clone()),
-                            ..Scope::full()
-                        },
-                    );
-                    &full_near
-                }
-                None => &full,
-            };
-            let a = outcome(&root, full, &req);
-            let b = outcome(&root, &reads[i].1, &req);
-            if a != b {
-                if stop_at_first {
-                    return (Some(format!("{} {args:?}", dump.display())), compared);
-                }
-                assert_eq!(a, b, "{} {args:?}: scoped read differs", dump.display());
+            if !f(dump, &root, &full, &mut reads, &args, &req) {
+                return;
             }
         }
     }
-    (None, compared)
+}
+
+/// The read of `scope` among `reads` (one machine's scoped reads so far),
+/// made and kept when it is not there yet.
+fn scoped_read<'r>(reads: &'r mut Reads, root: &Root, scope: Scope) -> &'r SystemState {
+    let i = match reads.iter().position(|(s, _)| *s == scope) {
+        Some(i) => i,
+        None => {
+            let sys = SystemState::read_scoped(root, &scope);
+            reads.push((scope, sys));
+            reads.len() - 1
+        }
+    };
+    &reads[i].1
+}
+
+/// The full read of a request that names a device (`--near`): it
+/// includes that device, which nothing else could know; `None` without
+/// `--near` (the plain full read stands).
+fn near_read(root: &Root, req: &Request) -> Option<SystemState> {
+    let spec = req.placement.near.as_ref()?;
+    Some(SystemState::read_scoped(
+        root,
+        &Scope {
+            near: Some(spec.clone()),
+            ..Scope::full()
+        },
+    ))
 }
 
 /// The scoped read agrees with the full read on every request on every
@@ -477,8 +490,7 @@ fn scoped_like_full(source: &str) {
         .map(|m| common::machine(m))
         .collect();
     assert!(!dumps.is_empty(), "no machine in {source}");
-    let (bad, compared) = run(&dumps, &for_request, false);
-    assert_eq!(bad, None);
+    let compared = run(&dumps, &for_request);
     assert!(
         compared > dumps.len() * 50,
         "{source}: only {compared} requests compared on {} machines",
@@ -535,8 +547,7 @@ scoped_like_full! {
 fn scoped_read_like_full_synthetic() {
     let synthetic = synthetics();
     let dumps: Vec<PathBuf> = synthetic.iter().map(|t| t.path().to_path_buf()).collect();
-    let (bad, compared) = run(&dumps, &for_request, false);
-    assert_eq!(bad, None);
+    let compared = run(&dumps, &for_request);
     assert!(
         compared > dumps.len() * 50,
         "only {compared} requests compared"
@@ -598,18 +609,29 @@ fn scope_is_tight() {
         .map(|t| t.path().to_path_buf())
         .chain(dumps())
         .collect();
-    for (what, narrow) in narrowed {
-        let (bad, _) = run(
-            &dumps,
-            &|r: &Request| {
-                let mut s = for_request(r);
-                narrow(&mut s, r);
-                s
-            },
-            true,
-        );
+    // One pass over the machines and requests for every narrowing at once
+    // (the full read and its outcome made once per request, the scoped
+    // reads shared by the narrowings that ask the same scope), until each
+    // narrowing has a witness: a request whose outcome it changes.
+    let mut witness: Vec<Option<String>> = vec![None; narrowed.len()];
+    each_request(&dumps, &mut |dump, root, full, reads, args, req| {
+        let near = near_read(root, req);
+        let a = outcome(root, near.as_ref().unwrap_or(full), req);
+        for ((_, narrow), w) in narrowed.iter().zip(&mut witness) {
+            if w.is_some() {
+                continue;
+            }
+            let mut scope = for_request(req);
+            narrow(&mut scope, req);
+            if outcome(root, scoped_read(reads, root, scope), req) != a {
+                *w = Some(format!("{} {args:?}", dump.display()));
+            }
+        }
+        !witness.iter().all(Option::is_some)
+    });
+    for ((what, _), w) in narrowed.iter().zip(&witness) {
         assert!(
-            bad.is_some(),
+            w.is_some(),
             "dropping {what} from the scope changed no plan or finding"
         );
     }
