@@ -10,20 +10,57 @@
 //! reads from there, resolving paths inside it as the confined backend
 //! does below a dump directory ([`Archive::walk`]). Only directories,
 //! regular files and relative symbolic links that stay inside the tree
-//! ([`super::dump::stays_inside`]) are accepted; no absolute path, no
+//! ([`stays_inside`]) are accepted; no absolute path, no
 //! `..`, nothing written through a link, no device node, FIFO or hard
 //! link; at most [`MAX_ENTRIES`] entries, [`MAX_ENTRY_BYTES`] per file and
 //! [`MAX_TOTAL_BYTES`] in all (counted as read, not as declared), paths at
 //! most [`MAX_DEPTH`] deep: memory stays linear in the archive. The
 //! archive's modes, owners and times are ignored.
 
-use super::dump::{
-    MAX_DEPTH, MAX_ENTRIES, MAX_ENTRY_BYTES, MAX_LINKS, MAX_TOTAL_BYTES, stays_inside,
-};
 use crate::error::{Error, ErrorCode, Result};
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Component, Path, PathBuf};
+
+/// The largest file a dump stores (and an archive may hold): 64 MiB
+/// (`/proc/interrupts` of a machine with thousands of CPUs and IRQs).
+pub const MAX_ENTRY_BYTES: u64 = 64 << 20;
+/// The most bytes a dump stores in all (and an archive may unpack to).
+pub const MAX_TOTAL_BYTES: u64 = 256 << 20;
+/// The most entries (files, directories, links) in a dump or archive.
+pub const MAX_ENTRIES: u64 = 200_000;
+/// The most path components of an entry of an archive (`--sysroot`):
+/// the deepest file of the 91 machine dumps in tests/data/machines is 12
+/// levels down, and unpacking costs each entry one `lstat(2)` per
+/// level, so a cap keeps an archive of nested directories (3 000 levels
+/// in 65 KB took 80 s to refuse, issue 33) linear in its entries.
+pub const MAX_DEPTH: usize = 64;
+/// The most symbolic links followed while resolving one path (as Linux's
+/// `MAXSYMLINKS`).
+pub const MAX_LINKS: usize = 40;
+
+/// Whether the relative link `target`, in a directory `depth` levels below
+/// the root, stays inside the tree when resolved from that directory:
+/// leading `..` components only (at most `depth` of them), then names.
+/// This is the rule the unpacker enforces on links from others' archives.
+pub fn stays_inside(depth: usize, target: &str) -> bool {
+    if target.is_empty() || target.starts_with('/') {
+        return false;
+    }
+    let mut ups = 0;
+    let mut named = false;
+    for c in target.split('/').filter(|c| !c.is_empty() && *c != ".") {
+        if c == ".." {
+            if named {
+                return false;
+            }
+            ups += 1;
+        } else {
+            named = true;
+        }
+    }
+    ups <= depth
+}
 
 /// One entry of an archive held in memory.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -713,6 +750,21 @@ pub fn unpack(input: impl Read, limits: Limits) -> std::result::Result<Node, Str
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Links stay inside: leading `..` no deeper than the link's directory,
+    /// then names; nothing absolute, no `..` after a name.
+    #[test]
+    fn link_rule() {
+        assert!(stays_inside(5, "../../node/node0"));
+        assert!(stays_inside(4, "../cpufreq/policy0"));
+        assert!(stays_inside(1, "12345"));
+        assert!(!stays_inside(1, "../../x"));
+        assert!(!stays_inside(3, "/etc/passwd"));
+        assert!(!stays_inside(3, "a/../.."));
+        assert!(!stays_inside(3, ""));
+        assert!(stays_inside(0, "x"));
+        assert!(!stays_inside(0, ".."));
+    }
 
     #[test]
     fn kinds_by_magic() {
