@@ -18,6 +18,7 @@ pub mod claim;
 pub mod cli;
 pub mod completion;
 pub mod cpuset;
+pub mod dump;
 pub mod error;
 pub mod exec;
 #[allow(unsafe_code)]

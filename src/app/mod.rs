@@ -861,7 +861,7 @@ pub fn main() -> Exit {
         return generate(what);
     }
     if let Some(file) = &cli.dump {
-        return match crate::system::dump::run(file, cli.sysroot.as_deref()) {
+        return match crate::dump::run::run(file, cli.sysroot.as_deref()) {
             Ok(()) => Exit::Success,
             Err(e) => {
                 print_error(&e, false);

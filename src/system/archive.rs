@@ -10,20 +10,57 @@
 //! reads from there, resolving paths inside it as the confined backend
 //! does below a dump directory ([`Archive::walk`]). Only directories,
 //! regular files and relative symbolic links that stay inside the tree
-//! ([`super::dump::stays_inside`]) are accepted; no absolute path, no
+//! ([`stays_inside`]) are accepted; no absolute path, no
 //! `..`, nothing written through a link, no device node, FIFO or hard
 //! link; at most [`MAX_ENTRIES`] entries, [`MAX_ENTRY_BYTES`] per file and
 //! [`MAX_TOTAL_BYTES`] in all (counted as read, not as declared), paths at
 //! most [`MAX_DEPTH`] deep: memory stays linear in the archive. The
 //! archive's modes, owners and times are ignored.
 
-use super::dump::{
-    MAX_DEPTH, MAX_ENTRIES, MAX_ENTRY_BYTES, MAX_LINKS, MAX_TOTAL_BYTES, stays_inside,
-};
 use crate::error::{Error, ErrorCode, Result};
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Component, Path, PathBuf};
+
+/// The largest file a dump stores (and an archive may hold): 64 MiB
+/// (`/proc/interrupts` of a machine with thousands of CPUs and IRQs).
+pub const MAX_ENTRY_BYTES: u64 = 64 << 20;
+/// The most bytes a dump stores in all (and an archive may unpack to).
+pub const MAX_TOTAL_BYTES: u64 = 256 << 20;
+/// The most entries (files, directories, links) in a dump or archive.
+pub const MAX_ENTRIES: u64 = 200_000;
+/// The most path components of an entry of an archive (`--sysroot`):
+/// the deepest file of the 91 machine dumps in tests/data/machines is 12
+/// levels down, and unpacking costs each entry one `lstat(2)` per
+/// level, so a cap keeps an archive of nested directories (3 000 levels
+/// in 65 KB took 80 s to refuse, issue 33) linear in its entries.
+pub const MAX_DEPTH: usize = 64;
+/// The most symbolic links followed while resolving one path (as Linux's
+/// `MAXSYMLINKS`).
+pub const MAX_LINKS: usize = 40;
+
+/// Whether the relative link `target`, in a directory `depth` levels below
+/// the root, stays inside the tree when resolved from that directory:
+/// leading `..` components only (at most `depth` of them), then names.
+/// This is the rule the unpacker enforces on links from others' archives.
+pub fn stays_inside(depth: usize, target: &str) -> bool {
+    if target.is_empty() || target.starts_with('/') {
+        return false;
+    }
+    let mut ups = 0;
+    let mut named = false;
+    for c in target.split('/').filter(|c| !c.is_empty() && *c != ".") {
+        if c == ".." {
+            if named {
+                return false;
+            }
+            ups += 1;
+        } else {
+            named = true;
+        }
+    }
+    ups <= depth
+}
 
 /// One entry of an archive held in memory.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -205,6 +242,9 @@ pub fn open(path: &Path) -> Result<Option<Archive>> {
         Kind::Xz => unpack_xz(file).map_err(|e| match e {
             XzFailure::Xz(why) => archive_error(path, why)
                 .hint("a .tar.xz must hold a tar archive, as tar cJf writes"),
+            XzFailure::Memory(why) => archive_error(path, why).hint(
+                "compress the dump with xz -9 or a lower preset (tar cJf uses -6), or give the .tar.gz pinrun --dump writes",
+            ),
             XzFailure::Tar(why) => tar_error(why),
         })?,
         Kind::Other => {
@@ -230,91 +270,135 @@ pub const XZ_STREAM_BYTES: u64 = 64 << 20;
 /// (`tar` pads to 10 KiB records).
 const XZ_TRAILER_BYTES: u64 = 1 << 20;
 
-/// A writer that fails once more than `left` bytes were written through
-/// it (the xz decoder's output, [`XZ_STREAM_BYTES`]).
-struct CappedWriter<W> {
-    inner: W,
-    left: u64,
-}
+/// The most memory the xz decoder may use: 80 MiB, liblzma's own
+/// accounting (`lzma_stream_decoder(3)` memlimit), nearly all of it the
+/// dictionary its header declares. `xz -9`, the largest preset, needs
+/// 65 MiB (`tar cJf` uses `-6`: 9 MiB); a larger dictionary gains nothing
+/// for the [`XZ_STREAM_BYTES`] an archive may decode to.
+pub const XZ_MEMORY_BYTES: u64 = 80 << 20;
 
-impl<W: std::io::Write> std::io::Write for CappedWriter<W> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.left = self.left.checked_sub(buf.len() as u64).ok_or_else(|| {
-            std::io::Error::new(
-                std::io::ErrorKind::FileTooLarge,
-                format!(
-                    "more than {} of tar data in an .xz (a dump holds a few MiB)",
-                    bytes(XZ_STREAM_BYTES)
-                ),
-            )
-        })?;
-        self.inner.write_all(buf)?;
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.inner.flush()
-    }
-}
-
-/// Why an xz archive was refused: its xz data, or its tar stream.
+/// Why an xz archive was refused: its xz data, the memory its decoder
+/// needs, or its tar stream.
 enum XzFailure {
-    /// `damaged xz data: ...` (the decoder's words).
+    /// `damaged xz data: ...` (the decoder's words), or the file unread.
     Xz(String),
-    /// The tar stream's refusal ([`unpack`]'s words).
+    /// The decoder needs more than [`XZ_MEMORY_BYTES`].
+    Memory(String),
+    /// The tar stream's refusal ([`unpack`]'s words), or more than
+    /// [`XZ_STREAM_BYTES`] decoded.
     Tar(String),
 }
 
-/// The tree of an xz-compressed tar `file`, read as [`unpack`] reads any
-/// tar stream: `lzma_rs` only writes what it decodes, so it decodes on a
-/// scoped thread into a pipe(2) that [`unpack`] reads, at most
-/// [`XZ_STREAM_BYTES`] of it. Its LZMA2 decoder holds each block's decoded
-/// data until the block ends (`LzAccumBuffer`), so the memory of a hostile
-/// block is bounded only by what the decoder produces before it writes:
-/// a known limit of this decoder (a streaming one with a memory limit,
-/// liblzma's, is the fix). Once the tar stream has ended, at most
-/// [`XZ_TRAILER_BYTES`] more are read. A decoder's error is the cause when
-/// there is one; the pipe closed by the reader is not.
-fn unpack_xz(file: std::fs::File) -> std::result::Result<Node, XzFailure> {
-    let (mut r, w) = std::io::pipe()
-        .map_err(|e| XzFailure::Tar(format!("cannot read: {}", crate::error::io_words(&e))))?;
-    std::thread::scope(|s| {
-        let decoder = s.spawn(move || {
-            // What it may write is capped: a hostile stream ends at the
-            // cap, not at the end of its data.
-            let mut w = CappedWriter {
-                inner: std::io::BufWriter::new(w),
-                left: XZ_STREAM_BYTES,
+/// An xz stream's decoded bytes, decoded as they are read by liblzma's
+/// streaming decoder: it holds its dictionary (at most
+/// [`XZ_MEMORY_BYTES`], checked from the block header before it is
+/// allocated) and never a whole block, and it produces at most `left`
+/// more bytes. Concatenated streams are read as one, as xz(1) does. When
+/// it stops it says why in `failure`, which comes before the tar reader's
+/// words (the tar reader sees only an I/O error).
+struct XzReader<R> {
+    input: R,
+    stream: liblzma::stream::Stream,
+    left: u64,
+    failure: Option<XzFailure>,
+}
+
+impl<R: std::io::BufRead> XzReader<R> {
+    /// A reader of the xz data in `input` (the file, buffered).
+    fn new(input: R) -> std::result::Result<Self, XzFailure> {
+        let flags = liblzma::stream::CONCATENATED;
+        let stream = liblzma::stream::Stream::new_stream_decoder(XZ_MEMORY_BYTES, flags)
+            .map_err(|e| XzFailure::Xz(format!("cannot start the xz decoder: {e}")))?;
+        Ok(XzReader {
+            input,
+            stream,
+            left: XZ_STREAM_BYTES,
+            failure: None,
+        })
+    }
+
+    /// Records `why` as the cause and returns the I/O error the tar reader
+    /// gets.
+    fn fail(&mut self, why: XzFailure) -> std::io::Error {
+        self.failure = Some(why);
+        std::io::Error::other("the xz decoder stopped")
+    }
+}
+
+impl<R: std::io::BufRead> Read for XzReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        use liblzma::stream::{Action, Error as XzError, Status};
+        if buf.is_empty() || self.failure.is_some() {
+            return Ok(0);
+        }
+        // One byte more than may be produced: more is refused, not cut.
+        let room = buf
+            .len()
+            .min(usize::try_from(self.left + 1).unwrap_or(usize::MAX));
+        loop {
+            let input = match self.input.fill_buf() {
+                Ok(input) => input,
+                Err(e) => {
+                    let why = format!("cannot read: {}", crate::error::io_words(&e));
+                    return Err(self.fail(XzFailure::Xz(why)));
+                }
             };
-            lzma_rs::xz_decompress(&mut std::io::BufReader::new(file), &mut w)?;
-            std::io::Write::flush(&mut w.inner)?;
-            Ok::<(), lzma_rs::error::Error>(())
-        });
-        let limits = Limits {
-            stream_bytes: XZ_STREAM_BYTES,
-            ..Limits::SYSROOT
-        };
-        let tree = unpack(&mut r, limits);
-        if tree.is_ok() {
-            // tar's record padding after its end-of-archive blocks; more
-            // is not read (the decoder ends on EPIPE).
-            let _ = std::io::copy(&mut (&mut r).take(XZ_TRAILER_BYTES), &mut std::io::sink());
-        }
-        drop(r);
-        use lzma_rs::error::Error::IoError;
-        let xz = match decoder.join() {
-            Ok(Err(IoError(e))) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-            Ok(Err(IoError(e))) if e.kind() == std::io::ErrorKind::FileTooLarge => {
-                Err(XzFailure::Tar(e.to_string()))
+            let eof = input.is_empty();
+            let (in0, out0) = (self.stream.total_in(), self.stream.total_out());
+            let action = if eof { Action::Finish } else { Action::Run };
+            let ret = self.stream.process(input, &mut buf[..room], action);
+            let made = self.stream.total_out() - out0;
+            self.input.consume((self.stream.total_in() - in0) as usize);
+            let status = match ret {
+                Ok(status) => status,
+                Err(XzError::MemLimit) => {
+                    return Err(self.fail(XzFailure::Memory(format!(
+                        "an .xz whose decoder needs more than {} of memory (its dictionary; xz -9 needs 65 MiB)",
+                        bytes(XZ_MEMORY_BYTES)
+                    ))));
+                }
+                Err(e) => return Err(self.fail(XzFailure::Xz(format!("damaged xz data: {e}")))),
+            };
+            if made > self.left {
+                return Err(self.fail(XzFailure::Tar(format!(
+                    "more than {} of tar data in an .xz (a dump holds a few MiB)",
+                    bytes(XZ_STREAM_BYTES)
+                ))));
             }
-            Ok(done) => done.map_err(|e| XzFailure::Xz(format!("damaged xz data: {e}"))),
-            Err(_) => Err(XzFailure::Xz("damaged xz data: the decoder failed".into())),
-        };
-        match (tree, xz) {
-            (_, Err(why)) => Err(why),
-            (tree, Ok(())) => tree.map_err(XzFailure::Tar),
+            self.left -= made;
+            if made > 0 || status == Status::StreamEnd {
+                return Ok(made as usize);
+            }
+            if eof || self.stream.total_in() == in0 {
+                let why = "damaged xz data: it ends before its stream does (cut short)";
+                return Err(self.fail(XzFailure::Xz(why.into())));
+            }
         }
-    })
+    }
+}
+
+/// The tree of an xz-compressed tar `file`, read as [`unpack`] reads any
+/// tar stream from an [`XzReader`]: the decoder's memory is bounded by
+/// [`XZ_MEMORY_BYTES`], what it decodes by [`XZ_STREAM_BYTES`] (a
+/// hostile block's data is refused as it is decoded). Once the tar stream
+/// has ended, at most [`XZ_TRAILER_BYTES`] more are decoded, which checks
+/// the stream's end when it is there. The decoder's refusal is the cause
+/// when there is one.
+fn unpack_xz(file: std::fs::File) -> std::result::Result<Node, XzFailure> {
+    let mut xz = XzReader::new(std::io::BufReader::new(file))?;
+    let limits = Limits {
+        stream_bytes: XZ_STREAM_BYTES,
+        ..Limits::SYSROOT
+    };
+    let tree = unpack(&mut xz, limits);
+    if tree.is_ok() {
+        // tar's record padding after its end-of-archive blocks.
+        let _ = std::io::copy(&mut (&mut xz).take(XZ_TRAILER_BYTES), &mut std::io::sink());
+    }
+    match xz.failure {
+        Some(why) => Err(why),
+        None => tree.map_err(XzFailure::Tar),
+    }
 }
 
 /// Whether the directory `tree` holds the directory
@@ -666,6 +750,21 @@ pub fn unpack(input: impl Read, limits: Limits) -> std::result::Result<Node, Str
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Links stay inside: leading `..` no deeper than the link's directory,
+    /// then names; nothing absolute, no `..` after a name.
+    #[test]
+    fn link_rule() {
+        assert!(stays_inside(5, "../../node/node0"));
+        assert!(stays_inside(4, "../cpufreq/policy0"));
+        assert!(stays_inside(1, "12345"));
+        assert!(!stays_inside(1, "../../x"));
+        assert!(!stays_inside(3, "/etc/passwd"));
+        assert!(!stays_inside(3, "a/../.."));
+        assert!(!stays_inside(3, ""));
+        assert!(stays_inside(0, "x"));
+        assert!(!stays_inside(0, ".."));
+    }
 
     #[test]
     fn kinds_by_magic() {

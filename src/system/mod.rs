@@ -8,7 +8,6 @@ pub mod claims;
 pub mod config;
 pub mod cpuidle;
 pub mod devices;
-pub mod dump;
 pub mod irq;
 pub mod kernel_config;
 pub mod noise;

@@ -385,7 +385,7 @@ pub struct Dir {
     to_eof: bool,
     /// Its absolute path and the root's recorder, only while `--dump`
     /// records reads ([`Root::recording`]).
-    rec: Option<(String, Arc<super::dump::Recorder>)>,
+    rec: Option<(String, Arc<dyn Recorder>)>,
     /// The directory's path below the root, for [`Root::over_budget`].
     abs: String,
     over: OverBudget,
@@ -636,6 +636,17 @@ fn key_name<'r>(k: &'r &String) -> &'r [u8] {
     k.as_bytes()
 }
 
+/// What a recording [`Root`] ([`Root::recording`]) tells of every path
+/// it and its [`Dir`]s are asked for, as they are asked: the recording
+/// backend of `--dump`, implemented by the dump wing (`dump::read`), so
+/// that the core does not import it. Called from the threads that read.
+pub trait Recorder: Send + Sync + std::fmt::Debug {
+    /// `abs` (an absolute path below the root) was opened, read or tested.
+    fn note(&self, abs: &str);
+    /// `abs` was listed for entries named `<prefix>N`.
+    fn note_list(&self, abs: &str, prefix: &str);
+}
+
 /// A file-system root under which absolute sysfs/procfs/cgroupfs paths are
 /// resolved: the live machine (`/`), a dump directory, or an archive read
 /// into memory (its [`Backend`]). Below a dump every path is resolved
@@ -649,7 +660,7 @@ pub struct Root {
     to_eof: bool,
     over: OverBudget,
     /// `--dump`'s recorder ([`Root::recording`]); `None` otherwise.
-    recorder: Option<Arc<super::dump::Recorder>>,
+    recorder: Option<Arc<dyn Recorder>>,
     /// The thread count tests impose on [`super::parallel::map`]
     /// ([`Root::with_threads`]); `None`: as the machine allows.
     threads: Option<usize>,
@@ -808,8 +819,8 @@ impl Root {
     }
 
     /// This root, noting every path it and the directories opened from it
-    /// are asked for in `recorder` (`--dump`, [`super::dump`]).
-    pub fn recording(&self, recorder: Arc<super::dump::Recorder>) -> Root {
+    /// are asked for in `recorder` (`--dump`: the dump wing's recorder).
+    pub fn recording(&self, recorder: Arc<dyn Recorder>) -> Root {
         Root {
             recorder: Some(recorder),
             ..self.clone()

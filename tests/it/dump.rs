@@ -1081,3 +1081,146 @@ fn reading_an_archive_writes_nothing() {
     }
     assert!(shown.windows(2).all(|w| w[0] == w[1]));
 }
+
+/// Runs pinrun with `args` under GNU time (`/usr/bin/time -f %M`:
+/// wait4(2)'s `ru_maxrss` of a child forked from that small process, not
+/// from this test's, whose pages a child of its own counts until exec),
+/// stdout and stderr to files in `dir`. Its exit code, its stderr and its
+/// peak resident set in KiB; `None` for the latter without GNU time.
+fn run_measured(args: &[&str], dir: &Path) -> (Option<i32>, String, Option<u64>) {
+    let (err, rss) = (dir.join("stderr"), dir.join("maxrss"));
+    let _ = std::fs::remove_file(&rss);
+    let bin = assert_cmd::cargo::cargo_bin("pinrun");
+    let timed = Path::new("/usr/bin/time").exists();
+    let mut cmd = if timed {
+        let mut c = std::process::Command::new("/usr/bin/time");
+        c.args(["-f", "%M", "-o"]).arg(&rss).arg(&bin);
+        c
+    } else {
+        eprintln!("/usr/bin/time not installed: peak RSS not measured");
+        std::process::Command::new(&bin)
+    };
+    let status = cmd
+        .args(args)
+        .env("TMPDIR", dir)
+        .stdout(std::fs::File::create(dir.join("stdout")).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .status()
+        .unwrap();
+    // The last line: GNU time writes "Command exited with non-zero
+    // status N" before the format.
+    let kib = timed.then(|| {
+        let text = std::fs::read_to_string(&rss).unwrap();
+        text.lines().last().unwrap().trim().parse().unwrap()
+    });
+    (status.code(), std::fs::read_to_string(err).unwrap(), kib)
+}
+
+/// `entries` files of 1 MiB of zeros as a tar, xz-compressed in one block
+/// by liblzma's single-threaded encoder, preset 0 (a 256 KiB dictionary:
+/// fast, and the encoder's memory small).
+fn xz_of_zeros(entries: usize) -> Vec<u8> {
+    let mut b = tar::Builder::new(liblzma::write::XzEncoder::new(Vec::new(), 0));
+    let zeros = vec![0u8; 1 << 20];
+    for i in 0..entries {
+        let mut h = tar::Header::new_gnu();
+        h.set_size(zeros.len() as u64);
+        h.set_mode(0o644);
+        b.append_data(&mut h, format!("sys/f{i}"), &zeros[..])
+            .unwrap();
+    }
+    b.into_inner().unwrap().finish().unwrap()
+}
+
+/// The `.xz` `xz` with the dictionary size of its first block's LZMA2
+/// filter set to `props` (its one property byte: 28 is 64 MiB, 40 is
+/// 4 GiB; the decoder allocates what it declares, and fills it as it
+/// decodes, whatever distances the data uses), the block
+/// header's CRC32 written anew (xz file format 1.0.4, 3.1: the header's
+/// size byte, flags, then the filter flags: ID 0x21, size 1, the byte;
+/// with no compressed or uncompressed size, as liblzma's single-threaded
+/// encoder writes).
+fn with_dictionary(mut xz: Vec<u8>, props: u8) -> Vec<u8> {
+    let at = 12; // after the stream header
+    let size = (usize::from(xz[at]) + 1) * 4;
+    assert_eq!(
+        xz[at + 1] & 0xc3,
+        0,
+        "one filter, no sizes: {:x}",
+        xz[at + 1]
+    );
+    assert_eq!(&xz[at + 2..at + 4], &[0x21, 1], "LZMA2's filter flags");
+    xz[at + 4] = props;
+    let mut crc = flate2::Crc::new();
+    crc.update(&xz[at..at + size - 4]);
+    xz[at + size - 4..at + size].copy_from_slice(&crc.sum().to_le_bytes());
+    xz
+}
+
+/// A small hostile `.tar.xz` cannot make pinrun use much memory (a break
+/// test: lzma-rs's LZMA2 decoder held a whole block, so the 600 MiB of
+/// zeros in one block of a 95 KB xz took 1.2 GB before the 64 MiB cap
+/// refused it). liblzma's streaming decoder holds
+/// its dictionary, checked against the 80 MiB memory limit before it is
+/// allocated; peak RSS from the kernel (`ru_maxrss`):
+/// - one block of 200 MiB of zeros declaring a 64 MiB dictionary (xz -9's,
+///   the largest allowed) is refused at the 64 MiB cap, under 160 MiB
+///   (the 64 MiB dictionary filled, the 64 MiB decoded and held as files
+///   until the cap, and the program: 133 MiB measured);
+/// - a header declaring a 4 GiB dictionary is refused before it is
+///   allocated, naming the 80 MiB limit, under 32 MiB (5 MiB measured);
+/// - the same archive as it was made (256 KiB) is not refused for its
+///   memory (it holds no dump).
+///
+/// Exit 125, the cause, a hint, `sysroot-archive`.
+#[test]
+fn a_hostile_xz_is_refused_within_bounded_memory() {
+    let t = tempfile::tempdir().unwrap();
+    let bomb = with_dictionary(xz_of_zeros(200), 28);
+    assert!(bomb.len() < 100_000, "{} bytes", bomb.len());
+    let small = xz_of_zeros(1);
+    let cases = [
+        (
+            "bomb",
+            bomb,
+            "more than 64 MiB of tar data in an .xz (a dump holds a few MiB)",
+            160 << 10,
+        ),
+        (
+            "dictionary",
+            with_dictionary(small.clone(), 40),
+            "an .xz whose decoder needs more than 80 MiB of memory (its dictionary; xz -9 needs 65 MiB)",
+            32 << 10,
+        ),
+        (
+            "small",
+            small,
+            "not a machine dump (no sys/devices/system/cpu in it)",
+            32 << 10,
+        ),
+    ];
+    for (name, bytes, cause, max_kib) in cases {
+        let file = t.path().join(format!("{name}.tar.xz"));
+        std::fs::write(&file, bytes).unwrap();
+        let f = file.to_str().unwrap();
+        let (code, err, rss_kib) = run_measured(&["--sysroot", f, "--show", "--json"], t.path());
+        assert_eq!(code, Some(125), "{name}: {err}");
+        let mut lines = err.lines();
+        assert_eq!(
+            lines.next(),
+            Some(format!("pinrun: --sysroot {f}: {cause}").as_str()),
+            "{name}"
+        );
+        assert!(lines.next().unwrap_or("").starts_with("hint: "), "{name}");
+        let v: Value =
+            serde_json::from_slice(&std::fs::read(t.path().join("stdout")).unwrap()).unwrap();
+        assert_eq!(v["error"]["code"], "sysroot-archive", "{name}");
+        if let Some(kib) = rss_kib {
+            eprintln!("{name}: peak RSS {kib} KiB");
+            assert!(
+                kib < max_kib,
+                "{name}: peak RSS {kib} KiB, over {max_kib} KiB"
+            );
+        }
+    }
+}

@@ -1,52 +1,17 @@
-//! `pinrun --dump FILE.tar.gz`: the machine as pinrun reads it, in one
-//! archive that `--sysroot FILE.tar.gz` replays (issue 12).
-//!
-//! What goes in is not a list kept by hand: while the dump reads the
-//! machine, [`Root`] notes every path it is asked for ([`note`],
-//! [`note_list`]), and exactly those paths are archived: the files that
-//! exist and are readable, byte for byte; the directories on the way; and
-//! the symbolic links on the way as links (`cpu0/cpufreq ->
-//! ../cpufreq/policy0`, `/proc/self -> PID`), so that a replay walks the
-//! same links. The read is [`read_everything`]: what `--show` reads, plus
-//! what `--check`/`--dry-run` read for any request on every CPU (idle
-//! states, governors and IRQ details of every CPU, the real-time tasks,
-//! kubelet's CPU manager state).
-//!
-//! Live data in the dump (see DUMPS in pinrun(1)): `/proc/self` is the
-//! dumping pinrun (its `status`, `stat`, `cgroup`, `limits`: the caller's
-//! cgroup, allowed CPUs, capabilities and RT limit, as a launch from the
-//! same shell would see them); of the other processes only the `stat` and
-//! `status` of the real-time and pinned user-space threads (what the
-//! `rt-competitor` check and who runs where need, [`keeps`]) and the `comm`
-//! of `kthreadd` and the RCU offload kthreads;
-//! `meminfo` and IRQ counts as they were at that moment. Claims in the
-//! state directory (`/run/pinrun`) are not part of the machine and are not
-//! dumped (below `--sysroot` they are never read).
+//! The dump wing's read layer: what `--dump` records of the machine
+//! ([`Recorder`], the recording backend of [`Root`]) and collects from it
+//! ([`collect`]).
 
-use super::Root;
-use super::root::Kind;
-use super::rt_tasks::RtTask;
-use crate::error::{Error, ErrorCode, Result};
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use super::{Entry, Tree, dump_error};
+use crate::error::Result;
+use crate::system::Root;
+use crate::system::archive::{
+    MAX_ENTRIES, MAX_ENTRY_BYTES, MAX_LINKS, MAX_TOTAL_BYTES, stays_inside,
+};
+use crate::system::root::Kind;
+use crate::system::rt_tasks::RtTask;
+use std::path::Path;
 use std::sync::Mutex;
-
-/// The largest file a dump stores (and [`super::archive`] unpacks): 64 MiB
-/// (`/proc/interrupts` of a machine with thousands of CPUs and IRQs).
-pub const MAX_ENTRY_BYTES: u64 = 64 << 20;
-/// The most bytes a dump stores in all (and an archive may unpack to).
-pub const MAX_TOTAL_BYTES: u64 = 256 << 20;
-/// The most entries (files, directories, links) in a dump or archive.
-pub const MAX_ENTRIES: u64 = 200_000;
-/// The most path components of an entry of an archive (`--sysroot`):
-/// the deepest file of the 91 machine dumps in tests/data/machines is 12
-/// levels down, and unpacking costs each entry one `lstat(2)` per
-/// level, so a cap keeps an archive of nested directories (3 000 levels
-/// in 65 KB took 80 s to refuse, issue 33) linear in its entries.
-pub const MAX_DEPTH: usize = 64;
-/// The most symbolic links followed while resolving one path (as Linux's
-/// `MAXSYMLINKS`).
-pub const MAX_LINKS: usize = 40;
 
 /// One path [`Root`] was asked for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,17 +29,17 @@ enum Noted {
 #[derive(Debug, Default)]
 pub struct Recorder(Mutex<Vec<Noted>>);
 
-impl Recorder {
-    /// Notes that `abs` was opened, read or tested.
-    pub fn note(&self, abs: &str) {
+impl crate::system::root::Recorder for Recorder {
+    fn note(&self, abs: &str) {
         self.push(Noted::Path(abs.to_string()));
     }
 
-    /// Notes that `abs` was listed for entries named `<prefix>N`.
-    pub fn note_list(&self, abs: &str, prefix: &str) {
+    fn note_list(&self, abs: &str, prefix: &str) {
         self.push(Noted::List(abs.to_string(), prefix.to_string()));
     }
+}
 
+impl Recorder {
     fn push(&self, n: Noted) {
         if let Ok(mut v) = self.0.lock() {
             v.push(n);
@@ -90,35 +55,37 @@ impl Recorder {
 }
 
 /// Reads everything any mode of pinrun can read below `root`: the full
-/// [`super::SystemState::read`] (`--show`), then the extras of every CPU
+/// [`crate::system::SystemState::read`] (`--show`), then the extras of every CPU
 /// with info findings and real-time tasks (`--check`/`--dry-run` with
 /// `-v`, `--fifo`, on any CPUs), and kubelet's claims. A scoped read
-/// ([`super::Scope::for_request`]) reads a subset of these files.
+/// ([`crate::system::Scope::for_request`]) reads a subset of these files.
 ///
 /// Returns the threads whose `stat` and `status` the dump keeps: the
 /// real-time and pinned user-space ones (who runs where,
-/// [`super::rt_tasks::read_placed_tasks`], which holds every real-time
+/// [`crate::system::rt_tasks::read_placed_tasks`], which holds every real-time
 /// competitor too).
 pub fn read_everything(root: &Root) -> Vec<RtTask> {
     let _ = root.exists("/sys/devices/system/cpu");
-    let mut sys = super::SystemState::read(root);
+    let mut sys = crate::system::SystemState::read(root);
     let every: crate::cpuset::CpuSet = sys.cpus.keys().copied().collect();
     let live = root.base() == Path::new("/");
     sys.read_extras(
         root,
         &every,
         true,
-        Some(super::rt_tasks::RtScan::Here(live.then(std::process::id))),
+        Some(crate::system::rt_tasks::RtScan::Here(
+            live.then(std::process::id),
+        )),
     );
-    let _ = super::claims::read_kubelet(root, &sys.possible);
-    super::rt_tasks::read_placed_tasks(root, &sys.online)
+    let _ = crate::system::claims::read_kubelet(root, &sys.possible);
+    crate::system::rt_tasks::read_placed_tasks(root, &sys.online)
 }
 
 /// Whether the dump keeps the noted path `abs`: of the per-process files
 /// below `/proc/PID` only the `stat` and `status` of the `kept` threads
 /// (`/proc/PID/task/TID/…`, or `/proc/PID/…` of a main thread read
 /// without its `task` directory) and the `comm` that
-/// [`super::rt_tasks::read_nocb_kthreads`] counts (`kthreadd`, `rcuo*/N`,
+/// [`crate::system::rt_tasks::read_nocb_kthreads`] counts (`kthreadd`, `rcuo*/N`,
 /// read again from `base`): the scans read every process's `stat` or
 /// `comm`, the dump holds no other process's name. Other paths are kept.
 fn keeps(root: &Root, abs: &str, kept: &[RtTask]) -> bool {
@@ -136,7 +103,7 @@ fn keeps(root: &Root, abs: &str, kept: &[RtTask]) -> bool {
             let mut c = String::new();
             root.open_file_unnoted(abs)
                 .is_some_and(|mut f| f.read_to_string(&mut c).is_ok())
-                && super::rt_tasks::nocb_scan_reads(pid, c.trim_end())
+                && crate::system::rt_tasks::nocb_scan_reads(pid, c.trim_end())
         }
         ["stat" | "status"] => has(pid),
         ["task", tid, "stat" | "status"] => tid.parse().is_ok_and(has),
@@ -155,29 +122,6 @@ fn record(root: &Root) -> Vec<Noted> {
         Noted::List(..) => true,
     });
     noted
-}
-
-/// One archive entry.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Entry {
-    /// A directory.
-    Dir,
-    /// A regular file's bytes.
-    File(Vec<u8>),
-    /// A symbolic link and its (relative) target.
-    Link(String),
-}
-
-/// The archive's contents: relative paths (no leading `/`) to entries,
-/// in path order (a directory before what it holds).
-pub type Tree = BTreeMap<String, Entry>;
-
-/// An error of `--dump FILE`.
-fn dump_error(file: &Path, why: impl std::fmt::Display) -> Error {
-    Error::new(
-        ErrorCode::DumpFailed,
-        format!("--dump {}: {why}", file.display()),
-    )
 }
 
 /// What [`collect`] found: the tree, and the first file too large to store.
@@ -379,29 +323,6 @@ fn components_to_walk(path: &str) -> Vec<String> {
         .collect()
 }
 
-/// Whether the relative link `target`, in a directory `depth` levels below
-/// the root, stays inside the tree when resolved from that directory:
-/// leading `..` components only (at most `depth` of them), then names.
-/// This is the rule the unpacker enforces on links from others' archives.
-pub fn stays_inside(depth: usize, target: &str) -> bool {
-    if target.is_empty() || target.starts_with('/') {
-        return false;
-    }
-    let mut ups = 0;
-    let mut named = false;
-    for c in target.split('/').filter(|c| !c.is_empty() && *c != ".") {
-        if c == ".." {
-            if named {
-                return false;
-            }
-            ups += 1;
-        } else {
-            named = true;
-        }
-    }
-    ups <= depth
-}
-
 /// What `--dump` reads below `root` and stores: the recorded paths, with
 /// their directories and links. Errors when a file exceeds
 /// [`MAX_ENTRY_BYTES`] or the whole [`MAX_TOTAL_BYTES`]/[`MAX_ENTRIES`]
@@ -423,7 +344,7 @@ pub fn collect(root: &Root, file: &Path) -> Result<Tree> {
     // A file that could not be opened for want of a resource (EMFILE
     // under a small `ulimit -n`), or refused below a dump, is not in the
     // tree: the archive would replay as a machine without it.
-    if let Some(e) = super::root::starved_error().or_else(|| root.unreadable_error()) {
+    if let Some(e) = crate::system::root::starved_error().or_else(|| root.unreadable_error()) {
         return Err(e);
     }
     if let Some((rel, len)) = c.too_large {
@@ -450,167 +371,9 @@ pub fn collect(root: &Root, file: &Path) -> Result<Tree> {
     Ok(c.tree)
 }
 
-/// Writes `tree` as a gzip-compressed tar archive to `out` (plain `ustar`
-/// and GNU long names; owner root, mode 0644/0755, time 0: the same
-/// machine gives the same bytes).
-pub fn write_tar_gz(tree: &Tree, out: impl std::io::Write) -> std::io::Result<()> {
-    let gz = flate2::write::GzEncoder::new(out, flate2::Compression::default());
-    let mut b = tar::Builder::new(gz);
-    b.mode(tar::HeaderMode::Deterministic);
-    for (path, entry) in tree {
-        let mut h = tar::Header::new_gnu();
-        h.set_mtime(0);
-        h.set_uid(0);
-        h.set_gid(0);
-        match entry {
-            Entry::Dir => {
-                h.set_entry_type(tar::EntryType::Directory);
-                h.set_mode(0o755);
-                h.set_size(0);
-                b.append_data(&mut h, format!("{path}/"), std::io::empty())?;
-            }
-            Entry::File(bytes) => {
-                h.set_entry_type(tar::EntryType::Regular);
-                h.set_mode(0o644);
-                h.set_size(bytes.len() as u64);
-                b.append_data(&mut h, path, bytes.as_slice())?;
-            }
-            Entry::Link(target) => {
-                h.set_entry_type(tar::EntryType::Symlink);
-                h.set_mode(0o777);
-                h.set_size(0);
-                b.append_link(&mut h, path, target)?;
-            }
-        }
-    }
-    b.into_inner()?.finish()?.flush()
-}
-
-/// `pinrun --dump FILE [--sysroot DIR|ARCHIVE]`: records what pinrun reads
-/// of the machine below `root` and writes it to `file` as a `.tar.gz`,
-/// through a temporary file in the same directory renamed into place only
-/// when complete; an existing `file` is never replaced (refused, exit 125).
-/// Prints `pinrun: dumped N files, M directories, L links (B bytes) to
-/// FILE` on stderr; returns that line.
-pub fn dump(root: &Root, file: &Path) -> Result<String> {
-    if std::fs::symlink_metadata(file).is_ok() {
-        return Err(dump_error(file, "exists; a dump never replaces a file")
-            .hint("remove it or name another file"));
-    }
-    // The archive is a tar.gz: a name that says otherwise would mislead
-    // whoever gets it (and `--sysroot` recognises the bytes, not the name).
-    let name = file.to_string_lossy();
-    if !(name.ends_with(".tar.gz") || name.ends_with(".tgz")) {
-        return Err(dump_error(file, "a dump is a gzip-compressed tar archive")
-            .hint("name it FILE.tar.gz (or .tgz)"));
-    }
-    let tree = collect(root, file)?;
-    let parent = match file.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let tmp = tempfile::Builder::new()
-        .prefix(".pinrun-dump-")
-        .tempfile_in(&parent)
-        .map_err(|e| {
-            // tempfile's message adds the temporary name, which the user
-            // never chose: the error's kind alone.
-            let why = match e.kind() {
-                std::io::ErrorKind::NotFound => "no such directory".to_string(),
-                std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
-                kind => kind.to_string(),
-            };
-            dump_error(
-                file,
-                format!("cannot create a file in {}: {why}", parent.display()),
-            )
-            .hint(if e.kind() == std::io::ErrorKind::NotFound {
-                format!(
-                    "name a FILE in an existing directory you can write (mkdir -p {} first, or --dump /tmp/machine.tar.gz)",
-                    parent.display()
-                )
-            } else {
-                "name a FILE in a directory you can write (e.g. --dump /tmp/machine.tar.gz)".to_string()
-            })
-        })?;
-    let mut w = std::io::BufWriter::new(tmp.as_file());
-    write_tar_gz(&tree, &mut w)
-        .and_then(|()| std::io::Write::flush(&mut w))
-        .map_err(|e| dump_error(file, format!("writing: {}", crate::error::io_words(&e))))?;
-    drop(w);
-    tmp.as_file()
-        .sync_all()
-        .map_err(|e| dump_error(file, format!("writing: {}", crate::error::io_words(&e))))?;
-    // Readable by others: the dump is meant to be sent.
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let _ = tmp
-            .as_file()
-            .set_permissions(std::fs::Permissions::from_mode(0o644));
-    }
-    tmp.persist_noclobber(file).map_err(|e| {
-        if e.error.kind() == std::io::ErrorKind::AlreadyExists {
-            dump_error(file, "exists; a dump never replaces a file")
-                .hint("remove it or name another file")
-        } else {
-            dump_error(file, e.error)
-        }
-    })?;
-    let (mut files, mut dirs, mut links, mut bytes) = (0usize, 0usize, 0usize, 0u64);
-    for e in tree.values() {
-        match e {
-            Entry::Dir => dirs += 1,
-            Entry::File(b) => {
-                files += 1;
-                bytes += b.len() as u64;
-            }
-            Entry::Link(_) => links += 1,
-        }
-    }
-    let n = |k: usize, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });
-    Ok(format!(
-        "pinrun: dumped {}, {}, {} ({}) to {}\n",
-        n(files, "file", "files"),
-        n(dirs, "directory", "directories"),
-        n(links, "link", "links"),
-        n(
-            usize::try_from(bytes).unwrap_or(usize::MAX),
-            "byte",
-            "bytes"
-        ),
-        file.display()
-    ))
-}
-
-/// `pinrun --dump FILE [--sysroot DIR|ARCHIVE]`: [`dump`] of the live
-/// machine, or of a dump (a directory or an archive: converts it), with
-/// the summary line on stderr.
-pub fn run(file: &Path, sysroot: Option<&Path>) -> Result<()> {
-    let root = Root::sysroot(sysroot)?;
-    let line = dump(&root, file)?;
-    use std::io::Write;
-    let _ = std::io::stderr().lock().write_all(line.as_bytes());
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Links stay inside: leading `..` no deeper than the link's directory,
-    /// then names; nothing absolute, no `..` after a name.
-    #[test]
-    fn link_rule() {
-        assert!(stays_inside(5, "../../node/node0"));
-        assert!(stays_inside(4, "../cpufreq/policy0"));
-        assert!(stays_inside(1, "12345"));
-        assert!(!stays_inside(1, "../../x"));
-        assert!(!stays_inside(3, "/etc/passwd"));
-        assert!(!stays_inside(3, "a/../.."));
-        assert!(!stays_inside(3, ""));
-        assert!(stays_inside(0, "x"));
-        assert!(!stays_inside(0, ".."));
-    }
 
     /// Only what is read is collected: a read file with its directories, a
     /// link on the way as a link and its target, a listed directory's
