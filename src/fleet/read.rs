@@ -8,7 +8,7 @@
 
 use super::{Pod, SlurmTask};
 use crate::claim::{KubeletState, parse_kubelet_state};
-use crate::system::claims::KUBELET_STATE;
+use crate::system::kubelet::KUBELET_STATE;
 use crate::system::{Root, SystemState};
 
 /// The fleet context of the caller.
@@ -24,7 +24,7 @@ pub struct Fleet {
     pub kubernetes: bool,
     /// kubelet's CPU manager state; `None` when the file does not exist
     /// below the root or cannot be used (the claims say why:
-    /// `system::claims::read_kubelet`).
+    /// `system::kubelet::read_kubelet`).
     pub kubelet: Option<KubeletState>,
     /// The Slurm task of the environment (`SLURM_JOB_ID` set).
     pub slurm: Option<SlurmTask>,

@@ -4,13 +4,13 @@
 
 pub mod archive;
 pub mod cgroup;
-pub mod claims;
 pub mod config;
 pub mod cpuidle;
 pub mod devices;
 pub mod dump;
 pub mod irq;
 pub mod kernel_config;
+pub mod kubelet;
 pub mod noise;
 pub mod numa;
 pub mod parallel;
@@ -19,6 +19,7 @@ pub mod process;
 pub mod root;
 pub mod rt_tasks;
 pub mod scope;
+pub mod state_dir;
 pub mod threads;
 pub mod topology;
 
