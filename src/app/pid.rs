@@ -34,9 +34,9 @@ struct Process {
 /// `e`, unless a file of the process could not be opened for want of a
 /// resource (EMFILE under a small `ulimit -n`): then the process was not
 /// read, not found missing, and the error is `read-starved`
-/// ([`crate::system::root::starved_error`]).
-fn starved_or(e: Error) -> Error {
-    crate::system::root::starved_error().unwrap_or(e)
+/// ([`Root::starved_error`]).
+fn starved_or(root: &Root, e: Error) -> Error {
+    root.starved_error().unwrap_or(e)
 }
 
 fn no_such(pid: u32, why: &str) -> Error {
@@ -48,10 +48,9 @@ fn no_such(pid: u32, why: &str) -> Error {
 /// `--tid`'s when given).
 fn open(root: &Root, target: &Target) -> Result<Process, Error> {
     let pid = target.pid;
-    let id =
-        Identity::open(root, pid).map_err(|e| {
-            crate::system::root::note_io_error(&e, &|| format!("/proc/{pid} (pidfd_open)"));
-            starved_or(match e.raw_os_error() {
+    let id = Identity::open(root, pid).map_err(|e| {
+        root.note_io_error(&e, &|| format!("/proc/{pid} (pidfd_open)"));
+        starved_or(root, match e.raw_os_error() {
         Some(libc::ESRCH) => no_such(pid, "no such process"),
         Some(libc::EINVAL) => no_such(pid, "this is a thread id, not a process id").hint(format!(
             "give its process (grep Tgid /proc/{pid}/status) with --tid {pid}"
@@ -62,7 +61,7 @@ fn open(root: &Root, target: &Target) -> Result<Process, Error> {
         )
         .hint("pinrun needs pidfd_open(2), Linux 5.3 or later, to name a running process safely"),
     })
-        })?;
+    })?;
     let start_time = id.start_time;
     let live = threads::is_live(root);
     let (mut list, passes) = threads::read_threads(root, pid, live, MAX_PASSES);
@@ -86,7 +85,7 @@ fn open(root: &Root, target: &Target) -> Result<Process, Error> {
         }
     }
     if list.is_empty() {
-        return Err(starved_or(no_such(pid, "it has exited")));
+        return Err(starved_or(root, no_such(pid, "it has exited")));
     }
     Ok(Process {
         pid,
@@ -252,7 +251,7 @@ fn query(root: &Root, req: &Request, p: Process) -> Result<Exit, Error> {
         passes: p.passes,
         findings,
     };
-    if let Some(e) = crate::system::root::starved_error() {
+    if let Some(e) = root.starved_error() {
         return Err(e);
     }
     if req.output.json {

@@ -9,6 +9,7 @@
 use super::{Record, Verdict, judge, judge_unseen};
 use crate::claim::{self, Claim, Claims, Elsewhere, Holder, Liveness, NsScan, PidNs, Sight};
 use crate::cpuset::CpuSet;
+use crate::system::Root;
 use crate::system::state_dir::{
     StateDir, group_exists, liveness, process_groups, scan_pid_namespaces, view_pid_ns,
 };
@@ -27,15 +28,18 @@ impl StateDir {
     /// ([`Claims::unreadable`]: their CPUs are unknown), and the names of
     /// stale records this user may remove (pinrun's own format, a dead
     /// holder, the file this user's or read as root), to be removed under
-    /// the exclusive lock. The listing is complete or refused, never cut.
+    /// the exclusive lock. The listing is complete or refused, never cut;
+    /// `/proc` not read for want of a resource is noted in `root`
+    /// ([`Root::starved_open`]: the caller refuses, `read-starved`).
     ///
     /// Each record's CPU list is clipped to `possible` as soon as it is
     /// parsed (a CPU that does not exist cannot be claimed; a warning names
     /// the record): a record of `0-4194303`, which any local user can write
     /// into the sticky state directory, costs what a record of the
     /// machine's CPUs costs, and memory stays linear in the records.
-    pub fn read(&self, possible: &CpuSet) -> (Claims, Vec<String>) {
+    pub fn read(&self, root: &Root, possible: &CpuSet) -> (Claims, Vec<String>) {
         let mut r = RecordsRead {
+            root,
             possible,
             me: nix::unistd::geteuid().as_raw(),
             groups: None,
@@ -321,6 +325,9 @@ type Owned = (String, u32, u32);
 
 /// A reading of the claim records under way ([`StateDir::read`]).
 struct RecordsRead<'a> {
+    /// The root whose reading refuses when `/proc` could not be read for
+    /// want of a resource ([`Root::note_io_error`]).
+    root: &'a Root,
     /// The CPUs that exist: a record's CPUs are clipped to them.
     possible: &'a CpuSet,
     /// This process's effective uid.
@@ -349,7 +356,9 @@ impl RecordsRead<'_> {
     /// Every process with its PID namespace, read once.
     fn scan(&mut self) -> &NsScan {
         let view = self.view();
-        self.scan.get_or_insert_with(|| scan_pid_namespaces(view))
+        let root = self.root;
+        self.scan
+            .get_or_insert_with(|| scan_pid_namespaces(view, &|e, w| root.note_io_error(e, w)))
     }
 }
 
@@ -405,7 +414,9 @@ fn group_members(
     };
     let follows_group = rec.pgid == rec.pid && pid_gone;
     let members: Vec<Liveness> = if follows_group && group_exists(rec.pgid) {
-        match r.groups.get_or_insert_with(process_groups) {
+        let root = r.root;
+        let note = |e: &std::io::Error, w: &dyn Fn() -> String| root.note_io_error(e, w);
+        match r.groups.get_or_insert_with(|| process_groups(&note)) {
             Ok(groups) => groups
                 .get(&rec.pgid)
                 .map(|pids| {

@@ -218,7 +218,7 @@ pub fn read_claims(
                     Err(e) => Some(format!("{}; records read without the lock", e.message)),
                     Ok(()) => None,
                 };
-                let (c, stale) = d.read(&sys.possible);
+                let (c, stale) = d.read(root, &sys.possible);
                 claims = c;
                 claims.state_warnings.extend(locked);
                 // --dry-run --exclusive predicts this refusal too.

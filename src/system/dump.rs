@@ -423,7 +423,7 @@ pub fn collect(root: &Root, file: &Path) -> Result<Tree> {
     // A file that could not be opened for want of a resource (EMFILE
     // under a small `ulimit -n`), or refused below a dump, is not in the
     // tree: the archive would replay as a machine without it.
-    if let Some(e) = super::root::starved_error().or_else(|| root.unreadable_error()) {
+    if let Some(e) = root.starved_error().or_else(|| root.unreadable_error()) {
         return Err(e);
     }
     if let Some((rel, len)) = c.too_large {

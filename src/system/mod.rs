@@ -1148,7 +1148,7 @@ fn budget_error(root: &Root) -> Option<crate::error::Error> {
     if let Some(e) = root.unreadable_error() {
         return Some(e);
     }
-    if let Some(e) = root::starved_error() {
+    if let Some(e) = root.starved_error() {
         return Some(e);
     }
     let f = root.over_budget()?;

@@ -385,7 +385,7 @@ pub fn live_members(pgid: u32) -> std::result::Result<Vec<u32>, String> {
     if !group_exists(pgid) {
         return Ok(Vec::new());
     }
-    Ok(process_groups()?
+    Ok(process_groups(&unnoted)?
         .remove(&pgid)
         .unwrap_or_default()
         .into_iter()
@@ -413,6 +413,16 @@ pub fn claim_lives(pid: u32, start_time: u64, pgid: u32) -> bool {
     }
 }
 
+/// Where a reader of `/proc` that has no [`super::Root`] (the claims',
+/// the liveness of a state directory's writers) gives an open that failed:
+/// its caller's root ([`super::Root::note_io_error`]: one for want of a
+/// resource makes the caller refuse, `read-starved`), or [`unnoted`].
+pub type Note<'a> = &'a dyn Fn(&std::io::Error, &dyn Fn() -> String);
+
+/// Notes nothing ([`Note`]): for a caller that refuses on its own (a
+/// group whose members cannot be read lives, [`claim_lives`]).
+pub fn unnoted(_: &std::io::Error, _: &dyn Fn() -> String) {}
+
 /// Every process group of `/proc` with its members' PIDs (field 5 of each
 /// `/proc/<pid>/stat`); read once per listing, only when a record's PID is
 /// gone and its group may live.
@@ -422,11 +432,10 @@ pub fn claim_lives(pid: u32, start_time: u64, pgid: u32) -> bool {
 /// (`ENOENT`, `ESRCH`): `EMFILE` under a small `ulimit -n` hid every
 /// member, and a live group read as empty would have its claim judged
 /// stale and its record removed. The message names the path and the
-/// error; a resource error is also noted for `read-starved`
-/// ([`super::root::note_io_error`]).
-pub fn process_groups() -> std::result::Result<HashMap<u32, Vec<u32>>, String> {
+/// error; a resource error is also given to `note` (for `read-starved`).
+pub fn process_groups(note: Note) -> std::result::Result<HashMap<u32, Vec<u32>>, String> {
     let failed = |path: &str, e: &std::io::Error| {
-        super::root::note_io_error(e, &|| path.to_string());
+        note(e, &|| path.to_string());
         format!("reading {path}: {}", crate::error::io_words(e))
     };
     let mut out: HashMap<u32, Vec<u32>> = HashMap::new();
@@ -515,7 +524,7 @@ pub fn still_runs(pid: u32, start: u64, ns: Option<PidNs>) -> std::result::Resul
     let Some(ns) = ns.filter(|n| Some(*n) != view) else {
         return Ok(runs(liveness(pid)));
     };
-    match claim::locate(&scan_pid_namespaces(view), ns, pid, 0) {
+    match claim::locate(&scan_pid_namespaces(view, &unnoted), ns, pid, 0) {
         Sight::Unseen(why) => Err(why),
         Sight::Seen { holder, .. } => Ok(holder.is_some_and(|h| runs(liveness(h)))),
     }
@@ -573,14 +582,14 @@ fn ns_ids(status: &str, key: &str) -> Vec<u32> {
 /// all (`hidepid=`, `EMFILE`), a listing error and a `/proc` without PID 1
 /// (`hidepid=`) are the scan's gap, named: a process not read may be a
 /// record's holder.
-pub fn scan_pid_namespaces(view: Option<PidNs>) -> NsScan {
+pub fn scan_pid_namespaces(view: Option<PidNs>, note: Note) -> NsScan {
     let mut scan = NsScan {
         view,
         ..NsScan::default()
     };
     let mut gap = None;
     let failed = |path: &str, e: &std::io::Error| {
-        super::root::note_io_error(e, &|| path.to_string());
+        note(e, &|| path.to_string());
         format!("{path}: {}", crate::error::io_words(e))
     };
     let gone = |e: &std::io::Error| matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ESRCH));
@@ -669,7 +678,7 @@ mod tests {
             assert_eq!(view_pid_ns(), Some(own));
         }
         // As if /proc were another namespace's: NSpid is read too.
-        let scan = scan_pid_namespaces(None);
+        let scan = scan_pid_namespaces(None, &unnoted);
         let me = scan
             .procs
             .iter()
