@@ -535,26 +535,34 @@ pub fn lock_holders(locks: &str, major: u64, minor: u64, ino: u64) -> Vec<u32> {
 /// pool and not claimed. CPUs above `upto` (the highest possible CPU)
 /// are dropped.
 pub fn parse_kubelet(text: &str, upto: u32) -> Result<Vec<Claim>, String> {
-    let state = parse_kubelet_state(text, upto)?;
-    let mut out = Vec::new();
-    for (pod, containers) in state.entries {
-        for (name, cpus) in containers {
-            let holder = if pod.is_empty() {
-                Holder::Kubelet {
-                    pod: printable(&name),
-                    container: String::new(),
-                }
-            } else {
-                Holder::Kubelet {
-                    pod: printable(&pod),
-                    container: printable(&name),
-                }
-            };
-            out.push(Claim { holder, cpus });
+    Ok(parse_kubelet_state(text, upto)?.claims())
+}
+
+impl KubeletState {
+    /// Its claims ([`parse_kubelet`]): every exclusive assignment with
+    /// CPUs, a claim by its pod's container (an older kubelet's container
+    /// id alone names the pod).
+    pub fn claims(self) -> Vec<Claim> {
+        let mut out = Vec::new();
+        for (pod, containers) in self.entries {
+            for (name, cpus) in containers {
+                let holder = if pod.is_empty() {
+                    Holder::Kubelet {
+                        pod: printable(&name),
+                        container: String::new(),
+                    }
+                } else {
+                    Holder::Kubelet {
+                        pod: printable(&pod),
+                        container: printable(&name),
+                    }
+                };
+                out.push(Claim { holder, cpus });
+            }
         }
+        out.retain(|c| !c.cpus.is_empty());
+        out
     }
-    out.retain(|c| !c.cpus.is_empty());
-    Ok(out)
 }
 
 /// kubelet's CPU manager checkpoint (`/var/lib/kubelet/cpu_manager_state`,

@@ -110,7 +110,7 @@ pub fn read_everything(root: &Root) -> Vec<RtTask> {
         true,
         Some(super::rt_tasks::RtScan::Here(live.then(std::process::id))),
     );
-    let _ = super::kubelet::read_kubelet(root, &sys.possible);
+    let _ = super::kubelet::read_state(root, &sys.possible);
     super::rt_tasks::read_placed_tasks(root, &sys.online)
 }
 

@@ -4,31 +4,36 @@
 //! `--dump`, so a dump holds it.
 
 use super::root::Root;
-use crate::claim::{self, Claim};
+use crate::claim::{Claim, KubeletState, parse_kubelet_state};
 use crate::cpuset::CpuSet;
 
 /// kubelet's CPU manager checkpoint, below the root.
 pub const KUBELET_STATE: &str = "/var/lib/kubelet/cpu_manager_state";
 
-/// kubelet's exclusive CPU assignments below `root`, and a warning when
-/// its state file exists but cannot be used. CPUs outside `possible`
-/// are dropped ([`crate::claim::parse_kubelet_state`]).
-pub fn read_kubelet(root: &Root, possible: &CpuSet) -> (Vec<Claim>, Option<String>) {
+/// kubelet's CPU manager checkpoint below `root`, its CPUs outside
+/// `possible` dropped ([`parse_kubelet_state`]): `Ok(None)` when the file
+/// does not exist; `Err` (a warning naming the file) when it exists but
+/// cannot be read or parsed. The one reader of the file: the claims
+/// ([`read_kubelet`]), the fleet wing's context and `--dump` use it.
+pub fn read_state(root: &Root, possible: &CpuSet) -> Result<Option<KubeletState>, String> {
     if !root.exists(KUBELET_STATE) {
-        return (Vec::new(), None);
+        return Ok(None);
     }
     let shown = root.path(KUBELET_STATE);
-    match root.read(KUBELET_STATE) {
-        None => (
-            Vec::new(),
-            Some(format!("claims: cannot read {}", shown.display())),
-        ),
-        Some(text) => match claim::parse_kubelet(&text, possible.last().unwrap_or(0)) {
-            Ok(c) => (c, None),
-            Err(e) => (
-                Vec::new(),
-                Some(format!("claims: {}: {e}", shown.display())),
-            ),
-        },
+    let text = root
+        .read(KUBELET_STATE)
+        .ok_or_else(|| format!("claims: cannot read {}", shown.display()))?;
+    parse_kubelet_state(&text, possible.last().unwrap_or(0))
+        .map(Some)
+        .map_err(|e| format!("claims: {}: {e}", shown.display()))
+}
+
+/// kubelet's exclusive CPU assignments below `root`
+/// ([`KubeletState::claims`] of [`read_state`]), and a warning when its
+/// state file exists but cannot be used.
+pub fn read_kubelet(root: &Root, possible: &CpuSet) -> (Vec<Claim>, Option<String>) {
+    match read_state(root, possible) {
+        Ok(state) => (state.map(KubeletState::claims).unwrap_or_default(), None),
+        Err(warning) => (Vec::new(), Some(warning)),
     }
 }
