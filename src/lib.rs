@@ -15,6 +15,7 @@ pub mod apply;
 pub mod boot_params;
 pub mod check;
 pub mod claim;
+pub mod claims;
 pub mod cli;
 pub mod completion;
 pub mod cpuset;

@@ -8,13 +8,13 @@
 //! errors are `pinrun: <what>: <why>` with a `hint:` line. `src/main.rs`
 //! only turns [`main`]'s result into the process's exit status.
 
-pub mod claims;
 pub mod per_thread;
 pub mod pid;
 pub mod scope;
 
 use crate::apply::transaction::{Transaction, Undone};
 use crate::check::{Finding, Severity};
+use crate::claims::run as claims;
 use crate::cli::{Cli, Generate};
 use crate::error::{Error, ErrorCode, Exit};
 use crate::fleet::run as fleet;
@@ -216,7 +216,7 @@ fn run(req: Request) -> Result<Exit, Error> {
 
 /// `--show`: the machine and the claims.
 fn show(root: &Root, sys: &SystemState, req: &Request) -> Result<Exit, Error> {
-    let (claims, _) = claims::read_claims(root, sys, req, false)?;
+    let (claims, _) = with_others(root, sys, |o| claims::read_claims(root, sys, req, false, o))?;
     // Who runs where: the real-time and pinned threads (issue 18), of the
     // live machine or, below --sysroot, of the dump (which keeps their
     // `stat` and `status`).
@@ -224,7 +224,7 @@ fn show(root: &Root, sys: &SystemState, req: &Request) -> Result<Exit, Error> {
     if req.output.json {
         let mut claims_json = serde_json::json!({});
         claims_json["tasks"] = report::placed_tasks_json(&tasks);
-        report::add_claims_json(&mut claims_json, &claims, claims::now());
+        crate::claims::report::add_claims_json(&mut claims_json, &claims, claims::now());
         report::add_policy_file_json(&mut claims_json, &req.output);
         print_out_with(|w| report::write_show_json(sys, claims_json, w))?;
     } else {
@@ -232,13 +232,23 @@ fn show(root: &Root, sys: &SystemState, req: &Request) -> Result<Exit, Error> {
         print_out(&crate::show::text(sys, req.output.verbose))?;
         print_out(&crate::show::who_runs_where(&tasks, &sys.online))?;
         print_out(&report::policy_file_text(&req.output))?;
-        print_out(&report::claims_text(
+        print_out(&crate::claims::report::claims_text(
             &claims,
             claims::now(),
             live.as_deref(),
         ))?;
     }
     Ok(Exit::Success)
+}
+
+/// `f` with what the claims wing needs of the steer and fleet wings
+/// ([`claims::Others`]): `app` composes the wings.
+fn with_others<T>(root: &Root, sys: &SystemState, f: impl FnOnce(&claims::Others) -> T) -> T {
+    let own_exclusive = || fleet::own_exclusive_cpus(root, sys);
+    f(&claims::Others {
+        reclaim: &steer::reclaim_stale,
+        own_exclusive: &own_exclusive,
+    })
 }
 
 /// A request planned and checked on the machine.
@@ -259,7 +269,7 @@ struct Planned {
 /// `--choose measured`'s candidates: the plan against the claims, the lock
 /// an `--exclusive` launch takes released until the final plan.
 fn candidates(root: &Root, sys: &SystemState, req: &Request) -> Result<Plan, Error> {
-    claims::plan(root, sys, req).map(|(plan, _, _)| plan)
+    with_others(root, sys, |o| claims::plan(root, sys, req, o)).map(|(plan, _, _)| plan)
 }
 
 /// Whether `--steer-irqs`' plan found an IRQ kernel-managed, for the probe
@@ -294,7 +304,7 @@ fn plan_and_check(
     fleet::name_inherited(&mut sys);
     // Claims (issue 5): `guard` holds the state directory's lock and, once
     // written, this launch's record; dropping it on failure removes both.
-    let (plan, claims, guard) = claims::plan(root, &sys, req)?;
+    let (plan, claims, guard) = with_others(root, &sys, |o| claims::plan(root, &sys, req, o))?;
     // --steer-irqs (issue 21): the IRQs on the claimed CPUs, planned now.
     let steer = steer::plan_for(root, &sys, req, &plan, &claims)?;
     let checked = crate::check::checked_cpus(&sys, &plan);
@@ -303,6 +313,8 @@ fn plan_and_check(
         return Err(e);
     }
     let mut findings = crate::check::check_claimed(&sys, req, &plan, &claims);
+    // The claims wing's findings, after the core's (as they always came).
+    findings.extend(crate::claims::check::findings(&sys, req, &plan, &claims));
     // The fleet wing's findings (issue 23), after the core's.
     findings.extend(crate::fleet::check::findings(
         &sys,
@@ -407,7 +419,10 @@ fn check(req: &Request, p: &Planned) -> Result<Exit, Error> {
 /// `--emit slurm N`'s tasks plan around.
 fn emit(root: &Root, req: &Request, p: &Planned) -> Result<Exit, Error> {
     fleet::emit(req, &p.sys, &p.plan, &p.findings, || {
-        claims::read_claims(root, &p.sys, req, false).map(|(c, _)| c)
+        with_others(root, &p.sys, |o| {
+            claims::read_claims(root, &p.sys, req, false, o)
+        })
+        .map(|(c, _)| c)
     })
 }
 
@@ -875,7 +890,7 @@ pub fn main() -> Exit {
                 .filter(|d| !d.is_empty())
                 .map(PathBuf::from)
         });
-        let dir = dir.unwrap_or_else(|| crate::system::claims::DEFAULT_STATE_DIR.into());
+        let dir = dir.unwrap_or_else(|| crate::system::state_dir::DEFAULT_STATE_DIR.into());
         return match steer::reclaim(&dir) {
             Ok(()) => Exit::Success,
             Err(e) => {

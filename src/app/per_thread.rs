@@ -31,7 +31,7 @@ pub fn watcher_error(e: &std::io::Error) -> Error {
 /// file, and when another user owns it in a sticky world-writable
 /// directory unless that user owns the directory (the rule of the
 /// kernel's `fs.protected_regular`, fs/namei.c `may_create_in_sticky`;
-/// as the state directory is guarded in `system::claims`). `Ok(None)`:
+/// as the state directory is guarded in `system::state_dir`). `Ok(None)`:
 /// a dry run of a file not there yet whose directory is writable.
 /// Errors: watcher-failed, naming the path and the cause.
 pub fn open_thread_log(path: &Path, create: bool) -> Result<Option<File>, Error> {

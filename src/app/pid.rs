@@ -41,9 +41,9 @@ struct Process {
 /// `e`, unless a file of the process could not be opened for want of a
 /// resource (EMFILE under a small `ulimit -n`): then the process was not
 /// read, not found missing, and the error is `read-starved`
-/// ([`crate::system::root::starved_error`]).
-fn starved_or(e: Error) -> Error {
-    crate::system::root::starved_error().unwrap_or(e)
+/// ([`Root::starved_error`]).
+fn starved_or(root: &Root, e: Error) -> Error {
+    root.starved_error().unwrap_or(e)
 }
 
 fn no_such(pid: u32, why: &str) -> Error {
@@ -55,10 +55,9 @@ fn no_such(pid: u32, why: &str) -> Error {
 /// `--tid`'s when given).
 fn open(root: &Root, target: &Target, lock: bool) -> Result<Process, Error> {
     let pid = target.pid;
-    let id =
-        Identity::open(root, pid).map_err(|e| {
-            crate::system::root::note_io_error(&e, &|| format!("/proc/{pid} (pidfd_open)"));
-            starved_or(match e.raw_os_error() {
+    let id = Identity::open(root, pid).map_err(|e| {
+        root.note_io_error(&e, &|| format!("/proc/{pid} (pidfd_open)"));
+        starved_or(root, match e.raw_os_error() {
         Some(libc::ESRCH) => no_such(pid, "no such process"),
         Some(libc::EINVAL) => no_such(pid, "this is a thread id, not a process id").hint(format!(
             "give its process (grep Tgid /proc/{pid}/status) with --tid {pid}"
@@ -69,7 +68,7 @@ fn open(root: &Root, target: &Target, lock: bool) -> Result<Process, Error> {
         )
         .hint("pinrun needs pidfd_open(2), Linux 5.3 or later, to name a running process safely"),
     })
-        })?;
+    })?;
     if lock {
         // Before the threads are read: what a change saves as "before"
         // is never another change's half-done work.
@@ -98,7 +97,7 @@ fn open(root: &Root, target: &Target, lock: bool) -> Result<Process, Error> {
         }
     }
     if list.is_empty() {
-        return Err(starved_or(no_such(pid, "it has exited")));
+        return Err(starved_or(root, no_such(pid, "it has exited")));
     }
     Ok(Process {
         pid,
@@ -124,7 +123,7 @@ fn wait_for_lock(id: &Identity) -> Result<(), Error> {
                 std::thread::sleep(std::time::Duration::from_millis(10));
             }
             Ok(false) => {
-                let holders = crate::system::claims::flock_holders(id.fd());
+                let holders = crate::system::state_dir::flock_holders(id.fd());
                 let who = if holders.is_empty() {
                     "a process /proc/locks does not name (of a PID namespace this one cannot see into, or one that has just ended)".to_string()
                 } else {
@@ -311,7 +310,7 @@ fn query(root: &Root, req: &Request, p: Process) -> Result<Exit, Error> {
         passes: p.passes,
         findings,
     };
-    if let Some(e) = crate::system::root::starved_error() {
+    if let Some(e) = root.starved_error() {
         return Err(e);
     }
     if req.output.json {

@@ -4,7 +4,6 @@
 //! affinity is read back: the kernel silently narrows a mask to the cgroup
 //! cpuset, and pinrun never runs a command on a placement it was not asked for.
 
-pub mod claims;
 pub mod helper;
 pub mod per_thread;
 pub mod thread_undo;

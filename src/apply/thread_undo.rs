@@ -103,13 +103,15 @@ fn remove_claim(path: &str) -> bool {
     let (Some(dir), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) else {
         return false;
     };
-    let Ok(Some(mut d)) = crate::system::claims::StateDir::open(dir, false) else {
+    let Ok(Some(mut d)) = crate::system::state_dir::StateDir::open(dir, false) else {
         return false;
     };
-    if d.lock(crate::system::claims::LockKind::Exclusive).is_err() {
+    if d.lock(crate::system::state_dir::LockKind::Exclusive)
+        .is_err()
+    {
         return false;
     }
-    super::claims::remove(&d, name);
+    d.remove(name);
     true
 }
 

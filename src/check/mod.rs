@@ -8,7 +8,6 @@
 //! policy, `--isolated`, or `--check` itself — and info otherwise, so that
 //! an ordinary launch on a desktop is not told that its CPUs are not isolated.
 
-mod claims;
 mod env;
 mod irq;
 mod isolation;
@@ -123,8 +122,23 @@ const CHECKS: &[Check] = &[
     (rt::check, rt::CODES),
     (memory::check, memory::CODES),
     (env::check, env::CODES),
-    (claims::check, claims::CODES),
 ];
+
+/// Runs `check`, asserting (in debug builds) that it emits only codes of
+/// its `codes` (its module's `CODES`).
+pub fn run_one(
+    ctx: &Context,
+    out: &mut Vec<Finding>,
+    codes: &[Code],
+    check: impl FnOnce(&Context, &mut Vec<Finding>),
+) {
+    let from = out.len();
+    check(ctx, out);
+    debug_assert!(
+        out[from..].iter().all(|f| codes.contains(&f.code)),
+        "a check emitted a code missing from its CODES"
+    );
+}
 
 /// The CPUs the checks look at: the chosen ones, or, when the affinity is
 /// left unchanged, the task's CPUs ([`crate::plan::placement::task_cpus`]:
@@ -141,13 +155,35 @@ pub fn check(sys: &SystemState, req: &Request, plan: &Plan) -> Vec<Finding> {
     check_claimed(sys, req, plan, &Claims::default())
 }
 
-/// [`check`] with the CPUs other launches hold (the claim findings come
-/// last, before `--allow` is applied by [`accept`]).
+/// [`check`] with the CPUs other launches hold ([`Context::claims`]:
+/// some checks' hints name free CPUs). The claims wing's own findings
+/// (`claims::check::findings`) and the fleet wing's are appended by `app`,
+/// before `--allow` is applied by [`accept`].
 pub fn check_claimed(
     sys: &SystemState,
     req: &Request,
     plan: &Plan,
     claims: &Claims,
+) -> Vec<Finding> {
+    findings_of(sys, req, plan, claims, |ctx, out| {
+        for (check, codes) in CHECKS {
+            run_one(ctx, out, codes, check);
+        }
+    })
+}
+
+/// The findings `run` appends about running `plan` on `sys` with `claims`
+/// held: none (`run` not called) when the request uses no findings
+/// ([`Request::uses_findings`]), info ones only when it shows them
+/// ([`Request::shows_info`]). The core's checks ([`check_claimed`]) and
+/// each wing's (the claims' and the fleet's, which `app` appends to the
+/// core's) run through it.
+pub fn findings_of(
+    sys: &SystemState,
+    req: &Request,
+    plan: &Plan,
+    claims: &Claims,
+    run: impl FnOnce(&Context, &mut Vec<Finding>),
 ) -> Vec<Finding> {
     if !req.uses_findings() {
         return Vec::new();
@@ -162,14 +198,7 @@ pub fn check_claimed(
         critical,
     };
     let mut out = Vec::new();
-    for (check, codes) in CHECKS {
-        let from = out.len();
-        check(&ctx, &mut out);
-        debug_assert!(
-            out[from..].iter().all(|f| codes.contains(&f.code)),
-            "a check emitted a code missing from its CODES"
-        );
-    }
+    run(&ctx, &mut out);
     if !req.shows_info() {
         out.retain(|f| f.severity >= Severity::Notice);
     }
@@ -221,10 +250,12 @@ mod tests {
     /// Every finding code belongs to exactly one check.
     #[test]
     fn every_code_has_one_check() {
-        // The fleet wing's findings are added by `app` (fleet::check::findings).
+        // The wings' findings are added by `app` (claims::check::findings,
+        // fleet::check::findings).
         let mut all: Vec<Code> = CHECKS
             .iter()
             .flat_map(|(_, c)| c.iter().copied())
+            .chain(crate::claims::check::CODES.iter().copied())
             .chain(crate::fleet::check::CODES.iter().copied())
             .collect();
         all.sort_unstable();

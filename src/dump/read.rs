@@ -77,7 +77,7 @@ pub fn read_everything(root: &Root) -> Vec<RtTask> {
             live.then(std::process::id),
         )),
     );
-    let _ = crate::system::claims::read_kubelet(root, &sys.possible);
+    let _ = crate::system::kubelet::read_state(root, &sys.possible);
     crate::system::rt_tasks::read_placed_tasks(root, &sys.online)
 }
 
@@ -344,7 +344,7 @@ pub fn collect(root: &Root, file: &Path) -> Result<Tree> {
     // A file that could not be opened for want of a resource (EMFILE
     // under a small `ulimit -n`), or refused below a dump, is not in the
     // tree: the archive would replay as a machine without it.
-    if let Some(e) = crate::system::root::starved_error().or_else(|| root.unreadable_error()) {
+    if let Some(e) = root.starved_error().or_else(|| root.unreadable_error()) {
         return Err(e);
     }
     if let Some((rel, len)) = c.too_large {

@@ -48,9 +48,10 @@ fn container(fleet: &Fleet) -> String {
 
 /// The fleet findings of running `plan` on `sys` in the fleet context
 /// `fleet` returns (read only when needed), as the core's
-/// [`crate::check::check_claimed`] gives its own: none when the request
-/// uses no findings, info ones only when it shows them; in the order of
-/// `check`. `app` appends them to the core's, before `--allow`
+/// [`crate::check::check_claimed`] gives its own (through
+/// [`crate::check::findings_of`]: none when the request uses no findings,
+/// info ones only when it shows them); in the order of `check`. `app`
+/// appends them to the core's, before `--allow`
 /// ([`crate::check::accept`]).
 pub fn findings(
     sys: &SystemState,
@@ -59,28 +60,10 @@ pub fn findings(
     claims: &Claims,
     fleet: impl FnOnce() -> Fleet,
 ) -> Vec<Finding> {
-    if !req.uses_findings() {
-        return Vec::new();
-    }
-    let fleet = &fleet();
-    let ctx = Context {
-        sys,
-        req,
-        plan,
-        claims,
-        cpus: crate::check::checked_cpus(sys, plan),
-        critical: req.latency_critical(),
-    };
-    let mut out = Vec::new();
-    check(&ctx, fleet, &mut out);
-    debug_assert!(
-        out.iter().all(|f| CODES.contains(&f.code)),
-        "the fleet check emitted a code missing from its CODES"
-    );
-    if !req.shows_info() {
-        out.retain(|f| f.severity >= Severity::Notice);
-    }
-    out
+    crate::check::findings_of(sys, req, plan, claims, |ctx, out| {
+        let fleet = &fleet();
+        crate::check::run_one(ctx, out, CODES, |ctx, out| check(ctx, fleet, out));
+    })
 }
 
 /// The fleet findings (see the module doc): kubelet's pool

@@ -7,8 +7,7 @@
 //! so a dump holds them.
 
 use super::{Pod, SlurmTask};
-use crate::claim::{KubeletState, parse_kubelet_state};
-use crate::system::claims::KUBELET_STATE;
+use crate::claim::KubeletState;
 use crate::system::{Root, SystemState};
 
 /// The fleet context of the caller.
@@ -24,7 +23,7 @@ pub struct Fleet {
     pub kubernetes: bool,
     /// kubelet's CPU manager state; `None` when the file does not exist
     /// below the root or cannot be used (the claims say why:
-    /// `system::claims::read_kubelet`).
+    /// [`crate::system::kubelet::read_state`]'s warning).
     pub kubelet: Option<KubeletState>,
     /// The Slurm task of the environment (`SLURM_JOB_ID` set).
     pub slurm: Option<SlurmTask>,
@@ -43,16 +42,15 @@ pub fn slurm_task() -> Option<SlurmTask> {
 /// Reads the fleet context of the caller of `sys` below `root`; the
 /// environment is this process's (as the OpenMP variables are). kubelet's
 /// CPUs outside `sys.possible` are dropped
-/// ([`crate::claim::parse_kubelet_state`]).
+/// ([`crate::system::kubelet::read_state`]).
 pub fn read(root: &Root, sys: &SystemState) -> Fleet {
     let pod = sys.cgroup_paths.iter().find_map(|p| super::parse_pod(p));
-    let upto = sys.possible.last().unwrap_or(0);
     Fleet {
         kubernetes: pod.is_some() || std::env::var("KUBERNETES_SERVICE_HOST").is_ok(),
         pod,
-        kubelet: root
-            .read(KUBELET_STATE)
-            .and_then(|t| parse_kubelet_state(&t, upto).ok()),
+        kubelet: crate::system::kubelet::read_state(root, &sys.possible)
+            .ok()
+            .flatten(),
         slurm: slurm_task(),
     }
 }

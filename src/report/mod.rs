@@ -1,11 +1,8 @@
 //! Rendering plans, findings and the machine as text or JSON (ARCHITECTURE.md §6).
 //! Pure: returns strings; [`crate::output`] prints them.
 
-pub mod claims;
 pub mod per_thread;
 pub mod threads;
-
-pub use claims::{add_claims_json, claims_text};
 
 use crate::check::{Finding, Severity};
 use crate::cpuset::CpuSet;

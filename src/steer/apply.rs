@@ -17,8 +17,8 @@ use crate::steer::{
     journal_name,
 };
 use crate::system::Root;
-use crate::system::claims::StateDir;
 use crate::system::irq::{read_default, read_effective, read_requested};
+use crate::system::state_dir::StateDir;
 use nix::errno::Errno;
 use nix::fcntl::{AtFlags, OFlag};
 use nix::sys::stat::Mode;
@@ -340,7 +340,7 @@ fn first_journal(
     (pid, start): (u32, u64),
 ) -> (Journal, Vec<JournalFile>) {
     let mut j = Journal::new(pid, start, &p.cpus);
-    j.pid_ns = crate::system::claims::own_pid_ns();
+    j.pid_ns = crate::system::state_dir::own_pid_ns();
     for (m, _) in files {
         j.irqs.push(JournalIrq {
             irq: m.irq,

@@ -14,7 +14,7 @@
 //!
 //! The journal is one file per steering launch, named
 //! `steer.<pid>.<start_time>.journal` ([`journal_name`]; never the shape of
-//! a claim record, [`crate::claim::record_pid`]), written with `O_EXCL` and
+//! a claim record, [`crate::claims::record_pid`]), written with `O_EXCL` and
 //! fsync'ed (file and directory) before the first IRQ is written. It holds
 //! the launch's PID namespace (as a claim record names it: a pinrun of
 //! another namespace never takes the PID for one of its own processes),
@@ -99,14 +99,14 @@ pub struct Journal {
     /// boot): a reused PID is not the holder.
     pub start_time: u64,
     /// The PID namespace `pid` is numbered in (the launch's own, as a
-    /// claim record names it: [`crate::claim::Record::pid_ns`]), so that a
+    /// claim record names it: [`crate::claims::Record::pid_ns`]), so that a
     /// pinrun of another namespace never takes `pid` for one of its own
     /// processes and undoes a live launch's steering; absent in journals
     /// of older pinrun versions (`pid` is then the reader's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pid_ns: Option<crate::claim::PidNs>,
     /// The process group the steering also follows, as the launch's claim
-    /// record does ([`crate::claim::Record::pgid`]): the PID itself when
+    /// record does ([`crate::claims::Record::pgid`]): the PID itself when
     /// the launch led its group, so the IRQs stay off the claimed CPUs
     /// while the group has a live member after the PID exits (a command
     /// that forks and exits, systemd `Type=forking`); 0 (absent in older
@@ -861,7 +861,7 @@ mod tests {
     fn journal_names_are_not_claim_records() {
         let n = journal_name(1234, 99);
         assert_eq!(journal_owner(&n), Some((1234, 99)));
-        assert_eq!(crate::claim::record_pid(&n), None);
+        assert_eq!(crate::claims::record_pid(&n), None);
         assert_eq!(journal_owner("1234.99.00ff"), None);
         assert_eq!(journal_owner("steer.12x.9.journal"), None);
     }

@@ -11,7 +11,7 @@ use crate::plan::Plan;
 use crate::request::Request;
 use crate::steer::plan::SteerPlan;
 use crate::steer::{Journal, journal_name, journal_owner};
-use crate::system::claims::{LockKind, StateDir, claim_lives, identity, still_runs};
+use crate::system::state_dir::{LockKind, StateDir, claim_lives, identity, still_runs};
 use crate::system::{Root, SystemState};
 use std::fmt::Write;
 use std::path::Path;
@@ -276,7 +276,7 @@ pub fn irqbalance_config(
 /// `Err(why)`: it cannot be seen from here, and its steering is left
 /// alone.
 fn holder_runs(j: &Journal) -> std::result::Result<bool, String> {
-    let view = crate::system::claims::view_pid_ns();
+    let view = crate::system::state_dir::view_pid_ns();
     let here = j.pid_ns.is_none() || j.pid_ns == view;
     if here {
         return Ok(claim_lives(j.pid, j.start_time, j.pgid));
@@ -401,12 +401,12 @@ fn stale_records_removed(dir: &StateDir, journal: &str, j: &Journal) -> String {
     let Some((pid, start)) = crate::steer::journal_owner(journal) else {
         return String::new();
     };
-    if j.pid_ns.is_some() && j.pid_ns != crate::system::claims::view_pid_ns() {
+    if j.pid_ns.is_some() && j.pid_ns != crate::system::state_dir::view_pid_ns() {
         return String::new();
     }
     let names = dir.records_of(pid, start);
     for n in &names {
-        crate::apply::claims::remove(dir, n);
+        dir.remove(n);
     }
     if names.is_empty() {
         return String::new();
@@ -535,7 +535,7 @@ const GROUP_POLL: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// How often the helper reads whether the group's members it knows are
 /// still live members (zombies and members that moved to another group
-/// end the claim too: [`crate::claim::judge`]).
+/// end the claim too: [`crate::claims::judge`]).
 const GROUP_MEMBERS_EVERY: u32 = 20;
 
 /// Blocks until the steering of launch `pid` (started at `start`,
@@ -543,11 +543,11 @@ const GROUP_MEMBERS_EVERY: u32 = 20;
 /// has ended: pinrun ended (its pidfd in `h`) before exec (nothing runs
 /// for it: at once), or the command ended and, when the launch led its
 /// group, the group has no live member any more, as its claim judges
-/// ([`crate::system::claims::claim_lives`]; the group polled every
+/// ([`crate::system::state_dir::claim_lives`]; the group polled every
 /// [`GROUP_POLL`], its known members read every [`GROUP_MEMBERS_EVERY`]
 /// polls, the whole of `/proc` only when those have ended).
 fn wait_for_the_end(h: &crate::apply::helper::Helper, pid: u32, start: u64, pgid: u32) {
-    use crate::system::claims::{group_exists, live_member, live_members};
+    use crate::system::state_dir::{group_exists, live_member, live_members};
     while !h.ended_within(-1) {}
     if pgid == 0 || pgid != pid || !h.wait_for_exec() {
         return;

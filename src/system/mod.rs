@@ -4,12 +4,12 @@
 
 pub mod archive;
 pub mod cgroup;
-pub mod claims;
 pub mod config;
 pub mod cpuidle;
 pub mod devices;
 pub mod irq;
 pub mod kernel_config;
+pub mod kubelet;
 pub mod noise;
 pub mod numa;
 pub mod parallel;
@@ -18,6 +18,7 @@ pub mod process;
 pub mod root;
 pub mod rt_tasks;
 pub mod scope;
+pub mod state_dir;
 pub mod threads;
 pub mod topology;
 
@@ -1146,7 +1147,7 @@ fn budget_error(root: &Root) -> Option<crate::error::Error> {
     if let Some(e) = root.unreadable_error() {
         return Some(e);
     }
-    if let Some(e) = root::starved_error() {
+    if let Some(e) = root.starved_error() {
         return Some(e);
     }
     let f = root.over_budget()?;

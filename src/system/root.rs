@@ -3,7 +3,8 @@
 //! machine dump), so any dump can be replayed exactly as the live machine
 //! would be read. A [`Root`] has a backend (live, a confined dump
 //! directory, an archive in memory: [`super::archive`]) and no global
-//! state but [`starved_open`]'s; `--dump`'s recorder wraps any of them
+//! state (what it could not open for want of a resource is its own,
+//! [`Root::starved_open`]); `--dump`'s recorder wraps any of them
 //! ([`Root::recording`]).
 //!
 //! Below a dump every path is resolved inside the dump, as the kernel
@@ -85,48 +86,33 @@ fn open2(
 }
 
 /// The first file an open failed on for want of a resource, with the
-/// error: see [`starved_open`].
-static STARVED: std::sync::OnceLock<(String, Errno)> = std::sync::OnceLock::new();
+/// error, shared by a [`Root`], its clones and its [`Dir`]s: see
+/// [`Root::starved_open`].
+type Starved = Arc<std::sync::OnceLock<(String, Errno)>>;
 
-/// Records `err`, from opening `what()` on any root, when it says the
+/// Records `err`, from opening `what()`, in `starved` when it says the
 /// process or the system ran out of something (`EMFILE`: this process's
 /// open-files limit, `ulimit -n`; `ENFILE`: the system's file table;
 /// `ENOMEM`), not that the file is absent or unreadable: the file was not
-/// read, and the reader refuses ([`starved_open`]) rather than take it as
-/// missing (an IRQ's affinity, a CPU's siblings, the real-time scan's
-/// `/proc`). Other errors are left to the caller.
-pub fn note_open_error(err: Errno, what: &dyn Fn() -> String) {
+/// read, and the reader refuses ([`Root::starved_open`]) rather than take
+/// it as missing (an IRQ's affinity, a CPU's siblings, the real-time
+/// scan's `/proc`). Other errors are left to the caller.
+fn note_open_error(starved: &Starved, err: Errno, what: &dyn Fn() -> String) {
     if matches!(err, Errno::EMFILE | Errno::ENFILE | Errno::ENOMEM) {
-        STARVED.get_or_init(|| (what(), err));
+        starved.get_or_init(|| (what(), err));
     }
-}
-
-/// The first file (an absolute path; relative to the directory it was
-/// opened from for a [`Dir`]'s) whose open failed for want of a resource
-/// ([`note_open_error`]), with the error; `None` when none did. Such a
-/// file was not read: the reader refuses (exit 125) rather than use the
-/// machine's state without it.
-pub fn starved_open() -> Option<(&'static str, Errno)> {
-    STARVED.get().map(|(p, e)| (p.as_str(), *e))
 }
 
 /// [`note_open_error`] for an `std::io::Error`.
-pub fn note_io_error(err: &std::io::Error, what: &dyn Fn() -> String) {
+fn note_io_error(starved: &Starved, err: &std::io::Error, what: &dyn Fn() -> String) {
     if let Some(n) = err.raw_os_error() {
-        note_open_error(Errno::from_raw(n), what);
+        note_open_error(starved, Errno::from_raw(n), what);
     }
-}
-
-/// The error for [`starved_open`] (`read-starved`, exit 125), naming the
-/// file, the error and, for `EMFILE`, the open-files limit.
-pub fn starved_error() -> Option<crate::error::Error> {
-    let (path, e) = starved_open()?;
-    starved_error_of(path, e)
 }
 
 /// The `read-starved` error for `path`, whose open failed with `e`, when
 /// `e` says the process or the system ran out of something (`EMFILE`,
-/// `ENFILE`, `ENOMEM`, see [`note_open_error`]); `None` for another error.
+/// `ENFILE`, `ENOMEM`, see [`Root::starved_open`]); `None` for another error.
 pub fn starved_error_of(path: &str, e: Errno) -> Option<crate::error::Error> {
     let hint = match e {
         Errno::EMFILE => {
@@ -201,6 +187,7 @@ fn open_confined(
     rel: &str,
     full: &dyn Fn() -> String,
     flags: OFlag,
+    starved: &Starved,
 ) -> Option<OwnedFd> {
     let opened = match open_linkless(anchor, dir, rel, flags) {
         Some(r) => r,
@@ -219,7 +206,7 @@ fn open_confined(
             None
         }
         Err(e) => {
-            note_open_error(e, full);
+            note_open_error(starved, e, full);
             None
         }
     }
@@ -389,6 +376,8 @@ pub struct Dir {
     /// The directory's path below the root, for [`Root::over_budget`].
     abs: String,
     over: OverBudget,
+    /// Its root's ([`Root::starved_open`]).
+    starved: Starved,
 }
 
 /// Where a [`Dir`] is, by backend.
@@ -466,7 +455,9 @@ impl Dir {
             At::Live(fd) => {
                 let flags = libc::O_RDONLY | libc::O_NONBLOCK | libc::O_CLOEXEC;
                 crate::ffi::openat_nocancel(fd.as_fd(), rel, flags)
-                    .map_err(|e| note_io_error(&e, &|| format!("{}/{rel}", self.abs)))
+                    .map_err(|e| {
+                        note_io_error(&self.starved, &e, &|| format!("{}/{rel}", self.abs))
+                    })
                     .ok()?
             }
             At::Archive(..) => return None,
@@ -482,7 +473,7 @@ impl Dir {
     /// resolved again).
     fn open_in(&self, fd: &OwnedFd, anchor: &Anchor, rel: &str, flags: OFlag) -> Option<OwnedFd> {
         let full = || format!("{}/{rel}", self.abs);
-        open_confined(anchor, fd.as_fd(), rel, &full, flags)
+        open_confined(anchor, fd.as_fd(), rel, &full, flags, &self.starved)
     }
 
     /// Like [`Root::read_value`], relative to this directory.
@@ -503,7 +494,9 @@ impl Dir {
             At::Live(fd) => {
                 let flags = LIST_FLAGS | OFlag::O_CLOEXEC;
                 openat(fd, rel, flags, nix::sys::stat::Mode::empty())
-                    .map_err(|e| note_open_error(e, &|| format!("{}/{rel}", self.abs)))
+                    .map_err(|e| {
+                        note_open_error(&self.starved, e, &|| format!("{}/{rel}", self.abs))
+                    })
                     .ok()
             }
             At::Archive(a, names) => {
@@ -659,6 +652,9 @@ pub struct Root {
     /// Whether every file is read to end of file ([`Root::reading_to_eof`]).
     to_eof: bool,
     over: OverBudget,
+    /// The first file not opened for want of a resource
+    /// ([`Root::starved_open`]), shared with its clones and [`Dir`]s.
+    starved: Starved,
     /// `--dump`'s recorder ([`Root::recording`]); `None` otherwise.
     recorder: Option<Arc<dyn Recorder>>,
     /// The thread count tests impose on [`super::parallel::map`]
@@ -747,8 +743,8 @@ impl Root {
                 &anchor.interrupted,
             );
             if let Err(e) = probe {
-                note_open_error(e, &|| dir.display().to_string());
-                if let Some(starved) = starved_error() {
+                root.note_open_error(e, &|| dir.display().to_string());
+                if let Some(starved) = root.starved_error() {
                     return Err(starved);
                 }
                 return Err(Error::new(
@@ -763,7 +759,7 @@ impl Root {
             }
         }
         let has_cpus = root.exists("/sys/devices/system/cpu");
-        if let Some(e) = root.unreadable_error().or_else(starved_error) {
+        if let Some(e) = root.unreadable_error().or_else(|| root.starved_error()) {
             return Err(e);
         }
         if !has_cpus {
@@ -812,6 +808,7 @@ impl Root {
             backend,
             to_eof: false,
             over: OverBudget::default(),
+            starved: Starved::default(),
             recorder: None,
             threads: None,
             ahead: None,
@@ -844,8 +841,9 @@ impl Root {
     /// files as a dump would hold them.
     fn confined(base: PathBuf) -> Self {
         let flags = OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
+        let starved = Starved::default();
         let anchor = nix::fcntl::open(&base, flags, nix::sys::stat::Mode::empty())
-            .map_err(|e| note_open_error(e, &|| base.display().to_string()))
+            .map_err(|e| note_open_error(&starved, e, &|| base.display().to_string()))
             .ok()
             .map(|fd| {
                 Arc::new(Anchor {
@@ -854,7 +852,40 @@ impl Root {
                     interrupted: std::sync::OnceLock::new(),
                 })
             });
-        Self::with(base, Backend::Confined(anchor))
+        Root {
+            starved,
+            ..Self::with(base, Backend::Confined(anchor))
+        }
+    }
+
+    /// Records `err`, from opening `what()` for this root's reader (a
+    /// file it opens itself, as `--pid`'s `pidfd_open(2)`), when it says
+    /// the process or the system ran out of something: see
+    /// [`Root::starved_open`].
+    pub fn note_open_error(&self, err: Errno, what: &dyn Fn() -> String) {
+        note_open_error(&self.starved, err, what);
+    }
+
+    /// [`Root::note_open_error`] for an `std::io::Error`.
+    pub fn note_io_error(&self, err: &std::io::Error, what: &dyn Fn() -> String) {
+        note_io_error(&self.starved, err, what);
+    }
+
+    /// The first file (an absolute path; relative to the directory it was
+    /// opened from for a [`Dir`]'s) that this root, its clones or its
+    /// directories could not open for want of a resource (`EMFILE`,
+    /// `ENFILE`, `ENOMEM`), with the error; `None` when none did. Such a
+    /// file was not read: the reader refuses (exit 125) rather than use
+    /// the machine's state without it.
+    pub fn starved_open(&self) -> Option<(&str, Errno)> {
+        self.starved.get().map(|(p, e)| (p.as_str(), *e))
+    }
+
+    /// The error for [`Root::starved_open`] (`read-starved`, exit 125),
+    /// naming the file, the error and, for `EMFILE`, the open-files limit.
+    pub fn starved_error(&self) -> Option<crate::error::Error> {
+        let (path, e) = self.starved_open()?;
+        starved_error_of(path, e)
     }
 
     /// Whether file types are checked: below a dump, not on `/`.
@@ -876,13 +907,14 @@ impl Root {
             Backend::Live => {
                 let flags = flags | OFlag::O_CLOEXEC;
                 nix::fcntl::open(&self.path(abs), flags, nix::sys::stat::Mode::empty())
-                    .map_err(|e| note_open_error(e, &|| abs.to_string()))
+                    .map_err(|e| self.note_open_error(e, &|| abs.to_string()))
                     .ok()
             }
             Backend::Confined(anchor) => {
                 let anchor = anchor.as_ref()?;
                 let rel = abs.trim_start_matches('/');
-                open_confined(anchor, anchor.fd.as_fd(), rel, &|| abs.to_string(), flags)
+                let abs = || abs.to_string();
+                open_confined(anchor, anchor.fd.as_fd(), rel, &abs, flags, &self.starved)
             }
             Backend::Archive(_) => None,
         }
@@ -922,7 +954,7 @@ impl Root {
         match &self.backend {
             Backend::Live => {
                 let rd = std::fs::read_dir(self.path(abs))
-                    .map_err(|e| note_io_error(&e, &|| abs.to_string()))
+                    .map_err(|e| self.note_io_error(&e, &|| abs.to_string()))
                     .ok()?;
                 Some(
                     rd.flatten()
@@ -1177,6 +1209,7 @@ impl Root {
             rec: self.recorder.as_ref().map(|r| (abs.clone(), r.clone())),
             abs,
             over: self.over.clone(),
+            starved: self.starved.clone(),
         })
     }
 

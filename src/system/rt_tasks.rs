@@ -202,7 +202,7 @@ pub fn read_rt_tasks_live(root: &Root, self_pid: Option<u32>) -> Option<Vec<RtTa
     // (BENCHMARKS.md, issue 17).
     let mut out = Vec::new();
     let proc = std::fs::File::open(root.path("/proc"))
-        .map_err(|e| super::root::note_io_error(&e, &|| "/proc".to_string()))
+        .map_err(|e| root.note_io_error(&e, &|| "/proc".to_string()))
         .ok();
     for pid in pids.into_iter().filter(|p| Some(*p) != self_pid) {
         for tid in live_threads_of(root, proc.as_ref(), pid) {

@@ -156,7 +156,7 @@ pub(super) fn start_time(pid: u32) -> u64 {
 
 fn write_record(dir: &Path, name: &str, pid: u32, start: u64, uid: u32, cpus: &str) {
     std::fs::create_dir_all(dir).unwrap();
-    let r = pinrun::claim::Record {
+    let r = pinrun::claims::Record {
         version: 1,
         pid,
         start_time: start,

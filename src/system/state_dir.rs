@@ -1,22 +1,20 @@
-//! Reading claims: the state directory (opened without following
-//! symlinks, checked, and locked with `flock(2)`), its records judged
-//! against `/proc`, and kubelet's CPU manager state file. Records are
-//! written by [`crate::apply::claims`] under the same lock.
+//! The state directory (`/run/pinrun`, `--state-dir`): opened without
+//! following symlinks, checked, and locked with `flock(2)`; shared by the
+//! claims wing's records ([`crate::claims::read`]), the steer wing's
+//! journals and `--pid`'s undo records. And what they all ask of `/proc`
+//! about the processes that wrote them: whether one still lives
+//! ([`liveness`], [`claim_lives`], [`still_runs`]), its process group,
+//! its PID namespace ([`view_pid_ns`], [`scan_pid_namespaces`]), and this
+//! process's own identity.
 
 use super::process::{status_cpus_allowed, status_ids, status_uids};
-use super::root::Root;
 use super::threads::{stat_field, stat_state};
-use crate::claim::{
-    self, Claim, Claims, Elsewhere, Holder, Liveness, NsProcess, NsScan, PidNs, Record, Sight,
-    Verdict,
-};
-use crate::cpuset::CpuSet;
+use crate::claim::{self, Liveness, NsProcess, NsScan, PidNs, Sight};
 use crate::error::{Error, ErrorCode, Result};
 use nix::fcntl::OFlag;
 use nix::sys::stat::Mode;
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::Read;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -25,8 +23,6 @@ use std::time::{Duration, Instant};
 /// The shared state directory when neither `--state-dir` nor
 /// `PINRUN_STATE_DIR` is given.
 pub const DEFAULT_STATE_DIR: &str = "/run/pinrun";
-/// kubelet's CPU manager checkpoint, below the root.
-pub const KUBELET_STATE: &str = "/var/lib/kubelet/cpu_manager_state";
 /// How long an `--exclusive` launch waits for the state directory's lock
 /// (pinrun holds it for milliseconds; only a stuck or hostile process
 /// holds it longer).
@@ -270,6 +266,17 @@ impl StateDir {
         flock_holders(self.dir.as_fd())
     }
 
+    /// Removes file `name` of the directory (best effort: a stale record
+    /// another user owns stays, and is ignored by every reader; never a
+    /// directory, never through a symlink: `unlinkat(2)` removes the link).
+    pub fn remove(&self, name: &str) {
+        let _ = nix::unistd::unlinkat(
+            self.dir.as_fd(),
+            name,
+            nix::unistd::UnlinkatFlags::NoRemoveDir,
+        );
+    }
+
     /// Releases the lock (the directory stays open).
     pub fn unlock(&mut self) {
         if self.locked {
@@ -277,303 +284,7 @@ impl StateDir {
             self.locked = false;
         }
     }
-
-    /// Reads every record: live claims, warnings for files that are not
-    /// usable records, the records that could not be read at all
-    /// ([`Claims::unreadable`]: their CPUs are unknown), and the names of
-    /// stale records this user may remove (pinrun's own format, a dead
-    /// holder, the file this user's or read as root), to be removed under
-    /// the exclusive lock. The listing is complete or refused, never cut.
-    ///
-    /// Each record's CPU list is clipped to `possible` as soon as it is
-    /// parsed (a CPU that does not exist cannot be claimed; a warning names
-    /// the record): a record of `0-4194303`, which any local user can write
-    /// into the sticky state directory, costs what a record of the
-    /// machine's CPUs costs, and memory stays linear in the records.
-    pub fn read(&self, possible: &CpuSet) -> (Claims, Vec<String>) {
-        let mut r = RecordsRead {
-            possible,
-            me: nix::unistd::geteuid().as_raw(),
-            groups: None,
-            claims: Claims::default(),
-            stale: Vec::new(),
-            view: None,
-            scan: None,
-        };
-        let names = match self.names() {
-            Ok(n) => n,
-            Err(why) => {
-                r.claims.unreadable.push(format!(
-                    "claims: cannot list {}: {why}",
-                    self.path.display()
-                ));
-                return (r.claims, r.stale);
-            }
-        };
-        let (owned, over) = self.owners(names, &mut r);
-        for (name, pid, owner) in owned {
-            if over.iter().any(|(u, _)| *u == owner) {
-                continue;
-            }
-            self.read_owned(&mut r, name, pid, owner);
-        }
-        r.claims.claims.sort_by_key(|c| match c.holder {
-            Holder::Process { pid, .. } => pid,
-            Holder::Kubelet { .. } => u32::MAX,
-        });
-        (r.claims, r.stale)
-    }
-
-    /// The owner of each record of `names` (one fstatat each, no read):
-    /// `(name, pid, uid)`, a record gone meanwhile left out, one that
-    /// cannot be stat'ed unreadable in `r`; and the users over
-    /// [`claim::MAX_RECORDS_PER_USER`] with their counts, sorted, each
-    /// warned about in `r` (a user over the cap hides only its own
-    /// records).
-    fn owners(
-        &self,
-        names: Vec<(String, u32)>,
-        r: &mut RecordsRead,
-    ) -> (Vec<Owned>, Vec<(u32, usize)>) {
-        let mut owned = Vec::with_capacity(names.len());
-        let mut per_user: HashMap<u32, usize> = HashMap::new();
-        for (name, pid) in names {
-            match nix::sys::stat::fstatat(
-                self.dir.as_fd(),
-                name.as_str(),
-                nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW,
-            ) {
-                Ok(st) => {
-                    if st.st_uid != 0 {
-                        *per_user.entry(st.st_uid).or_default() += 1;
-                    }
-                    owned.push((name, pid, st.st_uid));
-                }
-                Err(nix::errno::Errno::ENOENT) => {}
-                Err(e) => r.claims.unreadable.push(format!(
-                    "claims: record {}: fstatat: {}",
-                    self.path.join(&name).display(),
-                    e.desc()
-                )),
-            }
-        }
-        let mut over: Vec<(u32, usize)> = per_user
-            .into_iter()
-            .filter(|(_, n)| *n > claim::MAX_RECORDS_PER_USER)
-            .collect();
-        over.sort_unstable();
-        for (uid, n) in &over {
-            let w = format!(
-                "claims: uid {uid} has {n} records in {}, more than {}: all of them ignored",
-                self.path.display(),
-                claim::MAX_RECORDS_PER_USER
-            );
-            if *uid == r.me {
-                r.claims.warnings.push(w);
-            } else {
-                r.claims.foreign_warnings.push(w);
-            }
-        }
-        (owned, over)
-    }
-
-    /// Reads record `name` of process `pid`, owned by `owner`, into `r`:
-    /// its holder's liveness, then the record ([`StateDir::usable_record`]),
-    /// its CPUs clipped to the possible ones, and its verdict
-    /// ([`judge_here`] for a PID of this reader's `/proc`,
-    /// [`judge_elsewhere`] for one of another PID namespace): a live claim,
-    /// a stale record this user may remove (only pinrun's own: parsed, the
-    /// owner they name), or a forged one warned about.
-    fn read_owned(&self, r: &mut RecordsRead, name: String, pid: u32, owner: u32) {
-        let me = r.me;
-        let live = liveness(pid);
-        let shown = self.path.join(&name);
-        let foreign = owner != 0 && owner != me;
-        let Some((rec, cpus, file_uid)) = self.usable_record(r, &name, &live, foreign) else {
-            return;
-        };
-        let Some(cpus) = clip_to_possible(r, &shown, cpus, foreign) else {
-            return;
-        };
-        if rec.pid != pid {
-            r.claims.warnings.push(format!(
-                "claims: record {} names pid {}, not {pid}: ignored",
-                shown.display(),
-                rec.pid
-            ));
-            return;
-        }
-        let view = if rec.pid_ns.is_some() { r.view() } else { None };
-        let judged = match claim::foreign_ns(&rec, view) {
-            None => judge_here(r, &shown, &rec, file_uid, &live),
-            Some(ns) => Some(judge_elsewhere(r, ns, &rec, file_uid)),
-        };
-        let Some((verdict, follows_group, elsewhere)) = judged else {
-            return;
-        };
-        match verdict {
-            Verdict::Stale => {
-                // Only pinrun's own records (parsed, the owner they
-                // name) are ever removed.
-                if rec.uid == file_uid && (file_uid == me || me == 0) {
-                    r.stale.push(name);
-                }
-            }
-            Verdict::Forged(why) => warnings_of(&mut r.claims, file_uid != 0 && file_uid != me)
-                .push(format!("claims: record {} {why}: ignored", shown.display())),
-            Verdict::Live { affinity } => r.claims.claims.push(Claim {
-                holder: Holder::Process {
-                    pid: rec.pid,
-                    start_time: rec.start_time,
-                    uid: file_uid,
-                    pgid: rec.pgid,
-                    command: rec.command,
-                    since: rec.time,
-                    record: name,
-                    affinity,
-                    group_only: follows_group,
-                    elsewhere,
-                },
-                cpus,
-            }),
-        }
-    }
-
-    /// Record `name` as [`StateDir::read_record`] reads it: `None` when it
-    /// is gone, cannot be read (unreadable in `r`: its CPUs are unknown) or
-    /// is not a usable record (warned about in `r`, as `foreign` or not,
-    /// saying whether its holder, `live`, may be alive).
-    fn usable_record(
-        &self,
-        r: &mut RecordsRead,
-        name: &str,
-        live: &Liveness,
-        foreign: bool,
-    ) -> Option<(Record, CpuSet, u32)> {
-        let shown = self.path.join(name);
-        match self.read_record(name) {
-            Ok(rec) => Some(rec),
-            Err(RecordError::Gone) => None,
-            Err(RecordError::Unreadable(why)) => {
-                r.claims.unreadable.push(format!(
-                    "claims: record {} cannot be read ({why}); its CPUs are unknown",
-                    shown.display()
-                ));
-                None
-            }
-            Err(RecordError::Invalid(why)) => {
-                warnings_of(&mut r.claims, foreign).push(format!(
-                    "claims: {} is not a usable claim record ({why}); {}",
-                    shown.display(),
-                    if *live == Liveness::Dead {
-                        "its pid is gone: ignored (pinrun removes only its own records)"
-                    } else {
-                        "its pid may be alive: ignored, CPUs unknown"
-                    }
-                ));
-                None
-            }
-        }
-    }
-
-    /// The names of the records of process `pid` started at `start` (field
-    /// 22 of its stat), `pid` numbered in this `/proc`: `<pid>.<start>`
-    /// and `<pid>.<start>.<suffix>` ([`claim::record_name`]) that parse as
-    /// records naming that PID in this `/proc`'s PID namespace or in none
-    /// (older versions); a record of another namespace's process with the
-    /// same number is not its. Empty when the directory cannot be listed.
-    pub fn records_of(&self, pid: u32, start: u64) -> Vec<String> {
-        let exact = format!("{pid}.{start}");
-        let prefix = format!("{exact}.");
-        let mut view = None;
-        self.names()
-            .unwrap_or_default()
-            .into_iter()
-            .map(|(n, _)| n)
-            .filter(|n| *n == exact || n.starts_with(&prefix))
-            .filter(|n| match self.read_record(n) {
-                Ok((rec, _, _)) => {
-                    rec.pid_ns.is_none()
-                        || claim::foreign_ns(&rec, *view.get_or_insert_with(view_pid_ns)).is_none()
-                }
-                Err(_) => false,
-            })
-            .collect()
-    }
-
-    /// The names shaped like records, with their PIDs: every entry of the
-    /// directory, or the reason it cannot be listed completely (an error
-    /// of `getdents64(2)`, returned once and never retried, or more than
-    /// [`claim::MAX_ENTRIES`] entries).
-    fn names(&self) -> std::result::Result<Vec<(String, u32)>, String> {
-        let mut dir = nix::dir::Dir::openat(
-            self.dir.as_fd(),
-            ".",
-            OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
-            Mode::empty(),
-        )
-        .map_err(|e| e.desc().to_string())?;
-        record_names(dir.iter().map(|e| {
-            e.map(|e| e.file_name().to_string_lossy().into_owned())
-                .map_err(|e| e.desc().to_string())
-        }))
-    }
-
-    /// One record: opened relative to the directory without following a
-    /// symlink or blocking on a FIFO; only a regular file, at most
-    /// [`claim::MAX_RECORD`] bytes.
-    fn read_record(
-        &self,
-        name: &str,
-    ) -> std::result::Result<(Record, crate::cpuset::CpuSet, u32), RecordError> {
-        use nix::errno::Errno;
-        let fd = nix::fcntl::openat(
-            self.dir.as_fd(),
-            name,
-            OFlag::O_RDONLY
-                | OFlag::O_NOFOLLOW
-                | OFlag::O_NONBLOCK
-                | OFlag::O_CLOEXEC
-                | OFlag::O_NOCTTY,
-            Mode::empty(),
-        )
-        .map_err(|e| match e {
-            Errno::ENOENT => RecordError::Gone,
-            Errno::ELOOP => RecordError::Invalid("a symlink, never followed".into()),
-            Errno::EACCES | Errno::EPERM | Errno::ENXIO | Errno::ENODEV | Errno::EISDIR => {
-                RecordError::Invalid(e.desc().into())
-            }
-            e => RecordError::Unreadable(format!("open: {}", e.desc())),
-        })?;
-        let file = File::from(fd);
-        let meta = file.metadata().map_err(|e| {
-            RecordError::Unreadable(format!("fstat: {}", crate::error::io_words(&e)))
-        })?;
-        if !meta.is_file() {
-            return Err(RecordError::Invalid("not a regular file".into()));
-        }
-        if meta.len() > claim::MAX_RECORD {
-            return Err(RecordError::Invalid(format!(
-                "larger than {} bytes ({} bytes)",
-                claim::MAX_RECORD,
-                meta.len()
-            )));
-        }
-        let mut buf = Vec::new();
-        file.take(claim::MAX_RECORD + 1)
-            .read_to_end(&mut buf)
-            .map_err(|e| {
-                RecordError::Unreadable(format!("read: {}", crate::error::io_words(&e)))
-            })?;
-        let text =
-            std::str::from_utf8(&buf).map_err(|_| RecordError::Invalid("not UTF-8".into()))?;
-        let (rec, cpus) = Record::parse(text).map_err(RecordError::Invalid)?;
-        Ok((rec, cpus, meta.uid()))
-    }
 }
-
-/// A record's name, the PID it names and its owner's uid.
-type Owned = (String, u32, u32);
 
 /// Who holds a `flock(2)` lock on the file `fd` is open on, from
 /// `/proc/locks` (`proc(5)`: the lock's device and inode, and the PID
@@ -613,238 +324,6 @@ pub fn flock_holders(fd: BorrowedFd) -> Vec<String> {
         .collect()
 }
 
-/// A reading of the claim records under way ([`StateDir::read`]).
-struct RecordsRead<'a> {
-    /// The CPUs that exist: a record's CPUs are clipped to them.
-    possible: &'a CpuSet,
-    /// This process's effective uid.
-    me: u32,
-    /// The machine's process groups, read once when a claim first lives
-    /// by its group ([`process_groups`]).
-    groups: Option<std::result::Result<HashMap<u32, Vec<u32>>, String>>,
-    /// The claims read so far, with their warnings.
-    claims: Claims,
-    /// The stale records this user may remove.
-    stale: Vec<String>,
-    /// The PID namespace of this `/proc` ([`view_pid_ns`]), read when a
-    /// record first names one.
-    view: Option<Option<PidNs>>,
-    /// Every process with its namespace ([`scan_pid_namespaces`]), read
-    /// when a record of another namespace is first judged.
-    scan: Option<NsScan>,
-}
-
-impl RecordsRead<'_> {
-    /// The PID namespace of this `/proc`, read once.
-    fn view(&mut self) -> Option<PidNs> {
-        *self.view.get_or_insert_with(view_pid_ns)
-    }
-
-    /// Every process with its PID namespace, read once.
-    fn scan(&mut self) -> &NsScan {
-        let view = self.view();
-        self.scan.get_or_insert_with(|| scan_pid_namespaces(view))
-    }
-}
-
-/// The CPUs of record `shown` within the possible ones: a record naming
-/// CPUs that do not exist is warned about in `r` (as `foreign` or not),
-/// and `None` when none of its CPUs exists (it claims nothing).
-fn clip_to_possible(
-    r: &mut RecordsRead,
-    shown: &Path,
-    cpus: CpuSet,
-    foreign: bool,
-) -> Option<CpuSet> {
-    let possible = r.possible;
-    let named = (cpus.len(), cpus.last().unwrap_or(0));
-    let cpus = cpus.intersection(possible);
-    let beyond = named.0 - cpus.len();
-    if beyond > 0 {
-        warnings_of(&mut r.claims, foreign).push(format!(
-            "claims: record {} names {} CPUs that do not exist (up to CPU {}; possible: {}): {}",
-            shown.display(),
-            beyond,
-            named.1,
-            possible.to_compact_list(),
-            if cpus.is_empty() {
-                "it claims nothing, ignored"
-            } else {
-                "only the possible ones count"
-            }
-        ));
-        if cpus.is_empty() {
-            return None;
-        }
-    }
-    Some(cpus)
-}
-
-/// Whether record `rec` (`shown`) lives by its process group only (its
-/// PID, `live`, is gone or names another process, and it leads its group),
-/// and the group's members still alive when the group exists. `None`
-/// when the group's members could not all be read: neither live nor
-/// stale, its CPUs unknown (unreadable in `r`) and the record kept.
-fn group_members(
-    r: &mut RecordsRead,
-    shown: &Path,
-    rec: &Record,
-    live: &Liveness,
-) -> Option<(bool, Vec<Liveness>)> {
-    // The PID is gone (or names another process): the claim can
-    // live only by its process group.
-    let pid_gone = match live {
-        Liveness::Dead => true,
-        Liveness::Alive { start_time, .. } => start_time.is_some_and(|s| s != rec.start_time),
-    };
-    let follows_group = rec.pgid == rec.pid && pid_gone;
-    let members: Vec<Liveness> = if follows_group && group_exists(rec.pgid) {
-        match r.groups.get_or_insert_with(process_groups) {
-            Ok(groups) => groups
-                .get(&rec.pgid)
-                .map(|pids| {
-                    pids.iter()
-                        .map(|p| liveness(*p))
-                        .filter(|l| *l != Liveness::Dead)
-                        .collect()
-                })
-                .unwrap_or_default(),
-            // A group whose members could not all be read is
-            // neither live nor stale: its CPUs are unknown, and
-            // the record is kept.
-            Err(why) => {
-                r.claims.unreadable.push(format!(
-                    "claims: record {}: cannot tell whether process group {} still runs: {why}",
-                    shown.display(),
-                    rec.pgid
-                ));
-                return None;
-            }
-        }
-    } else {
-        Vec::new()
-    };
-    Some((follows_group, members))
-}
-
-/// What a record is worth, whether its claim lives by its process group
-/// only, and where its holder is when in another PID namespace.
-type Judged = (Verdict, bool, Option<Elsewhere>);
-
-/// Judges record `rec` (`shown`), whose PID is this reader's `/proc`'s,
-/// its process being `live` ([`claim::judge`], with its group's members
-/// from [`group_members`]). `None`: the group's members could not all be
-/// read (unreadable in `r`), the record is kept.
-fn judge_here(
-    r: &mut RecordsRead,
-    shown: &Path,
-    rec: &Record,
-    file_uid: u32,
-    live: &Liveness,
-) -> Option<Judged> {
-    let (follows_group, members) = group_members(r, shown, rec, live)?;
-    Some((
-        claim::judge(rec, file_uid, live, &members),
-        follows_group,
-        None,
-    ))
-}
-
-/// Judges record `rec`, whose PID is numbered in PID namespace `ns`, not
-/// this reader's `/proc`'s: the holder is found by its namespace among
-/// every process ([`claim::locate`] on [`RecordsRead::scan`]) and judged
-/// under the PID it has here ([`claim::judge`]); a holder this reader
-/// cannot see is honoured unchecked ([`claim::judge_unseen`]), its record
-/// never removed.
-fn judge_elsewhere(r: &mut RecordsRead, ns: PidNs, rec: &Record, file_uid: u32) -> Judged {
-    match claim::locate(r.scan(), ns, rec.pid, rec.pgid) {
-        Sight::Unseen(why) => (
-            claim::judge_unseen(rec, file_uid),
-            false,
-            Some(Elsewhere {
-                ns,
-                here: None,
-                unchecked: Some(why),
-            }),
-        ),
-        Sight::Seen { holder, members } => {
-            let live = holder.map_or(Liveness::Dead, liveness);
-            let pid_gone = match &live {
-                Liveness::Dead => true,
-                Liveness::Alive { start_time, .. } => {
-                    start_time.is_some_and(|s| s != rec.start_time)
-                }
-            };
-            let follows_group = rec.pgid == rec.pid && pid_gone;
-            let members: Vec<Liveness> = if follows_group {
-                members
-                    .iter()
-                    .map(|p| liveness(*p))
-                    .filter(|l| *l != Liveness::Dead)
-                    .collect()
-            } else {
-                Vec::new()
-            };
-            (
-                claim::judge(rec, file_uid, &live, &members),
-                follows_group,
-                Some(Elsewhere {
-                    ns,
-                    here: holder.filter(|_| !pid_gone),
-                    unchecked: None,
-                }),
-            )
-        }
-    }
-}
-
-/// Where a warning about a record goes: `foreign_warnings` for a record
-/// of another user than root and this one (`foreign`), else `warnings`.
-fn warnings_of(claims: &mut Claims, foreign: bool) -> &mut Vec<String> {
-    if foreign {
-        &mut claims.foreign_warnings
-    } else {
-        &mut claims.warnings
-    }
-}
-
-/// Why a record could not be used.
-#[derive(Debug)]
-enum RecordError {
-    /// Removed since the listing.
-    Gone,
-    /// Not a record (a symlink, a FIFO, garbage, too large): it claims
-    /// nothing.
-    Invalid(String),
-    /// An error that says nothing about the file (`EMFILE`, `ENOMEM`,
-    /// `EIO`...): its claim is unknown.
-    Unreadable(String),
-}
-
-/// The record names among `entries` (a directory listing, in any order),
-/// with their PIDs, sorted; the first error ends the listing (an iterator
-/// over `getdents64(2)` may return the same error forever), as do more
-/// than [`claim::MAX_ENTRIES`] entries of any name.
-pub fn record_names(
-    entries: impl Iterator<Item = std::result::Result<String, String>>,
-) -> std::result::Result<Vec<(String, u32)>, String> {
-    let mut names = Vec::new();
-    for (i, e) in entries.enumerate() {
-        if i >= claim::MAX_ENTRIES {
-            return Err(format!(
-                "more than {} entries; pinrun reads a state directory completely or not at all",
-                claim::MAX_ENTRIES
-            ));
-        }
-        let name = e.map_err(|why| format!("getdents64: {why}"))?;
-        if let Some(pid) = claim::record_pid(&name) {
-            names.push((name, pid));
-        }
-    }
-    names.sort_by(|a, b| (a.1, &a.0).cmp(&(b.1, &b.0)));
-    Ok(names)
-}
-
 /// Whether process group `pgid` has a member (`kill(-pgid, 0)`: `ESRCH`
 /// means none; `EPERM` means members this user may not signal).
 pub fn group_exists(pgid: u32) -> bool {
@@ -857,7 +336,7 @@ pub fn group_exists(pgid: u32) -> bool {
 
 /// Whether `pid` is a live member of process group `pgid` (field 5 of
 /// its `/proc/<pid>/stat`): what a claim following its group counts
-/// ([`crate::claim::judge`] takes a zombie as ended; a zombie main thread
+/// ([`crate::claims::judge`] takes a zombie as ended; a zombie main thread
 /// whose other threads run is a live process, [`live_threads`]).
 pub fn live_member(pid: u32, pgid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|st| {
@@ -918,7 +397,7 @@ pub fn live_members(pgid: u32) -> std::result::Result<Vec<u32>, String> {
     if !group_exists(pgid) {
         return Ok(Vec::new());
     }
-    Ok(process_groups()?
+    Ok(process_groups(&unnoted)?
         .remove(&pgid)
         .unwrap_or_default()
         .into_iter()
@@ -928,7 +407,7 @@ pub fn live_members(pgid: u32) -> std::result::Result<Vec<u32>, String> {
 
 /// Whether a claim of `pid` started at `start_time`, following process
 /// group `pgid` (its PID when the launch led its group, 0: none), still
-/// lives, as [`crate::claim::judge`] judges a record: its process runs, or
+/// lives, as [`crate::claims::judge`] judges a record: its process runs, or
 /// it led its group, its PID is not reused, and the group has a live
 /// member. A group whose members cannot be read lives (nothing is undone
 /// for a claim that may still run).
@@ -946,6 +425,16 @@ pub fn claim_lives(pid: u32, start_time: u64, pgid: u32) -> bool {
     }
 }
 
+/// Where a reader of `/proc` that has no [`super::Root`] (the claims',
+/// the liveness of a state directory's writers) gives an open that failed:
+/// its caller's root ([`super::Root::note_io_error`]: one for want of a
+/// resource makes the caller refuse, `read-starved`), or [`unnoted`].
+pub type Note<'a> = &'a dyn Fn(&std::io::Error, &dyn Fn() -> String);
+
+/// Notes nothing ([`Note`]): for a caller that refuses on its own (a
+/// group whose members cannot be read lives, [`claim_lives`]).
+pub fn unnoted(_: &std::io::Error, _: &dyn Fn() -> String) {}
+
 /// Every process group of `/proc` with its members' PIDs (field 5 of each
 /// `/proc/<pid>/stat`); read once per listing, only when a record's PID is
 /// gone and its group may live.
@@ -955,11 +444,10 @@ pub fn claim_lives(pid: u32, start_time: u64, pgid: u32) -> bool {
 /// (`ENOENT`, `ESRCH`): `EMFILE` under a small `ulimit -n` hid every
 /// member, and a live group read as empty would have its claim judged
 /// stale and its record removed. The message names the path and the
-/// error; a resource error is also noted for `read-starved`
-/// ([`super::root::note_io_error`]).
-fn process_groups() -> std::result::Result<HashMap<u32, Vec<u32>>, String> {
+/// error; a resource error is also given to `note` (for `read-starved`).
+pub fn process_groups(note: Note) -> std::result::Result<HashMap<u32, Vec<u32>>, String> {
     let failed = |path: &str, e: &std::io::Error| {
-        super::root::note_io_error(e, &|| path.to_string());
+        note(e, &|| path.to_string());
         format!("reading {path}: {}", crate::error::io_words(e))
     };
     let mut out: HashMap<u32, Vec<u32>> = HashMap::new();
@@ -1048,7 +536,7 @@ pub fn still_runs(pid: u32, start: u64, ns: Option<PidNs>) -> std::result::Resul
     let Some(ns) = ns.filter(|n| Some(*n) != view) else {
         return Ok(runs(liveness(pid)));
     };
-    match claim::locate(&scan_pid_namespaces(view), ns, pid, 0) {
+    match claim::locate(&scan_pid_namespaces(view, &unnoted), ns, pid, 0) {
         Sight::Unseen(why) => Err(why),
         Sight::Seen { holder, .. } => Ok(holder.is_some_and(|h| runs(liveness(h)))),
     }
@@ -1093,14 +581,14 @@ pub fn view_pid_ns() -> Option<PidNs> {
 /// all (`hidepid=`, `EMFILE`), a listing error and a `/proc` without PID 1
 /// (`hidepid=`) are the scan's gap, named: a process not read may be a
 /// record's holder.
-pub fn scan_pid_namespaces(view: Option<PidNs>) -> NsScan {
+pub fn scan_pid_namespaces(view: Option<PidNs>, note: Note) -> NsScan {
     let mut scan = NsScan {
         view,
         ..NsScan::default()
     };
     let mut gap = None;
     let failed = |path: &str, e: &std::io::Error| {
-        super::root::note_io_error(e, &|| path.to_string());
+        note(e, &|| path.to_string());
         format!("{path}: {}", crate::error::io_words(e))
     };
     let gone = |e: &std::io::Error| matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ESRCH));
@@ -1175,56 +663,9 @@ pub fn identity() -> Result<(u32, u64, u32, u32)> {
     Ok((pid, start, nix::unistd::geteuid().as_raw(), pgid))
 }
 
-/// kubelet's exclusive CPU assignments below `root`, and a warning when
-/// its state file exists but cannot be used. CPUs outside `possible`
-/// are dropped ([`crate::claim::parse_kubelet_state`]).
-pub fn read_kubelet(root: &Root, possible: &CpuSet) -> (Vec<Claim>, Option<String>) {
-    if !root.exists(KUBELET_STATE) {
-        return (Vec::new(), None);
-    }
-    let shown = root.path(KUBELET_STATE);
-    match root.read(KUBELET_STATE) {
-        None => (
-            Vec::new(),
-            Some(format!("claims: cannot read {}", shown.display())),
-        ),
-        Some(text) => match claim::parse_kubelet(&text, possible.last().unwrap_or(0)) {
-            Ok(c) => (c, None),
-            Err(e) => (
-                Vec::new(),
-                Some(format!("claims: {}: {e}", shown.display())),
-            ),
-        },
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A listing that fails ends at its first error, even when the
-    /// iterator would repeat that error forever (a persistent
-    /// `getdents64(2)` failure once spun with the lock held).
-    #[test]
-    fn a_failing_listing_ends_at_its_first_error() {
-        let ok = ["7.1", "x", "3.9.00000000000000ff"].map(|n| Ok(n.to_string()));
-        let forever = std::iter::repeat_with(|| Err("Input/output error".to_string()));
-        assert_eq!(
-            record_names(ok.clone().into_iter().chain(forever)),
-            Err("getdents64: Input/output error".into())
-        );
-        assert_eq!(
-            record_names(ok.into_iter()),
-            Ok(vec![("3.9.00000000000000ff".into(), 3), ("7.1".into(), 7)])
-        );
-        // Too many entries: refused, never read in part.
-        let many = (0..).map(|i| Ok(format!("f{i}")));
-        assert!(
-            record_names(many)
-                .unwrap_err()
-                .contains("more than 1048576 entries")
-        );
-    }
 
     /// This process is found in the scan by its own PID namespace, and
     /// `NSpid:`/`NSpgid:` lines are read as numbers.
@@ -1236,7 +677,7 @@ mod tests {
             assert_eq!(view_pid_ns(), Some(own));
         }
         // As if /proc were another namespace's: NSpid is read too.
-        let scan = scan_pid_namespaces(None);
+        let scan = scan_pid_namespaces(None, &unnoted);
         let me = scan
             .procs
             .iter()

@@ -6,12 +6,16 @@
 //! descriptor is close-on-exec) or on any failure, which also removes the
 //! record.
 
-use crate::claim::{Claims, Record};
+use super::Record;
+use super::apply::{remove, write_record};
+use crate::claim::Claims;
+use crate::cpuset::CpuSet;
 use crate::error::{Error, ErrorCode, Result};
 use crate::plan::{Plan, claim_set, plan_claimed};
 use crate::request::{Mode, Request};
-use crate::system::claims::{
-    DEFAULT_STATE_DIR, LockKind, StateDir, identity, own_pid_ns, read_kubelet, view_pid_ns,
+use crate::system::kubelet::read_kubelet;
+use crate::system::state_dir::{
+    DEFAULT_STATE_DIR, LockKind, StateDir, identity, own_pid_ns, view_pid_ns,
 };
 use crate::system::{Root, SystemState};
 use std::path::PathBuf;
@@ -71,7 +75,7 @@ impl Guard {
             .map(|a| a.to_string_lossy().into_owned())
             .collect();
         let rec = Record::new(pid, start, uid, pgid, &cpus, &command, now()).in_ns(own_pid_ns());
-        let name = crate::apply::claims::write_record(&self.dir, &rec)?;
+        let name = write_record(&self.dir, &rec)?;
         let path = self.dir.path().join(&name);
         self.record = Some(name);
         Ok(path)
@@ -97,7 +101,7 @@ impl Guard {
             &plan.cores,
         );
         let rec = Record::new(pid, start, uid, 0, &cpus, command, now()).in_ns(view_pid_ns());
-        let name = crate::apply::claims::write_record(&self.dir, &rec)?;
+        let name = write_record(&self.dir, &rec)?;
         let path = self.dir.path().join(&name);
         self.record = Some(name);
         self.replaces = Some((pid, start));
@@ -113,7 +117,7 @@ impl Guard {
         if let Some((pid, start)) = self.replaces {
             for name in self.dir.records_of(pid, start) {
                 if Some(&name) != kept.as_ref() {
-                    crate::apply::claims::remove(&self.dir, &name);
+                    remove(&self.dir, &name);
                 }
             }
         }
@@ -131,7 +135,7 @@ impl Guard {
     /// [`Guard::unlock`] (to undo this launch's steering once its exec
     /// failed). Errors: [`StateDir::lock`]'s.
     pub fn relock(&mut self) -> Result<()> {
-        self.dir.lock(crate::system::claims::LockKind::Exclusive)
+        self.dir.lock(crate::system::state_dir::LockKind::Exclusive)
     }
 
     /// Releases the lock, keeping the record: other launches may choose
@@ -144,7 +148,7 @@ impl Guard {
 impl Drop for Guard {
     fn drop(&mut self) {
         if let Some(name) = self.record.take() {
-            crate::apply::claims::remove(&self.dir, &name);
+            remove(&self.dir, &name);
         }
     }
 }
@@ -167,9 +171,21 @@ pub fn forget(req: &Request, pid: u32, start: u64) {
         return;
     }
     for name in d.records_of(pid, start) {
-        crate::apply::claims::remove(&d, &name);
+        remove(&d, &name);
     }
     d.unlock();
+}
+
+/// What the claims need of the other wings, passed in by `app`, which
+/// composes them (a wing imports no other wing).
+pub struct Others<'a> {
+    /// Undoes the IRQ steering of ended claims under the state directory's
+    /// exclusive lock, saying what was undone (the steer wing's
+    /// `reclaim_stale`; issue 21).
+    pub reclaim: &'a dyn Fn(&StateDir) -> String,
+    /// The exclusive CPUs kubelet gave the caller's own container, when
+    /// it runs in one (the fleet wing's `own_exclusive_cpus`; issue 23).
+    pub own_exclusive: &'a dyn Fn() -> Option<CpuSet>,
 }
 
 /// Reads every claim: kubelet's (below the root, so `--sysroot` dumps
@@ -185,6 +201,7 @@ pub fn read_claims(
     sys: &SystemState,
     req: &Request,
     claim: bool,
+    others: &Others,
 ) -> Result<(Claims, Option<StateDir>)> {
     let mut claims = Claims::default();
     let mut dir = None;
@@ -208,7 +225,7 @@ pub fn read_claims(
                     Err(e) => Some(format!("{}; records read without the lock", e.message)),
                     Ok(()) => None,
                 };
-                let (c, stale) = d.read(&sys.possible);
+                let (c, stale) = d.read(root, &sys.possible);
                 claims = c;
                 claims.state_warnings.extend(locked);
                 // --dry-run --exclusive predicts this refusal too.
@@ -233,7 +250,7 @@ pub fn read_claims(
                 }
                 if claim {
                     for name in &stale {
-                        crate::apply::claims::remove(&d, name);
+                        remove(&d, name);
                     }
                 }
                 claims.state_warnings.append(&mut claims.unreadable);
@@ -249,7 +266,7 @@ pub fn read_claims(
     // container's own (issue 23): it bounds the cpuset, it does not
     // compete with it.
     if !kubelet.is_empty()
-        && let Some(cpus) = crate::fleet::run::own_exclusive_cpus(root, sys)
+        && let Some(cpus) = (others.own_exclusive)()
     {
         kubelet.retain(|c| c.cpus != cpus);
     }
@@ -277,6 +294,7 @@ pub fn plan(
     root: &Root,
     sys: &SystemState,
     req: &Request,
+    others: &Others,
 ) -> Result<(Plan, Claims, Option<Guard>)> {
     let run = req.mode == Mode::Run;
     let claim = run && req.claims.exclusive;
@@ -289,11 +307,11 @@ pub fn plan(
         .as_ref()
         .map(|t| (t.pid, crate::system::threads::start_time(root, t.pid)));
     loop {
-        let (claims, dir) = read_claims(root, sys, req, claim)?;
+        let (claims, dir) = read_claims(root, sys, req, claim, others)?;
         // The steering of ended claims is undone by the next --exclusive
         // launch, under the same lock (issue 21).
         let undone = match &dir {
-            Some(d) if claim => crate::steer::run::reclaim_stale(d),
+            Some(d) if claim => (others.reclaim)(d),
             _ => String::new(),
         };
         match plan_claimed(sys, req, &claims) {

@@ -1,14 +1,13 @@
 //! Writing claims: this launch's record in the locked state directory
-//! ([`crate::system::claims::StateDir`]), and removing stale ones. Every
+//! ([`crate::system::state_dir::StateDir`]), and removing stale ones. Every
 //! file operation is relative to the directory's descriptor and never
 //! follows a symlink.
 
-use crate::claim::{Record, record_name};
+use super::{Record, record_name};
 use crate::error::{Error, ErrorCode, Result};
-use crate::system::claims::StateDir;
+use crate::system::state_dir::StateDir;
 use nix::fcntl::OFlag;
 use nix::sys::stat::Mode;
-use nix::unistd::UnlinkatFlags;
 use std::io::Write;
 
 /// How many random names are tried (one is enough unless `getrandom(2)`
@@ -28,7 +27,7 @@ pub fn write_record(dir: &StateDir, rec: &Record) -> Result<String> {
                 "--exclusive: the claim's cpulist ({} characters) does not fit in a record ({} bytes, at most {})",
                 rec.cpus.len(),
                 text.len(),
-                crate::claim::MAX_RECORD
+                super::MAX_RECORD
             ),
         )
         .hint("claim fewer CPUs, or ranges (--cores N, --node NODES) rather than scattered CPUs"));
@@ -82,7 +81,7 @@ pub fn write_record(dir: &StateDir, rec: &Record) -> Result<String> {
 }
 
 /// Removes a record (best effort: a stale record another user owns stays,
-/// and is ignored by every reader).
+/// and is ignored by every reader; [`StateDir::remove`]).
 pub fn remove(dir: &StateDir, name: &str) {
-    let _ = nix::unistd::unlinkat(dir.fd(), name, UnlinkatFlags::NoRemoveDir);
+    dir.remove(name);
 }

@@ -2,23 +2,38 @@
 //! CPUs another launch holds, `claim-record-unusable` for each record that
 //! could not be used (info when another user owns it), and
 //! `claim-state-unusable` when the state directory or kubelet's file could
-//! not be read.
+//! not be read. Pure; `app` appends them to the core's findings
+//! ([`findings`]).
 
-use super::{Code, Context, Finding, Severity};
+use crate::check::{Code, Context, Finding, Severity};
+use crate::claim::Claims;
 use crate::cpuset::CpuSet;
+use crate::plan::Plan;
+use crate::request::Request;
+use crate::system::SystemState;
 use crate::words::cpus_phrase;
 
 /// The codes the claims check can emit.
-pub(super) const CODES: &[Code] = &[
+pub const CODES: &[Code] = &[
     Code::CpuClaimed,
     Code::ClaimRecordUnusable,
     Code::ClaimStateUnusable,
 ];
 
+/// The claim findings of running `plan` on `sys` with `claims` held, as
+/// the core's [`crate::check::check_claimed`] gives its own (through
+/// [`crate::check::findings_of`]). `app` appends them right after the
+/// core's, before `--allow` ([`crate::check::accept`]).
+pub fn findings(sys: &SystemState, req: &Request, plan: &Plan, claims: &Claims) -> Vec<Finding> {
+    crate::check::findings_of(sys, req, plan, claims, |ctx, out| {
+        crate::check::run_one(ctx, out, CODES, check);
+    })
+}
+
 /// The claim findings about running the plan (affinity unchanged: on the
 /// CPUs the command would inherit, `Cpus_allowed_list` within the allowed
 /// set).
-pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
+fn check(ctx: &Context, out: &mut Vec<Finding>) {
     let sys = ctx.sys;
     let inherited = sys
         .process
@@ -47,7 +62,7 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
             Code::ClaimRecordUnusable,
             severity,
             &none,
-            super::listed(&texts),
+            crate::check::listed(&texts),
             "remove the files whose process is gone (their owner or root can); pinrun ignores them meanwhile",
         );
         f.items = texts;
@@ -58,7 +73,7 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
             Code::ClaimStateUnusable,
             Severity::Warning,
             &none,
-            super::listed(&ctx.claims.state_warnings),
+            crate::check::listed(&ctx.claims.state_warnings),
             "claims pinrun cannot read are not respected: fix the state directory (mode 1777, owned by root) or the file named",
         );
         f.items = ctx.claims.state_warnings.clone();
@@ -83,11 +98,14 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::machine;
-    use super::super::{accept, check_claimed};
-    use crate::claim::{Claim, Claims, Holder};
-    use crate::finding::{Code, Severity};
-    use crate::testkit::{cpus, request};
+    use super::*;
+    use crate::claim::{Claim, Holder};
+    use crate::testkit::{Machine, cpus, request};
+
+    /// 2 packages (nodes 0 and 1) × 4 cores × 2 threads.
+    fn machine() -> Machine {
+        Machine::new(2, 4, 2)
+    }
 
     #[test]
     fn claimed_cpus_come_from_check_claimed_and_allow_downgrades() {
@@ -104,7 +122,8 @@ mod tests {
             }],
             ..Default::default()
         };
-        let mut f = check_claimed(&sys, &req, &plan, &claims);
+        let mut f = crate::check::check_claimed(&sys, &req, &plan, &claims);
+        f.extend(findings(&sys, &req, &plan, &claims));
         let claimed = f
             .iter()
             .find(|f| f.code == Code::CpuClaimed)
@@ -114,7 +133,7 @@ mod tests {
             (Severity::Warning, vec![2])
         );
         assert_eq!(f.last().map(|f| f.code), Some(Code::CpuClaimed));
-        accept(&mut f, &[Code::CpuClaimed]);
+        crate::check::accept(&mut f, &[Code::CpuClaimed]);
         assert!(
             f.iter()
                 .all(|f| f.code != Code::CpuClaimed || f.severity == Severity::Info)
