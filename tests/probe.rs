@@ -669,8 +669,12 @@ fn steal_and_unattributed_time_add_up() {
 /// `sched_rt_runtime_us` of every `sched_rt_period_us`; skipped when
 /// throttling is off, where it would own the CPU): a SCHED_OTHER probe
 /// there waits the whole runtime (950 ms of 1 s by default), or is held
-/// off past the watchdog's limit (no gap measured: the noisiest). The
-/// measured choice of one core then avoids it, where the rule alone (the
+/// off past the watchdog's limit (no gap measured: the noisiest). 3 s,
+/// not 1 s: the probe threads start measuring together, once the one
+/// beside the hog has had a throttled window to pre-heat in (up to a
+/// period), and the other CPU's must still measure its whole duration
+/// within the watchdog's limit (at 1 s both were cut short, and the
+/// choice was refused). The measured choice of one core then avoids it, where the rule alone (the
 /// boot CPU last) would take it on a 2-CPU machine. The hog's placement
 /// and policy are read back from the kernel (`/proc/PID/stat`) before
 /// the choice.
@@ -726,7 +730,7 @@ fn measured_choice_never_takes_a_noisy_cpu() {
             "--cores",
             "1",
             "--choose",
-            "measured=1s",
+            "measured=3s",
         ])
         .output()
         .unwrap();
