@@ -60,6 +60,15 @@ pub enum ProbeModeArg {
     Wakeup,
 }
 
+/// The kernel tracers `--probe-tracer` can run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ProbeTracerArg {
+    /// The osnoise tracer without its workload, in a tracefs instance of
+    /// pinrun's own: every IRQ, softirq, thread and NMI on the probed CPUs,
+    /// timed (Documentation/trace/osnoise-tracer.rst)
+    Osnoise,
+}
+
 /// The core types `--core-type` can name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum CoreTypeArg {
@@ -433,6 +442,16 @@ pub struct Cli {
     /// Never by default (the probe then sees the idle states COMMAND gets).
     #[arg(long, value_name = "US", num_args = 0..=1, require_equals = true, default_missing_value = "0", help_heading = "Probe")]
     pub probe_dma_latency: Option<String>,
+
+    /// Also run the kernel's osnoise tracer on the probed CPUs (default
+    /// osnoise, the only one), in a tracefs instance of pinrun's own that
+    /// is removed afterwards, and name for each large gap the IRQ, softirq,
+    /// thread or NMI the kernel saw in it. Root, tracefs mounted, a kernel
+    /// with osnoise in available_tracers and tracing not in use; otherwise
+    /// the report says why in one line and the sampler alone attributes.
+    /// Signals that end pinrun wait until the instance is removed.
+    #[arg(long, value_enum, value_name = "TRACER", num_args = 0..=1, require_equals = true, default_missing_value = "osnoise", help_heading = "Probe")]
+    pub probe_tracer: Option<ProbeTracerArg>,
 
     /// Print the plan and findings, change nothing, run nothing.
     #[arg(long, help_heading = "Modes")]
@@ -1938,6 +1957,7 @@ impl Cli {
                 ("--probe-interval", self.probe_interval.is_some()),
                 ("--probe-max", self.probe_max.is_some()),
                 ("--probe-dma-latency", self.probe_dma_latency.is_some()),
+                ("--probe-tracer", self.probe_tracer.is_some()),
             ];
             if let Some((option, _)) = given.iter().find(|(_, set)| *set) {
                 return Err(Error::new(
@@ -1993,6 +2013,9 @@ impl Cli {
             p.interval_ns = t;
         }
         p.gate_max_ns = dur("--probe-max", &self.probe_max)?;
+        p.tracer = self
+            .probe_tracer
+            .map(|ProbeTracerArg::Osnoise| crate::noise::ProbeTracer::Osnoise);
         if let Some(us) = self.probe_dma_latency.as_deref() {
             // cpu_latency_qos_write() takes an s32 (kernel/power/qos.c);
             // a negative one is not a latency.
@@ -2138,6 +2161,7 @@ mod tests {
                 gate_max_ns: Some(50_000),
                 interval_ns: 500_000,
                 dma_latency_us: None,
+                tracer: None,
             })
         );
         assert!(req(&["--probe=60s", "true"]).is_ok());

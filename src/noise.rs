@@ -95,6 +95,28 @@ pub struct ProbeRequest {
     /// this value written, µs, during the probe only (cyclictest's default
     /// holds 0: rt-tests' `set_latency_target()`); `None`: never touched.
     pub dma_latency_us: Option<u32>,
+    /// `--probe-tracer[=osnoise]`: attribute the largest gaps with the
+    /// kernel's own tracer as well as the sampler; `None`: not asked.
+    pub tracer: Option<ProbeTracer>,
+}
+
+/// The kernel tracer `--probe-tracer` runs beside the probe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProbeTracer {
+    /// The osnoise tracer (Documentation/trace/osnoise-tracer.rst) without
+    /// its workload (`NO_OSNOISE_WORKLOAD`): its `osnoise:*` events time
+    /// every IRQ, softirq, thread and NMI on the traced CPUs.
+    Osnoise,
+}
+
+impl ProbeTracer {
+    /// The tracer's name in `available_tracers`, on the command line and
+    /// in JSON: `osnoise`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ProbeTracer::Osnoise => "osnoise",
+        }
+    }
 }
 
 impl Default for ProbeRequest {
@@ -106,6 +128,7 @@ impl Default for ProbeRequest {
             gate_max_ns: None,
             interval_ns: DEFAULT_INTERVAL_NS,
             dma_latency_us: None,
+            tracer: None,
         }
     }
 }
@@ -536,6 +559,102 @@ pub struct ProbeRun {
     /// with the sampler's readings around them, or why there was no
     /// sampler (no housekeeping CPU outside the probed ones).
     pub timed: Result<Timed, String>,
+    /// `--probe-tracer`: each CPU's largest gaps with the tracer's events
+    /// that overlap them, or why the tracer could not run (one line);
+    /// `None` when it was not asked for.
+    pub traced: Option<Result<Traced, String>>,
+}
+
+/// The kind of an osnoise event (`osnoise:irq_noise`, `softirq_noise`,
+/// `thread_noise`, `nmi_noise`; include/trace/events/osnoise.h).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NoiseKind {
+    /// A hard IRQ or an x86 system vector (`irq_noise`: its `desc`, e.g.
+    /// `local_timer`, and `vector`, the IRQ number or the vector).
+    Irq,
+    /// A softirq (`softirq_noise`: its vector, e.g. 1 `TIMER`).
+    Softirq,
+    /// A thread that ran on the CPU (`thread_noise`: comm and pid, the
+    /// kernel's TID).
+    Thread,
+    /// An NMI (`nmi_noise`).
+    Nmi,
+}
+
+/// One osnoise event on a traced CPU: its kind, the source (`id`: the IRQ
+/// number or vector, the softirq vector, the thread's TID; `name`: the
+/// IRQ's action name, the softirq's name, the thread's comm), and its time
+/// in `CLOCK_MONOTONIC` ns: the event is recorded when the noise ends
+/// (the instance's `trace_clock` is `mono`, printed to the µs), and
+/// `duration_ns` is its net duration (nested noise subtracted), so it
+/// spans `end_ns − duration_ns` to `end_ns`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NoiseEvent {
+    /// What kind of noise.
+    pub kind: NoiseKind,
+    /// The CPU it ran on (the trace line's `[CPU]`).
+    pub cpu: u32,
+    /// IRQ number or vector, softirq vector, TID; 0 for an NMI.
+    pub id: u32,
+    /// IRQ action name, softirq name, comm; empty for an NMI.
+    pub name: String,
+    /// When it ended, `CLOCK_MONOTONIC` ns.
+    pub end_ns: u64,
+    /// Its net duration, ns.
+    pub duration_ns: u64,
+}
+
+/// One source of osnoise events in a gap: every event of the same kind,
+/// id and name that overlaps it, their count, and the time they overlap
+/// the gap (ns).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct TracedSource {
+    /// `irq`, `softirq`, `thread` or `nmi`.
+    pub kind: NoiseKind,
+    /// IRQ number or vector, softirq vector, TID (0 for an NMI).
+    pub id: u32,
+    /// IRQ action name, softirq name, comm.
+    pub name: String,
+    /// How many events.
+    pub count: u64,
+    /// Their time inside the gap, ns.
+    pub ns: u64,
+}
+
+/// One large gap (or late wake-up) and the osnoise events that overlap
+/// it in time, by source, most time first; `named` is the first (the
+/// source that took most of the gap), `None` when no event overlaps it
+/// (noise the kernel did not see: SMIs, the hypervisor).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct TracedGap {
+    /// The gap's length, ns.
+    pub ns: u64,
+    /// Its start after the start of the probe, ns.
+    pub at_ns: u64,
+    /// The sources whose events overlap it, most time first.
+    pub sources: Vec<TracedSource>,
+    /// The source that took most of it.
+    pub named: Option<TracedSource>,
+}
+
+/// What `--probe-tracer` found: the tracer, the tracefs instance it ran
+/// in (removed since), how many events it recorded on the probed CPUs
+/// (`events`) and lost to a full buffer (`overrun`, the instance's
+/// `per_cpu/cpuN/stats`), and per CPU its largest gaps in the order of
+/// [`CpuNoise::top`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Traced {
+    /// `osnoise`.
+    pub tracer: String,
+    /// The instance directory, e.g. `/sys/kernel/tracing/instances/pinrun-42`.
+    pub instance: String,
+    /// Events read.
+    pub events: u64,
+    /// Events the ring buffer dropped.
+    pub overrun: u64,
+    /// Per CPU, its largest gaps with their events.
+    pub gaps: BTreeMap<u32, Vec<TracedGap>>,
 }
 
 /// The sampler's outcome: its period, how many samples it kept, and per

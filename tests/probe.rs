@@ -664,12 +664,28 @@ fn steal_and_unattributed_time_add_up() {
 }
 
 /// `--choose measured` (issue 31): a CPU made noisy on purpose is never
-/// chosen. A SCHED_FIFO busy loop pinned to the last CPU (runs of tens of
-/// ms, a 1 ms sleep between: the kernel keeps every other task off that
-/// CPU for each run) takes it from a SCHED_OTHER probe; the measured choice
-/// of one core then avoids it, where the rule alone (the boot CPU last)
-/// would take it on a 2-CPU machine. The hog's placement and policy are
-/// read back from the kernel (`/proc/PID/stat`) before the choice.
+/// chosen. A SCHED_FIFO busy loop that never sleeps, pinned to the last
+/// CPU, is stopped only by RT throttling (sched-rt(7): it runs
+/// `sched_rt_runtime_us` of every `sched_rt_period_us`; skipped when
+/// throttling is off, where it would own the CPU): a SCHED_OTHER probe
+/// there waits the whole runtime (950 ms of 1 s by default), or is held
+/// off past the watchdog's limit (no gap measured: the noisiest). 3 s,
+/// not 1 s: the probe threads start measuring together, once the one
+/// beside the hog has had a throttled window to pre-heat in (up to a
+/// period), and the other CPU's must still measure its whole duration
+/// within the watchdog's limit (at 1 s both were cut short, and the
+/// choice was refused). The measured choice of one core then avoids it, where the rule alone (the
+/// boot CPU last) would take it on a 2-CPU machine. The hog's placement
+/// and policy are read back from the kernel (`/proc/PID/stat`) before
+/// the choice.
+///
+/// It used to be flaky under load: a hog that slept 1 ms after each run
+/// of a shell loop made gaps of tens of ms, the same class (the choice
+/// ties gaps within a factor of two) as a SCHED_OTHER probe's waits on a
+/// CPU shared with a loaded host's builds (40 ms against 45.6 ms at load
+/// average 8), and the tie went to the rule's choice, the noisy CPU. A
+/// hog bounded by the kernel's throttling, not by a loop's speed, makes
+/// a gap no load on the other CPU comes near.
 #[test]
 fn measured_choice_never_takes_a_noisy_cpu() {
     let _g = serial();
@@ -682,15 +698,31 @@ fn measured_choice_never_takes_a_noisy_cpu() {
         skip("needs two CPUs");
         return;
     }
+    let sysctl = |n: &str| -> i64 {
+        std::fs::read_to_string(format!("/proc/sys/kernel/{n}"))
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+            .unwrap_or(-1)
+    };
+    let (runtime_us, period_us) = (sysctl("sched_rt_runtime_us"), sysctl("sched_rt_period_us"));
+    if runtime_us < 0 || runtime_us >= period_us {
+        skip("RT throttling is off: a SCHED_FIFO busy loop would own its CPU");
+        return;
+    }
     let cpu = last.to_string();
     let mut hog = spawnable()
         .args(["--quiet", "--cpus", &cpu, "--fifo", "50", "--", "sh", "-c"])
-        .arg("while :; do i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; sleep 0.001; done")
+        .arg("while :; do :; done")
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(200));
     let stat = std::fs::read_to_string(format!("/proc/{}/stat", hog.id())).unwrap();
     assert_eq!(stat_field(&stat, 41), 1, "SCHED_FIFO: {stat}");
+    assert_eq!(
+        stat_field(&stat, 39),
+        i64::from(last),
+        "on CPU {last}: {stat}"
+    );
     let out = pinrun()
         .args([
             "--dry-run",
@@ -698,7 +730,7 @@ fn measured_choice_never_takes_a_noisy_cpu() {
             "--cores",
             "1",
             "--choose",
-            "measured=1s",
+            "measured=3s",
         ])
         .output()
         .unwrap();
@@ -721,6 +753,13 @@ fn measured_choice_never_takes_a_noisy_cpu() {
             .unwrap()
     };
     assert!(gap(last) > gap(chosen[0]), "{}", v["choice"]);
+    // The kernel's bound: the hog runs at least half its RT runtime at a
+    // stretch, so the probe beside it waited at least that long.
+    assert!(
+        gap(last) >= runtime_us as u64 * 1000 / 2,
+        "{} against an RT runtime of {runtime_us} us",
+        v["choice"]
+    );
 }
 
 /// The preemption model this kernel runs with, as the test reads it

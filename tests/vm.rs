@@ -1148,14 +1148,19 @@ fn vm_threads_omp_and_thread_map() {
     assert_eq!(g.ok("helpers-left").trim(), "checked");
 }
 
-/// The `LOC` (local timer) count the probe attributes to `cpu`.
-fn probe_loc(v: &Value, cpu: u64) -> u64 {
-    let c = v["probe"]["cpus"]
+/// The probe's object of CPU `cpu`.
+fn probe_cpu(v: &Value, cpu: u64) -> &Value {
+    v["probe"]["cpus"]
         .as_array()
         .unwrap()
         .iter()
         .find(|c| c["cpu"].as_u64() == Some(cpu))
-        .unwrap_or_else(|| panic!("CPU {cpu} not probed: {v}"));
+        .unwrap_or_else(|| panic!("CPU {cpu} not probed: {v}"))
+}
+
+/// The `LOC` (local timer) count the probe attributes to `cpu`.
+fn probe_loc(v: &Value, cpu: u64) -> u64 {
+    let c = probe_cpu(v, cpu);
     c["sources"]
         .as_array()
         .unwrap()
@@ -2792,4 +2797,146 @@ fn vm_slurm_daemons_bind_and_pinrun_plans_inside() {
         "mask_cpu:0x01,0x10,0x02,0x20"
     );
     assert_eq!(g.ok("failed"), "");
+}
+
+/// The named source of each of the ten largest gaps `--probe-tracer`
+/// lined up on CPU `cpu`: (kind, id, name), `None` for a gap no event
+/// overlaps.
+fn traced_named(v: &Value, cpu: u64) -> Vec<Option<(String, u64, String)>> {
+    probe_cpu(v, cpu)["traced_gaps"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no traced_gaps: {}", v["probe"]["tracer"]))
+        .iter()
+        .map(|g| {
+            let n = &g["named"];
+            n.is_object().then(|| {
+                (
+                    n["kind"].as_str().unwrap().to_string(),
+                    n["id"].as_u64().unwrap(),
+                    n["name"].as_str().unwrap().to_string(),
+                )
+            })
+        })
+        .collect()
+}
+
+/// The value of `Key: N` in oslat's or cyclictest's output, as the tool
+/// prints it (oslat: "Maximum:     57 (us)"; cyclictest: "# Max Latencies: 00057").
+fn rt_tests_value(out: &str, key: &str) -> Option<f64> {
+    out.lines()
+        .find_map(|l| l.trim().strip_prefix(key))
+        .and_then(|r| r.split_whitespace().next()?.parse().ok())
+}
+
+/// The 99th percentile (µs) of cyclictest's histogram (`-h`: lines
+/// "BUCKET_US COUNT", one thread).
+fn cyclictest_p99(out: &str) -> Option<u64> {
+    let hist: Vec<(u64, u64)> = out
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| {
+            let mut w = l.split_whitespace();
+            Some((w.next()?.parse().ok()?, w.next()?.parse().ok()?))
+        })
+        .collect();
+    let total: u64 = hist.iter().map(|h| h.1).sum();
+    let mut seen = 0;
+    hist.iter().find_map(|&(us, n)| {
+        seen += n;
+        (total > 0 && seen * 100 >= total * 99).then_some(us)
+    })
+}
+
+/// Issue 36: `--probe-tracer` on Debian 13's PREEMPT_RT kernel (the
+/// flavour built with CONFIG_OSNOISE_TRACER), isolated CPU 2 of the basic
+/// topology, two injected sources in turn under a 3 s spin probe: a
+/// pinned SCHED_FIFO 1 hog (noise_hog, 3 ms every 40 ms) is the source
+/// the kernel's tracer names, by its pid, for at least 9 of the 10 largest
+/// gaps; then the serial port's IRQ 4 moved to CPU 2 with console traffic
+/// written from CPU 0: IRQ 4 (ttyS0) or its IRQ thread (irq/4-ttyS0, as
+/// PREEMPT_RT threads device interrupts) for all but one of the gaps the
+/// kernel saw an event in, and at least 5 of the 10 (the others: the vCPU
+/// not running under TCG, which no tracer in the guest sees). After
+/// each, the host is as it was: osnoise/options as before, no instance
+/// left, current_tracer nop. Then rt-tests from the archive on the same
+/// idle CPU: oslat's and cyclictest's worst against the probe's, printed
+/// (ratios, no assertion on time).
+#[test]
+#[ignore = "boots QEMU: run by .ci/run with --ignored (README: VM tests)"]
+fn vm_probe_tracer_names_the_injected_sources() {
+    let g = boot("probe-osnoise");
+    assert!(
+        g.ok("tracers").split_whitespace().any(|t| t == "osnoise"),
+        "{}",
+        g.describe("tracers")
+    );
+    let before = g.ok("options-before").to_string();
+    let hog: u64 = g.ok("hog-pid").trim().parse().unwrap();
+    let v = g.json("traced-hog");
+    assert_eq!(
+        v["probe"]["tracer"]["error"],
+        Value::Null,
+        "{}",
+        v["probe"]["tracer"]
+    );
+    let named = traced_named(&v, 2);
+    eprintln!("vm_probe_tracer: hog {hog}: {named:?}");
+    assert_eq!(named.len(), 10, "{v}");
+    let hits = named
+        .iter()
+        .filter(|n| matches!(n, Some((k, id, name)) if k == "thread" && *id == hog && name == "noise_hog"))
+        .count();
+    assert!(hits >= 9, "the hog named for {hits} of 10: {named:?}");
+    for after in ["options-after-hog", "options-after-irq"] {
+        assert_eq!(g.ok(after), before, "{}", g.describe(after));
+    }
+    for n in ["instances-after-hog", "instances-after-irq"] {
+        assert_eq!(g.ok(n).trim(), "", "{}", g.describe(n));
+    }
+    assert_eq!(g.ok("current-after-hog").trim(), "nop");
+
+    let err = g.ok("traced-irq-err");
+    assert!(err.trim_end().ends_with("rc=0"), "{err}");
+    let v: Value = serde_json::from_str(g.ok("traced-irq")).unwrap();
+    let threads: Vec<u64> = g
+        .ok("irq4-threads")
+        .lines()
+        .filter_map(|l| l.split_whitespace().next()?.parse().ok())
+        .collect();
+    let named = traced_named(&v, 2);
+    eprintln!("vm_probe_tracer: IRQ 4 (threads {threads:?}): {named:?}");
+    let irq4 = |n: &&&Option<(String, u64, String)>| match n {
+        Some((k, id, _)) if k == "irq" => *id == 4,
+        Some((k, id, name)) if k == "thread" => threads.contains(id) && name.starts_with("irq/4-"),
+        _ => false,
+    };
+    // Under TCG on a loaded host, some of the largest gaps are the vCPU
+    // not running at all: no event, nothing the guest's kernel saw (the
+    // first runs: 4 of 10, 59-84 ms, beside IRQ 4's thread's 19-68 ms).
+    // Every gap the kernel saw something in but one is IRQ 4's, and at
+    // least half of the ten are.
+    let seen: Vec<_> = named.iter().filter(|n| n.is_some()).collect();
+    let hits = seen.iter().filter(irq4).count();
+    assert!(
+        hits + 1 >= seen.len() && hits * 2 >= named.len(),
+        "IRQ 4 named for {hits} of the {} gaps with events (of 10): {named:?}",
+        seen.len()
+    );
+
+    // rt-tests beside the probe on idle CPU 2: printed for BENCHMARKS.md.
+    let oslat = rt_tests_value(g.ok("oslat"), "Maximum:");
+    let spin = g.json("spin")["probe"]["cpus"][0]["max_ns"].as_f64();
+    let ct = g.ok("cyclictest");
+    let (ct_max, ct_p99) = (rt_tests_value(ct, "# Max Latencies:"), cyclictest_p99(ct));
+    let w = &g.json("wakeup")["probe"]["cpus"][0];
+    let (w_max, w_p99) = (w["max_ns"].as_f64(), w["p99_ns"].as_f64());
+    eprintln!(
+        "vm_probe_tracer: idle isolated CPU 2, 3 s each: worst gap pinrun {:?} us / oslat {oslat:?} us = {:?}; wake-up max pinrun {:?} us / cyclictest {ct_max:?} us = {:?}; p99 pinrun {:?} us / cyclictest {ct_p99:?} us = {:?}",
+        spin.map(|n| n / 1e3),
+        spin.zip(oslat).map(|(a, b)| a / 1e3 / b),
+        w_max.map(|n| n / 1e3),
+        w_max.zip(ct_max).map(|(a, b)| a / 1e3 / b),
+        w_p99.map(|n| n / 1e3),
+        w_p99.zip(ct_p99).map(|(a, b)| a / 1e3 / b as f64),
+    );
 }

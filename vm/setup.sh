@@ -2,7 +2,10 @@
 # vm/setup.sh: install QEMU, static busybox and cpio (apt-get) when missing,
 # and fetch the Debian kernel into $PINRUN_VM_CACHE (apt-get download +
 # dpkg-deb -x; nothing is installed into /boot). Idempotent; prints the path
-# of the PVH-bootable ELF vmlinux. KERNEL_SUITE=trixie fetches Debian 13's.
+# of the PVH-bootable ELF vmlinux. KERNEL_SUITE=trixie fetches Debian 13's;
+# KERNEL_SUITE=trixie-rt its PREEMPT_RT flavour (linux-image-rt-amd64, the
+# one Debian builds with CONFIG_OSNOISE_TRACER and CONFIG_TIMERLAT_TRACER:
+# linux-config-6.12's config.amd64_rt_amd64, not config.amd64_none_amd64).
 set -eu
 . "$(dirname "$(readlink -f "$0")")/lib.sh"
 exec 9>"$PINRUN_VM_CACHE/setup.lock"
@@ -19,7 +22,9 @@ if [ -n "$need" ]; then
   apt-get -o DPkg::Lock::Timeout=300 update -qq >&2
   apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends $need >&2
 fi
-suite=${KERNEL_SUITE:-host}
+kernel=${KERNEL_SUITE:-host}
+suite=${kernel%-rt}   # the Debian suite; a -rt suffix names the flavour
+meta=linux-image-amd64; [ "$suite" = "$kernel" ] || meta=linux-image-rt-amd64
 # Another suite's apt state (for vm/run.sh's "#@ debs SUITE ..."), without
 # its kernel: `KERNEL_SUITE=SUITE vm/setup.sh --apt`.
 apt_state() {
@@ -33,7 +38,7 @@ if [ "${1:-}" = --apt ]; then
   ls "$PINRUN_VM_CACHE/apt-$suite/lists/"*_Packages* > /dev/null 2>&1 || apt_state
   exit 0
 fi
-K=$PINRUN_VM_CACHE/kernel-$suite
+K=$PINRUN_VM_CACHE/kernel-$kernel
 if [ ! -s "$K/vmlinux" ]; then
   rm -rf "$K"; mkdir -p "$K/tmp"
   if [ "$suite" = host ]; then
@@ -41,10 +46,10 @@ if [ ! -s "$K/vmlinux" ]; then
   else  # another Debian suite, through a private apt state: the host's apt is untouched
     apt_state
   fi
-  pkg=$(apt-cache $O depends linux-image-amd64 | awk '/Depends: linux-image-[0-9]/{print $2; exit}')
+  pkg=$(apt-cache $O depends $meta | awk '/Depends: linux-image-[0-9]/{print $2; exit}')
   if [ -z "$pkg" ] && [ "$suite" = host ]; then
     apt-get -o DPkg::Lock::Timeout=300 update -qq >&2
-    pkg=$(apt-cache depends linux-image-amd64 | awk '/Depends: linux-image-[0-9]/{print $2; exit}')
+    pkg=$(apt-cache depends $meta | awk '/Depends: linux-image-[0-9]/{print $2; exit}')
   fi
   [ -n "$pkg" ] || { echo "vm/setup: no linux-image package found" >&2; exit 1; }
   echo "vm/setup: downloading $pkg" >&2

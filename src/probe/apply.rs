@@ -23,7 +23,9 @@ use super::{Readings, Sampled};
 use crate::cpuset::CpuSet;
 use crate::error::{Error, ErrorCode, Result};
 use crate::ffi;
-use crate::noise::{DmaLatency, ProbeClock, ProbeMode, ProbeRequest, ProbeRun, Series, Snapshot};
+use crate::noise::{
+    DmaLatency, NoiseEvent, ProbeClock, ProbeMode, ProbeRequest, ProbeRun, Series, Snapshot,
+};
 use crate::plan::Plan;
 use crate::system::Root;
 use std::collections::BTreeMap;
@@ -216,6 +218,7 @@ fn watchdog(
     limit: Duration,
     stop: &AtomicBool,
     rescue: Option<&[u8]>,
+    tracer: Option<&Osnoise>,
 ) {
     let start = std::time::Instant::now();
     let mut left: Vec<bool> = vec![true; tids.len()];
@@ -239,6 +242,9 @@ fn watchdog(
                     std::time::Instant::now()
                 });
                 if since.elapsed() >= Duration::from_secs(1) {
+                    if let Some(Err(e)) = tracer.map(Osnoise::remove) {
+                        warn_left(&e);
+                    }
                     die(&format!(
                         "a probe thread did not stop 1s after the watchdog's limit of {:.1}s",
                         limit.as_secs_f64()
@@ -255,6 +261,41 @@ fn watchdog(
                 }
             }
         }
+    }
+}
+
+/// What the watchdog thread watches ([`watchdog`]'s arguments), and the
+/// CPUs it runs on (`None`: inherited).
+struct Watched {
+    done: mpsc::Receiver<usize>,
+    tids: Arc<Vec<AtomicU32>>,
+    limit: Duration,
+    stop: Arc<AtomicBool>,
+    rescue: Option<Vec<u8>>,
+    cpus: Option<Vec<u8>>,
+    tracer: Option<Arc<Osnoise>>,
+}
+
+impl Watched {
+    /// Starts the watchdog thread on its CPUs (best effort: the inherited
+    /// affinity otherwise).
+    fn start(self) -> std::io::Result<std::thread::JoinHandle<()>> {
+        std::thread::Builder::new()
+            .name("pinrun-watchdog".into())
+            .stack_size(STACK)
+            .spawn(move || {
+                if let Some(c) = &self.cpus {
+                    let _ = ffi::sched_setaffinity(c);
+                }
+                watchdog(
+                    self.done,
+                    &self.tids,
+                    self.limit,
+                    &self.stop,
+                    self.rescue.as_deref(),
+                    self.tracer.as_deref(),
+                )
+            })
     }
 }
 
@@ -284,9 +325,10 @@ pub fn run(
     let helpers = Helpers {
         cpus: watchdog_cpus,
         sample: true,
+        tracer: None,
     };
     let m = measure(root, plan, possible, cpus, req, helpers)?;
-    let (clock, (raws, before, after, sampled)) = (m.clock, m.measured);
+    let (clock, (raws, before, after, sampled, own_tids)) = (m.clock, m.measured);
     if let Some(limit) = m.overran {
         return Err(Error::new(
             ErrorCode::ProbeFailed,
@@ -301,14 +343,16 @@ pub fn run(
     let mut out = Vec::new();
     let mut sources = BTreeMap::new();
     let mut sampled = sampled;
+    let mut starts = BTreeMap::new();
     for (cpu, raw) in raws {
         out.push(summarize(clock, req.mode, cpu, &raw));
         sources.insert(cpu, crate::noise::attribute(&before, &after, cpu, own));
+        starts.insert(cpu, raw.mono0);
         if let Ok(s) = &mut sampled {
             s.starts.insert(cpu, raw.mono0);
         }
     }
-    let run = ProbeRun {
+    let mut run = ProbeRun {
         request: *req,
         clock,
         sched: crate::apply::attr_words(&crate::apply::sched_attr(
@@ -325,7 +369,17 @@ pub fn run(
             .policy
             .and_then(crate::policy::Policy::rt_priority),
         timed: Err(String::new()),
+        traced: None,
     };
+    run.traced = m.traced.map(|t| {
+        t.map(|(instance, events, overrun)| crate::noise::Traced {
+            tracer: "osnoise".into(),
+            instance,
+            events: events.len() as u64,
+            overrun,
+            gaps: super::plan::trace_gaps(&events, &run, &starts, &own_tids),
+        })
+    });
     Ok((run, sampled))
 }
 
@@ -338,6 +392,8 @@ struct Helpers<'a> {
     cpus: Option<&'a CpuSet>,
     /// Start the sampler ([`start_sampler`]).
     sample: bool,
+    /// `--probe-tracer`'s tracer, removed before the watchdog ends pinrun.
+    tracer: Option<&'a Arc<Osnoise>>,
 }
 
 /// What [`measure`] returns.
@@ -353,7 +409,14 @@ struct Measurement {
     /// The watchdog's limit when it had to stop the threads (`None`:
     /// every thread measured its whole duration).
     overran: Option<Duration>,
+    /// `--probe-tracer`: the instance, the osnoise events and how many the
+    /// buffer dropped, or why the tracer did not run; `None`: not asked.
+    traced: Option<TraceRead>,
 }
+
+/// The tracer's instance, its osnoise events and how many the buffer
+/// dropped, or why it did not run.
+type TraceRead = std::result::Result<(String, Vec<NoiseEvent>, u64), String>;
 
 /// The probe of `cpus` ([`run`]'s measurement), with `/dev/cpu_dma_latency`
 /// held during it only when asked ([`hold_dma_latency`]).
@@ -377,7 +440,29 @@ fn measure(
         }
         None => (None, None),
     };
+    // --probe-tracer: a signal that would end pinrun waits until the
+    // tracer's instance is removed (the probe is bounded by its watchdog).
+    let deferred = req.tracer.and_then(|_| ffi::defer_ending_signals());
+    let tracer = req
+        .tracer
+        .map(|_| Osnoise::start(cpus, possible).map(Arc::new));
+    let helpers = Helpers {
+        tracer: tracer.as_ref().and_then(|t| t.as_ref().ok()),
+        ..helpers
+    };
     let result = run_locked(root, plan, possible, cpus, req, clock, helpers);
+    let traced = tracer.map(|t| {
+        t.and_then(|g| {
+            let events = g.events(cpus).map(|(e, o)| (g.instance(), e, o));
+            if let Err(e) = g.remove() {
+                warn_left(&e);
+            }
+            events
+        })
+    });
+    if let Some(saved) = deferred {
+        ffi::deliver_ending_signals(saved);
+    }
     // The command starts without pinrun's PM QoS request and lock,
     // whatever happened: closing the file removes the request
     // (`cpu_latency_qos_release()`).
@@ -390,6 +475,7 @@ fn measure(
         dma_latency,
         measured,
         overran,
+        traced,
     })
 }
 
@@ -458,9 +544,10 @@ pub fn worst_gaps(
     let helpers = Helpers {
         cpus: watchdog_cpus,
         sample: false,
+        tracer: None,
     };
     let m = measure(root, plan, possible, cpus, req, helpers)?;
-    let (clock, (raws, _, _, _), overran) = (m.clock, m.measured, m.overran);
+    let (clock, (raws, ..), overran) = (m.clock, m.measured, m.overran);
     let mut gaps: BTreeMap<u32, u64> = cpus.iter().map(|c| (c, u64::MAX)).collect();
     for (cpu, raw) in &raws {
         let (r0, r1) = raw.raw_ns;
@@ -469,6 +556,267 @@ pub fn worst_gaps(
         }
     }
     Ok(gaps)
+}
+
+/// The osnoise tracer of `--probe-tracer`, running in a tracefs instance
+/// of pinrun's own (`instances/pinrun-PID`, Documentation/trace/ftrace.rst
+/// "Instances"), with the tracer's global option `OSNOISE_WORKLOAD` turned
+/// off for the probe (the tracer then runs no workload thread of its own,
+/// which would compete with the probe, and its `osnoise:*` events time
+/// every other task, IRQ, softirq and NMI: osnoise-tracer.rst, "Running
+/// osnoise tracer without workload"). [`Osnoise::remove`] (also on drop,
+/// and before the watchdog ends pinrun) stops it, gives `osnoise/options`
+/// back as it was and removes the instance: the host is left as it was.
+#[derive(Debug)]
+pub struct Osnoise {
+    /// The tracefs mount point.
+    top: std::path::PathBuf,
+    /// The instance's directory.
+    dir: std::path::PathBuf,
+    /// `osnoise/options` before, once pinrun changed it.
+    options: std::sync::Mutex<Option<String>>,
+    /// Removed already.
+    removed: AtomicBool,
+}
+
+/// Per-CPU ring buffer of the instance on each probed CPU, KiB: 8 MiB,
+/// about 150 000 events (a busy CPU makes a few thousand a second).
+const TRACE_BUFFER_KB: u32 = 8192;
+
+/// The osnoise events `--probe-tracer` enables (include/trace/events/osnoise.h).
+const OSNOISE_EVENTS: [&str; 5] = [
+    "irq_noise",
+    "softirq_noise",
+    "thread_noise",
+    "nmi_noise",
+    "sample_threshold",
+];
+
+/// `path`'s text, or `what: cause` in words.
+fn read_text(path: &std::path::Path) -> std::result::Result<String, String> {
+    std::fs::read_to_string(path)
+        .map_err(|e| format!("{}: {}", path.display(), crate::error::io_words(&e)))
+}
+
+/// Writes `text` to a tracefs file, or says what failed.
+fn write_text(path: &std::path::Path, text: &str) -> std::result::Result<(), String> {
+    std::fs::write(path, text).map_err(|e| {
+        format!(
+            "writing {text} to {}: {}",
+            path.display(),
+            crate::error::io_words(&e)
+        )
+    })
+}
+
+/// Why the osnoise tracer may not run here, or the tracefs mount point:
+/// pinrun must be root, tracefs mounted (`/proc/self/mounts`), `osnoise`
+/// in its `available_tracers` (the kernel's word, never its version),
+/// the global `current_tracer` `nop`, no instance tracing with another
+/// tracer, none of pinrun's left (`instances/pinrun-*`), and
+/// `osnoise/options` offering `OSNOISE_WORKLOAD` (Linux 6.3 and later).
+fn osnoise_usable() -> std::result::Result<(std::path::PathBuf, String), String> {
+    if !nix::unistd::geteuid().is_root() {
+        return Err("pinrun is not root (tracefs is root's)".into());
+    }
+    let mounts = read_text(std::path::Path::new("/proc/self/mounts"))?;
+    let top = std::path::PathBuf::from(
+        super::read::tracefs_mount(&mounts)
+            .ok_or("tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)")?,
+    );
+    let tracers = read_text(&top.join("available_tracers"))?;
+    if !tracers.split_whitespace().any(|t| t == "osnoise") {
+        return Err(format!(
+            "this kernel has no osnoise tracer (available_tracers: {}; it needs CONFIG_OSNOISE_TRACER)",
+            tracers.trim()
+        ));
+    }
+    let current = read_text(&top.join("current_tracer"))?;
+    if current.trim() != "nop" {
+        return Err(format!(
+            "tracing is in use: current_tracer is {}",
+            current.trim()
+        ));
+    }
+    let instances = std::fs::read_dir(top.join("instances")).map_err(|e| {
+        format!(
+            "{}/instances: {}",
+            top.display(),
+            crate::error::io_words(&e)
+        )
+    })?;
+    for entry in instances.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with("pinrun-") {
+            return Err(format!(
+                "a tracefs instance of pinrun's is left: {} (rmdir it when no pinrun runs)",
+                entry.path().display()
+            ));
+        }
+        let t = read_text(&entry.path().join("current_tracer")).unwrap_or_default();
+        if !t.trim().is_empty() && t.trim() != "nop" {
+            return Err(format!(
+                "tracing is in use: instance {name} runs {}",
+                t.trim()
+            ));
+        }
+    }
+    let options = read_text(&top.join("osnoise/options"))?;
+    if !options
+        .split_whitespace()
+        .any(|o| o.trim_start_matches("NO_") == "OSNOISE_WORKLOAD")
+    {
+        return Err(format!(
+            "this kernel's osnoise has no OSNOISE_WORKLOAD option (osnoise/options: {}): its workload would compete with the probe",
+            options.trim()
+        ));
+    }
+    Ok((top, options))
+}
+
+impl Osnoise {
+    /// Starts the osnoise tracer on `cpus` (of `possible`) in a new
+    /// instance, or says why it may not or could not (one line; whatever
+    /// was done is undone).
+    pub fn start(cpus: &CpuSet, possible: &CpuSet) -> std::result::Result<Osnoise, String> {
+        let (top, options) = osnoise_usable()?;
+        let dir = top.join(format!("instances/pinrun-{}", std::process::id()));
+        std::fs::create_dir(&dir)
+            .map_err(|e| format!("mkdir {}: {}", dir.display(), crate::error::io_words(&e)))?;
+        let g = Osnoise {
+            top,
+            dir,
+            options: std::sync::Mutex::new(None),
+            removed: AtomicBool::new(false),
+        };
+        // Any error from here is undone by the drop of `g`.
+        let d = &g.dir;
+        write_text(&d.join("trace_clock"), "mono")?;
+        let bytes = (possible.last().unwrap_or(0) as usize / 32 + 1) * 4;
+        write_text(&d.join("tracing_cpumask"), &cpumask_hex(cpus, bytes))?;
+        for cpu in cpus.iter() {
+            write_text(
+                &d.join(format!("per_cpu/cpu{cpu}/buffer_size_kb")),
+                &TRACE_BUFFER_KB.to_string(),
+            )?;
+        }
+        for e in OSNOISE_EVENTS {
+            write_text(&d.join(format!("events/osnoise/{e}/enable")), "1")?;
+        }
+        if options.split_whitespace().any(|o| o == "OSNOISE_WORKLOAD") {
+            *g.options.lock().unwrap_or_else(|p| p.into_inner()) = Some(options);
+            write_text(&g.top.join("osnoise/options"), "NO_OSNOISE_WORKLOAD")?;
+        }
+        write_text(&d.join("current_tracer"), "osnoise")?;
+        Ok(g)
+    }
+
+    /// The instance's directory.
+    pub fn instance(&self) -> String {
+        self.dir.display().to_string()
+    }
+
+    /// Stops recording and reads every osnoise event of the probed CPUs
+    /// (the instance's `trace`) and how many the ring buffer dropped (the
+    /// `overrun:` lines of `per_cpu/cpuN/stats`).
+    pub fn events(&self, cpus: &CpuSet) -> std::result::Result<(Vec<NoiseEvent>, u64), String> {
+        write_text(&self.dir.join("tracing_on"), "0")?;
+        let events = super::read::noise_events(&read_text(&self.dir.join("trace"))?);
+        let overrun = cpus
+            .iter()
+            .filter_map(|c| read_text(&self.dir.join(format!("per_cpu/cpu{c}/stats"))).ok())
+            .flat_map(|t| {
+                t.lines()
+                    .filter_map(|l| l.strip_prefix("overrun:")?.trim().parse::<u64>().ok())
+                    .collect::<Vec<_>>()
+            })
+            .sum();
+        Ok((events, overrun))
+    }
+
+    /// Stops the tracer, gives `osnoise/options` back (each option as it
+    /// was, then read back) and removes the instance; once (later calls
+    /// do nothing). Errors: what could not be undone.
+    pub fn remove(&self) -> std::result::Result<(), String> {
+        if self.removed.swap(true, Ordering::SeqCst) {
+            return Ok(());
+        }
+        let mut failed = Vec::new();
+        let _ = write_text(&self.dir.join("tracing_on"), "0");
+        if let Err(e) = write_text(&self.dir.join("current_tracer"), "nop") {
+            failed.push(e);
+        }
+        let saved = self
+            .options
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let Some(before) = saved {
+            let path = self.top.join("osnoise/options");
+            for o in before
+                .split_whitespace()
+                .filter(|o| o.trim_start_matches("NO_") != "DEFAULTS")
+            {
+                if let Err(e) = write_text(&path, o) {
+                    failed.push(e);
+                }
+            }
+            match read_text(&path) {
+                Ok(now) if now.split_whitespace().eq(before.split_whitespace()) => {}
+                Ok(now) => failed.push(format!(
+                    "{} is {} (was {})",
+                    path.display(),
+                    now.trim(),
+                    before.trim()
+                )),
+                Err(e) => failed.push(e),
+            }
+        }
+        if let Err(e) = std::fs::remove_dir(&self.dir) {
+            failed.push(format!(
+                "rmdir {}: {}",
+                self.dir.display(),
+                crate::error::io_words(&e)
+            ));
+        }
+        if failed.is_empty() {
+            Ok(())
+        } else {
+            Err(failed.join("; "))
+        }
+    }
+}
+
+impl Drop for Osnoise {
+    fn drop(&mut self) {
+        if let Err(e) = self.remove() {
+            warn_left(&e);
+        }
+    }
+}
+
+/// Says on stderr what `--probe-tracer` could not undo.
+fn warn_left(e: &str) {
+    crate::output::to_stderr(&format!(
+        "pinrun: --probe-tracer: the tracer could not be undone: {e}\nhint: as root, echo nop > INSTANCE/current_tracer, echo OSNOISE_WORKLOAD > osnoise/options and rmdir the instance\n"
+    ));
+}
+
+/// `cpus` as a `tracing_cpumask` value: comma-separated 32-bit hex words,
+/// most significant first, `bytes` long (cpumask_parse_user()).
+fn cpumask_hex(cpus: &CpuSet, bytes: usize) -> String {
+    let words = bytes.div_ceil(4).max(1);
+    (0..words)
+        .rev()
+        .map(|w| {
+            let v: u32 = cpus
+                .iter()
+                .filter(|c| *c as usize / 32 == w)
+                .fold(0, |v, c| v | 1 << (c % 32));
+            format!("{v:08x}")
+        })
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// `mlockall(MCL_CURRENT | MCL_FUTURE)` when it cannot starve pinrun of
@@ -502,9 +850,15 @@ fn die(what: &str) -> ! {
     std::process::exit(i32::from(crate::error::Exit::Failure.code()))
 }
 
-/// The raw series of each CPU, the counters before and after, and the
-/// sampler's readings.
-type Measured = (Vec<(u32, Raw)>, Snapshot, Snapshot, Sampled);
+/// The raw series of each CPU, the counters before and after, the
+/// sampler's readings, and pinrun's threads during the probe (TIDs).
+type Measured = (
+    Vec<(u32, Raw)>,
+    Snapshot,
+    Snapshot,
+    Sampled,
+    std::collections::BTreeSet<u32>,
+);
 
 fn run_locked(
     root: &Root,
@@ -531,24 +885,22 @@ fn run_locked(
         Some(c) => Some(c.to_kernel_bytes(bytes)),
         None => ffi::sched_getaffinity(bytes).ok(),
     };
-    let (wd_stop, wd_tids) = (stop.clone(), tids.clone());
-    let wd_cpus = watchdog_cpus.map(|c| c.to_kernel_bytes(bytes));
-    let wd = std::thread::Builder::new()
-        .name("pinrun-watchdog".into())
-        .stack_size(STACK)
-        .spawn(move || {
-            if let Some(c) = wd_cpus {
-                // Best effort: the inherited affinity otherwise.
-                let _ = ffi::sched_setaffinity(&c);
-            }
-            watchdog(rx, &wd_tids, limit, &wd_stop, rescue.as_deref())
-        })
-        .map_err(|e| {
-            fail(format!(
-                "cannot start the watchdog thread: {}",
-                crate::error::io_words(&e)
-            ))
-        })?;
+    let wd = Watched {
+        done: rx,
+        tids: tids.clone(),
+        limit,
+        stop: stop.clone(),
+        rescue,
+        cpus: watchdog_cpus.map(|c| c.to_kernel_bytes(bytes)),
+        tracer: helpers.tracer.cloned(),
+    }
+    .start()
+    .map_err(|e| {
+        fail(format!(
+            "cannot start the watchdog thread: {}",
+            crate::error::io_words(&e)
+        ))
+    })?;
     let finished = Arc::new(AtomicBool::new(false));
     let sampler = if helpers.sample {
         start_sampler(
@@ -585,6 +937,9 @@ fn run_locked(
                 // ones that will never come: end the process instead of
                 // leaving them (no command has run; nothing was applied
                 // to pinrun itself).
+                if let Some(Err(e)) = helpers.tracer.map(|t| t.remove()) {
+                    warn_left(&e);
+                }
                 die(&format!(
                     "cannot start the probe thread of CPU {cpu}: {}",
                     crate::error::io_words(&e)
@@ -593,6 +948,9 @@ fn run_locked(
         }
     }
     drop(tx);
+    // pinrun's threads now (the probe's, the watchdog, the sampler): never
+    // a source of the tracer's events.
+    let own_tids = own_tasks();
     let mut raws = Vec::new();
     let mut first_err = None;
     for (cpu, h) in handles {
@@ -620,7 +978,18 @@ fn run_locked(
     }
     let overran = stop.load(Ordering::Relaxed).then_some(limit);
     let after = crate::system::noise::snapshot(root, true);
-    Ok(((raws, before, after, sampled), overran))
+    Ok(((raws, before, after, sampled, own_tids), overran))
+}
+
+/// The TIDs of pinrun's threads (`/proc/self/task`).
+fn own_tasks() -> std::collections::BTreeSet<u32> {
+    std::fs::read_dir("/proc/self/task")
+        .map(|d| {
+            d.flatten()
+                .filter_map(|e| e.file_name().to_str()?.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Starts the sampler of attribution in time (issue 36) on `watchdog_cpus`
@@ -751,7 +1120,14 @@ mod tests {
             s.load(Ordering::Relaxed)
         });
         let t0 = std::time::Instant::now();
-        watchdog(rx, &tids, Duration::from_millis(100), &stop, Some(&own));
+        watchdog(
+            rx,
+            &tids,
+            Duration::from_millis(100),
+            &stop,
+            Some(&own),
+            None,
+        );
         assert!(t0.elapsed() < Duration::from_secs(1), "{:?}", t0.elapsed());
         assert!(held.join().unwrap(), "moved before the stop was set");
         assert!(stop.load(Ordering::Relaxed));

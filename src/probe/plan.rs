@@ -6,8 +6,8 @@ use super::{Layout, Sample, Sampled};
 use crate::cpuset::CpuSet;
 use crate::error::{Error, ErrorCode, Result};
 use crate::noise::{
-    COUNTER_GAP_MAX_NS, CpuNoise, ProbeMode, ProbeRequest, ProbeRun, Source, Timed, TimedGap,
-    attribute, likely_source, unattributed_ns,
+    COUNTER_GAP_MAX_NS, CpuNoise, NoiseEvent, NoiseKind, ProbeMode, ProbeRequest, ProbeRun, Source,
+    Timed, TimedGap, TracedGap, TracedSource, attribute, likely_source, unattributed_ns,
 };
 use crate::plan::Plan;
 use crate::system::SystemState;
@@ -315,6 +315,90 @@ pub fn line_up_all(
         samples: r.samples.len(),
         gaps,
     })
+}
+
+/// How far an osnoise event may lie outside a gap and still overlap it,
+/// ns: 2 µs (the trace's timestamps are printed to the µs, and the noise's
+/// entry and exit code is outside its duration) plus 50 ppm of the gap's
+/// time after the probe's start (the TSC's calibration against
+/// `CLOCK_MONOTONIC_RAW`, and `CLOCK_MONOTONIC`'s NTP slew against it).
+pub fn trace_slack_ns(at_ns: u64) -> u64 {
+    2_000 + at_ns / 20_000
+}
+
+/// A gap of `gap_ns` that started at `start_ns` (`CLOCK_MONOTONIC`) on
+/// `cpu`, `at_ns` after the probe's start, with the osnoise `events` that
+/// overlap it (each spans `end_ns − duration_ns` to `end_ns`, widened by
+/// [`trace_slack_ns`]): by source (kind, id and name), with their count and
+/// time inside the gap (at most its length), most time first; the idle task (TID 0) and
+/// pinrun's own threads (`own_tids`, the probe's among them) are never a
+/// source. `named` is the source that took most of the gap.
+pub fn trace_gap(
+    events: &[NoiseEvent],
+    cpu: u32,
+    (start_ns, at_ns, gap_ns): (u64, u64, u64),
+    own_tids: &std::collections::BTreeSet<u32>,
+) -> TracedGap {
+    let slack = trace_slack_ns(at_ns);
+    let (g0, g1) = (
+        start_ns.saturating_sub(slack),
+        start_ns.saturating_add(gap_ns).saturating_add(slack),
+    );
+    let mut by: BTreeMap<(NoiseKind, u32, &str), (u64, u64)> = BTreeMap::new();
+    for e in events.iter().filter(|e| e.cpu == cpu) {
+        if e.kind == NoiseKind::Thread && (e.id == 0 || own_tids.contains(&e.id)) {
+            continue;
+        }
+        let (e0, e1) = (e.end_ns.saturating_sub(e.duration_ns), e.end_ns);
+        if e1 < g0 || e0 > g1 {
+            continue;
+        }
+        let inside = (e1.min(g1) - e0.max(g0)).min(gap_ns);
+        let s = by.entry((e.kind, e.id, e.name.as_str())).or_default();
+        s.0 += 1;
+        s.1 += inside;
+    }
+    let mut sources: Vec<TracedSource> = by
+        .into_iter()
+        .map(|((kind, id, name), (count, ns))| TracedSource {
+            kind,
+            id,
+            name: name.to_string(),
+            count,
+            ns: ns.min(gap_ns),
+        })
+        .collect();
+    sources.sort_by(|a, b| b.ns.cmp(&a.ns).then(b.count.cmp(&a.count)));
+    TracedGap {
+        ns: gap_ns,
+        at_ns,
+        named: sources.first().cloned(),
+        sources,
+    }
+}
+
+/// `--probe-tracer` for `run`: each CPU's largest gaps
+/// ([`crate::noise::CpuNoise::top`]) with the osnoise `events` that overlap
+/// them ([`trace_gap`]); `starts` is each probed CPU's measurement start
+/// (`CLOCK_MONOTONIC`, ns), `own_tids` pinrun's threads.
+pub fn trace_gaps(
+    events: &[NoiseEvent],
+    run: &ProbeRun,
+    starts: &BTreeMap<u32, u64>,
+    own_tids: &std::collections::BTreeSet<u32>,
+) -> BTreeMap<u32, Vec<TracedGap>> {
+    run.cpus
+        .iter()
+        .filter_map(|c| {
+            let start = *starts.get(&c.cpu)?;
+            let gaps = c
+                .top
+                .iter()
+                .map(|g| trace_gap(events, c.cpu, (start + g.at_ns, g.at_ns, g.ns), own_tids))
+                .collect();
+            Some((c.cpu, gaps))
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -729,5 +813,99 @@ mod tests {
         let g = line_up(&l, &s, 1, (1_000_000, 1_000_000, 60_000_000), &OTHER);
         assert_eq!(g.window_ns, Some(64_050_000));
         assert_eq!(g.likely_source, None);
+    }
+
+    fn event(kind: NoiseKind, cpu: u32, id: u32, name: &str, end_ns: u64, dur: u64) -> NoiseEvent {
+        NoiseEvent {
+            kind,
+            cpu,
+            id,
+            name: name.into(),
+            end_ns,
+            duration_ns: dur,
+        }
+    }
+
+    /// A 5 ms gap from 10.000 s to 10.005 s on CPU 2: the hog (TID 300),
+    /// whose thread_noise (4.9 ms net) ended at 10.005 s, and a local timer
+    /// interrupt nested in it (its 60 µs taken out of the hog's net time, as
+    /// osnoise-tracer.rst says the values are net), are its sources, the hog
+    /// named; the probe's own thread (TID 77) that ran before it, the idle
+    /// task, an IRQ on CPU 3 and an IRQ 50 µs after the gap (beyond the 2 µs
+    /// slack) are not.
+    #[test]
+    fn a_gap_is_named_by_the_events_in_it() {
+        let own = std::collections::BTreeSet::from([77]);
+        let events = vec![
+            event(
+                NoiseKind::Thread,
+                2,
+                77,
+                "pinrun-probe2",
+                10_000_000_000,
+                900_000_000,
+            ),
+            event(
+                NoiseKind::Thread,
+                2,
+                0,
+                "swapper/2",
+                10_000_000_000,
+                1_000_000,
+            ),
+            event(
+                NoiseKind::Irq,
+                2,
+                236,
+                "local_timer",
+                10_002_000_000,
+                60_000,
+            ),
+            event(NoiseKind::Thread, 2, 300, "hog", 10_005_000_000, 4_900_000),
+            event(NoiseKind::Irq, 3, 24, "virtio0", 10_003_000_000, 10_000),
+            event(NoiseKind::Irq, 2, 4, "ttyS0", 10_005_060_000, 5_000),
+        ];
+        let g = trace_gap(&events, 2, (10_000_000_000, 100, 5_000_000), &own);
+        let hog = TracedSource {
+            kind: NoiseKind::Thread,
+            id: 300,
+            name: "hog".into(),
+            count: 1,
+            ns: 4_900_000,
+        };
+        let timer = TracedSource {
+            kind: NoiseKind::Irq,
+            id: 236,
+            name: "local_timer".into(),
+            count: 1,
+            ns: 60_000,
+        };
+        assert_eq!(g.sources, vec![hog.clone(), timer]);
+        assert_eq!(g.named, Some(hog));
+        assert_eq!((g.ns, g.at_ns), (5_000_000, 100));
+        // A 3 µs gap that two serial interrupts fell in, 1 µs before and
+        // after it (within the slack): both counted, their time within
+        // the gap's length.
+        let events = vec![
+            event(NoiseKind::Irq, 2, 4, "ttyS0", 20_000_002_000, 2_000),
+            event(NoiseKind::Irq, 2, 4, "ttyS0", 20_000_004_000, 1_500),
+        ];
+        let g = trace_gap(&events, 2, (20_000_001_000, 10_000_000_000, 3_000), &own);
+        assert_eq!(
+            g.named.as_ref().map(|s| (s.id, s.count, s.ns)),
+            Some((4, 2, 3_000))
+        );
+        // Nothing the kernel saw: no source.
+        let g = trace_gap(&events, 2, (30_000_000_000, 0, 1_000_000), &own);
+        assert!(g.sources.is_empty() && g.named.is_none());
+    }
+
+    /// The slack: 2 µs, plus 50 ppm of the gap's time after the start
+    /// (50 µs at 1 s, 3 ms at 60 s).
+    #[test]
+    fn the_slack_grows_with_the_time_since_the_start() {
+        assert_eq!(trace_slack_ns(0), 2_000);
+        assert_eq!(trace_slack_ns(1_000_000_000), 52_000);
+        assert_eq!(trace_slack_ns(60_000_000_000), 3_002_000);
     }
 }

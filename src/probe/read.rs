@@ -9,6 +9,7 @@
 //! (`crate::system::noise`); every file through [`Root`].
 
 use super::{Layout, Sample};
+use crate::noise::{NoiseEvent, NoiseKind};
 use crate::system::Root;
 use crate::system::irq::{INTERRUPTS, SOFTIRQS, read_counters};
 use crate::system::noise::{parse_steal, parse_task_stat, read_tasks};
@@ -122,6 +123,120 @@ pub fn sample(root: &Root, l: &Layout, tids: &[u32], prev: Option<&Sample>) -> O
     })
 }
 
+/// Where tracefs is mounted (`--probe-tracer`), from a mount table
+/// (`/proc/self/mounts`, proc(5): the second field of the first line whose
+/// type, the third, is `tracefs`; octal escapes such as `\040` decoded);
+/// `None` when it is not mounted (pinrun never mounts it).
+pub fn tracefs_mount(mounts: &str) -> Option<String> {
+    mounts.lines().find_map(|l| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        (f.get(2) == Some(&"tracefs")).then(|| unescape_mount(f[1]))
+    })
+}
+
+/// A mount table's path with its octal escapes (`\040` for a space)
+/// decoded.
+fn unescape_mount(p: &str) -> String {
+    let b = p.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let oct = b.get(i + 1..i + 4).and_then(|d| {
+            std::str::from_utf8(d)
+                .ok()
+                .and_then(|d| u8::from_str_radix(d, 8).ok())
+        });
+        match (b[i], oct) {
+            (b'\\', Some(c)) => {
+                out.push(c);
+                i += 4;
+            }
+            (c, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// A trace timestamp `SECS.FRACTION` (µs with the `mono` clock, up to ns)
+/// in ns.
+fn trace_ns(t: &str) -> Option<u64> {
+    let (s, f) = t.split_once('.')?;
+    if f.is_empty() || f.len() > 9 || !f.bytes().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let frac: u64 = f.parse().ok()?;
+    s.parse::<u64>()
+        .ok()?
+        .checked_mul(1_000_000_000)?
+        .checked_add(frac * 10u64.pow(9 - f.len() as u32))
+}
+
+/// One line of a tracefs instance's `trace` file as an osnoise event
+/// (include/trace/events/osnoise.h's formats, after the common
+/// `COMM-PID [CPU] FLAGS TIMESTAMP: EVENT: ` part):
+/// `irq_noise: DESC:VECTOR start S duration D ns`,
+/// `softirq_noise: NAME:VECTOR start S duration D ns`,
+/// `thread_noise: COMM:PID start S duration D ns` (comm right-aligned in
+/// 8 columns), `nmi_noise: start S duration D ns`. `start` is the
+/// tracer's own clock (`trace_clock_local()`), not the instance's, so
+/// it is not read: the timestamp (the instance's clock, taken when the
+/// noise ended) is. `None` for a comment, another event
+/// (`sample_threshold`, which only the tracer's workload reports) or a
+/// malformed line.
+pub fn noise_event(line: &str) -> Option<NoiseEvent> {
+    if line.trim_start().starts_with('#') {
+        return None;
+    }
+    let (kind, name) = [
+        (NoiseKind::Irq, "irq_noise"),
+        (NoiseKind::Softirq, "softirq_noise"),
+        (NoiseKind::Thread, "thread_noise"),
+        (NoiseKind::Nmi, "nmi_noise"),
+    ]
+    .into_iter()
+    .find(|(_, n)| line.contains(&format!(": {n}: ")))?;
+    let (head, payload) = line.split_once(&format!(": {name}: "))?;
+    let mut h = head.split_whitespace().rev();
+    let end_ns = trace_ns(h.next()?)?;
+    let _flags = h.next()?;
+    let cpu = h
+        .next()?
+        .strip_prefix('[')?
+        .strip_suffix(']')?
+        .parse()
+        .ok()?;
+    let (source, rest) = match payload.rsplit_once(" start ") {
+        Some((src, rest)) => (src.trim(), rest),
+        None => ("", payload.strip_prefix("start ")?),
+    };
+    let d = rest.split_once(" duration ")?.1;
+    let duration_ns = d.strip_suffix(" ns")?.trim().parse().ok()?;
+    let (name, id) = match kind {
+        NoiseKind::Nmi => (String::new(), 0),
+        _ => {
+            let (n, id) = source.rsplit_once(':')?;
+            (n.trim().to_string(), id.trim().parse().ok()?)
+        }
+    };
+    Some(NoiseEvent {
+        kind,
+        cpu,
+        id,
+        name,
+        end_ns,
+        duration_ns,
+    })
+}
+
+/// Every osnoise event of a `trace` file's text ([`noise_event`]), in the
+/// file's order.
+pub fn noise_events(trace: &str) -> Vec<NoiseEvent> {
+    trace.lines().filter_map(noise_event).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -212,5 +327,85 @@ mod tests {
         // Without /proc/interrupts, no sample (never one of zeros).
         std::fs::remove_file(dir.path().join("proc/interrupts")).unwrap();
         assert_eq!(sample(&root, &l, &tids, None), None);
+    }
+
+    /// Lines of a trace file written by the osnoise tracer without its
+    /// workload on Debian 13's 6.12.117 PREEMPT_RT kernel (an instance with
+    /// `trace_clock` mono, CPU 2 of the VM guest): each event's kind,
+    /// source, CPU, end (the timestamp, µs) and net duration as the kernel
+    /// printed them; the header and the swapper line's fields are kept.
+    #[test]
+    fn osnoise_lines_are_read_as_the_kernel_wrote_them() {
+        let trace = "# tracer: osnoise\n\
+#           TASK-PID      CPU# |||||||   TIMESTAMP    IN US       IN US  AVAILABLE  IN US     HW    NMI    IRQ   SIRQ THREAD\n\
+          <idle>-0       [002] dNh2.    10.956522: irq_noise: reschedule:253 start 12.079325861 duration 2147 ns\n\
+          <idle>-0       [002] d..3.    10.957252: thread_noise: swapper/2:0 start 0.000000000 duration 12080647903 ns\n\
+              sh-279     [002] dNh11    11.348689: irq_noise: local_timer:236 start 12.471488723 duration 589581 ns\n\
+              sh-279     [002] d..31    11.348819: thread_noise:  taskset:279 start 12.468664902 duration 2961758 ns\n\
+          rcuc/2-35      [002] d..3.    11.348887: thread_noise:   rcuc/2:35 start 12.472221547 duration 62336 ns\n\
+          <idle>-0       [003] d.s2.    11.400001: softirq_noise:    TIMER:1 start 12.523000000 duration 4100 ns\n\
+          <idle>-0       [003] d.Z2.    11.400002: nmi_noise: start 12.523000001 duration 900 ns\n\
+          osnoise/3-90   [003] ....    11.400003: sample_threshold: start 12.523000002 duration 9000 ns interference 2\n";
+        let e = noise_events(trace);
+        let ev = |kind, cpu, id, name: &str, end_ns, duration_ns| NoiseEvent {
+            kind,
+            cpu,
+            id,
+            name: name.into(),
+            end_ns,
+            duration_ns,
+        };
+        assert_eq!(
+            e,
+            vec![
+                ev(NoiseKind::Irq, 2, 253, "reschedule", 10_956_522_000, 2147),
+                ev(
+                    NoiseKind::Thread,
+                    2,
+                    0,
+                    "swapper/2",
+                    10_957_252_000,
+                    12_080_647_903
+                ),
+                ev(
+                    NoiseKind::Irq,
+                    2,
+                    236,
+                    "local_timer",
+                    11_348_689_000,
+                    589_581
+                ),
+                ev(
+                    NoiseKind::Thread,
+                    2,
+                    279,
+                    "taskset",
+                    11_348_819_000,
+                    2_961_758
+                ),
+                ev(NoiseKind::Thread, 2, 35, "rcuc/2", 11_348_887_000, 62_336),
+                ev(NoiseKind::Softirq, 3, 1, "TIMER", 11_400_001_000, 4100),
+                ev(NoiseKind::Nmi, 3, 0, "", 11_400_002_000, 900),
+            ]
+        );
+        assert_eq!(
+            noise_event("sh-1 [x] d 1.0: irq_noise: a:1 start 1.0 duration 5 ns"),
+            None
+        );
+        assert_eq!(
+            noise_event("sh-1 [001] d 1.0: irq_noise: a:b start 1.0 duration 5 ns"),
+            None
+        );
+    }
+
+    /// proc(5)'s mount table: tracefs where this kernel mounts it, a path
+    /// with a space escaped as `\\040`; none without a tracefs line.
+    #[test]
+    fn tracefs_is_found_in_the_mount_table() {
+        let m = "proc /proc proc rw,nosuid 0 0\ntracefs /sys/kernel/tracing tracefs rw,nosuid,nodev,noexec,relatime 0 0\n";
+        assert_eq!(tracefs_mount(m).as_deref(), Some("/sys/kernel/tracing"));
+        let m = "nodev /mnt/my\\040trace tracefs rw 0 0\n";
+        assert_eq!(tracefs_mount(m).as_deref(), Some("/mnt/my trace"));
+        assert_eq!(tracefs_mount("proc /proc proc rw 0 0\n"), None);
     }
 }

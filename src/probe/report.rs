@@ -8,8 +8,8 @@
 //! to the output.
 
 use crate::noise::{
-    Bucket, COUNTER_GAP_MAX_NS, CpuNoise, ProbeMode, ProbeRun, Source, TimedGap, likely_source,
-    unattributed_ns,
+    Bucket, COUNTER_GAP_MAX_NS, CpuNoise, NoiseKind, ProbeMode, ProbeRun, Source, TimedGap,
+    TracedGap, TracedSource, likely_source, unattributed_ns,
 };
 use crate::words::{cpus_phrase, duration_approx as d};
 use serde_json::{Value, json};
@@ -25,6 +25,86 @@ const TIMED_SHOWN: usize = 3;
 fn timed<'a>(run: &'a ProbeRun, c: &CpuNoise) -> Option<&'a [TimedGap]> {
     let t = run.timed.as_ref().ok()?;
     Some(t.gaps.get(&c.cpu).map_or(&[][..], Vec::as_slice))
+}
+
+/// `; N more (-v)` after a list cut short by `more` items, else nothing.
+fn more_words(more: usize) -> String {
+    if more > 0 {
+        format!("; {more} more (-v)")
+    } else {
+        String::new()
+    }
+}
+
+/// `c`'s largest gaps with the osnoise tracer's events (`--probe-tracer`),
+/// `None` without the tracer.
+fn traced<'a>(run: &'a ProbeRun, c: &CpuNoise) -> Option<&'a [TracedGap]> {
+    let t = run.traced.as_ref()?.as_ref().ok()?;
+    Some(t.gaps.get(&c.cpu).map_or(&[][..], Vec::as_slice))
+}
+
+/// An osnoise source in words, as the tracer names it (`DESC:VECTOR`,
+/// `NAME:VECTOR`, `COMM:PID`): `thread hog:4242 4.90ms`,
+/// `IRQ local_timer:236 3.10us ×2`, `NMI 1.00us`.
+pub fn traced_words(t: &TracedSource) -> String {
+    let what = match t.kind {
+        NoiseKind::Irq => format!("IRQ {}:{}", t.name, t.id),
+        NoiseKind::Softirq => format!("softirq {}:{}", t.name, t.id),
+        NoiseKind::Thread => format!("thread {}:{}", t.name, t.id),
+        NoiseKind::Nmi => "NMI".to_string(),
+    };
+    let times = if t.count > 1 {
+        format!(" ×{}", t.count)
+    } else {
+        String::new()
+    };
+    format!("{what} {}{times}", d(t.ns))
+}
+
+/// The lines of `--probe-tracer`: once, the tracer's instance and event
+/// counts or why it did not run; per CPU, its largest gaps with the
+/// source the tracer saw take most of each (`no event`: noise the kernel
+/// did not see, such as SMIs or a hypervisor).
+fn traced_lines(run: &ProbeRun, what: &str, verbose: bool, s: &mut String) {
+    match &run.traced {
+        None => {}
+        Some(Err(e)) => {
+            let _ = writeln!(
+                s,
+                "  osnoise tracer: not used: {e}; attribution in time from the sampler only"
+            );
+        }
+        Some(Ok(t)) => {
+            let _ = writeln!(
+                s,
+                "  osnoise tracer: {} events on the probed CPUs, {} overwritten (instance {}, removed)",
+                t.events, t.overrun, t.instance
+            );
+            for c in &run.cpus {
+                let gaps = traced(run, c).unwrap_or(&[]);
+                if gaps.is_empty() {
+                    continue;
+                }
+                let shown = if verbose { gaps.len() } else { TIMED_SHOWN };
+                let words: Vec<String> = gaps
+                    .iter()
+                    .take(shown)
+                    .map(|g| {
+                        let named = g.named.as_ref().map_or("no event".into(), traced_words);
+                        format!("{} at +{}: {named}", d(g.ns), d(g.at_ns))
+                    })
+                    .collect();
+                let more = gaps.len().saturating_sub(shown);
+                let _ = writeln!(
+                    s,
+                    "  CPU {} largest {what} by osnoise: {}{}",
+                    c.cpu,
+                    words.join("; "),
+                    more_words(more)
+                );
+            }
+        }
+    }
 }
 
 /// The part of `c`'s time lost that neither the tasks' run time and steal
@@ -69,11 +149,7 @@ fn timed_line(run: &ProbeRun, c: &CpuNoise, what: &str, verbose: bool, s: &mut S
                 c.cpu,
                 d(t.period_ns),
                 words.join("; "),
-                if more > 0 {
-                    format!("; {more} more (-v)")
-                } else {
-                    String::new()
-                }
+                more_words(more)
             );
         }
         _ => {}
@@ -221,11 +297,7 @@ pub fn probe_text(run: &ProbeRun, verbose: bool) -> String {
             } else {
                 words.join("; ")
             },
-            if more > 0 {
-                format!("; {more} more (-v)")
-            } else {
-                String::new()
-            }
+            more_words(more)
         );
         if let Some(l) = likely(run, c) {
             let _ = writeln!(
@@ -248,6 +320,7 @@ pub fn probe_text(run: &ProbeRun, verbose: bool) -> String {
             );
         }
     }
+    traced_lines(run, what, verbose, &mut s);
     if let Some(e) = &run.mlock_error {
         let _ = writeln!(s, "  memory not locked during the probe ({e})");
     }
@@ -282,6 +355,7 @@ fn cpu_json(run: &ProbeRun, c: &CpuNoise) -> Value {
             "likely_source": likely(run, c),
             "unattributed_ns": unexplained(run, c, sources),
             "timed_gaps": timed(run, c),
+            "traced_gaps": traced(run, c),
         }),
         ProbeMode::Wakeup => {
             let l = c.latency.unwrap_or_default();
@@ -300,9 +374,25 @@ fn cpu_json(run: &ProbeRun, c: &CpuNoise) -> Value {
                 "sources": sources,
                 "likely_source": likely(run, c),
                 "timed_latencies": timed(run, c),
+                "traced_latencies": traced(run, c),
             })
         }
     }
+}
+
+/// `--probe-tracer`'s object (pinrun(1) PROBE), null without it.
+fn tracer_json(run: &ProbeRun) -> Value {
+    let Some(t) = &run.traced else {
+        return Value::Null;
+    };
+    let ok = t.as_ref().ok();
+    json!({
+        "name": run.request.tracer.map_or("osnoise", |t| t.name()),
+        "instance": ok.map(|t| &t.instance),
+        "events": ok.map(|t| t.events),
+        "overrun": ok.map(|t| t.overrun),
+        "error": t.as_ref().err(),
+    })
 }
 
 /// The probe as JSON, in its mode's fields: pinrun(1) PROBE lists them
@@ -331,6 +421,7 @@ pub fn probe_json(run: &ProbeRun) -> Value {
         "sample_period_ns": run.timed.as_ref().ok().map(|t| t.period_ns),
         "samples": run.timed.as_ref().ok().map(|t| t.samples),
         "sampler_error": run.timed.as_ref().err(),
+        "tracer": tracer_json(run),
         "cpus": cpus,
     });
     if r.mode == ProbeMode::Wakeup {
@@ -342,7 +433,7 @@ pub fn probe_json(run: &ProbeRun) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::noise::{DmaLatency, ProbeClock, ProbeRequest, Series, Source, Timed};
+    use crate::noise::{DmaLatency, ProbeClock, ProbeRequest, Series, Source, Timed, Traced};
     use std::collections::{BTreeMap, BTreeSet};
 
     fn run() -> ProbeRun {
@@ -387,6 +478,30 @@ mod tests {
                 .into_iter()
                 .collect(),
             }),
+            traced: Some(Ok(Traced {
+                tracer: "osnoise".into(),
+                instance: "/sys/kernel/tracing/instances/pinrun-42".into(),
+                events: 17,
+                overrun: 0,
+                gaps: [(1, vec![traced_gap(40_000, 20)])].into_iter().collect(),
+            })),
+        }
+    }
+
+    /// A gap of `ns` at `at_ns` that IRQ 24 took 39 µs of in 2 events.
+    fn traced_gap(ns: u64, at_ns: u64) -> TracedGap {
+        let irq = TracedSource {
+            kind: NoiseKind::Irq,
+            id: 24,
+            name: "nvme0q1".into(),
+            count: 2,
+            ns: 39_000,
+        };
+        TracedGap {
+            ns,
+            at_ns,
+            sources: vec![irq.clone()],
+            named: Some(irq),
         }
     }
 
@@ -543,6 +658,15 @@ mod tests {
             };
             assert_eq!(keys(&v["cpus"][0][timed][0]), fields("timed", ""), "{mode}");
             assert_eq!(keys(&v["dma_latency"]), fields("dma_latency", ""));
+            assert_eq!(keys(&v["tracer"]), fields("tracer", ""));
+            let traced = if mode == "spin" {
+                "traced_gaps"
+            } else {
+                "traced_latencies"
+            };
+            let g = &v["cpus"][0][traced][0];
+            assert_eq!(keys(g), fields("traced", ""), "{mode}");
+            assert_eq!(keys(&g["sources"][0]), fields("traced_source", ""));
         }
         // The two modes' words are their own.
         assert!(!fields("cpu", "wakeup").contains("lost_ns"));
@@ -664,5 +788,47 @@ mod tests {
         assert_eq!(v["cpus"][0]["lost_ns"], 50_000_000);
         assert_eq!(v["cpus"][0]["unattributed_ns"], 0);
         assert!(!probe_text(&r, false).contains("unattributed"));
+    }
+
+    /// `--probe-tracer`: the text names the source that took most of each
+    /// gap as the tracer names it, and the JSON carries the instance and
+    /// counts; when the tracer could not run, one line says why and the
+    /// per-CPU fields are null; without it, `tracer` is null.
+    #[test]
+    fn tracer_is_reported_or_says_why_not() {
+        let mut r = run();
+        let text = probe_text(&r, false);
+        assert!(
+            text.contains("  osnoise tracer: 17 events on the probed CPUs, 0 overwritten (instance /sys/kernel/tracing/instances/pinrun-42, removed)\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "  CPU 1 largest gaps by osnoise: 40.0us at +20ns: IRQ nvme0q1:24 39.0us ×2\n"
+            ),
+            "{text}"
+        );
+        let v = probe_json(&r);
+        assert_eq!(v["tracer"]["name"], "osnoise");
+        assert_eq!(v["tracer"]["events"], 17);
+        assert_eq!(v["cpus"][0]["traced_gaps"][0]["named"]["id"], 24);
+        assert_eq!(v["cpus"][0]["traced_gaps"][0]["named"]["kind"], "irq");
+        let why = "this kernel has no osnoise tracer (available_tracers: blk function nop; it needs CONFIG_OSNOISE_TRACER)";
+        r.traced = Some(Err(why.into()));
+        let text = probe_text(&r, false);
+        let lines: Vec<&str> = text.lines().filter(|l| l.contains("osnoise")).collect();
+        assert_eq!(
+            lines,
+            [format!(
+                "  osnoise tracer: not used: {why}; attribution in time from the sampler only"
+            )]
+        );
+        let v = probe_json(&r);
+        assert_eq!(v["tracer"]["error"], why);
+        assert_eq!(v["tracer"]["instance"], Value::Null);
+        assert_eq!(v["cpus"][0]["traced_gaps"], Value::Null);
+        r.traced = None;
+        assert!(!probe_text(&r, false).contains("osnoise"));
+        assert_eq!(probe_json(&r)["tracer"], Value::Null);
     }
 }
