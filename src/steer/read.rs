@@ -8,9 +8,9 @@
 use crate::cpuset::CpuSet;
 use crate::steer::{Journal, MAX_JOURNAL, journal_owner};
 use crate::system::Root;
-use crate::system::state_dir::StateDir;
 use crate::system::irq;
 use crate::system::process::status_cpus_allowed;
+use crate::system::state_dir::StateDir;
 use crate::system::threads::stat_state;
 use nix::fcntl::OFlag;
 use nix::sys::stat::Mode;
