@@ -3083,6 +3083,58 @@ fn held_in_setaffinity(strace_pid: u32) -> Option<u32> {
         })
 }
 
+/// Any process may flock(2) a pidfd: `nobody` locking root's process is
+/// no change under way. The refusal (125, after the wait) says the holder
+/// may not change the process and names its PID to stop, not "another
+/// change"; nothing changes.
+#[test]
+fn pid_lock_held_by_a_user_who_may_not_change_it_is_named_so() {
+    if !can_setpriv() || !std::path::Path::new("/usr/bin/python3").exists() {
+        return;
+    }
+    let mut target = std::process::Command::new("sleep")
+        .arg("1000")
+        .spawn()
+        .unwrap();
+    let pid = target.id().to_string();
+    let mut holder = setpriv("65534")
+        .args(["/usr/bin/python3", "-c"])
+        .arg("import os,fcntl,sys,time\nfd=os.pidfd_open(int(sys.argv[1]))\nfcntl.flock(fd,fcntl.LOCK_EX)\nprint('locked',flush=True)\ntime.sleep(60)")
+        .arg(&pid)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(holder.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    assert_eq!(line, "locked\n");
+    let before = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let out = pinrun()
+        .args(["--pid", &pid, "--nice", "3"])
+        .output()
+        .unwrap();
+    let after = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let _ = holder.kill();
+    let _ = holder.wait();
+    let _ = target.kill();
+    let _ = target.wait();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(125), "{err}");
+    assert!(
+        err.contains(&format!(
+            "pinrun: --pid {pid}: its change lock (flock(2) on its pidfd) is held by pid {} (python3) of uid 65534, which may not change this process (not its owner, no CAP_SYS_NICE): no change is under way, another program holds the lock; nothing was changed",
+            holder.id()
+        )),
+        "{err}"
+    );
+    assert!(err.contains(&format!("kill {}", holder.id())), "{err}");
+    assert!(!err.contains("another change of this process"), "{err}");
+    assert_eq!(stat_field(&after, 19), stat_field(&before, 19), "{err}");
+}
+
 /// Issue 33 (break test): two `--pid` changes of one process at once
 /// interleaved, each saving the other's half-done work as "before". The
 /// first (`--cpus LAST --rr 1`) is held by strace at the entry of its
