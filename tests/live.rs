@@ -3083,6 +3083,57 @@ fn held_in_setaffinity(strace_pid: u32) -> Option<u32> {
         })
 }
 
+/// A process that exits while a change waits for its lock (held by
+/// another of root's processes) is said to have exited, not "another
+/// change is under way" with a hint to show its threads.
+#[test]
+fn pid_target_exiting_during_the_lock_wait_is_named_so() {
+    if !is_root() || !std::path::Path::new("/usr/bin/python3").exists() {
+        common::skip("needs root and python3");
+        return;
+    }
+    let mut target = std::process::Command::new("sleep")
+        .arg("1000")
+        .spawn()
+        .unwrap();
+    let pid = target.id().to_string();
+    let mut holder = std::process::Command::new("/usr/bin/python3")
+        .arg("-c")
+        .arg("import os,fcntl,sys,time\nfd=os.pidfd_open(int(sys.argv[1]))\nfcntl.flock(fd,fcntl.LOCK_EX)\nprint('locked',flush=True)\ntime.sleep(60)")
+        .arg(&pid)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(holder.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    assert_eq!(line, "locked\n");
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_pinrun"))
+        .env("PINRUN_CONFIG", "")
+        .args(["--pid", &pid, "--cpus", "0"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let _ = target.kill();
+    let _ = target.wait();
+    let out = run.wait_with_output().unwrap();
+    let _ = holder.kill();
+    let _ = holder.wait();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(125), "{err}");
+    assert!(
+        err.contains(&format!(
+            "pinrun: --pid {pid}: it exited while pinrun waited for another change of it to end; nothing was changed"
+        )),
+        "{err}"
+    );
+    assert!(!err.contains("under way"), "{err}");
+}
+
 /// Any process may flock(2) a pidfd: `nobody` locking root's process is
 /// no change under way. The refusal (125, after the wait) says the holder
 /// may not change the process and names its PID to stop, not "another

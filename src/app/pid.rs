@@ -73,7 +73,7 @@ fn open(root: &Root, target: &Target, lock: bool) -> Result<Process, Error> {
     if lock {
         // Before the threads are read: what a change saves as "before"
         // is never another change's half-done work.
-        wait_for_lock(&id)?;
+        wait_for_lock(root, &id)?;
     }
     let start_time = id.start_time;
     let live = threads::is_live(root);
@@ -113,13 +113,22 @@ fn open(root: &Root, target: &Target, lock: bool) -> Result<Process, Error> {
 /// up to [`LOCK_TIMEOUT`]: two changes of one process never interleave
 /// (each would save the other's half-done work as the state to put back).
 /// Errors: `pid-busy` naming the holder (PID, command, uid, from
-/// `/proc/locks`), or `flock(2)`'s error.
-fn wait_for_lock(id: &Identity) -> Result<(), Error> {
+/// `/proc/locks`), `no-such-process` when the process exits meanwhile,
+/// or `flock(2)`'s error.
+fn wait_for_lock(root: &Root, id: &Identity) -> Result<(), Error> {
     let pid = id.pid;
     let start = std::time::Instant::now();
     loop {
         match id.try_lock() {
             Ok(true) => return Ok(()),
+            // The lock outlives the process (its holders keep their
+            // pidfds): an exit meanwhile is said as such, not "busy".
+            Ok(false) if !id.is_same(root) => {
+                return Err(no_such(
+                    pid,
+                    "it exited while pinrun waited for another change of it to end; nothing was changed",
+                ));
+            }
             Ok(false) if start.elapsed() < LOCK_TIMEOUT => {
                 std::thread::sleep(std::time::Duration::from_millis(10));
             }
