@@ -2883,6 +2883,38 @@ fn eperm_of_a_seccomp_filter_is_named_as_such() {
     assert_eq!(placement_of(&h), before);
 }
 
+/// A seccomp filter refusing pidfd_open(2) to pinrun (EPERM) is named as
+/// such for `--pid`, not "needs Linux 5.3"; nothing changes.
+#[test]
+fn pid_pidfd_open_refused_by_seccomp_is_hinted_so() {
+    if !cfg!(target_arch = "x86_64") {
+        common::skip("the filter names x86-64's system call number");
+        return;
+    }
+    let h = Helper::start(2, 0);
+    let before = placement_of(&h);
+    let pid = h.pid().to_string();
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_pinrun"));
+    c.args(["--pid", &pid, "--cpus", "0"])
+        .env("PINRUN_CONFIG", "");
+    deny_with_seccomp(&mut c, 434);
+    let out = c.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(125), "{err}");
+    assert!(
+        err.contains(&format!(
+            "pinrun: --pid {pid}: pidfd_open: Operation not permitted (EPERM)"
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains("hint: a seccomp filter on pinrun (Seccomp: 2 in /proc/self/status) refuses pidfd_open(2)"),
+        "{err}"
+    );
+    assert!(!err.contains("Linux 5.3"), "{err}");
+    assert_eq!(placement_of(&h), before);
+}
+
 /// Issue 33 (break test): when `--pid`'s undo helper could not be
 /// started, the hint said "pidfd_open(2) needs Linux 5.3" whatever the
 /// error. strace makes pinrun's second `pidfd_open(2)` (the first opens

@@ -63,11 +63,18 @@ fn open(root: &Root, target: &Target, lock: bool) -> Result<Process, Error> {
         Some(libc::EINVAL) => no_such(pid, "this is a thread id, not a process id").hint(format!(
             "give its process (grep Tgid /proc/{pid}/status) with --tid {pid}"
         )),
-        _ => Error::new(
+        Some(libc::ENOSYS) => Error::new(
             ErrorCode::NoSuchProcess,
             format!("--pid {pid}: pidfd_open: {}", crate::error::io_words(&e)),
         )
         .hint("pinrun needs pidfd_open(2), Linux 5.3 or later, to name a running process safely"),
+        // EPERM of a seccomp filter or security module, EMFILE...: by
+        // its errno, not "Linux 5.3".
+        _ => Error::new(
+            ErrorCode::NoSuchProcess,
+            format!("--pid {pid}: pidfd_open: {}", crate::error::io_words(&e)),
+        )
+        .hint(crate::apply::helper::start_hint(&e)),
     })
         })?;
     if lock {
