@@ -2915,6 +2915,40 @@ fn pid_pidfd_open_refused_by_seccomp_is_hinted_so() {
     assert_eq!(placement_of(&h), before);
 }
 
+/// A seccomp filter refusing flock(2) (the change lock) is named, not
+/// "run pinrun again", which would fail the same way; nothing changes.
+#[test]
+fn pid_lock_refused_by_seccomp_is_hinted_so() {
+    if !cfg!(target_arch = "x86_64") {
+        common::skip("the filter names x86-64's system call number");
+        return;
+    }
+    let h = Helper::start(2, 0);
+    let before = placement_of(&h);
+    let pid = h.pid().to_string();
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_pinrun"));
+    c.args(["--pid", &pid, "--cpus", "0"])
+        .env("PINRUN_CONFIG", "");
+    deny_with_seccomp(&mut c, 73);
+    let out = c.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(125), "{err}");
+    assert!(
+        err.contains(&format!(
+            "pinrun: --pid {pid}: cannot lock the process (flock(2) on its pidfd): Operation not permitted (EPERM); nothing was changed"
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            "hint: a seccomp filter on pinrun (Seccomp: 2 in /proc/self/status) refuses flock(2)"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("run pinrun again"), "{err}");
+    assert_eq!(placement_of(&h), before);
+}
+
 /// Issue 33 (break test): when `--pid`'s undo helper could not be
 /// started, the hint said "pidfd_open(2) needs Linux 5.3" whatever the
 /// error. strace makes pinrun's second `pidfd_open(2)` (the first opens

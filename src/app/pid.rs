@@ -168,7 +168,12 @@ fn wait_for_lock(root: &Root, id: &Identity) -> Result<(), Error> {
                         crate::error::io_words(&e)
                     ),
                 )
-                .hint("pinrun locks a process's pidfd so two changes never interleave; run pinrun again"));
+                .hint(match e.raw_os_error() {
+                    // A seccomp filter or security module: not transient.
+                    Some(libc::EPERM | libc::EACCES) => crate::apply::helper::start_hint(&e)
+                        .replace("pidfd_open(2) or fork(2)", "flock(2)"),
+                    _ => "pinrun locks a process's pidfd so two changes never interleave; run pinrun again".into(),
+                }));
             }
         }
     }
