@@ -2883,6 +2883,72 @@ fn eperm_of_a_seccomp_filter_is_named_as_such() {
     assert_eq!(placement_of(&h), before);
 }
 
+/// A seccomp filter refusing pidfd_open(2) to pinrun (EPERM) is named as
+/// such for `--pid`, not "needs Linux 5.3"; nothing changes.
+#[test]
+fn pid_pidfd_open_refused_by_seccomp_is_hinted_so() {
+    if !cfg!(target_arch = "x86_64") {
+        common::skip("the filter names x86-64's system call number");
+        return;
+    }
+    let h = Helper::start(2, 0);
+    let before = placement_of(&h);
+    let pid = h.pid().to_string();
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_pinrun"));
+    c.args(["--pid", &pid, "--cpus", "0"])
+        .env("PINRUN_CONFIG", "");
+    deny_with_seccomp(&mut c, 434);
+    let out = c.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(125), "{err}");
+    assert!(
+        err.contains(&format!(
+            "pinrun: --pid {pid}: pidfd_open: Operation not permitted (EPERM)"
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains("hint: a seccomp filter on pinrun (Seccomp: 2 in /proc/self/status) refuses pidfd_open(2)"),
+        "{err}"
+    );
+    assert!(!err.contains("Linux 5.3"), "{err}");
+    assert_eq!(placement_of(&h), before);
+}
+
+/// A seccomp filter refusing flock(2) (the change lock) is named, not
+/// "run pinrun again", which would fail the same way; nothing changes.
+#[test]
+fn pid_lock_refused_by_seccomp_is_hinted_so() {
+    if !cfg!(target_arch = "x86_64") {
+        common::skip("the filter names x86-64's system call number");
+        return;
+    }
+    let h = Helper::start(2, 0);
+    let before = placement_of(&h);
+    let pid = h.pid().to_string();
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_pinrun"));
+    c.args(["--pid", &pid, "--cpus", "0"])
+        .env("PINRUN_CONFIG", "");
+    deny_with_seccomp(&mut c, 73);
+    let out = c.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(125), "{err}");
+    assert!(
+        err.contains(&format!(
+            "pinrun: --pid {pid}: cannot lock the process (flock(2) on its pidfd): Operation not permitted (EPERM); nothing was changed"
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            "hint: a seccomp filter on pinrun (Seccomp: 2 in /proc/self/status) refuses flock(2)"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("run pinrun again"), "{err}");
+    assert_eq!(placement_of(&h), before);
+}
+
 /// Issue 33 (break test): when `--pid`'s undo helper could not be
 /// started, the hint said "pidfd_open(2) needs Linux 5.3" whatever the
 /// error. strace makes pinrun's second `pidfd_open(2)` (the first opens
@@ -3081,6 +3147,109 @@ fn held_in_setaffinity(strace_pid: u32) -> Option<u32> {
             std::fs::read_to_string(format!("/proc/{c}/syscall"))
                 .is_ok_and(|s| s.split_whitespace().next() == Some("203"))
         })
+}
+
+/// A process that exits while a change waits for its lock (held by
+/// another of root's processes) is said to have exited, not "another
+/// change is under way" with a hint to show its threads.
+#[test]
+fn pid_target_exiting_during_the_lock_wait_is_named_so() {
+    if !is_root() || !std::path::Path::new("/usr/bin/python3").exists() {
+        common::skip("needs root and python3");
+        return;
+    }
+    let mut target = std::process::Command::new("sleep")
+        .arg("1000")
+        .spawn()
+        .unwrap();
+    let pid = target.id().to_string();
+    let mut holder = std::process::Command::new("/usr/bin/python3")
+        .arg("-c")
+        .arg("import os,fcntl,sys,time\nfd=os.pidfd_open(int(sys.argv[1]))\nfcntl.flock(fd,fcntl.LOCK_EX)\nprint('locked',flush=True)\ntime.sleep(60)")
+        .arg(&pid)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(holder.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    assert_eq!(line, "locked\n");
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_pinrun"))
+        .env("PINRUN_CONFIG", "")
+        .args(["--pid", &pid, "--cpus", "0"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let _ = target.kill();
+    let _ = target.wait();
+    let out = run.wait_with_output().unwrap();
+    let _ = holder.kill();
+    let _ = holder.wait();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(125), "{err}");
+    assert!(
+        err.contains(&format!(
+            "pinrun: --pid {pid}: it exited while pinrun waited for another change of it to end; nothing was changed"
+        )),
+        "{err}"
+    );
+    assert!(!err.contains("under way"), "{err}");
+}
+
+/// Any process may flock(2) a pidfd: `nobody` locking root's process is
+/// no change under way. The refusal (125, after the wait) says the holder
+/// may not change the process and names its PID to stop, not "another
+/// change"; nothing changes.
+#[test]
+fn pid_lock_held_by_a_user_who_may_not_change_it_is_named_so() {
+    if !can_setpriv() || !std::path::Path::new("/usr/bin/python3").exists() {
+        return;
+    }
+    let mut target = std::process::Command::new("sleep")
+        .arg("1000")
+        .spawn()
+        .unwrap();
+    let pid = target.id().to_string();
+    let mut holder = setpriv("65534")
+        .args(["/usr/bin/python3", "-c"])
+        .arg("import os,fcntl,sys,time\nfd=os.pidfd_open(int(sys.argv[1]))\nfcntl.flock(fd,fcntl.LOCK_EX)\nprint('locked',flush=True)\ntime.sleep(60)")
+        .arg(&pid)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(holder.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    assert_eq!(line, "locked\n");
+    let before = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let out = pinrun()
+        .args(["--pid", &pid, "--nice", "3"])
+        .output()
+        .unwrap();
+    let after = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let _ = holder.kill();
+    let _ = holder.wait();
+    let _ = target.kill();
+    let _ = target.wait();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(125), "{err}");
+    assert!(
+        err.contains(&format!(
+            "pinrun: --pid {pid}: its change lock (flock(2) on its pidfd) is held by pid {} (python3) of uid 65534, which may not change this process (not its owner, no CAP_SYS_NICE): no change is under way, another program holds the lock; nothing was changed",
+            holder.id()
+        )),
+        "{err}"
+    );
+    assert!(err.contains(&format!("kill {}", holder.id())), "{err}");
+    assert!(!err.contains("another change of this process"), "{err}");
+    assert_eq!(stat_field(&after, 19), stat_field(&before, 19), "{err}");
 }
 
 /// Issue 33 (break test): two `--pid` changes of one process at once

@@ -62,17 +62,24 @@ fn open(root: &Root, target: &Target, lock: bool) -> Result<Process, Error> {
         Some(libc::EINVAL) => no_such(pid, "this is a thread id, not a process id").hint(format!(
             "give its process (grep Tgid /proc/{pid}/status) with --tid {pid}"
         )),
-        _ => Error::new(
+        Some(libc::ENOSYS) => Error::new(
             ErrorCode::NoSuchProcess,
             format!("--pid {pid}: pidfd_open: {}", crate::error::io_words(&e)),
         )
         .hint("pinrun needs pidfd_open(2), Linux 5.3 or later, to name a running process safely"),
+        // EPERM of a seccomp filter or security module, EMFILE...: by
+        // its errno, not "Linux 5.3".
+        _ => Error::new(
+            ErrorCode::NoSuchProcess,
+            format!("--pid {pid}: pidfd_open: {}", crate::error::io_words(&e)),
+        )
+        .hint(crate::apply::helper::start_hint(&e)),
     })
     })?;
     if lock {
         // Before the threads are read: what a change saves as "before"
         // is never another change's half-done work.
-        wait_for_lock(&id)?;
+        wait_for_lock(root, &id)?;
     }
     let start_time = id.start_time;
     let live = threads::is_live(root);
@@ -112,17 +119,29 @@ fn open(root: &Root, target: &Target, lock: bool) -> Result<Process, Error> {
 /// up to [`LOCK_TIMEOUT`]: two changes of one process never interleave
 /// (each would save the other's half-done work as the state to put back).
 /// Errors: `pid-busy` naming the holder (PID, command, uid, from
-/// `/proc/locks`), or `flock(2)`'s error.
-fn wait_for_lock(id: &Identity) -> Result<(), Error> {
+/// `/proc/locks`), `no-such-process` when the process exits meanwhile,
+/// or `flock(2)`'s error.
+fn wait_for_lock(root: &Root, id: &Identity) -> Result<(), Error> {
     let pid = id.pid;
     let start = std::time::Instant::now();
     loop {
         match id.try_lock() {
             Ok(true) => return Ok(()),
+            // The lock outlives the process (its holders keep their
+            // pidfds): an exit meanwhile is said as such, not "busy".
+            Ok(false) if !id.is_same(root) => {
+                return Err(no_such(
+                    pid,
+                    "it exited while pinrun waited for another change of it to end; nothing was changed",
+                ));
+            }
             Ok(false) if start.elapsed() < LOCK_TIMEOUT => {
                 std::thread::sleep(std::time::Duration::from_millis(10));
             }
             Ok(false) => {
+                if let Some(e) = held_by_strangers(id) {
+                    return Err(e);
+                }
                 let holders = crate::system::state_dir::flock_holders(id.fd());
                 let who = if holders.is_empty() {
                     "a process /proc/locks does not name (of a PID namespace this one cannot see into, or one that has just ended)".to_string()
@@ -148,10 +167,69 @@ fn wait_for_lock(id: &Identity) -> Result<(), Error> {
                         crate::error::io_words(&e)
                     ),
                 )
-                .hint("pinrun locks a process's pidfd so two changes never interleave; run pinrun again"));
+                .hint(match e.raw_os_error() {
+                    // A seccomp filter or security module: not transient.
+                    Some(libc::EPERM | libc::EACCES) => crate::apply::helper::start_hint(&e)
+                        .replace("pidfd_open(2) or fork(2)", "flock(2)"),
+                    _ => "pinrun locks a process's pidfd so two changes never interleave; run pinrun again".into(),
+                }));
             }
         }
     }
+}
+
+/// The error when every holder of process `id`'s change lock is a
+/// process that may not change it (`sched_setattr(2)`'s rule: its
+/// effective uid is neither 0 nor the process's real or effective uid,
+/// and it has no `CAP_SYS_NICE`): any process may `flock(2)` a pidfd, so
+/// such a lock is no change under way but another program's (another
+/// user's, at worst to keep changes off the process); said as such,
+/// with its PID to stop. `None`: a holder may be a change, or none is
+/// visible.
+fn held_by_strangers(id: &Identity) -> Option<Error> {
+    let pid = id.pid;
+    let status = |p: u32| std::fs::read_to_string(format!("/proc/{p}/status")).ok();
+    let field = |s: &str, k: &str| crate::system::process::status_field(s, k).map(str::to_owned);
+    let target = status(pid)?;
+    let mut ids = field(&target, "Uid")?
+        .split_whitespace()
+        .take(2)
+        .map(str::to_owned)
+        .collect::<Vec<_>>();
+    ids.dedup();
+    let pids = crate::system::state_dir::flock_holder_pids(id.fd());
+    if pids.is_empty() || pids.contains(&0) {
+        return None;
+    }
+    let mut who = Vec::new();
+    for h in &pids {
+        let s = status(*h)?;
+        let euid = field(&s, "Uid")?.split_whitespace().nth(1)?.to_owned();
+        let nice = field(&s, "CapEff")
+            .and_then(|c| u64::from_str_radix(&c, 16).ok())
+            .is_none_or(|c| c & (1 << 23) != 0);
+        if euid == "0" || nice || ids.contains(&euid) {
+            return None;
+        }
+        let comm = std::fs::read_to_string(format!("/proc/{h}/comm")).unwrap_or_default();
+        who.push(format!(
+            "pid {h} ({}) of uid {euid}",
+            crate::claim::printable(comm.trim_end())
+        ));
+    }
+    Some(
+        Error::new(
+            ErrorCode::PidBusy,
+            format!(
+                "--pid {pid}: its change lock (flock(2) on its pidfd) is held by {}, which may not change this process (not its owner, no CAP_SYS_NICE): no change is under way, another program holds the lock; nothing was changed",
+                who.join(", ")
+            ),
+        )
+        .hint(format!(
+            "any process may lock a pidfd; stop the holder (kill {}) and run pinrun again",
+            pids.iter().map(u32::to_string).collect::<Vec<_>>().join(" ")
+        )),
+    )
 }
 
 /// Refuses when the process exited or its PID now names another process

@@ -286,15 +286,9 @@ impl StateDir {
     }
 }
 
-/// Who holds a `flock(2)` lock on the file `fd` is open on, from
-/// `/proc/locks` (`proc(5)`: the lock's device and inode, and the PID
-/// that took it): "pid 123 (engine) of uid 65534" each, the command from
-/// `/proc/PID/comm` and the user from the owner of `/proc/PID`. Once
-/// that process exits, a process that inherited the descriptor holds the
-/// lock: "a process that inherited it from pid 123 (exited)"; a holder
-/// `/proc/locks` shows as PID 0 is one this `/proc` cannot see. Empty
-/// when `/proc/locks` names no holder.
-pub fn flock_holders(fd: BorrowedFd) -> Vec<String> {
+/// The PIDs `/proc/locks` names as holding a lock on the file of `fd`
+/// (0: one this `/proc` cannot see), sorted, each once.
+pub fn flock_holder_pids(fd: BorrowedFd) -> Vec<u32> {
     let Ok(st) = nix::sys::stat::fstat(fd) else {
         return Vec::new();
     };
@@ -306,7 +300,20 @@ pub fn flock_holders(fd: BorrowedFd) -> Vec<String> {
     let mut pids = claim::lock_holders(&locks, major, minor, u64::from(st.st_ino));
     pids.sort_unstable();
     pids.dedup();
-    pids.into_iter()
+    pids
+}
+
+/// Who holds a `flock(2)` lock on the file `fd` is open on, from
+/// `/proc/locks` (`proc(5)`: the lock's device and inode, and the PID
+/// that took it): "pid 123 (engine) of uid 65534" each, the command from
+/// `/proc/PID/comm` and the user from the owner of `/proc/PID`. Once
+/// that process exits, a process that inherited the descriptor holds the
+/// lock: "a process that inherited it from pid 123 (exited)"; a holder
+/// `/proc/locks` shows as PID 0 is one this `/proc` cannot see. Empty
+/// when `/proc/locks` names no holder.
+pub fn flock_holders(fd: BorrowedFd) -> Vec<String> {
+    flock_holder_pids(fd)
+        .into_iter()
         .map(|pid| {
             // locks_translate_pid() (fs/locks.c) shows 0 for a holder not
             // visible in this /proc's PID namespace, or whose PID is freed.
