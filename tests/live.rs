@@ -2883,10 +2883,11 @@ fn eperm_of_a_seccomp_filter_is_named_as_such() {
     assert_eq!(placement_of(&h), before);
 }
 
-/// A seccomp filter refusing pidfd_open(2) to pinrun (EPERM) is named as
-/// such for `--pid`, not "needs Linux 5.3"; nothing changes.
-#[test]
-fn pid_pidfd_open_refused_by_seccomp_is_hinted_so() {
+/// `pinrun --pid HELPER --cpus 0` under a seccomp filter refusing system
+/// call `nr` (x86-64) with EPERM: exit 125, the error line `first` (after
+/// "pinrun: --pid PID: "), the hint `hint`, never the words `never`, and
+/// the helper's threads as before.
+fn pid_under_seccomp_refusal(nr: u32, first: &str, hint: &str, never: &str) {
     if !cfg!(target_arch = "x86_64") {
         common::skip("the filter names x86-64's system call number");
         return;
@@ -2897,56 +2898,41 @@ fn pid_pidfd_open_refused_by_seccomp_is_hinted_so() {
     let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_pinrun"));
     c.args(["--pid", &pid, "--cpus", "0"])
         .env("PINRUN_CONFIG", "");
-    deny_with_seccomp(&mut c, 434);
+    deny_with_seccomp(&mut c, nr);
     let out = c.output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(125), "{err}");
     assert!(
-        err.contains(&format!(
-            "pinrun: --pid {pid}: pidfd_open: Operation not permitted (EPERM)"
-        )),
+        err.contains(&format!("pinrun: --pid {pid}: {first}")),
         "{err}"
     );
-    assert!(
-        err.contains("hint: a seccomp filter on pinrun (Seccomp: 2 in /proc/self/status) refuses pidfd_open(2)"),
-        "{err}"
-    );
-    assert!(!err.contains("Linux 5.3"), "{err}");
+    assert!(err.contains(&format!("hint: {hint}")), "{err}");
+    assert!(!err.contains(never), "{err}");
     assert_eq!(placement_of(&h), before);
+}
+
+/// A seccomp filter refusing pidfd_open(2) to pinrun (EPERM) is named as
+/// such for `--pid`, not "needs Linux 5.3"; nothing changes.
+#[test]
+fn pid_pidfd_open_refused_by_seccomp_is_hinted_so() {
+    pid_under_seccomp_refusal(
+        434,
+        "pidfd_open: Operation not permitted (EPERM)",
+        "a seccomp filter on pinrun (Seccomp: 2 in /proc/self/status) refuses pidfd_open(2)",
+        "Linux 5.3",
+    );
 }
 
 /// A seccomp filter refusing flock(2) (the change lock) is named, not
 /// "run pinrun again", which would fail the same way; nothing changes.
 #[test]
 fn pid_lock_refused_by_seccomp_is_hinted_so() {
-    if !cfg!(target_arch = "x86_64") {
-        common::skip("the filter names x86-64's system call number");
-        return;
-    }
-    let h = Helper::start(2, 0);
-    let before = placement_of(&h);
-    let pid = h.pid().to_string();
-    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_pinrun"));
-    c.args(["--pid", &pid, "--cpus", "0"])
-        .env("PINRUN_CONFIG", "");
-    deny_with_seccomp(&mut c, 73);
-    let out = c.output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(125), "{err}");
-    assert!(
-        err.contains(&format!(
-            "pinrun: --pid {pid}: cannot lock the process (flock(2) on its pidfd): Operation not permitted (EPERM); nothing was changed"
-        )),
-        "{err}"
+    pid_under_seccomp_refusal(
+        73,
+        "cannot lock the process (flock(2) on its pidfd): Operation not permitted (EPERM); nothing was changed",
+        "a seccomp filter on pinrun (Seccomp: 2 in /proc/self/status) refuses flock(2)",
+        "run pinrun again",
     );
-    assert!(
-        err.contains(
-            "hint: a seccomp filter on pinrun (Seccomp: 2 in /proc/self/status) refuses flock(2)"
-        ),
-        "{err}"
-    );
-    assert!(!err.contains("run pinrun again"), "{err}");
-    assert_eq!(placement_of(&h), before);
 }
 
 /// Issue 33 (break test): when `--pid`'s undo helper could not be
