@@ -821,8 +821,17 @@ pub fn peer_hint(arg: &str, args: &[String]) -> Option<String> {
             Pinrun::Default(why) | Pinrun::None(why) => format!("{tools} {name}: {why}"),
         }
     };
+    // A spelling pinrun takes for its own option (`--show`): the command
+    // line is pinrun's meaning, so no exact command is built from it, only
+    // the peer's equivalent and pinrun's own meaning.
+    let own = |h: &Habit| h.taken.iter().find(|(s, _)| *s == name).map(|(_, m)| *m);
     match (&groups[..], at) {
         ([], _) => None,
+        ([(tools, h)], _) if own(h).is_some() => Some(format!(
+            "{}; {}",
+            phrase(&(tools.clone(), *h)),
+            own(h).unwrap_or_default()
+        )),
         ([(tools, h)], Some(i)) if !matches!(h.pinrun, Pinrun::None(_)) => {
             let (value, used) = given(h);
             let value = value.or(h.arg.map(|a| a.name.to_string()));

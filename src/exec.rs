@@ -219,6 +219,16 @@ pub fn resolve(command: &[std::ffi::OsString]) -> Result<PathBuf> {
                 .map(|d| d.display().to_string())
                 .unwrap_or_else(|_| "the working directory".into());
             format!("no file at that path (relative paths start from {cwd}): check the path")
+        } else if name.starts_with('-') {
+            format!(
+                "everything after -- is the command, and {name} is not one: put pinrun's options before --"
+            )
+        } else if std::fs::metadata(Path::new(".").join(cmd))
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        {
+            format!(
+                "./{name} is in the working directory, which PATH does not search (as execvp(3)): write ./{name}"
+            )
         } else {
             "check the name, give a path (./app), or extend PATH".to_string()
         };

@@ -250,7 +250,7 @@ pub fn open(path: &Path) -> Result<Option<Archive>> {
         Kind::Other => {
             return Err(archive_error(
                 path,
-                "neither a directory nor a .tar.gz or .tar archive",
+                "neither a directory nor a .tar.gz, .tar.xz or .tar archive",
             )
             .hint("give a dump directory laid out like /, or an archive made by pinrun --dump FILE.tar.gz"));
         }

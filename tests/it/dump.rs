@@ -784,7 +784,7 @@ fn hostile_archives_are_refused() {
         (
             "not-an-archive",
             b"0-3\n".to_vec(),
-            "neither a directory nor a .tar.gz or .tar archive",
+            "neither a directory nor a .tar.gz, .tar.xz or .tar archive",
         ),
         (
             // Issue 33: read as "not a machine dump" before.

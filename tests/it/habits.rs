@@ -264,6 +264,26 @@ fn peer_short_options_get_pinruns_option() {
     }
 }
 
+/// A spelling pinrun takes for its own option (numactl's `--show`,
+/// `--dump`, `--strict`), refused beside another option, gets the peer's
+/// equivalent and pinrun's own meaning, never an exact command built from
+/// the rest of the line: `--show --cpus 1` suggested `pinrun --pid self
+/// --cpus 1`, which pinrun refuses (a change of itself that would not last).
+#[test]
+fn a_spelling_pinrun_takes_is_never_rewritten_into_a_refused_command() {
+    let out = pinrun().args(["--show", "--cpus", "1"]).output().unwrap();
+    assert_status(&out, 125);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("hint: numactl --show is --pid self (the caller's own policy and CPUs); pinrun --show prints the machine (numactl --hardware)"),
+        "{err}"
+    );
+    assert!(!err.contains("--pid self --cpus"), "{err}");
+    // What the hint names is accepted: `--pid self` alone shows the caller.
+    let shown = pinrun().args(["--pid", "self"]).output().unwrap();
+    assert_status(&shown, 0);
+}
+
 /// The output of `sh -c SCRIPT` run under `prefix` (a peer tool or
 /// pinrun), with the shell's PID replaced by PID.
 fn run_under(prefix: &[&str], script: &str, pinrun_bin: bool) -> String {
@@ -738,6 +758,59 @@ fn a_dry_run_shows_the_plan_before_the_missing_command() {
     assert!(
         String::from_utf8_lossy(&out.stderr)
             .starts_with("pinrun: no-such-program-here: command not found"),
+    );
+}
+
+/// A command that is not found gets the hint of why, as a shell user
+/// meets it (a new user's run): an option after `--` is the command
+/// (`pinrun --cpus 1 -- --cores 1 true`, as `env -- --x` or `taskset 1 --x`
+/// would exec `--x`); an executable of the working directory is not on
+/// PATH (execvp(3) never searches `.` unless PATH names it: `env app`
+/// fails the same way). Each exits 127, as the shell does.
+#[test]
+fn a_command_not_found_is_hinted_by_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = dir.path().join("app");
+    std::fs::write(&app, "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::set_permissions(&app, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    // The peer fails the same way: env(1) exits 127 on both.
+    for cmd in [["--cores", "1"], ["app", "x"]] {
+        let peer = std::process::Command::new("env")
+            .env("PATH", "/usr/bin:/bin")
+            .current_dir(dir.path())
+            .args(["--", cmd[0]])
+            .output()
+            .unwrap();
+        assert_eq!(peer.status.code(), Some(127), "env {cmd:?}");
+    }
+    let run = |args: &[&str]| {
+        let out = pinrun()
+            .env("PATH", "/usr/bin:/bin")
+            .current_dir(dir.path())
+            .args(args)
+            .output()
+            .unwrap();
+        assert_status(&out, 127);
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let err = run(&["--cpus", "0", "--", "--cores", "1", "true"]);
+    assert!(err.contains("pinrun: --cores: command not found"), "{err}");
+    assert!(
+        err.contains("hint: everything after -- is the command, and --cores is not one: put pinrun's options before --"),
+        "{err}"
+    );
+    let err = run(&["--cpus", "0", "--", "app"]);
+    assert!(err.contains("pinrun: app: command not found"), "{err}");
+    assert!(
+        err.contains("hint: ./app is in the working directory, which PATH does not search (as execvp(3)): write ./app"),
+        "{err}"
+    );
+    // Not executable there: the usual hint.
+    std::fs::set_permissions(&app, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
+    let err = run(&["--cpus", "0", "--", "app"]);
+    assert!(
+        err.contains("hint: check the name, give a path (./app), or extend PATH"),
+        "{err}"
     );
 }
 
