@@ -2864,6 +2864,17 @@ fn cyclictest_p99(out: &str) -> Option<u64> {
 #[test]
 #[ignore = "boots QEMU: run by .ci/run with --ignored (README: VM tests)"]
 fn vm_probe_tracer_names_the_injected_sources() {
+    // Debian's PREEMPT_RT kernel (the only one with osnoise) panicked at
+    // boot under QEMU's multi-threaded TCG in CI, twice in a row ("Oops:
+    // int3" in ttwu_do_activate, text patching: 2026-12-06), after passing
+    // twice alone: opt-in until it boots reliably (single-threaded TCG or
+    // KVM).
+    if std::env::var_os("PINRUN_VM_RT").is_none_or(|v| v != "1") {
+        common::skip(
+            "PINRUN_VM_RT=1 runs the PREEMPT_RT guest (its boot is not yet reliable under TCG)",
+        );
+        return;
+    }
     let g = boot("probe-osnoise");
     assert!(
         g.ok("tracers").split_whitespace().any(|t| t == "osnoise"),
