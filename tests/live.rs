@@ -3135,6 +3135,26 @@ fn held_in_setaffinity(strace_pid: u32) -> Option<u32> {
         })
 }
 
+/// A python3 started by `python` (`python3 -c`, as some user) that takes
+/// an exclusive flock(2) on a pidfd of process `pid` and holds it for 60 s;
+/// returned once it says the lock is taken.
+fn pidfd_locked_by(python: &mut std::process::Command, pid: &str) -> std::process::Child {
+    let mut holder = python
+        .arg("import os,fcntl,sys,time\nfd=os.pidfd_open(int(sys.argv[1]))\nfcntl.flock(fd,fcntl.LOCK_EX)\nprint('locked',flush=True)\ntime.sleep(60)")
+        .arg(pid)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(holder.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    assert_eq!(line, "locked\n");
+    holder
+}
+
 /// A process that exits while a change waits for its lock (held by
 /// another of root's processes) is said to have exited, not "another
 /// change is under way" with a hint to show its threads.
@@ -3149,20 +3169,10 @@ fn pid_target_exiting_during_the_lock_wait_is_named_so() {
         .spawn()
         .unwrap();
     let pid = target.id().to_string();
-    let mut holder = std::process::Command::new("/usr/bin/python3")
-        .arg("-c")
-        .arg("import os,fcntl,sys,time\nfd=os.pidfd_open(int(sys.argv[1]))\nfcntl.flock(fd,fcntl.LOCK_EX)\nprint('locked',flush=True)\ntime.sleep(60)")
-        .arg(&pid)
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(holder.stdout.take().unwrap()),
-        &mut line,
-    )
-    .unwrap();
-    assert_eq!(line, "locked\n");
+    let mut holder = pidfd_locked_by(
+        std::process::Command::new("/usr/bin/python3").arg("-c"),
+        &pid,
+    );
     let run = std::process::Command::new(env!("CARGO_BIN_EXE_pinrun"))
         .env("PINRUN_CONFIG", "")
         .args(["--pid", &pid, "--cpus", "0"])
@@ -3200,20 +3210,7 @@ fn pid_lock_held_by_a_user_who_may_not_change_it_is_named_so() {
         .spawn()
         .unwrap();
     let pid = target.id().to_string();
-    let mut holder = setpriv("65534")
-        .args(["/usr/bin/python3", "-c"])
-        .arg("import os,fcntl,sys,time\nfd=os.pidfd_open(int(sys.argv[1]))\nfcntl.flock(fd,fcntl.LOCK_EX)\nprint('locked',flush=True)\ntime.sleep(60)")
-        .arg(&pid)
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(holder.stdout.take().unwrap()),
-        &mut line,
-    )
-    .unwrap();
-    assert_eq!(line, "locked\n");
+    let mut holder = pidfd_locked_by(setpriv("65534").args(["/usr/bin/python3", "-c"]), &pid);
     let before = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
     let out = pinrun()
         .args(["--pid", &pid, "--nice", "3"])
