@@ -33,7 +33,7 @@ NAMES = ["vocabulary", "system", "decide", "render", "apply", "run"]
 WING_FILES = {"mod": 0, "read": 1, "plan": 2, "check": 2, "report": 3, "apply": 4, "run": 5}
 # Wings: folders whose files are layers (ARCHITECTURE.md §3). Only `app`
 # may import them; a wing imports the core and its own files.
-WINGS = {"steer", "host", "probe", "fleet", "dump", "claims"}
+WINGS = {"steer", "host", "probe", "fleet", "dump", "claims", "pid"}
 core_layer = {m: l for l, ms in CORE.items() for m in ms.split()}
 
 def layer(node):

@@ -31,6 +31,7 @@ pub mod host;
 pub mod manual;
 pub mod noise;
 pub mod output;
+pub mod pid;
 pub mod plan;
 pub mod policy;
 pub mod probe;

@@ -9,7 +9,6 @@
 //! only turns [`main`]'s result into the process's exit status.
 
 pub mod per_thread;
-pub mod pid;
 pub mod scope;
 
 use crate::apply::transaction::{Transaction, Undone};
@@ -96,9 +95,9 @@ fn generate(what: Generate) -> Exit {
 /// Runs the request: the exit status of a mode, or never returns when the
 /// command is exec'd.
 fn run(req: Request) -> Result<Exit, Error> {
-    // --pid: a running process instead of a command (app/pid.rs).
+    // --pid: a running process instead of a command (the wing src/pid/).
     if let Some(target) = &req.target {
-        return pid::run(&req, target);
+        return crate::pid::run::run(&PidLaunch, &req, target);
     }
     // The command is looked up first: a typo is reported before anything
     // is read. `--dry-run` and `--check` look it up as the launch does
@@ -171,7 +170,8 @@ fn run(req: Request) -> Result<Exit, Error> {
             // filter, a cgroup, a security module): asked on a throwaway
             // thread, the dry run's verdict when it refuses.
             let verdict = verdict.or_else(|| rehearse(&root, &req, &p));
-            let exit = dry_run(&req, &p, command.as_deref(), verdict.as_ref())?;
+            let parts = (&p.plan, &p.findings[..], p.steer.as_ref());
+            let exit = dry_run(&req, parts, command.as_deref(), verdict.as_ref())?;
             // The verdict on stderr after the whole plan, with its exit
             // status (as --strict's refusal: a second JSON document would
             // break `jq`).
@@ -186,7 +186,7 @@ fn run(req: Request) -> Result<Exit, Error> {
         Mode::Check => {
             let p = planned(sys)?;
             let refused = rehearse(&root, &req, &p);
-            let exit = check(&req, &p);
+            let exit = check(&req, &p.findings);
             // The launch would fail: its error after the findings, its status.
             if let Some(e) = refused {
                 exit?;
@@ -333,18 +333,19 @@ fn plan_and_check(
     })
 }
 
-/// `--dry-run`: the plan and its findings; `exec`, the resolved command.
+/// `--dry-run`: the plan, its findings and the steer wing's plan; `exec`,
+/// the resolved command.
 fn dry_run(
     req: &Request,
-    p: &Planned,
+    (plan, findings, steer): (&Plan, &[Finding], Option<&SteerPlan>),
     exec: Option<&std::path::Path>,
     verdict: Option<&Error>,
 ) -> Result<Exit, Error> {
     // What the launch would refuse, the dry run refuses too.
-    per_thread::check_thread_log(req, &p.plan)?;
+    per_thread::check_thread_log(req, plan)?;
     if req.output.json {
-        let mut v = report::plan_json(req, &p.plan, &p.findings, exec);
-        crate::steer::report::add_json(&mut v, p.steer.as_ref());
+        let mut v = report::plan_json(req, plan, findings, exec);
+        crate::steer::report::add_json(&mut v, steer);
         // The command cannot be run here: its error in the one document.
         if let Some(e) = verdict {
             v["error"] = report::error_json(e)["error"].clone();
@@ -353,15 +354,15 @@ fn dry_run(
     } else {
         print_out(&report::plan_text(
             req,
-            &p.plan,
-            &p.findings,
+            plan,
+            findings,
             exec,
-            &crate::steer::report::text(p.steer.as_ref()),
+            &crate::steer::report::text(steer),
         ))?;
     }
     // --strict: the launch's refusal, on stderr after the whole plan, and
     // its exit status (a second JSON document would break `jq`).
-    if let Some(e) = strict_refusal(req, &p.findings) {
+    if let Some(e) = strict_refusal(req, findings) {
         crate::output::print_error(&e, false);
         return Ok(Exit::Failure);
     }
@@ -390,29 +391,84 @@ fn strict_refusal(req: &Request, findings: &[Finding]) -> Option<Error> {
 
 /// `--check`: the findings; exit 1 when one is a warning (info findings
 /// are printed but do not fail).
-fn check(req: &Request, p: &Planned) -> Result<Exit, Error> {
+fn check(req: &Request, findings: &[Finding]) -> Result<Exit, Error> {
     let text = if req.output.json {
         format!(
             "{}\n",
-            serde_json::json!({"findings": report::findings_json(&p.findings)})
+            serde_json::json!({"findings": report::findings_json(findings)})
         )
     } else if req.output.quiet {
         // --quiet: nothing printed; the exit status still says.
         String::new()
     } else if req.output.verbose {
-        let mut s: String = p.findings.iter().map(report::finding_text).collect();
-        s.push_str(&format!("{}\n", report::severity_counts(&p.findings)));
+        let mut s: String = findings.iter().map(report::finding_text).collect();
+        s.push_str(&format!("{}\n", report::severity_counts(findings)));
         s
     } else {
-        report::check_summary(&p.findings)
+        report::check_summary(findings)
     };
     print_out(&text)?;
-    let warned = p.findings.iter().any(|f| f.severity == Severity::Warning);
+    let warned = findings.iter().any(|f| f.severity == Severity::Warning);
     Ok(if warned {
         Exit::Findings
     } else {
         Exit::Success
     })
+}
+
+/// The `--pid` wing's launch ([`crate::pid::run::Launch`]): the core's
+/// read scope, planning, checks and output, and the claims wing's guard.
+struct PidLaunch;
+
+impl crate::pid::run::Launch for PidLaunch {
+    fn read(&self, root: &Root, req: &Request) -> SystemState {
+        SystemState::read_scoped(root, &scope::for_request(req))
+    }
+
+    fn plan_and_check(
+        &self,
+        root: &Root,
+        sys: SystemState,
+        req: &Request,
+    ) -> Result<crate::pid::run::Planned, Error> {
+        let p = plan_and_check(root, sys, req, None)?;
+        Ok(crate::pid::run::Planned {
+            sys: p.sys,
+            plan: p.plan,
+            findings: p.findings,
+            guard: p
+                .guard
+                .map(|g| Box::new(g) as Box<dyn crate::pid::run::Claim>),
+            migration: None,
+        })
+    }
+
+    fn dry_run(&self, req: &Request, p: &crate::pid::run::Planned) -> Result<Exit, Error> {
+        dry_run(req, (&p.plan, &p.findings, None), None, None)
+    }
+
+    fn check(&self, req: &Request, p: &crate::pid::run::Planned) -> Result<Exit, Error> {
+        check(req, &p.findings)
+    }
+
+    fn forget(&self, req: &Request, pid: u32, start: u64) {
+        claims::forget(req, pid, start);
+    }
+}
+
+impl crate::pid::run::Claim for claims::Guard {
+    fn record(
+        &mut self,
+        plan: &Plan,
+        (pid, start, uid): (u32, u64, u32),
+        names: &[String],
+    ) -> Result<PathBuf, Error> {
+        self.claim_for(plan, pid, start, uid, names)
+    }
+
+    fn keep(&mut self) {
+        claims::Guard::keep(self);
+    }
 }
 
 /// `--emit`: the fleet wing's ([`fleet::emit`]), with the claims that
@@ -675,7 +731,7 @@ fn spawn_helper(
 /// 33's break test D1), so that `--dry-run` and `--check` say what the
 /// launch will. The thread sets its own memory policy (no call sets
 /// another thread's), then waits while this thread sets its policy and
-/// affinity by TID ([`apply::threads::apply_thread`], the launch's order
+/// affinity by TID ([`crate::pid::apply::apply_thread`], the launch's order
 /// and calls) and puts them back, so that it never has to run on the
 /// planned CPUs: a real-time thread there behind a busier real-time task
 /// would never get to end. Not below `--sysroot` (the dump is another
@@ -709,13 +765,13 @@ fn rehearse(root: &Root, req: &Request, p: &Planned) -> Option<Error> {
             let _ = from_main.recv();
         });
         let (tid, memory) = from_thread.recv().ok()?;
-        let saved = apply::threads::save(tid, possible).ok();
+        let saved = crate::pid::apply::save(tid, possible).ok();
         let result = match memory {
             Some(e) => Err(e),
-            None => apply::threads::apply_thread(tid, &p.plan, possible),
+            None => crate::pid::apply::apply_thread(tid, &p.plan, possible),
         };
         if let Some(saved) = &saved {
-            let _ = apply::threads::restore(saved, possible);
+            let _ = crate::pid::apply::restore(saved, possible);
         }
         let _ = to_thread.send(());
         result.err().map(|e| explain_apply_error(root, p, e))

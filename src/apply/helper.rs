@@ -2,7 +2,7 @@
 //! "one helper process"): one process per launch runs every duty the
 //! launch has, in order ([`spawn_duties`]): the `--thread-map` watcher,
 //! then `--steer-irqs`' undo; `--pid` has one of its own, the undo of
-//! the threads it changes ([`crate::apply::thread_undo`]). The watcher
+//! the threads it changes ([`crate::pid::apply::undo`]). The watcher
 //! runs in a child of the helper (`pinrun-watcher`), so that its death by
 //! a signal is reported and the steering's undo still runs. Only the
 //! process plumbing lives here; what the helper does is the closures
@@ -177,7 +177,7 @@ pub fn about_to_exec(started_w: &OwnedFd) -> io::Result<()> {
 
 /// Tells the helper that pinrun's work on another process (`--pid`) is
 /// settled: verified, or put back by pinrun itself after a failure; its
-/// undo ([`crate::apply::thread_undo`]) then does nothing. A message of
+/// undo ([`crate::pid::apply::undo`]) then does nothing. A message of
 /// its own (`sendmsg(2)`, where the records are `send(2)`s: a tracer can
 /// stop pinrun right before it, as the live test does).
 pub fn settled(started_w: &OwnedFd) -> io::Result<()> {

@@ -6,8 +6,6 @@
 
 pub mod helper;
 pub mod per_thread;
-pub mod thread_undo;
-pub mod threads;
 pub mod transaction;
 
 use crate::cpuset::CpuSet;
@@ -19,7 +17,9 @@ use crate::request::SchedRequest;
 use std::io;
 use transaction::{Transaction, Undone};
 
-const SCHED_FLAG_RESET_ON_FORK: u64 = 0x01;
+/// `sched_attr.sched_flags`' `SCHED_FLAG_RESET_ON_FORK` (include/uapi/linux/sched.h): children
+/// start with SCHED_OTHER and nice 0 or above.
+pub const SCHED_FLAG_RESET_ON_FORK: u64 = 0x01;
 
 fn mempolicy_mode(mode: MemMode) -> i32 {
     use ffi::{

@@ -12,7 +12,6 @@ pub mod per_thread;
 pub mod placement;
 pub mod quiet;
 pub mod sched;
-pub mod threads;
 pub mod units;
 
 pub use claims::claim_set;

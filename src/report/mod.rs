@@ -2,7 +2,6 @@
 //! Pure: returns strings; [`crate::output`] prints them.
 
 pub mod per_thread;
-pub mod threads;
 
 use crate::check::{Finding, Severity};
 use crate::cpuset::CpuSet;

@@ -137,7 +137,7 @@ pub fn process_text(v: &ProcessView) -> String {
         s.push_str("its CPUs: no findings\n");
     } else {
         for f in &v.findings {
-            s.push_str(&super::finding_text(f));
+            s.push_str(&crate::report::finding_text(f));
         }
     }
     s
@@ -176,7 +176,7 @@ pub fn process_json(v: &ProcessView) -> Value {
             "policies": m.policies,
             "bytes_per_node": m.bytes_per_node,
         })),
-        "findings": super::findings_json(&v.findings),
+        "findings": crate::report::findings_json(&v.findings),
     })
 }
 

@@ -5,7 +5,9 @@
 //! thread's attributes are saved before it is changed, and a failure
 //! restores every thread already changed.
 
-use super::{apply_affinity_of, apply_sched_of, get_affinity_of};
+pub mod undo;
+
+use crate::apply::{apply_affinity_of, apply_sched_of, get_affinity_of};
 use crate::cpuset::CpuSet;
 use crate::error::{Error, ErrorCode, Result, Step};
 use crate::ffi;
@@ -87,7 +89,7 @@ pub fn apply_thread(tid: u32, plan: &Plan, possible: &CpuSet) -> Result<()> {
                 ErrorCode::SchedFailed,
                 format!(
                     "sched_setattr(thread {tid}): read back {} instead of {}",
-                    super::attr_words(&got),
+                    crate::apply::attr_words(&got),
                     p.name()
                 ),
             )
@@ -118,7 +120,7 @@ pub fn restore(saved: &Saved, possible: &CpuSet) -> Result<()> {
         ffi::sched_setattr_of(saved.tid, &saved.attr).map_err(|e| {
             Error::from_syscall(
                 ErrorCode::SchedFailed,
-                &format!("sched_setattr({})", super::attr_words(&saved.attr)),
+                &format!("sched_setattr({})", crate::apply::attr_words(&saved.attr)),
                 Step::SchedSetattr,
                 &e,
             )
@@ -188,7 +190,7 @@ pub struct Threads<'a> {
     pub start_time: &'a dyn Fn(u32) -> Option<u64>,
     /// Before each change, once the thread is saved: hands its saved
     /// state and start time to whatever undoes the change should pinrun
-    /// die ([`crate::apply::thread_undo::Undo::record`]); an error
+    /// die ([`undo::Undo::record`]); an error
     /// refuses the change.
     pub record: &'a dyn Fn(&Saved, u64) -> Result<()>,
 }
@@ -201,7 +203,7 @@ struct Changed {
 
 /// Whether thread state `s` is already what `plan` sets: the affinity
 /// (when the plan sets one), and the scheduling attributes [`apply_thread`]
-/// would set ([`super::sched_attr`]: policy, priority, deadline
+/// would set ([`crate::apply::sched_attr`]: policy, priority, deadline
 /// parameters, reset-on-fork; the nice value by `getpriority(2)`). A
 /// thread created by a changed thread inherits all of it (`clone(2)`:
 /// the affinity and policy are copied from the creator), and needs no
@@ -213,8 +215,8 @@ fn is_as_planned(s: &Saved, plan: &Plan) -> bool {
     if !plan.sched.is_requested() {
         return true;
     }
-    let want = super::sched_attr(s.attr, &plan.sched);
-    let flags = |a: &ffi::SchedAttr| a.sched_flags & super::SCHED_FLAG_RESET_ON_FORK;
+    let want = crate::apply::sched_attr(s.attr, &plan.sched);
+    let flags = |a: &ffi::SchedAttr| a.sched_flags & crate::apply::SCHED_FLAG_RESET_ON_FORK;
     // The deadline parameters only under SCHED_DEADLINE: for the fair
     // policies sched_getattr(2) reports the task's slice in sched_runtime
     // (get_params() in kernel/sched/syscalls.c, 6.12+: p->se.slice, the
@@ -525,7 +527,7 @@ fn reached(tid: u32, plan: &Plan, possible: &CpuSet) -> String {
 /// Moves the pages of process `pid` as `m` says (`migrate_pages(2)`, what
 /// migratepages(8) does); returns the pages the kernel could not move
 /// (busy or pinned pages are left where they are).
-pub fn migrate(pid: u32, m: &crate::plan::threads::Migration) -> Result<u64> {
+pub fn migrate(pid: u32, m: &crate::pid::plan::Migration) -> Result<u64> {
     let all = m.from.union(&m.to);
     let (mask, maxnode) = all.to_kernel_nodemask();
     let bytes = mask.len();

@@ -4,7 +4,7 @@
 //! it back when pinrun ends, SIGKILL included, before it said the work was
 //! settled ([`Undo::settle`]: verified, or put back by pinrun itself).
 //!
-//! The helper is [`super::helper::spawn`]'s (its own session, SIGTERM
+//! The helper is [`crate::apply::helper::spawn`]'s (its own session, SIGTERM
 //! blocked, pinrun's pidfd and socket). It also holds one end of a
 //! stream socket (`socketpair(2)`) whose other end only pinrun holds:
 //! before changing a thread, pinrun writes the thread's identity and
@@ -12,18 +12,18 @@
 //! kernel has queued to the helper when it returns), so a thread is never
 //! changed before the helper could put it back. The helper reads to the
 //! end of the stream (pinrun exited or died), then looks whether pinrun
-//! said [`super::helper::settled`]; if not, it restores each recorded
+//! said [`crate::apply::helper::settled`]; if not, it restores each recorded
 //! thread, newest first, to the state recorded first for it
-//! ([`super::threads::restore`]: only what differs is set), and only while
+//! ([`crate::pid::apply::restore`]: only what differs is set), and only while
 //! its TID still names a thread of the process with the recorded start
 //! time (`/proc/PID/task/TID`: a TID reused by another thread or process
 //! is never touched), removes the claim record written for the change
 //! (`--exclusive`, [`Undo::claim`]), and says on the stderr it inherited
 //! what it did.
 
-use super::threads::{Saved, restore};
 use crate::cpuset::CpuSet;
 use crate::ffi::SchedAttr;
+use crate::pid::apply::{Saved, restore};
 use std::io::{self, Read, Write};
 use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::net::UnixStream;
@@ -46,7 +46,7 @@ pub fn arm(pid: u32, possible: &CpuSet, lock: BorrowedFd) -> io::Result<Undo> {
     let (records, theirs) = UnixStream::pair()?;
     let possible = possible.clone();
     let keep = [theirs.as_raw_fd(), lock.as_raw_fd()];
-    let started = super::helper::spawn(&keep, move |h| {
+    let started = crate::apply::helper::spawn(&keep, move |h| {
         let mut text = Vec::new();
         let mut r = &theirs;
         // End of file: pinrun exited or died (it alone holds the other end).
@@ -89,7 +89,7 @@ impl Undo {
     /// Tells the helper the work is settled (verified, or restored by
     /// pinrun): it ends without touching anything. Errors: the send's.
     pub fn settle(self) -> io::Result<()> {
-        super::helper::settled(&self.started)
+        crate::apply::helper::settled(&self.started)
     }
 }
 

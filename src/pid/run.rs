@@ -6,19 +6,87 @@
 //! time: a PID that names another process by the time pinrun applies is
 //! never touched.
 
-use super::{Planned, check, dry_run, plan_and_check};
-use crate::check::Severity;
+use crate::check::{Finding, Severity};
 use crate::error::{Error, ErrorCode, Exit};
 use crate::output::{print_out, to_stderr};
-use crate::report::threads::{ProcessView, process_json, process_text};
+use crate::pid::report::{ProcessView, process_json, process_text};
+use crate::plan::Plan;
 use crate::request::{Mode, Request, Target};
 use crate::system::threads::{self, Identity, ThreadState};
 use crate::system::{Root, SystemState};
 
+/// A request planned and checked as a launch (`app::plan_and_check`):
+/// the machine with the process's facts ([`as_target`]), the plan and
+/// every finding.
+pub struct Planned {
+    /// The machine, with what the checks of the chosen CPUs read.
+    pub sys: SystemState,
+    /// The plan.
+    pub plan: Plan,
+    /// Every finding, `--allow`ed codes downgraded to info.
+    pub findings: Vec<Finding>,
+    /// For `--exclusive`: the claim held for the process (the claims
+    /// wing's `Guard`, which this wing reaches through `app`).
+    pub guard: Option<Box<dyn Claim>>,
+    /// `--migrate`: the wing's own plan, what moves (set by the wing,
+    /// `None` from `app`).
+    pub migration: Option<crate::pid::plan::Migration>,
+}
+
+/// An `--exclusive` claim being made for a process (the claims wing's
+/// `claims::run::Guard`, composed by `app`: a wing imports no other wing).
+pub trait Claim {
+    /// Writes the claim record of `plan`'s CPUs for a process (its PID,
+    /// start time in clock ticks since boot, and effective uid; its
+    /// thread names `names`) and returns the record's path.
+    ///
+    /// # Errors
+    /// The claims wing's: the state directory cannot be written.
+    fn record(
+        &mut self,
+        plan: &Plan,
+        process: (u32, u64, u32),
+        names: &[String],
+    ) -> Result<std::path::PathBuf, Error>;
+    /// Keeps the record written (the change is done) and releases the lock.
+    fn keep(&mut self);
+}
+
+/// What the wing asks of the application layer, which composes the core
+/// (the read scope, planning and checking as a launch, `--dry-run`'s and
+/// `--check`'s output) and the claims wing.
+pub trait Launch {
+    /// The machine read for `req` (its scope as a launch's).
+    fn read(&self, root: &Root, req: &Request) -> SystemState;
+    /// Plans and checks `req` on `sys` as a launch does.
+    ///
+    /// # Errors
+    /// The launch's refusals.
+    fn plan_and_check(
+        &self,
+        root: &Root,
+        sys: SystemState,
+        req: &Request,
+    ) -> Result<Planned, Error>;
+    /// `--dry-run`'s output of `p`, and its exit status.
+    ///
+    /// # Errors
+    /// A failed write of the output.
+    fn dry_run(&self, req: &Request, p: &Planned) -> Result<Exit, Error>;
+    /// `--check`'s output of `p`, and its exit status.
+    ///
+    /// # Errors
+    /// A failed write of the output.
+    fn check(&self, req: &Request, p: &Planned) -> Result<Exit, Error>;
+    /// Removes an earlier `--exclusive` claim record of process `pid`
+    /// (started at `start`): the process left its CPUs.
+    fn forget(&self, req: &Request, pid: u32, start: u64);
+}
+
 /// At most this many passes over `/proc/PID/task`: when reading, before
 /// pinrun settles for the threads it found (a process creating threads
 /// without pause); when changing, before it refuses and restores
-/// ([`crate::apply::threads::apply_all`]: threads-unsettled).
+/// ([`crate::pid::apply::apply_all`]: threads-unsettled).
 pub const MAX_PASSES: usize = 16;
 
 /// How long a change of a process waits for another pinrun's change of
@@ -278,7 +346,7 @@ fn as_target(mut sys: SystemState, root: &Root, p: &Process) -> SystemState {
         sys.process.policy,
         sys.process.rt_priority,
         sys.process.nice,
-    ) = crate::plan::threads::strictest(&each);
+    ) = crate::pid::plan::strictest(&each);
     let limits = crate::system::process::limits_of(root, p.pid);
     if sys.process.rtprio_limit.is_some() || limits.rtprio.is_some() {
         sys.process.rtprio_limit = limits.rtprio;
@@ -294,7 +362,7 @@ fn as_target(mut sys: SystemState, root: &Root, p: &Process) -> SystemState {
 }
 
 /// Refuses a change the kernel would refuse for one of the live threads
-/// of `p` for its owner ([`crate::plan::threads::check_owners`]): each
+/// of `p` for its owner ([`crate::pid::plan::check_owners`]): each
 /// thread's own uids, credentials being per thread.
 fn check_owners(root: &Root, p: &Process) -> Result<(), Error> {
     let owners: Vec<_> = p
@@ -303,7 +371,7 @@ fn check_owners(root: &Root, p: &Process) -> Result<(), Error> {
         .filter(|t| !t.exited())
         .map(|t| (t.tid, t.uids.or_else(|| threads::uids(root, p.pid))))
         .collect();
-    crate::plan::threads::check_owners(
+    crate::pid::plan::check_owners(
         p.pid,
         nix::unistd::geteuid().as_raw(),
         &owners,
@@ -333,19 +401,19 @@ fn thread_cpusets(root: &Root, p: &Process) -> Vec<(u32, String, crate::cpuset::
 }
 
 /// Runs a `--pid` request.
-pub fn run(req: &Request, target: &Target) -> Result<Exit, Error> {
+pub fn run(l: &dyn Launch, req: &Request, target: &Target) -> Result<Exit, Error> {
     let root = Root::machine(std::path::Path::new("/"))?;
     let changes = !target.is_query(req) && !matches!(req.mode, Mode::DryRun | Mode::Check);
     let p = open(&root, target, changes)?;
     if target.is_query(req) {
-        return query(&root, req, p);
+        return query(l, &root, req, p);
     }
-    change(&root, req, target, p)
+    change(l, &root, req, target, p)
 }
 
 /// `--pid PID` alone: each thread, the memory, and the findings of the
 /// threads' CPUs (those of `--check --cpus` of them).
-fn query(root: &Root, req: &Request, p: Process) -> Result<Exit, Error> {
+fn query(l: &dyn Launch, root: &Root, req: &Request, p: Process) -> Result<Exit, Error> {
     let cpus: crate::cpuset::CpuSet = p
         .threads
         .iter()
@@ -355,12 +423,12 @@ fn query(root: &Root, req: &Request, p: Process) -> Result<Exit, Error> {
     let mut as_check = req.clone();
     as_check.mode = Mode::Check;
     as_check.placement.cpus = Some(cpus);
-    let sys = SystemState::read_scoped(root, &super::scope::for_request(&as_check));
+    let sys = l.read(root, &as_check);
     let sys = as_target(sys, root, &p);
-    let findings = match plan_and_check(root, sys, &as_check, None) {
+    let findings = match l.plan_and_check(root, sys, &as_check) {
         // `--pid PID --check`: the findings of its CPUs, with --check's
         // output and exit status (1 on a warning).
-        Ok(planned) if req.mode == Mode::Check => return check(&as_check, &planned),
+        Ok(planned) if req.mode == Mode::Check => return l.check(&as_check, &planned),
         // A view places nothing: "choose inside the inherited affinity"
         // means nothing for the CPUs it shows.
         Ok(planned) => planned
@@ -414,7 +482,13 @@ fn test_pause() {
 }
 
 /// `--pid PID` with options: planned as a launch, applied to every thread.
-fn change(root: &Root, req: &Request, target: &Target, p: Process) -> Result<Exit, Error> {
+fn change(
+    l: &dyn Launch,
+    root: &Root,
+    req: &Request,
+    target: &Target,
+    p: Process,
+) -> Result<Exit, Error> {
     if p.pid == std::process::id() {
         return Err(Error::new(
             ErrorCode::Usage,
@@ -425,7 +499,7 @@ fn change(root: &Root, req: &Request, target: &Target, p: Process) -> Result<Exi
     // A zombie or a kernel thread is refused before anything is planned.
     // A main thread that exited while others run is no zombie process.
     let (state, kthread, _) = threads::kind(root, p.pid).unwrap_or(('?', false, None));
-    crate::plan::threads::check_target(p.pid, state, kthread, None, &[])?;
+    crate::pid::plan::check_target(p.pid, state, kthread, None, &[])?;
     if req.memory.is_some() && !target.migrate {
         return Err(Error::new(
             ErrorCode::PidMempolicy,
@@ -444,12 +518,12 @@ fn change(root: &Root, req: &Request, target: &Target, p: Process) -> Result<Exi
     if as_launch.placement.within == crate::request::Within::Auto {
         as_launch.placement.within = crate::request::Within::Cgroup;
     }
-    let sys = SystemState::read_scoped(root, &super::scope::for_request(&as_launch));
+    let sys = l.read(root, &as_launch);
     let mut sys = as_target(sys, root, &p);
     if let Some(e) = sys.read_error.take() {
         return Err(e);
     }
-    let planned = plan_and_check(root, sys, &as_launch, None)?;
+    let planned = l.plan_and_check(root, sys, &as_launch)?;
     let deadline: Vec<_> = p
         .threads
         .iter()
@@ -461,17 +535,12 @@ fn change(root: &Root, req: &Request, target: &Target, p: Process) -> Result<Exi
         })
         .filter_map(|t| Some((t.tid, t.cpus_allowed.clone()?)))
         .collect();
-    crate::plan::threads::check_target(
-        p.pid,
-        state,
-        kthread,
-        planned.plan.cpus.as_ref(),
-        &deadline,
-    )?;
+    crate::pid::plan::check_target(p.pid, state, kthread, planned.plan.cpus.as_ref(), &deadline)?;
     if let Some(cpus) = &planned.plan.cpus {
-        crate::plan::threads::check_thread_cpusets(p.pid, cpus, &thread_cpusets(root, &p))?;
+        crate::pid::plan::check_thread_cpusets(p.pid, cpus, &thread_cpusets(root, &p))?;
     }
-    let migration = if target.migrate {
+    let mut planned = planned;
+    planned.migration = if target.migrate {
         Some(plan_migration(root, target, &p, &planned)?)
     } else {
         None
@@ -483,7 +552,7 @@ fn change(root: &Root, req: &Request, target: &Target, p: Process) -> Result<Exi
         p.passes,
         p.pid
     );
-    if let Some(m) = &migration {
+    if let Some(m) = &planned.migration {
         summary.push_str(&migration_text(p.pid, m));
     }
     // sched_setattr(2) keeps what pinrun does not set, as a launch keeps
@@ -515,7 +584,7 @@ fn change(root: &Root, req: &Request, target: &Target, p: Process) -> Result<Exi
             } else {
                 Vec::<u32>::new().into()
             };
-            v["migrate"] = migration.as_ref().map_or(serde_json::Value::Null, |m| {
+            v["migrate"] = planned.migration.as_ref().map_or(serde_json::Value::Null, |m| {
                 serde_json::json!({"from": m.from.to_vec(), "to": m.to.to_vec(), "bytes": m.bytes})
             });
             print_out(&format!("{v}\n"))?;
@@ -523,10 +592,10 @@ fn change(root: &Root, req: &Request, target: &Target, p: Process) -> Result<Exi
         }
         Mode::DryRun => {
             print_out(&summary)?;
-            dry_run(&as_launch, &planned, None, None)
+            l.dry_run(&as_launch, &planned)
         }
-        Mode::Check => check(&as_launch, &planned),
-        _ => apply(root, req, target, p, planned, migration, summary),
+        Mode::Check => l.check(&as_launch, &planned),
+        _ => apply(l, root, req, target, p, planned, summary),
     }
 }
 
@@ -537,7 +606,7 @@ fn plan_migration(
     target: &Target,
     p: &Process,
     planned: &Planned,
-) -> Result<crate::plan::threads::Migration, Error> {
+) -> Result<crate::pid::plan::Migration, Error> {
     let to = match &planned.plan.memory {
         Some(m) if !m.nodes.is_empty() => m.nodes.clone(),
         _ => planned.plan.nodes.clone(),
@@ -552,12 +621,12 @@ fn plan_migration(
         )
         .hint("reading another user's numa_maps needs ptrace read access (same user, or CAP_SYS_PTRACE); the kernel needs CONFIG_NUMA")
     })?;
-    crate::plan::threads::migration(p.pid, &maps.bytes_per_node, &to, target.migrate_limit)
+    crate::pid::plan::migration(p.pid, &maps.bytes_per_node, &to, target.migrate_limit)
 }
 
 /// `--migrate` in words: what moves, and that the memory policy does not
 /// change.
-fn migration_text(pid: u32, m: &crate::plan::threads::Migration) -> String {
+fn migration_text(pid: u32, m: &crate::pid::plan::Migration) -> String {
     let what = if m.from.is_empty() {
         format!("nothing to move: every resident page is on nodes {}", m.to)
     } else {
@@ -576,12 +645,12 @@ fn migration_text(pid: u32, m: &crate::plan::threads::Migration) -> String {
 
 /// Applies the plan to every thread of `tids`, all or nothing.
 fn apply(
+    l: &dyn Launch,
     root: &Root,
     req: &Request,
     target: &Target,
     p: Process,
     mut planned: Planned,
-    migration: Option<crate::plan::threads::Migration>,
     summary: String,
 ) -> Result<Exit, Error> {
     let out = &req.output;
@@ -596,18 +665,18 @@ fn apply(
     // What outlives pinrun is undone by a helper armed before the first
     // change: pinrun's death at any step (SIGKILL included) puts every
     // thread it changed back.
-    let undo = crate::apply::thread_undo::arm(p.pid, &planned.sys.possible, p.id.fd())
+    let undo = crate::pid::apply::undo::arm(p.pid, &planned.sys.possible, p.id.fd())
         .map_err(|e| undo_error(p.pid, &e))?;
     if let Some(g) = planned.guard.as_mut() {
         let uid = threads::uids(root, p.pid).map_or(0, |(_, e)| e);
         let name = p.threads[0].name.clone();
-        let path = g.claim_for(&planned.plan, p.pid, p.start_time, uid, &[name])?;
+        let path = g.record(&planned.plan, (p.pid, p.start_time, uid), &[name])?;
         // pinrun's death before the change is settled removes it too.
         undo.claim(&path).map_err(|e| undo_error(p.pid, &e))?;
     }
     // Pages first: a migration cannot be undone, so threads are changed
     // (and restored on failure) only once it is done.
-    if let Some(m) = migration.as_ref().filter(|m| !m.from.is_empty()) {
+    if let Some(m) = planned.migration.as_ref().filter(|m| !m.from.is_empty()) {
         text.push_str(&migrate_pages(req, p.pid, m)?);
     }
     // Test hook (debug builds only): fail on the Nth thread applied.
@@ -646,7 +715,7 @@ fn apply(
         Some(g) => g.keep(),
         // The process left the CPUs of an earlier --exclusive claim.
         None if planned.plan.cpus.is_some() => {
-            super::claims::forget(req, pid, p.start_time);
+            l.forget(req, pid, p.start_time);
         }
         None => {}
     }
@@ -656,7 +725,7 @@ fn apply(
         already,
         passes,
     };
-    report_change(req, &planned, &done, migration.as_ref(), &summary, text)?;
+    report_change(req, &planned, &done, &summary, text)?;
     Ok(Exit::Success)
 }
 
@@ -684,17 +753,17 @@ fn refuse_strict(req: &Request, p: &Process, planned: &Planned) -> Result<(), Er
 }
 
 /// Moves process `pid`'s pages as `m` says (migrate_pages(2),
-/// [`crate::apply::threads::migrate`]). Returns what to print: the move
+/// [`crate::pid::apply::migrate`]). Returns what to print: the move
 /// in words ([`migration_text`]) unless `--quiet` or `--verbose`, and the
 /// pages that could not be moved.
 fn migrate_pages(
     req: &Request,
     pid: u32,
-    m: &crate::plan::threads::Migration,
+    m: &crate::pid::plan::Migration,
 ) -> Result<String, Error> {
     let out = &req.output;
     let mut text = String::new();
-    let left = crate::apply::threads::migrate(pid, m)?;
+    let left = crate::pid::apply::migrate(pid, m)?;
     if !out.quiet && !out.verbose {
         text.push_str(&migration_text(pid, m));
     }
@@ -707,7 +776,7 @@ fn migrate_pages(
 }
 
 /// Applies `planned`'s plan to every thread of process `p` (only
-/// `--tid`'s with one), all or nothing ([`crate::apply::threads::apply_all`],
+/// `--tid`'s with one), all or nothing ([`crate::pid::apply::apply_all`],
 /// up to [`MAX_PASSES`] over `/proc/PID/task`; `fail_at`: the test hook).
 /// Before each thread: the process is still the one planned on, and the
 /// TID still names a thread of it (the thread planned on, for --tid): a
@@ -719,11 +788,11 @@ fn apply_threads(
     target: &Target,
     p: &Process,
     planned: &Planned,
-    undo: &crate::apply::thread_undo::Undo,
+    undo: &crate::pid::apply::undo::Undo,
     fail_at: Option<usize>,
-) -> Result<(Vec<u32>, Vec<u32>, usize), crate::apply::threads::Failed> {
+) -> Result<(Vec<u32>, Vec<u32>, usize), crate::pid::apply::Failed> {
     let pid = p.pid;
-    let record = |s: &crate::apply::threads::Saved, start: u64| {
+    let record = |s: &crate::pid::apply::Saved, start: u64| {
         undo.record(s, start).map_err(|e| {
             let mut e = undo_error(pid, &e);
             e.message
@@ -767,8 +836,8 @@ fn apply_threads(
     // not the group's): a TID another process took has another start
     // time, and is never taken for gone.
     let start_time = |tid: u32| threads::task_start_time(root, tid);
-    crate::apply::threads::apply_all(
-        &crate::apply::threads::Threads {
+    crate::pid::apply::apply_all(
+        &crate::pid::apply::Threads {
             list: &list,
             check: &check_thread,
             start_time: &start_time,
@@ -802,7 +871,6 @@ fn report_change(
     req: &Request,
     planned: &Planned,
     done: &Done,
-    migration: Option<&crate::plan::threads::Migration>,
     summary: &str,
     mut text: String,
 ) -> Result<(), Error> {
@@ -825,7 +893,7 @@ fn report_change(
             already.clone().into()
         };
         v["passes"] = passes.into();
-        v["migrate"] = migration.map_or(
+        v["migrate"] = planned.migration.as_ref().map_or(
             serde_json::Value::Null,
             |m| serde_json::json!({"from": m.from.to_vec(), "to": m.to.to_vec(), "bytes": m.bytes}),
         );
@@ -898,10 +966,10 @@ fn undo_error(pid: u32, e: &std::io::Error) -> Error {
     .hint(crate::apply::helper::start_hint(e))
 }
 
-/// The error of a failed [`crate::apply::threads::apply_all`]: which
+/// The error of a failed [`crate::pid::apply::apply_all`]: which
 /// thread and why, whether the others were restored, and the EPERM
 /// diagnosis of a launch.
-fn failed(root: &Root, planned: &Planned, pid: u32, f: crate::apply::threads::Failed) -> Error {
+fn failed(root: &Root, planned: &Planned, pid: u32, f: crate::pid::apply::Failed) -> Error {
     let gone = match f.gone {
         0 => String::new(),
         n => format!(" ({n} of them had exited: nothing to restore)"),
