@@ -731,7 +731,7 @@ fn spawn_helper(
 /// 33's break test D1), so that `--dry-run` and `--check` say what the
 /// launch will. The thread sets its own memory policy (no call sets
 /// another thread's), then waits while this thread sets its policy and
-/// affinity by TID ([`crate::pid::apply::apply_thread`], the launch's order
+/// affinity by TID ([`apply::tid::apply_thread`], the launch's order
 /// and calls) and puts them back, so that it never has to run on the
 /// planned CPUs: a real-time thread there behind a busier real-time task
 /// would never get to end. Not below `--sysroot` (the dump is another
@@ -765,13 +765,13 @@ fn rehearse(root: &Root, req: &Request, p: &Planned) -> Option<Error> {
             let _ = from_main.recv();
         });
         let (tid, memory) = from_thread.recv().ok()?;
-        let saved = crate::pid::apply::save(tid, possible).ok();
+        let saved = apply::tid::save(tid, possible).ok();
         let result = match memory {
             Some(e) => Err(e),
-            None => crate::pid::apply::apply_thread(tid, &p.plan, possible),
+            None => apply::tid::apply_thread(tid, &p.plan, possible),
         };
         if let Some(saved) = &saved {
-            let _ = crate::pid::apply::restore(saved, possible);
+            let _ = apply::tid::restore(saved, possible);
         }
         let _ = to_thread.send(());
         result.err().map(|e| explain_apply_error(root, p, e))

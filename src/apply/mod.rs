@@ -6,6 +6,7 @@
 
 pub mod helper;
 pub mod per_thread;
+pub mod tid;
 pub mod transaction;
 
 use crate::cpuset::CpuSet;

@@ -792,7 +792,7 @@ fn apply_threads(
     fail_at: Option<usize>,
 ) -> Result<(Vec<u32>, Vec<u32>, usize), crate::pid::apply::Failed> {
     let pid = p.pid;
-    let record = |s: &crate::pid::apply::Saved, start: u64| {
+    let record = |s: &crate::apply::tid::Saved, start: u64| {
         undo.record(s, start).map_err(|e| {
             let mut e = undo_error(pid, &e);
             e.message

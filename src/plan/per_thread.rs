@@ -1,7 +1,7 @@
 //! Per-thread placement (issue 22), pure: the OpenMP places and
 //! environment of `--omp`, and the resolved rules of `--thread-map` with
 //! the decision for one thread ([`ThreadMap::decide`]), which the watcher
-//! (`apply::threads`) asks for every new or renamed thread.
+//! (`apply::per_thread`) asks for every new or renamed thread.
 //!
 //! Both work inside the plan: the process affinity stays the whole plan
 //! (set before exec), so no thread can run outside it whatever a rule, a

@@ -14,16 +14,16 @@
 //! end of the stream (pinrun exited or died), then looks whether pinrun
 //! said [`crate::apply::helper::settled`]; if not, it restores each recorded
 //! thread, newest first, to the state recorded first for it
-//! ([`crate::pid::apply::restore`]: only what differs is set), and only while
+//! ([`crate::apply::tid::restore`]: only what differs is set), and only while
 //! its TID still names a thread of the process with the recorded start
 //! time (`/proc/PID/task/TID`: a TID reused by another thread or process
 //! is never touched), removes the claim record written for the change
 //! (`--exclusive`, [`Undo::claim`]), and says on the stderr it inherited
 //! what it did.
 
+use crate::apply::tid::{Saved, restore};
 use crate::cpuset::CpuSet;
 use crate::ffi::SchedAttr;
-use crate::pid::apply::{Saved, restore};
 use std::io::{self, Read, Write};
 use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::net::UnixStream;
