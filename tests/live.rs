@@ -4358,3 +4358,83 @@ fn rttime_limit_is_named_and_enforced_by_the_kernel() {
         .expect("prlimit");
     assert!(!String::from_utf8_lossy(&out.stdout).contains("rt-time-limit"));
 }
+
+/// The policy column of every mapping in `/proc/PID/numa_maps` (the
+/// mapping's own policy, else the task's: `show_numa_map()`,
+/// fs/proc/task_mmu.c), deduplicated in order.
+fn numa_map_policies(pid: u32) -> Vec<String> {
+    let maps = std::fs::read_to_string(format!("/proc/{pid}/numa_maps")).unwrap();
+    let mut seen: Vec<String> = Vec::new();
+    for policy in maps.lines().filter_map(|l| l.split_whitespace().nth(1)) {
+        if !seen.iter().any(|s| s == policy) {
+            seen.push(policy.to_string());
+        }
+    }
+    seen
+}
+
+/// `--pid PID --migrate` with a memory policy option: no system call sets
+/// another process's memory policy, so the option only says where the
+/// pages go (migrate_pages(2)). The dry run says so (`memory:  unchanged`,
+/// JSON `"policy": "unchanged"`, the migration's target node 0) rather
+/// than `memory:  bind 0`, and the real run does what it said: a child
+/// started by numactl --preferred=0 still shows `prefer:0` on every
+/// mapping of its numa_maps afterwards (never `bind:0`, what numactl
+/// --membind=0 would show), for --membind, --interleave and --preferred.
+#[test]
+fn pid_migrate_dry_run_says_the_memory_policy_stays() {
+    let mut child = std::process::Command::new("numactl")
+        .args(["--preferred=0", "sleep", "60"])
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    // numactl has exec'd sleep once /proc/PID/exe names it.
+    while !std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|p| p.ends_with("sleep")) {
+        std::thread::yield_now();
+    }
+    let before = numa_map_policies(pid);
+    assert_eq!(before, ["prefer:0"], "numactl --preferred=0 set it");
+    let mems = |pid: u32| {
+        let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+        s.lines()
+            .find(|l| l.starts_with("Mems_allowed_list:"))
+            .map(str::to_string)
+    };
+    let mems_before = mems(pid);
+    let p = pid.to_string();
+    for policy in [
+        &["--membind", "0"][..],
+        &["--interleave", "0"],
+        &["--preferred", "0"],
+    ] {
+        let args = [&["--pid", &p, "--migrate"][..], policy].concat();
+        let dry = run_stdout(&[&args[..], &["--dry-run"]].concat());
+        let line = dry.lines().find(|l| l.starts_with("memory:")).unwrap();
+        assert_eq!(line, "memory:  unchanged", "{policy:?}: {dry}");
+        assert!(
+            dry.contains(&format!("pinrun: --pid {pid} --migrate: "))
+                && (dry.contains("to nodes 0 (migrate_pages(2))")
+                    || dry.contains("every resident page is on nodes 0")),
+            "{dry}"
+        );
+        let v: serde_json::Value =
+            serde_json::from_str(&run_stdout(&[&args[..], &["--dry-run", "--json"]].concat()))
+                .unwrap();
+        assert_eq!(
+            v["memory"],
+            serde_json::json!({"policy": "unchanged", "nodes": []}),
+            "{policy:?}: {v}"
+        );
+        assert_eq!(v["migrate"]["to"], serde_json::json!([0]), "{v}");
+        let out = pinrun().args(&args).arg("--verbose").output().unwrap();
+        assert_status(&out, 0);
+        let err = String::from_utf8_lossy(&out.stderr);
+        let line = err.lines().find(|l| l.starts_with("memory:")).unwrap();
+        assert_eq!(line, "memory:  unchanged", "{policy:?}: {err}");
+        // What the dry run said: the policy is the one numactl set.
+        assert_eq!(numa_map_policies(pid), before, "{policy:?}");
+        assert_eq!(mems(pid), mems_before, "{policy:?}");
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}

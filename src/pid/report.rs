@@ -180,6 +180,20 @@ pub fn process_json(v: &ProcessView) -> Value {
     })
 }
 
+/// What a change of a process adds to its plan's JSON (`--dry-run
+/// --json`, and the change's `--json`): `memory` with the process's
+/// policy unchanged (no system call sets another process's memory policy;
+/// the words of `sched`'s `"policy": "unchanged"`), and `migrate`: what
+/// `--migrate` moves, from and to which nodes and how many bytes (`null`
+/// without it).
+pub fn add_change_json(v: &mut Value, migration: Option<&crate::pid::plan::Migration>) {
+    v["memory"] = json!({"policy": "unchanged", "nodes": []});
+    v["migrate"] = migration.map_or(
+        Value::Null,
+        |m| json!({"from": m.from.to_vec(), "to": m.to.to_vec(), "bytes": m.bytes}),
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

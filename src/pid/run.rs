@@ -545,6 +545,11 @@ fn change(
     } else {
         None
     };
+    // No system call sets another process's memory policy (set_mempolicy(2)
+    // acts on the caller): a policy option only names where --migrate moves
+    // the pages (`plan_migration`'s target, said by `migration_text`), so
+    // the plan shows the process's policy unchanged, as the change leaves it.
+    planned.plan.memory = None;
     let mut summary = format!(
         "pinrun: --pid {}: {} thread(s) ({} pass(es) over /proc/{}/task)\n",
         p.pid,
@@ -584,9 +589,7 @@ fn change(
             } else {
                 Vec::<u32>::new().into()
             };
-            v["migrate"] = planned.migration.as_ref().map_or(serde_json::Value::Null, |m| {
-                serde_json::json!({"from": m.from.to_vec(), "to": m.to.to_vec(), "bytes": m.bytes})
-            });
+            crate::pid::report::add_change_json(&mut v, planned.migration.as_ref());
             print_out(&format!("{v}\n"))?;
             Ok(Exit::Success)
         }
@@ -893,10 +896,7 @@ fn report_change(
             already.clone().into()
         };
         v["passes"] = passes.into();
-        v["migrate"] = planned.migration.as_ref().map_or(
-            serde_json::Value::Null,
-            |m| serde_json::json!({"from": m.from.to_vec(), "to": m.to.to_vec(), "bytes": m.bytes}),
-        );
+        crate::pid::report::add_change_json(&mut v, planned.migration.as_ref());
         print_out(&format!("{v}\n"))?;
     }
     let done = if what.is_empty() {
