@@ -491,6 +491,17 @@ mod tests {
         }
     }
 
+    /// The rollback tests' start: two parked threads (their holder and
+    /// TIDs), this process's allowed CPUs, its first CPU alone, and the
+    /// possible CPUs. `None` with one allowed CPU.
+    fn two() -> Option<(Parked, [u32; 2], CpuSet, CpuSet, CpuSet)> {
+        let (own, possible) = allowed();
+        let first = own.iter().next().filter(|_| own.len() > 1)?;
+        let p = Parked::start(2);
+        let tids = [p.tids[0], p.tids[1]];
+        Some((p, tids, own, std::iter::once(first).collect(), possible))
+    }
+
     /// Issue 33, item 2: a TID that names another thread after pinrun
     /// wrote it (the thread exited and its TID was reused meanwhile) fails
     /// the change, naming what happened, and is never "restored" to the
@@ -498,14 +509,11 @@ mod tests {
     /// The reuse is simulated by the start time the caller reports.
     #[test]
     fn a_tid_reused_during_the_write_is_named_and_never_restored() {
-        let (own, possible) = allowed();
-        let Some(first) = own.iter().next().filter(|_| own.len() > 1) else {
+        // `_parked` holds the threads until the test ends.
+        let Some((_parked, [a, b], own, one, possible)) = two() else {
             eprintln!("skipped: needs two allowed CPUs");
             return;
         };
-        let p = Parked::start(2);
-        let (a, b) = (p.tids[0], p.tids[1]);
-        let one: CpuSet = std::iter::once(first).collect();
         let list = || vec![a, b];
         // The identity checked before each write: start time 100.
         let check = |_tid: u32| -> Result<u64> { Ok(100) };
@@ -535,14 +543,11 @@ mod tests {
     /// saved: one reused meanwhile is named as not touched.
     #[test]
     fn a_rollback_never_restores_a_reused_tid() {
-        let (own, possible) = allowed();
-        let Some(first) = own.iter().next().filter(|_| own.len() > 1) else {
+        // `_parked` holds the threads until the test ends.
+        let Some((_parked, [a, b], own, one, possible)) = two() else {
             eprintln!("skipped: needs two allowed CPUs");
             return;
         };
-        let p = Parked::start(2);
-        let (a, b) = (p.tids[0], p.tids[1]);
-        let one: CpuSet = std::iter::once(first).collect();
         let reused = Cell::new(false);
         let list = || vec![a, b];
         let check = |tid: u32| -> Result<u64> {
