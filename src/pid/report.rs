@@ -194,6 +194,44 @@ pub fn add_change_json(v: &mut Value, migration: Option<&crate::pid::plan::Migra
     );
 }
 
+/// `--migrate` in words: what moves, and that the memory policy does not
+/// change.
+pub fn migration_text(pid: u32, m: &crate::pid::plan::Migration) -> String {
+    let what = if m.from.is_empty() {
+        format!("nothing to move: every resident page is on nodes {}", m.to)
+    } else {
+        format!(
+            "{} bytes ({:.1} MiB) from nodes {} to nodes {}",
+            m.bytes,
+            m.bytes as f64 / (1024.0 * 1024.0),
+            m.from,
+            m.to
+        )
+    };
+    format!(
+        "pinrun: --pid {pid} --migrate: {what} (migrate_pages(2)); the process's memory policy stays as it is: no system call sets another process's memory policy\n"
+    )
+}
+
+/// What a change sets on each thread, in words (`CPUs 1, SCHED_RR 3, nice
+/// 2`); empty when it sets nothing (`--migrate` alone).
+pub fn changed_words(plan: &crate::plan::Plan) -> String {
+    let mut parts = Vec::new();
+    if let Some(cpus) = &plan.cpus {
+        parts.push(format!("CPUs {cpus}"));
+    }
+    if let Some(policy) = plan.sched.policy {
+        parts.push(match policy.rt_priority() {
+            Some(prio) => format!("{} {prio}", policy.kernel_name()),
+            None => policy.kernel_name().to_string(),
+        });
+    }
+    if let Some(n) = plan.sched.nice {
+        parts.push(format!("nice {n}"));
+    }
+    parts.join(", ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -558,7 +558,7 @@ fn change(
         p.pid
     );
     if let Some(m) = &planned.migration {
-        summary.push_str(&migration_text(p.pid, m));
+        summary.push_str(&crate::pid::report::migration_text(p.pid, m));
     }
     // sched_setattr(2) keeps what pinrun does not set, as a launch keeps
     // pinrun's own flag: a thread's SCHED_RESET_ON_FORK survives a new
@@ -625,25 +625,6 @@ fn plan_migration(
         .hint("reading another user's numa_maps needs ptrace read access (same user, or CAP_SYS_PTRACE); the kernel needs CONFIG_NUMA")
     })?;
     crate::pid::plan::migration(p.pid, &maps.bytes_per_node, &to, target.migrate_limit)
-}
-
-/// `--migrate` in words: what moves, and that the memory policy does not
-/// change.
-fn migration_text(pid: u32, m: &crate::pid::plan::Migration) -> String {
-    let what = if m.from.is_empty() {
-        format!("nothing to move: every resident page is on nodes {}", m.to)
-    } else {
-        format!(
-            "{} bytes ({:.1} MiB) from nodes {} to nodes {}",
-            m.bytes,
-            m.bytes as f64 / (1024.0 * 1024.0),
-            m.from,
-            m.to
-        )
-    };
-    format!(
-        "pinrun: --pid {pid} --migrate: {what} (migrate_pages(2)); the process's memory policy stays as it is: no system call sets another process's memory policy\n"
-    )
 }
 
 /// Applies the plan to every thread of `tids`, all or nothing.
@@ -757,7 +738,7 @@ fn refuse_strict(req: &Request, p: &Process, planned: &Planned) -> Result<(), Er
 
 /// Moves process `pid`'s pages as `m` says (migrate_pages(2),
 /// [`crate::pid::apply::migrate`]). Returns what to print: the move
-/// in words ([`migration_text`]) unless `--quiet` or `--verbose`, and the
+/// in words ([`crate::pid::report::migration_text`]) unless `--quiet` or `--verbose`, and the
 /// pages that could not be moved.
 fn migrate_pages(
     req: &Request,
@@ -768,7 +749,7 @@ fn migrate_pages(
     let mut text = String::new();
     let left = crate::pid::apply::migrate(pid, m)?;
     if !out.quiet && !out.verbose {
-        text.push_str(&migration_text(pid, m));
+        text.push_str(&crate::pid::report::migration_text(pid, m));
     }
     if left > 0 {
         text.push_str(&format!(
@@ -879,7 +860,7 @@ fn report_change(
 ) -> Result<(), Error> {
     let out = &req.output;
     let (pid, changed, already, passes) = (done.pid, &done.changed, &done.already, done.passes);
-    let what = changed_words(&planned.plan);
+    let what = crate::pid::report::changed_words(&planned.plan);
     if out.json {
         let mut v = crate::report::plan_json(req, &planned.plan, &planned.findings, None);
         v["pid"] = pid.into();
@@ -932,25 +913,6 @@ fn report_change(
     }
     to_stderr(&text);
     Ok(())
-}
-
-/// What a change sets on each thread, in words (`CPUs 1, SCHED_RR 3, nice
-/// 2`); empty when it sets nothing (`--migrate` alone).
-fn changed_words(plan: &crate::plan::Plan) -> String {
-    let mut parts = Vec::new();
-    if let Some(cpus) = &plan.cpus {
-        parts.push(format!("CPUs {cpus}"));
-    }
-    if let Some(policy) = plan.sched.policy {
-        parts.push(match policy.rt_priority() {
-            Some(prio) => format!("{} {prio}", policy.kernel_name()),
-            None => policy.kernel_name().to_string(),
-        });
-    }
-    if let Some(n) = plan.sched.nice {
-        parts.push(format!("nice {n}"));
-    }
-    parts.join(", ")
 }
 
 /// The error of an undo helper for process `pid` that could not be
