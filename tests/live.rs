@@ -1231,8 +1231,9 @@ fn differential_dry_run_predicts_the_launch() {
     } else {
         common::skip("the root and nobody halves need root; running as this user only");
     }
-    // This process's own values: what an unchanged setting inherits.
-    let own = launched(None, &[]);
+    // Each user's own values (a launch without options, once per user):
+    // what an unchanged setting inherits.
+    let owns: Vec<(Option<u32>, Outcome)> = users.iter().map(|u| (*u, launched(*u, &[]))).collect();
     let mut cases: Vec<(Option<u32>, Vec<String>)> = Vec::new();
     for u in &users {
         for r in &requests {
@@ -1244,12 +1245,12 @@ fn differential_dry_run_predicts_the_launch() {
         .partition(|(_, r)| r.iter().any(|a| a == "--deadline"));
     let disagreements = std::sync::Mutex::new(Vec::new());
     let check = |(user, args): &(Option<u32>, Vec<String>)| {
-        let own = if user.is_some() {
-            launched(*user, &[])
-        } else {
-            own.clone()
-        };
-        let want = predicted(*user, args, &own);
+        let own = &owns
+            .iter()
+            .find(|(u, _)| u == user)
+            .expect("a user's own")
+            .1;
+        let want = predicted(*user, args, own);
         let got = launched(*user, args);
         if want != got {
             disagreements.lock().unwrap().push(format!(

@@ -6,7 +6,7 @@
 
 use assert_cmd::Command;
 use serde_json::Value;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
@@ -26,20 +26,37 @@ fn fixtures_override() -> Option<PathBuf> {
 
 static UNPACKED: OnceLock<tempfile::TempDir> = OnceLock::new();
 
+/// The world-readable copy of the binary ([`world_readable_copy`]).
+static COPY: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
+
+/// Arranges, once per test process, that the per-process directories
+/// ([`UNPACKED`], [`COPY`]) are removed when the test binary exits: a
+/// static is never dropped, and the harness ends with `exit(3)`, which
+/// runs the `atexit(3)` handlers. Without it every run left its copy of
+/// the binary (about 80 MB) in the temporary directory.
+fn remove_at_exit() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    extern "C" fn remove() {
+        if let Some(d) = UNPACKED.get() {
+            let _ = std::fs::remove_dir_all(d.path());
+        }
+        if let Some((d, _)) = COPY.get() {
+            let _ = std::fs::remove_dir_all(d.path());
+        }
+    }
+    // SAFETY: registers a plain function without arguments.
+    ONCE.call_once(|| unsafe {
+        libc::atexit(remove);
+    });
+}
+
 /// The temporary directory the archives are unpacked into (in /dev/shm if
-/// possible, else the usual temporary directory), created on first use and removed when the test binary exits (a static is never
-/// dropped, so an `atexit` handler removes it; the harness ends with
-/// `exit`).
+/// possible, else the usual temporary directory), created on first use and
+/// removed when the test binary exits ([`remove_at_exit`]).
 fn unpacked() -> &'static Path {
     UNPACKED
         .get_or_init(|| {
-            extern "C" fn remove() {
-                if let Some(d) = UNPACKED.get() {
-                    let _ = std::fs::remove_dir_all(d.path());
-                }
-            }
-            // SAFETY: registers a plain function without arguments.
-            unsafe { libc::atexit(remove) };
+            remove_at_exit();
             // tmpfs when there is one: 55 000 small files unpack and go
             // several times faster there than on a disk-backed /tmp.
             let b = tempfile::Builder::new().prefix("pinrun-machines-").clone();
@@ -68,32 +85,48 @@ pub fn fixtures() -> PathBuf {
 }
 
 /// Unpacks `<archives>/<rel>.tar.gz` (holding the directory named as the
-/// last part of `rel`) into `<unpacked>/<rel>`, once per test binary.
+/// last part of `rel`) into `<unpacked>/<rel>`, once per test binary. Each
+/// archive has its own lock, so test threads unpack different archives at
+/// the same time and wait only for the one they need.
 fn unpack(archives: &Path, rel: &str) -> PathBuf {
-    static DONE: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
+    static ARCHIVES: OncePer<PathBuf, ()> = Mutex::new(BTreeMap::new());
     let archive = archives.join(format!("{rel}.tar.gz"));
     let top = archives.file_name().expect("archive folder");
     let dest = unpacked().join(top).join(rel);
-    let mut done = DONE.lock().unwrap_or_else(|e| e.into_inner());
-    if done.contains(&archive) {
-        return dest;
-    }
-    let file = std::fs::File::open(&archive)
-        .unwrap_or_else(|e| panic!("machine dump {}: {e}", archive.display()));
-    let parent = dest.parent().expect("a folder above");
-    std::fs::create_dir_all(parent).expect("mkdir");
-    let mut tar = tar::Archive::new(flate2::read::GzDecoder::new(file));
-    tar.set_preserve_mtime(false);
-    tar.unpack(parent)
-        .unwrap_or_else(|e| panic!("unpacking {}: {e}", archive.display()));
-    assert!(
-        dest.is_dir(),
-        "{} does not hold {}/",
-        archive.display(),
-        dest.file_name().unwrap().to_string_lossy()
-    );
-    done.insert(archive);
+    once_per(&ARCHIVES, archive.clone(), || {
+        let file = std::fs::File::open(&archive)
+            .unwrap_or_else(|e| panic!("machine dump {}: {e}", archive.display()));
+        let parent = dest.parent().expect("a folder above");
+        std::fs::create_dir_all(parent).expect("mkdir");
+        let mut tar = tar::Archive::new(flate2::read::GzDecoder::new(file));
+        tar.set_preserve_mtime(false);
+        tar.unpack(parent)
+            .unwrap_or_else(|e| panic!("unpacking {}: {e}", archive.display()));
+        assert!(
+            dest.is_dir(),
+            "{} does not hold {}/",
+            archive.display(),
+            dest.file_name().unwrap().to_string_lossy()
+        );
+    });
     dest
+}
+
+/// Values made once per test process, one per key: see [`once_per`].
+pub type OncePer<K, V> = Mutex<BTreeMap<K, std::sync::Arc<OnceLock<V>>>>;
+
+/// The value of `key` in `map`, made by `make` the first time it is asked
+/// for in this test process. Each key has its own lock: threads asking for
+/// different keys make them at the same time, a thread asking for a key
+/// being made waits for that one only.
+pub fn once_per<K: Ord, V: Clone>(map: &OncePer<K, V>, key: K, make: impl FnOnce() -> V) -> V {
+    let once = map
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .entry(key)
+        .or_default()
+        .clone();
+    once.get_or_init(make).clone()
 }
 
 /// A field case of `tests/data/cases/<name>.tar.gz` (a small tree that
@@ -197,12 +230,13 @@ pub fn is_root() -> bool {
 /// the test process never holds the copy open for writing, so a child
 /// another test thread forks meanwhile cannot inherit that descriptor and
 /// make the copy's exec fail with ETXTBSY ("Text file busy"), as
-/// `std::fs::copy` in each test did.
+/// `std::fs::copy` in each test did. Removed when the test binary exits
+/// ([`remove_at_exit`]).
 pub fn world_readable_copy() -> &'static Path {
     use std::os::unix::fs::PermissionsExt;
-    static COPY: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
     &COPY
         .get_or_init(|| {
+            remove_at_exit();
             let tmp = tempfile::tempdir().unwrap();
             let copy = tmp.path().join("pinrun");
             let st = std::process::Command::new("cp")

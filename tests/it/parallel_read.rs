@@ -30,8 +30,20 @@ const REQUESTS: [&str; 5] = [
 /// Everything `main` computes from one read of `dump` for each of
 /// [`REQUESTS`], plus a full read (what `--show` reads, every IRQ
 /// detailed), as text, read on `threads` threads.
-fn everything(dump: &Path, threads: usize) -> String {
-    everything_from(&Root::new(dump).with_threads(threads), dump)
+/// [`everything_from`] the dump's directory on `threads` threads; for a
+/// machine dump (never written by a test) made once per test process:
+/// `threads_change_nothing_on_fixtures` and `read_once`'s two fixture
+/// tests compare their reads with the same directory reads (on 1 and 3
+/// threads), which each of them made again. A tree a test writes (its
+/// path may come again) is read each time.
+pub fn everything(dump: &Path, threads: usize) -> String {
+    static READ: common::OncePer<(PathBuf, usize), String> =
+        std::sync::Mutex::new(std::collections::BTreeMap::new());
+    let read = || everything_from(&Root::new(dump).with_threads(threads), dump);
+    if !dump.starts_with(common::fixtures()) {
+        return read();
+    }
+    common::once_per(&READ, (dump.to_path_buf(), threads), read)
 }
 
 /// [`everything`], read through `root` (a root at `dump`).

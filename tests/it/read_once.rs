@@ -7,14 +7,14 @@
 //! file (`Root::reading_to_eof`), on one thread and on several.
 
 use crate::common;
-use crate::parallel_read::{everything_from, on_every_fixture, on_sysfs_irq_machines};
+use crate::parallel_read::{everything, everything_from, on_every_fixture, on_sysfs_irq_machines};
 
 use pinrun::system::Root;
 use std::path::Path;
 
 fn assert_same_read_to_eof(dump: &Path) {
     for threads in [1, 3] {
-        let once = everything_from(&Root::new(dump).with_threads(threads), dump);
+        let once = everything(dump, threads);
         let eof = everything_from(
             &Root::new(dump).reading_to_eof().with_threads(threads),
             dump,
@@ -55,7 +55,7 @@ fn an_archive_reads_as_its_directory_on_fixtures() {
         let from_archive = Root::sysroot(Some(&archive)).unwrap();
         assert!(!from_archive.is_live());
         for threads in [1, 3] {
-            let dir = everything_from(&Root::new(&dump).with_threads(threads), &dump);
+            let dir = everything(&dump, threads);
             let mem = everything_from(&from_archive.clone().with_threads(threads), &dump);
             assert!(
                 dir == mem,
