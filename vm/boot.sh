@@ -22,6 +22,9 @@
 #             driver is a module: "#@ module nvme" and load_modules)
 # isolcpus=2,3 nohz_full=2,3 irqaffinity=0,1 on all but plain, wideplain and big, which has
 # isolcpus=nohz,domain,managed_irq,4-7,12-15 (and nvme).
+# Env: VM_ACCEL, QEMU's -accel (default tcg: multi-threaded TCG, a host thread
+# per vCPU), and VM_QEMU, more QEMU options (vm/run.sh: a scenario's "#@ accel"
+# and "#@ qemu" lines).
 set -eu
 topo=$1 kernel=$2 initrd=$3 extra=${4:-}
 ram() { echo "-object memory-backend-ram,id=m$1,size=$2"; }
@@ -66,7 +69,7 @@ esac
 # vendor=GenuineIntel: TCG's plain "max" CPU looks like an AMD CPU without
 # topoext, and the guest then shows every thread as its own core.
 # shellcheck disable=SC2086
-exec qemu-system-x86_64 -accel tcg -machine q35 -cpu max,vendor=GenuineIntel $args \
+exec qemu-system-x86_64 -accel "${VM_ACCEL:-tcg}" ${VM_QEMU:-} -machine q35 -cpu max,vendor=GenuineIntel $args \
   -kernel "$kernel" -initrd "$initrd" \
   -append "console=ttyS0 panic=-1 quiet loglevel=3 $append $extra" \
   -nographic -no-reboot -nodefaults -serial stdio -net none -display none

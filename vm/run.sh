@@ -19,7 +19,10 @@
 # from vm/rootfs.sh instead of busybox, booted with rdinit=/lib/systemd/systemd:
 # systemd 252 is PID 1 and runs the scenario as pinrun-scenario.service,
 # vm/guest/systemd/; give it RAM: topology wide or wideplain; the files of
-# vm/guest/root-NAME/, when there is one, go over the root).
+# vm/guest/root-NAME/, when there is one, go over the root), "#@ accel ARGS"
+# (QEMU's -accel instead of tcg, e.g. tcg,thread=single) and "#@ qemu ARGS"
+# (more QEMU options, e.g. -icount shift=auto,sleep=off); PINRUN_VM_ACCEL and
+# PINRUN_VM_QEMU override these two for every scenario (for trying one).
 set -eu
 . "$(dirname "$(readlink -f "$0")")/lib.sh"
 name=$1
@@ -29,13 +32,15 @@ mkdir -p "$PINRUN_VM_CACHE/logs"
 log=${2:-$PINRUN_VM_CACHE/logs/$name.log}
 hdr() { sed -n "s/^#@ $1 //p" "$scen" | head -1; }
 topo=$(hdr topology); topo=${topo:-basic}
+VM_ACCEL=${PINRUN_VM_ACCEL:-$(hdr accel)}; VM_QEMU=${PINRUN_VM_QEMU-$(hdr qemu)}
+export VM_ACCEL VM_QEMU
 append="$(hdr append) ${PINRUN_VM_APPEND:-}"
 suite=$(hdr kernel); suite=${suite:-host}
 kernel=$(KERNEL_SUITE=$suite "$VM_DIR/setup.sh")
 bin=${PINRUN_VM_BIN:-$("$VM_DIR/build.sh")}
 
 root=$(mktemp -d); chmod 755 "$root"   # mktemp's 0700 would keep uid 1000 out
-trap 'rm -rf "$root"' EXIT
+trap 'rm -rf "$root" "$root.debs"' EXIT
 rootfs=$(hdr rootfs)
 if [ -n "$rootfs" ]; then
   # "#@ rootfs NAME": a Debian root from vm/rootfs.sh (cached) whose own init
@@ -92,14 +97,16 @@ sed -n 's/^#@ debs //p' "$scen" | while read -r dsuite dprog dpkgs; do
     (cd "$D/debs" && { apt-get $O download "$p" || { apt-get $O update -qq && apt-get $O download "$p"; }; } >&2 2>/dev/null) ||
       { echo "vm/run: cannot download $p from Debian $dsuite" >&2; exit 2; }
   done
-  rm -rf "$D/x"; for f in "$D"/debs/*.deb; do dpkg-deb -x "$f" "$D/x"; done
+  # Unpacked beside this run's root, not in the shared cache: two scenarios
+  # booting at once (cargo test's threads) would unpack into each other's.
+  X=$root.debs; rm -rf "$X"; for f in "$D"/debs/*.deb; do dpkg-deb -x "$f" "$X"; done
   # usr-merged packages (trixie) ship /usr/lib64 and /usr/lib/...; bookworm's
   # /lib64 and /lib/x86_64-linux-gnu.
-  ld=$(ls "$D"/x/usr/lib64/ld-linux-x86-64.so.2 "$D"/x/lib64/ld-linux-x86-64.so.2 2>/dev/null | head -1)
+  ld=$(ls "$X"/usr/lib64/ld-linux-x86-64.so.2 "$X"/lib64/ld-linux-x86-64.so.2 2>/dev/null | head -1)
   mkdir -p "$root$(dirname "$dprog")" "$root/usr/lib64"
-  cp "$D/x$dprog" "$root$dprog"; cp "$ld" "$root/usr/lib64/"; ln -sfn usr/lib64 "$root/lib64"
-  "$ld" --library-path "$D/x/usr/lib/x86_64-linux-gnu:$D/x/lib/x86_64-linux-gnu" --list "$D/x$dprog" | awk '$2 == "=>" && $3 ~ /^\// {print $3}' |
-    while read -r l; do mkdir -p "$root$(dirname "${l#"$D"/x}")"; cp -L "$l" "$root${l#"$D"/x}"; done
+  cp "$X$dprog" "$root$dprog"; cp "$ld" "$root/usr/lib64/"; ln -sfn usr/lib64 "$root/lib64"
+  "$ld" --library-path "$X/usr/lib/x86_64-linux-gnu:$X/lib/x86_64-linux-gnu" --list "$X$dprog" | awk '$2 == "=>" && $3 ~ /^\// {print $3}' |
+    while read -r l; do mkdir -p "$root$(dirname "${l#"$X"}")"; cp -L "$l" "$root${l#"$X"}"; done
 done
 mods=$(sed -n 's/^#@ module //p' "$scen")
 # shellcheck disable=SC2086  # the names are words
@@ -109,7 +116,7 @@ chmod 644 "$root/lib.sh" "$root/scenario"
 # A Debian root goes in uncompressed: the guest's kernel would gunzip its
 # ~110 MB under TCG at every boot.
 [ -n "$rootfs" ] && z=cat || z="gzip -1"
-trap 'rm -rf "$root" "$root.cpio.gz"' EXIT
+trap 'rm -rf "$root" "$root.debs" "$root.cpio.gz"' EXIT
 # (written beside the root, not in it: find would list a file being written)
 (cd "$root" && find . | cpio -o -H newc --quiet | $z > "$root.cpio.gz")
 

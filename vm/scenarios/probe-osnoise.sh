@@ -11,8 +11,12 @@
 # archive beside pinrun on idle CPU 2: oslat against the spin probe,
 # cyclictest (FIFO 90, 1 ms) against the wakeup probe (/usr/bin: not on the
 # busybox guest's PATH). The console is given 3 s to drain before power-off.
+# Single-threaded TCG (#@ accel): under QEMU's multi-threaded TCG this kernel
+# oopsed at boot (int3 in ttwu_do_activate, text patching) twice in CI beside
+# another VM; one host thread for all vCPUs has no cross-vCPU patching race.
 #@ topology basic
 #@ kernel trixie-rt
+#@ accel tcg,thread=single
 #@ append tsc=reliable
 #@ timeout 600
 #@ helper noise_hog -O2
