@@ -101,8 +101,10 @@ fn keeps(root: &Root, abs: &str, kept: &[RtTask]) -> bool {
         ["comm"] => {
             use std::io::Read;
             let mut c = String::new();
+            // A comm is at most TASK_COMM_LEN (16) bytes; a dump's file
+            // may be anything: read a page at most.
             root.open_file_unnoted(abs)
-                .is_some_and(|mut f| f.read_to_string(&mut c).is_ok())
+                .is_some_and(|f| f.take(4096).read_to_string(&mut c).is_ok())
                 && crate::system::rt_tasks::nocb_scan_reads(pid, c.trim_end())
         }
         ["stat" | "status"] => has(pid),
