@@ -15,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v valgrind >/dev/null || { echo "hot-functions: needs valgrind" >&2; exit 1; }
 cargo build --release -q
-bin=target/$(rustc -vV | sed -n 's/^host: //p')/release/pinrun
+bin=${CARGO_TARGET_DIR:-target}/$(rustc -vV | sed -n 's/^host: //p')/release/pinrun
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 dump=tests/data/machines/hwloc/32amd64-4s2n4c-cgroup2.tar.gz

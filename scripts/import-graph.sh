@@ -95,6 +95,53 @@ for dirpath, _, files in os.walk(src):
                 if to != frm and to != "self":
                     edges.add((frm, to))
 
+# A wing's inherent `impl X { .. }` on a type the wing does not define (a
+# core type, `impl StateDir` in claims/read.rs) adds methods that callers
+# reach as `x.method(..)` or `X::method`, with no `crate::` path naming the
+# wing. A call of such a method (`pub`, and named by no other `fn` in src,
+# so that the name tells whose it is) from outside the wing is an edge to
+# the wing's file: from another wing it is a wing importing a wing.
+texts = {}
+for dirpath, _, files in os.walk(src):
+    for f in files:
+        if f.endswith(".rs"):
+            path = os.path.join(dirpath, f)
+            rel = os.path.relpath(path, src)
+            body = open(path, encoding="utf-8").read().split("\n#[cfg(test)]", 1)[0]
+            texts[rel] = "\n".join(l.split("//", 1)[0] for l in body.splitlines())
+wing_types = {}
+for rel, body in texts.items():
+    w = rel.split("/")[0]
+    if w in WINGS:
+        wing_types.setdefault(w, set()).update(
+            re.findall(r"\b(?:struct|enum|type|trait|union)\s+([A-Z][A-Za-z0-9_]*)", body))
+fn_count = {}
+for body in texts.values():
+    for n in re.findall(r"\bfn\s+([a-z_][a-z0-9_]*)", body):
+        fn_count[n] = fn_count.get(n, 0) + 1
+IMPL = re.compile(r"\bimpl(?:\s*<[^{]*?>)?\s+([A-Z][A-Za-z0-9_]*)(?:<[^{]*?>)?\s*\{")
+inherent = {}  # method -> (wing file node, type)
+for rel, body in texts.items():
+    w = rel.split("/")[0]
+    if w not in WINGS:
+        continue
+    for m in IMPL.finditer(body):
+        if m.group(1) in wing_types.get(w, ()):
+            continue
+        depth, i = 1, m.end()
+        while depth and i < len(body):
+            depth += {"{": 1, "}": -1}.get(body[i], 0)
+            i += 1
+        for n in re.findall(r"\bpub(?:\([^)]*\))?\s+fn\s+([a-z_][a-z0-9_]*)", body[m.end():i]):
+            if fn_count.get(n) == 1:
+                inherent[n] = (node_of(rel), m.group(1))
+for rel, body in texts.items():
+    frm = node_of(rel)
+    for n, (to, ty) in inherent.items():
+        if frm.split("/")[0] != to.split("/")[0] and re.search(rf"(?:\.|::)\s*{n}\s*\(", body):
+            edges.add((frm, to))
+            print(f"# inherent: {frm} calls {ty}::{n}, which {to} defines")
+
 print("# edges (from -> to)")
 for a, b in sorted(edges):
     print(f"{a} -> {b}")

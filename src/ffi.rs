@@ -595,12 +595,6 @@ pub fn close_fds_except(keep: &[i32]) {
     }
 }
 
-/// `setpriority(PRIO_PROCESS, 0, nice)`: the nice value, stored even under
-/// real-time policies (where `sched_setattr(2)` ignores `sched_nice`).
-pub fn set_nice(nice: i32) -> io::Result<()> {
-    set_nice_of(0, nice)
-}
-
 /// `getpriority(PRIO_PROCESS, tid)` (`getpriority(2)`): thread `tid`'s
 /// nice value (0: the calling thread), kept under every policy, unlike
 /// the `sched_nice` of `sched_getattr(2)`, which is 0 for SCHED_FIFO,

@@ -13,6 +13,7 @@ pub mod scope;
 
 use crate::apply::transaction::{Transaction, Undone};
 use crate::check::{Finding, Severity};
+use crate::claims::read::records_of;
 use crate::claims::run as claims;
 use crate::cli::{Cli, Generate};
 use crate::error::{Error, ErrorCode, Exit};
@@ -246,7 +247,7 @@ fn show(root: &Root, sys: &SystemState, req: &Request) -> Result<Exit, Error> {
 fn with_others<T>(root: &Root, sys: &SystemState, f: impl FnOnce(&claims::Others) -> T) -> T {
     let own_exclusive = || fleet::own_exclusive_cpus(root, sys);
     f(&claims::Others {
-        reclaim: &steer::reclaim_stale,
+        reclaim: &|d| steer::reclaim_stale(d, records_of),
         own_exclusive: &own_exclusive,
     })
 }
@@ -548,7 +549,7 @@ fn steering_put_back(g: &mut claims::Guard, sp: &SteerPlan, mut e: Error) -> Err
             "{what} is left to the helper, which puts it back as pinrun exits: {}",
             l.message
         ),
-        Ok(()) => match steer::undo_own(g.dir()) {
+        Ok(()) => match steer::undo_own(g.dir(), records_of) {
             Undone::Quiet => return e,
             Undone::PutBack => format!("{what} was put back"),
             Undone::PutBackWith(d) => format!("{what} was put back ({d})"),
@@ -627,7 +628,7 @@ fn launch_steps<'a>(
             // Nothing moved: nothing to say was put back (the journal
             // goes all the same).
             || match guard.borrow().as_ref() {
-                Some(g) => match steer::undo_own(g.dir()) {
+                Some(g) => match steer::undo_own(g.dir(), records_of) {
                     Undone::PutBack if !steered.get() => Undone::Quiet,
                     u => u,
                 },
@@ -714,7 +715,7 @@ fn spawn_helper(
         duties.push(duty);
     }
     if let (true, Some(g)) = (steering, guard) {
-        duties.push(steer::undo_duty(g.dir())?);
+        duties.push(steer::undo_duty(g.dir(), records_of)?);
     }
     apply::helper::spawn_duties(&[], duties).map_err(|e| {
         if steering {
@@ -947,7 +948,7 @@ pub fn main() -> Exit {
                 .map(PathBuf::from)
         });
         let dir = dir.unwrap_or_else(|| crate::system::state_dir::DEFAULT_STATE_DIR.into());
-        return match steer::reclaim(&dir) {
+        return match steer::reclaim(&dir, records_of) {
             Ok(()) => Exit::Success,
             Err(e) => {
                 print_error(&e, false);

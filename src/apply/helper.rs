@@ -192,7 +192,7 @@ pub fn settled(started_w: &OwnedFd) -> io::Result<()> {
 /// says which), ENOSYS (`pidfd_open(2)` is Linux 5.3). Source: the
 /// ERRORS of `pidfd_open(2)`, `socketpair(2)`, `fork(2)`.
 pub fn start_hint(e: &io::Error) -> String {
-    let seccomp = std::fs::read_to_string("/proc/self/status")
+    let seccomp = crate::system::root::read_bounded("/proc/self/status")
         .ok()
         .and_then(|s| {
             s.lines()

@@ -228,6 +228,21 @@ mod testing {
             .collect()
     }
 
+    /// The finding of `code` of `pinrun ARGS` on `sys`, as (severity,
+    /// message, hint).
+    pub(super) fn worded(
+        sys: &SystemState,
+        args: &[&str],
+        code: Code,
+    ) -> Option<(Severity, String, String)> {
+        let req = request(args);
+        let plan = crate::plan::plan(sys, &req).expect("a plan");
+        check(sys, &req, &plan)
+            .into_iter()
+            .find(|f| f.code == code)
+            .map(|f| (f.severity, f.message, f.hint))
+    }
+
     /// The finding of `code` among `all`, as (severity, CPUs).
     pub(super) fn find(all: &[(Code, Severity, CpuSet)], code: Code) -> Option<(Severity, CpuSet)> {
         all.iter()

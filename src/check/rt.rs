@@ -309,20 +309,15 @@ pub fn eperm_diagnosis(sys: &crate::system::SystemState, config: Option<bool>) -
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{find, findings, machine};
+    use super::super::testing::{find, findings, machine, worded};
     use super::*;
-    use crate::testkit::{Machine, request};
+    use crate::testkit::Machine;
 
     /// The `rt-time-limit` finding of `pinrun ARGS` on a 1×4×1 machine with
     /// RLIMIT_RTTIME `soft`/`hard` µs: (severity, message, hint).
     fn rt_time(soft: u64, hard: u64, args: &[&str]) -> Option<(Severity, String, String)> {
         let sys = Machine::new(1, 4, 1).rttime(soft, hard).build();
-        let req = request(args);
-        let plan = crate::plan::plan(&sys, &req).expect("a plan");
-        crate::check::check(&sys, &req, &plan)
-            .into_iter()
-            .find(|f| f.code == Code::RtTimeLimit)
-            .map(|f| (f.severity, f.message, f.hint))
+        worded(&sys, args, Code::RtTimeLimit)
     }
 
     /// soft 100 ms < hard 200 ms (`prlimit --rttime=100000:200000`):
@@ -416,12 +411,7 @@ mod tests {
                 true,
             )
             .build();
-        let req = request(args);
-        let plan = crate::plan::plan(&sys, &req).expect("a plan");
-        crate::check::check(&sys, &req, &plan)
-            .into_iter()
-            .find(|f| f.code == Code::PreemptModel)
-            .map(|f| (f.severity, f.message, f.hint))
+        worded(&sys, args, Code::PreemptModel)
     }
 
     /// Under preempt=none a SCHED_FIFO wake-up waits for cond_resched():

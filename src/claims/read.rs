@@ -224,31 +224,6 @@ impl StateDir {
         }
     }
 
-    /// The names of the records of process `pid` started at `start` (field
-    /// 22 of its stat), `pid` numbered in this `/proc`: `<pid>.<start>`
-    /// and `<pid>.<start>.<suffix>` ([`super::record_name`]) that parse as
-    /// records naming that PID in this `/proc`'s PID namespace or in none
-    /// (older versions); a record of another namespace's process with the
-    /// same number is not its. Empty when the directory cannot be listed.
-    pub fn records_of(&self, pid: u32, start: u64) -> Vec<String> {
-        let exact = format!("{pid}.{start}");
-        let prefix = format!("{exact}.");
-        let mut view = None;
-        self.names()
-            .unwrap_or_default()
-            .into_iter()
-            .map(|(n, _)| n)
-            .filter(|n| *n == exact || n.starts_with(&prefix))
-            .filter(|n| match self.read_record(n) {
-                Ok((rec, _, _)) => {
-                    rec.pid_ns.is_none()
-                        || super::foreign_ns(&rec, *view.get_or_insert_with(view_pid_ns)).is_none()
-                }
-                Err(_) => false,
-            })
-            .collect()
-    }
-
     /// The names shaped like records, with their PIDs: every entry of the
     /// directory, or the reason it cannot be listed completely (an error
     /// of `getdents64(2)`, returned once and never retried, or more than
@@ -345,6 +320,31 @@ struct RecordsRead<'a> {
     /// Every process with its namespace ([`scan_pid_namespaces`]), read
     /// when a record of another namespace is first judged.
     scan: Option<NsScan>,
+}
+
+/// The names of the records in `dir` of process `pid` started at `start` (field
+/// 22 of its stat), `pid` numbered in this `/proc`: `<pid>.<start>`
+/// and `<pid>.<start>.<suffix>` ([`super::record_name`]) that parse as
+/// records naming that PID in this `/proc`'s PID namespace or in none
+/// (older versions); a record of another namespace's process with the
+/// same number is not its. Empty when the directory cannot be listed.
+pub fn records_of(dir: &StateDir, pid: u32, start: u64) -> Vec<String> {
+    let exact = format!("{pid}.{start}");
+    let prefix = format!("{exact}.");
+    let mut view = None;
+    dir.names()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(n, _)| n)
+        .filter(|n| *n == exact || n.starts_with(&prefix))
+        .filter(|n| match dir.read_record(n) {
+            Ok((rec, _, _)) => {
+                rec.pid_ns.is_none()
+                    || super::foreign_ns(&rec, *view.get_or_insert_with(view_pid_ns)).is_none()
+            }
+            Err(_) => false,
+        })
+        .collect()
 }
 
 impl RecordsRead<'_> {

@@ -115,7 +115,7 @@ impl Guard {
     pub fn keep(&mut self) {
         let kept = self.record.take();
         if let Some((pid, start)) = self.replaces {
-            for name in self.dir.records_of(pid, start) {
+            for name in super::read::records_of(&self.dir, pid, start) {
                 if Some(&name) != kept.as_ref() {
                     remove(&self.dir, &name);
                 }
@@ -170,7 +170,7 @@ pub fn forget(req: &Request, pid: u32, start: u64) {
         ));
         return;
     }
-    for name in d.records_of(pid, start) {
+    for name in super::read::records_of(&d, pid, start) {
         remove(&d, &name);
     }
     d.unlock();

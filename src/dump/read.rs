@@ -101,8 +101,10 @@ fn keeps(root: &Root, abs: &str, kept: &[RtTask]) -> bool {
         ["comm"] => {
             use std::io::Read;
             let mut c = String::new();
+            // A comm is at most TASK_COMM_LEN (16) bytes; a dump's file
+            // may be anything: read a page at most.
             root.open_file_unnoted(abs)
-                .is_some_and(|mut f| f.read_to_string(&mut c).is_ok())
+                .is_some_and(|f| f.take(4096).read_to_string(&mut c).is_ok())
                 && crate::system::rt_tasks::nocb_scan_reads(pid, c.trim_end())
         }
         ["stat" | "status"] => has(pid),
@@ -146,122 +148,53 @@ impl Collector<'_> {
     /// the file or directory at the end. Missing or unreadable paths add
     /// only what exists on the way; a link leaving the base is not followed.
     fn add(&mut self, abs: &str) {
-        let mut rest = components_to_walk(abs);
-        let mut cur: Vec<String> = Vec::new();
-        let mut links = 0;
-        while let Some(comp) = rest.pop() {
-            if comp == ".." {
-                // At the top it stays there (the in-root resolution).
-                cur.pop();
-                continue;
-            }
-            cur.push(comp);
-            let rel = cur.join("/");
-            let Some(kind) = self.root.entry_unnoted(&format!("/{rel}")) else {
-                return;
+        let root = self.root;
+        let mut links = Vec::new();
+        let end = walk(root, Vec::new(), abs, |dir, name, target| {
+            // An absolute target is taken below the base (on the live
+            // machine, the base is `/`), stored as the relative link
+            // that reaches the same place.
+            let up = "../".repeat(dir.len());
+            let lexical = match target.strip_prefix('/') {
+                Some(t) => (format!("{up}{t}"), Some(t.to_string())),
+                None => (target.to_string(), None),
             };
-            if let Kind::Link(target) = kind {
-                links += 1;
-                if links > MAX_LINKS {
-                    return;
-                }
-                cur.pop();
-                // An absolute target is taken below the base (on the live
-                // machine, the base is `/`), stored as the relative link
-                // that reaches the same place.
-                let up = "../".repeat(cur.len());
-                let lexical = match target.strip_prefix('/') {
-                    Some(t) => (format!("{up}{t}"), Some(t.to_string())),
-                    None => (target.clone(), None),
-                };
-                // The unpacker accepts only links that stay inside the tree
-                // lexically from their directory. One it would refuse but
-                // pinrun reads (climbing past the top, where the in-root
-                // resolution stays at it; a `..` after a name) is stored
-                // as the link from the top to where it resolves here.
-                let (stored, from_top) = if stays_inside(cur.len(), &lexical.0) {
-                    lexical
-                } else {
-                    let Some(to) = self.resolve_link(&cur, &target) else {
-                        return;
-                    };
-                    let to = to.join("/");
-                    (format!("{up}{to}"), Some(to))
-                };
-                self.add_dirs(&cur);
-                self.tree.insert(rel, Entry::Link(stored));
-                let t = match from_top {
-                    Some(t) => {
-                        cur.clear();
-                        t
-                    }
-                    None => target,
-                };
-                rest.extend(components_to_walk(&t));
-                continue;
-            }
-            if kind == Kind::Other {
-                return;
-            }
-            if !rest.is_empty() {
-                if kind != Kind::Dir {
-                    return;
-                }
-                continue;
-            }
-            if kind == Kind::Dir {
-                self.add_dirs(&cur);
-            } else if let Some(bytes) = self.read_file(&rel) {
-                self.add_dirs(&cur[..cur.len() - 1]);
-                if !self.tree.contains_key(&rel) {
-                    self.bytes += bytes.len() as u64;
-                }
-                self.tree.insert(rel, Entry::File(bytes));
-            }
+            // The unpacker accepts only links that stay inside the tree
+            // lexically from their directory. One it would refuse but
+            // pinrun reads (climbing past the top, where the in-root
+            // resolution stays at it; a `..` after a name) is stored
+            // as the link from the top to where it resolves here.
+            let (stored, from_top) = if stays_inside(dir.len(), &lexical.0) {
+                lexical
+            } else {
+                let to = walk(root, dir.to_vec(), target, |_, _, t| Some(t.to_string()))?
+                    .0
+                    .join("/");
+                (format!("{up}{to}"), Some(to))
+            };
+            links.push((dir.to_vec(), name.to_string(), stored));
+            Some(from_top.map_or_else(|| target.to_string(), |t| format!("/{t}")))
+        });
+        for (dir, name, stored) in links {
+            self.add_dirs(&dir);
+            let rel = dir.iter().chain([&name]).cloned().collect::<Vec<_>>();
+            self.tree.insert(rel.join("/"), Entry::Link(stored));
         }
-    }
-
-    /// Where the link `target`, in the directory `dir` (components below
-    /// the base), resolves below the base as the kernel resolves it inside
-    /// a dump (`RESOLVE_IN_ROOT`): an absolute target from the top, `..`
-    /// at the top staying there, every link on the way followed (at most
-    /// [`MAX_LINKS`]). The components of a path holding no link; `None`
-    /// when a component before the last is missing or not a directory
-    /// (the read fails there: nothing to store), or on too many links.
-    fn resolve_link(&self, dir: &[String], target: &str) -> Option<Vec<String>> {
-        let mut cur: Vec<String> = if target.starts_with('/') {
-            Vec::new()
-        } else {
-            dir.to_vec()
+        let Some((cur, Some(kind))) = end else {
+            return;
         };
-        let mut rest = components_to_walk(target);
-        let mut links = 0;
-        while let Some(comp) = rest.pop() {
-            if comp == ".." {
-                cur.pop();
-                continue;
+        let rel = cur.join("/");
+        if kind == Kind::Dir {
+            self.add_dirs(&cur);
+        } else if kind == Kind::File
+            && let Some(bytes) = self.read_file(&rel)
+        {
+            self.add_dirs(&cur[..cur.len() - 1]);
+            if !self.tree.contains_key(&rel) {
+                self.bytes += bytes.len() as u64;
             }
-            cur.push(comp);
-            let Some(kind) = self.root.entry_unnoted(&format!("/{}", cur.join("/"))) else {
-                // A missing last component: the link names it (read as
-                // missing, as pinrun's read).
-                return rest.is_empty().then_some(cur);
-            };
-            if let Kind::Link(t) = kind {
-                links += 1;
-                if links > MAX_LINKS {
-                    return None;
-                }
-                cur.pop();
-                if t.starts_with('/') {
-                    cur.clear();
-                }
-                rest.extend(components_to_walk(&t));
-            } else if !rest.is_empty() && kind != Kind::Dir {
-                return None;
-            }
+            self.tree.insert(rel, Entry::File(bytes));
         }
-        Some(cur)
     }
 
     /// The bytes of the regular file `rel` (opened through the root, so
@@ -311,9 +244,57 @@ impl Collector<'_> {
     }
 }
 
+/// Walks `path` from the directory `cur` (components below the base) as
+/// the kernel resolves it inside a dump (`RESOLVE_IN_ROOT`): `..` at the
+/// top stays there, at most [`MAX_LINKS`] links, each given to `at_link`
+/// with its directory, its name and its target, which returns the path to
+/// walk on from that directory (an absolute one from the top), or `None`
+/// to stop. The components reached, with the kind of the last (`None`:
+/// missing, or the path ended on `..`); `None` when a component before
+/// the last is missing or not a directory, on too many links, or when
+/// `at_link` stopped.
+fn walk(
+    root: &Root,
+    mut cur: Vec<String>,
+    path: &str,
+    mut at_link: impl FnMut(&[String], &str, &str) -> Option<String>,
+) -> Option<(Vec<String>, Option<Kind>)> {
+    let mut rest = components_to_walk(path);
+    let mut links = 0;
+    while let Some(comp) = rest.pop() {
+        if comp == ".." {
+            cur.pop();
+            continue;
+        }
+        cur.push(comp);
+        let Some(kind) = root.entry_unnoted(&format!("/{}", cur.join("/"))) else {
+            // A missing last component: the path names it (read as
+            // missing, as pinrun's read).
+            return rest.is_empty().then_some((cur, None));
+        };
+        if let Kind::Link(target) = kind {
+            links += 1;
+            if links > MAX_LINKS {
+                return None;
+            }
+            let name = cur.pop().unwrap_or_default();
+            let next = at_link(&cur, &name, &target)?;
+            if next.starts_with('/') {
+                cur.clear();
+            }
+            rest.extend(components_to_walk(&next));
+        } else if rest.is_empty() {
+            return Some((cur, Some(kind)));
+        } else if kind != Kind::Dir {
+            return None;
+        }
+    }
+    Some((cur, None))
+}
+
 /// The components of `path` (empty ones and `.` left out) in reverse
-/// order: a stack whose top is the first component, as the walks of
-/// [`Collector::add`] and [`Collector::resolve_link`] pop them (a link's
+/// order: a stack whose top is the first component, as [`walk`] pops
+/// them (a link's
 /// target is pushed onto the rest the same way).
 fn components_to_walk(path: &str) -> Vec<String> {
     path.split('/')

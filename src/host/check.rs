@@ -59,21 +59,14 @@ pub fn verify(
 ) -> Vec<Difference> {
     let mut out = Vec::new();
     let online = |s: &CpuSet| s.intersection(&sys.online);
-    if applies(params, "isolcpus") {
-        out.extend(differs(
-            "isolcpus=",
-            "cpu/isolated",
-            &online(&sys.isolated),
-            &split.latency,
-        ));
-    }
-    if applies(params, "nohz_full") {
-        out.extend(differs(
-            "nohz_full=",
-            "cpu/nohz_full",
-            &online(&sys.nohz_full),
-            &split.latency,
-        ));
+    for (param, source, have) in [
+        ("isolcpus", "cpu/isolated", &sys.isolated),
+        ("nohz_full", "cpu/nohz_full", &sys.nohz_full),
+    ] {
+        if applies(params, param) {
+            let setting = format!("{param}=");
+            out.extend(differs(&setting, source, &online(have), &split.latency));
+        }
     }
     if applies(params, "rcu_nocbs") {
         let (have, source) = match &sys.nocb_kthreads {

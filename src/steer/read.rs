@@ -470,13 +470,16 @@ pub fn irqbalance_default_ban(root: &Root, pid: u32) -> Option<CpuSet> {
 }
 
 /// Process `pid`'s environment as it started (`/proc/PID/environ`, NUL
-/// separated); `None` when unreadable.
+/// separated); `None` when unreadable or larger than
+/// [`crate::system::root::MAX_FILE`] (its size is the process's).
 pub fn irqbalance_environ(root: &Root, pid: u32) -> Option<Vec<u8>> {
     let mut env = Vec::new();
+    let max = crate::system::root::MAX_FILE;
     root.open_file_unnoted(&format!("/proc/{pid}/environ"))?
+        .take(max + 1)
         .read_to_end(&mut env)
         .ok()?;
-    Some(env)
+    (env.len() as u64 <= max).then_some(env)
 }
 
 /// The value of `name` in an environment block `env` (`/proc/PID/environ`).

@@ -16,6 +16,14 @@ use crate::system::{Root, SystemState};
 use std::fmt::Write;
 use std::path::Path;
 
+/// What the steer wing needs of the claims wing, passed in by `app`,
+/// which composes the wings (a wing imports no other wing): the names of
+/// the claim records of process PID started at START (field 22 of its
+/// stat) in the locked state directory, those an ended launch leaves
+/// behind, removed with its steering (the claims wing's
+/// `records_of`).
+pub type RecordsOf = fn(&StateDir, u32, u64) -> Vec<String>;
+
 /// The steering plan of `req` (`None` without `--steer-irqs`): every IRQ
 /// of `/proc/irq` below `root` on the claimed CPUs of `plan`, the
 /// housekeeping CPUs not claimed by `claims`. On the live machine (dry
@@ -293,7 +301,11 @@ fn holder_runs(j: &Journal) -> std::result::Result<bool, String> {
 /// nothing is said when every IRQ and ban is simply restored; otherwise
 /// each IRQ or ban left alone (changed since) and each failed restore has
 /// its line.
-fn undo_ended(dir: &StateDir, only: Option<&str>) -> (Vec<String>, bool, Vec<String>) {
+fn undo_ended(
+    dir: &StateDir,
+    only: Option<&str>,
+    records_of: RecordsOf,
+) -> (Vec<String>, bool, Vec<String>) {
     let root = Root::new("/");
     let mut files = crate::steer::read::read_journals(dir);
     let mut lines = Vec::new();
@@ -368,7 +380,7 @@ fn undo_ended(dir: &StateDir, only: Option<&str>) -> (Vec<String>, bool, Vec<Str
         // same lock, with its steering (those of this /proc's PID
         // namespace: another's are judged there).
         let removed = if !mine && done {
-            stale_records_removed(dir, &name, &j)
+            stale_records_removed(dir, &name, &j, records_of)
         } else {
             String::new()
         };
@@ -397,14 +409,19 @@ fn undo_ended(dir: &StateDir, only: Option<&str>) -> (Vec<String>, bool, Vec<Str
 /// record(s) NAMES", or empty when there was none, or when the launch
 /// (`j`) was of another PID namespace than this `/proc`'s (its records
 /// are judged there).
-fn stale_records_removed(dir: &StateDir, journal: &str, j: &Journal) -> String {
+fn stale_records_removed(
+    dir: &StateDir,
+    journal: &str,
+    j: &Journal,
+    records_of: RecordsOf,
+) -> String {
     let Some((pid, start)) = crate::steer::journal_owner(journal) else {
         return String::new();
     };
     if j.pid_ns.is_some() && j.pid_ns != crate::system::state_dir::view_pid_ns() {
         return String::new();
     }
-    let names = dir.records_of(pid, start);
+    let names = records_of(dir, pid, start);
     for n in &names {
         dir.remove(n);
     }
@@ -418,7 +435,7 @@ fn stale_records_removed(dir: &StateDir, journal: &str, j: &Journal) -> String {
 /// exclusively by an `--exclusive` launch); what to print after the lock
 /// is released. Only root can write `/proc/irq`: other users' launches
 /// leave the journals to root's next launch or `--reclaim`.
-pub fn reclaim_stale(dir: &StateDir) -> String {
+pub fn reclaim_stale(dir: &StateDir, records_of: RecordsOf) -> String {
     if !nix::unistd::geteuid().is_root() {
         return String::new();
     }
@@ -430,7 +447,7 @@ pub fn reclaim_stale(dir: &StateDir) -> String {
     if !has {
         return String::new();
     }
-    let (lines, _, _) = undo_ended(dir, None);
+    let (lines, _, _) = undo_ended(dir, None, records_of);
     report_text(&lines)
 }
 
@@ -445,14 +462,14 @@ fn report_text(lines: &[String]) -> String {
 /// cannot be checked ("pinrun: nothing to reclaim in DIR" on stderr when
 /// there is none of either, or the directory does not exist); exit 125
 /// when a journal cannot be used or a restore failed.
-pub fn reclaim(state_dir: &Path) -> Result<()> {
+pub fn reclaim(state_dir: &Path, records_of: RecordsOf) -> Result<()> {
     let nothing = format!("pinrun: nothing to reclaim in {}\n", state_dir.display());
     let Some(mut dir) = StateDir::open(state_dir, false)? else {
         crate::output::to_stderr(&nothing);
         return Ok(());
     };
     dir.lock(LockKind::Exclusive)?;
-    let (mut lines, ok, unseen) = undo_ended(&dir, None);
+    let (mut lines, ok, unseen) = undo_ended(&dir, None, records_of);
     drop(dir);
     lines.extend(unseen);
     if lines.is_empty() {
@@ -505,7 +522,7 @@ fn socket_hint(root: bool, pid: u32, ban_hint: &str) -> String {
 /// failed restore (nothing when all is restored; nothing at all when
 /// pinrun already put everything back or steered nothing).
 /// `Err`: this process's identity cannot be read.
-pub fn undo_duty(dir: &StateDir) -> Result<Duty> {
+pub fn undo_duty(dir: &StateDir, records_of: RecordsOf) -> Result<Duty> {
     let (pid, start, _, pgid) = identity()?;
     let name = journal_name(pid, start);
     let path = dir.path().to_path_buf();
@@ -520,7 +537,7 @@ pub fn undo_duty(dir: &StateDir) -> Result<Duty> {
         if d.lock(LockKind::Exclusive).is_err() {
             return 1;
         }
-        let (lines, ok, _) = undo_ended(&d, Some(&name));
+        let (lines, ok, _) = undo_ended(&d, Some(&name), records_of);
         drop(d);
         // The helper's stderr is the command's (a terminal, the unit's
         // journal): what was left alone or could not be restored.
@@ -689,7 +706,7 @@ pub fn launch(
 /// put back, with the lines of what was left alone (an IRQ or ban changed
 /// since); or failed, with the lines of what could not be restored (the
 /// journal stays: the helper tries again once pinrun has ended).
-pub fn undo_own(dir: &StateDir) -> Undone {
+pub fn undo_own(dir: &StateDir, records_of: RecordsOf) -> Undone {
     let (pid, start, _, _) = match identity() {
         Ok(id) => id,
         Err(e) => {
@@ -699,7 +716,7 @@ pub fn undo_own(dir: &StateDir) -> Undone {
             ));
         }
     };
-    let (lines, ok, _) = undo_ended(dir, Some(&journal_name(pid, start)));
+    let (lines, ok, _) = undo_ended(dir, Some(&journal_name(pid, start)), records_of);
     match (ok, lines.is_empty()) {
         (true, true) => Undone::PutBack,
         (true, false) => Undone::PutBackWith(lines.join("; ")),

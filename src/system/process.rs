@@ -319,8 +319,8 @@ pub fn limits_of(root: &Root, pid: u32) -> Limits {
 /// `/proc/PID/task/TID/status` (`proc(5)`). A field that cannot be read
 /// is `None` (or false).
 pub fn perm_facts(pid: u32, tid: u32) -> crate::error::PermFacts {
-    let own = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let theirs = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/status")).ok();
+    let own = super::root::read_bounded("/proc/self/status").unwrap_or_default();
+    let theirs = super::root::read_bounded(format!("/proc/{pid}/task/{tid}/status")).ok();
     let uids = |status: &str| -> Option<(u32, u32)> {
         let mut f = status_field(status, "Uid")?.split_whitespace();
         Some((f.next()?.parse().ok()?, f.next()?.parse().ok()?))

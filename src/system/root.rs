@@ -352,6 +352,36 @@ fn into_text(bytes: Vec<u8>) -> String {
     String::from_utf8(bytes).unwrap_or_else(|e| text_of(e.as_bytes()).into_owned())
 }
 
+/// The live file `path` read whole as [`Root::read`] bounds a file: at
+/// most [`MAX_FILE`] bytes, for the readers of `/proc` that do without a
+/// `Root` (the liveness of a state directory's writers, `/proc/locks`,
+/// another process's `environ` or `status`: files the kernel or another
+/// user sizes). Errors: the open's and the read's, as `read(2)` gives
+/// them (`ENOENT`, `ESRCH` of a process gone); a file larger than
+/// [`MAX_FILE`] is `ErrorKind::FileTooLarge`, "larger than 4 MiB" (never
+/// parsed cut); bytes that are not UTF-8 are `ErrorKind::InvalidData`, as
+/// `std::fs::read_to_string` refuses them.
+pub fn read_bounded(path: impl AsRef<std::path::Path>) -> std::io::Result<String> {
+    String::from_utf8(read_bounded_bytes(path)?)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+}
+
+/// [`read_bounded`]'s bytes, not taken as text (`/proc/PID/environ`).
+pub fn read_bounded_bytes(path: impl AsRef<std::path::Path>) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut buf = Vec::new();
+    std::fs::File::open(path)?
+        .take(MAX_FILE + 1)
+        .read_to_end(&mut buf)?;
+    if buf.len() as u64 > MAX_FILE {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::FileTooLarge,
+            format!("larger than {} MiB", MAX_FILE >> 20),
+        ));
+    }
+    Ok(buf)
+}
+
 /// A file opened for reading: a descriptor, or an archive's bytes in
 /// memory ([`Root::open_regular`]).
 pub type Reader<'a> = Box<dyn std::io::Read + 'a>;
@@ -1765,5 +1795,39 @@ mod tests {
         let d = live.dir("/proc/self").unwrap();
         assert!(matches!(d.at, At::Live(_)));
         assert!(d.read("status").unwrap().contains("Cpus_allowed_list:"));
+    }
+
+    /// The readers of `/proc` that do without a `Root` read at most
+    /// `MAX_FILE` bytes, as `Root::read` does: a file one byte larger is
+    /// refused with its own error (never parsed cut), one of exactly
+    /// `MAX_FILE` bytes is read whole; non-UTF-8 text is refused as
+    /// `read_to_string` refuses it; a missing file is `ENOENT`.
+    #[test]
+    fn bounded_reads_refuse_a_file_over_the_cap_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let big = dir.path().join("big");
+        std::fs::write(&big, vec![b'x'; MAX_FILE as usize + 1]).unwrap();
+        let e = read_bounded(&big).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::FileTooLarge);
+        assert_eq!(e.to_string(), "larger than 4 MiB");
+        assert_eq!(
+            read_bounded_bytes(&big).unwrap_err().kind(),
+            std::io::ErrorKind::FileTooLarge
+        );
+        let edge = dir.path().join("edge");
+        std::fs::write(&edge, vec![b'x'; MAX_FILE as usize]).unwrap();
+        assert_eq!(read_bounded(&edge).unwrap().len(), MAX_FILE as usize);
+        let bad = dir.path().join("bad");
+        std::fs::write(&bad, b"\xff\xfe").unwrap();
+        assert_eq!(
+            read_bounded(&bad).unwrap_err().kind(),
+            std::io::ErrorKind::InvalidData
+        );
+        assert_eq!(read_bounded_bytes(&bad).unwrap(), b"\xff\xfe");
+        let gone = read_bounded(dir.path().join("gone")).unwrap_err();
+        assert_eq!(gone.raw_os_error(), Some(libc::ENOENT));
+        // The kernel's own: /proc/self/stat names this process.
+        let stat = read_bounded("/proc/self/stat").unwrap();
+        assert!(stat.starts_with(&format!("{} (", std::process::id())));
     }
 }

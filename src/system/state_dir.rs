@@ -292,7 +292,7 @@ pub fn flock_holder_pids(fd: BorrowedFd) -> Vec<u32> {
     let Ok(st) = nix::sys::stat::fstat(fd) else {
         return Vec::new();
     };
-    let locks = std::fs::read_to_string("/proc/locks").unwrap_or_default();
+    let locks = super::root::read_bounded("/proc/locks").unwrap_or_default();
     #[allow(clippy::useless_conversion)]
     let dev = u64::from(st.st_dev);
     let (major, minor) = (nix::sys::stat::major(dev), nix::sys::stat::minor(dev));
@@ -321,7 +321,7 @@ pub fn flock_holders(fd: BorrowedFd) -> Vec<String> {
                 return "a process this /proc cannot see (of another PID namespace, or gone)"
                     .to_string();
             }
-            let comm = std::fs::read_to_string(format!("/proc/{pid}/comm"))
+            let comm = super::root::read_bounded(format!("/proc/{pid}/comm"))
                 .map(|c| claim::printable(c.trim_end()));
             match (comm, std::fs::metadata(format!("/proc/{pid}"))) {
                 (Ok(comm), Ok(m)) => format!("pid {pid} ({comm}) of uid {}", m.uid()),
@@ -346,7 +346,7 @@ pub fn group_exists(pgid: u32) -> bool {
 /// ([`crate::claims::judge`] takes a zombie as ended; a zombie main thread
 /// whose other threads run is a live process, [`live_threads`]).
 pub fn live_member(pid: u32, pgid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|st| {
+    super::root::read_bounded(format!("/proc/{pid}/stat")).is_ok_and(|st| {
         stat_field::<u32>(&st, 5) == Some(pgid)
             && (!matches!(stat_state(&st), Some('Z' | 'X')) || !live_threads(pid).is_empty())
     })
@@ -372,11 +372,11 @@ fn live_threads(pid: u32) -> Vec<(u32, String)> {
     tids.into_iter()
         .filter_map(|t| {
             let task = format!("/proc/{pid}/task/{t}");
-            let stat = std::fs::read_to_string(format!("{task}/stat")).ok()?;
+            let stat = super::root::read_bounded(format!("{task}/stat")).ok()?;
             if matches!(stat_state(&stat), Some('Z' | 'X')) {
                 return None;
             }
-            Some((t, std::fs::read_to_string(format!("{task}/status")).ok()?))
+            Some((t, super::root::read_bounded(format!("{task}/status")).ok()?))
         })
         .collect()
 }
@@ -465,7 +465,7 @@ pub fn process_groups(note: Note) -> std::result::Result<HashMap<u32, Vec<u32>>,
             continue;
         };
         let path = format!("/proc/{pid}/stat");
-        match std::fs::read_to_string(&path) {
+        match super::root::read_bounded(&path) {
             Ok(stat) => {
                 if let Some(pgrp) = stat_field::<u32>(&stat, 5) {
                     out.entry(pgrp).or_default().push(pid);
@@ -488,7 +488,7 @@ pub fn liveness(pid: u32) -> Liveness {
         return Liveness::Dead;
     }
     let dir = format!("/proc/{pid}");
-    if let Ok(stat) = std::fs::read_to_string(format!("{dir}/stat")) {
+    if let Ok(stat) = super::root::read_bounded(format!("{dir}/stat")) {
         // Its live threads: a zombie main thread with live threads is a
         // running process; their uids and affinities together are the
         // process's (a thread may run as another uid, or be pinned apart
@@ -504,7 +504,7 @@ pub fn liveness(pid: u32) -> Liveness {
             .collect();
         let mut affinity = None;
         if threads.is_empty()
-            && let Ok(status) = std::fs::read_to_string(format!("{dir}/status"))
+            && let Ok(status) = super::root::read_bounded(format!("{dir}/status"))
         {
             add_status(&status, &mut uids, &mut affinity);
         }
@@ -570,7 +570,7 @@ pub fn own_pid_ns() -> Option<PidNs> {
 /// that of `/proc`'s PID 1, the init of the namespace it was mounted for
 /// (a `/proc` of a parent namespace). `None`: not known.
 pub fn view_pid_ns() -> Option<PidNs> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let status = super::root::read_bounded("/proc/self/status").ok()?;
     let levels = status_ids(&status, "NSpid").len();
     if levels <= 1 {
         own_pid_ns()
@@ -630,7 +630,7 @@ pub fn scan_pid_namespaces(view: Option<PidNs>, note: Note) -> NsScan {
         };
         if ns.is_none() || ns != view {
             let path = format!("/proc/{pid}/status");
-            match std::fs::read_to_string(&path) {
+            match super::root::read_bounded(&path) {
                 Ok(status) => {
                     p.nspid = status_ids(&status, "NSpid");
                     p.nspgid = status_ids(&status, "NSpgid");
@@ -657,7 +657,7 @@ pub fn scan_pid_namespaces(view: Option<PidNs>, note: Note) -> NsScan {
 /// caller's, which outlives the command.
 pub fn identity() -> Result<(u32, u64, u32, u32)> {
     let pid = std::process::id();
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let stat = super::root::read_bounded("/proc/self/stat").unwrap_or_default();
     let start: u64 = stat_field(&stat, 22).ok_or_else(|| {
         Error::new(
             ErrorCode::ClaimFailed,

@@ -280,40 +280,64 @@ pub struct NumaMaps {
 pub fn parse_numa_maps(text: &str) -> NumaMaps {
     let mut m = NumaMaps::default();
     for line in text.lines() {
-        let mut words = line.split_whitespace();
-        let (Some(_addr), Some(policy)) = (words.next(), words.next()) else {
-            continue;
-        };
-        *m.policies.entry(policy.to_string()).or_default() += 1;
-        let mut page_kb = 4u64;
-        let mut pages: Vec<(u32, u64)> = Vec::new();
-        for w in words {
-            if let Some(kb) = w.strip_prefix("kernelpagesize_kB=") {
-                page_kb = super::parse_count(kb).unwrap_or(4);
-            } else if let Some((n, count)) = w.strip_prefix('N').and_then(|r| r.split_once('='))
-                && let (Ok(n), Some(count)) = (n.parse(), super::parse_count(count))
-            {
-                pages.push((n, count));
-            }
-        }
-        for (n, count) in pages {
-            let bytes = m.bytes_per_node.entry(n).or_default();
-            *bytes = bytes.saturating_add(count.saturating_mul(page_kb.saturating_mul(1024)));
-        }
+        add_numa_maps_line(&mut m, line);
     }
     m
 }
 
-/// `/proc/PID/numa_maps`, streamed (it grows with the mappings, beyond
-/// [`super::root::MAX_FILE`]); `None` when it cannot be read: no NUMA
-/// support in the kernel, or the caller lacks ptrace read access to the
-/// process (`PTRACE_MODE_READ_FSCREDS`, `proc(5)`).
+/// Adds one `numa_maps` line (one mapping) to `m`.
+fn add_numa_maps_line(m: &mut NumaMaps, line: &str) {
+    let mut words = line.split_whitespace();
+    let (Some(_addr), Some(policy)) = (words.next(), words.next()) else {
+        return;
+    };
+    *m.policies.entry(policy.to_string()).or_default() += 1;
+    let mut page_kb = 4u64;
+    let mut pages: Vec<(u32, u64)> = Vec::new();
+    for w in words {
+        if let Some(kb) = w.strip_prefix("kernelpagesize_kB=") {
+            page_kb = super::parse_count(kb).unwrap_or(4);
+        } else if let Some((n, count)) = w.strip_prefix('N').and_then(|r| r.split_once('='))
+            && let (Ok(n), Some(count)) = (n.parse(), super::parse_count(count))
+        {
+            pages.push((n, count));
+        }
+    }
+    for (n, count) in pages {
+        let bytes = m.bytes_per_node.entry(n).or_default();
+        *bytes = bytes.saturating_add(count.saturating_mul(page_kb.saturating_mul(1024)));
+    }
+}
+
+/// The longest `numa_maps` line read (64 KiB: a mapping's fields and its
+/// file's path, at most `PATH_MAX`, 4096 bytes, are far shorter).
+const MAX_NUMA_MAPS_LINE: u64 = 64 << 10;
+
+/// `/proc/PID/numa_maps`, streamed line by line (it grows with the
+/// mappings, beyond [`super::root::MAX_FILE`]: never held whole); bytes
+/// that are not UTF-8 (a mapped file's name) replaced. `None` when it
+/// cannot be read: no NUMA support in the kernel, the caller lacks ptrace
+/// read access to the process (`PTRACE_MODE_READ_FSCREDS`, `proc(5)`), or
+/// a line is longer than [`MAX_NUMA_MAPS_LINE`].
 pub fn read_numa_maps(root: &Root, pid: u32) -> Option<NumaMaps> {
-    use std::io::Read;
-    let mut file = root.open_regular(&format!("/proc/{pid}/numa_maps"))?;
-    let mut text = String::new();
-    file.read_to_string(&mut text).ok()?;
-    Some(parse_numa_maps(&text))
+    use std::io::BufRead;
+    let file = root.open_regular(&format!("/proc/{pid}/numa_maps"))?;
+    let mut reader = std::io::BufReader::new(file);
+    let mut m = NumaMaps::default();
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let read = std::io::Read::take(&mut reader, MAX_NUMA_MAPS_LINE + 1)
+            .read_until(b'\n', &mut line)
+            .ok()?;
+        if read == 0 {
+            return Some(m);
+        }
+        if line.len() as u64 > MAX_NUMA_MAPS_LINE {
+            return None;
+        }
+        add_numa_maps_line(&mut m, &String::from_utf8_lossy(&line));
+    }
 }
 
 /// A running process named robustly: a pidfd (`pidfd_open(2)`), which
@@ -446,6 +470,28 @@ mod tests {
         assert_eq!(m.policies.get("bind:1"), Some(&1));
         assert_eq!(m.bytes_per_node.get(&0), Some(&((6 * 4 + 2048) * 1024)));
         assert_eq!(m.bytes_per_node.get(&1), Some(&((512 * 4 + 2048) * 1024)));
+    }
+
+    /// `numa_maps` is streamed, never held whole nor cut: a file larger
+    /// than `MAX_FILE` (as a process with ~60 000 mappings has) sums every
+    /// line; a line longer than `MAX_NUMA_MAPS_LINE` refuses the file; a
+    /// mapped file's name that is not UTF-8 does not.
+    #[test]
+    fn numa_maps_are_streamed_with_each_line_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let maps = dir.path().join("proc/7/numa_maps");
+        std::fs::create_dir_all(maps.parent().unwrap()).unwrap();
+        let line = b"7f0000000000 bind:1 file=/x\xff anon=1 N1=1 kernelpagesize_kB=4\n";
+        let n = (crate::system::root::MAX_FILE as usize) / line.len() + 10;
+        std::fs::write(&maps, line.repeat(n)).unwrap();
+        let root = Root::new(dir.path());
+        let m = read_numa_maps(&root, 7).unwrap();
+        assert_eq!(m.policies.get("bind:1"), Some(&n));
+        assert_eq!(m.bytes_per_node.get(&1), Some(&(n as u64 * 4096)));
+        let mut long = b"7f0000000000 default file=/".to_vec();
+        long.resize(MAX_NUMA_MAPS_LINE as usize + 1, b'a');
+        std::fs::write(&maps, long).unwrap();
+        assert_eq!(read_numa_maps(&root, 7), None);
     }
 
     /// A thread is a thread of the process whose `task` directory holds it
