@@ -1789,10 +1789,7 @@ impl Cli {
                     ErrorCode::UnknownFindingCode,
                     format!("--allow: \"{word}\" names no finding code"),
                 )
-                .hint(format!(
-                    "give codes, families ending in * (irq-*) or all; the codes: {}",
-                    Code::sorted_names().join(", ")
-                )));
+                .hint(Code::unknown_hint(word)));
             };
             allow.extend(codes);
         }
