@@ -65,6 +65,43 @@ impl Isolcpus {
     }
 }
 
+/// The flags of an `isolcpus=` that pinrun writes ([`isolcpus_value`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct IsolcpusFlags {
+    /// `nohz`.
+    pub nohz: bool,
+    /// `domain`.
+    pub domain: bool,
+    /// `managed_irq`.
+    pub managed_irq: bool,
+}
+
+/// `isolcpus=`'s value as every plan and hint of pinrun writes it: the
+/// flags of `flags` in the order
+/// `Documentation/admin-guide/kernel-parameters.txt` lists them
+/// (`isolcpus=[flag-list,]<cpu-list>`: `nohz`, `domain`, `managed_irq`),
+/// then the CPU list `list`: `nohz,domain,managed_irq,2-3`. The kernel's
+/// parser takes the flags in any order (`housekeeping_isolcpus_setup()`);
+/// one order lets a reader compare the lines pinrun prints. No flag: the
+/// list alone (the kernel's default, `domain`).
+pub fn isolcpus_value(flags: &IsolcpusFlags, list: &str) -> String {
+    let mut words: Vec<&str> = [
+        (flags.nohz, "nohz"),
+        (flags.domain, "domain"),
+        (flags.managed_irq, "managed_irq"),
+    ]
+    .into_iter()
+    .filter_map(|(on, name)| on.then_some(name))
+    .collect();
+    words.push(list);
+    words.join(",")
+}
+
+/// `isolcpus=VALUE` ([`isolcpus_value`]): `isolcpus=domain,managed_irq,2-3`.
+pub fn isolcpus_param(flags: &IsolcpusFlags, list: &str) -> String {
+    format!("isolcpus={}", isolcpus_value(flags, list))
+}
+
 /// The isolation-related parameters of `/proc/cmdline`; the last occurrence
 /// of a parameter wins, as for the kernel's `__setup` handlers.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -370,5 +407,30 @@ mod tests {
             Some(CpuSet::new())
         );
         assert_eq!(parse("quiet", Some(3)).rcu_nocbs, None);
+    }
+
+    /// Every flag set, in the kernel documentation's order; each alone;
+    /// and what pinrun writes reads back as written.
+    #[test]
+    fn isolcpus_is_written_in_the_documented_order() {
+        let all = IsolcpusFlags {
+            nohz: true,
+            domain: true,
+            managed_irq: true,
+        };
+        assert_eq!(
+            isolcpus_param(&all, "2-3"),
+            "isolcpus=nohz,domain,managed_irq,2-3"
+        );
+        let dm = IsolcpusFlags {
+            domain: true,
+            managed_irq: true,
+            ..Default::default()
+        };
+        assert_eq!(isolcpus_value(&dm, "1"), "domain,managed_irq,1");
+        assert_eq!(isolcpus_value(&IsolcpusFlags::default(), "1"), "1");
+        let back = parse_isolcpus(&isolcpus_value(&all, "2-3"), Some(3));
+        assert!(back.nohz && back.domain && back.managed_irq && !back.rejected());
+        assert_eq!(back.cpus, CpuSet::parse_sysfs_list("2-3", Some(3)).ok());
     }
 }

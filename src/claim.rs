@@ -170,6 +170,10 @@ pub struct Claims {
     /// The state directory or kubelet's state file could not be used
     /// (missing permissions, a stuck lock, a damaged file): warnings.
     pub state_warnings: Vec<String>,
+    /// Why the state directory itself could not be opened (permission
+    /// denied, not a directory): its records, so pinrun's claims, are
+    /// unknown, never "none" (`--show` says so).
+    pub state_dir_error: Option<String>,
     /// Records that exist but could not be read for a reason that says
     /// nothing about them (`EMFILE`, `ENOMEM`, `EIO`, a failing
     /// `getdents64(2)`): their CPUs are unknown, so an `--exclusive` launch

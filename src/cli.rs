@@ -1114,9 +1114,104 @@ fn placement_list(
     })
 }
 
-/// What every duration error's hint says a duration looks like.
-const DURATION_HINT: &str =
-    "write a positive number with a unit: ns, us, ms, s, m or h, e.g. 500us";
+/// The durations an option takes, ns, and an example of one: every
+/// error of [`parse_duration_in`] names this range in its message and
+/// its hint, in the units the option is written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DurationRange {
+    /// The shortest, ns (at least 1).
+    pub min_ns: u64,
+    /// The longest, ns (at most 2^63-1).
+    pub max_ns: u64,
+    /// Why nothing shorter is taken (after "shorter than"), if a reason
+    /// other than "a duration is positive".
+    pub min_why: &'static str,
+    /// Why nothing longer is taken, if a reason.
+    pub max_why: &'static str,
+    /// An example as the user writes it (`--probe=1s`).
+    pub example: &'static str,
+}
+
+impl DurationRange {
+    /// Any positive duration up to 2^63-1 ns (about 292 years).
+    pub const ANY: DurationRange = DurationRange {
+        min_ns: 1,
+        max_ns: (1 << 63) - 1,
+        min_why: "",
+        max_why: "",
+        example: "500us",
+    };
+
+    /// The range in words, in whole units: `from 10ms to 60s`, `from 1ns
+    /// to about 292 years (2^63-1 ns)`.
+    pub fn words(&self) -> String {
+        let max = if self.max_ns == Self::ANY.max_ns {
+            "about 292 years (2^63-1 ns)".to_string()
+        } else {
+            whole_units(self.max_ns)
+        };
+        format!("from {} to {max}", whole_units(self.min_ns))
+    }
+
+    /// The hint of every error: the units, the range, the example.
+    pub fn hint(&self) -> String {
+        format!(
+            "write a number with a unit (ns, us, ms, s, m or h) {}, e.g. {}",
+            self.words(),
+            self.example
+        )
+    }
+}
+
+/// `--probe=DURATION`: from [`crate::noise::MIN_DURATION_NS`] to
+/// [`crate::noise::MAX_DURATION_NS`].
+const PROBE_RANGE: DurationRange = DurationRange {
+    min_ns: crate::noise::MIN_DURATION_NS,
+    max_ns: crate::noise::MAX_DURATION_NS,
+    min_why: "the probe measures nothing shorter: one scheduler tick at HZ=100, five periods of the sampler that lines gaps up in time",
+    max_why: "the probe's cap; longer measurements are oslat's or cyclictest's job",
+    example: "--probe=1s",
+};
+
+/// `--choose measured=DURATION`: from [`Choose::MIN_MEASURE_NS`] to
+/// [`Choose::MAX_MEASURE_NS`].
+const CHOOSE_RANGE: DurationRange = DurationRange {
+    min_ns: Choose::MIN_MEASURE_NS,
+    max_ns: Choose::MAX_MEASURE_NS,
+    min_why: "a scheduler tick at HZ=100 must fit",
+    max_why: "every candidate CPU is measured at once, before the command starts",
+    example: "--choose measured=300ms (1s when left out)",
+};
+
+/// `--probe-interval`: from [`crate::noise::MIN_INTERVAL_NS`] up to the
+/// probe's cap (and shorter than the probe, checked after).
+const INTERVAL_RANGE: DurationRange = DurationRange {
+    min_ns: crate::noise::MIN_INTERVAL_NS,
+    max_ns: crate::noise::MAX_DURATION_NS,
+    min_why: "below it a wake-up is within the timer slack and the hrtimer's own expiry, and the probe would measure itself",
+    max_why: "the probe's cap",
+    example: "--probe-interval 100us (cyclictest's default is 1ms)",
+};
+
+/// `--probe-threshold` and `--probe-max`: a gap or latency from 1ns to
+/// the probe's cap (no gap is longer than the probe).
+const GAP_RANGE: DurationRange = DurationRange {
+    min_ns: 1,
+    max_ns: crate::noise::MAX_DURATION_NS,
+    min_why: "",
+    max_why: "no gap is longer than the probe, at most 60s",
+    example: "--probe-max 50us",
+};
+
+/// `ns` in the largest unit up to seconds that divides it: `10ms`, `60s`,
+/// `1500us`.
+fn whole_units(ns: u64) -> String {
+    let units = [(1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "us")];
+    units
+        .iter()
+        .find(|(n, _)| ns.is_multiple_of(*n))
+        .map_or(format!("{ns}ns"), |(n, u)| format!("{}{u}", ns / n))
+}
 
 /// `--choose rule|measured[=DURATION]` ([`Choose`]); errors
 /// (bad-choose, bad-duration) name the text and the range.
@@ -1130,18 +1225,8 @@ fn parse_choose(text: &str) -> Result<Choose> {
         ("measured", d) => {
             let duration_ns = match d {
                 None => Choose::DEFAULT_MEASURE_NS,
-                Some(d) => parse_duration("--choose measured", d).map_err(|e| {
-                    e.hint("--choose measured=1s (the default), at least 10ms, at most 10s")
-                })?,
+                Some(d) => parse_duration_in("--choose measured", d, &CHOOSE_RANGE)?,
             };
-            if !(Choose::MIN_MEASURE_NS..=Choose::MAX_MEASURE_NS).contains(&duration_ns) {
-                return Err(bad(
-                    ErrorCode::BadDuration,
-                    "--choose measured",
-                    format!("\"{}\" is outside 10ms to 10s", d.unwrap_or_default()),
-                )
-                .hint("--choose measured=1s (the default), at least 10ms, at most 10s"));
-            }
             Ok(Choose::Measured { duration_ns })
         }
         _ => Err(bad(
@@ -1154,20 +1239,26 @@ fn parse_choose(text: &str) -> Result<Choose> {
 }
 
 /// Parses a duration with a unit (`500us`, `1.5ms`, `2s`) into nanoseconds:
-/// from 1ns to 2^63-1 ns (about 292 years). Errors (bad-duration), each
-/// naming `option` and `text` with a hint: no unit, not a number, a
-/// negative value, and a value out of that range (`0s`).
+/// from 1ns to 2^63-1 ns (about 292 years) ([`parse_duration_in`] with
+/// [`DurationRange::ANY`]).
 pub fn parse_duration(option: &str, text: &str) -> Result<u64> {
+    parse_duration_in(option, text, &DurationRange::ANY)
+}
+
+/// Parses a duration with a unit (`500us`, `1.5ms`, `2s`) into nanoseconds
+/// within `range`. Errors (bad-duration), each naming `option`, `text`
+/// and the range, with [`DurationRange::hint`]: no unit, not a number, a
+/// negative value, a value below or above the range (`0s` is below any).
+pub fn parse_duration_in(option: &str, text: &str, range: &DurationRange) -> Result<u64> {
+    let refuse = |why: String| bad(ErrorCode::BadDuration, option, why).hint(range.hint());
     let t = text.trim();
     if let Some(rest) = t.strip_prefix('-')
         && rest.starts_with(|c: char| c.is_ascii_digit() || c == '.')
     {
-        return Err(bad(
-            ErrorCode::BadDuration,
-            option,
-            format!("\"{text}\" is negative: a duration is from 1ns up"),
-        )
-        .hint(DURATION_HINT));
+        return Err(refuse(format!(
+            "\"{text}\" is negative: {option} takes {}",
+            range.words()
+        )));
     }
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
@@ -1176,12 +1267,7 @@ pub fn parse_duration(option: &str, text: &str) -> Result<u64> {
     // The sign (above) and the number are judged before the unit: "-1s"
     // is a negative duration, "+1s" no number, not ones without a unit.
     let Ok(value) = num.parse::<f64>() else {
-        return Err(bad(
-            ErrorCode::BadDuration,
-            option,
-            format!("\"{text}\" is not a number with a unit"),
-        )
-        .hint(DURATION_HINT));
+        return Err(refuse(format!("\"{text}\" is not a number with a unit")));
     };
     let scale: f64 = match unit {
         "ns" => 1.0,
@@ -1200,19 +1286,36 @@ pub fn parse_duration(option: &str, text: &str) -> Result<u64> {
                     format!("\"{text}\" has an unknown unit \"{unit}\"")
                 },
             )
-            .hint(chrt_nanoseconds(option, t).unwrap_or_else(|| DURATION_HINT.into())));
+            .hint(chrt_nanoseconds(option, t).unwrap_or_else(|| range.hint())));
         }
     };
     let ns = (value * scale).round();
-    if !(ns >= 1.0 && ns < (1u64 << 63) as f64) {
-        return Err(bad(
-            ErrorCode::BadDuration,
-            option,
-            format!(
-                "\"{text}\" is out of range: a duration is from 1ns to about 292 years (2^63-1 ns)"
-            ),
-        )
-        .hint(DURATION_HINT));
+    let why = |w: &str| {
+        if w.is_empty() {
+            String::new()
+        } else {
+            format!(" ({w})")
+        }
+    };
+    if ns < range.min_ns as f64 {
+        return Err(refuse(format!(
+            "\"{text}\" is shorter than {}{}: {option} takes {}",
+            whole_units(range.min_ns),
+            why(range.min_why),
+            range.words()
+        )));
+    }
+    if ns > range.max_ns as f64 {
+        return Err(refuse(format!(
+            "\"{text}\" is longer than {}{}: {option} takes {}",
+            if range.max_ns == DurationRange::ANY.max_ns {
+                "2^63-1 ns".to_string()
+            } else {
+                whole_units(range.max_ns)
+            },
+            why(range.max_why),
+            range.words()
+        )));
     }
     Ok(ns as u64)
 }
@@ -1686,10 +1789,7 @@ impl Cli {
                     ErrorCode::UnknownFindingCode,
                     format!("--allow: \"{word}\" names no finding code"),
                 )
-                .hint(format!(
-                    "give codes, families ending in * (irq-*) or all; the codes: {}",
-                    Code::sorted_names().join(", ")
-                )));
+                .hint(Code::unknown_hint(word)));
             };
             allow.extend(codes);
         }
@@ -1956,7 +2056,7 @@ impl Cli {
     /// unit, the duration at most [`crate::noise::MAX_DURATION_NS`], an
     /// interval shorter than the duration.
     fn probe_request(&self) -> Result<Option<crate::noise::ProbeRequest>> {
-        use crate::noise::{MAX_DURATION_NS, MIN_INTERVAL_NS, ProbeMode, ProbeRequest};
+        use crate::noise::{ProbeMode, ProbeRequest};
         let Some(text) = self.probe.as_deref() else {
             // Each option of the probe names itself (clap's `requires`
             // would say "required arguments were not provided").
@@ -1977,40 +2077,24 @@ impl Cli {
             }
             return Ok(None);
         };
-        let dur = |option: &str, t: &Option<String>| {
-            t.as_deref().map(|t| parse_duration(option, t)).transpose()
+        let dur = |option: &str, t: &Option<String>, range: &DurationRange| {
+            t.as_deref()
+                .map(|t| parse_duration_in(option, t, range))
+                .transpose()
         };
         let mut p = ProbeRequest::default();
         if !text.is_empty() {
-            p.duration_ns = parse_duration("--probe", text).map_err(|e| {
-                e.hint("probe for a duration with a unit, at most 60s, e.g. --probe=1s")
-            })?;
-        }
-        if p.duration_ns > MAX_DURATION_NS {
-            return Err(bad(
-                ErrorCode::BadDuration,
-                "--probe",
-                format!("{text} is longer than the probe's cap of 60s"),
-            )
-            .hint("probe for at most 60s; longer measurements are oslat's or cyclictest's job"));
+            p.duration_ns = parse_duration_in("--probe", text, &PROBE_RANGE)?;
         }
         p.mode = match self.probe_mode {
             None | Some(ProbeModeArg::Spin) => ProbeMode::Spin,
             Some(ProbeModeArg::Wakeup) => ProbeMode::Wakeup,
         };
-        p.threshold_ns = match dur("--probe-threshold", &self.probe_threshold)? {
+        p.threshold_ns = match dur("--probe-threshold", &self.probe_threshold, &GAP_RANGE)? {
             Some(t) => t,
             None => p.mode.default_threshold_ns(),
         };
-        if let Some(t) = dur("--probe-interval", &self.probe_interval)? {
-            if t < MIN_INTERVAL_NS {
-                return Err(bad(
-                    ErrorCode::BadDuration,
-                    "--probe-interval",
-                    format!("{} is shorter than 10us: below it a wake-up is within the timer slack and the hrtimer's own expiry, and the probe would measure itself", self.probe_interval.as_deref().unwrap_or_default()),
-                )
-                .hint("use an interval from 10us up, e.g. --probe-interval 100us (cyclictest's default is 1ms)"));
-            }
+        if let Some(t) = dur("--probe-interval", &self.probe_interval, &INTERVAL_RANGE)? {
             if t >= p.duration_ns {
                 return Err(bad(
                     ErrorCode::BadDuration,
@@ -2021,7 +2105,7 @@ impl Cli {
             }
             p.interval_ns = t;
         }
-        p.gate_max_ns = dur("--probe-max", &self.probe_max)?;
+        p.gate_max_ns = dur("--probe-max", &self.probe_max, &GAP_RANGE)?;
         p.tracer = self
             .probe_tracer
             .map(|ProbeTracerArg::Osnoise| crate::noise::ProbeTracer::Osnoise);
@@ -2251,8 +2335,9 @@ mod tests {
             .unwrap_err();
             assert_eq!(e.code, ErrorCode::BadDuration, "{short}");
             assert!(
-                e.message
-                    .starts_with(&format!("--probe-interval: {short} is shorter than 10us")),
+                e.message.starts_with(&format!(
+                    "--probe-interval: \"{short}\" is shorter than 10us"
+                )),
                 "{}",
                 e.message
             );
@@ -2329,10 +2414,8 @@ mod tests {
                 "{}",
                 e.message
             );
-            assert!(
-                e.hint.as_deref().unwrap_or("").contains("e.g. 500us"),
-                "{bad}"
-            );
+            let hint = e.hint.as_deref().unwrap_or("");
+            assert!(hint.contains("e.g. 500us"), "{bad}");
         }
         // Each error names its own cause: the sign and the number are
         // judged before the unit ("-1s" once said "needs a unit").
@@ -2340,11 +2423,11 @@ mod tests {
         for (t, want) in [
             (
                 "-1s",
-                "--probe: \"-1s\" is negative: a duration is from 1ns up",
+                "--probe: \"-1s\" is negative: --probe takes from 1ns to about 292 years (2^63-1 ns)",
             ),
             (
                 "-0.5ms",
-                "--probe: \"-0.5ms\" is negative: a duration is from 1ns up",
+                "--probe: \"-0.5ms\" is negative: --probe takes from 1ns to about 292 years (2^63-1 ns)",
             ),
             ("+1s", "--probe: \"+1s\" is not a number with a unit"),
             ("ms", "--probe: \"ms\" is not a number with a unit"),
@@ -2356,11 +2439,88 @@ mod tests {
             ("1d", "--probe: \"1d\" has an unknown unit \"d\""),
             (
                 "0ms",
-                "--probe: \"0ms\" is out of range: a duration is from 1ns to about 292 years (2^63-1 ns)",
+                "--probe: \"0ms\" is shorter than 1ns: --probe takes from 1ns to about 292 years (2^63-1 ns)",
             ),
         ] {
             assert_eq!(why(t), want, "{t}");
         }
+    }
+
+    /// Every duration option refuses what is outside its own range, the
+    /// message and the hint naming the same bounds in the same units:
+    /// `--probe=1ns` (below what the probe measures, noise::MIN_DURATION_NS)
+    /// and `--probe=61s` (its cap), `--choose measured=5ms`,
+    /// `--probe-interval 1us` (noise::MIN_INTERVAL_NS); `--wait` and
+    /// `--settle` take any positive duration.
+    #[test]
+    fn each_duration_option_names_its_range() {
+        let err = |args: &[&str]| {
+            let e = req(args).map(|_| ()).unwrap_err();
+            assert_eq!(e.code, ErrorCode::BadDuration, "{args:?}");
+            (e.message, e.hint.unwrap_or_default())
+        };
+        let probe_hint =
+            "write a number with a unit (ns, us, ms, s, m or h) from 10ms to 60s, e.g. --probe=1s";
+        for (args, message, hint) in [
+            (
+                &["--probe=1ns", "--cpus", "0"][..],
+                "--probe: \"1ns\" is shorter than 10ms (the probe measures nothing shorter: one scheduler tick at HZ=100, five periods of the sampler that lines gaps up in time): --probe takes from 10ms to 60s",
+                probe_hint,
+            ),
+            (
+                &["--probe=61s", "--cpus", "0"][..],
+                "--probe: \"61s\" is longer than 60s (the probe's cap; longer measurements are oslat's or cyclictest's job): --probe takes from 10ms to 60s",
+                probe_hint,
+            ),
+            (
+                &["--probe=-1s", "--cpus", "0"][..],
+                "--probe: \"-1s\" is negative: --probe takes from 10ms to 60s",
+                probe_hint,
+            ),
+            (
+                &["--probe=2x", "--cpus", "0"][..],
+                "--probe: \"2x\" has an unknown unit \"x\"",
+                probe_hint,
+            ),
+            (
+                &["--choose", "measured=5ms", "--cores", "1", "true"][..],
+                "--choose measured: \"5ms\" is shorter than 10ms (a scheduler tick at HZ=100 must fit): --choose measured takes from 10ms to 10s",
+                "write a number with a unit (ns, us, ms, s, m or h) from 10ms to 10s, e.g. --choose measured=300ms (1s when left out)",
+            ),
+            (
+                &[
+                    "--probe",
+                    "--probe-mode",
+                    "wakeup",
+                    "--probe-interval",
+                    "1us",
+                    "--cpus",
+                    "0",
+                ][..],
+                "--probe-interval: \"1us\" is shorter than 10us (below it a wake-up is within the timer slack and the hrtimer's own expiry, and the probe would measure itself): --probe-interval takes from 10us to 60s",
+                "write a number with a unit (ns, us, ms, s, m or h) from 10us to 60s, e.g. --probe-interval 100us (cyclictest's default is 1ms)",
+            ),
+            (
+                &["--probe", "--probe-max", "0us", "--cpus", "0"][..],
+                "--probe-max: \"0us\" is shorter than 1ns: --probe-max takes from 1ns to 60s",
+                "write a number with a unit (ns, us, ms, s, m or h) from 1ns to 60s, e.g. --probe-max 50us",
+            ),
+            (
+                &["--wait=0s", "--cpus", "0", "true"][..],
+                "--wait: \"0s\" is shorter than 1ns: --wait takes from 1ns to about 292 years (2^63-1 ns)",
+                "write a number with a unit (ns, us, ms, s, m or h) from 1ns to about 292 years (2^63-1 ns), e.g. 500us",
+            ),
+        ] {
+            assert_eq!(
+                err(args),
+                (message.to_string(), hint.to_string()),
+                "{args:?}"
+            );
+        }
+        // The bounds themselves are taken.
+        let p = |args: &[&str]| req(args).unwrap().probe.unwrap().duration_ns;
+        assert_eq!(p(&["--probe=10ms", "--cpus", "0"]), 10_000_000);
+        assert_eq!(p(&["--probe=60s", "--cpus", "0"]), 60_000_000_000);
     }
 
     #[test]

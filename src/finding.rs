@@ -272,6 +272,23 @@ Fix: srun \-\-cpu\-bind=cores, or the masks of \-\-emit slurm N.
 "#;
 }
 
+/// The Levenshtein distance between `a` and `b` (insertions, deletions,
+/// substitutions of characters).
+fn edits(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != *cb)).min(cur + 1).min(row[j] + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
 impl Code {
     /// The code named `name` (kebab-case, as printed), if any.
     pub fn parse(name: &str) -> Option<Code> {
@@ -298,6 +315,23 @@ impl Code {
             Code::parse(word).into_iter().collect()
         };
         (!codes.is_empty()).then_some(codes)
+    }
+
+    /// The hint for `word`, which names no code (`--allow`, a policy
+    /// file's `allow`): the nearest code when one is within a third of its
+    /// length in edits (Levenshtein distance, at least 2), then what
+    /// `--allow` takes and every code.
+    pub fn unknown_hint(word: &str) -> String {
+        let near = Code::sorted_names()
+            .into_iter()
+            .map(|n| (edits(word, n), n))
+            .min()
+            .filter(|(d, _)| *d <= (word.chars().count() / 3).max(2))
+            .map_or(String::new(), |(_, n)| format!("did you mean {n}? "));
+        format!(
+            "{near}give codes, families ending in * (irq-*) or all; the codes: {}",
+            Code::sorted_names().join(", ")
+        )
     }
 
     /// Every name, sorted (for the `--allow` hint).
@@ -485,5 +519,18 @@ mod tests {
         assert_eq!(Code::matching("irq*cpu"), None);
         assert_eq!(Code::matching("irq-on-*-x*"), None);
         assert_eq!(Code::matching("no-such-code"), None);
+    }
+
+    /// A code spelled with one or two edits is named in the hint; a word
+    /// near no code is not (the code list follows either way).
+    #[test]
+    fn a_misspelled_code_is_named() {
+        assert!(Code::unknown_hint("irq-on-cp").starts_with("did you mean irq-on-cpu? give codes"));
+        assert!(Code::unknown_hint("rt-throttle").starts_with("did you mean rt-throttling? "));
+        assert!(Code::unknown_hint("nohz").starts_with(
+            "give codes, families ending in * (irq-*) or all; the codes: bind-low-memory, "
+        ));
+        assert_eq!(edits("kitten", "sitting"), 3);
+        assert_eq!(edits("", "abc"), 3);
     }
 }

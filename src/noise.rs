@@ -21,6 +21,12 @@ use std::collections::BTreeMap;
 /// one second gives a launch about 10^7 spin samples or 1000 wake-ups per
 /// CPU, enough for a p99.9, and delays the command by about a second).
 pub const DEFAULT_DURATION_NS: u64 = 1_000_000_000;
+/// Shortest probe: 10 ms. It must hold one scheduler tick at HZ=100
+/// (the longest tick period), and a gap is lined up in time with the
+/// sampler's readings on either side (`probe::SAMPLE_PERIOD_NS`, 2 ms):
+/// below that nothing the probe reports is a measurement (`--probe=1ns`
+/// was once taken). `--choose measured` has the same floor.
+pub const MIN_DURATION_NS: u64 = 10_000_000;
 /// Longest probe: 60 s. A launch is not a benchmark; longer runs are
 /// oslat's or cyclictest's job.
 pub const MAX_DURATION_NS: u64 = 60_000_000_000;
@@ -740,6 +746,63 @@ pub struct TaskTime {
     pub runtime_ns: u64,
     /// Its real-time priority (field 40 of `stat`; 0 for the other policies).
     pub rt_priority: u32,
+    /// What kind of kernel thread it is; `None` for a user task
+    /// ([`KernelThread::from_stat`]).
+    pub kernel: Option<KernelThread>,
+}
+
+/// `PF_KTHREAD` (include/linux/sched.h): field 9 (`flags`) of
+/// `/proc/PID/stat` has it for a kernel thread.
+pub const PF_KTHREAD: u64 = 0x0020_0000;
+/// `PF_NO_SETAFFINITY` (include/linux/sched.h, "Userland is not allowed
+/// to meddle with cpus_mask"): set by `kthread_bind()` and
+/// `kthread_bind_mask()`; `sched_setaffinity(2)` on such a task fails
+/// with EINVAL (kernel/sched/syscalls.c).
+pub const PF_NO_SETAFFINITY: u64 = 0x0400_0000;
+
+/// A kernel thread, by what can move it off a CPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum KernelThread {
+    /// Bound to its CPU by the kernel (`kthread_bind()`: `ksoftirqd/N`,
+    /// `migration/N`, `cpuhp/N`, a per-CPU `kworker/N:M`): nothing moves
+    /// it (`sched_setaffinity(2)`: EINVAL); only boot parameters keep its
+    /// work off the CPU.
+    PerCpu,
+    /// A worker of the unbound workqueues (`kworker/uN:M`, and the
+    /// rescuers `kworker/R-NAME`; `PF_NO_SETAFFINITY` too): it runs where
+    /// the workqueue cpumask (`/sys/devices/virtual/workqueue/cpumask`,
+    /// `workqueue.unbound_cpus=` at boot) allows.
+    UnboundWorker,
+    /// Any other kernel thread (`rcu_preempt`, `kswapd0`, `irq/N-NAME`):
+    /// `sched_setaffinity(2)` moves it (as root: `taskset -pc`).
+    Movable,
+}
+
+impl KernelThread {
+    /// The kind of the task of `stat` (a `/proc/PID/stat` line): from its
+    /// `flags` (field 9: [`PF_KTHREAD`], [`PF_NO_SETAFFINITY`]) and, for
+    /// a bound one, its `comm` (the workqueue names its unbound workers
+    /// `kworker/u…` and rescuers `kworker/R-…`, kernel/workqueue.c);
+    /// `None` for a user task or a line without field 9.
+    pub fn from_stat(stat: &str) -> Option<KernelThread> {
+        let comm = stat.get(stat.find('(')? + 1..stat.rfind(')')?)?;
+        let flags: u64 = stat
+            .get(stat.rfind(')')? + 1..)?
+            .split_whitespace()
+            .nth(6)?
+            .parse()
+            .ok()?;
+        if flags & PF_KTHREAD == 0 {
+            None
+        } else if flags & PF_NO_SETAFFINITY == 0 {
+            Some(KernelThread::Movable)
+        } else if comm.starts_with("kworker/u") || comm.starts_with("kworker/R-") {
+            Some(KernelThread::UnboundWorker)
+        } else {
+            Some(KernelThread::PerCpu)
+        }
+    }
 }
 
 /// The kernel's counters at one instant.
@@ -827,6 +890,9 @@ pub enum Source {
         runtime_ns: u64,
         /// Its real-time priority (0: not SCHED_FIFO/SCHED_RR).
         rt_priority: u32,
+        /// A kernel thread's kind; absent for a user task.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        kernel: Option<KernelThread>,
     },
 }
 
@@ -870,6 +936,7 @@ impl Source {
                 tid,
                 comm,
                 runtime_ns,
+                kernel,
                 ..
             } => {
                 let id = if pid == tid {
@@ -878,7 +945,12 @@ impl Source {
                     format!("pid {pid} tid {tid}")
                 };
                 format!(
-                    "task {comm} ({id}) {}",
+                    "{} {comm} ({id}) {}",
+                    if kernel.is_some() {
+                        "kernel thread"
+                    } else {
+                        "task"
+                    },
                     crate::words::duration_approx(*runtime_ns)
                 )
             }
@@ -961,6 +1033,7 @@ pub fn attribute(before: &Snapshot, after: &Snapshot, cpu: u32, own_pid: u32) ->
                 comm: t.comm.clone(),
                 runtime_ns: d,
                 rt_priority: t.rt_priority,
+                kernel: t.kernel,
             })
         })
         .collect();
@@ -1334,6 +1407,7 @@ mod tests {
                 cpu,
                 runtime_ns,
                 rt_priority: 0,
+                kernel: None,
             },
         )
     }
@@ -1388,6 +1462,7 @@ mod tests {
                     comm: "t10".into(),
                     runtime_ns: 3_000_000,
                     rt_priority: 0,
+                    kernel: None,
                 },
                 Source::Irq {
                     irq: 24,
@@ -1481,5 +1556,48 @@ mod tests {
         assert!(!s.iter().any(|x| matches!(x, Source::Steal { .. })));
         let s = attribute(&Snapshot::default(), &snap(10_000_000, 0), 1, 99);
         assert!(!s.iter().any(|x| matches!(x, Source::Steal { .. })));
+    }
+
+    /// Kernel threads by what moves them, from `/proc/PID/stat` lines of
+    /// this host (kernel 6.18): `ksoftirqd/1` and a per-CPU kworker carry
+    /// PF_NO_SETAFFINITY (their Cpus_allowed_list is their CPU), an
+    /// unbound kworker and a rescuer too (0-1, the workqueue cpumask),
+    /// `rcu_preempt` and `irq/24-ACPI:Ged` only PF_KTHREAD; bash neither.
+    #[test]
+    fn kernel_threads_are_told_by_their_flags() {
+        let kind = KernelThread::from_stat;
+        let line = |pid: u32, comm: &str, flags: u64| {
+            format!(
+                "{pid} ({comm}) S 2 0 0 0 -1 {flags} 0 0 0 0 6 4415 0 0 20 0 1 0 6 0 0 18446744073709551615 0 0 0 0 0 0 0 2147483647 0 1 0 0 17 1 0 0 0 0 0 0 0 0 0 0 0 0 0"
+            )
+        };
+        assert_eq!(
+            kind(&line(24, "ksoftirqd/1", 69238848)),
+            Some(KernelThread::PerCpu)
+        );
+        assert_eq!(
+            kind(&line(1664, "kworker/1:0-virtio_vsock", 69238880)),
+            Some(KernelThread::PerCpu)
+        );
+        assert_eq!(
+            kind(&line(50, "kworker/u9:0", 69238880)),
+            Some(KernelThread::UnboundWorker)
+        );
+        assert_eq!(
+            kind(&line(4, "kworker/R-rcu_gp", 69238880)),
+            Some(KernelThread::UnboundWorker)
+        );
+        assert_eq!(
+            kind(&line(15, "rcu_preempt", 2129984)),
+            Some(KernelThread::Movable)
+        );
+        assert_eq!(
+            kind(&line(52, "irq/24-ACPI:Ged", 2129984)),
+            Some(KernelThread::Movable)
+        );
+        assert_eq!(kind(&line(1616, "bash", 0x400040)), None);
+        // A comm with spaces and parentheses does not shift the fields.
+        assert_eq!(kind(&line(9, "a) (b c", 0x400040)), None);
+        assert_eq!(kind("9 (x) S"), None);
     }
 }

@@ -512,9 +512,9 @@ fn probe_options_refused() {
         .output()
         .unwrap();
     assert_status(&out, 125);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("cap of 60s"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is longer than 60s (the probe's cap;"));
     // A zero or negative duration: what is wrong, the range, a hint.
-    for (text, what) in [("0s", "is out of range"), ("-1s", "is negative")] {
+    for (text, what) in [("0s", "is shorter than 10ms"), ("-1s", "is negative")] {
         let out = pinrun()
             .arg(format!("--probe={text}"))
             .args(["--", "true"])
@@ -527,7 +527,8 @@ fn probe_options_refused() {
             "{stderr}"
         );
         assert!(
-            stderr.contains("\nhint: ") && stderr.contains("at most 60s"),
+            stderr.contains(": --probe takes from 10ms to 60s\nhint: ")
+                && stderr.contains("from 10ms to 60s, e.g. --probe=1s"),
             "{stderr}"
         );
     }

@@ -1985,7 +1985,7 @@ fn vm_plan_host_boots_into_the_split() {
     // every parameter is emitted.
     let cmdline = plan["kernel_cmdline"].as_str().unwrap().to_string();
     assert_eq!(
-        cmdline, "isolcpus=managed_irq,domain,4-7 nohz_full=4-7 rcu_nocbs=4-7 irqaffinity=0-3",
+        cmdline, "isolcpus=domain,managed_irq,4-7 nohz_full=4-7 rcu_nocbs=4-7 irqaffinity=0-3",
         "{plan}"
     );
     let before = first.json_any("check-before");

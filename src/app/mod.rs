@@ -854,10 +854,7 @@ fn with_policy_file(mut req: Request) -> Result<Request, Error> {
                     loaded.path.display()
                 ),
             )
-            .hint(format!(
-                "give codes, families ending in * (irq-*) or all; the codes: {}",
-                crate::finding::Code::sorted_names().join(", ")
-            )));
+            .hint(crate::finding::Code::unknown_hint(word)));
         };
         req.output.allow.extend(codes);
     }

@@ -257,18 +257,17 @@ impl Kind<'_> {
                     cpus_phrase(cpus)
                 )
             } else {
-                match crate::plan::boot_hint::boot_params_for(
-                    sys,
-                    &ctx.cpus,
-                    &[crate::plan::boot_hint::Param::ManagedIrq],
-                ) {
-                    Ok(line) => format!(
-                        "managed IRQs cannot be moved through /proc (the write fails: EIO, EPERM on some kernels); boot with {line} so the kernel steers them to housekeeping CPUs"
-                    ),
-                    Err(why) => format!(
-                        "managed IRQs cannot be moved through /proc (the write fails: EIO, EPERM on some kernels); {why}"
-                    ),
-                }
+                format!(
+                    "managed IRQs cannot be moved through /proc (the write fails: EIO, EPERM on some kernels); {}",
+                    crate::plan::boot_hint::boot_hint(
+                        sys,
+                        &ctx.cpus,
+                        &[crate::plan::boot_hint::Param::ManagedIrq],
+                        |line| format!(
+                            "boot with {line} so the kernel steers them to housekeeping CPUs"
+                        ),
+                    )
+                )
             }
         } else if self.hk.is_empty() {
             format!(
@@ -331,18 +330,16 @@ impl Kind<'_> {
             ctx.cpus,
             if self.undetermined {
                 format!(
-                    "; a write that fails with EIO (EPERM on some kernels) means that IRQ is kernel-managed: {}",
+                    "; a write that fails with EIO (EPERM on some kernels) means that IRQ is kernel-managed; {}",
                     if self.steered(cpus) {
                         "isolcpus=managed_irq already covers these CPUs, and the kernel keeps it here only when its mask has no housekeeping CPU".to_string()
                     } else {
-                        match crate::plan::boot_hint::boot_params_for(
+                        crate::plan::boot_hint::boot_hint(
                             sys,
                             &ctx.cpus,
                             &[crate::plan::boot_hint::Param::ManagedIrq],
-                        ) {
-                            Ok(line) => format!("boot with {line} instead"),
-                            Err(why) => why,
-                        }
+                            |line| format!("boot with {line} instead"),
+                        )
                     }
                 )
             } else {

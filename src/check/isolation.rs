@@ -5,7 +5,7 @@
 
 use super::{Code, Context, Finding, Severity};
 use crate::cpuset::CpuSet;
-use crate::plan::boot_hint::{Param, boot_params_for, without_boot};
+use crate::plan::boot_hint::{Param, boot_hint, without_boot};
 use crate::system::IsolationSource;
 use crate::words::cpus_phrase;
 
@@ -305,13 +305,15 @@ fn not_isolated(ctx: &Context, out: &mut Vec<Finding>) {
                 params.push(Param::NohzFull);
             }
             params.push(Param::RcuNocbs);
-            match boot_params_for(sys, &not_iso, &params) {
-                Ok(line) if sys.cgroup_v2() => format!(
-                    "isolate at boot with {line}, or at run time with a cgroup v2 isolated partition (cpuset.cpus.partition=isolated)"
-                ),
-                Ok(line) => format!("isolate at boot with {line}"),
-                Err(why) => why,
-            }
+            boot_hint(sys, &not_iso, &params, |line| {
+                if sys.cgroup_v2() {
+                    format!(
+                        "isolate at boot with {line}, or at run time with a cgroup v2 isolated partition (cpuset.cpus.partition=isolated)"
+                    )
+                } else {
+                    format!("isolate at boot with {line}")
+                }
+            })
         }),
     ));
 }
@@ -382,10 +384,9 @@ fn not_nohz_full(ctx: &Context, out: &mut Vec<Finding>) {
         ctx.disturbance()
     };
     let then = if not_built {
-        match boot_params_for(sys, &ticking, &[Param::NohzFull]) {
-            Ok(line) => format!("boot a kernel built with CONFIG_NO_HZ_FULL=y, with {line}"),
-            Err(why) => format!("boot a kernel built with CONFIG_NO_HZ_FULL=y; {why}"),
-        }
+        boot_hint(sys, &ticking, &[Param::NohzFull], |line| {
+            format!("boot a kernel built with CONFIG_NO_HZ_FULL=y, with {line}")
+        })
     } else if sys
         .boot
         .nohz_full
@@ -398,10 +399,9 @@ fn not_nohz_full(ctx: &Context, out: &mut Vec<Finding>) {
             cpus_phrase(&ticking)
         )
     } else {
-        match boot_params_for(sys, &ticking, &[Param::NohzFull]) {
-            Ok(line) => format!("boot with {line} (CONFIG_NO_HZ_FULL)"),
-            Err(why) => why,
-        }
+        boot_hint(sys, &ticking, &[Param::NohzFull], |line| {
+            format!("boot with {line} (CONFIG_NO_HZ_FULL)")
+        })
     };
     out.push(Finding::new(
         Code::NotNohzFull,
@@ -518,10 +518,9 @@ fn not_rcu_nocbs(ctx: &Context, out: &mut Vec<Finding>) {
             // Asked for, and the kthreads show the kernel did not.
             "rcu_nocbs=/nohz_full= already list them but the kernel runs no rcuo kthread for them: boot a kernel built with CONFIG_RCU_NOCB_CPU=y".to_string()
         } else {
-            match boot_params_for(sys, &callbacks, &[Param::RcuNocbs]) {
-                Ok(line) => format!("boot with {line} (nohz_full= implies it)"),
-                Err(why) => why,
-            }
+            boot_hint(sys, &callbacks, &[Param::RcuNocbs], |line| {
+                format!("boot with {line} (nohz_full= implies it)")
+            })
         },
     ));
 }

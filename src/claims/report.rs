@@ -55,6 +55,11 @@ pub fn add_claims_json(v: &mut Value, claims: &Claims, now: u64) {
         .collect();
     v["claims"] = json!(list);
     v["claimed_cpus"] = json!(claims.cpus().to_vec());
+    // Only when the state directory could not be read: its claims are
+    // unknown, not an empty list.
+    if let Some(why) = &claims.state_dir_error {
+        v["state_dir_error"] = json!(why);
+    }
     v["claim_warnings"] = json!(
         claims
             .warnings
@@ -96,10 +101,25 @@ pub fn claims_text(claims: &Claims, now: u64, state_dir: Option<&std::path::Path
         return s;
     }
     let from = state_dir.map_or(String::new(), |d| format!(" ({})", d.display()));
-    if claims.claims.is_empty() {
-        let _ = writeln!(s, "claims{from}: none");
-    } else {
-        let _ = writeln!(s, "claims{from}: CPUs {}", claims.cpus());
+    // Never "none" for records that were not read (never fail open).
+    let unread = claims.state_dir_error.as_ref().map(|why| {
+        format!("the state directory could not be read, so pinrun's claims are unknown: {why}")
+    });
+    match (claims.claims.is_empty(), &unread) {
+        (true, None) => {
+            let _ = writeln!(s, "claims{from}: none");
+        }
+        (true, Some(u)) => {
+            let _ = writeln!(s, "claims{from}: {u}");
+        }
+        (false, None) => {
+            let _ = writeln!(s, "claims{from}: CPUs {}", claims.cpus());
+        }
+        (false, Some(u)) => {
+            let _ = writeln!(s, "claims{from}: CPUs {} and more: {u}", claims.cpus());
+        }
+    }
+    if !claims.claims.is_empty() {
         for c in &claims.claims {
             match &c.holder {
                 Holder::Process {

@@ -258,7 +258,16 @@ pub fn read_claims(
             }
             Ok(None) => {}
             Err(e) if claim => return Err(e),
-            Err(e) => claims.state_warnings.push(e.message),
+            Err(e) => {
+                let prefix = format!("claims: state directory {}: ", path.display());
+                claims.state_dir_error = Some(
+                    e.message
+                        .strip_prefix(&prefix)
+                        .unwrap_or(&e.message)
+                        .to_string(),
+                );
+                claims.state_warnings.push(e.message);
+            }
         }
     }
     let (mut kubelet, warning) = read_kubelet(root, &sys.possible);

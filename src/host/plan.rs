@@ -673,7 +673,14 @@ pub fn boot_params(sys: &SystemState, facts: &HostFacts, split: &HostSplit) -> V
     let mut params = vec![
         BootParam {
             name: "isolcpus",
-            value: Some(format!("managed_irq,domain,{latency}")),
+            value: Some(crate::boot_params::isolcpus_value(
+                &crate::boot_params::IsolcpusFlags {
+                    domain: true,
+                    managed_irq: true,
+                    ..Default::default()
+                },
+                &latency,
+            )),
             purpose: "takes the latency CPUs out of the scheduler's load balancing (domain) and keeps managed IRQs off them where a housekeeping CPU can serve the queue (managed_irq)",
             parser: "housekeeping_isolcpus_setup(), kernel/sched/isolation.c",
             support: isolcpus_support(sys, facts),

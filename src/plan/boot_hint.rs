@@ -7,8 +7,46 @@
 use crate::cpuset::CpuSet;
 use crate::words::cpus_phrase;
 
-/// What a hint says when the only CPU it would name is the boot CPU.
-pub const BOOT_CPU_KEPT: &str = "CPU 0 is the boot CPU, where the kernel keeps its housekeeping (before Linux 6.5 tick_nohz_init() also clears it from nohz_full=): run on another CPU";
+/// What a hint says of the boot CPU among the CPUs it would name, which
+/// no line names ([`without_boot`]): why (with `nohz_full=` among
+/// `params`, also that kernels before 6.5 clear it from that list); when
+/// it is the only one (`alone`), to run elsewhere, else that the line
+/// leaves it out.
+fn boot_cpu_sentence(params: &[Param], alone: bool) -> String {
+    let why = format!(
+        "the boot CPU, where the kernel keeps its housekeeping{}",
+        if params.contains(&Param::NohzFull) {
+            " (before Linux 6.5 tick_nohz_init() also clears it from nohz_full=)"
+        } else {
+            ""
+        }
+    );
+    if alone {
+        format!("CPU 0 is {why}: no boot parameter takes it, run on another CPU")
+    } else {
+        format!("CPU 0 is left out: it is {why}")
+    }
+}
+
+/// The hint of a boot-parameter remedy for `cpus`: `remedy(LINE)` with
+/// the line of [`boot_params_for`], then, when `cpus` holds the boot CPU,
+/// the sentence that says why the line leaves it out; the boot-CPU
+/// sentence alone when it is the only CPU. Every caller says both: a
+/// hint once gave the boot-CPU sentence in place of the `isolcpus=`
+/// remedy for the other CPUs.
+pub fn boot_hint(
+    sys: &crate::system::SystemState,
+    cpus: &CpuSet,
+    params: &[Param],
+    remedy: impl FnOnce(&str) -> String,
+) -> String {
+    let boot = sys.online.contains(0) && cpus.contains(0);
+    match boot_params_for(sys, cpus, params) {
+        Ok(line) if boot => format!("{}; {}", remedy(&line), boot_cpu_sentence(params, false)),
+        Ok(line) => remedy(&line),
+        Err(why) => why,
+    }
+}
 
 /// `cpus` without the boot CPU (CPU 0, when online): kernels before 6.5
 /// ignore it in `nohz_full=` (`tick_nohz_init()`, `kernel/time/tick-sched.c`,
@@ -45,14 +83,14 @@ pub enum Param {
 /// lists leave CPU 0 alone for housekeeping, or when `isolcpus=`'s flags
 /// would isolate the added CPUs further than asked. `Err` with the reason
 /// when nothing is left to name (only the boot CPU).
-pub fn boot_params_for(
+fn boot_params_for(
     sys: &crate::system::SystemState,
     cpus: &CpuSet,
     params: &[Param],
 ) -> Result<String, String> {
     let add = without_boot(sys, cpus);
     if add.is_empty() {
-        return Err(BOOT_CPU_KEPT.to_string());
+        return Err(boot_cpu_sentence(params, true));
     }
     let iso = sys.boot.isolcpus.as_ref().filter(|i| !i.rejected());
     let mut words = Vec::new();
@@ -67,21 +105,18 @@ pub fn boot_params_for(
         if p != Param::RcuNocbs && p != Param::ManagedIrq {
             quiet.union_with(&list);
         }
-        let flags = match p {
-            Param::Isolcpus | Param::ManagedIrq => {
-                let mut f = Vec::new();
-                if iso.is_some_and(|i| i.nohz) {
-                    f.push("nohz");
-                }
-                if p == Param::Isolcpus || iso.is_some_and(|i| i.domain && i.cpus.is_some()) {
-                    f.push("domain");
-                }
-                f.push("managed_irq");
-                format!("{},", f.join(","))
-            }
-            _ => String::new(),
-        };
-        words.push(format!("{name}={flags}{}", list.to_list()));
+        words.push(match p {
+            Param::Isolcpus | Param::ManagedIrq => crate::boot_params::isolcpus_param(
+                &crate::boot_params::IsolcpusFlags {
+                    nohz: iso.is_some_and(|i| i.nohz),
+                    domain: p == Param::Isolcpus
+                        || iso.is_some_and(|i| i.domain && i.cpus.is_some()),
+                    managed_irq: true,
+                },
+                &list.to_list(),
+            ),
+            _ => format!("{name}={}", list.to_list()),
+        });
     }
     let mut line = words.join(" ");
     // isolcpus= gives every CPU it lists the same flags.
@@ -95,7 +130,8 @@ pub fn boot_params_for(
         ));
     }
     let left = without_boot(sys, &sys.online.difference(&quiet));
-    if !quiet.is_empty() && left.is_empty() {
+    // When `cpus` holds the boot CPU, [`boot_hint`] says why it is left.
+    if !quiet.is_empty() && left.is_empty() && add.len() == cpus.len() {
         line.push_str(" (it leaves CPU 0 alone for housekeeping)");
     }
     Ok(line)

@@ -75,7 +75,7 @@ fn validate_cpus(sys: &SystemState, cpus: &CpuSet) -> Result<()> {
 
 /// "isolate them at boot with LINE", LINE naming `cpus` (the boot CPU left
 /// out) in `isolcpus=` (with `rcu_nocbs=` when `rcu`) and in `nohz_full=`
-/// when the kernel can act on it ([`boot_hint::boot_params_for`], the line
+/// when the kernel can act on it ([`boot_hint::boot_hint`], the line
 /// the isolation findings give; no `nohz_full=` on a kernel built without
 /// `CONFIG_NO_HZ_FULL`), and a cgroup v2 isolated partition where the
 /// caller's cpuset is a v2 one (partitions exist nowhere else).
@@ -89,13 +89,13 @@ fn isolate_hint(sys: &SystemState, cpus: &CpuSet, rcu: bool) -> String {
     if rcu {
         params.push(Param::RcuNocbs);
     }
-    match boot_hint::boot_params_for(sys, cpus, &params) {
-        Ok(line) if sys.cgroup_v2() => {
+    boot_hint::boot_hint(sys, cpus, &params, |line| {
+        if sys.cgroup_v2() {
             format!("isolate them at boot with {line}, or with a cgroup v2 isolated partition")
+        } else {
+            format!("isolate them at boot with {line}")
         }
-        Ok(line) => format!("isolate them at boot with {line}"),
-        Err(why) => why,
-    }
+    })
 }
 
 /// Refuses node ids that do not exist (listing those that do), or any node

@@ -20,7 +20,7 @@ pub mod read;
 pub mod report;
 pub mod run;
 
-use crate::noise::{CounterRow, Counters, Snapshot, TaskTime};
+use crate::noise::{CounterRow, Counters, KernelThread, Snapshot, TaskTime};
 use std::collections::BTreeMap;
 
 /// Shortest period of the sampler of attribution in time (issue 36): 2 ms.
@@ -68,8 +68,9 @@ pub struct Layout {
     pub irqs: Vec<(String, String)>,
     /// `/proc/softirqs` rows (`TIMER`, `NET_RX`).
     pub softirqs: Vec<String>,
-    /// Candidate tasks by TID: (PID, comm, `rt_priority`).
-    pub tasks: BTreeMap<u32, (u32, String, u32)>,
+    /// Candidate tasks by TID: (PID, comm, `rt_priority`, kernel thread
+    /// kind).
+    pub tasks: BTreeMap<u32, (u32, String, u32, Option<KernelThread>)>,
 }
 
 /// One reading of the sampler: its `CLOCK_MONOTONIC` time (ns) before the
@@ -126,7 +127,7 @@ impl Layout {
                 .tasks
                 .iter()
                 .filter_map(|&(tid, cpu, runtime_ns)| {
-                    let (pid, comm, rt_priority) = self.tasks.get(&tid)?;
+                    let (pid, comm, rt_priority, kernel) = self.tasks.get(&tid)?;
                     Some((
                         tid,
                         TaskTime {
@@ -136,6 +137,7 @@ impl Layout {
                             cpu,
                             runtime_ns,
                             rt_priority: *rt_priority,
+                            kernel: *kernel,
                         },
                     ))
                 })

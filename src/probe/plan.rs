@@ -6,8 +6,9 @@ use super::{Layout, Sample, Sampled};
 use crate::cpuset::CpuSet;
 use crate::error::{Error, ErrorCode, Result};
 use crate::noise::{
-    COUNTER_GAP_MAX_NS, CpuNoise, NoiseEvent, NoiseKind, ProbeMode, ProbeRequest, ProbeRun, Source,
-    Timed, TimedGap, TracedGap, TracedSource, attribute, likely_source, unattributed_ns,
+    COUNTER_GAP_MAX_NS, CpuNoise, KernelThread, NoiseEvent, NoiseKind, ProbeMode, ProbeRequest,
+    ProbeRun, Source, Timed, TimedGap, TracedGap, TracedSource, attribute, likely_source,
+    unattributed_ns,
 };
 use crate::plan::Plan;
 use crate::system::SystemState;
@@ -64,18 +65,43 @@ pub fn rt_throttle(sys: &SystemState, plan: &Plan, req: &ProbeRequest) -> Option
     (0..period).contains(&runtime).then_some((runtime, period))
 }
 
+/// The likely source of `c`'s worst gap (spin) or latest wake-up
+/// (wakeup), one answer for the report's line, its JSON and the
+/// `--probe-max` gate: the worst gap's own window when the sampler lined
+/// it up ([`line_up`]: what ran then, `None` when nothing seen explains
+/// it), else, without a sample on either side or without a sampler, the
+/// totals over the probe ([`likely_source`]); `None` at or below the
+/// threshold. The totals alone once blamed a task that ran elsewhere in
+/// the probe while the worst gap's window showed nothing.
+pub fn worst_likely(run: &ProbeRun, c: &CpuNoise) -> Option<Source> {
+    if c.max_ns <= run.request.threshold_ns {
+        return None;
+    }
+    let lined = run
+        .timed
+        .as_ref()
+        .ok()
+        .and_then(|t| t.gaps.get(&c.cpu))
+        .and_then(|gaps| gaps.iter().find(|g| g.ns == c.max_ns))
+        .filter(|g| g.window_ns.is_some());
+    match lined {
+        Some(g) => g.likely_source.clone(),
+        None => likely_source(
+            run.sources.get(&c.cpu).map_or(&[][..], Vec::as_slice),
+            c.max_ns,
+            run.rt_throttle,
+            run.rt_priority,
+        ),
+    }
+}
+
 /// `--probe-max`: refuses (exit 125) when a probed CPU's worst gap (spin)
 /// or latest wake-up (wakeup) exceeds `max_ns`, naming the CPU, the gap or
-/// latency and its most likely source ([`likely_source`]) with the fix for
-/// that kind of source.
-pub fn gate(
-    cpus: &[CpuNoise],
-    sources: &BTreeMap<u32, Vec<Source>>,
-    max_ns: u64,
-    rt_throttle: Option<(i64, i64)>,
-    rt_priority: Option<u32>,
-) -> Result<()> {
-    let Some(worst) = cpus
+/// latency and its most likely source ([`worst_likely`]) with the fix for
+/// that kind of source ([`fix_for`]).
+pub fn gate(run: &ProbeRun, max_ns: u64) -> Result<()> {
+    let Some(worst) = run
+        .cpus
         .iter()
         .filter(|c| c.max_ns > max_ns)
         .max_by_key(|c| c.max_ns)
@@ -83,52 +109,8 @@ pub fn gate(
         return Ok(());
     };
     let cpu = worst.cpu;
-    let likely = sources
-        .get(&cpu)
-        .and_then(|s| likely_source(s, worst.max_ns, rt_throttle, rt_priority));
-    let (why, hint) = match &likely {
-        Some(s @ Source::RtThrottling { .. }) => (
-            format!("likely source: {}", s.words()),
-            format!("a real-time task that never sleeps is stopped by RT throttling: give it an isolated CPU (--isolated) where kernel.sched_rt_runtime_us=-1 is safe, or let it sleep (--probe-mode wakeup shows what an event-driven program sees on CPU {cpu})"),
-        ),
-        Some(s @ Source::Task { pid, .. }) => (
-            format!("likely source: {}", s.words()),
-            format!("move pid {pid} off CPU {cpu} (pinrun --pid {pid} --cpus LIST, every thread), or choose a CPU where nothing else runs (--isolated)"),
-        ),
-        Some(s @ Source::Steal { .. }) => (
-            format!("likely source: {}", s.words()),
-            "on a virtual machine, ask for dedicated (pinned) host CPUs for this guest, or probe again when the host is less loaded".to_string(),
-        ),
-        Some(
-            s @ Source::Irq {
-                irq,
-                managed: Some(true),
-                ..
-            },
-        ) => (
-            format!("likely source: {}", s.words()),
-            format!("IRQ {irq} is kernel-managed (a queue of CPU {cpu}; the kernel refuses to move it): it fires for I/O submitted on CPU {cpu}, so keep the device's I/O off it, or boot with isolcpus=managed_irq,{cpu} (it moves managed IRQs whose mask holds a housekeeping CPU)"),
-        ),
-        Some(
-            s @ Source::Irq {
-                irq, pending: true, ..
-            },
-        ) => (
-            format!("likely source: {}", s.words()),
-            format!("IRQ {irq} was steered off CPU {cpu} but was still delivered there until its next interrupt (x86 moves it then): probe again; it no longer fires there"),
-        ),
-        Some(s @ Source::Irq { irq, .. }) => (
-            format!("likely source: {}", s.words()),
-            format!("steer IRQ {irq} to a housekeeping CPU (as root: echo LIST > /proc/irq/{irq}/smp_affinity_list; irqaffinity= at boot), or choose another CPU"),
-        ),
-        Some(s @ Source::Interrupt { label, .. }) if label == "LOC" => (
-            format!("likely source: {}", s.words()),
-            format!("the scheduler tick: boot with nohz_full={cpu} (and isolcpus) so that a single task there runs without it"),
-        ),
-        Some(s) => (
-            format!("likely source: {}", s.words()),
-            format!("choose an isolated CPU (--isolated), or see pinrun --probe -v for every source on CPU {cpu}"),
-        ),
+    let (why, hint) = match worst_likely(run, worst) {
+        Some(s) => (format!("likely source: {}", s.words()), fix_for(&s, cpu)),
         None if worst.mode == ProbeMode::Wakeup => (
             "unattributed: no task, steal time or interrupt seen explains it: preemption by short-lived tasks, a non-preemptible kernel section (see the preempt-model finding), SMIs, or a hypervisor that reports no steal time".to_string(),
             format!("see pinrun --probe -v for every source on CPU {cpu}; check the BIOS's power and SMI settings, or on a virtual machine the host's load"),
@@ -137,7 +119,7 @@ pub fn gate(
             format!(
                 "unattributed: no task, steal time or throttling seen explains it ({} of {} lost unexplained): preemption by short-lived tasks, SMIs, or a hypervisor that reports no steal time",
                 duration_approx(unattributed_ns(
-                    sources.get(&cpu).map_or(&[][..], Vec::as_slice),
+                    run.sources.get(&cpu).map_or(&[][..], Vec::as_slice),
                     worst.lost_ns
                 )),
                 duration_approx(worst.lost_ns)
@@ -159,6 +141,73 @@ pub fn gate(
         ),
     )
     .hint(hint))
+}
+
+/// The fix for `source` on `cpu`, by its kind: a user task moves with
+/// `pinrun --pid`; a kernel thread never does (`pinrun --pid` refuses
+/// it), so its hint names what moves it ([`kernel_thread_fix`]).
+fn fix_for(source: &Source, cpu: u32) -> String {
+    match source {
+        Source::RtThrottling { .. } => format!("a real-time task that never sleeps is stopped by RT throttling: give it an isolated CPU (--isolated) where kernel.sched_rt_runtime_us=-1 is safe, or let it sleep (--probe-mode wakeup shows what an event-driven program sees on CPU {cpu})"),
+        Source::Task {
+            pid,
+            comm,
+            kernel: Some(k),
+            ..
+        } => kernel_thread_fix(*k, *pid, comm, cpu),
+        Source::Task { pid, .. } => format!("move pid {pid} off CPU {cpu} (pinrun --pid {pid} --cpus LIST, every thread), or choose a CPU where nothing else runs (--isolated)"),
+        Source::Steal { .. } => "on a virtual machine, ask for dedicated (pinned) host CPUs for this guest, or probe again when the host is less loaded".to_string(),
+        Source::Irq {
+            irq,
+            managed: Some(true),
+            ..
+        } => format!("IRQ {irq} is kernel-managed (a queue of CPU {cpu}; the kernel refuses to move it): it fires for I/O submitted on CPU {cpu}, so keep the device's I/O off it, or boot with {} (it moves managed IRQs whose mask holds a housekeeping CPU)", crate::boot_params::isolcpus_param(&crate::boot_params::IsolcpusFlags { managed_irq: true, ..Default::default() }, &cpu.to_string())),
+        Source::Irq {
+            irq, pending: true, ..
+        } => format!("IRQ {irq} was steered off CPU {cpu} but was still delivered there until its next interrupt (x86 moves it then): probe again; it no longer fires there"),
+        Source::Irq { irq, .. } => format!("steer IRQ {irq} to a housekeeping CPU (as root: echo LIST > /proc/irq/{irq}/smp_affinity_list; irqaffinity= at boot), or choose another CPU"),
+        Source::Interrupt { label, .. } if label == "LOC" => format!("the scheduler tick: boot with nohz_full={cpu} (and isolcpus) so that a single task there runs without it"),
+        _ => format!("choose an isolated CPU (--isolated), or see pinrun --probe -v for every source on CPU {cpu}"),
+    }
+}
+
+/// The fix for kernel thread `comm` (PID `pid`) on `cpu`, by its kind:
+/// `pinrun --pid` refuses kernel threads, and `sched_setaffinity(2)` fails
+/// with EINVAL on a bound one (`PF_NO_SETAFFINITY`), so a per-CPU thread
+/// is kept busy less only by the boot parameters that move the work it
+/// runs (isolcpus=, nohz_full=, rcu_nocbs=:
+/// Documentation/admin-guide/kernel-parameters.txt), an unbound
+/// workqueue worker by the workqueue cpumask
+/// (Documentation/core-api/workqueue.rst), a threaded IRQ handler by its
+/// IRQ's affinity, any other kernel thread by `taskset -p`.
+fn kernel_thread_fix(kind: KernelThread, pid: u32, comm: &str, cpu: u32) -> String {
+    match kind {
+        KernelThread::PerCpu => format!(
+            "{comm} is CPU {cpu}'s own kernel thread: nothing moves it (pinrun --pid refuses kernel threads; sched_setaffinity fails with EINVAL), only less work for it on CPU {cpu}: boot with {} nohz_full={cpu} rcu_nocbs={cpu}, or choose an isolated CPU (--isolated)",
+            crate::boot_params::isolcpus_param(
+                &crate::boot_params::IsolcpusFlags {
+                    nohz: false,
+                    domain: true,
+                    managed_irq: true,
+                },
+                &cpu.to_string()
+            )
+        ),
+        KernelThread::UnboundWorker => format!(
+            "{comm} is an unbound workqueue worker: pinrun --pid and taskset cannot move it (sched_setaffinity fails with EINVAL); it runs where the workqueue cpumask allows: as root, echo MASK > /sys/devices/virtual/workqueue/cpumask (the housekeeping CPUs as a hex mask, without CPU {cpu}), or boot with workqueue.unbound_cpus=LIST"
+        ),
+        KernelThread::Movable => match comm
+            .strip_prefix("irq/")
+            .and_then(|r| r.split('-').next()?.parse::<u32>().ok())
+        {
+            Some(irq) => format!(
+                "{comm} is IRQ {irq}'s handler thread: it follows the IRQ's affinity: steer IRQ {irq} to a housekeeping CPU (as root: echo LIST > /proc/irq/{irq}/smp_affinity_list), or choose another CPU"
+            ),
+            None => format!(
+                "{comm} is a kernel thread (pinrun --pid refuses it): as root, taskset -pc LIST {pid} moves it off CPU {cpu}; or choose an isolated CPU (--isolated)"
+            ),
+        },
+    }
 }
 
 /// How the probe ran, as lining its gaps up needs it.
@@ -459,6 +508,161 @@ mod tests {
         s.summarize(cpu, ProbeMode::Spin, 1.0, 0, 1_000_000_000)
     }
 
+    /// A run of `cpus` with the totals `sources`, without a sampler
+    /// (nothing lined up in time), gated at `max_ns`.
+    fn gate_on(cpus: &[CpuNoise], sources: &BTreeMap<u32, Vec<Source>>, max_ns: u64) -> Result<()> {
+        gate(&run_of(cpus, sources), max_ns)
+    }
+
+    fn run_of(cpus: &[CpuNoise], sources: &BTreeMap<u32, Vec<Source>>) -> ProbeRun {
+        ProbeRun {
+            request: ProbeRequest::default(),
+            clock: crate::noise::ProbeClock::MonotonicRaw,
+            sched: "SCHED_OTHER nice 0".into(),
+            cpus: cpus.to_vec(),
+            sources: sources.clone(),
+            mlock_error: None,
+            rt_throttle: None,
+            rt_priority: None,
+            dma_latency: None,
+            timed: Err(String::new()),
+            traced: None,
+        }
+    }
+
+    /// A task of `comm` (PID `pid`) that ran 15 ms, of kernel thread kind
+    /// `kernel`.
+    fn task(pid: u32, comm: &str, kernel: Option<KernelThread>) -> Source {
+        Source::Task {
+            pid,
+            tid: pid,
+            comm: comm.into(),
+            runtime_ns: 15_000_000,
+            rt_priority: 0,
+            kernel,
+        }
+    }
+
+    /// A kernel thread is never hinted `pinrun --pid` (which refuses it,
+    /// plan::threads::check_target): a per-CPU one (kthread_bind():
+    /// sched_setaffinity fails with EINVAL) gets the boot parameters
+    /// only, an unbound kworker the workqueue cpumask, a threaded IRQ
+    /// handler its IRQ's affinity, any other kernel thread taskset.
+    #[test]
+    fn a_kernel_thread_is_hinted_what_moves_it() {
+        let cpus = [noise(1, 20_000_000)];
+        let hint = |t: Source| {
+            let e = gate_on(&cpus, &BTreeMap::from([(1, vec![t])]), 1_000_000).unwrap_err();
+            (e.message, e.hint.unwrap_or_default())
+        };
+        let (m, h) = hint(task(24, "ksoftirqd/1", Some(KernelThread::PerCpu)));
+        assert!(
+            m.ends_with("likely source: kernel thread ksoftirqd/1 (pid 24) 15.0ms"),
+            "{m}"
+        );
+        assert_eq!(
+            h,
+            "ksoftirqd/1 is CPU 1's own kernel thread: nothing moves it (pinrun --pid refuses kernel threads; sched_setaffinity fails with EINVAL), only less work for it on CPU 1: boot with isolcpus=domain,managed_irq,1 nohz_full=1 rcu_nocbs=1, or choose an isolated CPU (--isolated)"
+        );
+        let (_, h) = hint(task(50, "kworker/u9:0", Some(KernelThread::UnboundWorker)));
+        assert_eq!(
+            h,
+            "kworker/u9:0 is an unbound workqueue worker: pinrun --pid and taskset cannot move it (sched_setaffinity fails with EINVAL); it runs where the workqueue cpumask allows: as root, echo MASK > /sys/devices/virtual/workqueue/cpumask (the housekeeping CPUs as a hex mask, without CPU 1), or boot with workqueue.unbound_cpus=LIST"
+        );
+        let (_, h) = hint(task(15, "rcu_preempt", Some(KernelThread::Movable)));
+        assert_eq!(
+            h,
+            "rcu_preempt is a kernel thread (pinrun --pid refuses it): as root, taskset -pc LIST 15 moves it off CPU 1; or choose an isolated CPU (--isolated)"
+        );
+        let (_, h) = hint(task(52, "irq/24-ACPI:Ged", Some(KernelThread::Movable)));
+        assert_eq!(
+            h,
+            "irq/24-ACPI:Ged is IRQ 24's handler thread: it follows the IRQ's affinity: steer IRQ 24 to a housekeeping CPU (as root: echo LIST > /proc/irq/24/smp_affinity_list), or choose another CPU"
+        );
+        for (_, h) in [
+            hint(task(24, "ksoftirqd/1", Some(KernelThread::PerCpu))),
+            hint(task(50, "kworker/u9:0", Some(KernelThread::UnboundWorker))),
+            hint(task(15, "rcu_preempt", Some(KernelThread::Movable))),
+        ] {
+            assert!(
+                !h.contains("--pid 24") && !h.contains("pinrun --pid 15"),
+                "{h}"
+            );
+        }
+        // A user task keeps pinrun's own fix.
+        let (_, h) = hint(task(4242, "hog", None));
+        assert!(
+            h.starts_with("move pid 4242 off CPU 1 (pinrun --pid 4242"),
+            "{h}"
+        );
+    }
+
+    /// The report's "worst gap: likely" line, its JSON and the gate give
+    /// one answer, the worst gap's own window when it was lined up in
+    /// time: a task that ran 15 ms elsewhere in the probe (the totals) is
+    /// not blamed for a 20 ms gap whose window shows nothing, and an IRQ
+    /// the window shows is named by all three.
+    #[test]
+    fn the_gate_and_the_timeline_give_one_answer() {
+        let cpus = [noise(1, 20_000_000)];
+        let totals = BTreeMap::from([(1, vec![task(4242, "hog", None)])]);
+        let mut run = run_of(&cpus, &totals);
+        let lined = |likely: Option<Source>| Timed {
+            period_ns: 2_000_000,
+            samples: 500,
+            gaps: BTreeMap::from([(
+                1,
+                vec![TimedGap {
+                    ns: 20_000_000,
+                    at_ns: 20,
+                    window_ns: Some(24_000_000),
+                    sources: likely.iter().cloned().collect(),
+                    likely_source: likely,
+                }],
+            )]),
+        };
+        // Without a sampler: the totals.
+        let e = gate(&run, 1_000_000).unwrap_err();
+        assert!(
+            e.message
+                .ends_with("likely source: task hog (pid 4242) 15.0ms"),
+            "{}",
+            e.message
+        );
+        // Lined up, nothing seen in the window: unattributed everywhere.
+        run.timed = Ok(lined(None));
+        let e = gate(&run, 1_000_000).unwrap_err();
+        assert!(e.message.contains("; unattributed: "), "{}", e.message);
+        assert_eq!(worst_likely(&run, &run.cpus[0]), None);
+        let text = crate::probe::report::probe_text(&run, false);
+        assert!(text.contains("20.0ms at +20ns: nothing seen"), "{text}");
+        assert!(!text.contains("likely"), "{text}");
+        // Lined up with an IRQ: the gate names the timeline's source.
+        let irq = Source::Irq {
+            irq: 36,
+            name: "virtio0".into(),
+            count: 1,
+            managed: None,
+            pending: false,
+        };
+        run.timed = Ok(lined(Some(irq.clone())));
+        let e = gate(&run, 1_000_000).unwrap_err();
+        assert!(
+            e.message.ends_with("likely source: IRQ 36 (virtio0) ×1"),
+            "{}",
+            e.message
+        );
+        let text = crate::probe::report::probe_text(&run, false);
+        assert!(
+            text.contains("20.0ms at +20ns: IRQ 36 (virtio0) ×1"),
+            "{text}"
+        );
+        assert!(
+            text.contains("CPU 1 worst gap 20.0ms: likely IRQ 36 (virtio0) ×1"),
+            "{text}"
+        );
+    }
+
     /// The gate names the CPU with the worst gap over the limit and, from
     /// its sources, the likely cause and its kind's fix.
     #[test]
@@ -475,7 +679,7 @@ mod tests {
                 pending: false,
             }],
         );
-        let e = gate(&cpus, &sources, 20_000, None, None).unwrap_err();
+        let e = gate_on(&cpus, &sources, 20_000).unwrap_err();
         assert_eq!(e.code, ErrorCode::ProbeOverMax);
         assert!(
             e.message.contains("CPU 2: worst gap 50.0us"),
@@ -489,10 +693,10 @@ mod tests {
                 .unwrap_or("")
                 .contains("/proc/irq/24/smp_affinity_list")
         );
-        assert!(gate(&cpus, &sources, 60_000, None, None).is_ok());
+        assert!(gate_on(&cpus, &sources, 60_000).is_ok());
         // A managed queue IRQ (as --steer-irqs found it): no write hint.
         crate::noise::mark_managed(sources.get_mut(&2).unwrap(), |_| Some(true));
-        let e = gate(&cpus, &sources, 20_000, None, None).unwrap_err();
+        let e = gate_on(&cpus, &sources, 20_000).unwrap_err();
         assert!(
             e.message.contains("IRQ 24 (nvme0q1, kernel-managed) ×12"),
             "{}",
@@ -504,7 +708,7 @@ mod tests {
         // A pending move: already steered, no write hint either.
         crate::noise::mark_managed(sources.get_mut(&2).unwrap(), |_| Some(false));
         crate::noise::mark_pending(sources.get_mut(&2).unwrap(), &[24]);
-        let e = gate(&cpus, &sources, 20_000, None, None).unwrap_err();
+        let e = gate_on(&cpus, &sources, 20_000).unwrap_err();
         assert!(
             e.message
                 .contains("IRQ 24 (nvme0q1, steered, move pending) ×12"),
@@ -529,6 +733,7 @@ mod tests {
             comm: "hog".into(),
             runtime_ns: 15_000_000,
             rt_priority: 0,
+            kernel: None,
         };
         let irq = Source::Irq {
             irq: 36,
@@ -538,7 +743,7 @@ mod tests {
             pending: false,
         };
         let sources = BTreeMap::from([(2, vec![task, irq.clone()])]);
-        let e = gate(&cpus, &sources, 1_000_000, None, None).unwrap_err();
+        let e = gate_on(&cpus, &sources, 1_000_000).unwrap_err();
         assert!(
             e.hint
                 .as_deref()
@@ -548,7 +753,7 @@ mod tests {
             e.hint
         );
         let sources = BTreeMap::from([(2, vec![irq.clone()])]);
-        let e = gate(&cpus, &sources, 1_000_000, None, None).unwrap_err();
+        let e = gate_on(&cpus, &sources, 1_000_000).unwrap_err();
         assert!(!e.message.contains("IRQ 36"), "{}", e.message);
         assert!(
             e.message.contains("; unattributed: no task, steal time or throttling seen explains it (20.0ms of 20.0ms lost unexplained)"),
@@ -556,7 +761,7 @@ mod tests {
             e.message
         );
         let sources = BTreeMap::from([(2, vec![Source::Steal { ns: 30_000_000 }, irq])]);
-        let e = gate(&cpus, &sources, 1_000_000, None, None).unwrap_err();
+        let e = gate_on(&cpus, &sources, 1_000_000).unwrap_err();
         assert!(
             e.message.contains("likely source: steal time 30.0ms"),
             "{}",
@@ -576,8 +781,8 @@ mod tests {
             ],
             softirqs: vec!["TIMER".into()],
             tasks: [
-                (100, (100, "hog".into(), 0)),
-                (200, (200, "other".into(), 0)),
+                (100, (100, "hog".into(), 0, None)),
+                (200, (200, "other".into(), 0, None)),
             ]
             .into_iter()
             .collect(),
@@ -782,7 +987,7 @@ mod tests {
     #[test]
     fn tasks_taking_turns_name_the_busiest() {
         let mut l = layout();
-        l.tasks.insert(300, (300, "cc1".into(), 0));
+        l.tasks.insert(300, (300, "cc1".into(), 0, None));
         let s = vec![
             sample(0, 10, 100, 0, &[(100, 1, 0), (200, 1, 0), (300, 1, 0)]),
             sample(

@@ -52,7 +52,9 @@ pub fn candidates(
         let was = seen.insert(tid, t.runtime_ns);
         if t.pid != own_pid && l.cpus.contains(&t.cpu) && was != Some(t.runtime_ns) {
             active.push(tid);
-            l.tasks.entry(tid).or_insert((t.pid, t.comm, t.rt_priority));
+            l.tasks
+                .entry(tid)
+                .or_insert((t.pid, t.comm, t.rt_priority, t.kernel));
         }
     }
     active
@@ -302,7 +304,7 @@ mod tests {
         let mut seen = BTreeMap::new();
         let tids = candidates(&root, &mut l, 50, &mut seen);
         assert_eq!(tids, vec![42]);
-        assert_eq!(l.tasks[&42], (42, "hog".to_string(), 0));
+        assert_eq!(l.tasks[&42], (42, "hog".to_string(), 0, None));
         let labels: Vec<&str> = l.irqs.iter().map(|(label, _)| label.as_str()).collect();
         assert_eq!(labels, ["26", "LOC", "RES"]);
         let s = sample(&root, &l, &tids, None).unwrap();

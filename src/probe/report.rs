@@ -9,7 +9,7 @@
 
 use crate::noise::{
     Bucket, COUNTER_GAP_MAX_NS, CpuNoise, NoiseKind, ProbeMode, ProbeRun, Source, TimedGap,
-    TracedGap, TracedSource, likely_source, unattributed_ns,
+    TracedGap, TracedSource, unattributed_ns,
 };
 use crate::words::{cpus_phrase, duration_approx as d};
 use serde_json::{Value, json};
@@ -328,12 +328,9 @@ pub fn probe_text(run: &ProbeRun, verbose: bool) -> String {
 }
 
 /// The likely source of `c`'s worst gap or latency, when it is above the
-/// threshold ([`likely_source`]).
+/// threshold: the gate's answer ([`crate::probe::plan::worst_likely`]).
 fn likely(run: &ProbeRun, c: &CpuNoise) -> Option<crate::noise::Source> {
-    let sources = run.sources.get(&c.cpu).map_or(&[][..], Vec::as_slice);
-    (c.max_ns > run.request.threshold_ns)
-        .then(|| likely_source(sources, c.max_ns, run.rt_throttle, run.rt_priority))
-        .flatten()
+    crate::probe::plan::worst_likely(run, c)
 }
 
 /// One CPU's JSON object in its mode's fields (pinrun(1) PROBE).
@@ -537,8 +534,10 @@ mod tests {
         assert!(t.starts_with("probe: spin for 1.00s on CPU 1, SCHED_OTHER nice 0, clock CLOCK_MONOTONIC_RAW, threshold 1.00us\n"), "{t}");
         assert!(t.contains("  CPU 1 gaps by length: 32-64us ×1\n"), "{t}");
         assert!(t.contains("  CPU 1 largest gaps: 40.0us at +20ns\n"), "{t}");
+        // The worst gap's own window (IRQ 24 once), as its line in time
+        // says; not the probe's totals (×3): one answer (plan::worst_likely).
         assert!(
-            t.contains("  CPU 1 worst gap 40.0us: likely IRQ 24 (nvme0q1) ×3\n"),
+            t.contains("  CPU 1 worst gap 40.0us: likely IRQ 24 (nvme0q1) ×1\n"),
             "{t}"
         );
         // No per-read percentile in spin mode.
@@ -713,6 +712,7 @@ mod tests {
                 comm: "cc1".into(),
                 runtime_ns: 2_600_000,
                 rt_priority: 0,
+                kernel: None,
             },
         );
         let t = probe_text(&r, false);

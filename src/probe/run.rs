@@ -61,10 +61,21 @@ fn measure(root: &Root, p: &Probed, pr: &ProbeRequest, pending: &[u32]) -> Resul
     // Under --steer-irqs the probe runs after the steering: an IRQ still
     // firing on a claimed CPU is named kernel-managed when the plan found
     // it so.
+    // The gaps lined up in time are marked alike: the gate and the report
+    // take the worst gap's own window first (plan::worst_likely).
     if let Some(managed) = p.managed {
-        for sources in run.sources.values_mut() {
+        let mark = |sources: &mut [crate::noise::Source]| {
             crate::noise::mark_managed(sources, managed);
             crate::noise::mark_pending(sources, pending);
+        };
+        for sources in run.sources.values_mut() {
+            mark(sources);
+        }
+        if let Ok(t) = &mut run.timed {
+            for g in t.gaps.values_mut().flatten() {
+                mark(&mut g.sources);
+                mark(g.likely_source.as_mut_slice());
+            }
         }
     }
     Ok(run)
@@ -72,13 +83,7 @@ fn measure(root: &Root, p: &Probed, pr: &ProbeRequest, pending: &[u32]) -> Resul
 
 fn gate(run: &ProbeRun) -> Result<(), Error> {
     match run.request.gate_max_ns {
-        Some(max) => crate::probe::plan::gate(
-            &run.cpus,
-            &run.sources,
-            max,
-            run.rt_throttle,
-            run.rt_priority,
-        ),
+        Some(max) => crate::probe::plan::gate(run, max),
         None => Ok(()),
     }
 }

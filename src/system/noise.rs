@@ -39,11 +39,10 @@ pub fn read_tasks(root: &Root) -> BTreeMap<u32, TaskTime> {
     for pid in root.numbered_entries("/proc", "") {
         let dir = format!("/proc/{pid}/task");
         for tid in root.numbered_entries(&dir, "") {
-            let Some((comm, cpu, ticks, rt_priority)) = root
-                .read(&format!("{dir}/{tid}/stat"))
-                .as_deref()
-                .and_then(parse_task_stat)
-            else {
+            let Some(stat) = root.read(&format!("{dir}/{tid}/stat")) else {
+                continue;
+            };
+            let Some((comm, cpu, ticks, rt_priority)) = parse_task_stat(&stat) else {
                 continue;
             };
             let runtime_ns = root
@@ -59,6 +58,7 @@ pub fn read_tasks(root: &Root) -> BTreeMap<u32, TaskTime> {
                     cpu,
                     runtime_ns,
                     rt_priority,
+                    kernel: crate::noise::KernelThread::from_stat(&stat),
                 },
             );
         }

@@ -99,22 +99,140 @@ fn open_dir(path: &Path, create: bool) -> Result<Option<OwnedFd>> {
             Ok(Some(fd))
         }
         Err(nix::errno::Errno::ENOENT) => Ok(None),
-        Err(nix::errno::Errno::ELOOP | nix::errno::Errno::ENOTDIR) => Err(dir_error(
-            path,
-            "is a symlink or not a directory; pinrun never follows one",
-        )
-        .hint("remove it, or use --state-dir DIR")),
+        Err(nix::errno::Errno::ELOOP | nix::errno::Errno::ENOTDIR) => Err(not_a_directory(path)),
+        Err(nix::errno::Errno::EACCES) => Err(not_permitted(path)),
         Err(e) => Err(dir_error(path, e.desc())),
     }
 }
 
-/// The failure of `mkdir(path)` with `e`, and how to create it once.
+/// The refusal of `path` that `open(2)` with `O_DIRECTORY | O_NOFOLLOW`
+/// answered ELOOP or ENOTDIR: what it is (`lstat(2)`'s file type: a
+/// symlink and where it points, a regular file, …), or that a component
+/// before it is not a directory.
+fn not_a_directory(path: &Path) -> Error {
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return dir_error(path, "a component of the path is not a directory")
+            .hint("give a directory: --state-dir DIR (created, mode 1777, when missing)");
+    };
+    let t = meta.file_type();
+    if t.is_symlink() {
+        let to = std::fs::read_link(path).map_or(String::new(), |l| format!(" to {}", l.display()));
+        return dir_error(
+            path,
+            format!("is a symlink{to}; pinrun never follows one (another user could repoint it)"),
+        )
+        .hint("give the directory's own path (realpath), or use --state-dir DIR");
+    }
+    let what = file_kind(&meta);
+    if what == "a directory" {
+        return dir_error(path, "a component of the path is not a directory")
+            .hint("give a directory: --state-dir DIR (created, mode 1777, when missing)");
+    }
+    dir_error(path, format!("is {what}, not a directory")).hint(
+        "give a directory: --state-dir DIR (created, mode 1777, when missing); pinrun never replaces a file",
+    )
+}
+
+/// `meta`'s file type in words (`inode(7)`): `a regular file`, `a FIFO`.
+fn file_kind(meta: &std::fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let t = meta.file_type();
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_file() {
+        "a regular file"
+    } else if t.is_symlink() {
+        "a symlink"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_block_device() {
+        "a block device"
+    } else {
+        "a character device"
+    }
+}
+
+/// The refusal of `path` that `open(2)` answered EACCES: its mode and
+/// owner when `lstat(2)` tells them (pinrun needs to read and search it,
+/// `r-x` for this user), and who can change that.
+fn not_permitted(path: &Path) -> Error {
+    let me = nix::unistd::geteuid().as_raw();
+    match std::fs::symlink_metadata(path) {
+        Ok(m) => dir_error(
+            path,
+            format!(
+                "cannot be read: permission denied (mode {:04o}, owner uid {}; pinrun runs as uid {me} and needs to read and search it)",
+                m.mode() & 0o7777,
+                m.uid()
+            ),
+        )
+        .hint(format!(
+            "as its owner: chmod 1777 {} (what pinrun creates), or use --state-dir DIR",
+            path.display()
+        )),
+        Err(_) => dir_error(
+            path,
+            format!("cannot be reached: permission denied on a directory above it (pinrun runs as uid {me})"),
+        )
+        .hint("use --state-dir DIR in a directory you can search"),
+    }
+}
+
+/// The failure of `mkdir(path)` with `e`, and how to create it once where
+/// that works on this host ([`where_nothing_is_made`]).
 fn cannot_create(path: &Path, e: nix::errno::Errno) -> Error {
-    dir_error(path, format!("cannot create it: {}", e.desc())).hint(format!(
-        "create it once as root: install -d -m 1777 {} (or a systemd-tmpfiles line: d {} 1777 root root -), or use --state-dir DIR",
-        path.display(),
-        path.display()
-    ))
+    let e = dir_error(path, format!("cannot create it: {}", e.desc()));
+    match where_nothing_is_made(path) {
+        Some(why) => e.hint(format!(
+            "{why}: use --state-dir DIR on a writable file system (the default is {DEFAULT_STATE_DIR})"
+        )),
+        None => e.hint(format!(
+            "create it once as root: install -d -m 1777 {} (or a systemd-tmpfiles line: d {} 1777 root root -), or use --state-dir DIR",
+            path.display(),
+            path.display()
+        )),
+    }
+}
+
+/// Why no directory can be made at `path` even by root (so `install -d`
+/// is no remedy): its nearest existing ancestor is in procfs or sysfs
+/// (`statfs(2)` `f_type`: their directories are the kernel's, `mkdir(2)`
+/// fails), or on a file system mounted read-only (`statvfs(3)`
+/// `ST_RDONLY`). `None` when root could make it.
+fn where_nothing_is_made(path: &Path) -> Option<String> {
+    let above = path.ancestors().skip(1).find(|a| {
+        let a = if a.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            a
+        };
+        nix::sys::stat::stat(a).is_ok()
+    })?;
+    let above = if above.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        above
+    };
+    let fs = nix::sys::statfs::statfs(above).ok()?;
+    let kind = fs.filesystem_type();
+    if kind == nix::sys::statfs::PROC_SUPER_MAGIC {
+        return Some(format!(
+            "{} is in procfs, where only the kernel makes directories",
+            above.display()
+        ));
+    }
+    if kind == nix::sys::statfs::SYSFS_MAGIC {
+        return Some(format!(
+            "{} is in sysfs, where only the kernel makes directories",
+            above.display()
+        ));
+    }
+    let vfs = nix::sys::statvfs::statvfs(above).ok()?;
+    vfs.flags()
+        .contains(nix::sys::statvfs::FsFlags::ST_RDONLY)
+        .then(|| format!("{} is on a file system mounted read-only", above.display()))
 }
 
 /// What `mkdir(path)` would answer, predicted without creating anything

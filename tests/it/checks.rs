@@ -123,9 +123,10 @@ fn isolation_findings_fire_and_stay_quiet() {
     );
 }
 
-#[test]
-fn irq_findings_use_effective_affinity_and_skip_per_cpu_rows() {
-    let t = tree(&[
+/// [`tree`] with device IRQs 24 (effective affinity CPU 1), 25 (CPU 0),
+/// 26 (mask f, never fired) and the per-CPU LOC row.
+fn irq_tree() -> tempfile::TempDir {
+    tree(&[
         (
             "proc/interrupts",
             "           CPU0       CPU1       CPU2       CPU3\n 24:  1  2  3  4   PCI-MSI 1-edge   eth0-rx-0\n 25:  5  0  0  0   PCI-MSI 2-edge   eth0-rx-1\n 26:  0  0  0  0   PCI-MSI 3-edge   nvme0q1\nLOC:  9  9  9  9   Local timer interrupts\n",
@@ -135,7 +136,12 @@ fn irq_findings_use_effective_affinity_and_skip_per_cpu_rows() {
         ("proc/irq/25/smp_affinity_list", "0\n"),
         ("proc/irq/26/smp_affinity", "f\n"),
         ("proc/irq/default_smp_affinity", "1\n"),
-    ]);
+    ])
+}
+
+#[test]
+fn irq_findings_use_effective_affinity_and_skip_per_cpu_rows() {
+    let t = irq_tree();
     let f = findings(t.path(), &["--cpus", "1"]);
     let irqs: Vec<u32> = with(&f, "irq-on-cpu")
         .iter()
@@ -943,4 +949,150 @@ fn field_case_rlimit_rttime() {
             codes(&f)
         );
     }
+}
+
+/// The hint of a finding on the boot CPU says every sentence that
+/// applies, remedy first: the boot parameters for the other CPUs, then
+/// why CPU 0 is left out (its own sentence, without nohz_full= where the
+/// hint names no nohz_full=); on CPU 0 alone, why no parameter takes it.
+/// `irq-on-cpu` once gave the boot-CPU sentence in place of the
+/// isolcpus=managed_irq remedy. (4 CPUs; IRQs 24-26 as in
+/// irq_findings_use_effective_affinity_and_skip_per_cpu_rows; 26 may be
+/// a managed queue vector: without debugfs pinrun cannot tell.)
+#[test]
+fn a_hint_on_the_boot_cpu_keeps_every_sentence() {
+    let t = irq_tree();
+    let hint = |cpus: &str, code: &str| {
+        let f = findings(t.path(), &["--cpus", cpus]);
+        with(&f, code)[0]["hint"].as_str().unwrap().to_string()
+    };
+    let left_out = "CPU 0 is left out: it is the boot CPU, where the kernel keeps its housekeeping";
+    let nohz = " (before Linux 6.5 tick_nohz_init() also clears it from nohz_full=)";
+    assert_eq!(
+        hint("0-1", "irq-on-cpu"),
+        format!(
+            "move them: for i in 24 25 26; do echo 2-3 > /proc/irq/$i/smp_affinity_list; done (and keep irqbalance off these CPUs: IRQBALANCE_BANNED_CPULIST=0-1); a write that fails with EIO (EPERM on some kernels) means that IRQ is kernel-managed; boot with isolcpus=managed_irq,1 instead; {left_out}"
+        )
+    );
+    assert_eq!(
+        hint("0", "irq-on-cpu"),
+        "move them: for i in 25 26; do echo 1-3 > /proc/irq/$i/smp_affinity_list; done (and keep irqbalance off these CPUs: IRQBALANCE_BANNED_CPULIST=0); a write that fails with EIO (EPERM on some kernels) means that IRQ is kernel-managed; CPU 0 is the boot CPU, where the kernel keeps its housekeeping: no boot parameter takes it, run on another CPU"
+    );
+    assert_eq!(
+        hint("0-1", "not-isolated"),
+        format!(
+            "isolate at boot with isolcpus=domain,managed_irq,1 nohz_full=1 rcu_nocbs=1; {left_out}{nohz}"
+        )
+    );
+    assert_eq!(
+        hint("0-1", "not-nohz-full"),
+        format!("boot with nohz_full=1 (CONFIG_NO_HZ_FULL); {left_out}{nohz}")
+    );
+    assert_eq!(
+        hint("0-1", "not-rcu-nocbs"),
+        format!("boot with rcu_nocbs=1 (nohz_full= implies it); {left_out}")
+    );
+    assert_eq!(
+        hint("0", "not-rcu-nocbs"),
+        "CPU 0 is the boot CPU, where the kernel keeps its housekeeping: no boot parameter takes it, run on another CPU"
+    );
+}
+
+/// Every printer of an isolcpus= line writes its flags in the order
+/// Documentation/admin-guide/kernel-parameters.txt lists them
+/// (`isolcpus=nohz,domain,managed_irq,LIST`; boot_params::isolcpus_value):
+/// `--plan-host`'s kernel line, the isolation and IRQ findings' hints and
+/// the placement's refusal, on a machine without isolation and on one
+/// whose isolcpus= has nohz (kept in the line the hints ask for); and no
+/// source file but boot_params.rs spells a flag list after `isolcpus=`.
+#[test]
+fn every_isolcpus_line_has_the_documented_flag_order() {
+    let ordered = |text: &str| {
+        for w in text
+            .split_whitespace()
+            .filter(|w| w.starts_with("isolcpus="))
+        {
+            let v = w.trim_start_matches("isolcpus=");
+            let flags: Vec<&str> = v
+                .split(',')
+                .take_while(|f| f.starts_with(|c: char| c.is_ascii_alphabetic()))
+                .collect();
+            let want: Vec<&str> = ["nohz", "domain", "managed_irq"]
+                .into_iter()
+                .filter(|f| flags.contains(f))
+                .collect();
+            assert_eq!(flags, want, "{w} in {text}");
+        }
+        text.contains("isolcpus=")
+    };
+    for cmdline in ["ro quiet\n", "ro isolcpus=managed_irq,nohz,3 nohz_full=3\n"] {
+        let t = tree(&[
+            ("proc/cmdline", cmdline),
+            (
+                "proc/interrupts",
+                "           CPU0       CPU1       CPU2       CPU3\n 26:  0  0  0  0   PCI-MSI 3-edge   nvme0q1\n",
+            ),
+            ("proc/irq/26/smp_affinity", "f\n"),
+        ]);
+        let f = findings(t.path(), &["--cpus", "1-2"]);
+        let hints: Vec<String> = f
+            .iter()
+            .filter_map(|x| x["hint"].as_str().map(String::from))
+            .collect();
+        assert!(
+            hints.iter().filter(|h| ordered(h)).count() >= 2,
+            "{cmdline}: {hints:?}"
+        );
+        let out = at(
+            t.path(),
+            &["--isolated", "--cores", "1", "--dry-run", "--", "true"],
+        );
+        assert!(
+            ordered(&String::from_utf8_lossy(&out.stderr)),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let v = common::dry_json(
+        "nto/bare-metal-worker1.internal",
+        &["--plan-host", "--latency-cores", "4"],
+    );
+    let line = v["kernel_cmdline"].as_str().unwrap();
+    assert!(ordered(line), "{line}");
+    assert!(line.starts_with("isolcpus=domain,managed_irq,"), "{line}");
+    // The source: a flag list after isolcpus= only in boot_params.rs
+    // (tests and parsers' inputs aside: lines with `parse` or in tests).
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = vec![src.clone()];
+    let mut bad = Vec::new();
+    while let Some(p) = files.pop() {
+        if p.is_dir() {
+            files.extend(std::fs::read_dir(&p).unwrap().map(|e| e.unwrap().path()));
+            continue;
+        }
+        if p.ends_with("boot_params.rs") || p.extension().is_none_or(|e| e != "rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&p).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap_or("");
+        for l in code.lines().filter(|l| !l.trim_start().starts_with("//")) {
+            if [
+                "isolcpus=nohz,",
+                "isolcpus=domain,",
+                "isolcpus=managed_irq,",
+                "\"managed_irq,",
+                "\"domain,",
+            ]
+            .iter()
+            .any(|p| l.contains(p))
+                && l.contains('{')
+            {
+                bad.push(format!("{}: {l}", p.display()));
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "isolcpus= flags written outside boot_params::isolcpus_value: {bad:#?}"
+    );
 }

@@ -1067,10 +1067,10 @@ fn dry_run_refuses_the_state_dirs_the_launch_refuses() {
     std::os::unix::fs::symlink(&sticky, &link).unwrap();
     let mut dirs = vec![
         (sticky.clone(), "no sticky bit"),
-        (link, "is a symlink or not a directory"),
+        (link, "is a symlink to "),
         (
             PathBuf::from("/dev/null"),
-            "is a symlink or not a directory",
+            "is a character device, not a directory",
         ),
         (
             PathBuf::from("/proc/nope"),
@@ -1118,4 +1118,82 @@ fn dry_run_refuses_the_state_dirs_the_launch_refuses() {
     );
     assert_eq!(dry.status.code(), Some(0), "{}", stderr(&dry));
     assert!(!fresh.exists());
+}
+
+/// A state directory pinrun cannot read is never read as empty (never
+/// fail open): `--show` says it could not be read and why, in text and
+/// JSON, and a launch's refusal names what the path is and a hint that
+/// works on this host. Cases: a regular file (open(2) O_DIRECTORY:
+/// ENOTDIR; lstat(2) says S_IFREG), a mode 0000 directory read as user
+/// nobody (EACCES), a directory to create under /proc (procfs: mkdir(2)
+/// fails even for root, so no `install -d`).
+#[test]
+fn an_unreadable_state_dir_is_never_read_as_empty() {
+    let t = tempfile::tempdir().unwrap();
+    let file = t.path().join("state");
+    std::fs::write(&file, "x").unwrap();
+    let f = file.display();
+    let show = run(&file, &["--show"], &[]);
+    assert_eq!(show.status.code(), Some(0), "{}", stderr(&show));
+    let text = String::from_utf8_lossy(&show.stdout);
+    assert!(
+        text.contains(&format!("claims ({f}): the state directory could not be read, so pinrun's claims are unknown: is a regular file, not a directory\n")),
+        "{text}"
+    );
+    assert!(!text.contains(&format!("claims ({f}): none")), "{text}");
+    let v: Value = serde_json::from_slice(&run(&file, &["--show", "--json"], &[]).stdout).unwrap();
+    assert_eq!(
+        v["state_dir_error"], "is a regular file, not a directory",
+        "{v}"
+    );
+    let launch = run(&file, &["--exclusive", "--cores", "1"], &["true"]);
+    assert_eq!(launch.status.code(), Some(125));
+    assert_eq!(
+        stderr(&launch),
+        format!(
+            "pinrun: claims: state directory {f}: is a regular file, not a directory\nhint: give a directory: --state-dir DIR (created, mode 1777, when missing); pinrun never replaces a file\n"
+        )
+    );
+    // Under /proc only the kernel makes directories: no install -d.
+    let launch = run(
+        Path::new("/proc/pinrun-state"),
+        &["--exclusive", "--cores", "1"],
+        &["true"],
+    );
+    assert_eq!(
+        stderr(&launch),
+        "pinrun: claims: state directory /proc/pinrun-state: cannot create it: No such file or directory\nhint: /proc is in procfs, where only the kernel makes directories: use --state-dir DIR on a writable file system (the default is /run/pinrun)\n"
+    );
+    // Mode 0000, owned by root, read by nobody: EACCES.
+    std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let closed = t.path().join("closed");
+    std::fs::create_dir(&closed).unwrap();
+    std::fs::set_permissions(&closed, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let c = closed.display().to_string();
+    let Some(out) = common::as_nobody(&["--state-dir", &c, "--show"]) else {
+        return;
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    let why = "cannot be read: permission denied (mode 0000, owner uid 0; pinrun runs as uid 65534 and needs to read and search it)";
+    assert!(
+        text.contains(&format!("claims ({c}): the state directory could not be read, so pinrun's claims are unknown: {why}\n")),
+        "{text}"
+    );
+    let out = common::as_nobody(&[
+        "--state-dir",
+        &c,
+        "--exclusive",
+        "--cpus",
+        "0",
+        "--",
+        "true",
+    ])
+    .unwrap();
+    assert_eq!(out.status.code(), Some(125));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "pinrun: claims: state directory {c}: {why}\nhint: as its owner: chmod 1777 {c} (what pinrun creates), or use --state-dir DIR\n"
+        )
+    );
 }

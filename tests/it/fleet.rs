@@ -745,7 +745,7 @@ fn fleet_refusals_name_their_cause() {
         ),
         (
             &["--settle=-1s", "--cores", "1", "--dry-run"][..],
-            "pinrun: --settle: \"-1s\" is negative: a duration is from 1ns up\n",
+            "pinrun: --settle: \"-1s\" is negative: --settle takes from 1ns to about 292 years (2^63-1 ns)\n",
         ),
     ] {
         let out = common::at(&m, args);
@@ -760,7 +760,7 @@ fn fleet_refusals_name_their_cause() {
     assert_status(&out, 125);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.starts_with("pinrun: --probe: \"-1s\" is negative: a duration is from 1ns up\n"),
+        err.starts_with("pinrun: --probe: \"-1s\" is negative: --probe takes from 10ms to 60s\n"),
         "{err}"
     );
 }

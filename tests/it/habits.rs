@@ -1278,3 +1278,29 @@ fn taskset_cp_and_chrt_policy_p_get_the_exact_command() {
         "as chrt -r -p PRIO PID: pinrun --pid 1 --rr 10"
     );
 }
+
+/// `--allow` with a misspelled finding code names the nearest code
+/// (Levenshtein distance within a third of the word) before the list,
+/// exit 125; a word near no code gets the list alone.
+#[test]
+fn a_misspelled_allow_code_is_named() {
+    let out = pinrun()
+        .args(["--allow", "irq-on-cp", "--cpus", "0", "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(125));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("pinrun: --allow: \"irq-on-cp\" names no finding code\nhint: did you mean irq-on-cpu? give codes, families ending in * (irq-*) or all; the codes: "),
+        "{err}"
+    );
+    let out = pinrun()
+        .args(["--allow", "xyz", "--cpus", "0", "--", "true"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("\nhint: give codes, families ending in *"),
+        "{err}"
+    );
+}
