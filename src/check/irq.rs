@@ -385,6 +385,10 @@ fn default_affinity(ctx: &Context, hk: &CpuSet, out: &mut Vec<Finding>) {
                 format!("{source} ({}) includes {}: IRQs set up from now on can land there", set.intersection(&sys.online), cpus_phrase(&hit)),
                 if hk.is_empty() {
                     "every online CPU is checked: leave at least one housekeeping CPU for IRQs (irqaffinity=)".to_string()
+                } else if sys.online.first().is_some_and(|b| hit.contains(b)) {
+                    // irq_affinity_setup() adds the boot CPU to any
+                    // irqaffinity= list: no boot parameter keeps it out.
+                    format!("write the housekeeping CPUs' mask to /proc/irq/default_smp_affinity ({}) after every boot (irqaffinity= cannot leave out CPU {}, the boot CPU: irq_affinity_setup() adds it to any list)", hk.to_mask(), sys.online.first().unwrap_or(0))
                 } else {
                     format!("write the housekeeping CPUs' mask to /proc/irq/default_smp_affinity ({}), or boot with irqaffinity={hk_list}", hk.to_mask())
                 },

@@ -108,6 +108,9 @@ pub struct Facts {
     irqs: BTreeMap<u32, (u32, u64)>,
     /// `--choose measured`: the worst gap measured per CPU, ns.
     measured: BTreeMap<u32, u64>,
+    /// The smallest of `measured` (CPUs held off, `u64::MAX`, left
+    /// out), at least 1 ns: the gap every other is a multiple of.
+    quietest: u64,
 }
 
 /// The ranking key of one CPU or core (see the module's list).
@@ -170,21 +173,32 @@ impl Facts {
             },
             nocbs,
             irqs,
+            quietest: sys
+                .measured
+                .iter()
+                .flatten()
+                .map(|(_, &ns)| ns)
+                .filter(|&ns| ns != u64::MAX)
+                .min()
+                .unwrap_or(1)
+                .max(1),
             measured: sys.measured.clone().unwrap_or_default(),
         }
     }
 
-    /// The class of the largest worst gap measured on `cpus`: its bit
-    /// length, so that gaps within a factor of two tie and the rule
-    /// decides between them (a short measurement's worst gap is noisy:
-    /// 7 ms against 12 ms on two idle CPUs of this machine); a CPU not
-    /// measured is last.
+    /// The class of the largest worst gap measured on `cpus`, against
+    /// the quietest CPU measured: the bit length of their whole ratio, so
+    /// that a gap within a factor of two of the quietest ties with it
+    /// (class 1), from two to four times it is class 2, and so on, and the
+    /// rule decides within a class (a short measurement's worst gap is
+    /// noisy: 7 ms against 12 ms on two idle CPUs of this machine). Classes
+    /// are relative, not fixed powers of two: 12.7 and 20.0 ms tie
+    /// although 2^24 ns lies between them. A CPU not measured is last.
     fn worst_gap(&self, cpus: &CpuSet) -> u64 {
         cpus.iter()
-            .map(|c| {
-                self.measured
-                    .get(&c)
-                    .map_or(u64::MAX, |&ns| u64::from(u64::BITS - ns.leading_zeros()))
+            .map(|c| match self.measured.get(&c) {
+                None | Some(&u64::MAX) => u64::MAX,
+                Some(&ns) => u64::from(u64::BITS - (ns / self.quietest).leading_zeros()),
             })
             .max()
             .unwrap_or(u64::MAX)
@@ -725,6 +739,29 @@ mod tests {
         assert_eq!(c.intent, vec!["--choose measured"]);
         // A tie in the gap: the rule decides (the boot CPU last).
         assert_eq!(chosen(&sys, "--cores 1 --choose measured"), cpus("3"));
+    }
+
+    /// "Within a factor of two" is of the quietest CPU measured, not a
+    /// fixed power-of-two bucket: the pairs a new user measured on this
+    /// 2-CPU machine (`--choose measured=200ms --cores 1`), CPU 0 the boot
+    /// CPU, where fixed buckets took CPU 0 because 2^24 or 2^23 ns fell
+    /// between the two gaps. A gap twice the quietest or more loses to it.
+    #[test]
+    fn a_gap_within_twice_the_quietest_ties_with_it() {
+        let mut sys = Machine::new(1, 2, 1).build();
+        let pick = |sys: &mut SystemState, g0: u64, g1: u64| {
+            sys.measured = Some([(0, g0), (1, g1)].into_iter().collect());
+            chosen(sys, "--cores 1 --choose measured")
+        };
+        // Ratios 1.58 and 1.74: ties, the rule puts the boot CPU last.
+        assert_eq!(pick(&mut sys, 12_699_000, 20_029_000), cpus("1"));
+        assert_eq!(pick(&mut sys, 7_324_000, 12_745_000), cpus("1"));
+        // Just under twice: a tie still; twice or more: the quieter wins.
+        assert_eq!(pick(&mut sys, 10_000_000, 19_999_999), cpus("1"));
+        assert_eq!(pick(&mut sys, 10_000_000, 20_000_000), cpus("0"));
+        assert_eq!(pick(&mut sys, 7_000_000, 31_000_000), cpus("0"));
+        // CPU 1 held off the probe (u64::MAX) is last, and not the quietest.
+        assert_eq!(pick(&mut sys, 31_000_000, u64::MAX), cpus("0"));
     }
 
     /// A CPU whose probe thread was held off it (`u64::MAX`) ranks after

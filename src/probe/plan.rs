@@ -98,8 +98,10 @@ pub fn worst_likely(run: &ProbeRun, c: &CpuNoise) -> Option<Source> {
 /// `--probe-max`: refuses (exit 125) when a probed CPU's worst gap (spin)
 /// or latest wake-up (wakeup) exceeds `max_ns`, naming the CPU, the gap or
 /// latency and its most likely source ([`worst_likely`]) with the fix for
-/// that kind of source ([`fix_for`]).
-pub fn gate(run: &ProbeRun, max_ns: u64) -> Result<()> {
+/// that kind of source ([`fix_for`]; `nohz_full_built`: whether this
+/// kernel has nohz_full support, `CONFIG_NO_HZ_FULL`, so that the tick's
+/// fix is never a parameter the kernel would ignore).
+pub fn gate(run: &ProbeRun, max_ns: u64, nohz_full_built: bool) -> Result<()> {
     let Some(worst) = run
         .cpus
         .iter()
@@ -110,7 +112,7 @@ pub fn gate(run: &ProbeRun, max_ns: u64) -> Result<()> {
     };
     let cpu = worst.cpu;
     let (why, hint) = match worst_likely(run, worst) {
-        Some(s) => (format!("likely source: {}", s.words()), fix_for(&s, cpu)),
+        Some(s) => (format!("likely source: {}", s.words()), fix_for(&s, cpu, nohz_full_built)),
         None if worst.mode == ProbeMode::Wakeup => (
             "unattributed: no task, steal time or interrupt seen explains it: preemption by short-lived tasks, a non-preemptible kernel section (see the preempt-model finding), SMIs, or a hypervisor that reports no steal time".to_string(),
             format!("see pinrun --probe -v for every source on CPU {cpu}; check the BIOS's power and SMI settings, or on a virtual machine the host's load"),
@@ -145,8 +147,10 @@ pub fn gate(run: &ProbeRun, max_ns: u64) -> Result<()> {
 
 /// The fix for `source` on `cpu`, by its kind: a user task moves with
 /// `pinrun --pid`; a kernel thread never does (`pinrun --pid` refuses
-/// it), so its hint names what moves it ([`kernel_thread_fix`]).
-fn fix_for(source: &Source, cpu: u32) -> String {
+/// it), so its hint names what moves it ([`kernel_thread_fix`]). The
+/// tick's fix is `nohz_full=` only on a kernel built with it
+/// (`nohz_full_built`); elsewhere a kernel that has it.
+fn fix_for(source: &Source, cpu: u32, nohz_full_built: bool) -> String {
     match source {
         Source::RtThrottling { .. } => format!("a real-time task that never sleeps is stopped by RT throttling: give it an isolated CPU (--isolated) where kernel.sched_rt_runtime_us=-1 is safe, or let it sleep (--probe-mode wakeup shows what an event-driven program sees on CPU {cpu})"),
         Source::Task {
@@ -166,7 +170,8 @@ fn fix_for(source: &Source, cpu: u32) -> String {
             irq, pending: true, ..
         } => format!("IRQ {irq} was steered off CPU {cpu} but was still delivered there until its next interrupt (x86 moves it then): probe again; it no longer fires there"),
         Source::Irq { irq, .. } => format!("steer IRQ {irq} to a housekeeping CPU (as root: echo LIST > /proc/irq/{irq}/smp_affinity_list; irqaffinity= at boot), or choose another CPU"),
-        Source::Interrupt { label, .. } if label == "LOC" => format!("the scheduler tick: boot with nohz_full={cpu} (and isolcpus) so that a single task there runs without it"),
+        Source::Interrupt { label, .. } if label == "LOC" && nohz_full_built => format!("the scheduler tick: boot with nohz_full={cpu} (and isolcpus) so that a single task there runs without it"),
+        Source::Interrupt { label, .. } if label == "LOC" => format!("the scheduler tick: this kernel has no nohz_full support (CONFIG_NO_HZ_FULL is off: /sys/devices/system/cpu/nohz_full is absent), so the tick runs on CPU {cpu} whatever the boot parameters; boot a kernel built with CONFIG_NO_HZ_FULL=y with nohz_full={cpu}, or allow for the tick in --probe-max"),
         _ => format!("choose an isolated CPU (--isolated), or see pinrun --probe -v for every source on CPU {cpu}"),
     }
 }
@@ -511,7 +516,33 @@ mod tests {
     /// A run of `cpus` with the totals `sources`, without a sampler
     /// (nothing lined up in time), gated at `max_ns`.
     fn gate_on(cpus: &[CpuNoise], sources: &BTreeMap<u32, Vec<Source>>, max_ns: u64) -> Result<()> {
-        gate(&run_of(cpus, sources), max_ns)
+        gate(&run_of(cpus, sources), max_ns, true)
+    }
+
+    /// The tick's fix names `nohz_full=` as a boot parameter only on a
+    /// kernel built with nohz_full support; on one without (this host's
+    /// 6.18, CONFIG_NO_HZ_FULL off) the parameter would be ignored, so the
+    /// hint says so and names a kernel that has it, as the
+    /// `not-nohz-full` finding does.
+    #[test]
+    fn the_ticks_fix_names_nohz_full_only_where_the_kernel_has_it() {
+        let tick = Source::Interrupt {
+            label: "LOC".into(),
+            name: "Local timer interrupts".into(),
+            count: 4000,
+        };
+        let built = fix_for(&tick, 1, true);
+        assert_eq!(
+            built,
+            "the scheduler tick: boot with nohz_full=1 (and isolcpus) so that a single task there runs without it"
+        );
+        let not_built = fix_for(&tick, 1, false);
+        assert!(!not_built.contains("boot with nohz_full"), "{not_built}");
+        assert!(
+            not_built.contains("this kernel has no nohz_full support")
+                && not_built.contains("CONFIG_NO_HZ_FULL=y"),
+            "{not_built}"
+        );
     }
 
     fn run_of(cpus: &[CpuNoise], sources: &BTreeMap<u32, Vec<Source>>) -> ProbeRun {
@@ -622,7 +653,7 @@ mod tests {
             )]),
         };
         // Without a sampler: the totals.
-        let e = gate(&run, 1_000_000).unwrap_err();
+        let e = gate(&run, 1_000_000, true).unwrap_err();
         assert!(
             e.message
                 .ends_with("likely source: task hog (pid 4242) 15.0ms"),
@@ -631,7 +662,7 @@ mod tests {
         );
         // Lined up, nothing seen in the window: unattributed everywhere.
         run.timed = Ok(lined(None));
-        let e = gate(&run, 1_000_000).unwrap_err();
+        let e = gate(&run, 1_000_000, true).unwrap_err();
         assert!(e.message.contains("; unattributed: "), "{}", e.message);
         assert_eq!(worst_likely(&run, &run.cpus[0]), None);
         let text = crate::probe::report::probe_text(&run, false);
@@ -646,7 +677,7 @@ mod tests {
             pending: false,
         };
         run.timed = Ok(lined(Some(irq.clone())));
-        let e = gate(&run, 1_000_000).unwrap_err();
+        let e = gate(&run, 1_000_000, true).unwrap_err();
         assert!(
             e.message.ends_with("likely source: IRQ 36 (virtio0) ×1"),
             "{}",

@@ -81,9 +81,12 @@ fn measure(root: &Root, p: &Probed, pr: &ProbeRequest, pending: &[u32]) -> Resul
     Ok(run)
 }
 
-fn gate(run: &ProbeRun) -> Result<(), Error> {
+/// `--probe-max`'s refusal, its hint naming only what this kernel has
+/// (no `nohz_full=` where the kernel was built without it).
+fn gate(run: &ProbeRun, sys: &SystemState) -> Result<(), Error> {
+    let nohz_full_built = sys.nohz_full_source != crate::system::IsolationSource::NotBuilt;
     match run.request.gate_max_ns {
-        Some(max) => crate::probe::plan::gate(run, max),
+        Some(max) => crate::probe::plan::gate(run, max, nohz_full_built),
         None => Ok(()),
     }
 }
@@ -97,7 +100,7 @@ pub fn only(root: &Root, req: &Request, p: &Probed) -> Result<Exit, Error> {
         to_stderr(&crate::report::launch_text(p.plan, p.findings));
     }
     let run = measure(root, p, &pr, &[])?;
-    let gated = gate(&run);
+    let gated = gate(&run, p.sys);
     if req.output.json {
         let mut v = serde_json::json!({"probe": crate::probe::report::probe_json(&run)});
         if let Err(e) = &gated {
@@ -136,7 +139,7 @@ pub fn before_launch(
     } else {
         crate::probe::report::probe_text(&run, req.output.verbose)
     };
-    (report, gate(&run))
+    (report, gate(&run, p.sys))
 }
 
 /// `--choose measured` (issue 31): plans the candidates (every free whole

@@ -165,6 +165,41 @@ fn irq_findings_use_effective_affinity_and_skip_per_cpu_rows() {
     assert_eq!(with(&f, "default-irq-affinity").len(), 1);
 }
 
+/// The default-irq-affinity hint names `irqaffinity=` only where it can
+/// work: irq_affinity_setup() (kernel/irq/irqdesc.c) adds the boot CPU to
+/// any `irqaffinity=` list, so for a hit on the boot CPU (CPU 0 here) the
+/// hint is the runtime write alone; for other CPUs, both.
+#[test]
+fn the_default_irq_affinity_hint_never_offers_irqaffinity_for_the_boot_cpu() {
+    let hint = |default: &str, cpus: &str| {
+        let t = tree(&[
+            (
+                "proc/interrupts",
+                "           CPU0       CPU1       CPU2       CPU3
+LOC:  9  9  9  9   Local timer interrupts
+",
+            ),
+            ("proc/irq/default_smp_affinity", default),
+        ]);
+        let f = findings(t.path(), &["--cpus", cpus]);
+        let d = with(&f, "default-irq-affinity");
+        assert_eq!(d.len(), 1, "{f:?}");
+        d[0]["hint"].as_str().unwrap().to_string()
+    };
+    let boot = hint("f\n", "0");
+    assert!(!boot.contains("boot with irqaffinity"), "{boot}");
+    assert!(
+        boot.contains("irqaffinity= cannot leave out CPU 0, the boot CPU"),
+        "{boot}"
+    );
+    assert!(
+        boot.contains("/proc/irq/default_smp_affinity (0000000e)"),
+        "{boot}"
+    );
+    let other = hint("f\n", "2");
+    assert!(other.contains("or boot with irqaffinity=0-1,3"), "{other}");
+}
+
 #[test]
 fn rt_and_memory_findings() {
     let t = tree(&[
