@@ -141,7 +141,7 @@ fn open(root: &Root, target: &Target, lock: bool) -> Result<Process, Error> {
             ErrorCode::NoSuchProcess,
             format!("--pid {pid}: pidfd_open: {}", crate::error::io_words(&e)),
         )
-        .hint(crate::apply::helper::start_hint(&e)),
+        .hint(crate::system::process::start_hint(&e)),
     })
     })?;
     if lock {
@@ -237,7 +237,7 @@ fn wait_for_lock(root: &Root, id: &Identity) -> Result<(), Error> {
                 )
                 .hint(match e.raw_os_error() {
                     // A seccomp filter or security module: not transient.
-                    Some(libc::EPERM | libc::EACCES) => crate::apply::helper::start_hint(&e)
+                    Some(libc::EPERM | libc::EACCES) => crate::system::process::start_hint(&e)
                         .replace("pidfd_open(2) or fork(2)", "flock(2)"),
                     _ => "pinrun locks a process's pidfd so two changes never interleave; run pinrun again".into(),
                 }));
@@ -925,7 +925,7 @@ fn undo_error(pid: u32, e: &std::io::Error) -> Error {
             crate::error::io_words(e)
         ),
     )
-    .hint(crate::apply::helper::start_hint(e))
+    .hint(crate::system::process::start_hint(e))
 }
 
 /// The error of a failed [`crate::pid::apply::apply_all`]: which
