@@ -16,5 +16,6 @@
 
 pub mod apply;
 pub mod plan;
+pub mod read;
 pub mod report;
 pub mod run;
