@@ -190,30 +190,16 @@ fn wait_for_lock(root: &Root, id: &Identity) -> Result<(), Error> {
 /// visible.
 fn held_by_strangers(id: &Identity) -> Option<Error> {
     let pid = id.pid;
-    let status = |p: u32| std::fs::read_to_string(format!("/proc/{p}/status")).ok();
-    let field = |s: &str, k: &str| crate::system::process::status_field(s, k).map(str::to_owned);
-    let target = status(pid)?;
-    let mut ids = field(&target, "Uid")?
-        .split_whitespace()
-        .take(2)
-        .map(str::to_owned)
-        .collect::<Vec<_>>();
-    ids.dedup();
+    let status = |p: u32| crate::system::root::read_bounded(format!("/proc/{p}/status")).ok();
+    let ids = owner_ids(&status(pid)?)?;
     let pids = crate::system::state_dir::flock_holder_pids(id.fd());
     if pids.is_empty() || pids.contains(&0) {
         return None;
     }
     let mut who = Vec::new();
     for h in &pids {
-        let s = status(*h)?;
-        let euid = field(&s, "Uid")?.split_whitespace().nth(1)?.to_owned();
-        let nice = field(&s, "CapEff")
-            .and_then(|c| u64::from_str_radix(&c, 16).ok())
-            .is_none_or(|c| c & (1 << 23) != 0);
-        if euid == "0" || nice || ids.contains(&euid) {
-            return None;
-        }
-        let comm = std::fs::read_to_string(format!("/proc/{h}/comm")).unwrap_or_default();
+        let euid = stranger(&status(*h)?, &ids)?;
+        let comm = crate::system::root::read_bounded(format!("/proc/{h}/comm")).unwrap_or_default();
         who.push(format!(
             "pid {h} ({}) of uid {euid}",
             crate::claim::printable(comm.trim_end())
@@ -232,6 +218,37 @@ fn held_by_strangers(id: &Identity) -> Option<Error> {
             pids.iter().map(u32::to_string).collect::<Vec<_>>().join(" ")
         )),
     )
+}
+
+/// The real and effective uids of a process (the first two of the `Uid:`
+/// line of its `/proc/PID/status` text `status`, `proc(5)`), once each:
+/// the uids `sched_setattr(2)` lets change it. `None` without a `Uid:`
+/// line (a status read in part).
+fn owner_ids(status: &str) -> Option<Vec<String>> {
+    let mut ids = crate::system::process::status_field(status, "Uid")?
+        .split_whitespace()
+        .take(2)
+        .map(str::to_owned)
+        .collect::<Vec<_>>();
+    ids.dedup();
+    Some(ids)
+}
+
+/// The effective uid of a lock holder of `/proc/PID/status` text `status`
+/// when it may not change a process of uids `owner` (its euid neither 0
+/// nor one of them, and `CapEff:` without `CAP_SYS_NICE`, bit 23,
+/// `capabilities(7)`). `None` when it may, or when `status` does not say
+/// as the kernel writes it (`fs/proc/array.c`: four uids, `CapEff:` of 16
+/// hex digits): a status read in part is never taken for a stranger's.
+fn stranger(status: &str, owner: &[String]) -> Option<String> {
+    let field = |k: &str| crate::system::process::status_field(status, k);
+    let uids: Vec<_> = field("Uid")?.split_whitespace().collect();
+    let euid = (uids.len() == 4).then(|| uids[1].to_owned())?;
+    let nice = field("CapEff")
+        .filter(|c| c.len() == 16)
+        .and_then(|c| u64::from_str_radix(c, 16).ok())
+        .is_none_or(|c| c & (1 << 23) != 0);
+    (euid != "0" && !nice && !owner.contains(&euid)).then_some(euid)
 }
 
 /// Refuses when the process exited or its PID now names another process
@@ -274,4 +291,49 @@ pub fn thread_cpusets(root: &Root, p: &Process) -> Vec<(u32, String, crate::cpus
             Some((t.tid, cs.cgroup, cs.cpus))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A holder's `/proc/PID/status` as the kernel writes it (proc(5):
+    /// tab-separated real, effective, saved, filesystem uids; `CapEff:`
+    /// 16 hex digits), uid 1000 with no capability.
+    const HOLDER: &str = "Name:\tflock\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t4242\nPid:\t4242\nUid:\t1000\t1000\t1000\t1000\nGid:\t1000\t1000\t1000\t1000\nCapInh:\t0000000000000000\nCapPrm:\t0000000000000000\nCapEff:\t0000000000000000\nCapBnd:\t000001ffffffffff\n";
+
+    #[test]
+    fn a_holder_of_another_uid_without_cap_sys_nice_is_a_stranger() {
+        let owner = owner_ids("Uid:\t0\t0\t0\t0\n").unwrap();
+        assert_eq!(owner, ["0"]);
+        assert_eq!(stranger(HOLDER, &owner).as_deref(), Some("1000"));
+        // The owner's real uid (kill(2)'s and sched_setattr(2)'s rule).
+        let owner = owner_ids("Uid:\t1000\t0\t0\t0\n").unwrap();
+        assert_eq!(owner, ["1000", "0"]);
+        assert_eq!(stranger(HOLDER, &owner), None);
+        // CAP_SYS_NICE is bit 23 of CapEff (linux/capability.h).
+        let nice = HOLDER.replace("CapEff:\t0000000000000000", "CapEff:\t0000000000800000");
+        assert_eq!(stranger(&nice, &["0".into()]), None);
+    }
+
+    /// A status read in part (cut mid-line, or before `CapEff:`) or not a
+    /// status at all is never taken for a stranger's: the lock is then
+    /// said as a change under way (`pid-busy` naming `/proc/locks`' holders).
+    #[test]
+    fn a_truncated_or_foreign_status_is_no_strangers() {
+        let owner = ["0".to_string()];
+        for cut in 0..HOLDER.len() {
+            let part = &HOLDER[..cut];
+            assert_eq!(
+                stranger(part, &owner).is_some(),
+                part.contains("CapEff:\t0000000000000000"),
+                "cut at {cut}: {part:?}"
+            );
+        }
+        assert_eq!(owner_ids("Name:\tx\nUi"), None);
+        assert_eq!(stranger("\u{0}\u{ff}garbage: 1 2", &owner), None);
+        // Cut inside the uids (the euid would read "10"), CapEff whole.
+        let cut = "Uid:\t1000\t10\nCapEff:\t0000000000000000\n";
+        assert_eq!(stranger(cut, &owner), None);
+    }
 }
