@@ -219,7 +219,7 @@ fn test_pause() {
     }
     if let Some(path) = std::env::var_os("PINRUN_TEST_BEFORE_APPLY") {
         let _ = std::fs::write(&path, "ready\n");
-        let _ = std::fs::read(&path);
+        let _ = crate::system::root::read_bounded_bytes(&path);
     }
 }
 
