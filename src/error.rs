@@ -289,7 +289,7 @@ error_codes! {
     ThreadsUnsettled = "threads-unsettled",
     /// `--pid`: another pinrun (or its undo helper) is changing the
     /// process, and held its per-process lock longer than
-    /// [`crate::pid::run::LOCK_TIMEOUT`]: nothing is changed.
+    /// [`crate::pid::read::LOCK_TIMEOUT`]: nothing is changed.
     PidBusy = "pid-busy",
     /// `--pid`: the helper that puts the threads back should pinrun die
     /// could not be started, or went away: nothing more is changed, and

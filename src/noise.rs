@@ -657,7 +657,8 @@ pub struct Traced {
     pub instance: String,
     /// Events read.
     pub events: u64,
-    /// Events the ring buffer dropped.
+    /// Events the ring buffer dropped, and any read past the bound of
+    /// events kept (`probe::read::MAX_TRACE_EVENTS`, 1 000 000).
     pub overrun: u64,
     /// Per CPU, its largest gaps with their events.
     pub gaps: BTreeMap<u32, Vec<TracedGap>>,

@@ -19,7 +19,7 @@ pub fn watcher_error(e: &std::io::Error) -> Error {
             crate::error::io_words(e)
         ),
     )
-    .hint(crate::apply::helper::start_hint(e))
+    .hint(crate::system::process::start_hint(e))
 }
 
 /// Opens `--thread-log` as the launch does (`create`: appending, created

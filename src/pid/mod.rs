@@ -2,7 +2,8 @@
 //! one folder (issue 32): this file is its vocabulary, and its other files
 //! are its layers, each using the core's layers up to its own and the
 //! wing's files below it (ARCHITECTURE.md §2, checked by
-//! scripts/import-graph.sh): [`plan`] (who may change the process, what
+//! scripts/import-graph.sh): [`read`] (the process by pidfd and start
+//! time, its threads, its change lock and who holds it), [`plan`] (who may change the process, what
 //! `--migrate` moves; pure), [`report`] (the process as `--pid PID` shows
 //! it), [`apply`] (every thread changed all or nothing, the pages moved,
 //! and [`apply::undo`], the helper that puts the threads back should
@@ -16,5 +17,6 @@
 
 pub mod apply;
 pub mod plan;
+pub mod read;
 pub mod report;
 pub mod run;

@@ -9,10 +9,11 @@
 use crate::check::{Finding, Severity};
 use crate::error::{Error, ErrorCode, Exit};
 use crate::output::{print_out, to_stderr};
+use crate::pid::read::{MAX_PASSES, Process, open, still_same, thread_cpusets};
 use crate::pid::report::{ProcessView, process_json, process_text};
 use crate::plan::Plan;
 use crate::request::{Mode, Request, Target};
-use crate::system::threads::{self, Identity, ThreadState};
+use crate::system::threads;
 use crate::system::{Root, SystemState};
 
 /// A request planned and checked as a launch (`app::plan_and_check`):
@@ -83,244 +84,6 @@ pub trait Launch {
     fn forget(&self, req: &Request, pid: u32, start: u64);
 }
 
-/// At most this many passes over `/proc/PID/task`: when reading, before
-/// pinrun settles for the threads it found (a process creating threads
-/// without pause); when changing, before it refuses and restores
-/// ([`crate::pid::apply::apply_all`]: threads-unsettled).
-pub const MAX_PASSES: usize = 16;
-
-/// How long a change of a process waits for another pinrun's change of
-/// it to end (its per-process lock, [`Identity::try_lock`]) before it
-/// refuses (`pid-busy`). A change takes milliseconds (BENCHMARKS.md:
-/// 10 000 threads well under a second); a `--migrate` of many pages, an
-/// undo helper putting threads back, or a stuck pinrun take longer.
-pub const LOCK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
-
-/// The process being worked on: its pidfd and start time (its identity),
-/// its threads and how many passes found them.
-struct Process {
-    pid: u32,
-    id: Identity,
-    start_time: u64,
-    threads: Vec<ThreadState>,
-    passes: usize,
-}
-
-/// `e`, unless a file of the process could not be opened for want of a
-/// resource (EMFILE under a small `ulimit -n`): then the process was not
-/// read, not found missing, and the error is `read-starved`
-/// ([`Root::starved_error`]).
-fn starved_or(root: &Root, e: Error) -> Error {
-    root.starved_error().unwrap_or(e)
-}
-
-fn no_such(pid: u32, why: &str) -> Error {
-    Error::new(ErrorCode::NoSuchProcess, format!("--pid {pid}: {why}"))
-        .hint("list processes with ps -e (or pgrep NAME); a process of another PID namespace has another id here")
-}
-
-/// Opens the process (pidfd, start time) and reads its threads (only
-/// `--tid`'s when given).
-fn open(root: &Root, target: &Target, lock: bool) -> Result<Process, Error> {
-    let pid = target.pid;
-    let id = Identity::open(root, pid).map_err(|e| {
-        root.note_io_error(&e, &|| format!("/proc/{pid} (pidfd_open)"));
-        starved_or(root, match e.raw_os_error() {
-        Some(libc::ESRCH) => no_such(pid, "no such process"),
-        Some(libc::EINVAL) => no_such(pid, "this is a thread id, not a process id").hint(format!(
-            "give its process (grep Tgid /proc/{pid}/status) with --tid {pid}"
-        )),
-        Some(libc::ENOSYS) => Error::new(
-            ErrorCode::NoSuchProcess,
-            format!("--pid {pid}: pidfd_open: {}", crate::error::io_words(&e)),
-        )
-        .hint("pinrun needs pidfd_open(2), Linux 5.3 or later, to name a running process safely"),
-        // EPERM of a seccomp filter or security module, EMFILE...: by
-        // its errno, not "Linux 5.3".
-        _ => Error::new(
-            ErrorCode::NoSuchProcess,
-            format!("--pid {pid}: pidfd_open: {}", crate::error::io_words(&e)),
-        )
-        .hint(crate::apply::helper::start_hint(&e)),
-    })
-    })?;
-    if lock {
-        // Before the threads are read: what a change saves as "before"
-        // is never another change's half-done work.
-        wait_for_lock(root, &id)?;
-    }
-    let start_time = id.start_time;
-    let live = threads::is_live(root);
-    let (mut list, passes) = threads::read_threads(root, pid, live, MAX_PASSES);
-    if let Some(tid) = target.tid {
-        list.retain(|t| t.tid == tid);
-        // A main thread that exited (a zombie while others run) has no
-        // placement to change: refused as a thread that is gone.
-        if list.first().is_some_and(ThreadState::exited) {
-            return Err(Error::new(
-                ErrorCode::NoSuchProcess,
-                format!("--tid {tid}: the thread has exited (state Z: the main thread, kept until the last thread exits)"),
-            )
-            .hint(format!("its live threads are listed in /proc/{pid}/task; --pid {pid} alone changes all of them")));
-        }
-        if list.is_empty() {
-            return Err(Error::new(
-                ErrorCode::NoSuchProcess,
-                format!("--tid {tid}: not a thread of process {pid}"),
-            )
-            .hint(format!("its threads are listed in /proc/{pid}/task")));
-        }
-    }
-    if list.is_empty() {
-        return Err(starved_or(root, no_such(pid, "it has exited")));
-    }
-    Ok(Process {
-        pid,
-        id,
-        start_time,
-        threads: list,
-        passes,
-    })
-}
-
-/// Takes process `id`'s change lock ([`Identity::try_lock`]), polling
-/// up to [`LOCK_TIMEOUT`]: two changes of one process never interleave
-/// (each would save the other's half-done work as the state to put back).
-/// Errors: `pid-busy` naming the holder (PID, command, uid, from
-/// `/proc/locks`), `no-such-process` when the process exits meanwhile,
-/// or `flock(2)`'s error.
-fn wait_for_lock(root: &Root, id: &Identity) -> Result<(), Error> {
-    let pid = id.pid;
-    let start = std::time::Instant::now();
-    loop {
-        match id.try_lock() {
-            Ok(true) => return Ok(()),
-            // The lock outlives the process (its holders keep their
-            // pidfds): an exit meanwhile is said as such, not "busy".
-            Ok(false) if !id.is_same(root) => {
-                return Err(no_such(
-                    pid,
-                    "it exited while pinrun waited for another change of it to end; nothing was changed",
-                ));
-            }
-            Ok(false) if start.elapsed() < LOCK_TIMEOUT => {
-                std::thread::sleep(std::time::Duration::from_millis(10));
-            }
-            Ok(false) => {
-                if let Some(e) = held_by_strangers(id) {
-                    return Err(e);
-                }
-                let holders = crate::system::state_dir::flock_holders(id.fd());
-                let who = if holders.is_empty() {
-                    "a process /proc/locks does not name (of a PID namespace this one cannot see into, or one that has just ended)".to_string()
-                } else {
-                    holders.join(", ")
-                };
-                return Err(Error::new(
-                    ErrorCode::PidBusy,
-                    format!(
-                        "--pid {pid}: another change of this process is under way, still after {}s: its lock is held by {who}; nothing was changed",
-                        LOCK_TIMEOUT.as_secs()
-                    ),
-                )
-                .hint(format!(
-                    "one pinrun changes a process at a time; run pinrun again once that one has ended (a pinrun-helper holding it is putting threads back), or stop it if it is stuck; `pinrun --pid {pid}` shows the threads now"
-                )));
-            }
-            Err(e) => {
-                return Err(Error::new(
-                    ErrorCode::PidBusy,
-                    format!(
-                        "--pid {pid}: cannot lock the process (flock(2) on its pidfd): {}; nothing was changed",
-                        crate::error::io_words(&e)
-                    ),
-                )
-                .hint(match e.raw_os_error() {
-                    // A seccomp filter or security module: not transient.
-                    Some(libc::EPERM | libc::EACCES) => crate::apply::helper::start_hint(&e)
-                        .replace("pidfd_open(2) or fork(2)", "flock(2)"),
-                    _ => "pinrun locks a process's pidfd so two changes never interleave; run pinrun again".into(),
-                }));
-            }
-        }
-    }
-}
-
-/// The error when every holder of process `id`'s change lock is a
-/// process that may not change it (`sched_setattr(2)`'s rule: its
-/// effective uid is neither 0 nor the process's real or effective uid,
-/// and it has no `CAP_SYS_NICE`): any process may `flock(2)` a pidfd, so
-/// such a lock is no change under way but another program's (another
-/// user's, at worst to keep changes off the process); said as such,
-/// with its PID to stop. `None`: a holder may be a change, or none is
-/// visible.
-fn held_by_strangers(id: &Identity) -> Option<Error> {
-    let pid = id.pid;
-    let status = |p: u32| std::fs::read_to_string(format!("/proc/{p}/status")).ok();
-    let field = |s: &str, k: &str| crate::system::process::status_field(s, k).map(str::to_owned);
-    let target = status(pid)?;
-    let mut ids = field(&target, "Uid")?
-        .split_whitespace()
-        .take(2)
-        .map(str::to_owned)
-        .collect::<Vec<_>>();
-    ids.dedup();
-    let pids = crate::system::state_dir::flock_holder_pids(id.fd());
-    if pids.is_empty() || pids.contains(&0) {
-        return None;
-    }
-    let mut who = Vec::new();
-    for h in &pids {
-        let s = status(*h)?;
-        let euid = field(&s, "Uid")?.split_whitespace().nth(1)?.to_owned();
-        let nice = field(&s, "CapEff")
-            .and_then(|c| u64::from_str_radix(&c, 16).ok())
-            .is_none_or(|c| c & (1 << 23) != 0);
-        if euid == "0" || nice || ids.contains(&euid) {
-            return None;
-        }
-        let comm = std::fs::read_to_string(format!("/proc/{h}/comm")).unwrap_or_default();
-        who.push(format!(
-            "pid {h} ({}) of uid {euid}",
-            crate::claim::printable(comm.trim_end())
-        ));
-    }
-    Some(
-        Error::new(
-            ErrorCode::PidBusy,
-            format!(
-                "--pid {pid}: its change lock (flock(2) on its pidfd) is held by {}, which may not change this process (not its owner, no CAP_SYS_NICE): no change is under way, another program holds the lock; nothing was changed",
-                who.join(", ")
-            ),
-        )
-        .hint(format!(
-            "any process may lock a pidfd; stop the holder (kill {}) and run pinrun again",
-            pids.iter().map(u32::to_string).collect::<Vec<_>>().join(" ")
-        )),
-    )
-}
-
-/// Refuses when the process exited or its PID now names another process
-/// (pidfd, then the start time of `/proc/PID/stat`).
-fn still_same(root: &Root, p: &Process) -> Result<(), Error> {
-    if p.id.is_same(root) {
-        return Ok(());
-    }
-    Err(Error::new(
-        ErrorCode::PidReused,
-        format!(
-            "--pid {}: the process exited after pinrun read it{}; nothing was changed",
-            p.pid,
-            if threads::start_time(root, p.pid).is_some() {
-                ", and its PID now names another process"
-            } else {
-                ""
-            }
-        ),
-    )
-    .hint("find the process again (pgrep NAME) and run pinrun again"))
-}
-
 /// The machine read as for a launch, with the process's own affinity,
 /// memory nodes, scheduling and limits in place of pinrun's (what the
 /// kernel checks for `sched_setattr(2)` on it).
@@ -377,27 +140,6 @@ fn check_owners(root: &Root, p: &Process) -> Result<(), Error> {
         &owners,
         crate::system::process::read_process(root, false, false, false, false).cap_sys_nice,
     )
-}
-
-/// The live threads of `p` in another cgroup than the process's own
-/// `/proc/PID/cgroup` (the one the plan is bounded by), each with its
-/// cgroup's path and cpuset CPUs: one `cgroup` file per thread, a cpuset
-/// read per thread that differs.
-fn thread_cpusets(root: &Root, p: &Process) -> Vec<(u32, String, crate::cpuset::CpuSet)> {
-    let own = root.read(&format!("/proc/{}/cgroup", p.pid));
-    p.threads
-        .iter()
-        .filter(|t| !t.exited())
-        .filter_map(|t| {
-            let text = threads::task_cgroup(root, p.pid, t.tid)?;
-            if own.as_deref() == Some(text.as_str()) {
-                return None;
-            }
-            let me = crate::system::cgroup::read_of_task(root, p.pid, t.tid);
-            let cs = crate::system::cgroup::read_cpuset(root, &me)?;
-            Some((t.tid, cs.cgroup, cs.cpus))
-        })
-        .collect()
 }
 
 /// Runs a `--pid` request.
@@ -477,7 +219,7 @@ fn test_pause() {
     }
     if let Some(path) = std::env::var_os("PINRUN_TEST_BEFORE_APPLY") {
         let _ = std::fs::write(&path, "ready\n");
-        let _ = std::fs::read(&path);
+        let _ = crate::system::root::read_bounded_bytes(&path);
     }
 }
 
@@ -925,7 +667,7 @@ fn undo_error(pid: u32, e: &std::io::Error) -> Error {
             crate::error::io_words(e)
         ),
     )
-    .hint(crate::apply::helper::start_hint(e))
+    .hint(crate::system::process::start_hint(e))
 }
 
 /// The error of a failed [`crate::pid::apply::apply_all`]: which

@@ -592,9 +592,13 @@ const OSNOISE_EVENTS: [&str; 5] = [
     "sample_threshold",
 ];
 
-/// `path`'s text, or `what: cause` in words.
+/// `path`'s text, or `what: cause` in words: a small file of tracefs
+/// (`current_tracer`, `osnoise/options`, `per_cpu/cpuN/stats`) or
+/// `/proc/self/mounts`, read whole as [`crate::system::root::read_bounded`]
+/// bounds it (at most 4 MiB, else "larger than 4 MiB"; the instance's
+/// `trace` is read line by line instead: [`Osnoise::events`]).
 fn read_text(path: &std::path::Path) -> std::result::Result<String, String> {
-    std::fs::read_to_string(path)
+    crate::system::root::read_bounded(path)
         .map_err(|e| format!("{}: {}", path.display(), crate::error::io_words(&e)))
 }
 
@@ -717,20 +721,28 @@ impl Osnoise {
     }
 
     /// Stops recording and reads every osnoise event of the probed CPUs
-    /// (the instance's `trace`) and how many the ring buffer dropped (the
-    /// `overrun:` lines of `per_cpu/cpuN/stats`).
+    /// (the instance's `trace`, line by line: at most
+    /// [`super::read::MAX_TRACE_EVENTS`] kept) and how many were not kept:
+    /// those the ring buffer dropped (the `overrun:` lines of
+    /// `per_cpu/cpuN/stats`) and those past the bound.
     pub fn events(&self, cpus: &CpuSet) -> std::result::Result<(Vec<NoiseEvent>, u64), String> {
         write_text(&self.dir.join("tracing_on"), "0")?;
-        let events = super::read::noise_events(&read_text(&self.dir.join("trace"))?);
-        let overrun = cpus
-            .iter()
-            .filter_map(|c| read_text(&self.dir.join(format!("per_cpu/cpu{c}/stats"))).ok())
-            .flat_map(|t| {
-                t.lines()
-                    .filter_map(|l| l.strip_prefix("overrun:")?.trim().parse::<u64>().ok())
-                    .collect::<Vec<_>>()
+        let path = self.dir.join("trace");
+        let (events, beyond) = std::fs::File::open(&path)
+            .and_then(|f| {
+                super::read::noise_events(std::io::BufReader::new(f), super::read::MAX_TRACE_EVENTS)
             })
-            .sum();
+            .map_err(|e| format!("{}: {}", path.display(), crate::error::io_words(&e)))?;
+        let overrun = beyond
+            + cpus
+                .iter()
+                .filter_map(|c| read_text(&self.dir.join(format!("per_cpu/cpu{c}/stats"))).ok())
+                .flat_map(|t| {
+                    t.lines()
+                        .filter_map(|l| l.strip_prefix("overrun:")?.trim().parse::<u64>().ok())
+                        .collect::<Vec<_>>()
+                })
+                .sum::<u64>();
         Ok((events, overrun))
     }
 

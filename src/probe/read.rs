@@ -233,10 +233,49 @@ pub fn noise_event(line: &str) -> Option<NoiseEvent> {
     })
 }
 
-/// Every osnoise event of a `trace` file's text ([`noise_event`]), in the
-/// file's order.
-pub fn noise_events(trace: &str) -> Vec<NoiseEvent> {
-    trace.lines().filter_map(noise_event).collect()
+/// At most this many osnoise events are kept of one probe's `trace`
+/// ([`noise_events`]): about 100 MiB of [`NoiseEvent`]s, the ring buffers
+/// of 7 probed CPUs filled (about 150 000 events each at 8 MiB per CPU).
+pub const MAX_TRACE_EVENTS: usize = 1_000_000;
+
+/// The longest line read of a `trace` file: the kernel prints an event
+/// into a `trace_seq` of at most two pages (`TRACE_SEQ_BUFFER_SIZE`,
+/// include/linux/trace_seq.h). A longer line is read in pieces, none an
+/// event.
+const MAX_TRACE_LINE: u64 = 8192;
+
+/// Every osnoise event of a `trace` file read from `trace`
+/// ([`noise_event`]), in the file's order, read line by line (the file is
+/// never held whole): the first `keep` events, and how many more there
+/// were (read and counted, not kept; said with the ring buffer's
+/// overruns, as events the report does not attribute). Errors: the
+/// read's.
+pub fn noise_events(
+    mut trace: impl std::io::BufRead,
+    keep: usize,
+) -> std::io::Result<(Vec<NoiseEvent>, u64)> {
+    use std::io::{BufRead, Read};
+    let (mut events, mut beyond) = (Vec::new(), 0u64);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        if (&mut trace)
+            .take(MAX_TRACE_LINE)
+            .read_until(b'\n', &mut line)?
+            == 0
+        {
+            return Ok((events, beyond));
+        }
+        let text = String::from_utf8_lossy(&line);
+        let Some(e) = noise_event(text.trim_end_matches(['\n', '\r'])) else {
+            continue;
+        };
+        if events.len() < keep {
+            events.push(e);
+        } else {
+            beyond += 1;
+        }
+    }
 }
 
 #[cfg(test)]
@@ -348,7 +387,11 @@ mod tests {
           <idle>-0       [003] d.s2.    11.400001: softirq_noise:    TIMER:1 start 12.523000000 duration 4100 ns\n\
           <idle>-0       [003] d.Z2.    11.400002: nmi_noise: start 12.523000001 duration 900 ns\n\
           osnoise/3-90   [003] ....    11.400003: sample_threshold: start 12.523000002 duration 9000 ns interference 2\n";
-        let e = noise_events(trace);
+        let (e, beyond) = noise_events(trace.as_bytes(), MAX_TRACE_EVENTS).unwrap();
+        assert_eq!(beyond, 0);
+        // Past `keep`, events are counted, not kept.
+        let (first, more) = noise_events(trace.as_bytes(), 2).unwrap();
+        assert_eq!((first.len(), more), (2, 5));
         let ev = |kind, cpu, id, name: &str, end_ns, duration_ns| NoiseEvent {
             kind,
             cpu,

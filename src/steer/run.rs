@@ -592,7 +592,7 @@ pub fn helper_error(e: &std::io::Error) -> Error {
         ErrorCode::SteerFailed,
         format!("--steer-irqs: cannot start the helper that undoes the steering: {}; nothing was changed", crate::error::io_words(e)),
     )
-    .hint(crate::apply::helper::start_hint(e))
+    .hint(crate::system::process::start_hint(e))
 }
 
 /// Steers the IRQs of `p` for this launch in the locked `dir` (after the

@@ -336,6 +336,33 @@ pub fn perm_facts(pid: u32, tid: u32) -> crate::error::PermFacts {
     }
 }
 
+/// The hint for a helper that could not be started ([`crate::apply::helper::spawn`], or a pidfd of `--pid`) with
+/// error `e`, by its errno: EMFILE/ENFILE (a descriptor: `ulimit -n`,
+/// `fs.file-max`), EAGAIN (`fork(2)`: `RLIMIT_NPROC` or the pids cgroup's
+/// `pids.max`), ENOMEM, EPERM (a seccomp filter or security module
+/// refusing `pidfd_open(2)`/`fork(2)`: `Seccomp:` of `/proc/self/status`
+/// says which), ENOSYS (`pidfd_open(2)` is Linux 5.3). Source: the
+/// ERRORS of `pidfd_open(2)`, `socketpair(2)`, `fork(2)`.
+pub fn start_hint(e: &std::io::Error) -> String {
+    let seccomp = super::root::read_bounded("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("Seccomp:").map(|v| v.trim() == "2"))
+        })
+        .unwrap_or(false);
+    match e.raw_os_error() {
+        Some(libc::EMFILE) => "pinrun is out of file descriptors (RLIMIT_NOFILE): raise the limit (ulimit -n 1024) and run pinrun again".into(),
+        Some(libc::ENFILE) => "the system is out of file descriptors (fs.file-max, /proc/sys/fs/file-nr): close files and run pinrun again".into(),
+        Some(libc::EAGAIN) => "fork(2) was refused: this user's process limit (ulimit -u) or the cgroup's pids.max is reached; stop processes or raise it".into(),
+        Some(libc::ENOMEM) => "the kernel had no memory for the helper: free memory and run pinrun again".into(),
+        Some(libc::EPERM | libc::EACCES) if seccomp => "a seccomp filter on pinrun (Seccomp: 2 in /proc/self/status) refuses pidfd_open(2) or fork(2): allow them in the container's or unit's filter (SystemCallFilter=), or run pinrun outside it".into(),
+        Some(libc::EPERM | libc::EACCES) => "a security module (SELinux, AppArmor) refuses pidfd_open(2) or fork(2) to pinrun: see the audit log (ausearch -m AVC, dmesg)".into(),
+        Some(libc::ENOSYS) => "this kernel has no pidfd_open(2): it needs Linux 5.3 or later".into(),
+        _ => "run pinrun again; if it keeps failing, report it with `pinrun --dump machine.tar.gz`".into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,6 +9,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod bounded_reads;
 mod checks;
 mod choose;
 mod claims;
