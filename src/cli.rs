@@ -475,6 +475,11 @@ pub struct Cli {
     #[arg(long, requires = "emit", help_heading = "Modes")]
     pub cgroup: bool,
 
+    /// With --emit systemd: the unit's User=; warns when that user cannot
+    /// search a directory above the ExecStart= binary.
+    #[arg(long, value_name = "USER", requires = "emit", help_heading = "Modes")]
+    pub unit_user: Option<String>,
+
     /// Refuse (exit 125) when this machine's topology fingerprint differs
     /// from the one FILE (a unit, pod spec or script pinrun emitted)
     /// carries: a CPU list chosen on one machine type is not rolled out to
@@ -1645,6 +1650,7 @@ impl Cli {
             fleet: FleetRequest {
                 emit,
                 cgroup: self.cgroup,
+                unit_user: self.unit_user,
                 settle,
                 emitted: self.check_emitted,
             },
@@ -1762,6 +1768,13 @@ impl Cli {
             Some(Emit::K8s) => Some(EmitFormat::K8s),
             Some(Emit::Slurm) => Some(EmitFormat::Slurm(slurm_tasks(command)?)),
         };
+        if self.unit_user.is_some() && emit != Some(EmitFormat::Systemd) {
+            return Err(Error::new(
+                ErrorCode::Usage,
+                "--unit-user: only --emit systemd writes User=",
+            )
+            .hint("use --emit systemd --unit-user USER"));
+        }
         if self.cgroup && emit != Some(EmitFormat::Systemd) {
             return Err(Error::new(
                 ErrorCode::Usage,
