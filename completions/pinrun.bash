@@ -23,7 +23,7 @@ _pinrun() {
 
     case "${cmd}" in
         pinrun)
-            opts="-C -N -m -f -r -R -q -v -h -V --physcpubind --cpu-list --cpus --node --cpunodebind --cores --llc --dies --clusters --core-type --near --near-irqs --smt --isolated --within --choose --housekeeping --exclusive --wait --state-dir --steer-irqs --irq-housekeeping --irqbalance-config --membind --preferred --preferred-many --interleave --weighted-interleave --localalloc --fifo --rr --other --batch --idle --deadline --sched-runtime --sched-deadline --sched-period --nice --reset-on-fork --pid --tid --migrate --migrate-limit --probe --probe-mode --probe-threshold --probe-interval --probe-max --probe-dma-latency --probe-tracer --dry-run --check --show --emit --cgroup --check-emitted --settle --json --sysroot --dump --reclaim --plan-host --housekeeping-count --latency-cores --offline-count --no-smt --split-numa --strict --allow --omp --omp-replace --thread-map --thread-log --quiet --verbose --generate --help --version"
+            opts="-C -N -m -f -r -R -q -v -h -V --physcpubind --cpu-list --cpus --node --cpunodebind --cores --llc --dies --clusters --core-type --near --near-irqs --smt --isolated --within --choose --housekeeping --exclusive --wait --state-dir --steer-irqs --irq-housekeeping --irqbalance-config --membind --preferred --preferred-many --interleave --weighted-interleave --localalloc --fifo --rr --other --batch --idle --deadline --sched-runtime --sched-deadline --sched-period --nice --reset-on-fork --pid --tid --migrate --migrate-limit --probe --probe-mode --probe-threshold --probe-interval --probe-max --probe-dma-latency --probe-tracer --dry-run --check --show --emit --cgroup --unit-user --check-emitted --settle --json --sysroot --dump --reclaim --plan-host --housekeeping-count --latency-cores --offline-count --no-smt --split-numa --strict --allow --omp --omp-replace --thread-map --thread-log --quiet --verbose --generate --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -248,6 +248,10 @@ _pinrun() {
                     ;;
                 --emit)
                     COMPREPLY=($(compgen -W "systemd k8s slurm" -- "${cur}"))
+                    return 0
+                    ;;
+                --unit-user)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --check-emitted)

@@ -475,6 +475,11 @@ pub struct Cli {
     #[arg(long, requires = "emit", help_heading = "Modes")]
     pub cgroup: bool,
 
+    /// With --emit systemd: the unit's User=; warns when that user cannot
+    /// search a directory above the ExecStart= binary.
+    #[arg(long, value_name = "USER", requires = "emit", help_heading = "Modes")]
+    pub unit_user: Option<String>,
+
     /// Refuse (exit 125) when this machine's topology fingerprint differs
     /// from the one FILE (a unit, pod spec or script pinrun emitted)
     /// carries: a CPU list chosen on one machine type is not rolled out to
@@ -759,14 +764,17 @@ pub fn command() -> clap::Command {
 /// chrt's `--all-tasks`) are one; with one, the exact pinrun command: the
 /// command line with the option and its value replaced by pinrun's; with
 /// several (`-p` is numactl's `--preferred`, taskset's and chrt's `--pid`),
-/// each tool's equivalent. `None` when no row has the spelling.
-pub fn peer_hint(arg: &str, args: &[String]) -> Option<String> {
+/// each tool's equivalent, what works on `host` first (`-p 1234` after
+/// `--cpus` is taskset's `-p`; [`PeerHost`]), never a node `host` lacks.
+/// `None` when no row has the spelling.
+pub fn peer_hint(arg: &str, args: &[String], host: &PeerHost) -> Option<String> {
     use crate::habits::{Habit, Pinrun};
     let name = arg.split('=').next()?;
     let rows: Vec<&Habit> = crate::habits::rows_of(name)
         .into_iter()
         .filter(|h| !h.form && !h.accepted.contains(&name))
         .collect();
+    let rows = host_order(rows, name, args, host);
     // Rows that say the same, their tools joined: "taskset and chrt".
     let mut groups: Vec<(String, &Habit)> = Vec::new();
     for h in rows {
@@ -850,6 +858,67 @@ pub fn peer_hint(arg: &str, args: &[String]) -> Option<String> {
         }
         (groups, _) => Some(groups.iter().map(phrase).collect::<Vec<_>>().join("; ")),
     }
+}
+
+/// What the host says of a peer option's value, for [`peer_hint`]: whether
+/// a word names a NUMA node of the machine (`node/online`,
+/// `Documentation/ABI/stable/sysfs-devices-node`) and whether it names a
+/// running process (`/proc/PID`, proc(5)).
+pub struct PeerHost {
+    /// Whether the word is a node id online on the machine.
+    pub is_node: Box<dyn Fn(&str) -> bool>,
+    /// Whether the word is the PID of a running process.
+    pub is_pid: Box<dyn Fn(&str) -> bool>,
+}
+
+/// The options that name where a command runs (a placement): with one on
+/// the command line, a peer's `-p` is taskset's `--pid`, not numactl's
+/// `--preferred` (`taskset -p` changes a process's CPUs).
+const PLACEMENT: &[&str] = &[
+    "--cpus",
+    "-c",
+    "--cpu-list",
+    "-C",
+    "--physcpubind",
+    "--node",
+    "-N",
+    "--cpunodebind",
+    "--cores",
+];
+
+/// `rows` (of a peer option `name`) for the host: a row whose argument is
+/// a node (numactl's `-p NODE`) is dropped when the value given is not an
+/// online node; the rows whose argument is a PID come first when the value
+/// is a running process that is not a node, or when another option already
+/// names a placement ([`PLACEMENT`]).
+fn host_order<'h>(
+    rows: Vec<&'h crate::habits::Habit>,
+    name: &str,
+    args: &[String],
+    host: &PeerHost,
+) -> Vec<&'h crate::habits::Habit> {
+    let before: Vec<&String> = args.iter().take_while(|a| *a != "--").collect();
+    let Some(at) = before.iter().position(|a| *a == name) else {
+        return rows;
+    };
+    let Some(value) = before.get(at + 1).filter(|v| !v.starts_with('-')) else {
+        return rows;
+    };
+    let takes = |h: &crate::habits::Habit, what: &str| h.arg.is_some_and(|a| a.name == what);
+    let node = (host.is_node)(value);
+    let placed = before
+        .iter()
+        .any(|a| PLACEMENT.contains(&a.split('=').next().unwrap_or(a)));
+    let pid_first = placed || (!node && (host.is_pid)(value));
+    let numeric = value.bytes().all(|b| b.is_ascii_digit());
+    let mut kept: Vec<&crate::habits::Habit> = rows
+        .into_iter()
+        .filter(|h| node || !numeric || !takes(h, "NODE"))
+        .collect();
+    if pid_first {
+        kept.sort_by_key(|h| !takes(h, "PID"));
+    }
+    kept
 }
 
 /// The hint for taskset's `-p MASK PID` habit given to pinrun as `--pid
@@ -1581,6 +1650,7 @@ impl Cli {
             fleet: FleetRequest {
                 emit,
                 cgroup: self.cgroup,
+                unit_user: self.unit_user,
                 settle,
                 emitted: self.check_emitted,
             },
@@ -1698,6 +1768,13 @@ impl Cli {
             Some(Emit::K8s) => Some(EmitFormat::K8s),
             Some(Emit::Slurm) => Some(EmitFormat::Slurm(slurm_tasks(command)?)),
         };
+        if self.unit_user.is_some() && emit != Some(EmitFormat::Systemd) {
+            return Err(Error::new(
+                ErrorCode::Usage,
+                "--unit-user: only --emit systemd writes User=",
+            )
+            .hint("use --emit systemd --unit-user USER"));
+        }
         if self.cgroup && emit != Some(EmitFormat::Systemd) {
             return Err(Error::new(
                 ErrorCode::Usage,

@@ -360,6 +360,8 @@ pub struct FleetRequest {
     /// `--cgroup` (with `--emit systemd`): add `AllowedCPUs=` and
     /// `AllowedMemoryNodes=`.
     pub cgroup: bool,
+    /// `--unit-user USER` (with `--emit systemd`): the unit's `User=`.
+    pub unit_user: Option<String>,
     /// `--settle DURATION` (ns): how long to wait for kubelet to write the
     /// container's exclusive CPUs into its cpuset.
     pub settle: Option<u64>,

@@ -819,6 +819,44 @@ fn pinrun_args() -> Vec<String> {
         .collect()
 }
 
+/// The machine a peer option's hint is for ([`crate::cli::PeerHost`]): the
+/// `--sysroot` in `args` (a usage error came before clap read it), else
+/// this host. Its nodes are its `nodeN` directories (node 0 alone on a kernel
+/// without NUMA, as numactl(8) takes it); a PID runs when `/proc/PID/stat`
+/// reads. An unreadable `--sysroot` knows neither: no node, no process.
+fn peer_host_of(args: &[String]) -> crate::cli::PeerHost {
+    let before: Vec<&String> = args.iter().take_while(|a| *a != "--").collect();
+    let sysroot = before
+        .iter()
+        .enumerate()
+        .find_map(|(i, a)| match a.strip_prefix("--sysroot") {
+            Some("") => before.get(i + 1).map(|v| v.to_string()),
+            Some(v) => v.strip_prefix('=').map(str::to_string),
+            None => None,
+        });
+    let root = Root::sysroot(sysroot.as_deref().map(std::path::Path::new)).ok();
+    let nodes: Option<Vec<u32>> = root.as_ref().map(|r| {
+        let ids: Vec<u32> = crate::system::numa::read_nodes(r, false)
+            .0
+            .iter()
+            .map(|n| n.id)
+            .collect();
+        if ids.is_empty() { vec![0] } else { ids }
+    });
+    let pids: Option<Root> = root;
+    let is_node = Box::new(move |w: &str| {
+        w.parse::<u32>()
+            .is_ok_and(|n| nodes.as_ref().is_some_and(|s| s.contains(&n)))
+    });
+    let is_pid = Box::new(move |w: &str| {
+        w.parse::<u32>().is_ok_and(|p| {
+            pids.as_ref()
+                .is_some_and(|r| r.read(&format!("/proc/{p}/stat")).is_some())
+        })
+    });
+    crate::cli::PeerHost { is_node, is_pid }
+}
+
 /// The hint when a bare `--membind` (or numactl's `-m`) took the next word,
 /// which is not a node list, as its value: the usual cause of a usage
 /// error is `--membind COMMAND -flag` without `--`.
@@ -912,7 +950,7 @@ pub fn main() -> Exit {
             if let Some(hint) = e
                 .get(clap::error::ContextKind::InvalidArg)
                 .map(|v| v.to_string())
-                .and_then(|a| crate::cli::peer_hint(&a, &all))
+                .and_then(|a| crate::cli::peer_hint(&a, &all, &peer_host_of(&all)))
             {
                 err = err.hint(hint);
             }

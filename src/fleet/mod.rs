@@ -12,6 +12,7 @@
 //! a cgroup file ([`crate::system::cgroup::CpuMax`]). The core imports
 //! none of it but `app`, which composes it.
 
+pub mod access;
 pub mod check;
 pub mod plan;
 pub mod read;

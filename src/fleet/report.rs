@@ -116,6 +116,10 @@ pub fn systemd(
         };
         let quoted: Vec<String> = words.iter().map(|w| systemd_word(w)).collect();
         line(&mut s, format!("ExecStart={}", quoted.join(" ")));
+        if let Some(user) = &req.fleet.unit_user {
+            line(&mut s, format!("User={user}"));
+            user_lines(&mut s, user, words.first(), inexpressible);
+        }
     }
     line(&mut s, "# systemd does not run pinrun's checks (isolation, IRQs, RT throttling); run `pinrun --check` with the same options at deploy time".into());
     let warnings = findings
@@ -129,6 +133,43 @@ pub fn systemd(
         );
     }
     s
+}
+
+/// The warning when `user` (the unit's `User=`) cannot reach `exec` (the
+/// `ExecStart=` binary, `pinrun` itself when `is_pinrun`): the directory
+/// that denies search permission, its mode and owner
+/// ([`super::access::blocked_dir`]), and where to install instead.
+fn user_lines(s: &mut String, user: &str, exec: Option<&String>, is_pinrun: bool) {
+    let Some((uid, gids)) = super::access::user_ids(user) else {
+        line(
+            s,
+            format!(
+                "# warning: User={user}: no such user on this machine (/etc/passwd); systemd refuses to start the unit without it"
+            ),
+        );
+        return;
+    };
+    let Some(path) = exec.filter(|p| p.starts_with('/')) else {
+        return;
+    };
+    let Some(b) = super::access::blocked_dir(std::path::Path::new(path), uid, &gids) else {
+        return;
+    };
+    let fix = if is_pinrun {
+        "install pinrun where every user can reach it: cargo install --locked --path . --root /usr/local (/usr/local/bin/pinrun), or the Debian package (/usr/bin/pinrun)"
+    } else {
+        "install the command where that user can search every directory, or choose another User="
+    };
+    line(
+        s,
+        format!(
+            "# warning: User={user} cannot reach {path}: {} is mode {:04o}, owner uid {} gid {} (no search permission for uid {uid}; path_resolution(7)); {fix}",
+            b.dir.display(),
+            b.mode,
+            b.uid,
+            b.gid
+        ),
+    );
 }
 
 /// Appends `text` and a newline to `s`: one line of a unit.

@@ -226,7 +226,8 @@ fn emittable_command(command: &[std::ffi::OsString]) -> Result<(), Error> {
     Ok(())
 }
 
-/// This pinrun's command line without `--emit FORMAT` and `--sysroot DIR`,
+/// This pinrun's command line without `--emit FORMAT`, `--sysroot DIR`,
+/// `--cgroup` and `--unit-user USER`,
 /// argv[0] replaced by
 /// the binary's absolute path (for `ExecStart=`).
 fn invocation_without_emit() -> Vec<String> {
@@ -240,8 +241,12 @@ fn invocation_without_emit() -> Vec<String> {
         .map(|a| a.to_string_lossy().into_owned());
     let mut in_command = false;
     while let Some(a) = args.next() {
-        // --emit, --cgroup and --sysroot describe this run, not the
-        // service's (and --emit slurm's task count).
+        // --emit, --cgroup, --unit-user and --sysroot describe this run,
+        // not the service's (and --emit slurm's task count).
+        if !in_command && a == "--unit-user" {
+            args.next();
+            continue;
+        }
         if !in_command && (a == "--emit" || a == "--sysroot") {
             if args.next().as_deref() == Some("slurm") {
                 args.next();
@@ -253,7 +258,10 @@ fn invocation_without_emit() -> Vec<String> {
             continue;
         }
         if !in_command
-            && (a.starts_with("--emit=") || a.starts_with("--sysroot=") || a == "--cgroup")
+            && (a.starts_with("--emit=")
+                || a.starts_with("--sysroot=")
+                || a.starts_with("--unit-user=")
+                || a == "--cgroup")
         {
             continue;
         }

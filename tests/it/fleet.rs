@@ -961,3 +961,108 @@ fn emit_k8s_and_slurm_refuse_words_that_are_not_utf8() {
         assert!(err.contains("is not UTF-8"), "{format:?}: {err}");
     }
 }
+
+/// A unit's `User=` must search every directory above its `ExecStart=`
+/// binary: the walk agrees with the kernel, asked as user nobody
+/// (setpriv, `test -x`), for a binary under a root-owned 0700 directory
+/// (as /root/.cargo/bin/pinrun) and under a 0755 one.
+#[test]
+fn exec_path_blocked_for_the_units_user_matches_the_kernel() {
+    use std::os::unix::fs::PermissionsExt;
+    if !common::is_root() || !std::path::Path::new("/usr/bin/setpriv").exists() {
+        return common::skip("needs root and setpriv to ask the kernel as nobody");
+    }
+    let t = tempfile::Builder::new().tempdir_in("/tmp").unwrap();
+    std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (uid, gids) = pinrun::fleet::access::user_ids("nobody").expect("user nobody");
+    for (mode, blocked) in [(0o700, true), (0o755, false)] {
+        let dir = t.path().join(format!("d{mode:o}"));
+        std::fs::create_dir_all(dir.join("bin")).unwrap();
+        let bin = dir.join("bin/pinrun");
+        let cp = std::process::Command::new("cp")
+            .arg("/bin/true")
+            .arg(&bin)
+            .status()
+            .unwrap();
+        assert!(cp.success(), "cp: {cp}");
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(mode)).unwrap();
+        let kernel = std::process::Command::new("setpriv")
+            .args([
+                "--reuid=65534",
+                "--regid=65534",
+                "--init-groups",
+                "--inh-caps=-all",
+            ])
+            .args(["test", "-x"])
+            .arg(&bin)
+            .status()
+            .unwrap()
+            .success();
+        assert_eq!(kernel, !blocked, "the kernel, mode {mode:o}");
+        let got = pinrun::fleet::access::blocked_dir(&bin, uid, &gids);
+        assert_eq!(got.is_some(), blocked, "{got:?}");
+        if let Some(b) = got {
+            assert_eq!((b.dir, b.mode, b.uid), (dir.clone(), mode, 0));
+        }
+    }
+}
+
+/// `--emit systemd --unit-user nobody` with pinrun under a root-owned 0700
+/// directory (as /root/.cargo/bin/pinrun): `User=nobody` and a warning
+/// naming the path, the blocking directory (mode, owner) and where to
+/// install; the ExecStart= pinrun keeps no --unit-user (it needs --emit).
+#[test]
+fn emitted_unit_warns_when_its_user_cannot_reach_pinrun() {
+    use std::os::unix::fs::PermissionsExt;
+    if !common::is_root() {
+        return common::skip("needs root to own a 0700 directory nobody cannot search");
+    }
+    let t = tempfile::Builder::new().tempdir_in("/tmp").unwrap();
+    std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let home = t.path().join("root");
+    std::fs::create_dir_all(home.join("bin")).unwrap();
+    let bin = home.join("bin/pinrun");
+    // cp(1), not std::fs::copy: no write descriptor a child of another
+    // test thread could inherit (ETXTBSY, common::world_readable_copy).
+    let cp = std::process::Command::new("cp")
+        .arg(env!("CARGO_BIN_EXE_pinrun"))
+        .arg(&bin)
+        .status()
+        .unwrap();
+    assert!(cp.success(), "cp: {cp}");
+    std::fs::set_permissions(&home, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let emit = || {
+        let out = std::process::Command::new(&bin)
+            .args([
+                "--emit",
+                "systemd",
+                "--unit-user",
+                "nobody",
+                "--exclusive",
+                "--cores",
+                "1",
+                "--",
+                "/bin/true",
+            ])
+            .output()
+            .unwrap();
+        assert_status(&out, 0);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let unit = emit();
+    let b = bin.display();
+    assert!(
+        unit.contains(&format!(
+            "\nExecStart={b} --exclusive --cores 1 -- /bin/true\nUser=nobody\n"
+        )),
+        "{unit}"
+    );
+    let want = format!(
+        "# warning: User=nobody cannot reach {b}: {} is mode 0700, owner uid 0 gid 0 (no search permission for uid 65534; path_resolution(7)); install pinrun where every user can reach it: cargo install --locked --path . --root /usr/local (/usr/local/bin/pinrun), or the Debian package (/usr/bin/pinrun)\n",
+        home.display()
+    );
+    assert!(unit.contains(&want), "{unit}");
+    // With the directory searchable, no warning.
+    std::fs::set_permissions(&home, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert!(!emit().contains("cannot reach"));
+}

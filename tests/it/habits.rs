@@ -1304,3 +1304,53 @@ fn a_misspelled_allow_code_is_named() {
         "{err}"
     );
 }
+
+/// `-p N` is numactl's `--preferred N`, taskset's and chrt's `--pid N`:
+/// the hint puts first what works on the machine (its `nodeN` directories
+/// say the nodes, `/proc/N` the running processes) and never names a node the
+/// machine lacks; after a placement (`--cpus 1 -p PID`, as `taskset -p`
+/// users write it) `--pid` comes first.
+#[test]
+fn peer_p_hint_puts_what_works_here_first() {
+    let pid_hint = |p: &str| {
+        format!(
+            "taskset -p {p} is --pid {p} (alone, every thread's CPUs; with --cpus, changes them); chrt -p {p} is --pid {p} (alone, every thread's policy, priority, nice and deadline parameters)"
+        )
+    };
+    let hint_of = |args: &[&str]| {
+        let out = pinrun().args(args).output().unwrap();
+        assert_status(&out, 125);
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        err.lines()
+            .find_map(|l| l.strip_prefix("hint: "))
+            .unwrap_or_else(|| panic!("{args:?}: no hint: {err}"))
+            .to_string()
+    };
+    // A four-node dump (nodes 0-3): node 1 exists there, node 7 does not.
+    let m = machine("cri-resource-manager/2-socket-4-node-40-core");
+    let node = |n: u32| m.join(format!("sys/devices/system/node/node{n}")).is_dir();
+    assert!(node(1) && !node(7), "the dump's nodes");
+    let m = m.to_str().unwrap();
+    assert_eq!(
+        hint_of(&["--sysroot", m, "-p", "1", "true"]),
+        format!("numactl -p 1 is --preferred 1; {}", pid_hint("1"))
+    );
+    assert_eq!(
+        hint_of(&["--sysroot", m, "--cpus", "1", "-p", "1", "true"]),
+        format!("{}; numactl -p 1 is --preferred 1", pid_hint("1"))
+    );
+    assert_eq!(hint_of(&["--sysroot", m, "-p", "7", "true"]), pid_hint("7"));
+    // This host: node 0 only.
+    let here = std::fs::read_to_string("/sys/devices/system/node/online").unwrap_or_default();
+    if here.trim() != "0" {
+        return skip(format!("this host's nodes are {here}, not node 0 alone"));
+    }
+    let me = std::process::id().to_string();
+    assert!(std::path::Path::new(&format!("/proc/{me}")).exists());
+    assert_eq!(hint_of(&["--cpus", "1", "-p", &me, "true"]), pid_hint(&me));
+    assert_eq!(hint_of(&["-p", &me, "true"]), pid_hint(&me));
+    assert_eq!(
+        hint_of(&["-p", "0", "true"]),
+        format!("numactl -p 0 is --preferred 0; {}", pid_hint("0"))
+    );
+}
