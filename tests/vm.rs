@@ -1337,7 +1337,7 @@ fn vm_steer_irqs_msi_off_claimed_cpus_and_back() {
 }
 
 /// Issue 33 item 8 (vm/scenarios/steer.sh, blocks group-*): `setsid
-/// pinrun --exclusive --steer-irqs --cpus 16 -- sh -c 'sleep 6 & exit 0'`
+/// pinrun --exclusive --steer-irqs --cpus 16 -- sh -c 'sleep 12 & exit 0'`
 /// leads its process group; the shell exits at once and its `sleep` keeps
 /// CPUs 16-17 claimed. 2.5 s later the IRQs are still as the steered
 /// launch `during` had them (they were back on CPU 16 before: the steering
@@ -1365,9 +1365,14 @@ fn steering_follows_the_process_group(
         "one journal: {}",
         g.describe("group-during")
     );
+    // The sleep must outlive this step: 12 s leaves 9.5 s for the step's
+    // own reads under TCG (with 6 s, one run of .ci/run read the claim
+    // after the sleep had ended, while the helper had not yet put the
+    // IRQs back).
     assert!(
         mid.contains("\"claimed_cpus\":[16,17]"),
-        "{}",
+        "the shell exited at uptime {}: {}",
+        start.lines().nth(1).unwrap_or("?"),
         g.describe("group-during")
     );
     let after = g.ok("group-after");
@@ -1377,8 +1382,8 @@ fn steering_follows_the_process_group(
         t(after),
     );
     assert!(
-        t1 - t0 >= 5.0,
-        "restored {:.1} s after the shell exited, before its sleep 6 ended",
+        t1 - t0 >= 11.0,
+        "restored {:.1} s after the shell exited, before its sleep 12 ended",
         t1 - t0
     );
     let back: BTreeMap<String, String> = irq_lists(after)

@@ -14,8 +14,8 @@ run after sh -c "sleep 2; $P"
 run journals sh -c 'ls -a /tmp/st; echo listed'
 # Issue 33 item 8: the claim follows the process group pinrun leads (here
 # a session of its own: setsid); the steering follows it too. The command
-# forks "sleep 6" and exits at once: 2.5 s later CPU 16 is still claimed
+# forks "sleep 12" and exits at once: 2.5 s later CPU 16 is still claimed
 # and its IRQs still off it, the journal there; after the sleep, all back.
-run group-start sh -c "setsid pinrun --exclusive --steer-irqs --cpus 16 -q --state-dir /tmp/st -- sh -c 'sleep 6 & exit 0'; echo rc=\$?; cut -d' ' -f1 /proc/uptime"
+run group-start sh -c "setsid pinrun --exclusive --steer-irqs --cpus 16 -q --state-dir /tmp/st -- sh -c 'sleep 12 & exit 0'; echo rc=\$?; cut -d' ' -f1 /proc/uptime"
 run group-during sh -c "sleep 2.5; cut -d' ' -f1 /proc/uptime; $P; ls /tmp/st | grep -c '\.journal\$'; pinrun --show --json --state-dir /tmp/st | tr -d ' \n' | grep -o '\"claimed_cpus\":\[[0-9,]*\]'"
 run group-after sh -c "i=0; while ls /tmp/st/steer.*.journal > /dev/null 2>&1 && [ \$i -lt 200 ]; do sleep 0.1; i=\$((i + 1)); done; cut -d' ' -f1 /proc/uptime; $P; ls -a /tmp/st; echo listed"
