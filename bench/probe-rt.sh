@@ -25,6 +25,15 @@
 # - cyclictest's histogram is in whole microseconds (bucket k holds the
 #   latencies in [k, k+1) us); pinrun's p99 (ns, the top of a 1/64-wide
 #   bucket) is floored to whole microseconds before the ratio.
+# - Gaps per second of the probe thread's run time, beside gaps per second
+#   of wall time (BENCHMARKS.md, "Why the loaded gap rates differed"):
+#   under the load the probe thread shares the CPU with the busy loop and
+#   dd, and the share each run gets (0.1-0.4 of the CPU on a shared host)
+#   sets its gaps per wall second; per second of run time the two tools
+#   agree. A poller on the other CPUs reads the probe thread's
+#   /proc/PID/task/TID/schedstat (run ns) every 20 ms during each spin run
+#   (pinrun-probe$CPU; oslat's measuring thread, the last one pinned to
+#   the CPU), and /proc/interrupts' column of the CPU around it.
 #
 # Needs root (SCHED_FIFO, /dev/cpu_dma_latency) and rt-tests, which CI does
 # not install: apt-get install -y rt-tests (Debian, Ubuntu; oslat from 1.10).
@@ -63,8 +72,49 @@ load_off() {
     wait 2>/dev/null || true
 }
 
-spin_pinrun() { "$PINRUN" --json --probe="${D}s" --cpus "$CPU" >"$1" 2>/dev/null || true; }
-spin_oslat() { oslat -q -c "$CPU" -D "$D" --json="$1" >/dev/null 2>&1 || true; }
+# ran FILE COMMAND...: runs COMMAND while a poller on the other CPUs keeps,
+# in FILE, the run time (schedstat, ns) of each thread of pinrun or oslat
+# pinned to the CPU alone (first line: the interrupts on the CPU before,
+# last line: after).
+ran() {
+    local f=$1; shift
+    irqs >"$f"
+    taskset -c "$OTHERS" python3 - "$CPU" "$f.poll" <<'POLL' &
+import os, sys, time
+cpu, out = sys.argv[1], sys.argv[2]
+seen = {}
+while not os.path.exists(out + ".stop"):
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if open(f"/proc/{pid}/comm").read().strip() not in ("pinrun", "oslat"):
+                continue
+            for tid in os.listdir(f"/proc/{pid}/task"):
+                d = f"/proc/{pid}/task/{tid}"
+                st = open(d + "/status").read()
+                if f"Cpus_allowed_list:\t{cpu}\n" not in st:
+                    continue
+                comm = open(d + "/comm").read().strip()
+                if comm not in ("oslat", f"pinrun-probe{cpu}"):
+                    continue
+                run = int(open(d + "/schedstat").read().split()[0])
+                seen.setdefault(tid, [time.monotonic(), 0])[1] = run
+        except (OSError, ValueError):
+            pass
+    time.sleep(0.02)
+# The measuring thread: the last one seen first (oslat's pre-heat thread comes before it).
+last = max(seen.values(), default=[0, 0])
+open(out, "w").write(f"{last[1]}\n")
+POLL
+    local poller=$!
+    "$@"
+    touch "$f.poll.stop"; wait $poller
+    cat "$f.poll" >>"$f"; irqs >>"$f"
+}
+# All interrupts on the CPU so far (/proc/interrupts, its column).
+irqs() { awk -v c="$CPU" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "CPU" c) col = i + 1; next }
+    $col ~ /^[0-9]+$/ { n += $col } END { print n + 0 }' /proc/interrupts; }
+spin_pinrun() { ran "$1.ran" "$PINRUN" --json --probe="${D}s" --cpus "$CPU" >"$1" 2>/dev/null || true; }
+spin_oslat() { ran "$1.ran" oslat -q -c "$CPU" -D "$D" --json="$1" >/dev/null 2>&1 || true; }
 wake_pinrun() {
     "$PINRUN" --json --probe="${D}s" --probe-mode wakeup --probe-dma-latency=0 \
         --cpus "$CPU" --fifo 90 >"$1" 2>/dev/null || true
@@ -96,15 +146,26 @@ for cond in idle loaded; do
     [ "$cond" = loaded ] && load_off
 done
 
-python3 - "$out" "$R" <<'EOF'
+python3 - "$out" "$R" "$D" <<'EOF'
 import json, os, statistics, sys
-out, R = sys.argv[1], int(sys.argv[2])
+out, R, D = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
 
 def load(p):
     try:
         return json.load(open(p))
     except Exception:
         return None
+
+def ran(p, pre):
+    """The probe thread's run time (s) over its measurement and the
+    interrupts on the CPU per second of wall time, from a .ran file;
+    pinrun's thread also ran its pre-heat (pre s): its run time is
+    scaled to the measurement's share of the thread's life."""
+    try:
+        before, run_ns, after = (int(x) for x in open(p).read().split())
+    except (OSError, ValueError):
+        return None, None
+    return run_ns / 1e9 * D / (D + pre), (after - before) / D
 
 def peer_hist(d):
     t = next(iter(d["thread"].values()))
@@ -120,7 +181,7 @@ def pct(h, q):
     return None
 
 print(open(os.path.join(out, "load")).read(), end="")
-rows, ratios = [], {}
+rows, runrows, ratios = [], [], {}
 for cond in ["idle", "loaded"]:
     for r in range(1, R + 1):
         base = os.path.join(out, f"{cond}.{r}")
@@ -132,6 +193,12 @@ for cond in ["idle", "loaded"]:
             og = sum(v for k, v in h.items() if k >= 2)
             pw, ow = c["max_ns"] / 1000, float(t["max"])
             pg, ogs = c["gaps"] / (c["duration_ns"] / 1e9), og / float(t.get("duration", 1) or 1)
+            (pr, pi), (orr, oi) = ran(base + ".spin.pinrun.ran", 0.1), ran(base + ".spin.peer.ran", 0.0)
+            if pr and orr:
+                # Per second of the probe thread's run time: like with like.
+                prg, org = c["gaps"] / pr, og / orr
+                runrows.append(f"| {cond} | {r} | {pr:.2f} s / {orr:.2f} s | {prg:.0f} / {org:.0f} | {pi:.0f} / {oi:.0f} |")
+                ratios.setdefault((cond, "gaps >1us per s of run time"), []).append(prg / org if org else float("nan"))
             rows.append(f"| {cond} | {r} | spin | worst gap {pw:.0f} us / {ow:.0f} us | gaps >1us/s {pg:.0f} / {ogs:.0f} |")
             ratios.setdefault((cond, "worst gap"), []).append(pw / ow if ow else float("nan"))
             ratios.setdefault((cond, "gaps >1us per s"), []).append(pg / ogs if ogs else float("nan"))
@@ -155,6 +222,10 @@ for cond in ["idle", "loaded"]:
 print("| condition | repeat | mode | pinrun / peer | pinrun / peer |")
 print("|---|---|---|---|---|")
 print("\n".join(rows))
+print()
+print("| condition | repeat | spin: probe thread ran, pinrun / oslat | gaps >1us per s of run | interrupts on the CPU per s |")
+print("|---|---|---|---|---|")
+print("\n".join(runrows))
 print()
 print("| condition | figure | ratios pinrun / peer (each repeat) | median |")
 print("|---|---|---|---|")
