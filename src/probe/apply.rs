@@ -345,8 +345,13 @@ pub fn run(
     let mut sampled = sampled;
     let mut starts = BTreeMap::new();
     for (cpu, raw) in raws {
-        out.push(summarize(clock, req.mode, cpu, &raw));
-        sources.insert(cpu, crate::noise::attribute(&before, &after, cpu, own));
+        let noise = summarize(clock, req.mode, cpu, &raw);
+        // The measurement on CLOCK_MONOTONIC, the sampler's clock.
+        let measured = (raw.mono0, raw.mono0.saturating_add(noise.duration_ns));
+        let readings = sampled.as_ref().ok();
+        let totals = super::plan::totals((&before, &after), readings, cpu, measured, own);
+        sources.insert(cpu, totals);
+        out.push(noise);
         starts.insert(cpu, raw.mono0);
         if let Ok(s) = &mut sampled {
             s.starts.insert(cpu, raw.mono0);

@@ -77,8 +77,7 @@ pub struct Layout {
 /// first file was read (`at_ns`) and after the last (`done_ns`); the
 /// counts of each [`Layout`] row on each probed CPU (row-major: row `r`,
 /// CPU `k` at `r × cpus + k`); steal time per probed CPU (ns, 10 ms
-/// resolution); and each candidate task read: (TID, the CPU it last ran
-/// on, its run time in ns).
+/// resolution); and each candidate task read ([`TaskReading`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Sample {
     /// `CLOCK_MONOTONIC` before the reads, ns.
@@ -91,11 +90,48 @@ pub struct Sample {
     pub softirqs: Vec<u64>,
     /// Steal time per probed CPU, ns.
     pub steal_ns: Vec<u64>,
-    /// (TID, last CPU, run time ns) of each candidate task read.
-    pub tasks: Vec<(u32, u32, u64)>,
+    /// Each candidate task read, by TID ascending.
+    pub tasks: Vec<TaskReading>,
+}
+
+/// One candidate task in a [`Sample`]: what the kernel says of where and
+/// how long it ran (proc(5)).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TaskReading {
+    /// Its TID.
+    pub tid: u32,
+    /// The CPU it is on or last ran on (`/proc/PID/task/TID/stat` field 39,
+    /// `processor`: `task_cpu()`).
+    pub cpu: u32,
+    /// Its run time, ns (`se.sum_exec_runtime`: the first value of
+    /// `schedstat`, or `se.sum_exec_runtime` of `sched`).
+    pub runtime_ns: u64,
+    /// How many times the kernel has moved it to another CPU
+    /// (`se.nr_migrations` of `/proc/PID/task/TID/sched`: `set_task_cpu()`,
+    /// kernel/sched/core.c, counts every change of its CPU); `None` where
+    /// the kernel has no `sched` file (built without `CONFIG_SCHED_DEBUG`,
+    /// an option of older kernels). Unchanged between two readings: the task
+    /// was on one CPU, `cpu`, all along ([`plan::charge`]).
+    pub migrations: Option<u64>,
 }
 
 impl Layout {
+    /// Candidate task `tid` as a [`TaskTime`] on `cpu` with `runtime_ns`
+    /// of run time (its PID, comm, priority and kind from the layout);
+    /// `None` for a TID the layout does not name.
+    pub fn task_time(&self, tid: u32, cpu: u32, runtime_ns: u64) -> Option<TaskTime> {
+        let (pid, comm, rt_priority, kernel) = self.tasks.get(&tid)?;
+        Some(TaskTime {
+            pid: *pid,
+            tid,
+            comm: comm.clone(),
+            cpu,
+            runtime_ns,
+            rt_priority: *rt_priority,
+            kernel: *kernel,
+        })
+    }
+
     /// `s` as a [`Snapshot`] of the probed CPUs, for
     /// [`crate::noise::attribute`].
     pub fn snapshot(&self, s: &Sample) -> Snapshot {
@@ -126,21 +162,7 @@ impl Layout {
             tasks: s
                 .tasks
                 .iter()
-                .filter_map(|&(tid, cpu, runtime_ns)| {
-                    let (pid, comm, rt_priority, kernel) = self.tasks.get(&tid)?;
-                    Some((
-                        tid,
-                        TaskTime {
-                            pid: *pid,
-                            tid,
-                            comm: comm.clone(),
-                            cpu,
-                            runtime_ns,
-                            rt_priority: *rt_priority,
-                            kernel: *kernel,
-                        },
-                    ))
-                })
+                .filter_map(|t| Some((t.tid, self.task_time(t.tid, t.cpu, t.runtime_ns)?)))
                 .collect(),
             steal_ns: self
                 .cpus

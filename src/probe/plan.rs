@@ -2,12 +2,14 @@
 //! CPUs the probe measures, and whether a spinning real-time probe could
 //! lock a CPU up.
 
-use super::{Layout, Sample, Sampled};
+pub mod charge;
+
+use super::{Layout, Readings, Sample, Sampled};
 use crate::cpuset::CpuSet;
 use crate::error::{Error, ErrorCode, Result};
 use crate::noise::{
     COUNTER_GAP_MAX_NS, CpuNoise, KernelThread, NoiseEvent, NoiseKind, ProbeMode, ProbeRequest,
-    ProbeRun, Source, Timed, TimedGap, TracedGap, TracedSource, attribute, likely_source,
+    ProbeRun, Snapshot, Source, Timed, TimedGap, TracedGap, TracedSource, attribute, likely_source,
     unattributed_ns,
 };
 use crate::plan::Plan;
@@ -235,9 +237,9 @@ pub struct Lining {
 /// the window runs from the last sample whose reads ended at or before the
 /// gap's start to the first whose reads began at or after its end, and
 /// its sources are what changed on `cpu` across it
-/// ([`crate::noise::attribute`]: a task only when its last CPU at either
-/// end of the window is `cpu`, steal time only when it advanced in the
-/// window). Then the probe's own timer is subtracted from `LOC` (one per
+/// ([`crate::noise::attribute`]: a task with the time it ran on `cpu`
+/// between the samples of the window, [`charge::charge`]; steal time only
+/// when it advanced in the window). Then the probe's own timer is subtracted from `LOC` (one per
 /// deadline in the window, `lining.own_timer_ns`), and a gap that RT
 /// throttling explains (a spinning real-time probe with throttling on, the
 /// gap between 1 ms and 110 % of `period − runtime`, as
@@ -254,9 +256,9 @@ pub fn line_up(
     lining: &Lining,
 ) -> TimedGap {
     let end = start_ns.saturating_add(gap_ns);
-    let before = samples.iter().rev().find(|s| s.done_ns <= start_ns);
-    let after = samples.iter().find(|s| s.at_ns >= end);
-    let (Some(b), Some(a)) = (before, after) else {
+    let before = samples.iter().rposition(|s| s.done_ns <= start_ns);
+    let after = samples.iter().position(|s| s.at_ns >= end);
+    let (Some(bi), Some(ai)) = (before, after) else {
         return TimedGap {
             ns: gap_ns,
             at_ns,
@@ -265,13 +267,17 @@ pub fn line_up(
             likely_source: None,
         };
     };
+    let (b, a) = (&samples[bi], &samples[ai]);
     let window = a.done_ns.saturating_sub(b.at_ns);
-    let mut sources = attribute(
+    let charges = charge::charge(&samples[bi..=ai], cpu);
+    let (b, a) = charge::charged(
         &layout.snapshot(b),
         &layout.snapshot(a),
+        layout,
+        &charges,
         cpu,
-        lining.own_pid,
     );
+    let mut sources = attribute(&b, &a, cpu, lining.own_pid);
     if let Some(interval) = lining.own_timer_ns.filter(|i| *i > 0) {
         let own = window.div_ceil(interval);
         sources.retain_mut(|s| match s {
@@ -330,6 +336,34 @@ fn busiest_task(sources: &[Source], gap_ns: u64, rt_priority: Option<u32>) -> Op
     (total.saturating_mul(2) >= gap_ns)
         .then(|| tasks.first().map(|t| (*t).clone()))
         .flatten()
+}
+
+/// What disturbed `cpu` over its measurement `[from_ns, to_ns]`
+/// (`CLOCK_MONOTONIC`): the interrupts', softirqs' and steal time's
+/// deltas between the probe's snapshots `before` and `after`, and the
+/// tasks other than `own_pid`'s with the time the sampler's `readings`
+/// charge to `cpu` between its samples inside the measurement
+/// ([`charge::charge`], [`charge::inside`]: never time a task ran on
+/// another CPU, nor during the pre-heat). Without readings (no sampler),
+/// no task is charged: where a task ran between two snapshots a second
+/// apart is not known.
+pub fn totals(
+    (before, after): (&Snapshot, &Snapshot),
+    readings: Option<&Readings>,
+    cpu: u32,
+    measured: (u64, u64),
+    own_pid: u32,
+) -> Vec<Source> {
+    let none = Layout::default();
+    let (charges, layout) = match readings {
+        Some(r) => (
+            charge::charge(charge::inside(&r.samples, measured), cpu),
+            &r.layout,
+        ),
+        None => (charge::Charges::default(), &none),
+    };
+    let (b, a) = charge::charged(before, after, layout, &charges, cpu);
+    attribute(&b, &a, cpu, own_pid)
 }
 
 /// Attribution in time for `run` (issue 36): each CPU's largest gaps
@@ -828,7 +862,15 @@ mod tests {
             irqs: vec![irq24, loc],
             softirqs: vec![0],
             steal_ns: vec![steal],
-            tasks: tasks.to_vec(),
+            tasks: tasks
+                .iter()
+                .map(|&(tid, cpu, runtime_ns)| crate::probe::TaskReading {
+                    tid,
+                    cpu,
+                    runtime_ns,
+                    migrations: Some(0),
+                })
+                .collect(),
         }
     }
 

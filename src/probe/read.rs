@@ -2,13 +2,14 @@
 //! [`super::sample_budget`] from a housekeeping CPU while the probe
 //! runs: the probed CPUs' columns of `/proc/interrupts` and
 //! `/proc/softirqs`, their steal time (`/proc/stat`), and each candidate
-//! task's CPU (`/proc/PID/task/TID/stat` field 39, `processor`) and run
-//! time (`schedstat`'s first value, ns; proc(5)). A candidate is a task,
+//! task's CPU (`/proc/PID/task/TID/stat` field 39, `processor`), run
+//! time (`schedstat`'s first value, ns; proc(5)) and migrations
+//! (`sched`'s `se.nr_migrations`). A candidate is a task,
 //! not pinrun's, whose last CPU was a probed one when the sampler looked
 //! ([`candidates`]). Parsed with the core's parsers
 //! (`crate::system::noise`); every file through [`Root`].
 
-use super::{Layout, Sample};
+use super::{Layout, Sample, TaskReading};
 use crate::noise::{NoiseEvent, NoiseKind};
 use crate::system::Root;
 use crate::system::irq::{INTERRUPTS, SOFTIRQS, read_counters};
@@ -61,10 +62,8 @@ pub fn candidates(
 }
 
 /// One sample of the counters `l` names and of the candidate tasks `tids`
-/// (ascending; the times are the caller's), after `prev`: a candidate's `schedstat` is read every time, its `stat`
-/// (its CPU) only when its run time changed since `prev` (a sleeping
-/// task costs one small read); a task without `schedstat`
-/// (`CONFIG_SCHED_INFO` off) is not sampled;
+/// (ascending; the times are the caller's), after `prev` (each task read
+/// by [`task`]);
 /// `None` when `/proc/interrupts`, `/proc/softirqs` or `/proc/stat`
 /// cannot be read (the sampler skips it: a sample of zeros would make the
 /// next window's deltas the whole counts). A row that went away reads 0
@@ -86,30 +85,14 @@ pub fn sample(root: &Root, l: &Layout, tids: &[u32], prev: Option<&Sample>) -> O
     let last = |tid: u32| {
         let p = prev?;
         p.tasks
-            .binary_search_by_key(&tid, |t| t.0)
+            .binary_search_by_key(&tid, |t| t.tid)
             .ok()
-            .map(|i| &p.tasks[i])
+            .map(|i| p.tasks[i])
     };
     let tasks = tids
         .iter()
         .filter_map(|tid| Some((*tid, l.tasks.get(tid)?.0)))
-        .filter_map(|(tid, pid)| {
-            let dir = format!("/proc/{pid}/task/{tid}");
-            let runtime: u64 = root
-                .read(&format!("{dir}/schedstat"))?
-                .split_whitespace()
-                .next()?
-                .parse()
-                .ok()?;
-            // A task that has not run since the last sample is where it was.
-            if let Some(&(_, cpu, was)) = last(tid)
-                && was == runtime
-            {
-                return Some((tid, cpu, runtime));
-            }
-            let (_, cpu, _, _) = parse_task_stat(&root.read(&format!("{dir}/stat"))?)?;
-            Some((tid, cpu, runtime))
-        })
+        .filter_map(|(tid, pid)| task(root, pid, tid, last(tid)))
         .collect();
     Some(Sample {
         at_ns: 0,
@@ -123,6 +106,70 @@ pub fn sample(root: &Root, l: &Layout, tids: &[u32], prev: Option<&Sample>) -> O
             .collect(),
         tasks,
     })
+}
+
+/// Task `tid` of process `pid` after its reading `last` in the previous
+/// sample: its `schedstat` is read every time (a sleeping task costs one
+/// small read: it is where it was); when its run time changed, its
+/// `sched` (run time and migrations, [`parse_sched`], from one read so
+/// that they agree), and its `stat` (its CPU) only when it migrated since
+/// `last` (else its CPU is `last`'s: `se.nr_migrations` counts every
+/// change of CPU). Without `sched`, its run time is `schedstat`'s and its
+/// CPU is read every time it ran, migrations unknown. `None`: a task
+/// without `schedstat` (`CONFIG_SCHED_INFO` off) or that has exited.
+fn task(root: &Root, pid: u32, tid: u32, last: Option<TaskReading>) -> Option<TaskReading> {
+    let dir = format!("/proc/{pid}/task/{tid}");
+    let runtime_ns: u64 = root
+        .read(&format!("{dir}/schedstat"))?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()?;
+    if let Some(was) = last
+        && was.runtime_ns == runtime_ns
+    {
+        return Some(was);
+    }
+    let sched = root
+        .read(&format!("{dir}/sched"))
+        .and_then(|t| parse_sched(&t));
+    let (runtime_ns, migrations) = match sched {
+        Some((run, m)) => (run, Some(m)),
+        None => (runtime_ns, None),
+    };
+    let cpu = match last {
+        Some(was) if migrations.is_some() && was.migrations == migrations => was.cpu,
+        _ => parse_task_stat(&root.read(&format!("{dir}/stat"))?)?.1,
+    };
+    Some(TaskReading {
+        tid,
+        cpu,
+        runtime_ns,
+        migrations,
+    })
+}
+
+/// `se.sum_exec_runtime` (ns) and `se.nr_migrations` of a task's `sched`
+/// file (`proc_sched_show_task()`, kernel/sched/debug.c: a run time is
+/// printed in ms with six decimals, `38.518525`, so to the ns); `None`
+/// when either is missing or malformed.
+pub fn parse_sched(text: &str) -> Option<(u64, u64)> {
+    let value = |key: &str| {
+        text.lines().find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            (k.trim() == key).then(|| v.trim())
+        })
+    };
+    let (ms, frac) = value("se.sum_exec_runtime")?.split_once('.')?;
+    if frac.len() != 6 || !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let runtime = ms
+        .parse::<u64>()
+        .ok()?
+        .checked_mul(1_000_000)?
+        .checked_add(frac.parse().ok()?)?;
+    Some((runtime, value("se.nr_migrations")?.parse().ok()?))
 }
 
 /// Where tracefs is mounted (`--probe-tracer`), from a mount table
@@ -350,14 +397,21 @@ mod tests {
         assert_eq!(s.irqs, vec![1, 10_454_060, 2_994_239]);
         assert_eq!(s.softirqs, vec![0, 1_042_260]);
         assert_eq!(s.steal_ns, vec![390_130_000_000]);
-        assert_eq!(s.tasks, vec![(42, 1, 118_018_994)]);
+        let hog = TaskReading {
+            tid: 42,
+            cpu: 1,
+            runtime_ns: 118_018_994,
+            migrations: None,
+        };
+        // No `sched` file in this dump: migrations unknown.
+        assert_eq!(s.tasks, vec![hog]);
         // A task that has not run since the last look is no candidate.
         assert_eq!(candidates(&root, &mut l, 50, &mut seen), Vec::<u32>::new());
         // Asleep since the last sample: its stat is not read again (here:
         // gone), its CPU is the last one seen.
         std::fs::remove_file(dir.path().join("proc/42/task/42/stat")).unwrap();
         let again = sample(&root, &l, &tids, Some(&s)).unwrap();
-        assert_eq!(again.tasks, vec![(42, 1, 118_018_994)]);
+        assert_eq!(again.tasks, vec![hog]);
         // Run since: its stat is read, and a task that has gone is left out.
         std::fs::write(
             dir.path().join("proc/42/task/42/schedstat"),
@@ -368,6 +422,77 @@ mod tests {
         // Without /proc/interrupts, no sample (never one of zeros).
         std::fs::remove_file(dir.path().join("proc/interrupts")).unwrap();
         assert_eq!(sample(&root, &l, &tids, None), None);
+    }
+
+    /// `/proc/PID/task/TID/sched` as this host's kernel (6.18, without
+    /// `CONFIG_SCHEDSTATS`) prints it for a shell, its run time and
+    /// migrations set.
+    fn sched(comm: &str, pid: u32, runtime: &str, migrations: u64) -> String {
+        format!(
+            "{comm} ({pid}, #threads: 1)\n-------------------------------------------------------------------\n\
+se.exec_start                                :      67954650.635603\n\
+se.vruntime                                  :           118.147768\n\
+se.sum_exec_runtime                          :  {runtime:>19}\n\
+se.nr_migrations                             :  {migrations:>19}\n\
+nr_switches                                  :                  126\n\
+nr_voluntary_switches                        :                  114\n\
+nr_involuntary_switches                      :                   12\n\
+se.load.weight                               :              1048576\n\
+policy                                       :                    0\n\
+prio                                         :                  120\n\
+clock-delta                                  :                   42\n"
+        )
+    }
+
+    /// `sched`'s run time is printed in ms to the ns (`38.518525`), its
+    /// migrations as a count; anything else is no reading.
+    #[test]
+    fn sched_gives_run_time_and_migrations() {
+        assert_eq!(
+            parse_sched(&sched("bash", 20714, "38.518525", 9)),
+            Some((38_518_525, 9))
+        );
+        assert_eq!(
+            parse_sched(&sched("hog", 42, "118.019994", 0)),
+            Some((118_019_994, 0))
+        );
+        assert_eq!(parse_sched(&sched("hog", 42, "118.01999", 0)), None);
+        assert_eq!(parse_sched(&sched("hog", 42, "118", 0)), None);
+        assert_eq!(parse_sched("se.nr_migrations : 3\n"), None);
+    }
+
+    /// With `sched`: a task that ran is read from it (run time and
+    /// migrations together); while its migrations stay the same its CPU
+    /// is the last one read (its `stat`, here gone, is not read); once
+    /// they change, `stat` is read again (gone: the task is left out).
+    #[test]
+    fn a_task_that_ran_is_read_with_its_migrations() {
+        let dir = dump();
+        let root = Root::new(dir.path());
+        let path = |f: &str| dir.path().join(format!("proc/42/task/42/{f}"));
+        std::fs::write(path("sched"), sched("hog", 42, "118.018994", 4)).unwrap();
+        let mut l = layout(&root, &[1]);
+        let tids = candidates(&root, &mut l, 50, &mut BTreeMap::new());
+        let s = sample(&root, &l, &tids, None).unwrap();
+        let hog = TaskReading {
+            tid: 42,
+            cpu: 1,
+            runtime_ns: 118_018_994,
+            migrations: Some(4),
+        };
+        assert_eq!(s.tasks, vec![hog]);
+        std::fs::remove_file(path("stat")).unwrap();
+        std::fs::write(path("schedstat"), "118019000 0 960\n").unwrap();
+        std::fs::write(path("sched"), sched("hog", 42, "118.019994", 4)).unwrap();
+        let ran = sample(&root, &l, &tids, Some(&s)).unwrap();
+        let stayed = TaskReading {
+            runtime_ns: 118_019_994,
+            ..hog
+        };
+        assert_eq!(ran.tasks, vec![stayed]);
+        std::fs::write(path("schedstat"), "118021000 0 961\n").unwrap();
+        std::fs::write(path("sched"), sched("hog", 42, "118.021994", 5)).unwrap();
+        assert_eq!(sample(&root, &l, &tids, Some(&ran)).unwrap().tasks, vec![]);
     }
 
     /// Lines of a trace file written by the osnoise tracer without its
