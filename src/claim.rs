@@ -262,10 +262,7 @@ impl Claims {
             }
         }
         if more > 0 {
-            out.push(format!(
-                "and {more} more claim{}",
-                if more == 1 { "" } else { "s" }
-            ));
+            out.push(format!("and {} more", crate::words::count(more, "claim")));
         }
         out.join("; ")
     }
