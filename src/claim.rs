@@ -262,7 +262,10 @@ impl Claims {
             }
         }
         if more > 0 {
-            out.push(format!("and {} more", crate::words::count(more, "claim")));
+            out.push(format!(
+                "and {more} more {}",
+                crate::words::noun(more, "claim")
+            ));
         }
         out.join("; ")
     }
