@@ -263,8 +263,8 @@ impl Claims {
         }
         if more > 0 {
             out.push(format!(
-                "and {more} more claim{}",
-                if more == 1 { "" } else { "s" }
+                "and {more} more {}",
+                crate::words::noun(more, "claim")
             ));
         }
         out.join("; ")

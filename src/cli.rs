@@ -223,14 +223,9 @@ pub struct Cli {
     /// pinrun(1) CHOOSING CORES) or measured[=DURATION]: run the spin probe
     /// (SCHED_OTHER) on every candidate core at once, for 1s by default
     /// (10ms to 10s; --dry-run measures too), and take the N with the
-    /// smallest worst gap. Live machine only.
-    #[arg(
-        long,
-        value_name = "RULE",
-        requires = "cores",
-        conflicts_with = "cpus",
-        help_heading = "Placement"
-    )]
+    /// smallest worst gap. Live machine only. Not with --cpus, which
+    /// names the CPUs (nothing to choose).
+    #[arg(long, value_name = "RULE", help_heading = "Placement")]
     pub choose: Option<String>,
 
     /// Choose only housekeeping CPUs: allowed CPUs that are neither
@@ -476,7 +471,9 @@ pub struct Cli {
     pub cgroup: bool,
 
     /// With --emit systemd: the unit's User=; warns when that user cannot
-    /// search a directory above the ExecStart= binary.
+    /// run the ExecStart= binary (a bare name as systemd finds it on its
+    /// fixed search path): a directory above it it cannot search, the file
+    /// it cannot execute, or no such binary.
     #[arg(long, value_name = "USER", requires = "emit", help_heading = "Modes")]
     pub unit_user: Option<String>,
 
@@ -486,7 +483,8 @@ pub struct Cli {
     /// another. Also refused: FILE with no, a malformed or more than one
     /// fingerprint line, a CPUAffinity=, AllowedCPUs=, NUMAMask= or
     /// AllowedMemoryNodes= (or an srun --cpu-bind= list) naming a CPU or
-    /// node the machine lacks, and a
+    /// node the machine lacks, a unit whose User= cannot run its
+    /// ExecStart= binary here (as --unit-user warns), and a
     /// FILE that is not a regular file of at most 1 MiB.
     #[arg(long, value_name = "FILE", value_hint = clap::ValueHint::FilePath, conflicts_with_all = ["cpus", "node", "cpunodebind", "cores", "isolated", "exclusive", "wait", "policy", "mempolicy", "nice", "reset_on_fork", "command", "json"], help_heading = "Modes")]
     pub check_emitted: Option<PathBuf>,
@@ -990,7 +988,7 @@ pub fn taskset_pid_hint(args: &[String]) -> Option<String> {
 /// unknown option, a missing or invalid value, a conflict, a missing
 /// required option; clap's own sentence for any other kind, after the
 /// option it names (or "command line").
-pub fn clap_message(e: &clap::Error) -> String {
+pub fn clap_message(e: &clap::Error, args: &[std::ffi::OsString]) -> String {
     use clap::error::{ContextKind, ContextValue, ErrorKind};
     let names = |kind| match e.get(kind) {
         Some(ContextValue::String(s)) => vec![s.clone()],
@@ -1006,6 +1004,7 @@ pub fn clap_message(e: &clap::Error) -> String {
             .unwrap_or(u)
             .to_string()
     };
+    let argv = args;
     let args = names(ContextKind::InvalidArg);
     let what = args.first().map_or("command line".to_string(), |a| name(a));
     let value = names(ContextKind::InvalidValue).pop().unwrap_or_default();
@@ -1036,8 +1035,19 @@ pub fn clap_message(e: &clap::Error) -> String {
             format!("cannot be used with {}", prior.join(", "))
         }
         ErrorKind::MissingRequiredArgument => {
-            let all: Vec<String> = args.iter().map(|a| name(a)).collect();
-            return format!("{}: required with the options given", all.join(", "));
+            let all: Vec<String> = names(ContextKind::InvalidArg)
+                .iter()
+                .map(|a| name(a))
+                .collect();
+            let by = requirers(argv);
+            return match by.is_empty() {
+                true => format!("{}: required with the options given", all.join(", ")),
+                false => format!(
+                    "{}: needs {}, which is not given",
+                    by.join(", "),
+                    all.join(" and ")
+                ),
+            };
         }
         ErrorKind::NoEquals => format!("takes its value after '=' ({what}=VALUE)"),
         _ => {
@@ -1047,6 +1057,43 @@ pub fn clap_message(e: &clap::Error) -> String {
         }
     };
     format!("{what}: {cause}")
+}
+
+/// The options on the command line `argv` (without the program name)
+/// that need an option clap found missing (`requires`, an
+/// `ErrorKind::MissingRequiredArgument`), by their long names: clap's
+/// error names only the missing option (`--cores`), not the one the user
+/// typed (`--smt`). Each option given is tried alone with its `requires`
+/// (those of the other options given cleared): it is a requirer when the
+/// missing option is still missing. Empty when none is found (a
+/// requirement of a group).
+pub fn requirers(argv: &[std::ffi::OsString]) -> Vec<String> {
+    use clap::error::ErrorKind;
+    let full = || std::iter::once(std::ffi::OsString::from("pinrun")).chain(argv.iter().cloned());
+    let missing = |cmd: clap::Command| matches!(cmd.try_get_matches_from(full()), Err(e) if e.kind() == ErrorKind::MissingRequiredArgument);
+    let Ok(given) = command().ignore_errors(true).try_get_matches_from(full()) else {
+        return Vec::new();
+    };
+    let cmd = command();
+    let typed: Vec<&clap::Arg> = cmd
+        .get_arguments()
+        .filter(|a| {
+            given.value_source(a.get_id().as_str()) == Some(clap::parser::ValueSource::CommandLine)
+        })
+        .collect();
+    let alone = |keep: &clap::Id| {
+        typed
+            .iter()
+            .filter(|b| b.get_id() != keep)
+            .fold(command(), |c, b| {
+                c.mut_arg(b.get_id(), |b| b.requires(clap::builder::Resettable::Reset))
+            })
+    };
+    typed
+        .iter()
+        .filter(|a| missing(alone(a.get_id())))
+        .filter_map(|a| a.get_long().map(|l| format!("--{l}")))
+        .collect()
 }
 
 /// An option's help cut to a hint's length: its first sentence (a ". "
@@ -1469,12 +1516,41 @@ fn slurm_tasks(command: &mut Vec<OsString>) -> Result<u32> {
 }
 
 impl Cli {
-    /// `choose`, refused when it is `measured` where nothing can be
-    /// measured: below `--sysroot` (a dump), for `--pid`, with `--cpus`
-    /// (the CPUs are named), `--emit`/`--check-emitted` (for another time)
+    /// `choose`, refused (either rule) with `--cpus` (the CPUs are named:
+    /// nothing to rank) or without `--cores`, and when it is `measured`
+    /// where nothing can be measured: below `--sysroot` (a dump), for
+    /// `--pid`, `--emit`/`--check-emitted` (for another time)
     /// and `--deadline` (a SCHED_DEADLINE task cannot be probed pinned to
     /// one CPU of its root domain, as `--probe` refuses).
     fn measurable(&self, choose: Choose) -> Result<Choose> {
+        // Either rule, as a user wrote it: --choose ranks the cores
+        // --cores picks, so with --cpus (the CPUs named) or without
+        // --cores there is nothing it could rank.
+        let named = if choose == Choose::Rule {
+            "--choose rule"
+        } else {
+            "--choose measured"
+        };
+        let refuse = |why: &str, hint: &str| {
+            Err(bad(
+                ErrorCode::Usage,
+                named,
+                format!("{why} (--choose ranks the cores --cores N picks)"),
+            )
+            .hint(hint))
+        };
+        if self.cpus.is_some() {
+            return refuse(
+                "not with --cpus: --cpus names the CPUs, so there is nothing to choose",
+                "leave out --choose to run on the named CPUs; to choose among them, give them as the inherited affinity: taskset -c LIST pinrun --within inherited --cores N --choose RULE -- COMMAND",
+            );
+        }
+        if self.cores.is_none() {
+            return refuse(
+                "needs --cores, which is not given",
+                "add --cores N, or leave out --choose",
+            );
+        }
         if choose == Choose::Rule {
             return Ok(choose);
         }
@@ -1489,7 +1565,6 @@ impl Cli {
                 self.pid.is_some(),
                 "the process runs where it runs",
             ),
-            ("--cpus", self.cpus.is_some(), "the CPUs are named"),
             (
                 "--emit",
                 self.emit.is_some() || self.check_emitted.is_some(),

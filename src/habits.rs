@@ -14,6 +14,11 @@ pub enum Tool {
     Taskset,
     /// chrt(1), from util-linux (`chrt --help`).
     Chrt,
+    /// The kernel's own words for scheduling parameters, which users
+    /// of `sched_setattr(2)` (`struct sched_attr`) and sched(7) write as
+    /// options (`--sched-priority`): no tool, a name pinrun spells
+    /// otherwise.
+    Sched,
 }
 
 impl Tool {
@@ -23,6 +28,7 @@ impl Tool {
             Tool::Numactl => "numactl",
             Tool::Taskset => "taskset",
             Tool::Chrt => "chrt",
+            Tool::Sched => "sched_setattr(2)",
         }
     }
 }
@@ -132,12 +138,13 @@ impl Habit {
 const SHM: &str = "a shared-memory policy option, with no pinrun equivalent: pinrun sets the process's policy before exec (--membind, --interleave, ...), which its allocations follow";
 
 use Pinrun::{Default, None as No, Use};
-use Tool::{Chrt, Numactl, Taskset};
+use Tool::{Chrt, Numactl, Sched, Taskset};
 
 /// Every option of numactl 2.0.16 (`numactl --help`, numactl(8) and its
 /// getopt table: `--verify` is undocumented), taskset and chrt of
 /// util-linux 2.38 (`--help`), and their positional forms; newer
-/// numactl's `-w` too.
+/// numactl's `-w` too; and the kernel's `sched_priority` written as an
+/// option.
 pub const HABITS: &[Habit] = &[
     // numactl(8)
     row(Numactl, &["-a", "--all"], &[], None, No("lists ignore the cpuset there; pinrun resolves within the task's CPUs and the cgroup cpuset (pinrun(1) CPU LISTS), and --within cgroup chooses across the cgroup's CPUs")),
@@ -224,6 +231,9 @@ pub const HABITS: &[Habit] = &[
         .note("chrt's default policy is SCHED_RR")
         .form(),
     row(Chrt, &["-p PRIO PID"], &[], None, Use("--pid PID --rr {arg}")).form(),
+    // sched_setattr(2)'s and sched(7)'s field names, typed as options
+    row(Sched, &["--sched-priority"], &[], arg("PRIO", "10"), Use("--fifo {arg}"))
+        .note("sched_priority is the SCHED_FIFO or SCHED_RR priority, 1-99 (sched(7)): --rr PRIO for round robin, as chrt -f PRIO and chrt -r PRIO"),
 ];
 
 /// The rows (of [`HABITS`]) with `spelling` among their spellings

@@ -207,13 +207,9 @@ fn summary(s: &mut String, sys: &SystemState, groups: &Groups) {
         &[
             format!("CPUs {} online", or_none(&sys.online)),
             format!("possible {}", or_none(&sys.possible)),
-            format!(
-                "{} node{}",
-                sys.nodes.len(),
-                if sys.nodes.len() == 1 { "" } else { "s" }
-            ),
-            format!("{npkgs} package{}", if npkgs == 1 { "" } else { "s" }),
-            format!("{ncores} core{}", if ncores == 1 { "" } else { "s" }),
+            crate::words::count(sys.nodes.len(), "node"),
+            crate::words::count(npkgs, "package"),
+            crate::words::count(ncores, "core"),
         ],
         ", ",
     );
@@ -326,7 +322,11 @@ fn node_line(
         parts.push(format!("devices {devs}"));
     }
     if let Some((packages, cores)) = counts {
-        parts.push(format!("{packages} package(s), {cores} core(s)"));
+        parts.push(format!(
+            "{}, {}",
+            crate::words::count(packages, "package"),
+            crate::words::count(cores, "core")
+        ));
     }
     wrap(s, "", "    ", &parts, ", ");
 }
@@ -338,10 +338,9 @@ fn package_lines(s: &mut String, sys: &SystemState, cores: &[CpuSet], irqs: &BTr
     let cpus = cores.iter().fold(CpuSet::new(), |a, c| a.union(c));
     let first = cpus.first().and_then(|c| sys.cpus.get(&c));
     let mut parts = vec![format!(
-        "  package {}: {} core{}, CPUs {}",
+        "  package {}: {}, CPUs {}",
         or_dash(first.and_then(|c| c.package)),
-        cores.len(),
-        if cores.len() == 1 { "" } else { "s" },
+        crate::words::count(cores.len(), "core"),
         cpus.to_compact_list()
     )];
     parts.extend(package_units(sys, &cpus, cores.len()));

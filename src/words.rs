@@ -13,6 +13,27 @@ pub fn cpus_phrase(set: &CpuSet) -> String {
     }
 }
 
+/// `n` of `noun`, its plural by the count: "1 CPU", "2 CPUs", "0 IRQs",
+/// "1 warning". The one place a report counts CPUs, warnings, notices,
+/// findings, IRQs, cores or nodes (`noun` singular, its plural an "s").
+pub fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+/// `noun` or its plural by the count `n`, without the number: "IRQ" /
+/// "IRQs" (for "IRQs 24 25").
+pub fn noun(n: usize, noun: &str) -> String {
+    if n == 1 {
+        noun.to_string()
+    } else {
+        format!("{noun}s")
+    }
+}
+
 /// "node 1" / "nodes 0-1".
 pub fn nodes_phrase(set: &NodeSet) -> String {
     if set.len() == 1 {

@@ -2062,7 +2062,10 @@ fn pid_failed_change_restores_the_nice_of_real_time_threads() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(read(), before, "{err}");
     assert!(
-        err.contains(&format!("the {n} thread(s) already changed were restored")),
+        err.contains(&format!(
+            "the {} already changed were restored",
+            pinrun::words::count(n, "thread")
+        )),
         "{err}"
     );
 }

@@ -381,8 +381,8 @@ fn strict_refusal(req: &Request, findings: &[Finding]) -> Option<Error> {
         Error::new(
             ErrorCode::Strict,
             format!(
-                "refusing to run under --strict: {} warning(s): {}",
-                warnings.len(),
+                "refusing to run under --strict: {}: {}",
+                crate::words::count(warnings.len(), "warning"),
                 crate::check::summarize_codes(warnings.iter().copied())
             ),
         )
@@ -938,7 +938,11 @@ pub fn main() -> Exit {
                 .find_map(|l| l.trim().strip_prefix("tip: "))
                 .filter(|t| !t.starts_with("to pass '"))
                 .map(str::to_string);
-            let mut err = Error::new(ErrorCode::Usage, crate::cli::clap_message(&e)).hint(
+            let mut err = Error::new(
+                ErrorCode::Usage,
+                crate::cli::clap_message(&e, &std::env::args_os().skip(1).collect::<Vec<_>>()),
+            )
+            .hint(
                 tip.or_else(|| crate::cli::usage_hint(&e))
                     .unwrap_or_else(|| "see pinrun --help".to_string()),
             );

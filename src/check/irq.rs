@@ -410,8 +410,8 @@ fn pending(irqs: &[IrqDetail]) -> String {
     list.sort_unstable();
     let list: Vec<String> = list.iter().map(u32::to_string).collect();
     format!(
-        "; move pending for IRQ{} {} (smp_affinity_list excludes these CPUs, the effective affinity not yet: delivered here until {} next interrupt)",
-        if list.len() == 1 { "" } else { "s" },
+        "; move pending for {} {} (smp_affinity_list excludes these CPUs, the effective affinity not yet: delivered here until {} next interrupt)",
+        crate::words::noun(list.len(), "IRQ"),
         list.join(", "),
         if list.len() == 1 { "its" } else { "each one's" },
     )
@@ -425,8 +425,8 @@ fn maybe_managed(code: Code, queues: &[u32]) -> String {
     }
     let list: Vec<String> = queues.iter().map(u32::to_string).collect();
     format!(
-        "; IRQ{} {} may be kernel-managed (per-queue MSI-X vectors; without debugfs pinrun cannot tell)",
-        if queues.len() == 1 { "" } else { "s" },
+        "; {} {} may be kernel-managed (per-queue MSI-X vectors; without debugfs pinrun cannot tell)",
+        crate::words::noun(queues.len(), "IRQ"),
         list.join(", ")
     )
 }
@@ -485,9 +485,9 @@ fn irqs_message(managed: bool, irqs: &[IrqDetail], cpus: &CpuSet) -> String {
         .fold(0, u64::saturating_add);
     let unknown = fired.iter().any(|d| d.count.is_none());
     format!(
-        "{} {kind}IRQ{} {} on {where_}{by}, {total}{} interrupts so far: {}{}{}",
+        "{} {kind}{} {} on {where_}{by}, {total}{} interrupts so far: {}{}{}",
         fired.len(),
-        if fired.len() == 1 { "" } else { "s" },
+        crate::words::noun(fired.len(), "IRQ"),
         if unknown { "may have fired" } else { "fired" },
         if unknown { "+?" } else { "" },
         named.join(", "),

@@ -113,10 +113,18 @@ pub fn claims_text(claims: &Claims, now: u64, state_dir: Option<&std::path::Path
             let _ = writeln!(s, "claims{from}: {u}");
         }
         (false, None) => {
-            let _ = writeln!(s, "claims{from}: CPUs {}", claims.cpus());
+            let _ = writeln!(
+                s,
+                "claims{from}: {}",
+                crate::words::cpus_phrase(&claims.cpus())
+            );
         }
         (false, Some(u)) => {
-            let _ = writeln!(s, "claims{from}: CPUs {} and more: {u}", claims.cpus());
+            let _ = writeln!(
+                s,
+                "claims{from}: {} and more: {u}",
+                crate::words::cpus_phrase(&claims.cpus())
+            );
         }
     }
     if !claims.claims.is_empty() {

@@ -237,6 +237,42 @@ pub fn unit_lists(
     Ok(out)
 }
 
+/// A unit's `User=` (the last assignment: a later one overrides,
+/// systemd.unit(5)) and the first word of its first `ExecStart=`, without
+/// systemd's prefixes (`-@:+!|`, systemd.service(5)) and unquoted as
+/// `--emit systemd` quotes it (`"…"` with `\"`, `\\`; `%%`, `$$`).
+/// `None` when the file sets no `User=` or no command.
+pub fn unit_user_exec(text: &str) -> Option<(String, String)> {
+    let value = |key: &str| {
+        text.lines()
+            .filter_map(|l| l.trim().strip_prefix(key)?.strip_prefix('='))
+            .map(str::trim)
+            .collect::<Vec<_>>()
+    };
+    let user = value("User").pop().filter(|u| !u.is_empty())?;
+    let exec = value("ExecStart")
+        .into_iter()
+        .next()?
+        .trim_start_matches(['-', '@', ':', '+', '!', '|']);
+    let word = match exec.strip_prefix('"') {
+        Some(rest) => {
+            let mut w = String::new();
+            let mut chars = rest.chars();
+            while let Some(c) = chars.next() {
+                match c {
+                    '"' => break,
+                    '\\' => w.extend(chars.next()),
+                    c => w.push(c),
+                }
+            }
+            w
+        }
+        None => exec.split_whitespace().next()?.to_string(),
+    };
+    let word = word.replace("%%", "%").replace("$$", "$");
+    (!word.is_empty()).then(|| (user.to_string(), word))
+}
+
 /// The `--cpu-bind` values of a line, in order, in any of srun's
 /// spellings: `--cpu-bind=V`, `--cpu-bind V`, and the old `--cpu_bind`
 /// of either form.

@@ -58,13 +58,16 @@ pub fn systemd_word(arg: &str) -> String {
 /// `--exclusive` neither `CPUAffinity=` nor `AllowedCPUs=` is fixed: the
 /// `pinrun --exclusive` of `ExecStart=` chooses and claims free cores at
 /// each start, so two units from the same request do not collide. The
-/// first comment is the topology fingerprint `fp`.
+/// first comment is the topology fingerprint `fp`. `path_var`, the
+/// caller's `PATH`, tells whether a pinrun baked into `ExecStart=` is an
+/// installed one ([`transient_pinrun`]).
 pub fn systemd(
     req: &Request,
     plan: &Plan,
     findings: &[Finding],
     pinrun_invocation: &[String],
     fp: &Fingerprint,
+    path_var: Option<&str>,
 ) -> String {
     let mut s = format!("[Service]\n# {}\n", fp.line());
     let inexpressible = req.claims.exclusive
@@ -120,6 +123,16 @@ pub fn systemd(
             line(&mut s, format!("User={user}"));
             user_lines(&mut s, user, words.first(), inexpressible);
         }
+        if let Some(w) = inexpressible
+            .then(|| {
+                words
+                    .first()
+                    .and_then(|exe| transient_pinrun(exe, path_var))
+            })
+            .flatten()
+        {
+            line(&mut s, w);
+        }
     }
     line(&mut s, "# systemd does not run pinrun's checks (isolation, IRQs, RT throttling); run `pinrun --check` with the same options at deploy time".into());
     let warnings = findings
@@ -129,47 +142,90 @@ pub fn systemd(
     if warnings > 0 {
         line(
             &mut s,
-            format!("# {warnings} warning(s) for this placement now: see `pinrun --check`"),
+            format!(
+                "# {} for this placement now: see `pinrun --check`",
+                crate::words::count(warnings, "warning")
+            ),
         );
     }
     s
 }
 
-/// The warning when `user` (the unit's `User=`) cannot reach `exec` (the
-/// `ExecStart=` binary, `pinrun` itself when `is_pinrun`): the directory
-/// that denies search permission, its mode and owner
-/// ([`super::access::blocked_dir`]), and where to install instead.
+/// The warning line when `user` (the unit's `User=`) cannot run `exec`
+/// (the `ExecStart=` first word, `pinrun` itself when `is_pinrun`): see
+/// [`user_problem`].
 fn user_lines(s: &mut String, user: &str, exec: Option<&String>, is_pinrun: bool) {
-    let Some((uid, gids)) = super::access::user_ids(user) else {
-        line(
-            s,
-            format!(
-                "# warning: User={user}: no such user on this machine (/etc/passwd); systemd refuses to start the unit without it"
-            ),
-        );
-        return;
-    };
-    let Some(path) = exec.filter(|p| p.starts_with('/')) else {
-        return;
-    };
-    let Some(b) = super::access::blocked_dir(std::path::Path::new(path), uid, &gids) else {
-        return;
-    };
-    let fix = if is_pinrun {
+    if let Some(why) = exec.and_then(|w| user_problem(user, w, is_pinrun)) {
+        line(s, format!("# warning: {why}"));
+    }
+}
+
+/// The install hint for a binary a unit's user cannot run or that may be
+/// gone: pinrun itself (`is_pinrun`, README's install step) or the
+/// command.
+fn install_fix(is_pinrun: bool) -> &'static str {
+    if is_pinrun {
         "install pinrun where every user can reach it: cargo install --locked --path . --root /usr/local (/usr/local/bin/pinrun), or the Debian package (/usr/bin/pinrun)"
     } else {
         "install the command where that user can search every directory, or choose another User="
+    }
+}
+
+/// Why a unit's `User=user` cannot run its `ExecStart=` whose first word
+/// is `word` (unquoted, without systemd's prefixes): no such user; a bare
+/// name found nowhere on systemd's fixed search path
+/// ([`super::access::systemd_exec`]); or the directory or file that
+/// denies `user` search or execute permission, its mode and owner
+/// ([`super::access::blocked_exec`]), and the fix. `None` when the user
+/// can run it. `--emit systemd --unit-user` says it as a `# warning:`
+/// line, `--check-emitted` refuses with it.
+pub fn user_problem(user: &str, word: &str, is_pinrun: bool) -> Option<String> {
+    let Some((uid, gids)) = super::access::user_ids(user) else {
+        return Some(format!(
+            "User={user}: no such user on this machine (/etc/passwd); systemd refuses to start the unit without it"
+        ));
     };
-    line(
-        s,
+    let Some(path) = super::access::systemd_exec(word) else {
+        return Some(format!(
+            "ExecStart={word}: no executable {word} in systemd's search path ({}; systemd.service(5)): the unit fails to start (status=203/EXEC); name the command by its absolute path",
+            super::access::SYSTEMD_PATH.join(":")
+        ));
+    };
+    let b = super::access::blocked_exec(&path, uid, &gids)?;
+    let found = if word.starts_with('/') {
+        String::new()
+    } else {
+        format!(" (ExecStart={word}, found on systemd's search path)")
+    };
+    let (verb, lacks, source) = if b.dir == path {
+        ("execute", "execute", "execve(2)")
+    } else {
+        ("reach", "search", "path_resolution(7)")
+    };
+    Some(format!(
+        "User={user} cannot {verb} {}{found}: {} is mode {:04o}, owner uid {} gid {} (no {lacks} permission for uid {uid}; {source}); {}",
+        path.display(),
+        b.dir.display(),
+        b.mode,
+        b.uid,
+        b.gid,
+        install_fix(is_pinrun)
+    ))
+}
+
+/// The warning line when the `ExecStart=` of a unit names this pinrun by
+/// `exe`, the path of the binary that ran, and that binary is neither on
+/// `path_var` (the caller's `PATH`) nor under a system directory
+/// ([`super::access::installed`]): a build tree or `/tmp` may be gone when
+/// the unit starts.
+pub fn transient_pinrun(exe: &str, path_var: Option<&str>) -> Option<String> {
+    let p = std::path::Path::new(exe);
+    (!super::access::installed(p, path_var)).then(|| {
         format!(
-            "# warning: User={user} cannot reach {path}: {} is mode {:04o}, owner uid {} gid {} (no search permission for uid {uid}; path_resolution(7)); {fix}",
-            b.dir.display(),
-            b.mode,
-            b.uid,
-            b.gid
-        ),
-    );
+            "# warning: ExecStart= runs {exe}, the pinrun that wrote this unit, which is neither on PATH nor under /usr, /bin, /sbin or /opt (a build or temporary path may be gone when the unit starts); {}, then emit again",
+            install_fix(true)
+        )
+    })
 }
 
 /// Appends `text` and a newline to `s`: one line of a unit.

@@ -7,7 +7,7 @@
 use super::check::pool;
 use super::plan::{
     FINGERPRINT_TAG, Fingerprint, Found, fingerprint, fingerprint_difference, task_plans,
-    unit_lists,
+    unit_lists, unit_user_exec,
 };
 use super::read::{self, Fleet};
 use crate::check::Finding;
@@ -181,6 +181,7 @@ pub fn emit(
         findings,
         &invocation_without_emit(),
         &fingerprint(sys),
+        std::env::var("PATH").ok().as_deref(),
     ))?;
     Ok(Exit::Success)
 }
@@ -435,6 +436,16 @@ pub fn check_emitted(req: &Request, sys: &SystemState) -> Result<Exit, Error> {
             .hint(format!(
                 "the file was edited after pinrun --emit wrote it: emit it again for {machine}"
             )));
+        }
+    }
+    // The unit's User= must be able to run its ExecStart= here, as
+    // --emit systemd --unit-user warns; a dump has no files to walk.
+    if let Some((user, word)) = unit_user_exec(&text).filter(|_| req.sysroot.is_none()) {
+        let is_pinrun = std::path::Path::new(&word).file_name() == Some("pinrun".as_ref());
+        if let Some(why) = super::report::user_problem(&user, &word, is_pinrun) {
+            return Err(refuse(format!("{}: {why}", file.display())).hint(
+                "the unit would fail to start here (status=203/EXEC or 217/USER): fix the install or the User= line, then check again",
+            ));
         }
     }
     print_out(&format!(

@@ -184,9 +184,8 @@ fn irqs_on_latency(sys: &SystemState, latency: &CpuSet) -> Option<Difference> {
     (!on.is_empty()).then(|| Difference {
         setting: "IRQBALANCE_BANNED_CPULIST= (and irqaffinity=)".into(),
         have: format!(
-            "{} device IRQ{} delivered to latency CPUs: {}",
-            on.len(),
-            if on.len() == 1 { "" } else { "s" },
+            "{} delivered to latency CPUs: {}",
+            crate::words::count(on.len(), "device IRQ"),
             list_of(&on, 8)
         ),
         want: "none on the latency CPUs".into(),

@@ -250,9 +250,8 @@ pub fn verify_text(split: &HostSplit, differences: &[Difference]) -> String {
         return t;
     }
     t.push_str(&format!(
-        "the running host differs from this split in {} setting{}:\n",
-        differences.len(),
-        if differences.len() == 1 { "" } else { "s" }
+        "the running host differs from this split in {}:\n",
+        crate::words::count(differences.len(), "setting")
     ));
     for d in differences {
         t.push_str(&format!("  {}: {}; wanted {}\n", d.setting, d.have, d.want));

@@ -223,6 +223,28 @@ fn test_pause() {
     }
 }
 
+/// The line saying which threads of process `pid` (`keeps_reset`, TIDs)
+/// keep SCHED_RESET_ON_FORK under a
+/// new policy without `--reset-on-fork` (sched_setattr(2) keeps what
+/// pinrun does not set); "" when none does or no policy is set.
+fn keeps_reset_text(req: &Request, pid: u32, keeps_reset: &[u32]) -> String {
+    // sched_setattr(2) keeps what pinrun does not set, as a launch keeps
+    // pinrun's own flag: a thread's SCHED_RESET_ON_FORK survives a new
+    // policy without --reset-on-fork. Said, so the dry run predicts it.
+    if !(req.sched.policy.is_some() && !req.sched.reset_on_fork && !keeps_reset.is_empty()) {
+        return String::new();
+    }
+    let tids: Vec<String> = keeps_reset.iter().map(u32::to_string).collect();
+    format!(
+        "pinrun: --pid {}: {} {} {} SCHED_RESET_ON_FORK, set before (pinrun sets the flag only with --reset-on-fork and clears it never): {} children start with SCHED_OTHER\n",
+        pid,
+        crate::words::noun(tids.len(), "thread"),
+        tids.join(","),
+        if tids.len() == 1 { "keeps" } else { "keep" },
+        if tids.len() == 1 { "its" } else { "their" }
+    )
+}
+
 /// `--pid PID` with options: planned as a launch, applied to every thread.
 fn change(
     l: &dyn Launch,
@@ -302,23 +324,13 @@ fn change(
     if let Some(m) = &planned.migration {
         summary.push_str(&crate::pid::report::migration_text(p.pid, m));
     }
-    // sched_setattr(2) keeps what pinrun does not set, as a launch keeps
-    // pinrun's own flag: a thread's SCHED_RESET_ON_FORK survives a new
-    // policy without --reset-on-fork. Said, so the dry run predicts it.
     let keeps_reset: Vec<u32> = p
         .threads
         .iter()
         .filter(|t| t.reset_on_fork == Some(true))
         .map(|t| t.tid)
         .collect();
-    if req.sched.policy.is_some() && !req.sched.reset_on_fork && !keeps_reset.is_empty() {
-        let tids: Vec<String> = keeps_reset.iter().map(u32::to_string).collect();
-        summary.push_str(&format!(
-            "pinrun: --pid {}: thread(s) {} keep SCHED_RESET_ON_FORK, set before (pinrun sets the flag only with --reset-on-fork and clears it never): their children start with SCHED_OTHER\n",
-            p.pid,
-            tids.join(",")
-        ));
-    }
+    summary.push_str(&keeps_reset_text(req, p.pid, &keeps_reset));
     match req.mode {
         Mode::DryRun if req.output.json => {
             let mut v =
@@ -467,9 +479,9 @@ fn refuse_strict(req: &Request, p: &Process, planned: &Planned) -> Result<(), Er
         return Err(Error::new(
             ErrorCode::Strict,
             format!(
-                "refusing to change --pid {} under --strict: {} warning(s): {}",
+                "refusing to change --pid {} under --strict: {}: {}",
                 p.pid,
-                warnings.len(),
+                crate::words::count(warnings.len(), "warning"),
                 crate::check::summarize_codes(warnings.iter().copied())
             ),
         )
@@ -495,7 +507,8 @@ fn migrate_pages(
     }
     if left > 0 {
         text.push_str(&format!(
-            "pinrun: --pid {pid} --migrate: {left} page(s) could not be moved (in use or pinned)\n"
+            "pinrun: --pid {pid} --migrate: {} could not be moved (in use or pinned)\n",
+            crate::words::count(left as usize, "page")
         ));
     }
     Ok(text)
@@ -686,9 +699,15 @@ fn failed(root: &Root, planned: &Planned, pid: u32, f: crate::pid::apply::Failed
             }
             0 => "nothing was left changed".to_string(),
             n if n == f.gone => {
-                format!("the {n} thread(s) already changed have exited: nothing was left changed")
+                format!(
+                    "the {} already changed have exited: nothing was left changed",
+                    crate::words::count(n, "thread")
+                )
             }
-            n => format!("the {n} thread(s) already changed were restored{gone}"),
+            n => format!(
+                "the {} already changed were restored{gone}",
+                crate::words::count(n, "thread")
+            ),
         }
     } else {
         // One cause, said once, with the threads it left changed.

@@ -61,10 +61,10 @@ pub(super) fn skip_claimed(
         return Err(Error::new(
             ErrorCode::NoFreeCore,
             format!(
-                "--cores {n}: no free core{}: {} of the {} whole cores in the candidates {candidate} {} claimed ({holders})",
-                if n == 1 { "" } else { "s" },
+                "--cores {n}: no free {}: {} of the {} in the candidates {candidate} {} claimed ({holders})",
+                crate::words::noun(n, "core"),
                 taken.len(),
-                taken.len() + free.len(),
+                crate::words::count(taken.len() + free.len(), "whole core"),
                 if taken.len() == 1 { "is" } else { "are" },
             ),
         )
@@ -72,9 +72,8 @@ pub(super) fn skip_claimed(
     }
     let why = (!taken.is_empty()).then(|| {
         format!(
-            "skipped {} claimed core{}: {holders}",
-            taken.len(),
-            if taken.len() == 1 { "" } else { "s" }
+            "skipped {}: {holders}",
+            crate::words::count(taken.len(), "claimed core")
         )
     });
     Ok((free, why))

@@ -95,6 +95,37 @@ fn validate_mem_nodes(sys: &SystemState, option: &str, nodes: &NodeSet) -> Resul
     Ok(())
 }
 
+/// The plan's one line on memory when a placement names CPUs (their
+/// nodes `nodes`) and no memory policy is requested, on a machine with
+/// more than one memory node: the inherited policy stays, as numactl
+/// --physcpubind and taskset leave it, and under the default policy
+/// (local allocation, set_mempolicy(2) `MPOL_DEFAULT`: "allocate memory
+/// on the node of the CPU that triggered the allocation") the chosen
+/// CPUs' node decides where pages go; when they span nodes, a thread
+/// moved between them keeps the pages it first touched on the other.
+/// `None` on a one-node machine or without CPUs.
+pub(super) fn unchanged_reason(sys: &SystemState, nodes: &NodeSet) -> Option<String> {
+    if !sys.numa || sys.memory_nodes().len() < 2 || nodes.is_empty() {
+        return None;
+    }
+    let head = "memory: no policy requested, so the inherited one stays (numactl --physcpubind leaves it so); under the default, local allocation";
+    Some(match nodes.iter().next() {
+        Some(n) if nodes.len() == 1 && !sys.nodes.get(&n).is_some_and(|x| x.has_memory) => {
+            format!(
+                "{head}, node {n} has no memory: pages come from the nearest node with memory{}; --membind NODES to choose",
+                nearest_memory_node(sys, n).map_or(String::new(), |m| format!(" (node {m})"))
+            )
+        }
+        Some(n) if nodes.len() == 1 => format!(
+            "{head} puts pages on the node of the CPU that first touches them: node {n}; --membind binds them there"
+        ),
+        _ => format!(
+            "{head} puts pages on the node of the CPU that first touches them, and these CPUs span {}: a thread moved across them reads the pages it touched on the other remotely; --membind binds them to these nodes, --node N keeps to one",
+            nodes_phrase(nodes)
+        ),
+    })
+}
+
 pub(super) fn plan_memory(
     sys: &SystemState,
     req: &MemoryRequest,

@@ -149,6 +149,9 @@ pub fn plan_claimed(sys: &SystemState, req: &Request, claims: &Claims) -> Result
             None,
         ),
     };
+    if req.memory.is_none() && cpus.is_some() {
+        reasons.extend(memory::unchanged_reason(sys, &nodes));
+    }
     reasons.extend(sched_notes);
     let mut plan = Plan {
         cpus,

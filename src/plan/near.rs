@@ -98,15 +98,15 @@ pub fn resolve(sys: &SystemState, spec: &str) -> Result<Near> {
         let are = if n == 1 { "is" } else { "are" };
         reasons.push(match steered {
             0 => format!(
-                "its {n} MSI IRQ{} ({list}): where {} steered is not known here (no /sys/kernel/irq or /proc/irq affinity for {})",
-                if n == 1 { "" } else { "s" },
+                "its {} ({list}): where {} steered is not known here (no /sys/kernel/irq or /proc/irq affinity for {})",
+                crate::words::count(n, "MSI IRQ"),
                 if n == 1 { "it is" } else { "they are" },
                 if n == 1 { "it" } else { "them" },
             ),
             k => format!(
-                "its {n} MSI IRQ{} ({list}) {are} steered to CPUs {}{}",
-                if n == 1 { "" } else { "s" },
-                or_none(&irq_cpus),
+                "its {} ({list}) {are} steered to {}{}",
+                crate::words::count(n, "MSI IRQ"),
+                if irq_cpus.is_empty() { "no CPU".to_string() } else { crate::words::cpus_phrase(&irq_cpus) },
                 if k < n {
                     format!(" ({} without a known affinity)", n - k)
                 } else {

@@ -410,8 +410,8 @@ pub fn plan_thread_map(sys: &SystemState, req: &Request, plan: &Plan) -> Result<
                 return Err(refuse(
                     r,
                     format!(
-                        "the plan has {} position(s) (@0-{}: {}), so @{b} names none",
-                        positions.len(),
+                        "the plan has {} (@0-{}: {}), so @{b} names none",
+                        crate::words::count(positions.len(), "position"),
                         positions.len().saturating_sub(1),
                         omp_places_value(&positions)
                     ),

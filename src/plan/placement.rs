@@ -721,9 +721,8 @@ impl Scene<'_> {
         }
         if !partial.is_empty() {
             reasons.push(format!(
-                "skipped {} core{} with a sibling outside the candidates",
-                partial.len(),
-                if partial.len() == 1 { "" } else { "s" }
+                "skipped {} with a sibling outside the candidates",
+                crate::words::count(partial.len(), "core")
             ));
         }
         Ok(Placed {
@@ -801,8 +800,8 @@ fn measured_count(sys: &SystemState, rule: Rule, n: usize, total: usize) -> Resu
 /// (every one with `smt`).
 fn rule_reason(total: usize, n: usize, rule: Rule, intent: &[&'static str], smt: bool) -> String {
     format!(
-        "{total} whole core{} available; chose {n} {}{}",
-        if total == 1 { "" } else { "s" },
+        "{} available; chose {n} {}{}",
+        crate::words::count(total, "whole core"),
         match rule {
             Rule::Measured => format!(
                 "by the smallest worst gap measured (--choose measured), then by the latency rule (intent: {})",

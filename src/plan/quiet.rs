@@ -277,8 +277,8 @@ impl Facts {
         parts.push(match routed {
             0 => "no device IRQ".to_string(),
             r => format!(
-                "{r} device IRQ{} routed there",
-                if r == 1 { "" } else { "s" }
+                "{} routed there",
+                crate::words::count(r as usize, "device IRQ")
             ),
         });
         format!("{}: {}", cpus_phrase(cpus), parts.join(", "))

@@ -554,7 +554,7 @@ pub fn choose_units(
 
 /// "LLC" / "LLCs".
 fn plural(unit: Unit, k: usize) -> String {
-    format!("{}{}", unit.name(), if k == 1 { "" } else { "s" })
+    crate::words::noun(k, unit.name())
 }
 
 /// Groups as "0-7 | 8-15".

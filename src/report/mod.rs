@@ -146,16 +146,10 @@ pub fn severity_counts(findings: &[Finding]) -> String {
         .iter()
         .filter_map(|&sev| {
             let n = findings.iter().filter(|f| f.severity == sev).count();
-            (n > 0).then(|| {
-                format!(
-                    "{n} {}{}",
-                    sev.as_str(),
-                    if n > 1 && sev != Severity::Info {
-                        "s"
-                    } else {
-                        ""
-                    }
-                )
+            // "info" is a mass noun: "2 info".
+            (n > 0).then(|| match sev {
+                Severity::Info => format!("{n} info"),
+                _ => crate::words::count(n, sev.as_str()),
             })
         })
         .collect();
@@ -241,12 +235,7 @@ pub fn launch_text(plan: &Plan, findings: &[Finding]) -> String {
         if these.is_empty() {
             continue;
         }
-        let count = format!(
-            "{} {}{}",
-            these.len(),
-            sev.as_str(),
-            if these.len() == 1 { "" } else { "s" }
-        );
+        let count = crate::words::count(these.len(), sev.as_str());
         let used: usize = counts.iter().map(|c: &String| c.chars().count() + 2).sum();
         let full = format!(
             "{count} ({})",
@@ -285,9 +274,8 @@ pub fn plan_text(
         plan.cpus
             .as_ref()
             .map_or("unchanged".to_string(), |c| format!(
-                "{c} ({} CPU{})",
-                c.len(),
-                if c.len() == 1 { "" } else { "s" }
+                "{c} ({})",
+                crate::words::count(c.len(), "CPU")
             ))
     );
     for c in &plan.cores {
@@ -348,7 +336,8 @@ pub fn plan_text(
     if req.output.strict && warnings > 0 {
         let _ = writeln!(
             s,
-            "strict:  the launch would be refused ({warnings} warning(s))"
+            "strict:  the launch would be refused ({})",
+            crate::words::count(warnings, "warning")
         );
     }
     if req.output.quiet {

@@ -69,7 +69,12 @@ pub fn text(req: &crate::request::Request, plan: &Plan) -> String {
             } else {
                 ""
             };
-            let _ = writeln!(s, "  rule:  {} -> CPUs {}{each}", r.rule.text, r.cpus);
+            let _ = writeln!(
+                s,
+                "  rule:  {} -> {}{each}",
+                r.rule.text,
+                crate::words::cpus_phrase(&r.cpus)
+            );
         }
     }
     s

@@ -197,7 +197,8 @@ pub fn text(steer: Option<&SteerPlan>) -> String {
     if unknown > 0 {
         let _ = writeln!(
             s,
-            "irqs:    {unknown} IRQ(s) not known to be unmanaged (debugfs irq/irqs unreadable): a kernel-managed one is refused at its write (EIO/EPERM), skipped and reported"
+            "irqs:    {} not known to be unmanaged (debugfs irq/irqs unreadable): a kernel-managed one is refused at its write (EIO/EPERM), skipped and reported",
+            crate::words::count(unknown, "IRQ")
         );
     }
     if let Some((from, to)) = &p.default {

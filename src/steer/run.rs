@@ -322,8 +322,8 @@ fn undo_ended(
         .collect();
     if only.is_none() && !foreign.is_empty() {
         lines.push(format!(
-            "ignored {} file(s) in {} not owned by root (not pinrun's steering journals): {}",
-            foreign.len(),
+            "ignored {} in {} not owned by root (not pinrun's steering journals): {}",
+            crate::words::count(foreign.len(), "file"),
             dir.path().display(),
             crate::words::shorten(&foreign.join(" "), 200)
         ));
@@ -387,8 +387,9 @@ fn undo_ended(
         // The launch's own helper says nothing when all is restored.
         if !mine || !done {
             lines.push(format!(
-                "restored the IRQ steering of pid {} ({restored} IRQ(s) journaled){}{removed}",
+                "restored the IRQ steering of pid {} ({} journaled){}{removed}",
                 j.pid,
+                crate::words::count(restored, "IRQ"),
                 if done {
                     ""
                 } else {
@@ -428,7 +429,11 @@ fn stale_records_removed(
     if names.is_empty() {
         return String::new();
     }
-    format!("; removed its claim record(s) {}", names.join(" "))
+    format!(
+        "; removed its claim {} {}",
+        crate::words::noun(names.len(), "record"),
+        names.join(" ")
+    )
 }
 
 /// Undoes the ended claims' steering in `dir` (already locked
@@ -639,8 +644,8 @@ pub fn launch(
     } else {
         let _ = writeln!(
             s,
-            "pinrun: steered {} IRQ(s) off {} (journal {})",
-            out.moved.len(),
+            "pinrun: steered {} off {} (journal {})",
+            crate::words::count(out.moved.len(), "IRQ"),
             crate::words::cpus_phrase(&p.cpus),
             journal.display()
         );
@@ -667,7 +672,8 @@ pub fn launch(
     if !pending.is_empty() {
         let _ = writeln!(
             s,
-            "pinrun: effective affinity pending for IRQ(s) {} (x86 moves an IRQ at its next interrupt)",
+            "pinrun: effective affinity pending for {} {} (x86 moves an IRQ at its next interrupt)",
+            crate::words::noun(pending.len(), "IRQ"),
             pending.join(" ")
         );
     }

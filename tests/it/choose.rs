@@ -316,3 +316,37 @@ fn measured_choice_is_refused_where_nothing_is_measured() {
     );
     assert_eq!(ids(&v["cpus"]), vec![1]);
 }
+
+/// A new user's trial: `--choose rule --cpus 1` was refused as a bare
+/// conflict, and `--choose measured --cpus` the same way although the
+/// code had a reason for it. Both rules, with --cpus (the CPUs named) or
+/// without --cores, are refused alike, saying why and what to do: the
+/// rule ranks the cores --cores picks, and nothing else.
+#[test]
+fn choose_without_cores_to_rank_says_why_for_either_rule() {
+    for rule in ["rule", "measured"] {
+        for (args, why) in [
+            (
+                &["--cpus", "0"][..],
+                "not with --cpus: --cpus names the CPUs, so there is nothing to choose",
+            ),
+            (&["--node", "0"][..], "needs --cores, which is not given"),
+        ] {
+            let o = common::pinrun()
+                .args(["--dry-run", "--choose", rule])
+                .args(args)
+                .args(["--", "true"])
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(125), "{rule} {args:?}: {err}");
+            let lines: Vec<&str> = err.lines().collect();
+            assert!(
+                lines[0].starts_with(&format!("pinrun: --choose {rule}: {why}")),
+                "{err}"
+            );
+            assert!(lines[1].starts_with("hint: "), "{err}");
+            assert!(lines[1].contains("leave out --choose"), "{err}");
+        }
+    }
+}

@@ -292,3 +292,106 @@ fn ia64_512_cpus_128_nodes() {
     let rows = lscpu_parse(m);
     assert_eq!(rows[&ids(&v["cpus"])[0]].node, Some(127));
 }
+
+/// A node and its CPUs.
+type NodeCpus = (u32, Vec<u32>);
+
+/// The number of nodes with memory of a dump, from its sysfs
+/// `node/has_memory` (Documentation/ABI/stable/sysfs-devices-node), and
+/// the CPUs of each of them that has CPUs, from `nodeN/cpulist`: the
+/// kernel's files, not pinrun's reading.
+fn memory_nodes_and_cpus(m: &std::path::Path) -> Option<(usize, Vec<NodeCpus>)> {
+    let dir = m.join("sys/devices/system/node");
+    let has = std::fs::read_to_string(dir.join("has_memory")).ok()?;
+    let has = pinrun::cpuset::CpuSet::parse(has.trim()).ok()?;
+    Some((
+        has.len(),
+        has.iter()
+            .filter_map(|n| {
+                let l = std::fs::read_to_string(dir.join(format!("node{n}/cpulist"))).ok()?;
+                let cpus = pinrun::cpuset::CpuSet::parse(l.trim()).ok()?;
+                (!cpus.is_empty()).then(|| (n, cpus.iter().collect()))
+            })
+            .collect(),
+    ))
+}
+
+/// A new user's trial: `pinrun -c 1 --dry-run` on a multi-node machine
+/// said `memory: unchanged`, not that CPU 1's node decides where pages
+/// go. As numactl --physcpubind, no policy is set (JSON "default"); the
+/// plan's reasons say, in one line, the node of the CPU (from the dump's
+/// nodeN/cpulist) or, for CPUs of two nodes, that they span both; a
+/// one-node machine says nothing. Every hwloc dump with has_memory.
+#[test]
+fn cpus_without_memory_policy_name_the_node_that_decides() {
+    let mut multi = 0;
+    for rel in machines("hwloc") {
+        let m = machine(&rel);
+        let Some((memory_nodes, nodes)) = memory_nodes_and_cpus(&m) else {
+            continue;
+        };
+        let plan = |cpus: &str| {
+            let o = pinrun()
+                .env("PINRUN_CONFIG", "")
+                .arg("--sysroot")
+                .arg(&m)
+                .args(["--dry-run", "--json", "--cpus", cpus, "--", "true"])
+                .output()
+                .unwrap();
+            // Refused (a CPU outside the dump's cpuset): no plan.
+            match o.status.success() {
+                true => serde_json::from_slice(&o.stdout).unwrap_or_default(),
+                false => serde_json::Value::Null,
+            }
+        };
+        let memory_lines = |v: &serde_json::Value| -> Vec<String> {
+            v["reasons"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|r| r.as_str())
+                .filter(|r| r.starts_with("memory: "))
+                .map(String::from)
+                .collect()
+        };
+        let Some((n0, cpus0)) = nodes.first() else {
+            continue;
+        };
+        let v = plan(&cpus0[0].to_string());
+        if v.is_null() {
+            continue; // the CPU is offline or not allowed in this dump
+        }
+        assert_eq!(v["memory"]["policy"], "default", "{rel}: numactl sets none");
+        let lines = memory_lines(&v);
+        if memory_nodes < 2 {
+            assert!(lines.is_empty(), "{rel}: one memory node: {lines:?}");
+        }
+        if nodes.len() < 2 {
+            continue; // one node with CPUs (the others a GPU's memory)
+        }
+        multi += 1;
+        assert_eq!(lines.len(), 1, "{rel}: {lines:?}");
+        assert!(
+            lines[0].contains(&format!("first touches them: node {n0};")),
+            "{rel}: CPU {} is on node {n0}: {}",
+            cpus0[0],
+            lines[0]
+        );
+        let Some((n1, cpus1)) = nodes.get(1) else {
+            continue; // the other memory nodes have no CPU (a GPU's)
+        };
+        let v = plan(&format!("{},{}", cpus0[0], cpus1[0]));
+        if v.is_null() {
+            continue;
+        }
+        let lines = memory_lines(&v);
+        assert_eq!(lines.len(), 1, "{rel}: {lines:?}");
+        let span = if n1 - n0 == 1 {
+            format!("span nodes {n0}-{n1}")
+        } else {
+            format!("span nodes {n0},{n1}")
+        };
+        assert!(lines[0].contains(&span), "{rel}: {span}: {}", lines[0]);
+    }
+    assert!(multi >= 3, "only {multi} multi-node hwloc dumps");
+}

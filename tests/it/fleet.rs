@@ -986,18 +986,7 @@ fn exec_path_blocked_for_the_units_user_matches_the_kernel() {
             .unwrap();
         assert!(cp.success(), "cp: {cp}");
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(mode)).unwrap();
-        let kernel = std::process::Command::new("setpriv")
-            .args([
-                "--reuid=65534",
-                "--regid=65534",
-                "--init-groups",
-                "--inh-caps=-all",
-            ])
-            .args(["test", "-x"])
-            .arg(&bin)
-            .status()
-            .unwrap()
-            .success();
+        let kernel = nobody_can_execute(&bin);
         assert_eq!(kernel, !blocked, "the kernel, mode {mode:o}");
         let got = pinrun::fleet::access::blocked_dir(&bin, uid, &gids);
         assert_eq!(got.is_some(), blocked, "{got:?}");
@@ -1065,4 +1054,196 @@ fn emitted_unit_warns_when_its_user_cannot_reach_pinrun() {
     // With the directory searchable, no warning.
     std::fs::set_permissions(&home, std::fs::Permissions::from_mode(0o755)).unwrap();
     assert!(!emit().contains("cannot reach"));
+}
+
+/// Whether `nobody` may execute `path`, asked of the kernel: setpriv(1)
+/// as uid/gid 65534 without capabilities, `test -x` (access(2) X_OK).
+fn nobody_can_execute(path: &std::path::Path) -> bool {
+    std::process::Command::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--init-groups",
+            "--inh-caps=-all",
+        ])
+        .args(["test", "-x"])
+        .arg(path)
+        .status()
+        .unwrap()
+        .success()
+}
+
+/// A new user's trial: `--emit systemd --unit-user USER -- app` (a bare
+/// name) was not checked, and `--check-emitted` did not read `User=`. The
+/// class, every way ExecStart= names a binary: a bare name, resolved on
+/// systemd's fixed search path (systemd.service(5)) as a shell's `test
+/// -x` walk of those directories finds it, or found nowhere; an absolute
+/// path under a directory nobody cannot search; a file nobody cannot
+/// execute; and one it can. The emitted unit warns, and `--check-emitted`
+/// of it refuses (125), exactly when the kernel (setpriv as nobody, `test
+/// -x`) says nobody cannot execute it.
+#[test]
+fn units_user_access_is_checked_for_every_exec_start_and_by_check_emitted() {
+    use std::os::unix::fs::PermissionsExt;
+    // A bare name: systemd's search path, against sh's `test -x` walk.
+    let dirs = pinrun::fleet::access::SYSTEMD_PATH.join(" ");
+    let sh = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "for d in {dirs}; do [ -f \"$d/true\" ] && [ -x \"$d/true\" ] && {{ echo \"$d/true\"; break; }}; done"
+        ))
+        .output()
+        .unwrap();
+    let first = String::from_utf8_lossy(&sh.stdout).trim().to_string();
+    assert_eq!(
+        pinrun::fleet::access::systemd_exec("true"),
+        Some(std::path::PathBuf::from(&first))
+    );
+    assert_eq!(
+        pinrun::fleet::access::systemd_exec("no-such-command-pinrun-test"),
+        None
+    );
+    if !common::is_root() || !std::path::Path::new("/usr/bin/setpriv").exists() {
+        return common::skip("needs root and setpriv to ask the kernel as nobody");
+    }
+    let t = tempfile::Builder::new().tempdir_in("/tmp").unwrap();
+    std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let make = |name: &str, dir_mode: u32, file_mode: u32| {
+        let dir = t.path().join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        let bin = dir.join("app");
+        let cp = std::process::Command::new("cp")
+            .arg("/bin/true")
+            .arg(&bin)
+            .status()
+            .unwrap();
+        assert!(cp.success());
+        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(file_mode)).unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(dir_mode)).unwrap();
+        bin.to_string_lossy().into_owned()
+    };
+    let cases = [
+        ("true".to_string(), first.clone()),
+        (make("closed", 0o700, 0o755), String::new()),
+        (make("private", 0o755, 0o700), String::new()),
+        (make("open", 0o755, 0o755), String::new()),
+        ("no-such-command-pinrun-test".to_string(), String::new()),
+    ];
+    for (word, resolved) in cases {
+        let path = if resolved.is_empty() {
+            word.clone()
+        } else {
+            resolved
+        };
+        let runs = std::path::Path::new(&path).is_absolute()
+            && std::path::Path::new(&path).exists()
+            && nobody_can_execute(std::path::Path::new(&path));
+        let out = pinrun()
+            .env("PINRUN_CONFIG", "")
+            .args([
+                "--emit",
+                "systemd",
+                "--cpus",
+                "0",
+                "--unit-user",
+                "nobody",
+                "--",
+                &word,
+            ])
+            .output()
+            .unwrap();
+        assert_status(&out, 0);
+        let unit = String::from_utf8_lossy(&out.stdout).into_owned();
+        let warned: Vec<&str> = unit
+            .lines()
+            .filter(|l| {
+                l.starts_with("# warning: User=nobody") || l.starts_with("# warning: ExecStart=")
+            })
+            .collect();
+        assert_eq!(warned.is_empty(), runs, "{word}: {unit}");
+        let file = t.path().join("unit.service");
+        std::fs::write(&file, &unit).unwrap();
+        let check = pinrun()
+            .env("PINRUN_CONFIG", "")
+            .arg("--check-emitted")
+            .arg(&file)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&check.stderr);
+        assert_eq!(
+            check.status.code(),
+            Some(if runs { 0 } else { 125 }),
+            "{word}: {err}"
+        );
+        if let Some(w) = warned.first() {
+            // The same sentence, emitted and refused.
+            let sentence = w.trim_start_matches("# warning: ");
+            assert!(err.contains(sentence), "{word}: {err}");
+        }
+    }
+}
+
+/// A new user's trial: `--emit systemd` baked the path of the pinrun that
+/// ran into ExecStart= (here the test build, under target/), which may
+/// be gone when the unit starts. The unit warns, naming that path, when
+/// its directory is not on PATH; with the directory on PATH it does not.
+/// `--emit k8s` and `--emit slurm` bake no path: their command is the
+/// bare `pinrun` of the image or node.
+#[test]
+fn a_unit_naming_an_uninstalled_pinrun_warns() {
+    const UNIT: &[&str] = &[
+        "--emit",
+        "systemd",
+        "--exclusive",
+        "--cores",
+        "1",
+        "--",
+        "/bin/true",
+    ];
+    let exe = std::path::Path::new(env!("CARGO_BIN_EXE_pinrun"));
+    let emit = |path: &str| {
+        let out = pinrun()
+            .env("PINRUN_CONFIG", "")
+            .env("PATH", path)
+            .args(UNIT)
+            .output()
+            .unwrap();
+        assert_status(&out, 0);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let unit = emit("/usr/bin:/bin");
+    assert!(
+        unit.contains(&format!("\nExecStart={} --exclusive", exe.display())),
+        "{unit}"
+    );
+    assert!(
+        unit.contains(&format!(
+            "# warning: ExecStart= runs {}, the pinrun that wrote this unit, which is neither on PATH nor under /usr, /bin, /sbin or /opt",
+        exe.display()
+        )) && unit.contains("cargo install --locked --path . --root /usr/local"),
+        "{unit}"
+    );
+    let on_path = format!("{}:/usr/bin:/bin", exe.parent().unwrap().display());
+    assert!(!emit(&on_path).contains("the pinrun that wrote this unit"));
+    for (path, installed) in [
+        ("/usr/local/bin/pinrun", true),
+        ("/usr/bin/pinrun", true),
+        ("/opt/pinrun/bin/pinrun", true),
+        ("/tmp/x/pinrun", false),
+        ("/home/u/src/pinrun/target/debug/pinrun", false),
+    ] {
+        assert_eq!(
+            pinrun::fleet::access::installed(std::path::Path::new(path), Some("/usr/bin:/bin")),
+            installed,
+            "{path}"
+        );
+    }
+    let k8s = pinrun()
+        .env("PINRUN_CONFIG", "")
+        .args(["--emit", "k8s", "--cores", "1", "--", "/bin/true"])
+        .output()
+        .unwrap();
+    let k8s = String::from_utf8_lossy(&k8s.stdout);
+    assert!(k8s.contains("command: [\"pinrun\", "), "{k8s}");
+    assert!(!k8s.contains(&exe.display().to_string()), "{k8s}");
 }

@@ -1238,6 +1238,16 @@ fn clap_errors_are_said_in_pinruns_form() {
             "pinrun: --pid: cannot be used with COMMAND",
             "",
         ),
+        (
+            &["--smt", "--dry-run", "--", "true"][..],
+            "pinrun: --smt: needs --cores, which is not given",
+            "hint: --cores <N>: choose N whole physical cores (all SMT siblings allowed), one CPU of each",
+        ),
+        (
+            &["--sched-priority", "10", "--", "true"][..],
+            "pinrun: --sched-priority: unknown option",
+            "hint: sched_setattr(2) --sched-priority: pinrun --fifo 10 -- true (sched_priority is the SCHED_FIFO or SCHED_RR priority, 1-99 (sched(7)): --rr PRIO for round robin, as chrt -f PRIO and chrt -r PRIO)",
+        ),
     ] {
         let out = pinrun().args(args).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
@@ -1353,4 +1363,44 @@ fn peer_p_hint_puts_what_works_here_first() {
         hint_of(&["-p", "0", "true"]),
         format!("numactl -p 0 is --preferred 0; {}", pid_hint("0"))
     );
+}
+
+/// A new user's trial: `--smt` alone was refused as "--cores: required
+/// with the options given", naming only the option not typed. The class:
+/// every option that clap's `requires` ties to another, given alone,
+/// is refused naming itself first and then what it needs, as clap's
+/// own definition (`pinrun::cli::command()`) says it is missing.
+#[test]
+fn an_option_that_needs_another_names_itself() {
+    use clap::error::ErrorKind;
+    let mut named = Vec::new();
+    let mut cmd = pinrun::cli::command();
+    cmd.build();
+    for arg in cmd.get_arguments() {
+        let Some(long) = arg.get_long() else { continue };
+        let takes = arg.get_num_args().is_some_and(|n| n.min_values() > 0);
+        // A value clap's parser takes for the option, if any does.
+        let found = ["1", "0", "1ms", "10", "x"].iter().find_map(|v| {
+            let mut argv = vec![format!("--{long}")];
+            if takes {
+                argv.push(v.to_string());
+            }
+            let full = std::iter::once("pinrun".to_string()).chain(argv.iter().cloned());
+            match pinrun::cli::command().try_get_matches_from(full) {
+                Err(e) if e.kind() == ErrorKind::MissingRequiredArgument => Some((argv, e)),
+                _ => None,
+            }
+        });
+        let Some((argv, e)) = found else { continue };
+        let os: Vec<std::ffi::OsString> = argv.iter().map(Into::into).collect();
+        let msg = pinrun::cli::clap_message(&e, &os);
+        assert!(
+            msg.starts_with(&format!("--{long}: needs --")) && msg.ends_with("which is not given"),
+            "{argv:?}: {msg}"
+        );
+        named.push(long.to_string());
+    }
+    // src/cli.rs ties this many options to another with `requires`.
+    assert!(named.len() >= 15, "only {named:?}");
+    assert!(named.contains(&"smt".to_string()), "{named:?}");
 }

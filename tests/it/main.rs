@@ -49,3 +49,4 @@ mod synthetic;
 mod threads;
 mod units;
 mod unreadable_dump;
+mod wording;

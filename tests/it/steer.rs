@@ -328,7 +328,7 @@ fn reclaim_ignores_other_users_junk_and_names_a_symlink() {
     assert_eq!(
         stderr,
         format!(
-            "pinrun: ignored 3 file(s) in {} not owned by root (not pinrun's steering journals): steer.1.2.journal steer.3.4.journal steer.5.6.journal\n",
+            "pinrun: ignored 3 files in {} not owned by root (not pinrun's steering journals): steer.1.2.journal steer.3.4.journal steer.5.6.journal\n",
             d.display()
         )
     );
