@@ -346,7 +346,7 @@ pub fn run(
     let mut starts = BTreeMap::new();
     for (cpu, raw) in raws {
         out.push(summarize(clock, req.mode, cpu, &raw));
-        sources.insert(cpu, crate::noise::attribute(&before, &after, cpu, own));
+        sources.insert(cpu, super::plan::attribute(&before, &after, cpu, own));
         starts.insert(cpu, raw.mono0);
         if let Ok(s) = &mut sampled {
             s.starts.insert(cpu, raw.mono0);
@@ -429,7 +429,7 @@ fn measure(
     helpers: Helpers,
 ) -> Result<Measurement> {
     let clock = match req.mode {
-        ProbeMode::Spin => crate::system::noise::spin_clock(root),
+        ProbeMode::Spin => super::plan::spin_clock(&crate::system::noise::clock_facts(root)),
         ProbeMode::Wakeup => ProbeClock::Monotonic,
     };
     let mlock_error = lock_memory();

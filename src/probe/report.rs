@@ -7,9 +7,9 @@
 //! mode are pinrun(1) PROBE's list (`man/probe.roff`), which a test holds
 //! to the output.
 
+use super::plan::{COUNTER_GAP_MAX_NS, unattributed_ns};
 use crate::noise::{
-    Bucket, COUNTER_GAP_MAX_NS, CpuNoise, NoiseKind, ProbeMode, ProbeRun, Source, TimedGap,
-    TracedGap, TracedSource, unattributed_ns,
+    Bucket, CpuNoise, NoiseKind, ProbeMode, ProbeRun, Source, TimedGap, TracedGap, TracedSource,
 };
 use crate::words::{cpus_phrase, duration_approx as d};
 use serde_json::{Value, json};
