@@ -233,7 +233,14 @@ pub enum Verdict {
 /// are trusted for any process (root may start commands as other users);
 /// a user's record counts only for that user's own processes, so no one
 /// can forge a claim in another user's name.
+///
+/// A process (or the group member judged) whose liveness is
+/// [`Liveness::Unknown`] is judged as one this reader cannot see
+/// ([`judge_unseen`]): its claim lives, its CPUs as written.
 pub fn judge(rec: &Record, file_uid: u32, proc: &Liveness, group: &[Liveness]) -> Verdict {
+    if let Liveness::Unknown(_) = proc {
+        return judge_unseen(rec, file_uid);
+    }
     let reused = match proc {
         Liveness::Alive {
             start_time: Some(s),
@@ -257,8 +264,10 @@ pub fn judge(rec: &Record, file_uid: u32, proc: &Liveness, group: &[Liveness]) -
         }
         _ => return Verdict::Stale,
     };
-    let Liveness::Alive { uids, affinity, .. } = proc else {
-        return Verdict::Stale;
+    let (uids, affinity) = match proc {
+        Liveness::Alive { uids, affinity, .. } => (uids, affinity),
+        Liveness::Unknown(_) => return judge_unseen(rec, file_uid),
+        Liveness::Dead => return Verdict::Stale,
     };
     if rec.uid != file_uid {
         return Verdict::Forged(format!(
