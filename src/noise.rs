@@ -636,20 +636,25 @@ pub struct TracedGap {
 
 /// What `--probe-tracer` found: the tracer, the tracefs instance it ran
 /// in (removed since), how many events it recorded on the probed CPUs
-/// (`events`) and lost to a full buffer (`overrun`, the instance's
-/// `per_cpu/cpuN/stats`), and per CPU its largest gaps in the order of
-/// [`CpuNoise::top`].
+/// and pinrun kept (`events`), how many the kernel lost to a full buffer
+/// (`overrun`, the instance's `per_cpu/cpuN/stats`) and how many pinrun
+/// read but did not keep (`not_kept`, past its bound), and per CPU its
+/// largest gaps in the order of [`CpuNoise::top`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Traced {
     /// `osnoise`.
     pub tracer: String,
     /// The instance directory, e.g. `/sys/kernel/tracing/instances/pinrun-42`.
     pub instance: String,
-    /// Events read.
+    /// Events read and kept.
     pub events: u64,
-    /// Events the ring buffer dropped, and any read past the bound of
-    /// events kept (`probe::read::MAX_TRACE_EVENTS`, 1 000 000).
+    /// Events the ring buffer dropped, as the kernel counts them (the
+    /// `overrun:` lines of the instance's `per_cpu/cpuN/stats`).
     pub overrun: u64,
+    /// Events read past pinrun's bound of events kept
+    /// (`probe::read::MAX_TRACE_EVENTS`, 1 000 000): counted, not kept,
+    /// nor attributed; pinrun's own limit, never the kernel's count.
+    pub not_kept: u64,
     /// Per CPU, its largest gaps with their events.
     pub gaps: BTreeMap<u32, Vec<TracedGap>>,
 }
