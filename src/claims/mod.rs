@@ -464,6 +464,20 @@ mod tests {
             live(Some("1"))
         );
         assert_eq!(judge(&r, 1000, &alive(None, &[]), &[]), live(Some("1")));
+        // Threads over the listing's cap: not known to have ended, nor as
+        // whom it runs: its claim lives, its CPUs as written; the group's
+        // member likewise, never "stale"; the owner is still checked.
+        let unknown = Liveness::Unknown("/proc/42/task: more than 3 entries".into());
+        assert_eq!(judge(&r, 1000, &unknown, &[]), live(None));
+        let g = Record {
+            pgid: 42,
+            ..r.clone()
+        };
+        assert_eq!(
+            judge(&g, 1000, &Liveness::Dead, std::slice::from_ref(&unknown)),
+            live(None)
+        );
+        assert!(matches!(judge(&r, 1001, &unknown, &[]), Verdict::Forged(_)));
         // Another user's record naming this user's process, or a record
         // lying about its owner.
         assert!(matches!(
