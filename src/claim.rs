@@ -313,6 +313,11 @@ pub enum Liveness {
         /// Its `Cpus_allowed_list` (`None`: unreadable).
         affinity: Option<CpuSet>,
     },
+    /// Whether it runs, and as whom, cannot be told: its threads could not
+    /// be listed in full (more than `system::state_dir::MAX_PROC_ENTRIES`
+    /// in `/proc/PID/task`). Never taken as dead: a claim of it lives, its
+    /// CPUs as recorded. The words name the path and the cap.
+    Unknown(String),
 }
 
 /// The inode of the initial PID namespace (`PROC_PID_INIT_INO` in the
@@ -501,7 +506,7 @@ impl Liveness {
     pub fn uids(&self) -> &[u32] {
         match self {
             Liveness::Alive { uids, .. } => uids,
-            Liveness::Dead => &[],
+            Liveness::Dead | Liveness::Unknown(_) => &[],
         }
     }
 
@@ -509,7 +514,7 @@ impl Liveness {
     pub fn affinity(&self) -> Option<&CpuSet> {
         match self {
             Liveness::Alive { affinity, .. } => affinity.as_ref(),
-            Liveness::Dead => None,
+            Liveness::Dead | Liveness::Unknown(_) => None,
         }
     }
 }

@@ -233,7 +233,14 @@ pub enum Verdict {
 /// are trusted for any process (root may start commands as other users);
 /// a user's record counts only for that user's own processes, so no one
 /// can forge a claim in another user's name.
+///
+/// A process (or the group member judged) whose liveness is
+/// [`Liveness::Unknown`] is judged as one this reader cannot see
+/// ([`judge_unseen`]): its claim lives, its CPUs as written.
 pub fn judge(rec: &Record, file_uid: u32, proc: &Liveness, group: &[Liveness]) -> Verdict {
+    if let Liveness::Unknown(_) = proc {
+        return judge_unseen(rec, file_uid);
+    }
     let reused = match proc {
         Liveness::Alive {
             start_time: Some(s),
@@ -257,8 +264,10 @@ pub fn judge(rec: &Record, file_uid: u32, proc: &Liveness, group: &[Liveness]) -
         }
         _ => return Verdict::Stale,
     };
-    let Liveness::Alive { uids, affinity, .. } = proc else {
-        return Verdict::Stale;
+    let (uids, affinity) = match proc {
+        Liveness::Alive { uids, affinity, .. } => (uids, affinity),
+        Liveness::Unknown(_) => return judge_unseen(rec, file_uid),
+        Liveness::Dead => return Verdict::Stale,
     };
     if rec.uid != file_uid {
         return Verdict::Forged(format!(
@@ -455,6 +464,20 @@ mod tests {
             live(Some("1"))
         );
         assert_eq!(judge(&r, 1000, &alive(None, &[]), &[]), live(Some("1")));
+        // Threads over the listing's cap: not known to have ended, nor as
+        // whom it runs: its claim lives, its CPUs as written; the group's
+        // member likewise, never "stale"; the owner is still checked.
+        let unknown = Liveness::Unknown("/proc/42/task: more than 3 entries".into());
+        assert_eq!(judge(&r, 1000, &unknown, &[]), live(None));
+        let g = Record {
+            pgid: 42,
+            ..r.clone()
+        };
+        assert_eq!(
+            judge(&g, 1000, &Liveness::Dead, std::slice::from_ref(&unknown)),
+            live(None)
+        );
+        assert!(matches!(judge(&r, 1001, &unknown, &[]), Verdict::Forged(_)));
         // Another user's record naming this user's process, or a record
         // lying about its owner.
         assert!(matches!(

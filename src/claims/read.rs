@@ -136,6 +136,14 @@ impl StateDir {
         let me = r.me;
         let live = liveness(pid);
         let shown = self.path().join(&name);
+        if let Liveness::Unknown(why) = &live {
+            // Neither live nor stale: its CPUs unknown, the record kept.
+            r.claims.unreadable.push(format!(
+                "claims: record {}: cannot tell whether pid {pid} still runs: {why}",
+                shown.display()
+            ));
+            return;
+        }
         let foreign = owner != 0 && owner != me;
         let Some((rec, cpus, file_uid)) = self.usable_record(r, &name, &live, foreign) else {
             return;
@@ -411,21 +419,35 @@ fn group_members(
     let pid_gone = match live {
         Liveness::Dead => true,
         Liveness::Alive { start_time, .. } => start_time.is_some_and(|s| s != rec.start_time),
+        Liveness::Unknown(_) => false,
     };
     let follows_group = rec.pgid == rec.pid && pid_gone;
     let members: Vec<Liveness> = if follows_group && group_exists(rec.pgid) {
         let root = r.root;
         let note = |e: &std::io::Error, w: &dyn Fn() -> String| root.note_io_error(e, w);
         match r.groups.get_or_insert_with(|| process_groups(&note)) {
-            Ok(groups) => groups
-                .get(&rec.pgid)
-                .map(|pids| {
-                    pids.iter()
-                        .map(|p| liveness(*p))
-                        .filter(|l| *l != Liveness::Dead)
-                        .collect()
-                })
-                .unwrap_or_default(),
+            Ok(groups) => {
+                let members: Vec<Liveness> = groups
+                    .get(&rec.pgid)
+                    .map(|pids| {
+                        pids.iter()
+                            .map(|p| liveness(*p))
+                            .filter(|l| *l != Liveness::Dead)
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                if let Some(Liveness::Unknown(why)) =
+                    members.iter().find(|l| matches!(l, Liveness::Unknown(_)))
+                {
+                    r.claims.unreadable.push(format!(
+                        "claims: record {}: cannot tell whether process group {} still runs: {why}",
+                        shown.display(),
+                        rec.pgid
+                    ));
+                    return None;
+                }
+                members
+            }
             // A group whose members could not all be read is
             // neither live nor stale: its CPUs are unknown, and
             // the record is kept.
@@ -487,6 +509,7 @@ fn judge_elsewhere(r: &mut RecordsRead, ns: PidNs, rec: &Record, file_uid: u32) 
                 Liveness::Alive { start_time, .. } => {
                     start_time.is_some_and(|s| s != rec.start_time)
                 }
+                Liveness::Unknown(_) => false,
             };
             let follows_group = rec.pgid == rec.pid && pid_gone;
             let members: Vec<Liveness> = if follows_group {
@@ -504,7 +527,14 @@ fn judge_elsewhere(r: &mut RecordsRead, ns: PidNs, rec: &Record, file_uid: u32) 
                 Some(Elsewhere {
                     ns,
                     here: holder.filter(|_| !pid_gone),
-                    unchecked: None,
+                    // A holder whose threads could not be listed in full
+                    // is honoured unchecked (`judge`), and says why.
+                    unchecked: std::iter::once(&live)
+                        .chain(&members)
+                        .find_map(|l| match l {
+                            Liveness::Unknown(why) => Some(why.clone()),
+                            _ => None,
+                        }),
                 }),
             )
         }

@@ -67,17 +67,22 @@ fn mib(bytes: u64) -> String {
     format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
 }
 
+/// How many threads of process `pid` were read, and in how many passes
+/// over `/proc/PID/task` (the one wording of `--pid`'s text, `-v` and
+/// `--dry-run`): `3 thread(s), read in 2 pass(es) over /proc/42/task`.
+pub fn threads_read(pid: u32, threads: usize, passes: usize) -> String {
+    format!("{threads} thread(s), read in {passes} pass(es) over /proc/{pid}/task")
+}
+
 /// The text of `pinrun --pid PID`.
 pub fn process_text(v: &ProcessView) -> String {
     // Names are the program's: control characters would reach the
     // terminal (crate::claim::printable, as for other programs' text).
     let name = crate::claim::printable(&v.name);
     let mut s = format!(
-        "process {} ({name}): {} thread(s), read in {} pass(es) over /proc/{}/task\n",
+        "process {} ({name}): {}\n",
         v.pid,
-        v.threads.len(),
-        v.passes,
-        v.pid
+        threads_read(v.pid, v.threads.len(), v.passes)
     );
     s.push_str(&format!(
         "{:>8}  {:<16} {:<12} {:>4}  {}\n",
@@ -243,6 +248,16 @@ mod tests {
             nice: Some(nice),
             ..Default::default()
         }
+    }
+
+    /// `--pid`'s text, `-v` and `--dry-run` say the threads read in one
+    /// wording (tests/live.rs holds `-v`'s to it on a live process).
+    #[test]
+    fn threads_read_is_one_sentence() {
+        assert_eq!(
+            threads_read(42, 303, 2),
+            "303 thread(s), read in 2 pass(es) over /proc/42/task"
+        );
     }
 
     /// The policy names chrt(1) prints for each SCHED_* number

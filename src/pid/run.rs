@@ -315,11 +315,9 @@ fn change(
     // the plan shows the process's policy unchanged, as the change leaves it.
     planned.plan.memory = None;
     let mut summary = format!(
-        "pinrun: --pid {}: {} thread(s) ({} pass(es) over /proc/{}/task)\n",
+        "pinrun: --pid {}: {}\n",
         p.pid,
-        p.threads.len(),
-        p.passes,
-        p.pid
+        crate::pid::report::threads_read(p.pid, p.threads.len(), p.passes)
     );
     if let Some(m) = &planned.migration {
         summary.push_str(&crate::pid::report::migration_text(p.pid, m));
@@ -655,8 +653,8 @@ fn report_change(
         text.push_str(summary);
         text.push_str(&done);
         text.push_str(&format!(
-            "pinrun: --pid {pid}: {} thread(s) in {passes} pass(es) over /proc/{pid}/task\n",
-            changed.len() + already.len()
+            "pinrun: --pid {pid}: {}\n",
+            crate::pid::report::threads_read(pid, changed.len() + already.len(), passes)
         ));
         text.push_str(&crate::report::plan_text(
             req,

@@ -377,13 +377,16 @@ pub fn run(
         traced: None,
     };
     run.traced = m.traced.map(|t| {
-        t.map(|(instance, events, overrun)| crate::noise::Traced {
-            tracer: "osnoise".into(),
-            instance,
-            events: events.len() as u64,
-            overrun,
-            gaps: super::plan::trace_gaps(&events, &run, &starts, &own_tids),
-        })
+        t.map(
+            |(instance, (events, overrun, not_kept))| crate::noise::Traced {
+                tracer: "osnoise".into(),
+                instance,
+                events: events.len() as u64,
+                overrun,
+                not_kept,
+                gaps: super::plan::trace_gaps(&events, &run, &starts, &own_tids),
+            },
+        )
     });
     Ok((run, sampled))
 }
@@ -419,9 +422,14 @@ struct Measurement {
     traced: Option<TraceRead>,
 }
 
-/// The tracer's instance, its osnoise events and how many the buffer
-/// dropped, or why it did not run.
-type TraceRead = std::result::Result<(String, Vec<NoiseEvent>, u64), String>;
+/// The tracer's instance and what it read ([`Osnoise::events`]), or why
+/// it did not run.
+type TraceRead = std::result::Result<(String, TraceEvents), String>;
+
+/// The osnoise events kept, how many the ring buffer dropped (the
+/// kernel's count) and how many were read past the bound and not kept
+/// (pinrun's).
+type TraceEvents = (Vec<NoiseEvent>, u64, u64);
 
 /// The probe of `cpus` ([`run`]'s measurement), with `/dev/cpu_dma_latency`
 /// held during it only when asked ([`hold_dma_latency`]).
@@ -434,7 +442,7 @@ fn measure(
     helpers: Helpers,
 ) -> Result<Measurement> {
     let clock = match req.mode {
-        ProbeMode::Spin => crate::system::noise::spin_clock(root),
+        ProbeMode::Spin => super::plan::spin_clock(&crate::system::noise::clock_facts(root)),
         ProbeMode::Wakeup => ProbeClock::Monotonic,
     };
     let mlock_error = lock_memory();
@@ -458,7 +466,7 @@ fn measure(
     let result = run_locked(root, plan, possible, cpus, req, clock, helpers);
     let traced = tracer.map(|t| {
         t.and_then(|g| {
-            let events = g.events(cpus).map(|(e, o)| (g.instance(), e, o));
+            let events = g.events(cpus).map(|e| (g.instance(), e));
             if let Err(e) = g.remove() {
                 warn_left(&e);
             }
@@ -727,28 +735,35 @@ impl Osnoise {
 
     /// Stops recording and reads every osnoise event of the probed CPUs
     /// (the instance's `trace`, line by line: at most
-    /// [`super::read::MAX_TRACE_EVENTS`] kept) and how many were not kept:
-    /// those the ring buffer dropped (the `overrun:` lines of
-    /// `per_cpu/cpuN/stats`) and those past the bound.
-    pub fn events(&self, cpus: &CpuSet) -> std::result::Result<(Vec<NoiseEvent>, u64), String> {
+    /// [`super::read::MAX_TRACE_EVENTS`] kept), how many the ring buffer
+    /// dropped (the sum of the `overrun:` lines of `per_cpu/cpuN/stats`,
+    /// as the kernel counts them) and how many were read past the bound
+    /// (not kept: pinrun's count, apart).
+    pub fn events(&self, cpus: &CpuSet) -> std::result::Result<TraceEvents, String> {
+        self.events_keeping(cpus, super::read::MAX_TRACE_EVENTS)
+    }
+
+    /// [`Osnoise::events`], keeping at most `keep` events.
+    fn events_keeping(
+        &self,
+        cpus: &CpuSet,
+        keep: usize,
+    ) -> std::result::Result<TraceEvents, String> {
         write_text(&self.dir.join("tracing_on"), "0")?;
         let path = self.dir.join("trace");
-        let (events, beyond) = std::fs::File::open(&path)
-            .and_then(|f| {
-                super::read::noise_events(std::io::BufReader::new(f), super::read::MAX_TRACE_EVENTS)
-            })
+        let (events, not_kept) = std::fs::File::open(&path)
+            .and_then(|f| super::read::noise_events(std::io::BufReader::new(f), keep))
             .map_err(|e| format!("{}: {}", path.display(), crate::error::io_words(&e)))?;
-        let overrun = beyond
-            + cpus
-                .iter()
-                .filter_map(|c| read_text(&self.dir.join(format!("per_cpu/cpu{c}/stats"))).ok())
-                .flat_map(|t| {
-                    t.lines()
-                        .filter_map(|l| l.strip_prefix("overrun:")?.trim().parse::<u64>().ok())
-                        .collect::<Vec<_>>()
-                })
-                .sum::<u64>();
-        Ok((events, overrun))
+        let overrun = cpus
+            .iter()
+            .filter_map(|c| read_text(&self.dir.join(format!("per_cpu/cpu{c}/stats"))).ok())
+            .flat_map(|t| {
+                t.lines()
+                    .filter_map(|l| l.strip_prefix("overrun:")?.trim().parse::<u64>().ok())
+                    .collect::<Vec<_>>()
+            })
+            .sum::<u64>();
+        Ok((events, overrun, not_kept))
     }
 
     /// Stops the tracer, gives `osnoise/options` back (each option as it
@@ -1224,5 +1239,48 @@ mod tests {
                 "{ms}ms: {l:?}"
             );
         }
+    }
+
+    /// The instance's events: the ring buffer's drops are the kernel's
+    /// (the `overrun:` lines of `per_cpu/cpuN/stats`, as kernel 6.18
+    /// prints them; `commit overrun:` is another count), apart from the
+    /// events read past the bound and not kept (pinrun's): an instance
+    /// whose CPU 1 overwrote 7 events, with 5 events read and 2 kept.
+    #[test]
+    fn overwritten_and_not_kept_are_counted_apart() {
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path().join("instances/pinrun-1");
+        std::fs::create_dir_all(dir.join("per_cpu/cpu1")).unwrap();
+        std::fs::write(dir.join("tracing_on"), "1").unwrap();
+        std::fs::write(
+            dir.join("trace"),
+            "# tracer: osnoise\n\
+          <idle>-0       [001] dNh2.    10.956522: irq_noise: reschedule:253 start 12.079325861 duration 2147 ns\n\
+              sh-279     [001] dNh11    11.348689: irq_noise: local_timer:236 start 12.471488723 duration 589581 ns\n\
+              sh-279     [001] d..31    11.348819: thread_noise:  taskset:279 start 12.468664902 duration 2961758 ns\n\
+          rcuc/1-35      [001] d..3.    11.348887: thread_noise:   rcuc/1:35 start 12.472221547 duration 62336 ns\n\
+          <idle>-0       [001] d.s2.    11.400001: softirq_noise:    TIMER:1 start 12.523000000 duration 4100 ns\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("per_cpu/cpu1/stats"),
+            "entries: 5\noverrun: 7\ncommit overrun: 2\nbytes: 360\noldest event ts:    10.956522\nnow ts:    11.500000\ndropped events: 0\nread events: 5\n",
+        )
+        .unwrap();
+        let g = Osnoise {
+            top: t.path().to_path_buf(),
+            dir: dir.clone(),
+            options: std::sync::Mutex::new(None),
+            removed: AtomicBool::new(true),
+        };
+        let cpus = CpuSet::parse("1").unwrap();
+        let (events, overrun, not_kept) = g.events_keeping(&cpus, 2).unwrap();
+        assert_eq!((events.len(), overrun, not_kept), (2, 7, 3));
+        assert_eq!(
+            std::fs::read_to_string(dir.join("tracing_on")).unwrap(),
+            "0"
+        );
+        let (events, overrun, not_kept) = g.events(&cpus).unwrap();
+        assert_eq!((events.len(), overrun, not_kept), (5, 7, 0));
     }
 }

@@ -133,7 +133,7 @@ impl Layout {
     }
 
     /// `s` as a [`Snapshot`] of the probed CPUs, for
-    /// [`crate::noise::attribute`].
+    /// [`plan::attribute`].
     pub fn snapshot(&self, s: &Sample) -> Snapshot {
         let n = self.cpus.len();
         let rows = |labels: &mut dyn Iterator<Item = (&String, &String)>, counts: &[u64]| {

@@ -2,18 +2,23 @@
 //! CPUs the probe measures, and whether a spinning real-time probe could
 //! lock a CPU up.
 
+pub mod attribute;
 pub mod charge;
+
+pub use attribute::{
+    COUNTER_GAP_MAX_NS, attribute, likely_source, mark_managed, mark_pending, unattributed_ns,
+};
 
 use super::{Layout, Readings, Sample, Sampled};
 use crate::cpuset::CpuSet;
 use crate::error::{Error, ErrorCode, Result};
 use crate::noise::{
-    COUNTER_GAP_MAX_NS, CpuNoise, KernelThread, NoiseEvent, NoiseKind, ProbeMode, ProbeRequest,
-    ProbeRun, Snapshot, Source, Timed, TimedGap, TracedGap, TracedSource, attribute, likely_source,
-    unattributed_ns,
+    CpuNoise, KernelThread, NoiseEvent, NoiseKind, ProbeClock, ProbeMode, ProbeRequest, ProbeRun,
+    Snapshot, Source, Timed, TimedGap, TracedGap, TracedSource,
 };
 use crate::plan::Plan;
 use crate::system::SystemState;
+use crate::system::noise::ClockFacts;
 use crate::words::{cpus_phrase, duration_approx};
 use std::collections::BTreeMap;
 
@@ -22,6 +27,20 @@ use std::collections::BTreeMap;
 /// ([`crate::plan::placement::task_cpus`]). One probe thread runs on each.
 pub fn probed_cpus(sys: &SystemState, plan: &Plan) -> CpuSet {
     crate::plan::placement::command_cpus(sys, plan)
+}
+
+/// The spin mode's clock: the TSC only when its rate is invariant
+/// (`constant_tsc` and `nonstop_tsc` in `/proc/cpuinfo`'s flags) and the
+/// kernel itself trusts it (`current_clocksource` is `tsc`: the kernel
+/// demotes a TSC that drifts between CPUs or stops in idle states);
+/// else `CLOCK_MONOTONIC_RAW`.
+pub fn spin_clock(facts: &ClockFacts) -> ProbeClock {
+    let has = |f: &str| facts.cpuinfo_flags.split_whitespace().any(|w| w == f);
+    if has("constant_tsc") && has("nonstop_tsc") && facts.clocksource.trim() == "tsc" {
+        ProbeClock::Tsc
+    } else {
+        ProbeClock::MonotonicRaw
+    }
 }
 
 /// Refuses a spinning SCHED_FIFO/SCHED_RR probe on any CPU that is not
@@ -237,13 +256,13 @@ pub struct Lining {
 /// the window runs from the last sample whose reads ended at or before the
 /// gap's start to the first whose reads began at or after its end, and
 /// its sources are what changed on `cpu` across it
-/// ([`crate::noise::attribute`]: a task with the time it ran on `cpu`
+/// ([`attribute`]: a task with the time it ran on `cpu`
 /// between the samples of the window, [`charge::charge`]; steal time only
 /// when it advanced in the window). Then the probe's own timer is subtracted from `LOC` (one per
 /// deadline in the window, `lining.own_timer_ns`), and a gap that RT
 /// throttling explains (a spinning real-time probe with throttling on, the
 /// gap between 1 ms and 110 % of `period − runtime`, as
-/// [`crate::noise::likely_source`] decides) is throttling: the tasks below
+/// [`likely_source`] decides) is throttling: the tasks below
 /// the probe's priority that ran in it ran because the probe was stopped,
 /// and are left out. The likely cause is [`likely_source`]'s, else the
 /// busiest of the tasks that together ran half the gap ([`busiest_task`]).
@@ -760,7 +779,7 @@ mod tests {
         );
         assert!(gate_on(&cpus, &sources, 60_000).is_ok());
         // A managed queue IRQ (as --steer-irqs found it): no write hint.
-        crate::noise::mark_managed(sources.get_mut(&2).unwrap(), |_| Some(true));
+        mark_managed(sources.get_mut(&2).unwrap(), |_| Some(true));
         let e = gate_on(&cpus, &sources, 20_000).unwrap_err();
         assert!(
             e.message.contains("IRQ 24 (nvme0q1, kernel-managed) ×12"),
@@ -771,8 +790,8 @@ mod tests {
         assert!(!hint.contains("smp_affinity_list"), "{hint}");
         assert!(hint.contains("isolcpus=managed_irq,2"), "{hint}");
         // A pending move: already steered, no write hint either.
-        crate::noise::mark_managed(sources.get_mut(&2).unwrap(), |_| Some(false));
-        crate::noise::mark_pending(sources.get_mut(&2).unwrap(), &[24]);
+        mark_managed(sources.get_mut(&2).unwrap(), |_| Some(false));
+        mark_pending(sources.get_mut(&2).unwrap(), &[24]);
         let e = gate_on(&cpus, &sources, 20_000).unwrap_err();
         assert!(
             e.message
@@ -1185,5 +1204,22 @@ mod tests {
         assert_eq!(trace_slack_ns(0), 2_000);
         assert_eq!(trace_slack_ns(1_000_000_000), 52_000);
         assert_eq!(trace_slack_ns(60_000_000_000), 3_002_000);
+    }
+
+    /// The TSC only when invariant and the kernel's clocksource (oslat
+    /// reads it on x86; the kernel demotes an unstable one).
+    #[test]
+    fn clock_choice_follows_the_anchors() {
+        let facts = |flags: &str, source: &str| ClockFacts {
+            cpuinfo_flags: flags.into(),
+            clocksource: source.into(),
+        };
+        let flags = "fpu tsc constant_tsc nonstop_tsc rdtscp";
+        assert_eq!(spin_clock(&facts(flags, "tsc\n")), ProbeClock::Tsc);
+        assert_eq!(spin_clock(&facts(flags, "hpet")), ProbeClock::MonotonicRaw);
+        assert_eq!(
+            spin_clock(&facts("fpu tsc constant_tsc", "tsc")),
+            ProbeClock::MonotonicRaw
+        );
     }
 }

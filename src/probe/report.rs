@@ -7,9 +7,10 @@
 //! mode are pinrun(1) PROBE's list (`man/probe.roff`), which a test holds
 //! to the output.
 
+use super::plan::{COUNTER_GAP_MAX_NS, unattributed_ns};
+use super::read::MAX_TRACE_EVENTS;
 use crate::noise::{
-    Bucket, COUNTER_GAP_MAX_NS, CpuNoise, NoiseKind, ProbeMode, ProbeRun, Source, TimedGap,
-    TracedGap, TracedSource, unattributed_ns,
+    Bucket, CpuNoise, NoiseKind, ProbeMode, ProbeRun, Source, TimedGap, TracedGap, TracedSource,
 };
 use crate::words::{cpus_phrase, duration_approx as d};
 use serde_json::{Value, json};
@@ -61,6 +62,20 @@ pub fn traced_words(t: &TracedSource) -> String {
     format!("{what} {}{times}", d(t.ns))
 }
 
+/// `n` in digits grouped by three with spaces (`1 000 000`), as the
+/// probe's text writes its limits.
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, d) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(' ');
+        }
+        out.push(d);
+    }
+    out
+}
+
 /// The lines of `--probe-tracer`: once, the tracer's instance and event
 /// counts or why it did not run; per CPU, its largest gaps with the
 /// source the tracer saw take most of each (`no event`: noise the kernel
@@ -75,9 +90,16 @@ fn traced_lines(run: &ProbeRun, what: &str, verbose: bool, s: &mut String) {
             );
         }
         Some(Ok(t)) => {
+            let not_kept = match t.not_kept {
+                0 => String::new(),
+                n => format!(
+                    ", {n} not kept: over the {} limit",
+                    grouped(MAX_TRACE_EVENTS as u64)
+                ),
+            };
             let _ = writeln!(
                 s,
-                "  osnoise tracer: {} events on the probed CPUs, {} overwritten (instance {}, removed)",
+                "  osnoise tracer: {} events on the probed CPUs, {} overwritten{not_kept} (instance {}, removed)",
                 t.events, t.overrun, t.instance
             );
             for c in &run.cpus {
@@ -388,6 +410,7 @@ fn tracer_json(run: &ProbeRun) -> Value {
         "instance": ok.map(|t| &t.instance),
         "events": ok.map(|t| t.events),
         "overrun": ok.map(|t| t.overrun),
+        "not_kept": ok.map(|t| t.not_kept),
         "error": t.as_ref().err(),
     })
 }
@@ -480,6 +503,7 @@ mod tests {
                 instance: "/sys/kernel/tracing/instances/pinrun-42".into(),
                 events: 17,
                 overrun: 0,
+                not_kept: 0,
                 gaps: [(1, vec![traced_gap(40_000, 20)])].into_iter().collect(),
             })),
         }
@@ -788,6 +812,29 @@ mod tests {
         assert_eq!(v["cpus"][0]["lost_ns"], 50_000_000);
         assert_eq!(v["cpus"][0]["unattributed_ns"], 0);
         assert!(!probe_text(&r, false).contains("unattributed"));
+    }
+
+    /// The kernel's overwritten events and the events pinrun read past
+    /// its bound (`MAX_TRACE_EVENTS`) are said apart, in the text and the
+    /// JSON (`overrun`, `not_kept`: pinrun(1) PROBE).
+    #[test]
+    fn overwritten_and_not_kept_are_said_apart() {
+        let mut r = run();
+        if let Some(Ok(t)) = &mut r.traced {
+            t.overrun = 7;
+            t.not_kept = 3;
+        }
+        let text = probe_text(&r, false);
+        assert!(
+            text.contains("  osnoise tracer: 17 events on the probed CPUs, 7 overwritten, 3 not kept: over the 1 000 000 limit (instance /sys/kernel/tracing/instances/pinrun-42, removed)\n"),
+            "{text}"
+        );
+        let v = probe_json(&r);
+        assert_eq!(v["tracer"]["overrun"], 7);
+        assert_eq!(v["tracer"]["not_kept"], 3);
+        assert_eq!(grouped(1_000_000), "1 000 000");
+        assert_eq!(grouped(999), "999");
+        assert_eq!(grouped(1000), "1 000");
     }
 
     /// `--probe-tracer`: the text names the source that took most of each

@@ -65,8 +65,8 @@ fn measure(root: &Root, p: &Probed, pr: &ProbeRequest, pending: &[u32]) -> Resul
     // take the worst gap's own window first (plan::worst_likely).
     if let Some(managed) = p.managed {
         let mark = |sources: &mut [crate::noise::Source]| {
-            crate::noise::mark_managed(sources, managed);
-            crate::noise::mark_pending(sources, pending);
+            super::plan::mark_managed(sources, managed);
+            super::plan::mark_pending(sources, pending);
         };
         for sources in run.sources.values_mut() {
             mark(sources);

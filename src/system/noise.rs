@@ -6,7 +6,7 @@
 
 use super::irq::{INTERRUPTS, SOFTIRQS, read_counters};
 use super::root::Root;
-use crate::noise::{ProbeClock, Snapshot, TaskTime};
+use crate::noise::{Snapshot, TaskTime};
 use std::collections::BTreeMap;
 
 /// A task's `stat` line: (`comm`, field 39 `processor`, utime + stime in
@@ -101,11 +101,20 @@ pub fn parse_steal(text: &str) -> BTreeMap<u32, u64> {
         .collect()
 }
 
-/// The spin mode's clock on this machine ([`ProbeClock::choose`]): the first
-/// `flags` line of `/proc/cpuinfo` and
-/// `/sys/devices/system/clocksource/clocksource0/current_clocksource`.
-pub fn spin_clock(root: &Root) -> ProbeClock {
-    let flags = root
+/// What the spin mode's clock is chosen from (`probe::plan::spin_clock`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ClockFacts {
+    /// The first `flags` line of `/proc/cpuinfo`, after its colon (empty
+    /// when unreadable).
+    pub cpuinfo_flags: String,
+    /// `/sys/devices/system/clocksource/clocksource0/current_clocksource`
+    /// (empty when unreadable).
+    pub clocksource: String,
+}
+
+/// This machine's [`ClockFacts`].
+pub fn clock_facts(root: &Root) -> ClockFacts {
+    let cpuinfo_flags = root
         .read("/proc/cpuinfo")
         .and_then(|c| {
             c.lines()
@@ -113,10 +122,13 @@ pub fn spin_clock(root: &Root) -> ProbeClock {
                 .map(|l| l.split_once(':').map_or("", |(_, v)| v).to_string())
         })
         .unwrap_or_default();
-    let source = root
+    let clocksource = root
         .read_value("/sys/devices/system/clocksource/clocksource0/current_clocksource")
         .unwrap_or_default();
-    ProbeClock::choose(&flags, &source)
+    ClockFacts {
+        cpuinfo_flags,
+        clocksource,
+    }
 }
 
 #[cfg(test)]

@@ -466,7 +466,9 @@ pub fn group_exists(pgid: u32) -> bool {
 pub fn live_member(pid: u32, pgid: u32) -> bool {
     super::root::read_bounded(format!("/proc/{pid}/stat")).is_ok_and(|st| {
         stat_field::<u32>(&st, 5) == Some(pgid)
-            && (!matches!(stat_state(&st), Some('Z' | 'X')) || !live_threads(pid).is_empty())
+            && (!matches!(stat_state(&st), Some('Z' | 'X'))
+                // Threads over the cap: not known to be gone, a member.
+                || live_threads("/proc", pid, MAX_PROC_ENTRIES).map_or(true, |t| !t.is_empty()))
     })
 }
 
@@ -478,25 +480,85 @@ pub fn live_member(pid: u32, pgid: u32) -> bool {
 /// until the last thread exits, `delay_group_leader()`, kernel/exit.c)
 /// while the others run, and each thread has its own credentials
 /// (`setresuid(2)` by raw system call changes one thread) and affinity.
-fn live_threads(pid: u32) -> Vec<(u32, String)> {
-    let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-        return Vec::new();
+///
+/// `proc` is procfs' mount (`/proc`; a fixture in tests) and `cap` the
+/// most entries listed ([`MAX_PROC_ENTRIES`]). Errors: more than `cap`
+/// entries in `/proc/PID/task` (its words name the path and the cap):
+/// the process's threads are not known, so neither is whether it runs
+/// nor as whom. A listing that fails otherwise gives the threads listed
+/// before it (none when the directory cannot be opened).
+fn live_threads(
+    proc: &str,
+    pid: u32,
+    cap: usize,
+) -> std::result::Result<Vec<(u32, String)>, String> {
+    let dir = format!("{proc}/{pid}/task");
+    let mut tids = match list_ids(&dir, cap) {
+        (_, Some(Listing::Over)) => return Err(over_words(&dir, cap)),
+        (tids, _) => tids,
     };
-    let mut tids: Vec<u32> = dir
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse().ok())
-        .collect();
     tids.sort_unstable();
-    tids.into_iter()
+    Ok(tids
+        .into_iter()
         .filter_map(|t| {
-            let task = format!("/proc/{pid}/task/{t}");
+            let task = format!("{dir}/{t}");
             let stat = super::root::read_bounded(format!("{task}/stat")).ok()?;
             if matches!(stat_state(&stat), Some('Z' | 'X')) {
                 return None;
             }
             Some((t, super::root::read_bounded(format!("{task}/status")).ok()?))
         })
-        .collect()
+        .collect())
+}
+
+/// The most entries pinrun lists of one procfs directory (`/proc`, and
+/// `/proc/PID/task`): 1 048 576, a quarter of the kernel's largest
+/// `pid_max` (`PID_MAX_LIMIT`, 4 194 304 on 64-bit,
+/// include/linux/threads.h), as many as it lists of a state directory.
+/// Any local user can create tasks up to `kernel.threads-max`, so the
+/// listing is bounded; a directory with more is refused, named with the
+/// cap ([`over_words`]), and the reader concludes nothing from it (a
+/// claim lives, a scan has a gap, a process's liveness is unknown): never
+/// "no holder" because the cap was met.
+pub const MAX_PROC_ENTRIES: usize = 1 << 20;
+
+/// Why [`list_ids`] stopped before the end of its directory.
+#[derive(Debug)]
+enum Listing {
+    /// The directory could not be opened or listed (the first error of
+    /// `getdents64(2)`, never retried: it may repeat forever).
+    Io(std::io::Error),
+    /// More than the cap of entries.
+    Over,
+}
+
+/// The ids of the entries of `dir` named by a number (PIDs, TIDs), in
+/// the order listed, from at most `cap` entries of any name; and why the
+/// listing stopped early, if it did (the ids before it are kept).
+fn list_ids(dir: &str, cap: usize) -> (Vec<u32>, Option<Listing>) {
+    let mut ids = Vec::new();
+    let entries = match std::fs::read_dir(dir) {
+        Ok(d) => d,
+        Err(e) => return (ids, Some(Listing::Io(e))),
+    };
+    for (i, e) in entries.enumerate() {
+        if i >= cap {
+            return (ids, Some(Listing::Over));
+        }
+        match e {
+            Ok(e) => ids.extend(e.file_name().to_str().and_then(|n| n.parse::<u32>().ok())),
+            Err(e) => return (ids, Some(Listing::Io(e))),
+        }
+    }
+    (ids, None)
+}
+
+/// The words of a listing of `dir` refused for holding more than `cap`
+/// entries ([`MAX_PROC_ENTRIES`]).
+fn over_words(dir: &str, cap: usize) -> String {
+    format!(
+        "{dir}: more than {cap} entries, the most pinrun lists (MAX_PROC_ENTRIES): refused, not read in part"
+    )
 }
 
 /// The uids (`Uid:`: real, effective, saved, filesystem) and the
@@ -542,7 +604,7 @@ pub fn claim_lives(pid: u32, start_time: u64, pgid: u32) -> bool {
             start_time: Some(s),
             ..
         } if s != start_time => false,
-        Liveness::Alive { .. } => true,
+        Liveness::Alive { .. } | Liveness::Unknown(_) => true,
         Liveness::Dead if pgid != 0 && pgid == pid => {
             live_members(pgid).map_or(true, |m| !m.is_empty())
         }
@@ -571,18 +633,29 @@ pub fn unnoted(_: &std::io::Error, _: &dyn Fn() -> String) {}
 /// stale and its record removed. The message names the path and the
 /// error; a resource error is also given to `note` (for `read-starved`).
 pub fn process_groups(note: Note) -> std::result::Result<HashMap<u32, Vec<u32>>, String> {
+    process_groups_in("/proc", MAX_PROC_ENTRIES, note)
+}
+
+/// [`process_groups`] of procfs mounted at `proc` (a fixture in tests),
+/// listing at most `cap` entries: more is an error naming `proc` and the
+/// cap ([`over_words`]).
+fn process_groups_in(
+    proc: &str,
+    cap: usize,
+    note: Note,
+) -> std::result::Result<HashMap<u32, Vec<u32>>, String> {
     let failed = |path: &str, e: &std::io::Error| {
         note(e, &|| path.to_string());
         format!("reading {path}: {}", crate::error::io_words(e))
     };
     let mut out: HashMap<u32, Vec<u32>> = HashMap::new();
-    let dir = std::fs::read_dir("/proc").map_err(|e| failed("/proc", &e))?;
-    for e in dir {
-        let e = e.map_err(|e| failed("/proc", &e))?;
-        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
-            continue;
-        };
-        let path = format!("/proc/{pid}/stat");
+    let pids = match list_ids(proc, cap) {
+        (pids, None) => pids,
+        (_, Some(Listing::Io(e))) => return Err(failed(proc, &e)),
+        (_, Some(Listing::Over)) => return Err(over_words(proc, cap)),
+    };
+    for pid in pids {
+        let path = format!("{proc}/{pid}/stat");
         match super::root::read_bounded(&path) {
             Ok(stat) => {
                 if let Some(pgrp) = stat_field::<u32>(&stat, 5) {
@@ -601,17 +674,29 @@ pub fn process_groups(note: Note) -> std::result::Result<HashMap<u32, Vec<u32>>,
 /// ended process), their uids and `Cpus_allowed_list`s together (one
 /// `status` per thread). `/proc` hidden by `hidepid=` cannot prove a
 /// process dead: `kill(pid, 0)` decides (ESRCH: dead).
+///
+/// [`Liveness::Unknown`] when its threads cannot be listed in full (more
+/// than [`MAX_PROC_ENTRIES`]): whether it runs, and as whom, is not known.
 pub fn liveness(pid: u32) -> Liveness {
+    liveness_in("/proc", pid, MAX_PROC_ENTRIES)
+}
+
+/// [`liveness`] in procfs mounted at `proc` (a fixture in tests), listing
+/// at most `cap` threads.
+fn liveness_in(proc: &str, pid: u32, cap: usize) -> Liveness {
     if !claim::valid_pid(pid) {
         return Liveness::Dead;
     }
-    let dir = format!("/proc/{pid}");
+    let dir = format!("{proc}/{pid}");
     if let Ok(stat) = super::root::read_bounded(format!("{dir}/stat")) {
         // Its live threads: a zombie main thread with live threads is a
         // running process; their uids and affinities together are the
         // process's (a thread may run as another uid, or be pinned apart
         // from the main thread inside the claimed CPUs).
-        let threads = live_threads(pid);
+        let threads = match live_threads(proc, pid, cap) {
+            Ok(t) => t,
+            Err(why) => return Liveness::Unknown(why),
+        };
         let zombie = matches!(stat_state(&stat), Some('Z' | 'X'));
         if zombie && threads.is_empty() {
             return Liveness::Dead;
@@ -654,16 +739,17 @@ pub fn liveness(pid: u32) -> Liveness {
 /// tell.
 pub fn still_runs(pid: u32, start: u64, ns: Option<PidNs>) -> std::result::Result<bool, String> {
     let runs = |l: Liveness| match l {
-        Liveness::Dead => false,
-        Liveness::Alive { start_time, .. } => start_time.is_none_or(|s| s == start),
+        Liveness::Dead => Ok(false),
+        Liveness::Alive { start_time, .. } => Ok(start_time.is_none_or(|s| s == start)),
+        Liveness::Unknown(why) => Err(why),
     };
     let view = if ns.is_some() { view_pid_ns() } else { None };
     let Some(ns) = ns.filter(|n| Some(*n) != view) else {
-        return Ok(runs(liveness(pid)));
+        return runs(liveness(pid));
     };
     match claim::locate(&scan_pid_namespaces(view, &unnoted), ns, pid, 0) {
         Sight::Unseen(why) => Err(why),
-        Sight::Seen { holder, .. } => Ok(holder.is_some_and(|h| runs(liveness(h)))),
+        Sight::Seen { holder, .. } => holder.map_or(Ok(false), |h| runs(liveness(h))),
     }
 }
 
@@ -706,7 +792,16 @@ pub fn view_pid_ns() -> Option<PidNs> {
 /// all (`hidepid=`, `EMFILE`), a listing error and a `/proc` without PID 1
 /// (`hidepid=`) are the scan's gap, named: a process not read may be a
 /// record's holder.
+///
+/// At most [`MAX_PROC_ENTRIES`] entries of `/proc` are listed: more is
+/// the scan's gap too, naming `/proc` and the cap.
 pub fn scan_pid_namespaces(view: Option<PidNs>, note: Note) -> NsScan {
+    scan_pid_namespaces_in("/proc", MAX_PROC_ENTRIES, view, note)
+}
+
+/// [`scan_pid_namespaces`] of procfs mounted at `proc` (a fixture in
+/// tests), listing at most `cap` entries.
+fn scan_pid_namespaces_in(proc: &str, cap: usize, view: Option<PidNs>, note: Note) -> NsScan {
     let mut scan = NsScan {
         view,
         ..NsScan::default()
@@ -717,25 +812,18 @@ pub fn scan_pid_namespaces(view: Option<PidNs>, note: Note) -> NsScan {
         format!("{path}: {}", crate::error::io_words(e))
     };
     let gone = |e: &std::io::Error| matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ESRCH));
-    let dir = match std::fs::read_dir("/proc") {
-        Ok(d) => d,
-        Err(e) => {
-            scan.gap = Some(failed("/proc", &e));
+    let (pids, stopped) = list_ids(proc, cap);
+    match stopped {
+        None => {}
+        Some(Listing::Io(e)) if pids.is_empty() => {
+            scan.gap = Some(failed(proc, &e));
             return scan;
         }
-    };
-    for e in dir {
-        let e = match e {
-            Ok(e) => e,
-            Err(e) => {
-                gap.get_or_insert_with(|| failed("/proc", &e));
-                break;
-            }
-        };
-        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
-            continue;
-        };
-        let ns = match pid_ns_of(&format!("/proc/{pid}/ns/pid")) {
+        Some(Listing::Io(e)) => gap = Some(failed(proc, &e)),
+        Some(Listing::Over) => gap = Some(over_words(proc, cap)),
+    }
+    for pid in pids {
+        let ns = match pid_ns_of(&format!("{proc}/{pid}/ns/pid")) {
             Ok(ns) => Some(ns),
             Err(e) if gone(&e) => continue,
             Err(_) => None,
@@ -747,7 +835,7 @@ pub fn scan_pid_namespaces(view: Option<PidNs>, note: Note) -> NsScan {
             nspgid: Vec::new(),
         };
         if ns.is_none() || ns != view {
-            let path = format!("/proc/{pid}/status");
+            let path = format!("{proc}/{pid}/status");
             match super::root::read_bounded(&path) {
                 Ok(status) => {
                     p.nspid = status_ids(&status, "NSpid");
@@ -763,7 +851,7 @@ pub fn scan_pid_namespaces(view: Option<PidNs>, note: Note) -> NsScan {
         scan.procs.push(p);
     }
     if gap.is_none() && !scan.procs.iter().any(|p| p.pid == 1) {
-        gap = Some("/proc shows no PID 1 (mounted with hidepid=?)".into());
+        gap = Some(format!("{proc} shows no PID 1 (mounted with hidepid=?)"));
     }
     scan.gap = gap;
     scan
@@ -860,5 +948,75 @@ mod tests {
                 "{p}"
             );
         }
+    }
+
+    /// Every listing of `/proc` here is bounded ([`MAX_PROC_ENTRIES`]):
+    /// on a procfs fixture made of this process's own files (its `stat`
+    /// and `status` as this kernel printed them), `cap` entries are read
+    /// in full and `cap + 1` are refused, naming the directory and the
+    /// cap, and never read as gone: the process's liveness is unknown
+    /// (its claim lives), its group's members an error, the namespace
+    /// scan has a gap.
+    #[test]
+    fn proc_listings_over_the_cap_are_refused_never_read_as_gone() {
+        let cap = 3;
+        let me = std::process::id();
+        let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
+        let status = std::fs::read_to_string("/proc/self/status").unwrap();
+        let pgrp: u32 = stat_field(&stat, 5).unwrap();
+        let start: u64 = stat_field(&stat, 22).unwrap();
+        // `n` entries in /proc (this process and n - 1 others of its
+        // group) and `n` in /proc/ME/task.
+        let fixture = |n: u32| {
+            let t = tempfile::tempdir().unwrap();
+            let w = |p: String, text: &str| {
+                let f = t.path().join(p);
+                std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+                std::fs::write(f, text).unwrap();
+            };
+            w(format!("{me}/stat"), &stat);
+            w(format!("{me}/status"), &status);
+            for i in 0..n {
+                w(format!("{me}/task/{}/stat", me + i), &stat);
+                w(format!("{me}/task/{}/status", me + i), &status);
+            }
+            for i in 1..n {
+                w(format!("{}/stat", me + 1000 + i), &stat);
+            }
+            t
+        };
+        let over = |dir: String| {
+            format!(
+                "{dir}: more than 3 entries, the most pinrun lists (MAX_PROC_ENTRIES): refused, not read in part"
+            )
+        };
+
+        let full = fixture(cap);
+        let p = full.path().to_str().unwrap();
+        assert!(matches!(
+            liveness_in(p, me, cap as usize),
+            Liveness::Alive { start_time: Some(s), .. } if s == start
+        ));
+        let groups = process_groups_in(p, cap as usize, &unnoted).unwrap();
+        assert_eq!(groups[&pgrp].len(), cap as usize);
+        assert_eq!(
+            scan_pid_namespaces_in(p, cap as usize, None, &unnoted).gap,
+            Some(format!("{p} shows no PID 1 (mounted with hidepid=?)"))
+        );
+
+        let flood = fixture(cap + 1);
+        let p = flood.path().to_str().unwrap();
+        assert_eq!(
+            liveness_in(p, me, cap as usize),
+            Liveness::Unknown(over(format!("{p}/{me}/task")))
+        );
+        assert_eq!(
+            process_groups_in(p, cap as usize, &unnoted),
+            Err(over(p.to_string()))
+        );
+        assert_eq!(
+            scan_pid_namespaces_in(p, cap as usize, None, &unnoted).gap,
+            Some(over(p.to_string()))
+        );
     }
 }

@@ -10,8 +10,10 @@
 //! before changing a thread, pinrun writes the thread's identity and
 //! state to it ([`Undo::record`], one `send(2)` of one line, which the
 //! kernel has queued to the helper when it returns), so a thread is never
-//! changed before the helper could put it back. The helper reads to the
-//! end of the stream (pinrun exited or died), then looks whether pinrun
+//! changed before the helper could put it back. The helper reads the
+//! stream line by line to its end (pinrun exited or died), each line at
+//! most the longest a record can be ([`max_line`]: a longer one is
+//! refused, named and counted, never held), then looks whether pinrun
 //! said [`crate::apply::helper::settled`]; if not, it restores each recorded
 //! thread, newest first, to the state recorded first for it
 //! ([`crate::apply::tid::restore`]: only what differs is set), and only while
@@ -24,7 +26,7 @@
 use crate::apply::tid::{Saved, restore};
 use crate::cpuset::CpuSet;
 use crate::ffi::SchedAttr;
-use std::io::{self, Read, Write};
+use std::io::{self, BufRead, Read, Write};
 use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 
@@ -47,14 +49,14 @@ pub fn arm(pid: u32, possible: &CpuSet, lock: BorrowedFd) -> io::Result<Undo> {
     let possible = possible.clone();
     let keep = [theirs.as_raw_fd(), lock.as_raw_fd()];
     let started = crate::apply::helper::spawn(&keep, move |h| {
-        let mut text = Vec::new();
-        let mut r = &theirs;
-        // End of file: pinrun exited or died (it alone holds the other end).
-        let _ = r.read_to_end(&mut text);
+        // To the end of the stream: pinrun exited or died (it alone holds
+        // the other end).
+        let max = max_line(&possible);
+        let stream = read_stream(io::BufReader::new(&theirs), max);
         if h.was_settled() {
             return 0;
         }
-        let (line, ok) = undo(pid, &String::from_utf8_lossy(&text), &possible);
+        let (line, ok) = undo(pid, &stream, max, &possible);
         if let Some(line) = line {
             crate::output::to_stderr(&line);
         }
@@ -115,6 +117,91 @@ fn remove_claim(path: &str) -> bool {
     true
 }
 
+/// The longest path a claim line carries, bytes: `PATH_MAX` (4096,
+/// include/uapi/linux/limits.h) less its NUL.
+const PATH_MAX: usize = 4095;
+
+/// The longest record line without its CPU list, bytes: ten numbers at
+/// their widest (`TID` and the three `u32`s 10 digits, `START`, `FLAGS`,
+/// `RUNTIME`, `DEADLINE` and `PERIOD` 20, the two nice values 11 with
+/// their sign: 152), ten spaces and the line feed.
+const RECORD_FIXED: usize = 163;
+
+/// The longest line of the stream, bytes, line feed included: a record
+/// whose CPU list is the longest a subset of `possible` can have (each
+/// CPU at most its digits and one separator, ranges only shorten it),
+/// or a claim line with a path of [`PATH_MAX`] bytes. pinrun writes no
+/// longer line; the helper refuses one ([`read_stream`]).
+fn max_line(possible: &CpuSet) -> usize {
+    let list: usize = possible.iter().map(|c| c.to_string().len() + 1).sum();
+    (RECORD_FIXED + list).max(CLAIM.len() + PATH_MAX + 1)
+}
+
+/// What the helper read of the stream ([`read_stream`]).
+#[derive(Debug, Default, PartialEq)]
+struct Stream {
+    /// Each thread once, with the state recorded first for it, in the
+    /// order of their first record.
+    records: Vec<(Saved, u64)>,
+    /// The claim record's path ([`Undo::claim`]), the first named.
+    claim: Option<String>,
+    /// Lines longer than [`max_line`], refused unread.
+    refused: usize,
+}
+
+/// Reads the stream `r` to its end, one line at a time, each at most
+/// `max` bytes with its line feed ([`max_line`]): a longer line is
+/// refused (counted in [`Stream::refused`], skipped to its end, never
+/// held), a line cut short by the end (pinrun died while writing it:
+/// that thread was not changed yet) or that is no record is left out.
+/// The memory held is the records', one per thread. A read error ends
+/// the stream as its end does.
+fn read_stream(mut r: impl BufRead, max: usize) -> Stream {
+    let mut s = Stream::default();
+    let mut seen = std::collections::HashSet::new();
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match (&mut r).take(max as u64).read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => return s,
+            Ok(_) => {}
+        }
+        let Some(text) = line.strip_suffix(b"\n") else {
+            if line.len() < max || !skip_line(&mut r) {
+                return s;
+            }
+            s.refused += 1;
+            continue;
+        };
+        let text = String::from_utf8_lossy(text);
+        if let Some(path) = text.strip_prefix(CLAIM) {
+            s.claim.get_or_insert_with(|| path.to_string());
+        } else if let Some((saved, start)) = decode(&text)
+            && seen.insert(saved.tid)
+        {
+            s.records.push((saved, start));
+        }
+    }
+}
+
+/// Reads `r` past the next line feed, a buffer at a time; false when the
+/// stream ends first.
+fn skip_line(r: &mut impl BufRead) -> bool {
+    loop {
+        let (done, used) = match r.fill_buf() {
+            Ok([]) | Err(_) => return false,
+            Ok(buf) => match buf.iter().position(|&b| b == b'\n') {
+                Some(i) => (true, i + 1),
+                None => (false, buf.len()),
+            },
+        };
+        r.consume(used);
+        if done {
+            return true;
+        }
+    }
+}
+
 /// One record: `TID START NICE POLICY FLAGS ATTR_NICE PRIORITY RUNTIME
 /// DEADLINE PERIOD CPULIST`, a line.
 fn encode(s: &Saved, start_time: u64) -> String {
@@ -161,26 +248,23 @@ fn decode(line: &str) -> Option<(Saved, u64)> {
     Some((saved, n(1)?))
 }
 
-/// The records of `text` (complete lines only), each thread once with the
-/// state recorded first for it, in the order of their first record.
-fn records(text: &str) -> Vec<(Saved, u64)> {
-    let mut seen = std::collections::HashSet::new();
-    text.split_inclusive('\n')
-        .filter_map(|l| decode(l.strip_suffix('\n')?))
-        .filter(|(s, _)| seen.insert(s.tid))
-        .collect()
-}
-
-/// Restores the threads of process `pid` that `text` records, newest
+/// Restores the threads of process `pid` that `stream` records, newest
 /// first, each while `/proc/PID/task/TID` has its recorded start time.
 /// Returns the line to print (`None`: nothing was recorded) and whether
-/// every thread still there was restored.
-fn undo(pid: u32, text: &str, possible: &CpuSet) -> (Option<String>, bool) {
-    let recs = records(text);
-    let claim = text
-        .split_inclusive('\n')
-        .find_map(|l| l.strip_suffix('\n')?.strip_prefix(CLAIM))
+/// every thread still there was restored (never when a line over `max`
+/// bytes was refused: the thread it was for is not known).
+fn undo(pid: u32, stream: &Stream, max: usize, possible: &CpuSet) -> (Option<String>, bool) {
+    let recs = &stream.records;
+    let claim = stream
+        .claim
+        .as_deref()
         .map(|path| (path, remove_claim(path)));
+    let refused_words = match stream.refused {
+        0 => String::new(),
+        n => format!(
+            "; {n} line(s) of more than {max} bytes (the longest a thread's record or the claim's path can be) refused: what they said was not undone"
+        ),
+    };
     let claim_words = match claim {
         None => String::new(),
         Some((_, true)) => "; its claim record was removed".into(),
@@ -191,10 +275,12 @@ fn undo(pid: u32, text: &str, possible: &CpuSet) -> (Option<String>, bool) {
         }
     };
     if recs.is_empty() {
-        let line = claim.map(|_| {
-            format!("pinrun: --pid {pid}: pinrun ended before changing any thread{claim_words}\n")
+        let line = (claim.is_some() || stream.refused > 0).then(|| {
+            format!(
+                "pinrun: --pid {pid}: pinrun ended before changing any thread{claim_words}{refused_words}\n"
+            )
         });
-        return (line, claim.is_none_or(|(_, ok)| ok));
+        return (line, claim.is_none_or(|(_, ok)| ok) && stream.refused == 0);
     }
     let Ok(root) = crate::system::Root::machine(std::path::Path::new("/")) else {
         return (None, false);
@@ -234,8 +320,9 @@ fn undo(pid: u32, text: &str, possible: &CpuSet) -> (Option<String>, bool) {
         line.push_str(&format!("; NOT restored: {}", failed.join("; ")));
     }
     line.push_str(&claim_words);
+    line.push_str(&refused_words);
     line.push('\n');
-    (Some(line), failed.is_empty())
+    (Some(line), failed.is_empty() && stream.refused == 0)
 }
 
 #[cfg(test)]
@@ -270,8 +357,81 @@ mod tests {
         let a2 = saved(41, "2", 1, 9, 0);
         let full = format!("{}{}{}", encode(&a, 100), encode(&b, 101), encode(&a2, 100));
         let cut = &encode(&b, 7)[..12];
-        let got = records(&format!("{full}{cut}"));
-        assert_eq!(got, vec![(a, 100), (b, 101)]);
+        let got = read_stream(format!("{full}{cut}").as_bytes(), 4096);
+        assert_eq!(got.records, vec![(a, 100), (b, 101)]);
+        assert_eq!((got.claim, got.refused), (None, 0));
         assert_eq!(decode("41 100 0 0"), None);
+    }
+
+    /// The stream is read a line at a time, each at most [`max_line`]:
+    /// the longest record pinrun can write (every field at its widest,
+    /// the affinity every other CPU of 8192 possible ones, as `NR_CPUS`
+    /// = 8192 kernels have) and the longest claim path (`PATH_MAX`) fit
+    /// it exactly or within it; a line one byte longer is refused,
+    /// skipped to its end and named, the records around it kept.
+    #[test]
+    fn a_line_longer_than_any_record_is_refused_naming_the_bound() {
+        let possible = CpuSet::parse("0-8191").unwrap();
+        let max = max_line(&possible);
+        let evens: Vec<String> = (0..8192).step_by(2).map(|c| c.to_string()).collect();
+        let widest = Saved {
+            tid: u32::MAX,
+            affinity: CpuSet::parse(&evens.join(",")).unwrap(),
+            attr: SchedAttr {
+                size: 48,
+                sched_policy: u32::MAX,
+                sched_flags: u64::MAX,
+                sched_nice: i32::MIN,
+                sched_priority: u32::MAX,
+                sched_runtime: u64::MAX,
+                sched_deadline: u64::MAX,
+                sched_period: u64::MAX,
+            },
+            nice: i32::MIN,
+        };
+        let longest = encode(&widest, u64::MAX);
+        assert_eq!(decode(longest.trim_end()), Some((widest.clone(), u64::MAX)));
+        assert!(longest.len() <= max, "{} > {max}", longest.len());
+        // Each CPU at most its digits and a separator: 0-9 take 2 bytes,
+        // 10-99 3, 100-999 4, 1000-8191 5; with the fixed part, 163.
+        assert_eq!(max, 163 + 10 * 2 + 90 * 3 + 900 * 4 + 7192 * 5);
+        let path = format!("/{}", "p".repeat(PATH_MAX - 1));
+        let claim_line = format!("{CLAIM}{path}\n");
+        assert!(claim_line.len() <= max);
+
+        let a = saved(41, "0-3,8", 2, 5, -3);
+        let b = saved(42, "1", 0, 0, 4);
+        let over = format!("{}\n", "9".repeat(max));
+        let at_most = format!("{}\n", "9".repeat(max - 1));
+        let text = format!(
+            "{}{over}{}{at_most}{claim_line}{over}",
+            encode(&a, 100),
+            encode(&b, 101)
+        );
+        let got = read_stream(io::BufReader::with_capacity(64, text.as_bytes()), max);
+        assert_eq!(
+            got,
+            Stream {
+                records: vec![(a, 100), (b, 101)],
+                claim: Some(path),
+                refused: 2,
+            }
+        );
+        // Nothing recorded but a refused line: said, and not "all undone".
+        let refused = Stream {
+            refused: 1,
+            ..Stream::default()
+        };
+        let (line, ok) = undo(7, &refused, max, &possible);
+        assert_eq!(
+            line.as_deref(),
+            Some(
+                format!(
+                    "pinrun: --pid 7: pinrun ended before changing any thread; 1 line(s) of more than {max} bytes (the longest a thread's record or the claim's path can be) refused: what they said was not undone\n"
+                )
+                .as_str()
+            )
+        );
+        assert!(!ok);
     }
 }

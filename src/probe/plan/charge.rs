@@ -64,7 +64,7 @@ pub fn charge(samples: &[Sample], cpu: u32) -> Charges {
 }
 
 /// `before` and `after` with their tasks replaced by `charges`' time on
-/// `cpu`, for [`crate::noise::attribute`]: every charged task on `cpu`,
+/// `cpu`, for [`super::attribute::attribute`]: every charged task on `cpu`,
 /// at run time 0 in the first and its charge in the second, named from
 /// `layout`; the counters and steal time are theirs. `attribute` then
 /// names each task with exactly the time charged to it, and none that
