@@ -806,10 +806,6 @@ mod tests {
         assert_eq!(l("0x1,1"), "0,32");
     }
 
-    /// Every error's position is the character of its offending token
-    /// (1-based in the message), past the end only when what is missing is
-    /// at the end; non-ASCII text before counts as one character each.
-    #[test]
     /// Every blank list (spaces, tabs, a newline, as a shell's unquoted
     /// variable leaves them) is "the list is empty" at character 1, as
     /// the empty one is; never a position past the input's end.
@@ -823,6 +819,9 @@ mod tests {
         }
     }
 
+    /// Every error's position is the character of its offending token
+    /// (1-based in the message), past the end only when what is missing is
+    /// at the end; non-ASCII text before counts as one character each.
     #[test]
     fn error_positions_point_at_the_offending_token() {
         for (bad, at) in [

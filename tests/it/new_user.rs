@@ -147,7 +147,9 @@ fn a_relative_or_empty_state_directory_is_refused_from_every_source() {
         std::fs::write(&p, text).unwrap();
         p
     };
-    let cases: Vec<(Vec<(&str, String)>, Vec<&str>, String)> = vec![
+    // (environment, arguments, the refusal's start).
+    type Case<'a> = (Vec<(&'a str, String)>, Vec<&'a str>, String);
+    let cases: Vec<Case> = vec![
         (
             vec![],
             vec!["--state-dir", "relative"],
