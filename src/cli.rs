@@ -134,9 +134,13 @@ pub struct Cli {
     #[arg(long, value_name = "NODES", value_hint = clap::ValueHint::Other, help_heading = "Placement")]
     pub node: Option<String>,
 
-    /// Run on every allowed CPU of NODES, as numactl --cpunodebind (-N)
-    /// does: the same as --node NODES alone, and therefore not combined
-    /// with --cores, --cpus, --node or --isolated (which choose among them).
+    /// Run on every allowed CPU of NODES: the same as --node NODES alone,
+    /// and therefore not combined with --cores, --cpus, --node or
+    /// --isolated (which choose among them). Unlike numactl --cpunodebind
+    /// (-N), which sets the nodes' CPUs whatever the caller's affinity
+    /// (under taskset -c 1, numactl -N 0 runs on all of node 0), the CPUs
+    /// are those of NODES the caller may use (there, CPU 1 only); --within
+    /// cgroup takes every CPU of NODES its cpuset allows, as numactl does.
     #[arg(long, short = 'N', value_name = "NODES", conflicts_with_all = ["node", "cores", "cpus", "isolated"], value_hint = clap::ValueHint::Other, help_heading = "Placement")]
     pub cpunodebind: Option<String>,
 
@@ -244,7 +248,7 @@ pub struct Cli {
     /// Wait for claimed cores to become free instead of refusing, printing
     /// what it waits for; without DURATION as long as it takes
     /// (--wait=30s; units ns, us, ms, s, m, h).
-    #[arg(long, value_name = "DURATION", num_args = 0..=1, require_equals = true, default_missing_value = "", help_heading = "Claims")]
+    #[arg(long, value_name = "DURATION", num_args = 0..=1, require_equals = true, default_missing_value = BARE, help_heading = "Claims")]
     pub wait: Option<String>,
 
     /// Directory of the claim records (default: PINRUN_STATE_DIR when set
@@ -275,7 +279,7 @@ pub struct Cli {
     /// Allocate memory only on NODES (default: the nodes of the chosen CPUs, or of the task's CPUs without a placement).
     /// Write --membind=NODES, or put -- before the command, when COMMAND
     /// could be read as a node list.
-    #[arg(long, short = 'm', value_name = "NODES", num_args = 0..=1, default_missing_value = "", value_hint = clap::ValueHint::Other, help_heading = "Memory policy")]
+    #[arg(long, short = 'm', value_name = "NODES", num_args = 0..=1, default_missing_value = BARE, value_hint = clap::ValueHint::Other, help_heading = "Memory policy")]
     pub membind: Option<String>,
 
     /// Prefer memory on NODE, falling back to others.
@@ -406,7 +410,7 @@ pub struct Cli {
     /// what interrupted the CPU (IRQs, the timer tick, softirqs, tasks). Without COMMAND, only report (--json for JSON).
     /// Not with --deadline (a deadline task cannot be pinned to one CPU of
     /// its root domain). See PROBE in pinrun(1).
-    #[arg(long, value_name = "DURATION", num_args = 0..=1, require_equals = true, default_missing_value = "", conflicts_with_all = ["dry_run", "check", "show", "emit", "check_emitted", "sysroot", "dump", "deadline"], help_heading = "Probe")]
+    #[arg(long, value_name = "DURATION", num_args = 0..=1, require_equals = true, default_missing_value = BARE, conflicts_with_all = ["dry_run", "check", "show", "emit", "check_emitted", "sysroot", "dump", "deadline"], help_heading = "Probe")]
     pub probe: Option<String>,
 
     /// What --probe measures: spin (default) or wakeup.
@@ -435,7 +439,7 @@ pub struct Cli {
     /// 0, as cyclictest does) during the probe only, closed before COMMAND
     /// runs: idle states slower than US to leave are not entered meanwhile.
     /// Never by default (the probe then sees the idle states COMMAND gets).
-    #[arg(long, value_name = "US", num_args = 0..=1, require_equals = true, default_missing_value = "0", help_heading = "Probe")]
+    #[arg(long, value_name = "US", num_args = 0..=1, require_equals = true, default_missing_value = BARE, help_heading = "Probe")]
     pub probe_dma_latency: Option<String>,
 
     /// Also run the kernel's osnoise tracer on the probed CPUs (default
@@ -640,6 +644,63 @@ pub struct Cli {
     #[arg(value_name = "COMMAND", trailing_var_arg = true, value_hint = clap::ValueHint::CommandWithArguments)]
     pub command: Vec<OsString>,
 }
+
+/// What clap stores for an option whose value is optional
+/// (`num_args = 0..=1`) when it is given without one: a NUL, which no
+/// argument can hold (`execve(2)` passes C strings), so an explicit empty
+/// value (`--membind=`, `--membind ""`) stays `""` and is refused
+/// ([`Cli::bare_values`]), as `numactl --membind=` refuses it (EINVAL).
+pub const BARE: &str = "\0";
+
+/// The state directory `--state-dir` or else `PINRUN_STATE_DIR` names
+/// (`None`: neither; an empty `PINRUN_STATE_DIR` is unset, as for most
+/// tools' variables and as `--help` says), each checked by
+/// [`absolute_state_dir`].
+pub fn state_dir_given(option: Option<PathBuf>) -> Result<Option<PathBuf>> {
+    if let Some(dir) = option {
+        return absolute_state_dir("--state-dir", dir).map(Some);
+    }
+    std::env::var_os("PINRUN_STATE_DIR")
+        .filter(|d| !d.is_empty())
+        .map(|d| absolute_state_dir("PINRUN_STATE_DIR", PathBuf::from(d)))
+        .transpose()
+}
+
+/// `dir` as the state directory `source` names (`--state-dir`,
+/// `PINRUN_STATE_DIR`, the policy file's `state_dir`), refused when empty
+/// or relative: a relative one follows the caller's working directory, so
+/// two `--exclusive` launches from two directories would each see only
+/// their own claims and claim the same CPUs.
+pub fn absolute_state_dir(source: &str, dir: PathBuf) -> Result<PathBuf> {
+    if dir.as_os_str().is_empty() {
+        return Err(Error::new(
+            ErrorCode::StateDir,
+            format!("{source}: the state directory is empty"),
+        )
+        .hint(format!(
+            "give an absolute path (the default is {}), or leave it out",
+            DEFAULT_STATE_DIR_WORDS
+        )));
+    }
+    if dir.is_relative() {
+        return Err(Error::new(
+            ErrorCode::StateDir,
+            format!(
+                "{source}: state directory \"{}\" is relative: it would follow the working directory, and launches from two directories would not see each other's claims",
+                dir.display()
+            ),
+        )
+        .hint(format!(
+            "give an absolute path, e.g. {} (the default)",
+            DEFAULT_STATE_DIR_WORDS
+        )));
+    }
+    Ok(dir)
+}
+
+/// The default state directory, for messages
+/// (`crate::system::state_dir::DEFAULT_STATE_DIR`).
+const DEFAULT_STATE_DIR_WORDS: &str = "/run/pinrun";
 
 fn bad(code: ErrorCode, option: &str, what: impl std::fmt::Display) -> Error {
     Error::new(code, format!("{option}: {what}"))
@@ -1011,6 +1072,16 @@ pub fn clap_message(e: &clap::Error, args: &[std::ffi::OsString]) -> String {
     let cause = match e.kind() {
         ErrorKind::UnknownArgument if what.starts_with('-') => "unknown option".to_string(),
         ErrorKind::UnknownArgument => "unexpected argument".to_string(),
+        // `--omp=`: an explicit empty value, not a missing one.
+        ErrorKind::InvalidValue
+            if matches!(e.get(ContextKind::InvalidValue), Some(ContextValue::String(v)) if v.is_empty())
+                && !names(ContextKind::ValidValue).is_empty() =>
+        {
+            format!(
+                "the value is empty; it is one of {}",
+                names(ContextKind::ValidValue).join(", ")
+            )
+        }
         ErrorKind::InvalidValue if value.is_empty() => {
             let usage = args.first().cloned().unwrap_or_default();
             let shape = usage.split_once(' ').map_or("a value", |(_, v)| v);
@@ -1206,8 +1277,17 @@ pub fn usage_hint(e: &clap::Error) -> Option<String> {
 }
 
 /// Parses a user node list (same grammar as cpulists).
+/// The hint of a node list that does not parse: what a NODES option
+/// takes (numactl(8)'s forms: numbers, ranges, `!`, `+`, `all`).
+const NODE_LIST_HINT: &str = "node lists look like 0, 0-1 or 0,2 (node numbers, ranges), !1 (all but 1), +0 (the first allowed) or all; see CPU LISTS in pinrun(1)";
+
+/// A node list of `option`: its errors say "node number" where a CPU
+/// list's say "CPU number", with [`NODE_LIST_HINT`].
 fn node_list(option: &str, text: &str) -> Result<NodeSet> {
-    CpuSet::parse(text).map_err(|e| bad(ErrorCode::BadNodeList, option, e).hint(LIST_HINT))
+    CpuSet::parse(text).map_err(|mut e| {
+        e.expected = e.expected.replace("CPU number", "node number");
+        bad(ErrorCode::BadNodeList, option, e).hint(NODE_LIST_HINT)
+    })
 }
 
 fn node_choice(option: &str, text: &str) -> Result<NodeChoice> {
@@ -1632,6 +1712,56 @@ impl Cli {
         })
     }
 
+    /// The options whose value is optional, each as the option, its value
+    /// and what it means alone (for the hint).
+    fn optional_values(&mut self) -> [(&'static str, &mut Option<String>, &'static str); 4] {
+        [
+            ("--wait", &mut self.wait, "wait as long as it takes"),
+            (
+                "--membind",
+                &mut self.membind,
+                "the nodes of the chosen CPUs",
+            ),
+            ("--probe", &mut self.probe, "probe for 1s"),
+            (
+                "--probe-dma-latency",
+                &mut self.probe_dma_latency,
+                "0 microseconds",
+            ),
+        ]
+    }
+
+    /// Refuses an explicit empty value of an option whose value is
+    /// optional (`--membind=""`: a script's unset variable must not get the
+    /// default binding it never asked for; `numactl --membind=` fails with
+    /// EINVAL), and turns [`BARE`] (the option alone) into the value its
+    /// parser reads as "no value": `""`, or `"0"` for `--probe-dma-latency`.
+    fn bare_values(&mut self) -> Result<()> {
+        for (option, value, alone) in self.optional_values() {
+            match value.as_deref() {
+                Some("") => {
+                    return Err(bad(
+                        ErrorCode::Usage,
+                        option,
+                        "the value is empty (an unset variable?)",
+                    )
+                    .hint(format!(
+                        "give a value ({option}=VALUE), or {option} alone for its default ({alone})"
+                    )));
+                }
+                Some(BARE) => {
+                    *value = Some(if option == "--probe-dma-latency" {
+                        "0".to_string()
+                    } else {
+                        String::new()
+                    });
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
     fn memory(&self) -> Result<Option<MemoryRequest>> {
         Ok(if let Some(m) = &self.membind {
             if m.is_empty() {
@@ -1666,6 +1796,7 @@ impl Cli {
     /// Validates the parsed options into a [`Request`]. Errors name the
     /// option and the input (exit 125).
     pub fn into_request(mut self) -> Result<Request> {
+        self.bare_values()?;
         let mode = self.mode();
         let probe = self.probe_request()?;
         let host = self.host()?;
@@ -1690,13 +1821,7 @@ impl Cli {
         let claims = ClaimRequest {
             exclusive: self.exclusive,
             wait,
-            // An empty PINRUN_STATE_DIR is unset, as for most tools'
-            // variables; an empty --state-dir is refused by clap.
-            state_dir: self.state_dir.or_else(|| {
-                std::env::var_os("PINRUN_STATE_DIR")
-                    .filter(|d| !d.is_empty())
-                    .map(PathBuf::from)
-            }),
+            state_dir: state_dir_given(self.state_dir.take())?,
             steer_irqs: self.steer_irqs,
             irq_housekeeping,
             irqbalance_config: self.irqbalance_config,
@@ -2711,6 +2836,99 @@ mod tests {
             &["pinrun", "--cpus", "0", "--omp-replace", "true"][..],
         ] {
             assert!(Cli::try_parse_from(args).is_err(), "{args:?}");
+        }
+    }
+
+    /// Every option whose value is optional (`num_args = 0..=1`) refuses
+    /// an explicit empty value, `--X=` and, where the value may follow as
+    /// its own word, `--X ""`, as numactl refuses `--membind=` (its
+    /// `set_mempolicy(2)` answers EINVAL): the option alone means its
+    /// default, an empty value is a script's unset variable. The class is
+    /// read from clap's own definition, so an option added later is in it.
+    #[test]
+    fn an_explicit_empty_optional_value_is_refused() {
+        let cmd = command();
+        let optional: Vec<&clap::Arg> = cmd
+            .get_arguments()
+            .filter(|a| a.get_long().is_some())
+            .filter(|a| {
+                a.get_num_args()
+                    .is_some_and(|n| n.min_values() == 0 && n.takes_values())
+            })
+            .collect();
+        let longs: Vec<&str> = optional.iter().filter_map(|a| a.get_long()).collect();
+        assert_eq!(
+            longs,
+            [
+                "wait",
+                "membind",
+                "probe",
+                "probe-dma-latency",
+                "probe-tracer",
+                "omp"
+            ]
+        );
+        for arg in optional {
+            let long = format!("--{}", arg.get_long().unwrap());
+            let mut forms = vec![vec![format!("{long}=")]];
+            if !arg.is_require_equals_set() {
+                forms.push(vec![long.clone(), String::new()]);
+            }
+            for form in forms {
+                let mut argv = vec!["pinrun".to_string()];
+                argv.extend(form.iter().cloned());
+                // What the option needs besides: --probe's options need --probe.
+                if long.starts_with("--probe-") {
+                    argv.push("--probe".into());
+                }
+                argv.extend(["--cores".into(), "1".into(), "true".into()]);
+                let message = match Cli::try_parse_from(&argv) {
+                    Err(e) => clap_message(&e),
+                    Ok(c) => c.into_request().expect_err(&form.join(" ")).message,
+                };
+                assert!(message.starts_with(&format!("{long}: ")), "{message}");
+                assert!(message.contains("empty"), "{message}");
+            }
+            // Alone, the option is its default.
+            let mut argv = vec!["pinrun".to_string(), long.clone()];
+            if long.starts_with("--probe-") {
+                argv.push("--probe".into());
+            }
+            argv.extend(["--cores".into(), "1".into(), "--".into(), "true".into()]);
+            let r = Cli::try_parse_from(&argv).expect("clap").into_request();
+            assert!(r.is_ok(), "{argv:?}: {:?}", r.err().map(|e| e.message));
+        }
+        // The bare forms keep their meaning: --membind alone binds to the
+        // chosen CPUs' nodes, --probe-dma-latency alone is 0 us.
+        let r = req(&["--membind", "--cores", "1", "--", "true"]).unwrap();
+        assert_eq!(r.memory, Some(MemoryRequest::Bind(None)));
+        let r = req(&["--probe", "--probe-dma-latency", "true"]).unwrap();
+        assert_eq!(r.probe.unwrap().dma_latency_us, Some(0));
+        let r = req(&["--cores", "1", "--wait", "--", "true"]).unwrap();
+        assert_eq!(r.claims.wait, Some(None));
+    }
+
+    /// Every option that takes a node list says "node number" and offers
+    /// node lists (numactl(8)'s forms), never a CPU number or a CPU mask.
+    #[test]
+    fn node_list_errors_speak_of_nodes() {
+        for opt in [
+            "--node",
+            "--cpunodebind",
+            "--membind",
+            "--preferred-many",
+            "--interleave",
+            "--weighted-interleave",
+        ] {
+            for bad_list in ["x", "0,", ""] {
+                let arg = format!("{opt}={bad_list}");
+                let e = req(&[&arg, "--", "true"]).unwrap_err();
+                assert!(e.message.starts_with(&format!("{opt}: ")), "{}", e.message);
+                assert!(!e.message.contains("CPU"), "{arg}: {}", e.message);
+                let hint = e.hint.unwrap_or_default();
+                assert!(hint.contains("node"), "{arg}: {hint}");
+                assert!(!hint.contains("mask"), "{arg}: {hint}");
+            }
         }
     }
 

@@ -568,10 +568,11 @@ fn parse_list(input: &str, last: Option<u32>, clip: u32) -> Result<CpuSet, ListE
         pos: input.len() - input.trim_start().len(),
         last,
     };
-    if c.pos == trimmed.len() {
-        return Err(c.err("expected a CPU number, the list is empty"));
+    // A blank input (" ") is as empty as "": its error is at character 1,
+    // never past its end.
+    if trimmed.trim_start().is_empty() {
+        return Err(Cursor { pos: 0, ..c }.err("expected a CPU number, the list is empty"));
     }
-    // (A blank input has `pos` past `trimmed`: no fast path.)
     if let Some((a, b)) = trimmed.as_bytes().get(c.pos..).and_then(one_range)
         && a <= clip
     {
@@ -706,8 +707,8 @@ mod tests {
             pos: text.len() - text.trim_start().len(),
             last,
         };
-        let general = if c.pos == trimmed.len() {
-            Err(c.err("expected a CPU number, the list is empty"))
+        let general = if trimmed.trim_start().is_empty() {
+            Err(Cursor { pos: 0, ..c }.err("expected a CPU number, the list is empty"))
         } else {
             parse_items(c, clip)
         };
@@ -803,6 +804,19 @@ mod tests {
         );
         // A short middle word is still a whole 32-bit word.
         assert_eq!(l("0x1,1"), "0,32");
+    }
+
+    /// Every blank list (spaces, tabs, a newline, as a shell's unquoted
+    /// variable leaves them) is "the list is empty" at character 1, as
+    /// the empty one is; never a position past the input's end.
+    #[test]
+    fn a_blank_list_is_empty() {
+        for blank in ["", " ", "  ", "\t", " \n", "\n"] {
+            let e = CpuSet::parse(blank).unwrap_err();
+            assert_eq!(e.position, 0, "{blank:?}: {e}");
+            assert!(e.expected.ends_with("the list is empty"), "{blank:?}: {e}");
+            assert!(e.position <= blank.chars().count());
+        }
     }
 
     /// Every error's position is the character of its offending token

@@ -14,6 +14,9 @@ enum NotExecutable {
     Directory,
     /// No execute permission bit.
     NoExecBit,
+    /// Not a regular file (a device, FIFO or socket: `execve(2)` answers
+    /// EACCES whatever its mode): its kind in words.
+    NotRegular(&'static str),
     /// The path cannot be followed: `errno(3)`'s description, lowercase.
     Path(String),
 }
@@ -24,6 +27,10 @@ impl std::fmt::Display for NotExecutable {
             NotExecutable::Directory => f.write_str("is a directory"),
             NotExecutable::NoExecBit => f.write_str("permission denied (not executable)"),
             NotExecutable::Path(why) => f.write_str(why),
+            NotExecutable::NotRegular(kind) => write!(
+                f,
+                "is {kind}, not a regular file (execve(2) answers EACCES)"
+            ),
         }
     }
 }
@@ -40,6 +47,9 @@ fn not_executable(cmd: &OsStr, path: &Path, why: &NotExecutable) -> Error {
     .exit(Exit::CannotExec)
     .hint(match why {
         NotExecutable::Directory => "give the program inside it, not the directory".to_string(),
+        NotExecutable::NotRegular(_) => {
+            "give a program (a regular file with execute permission)".to_string()
+        }
         NotExecutable::Path(_) => "fix the path: every directory on it must exist and be searchable by this user, and links must not loop".to_string(),
         NotExecutable::NoExecBit => format!(
             "make it executable (chmod +x {}), or run it through its interpreter (pinrun ... -- sh {})",
@@ -66,6 +76,10 @@ fn is_executable_file(path: &Path) -> Option<std::result::Result<(), NotExecutab
     };
     Some(if meta.is_dir() {
         Err(NotExecutable::Directory)
+    } else if !meta.is_file() {
+        Err(NotExecutable::NotRegular(
+            crate::system::state_dir::file_kind(&meta),
+        ))
     } else if meta.permissions().mode() & 0o111 == 0 {
         Err(NotExecutable::NoExecBit)
     } else {
@@ -214,6 +228,8 @@ pub fn resolve(command: &[std::ffi::OsString]) -> Result<PathBuf> {
         let is_path = cmd.as_bytes().contains(&b'/');
         let hint = if let Some(h) = taskset_form_hint(command).filter(|_| !is_path) {
             h
+        } else if is_path && cmd.as_bytes().starts_with(b"/") {
+            "no file at that path: check the path".to_string()
         } else if is_path {
             let cwd = std::env::current_dir()
                 .map(|d| d.display().to_string())
@@ -240,7 +256,13 @@ pub fn resolve(command: &[std::ffi::OsString]) -> Result<PathBuf> {
         .hint(hint)
     };
     if cmd.is_empty() {
-        return Err(not_found());
+        // As a shell answers '' (bash: "command not found", 127).
+        return Err(Error::new(
+            ErrorCode::CommandNotFound,
+            "the command is empty (an empty word after pinrun's options, e.g. an unset variable)",
+        )
+        .exit(Exit::NotFound)
+        .hint("give the program to run, e.g. pinrun --cores 1 -- ./app"));
     }
     if cmd.as_bytes().contains(&b'/') {
         let path = PathBuf::from(cmd);

@@ -152,8 +152,11 @@ kernel command line (PREEMPT_DYNAMIC; as root also at run time: echo full >
 "#;
     /// `rt-competitor`.
     RtCompetitor = "rt-competitor",
-        r#"runnable user-space SCHED_FIFO/SCHED_RR processes (one finding for all) confined to the chosen CPUs
-has the same or a higher priority.
+        r#"(warning) with \-\-fifo or \-\-rr, a runnable (state R) user-space SCHED_FIFO or
+SCHED_RR thread whose allowed CPUs all lie within the chosen CPUs has the same or
+a higher priority: the command waits behind it (one finding for all of them,
+the highest priority first). Fix: choose other CPUs, or give the command a higher
+priority than the competitors.
 "#;
     /// `cpuidle-deep-states`.
     CpuidleDeepStates = "cpuidle-deep-states",

@@ -100,32 +100,26 @@ fn run(req: Request) -> Result<Exit, Error> {
     if let Some(target) = &req.target {
         return crate::pid::run::run(&PidLaunch, &req, target);
     }
-    // The command is looked up first: a typo is reported before anything
-    // is read. `--dry-run` and `--check` look it up as the launch does
-    // (same exit 126/127 and message), except below `--sysroot`: the dump
-    // holds no programs, and this host's PATH is not the dumped machine's.
-    // A dry run shows the plan first and the verdict on the command after
-    // it (issue 37: on a planning host without the program, the plan is
-    // what the user asked to see); its exit status is the verdict's.
-    let mut verdict: Option<Error> = None;
-    let command = match req.mode {
-        Mode::Run => Some(exec::resolve(&req.command)?),
-        Mode::DryRun | Mode::Check if req.sysroot.is_none() && !req.command.is_empty() => {
-            let resolved = exec::resolve(&req.command).and_then(|path| {
-                // What execve(2) would answer for its #! interpreter.
-                exec::predict_exec(&req.command[0], &path)?;
-                Ok(path)
-            });
-            match resolved {
-                Ok(path) => Some(path),
-                Err(e) if req.mode == Mode::DryRun => {
-                    verdict = Some(e);
-                    None
-                }
-                Err(e) => return Err(e),
-            }
+    // The command is looked up first, as the launch's exec will: the
+    // launch, `--dry-run` and `--check` give the same 126/127 and message,
+    // except below `--sysroot` (the dump holds no programs, and this host's
+    // PATH is not the dumped machine's). A command that cannot run does not
+    // hide a plan that is refused: the plan's refusal is the first fault
+    // (README, EXIT STATUS: 125 in every mode) and its error comes first
+    // (JSON's is the plan's), the command's after it. A launch whose
+    // command is missing therefore still plans, as a dry run (nothing is
+    // claimed, nothing waited for), and reports the command's failure
+    // when the plan stands. A dry run shows the plan first and the
+    // verdict on the command after it (issue 37).
+    let (command, verdict) = look_up(&req);
+    let lost_launch = req.mode == Mode::Run && verdict.is_some();
+    let req = if lost_launch {
+        Request {
+            mode: Mode::DryRun,
+            ..req
         }
-        _ => None,
+    } else {
+        req
     };
     let root = Root::sysroot(req.sysroot.as_deref())?;
     // The real-time tasks need only the request: scanned, with the IRQs,
@@ -155,18 +149,14 @@ fn run(req: Request) -> Result<Exit, Error> {
     match req.mode {
         Mode::Show => show(&root, &sys, &req),
         Mode::DryRun => {
-            // A launch looks the command up first: with a command it would
-            // not find, its status is that one (127/126) whatever the plan
-            // says; the dry run says both, the plan's refusal first.
-            let p = match (planned(sys), &verdict) {
-                (Ok(p), _) => p,
-                (Err(e), Some(v)) => {
-                    crate::output::print_error(&e, false);
-                    crate::output::print_error(v, req.output.json);
-                    return Ok(v.exit);
-                }
-                (Err(e), None) => return Err(e),
+            let p = match planned_first(planned(sys), verdict.as_ref(), &req)? {
+                Ok(p) => p,
+                Err(exit) => return Ok(exit),
             };
+            // The launch's command cannot run: its failure, after the plan stood.
+            if lost_launch && let Some(v) = verdict {
+                return Err(v);
+            }
             // What the kernel answers the launch's own calls (a seccomp
             // filter, a cgroup, a security module): asked on a throwaway
             // thread, the dry run's verdict when it refuses.
@@ -185,7 +175,13 @@ fn run(req: Request) -> Result<Exit, Error> {
             }
         }
         Mode::Check => {
-            let p = planned(sys)?;
+            let p = match planned_first(planned(sys), verdict.as_ref(), &req)? {
+                Ok(p) => p,
+                Err(exit) => return Ok(exit),
+            };
+            if let Some(v) = verdict {
+                return Err(v);
+            }
             let refused = rehearse(&root, &req, &p);
             let exit = check(&req, &p.findings);
             // The launch would fail: its error after the findings, its status.
@@ -212,6 +208,49 @@ fn run(req: Request) -> Result<Exit, Error> {
             probe::only(&root, &req, &probed(&p, &managed(&p)))
         }
         Mode::PlanHost => crate::host::run::run(&root, &sys, &req),
+    }
+}
+
+/// The command as the launch's exec will find it, or why it cannot run
+/// (exit 126/127: the launch, `--dry-run` and `--check` alike; not below
+/// `--sysroot`, whose dump holds no programs).
+fn look_up(req: &Request) -> (Option<PathBuf>, Option<Error>) {
+    let looked = req.mode == Mode::Run
+        || (matches!(req.mode, Mode::DryRun | Mode::Check)
+            && req.sysroot.is_none()
+            && !req.command.is_empty());
+    if !looked {
+        return (None, None);
+    }
+    let resolved = exec::resolve(&req.command).and_then(|path| {
+        if req.mode != Mode::Run {
+            // What execve(2) would answer for its #! interpreter.
+            exec::predict_exec(&req.command[0], &path)?;
+        }
+        Ok(path)
+    });
+    match resolved {
+        Ok(path) => (Some(path), None),
+        Err(e) => (None, Some(e)),
+    }
+}
+
+/// The plan, or its refusal as the first fault when the command cannot
+/// run either (`verdict`): the refusal is printed (JSON's error with
+/// `--json`), then the command's failure as text, and the refusal's exit
+/// status (125) is returned in `Ok(Err)`, nothing more to print.
+fn planned_first(
+    planned: Result<Planned, Error>,
+    verdict: Option<&Error>,
+    req: &Request,
+) -> Result<Result<Planned, Exit>, Error> {
+    match (planned, verdict) {
+        (Err(e), Some(v)) => {
+            crate::output::print_error(&e, req.output.json);
+            crate::output::print_error(v, false);
+            Ok(Err(e.exit))
+        }
+        (p, _) => p.map(Ok),
     }
 }
 
@@ -899,11 +938,11 @@ fn with_policy_file(mut req: Request) -> Result<Request, Error> {
     req.output.allow.sort_unstable();
     req.output.allow.dedup();
     req.output.strict |= loaded.config.strict;
-    if req.claims.state_dir.is_none() {
-        req.claims.state_dir = loaded
-            .config
-            .state_dir
-            .filter(|d| !d.as_os_str().is_empty());
+    if req.claims.state_dir.is_none()
+        && let Some(dir) = loaded.config.state_dir
+    {
+        let source = format!("policy file {}: state_dir", loaded.path.display());
+        req.claims.state_dir = Some(crate::cli::absolute_state_dir(&source, dir)?);
     }
     req.output.config_file = Some(loaded.path);
     Ok(req)
@@ -981,13 +1020,9 @@ pub fn main() -> Exit {
         };
     }
     if cli.reclaim {
-        let dir = cli.state_dir.clone().or_else(|| {
-            std::env::var_os("PINRUN_STATE_DIR")
-                .filter(|d| !d.is_empty())
-                .map(PathBuf::from)
-        });
-        let dir = dir.unwrap_or_else(|| crate::system::state_dir::DEFAULT_STATE_DIR.into());
-        return match steer::reclaim(&dir, records_of) {
+        let dir = crate::cli::state_dir_given(cli.state_dir.clone())
+            .map(|d| d.unwrap_or_else(|| crate::system::state_dir::DEFAULT_STATE_DIR.into()));
+        return match dir.and_then(|dir| steer::reclaim(&dir, records_of)) {
             Ok(()) => Exit::Success,
             Err(e) => {
                 print_error(&e, false);

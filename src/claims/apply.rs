@@ -5,10 +5,11 @@
 
 use super::{Record, record_name};
 use crate::error::{Error, ErrorCode, Result};
-use crate::system::state_dir::StateDir;
+use crate::system::state_dir::{StateDir, fs_refusal, predict_create};
 use nix::fcntl::OFlag;
 use nix::sys::stat::Mode;
 use std::io::Write;
+use std::path::Path;
 
 /// How many random names are tried (one is enough unless `getrandom(2)`
 /// is broken: 2^64 names cannot be pre-created).
@@ -32,18 +33,7 @@ pub fn write_record(dir: &StateDir, rec: &Record) -> Result<String> {
         )
         .hint("claim fewer CPUs, or ranges (--cores N, --node NODES) rather than scattered CPUs"));
     }
-    let fail = |what: String, hint: &str| {
-        Error::new(
-            ErrorCode::ClaimFailed,
-            format!(
-                "--exclusive: cannot write a claim record in {}: {what}",
-                dir.path().display()
-            ),
-        )
-        .hint(hint.to_string())
-    };
-    let not_writable =
-        "the state directory must be writable (mode 1777 like /tmp); or use --state-dir DIR";
+    let fail = |what: String, hint: &str| cannot_write(dir.path(), what, hint);
     for _ in 0..NAME_ATTEMPTS {
         let suffix = crate::ffi::random_u64().map_err(|e| {
             fail(
@@ -60,14 +50,14 @@ pub fn write_record(dir: &StateDir, rec: &Record) -> Result<String> {
         ) {
             Ok(fd) => fd,
             Err(nix::errno::Errno::EEXIST) => continue,
-            Err(e) => return Err(fail(e.desc().to_string(), not_writable)),
+            Err(e) => return Err(unwritable(dir.path(), e)),
         };
         // The umask may have narrowed the mode: records are world-readable.
         let _ = nix::sys::stat::fchmod(&fd, Mode::from_bits_truncate(0o644));
         let mut file = std::fs::File::from(fd);
         if let Err(e) = file.write_all(text.as_bytes()) {
             remove(dir, &name);
-            return Err(fail(crate::error::io_words(&e), not_writable));
+            return Err(fail(crate::error::io_words(&e), NOT_WRITABLE));
         }
         return Ok(name);
     }
@@ -78,6 +68,51 @@ pub fn write_record(dir: &StateDir, rec: &Record) -> Result<String> {
         ),
         "getrandom(2) returned names that exist: report this as a bug",
     ))
+}
+
+/// The hint of a state directory this user cannot write in.
+const NOT_WRITABLE: &str =
+    "the state directory must be writable (mode 1777 like /tmp); or use --state-dir DIR";
+
+/// The refusal of a claim record in `dir`.
+fn cannot_write(dir: &Path, what: String, hint: &str) -> Error {
+    Error::new(
+        ErrorCode::ClaimFailed,
+        format!(
+            "--exclusive: cannot write a claim record in {}: {what}",
+            dir.display()
+        ),
+    )
+    .hint(hint.to_string())
+}
+
+/// The refusal of a claim record in `dir` that the kernel answered `e`
+/// (`openat(2)` `O_CREAT`, or [`predict_create`]'s prediction of it, so
+/// that `--dry-run --exclusive` says what the launch says): why the
+/// file system takes no file ([`fs_refusal`]: procfs, sysfs, mounted
+/// read-only, and the remedy), else that the directory must be writable.
+pub fn unwritable(dir: &Path, e: nix::errno::Errno) -> Error {
+    match fs_refusal(dir) {
+        Some(why) if why.contains("read-only") => cannot_write(
+            dir,
+            e.desc().to_string(),
+            &format!(
+                "{why}: remount it read-write (mount -o remount,rw on its mount point), or use --state-dir DIR on a writable file system"
+            ),
+        ),
+        Some(why) => cannot_write(
+            dir,
+            e.desc().to_string(),
+            &format!("{why}: use --state-dir DIR on a writable file system"),
+        ),
+        None => cannot_write(dir, e.desc().to_string(), NOT_WRITABLE),
+    }
+}
+
+/// What [`write_record`] would answer in `dir`, asked of the kernel without
+/// writing ([`predict_create`]): `--dry-run --exclusive` predicts the launch.
+pub fn predict_write(dir: &Path) -> Result<()> {
+    predict_create(dir).map_err(|e| unwritable(dir, e))
 }
 
 /// Removes a record (best effort: a stale record another user owns stays,

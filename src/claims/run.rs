@@ -211,6 +211,10 @@ pub fn read_claims(
         // directory when missing) would refuse, refused the same way.
         if !claim && req.claims.exclusive && req.mode == Mode::DryRun {
             StateDir::probe(&path)?;
+            // An existing directory: what creating the record would answer.
+            if path.is_dir() {
+                super::apply::predict_write(&path)?;
+            }
         }
         let kind = if claim {
             LockKind::Exclusive

@@ -494,17 +494,24 @@ fn dir_at<'t>(
     }
 }
 
-/// Puts `node` at `name` in `dir`, replacing a file or link of that name
-/// (a later entry replaces an earlier one, as tar does), never a
-/// directory.
+/// Puts `node` at `name` in `dir`, refusing a name already there: a
+/// directory, or a file or link of an earlier entry (tar(1) extracts both
+/// and the last copy wins; a dump holding two versions of one sysfs file
+/// cannot say which the kernel showed, so it is refused, naming the path).
 fn put(
     dir: &mut BTreeMap<String, Node>,
     name: &str,
     node: Node,
     shown: &str,
 ) -> std::result::Result<(), String> {
-    if matches!(dir.get(name), Some(Node::Dir(_))) {
-        return Err(format!("{shown}: both a directory and a file"));
+    match dir.get(name) {
+        Some(Node::Dir(_)) => return Err(format!("{shown}: both a directory and a file")),
+        Some(_) => {
+            return Err(format!(
+                "{shown}: in the archive twice (tar keeps the last copy; a dump with two versions of one file is not one machine's state)"
+            ));
+        }
+        None => {}
     }
     dir.insert(name.to_string(), node);
     Ok(())
@@ -880,6 +887,55 @@ mod tests {
         };
         let e = run(tar_of(3, 10), small).unwrap_err();
         assert!(e.contains("more tar data than the limit"), "{e}");
+    }
+
+    /// A path twice (`./x` and `x` name the same one, as for tar(1)) is
+    /// refused, naming it; tar(1) itself extracts both and keeps the last
+    /// (checked with the system's tar when it is installed). A directory
+    /// listed twice is one directory.
+    #[test]
+    fn a_duplicated_path_is_refused() {
+        let mut b = tar::Builder::new(Vec::new());
+        for (path, data) in [
+            ("sys/devices/system/cpu/online", &b"0-1\n"[..]),
+            ("./sys/devices/system/cpu/online", b"0-7\n"),
+        ] {
+            let mut h = tar::Header::new_gnu();
+            h.set_size(data.len() as u64);
+            h.set_mode(0o644);
+            h.set_entry_type(tar::EntryType::Regular);
+            b.append_data(&mut h, path, data).unwrap();
+        }
+        let tar = b.into_inner().unwrap();
+        let e = unpack(tar.as_slice(), Limits::SYSROOT).unwrap_err();
+        assert!(
+            e.starts_with("sys/devices/system/cpu/online: in the archive twice"),
+            "{e}"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("d.tar");
+        std::fs::write(&file, &tar).unwrap();
+        if let Ok(o) = std::process::Command::new("tar")
+            .arg("-xf")
+            .arg(&file)
+            .arg("-C")
+            .arg(dir.path())
+            .output()
+            && o.status.success()
+        {
+            let got = std::fs::read_to_string(dir.path().join("sys/devices/system/cpu/online"));
+            assert_eq!(got.unwrap(), "0-7\n", "tar keeps the last copy");
+        }
+        let mut b = tar::Builder::new(Vec::new());
+        for _ in 0..2 {
+            let mut h = tar::Header::new_gnu();
+            h.set_size(0);
+            h.set_mode(0o755);
+            h.set_entry_type(tar::EntryType::Directory);
+            b.append_data(&mut h, "sys/", &b""[..]).unwrap();
+        }
+        let tar = b.into_inner().unwrap();
+        assert!(unpack(tar.as_slice(), Limits::SYSROOT).is_ok());
     }
 
     /// A file cut short is an error, not a short file.

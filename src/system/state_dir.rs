@@ -134,7 +134,7 @@ fn not_a_directory(path: &Path) -> Error {
 }
 
 /// `meta`'s file type in words (`inode(7)`): `a regular file`, `a FIFO`.
-fn file_kind(meta: &std::fs::Metadata) -> &'static str {
+pub fn file_kind(meta: &std::fs::Metadata) -> &'static str {
     use std::os::unix::fs::FileTypeExt;
     let t = meta.file_type();
     if t.is_dir() {
@@ -215,24 +215,56 @@ fn where_nothing_is_made(path: &Path) -> Option<String> {
     } else {
         above
     };
-    let fs = nix::sys::statfs::statfs(above).ok()?;
+    fs_refusal(above)
+}
+
+/// Why no file can be made in the existing directory `dir` even by root:
+/// it is in procfs or sysfs (`statfs(2)` `f_type`: their directories are
+/// the kernel's) or on a file system mounted read-only (`statvfs(3)`
+/// `ST_RDONLY`), in words with the remedy's start. `None` otherwise.
+pub fn fs_refusal(dir: &Path) -> Option<String> {
+    let fs = nix::sys::statfs::statfs(dir).ok()?;
     let kind = fs.filesystem_type();
     if kind == nix::sys::statfs::PROC_SUPER_MAGIC {
         return Some(format!(
             "{} is in procfs, where only the kernel makes directories",
-            above.display()
+            dir.display()
         ));
     }
     if kind == nix::sys::statfs::SYSFS_MAGIC {
         return Some(format!(
             "{} is in sysfs, where only the kernel makes directories",
-            above.display()
+            dir.display()
         ));
     }
-    let vfs = nix::sys::statvfs::statvfs(above).ok()?;
+    let vfs = nix::sys::statvfs::statvfs(dir).ok()?;
     vfs.flags()
         .contains(nix::sys::statvfs::FsFlags::ST_RDONLY)
-        .then(|| format!("{} is on a file system mounted read-only", above.display()))
+        .then(|| format!("{} is on a file system mounted read-only", dir.display()))
+}
+
+/// What creating a record (`openat(2)` `O_CREAT`) in the existing
+/// directory `dir` would answer, asked without writing: procfs answers
+/// ENOENT (`proc_root_lookup()` finds no such name), sysfs EACCES (kernfs
+/// has no `create`), a file system mounted read-only EROFS, a directory
+/// this user may not write and search what `faccessat(2)` with
+/// `AT_EACCESS` answers (EACCES). `Ok` when the kernel would let it.
+pub fn predict_create(dir: &Path) -> std::result::Result<(), nix::errno::Errno> {
+    use nix::errno::Errno;
+    if let Ok(fs) = nix::sys::statfs::statfs(dir) {
+        if fs.filesystem_type() == nix::sys::statfs::PROC_SUPER_MAGIC {
+            return Err(Errno::ENOENT);
+        }
+        if fs.filesystem_type() == nix::sys::statfs::SYSFS_MAGIC {
+            return Err(Errno::EACCES);
+        }
+    }
+    nix::unistd::faccessat(
+        nix::fcntl::AT_FDCWD,
+        dir,
+        nix::unistd::AccessFlags::W_OK | nix::unistd::AccessFlags::X_OK,
+        nix::fcntl::AtFlags::AT_EACCESS,
+    )
 }
 
 /// What `mkdir(path)` would answer, predicted without creating anything

@@ -158,13 +158,60 @@ pub fn read_sets(root: &Root) -> CpuSets {
         online = online.intersection(&dirs);
     }
     let present = set("present", &mut issues).unwrap_or_else(|| dirs.clone());
+    let known = possible.is_some() || !dirs.is_empty();
+    let possible = possible.unwrap_or_else(|| dirs.clone());
+    let (present, online) = within_possible(&possible, known, present, online, &mut issues);
     CpuSets {
-        possible: possible.unwrap_or_else(|| dirs.clone()),
+        possible,
         present,
         online,
         dirs,
         issues,
     }
+}
+
+/// `present` and `online` checked against `possible`: the kernel's sets
+/// nest, possible ⊇ present ⊇ online (`Documentation/admin-guide/
+/// cputopology.rst`), so a CPU outside `possible` is a lie of the dump (or
+/// a kernel bug) and is ignored, never planned on, and reported. When
+/// `possible` is not `known` (no `possible` file, no `cpuN` directory)
+/// nothing can be checked: the CPUs are kept, and that is reported, never
+/// silent (a dump holding only `online`).
+fn within_possible(
+    possible: &CpuSet,
+    known: bool,
+    present: CpuSet,
+    online: CpuSet,
+    issues: &mut Vec<String>,
+) -> (CpuSet, CpuSet) {
+    if !known {
+        if !online.is_empty() {
+            issues.push(format!(
+                "{CPU_DIR}/online lists CPUs {} but neither {CPU_DIR}/possible nor any cpuN directory exists: the kernel's possible ⊇ present ⊇ online cannot be checked; planning on online as given",
+                online.to_compact_list()
+            ));
+        }
+        return (present, online);
+    }
+    let mut keep = |name: &str, s: CpuSet| {
+        let outside = s.difference(possible);
+        if outside.is_empty() {
+            return s;
+        }
+        issues.push(format!(
+            "{CPU_DIR}/{name} lists CPUs {} that are not possible ({}); ignoring them",
+            outside.to_compact_list(),
+            if possible.is_empty() {
+                "none".to_string()
+            } else {
+                possible.to_compact_list()
+            }
+        ));
+        s.intersection(possible)
+    };
+    let present = keep("present", present);
+    let online = keep("online", online);
+    (present, online)
 }
 
 /// The ids of `s` above `bound`, as a short cpulist.

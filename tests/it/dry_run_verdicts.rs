@@ -275,30 +275,42 @@ fn strict_dry_run_exits_as_the_launch() {
     assert_eq!(tail(&dry), tail(&launch));
 }
 
-/// A plan the planner refuses and a command that is not there: the launch
-/// looks the command up first and exits 127; the dry run ends with the
-/// same status and says both, the plan's refusal first (a new user's
-/// trial: the dry run said 125 and only the plan's error).
+/// A plan the planner refuses and a command that is not there: the
+/// plan's refusal is the first fault (README, "Exit status": "In every
+/// mode, 125 when the plan itself is refused"), so the launch, the dry run
+/// and `--check` all exit 125 and say the plan's refusal first, the
+/// command's after it; `--json`'s one error document is the plan's
+/// (`cpu-not-found`: CPU 4095 is past any machine this test runs on).
+/// (A new user's trials: first the dry run said only the plan's error;
+/// then the launch hid it behind "command not found", exit 127.) A plan
+/// that stands leaves the command's own status, 127.
 #[test]
-fn a_missing_command_and_a_refused_plan_end_the_dry_run_as_the_launch() {
-    let run = |dry: bool| {
+fn a_missing_command_and_a_refused_plan_exit_125_in_every_mode() {
+    let run = |mode: &[&str], cpus: &str| {
         let mut c = crate::common::pinrun();
-        if dry {
-            c.arg("--dry-run");
-        }
-        c.args(["--cpus", "4095", "--", "./no-such-program-here"])
+        c.args(mode)
+            .args(["--cpus", cpus, "--", "./no-such-program-here"])
             .output()
             .unwrap()
     };
-    let (launch, dry) = (run(false), run(true));
-    assert_eq!(launch.status.code(), Some(127));
-    assert_eq!(dry.status.code(), Some(127));
-    let err = String::from_utf8_lossy(&dry.stderr);
-    let plan = err
-        .find("pinrun: --cpus: CPU 4095")
-        .expect("the plan's refusal");
-    let cmd = err
-        .find("pinrun: ./no-such-program-here: command not found")
-        .expect("the command's");
-    assert!(plan < cmd, "{err}");
+    for mode in [&[][..], &["--dry-run"], &["--check"]] {
+        let out = run(mode, "4095");
+        assert_eq!(out.status.code(), Some(125), "{mode:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        let plan = err
+            .find("pinrun: --cpus: CPU 4095")
+            .expect("the plan's refusal");
+        let cmd = err
+            .find("pinrun: ./no-such-program-here: command not found")
+            .expect("the command's");
+        assert!(plan < cmd, "{mode:?}: {err}");
+        // The plan stands: the command's status, as execvp(3) leaves it.
+        assert_eq!(run(mode, "0").status.code(), Some(127), "{mode:?}");
+    }
+    for mode in ["--dry-run", "--check"] {
+        let out = run(&[mode, "--json"], "4095");
+        assert_eq!(out.status.code(), Some(125), "{mode}");
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+        assert_eq!(v["error"]["code"], "cpu-not-found", "{mode}: {v}");
+    }
 }

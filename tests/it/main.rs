@@ -32,6 +32,7 @@ mod integration_ecosystem;
 mod irq_sysfs;
 mod kernel_sources;
 mod near;
+mod new_user;
 mod out_of_memory;
 mod overlap;
 mod parallel_read;
