@@ -2883,7 +2883,10 @@ mod tests {
                 }
                 argv.extend(["--cores".into(), "1".into(), "true".into()]);
                 let message = match Cli::try_parse_from(&argv) {
-                    Err(e) => clap_message(&e),
+                    Err(e) => {
+                        let os: Vec<std::ffi::OsString> = argv.iter().map(Into::into).collect();
+                        clap_message(&e, &os)
+                    }
                     Ok(c) => c.into_request().expect_err(&form.join(" ")).message,
                 };
                 assert!(message.starts_with(&format!("{long}: ")), "{message}");

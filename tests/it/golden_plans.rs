@@ -133,7 +133,8 @@ fn fnv(bytes: &[u8]) -> u64 {
 /// it depends on where this checkout's build lies and on `PATH`, not on the
 /// machine, so it is left out of the golden output
 /// (`fleet::a_unit_naming_an_uninstalled_pinrun_warns` asserts it).
-const UNINSTALLED: &str = "# warning: ExecStart= runs PINRUN, the pinrun that wrote this unit, which is neither on PATH";
+const UNINSTALLED: &str =
+    "# warning: ExecStart= runs PINRUN, the pinrun that wrote this unit, which is neither on PATH";
 
 fn line(case: &str, machine: &str, out: &std::process::Output) -> String {
     let stdout: String = String::from_utf8_lossy(&out.stdout)
