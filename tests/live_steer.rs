@@ -473,7 +473,7 @@ fn sigkill_of_the_helper_then_reclaim_restores() {
         .collect();
     assert_eq!(left, Vec::<String>::new(), "{stderr}");
     assert!(
-        stderr.contains(&format!("; removed its claim record(s) {cmd}.")),
+        stderr.contains(&format!("; removed its claim record {cmd}.")),
         "{stderr}"
     );
 }

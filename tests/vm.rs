@@ -1694,14 +1694,15 @@ fn deltas_on(before: &str, after: &str, cpus: &[u64]) -> BTreeMap<u64, u64> {
 }
 
 /// The IRQs a launch said are still delivered to a claimed CPU ("pinrun:
-/// effective affinity pending for IRQ(s) 32 41"): x86 applies the move of
+/// effective affinity pending for IRQs 32 41", "… for IRQ 32"): x86 applies the move of
 /// an MSI IRQ without interrupt remapping when it next fires, on its old
 /// CPU (`irq_move_masked_irq()`), so each may still fire there until the
 /// move takes effect.
 fn pending_irqs(stderr: &str) -> Vec<u64> {
     stderr
         .lines()
-        .filter_map(|l| l.strip_prefix("pinrun: effective affinity pending for IRQ(s) "))
+        .filter_map(|l| l.strip_prefix("pinrun: effective affinity pending for "))
+        .filter_map(|l| l.strip_prefix("IRQs ").or_else(|| l.strip_prefix("IRQ ")))
         .flat_map(|l| l.split_whitespace().map_while(|w| w.parse().ok()))
         .collect()
 }
