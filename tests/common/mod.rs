@@ -389,6 +389,18 @@ pub fn dry_json(rel: &str, args: &[&str]) -> Value {
     serde_json::from_slice(&out.stdout).expect("one JSON object on stdout")
 }
 
+/// The messages of the findings with `code` in pinrun's JSON `v` (its
+/// `findings` array), in order.
+pub fn finding_messages(v: &Value, code: &str) -> Vec<String> {
+    v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == code)
+        .map(|f| f["message"].as_str().unwrap().to_string())
+        .collect()
+}
+
 /// A JSON array of numbers as a Vec.
 pub fn ids(v: &Value) -> Vec<u32> {
     v.as_array()

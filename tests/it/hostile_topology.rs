@@ -38,13 +38,10 @@ fn siblings(root: &Path) -> Vec<Value> {
 /// `topology-inconsistent` findings of `--check --cores 1` (which has
 /// warnings anyway: not isolated), as messages.
 fn inconsistent(root: &Path) -> Vec<String> {
-    json(root, &["--check", "--cores", "1"])["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["code"] == "topology-inconsistent")
-        .map(|f| f["message"].as_str().unwrap().to_string())
-        .collect()
+    common::finding_messages(
+        &json(root, &["--check", "--cores", "1"]),
+        "topology-inconsistent",
+    )
 }
 
 const SIB: &[&str] = &[

@@ -259,15 +259,7 @@ fn online_cpus_outside_possible_are_topology_inconsistent() {
             .unwrap_or_else(|_| panic!("{files:?}: {}", stderr(&out)));
         (out.status.code(), v)
     };
-    let topo = |v: &serde_json::Value| -> Vec<String> {
-        v["findings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|f| f["code"] == "topology-inconsistent")
-            .map(|f| f["message"].as_str().unwrap().to_string())
-            .collect()
-    };
+    let topo = |v: &serde_json::Value| common::finding_messages(v, "topology-inconsistent");
     let (code, v) = findings(&[("online", "0-7\n")]);
     assert_eq!(code, Some(0));
     let t = topo(&v);
