@@ -5,7 +5,7 @@
 
 use super::{Record, record_name};
 use crate::error::{Error, ErrorCode, Result};
-use crate::system::state_dir::{StateDir, fs_refusal, predict_create};
+use crate::system::state_dir::{NoFiles, StateDir, no_files, predict_create};
 use nix::fcntl::OFlag;
 use nix::sys::stat::Mode;
 use std::io::Write;
@@ -89,21 +89,25 @@ fn cannot_write(dir: &Path, what: String, hint: &str) -> Error {
 /// The refusal of a claim record in `dir` that the kernel answered `e`
 /// (`openat(2)` `O_CREAT`, or [`predict_create`]'s prediction of it, so
 /// that `--dry-run --exclusive` says what the launch says): why the
-/// file system takes no file ([`fs_refusal`]: procfs, sysfs, mounted
+/// file system takes no file ([`no_files`]: procfs, sysfs, mounted
 /// read-only, and the remedy), else that the directory must be writable.
 pub fn unwritable(dir: &Path, e: nix::errno::Errno) -> Error {
-    match fs_refusal(dir) {
-        Some(why) if why.contains("read-only") => cannot_write(
+    match no_files(dir) {
+        Some(NoFiles::ReadOnly) => cannot_write(
             dir,
             e.desc().to_string(),
             &format!(
-                "{why}: remount it read-write (mount -o remount,rw on its mount point), or use --state-dir DIR on a writable file system"
+                "{}: remount it read-write (mount -o remount,rw on its mount point), or use --state-dir DIR on a writable file system",
+                NoFiles::ReadOnly.words(dir)
             ),
         ),
-        Some(why) => cannot_write(
+        Some(k) => cannot_write(
             dir,
             e.desc().to_string(),
-            &format!("{why}: use --state-dir DIR on a writable file system"),
+            &format!(
+                "{}: use --state-dir DIR on a writable file system",
+                k.words(dir)
+            ),
         ),
         None => cannot_write(dir, e.desc().to_string(), NOT_WRITABLE),
     }

@@ -215,32 +215,56 @@ fn where_nothing_is_made(path: &Path) -> Option<String> {
     } else {
         above
     };
-    fs_refusal(above)
+    no_files(above).map(|k| k.words(above))
 }
 
-/// Why no file can be made in the existing directory `dir` even by root:
-/// it is in procfs or sysfs (`statfs(2)` `f_type`: their directories are
-/// the kernel's) or on a file system mounted read-only (`statvfs(3)`
-/// `ST_RDONLY`), in words with the remedy's start. `None` otherwise.
-pub fn fs_refusal(dir: &Path) -> Option<String> {
-    let fs = nix::sys::statfs::statfs(dir).ok()?;
-    let kind = fs.filesystem_type();
+/// Why no file can be made in an existing directory even by root
+/// ([`no_files`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NoFiles {
+    /// In procfs (`statfs(2)` `f_type` `PROC_SUPER_MAGIC`): its
+    /// directories are the kernel's.
+    Proc,
+    /// In sysfs (`SYSFS_MAGIC`): kernfs has no `create`.
+    Sys,
+    /// On a file system mounted read-only (`statvfs(3)` `ST_RDONLY`).
+    ReadOnly,
+}
+
+impl NoFiles {
+    /// Why, in words with the remedy's start, of the directory `dir`.
+    pub fn words(self, dir: &Path) -> String {
+        match self {
+            NoFiles::Proc => format!(
+                "{} is in procfs, where only the kernel makes directories",
+                dir.display()
+            ),
+            NoFiles::Sys => format!(
+                "{} is in sysfs, where only the kernel makes directories",
+                dir.display()
+            ),
+            NoFiles::ReadOnly => {
+                format!("{} is on a file system mounted read-only", dir.display())
+            }
+        }
+    }
+}
+
+/// Why no file can be made in the existing directory `dir` even by root
+/// ([`NoFiles`]), asked of the kernel (`statfs(2)`, `statvfs(3)`); `None`
+/// when root could make one, or when the kernel does not say.
+pub fn no_files(dir: &Path) -> Option<NoFiles> {
+    let kind = nix::sys::statfs::statfs(dir).ok()?.filesystem_type();
     if kind == nix::sys::statfs::PROC_SUPER_MAGIC {
-        return Some(format!(
-            "{} is in procfs, where only the kernel makes directories",
-            dir.display()
-        ));
+        return Some(NoFiles::Proc);
     }
     if kind == nix::sys::statfs::SYSFS_MAGIC {
-        return Some(format!(
-            "{} is in sysfs, where only the kernel makes directories",
-            dir.display()
-        ));
+        return Some(NoFiles::Sys);
     }
     let vfs = nix::sys::statvfs::statvfs(dir).ok()?;
     vfs.flags()
         .contains(nix::sys::statvfs::FsFlags::ST_RDONLY)
-        .then(|| format!("{} is on a file system mounted read-only", dir.display()))
+        .then_some(NoFiles::ReadOnly)
 }
 
 /// What creating a record (`openat(2)` `O_CREAT`) in the existing
@@ -248,23 +272,20 @@ pub fn fs_refusal(dir: &Path) -> Option<String> {
 /// ENOENT (`proc_root_lookup()` finds no such name), sysfs EACCES (kernfs
 /// has no `create`), a file system mounted read-only EROFS, a directory
 /// this user may not write and search what `faccessat(2)` with
-/// `AT_EACCESS` answers (EACCES). `Ok` when the kernel would let it.
+/// `AT_EACCESS` answers (EACCES; EROFS on a read-only mount). `Ok` when
+/// the kernel would let it.
 pub fn predict_create(dir: &Path) -> std::result::Result<(), nix::errno::Errno> {
     use nix::errno::Errno;
-    if let Ok(fs) = nix::sys::statfs::statfs(dir) {
-        if fs.filesystem_type() == nix::sys::statfs::PROC_SUPER_MAGIC {
-            return Err(Errno::ENOENT);
-        }
-        if fs.filesystem_type() == nix::sys::statfs::SYSFS_MAGIC {
-            return Err(Errno::EACCES);
-        }
+    match no_files(dir) {
+        Some(NoFiles::Proc) => Err(Errno::ENOENT),
+        Some(NoFiles::Sys) => Err(Errno::EACCES),
+        Some(NoFiles::ReadOnly) | None => nix::unistd::faccessat(
+            nix::fcntl::AT_FDCWD,
+            dir,
+            nix::unistd::AccessFlags::W_OK | nix::unistd::AccessFlags::X_OK,
+            nix::fcntl::AtFlags::AT_EACCESS,
+        ),
     }
-    nix::unistd::faccessat(
-        nix::fcntl::AT_FDCWD,
-        dir,
-        nix::unistd::AccessFlags::W_OK | nix::unistd::AccessFlags::X_OK,
-        nix::fcntl::AtFlags::AT_EACCESS,
-    )
 }
 
 /// What `mkdir(path)` would answer, predicted without creating anything
