@@ -4385,22 +4385,39 @@ fn numa_map_policies(pid: u32) -> Vec<String> {
 /// pages go (migrate_pages(2)). The dry run says so (`memory:  unchanged`,
 /// JSON `"policy": "unchanged"`, the migration's target node 0) rather
 /// than `memory:  bind 0`, and the real run does what it said: a child
-/// started by numactl --preferred=0 still shows `prefer:0` on every
+/// given MPOL_PREFERRED on node 0 (what numactl --preferred=0 sets) still shows `prefer:0` on every
 /// mapping of its numa_maps afterwards (never `bind:0`, what numactl
 /// --membind=0 would show), for --membind, --interleave and --preferred.
 #[test]
 fn pid_migrate_dry_run_says_the_memory_policy_stays() {
-    let mut child = std::process::Command::new("numactl")
-        .args(["--preferred=0", "sleep", "60"])
-        .spawn()
-        .unwrap();
+    // What `numactl --preferred=0` does before its exec, without needing
+    // numactl on the machine: set_mempolicy(MPOL_PREFERRED, {0}).
+    let mut cmd = std::process::Command::new("sleep");
+    cmd.arg("60");
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
+            const MPOL_PREFERRED: libc::c_long = 1;
+            let node0: libc::c_ulong = 1;
+            let maxnode: libc::c_ulong = libc::c_ulong::BITS as libc::c_ulong;
+            let r = libc::syscall(libc::SYS_set_mempolicy, MPOL_PREFERRED, &node0, maxnode);
+            if r != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        })
+    };
+    let mut child = cmd.spawn().unwrap();
     let pid = child.id();
-    // numactl has exec'd sleep once /proc/PID/exe names it.
+    // The child has exec'd sleep once /proc/PID/exe names it.
     while !std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|p| p.ends_with("sleep")) {
         std::thread::yield_now();
     }
     let before = numa_map_policies(pid);
-    assert_eq!(before, ["prefer:0"], "numactl --preferred=0 set it");
+    assert_eq!(
+        before,
+        ["prefer:0"],
+        "set_mempolicy(MPOL_PREFERRED, 0) set it"
+    );
     let mems = |pid: u32| {
         let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
         s.lines()
@@ -4438,7 +4455,7 @@ fn pid_migrate_dry_run_says_the_memory_policy_stays() {
         let err = String::from_utf8_lossy(&out.stderr);
         let line = err.lines().find(|l| l.starts_with("memory:")).unwrap();
         assert_eq!(line, "memory:  unchanged", "{policy:?}: {err}");
-        // What the dry run said: the policy is the one numactl set.
+        // What the dry run said: the policy is the one the child was given.
         assert_eq!(numa_map_policies(pid), before, "{policy:?}");
         assert_eq!(mems(pid), mems_before, "{policy:?}");
     }
