@@ -550,6 +550,44 @@ pub fn fork() -> io::Result<i32> {
     }
 }
 
+/// Forks a process nobody waits for: the caller forks a child that forks
+/// the detached process and exits at once, and the caller reaps that child
+/// (forked under the default SIGCHLD, [`default_sigchld`]: with SIGCHLD
+/// ignored the kernel would reap it first and `waitpid(2)` fail with
+/// ECHILD; the caller's action is back before this returns). So the caller
+/// is left with no child and no zombie, and the detached process is
+/// re-parented to the nearest subreaper or init (`PR_SET_CHILD_SUBREAPER`,
+/// `prctl(2)`). `Ok(true)` in the detached process, `Ok(false)` in the
+/// caller. Errors: the first fork's errno, or the intermediate child's
+/// failure (its own fork failed: no detached process exists). Only for a
+/// single-threaded caller, as [`fork`].
+pub fn fork_detached() -> io::Result<bool> {
+    let sigchld = default_sigchld();
+    let forked = fork();
+    if let Ok(0) = forked {
+        match fork() {
+            Ok(0) => return Ok(true),
+            Ok(_) => exit_now(0),
+            Err(_) => exit_now(1),
+        }
+    }
+    let waited = forked.and_then(|child| {
+        let pid = nix::unistd::Pid::from_raw(child);
+        loop {
+            match nix::sys::wait::waitpid(pid, None) {
+                Err(nix::errno::Errno::EINTR) => continue,
+                Ok(nix::sys::wait::WaitStatus::Exited(_, 0)) => break Ok(false),
+                Ok(_) => break Err(io::Error::other("the intermediate child failed to fork")),
+                Err(e) => break Err(e.into()),
+            }
+        }
+    });
+    if let Some(s) = sigchld {
+        restore_sigchld(s);
+    }
+    waited
+}
+
 /// The descriptors an `SCM_RIGHTS` message just gave this process
 /// (`unix(7)`: installed in its table by `recvmsg(2)`), owned from now on.
 pub fn received_fds(fds: Vec<std::os::fd::RawFd>) -> Vec<std::os::fd::OwnedFd> {

@@ -197,83 +197,45 @@ pub fn spawn(keep: &[RawFd], work: impl FnOnce(Helper) -> i32) -> io::Result<Own
         None,
         nix::sys::socket::SockFlag::SOCK_CLOEXEC,
     )?;
-    // The first child is waited for: forked under the default SIGCHLD so
-    // that an ignored one (the kernel would reap it: ECHILD) does not fail
-    // the launch; the caller's action is back before this returns, so the
-    // command inherits it as under taskset.
-    let sigchld = ffi::default_sigchld();
-    let restore = move || {
-        if let Some(s) = sigchld {
-            ffi::restore_sigchld(s);
-        }
-    };
-    let forked = match ffi::fork() {
-        Ok(pid) => pid,
-        Err(e) => {
-            restore();
-            return Err(e);
-        }
-    };
-    match forked {
-        0 => {
-            // The intermediate child: fork the helper, then leave at once.
-            drop(started_w);
-            match ffi::fork() {
-                Ok(0) => {}
-                Ok(_) => ffi::exit_now(0),
-                Err(_) => ffi::exit_now(1),
-            }
-            let mut kept: Vec<i32> = keep.to_vec();
-            kept.extend([target.as_raw_fd(), started.as_raw_fd()]);
-            ffi::close_fds_except(&kept);
-            if let Ok(null) = std::fs::OpenOptions::new()
-                .read(true)
-                .write(true)
-                .open("/dev/null")
-            {
-                let _ = nix::unistd::dup2_stdin(&null);
-                let _ = nix::unistd::dup2_stdout(&null);
-            }
-            // Out of the terminal's session: SIGINT, SIGQUIT and SIGHUP
-            // go to the command, which the helper outlives by at most one
-            // wait; SIGTERM (systemd stopping the unit) still ends it.
-            let _ = nix::unistd::setsid();
-            let mut term = nix::sys::signal::SigSet::empty();
-            term.add(nix::sys::signal::Signal::SIGTERM);
-            let _ = nix::sys::signal::sigprocmask(
-                nix::sys::signal::SigmaskHow::SIG_BLOCK,
-                Some(&term),
-                None,
-            );
-            let _ = nix::sys::prctl::set_name(c"pinrun-helper");
-            let status = work(Helper {
-                target_pid,
-                target,
-                started,
-                exec: Cell::new(None),
-                fds: RefCell::new(Vec::new()),
-                tags: RefCell::new(Vec::new()),
-            });
-            ffi::exit_now(status)
-        }
-        child => {
-            drop(started);
-            drop(target);
-            let pid = nix::unistd::Pid::from_raw(child);
-            let waited = loop {
-                match nix::sys::wait::waitpid(pid, None) {
-                    Err(nix::errno::Errno::EINTR) => continue,
-                    Ok(nix::sys::wait::WaitStatus::Exited(_, 0)) => break Ok(started_w),
-                    Ok(_) => {
-                        break Err(io::Error::other("the helper's first child failed to fork"));
-                    }
-                    Err(e) => break Err(e.into()),
-                }
-            };
-            restore();
-            waited
-        }
+    // The first child is waited for under the default SIGCHLD
+    // (ffi::fork_detached): an ignored one (the kernel would reap it:
+    // ECHILD) does not fail the launch, and the command inherits the
+    // caller's action as under taskset.
+    if !ffi::fork_detached()? {
+        drop(started);
+        drop(target);
+        return Ok(started_w);
     }
+    let mut kept: Vec<i32> = keep.to_vec();
+    kept.extend([target.as_raw_fd(), started.as_raw_fd()]);
+    ffi::close_fds_except(&kept);
+    if let Ok(null) = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/null")
+    {
+        let _ = nix::unistd::dup2_stdin(&null);
+        let _ = nix::unistd::dup2_stdout(&null);
+    }
+    // Out of the terminal's session: SIGINT, SIGQUIT and SIGHUP go to
+    // the command, which the helper outlives by at most one wait; SIGTERM
+    // (systemd stopping the unit's cgroup) is blocked, so the helper does
+    // its last duty after the command (module doc).
+    let _ = nix::unistd::setsid();
+    let mut term = nix::sys::signal::SigSet::empty();
+    term.add(nix::sys::signal::Signal::SIGTERM);
+    let _ =
+        nix::sys::signal::sigprocmask(nix::sys::signal::SigmaskHow::SIG_BLOCK, Some(&term), None);
+    let _ = nix::sys::prctl::set_name(c"pinrun-helper");
+    let status = work(Helper {
+        target_pid,
+        target,
+        started,
+        exec: Cell::new(None),
+        fds: RefCell::new(Vec::new()),
+        tags: RefCell::new(Vec::new()),
+    });
+    ffi::exit_now(status)
 }
 
 /// One duty of the helper: runs in the helper process with its [`Helper`]

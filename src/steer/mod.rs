@@ -256,16 +256,6 @@ pub fn ban_within(sleep: u32) -> std::time::Duration {
         + IRQBALANCE_MARGIN
 }
 
-/// Whether irqbalance writes a reply to `command` before it closes the
-/// connection (`irqbalance.c` `sock_handle()`: `setup` and `stats` are
-/// answered with `send()`; `settings …` are taken and the connection
-/// closed without a word). Its `send()` has no `MSG_NOSIGNAL` and the
-/// daemon does not ignore SIGPIPE: a client that closes before the reply
-/// is written kills it, so such a connection is never closed unread.
-pub fn irqbalance_replies(command: &str) -> bool {
-    command.starts_with("setup") || command.starts_with("stats")
-}
-
 /// irqbalance's rebalance interval from its command line `argv` (without
 /// the program name), as `irqbalance.c` `parse_command_line()` reads it
 /// with `getopt_long(argc, argv, "odfjVi:p:s:c:l:m:t:e:", …)`: `-t N`,
@@ -747,8 +737,6 @@ mod tests {
         assert_eq!(answer_within(10).as_secs(), 13);
         assert_eq!(ban_within(10).as_secs(), 23);
         assert_eq!(ban_within(1000).as_secs(), 123);
-        assert!(irqbalance_replies("setup") && irqbalance_replies("stats"));
-        assert!(!irqbalance_replies("settings cpus 1") && !irqbalance_replies("settings sleep 2"));
     }
 
     #[test]

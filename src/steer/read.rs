@@ -259,35 +259,21 @@ pub const NOT_PERMITTED_HINT: &str = "/proc/irq/*/smp_affinity_list and default_
 /// was taken), at most [`crate::steer::IRQBALANCE_MAX_REPLY`] bytes. One
 /// exchange at a time, each whole before the next: the connect, the send
 /// and the reply together take at most `within`
-/// ([`crate::steer::answer_within`] of its interval). The ending signals
-/// (SIGTERM, SIGHUP, SIGINT, SIGQUIT) are held meanwhile and delivered
-/// after it ([`crate::ffi::defer_ending_signals`]): pinrun never dies with
-/// a reply unread. A `setup` not answered within `within` (a stopped or
-/// hung daemon) is not closed unread either: its connection goes to a
-/// process of its own that waits for the reply ([`drain_later`]), since
-/// irqbalance would die of SIGPIPE writing it to a closed socket.
+/// ([`crate::steer::answer_within`] of its interval).
+///
+/// irqbalance writes its reply with `send()` without `MSG_NOSIGNAL` and
+/// does not ignore SIGPIPE: a connection closed before the reply is
+/// written kills the daemon. So the connection is read by a process of its
+/// own ([`read_detached`]), forked before the command is sent: whatever
+/// happens to pinrun after that (no answer within `within`, a reply too
+/// long, SIGTERM, or SIGKILL, which no mask defers), the reply finds its
+/// reader, which forwards it to pinrun while pinrun listens.
 /// Errors: the step that failed and its errno (ECONNREFUSED: the daemon is
-/// gone; a connect that times out: its backlog is full), no answer in
-/// time, or a reply too long or not UTF-8. A `settings` command is a
-/// change: [`crate::steer::apply`] sends them; `setup` only reads.
+/// gone; a connect that times out: its backlog is full; the fork of the
+/// reader: nothing was sent), no answer in time, or a reply too long or
+/// not UTF-8. A `settings` command is a change: [`crate::steer::apply`]
+/// sends them; `setup` only reads.
 pub fn irqbalance_exchange(
-    path: &std::path::Path,
-    command: &str,
-    within: std::time::Duration,
-) -> Result<String, String> {
-    if command.len() > crate::steer::IRQBALANCE_MAX_COMMAND {
-        return Err(format!("command of {} bytes is too long", command.len()));
-    }
-    let held = crate::ffi::defer_ending_signals();
-    let r = exchange(path, command, within);
-    if let Some(saved) = held {
-        crate::ffi::deliver_ending_signals(saved);
-    }
-    r
-}
-
-/// [`irqbalance_exchange`]'s work, the ending signals held.
-fn exchange(
     path: &std::path::Path,
     command: &str,
     within: std::time::Duration,
@@ -297,6 +283,9 @@ fn exchange(
         connect, sendmsg, setsockopt, socket, sockopt,
     };
     use std::os::fd::{AsFd, AsRawFd};
+    if command.len() > crate::steer::IRQBALANCE_MAX_COMMAND {
+        return Err(format!("command of {} bytes is too long", command.len()));
+    }
     let deadline = std::time::Instant::now() + within;
     let fd = socket(
         AddressFamily::Unix,
@@ -317,6 +306,8 @@ fn exchange(
         ),
         e => format!("connect: {}", e.desc()),
     })?;
+    // Closed with nothing sent, the connection costs irqbalance nothing.
+    let reply = read_detached(fd.as_fd()).map_err(|e| format!("fork: {e}"))?;
     let creds = UnixCredentials::new();
     let iov = [std::io::IoSlice::new(command.as_bytes())];
     let sent = sendmsg::<()>(
@@ -330,17 +321,80 @@ fn exchange(
     if sent != command.len() {
         return Err(format!("send: {sent} of {} bytes", command.len()));
     }
+    drop(fd);
+    collect_reply(&reply, deadline, within)
+}
+
+/// The tag of a message of [`read_detached`]'s reader carrying reply bytes.
+const REPLY_DATA: u8 = b'D';
+
+/// The tag of its last message when reading the connection failed: the
+/// errno follows, 4 bytes in native order.
+const REPLY_ERROR: u8 = b'E';
+
+/// Forks the reader of the connection `conn` ([`crate::ffi::fork_detached`]:
+/// pinrun keeps no child; named `pinrun-drain`, its own session, every
+/// other descriptor closed, the ending signals blocked: systemd stopping
+/// the unit's cgroup does not close the connection unread). It reads
+/// `conn` until irqbalance closes it and forwards each read to pinrun
+/// over a `SOCK_SEQPACKET` pair ([`REPLY_DATA`], [`REPLY_ERROR`]; end of
+/// file when it is done), and goes on reading, forwarding nothing, once
+/// pinrun no longer listens. Returns pinrun's end of the pair. Errors:
+/// the socket pair's or the fork's.
+fn read_detached(conn: std::os::fd::BorrowedFd<'_>) -> Result<std::os::fd::OwnedFd, String> {
+    use nix::sys::socket::{AddressFamily, MsgFlags, SockFlag, SockType, send, socketpair};
+    use std::os::fd::AsRawFd;
+    let (mine, theirs) = socketpair(
+        AddressFamily::Unix,
+        SockType::SeqPacket,
+        None,
+        SockFlag::SOCK_CLOEXEC,
+    )
+    .map_err(|e| e.desc().to_string())?;
+    if !crate::ffi::fork_detached().map_err(|e| crate::error::io_words(&e))? {
+        return Ok(mine);
+    }
+    crate::ffi::close_fds_except(&[conn.as_raw_fd(), theirs.as_raw_fd()]);
+    let _ = nix::unistd::setsid();
+    let _ = crate::ffi::defer_ending_signals();
+    let _ = nix::sys::prctl::set_name(c"pinrun-drain");
+    let mut buf = [0u8; 4097];
+    buf[0] = REPLY_DATA;
+    let mut listening = true;
+    loop {
+        let n = match nix::unistd::read(conn, &mut buf[1..]) {
+            Ok(0) => break,
+            Ok(n) => n + 1,
+            Err(nix::errno::Errno::EINTR) => continue,
+            Err(e) => {
+                let mut msg = [REPLY_ERROR, 0, 0, 0, 0];
+                msg[1..].copy_from_slice(&(e as i32).to_ne_bytes());
+                let _ = listening && send(theirs.as_raw_fd(), &msg, MsgFlags::MSG_NOSIGNAL).is_ok();
+                break;
+            }
+        };
+        listening =
+            listening && send(theirs.as_raw_fd(), &buf[..n], MsgFlags::MSG_NOSIGNAL).is_ok();
+    }
+    crate::ffi::exit_now(0)
+}
+
+/// The reply [`read_detached`]'s reader forwards on `from`, until its end
+/// or `deadline` (`within` after the exchange began: the error says it).
+fn collect_reply(
+    from: &std::os::fd::OwnedFd,
+    deadline: std::time::Instant,
+    within: std::time::Duration,
+) -> Result<String, String> {
+    use std::os::fd::AsFd;
     let mut reply = Vec::new();
-    let mut buf = [0u8; 4096];
+    let mut buf = [0u8; 4097];
     loop {
         let left = deadline.saturating_duration_since(std::time::Instant::now());
         let ms = i32::try_from(left.as_millis()).unwrap_or(i32::MAX);
-        match crate::ffi::poll_readable(fd.as_fd(), ms) {
+        match crate::ffi::poll_readable(from.as_fd(), ms) {
             Ok(true) => {}
             Ok(false) => {
-                if crate::steer::irqbalance_replies(command) {
-                    drain_later(fd);
-                }
                 return Err(format!(
                     "no answer in {} (its rebalance pass holds its socket, or it is stopped)",
                     seconds(within)
@@ -349,10 +403,15 @@ fn exchange(
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(format!("reply: poll: {}", crate::error::io_words(&e))),
         }
-        match nix::unistd::read(&fd, &mut buf) {
-            Ok(0) => break,
-            Ok(n) => {
-                reply.extend_from_slice(&buf[..n]);
+        let n = match nix::unistd::read(from, &mut buf) {
+            Ok(n) => n,
+            Err(nix::errno::Errno::EINTR | nix::errno::Errno::EAGAIN) => continue,
+            Err(e) => return Err(format!("reply: {}", e.desc())),
+        };
+        match buf[..n] {
+            [] => break,
+            [REPLY_DATA, ref data @ ..] => {
+                reply.extend_from_slice(data);
                 if reply.len() > crate::steer::IRQBALANCE_MAX_REPLY {
                     return Err(format!(
                         "reply: more than {} bytes",
@@ -360,8 +419,11 @@ fn exchange(
                     ));
                 }
             }
-            Err(nix::errno::Errno::EINTR | nix::errno::Errno::EAGAIN) => {}
-            Err(e) => return Err(format!("reply: {}", e.desc())),
+            [REPLY_ERROR, a, b, c, d] => {
+                let errno = nix::errno::Errno::from_raw(i32::from_ne_bytes([a, b, c, d]));
+                return Err(format!("reply: {}", errno.desc()));
+            }
+            _ => return Err("reply: its reader sent a malformed message".into()),
         }
     }
     String::from_utf8(reply).map_err(|_| "reply: not UTF-8".into())
@@ -373,48 +435,6 @@ fn seconds(d: std::time::Duration) -> String {
         format!("{} s", d.as_secs())
     } else {
         format!("{:.1} s", d.as_secs_f64())
-    }
-}
-
-/// Leaves a connection to irqbalance whose reply is still to come to a
-/// process of its own (double-forked, every other descriptor closed, its
-/// own session, named `pinrun-drain`) that reads until irqbalance writes
-/// the reply and closes, or ends (its listening socket then resets the
-/// connection): closing it unread would kill irqbalance by SIGPIPE when it
-/// gets to it ([`crate::steer::irqbalance_replies`]). Nothing else is
-/// done; a fork that fails closes the connection after all.
-pub fn drain_later(fd: std::os::fd::OwnedFd) {
-    use std::os::fd::AsRawFd;
-    // Forked under the default SIGCHLD so that the first child can be
-    // waited for (as the helper is, apply/helper.rs).
-    let sigchld = crate::ffi::default_sigchld();
-    match crate::ffi::fork() {
-        Ok(0) => {
-            match crate::ffi::fork() {
-                Ok(0) => {}
-                _ => crate::ffi::exit_now(0),
-            }
-            crate::ffi::close_fds_except(&[fd.as_raw_fd()]);
-            let _ = nix::unistd::setsid();
-            let _ = nix::sys::prctl::set_name(c"pinrun-drain");
-            let mut buf = [0u8; 4096];
-            loop {
-                match nix::unistd::read(&fd, &mut buf) {
-                    Ok(0) => break,
-                    Ok(_) | Err(nix::errno::Errno::EINTR) => {}
-                    Err(_) => break,
-                }
-            }
-            crate::ffi::exit_now(0)
-        }
-        Ok(child) => {
-            let child = nix::unistd::Pid::from_raw(child);
-            while let Err(nix::errno::Errno::EINTR) = nix::sys::wait::waitpid(child, None) {}
-        }
-        Err(_) => {}
-    }
-    if let Some(s) = sigchld {
-        crate::ffi::restore_sigchld(s);
     }
 }
 
@@ -653,6 +673,48 @@ mod tests {
         assert!(t0.elapsed() < std::time::Duration::from_millis(1000));
         let (got, sent) = h.join().unwrap();
         assert_eq!(got, "setup");
+        assert_eq!(sent, Ok(24), "the daemon's reply must find its reader");
+    }
+
+    /// CI (`.ci/run`, the VM's steer-irqbalance-bookworm at
+    /// `after-kill-ban-KILL`): pinrun killed by SIGKILL in its ban wait,
+    /// in the middle of a `setup`, took the connection with it, and
+    /// irqbalance 1.9.2 died of SIGPIPE writing the reply. SIGKILL cannot
+    /// be deferred, so the connection has a reader of its own, forked
+    /// before the send: here the client is killed after its command
+    /// arrived and before the reply, and the daemon's send succeeds.
+    #[test]
+    fn a_client_killed_mid_exchange_leaves_the_reply_a_reader() {
+        use std::io::Read;
+        use std::os::fd::AsFd;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("irqbalance1.sock");
+        let l = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        let client = match crate::ffi::fork().unwrap() {
+            0 => {
+                let _ = irqbalance_exchange(&path, "setup", std::time::Duration::from_secs(10));
+                crate::ffi::exit_now(0)
+            }
+            pid => nix::unistd::Pid::from_raw(pid),
+        };
+        assert!(
+            crate::ffi::poll_readable(l.as_fd(), 10_000).unwrap(),
+            "no connect"
+        );
+        let (mut s, _) = l.accept().unwrap();
+        let mut buf = [0u8; 500];
+        let n = s.read(&mut buf).unwrap();
+        assert_eq!(&buf[..n], b"setup");
+        nix::sys::signal::kill(client, nix::sys::signal::Signal::SIGKILL).unwrap();
+        assert_eq!(
+            nix::sys::wait::waitpid(client, None).unwrap(),
+            nix::sys::wait::WaitStatus::Signaled(client, nix::sys::signal::Signal::SIGKILL, false)
+        );
+        let sent = nix::sys::socket::send(
+            std::os::fd::AsRawFd::as_raw_fd(&s),
+            b"SLEEP 10 BANNED 00000000",
+            nix::sys::socket::MsgFlags::MSG_NOSIGNAL,
+        );
         assert_eq!(sent, Ok(24), "the daemon's reply must find its reader");
     }
 
