@@ -1652,6 +1652,20 @@ fn vm_steer_irqs_irqbalance_1_9_2_survives_and_every_death_is_undone() {
             same(&format!("after-{k}"));
         }
     }
+    // SIGKILL inside an exchange (irqbalance stopped for it): the reply,
+    // written once it continues, is read by pinrun-drain; irqbalance lives.
+    let k = g.ok("kill-stopped-KILL");
+    assert!(
+        k.contains("irqbalance stopped, 1 pinrun-drain") && k.contains("pinrun rc=137"),
+        "{}",
+        g.describe("kill-stopped-KILL")
+    );
+    assert!(
+        g.ok("after-kill-stopped-KILL").contains("irqbalance alive"),
+        "{}",
+        g.describe("after-kill-stopped-KILL")
+    );
+    same("after-kill-stopped-KILL");
     // Two intervals after the last: no ban left pending in irqbalance.
     same("final-state");
     g.ok("irqbalance-alive");

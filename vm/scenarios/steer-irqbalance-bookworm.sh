@@ -19,6 +19,10 @@
 #   and the default mask were written. After each (the helper alone, no
 #   --reclaim): the ban, every IRQ and the default mask as before, no
 #   journal, irqbalance alive.
+# - kill-stopped-KILL: pinrun killed by SIGKILL while its exchange waits
+#   on irqbalance, stopped for it: continued, irqbalance answers the dead
+#   client (pinrun-drain reads the reply) and lives; CI had it die of
+#   SIGPIPE in kill-ban-KILL when the kill fell inside an exchange.
 #@ topology big
 #@ timeout 420
 #@ helper irqbalance_query -O2
@@ -99,6 +103,25 @@ for s in TERM KILL; do
   run "kill-probe-$s" kill_probe "$s"
   run "after-kill-probe-$s" state
 done
+# pinrun killed by SIGKILL in the middle of an exchange, every time:
+# irqbalance is stopped once the journal exists, so pinrun's next setup
+# (or the ban itself) waits on it; continued after the kill, it answers
+# the dead client's connection, which pinrun-drain reads, and lives.
+kill_stopped() {
+  pinrun --exclusive --steer-irqs --cpus 16 --state-dir /tmp/st -- sleep 30 &
+  _p=$!; _i=0
+  while ! ls /tmp/st/steer.*.journal > /dev/null 2>&1 && [ $_i -lt 300 ]; do sleep 0.05; _i=$((_i + 1)); done
+  kill -STOP "$B"
+  sleep 1
+  _d=$(grep -lx pinrun-drain /proc/[0-9]*/comm 2>/dev/null | wc -l)
+  echo "killed with SIGKILL at $(up), irqbalance stopped, $_d pinrun-drain"
+  kill -KILL "$_p"; wait "$_p"; echo "pinrun rc=$?"
+  sleep 0.5
+  kill -CONT "$B"
+  settle
+}
+run kill-stopped-KILL kill_stopped
+run after-kill-stopped-KILL state
 # Two intervals later: no ban left pending in irqbalance (a taken
 # "settings cpus" shows in setup only from its next rescan).
 run final sleep 9
