@@ -239,9 +239,9 @@ pub fn unit_lists(
 
 /// A unit's `User=` (the last assignment: a later one overrides,
 /// systemd.unit(5)) and the first word of its first `ExecStart=`, without
-/// systemd's prefixes (`-@:+!|`, systemd.service(5)) and unquoted as
-/// `--emit systemd` quotes it (`"…"` with `\"`, `\\`; `%%`, `$$`).
-/// `None` when the file sets no `User=` or no command.
+/// systemd's prefixes (`-@:+!|`, systemd.service(5)), as systemd reads it
+/// ([`systemd_first_word`]). `None` when the file sets no `User=` or no
+/// command, or the word is not one systemd would take.
 pub fn unit_user_exec(text: &str) -> Option<(String, String)> {
     let value = |key: &str| {
         text.lines()
@@ -254,23 +254,83 @@ pub fn unit_user_exec(text: &str) -> Option<(String, String)> {
         .into_iter()
         .next()?
         .trim_start_matches(['-', '@', ':', '+', '!', '|']);
-    let word = match exec.strip_prefix('"') {
-        Some(rest) => {
-            let mut w = String::new();
-            let mut chars = rest.chars();
-            while let Some(c) = chars.next() {
-                match c {
-                    '"' => break,
-                    '\\' => w.extend(chars.next()),
-                    c => w.push(c),
-                }
-            }
-            w
-        }
-        None => exec.split_whitespace().next()?.to_string(),
-    };
-    let word = word.replace("%%", "%").replace("$$", "$");
+    let word = systemd_first_word(exec)?;
     (!word.is_empty()).then(|| (user.to_string(), word))
+}
+
+/// The first word of a command line as systemd reads `ExecStart=`
+/// (systemd.service(5) "COMMAND LINES"; `extract_first_word()` with
+/// `EXTRACT_UNQUOTE | EXTRACT_CUNESCAPE`, src/basic/extract-word.c): words
+/// end at unquoted whitespace; `"…"` and `'…'` quote anywhere in a word;
+/// a backslash escape is C's, as `cunescape_one()` (src/basic/escape.c)
+/// reads it (`\a \b \f \n \r \t \v \\ \" \' \s`, `\xNN`, `\NNN`
+/// octal, `\uNNNN`, `\UNNNNNNNN`; a NUL or an unknown escape is refused);
+/// then `%%` is `%` and `$$` is `$` (specifiers and variables, of which
+/// an `ExecStart=` written by `--emit systemd` has no other). The inverse
+/// of [`crate::fleet::report::systemd_word`] for every string without a
+/// NUL (a lone `\\;` is `;`). `None`: an unterminated quote or escape, or a
+/// bad escape; an empty line is the empty word.
+pub fn systemd_first_word(line: &str) -> Option<String> {
+    let line = line.trim_start();
+    // A lone `\;` is a literal `;` (a lone `;` separates commands).
+    if line
+        .strip_prefix("\\;")
+        .is_some_and(|r| r.is_empty() || r.starts_with(char::is_whitespace))
+    {
+        return Some(";".into());
+    }
+    let mut word = String::new();
+    let mut quote: Option<char> = None;
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match (c, quote) {
+            ('\\', _) => word.push(cunescape_one(&mut chars)?),
+            (c, Some(q)) if c == q => quote = None,
+            (c, None) if c == '"' || c == '\'' => quote = Some(c),
+            (c, None) if c.is_whitespace() => break,
+            (c, _) => word.push(c),
+        }
+    }
+    if quote.is_some() {
+        return None;
+    }
+    Some(word.replace("%%", "%").replace("$$", "$"))
+}
+
+/// One C escape after its backslash, as systemd's `cunescape_one()`:
+/// `None` for an unknown or unterminated one, a NUL, or a code point that
+/// is not a `char`.
+fn cunescape_one(chars: &mut std::str::Chars<'_>) -> Option<char> {
+    let first = chars.next()?;
+    let mut digits = |n: usize, radix: u32| -> Option<u32> {
+        let mut v = 0u32;
+        for _ in 0..n {
+            v = v
+                .checked_mul(radix)?
+                .checked_add(chars.next()?.to_digit(radix)?)?;
+        }
+        Some(v)
+    };
+    let c = match first {
+        'a' => '\u{7}',
+        'b' => '\u{8}',
+        'f' => '\u{c}',
+        'n' => '\n',
+        'r' => '\r',
+        't' => '\t',
+        'v' => '\u{b}',
+        's' => ' ',
+        c @ ('\\' | '"' | '\'') => c,
+        'x' => char::from_u32(digits(2, 16)?)?,
+        'u' => char::from_u32(digits(4, 16)?)?,
+        'U' => char::from_u32(digits(8, 16)?)?,
+        d @ '0'..='7' => {
+            let rest = digits(2, 8)?;
+            char::from_u32(d.to_digit(8)? * 64 + rest).filter(|c| u32::from(*c) < 256)?
+        }
+        _ => return None,
+    };
+    (c != '\0').then_some(c)
 }
 
 /// The `--cpu-bind` values of a line, in order, in any of srun's

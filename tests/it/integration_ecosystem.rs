@@ -365,6 +365,47 @@ fn emit_ignores_the_callers_own_limits() {
     );
 }
 
+/// `--check-emitted` reads a unit's first `ExecStart=` word as systemd
+/// does (`extract_first_word()` with `EXTRACT_UNQUOTE|EXTRACT_CUNESCAPE`,
+/// systemd.service(5) "COMMAND LINES"): quotes anywhere in a word, C
+/// escapes quoted or not, `\;` for `;`, `%%` and `$$`; an unterminated
+/// quote, an unknown escape or a NUL is no word. It was the inverse of
+/// `--emit systemd`'s quoting only for `\"` and `\\`: `\n` read as `n`,
+/// `\x01` as `x01`, so a path with a newline or a control character was
+/// looked up wrong. Now the inverse for every string without a NUL.
+#[test]
+fn exec_start_first_word_is_read_as_systemd_reads_it() {
+    use pinrun::fleet::plan::systemd_first_word as first;
+    let cases: &[(&str, Option<&str>)] = &[
+        ("  /usr/bin/app -x", Some("/usr/bin/app")),
+        ("\"foo\\\"bar\" rest", Some("foo\"bar")),
+        ("'foo bar' x", Some("foo bar")),
+        ("foo\"bar baz\"qux x", Some("foobar bazqux")),
+        ("a\\x20b", Some("a b")),
+        ("\\u00e4", Some("\u{e4}")),
+        ("\\101", Some("A")),
+        ("a\\sb", Some("a b")),
+        ("\"a\\nb\\tc\"", Some("a\nb\tc")),
+        ("\\; x", Some(";")),
+        ("%%h/$$HOME", Some("%h/$HOME")),
+        ("\"", None),
+        ("'a b", None),
+        ("a\\q", None),
+        ("a\\x00", None),
+        ("a\\x4", None),
+        ("a\\", None),
+    ];
+    for (line, want) in cases {
+        assert_eq!(first(line).as_deref(), *want, "{line:?}");
+    }
+    let config = proptest::test_runner::Config::with_cases(2000);
+    proptest::proptest!(config, |(s in "[^\\x00]{0,12}|[\\x01-\\x1f \"'\\\\%$;a\\u{e4}]{0,12}")| {
+        let w = pinrun::fleet::report::systemd_word(&s);
+        proptest::prop_assert_eq!(first(&w), Some(s.clone()), "{:?}", w);
+        proptest::prop_assert_eq!(first(&format!("{w} --next")), Some(s), "{:?}", w);
+    });
+}
+
 /// ExecStart= words are quoted and escaped for systemd, and requests that
 /// systemd cannot express keep pinrun itself as ExecStart=.
 #[test]
