@@ -855,13 +855,20 @@ pub fn monotonic_ns() -> u64 {
     clock_ns(libc::CLOCK_MONOTONIC)
 }
 
+/// `clock_gettime(CLOCK_THREAD_CPUTIME_ID)` in nanoseconds: the CPU time
+/// the calling thread has used (`clock_gettime(2)`).
+pub fn thread_cpu_ns() -> u64 {
+    clock_ns(libc::CLOCK_THREAD_CPUTIME_ID)
+}
+
 fn clock_ns(clock: libc::clockid_t) -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
     };
-    // SAFETY: `ts` is a live, writable timespec; the monotonic clocks
-    // always exist on Linux, so the call cannot fail.
+    // SAFETY: `ts` is a live, writable timespec; the monotonic clocks and
+    // the calling thread's CPU clock always exist on Linux, so the call
+    // cannot fail.
     unsafe { libc::clock_gettime(clock, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }

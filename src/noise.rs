@@ -668,6 +668,9 @@ pub struct Timed {
     pub period_ns: u64,
     /// Samples read.
     pub samples: usize,
+    /// The CPU time the sampler used, ns ([`crate::ffi`]'s
+    /// `thread_cpu_ns`, on its housekeeping CPU).
+    pub cpu_ns: u64,
     /// Per CPU, its largest gaps lined up with the samples.
     pub gaps: BTreeMap<u32, Vec<TimedGap>>,
 }

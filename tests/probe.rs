@@ -1015,3 +1015,43 @@ fn injected_stalls_are_reported_at_their_length() {
         assert!(c["max_ns"].as_u64().unwrap() >= at_least_ns, "{c}");
     }
 }
+
+/// The sampler says what attribution in time cost its housekeeping CPU
+/// (`sampler_cpu_ns`, its thread's `CLOCK_THREAD_CPUTIME_ID`): more than
+/// nothing, and at most the CPU time the kernel charged the whole pinrun
+/// process (its `rusage` from `wait4(2)`), which also holds the probe
+/// thread that spun for the second.
+#[test]
+fn the_sampler_says_what_it_cost() {
+    let _g = serial();
+    let last = last_cpu();
+    if last == 0 {
+        skip("needs a second CPU for the sampler");
+        return;
+    }
+    let cpu = last.to_string();
+    let child = spawnable()
+        .args(["--probe=1s", "--json", "--cpus", &cpu])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let pid = child.id() as libc::pid_t;
+    let mut out = String::new();
+    std::io::Read::read_to_string(&mut child.stdout.unwrap(), &mut out).unwrap();
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is valid; wait4 fills it for our child.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    assert_eq!(unsafe { libc::wait4(pid, &mut status, 0, &mut ru) }, pid);
+    assert_eq!(status, 0, "{out}");
+    let tv = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1_000;
+    let process_ns = tv(ru.ru_utime) + tv(ru.ru_stime);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let sampler = v["probe"]["sampler_cpu_ns"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{v}"));
+    assert!(v["probe"]["samples"].as_u64().unwrap() > 0, "{v}");
+    assert!(
+        sampler > 0 && sampler <= process_ns,
+        "sampler {sampler} ns, process {process_ns} ns"
+    );
+}

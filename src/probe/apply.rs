@@ -1103,6 +1103,7 @@ fn start_sampler(
                 samples,
                 period_ns: period,
                 starts: BTreeMap::new(),
+                cpu_ns: ffi::thread_cpu_ns(),
             })
         })
         .map_err(|e| {

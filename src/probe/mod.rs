@@ -187,6 +187,10 @@ pub struct Readings {
     pub period_ns: u64,
     /// Each probed CPU's measurement start, `CLOCK_MONOTONIC` ns.
     pub starts: BTreeMap<u32, u64>,
+    /// The CPU time the sampler thread used, ns
+    /// (`CLOCK_THREAD_CPUTIME_ID`, from its start to its last sample):
+    /// what attribution in time cost its housekeeping CPU.
+    pub cpu_ns: u64,
 }
 
 /// The sampler's readings, or why there were none.

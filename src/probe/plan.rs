@@ -420,6 +420,7 @@ pub fn line_up_all(
     Ok(Timed {
         period_ns: r.period_ns,
         samples: r.samples.len(),
+        cpu_ns: r.cpu_ns,
         gaps,
     })
 }
@@ -694,6 +695,7 @@ mod tests {
         let lined = |likely: Option<Source>| Timed {
             period_ns: 2_000_000,
             samples: 500,
+            cpu_ns: 1_500_000,
             gaps: BTreeMap::from([(
                 1,
                 vec![TimedGap {

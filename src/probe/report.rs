@@ -167,9 +167,10 @@ fn timed_line(run: &ProbeRun, c: &CpuNoise, what: &str, verbose: bool, s: &mut S
             let more = gaps.len().saturating_sub(shown);
             let _ = writeln!(
                 s,
-                "  CPU {} {what} in time (sampled every {}): {}{}",
+                "  CPU {} {what} in time (sampled every {}, {} of the sampler's CPU time): {}{}",
                 c.cpu,
                 d(t.period_ns),
+                d(t.cpu_ns),
                 words.join("; "),
                 more_words(more)
             );
@@ -440,6 +441,7 @@ pub fn probe_json(run: &ProbeRun) -> Value {
         "dma_latency": dma,
         "sample_period_ns": run.timed.as_ref().ok().map(|t| t.period_ns),
         "samples": run.timed.as_ref().ok().map(|t| t.samples),
+        "sampler_cpu_ns": run.timed.as_ref().ok().map(|t| t.cpu_ns),
         "sampler_error": run.timed.as_ref().err(),
         "tracer": tracer_json(run),
         "cpus": cpus,
@@ -485,6 +487,7 @@ mod tests {
             timed: Ok(Timed {
                 period_ns: 2_000_000,
                 samples: 500,
+                cpu_ns: 1_500_000,
                 gaps: [(
                     1,
                     vec![TimedGap {
@@ -766,11 +769,12 @@ mod tests {
         let mut r = run();
         let t = probe_text(&r, false);
         assert!(
-            t.contains("  CPU 1 largest gaps in time (sampled every 2.00ms): 40.0us at +20ns: IRQ 24 (nvme0q1) ×1\n"),
+            t.contains("  CPU 1 largest gaps in time (sampled every 2.00ms, 1.50ms of the sampler's CPU time): 40.0us at +20ns: IRQ 24 (nvme0q1) ×1\n"),
             "{t}"
         );
         let v = probe_json(&r);
         assert_eq!(v["sample_period_ns"], 2_000_000);
+        assert_eq!(v["sampler_cpu_ns"], 1_500_000);
         assert_eq!(v["cpus"][0]["timed_gaps"][0]["window_ns"], 4_100_000);
         assert_eq!(v["cpus"][0]["timed_gaps"][0]["likely_source"]["irq"], 24);
         r.timed = Err("no housekeeping CPU outside the probed ones to sample from".into());
@@ -782,6 +786,7 @@ mod tests {
         let v = probe_json(&r);
         assert_eq!(v["cpus"][0]["timed_gaps"], Value::Null);
         assert_eq!(v["sample_period_ns"], Value::Null);
+        assert_eq!(v["sampler_cpu_ns"], Value::Null);
         // A 50 ms gap RT throttling explains (950 ms of 1 s): lost, but
         // not unattributed.
         let mut s = Series::new(1000, 1.0);
@@ -795,6 +800,7 @@ mod tests {
         r.timed = Ok(Timed {
             period_ns: 2_000_000,
             samples: 500,
+            cpu_ns: 1_500_000,
             gaps: [(
                 1,
                 vec![TimedGap {
