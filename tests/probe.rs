@@ -1030,6 +1030,8 @@ fn the_sampler_says_what_it_cost() {
         return;
     }
     let cpu = last.to_string();
+    // Waited for by wait4(2) below, for its rusage.
+    #[allow(clippy::zombie_processes)]
     let child = spawnable()
         .args(["--probe=1s", "--json", "--cpus", &cpu])
         .stdout(Stdio::piped())
