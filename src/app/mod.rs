@@ -551,7 +551,7 @@ fn launch(
     }
     to_stderr(&text);
     if let Some(w) = &helper
-        && let Err(e) = apply::helper::about_to_exec(w)
+        && let Err(e) = apply::helper::about_to_exec(w, p.plan.thread_map.is_some())
     {
         return Err(per_thread::watcher_error(&e));
     }

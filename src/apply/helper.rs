@@ -46,8 +46,23 @@ use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
 /// The tag of [`about_to_exec`]'s message.
 const EXEC: u8 = b'X';
 
+/// The tag of [`about_to_exec`]'s message after [`hand_fds`]: the helper
+/// answers it ([`TAKEN`], [`LOST`]). Only then: a helper whose one duty
+/// waits for the command's end before it reads (the steering's undo)
+/// would never answer.
+const EXEC_ANSWER: u8 = b'Y';
+
 /// The tag of [`settled`]'s message.
 const SETTLED: u8 = b'S';
+
+/// The helper's answer to [`about_to_exec`]: every descriptor handed
+/// over before it arrived.
+const TAKEN: u8 = b'A';
+
+/// Its answer when some did not: a message came with `MSG_CTRUNC`, its
+/// descriptors dropped by the kernel (`unix(7)`: the receiver's open-files
+/// limit had no room for them; `scm_detach_fds()` meets EMFILE).
+const LOST: u8 = b'N';
 
 /// The most descriptors in one `SCM_RIGHTS` message (the kernel's
 /// `SCM_MAX_FD` is 253).
@@ -69,13 +84,17 @@ pub struct Helper {
     fds: RefCell<Vec<(u8, OwnedFd)>>,
     /// The tags of the messages received so far, in order.
     tags: RefCell<Vec<u8>>,
+    /// Whether a message came with its descriptors dropped (`MSG_CTRUNC`).
+    lost: Cell<bool>,
 }
 
 impl Helper {
     /// Blocks until the target has exec'd: true once it sent
     /// [`about_to_exec`]'s message and the socket then closed (exec, or
     /// its death after a failed exec); false when it closed without it
-    /// (pinrun failed or died before exec: there is no command to watch).
+    /// (pinrun failed or died before exec: there is no command to watch),
+    /// and false when descriptors handed over were lost (pinrun, told so
+    /// by the answer to [`about_to_exec`], refuses the launch).
     /// The descriptors handed over meanwhile are kept for
     /// [`Helper::take_fds`]. The answer is kept: a later call returns it.
     pub fn wait_for_exec(&self) -> bool {
@@ -89,7 +108,12 @@ impl Helper {
                 Ok(None) | Err(_) => break,
             }
         }
-        let got = self.tags.borrow().contains(&EXEC);
+        let got = self
+            .tags
+            .borrow()
+            .iter()
+            .any(|t| [EXEC, EXEC_ANSWER].contains(t))
+            && !self.lost.get();
         self.exec.set(Some(got));
         got
     }
@@ -104,7 +128,8 @@ impl Helper {
     }
 
     /// One message of pinrun: its tag (`None`: end of file), its
-    /// descriptors kept under the tag.
+    /// descriptors kept under the tag; [`about_to_exec`]'s is answered
+    /// ([`TAKEN`] or [`LOST`]).
     fn receive(&self) -> nix::Result<Option<u8>> {
         use nix::sys::socket::{ControlMessageOwned, MsgFlags, recvmsg};
         let mut tag = [0u8; 1];
@@ -120,12 +145,21 @@ impl Helper {
             return Ok(None);
         }
         let mut got = Vec::new();
-        for c in m.cmsgs()? {
-            if let ControlMessageOwned::ScmRights(fds) = c {
-                got.extend(ffi::received_fds(fds));
+        if m.flags.contains(MsgFlags::MSG_CTRUNC) {
+            self.lost.set(true);
+        } else {
+            for c in m.cmsgs()? {
+                if let ControlMessageOwned::ScmRights(fds) = c {
+                    got.extend(ffi::received_fds(fds));
+                }
             }
         }
         let t = tag[0];
+        if t == EXEC_ANSWER {
+            let answer = if self.lost.get() { LOST } else { TAKEN };
+            let _ =
+                nix::sys::socket::send(self.started.as_raw_fd(), &[answer], MsgFlags::MSG_NOSIGNAL);
+        }
         self.tags.borrow_mut().push(t);
         self.fds
             .borrow_mut()
@@ -170,9 +204,33 @@ pub fn hand_fds(started_w: &OwnedFd, tag: u8, fds: &[RawFd]) -> io::Result<()> {
 
 /// Tells the helper that every policy is applied and exec follows (its
 /// end of file then comes with exec, which closes the close-on-exec
-/// socket).
-pub fn about_to_exec(started_w: &OwnedFd) -> io::Result<()> {
-    send(started_w, EXEC, &[])
+/// socket). After [`hand_fds`] (`handed`), waits for its answer that it
+/// took every descriptor handed over: else the command would run without
+/// them (the `--thread-map` watcher blind). Errors: the send's (EPIPE:
+/// the helper has ended); EMFILE when the kernel dropped some for the
+/// helper's open-files limit ([`LOST`]); EPIPE when it ended without an
+/// answer.
+pub fn about_to_exec(started_w: &OwnedFd, handed: bool) -> io::Result<()> {
+    if !handed {
+        return send(started_w, EXEC, &[]);
+    }
+    send(started_w, EXEC_ANSWER, &[])?;
+    let mut answer = [0u8; 1];
+    let n = loop {
+        match nix::sys::socket::recv(
+            started_w.as_raw_fd(),
+            &mut answer,
+            nix::sys::socket::MsgFlags::empty(),
+        ) {
+            Err(nix::errno::Errno::EINTR) => continue,
+            r => break r?,
+        }
+    };
+    match (n, answer[0]) {
+        (1, TAKEN) => Ok(()),
+        (1, LOST) => Err(io::Error::from_raw_os_error(libc::EMFILE)),
+        _ => Err(io::Error::from_raw_os_error(libc::EPIPE)),
+    }
 }
 
 /// Tells the helper that pinrun's work on another process (`--pid`) is
@@ -234,6 +292,7 @@ pub fn spawn(keep: &[RawFd], work: impl FnOnce(Helper) -> i32) -> io::Result<Own
         exec: Cell::new(None),
         fds: RefCell::new(Vec::new()),
         tags: RefCell::new(Vec::new()),
+        lost: Cell::new(false),
     });
     ffi::exit_now(status)
 }
