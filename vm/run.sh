@@ -23,6 +23,14 @@
 # (QEMU's -accel instead of tcg, e.g. tcg,thread=single) and "#@ qemu ARGS"
 # (more QEMU options, e.g. -icount shift=auto,sleep=off); PINRUN_VM_ACCEL and
 # PINRUN_VM_QEMU override these two for every scenario (for trying one).
+# "#@ serial-feed FILE": a second serial port, the guest's ttyS1 (16550A at
+# I/O 0x2f8, IRQ 3), whose input is the host's FILE (e.g. /dev/zero, which
+# never ends) and whose output is discarded (a QEMU pipe chardev over
+# symlinks FILE and /dev/null beside this run's root); QEMU reads FILE only
+# while ttyS1's receive FIFO has room, so the bytes come as fast as the
+# guest takes them, and only while the guest holds ttyS1 open (closed, the
+# 8250 driver leaves its interrupts off): receive interrupts with no guest
+# CPU writing.
 set -eu
 . "$(dirname "$(readlink -f "$0")")/lib.sh"
 name=$1
@@ -40,7 +48,17 @@ kernel=$(KERNEL_SUITE=$suite "$VM_DIR/setup.sh")
 bin=${PINRUN_VM_BIN:-$("$VM_DIR/build.sh")}
 
 root=$(mktemp -d); chmod 755 "$root"   # mktemp's 0700 would keep uid 1000 out
-trap 'rm -rf "$root" "$root.debs"' EXIT
+trap 'rm -rf "$root" "$root.debs" "$root.feed.in" "$root.feed.out"' EXIT
+feed=$(hdr serial-feed)
+if [ -n "$feed" ]; then
+  [ -r "$feed" ] || { echo "vm/run: #@ serial-feed: cannot read $feed" >&2; exit 2; }
+  # QEMU's pipe chardev PATH opens PATH.in (read) and PATH.out (written)
+  ln -s "$feed" "$root.feed.in"; ln -s /dev/null "$root.feed.out"
+  VM_FEED=$root.feed
+else
+  VM_FEED=
+fi
+export VM_FEED
 rootfs=$(hdr rootfs)
 if [ -n "$rootfs" ]; then
   # "#@ rootfs NAME": a Debian root from vm/rootfs.sh (cached) whose own init
@@ -116,7 +134,7 @@ chmod 644 "$root/lib.sh" "$root/scenario"
 # A Debian root goes in uncompressed: the guest's kernel would gunzip its
 # ~110 MB under TCG at every boot.
 [ -n "$rootfs" ] && z=cat || z="gzip -1"
-trap 'rm -rf "$root" "$root.debs" "$root.cpio.gz"' EXIT
+trap 'rm -rf "$root" "$root.debs" "$root.cpio.gz" "$root.feed.in" "$root.feed.out"' EXIT
 # (written beside the root, not in it: find would list a file being written)
 (cd "$root" && find . | cpio -o -H newc --quiet | $z > "$root.cpio.gz")
 
