@@ -2861,19 +2861,20 @@ fn cyclictest_p99(out: &str) -> Option<u64> {
 
 /// The bar of [`vm_probe_tracer_names_the_injected_sources`] for one
 /// injected source named for `hits` of the 10 largest gaps (`named`;
-/// `None`: a gap the kernel saw no event in): every gap with an event, and
-/// at least `least` of the 10.
-fn named_for_every_gap_seen(
+/// `None`: a gap the kernel saw no event in): at least `least` of the 10.
+/// The others may be gaps with no event (the vCPU not running) or with
+/// another source's event that such a stall lengthened (boot R3 of
+/// BENCHMARKS.md "In the VM guest": ktimers/2, 37 ms of a 58 ms gap).
+fn named_for_at_least(
     what: &str,
     hits: usize,
     least: usize,
     named: &[Option<(String, u64, String)>],
 ) {
-    let seen = named.iter().filter(|n| n.is_some()).count();
     assert_eq!(named.len(), 10, "{named:?}");
     assert!(
-        hits == seen && hits >= least,
-        "{what} named for {hits} of the {seen} gaps with events (of 10; at least {least}): {named:?}"
+        hits >= least,
+        "{what} named for {hits} of the 10 largest gaps (at least {least}): {named:?}"
     );
 }
 
@@ -2888,10 +2889,10 @@ fn named_for_every_gap_seen(
 /// held open by a sleep on CPU 0 that reads nothing). Of the 10 largest
 /// gaps, at least 9 are named for the injected source (the hog by its pid;
 /// IRQ 3 (ttyS1) or its IRQ thread, irq/3-ttyS1, as PREEMPT_RT threads
-/// device interrupts), and every one the kernel saw an event in: the one
-/// allowed other is the vCPU not running (one host thread runs the 8 vCPUs
-/// in turn, beside the host's other work), which no tracer in the guest
-/// sees (BENCHMARKS.md, "In the VM guest": the counts per boot). After
+/// device interrupts); the one allowed other is the vCPU not running (one
+/// host thread runs the 8 vCPUs in turn, beside the host's other work),
+/// which no tracer in the guest sees, alone or inside another source's
+/// event (BENCHMARKS.md, "In the VM guest": the counts per boot). After
 /// each, the host is as it was: osnoise/options as before, no instance
 /// left, current_tracer nop, IRQ 3's affinity back. Then rt-tests from the
 /// archive on the same idle CPU and on housekeeping CPU 1: oslat's and
@@ -2916,7 +2917,7 @@ fn vm_probe_tracer_names_the_injected_sources() {
         .iter()
         .filter(|n| matches!(n, Some((k, id, name)) if k == "thread" && *id == hog && name == "noise_hog"))
         .count();
-    named_for_every_gap_seen("the hog", hits, 9, &named);
+    named_for_at_least("the hog", hits, 9, &named);
     for after in ["options-after-hog", "options-after-irq"] {
         assert_eq!(g.ok(after), before, "{}", g.describe(after));
     }
@@ -2942,7 +2943,7 @@ fn vm_probe_tracer_names_the_injected_sources() {
         _ => false,
     };
     let hits = named.iter().filter(|n| irq3(&n)).count();
-    named_for_every_gap_seen("IRQ 3", hits, 9, &named);
+    named_for_at_least("IRQ 3", hits, 9, &named);
     assert_eq!(g.ok("irq3-after"), g.ok("irq3-before"));
 
     // rt-tests beside the probe on idle CPU 2 and housekeeping CPU 1:
