@@ -2912,9 +2912,10 @@ fn named_for_at_least(
 /// text patching oopsed, "int3" in ttwu_do_activate, twice in CI), two
 /// injected sources in turn under a 3 s spin probe: a pinned SCHED_FIFO 1
 /// hog (noise_hog, 20 ms every 40 ms), then the second serial port's IRQ 3
-/// moved to CPU 2 and fed from the host (`#@ serial-feed /dev/zero`, ttyS1
-/// held open by a sleep on CPU 0 that reads nothing). Of the 10 largest
-/// gaps, at least 9 are named for the injected source (the hog by its pid;
+/// moved to CPU 2 and fed from the host at a set rate (`#@ serial-feed 512
+/// 40`: 512 bytes, then 40 ms with none after the guest took them;
+/// vm/serial-feed.c), ttyS1 held open by a sleep on CPU 0 that reads
+/// nothing. Of the 10 largest gaps, at least 9 are named for the injected source (the hog by its pid;
 /// IRQ 3 (ttyS1) or its IRQ thread, irq/3-ttyS1, as PREEMPT_RT threads
 /// device interrupts); the one allowed other is the vCPU not running (one
 /// host thread runs the 8 vCPUs in turn, beside the host's other work),
