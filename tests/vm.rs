@@ -2821,8 +2821,14 @@ fn vm_slurm_daemons_bind_and_pinrun_plans_inside() {
 
 /// The named source of each of the ten largest gaps `--probe-tracer`
 /// lined up on CPU `cpu`: (kind, id, name), `None` for a gap no event
-/// overlaps.
+/// overlaps. Panics when the tracer reported an error.
 fn traced_named(v: &Value, cpu: u64) -> Vec<Option<(String, u64, String)>> {
+    assert_eq!(
+        v["probe"]["tracer"]["error"],
+        Value::Null,
+        "{}",
+        v["probe"]["tracer"]
+    );
     probe_cpu(v, cpu)["traced_gaps"]
         .as_array()
         .unwrap_or_else(|| panic!("no traced_gaps: {}", v["probe"]["tracer"]))
@@ -2849,7 +2855,9 @@ fn rt_tests_value(out: &str, key: &str) -> Option<f64> {
 }
 
 /// The 99th percentile (µs) of cyclictest's histogram (`-h`: lines
-/// "BUCKET_US COUNT", one thread).
+/// "BUCKET_US COUNT", one thread), the samples past its end ("# Histogram
+/// Overflows: N") counted too: `None` when the 99th percentile is among
+/// them (past the histogram's end), or when there is no sample.
 fn cyclictest_p99(out: &str) -> Option<u64> {
     let hist: Vec<(u64, u64)> = out
         .lines()
@@ -2859,7 +2867,8 @@ fn cyclictest_p99(out: &str) -> Option<u64> {
             Some((w.next()?.parse().ok()?, w.next()?.parse().ok()?))
         })
         .collect();
-    let total: u64 = hist.iter().map(|h| h.1).sum();
+    let over = rt_tests_value(out, "# Histogram Overflows:").unwrap_or(0.0) as u64;
+    let total: u64 = hist.iter().map(|h| h.1).sum::<u64>() + over;
     let mut seen = 0;
     hist.iter().find_map(|&(us, n)| {
         seen += n;
@@ -2867,21 +2876,46 @@ fn cyclictest_p99(out: &str) -> Option<u64> {
     })
 }
 
+/// cyclictest's `-h 2000` output as rt-tests 2.6 prints it (the bucket
+/// lines "%06d %06lu", then "# Total:", "# Histogram Overflows:"; boot R2
+/// of BENCHMARKS.md "In the VM guest" had 175 overflows of 1 668 samples
+/// on CPU 1, whose 99th percentile the bins alone put at 1.07 ms): samples
+/// past the histogram's end count, and a 99th percentile among them is
+/// `None`, not the last bucket.
+#[test]
+fn cyclictest_p99_counts_the_overflows() {
+    let head = "# /dev/cpu_dma_latency set to 0us\n";
+    let out = |b1: u64, b2: u64, over: u64| {
+        format!(
+            "{head}000000 000000\n000100 {b1:06}\n000200 {b2:06}\n000300 000000\n# Total: {:09}\n# Min Latencies: 00100\n# Avg Latencies: 00150\n# Max Latencies: 05000\n# Histogram Overflows: {over:05}\n",
+            b1 + b2
+        )
+    };
+    // 98 of 100 in the bins: the 99th sample is past 300 us
+    assert_eq!(cyclictest_p99(&out(90, 8, 2)), None);
+    // 99 of 100 in the bins: the 99th is in the 200 us bucket
+    assert_eq!(cyclictest_p99(&out(90, 9, 1)), Some(200));
+    // no overflow line: the bins alone (99 of 99 reached at 200 us, 90 < 98.01 at 100)
+    assert_eq!(cyclictest_p99("000100 000090\n000200 000009\n"), Some(200));
+    assert_eq!(cyclictest_p99("# Histogram Overflows: 00000\n"), None);
+}
+
 /// The bar of [`vm_probe_tracer_names_the_injected_sources`] for one
 /// injected source named for `hits` of the 10 largest gaps (`named`;
-/// `None`: a gap the kernel saw no event in): every gap with an event, and
-/// at least `least` of the 10.
-fn named_for_every_gap_seen(
+/// `None`: a gap the kernel saw no event in): at least `least` of the 10.
+/// The others may be gaps with no event (the vCPU not running) or with
+/// another source's event that such a stall lengthened (boot R3 of
+/// BENCHMARKS.md "In the VM guest": ktimers/2, 37 ms of a 58 ms gap).
+fn named_for_at_least(
     what: &str,
     hits: usize,
     least: usize,
     named: &[Option<(String, u64, String)>],
 ) {
-    let seen = named.iter().filter(|n| n.is_some()).count();
     assert_eq!(named.len(), 10, "{named:?}");
     assert!(
-        hits == seen && hits >= least,
-        "{what} named for {hits} of the {seen} gaps with events (of 10; at least {least}): {named:?}"
+        hits >= least,
+        "{what} named for {hits} of the 10 largest gaps (at least {least}): {named:?}"
     );
 }
 
@@ -2891,19 +2925,21 @@ fn named_for_every_gap_seen(
 /// tcg,thread=single`: under multi-threaded TCG this kernel's boot-time
 /// text patching oopsed, "int3" in ttwu_do_activate, twice in CI), two
 /// injected sources in turn under a 3 s spin probe: a pinned SCHED_FIFO 1
-/// hog (noise_hog, 3 ms every 40 ms), then the serial port's IRQ 4 moved to
-/// CPU 2 with console traffic written from CPU 0. Of the 10 largest gaps,
-/// every one the kernel saw an event in is named for the injected source
-/// (the hog by its pid; IRQ 4 (ttyS0) or its IRQ thread, irq/4-ttyS0, as
-/// PREEMPT_RT threads device interrupts), and at least 7 (the hog) and 5
-/// (IRQ 4, whose console writer keeps vCPU 0 busy beside vCPU 2) of the
-/// 10 are: the others are the vCPU not running (one host thread runs the 8
-/// vCPUs in turn, beside the host's other work), which no tracer in the
-/// guest sees (BENCHMARKS.md, "In the VM guest": the counts per boot).
-/// After each, the host is as it was: osnoise/options as before, no
-/// instance left, current_tracer nop. Then rt-tests from the archive on the
-/// same idle CPU: oslat's and cyclictest's worst against the probe's,
-/// printed (ratios, no assertion on time).
+/// hog (noise_hog, 20 ms every 40 ms), then the second serial port's IRQ 3
+/// moved to CPU 2 and fed from the host at a set rate (`#@ serial-feed 512
+/// 40`: 512 bytes, then 40 ms with none after the guest took them;
+/// vm/serial-feed.c), ttyS1 held open by a sleep on CPU 0 that reads
+/// nothing. Of the 10 largest gaps, at least 9 are named for the injected source (the hog by its pid;
+/// IRQ 3 (ttyS1) or its IRQ thread, irq/3-ttyS1, as PREEMPT_RT threads
+/// device interrupts); the one allowed other is the vCPU not running (one
+/// host thread runs the 8 vCPUs in turn, beside the host's other work),
+/// which no tracer in the guest sees, alone or inside another source's
+/// event (BENCHMARKS.md, "In the VM guest": the counts per boot). After
+/// each, the host is as it was: osnoise/options as before, no instance
+/// left, current_tracer nop, IRQ 3's affinity back. Then rt-tests from the
+/// archive on the same idle CPU and on housekeeping CPU 1: oslat's and
+/// cyclictest's worst against the probe's, printed (ratios, no assertion
+/// on time).
 #[test]
 #[ignore = "boots QEMU: run by .ci/run with --ignored (README: VM tests)"]
 fn vm_probe_tracer_names_the_injected_sources() {
@@ -2916,12 +2952,6 @@ fn vm_probe_tracer_names_the_injected_sources() {
     let before = g.ok("options-before").to_string();
     let hog: u64 = g.ok("hog-pid").trim().parse().unwrap();
     let v = g.json("traced-hog");
-    assert_eq!(
-        v["probe"]["tracer"]["error"],
-        Value::Null,
-        "{}",
-        v["probe"]["tracer"]
-    );
     let named = traced_named(&v, 2);
     eprintln!("vm_probe_tracer: hog {hog}: {named:?}");
     assert_eq!(named.len(), 10, "{v}");
@@ -2929,7 +2959,7 @@ fn vm_probe_tracer_names_the_injected_sources() {
         .iter()
         .filter(|n| matches!(n, Some((k, id, name)) if k == "thread" && *id == hog && name == "noise_hog"))
         .count();
-    named_for_every_gap_seen("the hog", hits, 7, &named);
+    named_for_at_least("the hog", hits, 9, &named);
     for after in ["options-after-hog", "options-after-irq"] {
         assert_eq!(g.ok(after), before, "{}", g.describe(after));
     }
@@ -2938,38 +2968,43 @@ fn vm_probe_tracer_names_the_injected_sources() {
     }
     assert_eq!(g.ok("current-after-hog").trim(), "nop");
 
-    let err = g.ok("traced-irq-err");
-    assert!(err.trim_end().ends_with("rc=0"), "{err}");
-    let v: Value = serde_json::from_str(g.ok("traced-irq")).unwrap();
+    let v = g.json("traced-irq");
     let threads: Vec<u64> = g
-        .ok("irq4-threads")
+        .ok("irq3-threads")
         .lines()
         .filter_map(|l| l.split_whitespace().next()?.parse().ok())
         .collect();
     let named = traced_named(&v, 2);
-    eprintln!("vm_probe_tracer: IRQ 4 (threads {threads:?}): {named:?}");
-    let irq4 = |n: &&&Option<(String, u64, String)>| match n {
-        Some((k, id, _)) if k == "irq" => *id == 4,
-        Some((k, id, name)) if k == "thread" => threads.contains(id) && name.starts_with("irq/4-"),
+    eprintln!(
+        "vm_probe_tracer: IRQ 3 (threads {threads:?}; {}): {named:?}",
+        g.ok("irq3-counts").trim()
+    );
+    let irq3 = |n: &&&Option<(String, u64, String)>| match n {
+        Some((k, id, _)) if k == "irq" => *id == 3,
+        Some((k, id, name)) if k == "thread" => threads.contains(id) && name.starts_with("irq/3-"),
         _ => false,
     };
-    let hits = named.iter().filter(|n| irq4(&n)).count();
-    named_for_every_gap_seen("IRQ 4", hits, 5, &named);
+    let hits = named.iter().filter(|n| irq3(&n)).count();
+    named_for_at_least("IRQ 3", hits, 9, &named);
+    assert_eq!(g.ok("irq3-after"), g.ok("irq3-before"));
 
-    // rt-tests beside the probe on idle CPU 2: printed for BENCHMARKS.md.
-    let oslat = rt_tests_value(g.ok("oslat"), "Maximum:");
-    let spin = g.json("spin")["probe"]["cpus"][0]["max_ns"].as_f64();
-    let ct = g.ok("cyclictest");
-    let (ct_max, ct_p99) = (rt_tests_value(ct, "# Max Latencies:"), cyclictest_p99(ct));
-    let w = &g.json("wakeup")["probe"]["cpus"][0];
-    let (w_max, w_p99) = (w["max_ns"].as_f64(), w["p99_ns"].as_f64());
-    eprintln!(
-        "vm_probe_tracer: idle isolated CPU 2, 3 s each: worst gap pinrun {:?} us / oslat {oslat:?} us = {:?}; wake-up max pinrun {:?} us / cyclictest {ct_max:?} us = {:?}; p99 pinrun {:?} us / cyclictest {ct_p99:?} us = {:?}",
-        spin.map(|n| n / 1e3),
-        spin.zip(oslat).map(|(a, b)| a / 1e3 / b),
-        w_max.map(|n| n / 1e3),
-        w_max.zip(ct_max).map(|(a, b)| a / 1e3 / b),
-        w_p99.map(|n| n / 1e3),
-        w_p99.zip(ct_p99).map(|(a, b)| a / 1e3 / b as f64),
-    );
+    // rt-tests beside the probe on idle CPU 2 and housekeeping CPU 1:
+    // printed for BENCHMARKS.md.
+    for (cpu, what) in [(2, "idle isolated"), (1, "housekeeping")] {
+        let oslat = rt_tests_value(g.ok(&format!("oslat-{cpu}")), "Maximum:");
+        let spin = g.json(&format!("spin-{cpu}"))["probe"]["cpus"][0]["max_ns"].as_f64();
+        let ct = g.ok(&format!("cyclictest-{cpu}"));
+        let (ct_max, ct_p99) = (rt_tests_value(ct, "# Max Latencies:"), cyclictest_p99(ct));
+        let w = &g.json(&format!("wakeup-{cpu}"))["probe"]["cpus"][0];
+        let (w_max, w_p99) = (w["max_ns"].as_f64(), w["p99_ns"].as_f64());
+        eprintln!(
+            "vm_probe_tracer: {what} CPU {cpu}, 3 s each: worst gap pinrun {:?} us / oslat {oslat:?} us = {:?}; wake-up max pinrun {:?} us / cyclictest {ct_max:?} us = {:?}; p99 pinrun {:?} us / cyclictest {ct_p99:?} us = {:?}",
+            spin.map(|n| n / 1e3),
+            spin.zip(oslat).map(|(a, b)| a / 1e3 / b),
+            w_max.map(|n| n / 1e3),
+            w_max.zip(ct_max).map(|(a, b)| a / 1e3 / b),
+            w_p99.map(|n| n / 1e3),
+            w_p99.zip(ct_p99).map(|(a, b)| a / 1e3 / b as f64),
+        );
+    }
 }

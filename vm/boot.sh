@@ -24,7 +24,9 @@
 # isolcpus=nohz,domain,managed_irq,4-7,12-15 (and nvme).
 # Env: VM_ACCEL, QEMU's -accel (default tcg: multi-threaded TCG, a host thread
 # per vCPU), and VM_QEMU, more QEMU options (vm/run.sh: a scenario's "#@ accel"
-# and "#@ qemu" lines).
+# and "#@ qemu" lines), and VM_FEED, when set, the path of a QEMU pipe chardev
+# (VM_FEED.in read, VM_FEED.out written) behind a second serial port, the
+# guest's ttyS1 (vm/run.sh: a scenario's "#@ serial-feed").
 set -eu
 topo=$1 kernel=$2 initrd=$3 extra=${4:-}
 ram() { echo "-object memory-backend-ram,id=m$1,size=$2"; }
@@ -66,6 +68,7 @@ big|nvme)
   append="isolcpus=nohz,domain,managed_irq,4-7,12-15" ;;
 *) echo "boot.sh: unknown topology $topo" >&2; exit 2 ;;
 esac
+[ -z "${VM_FEED:-}" ] || args="$args -chardev pipe,id=feed,path=$VM_FEED -device isa-serial,chardev=feed,index=1"
 # vendor=GenuineIntel: TCG's plain "max" CPU looks like an AMD CPU without
 # topoext, and the guest then shows every thread as its own core.
 # shellcheck disable=SC2086

@@ -23,6 +23,17 @@
 # (QEMU's -accel instead of tcg, e.g. tcg,thread=single) and "#@ qemu ARGS"
 # (more QEMU options, e.g. -icount shift=auto,sleep=off); PINRUN_VM_ACCEL and
 # PINRUN_VM_QEMU override these two for every scenario (for trying one).
+# "#@ serial-feed BYTES QUIET_MS": a second serial port, the guest's ttyS1
+# (16550A at I/O 0x2f8, IRQ 3), whose input comes from the host at a set
+# rate and whose output is discarded (a QEMU pipe chardev over a FIFO and a
+# /dev/null symlink beside this run's root): vm/serial-feed.c, built with
+# gcc and run for the whole boot, writes BYTES zero bytes into the FIFO,
+# waits until QEMU has read them all, sleeps QUIET_MS, and again; QEMU
+# reads only while ttyS1's receive FIFO has room, and the guest takes the
+# bytes only while it holds ttyS1 open (closed, the 8250 driver leaves its
+# interrupts off): receive interrupts with no guest CPU writing, and after
+# each burst QUIET_MS with none, however slowly the guest runs. Its line
+# (how many bursts, how long each took) goes to stderr at the end.
 set -eu
 . "$(dirname "$(readlink -f "$0")")/lib.sh"
 name=$1
@@ -40,7 +51,25 @@ kernel=$(KERNEL_SUITE=$suite "$VM_DIR/setup.sh")
 bin=${PINRUN_VM_BIN:-$("$VM_DIR/build.sh")}
 
 root=$(mktemp -d); chmod 755 "$root"   # mktemp's 0700 would keep uid 1000 out
-trap 'rm -rf "$root" "$root.debs"' EXIT
+feeder=
+cleanup() {
+  [ -z "$feeder" ] || { kill "$feeder" 2>/dev/null || true; wait "$feeder" || true; }
+  rm -rf "$root" "$root.debs" "$root.cpio.gz" "$root.feeder" "$root.feed.in" "$root.feed.out"
+}
+trap cleanup EXIT
+# shellcheck disable=SC2046  # the header's two words
+set -- $(hdr serial-feed)
+if [ $# -gt 0 ]; then
+  [ $# -eq 2 ] || { echo "vm/run: #@ serial-feed: want BYTES QUIET_MS, got: $*" >&2; exit 2; }
+  gcc -O2 "$VM_DIR/serial-feed.c" -o "$root.feeder" ||
+    { echo "vm/run: gcc could not build vm/serial-feed.c (apt-get install gcc)" >&2; exit 2; }
+  # QEMU's pipe chardev PATH opens PATH.in (read) and PATH.out (written)
+  mkfifo "$root.feed.in"; ln -s /dev/null "$root.feed.out"
+  VM_FEED=$root.feed feed_rate="$1 $2"
+else
+  VM_FEED=
+fi
+export VM_FEED
 rootfs=$(hdr rootfs)
 if [ -n "$rootfs" ]; then
   # "#@ rootfs NAME": a Debian root from vm/rootfs.sh (cached) whose own init
@@ -116,10 +145,12 @@ chmod 644 "$root/lib.sh" "$root/scenario"
 # A Debian root goes in uncompressed: the guest's kernel would gunzip its
 # ~110 MB under TCG at every boot.
 [ -n "$rootfs" ] && z=cat || z="gzip -1"
-trap 'rm -rf "$root" "$root.debs" "$root.cpio.gz"' EXIT
 # (written beside the root, not in it: find would list a file being written)
 (cd "$root" && find . | cpio -o -H newc --quiet | $z > "$root.cpio.gz")
 
+# the feeder runs across both tries: QEMU reads whatever burst is left
+# shellcheck disable=SC2086  # BYTES QUIET_MS
+[ -z "$VM_FEED" ] || { "$root.feeder" "$root.feed.in" $feed_rate & feeder=$!; }
 for try in 1 2; do
   start=$(date +%s.%N)
   timeout "${PINRUN_VM_TIMEOUT:-$(hdr timeout | grep -x '[0-9]*' || echo 120)}" "$VM_DIR/boot.sh" "$topo" "$kernel" "$root.cpio.gz" "$append" \
