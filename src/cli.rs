@@ -1170,10 +1170,12 @@ pub fn requirers(argv: &[std::ffi::OsString]) -> Vec<String> {
 /// An option's help cut to a hint's length: its first sentence (a ". "
 /// after "e.g" or "i.e" ends none); when that passes 150 characters, without
 /// its parenthesised asides; when it still does, up to its last clause
-/// (`; `, `: `, `, ` outside parentheses) or word within 150 characters. A
-/// hint of two options stays a line or two and never ends mid-aside (a new
-/// user's trial: `--generate <WHAT>: ..., e.g`, `--within <BOUND>: where
-/// --cores`).
+/// (`; `, `: ` outside parentheses) or list item (`, `) or word within 150
+/// characters, a cut inside a clause ending in "…". A hint of two options
+/// stays a line or two and never ends mid-aside (a new user's trial:
+/// `--generate <WHAT>: ..., e.g`, `--within <BOUND>: where --cores`), nor
+/// passes a cut list for the whole (`--sysroot`'s "only with --dry-run,
+/// --check, --show, --emit", without `--plan-host or --dump`).
 fn short_help(help: &str) -> String {
     const MAX: usize = 150;
     let mut end = help.len();
@@ -1209,18 +1211,23 @@ fn short_help(help: &str) -> String {
     if plain.len() <= MAX {
         return plain;
     }
-    let mut cut = MAX;
+    // Room for the ", …" that marks a cut inside a clause.
+    let mut cut = MAX - ", …".len();
     while !plain.is_char_boundary(cut) {
         cut -= 1;
     }
     let head = &plain[..cut];
-    let at = ["; ", ": ", ", "]
-        .iter()
-        .filter_map(|sep| head.rfind(sep))
-        .max()
-        .or_else(|| head.rfind(' '))
-        .unwrap_or(head.len());
-    plain[..at].to_string()
+    let clause = ["; ", ": "].iter().filter_map(|sep| head.rfind(sep)).max();
+    let item = head.rfind(", ");
+    match (clause, item) {
+        // A clause ends there: what is left out is a clause of its own.
+        (Some(c), i) if i.is_none_or(|i| c > i) => plain[..c].to_string(),
+        // Inside a list or a clause: the words left out are marked, so
+        // that "only with --dry-run, --check, --show, --emit" is never
+        // read as the whole list.
+        (_, Some(i)) => format!("{}, …", &plain[..i]),
+        _ => format!("{} …", &plain[..head.rfind(' ').unwrap_or(head.len())]),
+    }
 }
 
 /// The hint for a command-line error clap reports (`clap::Error`), from
@@ -2483,12 +2490,55 @@ mod tests {
                 "{name}: {h}"
             );
             assert!(!h.is_empty(), "{name}");
+            // Whole, or marked as cut: the hint is the help's first
+            // sentence, or it and its asides' remainder end at a clause
+            // (". ", "; ", ": "), or it ends in "…".
+            let help = help.to_string();
+            let asides_out = without_asides(&help);
+            let whole = |text: &str| {
+                text.strip_prefix(h.as_str())
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', ';', ':']))
+            };
+            assert!(
+                whole(&help) || whole(&asides_out) || h.ends_with('…'),
+                "{name}: the hint {h:?} leaves out part of a clause unmarked"
+            );
         }
         assert!(n > 50);
+        assert_eq!(
+            short_help(&format!(
+                "Only with {}.",
+                ["--a-long-option-name"; 12].join(", ")
+            )),
+            format!("Only with {}, …", ["--a-long-option-name"; 6].join(", "))
+        );
         assert_eq!(
             short_help("Write it, e.g. `x > y` (see Z). More."),
             "Write it, e.g. `x > y` (see Z)"
         );
+    }
+
+    /// `text` without its parenthesised asides, its spaces single, as a
+    /// reader skipping the asides reads it.
+    fn without_asides(text: &str) -> String {
+        let mut plain = String::new();
+        let mut depth = 0usize;
+        for c in text.chars() {
+            match c {
+                '(' => depth += 1,
+                ')' if depth > 0 => depth -= 1,
+                _ if depth == 0 => plain.push(c),
+                _ => {}
+            }
+        }
+        plain
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .replace(" ,", ",")
+            .replace(" ;", ";")
+            .replace(" :", ":")
+            .replace(" .", ".")
     }
 
     fn req(args: &[&str]) -> Result<Request> {

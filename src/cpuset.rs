@@ -10,8 +10,10 @@
 //! * **cpumask** input: hexadecimal, optionally `0x`-prefixed, optionally in
 //!   comma-separated 32-bit words, most significant word first
 //!   (`/sys/devices/system/node/node0/cpumap`, `taskset` masks).
-//! * Output is always the canonical kernel cpulist (`0-3,8,10-11`) or the
-//!   kernel's comma-grouped 32-bit mask.
+//! * Output for tools is the canonical kernel cpulist (`0-3,8,10-11`,
+//!   [`CpuSet::to_list`] and `Display`) or the kernel's comma-grouped 32-bit
+//!   mask; text for people may use [`CpuSet::to_compact_list`]'s stride
+//!   form (`0-30:2`).
 //!
 //! There is no 1024-CPU (`CPU_SETSIZE`) limit: the set grows to the highest id
 //! stored. Ids are capped at [`MAX_ID`] so that a typo cannot allocate

@@ -58,11 +58,17 @@ pub(super) fn skip_claimed(
     }
     let holders = claims.describe(&taken_cpus);
     if free.len() < n {
+        // "no free cores" only when none is: with one free of two asked,
+        // "only 1 free core".
+        let short = if free.is_empty() {
+            format!("no free {}", crate::words::noun(n, "core"))
+        } else {
+            format!("only {}", crate::words::count(free.len(), "free core"))
+        };
         return Err(Error::new(
             ErrorCode::NoFreeCore,
             format!(
-                "--cores {n}: no free {}: {} of the {} in the candidates {candidate} {} claimed ({holders})",
-                crate::words::noun(n, "core"),
+                "--cores {n}: {short}: {} of the {} in the candidates {candidate} {} claimed ({holders})",
                 taken.len(),
                 crate::words::count(taken.len() + free.len(), "whole core"),
                 if taken.len() == 1 { "is" } else { "are" },

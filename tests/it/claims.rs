@@ -681,13 +681,26 @@ fn kubelet_exclusive_cpus_count_as_claimed() {
             && why.contains("kubelet pod 6f0c-pod container app"),
         "{why}"
     );
+    // Two cores, kubelet's state holds the one of CPUs 2-3: one is free,
+    // and the refusal says so (a new user's trial: it said "no free
+    // cores: 1 of the 2 whole cores … is claimed"); with every core
+    // held, none is.
     let (code, v, _) = sysroot_json(m.path(), &["--dry-run", "--cores", "2"]);
     assert_eq!(code, Some(125));
+    assert_eq!(
+        v["error"]["message"],
+        "--cores 2: only 1 free core: 1 of the 2 whole cores in the candidates 0-3 is claimed (CPUs 2-3 by kubelet pod 6f0c-pod container app)"
+    );
+    let all = kubelet_machine(
+        r#"{"policyName":"static","defaultCpuSet":"","entries":{"6f0c-pod":{"app":"0-3"}},"checksum":1}"#,
+    );
+    let (code, v, _) = sysroot_json(all.path(), &["--dry-run", "--cores", "1"]);
+    assert_eq!(code, Some(125));
     assert!(
-        v["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("no free core")
+        v["error"]["message"].as_str().unwrap().starts_with(
+            "--cores 1: no free core: 2 of the 2 whole cores in the candidates 0-3 are claimed ("
+        ),
+        "{v}"
     );
     let (code, v, _) = sysroot_json(m.path(), &["--dry-run", "--cpus", "3"]);
     assert_eq!(code, Some(125));
@@ -914,7 +927,10 @@ fn junk_from_other_users_neither_hides_claims_nor_blocks_strict() {
         .output()
         .unwrap();
     assert_status(&out, 125);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("no free core"));
+    // One core held: "only K free cores" (or none free on a one-core
+    // machine), naming the claim.
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(e.contains(" free core") && e.contains(" claimed ("), "{e}");
     // The core still free: where an --exclusive launch would go now.
     let out = std::process::Command::new(&bin)
         .args([

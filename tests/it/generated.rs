@@ -110,3 +110,41 @@ fn readme_counts_the_machine_dumps_there_are() {
         "README.md should say \"{claim}\""
     );
 }
+
+/// The README's test command names every live test that creates a cgroup
+/// on the host (`TestCpuset::new` in tests/live.rs), so that whoever may
+/// not write cgroups there knows what to skip (a new user's trial: it
+/// named pid_plans_inside_the_targets_cgroup only, while
+/// pid_threads_in_different_cpusets makes one too on cgroup v1).
+#[test]
+fn readme_names_every_test_that_creates_a_cgroup() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let live = std::fs::read_to_string(root.join("tests/live.rs")).unwrap();
+    let mut makers = Vec::new();
+    let mut current = None;
+    for line in live.lines() {
+        if let Some(rest) = line.strip_prefix("fn ") {
+            current = rest.split('(').next().map(str::to_string);
+        }
+        if line.contains("TestCpuset::new(")
+            && let Some(name) = &current
+            && !makers.contains(name)
+        {
+            makers.push(name.clone());
+        }
+    }
+    assert!(makers.len() >= 2, "{makers:?}");
+    for name in &makers {
+        assert!(
+            readme.contains(name.as_str()),
+            "README.md's test command should name {name}, which creates a cgroup"
+        );
+        let skip = readme
+            .split("--skip ")
+            .skip(1)
+            .filter_map(|s| s.split([' ', ')', '\n']).next())
+            .any(|filter| name.contains(filter));
+        assert!(skip, "README.md's --skip filters should match {name}");
+    }
+}

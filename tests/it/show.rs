@@ -99,3 +99,45 @@ fn device_irqs_of_unknown_affinity_are_not_on_no_cpu() {
     let text = show(Some("nto/bare-metal-worker1.internal"), false);
     assert!(text.contains("device IRQs (^): "), "{text}");
 }
+
+/// Lists written for a tool are in the kernel's own form, and the README
+/// and pinrun(1) say where the stride form appears instead (a new user's
+/// trial: both said "Output is always canonical kernel ranges" while
+/// `--show` printed a package as `CPUs 0-30:2`). On the dump whose kernel
+/// wrote cpu0's `core_siblings_list` as `0,2,4,…,30`: `--dry-run --json`'s
+/// `cpulist` is that text byte for byte, from the kernel's list and from
+/// the stride form alike; `--show` writes the stride form; the docs say so.
+#[test]
+fn lists_for_tools_are_the_kernels_and_the_docs_say_where_strides_are() {
+    let rel = "cadvisor/xeon5218_nohyperthread_2socket_nohotplug";
+    let kernel = std::fs::read_to_string(
+        machine(rel).join("sys/devices/system/cpu/cpu0/topology/core_siblings_list"),
+    )
+    .unwrap()
+    .trim()
+    .to_string();
+    let evens: Vec<String> = (0..=30).step_by(2).map(|c| c.to_string()).collect();
+    assert_eq!(kernel, evens.join(","));
+    for given in [kernel.as_str(), "0-30:2"] {
+        let v = common::dry_json(rel, &["--dry-run", "--cpus", given]);
+        assert_eq!(v["cpulist"], kernel.as_str(), "--cpus {given}");
+    }
+    let text = show(Some(rel), false);
+    assert!(text.contains("CPUs 0-30:2"), "{text}");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    for doc in ["README.md", "man/pinrun.1"] {
+        let words = std::fs::read_to_string(root.join(doc))
+            .unwrap()
+            .replace("\\-", "-")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(!words.contains("Output is always canonical"), "{doc}");
+        assert!(
+            words.contains("in the kernel's own form")
+                && words.contains("in the stride form (")
+                && words.contains("0-30:2"),
+            "{doc} should say which lists are the kernel's and which use strides"
+        );
+    }
+}
