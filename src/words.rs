@@ -24,6 +24,16 @@ pub fn count(n: usize, noun: &str) -> String {
     }
 }
 
+/// [`count`] for a noun whose plural is not `noun` + "s": "1 pass" /
+/// "2 passes".
+pub fn count_as(n: usize, noun: &str, plural: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {plural}")
+    }
+}
+
 /// `noun` or its plural by the count `n`, without the number: "IRQ" /
 /// "IRQs" (for "IRQs 24 25").
 pub fn noun(n: usize, noun: &str) -> String {

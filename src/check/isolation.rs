@@ -192,7 +192,11 @@ fn unknown_flag(ctx: &Context, out: &mut Vec<Finding>) {
     else {
         return;
     };
-    let flags = iso.unknown_flags.join(", ");
+    let flags = format!(
+        "{} {}",
+        crate::words::noun(iso.unknown_flags.len(), "flag"),
+        iso.unknown_flags.join(", ")
+    );
     let asked = iso
         .cpus
         .clone()
@@ -206,7 +210,7 @@ fn unknown_flag(ctx: &Context, out: &mut Vec<Finding>) {
         (
             Severity::Warning,
             format!(
-                "isolcpus={} has flag(s) {flags} with characters other than letters: the kernel rejects the parameter (\"isolcpus: Invalid flag\") and isolates nothing",
+                "isolcpus={} has {flags} with characters other than letters: the kernel rejects the parameter (\"isolcpus: Invalid flag\") and isolates nothing",
                 iso.raw
             ),
         )
@@ -214,7 +218,7 @@ fn unknown_flag(ctx: &Context, out: &mut Vec<Finding>) {
         (
             Severity::Warning,
             format!(
-                "isolcpus={} has unknown flag(s) {flags}: this kernel rejected the parameter (cpu/isolated lists none of {asked}; kernels before 5.7 reject an unknown flag, later ones skip it)",
+                "isolcpus={} has unknown {flags}: this kernel rejected the parameter (cpu/isolated lists none of {asked}; kernels before 5.7 reject an unknown flag, later ones skip it)",
                 iso.raw
             ),
         )
@@ -222,7 +226,7 @@ fn unknown_flag(ctx: &Context, out: &mut Vec<Finding>) {
         (
             Severity::Notice,
             format!(
-                "isolcpus={} has unknown flag(s) {flags}: the kernel skips {} (\"isolcpus: Skipped unknown flag\", since Linux 5.7) and applies the rest; older kernels reject the whole parameter",
+                "isolcpus={} has unknown {flags}: the kernel skips {} (\"isolcpus: Skipped unknown flag\", since Linux 5.7) and applies the rest; older kernels reject the whole parameter",
                 iso.raw,
                 if iso.unknown_flags.len() == 1 {
                     "it"
@@ -593,9 +597,9 @@ fn sibling_not_isolated(ctx: &Context, out: &mut Vec<Finding>) {
             Severity::Warning,
             &shared,
             format!(
-                "{} {} SMT sibling(s) of isolated chosen CPUs but not isolated: other tasks run on the same physical cores",
+                "{} {} of isolated chosen CPUs but not isolated: other tasks run on the same physical cores",
                 cpus_phrase(&shared),
-                verb(&shared)
+                if shared.len() == 1 { "is an SMT sibling" } else { "are SMT siblings" }
             ),
             "isolate every thread of each core (add the siblings to isolcpus=/the isolated partition), or disable SMT",
         ));

@@ -85,9 +85,11 @@ fn bind_findings(ctx: &Context, mem: &MemPlan, out: &mut Vec<Finding>) {
                 Severity::Warning,
                 &CpuSet::new(),
                 format!(
-                    "strict bind to node(s) {} with {} MiB free or reclaimable: allocations beyond that invoke the OOM killer even while node(s) {elsewhere} have memory",
-                    mem.nodes,
-                    kb / 1024
+                    "strict bind to {} with {} MiB free or reclaimable: allocations beyond that invoke the OOM killer even while {} {} memory",
+                    crate::words::nodes_phrase(&mem.nodes),
+                    kb / 1024,
+                    crate::words::nodes_phrase(&elsewhere),
+                    if elsewhere.len() == 1 { "has" } else { "have" }
                 ),
                 format!("use --preferred {} (falls back to other nodes), or free memory on the node", mem.nodes.first().unwrap_or(0)),
             ),
@@ -137,9 +139,16 @@ fn numa_balancing_scans(sys: &SystemState, mode: i64, nodes: &NodeSet) -> Option
         .iter()
         .filter(|&n| sys.nodes.get(&n).is_some_and(|node| node.cpus.is_empty()))
         .collect();
-    (!cpuless.is_empty()).then(|| format!(
-        "kernel.numa_balancing = {mode} (memory tiering): it scans the bound memory on node(s) {cpuless}, which have no CPUs and may be below the top memory tier (page faults), though it cannot move pages off the bound nodes"
-    ))
+    (!cpuless.is_empty()).then(|| {
+        let which = match cpuless.len() {
+            1 => "which has",
+            _ => "which have",
+        };
+        format!(
+            "kernel.numa_balancing = {mode} (memory tiering): it scans the bound memory on {}, {which} no CPUs and may be below the top memory tier (page faults), though it cannot move pages off the bound nodes",
+            crate::words::nodes_phrase(&cpuless)
+        )
+    })
 }
 
 /// `memory-remote` when the memory of a bind or preferred policy `mem` is
@@ -188,7 +197,7 @@ fn remote_findings(ctx: &Context, mem: &MemPlan, out: &mut Vec<Finding>) {
                 Code::MemoryPartlyRemote,
                 Severity::Info,
                 ctx.plan.cpus.as_ref().unwrap_or(&CpuSet::new()),
-                format!("the chosen CPUs span nodes {cpu_nodes}; memory on {} is remote to the CPUs on node(s) {nodes}", mem.nodes),
+                format!("the chosen CPUs span nodes {cpu_nodes}; memory on {} is remote to the CPUs on {}", mem.nodes, crate::words::nodes_phrase(&nodes)),
                 "choose CPUs on one node (--node N), or interleave memory across their nodes",
             ),
             &mem.nodes,

@@ -152,13 +152,14 @@ pub fn apply_all(
         if passes == max_passes.max(2) {
             let why = if w.set_back > 0 {
                 format!(
-                    "threads kept leaving the plan after {passes} passes over the process's threads: {} time(s) a thread pinrun had changed was found set back (the program sets its own affinity or policy, or a thread's execve(2) replaced the process)",
-                    w.set_back
+                    "threads kept leaving the plan after {passes} passes over the process's threads: {} a thread pinrun had changed was found set back (the program sets its own affinity or policy, or a thread's execve(2) replaced the process)",
+                    crate::words::count(w.set_back, "time")
                 )
             } else if w.unread_passes > 0 {
                 format!(
-                    "threads kept appearing with the old placement or policy, or exiting before pinrun could read them, for {passes} passes over the process's threads: in {} pass(es) nothing needed a change but {} listed thread(s) had exited before pinrun read them, so threads they may have created on the old placement were not ruled out (threads living less than a pass, or pinrun kept off the CPU on a busy machine)",
-                    w.unread_passes, w.unread
+                    "threads kept appearing with the old placement or policy, or exiting before pinrun could read them, for {passes} passes over the process's threads: in {} nothing needed a change but {} had exited before pinrun read them, so threads they may have created on the old placement were not ruled out (threads living less than a pass, or pinrun kept off the CPU on a busy machine)",
+                    crate::words::count_as(w.unread_passes, "pass", "passes"),
+                    crate::words::count(w.unread, "listed thread")
                 )
             } else {
                 format!(
@@ -176,8 +177,12 @@ pub fn apply_all(
                 .filter(|&tid| save(tid, possible).is_ok_and(|s| is_as_planned(&s, plan)))
                 .count();
             if kept > 0 {
+                let (threads, are) = (
+                    crate::words::count(kept, "live thread"),
+                    if kept == 1 { "is" } else { "are" },
+                );
                 failed.error.message.push_str(&format!(
-                    "; {kept} live thread(s) are on the new placement after the restore (created from changed threads, they inherited it)"
+                    "; {threads} {are} on the new placement after the restore (created from changed threads, they inherited it)"
                 ));
             }
             return Err(failed);

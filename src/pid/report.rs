@@ -69,9 +69,13 @@ fn mib(bytes: u64) -> String {
 
 /// How many threads of process `pid` were read, and in how many passes
 /// over `/proc/PID/task` (the one wording of `--pid`'s text, `-v` and
-/// `--dry-run`): `3 thread(s), read in 2 pass(es) over /proc/42/task`.
+/// `--dry-run`): `3 threads, read in 2 passes over /proc/42/task`.
 pub fn threads_read(pid: u32, threads: usize, passes: usize) -> String {
-    format!("{threads} thread(s), read in {passes} pass(es) over /proc/{pid}/task")
+    format!(
+        "{}, read in {} over /proc/{pid}/task",
+        crate::words::count(threads, "thread"),
+        crate::words::count_as(passes, "pass", "passes")
+    )
 }
 
 /// The text of `pinrun --pid PID`.
@@ -100,10 +104,13 @@ pub fn process_text(v: &ProcessView) -> String {
     }
     if let Some(t) = v.threads.iter().find(|t| t.exited()) {
         s.push_str(&format!(
-            "the main thread {} has exited (state {}: a zombie until the last thread exits); the process is its {} live thread(s)\n",
+            "the main thread {} has exited (state {}: a zombie until the last thread exits); the process is its {}\n",
             t.tid,
             t.state.unwrap_or('Z'),
-            v.threads.iter().filter(|t| !t.exited()).count()
+            crate::words::count(
+                v.threads.iter().filter(|t| !t.exited()).count(),
+                "live thread"
+            )
         ));
     }
     let mems = v
@@ -256,7 +263,11 @@ mod tests {
     fn threads_read_is_one_sentence() {
         assert_eq!(
             threads_read(42, 303, 2),
-            "303 thread(s), read in 2 pass(es) over /proc/42/task"
+            "303 threads, read in 2 passes over /proc/42/task"
+        );
+        assert_eq!(
+            threads_read(42, 1, 1),
+            "1 thread, read in 1 pass over /proc/42/task"
         );
     }
 

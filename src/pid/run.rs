@@ -637,8 +637,8 @@ fn report_change(
         format!("pinrun: --pid {pid}: no thread attribute changed\n")
     } else {
         format!(
-            "pinrun: --pid {pid}: {what} for {} thread(s){}\n",
-            changed.len() + already.len(),
+            "pinrun: --pid {pid}: {what} for {}{}\n",
+            crate::words::count(changed.len() + already.len(), "thread"),
             match already.len() {
                 0 => String::new(),
                 _ if changed.is_empty() => " (already so: none changed)".to_string(),
@@ -718,7 +718,10 @@ fn failed(root: &Root, planned: &Planned, pid: u32, f: crate::pid::apply::Failed
         }
         let list: Vec<String> = by_cause
             .iter()
-            .map(|(m, tids)| format!("thread(s) {}: {m}", tids.join(",")))
+            .map(|(m, tids)| {
+                let threads = crate::words::noun(tids.len(), "thread");
+                format!("{threads} {}: {m}", tids.join(","))
+            })
             .collect();
         format!("NOT restored: {}{gone}", list.join("; "))
     };

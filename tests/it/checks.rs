@@ -254,7 +254,7 @@ fn rt_and_memory_findings() {
     let f = findings(low.path(), &["--cpus", "1", "--membind=0"]);
     assert_eq!(
         with(&f, "bind-low-memory")[0]["message"].as_str().unwrap(),
-        "strict bind to node(s) 0 with 100 MiB free or reclaimable: allocations beyond that invoke the OOM killer even while node(s) 1 have memory"
+        "strict bind to node 0 with 100 MiB free or reclaimable: allocations beyond that invoke the OOM killer even while node 1 has memory"
     );
     // The page cache and reclaimable slab of node0/meminfo are reclaimed
     // before the OOM killer runs (si_mem_available()): 100 MiB free and
@@ -289,7 +289,7 @@ fn rt_and_memory_findings() {
             "2\n",
             "--membind=0,1",
             Some(
-                "kernel.numa_balancing = 2 (memory tiering): it scans the bound memory on node(s) 1, which have no CPUs and may be below the top memory tier (page faults), though it cannot move pages off the bound nodes",
+                "kernel.numa_balancing = 2 (memory tiering): it scans the bound memory on node 1, which has no CPUs and may be below the top memory tier (page faults), though it cannot move pages off the bound nodes",
             ),
         ),
     ] {

@@ -262,7 +262,8 @@ fn undo(pid: u32, stream: &Stream, max: usize, possible: &CpuSet) -> (Option<Str
     let refused_words = match stream.refused {
         0 => String::new(),
         n => format!(
-            "; {n} line(s) of more than {max} bytes (the longest a thread's record or the claim's path can be) refused: what they said was not undone"
+            "; {} of more than {max} bytes (the longest a thread's record or the claim's path can be) refused: what they said was not undone",
+            crate::words::count(n, "line")
         ),
     };
     let claim_words = match claim {
@@ -305,14 +306,16 @@ fn undo(pid: u32, stream: &Stream, max: usize, possible: &CpuSet) -> (Option<Str
         }
     }
     let mut line = format!(
-        "pinrun: --pid {pid}: pinrun ended before its change of the threads was settled (killed?); its undo helper put back {put_back} thread(s)"
+        "pinrun: --pid {pid}: pinrun ended before its change of the threads was settled (killed?); its undo helper put back {}",
+        crate::words::count(put_back, "thread")
     );
     if gone > 0 {
         line.push_str(&format!(", {gone} had exited"));
     }
     if !other.is_empty() {
         line.push_str(&format!(
-            "; thread(s) {}: the TID names another thread now, not touched",
+            "; {} {}: the TID names another thread now, not touched",
+            crate::words::noun(other.len(), "thread"),
             other.join(",")
         ));
     }
@@ -427,7 +430,7 @@ mod tests {
             line.as_deref(),
             Some(
                 format!(
-                    "pinrun: --pid 7: pinrun ended before changing any thread; 1 line(s) of more than {max} bytes (the longest a thread's record or the claim's path can be) refused: what they said was not undone\n"
+                    "pinrun: --pid 7: pinrun ended before changing any thread; 1 line of more than {max} bytes (the longest a thread's record or the claim's path can be) refused: what they said was not undone\n"
                 )
                 .as_str()
             )
