@@ -261,24 +261,24 @@ pub fn unit_user_exec(text: &str) -> Option<(String, String)> {
 /// The first word of a command line as systemd reads `ExecStart=`
 /// (systemd.service(5) "COMMAND LINES"; `extract_first_word()` with
 /// `EXTRACT_UNQUOTE | EXTRACT_CUNESCAPE`, src/basic/extract-word.c): words
-/// end at unquoted whitespace; `"…"` and `'…'` quote anywhere in a word;
-/// a backslash escape is C's, as `cunescape_one()` (src/basic/escape.c)
-/// reads it (`\a \b \f \n \r \t \v \\ \" \' \s`, `\xNN`, `\NNN`
-/// octal, `\uNNNN`, `\UNNNNNNNN`; a NUL or an unknown escape is refused);
-/// then `%%` is `%` and `$$` is `$` (specifiers and variables, of which
-/// an `ExecStart=` written by `--emit systemd` has no other). The inverse
-/// of [`crate::fleet::report::systemd_word`] for every string without a
-/// NUL (a lone `\\;` is `;`). `None`: an unterminated quote or escape, or a
-/// bad escape; an empty line is the empty word.
+/// end at unquoted whitespace, systemd's `WHITESPACE` (space, tab, newline,
+/// carriage return: not a no-break space, a vertical tab or a form feed);
+/// `"…"` and `'…'` quote anywhere in a word; a backslash escape is C's, as
+/// `cunescape_one()` (src/basic/escape.c) reads it (`\a \b \f \n \r \t
+/// \v \\ \" \' \s`, `\xNN`, `\NNN` octal, `\uNNNN`, `\UNNNNNNNN`; a NUL
+/// or an unknown escape, `\;` included, is refused); then `%%` is `%`
+/// (`unit_path_printf()`; an `ExecStart=` written by `--emit systemd` has
+/// no other specifier). `$$` stays: the executable's path is not
+/// environment-expanded, only the arguments are. systemd 252
+/// (`systemd-analyze verify`) refuses an executable name with a control
+/// character ("Executable name contains special characters"), and so does
+/// this. The inverse of [`crate::fleet::report::systemd_path_word`] for
+/// every string without a control character and other than `;`. `None`:
+/// an unterminated quote or escape, a bad escape, a control character; an
+/// empty line is the empty word.
 pub fn systemd_first_word(line: &str) -> Option<String> {
-    let line = line.trim_start();
-    // A lone `\;` is a literal `;` (a lone `;` separates commands).
-    if line
-        .strip_prefix("\\;")
-        .is_some_and(|r| r.is_empty() || r.starts_with(char::is_whitespace))
-    {
-        return Some(";".into());
-    }
+    let systemd_space = |c: char| matches!(c, ' ' | '\t' | '\n' | '\r');
+    let line = line.trim_start_matches(systemd_space);
     let mut word = String::new();
     let mut quote: Option<char> = None;
     let mut chars = line.chars();
@@ -287,14 +287,14 @@ pub fn systemd_first_word(line: &str) -> Option<String> {
             ('\\', _) => word.push(cunescape_one(&mut chars)?),
             (c, Some(q)) if c == q => quote = None,
             (c, None) if c == '"' || c == '\'' => quote = Some(c),
-            (c, None) if c.is_whitespace() => break,
+            (c, None) if systemd_space(c) => break,
             (c, _) => word.push(c),
         }
     }
-    if quote.is_some() {
+    if quote.is_some() || word.chars().any(|c| c < ' ' || c == '\u{7f}') {
         return None;
     }
-    Some(word.replace("%%", "%").replace("$$", "$"))
+    Some(word.replace("%%", "%"))
 }
 
 /// One C escape after its backslash, as systemd's `cunescape_one()`:
