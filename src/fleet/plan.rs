@@ -241,18 +241,25 @@ pub fn unit_lists(
 /// systemd.unit(5)) and the first word of its first `ExecStart=`, without
 /// systemd's prefixes (`-@:+!|`, systemd.service(5)), as systemd reads it
 /// ([`systemd_first_word`]). `None` when the file sets no `User=` or no
-/// command, or the word is not one systemd would take.
+/// command, or the word is not one systemd would take. As systemd 252
+/// reads a unit (`systemd-analyze verify`): white space around `=` is
+/// allowed (`ExecStart = /x`), and an empty `ExecStart=` resets the list,
+/// so the first command is the first one after the last reset.
 pub fn unit_user_exec(text: &str) -> Option<(String, String)> {
     let value = |key: &str| {
         text.lines()
-            .filter_map(|l| l.trim().strip_prefix(key)?.strip_prefix('='))
+            .filter_map(|l| l.trim().strip_prefix(key)?.trim_start().strip_prefix('='))
             .map(str::trim)
             .collect::<Vec<_>>()
     };
     let user = value("User").pop().filter(|u| !u.is_empty())?;
-    let exec = value("ExecStart")
-        .into_iter()
-        .next()?
+    let execs = value("ExecStart");
+    let after_reset = execs
+        .iter()
+        .rposition(|e| e.is_empty())
+        .map_or(0, |i| i + 1);
+    let exec = execs
+        .get(after_reset)?
         .trim_start_matches(['-', '@', ':', '+', '!', '|']);
     let word = systemd_first_word(exec)?;
     (!word.is_empty()).then(|| (user.to_string(), word))
@@ -533,6 +540,31 @@ pub fn task_plans(sys: &SystemState, req: &Request, claims: &Claims, n: u32) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Break test: `ExecStart = /x` (white space around `=`) was no
+    /// command, and after an empty `ExecStart=` (a reset, as drop-ins
+    /// write it) the command before it was checked. systemd 252's
+    /// `systemd-analyze verify` runs `/tmp/no/sp` and `/tmp/no/second` for
+    /// these units.
+    #[test]
+    fn unit_user_exec_reads_spaced_assignments_and_resets() {
+        let u = unit_user_exec("[Service]\nUser = nobody\nExecStart = /tmp/no/sp a\n");
+        assert_eq!(u, Some(("nobody".into(), "/tmp/no/sp".into())));
+        let u = unit_user_exec(
+            "[Service]\nUser=nobody\nExecStart=/tmp/no/first\nExecStart=\nExecStart=-/tmp/no/second\nExecStart=/tmp/no/third\n",
+        );
+        assert_eq!(u, Some(("nobody".into(), "/tmp/no/second".into())));
+        assert_eq!(
+            unit_user_exec("[Service]\nUser=nobody\nExecStart=/tmp/no/first\nExecStart=\n"),
+            None
+        );
+        assert_eq!(
+            unit_user_exec(
+                "[Service]\nUser=nobody\nExecStartPre=/tmp/no/pre\nExecStart=/tmp/no/x\n"
+            ),
+            Some(("nobody".into(), "/tmp/no/x".into()))
+        );
+    }
     use crate::testkit::{Machine, cpus, request};
 
     /// Tasks get disjoint whole cores from the same planner: on 2×4×2
