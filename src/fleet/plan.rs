@@ -246,6 +246,7 @@ pub fn unit_lists(
 /// allowed (`ExecStart = /x`), and an empty `ExecStart=` resets the list,
 /// so the first command is the first one after the last reset.
 pub fn unit_user_exec(text: &str) -> Option<(String, String)> {
+    let text = join_continuations(text);
     let value = |key: &str| {
         text.lines()
             .filter_map(|l| l.trim().strip_prefix(key)?.trim_start().strip_prefix('='))
@@ -265,6 +266,25 @@ pub fn unit_user_exec(text: &str) -> Option<(String, String)> {
     (!word.is_empty()).then(|| (user.to_string(), word))
 }
 
+/// `text` with each line ending in an odd number of backslashes joined to
+/// the next, the backslash a space (systemd 252's `config_parse()`:
+/// `ExecStart=/tmp/no/a\` then `b c` runs `/tmp/no/a`; two backslashes
+/// continue nothing).
+fn join_continuations(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        let trailing = line.len() - line.trim_end_matches('\\').len();
+        if trailing % 2 == 1 {
+            out.push_str(&line[..line.len() - 1]);
+            out.push(' ');
+        } else {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
 /// The first word of a command line as systemd reads `ExecStart=`
 /// (systemd.service(5) "COMMAND LINES"; `extract_first_word()` with
 /// `EXTRACT_UNQUOTE | EXTRACT_CUNESCAPE`, src/basic/extract-word.c): words
@@ -278,11 +298,11 @@ pub fn unit_user_exec(text: &str) -> Option<(String, String)> {
 /// no other specifier). `$$` stays: the executable's path is not
 /// environment-expanded, only the arguments are. systemd 252
 /// (`systemd-analyze verify`) refuses an executable name with a control
-/// character ("Executable name contains special characters"), and so does
-/// this. The inverse of [`crate::fleet::report::systemd_path_word`] for
-/// every string without a control character and other than `;`. `None`:
-/// an unterminated quote or escape, a bad escape, a control character; an
-/// empty line is the empty word.
+/// character, a backslash or a quote ("Executable name contains special
+/// characters": `string_is_safe()`), and so does this. The inverse of
+/// [`crate::fleet::report::systemd_path_word`] for every other string but
+/// `;`. `None`: an unterminated quote or escape, a bad escape, a name
+/// systemd refuses; an empty line is the empty word.
 pub fn systemd_first_word(line: &str) -> Option<String> {
     let systemd_space = |c: char| matches!(c, ' ' | '\t' | '\n' | '\r');
     let line = line.trim_start_matches(systemd_space);
@@ -298,7 +318,10 @@ pub fn systemd_first_word(line: &str) -> Option<String> {
             (c, _) => word.push(c),
         }
     }
-    if quote.is_some() || word.chars().any(|c| c < ' ' || c == '\u{7f}') {
+    // string_is_safe() (src/basic/string-util.c), as config_parse_exec()
+    // asks of the executable's name.
+    let unsafe_char = |c: char| c < ' ' || matches!(c, '\u{7f}' | '\\' | '"' | '\'');
+    if quote.is_some() || word.chars().any(unsafe_char) {
         return None;
     }
     Some(word.replace("%%", "%"))
@@ -564,6 +587,14 @@ mod tests {
             ),
             Some(("nobody".into(), "/tmp/no/x".into()))
         );
+        // Continued lines (systemd-analyze verify: /tmp/no/a, /tmp/no/z).
+        let u = unit_user_exec("[Service]\nUser=nobody\nExecStart=/tmp/no/a\\\nb c\n");
+        assert_eq!(u, Some(("nobody".into(), "/tmp/no/a".into())));
+        let u = unit_user_exec("[Service]\nUser=nobody\nExecStart=\\\n  /tmp/no/z c\n");
+        assert_eq!(u, Some(("nobody".into(), "/tmp/no/z".into())));
+        // Two backslashes continue nothing: the name `/tmp/no/a\` is refused.
+        let u = unit_user_exec("[Service]\nUser=nobody\nExecStart=/tmp/no/a\\\\\nType=oneshot\n");
+        assert_eq!(u, None);
     }
     use crate::testkit::{Machine, cpus, request};
 

@@ -381,7 +381,9 @@ fn exec_start_first_word_is_read_as_systemd_reads_it() {
     use pinrun::fleet::plan::systemd_first_word as first;
     let cases: &[(&str, Option<&str>)] = &[
         ("  /usr/bin/app -x", Some("/usr/bin/app")),
-        ("\"foo\\\"bar\" rest", Some("foo\"bar")),
+        ("\"foo\\\"bar\" rest", None),
+        ("\"/tmp/no/a'b\" c", None),
+        ("/tmp/no/a\\\\ c", None),
         ("'foo bar' x", Some("foo bar")),
         ("foo\"bar baz\"qux x", Some("foobar bazqux")),
         ("a\\x20b", Some("a b")),
@@ -391,7 +393,7 @@ fn exec_start_first_word_is_read_as_systemd_reads_it() {
         // systemd 252 (`systemd-analyze verify` on a unit with each line):
         // an executable name with a control character is refused, `\;` is
         // an unknown escape, `$$` stays in the path (no variable is
-        // expanded there), a no-break space or a vertical tab ends no word.
+        // expanded there), a quote or a backslash in the name is refused, a no-break space or a vertical tab ends no word.
         ("\"a\\nb\\tc\"", None),
         ("\"/tmp/no/a\\x7fb\"", None),
         ("\\; x", None),
@@ -413,7 +415,8 @@ fn exec_start_first_word_is_read_as_systemd_reads_it() {
     let config = proptest::test_runner::Config::with_cases(2000);
     proptest::proptest!(config, |(s in "[^\\x00]{0,12}|[\\x01-\\x1f \"'\\\\%$;a\\u{e4}]{0,12}")| {
         let w = pinrun::fleet::report::systemd_path_word(&s);
-        let taken = (s != ";" && !s.chars().any(|c| c < ' ' || c == '\u{7f}')).then(|| s.clone());
+        let refused = |c: char| c < ' ' || matches!(c, '\u{7f}' | '\\' | '"' | '\'');
+        let taken = (s != ";" && !s.chars().any(refused)).then(|| s.clone());
         proptest::prop_assert_eq!(first(&w), taken.clone(), "{:?}", w);
         proptest::prop_assert_eq!(first(&format!("{w} --next")), taken, "{:?}", w);
     });
