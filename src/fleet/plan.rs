@@ -241,44 +241,71 @@ pub fn unit_lists(
 /// systemd.unit(5)) and the first word of its first `ExecStart=`, without
 /// systemd's prefixes (`-@:+!|`, systemd.service(5)), as systemd reads it
 /// ([`systemd_first_word`]). `None` when the file sets no `User=` or no
-/// command, or the word is not one systemd would take.
+/// command, or the word is not one systemd would take. As systemd 252
+/// reads a unit (`systemd-analyze verify`): white space around `=` is
+/// allowed (`ExecStart = /x`), and an empty `ExecStart=` resets the list,
+/// so the first command is the first one after the last reset.
 pub fn unit_user_exec(text: &str) -> Option<(String, String)> {
+    let text = join_continuations(text);
     let value = |key: &str| {
         text.lines()
-            .filter_map(|l| l.trim().strip_prefix(key)?.strip_prefix('='))
+            .filter_map(|l| l.trim().strip_prefix(key)?.trim_start().strip_prefix('='))
             .map(str::trim)
             .collect::<Vec<_>>()
     };
     let user = value("User").pop().filter(|u| !u.is_empty())?;
-    let exec = value("ExecStart")
-        .into_iter()
-        .next()?
+    let execs = value("ExecStart");
+    let after_reset = execs
+        .iter()
+        .rposition(|e| e.is_empty())
+        .map_or(0, |i| i + 1);
+    let exec = execs
+        .get(after_reset)?
         .trim_start_matches(['-', '@', ':', '+', '!', '|']);
     let word = systemd_first_word(exec)?;
     (!word.is_empty()).then(|| (user.to_string(), word))
 }
 
+/// `text` with each line ending in an odd number of backslashes joined to
+/// the next, the backslash a space (systemd 252's `config_parse()`:
+/// `ExecStart=/tmp/no/a\` then `b c` runs `/tmp/no/a`; two backslashes
+/// continue nothing).
+fn join_continuations(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        let trailing = line.len() - line.trim_end_matches('\\').len();
+        if trailing % 2 == 1 {
+            out.push_str(&line[..line.len() - 1]);
+            out.push(' ');
+        } else {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
 /// The first word of a command line as systemd reads `ExecStart=`
 /// (systemd.service(5) "COMMAND LINES"; `extract_first_word()` with
 /// `EXTRACT_UNQUOTE | EXTRACT_CUNESCAPE`, src/basic/extract-word.c): words
-/// end at unquoted whitespace; `"…"` and `'…'` quote anywhere in a word;
-/// a backslash escape is C's, as `cunescape_one()` (src/basic/escape.c)
-/// reads it (`\a \b \f \n \r \t \v \\ \" \' \s`, `\xNN`, `\NNN`
-/// octal, `\uNNNN`, `\UNNNNNNNN`; a NUL or an unknown escape is refused);
-/// then `%%` is `%` and `$$` is `$` (specifiers and variables, of which
-/// an `ExecStart=` written by `--emit systemd` has no other). The inverse
-/// of [`crate::fleet::report::systemd_word`] for every string without a
-/// NUL (a lone `\\;` is `;`). `None`: an unterminated quote or escape, or a
-/// bad escape; an empty line is the empty word.
+/// end at unquoted whitespace, systemd's `WHITESPACE` (space, tab, newline,
+/// carriage return: not a no-break space, a vertical tab or a form feed);
+/// `"…"` and `'…'` quote anywhere in a word; a backslash escape is C's, as
+/// `cunescape_one()` (src/basic/escape.c) reads it (`\a \b \f \n \r \t
+/// \v \\ \" \' \s`, `\xNN`, `\NNN` octal, `\uNNNN`, `\UNNNNNNNN`; a NUL
+/// or an unknown escape, `\;` included, is refused); then `%%` is `%`
+/// (`unit_path_printf()`; an `ExecStart=` written by `--emit systemd` has
+/// no other specifier). `$$` stays: the executable's path is not
+/// environment-expanded, only the arguments are. systemd 252
+/// (`systemd-analyze verify`) refuses an executable name with a control
+/// character, a backslash or a quote ("Executable name contains special
+/// characters": `string_is_safe()`), and so does this. The inverse of
+/// [`crate::fleet::report::systemd_path_word`] for every other string but
+/// `;`. `None`: an unterminated quote or escape, a bad escape, a name
+/// systemd refuses; an empty line is the empty word.
 pub fn systemd_first_word(line: &str) -> Option<String> {
-    let line = line.trim_start();
-    // A lone `\;` is a literal `;` (a lone `;` separates commands).
-    if line
-        .strip_prefix("\\;")
-        .is_some_and(|r| r.is_empty() || r.starts_with(char::is_whitespace))
-    {
-        return Some(";".into());
-    }
+    let systemd_space = |c: char| matches!(c, ' ' | '\t' | '\n' | '\r');
+    let line = line.trim_start_matches(systemd_space);
     let mut word = String::new();
     let mut quote: Option<char> = None;
     let mut chars = line.chars();
@@ -287,14 +314,17 @@ pub fn systemd_first_word(line: &str) -> Option<String> {
             ('\\', _) => word.push(cunescape_one(&mut chars)?),
             (c, Some(q)) if c == q => quote = None,
             (c, None) if c == '"' || c == '\'' => quote = Some(c),
-            (c, None) if c.is_whitespace() => break,
+            (c, None) if systemd_space(c) => break,
             (c, _) => word.push(c),
         }
     }
-    if quote.is_some() {
+    // string_is_safe() (src/basic/string-util.c), as config_parse_exec()
+    // asks of the executable's name.
+    let unsafe_char = |c: char| c < ' ' || matches!(c, '\u{7f}' | '\\' | '"' | '\'');
+    if quote.is_some() || word.chars().any(unsafe_char) {
         return None;
     }
-    Some(word.replace("%%", "%").replace("$$", "$"))
+    Some(word.replace("%%", "%"))
 }
 
 /// One C escape after its backslash, as systemd's `cunescape_one()`:
@@ -533,6 +563,39 @@ pub fn task_plans(sys: &SystemState, req: &Request, claims: &Claims, n: u32) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Break test: `ExecStart = /x` (white space around `=`) was no
+    /// command, and after an empty `ExecStart=` (a reset, as drop-ins
+    /// write it) the command before it was checked. systemd 252's
+    /// `systemd-analyze verify` runs `/tmp/no/sp` and `/tmp/no/second` for
+    /// these units.
+    #[test]
+    fn unit_user_exec_reads_spaced_assignments_and_resets() {
+        let u = unit_user_exec("[Service]\nUser = nobody\nExecStart = /tmp/no/sp a\n");
+        assert_eq!(u, Some(("nobody".into(), "/tmp/no/sp".into())));
+        let u = unit_user_exec(
+            "[Service]\nUser=nobody\nExecStart=/tmp/no/first\nExecStart=\nExecStart=-/tmp/no/second\nExecStart=/tmp/no/third\n",
+        );
+        assert_eq!(u, Some(("nobody".into(), "/tmp/no/second".into())));
+        assert_eq!(
+            unit_user_exec("[Service]\nUser=nobody\nExecStart=/tmp/no/first\nExecStart=\n"),
+            None
+        );
+        assert_eq!(
+            unit_user_exec(
+                "[Service]\nUser=nobody\nExecStartPre=/tmp/no/pre\nExecStart=/tmp/no/x\n"
+            ),
+            Some(("nobody".into(), "/tmp/no/x".into()))
+        );
+        // Continued lines (systemd-analyze verify: /tmp/no/a, /tmp/no/z).
+        let u = unit_user_exec("[Service]\nUser=nobody\nExecStart=/tmp/no/a\\\nb c\n");
+        assert_eq!(u, Some(("nobody".into(), "/tmp/no/a".into())));
+        let u = unit_user_exec("[Service]\nUser=nobody\nExecStart=\\\n  /tmp/no/z c\n");
+        assert_eq!(u, Some(("nobody".into(), "/tmp/no/z".into())));
+        // Two backslashes continue nothing: the name `/tmp/no/a\` is refused.
+        let u = unit_user_exec("[Service]\nUser=nobody\nExecStart=/tmp/no/a\\\\\nType=oneshot\n");
+        assert_eq!(u, None);
+    }
     use crate::testkit::{Machine, cpus, request};
 
     /// Tasks get disjoint whole cores from the same planner: on 2×4×2

@@ -21,7 +21,20 @@ use std::fmt::Write;
 /// that is empty or holds white space, quotes or a backslash is
 /// double-quoted with `\` and `"` escaped.
 pub fn systemd_word(arg: &str) -> String {
-    let t = arg.replace('%', "%%").replace('$', "$$");
+    quoted_word(&arg.replace('$', "$$"))
+}
+
+/// [`systemd_word`] for `ExecStart=`'s first word, the executable's path:
+/// systemd expands specifiers in it (`%%` is `%`) but no variable, so a
+/// `$` is written as itself (systemd 252, `systemd-analyze verify`:
+/// `ExecStart=/tmp/no/a$$b` runs `/tmp/no/a$$b`).
+pub fn systemd_path_word(path: &str) -> String {
+    quoted_word(path)
+}
+
+/// `t` with `%` doubled, quoted and C-escaped for a systemd command line.
+fn quoted_word(t: &str) -> String {
+    let t = t.replace('%', "%%");
     if t == ";" {
         // systemd.service(5): a lone ";" separates commands; "\;" is literal.
         return "\\;".into();
@@ -117,7 +130,14 @@ pub fn systemd(
                 .map(|a| a.to_string_lossy().into_owned())
                 .collect()
         };
-        let quoted: Vec<String> = words.iter().map(|w| systemd_word(w)).collect();
+        let quoted: Vec<String> = words
+            .iter()
+            .enumerate()
+            .map(|(i, w)| match i {
+                0 => systemd_path_word(w),
+                _ => systemd_word(w),
+            })
+            .collect();
         line(&mut s, format!("ExecStart={}", quoted.join(" ")));
         if let Some(user) = &req.fleet.unit_user {
             line(&mut s, format!("User={user}"));

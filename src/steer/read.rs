@@ -334,7 +334,8 @@ const REPLY_ERROR: u8 = b'E';
 
 /// Forks the reader of the connection `conn` ([`crate::ffi::fork_detached`]:
 /// pinrun keeps no child; named `pinrun-drain`, its own session, every
-/// other descriptor closed, the ending signals blocked: systemd stopping
+/// other descriptor closed, stdio on `/dev/null`, in `/`, the ending
+/// signals blocked: systemd stopping
 /// the unit's cgroup does not close the connection unread). It reads
 /// `conn` until irqbalance closes it and forwards each read to pinrun
 /// over a `SOCK_SEQPACKET` pair ([`REPLY_DATA`], [`REPLY_ERROR`]; end of
@@ -355,6 +356,20 @@ fn read_detached(conn: std::os::fd::BorrowedFd<'_>) -> Result<std::os::fd::Owned
         return Ok(mine);
     }
     crate::ffi::close_fds_except(&[conn.as_raw_fd(), theirs.as_raw_fd()]);
+    // It writes nothing and may outlive pinrun by a rescan or a stopped
+    // daemon: pinrun's stdio and directory held open meanwhile keep a
+    // pipe reader of pinrun's output (`pinrun … | tee`, `$(pinrun …)`)
+    // waiting and the directory's mount busy.
+    if let Ok(null) = nix::fcntl::open(
+        c"/dev/null",
+        nix::fcntl::OFlag::O_RDWR,
+        nix::sys::stat::Mode::empty(),
+    ) {
+        let _ = nix::unistd::dup2_stdin(&null);
+        let _ = nix::unistd::dup2_stdout(&null);
+        let _ = nix::unistd::dup2_stderr(&null);
+    }
+    let _ = nix::unistd::chdir(c"/");
     let _ = nix::unistd::setsid();
     let _ = crate::ffi::defer_ending_signals();
     let _ = nix::sys::prctl::set_name(c"pinrun-drain");
@@ -716,6 +731,77 @@ mod tests {
             nix::sys::socket::MsgFlags::MSG_NOSIGNAL,
         );
         assert_eq!(sent, Ok(24), "the daemon's reply must find its reader");
+    }
+
+    /// Break test: the drain kept pinrun's stdin, stdout, stderr and
+    /// directory: while irqbalance held the connection (a rescan, or
+    /// stopped), `pinrun … | tee` and `$(pinrun …)` waited for the drain,
+    /// not for pinrun. Every live drain of this binary (named once its
+    /// setup is done) holds `/dev/null` on 0-2, its two sockets and
+    /// nothing else, in `/`.
+    #[test]
+    fn a_drain_holds_only_its_sockets_and_dev_null() {
+        use std::io::Read;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("irqbalance1.sock");
+        let l = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let h = std::thread::spawn(move || {
+            let (mut s, _) = l.accept().unwrap();
+            let mut buf = [0u8; 500];
+            let _ = s.read(&mut buf).unwrap();
+            // Held open, unanswered, until the drain has been looked at.
+            let _ = rx.recv();
+        });
+        let e =
+            irqbalance_exchange(&path, "setup", std::time::Duration::from_millis(200)).unwrap_err();
+        assert!(e.starts_with("no answer in 0.2 s"), "{e}");
+        let me = std::env::current_exe().unwrap();
+        let mut drains = 0;
+        for p in std::fs::read_dir("/proc").unwrap().flatten() {
+            let p = p.path();
+            let comm = std::fs::read_to_string(p.join("comm")).unwrap_or_default();
+            if comm.trim_end() != "pinrun-drain"
+                || std::fs::read_link(p.join("exe")).ok().as_ref() != Some(&me)
+            {
+                continue;
+            }
+            let Ok(fds) = std::fs::read_dir(p.join("fd")) else {
+                continue; // ended meanwhile
+            };
+            let mut fds: Vec<(u32, String)> = fds
+                .flatten()
+                .map(|f| {
+                    let n = f.file_name().to_string_lossy().parse().unwrap();
+                    let to = std::fs::read_link(f.path()).unwrap_or_default();
+                    (n, to.to_string_lossy().into_owned())
+                })
+                .collect();
+            fds.sort();
+            let null: Vec<_> = fds.iter().filter(|(n, _)| *n < 3).collect();
+            assert_eq!(
+                null,
+                [0, 1, 2]
+                    .map(|n| (n, "/dev/null".to_string()))
+                    .iter()
+                    .collect::<Vec<_>>(),
+                "{p:?}"
+            );
+            let rest: Vec<_> = fds.iter().filter(|(n, _)| *n >= 3).collect();
+            assert_eq!(rest.len(), 2, "{p:?}: {fds:?}");
+            assert!(
+                rest.iter().all(|(_, to)| to.starts_with("socket:[")),
+                "{fds:?}"
+            );
+            assert_eq!(
+                std::fs::read_link(p.join("cwd")).unwrap(),
+                std::path::Path::new("/")
+            );
+            drains += 1;
+        }
+        assert!(drains >= 1, "the held connection's drain was not found");
+        tx.send(()).unwrap();
+        h.join().unwrap();
     }
 
     /// Break test: any user's process named `irqbalance` (`cp /bin/sleep

@@ -368,26 +368,40 @@ fn emit_ignores_the_callers_own_limits() {
 /// `--check-emitted` reads a unit's first `ExecStart=` word as systemd
 /// does (`extract_first_word()` with `EXTRACT_UNQUOTE|EXTRACT_CUNESCAPE`,
 /// systemd.service(5) "COMMAND LINES"): quotes anywhere in a word, C
-/// escapes quoted or not, `\;` for `;`, `%%` and `$$`; an unterminated
-/// quote, an unknown escape or a NUL is no word. It was the inverse of
-/// `--emit systemd`'s quoting only for `\"` and `\\`: `\n` read as `n`,
-/// `\x01` as `x01`, so a path with a newline or a control character was
-/// looked up wrong. Now the inverse for every string without a NUL.
+/// escapes quoted or not, `%%`; an unterminated quote, an unknown escape
+/// or a NUL is no word. It was the inverse of `--emit systemd`'s quoting
+/// only for `\"` and `\\`: `\n` read as `n`, `\x01` as `x01`. Break
+/// test (systemd 252's `systemd-analyze verify`): `$$` is not `$` in the
+/// executable's path, `\;` and a control character are refused, a
+/// no-break space or a vertical tab ends no word; `--emit systemd` wrote a
+/// `$` in the path as `$$` (a path systemd does not find). Now the
+/// inverse of the path's quoting for every name systemd takes.
 #[test]
 fn exec_start_first_word_is_read_as_systemd_reads_it() {
     use pinrun::fleet::plan::systemd_first_word as first;
     let cases: &[(&str, Option<&str>)] = &[
         ("  /usr/bin/app -x", Some("/usr/bin/app")),
-        ("\"foo\\\"bar\" rest", Some("foo\"bar")),
+        ("\"foo\\\"bar\" rest", None),
+        ("\"/tmp/no/a'b\" c", None),
+        ("/tmp/no/a\\\\ c", None),
         ("'foo bar' x", Some("foo bar")),
         ("foo\"bar baz\"qux x", Some("foobar bazqux")),
         ("a\\x20b", Some("a b")),
         ("\\u00e4", Some("\u{e4}")),
         ("\\101", Some("A")),
         ("a\\sb", Some("a b")),
-        ("\"a\\nb\\tc\"", Some("a\nb\tc")),
-        ("\\; x", Some(";")),
-        ("%%h/$$HOME", Some("%h/$HOME")),
+        // systemd 252 (`systemd-analyze verify` on a unit with each line):
+        // an executable name with a control character is refused, `\;` is
+        // an unknown escape, `$$` stays in the path (no variable is
+        // expanded there), a quote or a backslash in the name is refused, a no-break space or a vertical tab ends no word.
+        ("\"a\\nb\\tc\"", None),
+        ("\"/tmp/no/a\\x7fb\"", None),
+        ("\\; x", None),
+        ("%%h/$$HOME", Some("%h/$$HOME")),
+        ("/tmp/no/a${X}b", Some("/tmp/no/a${X}b")),
+        ("/tmp/no/a\u{a0}b c", Some("/tmp/no/a\u{a0}b")),
+        ("/tmp/no/a\u{b}b c", None),
+        ("/tmp/no/a\tb", Some("/tmp/no/a")),
         ("\"", None),
         ("'a b", None),
         ("a\\q", None),
@@ -400,9 +414,11 @@ fn exec_start_first_word_is_read_as_systemd_reads_it() {
     }
     let config = proptest::test_runner::Config::with_cases(2000);
     proptest::proptest!(config, |(s in "[^\\x00]{0,12}|[\\x01-\\x1f \"'\\\\%$;a\\u{e4}]{0,12}")| {
-        let w = pinrun::fleet::report::systemd_word(&s);
-        proptest::prop_assert_eq!(first(&w), Some(s.clone()), "{:?}", w);
-        proptest::prop_assert_eq!(first(&format!("{w} --next")), Some(s), "{:?}", w);
+        let w = pinrun::fleet::report::systemd_path_word(&s);
+        let refused = |c: char| c < ' ' || matches!(c, '\u{7f}' | '\\' | '"' | '\'');
+        let taken = (s != ";" && !s.chars().any(refused)).then(|| s.clone());
+        proptest::prop_assert_eq!(first(&w), taken.clone(), "{:?}", w);
+        proptest::prop_assert_eq!(first(&format!("{w} --next")), taken, "{:?}", w);
     });
 }
 
@@ -416,6 +432,14 @@ fn emit_quotes_exec_start_and_keeps_pinrun_when_needed() {
     );
     assert_eq!(pinrun::fleet::report::systemd_word("a b"), "\"a b\"");
     assert_eq!(pinrun::fleet::report::systemd_word("$HOME"), "$$HOME");
+    assert_eq!(
+        pinrun::fleet::report::systemd_path_word("/opt/a$b"),
+        "/opt/a$b"
+    );
+    assert_eq!(
+        pinrun::fleet::report::systemd_path_word("/opt/%h"),
+        "/opt/%%h"
+    );
     assert_eq!(pinrun::fleet::report::systemd_word("%h"), "%%h");
     assert_eq!(pinrun::fleet::report::systemd_word("it's"), "\"it's\"");
     assert_eq!(pinrun::fleet::report::systemd_word("c\\"), "\"c\\\\\"");
