@@ -39,6 +39,7 @@
 # not install: apt-get install -y rt-tests (Debian, Ubuntu; oslat from 1.10).
 #
 #   CPU=1 D=5 R=3 PINRUN=target/x86_64-unknown-linux-gnu/release/pinrun bench/probe-rt.sh
+#   (CONDS=idle: the idle condition only; the default is "idle loaded")
 #
 # "loaded": a SCHED_OTHER busy loop pinned to the CPU and a loop of 4 KiB
 # O_DIRECT reads (a device interrupt per read); nothing on the host is
@@ -130,7 +131,7 @@ wake_both() {
     wait $!
 }
 
-for cond in idle loaded; do
+for cond in ${CONDS:-idle loaded}; do
     [ "$cond" = loaded ] && load_on
     for r in $(seq 1 "$R"); do
         echo "# $cond $r: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/load"
@@ -181,7 +182,14 @@ def pct(h, q):
     return None
 
 print(open(os.path.join(out, "load")).read(), end="")
-rows, runrows, ratios = [], [], {}
+rows, runrows, ratios, each = [], [], {}, {}
+
+def keep(cond, what, mine, peer):
+    """Each tool's own figure per repeat, for the ratio of the medians."""
+    m = each.setdefault((cond, what), ([], []))
+    m[0].append(mine)
+    m[1].append(peer)
+
 for cond in ["idle", "loaded"]:
     for r in range(1, R + 1):
         base = os.path.join(out, f"{cond}.{r}")
@@ -201,6 +209,7 @@ for cond in ["idle", "loaded"]:
                 ratios.setdefault((cond, "gaps >1us per s of run time"), []).append(prg / org if org else float("nan"))
             rows.append(f"| {cond} | {r} | spin | worst gap {pw:.0f} us / {ow:.0f} us | gaps >1us/s {pg:.0f} / {ogs:.0f} |")
             ratios.setdefault((cond, "worst gap"), []).append(pw / ow if ow else float("nan"))
+            keep(cond, "worst gap, us", pw, ow)
             ratios.setdefault((cond, "gaps >1us per s"), []).append(pg / ogs if ogs else float("nan"))
         p, o = load(base + ".wake.pinrun"), load(base + ".wake.peer")
         if p and o:
@@ -211,6 +220,8 @@ for cond in ["idle", "loaded"]:
             o99, omax = pct(h, 0.99), float(t["max"])
             rows.append(f"| {cond} | {r} | wakeup | p99 {p99} us / {o99} us | max {pmax:.0f} us / {omax:.0f} us |")
             ratios.setdefault((cond, "wake-up p99"), []).append(p99 / o99 if o99 else float("nan"))
+            if o99:
+                keep(cond, "wake-up p99, us", p99, o99)
             ratios.setdefault((cond, "wake-up max, one after the other"), []).append(pmax / omax if omax else float("nan"))
         p, o = load(base + ".both.pinrun"), load(base + ".both.peer")
         if p and o:
@@ -231,4 +242,14 @@ print("| condition | figure | ratios pinrun / peer (each repeat) | median |")
 print("|---|---|---|---|")
 for (cond, what), v in ratios.items():
     print(f"| {cond} | {what} | {', '.join(f'{x:.2f}' for x in v)} | {statistics.median(v):.2f} |")
+print()
+# A worst gap is the largest of a few rare stalls in each run: two runs
+# one after the other meet different stalls, so the ratio of one repeat
+# is of two independent maxima. The median of each tool's own figures
+# over the repeats compares the two distributions instead.
+print("| condition | figure | pinrun, median of the repeats | peer, median | ratio of the medians |")
+print("|---|---|---|---|---|")
+for (cond, what), (mine, peer) in each.items():
+    a, b = statistics.median(mine), statistics.median(peer)
+    print(f"| {cond} | {what} | {a:.0f} | {b:.0f} | {a / b if b else float('nan'):.2f} |")
 EOF
