@@ -885,7 +885,8 @@ pub fn peer_hint(arg: &str, args: &[String], host: &PeerHost) -> Option<String> 
                 h.command_with(&shown).unwrap_or_default(),
                 note(h)
             ),
-            Pinrun::Default(why) | Pinrun::None(why) => format!("{tools} {name}: {why}"),
+            Pinrun::Default(why) => format!("{tools} {name}: {why}"),
+            Pinrun::None(why) => format!("{tools} {name} has no pinrun equivalent: {why}"),
         }
     };
     // A spelling pinrun takes for its own option (`--show`): the command

@@ -135,7 +135,7 @@ impl Habit {
     }
 }
 
-const SHM: &str = "a shared-memory policy option, with no pinrun equivalent: pinrun sets the process's policy before exec (--membind, --interleave, ...), which its allocations follow";
+const SHM: &str = "a shared-memory policy option: pinrun sets the process's policy before exec (--membind, --interleave, ...), which its allocations follow";
 
 use Pinrun::{Default, None as No, Use};
 use Tool::{Chrt, Numactl, Sched, Taskset};

@@ -698,7 +698,7 @@ fn peer_tool_habits_get_the_pinrun_command() {
         (
             &["--max"],
             125,
-            "hint: chrt --max: the real-time priorities are 1 to 99 (SCHED_FIFO, SCHED_RR; sched_get_priority_max(2)); pinrun --check --fifo 99 says what this process may use",
+            "hint: chrt --max has no pinrun equivalent: the real-time priorities are 1 to 99 (SCHED_FIFO, SCHED_RR; sched_get_priority_max(2)); pinrun --check --fifo 99 says what this process may use",
         ),
         (
             &["-m", "./app"],
@@ -1403,4 +1403,32 @@ fn an_option_that_needs_another_names_itself() {
     // src/cli.rs ties this many options to another with `requires`.
     assert!(named.len() >= 15, "only {named:?}");
     assert!(named.contains(&"smt".to_string()), "{named:?}");
+}
+
+/// A new user's reading of pinrun(1): a peer option with no pinrun
+/// equivalent was described as "no pinrun equivalent: a shared-memory
+/// policy option, with no pinrun equivalent: …" (the man page's prefix and
+/// the reason both said it). Now the reason says why and the prefix, or
+/// the hint, says that there is none, once.
+#[test]
+fn no_equivalent_is_said_once() {
+    let man = pinrun().args(["--generate", "man"]).output().unwrap();
+    let man = String::from_utf8_lossy(&man.stdout);
+    let twice: Vec<&str> = man
+        .lines()
+        .filter(|l| l.matches("pinrun equivalent").count() > 1)
+        .collect();
+    assert!(twice.is_empty(), "{twice:?}");
+    assert!(
+        man.contains("no pinrun equivalent: a shared\\-memory policy option: pinrun sets"),
+        "{man}"
+    );
+    let out = pinrun().args(["--shm", "1M", "true"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(125));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("hint: numactl --shm has no pinrun equivalent: a shared-memory policy option: pinrun sets the process's policy before exec"),
+        "{err}"
+    );
+    assert_eq!(err.matches("pinrun equivalent").count(), 1, "{err}");
 }
