@@ -588,6 +588,33 @@ pub fn fork_detached() -> io::Result<bool> {
     waited
 }
 
+/// Cuts a process [`fork_detached`] just made loose from pinrun's: closes
+/// every descriptor from 3 up except `keep` ([`close_fds_except`]), puts
+/// stdin and stdout (and stderr too when `stderr` is true) on `/dev/null`
+/// (a pipe reader of pinrun's output, `pinrun … | tee` or `$(pinrun …)`,
+/// is not kept waiting for it), starts its own session (`setsid(2)`: the
+/// terminal's SIGINT, SIGQUIT and SIGHUP go to the command, not to it) and
+/// names it `name` (`PR_SET_NAME`, `prctl(2)`: what `ps` and
+/// `/proc/PID/comm` show, at most 15 bytes). Every step is best effort: a
+/// step that fails leaves that part as it was (the process still works,
+/// with pinrun's descriptor or session).
+pub fn loosen_detached(keep: &[i32], name: &std::ffi::CStr, stderr: bool) {
+    close_fds_except(keep);
+    if let Ok(null) = nix::fcntl::open(
+        c"/dev/null",
+        nix::fcntl::OFlag::O_RDWR,
+        nix::sys::stat::Mode::empty(),
+    ) {
+        let _ = nix::unistd::dup2_stdin(&null);
+        let _ = nix::unistd::dup2_stdout(&null);
+        if stderr {
+            let _ = nix::unistd::dup2_stderr(&null);
+        }
+    }
+    let _ = nix::unistd::setsid();
+    let _ = nix::sys::prctl::set_name(name);
+}
+
 /// The descriptors an `SCM_RIGHTS` message just gave this process
 /// (`unix(7)`: installed in its table by `recvmsg(2)`), owned from now on.
 pub fn received_fds(fds: Vec<std::os::fd::RawFd>) -> Vec<std::os::fd::OwnedFd> {

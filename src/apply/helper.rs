@@ -266,25 +266,16 @@ pub fn spawn(keep: &[RawFd], work: impl FnOnce(Helper) -> i32) -> io::Result<Own
     }
     let mut kept: Vec<i32> = keep.to_vec();
     kept.extend([target.as_raw_fd(), started.as_raw_fd()]);
-    ffi::close_fds_except(&kept);
-    if let Ok(null) = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open("/dev/null")
-    {
-        let _ = nix::unistd::dup2_stdin(&null);
-        let _ = nix::unistd::dup2_stdout(&null);
-    }
-    // Out of the terminal's session: SIGINT, SIGQUIT and SIGHUP go to
-    // the command, which the helper outlives by at most one wait; SIGTERM
-    // (systemd stopping the unit's cgroup) is blocked, so the helper does
-    // its last duty after the command (module doc).
-    let _ = nix::unistd::setsid();
+    // SIGTERM (systemd stopping the unit's cgroup) is blocked, so the
+    // helper does its last duty after the command (module doc). Out of
+    // the terminal's session: SIGINT, SIGQUIT and SIGHUP go to the
+    // command, which the helper outlives by at most one wait. Its stderr
+    // stays pinrun's: what it could not undo is said there.
     let mut term = nix::sys::signal::SigSet::empty();
     term.add(nix::sys::signal::Signal::SIGTERM);
     let _ =
         nix::sys::signal::sigprocmask(nix::sys::signal::SigmaskHow::SIG_BLOCK, Some(&term), None);
-    let _ = nix::sys::prctl::set_name(c"pinrun-helper");
+    ffi::loosen_detached(&kept, c"pinrun-helper", false);
     let status = work(Helper {
         target_pid,
         target,

@@ -355,24 +355,18 @@ fn read_detached(conn: std::os::fd::BorrowedFd<'_>) -> Result<std::os::fd::Owned
     if !crate::ffi::fork_detached().map_err(|e| crate::error::io_words(&e))? {
         return Ok(mine);
     }
-    crate::ffi::close_fds_except(&[conn.as_raw_fd(), theirs.as_raw_fd()]);
+    // The ending signals first: a Ctrl-C to pinrun's process group before
+    // `setsid` would otherwise leave the reply unread.
+    let _ = crate::ffi::defer_ending_signals();
     // It writes nothing and may outlive pinrun by a rescan or a stopped
     // daemon: pinrun's stdio and directory held open meanwhile keep a
-    // pipe reader of pinrun's output (`pinrun … | tee`, `$(pinrun …)`)
-    // waiting and the directory's mount busy.
-    if let Ok(null) = nix::fcntl::open(
-        c"/dev/null",
-        nix::fcntl::OFlag::O_RDWR,
-        nix::sys::stat::Mode::empty(),
-    ) {
-        let _ = nix::unistd::dup2_stdin(&null);
-        let _ = nix::unistd::dup2_stdout(&null);
-        let _ = nix::unistd::dup2_stderr(&null);
-    }
+    // pipe reader of pinrun's output waiting and the directory's mount busy.
+    crate::ffi::loosen_detached(
+        &[conn.as_raw_fd(), theirs.as_raw_fd()],
+        c"pinrun-drain",
+        true,
+    );
     let _ = nix::unistd::chdir(c"/");
-    let _ = nix::unistd::setsid();
-    let _ = crate::ffi::defer_ending_signals();
-    let _ = nix::sys::prctl::set_name(c"pinrun-drain");
     let mut buf = [0u8; 4097];
     buf[0] = REPLY_DATA;
     let mut listening = true;
