@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# The spin probe's worst gap against oslat's, over many repeats (issue 36,
+# BENCHMARKS.md "Many repeats of the worst gap"): a worst gap is the largest
+# of a few rare stalls per run, so a handful of repeats cannot tell two
+# tools apart. For each of R repeats, pinrun's spin probe (SCHED_OTHER),
+# `oslat -c CPU` and, when PINRUN2 is set, a second pinrun build (run with
+# the environment PINRUN2_ENV, e.g. a build with one change), D seconds
+# each on CPU, in an order that rotates every repeat. Prints each tool's
+# worst gaps sorted, their median, how many fell in the two-tick mode
+# (above MODE us; the loaded condition's busy loop holds the CPU for one
+# tick or two), the ratio of the medians, the median of the per-repeat
+# ratios and the rank count (pairs in which pinrun's is the larger; half
+# of them is no difference).
+#
+#   LOAD=1 R=15 D=5 CPU=1 PINRUN=target/x86_64-unknown-linux-gnu/release/pinrun bench/probe-worst-gap.sh
+#
+# LOAD=1: the loaded condition of bench/probe-rt.sh (a SCHED_OTHER busy loop
+# pinned to the CPU and a loop of 4 KiB O_DIRECT reads), ended on exit.
+# Needs root and rt-tests (apt-get install -y rt-tests).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PINRUN=${PINRUN:-target/$(rustc -vV | sed -n "s/^host: //p")/release/pinrun}
+CPU=${CPU:-1}
+D=${D:-5}
+R=${R:-15}
+MODE=${MODE:-6500}
+command -v oslat >/dev/null || {
+    echo "bench/probe-worst-gap.sh: oslat not found; apt-get install -y rt-tests" >&2
+    exit 1
+}
+out=$(mktemp -d)
+blocks=$(mktemp -p "${TMPDIR:-/var/tmp}" probe-gap.XXXXXX)
+trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$out" "$blocks"' EXIT
+if [ "${LOAD:-0}" = 1 ]; then
+    dd if=/dev/zero of="$blocks" bs=1M count=64 oflag=direct status=none
+    taskset -c "$CPU" sh -c 'while :; do :; done' &
+    (while :; do dd if="$blocks" of=/dev/null bs=4k iflag=direct status=none; done) &
+    sleep 1
+fi
+tools="pinrun oslat${PINRUN2:+ pinrun2}"
+run() {
+    case $1 in
+    pinrun) "$PINRUN" --json --probe="${D}s" --cpus "$CPU" >"$2" 2>/dev/null || true ;;
+    pinrun2) env ${PINRUN2_ENV:-} "$PINRUN2" --json --probe="${D}s" --cpus "$CPU" >"$2" 2>/dev/null || true ;;
+    oslat) oslat -q -c "$CPU" -D "$D" --json="$2" >/dev/null 2>&1 || true ;;
+    esac
+}
+for r in $(seq 1 "$R"); do
+    set -- $tools
+    # Rotate: repeat r starts with tool r mod n.
+    for _ in $(seq 1 $((r % $#))); do set -- "$@" "$1"; shift; done
+    for t in "$@"; do run "$t" "$out/$r.$t"; done
+    echo "# repeat $r: load $(cut -d' ' -f1-3 /proc/loadavg)"
+done
+python3 - "$out" "$R" "$MODE" $tools <<'SUMMARY'
+import json, statistics, sys
+out, R, mode, tools = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4:]
+
+def worst(path, tool):
+    try:
+        d = json.load(open(path))
+    except (OSError, ValueError):
+        return None
+    if tool == "oslat":
+        return float(next(iter(d["thread"].values()))["max"])
+    return d["probe"]["cpus"][0]["max_ns"] / 1000
+
+got = {t: [worst(f"{out}/{r}.{t}", t) for r in range(1, R + 1)] for t in tools}
+keep = [i for i in range(R) if all(got[t][i] is not None for t in tools)]
+for t in tools:
+    v = sorted(got[t][i] for i in keep)
+    print(f"{t}: worst gaps, us: {', '.join(f'{x:.0f}' for x in v)}")
+    print(f"{t}: median {statistics.median(v):.0f} us, above {mode:.0f} us in {sum(x > mode for x in v)} of {len(v)}")
+o = [got["oslat"][i] for i in keep]
+for t in [t for t in tools if t != "oslat"]:
+    p = [got[t][i] for i in keep]
+    per = statistics.median(a / b for a, b in zip(p, o))
+    rank = sum(a > b for a in p for b in o)
+    print(f"{t} / oslat: ratio of the medians {statistics.median(p) / statistics.median(o):.2f}, "
+          f"median of the per-repeat ratios {per:.2f}, {t}'s the larger in {rank} of {len(p) * len(o)} pairs")
+SUMMARY
