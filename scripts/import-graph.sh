@@ -22,7 +22,7 @@ src = sys.argv[1]
 # Layers, lowest first: a module may use modules of its own layer (without
 # a cycle) or of lower layers only.
 CORE = {
-    0: "cpuset error words ffi request policy claim finding boot_params noise habits",  # vocabulary, FFI
+    0: "cpuset error words ffi request policy claim finding boot_params noise habits waits",  # vocabulary, FFI
     1: "system",                                       # reads
     2: "plan check",                                   # decides (pure)
     3: "report show manual completion output",         # renders, prints

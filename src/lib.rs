@@ -42,4 +42,5 @@ pub mod steer;
 pub mod system;
 #[doc(hidden)]
 pub mod testkit;
+pub mod waits;
 pub mod words;

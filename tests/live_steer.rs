@@ -1354,7 +1354,7 @@ fn irqbalance_config_restart_without_the_ban_puts_the_file_back() {
         true,
         &format!(
             "sed -i 's/^try-restart) .*/try-restart) ;;/' {dd}/bin/systemctl; \
-             $P --exclusive --steer-irqs --irqbalance-config --cpus 1 --state-dir {dd}/state -- touch {dd}/ran 2>&1 && exit 9; echo rc=$?"
+             PINRUN_TEST_SHORT_WAITS=1 $P --exclusive --steer-irqs --irqbalance-config --cpus 1 --state-dir {dd}/state -- touch {dd}/ran 2>&1 && exit 9; echo rc=$?"
         ),
     );
     let pid0 = std::fs::read_to_string(d.join("pid0")).unwrap();
@@ -1367,7 +1367,7 @@ fn irqbalance_config_restart_without_the_ban_puts_the_file_back() {
             .find(|l| l.starts_with("pinrun: --irqbalance-config:"))
             .unwrap_or_default(),
         format!(
-            "pinrun: --irqbalance-config: irqbalance (pid {pid0}), {dd}/etc/irqbalance: after systemctl try-restart, irqbalance.service still has main PID {pid0} (not restarted) after 10 s (wanted the ban 1); the file was put back and irqbalance restarted, no IRQ was written"
+            "pinrun: --irqbalance-config: irqbalance (pid {pid0}), {dd}/etc/irqbalance: after systemctl try-restart, irqbalance.service still has main PID {pid0} (not restarted) after 2 s (wanted the ban 1); the file was put back and irqbalance restarted, no IRQ was written"
         ),
         "{ctx}"
     );

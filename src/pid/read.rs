@@ -118,7 +118,7 @@ pub fn open(root: &Root, target: &Target, lock: bool) -> Result<Process, Error> 
 }
 
 /// Takes process `id`'s change lock ([`Identity::try_lock`]), polling
-/// up to [`LOCK_TIMEOUT`]: two changes of one process never interleave
+/// up to [`LOCK_TIMEOUT`] ([`crate::waits::bound`]): two changes of one process never interleave
 /// (each would save the other's half-done work as the state to put back).
 /// Errors: `pid-busy` naming the holder (PID, command, uid, from
 /// `/proc/locks`), `no-such-process` when the process exits meanwhile,
@@ -126,6 +126,7 @@ pub fn open(root: &Root, target: &Target, lock: bool) -> Result<Process, Error> 
 fn wait_for_lock(root: &Root, id: &Identity) -> Result<(), Error> {
     let pid = id.pid;
     let start = std::time::Instant::now();
+    let limit = crate::waits::bound(LOCK_TIMEOUT);
     loop {
         match id.try_lock() {
             Ok(true) => return Ok(()),
@@ -137,7 +138,7 @@ fn wait_for_lock(root: &Root, id: &Identity) -> Result<(), Error> {
                     "it exited while pinrun waited for another change of it to end; nothing was changed",
                 ));
             }
-            Ok(false) if start.elapsed() < LOCK_TIMEOUT => {
+            Ok(false) if start.elapsed() < limit => {
                 std::thread::sleep(std::time::Duration::from_millis(10));
             }
             Ok(false) => {
@@ -154,7 +155,7 @@ fn wait_for_lock(root: &Root, id: &Identity) -> Result<(), Error> {
                     ErrorCode::PidBusy,
                     format!(
                         "--pid {pid}: another change of this process is under way, still after {}s: its lock is held by {who}; nothing was changed",
-                        LOCK_TIMEOUT.as_secs()
+                        limit.as_secs()
                     ),
                 )
                 .hint(format!(

@@ -746,7 +746,8 @@ fn wait_ban(
     }
 }
 
-/// How long a restarted irqbalance has to show up with its new ban.
+/// How long a restarted irqbalance has to show up with its new ban
+/// ([`crate::waits::bound`]).
 const RESTART_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Writes irqbalance's configuration `c.to` over `c.path` (still
@@ -761,7 +762,8 @@ fn edit_config(c: &crate::steer::plan::ConfigPlan) -> std::result::Result<(), (S
     write_config(&c.path, &c.to).map_err(|e| (e, false))?;
     restart_irqbalance().map_err(|e| (e, true))?;
     let root = Root::new("/");
-    let deadline = std::time::Instant::now() + RESTART_WAIT;
+    let wait = crate::waits::bound(RESTART_WAIT);
+    let deadline = std::time::Instant::now() + wait;
     loop {
         let unit = crate::steer::read::irqbalance_unit().map_err(|e| (e, true))?;
         let ban = (unit.main_pid != 0 && unit.main_pid != c.pid)
@@ -788,7 +790,7 @@ fn edit_config(c: &crate::steer::plan::ConfigPlan) -> std::result::Result<(), (S
             return Err((
                 format!(
                     "after systemctl try-restart, {why} after {} s (wanted the ban {})",
-                    RESTART_WAIT.as_secs(),
+                    wait.as_secs(),
                     c.ban_to.to_list()
                 ),
                 true,
