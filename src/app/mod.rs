@@ -749,14 +749,12 @@ fn spawn_helper(
     guard: Option<&claims::Guard>,
 ) -> Result<Option<std::os::fd::OwnedFd>, Error> {
     let steering = p.steer.is_some() && guard.is_some();
-    let mut duties = Vec::new();
-    if let Some(duty) = per_thread::watcher_duty(req, &p.plan, &p.sys.possible) {
-        duties.push(duty);
-    }
-    if let (true, Some(g)) = (steering, guard) {
-        duties.push(steer::undo_duty(g.dir(), records_of)?);
-    }
-    apply::helper::spawn_duties(&[], duties).map_err(|e| {
+    let watcher = per_thread::watcher_duty(req, &p.plan, &p.sys.possible);
+    let undo = match (steering, guard) {
+        (true, Some(g)) => Some(steer::undo_duty(g.dir(), records_of)?),
+        _ => None,
+    };
+    apply::helper::spawn_duties(&[], watcher, undo).map_err(|e| {
         if steering {
             steer::helper_error(&e)
         } else {

@@ -293,17 +293,29 @@ pub fn spawn(keep: &[RawFd], work: impl FnOnce(Helper) -> i32) -> io::Result<Own
 /// once the command has ended (or pinrun failed before exec).
 pub type Duty = Box<dyn FnOnce(&Helper) -> i32>;
 
-/// Starts one helper for all `duties` (none: no helper, `Ok(None)`),
-/// keeping `keep` open in it; it runs them in order and exits with the
-/// largest status. Returns pinrun's end of the socket pair, to keep open
-/// until exec and to pass to [`hand_fds`] and [`about_to_exec`]. Errors
-/// are [`spawn`]'s.
-pub fn spawn_duties(keep: &[RawFd], duties: Vec<Duty>) -> io::Result<Option<OwnedFd>> {
-    if duties.is_empty() {
+/// Starts one helper for a launch's duties (none: no helper, `Ok(None)`),
+/// keeping `keep` open in it: `during`, the duty that works while the
+/// command runs (the `--thread-map` watcher), then `after`, the one that
+/// waits for the command's end (`--steer-irqs`' undo). Their order is in
+/// the signature: a duty that waits for the end run first would leave the
+/// other nothing to do. The helper exits with the larger status. Returns
+/// pinrun's end of the socket pair, to keep open until exec and to pass
+/// to [`hand_fds`] and [`about_to_exec`]. Errors are [`spawn`]'s.
+pub fn spawn_duties(
+    keep: &[RawFd],
+    during: Option<Duty>,
+    after: Option<Duty>,
+) -> io::Result<Option<OwnedFd>> {
+    if during.is_none() && after.is_none() {
         return Ok(None);
     }
     spawn(keep, move |h| {
-        duties.into_iter().map(|d| d(&h)).max().unwrap_or(0)
+        [during, after]
+            .into_iter()
+            .flatten()
+            .map(|d| d(&h))
+            .max()
+            .unwrap_or(0)
     })
     .map(Some)
 }
