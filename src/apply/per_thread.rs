@@ -31,6 +31,11 @@ struct Log {
     path: std::path::PathBuf,
     failed: bool,
     t0: std::time::Instant,
+    /// When the perf events ended ([`wait_for_change`]): the `poll`
+    /// start line is owed, written before the next decision or once the
+    /// command has outlived the events by [`PERF_BACKSTOP_MS`]; never
+    /// when the command was ending (its last task's events end first).
+    poll_owed: Option<std::time::Instant>,
 }
 
 /// One decision about a thread.
@@ -92,6 +97,17 @@ impl Log {
         self.line(&v);
     }
 
+    /// Writes the owed `poll` start line ([`Log::poll_owed`]): `now`, or
+    /// once the command has outlived the perf events by
+    /// [`PERF_BACKSTOP_MS`].
+    fn pay_poll_start(&mut self, now: bool) {
+        let Some(since) = self.poll_owed else { return };
+        if now || since.elapsed().as_millis() >= PERF_BACKSTOP_MS as u128 {
+            self.poll_owed = None;
+            self.start("poll");
+        }
+    }
+
     /// One decision as a JSON line: `{"t_us", "tid", "name", "order",
     /// "event": "new"|"rename", "rule", "cpus", "read_back", "error"}`;
     /// `t_us` counts from the command's exec.
@@ -99,6 +115,7 @@ impl Log {
         if self.file.is_none() {
             return;
         }
+        self.pay_poll_start(true);
         let v = serde_json::json!({
             "t_us": self.t0.elapsed().as_micros() as u64,
             "tid": e.tid,
@@ -154,6 +171,7 @@ fn watch(
         path: path.unwrap_or_default(),
         failed: false,
         t0: std::time::Instant::now(),
+        poll_owed: None,
     };
     let mut rings: Vec<ffi::PerfRing> = perf
         .into_iter()
@@ -296,8 +314,10 @@ impl Watcher<'_> {
 /// Waits for the next scan: polling, up to `interval_ms` for the command
 /// to end (`h`); with perf events (`rings`), until a thread's creation or
 /// rename wakes it, or every [`PERF_BACKSTOP_MS`] in case a record was
-/// lost. When the events end (the main thread exited before the others)
-/// it polls from then on, saying so in `log`. Returns `false` when the
+/// lost. When the events end (every task that inherited them has exited:
+/// the command is ending, a moment before its pidfd says so) it polls
+/// from then on, saying so in `log` only once the command has outlived
+/// them by [`PERF_BACKSTOP_MS`] or before its next decision. Returns `false` when the
 /// command ended (or cannot be waited for).
 fn wait_for_change(
     h: &super::helper::Helper,
@@ -306,7 +326,11 @@ fn wait_for_change(
     interval_ms: i32,
 ) -> bool {
     if rings.is_empty() {
-        return !h.ended_within(interval_ms);
+        let ended = h.ended_within(interval_ms);
+        if !ended {
+            log.pay_poll_start(false);
+        }
+        return !ended;
     }
     // Perf events: woken by a thread's creation or rename, and every
     // PERF_BACKSTOP_MS in case a record was lost.
@@ -322,10 +346,14 @@ fn wait_for_change(
         .iter()
         .any(|r| r & (libc::POLLHUP | libc::POLLERR) != 0)
     {
-        // The events ended (the main thread exited before the others):
-        // polling from now on.
+        // The events ended: every task that inherited them has exited
+        // (perf's is_event_hup(): the event exited and has no child
+        // events left, so not when only the main thread did), which is
+        // the command ending: its pidfd says so a moment later, and there
+        // is nothing to say. Should it still run, polling from now on,
+        // said in the log once it has outlived the events.
         rings.clear();
-        log.start("poll");
+        log.poll_owed = Some(std::time::Instant::now());
         return true;
     }
     rings.iter().for_each(ffi::PerfRing::consume);
@@ -451,6 +479,7 @@ mod tests {
             path: "/dev/full".into(),
             failed: false,
             t0: std::time::Instant::now(),
+            poll_owed: None,
         };
         // The real write path: the write fails and is noted.
         log.start("poll");

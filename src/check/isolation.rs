@@ -298,6 +298,19 @@ fn not_isolated(ctx: &Context, out: &mut Vec<Finding>) {
             from_cmdline(sys.isolation_source),
         ),
     };
+    // Whole cores: an SMT sibling left in the scheduler's balancing runs
+    // other tasks on the same core (`sibling-not-isolated` once the line
+    // is booted), so the line names every online thread of each core but
+    // the boot CPU's, which no line isolates.
+    let whole = not_iso.iter().fold(not_iso.clone(), |acc, c| {
+        let core = sys.core_of(c).intersection(&sys.online);
+        if without_boot(sys, &core) == core {
+            acc.union(&core)
+        } else {
+            acc
+        }
+    });
+    let siblings = whole.difference(&not_iso);
     out.push(Finding::new(
         Code::NotIsolated,
         ctx.possible_disturbance(),
@@ -309,13 +322,22 @@ fn not_isolated(ctx: &Context, out: &mut Vec<Finding>) {
                 params.push(Param::NohzFull);
             }
             params.push(Param::RcuNocbs);
-            boot_hint(sys, &not_iso, &params, |line| {
+            boot_hint(sys, &whole, &params, |line| {
+                let cores = if without_boot(sys, &siblings).is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        " (with the SMT {} {}: every thread of each core, else other tasks share it)",
+                        if siblings.len() == 1 { "sibling" } else { "siblings" },
+                        siblings.to_list()
+                    )
+                };
                 if sys.cgroup_v2() {
                     format!(
-                        "isolate at boot with {line}, or at run time with a cgroup v2 isolated partition (cpuset.cpus.partition=isolated)"
+                        "isolate at boot with {line}{cores}, or at run time with a cgroup v2 isolated partition (cpuset.cpus.partition=isolated)"
                     )
                 } else {
-                    format!("isolate at boot with {line}")
+                    format!("isolate at boot with {line}{cores}")
                 }
             })
         }),

@@ -225,12 +225,12 @@ pub fn migration_text(pid: u32, m: &crate::pid::plan::Migration) -> String {
     )
 }
 
-/// What a change sets on each thread, in words (`CPUs 1, SCHED_RR 3, nice
-/// 2`); empty when it sets nothing (`--migrate` alone).
+/// What a change sets on each thread, in words (`CPU 1, SCHED_RR 3, nice
+/// 2`; `CPUs 4-7`); empty when it sets nothing (`--migrate` alone).
 pub fn changed_words(plan: &crate::plan::Plan) -> String {
     let mut parts = Vec::new();
     if let Some(cpus) = &plan.cpus {
-        parts.push(format!("CPUs {cpus}"));
+        parts.push(crate::words::cpus_phrase(cpus));
     }
     if let Some(policy) = plan.sched.policy {
         parts.push(match policy.rt_priority() {
@@ -269,6 +269,40 @@ mod tests {
             threads_read(42, 1, 1),
             "1 thread, read in 1 pass over /proc/42/task"
         );
+    }
+
+    /// A change's one line names its CPUs as every other sentence does
+    /// (`crate::words::cpus_phrase`): "CPU 1" for one, "CPUs 4-7" for
+    /// several; it said "CPUs 1" (`pinrun --pid P --cpus 1 --fifo 20`:
+    /// `pinrun: --pid P: CPUs 1, SCHED_FIFO 20 for 4 threads`).
+    #[test]
+    fn changed_words_count_the_cpus() {
+        use crate::cpuset::CpuSet;
+        use crate::request::SchedRequest;
+        let plan = |cpus: &str, policy: Option<Policy>, nice: Option<i32>| crate::plan::Plan {
+            cpus: Some(CpuSet::parse(cpus).unwrap()),
+            cores: vec![],
+            nodes: Default::default(),
+            memory: None,
+            sched: SchedRequest {
+                policy,
+                nice,
+                ..Default::default()
+            },
+            reasons: vec![],
+            omp: None,
+            thread_map: None,
+            choice: None,
+        };
+        assert_eq!(
+            changed_words(&plan("1", Some(Policy::Fifo(20)), None)),
+            "CPU 1, SCHED_FIFO 20"
+        );
+        assert_eq!(
+            changed_words(&plan("4-7", None, Some(2))),
+            "CPUs 4-7, nice 2"
+        );
+        assert_eq!(changed_words(&plan("0,2", None, None)), "CPUs 0,2");
     }
 
     /// The policy names chrt(1) prints for each SCHED_* number

@@ -142,6 +142,19 @@ fn unexplained(run: &ProbeRun, c: &CpuNoise, sources: &[Source]) -> u64 {
     unattributed_ns(sources, c.lost_ns).saturating_sub(throttled)
 }
 
+/// Why lost time is unattributed: with a sampler, nothing it saw (a task
+/// or steal time) explains it; without one no task was watched at all
+/// (pinrun(1) PROBE: "without a sampler, no task is named"), which the
+/// line says rather than "no task seen", with how to get one.
+fn unattributed_why(run: &ProbeRun) -> String {
+    match &run.timed {
+        Err(e) if !e.is_empty() => format!(
+            "no task was watched ({e}: probe fewer CPUs to have tasks named) and no steal time explains it"
+        ),
+        _ => "no task or steal time seen explains it: preemption by short-lived tasks, interrupts, SMIs, or a hypervisor that reports no steal time".to_string(),
+    }
+}
+
 /// The line of `c`'s largest gaps in time: each with its likely cause in
 /// the window around it, `nothing seen` when the window shows no change
 /// that explains it, `not sampled` when no sample was read on one side.
@@ -336,10 +349,11 @@ pub fn probe_text(run: &ProbeRun, verbose: bool) -> String {
         if r.mode == ProbeMode::Spin && unexplained >= COUNTER_GAP_MAX_NS {
             let _ = writeln!(
                 s,
-                "  CPU {} unattributed: {} of {} lost — no task or steal time seen explains it: preemption by short-lived tasks, interrupts, SMIs, or a hypervisor that reports no steal time",
+                "  CPU {} unattributed: {} of {} lost — {}",
                 c.cpu,
                 d(unexplained),
-                d(c.lost_ns)
+                d(c.lost_ns),
+                unattributed_why(run)
             );
         }
     }
@@ -749,6 +763,18 @@ mod tests {
             "{t}"
         );
         assert_eq!(probe_json(&r)["cpus"][0]["unattributed_ns"], 90_400_000);
+        // Without a sampler no task was watched: the line says so, not
+        // that no task seen explains it (`pinrun --probe --cpus 0-1` on a
+        // 2-CPU host said "no task or steal time seen explains it").
+        let sampled = r.timed.clone();
+        r.timed = Err("no housekeeping CPU outside the probed ones to sample from".into());
+        let t = probe_text(&r, false);
+        assert!(
+            t.contains("  CPU 1 unattributed: 90.4ms of 93.0ms lost — no task was watched (no housekeeping CPU outside the probed ones to sample from: probe fewer CPUs to have tasks named) and no steal time explains it\n"),
+            "{t}"
+        );
+        assert!(!t.contains("seen explains"), "{t}");
+        r.timed = sampled;
         r.sources
             .get_mut(&1)
             .unwrap()

@@ -230,7 +230,7 @@ fn a_change_says_what_it_did() {
     assert_eq!(
         String::from_utf8_lossy(&text.stderr),
         // The JSON run moved it: this one verifies and changes nothing.
-        format!("pinrun: --pid {pid}: CPUs {cpu} for 1 thread (already so: none changed)\n")
+        format!("pinrun: --pid {pid}: CPU {cpu} for 1 thread (already so: none changed)\n")
     );
     assert_eq!(refused(&["--pid", "self", "--cpus", &cpu])["code"], "usage");
 }

@@ -763,3 +763,92 @@ fn a_killed_watcher_is_reported() {
         "{err}"
     );
 }
+
+/// The `--thread-log` start lines say how the watcher learnt of threads
+/// (pinrun(1) THREADS): one "start" line, "perf", however the command
+/// ends: one thread (`sleep`), several (`named_threads`), or a main thread
+/// that exits first while a worker runs on until its stdin closes
+/// (tests/helpers/leader_exits.c). Its perf events end with its last task
+/// (is_event_hup(): no child event left), a moment before its pidfd says
+/// it ended, and that is no fallback to polling. Before the fix every
+/// command's log ended with a "poll" start line (`pinrun --cpus 0-1
+/// --thread-map '*=each' --thread-log F -- sleep 0.5`:
+/// `{"event":"start","interval_us":2000,"mechanism":"poll","t_us":502888}`;
+/// for leader_exits at its worker's end, 479 ms, not at its main thread's).
+#[test]
+fn thread_log_says_poll_only_when_the_command_outlives_its_events() {
+    let Some((a, b)) = two_cpus() else { return };
+    let dir = common::tempdir();
+    let Some(named) = compile("named_threads", &["-O2", "-pthread"], dir.path()) else {
+        return;
+    };
+    let Some(leader) = compile("leader_exits", &["-O2", "-pthread"], dir.path()) else {
+        return;
+    };
+    let mark = format!("thread-log-start-{}", std::process::id());
+    // The start lines of one run, read once its helper has exited (the
+    // helper writes the log after pinrun has exec'd the command).
+    let starts = |name: &str, command: &[&std::ffi::OsStr], hold_stdin_ms: u64| {
+        let log = dir.path().join(format!("{name}.jsonl"));
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_pinrun"));
+        cmd.env("PINRUN_CONFIG", "")
+            .env_remove("PINRUN_THREAD_WATCH")
+            .env("PINRUN_TEST_MARK", &mark)
+            .args(["--cpus", &format!("{a},{b}"), "--thread-map", "*=each"])
+            .arg("--thread-log")
+            .arg(&log)
+            .arg("--")
+            .args(command)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null());
+        let mut child = cmd.spawn().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(hold_stdin_ms));
+        drop(child.stdin.take());
+        assert!(child.wait().unwrap().success(), "{name}");
+        wait_for_helpers(&mark);
+        std::fs::read_to_string(&log)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("a JSON line"))
+            .filter(|l| l["event"] == "start")
+            .map(|l| l["mechanism"].as_str().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    let sleep = starts("sleep", &["sleep".as_ref(), "0.3".as_ref()], 0);
+    if sleep.first().map(String::as_str) == Some("poll") {
+        common::skip("perf_event_open(2) refused here: polled from the start");
+        return;
+    }
+    assert_eq!(sleep, ["perf"], "one thread that ends");
+    let threads = starts("named", &[named.as_os_str(), "300".as_ref()], 0);
+    assert_eq!(threads, ["perf"], "threads that end by exit_group(2)");
+    let orphaned = starts("leader", &[leader.as_os_str()], 400);
+    assert_eq!(orphaned, ["perf"], "a main thread that exits first");
+}
+
+/// Waits up to 2 s until no live `pinrun-helper` carries
+/// `PINRUN_TEST_MARK=mark`, and asserts that none is left.
+fn wait_for_helpers(mark: &str) {
+    let want = format!("PINRUN_TEST_MARK={mark}");
+    let live = || -> Vec<u32> {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+            .filter(|pid| {
+                let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+                let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+                let env = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+                comm.trim() == "pinrun-helper"
+                    && !stat
+                        .rsplit_once(')')
+                        .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
+                    && env.split(|&c| c == 0).any(|v| v == want.as_bytes())
+            })
+            .collect()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    while !live().is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert_eq!(live(), Vec::<u32>::new(), "a helper outlived 2 s");
+}
