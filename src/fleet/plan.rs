@@ -223,18 +223,81 @@ pub fn unit_lists(
         let Some(&(name, cpus)) = UNIT_LISTS.iter().find(|(k, _)| *k == key.trim()) else {
             continue;
         };
-        let words: Vec<&str> = value
-            .split(|c: char| c == ',' || c.is_whitespace())
-            .filter(|w| !w.is_empty())
-            .collect();
-        if words.is_empty() {
+        // NUMAMask=all: every node (config_parse_numa_mask).
+        if value.trim().is_empty() || (name == "NUMAMask" && value.trim() == "all") {
             continue;
         }
-        let set = CpuSet::parse(&words.join(","))
+        let set = systemd_cpu_set(value)
             .map_err(|e| format!("line {}: {name}={}: {e}", i + 1, value.trim()))?;
         out.push((i + 1, name, cpus, set));
     }
     Ok(out)
+}
+
+/// The CPUs (or nodes) of a unit's list, as systemd reads it
+/// (`parse_cpu_set_full()`, src/shared/cpu-set-util.c, systemd 252): words
+/// split at white space and commas, each `N` or `N-M`
+/// (`parse_range()`), a number as `safe_atou()` reads it: decimal, `0x`
+/// hexadecimal, a leading `0` octal (C's `strtoul(…, 0)`), and `0b`/`0o`
+/// binary and octal (`mangle_base()`), so `0x4` is CPU 4, not a mask,
+/// and `010` is CPU 8. A range whose start is past its end adds nothing
+/// (systemd warns and ignores it); a CPU at or above 8192 is an error, as
+/// any word that does not parse (systemd then ignores the whole
+/// assignment). A quoted word (systemd unquotes) is refused: pinrun does
+/// not read it, so it cannot vouch for it.
+pub fn systemd_cpu_set(value: &str) -> std::result::Result<CpuSet, String> {
+    let mut set = CpuSet::new();
+    let words = value
+        .split(|c: char| c == ',' || c.is_ascii_whitespace())
+        .filter(|w| !w.is_empty());
+    for word in words {
+        if word.contains(['"', '\'', '\\']) {
+            return Err(format!(
+                "{word:?}: a quoted or escaped word, which pinrun does not read"
+            ));
+        }
+        let (lower, upper) = match word.split_once('-') {
+            Some((l, u)) => (systemd_atou(l), systemd_atou(u)),
+            None => (systemd_atou(word), systemd_atou(word)),
+        };
+        let (Some(lower), Some(upper)) = (lower, upper) else {
+            return Err(format!("{word:?} is not a CPU number or a range N-M"));
+        };
+        if upper >= 8192 {
+            return Err(format!("{word:?}: CPU {upper} is past systemd's 8191"));
+        }
+        if lower <= upper {
+            set.insert_range(lower, upper);
+        }
+    }
+    Ok(set)
+}
+
+/// A number as systemd's `safe_atou()` reads it (`safe_atou_full()` with
+/// base 0, src/basic/parse-util.c) in a word `parse_range()` split at its
+/// first `-` (so no `-` is left): an optional `+`, then `0b`/`0B` binary
+/// or `0o`/`0O` octal (`mangle_base()`), else `strtoul(3)` with base 0
+/// (`0x` hexadecimal, a leading `0` octal, decimal); it must fit 32 bits.
+/// `None` for anything else, the empty word included.
+fn systemd_atou(word: &str) -> Option<u32> {
+    let digits = word.strip_prefix('+').unwrap_or(word);
+    let strip = |p: [&str; 2]| p.iter().find_map(|p| digits.strip_prefix(p));
+    let (radix, digits) = if let Some(d) = strip(["0b", "0B"]) {
+        (2, d)
+    } else if let Some(d) = strip(["0o", "0O"]) {
+        (8, d)
+    } else if let Some(d) = strip(["0x", "0X"]) {
+        (16, d)
+    } else if digits.len() > 1 && digits.starts_with('0') {
+        (8, &digits[1..])
+    } else {
+        (10, digits)
+    };
+    // from_str_radix takes a sign of its own: strtoul's is read above.
+    if digits.is_empty() || !digits.bytes().all(|b| (b as char).is_digit(radix)) {
+        return None;
+    }
+    u32::try_from(u64::from_str_radix(digits, radix).ok()?).ok()
 }
 
 /// A unit's `User=` (the last assignment: a later one overrides,
@@ -651,6 +714,41 @@ mod tests {
             cpus_of("srun --cpu-bind=map_cpu:0,1 --cpu-bind=cores app"),
             None
         );
+    }
+
+    /// A unit's list read as systemd 252 reads it: the cases of systemd's
+    /// own src/test/test-cpu-set-util.c (`test_parse_cpu_set`) with the
+    /// sets it asserts, and the numbers `safe_atou()` takes (strtoul's
+    /// base 0 and mangle_base()'s 0b/0o): 0x4 is CPU 4, 010 is CPU 8.
+    #[test]
+    fn unit_lists_read_as_systemd_reads_them() {
+        let set = |v: &str| systemd_cpu_set(v).map(|s| s.to_list());
+        assert_eq!(set("0 1 2 3 4 5 6 7"), Ok("0-7".into()));
+        assert_eq!(set("0, 1, 2, 3, 4, 5, 6, 7, "), Ok("0-7".into()));
+        assert_eq!(set("0-3,8-11"), Ok("0-3,8-11".into()));
+        assert_eq!(set("0-3  8-11, "), Ok("0-3,8-11".into()));
+        // "Negative range (returns empty cpu_set)"
+        assert_eq!(set("3-0"), Ok(String::new()));
+        assert_eq!(set("0-7 4-11"), Ok("0-11".into()));
+        assert_eq!(set("8000-8191").map(|l| l.len()), Ok("8000-8191".len()));
+        assert!(set("0 1 2 3 garbage").is_err());
+        assert!(set("0-3 8-garbage").is_err());
+        assert!(set("0 1 2 3 \"4 5 6 7 ").is_err());
+        assert!(set("8192").is_err());
+        // safe_atou(): strtoul(…, 0) and mangle_base().
+        assert_eq!(set("0x4"), Ok("4".into()));
+        assert_eq!(set("010"), Ok("8".into()));
+        assert_eq!(set("0b11 0o17"), Ok("3,15".into()));
+        assert_eq!(set("+2"), Ok("2".into()));
+        // parse_range() splits at the first '-': "-0" has an empty start.
+        assert!(set("-0").is_err());
+        assert!(set("3-").is_err());
+        assert!(set("1-2-3").is_err());
+        assert!(set("08").is_err());
+        // Through unit_lists: the mask reading is gone, NUMAMask=all is
+        // every node, an empty assignment a reset.
+        let lists = unit_lists("CPUAffinity=0x4\nNUMAMask=all\nAllowedCPUs=\n").unwrap();
+        assert_eq!(lists, vec![(1, "CPUAffinity", true, cpus("4"))]);
     }
 
     /// The fingerprint follows the core/package/node map, and its line
