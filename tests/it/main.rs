@@ -42,6 +42,7 @@ mod plan_host;
 mod read_once;
 
 mod scope;
+mod shell_pipes;
 mod show;
 mod show_json_stream;
 mod static_build;
