@@ -9,6 +9,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod bench_signals;
 mod bounded_reads;
 mod checks;
 mod choose;
