@@ -66,7 +66,11 @@ fn interrupted(
     for t in ["oslat", "cyclictest", "pinrun"] {
         stand_in(&bin, t);
     }
-    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
     let mut child = std::process::Command::new("bash")
         .arg(format!("{root}/{script}"))
         .env("PATH", path)
@@ -127,9 +131,15 @@ fn an_interrupted_probe_benchmark_leaves_nothing_behind() {
             (Signal::SIGHUP, false, 129),
         ] {
             let (status, took, left, files) = interrupted(script, signal, group, after);
-            let what = format!("{script}, {signal:?} to the {}", if group { "group" } else { "script" });
+            let what = format!(
+                "{script}, {signal:?} to the {}",
+                if group { "group" } else { "script" }
+            );
             assert_eq!(status, Some(code), "{what}");
-            assert!(took < Duration::from_secs(3), "{what}: ended {took:?} after the signal");
+            assert!(
+                took < Duration::from_secs(3),
+                "{what}: ended {took:?} after the signal"
+            );
             assert_eq!(left, Vec::<String>::new(), "{what}: processes left");
             assert_eq!(files, Vec::<String>::new(), "{what}: files left in TMPDIR");
         }
