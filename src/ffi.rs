@@ -640,22 +640,47 @@ pub fn release_terminal_signals() {
 /// names it `name` (`PR_SET_NAME`, `prctl(2)`: what `ps` and
 /// `/proc/PID/comm` show, at most 15 bytes). Every step is best effort: a
 /// step that fails leaves that part as it was (the process still works,
-/// with pinrun's descriptor or session).
+/// with pinrun's session); stdio is never left pinrun's ([`stdio_off`]).
 pub fn loosen_detached(keep: &[i32], name: &std::ffi::CStr, stderr: bool) {
     close_fds_except(keep);
+    stdio_off(c"/dev/null", stderr);
+    let _ = nix::unistd::setsid();
+    let _ = nix::sys::prctl::set_name(name);
+}
+
+/// Puts stdin and stdout (and stderr when `stderr` is true) on `null`,
+/// opened read-write; when it cannot be opened (a root without `/dev`, a
+/// mount namespace with an empty one), on pipes of this process's own
+/// whose other ends are closed: a read sees end of file, a write fails
+/// with EPIPE (SIGPIPE is ignored in pinrun and what it forks before exec:
+/// [`start`]). Either way no descriptor of pinrun's caller stays on 0-2:
+/// one kept there holds `$(pinrun …)` or `pinrun … | tee` open until this
+/// process ends (pinrun kept them when `/dev/null` was missing).
+fn stdio_off(null: &std::ffi::CStr, stderr: bool) {
+    use nix::unistd::{dup2_stderr, dup2_stdin, dup2_stdout, pipe};
     if let Ok(null) = nix::fcntl::open(
-        c"/dev/null",
+        null,
         nix::fcntl::OFlag::O_RDWR,
         nix::sys::stat::Mode::empty(),
     ) {
-        let _ = nix::unistd::dup2_stdin(&null);
-        let _ = nix::unistd::dup2_stdout(&null);
+        let _ = dup2_stdin(&null);
+        let _ = dup2_stdout(&null);
         if stderr {
-            let _ = nix::unistd::dup2_stderr(&null);
+            let _ = dup2_stderr(&null);
+        }
+        return;
+    }
+    if let Ok((read, write)) = pipe() {
+        drop(write);
+        let _ = dup2_stdin(&read);
+    }
+    if let Ok((read, write)) = pipe() {
+        drop(read);
+        let _ = dup2_stdout(&write);
+        if stderr {
+            let _ = dup2_stderr(&write);
         }
     }
-    let _ = nix::unistd::setsid();
-    let _ = nix::sys::prctl::set_name(name);
 }
 
 /// The descriptors an `SCM_RIGHTS` message just gave this process
@@ -1215,6 +1240,65 @@ mod tests {
         let n = nix::unistd::read(&r, &mut got).unwrap();
         assert_eq!(&got[..n], &[1, 1, 1, 1], "SIGINT, SIGTERM, SIGHUP, SIGQUIT");
         assert_eq!(ending_blocked(), before);
+    }
+
+    /// Break test: with no `/dev/null` to open, a detached process kept
+    /// pinrun's stdin, stdout and stderr (best effort: the step was
+    /// skipped), so `$(pinrun …)` waited for it. Now they are pipes of its
+    /// own: reading stdin sees end of file, writing stdout or stderr
+    /// fails with EPIPE, and none is the caller's (`/proc/self/fd/N`).
+    /// With `/dev/null`, all three are it.
+    #[test]
+    fn detached_stdio_is_never_the_callers() {
+        let link = |fd: i32| {
+            std::fs::read_link(format!("/proc/self/fd/{fd}"))
+                .map(|p| p.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        };
+        let callers = [0, 1, 2].map(link);
+        for (null, pipes) in [(c"/nonexistent/null", true), (c"/dev/null", false)] {
+            let (r, w) = nix::unistd::pipe().unwrap();
+            let child = match fork().unwrap() {
+                0 => {
+                    stdio_off(null, true);
+                    let mut report = [0u8; 6];
+                    for fd in 0..3 {
+                        let l = link(fd);
+                        let expected = if pipes {
+                            l.starts_with("pipe:[") && !callers.contains(&l)
+                        } else {
+                            l == "/dev/null"
+                        };
+                        report[fd as usize] = u8::from(expected);
+                    }
+                    let mut buf = [0u8; 1];
+                    // SAFETY: fds 0-2 are this process's; `buf` is writable.
+                    report[3] = u8::from(unsafe { libc::read(0, buf.as_mut_ptr().cast(), 1) } == 0);
+                    for (i, fd) in [(4, 1), (5, 2)] {
+                        // SAFETY: as above; one byte of `buf` is read.
+                        let n = unsafe { libc::write(fd, buf.as_ptr().cast(), 1) };
+                        let e = io::Error::last_os_error().raw_os_error();
+                        report[i] = u8::from(if pipes {
+                            n < 0 && e == Some(libc::EPIPE)
+                        } else {
+                            n == 1
+                        });
+                    }
+                    let _ = nix::unistd::write(&w, &report);
+                    exit_now(0)
+                }
+                pid => nix::unistd::Pid::from_raw(pid),
+            };
+            drop(w);
+            let mut got = [9u8; 7];
+            let n = nix::unistd::read(&r, &mut got).unwrap();
+            let _ = nix::sys::wait::waitpid(child, None);
+            assert_eq!(
+                &got[..n],
+                &[1; 6],
+                "{null:?}: fds 0-2, read EOF, write 1 and 2"
+            );
+        }
     }
 
     /// What arrived for the caller's group before the detached process
