@@ -18,32 +18,70 @@
 # pinned to the CPU and a loop of 4 KiB O_DIRECT reads), ended on exit.
 # Needs root and rt-tests (apt-get install -y rt-tests).
 set -euo pipefail
+die() { echo "bench/probe-worst-gap.sh: $*" >&2; exit 2; }
+# A relative PINRUN or PINRUN2 names a file from where the script was run.
+for v in PINRUN PINRUN2; do
+    if [ -n "${!v:-}" ] && [ -e "${!v}" ]; then
+        printf -v "$v" '%s' "$(realpath "${!v}")"
+    fi
+done
 cd "$(dirname "$0")/.."
 PINRUN=${PINRUN:-target/$(rustc -vV | sed -n "s/^host: //p")/release/pinrun}
 CPU=${CPU:-1}
 D=${D:-5}
 R=${R:-15}
 MODE=${MODE:-6500}
+# Every value checked before the first run: a bad one made each run fail
+# unseen (their errors go to /dev/null) and ended, after R repeats, in a
+# Python traceback.
+[[ $R =~ ^[1-9][0-9]*$ ]] || die "R=$R: the number of repeats, a whole number from 1"
+[[ $D =~ ^[1-9][0-9]*$ ]] || die "D=$D: each run's seconds, a whole number from 1"
+[[ $MODE =~ ^[0-9]+([.][0-9]+)?$ ]] || die "MODE=$MODE: microseconds, a number"
+[[ $CPU =~ ^[0-9]+$ ]] && taskset -c "$CPU" true 2>/dev/null ||
+    die "CPU=$CPU: not a CPU this script may run on ($(taskset -pc $$ | sed 's/.*: //'))"
+[ -x "$PINRUN" ] && [ -f "$PINRUN" ] || die "PINRUN=$PINRUN: no such executable (cargo build --release)"
+[ -z "${PINRUN2:-}" ] || { [ -x "$PINRUN2" ] && [ -f "$PINRUN2" ]; } || die "PINRUN2=$PINRUN2: no such executable"
 command -v oslat >/dev/null || {
     echo "bench/probe-worst-gap.sh: oslat not found; apt-get install -y rt-tests" >&2
     exit 1
 }
+out=
+blocks=
+# On exit, whatever ended it: the load and the tool running (each runs in
+# the background, waited for), then the files. The dd loop kills its dd on
+# SIGTERM (a shell waiting for a command in the foreground runs its trap
+# only once the command ends: 64 MiB of 4 KiB reads).
+trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$out" "$blocks"' EXIT
+# Ctrl-C, a hang-up, a SIGTERM to the script alone: exit (and the EXIT trap).
+# oslat ends on SIGINT with exit status 0, so without the trap the script
+# went on with the next run.
+trap 'exit 130' INT
+trap 'exit 129' HUP
+trap 'exit 143' TERM
 out=$(mktemp -d)
 blocks=$(mktemp -p "${TMPDIR:-/var/tmp}" probe-gap.XXXXXX)
-trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$out" "$blocks"' EXIT
 if [ "${LOAD:-0}" = 1 ]; then
     dd if=/dev/zero of="$blocks" bs=1M count=64 oflag=direct status=none
     taskset -c "$CPU" sh -c 'while :; do :; done' &
-    (while :; do dd if="$blocks" of=/dev/null bs=4k iflag=direct status=none; done) &
+    (
+        trap 'kill $! 2>/dev/null; wait $! 2>/dev/null; exit 0' TERM
+        while :; do
+            dd if="$blocks" of=/dev/null bs=4k iflag=direct status=none &
+            wait $!
+        done
+    ) &
     sleep 1
 fi
 tools="pinrun oslat${PINRUN2:+ pinrun2}"
+# Each tool in the background and waited for: the traps above run at once
+# (not after the run) and the EXIT trap's kill reaches it.
 run() {
     case $1 in
-    pinrun) "$PINRUN" --json --probe="${D}s" --cpus "$CPU" >"$2" 2>/dev/null || true ;;
-    pinrun2) env ${PINRUN2_ENV:-} "$PINRUN2" --json --probe="${D}s" --cpus "$CPU" >"$2" 2>/dev/null || true ;;
-    oslat) oslat -q -c "$CPU" -D "$D" --json="$2" >/dev/null 2>&1 || true ;;
+    pinrun) "$PINRUN" --json --probe="${D}s" --cpus "$CPU" >"$2" 2>"$2.err" & ;;
+    pinrun2) env ${PINRUN2_ENV:-} "$PINRUN2" --json --probe="${D}s" --cpus "$CPU" >"$2" 2>"$2.err" & ;;
+    oslat) oslat -q -c "$CPU" -D "$D" --json="$2" >/dev/null 2>"$2.err" & ;;
     esac
+    wait $! || true
 }
 for r in $(seq 1 "$R"); do
     set -- $tools
@@ -67,6 +105,17 @@ def worst(path, tool):
 
 got = {t: [worst(f"{out}/{r}.{t}", t) for r in range(1, R + 1)] for t in tools}
 keep = [i for i in range(R) if all(got[t][i] is not None for t in tools)]
+for t in tools:
+    failed = [r for r in range(1, R + 1) if got[t][r - 1] is None]
+    if failed:
+        try:
+            err = open(f"{out}/{failed[0]}.{t}.err").read().strip().splitlines()[-1:]
+        except OSError:
+            err = []
+        print(f"{t}: no result in {len(failed)} of {R} repeats; repeat {failed[0]}: {err[0] if err else 'no message'}",
+              file=sys.stderr)
+if not keep:
+    sys.exit("bench/probe-worst-gap.sh: no repeat in which every tool gave a result")
 for t in tools:
     v = sorted(got[t][i] for i in keep)
     print(f"{t}: worst gaps, us: {', '.join(f'{x:.0f}' for x in v)}")

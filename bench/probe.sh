@@ -15,8 +15,17 @@ cd "$(dirname "$0")/.."
 PINRUN=${PINRUN:-target/$(rustc -vV | sed -n "s/^host: //p")/release/pinrun}
 CPU=${CPU:-1}
 D=${D:-3}
+out=
+blocks=
+# The load, then the files (the blocks file too: 64 MiB left in target/).
+trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$out" "$blocks"' EXIT
+# Ctrl-C, a hang-up, a SIGTERM to the script alone: exit once the tool
+# running ends (and the EXIT trap). oslat and cyclictest end on SIGINT with
+# exit status 0: without the trap the script went on with the next row.
+trap 'exit 130' INT
+trap 'exit 129' HUP
+trap 'exit 143' TERM
 out=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$out"' EXIT
 others=$(python3 -c "
 import sys
 on=open('/sys/devices/system/cpu/online').read().strip()
@@ -29,7 +38,15 @@ dd if=/dev/zero of="$blocks" bs=1M count=64 oflag=direct status=none
 
 load_on() {
     stress-ng --quiet --cpu 1 --taskset "$others" --timeout 600 &
-    (while :; do dd if="$blocks" of=/dev/null bs=4k iflag=direct status=none; done) &
+    # Its dd in the background, waited for: killed on SIGTERM (a shell
+    # runs its trap only once a command in the foreground ends).
+    (
+        trap 'kill $! 2>/dev/null; wait $! 2>/dev/null; exit 0' TERM
+        while :; do
+            dd if="$blocks" of=/dev/null bs=4k iflag=direct status=none &
+            wait $!
+        done
+    ) &
     sleep 1
 }
 load_off() {

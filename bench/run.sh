@@ -24,7 +24,9 @@ PINRUN=$CARGO_TARGET_DIR/$TRIPLE/release/pinrun
   grep -m1 'model name' /proc/cpuinfo
   echo "CPUs: $(nproc)  memory: $(free -h | awk '/Mem:/{print $2}')  load before: $(cut -d' ' -f1-3 /proc/loadavg)"
   hyperfine --version; taskset --version; echo "numactl $(dpkg-query -W -f '${Version}' numactl 2>/dev/null)"; rustc --version
-  echo "pinrun: $(git rev-parse --short HEAD) $(git status --porcelain | grep -q . && echo '(dirty)')"
+  # Not `git status | grep -q .`: grep leaves at the first line and git,
+  # with more to write, dies by SIGPIPE: under pipefail a dirty tree read clean.
+  echo "pinrun: $(git rev-parse --short HEAD) $([ -n "$(git status --porcelain)" ] && echo '(dirty)')"
   echo '```'
 } | tee "$OUT/machine.md"
 echo "## launch"

@@ -19,7 +19,9 @@ bin=${CARGO_TARGET_DIR:-target}/$(rustc -vV | sed -n 's/^host: //p')/release/pin
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 dump=tests/data/machines/hwloc/32amd64-4s2n4c-cgroup2.tar.gz
-[ -f "$dump" ] || dump=$(find tests/data/machines -name '*.tar.gz' ! -name '_*' | sort | head -1)
+# sed -n 1p, not head -1: it reads the whole list (sort is not killed by
+# SIGPIPE, exit 141 under pipefail).
+[ -f "$dump" ] || dump=$(find tests/data/machines -name '*.tar.gz' ! -name '_*' | sort | sed -n 1p)
 runs=(
   "--cpus 1 --quiet -- true"
   "--cpus 0 -- true"

@@ -561,7 +561,19 @@ pub fn fork() -> io::Result<i32> {
 /// caller. Errors: the first fork's errno, or the intermediate child's
 /// failure (its own fork failed: no detached process exists). Only for a
 /// single-threaded caller, as [`fork`].
+///
+/// The detached process starts with [`ENDING_SIGNALS`] blocked (forked
+/// under them: `fork(2)` copies the mask) and the caller's mask is back
+/// before this returns in the caller: until it leaves the caller's process
+/// group (`setsid`, [`loosen_detached`]) a Ctrl-C, a hang-up or
+/// `timeout`'s SIGTERM to that group reaches it too, and had ended it
+/// before its first instruction could block them (the reply's reader dead
+/// with the reply unread, the helper dead with its undo undone). One that
+/// arrives meanwhile stays pending: in the caller it is delivered when its
+/// mask is back; the detached process unblocks or discards its own
+/// ([`release_terminal_signals`]).
 pub fn fork_detached() -> io::Result<bool> {
+    let saved = defer_ending_signals();
     let sigchld = default_sigchld();
     let forked = fork();
     if let Ok(0) = forked {
@@ -585,7 +597,38 @@ pub fn fork_detached() -> io::Result<bool> {
     if let Some(s) = sigchld {
         restore_sigchld(s);
     }
+    if let Some(m) = saved {
+        deliver_ending_signals(m);
+    }
     waited
+}
+
+/// In a process [`fork_detached`] made, after it left the caller's session
+/// (`setsid`, [`loosen_detached`]): discards the SIGINT, SIGHUP and
+/// SIGQUIT that reached it while it was still in the caller's process
+/// group (they were meant for the caller and its command, which got them
+/// too) and unblocks them, so that they end it by their default action
+/// from now on, when sent to it. SIGTERM stays blocked (the helper's
+/// rule: systemd stopping the unit's cgroup must not end it before its
+/// last duty). `sigtimedwait(2)` with a zero timeout takes a pending
+/// signal off without delivering it.
+pub fn release_terminal_signals() {
+    // SAFETY: the set is initialised by sigemptyset(3) before sigaddset(3);
+    // sigtimedwait(2) and pthread_sigmask(3) read it; a null siginfo
+    // pointer is allowed.
+    unsafe {
+        let mut set = std::mem::zeroed::<libc::sigset_t>();
+        libc::sigemptyset(&mut set);
+        for s in [libc::SIGINT, libc::SIGHUP, libc::SIGQUIT] {
+            libc::sigaddset(&mut set, s);
+        }
+        let zero = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        while libc::sigtimedwait(&set, std::ptr::null_mut(), &zero) > 0 {}
+        libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+    }
 }
 
 /// Cuts a process [`fork_detached`] just made loose from pinrun's: closes
@@ -597,22 +640,47 @@ pub fn fork_detached() -> io::Result<bool> {
 /// names it `name` (`PR_SET_NAME`, `prctl(2)`: what `ps` and
 /// `/proc/PID/comm` show, at most 15 bytes). Every step is best effort: a
 /// step that fails leaves that part as it was (the process still works,
-/// with pinrun's descriptor or session).
+/// with pinrun's session); stdio is never left pinrun's ([`stdio_off`]).
 pub fn loosen_detached(keep: &[i32], name: &std::ffi::CStr, stderr: bool) {
     close_fds_except(keep);
+    stdio_off(c"/dev/null", stderr);
+    let _ = nix::unistd::setsid();
+    let _ = nix::sys::prctl::set_name(name);
+}
+
+/// Puts stdin and stdout (and stderr when `stderr` is true) on `null`,
+/// opened read-write; when it cannot be opened (a root without `/dev`, a
+/// mount namespace with an empty one), on pipes of this process's own
+/// whose other ends are closed: a read sees end of file, a write fails
+/// with EPIPE (SIGPIPE is ignored in pinrun and what it forks before exec:
+/// [`start`]). Either way no descriptor of pinrun's caller stays on 0-2:
+/// one kept there holds `$(pinrun …)` or `pinrun … | tee` open until this
+/// process ends (pinrun kept them when `/dev/null` was missing).
+fn stdio_off(null: &std::ffi::CStr, stderr: bool) {
+    use nix::unistd::{dup2_stderr, dup2_stdin, dup2_stdout, pipe};
     if let Ok(null) = nix::fcntl::open(
-        c"/dev/null",
+        null,
         nix::fcntl::OFlag::O_RDWR,
         nix::sys::stat::Mode::empty(),
     ) {
-        let _ = nix::unistd::dup2_stdin(&null);
-        let _ = nix::unistd::dup2_stdout(&null);
+        let _ = dup2_stdin(&null);
+        let _ = dup2_stdout(&null);
         if stderr {
-            let _ = nix::unistd::dup2_stderr(&null);
+            let _ = dup2_stderr(&null);
+        }
+        return;
+    }
+    if let Ok((read, write)) = pipe() {
+        drop(write);
+        let _ = dup2_stdin(&read);
+    }
+    if let Ok((read, write)) = pipe() {
+        drop(read);
+        let _ = dup2_stdout(&write);
+        if stderr {
+            let _ = dup2_stderr(&write);
         }
     }
-    let _ = nix::unistd::setsid();
-    let _ = nix::sys::prctl::set_name(name);
 }
 
 /// The descriptors an `SCM_RIGHTS` message just gave this process
@@ -1131,5 +1199,137 @@ unsafe impl std::alloc::GlobalAlloc for ExitOnOom {
             self.out_of_memory(new_size);
         }
         p
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Whether each of [`ENDING_SIGNALS`] is blocked in the calling thread.
+    fn ending_blocked() -> [bool; 4] {
+        // SAFETY: a null new set only reads the mask into `m`.
+        let m = unsafe {
+            let mut m = std::mem::zeroed::<libc::sigset_t>();
+            libc::pthread_sigmask(libc::SIG_BLOCK, std::ptr::null(), &mut m);
+            m
+        };
+        // SAFETY: `m` is a mask pthread_sigmask filled.
+        ENDING_SIGNALS.map(|s| unsafe { libc::sigismember(&m, s) } == 1)
+    }
+
+    /// Break test: the reply's reader and the helper blocked the ending
+    /// signals with their first instructions after the fork, still in
+    /// pinrun's process group: a Ctrl-C to the group in between (after
+    /// pinrun had sent `setup`) ended the reader too, and irqbalance's reply
+    /// found no reader (11 of 200 SIGINTs to a client's group right after
+    /// its command arrived, 1 of 200 on one CPU; 0 of 400 since). The
+    /// detached process is forked with them blocked, and the caller's
+    /// mask is as it was.
+    #[test]
+    fn a_detached_process_is_born_with_the_ending_signals_blocked() {
+        let before = ending_blocked();
+        let (r, w) = nix::unistd::pipe().unwrap();
+        if fork_detached().unwrap() {
+            let got = ending_blocked().map(u8::from);
+            let _ = nix::unistd::write(&w, &got);
+            exit_now(0);
+        }
+        drop(w);
+        let mut got = [9u8; 5];
+        let n = nix::unistd::read(&r, &mut got).unwrap();
+        assert_eq!(&got[..n], &[1, 1, 1, 1], "SIGINT, SIGTERM, SIGHUP, SIGQUIT");
+        assert_eq!(ending_blocked(), before);
+    }
+
+    /// Break test: with no `/dev/null` to open, a detached process kept
+    /// pinrun's stdin, stdout and stderr (best effort: the step was
+    /// skipped), so `$(pinrun …)` waited for it. Now they are pipes of its
+    /// own: reading stdin sees end of file, writing stdout or stderr
+    /// fails with EPIPE, and none is the caller's (`/proc/self/fd/N`).
+    /// With `/dev/null`, all three are it.
+    #[test]
+    fn detached_stdio_is_never_the_callers() {
+        let link = |fd: i32| {
+            std::fs::read_link(format!("/proc/self/fd/{fd}"))
+                .map(|p| p.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        };
+        let callers = [0, 1, 2].map(link);
+        for (null, pipes) in [(c"/nonexistent/null", true), (c"/dev/null", false)] {
+            let (r, w) = nix::unistd::pipe().unwrap();
+            let child = match fork().unwrap() {
+                0 => {
+                    stdio_off(null, true);
+                    let mut report = [0u8; 6];
+                    for fd in 0..3 {
+                        let l = link(fd);
+                        let expected = if pipes {
+                            l.starts_with("pipe:[") && !callers.contains(&l)
+                        } else {
+                            l == "/dev/null"
+                        };
+                        report[fd as usize] = u8::from(expected);
+                    }
+                    let mut buf = [0u8; 1];
+                    // SAFETY: fds 0-2 are this process's; `buf` is writable.
+                    report[3] = u8::from(unsafe { libc::read(0, buf.as_mut_ptr().cast(), 1) } == 0);
+                    for (i, fd) in [(4, 1), (5, 2)] {
+                        // SAFETY: as above; one byte of `buf` is read.
+                        let n = unsafe { libc::write(fd, buf.as_ptr().cast(), 1) };
+                        let e = io::Error::last_os_error().raw_os_error();
+                        report[i] = u8::from(if pipes {
+                            n < 0 && e == Some(libc::EPIPE)
+                        } else {
+                            n == 1
+                        });
+                    }
+                    let _ = nix::unistd::write(&w, &report);
+                    exit_now(0)
+                }
+                pid => nix::unistd::Pid::from_raw(pid),
+            };
+            drop(w);
+            let mut got = [9u8; 7];
+            let n = nix::unistd::read(&r, &mut got).unwrap();
+            let _ = nix::sys::wait::waitpid(child, None);
+            assert_eq!(
+                &got[..n],
+                &[1; 6],
+                "{null:?}: fds 0-2, read EOF, write 1 and 2"
+            );
+        }
+    }
+
+    /// What arrived for the caller's group before the detached process
+    /// left it is discarded, not delivered, by [`release_terminal_signals`];
+    /// SIGINT, SIGHUP and SIGQUIT are unblocked, SIGTERM stays blocked.
+    #[test]
+    fn released_terminal_signals_are_discarded_then_unblocked() {
+        let (r, w) = nix::unistd::pipe().unwrap();
+        let child = match fork().unwrap() {
+            0 => {
+                let _ = defer_ending_signals();
+                // SAFETY: raise(3) of blocked signals: they stay pending.
+                unsafe {
+                    libc::raise(libc::SIGINT);
+                    libc::raise(libc::SIGHUP);
+                    libc::raise(libc::SIGQUIT);
+                }
+                release_terminal_signals();
+                let got = ending_blocked().map(u8::from);
+                let _ = nix::unistd::write(&w, &got);
+                exit_now(0)
+            }
+            pid => nix::unistd::Pid::from_raw(pid),
+        };
+        drop(w);
+        let mut got = [9u8; 5];
+        let n = nix::unistd::read(&r, &mut got).unwrap();
+        assert_eq!(
+            nix::sys::wait::waitpid(child, None).unwrap(),
+            nix::sys::wait::WaitStatus::Exited(child, 0)
+        );
+        assert_eq!(&got[..n], &[0, 1, 0, 0], "SIGINT, SIGTERM, SIGHUP, SIGQUIT");
     }
 }

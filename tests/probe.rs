@@ -260,6 +260,96 @@ fn the_largest_gaps_are_the_pinned_hog_by_pid() {
     );
 }
 
+/// pinrun(1) PROBE: the sampler runs on the housekeeping CPUs outside the
+/// probed ones as --housekeeping chooses them (allowed by the cgroup, not
+/// isolated, not nohz_full), which may leave the affinity pinrun
+/// inherited: under `taskset -c LAST`, `--probe --cpus LAST` samples from
+/// the other CPUs (the kernel's Cpus_allowed_list of the thread named
+/// pinrun-sampler), and `sampler_cpu_ns` is its CPU time: at least the
+/// run time the kernel last showed for it (`/proc/PID/task/TID/schedstat`,
+/// read by the test every 5 ms) and at most that plus the wall time from
+/// that read to pinrun's end.
+#[test]
+fn the_sampler_leaves_a_one_cpu_inherited_affinity() {
+    let _g = serial();
+    let own = std::fs::read_to_string("/proc/self/status").unwrap();
+    let allowed = own
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .map(|l| pinrun::cpuset::CpuSet::parse_sysfs_list(l.trim(), None).unwrap())
+        .unwrap();
+    let quiet = ["isolated", "nohz_full"].iter().all(|f| {
+        std::fs::read_to_string(format!("/sys/devices/system/cpu/{f}"))
+            .unwrap_or_default()
+            .trim()
+            .is_empty()
+    });
+    let last = last_cpu();
+    if allowed.len() < 2 || !allowed.contains(last) || !quiet {
+        skip("needs two allowed CPUs, the last online among them, none isolated or nohz_full");
+        return;
+    }
+    let cpu = last.to_string();
+    let others: pinrun::cpuset::CpuSet = allowed.iter().filter(|&c| c != last).collect();
+    let child = Command::new("taskset")
+        .args(["-c", &cpu, env!("CARGO_BIN_EXE_pinrun")])
+        .args(["--json", "--probe=1s", "--cpus", &cpu])
+        .env("PINRUN_CONFIG", "")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("taskset");
+    let pid = child.id();
+    let mut seen: Option<(u64, String, std::time::Instant)> = None;
+    while std::fs::metadata(format!("/proc/{pid}/task")).is_ok() {
+        for e in std::fs::read_dir(format!("/proc/{pid}/task"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let d = e.path();
+            if std::fs::read_to_string(d.join("comm")).unwrap_or_default() != "pinrun-sampler\n" {
+                continue;
+            }
+            let (Ok(sched), Ok(status)) = (
+                std::fs::read_to_string(d.join("schedstat")),
+                std::fs::read_to_string(d.join("status")),
+            ) else {
+                continue;
+            };
+            let run: u64 = sched.split_whitespace().next().unwrap().parse().unwrap();
+            let list = status
+                .lines()
+                .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+                .unwrap_or_default()
+                .trim()
+                .to_string();
+            seen = Some((run, list, std::time::Instant::now()));
+        }
+        std::thread::sleep(Duration::from_millis(5));
+        // A zombie has no threads left to read: its end.
+        if std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .is_ok_and(|s| s[s.rfind(')').unwrap() + 2..].starts_with('Z'))
+        {
+            break;
+        }
+    }
+    let out = child.wait_with_output().unwrap();
+    let ended = std::time::Instant::now();
+    assert_status(&out, 0);
+    let p: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    let p = &p["probe"];
+    let (run, list, at) = seen.expect("no thread named pinrun-sampler was seen");
+    assert_eq!(list, others.to_list(), "the sampler's Cpus_allowed_list");
+    assert_eq!(p["sampler_error"], Value::Null, "{p}");
+    let cpu_ns = p["sampler_cpu_ns"].as_u64().expect("sampler_cpu_ns");
+    let slack = u64::try_from(ended.duration_since(at).as_nanos()).unwrap();
+    assert!(
+        run <= cpu_ns && cpu_ns <= run + slack,
+        "sampler_cpu_ns {cpu_ns}, kernel's run time {run} then at most {slack} ns more"
+    );
+}
+
 /// `/proc/interrupts` as (IRQ label, CPU column) → count.
 fn interrupts() -> (Vec<u32>, std::collections::BTreeMap<String, Vec<u64>>) {
     let t = std::fs::read_to_string("/proc/interrupts").unwrap();

@@ -266,16 +266,16 @@ pub fn spawn(keep: &[RawFd], work: impl FnOnce(Helper) -> i32) -> io::Result<Own
     }
     let mut kept: Vec<i32> = keep.to_vec();
     kept.extend([target.as_raw_fd(), started.as_raw_fd()]);
-    // SIGTERM (systemd stopping the unit's cgroup) is blocked, so the
-    // helper does its last duty after the command (module doc). Out of
-    // the terminal's session: SIGINT, SIGQUIT and SIGHUP go to the
-    // command, which the helper outlives by at most one wait. Its stderr
-    // stays pinrun's: what it could not undo is said there.
-    let mut term = nix::sys::signal::SigSet::empty();
-    term.add(nix::sys::signal::Signal::SIGTERM);
-    let _ =
-        nix::sys::signal::sigprocmask(nix::sys::signal::SigmaskHow::SIG_BLOCK, Some(&term), None);
+    // Born with the ending signals blocked (ffi::fork_detached): a Ctrl-C
+    // or hang-up to pinrun's process group before `setsid` does not end
+    // it with its undo undone. Out of the terminal's session, SIGINT,
+    // SIGQUIT and SIGHUP go to the command, which the helper outlives by
+    // at most one wait: those that came before are discarded, and they are
+    // unblocked. SIGTERM (systemd stopping the unit's cgroup) stays
+    // blocked, so the helper does its last duty after the command (module
+    // doc). Its stderr stays pinrun's: what it could not undo is said there.
     ffi::loosen_detached(&kept, c"pinrun-helper", false);
+    ffi::release_terminal_signals();
     let status = work(Helper {
         target_pid,
         target,
@@ -318,4 +318,58 @@ pub fn spawn_duties(
             .unwrap_or(0)
     })
     .map(Some)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Break test: the helper blocked SIGTERM after its fork, still in
+    /// pinrun's process group, and left SIGINT and SIGHUP to their default
+    /// until `setsid`: a Ctrl-C or a hang-up (or `timeout`'s SIGTERM) to
+    /// the group then ended it with pinrun, the steering's undo undone.
+    /// Forked with the ending signals blocked (`ffi::fork_detached`), it
+    /// runs its work in its own session, named, with SIGTERM blocked and
+    /// SIGINT, SIGHUP and SIGQUIT neither blocked nor pending (they go to
+    /// the command, in the terminal's process group, not to it): the
+    /// kernel's SigBlk and SigPnd/ShdPnd of its /proc/self/status.
+    #[test]
+    fn the_helper_runs_in_its_own_session_with_only_sigterm_blocked() {
+        let dir = tempfile::tempdir().unwrap();
+        let (tmp, done) = (dir.path().join("tmp"), dir.path().join("done"));
+        let d = done.clone();
+        let _started = spawn(&[], move |_| {
+            let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+            let me = nix::unistd::getpid();
+            let own = nix::unistd::getsid(None).ok() == Some(me);
+            let comm = std::fs::read_to_string("/proc/self/comm").unwrap_or_default();
+            let _ = std::fs::write(&tmp, format!("{status}Own session: {own}\nComm: {comm}"));
+            let _ = std::fs::rename(&tmp, &d);
+            0
+        })
+        .unwrap();
+        let t0 = std::time::Instant::now();
+        while !done.exists() && t0.elapsed() < std::time::Duration::from_secs(10) {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let got = std::fs::read_to_string(&done).unwrap();
+        let field = |name: &str| {
+            got.lines()
+                .find_map(|l| l.strip_prefix(name))
+                .map(|v| v.trim().to_string())
+                .unwrap_or_default()
+        };
+        let mask = |name: &str| u64::from_str_radix(&field(name), 16).unwrap();
+        let bit = |sig: i32| 1u64 << (sig - 1);
+        let term = bit(libc::SIGTERM);
+        let ending = [libc::SIGINT, libc::SIGHUP, libc::SIGQUIT, libc::SIGTERM]
+            .map(bit)
+            .iter()
+            .fold(0, |a, b| a | b);
+        assert_eq!(mask("SigBlk:") & ending, term, "{got}");
+        assert_eq!(mask("SigPnd:") & ending & !term, 0, "{got}");
+        assert_eq!(mask("ShdPnd:") & ending & !term, 0, "{got}");
+        assert_eq!(field("Own session:"), "true");
+        assert_eq!(field("Comm:"), "pinrun-helper");
+    }
 }

@@ -263,11 +263,14 @@ pub const NOT_PERMITTED_HINT: &str = "/proc/irq/*/smp_affinity_list and default_
 ///
 /// irqbalance writes its reply with `send()` without `MSG_NOSIGNAL` and
 /// does not ignore SIGPIPE: a connection closed before the reply is
-/// written kills the daemon. So the connection is read by a process of its
-/// own ([`read_detached`]), forked before the command is sent: whatever
-/// happens to pinrun after that (no answer within `within`, a reply too
-/// long, SIGTERM, or SIGKILL, which no mask defers), the reply finds its
-/// reader, which forwards it to pinrun while pinrun listens.
+/// written kills the daemon; and it reads the command with a blocking
+/// `recvmsg` right after `accept`, so a connection that stays open with
+/// nothing sent hangs it. So the connection is written and read by a
+/// process of its own ([`read_detached`]), which sends the command itself:
+/// whatever happens to pinrun once it is forked (no answer within
+/// `within`, a reply too long, SIGTERM, or SIGKILL, which no mask defers),
+/// the command is sent whole and the reply finds its reader, which
+/// forwards it to pinrun while pinrun listens.
 /// Errors: the step that failed and its errno (ECONNREFUSED: the daemon is
 /// gone; a connect that times out: its backlog is full; the fork of the
 /// reader: nothing was sent), no answer in time, or a reply too long or
@@ -279,8 +282,7 @@ pub fn irqbalance_exchange(
     within: std::time::Duration,
 ) -> Result<String, String> {
     use nix::sys::socket::{
-        AddressFamily, ControlMessage, MsgFlags, SockFlag, SockType, UnixAddr, UnixCredentials,
-        connect, sendmsg, setsockopt, socket, sockopt,
+        AddressFamily, SockFlag, SockType, UnixAddr, connect, setsockopt, socket, sockopt,
     };
     use std::os::fd::{AsFd, AsRawFd};
     if command.len() > crate::steer::IRQBALANCE_MAX_COMMAND {
@@ -306,23 +308,28 @@ pub fn irqbalance_exchange(
         ),
         e => format!("connect: {}", e.desc()),
     })?;
-    // Closed with nothing sent, the connection costs irqbalance nothing.
-    let reply = read_detached(fd.as_fd()).map_err(|e| format!("fork: {e}"))?;
+    // Closed with nothing sent, the connection costs irqbalance nothing;
+    // the reader sends the command (`read_detached`), never pinrun.
+    let reply = read_detached(fd.as_fd(), command.as_bytes()).map_err(|e| format!("fork: {e}"))?;
+    drop(fd);
+    collect_reply(&reply, deadline, within, command.len())
+}
+
+/// Sends `command` on `conn` in one message with this process's
+/// `SCM_CREDENTIALS` (`unix(7)`: the kernel checks the PID is the
+/// sender's): the number of bytes sent.
+fn send_command(conn: std::os::fd::BorrowedFd<'_>, command: &[u8]) -> nix::Result<usize> {
+    use nix::sys::socket::{ControlMessage, MsgFlags, UnixCredentials, sendmsg};
+    use std::os::fd::AsRawFd;
     let creds = UnixCredentials::new();
-    let iov = [std::io::IoSlice::new(command.as_bytes())];
-    let sent = sendmsg::<()>(
-        fd.as_raw_fd(),
+    let iov = [std::io::IoSlice::new(command)];
+    sendmsg::<()>(
+        conn.as_raw_fd(),
         &iov,
         &[ControlMessage::ScmCredentials(&creds)],
         MsgFlags::MSG_NOSIGNAL,
         None,
     )
-    .map_err(|e| format!("send: {}", e.desc()))?;
-    if sent != command.len() {
-        return Err(format!("send: {sent} of {} bytes", command.len()));
-    }
-    drop(fd);
-    collect_reply(&reply, deadline, within)
 }
 
 /// The tag of a message of [`read_detached`]'s reader carrying reply bytes.
@@ -332,17 +339,34 @@ const REPLY_DATA: u8 = b'D';
 /// errno follows, 4 bytes in native order.
 const REPLY_ERROR: u8 = b'E';
 
+/// The tag of its only message when sending the command failed (nothing
+/// sent: it then closes the connection): the errno follows, as above.
+const SEND_ERROR: u8 = b'S';
+
+/// The tag of its message when only part of the command was sent: the
+/// count follows, 4 bytes in native order; it then reads on.
+const SEND_SHORT: u8 = b'P';
+
 /// Forks the reader of the connection `conn` ([`crate::ffi::fork_detached`]:
 /// pinrun keeps no child; named `pinrun-drain`, its own session, every
 /// other descriptor closed, stdio on `/dev/null`, in `/`, the ending
 /// signals blocked: systemd stopping
-/// the unit's cgroup does not close the connection unread). It reads
-/// `conn` until irqbalance closes it and forwards each read to pinrun
-/// over a `SOCK_SEQPACKET` pair ([`REPLY_DATA`], [`REPLY_ERROR`]; end of
-/// file when it is done), and goes on reading, forwarding nothing, once
-/// pinrun no longer listens. Returns pinrun's end of the pair. Errors:
-/// the socket pair's or the fork's.
-fn read_detached(conn: std::os::fd::BorrowedFd<'_>) -> Result<std::os::fd::OwnedFd, String> {
+/// the unit's cgroup does not close the connection unread). It sends
+/// `command` ([`send_command`]; nothing sent: it closes the connection,
+/// [`SEND_ERROR`]; part of it: [`SEND_SHORT`]), reads `conn` until
+/// irqbalance closes it and forwards each read to pinrun over a
+/// `SOCK_SEQPACKET` pair ([`REPLY_DATA`], [`REPLY_ERROR`]; end of file
+/// when it is done), and goes on reading, forwarding nothing, once pinrun
+/// no longer listens. The reader sends, not pinrun: irqbalance reads a
+/// connection with a blocking `recvmsg` right after `accept`
+/// (`sock_handle()`), so a connection held open by a reader with nothing
+/// ever sent on it (pinrun ended between the fork and its send) hung the
+/// daemon. Returns pinrun's end of the pair. Errors: the socket pair's or
+/// the fork's (nothing sent).
+fn read_detached(
+    conn: std::os::fd::BorrowedFd<'_>,
+    command: &[u8],
+) -> Result<std::os::fd::OwnedFd, String> {
     use nix::sys::socket::{AddressFamily, MsgFlags, SockFlag, SockType, send, socketpair};
     use std::os::fd::AsRawFd;
     let (mine, theirs) = socketpair(
@@ -355,21 +379,35 @@ fn read_detached(conn: std::os::fd::BorrowedFd<'_>) -> Result<std::os::fd::Owned
     if !crate::ffi::fork_detached().map_err(|e| crate::error::io_words(&e))? {
         return Ok(mine);
     }
-    // The ending signals first: a Ctrl-C to pinrun's process group before
-    // `setsid` would otherwise leave the reply unread.
-    let _ = crate::ffi::defer_ending_signals();
-    // It writes nothing and may outlive pinrun by a rescan or a stopped
-    // daemon: pinrun's stdio and directory held open meanwhile keep a
-    // pipe reader of pinrun's output waiting and the directory's mount busy.
+    // Born with the ending signals blocked (`fork_detached`: a Ctrl-C to
+    // pinrun's process group before `setsid` would otherwise leave the
+    // reply unread), and they stay blocked. It writes nothing and may
+    // outlive pinrun by a rescan or a stopped daemon: pinrun's stdio and
+    // directory held open meanwhile keep a pipe reader of pinrun's output
+    // waiting and the directory's mount busy.
     crate::ffi::loosen_detached(
         &[conn.as_raw_fd(), theirs.as_raw_fd()],
         c"pinrun-drain",
         true,
     );
     let _ = nix::unistd::chdir(c"/");
+    let mut listening = true;
+    match send_command(conn, command) {
+        Ok(n) if n == command.len() => {}
+        Ok(n) => {
+            let mut msg = [SEND_SHORT, 0, 0, 0, 0];
+            msg[1..].copy_from_slice(&u32::try_from(n).unwrap_or(u32::MAX).to_ne_bytes());
+            listening = send(theirs.as_raw_fd(), &msg, MsgFlags::MSG_NOSIGNAL).is_ok();
+        }
+        Err(e) => {
+            let mut msg = [SEND_ERROR, 0, 0, 0, 0];
+            msg[1..].copy_from_slice(&(e as i32).to_ne_bytes());
+            let _ = send(theirs.as_raw_fd(), &msg, MsgFlags::MSG_NOSIGNAL);
+            crate::ffi::exit_now(0)
+        }
+    }
     let mut buf = [0u8; 4097];
     buf[0] = REPLY_DATA;
-    let mut listening = true;
     loop {
         let n = match nix::unistd::read(conn, &mut buf[1..]) {
             Ok(0) => break,
@@ -389,11 +427,13 @@ fn read_detached(conn: std::os::fd::BorrowedFd<'_>) -> Result<std::os::fd::Owned
 }
 
 /// The reply [`read_detached`]'s reader forwards on `from`, until its end
-/// or `deadline` (`within` after the exchange began: the error says it).
+/// or `deadline` (`within` after the exchange began: the error says it);
+/// `command_len`: the bytes it was to send.
 fn collect_reply(
     from: &std::os::fd::OwnedFd,
     deadline: std::time::Instant,
     within: std::time::Duration,
+    command_len: usize,
 ) -> Result<String, String> {
     use std::os::fd::AsFd;
     let mut reply = Vec::new();
@@ -431,6 +471,14 @@ fn collect_reply(
             [REPLY_ERROR, a, b, c, d] => {
                 let errno = nix::errno::Errno::from_raw(i32::from_ne_bytes([a, b, c, d]));
                 return Err(format!("reply: {}", errno.desc()));
+            }
+            [SEND_ERROR, a, b, c, d] => {
+                let errno = nix::errno::Errno::from_raw(i32::from_ne_bytes([a, b, c, d]));
+                return Err(format!("send: {}", errno.desc()));
+            }
+            [SEND_SHORT, a, b, c, d] => {
+                let sent = u32::from_ne_bytes([a, b, c, d]);
+                return Err(format!("send: {sent} of {command_len} bytes"));
             }
             _ => return Err("reply: its reader sent a malformed message".into()),
         }
@@ -725,6 +773,111 @@ mod tests {
             nix::sys::socket::MsgFlags::MSG_NOSIGNAL,
         );
         assert_eq!(sent, Ok(24), "the daemon's reply must find its reader");
+    }
+
+    /// Break test: the reply's reader blocked the ending signals with its
+    /// first instruction after the fork, still in pinrun's process group;
+    /// a Ctrl-C to the group once the command was sent ended the
+    /// reader with pinrun, and irqbalance's reply found no reader (it dies
+    /// of SIGPIPE): 11 of 200 here, 1 of 200 on one CPU; 0 of 400 since
+    /// the reader is forked with them blocked
+    /// (`ffi::tests::a_detached_process_is_born_with_the_ending_signals_blocked`
+    /// holds the cause for any detached process). Each client here is the
+    /// leader of its own group and gets SIGINT the moment its command
+    /// arrives.
+    #[test]
+    fn a_sigint_to_the_clients_group_leaves_the_reply_a_reader() {
+        use std::io::Read;
+        use std::os::fd::AsFd;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("irqbalance1.sock");
+        let l = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        let n = 40;
+        let mut unread = 0;
+        for _ in 0..n {
+            let client = match crate::ffi::fork().unwrap() {
+                0 => {
+                    let _ = nix::unistd::setpgid(
+                        nix::unistd::Pid::from_raw(0),
+                        nix::unistd::Pid::from_raw(0),
+                    );
+                    let _ = irqbalance_exchange(&path, "setup", std::time::Duration::from_secs(10));
+                    crate::ffi::exit_now(0)
+                }
+                pid => nix::unistd::Pid::from_raw(pid),
+            };
+            assert!(crate::ffi::poll_readable(l.as_fd(), 10_000).unwrap());
+            let (mut s, _) = l.accept().unwrap();
+            let mut buf = [0u8; 500];
+            let k = s.read(&mut buf).unwrap();
+            assert_eq!(&buf[..k], b"setup");
+            let _ = nix::sys::signal::killpg(client, nix::sys::signal::Signal::SIGINT);
+            let _ = nix::sys::wait::waitpid(client, None);
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            let sent = nix::sys::socket::send(
+                std::os::fd::AsRawFd::as_raw_fd(&s),
+                b"SLEEP 10 BANNED 00000000",
+                nix::sys::socket::MsgFlags::MSG_NOSIGNAL,
+            );
+            if sent != Ok(24) {
+                unread += 1;
+            }
+        }
+        assert_eq!(unread, 0, "replies with no reader, of {n}");
+    }
+
+    /// Break test: irqbalance reads a connection's command with a
+    /// blocking `recvmsg` right after `accept` (`sock_handle()`), and the
+    /// reply's reader, forked before pinrun sent its command, held the
+    /// connection open: pinrun ended between that fork and its send (a
+    /// SIGKILL, or an ending signal deferred by the fork and delivered
+    /// right after it) left a connection on which nothing would ever come
+    /// and that nobody would close, and irqbalance hung in `recvmsg`
+    /// (its main loop, its balancing and its own SIGTERM handling with
+    /// it). Here each client is killed at a moment from its connect to
+    /// just after its fork, and the stand-in daemon's blocking read must
+    /// see the whole command or the end of file, within 2 s.
+    #[test]
+    fn a_client_killed_before_its_command_never_leaves_the_daemon_waiting() {
+        use std::io::Read;
+        use std::os::fd::AsFd;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("irqbalance1.sock");
+        let l = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        let mut stuck = Vec::new();
+        for round in 0..60u32 {
+            let client = match crate::ffi::fork().unwrap() {
+                0 => {
+                    let _ = irqbalance_exchange(&path, "setup", std::time::Duration::from_secs(10));
+                    crate::ffi::exit_now(0)
+                }
+                pid => nix::unistd::Pid::from_raw(pid),
+            };
+            assert!(crate::ffi::poll_readable(l.as_fd(), 10_000).unwrap());
+            let (mut s, _) = l.accept().unwrap();
+            // From at once to ~1.5 ms: before, across and after the fork.
+            std::thread::sleep(std::time::Duration::from_micros(u64::from(round % 20) * 75));
+            let signal = if round % 2 == 0 {
+                nix::sys::signal::Signal::SIGKILL
+            } else {
+                nix::sys::signal::Signal::SIGINT
+            };
+            let _ = nix::sys::signal::kill(client, signal);
+            let _ = nix::sys::wait::waitpid(client, None);
+            s.set_read_timeout(Some(std::time::Duration::from_secs(2)))
+                .unwrap();
+            let mut buf = [0u8; 64];
+            match s.read(&mut buf) {
+                Ok(0) => {}
+                Ok(n) => assert_eq!(&buf[..n], b"setup", "round {round}"),
+                Err(e) => stuck.push(format!("round {round} ({signal:?}): {e}")),
+            }
+        }
+        assert_eq!(
+            stuck,
+            Vec::<String>::new(),
+            "connections left open with nothing sent"
+        );
     }
 
     /// Break test: the drain kept pinrun's stdin, stdout, stderr and

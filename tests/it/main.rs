@@ -9,6 +9,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod bench_signals;
 mod bounded_reads;
 mod checks;
 mod choose;
@@ -42,6 +43,7 @@ mod plan_host;
 mod read_once;
 
 mod scope;
+mod shell_pipes;
 mod show;
 mod show_json_stream;
 mod static_build;
