@@ -42,8 +42,8 @@
 #   (CONDS=idle: the idle condition only; the default is "idle loaded")
 #
 # "loaded": a SCHED_OTHER busy loop pinned to the CPU and a loop of 4 KiB
-# O_DIRECT reads (a device interrupt per read); nothing on the host is
-# reconfigured, and both are ended on exit.
+# O_DIRECT reads (a device interrupt per read) of a BLOCKS_MB file (default
+# 64 MiB); nothing on the host is reconfigured, and both are ended on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PINRUN=${PINRUN:-target/$(rustc -vV | sed -n "s/^host: //p")/release/pinrun}
@@ -69,7 +69,7 @@ trap 'exit 129' HUP
 trap 'exit 143' TERM
 out=$(mktemp -d)
 blocks=$(mktemp -p "${TMPDIR:-/var/tmp}" probe-rt.XXXXXX)
-dd if=/dev/zero of="$blocks" bs=1M count=64 oflag=direct status=none
+dd if=/dev/zero of="$blocks" bs=1M count="${BLOCKS_MB:-64}" oflag=direct status=none
 
 load_on() {
     taskset -c "$CPU" sh -c 'while :; do :; done' &

@@ -15,7 +15,8 @@
 #   LOAD=1 R=15 D=5 CPU=1 PINRUN=target/x86_64-unknown-linux-gnu/release/pinrun bench/probe-worst-gap.sh
 #
 # LOAD=1: the loaded condition of bench/probe-rt.sh (a SCHED_OTHER busy loop
-# pinned to the CPU and a loop of 4 KiB O_DIRECT reads), ended on exit.
+# pinned to the CPU and a loop of 4 KiB O_DIRECT reads of a BLOCKS_MB file,
+# default 64 MiB), ended on exit.
 # Needs root and rt-tests (apt-get install -y rt-tests).
 set -euo pipefail
 die() { echo "bench/probe-worst-gap.sh: $*" >&2; exit 2; }
@@ -61,7 +62,7 @@ trap 'exit 143' TERM
 out=$(mktemp -d)
 blocks=$(mktemp -p "${TMPDIR:-/var/tmp}" probe-gap.XXXXXX)
 if [ "${LOAD:-0}" = 1 ]; then
-    dd if=/dev/zero of="$blocks" bs=1M count=64 oflag=direct status=none
+    dd if=/dev/zero of="$blocks" bs=1M count="${BLOCKS_MB:-64}" oflag=direct status=none
     taskset -c "$CPU" sh -c 'while :; do :; done' &
     (
         trap 'kill $! 2>/dev/null; wait $! 2>/dev/null; exit 0' TERM
