@@ -58,36 +58,14 @@ for tool in oslat cyclictest; do
         exit 1
     }
 done
-out=
-blocks=
-trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$out" "$blocks"' EXIT
-# Ctrl-C, a hang-up, a SIGTERM to the script alone: exit once the tool
-# running ends (and the EXIT trap). oslat and cyclictest end on SIGINT with
-# exit status 0: without the trap the script went on with the next run.
-trap 'exit 130' INT
-trap 'exit 129' HUP
-trap 'exit 143' TERM
-out=$(mktemp -d)
-blocks=$(mktemp -p "${TMPDIR:-/var/tmp}" probe-rt.XXXXXX)
-dd if=/dev/zero of="$blocks" bs=1M count="${BLOCKS_MB:-64}" oflag=direct status=none
+. bench/probe-lib.sh
+bench_files ""
+blocks_write
 
 load_on() {
     taskset -c "$CPU" sh -c 'while :; do :; done' &
-    # Its dd in the background, waited for: killed on SIGTERM (a shell
-    # runs its trap only once a command in the foreground ends: 64 MiB of
-    # 4 KiB reads, which ran on after the script had ended).
-    (
-        trap 'kill $! 2>/dev/null; wait $! 2>/dev/null; exit 0' TERM
-        while :; do
-            dd if="$blocks" of=/dev/null bs=4k iflag=direct status=none &
-            wait $!
-        done
-    ) &
+    read_loop
     sleep 1
-}
-load_off() {
-    kill $(jobs -p) 2>/dev/null || true
-    wait 2>/dev/null || true
 }
 
 # ran FILE COMMAND...: runs COMMAND while a poller on the other CPUs keeps,

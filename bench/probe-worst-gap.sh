@@ -46,31 +46,12 @@ command -v oslat >/dev/null || {
     echo "bench/probe-worst-gap.sh: oslat not found; apt-get install -y rt-tests" >&2
     exit 1
 }
-out=
-blocks=
-# On exit, whatever ended it: the load and the tool running (each runs in
-# the background, waited for), then the files. The dd loop kills its dd on
-# SIGTERM (a shell waiting for a command in the foreground runs its trap
-# only once the command ends: 64 MiB of 4 KiB reads).
-trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$out" "$blocks"' EXIT
-# Ctrl-C, a hang-up, a SIGTERM to the script alone: exit (and the EXIT trap).
-# oslat ends on SIGINT with exit status 0, so without the trap the script
-# went on with the next run.
-trap 'exit 130' INT
-trap 'exit 129' HUP
-trap 'exit 143' TERM
-out=$(mktemp -d)
-blocks=$(mktemp -p "${TMPDIR:-/var/tmp}" probe-gap.XXXXXX)
+. bench/probe-lib.sh
+bench_files ""
 if [ "${LOAD:-0}" = 1 ]; then
-    dd if=/dev/zero of="$blocks" bs=1M count="${BLOCKS_MB:-64}" oflag=direct status=none
+    blocks_write
     taskset -c "$CPU" sh -c 'while :; do :; done' &
-    (
-        trap 'kill $! 2>/dev/null; wait $! 2>/dev/null; exit 0' TERM
-        while :; do
-            dd if="$blocks" of=/dev/null bs=4k iflag=direct status=none &
-            wait $!
-        done
-    ) &
+    read_loop
     sleep 1
 fi
 tools="pinrun oslat${PINRUN2:+ pinrun2}"

@@ -15,17 +15,9 @@ cd "$(dirname "$0")/.."
 PINRUN=${PINRUN:-target/$(rustc -vV | sed -n "s/^host: //p")/release/pinrun}
 CPU=${CPU:-1}
 D=${D:-3}
-out=
-blocks=
-# The load, then the files (the blocks file too: 64 MiB left in target/).
-trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$out" "$blocks"' EXIT
-# Ctrl-C, a hang-up, a SIGTERM to the script alone: exit once the tool
-# running ends (and the EXIT trap). oslat and cyclictest end on SIGINT with
-# exit status 0: without the trap the script went on with the next row.
-trap 'exit 130' INT
-trap 'exit 129' HUP
-trap 'exit 143' TERM
-out=$(mktemp -d)
+. bench/probe-lib.sh
+# The blocks file in target/ (removed on exit, as the rest).
+bench_files target/probe-bench.blocks
 others=$(python3 -c "
 import sys
 on=open('/sys/devices/system/cpu/online').read().strip()
@@ -33,25 +25,12 @@ cpus=set()
 for p in on.split(','):
     a,_,b=p.partition('-'); cpus.update(range(int(a),int(b or a)+1))
 print(','.join(str(c) for c in sorted(cpus-{$CPU})))")
-blocks=target/probe-bench.blocks
-dd if=/dev/zero of="$blocks" bs=1M count=64 oflag=direct status=none
+blocks_write
 
 load_on() {
     stress-ng --quiet --cpu 1 --taskset "$others" --timeout 600 &
-    # Its dd in the background, waited for: killed on SIGTERM (a shell
-    # runs its trap only once a command in the foreground ends).
-    (
-        trap 'kill $! 2>/dev/null; wait $! 2>/dev/null; exit 0' TERM
-        while :; do
-            dd if="$blocks" of=/dev/null bs=4k iflag=direct status=none &
-            wait $!
-        done
-    ) &
+    read_loop
     sleep 1
-}
-load_off() {
-    kill $(jobs -p) 2>/dev/null || true
-    wait 2>/dev/null || true
 }
 
 row() { # name pinrun-args... ; then the peer command in PEER
