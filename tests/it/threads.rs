@@ -191,7 +191,6 @@ fn thread_map_places_workers_under(
 fn watcher_leaves_nothing_behind() {
     let Some((cpu, _)) = two_cpus() else { return };
     let cpu = cpu.to_string();
-    let mark = format!("PINRUN_TEST_MARK={}", std::process::id());
     let fds = |with_pinrun: bool| {
         let script = "ls /proc/$$/fd";
         let out = if with_pinrun {
@@ -219,28 +218,8 @@ fn watcher_leaves_nothing_behind() {
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
     assert_eq!(fds(true), fds(false));
-    // Every helper of this test process has exited within a second.
-    let live_helpers = || -> Vec<u32> {
-        std::fs::read_dir("/proc")
-            .unwrap()
-            .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-            .filter(|pid| {
-                let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
-                let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-                let env = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
-                comm.trim() == "pinrun-helper"
-                    && !stat
-                        .rsplit_once(')')
-                        .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
-                    && env.split(|&c| c == 0).any(|v| v == mark.as_bytes())
-            })
-            .collect()
-    };
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
-    while !live_helpers().is_empty() && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-    assert_eq!(live_helpers(), Vec::<u32>::new());
+    // Every helper of this test process has exited.
+    wait_for_helpers(&std::process::id().to_string());
 }
 
 /// --omp on every x86 util-linux dump with SMT (lscpu's Core column of the
