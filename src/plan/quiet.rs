@@ -444,7 +444,7 @@ pub fn choose(
             reasons.push(format!(
                 "named for housekeeping, {}: {}",
                 if measured {
-                    "last among equal measurements"
+                    "ranked last only among gaps within twice the quietest"
                 } else {
                     "chosen only when nothing else fits"
                 },
@@ -737,6 +737,15 @@ mod tests {
         let c = p.choice.unwrap();
         assert_eq!(c.rule.name(), "measured");
         assert_eq!(c.intent, vec!["--choose measured"]);
+        // The rule's part said as what it is: a tie-break, not a claim
+        // that the gaps were equal (a new user read 40.3 ms against
+        // 14.0 ms as "equal measurements").
+        assert!(
+            p.reasons.iter().any(|r| r
+                == "named for housekeeping, ranked last only among gaps within twice the quietest: CPU 0 (the boot CPU)"),
+            "{:?}",
+            p.reasons
+        );
         // A tie in the gap: the rule decides (the boot CPU last).
         assert_eq!(chosen(&sys, "--cores 1 --choose measured"), cpus("3"));
     }
