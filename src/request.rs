@@ -589,6 +589,17 @@ impl ThreadRule {
                     ));
                 }
             };
+            // The first rule that matches a thread places it: a rule
+            // after one with the same selector, or after `*` (every
+            // thread has a name), would never match.
+            if let Some(earlier) = rules.iter().find(|r: &&ThreadRule| {
+                r.selector == selector || r.selector == ThreadSelector::Name("*".into())
+            }) {
+                return Err(format!(
+                    "\"{rule}\" can never match: the earlier \"{}\" matches its threads first (the first rule that matches a thread places it)",
+                    earlier.text
+                ));
+            }
             rules.push(ThreadRule {
                 selector,
                 target,
@@ -715,8 +726,17 @@ mod tests {
             "w1=cpu3",
             "a_sixteen_bytes_=@0",
             "",
+            // Never matched: the first matching rule places a thread.
+            "main=@0,main=@1",
+            "w*=@0,w*=each",
+            "#2=@0,#2=@1",
+            "*=@0,main=@1",
         ] {
             assert!(ThreadRule::parse_list(bad).is_err(), "{bad}");
         }
+        assert_eq!(
+            ThreadRule::parse_list("main=@0,main=@1").unwrap_err(),
+            "\"main=@1\" can never match: the earlier \"main=@0\" matches its threads first (the first rule that matches a thread places it)"
+        );
     }
 }
