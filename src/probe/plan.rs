@@ -116,13 +116,24 @@ pub fn worst_likely(run: &ProbeRun, c: &CpuNoise) -> Option<Source> {
     }
 }
 
+/// What a fix in `--probe-max`'s hint may name on this host, so that it
+/// never names what the kernel would ignore and names a real destination.
+#[derive(Debug, Clone, Default)]
+pub struct FixHost {
+    /// Whether this kernel has nohz_full support (`CONFIG_NO_HZ_FULL`):
+    /// the tick's fix names `nohz_full=` only then.
+    pub nohz_full_built: bool,
+    /// The housekeeping CPUs outside the probed ones (allowed, neither
+    /// isolated nor nohz_full): where a task or an IRQ moved off a probed
+    /// CPU goes; `None` when there is none (the hint then says `LIST`).
+    pub housekeeping: Option<CpuSet>,
+}
+
 /// `--probe-max`: refuses (exit 125) when a probed CPU's worst gap (spin)
 /// or latest wake-up (wakeup) exceeds `max_ns`, naming the CPU, the gap or
 /// latency and its most likely source ([`worst_likely`]) with the fix for
-/// that kind of source ([`fix_for`]; `nohz_full_built`: whether this
-/// kernel has nohz_full support, `CONFIG_NO_HZ_FULL`, so that the tick's
-/// fix is never a parameter the kernel would ignore).
-pub fn gate(run: &ProbeRun, max_ns: u64, nohz_full_built: bool) -> Result<()> {
+/// that kind of source on this host ([`fix_for`], [`FixHost`]).
+pub fn gate(run: &ProbeRun, max_ns: u64, host: &FixHost) -> Result<()> {
     let Some(worst) = run
         .cpus
         .iter()
@@ -133,7 +144,7 @@ pub fn gate(run: &ProbeRun, max_ns: u64, nohz_full_built: bool) -> Result<()> {
     };
     let cpu = worst.cpu;
     let (why, hint) = match worst_likely(run, worst) {
-        Some(s) => (format!("likely source: {}", s.words()), fix_for(&s, cpu, nohz_full_built)),
+        Some(s) => (format!("likely source: {}", s.words()), fix_for(&s, cpu, host)),
         None if worst.mode == ProbeMode::Wakeup => (
             "unattributed: no task, steal time or interrupt seen explains it: preemption by short-lived tasks, a non-preemptible kernel section (see the preempt-model finding), SMIs, or a hypervisor that reports no steal time".to_string(),
             format!("see pinrun --probe -v for every source on CPU {cpu}; check the BIOS's power and SMI settings, or on a virtual machine the host's load"),
@@ -167,11 +178,17 @@ pub fn gate(run: &ProbeRun, max_ns: u64, nohz_full_built: bool) -> Result<()> {
 }
 
 /// The fix for `source` on `cpu`, by its kind: a user task moves with
-/// `pinrun --pid`; a kernel thread never does (`pinrun --pid` refuses
-/// it), so its hint names what moves it ([`kernel_thread_fix`]). The
-/// tick's fix is `nohz_full=` only on a kernel built with it
-/// (`nohz_full_built`); elsewhere a kernel that has it.
-fn fix_for(source: &Source, cpu: u32, nohz_full_built: bool) -> String {
+/// `pinrun --pid` to the host's housekeeping CPUs, a device IRQ is steered
+/// there (both named: [`FixHost::housekeeping`]); a kernel thread never
+/// moves (`pinrun --pid` refuses it), so its hint names what moves it
+/// ([`kernel_thread_fix`]). The tick's fix is `nohz_full=` only on a
+/// kernel built with it; elsewhere a kernel that has it.
+fn fix_for(source: &Source, cpu: u32, host: &FixHost) -> String {
+    let nohz_full_built = host.nohz_full_built;
+    let to = host
+        .housekeeping
+        .as_ref()
+        .map_or_else(|| "LIST".to_string(), CpuSet::to_list);
     match source {
         Source::RtThrottling { .. } => format!("a real-time task that never sleeps is stopped by RT throttling: give it an isolated CPU (--isolated) where kernel.sched_rt_runtime_us=-1 is safe, or let it sleep (--probe-mode wakeup shows what an event-driven program sees on CPU {cpu})"),
         Source::Task {
@@ -180,7 +197,7 @@ fn fix_for(source: &Source, cpu: u32, nohz_full_built: bool) -> String {
             kernel: Some(k),
             ..
         } => kernel_thread_fix(*k, *pid, comm, cpu),
-        Source::Task { pid, .. } => format!("move pid {pid} off CPU {cpu} (pinrun --pid {pid} --cpus LIST, every thread), or choose a CPU where nothing else runs (--isolated)"),
+        Source::Task { pid, .. } => format!("move pid {pid} off CPU {cpu} (pinrun --pid {pid} --cpus {to}, every thread), or choose a CPU where nothing else runs (--isolated)"),
         Source::Steal { .. } => "on a virtual machine, ask for dedicated (pinned) host CPUs for this guest, or probe again when the host is less loaded".to_string(),
         Source::Irq {
             irq,
@@ -190,7 +207,7 @@ fn fix_for(source: &Source, cpu: u32, nohz_full_built: bool) -> String {
         Source::Irq {
             irq, pending: true, ..
         } => format!("IRQ {irq} was steered off CPU {cpu} but was still delivered there until its next interrupt (x86 moves it then): probe again; it no longer fires there"),
-        Source::Irq { irq, .. } => format!("steer IRQ {irq} to a housekeeping CPU (as root: echo LIST > /proc/irq/{irq}/smp_affinity_list; irqaffinity= at boot), or choose another CPU"),
+        Source::Irq { irq, .. } => format!("steer IRQ {irq} to a housekeeping CPU (as root: echo {to} > /proc/irq/{irq}/smp_affinity_list; irqaffinity= at boot), or choose another CPU"),
         Source::Interrupt { label, .. } if label == "LOC" && nohz_full_built => format!("the scheduler tick: boot with nohz_full={cpu} (and isolcpus) so that a single task there runs without it"),
         Source::Interrupt { label, .. } if label == "LOC" => format!("the scheduler tick: this kernel has no nohz_full support (CONFIG_NO_HZ_FULL is off: /sys/devices/system/cpu/nohz_full is absent), so the tick runs on CPU {cpu} whatever the boot parameters; boot a kernel built with CONFIG_NO_HZ_FULL=y with nohz_full={cpu}, or allow for the tick in --probe-max"),
         _ => format!("choose an isolated CPU (--isolated), or see pinrun --probe -v for every source on CPU {cpu}"),
@@ -570,7 +587,36 @@ mod tests {
     /// A run of `cpus` with the totals `sources`, without a sampler
     /// (nothing lined up in time), gated at `max_ns`.
     fn gate_on(cpus: &[CpuNoise], sources: &BTreeMap<u32, Vec<Source>>, max_ns: u64) -> Result<()> {
-        gate(&run_of(cpus, sources), max_ns, true)
+        gate(&run_of(cpus, sources), max_ns, &built())
+    }
+
+    /// A host with nohz_full support whose housekeeping CPUs are 0-1.
+    fn built() -> FixHost {
+        FixHost {
+            nohz_full_built: true,
+            housekeeping: Some(crate::testkit::cpus("0-1")),
+        }
+    }
+
+    /// A task's and a device IRQ's fix name where they go on this host:
+    /// its housekeeping CPUs outside the probed ones; `LIST` only when
+    /// there is none (every allowed CPU probed, isolated or nohz_full).
+    #[test]
+    fn fixes_name_this_hosts_housekeeping_cpus() {
+        let irq = Source::Irq {
+            irq: 36,
+            name: "virtio0".into(),
+            count: 21,
+            managed: None,
+            pending: false,
+        };
+        assert!(
+            fix_for(&irq, 2, &built())
+                .contains("as root: echo 0-1 > /proc/irq/36/smp_affinity_list"),
+            "{}",
+            fix_for(&irq, 2, &built())
+        );
+        assert!(fix_for(&irq, 2, &FixHost::default()).contains("echo LIST > /proc/irq/36"));
     }
 
     /// The tick's fix names `nohz_full=` as a boot parameter only on a
@@ -585,12 +631,12 @@ mod tests {
             name: "Local timer interrupts".into(),
             count: 4000,
         };
-        let built = fix_for(&tick, 1, true);
+        let built = fix_for(&tick, 1, &built());
         assert_eq!(
             built,
             "the scheduler tick: boot with nohz_full=1 (and isolcpus) so that a single task there runs without it"
         );
-        let not_built = fix_for(&tick, 1, false);
+        let not_built = fix_for(&tick, 1, &FixHost::default());
         assert!(!not_built.contains("boot with nohz_full"), "{not_built}");
         assert!(
             not_built.contains("this kernel has no nohz_full support")
@@ -708,7 +754,7 @@ mod tests {
             )]),
         };
         // Without a sampler: the totals.
-        let e = gate(&run, 1_000_000, true).unwrap_err();
+        let e = gate(&run, 1_000_000, &built()).unwrap_err();
         assert!(
             e.message
                 .ends_with("likely source: task hog (pid 4242) 15.0ms"),
@@ -717,7 +763,7 @@ mod tests {
         );
         // Lined up, nothing seen in the window: unattributed everywhere.
         run.timed = Ok(lined(None));
-        let e = gate(&run, 1_000_000, true).unwrap_err();
+        let e = gate(&run, 1_000_000, &built()).unwrap_err();
         assert!(e.message.contains("; unattributed: "), "{}", e.message);
         assert_eq!(worst_likely(&run, &run.cpus[0]), None);
         let text = crate::probe::report::probe_text(&run, false);
@@ -732,7 +778,7 @@ mod tests {
             pending: false,
         };
         run.timed = Ok(lined(Some(irq.clone())));
-        let e = gate(&run, 1_000_000, true).unwrap_err();
+        let e = gate(&run, 1_000_000, &built()).unwrap_err();
         assert!(
             e.message.ends_with("likely source: IRQ 36 (virtio0) ×1"),
             "{}",
@@ -831,10 +877,9 @@ mod tests {
         let sources = BTreeMap::from([(2, vec![task, irq.clone()])]);
         let e = gate_on(&cpus, &sources, 1_000_000).unwrap_err();
         assert!(
-            e.hint
-                .as_deref()
-                .unwrap_or("")
-                .starts_with("move pid 4242 off CPU 2 (pinrun --pid 4242 --cpus LIST"),
+            e.hint.as_deref().unwrap_or("").starts_with(
+                "move pid 4242 off CPU 2 (pinrun --pid 4242 --cpus 0-1, every thread)"
+            ),
             "{:?}",
             e.hint
         );

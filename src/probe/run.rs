@@ -84,9 +84,13 @@ fn measure(root: &Root, p: &Probed, pr: &ProbeRequest, pending: &[u32]) -> Resul
 /// `--probe-max`'s refusal, its hint naming only what this kernel has
 /// (no `nohz_full=` where the kernel was built without it).
 fn gate(run: &ProbeRun, sys: &SystemState) -> Result<(), Error> {
-    let nohz_full_built = sys.nohz_full_source != crate::system::IsolationSource::NotBuilt;
+    let probed: crate::cpuset::CpuSet = run.cpus.iter().map(|c| c.cpu).collect();
+    let host = crate::probe::plan::FixHost {
+        nohz_full_built: sys.nohz_full_source != crate::system::IsolationSource::NotBuilt,
+        housekeeping: watchdog_cpus(sys, &probed),
+    };
     match run.request.gate_max_ns {
-        Some(max) => crate::probe::plan::gate(run, max, nohz_full_built),
+        Some(max) => crate::probe::plan::gate(run, max, &host),
         None => Ok(()),
     }
 }
