@@ -29,6 +29,23 @@ pub fn cpus(list: &str) -> CpuSet {
     CpuSet::parse(list).expect("a cpulist")
 }
 
+/// A plan of the CPUs `list` (a cpulist; panics on a bad one) with the
+/// scheduling request `sched`, and nothing else: no cores, nodes, memory
+/// policy, reasons or thread placement.
+pub fn plan_on(list: &str, sched: crate::request::SchedRequest) -> crate::plan::Plan {
+    crate::plan::Plan {
+        cpus: Some(cpus(list)),
+        cores: Vec::new(),
+        nodes: Default::default(),
+        memory: None,
+        sched,
+        reasons: Vec::new(),
+        omp: None,
+        thread_map: None,
+        choice: None,
+    }
+}
+
 /// Parses `pinrun ARGS` into a request; panics on a usage error.
 pub fn request(args: &[&str]) -> Request {
     use clap::Parser;

@@ -483,17 +483,7 @@ mod tests {
     }
 
     fn plan_on(cpus: CpuSet) -> Plan {
-        Plan {
-            cpus: Some(cpus),
-            cores: Vec::new(),
-            nodes: Default::default(),
-            memory: None,
-            sched: Default::default(),
-            reasons: Vec::new(),
-            omp: None,
-            thread_map: None,
-            choice: None,
-        }
+        crate::testkit::plan_on(&cpus.to_list(), Default::default())
     }
 
     /// The rollback tests' start: two parked threads (their holder and

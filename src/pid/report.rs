@@ -277,22 +277,16 @@ mod tests {
     /// `pinrun: --pid P: CPUs 1, SCHED_FIFO 20 for 4 threads`).
     #[test]
     fn changed_words_count_the_cpus() {
-        use crate::cpuset::CpuSet;
         use crate::request::SchedRequest;
-        let plan = |cpus: &str, policy: Option<Policy>, nice: Option<i32>| crate::plan::Plan {
-            cpus: Some(CpuSet::parse(cpus).unwrap()),
-            cores: vec![],
-            nodes: Default::default(),
-            memory: None,
-            sched: SchedRequest {
-                policy,
-                nice,
-                ..Default::default()
-            },
-            reasons: vec![],
-            omp: None,
-            thread_map: None,
-            choice: None,
+        let plan = |cpus: &str, policy: Option<Policy>, nice: Option<i32>| {
+            crate::testkit::plan_on(
+                cpus,
+                SchedRequest {
+                    policy,
+                    nice,
+                    ..Default::default()
+                },
+            )
         };
         assert_eq!(
             changed_words(&plan("1", Some(Policy::Fifo(20)), None)),

@@ -533,20 +533,13 @@ mod tests {
     use crate::testkit::Machine;
 
     fn plan(cpus: &str, policy: Option<Policy>) -> Plan {
-        Plan {
-            cpus: Some(CpuSet::parse(cpus).unwrap()),
-            cores: vec![],
-            nodes: Default::default(),
-            memory: None,
-            sched: SchedRequest {
+        crate::testkit::plan_on(
+            cpus,
+            SchedRequest {
                 policy,
                 ..Default::default()
             },
-            reasons: vec![],
-            omp: None,
-            thread_map: None,
-            choice: None,
-        }
+        )
     }
 
     /// sched-rt(7): with sched_rt_runtime_us = -1 a spinning FIFO task owns
@@ -590,6 +583,17 @@ mod tests {
         gate(&run_of(cpus, sources), max_ns, &built())
     }
 
+    /// IRQ 36 (virtio0), a movable device IRQ seen `count` times.
+    fn virtio_irq(count: u64) -> Source {
+        Source::Irq {
+            irq: 36,
+            name: "virtio0".into(),
+            count,
+            managed: None,
+            pending: false,
+        }
+    }
+
     /// A host with nohz_full support whose housekeeping CPUs are 0-1.
     fn built() -> FixHost {
         FixHost {
@@ -603,13 +607,7 @@ mod tests {
     /// there is none (every allowed CPU probed, isolated or nohz_full).
     #[test]
     fn fixes_name_this_hosts_housekeeping_cpus() {
-        let irq = Source::Irq {
-            irq: 36,
-            name: "virtio0".into(),
-            count: 21,
-            managed: None,
-            pending: false,
-        };
+        let irq = virtio_irq(21);
         assert!(
             fix_for(&irq, 2, &built())
                 .contains("as root: echo 0-1 > /proc/irq/36/smp_affinity_list"),
@@ -770,13 +768,7 @@ mod tests {
         assert!(text.contains("20.0ms at +20ns: nothing seen"), "{text}");
         assert!(!text.contains("likely"), "{text}");
         // Lined up with an IRQ: the gate names the timeline's source.
-        let irq = Source::Irq {
-            irq: 36,
-            name: "virtio0".into(),
-            count: 1,
-            managed: None,
-            pending: false,
-        };
+        let irq = virtio_irq(1);
         run.timed = Ok(lined(Some(irq.clone())));
         let e = gate(&run, 1_000_000, &built()).unwrap_err();
         assert!(
@@ -867,13 +859,7 @@ mod tests {
             rt_priority: 0,
             kernel: None,
         };
-        let irq = Source::Irq {
-            irq: 36,
-            name: "virtio0".into(),
-            count: 21,
-            managed: None,
-            pending: false,
-        };
+        let irq = virtio_irq(21);
         let sources = BTreeMap::from([(2, vec![task, irq.clone()])]);
         let e = gate_on(&cpus, &sources, 1_000_000).unwrap_err();
         assert!(
