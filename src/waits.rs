@@ -1,8 +1,9 @@
 //! The bound of a wait that runs out on purpose in the tests.
 //!
 //! pinrun waits a fixed time for a few things it cannot be told about (a
-//! change lock held by another pinrun, irqbalance coming back after a
-//! restart) and then refuses, naming what it waited for. The tests that
+//! process's change lock held by another pinrun, the state directory's
+//! lock, irqbalance coming back after a restart) and then refuses or goes
+//! on without, naming what it waited for. The tests that
 //! check those refusals would each spend the whole wait; in a test build
 //! (`debug_assertions`) they may ask for a fifth of it.
 

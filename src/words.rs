@@ -105,9 +105,19 @@ pub fn shorten(s: &str, max: usize) -> String {
     }
 }
 
+/// A duration in ns as the shortest exact unit: `5s`, `50us`, `1024ns`.
+pub fn ns_words(ns: u64) -> String {
+    for (unit, scale) in [("s", 1_000_000_000), ("ms", 1_000_000), ("us", 1_000)] {
+        if ns >= scale && ns.checked_rem(scale) == Some(0) {
+            return format!("{}{unit}", ns / scale);
+        }
+    }
+    format!("{ns}ns")
+}
+
 /// A duration in ns in words with three significant digits, for measured
 /// values: `850ns`, `12.3us`, `4.56ms`, `1.20s` (exact durations the user
-/// gave are `plan::sched::ns_words`).
+/// gave are [`ns_words`]).
 pub fn duration_approx(ns: u64) -> String {
     if ns < 1_000 {
         return format!("{ns}ns");
@@ -133,6 +143,13 @@ pub fn duration_approx(ns: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn durations_in_words() {
+        assert_eq!(ns_words(5_000_000_000), "5s");
+        assert_eq!(ns_words(50_000), "50us");
+        assert_eq!(ns_words(1024), "1024ns");
+    }
 
     #[test]
     fn measured_durations_in_words() {

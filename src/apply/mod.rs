@@ -101,7 +101,7 @@ pub fn sched_attr(current: ffi::SchedAttr, req: &SchedRequest) -> ffi::SchedAttr
 /// `sched_attr` in words, the policy named as the kernel names it:
 /// `SCHED_DEADLINE runtime 20ms deadline 100ms period 100ms, reset-on-fork`.
 pub fn attr_words(a: &ffi::SchedAttr) -> String {
-    use crate::plan::sched::ns_words;
+    use crate::words::ns_words;
     let name = Policy::kernel_name_of(a.sched_policy)
         .map_or_else(|| format!("policy {}", a.sched_policy), str::to_string);
     let mut s = match a.sched_policy {

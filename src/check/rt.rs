@@ -151,7 +151,7 @@ fn rt_time_limit(ctx: &Context, out: &mut Vec<Finding>) {
         return;
     }
     let us = |v: u64| match v.checked_mul(1000) {
-        Some(ns) => crate::plan::sched::ns_words(ns),
+        Some(ns) => crate::words::ns_words(ns),
         None => format!("{v}us"),
     };
     let soft = us(limit.soft);

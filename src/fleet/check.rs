@@ -159,7 +159,7 @@ fn pool_findings(
                 ),
                 (Some(ns), false) => format!(
                     "kubelet did not apply them within --settle={}: check that kubelet runs (its reconcile loop writes the cpuset every few seconds), or wait longer",
-                    crate::plan::sched::ns_words(ns)
+                    crate::words::ns_words(ns)
                 ),
                 (None, _) => format!(
                     "wait for kubelet with --settle=10s (pinrun plans once the cpuset is {assigned})"

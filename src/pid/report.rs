@@ -4,9 +4,9 @@
 //! CPUs; as text or as one JSON object.
 
 use crate::finding::Finding;
-use crate::plan::sched::ns_words;
 use crate::policy::Policy;
 use crate::system::threads::{NumaMaps, ThreadState};
+use crate::words::ns_words;
 use serde_json::{Value, json};
 
 /// What `--pid` shows about one process.

@@ -12,6 +12,7 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::policy::Policy;
 use crate::request::SchedRequest;
 use crate::system::SystemState;
+use crate::words::ns_words;
 
 /// `DL_SCALE` (kernel/sched/sched.h): the smallest runtime is `1 << DL_SCALE` ns.
 pub const MIN_DL_RUNTIME_NS: u64 = 1 << 10;
@@ -112,16 +113,6 @@ pub fn check_dl_params(sys: &SystemState, runtime: u64, deadline: u64, period: u
         )));
     }
     Ok(())
-}
-
-/// A duration in ns as the shortest exact unit: `5s`, `50us`, `1024ns`.
-pub fn ns_words(ns: u64) -> String {
-    for (unit, scale) in [("s", 1_000_000_000), ("ms", 1_000_000), ("us", 1_000)] {
-        if ns >= scale && ns.checked_rem(scale) == Some(0) {
-            return format!("{}{unit}", ns / scale);
-        }
-    }
-    format!("{ns}ns")
 }
 
 /// The deadline bandwidth of the request's root domain, as far as it can be
@@ -674,12 +665,5 @@ mod tests {
         assert_eq!(refusal(&sys, &["--dry-run", "--idle"]), None);
         sys.process.nice_limit = Some(20);
         assert_eq!(refusal(&sys, &["--dry-run", "--batch"]), None);
-    }
-
-    #[test]
-    fn durations_in_words() {
-        assert_eq!(ns_words(5_000_000_000), "5s");
-        assert_eq!(ns_words(50_000), "50us");
-        assert_eq!(ns_words(1024), "1024ns");
     }
 }

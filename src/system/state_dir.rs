@@ -386,12 +386,13 @@ impl StateDir {
     }
 
     /// Takes the lock, polling up to [`LOCK_TIMEOUT`] (exclusive) or
-    /// [`SHARED_LOCK_TIMEOUT`] (shared).
+    /// [`SHARED_LOCK_TIMEOUT`] (shared), each through
+    /// [`crate::waits::bound`].
     pub fn lock(&mut self, kind: LockKind) -> Result<()> {
-        let timeout = match kind {
+        let timeout = crate::waits::bound(match kind {
             LockKind::Shared => SHARED_LOCK_TIMEOUT,
             LockKind::Exclusive => LOCK_TIMEOUT,
-        };
+        });
         let start = Instant::now();
         loop {
             let r = match kind {
@@ -415,7 +416,10 @@ impl StateDir {
                     };
                     return Err(dir_error(
                         &self.path,
-                        format!("still locked after {:.0}s by {who}", timeout.as_secs_f64()),
+                        format!(
+                            "still locked after {} by {who}",
+                            crate::words::ns_words(timeout.as_nanos() as u64)
+                        ),
                     )
                     .hint(format!(
                         "a pinrun holds the lock for milliseconds and never while it prints: that process is stuck or hostile; stop it, or claim in a directory only you can write (--state-dir DIR, see SECURITY in pinrun(1)); `fuser -v {}` lists who has it open",

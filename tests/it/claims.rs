@@ -188,7 +188,7 @@ fn concurrent_launches_never_share_a_core() {
     }
     let (_t, dir) = state_dir();
     let mut holders: Vec<Child> = (0..cores.len())
-        .map(|_| spawn(&dir, &["--exclusive", "--cores", "1"], &["sleep", "3"]))
+        .map(|_| spawn(&dir, &["--exclusive", "--cores", "1"], &["sleep", "60"]))
         .collect();
     let mut used = BTreeSet::new();
     for h in &holders {
@@ -234,17 +234,30 @@ fn concurrent_launches_never_share_a_core() {
     );
     let o = run(&dir, &["--strict", "--nice", "1"], &["true"]);
     assert_eq!(o.status.code(), Some(125));
-    // --wait: waits with a message, then runs once the holders exit.
-    let o = run(
+    // --wait: waits with a message, then runs once the holders exit
+    // (ended here once it says it waits).
+    let mut waiter = spawn(
         &dir,
         &["--exclusive", "--wait=30s", "--cores", "1"],
         &["true"],
     );
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert!(stderr(&o).contains("pinrun: waiting"), "{}", stderr(&o));
-    for h in &mut holders {
-        assert!(h.wait().unwrap().success());
+    let mut said = String::new();
+    let mut err = std::io::BufReader::new(waiter.stderr.take().unwrap());
+    while !said.contains("pinrun: waiting") {
+        let before = said.len();
+        std::io::BufRead::read_line(&mut err, &mut said).unwrap();
+        assert!(
+            said.len() > before,
+            "the waiter ended without waiting: {said}"
+        );
     }
+    for h in &mut holders {
+        h.kill().unwrap();
+        h.wait().unwrap();
+    }
+    let status = waiter.wait().unwrap();
+    std::io::Read::read_to_string(&mut err, &mut said).unwrap();
+    assert_eq!(status.code(), Some(0), "{said}");
     // All reclaimed: every core can be claimed again, and the stale
     // records are removed.
     let o = run(&dir, &["--show", "--json"], &[]);
@@ -563,7 +576,9 @@ fn unsafe_state_dirs_are_refused() {
         & 0o777;
     assert_eq!(mode, 0o644);
     // A lock held for long (a stuck or hostile process) delays a reader by
-    // a second only; an --exclusive launch would refuse after 10s.
+    // a second only (a fifth of it in a test build run with
+    // PINRUN_TEST_SHORT_WAITS=1, pinrun::waits::bound); an --exclusive
+    // launch would refuse after 10s.
     let mut holder = Command::new("flock")
         .arg("-x")
         .arg(&fresh)
@@ -572,7 +587,13 @@ fn unsafe_state_dirs_are_refused() {
         .unwrap();
     std::thread::sleep(Duration::from_millis(300));
     let t0 = Instant::now();
-    let o = run(&fresh, &["--nice", "1"], &["true"]);
+    let o = pinrun()
+        .env("PINRUN_TEST_SHORT_WAITS", "1")
+        .arg("--state-dir")
+        .arg(&fresh)
+        .args(["--nice", "1", "--", "true"])
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(
         stderr(&o).contains("(claim-state-unusable)"),

@@ -249,7 +249,7 @@ fn bases() -> Vec<(String, tempfile::TempDir, Vec<PathBuf>)> {
         "cadvisor/graviton2",
         "",
     ] {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = common::tempdir();
         if rel.is_empty() {
             synthetic(dir.path());
         } else {
@@ -290,7 +290,7 @@ fn mutated_trees_never_panic_hang_or_contradict_the_files() {
     };
     proptest!(config, |(base in 0..bases.len(), muts in proptest::collection::vec(mutation(), 1..5), req in 0..REQUESTS.len())| {
         let (name, src, list) = &bases[base];
-        let dir = tempfile::tempdir().unwrap();
+        let dir = common::tempdir();
         common::copy_tree(src.path(), dir.path());
         for m in &muts {
             apply(dir.path(), list, m);

@@ -140,7 +140,7 @@ fn recovers(rel: &str, x: u32, plans: &[&[&str]]) {
         .collect();
     assert!(core.len() >= 2, "{rel}: CPU {x} has SMT siblings");
     // One copy, its damaged files put back before each damage.
-    let dir = tempfile::tempdir().unwrap();
+    let dir = common::tempdir();
     common::copy_tree(&m, dir.path());
     for how in [
         Damage::Missing,
@@ -225,7 +225,7 @@ fn field_case_sibling_list_garbled() {
 #[test]
 fn contradiction_without_agreement_is_refused() {
     let m = machine("util-linux/x86_64-epyc_7451");
-    let dir = tempfile::tempdir().unwrap();
+    let dir = common::tempdir();
     common::copy_tree(&m, dir.path());
     // CPU 0 says 0,1; CPU 1 says 1,49; CPU 48 says 0,48; core_id agrees
     // with none of 0's choices for both.
@@ -253,7 +253,7 @@ fn contradiction_without_agreement_is_refused() {
 fn cpu_dirs_beyond_possible_are_ignored() {
     let m = machine("util-linux/ppc64-POWER7");
     let want_show = json(&m, &["--show"]);
-    let dir = tempfile::tempdir().unwrap();
+    let dir = common::tempdir();
     common::copy_tree(&m, dir.path());
     let cpu = dir.path().join("sys/devices/system/cpu");
     for d in ["cpu4294967295", "cpu99999999999", "cpu64", "cpu4194303"] {
@@ -295,7 +295,7 @@ fn node_dirs_beyond_possible_are_ignored() {
     let m = machine("util-linux/ppc64-POWER7");
     let want = json(&m, &["--show"]);
     let want_plan = cpulist(&m, &["--node", "0", "--cores", "2", "--membind"]);
-    let dir = tempfile::tempdir().unwrap();
+    let dir = common::tempdir();
     common::copy_tree(&m, dir.path());
     std::fs::create_dir(dir.path().join("sys/devices/system/node/node4294967295")).unwrap();
     let show = json(dir.path(), &["--show"]);
@@ -330,7 +330,7 @@ fn files_beyond_the_budget_are_refused() {
             &["--check", "--cpus", "0"][..],
         ),
     ] {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = common::tempdir();
         common::copy_tree(&m, dir.path());
         let p = dir.path().join(rel);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
@@ -415,7 +415,7 @@ fn hostile_stat_lines_never_panic() {
     .collect();
     lines.push(b"999 (\xff\xfe) R 1 999 999 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5 0 0".to_vec());
     for line in &lines {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = common::tempdir();
         common::copy_tree(&m, dir.path());
         let status = "Name:\tx\nCpus_allowed_list:\t0\nUid:\t0\t0\t0\t0\n";
         for d in ["proc/999", "proc/999/task/999", "proc/2"] {
