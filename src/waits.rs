@@ -10,14 +10,14 @@
 use std::time::Duration;
 
 /// `limit`, or in a debug build run with `PINRUN_TEST_SHORT_WAITS=1` in
-/// its environment a fifth of it (whole seconds stay whole for 5 s and
-/// 10 s: 1 s and 2 s), so that the refusal a test checks comes after
-/// the shorter wait and names it. Release builds never read the variable.
+/// its environment a tenth of it (10 s: 1 s; 5 s: 500 ms), so that the
+/// refusal a test checks comes after the shorter wait and names it.
+/// Release builds never read the variable.
 pub fn bound(limit: Duration) -> Duration {
     if cfg!(debug_assertions)
         && std::env::var_os("PINRUN_TEST_SHORT_WAITS").is_some_and(|v| v == "1")
     {
-        limit / 5
+        limit / 10
     } else {
         limit
     }

@@ -3085,7 +3085,7 @@ fn pid_lock_held_from_another_namespace_is_named_so() {
         .env("DIR", dir.path())
         .env("PINRUN", env!("CARGO_BIN_EXE_pinrun"))
         .env("PINRUN_CONFIG", "")
-        // The lock's wait, 1 s instead of 5 (test builds: waits::bound).
+        // The lock's wait, 500 ms instead of 5 s (test builds: waits::bound).
         .env("PINRUN_TEST_SHORT_WAITS", "1")
         .stdout(std::process::Stdio::piped())
         .spawn()
@@ -3226,7 +3226,7 @@ fn pid_lock_held_by_a_user_who_may_not_change_it_is_named_so() {
     let before = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
     let out = pinrun()
         .args(["--pid", &pid, "--nice", "3"])
-        // The lock's wait, 1 s instead of 5 (test builds: waits::bound).
+        // The lock's wait, 500 ms instead of 5 s (test builds: waits::bound).
         .env("PINRUN_TEST_SHORT_WAITS", "1")
         .output()
         .unwrap();
@@ -3269,9 +3269,9 @@ fn pid_concurrent_changes_never_interleave() {
     let h = Helper::start(8, 0);
     let pid = h.pid().to_string();
     let n_threads = placement_of(&h).len();
-    // The second pinrun waits 1 s for the lock (test builds:
+    // The second pinrun waits 500 ms for the lock (test builds:
     // waits::bound), so the first is held for longer than that.
-    for delay in ["2500000", "8000000", "20000000"] {
+    for delay in ["1200000", "4000000", "20000000"] {
         let first = strace()
             .unwrap()
             .args([
@@ -3309,7 +3309,7 @@ fn pid_concurrent_changes_never_interleave() {
         assert_eq!(second.status.code(), Some(125), "{err}");
         assert!(
             err.contains(&format!(
-                "pinrun: --pid {pid}: another change of this process is under way, still after 1s: its lock is held by pid {held} (pinrun) of uid 0; nothing was changed"
+                "pinrun: --pid {pid}: another change of this process is under way, still after 500ms: its lock is held by pid {held} (pinrun) of uid 0; nothing was changed"
             )),
             "{err}"
         );

@@ -907,19 +907,22 @@ fn steering_lives_as_long_as_the_claims_process_group() {
     }
     let snap = Snapshot::take();
     let state = tempfile::tempdir().unwrap();
-    let mut child = std::process::Command::new("setsid")
+    let child = std::process::Command::new("setsid")
         .arg("-w")
         .arg(assert_cmd::cargo::cargo_bin("pinrun"))
         .env("PINRUN_CONFIG", "")
         .args(STEER_CPU_1)
         .arg(state.path())
-        .args(["--", "sh", "-c", "sleep 3 & exit 0"])
+        .args(["--", "sh", "-c", "sleep 60 >/dev/null & echo $!; exit 0"])
+        .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // The shell (pinrun's PID) exits at once; setsid -w reaps it.
-    let status = child.wait().unwrap();
-    assert!(status.success(), "{status:?}");
-    std::thread::sleep(Duration::from_millis(1000));
+    // The shell (pinrun's PID) says its sleep's PID and exits at once;
+    // setsid -w reaps it. The helper looks at the group every 100 ms.
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{:?}", out.status);
+    let sleep: i32 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    std::thread::sleep(Duration::from_millis(500));
     assert!(
         !snap.differences().is_empty(),
         "the IRQs are back while the group still claims CPU 1"
@@ -932,7 +935,8 @@ fn steering_lives_as_long_as_the_claims_process_group() {
         .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&show.stdout).unwrap();
     assert_eq!(v["claimed_cpus"], serde_json::json!([1]), "{v}");
-    // The sleep ends ~3 s after the start: then the helper restores.
+    // Once the sleep ends, the helper restores.
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(sleep), nix::sys::signal::SIGTERM).unwrap();
     let start = Instant::now();
     while !journals(state.path()).is_empty() && start.elapsed() < Duration::from_secs(15) {
         std::thread::sleep(Duration::from_millis(50));
@@ -1367,7 +1371,7 @@ fn irqbalance_config_restart_without_the_ban_puts_the_file_back() {
             .find(|l| l.starts_with("pinrun: --irqbalance-config:"))
             .unwrap_or_default(),
         format!(
-            "pinrun: --irqbalance-config: irqbalance (pid {pid0}), {dd}/etc/irqbalance: after systemctl try-restart, irqbalance.service still has main PID {pid0} (not restarted) after 2 s (wanted the ban 1); the file was put back and irqbalance restarted, no IRQ was written"
+            "pinrun: --irqbalance-config: irqbalance (pid {pid0}), {dd}/etc/irqbalance: after systemctl try-restart, irqbalance.service still has main PID {pid0} (not restarted) after 1 s (wanted the ban 1); the file was put back and irqbalance restarted, no IRQ was written"
         ),
         "{ctx}"
     );

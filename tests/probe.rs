@@ -128,7 +128,7 @@ fn probe_threads_have_the_planned_policy_and_cpu() {
     let cpu = last_cpu();
     let child = spawnable()
         .args([
-            "--probe=1500ms",
+            "--probe=600ms",
             "--probe-mode",
             "wakeup",
             "--json",
@@ -177,7 +177,7 @@ fn a_pinned_hog_is_named_and_takes_its_share() {
         .spawn()
         .expect("taskset");
     std::thread::sleep(Duration::from_millis(100));
-    let p = probe_json(&["--probe=1s", "--json", "--cpus", &cpu]);
+    let p = probe_json(&["--probe=500ms", "--json", "--cpus", &cpu]);
     let _ = hog.kill();
     let _ = hog.wait();
     let c = &p["cpus"][0];
@@ -189,7 +189,7 @@ fn a_pinned_hog_is_named_and_takes_its_share() {
         .iter()
         .find(|s| s["kind"] == "task" && s["pid"].as_u64() == Some(u64::from(hog.id())));
     let named = named.unwrap_or_else(|| panic!("hog {} not in {}", hog.id(), c["sources"]));
-    // CFS gives it about half of the probe's second and its pre-heat.
+    // CFS gives it about half of the probe's half second and its pre-heat.
     assert!(
         named["runtime_ns"].as_u64().unwrap() > 100_000_000,
         "{named}"
@@ -236,7 +236,7 @@ fn the_largest_gaps_are_the_pinned_hog_by_pid() {
         .spawn()
         .expect("taskset");
     std::thread::sleep(Duration::from_millis(100));
-    let p = probe_json(&["--probe=1s", "--json", "--cpus", &cpu]);
+    let p = probe_json(&["--probe=500ms", "--json", "--cpus", &cpu]);
     let _ = hog.kill();
     let _ = hog.wait();
     assert_eq!(p["sample_period_ns"], 2_000_000, "{p}");
@@ -293,7 +293,7 @@ fn the_sampler_leaves_a_one_cpu_inherited_affinity() {
     let others: pinrun::cpuset::CpuSet = allowed.iter().filter(|&c| c != last).collect();
     let child = Command::new("taskset")
         .args(["-c", &cpu, env!("CARGO_BIN_EXE_pinrun")])
-        .args(["--json", "--probe=1s", "--cpus", &cpu])
+        .args(["--json", "--probe=500ms", "--cpus", &cpu])
         .env("PINRUN_CONFIG", "")
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -561,7 +561,13 @@ fn dma_latency_is_held_during_the_probe_only() {
     }
     let cpu = last_cpu().to_string();
     let child = spawnable()
-        .args(["--probe=1s", "--probe-dma-latency=7", "--cpus", &cpu, "--"])
+        .args([
+            "--probe=500ms",
+            "--probe-dma-latency=7",
+            "--cpus",
+            &cpu,
+            "--",
+        ])
         .args(["od", "-An", "-td4", "-N4", "/dev/cpu_dma_latency"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -569,7 +575,7 @@ fn dma_latency_is_held_during_the_probe_only() {
         .expect("spawn");
     let mut during = Vec::new();
     let t0 = std::time::Instant::now();
-    while t0.elapsed() < Duration::from_millis(900) {
+    while t0.elapsed() < Duration::from_millis(400) {
         during.extend(cpu_dma_latency());
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -1023,7 +1029,7 @@ fn preempt_model_is_this_kernels() {
 /// taskset -c CPU`), killed on drop: a known delay injected into whatever
 /// runs on `cpu` at a lower priority, which cannot run while it spins
 /// (sched(7): a SCHED_FIFO thread runs until it blocks or a higher
-/// priority preempts it). 5 ms in 100 ms is far inside RT throttling's
+/// priority preempts it). 5 ms in 50 ms is far inside RT throttling's
 /// 950 ms per second.
 struct Stall(std::process::Child);
 
@@ -1057,8 +1063,8 @@ impl Drop for Stall {
 /// The probe never reports less than a delay it was given (issue 36: the
 /// wake-up max once read 0.02-0.6x cyclictest's; BENCHMARKS.md "Why the
 /// wake-up maxima differed"). A SCHED_FIFO 95 task spins 5 ms every
-/// ~105 ms on the probed CPU ([`Stall`]); a 1 s probe holds at least 8 whole
-/// stalls (at most 105 ms apart). Wake-up mode at SCHED_FIFO 90 (below
+/// ~55 ms on the probed CPU ([`Stall`]); a 700 ms probe holds at least 11
+/// whole stalls (at most 55 ms apart). Wake-up mode at SCHED_FIFO 90 (below
 /// it), interval I of 1 and 2 ms: a deadline falls within the first I of
 /// each stall and the probe runs only when the stall ends, so each stall
 /// is a latency of at least 5 ms - I (cyclictest's own bound, the same
@@ -1073,14 +1079,21 @@ fn injected_stalls_are_reported_at_their_length() {
         return skip("SCHED_FIFO needs root here");
     }
     let cpu = last_cpu().to_string();
-    let _stall = Stall::start(&cpu, 5, 100);
+    let _stall = Stall::start(&cpu, 5, 50);
     for (mode, interval_ms, at_least_ns) in [
         ("wakeup", 1, 4_000_000),
         ("wakeup", 2, 3_000_000),
         ("spin", 0, 4_995_000),
     ] {
         let interval = format!("{interval_ms}ms");
-        let mut args = vec!["--probe=1s", "--json", "--cpus", &cpu, "--probe-mode", mode];
+        let mut args = vec![
+            "--probe=700ms",
+            "--json",
+            "--cpus",
+            &cpu,
+            "--probe-mode",
+            mode,
+        ];
         if mode == "wakeup" {
             args.extend(["--fifo", "90", "--probe-interval", &interval]);
         }
@@ -1110,7 +1123,7 @@ fn injected_stalls_are_reported_at_their_length() {
 /// (`sampler_cpu_ns`, its thread's `CLOCK_THREAD_CPUTIME_ID`): more than
 /// nothing, and at most the CPU time the kernel charged the whole pinrun
 /// process (its `rusage` from `wait4(2)`), which also holds the probe
-/// thread that spun for the second.
+/// thread that spun for the half second.
 #[test]
 fn the_sampler_says_what_it_cost() {
     let _g = serial();
@@ -1123,7 +1136,7 @@ fn the_sampler_says_what_it_cost() {
     // Waited for by wait4(2) below, for its rusage.
     #[allow(clippy::zombie_processes)]
     let child = spawnable()
-        .args(["--probe=1s", "--json", "--cpus", &cpu])
+        .args(["--probe=500ms", "--json", "--cpus", &cpu])
         .stdout(Stdio::piped())
         .spawn()
         .expect("spawn");

@@ -154,8 +154,8 @@ fn wait_for_lock(root: &Root, id: &Identity) -> Result<(), Error> {
                 return Err(Error::new(
                     ErrorCode::PidBusy,
                     format!(
-                        "--pid {pid}: another change of this process is under way, still after {}s: its lock is held by {who}; nothing was changed",
-                        limit.as_secs()
+                        "--pid {pid}: another change of this process is under way, still after {}: its lock is held by {who}; nothing was changed",
+                        crate::words::ns_words(limit.as_nanos() as u64)
                     ),
                 )
                 .hint(format!(

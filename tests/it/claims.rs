@@ -576,7 +576,7 @@ fn unsafe_state_dirs_are_refused() {
         & 0o777;
     assert_eq!(mode, 0o644);
     // A lock held for long (a stuck or hostile process) delays a reader by
-    // a second only (a fifth of it in a test build run with
+    // a second only (a tenth of it in a test build run with
     // PINRUN_TEST_SHORT_WAITS=1, pinrun::waits::bound); an --exclusive
     // launch would refuse after 10s.
     let mut holder = Command::new("flock")

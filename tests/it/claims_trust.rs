@@ -406,14 +406,14 @@ fn a_held_lock_names_its_holder() {
         assert!(t.elapsed() < Duration::from_secs(10), "flock took no lock");
         std::thread::sleep(Duration::from_millis(20));
     }
-    // A test build waits a fifth of the 10 s (pinrun::waits::bound).
+    // A test build waits a tenth of the 10 s (pinrun::waits::bound).
     let o = pinrun_in(&s.dir, &["--exclusive", "--cores", "1"], &["true"])
         .env("PINRUN_TEST_SHORT_WAITS", "1")
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(125), "{}", stderr(&o));
     let want = format!(
-        "still locked after 2s by pid {} (flock) of uid {NOBODY}",
+        "still locked after 1s by pid {} (flock) of uid {NOBODY}",
         locker.id()
     );
     assert!(stderr(&o).contains(&want), "{want}: {}", stderr(&o));
