@@ -1100,8 +1100,12 @@ fn differential_requests(online: &pinrun::cpuset::CpuSet) -> Vec<Vec<String>> {
         dl("1023ns", None, Some("100us"), true),
         dl("1024ns", None, Some("99999ns"), true),
         dl("1024ns", None, Some("99us"), true),
-        dl("1ms", None, Some("4194304us"), true),
-        dl("1ms", None, Some("4194305us"), true),
+        // The longest period the kernel admits by default
+        // (sched_deadline_period_max_us, 4.19 s) and one past it, with a
+        // runtime the read-back fits in: with 1 ms it ran out and waited
+        // for the next period, 4.19 s per launch.
+        dl("10ms", None, Some("4194304us"), true),
+        dl("10ms", None, Some("4194305us"), true),
         dl("10ms", None, Some("5s"), true),
         dl("20us", None, Some("50us"), true),
         dl("2ms", Some("1ms"), Some("10ms"), true),
