@@ -2298,7 +2298,7 @@ fn pid_reused_during_the_write_is_named_and_never_restored() {
     "#;
     // Its own state directory: in a new PID namespace a record of the
     // host's (another test's, a user's) is honoured unchecked.
-    for delay in ["2000000", "8000000", "30000000"] {
+    for delay in ["500000", "4000000", "30000000"] {
         let dir = common::tempdir();
         let out = std::process::Command::new("unshare")
             .args(["--pid", "--fork", "--mount-proc", "sh", "-c", script])
@@ -2587,7 +2587,7 @@ fn pid_threads_that_exit_meanwhile_are_skipped() {
         let mut h = Helper::start_cmd(c, 2, 0, false);
         let worker = h.tid_named("worker0");
         let mut done = false;
-        for delay in ["1000000", "4000000", "16000000"] {
+        for delay in ["300000", "4000000", "16000000"] {
             let mut run = strace()
                 .unwrap()
                 .args([
