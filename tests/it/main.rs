@@ -9,6 +9,11 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+/// Twice as many test threads as CPUs ([`common::two_threads_per_cpu`]).
+#[used]
+#[unsafe(link_section = ".init_array")]
+static TWO_THREADS_PER_CPU: extern "C" fn() = common::two_threads_per_cpu;
+
 mod bench_signals;
 mod bounded_reads;
 mod checks;
