@@ -855,33 +855,29 @@ fn steal_and_unattributed_time_add_up() {
 }
 
 /// `--choose measured` (issue 31): a CPU made noisy on purpose is never
-/// chosen. A SCHED_FIFO busy loop that never sleeps, pinned to the last
-/// CPU, is stopped only by RT throttling (sched-rt(7): it runs
-/// `sched_rt_runtime_us` of every `sched_rt_period_us`; skipped when
-/// throttling is off, where it would own the CPU): a SCHED_OTHER probe
-/// there waits the whole runtime (950 ms of 1 s by default), or is held
-/// off past the watchdog's limit (no gap measured: the noisiest). 3 s,
-/// not 1 s: the probe threads start measuring together, once the one
-/// beside the hog has had a throttled window to pre-heat in (up to a
-/// period), and the other CPU's must still measure its whole duration
-/// within the watchdog's limit (at 1 s both were cut short, and the
-/// choice was refused). The measured choice of one core then avoids it, where the rule alone (the
-/// boot CPU last) would take it on a 2-CPU machine. The hog's placement
-/// and policy are read back from the kernel (`/proc/PID/stat`) before
-/// the choice.
+/// chosen. A SCHED_FIFO 95 task pinned to the last CPU spins 300 ms of
+/// every 350 ms ([`Stall`]; 86 % of the CPU, inside RT throttling's
+/// 950 ms of each second): a SCHED_OTHER probe there cannot run while it
+/// spins (sched(7)), so each spin is a gap of 300 ms, and a 1 s
+/// measurement holds at least two whole ones. The measured choice of
+/// one core then avoids that CPU, where the rule alone (the boot CPU
+/// last) would take it on a 2-CPU machine. The stall's placement and
+/// policy are read back from the kernel (`/proc/PID/stat`) before the
+/// choice.
 ///
 /// It used to be flaky under load: a hog that slept 1 ms after each run
 /// of a shell loop made gaps of tens of ms, the same class (the choice
 /// ties gaps within a factor of two) as a SCHED_OTHER probe's waits on a
 /// CPU shared with a loaded host's builds (40 ms against 45.6 ms at load
 /// average 8), and the tie went to the rule's choice, the noisy CPU. A
-/// hog bounded by the kernel's throttling, not by a loop's speed, makes
-/// a gap no load on the other CPU comes near.
+/// real-time task's 300 ms spins make gaps no load on the other CPU comes
+/// near. (Before, a SCHED_FIFO loop stopped only by RT throttling made
+/// gaps of 950 ms, and the choice had to measure for 3 s.)
 #[test]
 fn measured_choice_never_takes_a_noisy_cpu() {
     let _g = serial();
     if !is_root() {
-        skip("a SCHED_FIFO hog needs root here");
+        skip("a SCHED_FIFO task needs root here");
         return;
     }
     let last = last_cpu();
@@ -889,25 +885,9 @@ fn measured_choice_never_takes_a_noisy_cpu() {
         skip("needs two CPUs");
         return;
     }
-    let sysctl = |n: &str| -> i64 {
-        std::fs::read_to_string(format!("/proc/sys/kernel/{n}"))
-            .ok()
-            .and_then(|t| t.trim().parse().ok())
-            .unwrap_or(-1)
-    };
-    let (runtime_us, period_us) = (sysctl("sched_rt_runtime_us"), sysctl("sched_rt_period_us"));
-    if runtime_us < 0 || runtime_us >= period_us {
-        skip("RT throttling is off: a SCHED_FIFO busy loop would own its CPU");
-        return;
-    }
     let cpu = last.to_string();
-    let mut hog = spawnable()
-        .args(["--quiet", "--cpus", &cpu, "--fifo", "50", "--", "sh", "-c"])
-        .arg("while :; do :; done")
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(200));
-    let stat = std::fs::read_to_string(format!("/proc/{}/stat", hog.id())).unwrap();
+    let stall = Stall::start(&cpu, 300, 50);
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", stall.0.id())).unwrap();
     assert_eq!(stat_field(&stat, 41), 1, "SCHED_FIFO: {stat}");
     assert_eq!(
         stat_field(&stat, 39),
@@ -921,12 +901,11 @@ fn measured_choice_never_takes_a_noisy_cpu() {
             "--cores",
             "1",
             "--choose",
-            "measured=3s",
+            "measured=1s",
         ])
         .output()
         .unwrap();
-    let _ = hog.kill();
-    let _ = hog.wait();
+    drop(stall);
     assert_status(&out, 0);
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let chosen = common::ids(&v["cpus"]);
@@ -944,13 +923,9 @@ fn measured_choice_never_takes_a_noisy_cpu() {
             .unwrap()
     };
     assert!(gap(last) > gap(chosen[0]), "{}", v["choice"]);
-    // The kernel's bound: the hog runs at least half its RT runtime at a
-    // stretch, so the probe beside it waited at least that long.
-    assert!(
-        gap(last) >= runtime_us as u64 * 1000 / 2,
-        "{} against an RT runtime of {runtime_us} us",
-        v["choice"]
-    );
+    // A whole spin: 300 ms, less what the stall's clock and the probe's
+    // may disagree by (well under a millisecond).
+    assert!(gap(last) >= 299_000_000, "{}", v["choice"]);
 }
 
 /// The preemption model this kernel runs with, as the test reads it
