@@ -385,15 +385,12 @@ pub fn irqbalance_server(
     use nix::sys::socket::{ControlMessageOwned, MsgFlags, recvmsg, setsockopt, sockopt};
     use std::io::Write;
     use std::os::fd::AsRawFd;
-    use std::sync::atomic::{AtomicU32, Ordering};
-    static N: AtomicU32 = AtomicU32::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "pinrun-irqb-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    // A directory of its own, kept (the socket's path outlives this call).
+    let dir = tempfile::Builder::new()
+        .prefix("pinrun-irqb-")
+        .tempdir()
+        .expect("a temporary directory")
+        .keep();
     let path = dir.join("irqbalance1.sock");
     let l = std::os::unix::net::UnixListener::bind(&path).expect("bind");
     setsockopt(&l, sockopt::PassCred, &true).expect("SO_PASSCRED");

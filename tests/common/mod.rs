@@ -148,6 +148,31 @@ pub fn once_per<K: Ord, V: Clone>(map: &OncePer<K, V>, key: K, make: impl FnOnce
     once.get_or_init(make).clone()
 }
 
+/// Every `.rs` file below `src/`, as (its path relative to `src/`, its
+/// text), in a stable order: for the scans of pinrun's own code.
+pub fn src_files() -> Vec<(String, String)> {
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut stack = vec![src.clone()];
+    let mut files = Vec::new();
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let rel = path
+                    .strip_prefix(&src)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned();
+                files.push((rel, std::fs::read_to_string(&path).unwrap()));
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
 /// A field case of `tests/data/cases/<name>.tar.gz` (a small tree that
 /// reproduces a reported fault; see its README.md), unpacked on first use.
 pub fn field_case(name: &str) -> PathBuf {

@@ -6,6 +6,8 @@
 //! `system/root.rs`, where the bound is, and the `#[cfg(test)]` modules
 //! (last in a file, as scripts/import-graph.sh takes them) may.
 
+use crate::common;
+
 /// The unbounded whole-file reads of `text` (a source file), by line
 /// number: `fs::read_to_string(` and `fs::read(` outside `//` comments
 /// and the trailing `#[cfg(test)]` module.
@@ -28,31 +30,16 @@ fn the_scan_finds_an_unbounded_read_and_leaves_tests_and_comments() {
 
 #[test]
 fn no_file_is_read_whole_without_a_bound() {
-    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut stack = vec![src.clone()];
     let mut found = Vec::new();
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-                continue;
-            }
-            let rel = path
-                .strip_prefix(&src)
-                .unwrap()
-                .to_string_lossy()
-                .into_owned();
-            if !rel.ends_with(".rs") || rel == "system/root.rs" {
-                continue;
-            }
-            let text = std::fs::read_to_string(&path).unwrap();
-            found.extend(
-                unbounded(&text)
-                    .into_iter()
-                    .map(|(n, l)| format!("src/{rel}:{n}: {l}")),
-            );
+    for (rel, text) in common::src_files() {
+        if rel == "system/root.rs" {
+            continue;
         }
+        found.extend(
+            unbounded(&text)
+                .into_iter()
+                .map(|(n, l)| format!("src/{rel}:{n}: {l}")),
+        );
     }
     assert!(
         found.is_empty(),

@@ -52,6 +52,7 @@ mod shell_pipes;
 mod show;
 mod show_json_stream;
 mod static_build;
+mod statics;
 mod steer;
 mod synthetic;
 mod threads;
