@@ -1004,7 +1004,7 @@ fn preempt_model_is_this_kernels() {
 /// taskset -c CPU`), killed on drop: a known delay injected into whatever
 /// runs on `cpu` at a lower priority, which cannot run while it spins
 /// (sched(7): a SCHED_FIFO thread runs until it blocks or a higher
-/// priority preempts it). 5 ms in 50 ms is far inside RT throttling's
+/// priority preempts it). 5 ms in 35 ms is far inside RT throttling's
 /// 950 ms per second.
 struct Stall(std::process::Child);
 
@@ -1038,8 +1038,8 @@ impl Drop for Stall {
 /// The probe never reports less than a delay it was given (issue 36: the
 /// wake-up max once read 0.02-0.6x cyclictest's; BENCHMARKS.md "Why the
 /// wake-up maxima differed"). A SCHED_FIFO 95 task spins 5 ms every
-/// ~55 ms on the probed CPU ([`Stall`]); a 700 ms probe holds at least 11
-/// whole stalls (at most 55 ms apart). Wake-up mode at SCHED_FIFO 90 (below
+/// ~35 ms on the probed CPU ([`Stall`]); a 500 ms probe holds at least 13
+/// whole stalls (at most 35 ms apart). Wake-up mode at SCHED_FIFO 90 (below
 /// it), interval I of 1 and 2 ms: a deadline falls within the first I of
 /// each stall and the probe runs only when the stall ends, so each stall
 /// is a latency of at least 5 ms - I (cyclictest's own bound, the same
@@ -1054,7 +1054,7 @@ fn injected_stalls_are_reported_at_their_length() {
         return skip("SCHED_FIFO needs root here");
     }
     let cpu = last_cpu().to_string();
-    let _stall = Stall::start(&cpu, 5, 50);
+    let _stall = Stall::start(&cpu, 5, 30);
     for (mode, interval_ms, at_least_ns) in [
         ("wakeup", 1, 4_000_000),
         ("wakeup", 2, 3_000_000),
@@ -1062,7 +1062,7 @@ fn injected_stalls_are_reported_at_their_length() {
     ] {
         let interval = format!("{interval_ms}ms");
         let mut args = vec![
-            "--probe=700ms",
+            "--probe=500ms",
             "--json",
             "--cpus",
             &cpu,
