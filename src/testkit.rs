@@ -46,6 +46,12 @@ pub fn plan_on(list: &str, sched: crate::request::SchedRequest) -> crate::plan::
     }
 }
 
+/// `args` followed by `--deadline` with 1 ms of runtime every 10 ms.
+pub fn deadline<'a>(args: &[&'a str]) -> Vec<&'a str> {
+    let dl = "--deadline --sched-runtime 1ms --sched-period 10ms".split(' ');
+    args.iter().copied().chain(dl).collect()
+}
+
 /// Parses `pinrun ARGS` into a request; panics on a usage error.
 pub fn request(args: &[&str]) -> Request {
     use clap::Parser;

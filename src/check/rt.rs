@@ -301,7 +301,7 @@ pub fn eperm_diagnosis(sys: &crate::system::SystemState, config: Option<bool>) -
 mod tests {
     use super::super::testing::{find, findings, machine, worded};
     use super::*;
-    use crate::testkit::Machine;
+    use crate::testkit::{Machine, deadline};
 
     /// The `rt-time-limit` finding of `pinrun ARGS` on a 1×4×1 machine with
     /// RLIMIT_RTTIME `soft`/`hard` µs: (severity, message, hint).
@@ -369,15 +369,7 @@ mod tests {
         let rt = ["--dry-run", "--fifo", "10"];
         assert_eq!(rt_time(u64::MAX, u64::MAX, &rt), None);
         for args in [
-            &[
-                "--dry-run",
-                "--deadline",
-                "--sched-runtime",
-                "1ms",
-                "--sched-period",
-                "10ms",
-                "--reset-on-fork",
-            ][..],
+            &deadline(&["--dry-run", "--reset-on-fork"])[..],
             &["--dry-run", "--other"][..],
             &["--dry-run", "--batch"][..],
             &["--dry-run", "--idle"][..],
@@ -483,17 +475,7 @@ mod tests {
             Some(Severity::Warning)
         );
         assert!(find(&f, Code::NiceIgnored).is_some());
-        let dl = findings(
-            &sys,
-            &[
-                "--dry-run",
-                "--deadline",
-                "--sched-runtime",
-                "1ms",
-                "--sched-period",
-                "10ms",
-            ],
-        );
+        let dl = findings(&sys, &deadline(&["--dry-run"]));
         assert!(find(&dl, Code::DeadlineCannotFork).is_some());
     }
 }

@@ -174,7 +174,7 @@ mod tests {
     use super::*;
     use crate::claim::{Claim, Holder};
     use crate::error::ErrorCode;
-    use crate::testkit::{Machine, cpus, request};
+    use crate::testkit::{Machine, cpus, deadline, request};
 
     /// 2 packages (nodes 0 and 1) × 4 cores × 2 threads: CPU 0's sibling
     /// is 8; node 0 holds 0-3,8-11, node 1 holds 4-7,12-15.
@@ -512,17 +512,7 @@ mod tests {
         );
         assert!(plan(&sys, &request(&["--dry-run", "--rr", "10"])).is_ok());
         assert_eq!(
-            refusal(
-                &sys,
-                &[
-                    "--dry-run",
-                    "--deadline",
-                    "--sched-runtime",
-                    "1ms",
-                    "--sched-period",
-                    "10ms"
-                ]
-            ),
+            refusal(&sys, &deadline(&["--dry-run"])),
             ErrorCode::DeadlineNotPermitted
         );
     }
@@ -530,15 +520,8 @@ mod tests {
     #[test]
     fn deadline_needs_its_whole_root_domain() {
         let sys = machine().build();
-        let dl = [
-            "--dry-run",
-            "--deadline",
-            "--sched-runtime",
-            "1ms",
-            "--sched-period",
-            "10ms",
-        ];
-        let narrow: Vec<&str> = dl.iter().copied().chain(["--cpus", "0-3"]).collect();
+        let dl = deadline(&["--dry-run"]);
+        let narrow = deadline(&["--dry-run", "--cpus", "0-3"]);
         assert_eq!(refusal(&sys, &narrow), ErrorCode::DeadlineAffinity);
         assert!(plan(&sys, &request(&dl)).is_ok());
         // The hint names what this host admits first: the whole root
