@@ -172,9 +172,8 @@ pub fn plan_claimed(sys: &SystemState, req: &Request, claims: &Claims) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::claim::{Claim, Holder};
     use crate::error::ErrorCode;
-    use crate::testkit::{Machine, cpus, deadline, request};
+    use crate::testkit::{Machine, cpus, deadline, kubelet, request};
 
     /// 2 packages (nodes 0 and 1) × 4 cores × 2 threads: CPU 0's sibling
     /// is 8; node 0 holds 0-3,8-11, node 1 holds 4-7,12-15.
@@ -572,16 +571,7 @@ mod tests {
     #[test]
     fn claimed_cores_are_skipped_and_claimed_cpus_refused() {
         let sys = machine().build();
-        let claims = Claims {
-            claims: vec![Claim {
-                holder: Holder::Kubelet {
-                    pod: "p".into(),
-                    container: "c".into(),
-                },
-                cpus: cpus("0,8"),
-            }],
-            ..Default::default()
-        };
+        let claims = kubelet("0,8");
         let p = plan_claimed(&sys, &request(&["--dry-run", "--cores", "1"]), &claims).unwrap();
         assert_eq!(p.cpus, Some(cpus("1")));
         let e = plan_claimed(&sys, &request(&["--dry-run", "--cpus", "8"]), &claims).unwrap_err();
