@@ -384,26 +384,16 @@ mod tests {
     #[test]
     fn cpus_that_cannot_be_used_are_refused_by_kind() {
         let sys = machine().offline("15").allowed("0-13").build();
-        assert_eq!(
-            refusal(&sys, &["--dry-run", "--cpus", "16"]),
-            ErrorCode::CpuNotFound
-        );
-        assert_eq!(
-            refusal(&sys, &["--dry-run", "--cpus", "15"]),
-            ErrorCode::CpuOffline
-        );
-        assert_eq!(
-            refusal(&sys, &["--dry-run", "--cpus", "14"]),
-            ErrorCode::CpuNotAllowed
-        );
-        assert_eq!(
-            refusal(&sys, &["--dry-run", "--node", "2"]),
-            ErrorCode::NodeNotFound
-        );
-        assert_eq!(
-            refusal(&sys, &["--dry-run", "--cpus", "0", "--node", "1"]),
-            ErrorCode::CpuNotOnNode
-        );
+        for (args, code) in [
+            (&["--cpus", "16"][..], ErrorCode::CpuNotFound),
+            (&["--cpus", "15"], ErrorCode::CpuOffline),
+            (&["--cpus", "14"], ErrorCode::CpuNotAllowed),
+            (&["--node", "2"], ErrorCode::NodeNotFound),
+            (&["--cpus", "0", "--node", "1"], ErrorCode::CpuNotOnNode),
+        ] {
+            let args = [&["--dry-run"][..], args].concat();
+            assert_eq!(refusal(&sys, &args), code, "{args:?}");
+        }
     }
 
     #[test]
