@@ -509,14 +509,6 @@ impl Liveness {
             Liveness::Dead | Liveness::Unknown(_) => &[],
         }
     }
-
-    /// The affinity of a live process, when readable.
-    pub fn affinity(&self) -> Option<&CpuSet> {
-        match self {
-            Liveness::Alive { affinity, .. } => affinity.as_ref(),
-            Liveness::Dead | Liveness::Unknown(_) => None,
-        }
-    }
 }
 
 /// The holders of a lock on the file `dev`:`ino` in a `/proc/locks` text
@@ -536,21 +528,11 @@ pub fn lock_holders(locks: &str, major: u64, minor: u64, ino: u64) -> Vec<u32> {
         .collect()
 }
 
-/// The claims of kubelet's CPU manager state file
-/// (`/var/lib/kubelet/cpu_manager_state`, parsed by
-/// [`parse_kubelet_state`]): under the static policy, every
-/// container's (or pod's) exclusive CPUs; older kubelets' container id →
-/// cpulist is a claim by that container. `defaultCpuSet` is the shared
-/// pool and not claimed. CPUs above `upto` (the highest possible CPU)
-/// are dropped.
-pub fn parse_kubelet(text: &str, upto: u32) -> Result<Vec<Claim>, String> {
-    Ok(parse_kubelet_state(text, upto)?.claims())
-}
-
 impl KubeletState {
-    /// Its claims ([`parse_kubelet`]): every exclusive assignment with
-    /// CPUs, a claim by its pod's container (an older kubelet's container
-    /// id alone names the pod).
+    /// Its claims: under the static policy, every container's (or pod's)
+    /// exclusive CPUs, a claim by its pod's container (an older kubelet's
+    /// container id alone names the pod). `defaultCpuSet` is the shared
+    /// pool and not claimed.
     pub fn claims(self) -> Vec<Claim> {
         let mut out = Vec::new();
         for (pod, containers) in self.entries {
@@ -813,6 +795,11 @@ pub(crate) mod tests {
     }
 
     /// The initial PID namespace (the host's), for tests.
+    /// The claims of a kubelet state text ([`KubeletState::claims`]).
+    pub(crate) fn parse_kubelet(text: &str) -> Result<Vec<Claim>, String> {
+        parse_kubelet_state(text, crate::cpuset::MAX_ID).map(KubeletState::claims)
+    }
+
     pub(crate) const HOST: PidNs = PidNs {
         dev: 4,
         ino: INITIAL_PID_NS_INO,
@@ -1041,21 +1028,16 @@ pub(crate) mod tests {
     #[test]
     fn kubelet_state() {
         let text = r#"{"policyName":"static","defaultCpuSet":"0,5-7","entries":{"pod-a":{"app":"1-2","side":"3"},"pod-b":{"db":"4"}},"checksum":1234}"#;
-        let c = parse_kubelet(text, crate::cpuset::MAX_ID).unwrap();
+        let c = parse_kubelet(text).unwrap();
         assert_eq!(c.len(), 3);
         let all = c.iter().fold(CpuSet::new(), |a, c| a.union(&c.cpus));
         assert_eq!(all, set("1-4"));
         assert_eq!(
-            parse_kubelet(
-                r#"{"policyName":"none","defaultCpuSet":"","checksum":1}"#,
-                crate::cpuset::MAX_ID
-            )
-            .unwrap(),
+            parse_kubelet(r#"{"policyName":"none","defaultCpuSet":"","checksum":1}"#).unwrap(),
             vec![]
         );
         let old = parse_kubelet(
             r#"{"policyName":"static","defaultCpuSet":"0","entries":{"abc123":"1"}}"#,
-            crate::cpuset::MAX_ID,
         )
         .unwrap();
         assert_eq!(old[0].who(), "kubelet container abc123");
@@ -1065,7 +1047,7 @@ pub(crate) mod tests {
             r#"{"entries":5}"#,
             r#"{"entries":{"p":{"c":"9-1"}}}"#,
         ] {
-            assert!(parse_kubelet(bad, crate::cpuset::MAX_ID).is_err(), "{bad}");
+            assert!(parse_kubelet(bad).is_err(), "{bad}");
         }
     }
 

@@ -303,8 +303,6 @@ error_codes! {
     /// Another user's process without CAP_SYS_NICE (the kernel's
     /// `check_same_owner()`: EPERM).
     PidNotPermitted = "pid-not-permitted",
-    /// An option that `--pid` does not support (yet).
-    PidUnsupported = "pid-unsupported",
 }
 
 impl fmt::Display for ErrorCode {

@@ -48,19 +48,10 @@ pub fn openat_nocancel(
     Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as libc::c_int) })
 }
 
-/// `read(2)` into `buf` through `syscall(2)` (see [`openat_nocancel`]);
-/// `EINTR` is returned as the error it is.
-pub fn read_nocancel(fd: std::os::fd::BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<usize> {
-    use std::os::fd::AsRawFd;
-    let n = check(unsafe {
-        libc::syscall(libc::SYS_read, fd.as_raw_fd(), buf.as_mut_ptr(), buf.len())
-    })?;
-    Ok(n as usize)
-}
-
-/// [`read_nocancel`] into the spare capacity of `buf` (not zeroed
-/// first), its length grown by the bytes read: the first read of a file,
-/// into a page that needs no clearing.
+/// `read(2)` through `syscall(2)` (see [`openat_nocancel`]; `EINTR` is
+/// returned as the error it is) into the spare capacity of `buf` (not
+/// zeroed first), its length grown by the bytes read: the first read of
+/// a file, into a page that needs no clearing.
 pub fn read_nocancel_spare(
     fd: std::os::fd::BorrowedFd<'_>,
     buf: &mut Vec<u8>,

@@ -219,11 +219,6 @@ impl Histogram {
         self.total += 1;
     }
 
-    /// How many values were recorded.
-    pub fn total(&self) -> u64 {
-        self.total
-    }
-
     /// The `q` quantile (0 < q ≤ 1): the upper bound of the bucket holding
     /// the value of rank ⌈q·n⌉ (nearest-rank), so never below the true
     /// value; `None` when empty.
@@ -993,7 +988,7 @@ mod tests {
             s.record(len, t);
             t += len;
         }
-        assert_eq!(s.hist.total(), 1000);
+        assert_eq!(s.hist.total, 1000);
         let n = s.summarize(3, ProbeMode::Wakeup, 1.0, 0, t);
         let l = n.latency.unwrap();
         assert_eq!((l.min_ns, l.p50_ns, n.max_ns), (20, 20, 50_000));

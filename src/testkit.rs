@@ -46,6 +46,28 @@ pub fn plan_on(list: &str, sched: crate::request::SchedRequest) -> crate::plan::
     }
 }
 
+/// Claims of one kubelet container (pod `p`, container `c`) on the CPUs
+/// `list` (a cpulist; panics on a bad one).
+pub fn kubelet(list: &str) -> crate::claim::Claims {
+    use crate::claim::{Claim, Claims, Holder};
+    let holder = Holder::Kubelet {
+        pod: "p".into(),
+        container: "c".into(),
+    };
+    let cpus = cpus(list);
+    let claims = vec![Claim { holder, cpus }];
+    Claims {
+        claims,
+        ..Default::default()
+    }
+}
+
+/// `args` followed by `--deadline` with 1 ms of runtime every 10 ms.
+pub fn deadline<'a>(args: &[&'a str]) -> Vec<&'a str> {
+    let dl = "--deadline --sched-runtime 1ms --sched-period 10ms".split(' ');
+    args.iter().copied().chain(dl).collect()
+}
+
 /// Parses `pinrun ARGS` into a request; panics on a usage error.
 pub fn request(args: &[&str]) -> Request {
     use clap::Parser;

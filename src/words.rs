@@ -34,6 +34,18 @@ pub fn count_as(n: usize, noun: &str, plural: &str) -> String {
     }
 }
 
+/// The first `max` of `items` joined by ", ", then how many were left
+/// out: "24 nvme0q1, 25 nvme0q2 and 3 more".
+pub fn first_of(items: impl ExactSizeIterator<Item = String>, max: usize) -> String {
+    let more = items.len().saturating_sub(max);
+    let shown = items.take(max).collect::<Vec<_>>().join(", ");
+    if more > 0 {
+        format!("{shown} and {more} more")
+    } else {
+        shown
+    }
+}
+
 /// `noun` or its plural by the count `n`, without the number: "IRQ" /
 /// "IRQs" (for "IRQs 24 25").
 pub fn noun(n: usize, noun: &str) -> String {

@@ -120,10 +120,6 @@ pub fn attr_words(a: &ffi::SchedAttr) -> String {
     s
 }
 
-fn apply_sched(req: &SchedRequest) -> Result<()> {
-    apply_sched_of(0, req)
-}
-
 /// Applies `req` to thread `tid` (0: the calling thread): `setpriority(2)`
 /// for `--nice`, then `sched_setattr(2)` on top of its current attributes.
 pub fn apply_sched_of(tid: u32, req: &SchedRequest) -> Result<()> {
@@ -180,10 +176,6 @@ pub fn get_affinity_of(tid: u32, possible: &CpuSet) -> io::Result<CpuSet> {
 /// `cpus`: whole 64-bit words, as the kernel's `cpumask` copies them.
 pub fn mask_bytes(possible: &CpuSet, cpus: &CpuSet) -> usize {
     (possible.last().unwrap_or(0).max(cpus.last().unwrap_or(0)) as usize / 64 + 1) * 8
-}
-
-fn apply_affinity(cpus: &CpuSet, possible: &CpuSet) -> Result<()> {
-    apply_affinity_of(0, cpus, possible)
 }
 
 /// Sets thread `tid`'s affinity (0: the calling thread) to `cpus` and
@@ -298,8 +290,8 @@ fn own_changes(plan: &Plan) -> Vec<Own<'_>> {
 fn make(change: &Own, possible: &CpuSet) -> Result<()> {
     match change {
         Own::Memory(m) => apply_memory(m.mode, &m.nodes),
-        Own::Sched(s) => apply_sched(s),
-        Own::Affinity(cpus) => apply_affinity(cpus, possible),
+        Own::Sched(s) => apply_sched_of(0, s),
+        Own::Affinity(cpus) => apply_affinity_of(0, cpus, possible),
     }
 }
 
@@ -362,7 +354,7 @@ impl Before {
             }
             Before::Affinity(Some(cpus)) => {
                 if get_affinity(possible).ok().as_ref() != Some(cpus) {
-                    let _ = apply_affinity(cpus, possible);
+                    let _ = apply_affinity_of(0, cpus, possible);
                 }
             }
             Before::Memory(None) | Before::Sched(None) | Before::Affinity(None) => {}

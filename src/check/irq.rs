@@ -13,7 +13,7 @@ use crate::cpuset::CpuSet;
 use crate::finding::IrqDetail;
 use crate::system::SystemState;
 use crate::system::irq::Irq;
-use crate::words::cpus_phrase;
+use crate::words::{cpus_phrase, first_of};
 
 /// How many IRQs a message names before "and N more".
 const NAMED: usize = 3;
@@ -459,43 +459,25 @@ fn irqs_message(managed: bool, irqs: &[IrqDetail], cpus: &CpuSet) -> String {
     };
     let where_ = cpus_phrase(cpus);
     if fired.is_empty() {
-        let named: Vec<String> = irqs
-            .iter()
-            .take(NAMED)
-            .map(|d| format!("{} {}", d.irq, d.name))
-            .collect();
-        let rest = irqs.len().saturating_sub(NAMED);
         return format!(
-            "{} {kind}IRQ{} routed to {where_}{by} but never fired there so far: {}{}",
+            "{} {kind}IRQ{} routed to {where_}{by} but never fired there so far: {}",
             irqs.len(),
             if irqs.len() == 1 { " is" } else { "s are" },
-            named.join(", "),
-            if rest > 0 {
-                format!(" and {rest} more")
-            } else {
-                String::new()
-            }
+            first_of(irqs.iter().map(|d| format!("{} {}", d.irq, d.name)), NAMED)
         );
     }
-    let named: Vec<String> = fired.iter().take(NAMED).map(|d| one(d)).collect();
-    let rest = fired.len().saturating_sub(NAMED);
     let total: u64 = fired
         .iter()
         .filter_map(|d| d.count)
         .fold(0, u64::saturating_add);
     let unknown = fired.iter().any(|d| d.count.is_none());
     format!(
-        "{} {kind}{} {} on {where_}{by}, {total}{} interrupts so far: {}{}{}",
+        "{} {kind}{} {} on {where_}{by}, {total}{} interrupts so far: {}{}",
         fired.len(),
         crate::words::noun(fired.len(), "IRQ"),
         if unknown { "may have fired" } else { "fired" },
         if unknown { "+?" } else { "" },
-        named.join(", "),
-        if rest > 0 {
-            format!(" and {rest} more")
-        } else {
-            String::new()
-        },
+        first_of(fired.iter().map(|d| one(d)), NAMED),
         if idle > 0 {
             format!("; {idle} more routed there never fired")
         } else {

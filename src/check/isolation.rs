@@ -702,7 +702,7 @@ mod tests {
     use super::super::testing::{find, findings, machine};
     use crate::cpuset::CpuSet;
     use crate::finding::{Code, Severity};
-    use crate::testkit::cpus;
+    use crate::testkit::{cpus, deadline};
 
     #[test]
     fn cpus_that_are_not_isolated_are_named() {
@@ -780,16 +780,7 @@ mod tests {
             vec![cpus("0-3,8-15")]
         );
         assert_eq!(
-            ticking(&[
-                "--check",
-                "--cpus",
-                all,
-                "--deadline",
-                "--sched-runtime",
-                "1ms",
-                "--sched-period",
-                "10ms"
-            ]),
+            ticking(&deadline(&["--check", "--cpus", all])),
             vec![cpus("4-7"), cpus("0-3,8-15")]
         );
     }

@@ -54,20 +54,15 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
         competitors.sort_by_key(|t| (std::cmp::Reverse(t.priority), t.pid, t.tid));
         if !competitors.is_empty() {
             let cpus: CpuSet = competitors.iter().flat_map(|t| t.cpus.iter()).collect();
-            let named: Vec<String> = competitors
-                .iter()
-                .take(3)
-                .map(|t| {
-                    format!(
-                        "{} ({}, priority {}, {})",
-                        t.id(),
-                        t.comm,
-                        t.priority,
-                        t.cpus
-                    )
-                })
-                .collect();
-            let rest = competitors.len().saturating_sub(3);
+            let named = competitors.iter().map(|t| {
+                format!(
+                    "{} ({}, priority {}, {})",
+                    t.id(),
+                    t.comm,
+                    t.priority,
+                    t.cpus
+                )
+            });
             let message = match competitors.as_slice() {
                 [t] => format!(
                     "{} ({}) is runnable at real-time priority {} confined to {}: the command (priority {prio}) will wait behind it",
@@ -77,15 +72,10 @@ pub(super) fn check(ctx: &Context, out: &mut Vec<Finding>) {
                     crate::words::cpus_phrase(&t.cpus)
                 ),
                 _ => format!(
-                    "{} threads are runnable at a real-time priority of at least {prio} and confined to {}: the command will wait behind them: {}{}",
+                    "{} threads are runnable at a real-time priority of at least {prio} and confined to {}: the command will wait behind them: {}",
                     competitors.len(),
                     crate::words::cpus_phrase(&cpus),
-                    named.join(", "),
-                    if rest > 0 {
-                        format!(" and {rest} more")
-                    } else {
-                        String::new()
-                    }
+                    crate::words::first_of(named, 3)
                 ),
             };
             out.push(Finding::new(
@@ -311,7 +301,7 @@ pub fn eperm_diagnosis(sys: &crate::system::SystemState, config: Option<bool>) -
 mod tests {
     use super::super::testing::{find, findings, machine, worded};
     use super::*;
-    use crate::testkit::Machine;
+    use crate::testkit::{Machine, deadline};
 
     /// The `rt-time-limit` finding of `pinrun ARGS` on a 1×4×1 machine with
     /// RLIMIT_RTTIME `soft`/`hard` µs: (severity, message, hint).
@@ -379,15 +369,7 @@ mod tests {
         let rt = ["--dry-run", "--fifo", "10"];
         assert_eq!(rt_time(u64::MAX, u64::MAX, &rt), None);
         for args in [
-            &[
-                "--dry-run",
-                "--deadline",
-                "--sched-runtime",
-                "1ms",
-                "--sched-period",
-                "10ms",
-                "--reset-on-fork",
-            ][..],
+            &deadline(&["--dry-run", "--reset-on-fork"])[..],
             &["--dry-run", "--other"][..],
             &["--dry-run", "--batch"][..],
             &["--dry-run", "--idle"][..],
@@ -493,17 +475,7 @@ mod tests {
             Some(Severity::Warning)
         );
         assert!(find(&f, Code::NiceIgnored).is_some());
-        let dl = findings(
-            &sys,
-            &[
-                "--dry-run",
-                "--deadline",
-                "--sched-runtime",
-                "1ms",
-                "--sched-period",
-                "10ms",
-            ],
-        );
+        let dl = findings(&sys, &deadline(&["--dry-run"]));
         assert!(find(&dl, Code::DeadlineCannotFork).is_some());
     }
 }

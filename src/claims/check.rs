@@ -99,8 +99,7 @@ fn check(ctx: &Context, out: &mut Vec<Finding>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::claim::{Claim, Holder};
-    use crate::testkit::{Machine, cpus, request};
+    use crate::testkit::{Machine, kubelet, request};
 
     /// 2 packages (nodes 0 and 1) × 4 cores × 2 threads.
     fn machine() -> Machine {
@@ -112,16 +111,7 @@ mod tests {
         let sys = machine().build();
         let req = request(&["--dry-run", "--cpus", "1-2"]);
         let plan = crate::plan::plan(&sys, &req).unwrap();
-        let claims = Claims {
-            claims: vec![Claim {
-                holder: Holder::Kubelet {
-                    pod: "p".into(),
-                    container: "c".into(),
-                },
-                cpus: cpus("2,10"),
-            }],
-            ..Default::default()
-        };
+        let claims = kubelet("2,10");
         let mut f = crate::check::check_claimed(&sys, &req, &plan, &claims);
         f.extend(findings(&sys, &req, &plan, &claims));
         let claimed = f

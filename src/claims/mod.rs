@@ -311,8 +311,7 @@ pub fn judge_unseen(rec: &Record, file_uid: u32) -> Verdict {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::claim::parse_kubelet;
-    use crate::claim::tests::{CONTAINER, HOST};
+    use crate::claim::tests::{CONTAINER, HOST, parse_kubelet};
 
     fn set(t: &str) -> CpuSet {
         CpuSet::parse(t).unwrap()
@@ -410,11 +409,7 @@ mod tests {
             assert_eq!(back.command, vec!["evil?txt.exe"], "U+{:04X}", c as u32);
         }
         assert_eq!(printable("sleep 3 é ✓"), "sleep 3 é ✓");
-        let k = parse_kubelet(
-            r#"{"entries":{"pod\u202e":{"c\u2066":"1"}}}"#,
-            crate::cpuset::MAX_ID,
-        )
-        .unwrap();
+        let k = parse_kubelet(r#"{"entries":{"pod\u202e":{"c\u2066":"1"}}}"#).unwrap();
         assert_eq!(k[0].who(), "kubelet pod pod? container c?");
     }
 

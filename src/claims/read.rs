@@ -425,7 +425,7 @@ fn group_members(
     let members: Vec<Liveness> = if follows_group && group_exists(rec.pgid) {
         let root = r.root;
         let note = |e: &std::io::Error, w: &dyn Fn() -> String| root.note_io_error(e, w);
-        match r.groups.get_or_insert_with(|| process_groups(&note)) {
+        let read = match r.groups.get_or_insert_with(|| process_groups(&note)) {
             Ok(groups) => {
                 let members: Vec<Liveness> = groups
                     .get(&rec.pgid)
@@ -436,18 +436,16 @@ fn group_members(
                             .collect()
                     })
                     .unwrap_or_default();
-                if let Some(Liveness::Unknown(why)) =
-                    members.iter().find(|l| matches!(l, Liveness::Unknown(_)))
-                {
-                    r.claims.unreadable.push(format!(
-                        "claims: record {}: cannot tell whether process group {} still runs: {why}",
-                        shown.display(),
-                        rec.pgid
-                    ));
-                    return None;
-                }
-                members
+                let unknown = members.iter().find_map(|l| match l {
+                    Liveness::Unknown(why) => Some(why.clone()),
+                    _ => None,
+                });
+                unknown.map_or(Ok(members), Err)
             }
+            Err(why) => Err(why.clone()),
+        };
+        match read {
+            Ok(members) => members,
             // A group whose members could not all be read is
             // neither live nor stale: its CPUs are unknown, and
             // the record is kept.

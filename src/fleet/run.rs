@@ -300,28 +300,24 @@ pub const MAX_EMITTED: u64 = 1 << 20;
 fn read_emitted(file: &std::path::Path) -> Result<String, (String, &'static str)> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
-    let why = |e: std::io::Error| {
-        e.raw_os_error().map_or_else(
-            || e.to_string(),
-            |n| nix::errno::Errno::from_raw(n).desc().to_lowercase(),
-        )
+    let failed = |what: &'static str| {
+        move |e: std::io::Error| {
+            let why = e.raw_os_error().map_or_else(
+                || e.to_string(),
+                |n| nix::errno::Errno::from_raw(n).desc().to_lowercase(),
+            );
+            (
+                format!("cannot {what} {}: {why}", file.display()),
+                "name a unit, pod spec or script that pinrun --emit wrote",
+            )
+        }
     };
     let f = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
         .open(file)
-        .map_err(|e| {
-            (
-                format!("cannot open {}: {}", file.display(), why(e)),
-                "name a unit, pod spec or script that pinrun --emit wrote",
-            )
-        })?;
-    let meta = f.metadata().map_err(|e| {
-        (
-            format!("cannot stat {}: {}", file.display(), why(e)),
-            "name a unit, pod spec or script that pinrun --emit wrote",
-        )
-    })?;
+        .map_err(failed("open"))?;
+    let meta = f.metadata().map_err(failed("stat"))?;
     if !meta.is_file() {
         return Err((
             format!("{} is not a regular file", file.display()),
@@ -329,12 +325,9 @@ fn read_emitted(file: &std::path::Path) -> Result<String, (String, &'static str)
         ));
     }
     let mut buf = Vec::new();
-    f.take(MAX_EMITTED + 1).read_to_end(&mut buf).map_err(|e| {
-        (
-            format!("cannot read {}: {}", file.display(), why(e)),
-            "name a unit, pod spec or script that pinrun --emit wrote",
-        )
-    })?;
+    f.take(MAX_EMITTED + 1)
+        .read_to_end(&mut buf)
+        .map_err(failed("read"))?;
     if buf.len() as u64 > MAX_EMITTED {
         return Err((
             format!(

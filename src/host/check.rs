@@ -186,24 +186,10 @@ fn irqs_on_latency(sys: &SystemState, latency: &CpuSet) -> Option<Difference> {
         have: format!(
             "{} delivered to latency CPUs: {}",
             crate::words::count(on.len(), "device IRQ"),
-            list_of(&on, 8)
+            crate::words::first_of(on.into_iter(), 8)
         ),
         want: "none on the latency CPUs".into(),
     })
-}
-
-/// The first `max` of `items`, joined, with how many more.
-fn list_of(items: &[String], max: usize) -> String {
-    let shown = items
-        .iter()
-        .take(max)
-        .cloned()
-        .collect::<Vec<_>>()
-        .join(", ");
-    match items.len().saturating_sub(max) {
-        0 => shown,
-        more => format!("{shown} and {more} more"),
-    }
 }
 
 #[cfg(test)]

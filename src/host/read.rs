@@ -21,8 +21,6 @@ pub struct HostFacts {
     /// present only with `CONFIG_HOTPLUG_SMT`, the option `nosmt` needs
     /// (`cpu_smt_disable()`, `kernel/cpu.c`).
     pub smt_control: Option<String>,
-    /// `cpu/smt/active`: whether a sibling thread is online now.
-    pub smt_active: Option<bool>,
     /// Whether a cgroup v2 hierarchy with the cpuset controller is mounted
     /// at `/sys/fs/cgroup` (or `/sys/fs/cgroup/unified`): its
     /// `cgroup.controllers` lists `cpuset`. Only there can an isolated
@@ -45,9 +43,6 @@ pub fn read(root: &Root, cpus: &CpuSet) -> HostFacts {
     HostFacts {
         config: kernel_config::read(root),
         smt_control: root.read_value(&format!("{CPU_DIR}/smt/control")),
-        smt_active: root
-            .read_int(&format!("{CPU_DIR}/smt/active"))
-            .map(|v| v != 0),
         cgroup2_cpuset,
         hotpluggable: cpus
             .iter()

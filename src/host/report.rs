@@ -200,10 +200,6 @@ fn sets_text(split: &HostSplit) -> String {
     t
 }
 
-fn warnings_text(warnings: &[String]) -> String {
-    warnings.iter().map(|w| format!("WARNING: {w}\n")).collect()
-}
-
 /// The text of `--plan-host`; `warnings` about the command line
 /// ([`crate::host::plan::cmdline_warnings`]).
 pub fn text(
@@ -228,7 +224,7 @@ pub fn text(
             t.push_str(&format!("  {verdict}{why}\n"));
         }
     }
-    t.push_str(&warnings_text(warnings));
+    t.extend(warnings.iter().map(|w| format!("WARNING: {w}\n")));
     for b in blocks(split, params, facts) {
         t.push_str(&format!("\n# {}\n{}\n", b.title, b.text));
     }

@@ -172,9 +172,8 @@ pub fn plan_claimed(sys: &SystemState, req: &Request, claims: &Claims) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::claim::{Claim, Holder};
     use crate::error::ErrorCode;
-    use crate::testkit::{Machine, cpus, request};
+    use crate::testkit::{Machine, cpus, deadline, kubelet, request};
 
     /// 2 packages (nodes 0 and 1) × 4 cores × 2 threads: CPU 0's sibling
     /// is 8; node 0 holds 0-3,8-11, node 1 holds 4-7,12-15.
@@ -385,26 +384,16 @@ mod tests {
     #[test]
     fn cpus_that_cannot_be_used_are_refused_by_kind() {
         let sys = machine().offline("15").allowed("0-13").build();
-        assert_eq!(
-            refusal(&sys, &["--dry-run", "--cpus", "16"]),
-            ErrorCode::CpuNotFound
-        );
-        assert_eq!(
-            refusal(&sys, &["--dry-run", "--cpus", "15"]),
-            ErrorCode::CpuOffline
-        );
-        assert_eq!(
-            refusal(&sys, &["--dry-run", "--cpus", "14"]),
-            ErrorCode::CpuNotAllowed
-        );
-        assert_eq!(
-            refusal(&sys, &["--dry-run", "--node", "2"]),
-            ErrorCode::NodeNotFound
-        );
-        assert_eq!(
-            refusal(&sys, &["--dry-run", "--cpus", "0", "--node", "1"]),
-            ErrorCode::CpuNotOnNode
-        );
+        for (args, code) in [
+            (&["--cpus", "16"][..], ErrorCode::CpuNotFound),
+            (&["--cpus", "15"], ErrorCode::CpuOffline),
+            (&["--cpus", "14"], ErrorCode::CpuNotAllowed),
+            (&["--node", "2"], ErrorCode::NodeNotFound),
+            (&["--cpus", "0", "--node", "1"], ErrorCode::CpuNotOnNode),
+        ] {
+            let args = [&["--dry-run"][..], args].concat();
+            assert_eq!(refusal(&sys, &args), code, "{args:?}");
+        }
     }
 
     #[test]
@@ -512,17 +501,7 @@ mod tests {
         );
         assert!(plan(&sys, &request(&["--dry-run", "--rr", "10"])).is_ok());
         assert_eq!(
-            refusal(
-                &sys,
-                &[
-                    "--dry-run",
-                    "--deadline",
-                    "--sched-runtime",
-                    "1ms",
-                    "--sched-period",
-                    "10ms"
-                ]
-            ),
+            refusal(&sys, &deadline(&["--dry-run"])),
             ErrorCode::DeadlineNotPermitted
         );
     }
@@ -530,15 +509,8 @@ mod tests {
     #[test]
     fn deadline_needs_its_whole_root_domain() {
         let sys = machine().build();
-        let dl = [
-            "--dry-run",
-            "--deadline",
-            "--sched-runtime",
-            "1ms",
-            "--sched-period",
-            "10ms",
-        ];
-        let narrow: Vec<&str> = dl.iter().copied().chain(["--cpus", "0-3"]).collect();
+        let dl = deadline(&["--dry-run"]);
+        let narrow = deadline(&["--dry-run", "--cpus", "0-3"]);
         assert_eq!(refusal(&sys, &narrow), ErrorCode::DeadlineAffinity);
         assert!(plan(&sys, &request(&dl)).is_ok());
         // The hint names what this host admits first: the whole root
@@ -589,16 +561,7 @@ mod tests {
     #[test]
     fn claimed_cores_are_skipped_and_claimed_cpus_refused() {
         let sys = machine().build();
-        let claims = Claims {
-            claims: vec![Claim {
-                holder: Holder::Kubelet {
-                    pod: "p".into(),
-                    container: "c".into(),
-                },
-                cpus: cpus("0,8"),
-            }],
-            ..Default::default()
-        };
+        let claims = kubelet("0,8");
         let p = plan_claimed(&sys, &request(&["--dry-run", "--cores", "1"]), &claims).unwrap();
         assert_eq!(p.cpus, Some(cpus("1")));
         let e = plan_claimed(&sys, &request(&["--dry-run", "--cpus", "8"]), &claims).unwrap_err();

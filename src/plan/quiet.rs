@@ -525,12 +525,12 @@ fn near_chosen(
 
 #[cfg(test)]
 mod tests {
-    use crate::claim::{Claim, Claims, Holder};
+    use crate::claim::Claims;
     use crate::cpuset::CpuSet;
     use crate::plan::{plan, plan_claimed};
     use crate::system::SystemState;
     use crate::system::irq::Irq;
-    use crate::testkit::{Machine, cpus, request};
+    use crate::testkit::{Machine, cpus, kubelet, request};
 
     fn chosen(sys: &SystemState, args: &str) -> CpuSet {
         let mut a = vec!["--dry-run"];
@@ -677,16 +677,7 @@ mod tests {
     #[test]
     fn claims_smt_threads_and_narrow_cgroups() {
         let sys = isolated_machine();
-        let claims = Claims {
-            claims: vec![Claim {
-                holder: Holder::Kubelet {
-                    pod: "p".into(),
-                    container: "c".into(),
-                },
-                cpus: cpus("2,6"),
-            }],
-            ..Default::default()
-        };
+        let claims = kubelet("2,6");
         let p = plan_claimed(
             &sys,
             &request(&["--dry-run", "--cores", "1", "--fifo", "9"]),

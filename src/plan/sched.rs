@@ -410,7 +410,7 @@ fn plan_deadline(
 mod tests {
     use super::*;
     use crate::plan::plan;
-    use crate::testkit::{Machine, request};
+    use crate::testkit::{Machine, deadline, request};
 
     fn refusal(sys: &SystemState, args: &[&str]) -> Option<ErrorCode> {
         plan(sys, &request(args)).err().map(|e| e.code)
@@ -535,16 +535,7 @@ mod tests {
         assert_eq!(refusal(&none, &full), Some(ErrorCode::DeadlineNoBandwidth));
         // Admission control off: neither bandwidth nor root domain checked.
         let off = Machine::new(1, 2, 1).rt_sysctls(-1, 1_000_000).build();
-        let narrow = [
-            "--dry-run",
-            "--cpus",
-            "0",
-            "--deadline",
-            "--sched-runtime",
-            "1ms",
-            "--sched-period",
-            "10ms",
-        ];
+        let narrow = deadline(&["--dry-run", "--cpus", "0"]);
         assert_eq!(refusal(&off, &narrow), None);
         assert_eq!(refusal(&two, &narrow), Some(ErrorCode::DeadlineAffinity));
     }
@@ -556,14 +547,7 @@ mod tests {
             .allowed("0")
             .rt_sysctls(950_000, 1_000_000)
             .build();
-        let args = [
-            "--dry-run",
-            "--deadline",
-            "--sched-runtime",
-            "1ms",
-            "--sched-period",
-            "10ms",
-        ];
+        let args = deadline(&["--dry-run"]);
         assert_eq!(refusal(&sys, &args), Some(ErrorCode::DeadlineAffinity));
     }
 
@@ -598,21 +582,7 @@ mod tests {
             .isolated("2-3")
             .rt_sysctls(950_000, 1_000_000)
             .build();
-        let dl = |cpus: &str| {
-            refusal(
-                &sys,
-                &[
-                    "--dry-run",
-                    "--cpus",
-                    cpus,
-                    "--deadline",
-                    "--sched-runtime",
-                    "1ms",
-                    "--sched-period",
-                    "10ms",
-                ],
-            )
-        };
+        let dl = |cpus: &str| refusal(&sys, &deadline(&["--dry-run", "--cpus", cpus]));
         assert_eq!(dl("2"), Some(ErrorCode::DeadlineAffinity));
         assert_eq!(dl("2-3"), None);
         assert_eq!(dl("0-1,4-7"), None);

@@ -569,9 +569,8 @@ fn lists(groups: &[CpuSet]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::claim::{Claim, Holder};
     use crate::plan::{plan, plan_claimed};
-    use crate::testkit::{Machine, cpus, request};
+    use crate::testkit::{Machine, cpus, kubelet, request};
 
     /// One package of 8 cores × 2 threads (CPU c's sibling is c + 8),
     /// split in two LLCs of 4 cores (an AMD CCX pair): 0-3,8-11 and
@@ -588,19 +587,6 @@ mod tests {
     fn refused(sys: &SystemState, args: &[&str]) -> ErrorCode {
         let args: Vec<&str> = ["--dry-run"].iter().chain(args).copied().collect();
         plan(sys, &request(&args)).unwrap_err().code
-    }
-
-    fn kubelet(list: &str) -> Claims {
-        Claims {
-            claims: vec![Claim {
-                holder: Holder::Kubelet {
-                    pod: "p".into(),
-                    container: "c".into(),
-                },
-                cpus: cpus(list),
-            }],
-            ..Default::default()
-        }
     }
 
     #[test]

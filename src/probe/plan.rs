@@ -933,6 +933,12 @@ mod tests {
         rt_priority: None,
     };
 
+    /// The gap `(start, at, length)` ns on CPU 1 of [`layout`] and
+    /// [`samples`], lined up for another process.
+    fn gap_on_1(gap: (u64, u64, u64)) -> TimedGap {
+        line_up(&layout(), &samples(), 1, gap, &OTHER)
+    }
+
     /// Samples at 0, 2, 4 and 6 ms: IRQ 24 fires 5 times on CPU 1 in the
     /// first window and once in the second; steal time advances by one
     /// tick (10 ms) in the first window only; task 200 runs 2 ms in the
@@ -963,13 +969,7 @@ mod tests {
     /// CPU 0 in it and the steal time of the first window are not blamed.
     #[test]
     fn a_gap_is_what_changed_in_its_window() {
-        let g = line_up(
-            &layout(),
-            &samples(),
-            1,
-            (2_500_000, 500_000, 100_000),
-            &OTHER,
-        );
+        let g = gap_on_1((2_500_000, 500_000, 100_000));
         assert_eq!(g.window_ns, Some(2_050_000));
         let irq = Source::Irq {
             irq: 24,
@@ -985,21 +985,9 @@ mod tests {
     /// A gap in the first window sees the steal time that advanced there.
     #[test]
     fn steal_only_in_its_own_window() {
-        let g = line_up(
-            &layout(),
-            &samples(),
-            1,
-            (500_000, 500_000, 100_000),
-            &OTHER,
-        );
+        let g = gap_on_1((500_000, 500_000, 100_000));
         assert_eq!(g.sources[0], Source::Steal { ns: 10_000_000 });
-        let later = line_up(
-            &layout(),
-            &samples(),
-            1,
-            (4_500_000, 4_500_000, 1_400_000),
-            &OTHER,
-        );
+        let later = gap_on_1((4_500_000, 4_500_000, 1_400_000));
         assert!(
             !later
                 .sources
@@ -1013,13 +1001,7 @@ mod tests {
     /// CPU 1: that task, by PID.
     #[test]
     fn a_task_on_the_cpu_is_the_cause() {
-        let g = line_up(
-            &layout(),
-            &samples(),
-            1,
-            (4_500_000, 4_500_000, 1_400_000),
-            &OTHER,
-        );
+        let g = gap_on_1((4_500_000, 4_500_000, 1_400_000));
         assert!(
             matches!(
                 &g.likely_source,
@@ -1032,13 +1014,7 @@ mod tests {
             "{g:?}"
         );
         // Task 200 ran on CPU 0 (its last CPU at both ends): never on CPU 1.
-        let g = line_up(
-            &layout(),
-            &samples(),
-            1,
-            (2_500_000, 500_000, 1_000_000),
-            &OTHER,
-        );
+        let g = gap_on_1((2_500_000, 500_000, 1_000_000));
         assert!(
             !g.sources.iter().any(|s| matches!(s, Source::Task { .. })),
             "{g:?}"
@@ -1048,7 +1024,7 @@ mod tests {
     /// A gap before the first sample or after the last: not sampled.
     #[test]
     fn a_gap_outside_the_samples_is_not_sampled() {
-        let g = line_up(&layout(), &samples(), 1, (5_990_000, 0, 100_000), &OTHER);
+        let g = gap_on_1((5_990_000, 0, 100_000));
         assert_eq!(g.window_ns, None);
         assert!(g.sources.is_empty() && g.likely_source.is_none());
     }

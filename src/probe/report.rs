@@ -28,12 +28,16 @@ fn timed<'a>(run: &'a ProbeRun, c: &CpuNoise) -> Option<&'a [TimedGap]> {
     Some(t.gaps.get(&c.cpu).map_or(&[][..], Vec::as_slice))
 }
 
-/// `; N more (-v)` after a list cut short by `more` items, else nothing.
-fn more_words(more: usize) -> String {
-    if more > 0 {
-        format!("; {more} more (-v)")
+/// The first `shown` of `items` (all of them when `verbose`) joined by
+/// "; ", then `; N more (-v)` when some were cut.
+fn cut_list(items: impl ExactSizeIterator<Item = String>, shown: usize, verbose: bool) -> String {
+    let n = items.len();
+    let shown = if verbose { n } else { shown };
+    let words = items.take(shown).collect::<Vec<_>>().join("; ");
+    if n > shown {
+        format!("{words}; {} more (-v)", n - shown)
     } else {
-        String::new()
+        words
     }
 }
 
@@ -107,22 +111,15 @@ fn traced_lines(run: &ProbeRun, what: &str, verbose: bool, s: &mut String) {
                 if gaps.is_empty() {
                     continue;
                 }
-                let shown = if verbose { gaps.len() } else { TIMED_SHOWN };
-                let words: Vec<String> = gaps
-                    .iter()
-                    .take(shown)
-                    .map(|g| {
-                        let named = g.named.as_ref().map_or("no event".into(), traced_words);
-                        format!("{} at +{}: {named}", d(g.ns), d(g.at_ns))
-                    })
-                    .collect();
-                let more = gaps.len().saturating_sub(shown);
+                let words = gaps.iter().map(|g| {
+                    let named = g.named.as_ref().map_or("no event".into(), traced_words);
+                    format!("{} at +{}: {named}", d(g.ns), d(g.at_ns))
+                });
                 let _ = writeln!(
                     s,
-                    "  CPU {} largest {what} by osnoise: {}{}",
+                    "  CPU {} largest {what} by osnoise: {}",
                     c.cpu,
-                    words.join("; "),
-                    more_words(more)
+                    cut_list(words, TIMED_SHOWN, verbose)
                 );
             }
         }
@@ -164,28 +161,21 @@ fn timed_line(run: &ProbeRun, c: &CpuNoise, what: &str, verbose: bool, s: &mut S
             let _ = writeln!(s, "  CPU {} {what} in time: not sampled ({e})", c.cpu);
         }
         (Ok(t), Some(gaps)) if !gaps.is_empty() => {
-            let shown = if verbose { gaps.len() } else { TIMED_SHOWN };
-            let words: Vec<String> = gaps
-                .iter()
-                .take(shown)
-                .map(|g| {
-                    let cause = match (&g.likely_source, g.window_ns) {
-                        (_, None) => "not sampled".to_string(),
-                        (Some(l), Some(_)) => l.words(),
-                        (None, Some(_)) => "nothing seen".to_string(),
-                    };
-                    format!("{} at +{}: {cause}", d(g.ns), d(g.at_ns))
-                })
-                .collect();
-            let more = gaps.len().saturating_sub(shown);
+            let words = gaps.iter().map(|g| {
+                let cause = match (&g.likely_source, g.window_ns) {
+                    (_, None) => "not sampled".to_string(),
+                    (Some(l), Some(_)) => l.words(),
+                    (None, Some(_)) => "nothing seen".to_string(),
+                };
+                format!("{} at +{}: {cause}", d(g.ns), d(g.at_ns))
+            });
             let _ = writeln!(
                 s,
-                "  CPU {} {what} in time (sampled every {}, {} of the sampler's CPU time): {}{}",
+                "  CPU {} {what} in time (sampled every {}, {} of the sampler's CPU time): {}",
                 c.cpu,
                 d(t.period_ns),
                 d(t.cpu_ns),
-                words.join("; "),
-                more_words(more)
+                cut_list(words, TIMED_SHOWN, verbose)
             );
         }
         _ => {}
@@ -317,23 +307,15 @@ pub fn probe_text(run: &ProbeRun, verbose: bool) -> String {
             timed_line(run, c, &format!("largest {what}"), verbose, &mut s);
         }
         let sources = run.sources.get(&c.cpu).map_or(&[][..], Vec::as_slice);
-        let shown = if verbose {
-            sources.len()
-        } else {
-            SOURCES_SHOWN
-        };
-        let words: Vec<String> = sources.iter().take(shown).map(|x| x.words()).collect();
-        let more = sources.len().saturating_sub(shown);
         let _ = writeln!(
             s,
-            "  CPU {} sources: {}{}",
+            "  CPU {} sources: {}",
             c.cpu,
-            if words.is_empty() {
+            if sources.is_empty() {
                 "none seen".to_string()
             } else {
-                words.join("; ")
-            },
-            more_words(more)
+                cut_list(sources.iter().map(|x| x.words()), SOURCES_SHOWN, verbose)
+            }
         );
         if let Some(l) = likely(run, c) {
             let _ = writeln!(

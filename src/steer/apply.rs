@@ -518,23 +518,8 @@ impl Steering<'_> {
                     self.out.skipped.push((m.irq, m.name.clone(), why));
                 }
                 WriteEnd::Fatal(e) => {
-                    let failed = self.undo_written();
-                    return Err(Error::new(
-                        ErrorCode::SteerFailed,
-                        format!(
-                            "--steer-irqs: writing {PROC_IRQ}/{}/smp_affinity_list ({}): {}; {}",
-                            m.irq,
-                            m.name,
-                            e.desc(),
-                            rolled_back(
-                                self.dir,
-                                &self.out.journal,
-                                &failed,
-                                "every IRQ written was put back"
-                            )
-                        ),
-                    )
-                    .hint("retry; if it persists, report the kernel version and this message"));
+                    let path = format!("{PROC_IRQ}/{}/smp_affinity_list ({})", m.irq, m.name);
+                    return Err(self.write_failed(&path, e));
                 }
             }
         }
@@ -605,6 +590,22 @@ impl Steering<'_> {
         }
     }
 
+    /// A write of `what` failed with `e`, an errno not understood: puts
+    /// back everything written ([`Steering::undo_written`]) and says so.
+    fn write_failed(&self, what: &str, e: Errno) -> Error {
+        let failed = self.undo_written();
+        let done = "every IRQ written was put back";
+        Error::new(
+            ErrorCode::SteerFailed,
+            format!(
+                "--steer-irqs: writing {what}: {}; {}",
+                e.desc(),
+                rolled_back(self.dir, &self.out.journal, &failed, done)
+            ),
+        )
+        .hint("retry; if it persists, report the kernel version and this message")
+    }
+
     /// The journal says what is written before it is: saves it with `to`
     /// as the journal's `i`th IRQ's written CPUs when it says otherwise.
     /// A failed save puts back everything written
@@ -634,21 +635,7 @@ impl Steering<'_> {
     /// ([`Steering::undo_written`]) and is returned.
     fn write_default(&mut self, fd: &OwnedFd, to: &CpuSet, path: &str) -> Result<()> {
         if let Err(e) = write_text(fd, &to.to_mask()) {
-            let failed = self.undo_written();
-            return Err(Error::new(
-                ErrorCode::SteerFailed,
-                format!(
-                    "--steer-irqs: writing {path}: {}; {}",
-                    e.desc(),
-                    rolled_back(
-                        self.dir,
-                        &self.out.journal,
-                        &failed,
-                        "every IRQ written was put back"
-                    )
-                ),
-            )
-            .hint("retry; if it persists, report the kernel version and this message"));
+            return Err(self.write_failed(path, e));
         }
         self.out.default = Some(to.clone());
         crash_point("default");

@@ -1526,17 +1526,7 @@ mod tests {
     /// CPUs, or no list, pass.
     #[test]
     fn irq_housekeeping_on_claimed_cpus_is_refused() {
-        use crate::claim::{Claim, Claims, Holder};
-        let claims = Claims {
-            claims: vec![Claim {
-                holder: Holder::Kubelet {
-                    pod: "p".into(),
-                    container: "c".into(),
-                },
-                cpus: cpus("2-3"),
-            }],
-            ..Default::default()
-        };
+        let claims = crate::testkit::kubelet("2-3");
         let online = cpus("0-7");
         let chosen = cpus("6-7");
         let refuse =

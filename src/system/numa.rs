@@ -69,15 +69,8 @@ fn ignored_nodes(bound: u32, far: &[u64]) -> Option<String> {
     if far.is_empty() {
         return None;
     }
-    let shown: Vec<String> = far.iter().take(4).map(|i| format!("node{i}")).collect();
-    Some(format!(
-        "{NODE_DIR}: {} director{} beyond the possible nodes (node {bound}): {}{}; ignoring {}",
-        far.len(),
-        if far.len() == 1 { "y" } else { "ies" },
-        shown.join(", "),
-        if far.len() > 4 { ", …" } else { "" },
-        if far.len() == 1 { "it" } else { "them" },
-    ))
+    let what = format!("the possible nodes (node {bound})");
+    Some(super::root::beyond_words(NODE_DIR, "node", far, &what))
 }
 
 fn node_bound(root: &Root) -> u32 {

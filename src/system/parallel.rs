@@ -38,7 +38,7 @@ pub fn threads_for(items: usize, cpus: usize) -> usize {
 /// `items.iter().map(f).collect()`, for reads through `root` (and its
 /// [`super::root::Dir`]s), computed on up to
 /// [`threads_for`]`(items.len(), `[`allowed_cpus`]`())` threads (the
-/// caller's included; see [`map_on`] for how the work is shared), or on
+/// caller's included; see `map_in_blocks` for how the work is shared), or on
 /// the count `root` imposes ([`Root::with_threads`], blocks of one item).
 /// Fewer than `2 × MIN_ITEMS_PER_THREAD` items are mapped on the caller's
 /// thread without asking the kernel anything. A thread that cannot be
@@ -67,7 +67,7 @@ pub fn map<T: Sync, R: Send>(root: &Root, items: &[T], f: impl Fn(&T) -> R + Syn
     out
 }
 
-/// Items in a block of [`map_on`]: what a thread takes at a time. Small
+/// Items in a block of [`map`]: what a thread takes at a time. Small
 /// enough that threads slowed by something else (another task on their
 /// CPU, a slower file) end within a block's time of each other; large
 /// enough that taking one (an atomic add) is nothing beside its reads
@@ -75,10 +75,9 @@ pub fn map<T: Sync, R: Send>(root: &Root, items: &[T], f: impl Fn(&T) -> R + Syn
 pub const BLOCK: usize = 32;
 
 /// [`map`] on exactly `threads` threads (at least 1; the caller's and
-/// `threads - 1` scoped ones); for tests, which compare it with the
-/// sequential map.
+/// `threads - 1` scoped ones), with blocks of `block` items (at least 1).
 ///
-/// The items are cut into blocks of [`BLOCK`], which the threads take in
+/// The items are cut into blocks, which the threads take in
 /// turn from a shared counter until none is left (the caller starts
 /// before the others have): a thread that is slowed takes fewer blocks,
 /// where a fixed share per thread left the others waiting for it at the
@@ -86,11 +85,6 @@ pub const BLOCK: usize = 32;
 /// several ms after the caller had ended its own). Each block's results
 /// are put back at its place, so the result is the sequential map's,
 /// whatever thread mapped what.
-pub fn map_on<T: Sync, R: Send>(items: &[T], threads: usize, f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    map_in_blocks(items, threads, BLOCK, f)
-}
-
-/// [`map_on`] with blocks of `block` items (at least 1).
 fn map_in_blocks<T: Sync, R: Send>(
     items: &[T],
     threads: usize,
@@ -234,7 +228,7 @@ mod tests {
         let seq: Vec<u64> = items.iter().map(|&i| u64::from(i) * 3).collect();
         for threads in [1, 2, 3, 7, 16, 1000, 5000] {
             assert_eq!(
-                map_on(&items, threads, |&i| u64::from(i) * 3),
+                map_in_blocks(&items, threads, BLOCK, |&i| u64::from(i) * 3),
                 seq,
                 "{threads}"
             );
@@ -243,7 +237,7 @@ mod tests {
         assert_eq!(map(&root, &items, |&i| u64::from(i) * 3), seq);
         let forced = root.with_threads(7);
         assert_eq!(map(&forced, &items, |&i| u64::from(i) * 3), seq);
-        assert!(map_on(&[] as &[u32], 4, |&i| i).is_empty());
+        assert!(map_in_blocks(&[] as &[u32], 4, BLOCK, |&i| i).is_empty());
     }
 
     /// Blocks of any size, on any thread count, give the sequential map.
@@ -274,7 +268,7 @@ mod tests {
         let mapped = AtomicUsize::new(0);
         let by_caller = AtomicUsize::new(0);
         let start = Instant::now();
-        let out = map_on(&items, 2, |&i| {
+        let out = map_in_blocks(&items, 2, BLOCK, |&i| {
             if std::thread::current().id() == caller {
                 by_caller.fetch_add(1, Ordering::SeqCst);
             } else {

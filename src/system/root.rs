@@ -587,6 +587,22 @@ impl Dir {
     }
 }
 
+/// Why the directories `<prefix>N` of `dir` with the ids `far` (the ones
+/// beyond `what`, [`Root::numbered_entries_below`]) are ignored, the first
+/// four named: `/sys/devices/system/cpu: 2 directories beyond possible
+/// (CPU 7): cpu8, cpu9; ignoring them`.
+pub fn beyond_words(dir: &str, prefix: &str, far: &[u64], what: &str) -> String {
+    let shown: Vec<String> = far.iter().take(4).map(|i| format!("{prefix}{i}")).collect();
+    format!(
+        "{dir}: {} director{} beyond {what}: {}{}; ignoring {}",
+        far.len(),
+        if far.len() == 1 { "y" } else { "ies" },
+        shown.join(", "),
+        if far.len() > 4 { ", …" } else { "" },
+        if far.len() == 1 { "it" } else { "them" },
+    )
+}
+
 /// The first line of `text`, trimmed of whitespace and NUL bytes.
 fn first_line(text: &str) -> String {
     let line = text.lines().next().unwrap_or("");

@@ -119,15 +119,8 @@ pub fn read_sets(root: &Root) -> CpuSets {
             (false, Some(_)) => "kernel_max",
             (false, None) => "the largest CPU id pinrun reads",
         };
-        let shown: Vec<String> = far.iter().take(4).map(|i| format!("cpu{i}")).collect();
-        issues.push(format!(
-            "{CPU_DIR}: {} director{} beyond {what} (CPU {bound}): {}{}; ignoring {}",
-            far.len(),
-            if far.len() == 1 { "y" } else { "ies" },
-            shown.join(", "),
-            if far.len() > 4 { ", …" } else { "" },
-            if far.len() == 1 { "it" } else { "them" },
-        ));
+        let what = format!("{what} (CPU {bound})");
+        issues.push(super::root::beyond_words(CPU_DIR, "cpu", &far, &what));
     }
     let set = |name: &str, issues: &mut Vec<String>| -> Option<CpuSet> {
         let s = root.read_list(&format!("{CPU_DIR}/{name}"))?;
