@@ -914,15 +914,21 @@ pub fn reset_sigpipe() {
     let _ = unsafe { signal(Signal::SIGPIPE, handler) };
 }
 
+/// Puts `sig` back to its default action (`SIG_DFL`, signal(7)): what
+/// a forked process does before it must end by a signal its parent may
+/// have ignored. Errors (an invalid signal) are ignored.
+pub fn default_disposition(sig: nix::sys::signal::Signal) {
+    // SAFETY: SIG_DFL runs no handler code.
+    let _ = unsafe { nix::sys::signal::signal(sig, nix::sys::signal::SigHandler::SigDfl) };
+}
+
 /// Ends the process by SIGPIPE, as a write to a pipe without readers ends
 /// other tools (`numactl --hardware | head -1`); [`start`] ignores
 /// SIGPIPE, so pinrun sees `EPIPE` instead and calls this (unless the
 /// caller ignored SIGPIPE: [`sigpipe_ignored_at_start`]). Status 141 if the
 /// signal does not end it.
 pub fn die_by_sigpipe() -> ! {
-    use nix::sys::signal::{SigHandler, Signal, signal};
-    // SAFETY: SIG_DFL runs no handler code; the process ends here.
-    let _ = unsafe { signal(Signal::SIGPIPE, SigHandler::SigDfl) };
+    default_disposition(nix::sys::signal::Signal::SIGPIPE);
     let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGPIPE);
     std::process::exit(128 + libc::SIGPIPE)
 }

@@ -5,7 +5,7 @@
 //! lock, irqbalance coming back after a restart) and then refuses or goes
 //! on without, naming what it waited for. The tests that
 //! check those refusals would each spend the whole wait; in a test build
-//! (`debug_assertions`) they may ask for a fifth of it.
+//! (`debug_assertions`) they may ask for a tenth of it.
 
 use std::time::Duration;
 

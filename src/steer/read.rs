@@ -775,6 +775,18 @@ mod tests {
         assert_eq!(sent, Ok(24), "the daemon's reply must find its reader");
     }
 
+    /// In a forked client: SIGINT, SIGTERM and SIGHUP at their default
+    /// action, ending it, as in pinrun run from a terminal. A harness may
+    /// start the tests with SIGINT ignored (a shell's background job),
+    /// which the fork inherits: the client then outlived the signal the
+    /// test sends and waited out its 10 s exchange, each round.
+    fn default_ending_signals() {
+        use nix::sys::signal::Signal;
+        for sig in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
+            crate::ffi::default_disposition(sig);
+        }
+    }
+
     /// Break test: the reply's reader blocked the ending signals with its
     /// first instruction after the fork, still in pinrun's process group;
     /// a Ctrl-C to the group once the command was sent ended the
@@ -801,6 +813,7 @@ mod tests {
                         nix::unistd::Pid::from_raw(0),
                         nix::unistd::Pid::from_raw(0),
                     );
+                    default_ending_signals();
                     let _ = irqbalance_exchange(&path, "setup", std::time::Duration::from_secs(10));
                     crate::ffi::exit_now(0)
                 }
@@ -848,6 +861,7 @@ mod tests {
         for round in 0..60u32 {
             let client = match crate::ffi::fork().unwrap() {
                 0 => {
+                    default_ending_signals();
                     let _ = irqbalance_exchange(&path, "setup", std::time::Duration::from_secs(10));
                     crate::ffi::exit_now(0)
                 }

@@ -566,7 +566,8 @@ const GROUP_SCAN_EVERY: u32 = 20;
 /// has ended: pinrun ended (its pidfd in `h`) before exec (nothing runs
 /// for it: at once), or the command ended and, when the launch led its
 /// group, the group has no live member any more, as its claim judges
-/// ([`crate::system::state_dir::claim_lives`]). The group is polled every
+/// ([`crate::system::state_dir::claim_lives`], asked twice a poll apart
+/// before the undo). The group is polled every
 /// [`GROUP_POLL`]: while the first member the helper knows lives, that is
 /// one system call and one read; once it has ended, the others it knows
 /// are read, and when none of them lives the whole of `/proc` (at once,
@@ -587,7 +588,14 @@ fn wait_for_the_end(h: &crate::apply::helper::Helper, pid: u32, start: u64, pgid
             let had = !known.is_empty();
             known.retain(|m| live_member(*m, pgid));
             if known.is_empty() && (had || since_scan.is_multiple_of(GROUP_SCAN_EVERY)) {
-                if !claim_lives(pid, start, pgid) {
+                // Ended only when two looks a poll apart say so: a member
+                // that forks and exits between one look's listing of /proc
+                // and its reads (a daemon's double fork) hides its child
+                // from that look.
+                if !claim_lives(pid, start, pgid) && {
+                    std::thread::sleep(GROUP_POLL);
+                    !claim_lives(pid, start, pgid)
+                } {
                     return;
                 }
                 known = live_members(pgid).unwrap_or_default();

@@ -36,26 +36,27 @@ fn group_members(pgid: u32) -> Vec<String> {
 
 /// A stand-in named `name` in `bin`: sleeps as long as a run would (D
 /// seconds), and, like oslat and cyclictest, ends with status 0 on SIGINT
-/// and SIGTERM.
+/// and SIGTERM. Once its sleep runs it creates the file `$STARTED`.
 fn stand_in(bin: &Path, name: &str) {
     let p = bin.join(name);
     std::fs::write(
         &p,
-        "#!/bin/sh\ntrap 'kill $! 2>/dev/null; exit 0' INT TERM\nsleep \"${D:-1}\" &\nwait $!\n",
+        "#!/bin/sh\ntrap 'kill $! 2>/dev/null; exit 0' INT TERM\nsleep \"${D:-1}\" &\n: > \"$STARTED\"\nwait $!\n",
     )
     .unwrap();
     std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
 /// Runs `script` (LOAD=1 or CONDS=loaded: the load on CPU 0) in a process
-/// group of its own with the stand-ins first in PATH, sends `signal` after
-/// `after` to the group or to the script alone, and returns its exit
-/// status, how long it took to end, and what was left.
+/// group of its own with the stand-ins first in PATH, sends `signal` to
+/// the group or to the script alone once the first stand-in runs (its
+/// load, file and warm-up behind it: an event, not a time, as a loaded
+/// machine may take seconds to get there), and returns its exit status,
+/// how long it took to end, and what was left.
 fn interrupted(
     script: &str,
     signal: nix::sys::signal::Signal,
     group: bool,
-    after: Duration,
 ) -> (Option<i32>, Duration, Vec<String>, Vec<String>) {
     let root = env!("CARGO_MANIFEST_DIR");
     // O_DIRECT needs a disk file system (tmpfs refuses it): the target's.
@@ -75,6 +76,8 @@ fn interrupted(
         .arg(format!("{root}/{script}"))
         .env("PATH", path)
         .env("TMPDIR", &tmp)
+        // Outside TMPDIR, whose files are asserted gone.
+        .env("STARTED", dir.path().join("started"))
         .env("PINRUN", bin.join("pinrun"))
         .env("CPU", "0")
         .env("R", "2")
@@ -90,7 +93,17 @@ fn interrupted(
         .spawn()
         .unwrap();
     let pid = child.id();
-    std::thread::sleep(after);
+    let t0 = Instant::now();
+    while !dir.path().join("started").exists() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60) && child.try_wait().unwrap().is_none(),
+            "{script}: no tool started"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // And a moment in it: the script's own steps around its tool (its
+    // traps, the tool's sleep it just forked) are settled.
+    std::thread::sleep(Duration::from_millis(300));
     let target = nix::unistd::Pid::from_raw(pid as i32);
     if group {
         nix::sys::signal::killpg(target, signal).unwrap();
@@ -124,9 +137,6 @@ fn interrupted(
 #[test]
 fn an_interrupted_probe_benchmark_leaves_nothing_behind() {
     use nix::sys::signal::Signal;
-    // 1.3 s: the load runs (after the 1 MiB file and 1 s of warm-up) and
-    // the first stand-in sleeps.
-    let after = Duration::from_millis(1300);
     let mut cases = Vec::new();
     for script in ["bench/probe-worst-gap.sh", "bench/probe-rt.sh"] {
         for (signal, group, code) in [
@@ -148,7 +158,7 @@ fn an_interrupted_probe_benchmark_leaves_nothing_behind() {
                         signal,
                         group,
                         code,
-                        interrupted(script, signal, group, after),
+                        interrupted(script, signal, group),
                     )
                 })
             })

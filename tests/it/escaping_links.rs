@@ -73,10 +73,16 @@ struct BlockedWriter {
 }
 
 impl BlockedWriter {
-    /// Starts the writer and waits until it is blocked in `openat(2)`
-    /// (`/proc/PID/syscall`; when that cannot be read, a moment).
+    /// Makes `fifo` afresh, starts the writer and waits until it is
+    /// blocked in `openat(2)` (`/proc/PID/syscall`; when that cannot be
+    /// read, a moment). A fresh FIFO for each writer: the reader that
+    /// released the previous one ([`BlockedWriter::was_opened`]) may live
+    /// on for a moment in a child another test thread forked (until its
+    /// exec), and a writer of the same FIFO would get through its open.
     fn on(fifo: &Path) -> Self {
-        let child = std::process::Command::new("sh")
+        let _ = std::fs::remove_file(fifo);
+        nix::unistd::mkfifo(fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let mut child = std::process::Command::new("sh")
             .args(["-c", "exec 3>\"$0\"; echo OPENED"])
             .arg(fifo)
             .stdout(std::process::Stdio::piped())
@@ -91,6 +97,13 @@ impl BlockedWriter {
                 Err(_) if start.elapsed() > Duration::from_millis(100) => break,
                 _ => {}
             }
+            // A writer that got through its open ended at once: the FIFO
+            // had a reader before pinrun ran.
+            assert!(
+                child.try_wait().unwrap().is_none(),
+                "the writer got past its open before pinrun ran: {} had a reader",
+                fifo.display()
+            );
             // A bound for a failure only: a loaded machine may take
             // seconds to start a shell.
             assert!(
@@ -181,7 +194,6 @@ fn link_out_of(make: fn(&Path), rel: &str, outside: Outside, climb: bool, args: 
             (d.clone(), d.join(f))
         }
     };
-    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
     let target = if climb {
         let depth = link.strip_prefix(dump.path()).unwrap().components().count();
         // Far past the dump's top, then down to the FIFO's absolute path.
