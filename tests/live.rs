@@ -5,13 +5,13 @@
 
 mod common;
 use common::{Outcome, assert_status, at, is_root, pinrun, stat_field};
+use predicates::prelude::*;
+use std::os::unix::ffi::OsStrExt;
 
 /// Twice as many test threads as CPUs ([`common::two_threads_per_cpu`]).
 #[used]
 #[unsafe(link_section = ".init_array")]
 static TWO_THREADS_PER_CPU: extern "C" fn() = common::two_threads_per_cpu;
-use predicates::prelude::*;
-use std::os::unix::ffi::OsStrExt;
 
 fn run_stdout(args: &[&str]) -> String {
     let out = pinrun().args(args).output().expect("run");

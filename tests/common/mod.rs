@@ -173,6 +173,21 @@ pub fn src_files() -> Vec<(String, String)> {
     files
 }
 
+/// What `scan` finds in every file of [`src_files`] but `skip` (a path
+/// relative to `src/`), as `src/PATH:LINE: TEXT` lines; `scan` gives a
+/// file's finds as (line number, text).
+pub fn src_findings(skip: &str, scan: fn(&str) -> Vec<(usize, String)>) -> Vec<String> {
+    src_files()
+        .into_iter()
+        .filter(|(rel, _)| rel != skip)
+        .flat_map(|(rel, text)| {
+            scan(&text)
+                .into_iter()
+                .map(move |(n, l)| format!("src/{rel}:{n}: {l}"))
+        })
+        .collect()
+}
+
 /// A field case of `tests/data/cases/<name>.tar.gz` (a small tree that
 /// reproduces a reported fault; see its README.md), unpacked on first use.
 pub fn field_case(name: &str) -> PathBuf {

@@ -51,15 +51,7 @@ fn the_scan_finds_mutable_statics_and_leaves_constants() {
 
 #[test]
 fn no_mutable_static_outside_ffi() {
-    let found: Vec<String> = common::src_files()
-        .into_iter()
-        .filter(|(rel, _)| rel != "ffi.rs")
-        .flat_map(|(rel, text)| {
-            mutable_statics(&text)
-                .into_iter()
-                .map(move |(n, l)| format!("src/{rel}:{n}: {l}"))
-        })
-        .collect();
+    let found = common::src_findings("ffi.rs", mutable_statics);
     assert!(
         found.is_empty(),
         "mutable statics outside src/ffi.rs (pass the state down, or put what the C runtime forces in ffi):\n{}",
